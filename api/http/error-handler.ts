@@ -1,0 +1,36 @@
+import type { ErrorRequestHandler } from 'express';
+import { ZodError } from 'zod';
+import { ErrorCode } from '../../lib/error-codes';
+import { ApiError } from './api-error';
+import { isDatabaseUnavailable } from './database-errors';
+
+interface BodyParserError { type?: string; status?: number }
+
+/** The one place where failures become the spec's error bodies. Nothing internal leaks out. */
+export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
+  if (res.headersSent) return next(error);
+  const { status, body, headers } = toErrorResponse(error, res.locals.validationStatus ?? 400);
+  if (status >= 500 && status !== 503) console.error(`[api] ${req.method} ${req.path} ${res.locals.requestId}:`, error);
+  res.set(headers).status(status).json(body);
+};
+
+function toErrorResponse(error: unknown, validationStatus: number) {
+  if (error instanceof ApiError) {
+    return { status: error.status, body: { error: error.code, ...error.extras }, headers: error.headers };
+  }
+  if (error instanceof ZodError) {
+    const issues = error.issues.map(({ path, message, code }) => ({ path: path.map(String), message, code }));
+    return { status: validationStatus, body: { error: ErrorCode.invalid_body, issues }, headers: {} };
+  }
+  const parserError = error as BodyParserError;
+  if (parserError.type === 'entity.too.large') {
+    return { status: 413, body: { error: ErrorCode.internal_error, detail: 'request body is over 1 MB' }, headers: {} };
+  }
+  if (parserError.type === 'entity.parse.failed') {
+    return { status: 400, body: { error: ErrorCode.internal_error, detail: 'request body is not valid JSON' }, headers: {} };
+  }
+  if (isDatabaseUnavailable(error)) {
+    return { status: 503, body: { error: ErrorCode.database_unavailable }, headers: { 'Retry-After': '5' } };
+  }
+  return { status: 500, body: { error: ErrorCode.internal_error }, headers: {} };
+}

@@ -1,0 +1,26 @@
+import { Client, Connection } from '@temporalio/client';
+import { loadConfigOrExit } from '../lib/config';
+import { createDatabase } from '../lib/database';
+import { createApp } from './app';
+
+const config = loadConfigOrExit();
+const db = createDatabase(config.DATABASE_URL);
+// Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
+const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+const app = createApp(
+  { db, temporal, temporalConnection, taskQueue: config.TEMPORAL_TASK_QUEUE },
+  { trustProxy: config.TRUST_PROXY },
+);
+
+const server = app.listen(config.PORT, config.HOST, () => {
+  console.log(`API listening on http://${config.HOST}:${config.PORT}`);
+});
+
+async function shutdown() {
+  server.close();
+  await Promise.allSettled([temporalConnection.close(), db.$disconnect()]);
+  process.exit(0);
+}
+process.once('SIGINT', shutdown);
+process.once('SIGTERM', shutdown);

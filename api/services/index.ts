@@ -1,0 +1,10 @@
+import type { Client, Connection } from '@temporalio/client';
+import type { Database } from '../../lib/database';
+
+/** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
+export interface AppServices {
+  db: Database;
+  temporal: Client;
+  temporalConnection: Connection;
+  taskQueue: string;
+}

@@ -1,0 +1,39 @@
+// Operator CLI: `npm run -s admin -- <command> [--flags]`. One JSON object on stdout per command;
+// bad input exits non-zero with a one-line message on stderr.
+import { parseArgs } from 'node:util';
+import { createDatabase } from '../lib/database';
+import { resolveDatabaseUrl } from './database-url';
+import { adminCommands, UsageError } from './commands';
+import { NotFoundError } from '../lib/workspace-admin';
+
+async function main(argv: string[]): Promise<number> {
+  const { positionals, values } = parseArgs({ args: argv, strict: false, allowPositionals: true });
+  const name = positionals.slice(0, 2).join(' ');
+  const command = adminCommands[name];
+  if (!command) {
+    process.stderr.write(`unknown command "${name}"; commands: ${Object.keys(adminCommands).join(', ')}\n`);
+    return 64;
+  }
+  const db = createDatabase(resolveDatabaseUrl(), { poolSize: 2 });
+  try {
+    const result = await command(db, values);
+    process.stdout.write(`${JSON.stringify(result)}\n`);
+    return 0;
+  } catch (error) {
+    if (error instanceof UsageError || error instanceof NotFoundError) {
+      process.stderr.write(`${error.message}\n`);
+      return error instanceof UsageError ? 64 : 1;
+    }
+    process.stderr.write(`admin ${name} failed: ${describe(error)}\n`);
+    return 1;
+  } finally {
+    await db.$disconnect();
+  }
+}
+
+function describe(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  return message.split('\n').find((line) => line.trim()) ?? 'unknown error';
+}
+
+process.exitCode = await main(process.argv.slice(2));

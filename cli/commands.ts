@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import type { Database } from '../lib/database';
+import { ROLES } from '../lib/roles';
+import {
+  FEATURES, addMember, createApiKey, createWorkspace, grantCredits, revokeApiKey, updateMember, updateWorkspace,
+} from '../lib/workspace-admin';
+
+export class UsageError extends Error {}
+
+type Flags = Record<string, string | boolean | undefined>;
+type Command = (db: Database, flags: Flags) => Promise<Record<string, unknown>>;
+
+const text = z.string().trim().min(1);
+const list = z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+const plan = z.enum(['none', 'basic', 'ai']);
+const workspaceStatus = z.enum(['approved', 'pending_approval', 'suspended']);
+const features = list.pipe(z.array(z.enum(FEATURES)));
+const rateLimit = z.coerce.number().int().positive().max(1_000_000);
+const uuid = z.string().uuid();
+
+const workspaceSettings = {
+  plan: plan.optional(),
+  features: features.optional(),
+  status: workspaceStatus.optional(),
+  'rate-limit': rateLimit.optional(),
+};
+
+function parseFlags<T extends z.ZodRawShape>(shape: T, flags: Flags): z.infer<z.ZodObject<T>> {
+  const result = z.strictObject(shape).safeParse(flags);
+  if (result.success) return result.data;
+  const issue = result.error.issues[0]!;
+  const flag = issue.path[0] ?? (issue.code === 'unrecognized_keys' ? issue.keys[0] : undefined);
+  const reason = issue.code === 'unrecognized_keys' ? 'is not a flag of this command' : issue.message;
+  throw new UsageError(`--${String(flag)}: ${flags[String(flag)] === true ? 'needs a value' : reason}`);
+}
+
+function settingsOf(flags: { plan?: 'none' | 'basic' | 'ai'; features?: ('workflows' | 'd2c')[]; status?: 'approved' | 'pending_approval' | 'suspended'; 'rate-limit'?: number }) {
+  return { plan: flags.plan, features: flags.features, status: flags.status, rateLimitPerMinute: flags['rate-limit'] };
+}
+
+export const adminCommands: Record<string, Command> = {
+  'workspace create': async (db, raw) => {
+    const flags = parseFlags({ name: text, ...workspaceSettings }, raw);
+    return createWorkspace(db, flags.name, settingsOf(flags));
+  },
+  'workspace set': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, ...workspaceSettings }, raw);
+    return updateWorkspace(db, flags.workspace, settingsOf(flags));
+  },
+  'member add': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, email: z.string().email(), role: z.enum(ROLES) }, raw);
+    return addMember(db, flags.workspace, flags.email, flags.role);
+  },
+  'member set': async (db, raw) => {
+    const flags = parseFlags(
+      { member: uuid, role: z.enum(ROLES).optional(), status: z.enum(['active', 'suspended', 'removed']).optional() },
+      raw,
+    );
+    return updateMember(db, flags.member, { role: flags.role, status: flags.status });
+  },
+  'key create': async (db, raw) => {
+    const flags = parseFlags({ member: uuid, scopes: list.optional(), 'expires-at': z.iso.datetime({ offset: true }).optional() }, raw);
+    const expiresAt = flags['expires-at'] ? new Date(flags['expires-at']) : undefined;
+    return createApiKey(db, flags.member, { scopes: flags.scopes, expiresAt });
+  },
+  'key revoke': async (db, raw) => {
+    const flags = parseFlags({ key: uuid }, raw);
+    return revokeApiKey(db, flags.key);
+  },
+  'credits grant': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, amount: z.coerce.number().positive().max(1e9) }, raw);
+    return grantCredits(db, flags.workspace, flags.amount);
+  },
+};

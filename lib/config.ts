@@ -1,0 +1,50 @@
+import { z } from 'zod';
+
+// z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
+const booleanFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((value) => value === 'true' || value === '1' || value === 'yes');
+
+const configSchema = z.object({
+  DATABASE_URL: z.string().url().startsWith('postgres'),
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().default('127.0.0.1'),
+  TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
+  TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
+  TEMPORAL_TASK_QUEUE: z.string().min(1).default('workspace'),
+  TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
+  /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
+  WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
+  TELEPHONY_PROVIDER: z.enum(['simulated']).default('simulated'),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  TRUST_PROXY: booleanFlag.default(false),
+  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+});
+
+export type Config = Readonly<z.infer<typeof configSchema>>;
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once. The first bad variable is named in a one-line message. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const result = configSchema.safeParse(env);
+  if (!result.success) {
+    const issue = result.error.issues[0]!;
+    const variable = issue.path.join('.') || 'environment';
+    const value = env[variable];
+    const detail = value === undefined ? 'is required but not set' : `is invalid: ${issue.message}`;
+    throw new ConfigError(`config: ${variable} ${detail}`);
+  }
+  return Object.freeze(result.data);
+}
+
+/** For process entry points: a bad environment stops the process with one line naming the variable. */
+export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return parseConfig(env);
+  } catch (error) {
+    if (!(error instanceof ConfigError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    process.exit(78);
+  }
+}

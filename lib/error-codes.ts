@@ -1,0 +1,34 @@
+/**
+ * The one list of error codes. HTTP error bodies carry them in `error`; Temporal failures carry them
+ * as ApplicationFailure `type`. Code is matched on these strings, never on class names.
+ */
+export const ErrorCode = {
+  // Spec section 7.
+  internal_error: 'internal_error',
+  invalid_body: 'invalid_body',
+  invalid_api_key: 'invalid_api_key',
+  unauthorized: 'unauthorized',
+  api_key_owner_inactive: 'api_key_owner_inactive',
+  forbidden: 'forbidden',
+  workspace_pending_approval: 'workspace_pending_approval',
+  workspace_suspended: 'workspace_suspended',
+  api_key_not_scoped: 'api_key_not_scoped',
+  api_key_not_allowed: 'api_key_not_allowed',
+  voice_not_found: 'voice_not_found',
+  rate_limited: 'rate_limited',
+  message_limit_reached: 'message_limit_reached',
+  preview_not_supported: 'preview_not_supported',
+  provider_error: 'provider_error',
+  database_unavailable: 'database_unavailable',
+  workflow_invalid: 'workflow_invalid',
+  // Decided here where the spec says "not shown"; documented in the OpenAPI description and README.
+  not_found: 'not_found',
+  temporal_unavailable: 'temporal_unavailable',
+  campaign_not_accepting_leads: 'campaign_not_accepting_leads',
+  // Failure types of activities (Temporal ApplicationFailure.type).
+  lead_not_found: 'lead_not_found',
+  telephony_invalid_number: 'telephony_invalid_number',
+  telephony_unavailable: 'telephony_unavailable',
+} as const;
+
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { PrismaPg } from '@prisma/adapter-pg';
+import pg from 'pg';
+
+const PG_CHAR_OID = 18;
+const PG_TEXT_OID = 25;
+
+/**
+ * The schema engine reads pg_catalog columns of type "char", which adapter-pg cannot map ("Column type
+ * 'char' could not be deserialized"). Their text values are plain strings, so they are reported as text.
+ */
+class CharAsTextClient extends pg.Client {
+  override query(...args: unknown[]): never {
+    const callbackIndex = args.findIndex((arg) => typeof arg === 'function');
+    const asText = (result: pg.QueryResult | undefined) => {
+      for (const field of result?.fields ?? []) if (field.dataTypeID === PG_CHAR_OID) field.dataTypeID = PG_TEXT_OID;
+      return result;
+    };
+    if (callbackIndex >= 0) {
+      const callback = args[callbackIndex] as (error: Error | null, result?: pg.QueryResult) => void;
+      args[callbackIndex] = (error: Error | null, result?: pg.QueryResult) => callback(error, asText(result));
+      return (super.query as (...a: unknown[]) => never)(...args);
+    }
+    const pending = (super.query as (...a: unknown[]) => unknown)(...args);
+    return (pending instanceof Promise ? pending.then(asText) : pending) as never;
+  }
+}
+
+function adapterFor(connectionString: string) {
+  return new PrismaPg(new pg.Pool({ connectionString, Client: CharAsTextClient }), { disposeExternalPool: true });
+}
+
+/**
+ * The pg driver adapter for Prisma's schema engine (migrate deploy, migrate diff). adapter-pg's own
+ * shadow database reuses the main database when built from a connection string and cannot drop it
+ * while its pool is open; here it is created beside the main one and dropped after its pool closed.
+ */
+export function migrationAdapter(databaseUrl: string) {
+  const main = adapterFor(databaseUrl);
+  return {
+    provider: main.provider as 'postgres',
+    adapterName: main.adapterName,
+    connect: () => main.connect(),
+    async connectToShadowDb() {
+      const name = `prisma_shadow_${randomUUID().replaceAll('-', '')}`;
+      await runAdminStatement(databaseUrl, `CREATE DATABASE "${name}"`);
+      const url = new URL(databaseUrl);
+      url.pathname = `/${name}`;
+      const adapter = await adapterFor(url.toString()).connect();
+      const dispose = adapter.dispose.bind(adapter);
+      adapter.dispose = async () => {
+        await dispose();
+        await runAdminStatement(databaseUrl, `DROP DATABASE IF EXISTS "${name}"`);
+      };
+      return adapter;
+    },
+  };
+}
+
+async function runAdminStatement(databaseUrl: string, statement: string) {
+  const client = new pg.Client({ connectionString: databaseUrl });
+  await client.connect();
+  try {
+    await client.query(statement);
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,45 @@
+# Sourced by start.sh and test.sh: installs, once, what the stack needs and exports where it is.
+# Everything lands in git-ignored folders of the checkout, so a second run reuses it.
+
+TEMPORAL_CLI_VERSION=v1.5.1
+PROJECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+
+log() { printf '[setup] %s\n' "$*" >&2; }
+
+ensure_node_modules() {
+  # package-lock.json newer than the install marker means dependencies changed since the last install.
+  local marker="$PROJECT_ROOT/node_modules/.package-lock.json"
+  if [ ! -f "$marker" ] || [ "$PROJECT_ROOT/package-lock.json" -nt "$marker" ] || [ ! -d "$PROJECT_ROOT/generated/prisma" ]; then
+    log "installing node modules (npm ci)"
+    (cd "$PROJECT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  fi
+}
+
+ensure_temporal_cli() {
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then return 0; fi
+  local dir="$PROJECT_ROOT/.tools/temporal-cli-$TEMPORAL_CLI_VERSION"
+  export TEMPORAL_CLI_PATH="$dir/temporal"
+  [ -x "$TEMPORAL_CLI_PATH" ] && return 0
+  if ! command -v go >/dev/null 2>&1; then
+    log "the Temporal CLI is missing and Go is not installed: install Go >= 1.25, or set TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a running Temporal server"
+    return 1
+  fi
+  log "building the Temporal CLI $TEMPORAL_CLI_VERSION from the Go module proxy (first run only, a few minutes)"
+  mkdir -p "$dir"
+  GOBIN="$dir" GOFLAGS=-buildvcs=false go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" || return 1
+}
+
+ensure_postgres() {
+  local bindir
+  bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
+  if [ -z "$bindir" ]; then
+    if [ "$(id -u)" != 0 ]; then
+      log "PostgreSQL server binaries not found: install Debian's postgresql package, or set DATABASE_URL"
+      return 1
+    fi
+    log "installing PostgreSQL from Debian's packages"
+    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) || return 1
+    bindir="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
+  fi
+  export PG_BIN_DIR="$bindir"
+}

@@ -1,0 +1,84 @@
+import { execFileSync } from 'node:child_process';
+import { chownSync, existsSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { startProcess, waitFor, type ManagedProcess } from './child-process';
+
+export interface EmbeddedPostgresOptions {
+  binDir: string;
+  dataDir: string;
+  port: number;
+  /** Throwaway clusters (tests) trade crash safety for speed. */
+  durable: boolean;
+  quiet?: boolean;
+}
+
+export interface EmbeddedPostgres {
+  readonly port: number;
+  urlFor(database: string): string;
+  stop(): Promise<void>;
+  readonly process: ManagedProcess;
+}
+
+const SUPERUSER = 'postgres';
+const runningAsRoot = process.getuid?.() === 0;
+
+/** initdb and postgres refuse to run as root: as root, they run as the `postgres` system user. */
+function asClusterOwner(command: string, args: string[]): [string, string[]] {
+  if (!runningAsRoot) return [command, args];
+  return ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', command, ...args]];
+}
+
+function ownedByClusterUser(dir: string) {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (runningAsRoot) {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    chownSync(dir, uid, gid);
+  }
+}
+
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<EmbeddedPostgres> {
+  const { binDir, dataDir, port } = options;
+  if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
+    ownedByClusterUser(dataDir);
+    const [command, args] = asClusterOwner(path.join(binDir, 'initdb'), [
+      '-D', dataDir, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-sync',
+    ]);
+    execFileSync(command, args, { stdio: 'pipe' });
+  }
+  const settings = [
+    '-c', 'max_connections=200',
+    ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
+  ];
+  const [command, args] = asClusterOwner(path.join(binDir, 'postgres'), [
+    '-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dataDir, ...settings,
+  ]);
+  const server = startProcess('postgres', command, args, { quiet: options.quiet });
+  const urlFor = (database: string) => `postgresql://${SUPERUSER}@127.0.0.1:${port}/${database}`;
+  await waitFor('PostgreSQL', async () => {
+    const client = new pg.Client({ connectionString: urlFor('postgres') });
+    await client.connect();
+    await client.end();
+  }, 30_000, server.exited);
+  return {
+    port,
+    urlFor,
+    process: server,
+    // SIGINT is PostgreSQL's "fast" shutdown: clients are disconnected, data is flushed.
+    stop: () => server.stop('SIGINT', 20_000),
+  };
+}
+
+export async function ensureDatabase(adminUrl: string, database: string, template?: string): Promise<void> {
+  const client = new pg.Client({ connectionString: adminUrl });
+  await client.connect();
+  try {
+    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+    if (!rowCount) {
+      await client.query(`CREATE DATABASE "${database}"${template ? ` TEMPLATE "${template}"` : ''}`);
+    }
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# `npm test`: type check, lint, then every vitest suite against real PostgreSQL and Temporal servers
+# that the test setup starts on free loopback ports.
+set -euo pipefail
+source "$(dirname "$0")/lib/ensure-tools.sh"
+ensure_node_modules
+ensure_temporal_cli
+ensure_postgres
+cd "$PROJECT_ROOT"
+npx tsc --noEmit
+npx eslint .
+npx vitest run "$@"

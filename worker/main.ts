@@ -1,0 +1,21 @@
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfigOrExit } from '../lib/config';
+import { createDatabase } from '../lib/database';
+import { createTelephony } from '../activities/providers/select';
+import { createWorker } from './create-worker';
+
+const config = loadConfigOrExit();
+const db = createDatabase(config.DATABASE_URL);
+const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+const worker = await createWorker({
+  connection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  taskQueue: config.TEMPORAL_TASK_QUEUE,
+  workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+  dependencies: { db, calls: createTelephony(config.TELEPHONY_PROVIDER) },
+});
+console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER})`);
+// Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
+await worker.run();
+await connection.close();
+await db.$disconnect();

@@ -1,0 +1,2 @@
+// Entry point of the workflow bundle: every workflow type the worker registers.
+export { leadDialWorkflow } from './lead-dial';
