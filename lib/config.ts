@@ -5,7 +5,7 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-const configSchema = z.object({
+export const configSchema = z.object({
   DATABASE_URL: z.string().url().startsWith('postgres'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),

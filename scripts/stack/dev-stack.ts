@@ -40,7 +40,9 @@ async function requireFreePort(port: number, what: string) {
 
 function watch(child: ManagedProcess) {
   stops.push(() => child.stop());
-  void child.exited.then((code) => {
+  void child.exited.then(async (code) => {
+    // Ctrl-C reaches the whole process group: a child may exit just before our own handler runs.
+    await new Promise((resolve) => setTimeout(resolve, 300));
     if (!shuttingDown) {
       console.error(`${child.name} exited unexpectedly (code ${code}); stopping the stack`);
       void shutdown(1);
@@ -52,18 +54,28 @@ async function main() {
   mkdirSync(devDataDir, { recursive: true });
   const env: NodeJS.ProcessEnv = { ...process.env };
 
-  if (!env.DATABASE_URL) {
-    const port = envPort('EMBEDDED_POSTGRES_PORT', 54329);
-    await requireFreePort(port, 'PostgreSQL');
-    const postgres = await startEmbeddedPostgres({
-      binDir: process.env.PG_BIN_DIR!, dataDir: path.join(devDataDir, 'postgres'), port, durable: true, quiet: true,
-    });
-    watch(postgres.process);
-    await ensureDatabase(postgres.urlFor('postgres'), 'workspace');
-    env.DATABASE_URL = postgres.urlFor('workspace');
-  }
-
-  if (!env.TEMPORAL_ADDRESS) {
+  // PostgreSQL (then migrations and the dev workspace) and Temporal come up side by side.
+  const database = (async () => {
+    if (!env.DATABASE_URL) {
+      const port = envPort('EMBEDDED_POSTGRES_PORT', 54329);
+      await requireFreePort(port, 'PostgreSQL');
+      const postgres = await startEmbeddedPostgres({
+        binDir: process.env.PG_BIN_DIR!, dataDir: path.join(devDataDir, 'postgres'), port, durable: true, quiet: true,
+      });
+      watch(postgres.process);
+      await ensureDatabase(postgres.urlFor('postgres'), 'workspace');
+      env.DATABASE_URL = postgres.urlFor('workspace');
+    }
+    await migrateDeploy(env.DATABASE_URL);
+    const db = createDatabase(env.DATABASE_URL, { poolSize: 1 });
+    try {
+      return await ensureDevWorkspace(db);
+    } finally {
+      await db.$disconnect();
+    }
+  })();
+  const temporalServer = (async () => {
+    if (env.TEMPORAL_ADDRESS) return;
     const port = envPort('EMBEDDED_TEMPORAL_PORT', 7233);
     const uiPort = envPort('EMBEDDED_TEMPORAL_UI_PORT', port + 1000);
     await requireFreePort(port, 'Temporal');
@@ -75,13 +87,10 @@ async function main() {
     watch(temporal.process);
     env.TEMPORAL_ADDRESS = temporal.address;
     env.TEMPORAL_UI_URL = temporal.uiUrl!;
-  }
+  })();
+  const [{ workspaceId, apiKey }] = await Promise.all([database, temporalServer]);
 
   const config = parseConfig(env);
-  migrateDeploy(config.DATABASE_URL);
-  const db = createDatabase(config.DATABASE_URL, { poolSize: 1 });
-  const { workspaceId, apiKey } = await ensureDevWorkspace(db);
-  await db.$disconnect();
 
   const apiUrl = `http://${config.HOST}:${config.PORT}`;
   await requireFreePort(config.PORT, 'the API');
