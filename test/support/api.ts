@@ -1,0 +1,30 @@
+import type { AddressInfo } from 'node:net';
+import { afterAll } from 'vitest';
+import { createApp } from '../../api/app';
+import type { AppServices } from '../../api/services';
+
+export interface RunningApi {
+  baseUrl: string;
+  request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+}
+
+/** The real Express app on a free loopback port. */
+export async function startTestApi(services: AppServices): Promise<RunningApi> {
+  const server = createApp(services).listen(0, '127.0.0.1');
+  await new Promise<void>((resolve) => server.once('listening', resolve));
+  afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    baseUrl,
+    request(method, path, options = {}) {
+      const headers: Record<string, string> = { ...options.headers };
+      if (options.key) headers.authorization = `Bearer ${options.key}`;
+      if (options.body !== undefined) headers['content-type'] = 'application/json';
+      return fetch(`${baseUrl}${path}`, {
+        method,
+        headers,
+        body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+      });
+    },
+  };
+}

@@ -1,0 +1,55 @@
+import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
+import { afterAll, inject } from 'vitest';
+import type { ActivityDependencies } from '../../activities';
+import { createWorker } from '../../worker/create-worker';
+
+let runtimeInstalled = false;
+function quietRuntime() {
+  if (runtimeInstalled) return;
+  Runtime.install({ logger: new DefaultLogger('WARN') });
+  runtimeInstalled = true;
+}
+
+export function uniqueTaskQueue(prefix = 'test'): string {
+  return `${prefix}-${randomUUID()}`;
+}
+
+export interface TestTemporal {
+  client: Client;
+  connection: Connection;
+  taskQueue: string;
+}
+
+/** A client and a task queue of their own for one test file. */
+export async function useTemporalClient(taskQueue = uniqueTaskQueue()): Promise<TestTemporal> {
+  const connection = await Connection.connect({ address: inject('stack').temporalAddress });
+  afterAll(() => connection.close());
+  return { client: new Client({ connection }), connection, taskQueue };
+}
+
+export interface RunningWorker {
+  worker: Worker;
+  stop(): Promise<void>;
+}
+
+/** A real worker on the test Temporal server, polling the given task queue, built from the shared bundle. */
+export async function startTestWorker(taskQueue: string, dependencies: ActivityDependencies): Promise<RunningWorker> {
+  quietRuntime();
+  const connection = await NativeConnection.connect({ address: inject('stack').temporalAddress });
+  const worker = await createWorker({
+    connection, namespace: 'default', taskQueue, dependencies, workflowBundlePath: inject('stack').workflowBundlePath,
+  });
+  const running = worker.run();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    worker.shutdown();
+    await running;
+    await connection.close();
+  };
+  afterAll(stop);
+  return { worker, stop };
+}
