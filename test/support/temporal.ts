@@ -6,7 +6,7 @@ import type { ActivityDependencies } from '../../activities';
 import { createWorker } from '../../worker/create-worker';
 
 let runtimeInstalled = false;
-function quietRuntime() {
+export function quietRuntime() {
   if (runtimeInstalled) return;
   Runtime.install({ logger: new DefaultLogger('WARN') });
   runtimeInstalled = true;

@@ -1,0 +1,47 @@
+// `npm run record-histories`: runs every replay scenario on real servers (an ephemeral PostgreSQL and
+// Temporal, as in the tests) and writes each run's event history to test/histories/<name>.json, the
+// same JSON the Temporal Web UI downloads. Commit the files; CI replays them.
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
+import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { createDatabase } from '../lib/database';
+import { replayScenarios } from '../test/replay/scenarios';
+import { createWorker } from '../worker/create-worker';
+import { startTestStack } from './stack/ephemeral-stack';
+import { projectRoot } from './stack/paths';
+import { ensureDatabase } from './stack/postgres';
+
+const { stack, stop } = await startTestStack();
+try {
+  await ensureDatabase(stack.postgresAdminUrl, 'recording', stack.templateDatabase);
+  const db = createDatabase(stack.postgresAdminUrl.replace(/\/postgres$/, '/recording'));
+  const taskQueue = `record-${randomUUID()}`;
+  const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
+  const worker = await createWorker({
+    connection: nativeConnection, namespace: 'default', taskQueue,
+    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony() },
+  });
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const client = new Client({ connection });
+  await worker.runUntil(async () => {
+    for (const scenario of replayScenarios) {
+      const workflowId = await scenario.run({ db, client, taskQueue });
+      // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
+      const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [
+        'workflow', 'show', '--workflow-id', workflowId, '--address', stack.temporalAddress, '--output', 'json',
+      ]).toString();
+      const file = path.join(projectRoot, 'test/histories', `${scenario.name}.json`);
+      writeFileSync(file, history);
+      console.log(`recorded ${path.relative(projectRoot, file)} (${JSON.parse(history).events.length} events)`);
+    }
+  });
+  await connection.close();
+  await nativeConnection.close();
+  await db.$disconnect();
+} finally {
+  await stop();
+}

