@@ -1,13 +1,13 @@
 // Operator CLI: `npm run -s admin -- <command> [--flags]`. One JSON object on stdout per command;
 // bad input exits non-zero with a one-line message on stderr.
-import { parseArgs } from 'node:util';
 import { createDatabase } from '../lib/database';
+import { parseArgv } from './argv';
 import { resolveDatabaseUrl } from './database-url';
 import { adminCommands, UsageError } from './commands';
 import { NotFoundError } from '../lib/workspace-admin';
 
 async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, strict: false, allowPositionals: true });
+  const { positionals, flags } = parseArgv(argv);
   const name = positionals.slice(0, 2).join(' ');
   const command = adminCommands[name];
   if (!command) {
@@ -16,7 +16,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const db = createDatabase(resolveDatabaseUrl(), { poolSize: 2 });
   try {
-    const result = await command(db, values);
+    const result = await command(db, flags);
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {

@@ -1,0 +1,36 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../lib/config';
+
+const base = { DATABASE_URL: 'postgresql://user@127.0.0.1:5432/app' };
+
+describe('configuration', () => {
+  it('applies defaults and freezes the result', () => {
+    const config = parseConfig(base);
+    expect(config).toMatchObject({ PORT: 3000, TEMPORAL_ADDRESS: '127.0.0.1:7233', TELEPHONY_PROVIDER: 'simulated', TRUST_PROXY: false });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reads booleans by name: "false" is false', () => {
+    expect(parseConfig({ ...base, TRUST_PROXY: 'false' }).TRUST_PROXY).toBe(false);
+    expect(parseConfig({ ...base, TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);
+    expect(() => parseConfig({ ...base, TRUST_PROXY: 'maybe' })).toThrow(/^config: TRUST_PROXY is invalid/);
+  });
+
+  it('names the variable that is missing or wrong', () => {
+    expect(() => parseConfig({})).toThrow('config: DATABASE_URL is required but not set');
+    expect(() => parseConfig({ ...base, PORT: 'eighty' })).toThrow(/^config: PORT is invalid/);
+    expect(() => parseConfig({ ...base, TELEPHONY_PROVIDER: 'twilio' })).toThrow(/^config: TELEPHONY_PROVIDER is invalid/);
+  });
+
+  it('stops a process with one line naming the variable', async () => {
+    const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: { PATH: process.env.PATH, DATABASE_URL: base.DATABASE_URL, PORT: '-1' },
+    }).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+    expect(result.code).toBe(78);
+    expect(result.stderr.trim()).toMatch(/^config: PORT is invalid: [^\n]+$/);
+  });
+});
