@@ -17,12 +17,14 @@ ENV NPM_CONFIG_UPDATE_NOTIFIER=false \
 
 ##### Build: dependencies, Prisma client, workflow bundle #####
 FROM base AS build
-# `npm ci` runs the postinstall `prisma generate`, which reads prisma.config.ts (and the migration adapter it
+# The install runs the postinstall `prisma generate`, which reads prisma.config.ts (and the migration adapter it
 # imports) and the schema. It only needs some DATABASE_URL to exist: a placeholder, never used to connect.
 ENV DATABASE_URL=postgresql://generate-only@localhost/unused
 COPY package.json package-lock.json prisma.config.ts tsconfig.json ./
 COPY prisma ./prisma
-RUN npm ci
+# Locked versions; not `npm ci`, which refuses a lockfile without @swc/core's macOS/Windows optional packages
+# (the registry these machines use does not serve them). See scripts/lib/ensure-tools.sh.
+RUN npm install --no-save
 COPY . .
 # The worker loads this bundle (WORKFLOW_BUNDLE_PATH) instead of running webpack at start.
 RUN node --import tsx worker/bundle-workflows.ts dist/workflow-bundle.js \

@@ -10,8 +10,11 @@ ensure_node_modules() {
   # package-lock.json newer than the install marker means dependencies changed since the last install.
   local marker="$PROJECT_ROOT/node_modules/.package-lock.json"
   if [ ! -f "$marker" ] || [ "$PROJECT_ROOT/package-lock.json" -nt "$marker" ] || [ ! -d "$PROJECT_ROOT/generated/prisma" ]; then
-    log "installing node modules (npm ci)"
-    (cd "$PROJECT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+    # Not `npm ci`: the registry here serves no macOS/Windows builds of @swc/core's optional
+    # platform packages, so the lockfile cannot list them and `npm ci` refuses it as out of sync.
+    # `npm install --no-save` installs the locked versions and leaves the lockfile untouched.
+    log "installing node modules (locked versions)"
+    (cd "$PROJECT_ROOT" && npm install --no-save --no-audit --no-fund --loglevel=error) || return 1
   fi
 }
 
