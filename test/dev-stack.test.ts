@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, chmodSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -12,32 +12,40 @@ function processesInGroup(groupId: number): string[] {
   return lines.filter((line) => Number(line.trim().split(/\s+/)[1]) === groupId);
 }
 
-describe('npm start (scripts/stack/dev-stack.ts)', () => {
+async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number) {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
+}
+
+/** `npm start` minus the installs, on free ports with its data in a temporary folder. */
+async function startDevStack() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dev-stack-test-'));
   chmodSync(dataDir, 0o711);
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const ports = {
+    PORT: await freePort(), EMBEDDED_POSTGRES_PORT: await freePort(), EMBEDDED_TEMPORAL_PORT: await freePort(), EMBEDDED_TEMPORAL_UI_PORT: await freePort(),
+  };
+  const env: NodeJS.ProcessEnv = { ...process.env, WORKSPACE_DATA_DIR: dataDir, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+  delete env.DATABASE_URL;
+  delete env.TEMPORAL_ADDRESS;
+  // Its own process group, as in a terminal: Ctrl-C sends SIGINT to the whole group.
+  const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/stack/dev-stack.ts'], { cwd: projectRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  stack.stdout.on('data', (chunk) => (output += chunk));
+  stack.stderr.on('data', (chunk) => (output += chunk));
+  const exited = new Promise<number | null>((resolve) => stack.once('exit', (code) => resolve(code)));
+  await eventually(() => output.includes('Stack is up') || stack.exitCode !== null, 90_000);
+  return { stack, ports, dataDir, exited, output: () => output };
+}
 
+describe('npm start (scripts/stack/dev-stack.ts)', () => {
   it('brings up PostgreSQL, Temporal, migrations, the dev key, API and worker, and Ctrl-C leaves nothing running', async () => {
-    const ports = {
-      PORT: await freePort(), EMBEDDED_POSTGRES_PORT: await freePort(), EMBEDDED_TEMPORAL_PORT: await freePort(), EMBEDDED_TEMPORAL_UI_PORT: await freePort(),
-    };
-    const env: NodeJS.ProcessEnv = { ...process.env, WORKSPACE_DATA_DIR: dataDir, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
-    delete env.DATABASE_URL;
-    delete env.TEMPORAL_ADDRESS;
-    // Its own process group, as in a terminal: Ctrl-C sends SIGINT to the whole group.
-    const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/stack/dev-stack.ts'], { cwd: projectRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    stack.stdout.on('data', (chunk) => (output += chunk));
-    stack.stderr.on('data', (chunk) => (output += chunk));
-    const exited = new Promise<number | null>((resolve) => stack.once('exit', (code) => resolve(code)));
+    const { stack, ports, dataDir, exited, output } = await startDevStack();
     try {
-      const deadline = Date.now() + 90_000;
-      while (!output.includes('Stack is up') && Date.now() < deadline && stack.exitCode === null) await new Promise((r) => setTimeout(r, 250));
-      expect(output).toContain('Stack is up');
-
+      expect(output()).toContain('Stack is up');
       const key = readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim();
-      expect(output).toContain(key);
-      expect(output).toContain(`http://127.0.0.1:${ports.EMBEDDED_TEMPORAL_UI_PORT}`);
+      expect(output()).toContain(key);
+      expect(output()).toContain(`http://127.0.0.1:${ports.EMBEDDED_TEMPORAL_UI_PORT}`);
       const health = await fetch(`http://127.0.0.1:${ports.PORT}/health`);
       expect(await health.json()).toEqual({ status: 'ok', database: 'up', temporal: 'up' });
       const campaign = await fetch(`http://127.0.0.1:${ports.PORT}/campaigns`, {
@@ -49,6 +57,15 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
       process.kill(-stack.pid!, 'SIGINT');
     }
     expect(await exited).toBe(0);
+    expect(processesInGroup(stack.pid!)).toEqual([]);
+    for (const port of Object.values(ports)) expect(await isPortFree(port)).toBe(true);
+  }, 120_000);
+
+  it('leaves nothing running even when the start command itself is killed outright', async () => {
+    const { stack, ports, output } = await startDevStack();
+    expect(output()).toContain('Stack is up');
+    process.kill(stack.pid!, 'SIGKILL');
+    await eventually(() => processesInGroup(stack.pid!).length === 0, 20_000);
     expect(processesInGroup(stack.pid!)).toEqual([]);
     for (const port of Object.values(ports)) expect(await isPortFree(port)).toBe(true);
   }, 120_000);

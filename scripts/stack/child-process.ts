@@ -10,19 +10,26 @@ export interface ManagedProcess {
   stop(signal?: NodeJS.Signals, graceMs?: number): Promise<void>;
 }
 
-/** Spawns a long-running process whose output is prefixed with its name. */
+/**
+ * Spawns a long-running process whose output is prefixed with its name. Through setpriv's parent-death
+ * signal it is stopped even when the process that started it is killed outright: nothing is left behind.
+ */
 export function startProcess(
   name: string,
   command: string,
   args: string[],
-  options: SpawnOptions & { quiet?: boolean } = {},
+  options: SpawnOptions & { quiet?: boolean; parentDeathSignal?: NodeJS.Signals; setpriv?: string[] } = {},
 ): ManagedProcess {
-  const child = spawn(command, args, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
+  // One setpriv for both: a later change of user would clear the parent-death signal.
+  const { quiet, parentDeathSignal = 'SIGTERM', setpriv = [], ...spawnOptions } = options;
+  const child = spawn('setpriv', [...setpriv, `--pdeathsig=${parentDeathSignal}`, '--', command, ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions,
+  });
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
     child.once('error', () => resolve(null));
   });
-  if (!options.quiet) {
+  if (!quiet) {
     for (const stream of [child.stdout, child.stderr]) {
       stream?.on('data', (chunk: Buffer) => {
         for (const line of chunk.toString().split('\n')) if (line.trim()) process.stderr.write(`[${name}] ${line}\n`);

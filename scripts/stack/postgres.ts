@@ -24,10 +24,7 @@ const SUPERUSER = 'postgres';
 const runningAsRoot = process.getuid?.() === 0;
 
 /** initdb and postgres refuse to run as root: as root, they run as the `postgres` system user. */
-function asClusterOwner(command: string, args: string[]): [string, string[]] {
-  if (!runningAsRoot) return [command, args];
-  return ['setpriv', ['--reuid=postgres', '--regid=postgres', '--init-groups', '--', command, ...args]];
-}
+const clusterOwner = runningAsRoot ? ['--reuid=postgres', '--regid=postgres', '--init-groups'] : [];
 
 function ownedByClusterUser(dir: string) {
   mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -42,19 +39,18 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const { binDir, dataDir, port } = options;
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     ownedByClusterUser(dataDir);
-    const [command, args] = asClusterOwner(path.join(binDir, 'initdb'), [
+    execFileSync('setpriv', [
+      ...clusterOwner, '--', path.join(binDir, 'initdb'),
       '-D', dataDir, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-sync',
-    ]);
-    execFileSync(command, args, { stdio: 'pipe' });
+    ], { stdio: 'pipe' });
   }
   const settings = [
     '-c', 'max_connections=200',
     ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ];
-  const [command, args] = asClusterOwner(path.join(binDir, 'postgres'), [
+  const server = startProcess('postgres', path.join(binDir, 'postgres'), [
     '-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dataDir, ...settings,
-  ]);
-  const server = startProcess('postgres', command, args, { quiet: options.quiet });
+  ], { quiet: options.quiet, parentDeathSignal: 'SIGINT', setpriv: clusterOwner });
   const urlFor = (database: string) => `postgresql://${SUPERUSER}@127.0.0.1:${port}/${database}`;
   await waitFor('PostgreSQL', async () => {
     const client = new pg.Client({ connectionString: urlFor('postgres') });
