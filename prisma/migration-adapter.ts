@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
 import pg from 'pg';
+import { runStatement } from '../lib/pg-statement';
 
 const PG_CHAR_OID = 18;
 const PG_TEXT_OID = 25;
@@ -43,26 +44,16 @@ export function migrationAdapter(databaseUrl: string) {
     connect: () => main.connect(),
     async connectToShadowDb() {
       const name = `prisma_shadow_${randomUUID().replaceAll('-', '')}`;
-      await runAdminStatement(databaseUrl, `CREATE DATABASE "${name}"`);
+      await runStatement(databaseUrl, `CREATE DATABASE "${name}"`);
       const url = new URL(databaseUrl);
       url.pathname = `/${name}`;
       const adapter = await adapterFor(url.toString()).connect();
       const dispose = adapter.dispose.bind(adapter);
       adapter.dispose = async () => {
         await dispose();
-        await runAdminStatement(databaseUrl, `DROP DATABASE IF EXISTS "${name}"`);
+        await runStatement(databaseUrl, `DROP DATABASE IF EXISTS "${name}"`);
       };
       return adapter;
     },
   };
-}
-
-async function runAdminStatement(databaseUrl: string, statement: string) {
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
-  try {
-    await client.query(statement);
-  } finally {
-    await client.end();
-  }
 }

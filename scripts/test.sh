@@ -3,10 +3,7 @@
 # that the test setup starts on free loopback ports.
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
-ensure_node_modules
-ensure_temporal_cli
-ensure_postgres
-cd "$PROJECT_ROOT"
+ensure_stack_tools
 npx tsc --noEmit
 npx eslint .
 npx vitest run "$@"

@@ -3,8 +3,5 @@
 # TEMPORAL_CLI_PATH), for scripts that start an ephemeral stack.
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
-ensure_node_modules
-ensure_temporal_cli
-ensure_postgres
-cd "$PROJECT_ROOT"
+ensure_stack_tools
 exec npx "$@"

@@ -46,3 +46,8 @@ ensure_postgres() {
   fi
   export PG_BIN_DIR="$bindir"
 }
+
+# Everything a script that starts the ephemeral stack needs (tests, history recording).
+ensure_stack_tools() {
+  ensure_node_modules && ensure_temporal_cli && ensure_postgres && cd "$PROJECT_ROOT"
+}

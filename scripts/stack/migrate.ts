@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
+import { runStatement } from '../../lib/pg-statement';
 import { projectRoot } from './paths';
 
 const migrationsDir = path.join(projectRoot, 'prisma/migrations');
@@ -21,17 +21,14 @@ export async function migrateDeploy(databaseUrl: string): Promise<void> {
 
 async function hasEveryMigration(databaseUrl: string): Promise<boolean> {
   const committed = readdirSync(migrationsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
-  const client = new pg.Client({ connectionString: databaseUrl });
-  await client.connect();
   try {
-    const { rows } = await client.query<{ migration_name: string }>(
-      `SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL`,
+    const rows = await runStatement<{ migration_name: string }>(
+      databaseUrl,
+      'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL',
     );
     const applied = new Set(rows.map((row) => row.migration_name));
     return committed.every((name) => applied.has(name));
   } catch {
     return false; // No _prisma_migrations table yet: a new database.
-  } finally {
-    await client.end();
   }
 }

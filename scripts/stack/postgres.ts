@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
+import { runStatement } from '../../lib/pg-statement';
 import { startProcess, waitFor, type ManagedProcess } from './child-process';
 
 export interface EmbeddedPostgresOptions {
@@ -52,11 +52,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     '-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dataDir, ...settings,
   ], { quiet: options.quiet, parentDeathSignal: 'SIGINT', setpriv: clusterOwner });
   const urlFor = (database: string) => `postgresql://${SUPERUSER}@127.0.0.1:${port}/${database}`;
-  await waitFor('PostgreSQL', async () => {
-    const client = new pg.Client({ connectionString: urlFor('postgres') });
-    await client.connect();
-    await client.end();
-  }, 30_000, server.exited);
+  await waitFor('PostgreSQL', () => runStatement(urlFor('postgres'), 'SELECT 1'), 30_000, server.exited);
   return {
     port,
     urlFor,
@@ -67,14 +63,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
 }
 
 export async function ensureDatabase(adminUrl: string, database: string, template?: string): Promise<void> {
-  const client = new pg.Client({ connectionString: adminUrl });
-  await client.connect();
-  try {
-    const { rowCount } = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [database]);
-    if (!rowCount) {
-      await client.query(`CREATE DATABASE "${database}"${template ? ` TEMPLATE "${template}"` : ''}`);
-    }
-  } finally {
-    await client.end();
+  const existing = await runStatement(adminUrl, 'SELECT 1 FROM pg_database WHERE datname = $1', [database]);
+  if (existing.length === 0) {
+    await runStatement(adminUrl, `CREATE DATABASE "${database}"${template ? ` TEMPLATE "${template}"` : ''}`);
   }
 }
