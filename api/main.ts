@@ -9,7 +9,7 @@ const db = createDatabase(config.DATABASE_URL);
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
 const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
 const app = createApp(
-  { db, temporal, temporalConnection, taskQueue: config.TEMPORAL_TASK_QUEUE },
+  { db, temporal, temporalConnection, taskQueue: config.TEMPORAL_TASK_QUEUE, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE },
   { trustProxy: config.TRUST_PROXY },
 );
 

@@ -23,6 +23,9 @@ export const ErrorCode = {
   workflow_invalid: 'workflow_invalid',
   // Decided here where the spec says "not shown"; documented in the OpenAPI description and README.
   not_found: 'not_found',
+  plan_required: 'plan_required',
+  feature_not_enabled: 'feature_not_enabled',
+  not_implemented: 'not_implemented',
   temporal_unavailable: 'temporal_unavailable',
   campaign_not_accepting_leads: 'campaign_not_accepting_leads',
   // Failure types of activities (Temporal ApplicationFailure.type).

@@ -28,7 +28,32 @@ class CharAsTextClient extends pg.Client {
 }
 
 function adapterFor(connectionString: string) {
-  return new PrismaPg(new pg.Pool({ connectionString, Client: CharAsTextClient }), { disposeExternalPool: true });
+  const factory = new PrismaPg(new pg.Pool({ connectionString, Client: CharAsTextClient }), { disposeExternalPool: true });
+  return {
+    provider: factory.provider,
+    adapterName: factory.adapterName,
+    connect: async () => wholeScripts(await factory.connect()),
+  };
+}
+
+type PgAdapter = Awaited<ReturnType<PrismaPg['connect']>>;
+
+/**
+ * adapter-pg runs a migration script by splitting it on ";", which cuts PL/pgSQL function bodies
+ * apart. PostgreSQL's simple query protocol takes the whole script at once, as Prisma's native engine
+ * sends it.
+ */
+function wholeScripts(adapter: PgAdapter): PgAdapter {
+  const pool = adapter.underlyingDriver() as pg.Pool;
+  const reportError = (adapter as unknown as { onError(error: unknown): never }).onError.bind(adapter);
+  adapter.executeScript = async (script: string) => {
+    try {
+      await pool.query(script);
+    } catch (error) {
+      reportError(error);
+    }
+  };
+  return adapter;
 }
 
 /**

@@ -16,7 +16,7 @@ async function lazyTemporalAt(address: string) {
 
 describe('GET /health', () => {
   it('answers 200 with both dependencies up', async () => {
-    const api = await startTestApi({ db, temporal: temporal.client, temporalConnection: temporal.connection, taskQueue: temporal.taskQueue });
+    const api = await startTestApi({ db, temporal });
     const response = await api.request('GET', '/health');
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: 'ok', database: 'up', temporal: 'up' });
@@ -25,7 +25,7 @@ describe('GET /health', () => {
 
   it('answers 503 naming the database when PostgreSQL is unreachable', async () => {
     const unreachable = createDatabase(`postgresql://postgres@127.0.0.1:${await freePort()}/none`);
-    const api = await startTestApi({ db: unreachable, temporal: temporal.client, temporalConnection: temporal.connection, taskQueue: temporal.taskQueue });
+    const api = await startTestApi({ db: unreachable, temporal });
     const response = await api.request('GET', '/health');
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ status: 'unavailable', database: 'down', temporal: 'up' });
@@ -33,7 +33,7 @@ describe('GET /health', () => {
 
   it('answers 503 naming Temporal when the Temporal server is unreachable', async () => {
     const down = await lazyTemporalAt(`127.0.0.1:${await freePort()}`);
-    const api = await startTestApi({ db, temporal: down.client, temporalConnection: down.connection, taskQueue: temporal.taskQueue });
+    const api = await startTestApi({ db, temporal: { ...down, taskQueue: temporal.taskQueue } });
     const response = await api.request('GET', '/health');
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ status: 'unavailable', database: 'up', temporal: 'down' });

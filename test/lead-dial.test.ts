@@ -9,7 +9,7 @@ import { createTestWorkspace } from './support/workspace';
 const { db } = await useTestDatabase();
 const temporal = await useTemporalClient();
 await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony() });
-const api = await startTestApi({ db, temporal: temporal.client, temporalConnection: temporal.connection, taskQueue: temporal.taskQueue });
+const api = await startTestApi({ db, temporal });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
 async function createLeadCampaign() {

@@ -1,44 +1,80 @@
-import type { Request } from 'express';
+import type { Request, Response } from 'express';
 import { hashApiKeySecret } from '../../lib/api-key-secret';
 import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
 import { withIncludedPermissions } from '../../lib/permissions';
-import { ROLE_PERMISSIONS } from '../../lib/roles';
+import { ROLE_PERMISSIONS, type Role } from '../../lib/roles';
+import type { Plan } from '../../lib/workspace-admin';
 import { ApiError } from '../http/api-error';
 import type { Principal } from './principal';
+import {
+  FAILED_AUTH_LIMIT_PER_IP, RATE_LIMIT_WINDOW_SECONDS, rateLimitStateOf, setRateLimitHeaders, type RateLimitState,
+} from './rate-limit';
 
 const BEARER = /^Bearer[ \t]+(.*)$/i;
+const WINDOW_MS = RATE_LIMIT_WINDOW_SECONDS * 1000;
+
+interface DoorRow {
+  key_id: string;
+  workspace_id: string;
+  member_id: string;
+  scoped: boolean;
+  scopes: string[];
+  member_role: Role;
+  member_status: string;
+  workspace_status: string;
+  plan: Plan;
+  features: string[];
+  rate_limit: number;
+  allowed: boolean | null;
+  remaining: number | null;
+  reset_ms: number | null;
+}
 
 /**
- * Resolves the bearer key on every request: role, member and workspace state are read fresh, so
- * revoking a key or narrowing a role takes effect from the next request.
+ * The door of every authenticated request. One round trip reads the key, its member and workspace as
+ * they are now (revoking a key or narrowing a role takes effect from the next request) and takes the
+ * request from the key's rolling-window bucket, shared by every API process.
  */
-export async function authenticate(db: Database, req: Request): Promise<Principal> {
+export async function authenticate(db: Database, req: Request, res: Response, defaultLimit: number): Promise<Principal> {
   const secret = BEARER.exec(req.get('authorization') ?? '')?.[1]?.trim();
-  if (!secret) throw new ApiError(401, ErrorCode.unauthorized);
-  const key = await db.apiKey.findUnique({
-    where: { secretHash: hashApiKeySecret(secret) },
-    select: {
-      id: true, scoped: true, scopes: true, expiresAt: true, revokedAt: true,
-      member: { select: { id: true, role: true, status: true } },
-      workspace: { select: { id: true, status: true, deletedAt: true, rateLimitPerMinute: true } },
-    },
-  });
-  const now = Date.now();
-  if (!key || key.revokedAt || (key.expiresAt && key.expiresAt.getTime() <= now) || key.workspace.deletedAt) {
-    throw new ApiError(401, ErrorCode.invalid_api_key);
-  }
-  if (key.member.status !== 'active') throw new ApiError(403, ErrorCode.api_key_owner_inactive);
-  if (key.workspace.status === 'pending_approval') throw new ApiError(403, ErrorCode.workspace_pending_approval);
-  if (key.workspace.status === 'suspended') throw new ApiError(403, ErrorCode.workspace_suspended);
-  const rolePermissions = ROLE_PERMISSIONS[key.member.role];
-  const permissions = new Set([...withIncludedPermissions(key.scopes)].filter((scope) => rolePermissions.has(scope)));
+  if (!secret) return failAuthentication(db, req, res, ErrorCode.unauthorized);
+  const [row] = await db.$queryRaw<DoorRow[]>`SELECT * FROM door_admit(${hashApiKeySecret(secret)}, ${defaultLimit}::int, ${WINDOW_MS}::int)`;
+  if (!row) return failAuthentication(db, req, res, ErrorCode.invalid_api_key);
+  if (row.member_status !== 'active') throw new ApiError(403, ErrorCode.api_key_owner_inactive);
+  if (row.workspace_status === 'pending_approval') throw new ApiError(403, ErrorCode.workspace_pending_approval);
+  if (row.workspace_status !== 'approved') throw new ApiError(403, ErrorCode.workspace_suspended);
+  const rate = rateLimitStateOf(row.rate_limit, { allowed: row.allowed!, remaining: row.remaining!, reset_ms: row.reset_ms! });
+  setRateLimitHeaders(res, rate);
+  if (!rate.allowed) throw rateLimited(res, rate);
+
+  const rolePermissions = ROLE_PERMISSIONS[row.member_role];
   return {
-    keyId: key.id,
-    workspaceId: key.workspace.id,
-    memberId: key.member.id,
-    scoped: key.scoped,
-    permissions,
-    rateLimitPerMinute: key.workspace.rateLimitPerMinute,
+    keyId: row.key_id,
+    workspaceId: row.workspace_id,
+    memberId: row.member_id,
+    scoped: row.scoped,
+    permissions: new Set([...withIncludedPermissions(row.scopes)].filter((scope) => rolePermissions.has(scope))),
+    plan: row.plan,
+    features: row.features,
   };
+}
+
+/** A failed authentication counts against the client's address; past the limit it gets 429. */
+async function failAuthentication(db: Database, req: Request, res: Response, code: ErrorCode): Promise<never> {
+  const [row] = await db.$queryRaw<{ allowed: boolean; remaining: number; reset_ms: number }[]>`
+    SELECT * FROM rate_limit_take(${`ip:${req.ip ?? 'unknown'}`}, ${FAILED_AUTH_LIMIT_PER_IP}::int, ${WINDOW_MS}::int)`;
+  const rate = rateLimitStateOf(FAILED_AUTH_LIMIT_PER_IP, row!);
+  setRateLimitHeaders(res, rate);
+  if (!rate.allowed) throw rateLimited(res, rate);
+  throw new ApiError(401, code);
+}
+
+function rateLimited(res: Response, rate: RateLimitState): ApiError {
+  return new ApiError(
+    429,
+    ErrorCode.rate_limited,
+    { requestId: res.locals.requestId as string },
+    { 'Retry-After': String(Math.max(rate.resetSeconds, 1)) },
+  );
 }

@@ -1,3 +1,5 @@
+import type { Plan } from '../../lib/workspace-admin';
+
 /** Who is calling: the key, the workspace it belongs to, the member it acts for and what it may do. */
 export interface Principal {
   keyId: string;
@@ -7,5 +9,6 @@ export interface Principal {
   scoped: boolean;
   /** The key's scopes with what they include, intersected with the member's current role. */
   permissions: ReadonlySet<string>;
-  rateLimitPerMinute: number | null;
+  plan: Plan;
+  features: readonly string[];
 }

@@ -1,31 +1,49 @@
-import type { Express, NextFunction, Request, Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { authorize } from '../auth/access';
 import { authenticate } from '../auth/authenticate';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from '../services';
 import { expressPath, type RouteDefinition } from './route';
 
-const NO_PRINCIPAL = undefined as unknown as Principal;
+/** Any content type is read as JSON, so a body that is not JSON is refused rather than ignored. */
+const jsonBody = express.json({ limit: '1mb', type: () => true, strict: false });
+
+function asyncHandler(handler: (req: Request, res: Response) => Promise<void>): RequestHandler {
+  return (req, res, next: NextFunction) => {
+    handler(req, res).then(() => next(), next);
+  };
+}
+
+/** The door runs before the body is read: an unauthenticated or throttled request costs no parsing. */
+export function door(services: AppServices, route: Pick<RouteDefinition, 'access'> | null): RequestHandler {
+  return asyncHandler(async (req, res) => {
+    if (route && 'public' in route.access) return;
+    const principal = await authenticate(services.db, req, res, services.defaultRateLimitPerMinute);
+    if (route) authorize(route.access, principal, req.path);
+    res.locals.principal = principal;
+  });
+}
 
 export function registerRoutes(app: Express, routes: readonly RouteDefinition[], services: AppServices): void {
   for (const route of routes) {
-    app[route.method](expressPath(route.path), async (req: Request, res: Response, next: NextFunction) => {
-      try {
-        res.locals.validationStatus = route.validationStatus ?? 400;
-        const principal = 'public' in route.access ? NO_PRINCIPAL : await authenticate(services.db, req);
-        if (principal) authorize(route.access, principal, req.path);
-        const params = route.params ? route.params.parse(req.params) : req.params;
-        const query = route.query ? route.query.parse(req.query) : req.query;
-        const body = route.body ? route.body.parse(req.body ?? {}) : undefined;
-        const reply = await route.handler({
-          body, params, query, principal, requestId: res.locals.requestId as string, services, req, res,
-        });
-        if (reply.headers) res.set(reply.headers);
-        if (reply.body === undefined) res.status(reply.status).end();
-        else res.status(reply.status).json(reply.body);
-      } catch (error) {
-        next(error);
-      }
-    });
+    const handle: RequestHandler = (req, res, next) => {
+      res.locals.validationStatus = route.validationStatus ?? 400;
+      Promise.resolve()
+        .then(async () => {
+          const params = route.params ? route.params.parse(req.params) : req.params;
+          const query = route.query ? route.query.parse(req.query) : req.query;
+          const body = route.body ? route.body.parse(req.body ?? {}) : undefined;
+          const reply = await route.handler({
+            body, params, query, services, req, res,
+            principal: res.locals.principal as Principal,
+            requestId: res.locals.requestId as string,
+          });
+          if (reply.headers) res.set(reply.headers);
+          if (reply.body === undefined) res.status(reply.status).end();
+          else res.status(reply.status).json(reply.body);
+        })
+        .catch(next);
+    };
+    app[route.method](expressPath(route.path), door(services, route), jsonBody, handle);
   }
 }

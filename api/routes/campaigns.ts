@@ -1,6 +1,8 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { campaignView, createCampaign, findOwnedCampaign } from '../services/campaigns';
+import { ErrorCode } from '../../lib/error-codes';
+import { ApiError } from '../http/api-error';
+import { campaignView, createCampaign, findOwnedCampaign, listCampaigns } from '../services/campaigns';
 
 export const campaignSchema = z.object({
   id: z.string().uuid(),
@@ -49,4 +51,31 @@ export const campaignRoutes = [
       body: campaignView(await findOwnedCampaign(services, principal, params.id)),
     }),
   }),
+  defineRoute({
+    method: 'get',
+    path: '/campaigns',
+    access: { permission: 'campaigns.view' },
+    summary: "List the workspace's campaigns (unpaginated, newest first).",
+    tags: ['Campaigns'],
+    responses: { 200: { description: 'Every campaign of the workspace.', schema: z.array(campaignSchema) } },
+    handler: async ({ services, principal }) => ({
+      status: 200,
+      body: (await listCampaigns(services, principal)).map(campaignView),
+    }),
+  }),
+  ...(['start', 'resume'] as const).map((transition) =>
+    defineRoute({
+      method: 'post',
+      path: `/campaigns/{id}/${transition}`,
+      access: { permission: 'campaigns.edit' },
+      summary: `${transition === 'start' ? 'Start' : 'Resume'} a campaign. Keys may not ${transition} EMAIL campaigns (403 api_key_not_allowed). Not built yet otherwise (501).`,
+      tags: ['Campaigns'],
+      params: campaignParams,
+      handler: async ({ services, principal, params }) => {
+        const campaign = await findOwnedCampaign(services, principal, params.id);
+        if (campaign.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
+        throw new ApiError(501, ErrorCode.not_implemented);
+      },
+    }),
+  ),
 ];

@@ -2,6 +2,16 @@ import type { RouteDefinition } from '../http/route';
 import { campaignRoutes } from './campaigns';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
+import { notYetBuiltRoutes } from './not-yet-built';
+import { openApiRoutes } from './openapi';
+import { refusedToKeysRoutes } from './refused-to-keys';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
-export const routes: readonly RouteDefinition[] = [...healthRoutes, ...campaignRoutes, ...leadRoutes];
+export const routes: readonly RouteDefinition[] = [
+  ...healthRoutes,
+  ...openApiRoutes,
+  ...campaignRoutes,
+  ...leadRoutes,
+  ...notYetBuiltRoutes,
+  ...refusedToKeysRoutes,
+];

@@ -7,4 +7,6 @@ export interface AppServices {
   temporal: Client;
   temporalConnection: Connection;
   taskQueue: string;
+  /** Requests per rolling minute per key where the workspace sets no limit of its own. */
+  defaultRateLimitPerMinute: number;
 }

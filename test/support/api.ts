@@ -8,8 +8,20 @@ export interface RunningApi {
   request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
 }
 
+export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue'> {
+  temporal: { client: AppServices['temporal']; connection: AppServices['temporalConnection']; taskQueue: string };
+  defaultRateLimitPerMinute?: number;
+}
+
 /** The real Express app on a free loopback port. */
-export async function startTestApi(services: AppServices): Promise<RunningApi> {
+export async function startTestApi(dependencies: TestApiDependencies): Promise<RunningApi> {
+  const services: AppServices = {
+    db: dependencies.db,
+    temporal: dependencies.temporal.client,
+    temporalConnection: dependencies.temporal.connection,
+    taskQueue: dependencies.temporal.taskQueue,
+    defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
+  };
   const server = createApp(services).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
