@@ -11,6 +11,7 @@ export interface RunningApi {
 export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue'> {
   temporal: { client: AppServices['temporal']; connection: AppServices['temporalConnection']; taskQueue: string };
   defaultRateLimitPerMinute?: number;
+  trustProxy?: boolean;
 }
 
 /** The real Express app on a free loopback port. */
@@ -22,7 +23,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     taskQueue: dependencies.temporal.taskQueue,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
   };
-  const server = createApp(services).listen(0, '127.0.0.1');
+  const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
