@@ -84,7 +84,10 @@ type Outcome = { status: number; error: string; requiredPermission?: string } | 
 const DOOR_ERRORS = ['unauthorized', 'invalid_api_key', 'api_key_owner_inactive', 'forbidden', 'workspace_pending_approval',
   'workspace_suspended', 'api_key_not_scoped', 'api_key_not_allowed', 'rate_limited', 'plan_required', 'feature_not_enabled'];
 
-function expectOutcome(actual: { status: number; body: Record<string, unknown> }, expected: Outcome, label: string) {
+function expectOutcome(actual: { status: number; body: Record<string, unknown>; headers: Headers }, expected: Outcome, label: string) {
+  // Every answer of the door carries the limit it applied: the key's, or the client address's.
+  expect(actual.headers.get('ratelimit'), label).toMatch(/^limit=\d+, remaining=\d+, reset=\d+$/);
+  expect(actual.headers.get('ratelimit-policy'), label).toMatch(/^\d+;w=60$/);
   if (expected === 'passes') {
     expect(DOOR_ERRORS, `${label}: ${JSON.stringify(actual.body)}`).not.toContain(actual.body.error);
     expect(actual.status, label).not.toBe(401);
@@ -164,6 +167,7 @@ describe.each(guarded.map((route) => [`${route.method.toUpperCase()} ${route.pat
     const other = await call(route, { key: fullKey, campaignId: otherCampaign.id });
     const unknown = await call(route, { key: fullKey, campaignId: randomUUID() });
     expect({ status: other.status, body: other.body }).toEqual({ status: 403, body: { error: 'forbidden' } });
+    expect(other.headers.get('ratelimit')).toMatch(/^limit=1000000, /);
     expect({ status: unknown.status, body: unknown.body }).toEqual({ status: 403, body: { error: 'forbidden' } });
   });
 });

@@ -26,9 +26,9 @@ interface DoorRow {
   plan: Plan;
   features: string[];
   rate_limit: number;
-  allowed: boolean | null;
-  remaining: number | null;
-  reset_ms: number | null;
+  allowed: boolean;
+  remaining: number;
+  reset_ms: number;
 }
 
 /**
@@ -41,12 +41,12 @@ export async function authenticate(db: Database, req: Request, res: Response, de
   if (!secret) return failAuthentication(db, req, res, ErrorCode.unauthorized);
   const [row] = await db.$queryRaw<DoorRow[]>`SELECT * FROM door_admit(${hashApiKeySecret(secret)}, ${defaultLimit}::int, ${WINDOW_MS}::int)`;
   if (!row) return failAuthentication(db, req, res, ErrorCode.invalid_api_key);
+  const rate = rateLimitStateOf(row.rate_limit, row);
+  setRateLimitHeaders(res, rate);
+  if (!rate.allowed) throw rateLimited(res, rate);
   if (row.member_status !== 'active') throw new ApiError(403, ErrorCode.api_key_owner_inactive);
   if (row.workspace_status === 'pending_approval') throw new ApiError(403, ErrorCode.workspace_pending_approval);
   if (row.workspace_status !== 'approved') throw new ApiError(403, ErrorCode.workspace_suspended);
-  const rate = rateLimitStateOf(row.rate_limit, { allowed: row.allowed!, remaining: row.remaining!, reset_ms: row.reset_ms! });
-  setRateLimitHeaders(res, rate);
-  if (!rate.allowed) throw rateLimited(res, rate);
 
   const rolePermissions = ROLE_PERMISSIONS[row.member_role];
   return {

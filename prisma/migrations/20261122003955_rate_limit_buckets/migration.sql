@@ -42,7 +42,7 @@ END;
 $$;
 
 -- The door of every authenticated request, in one round trip: the key with its member and workspace
--- as they are now, and, for a key that may act, one request taken from its rate-limit bucket.
+-- as they are now, and one request taken from the key's rate-limit bucket.
 -- No row: the key is unknown, revoked, expired or its workspace deleted.
 CREATE FUNCTION door_admit(p_secret_hash text, p_default_limit integer, p_window_ms integer)
 RETURNS TABLE (
@@ -68,10 +68,8 @@ BEGIN
   IF NOT FOUND THEN
     RETURN;
   END IF;
-  IF member_status = 'active' AND workspace_status = 'approved' THEN
-    SELECT t.allowed, t.remaining, t.reset_ms INTO allowed, remaining, reset_ms
-      FROM rate_limit_take('key:' || key_id::text, rate_limit, p_window_ms) AS t;
-  END IF;
+  SELECT t.allowed, t.remaining, t.reset_ms INTO allowed, remaining, reset_ms
+    FROM rate_limit_take('key:' || key_id::text, rate_limit, p_window_ms) AS t;
   RETURN NEXT;
 END;
 $$;
