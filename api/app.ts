@@ -1,20 +1,27 @@
 import express, { type Express } from 'express';
 import { ErrorCode } from '../lib/error-codes';
 import { errorHandler } from './http/error-handler';
-import { door, registerRoutes } from './http/register-routes';
+import { door, registerRoutes, type Door } from './http/register-routes';
 import { assignRequestId } from './http/request-id';
 import { routes } from './routes';
 import type { AppServices } from './services';
 
-export function createApp(services: AppServices, options: { trustProxy?: boolean } = {}): Express {
+export interface AppOptions {
+  trustProxy?: boolean;
+  /** The authentication and rate-limit door; replaced only to measure what it costs (bench/). */
+  door?: Door;
+}
+
+export function createApp(services: AppServices, options: AppOptions = {}): Express {
+  const routeDoor = options.door ?? door;
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
   app.set('trust proxy', options.trustProxy ?? false);
   app.use(assignRequestId);
-  registerRoutes(app, routes, services);
+  registerRoutes(app, routes, services, routeDoor);
   // Unknown paths still pass the door: a bad key learns nothing about which paths exist.
-  app.use(door(services, null), (_req, res) => {
+  app.use(routeDoor(services, null), (_req, res) => {
     res.status(404).json({ error: ErrorCode.not_found });
   });
   app.use(errorHandler);

@@ -1,15 +1,17 @@
 import { Client, Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
+import { createSqlPool } from '../lib/sql-pool';
 import { createApp } from './app';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
+const sql = createSqlPool(config.DATABASE_URL);
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
 const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
 const app = createApp(
-  { db, temporal, temporalConnection, taskQueue: config.TEMPORAL_TASK_QUEUE, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE },
+  { db, sql, temporal, temporalConnection, taskQueue: config.TEMPORAL_TASK_QUEUE, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE },
   { trustProxy: config.TRUST_PROXY },
 );
 
@@ -19,7 +21,7 @@ const server = app.listen(config.PORT, config.HOST, () => {
 
 async function shutdown() {
   server.close();
-  await Promise.allSettled([temporalConnection.close(), db.$disconnect()]);
+  await Promise.allSettled([temporalConnection.close(), db.$disconnect(), sql.end()]);
   process.exit(0);
 }
 process.once('SIGINT', shutdown);

@@ -9,7 +9,7 @@ import { createTestWorkspace } from './support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const api = await startTestApi({ db, temporal });
+const api = await startTestApi({ db, url, temporal });
 const { key, workspaceId } = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
 const campaign = await db.campaign.create({ data: { workspaceId, name: 'Errors', acceptsLeadPush: true } });
 
@@ -74,7 +74,7 @@ describe('the error contract', () => {
     const proxied = new URL(url);
     proxied.port = String(proxy.port);
     const proxiedDb = createDatabase(proxied.toString());
-    const proxiedApi = await startTestApi({ db: proxiedDb, temporal });
+    const proxiedApi = await startTestApi({ db: proxiedDb, url: proxied.toString(), temporal });
     const list = () => proxiedApi.request('GET', '/campaigns', { key });
     expect((await list()).status).toBe(200);
 

@@ -6,7 +6,7 @@ import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
 
-const { db } = await useTestDatabase();
+const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 
 async function lazyTemporalAt(address: string) {
@@ -16,7 +16,7 @@ async function lazyTemporalAt(address: string) {
 
 describe('GET /health', () => {
   it('answers 200 with both dependencies up', async () => {
-    const api = await startTestApi({ db, temporal });
+    const api = await startTestApi({ db, url, temporal });
     const response = await api.request('GET', '/health');
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({ status: 'ok', database: 'up', temporal: 'up' });
@@ -24,8 +24,8 @@ describe('GET /health', () => {
   });
 
   it('answers 503 naming the database when PostgreSQL is unreachable', async () => {
-    const unreachable = createDatabase(`postgresql://postgres@127.0.0.1:${await freePort()}/none`);
-    const api = await startTestApi({ db: unreachable, temporal });
+    const unreachableUrl = `postgresql://postgres@127.0.0.1:${await freePort()}/none`;
+    const api = await startTestApi({ db: createDatabase(unreachableUrl), url: unreachableUrl, temporal });
     const response = await api.request('GET', '/health');
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ status: 'unavailable', database: 'down', temporal: 'up' });
@@ -33,7 +33,7 @@ describe('GET /health', () => {
 
   it('answers 503 naming Temporal when the Temporal server is unreachable', async () => {
     const down = await lazyTemporalAt(`127.0.0.1:${await freePort()}`);
-    const api = await startTestApi({ db, temporal: { ...down, taskQueue: temporal.taskQueue } });
+    const api = await startTestApi({ db, url, temporal: { ...down, taskQueue: temporal.taskQueue } });
     const response = await api.request('GET', '/health');
     expect(response.status).toBe(503);
     expect(await response.json()).toEqual({ status: 'unavailable', database: 'up', temporal: 'down' });

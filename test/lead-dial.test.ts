@@ -6,10 +6,10 @@ import { useTestDatabase } from './support/database';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 
-const { db } = await useTestDatabase();
+const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony() });
-const api = await startTestApi({ db, temporal });
+const api = await startTestApi({ db, url, temporal });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
 async function createLeadCampaign() {

@@ -6,8 +6,8 @@ import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
 
-const { db } = await useTestDatabase();
-const api = await startTestApi({ db, temporal: await useTemporalClient() });
+const { db, url } = await useTestDatabase();
+const api = await startTestApi({ db, url, temporal: await useTemporalClient() });
 
 const response = await api.request('GET', '/v1/openapi.json');
 const document = (await response.json()) as {

@@ -10,7 +10,7 @@ import { createTestWorkspace } from './support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const api = await startTestApi({ db, temporal, trustProxy: true });
+const api = await startTestApi({ db, url, temporal, trustProxy: true });
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
 function rateLimitOf(response: Response) {

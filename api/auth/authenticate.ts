@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { hashApiKeySecret } from '../../lib/api-key-secret';
-import type { Database } from '../../lib/database';
+import type { SqlPool } from '../../lib/sql-pool';
 import { ErrorCode } from '../../lib/error-codes';
 import { withIncludedPermissions } from '../../lib/permissions';
 import { ROLE_PERMISSIONS, type Role } from '../../lib/roles';
@@ -36,11 +36,13 @@ interface DoorRow {
  * they are now (revoking a key or narrowing a role takes effect from the next request) and takes the
  * request from the key's rolling-window bucket, shared by every API process.
  */
-export async function authenticate(db: Database, req: Request, res: Response, defaultLimit: number): Promise<Principal> {
+export async function authenticate(sql: SqlPool, req: Request, res: Response, defaultLimit: number): Promise<Principal> {
   const secret = BEARER.exec(req.get('authorization') ?? '')?.[1]?.trim();
-  if (!secret) return failAuthentication(db, req, res, ErrorCode.unauthorized);
-  const [row] = await db.$queryRaw<DoorRow[]>`SELECT * FROM door_admit(${hashApiKeySecret(secret)}, ${defaultLimit}::int, ${WINDOW_MS}::int)`;
-  if (!row) return failAuthentication(db, req, res, ErrorCode.invalid_api_key);
+  if (!secret) return failAuthentication(sql, req, res, ErrorCode.unauthorized);
+  const { rows: [row] } = await sql.query<DoorRow>({
+    name: 'door_admit', text: 'SELECT * FROM door_admit($1, $2, $3)', values: [hashApiKeySecret(secret), defaultLimit, WINDOW_MS],
+  });
+  if (!row) return failAuthentication(sql, req, res, ErrorCode.invalid_api_key);
   const rate = rateLimitStateOf(row.rate_limit, row);
   setRateLimitHeaders(res, rate);
   if (!rate.allowed) throw rateLimited(res, rate);
@@ -61,9 +63,10 @@ export async function authenticate(db: Database, req: Request, res: Response, de
 }
 
 /** A failed authentication counts against the client's address; past the limit it gets 429. */
-async function failAuthentication(db: Database, req: Request, res: Response, code: ErrorCode): Promise<never> {
-  const [row] = await db.$queryRaw<{ allowed: boolean; remaining: number; reset_ms: number }[]>`
-    SELECT * FROM rate_limit_take(${`ip:${req.ip ?? 'unknown'}`}, ${FAILED_AUTH_LIMIT_PER_IP}::int, ${WINDOW_MS}::int)`;
+async function failAuthentication(sql: SqlPool, req: Request, res: Response, code: ErrorCode): Promise<never> {
+  const { rows: [row] } = await sql.query<{ allowed: boolean; remaining: number; reset_ms: number }>({
+    name: 'rate_limit_take', text: 'SELECT * FROM rate_limit_take($1, $2, $3)', values: [`ip:${req.ip ?? 'unknown'}`, FAILED_AUTH_LIMIT_PER_IP, WINDOW_MS],
+  });
   const rate = rateLimitStateOf(FAILED_AUTH_LIMIT_PER_IP, row!);
   setRateLimitHeaders(res, rate);
   if (!rate.allowed) throw rateLimited(res, rate);

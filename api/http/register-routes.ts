@@ -14,19 +14,21 @@ function asyncHandler(handler: (req: Request, res: Response) => Promise<void>): 
   };
 }
 
+export type Door = (services: AppServices, route: Pick<RouteDefinition, 'access'> | null) => RequestHandler & { access?: RouteDefinition['access'] };
+
 /** The door runs before the body is read: an unauthenticated or throttled request costs no parsing. */
-export function door(services: AppServices, route: Pick<RouteDefinition, 'access'> | null): RequestHandler & { access?: RouteDefinition['access'] } {
+export const door: Door = (services, route) => {
   const handler = asyncHandler(async (req, res) => {
     if (route && 'public' in route.access) return;
-    const principal = await authenticate(services.db, req, res, services.defaultRateLimitPerMinute);
+    const principal = await authenticate(services.sql, req, res, services.defaultRateLimitPerMinute);
     if (route) authorize(route.access, principal, req.path);
     res.locals.principal = principal;
   });
   // Read by the test that walks the router: a route without a declared access rule fails it.
   return Object.assign(handler, { access: route?.access });
-}
+};
 
-export function registerRoutes(app: Express, routes: readonly RouteDefinition[], services: AppServices): void {
+export function registerRoutes(app: Express, routes: readonly RouteDefinition[], services: AppServices, routeDoor: Door = door): void {
   for (const route of routes) {
     const handle: RequestHandler = (req, res, next) => {
       res.locals.validationStatus = route.validationStatus ?? 400;
@@ -46,6 +48,6 @@ export function registerRoutes(app: Express, routes: readonly RouteDefinition[],
         })
         .catch(next);
     };
-    app[route.method](expressPath(route.path), door(services, route), jsonBody, handle);
+    app[route.method](expressPath(route.path), routeDoor(services, route), jsonBody, handle);
   }
 }

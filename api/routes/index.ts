@@ -5,11 +5,13 @@ import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
 import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
+import { whoamiRoutes } from './whoami';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
 export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
   ...openApiRoutes,
+  ...whoamiRoutes,
   ...campaignRoutes,
   ...leadRoutes,
   ...notYetBuiltRoutes,

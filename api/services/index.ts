@@ -1,9 +1,12 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../../lib/database';
+import type { SqlPool } from '../../lib/sql-pool';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
   db: Database;
+  /** Plain SQL for the door (authentication and rate limit) of every request. */
+  sql: SqlPool;
   temporal: Client;
   temporalConnection: Connection;
   taskQueue: string;

@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
 import { createApp } from '../../api/app';
+import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/services';
 
 export interface RunningApi {
@@ -8,7 +9,9 @@ export interface RunningApi {
   request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
 }
 
-export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue'> {
+export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql'> {
+  /** The database the API's door reads (the same one as db). */
+  url: string;
   temporal: { client: AppServices['temporal']; connection: AppServices['temporalConnection']; taskQueue: string };
   defaultRateLimitPerMinute?: number;
   trustProxy?: boolean;
@@ -16,8 +19,11 @@ export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimit
 
 /** The real Express app on a free loopback port. */
 export async function startTestApi(dependencies: TestApiDependencies): Promise<RunningApi> {
+  const sql = createSqlPool(dependencies.url);
+  afterAll(() => sql.end());
   const services: AppServices = {
     db: dependencies.db,
+    sql,
     temporal: dependencies.temporal.client,
     temporalConnection: dependencies.temporal.connection,
     taskQueue: dependencies.temporal.taskQueue,

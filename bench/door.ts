@@ -1,0 +1,137 @@
+// `npm run bench`: what the door (API key check + shared rolling-window rate limit) costs.
+// The same Express app and route (GET /v1/whoami) is measured with the real door and with a door that
+// only hands over a fixed principal, in the same run, alternating, on a real PostgreSQL. Requests cycle
+// through KEYS keys of a workspace on the default limit (120 a minute), so that, as in production, each
+// key stays under its limit and every request is admitted: the figure is the cost of an admitted request.
+// Writes bench/results/door.json and bench/results/door.md.
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { createApp } from '../api/app';
+import type { Door } from '../api/http/register-routes';
+import type { Principal } from '../api/auth/principal';
+import { createDatabase } from '../lib/database';
+import { createSqlPool } from '../lib/sql-pool';
+import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { freePort } from '../scripts/stack/child-process';
+import { migrateDeploy } from '../scripts/stack/migrate';
+import { projectRoot } from '../scripts/stack/paths';
+import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
+
+// 1 connection: what one request pays for the door. 10: what the door does to throughput under load.
+const CONCURRENCY = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const KEYS = Number(process.env.BENCH_KEYS ?? 4000);
+
+const workDir = mkdtempSync(path.join(os.tmpdir(), 'bench-door-'));
+chmodSync(workDir, 0o711);
+const postgres = await startEmbeddedPostgres({
+  binDir: process.env.PG_BIN_DIR!, dataDir: path.join(workDir, 'pg'), port: await freePort(), durable: true, quiet: true,
+});
+try {
+  await ensureDatabase(postgres.urlFor('postgres'), 'bench');
+  await migrateDeploy(postgres.urlFor('bench'));
+  const db = createDatabase(postgres.urlFor('bench'), { poolSize: 10 });
+  const { id: workspaceId } = await createWorkspace(db, 'Bench', {});
+  const { id: memberId } = await addMember(db, workspaceId, 'bench@bench.localhost', 'owner');
+  const keys: string[] = [];
+  for (let index = 0; index < KEYS; index++) keys.push((await createApiKey(db, memberId, { scopes: ['campaigns.view'] })).key);
+  const keysFile = path.join(workDir, 'keys.txt');
+  writeFileSync(keysFile, keys.join('\n'));
+  const keyId = (await db.apiKey.findFirstOrThrow({ where: { memberId } })).id;
+
+  const temporalConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
+  const sql = createSqlPool(postgres.urlFor('bench'));
+  const services = {
+    db, sql, temporal: new Client({ connection: temporalConnection }), temporalConnection, taskQueue: 'bench', defaultRateLimitPerMinute: 120,
+  };
+  const fixedPrincipal: Principal = {
+    keyId, workspaceId, memberId, scoped: true, permissions: new Set(['campaigns.view']), plan: 'none', features: [],
+  };
+  const bareDoor: Door = (_services, route) => Object.assign((_req: unknown, res: { locals: Record<string, unknown> }, next: () => void) => {
+    res.locals.principal = fixedPrincipal;
+    next();
+  }, { access: route?.access }) as ReturnType<Door>;
+
+  const listen = (app: ReturnType<typeof createApp>) => new Promise<string>((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/whoami`));
+  });
+  const targets = {
+    bare: await listen(createApp(services, { door: bareDoor })),
+    door: await listen(createApp(services)),
+  };
+
+  type Run = { requests: number; errors: number; rps: number; p50Ms: number; p90Ms: number; p99Ms: number };
+  const load = async (url: string, connections: number): Promise<Run> => {
+    // The load generator is a child process: it runs while this process serves, so the call must not block.
+    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/load.ts', url, keysFile, String(connections), String(SECONDS)], { cwd: projectRoot });
+    return JSON.parse(stdout) as Run;
+  };
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+  const levels = [];
+  for (const connections of CONCURRENCY) {
+    await load(targets.bare, connections); // warm-up of both paths (JIT, pools)
+    await load(targets.door, connections);
+    const runs: Record<'bare' | 'door', Run[]> = { bare: [], door: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const variant of round % 2 ? (['door', 'bare'] as const) : (['bare', 'door'] as const)) {
+        runs[variant].push(await load(targets[variant], connections));
+        console.error(`${connections} conn, round ${round + 1}, ${variant}: ${JSON.stringify(runs[variant].at(-1))}`);
+      }
+    }
+    const summary = (variant: 'bare' | 'door') => ({
+      rps: median(runs[variant].map((run) => run.rps)),
+      p50Ms: median(runs[variant].map((run) => run.p50Ms)),
+      p99Ms: median(runs[variant].map((run) => run.p99Ms)),
+      errors: runs[variant].reduce((total, run) => total + run.errors, 0),
+    });
+    const bare = summary('bare');
+    const door = summary('door');
+    levels.push({
+      connections, bare, door,
+      doorCostP50Ms: Number((door.p50Ms - bare.p50Ms).toFixed(3)),
+      throughputKept: Number((door.rps / bare.rps).toFixed(3)),
+      runs,
+    });
+  }
+
+  const result = {
+    measuredAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version },
+    setup: { endpoint: 'GET /v1/whoami', secondsPerRun: SECONDS, rounds: ROUNDS, keys: KEYS, limitPerKey: 120 },
+    goals: { doorCostP50UnderMs: 1, throughputKeptAtLeast: 0.7 },
+    levels,
+  };
+  const resultsDir = path.join(projectRoot, 'bench/results');
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(path.join(resultsDir, 'door.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(resultsDir, 'door.md'), [
+    `# Door benchmark (${result.measuredAt})`,
+    '',
+    `GET /v1/whoami with the real door (key check and PostgreSQL sliding log, one SQL call) against the same app with a door that hands over a fixed principal. ${KEYS} keys at the default limit (120/min each); ${ROUNDS} alternating rounds of ${SECONDS} s per level; ${result.machine.cpus} CPUs shared by server, PostgreSQL and load generator; Node ${process.version}. Medians.`,
+    '',
+    '| connections | variant | requests/s | p50 ms | p99 ms |',
+    '|-|-|-|-|-|',
+    ...levels.flatMap((level) => [
+      `| ${level.connections} | no auth, no limiter | ${level.bare.rps} | ${level.bare.p50Ms} | ${level.bare.p99Ms} |`,
+      `| ${level.connections} | door | ${level.door.rps} | ${level.door.p50Ms} | ${level.door.p99Ms} |`,
+    ]),
+    '',
+    ...levels.map((level) => `- ${level.connections} connection(s): door cost at p50 ${level.doorCostP50Ms} ms (goal < 1 ms); throughput kept ${(level.throughputKept * 100).toFixed(1)} % (goal >= 70 %).`),
+    '',
+  ].join('\n'));
+  console.log(JSON.stringify(levels.map(({ runs: _runs, ...level }) => level)));
+  await db.$disconnect();
+  await sql.end();
+  await temporalConnection.close().catch(() => {});
+} finally {
+  await postgres.stop();
+  rmSync(workDir, { recursive: true, force: true });
+}
+process.exit(0);
