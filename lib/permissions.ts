@@ -59,9 +59,13 @@ export function withIncludedPermissions(permissions: Iterable<string>): Set<stri
 
 const holdable = new Set<string>(HOLDABLE_SCOPES);
 
+export function isHoldableScope(scope: string): boolean {
+  return holdable.has(scope);
+}
+
 /** Scopes as stored on a new key: unknown and never-holdable names are dropped. */
 export function holdableScopes(requested: readonly string[]): string[] {
-  return [...new Set(requested.filter((scope) => holdable.has(scope)))].sort();
+  return [...new Set(requested.filter(isHoldableScope))].sort();
 }
 
 export function isKnownPermission(name: string): boolean {

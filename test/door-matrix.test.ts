@@ -203,3 +203,39 @@ describe('the member behind a key', () => {
     }
   });
 });
+
+describe('stricter scopes for keys (spec section 5)', () => {
+  const STRICTER: Array<[string, string, string, string]> = [
+    ['post', '/calls/{id}/transcript-translation', 'calls.view', 'calls.edit'],
+    ['post', '/calls/{id}/issues', 'calls.view', 'calls.edit'],
+    ['delete', '/campaigns/{id}/chat/messages', 'intel.view', 'campaigns.delete'],
+    ['post', '/campaigns/{id}/import-from-crm', 'crm.edit', 'campaigns.edit'],
+    ['post', '/campaigns/{id}/sheet', 'intel.view', 'campaigns.edit'],
+    ['post', '/campaigns/{id}/sheet/sync', 'intel.view', 'campaigns.edit'],
+    ['patch', '/campaigns/{id}/sheet', 'intel.view', 'campaigns.edit'],
+    ['post', '/campaigns/{id}/sheet/rebuild', 'intel.view', 'campaigns.edit'],
+    ['delete', '/campaigns/{id}/sheet', 'intel.view', 'campaigns.delete'],
+    ['delete', '/knowledge-bases/{id}/documents/{docId}', 'chatbots.edit', 'chatbots.delete'],
+    ['post', '/whatsapp/templates/{id}/sync-status', 'whatsapp.view', 'whatsapp.edit'],
+    ['post', '/whatsapp/conversations/{id}/archive', 'whatsapp.view', 'whatsapp.edit'],
+    ['post', '/whatsapp/conversations/{id}/unarchive', 'whatsapp.view', 'whatsapp.edit'],
+    ['put', '/whatsapp/campaigns/{id}', 'whatsapp.edit', 'campaigns.edit'],
+  ];
+
+  it.each(STRICTER)('%s %s: the dashboard permission %s is not enough, the key needs %s', async (method, path, dashboard, keyNeeds) => {
+    const route = routes.find((candidate) => candidate.method === method && candidate.path === path);
+    expect(route, `${method} ${path} is routed`).toBeDefined();
+    expectOutcome(await call(route!, { key: await keyWith(dashboard) }), { status: 403, error: 'forbidden', requiredPermission: keyNeeds }, `${path} with ${dashboard}`);
+    expectOutcome(await call(route!, { key: await keyWith(keyNeeds) }), 'passes', `${path} with ${keyNeeds}`);
+  });
+});
+
+describe('scopes a key can never have', () => {
+  it('are not honoured even when a key row holds them', async () => {
+    const issued = await createApiKey(db, owner, { scopes: [] });
+    // Written around the issuing code on purpose: billing.recharge would include billing.view.
+    await db.apiKey.update({ where: { id: issued.id }, data: { scopes: ['billing.recharge', 'team.manage'] } });
+    const ledger = routes.find((route) => route.path === '/credits/ledger')!;
+    expectOutcome(await call(ledger, { key: issued.key }), { status: 403, error: 'forbidden', requiredPermission: 'billing.view' }, 'recharge row');
+  });
+});

@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { hashApiKeySecret } from '../../lib/api-key-secret';
 import type { SqlPool } from '../../lib/sql-pool';
 import { ErrorCode } from '../../lib/error-codes';
-import { withIncludedPermissions } from '../../lib/permissions';
+import { isHoldableScope, withIncludedPermissions } from '../../lib/permissions';
 import { ROLE_PERMISSIONS, type Role } from '../../lib/roles';
 import type { Plan } from '../../lib/workspace-admin';
 import { ApiError } from '../http/api-error';
@@ -56,7 +56,9 @@ export async function authenticate(sql: SqlPool, req: Request, res: Response, de
     workspaceId: row.workspace_id,
     memberId: row.member_id,
     scoped: row.scoped,
-    permissions: new Set([...withIncludedPermissions(row.scopes)].filter((scope) => rolePermissions.has(scope))),
+    // Never-holdable scopes are dropped at issue time; filtering again means a row written any other way
+    // still cannot grant them (or what they include).
+    permissions: new Set([...withIncludedPermissions(row.scopes.filter(isHoldableScope))].filter((scope) => rolePermissions.has(scope))),
     plan: row.plan,
     features: row.features,
   };
