@@ -63,6 +63,7 @@ function concretePath(route: RouteDefinition, campaignId = ownCampaign.id) {
 /** Bodies that pass validation, so that a cell shows what the door decided and not the validator. */
 const VALID_BODIES: Record<string, unknown> = {
   '/v1/campaigns/{campaignId}/leads': { lead: { phone: '+14155550120' }, idempotencyKey: 'matrix' },
+  '/v1/campaigns/{campaignId}/leads/batch': { leads: [{ lead: { phone: '+14155550120' }, idempotencyKey: 'matrix' }] },
 };
 
 let clientAddress = 0;

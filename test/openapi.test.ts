@@ -50,7 +50,8 @@ describe('GET /v1/openapi.json', () => {
       expect(published, `${route.method} ${route.path}`).toEqual(expected);
     }
     const leadPush = document.paths['/v1/campaigns/{campaignId}/leads']!.post!;
-    expect(leadPush.requestBody.content['application/json'].schema.required).toEqual(['lead', 'idempotencyKey']);
+    expect(leadPush.requestBody.content['application/json'].schema.required).toEqual(['lead']);
+    expect(leadPush.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
     expect(Object.keys(leadPush.responses)).toEqual(expect.arrayContaining(['200', '202', '422', '413']));
   });
 

@@ -38,6 +38,8 @@ export interface RouteDefinition<
   body?: Body;
   params?: Params;
   query?: Query;
+  /** Request headers the route reads, for the OpenAPI description. */
+  headerParameters?: Array<{ name: string; description: string }>;
   /** Status of a failed validation: 400 unless the spec says otherwise (422 on the single lead push). */
   validationStatus?: 400 | 422;
   /** Response schemas by status, for the OpenAPI description. */

@@ -56,7 +56,11 @@ function operationOf(route: RouteDefinition): JsonObject {
     'x-required-permission': 'permission' in access ? access.permission : null,
     ...('permission' in access && access.requires ? { 'x-requires': access.requires } : {}),
     ...('keysRefused' in access ? { 'x-refuses-api-keys': true } : {}),
-    parameters: [...pathParameters, ...queryParameters],
+    parameters: [
+      ...pathParameters,
+      ...queryParameters,
+      ...(route.headerParameters ?? []).map(({ name, description }) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } })),
+    ],
     ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchemaOf(route.body) } } } } : {}),
     responses,
   };

@@ -33,7 +33,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['delete', '/campaigns/{id}/sheet', 'campaigns.delete'],
   ['post', '/campaigns/{id}/sheet/sync', 'campaigns.edit'],
   ['post', '/campaigns/{id}/sheet/rebuild', 'campaigns.edit'],
-  ['post', '/v1/campaigns/{campaignId}/leads/batch', 'campaigns.edit'],
   ['get', '/v1/results', 'campaigns.view'],
   ['get', '/result-webhooks/deliveries', 'result_webhooks.view'],
   ['get', '/commerce/orders', 'sales.view', { feature: 'd2c' }],
