@@ -1,7 +1,18 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { timezones } from 'libphonenumber-geo-carrier';
+import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { callingWindowSchema, DEFAULT_CALLING_WINDOW, nextAllowedInstant, type CallingWindow } from '../lib/calling-window';
+import type { CallOutcome } from '../lib/call-outcomes';
+import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../lib/dial-ladder';
 import { ErrorCode } from '../lib/error-codes';
 import type { ActivityDependencies } from './index';
-import type { CallOutcome } from './providers/telephony';
+
+export interface LeadPlan {
+  ladder: DialLadder;
+  window: CallingWindow;
+  /** The lead's possible time zones: a call must fall inside the window in every one. */
+  timeZones: string[];
+}
 
 export interface PlaceCallInput {
   leadId: string;
@@ -9,43 +20,72 @@ export interface PlaceCallInput {
   attempt: number;
 }
 
-export interface PlacedCall {
-  callId: string;
-  outcome: CallOutcome;
-  durationMs: number;
-}
+export type PlacedCall = { outcome: CallOutcome; callId: string } | { outcome: 'do_not_call' };
 
 export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
 
+/** Where the number's zone cannot be told, the window is read in UTC. */
+const FALLBACK_TIME_ZONE = 'UTC';
+
+async function timeZonesOf(phone: string): Promise<string[]> {
+  const parsed = parsePhoneNumberFromString(phone);
+  const zones = parsed ? await timezones(parsed) : null;
+  return zones?.length ? zones : [FALLBACK_TIME_ZONE];
+}
+
+function leadNotFound(leadId: string) {
+  return ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
+}
+
 export function createCallActivities({ db, calls }: ActivityDependencies) {
   return {
+    /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
+    async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {
+      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true, campaign: { select: { dialLadder: true, callingWindow: true } } } });
+      if (!lead) throw leadNotFound(leadId);
+      return {
+        ladder: lead.campaign.dialLadder ? dialLadderSchema.parse(lead.campaign.dialLadder) : DEFAULT_DIAL_LADDER,
+        window: lead.campaign.callingWindow ? callingWindowSchema.parse(lead.campaign.callingWindow) : DEFAULT_CALLING_WINDOW,
+        timeZones: await timeZonesOf(lead.phone),
+      };
+    },
+
+    /** How long to wait, from now, for the calling window to open in the lead's time zones. */
+    async nextCallingSlot({ window, timeZones }: Pick<LeadPlan, 'window' | 'timeZones'>): Promise<{ waitMs: number; at: string } | null> {
+      const now = new Date();
+      const next = nextAllowedInstant(now, window, timeZones);
+      return next && { waitMs: Math.max(next.getTime() - now.getTime(), 0), at: next.toISOString() };
+    },
+
     /**
-     * Dials a lead once per attempt. A retry after a crash finds the recorded call and returns it,
-     * so one attempt never becomes two dials.
+     * Places one attempt's call, at most once. The Do-Not-Call list is read immediately before.
+     * The call is recorded as dialing before the provider is asked; a retry that finds it dialing asks
+     * the provider what became of the attempt instead of dialing again.
      */
     async placeCall({ leadId, attempt }: PlaceCallInput): Promise<PlacedCall> {
-      const recorded = await db.call.findUnique({ where: { leadId_attempt: { leadId, attempt } } });
-      if (recorded) return { callId: recorded.id, outcome: recorded.outcome as CallOutcome, durationMs: recorded.durationMs };
-      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true } });
-      if (!lead) throw ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
-      await db.lead.update({ where: { id: leadId }, data: { status: 'dialing' } });
-      const startedAt = new Date();
-      const result = await calls.dial({ to: lead.phone, idempotencyKey: `${leadId}:${attempt}` });
-      const call = await db.call.upsert({
-        where: { leadId_attempt: { leadId, attempt } },
-        update: {},
-        create: {
-          leadId,
-          attempt,
-          provider: calls.name,
-          providerCallId: result.providerCallId,
-          outcome: result.outcome,
-          durationMs: result.durationMs,
-          startedAt,
-          endedAt: new Date(startedAt.getTime() + result.durationMs),
-        },
+      const attemptId = `${leadId}:${attempt}`;
+      const recorded = await db.call.findUnique({ where: { attemptId } });
+      if (recorded?.status === 'ended') return { outcome: recorded.outcome as CallOutcome, callId: recorded.id };
+      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true, workspaceId: true } });
+      if (!lead) throw leadNotFound(leadId);
+
+      let result = recorded ? await calls.lookup(attemptId) : null;
+      if (!result) {
+        const blocked = await db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: lead.workspaceId, phone: lead.phone } } });
+        if (blocked) return { outcome: 'do_not_call' };
+        await db.call.upsert({
+          where: { attemptId },
+          update: {},
+          create: { workspaceId: lead.workspaceId, leadId, attempt, attemptId, provider: calls.name, status: 'dialing', startedAt: new Date() },
+        });
+        await db.lead.update({ where: { id: leadId }, data: { status: 'dialing' } });
+        result = await calls.dial({ attemptId, to: lead.phone });
+      }
+      const call = await db.call.update({
+        where: { attemptId },
+        data: { status: 'ended', providerCallId: result.providerCallId, outcome: result.outcome, durationMs: result.durationMs, endedAt: new Date() },
       });
-      return { callId: call.id, outcome: call.outcome as CallOutcome, durationMs: call.durationMs };
+      return { outcome: result.outcome, callId: call.id };
     },
 
     async finishLead({ leadId, status }: { leadId: string; status: LeadFinalStatus }): Promise<void> {

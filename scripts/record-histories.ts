@@ -23,7 +23,7 @@ try {
   const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue,
-    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony() },
+    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db) },
   });
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection });

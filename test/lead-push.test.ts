@@ -6,16 +6,20 @@ import { freePort } from '../scripts/stack/child-process';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { startTestWorker, useTemporalClient } from './support/temporal';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { createTestWorkspace } from './support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony() });
+await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
+/** One attempt per lead, at any hour: these tests are about accepting leads, not the ladder. */
 async function createLeadCampaign(fields: Record<string, unknown> = {}) {
-  return db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Inbound leads', acceptsLeadPush: true, ...fields } });
+  return db.campaign.create({
+    data: { workspaceId: owner.workspaceId, name: 'Inbound leads', acceptsLeadPush: true, dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, ...fields },
+  });
 }
 const push = (campaignId: string, body: unknown, headers: Record<string, string> = {}) =>
   api.request('POST', `/v1/campaigns/${campaignId}/leads`, { key: owner.key, body, headers });
@@ -33,7 +37,7 @@ describe('POST /v1/campaigns/{campaignId}/leads', () => {
     expect(pushed.requestId).toBe(response.headers.get('x-request-id'));
     expect(pushed.resultUrl).toBe(`${api.baseUrl}/v1/results/${pushed.leadId}`);
 
-    expect(await finished(campaign.id, 'order-1')).toEqual({ status: 'completed', outcome: 'answered' });
+    expect(await finished(campaign.id, 'order-1')).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
     const lead = await db.lead.findUniqueOrThrow({ where: { id: pushed.leadId }, include: { calls: true } });
     expect(lead).toMatchObject({ phone: '+14155550123', status: 'completed', fields: { plan: 'pro' } });
     expect(lead.calls).toHaveLength(1);

@@ -12,7 +12,7 @@ const worker = await createWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-  dependencies: { db, calls: createTelephony(config.TELEPHONY_PROVIDER) },
+  dependencies: { db, calls: createTelephony(config.TELEPHONY_PROVIDER, db) },
 });
 console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER})`);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.

@@ -1,19 +1,22 @@
-/** Places one outbound call and reports how it ended. Real carriers plug in behind this interface. */
+import type { CallOutcome } from '../../lib/call-outcomes';
+
+export { CALL_OUTCOMES, type CallOutcome } from '../../lib/call-outcomes';
+
+/** Places outbound calls and reports how they ended. Real carriers plug in behind this interface. */
 export interface Telephony {
   /** Recorded with every call, so a simulated call can never pass for a real one. */
   readonly name: string;
+  /** Places the call for one attempt. The attempt id is the idempotency key: never two calls for one id. */
   dial(request: DialRequest): Promise<DialResult>;
+  /** What happened to an attempt: its result, or null when the provider never placed it. */
+  lookup(attemptId: string): Promise<DialResult | null>;
 }
 
 export interface DialRequest {
+  attemptId: string;
   /** E.164 number to call. */
   to: string;
-  /** Lets a provider refuse a second dial for the same attempt. */
-  idempotencyKey: string;
 }
-
-export const CALL_OUTCOMES = ['answered', 'busy', 'no_answer', 'voicemail', 'failed', 'invalid_number'] as const;
-export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
 export interface DialResult {
   providerCallId: string;

@@ -1,5 +1,6 @@
 import type { RouteDefinition } from '../http/route';
 import { campaignRoutes } from './campaigns';
+import { doNotCallRoutes } from './do-not-call';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
@@ -14,6 +15,7 @@ export const routes: readonly RouteDefinition[] = [
   ...whoamiRoutes,
   ...campaignRoutes,
   ...leadRoutes,
+  ...doNotCallRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

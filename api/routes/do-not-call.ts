@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { normalizeE164 } from '../../lib/phone';
+import { defineRoute } from '../http/route';
+
+const addNumbersSchema = z.object({
+  phones: z.array(z.string().transform((value, ctx) => {
+    const phone = normalizeE164(value);
+    if (!phone) ctx.addIssue({ code: 'custom', message: 'must be a valid E.164 number' });
+    return phone ?? z.NEVER;
+  })).min(1).max(10_000),
+});
+
+export const doNotCallRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/do-not-call',
+    access: { permission: 'calls.edit' },
+    summary: "Add numbers to the workspace's Do-Not-Call list, read before every call attempt. Removing a number is refused to API keys.",
+    tags: ['Calls'],
+    body: addNumbersSchema,
+    responses: { 200: { description: 'added: numbers new to the list; total: valid unique numbers in the request.', schema: z.object({ added: z.number().int(), total: z.number().int() }) } },
+    handler: async ({ services, principal, body }) => {
+      const phones = [...new Set(body.phones)];
+      const { count } = await services.db.doNotCall.createMany({
+        data: phones.map((phone) => ({ workspaceId: principal.workspaceId, phone })),
+        skipDuplicates: true,
+      });
+      return { status: 200, body: { added: count, total: phones.length } };
+    },
+  }),
+];
