@@ -7,9 +7,13 @@ import { freePort, isPortFree } from '../scripts/stack/child-process';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
+/** Live processes of a process group. Zombies are left out: they have exited and hold nothing. */
 function processesInGroup(groupId: number): string[] {
-  const lines = execFileSync('ps', ['-eo', 'pid=,pgid=,args=']).toString().trim().split('\n');
-  return lines.filter((line) => Number(line.trim().split(/\s+/)[1]) === groupId);
+  const lines = execFileSync('ps', ['-eo', 'pid=,pgid=,stat=,args=']).toString().trim().split('\n');
+  return lines.filter((line) => {
+    const [, pgid, stat] = line.trim().split(/\s+/);
+    return Number(pgid) === groupId && !stat!.startsWith('Z');
+  });
 }
 
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number) {

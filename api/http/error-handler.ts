@@ -10,7 +10,8 @@ interface BodyParserError { type?: string; status?: number }
 export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
   if (res.headersSent) return next(error);
   const { status, body, headers } = toErrorResponse(error, res.locals.validationStatus ?? 400);
-  if (status >= 500 && status !== 503) console.error(`[api] ${req.method} ${req.path} ${res.locals.requestId}:`, error);
+  // Only the unexpected is logged: refusals are the contract working. Never the request's headers.
+  if (status === 500) console.error(`[api] ${req.method} ${req.path} ${res.locals.requestId}:`, error);
   res.set(headers).status(status).json(body);
 };
 
