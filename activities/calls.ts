@@ -20,7 +20,13 @@ export interface PlaceCallInput {
   attempt: number;
 }
 
-export type PlacedCall = { outcome: CallOutcome; callId: string } | { outcome: 'do_not_call' };
+/**
+ * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
+ * (not started yet, or paused): nothing was dialed, ask again once it changes. campaign_stopped: final.
+ */
+export type PlacedCall =
+  | { outcome: CallOutcome; callId: string }
+  | { outcome: 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' };
 
 export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -35,6 +41,38 @@ async function timeZonesOf(phone: string): Promise<string[]> {
 
 function leadNotFound(leadId: string) {
   return ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
+}
+
+type AttemptVerdict = 'started' | 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped';
+
+/**
+ * Decides, in one transaction, whether an attempt may start, and records it as dialing if so. The
+ * campaign row is read FOR SHARE: a pause (an UPDATE of that row) waits for attempts being started
+ * right now and is acknowledged only after; every attempt after it sees the pause.
+ */
+async function startAttempt(
+  db: ActivityDependencies['db'],
+  attempt: { leadId: string; attempt: number; attemptId: string; provider: string; phone: string; workspaceId: string },
+): Promise<AttemptVerdict> {
+  return db.$transaction(async (tx) => {
+    const [campaign] = await tx.$queryRaw<{ status: string }[]>`
+      SELECT c.status::text AS status FROM "Campaign" c JOIN "Lead" l ON l."campaignId" = c.id
+      WHERE l.id = ${attempt.leadId}::uuid FOR SHARE OF c`;
+    if (campaign?.status === 'STOPPED') return 'campaign_stopped';
+    if (campaign?.status !== 'RUNNING') return 'campaign_on_hold';
+    const blocked = await tx.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: attempt.workspaceId, phone: attempt.phone } } });
+    if (blocked) return 'do_not_call';
+    await tx.call.upsert({
+      where: { attemptId: attempt.attemptId },
+      update: {},
+      create: {
+        workspaceId: attempt.workspaceId, leadId: attempt.leadId, attempt: attempt.attempt, attemptId: attempt.attemptId,
+        provider: attempt.provider, status: 'dialing', startedAt: new Date(),
+      },
+    });
+    await tx.lead.update({ where: { id: attempt.leadId }, data: { status: 'dialing' } });
+    return 'started';
+  });
 }
 
 export function createCallActivities({ db, calls }: ActivityDependencies) {
@@ -71,14 +109,8 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
 
       let result = recorded ? await calls.lookup(attemptId) : null;
       if (!result) {
-        const blocked = await db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: lead.workspaceId, phone: lead.phone } } });
-        if (blocked) return { outcome: 'do_not_call' };
-        await db.call.upsert({
-          where: { attemptId },
-          update: {},
-          create: { workspaceId: lead.workspaceId, leadId, attempt, attemptId, provider: calls.name, status: 'dialing', startedAt: new Date() },
-        });
-        await db.lead.update({ where: { id: leadId }, data: { status: 'dialing' } });
+        const verdict = await startAttempt(db, { leadId, attempt, attemptId, provider: calls.name, ...lead });
+        if (verdict !== 'started') return { outcome: verdict };
         result = await calls.dial({ attemptId, to: lead.phone });
       }
       const call = await db.call.update({
@@ -90,6 +122,12 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
 
     async finishLead({ leadId, status }: { leadId: string; status: LeadFinalStatus }): Promise<void> {
       await db.lead.update({ where: { id: leadId }, data: { status } });
+    },
+
+    async campaignStatusOfLead({ leadId }: { leadId: string }): Promise<string> {
+      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { campaign: { select: { status: true } } } });
+      if (!lead) throw leadNotFound(leadId);
+      return lead.campaign.status;
     },
   };
 }

@@ -1,16 +1,21 @@
+import type { Client } from '@temporalio/client';
 import type { Database } from '../lib/database';
 import type { Telephony } from './providers/telephony';
 import { createCallActivities } from './calls';
+import { createCampaignActivities } from './campaigns';
 
 export interface ActivityDependencies {
   db: Database;
   calls: Telephony;
+  /** To signal other workflows (a campaign wakes its leads). */
+  temporal: Client;
 }
 
 /** Every activity, bound to its dependencies. The worker wires in the real ones; tests pass their own. */
 export function createActivities(dependencies: ActivityDependencies) {
   return {
     ...createCallActivities(dependencies),
+    ...createCampaignActivities(dependencies),
   };
 }
 

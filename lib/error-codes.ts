@@ -28,6 +28,7 @@ export const ErrorCode = {
   not_implemented: 'not_implemented',
   temporal_unavailable: 'temporal_unavailable',
   campaign_not_accepting_leads: 'campaign_not_accepting_leads',
+  invalid_campaign_transition: 'invalid_campaign_transition',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   telephony_invalid_number: 'telephony_invalid_number',

@@ -20,13 +20,13 @@ try {
   await ensureDatabase(stack.postgresAdminUrl, 'recording', stack.templateDatabase);
   const db = createDatabase(stack.postgresAdminUrl.replace(/\/postgres$/, '/recording'));
   const taskQueue = `record-${randomUUID()}`;
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const client = new Client({ connection });
   const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue,
-    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db) },
+    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db), temporal: client },
   });
-  const connection = await Connection.connect({ address: stack.temporalAddress });
-  const client = new Client({ connection });
   await worker.runUntil(async () => {
     for (const scenario of replayScenarios) {
       const workflowId = await scenario.run({ db, client, taskQueue });

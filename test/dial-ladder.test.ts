@@ -21,7 +21,7 @@ const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'calls.
 
 async function pushLead(phone: string, settings: { dialLadder?: DialLadder; callingWindow?: CallingWindow } = {}) {
   const campaign = await db.campaign.create({
-    data: { workspaceId: owner.workspaceId, name: 'Ladder', acceptsLeadPush: true, dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN, ...settings },
+    data: { workspaceId: owner.workspaceId, name: 'Ladder', acceptsLeadPush: true, status: 'RUNNING', dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN, ...settings },
   });
   const idempotencyKey = randomUUID();
   const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: owner.key, body: { lead: { phone }, idempotencyKey } });
@@ -103,8 +103,8 @@ describe('the CLASSIC dial ladder', () => {
 
 describe('placing a call survives a crash between dialing and recording', () => {
   it('asks the provider what became of an attempt instead of dialing it again', async () => {
-    const activities = createActivities({ db, calls });
-    const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Crash' } });
+    const activities = createActivities({ db, calls, temporal: temporal.client });
+    const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Crash', status: 'RUNNING' } });
     const lead = await db.lead.create({
       data: { workspaceId: owner.workspaceId, campaignId: campaign.id, idempotencyKey: 'crash', phone: '+14155550131', workflowId: 'crash', requestId: randomUUID() },
     });

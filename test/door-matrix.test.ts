@@ -6,10 +6,13 @@ import { withIncludedPermissions, HOLDABLE_SCOPES, NEVER_HOLDABLE_SCOPES } from 
 import { addMember, createApiKey, createWorkspace, revokeApiKey, updateMember } from '../lib/workspace-admin';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
+import { startTestWorker, useTemporalClient } from './support/temporal';
+import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
+// Campaign transitions are Updates answered by the campaign's workflow: a real worker runs it.
+await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal, trustProxy: true });
 
 // --- The cast: one workspace with every kind of key, and the workspaces around it. -------------------

@@ -18,7 +18,7 @@ const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 /** One attempt per lead, at any hour: these tests are about accepting leads, not the ladder. */
 async function createLeadCampaign(fields: Record<string, unknown> = {}) {
   return db.campaign.create({
-    data: { workspaceId: owner.workspaceId, name: 'Inbound leads', acceptsLeadPush: true, dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, ...fields },
+    data: { workspaceId: owner.workspaceId, name: 'Inbound leads', acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, ...fields },
   });
 }
 const push = (campaignId: string, body: unknown, headers: Record<string, string> = {}) =>

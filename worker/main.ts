@@ -1,3 +1,4 @@
+import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
@@ -7,15 +8,18 @@ import { createWorker } from './create-worker';
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
 const worker = await createWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-  dependencies: { db, calls: createTelephony(config.TELEPHONY_PROVIDER, db) },
+  dependencies: { db, calls: createTelephony(config.TELEPHONY_PROVIDER, db), temporal },
 });
 console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER})`);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
 await worker.run();
 await connection.close();
+await clientConnection.close();
 await db.$disconnect();

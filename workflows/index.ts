@@ -1,2 +1,3 @@
 // Entry point of the workflow bundle: every workflow type the worker registers.
 export { leadDialWorkflow } from './lead-dial';
+export { campaignWorkflow } from './campaign';

@@ -1,9 +1,9 @@
-import { defineQuery, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallOutcome } from '../lib/call-outcomes';
 import { ErrorCode } from '../lib/error-codes';
 
-const { prepareLead, nextCallingSlot, placeCall, finishLead } = proxyActivities<Activities>({
+const { prepareLead, nextCallingSlot, placeCall, finishLead, campaignStatusOfLead } = proxyActivities<Activities>({
   startToCloseTimeout: '2 minutes',
   retry: {
     initialInterval: '1 second',
@@ -18,61 +18,100 @@ export interface LeadDialInput {
   leadId: string;
 }
 
+export type LeadOutcome = CallOutcome | 'do_not_call' | 'campaign_stopped' | 'no_calling_window';
+
 export interface LeadDialResult {
   status: 'completed' | 'failed' | 'cancelled';
-  /** The last attempt's outcome; do_not_call when the number was on the list; null when never dialed. */
-  outcome: CallOutcome | 'do_not_call' | null;
+  /** The last attempt's outcome, or why the lead ended without one; null when never dialed. */
+  outcome: LeadOutcome | null;
   attempts: number;
 }
 
-export type LeadPhase = 'preparing' | 'waiting_for_rung' | 'waiting_for_window' | 'dialing' | 'finished';
+export type LeadPhase = 'preparing' | 'waiting_for_rung' | 'waiting_for_window' | 'waiting_for_campaign' | 'dialing' | 'finished';
 
 export interface LeadState {
   phase: LeadPhase;
   /** The attempt being made or waited for (1-based). */
   attempt: number;
-  lastOutcome: CallOutcome | 'do_not_call' | null;
-  /** When a waiting lead wakes up (ISO 8601). */
+  lastOutcome: LeadOutcome | null;
+  /** When a waiting lead wakes up by itself (ISO 8601). */
   nextWakeAt: string | null;
 }
 
 export const leadStateQuery = defineQuery<LeadState>('leadState');
+/** Sent by the campaign workflow when the campaign starts, resumes or stops. */
+export const campaignChangedSignal = defineSignal('campaignChanged');
+
+/** A lead held by its campaign looks again by itself this often, should a signal have been missed. */
+const CAMPAIGN_RECHECK_MS = 5 * 60_000;
 
 /**
  * One lead on the CLASSIC dial ladder: each rung waits its delay, then for the calling window in the
  * lead's local time (durable timers), then places one call; the outcome's rule ends the ladder or
- * moves on. The ladder and window are the campaign's when the lead starts.
+ * moves on. The ladder and window are the campaign's when the lead starts. While the campaign is not
+ * running the lead holds before its next attempt and continues where it stood; a stopped campaign
+ * ends it cancelled, even in the middle of a wait.
  */
 export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadDialResult> {
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
+  let campaignChanged = false;
   setHandler(leadStateQuery, () => state);
-  const wait = async (phase: LeadPhase, ms: number) => {
-    Object.assign(state, { phase, nextWakeAt: new Date(Date.now() + ms).toISOString() });
-    await sleep(ms);
-    state.nextWakeAt = null;
-  };
+  setHandler(campaignChangedSignal, () => {
+    campaignChanged = true;
+  });
+
   const finish = async (status: LeadDialResult['status']): Promise<LeadDialResult> => {
     await finishLead({ leadId, status });
-    state.phase = 'finished';
+    Object.assign(state, { phase: 'finished', nextWakeAt: null });
     return { status, outcome: state.lastOutcome, attempts: state.attempt };
+  };
+  /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
+  const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {
+    const wakeAt = Date.now() + ms;
+    Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
+    while (Date.now() < wakeAt) {
+      campaignChanged = false;
+      if (!(await condition(() => campaignChanged, wakeAt - Date.now()))) break;
+      if ((await campaignStatusOfLead({ leadId })) === 'STOPPED') return false;
+    }
+    state.nextWakeAt = null;
+    return true;
+  };
+  const stopped = () => {
+    state.lastOutcome = 'campaign_stopped';
+    return finish('cancelled');
   };
 
   const plan = await prepareLead({ leadId });
   for (const [index, rung] of plan.ladder.rungs.entries()) {
     state.attempt = index + 1;
-    if (index > 0 && rung.delaySeconds > 0) await wait('waiting_for_rung', rung.delaySeconds * 1000);
+    if (index > 0 && rung.delaySeconds > 0 && !(await wait('waiting_for_rung', rung.delaySeconds * 1000))) return stopped();
     for (;;) {
       const slot = await nextCallingSlot(plan);
-      // The window never opens in every one of the lead's zones at once: it cannot be called.
-      if (slot === null) return finish('failed');
-      if (slot.waitMs === 0) break;
-      await wait('waiting_for_window', slot.waitMs);
+      if (slot === null) {
+        // The window never opens in every one of the lead's zones at once: it cannot be called.
+        state.lastOutcome = 'no_calling_window';
+        return finish('failed');
+      }
+      if (slot.waitMs > 0) {
+        if (!(await wait('waiting_for_window', slot.waitMs))) return stopped();
+        continue;
+      }
+      state.phase = 'dialing';
+      const call = await placeCall({ leadId, attempt: state.attempt });
+      if (call.outcome === 'campaign_stopped') return stopped();
+      if (call.outcome === 'campaign_on_hold') {
+        // Not started yet, or paused: hold here, then look at the window again.
+        campaignChanged = false;
+        Object.assign(state, { phase: 'waiting_for_campaign', nextWakeAt: null });
+        await condition(() => campaignChanged, CAMPAIGN_RECHECK_MS);
+        continue;
+      }
+      state.lastOutcome = call.outcome;
+      if (call.outcome === 'do_not_call') return finish('cancelled');
+      break;
     }
-    state.phase = 'dialing';
-    const call = await placeCall({ leadId, attempt: state.attempt });
-    state.lastOutcome = call.outcome;
-    if (call.outcome === 'do_not_call') return finish('cancelled');
-    if (plan.ladder.outcomes[call.outcome] === 'end') break;
+    if (plan.ladder.outcomes[state.lastOutcome as CallOutcome] === 'end') break;
   }
   return finish(state.lastOutcome === 'answered' ? 'completed' : 'failed');
 }

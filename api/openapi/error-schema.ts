@@ -11,5 +11,7 @@ export const errorBodySchema = z.object({
   requiredPlan: z.enum(['basic', 'ai']).optional().describe('plan_required: the plan tier the endpoint needs.'),
   requiredFeature: z.enum(['workflows', 'd2c']).optional().describe('feature_not_enabled: the workspace feature the endpoint needs.'),
   requestId: z.string().uuid().optional().describe('rate_limited: the id of the refused request (also in X-Request-Id).'),
+  from: z.string().optional().describe('invalid_campaign_transition: the state the campaign is in.'),
+  action: z.string().optional().describe('invalid_campaign_transition: the refused action.'),
   retryable: z.boolean().optional().describe('true: nothing was accepted; resend the same request later.'),
 });

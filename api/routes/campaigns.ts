@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { ErrorCode } from '../../lib/error-codes';
-import { ApiError } from '../http/api-error';
+import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
+import { transitionCampaign } from '../services/campaign-control';
 import { campaignView, createCampaign, findOwnedCampaign, listCampaigns } from '../services/campaigns';
 
 export const campaignSchema = z.object({
@@ -63,19 +63,21 @@ export const campaignRoutes = [
       body: (await listCampaigns(services, principal)).map(campaignView),
     }),
   }),
-  ...(['start', 'resume'] as const).map((transition) =>
+  ...CAMPAIGN_ACTIONS.map((action) =>
     defineRoute({
       method: 'post',
-      path: `/campaigns/{id}/${transition}`,
+      path: `/campaigns/{id}/${action}`,
       access: { permission: 'campaigns.edit' },
-      summary: `${transition === 'start' ? 'Start' : 'Resume'} a campaign. Keys may not ${transition} EMAIL campaigns (403 api_key_not_allowed). Not built yet otherwise (501).`,
+      summary: `${action[0]!.toUpperCase()}${action.slice(1)} the campaign: a Temporal Update of the campaign's workflow, answered once accepted. `
+        + 'start DRAFT->RUNNING, pause RUNNING->PAUSED, resume PAUSED->RUNNING, stop DRAFT|RUNNING|PAUSED->STOPPED; anything else is 409 invalid_campaign_transition with from and action. '
+        + 'Keys may not start or resume EMAIL campaigns (403 api_key_not_allowed).',
       tags: ['Campaigns'],
       params: campaignParams,
-      handler: async ({ services, principal, params }) => {
-        const campaign = await findOwnedCampaign(services, principal, params.id);
-        if (campaign.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
-        throw new ApiError(501, ErrorCode.not_implemented);
-      },
+      responses: { 200: { description: 'The campaign after the transition.', schema: campaignSchema } },
+      handler: async ({ services, principal, params }) => ({
+        status: 200,
+        body: campaignView(await transitionCampaign(services, principal, params.id, action)),
+      }),
     }),
   ),
 ];

@@ -16,8 +16,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['get', '/voices/{id}/preview', 'agents.view'],
   ['patch', '/campaigns/{id}', 'campaigns.edit'],
   ['delete', '/campaigns/{id}', 'campaigns.delete'],
-  ['post', '/campaigns/{id}/pause', 'campaigns.edit'],
-  ['post', '/campaigns/{id}/stop', 'campaigns.edit'],
   ['get', '/campaigns/{id}/contacts', 'campaigns.view'],
   ['post', '/campaigns/{id}/contacts', 'campaigns.edit'],
   ['post', '/campaigns/{id}/chat/stream', 'intel.view', { plan: 'ai' }],

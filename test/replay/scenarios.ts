@@ -20,7 +20,7 @@ function leadDialScenario(name: string, phone: string, onDoNotCallList = false):
       const { id: workspaceId } = await createWorkspace(db, `Replay ${name}`, {});
       await addMember(db, workspaceId, `${name}@replay.localhost`, 'owner');
       if (onDoNotCallList) await db.doNotCall.create({ data: { workspaceId, phone } });
-      const campaign = await db.campaign.create({ data: { workspaceId, name, acceptsLeadPush: true, dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN } });
+      const campaign = await db.campaign.create({ data: { workspaceId, name, acceptsLeadPush: true, status: 'RUNNING', dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN } });
       const workflowId = leadWorkflowId(campaign.id, name);
       const lead = await db.lead.create({
         data: { workspaceId, campaignId: campaign.id, idempotencyKey: name, phone, workflowId, requestId: crypto.randomUUID() },

@@ -35,8 +35,10 @@ export interface RunningWorker {
 }
 
 /** A real worker on the test Temporal server, polling the given task queue, built from the shared bundle. */
-export async function startTestWorker(taskQueue: string, dependencies: ActivityDependencies): Promise<RunningWorker> {
+export async function startTestWorker(taskQueue: string, activityDependencies: Omit<ActivityDependencies, 'temporal'>): Promise<RunningWorker> {
   quietRuntime();
+  const clientConnection = await Connection.connect({ address: inject('stack').temporalAddress });
+  const dependencies: ActivityDependencies = { ...activityDependencies, temporal: new Client({ connection: clientConnection }) };
   const connection = await NativeConnection.connect({ address: inject('stack').temporalAddress });
   const worker = await createWorker({
     connection, namespace: 'default', taskQueue, dependencies, workflowBundlePath: inject('stack').workflowBundlePath,
@@ -49,6 +51,7 @@ export async function startTestWorker(taskQueue: string, dependencies: ActivityD
     worker.shutdown();
     await running;
     await connection.close();
+    await clientConnection.close();
   };
   afterAll(stop);
   return { worker, stop };

@@ -1,0 +1,39 @@
+import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { CampaignAction } from '../../lib/campaign-transitions';
+import { ErrorCode } from '../../lib/error-codes';
+import { campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../../workflows/campaign';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import { findOwnedCampaign } from './campaigns';
+import type { AppServices } from './index';
+
+/**
+ * Sends a start, pause, resume or stop to the campaign's workflow as an Update (starting the workflow
+ * on first use) and answers with the campaign as the transition left it. A transition the campaign's
+ * state does not allow is refused with 409 invalid_campaign_transition, naming the state and action.
+ */
+export async function transitionCampaign(services: AppServices, principal: Principal, campaignId: string, action: CampaignAction) {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  if (campaign.channel === 'EMAIL' && (action === 'start' || action === 'resume')) throw new ApiError(403, ErrorCode.api_key_not_allowed);
+  try {
+    await services.temporal.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
+      args: [action],
+      startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
+        workflowId: campaignWorkflowId(campaign.id),
+        taskQueue: services.taskQueue,
+        args: [{ campaignId: campaign.id, status: campaign.status }],
+        workflowIdConflictPolicy: 'USE_EXISTING',
+        searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
+      }),
+    });
+  } catch (error) {
+    const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_campaign_transition) {
+      const [details] = cause.details as [{ from: string; action: string }];
+      throw new ApiError(409, ErrorCode.invalid_campaign_transition, { from: details.from, action: details.action });
+    }
+    throw error;
+  }
+  return services.db.campaign.findUniqueOrThrow({ where: { id: campaign.id } });
+}

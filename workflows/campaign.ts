@@ -1,0 +1,72 @@
+import {
+  ApplicationFailure, allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, proxyActivities, setHandler, workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import { transitionTarget, type CampaignAction, type CampaignStatus } from '../lib/campaign-transitions';
+import { ErrorCode } from '../lib/error-codes';
+
+const { setCampaignStatus, notifyCampaignLeads } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+});
+
+export interface CampaignWorkflowInput {
+  campaignId: string;
+  status: CampaignStatus;
+}
+
+export const campaignTransitionUpdate = defineUpdate<{ status: CampaignStatus }, [CampaignAction]>('transition');
+export const campaignStatusQuery = defineQuery<CampaignStatus>('status');
+
+export function campaignWorkflowId(campaignId: string): string {
+  return `campaign-${campaignId}`;
+}
+
+/** Continue-as-new well before the history gets heavy: a campaign lives for months. */
+const HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW = 2_000;
+
+/**
+ * The control of one campaign. Start, pause, resume and stop are Updates: the caller learns at once
+ * whether the transition was accepted. An accepted transition is committed to PostgreSQL before the
+ * Update completes, and lead workflows read that status before every dial attempt, so no attempt
+ * starts after a pause has been acknowledged. Leads waiting on the campaign are then woken.
+ */
+export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<CampaignStatus> {
+  let status = input.status;
+  let transitions = Promise.resolve();
+  setHandler(campaignStatusQuery, () => status);
+  setHandler(
+    campaignTransitionUpdate,
+    (action) => {
+      // One transition at a time: each is checked against the status its predecessors left.
+      const run = transitions.then(async () => {
+        const target = transitionTarget(status, action);
+        if (!target) throw invalidTransition(status, action);
+        await setCampaignStatus({ campaignId: input.campaignId, status: target });
+        status = target;
+        if (target !== 'PAUSED') await notifyCampaignLeads({ campaignId: input.campaignId });
+        return { status };
+      });
+      transitions = run.then(() => undefined, () => undefined);
+      return run;
+    },
+    {
+      validator: (action) => {
+        if (!transitionTarget(status, action)) throw invalidTransition(status, action);
+      },
+    },
+  );
+  await condition(() => status === 'STOPPED' || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW || workflowInfo().continueAsNewSuggested);
+  await condition(allHandlersFinished);
+  if (status === 'STOPPED') return status;
+  return continueAsNew<typeof campaignWorkflow>({ campaignId: input.campaignId, status });
+}
+
+function invalidTransition(from: CampaignStatus, action: CampaignAction) {
+  return ApplicationFailure.create({
+    type: ErrorCode.invalid_campaign_transition,
+    message: `cannot ${action} a campaign that is ${from}`,
+    nonRetryable: true,
+    details: [{ from, action }],
+  });
+}
