@@ -52,7 +52,7 @@ type AttemptVerdict = 'started' | 'do_not_call' | 'campaign_on_hold' | 'campaign
  */
 async function startAttempt(
   db: ActivityDependencies['db'],
-  attempt: { leadId: string; attempt: number; attemptId: string; provider: string; phone: string; workspaceId: string },
+  attempt: { leadId: string; attempt: number; attemptId: string; provider: string; phone: string; workspaceId: string; campaignId: string },
 ): Promise<AttemptVerdict> {
   return db.$transaction(async (tx) => {
     const [campaign] = await tx.$queryRaw<{ status: string }[]>`
@@ -66,7 +66,7 @@ async function startAttempt(
       where: { attemptId: attempt.attemptId },
       update: {},
       create: {
-        workspaceId: attempt.workspaceId, leadId: attempt.leadId, attempt: attempt.attempt, attemptId: attempt.attemptId,
+        workspaceId: attempt.workspaceId, campaignId: attempt.campaignId, leadId: attempt.leadId, attempt: attempt.attempt, attemptId: attempt.attemptId,
         provider: attempt.provider, status: 'dialing', startedAt: new Date(),
       },
     });
@@ -104,7 +104,7 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
       const attemptId = `${leadId}:${attempt}`;
       const recorded = await db.call.findUnique({ where: { attemptId } });
       if (recorded?.status === 'ended') return { outcome: recorded.outcome as CallOutcome, callId: recorded.id };
-      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true, workspaceId: true } });
+      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true, workspaceId: true, campaignId: true } });
       if (!lead) throw leadNotFound(leadId);
 
       let result = recorded ? await calls.lookup(attemptId) : null;

@@ -110,7 +110,7 @@ describe('placing a call survives a crash between dialing and recording', () => 
     });
     const attemptId = `${lead.id}:1`;
     // As a worker leaves it when it dies after the provider took the call and before recording it.
-    await db.call.create({ data: { workspaceId: owner.workspaceId, leadId: lead.id, attempt: 1, attemptId, provider: 'simulated', status: 'dialing', startedAt: new Date() } });
+    await db.call.create({ data: { workspaceId: owner.workspaceId, campaignId: campaign.id, leadId: lead.id, attempt: 1, attemptId, provider: 'simulated', status: 'dialing', startedAt: new Date() } });
     const placedBefore = await calls.dial({ attemptId, to: lead.phone });
 
     const placed = await activities.placeCall({ leadId: lead.id, attempt: 1 });
