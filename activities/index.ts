@@ -3,6 +3,7 @@ import type { Database } from '../lib/database';
 import type { Telephony } from './providers/telephony';
 import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
+import { createResultWebhookActivities } from './result-webhooks';
 
 export interface ActivityDependencies {
   db: Database;
@@ -16,6 +17,7 @@ export function createActivities(dependencies: ActivityDependencies) {
   return {
     ...createCallActivities(dependencies),
     ...createCampaignActivities(dependencies),
+    ...createResultWebhookActivities(dependencies),
   };
 }
 

@@ -4,6 +4,7 @@ import { ROLES } from '../lib/roles';
 import {
   FEATURES, addMember, createApiKey, createWorkspace, grantCredits, revokeApiKey, updateMember, updateWorkspace,
 } from '../lib/workspace-admin';
+import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks';
 
 export class UsageError extends Error {}
 
@@ -70,5 +71,9 @@ export const adminCommands: Record<string, Command> = {
   'credits grant': async (db, raw) => {
     const flags = parseFlags({ workspace: uuid, amount: z.coerce.number().positive().max(1e9) }, raw);
     return grantCredits(db, flags.workspace, flags.amount);
+  },
+  'webhook create': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, url: z.string().trim().refine(isHttpUrl, 'must be an absolute http(s) URL'), description: text.max(500).optional() }, raw);
+    return createResultWebhookEndpoint(db, flags.workspace, { url: flags.url, description: flags.description });
   },
 };

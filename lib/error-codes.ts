@@ -29,10 +29,12 @@ export const ErrorCode = {
   temporal_unavailable: 'temporal_unavailable',
   campaign_not_accepting_leads: 'campaign_not_accepting_leads',
   invalid_campaign_transition: 'invalid_campaign_transition',
+  campaign_stopped: 'campaign_stopped',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   telephony_invalid_number: 'telephony_invalid_number',
   telephony_unavailable: 'telephony_unavailable',
+  webhook_delivery_failed: 'webhook_delivery_failed',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -1,3 +1,4 @@
 // Entry point of the workflow bundle: every workflow type the worker registers.
 export { leadDialWorkflow } from './lead-dial';
 export { campaignWorkflow } from './campaign';
+export { webhookDeliveryWorkflow } from './webhook-delivery';

@@ -1,10 +1,13 @@
-import { condition, defineQuery, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, defineQuery, defineSignal, patched, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallOutcome } from '../lib/call-outcomes';
 import { ErrorCode } from '../lib/error-codes';
 
-const { prepareLead, nextCallingSlot, placeCall, finishLead, campaignStatusOfLead } = proxyActivities<Activities>({
-  startToCloseTimeout: '2 minutes',
+// Every activity here is short. Should the worker running one die, the missing heartbeat lets Temporal
+// retry it on another worker after 10 s instead of waiting out the whole start-to-close timeout.
+const { prepareLead, nextCallingSlot, placeCall, finishLead, campaignStatusOfLead, enqueueLeadFinished } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
   retry: {
     initialInterval: '1 second',
     backoffCoefficient: 2,
@@ -62,6 +65,8 @@ export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadD
 
   const finish = async (status: LeadDialResult['status']): Promise<LeadDialResult> => {
     await finishLead({ leadId, status });
+    // Result webhooks: versioned, so that leads already in flight replay the history they recorded.
+    if (patched('result-webhooks')) await enqueueLeadFinished({ leadId, outcome: state.lastOutcome, attempts: state.attempt });
     Object.assign(state, { phase: 'finished', nextWakeAt: null });
     return { status, outcome: state.lastOutcome, attempts: state.attempt };
   };

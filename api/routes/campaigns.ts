@@ -1,8 +1,24 @@
 import { z } from 'zod';
+import { callingWindowSchema } from '../../lib/calling-window';
+import { dialLadderSchema } from '../../lib/dial-ladder';
+import { normalizeE164 } from '../../lib/phone';
 import { defineRoute } from '../http/route';
 import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
 import { transitionCampaign } from '../services/campaign-control';
-import { campaignView, createCampaign, findOwnedCampaign, listCampaigns } from '../services/campaigns';
+import { campaignView, createCampaign, deleteCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from '../services/campaigns';
+
+const e164 = z.string().transform((value, ctx) => normalizeE164(value) ?? (ctx.addIssue({ code: 'custom', message: 'must be a valid E.164 number' }), z.NEVER));
+
+/** Settings a campaign is created with and can change while it is not stopped. */
+const campaignSettings = {
+  name: z.string().trim().min(1).max(200),
+  acceptsLeadPush: z.boolean().describe('A standing API campaign: accepts POST /v1/campaigns/{id}/leads (while not stopped).'),
+  dialLadder: dialLadderSchema.nullable().describe('CLASSIC dial ladder: rungs (delaySeconds after the previous attempt) and the rule of each outcome (end or next). null: the default, now / +2 h / +1 day, answered and invalid_number end it.'),
+  callingWindow: callingWindowSchema.nullable().describe("When leads may be called in their own local time (from the number's country and region; every possible zone must agree). null: the default, Monday to Saturday 09:00-20:00."),
+  agentId: z.string().min(1).max(200).nullable().describe('The calling agent.'),
+  callerNumbers: z.array(e164).max(100).describe('E.164 numbers calls are placed from.'),
+  maxConcurrentCalls: z.number().int().min(1).max(1000).describe('Calls of this campaign in flight at once, at most.'),
+};
 
 export const campaignSchema = z.object({
   id: z.string().uuid(),
@@ -11,16 +27,24 @@ export const campaignSchema = z.object({
   channel: z.enum(['VOICE', 'WHATSAPP', 'EMAIL']),
   status: z.enum(['DRAFT', 'RUNNING', 'PAUSED', 'STOPPED']),
   acceptsLeadPush: z.boolean(),
+  dialLadder: dialLadderSchema,
+  callingWindow: callingWindowSchema,
+  agentId: z.string().nullable(),
+  callerNumbers: z.array(z.string()),
+  maxConcurrentCalls: z.number().int(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 
 const newCampaignSchema = z.strictObject({
-  name: z.string().trim().min(1).max(200),
-  kind: z.enum(['CLASSIC', 'JOURNEY']).default('CLASSIC'),
+  ...campaignSettings,
+  kind: z.enum(['CLASSIC', 'JOURNEY']).default('CLASSIC').describe('JOURNEY campaigns are not built yet: 501 not_implemented.'),
   channel: z.enum(['VOICE', 'WHATSAPP', 'EMAIL']).default('VOICE'),
-  acceptsLeadPush: z.boolean().default(false).describe('A standing API campaign: accepts POST /v1/campaigns/{id}/leads.'),
-});
+  acceptsLeadPush: campaignSettings.acceptsLeadPush.default(false),
+}).partial({ dialLadder: true, callingWindow: true, agentId: true, callerNumbers: true, maxConcurrentCalls: true });
+
+const campaignUpdateSchema = z.strictObject(campaignSettings).partial()
+  .refine((update) => Object.keys(update).length > 0, { message: 'give at least one setting to change' });
 
 const campaignParams = z.object({ id: z.string() });
 
@@ -50,6 +74,33 @@ export const campaignRoutes = [
       status: 200,
       body: campaignView(await findOwnedCampaign(services, principal, params.id)),
     }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/campaigns/{id}',
+    access: { permission: 'campaigns.edit' },
+    summary: 'Change the settings of a campaign that is not stopped (409 campaign_stopped). Leads already started keep the ladder and window they started with.',
+    tags: ['Campaigns'],
+    params: campaignParams,
+    body: campaignUpdateSchema,
+    responses: { 200: { description: 'The campaign.', schema: campaignSchema } },
+    handler: async ({ services, principal, params, body }) => ({
+      status: 200,
+      body: campaignView(await updateCampaign(services, principal, params.id, body)),
+    }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/campaigns/{id}',
+    access: { permission: 'campaigns.delete' },
+    summary: 'Delete a campaign: it is stopped first (queued retries are cancelled, every lead in progress ends cancelled), then removed from the API. Its leads and calls stay in results.',
+    tags: ['Campaigns'],
+    params: campaignParams,
+    responses: { 204: { description: 'Deleted.' } },
+    handler: async ({ services, principal, params }) => {
+      await deleteCampaign(services, principal, params.id);
+      return { status: 204 };
+    },
   }),
   defineRoute({
     method: 'get',

@@ -6,6 +6,8 @@ import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
 import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
+import { resultRoutes } from './results';
+import { resultWebhookRoutes } from './result-webhooks';
 import { whoamiRoutes } from './whoami';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
@@ -15,7 +17,9 @@ export const routes: readonly RouteDefinition[] = [
   ...whoamiRoutes,
   ...campaignRoutes,
   ...leadRoutes,
+  ...resultRoutes,
   ...doNotCallRoutes,
+  ...resultWebhookRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

@@ -1,35 +1,69 @@
-import type { Campaign } from '../../generated/prisma/client';
+import { Prisma, type Campaign } from '../../generated/prisma/client';
+import { DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/calling-window';
+import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError, forbidden } from '../http/api-error';
 import type { Principal } from '../auth/principal';
+import { transitionCampaign } from './campaign-control';
 import type { AppServices } from './index';
 
-export interface NewCampaign {
+export interface CampaignSettings {
+  name?: string;
+  acceptsLeadPush?: boolean;
+  dialLadder?: DialLadder | null;
+  callingWindow?: CallingWindow | null;
+  agentId?: string | null;
+  callerNumbers?: string[];
+  maxConcurrentCalls?: number;
+}
+
+export interface NewCampaign extends CampaignSettings {
   name: string;
   kind: 'CLASSIC' | 'JOURNEY';
   channel: 'VOICE' | 'WHATSAPP' | 'EMAIL';
-  acceptsLeadPush: boolean;
+}
+
+/** Prisma stores a JSON null as DbNull: null in the API means "the documented default". */
+function storable(settings: CampaignSettings) {
+  const { dialLadder, callingWindow, ...rest } = settings;
+  return {
+    ...rest,
+    ...(dialLadder !== undefined ? { dialLadder: dialLadder ?? Prisma.DbNull } : {}),
+    ...(callingWindow !== undefined ? { callingWindow: callingWindow ?? Prisma.DbNull } : {}),
+  };
 }
 
 export async function createCampaign({ db }: AppServices, principal: Principal, input: NewCampaign) {
   if (input.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
-  return db.campaign.create({ data: { ...input, workspaceId: principal.workspaceId } });
+  // JOURNEY campaigns run a published workflow graph; those arrive with the workflow engine.
+  if (input.kind === 'JOURNEY') throw new ApiError(501, ErrorCode.not_implemented);
+  return db.campaign.create({ data: { ...storable(input), name: input.name, kind: input.kind, channel: input.channel, workspaceId: principal.workspaceId } });
+}
+
+export async function updateCampaign(services: AppServices, principal: Principal, id: string, settings: CampaignSettings) {
+  const campaign = await findOwnedCampaign(services, principal, id);
+  if (campaign.status === 'STOPPED') throw new ApiError(409, ErrorCode.campaign_stopped);
+  return services.db.campaign.update({ where: { id: campaign.id }, data: storable(settings) });
+}
+
+export async function listCampaigns({ db }: AppServices, principal: Principal): Promise<Campaign[]> {
+  return db.campaign.findMany({ where: { workspaceId: principal.workspaceId, deletedAt: null }, orderBy: { createdAt: 'desc' } });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+export function isUuid(id: string): boolean {
+  return UUID.test(id);
+}
 
 /**
  * A campaign of the caller's workspace. An unknown id and another workspace's campaign get the same
  * 403 forbidden from the same single query, so neither the body nor the timing tells them apart.
  */
 export async function findOwnedCampaign({ db }: AppServices, principal: Principal, id: string): Promise<Campaign> {
-  const campaign = UUID.test(id) ? await db.campaign.findFirst({ where: { id, workspaceId: principal.workspaceId } }) : null;
+  const campaign = isUuid(id) ? await db.campaign.findFirst({ where: { id, workspaceId: principal.workspaceId, deletedAt: null } }) : null;
   if (!campaign) throw forbidden();
   return campaign;
-}
-
-export async function listCampaigns({ db }: AppServices, principal: Principal): Promise<Campaign[]> {
-  return db.campaign.findMany({ where: { workspaceId: principal.workspaceId }, orderBy: { createdAt: 'desc' } });
 }
 
 export function campaignView(campaign: Campaign) {
@@ -40,7 +74,19 @@ export function campaignView(campaign: Campaign) {
     channel: campaign.channel,
     status: campaign.status,
     acceptsLeadPush: campaign.acceptsLeadPush,
+    dialLadder: (campaign.dialLadder as DialLadder | null) ?? DEFAULT_DIAL_LADDER,
+    callingWindow: (campaign.callingWindow as CallingWindow | null) ?? DEFAULT_CALLING_WINDOW,
+    agentId: campaign.agentId,
+    callerNumbers: campaign.callerNumbers,
+    maxConcurrentCalls: campaign.maxConcurrentCalls,
     createdAt: campaign.createdAt.toISOString(),
     updatedAt: campaign.updatedAt.toISOString(),
   };
+}
+
+/** Stops the campaign (through its workflow, like POST /stop) unless it is stopped, then hides it. */
+export async function deleteCampaign(services: AppServices, principal: Principal, id: string): Promise<void> {
+  const campaign = await findOwnedCampaign(services, principal, id);
+  if (campaign.status !== 'STOPPED') await transitionCampaign(services, principal, campaign.id, 'stop');
+  await services.db.campaign.update({ where: { id: campaign.id }, data: { deletedAt: new Date() } });
 }

@@ -1,0 +1,177 @@
+import { activityInfo } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorCode } from '../lib/error-codes';
+import { generateDeliveryId, signWebhook } from '../lib/result-webhooks';
+import type { LeadDialResult } from '../workflows/lead-dial';
+import type { ActivityDependencies } from './index';
+
+export const LEAD_FINISHED = 'lead.finished';
+
+/** A receiver that has not answered by then has failed this attempt. */
+const DELIVERY_TIMEOUT_MS = 10_000;
+const MAX_ERROR_LENGTH = 500;
+
+export interface LeadFinishedInput {
+  leadId: string;
+  /** The lead workflow's result; without it, the lead's row and calls tell what they can. */
+  outcome?: LeadDialResult['outcome'];
+  attempts?: number;
+}
+
+export interface LeadFinishedEvent {
+  type: typeof LEAD_FINISHED;
+  timestamp: string;
+  data: {
+    leadId: string;
+    campaignId: string;
+    status: string;
+    outcome: string | null;
+    attempts: number;
+    calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: string }>;
+  };
+}
+
+export type DeliveryResult = { done: true; status: 'delivered' | 'failed' };
+
+export function webhookDeliveryWorkflowId(deliveryId: string): string {
+  return `webhook-delivery-${deliveryId}`;
+}
+
+function describeFailure(error: unknown): string {
+  if (error instanceof DOMException && error.name === 'TimeoutError') return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  const message = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
+  return message.slice(0, MAX_ERROR_LENGTH);
+}
+
+export function createResultWebhookActivities({ db, temporal }: ActivityDependencies) {
+  return {
+    /**
+     * One lead.finished event per live endpoint of the lead's workspace, each a delivery row with a
+     * Temporal workflow of its own that delivers it. (endpointId, eventKey) is unique, so an activity
+     * retried after a crash finds the rows it made and only starts what is not started yet.
+     */
+    async enqueueLeadFinished({ leadId, outcome, attempts }: LeadFinishedInput): Promise<{ deliveries: number }> {
+      const lead = await db.lead.findUnique({
+        where: { id: leadId },
+        select: {
+          workspaceId: true, campaignId: true, status: true,
+          calls: { select: { attempt: true, outcome: true, durationMs: true, startedAt: true }, orderBy: { attempt: 'asc' } },
+        },
+      });
+      if (!lead) throw ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
+      const eventKey = `${LEAD_FINISHED}:${leadId}`;
+      const endpoints = await db.resultWebhookEndpoint.findMany({ where: { workspaceId: lead.workspaceId, deletedAt: null }, select: { id: true } });
+      if (endpoints.length) {
+        const event: LeadFinishedEvent = {
+          type: LEAD_FINISHED,
+          timestamp: new Date().toISOString(),
+          data: {
+            leadId,
+            campaignId: lead.campaignId,
+            status: lead.status,
+            outcome: outcome !== undefined ? outcome : (lead.calls.at(-1)?.outcome ?? null),
+            attempts: attempts ?? lead.calls.length,
+            calls: lead.calls.map((call) => ({
+              attempt: call.attempt, outcome: call.outcome, durationMs: call.durationMs, startedAt: call.startedAt.toISOString(),
+            })),
+          },
+        };
+        await db.resultWebhookDelivery.createMany({
+          data: endpoints.map((endpoint) => ({
+            id: generateDeliveryId(), workspaceId: lead.workspaceId, endpointId: endpoint.id, eventKey, eventType: LEAD_FINISHED, payload: event as object,
+          })),
+          skipDuplicates: true,
+        });
+      }
+      const pending = await db.resultWebhookDelivery.findMany({
+        where: { workspaceId: lead.workspaceId, eventKey, status: 'pending' },
+        select: { id: true },
+      });
+      const { taskQueue } = activityInfo();
+      await Promise.all(pending.map(async ({ id }) => {
+        try {
+          await temporal.workflow.start('webhookDeliveryWorkflow', {
+            workflowId: webhookDeliveryWorkflowId(id),
+            taskQueue,
+            args: [{ deliveryId: id }],
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            searchAttributes: { WorkspaceId: [lead.workspaceId] },
+          });
+        } catch (error) {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        }
+      }));
+      return { deliveries: pending.length };
+    },
+
+    /**
+     * One attempt: POSTs the event, signed, with the delivery's id as webhook-id. A 2xx marks it
+     * delivered; anything else is recorded and thrown as a retryable webhook_delivery_failed, so that
+     * Temporal schedules the next attempt. An endpoint deleted meanwhile ends the delivery as failed.
+     */
+    async deliverWebhook({ deliveryId }: { deliveryId: string }): Promise<DeliveryResult> {
+      const delivery = await db.resultWebhookDelivery.findUnique({
+        where: { id: deliveryId },
+        include: { endpoint: { select: { url: true, secret: true, deletedAt: true } } },
+      });
+      if (!delivery) {
+        throw ApplicationFailure.create({ type: ErrorCode.webhook_delivery_failed, message: `delivery ${deliveryId} not found`, nonRetryable: true });
+      }
+      if (delivery.status !== 'pending') return { done: true, status: delivery.status === 'delivered' ? 'delivered' : 'failed' };
+      if (delivery.endpoint.deletedAt) {
+        await db.resultWebhookDelivery.update({ where: { id: deliveryId }, data: { status: 'failed', lastError: 'endpoint deleted' } });
+        return { done: true, status: 'failed' };
+      }
+
+      const body = JSON.stringify(delivery.payload);
+      const timestamp = Math.floor(Date.now() / 1000);
+      let statusCode: number | null = null;
+      let failure: string | null = null;
+      try {
+        const response = await fetch(delivery.endpoint.url, {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json',
+            'webhook-id': delivery.id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signWebhook(delivery.endpoint.secret, delivery.id, timestamp, body),
+          },
+          body,
+          redirect: 'manual',
+          signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+        });
+        statusCode = response.status;
+        await response.body?.cancel().catch(() => undefined);
+        if (statusCode < 200 || statusCode > 299) failure = `HTTP ${statusCode}`;
+      } catch (error) {
+        failure = describeFailure(error);
+      }
+
+      await db.resultWebhookDelivery.update({
+        where: { id: deliveryId },
+        data: {
+          attempts: { increment: 1 },
+          lastStatusCode: statusCode,
+          lastError: failure,
+          ...(failure === null ? { status: 'delivered', deliveredAt: new Date() } : {}),
+        },
+      });
+      if (failure !== null) {
+        throw ApplicationFailure.create({ type: ErrorCode.webhook_delivery_failed, message: `delivery ${deliveryId}: ${failure}`, nonRetryable: false });
+      }
+      return { done: true, status: 'delivered' };
+    },
+
+    /** The retries are spent: the delivery ends failed, keeping the last attempt's error. */
+    async giveUpWebhook({ deliveryId, reason }: { deliveryId: string; reason: string }): Promise<void> {
+      const delivery = await db.resultWebhookDelivery.findUnique({ where: { id: deliveryId }, select: { lastError: true } });
+      const lastError = delivery?.lastError ? `${reason}; last attempt: ${delivery.lastError}` : reason;
+      await db.resultWebhookDelivery.updateMany({
+        where: { id: deliveryId, status: 'pending' },
+        data: { status: 'failed', lastError: lastError.slice(0, MAX_ERROR_LENGTH * 2) },
+      });
+    },
+  };
+}

@@ -1,0 +1,68 @@
+import type { Prisma } from '../../generated/prisma/client';
+import { forbidden } from '../http/api-error';
+import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
+import type { Principal } from '../auth/principal';
+import { isUuid } from './campaigns';
+import type { AppServices } from './index';
+
+const callSelect = { attempt: true, status: true, outcome: true, durationMs: true, startedAt: true, endedAt: true, provider: true } as const;
+
+type LeadWithCalls = Prisma.LeadGetPayload<{ include: { calls: { select: typeof callSelect } } }>;
+
+/** A lead's result: where it stands, how its last attempt ended, and every call it made. */
+export function leadResultView(lead: LeadWithCalls) {
+  const calls = [...lead.calls].sort((a, b) => a.attempt - b.attempt);
+  return {
+    leadId: lead.id,
+    campaignId: lead.campaignId,
+    idempotencyKey: lead.idempotencyKey,
+    phone: lead.phone,
+    name: lead.name,
+    status: lead.status,
+    outcome: calls.at(-1)?.outcome ?? null,
+    attempts: calls.length,
+    calls: calls.map((call) => ({
+      attempt: call.attempt, status: call.status, outcome: call.outcome, durationMs: call.durationMs, provider: call.provider,
+      startedAt: call.startedAt.toISOString(), endedAt: call.endedAt?.toISOString() ?? null,
+    })),
+    createdAt: lead.createdAt.toISOString(),
+    updatedAt: lead.updatedAt.toISOString(),
+  };
+}
+
+export async function findLeadResult({ db }: AppServices, principal: Principal, leadId: string) {
+  const lead = isUuid(leadId)
+    ? await db.lead.findFirst({ where: { id: leadId, workspaceId: principal.workspaceId }, include: { calls: { select: callSelect } } })
+    : null;
+  if (!lead) throw forbidden();
+  return leadResultView(lead);
+}
+
+export async function listLeadResults(
+  { db }: AppServices,
+  principal: Principal,
+  query: { limit: number; cursor?: CursorPosition; campaignId?: string },
+) {
+  const rows = await db.lead.findMany({
+    where: { workspaceId: principal.workspaceId, ...(query.campaignId ? { campaignId: query.campaignId } : {}), ...afterCursor(query.cursor) },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+    take: query.limit + 1,
+    include: { calls: { select: callSelect } },
+  });
+  return cursorPage(rows, query.limit, leadResultView);
+}
+
+export async function listCalls({ db }: AppServices, principal: Principal, query: { limit: number; offset: number; campaignId?: string }) {
+  const where = { workspaceId: principal.workspaceId, ...(query.campaignId ? { campaignId: query.campaignId } : {}) };
+  const [rows, total] = await Promise.all([
+    db.call.findMany({ where, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }], skip: query.offset, take: query.limit, include: { lead: { select: { phone: true } } } }),
+    db.call.count({ where }),
+  ]);
+  return {
+    total,
+    items: rows.map((call) => ({
+      id: call.id, campaignId: call.campaignId, leadId: call.leadId, phone: call.lead.phone, attempt: call.attempt, provider: call.provider,
+      status: call.status, outcome: call.outcome, durationMs: call.durationMs, startedAt: call.startedAt.toISOString(), endedAt: call.endedAt?.toISOString() ?? null,
+    })),
+  };
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from 'vitest';
+import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { DEFAULT_CALLING_WINDOW } from '../lib/calling-window';
+import { DEFAULT_DIAL_LADDER } from '../lib/dial-ladder';
+import { startTestApi } from './support/api';
+import { useTestDatabase } from './support/database';
+import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
+import { startTestWorker, useTemporalClient } from './support/temporal';
+import { createTestWorkspace } from './support/workspace';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
+const api = await startTestApi({ db, url, temporal });
+const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'campaigns.delete'] });
+const request = (method: string, path: string, body?: unknown) => api.request(method, path, { key: owner.key, body });
+
+describe('campaigns', () => {
+  it('creates a campaign with documented defaults, and with its own settings', async () => {
+    const plain = await request('POST', '/campaigns', { name: 'Plain' });
+    expect(plain.status).toBe(201);
+    expect(await plain.json()).toMatchObject({
+      name: 'Plain', kind: 'CLASSIC', channel: 'VOICE', status: 'DRAFT', acceptsLeadPush: false,
+      dialLadder: DEFAULT_DIAL_LADDER, callingWindow: DEFAULT_CALLING_WINDOW, agentId: null, callerNumbers: [], maxConcurrentCalls: 10,
+    });
+    const custom = await request('POST', '/campaigns', {
+      name: 'Custom', acceptsLeadPush: true, dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN, agentId: 'agent-7', callerNumbers: ['+1 415 555 0100'], maxConcurrentCalls: 3,
+    });
+    expect(await custom.json()).toMatchObject({ dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN, agentId: 'agent-7', callerNumbers: ['+14155550100'], maxConcurrentCalls: 3 });
+  });
+
+  it('refuses invalid settings with invalid_body and creates nothing', async () => {
+    const before = await db.campaign.count();
+    for (const body of [
+      { name: 'x', callingWindow: { start: '20:00', end: '09:00', days: [1] } },
+      { name: 'x', dialLadder: { rungs: [], outcomes: {} } },
+      { name: 'x', callerNumbers: ['555'] },
+      { name: 'x', maxConcurrentCalls: 0 },
+      { name: 'x', status: 'RUNNING' },
+    ]) {
+      const response = await request('POST', '/campaigns', body);
+      expect(response.status, JSON.stringify(body)).toBe(400);
+      expect(((await response.json()) as { error: string }).error).toBe('invalid_body');
+    }
+    expect(await db.campaign.count()).toBe(before);
+  });
+
+  it('updates settings until the campaign is stopped; null restores a default', async () => {
+    const { id } = (await (await request('POST', '/campaigns', { name: 'Editable', dialLadder: QUICK_LADDER })).json()) as { id: string };
+    const updated = await request('PATCH', `/campaigns/${id}`, { name: 'Edited', dialLadder: null, maxConcurrentCalls: 2 });
+    expect(await updated.json()).toMatchObject({ name: 'Edited', dialLadder: DEFAULT_DIAL_LADDER, maxConcurrentCalls: 2 });
+    expect((await request('PATCH', `/campaigns/${id}`, {})).status).toBe(400);
+    expect((await request('POST', `/campaigns/${id}/stop`, {})).status).toBe(200);
+    const refused = await request('PATCH', `/campaigns/${id}`, { name: 'Too late' });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toEqual({ error: 'campaign_stopped' });
+  });
+
+  it('lists and reads only live campaigns of the workspace; delete stops the campaign first', async () => {
+    const { id } = (await (await request('POST', '/campaigns', { name: 'Doomed' })).json()) as { id: string };
+    expect((await request('POST', `/campaigns/${id}/start`, {})).status).toBe(200);
+    expect((await request('DELETE', `/campaigns/${id}`)).status).toBe(204);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id } })).status).toBe('STOPPED');
+    expect((await request('GET', `/campaigns/${id}`)).status).toBe(403);
+    const listed = (await (await request('GET', '/campaigns')).json()) as Array<{ id: string }>;
+    expect(listed.map((campaign) => campaign.id)).not.toContain(id);
+    expect((await request('DELETE', `/campaigns/${id}`)).status).toBe(403);
+  });
+
+  it('refuses JOURNEY campaigns until workflows are built', async () => {
+    const response = await request('POST', '/campaigns', { name: 'Journey', kind: 'JOURNEY' });
+    expect(response.status).toBe(501);
+    expect(await response.json()).toEqual({ error: 'not_implemented' });
+  });
+});

@@ -1,0 +1,79 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import path from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { leadWorkflowId } from '../api/services/leads';
+import type { DialLadder } from '../lib/dial-ladder';
+import { startTestApi } from './support/api';
+import { useTestDatabase } from './support/database';
+import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
+import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
+import { createTestWorkspace } from './support/workspace';
+
+const projectRoot = path.resolve(import.meta.dirname, '..');
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient(uniqueTaskQueue('crash'));
+const api = await startTestApi({ db, url, temporal });
+const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
+
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** The production worker entry point, as its own process. */
+function startWorkerProcess(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: projectRoot,
+    env: {
+      ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress,
+      TEMPORAL_TASK_QUEUE: temporal.taskQueue, WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
+    },
+    stdio: 'ignore',
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a worker killed with SIGKILL in the middle of ladders', () => {
+  it('leaves every lead finished by the next worker, with exactly one call per attempt', async () => {
+    const ladder: DialLadder = { ...QUICK_LADDER, rungs: [{ delaySeconds: 0 }, { delaySeconds: 1 }, { delaySeconds: 1 }] };
+    const campaign = await db.campaign.create({
+      data: { workspaceId: owner.workspaceId, name: 'Crash', acceptsLeadPush: true, status: 'RUNNING', dialLadder: ladder, callingWindow: ALWAYS_OPEN },
+    });
+    const first = startWorkerProcess();
+    // Busy numbers walk all three rungs; answered ones stop at one call.
+    const phones = Array.from({ length: 30 }, (_, index) => `+1415555${String(1000 + index * 10 + (index % 2 ? 5 : 0)).padStart(4, '0')}`);
+    const keys = phones.map(() => randomUUID());
+    const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
+      key: owner.key, body: { leads: phones.map((phone, index) => ({ lead: { phone }, idempotencyKey: keys[index] })) },
+    });
+    expect(((await response.json()) as { summary: unknown }).summary).toEqual({ queued: 30, duplicate: 0, rejected: 0 });
+
+    // Kill it once calls are being placed and ladders are mid-way.
+    while ((await db.call.count({ where: { campaignId: campaign.id } })) < 20) await sleep(50);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const callsAtCrash = await db.call.count({ where: { campaignId: campaign.id } });
+    startWorkerProcess();
+
+    const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, key)).result()));
+    const leads = await db.lead.findMany({ where: { campaignId: campaign.id }, include: { calls: true } });
+    expect(leads).toHaveLength(30);
+    for (const lead of leads) {
+      expect(['completed', 'failed']).toContain(lead.status);
+      const attempts = lead.calls.map((call) => call.attempt).sort();
+      expect(attempts).toEqual(Array.from({ length: attempts.length }, (_, index) => index + 1));
+      expect(lead.calls.every((call) => call.status === 'ended')).toBe(true);
+      expect(attempts.length).toBe(lead.phone.endsWith('5') ? 3 : 1);
+    }
+    const totalCalls = leads.reduce((total, lead) => total + lead.calls.length, 0);
+    expect(totalCalls).toBe(results.reduce((total, result) => total + result.attempts, 0));
+    expect(totalCalls).toBeGreaterThan(callsAtCrash);
+    // The provider was asked exactly once per attempt.
+    expect(await db.simulatedProviderCall.count({ where: { attemptId: { in: leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)) } } })).toBe(totalCalls);
+  }, 90_000);
+});
