@@ -22,11 +22,12 @@ export interface PlaceCallInput {
 
 /**
  * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
- * (not started yet, or paused): nothing was dialed, ask again once it changes. campaign_stopped: final.
+ * (not started yet, or paused): nothing was dialed, ask again once it changes. campaign_at_capacity:
+ * the campaign has its cap of calls in flight: ask again shortly. campaign_stopped: final.
  */
 export type PlacedCall =
   | { outcome: CallOutcome; callId: string }
-  | { outcome: 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' };
+  | { outcome: 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' | 'campaign_at_capacity' };
 
 export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -43,23 +44,26 @@ function leadNotFound(leadId: string) {
   return ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
 }
 
-type AttemptVerdict = 'started' | 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped';
+type AttemptVerdict = 'started' | 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' | 'campaign_at_capacity';
 
 /**
  * Decides, in one transaction, whether an attempt may start, and records it as dialing if so. The
- * campaign row is read FOR SHARE: a pause (an UPDATE of that row) waits for attempts being started
- * right now and is acknowledged only after; every attempt after it sees the pause.
+ * campaign row is locked FOR UPDATE: attempts of one campaign are decided one at a time, so the count
+ * of calls in flight can be trusted against the cap; and a pause (an UPDATE of that row) waits for an
+ * attempt being decided right now and is acknowledged only after, so every later attempt sees it.
  */
 async function startAttempt(
   db: ActivityDependencies['db'],
   attempt: { leadId: string; attempt: number; attemptId: string; provider: string; phone: string; workspaceId: string; campaignId: string },
 ): Promise<AttemptVerdict> {
   return db.$transaction(async (tx) => {
-    const [campaign] = await tx.$queryRaw<{ status: string }[]>`
-      SELECT c.status::text AS status FROM "Campaign" c JOIN "Lead" l ON l."campaignId" = c.id
-      WHERE l.id = ${attempt.leadId}::uuid FOR SHARE OF c`;
+    const [campaign] = await tx.$queryRaw<{ status: string; maxConcurrentCalls: number }[]>`
+      SELECT c.status::text AS status, c."maxConcurrentCalls" FROM "Campaign" c JOIN "Lead" l ON l."campaignId" = c.id
+      WHERE l.id = ${attempt.leadId}::uuid FOR UPDATE OF c`;
     if (campaign?.status === 'STOPPED') return 'campaign_stopped';
     if (campaign?.status !== 'RUNNING') return 'campaign_on_hold';
+    const inFlight = await tx.call.count({ where: { campaignId: attempt.campaignId, status: 'dialing' } });
+    if (inFlight >= campaign.maxConcurrentCalls) return 'campaign_at_capacity';
     const blocked = await tx.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: attempt.workspaceId, phone: attempt.phone } } });
     if (blocked) return 'do_not_call';
     await tx.call.upsert({

@@ -30,7 +30,7 @@ export interface LeadDialResult {
   attempts: number;
 }
 
-export type LeadPhase = 'preparing' | 'waiting_for_rung' | 'waiting_for_window' | 'waiting_for_campaign' | 'dialing' | 'finished';
+export type LeadPhase = 'preparing' | 'waiting_for_rung' | 'waiting_for_window' | 'waiting_for_campaign' | 'waiting_for_line' | 'dialing' | 'finished';
 
 export interface LeadState {
   phase: LeadPhase;
@@ -47,6 +47,9 @@ export const campaignChangedSignal = defineSignal('campaignChanged');
 
 /** A lead held by its campaign looks again by itself this often, should a signal have been missed. */
 const CAMPAIGN_RECHECK_MS = 5 * 60_000;
+/** A lead waiting for a free line of its campaign looks again after 1 s, doubling up to 30 s. */
+const CAPACITY_RETRY_FIRST_MS = 1_000;
+const CAPACITY_RETRY_MAX_MS = 30_000;
 
 /**
  * One lead on the CLASSIC dial ladder: each rung waits its delay, then for the calling window in the
@@ -88,6 +91,7 @@ export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadD
   };
 
   const plan = await prepareLead({ leadId });
+  let capacityRetryMs = CAPACITY_RETRY_FIRST_MS;
   for (const [index, rung] of plan.ladder.rungs.entries()) {
     state.attempt = index + 1;
     if (index > 0 && rung.delaySeconds > 0 && !(await wait('waiting_for_rung', rung.delaySeconds * 1000))) return stopped();
@@ -105,6 +109,12 @@ export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadD
       state.phase = 'dialing';
       const call = await placeCall({ leadId, attempt: state.attempt });
       if (call.outcome === 'campaign_stopped') return stopped();
+      if (call.outcome === 'campaign_at_capacity') {
+        if (!(await wait('waiting_for_line', capacityRetryMs))) return stopped();
+        capacityRetryMs = Math.min(capacityRetryMs * 2, CAPACITY_RETRY_MAX_MS);
+        continue;
+      }
+      capacityRetryMs = CAPACITY_RETRY_FIRST_MS;
       if (call.outcome === 'campaign_on_hold') {
         // Not started yet, or paused: hold here, then look at the window again.
         campaignChanged = false;
