@@ -23,8 +23,8 @@ export interface TestTemporal {
 }
 
 /** A client and a task queue of their own for one test file. */
-export async function useTemporalClient(taskQueue = uniqueTaskQueue()): Promise<TestTemporal> {
-  const connection = await Connection.connect({ address: inject('stack').temporalAddress });
+export async function useTemporalClient(taskQueue = uniqueTaskQueue(), address = inject('stack').temporalAddress): Promise<TestTemporal> {
+  const connection = await Connection.connect({ address });
   afterAll(() => connection.close());
   return { client: new Client({ connection }), connection, taskQueue };
 }
@@ -35,11 +35,15 @@ export interface RunningWorker {
 }
 
 /** A real worker on the test Temporal server, polling the given task queue, built from the shared bundle. */
-export async function startTestWorker(taskQueue: string, activityDependencies: Omit<ActivityDependencies, 'temporal'>): Promise<RunningWorker> {
+export async function startTestWorker(
+  taskQueue: string,
+  activityDependencies: Omit<ActivityDependencies, 'temporal'>,
+  address = inject('stack').temporalAddress,
+): Promise<RunningWorker> {
   quietRuntime();
-  const clientConnection = await Connection.connect({ address: inject('stack').temporalAddress });
+  const clientConnection = await Connection.connect({ address });
   const dependencies: ActivityDependencies = { ...activityDependencies, temporal: new Client({ connection: clientConnection }) };
-  const connection = await NativeConnection.connect({ address: inject('stack').temporalAddress });
+  const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     connection, namespace: 'default', taskQueue, dependencies, workflowBundlePath: inject('stack').workflowBundlePath,
   });
