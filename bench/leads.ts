@@ -62,21 +62,27 @@ try {
   const newCampaign = (status: 'DRAFT' | 'RUNNING') =>
     db.campaign.create({ data: { workspaceId, name: 'Bench', acceptsLeadPush: true, status, dialLadder: ladder, callingWindow: alwaysOpen, maxConcurrentCalls: 1000 } });
 
-  const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue, defaultRateLimitPerMinute: 120 }).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const post = async (pathname: string, body: unknown, expected: number) => {
-    const response = await fetch(`${apiUrl}${pathname}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    if (response.status !== expected) throw new Error(`${pathname}: ${response.status} ${await response.text()}`);
-    return response;
+  /** An API on its own port; intake measurements go to a task queue no worker polls. */
+  const servers: Array<{ close(): unknown }> = [];
+  const startApi = async (queue: string) => {
+    const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue: queue, defaultRateLimitPerMinute: 120 }).listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    servers.push(server);
+    const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    return async (pathname: string, body: unknown, expected: number) => {
+      const response = await fetch(`${apiUrl}${pathname}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      if (response.status !== expected) throw new Error(`${pathname}: ${response.status} ${await response.text()}`);
+      return response;
+    };
   };
+  let post = await startApi(`${taskQueue}-intake`);
 
   // 1 and 2: no worker polls the intake campaign's queue, so only the starts are measured.
   const raw = await measure(STARTS, CONCURRENCY, async () => {
     await temporal.workflow.start('benchNothing', { workflowId: `raw-${randomUUID()}`, taskQueue: `${taskQueue}-raw` });
   });
   console.error('raw starts', raw);
-  const intake = await newCampaign('DRAFT');
+  const intake = await newCampaign('RUNNING');
   const single = await measure(PUSHES, CONCURRENCY, async () => {
     await post(`/v1/campaigns/${intake.id}/leads`, { lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() }, 202);
   });
@@ -85,7 +91,7 @@ try {
     await post(`/v1/campaigns/${intake.id}/leads/batch`, { leads: Array.from({ length: 100 }, () => ({ lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() })) }, 200);
   });
   console.error('batches of 100', batch);
-  await db.campaign.update({ where: { id: intake.id }, data: { status: 'STOPPED' } });
+  post = await startApi(taskQueue);
 
   // 3: the production worker, in its own process, drains a three-rung ladder.
   const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
@@ -141,7 +147,7 @@ try {
     '',
   ].join('\n'));
   console.log(JSON.stringify(result));
-  server.close();
+  for (const server of servers) server.close();
   await sql.end();
   await db.$disconnect();
   await connection.close();

@@ -51,24 +51,7 @@ export async function admitLeads(
   leads: readonly LeadToAdmit[],
   requestId: string,
 ): Promise<Admission[]> {
-  const { db } = services;
-  await db.lead.createMany({
-    data: leads.map(({ lead, idempotencyKey }) => ({
-      workspaceId: principal.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey,
-      phone: lead.phone,
-      name: lead.name ?? null,
-      fields: lead.fields as object,
-      workflowId: leadWorkflowId(campaign.id, idempotencyKey),
-      requestId,
-    })),
-    skipDuplicates: true,
-  });
-  const rows = await db.lead.findMany({
-    where: { campaignId: campaign.id, idempotencyKey: { in: leads.map((lead) => lead.idempotencyKey) } },
-    select: { id: true, idempotencyKey: true, workflowId: true, workflowStartedAt: true },
-  });
+  const rows = await upsertLeads(services, principal, campaign, leads, requestId);
   const rowByKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
   const firstAdmissionByKey = new Map<string, Promise<Admission>>();
   const admissions = leads.map(({ idempotencyKey }) => {
@@ -83,15 +66,60 @@ export async function admitLeads(
     return admission;
   });
   const settled = await Promise.all(admissions);
-  // Remember which leads have their workflow, so that later pushes of their keys skip Temporal.
+  // Remember which leads have their workflow, so that later pushes of their keys skip Temporal. Off
+  // the response's path: if it is lost, a later push of the key only asks Temporal once more.
   const rejected = new Set(settled.filter((admission) => admission.outcome === 'rejected').map((admission) => admission.leadId));
   const nowRunning = rows.filter((row) => !row.workflowStartedAt && !rejected.has(row.id)).map((row) => row.id);
-  if (nowRunning.length) await db.lead.updateMany({ where: { id: { in: nowRunning } }, data: { workflowStartedAt: new Date() } });
+  if (nowRunning.length) {
+    services.sql.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [nowRunning]).catch(() => undefined);
+  }
   return settled;
 }
 
 /** A healthy start takes milliseconds; past this, the caller is better told to retry than kept waiting. */
 const WORKFLOW_START_DEADLINE_MS = 5_000;
+
+interface LeadRow {
+  id: string;
+  idempotencyKey: string;
+  workflowId: string;
+  workflowStartedAt: Date | null;
+}
+
+/**
+ * Inserts the leads whose keys are new and returns the row of every key, new or not, in one
+ * statement: the unique (campaignId, idempotencyKey) constraint settles races between requests.
+ */
+async function upsertLeads(
+  { sql }: AppServices,
+  principal: Principal,
+  campaign: Campaign,
+  leads: readonly LeadToAdmit[],
+  requestId: string,
+): Promise<LeadRow[]> {
+  // One row per key: a key repeated within a batch is answered as a duplicate of its first lead.
+  const firstByKey = new Map<string, LeadToAdmit>();
+  for (const lead of leads) if (!firstByKey.has(lead.idempotencyKey)) firstByKey.set(lead.idempotencyKey, lead);
+  const unique = [...firstByKey.values()];
+  const { rows } = await sql.query<LeadRow>({
+    name: 'upsert_leads',
+    text: `
+      INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, name, fields, "workflowId", "requestId", "updatedAt")
+      SELECT gen_random_uuid(), $1::uuid, $2::uuid, t.key, t.phone, t.name, t.fields, t.workflow_id, $3::uuid, now()
+        FROM unnest($4::text[], $5::text[], $6::text[], $7::jsonb[], $8::text[]) AS t(key, phone, name, fields, workflow_id)
+      ON CONFLICT ("campaignId", "idempotencyKey") DO UPDATE SET "idempotencyKey" = EXCLUDED."idempotencyKey"
+      RETURNING id, "idempotencyKey", "workflowId", "workflowStartedAt"`,
+    values: [
+      principal.workspaceId, campaign.id, requestId,
+      unique.map((lead) => lead.idempotencyKey),
+      unique.map((lead) => lead.lead.phone),
+      unique.map((lead) => lead.lead.name ?? null),
+      unique.map((lead) => JSON.stringify(lead.lead.fields)),
+      unique.map((lead) => leadWorkflowId(campaign.id, lead.idempotencyKey)),
+    ],
+  });
+  return rows;
+}
 
 async function startLeadWorkflow(
   { temporal, temporalConnection, taskQueue }: AppServices,
