@@ -1,25 +1,10 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { hashApiKeySecret } from '../lib/api-key-secret';
+import { runAdminCli } from './support/admin-cli';
 import { useTestDatabase } from './support/database';
 
-const run = promisify(execFile);
-const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
-
-async function admin(...args: string[]) {
-  try {
-    const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'cli/admin.ts', ...args], {
-      cwd: projectRoot, env: { ...process.env, DATABASE_URL: url },
-    });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const failed = error as { code: number; stdout: string; stderr: string };
-    return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-  }
-}
+const admin = (...args: string[]) => runAdminCli(url, ...args);
 
 async function adminJson(...args: string[]) {
   const result = await admin(...args);

@@ -1,9 +1,6 @@
-import { execFile } from 'node:child_process';
 import { createHmac, randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
@@ -12,6 +9,7 @@ import { leadWorkflowId } from '../api/services/leads';
 import { createResultWebhookEndpoint } from '../lib/result-webhooks';
 import { createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestApi } from './support/api';
+import { runAdminCli } from './support/admin-cli';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
@@ -275,19 +273,7 @@ describe('result webhook endpoints and deliveries over the API', () => {
 });
 
 describe('npm run admin -- webhook create', () => {
-  const run = promisify(execFile);
-  const projectRoot = path.resolve(import.meta.dirname, '..');
-  async function admin(...args: string[]) {
-    try {
-      const { stdout, stderr } = await run(process.execPath, ['--import', 'tsx', 'cli/admin.ts', ...args], {
-        cwd: projectRoot, env: { ...process.env, DATABASE_URL: url },
-      });
-      return { code: 0, stdout, stderr };
-    } catch (error) {
-      const failed = error as { code: number; stdout: string; stderr: string };
-      return { code: failed.code, stdout: failed.stdout, stderr: failed.stderr };
-    }
-  }
+  const admin = (...args: string[]) => runAdminCli(url, ...args);
 
   it('creates an endpoint and prints its id and its secret, this once', async () => {
     const { id: workspaceId } = await createWorkspace(db, 'CLI hooks', {});

@@ -1,13 +1,12 @@
 import { z } from 'zod';
 import { callingWindowSchema } from '../../lib/calling-window';
 import { dialLadderSchema } from '../../lib/dial-ladder';
-import { normalizeE164 } from '../../lib/phone';
+import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
 import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
 import { transitionCampaign } from '../services/campaign-control';
 import { campaignView, createCampaign, deleteCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from '../services/campaigns';
 
-const e164 = z.string().transform((value, ctx) => normalizeE164(value) ?? (ctx.addIssue({ code: 'custom', message: 'must be a valid E.164 number' }), z.NEVER));
 
 /** Settings a campaign is created with and can change while it is not stopped. */
 const campaignSettings = {
@@ -16,7 +15,7 @@ const campaignSettings = {
   dialLadder: dialLadderSchema.nullable().describe('CLASSIC dial ladder: rungs (delaySeconds after the previous attempt) and the rule of each outcome (end or next). null: the default, now / +2 h / +1 day, answered and invalid_number end it.'),
   callingWindow: callingWindowSchema.nullable().describe("When leads may be called in their own local time (from the number's country and region; every possible zone must agree). null: the default, Monday to Saturday 09:00-20:00."),
   agentId: z.string().min(1).max(200).nullable().describe('The calling agent.'),
-  callerNumbers: z.array(e164).max(100).describe('E.164 numbers calls are placed from.'),
+  callerNumbers: z.array(e164PhoneSchema).max(100).describe('E.164 numbers calls are placed from.'),
   maxConcurrentCalls: z.number().int().min(1).max(1000).describe('Calls of this campaign in flight at once, at most.'),
 };
 

@@ -1,13 +1,9 @@
 import { z } from 'zod';
-import { normalizeE164 } from '../../lib/phone';
+import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
 
 const addNumbersSchema = z.object({
-  phones: z.array(z.string().transform((value, ctx) => {
-    const phone = normalizeE164(value);
-    if (!phone) ctx.addIssue({ code: 'custom', message: 'must be a valid E.164 number' });
-    return phone ?? z.NEVER;
-  })).min(1).max(10_000),
+  phones: z.array(e164PhoneSchema).min(1).max(10_000),
 });
 
 export const doNotCallRoutes = [

@@ -1,22 +1,13 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
-import { normalizeE164 } from '../../lib/phone';
+import { e164PhoneSchema } from '../../lib/phone';
 import { ApiError } from '../http/api-error';
 import { defineRoute } from '../http/route';
 import { admitLeads, campaignAcceptingLeads, type Admission } from '../services/leads';
 
-const e164Phone = z.string().transform((value, ctx) => {
-  const normalized = normalizeE164(value);
-  if (!normalized) {
-    ctx.addIssue({ code: 'custom', message: 'phone must be a valid E.164 number, for example +14155550123' });
-    return z.NEVER;
-  }
-  return normalized;
-});
-
 export const leadInputSchema = z.object({
-  phone: e164Phone,
+  phone: e164PhoneSchema,
   name: z.string().max(200).optional(),
   fields: z.record(z.string(), z.unknown()).default({}),
 });
