@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { leadWorkflowId } from '../api/services/leads';
 import type { DialLadder } from '../lib/dial-ladder';
+import { campaignStatusQuery, campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../workflows/campaign';
 import { leadStateQuery, type LeadState } from '../workflows/lead-dial';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
@@ -106,5 +108,29 @@ describe('campaign control', () => {
     expect(await db.call.count({ where: { leadId } })).toBe(1);
     const refused = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: owner.key, body: { lead: { phone: '+14155550120' }, idempotencyKey: 'after-stop' } });
     expect(refused.status).toBe(409);
+  });
+});
+
+describe('the campaign workflow over a long life', () => {
+  it('continues as new when its history grows, keeping its status and taking further transitions', async () => {
+    const campaign = await campaignWith(QUICK_LADDER);
+    const workflowId = campaignWorkflowId(campaign.id);
+    const update = (action: 'start' | 'pause' | 'resume' | 'stop') => temporal.client.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
+      args: [action],
+      startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
+        workflowId, taskQueue: temporal.taskQueue, args: [{ campaignId: campaign.id, status: 'DRAFT', historyLimit: 30 }], workflowIdConflictPolicy: 'USE_EXISTING',
+      }),
+    });
+    await update('start');
+    const firstRun = (await temporal.client.workflow.getHandle(workflowId).describe()).runId;
+    for (let round = 0; round < 4; round++) {
+      expect(await update('pause')).toEqual({ status: 'PAUSED' });
+      expect(await update('resume')).toEqual({ status: 'RUNNING' });
+    }
+    const handle = temporal.client.workflow.getHandle(workflowId);
+    expect((await handle.describe()).runId).not.toBe(firstRun);
+    expect(await handle.query(campaignStatusQuery)).toBe('RUNNING');
+    expect(await update('stop')).toEqual({ status: 'STOPPED' });
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).status).toBe('STOPPED');
   });
 });

@@ -1,12 +1,13 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { leadWorkflowId } from '../api/services/leads';
 import { createDatabase } from '../lib/database';
-import { freePort } from '../scripts/stack/child-process';
+import { freePort, waitFor } from '../scripts/stack/child-process';
 import { startEmbeddedTemporal } from '../scripts/stack/temporal';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
@@ -61,6 +62,29 @@ describe('accepted leads survive their dependencies going away', () => {
     await proxy.restore();
     const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaignId, key)).result()));
     expect(results.every((result) => result.attempts === 3 && result.outcome === 'busy')).toBe(true);
+    await expectEveryAttemptOnce(campaignId, 10);
+  }, 90_000);
+
+  it('the API process killed right after answering: every lead it reported queued is dialed', async () => {
+    const temporal = await useTemporalClient();
+    await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
+    const port = await freePort();
+    const apiProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+      cwd: path.resolve(import.meta.dirname, '..'),
+      env: { ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, TEMPORAL_TASK_QUEUE: temporal.taskQueue, PORT: String(port) },
+      stdio: 'ignore',
+    });
+    afterAll(() => apiProcess.kill('SIGKILL'));
+    const baseUrl = `http://127.0.0.1:${port}`;
+    await waitFor('API process', async () => {
+      if (!(await fetch(`${baseUrl}/health`)).ok) throw new Error('not up');
+    }, 30_000);
+    const { campaignId, keys } = await busyLeads({ request: (method, pathname, options = {}) => fetch(`${baseUrl}${pathname}`, {
+      method, headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' }, body: JSON.stringify(options.body),
+    }) } as Awaited<ReturnType<typeof startTestApi>>, 10);
+    apiProcess.kill('SIGKILL');
+    const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaignId, key)).result()));
+    expect(results.every((result) => result.attempts === 3)).toBe(true);
     await expectEveryAttemptOnce(campaignId, 10);
   }, 90_000);
 

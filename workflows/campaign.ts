@@ -13,6 +13,8 @@ const { setCampaignStatus, notifyCampaignLeads } = proxyActivities<Activities>({
 export interface CampaignWorkflowInput {
   campaignId: string;
   status: CampaignStatus;
+  /** History events before continuing as new; the default suits production, tests lower it. */
+  historyLimit?: number;
 }
 
 export const campaignTransitionUpdate = defineUpdate<{ status: CampaignStatus }, [CampaignAction]>('transition');
@@ -56,10 +58,11 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       },
     },
   );
-  await condition(() => status === 'STOPPED' || workflowInfo().historyLength > HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW || workflowInfo().continueAsNewSuggested);
+  const historyLimit = input.historyLimit ?? HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW;
+  await condition(() => status === 'STOPPED' || workflowInfo().historyLength > historyLimit || workflowInfo().continueAsNewSuggested);
   await condition(allHandlersFinished);
   if (status === 'STOPPED') return status;
-  return continueAsNew<typeof campaignWorkflow>({ campaignId: input.campaignId, status });
+  return continueAsNew<typeof campaignWorkflow>({ ...input, status });
 }
 
 function invalidTransition(from: CampaignStatus, action: CampaignAction) {
