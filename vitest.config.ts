@@ -9,6 +9,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 120_000,
-    reporters: ['default'],
+    // The JSON report feeds the one-line summary scripts/test.sh prints last.
+    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
   },
 });

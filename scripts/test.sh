@@ -6,4 +6,6 @@ source "$(dirname "$0")/lib/ensure-tools.sh"
 ensure_stack_tools
 npx tsc --noEmit
 npx eslint .
+rm -f .test-results/vitest.json
 npx vitest run "$@"
+node -e 'const r = require("./.test-results/vitest.json"); console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)'
