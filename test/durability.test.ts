@@ -74,7 +74,8 @@ describe('accepted leads survive their dependencies going away', () => {
       env: { ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, TEMPORAL_TASK_QUEUE: temporal.taskQueue, PORT: String(port) },
       stdio: 'ignore',
     });
-    afterAll(() => apiProcess.kill('SIGKILL'));
+    // Killed below in any case; should the test fail first, it must not outlive the run.
+    process.once('exit', () => apiProcess.kill('SIGKILL'));
     const baseUrl = `http://127.0.0.1:${port}`;
     await waitFor('API process', async () => {
       if (!(await fetch(`${baseUrl}/health`)).ok) throw new Error('not up');

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort, waitFor } from '../scripts/stack/child-process';
@@ -107,6 +107,11 @@ describe('failed authentication', () => {
   });
 });
 
+const apiProcesses: ChildProcess[] = [];
+afterAll(() => {
+  for (const child of apiProcesses) child.kill('SIGKILL');
+});
+
 async function startApiProcess(): Promise<string> {
   const port = await freePort();
   const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
@@ -114,9 +119,7 @@ async function startApiProcess(): Promise<string> {
     env: { ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, PORT: String(port) },
     stdio: 'ignore',
   });
-  afterAll(() => {
-    child.kill('SIGTERM');
-  });
+  apiProcesses.push(child);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor('API process', async () => {
     const response = await fetch(`${baseUrl}/health`);
