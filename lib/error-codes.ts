@@ -32,8 +32,6 @@ export const ErrorCode = {
   campaign_stopped: 'campaign_stopped',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
-  telephony_invalid_number: 'telephony_invalid_number',
-  telephony_unavailable: 'telephony_unavailable',
   webhook_delivery_failed: 'webhook_delivery_failed',
 } as const;
 

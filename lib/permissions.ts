@@ -67,7 +67,3 @@ export function isHoldableScope(scope: string): boolean {
 export function holdableScopes(requested: readonly string[]): string[] {
   return [...new Set(requested.filter(isHoldableScope))].sort();
 }
-
-export function isKnownPermission(name: string): boolean {
-  return PERMISSION_CATALOG.includes(name);
-}

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Database } from '../../lib/database';
-import type { CallOutcome, DialRequest, DialResult, Telephony } from './telephony';
+import type { CallOutcome } from '../../lib/call-outcomes';
+import type { DialRequest, DialResult, Telephony } from './telephony';
 
 /**
  * `simulated` telephony: no call leaves the machine. The outcome is a pure function of the number's

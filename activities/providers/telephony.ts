@@ -1,7 +1,5 @@
 import type { CallOutcome } from '../../lib/call-outcomes';
 
-export { CALL_OUTCOMES, type CallOutcome } from '../../lib/call-outcomes';
-
 /** Places outbound calls and reports how they ended. Real carriers plug in behind this interface. */
 export interface Telephony {
   /** Recorded with every call, so a simulated call can never pass for a real one. */
