@@ -3,6 +3,7 @@ import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { createApp } from './app';
+import { createLeadDispatcher } from './services/lead-dispatch';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
@@ -10,8 +11,11 @@ const sql = createSqlPool(config.DATABASE_URL);
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
 const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+const taskQueue = config.TEMPORAL_TASK_QUEUE;
+const leadDispatcher = createLeadDispatcher({ sql, temporal, temporalConnection, taskQueue });
+leadDispatcher.startSweeping();
 const app = createApp(
-  { db, sql, temporal, temporalConnection, taskQueue: config.TEMPORAL_TASK_QUEUE, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE },
+  { db, sql, temporal, temporalConnection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE },
   { trustProxy: config.TRUST_PROXY },
 );
 
@@ -21,6 +25,7 @@ const server = app.listen(config.PORT, config.HOST, () => {
 
 async function shutdown() {
   server.close();
+  await leadDispatcher.stop();
   await Promise.allSettled([temporalConnection.close(), db.$disconnect(), sql.end()]);
   process.exit(0);
 }

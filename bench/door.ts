@@ -11,6 +11,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
+import { createLeadDispatcher } from '../api/services/lead-dispatch';
 import { createApp } from '../api/app';
 import type { Door } from '../api/http/register-routes';
 import type { Principal } from '../api/auth/principal';
@@ -47,8 +48,10 @@ try {
 
   const temporalConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
   const sql = createSqlPool(postgres.urlFor('bench'));
+  const temporal = new Client({ connection: temporalConnection });
   const services = {
-    db, sql, temporal: new Client({ connection: temporalConnection }), temporalConnection, taskQueue: 'bench', defaultRateLimitPerMinute: 120,
+    db, sql, temporal, temporalConnection, taskQueue: 'bench', defaultRateLimitPerMinute: 120,
+    leadDispatcher: createLeadDispatcher({ sql, temporal, temporalConnection, taskQueue: 'bench' }),
   };
   const fixedPrincipal: Principal = {
     keyId, workspaceId, memberId, scoped: true, permissions: new Set(['campaigns.view']), plan: 'none', features: [],

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
+import { freePort } from '../scripts/stack/child-process';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import { leadWorkflowId } from '../api/services/leads';
 import type { DialLadder } from '../lib/dial-ladder';
 import { campaignStatusQuery, campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../workflows/campaign';
 import { leadStateQuery, type LeadState } from '../workflows/lead-dial';
@@ -11,6 +11,7 @@ import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
+import { startedLeadWorkflow } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -30,7 +31,7 @@ async function pushLead(campaignId: string, phone: string) {
   const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, { key: owner.key, body: { lead: { phone }, idempotencyKey } });
   expect(response.status).toBe(202);
   const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, handle: temporal.client.workflow.getHandle(leadWorkflowId(campaignId, idempotencyKey)) };
+  return { leadId, handle: await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey) };
 }
 
 async function untilState(handle: { query: (q: typeof leadStateQuery) => Promise<LeadState> }, predicate: (state: LeadState) => boolean) {
@@ -65,6 +66,17 @@ describe('campaign control', () => {
     }
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).status).toBe('STOPPED');
   });
+
+  it('answers 503 temporal_unavailable, and changes nothing, while Temporal cannot be reached', async () => {
+    const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
+    const cutOff = await startTestApi({ db, url, temporal: { client: new Client({ connection: deadConnection }), connection: deadConnection, taskQueue: temporal.taskQueue } });
+    const campaign = await campaignWith(QUICK_LADDER);
+    const response = await cutOff.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} });
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(await response.json()).toEqual({ error: 'temporal_unavailable' });
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).status).toBe('DRAFT');
+  }, 30_000);
 
   it('holds leads of a campaign that has not started, and dials them once it starts', async () => {
     const campaign = await campaignWith(QUICK_LADDER);

@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import type { Telephony } from '../activities/providers/telephony';
-import { leadWorkflowId } from '../api/services/leads';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
+import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -43,7 +43,7 @@ describe('the concurrency cap of a campaign', () => {
       key: owner.key, body: { leads: keys.map((idempotencyKey, index) => ({ lead: { phone: `+1415555012${index % 5}` }, idempotencyKey })) },
     });
     expect(((await response.json()) as { summary: unknown }).summary).toEqual({ queued: 8, duplicate: 0, rejected: 0 });
-    const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, key)).result()));
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
     expect(results.every((result) => result.status === 'completed' && result.attempts === 1)).toBe(true);
     expect(await db.call.count({ where: { campaignId: campaign.id, status: 'ended' } })).toBe(8);
     expect(mostInFlight).toBe(2);

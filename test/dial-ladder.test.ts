@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import { leadWorkflowId } from '../api/services/leads';
 import { nextAllowedInstant, type CallingWindow } from '../lib/calling-window';
 import type { DialLadder } from '../lib/dial-ladder';
 import { leadStateQuery } from '../workflows/lead-dial';
@@ -11,6 +10,7 @@ import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
+import { startedLeadWorkflow } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -27,7 +27,7 @@ async function pushLead(phone: string, settings: { dialLadder?: DialLadder; call
   const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: owner.key, body: { lead: { phone }, idempotencyKey } });
   expect(response.status).toBe(202);
   const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, handle: temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, idempotencyKey)) };
+  return { leadId, handle: await startedLeadWorkflow(temporal.client, campaign.id, idempotencyKey) };
 }
 
 const callsOf = (leadId: string) => db.call.findMany({ where: { leadId }, orderBy: { attempt: 'asc' } });

@@ -1,26 +1,32 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import { leadWorkflowId } from '../api/services/leads';
-import { createDatabase } from '../lib/database';
+import { createDatabase, type Database } from '../lib/database';
+import { migrateDeploy } from '../scripts/stack/migrate';
+import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { startEmbeddedTemporal } from '../scripts/stack/temporal';
-import { startTestApi } from './support/api';
+import { startTestApi, type RunningApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTcpProxy } from './support/tcp-proxy';
 import { startTestWorker, useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
+import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function busyLeads(api: Awaited<ReturnType<typeof startTestApi>>, count: number) {
+/** Where the leads live: the test file's database, or a cluster of a test's own. */
+interface LeadStore { db: Database; owner: TestWorkspace }
+const fileStore: LeadStore = { db, owner };
+
+async function busyLeads(api: Pick<RunningApi, 'request'>, count: number, { db, owner }: LeadStore = fileStore) {
   const campaign = await db.campaign.create({
     data: { workspaceId: owner.workspaceId, name: 'Durable', acceptsLeadPush: true, status: 'RUNNING', dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN },
   });
@@ -32,7 +38,7 @@ async function busyLeads(api: Awaited<ReturnType<typeof startTestApi>>, count: n
   return { campaignId: campaign.id, keys };
 }
 
-async function expectEveryAttemptOnce(campaignId: string, leads: number) {
+async function expectEveryAttemptOnce(campaignId: string, leads: number, { db }: LeadStore = fileStore) {
   const rows = await db.lead.findMany({ where: { campaignId }, include: { calls: true } });
   expect(rows).toHaveLength(leads);
   for (const lead of rows) {
@@ -41,6 +47,27 @@ async function expectEveryAttemptOnce(campaignId: string, leads: number) {
   }
   const attemptIds = rows.flatMap((lead) => lead.calls.map((call) => call.attemptId));
   expect(await db.simulatedProviderCall.count({ where: { attemptId: { in: attemptIds } } })).toBe(leads * 3);
+}
+
+/** The production API entry point in its own process. */
+async function spawnApi(temporalAddress: string, taskQueue: string) {
+  const port = await freePort();
+  const apiProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    cwd: path.resolve(import.meta.dirname, '..'),
+    env: { ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, PORT: String(port) },
+    stdio: 'ignore',
+  });
+  // Should the test fail first, the process must not outlive the run.
+  process.once('exit', () => apiProcess.kill('SIGKILL'));
+  const baseUrl = `http://127.0.0.1:${port}`;
+  // Any answer will do: /health is 503 while Temporal is unreachable.
+  await waitFor('API process', () => fetch(`${baseUrl}/health`), 30_000);
+  return {
+    request: (method: string, pathname: string, options: { key?: string; body?: unknown } = {}) => fetch(`${baseUrl}${pathname}`, {
+      method, headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' }, body: JSON.stringify(options.body),
+    }),
+    kill: () => apiProcess.kill('SIGKILL'),
+  };
 }
 
 describe('accepted leads survive their dependencies going away', () => {
@@ -60,31 +87,23 @@ describe('accepted leads survive their dependencies going away', () => {
     await proxy.cut();
     await sleep(3_000);
     await proxy.restore();
-    const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaignId, key)).result()));
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaignId, key)));
     expect(results.every((result) => result.attempts === 3 && result.outcome === 'busy')).toBe(true);
     await expectEveryAttemptOnce(campaignId, 10);
   }, 90_000);
 
-  it('the API process killed right after answering: every lead it reported queued is dialed', async () => {
+  it('the API process killed right after answering, before it could start any workflow: a restarted API starts and dials every lead', async () => {
     const temporal = await useTemporalClient();
     await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
-    const port = await freePort();
-    const apiProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-      cwd: path.resolve(import.meta.dirname, '..'),
-      env: { ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, TEMPORAL_TASK_QUEUE: temporal.taskQueue, PORT: String(port) },
-      stdio: 'ignore',
-    });
-    // Killed below in any case; should the test fail first, it must not outlive the run.
-    process.once('exit', () => apiProcess.kill('SIGKILL'));
-    const baseUrl = `http://127.0.0.1:${port}`;
-    await waitFor('API process', async () => {
-      if (!(await fetch(`${baseUrl}/health`)).ok) throw new Error('not up');
-    }, 30_000);
-    const { campaignId, keys } = await busyLeads({ request: (method, pathname, options = {}) => fetch(`${baseUrl}${pathname}`, {
-      method, headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' }, body: JSON.stringify(options.body),
-    }) } as Awaited<ReturnType<typeof startTestApi>>, 10);
-    apiProcess.kill('SIGKILL');
-    const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaignId, key)).result()));
+    // The first process reaches no Temporal server: the leads it answers for exist only as rows.
+    const first = await spawnApi(`127.0.0.1:${await freePort()}`, temporal.taskQueue);
+    const { campaignId, keys } = await busyLeads(first, 10);
+    first.kill();
+    expect(await db.lead.count({ where: { campaignId, workflowStartedAt: null } })).toBe(10);
+
+    const second = await spawnApi(inject('stack').temporalAddress, temporal.taskQueue);
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaignId, key)));
+    second.kill();
     expect(results.every((result) => result.attempts === 3)).toBe(true);
     await expectEveryAttemptOnce(campaignId, 10);
   }, 90_000);
@@ -104,8 +123,38 @@ describe('accepted leads survive their dependencies going away', () => {
     while ((await db.call.count({ where: { campaignId } })) < 10) await sleep(50);
     await server.process.stop('SIGKILL');
     server = await startEmbeddedTemporal(options);
-    const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaignId, key)).result()));
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaignId, key)));
     expect(results.every((result) => result.attempts === 3)).toBe(true);
     await expectEveryAttemptOnce(campaignId, 10);
   }, 120_000);
+
+  it('PostgreSQL crashed right after answering (immediate shutdown, no checkpoint) and restarted: every accepted lead is dialed, one call per attempt', async () => {
+    // A cluster of this test's own, crash-safe as in production (the shared test cluster runs with fsync off).
+    const workDir = mkdtempSync(path.join(os.tmpdir(), 'postgres-crash-'));
+    chmodSync(workDir, 0o711);
+    const options = { binDir: process.env.PG_BIN_DIR!, dataDir: path.join(workDir, 'cluster'), port: await freePort(), durable: true, quiet: true };
+    let postgres = await startEmbeddedPostgres(options);
+    afterAll(async () => {
+      await postgres.stop();
+      rmSync(workDir, { recursive: true, force: true });
+    });
+    await ensureDatabase(postgres.urlFor('postgres'), 'app');
+    const crashUrl = postgres.urlFor('app');
+    await migrateDeploy(crashUrl);
+    const crashDb = createDatabase(crashUrl);
+    afterAll(() => crashDb.$disconnect());
+    const store: LeadStore = { db: crashDb, owner: await createTestWorkspace(crashDb, { scopes: ['campaigns.edit'] }) };
+    const temporal = await useTemporalClient();
+    await startTestWorker(temporal.taskQueue, { db: crashDb, calls: createSimulatedTelephony(crashDb) });
+    const api = await startTestApi({ db: crashDb, url: crashUrl, temporal, sweepLeads: { staleAfterMs: 1_000 } });
+
+    const { campaignId, keys } = await busyLeads(api, 10, store);
+    // SIGQUIT is PostgreSQL's immediate shutdown: every process quits at once, recovery replays the WAL.
+    await postgres.process.stop('SIGQUIT');
+    await sleep(2_000);
+    postgres = await startEmbeddedPostgres(options);
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaignId, key)));
+    expect(results.every((result) => result.attempts === 3 && result.outcome === 'busy')).toBe(true);
+    await expectEveryAttemptOnce(campaignId, 10, store);
+  }, 150_000);
 });

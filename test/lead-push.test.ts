@@ -8,6 +8,7 @@ import { useTestDatabase } from './support/database';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { createTestWorkspace } from './support/workspace';
+import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -25,7 +26,7 @@ const push = (campaignId: string, body: unknown, headers: Record<string, string>
   api.request('POST', `/v1/campaigns/${campaignId}/leads`, { key: owner.key, body, headers });
 const pushBatch = (campaignId: string, leads: unknown[], key = owner.key) =>
   api.request('POST', `/v1/campaigns/${campaignId}/leads/batch`, { key, body: { leads } });
-const finished = (campaignId: string, idempotencyKey: string) => temporal.client.workflow.getHandle(leadWorkflowId(campaignId, idempotencyKey)).result();
+const finished = (campaignId: string, idempotencyKey: string) => leadResult(temporal.client, campaignId, idempotencyKey);
 
 describe('POST /v1/campaigns/{campaignId}/leads', () => {
   it('queues a new lead (202), dials it through the worker, and records the call in PostgreSQL', async () => {
@@ -145,21 +146,46 @@ describe('POST /v1/campaigns/{campaignId}/leads/batch', () => {
     expect(await db.lead.count({ where: { campaignId: { in: [foreign.id, stopped.id, email.id, open.id] } } })).toBe(0);
   });
 
-  it('rejects leads as retryable while Temporal is unreachable, and queues them when the same keys come again', async () => {
+  it('queues leads while Temporal is unreachable: they are stored, and the sweep starts their workflows once Temporal answers', async () => {
     const campaign = await createLeadCampaign();
     const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
     const cutOff = await startTestApi({ db, url, temporal: { client: new Client({ connection: deadConnection }), connection: deadConnection, taskQueue: temporal.taskQueue } });
-    const leads = [{ lead: { phone: '+14155550150' }, idempotencyKey: 'retry-1' }, { lead: { phone: '+14155550151' }, idempotencyKey: 'retry-2' }];
-    const refused = await cutOff.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, { key: owner.key, body: { leads } });
-    const refusedBody = (await refused.json()) as { summary: unknown; results: Array<Record<string, unknown>> };
-    expect(refusedBody.summary).toEqual({ queued: 0, duplicate: 0, rejected: 2 });
-    expect(refusedBody.results[0]).toMatchObject({ status: 'rejected', retryable: true, error: 'temporal_unavailable', leadId: null });
+    const leads = [{ lead: { phone: '+14155550150' }, idempotencyKey: 'outage-1' }, { lead: { phone: '+14155550151' }, idempotencyKey: 'outage-2' }];
+    const accepted = (await (await cutOff.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, { key: owner.key, body: { leads } })).json()) as { summary: unknown };
+    expect(accepted.summary).toEqual({ queued: 2, duplicate: 0, rejected: 0 });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(await db.lead.count({ where: { campaignId: campaign.id, workflowStartedAt: null } })).toBe(2);
+    const again = (await (await pushBatch(campaign.id, leads)).json()) as { summary: unknown };
+    expect(again.summary).toEqual({ queued: 0, duplicate: 2, rejected: 0 });
 
+    // Any API process's sweep takes over leads whose own request could not start them.
+    await startTestApi({ db, url, temporal, sweepLeads: { staleAfterMs: 500 } });
+    await Promise.all([finished(campaign.id, 'outage-1'), finished(campaign.id, 'outage-2')]);
+    expect(await db.call.count({ where: { lead: { campaignId: campaign.id } } })).toBe(2);
+    expect(await db.lead.count({ where: { campaignId: campaign.id, workflowStartedAt: null } })).toBe(0);
+  });
+
+  it('rejects leads as retryable when they cannot be stored, changes nothing, and accepts the same keys later', async () => {
+    const campaign = await createLeadCampaign();
+    // A real failure inside PostgreSQL, for this campaign only.
+    await db.$executeRawUnsafe(`CREATE FUNCTION refuse_leads() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk trouble'; END $$`);
+    await db.$executeRawUnsafe(`CREATE TRIGGER refuse_leads BEFORE INSERT ON "Lead" FOR EACH ROW WHEN (NEW."campaignId" = '${campaign.id}') EXECUTE FUNCTION refuse_leads()`);
+    const leads = [{ lead: { phone: '+14155550152' }, idempotencyKey: 'stored-later-1' }, { lead: { phone: '+14155550153' }, idempotencyKey: 'stored-later-2' }];
+    const refused = await pushBatch(campaign.id, leads);
+    const refusedBody = (await refused.json()) as { summary: unknown; results: Array<Record<string, unknown>> };
+    expect(refused.status).toBe(200);
+    expect(refusedBody.summary).toEqual({ queued: 0, duplicate: 0, rejected: 2 });
+    expect(refusedBody.results[1]).toMatchObject({ index: 1, status: 'rejected', retryable: true, error: 'internal_error', reason: 'lead_not_stored', leadId: null });
+    const single = await push(campaign.id, leads[0]);
+    expect(single.status).toBe(503);
+    expect(await single.json()).toEqual({ error: 'internal_error', retryable: true });
+    expect(await db.lead.count({ where: { campaignId: campaign.id } })).toBe(0);
+
+    await db.$executeRawUnsafe('DROP TRIGGER refuse_leads ON "Lead"');
     const again = (await (await pushBatch(campaign.id, leads)).json()) as { summary: unknown };
     expect(again.summary).toEqual({ queued: 2, duplicate: 0, rejected: 0 });
-    await Promise.all([finished(campaign.id, 'retry-1'), finished(campaign.id, 'retry-2')]);
+    await Promise.all([finished(campaign.id, 'stored-later-1'), finished(campaign.id, 'stored-later-2')]);
     expect(await db.call.count({ where: { lead: { campaignId: campaign.id } } })).toBe(2);
-    await deadConnection.close().catch(() => {});
   });
 
   it('counts as one request against the rate limit', async () => {

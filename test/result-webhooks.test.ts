@@ -5,7 +5,6 @@ import { MockActivityEnvironment } from '@temporalio/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { createResultWebhookActivities } from '../activities/result-webhooks';
-import { leadWorkflowId } from '../api/services/leads';
 import { createResultWebhookEndpoint } from '../lib/result-webhooks';
 import { createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestApi } from './support/api';
@@ -14,6 +13,7 @@ import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
+import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -101,7 +101,7 @@ describe('lead.finished result webhooks', () => {
     });
     expect(pushed.status).toBe(202);
     const { leadId } = (await pushed.json()) as { leadId: string };
-    expect(await temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, 'hook-1')).result())
+    expect(await leadResult(temporal.client, campaign.id, 'hook-1'))
       .toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
 
     const eventKey = `lead.finished:${leadId}`;

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import { leadWorkflowId } from '../api/services/leads';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
+import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -26,7 +26,7 @@ for (const phone of ['+14155550120', '+14155550125', '+14155550129']) {
   const key = randomUUID();
   const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: owner.key, body: { lead: { phone }, idempotencyKey: key } });
   pushed.push((await response.json()) as { leadId: string; resultUrl: string });
-  await temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, key)).result();
+  await leadResult(temporal.client, campaign.id, key);
 }
 
 describe('results', () => {

@@ -2,13 +2,13 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { leadWorkflowId } from '../api/services/leads';
 import type { DialLadder } from '../lib/dial-ladder';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
+import { leadResult } from './support/lead-workflows';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
@@ -60,7 +60,7 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
     const callsAtCrash = await db.call.count({ where: { campaignId: campaign.id } });
     startWorkerProcess();
 
-    const results = await Promise.all(keys.map((key) => temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, key)).result()));
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
     const leads = await db.lead.findMany({ where: { campaignId: campaign.id }, include: { calls: true } });
     expect(leads).toHaveLength(30);
     for (const lead of leads) {

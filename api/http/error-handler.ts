@@ -3,6 +3,7 @@ import { ZodError } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError } from './api-error';
 import { isDatabaseUnavailable } from './database-errors';
+import { isTemporalUnavailable } from './temporal-errors';
 
 interface BodyParserError { type?: string; status?: number }
 
@@ -32,6 +33,9 @@ function toErrorResponse(error: unknown, validationStatus: number) {
   }
   if (isDatabaseUnavailable(error)) {
     return { status: 503, body: { error: ErrorCode.database_unavailable }, headers: { 'Retry-After': '5' } };
+  }
+  if (isTemporalUnavailable(error)) {
+    return { status: 503, body: { error: ErrorCode.temporal_unavailable }, headers: { 'Retry-After': '5' } };
   }
   return { status: 500, body: { error: ErrorCode.internal_error }, headers: {} };
 }

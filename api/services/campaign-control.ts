@@ -8,6 +8,8 @@ import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
 
+const TRANSITION_DEADLINE_MS = 5_000;
+
 /**
  * Sends a start, pause, resume or stop to the campaign's workflow as an Update (starting the workflow
  * on first use) and answers with the campaign as the transition left it. A transition the campaign's
@@ -17,7 +19,8 @@ export async function transitionCampaign(services: AppServices, principal: Princ
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   if (campaign.channel === 'EMAIL' && (action === 'start' || action === 'resume')) throw new ApiError(403, ErrorCode.api_key_not_allowed);
   try {
-    await services.temporal.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
+    // Bounded: while Temporal is unreachable the caller gets 503 temporal_unavailable, not a hung request.
+    await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () => services.temporal.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
       args: [action],
       startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
         workflowId: campaignWorkflowId(campaign.id),
@@ -26,7 +29,7 @@ export async function transitionCampaign(services: AppServices, principal: Princ
         workflowIdConflictPolicy: 'USE_EXISTING',
         searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
       }),
-    });
+    }));
   } catch (error) {
     const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_campaign_transition) {

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import type { leadDialWorkflow } from '../../workflows/lead-dial';
+import { isDatabaseUnavailable } from '../http/database-errors';
 import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import { findOwnedCampaign } from './campaigns';
@@ -21,7 +20,7 @@ export interface LeadToAdmit {
 
 export type Admission =
   | { outcome: 'queued' | 'duplicate'; leadId: string }
-  | { outcome: 'rejected'; leadId: string; retryable: true; error: ErrorCode; reason: string };
+  | { outcome: 'rejected'; leadId: null; retryable: true; error: ErrorCode; reason: string };
 
 /** The workflow id is a function of campaign and key: Temporal itself refuses a second run. */
 export function leadWorkflowId(campaignId: string, idempotencyKey: string): string {
@@ -38,11 +37,11 @@ export async function campaignAcceptingLeads(services: AppServices, principal: P
 
 /**
  * Accepts each lead exactly once per (campaign, idempotency key), by construction: the unique
- * constraint on (campaignId, idempotencyKey) makes one row, and the workflow id derived from the same
- * pair makes one workflow. A lead is accepted ("queued") by the request whose workflow start Temporal
- * took; every other request for that key reports it as a duplicate. Only then is it reported, so a
- * queued lead is already durable in both PostgreSQL and Temporal. A lead whose workflow could not be
- * started is rejected as retryable: its row waits for the same key to come again.
+ * constraint on (campaignId, idempotencyKey) lets exactly one request insert the row, and that request
+ * reports the lead queued; every other request for the key finds the row and reports a duplicate. The
+ * answer waits only for the row's commit, which makes the lead durable; its workflow (whose id derives
+ * from the same pair, so Temporal refuses a second one) is started from the row afterwards by the lead
+ * dispatcher. A batch that could not be stored is rejected as retryable, lead by lead.
  */
 export async function admitLeads(
   services: AppServices,
@@ -51,39 +50,35 @@ export async function admitLeads(
   leads: readonly LeadToAdmit[],
   requestId: string,
 ): Promise<Admission[]> {
-  const rows = await upsertLeads(services, principal, campaign, leads, requestId);
-  const rowByKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
-  const firstAdmissionByKey = new Map<string, Promise<Admission>>();
-  const admissions = leads.map(({ idempotencyKey }) => {
-    const row = rowByKey.get(idempotencyKey)!;
-    const first = firstAdmissionByKey.get(idempotencyKey);
-    // The same key twice in one batch: the second is a duplicate of the first.
-    if (first) return first.then((admission): Admission => ({ outcome: 'duplicate', leadId: admission.leadId }));
-    const admission: Promise<Admission> = row.workflowStartedAt
-      ? Promise.resolve({ outcome: 'duplicate', leadId: row.id })
-      : startLeadWorkflow(services, principal, campaign.id, row);
-    firstAdmissionByKey.set(idempotencyKey, admission);
-    return admission;
-  });
-  const settled = await Promise.all(admissions);
-  // Remember which leads have their workflow, so that later pushes of their keys skip Temporal. Off
-  // the response's path: if it is lost, a later push of the key only asks Temporal once more.
-  const rejected = new Set(settled.filter((admission) => admission.outcome === 'rejected').map((admission) => admission.leadId));
-  const nowRunning = rows.filter((row) => !row.workflowStartedAt && !rejected.has(row.id)).map((row) => row.id);
-  if (nowRunning.length) {
-    services.sql.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [nowRunning]).catch(() => undefined);
+  let rows: LeadRow[];
+  try {
+    rows = await upsertLeads(services, principal, campaign, leads, requestId);
+  } catch (error) {
+    console.error(`[api] leads of request ${requestId} not stored:`, error);
+    const code = isDatabaseUnavailable(error) ? ErrorCode.database_unavailable : ErrorCode.internal_error;
+    return leads.map(() => ({ outcome: 'rejected', leadId: null, retryable: true, error: code, reason: 'lead_not_stored' }));
   }
-  return settled;
+  const rowByKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
+  services.leadDispatcher.dispatchSoon(
+    rows.filter((row) => !row.workflowStartedAt).map((row) => ({ ...row, campaignId: campaign.id, workspaceId: principal.workspaceId })),
+  );
+  const answered = new Set<string>();
+  return leads.map(({ idempotencyKey }) => {
+    const row = rowByKey.get(idempotencyKey)!;
+    // The same key twice in one batch: the second is a duplicate of the first.
+    const first = row.inserted && !answered.has(idempotencyKey);
+    answered.add(idempotencyKey);
+    return { outcome: first ? 'queued' : 'duplicate', leadId: row.id };
+  });
 }
-
-/** A healthy start takes milliseconds; past this, the caller is better told to retry than kept waiting. */
-const WORKFLOW_START_DEADLINE_MS = 5_000;
 
 interface LeadRow {
   id: string;
   idempotencyKey: string;
   workflowId: string;
   workflowStartedAt: Date | null;
+  /** This statement inserted the row (PostgreSQL's xmax is 0 for a row no transaction has updated). */
+  inserted: boolean;
 }
 
 /**
@@ -108,7 +103,7 @@ async function upsertLeads(
       SELECT gen_random_uuid(), $1::uuid, $2::uuid, t.key, t.phone, t.name, t.fields, t.workflow_id, $3::uuid, now()
         FROM unnest($4::text[], $5::text[], $6::text[], $7::jsonb[], $8::text[]) AS t(key, phone, name, fields, workflow_id)
       ON CONFLICT ("campaignId", "idempotencyKey") DO UPDATE SET "idempotencyKey" = EXCLUDED."idempotencyKey"
-      RETURNING id, "idempotencyKey", "workflowId", "workflowStartedAt"`,
+      RETURNING id, "idempotencyKey", "workflowId", "workflowStartedAt", (xmax = 0) AS inserted`,
     values: [
       principal.workspaceId, campaign.id, requestId,
       unique.map((lead) => lead.idempotencyKey),
@@ -119,27 +114,4 @@ async function upsertLeads(
     ],
   });
   return rows;
-}
-
-async function startLeadWorkflow(
-  { temporal, temporalConnection, taskQueue }: AppServices,
-  principal: Principal,
-  campaignId: string,
-  row: { id: string; workflowId: string },
-): Promise<Admission> {
-  try {
-    await temporalConnection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () =>
-      temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', {
-        workflowId: row.workflowId,
-        taskQueue,
-        args: [{ leadId: row.id }],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { CampaignId: [campaignId], WorkspaceId: [principal.workspaceId] },
-      }),
-    );
-    return { outcome: 'queued', leadId: row.id };
-  } catch (error) {
-    if (error instanceof WorkflowExecutionAlreadyStartedError) return { outcome: 'duplicate', leadId: row.id };
-    return { outcome: 'rejected', leadId: row.id, retryable: true, error: ErrorCode.temporal_unavailable, reason: 'workflow_start_failed' };
-  }
 }

@@ -3,30 +3,36 @@ import { afterAll } from 'vitest';
 import { createApp } from '../../api/app';
 import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/services';
+import { createLeadDispatcher } from '../../api/services/lead-dispatch';
 
 export interface RunningApi {
   baseUrl: string;
   request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
 }
 
-export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql'> {
+export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql' | 'leadDispatcher'> {
   /** The database the API's door reads (the same one as db). */
   url: string;
   temporal: { client: AppServices['temporal']; connection: AppServices['temporalConnection']; taskQueue: string };
   defaultRateLimitPerMinute?: number;
   trustProxy?: boolean;
+  /** Run the lead dispatcher's sweep, as every production API process does (off by default: tests that share a database must not start each other's leads). */
+  sweepLeads?: { staleAfterMs: number };
 }
 
 /** The real Express app on a free loopback port. */
 export async function startTestApi(dependencies: TestApiDependencies): Promise<RunningApi> {
   const sql = createSqlPool(dependencies.url);
   afterAll(() => sql.end());
+  const temporal = { temporal: dependencies.temporal.client, temporalConnection: dependencies.temporal.connection, taskQueue: dependencies.temporal.taskQueue };
+  const leadDispatcher = createLeadDispatcher({ sql, ...temporal, staleAfterMs: dependencies.sweepLeads?.staleAfterMs, sweepIntervalMs: 200 });
+  if (dependencies.sweepLeads) leadDispatcher.startSweeping();
+  afterAll(() => leadDispatcher.stop());
   const services: AppServices = {
     db: dependencies.db,
     sql,
-    temporal: dependencies.temporal.client,
-    temporalConnection: dependencies.temporal.connection,
-    taskQueue: dependencies.temporal.taskQueue,
+    ...temporal,
+    leadDispatcher,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');

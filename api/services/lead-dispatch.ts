@@ -1,0 +1,145 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type Connection } from '@temporalio/client';
+import type { SqlPool } from '../../lib/sql-pool';
+import type { leadDialWorkflow } from '../../workflows/lead-dial';
+
+/** A stored lead whose workflow may not have been started yet. */
+export interface StoredLead {
+  id: string;
+  workflowId: string;
+  campaignId: string;
+  workspaceId: string;
+}
+
+export interface LeadDispatcherOptions {
+  sql: SqlPool;
+  temporal: Client;
+  temporalConnection: Connection;
+  taskQueue: string;
+  /** A lead stored this long ago without a workflow is taken over by the sweep (its request's own start failed or its process died). */
+  staleAfterMs?: number;
+  sweepIntervalMs?: number;
+  /** Immediate starts in flight beyond this are left to the sweep, so that a burst cannot pile up in memory. */
+  maxImmediateInFlight?: number;
+}
+
+export interface LeadDispatcher {
+  /** Starts the leads' workflows now, off the request's path; whatever fails here is left to the sweep. */
+  dispatchSoon(leads: readonly StoredLead[]): void;
+  /** One pass of the sweep; returns how many workflows it started (or found started). */
+  sweepOnce(): Promise<number>;
+  startSweeping(): void;
+  stop(): Promise<void>;
+}
+
+/** A healthy start takes milliseconds; a start that hangs longer is abandoned to the next sweep. */
+const WORKFLOW_START_DEADLINE_MS = 5_000;
+const SWEEP_BATCH = 200;
+
+/**
+ * The transactional outbox of lead intake. A push commits its lead rows and answers; the workflows are
+ * started from those rows, first right after the answer and then, for any row still without its
+ * workflow, by a sweep that every API process runs (rows are claimed with SKIP LOCKED, so processes
+ * never start the same lead at once). Starting twice is harmless: the workflow id is derived from the
+ * campaign and the idempotency key, and Temporal refuses a second run of it.
+ */
+export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispatcher {
+  const { sql, temporal, temporalConnection, taskQueue } = options;
+  const staleAfterMs = options.staleAfterMs ?? 3_000;
+  const sweepIntervalMs = options.sweepIntervalMs ?? 1_000;
+  const maxImmediateInFlight = options.maxImmediateInFlight ?? 2_000;
+  let immediateInFlight = 0;
+  let sweepTimer: NodeJS.Timeout | undefined;
+  let sweeping: Promise<unknown> = Promise.resolve();
+  let stopped = false;
+  const pending = new Set<Promise<unknown>>();
+
+  async function startWorkflow(lead: StoredLead): Promise<boolean> {
+    try {
+      await temporalConnection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () =>
+        temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', {
+          workflowId: lead.workflowId,
+          taskQueue,
+          args: [{ leadId: lead.id }],
+          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+          searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
+        }),
+      );
+      return true;
+    } catch (error) {
+      return error instanceof WorkflowExecutionAlreadyStartedError;
+    }
+  }
+
+  async function startAll(leads: readonly StoredLead[]): Promise<string[]> {
+    const started = await Promise.all(leads.map(startWorkflow));
+    return leads.filter((_, index) => started[index]).map((lead) => lead.id);
+  }
+
+  async function dispatchNow(leads: readonly StoredLead[]) {
+    const started = await startAll(leads);
+    if (started.length) {
+      await sql.query({
+        name: 'mark_leads_started',
+        text: 'UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[]) AND "workflowStartedAt" IS NULL',
+        values: [started],
+      });
+    }
+  }
+
+  async function sweepOnce(): Promise<number> {
+    const client = await sql.connect();
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<StoredLead>({
+        name: 'claim_undispatched_leads',
+        text: `SELECT id, "workflowId", "campaignId", "workspaceId" FROM "Lead"
+                WHERE "workflowStartedAt" IS NULL AND "createdAt" < now() - make_interval(secs => $1)
+                ORDER BY "workflowStartedAt", "createdAt" LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        values: [staleAfterMs / 1000, SWEEP_BATCH],
+      });
+      const started = await startAll(rows);
+      if (started.length) await client.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [started]);
+      await client.query('COMMIT');
+      return started.length;
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  function scheduleSweep(delayMs: number) {
+    if (stopped) return;
+    sweepTimer = setTimeout(() => {
+      sweeping = sweepOnce()
+        .then((count) => scheduleSweep(count === SWEEP_BATCH ? 0 : sweepIntervalMs))
+        // PostgreSQL or Temporal away: the rows stay, and the next sweep tries again.
+        .catch(() => scheduleSweep(sweepIntervalMs));
+    }, delayMs);
+    sweepTimer.unref();
+  }
+
+  return {
+    dispatchSoon(leads) {
+      if (!leads.length || stopped || immediateInFlight >= maxImmediateInFlight) return;
+      immediateInFlight += leads.length;
+      const work = dispatchNow(leads)
+        .catch(() => undefined)
+        .finally(() => {
+          immediateInFlight -= leads.length;
+          pending.delete(work);
+        });
+      pending.add(work);
+    },
+    sweepOnce,
+    startSweeping() {
+      scheduleSweep(0);
+    },
+    async stop() {
+      stopped = true;
+      clearTimeout(sweepTimer);
+      await Promise.allSettled([sweeping, ...pending]);
+    },
+  };
+}

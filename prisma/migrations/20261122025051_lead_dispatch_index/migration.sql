@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Lead_workflowStartedAt_createdAt_idx" ON "Lead"("workflowStartedAt", "createdAt");
+
