@@ -1,11 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { timezones } from 'libphonenumber-geo-carrier';
-import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { callingWindowSchema, DEFAULT_CALLING_WINDOW, nextAllowedInstant, type CallingWindow } from '../lib/calling-window';
 import type { CallOutcome } from '../lib/call-outcomes';
 import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../lib/dial-ladder';
 import { ErrorCode } from '../lib/error-codes';
 import type { ActivityDependencies } from './index';
+import { timeZonesOf } from './phone-time-zones';
 
 export interface LeadPlan {
   ladder: DialLadder;
@@ -18,6 +17,8 @@ export interface PlaceCallInput {
   leadId: string;
   /** 1-based rung of the dial ladder. */
   attempt: number;
+  /** A journey's call node (and its visit): one lead may then make several ladders of calls. */
+  callKey?: string;
 }
 
 /**
@@ -26,19 +27,10 @@ export interface PlaceCallInput {
  * the campaign has its cap of calls in flight: ask again shortly. campaign_stopped: final.
  */
 export type PlacedCall =
-  | { outcome: CallOutcome; callId: string }
+  | { outcome: CallOutcome; callId: string; durationMs?: number | null }
   | { outcome: 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' | 'campaign_at_capacity' };
 
 export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
-
-/** Where the number's zone cannot be told, the window is read in UTC. */
-const FALLBACK_TIME_ZONE = 'UTC';
-
-async function timeZonesOf(phone: string): Promise<string[]> {
-  const parsed = parsePhoneNumberFromString(phone);
-  const zones = parsed ? await timezones(parsed) : null;
-  return zones?.length ? zones : [FALLBACK_TIME_ZONE];
-}
 
 function leadNotFound(leadId: string) {
   return ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
@@ -104,10 +96,10 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
      * The call is recorded as dialing before the provider is asked; a retry that finds it dialing asks
      * the provider what became of the attempt instead of dialing again.
      */
-    async placeCall({ leadId, attempt }: PlaceCallInput): Promise<PlacedCall> {
-      const attemptId = `${leadId}:${attempt}`;
+    async placeCall({ leadId, attempt, callKey }: PlaceCallInput): Promise<PlacedCall> {
+      const attemptId = callKey === undefined ? `${leadId}:${attempt}` : `${leadId}:${callKey}:${attempt}`;
       const recorded = await db.call.findUnique({ where: { attemptId } });
-      if (recorded?.status === 'ended') return { outcome: recorded.outcome as CallOutcome, callId: recorded.id };
+      if (recorded?.status === 'ended') return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
       const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true, workspaceId: true, campaignId: true } });
       if (!lead) throw leadNotFound(leadId);
 
@@ -121,7 +113,7 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
         where: { attemptId },
         data: { status: 'ended', providerCallId: result.providerCallId, outcome: result.outcome, durationMs: result.durationMs, endedAt: new Date() },
       });
-      return { outcome: result.outcome, callId: call.id };
+      return { outcome: result.outcome, callId: call.id, durationMs: call.durationMs };
     },
 
     async finishLead({ leadId, status }: { leadId: string; status: LeadFinalStatus }): Promise<void> {

@@ -1,6 +1,8 @@
 import type { Client } from '@temporalio/client';
 import type { Database } from '../lib/database';
 import type { Telephony } from './providers/telephony';
+import type { WhatsAppSender } from './providers/whatsapp';
+import { createJourneyActivities } from './journeys';
 import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
 import { createResultWebhookActivities } from './result-webhooks';
@@ -8,6 +10,7 @@ import { createResultWebhookActivities } from './result-webhooks';
 export interface ActivityDependencies {
   db: Database;
   calls: Telephony;
+  whatsapp: WhatsAppSender;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
 }
@@ -18,6 +21,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createCallActivities(dependencies),
     ...createCampaignActivities(dependencies),
     ...createResultWebhookActivities(dependencies),
+    ...createJourneyActivities(dependencies),
   };
 }
 

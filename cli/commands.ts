@@ -5,6 +5,10 @@ import {
   FEATURES, addMember, createApiKey, createWorkspace, grantCredits, revokeApiKey, updateMember, updateWorkspace,
 } from '../lib/workspace-admin';
 import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks';
+import { readFileSync } from 'node:fs';
+import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journey';
+import { ApiError } from '../api/http/api-error';
+import { publishWorkflow, saveWorkflow, workflowView } from '../api/services/workflows';
 
 export class UsageError extends Error {}
 
@@ -72,8 +76,47 @@ export const adminCommands: Record<string, Command> = {
     const flags = parseFlags({ workspace: uuid, amount: z.coerce.number().positive().max(1e9) }, raw);
     return grantCredits(db, flags.workspace, flags.amount);
   },
+  'workflow save': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, file: text, name: text.max(200).optional(), id: uuid.optional() }, raw);
+    if (!flags.id && !flags.name) throw new UsageError('--name is required for a new workflow (or give --id to save a new revision)');
+    const definition = readDefinition(flags.file);
+    const saved = await asUsage(() => saveWorkflow(db, flags.workspace, { id: flags.id, name: flags.name, definition }));
+    return { ...workflowView(saved), problems: validateJourney(definition) };
+  },
+  'workflow publish': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, id: uuid, revision: z.coerce.number().int().positive().optional() }, raw);
+    return workflowView(await asUsage(() => publishWorkflow(db, flags.workspace, flags.id, flags.revision)));
+  },
   'webhook create': async (db, raw) => {
     const flags = parseFlags({ workspace: uuid, url: z.string().trim().refine(isHttpUrl, 'must be an absolute http(s) URL'), description: text.max(500).optional() }, raw);
     return createResultWebhookEndpoint(db, flags.workspace, { url: flags.url, description: flags.description });
   },
 };
+
+function readDefinition(file: string): JourneyDefinition {
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (error) {
+    throw new UsageError(`--file: ${(error as Error).message}`);
+  }
+  // A file may hold the definition itself or { definition } as POST /workflows/variable-catalog takes it.
+  const candidate = (json as { definition?: unknown })?.definition ?? json;
+  const parsed = journeyDefinitionSchema.safeParse(candidate);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new UsageError(`--file: ${issue.path.join('.') || 'definition'}: ${issue.message}`);
+  }
+  return parsed.data;
+}
+
+/** The API's refusals (an unknown workflow, an invalid graph) as the one-line message of the CLI. */
+async function asUsage<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (!(error instanceof ApiError)) throw error;
+    const details = (error.extras as { details?: string[]; detail?: string }).details?.join('; ') ?? (error.extras as { detail?: string }).detail;
+    throw new UsageError(error.code === 'forbidden' ? 'no workflow of this workspace has this id' : `${error.code}${details ? `: ${details}` : ''}`);
+  }
+}

@@ -16,6 +16,7 @@ export const configSchema = z.object({
   /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   TELEPHONY_PROVIDER: z.enum(['simulated']).default('simulated'),
+  WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   TRUST_PROXY: booleanFlag.default(false),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),

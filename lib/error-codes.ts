@@ -30,9 +30,17 @@ export const ErrorCode = {
   campaign_not_accepting_leads: 'campaign_not_accepting_leads',
   invalid_campaign_transition: 'invalid_campaign_transition',
   campaign_stopped: 'campaign_stopped',
+  workflow_not_published: 'workflow_not_published',
+  journey_live_cap_reached: 'journey_live_cap_reached',
+  run_not_awaiting_decision: 'run_not_awaiting_decision',
+  run_not_running: 'run_not_running',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',
+  journey_run_not_found: 'journey_run_not_found',
+  journey_webhook_rejected: 'journey_webhook_rejected',
+  journey_webhook_failed: 'journey_webhook_failed',
+  journey_call_without_lead: 'journey_call_without_lead',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { createDatabase } from '../lib/database';
 import { replayScenarios } from '../test/replay/scenarios';
 import { createWorker } from '../worker/create-worker';
@@ -25,7 +26,7 @@ try {
   const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
   const worker = await createWorker({
     connection: nativeConnection, namespace: 'default', taskQueue,
-    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db), temporal: client },
+    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db), whatsapp: createSimulatedWhatsApp(db), temporal: client },
   });
   await worker.runUntil(async () => {
     for (const scenario of replayScenarios) {

@@ -7,6 +7,8 @@ import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
+import { journey } from './support/journeys';
+import { saveWorkflow } from '../api/services/workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -67,9 +69,24 @@ describe('campaigns', () => {
     expect((await request('DELETE', `/campaigns/${id}`)).status).toBe(403);
   });
 
-  it('refuses JOURNEY campaigns until workflows are built', async () => {
-    const response = await request('POST', '/campaigns', { name: 'Journey', kind: 'JOURNEY' });
-    expect(response.status).toBe(501);
-    expect(await response.json()).toEqual({ error: 'not_implemented' });
+  it('creates a JOURNEY campaign on a workflow of its own workspace, and refuses one without it', async () => {
+    const graph = journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]);
+    const own = await saveWorkflow(db, owner.workspaceId, { name: 'Own', definition: graph });
+    const stranger = await createTestWorkspace(db);
+    const foreign = await saveWorkflow(db, stranger.workspaceId, { name: 'Foreign', definition: graph });
+
+    const created = await request('POST', '/campaigns', { name: 'Journey', kind: 'JOURNEY', workflowId: own.id, maxLiveRuns: 25 });
+    expect(created.status).toBe(201);
+    expect(await created.json()).toMatchObject({ kind: 'JOURNEY', workflowId: own.id, maxLiveRuns: 25 });
+    for (const [body, message] of [
+      [{ name: 'J', kind: 'JOURNEY' }, 'a JOURNEY campaign names the workflow its leads are enrolled into'],
+      [{ name: 'J', kind: 'JOURNEY', workflowId: foreign.id }, 'no workflow of this workspace has this id'],
+      [{ name: 'C', workflowId: own.id }, 'only a JOURNEY campaign runs a workflow'],
+    ] as const) {
+      const refused = await request('POST', '/campaigns', body);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: ['workflowId'], message }] });
+    }
+    expect(await db.campaign.count({ where: { workspaceId: owner.workspaceId, name: { in: ['J', 'C'] } } })).toBe(0);
   });
 });

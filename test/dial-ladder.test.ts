@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { nextAllowedInstant, type CallingWindow } from '../lib/calling-window';
 import type { DialLadder } from '../lib/dial-ladder';
 import { leadStateQuery } from '../workflows/lead-dial';
@@ -103,7 +104,7 @@ describe('the CLASSIC dial ladder', () => {
 
 describe('placing a call survives a crash between dialing and recording', () => {
   it('asks the provider what became of an attempt instead of dialing it again', async () => {
-    const activities = createActivities({ db, calls, temporal: temporal.client });
+    const activities = createActivities({ db, calls, whatsapp: createSimulatedWhatsApp(db), temporal: temporal.client });
     const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Crash', status: 'RUNNING' } });
     const lead = await db.lead.create({
       data: { workspaceId: owner.workspaceId, campaignId: campaign.id, idempotencyKey: 'crash', phone: '+14155550131', workflowId: 'crash', requestId: randomUUID() },

@@ -1,9 +1,8 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { createResultWebhookActivities } from '../activities/result-webhooks';
 import { createResultWebhookEndpoint } from '../lib/result-webhooks';
 import { createApiKey, createWorkspace } from '../lib/workspace-admin';
@@ -14,48 +13,14 @@ import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { leadResult } from './support/lead-workflows';
+import { startReceiver, type ReceivedRequest } from './support/http-receiver';
+import { until } from './support/until';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const calls = createSimulatedTelephony(db);
 await startTestWorker(temporal.taskQueue, { db, calls });
 const api = await startTestApi({ db, url, temporal });
-
-interface ReceivedRequest {
-  path: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  at: number;
-}
-
-/** A real HTTP receiver on loopback; `answer` gives the status of the n-th request (1-based). */
-async function startReceiver(answer: (n: number) => number) {
-  const received: ReceivedRequest[] = [];
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() });
-      res.writeHead(answer(received.length)).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
-}
-
-async function until<T>(read: () => Promise<T>, done: (value: T) => boolean, timeoutMs = 45_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await read();
-    if (done(value)) return value;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(value)}`);
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-}
 
 /** What a receiver does to check a Standard Webhooks signature, written out independently of the service. */
 function expectedSignature(secret: string, request: ReceivedRequest): string {
@@ -82,7 +47,7 @@ async function finishedLead(workspaceId: string) {
 }
 
 /** The activities as the worker has them, run outside a worker: the activity context names the test's task queue. */
-const activities = createResultWebhookActivities({ db, calls, temporal: temporal.client });
+const activities = createResultWebhookActivities({ db, calls, whatsapp: createSimulatedWhatsApp(db), temporal: temporal.client });
 const activityEnvironment = () => new MockActivityEnvironment({ taskQueue: temporal.taskQueue });
 
 describe('lead.finished result webhooks', () => {

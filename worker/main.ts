@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
-import { createTelephony } from '../activities/providers/select';
+import { createTelephony, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
 
 const config = loadConfigOrExit();
@@ -15,7 +15,7 @@ const worker = await createWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-  dependencies: { db, calls: createTelephony(config.TELEPHONY_PROVIDER, db), temporal },
+  dependencies: { db, calls: createTelephony(config.TELEPHONY_PROVIDER, db), whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db), temporal },
 });
 console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER})`);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.

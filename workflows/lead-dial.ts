@@ -19,6 +19,11 @@ const { prepareLead, nextCallingSlot, placeCall, finishLead, campaignStatusOfLea
 
 export interface LeadDialInput {
   leadId: string;
+  /**
+   * Set when the ladder is one call node of a journey run (a child workflow): attempts are told apart
+   * by it, and the run, not the ladder, finishes the lead and reports it.
+   */
+  callKey?: string;
 }
 
 export type LeadOutcome = CallOutcome | 'do_not_call' | 'campaign_stopped' | 'no_calling_window';
@@ -28,6 +33,8 @@ export interface LeadDialResult {
   /** The last attempt's outcome, or why the lead ended without one; null when never dialed. */
   outcome: LeadOutcome | null;
   attempts: number;
+  /** The last call placed, if any. */
+  lastCall?: { callId: string; durationMs: number | null };
 }
 
 export type LeadPhase = 'preparing' | 'waiting_for_rung' | 'waiting_for_window' | 'waiting_for_campaign' | 'waiting_for_line' | 'dialing' | 'finished';
@@ -58,8 +65,9 @@ const CAPACITY_RETRY_MAX_MS = 30_000;
  * running the lead holds before its next attempt and continues where it stood; a stopped campaign
  * ends it cancelled, even in the middle of a wait.
  */
-export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadDialResult> {
+export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Promise<LeadDialResult> {
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
+  let lastCall: LeadDialResult['lastCall'];
   let campaignChanged = false;
   setHandler(leadStateQuery, () => state);
   setHandler(campaignChangedSignal, () => {
@@ -67,11 +75,13 @@ export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadD
   });
 
   const finish = async (status: LeadDialResult['status']): Promise<LeadDialResult> => {
-    await finishLead({ leadId, status });
-    // Result webhooks: versioned, so that leads already in flight replay the history they recorded.
-    if (patched('result-webhooks')) await enqueueLeadFinished({ leadId, outcome: state.lastOutcome, attempts: state.attempt });
+    if (callKey === undefined) {
+      await finishLead({ leadId, status });
+      // Result webhooks: versioned, so that leads already in flight replay the history they recorded.
+      if (patched('result-webhooks')) await enqueueLeadFinished({ leadId, outcome: state.lastOutcome, attempts: state.attempt });
+    }
     Object.assign(state, { phase: 'finished', nextWakeAt: null });
-    return { status, outcome: state.lastOutcome, attempts: state.attempt };
+    return { status, outcome: state.lastOutcome, attempts: state.attempt, ...(lastCall && { lastCall }) };
   };
   /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
   const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {
@@ -107,7 +117,7 @@ export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadD
         continue;
       }
       state.phase = 'dialing';
-      const call = await placeCall({ leadId, attempt: state.attempt });
+      const call = await placeCall({ leadId, attempt: state.attempt, ...(callKey !== undefined && { callKey }) });
       if (call.outcome === 'campaign_stopped') return stopped();
       if (call.outcome === 'campaign_at_capacity') {
         if (!(await wait('waiting_for_line', capacityRetryMs))) return stopped();
@@ -123,6 +133,7 @@ export async function leadDialWorkflow({ leadId }: LeadDialInput): Promise<LeadD
         continue;
       }
       state.lastOutcome = call.outcome;
+      if ('callId' in call) lastCall = { callId: call.callId, durationMs: call.durationMs ?? null };
       if (call.outcome === 'do_not_call') return finish('cancelled');
       break;
     }

@@ -5,9 +5,15 @@ import { errorBodySchema } from './error-schema';
 
 type JsonObject = Record<string, unknown>;
 
+/** Named schemas a route's schema refers to (recursive ones, such as VariableDescriptor): they live in components. */
+const sharedSchemas: JsonObject = {};
+
 function jsonSchemaOf(schema: z.ZodType): JsonObject {
-  const { $schema: _ignored, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
-  return rest;
+  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+  if (!$defs) return rest;
+  const moved = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonObject;
+  Object.assign(sharedSchemas, moved($defs));
+  return moved(rest);
 }
 
 const errorResponse = (description: string) => ({
@@ -77,7 +83,7 @@ export function buildOpenApi(routes: readonly RouteDefinition[]): JsonObject {
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A workspace API key.' } },
-      schemas: { Error: jsonSchemaOf(errorBodySchema) },
+      schemas: { Error: jsonSchemaOf(errorBodySchema), ...sharedSchemas },
       headers: {
         'X-Request-Id': { description: 'Id of this request; error bodies with a requestId carry the same value.', schema: { type: 'string', format: 'uuid' } },
         RateLimit: { description: 'IETF draft 7: `limit=120, remaining=119, reset=42`.', schema: { type: 'string' } },

@@ -17,6 +17,8 @@ const campaignSettings = {
   agentId: z.string().min(1).max(200).nullable().describe('The calling agent.'),
   callerNumbers: z.array(e164PhoneSchema).max(100).describe('E.164 numbers calls are placed from.'),
   maxConcurrentCalls: z.number().int().min(1).max(1000).describe('Calls of this campaign in flight at once, at most.'),
+  workflowId: z.string().nullable().describe('JOURNEY (required): the workflow of this workspace whose published revision each pushed lead is enrolled into (revision fixed at enrollment). CLASSIC: null.'),
+  maxLiveRuns: z.number().int().min(1).max(1_000_000).describe('JOURNEY live cap: runs alive at once (running or needing recovery). A lead over it is rejected with retryable true (error journey_live_cap_reached) and accepted later with the same key. Default 1000.'),
 };
 
 export const campaignSchema = z.object({
@@ -31,16 +33,18 @@ export const campaignSchema = z.object({
   agentId: z.string().nullable(),
   callerNumbers: z.array(z.string()),
   maxConcurrentCalls: z.number().int(),
+  workflowId: z.string().nullable(),
+  maxLiveRuns: z.number().int(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 
 const newCampaignSchema = z.strictObject({
   ...campaignSettings,
-  kind: z.enum(['CLASSIC', 'JOURNEY']).default('CLASSIC').describe('JOURNEY campaigns are not built yet: 501 not_implemented.'),
+  kind: z.enum(['CLASSIC', 'JOURNEY']).default('CLASSIC').describe('CLASSIC: each lead is dialed on the dial ladder. JOURNEY: each lead is enrolled into a run of workflowId.'),
   channel: z.enum(['VOICE', 'WHATSAPP', 'EMAIL']).default('VOICE'),
   acceptsLeadPush: campaignSettings.acceptsLeadPush.default(false),
-}).partial({ dialLadder: true, callingWindow: true, agentId: true, callerNumbers: true, maxConcurrentCalls: true });
+}).partial({ dialLadder: true, callingWindow: true, agentId: true, callerNumbers: true, maxConcurrentCalls: true, workflowId: true, maxLiveRuns: true });
 
 const campaignUpdateSchema = z.strictObject(campaignSettings).partial()
   .refine((update) => Object.keys(update).length > 0, { message: 'give at least one setting to change' });

@@ -4,6 +4,7 @@ import { doNotCallRoutes } from './do-not-call';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
+import { workflowRoutes } from './workflows';
 import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
@@ -20,6 +21,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultRoutes,
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
+  ...workflowRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

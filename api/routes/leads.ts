@@ -26,7 +26,9 @@ const batchBodySchema = z.object({
   leads: z.array(z.unknown()).min(1).max(100).describe('1 to 100 items, each of the single-push shape with its own idempotencyKey.'),
 });
 
-const warningsSchema = z.object({ undeclaredVariables: z.array(z.string()) });
+const warningsSchema = z.object({
+  undeclaredVariables: z.array(z.string()).describe('JOURNEY: the lead\'s field names that the published workflow graph never reads (the lead is still queued). CLASSIC: always empty.'),
+});
 
 export const leadPushResultSchema = z.object({
   leadId: z.string(),
@@ -49,8 +51,8 @@ const batchResultSchema = z.object({
     leadId: z.string().nullable(),
     resultUrl: z.string().nullable(),
     warnings: warningsSchema,
-    error: z.string().nullable().describe('rejected: invalid_body (the lead failed validation), or database_unavailable / internal_error (the lead could not be stored; retryable).'),
-    reason: z.string().nullable().describe('rejected: validation_failed or lead_not_stored.'),
+    error: z.string().nullable().describe('rejected: invalid_body (the lead failed validation, or lacks a field the journey requires), journey_live_cap_reached (JOURNEY: the campaign has maxLiveRuns runs alive; retryable), or database_unavailable / internal_error (the lead could not be stored; retryable).'),
+    reason: z.string().nullable().describe('rejected: validation_failed, live_cap or lead_not_stored.'),
     issues: z.array(z.unknown()),
     retryable: z.boolean().describe('true: nothing was accepted; resend the lead later with the same idempotencyKey.'),
   })),
@@ -71,7 +73,7 @@ export const leadRoutes = [
     method: 'post',
     path: '/v1/campaigns/{campaignId}/leads',
     access: { permission: 'campaigns.edit' },
-    summary: 'Push one lead into a standing API campaign. 202 when the lead is new, 200 when its idempotency key was accepted before (deduplicated, no second dial).',
+    summary: 'Push one lead into a standing API campaign (CLASSIC: dialed on the ladder; JOURNEY: enrolled into a run of the workflow\'s published revision). 202 when the lead is new, 200 when its idempotency key was accepted before (deduplicated, no second dial). JOURNEY over the live cap: 429 journey_live_cap_reached with retryable true; no published revision: 409 workflow_not_published.',
     tags: ['Leads'],
     params: z.object({ campaignId: z.string() }),
     body: leadPushBodySchema,
@@ -90,13 +92,14 @@ export const leadRoutes = [
       if (!idempotencyKey) throw invalid('idempotencyKey', 'required, in the body or the Idempotency-Key header (1 to 255 characters)');
       const campaign = await campaignAcceptingLeads(services, principal, params.campaignId);
       const [admission] = await admitLeads(services, principal, campaign, [{ lead: body.lead, idempotencyKey }], requestId);
+      if (admission!.outcome === 'invalid') throw new ApiError(422, ErrorCode.invalid_body, { issues: admission!.issues });
       if (admission!.outcome === 'rejected') throw retryableRejection(admission!);
       const deduplicated = admission!.outcome === 'duplicate';
       return {
         status: deduplicated ? 200 : 202,
         body: {
           leadId: admission!.leadId, status: 'queued', deduplicated, requestId,
-          resultUrl: resultUrl(req, admission!.leadId), warnings: { undeclaredVariables: [] },
+          resultUrl: resultUrl(req, admission!.leadId), warnings: { undeclaredVariables: admission!.undeclaredVariables },
         },
       };
     },
@@ -132,9 +135,17 @@ export const leadRoutes = [
           };
         }
         const admission: Admission = admissionByIndex.get(index)!;
-        return admission.outcome === 'rejected'
-          ? { ...base, status: 'rejected' as const, leadId: null, resultUrl: null, error: admission.error, reason: admission.reason, issues: [], retryable: true }
-          : { ...base, status: admission.outcome, leadId: admission.leadId, resultUrl: resultUrl(req, admission.leadId), error: null, reason: null, issues: [], retryable: false };
+        switch (admission.outcome) {
+          case 'invalid':
+            return { ...base, status: 'rejected' as const, leadId: null, resultUrl: null, error: ErrorCode.invalid_body, reason: 'validation_failed', issues: admission.issues, retryable: false };
+          case 'rejected':
+            return { ...base, status: 'rejected' as const, leadId: null, resultUrl: null, error: admission.error, reason: admission.reason, issues: [], retryable: true };
+          default:
+            return {
+              ...base, status: admission.outcome, leadId: admission.leadId, resultUrl: resultUrl(req, admission.leadId),
+              warnings: { undeclaredVariables: admission.undeclaredVariables }, error: null, reason: null, issues: [], retryable: false,
+            };
+        }
       });
       const count = (status: string) => results.filter((result) => result.status === status).length;
       return {
@@ -145,6 +156,8 @@ export const leadRoutes = [
   }),
 ];
 
+/** A lead not accepted now but to be resent with the same key: 429 over a journey's live cap, else 503. */
 function retryableRejection(admission: Extract<Admission, { outcome: 'rejected' }>) {
-  return new ApiError(503, admission.error, { retryable: true }, { 'Retry-After': '5' });
+  const status = admission.error === ErrorCode.journey_live_cap_reached ? 429 : 503;
+  return new ApiError(status, admission.error, { retryable: true }, { 'Retry-After': status === 429 ? '30' : '5' });
 }

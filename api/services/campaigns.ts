@@ -1,3 +1,4 @@
+import { ZodError } from 'zod';
 import { Prisma, type Campaign } from '../../generated/prisma/client';
 import { DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/calling-window';
 import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder';
@@ -15,6 +16,8 @@ export interface CampaignSettings {
   agentId?: string | null;
   callerNumbers?: string[];
   maxConcurrentCalls?: number;
+  workflowId?: string | null;
+  maxLiveRuns?: number;
 }
 
 export interface NewCampaign extends CampaignSettings {
@@ -35,15 +38,27 @@ function storable(settings: CampaignSettings) {
 
 export async function createCampaign({ db }: AppServices, principal: Principal, input: NewCampaign) {
   if (input.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
-  // JOURNEY campaigns run a published workflow graph; those arrive with the workflow engine.
-  if (input.kind === 'JOURNEY') throw new ApiError(501, ErrorCode.not_implemented);
+  await checkJourneySettings(db, principal, input.kind, input.workflowId);
   return db.campaign.create({ data: { ...storable(input), name: input.name, kind: input.kind, channel: input.channel, workspaceId: principal.workspaceId } });
 }
 
 export async function updateCampaign(services: AppServices, principal: Principal, id: string, settings: CampaignSettings) {
   const campaign = await findOwnedCampaign(services, principal, id);
   if (campaign.status === 'STOPPED') throw new ApiError(409, ErrorCode.campaign_stopped);
+  if (settings.workflowId !== undefined) await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
   return services.db.campaign.update({ where: { id: campaign.id }, data: storable(settings) });
+}
+
+/** A JOURNEY campaign names a workflow of its own workspace; a CLASSIC one names none. */
+async function checkJourneySettings(db: AppServices['db'], principal: Principal, kind: 'CLASSIC' | 'JOURNEY', workflowId: string | null | undefined) {
+  const invalid = (message: string) => new ZodError([{ code: 'custom', path: ['workflowId'], message, input: workflowId }]);
+  if (kind === 'CLASSIC') {
+    if (workflowId) throw invalid('only a JOURNEY campaign runs a workflow');
+    return;
+  }
+  if (!workflowId) throw invalid('a JOURNEY campaign names the workflow its leads are enrolled into');
+  const workflow = isUuid(workflowId) ? await db.workflow.findFirst({ where: { id: workflowId, workspaceId: principal.workspaceId }, select: { id: true } }) : null;
+  if (!workflow) throw invalid('no workflow of this workspace has this id');
 }
 
 export async function listCampaigns({ db }: AppServices, principal: Principal): Promise<Campaign[]> {
@@ -79,6 +94,8 @@ export function campaignView(campaign: Campaign) {
     agentId: campaign.agentId,
     callerNumbers: campaign.callerNumbers,
     maxConcurrentCalls: campaign.maxConcurrentCalls,
+    workflowId: campaign.workflowId,
+    maxLiveRuns: campaign.maxLiveRuns,
     createdAt: campaign.createdAt.toISOString(),
     updatedAt: campaign.updatedAt.toISOString(),
   };

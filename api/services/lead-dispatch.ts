@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type Connection } from '@temporalio/client';
 import type { SqlPool } from '../../lib/sql-pool';
+import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import type { leadDialWorkflow } from '../../workflows/lead-dial';
 
 /** A stored lead whose workflow may not have been started yet. */
@@ -8,6 +9,8 @@ export interface StoredLead {
   workflowId: string;
   campaignId: string;
   workspaceId: string;
+  /** CLASSIC: the dial ladder. JOURNEY: a run of the campaign's workflow, whose run id is the lead's id. */
+  kind: 'CLASSIC' | 'JOURNEY';
 }
 
 export interface LeadDispatcherOptions {
@@ -55,15 +58,16 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
 
   async function startWorkflow(lead: StoredLead): Promise<boolean> {
     try {
-      await temporalConnection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () =>
-        temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', {
-          workflowId: lead.workflowId,
-          taskQueue,
-          args: [{ leadId: lead.id }],
-          workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-          searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
-        }),
-      );
+      const common = {
+        workflowId: lead.workflowId,
+        taskQueue,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
+      };
+      await temporalConnection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, async () => {
+        if (lead.kind === 'JOURNEY') await temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', { ...common, args: [{ runId: lead.id }] });
+        else await temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', { ...common, args: [{ leadId: lead.id }] });
+      });
       return true;
     } catch (error) {
       return error instanceof WorkflowExecutionAlreadyStartedError;
@@ -92,9 +96,10 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
       await client.query('BEGIN');
       const { rows } = await client.query<StoredLead>({
         name: 'claim_undispatched_leads',
-        text: `SELECT id, "workflowId", "campaignId", "workspaceId" FROM "Lead"
-                WHERE "workflowStartedAt" IS NULL AND "createdAt" < now() - make_interval(secs => $1)
-                ORDER BY "workflowStartedAt", "createdAt" LIMIT $2 FOR UPDATE SKIP LOCKED`,
+        text: `SELECT l.id, l."workflowId", l."campaignId", l."workspaceId", c.kind::text AS kind
+                 FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId"
+                WHERE l."workflowStartedAt" IS NULL AND l."createdAt" < now() - make_interval(secs => $1)
+                ORDER BY l."workflowStartedAt", l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,
         values: [staleAfterMs / 1000, SWEEP_BATCH],
       });
       const started = await startAll(rows);

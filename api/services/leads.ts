@@ -5,6 +5,8 @@ import { isDatabaseUnavailable } from '../http/database-errors';
 import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import { findOwnedCampaign } from './campaigns';
+import { storeJourneyLeads } from './journey-intake';
+import type { PoolClient } from 'pg';
 import type { AppServices } from './index';
 
 export interface LeadInput {
@@ -19,8 +21,17 @@ export interface LeadToAdmit {
 }
 
 export type Admission =
-  | { outcome: 'queued' | 'duplicate'; leadId: string }
-  | { outcome: 'rejected'; leadId: null; retryable: true; error: ErrorCode; reason: string };
+  | { outcome: 'queued' | 'duplicate'; leadId: string; undeclaredVariables: string[] }
+  | { outcome: 'rejected'; leadId: null; retryable: true; error: ErrorCode; reason: string }
+  | { outcome: 'invalid'; leadId: null; issues: Array<{ path: string[]; message: string; code: string }> };
+
+/** What storing a request's leads gave: the row of each admitted key, and the answer of each key refused. */
+export interface StoredLeads {
+  rows: LeadRow[];
+  refused: Map<string, Admission>;
+  /** JOURNEY: the lead field names the graph never reads. */
+  undeclaredVariables?: (lead: LeadInput) => string[];
+}
 
 /** The workflow id is a function of campaign and key: Temporal itself refuses a second run. */
 export function leadWorkflowId(campaignId: string, idempotencyKey: string): string {
@@ -50,29 +61,35 @@ export async function admitLeads(
   leads: readonly LeadToAdmit[],
   requestId: string,
 ): Promise<Admission[]> {
-  let rows: LeadRow[];
+  let stored: StoredLeads;
   try {
-    rows = await upsertLeads(services, principal, campaign, leads, requestId);
+    stored = campaign.kind === 'JOURNEY'
+      ? await storeJourneyLeads(services, principal, campaign, uniqueByKey(leads), requestId)
+      : { rows: await upsertLeads(services.sql, principal, campaign, uniqueByKey(leads), requestId), refused: new Map() };
   } catch (error) {
+    if (error instanceof ApiError) throw error;
     console.error(`[api] leads of request ${requestId} not stored:`, error);
     const code = isDatabaseUnavailable(error) ? ErrorCode.database_unavailable : ErrorCode.internal_error;
     return leads.map(() => ({ outcome: 'rejected', leadId: null, retryable: true, error: code, reason: 'lead_not_stored' }));
   }
+  const { rows, refused } = stored;
   const rowByKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
   services.leadDispatcher.dispatchSoon(
-    rows.filter((row) => !row.workflowStartedAt).map((row) => ({ ...row, campaignId: campaign.id, workspaceId: principal.workspaceId })),
+    rows.filter((row) => !row.workflowStartedAt).map((row) => ({ ...row, campaignId: campaign.id, workspaceId: principal.workspaceId, kind: campaign.kind })),
   );
   const answered = new Set<string>();
-  return leads.map(({ idempotencyKey }) => {
+  return leads.map(({ idempotencyKey, lead }): Admission => {
+    const refusal = refused.get(idempotencyKey);
+    if (refusal) return refusal;
     const row = rowByKey.get(idempotencyKey)!;
     // The same key twice in one batch: the second is a duplicate of the first.
     const first = row.inserted && !answered.has(idempotencyKey);
     answered.add(idempotencyKey);
-    return { outcome: first ? 'queued' : 'duplicate', leadId: row.id };
+    return { outcome: first ? 'queued' : 'duplicate', leadId: row.id, undeclaredVariables: stored.undeclaredVariables?.(lead) ?? [] };
   });
 }
 
-interface LeadRow {
+export interface LeadRow {
   id: string;
   idempotencyKey: string;
   workflowId: string;
@@ -81,21 +98,24 @@ interface LeadRow {
   inserted: boolean;
 }
 
+/** One lead per key: a key repeated within a batch is answered as a duplicate of its first lead. */
+function uniqueByKey(leads: readonly LeadToAdmit[]): LeadToAdmit[] {
+  const firstByKey = new Map<string, LeadToAdmit>();
+  for (const lead of leads) if (!firstByKey.has(lead.idempotencyKey)) firstByKey.set(lead.idempotencyKey, lead);
+  return [...firstByKey.values()];
+}
+
 /**
  * Inserts the leads whose keys are new and returns the row of every key, new or not, in one
  * statement: the unique (campaignId, idempotencyKey) constraint settles races between requests.
  */
-async function upsertLeads(
-  { sql }: AppServices,
+export async function upsertLeads(
+  sql: Pick<PoolClient, 'query'>,
   principal: Principal,
   campaign: Campaign,
-  leads: readonly LeadToAdmit[],
+  unique: readonly LeadToAdmit[],
   requestId: string,
 ): Promise<LeadRow[]> {
-  // One row per key: a key repeated within a batch is answered as a duplicate of its first lead.
-  const firstByKey = new Map<string, LeadToAdmit>();
-  for (const lead of leads) if (!firstByKey.has(lead.idempotencyKey)) firstByKey.set(lead.idempotencyKey, lead);
-  const unique = [...firstByKey.values()];
   const { rows } = await sql.query<LeadRow>({
     name: 'upsert_leads',
     text: `

@@ -4,6 +4,7 @@ import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporal
 import { afterAll, inject } from 'vitest';
 import type { ActivityDependencies } from '../../activities';
 import { createWorker } from '../../worker/create-worker';
+import { createSimulatedWhatsApp } from '../../activities/providers/simulated-whatsapp';
 
 let runtimeInstalled = false;
 export function quietRuntime() {
@@ -37,12 +38,14 @@ export interface RunningWorker {
 /** A real worker on the test Temporal server, polling the given task queue, built from the shared bundle. */
 export async function startTestWorker(
   taskQueue: string,
-  activityDependencies: Omit<ActivityDependencies, 'temporal'>,
+  activityDependencies: Omit<ActivityDependencies, 'temporal' | 'whatsapp'> & Partial<Pick<ActivityDependencies, 'whatsapp'>>,
   address = inject('stack').temporalAddress,
 ): Promise<RunningWorker> {
   quietRuntime();
   const clientConnection = await Connection.connect({ address });
-  const dependencies: ActivityDependencies = { ...activityDependencies, temporal: new Client({ connection: clientConnection }) };
+  const dependencies: ActivityDependencies = {
+    whatsapp: createSimulatedWhatsApp(activityDependencies.db), ...activityDependencies, temporal: new Client({ connection: clientConnection }),
+  };
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     connection, namespace: 'default', taskQueue, dependencies, workflowBundlePath: inject('stack').workflowBundlePath,

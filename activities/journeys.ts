@@ -1,0 +1,132 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { nextAllowedInstant } from '../lib/calling-window';
+import { ErrorCode } from '../lib/error-codes';
+import type { JourneyDefinition } from '../lib/journey/definition';
+import type { ActivityDependencies } from './index';
+import { timeZonesOf } from './phone-time-zones';
+
+export interface JourneyTrigger {
+  phone: string | null;
+  name: string | null;
+  fields: Record<string, unknown>;
+}
+
+export interface LoadedJourneyRun {
+  workspaceId: string;
+  workflowId: string;
+  leadId: string | null;
+  definition: JourneyDefinition;
+  trigger: JourneyTrigger;
+}
+
+export type RecordedRunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'needs_recovery';
+
+export interface RunProgress {
+  runId: string;
+  status: RecordedRunStatus;
+  currentNodeId: string | null;
+  variables?: Record<string, unknown>;
+  recovery?: { nodeId: string; error: string; errorType: string | null } | null;
+}
+
+export interface DecisionRecord {
+  runId: string;
+  nodeId: string;
+  action: string;
+  output?: Record<string, unknown>;
+  note?: string;
+  decidedBy: string;
+  via: string;
+}
+
+export interface WebhookRequest {
+  url: string;
+  method: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+const WEBHOOK_TIMEOUT_MS = 10_000;
+const FINAL: ReadonlySet<RecordedRunStatus> = new Set(['completed', 'failed', 'cancelled']);
+
+function runNotFound(runId: string) {
+  return ApplicationFailure.create({ type: ErrorCode.journey_run_not_found, message: `journey run ${runId} not found`, nonRetryable: true });
+}
+
+export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) {
+  return {
+    /** The revision the run was enrolled into, and what it started with. */
+    async loadJourneyRun({ runId }: { runId: string }): Promise<LoadedJourneyRun> {
+      const run = await db.journeyRun.findUnique({ where: { id: runId } });
+      if (!run) throw runNotFound(runId);
+      const revision = await db.workflowRevision.findUniqueOrThrow({ where: { workflowId_revision: { workflowId: run.workflowId, revision: run.revision } } });
+      return { workspaceId: run.workspaceId, workflowId: run.workflowId, leadId: run.leadId, definition: revision.definition as unknown as JourneyDefinition, trigger: run.trigger as unknown as JourneyTrigger };
+    },
+
+    /** Mirrors the run's status into its row (the API lists and filters runs from there); a final status also finishes its lead. */
+    async recordJourneyRun({ runId, status, currentNodeId, variables, recovery }: RunProgress): Promise<void> {
+      const final = FINAL.has(status);
+      const run = await db.journeyRun.update({
+        where: { id: runId },
+        data: {
+          status, currentNodeId, recovery: recovery ?? undefined,
+          ...(recovery === null && { recovery: { set: null } as never }),
+          ...(variables && { variables: variables as object }),
+          ...(final && { endedAt: new Date() }),
+        },
+        select: { leadId: true },
+      });
+      if (final && run.leadId) await db.lead.update({ where: { id: run.leadId }, data: { status: status as 'completed' | 'failed' | 'cancelled' } });
+    },
+
+    async recordJourneyDecision(decision: DecisionRecord): Promise<void> {
+      await db.journeyDecision.create({ data: { ...decision, output: decision.output as object | undefined } });
+    },
+
+    /** Milliseconds until the next HH:MM on the lead's local clock (the first zone of the number). */
+    async untilLocalTime({ phone, time }: { phone: string | null; time: string }): Promise<{ waitMs: number; at: string }> {
+      const [zone] = phone ? await timeZonesOf(phone) : ['UTC'];
+      const [hours, minutes] = time.split(':').map(Number) as [number, number];
+      const next = minutes === 59 ? (hours === 23 ? '24:00' : `${String(hours + 1).padStart(2, '0')}:00`) : `${time.slice(0, 3)}${String(minutes + 1).padStart(2, '0')}`;
+      const now = new Date();
+      // Strictly after this minute: "until 09:00" asked at 09:00:30 means tomorrow's.
+      const at = nextAllowedInstant(new Date(now.getTime() + 60_000 - (now.getTime() % 60_000)), { start: time, end: next, days: [1, 2, 3, 4, 5, 6, 7] }, [zone!])!;
+      return { waitMs: Math.max(at.getTime() - now.getTime(), 0), at: at.toISOString() };
+    },
+
+    /**
+     * A webhook node's request. 2xx: its status and body (JSON, or { text }). 4xx other than 408/429:
+     * the receiver refused it; retrying cannot help, so the failure is final (the run then needs
+     * recovery). 5xx, 408, 429 and network failures are retried by the activity's policy.
+     */
+    async callJourneyWebhook({ url, method, headers, body }: WebhookRequest): Promise<{ status: number; body: unknown }> {
+      let response: Response;
+      try {
+        response = await fetch(url, { method, headers, body: method === 'GET' ? undefined : body, signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS), redirect: 'manual' });
+      } catch (error) {
+        throw ApplicationFailure.create({ type: ErrorCode.journey_webhook_failed, message: `${method} ${url}: ${(error as Error).message}` });
+      }
+      const text = await response.text();
+      if (!response.ok) {
+        const final = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
+        throw ApplicationFailure.create({
+          type: final ? ErrorCode.journey_webhook_rejected : ErrorCode.journey_webhook_failed,
+          message: `${method} ${url} answered ${response.status}`,
+          nonRetryable: final,
+        });
+      }
+      let parsed: unknown;
+      try {
+        parsed = text ? JSON.parse(text) : {};
+      } catch {
+        parsed = { text };
+      }
+      return { status: response.status, body: parsed };
+    },
+
+    async sendWhatsAppTemplate(message: { messageKey: string; workspaceId: string; to: string | null; templateName: string; language: string; parameters: string[] }) {
+      if (!message.to) throw ApplicationFailure.create({ type: ErrorCode.journey_call_without_lead, message: 'the run has no phone number to message', nonRetryable: true });
+      return whatsapp.sendTemplate({ ...message, to: message.to });
+    },
+  };
+}

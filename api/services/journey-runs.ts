@@ -1,0 +1,157 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { JourneyDecision, JourneyRun } from '../../generated/prisma/client';
+import { ErrorCode } from '../../lib/error-codes';
+import type { JourneyDefinition } from '../../lib/journey';
+import {
+  journeyRunStateQuery, recoverUpdate, type JourneyRunState, type RecoveryDecision, type journeyRunWorkflow,
+} from '../../workflows/journey-run';
+import type { Principal } from '../auth/principal';
+import { ApiError, forbidden } from '../http/api-error';
+import { isUuid } from './campaigns';
+import type { AppServices } from './index';
+import { findOwnedWorkflow } from './workflows';
+
+export const RUN_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'needs_recovery'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** A live run answers its state query in milliseconds; past this the row's state is answered alone. */
+const LIVE_STATE_DEADLINE_MS = 3_000;
+const START_DEADLINE_MS = 5_000;
+
+type RunWithDecisions = JourneyRun & { decisions: JourneyDecision[] };
+
+export function runView(run: JourneyRun & { decisions?: JourneyDecision[] }, live: JourneyRunState | null = null) {
+  return {
+    id: run.id,
+    workflowId: run.workflowId,
+    revision: run.revision,
+    campaignId: run.campaignId,
+    leadId: run.leadId,
+    status: (live?.status ?? run.status) as RunStatus,
+    currentNodeId: live?.currentNodeId ?? run.currentNodeId,
+    trigger: run.trigger,
+    variables: live?.variables ?? run.variables ?? null,
+    attempt: live?.attempt ?? null,
+    nextWakeAt: live?.nextWakeAt ?? null,
+    awaiting: live?.awaiting ?? (run.recovery as object | null) ?? null,
+    startedBy: run.startedBy,
+    temporalWorkflowId: run.temporalWorkflowId,
+    createdAt: run.createdAt.toISOString(),
+    updatedAt: run.updatedAt.toISOString(),
+    endedAt: run.endedAt?.toISOString() ?? null,
+    ...(run.decisions && {
+      decisions: run.decisions.map((decision) => ({
+        nodeId: decision.nodeId, action: decision.action, output: decision.output, note: decision.note,
+        decidedBy: decision.decidedBy, via: decision.via, at: decision.createdAt.toISOString(),
+      })),
+    }),
+  };
+}
+
+export async function listRuns(
+  { db }: AppServices, principal: Principal, workflowId: string, query: { status?: RunStatus; limit: number; offset: number },
+) {
+  await findOwnedWorkflow(db, principal.workspaceId, workflowId);
+  const where = { workflowId, workspaceId: principal.workspaceId, ...(query.status && { status: query.status }) };
+  const [runs, total] = await Promise.all([
+    db.journeyRun.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
+    db.journeyRun.count({ where }),
+  ]);
+  return { runs: runs.map((run) => runView(run)), total };
+}
+
+async function findOwnedRun({ db }: AppServices, principal: Principal, workflowId: string, runId: string): Promise<RunWithDecisions> {
+  const run = isUuid(runId) && isUuid(workflowId)
+    ? await db.journeyRun.findFirst({ where: { id: runId, workflowId, workspaceId: principal.workspaceId }, include: { decisions: { orderBy: { createdAt: 'asc' } } } })
+    : null;
+  if (!run) throw forbidden();
+  return run;
+}
+
+/** The run as its row has it, with the live state from its workflow while it has not ended. */
+export async function getRun(services: AppServices, principal: Principal, workflowId: string, runId: string) {
+  const run = await findOwnedRun(services, principal, workflowId, runId);
+  let live: JourneyRunState | null = null;
+  if (!run.endedAt) {
+    live = await services.temporalConnection
+      .withDeadline(Date.now() + LIVE_STATE_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).query(journeyRunStateQuery))
+      // Not started yet (the outbox has not reached it), or Temporal away: the row answers.
+      .catch(() => null);
+  }
+  return runView(run, live);
+}
+
+/** A run started by hand with the given trigger, on the workflow's published revision; it has no lead, so its call nodes need recovery. */
+export async function startRunByHand(
+  services: AppServices, principal: Principal, workflowId: string, trigger: { phone?: string; name?: string; fields: Record<string, unknown> },
+) {
+  const workflow = await findOwnedWorkflow(services.db, principal.workspaceId, workflowId);
+  if (!workflow.publishedRevision) throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
+  const revision = await services.db.workflowRevision.findUniqueOrThrow({ where: { workflowId_revision: { workflowId, revision: workflow.publishedRevision } } });
+  checkRequiredFields(revision.definition as unknown as JourneyDefinition, trigger.fields);
+  const id = randomUUID();
+  const run = await services.db.journeyRun.create({
+    data: {
+      id, workspaceId: principal.workspaceId, workflowId, revision: workflow.publishedRevision, temporalWorkflowId: `journey-run-${id}`,
+      trigger: { phone: trigger.phone ?? null, name: trigger.name ?? null, fields: trigger.fields } as object, startedBy: `key:${principal.keyId}`,
+    },
+  });
+  try {
+    await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      services.temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', {
+        workflowId: run.temporalWorkflowId, taskQueue: services.taskQueue, args: [{ runId: id }],
+        searchAttributes: { WorkspaceId: [principal.workspaceId] },
+      }));
+  } catch (error) {
+    // Not started: the caller is told (503) and nothing is left behind.
+    await services.db.journeyRun.delete({ where: { id } });
+    throw error;
+  }
+  return runView(run);
+}
+
+function checkRequiredFields(definition: JourneyDefinition, fields: Record<string, unknown>) {
+  const start = definition.nodes.find((node) => node.type === 'start');
+  const declared = (start?.data.fields ?? []) as Array<{ name: string; required?: boolean }>;
+  const missing = declared.filter((field) => field.required && (fields[field.name] === undefined || fields[field.name] === null));
+  if (missing.length) {
+    throw new ApiError(400, ErrorCode.invalid_body, {
+      issues: missing.map((field) => ({ path: ['fields', field.name], message: 'required by the journey\'s start node', code: 'custom' })),
+    });
+  }
+}
+
+/** Asks the run's workflow to cancel; it ends cancelled once its current step has stopped. */
+export async function cancelRun(services: AppServices, principal: Principal, workflowId: string, runId: string) {
+  const run = await findOwnedRun(services, principal, workflowId, runId);
+  if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_running, { status: run.status });
+  await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel());
+  return runView(run);
+}
+
+/** An operator's decision, as an Update of the run: refused with 409 unless the run waits for one. */
+export async function recoverRun(
+  services: AppServices, principal: Principal, workflowId: string, runId: string, decision: Omit<RecoveryDecision, 'decidedBy' | 'via'>,
+) {
+  const run = await findOwnedRun(services, principal, workflowId, runId);
+  if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
+  try {
+    const state = await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      services.temporal.workflow.getHandle(run.temporalWorkflowId).executeUpdate(recoverUpdate, {
+        args: [{ ...decision, decidedBy: `member:${principal.memberId} key:${principal.keyId}`, via: 'api' }],
+      }));
+    const updated = await services.db.journeyRun.findUniqueOrThrow({ where: { id: run.id }, include: { decisions: { orderBy: { createdAt: 'asc' } } } });
+    return runView(updated, state.endedAt ? null : state);
+  } catch (error) {
+    const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+    if (cause instanceof ApplicationFailure && cause.type === ErrorCode.run_not_awaiting_decision) {
+      throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
+    }
+    if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_body) {
+      throw new ApiError(400, ErrorCode.invalid_body, { issues: [{ path: ['action'], message: cause.message, code: 'custom' }] });
+    }
+    throw error;
+  }
+}

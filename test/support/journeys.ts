@@ -1,0 +1,20 @@
+import type { Database } from '../../lib/database';
+import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../../lib/journey';
+import { publishWorkflow, saveWorkflow } from '../../api/services/workflows';
+
+type NodeSketch = Omit<JourneyNode, 'position' | 'data'> & { data?: Record<string, unknown> };
+
+/** A definition from nodes and edges written as [source, target] or [source, target, sourceHandle]. */
+export function journey(nodes: NodeSketch[], edges: Array<[string, string] | [string, string, string]>): JourneyDefinition {
+  return {
+    definitionVersion: 1,
+    nodes: nodes.map((node, index) => ({ ...node, position: { x: index * 200, y: 0 }, data: node.data ?? {} })),
+    edges: edges.map(([source, target, sourceHandle], index): JourneyEdge => ({ id: `e${index + 1}`, source, target, ...(sourceHandle && { sourceHandle }) })),
+  };
+}
+
+/** Saves a workflow and publishes its first revision, as an operator does with the CLI. */
+export async function publishedWorkflow(db: Database, workspaceId: string, definition: JourneyDefinition, name = 'Journey') {
+  const saved = await saveWorkflow(db, workspaceId, { name, definition });
+  return publishWorkflow(db, workspaceId, saved.id);
+}

@@ -1,0 +1,278 @@
+import {
+  ApplicationFailure, CancellationScope, condition, defineQuery, defineSignal, defineUpdate, executeChild, isCancellation,
+  proxyActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { JourneyTrigger } from '../activities/journeys';
+import { ErrorCode } from '../lib/error-codes';
+import { chooseBranch } from '../lib/journey/conditions';
+import { parseNodeData, type BranchData, type JourneyDefinition, type JourneyNode } from '../lib/journey/definition';
+import { renderTemplate } from '../lib/journey/templates';
+import { leadDialWorkflow, type LeadOutcome } from './lead-dial';
+
+// Bookkeeping against PostgreSQL: retried until it works, a database outage only delays the run.
+const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime, finishLead, enqueueLeadFinished } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [ErrorCode.journey_run_not_found] },
+});
+// A node's side effect: a few retries, then the run asks an operator (needs_recovery) instead of failing.
+const { callJourneyWebhook, sendWhatsAppTemplate } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+});
+
+export interface JourneyRunInput {
+  runId: string;
+}
+
+export type JourneyRunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'needs_recovery';
+export type DecisionAction = 'retry' | 'skip' | 'end';
+
+/** An operator's answer to a run that waits for one (a failed node, or a review node). */
+export interface RecoveryDecision {
+  action: DecisionAction;
+  /** skip: the node's output, as if it had run (the review node's: { decision, note }). */
+  output?: Record<string, unknown>;
+  note?: string;
+  /** Who decided; recorded with the decision. */
+  decidedBy?: string;
+  /** api, or temporal when sent from the Temporal UI or CLI (the default). */
+  via?: string;
+}
+
+export interface AwaitedDecision {
+  nodeId: string;
+  kind: 'recovery' | 'review';
+  /** What went wrong (recovery) or what to check (review). */
+  reason: string;
+  errorType: string | null;
+  allowedActions: DecisionAction[];
+}
+
+export interface JourneyRunState {
+  status: JourneyRunStatus;
+  currentNodeId: string | null;
+  variables: Record<string, unknown>;
+  /** Attempt at the current node: 1, plus one per retry an operator decided. */
+  attempt: number;
+  nextWakeAt: string | null;
+  awaiting: AwaitedDecision | null;
+  decisions: Array<Required<Pick<RecoveryDecision, 'action' | 'decidedBy' | 'via'>> & { nodeId: string; note: string | null; at: string }>;
+  endedAt: string | null;
+}
+
+export interface JourneyRunResult {
+  status: 'completed' | 'failed' | 'cancelled';
+  endNodeId: string | null;
+  variables: Record<string, unknown>;
+}
+
+export const journeyRunStateQuery = defineQuery<JourneyRunState>('journeyRunState');
+/** The operator's decision as an Update: the caller learns at once whether it was taken. */
+export const recoverUpdate = defineUpdate<JourneyRunState, [RecoveryDecision]>('recover');
+/** The same decision as a Signal, for the Temporal Web UI's "Send a Signal". */
+export const recoverSignal = defineSignal<[RecoveryDecision]>('recover');
+
+/** Search attribute an operator filters on in the Temporal UI: JourneyStatus = "needs_recovery". */
+const STATUS_ATTRIBUTE = 'JourneyStatus';
+const REVIEW_ACTIONS: DecisionAction[] = ['skip', 'end'];
+const RECOVERY_ACTIONS: DecisionAction[] = ['retry', 'skip', 'end'];
+
+class RunEnded {
+  constructor(readonly status: JourneyRunResult['status'], readonly endNodeId: string | null) {}
+}
+
+/**
+ * A lead's walk through a journey revision: each node's side effect is an activity (or the dial
+ * ladder as a child workflow), waits are durable timers, branches are decided here from the run's
+ * variables. A node that fails for good does not fail the run: the run waits, marked
+ * needs_recovery, for an operator to retry the node, skip it with a given output, or end the run.
+ */
+export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<JourneyRunResult> {
+  const state: JourneyRunState = {
+    status: 'running', currentNodeId: null, variables: {}, attempt: 0, nextWakeAt: null, awaiting: null, decisions: [], endedAt: null,
+  };
+  let pendingDecision: RecoveryDecision | null = null;
+  setHandler(journeyRunStateQuery, () => state);
+  const takeDecision = (decision: RecoveryDecision) => {
+    pendingDecision = decision;
+    return state;
+  };
+  setHandler(recoverUpdate, async (decision) => {
+    takeDecision(decision);
+    // Answered once the decision is recorded and acted on: the run is running again, or has ended.
+    await condition(() => pendingDecision === null && state.status !== 'needs_recovery');
+    return state;
+  }, {
+    validator: (decision) => {
+      if (!state.awaiting) throw ApplicationFailure.create({ type: ErrorCode.run_not_awaiting_decision, message: 'the run is not waiting for a decision' });
+      if (!state.awaiting.allowedActions.includes(decision?.action)) {
+        throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: `action must be one of ${state.awaiting.allowedActions.join(', ')}` });
+      }
+    },
+  });
+  setHandler(recoverSignal, (decision) => {
+    // A signal cannot be refused: one that does not fit the moment is dropped (the UI shows it in the history).
+    if (state.awaiting && state.awaiting.allowedActions.includes(decision?.action)) takeDecision(decision);
+  });
+
+  const setStatus = async (status: JourneyRunStatus, recovery: AwaitedDecision | null = null) => {
+    state.status = status;
+    upsertSearchAttributes({ [STATUS_ATTRIBUTE]: [status] });
+    await recordJourneyRun({
+      runId, status, currentNodeId: state.currentNodeId,
+      recovery: recovery && { nodeId: recovery.nodeId, error: recovery.reason, errorType: recovery.errorType },
+      ...(status !== 'running' && status !== 'needs_recovery' && { variables: state.variables }),
+    });
+  };
+
+  /** Waits for an operator; returns the decision once recorded. */
+  const awaitDecision = async (awaiting: AwaitedDecision): Promise<RecoveryDecision> => {
+    state.awaiting = awaiting;
+    await setStatus('needs_recovery', awaiting);
+    await condition(() => pendingDecision !== null);
+    const decision = pendingDecision!;
+    const decidedBy = decision.decidedBy?.trim() || 'unknown operator';
+    const via = decision.via ?? 'temporal';
+    await recordJourneyDecision({ runId, nodeId: awaiting.nodeId, action: decision.action, output: decision.output, note: decision.note, decidedBy, via });
+    state.decisions.push({ nodeId: awaiting.nodeId, action: decision.action, decidedBy, via, note: decision.note ?? null, at: new Date().toISOString() });
+    state.awaiting = null;
+    pendingDecision = null;
+    if (decision.action !== 'end') await setStatus('running');
+    return decision;
+  };
+
+  const run = await loadJourneyRun({ runId });
+  const { definition, trigger, leadId, workspaceId } = run;
+  state.variables = { start: { phone: trigger.phone, name: trigger.name, fields: trigger.fields } };
+  upsertSearchAttributes({ [STATUS_ATTRIBUTE]: ['running'], JourneyWorkflowId: [run.workflowId] });
+  const nodes = new Map(definition.nodes.map((node) => [node.id, node]));
+  const visits = new Map<string, number>();
+  let lastCallOutcome: LeadOutcome | null = null;
+
+  const execute = async (node: JourneyNode, visit: number): Promise<Record<string, unknown> | null> => {
+    const parsed = parseNodeData(node);
+    if (!parsed.ok) throw ApplicationFailure.create({ type: ErrorCode.workflow_invalid, message: `node "${node.id}" has invalid data`, nonRetryable: true });
+    const render = (template: string) => renderTemplate(template, state.variables);
+    switch (node.type) {
+      case 'call': {
+        if (!leadId) throw ApplicationFailure.create({ type: ErrorCode.journey_call_without_lead, message: 'a run started by hand has no lead to call', nonRetryable: true });
+        const result = await executeChild(leadDialWorkflow, {
+          workflowId: `${workflowInfo().workflowId}-call-${node.id}-${visit}`,
+          args: [{ leadId, callKey: `${node.id}.${visit}` }],
+        });
+        if (result.outcome === 'campaign_stopped') throw new RunEnded('cancelled', null);
+        lastCallOutcome = result.outcome;
+        return {
+          outcome: result.outcome === 'no_calling_window' ? 'failed' : result.outcome,
+          attempts: result.attempts, durationMs: result.lastCall?.durationMs ?? 0, callId: result.lastCall?.callId ?? '',
+        };
+      }
+      case 'whatsapp': {
+        const data = parsed.data as { templateName: string; language: string; parameters: string[] };
+        return sendWhatsAppTemplate({
+          messageKey: `${runId}:${node.id}:${visit}`, workspaceId, to: trigger.phone,
+          templateName: data.templateName, language: data.language, parameters: data.parameters.map(render),
+        }) as Promise<unknown> as Promise<Record<string, unknown>>;
+      }
+      case 'wait': {
+        const data = parsed.data as { seconds?: number; until?: string };
+        const waitMs = data.seconds !== undefined ? data.seconds * 1000 : (await untilLocalTime({ phone: trigger.phone, time: data.until! })).waitMs;
+        state.nextWakeAt = new Date(Date.now() + waitMs).toISOString();
+        await sleep(waitMs);
+        state.nextWakeAt = null;
+        return { wokeAt: new Date().toISOString() };
+      }
+      case 'branch':
+        return { matched: chooseBranch(parsed.data as BranchData, state.variables) };
+      case 'set_variable': {
+        const data = parsed.data as { value: string; valueType: 'string' | 'number' | 'boolean' };
+        const text = render(data.value);
+        const value = data.valueType === 'number' ? Number(text) : data.valueType === 'boolean' ? text.trim().toLowerCase() === 'true' : text;
+        if (typeof value === 'number' && !Number.isFinite(value)) {
+          throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: `node "${node.id}": "${text}" is not a number`, nonRetryable: true });
+        }
+        return { value };
+      }
+      case 'webhook': {
+        const data = parsed.data as { url: string; method: string; headers?: Record<string, string>; body?: string };
+        const url = render(data.url);
+        if (!/^https?:\/\//i.test(url)) throw ApplicationFailure.create({ type: ErrorCode.journey_webhook_rejected, message: `node "${node.id}": "${url}" is not an http(s) URL`, nonRetryable: true });
+        const headers = Object.fromEntries(Object.entries(data.headers ?? {}).map(([name, value]) => [name, render(value)]));
+        return callJourneyWebhook({ url, method: data.method, headers, body: data.body === undefined ? undefined : render(data.body) });
+      }
+      case 'review': {
+        const data = parsed.data as { instructions: string };
+        const decision = await awaitDecision({ nodeId: node.id, kind: 'review', reason: data.instructions, errorType: null, allowedActions: REVIEW_ACTIONS });
+        if (decision.action === 'end') throw new RunEnded('cancelled', null);
+        const last = state.decisions.at(-1)!;
+        return { decision: 'approved', note: decision.note ?? '', ...decision.output, decidedBy: last.decidedBy };
+      }
+      default:
+        return null;
+    }
+  };
+
+  /** Runs a node; a failure that retries cannot fix waits for an operator's decision. */
+  const runNode = async (node: JourneyNode): Promise<Record<string, unknown> | null> => {
+    const visit = (visits.get(node.id) ?? 0) + 1;
+    visits.set(node.id, visit);
+    state.attempt = 1;
+    for (;;) {
+      try {
+        return await execute(node, visit);
+      } catch (error) {
+        if (error instanceof RunEnded || isCancellation(error)) throw error;
+        const failure = rootFailure(error);
+        const decision = await awaitDecision({
+          nodeId: node.id, kind: 'recovery', reason: failure.message, errorType: failure.type, allowedActions: RECOVERY_ACTIONS,
+        });
+        if (decision.action === 'end') throw new RunEnded('failed', null);
+        if (decision.action === 'skip') return decision.output ?? {};
+        state.attempt++;
+      }
+    }
+  };
+
+  const finish = async (status: JourneyRunResult['status'], endNodeId: string | null): Promise<JourneyRunResult> => {
+    state.endedAt = new Date().toISOString();
+    await setStatus(status);
+    if (leadId) {
+      await finishLead({ leadId, status });
+      await enqueueLeadFinished({ leadId, outcome: lastCallOutcome, attempts: visitsOf('call') });
+    }
+    return { status, endNodeId, variables: state.variables };
+  };
+  const visitsOf = (type: string) => definition.nodes.filter((node) => node.type === type).reduce((sum, node) => sum + (visits.get(node.id) ?? 0), 0);
+
+  try {
+    let node = definition.nodes.find((candidate) => candidate.type === 'start')!;
+    for (;;) {
+      state.currentNodeId = node.id;
+      if (node.type === 'end') return await finish('completed', node.id);
+      const output = node.type === 'start' ? null : await runNode(node);
+      if (output) state.variables[node.id] = output;
+      node = nodes.get(nextNodeId(definition, node, output))!;
+    }
+  } catch (error) {
+    if (error instanceof RunEnded) return await finish(error.status, error.endNodeId);
+    if (isCancellation(error)) return await CancellationScope.nonCancellable(() => finish('cancelled', null));
+    throw error;
+  }
+}
+
+function nextNodeId(definition: JourneyDefinition, node: JourneyNode, output: Record<string, unknown> | null): string {
+  const outgoing = definition.edges.filter((edge) => edge.source === node.id);
+  const edge = node.type === 'branch' ? outgoing.find((candidate) => candidate.sourceHandle === output?.matched) : outgoing[0];
+  // The validator guarantees an edge; a published revision never lacks one.
+  return edge!.target;
+}
+
+/** The innermost failure's type and message (an activity's or child's ApplicationFailure). */
+function rootFailure(error: unknown): { type: string | null; message: string } {
+  let current = error as { cause?: unknown; type?: string; message?: string } | undefined;
+  while (current?.cause) current = current.cause as typeof current;
+  return { type: current?.type ?? null, message: current?.message ?? String(error) };
+}
+
+export type { JourneyTrigger };
