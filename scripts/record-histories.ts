@@ -1,9 +1,11 @@
-// `npm run record-histories`: runs every replay scenario on real servers (an ephemeral PostgreSQL and
-// Temporal, as in the tests) and writes each run's event history to test/histories/<name>.json, the
-// same JSON the Temporal Web UI downloads. Commit the files; CI replays them.
+// `npm run record-histories [-- name ...]`: runs replay scenarios on real servers (an ephemeral
+// PostgreSQL and Temporal, as in the tests) and writes each run's event history to
+// test/histories/<name>.json, the same JSON the Temporal Web UI downloads. Commit the files; CI
+// replays them. Without names, only scenarios with no committed history are recorded: a committed
+// history is the record of what runs in flight did, and re-recording it would hide a break.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
@@ -29,7 +31,11 @@ try {
     workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db), whatsapp: createSimulatedWhatsApp(db), temporal: client },
   });
   await worker.runUntil(async () => {
-    for (const scenario of replayScenarios) {
+    const names = process.argv.slice(2);
+    const chosen = replayScenarios.filter((scenario) => (names.length
+      ? names.includes(scenario.name)
+      : !existsSync(path.join(projectRoot, 'test/histories', `${scenario.name}.json`))));
+    for (const scenario of chosen) {
       const workflowId = await scenario.run({ db, client, taskQueue });
       // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
       const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [

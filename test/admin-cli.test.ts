@@ -1,3 +1,6 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { hashApiKeySecret } from '../lib/api-key-secret';
 import { runAdminCli } from './support/admin-cli';
@@ -14,6 +17,28 @@ async function adminJson(...args: string[]) {
   expect(lines).toHaveLength(1);
   return JSON.parse(lines[0]!) as Record<string, any>;
 }
+
+describe('npm run admin: workflows', () => {
+  it('saves revisions of a workflow from a file and publishes only a valid one', async () => {
+    const workspace = await adminJson('workspace', 'create', '--name', 'Flows', '--features', 'workflows');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'workflow-'));
+    const valid = path.join(dir, 'valid.json');
+    const broken = path.join(dir, 'broken.json');
+    const nodes = [{ id: 'start', type: 'start', position: { x: 0, y: 0 }, data: {} }, { id: 'done', type: 'end', position: { x: 1, y: 0 }, data: {} }];
+    writeFileSync(valid, JSON.stringify({ definitionVersion: 1, nodes, edges: [{ id: 'e1', source: 'start', target: 'done' }] }));
+    writeFileSync(broken, JSON.stringify({ definition: { definitionVersion: 1, nodes, edges: [] } }));
+
+    const created = await adminJson('workflow', 'save', '--workspace', workspace.id, '--name', 'Welcome', '--file', broken);
+    expect(created).toMatchObject({ name: 'Welcome', status: 'DRAFT', revision: 1, publishedRevision: null, problems: ['node "start" cannot reach an end node', 'node "done" is not reachable from the start node'] });
+    const refused = await admin('workflow', 'publish', '--workspace', workspace.id, '--id', created.id);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toMatch(/^workflow_invalid: node "start" cannot reach an end node; node "done" is not reachable/);
+    const saved = await adminJson('workflow', 'save', '--workspace', workspace.id, '--id', created.id, '--file', valid);
+    expect(saved).toMatchObject({ revision: 2, problems: [] });
+    expect(await adminJson('workflow', 'publish', '--workspace', workspace.id, '--id', created.id)).toMatchObject({ status: 'PUBLISHED', publishedRevision: 2 });
+    expect(await db.workflowRevision.count({ where: { workflowId: created.id } })).toBe(2);
+  });
+});
 
 describe('npm run admin', () => {
   it('creates and updates a workspace', async () => {

@@ -49,6 +49,43 @@ const runIn = (workflowId: string, runId: string, ...statuses: string[]) => unti
   (run) => statuses.includes(run.status) && (['running', 'needs_recovery'].includes(run.status) || run.endedAt !== null),
 );
 
+describe('POST /workflows/variable-catalog', () => {
+  const branching = journey([
+    { id: 'start', type: 'start', data: { fields: [{ name: 'plan', type: 'string' }] } },
+    { id: 'route', type: 'branch', data: { rules: [{ handle: 'vip', when: { variable: 'start.fields.plan', operator: 'equals', value: 'gold' } }], defaultHandle: 'other' } },
+    { id: 'hook', type: 'webhook', data: { url: 'https://example.test/vip' } },
+    { id: 'nap', type: 'wait', data: { seconds: 60 } },
+    { id: 'after', type: 'set_variable', data: { value: '{{hook.status?}} {{start.fields.plan}}' } },
+    { id: 'done', type: 'end' },
+  ], [['start', 'route'], ['route', 'hook', 'vip'], ['route', 'nap', 'other'], ['hook', 'after'], ['nap', 'after'], ['after', 'done']]);
+
+  it('describes trigger input, producers, per-node availability across branches, and operators by type', async () => {
+    const response = await request('POST', '/workflows/variable-catalog', { definition: branching });
+    expect(response.status).toBe(200);
+    const catalog = (await response.json()) as Record<string, any>;
+    expect(catalog.triggerInput).toMatchObject({ name: 'fields', type: 'object', open: true, children: [expect.objectContaining({ name: 'plan', type: 'string' })] });
+    expect(catalog.producers.map((producer: { nodeId: string }) => producer.nodeId)).toEqual(['start', 'route', 'hook', 'nap', 'after']);
+    const at = (node: string) => Object.fromEntries((catalog.availabilityByNode[node] as Array<{ path: string; optional: boolean }>).map((entry) => [entry.path, entry.optional]));
+    // Produced on one branch only: optional after the join; start's fields everywhere after start.
+    expect(at('after')).toMatchObject({ 'hook.status': true, 'nap.wokeAt': true, 'route.matched': false, 'start.fields.plan': false });
+    expect(at('hook')['hook.status']).toBeUndefined();
+    expect(catalog.conditionOperatorsByType.number).toContain('gt');
+  });
+
+  it('answers 422 workflow_invalid with messages naming the nodes, and 400 invalid_body for a body of the wrong shape', async () => {
+    const broken = { ...branching, nodes: branching.nodes.map((node) => (node.id === 'after' ? { ...node, data: { value: '{{hook.status}}' } } : node)) };
+    const invalid = await request('POST', '/workflows/variable-catalog', { definition: broken });
+    expect(invalid.status).toBe(422);
+    expect(await invalid.json()).toEqual({
+      error: 'workflow_invalid',
+      details: ['node "after": {{hook.status}} is not set on every path to this node; write {{hook.status?}} to read it where set'],
+    });
+    const shapeless = await request('POST', '/workflows/variable-catalog', { definition: { nodes: 'none' } });
+    expect(shapeless.status).toBe(400);
+    expect(await shapeless.json()).toMatchObject({ error: 'invalid_body', issues: expect.arrayContaining([expect.objectContaining({ path: ['definition', 'nodes'] })]) });
+  });
+});
+
 describe('a journey run walks the graph', () => {
   it('runs call, branch, webhook and wait nodes to the end, with the lead\'s fields and the call\'s outcome in its variables', async () => {
     const receiver = await startReceiver(() => ({ status: 200, json: { accepted: true, ticket: 'T-1' } }));
@@ -86,6 +123,20 @@ describe('a journey run walks the graph', () => {
     const missed = await pushLead(campaign.id, '+14155550125', { plan: 'basic' });
     expect((await runIn(workflow.id, missed.body.leadId, 'completed')).currentNodeId).toBe('gaveUp');
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it('refuses a lead without a field the start node requires, in its own result', async () => {
+    const { campaign } = await journeyCampaign(journey([
+      { id: 'start', type: 'start', data: { fields: [{ name: 'orderId', type: 'string', required: true }] } }, { id: 'done', type: 'end' },
+    ], [['start', 'done']]));
+    const batch = (await (await request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
+      leads: [{ lead: { phone: '+14155550130', fields: { orderId: 'A1' } }, idempotencyKey: 'with' }, { lead: { phone: '+14155550131' }, idempotencyKey: 'without' }],
+    })).json()) as Record<string, any>;
+    expect(batch.summary).toEqual({ queued: 1, duplicate: 0, rejected: 1 });
+    expect(batch.results[1]).toMatchObject({ status: 'rejected', error: 'invalid_body', retryable: false, issues: [{ path: ['lead', 'fields', 'orderId'] }] });
+    const single = await request('POST', `/v1/campaigns/${campaign.id}/leads`, { lead: { phone: '+14155550131' }, idempotencyKey: 'without' });
+    expect(single.status).toBe(422);
+    expect(await db.lead.count({ where: { campaignId: campaign.id } })).toBe(1);
   });
 
   it('lists runs with offset pagination, the total in X-Total-Count, filtered by status', async () => {
@@ -183,7 +234,7 @@ describe('manual recovery', () => {
     const temporalId = leadWorkflowId(campaign.id, (await db.lead.findUniqueOrThrow({ where: { id: body.leadId } })).idempotencyKey);
     const found = await until(async () => {
       const ids: string[] = [];
-      for await (const execution of temporal.client.workflow.list({ query: `JourneyStatus = "needs_recovery" AND JourneyWorkflowId = "${workflow.id}"` })) ids.push(execution.workflowId);
+      for await (const execution of temporal.client.workflow.list({ query: `JourneyStatus = "needs_recovery" AND JourneyWorkflowId = "${workflow.id}" AND JourneyNodeId = "hook"` })) ids.push(execution.workflowId);
       return ids;
     }, (ids) => ids.includes(temporalId));
     expect(found).toEqual([temporalId]);

@@ -9,6 +9,8 @@ import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { leadResult } from './support/lead-workflows';
+import { startReceiver } from './support/http-receiver';
+import { journey, publishedWorkflow } from './support/journeys';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
@@ -75,5 +77,42 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
     expect(totalCalls).toBeGreaterThan(callsAtCrash);
     // The provider was asked exactly once per attempt.
     expect(await db.simulatedProviderCall.count({ where: { attemptId: { in: leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)) } } })).toBe(totalCalls);
+  }, 90_000);
+
+  it('leaves every journey run completed by the next worker: one call and one webhook per run', async () => {
+    const receiver = await startReceiver(() => 200);
+    const workflow = await publishedWorkflow(db, owner.workspaceId, journey([
+      { id: 'start', type: 'start' },
+      { id: 'dial', type: 'call' },
+      { id: 'nap', type: 'wait', data: { seconds: 3 } },
+      { id: 'notify', type: 'webhook', data: { url: receiver.url, body: '{"outcome":"{{dial.outcome}}"}' } },
+      { id: 'done', type: 'end' },
+    ], [['start', 'dial'], ['dial', 'nap'], ['nap', 'notify'], ['notify', 'done']]));
+    const campaign = await db.campaign.create({
+      data: {
+        workspaceId: owner.workspaceId, name: 'Journey crash', kind: 'JOURNEY', workflowId: workflow.id, acceptsLeadPush: true, status: 'RUNNING',
+        dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN,
+      },
+    });
+    const first = startWorkerProcess();
+    const keys = Array.from({ length: 10 }, () => randomUUID());
+    const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
+      key: owner.key, body: { leads: keys.map((idempotencyKey, index) => ({ lead: { phone: `+14155551${String(index).padStart(2, '0')}0` }, idempotencyKey })) },
+    });
+    expect(((await response.json()) as { summary: unknown }).summary).toEqual({ queued: 10, duplicate: 0, rejected: 0 });
+
+    // Killed while the runs wait on their durable timers, after their calls.
+    while ((await db.call.count({ where: { campaignId: campaign.id, status: 'ended' } })) < 10) await sleep(50);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    expect(receiver.received).toHaveLength(0);
+    startWorkerProcess();
+
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key) as Promise<unknown>));
+    expect(results.every((result) => (result as { status: string }).status === 'completed')).toBe(true);
+    expect(await db.journeyRun.count({ where: { campaignId: campaign.id, status: 'completed' } })).toBe(10);
+    expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(10);
+    expect(receiver.received).toHaveLength(10);
+    expect(receiver.received.every((request) => JSON.parse(request.body).outcome === 'answered')).toBe(true);
   }, 90_000);
 });

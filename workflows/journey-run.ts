@@ -1,6 +1,6 @@
 import {
   ApplicationFailure, CancellationScope, condition, defineQuery, defineSignal, defineUpdate, executeChild, isCancellation,
-  proxyActivities, setHandler, sleep, upsertSearchAttributes, workflowInfo,
+  patched, proxyActivities, setHandler, sleep, upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { JourneyTrigger } from '../activities/journeys';
@@ -158,7 +158,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
       case 'call': {
         if (!leadId) throw ApplicationFailure.create({ type: ErrorCode.journey_call_without_lead, message: 'a run started by hand has no lead to call', nonRetryable: true });
         const result = await executeChild(leadDialWorkflow, {
-          workflowId: `${workflowInfo().workflowId}-call-${node.id}-${visit}`,
+          workflowId: `journey-${runId}-call-${node.id}-${visit}`,
           args: [{ leadId, callKey: `${node.id}.${visit}` }],
         });
         if (result.outcome === 'campaign_stopped') throw new RunEnded('cancelled', null);
@@ -249,6 +249,8 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     let node = definition.nodes.find((candidate) => candidate.type === 'start')!;
     for (;;) {
       state.currentNodeId = node.id;
+      // Added after runs were in flight (their histories are under test/histories): versioned, so they replay.
+      if (patched('journey-node-search-attribute')) upsertSearchAttributes({ JourneyNodeId: [node.id] });
       if (node.type === 'end') return await finish('completed', node.id);
       const output = node.type === 'start' ? null : await runNode(node);
       if (output) state.variables[node.id] = output;

@@ -33,7 +33,7 @@ export interface LeadDialResult {
   /** The last attempt's outcome, or why the lead ended without one; null when never dialed. */
   outcome: LeadOutcome | null;
   attempts: number;
-  /** The last call placed, if any. */
+  /** A journey's call node only: the last call placed, if any. */
   lastCall?: { callId: string; durationMs: number | null };
 }
 
@@ -81,7 +81,7 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
       if (patched('result-webhooks')) await enqueueLeadFinished({ leadId, outcome: state.lastOutcome, attempts: state.attempt });
     }
     Object.assign(state, { phase: 'finished', nextWakeAt: null });
-    return { status, outcome: state.lastOutcome, attempts: state.attempt, ...(lastCall && { lastCall }) };
+    return { status, outcome: state.lastOutcome, attempts: state.attempt, ...(callKey !== undefined && lastCall && { lastCall }) };
   };
   /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
   const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {

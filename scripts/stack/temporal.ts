@@ -2,7 +2,7 @@ import { Connection } from '@temporalio/client';
 import { freePort, startProcess, waitFor, type ManagedProcess } from './child-process';
 
 /** Search attributes the workflows set; registered at start so the Web UI can filter on them. */
-export const SEARCH_ATTRIBUTES = ['CampaignId=Keyword', 'WorkspaceId=Keyword', 'JourneyStatus=Keyword', 'JourneyWorkflowId=Keyword'];
+export const SEARCH_ATTRIBUTES = ['CampaignId=Keyword', 'WorkspaceId=Keyword', 'JourneyStatus=Keyword', 'JourneyWorkflowId=Keyword', 'JourneyNodeId=Keyword'];
 
 export interface EmbeddedTemporalOptions {
   cliPath: string;

@@ -5,7 +5,13 @@ import type { CampaignAction, CampaignStatus } from '../../lib/campaign-transiti
 import { addMember, createWorkspace } from '../../lib/workspace-admin';
 import { campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../../workflows/campaign';
 import { leadStateQuery } from '../../workflows/lead-dial';
-import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
+import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
+import { journey } from '../support/journeys';
+import { publishWorkflow, saveWorkflow } from '../../api/services/workflows';
+import type { JourneyDefinition } from '../../lib/journey';
+import { journeyRunStateQuery, recoverSignal, recoverUpdate, type journeyRunWorkflow } from '../../workflows/journey-run';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 
 /**
  * Runs recorded into test/histories/<name>.json by `npm run record-histories` and replayed by
@@ -84,6 +90,80 @@ const campaignLifecycle: ReplayScenario = {
   },
 };
 
+/** A journey's run for a new lead of a JOURNEY campaign, started as the lead dispatcher starts it. */
+async function startJourneyRun({ db, client, taskQueue }: ScenarioContext, name: string, definition: JourneyDefinition, phone: string) {
+  const { id: workspaceId } = await createWorkspace(db, `Replay ${name}`, { features: ['workflows'] });
+  const workflow = await publishWorkflow(db, workspaceId, (await saveWorkflow(db, workspaceId, { name, definition })).id);
+  const campaign = await db.campaign.create({
+    data: { workspaceId, name, kind: 'JOURNEY', workflowId: workflow.id, acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN },
+  });
+  const workflowId = leadWorkflowId(campaign.id, name);
+  const lead = await db.lead.create({ data: { workspaceId, campaignId: campaign.id, idempotencyKey: name, phone, workflowId, requestId: crypto.randomUUID() } });
+  await db.journeyRun.create({
+    data: {
+      id: lead.id, workspaceId, workflowId: workflow.id, revision: 1, campaignId: campaign.id, leadId: lead.id, temporalWorkflowId: workflowId,
+      trigger: { phone, name: null, fields: { plan: 'pro' } }, startedBy: 'lead_push',
+    },
+  });
+  return client.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', { workflowId, taskQueue, args: [{ runId: lead.id }] });
+}
+
+/** A loopback receiver for webhook nodes: answers every request with the given status. */
+async function withReceiver<T>(status: number, use: (url: string) => Promise<T>): Promise<T> {
+  const server = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}')));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    return await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
+  } finally {
+    server.closeAllConnections();
+    server.close();
+  }
+}
+
+const journeyToTheEnd: ReplayScenario = {
+  name: 'journey-call-branch-webhook-wait',
+  run: (context) => withReceiver(200, async (url) => {
+    const handle = await startJourneyRun(context, 'journey-to-the-end', journey([
+      { id: 'start', type: 'start', data: { fields: [{ name: 'plan', type: 'string' }] } },
+      { id: 'call1', type: 'call' },
+      { id: 'route', type: 'branch', data: { rules: [{ handle: 'reached', when: { variable: 'call1.outcome', operator: 'equals', value: 'answered' } }], defaultHandle: 'missed' } },
+      { id: 'notify', type: 'webhook', data: { url, body: '{"plan":"{{start.fields.plan}}"}' } },
+      { id: 'pause', type: 'wait', data: { seconds: 1 } },
+      { id: 'greet', type: 'whatsapp', data: { templateName: 'welcome', parameters: ['{{start.fields.plan}}'] } },
+      { id: 'done', type: 'end' },
+      { id: 'gaveUp', type: 'end' },
+    ], [['start', 'call1'], ['call1', 'route'], ['route', 'notify', 'reached'], ['route', 'gaveUp', 'missed'], ['notify', 'pause'], ['pause', 'greet'], ['greet', 'done']]), '+14155550120');
+    await handle.result();
+    return handle.workflowId;
+  }),
+};
+
+const journeyRecoveredBySignal: ReplayScenario = {
+  name: 'journey-recovered-by-signal',
+  run: (context) => withReceiver(400, async (url) => {
+    const handle = await startJourneyRun(context, 'journey-recovered', journey([
+      { id: 'start', type: 'start' }, { id: 'hook', type: 'webhook', data: { url } }, { id: 'done', type: 'end' },
+    ], [['start', 'hook'], ['hook', 'done']]), '+14155550121');
+    while ((await handle.query(journeyRunStateQuery)).status !== 'needs_recovery') await new Promise((r) => setTimeout(r, 50));
+    await handle.signal(recoverSignal, { action: 'skip', output: { status: 200 }, decidedBy: 'replay@ops' });
+    await handle.result();
+    return handle.workflowId;
+  }),
+};
+
+const journeyReviewedByUpdate: ReplayScenario = {
+  name: 'journey-review-decided-by-update',
+  async run(context) {
+    const handle = await startJourneyRun(context, 'journey-reviewed', journey([
+      { id: 'start', type: 'start' }, { id: 'look', type: 'review', data: { instructions: 'Approve the lead' } }, { id: 'done', type: 'end' },
+    ], [['start', 'look'], ['look', 'done']]), '+14155550122');
+    while ((await handle.query(journeyRunStateQuery)).status !== 'needs_recovery') await new Promise((r) => setTimeout(r, 50));
+    await handle.executeUpdate(recoverUpdate, { args: [{ action: 'skip', output: { decision: 'approved' }, decidedBy: 'replay@ops', via: 'api' }] });
+    await handle.result();
+    return handle.workflowId;
+  },
+};
+
 export const replayScenarios: ReplayScenario[] = [
   // Simulated telephony: the last digit scripts the outcome (see activities/providers/simulated-telephony.ts).
   leadDialScenario('lead-dial-answered', '+14155550120'),
@@ -93,4 +173,7 @@ export const replayScenarios: ReplayScenario[] = [
   leadDialScenario('lead-dial-do-not-call', '+14155550120', true),
   pausedThenResumed,
   campaignLifecycle,
+  journeyToTheEnd,
+  journeyRecoveredBySignal,
+  journeyReviewedByUpdate,
 ];
