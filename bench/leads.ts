@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app';
+import { measure, memoryOf } from './measure';
 import { createLeadDispatcher, type LeadDispatcher } from '../api/services/lead-dispatch';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
@@ -25,26 +26,6 @@ const PUSHES = Number(process.env.BENCH_PUSHES ?? 2000);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const LADDER_LEADS = Number(process.env.BENCH_LADDER_LEADS ?? 10_000);
-
-const percentile = (sorted: number[], p: number) => Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!.toFixed(2));
-
-/** Runs `count` operations with `concurrency` in flight; returns per-second rate and latencies. */
-async function measure(count: number, concurrency: number, operation: (index: number) => Promise<void>) {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const index = next++;
-      const begin = performance.now();
-      await operation(index);
-      latencies.push(performance.now() - begin);
-    }
-  }));
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { count, perSecond: Math.round(count / seconds), p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
-}
 
 const { stack, stop } = await startTestStack();
 try {
@@ -125,8 +106,7 @@ try {
     finished = await db.lead.count({ where: { campaignId: ladderCampaign.id, status: { in: ['completed', 'failed', 'cancelled'] } } });
   }
   const drainSeconds = (performance.now() - firstPush) / 1000;
-  const status = readFileSync(`/proc/${worker.pid}/status`, 'utf8');
-  const peakRssMb = Math.round(Number(/VmHWM:\s+(\d+) kB/.exec(status)![1]) / 1024);
+  const { peakRssMb } = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
   worker.kill('SIGTERM');
   const calls = await db.call.count({ where: { campaignId: ladderCampaign.id } });
 

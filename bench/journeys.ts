@@ -1,0 +1,145 @@
+// `npm run bench:journeys`: journey runs on real servers started for the run (as in the tests), the
+// production worker in its own process. Writes bench/results/journeys.json and .md.
+//  1. Baseline: a bare no-op workflow, started (concurrency 20) and completed, on the same server.
+//  2. A 5-node journey (start, set_variable, branch, webhook to a loopback receiver, end): runs started
+//     per second and completed per second, measured the same way in the same run.
+//  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait.
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { bundleWorkflowCode } from '@temporalio/worker';
+import { publishWorkflow, saveWorkflow } from '../api/services/workflows';
+import { createDatabase } from '../lib/database';
+import type { JourneyDefinition } from '../lib/journey';
+import { createWorkspace } from '../lib/workspace-admin';
+import { startTestStack } from '../scripts/stack/ephemeral-stack';
+import { projectRoot } from '../scripts/stack/paths';
+import { ensureDatabase } from '../scripts/stack/postgres';
+import { journey } from '../test/support/journeys';
+import { measure, memoryOf } from './measure';
+
+const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
+const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
+await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+
+const { stack, stop } = await startTestStack();
+try {
+  await ensureDatabase(stack.postgresAdminUrl, 'bench', stack.templateDatabase);
+  const databaseUrl = stack.postgresAdminUrl.replace(/\/postgres$/, '/bench');
+  const db = createDatabase(databaseUrl, { poolSize: 10 });
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const client = new Client({ connection });
+  const taskQueue = `bench-${randomUUID()}`;
+  const { id: workspaceId } = await createWorkspace(db, 'Bench', { features: ['workflows'] });
+  const publish = async (name: string, definition: JourneyDefinition) =>
+    publishWorkflow(db, workspaceId, (await saveWorkflow(db, workspaceId, { name, definition })).id);
+  const fiveNodes = await publish('Five nodes', journey([
+    { id: 'start', type: 'start' },
+    { id: 'tag', type: 'set_variable', data: { value: 'bench' } },
+    { id: 'route', type: 'branch', data: { rules: [{ handle: 'tagged', when: { variable: 'tag.value', operator: 'equals', value: 'bench' } }], defaultHandle: 'other' } },
+    { id: 'hook', type: 'webhook', data: { url: hookUrl } },
+    { id: 'done', type: 'end' },
+  ], [['start', 'tag'], ['tag', 'route'], ['route', 'hook', 'tagged'], ['route', 'hook', 'other'], ['hook', 'done']]));
+  const sleeper = await publish('Sleeper', journey([
+    { id: 'start', type: 'start' }, { id: 'nap', type: 'wait', data: { seconds: 3600 } }, { id: 'done', type: 'end' },
+  ], [['start', 'nap'], ['nap', 'done']]));
+
+  /** Rows of runs started by hand (no lead, no campaign), as POST /workflows/{id}/runs makes them. */
+  const runRows = async (workflowId: string, count: number) => {
+    const ids = Array.from({ length: count }, () => randomUUID());
+    await db.journeyRun.createMany({
+      data: ids.map((id) => ({ id, workspaceId, workflowId, revision: 1, temporalWorkflowId: `journey-run-${id}`, trigger: { phone: null, name: null, fields: {} }, startedBy: 'bench' })),
+    });
+    return ids;
+  };
+
+  const bundlePath = path.join(os.tmpdir(), `bench-bundle-${randomUUID()}.js`);
+  writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'bench/workflows.ts'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } })).code);
+  const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: projectRoot,
+    env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: bundlePath, LOG_LEVEL: 'warn' },
+    stdio: 'ignore',
+  });
+  await sleep(4_000);
+
+  /** Starts `count` workflows (concurrency CONCURRENCY) and waits for every result. */
+  const startAndComplete = async (count: number, start: (index: number) => Promise<{ result(): Promise<unknown> }>) => {
+    const results: Array<Promise<unknown>> = [];
+    const began = performance.now();
+    const started = await measure(count, CONCURRENCY, async (index) => {
+      results.push((await start(index)).result());
+    });
+    await Promise.all(results);
+    const seconds = (performance.now() - began) / 1000;
+    return { started, completedPerSecond: Math.round(count / seconds), firstStartToLastCompletionSeconds: Number(seconds.toFixed(1)) };
+  };
+
+  const bare = await startAndComplete(RUNS, () => client.workflow.start('benchNoopWorkflow', { workflowId: `noop-${randomUUID()}`, taskQueue }));
+  console.error('bare no-op', bare);
+  const fiveIds = await runRows(fiveNodes.id, RUNS);
+  const journeys = await startAndComplete(RUNS, (index) => client.workflow.start('journeyRunWorkflow', {
+    workflowId: `journey-run-${fiveIds[index]}`, taskQueue, args: [{ runId: fiveIds[index] }],
+  }));
+  console.error('five-node journeys', journeys);
+
+  const sleeperIds = await runRows(sleeper.id, SLEEPERS);
+  const beforeSleepers = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
+  const sleepersStarted = await measure(SLEEPERS, CONCURRENCY, async (index) => {
+    await client.workflow.start('journeyRunWorkflow', { workflowId: `journey-run-${sleeperIds[index]}`, taskQueue, args: [{ runId: sleeperIds[index] }] });
+  });
+  const waitingQuery = `WorkflowType = "journeyRunWorkflow" AND JourneyWorkflowId = "${sleeper.id}" AND JourneyNodeId = "nap"`;
+  let waiting = 0;
+  while (waiting < SLEEPERS) {
+    await sleep(2_000);
+    waiting = (await client.workflow.count(waitingQuery)).count;
+  }
+  await sleep(5_000);
+  const withSleepers = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
+  worker.kill('SIGTERM');
+
+  const result = {
+    measuredAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, node: process.version },
+    bareNoopWorkflow: bare,
+    fiveNodeJourney: {
+      ...journeys,
+      startedOfBare: Number((journeys.started.perSecond / bare.started.perSecond).toFixed(3)),
+      completedOfBare: Number((journeys.completedPerSecond / bare.completedPerSecond).toFixed(3)),
+    },
+    sleepers: { runs: SLEEPERS, startedPerSecond: sleepersStarted.perSecond, workerRssBeforeMb: beforeSleepers.rssMb, workerRssWaitingMb: withSleepers.rssMb, workerPeakRssMb: withSleepers.peakRssMb },
+  };
+  const resultsDir = path.join(projectRoot, 'bench/results');
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(path.join(resultsDir, 'journeys.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(resultsDir, 'journeys.md'), [
+    `# Journey runs benchmark (${result.measuredAt})`,
+    '',
+    `${os.cpus().length} CPUs shared by PostgreSQL, the Temporal dev server, the worker (own process) and the load; concurrency ${CONCURRENCY}.`,
+    '',
+    '| workflow | runs | started per second | start p50 ms | start p99 ms | completed per second |',
+    '|-|-|-|-|-|-|',
+    `| bare no-op workflow | ${RUNS} | ${bare.started.perSecond} | ${bare.started.p50Ms} | ${bare.started.p99Ms} | ${bare.completedPerSecond} |`,
+    `| 5-node journey | ${RUNS} | ${journeys.started.perSecond} | ${journeys.started.p50Ms} | ${journeys.started.p99Ms} | ${journeys.completedPerSecond} |`,
+    '',
+    `- The journey starts at ${(result.fiveNodeJourney.startedOfBare * 100).toFixed(0)} % and completes at ${(result.fiveNodeJourney.completedOfBare * 100).toFixed(0)} % of the bare workflow's rate (it runs 3 activities: load the run, the webhook, record the end).`,
+    `- ${SLEEPERS} runs waiting on a one-hour timer: worker RSS ${result.sleepers.workerRssBeforeMb} MB before, ${result.sleepers.workerRssWaitingMb} MB with all of them waiting (peak ${result.sleepers.workerPeakRssMb} MB); started at ${sleepersStarted.perSecond}/s.`,
+    '',
+  ].join('\n'));
+  console.log(JSON.stringify(result));
+  await connection.close();
+  await db.$disconnect();
+} finally {
+  receiver.close();
+  await stop();
+}
+process.exit(0);
