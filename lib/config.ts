@@ -19,6 +19,14 @@ export const configSchema = z.object({
   WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   TRUST_PROXY: booleanFlag.default(false),
+  /** Where export jobs write their files: a volume the API and the workers share. */
+  EXPORT_DIR: z.string().min(1).default('.data/exports'),
+  /** Exports of at most this many rows are answered inline; larger ones become jobs (202). */
+  EXPORT_INLINE_MAX_ROWS: z.coerce.number().int().min(0).max(1_000_000).default(5000),
+  /** A finished export file can be downloaded this long, then it is deleted. */
+  EXPORT_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
+  /** API logs of a campaign are kept this long. */
+  API_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 
