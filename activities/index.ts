@@ -3,6 +3,7 @@ import type { Database } from '../lib/database';
 import type { Telephony } from './providers/telephony';
 import type { WhatsAppSender } from './providers/whatsapp';
 import { createJourneyActivities } from './journeys';
+import { createEnrollmentActivities } from './enrollment';
 import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
 import { createResultWebhookActivities } from './result-webhooks';
@@ -22,6 +23,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createCampaignActivities(dependencies),
     ...createResultWebhookActivities(dependencies),
     ...createJourneyActivities(dependencies),
+    ...createEnrollmentActivities(dependencies),
   };
 }
 

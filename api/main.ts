@@ -4,6 +4,7 @@ import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { createApp } from './app';
 import { createLeadDispatcher } from './services/lead-dispatch';
+import { trimApiLogs } from './services/api-logs';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
@@ -19,12 +20,19 @@ const app = createApp(
   { trustProxy: config.TRUST_PROXY },
 );
 
+// Every API process trims old API logs now and then; the DELETE is idempotent, so several may.
+const API_LOG_TRIM_INTERVAL_MS = 60 * 60_000;
+const trimLogs = () => trimApiLogs({ sql }, config.API_LOG_RETENTION_DAYS).catch((error) => console.error('[api] trimming API logs failed:', error));
+void trimLogs();
+const trimTimer = setInterval(trimLogs, API_LOG_TRIM_INTERVAL_MS).unref();
+
 const server = app.listen(config.PORT, config.HOST, () => {
   console.log(`API listening on http://${config.HOST}:${config.PORT}`);
 });
 
 async function shutdown() {
   server.close();
+  clearInterval(trimTimer);
   await leadDispatcher.stop();
   await Promise.allSettled([temporalConnection.close(), db.$disconnect(), sql.end()]);
   process.exit(0);

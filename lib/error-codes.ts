@@ -31,6 +31,7 @@ export const ErrorCode = {
   invalid_campaign_transition: 'invalid_campaign_transition',
   campaign_stopped: 'campaign_stopped',
   workflow_not_published: 'workflow_not_published',
+  campaign_not_draft: 'campaign_not_draft',
   journey_live_cap_reached: 'journey_live_cap_reached',
   run_not_awaiting_decision: 'run_not_awaiting_decision',
   run_not_running: 'run_not_running',

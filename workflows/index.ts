@@ -3,3 +3,4 @@ export { leadDialWorkflow } from './lead-dial';
 export { campaignWorkflow } from './campaign';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { journeyRunWorkflow } from './journey-run';
+export { contactEnrollmentWorkflow } from './contact-enrollment';

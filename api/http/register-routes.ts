@@ -4,6 +4,7 @@ import { authenticate } from '../auth/authenticate';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from '../services';
 import { expressPath, type RouteDefinition } from './route';
+import { campaignParamOf, campaignRequestLogger } from '../services/api-logs';
 
 /** Any content type is read as JSON, so a body that is not JSON is refused rather than ignored. */
 const jsonBody = express.json({ limit: '1mb', type: () => true, strict: false });
@@ -21,8 +22,9 @@ export const door: Door = (services, route) => {
   const handler = asyncHandler(async (req, res) => {
     if (route && 'public' in route.access) return;
     const principal = await authenticate(services.sql, req, res, services.defaultRateLimitPerMinute);
-    if (route) authorize(route.access, principal, req.path);
+    // Known before the authorization: a refused request is still logged against its campaign.
     res.locals.principal = principal;
+    if (route) authorize(route.access, principal, req.path);
   });
   // Read by the test that walks the router: a route without a declared access rule fails it.
   return Object.assign(handler, { access: route?.access });
@@ -48,6 +50,8 @@ export function registerRoutes(app: Express, routes: readonly RouteDefinition[],
         })
         .catch(next);
     };
-    app[route.method](expressPath(route.path), routeDoor(services, route), jsonBody, handle);
+    const campaignParam = campaignParamOf(route.path);
+    const logged: RequestHandler[] = campaignParam ? [campaignRequestLogger(services, campaignParam)] : [];
+    app[route.method](expressPath(route.path), ...logged, routeDoor(services, route), jsonBody, handle);
   }
 }

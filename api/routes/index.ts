@@ -1,5 +1,6 @@
 import type { RouteDefinition } from '../http/route';
 import { campaignRoutes } from './campaigns';
+import { campaignDataRoutes } from './campaign-data';
 import { doNotCallRoutes } from './do-not-call';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
@@ -17,6 +18,7 @@ export const routes: readonly RouteDefinition[] = [
   ...openApiRoutes,
   ...whoamiRoutes,
   ...campaignRoutes,
+  ...campaignDataRoutes,
   ...leadRoutes,
   ...resultRoutes,
   ...doNotCallRoutes,

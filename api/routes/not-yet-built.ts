@@ -4,6 +4,7 @@ import type { Entitlement } from '../auth/access';
 import { ApiError } from '../http/api-error';
 import { defineRoute, type HttpMethod, type RouteDefinition } from '../http/route';
 import { findOwnedCampaign } from '../services/campaigns';
+import { campaignParamOf } from '../services/api-logs';
 
 /**
  * Endpoints of the spec whose behaviour is not built yet. They exist so that the door holds for every
@@ -14,15 +15,9 @@ import { findOwnedCampaign } from '../services/campaigns';
 const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['get', '/v1/voices/{id}/preview', 'agents.view'],
   ['get', '/voices/{id}/preview', 'agents.view'],
-  ['get', '/campaigns/{id}/contacts', 'campaigns.view'],
-  ['post', '/campaigns/{id}/contacts', 'campaigns.edit'],
   ['post', '/campaigns/{id}/chat/stream', 'intel.view', { plan: 'ai' }],
   ['delete', '/campaigns/{id}/chat/messages', 'campaigns.delete'],
-  ['get', '/campaigns/{id}/kpis', 'campaigns.view'],
   ['post', '/campaigns/{id}/exports', 'intel.view', { plan: 'basic' }],
-  ['get', '/campaigns/{id}/activity', 'campaigns.view'],
-  ['get', '/campaigns/{id}/leads', 'campaigns.view'],
-  ['get', '/campaigns/{id}/api-logs', 'campaigns.view'],
   ['post', '/campaigns/{id}/import-from-crm', 'campaigns.edit'],
   ['post', '/campaigns/{id}/sheet', 'campaigns.edit'],
   ['patch', '/campaigns/{id}/sheet', 'campaigns.edit'],
@@ -47,11 +42,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['delete', '/knowledge-bases/{id}/documents/{docId}', 'chatbots.delete'],
 ];
 
-function campaignParamOf(path: string): 'id' | 'campaignId' | null {
-  if (path.startsWith('/campaigns/{id}') || path.startsWith('/whatsapp/campaigns/{id}')) return 'id';
-  if (path.startsWith('/v1/campaigns/{campaignId}')) return 'campaignId';
-  return null;
-}
 
 export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, path, permission, requires]) => {
   const campaignParam = campaignParamOf(path);

@@ -15,6 +15,8 @@ export const leadResultSchema = z.object({
   attempts: z.number().int(), calls: z.array(callView), createdAt: z.string(), updatedAt: z.string(),
 });
 
+export const workspaceCallSchema = callView.extend({ id: z.string(), campaignId: z.string(), leadId: z.string(), phone: z.string() });
+
 const campaignFilter = { campaignId: z.string().uuid().optional() };
 
 export const resultRoutes = [
@@ -48,7 +50,7 @@ export const resultRoutes = [
     responses: {
       200: {
         description: 'A page.',
-        schema: z.object({ total: z.number().int(), items: z.array(callView.extend({ id: z.string(), campaignId: z.string(), leadId: z.string(), phone: z.string() })) }),
+        schema: z.object({ total: z.number().int(), items: z.array(workspaceCallSchema) }),
       },
     },
     handler: async ({ services, principal, query }) => ({ status: 200, body: await listCalls(services, principal, query) }),

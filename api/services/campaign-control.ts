@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { CampaignAction } from '../../lib/campaign-transitions';
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../../workflows/campaign';
+import { enrollmentNudgeSignal, enrollmentWorkflowId, type contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
@@ -38,5 +39,20 @@ export async function transitionCampaign(services: AppServices, principal: Princ
     }
     throw error;
   }
+  if (action === 'start' || action === 'resume') await enrollContacts(services, principal, campaign.id);
   return services.db.campaign.findUniqueOrThrow({ where: { id: campaign.id } });
+}
+
+/**
+ * Starts (or nudges) the workflow that turns the calling list into leads, paced by the concurrency cap:
+ * one Temporal call, whatever the size of the list. It ends at once when there is nothing to enroll.
+ */
+async function enrollContacts(services: AppServices, principal: Principal, campaignId: string) {
+  await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () => services.temporal.workflow.signalWithStart<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
+    workflowId: enrollmentWorkflowId(campaignId),
+    taskQueue: services.taskQueue,
+    args: [{ campaignId }],
+    signal: enrollmentNudgeSignal,
+    searchAttributes: { CampaignId: [campaignId], WorkspaceId: [principal.workspaceId] },
+  }));
 }

@@ -105,5 +105,9 @@ export function campaignView(campaign: Campaign) {
 export async function deleteCampaign(services: AppServices, principal: Principal, id: string): Promise<void> {
   const campaign = await findOwnedCampaign(services, principal, id);
   if (campaign.status !== 'STOPPED') await transitionCampaign(services, principal, campaign.id, 'stop');
-  await services.db.campaign.update({ where: { id: campaign.id }, data: { deletedAt: new Date() } });
+  // Stopped: its queued retries are cancelled and enrollment ends; its calling list goes with it.
+  await services.db.$transaction([
+    services.db.campaignContact.deleteMany({ where: { campaignId: campaign.id } }),
+    services.db.campaign.update({ where: { id: campaign.id }, data: { deletedAt: new Date() } }),
+  ]);
 }

@@ -1,17 +1,6 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client, type Connection } from '@temporalio/client';
+import type { Client, Connection } from '@temporalio/client';
+import { startLeadWorkflow, type StoredLead } from '../../lib/start-lead-workflow';
 import type { SqlPool } from '../../lib/sql-pool';
-import type { journeyRunWorkflow } from '../../workflows/journey-run';
-import type { leadDialWorkflow } from '../../workflows/lead-dial';
-
-/** A stored lead whose workflow may not have been started yet. */
-export interface StoredLead {
-  id: string;
-  workflowId: string;
-  campaignId: string;
-  workspaceId: string;
-  /** CLASSIC: the dial ladder. JOURNEY: a run of the campaign's workflow, whose run id is the lead's id. */
-  kind: 'CLASSIC' | 'JOURNEY';
-}
 
 export interface LeadDispatcherOptions {
   sql: SqlPool;
@@ -34,8 +23,6 @@ export interface LeadDispatcher {
   stop(): Promise<void>;
 }
 
-/** A healthy start takes milliseconds; a start that hangs longer is abandoned to the next sweep. */
-const WORKFLOW_START_DEADLINE_MS = 5_000;
 const SWEEP_BATCH = 200;
 
 /**
@@ -46,7 +33,7 @@ const SWEEP_BATCH = 200;
  * campaign and the idempotency key, and Temporal refuses a second run of it.
  */
 export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispatcher {
-  const { sql, temporal, temporalConnection, taskQueue } = options;
+  const { sql, temporal, taskQueue } = options;
   const staleAfterMs = options.staleAfterMs ?? 3_000;
   const sweepIntervalMs = options.sweepIntervalMs ?? 1_000;
   const maxImmediateInFlight = options.maxImmediateInFlight ?? 2_000;
@@ -56,26 +43,8 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
   let stopped = false;
   const pending = new Set<Promise<unknown>>();
 
-  async function startWorkflow(lead: StoredLead): Promise<boolean> {
-    try {
-      const common = {
-        workflowId: lead.workflowId,
-        taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
-      };
-      await temporalConnection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, async () => {
-        if (lead.kind === 'JOURNEY') await temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', { ...common, args: [{ runId: lead.id }] });
-        else await temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', { ...common, args: [{ leadId: lead.id }] });
-      });
-      return true;
-    } catch (error) {
-      return error instanceof WorkflowExecutionAlreadyStartedError;
-    }
-  }
-
   async function startAll(leads: readonly StoredLead[]): Promise<string[]> {
-    const started = await Promise.all(leads.map(startWorkflow));
+    const started = await Promise.all(leads.map((lead) => startLeadWorkflow(temporal, taskQueue, lead)));
     return leads.filter((_, index) => started[index]).map((lead) => lead.id);
   }
 

@@ -2,7 +2,7 @@ import type { Prisma } from '../../generated/prisma/client';
 import { forbidden } from '../http/api-error';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../auth/principal';
-import { isUuid } from './campaigns';
+import { findOwnedCampaign, isUuid } from './campaigns';
 import type { AppServices } from './index';
 
 const callSelect = { attempt: true, status: true, outcome: true, durationMs: true, startedAt: true, endedAt: true, provider: true } as const;
@@ -65,4 +65,21 @@ export async function listCalls({ db }: AppServices, principal: Principal, query
       status: call.status, outcome: call.outcome, durationMs: call.durationMs, startedAt: call.startedAt.toISOString(), endedAt: call.endedAt?.toISOString() ?? null,
     })),
   };
+}
+
+/** A campaign's leads, newest first, by offset (spec 4.1: limit default 50, max 200), with the total. */
+export async function listCampaignLeads(services: AppServices, principal: Principal, campaignId: string, query: { limit: number; offset: number }) {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const where = { campaignId: campaign.id };
+  const [rows, total] = await Promise.all([
+    services.db.lead.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: query.offset, take: query.limit, include: { calls: { select: callSelect } } }),
+    services.db.lead.count({ where }),
+  ]);
+  return { items: rows.map(leadResultView), total };
+}
+
+/** The campaign's latest 50 calls, newest first. */
+export async function campaignActivity(services: AppServices, principal: Principal, campaignId: string) {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  return (await listCalls(services, principal, { limit: 50, offset: 0, campaignId: campaign.id })).items;
 }

@@ -1,0 +1,82 @@
+import { Context } from '@temporalio/activity';
+import { startLeadWorkflow, type StoredLead } from '../lib/start-lead-workflow';
+import type { ActivityDependencies } from './index';
+
+export interface EnrollmentStep {
+  /** done: every contact is a lead, or the campaign stopped. waiting: the campaign is not running. */
+  state: 'enrolled' | 'waiting' | 'done';
+  enrolled: number;
+  remaining: number;
+}
+
+/** Leads enrolled but not dialed yet, per call the campaign may have in flight: enough to keep its lines busy. */
+const FRESH_LEADS_PER_LINE = 2;
+const MAX_BATCH = 1_000;
+const START_CONCURRENCY = 50;
+
+export function createEnrollmentActivities({ db, temporal }: ActivityDependencies) {
+  return {
+    /**
+     * Turns the next contacts of a running campaign's calling list into leads, as many as keep its
+     * lines busy (FRESH_LEADS_PER_LINE × maxConcurrentCalls leads not dialed yet), in one transaction
+     * that marks them enrolled, then starts their workflows. A lead's key is `contact:<contactId>`, so
+     * a retried activity finds the leads it made; their workflows start idempotently.
+     */
+    async enrollNextContacts({ campaignId }: { campaignId: string }): Promise<EnrollmentStep> {
+      const { leads, step } = await db.$transaction(async (tx) => {
+        const [campaign] = await tx.$queryRaw<Array<{ status: string; kind: 'CLASSIC' | 'JOURNEY'; maxConcurrentCalls: number; workspaceId: string }>>`
+          SELECT status::text, kind::text AS kind, "maxConcurrentCalls", "workspaceId" FROM "Campaign" WHERE id = ${campaignId}::uuid FOR UPDATE`;
+        const [{ remaining }] = await tx.$queryRaw<[{ remaining: number }]>`
+          SELECT count(*)::int AS remaining FROM "CampaignContact" WHERE "campaignId" = ${campaignId}::uuid AND "enrolledAt" IS NULL`;
+        // JOURNEY campaigns enroll leads pushed through the API; a calling list is dialed by CLASSIC ones.
+        if (!campaign || campaign.kind === 'JOURNEY' || campaign.status === 'STOPPED' || remaining === 0) return { leads: [], step: { state: 'done', enrolled: 0, remaining } as EnrollmentStep };
+        if (campaign.status !== 'RUNNING') return { leads: [], step: { state: 'waiting', enrolled: 0, remaining } as EnrollmentStep };
+        const [{ fresh }] = await tx.$queryRaw<[{ fresh: number }]>`
+          SELECT count(*)::int AS fresh FROM "Lead" l
+           WHERE l."campaignId" = ${campaignId}::uuid AND l."contactId" IS NOT NULL AND l.status = 'queued'
+             AND NOT EXISTS (SELECT 1 FROM "Call" c WHERE c."leadId" = l.id)`;
+        const room = Math.min(MAX_BATCH, Math.max(0, campaign.maxConcurrentCalls * FRESH_LEADS_PER_LINE - fresh));
+        if (room === 0) return { leads: [], step: { state: 'enrolled', enrolled: 0, remaining } as EnrollmentStep };
+        const inserted = await tx.$queryRaw<Array<{ id: string; workflowId: string }>>`
+          WITH next AS (
+            SELECT cc."contactId", c.phone, c.name, c.metadata, 'contact:' || cc."contactId" AS key
+              FROM "CampaignContact" cc JOIN "Contact" c ON c.id = cc."contactId"
+             WHERE cc."campaignId" = ${campaignId}::uuid AND cc."enrolledAt" IS NULL
+             ORDER BY cc.position LIMIT ${room}
+             FOR UPDATE OF cc
+          ), marked AS (
+            UPDATE "CampaignContact" cc SET "enrolledAt" = now() FROM next
+             WHERE cc."campaignId" = ${campaignId}::uuid AND cc."contactId" = next."contactId"
+          )
+          INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, name, fields, "workflowId", "requestId", "contactId", "updatedAt")
+          SELECT gen_random_uuid(), ${campaign.workspaceId}::uuid, ${campaignId}::uuid, key, phone, name, metadata,
+                 'lead-' || ${campaignId} || '-' || translate(rtrim(encode(sha256(convert_to(key, 'UTF8')), 'base64'), '='), '+/', '-_'),
+                 gen_random_uuid(), "contactId", now()
+            FROM next
+          ON CONFLICT ("campaignId", "idempotencyKey") DO NOTHING
+          RETURNING id, "workflowId"`;
+        const leads: StoredLead[] = inserted.map((row) => ({ ...row, campaignId, workspaceId: campaign.workspaceId, kind: campaign.kind }));
+        return { leads, step: { state: 'enrolled', enrolled: leads.length, remaining: remaining - leads.length } as EnrollmentStep };
+      });
+      await startAll(leads);
+      // Leads of an earlier attempt of this activity whose start was cut short: start them too.
+      const unstarted = await db.lead.findMany({
+        where: { campaignId, contactId: { not: null }, workflowStartedAt: null }, select: { id: true, workflowId: true, workspaceId: true, campaign: { select: { kind: true } } }, take: MAX_BATCH,
+      });
+      await startAll(unstarted.map((lead) => ({ id: lead.id, workflowId: lead.workflowId, workspaceId: lead.workspaceId, campaignId, kind: lead.campaign.kind })));
+      return step;
+    },
+  };
+
+  async function startAll(leads: StoredLead[]) {
+    const taskQueue = Context.current().info.taskQueue;
+    const started: string[] = [];
+    for (let offset = 0; offset < leads.length; offset += START_CONCURRENCY) {
+      const batch = leads.slice(offset, offset + START_CONCURRENCY);
+      const results = await Promise.all(batch.map((lead) => startLeadWorkflow(temporal, taskQueue, lead)));
+      started.push(...batch.filter((_, index) => results[index]).map((lead) => lead.id));
+      Context.current().heartbeat(offset);
+    }
+    if (started.length) await db.lead.updateMany({ where: { id: { in: started } }, data: { workflowStartedAt: new Date() } });
+  }
+}

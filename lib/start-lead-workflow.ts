@@ -1,0 +1,38 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { journeyRunWorkflow } from '../workflows/journey-run';
+import type { leadDialWorkflow } from '../workflows/lead-dial';
+
+/** A stored lead whose workflow may not have been started yet. */
+export interface StoredLead {
+  id: string;
+  workflowId: string;
+  campaignId: string;
+  workspaceId: string;
+  /** CLASSIC: the dial ladder. JOURNEY: a run of the campaign's workflow, whose run id is the lead's id. */
+  kind: 'CLASSIC' | 'JOURNEY';
+}
+
+/** A healthy start takes milliseconds; a start that hangs longer is abandoned to a later attempt. */
+const WORKFLOW_START_DEADLINE_MS = 5_000;
+
+/**
+ * Starts a stored lead's workflow; true when it runs (started now, or already). Starting twice is
+ * harmless: the workflow id derives from campaign and idempotency key, and Temporal refuses a second run.
+ */
+export async function startLeadWorkflow(temporal: Client, taskQueue: string, lead: StoredLead): Promise<boolean> {
+  const common = {
+    workflowId: lead.workflowId,
+    taskQueue,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
+  };
+  try {
+    await temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, async () => {
+      if (lead.kind === 'JOURNEY') await temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', { ...common, args: [{ runId: lead.id }] });
+      else await temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', { ...common, args: [{ leadId: lead.id }] });
+    });
+    return true;
+  } catch (error) {
+    return error instanceof WorkflowExecutionAlreadyStartedError;
+  }
+}
