@@ -67,6 +67,7 @@ const VALID_BODIES: Record<string, unknown> = {
   '/v1/campaigns/{campaignId}/leads': { lead: { phone: '+14155550120' }, idempotencyKey: 'matrix' },
   '/v1/campaigns/{campaignId}/leads/batch': { leads: [{ lead: { phone: '+14155550120' }, idempotencyKey: 'matrix' }] },
   '/campaigns/{id}': { name: 'Renamed' },
+  '/campaigns/{id}/contacts': { contacts: [{ phone: '+14155550120' }] },
 };
 
 let clientAddress = 0;

@@ -4,6 +4,9 @@ import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
 
+/** Paths under which a request is about one campaign. */
+export const CAMPAIGN_PATH_PREFIXES = ['/campaigns/{id}', '/whatsapp/campaigns/{id}', '/v1/campaigns/{campaignId}'] as const;
+
 /** The campaign id in a route's path, if the route is about one campaign. */
 export function campaignParamOf(path: string): 'id' | 'campaignId' | null {
   if (path.startsWith('/campaigns/{id}') || path.startsWith('/whatsapp/campaigns/{id}')) return 'id';
