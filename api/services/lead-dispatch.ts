@@ -48,14 +48,30 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
     return leads.filter((_, index) => started[index]).map((lead) => lead.id);
   }
 
-  async function dispatchNow(leads: readonly StoredLead[]) {
-    const started = await startAll(leads);
-    if (started.length) {
+  // Leads started right after their answer are marked in one UPDATE per flush, not one per request.
+  let startedToMark: string[] = [];
+  let flushing: Promise<void> | null = null;
+  const flushStarted = async () => {
+    while (startedToMark.length) {
+      const ids = startedToMark;
+      startedToMark = [];
       await sql.query({
         name: 'mark_leads_started',
         text: 'UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[]) AND "workflowStartedAt" IS NULL',
-        values: [started],
+        values: [ids],
       });
+    }
+  };
+
+  async function dispatchNow(leads: readonly StoredLead[]) {
+    startedToMark.push(...(await startAll(leads)));
+    // One flush at a time; requests finishing meanwhile join the next one. A lost mark only means the
+    // sweep starts that lead once more, which Temporal refuses as a duplicate.
+    while (startedToMark.length) {
+      flushing ??= flushStarted().finally(() => {
+        flushing = null;
+      });
+      await flushing;
     }
   }
 
