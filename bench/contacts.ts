@@ -25,6 +25,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const START_CONTACTS = Number(process.env.BENCH_START_CONTACTS ?? 100_000);
 const CAP = Number(process.env.BENCH_CAP ?? 1000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let finished = false;
 const median = (values: number[]) => Number([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!.toFixed(1));
 
 const { stack, stop } = await startTestStack();
@@ -39,7 +40,9 @@ try {
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { rateLimitPerMinute: 1_000_000 });
   const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, { scopes: ['campaigns.edit', 'campaigns.view'] });
   const leadDispatcher = createLeadDispatcher({ sql, temporal, temporalConnection: connection, taskQueue });
-  const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: 120 }).listen(0, '127.0.0.1');
+  const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: 120,
+    exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
+  }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = async (pathname: string, body: unknown) => {
@@ -83,6 +86,13 @@ try {
     env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: stack.workflowBundlePath, LOG_LEVEL: 'warn' },
     stdio: 'ignore',
   });
+  // A worker that dies would leave the measurement waiting forever: fail the run instead.
+  worker.once('exit', (code, signal) => {
+    if (!finished) {
+      console.error(`the worker exited (${signal ?? code}) before the measurement ended`);
+      process.exit(1);
+    }
+  });
   await sleep(4_000);
   const startBegan = performance.now();
   await post(`/campaigns/${big.id}/start`, {});
@@ -97,6 +107,7 @@ try {
   const lastEnrolledSeconds = (performance.now() - startBegan) / 1000;
   const { peakRssMb } = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
   const completed = await db.lead.count({ where: { campaignId: big.id, status: 'completed' } });
+  finished = true;
   worker.kill('SIGTERM');
 
   const result = {

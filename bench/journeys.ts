@@ -27,6 +27,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+let finished = false;
 
 const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -70,6 +71,13 @@ try {
     env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: bundlePath, LOG_LEVEL: 'warn' },
     stdio: 'ignore',
   });
+  // A worker that dies would leave the measurement waiting forever: fail the run instead.
+  worker.once('exit', (code, signal) => {
+    if (!finished) {
+      console.error(`the worker exited (${signal ?? code}) before the measurement ended`);
+      process.exit(1);
+    }
+  });
   await sleep(4_000);
 
   /** Starts `count` workflows (concurrency CONCURRENCY) and waits for every result. */
@@ -105,6 +113,7 @@ try {
   }
   await sleep(5_000);
   const withSleepers = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
+  finished = true;
   worker.kill('SIGTERM');
 
   const result = {
