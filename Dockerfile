@@ -52,6 +52,8 @@ COPY --from=build /app/worker ./worker
 COPY --from=build /app/cli ./cli
 COPY --from=build /app/scripts ./scripts
 
+# A named volume mounted here takes this owner: the node user writes export files.
+RUN mkdir -p /var/lib/workspace/exports && chown node:node /var/lib/workspace/exports
 # The node image's unprivileged user (uid 1000).
 USER node
 EXPOSE 3000

@@ -7,6 +7,7 @@ import { createEnrollmentActivities } from './enrollment';
 import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
 import { createResultWebhookActivities } from './result-webhooks';
+import { createExportActivities } from './exports';
 
 export interface ActivityDependencies {
   db: Database;
@@ -14,6 +15,8 @@ export interface ActivityDependencies {
   whatsapp: WhatsAppSender;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
+  /** Where export jobs write their files (EXPORT_DIR); export activities fail without it. */
+  exportDir?: string;
 }
 
 /** Every activity, bound to its dependencies. The worker wires in the real ones; tests pass their own. */
@@ -24,6 +27,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createResultWebhookActivities(dependencies),
     ...createJourneyActivities(dependencies),
     ...createEnrollmentActivities(dependencies),
+    ...createExportActivities(dependencies),
   };
 }
 

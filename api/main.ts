@@ -1,9 +1,11 @@
+import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { createApp } from './app';
 import { createLeadDispatcher } from './services/lead-dispatch';
+import { EXPORT_PAGE_ROWS } from './services/exports';
 import { trimApiLogs } from './services/api-logs';
 
 const config = loadConfigOrExit();
@@ -15,8 +17,14 @@ const temporal = new Client({ connection: temporalConnection, namespace: config.
 const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const leadDispatcher = createLeadDispatcher({ sql, temporal, temporalConnection, taskQueue });
 leadDispatcher.startSweeping();
+const exports = {
+  dir: path.resolve(config.EXPORT_DIR),
+  inlineMaxRows: config.EXPORT_INLINE_MAX_ROWS,
+  retentionSeconds: config.EXPORT_RETENTION_HOURS * 3600,
+  pageRows: EXPORT_PAGE_ROWS,
+};
 const app = createApp(
-  { db, sql, temporal, temporalConnection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE },
+  { db, sql, temporal, temporalConnection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, exports },
   { trustProxy: config.TRUST_PROXY },
 );
 

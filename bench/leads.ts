@@ -51,7 +51,9 @@ try {
     const leadDispatcher = createLeadDispatcher({ sql, temporal, temporalConnection: connection, taskQueue: queue });
     leadDispatcher.startSweeping();
     dispatchers.push(leadDispatcher);
-    const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue: queue, leadDispatcher, defaultRateLimitPerMinute: 120 }).listen(0, '127.0.0.1');
+    const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue: queue, leadDispatcher, defaultRateLimitPerMinute: 120,
+      exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
+    }).listen(0, '127.0.0.1');
     await new Promise((resolve) => server.once('listening', resolve));
     servers.push(server);
     const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

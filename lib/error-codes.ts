@@ -42,6 +42,11 @@ export const ErrorCode = {
   journey_webhook_rejected: 'journey_webhook_rejected',
   journey_webhook_failed: 'journey_webhook_failed',
   journey_call_without_lead: 'journey_call_without_lead',
+  // Export jobs: 409 while the file is being written, 409 when the job failed, 410 after retention; activity failure types.
+  export_not_ready: 'export_not_ready',
+  export_failed: 'export_failed',
+  export_expired: 'export_expired',
+  export_not_found: 'export_not_found',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -86,7 +86,9 @@ async function call(route: RouteDefinition, options: { key?: string; authorizati
     key: options.key, headers, body: hasBody ? VALID_BODIES[route.path] ?? {} : undefined,
   });
   const text = await response.text();
-  return { status: response.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown>, headers: response.headers };
+  // A file answer (an inline export) is past the door: there is no error body to read.
+  const json = text && response.headers.get('content-type')?.startsWith('application/json');
+  return { status: response.status, body: (json ? JSON.parse(text) : {}) as Record<string, unknown>, headers: response.headers };
 }
 
 type Outcome = { status: number; error: string; requiredPermission?: string } | 'passes';

@@ -4,3 +4,4 @@ export { campaignWorkflow } from './campaign';
 export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { journeyRunWorkflow } from './journey-run';
 export { contactEnrollmentWorkflow } from './contact-enrollment';
+export { exportJobWorkflow } from './export-job';

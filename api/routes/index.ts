@@ -2,6 +2,7 @@ import type { RouteDefinition } from '../http/route';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
 import { doNotCallRoutes } from './do-not-call';
+import { exportRoutes } from './exports';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
@@ -19,6 +20,7 @@ export const routes: readonly RouteDefinition[] = [
   ...whoamiRoutes,
   ...campaignRoutes,
   ...campaignDataRoutes,
+  ...exportRoutes,
   ...leadRoutes,
   ...resultRoutes,
   ...doNotCallRoutes,

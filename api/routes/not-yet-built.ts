@@ -17,7 +17,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['get', '/voices/{id}/preview', 'agents.view'],
   ['post', '/campaigns/{id}/chat/stream', 'intel.view', { plan: 'ai' }],
   ['delete', '/campaigns/{id}/chat/messages', 'campaigns.delete'],
-  ['post', '/campaigns/{id}/exports', 'intel.view', { plan: 'basic' }],
   ['post', '/campaigns/{id}/import-from-crm', 'campaigns.edit'],
   ['post', '/campaigns/{id}/sheet', 'campaigns.edit'],
   ['patch', '/campaigns/{id}/sheet', 'campaigns.edit'],

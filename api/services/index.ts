@@ -15,4 +15,10 @@ export interface AppServices {
   leadDispatcher: LeadDispatcher;
   /** Requests per rolling minute per key where the workspace sets no limit of its own. */
   defaultRateLimitPerMinute: number;
+  /**
+   * Calls exports: the volume shared with the workers (EXPORT_DIR), the most rows answered inline
+   * (EXPORT_INLINE_MAX_ROWS), how long a finished file is kept (EXPORT_RETENTION_HOURS, in seconds
+   * here) and the rows per keyset page an export job reads.
+   */
+  exports: { dir: string; inlineMaxRows: number; retentionSeconds: number; pageRows: number };
 }

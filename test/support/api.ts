@@ -1,16 +1,19 @@
+import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
 import { createApp } from '../../api/app';
 import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/services';
 import { createLeadDispatcher } from '../../api/services/lead-dispatch';
+import { EXPORT_PAGE_ROWS } from '../../api/services/exports';
+import { defaultTestExportDir } from './export-dir';
 
 export interface RunningApi {
   baseUrl: string;
   request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
 }
 
-export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql' | 'leadDispatcher'> {
+export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql' | 'leadDispatcher' | 'exports'> {
   /** The database the API's door reads (the same one as db). */
   url: string;
   temporal: { client: AppServices['temporal']; connection: AppServices['temporalConnection']; taskQueue: string };
@@ -18,6 +21,8 @@ export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimit
   trustProxy?: boolean;
   /** Run the lead dispatcher's sweep, as every production API process does (off by default: tests that share a database must not start each other's leads). */
   sweepLeads?: { staleAfterMs: number };
+  /** Export settings; by default the test file's export directory (its workers' too) and the production threshold, retention and page size. */
+  exports?: Partial<AppServices['exports']>;
 }
 
 /** The real Express app on a free loopback port. */
@@ -34,10 +39,12 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     ...temporal,
     leadDispatcher,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
+    exports: { dir: defaultTestExportDir, inlineMaxRows: 5000, retentionSeconds: 24 * 3600, pageRows: EXPORT_PAGE_ROWS, ...dependencies.exports },
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => rm(services.exports.dir, { recursive: true, force: true }));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {
     baseUrl,

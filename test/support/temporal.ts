@@ -5,6 +5,7 @@ import { afterAll, inject } from 'vitest';
 import type { ActivityDependencies } from '../../activities';
 import { createWorker } from '../../worker/create-worker';
 import { createSimulatedWhatsApp } from '../../activities/providers/simulated-whatsapp';
+import { defaultTestExportDir } from './export-dir';
 
 let runtimeInstalled = false;
 export function quietRuntime() {
@@ -44,7 +45,8 @@ export async function startTestWorker(
   quietRuntime();
   const clientConnection = await Connection.connect({ address });
   const dependencies: ActivityDependencies = {
-    whatsapp: createSimulatedWhatsApp(activityDependencies.db), ...activityDependencies, temporal: new Client({ connection: clientConnection }),
+    whatsapp: createSimulatedWhatsApp(activityDependencies.db), exportDir: defaultTestExportDir, ...activityDependencies,
+    temporal: new Client({ connection: clientConnection }),
   };
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({

@@ -1,0 +1,203 @@
+// `npm run bench:exports`: a calls export of BENCH_EXPORT_ROWS rows (default 1,000,000) as CSV through the
+// job path, on real servers started for the run (as in the tests): POST /campaigns/{id}/exports answers
+// 202, the production worker in its own process writes the file, the bench polls the status endpoint
+// until it is completed and downloads the file. Measured: time from the request to the completed job,
+// the worker's peak RSS (VmHWM), and the download; then the same job again with the worker's V8 old
+// space capped (BENCH_WORKER_HEAP_MB, default 160), to tell the export's own memory from V8's lazy GC. Baseline, in the same run on the same rows: PostgreSQL
+// itself writing the same columns in the same order as CSV (COPY … TO STDOUT through pg-copy-streams),
+// piped to a file by this process, before and after the job. Writes bench/results/exports.json and .md.
+import { spawn } from 'node:child_process';
+import { createWriteStream, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { Client, Connection } from '@temporalio/client';
+import { to as copyTo } from 'pg-copy-streams';
+import { createApp } from '../api/app';
+import { EXPORT_PAGE_ROWS } from '../api/services/exports';
+import { createLeadDispatcher } from '../api/services/lead-dispatch';
+import { createDatabase } from '../lib/database';
+import { createSqlPool } from '../lib/sql-pool';
+import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { startTestStack } from '../scripts/stack/ephemeral-stack';
+import { projectRoot } from '../scripts/stack/paths';
+import { ensureDatabase } from '../scripts/stack/postgres';
+import { memoryOf } from './measure';
+
+const ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
+const PAGE_ROWS = Number(process.env.BENCH_PAGE_ROWS ?? EXPORT_PAGE_ROWS);
+const CALLS_PER_LEAD = 4;
+const GOALS = { jobUnderSeconds: 30, workerPeakRssUnderMb: 256 };
+/** The second run's worker: V8's old space capped, to show what the export itself holds. */
+const HEAP_CAP_MB = Number(process.env.BENCH_WORKER_HEAP_MB ?? 160);
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const seconds = (since: number) => Number(((performance.now() - since) / 1000).toFixed(2));
+
+const { stack, stop } = await startTestStack();
+const exportDir = mkdtempSync(path.join(os.tmpdir(), 'bench-exports-'));
+try {
+  await ensureDatabase(stack.postgresAdminUrl, 'bench', stack.templateDatabase);
+  const databaseUrl = stack.postgresAdminUrl.replace(/\/postgres$/, '/bench');
+  const db = createDatabase(databaseUrl);
+  const sql = createSqlPool(databaseUrl);
+  const connection = await Connection.connect({ address: stack.temporalAddress });
+  const temporal = new Client({ connection });
+  const taskQueue = `bench-exports-${Date.now()}`;
+  const { id: workspaceId } = await createWorkspace(db, 'Bench', { plan: 'basic', rateLimitPerMinute: 1_000_000 });
+  const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, { scopes: ['intel.view'] });
+  const campaign = await db.campaign.create({ data: { workspaceId, name: 'Bench exports' } });
+
+  // The rows: leads with fields, CALLS_PER_LEAD calls each, one second apart.
+  let began = performance.now();
+  const leads = Math.ceil(ROWS / CALLS_PER_LEAD);
+  await sql.query(`
+    INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, name, fields, "workflowId", "requestId", "updatedAt")
+    SELECT gen_random_uuid(), $1, $2, 'bench-' || g, '+1415' || lpad(g::text, 7, '0'), 'Lead ' || g,
+      jsonb_build_object('plan', 'pro', 'source', 'bench', 'score', g % 100), 'not-started-' || g, gen_random_uuid(), now()
+    FROM generate_series(1, $3::int) g`, [workspaceId, campaign.id, leads]);
+  await sql.query(`
+    INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, outcome, "durationMs", "startedAt", "endedAt")
+    SELECT gen_random_uuid(), l."workspaceId", l."campaignId", l.id, a, l.id || ':' || a, 'simulated', 'ended', 'answered', 30000 + a,
+      timestamp '2026-01-01' + (substring(l."idempotencyKey" from 7)::int * ${CALLS_PER_LEAD} + a) * interval '1 second',
+      timestamp '2026-01-01' + (substring(l."idempotencyKey" from 7)::int * ${CALLS_PER_LEAD} + a + 30) * interval '1 second'
+    FROM "Lead" l, generate_series(1, ${CALLS_PER_LEAD}) a WHERE l."campaignId" = $1 LIMIT $2`, [campaign.id, ROWS]);
+  await sql.query('VACUUM ANALYZE "Lead", "Call"');
+  const seeded = { rows: ROWS, seconds: seconds(began) };
+  console.error('seeded', seeded);
+
+  // Baseline: PostgreSQL writes the same columns, in the same order, as CSV.
+  const baselineQuery = `COPY (
+    SELECT c.id, c."leadId", l.phone, l.name, c.attempt, c.status, c.outcome, c."durationMs",
+      to_char(c."startedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), to_char(c."endedAt", 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'), c.provider, l.fields::text
+    FROM "Call" c JOIN "Lead" l ON l.id = c."leadId" WHERE c."campaignId" = '${campaign.id}' ORDER BY c."startedAt", c.id
+  ) TO STDOUT WITH (FORMAT csv, HEADER)`;
+  const baseline = async () => {
+    const client = await sql.connect();
+    const target = path.join(exportDir, 'baseline.csv');
+    const started = performance.now();
+    try {
+      await pipeline(client.query(copyTo(baselineQuery)), createWriteStream(target));
+    } finally {
+      client.release();
+    }
+    return { seconds: seconds(started), bytes: statSync(target).size };
+  };
+  const baselineBefore = await baseline();
+  console.error('baseline (COPY) before', baselineBefore);
+
+  const server = createApp({
+    db, sql, temporal, temporalConnection: connection, taskQueue, defaultRateLimitPerMinute: 120,
+    leadDispatcher: createLeadDispatcher({ sql, temporal, temporalConnection: connection, taskQueue }),
+    exports: { dir: exportDir, inlineMaxRows: 5000, retentionSeconds: 3600, pageRows: PAGE_ROWS },
+  }).listen(0, '127.0.0.1');
+  await new Promise((resolve) => server.once('listening', resolve));
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const request = (method: string, pathname: string, body?: unknown) => fetch(`${apiUrl}${pathname}`, {
+    method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+  });
+
+  /** The production worker in its own process; `nodeOptions` only to show what V8's heap policy adds. */
+  const runJob = async (nodeOptions: string) => {
+    const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+      cwd: projectRoot,
+      env: {
+        ...process.env, NODE_OPTIONS: nodeOptions, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue,
+        WORKFLOW_BUNDLE_PATH: stack.workflowBundlePath, EXPORT_DIR: exportDir, LOG_LEVEL: 'warn',
+      },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    await new Promise<void>((resolve) => worker.stdout!.on('data', (data: Buffer) => data.toString().includes('polling') && resolve()));
+    const readMemory = () => memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
+    const idle = readMemory();
+
+    // The job: 202, then the status endpoint until it is completed.
+    const started = performance.now();
+    const created = await request('POST', `/campaigns/${campaign.id}/exports`, {});
+    if (created.status !== 202) throw new Error(`export answered ${created.status}: ${await created.text()}`);
+    const { job } = (await created.json()) as { job: { id: string } };
+    let status: { status: string; percent: number; downloadUrl: string | null };
+    const progress: Array<{ seconds: number; percent: number }> = [];
+    for (;;) {
+      status = (await (await request('GET', `/campaigns/${campaign.id}/exports/${job.id}`)).json()) as typeof status;
+      progress.push({ seconds: seconds(started), percent: status.percent });
+      if (status.status === 'completed' || status.status === 'failed') break;
+      await sleep(250);
+    }
+    const jobSeconds = seconds(started);
+    const { peakRssMb } = readMemory();
+    worker.kill('SIGTERM');
+    await new Promise((resolve) => worker.once('exit', resolve));
+    if (status.status !== 'completed') throw new Error(`export ${status.status}`);
+    console.error('job', { nodeOptions, jobSeconds, idleRssMb: idle.rssMb, peakRssMb });
+    return {
+      nodeOptions: nodeOptions || '(none)', requestToCompletedSeconds: jobSeconds, rowsPerSecond: Math.round(ROWS / jobSeconds),
+      workerIdleRssMb: idle.rssMb, workerPeakRssMb: peakRssMb, downloadUrl: status.downloadUrl!,
+      progress: progress.filter((_, index) => index % 8 === 0 || index === progress.length - 1),
+    };
+  };
+  const { downloadUrl, ...job } = await runJob('');
+  const capped = await runJob(`--max-old-space-size=${HEAP_CAP_MB}`);
+
+  // The download, counted as it streams.
+  began = performance.now();
+  const download = await request('GET', downloadUrl);
+  let bytes = 0;
+  let lines = 0;
+  for await (const chunk of download.body! as AsyncIterable<Uint8Array>) {
+    bytes += chunk.length;
+    for (const byte of chunk) if (byte === 10) lines += 1;
+  }
+  const downloaded = { seconds: seconds(began), bytes, dataRows: lines - 1, contentType: download.headers.get('content-type') };
+  if (downloaded.dataRows !== ROWS) throw new Error(`the file has ${downloaded.dataRows} rows, not ${ROWS}`);
+  const baselineAfter = await baseline();
+  console.error('baseline (COPY) after', baselineAfter);
+
+  server.close();
+  const jobSeconds = job.requestToCompletedSeconds;
+  const bestBaseline = Math.min(baselineBefore.seconds, baselineAfter.seconds);
+  const result = {
+    measuredAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, node: process.version },
+    rows: ROWS,
+    pageRows: PAGE_ROWS,
+    seeded,
+    job,
+    jobWithHeapCap: { ...capped, downloadUrl: undefined },
+    download: downloaded,
+    baselineCopy: { before: baselineBefore, after: baselineAfter },
+    jobOverBaseline: Number((jobSeconds / bestBaseline).toFixed(2)),
+    goals: GOALS,
+    goalsMet: { time: jobSeconds < GOALS.jobUnderSeconds, memory: job.workerPeakRssMb < GOALS.workerPeakRssUnderMb },
+  };
+  const resultsDir = path.join(projectRoot, 'bench/results');
+  mkdirSync(resultsDir, { recursive: true });
+  writeFileSync(path.join(resultsDir, 'exports.json'), `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(path.join(resultsDir, 'exports.md'), [
+    `# Calls export benchmark (${result.measuredAt})`,
+    '',
+    `${result.machine.cpus} CPUs shared by PostgreSQL, the Temporal dev server, the API, the worker and the bench; Node ${process.version}.`,
+    `${ROWS.toLocaleString('en')} calls of one campaign (${leads.toLocaleString('en')} leads with fields), exported as CSV through the job path; pages of ${PAGE_ROWS} rows.`,
+    '',
+    '| measure | seconds | rows/s | notes |',
+    '|-|-|-|-|',
+    `| export job: POST → status completed | ${jobSeconds} | ${job.rowsPerSecond} | production worker in its own process; peak RSS ${job.workerPeakRssMb} MB (idle ${job.workerIdleRssMb} MB) |`,
+    `| the same, worker with NODE_OPTIONS=${capped.nodeOptions} | ${capped.requestToCompletedSeconds} | ${capped.rowsPerSecond} | peak RSS ${capped.workerPeakRssMb} MB (idle ${capped.workerIdleRssMb} MB) |`,
+    `| download of the finished file | ${downloaded.seconds} | ${Math.round(ROWS / downloaded.seconds)} | ${(bytes / 1e6).toFixed(1)} MB, ${downloaded.contentType} |`,
+    `| baseline: COPY … TO STDOUT (csv) to a file, before the job | ${baselineBefore.seconds} | ${Math.round(ROWS / baselineBefore.seconds)} | ${(baselineBefore.bytes / 1e6).toFixed(1)} MB |`,
+    `| baseline: the same, after the job | ${baselineAfter.seconds} | ${Math.round(ROWS / baselineAfter.seconds)} | |`,
+    '',
+    `- The job takes ${result.jobOverBaseline}× the time PostgreSQL needs to write the same rows itself (best baseline), and adds what the baseline has not: resumable checkpoints (a heartbeat and a progress update per page), formula neutralisation, the status endpoint's progress.`,
+    `- Goals: under ${GOALS.jobUnderSeconds} s (${result.goalsMet.time ? 'met' : 'missed'}) and under ${GOALS.workerPeakRssUnderMb} MB of worker peak RSS (${result.goalsMet.memory ? 'met' : 'missed'}), with the worker as it is deployed (no heap flag).`,
+    `- What the export holds is one page of rows; the rest of the growth is garbage V8 lets pile up before a full collection on a machine with this much memory. The idle worker (Temporal core, the workflow sandbox, Prisma, tsx) already takes ${job.workerIdleRssMb} MB; capping the old space at ${HEAP_CAP_MB} MB keeps the peak at ${capped.workerPeakRssMb} MB for ${capped.requestToCompletedSeconds} s instead of ${jobSeconds} s.`,
+    '',
+  ].join('\n'));
+  console.log(JSON.stringify(result));
+  await sql.end();
+  await db.$disconnect();
+  await connection.close();
+} finally {
+  rmSync(exportDir, { recursive: true, force: true });
+  await stop();
+}
+process.exit(0);

@@ -1,0 +1,83 @@
+import { Prisma } from '../generated/prisma/client';
+import type { Database } from './database';
+
+/**
+ * The columns of a calls export, in their default order. There is no AI extraction yet, so the
+ * "extracted intelligence" of a call is the lead's own fields (the JSON it was pushed with), as
+ * `leadFields`, until an extraction provider exists.
+ */
+export const EXPORT_COLUMNS = [
+  'callId', 'leadId', 'phone', 'leadName', 'attempt', 'status', 'outcome', 'durationMs', 'startedAt', 'endedAt', 'provider', 'leadFields',
+] as const;
+
+export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
+export type ExportCell = string | number | null;
+export type ExportRow = Record<ExportColumn, ExportCell>;
+
+/** Which calls an export covers: startedAt in [from, until), both ISO 8601 instants. */
+export interface ExportScope {
+  campaignId: string;
+  from: string | null;
+  until: string;
+}
+
+/** What an export job was asked for, as stored in ExportJob.options. */
+export interface ExportOptions {
+  columns: ExportColumn[];
+  from: string | null;
+  until: string;
+}
+
+/** Where a keyset page ends: the (startedAt, id) of its last call. */
+export interface ExportCursor {
+  startedAt: string;
+  callId: string;
+}
+
+// Instants travel as text and are read in UTC: Call.startedAt is a timestamp without time zone holding UTC.
+const instant = (iso: string) => Prisma.sql`(${iso}::timestamptz AT TIME ZONE 'UTC')`;
+const iso = (column: Prisma.Sql) => Prisma.sql`to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+function scopeFilter(scope: ExportScope): Prisma.Sql {
+  return Prisma.sql`c."campaignId" = ${scope.campaignId}::uuid
+    AND c."startedAt" < ${instant(scope.until)}
+    ${scope.from ? Prisma.sql`AND c."startedAt" >= ${instant(scope.from)}` : Prisma.empty}`;
+}
+
+export async function countExportRows(db: Database, scope: ExportScope): Promise<number> {
+  const [row] = await db.$queryRaw<Array<{ rows: number }>>`SELECT count(*)::int AS rows FROM "Call" c WHERE ${scopeFilter(scope)}`;
+  return row?.rows ?? 0;
+}
+
+/**
+ * One keyset page in (startedAt, id) order, read through the index Call(campaignId, startedAt, id):
+ * each page costs the same however deep into the campaign it starts, and no page holds more than
+ * `limit` rows in memory. Instants and the lead's fields come out as text, ready to write.
+ */
+export async function readExportPage(db: Database, scope: ExportScope, after: ExportCursor | null, limit: number): Promise<ExportRow[]> {
+  return db.$queryRaw<ExportRow[]>`
+    SELECT c.id::text AS "callId", c."leadId"::text AS "leadId", l.phone, l.name AS "leadName", c.attempt, c.status, c.outcome,
+      c."durationMs", ${iso(Prisma.sql`c."startedAt"`)} AS "startedAt", ${iso(Prisma.sql`c."endedAt"`)} AS "endedAt", c.provider,
+      l.fields::text AS "leadFields"
+    FROM "Call" c JOIN "Lead" l ON l.id = c."leadId"
+    WHERE ${scopeFilter(scope)}
+      ${after ? Prisma.sql`AND (c."startedAt", c.id) > (${instant(after.startedAt)}, ${after.callId}::uuid)` : Prisma.empty}
+    ORDER BY c."startedAt", c.id
+    LIMIT ${limit}`;
+}
+
+export function cursorAfter(rows: ExportRow[]): ExportCursor | null {
+  const last = rows.at(-1);
+  return last ? { startedAt: last.startedAt as string, callId: last.callId as string } : null;
+}
+
+/** Every page of a scope, for exports small enough to be answered inline. */
+export async function* exportPages(db: Database, scope: ExportScope, pageRows: number): AsyncGenerator<ExportRow[]> {
+  let after: ExportCursor | null = null;
+  for (;;) {
+    const rows = await readExportPage(db, scope, after, pageRows);
+    if (rows.length) yield rows;
+    if (rows.length < pageRows) return;
+    after = cursorAfter(rows);
+  }
+}

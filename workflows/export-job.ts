@@ -1,0 +1,73 @@
+import { ActivityFailure, defineQuery, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { ExportCheckpoint } from '../activities/exports';
+import { percentOf, type ExportProgress, type ExportStatus } from '../lib/export-jobs';
+
+/**
+ * Each chunk works about 3 s and heartbeats every page: a worker that dies is noticed within 20 s,
+ * and the retry resumes from the last page it heartbeated.
+ */
+const { writeExportChunk } = proxyActivities<Activities>({
+  startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '20 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
+});
+
+/** Packaging a workbook reads only the local rows file; a million rows take about a minute. */
+const { packageExportXlsx } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 minutes',
+  heartbeatTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+});
+
+const { beginExport, completeExport, failExport, expireExport } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export const exportProgressQuery = defineQuery<ExportProgress>('exportProgress');
+
+export interface ExportJobInput {
+  exportId: string;
+  /** Rows per keyset page read from PostgreSQL. */
+  pageRows: number;
+  /** How long the finished file can be downloaded. */
+  retentionSeconds: number;
+}
+
+/**
+ * An export job: streams the campaign's calls to a file in chunks of pages, each chunk an activity
+ * that resumes from its last heartbeat after a crash; packages the workbook for XLSX; then keeps the
+ * file for its retention on a durable timer and deletes it. The ExportJob row mirrors every step,
+ * so the status endpoint reads PostgreSQL; `exportProgress` answers from the workflow itself.
+ */
+export async function exportJobWorkflow({ exportId, pageRows, retentionSeconds }: ExportJobInput): Promise<ExportStatus> {
+  const progress: ExportProgress = { rowsWritten: 0, totalRows: 0, percent: 0, status: 'queued' };
+  setHandler(exportProgressQuery, () => progress);
+
+  let expiresAt: string;
+  try {
+    const { totalRows, format } = await beginExport({ exportId });
+    progress.totalRows = totalRows;
+    progress.status = 'running';
+    let checkpoint: ExportCheckpoint = { rows: 0, bytes: 0, cursor: null };
+    for (let done = false; !done;) {
+      ({ checkpoint, done } = await writeExportChunk({ exportId, from: checkpoint, pageRows }));
+      progress.rowsWritten = checkpoint.rows;
+      progress.percent = percentOf(checkpoint.rows, progress.totalRows, false);
+    }
+    if (format === 'xlsx') await packageExportXlsx({ exportId });
+    ({ expiresAt } = await completeExport({ exportId, rowsWritten: checkpoint.rows, retentionSeconds }));
+  } catch (error) {
+    if (!(error instanceof ActivityFailure)) throw error;
+    await failExport({ exportId, reason: error.cause?.message ?? error.message });
+    progress.status = 'failed';
+    return progress.status;
+  }
+  Object.assign(progress, { totalRows: progress.rowsWritten, percent: 100, status: 'completed' });
+
+  await sleep(Math.max(1, Date.parse(expiresAt) - Date.now()));
+  await expireExport({ exportId });
+  progress.status = 'expired';
+  return progress.status;
+}
