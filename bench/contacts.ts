@@ -6,7 +6,7 @@
 //     enrolled, with the production worker in its own process dialing the simulated provider.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,6 +26,7 @@ const START_CONTACTS = Number(process.env.BENCH_START_CONTACTS ?? 100_000);
 const CAP = Number(process.env.BENCH_CAP ?? 1000);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let finished = false;
+const workerLog = path.join(os.tmpdir(), `bench-worker-${process.pid}.log`);
 const median = (values: number[]) => Number([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!.toFixed(1));
 
 const { stack, stop } = await startTestStack();
@@ -84,12 +85,13 @@ try {
   const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: projectRoot,
     env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: stack.workflowBundlePath, LOG_LEVEL: 'warn' },
-    stdio: 'ignore',
+    // Its errors are kept: a worker that dies must say why.
+    stdio: ['ignore', ...Array(2).fill(openSync(workerLog, 'w'))] as ['ignore', number, number],
   });
   // A worker that dies would leave the measurement waiting forever: fail the run instead.
   worker.once('exit', (code, signal) => {
     if (!finished) {
-      console.error(`the worker exited (${signal ?? code}) before the measurement ended`);
+      console.error(`the worker exited (${signal ?? code}) before the measurement ended; its errors: ${workerLog}`);
       process.exit(1);
     }
   });

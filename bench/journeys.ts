@@ -6,7 +6,7 @@
 //  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait.
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -28,6 +28,7 @@ const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 let finished = false;
+const workerLog = path.join(os.tmpdir(), `bench-worker-${process.pid}.log`);
 
 const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -69,12 +70,13 @@ try {
   const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: projectRoot,
     env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: bundlePath, LOG_LEVEL: 'warn' },
-    stdio: 'ignore',
+    // Its errors are kept: a worker that dies must say why.
+    stdio: ['ignore', ...Array(2).fill(openSync(workerLog, 'w'))] as ['ignore', number, number],
   });
   // A worker that dies would leave the measurement waiting forever: fail the run instead.
   worker.once('exit', (code, signal) => {
     if (!finished) {
-      console.error(`the worker exited (${signal ?? code}) before the measurement ended`);
+      console.error(`the worker exited (${signal ?? code}) before the measurement ended; its errors: ${workerLog}`);
       process.exit(1);
     }
   });

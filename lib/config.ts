@@ -27,6 +27,13 @@ export const configSchema = z.object({
   EXPORT_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
   /** API logs of a campaign are kept this long. */
   API_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
+  /**
+   * Workflow executions a worker keeps in memory between their tasks. Beyond it the least recently used
+   * are evicted and replayed from history when they wake. The SDK's default sizes the cache from the
+   * machine's memory, not from the workflow thread's heap: 10,000 journey runs waiting on timers ran
+   * that thread out of heap (bench/journeys.ts).
+   */
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(1000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

@@ -16,6 +16,7 @@ const worker = await createWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
+  options: { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS },
   dependencies: {
     db, calls: createTelephony(config.TELEPHONY_PROVIDER, db), whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db), temporal,
     exportDir: path.resolve(config.EXPORT_DIR),
