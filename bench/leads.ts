@@ -139,7 +139,9 @@ try {
     `- Single push keeps ${(result.singlePush.keptOfRawStartRate * 100).toFixed(1)} % of the raw start rate (goal >= 70 %).`,
     `- Every one of the ${intakeLeads} leads above had its workflow started ${dispatched.firstPushToLastWorkflowStartedSeconds} s after the first push (${dispatched.workflowsStartedPerSecond} workflows started per second, while the pushes ran).`,
     `- A batch of 100 answers in ${batch.p50Ms} ms at p50 (goal < 150 ms).`,
-    `- ${LADDER_LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, ${calls} calls): pushed in ${result.ladder.pushSeconds} s, last result ${result.ladder.firstPushToLastResultSeconds} s after the first push; worker peak RSS ${peakRssMb} MB.`,
+    LADDER_LEADS
+      ? `- ${LADDER_LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, ${calls} calls): pushed in ${result.ladder.pushSeconds} s, last result ${result.ladder.firstPushToLastResultSeconds} s after the first push; worker peak RSS ${peakRssMb} MB.`
+      : '- Ladder part not run in this measurement (BENCH_LADDER_LEADS=0).',
     '',
   ].join('\n'));
   console.log(JSON.stringify(result));
