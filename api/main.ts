@@ -15,7 +15,7 @@ const sql = createSqlPool(config.DATABASE_URL);
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
 const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
 const taskQueue = config.TEMPORAL_TASK_QUEUE;
-const leadDispatcher = createLeadDispatcher({ sql, temporal, temporalConnection, taskQueue });
+const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
 leadDispatcher.startSweeping();
 const exports = {
   dir: path.resolve(config.EXPORT_DIR),

@@ -4,9 +4,8 @@
 //     next to a plain multi-row INSERT of the same rows into a bare table, in the same run.
 //  2. A campaign of START_CONTACTS contacts started: time to the accepted answer, and to the last lead
 //     enrolled, with the production worker in its own process dialing the simulated provider.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,7 +18,7 @@ import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
-import { memoryOf } from './measure';
+import { startBenchWorker } from './worker-process';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const START_CONTACTS = Number(process.env.BENCH_START_CONTACTS ?? 100_000);
@@ -27,8 +26,6 @@ const CAP = Number(process.env.BENCH_CAP ?? 1000);
 /** The drain is paced by dialing; past this the run reports how far it got instead of the last lead. */
 const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 900);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-let finished = false;
-const workerLog = path.join(os.tmpdir(), `bench-worker-${process.pid}.log`);
 const median = (values: number[]) => Number([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!.toFixed(1));
 
 const { stack, stop } = await startTestStack();
@@ -42,7 +39,7 @@ try {
   const taskQueue = `bench-${randomUUID()}`;
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { rateLimitPerMinute: 1_000_000 });
   const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, { scopes: ['campaigns.edit', 'campaigns.view'] });
-  const leadDispatcher = createLeadDispatcher({ sql, temporal, temporalConnection: connection, taskQueue });
+  const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
   const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: 120,
     exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
   }).listen(0, '127.0.0.1');
@@ -84,19 +81,7 @@ try {
   // 2. A large campaign started.
   const big = await newCampaign();
   for (let offset = 0; offset < START_CONTACTS; offset += 10_000) await post(`/campaigns/${big.id}/contacts`, { contacts: contactsOf(Math.min(10_000, START_CONTACTS - offset)) });
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: projectRoot,
-    env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: stack.workflowBundlePath, LOG_LEVEL: 'warn' },
-    // Its errors are kept: a worker that dies must say why.
-    stdio: ['ignore', ...Array(2).fill(openSync(workerLog, 'w'))] as ['ignore', number, number],
-  });
-  // A worker that dies would leave the measurement waiting forever: fail the run instead.
-  worker.once('exit', (code, signal) => {
-    if (!finished) {
-      console.error(`the worker exited (${signal ?? code}) before the measurement ended; its errors: ${workerLog}`);
-      process.exit(1);
-    }
-  });
+  const worker = startBenchWorker({ databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: stack.workflowBundlePath });
   await sleep(4_000);
   const startBegan = performance.now();
   await post(`/campaigns/${big.id}/start`, {});
@@ -110,10 +95,9 @@ try {
   }
   const drainedSeconds = (performance.now() - startBegan) / 1000;
   const enrolled = START_CONTACTS - remaining;
-  const { peakRssMb } = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
+  const { peakRssMb } = worker.memory();
   const completed = await db.lead.count({ where: { campaignId: big.id, status: 'completed' } });
-  finished = true;
-  worker.kill('SIGTERM');
+  worker.stop();
 
   const result = {
     measuredAt: new Date().toISOString(),

@@ -51,7 +51,7 @@ try {
   const temporal = new Client({ connection: temporalConnection });
   const services = {
     db, sql, temporal, temporalConnection, taskQueue: 'bench', defaultRateLimitPerMinute: 120,
-    leadDispatcher: createLeadDispatcher({ sql, temporal, temporalConnection, taskQueue: 'bench' }),
+    leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
     exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
   };
   const fixedPrincipal: Principal = {

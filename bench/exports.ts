@@ -88,7 +88,7 @@ try {
 
   const server = createApp({
     db, sql, temporal, temporalConnection: connection, taskQueue, defaultRateLimitPerMinute: 120,
-    leadDispatcher: createLeadDispatcher({ sql, temporal, temporalConnection: connection, taskQueue }),
+    leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),
     exports: { dir: exportDir, inlineMaxRows: 5000, retentionSeconds: 3600, pageRows: PAGE_ROWS },
   }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));

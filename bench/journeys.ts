@@ -4,9 +4,8 @@
 //  2. A 5-node journey (start, set_variable, branch, webhook to a loopback receiver, end): runs started
 //     per second and completed per second, measured the same way in the same run.
 //  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, openSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -21,14 +20,13 @@ import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { journey } from '../test/support/journeys';
-import { measure, memoryOf } from './measure';
+import { measure } from './measure';
+import { startBenchWorker } from './worker-process';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-let finished = false;
-const workerLog = path.join(os.tmpdir(), `bench-worker-${process.pid}.log`);
 
 const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -67,19 +65,7 @@ try {
 
   const bundlePath = path.join(os.tmpdir(), `bench-bundle-${randomUUID()}.js`);
   writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'bench/workflows.ts'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } })).code);
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: projectRoot,
-    env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: bundlePath, LOG_LEVEL: 'warn' },
-    // Its errors are kept: a worker that dies must say why.
-    stdio: ['ignore', ...Array(2).fill(openSync(workerLog, 'w'))] as ['ignore', number, number],
-  });
-  // A worker that dies would leave the measurement waiting forever: fail the run instead.
-  worker.once('exit', (code, signal) => {
-    if (!finished) {
-      console.error(`the worker exited (${signal ?? code}) before the measurement ended; its errors: ${workerLog}`);
-      process.exit(1);
-    }
-  });
+  const worker = startBenchWorker({ databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: bundlePath });
   await sleep(4_000);
 
   /** Completed executions of a workflow type on this run's task queue, from Temporal's visibility. */
@@ -110,7 +96,7 @@ try {
   console.error('five-node journeys', journeys);
 
   const sleeperIds = await runRows(sleeper.id, SLEEPERS);
-  const beforeSleepers = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
+  const beforeSleepers = worker.memory();
   const sleepersStarted = await measure(SLEEPERS, CONCURRENCY, async (index) => {
     await client.workflow.start('journeyRunWorkflow', { workflowId: `journey-run-${sleeperIds[index]}`, taskQueue, args: [{ runId: sleeperIds[index] }] });
   });
@@ -121,9 +107,8 @@ try {
     waiting = (await client.workflow.count(waitingQuery)).count;
   }
   await sleep(5_000);
-  const withSleepers = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
-  finished = true;
-  worker.kill('SIGTERM');
+  const withSleepers = worker.memory();
+  worker.stop();
 
   const result = {
     measuredAt: new Date().toISOString(),

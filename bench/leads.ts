@@ -48,7 +48,7 @@ try {
   const servers: Array<{ close(): unknown }> = [];
   const dispatchers: LeadDispatcher[] = [];
   const startApi = async (queue: string) => {
-    const leadDispatcher = createLeadDispatcher({ sql, temporal, temporalConnection: connection, taskQueue: queue });
+    const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue: queue });
     leadDispatcher.startSweeping();
     dispatchers.push(leadDispatcher);
     const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue: queue, leadDispatcher, defaultRateLimitPerMinute: 120,

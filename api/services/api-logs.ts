@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Principal } from '../auth/principal';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
-import { findOwnedCampaign } from './campaigns';
+import { findOwnedCampaign, isUuid } from './campaigns';
 import type { AppServices } from './index';
 
 /** Paths under which a request is about one campaign. */
@@ -24,7 +24,7 @@ export function campaignRequestLogger({ sql }: AppServices, param: 'id' | 'campa
     res.once('finish', () => {
       const principal = res.locals.principal as Principal | undefined;
       const campaignId = req.params[param];
-      if (!principal || typeof campaignId !== 'string' || !/^[0-9a-f-]{36}$/i.test(campaignId)) return;
+      if (!principal || typeof campaignId !== 'string' || !isUuid(campaignId)) return;
       sql.query({
         name: 'record_api_log',
         text: `INSERT INTO "ApiLog" (id, "workspaceId", "campaignId", method, path, status, "keyId", "requestId")

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import { undeclaredVariables, type JourneyDefinition } from '../../lib/journey';
+import { missingStartFields, undeclaredVariables, type JourneyDefinition } from '../../lib/journey';
 import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
@@ -21,12 +21,6 @@ async function revisionDefinition(client: PoolClient, workflowId: string, revisi
   if (revisionCache.size >= REVISION_CACHE_SIZE) revisionCache.delete(revisionCache.keys().next().value!);
   revisionCache.set(cacheKey, row!.definition);
   return row!.definition;
-}
-
-function requiredFields(definition: JourneyDefinition): string[] {
-  const start = definition.nodes.find((node) => node.type === 'start');
-  const fields = (start?.data.fields ?? []) as Array<{ name: string; required?: boolean }>;
-  return fields.filter((field) => field.required).map((field) => field.name);
 }
 
 /**
@@ -54,9 +48,8 @@ export async function storeJourneyLeads(
     const definition = await revisionDefinition(client, locked.workflowId, locked.publishedRevision);
 
     const refused = new Map<string, Admission>();
-    const required = requiredFields(definition);
     const valid = unique.filter(({ idempotencyKey, lead }) => {
-      const missing = required.filter((name) => lead.fields[name] === undefined || lead.fields[name] === null);
+      const missing = missingStartFields(definition, lead.fields);
       if (missing.length) {
         refused.set(idempotencyKey, {
           outcome: 'invalid', leadId: null,

@@ -3,7 +3,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { JourneyDecision, JourneyRun } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import type { JourneyDefinition } from '../../lib/journey';
+import { missingStartFields, type JourneyDefinition } from '../../lib/journey';
 import {
   journeyRunStateQuery, recoverUpdate, type JourneyRunState, type RecoveryDecision, type journeyRunWorkflow,
 } from '../../workflows/journey-run';
@@ -113,12 +113,10 @@ export async function startRunByHand(
 }
 
 function checkRequiredFields(definition: JourneyDefinition, fields: Record<string, unknown>) {
-  const start = definition.nodes.find((node) => node.type === 'start');
-  const declared = (start?.data.fields ?? []) as Array<{ name: string; required?: boolean }>;
-  const missing = declared.filter((field) => field.required && (fields[field.name] === undefined || fields[field.name] === null));
+  const missing = missingStartFields(definition, fields);
   if (missing.length) {
     throw new ApiError(400, ErrorCode.invalid_body, {
-      issues: missing.map((field) => ({ path: ['fields', field.name], message: 'required by the journey\'s start node', code: 'custom' })),
+      issues: missing.map((name) => ({ path: ['fields', name], message: 'required by the journey\'s start node', code: 'custom' })),
     });
   }
 }

@@ -1,11 +1,10 @@
-import type { Client, Connection } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import { startLeadWorkflow, type StoredLead } from '../../lib/start-lead-workflow';
 import type { SqlPool } from '../../lib/sql-pool';
 
 export interface LeadDispatcherOptions {
   sql: SqlPool;
   temporal: Client;
-  temporalConnection: Connection;
   taskQueue: string;
   /** A lead stored this long ago without a workflow is taken over by the sweep (its request's own start failed or its process died). */
   staleAfterMs?: number;

@@ -237,3 +237,15 @@ export function parseNodeData(node: JourneyNode): ParsedNodeData {
   const parsed = nodeSpec.dataSchema.safeParse(node.data);
   return parsed.success ? { ok: true, spec: nodeSpec, data: parsed.data } : { ok: false, spec: nodeSpec, issues: parsed.error.issues };
 }
+
+/** Names of the lead fields the start node requires: a lead or a run without one of them is refused. */
+export function requiredStartFields(definition: JourneyDefinition): string[] {
+  const start = definition.nodes.find((node) => node.type === 'start');
+  const fields = (start?.data.fields ?? []) as Array<{ name: string; required?: boolean }>;
+  return fields.filter((field) => field.required).map((field) => field.name);
+}
+
+/** The required start fields a lead's fields lack (null counts as absent). */
+export function missingStartFields(definition: JourneyDefinition, fields: Record<string, unknown>): string[] {
+  return requiredStartFields(definition).filter((name) => fields[name] === undefined || fields[name] === null);
+}

@@ -30,7 +30,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
   const sql = createSqlPool(dependencies.url);
   afterAll(() => sql.end());
   const temporal = { temporal: dependencies.temporal.client, temporalConnection: dependencies.temporal.connection, taskQueue: dependencies.temporal.taskQueue };
-  const leadDispatcher = createLeadDispatcher({ sql, ...temporal, staleAfterMs: dependencies.sweepLeads?.staleAfterMs, sweepIntervalMs: 200 });
+  const leadDispatcher = createLeadDispatcher({ sql, temporal: temporal.temporal, taskQueue: temporal.taskQueue, staleAfterMs: dependencies.sweepLeads?.staleAfterMs, sweepIntervalMs: 200 });
   if (dependencies.sweepLeads) leadDispatcher.startSweeping();
   afterAll(() => leadDispatcher.stop());
   const services: AppServices = {
