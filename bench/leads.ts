@@ -4,22 +4,20 @@
 //  2. The API: single pushes and batches of 100, with p50/p99 latency (no worker busy either).
 //  3. LADDER_LEADS leads pushed in batches and run through a three-rung ladder (busy numbers, 1 s rungs)
 //     by the production worker in its own process: time from first push to last result, peak memory.
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { createApp } from '../api/app';
-import { measure, memoryOf } from './measure';
-import { createLeadDispatcher, type LeadDispatcher } from '../api/services/lead-dispatch';
+import { createJsonPoster } from './http-post';
+import { cpuSecondsBetween, cpuSecondsByProcess, measure } from './measure';
 import { createDatabase } from '../lib/database';
-import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
+import { freePort, waitFor } from '../scripts/stack/child-process';
+import { startBenchProcess, startBenchWorker, type BenchProcess } from './worker-process';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 2000);
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 2000);
@@ -32,7 +30,6 @@ try {
   await ensureDatabase(stack.postgresAdminUrl, 'bench', stack.templateDatabase);
   const databaseUrl = stack.postgresAdminUrl.replace(/\/postgres$/, '/bench');
   const db = createDatabase(databaseUrl, { poolSize: 20 });
-  const sql = createSqlPool(databaseUrl, 20);
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const temporal = new Client({ connection });
   const taskQueue = `bench-${randomUUID()}`;
@@ -44,44 +41,58 @@ try {
   const newCampaign = (status: 'DRAFT' | 'RUNNING') =>
     db.campaign.create({ data: { workspaceId, name: 'Bench', acceptsLeadPush: true, status, dialLadder: ladder, callingWindow: alwaysOpen, maxConcurrentCalls: 1000 } });
 
-  /** An API on its own port; intake measurements go to a task queue no worker polls. */
-  const servers: Array<{ close(): unknown }> = [];
-  const dispatchers: LeadDispatcher[] = [];
+  const everyLeadStarted = async (campaignId: string) => {
+    while (await db.lead.count({ where: { campaignId, workflowStartedAt: null } })) await new Promise((resolve) => setTimeout(resolve, 20));
+  };
+  /** The production API in its own process, as deployed; intake measurements go to a task queue no worker polls. */
+  const apis: BenchProcess[] = [];
   const startApi = async (queue: string) => {
-    const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue: queue });
-    leadDispatcher.startSweeping();
-    dispatchers.push(leadDispatcher);
-    const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue: queue, leadDispatcher, defaultRateLimitPerMinute: 120,
-      exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
-    }).listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    servers.push(server);
-    const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const port = await freePort();
+    apis.push(startBenchProcess('api/main.ts', {
+      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: queue, PORT: String(port),
+      EXPORT_DIR: path.join(os.tmpdir(), 'bench-exports'),
+    }, process.env.BENCH_API_NODE_ARGS?.split(' ').filter(Boolean)));
+    const apiUrl = `http://127.0.0.1:${port}`;
+    await waitFor('the API', async () => {
+      if (!(await fetch(`${apiUrl}/health`)).ok) throw new Error('not healthy yet');
+    }, 60_000);
+    const client = createJsonPoster(apiUrl, { authorization: `Bearer ${key}` }, CONCURRENCY);
     return async (pathname: string, body: unknown, expected: number) => {
-      const response = await fetch(`${apiUrl}${pathname}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
-      if (response.status !== expected) throw new Error(`${pathname}: ${response.status} ${await response.text()}`);
-      return response;
+      const response = await client.post(pathname, body);
+      if (response.status !== expected) throw new Error(`${pathname}: ${response.status} ${response.text}`);
     };
   };
   let post = await startApi(`${taskQueue}-intake`);
 
   // 1 and 2: no worker polls the intake campaign's queue, so only the starts are measured.
+  const cpuNow = () => cpuSecondsByProcess((dir) => readdirSync(dir), (file) => readFileSync(file, 'utf8'));
+  const groupOf = (pid: number, name: string) =>
+    pid === process.pid ? 'load generator' : apis.some((api) => api.pid === pid) ? 'API' : ['temporal', 'postgres'].includes(name) ? name : 'other';
+  const cpuPerOperation = (before: ReturnType<typeof cpuNow>, operations: number) =>
+    Object.fromEntries(Object.entries(cpuSecondsBetween(before, cpuNow(), groupOf)).map(([group, seconds]) => [group, Number((seconds * 1000 / operations).toFixed(2))]));
+  const rawCpu = cpuNow();
   const raw = await measure(STARTS, CONCURRENCY, async () => {
     await temporal.workflow.start('benchNothing', { workflowId: `raw-${randomUUID()}`, taskQueue: `${taskQueue}-raw` });
   });
-  console.error('raw starts', raw);
+  const rawCpuMsPerStart = cpuPerOperation(rawCpu, STARTS);
+  console.error('raw starts', raw, rawCpuMsPerStart);
   const intake = await newCampaign('RUNNING');
   const intakeStarted = performance.now();
+  const singleCpu = cpuNow();
   const single = await measure(PUSHES, CONCURRENCY, async () => {
     await post(`/v1/campaigns/${intake.id}/leads`, { lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() }, 202);
   });
-  console.error('single pushes', single);
+  // The pushes answer once their rows are stored; the sustained rate counts until every workflow is started.
+  await everyLeadStarted(intake.id);
+  const singleStartedPerSecond = Math.round(PUSHES / ((performance.now() - intakeStarted) / 1000));
+  const singleCpuMsPerPush = cpuPerOperation(singleCpu, PUSHES);
+  console.error('single pushes', single, { singleStartedPerSecond }, singleCpuMsPerPush);
   const batch = await measure(BATCHES, 1, async () => {
     await post(`/v1/campaigns/${intake.id}/leads/batch`, { leads: Array.from({ length: 100 }, () => ({ lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() })) }, 200);
   });
   console.error('batches of 100', batch);
   // The answers wait only for the rows; the workflows are started from them right after (the outbox).
-  while (await db.lead.count({ where: { campaignId: intake.id, workflowStartedAt: null } })) await new Promise((resolve) => setTimeout(resolve, 100));
+  await everyLeadStarted(intake.id);
   const intakeLeads = PUSHES + BATCHES * 100;
   const intakeSeconds = (performance.now() - intakeStarted) / 1000;
   const dispatched = { leads: intakeLeads, firstPushToLastWorkflowStartedSeconds: Number(intakeSeconds.toFixed(1)), workflowsStartedPerSecond: Math.round(intakeLeads / intakeSeconds) };
@@ -89,11 +100,7 @@ try {
   post = await startApi(taskQueue);
 
   // 3: the production worker, in its own process, drains a three-rung ladder.
-  const worker = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: projectRoot,
-    env: { ...process.env, DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, WORKFLOW_BUNDLE_PATH: stack.workflowBundlePath, LOG_LEVEL: 'warn' },
-    stdio: 'ignore',
-  });
+  const worker = startBenchWorker({ databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: stack.workflowBundlePath });
   await new Promise((resolve) => setTimeout(resolve, 4_000));
   const ladderCampaign = await newCampaign('RUNNING');
   const firstPush = performance.now();
@@ -108,15 +115,19 @@ try {
     finished = await db.lead.count({ where: { campaignId: ladderCampaign.id, status: { in: ['completed', 'failed', 'cancelled'] } } });
   }
   const drainSeconds = (performance.now() - firstPush) / 1000;
-  const { peakRssMb } = memoryOf(worker.pid!, (file) => readFileSync(file, 'utf8'));
-  worker.kill('SIGTERM');
+  const { peakRssMb } = worker.memory();
+  worker.stop();
   const calls = await db.call.count({ where: { campaignId: ladderCampaign.id } });
 
   const result = {
     measuredAt: new Date().toISOString(),
     machine: { cpus: os.cpus().length, node: process.version },
-    rawStarts: raw,
-    singlePush: { ...single, keptOfRawStartRate: Number((single.perSecond / raw.perSecond).toFixed(3)) },
+    rawStarts: { ...raw, cpuMsPerStart: rawCpuMsPerStart },
+    singlePush: {
+      ...single, keptOfRawStartRate: Number((single.perSecond / raw.perSecond).toFixed(3)),
+      workflowsStartedPerSecond: singleStartedPerSecond, startedKeptOfRawStartRate: Number((singleStartedPerSecond / raw.perSecond).toFixed(3)),
+      cpuMsPerPush: singleCpuMsPerPush,
+    },
     batchOf100: { ...batch, leadsPerSecond: Math.round(batch.perSecond * 100) },
     dispatched,
     ladder: { leads: LADDER_LEADS, rungs: 3, calls, pushSeconds: Number(pushSeconds.toFixed(1)), firstPushToLastResultSeconds: Number(drainSeconds.toFixed(1)), workerPeakRssMb: peakRssMb },
@@ -136,7 +147,9 @@ try {
     `| POST /v1/campaigns/{id}/leads | ${single.count} | ${single.perSecond} | ${single.p50Ms} | ${single.p99Ms} |`,
     `| POST …/leads/batch (100 leads) | ${batch.count} | ${batch.perSecond} (${result.batchOf100.leadsPerSecond} leads/s) | ${batch.p50Ms} | ${batch.p99Ms} |`,
     '',
-    `- Single push keeps ${(result.singlePush.keptOfRawStartRate * 100).toFixed(1)} % of the raw start rate (goal >= 70 %).`,
+    `- Single push keeps ${(result.singlePush.keptOfRawStartRate * 100).toFixed(1)} % of the raw start rate (goal >= 70 %): pushes answered per second, each answer after its lead is stored.`,
+    `- Counted until the last of those leads had its workflow started (the outbox starts them right after the answers): ${singleStartedPerSecond} per second, ${(result.singlePush.startedKeptOfRawStartRate * 100).toFixed(1)} % of the raw start rate.`,
+    `- CPU ms per raw start: ${JSON.stringify(rawCpuMsPerStart)}; per single push, including its workflow start: ${JSON.stringify(singleCpuMsPerPush)}.`,
     `- Every one of the ${intakeLeads} leads above had its workflow started ${dispatched.firstPushToLastWorkflowStartedSeconds} s after the first push (${dispatched.workflowsStartedPerSecond} workflows started per second, while the pushes ran).`,
     `- A batch of 100 answers in ${batch.p50Ms} ms at p50 (goal < 150 ms).`,
     LADDER_LEADS
@@ -145,9 +158,7 @@ try {
     '',
   ].join('\n'));
   console.log(JSON.stringify(result));
-  for (const server of servers) server.close();
-  await Promise.all(dispatchers.map((dispatcher) => dispatcher.stop()));
-  await sql.end();
+  for (const api of apis) api.stop();
   await db.$disconnect();
   await connection.close();
 } finally {

@@ -24,3 +24,36 @@ export function memoryOf(pid: number, read: (file: string) => string): { peakRss
   const mb = (field: string) => Math.round(Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)![1]) / 1024);
   return { peakRssMb: mb('VmHWM'), rssMb: mb('VmRSS') };
 }
+
+/** CPU seconds (user + system) used so far by each process on the machine, by pid (Linux /proc). */
+export function cpuSecondsByProcess(readDir: (dir: string) => string[], read: (file: string) => string): Map<number, { name: string; seconds: number }> {
+  const ticksPerSecond = 100;
+  const result = new Map<number, { name: string; seconds: number }>();
+  for (const entry of readDir('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = read(`/proc/${entry}/stat`);
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      result.set(Number(entry), { name, seconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond });
+    } catch {
+      // The process ended between the listing and the read.
+    }
+  }
+  return result;
+}
+
+/** CPU seconds each group of processes used between two snapshots; `groupOf` names a process's group. */
+export function cpuSecondsBetween(
+  before: Map<number, { name: string; seconds: number }>, after: Map<number, { name: string; seconds: number }>,
+  groupOf: (pid: number, name: string) => string,
+): Record<string, number> {
+  const groups: Record<string, number> = {};
+  for (const [pid, { name, seconds }] of after) {
+    const used = seconds - (before.get(pid)?.seconds ?? 0);
+    if (used <= 0) continue;
+    const group = groupOf(pid, name);
+    groups[group] = Number(((groups[group] ?? 0) + used).toFixed(2));
+  }
+  return groups;
+}

@@ -9,8 +9,10 @@ export interface LeadDispatcherOptions {
   /** A lead stored this long ago without a workflow is taken over by the sweep (its request's own start failed or its process died). */
   staleAfterMs?: number;
   sweepIntervalMs?: number;
-  /** Immediate starts in flight beyond this are left to the sweep, so that a burst cannot pile up in memory. */
-  maxImmediateInFlight?: number;
+  /** Leads waiting for their immediate start beyond this are left to the sweep, so that a burst cannot pile up in memory. */
+  maxImmediateQueued?: number;
+  /** Immediate starts sent to Temporal at once. More only queue inside the server and its client. */
+  startConcurrency?: number;
 }
 
 export interface LeadDispatcher {
@@ -33,10 +35,10 @@ const SWEEP_BATCH = 200;
  */
 export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispatcher {
   const { sql, temporal, taskQueue } = options;
-  const staleAfterMs = options.staleAfterMs ?? 3_000;
+  const staleAfterMs = options.staleAfterMs ?? 10_000;
   const sweepIntervalMs = options.sweepIntervalMs ?? 1_000;
-  const maxImmediateInFlight = options.maxImmediateInFlight ?? 2_000;
-  let immediateInFlight = 0;
+  const maxImmediateQueued = options.maxImmediateQueued ?? 5_000;
+  const startConcurrency = options.startConcurrency ?? 32;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
   let stopped = false;
@@ -62,17 +64,38 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
     }
   };
 
-  async function dispatchNow(leads: readonly StoredLead[]) {
-    startedToMark.push(...(await startAll(leads)));
-    // One flush at a time; requests finishing meanwhile join the next one. A lost mark only means the
+  const markStarted = (leadIds: readonly string[]) => {
+    startedToMark.push(...leadIds);
+    // One flush at a time; starts finishing meanwhile join the next one. A lost mark only means the
     // sweep starts that lead once more, which Temporal refuses as a duplicate.
-    while (startedToMark.length) {
-      flushing ??= flushStarted().finally(() => {
+    flushing ??= flushStarted()
+      .catch(() => undefined)
+      .finally(() => {
         flushing = null;
+        if (startedToMark.length) markStarted([]);
       });
-      await flushing;
+  };
+
+  // Leads answered by this process and not yet started: the sweep leaves them alone, so that a backlog
+  // of starts is not sent to Temporal twice (which would only deepen it).
+  const immediate: StoredLead[] = [];
+  const awaitingStart = new Set<string>();
+  let startsInFlight = 0;
+  const startNext = () => {
+    while (startsInFlight < startConcurrency && immediate.length) {
+      const lead = immediate.shift()!;
+      startsInFlight++;
+      const work = startLeadWorkflow(temporal, taskQueue, lead)
+        .then((started) => started && markStarted([lead.id]))
+        .finally(() => {
+          startsInFlight--;
+          awaitingStart.delete(lead.id);
+          pending.delete(work);
+          if (!stopped) startNext();
+        });
+      pending.add(work);
     }
-  }
+  };
 
   async function sweepOnce(): Promise<number> {
     const client = await sql.connect();
@@ -86,7 +109,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
                 ORDER BY l."workflowStartedAt", l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,
         values: [staleAfterMs / 1000, SWEEP_BATCH],
       });
-      const started = await startAll(rows);
+      const started = await startAll(rows.filter((lead) => !awaitingStart.has(lead.id)));
       if (started.length) await client.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [started]);
       await client.query('COMMIT');
       return started.length;
@@ -111,15 +134,13 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
 
   return {
     dispatchSoon(leads) {
-      if (!leads.length || stopped || immediateInFlight >= maxImmediateInFlight) return;
-      immediateInFlight += leads.length;
-      const work = dispatchNow(leads)
-        .catch(() => undefined)
-        .finally(() => {
-          immediateInFlight -= leads.length;
-          pending.delete(work);
-        });
-      pending.add(work);
+      if (stopped) return;
+      for (const lead of leads) {
+        if (awaitingStart.size >= maxImmediateQueued) break;
+        awaitingStart.add(lead.id);
+        immediate.push(lead);
+      }
+      startNext();
     },
     sweepOnce,
     startSweeping() {
@@ -128,7 +149,9 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
     async stop() {
       stopped = true;
       clearTimeout(sweepTimer);
+      immediate.length = 0;
       await Promise.allSettled([sweeping, ...pending]);
+      await flushing;
     },
   };
 }
