@@ -5,6 +5,7 @@ import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../lib/d
 import { ErrorCode } from '../lib/error-codes';
 import type { ActivityDependencies } from './index';
 import { timeZonesOf } from './phone-time-zones';
+import { endCall, resumeOrWithdraw, takeLine } from './call-lines';
 
 export interface LeadPlan {
   ladder: DialLadder;
@@ -36,41 +37,6 @@ function leadNotFound(leadId: string) {
   return ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
 }
 
-type AttemptVerdict = 'started' | 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' | 'campaign_at_capacity';
-
-/**
- * Decides, in one transaction, whether an attempt may start, and records it as dialing if so. The
- * campaign row is locked FOR UPDATE: attempts of one campaign are decided one at a time, so the count
- * of calls in flight can be trusted against the cap; and a pause (an UPDATE of that row) waits for an
- * attempt being decided right now and is acknowledged only after, so every later attempt sees it.
- */
-async function startAttempt(
-  db: ActivityDependencies['db'],
-  attempt: { leadId: string; attempt: number; attemptId: string; provider: string; phone: string; workspaceId: string; campaignId: string },
-): Promise<AttemptVerdict> {
-  return db.$transaction(async (tx) => {
-    const [campaign] = await tx.$queryRaw<{ status: string; maxConcurrentCalls: number }[]>`
-      SELECT c.status::text AS status, c."maxConcurrentCalls" FROM "Campaign" c JOIN "Lead" l ON l."campaignId" = c.id
-      WHERE l.id = ${attempt.leadId}::uuid FOR UPDATE OF c`;
-    if (campaign?.status === 'STOPPED') return 'campaign_stopped';
-    if (campaign?.status !== 'RUNNING') return 'campaign_on_hold';
-    const inFlight = await tx.call.count({ where: { campaignId: attempt.campaignId, status: 'dialing' } });
-    if (inFlight >= campaign.maxConcurrentCalls) return 'campaign_at_capacity';
-    const blocked = await tx.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: attempt.workspaceId, phone: attempt.phone } } });
-    if (blocked) return 'do_not_call';
-    await tx.call.upsert({
-      where: { attemptId: attempt.attemptId },
-      update: {},
-      create: {
-        workspaceId: attempt.workspaceId, campaignId: attempt.campaignId, leadId: attempt.leadId, attempt: attempt.attempt, attemptId: attempt.attemptId,
-        provider: attempt.provider, status: 'dialing', startedAt: new Date(),
-      },
-    });
-    await tx.lead.update({ where: { id: attempt.leadId }, data: { status: 'dialing' } });
-    return 'started';
-  });
-}
-
 export function createCallActivities({ db, calls }: ActivityDependencies) {
   return {
     /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
@@ -100,19 +66,15 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
       const attemptId = callKey === undefined ? `${leadId}:${attempt}` : `${leadId}:${callKey}:${attempt}`;
       const recorded = await db.call.findUnique({ where: { attemptId } });
       if (recorded?.status === 'ended') return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
-      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true, workspaceId: true, campaignId: true } });
-      if (!lead) throw leadNotFound(leadId);
 
       let result = recorded ? await calls.lookup(attemptId) : null;
       if (!result) {
-        const verdict = await startAttempt(db, { leadId, attempt, attemptId, provider: calls.name, ...lead });
-        if (verdict !== 'started') return { outcome: verdict };
-        result = await calls.dial({ attemptId, to: lead.phone });
+        const decision = recorded ? await resumeOrWithdraw(db, { leadId, attemptId }) : await takeLine(db, { leadId, attempt, attemptId, provider: calls.name });
+        if (!decision) throw leadNotFound(leadId);
+        if (decision.verdict !== 'started') return { outcome: decision.verdict };
+        result = await calls.dial({ attemptId, to: decision.phone });
       }
-      const call = await db.call.update({
-        where: { attemptId },
-        data: { status: 'ended', providerCallId: result.providerCallId, outcome: result.outcome, durationMs: result.durationMs, endedAt: new Date() },
-      });
+      const call = await endCall(db, attemptId, result);
       return { outcome: result.outcome, callId: call.id, durationMs: call.durationMs };
     },
 

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { endCall, resumeOrWithdraw, takeLine } from '../activities/call-lines';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import type { Telephony } from '../activities/providers/telephony';
 import { startTestApi } from './support/api';
@@ -47,5 +48,52 @@ describe('the concurrency cap of a campaign', () => {
     expect(results.every((result) => result.status === 'completed' && result.attempts === 1)).toBe(true);
     expect(await db.call.count({ where: { campaignId: campaign.id, status: 'ended' } })).toBe(8);
     expect(mostInFlight).toBe(2);
+    // Every line taken was given back.
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+  });
+
+  it('decides concurrent attempts against the cap exactly: as many start as there are lines', async () => {
+    const campaign = await db.campaign.create({
+      data: { workspaceId: owner.workspaceId, name: 'Race', status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, maxConcurrentCalls: 3 },
+    });
+    const leads = await Promise.all(Array.from({ length: 12 }, (_, index) => db.lead.create({
+      data: { workspaceId: owner.workspaceId, campaignId: campaign.id, idempotencyKey: `race-${index}`, phone: `+1415555013${index % 10}`, workflowId: `race-${randomUUID()}`, requestId: randomUUID() },
+    })));
+    const decisions = await Promise.all(leads.map((lead) => takeLine(db, { leadId: lead.id, attempt: 1, attemptId: `${lead.id}:1`, provider: 'simulated' })));
+    expect(decisions.filter((decision) => decision?.verdict === 'started')).toHaveLength(3);
+    expect(decisions.filter((decision) => decision?.verdict === 'campaign_at_capacity')).toHaveLength(9);
+    expect(await db.call.count({ where: { campaignId: campaign.id, status: 'dialing' } })).toBe(3);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(3);
+
+    // Ending a call gives its line to the next attempt; ending it twice gives back one line only.
+    const first = leads[decisions.findIndex((decision) => decision?.verdict === 'started')]!;
+    const ended = await endCall(db, `${first.id}:1`, { providerCallId: 'sim_x', outcome: 'answered', durationMs: 1 });
+    expect(await endCall(db, `${first.id}:1`, { providerCallId: 'sim_x', outcome: 'answered', durationMs: 1 })).toEqual(ended);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(2);
+    const waiting = leads.filter((_, index) => decisions[index]?.verdict !== 'started');
+    expect((await takeLine(db, { leadId: waiting[0]!.id, attempt: 1, attemptId: `${waiting[0]!.id}:1`, provider: 'simulated' }))?.verdict).toBe('started');
+    expect((await takeLine(db, { leadId: waiting[1]!.id, attempt: 1, attemptId: `${waiting[1]!.id}:1`, provider: 'simulated' }))?.verdict).toBe('campaign_at_capacity');
+  });
+
+  it('withdraws an attempt its provider never placed when the campaign was paused meanwhile, and dials it while it runs', async () => {
+    const campaign = await db.campaign.create({
+      data: { workspaceId: owner.workspaceId, name: 'Withdraw', status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, maxConcurrentCalls: 1 },
+    });
+    const lead = await db.lead.create({
+      data: { workspaceId: owner.workspaceId, campaignId: campaign.id, idempotencyKey: 'withdraw', phone: '+14155550140', workflowId: `withdraw-${randomUUID()}`, requestId: randomUUID() },
+    });
+    const attemptId = `${lead.id}:1`;
+    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe('started');
+    // The worker died before the provider was asked; the campaign was paused before the retry.
+    await db.campaign.update({ where: { id: campaign.id }, data: { status: 'PAUSED' } });
+    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({ verdict: 'campaign_on_hold', phone: lead.phone });
+    expect(await db.call.count({ where: { attemptId } })).toBe(0);
+    expect(await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({ callsInFlight: 0 });
+    expect(await db.lead.findUniqueOrThrow({ where: { id: lead.id } })).toMatchObject({ status: 'queued' });
+
+    await db.campaign.update({ where: { id: campaign.id }, data: { status: 'RUNNING' } });
+    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe('started');
+    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({ verdict: 'started', phone: lead.phone });
+    expect(await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({ callsInFlight: 1 });
   });
 });

@@ -10,6 +10,7 @@ import { journey } from '../support/journeys';
 import { publishWorkflow, saveWorkflow } from '../../api/services/workflows';
 import type { JourneyDefinition } from '../../lib/journey';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate, type journeyRunWorkflow } from '../../workflows/journey-run';
+import { exportJobScenario } from './export-job-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -64,10 +65,10 @@ function leadDialScenario(name: string, phone: string, onDoNotCallList = false):
   };
 }
 
-const pausedThenResumed: ReplayScenario = {
-  name: 'lead-dial-paused-then-resumed',
+const pausedThenResumed = (name: string): ReplayScenario => ({
+  name,
   async run(context) {
-    const campaign = await campaignFor(context.db, 'paused-then-resumed', 'DRAFT');
+    const campaign = await campaignFor(context.db, name, 'DRAFT');
     await transition(context, campaign, 'start');
     const handle = await startLead(context, campaign, 'paused', '+14155550125');
     while ((await handle.query(leadStateQuery)).phase !== 'waiting_for_rung') await new Promise((r) => setTimeout(r, 50));
@@ -77,7 +78,7 @@ const pausedThenResumed: ReplayScenario = {
     await handle.result();
     return handle.workflowId;
   },
-};
+});
 
 const campaignLifecycle: ReplayScenario = {
   name: 'campaign-start-pause-resume-stop',
@@ -171,9 +172,13 @@ export const replayScenarios: ReplayScenario[] = [
   leadDialScenario('lead-dial-busy-full-ladder', '+14155550125'),
   leadDialScenario('lead-dial-invalid-number', '+14155550129'),
   leadDialScenario('lead-dial-do-not-call', '+14155550120', true),
-  pausedThenResumed,
+  pausedThenResumed('lead-dial-paused-then-resumed'),
+  // The same runs after the lead's bookkeeping became local activities (patch 'local-bookkeeping').
+  leadDialScenario('lead-dial-busy-full-ladder-local-bookkeeping', '+14155550125'),
+  pausedThenResumed('lead-dial-paused-then-resumed-local-bookkeeping'),
   campaignLifecycle,
   journeyToTheEnd,
   journeyRecoveredBySignal,
   journeyReviewedByUpdate,
+  exportJobScenario,
 ];
