@@ -1,9 +1,10 @@
 # syntax=docker/dockerfile:1
-# One image for the API (default command), the Temporal worker and the migration job.
+# One image for the API (default command), the Temporal worker, the export worker and the migration job.
 #   docker build -t outbound-workspace-backend .
-#   docker run ... outbound-workspace-backend                                  -> API on 0.0.0.0:3000
-#   docker run ... outbound-workspace-backend node --import tsx worker/main.ts -> worker
-#   docker run ... outbound-workspace-backend npx prisma migrate deploy        -> migrations
+#   docker run ... outbound-workspace-backend                                           -> API on 0.0.0.0:3000
+#   docker run ... outbound-workspace-backend node --import tsx worker/main.ts          -> worker
+#   docker run ... outbound-workspace-backend node --import tsx worker/export-worker.ts -> export worker
+#   docker run ... outbound-workspace-backend npx prisma migrate deploy                 -> migrations
 
 FROM node:20-bookworm-slim AS base
 WORKDIR /app

@@ -1,22 +1,39 @@
-import { activityInfo } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode } from '../lib/error-codes';
-import type { Database } from '../lib/database';
+import type { SqlPool } from '../lib/sql-pool';
 
 /**
  * Runs `work` while holding a PostgreSQL advisory lock on the export. An attempt that Temporal gave up
  * on (a heartbeat timeout) may still be running on a stalled worker; without a fence it could append
  * to the file after its successor cut it back. The lock lives in a transaction on a connection of its
- * own, so it is released when the holder finishes or its process dies, whichever comes first.
+ * own, so it is released when the holder finishes or its process dies, whichever comes first. The
+ * transaction has no deadline of its own: Temporal decides when an attempt has failed, and a stalled
+ * attempt learns it at its next heartbeat, which cancels it.
  */
-export async function withExportLock<T>(db: Database, exportId: string, work: () => Promise<T>): Promise<T> {
-  // Outlives the activity's own timeout: Temporal, not Prisma, decides when an attempt has failed.
-  const timeout = (activityInfo().startToCloseTimeoutMs || 10 * 60_000) + 60_000;
-  return db.$transaction(async (tx) => {
-    const [row] = await tx.$queryRaw<Array<{ locked: boolean }>>`SELECT pg_try_advisory_xact_lock(hashtextextended(${`export:${exportId}`}, 0)) AS locked`;
+export async function withExportLock<T>(sql: SqlPool, exportId: string, work: () => Promise<T>): Promise<T> {
+  const client = await sql.connect();
+  // The connection sits idle while `work` runs on others; should PostgreSQL drop it meanwhile, the
+  // COMMIT reports it. Unheard, the client's 'error' event would end the whole worker process.
+  const ignoreIdleError = () => {};
+  client.on('error', ignoreIdleError);
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const { rows: [row] } = await client.query<{ locked: boolean }>(
+      'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked', [`export:${exportId}`],
+    );
     if (!row?.locked) {
       throw ApplicationFailure.create({ type: ErrorCode.export_failed, message: `export ${exportId} is still held by an earlier attempt`, nonRetryable: false });
     }
-    return work();
-  }, { maxWait: 10_000, timeout });
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    // A connection that cannot even roll back is not given back to the pool.
+    await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
+    throw error;
+  } finally {
+    client.off('error', ignoreIdleError);
+    client.release(broken);
+  }
 }

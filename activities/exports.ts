@@ -3,13 +3,13 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { Context, activityInfo, heartbeat } from '@temporalio/activity';
-import { ApplicationFailure } from '@temporalio/common';
-import { ErrorCode } from '../lib/error-codes';
 import { exportFileNames, exportFilePath } from '../lib/export-files';
 import { createXlsxWriter, csvHead, csvLines, type ExportFormat } from '../lib/export-formats';
 import { cursorAfter, readExportPage, type ExportCursor, type ExportOptions, type ExportRow } from '../lib/export-rows';
+import { nextPageRows } from '../lib/export-page-size';
+import type { SqlPool } from '../lib/sql-pool';
+import { exportJobRows } from './export-job-rows';
 import { withExportLock } from './export-lock';
-import type { ActivityDependencies } from './index';
 
 /** How far a job's rows file is written: the rows and bytes in it, and the last call it holds. */
 export interface ExportCheckpoint {
@@ -53,21 +53,20 @@ function encoderFor(format: ExportFormat, columns: ExportOptions['columns']) {
   };
 }
 
-export function createExportActivities({ db, exportDir }: ActivityDependencies) {
-  const directory = () => {
-    if (!exportDir) throw ApplicationFailure.create({ type: ErrorCode.export_failed, message: 'this worker has no export directory', nonRetryable: true });
-    return exportDir;
-  };
-  const loadJob = async (exportId: string) => {
-    const job = await db.exportJob.findUnique({ where: { id: exportId } });
-    if (!job) throw ApplicationFailure.create({ type: ErrorCode.export_not_found, message: `export ${exportId} not found`, nonRetryable: true });
-    return { ...job, format: job.format as ExportFormat, options: job.options as unknown as ExportOptions };
-  };
+export interface ExportActivityDependencies {
+  /** Plain pg, not Prisma: the export worker is kept small (worker/export-worker.ts). */
+  sql: SqlPool;
+  /** Where export jobs write their files (EXPORT_DIR), a volume shared with the API. */
+  exportDir: string;
+}
 
+/** The export job's activities, run by the export worker on its own task queue (EXPORT_TASK_QUEUE). */
+export function createExportActivities({ sql, exportDir }: ExportActivityDependencies) {
+  const jobs = exportJobRows(sql);
   return {
     async beginExport({ exportId }: { exportId: string }): Promise<{ totalRows: number; format: ExportFormat }> {
-      const job = await loadJob(exportId);
-      await db.exportJob.updateMany({ where: { id: exportId, status: 'queued' }, data: { status: 'running' } });
+      const job = await jobs.load(exportId);
+      await jobs.markRunning(exportId);
       return { totalRows: job.totalRows, format: job.format };
     },
 
@@ -78,14 +77,13 @@ export function createExportActivities({ db, exportDir }: ActivityDependencies) 
      * byte offset and continues after its cursor, so no row is lost or written twice.
      */
     async writeExportChunk({ exportId, from, pageRows }: { exportId: string; from: ExportCheckpoint; pageRows: number }): Promise<{ checkpoint: ExportCheckpoint; done: boolean }> {
-      const dir = directory();
-      const job = await loadJob(exportId);
-      const file = exportFilePath(dir, exportFileNames(exportId, job.format).rows);
+      const job = await jobs.load(exportId);
+      const file = exportFilePath(exportDir, exportFileNames(exportId, job.format).rows);
       const encoder = encoderFor(job.format, job.options.columns);
       const scope = { campaignId: job.campaignId, from: job.options.from, until: job.options.until };
-      return withExportLock(db, exportId, async () => {
+      return withExportLock(sql, exportId, async () => {
         let checkpoint: ExportCheckpoint = (activityInfo().heartbeatDetails as ExportCheckpoint | undefined) ?? from;
-        await mkdir(dir, { recursive: true });
+        await mkdir(exportDir, { recursive: true });
         // Shorter than its checkpoint, the file lost data it had (the volume was not synced): start over.
         if ((await sizeOf(file)) < checkpoint.bytes) checkpoint = EXPORT_START;
         const handle = await open(file, checkpoint.bytes === 0 ? 'w' : 'r+');
@@ -95,19 +93,21 @@ export function createExportActivities({ db, exportDir }: ActivityDependencies) 
             await writeAt(handle, encoder.head, 0);
             checkpoint = { ...EXPORT_START, bytes: encoder.head.length };
           }
-          await db.exportJob.update({ where: { id: exportId }, data: { rowsWritten: checkpoint.rows } });
+          await jobs.setRowsWritten(exportId, checkpoint.rows);
           const started = Date.now();
-          for (;;) {
+          for (let limit = pageRows; ;) {
             throwIfCancelled();
-            const rows = await readExportPage(db, scope, checkpoint.cursor, pageRows);
+            const rows = await readExportPage(sql, scope, checkpoint.cursor, limit);
+            const lastPage = rows.length < limit;
             if (rows.length) {
               const chunk = encoder.lines(rows);
               await writeAt(handle, chunk, checkpoint.bytes);
               checkpoint = { rows: checkpoint.rows + rows.length, bytes: checkpoint.bytes + chunk.length, cursor: cursorAfter(rows) };
               heartbeat(checkpoint);
-              await db.exportJob.update({ where: { id: exportId }, data: { rowsWritten: checkpoint.rows } });
+              await jobs.setRowsWritten(exportId, checkpoint.rows);
+              limit = nextPageRows(pageRows, { rows: rows.length, bytes: chunk.length });
             }
-            if (rows.length < pageRows) {
+            if (lastPage) {
               await handle.sync();
               return { checkpoint, done: true };
             }
@@ -125,14 +125,13 @@ export function createExportActivities({ db, exportDir }: ActivityDependencies) 
      * local file, which is cheap next to the database reads that the rows file already saved.
      */
     async packageExportXlsx({ exportId }: { exportId: string }): Promise<void> {
-      const dir = directory();
-      const job = await loadJob(exportId);
+      const job = await jobs.load(exportId);
       const names = exportFileNames(exportId, job.format);
       const columns = job.options.columns;
-      await withExportLock(db, exportId, async () => {
-        const output = createWriteStream(exportFilePath(dir, names.packaging));
+      await withExportLock(sql, exportId, async () => {
+        const output = createWriteStream(exportFilePath(exportDir, names.packaging));
         const writer = await createXlsxWriter(output, columns);
-        const lines = createInterface({ input: createReadStream(exportFilePath(dir, names.rows)), crlfDelay: Infinity });
+        const lines = createInterface({ input: createReadStream(exportFilePath(exportDir, names.rows)), crlfDelay: Infinity });
         let rows = 0;
         for await (const line of lines) {
           const values = JSON.parse(line) as ExportRow[keyof ExportRow][];
@@ -149,40 +148,36 @@ export function createExportActivities({ db, exportDir }: ActivityDependencies) 
 
     /** Puts the finished file in place and starts its retention; a second call changes nothing. */
     async completeExport({ exportId, rowsWritten, retentionSeconds }: { exportId: string; rowsWritten: number; retentionSeconds: number }): Promise<{ expiresAt: string }> {
-      const dir = directory();
-      const job = await loadJob(exportId);
+      const job = await jobs.load(exportId);
       if (job.status === 'completed' && job.expiresAt) return { expiresAt: job.expiresAt.toISOString() };
       const names = exportFileNames(exportId, job.format);
-      const ready = exportFilePath(dir, job.format === 'csv' ? names.rows : names.packaging);
-      const target = exportFilePath(dir, names.finished);
+      const ready = exportFilePath(exportDir, job.format === 'csv' ? names.rows : names.packaging);
+      const target = exportFilePath(exportDir, names.finished);
       await rename(ready, target).catch(async (error: NodeJS.ErrnoException) => {
         // A retry after the rename: the file is already in place.
         if (error.code !== 'ENOENT' || !(await sizeOf(target))) throw error;
       });
-      if (job.format === 'xlsx') await rm(exportFilePath(dir, names.rows), { force: true });
+      if (job.format === 'xlsx') await rm(exportFilePath(exportDir, names.rows), { force: true });
       const finishedAt = new Date();
       const expiresAt = new Date(finishedAt.getTime() + retentionSeconds * 1000);
-      // totalRows was counted when the job was created; what the file holds is the final word.
-      await db.exportJob.update({
-        where: { id: exportId },
-        data: { status: 'completed', filePath: names.finished, rowsWritten, totalRows: rowsWritten, finishedAt, expiresAt },
-      });
+      await jobs.complete(exportId, { filePath: names.finished, rowsWritten, finishedAt, expiresAt });
       return { expiresAt: expiresAt.toISOString() };
     },
 
     async failExport({ exportId, reason }: { exportId: string; reason: string }): Promise<void> {
-      const job = await loadJob(exportId);
+      const job = await jobs.load(exportId);
       const names = exportFileNames(exportId, job.format);
-      if (exportDir) await Promise.all([names.rows, names.packaging].map((name) => rm(exportFilePath(exportDir, name), { force: true })));
-      await db.exportJob.update({ where: { id: exportId }, data: { status: 'failed', error: reason.slice(0, MAX_ERROR_LENGTH), finishedAt: new Date() } });
+      await Promise.all([names.rows, names.packaging].map((name) => rm(exportFilePath(exportDir, name), { force: true })));
+      await jobs.fail(exportId, reason.slice(0, MAX_ERROR_LENGTH), new Date());
     },
 
     /** Retention is over: the file is deleted and the job says so. */
     async expireExport({ exportId }: { exportId: string }): Promise<void> {
-      const dir = directory();
-      const job = await loadJob(exportId);
-      await rm(exportFilePath(dir, exportFileNames(exportId, job.format).finished), { force: true });
-      await db.exportJob.update({ where: { id: exportId }, data: { status: 'expired', filePath: null } });
+      const job = await jobs.load(exportId);
+      await rm(exportFilePath(exportDir, exportFileNames(exportId, job.format).finished), { force: true });
+      await jobs.expire(exportId);
     },
   };
 }
+
+export type ExportActivities = ReturnType<typeof createExportActivities>;

@@ -7,7 +7,6 @@ import { createEnrollmentActivities } from './enrollment';
 import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
 import { createResultWebhookActivities } from './result-webhooks';
-import { createExportActivities } from './exports';
 
 export interface ActivityDependencies {
   db: Database;
@@ -15,11 +14,13 @@ export interface ActivityDependencies {
   whatsapp: WhatsAppSender;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
-  /** Where export jobs write their files (EXPORT_DIR); export activities fail without it. */
-  exportDir?: string;
 }
 
-/** Every activity, bound to its dependencies. The worker wires in the real ones; tests pass their own. */
+/**
+ * Every activity of the main worker, bound to its dependencies. The worker wires in the real ones; tests
+ * pass their own. The export job's activities are not here: the export worker runs them on a task queue
+ * of its own (activities/exports.ts, worker/export-worker.ts).
+ */
 export function createActivities(dependencies: ActivityDependencies) {
   return {
     ...createCallActivities(dependencies),
@@ -27,7 +28,6 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createResultWebhookActivities(dependencies),
     ...createJourneyActivities(dependencies),
     ...createEnrollmentActivities(dependencies),
-    ...createExportActivities(dependencies),
   };
 }
 

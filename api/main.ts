@@ -22,6 +22,7 @@ const exports = {
   inlineMaxRows: config.EXPORT_INLINE_MAX_ROWS,
   retentionSeconds: config.EXPORT_RETENTION_HOURS * 3600,
   pageRows: EXPORT_PAGE_ROWS,
+  taskQueue: config.EXPORT_TASK_QUEUE,
 };
 const app = createApp(
   { db, sql, temporal, temporalConnection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, exports },

@@ -52,7 +52,7 @@ try {
   const services = {
     db, sql, temporal, temporalConnection, taskQueue: 'bench', defaultRateLimitPerMinute: 120,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
-    exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
+    exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000, taskQueue: 'bench-exports' },
   };
   const fixedPrincipal: Principal = {
     keyId, workspaceId, memberId, scoped: true, permissions: new Set(['campaigns.view']), plan: 'none', features: [],

@@ -8,6 +8,8 @@ import { memoryOf } from './measure';
 export interface BenchProcess {
   pid: number;
   memory(): { peakRssMb: number; rssMb: number };
+  /** Resolves once the process has written `text` (a worker's "polling" line): it is ready for work. */
+  printed(text: string, timeoutMs?: number): Promise<void>;
   /** Ends the measurement: from now on the process's exit is expected. */
   stop(): void;
 }
@@ -18,7 +20,8 @@ export interface BenchProcess {
  * die before stop(), the whole run fails naming that file instead of waiting forever for its work.
  */
 export function startBenchProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = []): BenchProcess {
-  const name = path.basename(path.dirname(entry));
+  // worker/main.ts and worker/export-worker.ts may start in the same millisecond: each log is named by its entry.
+  const name = entry.replace(/\.ts$/, '').replaceAll('/', '-');
   const log = path.join(os.tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
   const output = openSync(log, 'w');
   const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
@@ -35,6 +38,13 @@ export function startBenchProcess(entry: string, env: Record<string, string>, no
   return {
     pid: child.pid!,
     memory: () => memoryOf(child.pid!, (file) => readFileSync(file, 'utf8')),
+    async printed(text, timeoutMs = 60_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!readFileSync(log, 'utf8').includes(text)) {
+        if (Date.now() > deadline) throw new Error(`${entry} did not print "${text}" within ${timeoutMs} ms; its output: ${log}`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    },
     stop() {
       stopped = true;
       child.kill('SIGTERM');

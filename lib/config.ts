@@ -5,13 +5,22 @@ const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
 
-export const configSchema = z.object({
+/**
+ * The task queue of the export workers when EXPORT_TASK_QUEUE is not set: the main queue's name with
+ * `-exports`, so that setting TEMPORAL_TASK_QUEUE alone keeps the API and both workers agreeing.
+ */
+export const defaultExportTaskQueue = (taskQueue: string) => `${taskQueue}-exports`;
+
+/** The variables one by one, before the values that depend on others are resolved. */
+export const configVariables = z.object({
   DATABASE_URL: z.string().url().startsWith('postgres'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
   TEMPORAL_NAMESPACE: z.string().min(1).default('default'),
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('workspace'),
+  /** The export workers' task queue (worker/export-worker.ts); unset: defaultExportTaskQueue(TEMPORAL_TASK_QUEUE). */
+  EXPORT_TASK_QUEUE: z.string().min(1).optional(),
   TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
   /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
@@ -36,6 +45,12 @@ export const configSchema = z.object({
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(1000),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
+
+/** Resolved here, once, so the API that routes export activities and the workers that poll for them see one value. */
+export const configSchema = configVariables.transform((variables) => ({
+  ...variables,
+  EXPORT_TASK_QUEUE: variables.EXPORT_TASK_QUEUE ?? defaultExportTaskQueue(variables.TEMPORAL_TASK_QUEUE),
+}));
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
 

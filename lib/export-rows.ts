@@ -1,5 +1,4 @@
-import { Prisma } from '../generated/prisma/client';
-import type { Database } from './database';
+import type { Queryable } from './sql-pool';
 
 /**
  * The columns of a calls export, in their default order. There is no AI extraction yet, so the
@@ -35,17 +34,22 @@ export interface ExportCursor {
 }
 
 // Instants travel as text and are read in UTC: Call.startedAt is a timestamp without time zone holding UTC.
-const instant = (iso: string) => Prisma.sql`(${iso}::timestamptz AT TIME ZONE 'UTC')`;
-const iso = (column: Prisma.Sql) => Prisma.sql`to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+const instant = (parameter: string) => `(${parameter}::timestamptz AT TIME ZONE 'UTC')`;
+const iso = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-function scopeFilter(scope: ExportScope): Prisma.Sql {
-  return Prisma.sql`c."campaignId" = ${scope.campaignId}::uuid
-    AND c."startedAt" < ${instant(scope.until)}
-    ${scope.from ? Prisma.sql`AND c."startedAt" >= ${instant(scope.from)}` : Prisma.empty}`;
+/** The calls of a scope, after a cursor if there is one: the WHERE clause and its $n values. */
+function scopeFilter(scope: ExportScope, after: ExportCursor | null = null): { where: string; values: unknown[] } {
+  const values: unknown[] = [];
+  const parameter = (value: unknown) => `$${values.push(value)}`;
+  const conditions = [`c."campaignId" = ${parameter(scope.campaignId)}::uuid`, `c."startedAt" < ${instant(parameter(scope.until))}`];
+  if (scope.from) conditions.push(`c."startedAt" >= ${instant(parameter(scope.from))}`);
+  if (after) conditions.push(`(c."startedAt", c.id) > (${instant(parameter(after.startedAt))}, ${parameter(after.callId)}::uuid)`);
+  return { where: conditions.join(' AND '), values };
 }
 
-export async function countExportRows(db: Database, scope: ExportScope): Promise<number> {
-  const [row] = await db.$queryRaw<Array<{ rows: number }>>`SELECT count(*)::int AS rows FROM "Call" c WHERE ${scopeFilter(scope)}`;
+export async function countExportRows(sql: Queryable, scope: ExportScope): Promise<number> {
+  const { where, values } = scopeFilter(scope);
+  const { rows: [row] } = await sql.query<{ rows: number }>(`SELECT count(*)::int AS rows FROM "Call" c WHERE ${where}`, values);
   return row?.rows ?? 0;
 }
 
@@ -54,16 +58,17 @@ export async function countExportRows(db: Database, scope: ExportScope): Promise
  * each page costs the same however deep into the campaign it starts, and no page holds more than
  * `limit` rows in memory. Instants and the lead's fields come out as text, ready to write.
  */
-export async function readExportPage(db: Database, scope: ExportScope, after: ExportCursor | null, limit: number): Promise<ExportRow[]> {
-  return db.$queryRaw<ExportRow[]>`
+export async function readExportPage(sql: Queryable, scope: ExportScope, after: ExportCursor | null, limit: number): Promise<ExportRow[]> {
+  const { where, values } = scopeFilter(scope, after);
+  const { rows } = await sql.query<ExportRow>(`
     SELECT c.id::text AS "callId", c."leadId"::text AS "leadId", l.phone, l.name AS "leadName", c.attempt, c.status, c.outcome,
-      c."durationMs", ${iso(Prisma.sql`c."startedAt"`)} AS "startedAt", ${iso(Prisma.sql`c."endedAt"`)} AS "endedAt", c.provider,
+      c."durationMs", ${iso('c."startedAt"')} AS "startedAt", ${iso('c."endedAt"')} AS "endedAt", c.provider,
       l.fields::text AS "leadFields"
     FROM "Call" c JOIN "Lead" l ON l.id = c."leadId"
-    WHERE ${scopeFilter(scope)}
-      ${after ? Prisma.sql`AND (c."startedAt", c.id) > (${instant(after.startedAt)}, ${after.callId}::uuid)` : Prisma.empty}
+    WHERE ${where}
     ORDER BY c."startedAt", c.id
-    LIMIT ${limit}`;
+    LIMIT $${values.length + 1}`, [...values, limit]);
+  return rows;
 }
 
 export function cursorAfter(rows: ExportRow[]): ExportCursor | null {
@@ -72,10 +77,10 @@ export function cursorAfter(rows: ExportRow[]): ExportCursor | null {
 }
 
 /** Every page of a scope, for exports small enough to be answered inline. */
-export async function* exportPages(db: Database, scope: ExportScope, pageRows: number): AsyncGenerator<ExportRow[]> {
+export async function* exportPages(sql: Queryable, scope: ExportScope, pageRows: number): AsyncGenerator<ExportRow[]> {
   let after: ExportCursor | null = null;
   for (;;) {
-    const rows = await readExportPage(db, scope, after, pageRows);
+    const rows = await readExportPage(sql, scope, after, pageRows);
     if (rows.length) yield rows;
     if (rows.length < pageRows) return;
     after = cursorAfter(rows);

@@ -1,8 +1,9 @@
 import pg from 'pg';
 
 /**
- * A plain pg pool for the door of every request: one SQL function call per request, where Prisma's
- * query layer would double the cost (measured in bench/). Everything else goes through Prisma.
+ * A plain pg pool where Prisma's query layer would cost too much: the door of every request (one SQL
+ * function call per request, where Prisma would double the cost, measured in bench/), and the export
+ * worker, which must stay small and loads no Prisma at all. Everything else goes through Prisma.
  */
 export function createSqlPool(databaseUrl: string, size = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: size, connectionTimeoutMillis: 3_000 });
@@ -12,3 +13,8 @@ export function createSqlPool(databaseUrl: string, size = 10): pg.Pool {
 }
 
 export type SqlPool = pg.Pool;
+
+/** What runs one statement with $n parameters: a pool, or one client of it (inside a transaction). */
+export interface Queryable {
+  query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+}

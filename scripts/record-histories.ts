@@ -5,23 +5,30 @@
 // history is the record of what runs in flight did, and re-recording it would hide a break.
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
+import { defaultExportTaskQueue } from '../lib/config';
 import { createDatabase } from '../lib/database';
+import { createSqlPool } from '../lib/sql-pool';
 import { replayScenarios } from '../test/replay/scenarios';
+import { createExportWorker } from '../worker/create-export-worker';
 import { createWorker } from '../worker/create-worker';
 import { startTestStack } from './stack/ephemeral-stack';
 import { projectRoot } from './stack/paths';
 import { ensureDatabase } from './stack/postgres';
 
 const { stack, stop } = await startTestStack();
+const exportDir = mkdtempSync(path.join(os.tmpdir(), 'record-exports-'));
 try {
   await ensureDatabase(stack.postgresAdminUrl, 'recording', stack.templateDatabase);
-  const db = createDatabase(stack.postgresAdminUrl.replace(/\/postgres$/, '/recording'));
+  const databaseUrl = stack.postgresAdminUrl.replace(/\/postgres$/, '/recording');
+  const db = createDatabase(databaseUrl);
+  const sql = createSqlPool(databaseUrl);
   const taskQueue = `record-${randomUUID()}`;
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection });
@@ -30,6 +37,11 @@ try {
     connection: nativeConnection, namespace: 'default', taskQueue,
     workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db), whatsapp: createSimulatedWhatsApp(db), temporal: client },
   });
+  // Export jobs send their activities to the export queue, as in production.
+  const exportWorker = await createExportWorker({
+    connection: nativeConnection, namespace: 'default', taskQueue: defaultExportTaskQueue(taskQueue), dependencies: { sql, exportDir },
+  });
+  const exportWorkerRun = exportWorker.run();
   await worker.runUntil(async () => {
     const names = process.argv.slice(2);
     const chosen = replayScenarios.filter((scenario) => (names.length
@@ -46,9 +58,13 @@ try {
       console.log(`recorded ${path.relative(projectRoot, file)} (${JSON.parse(history).events.length} events)`);
     }
   });
+  exportWorker.shutdown();
+  await exportWorkerRun;
   await connection.close();
   await nativeConnection.close();
   await db.$disconnect();
+  await sql.end();
 } finally {
+  rmSync(exportDir, { recursive: true, force: true });
   await stop();
 }

@@ -19,6 +19,13 @@ describe('configuration', () => {
     expect(() => parseConfig({ ...base, TRUST_PROXY: 'maybe' })).toThrow(/^config: TRUST_PROXY is invalid/);
   });
 
+  it('derives the export task queue from the task queue unless EXPORT_TASK_QUEUE is set', () => {
+    expect(parseConfig(base).EXPORT_TASK_QUEUE).toBe('workspace-exports');
+    expect(parseConfig({ ...base, TEMPORAL_TASK_QUEUE: 'calls' }).EXPORT_TASK_QUEUE).toBe('calls-exports');
+    expect(parseConfig({ ...base, TEMPORAL_TASK_QUEUE: 'calls', EXPORT_TASK_QUEUE: 'bulk' }).EXPORT_TASK_QUEUE).toBe('bulk');
+    expect(() => parseConfig({ ...base, EXPORT_TASK_QUEUE: '' })).toThrow(/^config: EXPORT_TASK_QUEUE is invalid/);
+  });
+
   it('names the variable that is missing or wrong', () => {
     expect(() => parseConfig({})).toThrow('config: DATABASE_URL is required but not set');
     expect(() => parseConfig({ ...base, PORT: 'eighty' })).toThrow(/^config: PORT is invalid/);

@@ -43,7 +43,7 @@ async function startDevStack() {
 }
 
 describe('npm start (scripts/stack/dev-stack.ts)', () => {
-  it('brings up PostgreSQL, Temporal, migrations, the dev key, API and worker, and Ctrl-C leaves nothing running', async () => {
+  it('brings up PostgreSQL, Temporal, migrations, the dev key, API, worker and export worker, and Ctrl-C leaves nothing running', async () => {
     const { stack, ports, dataDir, exited, output } = await startDevStack();
     try {
       expect(output()).toContain('Stack is up');
@@ -56,6 +56,9 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
         method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'smoke' }),
       });
       expect(campaign.status).toBe(201);
+      const exportWorkerUp = '[export-worker] export worker polling task queue "workspace-exports"';
+      await eventually(() => output().includes(exportWorkerUp), 30_000);
+      expect(output()).toContain(exportWorkerUp);
       expect(processesInGroup(stack.pid!).length).toBeGreaterThanOrEqual(5);
     } finally {
       process.kill(-stack.pid!, 'SIGINT');

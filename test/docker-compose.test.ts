@@ -7,7 +7,7 @@ import Ajv2019 from 'ajv/dist/2019';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
-import { configSchema } from '../lib/config';
+import { configSchema, configVariables } from '../lib/config';
 import { SEARCH_ATTRIBUTES } from '../scripts/stack/temporal';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -22,6 +22,7 @@ interface Service {
   entrypoint?: string | string[];
   environment?: Environment | string[];
   depends_on?: string[] | Record<string, { condition?: string }>;
+  volumes?: string[];
 }
 interface ComposeFile {
   services: Record<string, Service>;
@@ -107,11 +108,11 @@ function commandText(entry: Service): string {
   return parts.join(' ').replace(/\s+/g, ' ');
 }
 
-const configKeys = Object.keys(configSchema.shape) as (keyof typeof configSchema.shape)[];
+const configKeys = Object.keys(configVariables.shape) as (keyof typeof configVariables.shape)[];
 // No default and not optional: parsing "unset" fails.
-const requiredVariables = configKeys.filter((key) => !configSchema.shape[key].safeParse(undefined).success);
-const appServices = ['api', 'worker', 'migrate'];
-const runtimeServices = ['api', 'worker'];
+const requiredVariables = configKeys.filter((key) => !configVariables.shape[key].safeParse(undefined).success);
+const appServices = ['api', 'worker', 'export-worker', 'migrate'];
+const runtimeServices = ['api', 'worker', 'export-worker'];
 const searchAttributeService = Object.entries(compose.services)
   .find(([, entry]) => commandText(entry).includes('search-attribute create'))?.[0];
 
@@ -134,13 +135,13 @@ describe('docker-compose.yml', () => {
   });
 
   it('defines the application and Temporal services', () => {
-    for (const name of ['api', 'worker', 'migrate', 'app-db', 'temporal', 'temporal-db', 'temporal-ui']) {
+    for (const name of ['api', 'worker', 'export-worker', 'migrate', 'app-db', 'temporal', 'temporal-db', 'temporal-ui']) {
       expect(compose.services, `service ${name}`).toHaveProperty([name]);
     }
     expect(searchAttributeService, 'a service running `temporal operator search-attribute create`').toBeDefined();
   });
 
-  it('builds api and worker from the repository Dockerfile', () => {
+  it('builds api, worker and export worker from the repository Dockerfile', () => {
     for (const name of runtimeServices) {
       const build = service(name).build;
       expect(build, `${name}.build`).toBeDefined();
@@ -151,10 +152,11 @@ describe('docker-compose.yml', () => {
       expect(existsSync(dockerfilePath), `${dockerfilePath} exists`).toBe(true);
     }
     expect(commandText(service('worker'))).toBe('node --import tsx worker/main.ts');
+    expect(commandText(service('export-worker'))).toBe('node --import tsx worker/export-worker.ts');
     expect(commandText(service('migrate'))).toBe('npx prisma migrate deploy');
   });
 
-  it('sets every required configSchema variable for api, worker and migrate', () => {
+  it('sets every required configSchema variable for api, the workers and migrate', () => {
     expect(requiredVariables).toContain('DATABASE_URL');
     for (const name of appServices) {
       const environment = environmentOf(name);
@@ -164,7 +166,7 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('sets only configSchema variables (or NODE_ENV) for api and worker, with values the schema accepts', () => {
+  it('sets only configSchema variables (or NODE_ENV) for api and the workers, with values the schema accepts', () => {
     const known = new Set<string>([...configKeys, 'NODE_ENV']);
     for (const name of runtimeServices) {
       const environment = environmentOf(name);
@@ -177,11 +179,23 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('points api and worker at the temporal service', () => {
+  it('points api and the workers at the temporal service', () => {
     for (const name of runtimeServices) {
       expect(environmentOf(name).TEMPORAL_ADDRESS, `${name}: TEMPORAL_ADDRESS`).toMatch(/^temporal:\d+$/);
     }
     expect(environmentOf('temporal-ui').TEMPORAL_ADDRESS).toMatch(/^temporal:\d+$/);
+  });
+
+  it('has the API send export activities where the export worker polls, and serve the volume it writes', () => {
+    const configOf = (name: string) => configSchema.parse(Object.fromEntries(
+      Object.entries(environmentOf(name)).map(([key, value]) => [key, value && interpolate(value)]),
+    ));
+    const [api, exportWorker] = [configOf('api'), configOf('export-worker')];
+    expect(exportWorker.EXPORT_TASK_QUEUE).toBe(api.EXPORT_TASK_QUEUE);
+    expect(exportWorker.EXPORT_TASK_QUEUE).not.toBe(configOf('worker').TEMPORAL_TASK_QUEUE);
+    const exportsVolume = (name: string) => (service(name).volumes ?? []).find((volume) => volume.endsWith(`:${configOf(name).EXPORT_DIR}`));
+    expect(exportsVolume('export-worker')).toEqual(expect.any(String));
+    expect(exportsVolume('export-worker')).toBe(exportsVolume('api'));
   });
 
   it('registers every search attribute the workflows set', () => {
@@ -192,7 +206,7 @@ describe('docker-compose.yml', () => {
     }
   });
 
-  it('starts api and worker only after migrations, Temporal and its search attributes are ready', () => {
+  it('starts api and the workers only after migrations, Temporal and its search attributes are ready', () => {
     const expected = {
       'app-db': 'service_healthy',
       migrate: 'service_completed_successfully',

@@ -5,22 +5,30 @@ import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import ExcelJS from 'exceljs';
 import { decodeTimeoutType } from '@temporalio/common';
+import { decodePendingActivityState } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { defaultExportTaskQueue } from '../lib/config';
 import { EXPORT_COLUMNS } from '../lib/export-rows';
+import { createSqlPool } from '../lib/sql-pool';
 import { exportWorkflowId } from '../lib/export-jobs';
 import { exportProgressQuery } from '../workflows/export-job';
 import { startTestApi, type RunningApi } from './support/api';
 import { defaultTestExportDir } from './support/export-dir';
 import { useTestDatabase } from './support/database';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
+import { startTestExportWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { until } from './support/until';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('exports'));
+const sql = createSqlPool(url);
+afterAll(() => sql.end());
+// The workflows run on the main worker; their activities on an export worker polling the export queue
+// the API names (by default, as the configuration derives it from the task queue).
 await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
+await startTestExportWorker(defaultExportTaskQueue(temporal.taskQueue), { sql });
 // Above 10 rows an export is a job; pages of 4 rows make even a small job read several pages.
 const api = await startTestApi({ db, url, temporal, exports: { inlineMaxRows: 10, pageRows: 4 } });
 const owner = await createTestWorkspace(db, { scopes: ['intel.view'], settings: { plan: 'basic' } });
@@ -269,6 +277,22 @@ describe('exports over the inline threshold', () => {
     expect(readdirSync(defaultTestExportDir).filter((name) => name.startsWith(job.id))).toEqual([`${job.id}.csv`]);
   });
 
+  it('reads smaller pages where lead fields are wide, and larger again after them: every row once, in order', async () => {
+    const paged = await startTestApi({ db, url, temporal, exports: { inlineMaxRows: 0, pageRows: 4 } });
+    const campaign = await newCampaign();
+    await insertCalls(campaign, 8, 2);
+    // 100 KB of fields on the first three leads: their pages shrink to 2 rows (EXPORT_PAGE_BYTES), then grow back to 4.
+    const note = 'x'.repeat(100_000);
+    await db.$executeRaw`UPDATE "Lead" SET fields = jsonb_build_object('note', ${note}::text) WHERE "campaignId" = ${campaign.id}::uuid AND name IN ('Lead 1', 'Lead 2', 'Lead 3')`;
+    const job = await startedJob(campaign.id, { columns: ['callId', 'leadName', 'leadFields'] }, paged);
+    const done = await until(() => jobStatus(campaign.id, job.id, paged), (status) => status.status === 'completed');
+    expect(done).toMatchObject({ rowsWritten: 16, totalRows: 16 });
+    const [, ...rows] = await csvOf(await paged.request('GET', done.downloadUrl!, { key: owner.key }));
+    const calls = await db.call.findMany({ where: { campaignId: campaign.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }], include: { lead: true } });
+    expect(rows.map(([callId, leadName, fields]) => [callId, leadName, JSON.parse(fields!)])).toEqual(calls.map((call) => [call.id, call.lead.name, call.lead.fields]));
+    expect(rows.filter((row) => JSON.parse(row[2]!).note === note)).toHaveLength(6);
+  });
+
   it('packages a workbook for XLSX from the rows it wrote', async () => {
     const campaign = await newCampaign();
     await insertCalls(campaign, 5, 3);
@@ -298,6 +322,39 @@ describe('exports over the inline threshold', () => {
     await temporal.client.workflow.getHandle(exportWorkflowId(job.id)).terminate('test over');
   });
 
+  it('runs its activities on the export task queue only: queued while no export worker polls it, completed once one does', async () => {
+    const exportQueue = uniqueTaskQueue('exports-later');
+    const routed = await startTestApi({ db, url, temporal, exports: { inlineMaxRows: 0, taskQueue: exportQueue } });
+    const campaign = await newCampaign();
+    await insertCalls(campaign, 3, 2);
+    const job = await startedJob(campaign.id, {}, routed);
+    const handle = temporal.client.workflow.getHandle(exportWorkflowId(job.id));
+
+    // The main worker runs the workflow, which schedules its first activity on the export queue...
+    const scheduled = await until(
+      async () => (await handle.fetchHistory()).events!.map((event) => event.activityTaskScheduledEventAttributes).find(Boolean),
+      (attributes) => attributes !== undefined,
+    );
+    expect(scheduled).toMatchObject({ activityType: { name: 'beginExport' }, taskQueue: { name: exportQueue } });
+    // ...where nothing takes it: not the main worker, not the export worker of the other queue.
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    const [pending] = (await handle.describe()).raw.pendingActivities ?? [];
+    expect(pending).toMatchObject({ activityType: { name: 'beginExport' }, attempt: 1 });
+    expect(decodePendingActivityState(pending?.state)).toBe('SCHEDULED');
+    expect(await jobStatus(campaign.id, job.id, routed)).toMatchObject({ status: 'queued', rowsWritten: 0, percent: 0 });
+
+    await startTestExportWorker(exportQueue, { sql });
+    const done = await until(() => jobStatus(campaign.id, job.id, routed), (status) => status.status === 'completed');
+    expect(done).toMatchObject({ rowsWritten: 6, totalRows: 6, percent: 100 });
+    const [, ...rows] = await csvOf(await routed.request('GET', done.downloadUrl!, { key: owner.key }));
+    expect(rows.map((row) => row[0])).toEqual(await callIdsInOrder(campaign.id));
+    // Every activity of the job went to the export queue.
+    const queues = (await handle.fetchHistory()).events!.flatMap((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name ?? []);
+    expect(queues.length).toBeGreaterThanOrEqual(3);
+    expect(new Set(queues)).toEqual(new Set([exportQueue]));
+    await handle.terminate('test over');
+  });
+
   it('deletes the file when its retention is over, and the download answers 410 export_expired', async () => {
     const shortLived = await startTestApi({ db, url, temporal, exports: { inlineMaxRows: 0, retentionSeconds: 3 } });
     const campaign = await newCampaign();
@@ -320,20 +377,23 @@ describe('exports over the inline threshold', () => {
   });
 });
 
-describe('an export job and a worker killed with SIGKILL', () => {
+describe('an export job and an export worker killed with SIGKILL', () => {
   const running = new Set<ChildProcess>();
   afterAll(() => {
     for (const child of running) child.kill('SIGKILL');
   });
 
   const crashQueue = uniqueTaskQueue('exports-crash');
-  /** The production worker entry point, as its own process, sharing the API's export volume. */
-  function startWorkerProcess(): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+  /**
+   * The production export worker entry point, as its own process, sharing the API's export volume. Given
+   * only the main task queue, it polls the export queue the configuration derives from it.
+   */
+  function startExportWorkerProcess(): ChildProcess {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/export-worker.ts'], {
       cwd: projectRoot,
       env: {
         ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, TEMPORAL_TASK_QUEUE: crashQueue,
-        WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath, EXPORT_DIR: defaultTestExportDir,
+        EXPORT_TASK_QUEUE: undefined, EXPORT_DIR: defaultTestExportDir,
       },
       stdio: 'ignore',
     });
@@ -343,10 +403,12 @@ describe('an export job and a worker killed with SIGKILL', () => {
   }
 
   it('resumes from its last checkpoint: exactly every row, once, in order', async () => {
+    // The workflow runs on a main worker in this process; the rows are written by the export worker process alone.
+    await startTestWorker(crashQueue, { db, calls: createSimulatedTelephony(db) });
     const crashApi = await startTestApi({ db, url, temporal: { ...temporal, taskQueue: crashQueue }, exports: { inlineMaxRows: 10, pageRows: 200 } });
     const campaign = await newCampaign();
     await insertCalls(campaign, 20_000, 3);
-    const first = startWorkerProcess();
+    const first = startExportWorkerProcess();
     const job = await startedJob(campaign.id, {}, crashApi);
     expect(job.totalRows).toBe(60_000);
 
@@ -364,7 +426,7 @@ describe('an export job and a worker killed with SIGKILL', () => {
     const notReady = await crashApi.request('GET', `${exportsOf(campaign.id)}/${job.id}/file`, { key: owner.key });
     expect(notReady.status).toBe(409);
     expect(await notReady.json()).toMatchObject({ error: 'export_not_ready', status: 'running' });
-    // While no worker runs it, Temporal holds the chunk's last heartbeat: the checkpoint the retry resumes from.
+    // While no export worker runs it, Temporal holds the chunk's last heartbeat: the checkpoint the retry resumes from.
     const handle = temporal.client.workflow.getHandle(exportWorkflowId(job.id));
     const [pending] = (await handle.describe()).raw.pendingActivities ?? [];
     expect(pending?.activityType?.name).toBe('writeExportChunk');
@@ -381,7 +443,7 @@ describe('an export job and a worker killed with SIGKILL', () => {
     expect(mark).toBeLessThan(checkpoint.bytes);
     writeFileSync(file, Buffer.concat([partial.subarray(0, mark), Buffer.from(',LEAD 1,'), partial.subarray(mark + 8)]));
 
-    startWorkerProcess();
+    startExportWorkerProcess();
     const done = await until(() => jobStatus(campaign.id, job.id, crashApi), (status) => status.status === 'completed', 100_000);
     expect(done).toMatchObject({ rowsWritten: 60_000, totalRows: 60_000, percent: 100 });
     // The same activity, retried after its heartbeat timed out, not a new one started from the beginning.

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
@@ -19,7 +18,6 @@ const worker = await createWorker({
   options: { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS },
   dependencies: {
     db, calls: createTelephony(config.TELEPHONY_PROVIDER, db), whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db), temporal,
-    exportDir: path.resolve(config.EXPORT_DIR),
   },
 });
 console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER})`);

@@ -1,29 +1,36 @@
 import { ActivityFailure, defineQuery, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { ExportCheckpoint } from '../activities/exports';
+import type { ExportActivities, ExportCheckpoint } from '../activities/exports';
 import { percentOf, type ExportProgress, type ExportStatus } from '../lib/export-jobs';
 
 /**
- * Each chunk works about 3 s and heartbeats every page: a worker that dies is noticed within 20 s,
- * and the retry resumes from the last page it heartbeated.
+ * The export activities, on the export workers' task queue. A job started before there were export
+ * workers has none in its input: `taskQueue` undefined is the workflow's own queue.
  */
-const { writeExportChunk } = proxyActivities<Activities>({
-  startToCloseTimeout: '5 minutes',
-  heartbeatTimeout: '20 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
-});
-
-/** Packaging a workbook reads only the local rows file; a million rows take about a minute. */
-const { packageExportXlsx } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 minutes',
-  heartbeatTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
-});
-
-const { beginExport, completeExport, failExport, expireExport } = proxyActivities<Activities>({
-  startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
-});
+function exportActivities(taskQueue: string | undefined) {
+  /**
+   * Each chunk works about 3 s and heartbeats every page: a worker that dies is noticed within 20 s,
+   * and the retry resumes from the last page it heartbeated.
+   */
+  const { writeExportChunk } = proxyActivities<ExportActivities>({
+    taskQueue,
+    startToCloseTimeout: '5 minutes',
+    heartbeatTimeout: '20 seconds',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
+  });
+  /** Packaging a workbook reads only the local rows file; a million rows take about a minute. */
+  const { packageExportXlsx } = proxyActivities<ExportActivities>({
+    taskQueue,
+    startToCloseTimeout: '30 minutes',
+    heartbeatTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  });
+  const { beginExport, completeExport, failExport, expireExport } = proxyActivities<ExportActivities>({
+    taskQueue,
+    startToCloseTimeout: '1 minute',
+    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  });
+  return { beginExport, writeExportChunk, packageExportXlsx, completeExport, failExport, expireExport };
+}
 
 export const exportProgressQuery = defineQuery<ExportProgress>('exportProgress');
 
@@ -33,6 +40,11 @@ export interface ExportJobInput {
   pageRows: number;
   /** How long the finished file can be downloaded. */
   retentionSeconds: number;
+  /**
+   * The export workers' task queue (EXPORT_TASK_QUEUE), where the activities run. Absent from jobs
+   * started before there were export workers: their activities stay on the workflow's own queue.
+   */
+  activityTaskQueue?: string;
 }
 
 /**
@@ -41,7 +53,8 @@ export interface ExportJobInput {
  * file for its retention on a durable timer and deletes it. The ExportJob row mirrors every step,
  * so the status endpoint reads PostgreSQL; `exportProgress` answers from the workflow itself.
  */
-export async function exportJobWorkflow({ exportId, pageRows, retentionSeconds }: ExportJobInput): Promise<ExportStatus> {
+export async function exportJobWorkflow({ exportId, pageRows, retentionSeconds, activityTaskQueue }: ExportJobInput): Promise<ExportStatus> {
+  const { beginExport, writeExportChunk, packageExportXlsx, completeExport, failExport, expireExport } = exportActivities(activityTaskQueue);
   const progress: ExportProgress = { rowsWritten: 0, totalRows: 0, percent: 0, status: 'queued' };
   setHandler(exportProgressQuery, () => progress);
 

@@ -5,6 +5,7 @@ import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExportJob } from '../../generated/prisma/client';
+import { defaultExportTaskQueue } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
 import { exportDownloadName, exportFilePath } from '../../lib/export-files';
 import { createXlsxWriter, csvHead, csvLines, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../lib/export-formats';
@@ -16,8 +17,11 @@ import { ApiError, forbidden } from '../http/api-error';
 import { findOwnedCampaign, isUuid } from './campaigns';
 import type { AppServices } from './index';
 
-/** Rows per keyset page, inline and in jobs. */
-export const EXPORT_PAGE_ROWS = 5_000;
+/**
+ * The most rows per keyset page, inline and in jobs; a job's pages shrink further for wide rows
+ * (lib/export-page-size.ts). Larger pages outlive V8's young generation and pile up in the old space.
+ */
+export const EXPORT_PAGE_ROWS = 1_000;
 /** A healthy start takes milliseconds; one that hangs is answered 503 rather than held. */
 const WORKFLOW_START_DEADLINE_MS = 5_000;
 
@@ -59,7 +63,7 @@ export function exportJobView(job: ExportJob, now = new Date()) {
 export type ExportJobView = ReturnType<typeof exportJobView>;
 
 function inlineFile(services: AppServices, scope: ExportScope, format: ExportFormat, columns: ExportColumn[], now: Date): ExportFile {
-  const pages = () => exportPages(services.db, scope, Math.min(EXPORT_PAGE_ROWS, services.exports.pageRows));
+  const pages = () => exportPages(services.sql, scope, Math.min(EXPORT_PAGE_ROWS, services.exports.pageRows));
   return {
     contentType: EXPORT_CONTENT_TYPES[format],
     fileName: exportDownloadName(scope.campaignId, now, format),
@@ -98,7 +102,7 @@ export async function createExport(
     until: (to < now ? to : now).toISOString(),
   };
   const scope: ExportScope = { campaignId: campaign.id, from: options.from, until: options.until };
-  const totalRows = await countExportRows(services.db, scope);
+  const totalRows = await countExportRows(services.sql, scope);
   if (totalRows <= services.exports.inlineMaxRows) return { file: inlineFile(services, scope, request.format, request.columns, now) };
 
   const job = await services.db.exportJob.create({
@@ -109,7 +113,10 @@ export async function createExport(
       services.temporal.workflow.start<typeof exportJobWorkflow>('exportJobWorkflow', {
         workflowId: exportWorkflowId(job.id),
         taskQueue: services.taskQueue,
-        args: [{ exportId: job.id, pageRows: services.exports.pageRows, retentionSeconds: services.exports.retentionSeconds }],
+        args: [{
+          exportId: job.id, pageRows: services.exports.pageRows, retentionSeconds: services.exports.retentionSeconds,
+          activityTaskQueue: services.exports.taskQueue ?? defaultExportTaskQueue(services.taskQueue),
+        }],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
       }));

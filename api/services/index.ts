@@ -16,9 +16,11 @@ export interface AppServices {
   /** Requests per rolling minute per key where the workspace sets no limit of its own. */
   defaultRateLimitPerMinute: number;
   /**
-   * Calls exports: the volume shared with the workers (EXPORT_DIR), the most rows answered inline
+   * Calls exports: the volume shared with the export workers (EXPORT_DIR), the most rows answered inline
    * (EXPORT_INLINE_MAX_ROWS), how long a finished file is kept (EXPORT_RETENTION_HOURS, in seconds
-   * here) and the rows per keyset page an export job reads.
+   * here), the rows per keyset page an export job reads, and the export workers' task queue
+   * (EXPORT_TASK_QUEUE), where a job's workflow sends its activities. Without `taskQueue` they go to
+   * defaultExportTaskQueue(taskQueue), as the config resolves an unset EXPORT_TASK_QUEUE.
    */
-  exports: { dir: string; inlineMaxRows: number; retentionSeconds: number; pageRows: number };
+  exports: { dir: string; inlineMaxRows: number; retentionSeconds: number; pageRows: number; taskQueue?: string };
 }

@@ -1,5 +1,5 @@
 // `npm start`: PostgreSQL and Temporal (embedded unless DATABASE_URL / TEMPORAL_ADDRESS are set),
-// migrations, the development workspace, then the API and the worker. Ctrl-C stops all of it.
+// migrations, the development workspace, then the API, the worker and the export worker. Ctrl-C stops all of it.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig, ConfigError } from '../../lib/config';
@@ -96,6 +96,7 @@ async function main() {
   await requireFreePort(config.PORT, 'the API');
   const nodeArgs = ['--import', 'tsx'];
   watch(startProcess('worker', process.execPath, [...nodeArgs, 'worker/main.ts'], { cwd: projectRoot, env }));
+  watch(startProcess('export-worker', process.execPath, [...nodeArgs, 'worker/export-worker.ts'], { cwd: projectRoot, env }));
   const api = startProcess('api', process.execPath, [...nodeArgs, 'api/main.ts'], { cwd: projectRoot, env });
   watch(api);
   await waitFor('API', async () => {
@@ -112,7 +113,7 @@ async function main() {
     `Stack is up in ${seconds} s. Ctrl-C stops everything.`,
     `  API            ${apiUrl}   (health: ${apiUrl}/health)`,
     `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
-    `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queue ${config.TEMPORAL_TASK_QUEUE})`,
+    `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
     `  Database       ${config.DATABASE_URL}`,
     `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost)`,
     `  API key        ${apiKey}   (kept in .data/dev-api-key)`,

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
 import { createApp } from '../../api/app';
+import { defaultExportTaskQueue } from '../../lib/config';
 import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/services';
 import { createLeadDispatcher } from '../../api/services/lead-dispatch';
@@ -21,7 +22,11 @@ export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimit
   trustProxy?: boolean;
   /** Run the lead dispatcher's sweep, as every production API process does (off by default: tests that share a database must not start each other's leads). */
   sweepLeads?: { staleAfterMs: number };
-  /** Export settings; by default the test file's export directory (its workers' too) and the production threshold, retention and page size. */
+  /**
+   * Export settings; by default the test file's export directory (its workers' too), the production
+   * threshold, retention and page size, and the export task queue the configuration would derive from
+   * the task queue.
+   */
   exports?: Partial<AppServices['exports']>;
 }
 
@@ -39,7 +44,10 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     ...temporal,
     leadDispatcher,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
-    exports: { dir: defaultTestExportDir, inlineMaxRows: 5000, retentionSeconds: 24 * 3600, pageRows: EXPORT_PAGE_ROWS, ...dependencies.exports },
+    exports: {
+      dir: defaultTestExportDir, inlineMaxRows: 5000, retentionSeconds: 24 * 3600, pageRows: EXPORT_PAGE_ROWS,
+      taskQueue: defaultExportTaskQueue(temporal.taskQueue), ...dependencies.exports,
+    },
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

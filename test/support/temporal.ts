@@ -3,6 +3,8 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import { afterAll, inject } from 'vitest';
 import type { ActivityDependencies } from '../../activities';
+import type { SqlPool } from '../../lib/sql-pool';
+import { createExportWorker } from '../../worker/create-export-worker';
 import { createWorker } from '../../worker/create-worker';
 import { createSimulatedWhatsApp } from '../../activities/providers/simulated-whatsapp';
 import { defaultTestExportDir } from './export-dir';
@@ -36,6 +38,21 @@ export interface RunningWorker {
   stop(): Promise<void>;
 }
 
+/** Runs a worker until stop() or the end of the test file, then closes what it was given to close. */
+function runUntilStopped(worker: Worker, close: () => Promise<void>): RunningWorker {
+  const running = worker.run();
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    worker.shutdown();
+    await running;
+    await close();
+  };
+  afterAll(stop);
+  return { worker, stop };
+}
+
 /** A real worker on the test Temporal server, polling the given task queue, built from the shared bundle. */
 export async function startTestWorker(
   taskQueue: string,
@@ -45,23 +62,30 @@ export async function startTestWorker(
   quietRuntime();
   const clientConnection = await Connection.connect({ address });
   const dependencies: ActivityDependencies = {
-    whatsapp: createSimulatedWhatsApp(activityDependencies.db), exportDir: defaultTestExportDir, ...activityDependencies,
+    whatsapp: createSimulatedWhatsApp(activityDependencies.db), ...activityDependencies,
     temporal: new Client({ connection: clientConnection }),
   };
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     connection, namespace: 'default', taskQueue, dependencies, workflowBundlePath: inject('stack').workflowBundlePath,
   });
-  const running = worker.run();
-  let stopped = false;
-  const stop = async () => {
-    if (stopped) return;
-    stopped = true;
-    worker.shutdown();
-    await running;
+  return runUntilStopped(worker, async () => {
     await connection.close();
     await clientConnection.close();
-  };
-  afterAll(stop);
-  return { worker, stop };
+  });
+}
+
+/**
+ * A real export worker (activity-only, as worker/export-worker.ts builds it) polling an export task
+ * queue; by default it writes to the test file's export directory, which its API serves.
+ */
+export async function startTestExportWorker(
+  taskQueue: string,
+  { sql, exportDir = defaultTestExportDir }: { sql: SqlPool; exportDir?: string },
+  address = inject('stack').temporalAddress,
+): Promise<RunningWorker> {
+  quietRuntime();
+  const connection = await NativeConnection.connect({ address });
+  const worker = await createExportWorker({ connection, namespace: 'default', taskQueue, dependencies: { sql, exportDir } });
+  return runUntilStopped(worker, () => connection.close());
 }

@@ -1,0 +1,40 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createExportActivities, type ExportActivityDependencies } from '../activities/exports';
+
+/**
+ * Export activities one export worker runs at a time. Each running chunk holds one page of rows and its
+ * encoded lines, and writes as fast as PostgreSQL and the disk let it: a few at a time already keep a
+ * machine's cores busy, and more would only add their pages to the process's memory. Further jobs wait
+ * in Temporal's task queue, where they cost nothing, until a slot (or another export worker) is free.
+ */
+export const EXPORT_ACTIVITY_SLOTS = 4;
+
+/** A running chunk holds two connections: its advisory lock's transaction, and its reads and progress updates. */
+export const EXPORT_WORKER_CONNECTIONS = 2 * EXPORT_ACTIVITY_SLOTS;
+
+const EXPORT_SHUTDOWN_GRACE = '10 seconds';
+
+export interface ExportWorkerSetup {
+  connection: NativeConnection;
+  namespace: string;
+  /** EXPORT_TASK_QUEUE: where export job workflows send their activities. */
+  taskQueue: string;
+  dependencies: ExportActivityDependencies;
+}
+
+/**
+ * An activity-only worker: with neither workflowsPath nor workflowBundle it starts no workflow sandbox
+ * and loads no workflow code, and its activities use plain pg, so it carries no Prisma either.
+ */
+export async function createExportWorker(setup: ExportWorkerSetup): Promise<Worker> {
+  return Worker.create({
+    connection: setup.connection,
+    namespace: setup.namespace,
+    taskQueue: setup.taskQueue,
+    activities: createExportActivities(setup.dependencies),
+    maxConcurrentActivityTaskExecutions: EXPORT_ACTIVITY_SLOTS,
+    // A chunk works about 3 s: on shutdown it is let finish and hand its checkpoint to the workflow,
+    // instead of being cancelled and retried from its last heartbeat.
+    shutdownGraceTime: EXPORT_SHUTDOWN_GRACE,
+  });
+}

@@ -1,0 +1,23 @@
+// The export worker: a process that runs only the export job's activities, polling EXPORT_TASK_QUEUE.
+// Bulk exports read and write hundreds of MB; here they cannot grow the main worker's memory, and this
+// process carries neither a workflow sandbox nor Prisma (README "Exports").
+import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
+import { loadConfigOrExit } from '../lib/config';
+import { createSqlPool } from '../lib/sql-pool';
+import { createExportWorker, EXPORT_WORKER_CONNECTIONS } from './create-export-worker';
+
+const config = loadConfigOrExit();
+const sql = createSqlPool(config.DATABASE_URL, EXPORT_WORKER_CONNECTIONS);
+const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+const worker = await createExportWorker({
+  connection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  taskQueue: config.EXPORT_TASK_QUEUE,
+  dependencies: { sql, exportDir: path.resolve(config.EXPORT_DIR) },
+});
+console.log(`export worker polling task queue "${config.EXPORT_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS}`);
+// Worker.run() shuts down gracefully on SIGINT/SIGTERM: a chunk in flight finishes or is retried from its last heartbeat.
+await worker.run();
+await connection.close();
+await sql.end();
