@@ -97,6 +97,9 @@ try {
   const intakeSeconds = (performance.now() - intakeStarted) / 1000;
   const dispatched = { leads: intakeLeads, firstPushToLastWorkflowStartedSeconds: Number(intakeSeconds.toFixed(1)), workflowsStartedPerSecond: Math.round(intakeLeads / intakeSeconds) };
   console.error('dispatched', dispatched);
+  // Every API process sweeps every undispatched lead onto its own task queue: the intake API must not
+  // take the ladder's leads onto the queue no worker polls.
+  apis[0]!.stop();
   post = await startApi(taskQueue);
 
   // 3: the production worker, in its own process, drains a three-rung ladder.
