@@ -5,6 +5,7 @@ import type { CampaignAction, CampaignStatus } from '../../lib/campaign-transiti
 import { addMember, createWorkspace } from '../../lib/workspace-admin';
 import { campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../../workflows/campaign';
 import { leadStateQuery } from '../../workflows/lead-dial';
+import { enrollmentWorkflowId, type contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { journey } from '../support/journeys';
 import { publishWorkflow, saveWorkflow } from '../../api/services/workflows';
@@ -79,6 +80,23 @@ const pausedThenResumed = (name: string): ReplayScenario => ({
     return handle.workflowId;
   },
 });
+
+/** A running campaign's calling list of three contacts, enrolled as leads until none is left. */
+const contactsEnrolled: ReplayScenario = {
+  name: 'contact-enrollment-calling-list',
+  async run(context) {
+    const campaign = await campaignFor(context.db, 'contact-enrollment', 'RUNNING');
+    for (const phone of ['+14155550120', '+14155550121', '+14155550125']) {
+      const contact = await context.db.contact.create({ data: { workspaceId: campaign.workspaceId, phone, name: `Contact ${phone.slice(-3)}` } });
+      await context.db.campaignContact.create({ data: { campaignId: campaign.id, contactId: contact.id } });
+    }
+    const handle = await context.client.workflow.start<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
+      workflowId: enrollmentWorkflowId(campaign.id), taskQueue: context.taskQueue, args: [{ campaignId: campaign.id }],
+    });
+    await handle.result();
+    return handle.workflowId;
+  },
+};
 
 const campaignLifecycle: ReplayScenario = {
   name: 'campaign-start-pause-resume-stop',
@@ -178,6 +196,7 @@ export const replayScenarios: ReplayScenario[] = [
   pausedThenResumed('lead-dial-paused-then-resumed-local-bookkeeping'),
   campaignLifecycle,
   journeyToTheEnd,
+  contactsEnrolled,
   journeyRecoveredBySignal,
   journeyReviewedByUpdate,
   exportJobScenario,
