@@ -9,6 +9,9 @@ export function createSqlPool(databaseUrl: string, size = 10): pg.Pool {
   const pool = new pg.Pool({ connectionString: databaseUrl, max: size, connectionTimeoutMillis: 3_000 });
   // An idle client that loses its server is replaced on the next checkout; the error needs no handler.
   pool.on('error', () => {});
+  // A checked-out client that loses its server (a restart, a terminated backend) fails the query it
+  // runs, which its caller handles; without a listener the same error would also crash the process.
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
