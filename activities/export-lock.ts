@@ -11,11 +11,9 @@ import type { SqlPool } from '../lib/sql-pool';
  * attempt learns it at its next heartbeat, which cancels it.
  */
 export async function withExportLock<T>(sql: SqlPool, exportId: string, work: () => Promise<T>): Promise<T> {
-  const client = await sql.connect();
   // The connection sits idle while `work` runs on others; should PostgreSQL drop it meanwhile, the
-  // COMMIT reports it. Unheard, the client's 'error' event would end the whole worker process.
-  const ignoreIdleError = () => {};
-  client.on('error', ignoreIdleError);
+  // COMMIT reports it (createSqlPool's clients never crash the process with an 'error' event).
+  const client = await sql.connect();
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
@@ -33,7 +31,6 @@ export async function withExportLock<T>(sql: SqlPool, exportId: string, work: ()
     await client.query('ROLLBACK').catch((rollbackError: Error) => (broken = rollbackError));
     throw error;
   } finally {
-    client.off('error', ignoreIdleError);
     client.release(broken);
   }
 }
