@@ -4,8 +4,8 @@
 //     next to a plain multi-row INSERT of the same rows into a bare table, in the same run.
 //  2. A campaign of START_CONTACTS contacts started: time to the accepted answer, and to the last lead
 //     enrolled, with the production worker in its own process dialing the simulated provider.
+import { writeBenchResults } from './results-files';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,9 +16,8 @@ import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
-import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
-import { startBenchWorker } from './worker-process';
+import { startBenchWorker } from './bench-process';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const START_CONTACTS = Number(process.env.BENCH_START_CONTACTS ?? 100_000);
@@ -116,12 +115,9 @@ try {
       enrolledPerSecond: Math.round(enrolled / drainedSeconds), completed, workerPeakRssMb: peakRssMb,
     },
   };
-  const resultsDir = path.join(projectRoot, 'bench/results');
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, 'contacts.json'), `${JSON.stringify(result, null, 2)}\n`);
   const t = result.tenThousandContacts;
   const s = result.campaignStart;
-  writeFileSync(path.join(resultsDir, 'contacts.md'), [
+  writeBenchResults('contacts', result, [
     `# Calling list benchmark (${result.measuredAt})`,
     '',
     `${os.cpus().length} CPUs shared by PostgreSQL, the Temporal dev server, the API, the worker and the load.`,
@@ -139,7 +135,7 @@ try {
         : `${s.enrolled} leads enrolled (${s.completed} dialed to completion) when the measurement stopped after ${s.measuredForSeconds} s; the last lead was not reached`)
       + ` (${s.enrolledPerSecond} leads/s, paced by the dialing); worker peak RSS ${s.workerPeakRssMb} MB.`,
     '',
-  ].join('\n'));
+  ]);
   console.log(JSON.stringify(result));
   server.close();
   await leadDispatcher.stop();

@@ -4,8 +4,9 @@
 // through KEYS keys of a workspace on the default limit (120 a minute), so that, as in production, each
 // key stays under its limit and every request is admitted: the figure is the cost of an admitted request.
 // Writes bench/results/door.json and bench/results/door.md.
+import { writeBenchResults } from './results-files';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -112,10 +113,7 @@ try {
     goals: { doorCostP50UnderMs: 1, throughputKeptAtLeast: 0.7 },
     levels,
   };
-  const resultsDir = path.join(projectRoot, 'bench/results');
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, 'door.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(path.join(resultsDir, 'door.md'), [
+  writeBenchResults('door', result, [
     `# Door benchmark (${result.measuredAt})`,
     '',
     `GET /v1/whoami with the real door (key check and PostgreSQL sliding log, one SQL call) against the same app with a door that hands over a fixed principal. ${KEYS} keys at the default limit (120/min each); ${ROUNDS} alternating rounds of ${SECONDS} s per level; ${result.machine.cpus} CPUs shared by server, PostgreSQL and load generator; Node ${process.version}. Medians.`,
@@ -129,7 +127,7 @@ try {
     '',
     ...levels.map((level) => `- ${level.connections} connection(s): door cost at p50 ${level.doorCostP50Ms} ms (goal < 1 ms); throughput kept ${(level.throughputKept * 100).toFixed(1)} % (goal >= 70 %).`),
     '',
-  ].join('\n'));
+  ]);
   console.log(JSON.stringify(levels.map(({ runs: _runs, ...level }) => level)));
   await db.$disconnect();
   await sql.end();

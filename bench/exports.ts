@@ -7,7 +7,8 @@
 // worker's too, and the download. Baseline, in the same run on the same rows: PostgreSQL itself writing
 // the same columns in the same order as CSV (COPY … TO STDOUT through pg-copy-streams), piped to a file
 // by this process, before and after the job. Writes bench/results/exports.json and .md.
-import { createWriteStream, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { writeBenchResults } from './results-files';
+import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -22,9 +23,8 @@ import { defaultExportTaskQueue } from '../lib/config';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
-import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
-import { startBenchProcess, startBenchWorker } from './worker-process';
+import { startBenchProcess, startBenchWorker } from './bench-process';
 
 const ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
 const PAGE_ROWS = Number(process.env.BENCH_PAGE_ROWS ?? EXPORT_PAGE_ROWS);
@@ -160,10 +160,7 @@ try {
     goals: GOALS,
     goalsMet: { time: jobSeconds < GOALS.jobUnderSeconds, memory: job.exportWorker.peakRssMb < GOALS.exportWorkerPeakRssUnderMb },
   };
-  const resultsDir = path.join(projectRoot, 'bench/results');
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, 'exports.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(path.join(resultsDir, 'exports.md'), [
+  writeBenchResults('exports', result, [
     `# Calls export benchmark (${result.measuredAt})`,
     '',
     `${result.machine.cpus} CPUs shared by PostgreSQL, the Temporal dev server, the API, both workers and the bench; Node ${process.version}.`,
@@ -180,7 +177,7 @@ try {
     `- Goals: under ${GOALS.jobUnderSeconds} s (${result.goalsMet.time ? 'met' : 'missed'}) and under ${GOALS.exportWorkerPeakRssUnderMb} MB of peak RSS in the process doing the export (${result.goalsMet.memory ? 'met' : 'missed'}), started as deployed.`,
     `- The export worker's RSS during the job (seconds: MB): ${job.samples.map((sample) => `${sample.seconds}: ${sample.exportWorkerRssMb}`).join(', ')}.`,
     '',
-  ].join('\n'));
+  ]);
   console.log(JSON.stringify(result));
   await sql.end();
   await db.$disconnect();

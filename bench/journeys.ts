@@ -4,8 +4,9 @@
 //  2. A 5-node journey (start, set_variable, branch, webhook to a loopback receiver, end): runs started
 //     per second and completed per second, measured the same way in the same run.
 //  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait.
+import { writeBenchResults } from './results-files';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -21,7 +22,7 @@ import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { journey } from '../test/support/journeys';
 import { measure } from './measure';
-import { startBenchWorker } from './worker-process';
+import { startBenchWorker } from './bench-process';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
@@ -121,10 +122,7 @@ try {
     },
     sleepers: { runs: SLEEPERS, startedPerSecond: sleepersStarted.perSecond, workerRssBeforeMb: beforeSleepers.rssMb, workerRssWaitingMb: withSleepers.rssMb, workerPeakRssMb: withSleepers.peakRssMb },
   };
-  const resultsDir = path.join(projectRoot, 'bench/results');
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, 'journeys.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(path.join(resultsDir, 'journeys.md'), [
+  writeBenchResults('journeys', result, [
     `# Journey runs benchmark (${result.measuredAt})`,
     '',
     `${os.cpus().length} CPUs shared by PostgreSQL, the Temporal dev server, the worker (own process) and the load; concurrency ${CONCURRENCY}.`,
@@ -137,7 +135,7 @@ try {
     `- The journey starts at ${(result.fiveNodeJourney.startedOfBare * 100).toFixed(0)} % and completes at ${(result.fiveNodeJourney.completedOfBare * 100).toFixed(0)} % of the bare workflow's rate (it runs 3 activities: load the run, the webhook, record the end).`,
     `- ${SLEEPERS} runs waiting on a one-hour timer: worker RSS ${result.sleepers.workerRssBeforeMb} MB before, ${result.sleepers.workerRssWaitingMb} MB with all of them waiting (peak ${result.sleepers.workerPeakRssMb} MB); started at ${sleepersStarted.perSecond}/s.`,
     '',
-  ].join('\n'));
+  ]);
   console.log(JSON.stringify(result));
   await connection.close();
   await db.$disconnect();

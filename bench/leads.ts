@@ -4,8 +4,9 @@
 //  2. The API: single pushes and batches of 100, with p50/p99 latency (no worker busy either).
 //  3. LADDER_LEADS leads pushed in batches and run through a three-rung ladder (busy numbers, 1 s rungs)
 //     by the production worker in its own process: time from first push to last result, peak memory.
+import { writeBenchResults } from './results-files';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
@@ -14,10 +15,9 @@ import { cpuSecondsBetween, cpuSecondsByProcess, measure } from './measure';
 import { createDatabase } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
-import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { startBenchProcess, startBenchWorker, type BenchProcess } from './worker-process';
+import { startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 2000);
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 2000);
@@ -136,10 +136,7 @@ try {
     ladder: { leads: LADDER_LEADS, rungs: 3, calls, pushSeconds: Number(pushSeconds.toFixed(1)), firstPushToLastResultSeconds: Number(drainSeconds.toFixed(1)), workerPeakRssMb: peakRssMb },
     goals: { keptOfRawStartRateAtLeast: 0.7, batchOf100P50UnderMs: 150 },
   };
-  const resultsDir = path.join(projectRoot, 'bench/results');
-  mkdirSync(resultsDir, { recursive: true });
-  writeFileSync(path.join(resultsDir, 'leads.json'), `${JSON.stringify(result, null, 2)}\n`);
-  writeFileSync(path.join(resultsDir, 'leads.md'), [
+  writeBenchResults('leads', result, [
     `# Lead intake and ladder benchmark (${result.measuredAt})`,
     '',
     `${os.cpus().length} CPUs shared by PostgreSQL, the Temporal dev server, the API, the worker and the load; concurrency ${CONCURRENCY}.`,
@@ -159,7 +156,7 @@ try {
       ? `- ${LADDER_LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, ${calls} calls): pushed in ${result.ladder.pushSeconds} s, last result ${result.ladder.firstPushToLastResultSeconds} s after the first push; worker peak RSS ${peakRssMb} MB.`
       : '- Ladder part not run in this measurement (BENCH_LADDER_LEADS=0).',
     '',
-  ].join('\n'));
+  ]);
   console.log(JSON.stringify(result));
   for (const api of apis) api.stop();
   await db.$disconnect();
