@@ -55,5 +55,10 @@ export function startBenchProcess(entry: string, env: Record<string, string>, no
 export function startBenchWorker(env: { databaseUrl: string; temporalAddress: string; taskQueue: string; bundlePath: string }): BenchProcess {
   return startBenchProcess('worker/main.ts', {
     DATABASE_URL: env.databaseUrl, TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: env.taskQueue, WORKFLOW_BUNDLE_PATH: env.bundlePath,
-  });
+  }, nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'));
+}
+
+/** Node flags for a measured process from a space-separated variable (profilers, heap limits). */
+export function nodeArgsFromEnv(name: string): string[] {
+  return (process.env[name] ?? '').split(' ').filter(Boolean);
 }

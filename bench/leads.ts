@@ -17,13 +17,14 @@ import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
+import { nodeArgsFromEnv, startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 2000);
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 2000);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const LADDER_LEADS = Number(process.env.BENCH_LADDER_LEADS ?? 10_000);
+const WORKER_NODE_ARGS = nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS').join(' ');
 
 const { stack, stop } = await startTestStack();
 try {
@@ -51,7 +52,7 @@ try {
     apis.push(startBenchProcess('api/main.ts', {
       DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: queue, PORT: String(port),
       EXPORT_DIR: path.join(os.tmpdir(), 'bench-exports'),
-    }, process.env.BENCH_API_NODE_ARGS?.split(' ').filter(Boolean)));
+    }, nodeArgsFromEnv('BENCH_API_NODE_ARGS')));
     const apiUrl = `http://127.0.0.1:${port}`;
     await waitFor('the API', async () => {
       if (!(await fetch(`${apiUrl}/health`)).ok) throw new Error('not healthy yet');
@@ -113,12 +114,18 @@ try {
   }
   const pushSeconds = (performance.now() - firstPush) / 1000;
   let finished = 0;
+  let reportedAt = 0;
   while (finished < LADDER_LEADS) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     finished = await db.lead.count({ where: { campaignId: ladderCampaign.id, status: { in: ['completed', 'failed', 'cancelled'] } } });
+    const seconds = Math.round((performance.now() - firstPush) / 1000);
+    if (seconds - reportedAt >= 30) {
+      reportedAt = seconds;
+      console.error(`ladder: ${seconds} s, ${finished} of ${LADDER_LEADS} leads finished, worker ${JSON.stringify(worker.memory())}`);
+    }
   }
   const drainSeconds = (performance.now() - firstPush) / 1000;
-  const { peakRssMb } = worker.memory();
+  const { peakRssMb, rssMb: endRssMb } = worker.memory();
   worker.stop();
   const calls = await db.call.count({ where: { campaignId: ladderCampaign.id } });
 
@@ -133,7 +140,9 @@ try {
     },
     batchOf100: { ...batch, leadsPerSecond: Math.round(batch.perSecond * 100) },
     dispatched,
-    ladder: { leads: LADDER_LEADS, rungs: 3, calls, pushSeconds: Number(pushSeconds.toFixed(1)), firstPushToLastResultSeconds: Number(drainSeconds.toFixed(1)), workerPeakRssMb: peakRssMb },
+    ladder: { leads: LADDER_LEADS, rungs: 3, calls, pushSeconds: Number(pushSeconds.toFixed(1)), firstPushToLastResultSeconds: Number(drainSeconds.toFixed(1)),
+      workerPeakRssMb: peakRssMb, workerRssAtLastResultMb: endRssMb, workerNodeArgs: WORKER_NODE_ARGS,
+    },
     goals: { keptOfRawStartRateAtLeast: 0.7, batchOf100P50UnderMs: 150 },
   };
   writeBenchResults('leads', result, [
@@ -153,7 +162,7 @@ try {
     `- Every one of the ${intakeLeads} leads above had its workflow started ${dispatched.firstPushToLastWorkflowStartedSeconds} s after the first push (${dispatched.workflowsStartedPerSecond} workflows started per second, while the pushes ran).`,
     `- A batch of 100 answers in ${batch.p50Ms} ms at p50 (goal < 150 ms).`,
     LADDER_LEADS
-      ? `- ${LADDER_LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, ${calls} calls): pushed in ${result.ladder.pushSeconds} s, last result ${result.ladder.firstPushToLastResultSeconds} s after the first push; worker peak RSS ${peakRssMb} MB.`
+      ? `- ${LADDER_LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, ${calls} calls): pushed in ${result.ladder.pushSeconds} s, last result ${result.ladder.firstPushToLastResultSeconds} s after the first push; worker peak RSS ${peakRssMb} MB, ${endRssMb} MB at the last result (worker node flags: ${WORKER_NODE_ARGS || 'none'}).`
       : '- Ladder part not run in this measurement (BENCH_LADDER_LEADS=0).',
     '',
   ]);
