@@ -38,11 +38,11 @@ export const configVariables = z.object({
   API_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**
    * Workflow executions a worker keeps in memory between their tasks. Beyond it the least recently used
-   * are evicted and replayed from history when they wake. The SDK's default sizes the cache from the
-   * machine's memory, not from the workflow thread's heap: 10,000 journey runs waiting on timers ran
-   * that thread out of heap (bench/journeys.ts).
+   * are evicted and replayed from history when they wake. Unset, it follows the heap limit
+   * (worker/workflow-cache-size.ts): the SDK's default sizes the cache from the machine's memory, not
+   * from the heap, and 10,000 journey runs waiting on timers ran the workflow thread out of heap.
    */
-  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).default(1000),
+  WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
 });
 

@@ -1,26 +1,29 @@
 import { Client, Connection } from '@temporalio/client';
+import { getHeapStatistics } from 'node:v8';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
 import { createTelephony, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
+import { cachedWorkflowsForHeap } from './workflow-cache-size';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
 const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+const maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsForHeap(getHeapStatistics().heap_size_limit);
 const worker = await createWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-  options: { maxCachedWorkflows: config.WORKER_MAX_CACHED_WORKFLOWS },
+  options: { maxCachedWorkflows },
   dependencies: {
     db, calls: createTelephony(config.TELEPHONY_PROVIDER, db), whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db), temporal,
   },
 });
-console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER})`);
+console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER}, cached workflows: ${maxCachedWorkflows})`);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
 await worker.run();
 await connection.close();

@@ -1,0 +1,34 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../lib/config';
+import { cachedWorkflowsForHeap } from '../worker/workflow-cache-size';
+
+const MB = 2 ** 20;
+
+describe('the worker cache follows the heap limit', () => {
+  it('fits 4 MB per cached execution above a 200 MB base, and never fewer than 10', () => {
+    expect(cachedWorkflowsForHeap(4144 * MB)).toBe(986);
+    expect(cachedWorkflowsForHeap(816 * MB)).toBe(154);
+    expect(cachedWorkflowsForHeap(1200 * MB)).toBe(250);
+    expect(cachedWorkflowsForHeap(150 * MB)).toBe(10);
+  });
+
+  it('reads the limit a process was started with (--max-old-space-size)', async () => {
+    const script = "import('./worker/workflow-cache-size.ts').then(({ cachedWorkflowsForHeap }) => console.log(cachedWorkflowsForHeap(require('node:v8').getHeapStatistics().heap_size_limit)))";
+    const run = (flags: string[]) => promisify(execFile)(process.execPath, [...flags, '--import', 'tsx', '-e', script], { cwd: path.resolve(import.meta.dirname, '..') });
+    const limited = Number((await run(['--max-old-space-size=768'])).stdout);
+    const larger = Number((await run(['--max-old-space-size=2048'])).stdout);
+    expect(limited).toBeGreaterThan(130);
+    expect(limited).toBeLessThan(160);
+    expect(larger).toBeGreaterThan(limited * 2);
+  });
+
+  it('is the default only while WORKER_MAX_CACHED_WORKFLOWS is unset', () => {
+    const base = { DATABASE_URL: 'postgresql://user@127.0.0.1:5432/app' };
+    expect(parseConfig(base).WORKER_MAX_CACHED_WORKFLOWS).toBeUndefined();
+    expect(parseConfig({ ...base, WORKER_MAX_CACHED_WORKFLOWS: '250' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(250);
+    expect(() => parseConfig({ ...base, WORKER_MAX_CACHED_WORKFLOWS: 'lots' })).toThrow(/^config: WORKER_MAX_CACHED_WORKFLOWS is invalid/);
+  });
+});

@@ -1,0 +1,18 @@
+/** Heap the workflow thread keeps for itself (bundle, SDK, activations in progress), measured idle. */
+const BASE_HEAP_MB = 200;
+/**
+ * Heap one cached execution may take: journey runs held about 3.4 MB each in bench/journeys.ts (10,000
+ * waiting on a timer), ladder leads much less; 4 MB keeps the heavier kind inside the heap.
+ */
+const HEAP_MB_PER_CACHED_WORKFLOW = 4;
+const MIN_CACHED_WORKFLOWS = 10;
+
+/**
+ * The default of WORKER_MAX_CACHED_WORKFLOWS: as many executions as fit in the heap limit the process
+ * runs with (`--max-old-space-size` applies to the workflow thread too), so a limit set to fit a
+ * container cannot be overrun by the cache. 4 GB (Node's limit on a large host) gives 986; 768 MB gives 154.
+ */
+export function cachedWorkflowsForHeap(heapLimitBytes: number): number {
+  const heapMb = heapLimitBytes / 2 ** 20;
+  return Math.max(MIN_CACHED_WORKFLOWS, Math.floor((heapMb - BASE_HEAP_MB) / HEAP_MB_PER_CACHED_WORKFLOW));
+}
