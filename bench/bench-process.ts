@@ -7,6 +7,8 @@ import { memoryOf } from './measure';
 
 export interface BenchProcess {
   pid: number;
+  /** The node flags it was started with. */
+  nodeArgs: readonly string[];
   memory(): { peakRssMb: number; rssMb: number };
   /** Resolves once the process has written `text` (a worker's "polling" line): it is ready for work. */
   printed(text: string, timeoutMs?: number): Promise<void>;
@@ -37,6 +39,7 @@ export function startBenchProcess(entry: string, env: Record<string, string>, no
   });
   return {
     pid: child.pid!,
+    nodeArgs,
     memory: () => memoryOf(child.pid!, (file) => readFileSync(file, 'utf8')),
     async printed(text, timeoutMs = 60_000) {
       const deadline = Date.now() + timeoutMs;

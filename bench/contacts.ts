@@ -4,7 +4,6 @@
 //     next to a plain multi-row INSERT of the same rows into a bare table, in the same run.
 //  2. A campaign of START_CONTACTS contacts started: time to the accepted answer, and to the last lead
 //     enrolled, with the production worker in its own process dialing the simulated provider.
-import { writeBenchResults } from './results-files';
 import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -18,6 +17,7 @@ import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { startBenchWorker } from './bench-process';
+import { writeBenchResults } from './results-files';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const START_CONTACTS = Number(process.env.BENCH_START_CONTACTS ?? 100_000);

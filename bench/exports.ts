@@ -7,7 +7,6 @@
 // worker's too, and the download. Baseline, in the same run on the same rows: PostgreSQL itself writing
 // the same columns in the same order as CSV (COPY … TO STDOUT through pg-copy-streams), piped to a file
 // by this process, before and after the job. Writes bench/results/exports.json and .md.
-import { writeBenchResults } from './results-files';
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -25,6 +24,7 @@ import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { startBenchProcess, startBenchWorker } from './bench-process';
+import { writeBenchResults } from './results-files';
 
 const ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
 const PAGE_ROWS = Number(process.env.BENCH_PAGE_ROWS ?? EXPORT_PAGE_ROWS);

@@ -4,7 +4,6 @@
 //  2. A 5-node journey (start, set_variable, branch, webhook to a loopback receiver, end): runs started
 //     per second and completed per second, measured the same way in the same run.
 //  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait.
-import { writeBenchResults } from './results-files';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -23,6 +22,7 @@ import { ensureDatabase } from '../scripts/stack/postgres';
 import { journey } from '../test/support/journeys';
 import { measure } from './measure';
 import { startBenchWorker } from './bench-process';
+import { writeBenchResults } from './results-files';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);

@@ -4,7 +4,6 @@
 //  2. The API: single pushes and batches of 100, with p50/p99 latency (no worker busy either).
 //  3. LADDER_LEADS leads pushed in batches and run through a three-rung ladder (busy numbers, 1 s rungs)
 //     by the production worker in its own process: time from first push to last result, peak memory.
-import { writeBenchResults } from './results-files';
 import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -18,13 +17,13 @@ import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { nodeArgsFromEnv, startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
+import { writeBenchResults } from './results-files';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 2000);
 const PUSHES = Number(process.env.BENCH_PUSHES ?? 2000);
 const BATCHES = Number(process.env.BENCH_BATCHES ?? 30);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const LADDER_LEADS = Number(process.env.BENCH_LADDER_LEADS ?? 10_000);
-const WORKER_NODE_ARGS = nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS').join(' ');
 
 const { stack, stop } = await startTestStack();
 try {
@@ -126,6 +125,7 @@ try {
   }
   const drainSeconds = (performance.now() - firstPush) / 1000;
   const { peakRssMb, rssMb: endRssMb } = worker.memory();
+  const workerNodeArgs = worker.nodeArgs.join(' ');
   worker.stop();
   const calls = await db.call.count({ where: { campaignId: ladderCampaign.id } });
 
@@ -141,7 +141,7 @@ try {
     batchOf100: { ...batch, leadsPerSecond: Math.round(batch.perSecond * 100) },
     dispatched,
     ladder: { leads: LADDER_LEADS, rungs: 3, calls, pushSeconds: Number(pushSeconds.toFixed(1)), firstPushToLastResultSeconds: Number(drainSeconds.toFixed(1)),
-      workerPeakRssMb: peakRssMb, workerRssAtLastResultMb: endRssMb, workerNodeArgs: WORKER_NODE_ARGS,
+      workerPeakRssMb: peakRssMb, workerRssAtLastResultMb: endRssMb, workerNodeArgs,
     },
     goals: { keptOfRawStartRateAtLeast: 0.7, batchOf100P50UnderMs: 150 },
   };
@@ -162,7 +162,7 @@ try {
     `- Every one of the ${intakeLeads} leads above had its workflow started ${dispatched.firstPushToLastWorkflowStartedSeconds} s after the first push (${dispatched.workflowsStartedPerSecond} workflows started per second, while the pushes ran).`,
     `- A batch of 100 answers in ${batch.p50Ms} ms at p50 (goal < 150 ms).`,
     LADDER_LEADS
-      ? `- ${LADDER_LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, ${calls} calls): pushed in ${result.ladder.pushSeconds} s, last result ${result.ladder.firstPushToLastResultSeconds} s after the first push; worker peak RSS ${peakRssMb} MB, ${endRssMb} MB at the last result (worker node flags: ${WORKER_NODE_ARGS || 'none'}).`
+      ? `- ${LADDER_LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, ${calls} calls): pushed in ${result.ladder.pushSeconds} s, last result ${result.ladder.firstPushToLastResultSeconds} s after the first push; worker peak RSS ${peakRssMb} MB, ${endRssMb} MB at the last result (worker node flags: ${workerNodeArgs || 'none'}).`
       : '- Ladder part not run in this measurement (BENCH_LADDER_LEADS=0).',
     '',
   ]);

@@ -16,7 +16,7 @@ describe('the worker cache follows the heap limit', () => {
   });
 
   it('reads the limit a process was started with (--max-old-space-size)', async () => {
-    const script = "import('./worker/workflow-cache-size.ts').then(({ cachedWorkflowsForHeap }) => console.log(cachedWorkflowsForHeap(require('node:v8').getHeapStatistics().heap_size_limit)))";
+    const script = "import('./worker/workflow-cache-size.ts').then(({ cachedWorkflowsForThisProcess }) => console.log(cachedWorkflowsForThisProcess()))";
     const run = (flags: string[]) => promisify(execFile)(process.execPath, [...flags, '--import', 'tsx', '-e', script], { cwd: path.resolve(import.meta.dirname, '..') });
     const limited = Number((await run(['--max-old-space-size=768'])).stdout);
     const larger = Number((await run(['--max-old-space-size=2048'])).stdout);

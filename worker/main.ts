@@ -1,18 +1,17 @@
 import { Client, Connection } from '@temporalio/client';
-import { getHeapStatistics } from 'node:v8';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
 import { createTelephony, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
-import { cachedWorkflowsForHeap } from './workflow-cache-size';
+import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
 const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
-const maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsForHeap(getHeapStatistics().heap_size_limit);
+const maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsForThisProcess();
 const worker = await createWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,

@@ -1,4 +1,6 @@
-/** Heap the workflow thread keeps for itself (bundle, SDK, activations in progress), measured idle. */
+import { getHeapStatistics } from 'node:v8';
+
+/** Heap kept for the bundle, the SDK and activations in progress: the SDK's own default sets aside the same. */
 const BASE_HEAP_MB = 200;
 /**
  * Heap one cached execution may take: journey runs held about 3.4 MB each in bench/journeys.ts (10,000
@@ -15,4 +17,9 @@ const MIN_CACHED_WORKFLOWS = 10;
 export function cachedWorkflowsForHeap(heapLimitBytes: number): number {
   const heapMb = heapLimitBytes / 2 ** 20;
   return Math.max(MIN_CACHED_WORKFLOWS, Math.floor((heapMb - BASE_HEAP_MB) / HEAP_MB_PER_CACHED_WORKFLOW));
+}
+
+/** The default for this process, from the heap limit it was started with. */
+export function cachedWorkflowsForThisProcess(): number {
+  return cachedWorkflowsForHeap(getHeapStatistics().heap_size_limit);
 }
