@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { publishWorkflow, saveWorkflow } from '../api/services/workflows';
+import { publishWorkflow, saveWorkflow } from '../api/services/journeys';
 import { createDatabase } from '../lib/database';
 import type { JourneyDefinition } from '../lib/journey';
 import { createWorkspace } from '../lib/workspace-admin';

@@ -8,7 +8,7 @@ import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks';
 import { readFileSync } from 'node:fs';
 import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journey';
 import { ApiError } from '../api/http/api-error';
-import { publishWorkflow, saveWorkflow, workflowView } from '../api/services/workflows';
+import { publishWorkflow, saveWorkflow, workflowView } from '../api/services/journeys';
 
 export class UsageError extends Error {}
 

@@ -8,7 +8,7 @@ import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { journey } from './support/journeys';
-import { saveWorkflow } from '../api/services/workflows';
+import { saveWorkflow } from '../api/services/journeys';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

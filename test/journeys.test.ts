@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { leadWorkflowId } from '../api/services/leads';
-import { saveWorkflow, publishWorkflow } from '../api/services/workflows';
+import { saveWorkflow, publishWorkflow } from '../api/services/journeys';
 import type { JourneyDefinition } from '../lib/journey';
 import { journeyRunStateQuery, recoverSignal } from '../workflows/journey-run';
 import { startTestApi } from './support/api';

@@ -11,7 +11,7 @@ import type { Principal } from '../auth/principal';
 import { ApiError, forbidden } from '../http/api-error';
 import { isUuid } from './campaigns';
 import type { AppServices } from './index';
-import { findOwnedWorkflow } from './workflows';
+import { findOwnedWorkflow } from './journeys';
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'needs_recovery'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];

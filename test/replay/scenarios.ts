@@ -8,7 +8,7 @@ import { leadStateQuery } from '../../workflows/lead-dial';
 import { enrollmentWorkflowId, type contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { journey } from '../support/journeys';
-import { publishWorkflow, saveWorkflow } from '../../api/services/workflows';
+import { publishWorkflow, saveWorkflow } from '../../api/services/journeys';
 import type { JourneyDefinition } from '../../lib/journey';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate, type journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';

@@ -1,6 +1,6 @@
 import type { Database } from '../../lib/database';
 import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../../lib/journey';
-import { publishWorkflow, saveWorkflow } from '../../api/services/workflows';
+import { publishWorkflow, saveWorkflow } from '../../api/services/journeys';
 
 type NodeSketch = Omit<JourneyNode, 'position' | 'data'> & { data?: Record<string, unknown> };
 

@@ -4,7 +4,7 @@ import { e164PhoneSchema } from '../../lib/phone';
 import { offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
 import { cancelRun, getRun, listRuns, recoverRun, RUN_STATUSES, startRunByHand } from '../services/journey-runs';
-import { findOwnedWorkflow, listWorkflows, variableCatalog, workflowView } from '../services/workflows';
+import { findOwnedWorkflow, listWorkflows, variableCatalog, workflowView } from '../services/journeys';
 
 const WORKFLOWS_FEATURE = { feature: 'workflows' } as const;
 
