@@ -47,7 +47,21 @@ ensure_postgres() {
   export PG_BIN_DIR="$bindir"
 }
 
+# The browser tests (GET /docs, the runbook walked in the Temporal Web UI) drive Debian's chromium
+# through playwright-core. Not being root is no reason to stop the other tests: those tests then fail
+# with a message saying what is missing.
+ensure_chromium() {
+  if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then return 0; fi
+  if [ -x /usr/bin/chromium ]; then return 0; fi
+  if [ "$(id -u)" != 0 ]; then
+    log "chromium not found: the browser tests will fail; install Debian's chromium package or set CHROMIUM_PATH"
+    return 0
+  fi
+  log "installing chromium from Debian's packages (the browser tests drive it)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || return 1
+}
+
 # Everything a script that starts the ephemeral stack needs (tests, history recording).
 ensure_stack_tools() {
-  ensure_node_modules && ensure_temporal_cli && ensure_postgres && cd "$PROJECT_ROOT"
+  ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && cd "$PROJECT_ROOT"
 }
