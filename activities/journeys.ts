@@ -13,6 +13,7 @@ export interface JourneyTrigger {
 
 export interface LoadedJourneyRun {
   workspaceId: string;
+  /** The journey's id, under the name recorded in the histories of runs in flight (a Temporal payload). */
   workflowId: string;
   leadId: string | null;
   definition: JourneyDefinition;
@@ -59,8 +60,8 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
     async loadJourneyRun({ runId }: { runId: string }): Promise<LoadedJourneyRun> {
       const run = await db.journeyRun.findUnique({ where: { id: runId } });
       if (!run) throw runNotFound(runId);
-      const revision = await db.workflowRevision.findUniqueOrThrow({ where: { workflowId_revision: { workflowId: run.workflowId, revision: run.revision } } });
-      return { workspaceId: run.workspaceId, workflowId: run.workflowId, leadId: run.leadId, definition: revision.definition as unknown as JourneyDefinition, trigger: run.trigger as unknown as JourneyTrigger };
+      const revision = await db.journeyRevision.findUniqueOrThrow({ where: { journeyId_revision: { journeyId: run.journeyId, revision: run.revision } } });
+      return { workspaceId: run.workspaceId, workflowId: run.journeyId, leadId: run.leadId, definition: revision.definition as unknown as JourneyDefinition, trigger: run.trigger as unknown as JourneyTrigger };
     },
 
     /** Mirrors the run's status into its row (the API lists and filters runs from there); a final status also finishes its lead. */

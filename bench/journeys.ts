@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { publishWorkflow, saveWorkflow } from '../api/services/journeys';
+import { publishJourney, saveJourney } from '../api/services/journeys';
 import { createDatabase } from '../lib/database';
 import type { JourneyDefinition } from '../lib/journey';
 import { createWorkspace } from '../lib/workspace-admin';
@@ -43,7 +43,7 @@ try {
   const taskQueue = `bench-${randomUUID()}`;
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { features: ['workflows'] });
   const publish = async (name: string, definition: JourneyDefinition) =>
-    publishWorkflow(db, workspaceId, (await saveWorkflow(db, workspaceId, { name, definition })).id);
+    publishJourney(db, workspaceId, (await saveJourney(db, workspaceId, { name, definition })).id);
   const fiveNodes = await publish('Five nodes', journey([
     { id: 'start', type: 'start' },
     { id: 'tag', type: 'set_variable', data: { value: 'bench' } },
@@ -56,10 +56,10 @@ try {
   ], [['start', 'nap'], ['nap', 'done']]));
 
   /** Rows of runs started by hand (no lead, no campaign), as POST /workflows/{id}/runs makes them. */
-  const runRows = async (workflowId: string, count: number) => {
+  const runRows = async (journeyId: string, count: number) => {
     const ids = Array.from({ length: count }, () => randomUUID());
     await db.journeyRun.createMany({
-      data: ids.map((id) => ({ id, workspaceId, workflowId, revision: 1, temporalWorkflowId: `journey-run-${id}`, trigger: { phone: null, name: null, fields: {} }, startedBy: 'bench' })),
+      data: ids.map((id) => ({ id, workspaceId, journeyId, revision: 1, temporalWorkflowId: `journey-run-${id}`, trigger: { phone: null, name: null, fields: {} }, startedBy: 'bench' })),
     });
     return ids;
   };

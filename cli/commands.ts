@@ -8,7 +8,7 @@ import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks';
 import { readFileSync } from 'node:fs';
 import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journey';
 import { ApiError } from '../api/http/api-error';
-import { publishWorkflow, saveWorkflow, workflowView } from '../api/services/journeys';
+import { publishJourney, saveJourney, journeyView } from '../api/services/journeys';
 
 export class UsageError extends Error {}
 
@@ -80,12 +80,12 @@ export const adminCommands: Record<string, Command> = {
     const flags = parseFlags({ workspace: uuid, file: text, name: text.max(200).optional(), id: uuid.optional() }, raw);
     if (!flags.id && !flags.name) throw new UsageError('--name is required for a new workflow (or give --id to save a new revision)');
     const definition = readDefinition(flags.file);
-    const saved = await asUsage(() => saveWorkflow(db, flags.workspace, { id: flags.id, name: flags.name, definition }));
-    return { ...workflowView(saved), problems: validateJourney(definition) };
+    const saved = await asUsage(() => saveJourney(db, flags.workspace, { id: flags.id, name: flags.name, definition }));
+    return { ...journeyView(saved), problems: validateJourney(definition) };
   },
   'workflow publish': async (db, raw) => {
     const flags = parseFlags({ workspace: uuid, id: uuid, revision: z.coerce.number().int().positive().optional() }, raw);
-    return workflowView(await asUsage(() => publishWorkflow(db, flags.workspace, flags.id, flags.revision)));
+    return journeyView(await asUsage(() => publishJourney(db, flags.workspace, flags.id, flags.revision)));
   },
   'webhook create': async (db, raw) => {
     const flags = parseFlags({ workspace: uuid, url: z.string().trim().refine(isHttpUrl, 'must be an absolute http(s) URL'), description: text.max(500).optional() }, raw);

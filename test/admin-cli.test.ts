@@ -36,7 +36,7 @@ describe('npm run admin: workflows', () => {
     const saved = await adminJson('workflow', 'save', '--workspace', workspace.id, '--id', created.id, '--file', valid);
     expect(saved).toMatchObject({ revision: 2, problems: [] });
     expect(await adminJson('workflow', 'publish', '--workspace', workspace.id, '--id', created.id)).toMatchObject({ status: 'PUBLISHED', publishedRevision: 2 });
-    expect(await db.workflowRevision.count({ where: { workflowId: created.id } })).toBe(2);
+    expect(await db.journeyRevision.count({ where: { journeyId: created.id } })).toBe(2);
   });
 });
 

@@ -8,7 +8,7 @@ import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { journey } from './support/journeys';
-import { saveWorkflow } from '../api/services/journeys';
+import { saveJourney } from '../api/services/journeys';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -71,13 +71,16 @@ describe('campaigns', () => {
 
   it('creates a JOURNEY campaign on a workflow of its own workspace, and refuses one without it', async () => {
     const graph = journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]);
-    const own = await saveWorkflow(db, owner.workspaceId, { name: 'Own', definition: graph });
+    const own = await saveJourney(db, owner.workspaceId, { name: 'Own', definition: graph });
     const stranger = await createTestWorkspace(db);
-    const foreign = await saveWorkflow(db, stranger.workspaceId, { name: 'Foreign', definition: graph });
+    const foreign = await saveJourney(db, stranger.workspaceId, { name: 'Foreign', definition: graph });
 
     const created = await request('POST', '/campaigns', { name: 'Journey', kind: 'JOURNEY', workflowId: own.id, maxLiveRuns: 25 });
     expect(created.status).toBe(201);
-    expect(await created.json()).toMatchObject({ kind: 'JOURNEY', workflowId: own.id, maxLiveRuns: 25 });
+    const { id } = (await created.json()) as { id: string };
+    // Read back as stored: the API's workflowId is the campaign's journeyId (column "workflowId").
+    expect(await (await request('GET', `/campaigns/${id}`)).json()).toMatchObject({ kind: 'JOURNEY', workflowId: own.id, maxLiveRuns: 25 });
+    expect((await db.campaign.findUniqueOrThrow({ where: { id } })).journeyId).toBe(own.id);
     for (const [body, message] of [
       [{ name: 'J', kind: 'JOURNEY' }, 'a JOURNEY campaign names the workflow its leads are enrolled into'],
       [{ name: 'J', kind: 'JOURNEY', workflowId: foreign.id }, 'no workflow of this workspace has this id'],

@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { leadWorkflowId } from '../api/services/leads';
-import { saveWorkflow, publishWorkflow } from '../api/services/journeys';
+import { saveJourney, publishJourney } from '../api/services/journeys';
 import type { JourneyDefinition } from '../lib/journey';
 import { journeyRunStateQuery, recoverSignal } from '../workflows/journey-run';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';
-import { journey, publishedWorkflow } from './support/journeys';
+import { journey, publishedJourney } from './support/journeys';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
@@ -26,14 +26,14 @@ type Run = Record<string, any>;
 const request = (method: string, path: string, body?: unknown) => api.request(method, path, { key: operator.key, body });
 
 async function journeyCampaign(definition: JourneyDefinition, settings: { maxLiveRuns?: number } = {}) {
-  const workflow = await publishedWorkflow(db, operator.workspaceId, definition);
+  const published = await publishedJourney(db, operator.workspaceId, definition);
   const campaign = await db.campaign.create({
     data: {
-      workspaceId: operator.workspaceId, name: 'Journey', kind: 'JOURNEY', workflowId: workflow.id, acceptsLeadPush: true, status: 'RUNNING',
+      workspaceId: operator.workspaceId, name: 'Journey', kind: 'JOURNEY', journeyId: published.id, acceptsLeadPush: true, status: 'RUNNING',
       dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, ...settings,
     },
   });
-  return { workflow, campaign };
+  return { published, campaign };
 }
 
 async function pushLead(campaignId: string, phone: string, fields: Record<string, unknown> = {}) {
@@ -42,10 +42,10 @@ async function pushLead(campaignId: string, phone: string, fields: Record<string
   return { response, idempotencyKey, body: (await response.json()) as Record<string, any> };
 }
 
-const readRun = async (workflowId: string, runId: string) => (await (await request('GET', `/workflows/${workflowId}/runs/${runId}`)).json()) as Run;
+const readRun = async (journeyId: string, runId: string) => (await (await request('GET', `/workflows/${journeyId}/runs/${runId}`)).json()) as Run;
 /** The run once it is in one of the statuses (an ended one: once its row says so too). */
-const runIn = (workflowId: string, runId: string, ...statuses: string[]) => until(
-  () => readRun(workflowId, runId),
+const runIn = (journeyId: string, runId: string, ...statuses: string[]) => until(
+  () => readRun(journeyId, runId),
   (run) => statuses.includes(run.status) && (['running', 'needs_recovery'].includes(run.status) || run.endedAt !== null),
 );
 
@@ -99,13 +99,13 @@ describe('a journey run walks the graph', () => {
       { id: 'done', type: 'end' },
       { id: 'gaveUp', type: 'end', data: { outcome: 'missed' } },
     ], [['start', 'call1'], ['call1', 'route'], ['route', 'notify', 'reached'], ['route', 'gaveUp', 'missed'], ['notify', 'pause'], ['pause', 'tag'], ['tag', 'done']]);
-    const { workflow, campaign } = await journeyCampaign(definition);
+    const { published, campaign } = await journeyCampaign(definition);
 
     const pushed = await pushLead(campaign.id, '+14155550120', { plan: 'pro', shoeSize: 44 });
     expect(pushed.response.status).toBe(202);
     expect(pushed.body.warnings).toEqual({ undeclaredVariables: ['shoeSize'] });
 
-    const run = await runIn(workflow.id, pushed.body.leadId, 'completed');
+    const run = await runIn(published.id, pushed.body.leadId, 'completed');
     expect(run).toMatchObject({ leadId: pushed.body.leadId, campaignId: campaign.id, revision: 1, currentNodeId: 'done', startedBy: 'lead_push' });
     expect(run.variables).toMatchObject({
       start: { phone: '+14155550120', fields: { plan: 'pro', shoeSize: 44 } },
@@ -121,7 +121,7 @@ describe('a journey run walks the graph', () => {
 
     // A number that is not answered takes the other branch.
     const missed = await pushLead(campaign.id, '+14155550125', { plan: 'basic' });
-    expect((await runIn(workflow.id, missed.body.leadId, 'completed')).currentNodeId).toBe('gaveUp');
+    expect((await runIn(published.id, missed.body.leadId, 'completed')).currentNodeId).toBe('gaveUp');
     expect(receiver.received).toHaveLength(1);
   });
 
@@ -141,46 +141,46 @@ describe('a journey run walks the graph', () => {
 
   it('lists runs with offset pagination, the total in X-Total-Count, filtered by status', async () => {
     const definition = journey([{ id: 'start', type: 'start' }, { id: 'look', type: 'review', data: { instructions: 'Check the lead' } }, { id: 'done', type: 'end' }], [['start', 'look'], ['look', 'done']]);
-    const { workflow, campaign } = await journeyCampaign(definition);
+    const { published, campaign } = await journeyCampaign(definition);
     const leads = [];
     for (let index = 0; index < 3; index++) leads.push(await pushLead(campaign.id, `+1415555014${index}`));
-    for (const lead of leads) await runIn(workflow.id, lead.body.leadId, 'needs_recovery');
-    await request('POST', `/workflows/${workflow.id}/runs/${leads[0]!.body.leadId}/recover`, { action: 'skip', output: { decision: 'approved' } });
-    await runIn(workflow.id, leads[0]!.body.leadId, 'completed');
+    for (const lead of leads) await runIn(published.id, lead.body.leadId, 'needs_recovery');
+    await request('POST', `/workflows/${published.id}/runs/${leads[0]!.body.leadId}/recover`, { action: 'skip', output: { decision: 'approved' } });
+    await runIn(published.id, leads[0]!.body.leadId, 'completed');
 
-    const page = await request('GET', `/workflows/${workflow.id}/runs?status=needs_recovery&limit=1&offset=1`);
+    const page = await request('GET', `/workflows/${published.id}/runs?status=needs_recovery&limit=1&offset=1`);
     expect(page.headers.get('x-total-count')).toBe('2');
     const items = (await page.json()) as Run[];
     expect(items).toHaveLength(1);
     expect(items[0]!.status).toBe('needs_recovery');
-    const all = await request('GET', `/workflows/${workflow.id}/runs`);
+    const all = await request('GET', `/workflows/${published.id}/runs`);
     expect(all.headers.get('x-total-count')).toBe('3');
-    expect((await request('GET', `/workflows/${workflow.id}/runs?status=paused`)).status).toBe(400);
+    expect((await request('GET', `/workflows/${published.id}/runs?status=paused`)).status).toBe(400);
   });
 
-  it('keeps runs in flight on the revision they were enrolled into when the workflow is edited and republished', async () => {
+  it('keeps runs in flight on the revision they were enrolled into when the journey is edited and republished', async () => {
     const first = journey([{ id: 'start', type: 'start' }, { id: 'look', type: 'review', data: { instructions: 'v1' } }, { id: 'v1End', type: 'end' }], [['start', 'look'], ['look', 'v1End']]);
-    const { workflow, campaign } = await journeyCampaign(first);
+    const { published, campaign } = await journeyCampaign(first);
     const early = await pushLead(campaign.id, '+14155550150');
-    await runIn(workflow.id, early.body.leadId, 'needs_recovery');
+    await runIn(published.id, early.body.leadId, 'needs_recovery');
 
     const second = journey([{ id: 'start', type: 'start' }, { id: 'look', type: 'review', data: { instructions: 'v2' } }, { id: 'v2End', type: 'end' }], [['start', 'look'], ['look', 'v2End']]);
-    await saveWorkflow(db, operator.workspaceId, { id: workflow.id, definition: second });
-    const republished = await publishWorkflow(db, operator.workspaceId, workflow.id);
+    await saveJourney(db, operator.workspaceId, { id: published.id, definition: second });
+    const republished = await publishJourney(db, operator.workspaceId, published.id);
     expect(republished).toMatchObject({ revision: 2, publishedRevision: 2 });
     const late = await pushLead(campaign.id, '+14155550151');
-    await runIn(workflow.id, late.body.leadId, 'needs_recovery');
+    await runIn(published.id, late.body.leadId, 'needs_recovery');
 
-    for (const lead of [early, late]) await request('POST', `/workflows/${workflow.id}/runs/${lead.body.leadId}/recover`, { action: 'skip' });
-    expect(await runIn(workflow.id, early.body.leadId, 'completed')).toMatchObject({ revision: 1, currentNodeId: 'v1End' });
-    expect(await runIn(workflow.id, late.body.leadId, 'completed')).toMatchObject({ revision: 2, currentNodeId: 'v2End' });
+    for (const lead of [early, late]) await request('POST', `/workflows/${published.id}/runs/${lead.body.leadId}/recover`, { action: 'skip' });
+    expect(await runIn(published.id, early.body.leadId, 'completed')).toMatchObject({ revision: 1, currentNodeId: 'v1End' });
+    expect(await runIn(published.id, late.body.leadId, 'completed')).toMatchObject({ revision: 2, currentNodeId: 'v2End' });
   });
 });
 
 describe('the live cap of a JOURNEY campaign', () => {
   it('rejects leads over the cap as retryable, and accepts them with the same key once a run has ended', async () => {
     const definition = journey([{ id: 'start', type: 'start' }, { id: 'look', type: 'review', data: { instructions: 'hold' } }, { id: 'done', type: 'end' }], [['start', 'look'], ['look', 'done']]);
-    const { workflow, campaign } = await journeyCampaign(definition, { maxLiveRuns: 1 });
+    const { published, campaign } = await journeyCampaign(definition, { maxLiveRuns: 1 });
     const first = await pushLead(campaign.id, '+14155550160');
     expect(first.response.status).toBe(202);
 
@@ -194,9 +194,9 @@ describe('the live cap of a JOURNEY campaign', () => {
     expect(batch.results[0]).toMatchObject({ status: 'rejected', retryable: true, error: 'journey_live_cap_reached', reason: 'live_cap', leadId: null });
     expect(await db.lead.count({ where: { campaignId: campaign.id } })).toBe(1);
 
-    await runIn(workflow.id, first.body.leadId, 'needs_recovery');
-    await request('POST', `/workflows/${workflow.id}/runs/${first.body.leadId}/recover`, { action: 'end' });
-    await runIn(workflow.id, first.body.leadId, 'cancelled');
+    await runIn(published.id, first.body.leadId, 'needs_recovery');
+    await request('POST', `/workflows/${published.id}/runs/${first.body.leadId}/recover`, { action: 'end' });
+    await runIn(published.id, first.body.leadId, 'cancelled');
     const later = await request('POST', `/v1/campaigns/${campaign.id}/leads`, { lead: { phone: '+14155550161' }, idempotencyKey: 'over-cap' });
     expect(later.status).toBe(202);
   });
@@ -225,24 +225,24 @@ describe('manual recovery', () => {
   it('a node refused for good leaves the run needs_recovery (in the API and as a Temporal search attribute); retry by API resumes it', async () => {
     let refuse = true;
     const receiver = await startReceiver(() => (refuse ? 400 : { status: 201, json: { ok: true } }));
-    const { workflow, campaign } = await journeyCampaign(failingHook(receiver.url));
+    const { published, campaign } = await journeyCampaign(failingHook(receiver.url));
     const { body } = await pushLead(campaign.id, '+14155550170');
-    const stuck = await runIn(workflow.id, body.leadId, 'needs_recovery');
+    const stuck = await runIn(published.id, body.leadId, 'needs_recovery');
     expect(stuck.awaiting).toMatchObject({ nodeId: 'hook', kind: 'recovery', errorType: 'journey_webhook_rejected', allowedActions: ['retry', 'skip', 'end'] });
     expect(receiver.received).toHaveLength(1);
 
     const temporalId = leadWorkflowId(campaign.id, (await db.lead.findUniqueOrThrow({ where: { id: body.leadId } })).idempotencyKey);
     const found = await until(async () => {
       const ids: string[] = [];
-      for await (const execution of temporal.client.workflow.list({ query: `JourneyStatus = "needs_recovery" AND JourneyWorkflowId = "${workflow.id}" AND JourneyNodeId = "hook"` })) ids.push(execution.workflowId);
+      for await (const execution of temporal.client.workflow.list({ query: `JourneyStatus = "needs_recovery" AND JourneyWorkflowId = "${published.id}" AND JourneyNodeId = "hook"` })) ids.push(execution.workflowId);
       return ids;
     }, (ids) => ids.includes(temporalId));
     expect(found).toEqual([temporalId]);
 
     refuse = false;
-    const recovered = await request('POST', `/workflows/${workflow.id}/runs/${body.leadId}/recover`, { action: 'retry', note: 'receiver fixed' });
+    const recovered = await request('POST', `/workflows/${published.id}/runs/${body.leadId}/recover`, { action: 'retry', note: 'receiver fixed' });
     expect(recovered.status).toBe(200);
-    const done = await runIn(workflow.id, body.leadId, 'completed');
+    const done = await runIn(published.id, body.leadId, 'completed');
     expect(done.variables.after).toEqual({ value: 'hook said 201' });
     expect(done.decisions).toEqual([expect.objectContaining({
       nodeId: 'hook', action: 'retry', note: 'receiver fixed', via: 'api', decidedBy: `member:${operator.memberId} key:${operator.keyId}`,
@@ -251,34 +251,34 @@ describe('manual recovery', () => {
 
   it('skip continues with the output the operator gives; end ends the run failed; a run not waiting gets 409', async () => {
     const receiver = await startReceiver(() => 404);
-    const { workflow, campaign } = await journeyCampaign(failingHook(receiver.url));
+    const { published, campaign } = await journeyCampaign(failingHook(receiver.url));
     const skipped = await pushLead(campaign.id, '+14155550171');
     const ended = await pushLead(campaign.id, '+14155550172');
-    await runIn(workflow.id, skipped.body.leadId, 'needs_recovery');
-    await runIn(workflow.id, ended.body.leadId, 'needs_recovery');
+    await runIn(published.id, skipped.body.leadId, 'needs_recovery');
+    await runIn(published.id, ended.body.leadId, 'needs_recovery');
 
-    const badAction = await request('POST', `/workflows/${workflow.id}/runs/${skipped.body.leadId}/recover`, { action: 'rewind' });
+    const badAction = await request('POST', `/workflows/${published.id}/runs/${skipped.body.leadId}/recover`, { action: 'rewind' });
     expect(badAction.status).toBe(400);
-    await request('POST', `/workflows/${workflow.id}/runs/${skipped.body.leadId}/recover`, { action: 'skip', output: { status: 299, body: {} } });
-    expect((await runIn(workflow.id, skipped.body.leadId, 'completed')).variables.after).toEqual({ value: 'hook said 299' });
+    await request('POST', `/workflows/${published.id}/runs/${skipped.body.leadId}/recover`, { action: 'skip', output: { status: 299, body: {} } });
+    expect((await runIn(published.id, skipped.body.leadId, 'completed')).variables.after).toEqual({ value: 'hook said 299' });
 
-    await request('POST', `/workflows/${workflow.id}/runs/${ended.body.leadId}/recover`, { action: 'end' });
-    expect((await runIn(workflow.id, ended.body.leadId, 'failed')).decisions).toHaveLength(1);
+    await request('POST', `/workflows/${published.id}/runs/${ended.body.leadId}/recover`, { action: 'end' });
+    expect((await runIn(published.id, ended.body.leadId, 'failed')).decisions).toHaveLength(1);
     expect((await db.lead.findUniqueOrThrow({ where: { id: ended.body.leadId } })).status).toBe('failed');
 
-    const again = await request('POST', `/workflows/${workflow.id}/runs/${ended.body.leadId}/recover`, { action: 'retry' });
+    const again = await request('POST', `/workflows/${published.id}/runs/${ended.body.leadId}/recover`, { action: 'retry' });
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ error: 'run_not_awaiting_decision', status: 'failed' });
   });
 
   it('resolves a run by the `recover` signal, as an operator does from the Temporal UI, recording who sent it', async () => {
     const receiver = await startReceiver(() => 422);
-    const { workflow, campaign } = await journeyCampaign(failingHook(receiver.url));
+    const { published, campaign } = await journeyCampaign(failingHook(receiver.url));
     const { body, idempotencyKey } = await pushLead(campaign.id, '+14155550173');
-    await runIn(workflow.id, body.leadId, 'needs_recovery');
+    await runIn(published.id, body.leadId, 'needs_recovery');
     const handle = temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, idempotencyKey));
     await handle.signal(recoverSignal, { action: 'skip', output: { status: 204 }, decidedBy: 'alice@ops', note: 'from the UI' });
-    const done = await runIn(workflow.id, body.leadId, 'completed');
+    const done = await runIn(published.id, body.leadId, 'completed');
     expect(done.variables.after).toEqual({ value: 'hook said 204' });
     expect(done.decisions).toEqual([expect.objectContaining({ nodeId: 'hook', action: 'skip', via: 'temporal', decidedBy: 'alice@ops', note: 'from the UI' })]);
     expect((await handle.query(journeyRunStateQuery)).status).toBe('completed');
@@ -292,26 +292,26 @@ describe('runs started and cancelled by hand', () => {
       { id: 'nap', type: 'wait', data: { seconds: 3600 } },
       { id: 'done', type: 'end' },
     ], [['start', 'nap'], ['nap', 'done']]);
-    const workflow = await publishedWorkflow(db, operator.workspaceId, definition);
-    const missing = await request('POST', `/workflows/${workflow.id}/runs`, { fields: {} });
+    const published = await publishedJourney(db, operator.workspaceId, definition);
+    const missing = await request('POST', `/workflows/${published.id}/runs`, { fields: {} });
     expect(missing.status).toBe(400);
     expect(await missing.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: ['fields', 'orderId'] }] });
 
-    const started = await request('POST', `/workflows/${workflow.id}/runs`, { fields: { orderId: 'A-1' } });
+    const started = await request('POST', `/workflows/${published.id}/runs`, { fields: { orderId: 'A-1' } });
     expect(started.status).toBe(201);
     const run = (await started.json()) as Run;
     expect(run).toMatchObject({ status: 'running', leadId: null, campaignId: null, startedBy: `key:${operator.keyId}` });
-    const waiting = await until(() => readRun(workflow.id, run.id), (current) => current.currentNodeId === 'nap' && current.nextWakeAt !== null);
+    const waiting = await until(() => readRun(published.id, run.id), (current) => current.currentNodeId === 'nap' && current.nextWakeAt !== null);
     expect(Date.parse(waiting.nextWakeAt) - Date.now()).toBeGreaterThan(3_000_000);
     expect(waiting.variables.start.fields).toEqual({ orderId: 'A-1' });
 
-    expect((await request('POST', `/workflows/${workflow.id}/runs/${run.id}/cancel`)).status).toBe(202);
-    expect((await runIn(workflow.id, run.id, 'cancelled')).endedAt).not.toBeNull();
-    expect((await request('POST', `/workflows/${workflow.id}/runs/${run.id}/cancel`)).status).toBe(409);
+    expect((await request('POST', `/workflows/${published.id}/runs/${run.id}/cancel`)).status).toBe(202);
+    expect((await runIn(published.id, run.id, 'cancelled')).endedAt).not.toBeNull();
+    expect((await request('POST', `/workflows/${published.id}/runs/${run.id}/cancel`)).status).toBe(409);
   });
 
-  it('refuses runs of an unpublished workflow, and keys without workflows.run or the workflows feature', async () => {
-    const draft = await saveWorkflow(db, operator.workspaceId, { name: 'Draft', definition: journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]) });
+  it('refuses runs of an unpublished journey, and keys without workflows.run or the workflows feature', async () => {
+    const draft = await saveJourney(db, operator.workspaceId, { name: 'Draft', definition: journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]) });
     const refused = await request('POST', `/workflows/${draft.id}/runs`, { fields: {} });
     expect(refused.status).toBe(409);
     expect(await refused.json()).toMatchObject({ error: 'workflow_not_published' });

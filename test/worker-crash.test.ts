@@ -10,7 +10,7 @@ import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { leadResult } from './support/lead-workflows';
 import { startReceiver } from './support/http-receiver';
-import { journey, publishedWorkflow } from './support/journeys';
+import { journey, publishedJourney } from './support/journeys';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
@@ -81,7 +81,7 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
 
   it('leaves every journey run completed by the next worker: one call and one webhook per run', async () => {
     const receiver = await startReceiver(() => 200);
-    const workflow = await publishedWorkflow(db, owner.workspaceId, journey([
+    const published = await publishedJourney(db, owner.workspaceId, journey([
       { id: 'start', type: 'start' },
       { id: 'dial', type: 'call' },
       { id: 'nap', type: 'wait', data: { seconds: 3 } },
@@ -90,7 +90,7 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
     ], [['start', 'dial'], ['dial', 'nap'], ['nap', 'notify'], ['notify', 'done']]));
     const campaign = await db.campaign.create({
       data: {
-        workspaceId: owner.workspaceId, name: 'Journey crash', kind: 'JOURNEY', workflowId: workflow.id, acceptsLeadPush: true, status: 'RUNNING',
+        workspaceId: owner.workspaceId, name: 'Journey crash', kind: 'JOURNEY', journeyId: published.id, acceptsLeadPush: true, status: 'RUNNING',
         dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN,
       },
     });

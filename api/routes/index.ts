@@ -6,7 +6,7 @@ import { exportRoutes } from './exports';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
-import { workflowRoutes } from './journeys';
+import { journeyRoutes } from './journeys';
 import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
@@ -25,7 +25,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultRoutes,
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
-  ...workflowRoutes,
+  ...journeyRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

@@ -4,11 +4,11 @@ import { e164PhoneSchema } from '../../lib/phone';
 import { offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
 import { cancelRun, getRun, listRuns, recoverRun, RUN_STATUSES, startRunByHand } from '../services/journey-runs';
-import { findOwnedWorkflow, listWorkflows, variableCatalog, workflowView } from '../services/journeys';
+import { findOwnedJourney, listJourneys, variableCatalog, journeyView } from '../services/journeys';
 
 const WORKFLOWS_FEATURE = { feature: 'workflows' } as const;
 
-const workflowSchema = z.object({
+const journeySchema = z.object({
   id: z.string().uuid(),
   name: z.string(),
   status: z.enum(['DRAFT', 'PUBLISHED']).describe('DRAFT until a revision is published; PUBLISHED once one is (later saves are drafts on top of it).'),
@@ -62,18 +62,18 @@ const runSchema = z.object({
   })).optional(),
 });
 
-const workflowParams = z.object({ id: z.string() });
+const journeyParams = z.object({ id: z.string() });
 const runParams = z.object({ id: z.string(), runId: z.string() });
 
-export const workflowRoutes = [
+export const journeyRoutes = [
   defineRoute({
     method: 'get',
     path: '/workflows',
     access: { permission: 'workflows.view', requires: WORKFLOWS_FEATURE },
     summary: 'List the workspace\'s workflows (unpaginated). Workflows are saved and published by the operator CLI (`workflow save`, `workflow publish`): workflows.edit is a scope a key can never hold.',
     tags: ['Workflows'],
-    responses: { 200: { description: 'Every workflow of the workspace.', schema: z.array(workflowSchema) } },
-    handler: async ({ services, principal }) => ({ status: 200, body: (await listWorkflows(services.db, principal.workspaceId)).map(workflowView) }),
+    responses: { 200: { description: 'Every workflow of the workspace.', schema: z.array(journeySchema) } },
+    handler: async ({ services, principal }) => ({ status: 200, body: (await listJourneys(services.db, principal.workspaceId)).map(journeyView) }),
   }),
   defineRoute({
     method: 'get',
@@ -81,9 +81,9 @@ export const workflowRoutes = [
     access: { permission: 'workflows.view' },
     summary: 'Read one workflow (spec section 2 workflow object, plus publishedRevision).',
     tags: ['Workflows'],
-    params: workflowParams,
-    responses: { 200: { description: 'The workflow.', schema: workflowSchema } },
-    handler: async ({ services, principal, params }) => ({ status: 200, body: workflowView(await findOwnedWorkflow(services.db, principal.workspaceId, params.id)) }),
+    params: journeyParams,
+    responses: { 200: { description: 'The workflow.', schema: journeySchema } },
+    handler: async ({ services, principal, params }) => ({ status: 200, body: journeyView(await findOwnedJourney(services.db, principal.workspaceId, params.id)) }),
   }),
   defineRoute({
     method: 'post',
@@ -101,7 +101,7 @@ export const workflowRoutes = [
     access: { permission: 'workflows.view', requires: WORKFLOWS_FEATURE },
     summary: 'List runs of a workflow, newest first: offset pagination (limit default 50, max 200), the total in X-Total-Count, optionally one status.',
     tags: ['Workflows'],
-    params: workflowParams,
+    params: journeyParams,
     query: z.object({ ...offsetQuery, status: z.enum(RUN_STATUSES).optional() }),
     responses: { 200: { description: 'A bare array of runs; X-Total-Count carries the total of the filter.', schema: z.array(runSchema) } },
     handler: async ({ services, principal, params, query }) => {
@@ -115,7 +115,7 @@ export const workflowRoutes = [
     access: { permission: 'workflows.run', requires: WORKFLOWS_FEATURE },
     summary: 'Start a run by hand on the published revision, with trigger fields (read as {{start.fields.…}}). It belongs to no campaign and has no lead: a call node in it needs recovery (skip it with an output, or end the run).',
     tags: ['Workflows'],
-    params: workflowParams,
+    params: journeyParams,
     body: z.strictObject({
       fields: z.record(z.string(), z.unknown()).default({}),
       phone: e164PhoneSchema.optional().describe('{{start.phone}}; also the number a whatsapp node messages.'),

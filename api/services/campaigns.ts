@@ -16,6 +16,7 @@ export interface CampaignSettings {
   agentId?: string | null;
   callerNumbers?: string[];
   maxConcurrentCalls?: number;
+  /** JOURNEY: the journey its leads are enrolled into, under the API's name for it. */
   workflowId?: string | null;
   maxLiveRuns?: number;
 }
@@ -26,11 +27,12 @@ export interface NewCampaign extends CampaignSettings {
   channel: 'VOICE' | 'WHATSAPP' | 'EMAIL';
 }
 
-/** Prisma stores a JSON null as DbNull: null in the API means "the documented default". */
+/** Prisma stores a JSON null as DbNull: null in the API means "the documented default". The API's workflowId is the journey. */
 function storable(settings: CampaignSettings) {
-  const { dialLadder, callingWindow, ...rest } = settings;
+  const { dialLadder, callingWindow, workflowId, ...rest } = settings;
   return {
     ...rest,
+    ...(workflowId !== undefined ? { journeyId: workflowId } : {}),
     ...(dialLadder !== undefined ? { dialLadder: dialLadder ?? Prisma.DbNull } : {}),
     ...(callingWindow !== undefined ? { callingWindow: callingWindow ?? Prisma.DbNull } : {}),
   };
@@ -49,16 +51,16 @@ export async function updateCampaign(services: AppServices, principal: Principal
   return services.db.campaign.update({ where: { id: campaign.id }, data: storable(settings) });
 }
 
-/** A JOURNEY campaign names a workflow of its own workspace; a CLASSIC one names none. */
-async function checkJourneySettings(db: AppServices['db'], principal: Principal, kind: 'CLASSIC' | 'JOURNEY', workflowId: string | null | undefined) {
-  const invalid = (message: string) => new ZodError([{ code: 'custom', path: ['workflowId'], message, input: workflowId }]);
+/** A JOURNEY campaign names a journey of its own workspace (the API's workflowId); a CLASSIC one names none. */
+async function checkJourneySettings(db: AppServices['db'], principal: Principal, kind: 'CLASSIC' | 'JOURNEY', journeyId: string | null | undefined) {
+  const invalid = (message: string) => new ZodError([{ code: 'custom', path: ['workflowId'], message, input: journeyId }]);
   if (kind === 'CLASSIC') {
-    if (workflowId) throw invalid('only a JOURNEY campaign runs a workflow');
+    if (journeyId) throw invalid('only a JOURNEY campaign runs a workflow');
     return;
   }
-  if (!workflowId) throw invalid('a JOURNEY campaign names the workflow its leads are enrolled into');
-  const workflow = isUuid(workflowId) ? await db.workflow.findFirst({ where: { id: workflowId, workspaceId: principal.workspaceId }, select: { id: true } }) : null;
-  if (!workflow) throw invalid('no workflow of this workspace has this id');
+  if (!journeyId) throw invalid('a JOURNEY campaign names the workflow its leads are enrolled into');
+  const journey = isUuid(journeyId) ? await db.journey.findFirst({ where: { id: journeyId, workspaceId: principal.workspaceId }, select: { id: true } }) : null;
+  if (!journey) throw invalid('no workflow of this workspace has this id');
 }
 
 export async function listCampaigns({ db }: AppServices, principal: Principal): Promise<Campaign[]> {
@@ -80,7 +82,8 @@ export async function findOwnedCampaign({ sql }: AppServices, principal: Princip
   const campaign = isUuid(id)
     ? (await sql.query<Campaign>({
       name: 'find_owned_campaign',
-      text: 'SELECT * FROM "Campaign" WHERE id = $1::uuid AND "workspaceId" = $2::uuid AND "deletedAt" IS NULL',
+      // Prisma's field names: the column "workflowId" (the API's name) is the field journeyId.
+      text: 'SELECT c.*, c."workflowId" AS "journeyId" FROM "Campaign" c WHERE c.id = $1::uuid AND c."workspaceId" = $2::uuid AND c."deletedAt" IS NULL',
       values: [id, principal.workspaceId],
     })).rows[0]
     : undefined;
@@ -101,7 +104,7 @@ export function campaignView(campaign: Campaign) {
     agentId: campaign.agentId,
     callerNumbers: campaign.callerNumbers,
     maxConcurrentCalls: campaign.maxConcurrentCalls,
-    workflowId: campaign.workflowId,
+    workflowId: campaign.journeyId,
     maxLiveRuns: campaign.maxLiveRuns,
     createdAt: campaign.createdAt.toISOString(),
     updatedAt: campaign.updatedAt.toISOString(),

@@ -11,12 +11,12 @@ import { upsertLeads, type Admission, type LeadRow, type LeadToAdmit, type Store
 const revisionCache = new Map<string, JourneyDefinition>();
 const REVISION_CACHE_SIZE = 500;
 
-async function revisionDefinition(client: PoolClient, workflowId: string, revision: number): Promise<JourneyDefinition> {
-  const cacheKey = `${workflowId}:${revision}`;
+async function revisionDefinition(client: PoolClient, journeyId: string, revision: number): Promise<JourneyDefinition> {
+  const cacheKey = `${journeyId}:${revision}`;
   const cached = revisionCache.get(cacheKey);
   if (cached) return cached;
   const { rows: [row] } = await client.query<{ definition: JourneyDefinition }>(
-    'SELECT definition FROM "WorkflowRevision" WHERE "workflowId" = $1::uuid AND revision = $2', [workflowId, revision],
+    'SELECT definition FROM "WorkflowRevision" WHERE "workflowId" = $1::uuid AND revision = $2', [journeyId, revision],
   );
   if (revisionCache.size >= REVISION_CACHE_SIZE) revisionCache.delete(revisionCache.keys().next().value!);
   revisionCache.set(cacheKey, row!.definition);
@@ -25,7 +25,7 @@ async function revisionDefinition(client: PoolClient, workflowId: string, revisi
 
 /**
  * Stores the leads of a JOURNEY campaign, each with its run (whose id is the lead's), enrolled into
- * the workflow's published revision. The campaign row is locked for the transaction, so the live cap
+ * the journey's published revision. The campaign row is locked for the transaction, so the live cap
  * (runs running or needing recovery) is exact under concurrent pushes: leads beyond it are refused as
  * retryable and accepted later with the same key. A lead missing a field the start node requires is
  * refused as invalid.
@@ -40,12 +40,12 @@ export async function storeJourneyLeads(
   const client = await sql.connect();
   try {
     await client.query('BEGIN');
-    const { rows: [locked] } = await client.query<{ maxLiveRuns: number; workflowId: string; publishedRevision: number | null }>(
-      `SELECT c."maxLiveRuns", w.id AS "workflowId", w."publishedRevision" FROM "Campaign" c JOIN "Workflow" w ON w.id = c."workflowId"
+    const { rows: [locked] } = await client.query<{ maxLiveRuns: number; journeyId: string; publishedRevision: number | null }>(
+      `SELECT c."maxLiveRuns", j.id AS "journeyId", j."publishedRevision" FROM "Campaign" c JOIN "Workflow" j ON j.id = c."workflowId"
         WHERE c.id = $1::uuid FOR UPDATE OF c`, [campaign.id],
     );
     if (!locked?.publishedRevision) throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision of the campaign\'s workflow first' });
-    const definition = await revisionDefinition(client, locked.workflowId, locked.publishedRevision);
+    const definition = await revisionDefinition(client, locked.journeyId, locked.publishedRevision);
 
     const refused = new Map<string, Admission>();
     const valid = unique.filter(({ idempotencyKey, lead }) => {
@@ -79,7 +79,7 @@ export async function storeJourneyLeads(
          SELECT l.id, l."workspaceId", $2::uuid, $3, l."campaignId", l.id, l."workflowId",
                 jsonb_build_object('phone', l.phone, 'name', l.name, 'fields', l.fields), 'lead_push', now()
            FROM "Lead" l WHERE l.id = ANY($1::uuid[])`,
-        [inserted.map((row) => row.id), locked.workflowId, locked.publishedRevision],
+        [inserted.map((row) => row.id), locked.journeyId, locked.publishedRevision],
       );
     }
     await client.query('COMMIT');

@@ -11,7 +11,7 @@ import type { Principal } from '../auth/principal';
 import { ApiError, forbidden } from '../http/api-error';
 import { isUuid } from './campaigns';
 import type { AppServices } from './index';
-import { findOwnedWorkflow } from './journeys';
+import { findOwnedJourney } from './journeys';
 
 export const RUN_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'needs_recovery'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
@@ -25,7 +25,7 @@ type RunWithDecisions = JourneyRun & { decisions: JourneyDecision[] };
 export function runView(run: JourneyRun & { decisions?: JourneyDecision[] }, live: JourneyRunState | null = null) {
   return {
     id: run.id,
-    workflowId: run.workflowId,
+    workflowId: run.journeyId,
     revision: run.revision,
     campaignId: run.campaignId,
     leadId: run.leadId,
@@ -51,10 +51,10 @@ export function runView(run: JourneyRun & { decisions?: JourneyDecision[] }, liv
 }
 
 export async function listRuns(
-  { db }: AppServices, principal: Principal, workflowId: string, query: { status?: RunStatus; limit: number; offset: number },
+  { db }: AppServices, principal: Principal, journeyId: string, query: { status?: RunStatus; limit: number; offset: number },
 ) {
-  await findOwnedWorkflow(db, principal.workspaceId, workflowId);
-  const where = { workflowId, workspaceId: principal.workspaceId, ...(query.status && { status: query.status }) };
+  await findOwnedJourney(db, principal.workspaceId, journeyId);
+  const where = { journeyId, workspaceId: principal.workspaceId, ...(query.status && { status: query.status }) };
   const [runs, total] = await Promise.all([
     db.journeyRun.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
     db.journeyRun.count({ where }),
@@ -62,17 +62,17 @@ export async function listRuns(
   return { runs: runs.map((run) => runView(run)), total };
 }
 
-async function findOwnedRun({ db }: AppServices, principal: Principal, workflowId: string, runId: string): Promise<RunWithDecisions> {
-  const run = isUuid(runId) && isUuid(workflowId)
-    ? await db.journeyRun.findFirst({ where: { id: runId, workflowId, workspaceId: principal.workspaceId }, include: { decisions: { orderBy: { createdAt: 'asc' } } } })
+async function findOwnedRun({ db }: AppServices, principal: Principal, journeyId: string, runId: string): Promise<RunWithDecisions> {
+  const run = isUuid(runId) && isUuid(journeyId)
+    ? await db.journeyRun.findFirst({ where: { id: runId, journeyId, workspaceId: principal.workspaceId }, include: { decisions: { orderBy: { createdAt: 'asc' } } } })
     : null;
   if (!run) throw forbidden();
   return run;
 }
 
 /** The run as its row has it, with the live state from its workflow while it has not ended. */
-export async function getRun(services: AppServices, principal: Principal, workflowId: string, runId: string) {
-  const run = await findOwnedRun(services, principal, workflowId, runId);
+export async function getRun(services: AppServices, principal: Principal, journeyId: string, runId: string) {
+  const run = await findOwnedRun(services, principal, journeyId, runId);
   let live: JourneyRunState | null = null;
   if (!run.endedAt) {
     live = await services.temporalConnection
@@ -83,18 +83,18 @@ export async function getRun(services: AppServices, principal: Principal, workfl
   return runView(run, live);
 }
 
-/** A run started by hand with the given trigger, on the workflow's published revision; it has no lead, so its call nodes need recovery. */
+/** A run started by hand with the given trigger, on the journey's published revision; it has no lead, so its call nodes need recovery. */
 export async function startRunByHand(
-  services: AppServices, principal: Principal, workflowId: string, trigger: { phone?: string; name?: string; fields: Record<string, unknown> },
+  services: AppServices, principal: Principal, journeyId: string, trigger: { phone?: string; name?: string; fields: Record<string, unknown> },
 ) {
-  const workflow = await findOwnedWorkflow(services.db, principal.workspaceId, workflowId);
-  if (!workflow.publishedRevision) throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
-  const revision = await services.db.workflowRevision.findUniqueOrThrow({ where: { workflowId_revision: { workflowId, revision: workflow.publishedRevision } } });
+  const journey = await findOwnedJourney(services.db, principal.workspaceId, journeyId);
+  if (!journey.publishedRevision) throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
+  const revision = await services.db.journeyRevision.findUniqueOrThrow({ where: { journeyId_revision: { journeyId, revision: journey.publishedRevision } } });
   checkRequiredFields(revision.definition as unknown as JourneyDefinition, trigger.fields);
   const id = randomUUID();
   const run = await services.db.journeyRun.create({
     data: {
-      id, workspaceId: principal.workspaceId, workflowId, revision: workflow.publishedRevision, temporalWorkflowId: `journey-run-${id}`,
+      id, workspaceId: principal.workspaceId, journeyId, revision: journey.publishedRevision, temporalWorkflowId: `journey-run-${id}`,
       trigger: { phone: trigger.phone ?? null, name: trigger.name ?? null, fields: trigger.fields } as object, startedBy: `key:${principal.keyId}`,
     },
   });
@@ -122,8 +122,8 @@ function checkRequiredFields(definition: JourneyDefinition, fields: Record<strin
 }
 
 /** Asks the run's workflow to cancel; it ends cancelled once its current step has stopped. */
-export async function cancelRun(services: AppServices, principal: Principal, workflowId: string, runId: string) {
-  const run = await findOwnedRun(services, principal, workflowId, runId);
+export async function cancelRun(services: AppServices, principal: Principal, journeyId: string, runId: string) {
+  const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_running, { status: run.status });
   await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel());
   return runView(run);
@@ -131,9 +131,9 @@ export async function cancelRun(services: AppServices, principal: Principal, wor
 
 /** An operator's decision, as an Update of the run: refused with 409 unless the run waits for one. */
 export async function recoverRun(
-  services: AppServices, principal: Principal, workflowId: string, runId: string, decision: Omit<RecoveryDecision, 'decidedBy' | 'via'>,
+  services: AppServices, principal: Principal, journeyId: string, runId: string, decision: Omit<RecoveryDecision, 'decidedBy' | 'via'>,
 ) {
-  const run = await findOwnedRun(services, principal, workflowId, runId);
+  const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
   try {
     const state = await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () =>

@@ -1,73 +1,73 @@
-import type { Workflow } from '../../generated/prisma/client';
+import type { Journey } from '../../generated/prisma/client';
 import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
 import { buildCatalog, validateJourney, type JourneyDefinition, type VariableCatalog } from '../../lib/journey';
 import { ApiError, forbidden } from '../http/api-error';
 import { isUuid } from './campaigns';
 
-/** A definition whose graph breaks a rule: 422 workflow_invalid, details naming the nodes. */
-function workflowInvalid(details: string[]) {
+/** A definition whose graph breaks a rule: 422 workflow_invalid (the spec's code), details naming the nodes. */
+function journeyInvalid(details: string[]) {
   return new ApiError(422, ErrorCode.workflow_invalid, { details });
 }
 
 /** The catalog of a valid definition; a graph error is refused with every message at once. */
 export function variableCatalog(definition: JourneyDefinition): VariableCatalog {
   const details = validateJourney(definition);
-  if (details.length) throw workflowInvalid(details);
+  if (details.length) throw journeyInvalid(details);
   return buildCatalog(definition);
 }
 
-/** A workflow of the workspace; an unknown id and another workspace's both answer 403 forbidden, as for campaigns. */
-export async function findOwnedWorkflow(db: Database, workspaceId: string, id: string): Promise<Workflow> {
-  const workflow = isUuid(id) ? await db.workflow.findFirst({ where: { id, workspaceId } }) : null;
-  if (!workflow) throw forbidden();
-  return workflow;
+/** A journey of the workspace; an unknown id and another workspace's both answer 403 forbidden, as for campaigns. */
+export async function findOwnedJourney(db: Database, workspaceId: string, id: string): Promise<Journey> {
+  const journey = isUuid(id) ? await db.journey.findFirst({ where: { id, workspaceId } }) : null;
+  if (!journey) throw forbidden();
+  return journey;
 }
 
-export function listWorkflows(db: Database, workspaceId: string): Promise<Workflow[]> {
-  return db.workflow.findMany({ where: { workspaceId }, orderBy: { createdAt: 'asc' } });
+export function listJourneys(db: Database, workspaceId: string): Promise<Journey[]> {
+  return db.journey.findMany({ where: { workspaceId }, orderBy: { createdAt: 'asc' } });
 }
 
 /**
- * Creates a workflow (revision 1) or saves a new revision of one. Every revision is kept as it was
+ * Creates a journey (revision 1) or saves a new revision of one. Every revision is kept as it was
  * saved: runs read the revision they were enrolled into, so saving never changes a run in flight.
  * A draft may break graph rules; publishing may not.
  */
-export async function saveWorkflow(db: Database, workspaceId: string, input: { id?: string; name?: string; definition: JourneyDefinition }): Promise<Workflow> {
+export async function saveJourney(db: Database, workspaceId: string, input: { id?: string; name?: string; definition: JourneyDefinition }): Promise<Journey> {
   return db.$transaction(async (tx) => {
     if (!input.id) {
-      const created = await tx.workflow.create({ data: { workspaceId, name: input.name ?? 'Untitled journey', definition: input.definition as object } });
-      await tx.workflowRevision.create({ data: { workflowId: created.id, revision: 1, definition: input.definition as object } });
+      const created = await tx.journey.create({ data: { workspaceId, name: input.name ?? 'Untitled journey', definition: input.definition as object } });
+      await tx.journeyRevision.create({ data: { journeyId: created.id, revision: 1, definition: input.definition as object } });
       return created;
     }
     // The row lock orders concurrent saves: each gets its own revision number.
     const [current] = await tx.$queryRaw<{ revision: number }[]>`SELECT revision FROM "Workflow" WHERE id = ${input.id}::uuid AND "workspaceId" = ${workspaceId}::uuid FOR UPDATE`;
     if (!current) throw forbidden();
     const revision = current.revision + 1;
-    await tx.workflowRevision.create({ data: { workflowId: input.id, revision, definition: input.definition as object } });
-    return tx.workflow.update({ where: { id: input.id }, data: { revision, definition: input.definition as object, ...(input.name && { name: input.name }) } });
+    await tx.journeyRevision.create({ data: { journeyId: input.id, revision, definition: input.definition as object } });
+    return tx.journey.update({ where: { id: input.id }, data: { revision, definition: input.definition as object, ...(input.name && { name: input.name }) } });
   });
 }
 
 /** Makes the latest revision (or the given one) the one new JOURNEY leads are enrolled into. */
-export async function publishWorkflow(db: Database, workspaceId: string, id: string, revision?: number): Promise<Workflow> {
-  const workflow = await findOwnedWorkflow(db, workspaceId, id);
-  const chosen = revision ?? workflow.revision;
-  const saved = await db.workflowRevision.findUnique({ where: { workflowId_revision: { workflowId: id, revision: chosen } } });
+export async function publishJourney(db: Database, workspaceId: string, id: string, revision?: number): Promise<Journey> {
+  const journey = await findOwnedJourney(db, workspaceId, id);
+  const chosen = revision ?? journey.revision;
+  const saved = await db.journeyRevision.findUnique({ where: { journeyId_revision: { journeyId: id, revision: chosen } } });
   if (!saved) throw new ApiError(404, ErrorCode.not_found, { detail: `revision ${chosen} does not exist` });
   const details = validateJourney(saved.definition as unknown as JourneyDefinition);
-  if (details.length) throw workflowInvalid(details);
-  return db.workflow.update({ where: { id }, data: { status: 'PUBLISHED', publishedRevision: chosen } });
+  if (details.length) throw journeyInvalid(details);
+  return db.journey.update({ where: { id }, data: { status: 'PUBLISHED', publishedRevision: chosen } });
 }
 
 /** The spec's workflow object, plus the revision JOURNEY campaigns run. */
-export function workflowView(workflow: Workflow) {
+export function journeyView(journey: Journey) {
   return {
-    id: workflow.id,
-    name: workflow.name,
-    status: workflow.status,
-    revision: workflow.revision,
-    publishedRevision: workflow.publishedRevision,
-    updatedAt: workflow.updatedAt.toISOString(),
+    id: journey.id,
+    name: journey.name,
+    status: journey.status,
+    revision: journey.revision,
+    publishedRevision: journey.publishedRevision,
+    updatedAt: journey.updatedAt.toISOString(),
   };
 }

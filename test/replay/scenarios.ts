@@ -8,7 +8,7 @@ import { leadStateQuery } from '../../workflows/lead-dial';
 import { enrollmentWorkflowId, type contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { journey } from '../support/journeys';
-import { publishWorkflow, saveWorkflow } from '../../api/services/journeys';
+import { publishJourney, saveJourney } from '../../api/services/journeys';
 import type { JourneyDefinition } from '../../lib/journey';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate, type journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
@@ -112,15 +112,15 @@ const campaignLifecycle: ReplayScenario = {
 /** A journey's run for a new lead of a JOURNEY campaign, started as the lead dispatcher starts it. */
 async function startJourneyRun({ db, client, taskQueue }: ScenarioContext, name: string, definition: JourneyDefinition, phone: string) {
   const { id: workspaceId } = await createWorkspace(db, `Replay ${name}`, { features: ['workflows'] });
-  const workflow = await publishWorkflow(db, workspaceId, (await saveWorkflow(db, workspaceId, { name, definition })).id);
+  const published = await publishJourney(db, workspaceId, (await saveJourney(db, workspaceId, { name, definition })).id);
   const campaign = await db.campaign.create({
-    data: { workspaceId, name, kind: 'JOURNEY', workflowId: workflow.id, acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN },
+    data: { workspaceId, name, kind: 'JOURNEY', journeyId: published.id, acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN },
   });
   const workflowId = leadWorkflowId(campaign.id, name);
   const lead = await db.lead.create({ data: { workspaceId, campaignId: campaign.id, idempotencyKey: name, phone, workflowId, requestId: crypto.randomUUID() } });
   await db.journeyRun.create({
     data: {
-      id: lead.id, workspaceId, workflowId: workflow.id, revision: 1, campaignId: campaign.id, leadId: lead.id, temporalWorkflowId: workflowId,
+      id: lead.id, workspaceId, journeyId: published.id, revision: 1, campaignId: campaign.id, leadId: lead.id, temporalWorkflowId: workflowId,
       trigger: { phone, name: null, fields: { plan: 'pro' } }, startedBy: 'lead_push',
     },
   });

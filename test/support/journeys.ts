@@ -1,6 +1,6 @@
 import type { Database } from '../../lib/database';
 import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../../lib/journey';
-import { publishWorkflow, saveWorkflow } from '../../api/services/journeys';
+import { publishJourney, saveJourney } from '../../api/services/journeys';
 
 type NodeSketch = Omit<JourneyNode, 'position' | 'data'> & { data?: Record<string, unknown> };
 
@@ -13,8 +13,8 @@ export function journey(nodes: NodeSketch[], edges: Array<[string, string] | [st
   };
 }
 
-/** Saves a workflow and publishes its first revision, as an operator does with the CLI. */
-export async function publishedWorkflow(db: Database, workspaceId: string, definition: JourneyDefinition, name = 'Journey') {
-  const saved = await saveWorkflow(db, workspaceId, { name, definition });
-  return publishWorkflow(db, workspaceId, saved.id);
+/** Saves a journey and publishes its first revision, as an operator does with the CLI. */
+export async function publishedJourney(db: Database, workspaceId: string, definition: JourneyDefinition, name = 'Journey') {
+  const saved = await saveJourney(db, workspaceId, { name, definition });
+  return publishJourney(db, workspaceId, saved.id);
 }
