@@ -2,6 +2,7 @@ import type { RouteDefinition } from '../http/route';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
 import { doNotCallRoutes } from './do-not-call';
+import { docsRoutes } from './docs';
 import { exportRoutes } from './exports';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
@@ -17,6 +18,7 @@ import { whoamiRoutes } from './whoami';
 export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
   ...openApiRoutes,
+  ...docsRoutes,
   ...whoamiRoutes,
   ...campaignRoutes,
   ...campaignDataRoutes,
