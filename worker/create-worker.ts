@@ -1,9 +1,12 @@
-import { createRequire } from 'node:module';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
 
-const require = createRequire(import.meta.url);
-export const workflowsPath = require.resolve('../workflows/index.ts');
+// workflows/index.ts beside the sources (tsx, vitest), dist/workflows/index.js beside the compiled worker.
+// Only a path: nothing is read unless the worker bundles at start (no WORKFLOW_BUNDLE_PATH).
+const ownFile = fileURLToPath(import.meta.url);
+export const workflowsPath = path.resolve(path.dirname(ownFile), '../workflows', `index${path.extname(ownFile)}`);
 
 export interface WorkerSetup {
   connection: NativeConnection;
