@@ -1,8 +1,6 @@
 import type { CampaignStatus } from '../lib/campaign-transitions';
+import { campaignChangedSignal } from '../workflows/messages';
 import type { ActivityDependencies } from './index';
-
-/** A lead waiting on its campaign (paused, not started yet, or between rungs) is woken by this signal. */
-export const CAMPAIGN_CHANGED_SIGNAL = 'campaignChanged';
 
 export function createCampaignActivities({ db, temporal }: ActivityDependencies) {
   return {
@@ -19,13 +17,13 @@ export function createCampaignActivities({ db, temporal }: ActivityDependencies)
       });
     },
 
-    /** Wakes every running lead workflow of the campaign; returns how many were signalled. */
+    /** Wakes every running lead workflow of the campaign (waiting on it, or between rungs); returns how many were signalled. */
     async notifyCampaignLeads({ campaignId }: { campaignId: string }): Promise<number> {
       let signalled = 0;
       const pending: Promise<unknown>[] = [];
       const query = `CampaignId = "${campaignId}" AND WorkflowType = "leadDialWorkflow" AND ExecutionStatus = "Running"`;
       for await (const execution of temporal.workflow.list({ query })) {
-        pending.push(temporal.workflow.getHandle(execution.workflowId, execution.runId).signal(CAMPAIGN_CHANGED_SIGNAL).catch(() => undefined));
+        pending.push(temporal.workflow.getHandle(execution.workflowId, execution.runId).signal(campaignChangedSignal).catch(() => undefined));
         signalled++;
         if (pending.length >= 50) await Promise.all(pending.splice(0));
       }

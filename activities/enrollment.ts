@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { startLeadWorkflow, type StoredLead } from '../lib/start-lead-workflow';
+import { leadWorkflowId } from '../lib/workflow-ids';
 import type { ActivityDependencies } from './index';
 
 export interface EnrollmentStep {
@@ -14,13 +15,18 @@ const FRESH_LEADS_PER_LINE = 2;
 const MAX_BATCH = 1_000;
 const START_CONCURRENCY = 50;
 
+/** A calling-list contact's lead key: a retried enrollment finds the lead it made instead of making another. */
+export function contactLeadKey(contactId: string): string {
+  return `contact:${contactId}`;
+}
+
 export function createEnrollmentActivities({ db, temporal }: ActivityDependencies) {
   return {
     /**
      * Turns the next contacts of a running campaign's calling list into leads, as many as keep its
      * lines busy (FRESH_LEADS_PER_LINE × maxConcurrentCalls leads not dialed yet), in one transaction
-     * that marks them enrolled, then starts their workflows. A lead's key is `contact:<contactId>`, so
-     * a retried activity finds the leads it made; their workflows start idempotently.
+     * that marks them enrolled, then starts their workflows. A lead's key is contactLeadKey(contactId),
+     * so a retried activity finds the leads it made; their workflows start idempotently.
      */
     async enrollNextContacts({ campaignId }: { campaignId: string }): Promise<EnrollmentStep> {
       const { leads, step } = await db.$transaction(async (tx) => {
@@ -37,22 +43,26 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
              AND NOT EXISTS (SELECT 1 FROM "Call" c WHERE c."leadId" = l.id)`;
         const room = Math.min(MAX_BATCH, Math.max(0, campaign.maxConcurrentCalls * FRESH_LEADS_PER_LINE - fresh));
         if (room === 0) return { leads: [], step: { state: 'enrolled', enrolled: 0, remaining } as EnrollmentStep };
+        // The contacts are taken first: each lead's workflow id is made in TypeScript (lib/workflow-ids.ts)
+        // from its key and handed to the INSERT, the same id a push of that key to this campaign gets.
+        const contactIds = (await tx.$queryRaw<Array<{ contactId: string }>>`
+          SELECT "contactId" FROM "CampaignContact"
+           WHERE "campaignId" = ${campaignId}::uuid AND "enrolledAt" IS NULL
+           ORDER BY position LIMIT ${room}
+           FOR UPDATE`).map((row) => row.contactId);
+        const keys = contactIds.map(contactLeadKey);
+        const workflowIds = keys.map((key) => leadWorkflowId(campaignId, key));
         const inserted = await tx.$queryRaw<Array<{ id: string; workflowId: string }>>`
-          WITH next AS (
-            SELECT cc."contactId", c.phone, c.name, c.metadata, 'contact:' || cc."contactId" AS key
-              FROM "CampaignContact" cc JOIN "Contact" c ON c.id = cc."contactId"
-             WHERE cc."campaignId" = ${campaignId}::uuid AND cc."enrolledAt" IS NULL
-             ORDER BY cc.position LIMIT ${room}
-             FOR UPDATE OF cc
-          ), marked AS (
-            UPDATE "CampaignContact" cc SET "enrolledAt" = now() FROM next
-             WHERE cc."campaignId" = ${campaignId}::uuid AND cc."contactId" = next."contactId"
+          WITH marked AS (
+            UPDATE "CampaignContact" SET "enrolledAt" = now()
+             WHERE "campaignId" = ${campaignId}::uuid AND "contactId" = ANY(${contactIds}::uuid[])
           )
           INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, name, fields, "workflowId", "requestId", "contactId", "updatedAt")
-          SELECT gen_random_uuid(), ${campaign.workspaceId}::uuid, ${campaignId}::uuid, key, phone, name, metadata,
-                 'lead-' || ${campaignId} || '-' || translate(rtrim(encode(sha256(convert_to(key, 'UTF8')), 'base64'), '='), '+/', '-_'),
-                 gen_random_uuid(), "contactId", now()
-            FROM next
+          SELECT gen_random_uuid(), ${campaign.workspaceId}::uuid, ${campaignId}::uuid, next.key, c.phone, c.name, c.metadata, next.workflow_id,
+                 gen_random_uuid(), c.id, now()
+            FROM unnest(${contactIds}::uuid[], ${keys}::text[], ${workflowIds}::text[]) WITH ORDINALITY AS next(contact_id, key, workflow_id, position)
+            JOIN "Contact" c ON c.id = next.contact_id
+           ORDER BY next.position
           ON CONFLICT ("campaignId", "idempotencyKey") DO NOTHING
           RETURNING id, "workflowId"`;
         const leads: StoredLead[] = inserted.map((row) => ({ ...row, campaignId, workspaceId: campaign.workspaceId, kind: campaign.kind }));

@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@te
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode } from '../lib/error-codes';
 import { generateDeliveryId, signWebhook } from '../lib/result-webhooks';
+import { webhookDeliveryWorkflowId } from '../lib/workflow-ids';
 import type { LeadDialResult } from '../workflows/lead-dial';
 import type { ActivityDependencies } from './index';
 
@@ -33,10 +34,6 @@ export interface LeadFinishedEvent {
 }
 
 export type DeliveryResult = { done: true; status: 'delivered' | 'failed' };
-
-export function webhookDeliveryWorkflowId(deliveryId: string): string {
-  return `webhook-delivery-${deliveryId}`;
-}
 
 function describeFailure(error: unknown): string {
   if (error instanceof DOMException && error.name === 'TimeoutError') return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;

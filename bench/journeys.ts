@@ -15,6 +15,7 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { publishJourney, saveJourney } from '../api/services/journeys';
 import { createDatabase } from '../lib/database';
 import type { JourneyDefinition } from '../lib/journey';
+import { journeyRunWorkflowId } from '../lib/workflow-ids';
 import { createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { projectRoot } from '../scripts/stack/paths';
@@ -59,7 +60,7 @@ try {
   const runRows = async (journeyId: string, count: number) => {
     const ids = Array.from({ length: count }, () => randomUUID());
     await db.journeyRun.createMany({
-      data: ids.map((id) => ({ id, workspaceId, journeyId, revision: 1, temporalWorkflowId: `journey-run-${id}`, trigger: { phone: null, name: null, fields: {} }, startedBy: 'bench' })),
+      data: ids.map((id) => ({ id, workspaceId, journeyId, revision: 1, temporalWorkflowId: journeyRunWorkflowId(id), trigger: { phone: null, name: null, fields: {} }, startedBy: 'bench' })),
     });
     return ids;
   };
@@ -92,14 +93,14 @@ try {
   console.error('bare no-op', bare);
   const fiveIds = await runRows(fiveNodes.id, RUNS);
   const journeys = await startAndComplete('journeyRunWorkflow', RUNS, (index) => client.workflow.start('journeyRunWorkflow', {
-    workflowId: `journey-run-${fiveIds[index]}`, taskQueue, args: [{ runId: fiveIds[index] }],
+    workflowId: journeyRunWorkflowId(fiveIds[index]!), taskQueue, args: [{ runId: fiveIds[index] }],
   }));
   console.error('five-node journeys', journeys);
 
   const sleeperIds = await runRows(sleeper.id, SLEEPERS);
   const beforeSleepers = worker.memory();
   const sleepersStarted = await measure(SLEEPERS, CONCURRENCY, async (index) => {
-    await client.workflow.start('journeyRunWorkflow', { workflowId: `journey-run-${sleeperIds[index]}`, taskQueue, args: [{ runId: sleeperIds[index] }] });
+    await client.workflow.start('journeyRunWorkflow', { workflowId: journeyRunWorkflowId(sleeperIds[index]!), taskQueue, args: [{ runId: sleeperIds[index] }] });
   });
   const waitingQuery = `WorkflowType = "journeyRunWorkflow" AND JourneyWorkflowId = "${sleeper.id}" AND JourneyNodeId = "nap"`;
   let waiting = 0;

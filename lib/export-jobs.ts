@@ -14,8 +14,3 @@ export function percentOf(rowsWritten: number, totalRows: number, completed: boo
   if (totalRows <= 0) return 0;
   return Math.min(99, Math.floor((rowsWritten * 100) / totalRows));
 }
-
-/** One workflow per job; its id makes a second start of the same job a no-op. */
-export function exportWorkflowId(exportId: string): string {
-  return `export-${exportId}`;
-}

@@ -1,12 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { contactLeadKey } from '../activities/enrollment';
 import { trimApiLogs } from '../api/services/api-logs';
 import { createSqlPool } from '../lib/sql-pool';
 import type { DialLadder } from '../lib/dial-ladder';
+import { leadWorkflowId } from '../lib/workflow-ids';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
+import { leadResult } from './support/lead-workflows';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
 import { createTestWorkspace } from './support/workspace';
@@ -117,6 +120,35 @@ describe('starting a campaign with a calling list', () => {
     const lead = await db.lead.findFirstOrThrow({ where: { campaignId: campaign.id, phone: phone(7) } });
     expect(lead.fields).toEqual({ row: 7 });
   }, 90_000);
+
+  it('gives an enrolled contact\'s lead the workflow id a push of its key gets: one lead, one workflow, one call', async () => {
+    const enrolling = await draftCampaign();
+    await addContacts(enrolling.id, [{ phone: '+14155550150' }]);
+    const { contactId } = await db.campaignContact.findFirstOrThrow({ where: { campaignId: enrolling.id } });
+    const key = contactLeadKey(contactId);
+    expect((await request('POST', `/campaigns/${enrolling.id}/start`, {})).status).toBe(200);
+    const enrolled = await until(() => db.lead.findFirst({ where: { campaignId: enrolling.id } }), (lead) => lead?.workflowStartedAt != null);
+    // Stored by the enrollment's SQL, started in Temporal: the id lib/workflow-ids.ts makes for (campaign, key).
+    expect(enrolled).toMatchObject({ idempotencyKey: key, workflowId: leadWorkflowId(enrolling.id, key) });
+    expect(await leadResult(temporal.client, enrolling.id, key)).toMatchObject({ status: 'completed', attempts: 1 });
+
+    // The same key pushed to the campaign: the same lead, no second workflow, no second call.
+    const pushLead = (campaignId: string) => api.request('POST', `/v1/campaigns/${campaignId}/leads`, { key: owner.key, body: { lead: { phone: '+14155550150' }, idempotencyKey: key } });
+    const again = await pushLead(enrolling.id);
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ leadId: enrolled!.id, deduplicated: true });
+    const workflowIds: string[] = [];
+    for await (const run of temporal.client.workflow.list({ query: `CampaignId = "${enrolling.id}" AND WorkflowType = "leadDialWorkflow"` })) workflowIds.push(run.workflowId);
+    expect(workflowIds).toEqual([leadWorkflowId(enrolling.id, key)]);
+    expect(await db.call.count({ where: { leadId: enrolled!.id } })).toBe(1);
+
+    // The push path stores and starts the same function of (campaign, key).
+    const pushed = await draftCampaign();
+    await db.campaign.update({ where: { id: pushed.id }, data: { status: 'RUNNING' } });
+    expect((await pushLead(pushed.id)).status).toBe(202);
+    expect(await db.lead.findFirstOrThrow({ where: { campaignId: pushed.id } })).toMatchObject({ idempotencyKey: key, workflowId: leadWorkflowId(pushed.id, key) });
+    expect(await leadResult(temporal.client, pushed.id, key)).toMatchObject({ status: 'completed', attempts: 1 });
+  });
 
   it('deleting the campaign clears its calling list', async () => {
     const campaign = await draftCampaign();

@@ -5,7 +5,7 @@ import { createSimulatedTelephony } from '../activities/providers/simulated-tele
 import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { nextAllowedInstant, type CallingWindow } from '../lib/calling-window';
 import type { DialLadder } from '../lib/dial-ladder';
-import { leadStateQuery } from '../workflows/lead-dial';
+import { leadStateQuery } from '../workflows/messages';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';

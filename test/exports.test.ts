@@ -11,8 +11,8 @@ import { createSimulatedTelephony } from '../activities/providers/simulated-tele
 import { defaultExportTaskQueue } from '../lib/config';
 import { EXPORT_COLUMNS } from '../lib/export-rows';
 import { createSqlPool } from '../lib/sql-pool';
-import { exportWorkflowId } from '../lib/export-jobs';
-import { exportProgressQuery } from '../workflows/export-job';
+import { exportJobWorkflowId } from '../lib/workflow-ids';
+import { exportProgressQuery } from '../workflows/messages';
 import { startTestApi, type RunningApi } from './support/api';
 import { defaultTestExportDir } from './support/export-dir';
 import { useTestDatabase } from './support/database';
@@ -261,7 +261,7 @@ describe('exports over the inline threshold', () => {
     expect(done).toMatchObject({ rowsWritten: 27, totalRows: 27, percent: 100, downloadUrl: `${exportsOf(campaign.id)}/${job.id}/file`, error: null });
     // Kept for the default retention, 24 hours from the end of the job.
     expect(Date.parse(done.expiresAt!) - Date.parse(done.finishedAt!)).toBe(24 * 3600 * 1000);
-    const handle = temporal.client.workflow.getHandle(exportWorkflowId(job.id));
+    const handle = temporal.client.workflow.getHandle(exportJobWorkflowId(job.id));
     expect(await handle.query(exportProgressQuery)).toEqual({ rowsWritten: 27, totalRows: 27, percent: 100, status: 'completed' });
 
     const response = await api.request('GET', done.downloadUrl!, { key: owner.key });
@@ -319,7 +319,7 @@ describe('exports over the inline threshold', () => {
     const response = await idle.request('GET', `${exportsOf(campaign.id)}/${job.id}/file`, { key: owner.key });
     expect(response.status).toBe(409);
     expect(await response.json()).toEqual({ error: 'export_not_ready', status: 'queued', percent: 0 });
-    await temporal.client.workflow.getHandle(exportWorkflowId(job.id)).terminate('test over');
+    await temporal.client.workflow.getHandle(exportJobWorkflowId(job.id)).terminate('test over');
   });
 
   it('runs its activities on the export task queue only: queued while no export worker polls it, completed once one does', async () => {
@@ -328,7 +328,7 @@ describe('exports over the inline threshold', () => {
     const campaign = await newCampaign();
     await insertCalls(campaign, 3, 2);
     const job = await startedJob(campaign.id, {}, routed);
-    const handle = temporal.client.workflow.getHandle(exportWorkflowId(job.id));
+    const handle = temporal.client.workflow.getHandle(exportJobWorkflowId(job.id));
 
     // The main worker runs the workflow, which schedules its first activity on the export queue...
     const scheduled = await until(
@@ -367,7 +367,7 @@ describe('exports over the inline threshold', () => {
     expect((await shortLived.request('GET', done.downloadUrl!, { key: owner.key })).status).toBe(200);
 
     // The workflow's own timer deletes the file and marks the job.
-    expect(await temporal.client.workflow.getHandle(exportWorkflowId(job.id)).result()).toBe('expired');
+    expect(await temporal.client.workflow.getHandle(exportJobWorkflowId(job.id)).result()).toBe('expired');
     expect(existsSync(file)).toBe(false);
     expect(await db.exportJob.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({ status: 'expired', filePath: null });
     expect(await jobStatus(campaign.id, job.id, shortLived)).toMatchObject({ status: 'expired', downloadUrl: null, percent: 100 });
@@ -427,7 +427,7 @@ describe('an export job and an export worker killed with SIGKILL', () => {
     expect(notReady.status).toBe(409);
     expect(await notReady.json()).toMatchObject({ error: 'export_not_ready', status: 'running' });
     // While no export worker runs it, Temporal holds the chunk's last heartbeat: the checkpoint the retry resumes from.
-    const handle = temporal.client.workflow.getHandle(exportWorkflowId(job.id));
+    const handle = temporal.client.workflow.getHandle(exportJobWorkflowId(job.id));
     const [pending] = (await handle.describe()).raw.pendingActivities ?? [];
     expect(pending?.activityType?.name).toBe('writeExportChunk');
     const checkpoint = JSON.parse(Buffer.from(pending!.heartbeatDetails!.payloads![0]!.data!).toString()) as { rows: number; bytes: number };

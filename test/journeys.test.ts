@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import { leadWorkflowId } from '../api/services/leads';
 import { saveJourney, publishJourney } from '../api/services/journeys';
 import type { JourneyDefinition } from '../lib/journey';
-import { journeyRunStateQuery, recoverSignal } from '../workflows/journey-run';
+import { leadWorkflowId } from '../lib/workflow-ids';
+import { journeyRunStateQuery, recoverSignal } from '../workflows/messages';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';

@@ -1,7 +1,7 @@
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import { leadWorkflowId } from '../api/services/leads';
+import { leadWorkflowId } from '../lib/workflow-ids';
 import { freePort } from '../scripts/stack/child-process';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';

@@ -5,6 +5,7 @@ import { createSimulatedTelephony } from '../activities/providers/simulated-tele
 import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { createResultWebhookActivities } from '../activities/result-webhooks';
 import { createResultWebhookEndpoint } from '../lib/result-webhooks';
+import { webhookDeliveryWorkflowId } from '../lib/workflow-ids';
 import { createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestApi } from './support/api';
 import { runAdminCli } from './support/admin-cli';
@@ -78,7 +79,7 @@ describe('lead.finished result webhooks', () => {
     expect(delivery.deliveredAt).not.toBeNull();
     // One event only: none for the deleted endpoint, none for another workspace's.
     expect(await db.resultWebhookDelivery.count({ where: { eventKey } })).toBe(1);
-    expect(await temporal.client.workflow.getHandle(`webhook-delivery-${delivery.id}`).result()).toBe('delivered');
+    expect(await temporal.client.workflow.getHandle(webhookDeliveryWorkflowId(delivery.id)).result()).toBe('delivered');
 
     expect(receiver.received).toHaveLength(2);
     const [first, second] = receiver.received as [ReceivedRequest, ReceivedRequest];
@@ -137,7 +138,7 @@ describe('lead.finished result webhooks', () => {
     const retrying = (await until(() => db.resultWebhookDelivery.findFirst({ where: { eventKey } }), (row) => (row?.attempts ?? 0) >= 1))!;
     expect(retrying).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 503, lastError: 'HTTP 503' });
     expect((await api.request('DELETE', `/result-webhooks/${endpoint.id}`, { key: owner.key })).status).toBe(204);
-    expect(await temporal.client.workflow.getHandle(`webhook-delivery-${retrying.id}`).result()).toBe('failed');
+    expect(await temporal.client.workflow.getHandle(webhookDeliveryWorkflowId(retrying.id)).result()).toBe('failed');
     expect(await db.resultWebhookDelivery.findUniqueOrThrow({ where: { id: retrying.id } })).toMatchObject({ status: 'failed', attempts: 1, lastError: 'endpoint deleted' });
     expect(receiver.received).toHaveLength(1);
 

@@ -1,9 +1,10 @@
 import {
-  ApplicationFailure, allHandlersFinished, condition, continueAsNew, defineQuery, defineUpdate, proxyActivities, setHandler, workflowInfo,
+  ApplicationFailure, allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { transitionTarget, type CampaignAction, type CampaignStatus } from '../lib/campaign-transitions';
 import { ErrorCode } from '../lib/error-codes';
+import { campaignStatusQuery, campaignTransitionUpdate } from './messages';
 
 const { setCampaignStatus, notifyCampaignLeads } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -15,13 +16,6 @@ export interface CampaignWorkflowInput {
   status: CampaignStatus;
   /** History events before continuing as new; the default suits production, tests lower it. */
   historyLimit?: number;
-}
-
-export const campaignTransitionUpdate = defineUpdate<{ status: CampaignStatus }, [CampaignAction]>('transition');
-export const campaignStatusQuery = defineQuery<CampaignStatus>('status');
-
-export function campaignWorkflowId(campaignId: string): string {
-  return `campaign-${campaignId}`;
 }
 
 /** Continue-as-new well before the history gets heavy: a campaign lives for months. */

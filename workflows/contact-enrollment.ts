@@ -1,18 +1,12 @@
-import { condition, continueAsNew, defineSignal, proxyActivities, setHandler } from '@temporalio/workflow';
+import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
+import { enrollmentNudgeSignal } from './messages';
 
 const { enrollNextContacts } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
-
-/** Sent when the campaign starts or resumes, so enrollment continues at once. */
-export const enrollmentNudgeSignal = defineSignal('enrollmentNudge');
-
-export function enrollmentWorkflowId(campaignId: string): string {
-  return `enroll-${campaignId}`;
-}
 
 /** How often enrollment looks again while the campaign's fresh leads fill its lines. */
 const PACE_MS = 2_000;

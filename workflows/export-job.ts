@@ -1,6 +1,7 @@
-import { ActivityFailure, defineQuery, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
+import { ActivityFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { ExportActivities, ExportCheckpoint } from '../activities/exports';
 import { percentOf, type ExportProgress, type ExportStatus } from '../lib/export-jobs';
+import { exportProgressQuery } from './messages';
 
 /**
  * The export activities, on the export workers' task queue. A job started before there were export
@@ -31,8 +32,6 @@ function exportActivities(taskQueue: string | undefined) {
   });
   return { beginExport, writeExportChunk, packageExportXlsx, completeExport, failExport, expireExport };
 }
-
-export const exportProgressQuery = defineQuery<ExportProgress>('exportProgress');
 
 export interface ExportJobInput {
   exportId: string;

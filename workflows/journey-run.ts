@@ -1,6 +1,6 @@
 import {
-  ApplicationFailure, CancellationScope, condition, defineQuery, defineSignal, defineUpdate, executeChild, isCancellation,
-  patched, proxyActivities, setHandler, sleep, upsertSearchAttributes,
+  ApplicationFailure, CancellationScope, condition, executeChild, isCancellation, patched, proxyActivities, setHandler, sleep,
+  upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { JourneyTrigger } from '../activities/journeys';
@@ -9,6 +9,7 @@ import { chooseBranch } from '../lib/journey/conditions';
 import { parseNodeData, type BranchData, type JourneyDefinition, type JourneyNode } from '../lib/journey/definition';
 import { renderTemplate } from '../lib/journey/templates';
 import { leadDialWorkflow, type LeadOutcome } from './lead-dial';
+import { journeyRunStateQuery, recoverSignal, recoverUpdate } from './messages';
 
 // Bookkeeping against PostgreSQL: retried until it works, a database outage only delays the run.
 const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime, finishLead, enqueueLeadFinished } = proxyActivities<Activities>({
@@ -66,12 +67,6 @@ export interface JourneyRunResult {
   endNodeId: string | null;
   variables: Record<string, unknown>;
 }
-
-export const journeyRunStateQuery = defineQuery<JourneyRunState>('journeyRunState');
-/** The operator's decision as an Update: the caller learns at once whether it was taken. */
-export const recoverUpdate = defineUpdate<JourneyRunState, [RecoveryDecision]>('recover');
-/** The same decision as a Signal, for the Temporal Web UI's "Send a Signal". */
-export const recoverSignal = defineSignal<[RecoveryDecision]>('recover');
 
 /** Search attribute an operator filters on in the Temporal UI: JourneyStatus = "needs_recovery". */
 const STATUS_ATTRIBUTE = 'JourneyStatus';

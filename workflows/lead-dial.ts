@@ -1,7 +1,8 @@
-import { condition, defineQuery, defineSignal, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallOutcome } from '../lib/call-outcomes';
 import { ErrorCode } from '../lib/error-codes';
+import { campaignChangedSignal, leadStateQuery } from './messages';
 
 const retry = {
   initialInterval: '1 second',
@@ -54,10 +55,6 @@ export interface LeadState {
   /** When a waiting lead wakes up by itself (ISO 8601). */
   nextWakeAt: string | null;
 }
-
-export const leadStateQuery = defineQuery<LeadState>('leadState');
-/** Sent by the campaign workflow when the campaign starts, resumes or stops. */
-export const campaignChangedSignal = defineSignal('campaignChanged');
 
 /** A lead held by its campaign looks again by itself this often, should a signal have been missed. */
 const CAMPAIGN_RECHECK_MS = 5 * 60_000;

@@ -2,8 +2,10 @@ import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporal
 import { ApplicationFailure } from '@temporalio/common';
 import type { CampaignAction } from '../../lib/campaign-transitions';
 import { ErrorCode } from '../../lib/error-codes';
-import { campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../../workflows/campaign';
-import { enrollmentNudgeSignal, enrollmentWorkflowId, type contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
+import { campaignWorkflowId, contactEnrollmentWorkflowId } from '../../lib/workflow-ids';
+import type { campaignWorkflow } from '../../workflows/campaign';
+import type { contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
+import { campaignTransitionUpdate, enrollmentNudgeSignal } from '../../workflows/messages';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
@@ -49,7 +51,7 @@ export async function transitionCampaign(services: AppServices, principal: Princ
  */
 async function enrollContacts(services: AppServices, principal: Principal, campaignId: string) {
   await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () => services.temporal.workflow.signalWithStart<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
-    workflowId: enrollmentWorkflowId(campaignId),
+    workflowId: contactEnrollmentWorkflowId(campaignId),
     taskQueue: services.taskQueue,
     args: [{ campaignId }],
     signal: enrollmentNudgeSignal,

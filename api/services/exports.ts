@@ -9,8 +9,9 @@ import { defaultExportTaskQueue } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
 import { exportDownloadName, exportFilePath } from '../../lib/export-files';
 import { createXlsxWriter, csvHead, csvLines, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../lib/export-formats';
-import { exportWorkflowId, percentOf, type ExportStatus } from '../../lib/export-jobs';
+import { percentOf, type ExportStatus } from '../../lib/export-jobs';
 import { countExportRows, exportPages, type ExportColumn, type ExportOptions, type ExportScope } from '../../lib/export-rows';
+import { exportJobWorkflowId } from '../../lib/workflow-ids';
 import type { exportJobWorkflow } from '../../workflows/export-job';
 import type { Principal } from '../auth/principal';
 import { ApiError, forbidden } from '../http/api-error';
@@ -111,7 +112,7 @@ export async function createExport(
   try {
     await services.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () =>
       services.temporal.workflow.start<typeof exportJobWorkflow>('exportJobWorkflow', {
-        workflowId: exportWorkflowId(job.id),
+        workflowId: exportJobWorkflowId(job.id),
         taskQueue: services.taskQueue,
         args: [{
           exportId: job.id, pageRows: services.exports.pageRows, retentionSeconds: services.exports.retentionSeconds,

@@ -4,9 +4,9 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { JourneyDecision, JourneyRun } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { missingStartFields, type JourneyDefinition } from '../../lib/journey';
-import {
-  journeyRunStateQuery, recoverUpdate, type JourneyRunState, type RecoveryDecision, type journeyRunWorkflow,
-} from '../../workflows/journey-run';
+import { journeyRunWorkflowId } from '../../lib/workflow-ids';
+import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journey-run';
+import { journeyRunStateQuery, recoverUpdate } from '../../workflows/messages';
 import type { Principal } from '../auth/principal';
 import { ApiError, forbidden } from '../http/api-error';
 import { isUuid } from './campaigns';
@@ -94,7 +94,7 @@ export async function startRunByHand(
   const id = randomUUID();
   const run = await services.db.journeyRun.create({
     data: {
-      id, workspaceId: principal.workspaceId, journeyId, revision: journey.publishedRevision, temporalWorkflowId: `journey-run-${id}`,
+      id, workspaceId: principal.workspaceId, journeyId, revision: journey.publishedRevision, temporalWorkflowId: journeyRunWorkflowId(id),
       trigger: { phone: trigger.phone ?? null, name: trigger.name ?? null, fields: trigger.fields } as object, startedBy: `key:${principal.keyId}`,
     },
   });

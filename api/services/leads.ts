@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
+import { leadWorkflowId } from '../../lib/workflow-ids';
 import { isDatabaseUnavailable } from '../http/database-errors';
 import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
@@ -31,11 +31,6 @@ export interface StoredLeads {
   refused: Map<string, Admission>;
   /** JOURNEY: the lead field names the graph never reads. */
   undeclaredVariables?: (lead: LeadInput) => string[];
-}
-
-/** The workflow id is a function of campaign and key: Temporal itself refuses a second run. */
-export function leadWorkflowId(campaignId: string, idempotencyKey: string): string {
-  return `lead-${campaignId}-${createHash('sha256').update(idempotencyKey).digest('base64url')}`;
 }
 
 /** The campaign a push goes to, or the refusal of the whole push. */

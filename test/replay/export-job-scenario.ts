@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { defaultExportTaskQueue } from '../../lib/config';
 import type { Database } from '../../lib/database';
-import { exportWorkflowId } from '../../lib/export-jobs';
 import { EXPORT_COLUMNS } from '../../lib/export-rows';
+import { exportJobWorkflowId } from '../../lib/workflow-ids';
 import { addMember, createWorkspace } from '../../lib/workspace-admin';
 import type { exportJobWorkflow } from '../../workflows/export-job';
 
@@ -34,7 +34,7 @@ export const exportJobScenario = {
       data: { id: randomUUID(), workspaceId, campaignId: campaign.id, format: 'csv', options: { columns: [...EXPORT_COLUMNS], from: null, until: new Date().toISOString() }, totalRows: 3 },
     });
     const handle = await client.workflow.start<typeof exportJobWorkflow>('exportJobWorkflow', {
-      workflowId: exportWorkflowId(job.id),
+      workflowId: exportJobWorkflowId(job.id),
       taskQueue,
       args: [{ exportId: job.id, pageRows: 2, retentionSeconds: 1, activityTaskQueue: defaultExportTaskQueue(taskQueue) }],
       searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [workspaceId] },

@@ -1,16 +1,18 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Database } from '../../lib/database';
-import { leadWorkflowId } from '../../api/services/leads';
 import type { CampaignAction, CampaignStatus } from '../../lib/campaign-transitions';
+import { campaignWorkflowId, contactEnrollmentWorkflowId, leadWorkflowId } from '../../lib/workflow-ids';
 import { addMember, createWorkspace } from '../../lib/workspace-admin';
-import { campaignTransitionUpdate, campaignWorkflowId, type campaignWorkflow } from '../../workflows/campaign';
-import { leadStateQuery } from '../../workflows/lead-dial';
-import { enrollmentWorkflowId, type contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
+import type { campaignWorkflow } from '../../workflows/campaign';
+import type { contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
+import {
+  campaignTransitionUpdate, journeyRunStateQuery, leadStateQuery, recoverSignal, recoverUpdate,
+} from '../../workflows/messages';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { journey } from '../support/journeys';
 import { publishJourney, saveJourney } from '../../api/services/journeys';
 import type { JourneyDefinition } from '../../lib/journey';
-import { journeyRunStateQuery, recoverSignal, recoverUpdate, type journeyRunWorkflow } from '../../workflows/journey-run';
+import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -91,7 +93,7 @@ const contactsEnrolled: ReplayScenario = {
       await context.db.campaignContact.create({ data: { campaignId: campaign.id, contactId: contact.id } });
     }
     const handle = await context.client.workflow.start<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
-      workflowId: enrollmentWorkflowId(campaign.id), taskQueue: context.taskQueue, args: [{ campaignId: campaign.id }],
+      workflowId: contactEnrollmentWorkflowId(campaign.id), taskQueue: context.taskQueue, args: [{ campaignId: campaign.id }],
     });
     await handle.result();
     return handle.workflowId;

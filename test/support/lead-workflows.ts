@@ -1,5 +1,5 @@
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
-import { leadWorkflowId } from '../../api/services/leads';
+import { leadWorkflowId } from '../../lib/workflow-ids';
 import type { leadDialWorkflow } from '../../workflows/lead-dial';
 
 /**

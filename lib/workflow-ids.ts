@@ -1,0 +1,42 @@
+import { createHash } from 'node:crypto';
+
+/**
+ * Every Temporal workflow id the service makes outside workflow code, in one place. An id names its
+ * workflow for good: Temporal refuses a second run under a running (or, with REJECT_DUPLICATE, a
+ * finished) id, which is what makes a retried start harmless. Whatever needs an id, SQL included,
+ * takes it from here; nothing recomputes one.
+ */
+
+/**
+ * A lead's workflow (the dial ladder, or a journey run for a pushed lead): a function of campaign and
+ * idempotency key, so that a lead pushed twice, or enrolled and pushed under the same key, is one
+ * workflow and is never dialed twice.
+ */
+export function leadWorkflowId(campaignId: string, idempotencyKey: string): string {
+  return `lead-${campaignId}-${createHash('sha256').update(idempotencyKey).digest('base64url')}`;
+}
+
+/** A journey run started by hand (POST /workflows/{id}/runs); a pushed lead's run has its lead's id. */
+export function journeyRunWorkflowId(runId: string): string {
+  return `journey-run-${runId}`;
+}
+
+/** The one control workflow of a campaign (start, pause, resume, stop). */
+export function campaignWorkflowId(campaignId: string): string {
+  return `campaign-${campaignId}`;
+}
+
+/** The one workflow that turns a campaign's calling list into leads. */
+export function contactEnrollmentWorkflowId(campaignId: string): string {
+  return `enroll-${campaignId}`;
+}
+
+/** One delivery of a result webhook event, with its retries. */
+export function webhookDeliveryWorkflowId(deliveryId: string): string {
+  return `webhook-delivery-${deliveryId}`;
+}
+
+/** One export job; a second start of the same job is a no-op. */
+export function exportJobWorkflowId(exportId: string): string {
+  return `export-${exportId}`;
+}

@@ -1,0 +1,35 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { CampaignAction, CampaignStatus } from '../lib/campaign-transitions';
+import type { ExportProgress } from '../lib/export-jobs';
+import type { JourneyRunState, RecoveryDecision } from './journey-run';
+import type { LeadState } from './lead-dial';
+
+/*
+ * Every signal, update and query of the service's workflows, defined once. The workflows set their
+ * handlers from these; whatever sends one (the API, activities, tests, scripts) imports it from here,
+ * never retypes its name. This module holds nothing else, so a sender loads no workflow code. The
+ * names are recorded in workflow histories and typed by operators in the Temporal UI: never rename one.
+ */
+
+/** leadDialWorkflow: where the lead stands on its ladder. */
+export const leadStateQuery = defineQuery<LeadState>('leadState');
+/** leadDialWorkflow: its campaign started, resumed or stopped (sent by the campaign's notifyCampaignLeads). */
+export const campaignChangedSignal = defineSignal('campaignChanged');
+
+/** campaignWorkflow: start, pause, resume or stop; answered once the new status is committed. */
+export const campaignTransitionUpdate = defineUpdate<{ status: CampaignStatus }, [CampaignAction]>('transition');
+/** campaignWorkflow: the campaign's status as the workflow holds it. */
+export const campaignStatusQuery = defineQuery<CampaignStatus>('status');
+
+/** contactEnrollmentWorkflow: the campaign started or resumed, so enrollment continues at once. */
+export const enrollmentNudgeSignal = defineSignal('enrollmentNudge');
+
+/** journeyRunWorkflow: the run's live state. */
+export const journeyRunStateQuery = defineQuery<JourneyRunState>('journeyRunState');
+/** journeyRunWorkflow: an operator's decision as an Update: the caller learns at once whether it was taken. */
+export const recoverUpdate = defineUpdate<JourneyRunState, [RecoveryDecision]>('recover');
+/** journeyRunWorkflow: the same decision as a Signal, for the Temporal Web UI's "Send a Signal". */
+export const recoverSignal = defineSignal<[RecoveryDecision]>('recover');
+
+/** exportJobWorkflow: rows written as of the last chunk. */
+export const exportProgressQuery = defineQuery<ExportProgress>('exportProgress');
