@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
+import { Prisma } from '../generated/prisma/client';
 import { nextAllowedInstant } from '../lib/calling-window';
 import { ErrorCode } from '../lib/error-codes';
+import type { RecordedRecovery } from '../lib/journey/awaiting';
 import type { JourneyDefinition } from '../lib/journey/definition';
 import type { ActivityDependencies } from './index';
 import { timeZonesOf } from './phone-time-zones';
@@ -27,7 +29,8 @@ export interface RunProgress {
   status: RecordedRunStatus;
   currentNodeId: string | null;
   variables?: Record<string, unknown>;
-  recovery?: { nodeId: string; error: string; errorType: string | null } | null;
+  /** What the run waits for while needs_recovery; null clears it (the column then holds SQL NULL, not a JSON value). */
+  recovery?: RecordedRecovery | null;
 }
 
 export interface DecisionRecord {
@@ -70,8 +73,9 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
       const run = await db.journeyRun.update({
         where: { id: runId },
         data: {
-          status, currentNodeId, recovery: recovery ?? undefined,
-          ...(recovery === null && { recovery: { set: null } as never }),
+          status, currentNodeId,
+          // Not { set: null }: on a Json column Prisma would store that object itself.
+          ...(recovery !== undefined && { recovery: recovery ?? Prisma.DbNull }),
           ...(variables && { variables: variables as object }),
           ...(final && { endedAt: new Date() }),
         },

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { saveJourney, publishJourney } from '../api/services/journeys';
 import type { JourneyDefinition } from '../lib/journey';
 import { leadWorkflowId } from '../lib/workflow-ids';
-import { journeyRunStateQuery, recoverSignal } from '../workflows/messages';
+import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../workflows/messages';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';
@@ -282,6 +284,84 @@ describe('manual recovery', () => {
     expect(done.variables.after).toEqual({ value: 'hook said 204' });
     expect(done.decisions).toEqual([expect.objectContaining({ nodeId: 'hook', action: 'skip', via: 'temporal', decidedBy: 'alice@ops', note: 'from the UI' })]);
     expect((await handle.query(journeyRunStateQuery)).status).toBe('completed');
+  });
+
+  it('says what a run awaits in one shape, listed or read (a review node, then a failed node), and nothing once it has ended', async () => {
+    const receiver = await startReceiver(() => 410);
+    const { published, campaign } = await journeyCampaign(journey([
+      { id: 'start', type: 'start' },
+      { id: 'look', type: 'review', data: { instructions: 'Check the lead' } },
+      { id: 'hook', type: 'webhook', data: { url: receiver.url } },
+      { id: 'done', type: 'end' },
+    ], [['start', 'look'], ['look', 'hook'], ['hook', 'done']]));
+    const { body } = await pushLead(campaign.id, '+14155550174');
+    // The list reads the rows; a read of a live run asks its workflow.
+    const listed = async () => ((await (await request('GET', `/workflows/${published.id}/runs`)).json()) as Run[]).find((run) => run.id === body.leadId)!;
+    const awaitingIn = (read: () => Promise<Run>, nodeId: string) => until(read, (run) => run.awaiting?.nodeId === nodeId);
+
+    const review = await awaitingIn(() => readRun(published.id, body.leadId), 'look');
+    expect(review.awaiting).toEqual({ nodeId: 'look', kind: 'review', reason: 'Check the lead', errorType: null, allowedActions: ['skip', 'end'] });
+    expect((await awaitingIn(listed, 'look')).awaiting).toEqual(review.awaiting);
+
+    await request('POST', `/workflows/${published.id}/runs/${body.leadId}/recover`, { action: 'skip', output: { decision: 'approved' } });
+    const failed = await awaitingIn(() => readRun(published.id, body.leadId), 'hook');
+    expect(failed.awaiting).toEqual({
+      nodeId: 'hook', kind: 'recovery', reason: expect.stringContaining('410'), errorType: 'journey_webhook_rejected', allowedActions: ['retry', 'skip', 'end'],
+    });
+    expect((await awaitingIn(listed, 'hook')).awaiting).toEqual(failed.awaiting);
+
+    await request('POST', `/workflows/${published.id}/runs/${body.leadId}/recover`, { action: 'end' });
+    expect((await runIn(published.id, body.leadId, 'failed')).awaiting).toBeNull();
+    expect((await listed()).awaiting).toBeNull();
+    // SQL NULL, not a JSON value such as {"set": null}.
+    expect(await db.$queryRaw`SELECT recovery IS NULL AS cleared FROM "JourneyRun" WHERE id = ${body.leadId}::uuid`).toEqual([{ cleared: true }]);
+  });
+
+  it('the `recover` Update refuses a decision without decidedBy, recording nothing; the signal keeps its fallback, "unknown operator"', async () => {
+    const receiver = await startReceiver(() => 400);
+    const { published, campaign } = await journeyCampaign(failingHook(receiver.url));
+    const { body, idempotencyKey } = await pushLead(campaign.id, '+14155550175');
+    await runIn(published.id, body.leadId, 'needs_recovery');
+    const handle = temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, idempotencyKey));
+    for (const anonymous of [{}, { decidedBy: '  ' }]) {
+      const refused = await handle.executeUpdate(recoverUpdate, { args: [{ action: 'skip', output: { status: 200 }, ...anonymous }] }).catch((error: unknown) => error);
+      expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+      expect((refused as WorkflowUpdateFailedError).cause).toMatchObject({ type: 'invalid_body', message: expect.stringContaining('decidedBy') });
+    }
+    // Refused by the validator: not in the history at all, and the run still waits.
+    const { events } = await handle.fetchHistory();
+    expect(events!.filter((event) => Object.entries(event).some(([name, value]) => name.startsWith('workflowExecutionUpdate') && value))).toEqual([]);
+    expect((await handle.query(journeyRunStateQuery)).awaiting).toMatchObject({ nodeId: 'hook', kind: 'recovery' });
+
+    await handle.signal(recoverSignal, { action: 'skip', output: { status: 200 } });
+    const done = await runIn(published.id, body.leadId, 'completed');
+    expect(done.decisions).toEqual([expect.objectContaining({ nodeId: 'hook', action: 'skip', decidedBy: 'unknown operator', via: 'temporal' })]);
+  });
+
+  it('the repair migration clears the {"set": null} that runs which moved on kept, and leaves a waiting run as it is', async () => {
+    const published = await publishedJourney(db, operator.workspaceId, journey([
+      { id: 'start', type: 'start' }, { id: 'look', type: 'review', data: { instructions: 'Check it' } }, { id: 'done', type: 'end' },
+    ], [['start', 'look'], ['look', 'done']]));
+    // Rows as the release before wrote them; their runs are gone from Temporal, so reads answer from the rows.
+    const row = (status: 'running' | 'completed' | 'needs_recovery', recovery: object) => db.journeyRun.create({
+      data: {
+        id: randomUUID(), workspaceId: operator.workspaceId, journeyId: published.id, revision: 1, temporalWorkflowId: `repair-${randomUUID()}`,
+        status, trigger: { phone: null, name: null, fields: {} }, startedBy: 'test', recovery, ...(status === 'completed' && { endedAt: new Date() }),
+      },
+    });
+    const finished = await row('completed', { set: null });
+    const moving = await row('running', { set: null });
+    const waiting = await row('needs_recovery', { nodeId: 'look', error: 'Check it', errorType: null });
+    const migrations = new URL('../prisma/migrations/', import.meta.url);
+    const repair = readdirSync(migrations).find((name) => name.endsWith('_repair_journey_run_recovery'))!;
+    await db.$executeRawUnsafe(readFileSync(new URL(`${repair}/migration.sql`, migrations), 'utf8'));
+
+    expect((await readRun(published.id, finished.id)).awaiting).toBeNull();
+    expect((await readRun(published.id, moving.id)).awaiting).toBeNull();
+    expect((await readRun(published.id, waiting.id)).awaiting).toEqual({
+      nodeId: 'look', kind: 'review', reason: 'Check it', errorType: null, allowedActions: ['skip', 'end'],
+    });
+    expect(await db.$queryRaw`SELECT id FROM "JourneyRun" WHERE "journeyId" IS NOT NULL AND "workflowId" = ${published.id}::uuid AND recovery IS NOT NULL`).toEqual([{ id: waiting.id }]);
   });
 });
 

@@ -5,6 +5,7 @@ import {
 import type { Activities } from '../activities';
 import type { JourneyTrigger } from '../activities/journeys';
 import { ErrorCode } from '../lib/error-codes';
+import { awaitedDecision, recordOf, type AwaitedDecision, type DecisionAction } from '../lib/journey/awaiting';
 import { chooseBranch } from '../lib/journey/conditions';
 import { parseNodeData, type BranchData, type JourneyDefinition, type JourneyNode } from '../lib/journey/definition';
 import { renderTemplate } from '../lib/journey/templates';
@@ -27,7 +28,7 @@ export interface JourneyRunInput {
 }
 
 export type JourneyRunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'needs_recovery';
-export type DecisionAction = 'retry' | 'skip' | 'end';
+export type { AwaitedDecision, DecisionAction };
 
 /** An operator's answer to a run that waits for one (a failed node, or a review node). */
 export interface RecoveryDecision {
@@ -35,19 +36,10 @@ export interface RecoveryDecision {
   /** skip: the node's output, as if it had run (the review node's: { decision, note }). */
   output?: Record<string, unknown>;
   note?: string;
-  /** Who decided; recorded with the decision. */
+  /** Who decided; recorded with the decision. The Update refuses a decision without it; a signal without it is recorded as "unknown operator". */
   decidedBy?: string;
   /** api, or temporal when sent from the Temporal UI or CLI (the default). */
   via?: string;
-}
-
-export interface AwaitedDecision {
-  nodeId: string;
-  kind: 'recovery' | 'review';
-  /** What went wrong (recovery) or what to check (review). */
-  reason: string;
-  errorType: string | null;
-  allowedActions: DecisionAction[];
 }
 
 export interface JourneyRunState {
@@ -70,8 +62,6 @@ export interface JourneyRunResult {
 
 /** Search attribute an operator filters on in the Temporal UI: JourneyStatus = "needs_recovery". */
 const STATUS_ATTRIBUTE = 'JourneyStatus';
-const REVIEW_ACTIONS: DecisionAction[] = ['skip', 'end'];
-const RECOVERY_ACTIONS: DecisionAction[] = ['retry', 'skip', 'end'];
 
 class RunEnded {
   constructor(readonly status: JourneyRunResult['status'], readonly endNodeId: string | null) {}
@@ -102,7 +92,12 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     validator: (decision) => {
       if (!state.awaiting) throw ApplicationFailure.create({ type: ErrorCode.run_not_awaiting_decision, message: 'the run is not waiting for a decision' });
       if (!state.awaiting.allowedActions.includes(decision?.action)) {
-        throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: `action must be one of ${state.awaiting.allowedActions.join(', ')}` });
+        throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: `action must be one of ${state.awaiting.allowedActions.join(', ')}`, details: ['action'] });
+      }
+      // Refused before it is accepted: nothing is recorded, and the caller learns who must be named.
+      // The signal cannot be refused, so it keeps its fallback ("unknown operator").
+      if (typeof decision.decidedBy !== 'string' || !decision.decidedBy.trim()) {
+        throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: 'decidedBy is required: who takes this decision', details: ['decidedBy'] });
       }
     },
   });
@@ -116,7 +111,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     upsertSearchAttributes({ [STATUS_ATTRIBUTE]: [status] });
     await recordJourneyRun({
       runId, status, currentNodeId: state.currentNodeId,
-      recovery: recovery && { nodeId: recovery.nodeId, error: recovery.reason, errorType: recovery.errorType },
+      recovery: recovery && recordOf(recovery),
       ...(status !== 'running' && status !== 'needs_recovery' && { variables: state.variables }),
     });
   };
@@ -198,7 +193,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
       }
       case 'review': {
         const data = parsed.data as { instructions: string };
-        const decision = await awaitDecision({ nodeId: node.id, kind: 'review', reason: data.instructions, errorType: null, allowedActions: REVIEW_ACTIONS });
+        const decision = await awaitDecision(awaitedDecision('review', node.id, data.instructions, null));
         if (decision.action === 'end') throw new RunEnded('cancelled', null);
         const last = state.decisions.at(-1)!;
         return { decision: 'approved', note: decision.note ?? '', ...decision.output, decidedBy: last.decidedBy };
@@ -219,9 +214,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
       } catch (error) {
         if (error instanceof RunEnded || isCancellation(error)) throw error;
         const failure = rootFailure(error);
-        const decision = await awaitDecision({
-          nodeId: node.id, kind: 'recovery', reason: failure.message, errorType: failure.type, allowedActions: RECOVERY_ACTIONS,
-        });
+        const decision = await awaitDecision(awaitedDecision('recovery', node.id, failure.message, failure.type));
         if (decision.action === 'end') throw new RunEnded('failed', null);
         if (decision.action === 'skip') return decision.output ?? {};
         state.attempt++;

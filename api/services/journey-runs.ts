@@ -3,7 +3,7 @@ import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { JourneyDecision, JourneyRun } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import { missingStartFields, type JourneyDefinition } from '../../lib/journey';
+import { awaitingFromRecord, missingStartFields, type AwaitedDecision, type JourneyDefinition, type RecordedRecovery } from '../../lib/journey';
 import { journeyRunWorkflowId } from '../../lib/workflow-ids';
 import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journey-run';
 import { journeyRunStateQuery, recoverUpdate } from '../../workflows/messages';
@@ -21,8 +21,9 @@ const LIVE_STATE_DEADLINE_MS = 3_000;
 const START_DEADLINE_MS = 5_000;
 
 type RunWithDecisions = JourneyRun & { decisions: JourneyDecision[] };
+type RunRow = JourneyRun & { decisions?: JourneyDecision[] };
 
-export function runView(run: JourneyRun & { decisions?: JourneyDecision[] }, live: JourneyRunState | null = null) {
+function runView(run: RunRow, awaiting: AwaitedDecision | null, live: JourneyRunState | null = null) {
   return {
     id: run.id,
     workflowId: run.journeyId,
@@ -35,7 +36,7 @@ export function runView(run: JourneyRun & { decisions?: JourneyDecision[] }, liv
     variables: live?.variables ?? run.variables ?? null,
     attempt: live?.attempt ?? null,
     nextWakeAt: live?.nextWakeAt ?? null,
-    awaiting: live?.awaiting ?? (run.recovery as object | null) ?? null,
+    awaiting,
     startedBy: run.startedBy,
     temporalWorkflowId: run.temporalWorkflowId,
     createdAt: run.createdAt.toISOString(),
@@ -50,6 +51,21 @@ export function runView(run: JourneyRun & { decisions?: JourneyDecision[] }, liv
   };
 }
 
+/**
+ * Runs as their rows have them. What a run waits for is rebuilt from its row and the graph of the
+ * revision it runs, in the shape the run's own query gives: listed or read, live or not, alike.
+ */
+async function rowViews(db: AppServices['db'], runs: RunRow[]) {
+  const waiting = runs.filter((run) => run.recovery !== null);
+  const revisions = waiting.length === 0 ? [] : await db.journeyRevision.findMany({
+    where: { OR: waiting.map(({ journeyId, revision }) => ({ journeyId, revision })) },
+    select: { journeyId: true, revision: true, definition: true },
+  });
+  const definitionOf = (run: RunRow) => revisions
+    .find(({ journeyId, revision }) => journeyId === run.journeyId && revision === run.revision)?.definition as JourneyDefinition | undefined;
+  return runs.map((run) => runView(run, awaitingFromRecord(run.recovery as RecordedRecovery | null, definitionOf(run))));
+}
+
 export async function listRuns(
   { db }: AppServices, principal: Principal, journeyId: string, query: { status?: RunStatus; limit: number; offset: number },
 ) {
@@ -59,7 +75,7 @@ export async function listRuns(
     db.journeyRun.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
     db.journeyRun.count({ where }),
   ]);
-  return { runs: runs.map((run) => runView(run)), total };
+  return { runs: await rowViews(db, runs), total };
 }
 
 async function findOwnedRun({ db }: AppServices, principal: Principal, journeyId: string, runId: string): Promise<RunWithDecisions> {
@@ -80,7 +96,7 @@ export async function getRun(services: AppServices, principal: Principal, journe
       // Not started yet (the outbox has not reached it), or Temporal away: the row answers.
       .catch(() => null);
   }
-  return runView(run, live);
+  return live ? runView(run, live.awaiting, live) : (await rowViews(services.db, [run]))[0]!;
 }
 
 /** A run started by hand with the given trigger, on the journey's published revision; it has no lead, so its call nodes need recovery. */
@@ -109,7 +125,7 @@ export async function startRunByHand(
     await services.db.journeyRun.delete({ where: { id } });
     throw error;
   }
-  return runView(run);
+  return runView(run, null);
 }
 
 function checkRequiredFields(definition: JourneyDefinition, fields: Record<string, unknown>) {
@@ -126,7 +142,7 @@ export async function cancelRun(services: AppServices, principal: Principal, jou
   const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_running, { status: run.status });
   await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel());
-  return runView(run);
+  return (await rowViews(services.db, [run]))[0]!;
 }
 
 /** An operator's decision, as an Update of the run: refused with 409 unless the run waits for one. */
@@ -141,14 +157,16 @@ export async function recoverRun(
         args: [{ ...decision, decidedBy: `member:${principal.memberId} key:${principal.keyId}`, via: 'api' }],
       }));
     const updated = await services.db.journeyRun.findUniqueOrThrow({ where: { id: run.id }, include: { decisions: { orderBy: { createdAt: 'asc' } } } });
-    return runView(updated, state.endedAt ? null : state);
+    // The Update answers once the decision is taken, maybe before the row says so: the state is newer.
+    return runView(updated, state.awaiting, state.endedAt ? null : state);
   } catch (error) {
     const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.run_not_awaiting_decision) {
       throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
     }
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_body) {
-      throw new ApiError(400, ErrorCode.invalid_body, { issues: [{ path: ['action'], message: cause.message, code: 'custom' }] });
+      const [field = 'action'] = cause.details as string[];
+      throw new ApiError(400, ErrorCode.invalid_body, { issues: [{ path: [field], message: cause.message, code: 'custom' }] });
     }
     throw error;
   }

@@ -4,3 +4,4 @@ export * from './templates';
 export * from './conditions';
 export * from './catalog';
 export * from './validator';
+export * from './awaiting';
