@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { startLeadWorkflow, type StoredLead } from '../lib/start-lead-workflow';
+import { startLeadWorkflow, type StoredLead } from '../api/services/start-lead-workflow';
 import { leadWorkflowId } from '../lib/workflow-ids';
 import type { ActivityDependencies } from './index';
 

@@ -4,6 +4,7 @@ import { nextAllowedInstant } from '../lib/calling-window';
 import { ErrorCode } from '../lib/error-codes';
 import type { RecordedRecovery } from '../lib/journey/awaiting';
 import type { JourneyDefinition } from '../lib/journey/definition';
+import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../lib/journey/run-statuses';
 import type { ActivityDependencies } from './index';
 import { timeZonesOf } from './phone-time-zones';
 
@@ -22,11 +23,9 @@ export interface LoadedJourneyRun {
   trigger: JourneyTrigger;
 }
 
-export type RecordedRunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'needs_recovery';
-
 export interface RunProgress {
   runId: string;
-  status: RecordedRunStatus;
+  status: JourneyRunStatus;
   currentNodeId: string | null;
   variables?: Record<string, unknown>;
   /** What the run waits for while needs_recovery; null clears it (the column then holds SQL NULL, not a JSON value). */
@@ -51,7 +50,6 @@ export interface WebhookRequest {
 }
 
 const WEBHOOK_TIMEOUT_MS = 10_000;
-const FINAL: ReadonlySet<RecordedRunStatus> = new Set(['completed', 'failed', 'cancelled']);
 
 function runNotFound(runId: string) {
   return ApplicationFailure.create({ type: ErrorCode.journey_run_not_found, message: `journey run ${runId} not found`, nonRetryable: true });
@@ -69,7 +67,7 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
 
     /** Mirrors the run's status into its row (the API lists and filters runs from there); a final status also finishes its lead. */
     async recordJourneyRun({ runId, status, currentNodeId, variables, recovery }: RunProgress): Promise<void> {
-      const final = FINAL.has(status);
+      const final = isFinalRunStatus(status);
       const run = await db.journeyRun.update({
         where: { id: runId },
         data: {
@@ -81,7 +79,7 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
         },
         select: { leadId: true },
       });
-      if (final && run.leadId) await db.lead.update({ where: { id: run.leadId }, data: { status: status as 'completed' | 'failed' | 'cancelled' } });
+      if (final && run.leadId) await db.lead.update({ where: { id: run.leadId }, data: { status: status as FinalRunStatus } });
     },
 
     async recordJourneyDecision(decision: DecisionRecord): Promise<void> {

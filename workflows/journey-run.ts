@@ -8,6 +8,7 @@ import { ErrorCode } from '../lib/error-codes';
 import { awaitedDecision, recordOf, type AwaitedDecision, type DecisionAction } from '../lib/journey/awaiting';
 import { chooseBranch } from '../lib/journey/conditions';
 import { parseNodeData, type BranchData, type JourneyDefinition, type JourneyNode } from '../lib/journey/definition';
+import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../lib/journey/run-statuses';
 import { renderTemplate } from '../lib/journey/templates';
 import { leadDialWorkflow, type LeadOutcome } from './lead-dial';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from './messages';
@@ -27,7 +28,6 @@ export interface JourneyRunInput {
   runId: string;
 }
 
-export type JourneyRunStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'needs_recovery';
 export type { AwaitedDecision, DecisionAction };
 
 /** An operator's answer to a run that waits for one (a failed node, or a review node). */
@@ -55,7 +55,7 @@ export interface JourneyRunState {
 }
 
 export interface JourneyRunResult {
-  status: 'completed' | 'failed' | 'cancelled';
+  status: FinalRunStatus;
   endNodeId: string | null;
   variables: Record<string, unknown>;
 }
@@ -112,7 +112,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     await recordJourneyRun({
       runId, status, currentNodeId: state.currentNodeId,
       recovery: recovery && recordOf(recovery),
-      ...(status !== 'running' && status !== 'needs_recovery' && { variables: state.variables }),
+      ...(isFinalRunStatus(status) && { variables: state.variables }),
     });
   };
 

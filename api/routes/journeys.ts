@@ -1,9 +1,10 @@
 import { z } from 'zod';
 import { VARIABLE_TYPES, journeyDefinitionSchema, type VariableDescriptor } from '../../lib/journey';
+import { JOURNEY_RUN_STATUSES } from '../../lib/journey/run-statuses';
 import { e164PhoneSchema } from '../../lib/phone';
 import { offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
-import { cancelRun, getRun, listRuns, recoverRun, RUN_STATUSES, startRunByHand } from '../services/journey-runs';
+import { cancelRun, getRun, listRuns, recoverRun, startRunByHand } from '../services/journey-runs';
 import { findOwnedJourney, listJourneys, variableCatalog, journeyView } from '../services/journeys';
 
 const WORKFLOWS_FEATURE = { feature: 'workflows' } as const;
@@ -44,7 +45,7 @@ const runSchema = z.object({
   revision: z.number().int(),
   campaignId: z.string().uuid().nullable(),
   leadId: z.string().uuid().nullable(),
-  status: z.enum(RUN_STATUSES),
+  status: z.enum(JOURNEY_RUN_STATUSES),
   currentNodeId: z.string().nullable(),
   trigger: z.unknown().describe('{ phone, name, fields }: what the run started with, read as {{start.…}}.'),
   variables: z.unknown().describe('The run\'s variables by node id (live while it runs, final once ended).'),
@@ -102,7 +103,7 @@ export const journeyRoutes = [
     summary: 'List runs of a workflow, newest first: offset pagination (limit default 50, max 200), the total in X-Total-Count, optionally one status.',
     tags: ['Workflows'],
     params: journeyParams,
-    query: z.object({ ...offsetQuery, status: z.enum(RUN_STATUSES).optional() }),
+    query: z.object({ ...offsetQuery, status: z.enum(JOURNEY_RUN_STATUSES).optional() }),
     responses: { 200: { description: 'A bare array of runs; X-Total-Count carries the total of the filter.', schema: z.array(runSchema) } },
     handler: async ({ services, principal, params, query }) => {
       const { runs, total } = await listRuns(services, principal, params.id, query);

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { missingStartFields, undeclaredVariables, type JourneyDefinition } from '../../lib/journey';
+import { LIVE_RUN_STATUSES } from '../../lib/journey/run-statuses';
 import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
@@ -66,7 +67,7 @@ export async function storeJourneyLeads(
     const existingKeys = new Set(existing.map((row) => row.idempotencyKey));
     const fresh = valid.filter((lead) => !existingKeys.has(lead.idempotencyKey));
     const { rows: [counted] } = await client.query<{ live: number }>(
-      `SELECT count(*)::int AS live FROM "JourneyRun" WHERE "campaignId" = $1::uuid AND status IN ('running', 'needs_recovery')`, [campaign.id],
+      `SELECT count(*)::int AS live FROM "JourneyRun" WHERE "campaignId" = $1::uuid AND status = ANY($2::"JourneyRunStatus"[])`, [campaign.id, LIVE_RUN_STATUSES],
     );
     const room = Math.max(locked.maxLiveRuns - counted!.live, 0);
     for (const { idempotencyKey } of fresh.slice(room)) {

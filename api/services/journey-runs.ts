@@ -4,6 +4,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import type { JourneyDecision, JourneyRun } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { awaitingFromRecord, missingStartFields, type AwaitedDecision, type JourneyDefinition, type RecordedRecovery } from '../../lib/journey';
+import type { JourneyRunStatus } from '../../lib/journey/run-statuses';
 import { journeyRunWorkflowId } from '../../lib/workflow-ids';
 import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journey-run';
 import { journeyRunStateQuery, recoverUpdate } from '../../workflows/messages';
@@ -13,8 +14,6 @@ import { isUuid } from './campaigns';
 import type { AppServices } from './index';
 import { findOwnedJourney } from './journeys';
 
-export const RUN_STATUSES = ['running', 'completed', 'failed', 'cancelled', 'needs_recovery'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
 
 /** A live run answers its state query in milliseconds; past this the row's state is answered alone. */
 const LIVE_STATE_DEADLINE_MS = 3_000;
@@ -30,7 +29,7 @@ function runView(run: RunRow, awaiting: AwaitedDecision | null, live: JourneyRun
     revision: run.revision,
     campaignId: run.campaignId,
     leadId: run.leadId,
-    status: (live?.status ?? run.status) as RunStatus,
+    status: live?.status ?? run.status,
     currentNodeId: live?.currentNodeId ?? run.currentNodeId,
     trigger: run.trigger,
     variables: live?.variables ?? run.variables ?? null,
@@ -67,7 +66,7 @@ async function rowViews(db: AppServices['db'], runs: RunRow[]) {
 }
 
 export async function listRuns(
-  { db }: AppServices, principal: Principal, journeyId: string, query: { status?: RunStatus; limit: number; offset: number },
+  { db }: AppServices, principal: Principal, journeyId: string, query: { status?: JourneyRunStatus; limit: number; offset: number },
 ) {
   await findOwnedJourney(db, principal.workspaceId, journeyId);
   const where = { journeyId, workspaceId: principal.workspaceId, ...(query.status && { status: query.status }) };

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { startLeadWorkflow, type StoredLead } from '../../lib/start-lead-workflow';
+import { startLeadWorkflow, type StoredLead } from './start-lead-workflow';
 import type { SqlPool } from '../../lib/sql-pool';
 
 export interface LeadDispatcherOptions {

@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { journeyRunWorkflow } from '../workflows/journey-run';
-import type { leadDialWorkflow } from '../workflows/lead-dial';
+import type { journeyRunWorkflow } from '../../workflows/journey-run';
+import type { leadDialWorkflow } from '../../workflows/lead-dial';
 
 /** A stored lead whose workflow may not have been started yet. */
 export interface StoredLead {
@@ -8,7 +8,7 @@ export interface StoredLead {
   workflowId: string;
   campaignId: string;
   workspaceId: string;
-  /** CLASSIC: the dial ladder. JOURNEY: a run of the campaign's workflow, whose run id is the lead's id. */
+  /** CLASSIC: the dial ladder. JOURNEY: a run of the campaign's journey, whose run id is the lead's id. */
   kind: 'CLASSIC' | 'JOURNEY';
 }
 
@@ -17,7 +17,9 @@ const WORKFLOW_START_DEADLINE_MS = 5_000;
 
 /**
  * Starts a stored lead's workflow; true when it runs (started now, or already). Starting twice is
- * harmless: the workflow id derives from campaign and idempotency key, and Temporal refuses a second run.
+ * harmless: the stored workflow id derives from campaign and idempotency key (leadWorkflowId in
+ * lib/workflow-ids.ts), and Temporal refuses a second run. Used by the API's lead dispatcher and by the
+ * enrollment of a calling list (activities/enrollment.ts).
  */
 export async function startLeadWorkflow(temporal: Client, taskQueue: string, lead: StoredLead): Promise<boolean> {
   const common = {
