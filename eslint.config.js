@@ -1,8 +1,54 @@
-// Lint: TypeScript's recommended rules everywhere, and the determinism fence around workflows/.
+// Lint: TypeScript's recommended rules everywhere, the determinism fence around workflows/, one home for
+// Temporal messages, and the layering of the folders (test/import-rules.test.ts shows each rule at work).
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
 const nodeBuiltins = builtinModules.flatMap((name) => [name, `node:${name}`]);
+
+// Signals, updates and queries are defined once, in workflows/messages.ts, and imported where sent.
+const MESSAGES_MODULE = 'workflows/messages.ts';
+const messagesDefinedOnce = {
+  name: '@temporalio/workflow', importNames: ['defineSignal', 'defineUpdate', 'defineQuery'],
+  message: 'Signals, updates and queries are defined once, in workflows/messages.ts: import them from there.',
+};
+const messagesSentByDefinition = [
+  {
+    selector: 'CallExpression[callee.property.name=/^(signal|executeUpdate|startUpdate|executeUpdateWithStart|startUpdateWithStart)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
+    message: 'Send the definition from workflows/messages.ts, not its name as a string.',
+  },
+  { selector: 'Property[key.name="signal"][value.type=/^(Literal|TemplateLiteral)$/]', message: 'Send the definition from workflows/messages.ts, not its name as a string.' },
+];
+// Outside workflows/, workflow code is reached as types (workflows are started by their type name).
+const workflowCodeAsTypes = {
+  regex: '^(\\.\\./)+workflows/(?!messages$)', allowTypeImports: true,
+  message: 'Outside workflows/, import workflow code as types only; signals, updates and queries come from workflows/messages.',
+};
+// lib/ serves every layer, so it imports none of them, not even types.
+const libLayering = {
+  regex: '^(\\.\\./)+(workflows|activities|api|worker|cli|scripts|bench|test)(/|$)',
+  message: 'lib/ is shared by every layer and imports none of them: put the code where it is used, or what it needs into lib/.',
+};
+// api/http is the plumbing under the routes: it reaches no service, only the AppServices type it hands to handlers.
+const httpLayering = [
+  { regex: '^(\\.\\./)+services/', message: 'api/http imports nothing from api/services: wire service middleware in api/app.ts.' },
+  { regex: '^(\\.\\./)+services$', allowTypeImports: true, message: 'api/http takes AppServices as a type only.' },
+];
+// The determinism fence: workflow code is replayed inside Temporal's sandbox, so no Node built-ins, no I/O,
+// and activities only as types (they run in the worker, reached through proxyActivities).
+const workflowFence = {
+  paths: [
+    ...nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not deterministic: do this in an activity.' })),
+    ...['pg', 'express', '@prisma/client', '@prisma/adapter-pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map(
+      (name) => ({ name, message: 'I/O belongs in activities/, not in workflow code.' }),
+    ),
+  ],
+  patterns: [
+    { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
+    { group: ['**/generated/**', '**/lib/database', '**/api/**', '**/scripts/**'], message: 'I/O belongs in activities/, not in workflow code.' },
+  ],
+};
+// Options of one rule are not merged across blocks: each block below gives a file its whole list.
+const restrictedImports = ({ paths = [], patterns = [] }) => ({ '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] });
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'generated/**', 'dist/**', '.data/**', '.tools/**', 'test/lint-fixtures/**'] },
@@ -17,22 +63,18 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off' },
   },
   {
-    // Workflow code is replayed inside Temporal's deterministic sandbox: no Node built-ins, no I/O,
-    // and activities only as types (they run in the worker, reached through proxyActivities).
+    files: ['**/*.ts'],
+    rules: {
+      ...restrictedImports({ paths: [messagesDefinedOnce], patterns: [workflowCodeAsTypes] }),
+      'no-restricted-syntax': ['error', ...messagesSentByDefinition],
+    },
+  },
+  { files: ['lib/**/*.ts'], rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [libLayering] }) },
+  { files: ['api/http/**/*.ts'], rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [workflowCodeAsTypes, ...httpLayering] }) },
+  {
     files: ['workflows/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: [
-          ...nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not deterministic: do this in an activity.' })),
-          ...['pg', 'express', '@prisma/client', '@prisma/adapter-pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map(
-            (name) => ({ name, message: 'I/O belongs in activities/, not in workflow code.' }),
-          ),
-        ],
-        patterns: [
-          { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
-          { group: ['**/generated/**', '**/lib/database', '**/api/**', '**/scripts/**'], message: 'I/O belongs in activities/, not in workflow code.' },
-        ],
-      }],
+      ...restrictedImports({ paths: [...workflowFence.paths, messagesDefinedOnce], patterns: workflowFence.patterns }),
       'no-restricted-globals': ['error',
         { name: 'process', message: 'The environment is not deterministic: pass values in as workflow input.' },
         { name: 'fetch', message: 'Network I/O belongs in an activity.' },
@@ -40,4 +82,5 @@ export default tseslint.config(
       ],
     },
   },
+  { files: [MESSAGES_MODULE], rules: restrictedImports(workflowFence) },
 );

@@ -4,6 +4,7 @@ import { errorHandler } from './http/error-handler';
 import { door, registerRoutes, type Door } from './http/register-routes';
 import { assignRequestId } from './http/request-id';
 import { routes } from './routes';
+import { logCampaignRequests } from './services/api-logs';
 import type { AppServices } from './services';
 
 export interface AppOptions {
@@ -19,6 +20,8 @@ export function createApp(services: AppServices, options: AppOptions = {}): Expr
   app.disable('etag');
   app.set('trust proxy', options.trustProxy ?? false);
   app.use(assignRequestId);
+  // Ahead of the routes, so that requests the door refuses are logged against their campaign too.
+  logCampaignRequests(app, services.sql);
   registerRoutes(app, routes, services, routeDoor);
   // Unknown paths still pass the door: a bad key learns nothing about which paths exist.
   app.use(routeDoor(services, null), (_req, res) => {

@@ -4,7 +4,6 @@ import { authenticate } from '../auth/authenticate';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from '../services';
 import { expressPath, type RouteDefinition } from './route';
-import { CAMPAIGN_PATH_PREFIXES, campaignParamOf, campaignRequestLogger, createApiLogRecorder } from '../services/api-logs';
 
 /** Any content type is read as JSON, so a body that is not JSON is refused rather than ignored. */
 const jsonBody = express.json({ limit: '1mb', type: () => true, strict: false });
@@ -31,9 +30,6 @@ export const door: Door = (services, route) => {
 };
 
 export function registerRoutes(app: Express, routes: readonly RouteDefinition[], services: AppServices, routeDoor: Door = door): void {
-  // Ahead of the routes, so that requests the door refuses are logged against their campaign too.
-  const apiLogs = createApiLogRecorder(services.sql);
-  for (const prefix of CAMPAIGN_PATH_PREFIXES) app.use(expressPath(prefix), campaignRequestLogger(apiLogs, campaignParamOf(prefix)!));
   for (const route of routes) {
     const handle: RequestHandler = (req, res, next) => {
       res.locals.validationStatus = route.validationStatus ?? 400;

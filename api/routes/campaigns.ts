@@ -4,8 +4,8 @@ import { dialLadderSchema } from '../../lib/dial-ladder';
 import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
 import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
-import { transitionCampaign } from '../services/campaign-control';
-import { campaignView, createCampaign, deleteCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from '../services/campaigns';
+import { deleteCampaign, transitionCampaign } from '../services/campaign-control';
+import { campaignView, createCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from '../services/campaigns';
 
 
 /** Settings a campaign is created with and can change while it is not stopped. */

@@ -17,7 +17,7 @@ import { whoamiRoutes } from './whoami';
 /** Every route of the service. Each one declares its access rule next to its definition. */
 export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
-  ...openApiRoutes,
+  ...openApiRoutes(() => routes),
   ...docsRoutes,
   ...whoamiRoutes,
   ...campaignRoutes,

@@ -1,6 +1,7 @@
-import type { RequestHandler } from 'express';
+import type { Express, RequestHandler } from 'express';
 import type { Principal } from '../auth/principal';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
+import { expressPath } from '../http/route';
 import { findOwnedCampaign, isUuid } from './campaigns';
 import type { AppServices } from './index';
 import type { SqlPool } from '../../lib/sql-pool';
@@ -64,6 +65,12 @@ export function createApiLogRecorder(sql: SqlPool) {
 }
 
 export type ApiLogRecorder = ReturnType<typeof createApiLogRecorder>;
+
+/** Logs every request under a campaign's paths (CAMPAIGN_PATH_PREFIXES) through one recorder of the process. */
+export function logCampaignRequests(app: Express, sql: SqlPool): void {
+  const recorder = createApiLogRecorder(sql);
+  for (const prefix of CAMPAIGN_PATH_PREFIXES) app.use(expressPath(prefix), campaignRequestLogger(recorder, campaignParamOf(prefix)!));
+}
 
 /**
  * Logs every request an authenticated caller made against one of its workspace's campaigns, once the

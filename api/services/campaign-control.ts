@@ -58,3 +58,14 @@ async function enrollContacts(services: AppServices, principal: Principal, campa
     searchAttributes: { CampaignId: [campaignId], WorkspaceId: [principal.workspaceId] },
   }));
 }
+
+/** Stops the campaign (through its workflow, like POST /stop) unless it is stopped, then hides it. */
+export async function deleteCampaign(services: AppServices, principal: Principal, id: string): Promise<void> {
+  const campaign = await findOwnedCampaign(services, principal, id);
+  if (campaign.status !== 'STOPPED') await transitionCampaign(services, principal, campaign.id, 'stop');
+  // Stopped: its queued retries are cancelled and enrollment ends; its calling list goes with it.
+  await services.db.$transaction([
+    services.db.campaignContact.deleteMany({ where: { campaignId: campaign.id } }),
+    services.db.campaign.update({ where: { id: campaign.id }, data: { deletedAt: new Date() } }),
+  ]);
+}

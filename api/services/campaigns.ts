@@ -5,7 +5,6 @@ import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError, forbidden } from '../http/api-error';
 import type { Principal } from '../auth/principal';
-import { transitionCampaign } from './campaign-control';
 import type { AppServices } from './index';
 
 export interface CampaignSettings {
@@ -109,15 +108,4 @@ export function campaignView(campaign: Campaign) {
     createdAt: campaign.createdAt.toISOString(),
     updatedAt: campaign.updatedAt.toISOString(),
   };
-}
-
-/** Stops the campaign (through its workflow, like POST /stop) unless it is stopped, then hides it. */
-export async function deleteCampaign(services: AppServices, principal: Principal, id: string): Promise<void> {
-  const campaign = await findOwnedCampaign(services, principal, id);
-  if (campaign.status !== 'STOPPED') await transitionCampaign(services, principal, campaign.id, 'stop');
-  // Stopped: its queued retries are cancelled and enrollment ends; its calling list goes with it.
-  await services.db.$transaction([
-    services.db.campaignContact.deleteMany({ where: { campaignId: campaign.id } }),
-    services.db.campaign.update({ where: { id: campaign.id }, data: { deletedAt: new Date() } }),
-  ]);
 }

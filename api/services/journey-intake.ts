@@ -6,7 +6,8 @@ import { LIVE_RUN_STATUSES } from '../../lib/journey/run-statuses';
 import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
-import { upsertLeads, type Admission, type LeadRow, type LeadToAdmit, type StoredLeads } from './leads';
+import { upsertLeads, type LeadRow } from './lead-rows';
+import type { Admission, LeadToAdmit, StoredLeads } from './leads';
 
 /** Saved revisions never change, so a process may keep them. */
 const revisionCache = new Map<string, JourneyDefinition>();
