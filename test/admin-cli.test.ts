@@ -18,8 +18,8 @@ async function adminJson(...args: string[]) {
   return JSON.parse(lines[0]!) as Record<string, any>;
 }
 
-describe('npm run admin: workflows', () => {
-  it('saves revisions of a workflow from a file and publishes only a valid one', async () => {
+describe('npm run admin: journeys (workflow save, workflow publish)', () => {
+  it('saves revisions of a journey from a file and publishes only a valid one', async () => {
     const workspace = await adminJson('workspace', 'create', '--name', 'Flows', '--features', 'workflows');
     const dir = mkdtempSync(path.join(os.tmpdir(), 'workflow-'));
     const valid = path.join(dir, 'valid.json');

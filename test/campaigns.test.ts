@@ -69,7 +69,7 @@ describe('campaigns', () => {
     expect((await request('DELETE', `/campaigns/${id}`)).status).toBe(403);
   });
 
-  it('creates a JOURNEY campaign on a workflow of its own workspace, and refuses one without it', async () => {
+  it('creates a JOURNEY campaign on a journey (workflowId) of its own workspace, and refuses one without it', async () => {
     const graph = journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]);
     const own = await saveJourney(db, owner.workspaceId, { name: 'Own', definition: graph });
     const stranger = await createTestWorkspace(db);
