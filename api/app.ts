@@ -3,6 +3,8 @@ import { ErrorCode } from '../lib/error-codes';
 import { errorHandler } from './http/error-handler';
 import { door, registerRoutes, type Door } from './http/register-routes';
 import { assignRequestId } from './http/request-id';
+import { allowHeader, matchRoute } from './http/route';
+import { refuseUndecodablePath } from './http/storable-input';
 import { routes } from './routes';
 import { logCampaignRequests } from './services/api-logs';
 import type { AppServices } from './services';
@@ -20,12 +22,15 @@ export function createApp(services: AppServices, options: AppOptions = {}): Expr
   app.disable('etag');
   app.set('trust proxy', options.trustProxy ?? false);
   app.use(assignRequestId);
+  app.use(refuseUndecodablePath);
   // Ahead of the routes, so that requests the door refuses are logged against their campaign too.
   logCampaignRequests(app, services.sql);
   registerRoutes(app, routes, services, routeDoor);
-  // Unknown paths still pass the door: a bad key learns nothing about which paths exist.
-  app.use(routeDoor(services, null), (_req, res) => {
-    res.status(404).json({ error: ErrorCode.not_found });
+  // Unknown paths and methods still pass the door: a bad key learns nothing about which paths exist.
+  app.use(routeDoor(services, null), (req, res) => {
+    const { allowed } = matchRoute(routes, req.method, req.path);
+    if (allowed) res.status(405).set('Allow', allowHeader(allowed)).json({ error: ErrorCode.method_not_allowed });
+    else res.status(404).json({ error: ErrorCode.not_found });
   });
   app.use(errorHandler);
   return app;

@@ -23,6 +23,7 @@ export const ErrorCode = {
   workflow_invalid: 'workflow_invalid',
   // Decided here where the spec says "not shown"; documented in the OpenAPI description and README.
   not_found: 'not_found',
+  method_not_allowed: 'method_not_allowed',
   plan_required: 'plan_required',
   feature_not_enabled: 'feature_not_enabled',
   not_implemented: 'not_implemented',

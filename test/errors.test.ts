@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createDatabase } from '../lib/database';
 import { runStatement } from '../lib/pg-statement';
-import { startTestApi } from './support/api';
+import { checkedFetch, startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { startTcpProxy } from './support/tcp-proxy';
 import { useTemporalClient } from './support/temporal';
@@ -10,15 +10,18 @@ import { createTestWorkspace } from './support/workspace';
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
-const { key, workspaceId } = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
+const { key, workspaceId } = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'intel.view'], settings: { plan: 'basic' } });
 const campaign = await db.campaign.create({ data: { workspaceId, name: 'Errors', acceptsLeadPush: true } });
 
-async function send(method: string, path: string, body: string, contentType = 'application/json') {
-  const response = await fetch(`${api.baseUrl}${path}`, {
-    method, body, headers: { authorization: `Bearer ${key}`, 'content-type': contentType },
+/** A raw body, sent as is; the response is checked against its route's declarations like every other. */
+async function send(method: string, path: string, body: string | undefined, contentType = 'application/json', headers: Record<string, string> = {}) {
+  const response = await checkedFetch(`${api.baseUrl}${path}`, {
+    method, body, headers: { authorization: `Bearer ${key}`, 'content-type': contentType, ...headers },
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, requestId: response.headers.get('x-request-id') };
+  return { status: response.status, body: (await response.json()) as Record<string, unknown>, requestId: response.headers.get('x-request-id'), headers: response.headers };
 }
+
+const issuePaths = (body: Record<string, unknown>) => (body.issues as Array<{ path: string[] }>).map((issue) => issue.path);
 
 describe('the error contract', () => {
   it('refuses a body over 1 MB with 413 internal_error and stores nothing', async () => {
@@ -49,7 +52,8 @@ describe('the error contract', () => {
 
   it('puts a request id on every response', async () => {
     const responses = await Promise.all([
-      fetch(`${api.baseUrl}/health`), fetch(`${api.baseUrl}/campaigns`), fetch(`${api.baseUrl}/nowhere`, { headers: { authorization: `Bearer ${key}` } }),
+      checkedFetch(`${api.baseUrl}/health`), checkedFetch(`${api.baseUrl}/campaigns`),
+      checkedFetch(`${api.baseUrl}/nowhere`, { headers: { authorization: `Bearer ${key}` } }),
     ]);
     const ids = responses.map((response) => response.headers.get('x-request-id'));
     for (const id of ids) expect(id).toMatch(/^[0-9a-f-]{36}$/);
@@ -60,7 +64,7 @@ describe('the error contract', () => {
   it('answers an unexpected failure with 500 internal_error and nothing of the cause', async () => {
     await runStatement(url, 'ALTER TABLE "Campaign" RENAME TO "CampaignHidden"');
     try {
-      const response = await fetch(`${api.baseUrl}/campaigns`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await checkedFetch(`${api.baseUrl}/campaigns`, { headers: { authorization: `Bearer ${key}` } });
       expect(response.status).toBe(500);
       expect(await response.text()).toBe('{"error":"internal_error"}');
     } finally {
@@ -91,5 +95,112 @@ describe('the error contract', () => {
     }
     expect(recovered.status).toBe(200);
     await proxiedDb.$disconnect();
+  });
+
+  it('refuses an unsupported method on a known path with 405 method_not_allowed and Allow, after the door', async () => {
+    for (const [method, path, allow] of [
+      ['PUT', '/campaigns', 'POST, GET, HEAD'],
+      ['PUT', `/campaigns/${campaign.id}`, 'GET, HEAD, PATCH, DELETE'],
+      ['GET', `/campaigns/${campaign.id}/start`, 'POST'],
+      ['QUERY', '/health', 'GET, HEAD'],
+    ] as const) {
+      const response = await checkedFetch(`${api.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
+      expect(response.status, `${method} ${path}`).toBe(405);
+      expect(response.headers.get('allow')!.split(', ').sort()).toEqual(allow.split(', ').sort());
+      expect(await response.json()).toEqual({ error: 'method_not_allowed' });
+    }
+    const unauthenticated = await checkedFetch(`${api.baseUrl}/campaigns`, { method: 'PUT' });
+    expect(unauthenticated.status).toBe(401);
+    const unknown = await checkedFetch(`${api.baseUrl}/campaigns/${campaign.id}/nowhere`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toEqual({ error: 'not_found' });
+  });
+
+  it('requires the body of every route that takes one: absent or empty is invalid_body, {} is a body', async () => {
+    const before = await db.campaign.count();
+    for (const body of [undefined, '']) {
+      const response = await send('POST', '/campaigns', body);
+      expect(response).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+      expect(issuePaths(response.body)).toEqual([[]]);
+    }
+    expect(await send('POST', '/campaigns', 'null')).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(await send('POST', `/v1/campaigns/${campaign.id}/leads`, undefined)).toMatchObject({ status: 422, body: { error: 'invalid_body', issues: [{ path: [] }] } });
+    expect(await send('POST', `/campaigns/${campaign.id}/exports`, undefined)).toMatchObject({ status: 400, body: { error: 'invalid_body', issues: [{ path: [] }] } });
+    expect(await db.campaign.count()).toBe(before);
+    expect(await db.lead.count()).toBe(0);
+    // A route without a body reads none: what it was sent cannot refuse it.
+    const withIgnoredBody = await send('GET', '/campaigns', undefined);
+    expect(withIgnoredBody.status).toBe(200);
+  });
+
+  it('refuses strings PostgreSQL cannot store (NUL, unpaired surrogates) as invalid_body naming the field, on every route alike', async () => {
+    const before = await db.campaign.count();
+    const nul = await send('POST', '/campaigns', '{"name": "a\\u0000b"}');
+    expect(nul).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(issuePaths(nul.body)).toEqual([['name']]);
+    const surrogate = await send('POST', '/campaigns', '{"name": "ok", "agentId": "\\ud800"}');
+    expect(surrogate).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(issuePaths(surrogate.body)).toEqual([['agentId']]);
+    expect(await db.campaign.count()).toBe(before);
+
+    // Deep inside free-form JSON (a jsonb column), in an object key, on the lead push (422).
+    const lead = (fields: string) => `{"idempotencyKey": "k-1", "lead": {"phone": "+14155550120", "fields": ${fields}}}`;
+    const inValue = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead('{"notes": ["fine", {"deep": "\\udc00x"}]}'));
+    expect(inValue).toMatchObject({ status: 422, body: { error: 'invalid_body' } });
+    expect(issuePaths(inValue.body)).toEqual([['lead', 'fields', 'notes', '1', 'deep']]);
+    const inKey = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead('{"a\\u0000": 1}'));
+    expect(inKey).toMatchObject({ status: 422, body: { error: 'invalid_body' } });
+    expect(issuePaths(inKey.body)).toEqual([['lead', 'fields', 'a\u0000']]);
+    expect(await db.lead.count()).toBe(0);
+
+    // In the query and in a path parameter.
+    const query = await send('GET', `/campaigns/${campaign.id}/api-logs?cursor=%00`, undefined);
+    expect(query).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(issuePaths(query.body)).toEqual([['cursor']]);
+    const param = await send('GET', '/campaigns/%00', undefined);
+    expect(param).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(issuePaths(param.body)).toEqual([['id']]);
+    const undecodable = await send('GET', '/campaigns/%ED%A0%80', undefined);
+    expect(undecodable).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(issuePaths(undecodable.body)).toEqual([['path']]);
+  });
+
+  it('refuses numbers out of range and nesting deeper than 32 levels, and still accepts what fits', async () => {
+    const lead = (fields: string, key: string) => `{"idempotencyKey": "${key}", "lead": {"phone": "+14155550120", "fields": ${fields}}}`;
+    const huge = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead('{"n": 1e400}', 'n-1'));
+    expect(huge).toMatchObject({ status: 422, body: { error: 'invalid_body' } });
+    expect(issuePaths(huge.body)).toEqual([['lead', 'fields', 'n']]);
+    const tooDeep = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead(`${'['.repeat(40)}${']'.repeat(40)}`, 'deep-1'));
+    expect(tooDeep).toMatchObject({ status: 422, body: { error: 'invalid_body' } });
+    expect(issuePaths(tooDeep.body)[0]!.length).toBe(32);
+    const veryDeep = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead(`${'['.repeat(100_000)}${']'.repeat(100_000)}`, 'deep-2'));
+    expect(veryDeep.status).toBeGreaterThanOrEqual(400);
+    expect(veryDeep.status).toBeLessThan(500);
+    expect(await db.lead.count()).toBe(0);
+    const fits = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead(`{"n": 12345678901234567890, "d": ${'['.repeat(20)}${']'.repeat(20)}}`, 'fits-1'));
+    expect(fits.status).toBe(202);
+
+    const offset = await send('GET', `/campaigns/${campaign.id}/leads?offset=2147483648`, undefined);
+    expect(offset).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(issuePaths(offset.body)).toEqual([['offset']]);
+    const maxMaxConcurrentCalls = await send('POST', '/campaigns', '{"name": "x", "maxConcurrentCalls": 2147483648}');
+    expect(issuePaths(maxMaxConcurrentCalls.body)).toEqual([['maxConcurrentCalls']]);
+    // Found by the fuzzer: an id that is not a uuid reached a uuid column (500).
+    const notAnId = await send('PATCH', `/campaigns/${campaign.id}`, '{"workflowId": ""}');
+    expect(notAnId).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    expect(issuePaths(notAnId.body)).toEqual([['workflowId']]);
+  });
+
+  it('refuses a cursor the list did not hand out, however it is made, with 400 invalid_body', async () => {
+    const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+    for (const cursor of ['nonsense', forged(['2026-01-01T00:00:00.000Z', 'not-a-uuid']), forged(['+275760-09-13T00:00:00.000Z', campaign.id]), forged({})]) {
+      const response = await send('GET', `/v1/results?cursor=${encodeURIComponent(cursor)}`, undefined);
+      expect(response, cursor).toMatchObject({ status: 400, body: { error: 'invalid_body', issues: [{ path: ['cursor'] }] } });
+    }
+  });
+
+  it('answers a body in a charset or encoding it cannot read with 400 internal_error', async () => {
+    expect(await send('POST', '/campaigns', '{"name": "x"}', 'application/json; charset=latin1')).toMatchObject({ status: 400, body: { error: 'internal_error' } });
+    expect(await send('POST', '/campaigns', '{"name": "x"}', 'application/json', { 'content-encoding': 'compress' })).toMatchObject({ status: 400, body: { error: 'internal_error' } });
   });
 });

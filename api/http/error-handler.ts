@@ -7,6 +7,15 @@ import { isTemporalUnavailable } from './temporal-errors';
 
 interface BodyParserError { type?: string; status?: number }
 
+/** Why body-parser refused a body, for each of its 4xx refusals other than the size (413). */
+const UNREADABLE_BODY: Record<string, string> = {
+  'entity.parse.failed': 'request body is not valid JSON',
+  'charset.unsupported': 'request body is not in a UTF charset',
+  'encoding.unsupported': 'request body has a Content-Encoding other than gzip, deflate, br or identity',
+  'request.aborted': 'request body was cut short',
+  'request.size.invalid': 'request body is not as long as its Content-Length',
+};
+
 /** The one place where failures become the spec's error bodies. Nothing internal leaks out. */
 export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
   if (res.headersSent) return next(error);
@@ -28,9 +37,8 @@ function toErrorResponse(error: unknown, validationStatus: number) {
   if (parserError.type === 'entity.too.large') {
     return { status: 413, body: { error: ErrorCode.internal_error, detail: 'request body is over 1 MB' }, headers: {} };
   }
-  if (parserError.type === 'entity.parse.failed') {
-    return { status: 400, body: { error: ErrorCode.internal_error, detail: 'request body is not valid JSON' }, headers: {} };
-  }
+  const unreadable = parserError.type ? UNREADABLE_BODY[parserError.type] : undefined;
+  if (unreadable) return { status: 400, body: { error: ErrorCode.internal_error, detail: unreadable }, headers: {} };
   if (isDatabaseUnavailable(error)) {
     return { status: 503, body: { error: ErrorCode.database_unavailable }, headers: { 'Retry-After': '5' } };
   }

@@ -1,23 +1,34 @@
 import { z } from 'zod';
 
-/** Query of a cursor-paginated list: limit (default and maximum per endpoint) and an opaque cursor. */
-export function cursorQuery(defaultLimit: number, maxLimit: number) {
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * Query of a cursor-paginated list: limit (default and maximum per endpoint) and an opaque cursor. A
+ * cursor carries the id of the row a page ended at, in the form the list's ids take (uuids unless said).
+ */
+export function cursorQuery(defaultLimit: number, maxLimit: number, idPattern: RegExp = UUID) {
   return {
     limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
     cursor: z.string().optional().transform((value, ctx) => {
       if (value === undefined) return undefined;
-      const position = decodeCursor(value);
+      const position = decodeCursor(value, idPattern);
       if (!position) ctx.addIssue({ code: 'custom', message: 'not a cursor this list handed out' });
       return position ?? z.NEVER;
-    }),
+    }).describe('Opaque: the nextCursor of the previous page, as this list handed it out. Any other value is refused with 400 invalid_body.'),
   };
 }
+
+/** The largest offset: PostgreSQL's and Prisma's 32-bit integers (a list that long is not paged by offset). */
+const MAX_OFFSET = 2_147_483_647;
 
 /** Query of an offset-paginated list (spec 4.1): limit default 50, max 200; offset from 0. */
 export const offsetQuery = {
   limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).max(MAX_OFFSET).default(0),
 };
+
+/** Timestamps a cursor can carry: PostgreSQL's timestamp range is wider, JavaScript's narrower; this is the sane middle. */
+const CURSOR_YEARS = { min: 1970, max: 9999 };
 
 /** Where a page ends in a list ordered by (createdAt desc, id desc). */
 export interface CursorPosition {
@@ -29,11 +40,14 @@ export function encodeCursor(position: CursorPosition): string {
   return Buffer.from(JSON.stringify([position.createdAt.toISOString(), position.id])).toString('base64url');
 }
 
-function decodeCursor(cursor: string): CursorPosition | null {
+function decodeCursor(cursor: string, idPattern: RegExp): CursorPosition | null {
   try {
-    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [string, string];
+    // Only what encodeCursor makes: [ISO time, uuid]. Anything else would reach the query and fail there.
+    const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString()) as [unknown, unknown];
+    if (typeof createdAt !== 'string' || typeof id !== 'string' || !idPattern.test(id)) return null;
     const date = new Date(createdAt);
-    return typeof id === 'string' && !Number.isNaN(date.getTime()) ? { createdAt: date, id } : null;
+    const year = date.getUTCFullYear();
+    return year >= CURSOR_YEARS.min && year <= CURSOR_YEARS.max ? { createdAt: date, id } : null;
   } catch {
     return null;
   }

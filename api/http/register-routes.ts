@@ -1,12 +1,48 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
+import { z } from 'zod';
 import { authorize } from '../auth/access';
 import { authenticate } from '../auth/authenticate';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from '../services';
 import { expressPath, type RouteDefinition } from './route';
+import { unstorableIssues } from './storable-input';
 
-/** Any content type is read as JSON, so a body that is not JSON is refused rather than ignored. */
-const jsonBody = express.json({ limit: '1mb', type: () => true, strict: false });
+/**
+ * Any content type is read as JSON, so a body that is not JSON is refused rather than ignored. Its size is
+ * noted: an empty body parses as {} and must still be told apart, since a route with a body requires one.
+ */
+const jsonBody = express.json({
+  limit: '1mb', type: () => true, strict: false,
+  verify: (req, _res, buffer) => {
+    (req as BodyRead).bodyBytes = buffer.length;
+  },
+});
+
+interface BodyRead {
+  bodyBytes?: number;
+}
+
+const BODY_REQUIRED: z.core.$ZodIssue = {
+  code: 'custom', path: [], message: 'a JSON body is required ({} where every field is optional)', input: undefined,
+};
+
+/**
+ * The route's input as its schemas read it. First, for every route alike: the body is there if the
+ * route takes one, and nothing in path, query or body is what PostgreSQL could not store (storable-input.ts).
+ */
+function parseInput(route: RouteDefinition, req: Request) {
+  const issues = [
+    ...unstorableIssues(req.params),
+    ...(route.query ? unstorableIssues(req.query) : []),
+    ...(route.body ? ((req as BodyRead).bodyBytes ? unstorableIssues(req.body) : [BODY_REQUIRED]) : []),
+  ];
+  if (issues.length) throw new z.ZodError(issues);
+  return {
+    params: route.params ? route.params.parse(req.params) : req.params,
+    query: route.query ? route.query.parse(req.query) : req.query,
+    body: route.body ? route.body.parse(req.body) : undefined,
+  };
+}
 
 function asyncHandler(handler: (req: Request, res: Response) => Promise<void>): RequestHandler {
   return (req, res, next: NextFunction) => {
@@ -35,9 +71,7 @@ export function registerRoutes(app: Express, routes: readonly RouteDefinition[],
       res.locals.validationStatus = route.validationStatus ?? 400;
       Promise.resolve()
         .then(async () => {
-          const params = route.params ? route.params.parse(req.params) : req.params;
-          const query = route.query ? route.query.parse(req.query) : req.query;
-          const body = route.body ? route.body.parse(req.body ?? {}) : undefined;
+          const { params, query, body } = parseInput(route, req);
           const reply = await route.handler({
             body, params, query, services, req, res,
             principal: res.locals.principal as Principal,
@@ -49,6 +83,7 @@ export function registerRoutes(app: Express, routes: readonly RouteDefinition[],
         })
         .catch(next);
     };
-    app[route.method](expressPath(route.path), routeDoor(services, route), jsonBody, handle);
+    // A route without a body never reads one: what it was sent cannot refuse the request.
+    app[route.method](expressPath(route.path), routeDoor(services, route), ...(route.body ? [jsonBody] : []), handle);
   }
 }

@@ -1,10 +1,22 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
+import type { ErrorCode } from '../../lib/error-codes';
 import type { RouteAccess } from '../auth/access';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from '../services';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
+
+/** One answer of a route. */
+export interface ResponseDeclaration {
+  description: string;
+  /** The body (JSON unless contentType says otherwise); none: no body is sent (204), or a file not described. */
+  schema?: z.ZodType;
+  /** Media type(s) of the body when not application/json (GET /docs: text/html; an export: CSV or XLSX). */
+  contentType?: string | readonly string[];
+  /** Headers this answer always carries. */
+  headers?: readonly string[];
+}
 
 export interface Reply {
   status: number;
@@ -42,8 +54,13 @@ export interface RouteDefinition<
   headerParameters?: Array<{ name: string; description: string }>;
   /** Status of a failed validation: 400 unless the spec says otherwise (422 on the single lead push). */
   validationStatus?: 400 | 422;
-  /** Response schemas by status, for the OpenAPI description. */
-  responses?: Record<number, { description: string; schema?: z.ZodType }>;
+  /**
+   * What the route answers by status, besides the refusals every route shares (api/openapi/declared-responses.ts):
+   * the OpenAPI description is generated from it, and the tests check every response against it.
+   */
+  responses?: Record<number, ResponseDeclaration>;
+  /** Error codes the handler itself can answer, by status (the door, validation and failures are added for every route). */
+  errors?: Partial<Record<number, readonly ErrorCode[]>>;
   handler: (context: RouteContext<z.infer<Body>, z.infer<Params>, z.infer<Query>>) => Promise<Reply>;
 }
 
@@ -56,4 +73,35 @@ export function defineRoute<Body extends z.ZodType, Params extends z.ZodType, Qu
 /** /v1/campaigns/{campaignId} -> /v1/campaigns/:campaignId */
 export function expressPath(path: string): string {
   return path.replace(/\{(\w+)\}/g, ':$1');
+}
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+const patterns = new Map<string, RegExp>();
+
+/** How Express matches a path template: any one segment per parameter, a trailing slash allowed, any case. */
+export function pathPattern(path: string): RegExp {
+  let pattern = patterns.get(path);
+  if (!pattern) patterns.set(path, (pattern = new RegExp(`^${path.split(/\{\w+\}/).map(escapeRegExp).join('[^/]+')}/?$`, 'i')));
+  return pattern;
+}
+
+export type RouteMatch = { route: RouteDefinition; allowed?: undefined } | { route: null; allowed: HttpMethod[] | null };
+
+/**
+ * The route that takes a request, as Express picks it (the first in table order; HEAD is served by GET);
+ * when none does, the methods its path takes (none: an unknown path).
+ */
+export function matchRoute(routes: readonly RouteDefinition[], method: string, pathname: string): RouteMatch {
+  const wanted = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
+  const onPath = routes.filter((route) => pathPattern(route.path).test(pathname));
+  const route = onPath.find((candidate) => candidate.method === wanted);
+  if (route) return { route };
+  return { route: null, allowed: onPath.length ? [...new Set(onPath.map((candidate) => candidate.method))] : null };
+}
+
+/** The Allow header of a path: its methods, and HEAD wherever GET is. */
+export function allowHeader(methods: readonly HttpMethod[]): string {
+  const names = methods.map((method) => method.toUpperCase());
+  return (names.includes('GET') ? [...names, 'HEAD'] : names).join(', ');
 }

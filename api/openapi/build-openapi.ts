@@ -1,57 +1,63 @@
 import { z } from 'zod';
 import type { RouteDefinition } from '../http/route';
+import { declaredResponses, type DeclaredResponse } from './declared-responses';
 import { API_DESCRIPTION } from './description';
 import { errorBodySchema } from './error-schema';
+import { storableJsonSchema, withStorableInput } from './storable-schema';
 
 type JsonObject = Record<string, unknown>;
 
 /** Named schemas a route's schema refers to (recursive ones, such as VariableDescriptor): they live in components. */
 const sharedSchemas: JsonObject = {};
 
-function jsonSchemaOf(schema: z.ZodType): JsonObject {
-  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as JsonObject;
+/** A request is described as the schema reads it (io input), a response as the route sends it (io output). */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
+  const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonObject;
   if (!$defs) return rest;
   const moved = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonObject;
   Object.assign(sharedSchemas, moved($defs));
   return moved(rest);
 }
 
-const errorResponse = (description: string) => ({
-  description,
-  content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
-});
+/** A request body as published: its schema as the route reads it, with the storable-input rule every route applies. */
+export function requestBodySchema(body: z.ZodType): JsonObject {
+  return withStorableInput(jsonSchemaOf(body, 'input'));
+}
 
-function standardErrors(route: RouteDefinition): Record<string, unknown> {
-  if ('public' in route.access) return {};
-  const errors: Record<string, unknown> = {
-    401: errorResponse('`unauthorized` (no bearer token) or `invalid_api_key` (unknown, revoked or expired key, or deleted workspace).'),
-    403: errorResponse('keysRefused' in route.access
-      ? '`api_key_not_allowed`: this action is refused to API keys.'
-      : '`forbidden` (with requiredPermission, or a resource of another workspace), `api_key_not_scoped`, `api_key_owner_inactive`, `workspace_pending_approval`, `workspace_suspended`, `plan_required`, `feature_not_enabled`.'),
-    429: errorResponse('`rate_limited`, with Retry-After in seconds and requestId.'),
-    500: errorResponse('`internal_error`.'),
-    503: errorResponse('`database_unavailable`.'),
-  };
-  if (route.body) {
-    errors[route.validationStatus ?? 400] = errorResponse('`invalid_body` with issues' + (route.validationStatus === 422 ? '.' : '; or `internal_error` when the body is not valid JSON.'));
-    if (route.validationStatus === 422) errors[400] = errorResponse('`internal_error`: the body is not valid JSON.');
-    errors[413] = errorResponse('`internal_error`: the body is over 1 MB.');
+const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
+
+/** Headers every response carries; RateLimit ones are on every answer of the door that got that far. */
+function headersOf(route: RouteDefinition, response: DeclaredResponse): JsonObject {
+  return Object.fromEntries([
+    'X-Request-Id',
+    ...('public' in route.access ? [] : ['RateLimit', 'RateLimit-Policy']),
+    ...(response.headers ?? []),
+  ].map((name) => [name, headerRef(name)]));
+}
+
+function contentOf(response: DeclaredResponse): JsonObject | undefined {
+  if (response.errorCodes) {
+    return { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error: { enum: response.errorCodes } } }] } } };
   }
-  return errors;
+  if (!response.schema) return undefined;
+  const schema = jsonSchemaOf(response.schema, 'output');
+  const mediaTypes = [response.contentType ?? 'application/json'].flat();
+  return Object.fromEntries(mediaTypes.map((mediaType) => [mediaType, { schema }]));
 }
 
 function operationOf(route: RouteDefinition): JsonObject {
+  const pathSchemas = route.params ? (jsonSchemaOf(route.params, 'input').properties as JsonObject | undefined) ?? {} : {};
   const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
-    name, in: 'path', required: true, schema: { type: 'string' },
+    name, in: 'path', required: true, schema: withStorableInput((pathSchemas[name!] as JsonObject | undefined) ?? { type: 'string' }),
   }));
-  const queryProperties = route.query ? (jsonSchemaOf(route.query).properties as JsonObject | undefined) ?? {} : {};
-  const queryParameters = Object.entries(queryProperties).map(([name, schema]) => ({ name, in: 'query', required: false, schema }));
-  const responses: JsonObject = { ...standardErrors(route) };
-  for (const [status, response] of Object.entries(route.responses ?? {})) {
-    responses[status] = {
-      description: response.description,
-      ...(response.schema ? { content: { 'application/json': { schema: jsonSchemaOf(response.schema) } } } : {}),
-    };
+  const queryProperties = route.query ? (jsonSchemaOf(route.query, 'input').properties as Record<string, JsonObject> | undefined) ?? {} : {};
+  const queryParameters = Object.entries(queryProperties).map(([name, schema]) => ({
+    name, in: 'query', required: false, ...(schema.description ? { description: schema.description } : {}), schema: withStorableInput(schema),
+  }));
+  const responses: JsonObject = {};
+  for (const [status, response] of Object.entries(declaredResponses(route))) {
+    const content = contentOf(response);
+    responses[status] = { description: response.description, headers: headersOf(route, response), ...(content ? { content } : {}) };
   }
   const access = route.access;
   return {
@@ -67,10 +73,20 @@ function operationOf(route: RouteDefinition): JsonObject {
       ...queryParameters,
       ...(route.headerParameters ?? []).map(({ name, description }) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } })),
     ],
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: jsonSchemaOf(route.body) } } } } : {}),
+    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: requestBodySchema(route.body) } } } } : {}),
     responses,
   };
 }
+
+const headers = {
+  'X-Request-Id': { description: 'Id of this request; error bodies with a requestId carry the same value.', required: true, schema: { type: 'string', format: 'uuid' } },
+  RateLimit: { description: 'IETF draft 7: `limit=120, remaining=119, reset=42`.', schema: { type: 'string' } },
+  'RateLimit-Policy': { description: 'IETF draft 7: `120;w=60`.', schema: { type: 'string' } },
+  'Retry-After': { description: 'Seconds to wait before sending the request again.', required: true, schema: { type: 'integer', minimum: 1 } },
+  Allow: { description: 'The methods the path takes.', required: true, schema: { type: 'string' } },
+  Location: { description: 'Where the created resource is followed.', required: true, schema: { type: 'string' } },
+  'X-Total-Count': { description: 'Items of the list in all its pages.', required: true, schema: { type: 'integer', minimum: 0 } },
+};
 
 /** OpenAPI 3.1 description generated from the very route definitions and zod schemas the API validates with. */
 export function buildOpenApi(routes: readonly RouteDefinition[]): JsonObject {
@@ -83,12 +99,8 @@ export function buildOpenApi(routes: readonly RouteDefinition[]): JsonObject {
     paths,
     components: {
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'A workspace API key.' } },
-      schemas: { Error: jsonSchemaOf(errorBodySchema), ...sharedSchemas },
-      headers: {
-        'X-Request-Id': { description: 'Id of this request; error bodies with a requestId carry the same value.', schema: { type: 'string', format: 'uuid' } },
-        RateLimit: { description: 'IETF draft 7: `limit=120, remaining=119, reset=42`.', schema: { type: 'string' } },
-        'RateLimit-Policy': { description: 'IETF draft 7: `120;w=60`.', schema: { type: 'string' } },
-      },
+      schemas: { Error: jsonSchemaOf(errorBodySchema, 'output'), StorableJson: storableJsonSchema, ...sharedSchemas },
+      headers,
     },
   };
 }

@@ -34,7 +34,21 @@ under unprefixed paths. Every request carries \`Authorization: Bearer <API key>\
   against the client address (300 per rolling 60 s). Responses carry \`RateLimit\` and
   \`RateLimit-Policy\` (IETF draft 7); \`reset\` is the number of seconds until the oldest request of
   the window leaves it. \`/health\` and \`/v1/openapi.json\` need no key and are not limited.
-- **Unknown paths** answer 404 \`not_found\` after authentication.
+- **Unknown paths** answer 404 \`not_found\`, and a method a known path does not take answers **405
+  \`method_not_allowed\`** with \`Allow\` listing the methods it takes; both after authentication.
+- **Error answers** list, per status, the codes each operation can answer (the \`error\` enum of its
+  schema); the tests check every response against these declarations.
+- **Request bodies** are required wherever an operation has one, and are a JSON object: an absent or
+  empty body answers **400 \`invalid_body\`** (422 on the single lead push) with an issue at the empty
+  path; \`{}\` is the body of an operation whose fields are all optional (exports). Operations without
+  a request body do not read one.
+- **Input PostgreSQL cannot store** is refused the same way on every operation, before anything reads
+  it: a string or object key with U+0000 (NUL) or an unpaired UTF-16 surrogate, a number that is not
+  finite (\`1e400\`), objects and arrays nested deeper than 32 levels, in the body, the query or a
+  path parameter: **400 \`invalid_body\`** (422 on the single lead push) with an issue naming the
+  field. A path that is not valid percent-encoded UTF-8 answers 400 \`invalid_body\` (path \`path\`).
+- **Cursors** are opaque: pass back the \`nextCursor\` a list handed out; any other value answers
+  400 \`invalid_body\`. Offsets go up to 2147483647.
 - **Endpoints not built yet** answer **501 \`not_implemented\`** once the request has passed every
   check of authentication, scope, entitlement and workspace.
 - **Keys without scopes** may call every /v1 endpoint; every other endpoint refuses them with

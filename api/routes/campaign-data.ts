@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { cursorQuery, offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
@@ -46,6 +47,7 @@ export const campaignDataRoutes = [
     params: campaignParams,
     body: contactsBody,
     responses: { 200: { description: 'What the list gained.', schema: z.object({ added: z.number().int(), total: z.number().int() }) } },
+    errors: { 409: [ErrorCode.campaign_not_draft] },
     handler: async ({ services, principal, params, body }) => ({ status: 200, body: await addContacts(services, principal, params.id, body.contacts) }),
   }),
   defineRoute({

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { callingWindowSchema } from '../../lib/calling-window';
 import { dialLadderSchema } from '../../lib/dial-ladder';
+import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
 import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
@@ -17,7 +18,8 @@ const campaignSettings = {
   agentId: z.string().min(1).max(200).nullable().describe('The calling agent.'),
   callerNumbers: z.array(e164PhoneSchema).max(100).describe('E.164 numbers calls are placed from.'),
   maxConcurrentCalls: z.number().int().min(1).max(1000).describe('Calls of this campaign in flight at once, at most.'),
-  workflowId: z.string().nullable().describe('JOURNEY (required): the workflow of this workspace whose published revision each pushed lead is enrolled into (revision fixed at enrollment). CLASSIC: null.'),
+  // A uuid, or the id would reach a uuid column and fail there.
+  workflowId: z.string().uuid().nullable().describe('JOURNEY (required): the workflow of this workspace whose published revision each pushed lead is enrolled into (revision fixed at enrollment). CLASSIC: null.'),
   maxLiveRuns: z.number().int().min(1).max(1_000_000).describe('JOURNEY live cap: runs alive at once (running or needing recovery). A lead over it is rejected with retryable true (error journey_live_cap_reached) and accepted later with the same key. Default 1000.'),
 };
 
@@ -60,6 +62,7 @@ export const campaignRoutes = [
     tags: ['Campaigns'],
     body: newCampaignSchema,
     responses: { 201: { description: 'Created.', schema: campaignSchema } },
+    errors: { 403: [ErrorCode.api_key_not_allowed] },
     handler: async ({ services, principal, body }) => ({
       status: 201,
       body: campaignView(await createCampaign(services, principal, body)),
@@ -87,6 +90,7 @@ export const campaignRoutes = [
     params: campaignParams,
     body: campaignUpdateSchema,
     responses: { 200: { description: 'The campaign.', schema: campaignSchema } },
+    errors: { 409: [ErrorCode.campaign_stopped] },
     handler: async ({ services, principal, params, body }) => ({
       status: 200,
       body: campaignView(await updateCampaign(services, principal, params.id, body)),
@@ -100,6 +104,8 @@ export const campaignRoutes = [
     tags: ['Campaigns'],
     params: campaignParams,
     responses: { 204: { description: 'Deleted.' } },
+    // Stopping goes through the campaign's workflow; a stop that raced another one is refused as a transition.
+    errors: { 409: [ErrorCode.invalid_campaign_transition], 503: [ErrorCode.temporal_unavailable] },
     handler: async ({ services, principal, params }) => {
       await deleteCampaign(services, principal, params.id);
       return { status: 204 };
@@ -128,6 +134,11 @@ export const campaignRoutes = [
       tags: ['Campaigns'],
       params: campaignParams,
       responses: { 200: { description: 'The campaign after the transition.', schema: campaignSchema } },
+      errors: {
+        409: [ErrorCode.invalid_campaign_transition],
+        503: [ErrorCode.temporal_unavailable],
+        ...(action === 'start' || action === 'resume' ? { 403: [ErrorCode.api_key_not_allowed] } : {}),
+      },
       handler: async ({ services, principal, params }) => ({
         status: 200,
         body: campaignView(await transitionCampaign(services, principal, params.id, action)),

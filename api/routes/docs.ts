@@ -55,7 +55,10 @@ export const docsRoutes = [
     access: { public: true },
     summary: 'The renderer GET /docs loads (Redoc\'s standalone bundle, as installed in node_modules).',
     tags: ['Operations'],
-    responses: { 200: { description: 'JavaScript.', contentType: 'application/javascript', schema: z.string() } },
+    responses: {
+      200: { description: 'JavaScript.', contentType: 'text/javascript', schema: z.string() },
+      304: { description: 'Not modified since the If-Modified-Since of a conditional GET.' },
+    },
     handler: async ({ res }) => sendRenderer(res),
   }),
 ];

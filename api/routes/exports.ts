@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { EXPORT_FORMATS } from '../../lib/export-formats';
+import { ErrorCode } from '../../lib/error-codes';
+import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from '../../lib/export-formats';
 import { EXPORT_COLUMNS } from '../../lib/export-rows';
 import { defineRoute } from '../http/route';
 import { createExport, exportJobFile, findExportJob, type ExportFile } from '../services/exports';
@@ -44,6 +45,9 @@ const jobSchema = z.object({
   error: z.string().nullable(),
 });
 
+/** An export file as the answer describes it: its bytes, in one of the formats' media types. */
+const exportFile = { schema: z.string(), contentType: Object.values(EXPORT_CONTENT_TYPES).map((type) => type.split(';')[0]!) };
+
 /** A file answer: the routes write it themselves, streamed, instead of a JSON body. */
 async function sendFile(res: Response, file: ExportFile & { size?: number }) {
   res.status(200).set({
@@ -70,9 +74,10 @@ export const exportRoutes = [
     params: campaignParams,
     body: exportBody,
     responses: {
-      200: { description: 'The file: text/csv; charset=utf-8 or application/vnd.openxmlformats-officedocument.spreadsheetml.sheet, as an attachment.' },
-      202: { description: 'Too many rows to answer inline: the job that writes the file.', schema: z.object({ job: jobSchema }) },
+      200: { description: 'The file, as an attachment: CSV (UTF-8) or XLSX as asked.', ...exportFile },
+      202: { description: 'Too many rows to answer inline: the job that writes the file.', schema: z.object({ job: jobSchema }), headers: ['Location'] },
     },
+    errors: { 503: [ErrorCode.temporal_unavailable] },
     handler: async ({ services, principal, params, body, res }) => {
       const created = await createExport(services, principal, params.id, { ...body, columns: body.columns ?? [...EXPORT_COLUMNS] });
       if ('file' in created) return sendFile(res, created.file);
@@ -97,11 +102,8 @@ export const exportRoutes = [
       + 'queued or running, 409 export_failed (with reason) if the job failed, 410 export_expired once its retention is over.',
     tags: ['Exports'],
     params: jobParams,
-    responses: {
-      200: { description: 'The file, as an attachment, with Content-Length.' },
-      409: { description: '`export_not_ready` or `export_failed`.' },
-      410: { description: '`export_expired`: the file was deleted after EXPORT_RETENTION_HOURS.' },
-    },
+    responses: { 200: { description: 'The file, as an attachment, with Content-Length.', ...exportFile } },
+    errors: { 409: [ErrorCode.export_not_ready, ErrorCode.export_failed], 410: [ErrorCode.export_expired] },
     handler: async ({ services, principal, params, res }) => sendFile(res, await exportJobFile(services, principal, params.id, params.exportId)),
   }),
 ];

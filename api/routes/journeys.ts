@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { VARIABLE_TYPES, journeyDefinitionSchema, type VariableDescriptor } from '../../lib/journey';
 import { JOURNEY_RUN_STATUSES } from '../../lib/journey/run-statuses';
+import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
@@ -93,7 +94,8 @@ export const journeyRoutes = [
     summary: 'Validate a definition and describe its variables. A body of the wrong shape: 400 invalid_body with issues. A graph that breaks a rule: 422 workflow_invalid with details, one message per problem, naming the node.',
     tags: ['Workflows'],
     body: z.object({ definition: journeyDefinitionSchema }),
-    responses: { 200: { description: 'The catalog of a valid graph.', schema: catalogSchema }, 422: { description: '{ error: workflow_invalid, details: string[] }' } },
+    responses: { 200: { description: 'The catalog of a valid graph.', schema: catalogSchema } },
+    errors: { 422: [ErrorCode.workflow_invalid] },
     handler: async ({ body }) => ({ status: 200, body: variableCatalog(body.definition) }),
   }),
   defineRoute({
@@ -104,7 +106,7 @@ export const journeyRoutes = [
     tags: ['Workflows'],
     params: journeyParams,
     query: z.object({ ...offsetQuery, status: z.enum(JOURNEY_RUN_STATUSES).optional() }),
-    responses: { 200: { description: 'A bare array of runs; X-Total-Count carries the total of the filter.', schema: z.array(runSchema) } },
+    responses: { 200: { description: 'A bare array of runs; X-Total-Count carries the total of the filter.', schema: z.array(runSchema), headers: ['X-Total-Count'] } },
     handler: async ({ services, principal, params, query }) => {
       const { runs, total } = await listRuns(services, principal, params.id, query);
       return { status: 200, body: runs, headers: { 'X-Total-Count': String(total) } };
@@ -123,6 +125,7 @@ export const journeyRoutes = [
       name: z.string().max(200).optional(),
     }),
     responses: { 201: { description: 'Started.', schema: runSchema } },
+    errors: { 409: [ErrorCode.workflow_not_published], 503: [ErrorCode.temporal_unavailable] },
     handler: async ({ services, principal, params, body }) => ({ status: 201, body: await startRunByHand(services, principal, params.id, body) }),
   }),
   defineRoute({
@@ -143,6 +146,7 @@ export const journeyRoutes = [
     tags: ['Workflows'],
     params: runParams,
     responses: { 202: { description: 'Cancellation requested.', schema: runSchema } },
+    errors: { 409: [ErrorCode.run_not_running], 503: [ErrorCode.temporal_unavailable] },
     handler: async ({ services, principal, params }) => ({ status: 202, body: await cancelRun(services, principal, params.id, params.runId) }),
   }),
   defineRoute({
@@ -158,6 +162,7 @@ export const journeyRoutes = [
       note: z.string().max(2000).optional(),
     }),
     responses: { 200: { description: 'The run after the decision.', schema: runSchema } },
+    errors: { 409: [ErrorCode.run_not_awaiting_decision], 503: [ErrorCode.temporal_unavailable] },
     handler: async ({ services, principal, params, body }) => ({ status: 200, body: await recoverRun(services, principal, params.id, params.runId, body) }),
   }),
 ];

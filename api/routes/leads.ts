@@ -83,6 +83,12 @@ export const leadRoutes = [
       202: { description: 'New lead queued.', schema: leadPushResultSchema },
       200: { description: 'Key seen before: the existing lead, no second dial.', schema: leadPushResultSchema },
     },
+    errors: {
+      403: [ErrorCode.api_key_not_allowed],
+      409: [ErrorCode.campaign_not_accepting_leads, ErrorCode.workflow_not_published],
+      429: [ErrorCode.journey_live_cap_reached],
+      503: [ErrorCode.internal_error],
+    },
     handler: async ({ services, principal, params, body, requestId, req }) => {
       const header = req.get('idempotency-key');
       if (header !== undefined && body.idempotencyKey !== undefined && header !== body.idempotencyKey) {
@@ -113,6 +119,7 @@ export const leadRoutes = [
     params: z.object({ campaignId: z.string() }),
     body: batchBodySchema,
     responses: { 200: { description: 'One result per lead, in request order.', schema: batchResultSchema } },
+    errors: { 403: [ErrorCode.api_key_not_allowed], 409: [ErrorCode.campaign_not_accepting_leads, ErrorCode.workflow_not_published] },
     handler: async ({ services, principal, params, body, requestId, req }) => {
       if (req.get('idempotency-key') !== undefined) throw invalid('Idempotency-Key', 'not accepted on a batch: give each lead its idempotencyKey');
       const campaign = await campaignAcceptingLeads(services, principal, params.campaignId);

@@ -51,7 +51,7 @@ export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, 
     summary: 'Not built yet: answers 501 not_implemented once the request has passed authentication, scopes, entitlements and workspace checks.',
     tags: ['Not yet built'],
     params: campaignParam ? z.object({ [campaignParam]: z.string() }) : undefined,
-    responses: { 501: { description: 'Not built yet.' } },
+    errors: { 501: [ErrorCode.not_implemented] },
     handler: async ({ services, principal, params }) => {
       if (campaignParam) await findOwnedCampaign(services, principal, (params as Record<string, string>)[campaignParam]!);
       throw new ApiError(501, ErrorCode.not_implemented);

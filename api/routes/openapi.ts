@@ -1,3 +1,4 @@
+import { z } from 'zod';
 import { buildOpenApi } from '../openapi/build-openapi';
 import { defineRoute, type RouteDefinition } from '../http/route';
 
@@ -11,7 +12,12 @@ export function openApiRoutes(routeTable: () => readonly RouteDefinition[]): Rou
       access: { public: true },
       summary: 'This OpenAPI 3.1 description (version 1.0.0), generated from the schemas the routes validate with.',
       tags: ['Operations'],
-      responses: { 200: { description: 'The OpenAPI document.' } },
+      responses: {
+        200: {
+          description: 'The OpenAPI document.',
+          schema: z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ version: z.string() }), paths: z.record(z.string(), z.unknown()) }),
+        },
+      },
       handler: async () => {
         cached ??= buildOpenApi(routeTable());
         return { status: 200, body: cached };

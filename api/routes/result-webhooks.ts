@@ -24,7 +24,8 @@ const deliverySchema = z.object({
   deliveredAt: z.string().nullable(),
 });
 
-const deliveriesQuery = z.object(cursorQuery(30, 100));
+/** Delivery ids are msg_<base64url> (lib/result-webhooks.ts), the webhook-id header receivers see. */
+const deliveriesQuery = z.object(cursorQuery(30, 100, /^msg_[A-Za-z0-9_-]{1,64}$/));
 
 export const resultWebhookRoutes = [
   defineRoute({
@@ -64,7 +65,6 @@ export const resultWebhookRoutes = [
     query: deliveriesQuery,
     responses: {
       200: { description: 'One page; nextCursor is null on the last page.', schema: z.object({ items: z.array(deliverySchema), nextCursor: z.string().nullable() }) },
-      400: { description: '`invalid_body` with issues: a limit outside 1 to 100, or a cursor this list did not issue.' },
     },
     handler: async ({ services, principal, query }) => ({
       status: 200,

@@ -2,12 +2,15 @@ import { rm } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import { afterAll } from 'vitest';
 import { createApp } from '../../api/app';
+import type { RouteDefinition } from '../../api/http/route';
+import { routes } from '../../api/routes';
 import { defaultExportTaskQueue } from '../../lib/config';
 import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/services';
 import { createLeadDispatcher } from '../../api/services/lead-dispatch';
 import { EXPORT_PAGE_ROWS } from '../../api/services/exports';
 import { defaultTestExportDir } from './export-dir';
+import { responseProblems } from './response-check';
 
 export interface RunningApi {
   baseUrl: string;
@@ -60,11 +63,29 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
       const headers: Record<string, string> = { ...options.headers };
       if (options.key) headers.authorization = `Bearer ${options.key}`;
       if (options.body !== undefined) headers['content-type'] = 'application/json';
-      return fetch(`${baseUrl}${path}`, {
+      return checkedFetch(`${baseUrl}${path}`, {
         method,
         headers,
         body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
       });
     },
   };
+}
+
+/**
+ * fetch for this API: the response is checked against what its route declares for its status (the
+ * declarations the OpenAPI description is generated from), and a response that differs fails the test
+ * that made the request. The body is read whole and handed back in a new Response.
+ */
+export async function checkedFetch(url: string, init: RequestInit = {}, routeTable: readonly RouteDefinition[] = routes): Promise<Response> {
+  const response = await fetch(url, init);
+  const body = new Uint8Array(await response.arrayBuffer());
+  const method = init.method ?? 'GET';
+  const problems = responseProblems(routeTable, method, url, { status: response.status, headers: response.headers, body });
+  if (problems.length) {
+    const excerpt = new TextDecoder().decode(body.slice(0, 300));
+    throw new Error(`${method} ${new URL(url).pathname} answered ${response.status}, not as declared:\n  ${problems.join('\n  ')}\n  body: ${excerpt}`);
+  }
+  const bodyless = response.status === 204 || response.status === 304 || method === 'HEAD';
+  return new Response(bodyless ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
 }
