@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { stronglyConnectedComponents } from '../strongly-connected-components';
 import { availableByPath, buildCatalog, isReferenceAvailable, journeyGraph, reachableFrom, variableDescriptors, type JourneyGraph, type VariableCatalog } from './catalog';
 import { conditionPath, conditionProblem } from './conditions';
 import { isNodeType, NODE_TYPE_SPECS, parseNodeData, START_VARIABLE, type BranchData, type JourneyDefinition, type JourneyEdge } from './definition';
@@ -148,40 +149,6 @@ function cycleProblems(graph: JourneyGraph): string[] {
   return stronglyConnectedComponents(successors)
     .filter((component) => component.length > 1 || successors.get(component[0]!)!.includes(component[0]!))
     .map((component) => `cycle ${cycleThrough(component, successors).join(' → ')} has no wait node`);
-}
-
-/** Tarjan's algorithm; components come out with their nodes in graph order. */
-function stronglyConnectedComponents(successors: Map<string, string[]>): string[][] {
-  const order = new Map([...successors.keys()].map((id, index) => [id, index]));
-  const index = new Map<string, number>();
-  const lowLink = new Map<string, number>();
-  const stack: string[] = [];
-  const onStack = new Set<string>();
-  const components: string[][] = [];
-  const visit = (id: string) => {
-    index.set(id, index.size);
-    lowLink.set(id, index.get(id)!);
-    stack.push(id);
-    onStack.add(id);
-    for (const next of successors.get(id)!) {
-      if (!index.has(next)) {
-        visit(next);
-        lowLink.set(id, Math.min(lowLink.get(id)!, lowLink.get(next)!));
-      } else if (onStack.has(next)) {
-        lowLink.set(id, Math.min(lowLink.get(id)!, index.get(next)!));
-      }
-    }
-    if (lowLink.get(id) !== index.get(id)) return;
-    const component: string[] = [];
-    for (let member = stack.pop()!; ; member = stack.pop()!) {
-      onStack.delete(member);
-      component.push(member);
-      if (member === id) break;
-    }
-    components.push(component.sort((a, b) => order.get(a)! - order.get(b)!));
-  };
-  for (const id of successors.keys()) if (!index.has(id)) visit(id);
-  return components.sort((a, b) => order.get(a[0]!)! - order.get(b[0]!)!);
 }
 
 /** The shortest cycle from the component's first node back to itself, e.g. [n2, n3, n2]. */

@@ -1,6 +1,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
+import { stronglyConnectedComponents } from '../../lib/strongly-connected-components';
 
 /**
  * The project's value imports: for each source file, the project files it imports or re-exports
@@ -26,38 +27,11 @@ export function valueImportGraph(root: string, folders: readonly string[]): Map<
 
 /** Every cycle's files (strongly connected components of more than one file, or a file importing itself). */
 export function importCycles(graph: Map<string, string[]>): string[][] {
-  // Tarjan's algorithm, iterative over the files so that a deep chain cannot overflow the stack.
-  const index = new Map<string, number>();
-  const lowLink = new Map<string, number>();
-  const onStack = new Set<string>();
-  const stack: string[] = [];
-  const cycles: string[][] = [];
-  let counter = 0;
-  const visit = (file: string) => {
-    index.set(file, counter);
-    lowLink.set(file, counter++);
-    stack.push(file);
-    onStack.add(file);
-    for (const next of graph.get(file) ?? []) {
-      if (!index.has(next)) {
-        visit(next);
-        lowLink.set(file, Math.min(lowLink.get(file)!, lowLink.get(next)!));
-      } else if (onStack.has(next)) {
-        lowLink.set(file, Math.min(lowLink.get(file)!, index.get(next)!));
-      }
-    }
-    if (lowLink.get(file) !== index.get(file)) return;
-    const component: string[] = [];
-    let member: string;
-    do {
-      member = stack.pop()!;
-      onStack.delete(member);
-      component.push(member);
-    } while (member !== file);
-    if (component.length > 1 || graph.get(file)?.includes(file)) cycles.push(component.sort());
-  };
-  for (const file of [...graph.keys()].sort()) if (!index.has(file)) visit(file);
-  return cycles;
+  // Files outside the folders read (generated/, say) are imported but import nothing the graph knows.
+  const successors = new Map([...graph.keys(), ...[...graph.values()].flat()].sort().map((file) => [file, graph.get(file) ?? []]));
+  return stronglyConnectedComponents(successors)
+    .filter((component) => component.length > 1 || successors.get(component[0]!)!.includes(component[0]!))
+    .map((component) => component.sort());
 }
 
 function isValueImport(statement: ts.Statement): boolean {
