@@ -1,10 +1,12 @@
 # syntax=docker/dockerfile:1
-# One image for the API (default command), the Temporal worker, the export worker and the migration job.
+# One image for the API (default command), the Temporal worker, the export worker, the migration job and the
+# operator CLI. It runs the JavaScript `npm run build` compiled, with plain node: no TypeScript loader at run time.
 #   docker build -t outbound-workspace-backend .
-#   docker run ... outbound-workspace-backend                                           -> API on 0.0.0.0:3000
-#   docker run ... outbound-workspace-backend node --import tsx worker/main.ts          -> worker
-#   docker run ... outbound-workspace-backend node --import tsx worker/export-worker.ts -> export worker
-#   docker run ... outbound-workspace-backend npx prisma migrate deploy                 -> migrations
+#   docker run ... outbound-workspace-backend                                       -> API on 0.0.0.0:3000
+#   docker run ... outbound-workspace-backend node dist/worker/main.js              -> worker
+#   docker run ... outbound-workspace-backend node dist/worker/export-worker.js     -> export worker
+#   docker run ... outbound-workspace-backend npx prisma migrate deploy             -> migrations
+#   docker run ... outbound-workspace-backend node dist/cli/admin.js workspace ...  -> operator CLI
 
 FROM node:20-bookworm-slim AS base
 WORKDIR /app
@@ -14,21 +16,23 @@ RUN apt-get update \
  && rm -rf /var/lib/apt/lists/*
 ENV NPM_CONFIG_UPDATE_NOTIFIER=false \
     NPM_CONFIG_FUND=false \
+    NPM_CONFIG_AUDIT=false \
     CHECKPOINT_DISABLE=1
 
-##### Build: dependencies, Prisma client, workflow bundle #####
+##### Build: the locked dependencies, the Prisma client, the compiled JavaScript and the workflow bundle #####
 FROM base AS build
-# The install runs the postinstall `prisma generate`, which reads prisma.config.ts (and the migration adapter it
-# imports) and the schema. It only needs some DATABASE_URL to exist: a placeholder, never used to connect.
+# npm ci's postinstall `prisma generate` reads prisma.config.ts, which imports the migration adapter and the
+# code it uses: the whole context is copied first. It only needs some DATABASE_URL to exist: a placeholder,
+# never used to connect.
 ENV DATABASE_URL=postgresql://generate-only@localhost/unused
-COPY package.json package-lock.json prisma.config.ts tsconfig.json ./
-COPY prisma ./prisma
-# Locked versions; not `npm ci`, which refuses a lockfile without @swc/core's macOS/Windows optional packages
-# (the registry these machines use does not serve them). See scripts/lib/ensure-tools.sh.
-RUN npm install --no-save
 COPY . .
-# The worker loads this bundle (WORKFLOW_BUNDLE_PATH) instead of running webpack at start.
-RUN node --import tsx worker/bundle-workflows.ts dist/workflow-bundle.js \
+# Exactly package-lock.json; npm ci refuses a lockfile out of step with package.json. The cache mount keeps
+# downloaded tarballs between builds.
+RUN --mount=type=cache,target=/root/.npm npm ci
+# dist/: the API, the workers, the CLI and the generated Prisma client as ES modules, and dist/workflow-bundle.js,
+# which the worker loads instead of bundling workflows/ at start. Then the dev dependencies (tsx, TypeScript,
+# vitest, ...) are removed from node_modules.
+RUN npm run build \
  && npm prune --omit=dev
 
 ##### Runtime #####
@@ -38,24 +42,19 @@ ENV NODE_ENV=production \
     PORT=3000 \
     WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
 # Files stay owned by root and read-only to the process user.
-COPY --from=build /app/package.json /app/package-lock.json /app/tsconfig.json /app/prisma.config.ts ./
+# package.json's "type": "module" makes dist/**/*.js ES modules; node_modules holds production dependencies only.
+COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
-COPY --from=build /app/generated ./generated
 COPY --from=build /app/dist ./dist
+# The migration job, `npx prisma migrate deploy`: Prisma's CLI loads prisma.config.ts itself (with its own
+# TypeScript loader), and with it the driver adapter and the one module that imports; then the migrations.
+COPY --from=build /app/prisma.config.ts ./
 COPY --from=build /app/prisma ./prisma
-COPY --from=build /app/lib ./lib
-COPY --from=build /app/api ./api
-COPY --from=build /app/activities ./activities
-# The worker resolves workflows/index.ts at start even when it runs the prebuilt bundle.
-COPY --from=build /app/workflows ./workflows
-COPY --from=build /app/worker ./worker
-# Admin CLI (`node --import tsx cli/admin.ts ...`); it imports scripts/stack/paths.ts.
-COPY --from=build /app/cli ./cli
-COPY --from=build /app/scripts ./scripts
+COPY --from=build /app/lib/pg-statement.ts ./lib/pg-statement.ts
 
 # A named volume mounted here takes this owner: the node user writes export files.
 RUN mkdir -p /var/lib/workspace/exports && chown node:node /var/lib/workspace/exports
 # The node image's unprivileged user (uid 1000).
 USER node
 EXPOSE 3000
-CMD ["node", "--import", "tsx", "api/main.ts"]
+CMD ["node", "dist/api/main.js"]

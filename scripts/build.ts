@@ -87,7 +87,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const outFlag = process.argv.indexOf('--out-dir');
   const outDir = path.resolve(outFlag === -1 ? path.join(projectRoot, 'dist') : process.argv[outFlag + 1]!);
   const started = Date.now();
-  compile(outDir);
-  bundleWorkflows(outDir);
+  try {
+    compile(outDir);
+    bundleWorkflows(outDir);
+  } catch (error) {
+    console.error(error instanceof Error ? error.message : error);
+    process.exit(1);
+  }
   console.log(`compiled into ${path.relative(process.cwd(), outDir) || '.'} with the workflow bundle in ${(Date.now() - started) / 1000} s`);
 }

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Ajv2019 from 'ajv/dist/2019';
 import addFormats from 'ajv-formats';
+import ts from 'typescript';
 import { parse } from 'yaml';
 import { describe, expect, it } from 'vitest';
 import { configSchema, configVariables } from '../lib/config';
@@ -151,9 +152,25 @@ describe('docker-compose.yml', () => {
       expect(dockerfilePath, `${name} Dockerfile`).toBe(path.join(repoRoot, 'Dockerfile'));
       expect(existsSync(dockerfilePath), `${dockerfilePath} exists`).toBe(true);
     }
-    expect(commandText(service('worker'))).toBe('node --import tsx worker/main.ts');
-    expect(commandText(service('export-worker'))).toBe('node --import tsx worker/export-worker.ts');
+    expect(commandText(service('worker'))).toBe('node dist/worker/main.js');
+    expect(commandText(service('export-worker'))).toBe('node dist/worker/export-worker.js');
     expect(commandText(service('migrate'))).toBe('npx prisma migrate deploy');
+  });
+
+  it('runs, with plain node, entry points `npm run build` compiles (tsconfig.build.json), in the image and in every service', () => {
+    const compiledEntries = (ts.readConfigFile(path.join(repoRoot, 'tsconfig.build.json'), ts.sys.readFile).config as { files: string[] }).files
+      .map((file) => `dist/${file.replace(/\.ts$/, '.js')}`);
+    const dockerfile = readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
+    const runtimeStage = dockerfile.slice(dockerfile.indexOf('AS runtime'));
+    const imageCommand = (JSON.parse(/^CMD (.*)$/m.exec(runtimeStage)![1]!) as string[]).join(' ');
+    const nodeCommands = [imageCommand, ...runtimeServices.filter((name) => service(name).command).map((name) => commandText(service(name)))];
+    expect(nodeCommands).toHaveLength(runtimeServices.length);
+    for (const command of nodeCommands) {
+      const [program, entry, ...rest] = command.split(' ');
+      expect({ program, rest }, command).toEqual({ program: 'node', rest: [] });
+      expect(compiledEntries, command).toContain(entry);
+    }
+    expect(runtimeStage).not.toMatch(/\btsx\b/);
   });
 
   it('sets every required configSchema variable for api, the workers and migrate', () => {
