@@ -10,8 +10,7 @@ import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../workflows
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';
-import { journey, publishedJourney } from './support/journeys';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
+import { journey, publishedJourney, runningJourneyCampaign } from './support/journeys';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
 import { createTestWorkspace } from './support/workspace';
@@ -27,16 +26,8 @@ const operator = await createTestWorkspace(db, {
 type Run = Record<string, any>;
 const request = (method: string, path: string, body?: unknown) => api.request(method, path, { key: operator.key, body });
 
-async function journeyCampaign(definition: JourneyDefinition, settings: { maxLiveRuns?: number } = {}) {
-  const published = await publishedJourney(db, operator.workspaceId, definition);
-  const campaign = await db.campaign.create({
-    data: {
-      workspaceId: operator.workspaceId, name: 'Journey', kind: 'JOURNEY', journeyId: published.id, acceptsLeadPush: true, status: 'RUNNING',
-      dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, ...settings,
-    },
-  });
-  return { published, campaign };
-}
+const journeyCampaign = (definition: JourneyDefinition, settings: { maxLiveRuns?: number } = {}) =>
+  runningJourneyCampaign(db, operator.workspaceId, definition, settings);
 
 async function pushLead(campaignId: string, phone: string, fields: Record<string, unknown> = {}) {
   const idempotencyKey = randomUUID();
@@ -273,14 +264,19 @@ describe('manual recovery', () => {
     expect(await again.json()).toMatchObject({ error: 'run_not_awaiting_decision', status: 'failed' });
   });
 
-  it('resolves a run by the `recover` signal, as an operator does from the Temporal UI, recording who sent it', async () => {
-    const receiver = await startReceiver(() => 422);
+  /** A pushed lead whose webhook node the receiver refuses with `status`: its run waits in needs_recovery. */
+  async function stuckOnHook(status: number, phone: string) {
+    const receiver = await startReceiver(() => status);
     const { published, campaign } = await journeyCampaign(failingHook(receiver.url));
-    const { body, idempotencyKey } = await pushLead(campaign.id, '+14155550173');
+    const { body, idempotencyKey } = await pushLead(campaign.id, phone);
     await runIn(published.id, body.leadId, 'needs_recovery');
-    const handle = temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, idempotencyKey));
+    return { published, runId: body.leadId as string, handle: temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, idempotencyKey)) };
+  }
+
+  it('resolves a run by the `recover` signal, as an operator does from the Temporal UI, recording who sent it', async () => {
+    const { published, runId, handle } = await stuckOnHook(422, '+14155550173');
     await handle.signal(recoverSignal, { action: 'skip', output: { status: 204 }, decidedBy: 'alice@ops', note: 'from the UI' });
-    const done = await runIn(published.id, body.leadId, 'completed');
+    const done = await runIn(published.id, runId, 'completed');
     expect(done.variables.after).toEqual({ value: 'hook said 204' });
     expect(done.decisions).toEqual([expect.objectContaining({ nodeId: 'hook', action: 'skip', via: 'temporal', decidedBy: 'alice@ops', note: 'from the UI' })]);
     expect((await handle.query(journeyRunStateQuery)).status).toBe('completed');
@@ -318,11 +314,7 @@ describe('manual recovery', () => {
   });
 
   it('the `recover` Update refuses a decision without decidedBy, recording nothing; the signal keeps its fallback, "unknown operator"', async () => {
-    const receiver = await startReceiver(() => 400);
-    const { published, campaign } = await journeyCampaign(failingHook(receiver.url));
-    const { body, idempotencyKey } = await pushLead(campaign.id, '+14155550175');
-    await runIn(published.id, body.leadId, 'needs_recovery');
-    const handle = temporal.client.workflow.getHandle(leadWorkflowId(campaign.id, idempotencyKey));
+    const { published, runId, handle } = await stuckOnHook(400, '+14155550175');
     for (const anonymous of [{}, { decidedBy: '  ' }]) {
       const refused = await handle.executeUpdate(recoverUpdate, { args: [{ action: 'skip', output: { status: 200 }, ...anonymous }] }).catch((error: unknown) => error);
       expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
@@ -334,7 +326,7 @@ describe('manual recovery', () => {
     expect((await handle.query(journeyRunStateQuery)).awaiting).toMatchObject({ nodeId: 'hook', kind: 'recovery' });
 
     await handle.signal(recoverSignal, { action: 'skip', output: { status: 200 } });
-    const done = await runIn(published.id, body.leadId, 'completed');
+    const done = await runIn(published.id, runId, 'completed');
     expect(done.decisions).toEqual([expect.objectContaining({ nodeId: 'hook', action: 'skip', decidedBy: 'unknown operator', via: 'temporal' })]);
   });
 
@@ -361,7 +353,7 @@ describe('manual recovery', () => {
     expect((await readRun(published.id, waiting.id)).awaiting).toEqual({
       nodeId: 'look', kind: 'review', reason: 'Check it', errorType: null, allowedActions: ['skip', 'end'],
     });
-    expect(await db.$queryRaw`SELECT id FROM "JourneyRun" WHERE "journeyId" IS NOT NULL AND "workflowId" = ${published.id}::uuid AND recovery IS NOT NULL`).toEqual([{ id: waiting.id }]);
+    expect(await db.$queryRaw`SELECT id FROM "JourneyRun" WHERE "workflowId" = ${published.id}::uuid AND recovery IS NOT NULL`).toEqual([{ id: waiting.id }]);
   });
 });
 

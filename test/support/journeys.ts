@@ -1,6 +1,7 @@
 import type { Database } from '../../lib/database';
 import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../../lib/journey';
 import { publishJourney, saveJourney } from '../../api/services/journeys';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './ladders';
 
 type NodeSketch = Omit<JourneyNode, 'position' | 'data'> & { data?: Record<string, unknown> };
 
@@ -17,4 +18,16 @@ export function journey(nodes: NodeSketch[], edges: Array<[string, string] | [st
 export async function publishedJourney(db: Database, workspaceId: string, definition: JourneyDefinition, name = 'Journey') {
   const saved = await saveJourney(db, workspaceId, { name, definition });
   return publishJourney(db, workspaceId, saved.id);
+}
+
+/** A running JOURNEY campaign taking pushed leads into the journey's published revision; its call nodes dial once, at any hour. */
+export async function runningJourneyCampaign(db: Database, workspaceId: string, definition: JourneyDefinition, settings: { maxLiveRuns?: number } = {}) {
+  const published = await publishedJourney(db, workspaceId, definition);
+  const campaign = await db.campaign.create({
+    data: {
+      workspaceId, name: 'Journey', kind: 'JOURNEY', journeyId: published.id, acceptsLeadPush: true, status: 'RUNNING',
+      dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, ...settings,
+    },
+  });
+  return { published, campaign };
 }
