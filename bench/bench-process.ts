@@ -11,22 +11,24 @@ export interface BenchProcess {
   nodeArgs: readonly string[];
   memory(): { peakRssMb: number; rssMb: number };
   /** Resolves once the process has written `text` (a worker's "polling" line): it is ready for work. */
-  printed(text: string, timeoutMs?: number): Promise<void>;
+  printed(text: string, timeoutMs?: number, pollMs?: number): Promise<void>;
   /** Ends the measurement: from now on the process's exit is expected. */
   stop(): void;
 }
 
 /**
  * A production entry point (worker/main.ts, api/main.ts) in its own process, as deployed, so that it
- * does not share an event loop with the load that measures it. Its output is kept in a file; should it
- * die before stop(), the whole run fails naming that file instead of waiting forever for its work.
+ * does not share an event loop with the load that measures it: a .ts entry through tsx, a compiled .js entry
+ * (`npm run build`) with plain node. Its output is kept in a file; should it die before stop(), the whole
+ * run fails naming that file instead of waiting forever for its work.
  */
 export function startBenchProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = []): BenchProcess {
   // worker/main.ts and worker/export-worker.ts may start in the same millisecond: each log is named by its entry.
-  const name = entry.replace(/\.ts$/, '').replaceAll('/', '-');
+  const compiled = entry.endsWith('.js');
+  const name = `${compiled ? 'compiled-' : ''}${entry.replace(/\.[jt]s$/, '').split(path.sep).slice(-2).join('-')}`;
   const log = path.join(os.tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
   const output = openSync(log, 'w');
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', entry], {
+  const child = spawn(process.execPath, [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), entry], {
     cwd: projectRoot,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', output, output],
@@ -41,11 +43,11 @@ export function startBenchProcess(entry: string, env: Record<string, string>, no
     pid: child.pid!,
     nodeArgs,
     memory: () => memoryOf(child.pid!, (file) => readFileSync(file, 'utf8')),
-    async printed(text, timeoutMs = 60_000) {
+    async printed(text, timeoutMs = 60_000, pollMs = 100) {
       const deadline = Date.now() + timeoutMs;
       while (!readFileSync(log, 'utf8').includes(text)) {
         if (Date.now() > deadline) throw new Error(`${entry} did not print "${text}" within ${timeoutMs} ms; its output: ${log}`);
-        await new Promise((resolve) => setTimeout(resolve, 100));
+        await new Promise((resolve) => setTimeout(resolve, pollMs));
       }
     },
     stop() {
