@@ -2,7 +2,7 @@
 // the TypeScript compiler into dist/ as ES modules that plain `node` runs, then the workflow bundle the worker
 // loads (dist/workflow-bundle.js, WORKFLOW_BUNDLE_PATH), made by the compiled bundler. README "Production".
 import { execFileSync } from 'node:child_process';
-import { rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 import { projectRoot } from './stack/paths';
@@ -81,6 +81,21 @@ export function bundleWorkflows(outDir: string): string {
   const bundlePath = path.join(outDir, WORKFLOW_BUNDLE_FILE);
   execFileSync(process.execPath, [path.join(outDir, 'worker/bundle-workflows.js'), bundlePath], { stdio: ['ignore', 'ignore', 'inherit'] });
   return bundlePath;
+}
+
+/**
+ * The image's layout in appDir: package.json (its "type": "module" makes dist/ ES modules), node_modules (a
+ * link to the checkout's) and the build in dist/, and no TypeScript beside it. For the test and the bench of
+ * the compiled processes. Returns the dist folder.
+ */
+export function buildAppLikeTheImage(appDir: string, options: { typeCheck?: boolean } = {}): string {
+  mkdirSync(appDir, { recursive: true });
+  copyFileSync(path.join(projectRoot, 'package.json'), path.join(appDir, 'package.json'));
+  symlinkSync(path.join(projectRoot, 'node_modules'), path.join(appDir, 'node_modules'));
+  const distDir = path.join(appDir, 'dist');
+  compile(distDir, options);
+  bundleWorkflows(distDir);
+  return distDir;
 }
 
 if (import.meta.url === `file://${process.argv[1]}`) {

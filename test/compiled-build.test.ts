@@ -3,13 +3,13 @@
 // workflow bundle, the export worker and the CLI run with plain node against the test stack.
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { bundleWorkflows, compile } from '../scripts/build';
+import { buildAppLikeTheImage } from '../scripts/build';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { projectRoot } from '../scripts/stack/paths';
 import { useTestDatabase } from './support/database';
@@ -27,12 +27,9 @@ afterAll(() => {
   rmSync(appDir, { recursive: true, force: true });
 });
 
+// `npm test` has type-checked the sources already.
 beforeAll(() => {
-  // `npm test` has type-checked the sources already.
-  copyFileSync(path.join(projectRoot, 'package.json'), path.join(appDir, 'package.json'));
-  symlinkSync(path.join(projectRoot, 'node_modules'), path.join(appDir, 'node_modules'));
-  compile(distDir, { typeCheck: false });
-  bundleWorkflows(distDir);
+  buildAppLikeTheImage(appDir, { typeCheck: false });
 }, 120_000);
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
