@@ -8,4 +8,5 @@ npx tsc --noEmit
 npx eslint .
 rm -f .test-results/vitest.json
 npx vitest run "$@"
+[ "${FUZZ_SECONDS:-}" = 0 ] || FUZZ_SECONDS="${FUZZ_SECONDS:-120}" bash "$(dirname "$0")/fuzz.sh"
 node -e 'const r = require("./.test-results/vitest.json"); console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)'

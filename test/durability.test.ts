@@ -10,7 +10,7 @@ import { migrateDeploy } from '../scripts/stack/migrate';
 import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { startEmbeddedTemporal } from '../scripts/stack/temporal';
-import { startTestApi, type RunningApi } from './support/api';
+import { checkedFetch, startTestApi, type RunningApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTcpProxy } from './support/tcp-proxy';
@@ -63,7 +63,7 @@ async function spawnApi(temporalAddress: string, taskQueue: string) {
   // Any answer will do: /health is 503 while Temporal is unreachable.
   await waitFor('API process', () => fetch(`${baseUrl}/health`), 30_000);
   return {
-    request: (method: string, pathname: string, options: { key?: string; body?: unknown } = {}) => fetch(`${baseUrl}${pathname}`, {
+    request: (method: string, pathname: string, options: { key?: string; body?: unknown } = {}) => checkedFetch(`${baseUrl}${pathname}`, {
       method, headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' }, body: JSON.stringify(options.body),
     }),
     kill: () => apiProcess.kill('SIGKILL'),

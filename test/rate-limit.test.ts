@@ -3,7 +3,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { runStatement } from '../lib/pg-statement';
-import { startTestApi } from './support/api';
+import { checkedFetch, startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
@@ -80,7 +80,7 @@ describe('per-key rate limit', () => {
     const servers = await Promise.all([startApiProcess(), startApiProcess()]);
     const statuses: number[] = [];
     for (let request = 0; request < 12; request++) {
-      const response = await fetch(`${servers[request % 2]}/campaigns`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await checkedFetch(`${servers[request % 2]}/campaigns`, { headers: { authorization: `Bearer ${key}` } });
       statuses.push(response.status);
     }
     expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import { startTestApi } from './support/api';
+import { checkedFetch, startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
@@ -31,7 +31,7 @@ for (const phone of ['+14155550120', '+14155550125', '+14155550129']) {
 
 describe('results', () => {
   it("answers each lead's resultUrl with its status, last outcome and calls", async () => {
-    const busy = await fetch(pushed[1]!.resultUrl, { headers: { authorization: `Bearer ${owner.key}` } });
+    const busy = await checkedFetch(pushed[1]!.resultUrl, { headers: { authorization: `Bearer ${owner.key}` } });
     const body = (await busy.json()) as any;
     expect(body).toMatchObject({ leadId: pushed[1]!.leadId, status: 'failed', outcome: 'busy', attempts: 3, phone: '+14155550125' });
     expect(body.calls.map((call: any) => [call.attempt, call.outcome, call.provider])).toEqual([[1, 'busy', 'simulated'], [2, 'busy', 'simulated'], [3, 'busy', 'simulated']]);
