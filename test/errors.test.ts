@@ -1,8 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createDatabase } from '../lib/database';
 import { runStatement } from '../lib/pg-statement';
 import { checkedFetch, startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
+import { journey, publishedJourney } from './support/journeys';
 import { startTcpProxy } from './support/tcp-proxy';
 import { useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
@@ -202,5 +204,26 @@ describe('the error contract', () => {
   it('answers a body in a charset or encoding it cannot read with 400 internal_error', async () => {
     expect(await send('POST', '/campaigns', '{"name": "x"}', 'application/json; charset=latin1')).toMatchObject({ status: 400, body: { error: 'internal_error' } });
     expect(await send('POST', '/campaigns', '{"name": "x"}', 'application/json', { 'content-encoding': 'compress' })).toMatchObject({ status: 400, body: { error: 'internal_error' } });
+  });
+
+  it('answers 409, not 500, to a decision on a run whose workflow is not in Temporal (not started yet, or ended outside the API)', async () => {
+    const operator = await createTestWorkspace(db, { scopes: ['workflows.run', 'workflows.recover'], settings: { features: ['workflows'] } });
+    const published = await publishedJourney(db, operator.workspaceId, journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]));
+    const runId = randomUUID();
+    await db.journeyRun.create({
+      data: {
+        id: runId, workspaceId: operator.workspaceId, journeyId: published.id, revision: 1, temporalWorkflowId: `journey-run-never-started-${runId}`,
+        trigger: { phone: null, name: null, fields: {} }, startedBy: 'lead_push',
+      },
+    });
+    const decide = (action: string, body?: unknown) => checkedFetch(`${api.baseUrl}/workflows/${published.id}/runs/${runId}/${action}`, {
+      method: 'POST', headers: { authorization: `Bearer ${operator.key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const cancel = await decide('cancel');
+    expect(cancel.status).toBe(409);
+    expect(await cancel.json()).toMatchObject({ error: 'run_not_running' });
+    const recover = await decide('recover', { action: 'end' });
+    expect(recover.status).toBe(409);
+    expect(await recover.json()).toMatchObject({ error: 'run_not_awaiting_decision' });
   });
 });

@@ -11,7 +11,7 @@ export const errorBodySchema = z.strictObject({
   error: z.enum(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]),
   issues: z.array(issueSchema).optional()
     .describe('invalid_body: what failed validation, each with the path of the field (empty: the body itself).'),
-  detail: z.string().optional().describe('internal_error on 400/413: why the body was refused; workflow_not_published: what to do.'),
+  detail: z.string().optional().describe('internal_error on 400/413: why the body was refused; otherwise, where given, what happened or what to do.'),
   details: z.array(z.string()).optional().describe('workflow_invalid: one message per problem of the graph, naming the node.'),
   requiredPermission: z.string().optional().describe('forbidden: the scope the key lacks.'),
   requiredPlan: z.enum(['basic', 'ai']).optional().describe('plan_required: the plan tier the endpoint needs.'),

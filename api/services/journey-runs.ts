@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { JourneyDecision, JourneyRun } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
@@ -136,11 +136,23 @@ function checkRequiredFields(definition: JourneyDefinition, fields: Record<strin
   }
 }
 
+/**
+ * A run whose row says it is alive but whose workflow Temporal does not have running: not started yet
+ * (the lead outbox starts it shortly), or ended outside the API (terminated in the Temporal UI).
+ */
+function notInTemporal(code: ErrorCode, run: JourneyRun) {
+  return new ApiError(409, code, { status: run.status, detail: 'the run\'s workflow is not running in Temporal: not started yet, or ended outside the API' });
+}
+
 /** Asks the run's workflow to cancel; it ends cancelled once its current step has stopped. */
 export async function cancelRun(services: AppServices, principal: Principal, journeyId: string, runId: string) {
   const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_running, { status: run.status });
-  await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel());
+  await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel())
+    .catch((error: unknown) => {
+      if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_running, run);
+      throw error;
+    });
   return (await rowViews(services.db, [run]))[0]!;
 }
 
@@ -163,6 +175,7 @@ export async function recoverRun(
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.run_not_awaiting_decision) {
       throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
     }
+    if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_awaiting_decision, run);
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_body) {
       const [field = 'action'] = cause.details as string[];
       throw new ApiError(400, ErrorCode.invalid_body, { issues: [{ path: [field], message: cause.message, code: 'custom' }] });
