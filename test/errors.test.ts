@@ -187,6 +187,11 @@ describe('the error contract', () => {
     expect(issuePaths(offset.body)).toEqual([['offset']]);
     const maxMaxConcurrentCalls = await send('POST', '/campaigns', '{"name": "x", "maxConcurrentCalls": 2147483648}');
     expect(issuePaths(maxMaxConcurrentCalls.body)).toEqual([['maxConcurrentCalls']]);
+    // Instants PostgreSQL cannot store though ISO 8601 can write them: year 0, or past 9999 once in UTC.
+    for (const from of ['0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:00:00-02:00']) {
+      const instant = await send('POST', `/campaigns/${campaign.id}/exports`, JSON.stringify({ from }));
+      expect(instant, from).toMatchObject({ status: 400, body: { error: 'invalid_body', issues: [{ path: ['from'] }] } });
+    }
     // Found by the fuzzer: an id that is not a uuid reached a uuid column (500).
     const notAnId = await send('PATCH', `/campaigns/${campaign.id}`, '{"workflowId": ""}');
     expect(notAnId).toMatchObject({ status: 400, body: { error: 'invalid_body' } });

@@ -67,3 +67,12 @@ export const refuseUndecodablePath: RequestHandler = (req, _res, next) => {
     next(new z.ZodError([{ code: 'custom', path: ['path'], message: 'is not valid percent-encoded UTF-8', input: undefined }]));
   }
 };
+
+/**
+ * An ISO 8601 instant with its offset, in the years PostgreSQL can store as written back (0001 to 9999 in
+ * UTC): "0000-12-31T23:00:00-01:00" is a valid ISO string whose year 0 PostgreSQL refuses.
+ */
+export const storableInstantSchema = z.iso.datetime({ offset: true }).refine((value) => {
+  const year = new Date(value).getUTCFullYear();
+  return year >= 1 && year <= 9999;
+}, 'must fall in the years 0001 to 9999 (UTC)');

@@ -4,6 +4,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from '../../lib/export-formats';
 import { EXPORT_COLUMNS } from '../../lib/export-rows';
 import { defineRoute } from '../http/route';
+import { storableInstantSchema } from '../http/storable-input';
 import { createExport, exportJobFile, findExportJob, type ExportFile } from '../services/exports';
 
 const access = { permission: 'intel.view', requires: { plan: 'basic' } } as const;
@@ -20,8 +21,8 @@ const exportBody = z.strictObject({
       + 'attempt, status, outcome, durationMs, startedAt, endedAt (ISO 8601 UTC), provider, and leadFields: the extracted intelligence, which '
       + 'until an extraction provider exists is the JSON the lead was pushed with. A text cell starting with =, +, -, @, tab or carriage '
       + "return gets a leading single quote (OWASP CSV injection), in CSV and XLSX alike: phones read '+14155550120."),
-  from: z.iso.datetime({ offset: true }).optional().describe('Only calls started at or after this instant (ISO 8601). Default: the first call.'),
-  to: z.iso.datetime({ offset: true }).optional()
+  from: storableInstantSchema.optional().describe('Only calls started at or after this instant (ISO 8601). Default: the first call.'),
+  to: storableInstantSchema.optional()
     .describe('Only calls started before this instant (exclusive). Default, and at most: the time of the request, so later calls never enter the file.'),
 }).refine((body) => !body.from || !body.to || Date.parse(body.from) < Date.parse(body.to), { path: ['to'], message: 'to must be after from' })
   .describe('Every field is optional: {} exports every call of the campaign as CSV with every column.');
