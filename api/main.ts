@@ -33,7 +33,7 @@ const app = createApp(
 const API_LOG_TRIM_INTERVAL_MS = 60 * 60_000;
 const trimLogs = () => trimApiLogs({ sql }, config.API_LOG_RETENTION_DAYS).catch((error) => console.error('[api] trimming API logs failed:', error));
 void trimLogs();
-const trimTimer = setInterval(trimLogs, API_LOG_TRIM_INTERVAL_MS).unref();
+const trimTimer = setInterval(() => void trimLogs(), API_LOG_TRIM_INTERVAL_MS).unref();
 
 const server = app.listen(config.PORT, config.HOST, () => {
   console.log(`API listening on http://${config.HOST}:${config.PORT}`);
@@ -46,5 +46,5 @@ async function shutdown() {
   await Promise.allSettled([temporalConnection.close(), db.$disconnect(), sql.end()]);
   process.exit(0);
 }
-process.once('SIGINT', shutdown);
-process.once('SIGTERM', shutdown);
+process.once('SIGINT', () => void shutdown());
+process.once('SIGTERM', () => void shutdown());

@@ -55,7 +55,7 @@ try {
       ]).toString();
       const file = path.join(projectRoot, 'test/histories', `${scenario.name}.json`);
       writeFileSync(file, history);
-      console.log(`recorded ${path.relative(projectRoot, file)} (${JSON.parse(history).events.length} events)`);
+      console.log(`recorded ${path.relative(projectRoot, file)} (${(JSON.parse(history) as { events: unknown[] }).events.length} events)`);
     }
   });
   exportWorker.shutdown();

@@ -1,13 +1,13 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
+import { projectEslint } from './support/project-eslint';
 import { importCycles, valueImportGraph } from './support/value-imports';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const SOURCE_FOLDERS = ['api', 'workflows', 'activities', 'lib', 'cli', 'worker', 'scripts', 'test', 'bench', 'prisma'];
-const eslint = new ESLint({ cwd: projectRoot });
+const eslint = projectEslint;
 
 /** The rules a source broke, as if it were the file at filePath. */
 async function ruleIdsOf(filePath: string, code: string) {

@@ -26,7 +26,7 @@ const api = await startTestApi({ db, url, temporal });
 /** What a receiver does to check a Standard Webhooks signature, written out independently of the service. */
 function expectedSignature(secret: string, request: ReceivedRequest): string {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const signed = `${request.headers['webhook-id']}.${request.headers['webhook-timestamp']}.${request.body}`;
+  const signed = `${String(request.headers['webhook-id'])}.${String(request.headers['webhook-timestamp'])}.${request.body}`;
   return `v1,${createHmac('sha256', key).update(signed).digest('base64')}`;
 }
 

@@ -1,8 +1,7 @@
-import path from 'node:path';
-import { ESLint } from 'eslint';
 import { describe, expect, it } from 'vitest';
+import { projectEslint } from './support/project-eslint';
 
-const eslint = new ESLint({ cwd: path.resolve(import.meta.dirname, '..') });
+const eslint = projectEslint;
 
 async function lintWorkflowSource(code: string) {
   const [result] = await eslint.lintText(code, { filePath: 'workflows/example.ts' });

@@ -47,7 +47,7 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       return run;
     },
     {
-      validator: (action) => {
+      validator: (action: CampaignAction) => {
         if (!transitionTarget(status, action)) throw invalidTransition(status, action);
       },
     },

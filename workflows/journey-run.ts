@@ -63,8 +63,10 @@ export interface JourneyRunResult {
 /** Search attribute an operator filters on in the Temporal UI: JourneyStatus = "needs_recovery". */
 const STATUS_ATTRIBUTE = 'JourneyStatus';
 
-class RunEnded {
-  constructor(readonly status: JourneyRunResult['status'], readonly endNodeId: string | null) {}
+class RunEnded extends Error {
+  constructor(readonly status: JourneyRunResult['status'], readonly endNodeId: string | null) {
+    super(`run ended: ${status}`);
+  }
 }
 
 /**
@@ -89,9 +91,10 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     await condition(() => pendingDecision === null && state.status !== 'needs_recovery');
     return state;
   }, {
-    validator: (decision) => {
+    // Typed as what may arrive: an Update's payload is whatever the caller sent.
+    validator: (decision: Partial<RecoveryDecision> | undefined) => {
       if (!state.awaiting) throw ApplicationFailure.create({ type: ErrorCode.run_not_awaiting_decision, message: 'the run is not waiting for a decision' });
-      if (!state.awaiting.allowedActions.includes(decision?.action)) {
+      if (!decision?.action || !state.awaiting.allowedActions.includes(decision.action)) {
         throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: `action must be one of ${state.awaiting.allowedActions.join(', ')}`, details: ['action'] });
       }
       // Refused before it is accepted: nothing is recorded, and the caller learns who must be named.
@@ -261,7 +264,7 @@ function nextNodeId(definition: JourneyDefinition, node: JourneyNode, output: Re
 /** The innermost failure's type and message (an activity's or child's ApplicationFailure). */
 function rootFailure(error: unknown): { type: string | null; message: string } {
   let current = error as { cause?: unknown; type?: string; message?: string } | undefined;
-  while (current?.cause) current = current.cause as typeof current;
+  while (current?.cause) current = current.cause;
   return { type: current?.type ?? null, message: current?.message ?? String(error) };
 }
 

@@ -19,7 +19,7 @@ const UNREADABLE_BODY: Record<string, string> = {
 /** The one place where failures become the spec's error bodies. Nothing internal leaks out. */
 export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
   if (res.headersSent) return next(error);
-  const { status, body, headers } = toErrorResponse(error, res.locals.validationStatus ?? 400);
+  const { status, body, headers } = toErrorResponse(error, (res.locals.validationStatus as number | undefined) ?? 400);
   // Only the unexpected is logged: refusals are the contract working. Never the request's headers.
   if (status === 500) console.error(`[api] ${req.method} ${req.path} ${res.locals.requestId}:`, error);
   res.set(headers).status(status).json(body);

@@ -147,7 +147,8 @@ export const leadRoutes = [
             return { ...base, status: 'rejected' as const, leadId: null, resultUrl: null, error: ErrorCode.invalid_body, reason: 'validation_failed', issues: admission.issues, retryable: false };
           case 'rejected':
             return { ...base, status: 'rejected' as const, leadId: null, resultUrl: null, error: admission.error, reason: admission.reason, issues: [], retryable: true };
-          default:
+          case 'queued':
+          case 'duplicate':
             return {
               ...base, status: admission.outcome, leadId: admission.leadId, resultUrl: resultUrl(req, admission.leadId),
               warnings: { undeclaredVariables: admission.undeclaredVariables }, error: null, reason: null, issues: [], retryable: false,

@@ -23,7 +23,7 @@ export function renderTemplate(template: string, variables: Record<string, unkno
 function renderValue(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'object') return JSON.stringify(value);
-  return String(value);
+  return String(value as string | number | boolean | bigint);
 }
 
 /** The value at a dotted path, or undefined. Only own properties of plain objects: `constructor` is not a lead field. */
