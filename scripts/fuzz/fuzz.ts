@@ -123,6 +123,8 @@ async function main(): Promise<number> {
     // One worker: Hypothesis parses lambdas with ast, which CPython before 3.13 does not do safely from two threads
     // ("AST constructor recursion depth mismatch", CPython issue 106905).
     '--workers', '1',
+    // Hypothesis's health checks judge how data is drawn (too much filtered, too slow on a busy machine), not the API.
+    '--suppress-health-check', 'all',
     ...process.argv.slice(2),
   ], logPath);
   if (!existsSync(reportPath)) throw new Error(`Schemathesis exited with ${exitCode} and wrote no report; see ${path.relative(projectRoot, logPath)}`);
