@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `npm test`: type check, lint, then every vitest suite against real PostgreSQL and Temporal servers
+# `npm test`: type check, format check, lint, then every vitest suite against real PostgreSQL and Temporal servers
 # that the test setup starts on free loopback ports.
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
 ensure_stack_tools
 npx tsc --noEmit
+npx prettier --check . --log-level warn
 npx eslint .
 rm -f .test-results/vitest.json
 npx vitest run "$@"
