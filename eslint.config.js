@@ -9,29 +9,40 @@ const nodeBuiltins = builtinModules.flatMap((name) => [name, `node:${name}`]);
 // Signals, updates and queries are defined once, in workflows/messages.ts, and imported where sent.
 const MESSAGES_MODULE = 'workflows/messages.ts';
 const messagesDefinedOnce = {
-  name: '@temporalio/workflow', importNames: ['defineSignal', 'defineUpdate', 'defineQuery'],
+  name: '@temporalio/workflow',
+  importNames: ['defineSignal', 'defineUpdate', 'defineQuery'],
   message: 'Signals, updates and queries are defined once, in workflows/messages.ts: import them from there.',
 };
 const messagesSentByDefinition = [
   {
-    selector: 'CallExpression[callee.property.name=/^(signal|executeUpdate|startUpdate|executeUpdateWithStart|startUpdateWithStart)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
+    selector:
+      'CallExpression[callee.property.name=/^(signal|executeUpdate|startUpdate|executeUpdateWithStart|startUpdateWithStart)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
     message: 'Send the definition from workflows/messages.ts, not its name as a string.',
   },
-  { selector: 'Property[key.name="signal"][value.type=/^(Literal|TemplateLiteral)$/]', message: 'Send the definition from workflows/messages.ts, not its name as a string.' },
+  {
+    selector: 'Property[key.name="signal"][value.type=/^(Literal|TemplateLiteral)$/]',
+    message: 'Send the definition from workflows/messages.ts, not its name as a string.',
+  },
 ];
 // Outside workflows/, workflow code is reached as types (workflows are started by their type name).
 const workflowCodeAsTypes = {
-  regex: '^(\\.\\./)+workflows/(?!messages$)', allowTypeImports: true,
-  message: 'Outside workflows/, import workflow code as types only; signals, updates and queries come from workflows/messages.',
+  regex: '^(\\.\\./)+workflows/(?!messages$)',
+  allowTypeImports: true,
+  message:
+    'Outside workflows/, import workflow code as types only; signals, updates and queries come from workflows/messages.',
 };
 // lib/ serves every layer, so it imports none of them, not even types.
 const libLayering = {
   regex: '^(\\.\\./)+(workflows|activities|api|worker|cli|scripts|bench|test)(/|$)',
-  message: 'lib/ is shared by every layer and imports none of them: put the code where it is used, or what it needs into lib/.',
+  message:
+    'lib/ is shared by every layer and imports none of them: put the code where it is used, or what it needs into lib/.',
 };
 // api/http is the plumbing under the routes: it reaches no service, only the AppServices type it hands to handlers.
 const httpLayering = [
-  { regex: '^(\\.\\./)+services/', message: 'api/http imports nothing from api/services: wire service middleware in api/app.ts.' },
+  {
+    regex: '^(\\.\\./)+services/',
+    message: 'api/http imports nothing from api/services: wire service middleware in api/app.ts.',
+  },
   { regex: '^(\\.\\./)+services$', allowTypeImports: true, message: 'api/http takes AppServices as a type only.' },
 ];
 // The determinism fence: workflow code is replayed inside Temporal's sandbox, so no Node built-ins, no I/O,
@@ -39,23 +50,43 @@ const httpLayering = [
 const workflowFence = {
   paths: [
     ...nodeBuiltins.map((name) => ({ name, message: 'Node built-ins are not deterministic: do this in an activity.' })),
-    ...['pg', 'express', '@prisma/client', '@prisma/adapter-pg', '@temporalio/client', '@temporalio/worker', '@temporalio/activity'].map(
-      (name) => ({ name, message: 'I/O belongs in activities/, not in workflow code.' }),
-    ),
+    ...[
+      'pg',
+      'express',
+      '@prisma/client',
+      '@prisma/adapter-pg',
+      '@temporalio/client',
+      '@temporalio/worker',
+      '@temporalio/activity',
+    ].map((name) => ({ name, message: 'I/O belongs in activities/, not in workflow code.' })),
   ],
   patterns: [
-    { group: ['**/activities', '**/activities/**'], allowTypeImports: true, message: 'Import activities as types only and call them through proxyActivities.' },
-    { group: ['**/generated/**', '**/lib/database', '**/api/**', '**/scripts/**'], message: 'I/O belongs in activities/, not in workflow code.' },
+    {
+      group: ['**/activities', '**/activities/**'],
+      allowTypeImports: true,
+      message: 'Import activities as types only and call them through proxyActivities.',
+    },
+    {
+      group: ['**/generated/**', '**/lib/database', '**/api/**', '**/scripts/**'],
+      message: 'I/O belongs in activities/, not in workflow code.',
+    },
   ],
 };
 // Options of one rule are not merged across blocks: each block below gives a file its whole list.
-const restrictedImports = ({ paths = [], patterns = [] }) => ({ '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }] });
+const restrictedImports = ({ paths = [], patterns = [] }) => ({
+  '@typescript-eslint/no-restricted-imports': ['error', { paths, patterns }],
+});
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'generated/**', 'dist/**', '.data/**', '.tools/**', 'test/lint-fixtures/**'] },
   ...tseslint.configs.recommendedTypeChecked,
   {
-    languageOptions: { parserOptions: { projectService: { allowDefaultProject: ['*.js', 'test/support/*.mjs'] }, tsconfigRootDir: import.meta.dirname } },
+    languageOptions: {
+      parserOptions: {
+        projectService: { allowDefaultProject: ['*.js', 'test/support/*.mjs'] },
+        tsconfigRootDir: import.meta.dirname,
+      },
+    },
     rules: {
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
       '@typescript-eslint/switch-exhaustiveness-check': ['error', { considerDefaultExhaustiveForUnions: true }],
@@ -70,11 +101,15 @@ export default tseslint.config(
   {
     files: ['test/**/*.ts', 'test/**/*.mjs'],
     rules: {
-      '@typescript-eslint/no-explicit-any': 'off', '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
       // Tests read JSON bodies (any) and pass vitest's spies around; the promise rules stay on.
-      '@typescript-eslint/no-unsafe-argument': 'off', '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off', '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off', '@typescript-eslint/unbound-method': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+      '@typescript-eslint/unbound-method': 'off',
     },
   },
   {
@@ -85,12 +120,16 @@ export default tseslint.config(
     },
   },
   { files: ['lib/**/*.ts'], rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [libLayering] }) },
-  { files: ['api/http/**/*.ts'], rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [workflowCodeAsTypes, ...httpLayering] }) },
+  {
+    files: ['api/http/**/*.ts'],
+    rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [workflowCodeAsTypes, ...httpLayering] }),
+  },
   {
     files: ['workflows/**/*.ts'],
     rules: {
       ...restrictedImports({ paths: [...workflowFence.paths, messagesDefinedOnce], patterns: workflowFence.patterns }),
-      'no-restricted-globals': ['error',
+      'no-restricted-globals': [
+        'error',
         { name: 'process', message: 'The environment is not deterministic: pass values in as workflow input.' },
         { name: 'fetch', message: 'Network I/O belongs in an activity.' },
         { name: 'require', message: 'Use static imports.' },

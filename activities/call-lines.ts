@@ -8,7 +8,8 @@ import type { Database } from '../lib/database';
  * and is acknowledged after it, or is seen by it. No attempt starts after a pause was acknowledged.
  */
 
-export type AttemptVerdict = 'started' | 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' | 'campaign_at_capacity';
+export type AttemptVerdict =
+  'started' | 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' | 'campaign_at_capacity';
 
 export interface AttemptDecision {
   verdict: AttemptVerdict;
@@ -24,9 +25,13 @@ const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
  * second call and takes no second line.
  */
 export async function takeLine(
-  db: Database, attempt: { leadId: string; attempt: number; attemptId: string; provider: string },
+  db: Database,
+  attempt: { leadId: string; attempt: number; attemptId: string; provider: string },
 ): Promise<AttemptDecision | null> {
-  const [row] = await db.$queryRawUnsafe<Array<{ status: string; has_line: boolean; blocked: boolean; started: boolean; phone: string }>>(`
+  const [row] = await db.$queryRawUnsafe<
+    Array<{ status: string; has_line: boolean; blocked: boolean; started: boolean; phone: string }>
+  >(
+    `
     WITH lead AS (
       SELECT id, "campaignId", "workspaceId", phone FROM "Lead" WHERE id = $1::uuid
     ), campaign AS (
@@ -47,13 +52,23 @@ export async function takeLine(
       UPDATE "Lead" l SET status = 'dialing', "updatedAt" = ${NOW_UTC} FROM call WHERE l.id = $1::uuid RETURNING l.id
     )
     SELECT campaign.status, campaign.has_line, blocked.yes AS blocked, EXISTS (SELECT 1 FROM line) AS started, lead.phone
-      FROM lead, campaign, blocked`, attempt.leadId, attempt.attempt, attempt.attemptId, attempt.provider);
+      FROM lead, campaign, blocked`,
+    attempt.leadId,
+    attempt.attempt,
+    attempt.attemptId,
+    attempt.provider,
+  );
   if (!row) return null;
-  const verdict: AttemptVerdict = row.started ? 'started'
-    : row.status === 'STOPPED' ? 'campaign_stopped'
-      : row.status !== 'RUNNING' ? 'campaign_on_hold'
-        : row.blocked ? 'do_not_call'
-          : row.has_line ? 'started' // an earlier run of this very attempt recorded the call: it holds the line
+  const verdict: AttemptVerdict = row.started
+    ? 'started'
+    : row.status === 'STOPPED'
+      ? 'campaign_stopped'
+      : row.status !== 'RUNNING'
+        ? 'campaign_on_hold'
+        : row.blocked
+          ? 'do_not_call'
+          : row.has_line
+            ? 'started' // an earlier run of this very attempt recorded the call: it holds the line
             : 'campaign_at_capacity';
   return { verdict, phone: row.phone };
 }
@@ -63,8 +78,12 @@ export async function takeLine(
  * the campaign runs it keeps its line and is dialed now; otherwise the call is withdrawn, as if never
  * decided, and its line released.
  */
-export async function resumeOrWithdraw(db: Database, attempt: { leadId: string; attemptId: string }): Promise<AttemptDecision | null> {
-  const [row] = await db.$queryRawUnsafe<Array<{ status: string; phone: string }>>(`
+export async function resumeOrWithdraw(
+  db: Database,
+  attempt: { leadId: string; attemptId: string },
+): Promise<AttemptDecision | null> {
+  const [row] = await db.$queryRawUnsafe<Array<{ status: string; phone: string }>>(
+    `
     WITH lead AS (
       SELECT id, "campaignId", phone FROM "Lead" WHERE id = $1::uuid
     ), campaign AS (
@@ -77,17 +96,24 @@ export async function resumeOrWithdraw(db: Database, attempt: { leadId: string; 
     ), queued AS (
       UPDATE "Lead" l SET status = 'queued', "updatedAt" = ${NOW_UTC} FROM withdrawn WHERE l.id = $1::uuid
     )
-    SELECT campaign.status, lead.phone FROM lead, campaign`, attempt.leadId, attempt.attemptId);
+    SELECT campaign.status, lead.phone FROM lead, campaign`,
+    attempt.leadId,
+    attempt.attemptId,
+  );
   if (!row) return null;
-  const verdict: AttemptVerdict = row.status === 'RUNNING' ? 'started' : row.status === 'STOPPED' ? 'campaign_stopped' : 'campaign_on_hold';
+  const verdict: AttemptVerdict =
+    row.status === 'RUNNING' ? 'started' : row.status === 'STOPPED' ? 'campaign_stopped' : 'campaign_on_hold';
   return { verdict, phone: row.phone };
 }
 
 /** Records how a dialing call ended and releases its line, once: a second call changes nothing. */
 export async function endCall(
-  db: Database, attemptId: string, result: { providerCallId: string; outcome: string; durationMs: number },
+  db: Database,
+  attemptId: string,
+  result: { providerCallId: string; outcome: string; durationMs: number },
 ): Promise<{ id: string; outcome: string; durationMs: number | null }> {
-  const [ended] = await db.$queryRawUnsafe<Array<{ id: string; outcome: string; durationMs: number | null }>>(`
+  const [ended] = await db.$queryRawUnsafe<Array<{ id: string; outcome: string; durationMs: number | null }>>(
+    `
     WITH ended AS (
       UPDATE "Call" SET status = 'ended', "providerCallId" = $2, outcome = $3, "durationMs" = $4, "endedAt" = ${NOW_UTC}
        WHERE "attemptId" = $1 AND status = 'dialing'
@@ -95,8 +121,16 @@ export async function endCall(
     ), line AS (
       UPDATE "Campaign" c SET "callsInFlight" = greatest(c."callsInFlight" - 1, 0) FROM ended WHERE c.id = ended."campaignId"
     )
-    SELECT id::text, outcome, "durationMs" FROM ended`, attemptId, result.providerCallId, result.outcome, result.durationMs);
+    SELECT id::text, outcome, "durationMs" FROM ended`,
+    attemptId,
+    result.providerCallId,
+    result.outcome,
+    result.durationMs,
+  );
   if (ended) return ended;
-  const call = await db.call.findUniqueOrThrow({ where: { attemptId }, select: { id: true, outcome: true, durationMs: true } });
+  const call = await db.call.findUniqueOrThrow({
+    where: { attemptId },
+    select: { id: true, outcome: true, durationMs: true },
+  });
   return { id: call.id, outcome: call.outcome ?? result.outcome, durationMs: call.durationMs };
 }

@@ -1,5 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { callingWindowSchema, DEFAULT_CALLING_WINDOW, nextAllowedInstant, type CallingWindow } from '../lib/calling-window';
+import {
+  callingWindowSchema,
+  DEFAULT_CALLING_WINDOW,
+  nextAllowedInstant,
+  type CallingWindow,
+} from '../lib/calling-window';
 import type { CallOutcome } from '../lib/call-outcomes';
 import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../lib/dial-ladder';
 import { ErrorCode } from '../lib/error-codes';
@@ -34,24 +39,36 @@ export type PlacedCall =
 export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
 
 function leadNotFound(leadId: string) {
-  return ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
+  return ApplicationFailure.create({
+    type: ErrorCode.lead_not_found,
+    message: `lead ${leadId} not found`,
+    nonRetryable: true,
+  });
 }
 
 export function createCallActivities({ db, calls }: ActivityDependencies) {
   return {
     /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
     async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {
-      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { phone: true, campaign: { select: { dialLadder: true, callingWindow: true } } } });
+      const lead = await db.lead.findUnique({
+        where: { id: leadId },
+        select: { phone: true, campaign: { select: { dialLadder: true, callingWindow: true } } },
+      });
       if (!lead) throw leadNotFound(leadId);
       return {
         ladder: lead.campaign.dialLadder ? dialLadderSchema.parse(lead.campaign.dialLadder) : DEFAULT_DIAL_LADDER,
-        window: lead.campaign.callingWindow ? callingWindowSchema.parse(lead.campaign.callingWindow) : DEFAULT_CALLING_WINDOW,
+        window: lead.campaign.callingWindow
+          ? callingWindowSchema.parse(lead.campaign.callingWindow)
+          : DEFAULT_CALLING_WINDOW,
         timeZones: await timeZonesOf(lead.phone),
       };
     },
 
     /** How long to wait, from now, for the calling window to open in the lead's time zones. */
-    async nextCallingSlot({ window, timeZones }: Pick<LeadPlan, 'window' | 'timeZones'>): Promise<{ waitMs: number; at: string } | null> {
+    async nextCallingSlot({
+      window,
+      timeZones,
+    }: Pick<LeadPlan, 'window' | 'timeZones'>): Promise<{ waitMs: number; at: string } | null> {
       const now = new Date();
       const next = nextAllowedInstant(now, window, timeZones);
       return next && { waitMs: Math.max(next.getTime() - now.getTime(), 0), at: next.toISOString() };
@@ -65,11 +82,14 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
     async placeCall({ leadId, attempt, callKey }: PlaceCallInput): Promise<PlacedCall> {
       const attemptId = callKey === undefined ? `${leadId}:${attempt}` : `${leadId}:${callKey}:${attempt}`;
       const recorded = await db.call.findUnique({ where: { attemptId } });
-      if (recorded?.status === 'ended') return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
+      if (recorded?.status === 'ended')
+        return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
 
       let result = recorded ? await calls.lookup(attemptId) : null;
       if (!result) {
-        const decision = recorded ? await resumeOrWithdraw(db, { leadId, attemptId }) : await takeLine(db, { leadId, attempt, attemptId, provider: calls.name });
+        const decision = recorded
+          ? await resumeOrWithdraw(db, { leadId, attemptId })
+          : await takeLine(db, { leadId, attempt, attemptId, provider: calls.name });
         if (!decision) throw leadNotFound(leadId);
         if (decision.verdict !== 'started') return { outcome: decision.verdict };
         result = await calls.dial({ attemptId, to: decision.phone });
@@ -83,7 +103,10 @@ export function createCallActivities({ db, calls }: ActivityDependencies) {
     },
 
     async campaignStatusOfLead({ leadId }: { leadId: string }): Promise<string> {
-      const lead = await db.lead.findUnique({ where: { id: leadId }, select: { campaign: { select: { status: true } } } });
+      const lead = await db.lead.findUnique({
+        where: { id: leadId },
+        select: { campaign: { select: { status: true } } },
+      });
       if (!lead) throw leadNotFound(leadId);
       return lead.campaign.status;
     },

@@ -12,7 +12,10 @@ export function createCampaignActivities({ db, temporal }: ActivityDependencies)
       await db.$transaction(async (tx) => {
         await tx.campaign.update({ where: { id: campaignId }, data: { status } });
         if (status === 'STOPPED') {
-          await tx.lead.updateMany({ where: { campaignId, status: { in: ['queued', 'dialing'] } }, data: { status: 'cancelled' } });
+          await tx.lead.updateMany({
+            where: { campaignId, status: { in: ['queued', 'dialing'] } },
+            data: { status: 'cancelled' },
+          });
         }
       });
     },
@@ -23,7 +26,12 @@ export function createCampaignActivities({ db, temporal }: ActivityDependencies)
       const pending: Promise<unknown>[] = [];
       const query = `CampaignId = "${campaignId}" AND WorkflowType = "leadDialWorkflow" AND ExecutionStatus = "Running"`;
       for await (const execution of temporal.workflow.list({ query })) {
-        pending.push(temporal.workflow.getHandle(execution.workflowId, execution.runId).signal(campaignChangedSignal).catch(() => undefined));
+        pending.push(
+          temporal.workflow
+            .getHandle(execution.workflowId, execution.runId)
+            .signal(campaignChangedSignal)
+            .catch(() => undefined),
+        );
         signalled++;
         if (pending.length >= 50) await Promise.all(pending.splice(0));
       }

@@ -30,13 +30,17 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
      */
     async enrollNextContacts({ campaignId }: { campaignId: string }): Promise<EnrollmentStep> {
       const { leads, step } = await db.$transaction(async (tx) => {
-        const [campaign] = await tx.$queryRaw<Array<{ status: string; kind: 'CLASSIC' | 'JOURNEY'; maxConcurrentCalls: number; workspaceId: string }>>`
+        const [campaign] = await tx.$queryRaw<
+          Array<{ status: string; kind: 'CLASSIC' | 'JOURNEY'; maxConcurrentCalls: number; workspaceId: string }>
+        >`
           SELECT status::text, kind::text AS kind, "maxConcurrentCalls", "workspaceId" FROM "Campaign" WHERE id = ${campaignId}::uuid FOR UPDATE`;
         const [{ remaining }] = await tx.$queryRaw<[{ remaining: number }]>`
           SELECT count(*)::int AS remaining FROM "CampaignContact" WHERE "campaignId" = ${campaignId}::uuid AND "enrolledAt" IS NULL`;
         // JOURNEY campaigns enroll leads pushed through the API; a calling list is dialed by CLASSIC ones.
-        if (!campaign || campaign.kind === 'JOURNEY' || campaign.status === 'STOPPED' || remaining === 0) return { leads: [], step: { state: 'done', enrolled: 0, remaining } as EnrollmentStep };
-        if (campaign.status !== 'RUNNING') return { leads: [], step: { state: 'waiting', enrolled: 0, remaining } as EnrollmentStep };
+        if (!campaign || campaign.kind === 'JOURNEY' || campaign.status === 'STOPPED' || remaining === 0)
+          return { leads: [], step: { state: 'done', enrolled: 0, remaining } as EnrollmentStep };
+        if (campaign.status !== 'RUNNING')
+          return { leads: [], step: { state: 'waiting', enrolled: 0, remaining } as EnrollmentStep };
         const [{ fresh }] = await tx.$queryRaw<[{ fresh: number }]>`
           SELECT count(*)::int AS fresh FROM "Lead" l
            WHERE l."campaignId" = ${campaignId}::uuid AND l."contactId" IS NOT NULL AND l.status = 'queued'
@@ -45,11 +49,13 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
         if (room === 0) return { leads: [], step: { state: 'enrolled', enrolled: 0, remaining } as EnrollmentStep };
         // The contacts are taken first: each lead's workflow id is made in TypeScript (lib/workflow-ids.ts)
         // from its key and handed to the INSERT, the same id a push of that key to this campaign gets.
-        const contactIds = (await tx.$queryRaw<Array<{ contactId: string }>>`
+        const contactIds = (
+          await tx.$queryRaw<Array<{ contactId: string }>>`
           SELECT "contactId" FROM "CampaignContact"
            WHERE "campaignId" = ${campaignId}::uuid AND "enrolledAt" IS NULL
            ORDER BY position LIMIT ${room}
-           FOR UPDATE`).map((row) => row.contactId);
+           FOR UPDATE`
+        ).map((row) => row.contactId);
         const keys = contactIds.map(contactLeadKey);
         const workflowIds = keys.map((key) => leadWorkflowId(campaignId, key));
         const inserted = await tx.$queryRaw<Array<{ id: string; workflowId: string }>>`
@@ -65,15 +71,33 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
            ORDER BY next.position
           ON CONFLICT ("campaignId", "idempotencyKey") DO NOTHING
           RETURNING id, "workflowId"`;
-        const leads: StoredLead[] = inserted.map((row) => ({ ...row, campaignId, workspaceId: campaign.workspaceId, kind: campaign.kind }));
-        return { leads, step: { state: 'enrolled', enrolled: leads.length, remaining: remaining - leads.length } as EnrollmentStep };
+        const leads: StoredLead[] = inserted.map((row) => ({
+          ...row,
+          campaignId,
+          workspaceId: campaign.workspaceId,
+          kind: campaign.kind,
+        }));
+        return {
+          leads,
+          step: { state: 'enrolled', enrolled: leads.length, remaining: remaining - leads.length } as EnrollmentStep,
+        };
       });
       await startAll(leads);
       // Leads of an earlier attempt of this activity whose start was cut short: start them too.
       const unstarted = await db.lead.findMany({
-        where: { campaignId, contactId: { not: null }, workflowStartedAt: null }, select: { id: true, workflowId: true, workspaceId: true, campaign: { select: { kind: true } } }, take: MAX_BATCH,
+        where: { campaignId, contactId: { not: null }, workflowStartedAt: null },
+        select: { id: true, workflowId: true, workspaceId: true, campaign: { select: { kind: true } } },
+        take: MAX_BATCH,
       });
-      await startAll(unstarted.map((lead) => ({ id: lead.id, workflowId: lead.workflowId, workspaceId: lead.workspaceId, campaignId, kind: lead.campaign.kind })));
+      await startAll(
+        unstarted.map((lead) => ({
+          id: lead.id,
+          workflowId: lead.workflowId,
+          workspaceId: lead.workspaceId,
+          campaignId,
+          kind: lead.campaign.kind,
+        })),
+      );
       return step;
     },
   };
@@ -87,6 +111,7 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
       started.push(...batch.filter((_, index) => results[index]).map((lead) => lead.id));
       Context.current().heartbeat(offset);
     }
-    if (started.length) await db.lead.updateMany({ where: { id: { in: started } }, data: { workflowStartedAt: new Date() } });
+    if (started.length)
+      await db.lead.updateMany({ where: { id: { in: started } }, data: { workflowStartedAt: new Date() } });
   }
 }

@@ -27,32 +27,41 @@ export function exportJobRows(sql: Queryable) {
   };
   return {
     async load(exportId: string): Promise<ExportJobRow> {
-      const { rows: [job] } = await sql.query<ExportJobRow>(
+      const {
+        rows: [job],
+      } = await sql.query<ExportJobRow>(
         `SELECT "campaignId", format, options, status, "totalRows", "expiresAt" AT TIME ZONE 'UTC' AS "expiresAt"
          FROM "ExportJob" WHERE id = $1::uuid`,
         [exportId],
       );
-      if (!job) throw ApplicationFailure.create({ type: ErrorCode.export_not_found, message: `export ${exportId} not found`, nonRetryable: true });
+      if (!job)
+        throw ApplicationFailure.create({
+          type: ErrorCode.export_not_found,
+          message: `export ${exportId} not found`,
+          nonRetryable: true,
+        });
       return job;
     },
 
     /** Only a queued job becomes running: a retry of a job already further on leaves it alone. */
     async markRunning(exportId: string): Promise<void> {
-      await sql.query(`UPDATE "ExportJob" SET status = 'running' WHERE id = $1::uuid AND status = 'queued'`, [exportId]);
+      await sql.query(`UPDATE "ExportJob" SET status = 'running' WHERE id = $1::uuid AND status = 'queued'`, [
+        exportId,
+      ]);
     },
 
     setRowsWritten: (exportId: string, rowsWritten: number) => update(exportId, '"rowsWritten" = $2', [rowsWritten]),
 
     /** totalRows was counted when the job was created; what the file holds is the final word. */
-    complete: (exportId: string, done: { filePath: string; rowsWritten: number; finishedAt: Date; expiresAt: Date }) => update(
-      exportId,
-      `status = 'completed', "filePath" = $2, "rowsWritten" = $3, "totalRows" = $3, "finishedAt" = ${utc('$4')}, "expiresAt" = ${utc('$5')}`,
-      [done.filePath, done.rowsWritten, done.finishedAt.toISOString(), done.expiresAt.toISOString()],
-    ),
+    complete: (exportId: string, done: { filePath: string; rowsWritten: number; finishedAt: Date; expiresAt: Date }) =>
+      update(
+        exportId,
+        `status = 'completed', "filePath" = $2, "rowsWritten" = $3, "totalRows" = $3, "finishedAt" = ${utc('$4')}, "expiresAt" = ${utc('$5')}`,
+        [done.filePath, done.rowsWritten, done.finishedAt.toISOString(), done.expiresAt.toISOString()],
+      ),
 
-    fail: (exportId: string, error: string, finishedAt: Date) => update(
-      exportId, `status = 'failed', error = $2, "finishedAt" = ${utc('$3')}`, [error, finishedAt.toISOString()],
-    ),
+    fail: (exportId: string, error: string, finishedAt: Date) =>
+      update(exportId, `status = 'failed', error = $2, "finishedAt" = ${utc('$3')}`, [error, finishedAt.toISOString()]),
 
     expire: (exportId: string) => update(exportId, `status = 'expired', "filePath" = NULL`, []),
   };

@@ -17,11 +17,17 @@ export async function withExportLock<T>(sql: SqlPool, exportId: string, work: ()
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
-    const { rows: [row] } = await client.query<{ locked: boolean }>(
-      'SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked', [`export:${exportId}`],
-    );
+    const {
+      rows: [row],
+    } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked', [
+      `export:${exportId}`,
+    ]);
     if (!row?.locked) {
-      throw ApplicationFailure.create({ type: ErrorCode.export_failed, message: `export ${exportId} is still held by an earlier attempt`, nonRetryable: false });
+      throw ApplicationFailure.create({
+        type: ErrorCode.export_failed,
+        message: `export ${exportId} is still held by an earlier attempt`,
+        nonRetryable: false,
+      });
     }
     const result = await work();
     await client.query('COMMIT');

@@ -29,7 +29,10 @@ const PACKAGE_HEARTBEAT_ROWS = 10_000;
 const MAX_ERROR_LENGTH = 500;
 
 async function sizeOf(file: string): Promise<number> {
-  return stat(file).then((stats) => stats.size, () => 0);
+  return stat(file).then(
+    (stats) => stats.size,
+    () => 0,
+  );
 }
 
 /** A positional write of the whole buffer: a write may take fewer bytes than it was given. */
@@ -49,7 +52,8 @@ function encoderFor(format: ExportFormat, columns: ExportOptions['columns']) {
   if (format === 'csv') return { head: csvHead(columns), lines: (rows: ExportRow[]) => csvLines(rows, columns) };
   return {
     head: Buffer.alloc(0),
-    lines: (rows: ExportRow[]) => Buffer.from(rows.map((row) => `${JSON.stringify(columns.map((column) => row[column]))}\n`).join('')),
+    lines: (rows: ExportRow[]) =>
+      Buffer.from(rows.map((row) => `${JSON.stringify(columns.map((column) => row[column]))}\n`).join('')),
   };
 }
 
@@ -76,7 +80,15 @@ export function createExportActivities({ sql, exportDir }: ExportActivityDepende
      * is heartbeated as a checkpoint: a retry after a crash cuts the file back to the checkpoint's
      * byte offset and continues after its cursor, so no row is lost or written twice.
      */
-    async writeExportChunk({ exportId, from, pageRows }: { exportId: string; from: ExportCheckpoint; pageRows: number }): Promise<{ checkpoint: ExportCheckpoint; done: boolean }> {
+    async writeExportChunk({
+      exportId,
+      from,
+      pageRows,
+    }: {
+      exportId: string;
+      from: ExportCheckpoint;
+      pageRows: number;
+    }): Promise<{ checkpoint: ExportCheckpoint; done: boolean }> {
       const job = await jobs.load(exportId);
       const file = exportFilePath(exportDir, exportFileNames(exportId, job.format).rows);
       const encoder = encoderFor(job.format, job.options.columns);
@@ -102,7 +114,11 @@ export function createExportActivities({ sql, exportDir }: ExportActivityDepende
             if (rows.length) {
               const chunk = encoder.lines(rows);
               await writeAt(handle, chunk, checkpoint.bytes);
-              checkpoint = { rows: checkpoint.rows + rows.length, bytes: checkpoint.bytes + chunk.length, cursor: cursorAfter(rows) };
+              checkpoint = {
+                rows: checkpoint.rows + rows.length,
+                bytes: checkpoint.bytes + chunk.length,
+                cursor: cursorAfter(rows),
+              };
               heartbeat(checkpoint);
               await jobs.setRowsWritten(exportId, checkpoint.rows);
               limit = nextPageRows(pageRows, { rows: rows.length, bytes: chunk.length });
@@ -131,11 +147,16 @@ export function createExportActivities({ sql, exportDir }: ExportActivityDepende
       await withExportLock(sql, exportId, async () => {
         const output = createWriteStream(exportFilePath(exportDir, names.packaging));
         const writer = await createXlsxWriter(output, columns);
-        const lines = createInterface({ input: createReadStream(exportFilePath(exportDir, names.rows)), crlfDelay: Infinity });
+        const lines = createInterface({
+          input: createReadStream(exportFilePath(exportDir, names.rows)),
+          crlfDelay: Infinity,
+        });
         let rows = 0;
         for await (const line of lines) {
           const values = JSON.parse(line) as ExportRow[keyof ExportRow][];
-          writer.add([Object.fromEntries(columns.map((column, index) => [column, values[index] ?? null])) as ExportRow]);
+          writer.add([
+            Object.fromEntries(columns.map((column, index) => [column, values[index] ?? null])) as ExportRow,
+          ]);
           if (++rows % PACKAGE_HEARTBEAT_ROWS === 0) {
             heartbeat({ rows });
             throwIfCancelled();
@@ -147,7 +168,15 @@ export function createExportActivities({ sql, exportDir }: ExportActivityDepende
     },
 
     /** Puts the finished file in place and starts its retention; a second call changes nothing. */
-    async completeExport({ exportId, rowsWritten, retentionSeconds }: { exportId: string; rowsWritten: number; retentionSeconds: number }): Promise<{ expiresAt: string }> {
+    async completeExport({
+      exportId,
+      rowsWritten,
+      retentionSeconds,
+    }: {
+      exportId: string;
+      rowsWritten: number;
+      retentionSeconds: number;
+    }): Promise<{ expiresAt: string }> {
       const job = await jobs.load(exportId);
       if (job.status === 'completed' && job.expiresAt) return { expiresAt: job.expiresAt.toISOString() };
       const names = exportFileNames(exportId, job.format);
@@ -167,7 +196,9 @@ export function createExportActivities({ sql, exportDir }: ExportActivityDepende
     async failExport({ exportId, reason }: { exportId: string; reason: string }): Promise<void> {
       const job = await jobs.load(exportId);
       const names = exportFileNames(exportId, job.format);
-      await Promise.all([names.rows, names.packaging].map((name) => rm(exportFilePath(exportDir, name), { force: true })));
+      await Promise.all(
+        [names.rows, names.packaging].map((name) => rm(exportFilePath(exportDir, name), { force: true })),
+      );
       await jobs.fail(exportId, reason.slice(0, MAX_ERROR_LENGTH), new Date());
     },
 

@@ -52,7 +52,11 @@ export interface WebhookRequest {
 const WEBHOOK_TIMEOUT_MS = 10_000;
 
 function runNotFound(runId: string) {
-  return ApplicationFailure.create({ type: ErrorCode.journey_run_not_found, message: `journey run ${runId} not found`, nonRetryable: true });
+  return ApplicationFailure.create({
+    type: ErrorCode.journey_run_not_found,
+    message: `journey run ${runId} not found`,
+    nonRetryable: true,
+  });
 }
 
 export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) {
@@ -61,8 +65,16 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
     async loadJourneyRun({ runId }: { runId: string }): Promise<LoadedJourneyRun> {
       const run = await db.journeyRun.findUnique({ where: { id: runId } });
       if (!run) throw runNotFound(runId);
-      const revision = await db.journeyRevision.findUniqueOrThrow({ where: { journeyId_revision: { journeyId: run.journeyId, revision: run.revision } } });
-      return { workspaceId: run.workspaceId, workflowId: run.journeyId, leadId: run.leadId, definition: revision.definition as unknown as JourneyDefinition, trigger: run.trigger as unknown as JourneyTrigger };
+      const revision = await db.journeyRevision.findUniqueOrThrow({
+        where: { journeyId_revision: { journeyId: run.journeyId, revision: run.revision } },
+      });
+      return {
+        workspaceId: run.workspaceId,
+        workflowId: run.journeyId,
+        leadId: run.leadId,
+        definition: revision.definition as unknown as JourneyDefinition,
+        trigger: run.trigger as unknown as JourneyTrigger,
+      };
     },
 
     /** Mirrors the run's status into its row (the API lists and filters runs from there); a final status also finishes its lead. */
@@ -71,7 +83,8 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
       const run = await db.journeyRun.update({
         where: { id: runId },
         data: {
-          status, currentNodeId,
+          status,
+          currentNodeId,
           // Not { set: null }: on a Json column Prisma would store that object itself.
           ...(recovery !== undefined && { recovery: recovery ?? Prisma.DbNull }),
           ...(variables && { variables: variables as object }),
@@ -79,7 +92,8 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
         },
         select: { leadId: true },
       });
-      if (final && run.leadId) await db.lead.update({ where: { id: run.leadId }, data: { status: status as FinalRunStatus } });
+      if (final && run.leadId)
+        await db.lead.update({ where: { id: run.leadId }, data: { status: status as FinalRunStatus } });
     },
 
     async recordJourneyDecision(decision: DecisionRecord): Promise<void> {
@@ -87,13 +101,28 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
     },
 
     /** Milliseconds until the next HH:MM on the lead's local clock (the first zone of the number). */
-    async untilLocalTime({ phone, time }: { phone: string | null; time: string }): Promise<{ waitMs: number; at: string }> {
+    async untilLocalTime({
+      phone,
+      time,
+    }: {
+      phone: string | null;
+      time: string;
+    }): Promise<{ waitMs: number; at: string }> {
       const [zone] = phone ? await timeZonesOf(phone) : ['UTC'];
       const [hours, minutes] = time.split(':').map(Number) as [number, number];
-      const next = minutes === 59 ? (hours === 23 ? '24:00' : `${String(hours + 1).padStart(2, '0')}:00`) : `${time.slice(0, 3)}${String(minutes + 1).padStart(2, '0')}`;
+      const next =
+        minutes === 59
+          ? hours === 23
+            ? '24:00'
+            : `${String(hours + 1).padStart(2, '0')}:00`
+          : `${time.slice(0, 3)}${String(minutes + 1).padStart(2, '0')}`;
       const now = new Date();
       // Strictly after this minute: "until 09:00" asked at 09:00:30 means tomorrow's.
-      const at = nextAllowedInstant(new Date(now.getTime() + 60_000 - (now.getTime() % 60_000)), { start: time, end: next, days: [1, 2, 3, 4, 5, 6, 7] }, [zone!])!;
+      const at = nextAllowedInstant(
+        new Date(now.getTime() + 60_000 - (now.getTime() % 60_000)),
+        { start: time, end: next, days: [1, 2, 3, 4, 5, 6, 7] },
+        [zone!],
+      )!;
       return { waitMs: Math.max(at.getTime() - now.getTime(), 0), at: at.toISOString() };
     },
 
@@ -102,16 +131,31 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
      * the receiver refused it; retrying cannot help, so the failure is final (the run then needs
      * recovery). 5xx, 408, 429 and network failures are retried by the activity's policy.
      */
-    async callJourneyWebhook({ url, method, headers, body }: WebhookRequest): Promise<{ status: number; body: unknown }> {
+    async callJourneyWebhook({
+      url,
+      method,
+      headers,
+      body,
+    }: WebhookRequest): Promise<{ status: number; body: unknown }> {
       let response: Response;
       try {
-        response = await fetch(url, { method, headers, body: method === 'GET' ? undefined : body, signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS), redirect: 'manual' });
+        response = await fetch(url, {
+          method,
+          headers,
+          body: method === 'GET' ? undefined : body,
+          signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
+          redirect: 'manual',
+        });
       } catch (error) {
-        throw ApplicationFailure.create({ type: ErrorCode.journey_webhook_failed, message: `${method} ${url}: ${(error as Error).message}` });
+        throw ApplicationFailure.create({
+          type: ErrorCode.journey_webhook_failed,
+          message: `${method} ${url}: ${(error as Error).message}`,
+        });
       }
       const text = await response.text();
       if (!response.ok) {
-        const final = response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
+        const final =
+          response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
         throw ApplicationFailure.create({
           type: final ? ErrorCode.journey_webhook_rejected : ErrorCode.journey_webhook_failed,
           message: `${method} ${url} answered ${response.status}`,
@@ -127,8 +171,20 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
       return { status: response.status, body: parsed };
     },
 
-    async sendWhatsAppTemplate(message: { messageKey: string; workspaceId: string; to: string | null; templateName: string; language: string; parameters: string[] }) {
-      if (!message.to) throw ApplicationFailure.create({ type: ErrorCode.journey_call_without_lead, message: 'the run has no phone number to message', nonRetryable: true });
+    async sendWhatsAppTemplate(message: {
+      messageKey: string;
+      workspaceId: string;
+      to: string | null;
+      templateName: string;
+      language: string;
+      parameters: string[];
+    }) {
+      if (!message.to)
+        throw ApplicationFailure.create({
+          type: ErrorCode.journey_call_without_lead,
+          message: 'the run has no phone number to message',
+          nonRetryable: true,
+        });
       return whatsapp.sendTemplate({ ...message, to: message.to });
     },
   };

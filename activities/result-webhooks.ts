@@ -36,7 +36,8 @@ export interface LeadFinishedEvent {
 export type DeliveryResult = { done: true; status: 'delivered' | 'failed' };
 
 function describeFailure(error: unknown): string {
-  if (error instanceof DOMException && error.name === 'TimeoutError') return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
+  if (error instanceof DOMException && error.name === 'TimeoutError')
+    return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
   const cause = (error as { cause?: { code?: string; message?: string } }).cause;
   const message = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
   return message.slice(0, MAX_ERROR_LENGTH);
@@ -53,13 +54,26 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
       const lead = await db.lead.findUnique({
         where: { id: leadId },
         select: {
-          workspaceId: true, campaignId: true, status: true,
-          calls: { select: { attempt: true, outcome: true, durationMs: true, startedAt: true }, orderBy: { attempt: 'asc' } },
+          workspaceId: true,
+          campaignId: true,
+          status: true,
+          calls: {
+            select: { attempt: true, outcome: true, durationMs: true, startedAt: true },
+            orderBy: { attempt: 'asc' },
+          },
         },
       });
-      if (!lead) throw ApplicationFailure.create({ type: ErrorCode.lead_not_found, message: `lead ${leadId} not found`, nonRetryable: true });
+      if (!lead)
+        throw ApplicationFailure.create({
+          type: ErrorCode.lead_not_found,
+          message: `lead ${leadId} not found`,
+          nonRetryable: true,
+        });
       const eventKey = `${LEAD_FINISHED}:${leadId}`;
-      const endpoints = await db.resultWebhookEndpoint.findMany({ where: { workspaceId: lead.workspaceId, deletedAt: null }, select: { id: true } });
+      const endpoints = await db.resultWebhookEndpoint.findMany({
+        where: { workspaceId: lead.workspaceId, deletedAt: null },
+        select: { id: true },
+      });
       if (endpoints.length) {
         const event: LeadFinishedEvent = {
           type: LEAD_FINISHED,
@@ -71,13 +85,21 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
             outcome: outcome !== undefined ? outcome : (lead.calls.at(-1)?.outcome ?? null),
             attempts: attempts ?? lead.calls.length,
             calls: lead.calls.map((call) => ({
-              attempt: call.attempt, outcome: call.outcome, durationMs: call.durationMs, startedAt: call.startedAt.toISOString(),
+              attempt: call.attempt,
+              outcome: call.outcome,
+              durationMs: call.durationMs,
+              startedAt: call.startedAt.toISOString(),
             })),
           },
         };
         await db.resultWebhookDelivery.createMany({
           data: endpoints.map((endpoint) => ({
-            id: generateDeliveryId(), workspaceId: lead.workspaceId, endpointId: endpoint.id, eventKey, eventType: LEAD_FINISHED, payload: event as object,
+            id: generateDeliveryId(),
+            workspaceId: lead.workspaceId,
+            endpointId: endpoint.id,
+            eventKey,
+            eventType: LEAD_FINISHED,
+            payload: event as object,
           })),
           skipDuplicates: true,
         });
@@ -87,19 +109,21 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
         select: { id: true },
       });
       const { taskQueue } = activityInfo();
-      await Promise.all(pending.map(async ({ id }) => {
-        try {
-          await temporal.workflow.start('webhookDeliveryWorkflow', {
-            workflowId: webhookDeliveryWorkflowId(id),
-            taskQueue,
-            args: [{ deliveryId: id }],
-            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            searchAttributes: { WorkspaceId: [lead.workspaceId] },
-          });
-        } catch (error) {
-          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-        }
-      }));
+      await Promise.all(
+        pending.map(async ({ id }) => {
+          try {
+            await temporal.workflow.start('webhookDeliveryWorkflow', {
+              workflowId: webhookDeliveryWorkflowId(id),
+              taskQueue,
+              args: [{ deliveryId: id }],
+              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+              searchAttributes: { WorkspaceId: [lead.workspaceId] },
+            });
+          } catch (error) {
+            if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+          }
+        }),
+      );
       return { deliveries: pending.length };
     },
 
@@ -114,11 +138,19 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
         include: { endpoint: { select: { url: true, secret: true, deletedAt: true } } },
       });
       if (!delivery) {
-        throw ApplicationFailure.create({ type: ErrorCode.webhook_delivery_failed, message: `delivery ${deliveryId} not found`, nonRetryable: true });
+        throw ApplicationFailure.create({
+          type: ErrorCode.webhook_delivery_failed,
+          message: `delivery ${deliveryId} not found`,
+          nonRetryable: true,
+        });
       }
-      if (delivery.status !== 'pending') return { done: true, status: delivery.status === 'delivered' ? 'delivered' : 'failed' };
+      if (delivery.status !== 'pending')
+        return { done: true, status: delivery.status === 'delivered' ? 'delivered' : 'failed' };
       if (delivery.endpoint.deletedAt) {
-        await db.resultWebhookDelivery.update({ where: { id: deliveryId }, data: { status: 'failed', lastError: 'endpoint deleted' } });
+        await db.resultWebhookDelivery.update({
+          where: { id: deliveryId },
+          data: { status: 'failed', lastError: 'endpoint deleted' },
+        });
         return { done: true, status: 'failed' };
       }
 
@@ -156,14 +188,21 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
         },
       });
       if (failure !== null) {
-        throw ApplicationFailure.create({ type: ErrorCode.webhook_delivery_failed, message: `delivery ${deliveryId}: ${failure}`, nonRetryable: false });
+        throw ApplicationFailure.create({
+          type: ErrorCode.webhook_delivery_failed,
+          message: `delivery ${deliveryId}: ${failure}`,
+          nonRetryable: false,
+        });
       }
       return { done: true, status: 'delivered' };
     },
 
     /** The retries are spent: the delivery ends failed, keeping the last attempt's error. */
     async giveUpWebhook({ deliveryId, reason }: { deliveryId: string; reason: string }): Promise<void> {
-      const delivery = await db.resultWebhookDelivery.findUnique({ where: { id: deliveryId }, select: { lastError: true } });
+      const delivery = await db.resultWebhookDelivery.findUnique({
+        where: { id: deliveryId },
+        select: { lastError: true },
+      });
       const lastError = delivery?.lastError ? `${reason}; last attempt: ${delivery.lastError}` : reason;
       await db.resultWebhookDelivery.updateMany({
         where: { id: deliveryId, status: 'pending' },

@@ -25,13 +25,25 @@ const exports = {
   taskQueue: config.EXPORT_TASK_QUEUE,
 };
 const app = createApp(
-  { db, sql, temporal, temporalConnection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE, exports },
+  {
+    db,
+    sql,
+    temporal,
+    temporalConnection,
+    taskQueue,
+    leadDispatcher,
+    defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+    exports,
+  },
   { trustProxy: config.TRUST_PROXY },
 );
 
 // Every API process trims old API logs now and then; the DELETE is idempotent, so several may.
 const API_LOG_TRIM_INTERVAL_MS = 60 * 60_000;
-const trimLogs = () => trimApiLogs({ sql }, config.API_LOG_RETENTION_DAYS).catch((error) => console.error('[api] trimming API logs failed:', error));
+const trimLogs = () =>
+  trimApiLogs({ sql }, config.API_LOG_RETENTION_DAYS).catch((error) =>
+    console.error('[api] trimming API logs failed:', error),
+  );
 void trimLogs();
 const trimTimer = setInterval(() => void trimLogs(), API_LOG_TRIM_INTERVAL_MS).unref();
 

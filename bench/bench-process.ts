@@ -25,7 +25,11 @@ export interface BenchProcess {
 export function startBenchProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = []): BenchProcess {
   // worker/main.ts and worker/export-worker.ts may start in the same millisecond: each log is named by its entry.
   const compiled = entry.endsWith('.js');
-  const name = `${compiled ? 'compiled-' : ''}${entry.replace(/\.[jt]s$/, '').split(path.sep).slice(-2).join('-')}`;
+  const name = `${compiled ? 'compiled-' : ''}${entry
+    .replace(/\.[jt]s$/, '')
+    .split(path.sep)
+    .slice(-2)
+    .join('-')}`;
   const log = path.join(os.tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
   const output = openSync(log, 'w');
   const child = spawn(process.execPath, [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), entry], {
@@ -46,7 +50,8 @@ export function startBenchProcess(entry: string, env: Record<string, string>, no
     async printed(text, timeoutMs = 60_000, pollMs = 100) {
       const deadline = Date.now() + timeoutMs;
       while (!readFileSync(log, 'utf8').includes(text)) {
-        if (Date.now() > deadline) throw new Error(`${entry} did not print "${text}" within ${timeoutMs} ms; its output: ${log}`);
+        if (Date.now() > deadline)
+          throw new Error(`${entry} did not print "${text}" within ${timeoutMs} ms; its output: ${log}`);
         await new Promise((resolve) => setTimeout(resolve, pollMs));
       }
     },
@@ -57,10 +62,22 @@ export function startBenchProcess(entry: string, env: Record<string, string>, no
   };
 }
 
-export function startBenchWorker(env: { databaseUrl: string; temporalAddress: string; taskQueue: string; bundlePath: string }): BenchProcess {
-  return startBenchProcess('worker/main.ts', {
-    DATABASE_URL: env.databaseUrl, TEMPORAL_ADDRESS: env.temporalAddress, TEMPORAL_TASK_QUEUE: env.taskQueue, WORKFLOW_BUNDLE_PATH: env.bundlePath,
-  }, nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'));
+export function startBenchWorker(env: {
+  databaseUrl: string;
+  temporalAddress: string;
+  taskQueue: string;
+  bundlePath: string;
+}): BenchProcess {
+  return startBenchProcess(
+    'worker/main.ts',
+    {
+      DATABASE_URL: env.databaseUrl,
+      TEMPORAL_ADDRESS: env.temporalAddress,
+      TEMPORAL_TASK_QUEUE: env.taskQueue,
+      WORKFLOW_BUNDLE_PATH: env.bundlePath,
+    },
+    nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
+  );
 }
 
 /** Node flags for a measured process from a space-separated variable (profilers, heap limits). */

@@ -25,7 +25,8 @@ const CAP = Number(process.env.BENCH_CAP ?? 1000);
 /** The drain is paced by dialing; past this the run reports how far it got instead of the last lead. */
 const DRAIN_SECONDS = Number(process.env.BENCH_DRAIN_SECONDS ?? 900);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const median = (values: number[]) => Number([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!.toFixed(1));
+const median = (values: number[]) =>
+  Number([...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!.toFixed(1));
 
 const { stack, stop } = await startTestStack();
 try {
@@ -37,26 +38,62 @@ try {
   const temporal = new Client({ connection });
   const taskQueue = `bench-${randomUUID()}`;
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { rateLimitPerMinute: 1_000_000 });
-  const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, { scopes: ['campaigns.edit', 'campaigns.view'] });
+  const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, {
+    scopes: ['campaigns.edit', 'campaigns.view'],
+  });
   const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
-  const server = createApp({ db, sql, temporal, temporalConnection: connection, taskQueue, leadDispatcher, defaultRateLimitPerMinute: 120,
-    exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
+  const server = createApp({
+    db,
+    sql,
+    temporal,
+    temporalConnection: connection,
+    taskQueue,
+    leadDispatcher,
+    defaultRateLimitPerMinute: 120,
+    exports: {
+      dir: path.join(os.tmpdir(), 'bench-exports'),
+      inlineMaxRows: 5000,
+      retentionSeconds: 86_400,
+      pageRows: 5000,
+    },
   }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = async (pathname: string, body: unknown) => {
-    const response = await fetch(`${apiUrl}${pathname}`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const response = await fetch(`${apiUrl}${pathname}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
     if (!response.ok) throw new Error(`${pathname}: ${response.status} ${await response.text()}`);
     return response.json();
   };
-  const newCampaign = () => db.campaign.create({
-    data: { workspaceId, name: 'Bench', maxConcurrentCalls: CAP, dialLadder: { rungs: [{ delaySeconds: 0 }], outcomes: { answered: 'end', busy: 'next', no_answer: 'next', voicemail: 'next', failed: 'next', invalid_number: 'end' } }, callingWindow: { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] } },
-  });
+  const newCampaign = () =>
+    db.campaign.create({
+      data: {
+        workspaceId,
+        name: 'Bench',
+        maxConcurrentCalls: CAP,
+        dialLadder: {
+          rungs: [{ delaySeconds: 0 }],
+          outcomes: {
+            answered: 'end',
+            busy: 'next',
+            no_answer: 'next',
+            voicemail: 'next',
+            failed: 'next',
+            invalid_number: 'end',
+          },
+        },
+        callingWindow: { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] },
+      },
+    });
   let phoneSeed = 2_000_000;
-  const contactsOf = (count: number) => Array.from({ length: count }, () => {
-    const phone = `+1415${String(phoneSeed++).padStart(7, '0')}`;
-    return { phone, name: `Contact ${phone.slice(-4)}`, metadata: { plan: 'pro', source: 'bench' } };
-  });
+  const contactsOf = (count: number) =>
+    Array.from({ length: count }, () => {
+      const phone = `+1415${String(phoneSeed++).padStart(7, '0')}`;
+      return { phone, name: `Contact ${phone.slice(-4)}`, metadata: { plan: 'pro', source: 'bench' } };
+    });
 
   // 1. Ten thousand contacts, alternating with the baseline.
   await sql.query('CREATE TABLE bench_plain (id uuid, "workspaceId" uuid, phone text, name text, metadata jsonb)');
@@ -70,7 +107,12 @@ try {
     await post(`/campaigns/${(await newCampaign()).id}/contacts`, { contacts });
     timings.samePhones.push(performance.now() - began);
     const values = contacts.flatMap((contact) => [contact.phone, contact.name, JSON.stringify(contact.metadata)]);
-    const rows = contacts.map((_, index) => `(gen_random_uuid(), '${workspaceId}', $${index * 3 + 1}, $${index * 3 + 2}, $${index * 3 + 3}::jsonb)`).join(',');
+    const rows = contacts
+      .map(
+        (_, index) =>
+          `(gen_random_uuid(), '${workspaceId}', $${index * 3 + 1}, $${index * 3 + 2}, $${index * 3 + 3}::jsonb)`,
+      )
+      .join(',');
     began = performance.now();
     await sql.query(`INSERT INTO bench_plain VALUES ${rows}`, values);
     timings.plainInsert.push(performance.now() - began);
@@ -79,8 +121,14 @@ try {
 
   // 2. A large campaign started.
   const big = await newCampaign();
-  for (let offset = 0; offset < START_CONTACTS; offset += 10_000) await post(`/campaigns/${big.id}/contacts`, { contacts: contactsOf(Math.min(10_000, START_CONTACTS - offset)) });
-  const worker = startBenchWorker({ databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: stack.workflowBundlePath });
+  for (let offset = 0; offset < START_CONTACTS; offset += 10_000)
+    await post(`/campaigns/${big.id}/contacts`, { contacts: contactsOf(Math.min(10_000, START_CONTACTS - offset)) });
+  const worker = startBenchWorker({
+    databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    taskQueue,
+    bundlePath: stack.workflowBundlePath,
+  });
   await sleep(4_000);
   const startBegan = performance.now();
   await post(`/campaigns/${big.id}/start`, {});
@@ -109,10 +157,16 @@ try {
       goalUnderMs: 500,
     },
     campaignStart: {
-      contacts: START_CONTACTS, maxConcurrentCalls: CAP,
-      acceptedMs: Number(acceptedMs.toFixed(1)), firstLeadMs: firstLeadMs && Number(firstLeadMs.toFixed(0)),
-      enrolled, lastLeadEnrolledSeconds: remaining === 0 ? Number(drainedSeconds.toFixed(1)) : null, measuredForSeconds: Number(drainedSeconds.toFixed(1)),
-      enrolledPerSecond: Math.round(enrolled / drainedSeconds), completed, workerPeakRssMb: peakRssMb,
+      contacts: START_CONTACTS,
+      maxConcurrentCalls: CAP,
+      acceptedMs: Number(acceptedMs.toFixed(1)),
+      firstLeadMs: firstLeadMs && Number(firstLeadMs.toFixed(0)),
+      enrolled,
+      lastLeadEnrolledSeconds: remaining === 0 ? Number(drainedSeconds.toFixed(1)) : null,
+      measuredForSeconds: Number(drainedSeconds.toFixed(1)),
+      enrolledPerSecond: Math.round(enrolled / drainedSeconds),
+      completed,
+      workerPeakRssMb: peakRssMb,
     },
   };
   const t = result.tenThousandContacts;
@@ -129,11 +183,11 @@ try {
     `| baseline: plain multi-row INSERT of the same rows into a bare table | ${t.plainInsertMedianMs} |`,
     '',
     `- Goal: under 500 ms for 10,000 contacts.`,
-    `- A campaign of ${s.contacts} contacts (cap ${s.maxConcurrentCalls} calls in flight): start accepted in ${s.acceptedMs} ms; first lead ${s.firstLeadMs} ms after; `
-      + (s.lastLeadEnrolledSeconds !== null
+    `- A campaign of ${s.contacts} contacts (cap ${s.maxConcurrentCalls} calls in flight): start accepted in ${s.acceptedMs} ms; first lead ${s.firstLeadMs} ms after; ` +
+      (s.lastLeadEnrolledSeconds !== null
         ? `last lead enrolled ${s.lastLeadEnrolledSeconds} s after the start`
-        : `${s.enrolled} leads enrolled (${s.completed} dialed to completion) when the measurement stopped after ${s.measuredForSeconds} s; the last lead was not reached`)
-      + ` (${s.enrolledPerSecond} leads/s, paced by the dialing); worker peak RSS ${s.workerPeakRssMb} MB.`,
+        : `${s.enrolled} leads enrolled (${s.completed} dialed to completion) when the measurement stopped after ${s.measuredForSeconds} s; the last lead was not reached`) +
+      ` (${s.enrolledPerSecond} leads/s, paced by the dialing); worker peak RSS ${s.workerPeakRssMb} MB.`,
     '',
   ]);
   console.log(JSON.stringify(result));

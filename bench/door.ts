@@ -33,7 +33,11 @@ const KEYS = Number(process.env.BENCH_KEYS ?? 4000);
 const workDir = mkdtempSync(path.join(os.tmpdir(), 'bench-door-'));
 chmodSync(workDir, 0o711);
 const postgres = await startEmbeddedPostgres({
-  binDir: process.env.PG_BIN_DIR!, dataDir: path.join(workDir, 'pg'), port: await freePort(), durable: true, quiet: true,
+  binDir: process.env.PG_BIN_DIR!,
+  dataDir: path.join(workDir, 'pg'),
+  port: await freePort(),
+  durable: true,
+  quiet: true,
 });
 try {
   await ensureDatabase(postgres.urlFor('postgres'), 'bench');
@@ -42,7 +46,8 @@ try {
   const { id: workspaceId } = await createWorkspace(db, 'Bench', {});
   const { id: memberId } = await addMember(db, workspaceId, 'bench@bench.localhost', 'owner');
   const keys: string[] = [];
-  for (let index = 0; index < KEYS; index++) keys.push((await createApiKey(db, memberId, { scopes: ['campaigns.view'] })).key);
+  for (let index = 0; index < KEYS; index++)
+    keys.push((await createApiKey(db, memberId, { scopes: ['campaigns.view'] })).key);
   const keysFile = path.join(workDir, 'keys.txt');
   writeFileSync(keysFile, keys.join('\n'));
   const keyId = (await db.apiKey.findFirstOrThrow({ where: { memberId } })).id;
@@ -51,21 +56,45 @@ try {
   const sql = createSqlPool(postgres.urlFor('bench'));
   const temporal = new Client({ connection: temporalConnection });
   const services = {
-    db, sql, temporal, temporalConnection, taskQueue: 'bench', defaultRateLimitPerMinute: 120,
+    db,
+    sql,
+    temporal,
+    temporalConnection,
+    taskQueue: 'bench',
+    defaultRateLimitPerMinute: 120,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
-    exports: { dir: path.join(os.tmpdir(), 'bench-exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000, taskQueue: 'bench-exports' },
+    exports: {
+      dir: path.join(os.tmpdir(), 'bench-exports'),
+      inlineMaxRows: 5000,
+      retentionSeconds: 86_400,
+      pageRows: 5000,
+      taskQueue: 'bench-exports',
+    },
   };
   const fixedPrincipal: Principal = {
-    keyId, workspaceId, memberId, scoped: true, permissions: new Set(['campaigns.view']), plan: 'none', features: [],
+    keyId,
+    workspaceId,
+    memberId,
+    scoped: true,
+    permissions: new Set(['campaigns.view']),
+    plan: 'none',
+    features: [],
   };
-  const bareDoor: Door = (_services, route) => Object.assign((_req: unknown, res: { locals: Record<string, unknown> }, next: () => void) => {
-    res.locals.principal = fixedPrincipal;
-    next();
-  }, { access: route?.access }) as ReturnType<Door>;
+  const bareDoor: Door = (_services, route) =>
+    Object.assign(
+      (_req: unknown, res: { locals: Record<string, unknown> }, next: () => void) => {
+        res.locals.principal = fixedPrincipal;
+        next();
+      },
+      { access: route?.access },
+    ) as ReturnType<Door>;
 
-  const listen = (app: ReturnType<typeof createApp>) => new Promise<string>((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/whoami`));
-  });
+  const listen = (app: ReturnType<typeof createApp>) =>
+    new Promise<string>((resolve) => {
+      const server = app.listen(0, '127.0.0.1', () =>
+        resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/whoami`),
+      );
+    });
   const targets = {
     bare: await listen(createApp(services, { door: bareDoor })),
     door: await listen(createApp(services)),
@@ -74,7 +103,11 @@ try {
   type Run = { requests: number; errors: number; rps: number; p50Ms: number; p90Ms: number; p99Ms: number };
   const load = async (url: string, connections: number): Promise<Run> => {
     // The load generator is a child process: it runs while this process serves, so the call must not block.
-    const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'bench/load.ts', url, keysFile, String(connections), String(SECONDS)], { cwd: projectRoot });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['--import', 'tsx', 'bench/load.ts', url, keysFile, String(connections), String(SECONDS)],
+      { cwd: projectRoot },
+    );
     return JSON.parse(stdout) as Run;
   };
   const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
@@ -99,7 +132,9 @@ try {
     const bare = summary('bare');
     const door = summary('door');
     levels.push({
-      connections, bare, door,
+      connections,
+      bare,
+      door,
       doorCostP50Ms: Number((door.p50Ms - bare.p50Ms).toFixed(3)),
       throughputKept: Number((door.rps / bare.rps).toFixed(3)),
       runs,
@@ -125,7 +160,10 @@ try {
       `| ${level.connections} | door | ${level.door.rps} | ${level.door.p50Ms} | ${level.door.p99Ms} |`,
     ]),
     '',
-    ...levels.map((level) => `- ${level.connections} connection(s): door cost at p50 ${level.doorCostP50Ms} ms (goal < 1 ms); throughput kept ${(level.throughputKept * 100).toFixed(1)} % (goal >= 70 %).`),
+    ...levels.map(
+      (level) =>
+        `- ${level.connections} connection(s): door cost at p50 ${level.doorCostP50Ms} ms (goal < 1 ms); throughput kept ${(level.throughputKept * 100).toFixed(1)} % (goal >= 70 %).`,
+    ),
     '',
   ]);
   console.log(JSON.stringify(levels.map(({ runs: _runs, ...level }) => level)));

@@ -44,23 +44,31 @@ try {
   const temporal = new Client({ connection });
   const taskQueue = `bench-exports-${Date.now()}`;
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { plan: 'basic', rateLimitPerMinute: 1_000_000 });
-  const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, { scopes: ['intel.view'] });
+  const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, {
+    scopes: ['intel.view'],
+  });
   const campaign = await db.campaign.create({ data: { workspaceId, name: 'Bench exports' } });
 
   // The rows: leads with fields, CALLS_PER_LEAD calls each, one second apart.
   let began = performance.now();
   const leads = Math.ceil(ROWS / CALLS_PER_LEAD);
-  await sql.query(`
+  await sql.query(
+    `
     INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, name, fields, "workflowId", "requestId", "updatedAt")
     SELECT gen_random_uuid(), $1, $2, 'bench-' || g, '+1415' || lpad(g::text, 7, '0'), 'Lead ' || g,
       jsonb_build_object('plan', 'pro', 'source', 'bench', 'score', g % 100), 'not-started-' || g, gen_random_uuid(), now()
-    FROM generate_series(1, $3::int) g`, [workspaceId, campaign.id, leads]);
-  await sql.query(`
+    FROM generate_series(1, $3::int) g`,
+    [workspaceId, campaign.id, leads],
+  );
+  await sql.query(
+    `
     INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, outcome, "durationMs", "startedAt", "endedAt")
     SELECT gen_random_uuid(), l."workspaceId", l."campaignId", l.id, a, l.id || ':' || a, 'simulated', 'ended', 'answered', 30000 + a,
       timestamp '2026-01-01' + (substring(l."idempotencyKey" from 7)::int * ${CALLS_PER_LEAD} + a) * interval '1 second',
       timestamp '2026-01-01' + (substring(l."idempotencyKey" from 7)::int * ${CALLS_PER_LEAD} + a + 30) * interval '1 second'
-    FROM "Lead" l, generate_series(1, ${CALLS_PER_LEAD}) a WHERE l."campaignId" = $1 LIMIT $2`, [campaign.id, ROWS]);
+    FROM "Lead" l, generate_series(1, ${CALLS_PER_LEAD}) a WHERE l."campaignId" = $1 LIMIT $2`,
+    [campaign.id, ROWS],
+  );
   await sql.query('VACUUM ANALYZE "Lead", "Call"');
   const seeded = { rows: ROWS, seconds: seconds(began) };
   console.error('seeded', seeded);
@@ -86,20 +94,42 @@ try {
   console.error('baseline (COPY) before', baselineBefore);
 
   const server = createApp({
-    db, sql, temporal, temporalConnection: connection, taskQueue, defaultRateLimitPerMinute: 120,
+    db,
+    sql,
+    temporal,
+    temporalConnection: connection,
+    taskQueue,
+    defaultRateLimitPerMinute: 120,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),
-    exports: { dir: exportDir, inlineMaxRows: 5000, retentionSeconds: 3600, pageRows: PAGE_ROWS, taskQueue: defaultExportTaskQueue(taskQueue) },
+    exports: {
+      dir: exportDir,
+      inlineMaxRows: 5000,
+      retentionSeconds: 3600,
+      pageRows: PAGE_ROWS,
+      taskQueue: defaultExportTaskQueue(taskQueue),
+    },
   }).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const request = (method: string, pathname: string, body?: unknown) => fetch(`${apiUrl}${pathname}`, {
-    method, headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-  });
+  const request = (method: string, pathname: string, body?: unknown) =>
+    fetch(`${apiUrl}${pathname}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
 
   // The production workers, each in its own process: the main one runs the job's workflow, the export one its activities.
-  const mainWorker = startBenchWorker({ databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: stack.workflowBundlePath });
+  const mainWorker = startBenchWorker({
+    databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    taskQueue,
+    bundlePath: stack.workflowBundlePath,
+  });
   const exportWorker = startBenchProcess('worker/export-worker.ts', {
-    DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, EXPORT_DIR: exportDir,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    EXPORT_DIR: exportDir,
   });
   await Promise.all([mainWorker.printed('polling'), exportWorker.printed('polling')]);
   const idle = { exportWorker: exportWorker.memory(), mainWorker: mainWorker.memory() };
@@ -109,12 +139,18 @@ try {
   const started = performance.now();
   const created = await request('POST', `/campaigns/${campaign.id}/exports`, {});
   if (created.status !== 202) throw new Error(`export answered ${created.status}: ${await created.text()}`);
-  const { job: { id: exportId } } = (await created.json()) as { job: { id: string } };
+  const {
+    job: { id: exportId },
+  } = (await created.json()) as { job: { id: string } };
   let status: { status: string; percent: number; downloadUrl: string | null };
   const samples: Array<{ seconds: number; percent: number; exportWorkerRssMb: number }> = [];
   for (;;) {
     status = (await (await request('GET', `/campaigns/${campaign.id}/exports/${exportId}`)).json()) as typeof status;
-    samples.push({ seconds: seconds(started), percent: status.percent, exportWorkerRssMb: exportWorker.memory().rssMb });
+    samples.push({
+      seconds: seconds(started),
+      percent: status.percent,
+      exportWorkerRssMb: exportWorker.memory().rssMb,
+    });
     if (status.status === 'completed' || status.status === 'failed') break;
     await sleep(250);
   }
@@ -124,7 +160,8 @@ try {
   mainWorker.stop();
   if (status.status !== 'completed') throw new Error(`export ${status.status}`);
   const job = {
-    requestToCompletedSeconds: jobSeconds, rowsPerSecond: Math.round(ROWS / jobSeconds),
+    requestToCompletedSeconds: jobSeconds,
+    rowsPerSecond: Math.round(ROWS / jobSeconds),
     exportWorker: { idleRssMb: idle.exportWorker.rssMb, peakRssMb: peak.exportWorker.peakRssMb },
     mainWorker: { idleRssMb: idle.mainWorker.rssMb, peakRssMb: peak.mainWorker.peakRssMb },
     samples: samples.filter((_, index) => index % 4 === 0 || index === samples.length - 1),
@@ -140,7 +177,12 @@ try {
     bytes += chunk.length;
     for (const byte of chunk) if (byte === 10) lines += 1;
   }
-  const downloaded = { seconds: seconds(began), bytes, dataRows: lines - 1, contentType: download.headers.get('content-type') };
+  const downloaded = {
+    seconds: seconds(began),
+    bytes,
+    dataRows: lines - 1,
+    contentType: download.headers.get('content-type'),
+  };
   if (downloaded.dataRows !== ROWS) throw new Error(`the file has ${downloaded.dataRows} rows, not ${ROWS}`);
   const baselineAfter = await baseline();
   console.error('baseline (COPY) after', baselineAfter);
@@ -158,7 +200,10 @@ try {
     baselineCopy: { before: baselineBefore, after: baselineAfter },
     jobOverBaseline: Number((jobSeconds / bestBaseline).toFixed(2)),
     goals: GOALS,
-    goalsMet: { time: jobSeconds < GOALS.jobUnderSeconds, memory: job.exportWorker.peakRssMb < GOALS.exportWorkerPeakRssUnderMb },
+    goalsMet: {
+      time: jobSeconds < GOALS.jobUnderSeconds,
+      memory: job.exportWorker.peakRssMb < GOALS.exportWorkerPeakRssUnderMb,
+    },
   };
   writeBenchResults('exports', result, [
     `# Calls export benchmark (${result.measuredAt})`,

@@ -30,7 +30,9 @@ const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const receiver = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')));
+const receiver = http.createServer((req, res) =>
+  req.resume().on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}')),
+);
 await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
@@ -45,34 +47,89 @@ try {
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { features: ['workflows'] });
   const publish = async (name: string, definition: JourneyDefinition) =>
     publishJourney(db, workspaceId, (await saveJourney(db, workspaceId, { name, definition })).id);
-  const fiveNodes = await publish('Five nodes', journey([
-    { id: 'start', type: 'start' },
-    { id: 'tag', type: 'set_variable', data: { value: 'bench' } },
-    { id: 'route', type: 'branch', data: { rules: [{ handle: 'tagged', when: { variable: 'tag.value', operator: 'equals', value: 'bench' } }], defaultHandle: 'other' } },
-    { id: 'hook', type: 'webhook', data: { url: hookUrl } },
-    { id: 'done', type: 'end' },
-  ], [['start', 'tag'], ['tag', 'route'], ['route', 'hook', 'tagged'], ['route', 'hook', 'other'], ['hook', 'done']]));
-  const sleeper = await publish('Sleeper', journey([
-    { id: 'start', type: 'start' }, { id: 'nap', type: 'wait', data: { seconds: 3600 } }, { id: 'done', type: 'end' },
-  ], [['start', 'nap'], ['nap', 'done']]));
+  const fiveNodes = await publish(
+    'Five nodes',
+    journey(
+      [
+        { id: 'start', type: 'start' },
+        { id: 'tag', type: 'set_variable', data: { value: 'bench' } },
+        {
+          id: 'route',
+          type: 'branch',
+          data: {
+            rules: [{ handle: 'tagged', when: { variable: 'tag.value', operator: 'equals', value: 'bench' } }],
+            defaultHandle: 'other',
+          },
+        },
+        { id: 'hook', type: 'webhook', data: { url: hookUrl } },
+        { id: 'done', type: 'end' },
+      ],
+      [
+        ['start', 'tag'],
+        ['tag', 'route'],
+        ['route', 'hook', 'tagged'],
+        ['route', 'hook', 'other'],
+        ['hook', 'done'],
+      ],
+    ),
+  );
+  const sleeper = await publish(
+    'Sleeper',
+    journey(
+      [
+        { id: 'start', type: 'start' },
+        { id: 'nap', type: 'wait', data: { seconds: 3600 } },
+        { id: 'done', type: 'end' },
+      ],
+      [
+        ['start', 'nap'],
+        ['nap', 'done'],
+      ],
+    ),
+  );
 
   /** Rows of runs started by hand (no lead, no campaign), as POST /workflows/{id}/runs makes them. */
   const runRows = async (journeyId: string, count: number) => {
     const ids = Array.from({ length: count }, () => randomUUID());
     await db.journeyRun.createMany({
-      data: ids.map((id) => ({ id, workspaceId, journeyId, revision: 1, temporalWorkflowId: journeyRunWorkflowId(id), trigger: { phone: null, name: null, fields: {} }, startedBy: 'bench' })),
+      data: ids.map((id) => ({
+        id,
+        workspaceId,
+        journeyId,
+        revision: 1,
+        temporalWorkflowId: journeyRunWorkflowId(id),
+        trigger: { phone: null, name: null, fields: {} },
+        startedBy: 'bench',
+      })),
     });
     return ids;
   };
 
   const bundlePath = path.join(os.tmpdir(), `bench-bundle-${randomUUID()}.js`);
-  writeFileSync(bundlePath, (await bundleWorkflowCode({ workflowsPath: path.join(projectRoot, 'bench/workflows.ts'), logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error } })).code);
-  const worker = startBenchWorker({ databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: bundlePath });
+  writeFileSync(
+    bundlePath,
+    (
+      await bundleWorkflowCode({
+        workflowsPath: path.join(projectRoot, 'bench/workflows.ts'),
+        logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+      })
+    ).code,
+  );
+  const worker = startBenchWorker({
+    databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    taskQueue,
+    bundlePath: bundlePath,
+  });
   await sleep(4_000);
 
   /** Completed executions of a workflow type on this run's task queue, from Temporal's visibility. */
   const completed = async (workflowType: string) =>
-    (await client.workflow.count(`WorkflowType = "${workflowType}" AND TaskQueue = "${taskQueue}" AND ExecutionStatus = "Completed"`)).count;
+    (
+      await client.workflow.count(
+        `WorkflowType = "${workflowType}" AND TaskQueue = "${taskQueue}" AND ExecutionStatus = "Completed"`,
+      )
+    ).count;
 
   /**
    * Starts `count` workflows (concurrency CONCURRENCY) and waits until all have completed. Completion
@@ -86,21 +143,35 @@ try {
     });
     while ((await completed(workflowType)) - before < count) await sleep(250);
     const seconds = (performance.now() - began) / 1000;
-    return { started, completedPerSecond: Math.round(count / seconds), firstStartToLastCompletionSeconds: Number(seconds.toFixed(1)) };
+    return {
+      started,
+      completedPerSecond: Math.round(count / seconds),
+      firstStartToLastCompletionSeconds: Number(seconds.toFixed(1)),
+    };
   };
 
-  const bare = await startAndComplete('benchNoopWorkflow', RUNS, () => client.workflow.start('benchNoopWorkflow', { workflowId: `noop-${randomUUID()}`, taskQueue }));
+  const bare = await startAndComplete('benchNoopWorkflow', RUNS, () =>
+    client.workflow.start('benchNoopWorkflow', { workflowId: `noop-${randomUUID()}`, taskQueue }),
+  );
   console.error('bare no-op', bare);
   const fiveIds = await runRows(fiveNodes.id, RUNS);
-  const journeys = await startAndComplete('journeyRunWorkflow', RUNS, (index) => client.workflow.start('journeyRunWorkflow', {
-    workflowId: journeyRunWorkflowId(fiveIds[index]!), taskQueue, args: [{ runId: fiveIds[index] }],
-  }));
+  const journeys = await startAndComplete('journeyRunWorkflow', RUNS, (index) =>
+    client.workflow.start('journeyRunWorkflow', {
+      workflowId: journeyRunWorkflowId(fiveIds[index]!),
+      taskQueue,
+      args: [{ runId: fiveIds[index] }],
+    }),
+  );
   console.error('five-node journeys', journeys);
 
   const sleeperIds = await runRows(sleeper.id, SLEEPERS);
   const beforeSleepers = worker.memory();
   const sleepersStarted = await measure(SLEEPERS, CONCURRENCY, async (index) => {
-    await client.workflow.start('journeyRunWorkflow', { workflowId: journeyRunWorkflowId(sleeperIds[index]!), taskQueue, args: [{ runId: sleeperIds[index] }] });
+    await client.workflow.start('journeyRunWorkflow', {
+      workflowId: journeyRunWorkflowId(sleeperIds[index]!),
+      taskQueue,
+      args: [{ runId: sleeperIds[index] }],
+    });
   });
   const waitingQuery = `WorkflowType = "journeyRunWorkflow" AND JourneyWorkflowId = "${sleeper.id}" AND JourneyNodeId = "nap"`;
   let waiting = 0;
@@ -121,7 +192,13 @@ try {
       startedOfBare: Number((journeys.started.perSecond / bare.started.perSecond).toFixed(3)),
       completedOfBare: Number((journeys.completedPerSecond / bare.completedPerSecond).toFixed(3)),
     },
-    sleepers: { runs: SLEEPERS, startedPerSecond: sleepersStarted.perSecond, workerRssBeforeMb: beforeSleepers.rssMb, workerRssWaitingMb: withSleepers.rssMb, workerPeakRssMb: withSleepers.peakRssMb },
+    sleepers: {
+      runs: SLEEPERS,
+      startedPerSecond: sleepersStarted.perSecond,
+      workerRssBeforeMb: beforeSleepers.rssMb,
+      workerRssWaitingMb: withSleepers.rssMb,
+      workerPeakRssMb: withSleepers.peakRssMb,
+    },
   };
   writeBenchResults('journeys', result, [
     `# Journey runs benchmark (${result.measuredAt})`,

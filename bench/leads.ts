@@ -35,27 +35,63 @@ try {
   const taskQueue = `bench-${randomUUID()}`;
 
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { rateLimitPerMinute: 100_000_000 });
-  const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, { scopes: ['campaigns.edit'] });
+  const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, {
+    scopes: ['campaigns.edit'],
+  });
   const alwaysOpen = { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] };
-  const ladder = { rungs: [{ delaySeconds: 0 }, { delaySeconds: 1 }, { delaySeconds: 1 }], outcomes: { answered: 'end', busy: 'next', no_answer: 'next', voicemail: 'next', failed: 'next', invalid_number: 'end' } };
+  const ladder = {
+    rungs: [{ delaySeconds: 0 }, { delaySeconds: 1 }, { delaySeconds: 1 }],
+    outcomes: {
+      answered: 'end',
+      busy: 'next',
+      no_answer: 'next',
+      voicemail: 'next',
+      failed: 'next',
+      invalid_number: 'end',
+    },
+  };
   const newCampaign = (status: 'DRAFT' | 'RUNNING') =>
-    db.campaign.create({ data: { workspaceId, name: 'Bench', acceptsLeadPush: true, status, dialLadder: ladder, callingWindow: alwaysOpen, maxConcurrentCalls: 1000 } });
+    db.campaign.create({
+      data: {
+        workspaceId,
+        name: 'Bench',
+        acceptsLeadPush: true,
+        status,
+        dialLadder: ladder,
+        callingWindow: alwaysOpen,
+        maxConcurrentCalls: 1000,
+      },
+    });
 
   const everyLeadStarted = async (campaignId: string) => {
-    while (await db.lead.count({ where: { campaignId, workflowStartedAt: null } })) await new Promise((resolve) => setTimeout(resolve, 20));
+    while (await db.lead.count({ where: { campaignId, workflowStartedAt: null } }))
+      await new Promise((resolve) => setTimeout(resolve, 20));
   };
   /** The production API in its own process, as deployed; intake measurements go to a task queue no worker polls. */
   const apis: BenchProcess[] = [];
   const startApi = async (queue: string) => {
     const port = await freePort();
-    apis.push(startBenchProcess('api/main.ts', {
-      DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: queue, PORT: String(port),
-      EXPORT_DIR: path.join(os.tmpdir(), 'bench-exports'),
-    }, nodeArgsFromEnv('BENCH_API_NODE_ARGS')));
+    apis.push(
+      startBenchProcess(
+        'api/main.ts',
+        {
+          DATABASE_URL: databaseUrl,
+          TEMPORAL_ADDRESS: stack.temporalAddress,
+          TEMPORAL_TASK_QUEUE: queue,
+          PORT: String(port),
+          EXPORT_DIR: path.join(os.tmpdir(), 'bench-exports'),
+        },
+        nodeArgsFromEnv('BENCH_API_NODE_ARGS'),
+      ),
+    );
     const apiUrl = `http://127.0.0.1:${port}`;
-    await waitFor('the API', async () => {
-      if (!(await fetch(`${apiUrl}/health`)).ok) throw new Error('not healthy yet');
-    }, 60_000);
+    await waitFor(
+      'the API',
+      async () => {
+        if (!(await fetch(`${apiUrl}/health`)).ok) throw new Error('not healthy yet');
+      },
+      60_000,
+    );
     const client = createJsonPoster(apiUrl, { authorization: `Bearer ${key}` }, CONCURRENCY);
     return async (pathname: string, body: unknown, expected: number) => {
       const response = await client.post(pathname, body);
@@ -65,11 +101,26 @@ try {
   let post = await startApi(`${taskQueue}-intake`);
 
   // 1 and 2: no worker polls the intake campaign's queue, so only the starts are measured.
-  const cpuNow = () => cpuSecondsByProcess((dir) => readdirSync(dir), (file) => readFileSync(file, 'utf8'));
+  const cpuNow = () =>
+    cpuSecondsByProcess(
+      (dir) => readdirSync(dir),
+      (file) => readFileSync(file, 'utf8'),
+    );
   const groupOf = (pid: number, name: string) =>
-    pid === process.pid ? 'load generator' : apis.some((api) => api.pid === pid) ? 'API' : ['temporal', 'postgres'].includes(name) ? name : 'other';
+    pid === process.pid
+      ? 'load generator'
+      : apis.some((api) => api.pid === pid)
+        ? 'API'
+        : ['temporal', 'postgres'].includes(name)
+          ? name
+          : 'other';
   const cpuPerOperation = (before: ReturnType<typeof cpuNow>, operations: number) =>
-    Object.fromEntries(Object.entries(cpuSecondsBetween(before, cpuNow(), groupOf)).map(([group, seconds]) => [group, Number((seconds * 1000 / operations).toFixed(2))]));
+    Object.fromEntries(
+      Object.entries(cpuSecondsBetween(before, cpuNow(), groupOf)).map(([group, seconds]) => [
+        group,
+        Number(((seconds * 1000) / operations).toFixed(2)),
+      ]),
+    );
   const rawCpu = cpuNow();
   const raw = await measure(STARTS, CONCURRENCY, async () => {
     await temporal.workflow.start('benchNothing', { workflowId: `raw-${randomUUID()}`, taskQueue: `${taskQueue}-raw` });
@@ -80,7 +131,11 @@ try {
   const intakeStarted = performance.now();
   const singleCpu = cpuNow();
   const single = await measure(PUSHES, CONCURRENCY, async () => {
-    await post(`/v1/campaigns/${intake.id}/leads`, { lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() }, 202);
+    await post(
+      `/v1/campaigns/${intake.id}/leads`,
+      { lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() },
+      202,
+    );
   });
   // The pushes answer once their rows are stored; the sustained rate counts until every workflow is started.
   await everyLeadStarted(intake.id);
@@ -88,14 +143,22 @@ try {
   const singleCpuMsPerPush = cpuPerOperation(singleCpu, PUSHES);
   console.error('single pushes', single, { singleStartedPerSecond }, singleCpuMsPerPush);
   const batch = await measure(BATCHES, 1, async () => {
-    await post(`/v1/campaigns/${intake.id}/leads/batch`, { leads: Array.from({ length: 100 }, () => ({ lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() })) }, 200);
+    await post(
+      `/v1/campaigns/${intake.id}/leads/batch`,
+      { leads: Array.from({ length: 100 }, () => ({ lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() })) },
+      200,
+    );
   });
   console.error('batches of 100', batch);
   // The answers wait only for the rows; the workflows are started from them right after (the outbox).
   await everyLeadStarted(intake.id);
   const intakeLeads = PUSHES + BATCHES * 100;
   const intakeSeconds = (performance.now() - intakeStarted) / 1000;
-  const dispatched = { leads: intakeLeads, firstPushToLastWorkflowStartedSeconds: Number(intakeSeconds.toFixed(1)), workflowsStartedPerSecond: Math.round(intakeLeads / intakeSeconds) };
+  const dispatched = {
+    leads: intakeLeads,
+    firstPushToLastWorkflowStartedSeconds: Number(intakeSeconds.toFixed(1)),
+    workflowsStartedPerSecond: Math.round(intakeLeads / intakeSeconds),
+  };
   console.error('dispatched', dispatched);
   // Every API process sweeps every undispatched lead onto its own task queue: the intake API must not
   // take the ladder's leads onto the queue no worker polls.
@@ -103,24 +166,39 @@ try {
   post = await startApi(taskQueue);
 
   // 3: the production worker, in its own process, drains a three-rung ladder.
-  const worker = startBenchWorker({ databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: stack.workflowBundlePath });
+  const worker = startBenchWorker({
+    databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    taskQueue,
+    bundlePath: stack.workflowBundlePath,
+  });
   await new Promise((resolve) => setTimeout(resolve, 4_000));
   const ladderCampaign = await newCampaign('RUNNING');
   const firstPush = performance.now();
   for (let offset = 0; offset < LADDER_LEADS; offset += 100) {
     const size = Math.min(100, LADDER_LEADS - offset);
-    await post(`/v1/campaigns/${ladderCampaign.id}/leads/batch`, { leads: Array.from({ length: size }, () => ({ lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() })) }, 200);
+    await post(
+      `/v1/campaigns/${ladderCampaign.id}/leads/batch`,
+      {
+        leads: Array.from({ length: size }, () => ({ lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() })),
+      },
+      200,
+    );
   }
   const pushSeconds = (performance.now() - firstPush) / 1000;
   let finished = 0;
   let reportedAt = 0;
   while (finished < LADDER_LEADS) {
     await new Promise((resolve) => setTimeout(resolve, 1_000));
-    finished = await db.lead.count({ where: { campaignId: ladderCampaign.id, status: { in: ['completed', 'failed', 'cancelled'] } } });
+    finished = await db.lead.count({
+      where: { campaignId: ladderCampaign.id, status: { in: ['completed', 'failed', 'cancelled'] } },
+    });
     const seconds = Math.round((performance.now() - firstPush) / 1000);
     if (seconds - reportedAt >= 30) {
       reportedAt = seconds;
-      console.error(`ladder: ${seconds} s, ${finished} of ${LADDER_LEADS} leads finished, worker ${JSON.stringify(worker.memory())}`);
+      console.error(
+        `ladder: ${seconds} s, ${finished} of ${LADDER_LEADS} leads finished, worker ${JSON.stringify(worker.memory())}`,
+      );
     }
   }
   const drainSeconds = (performance.now() - firstPush) / 1000;
@@ -134,14 +212,23 @@ try {
     machine: { cpus: os.cpus().length, node: process.version },
     rawStarts: { ...raw, cpuMsPerStart: rawCpuMsPerStart },
     singlePush: {
-      ...single, keptOfRawStartRate: Number((single.perSecond / raw.perSecond).toFixed(3)),
-      workflowsStartedPerSecond: singleStartedPerSecond, startedKeptOfRawStartRate: Number((singleStartedPerSecond / raw.perSecond).toFixed(3)),
+      ...single,
+      keptOfRawStartRate: Number((single.perSecond / raw.perSecond).toFixed(3)),
+      workflowsStartedPerSecond: singleStartedPerSecond,
+      startedKeptOfRawStartRate: Number((singleStartedPerSecond / raw.perSecond).toFixed(3)),
       cpuMsPerPush: singleCpuMsPerPush,
     },
     batchOf100: { ...batch, leadsPerSecond: Math.round(batch.perSecond * 100) },
     dispatched,
-    ladder: { leads: LADDER_LEADS, rungs: 3, calls, pushSeconds: Number(pushSeconds.toFixed(1)), firstPushToLastResultSeconds: Number(drainSeconds.toFixed(1)),
-      workerPeakRssMb: peakRssMb, workerRssAtLastResultMb: endRssMb, workerNodeArgs,
+    ladder: {
+      leads: LADDER_LEADS,
+      rungs: 3,
+      calls,
+      pushSeconds: Number(pushSeconds.toFixed(1)),
+      firstPushToLastResultSeconds: Number(drainSeconds.toFixed(1)),
+      workerPeakRssMb: peakRssMb,
+      workerRssAtLastResultMb: endRssMb,
+      workerNodeArgs,
     },
     goals: { keptOfRawStartRateAtLeast: 0.7, batchOf100P50UnderMs: 150 },
   };

@@ -8,7 +8,10 @@ const [url, keysFile, connectionsArg, secondsArg] = process.argv.slice(2);
 const connections = Number(connectionsArg ?? 10);
 const durationMs = Number(secondsArg ?? 10) * 1000;
 const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
-const authorizations = readFileSync(keysFile!, 'utf8').trim().split('\n').map((key) => `Bearer ${key}`);
+const authorizations = readFileSync(keysFile!, 'utf8')
+  .trim()
+  .split('\n')
+  .map((key) => `Bearer ${key}`);
 let next = 0;
 
 function once(): Promise<number> {
@@ -26,19 +29,28 @@ const latenciesUs: number[] = [];
 let errors = 0;
 const deadline = performance.now() + durationMs;
 const started = performance.now();
-await Promise.all(Array.from({ length: connections }, async () => {
-  while (performance.now() < deadline) {
-    const begin = process.hrtime.bigint();
-    const status = await once();
-    latenciesUs.push(Number(process.hrtime.bigint() - begin) / 1000);
-    if (status !== 200) errors++;
-  }
-}));
+await Promise.all(
+  Array.from({ length: connections }, async () => {
+    while (performance.now() < deadline) {
+      const begin = process.hrtime.bigint();
+      const status = await once();
+      latenciesUs.push(Number(process.hrtime.bigint() - begin) / 1000);
+      if (status !== 200) errors++;
+    }
+  }),
+);
 const elapsedS = (performance.now() - started) / 1000;
 latenciesUs.sort((a, b) => a - b);
-const percentile = (p: number) => Number((latenciesUs[Math.min(latenciesUs.length - 1, Math.floor(latenciesUs.length * p))]! / 1000).toFixed(3));
-console.log(JSON.stringify({
-  requests: latenciesUs.length, errors, rps: Math.round(latenciesUs.length / elapsedS),
-  p50Ms: percentile(0.5), p90Ms: percentile(0.9), p99Ms: percentile(0.99),
-}));
+const percentile = (p: number) =>
+  Number((latenciesUs[Math.min(latenciesUs.length - 1, Math.floor(latenciesUs.length * p))]! / 1000).toFixed(3));
+console.log(
+  JSON.stringify({
+    requests: latenciesUs.length,
+    errors,
+    rps: Math.round(latenciesUs.length / elapsedS),
+    p50Ms: percentile(0.5),
+    p90Ms: percentile(0.9),
+    p99Ms: percentile(0.99),
+  }),
+);
 agent.destroy();

@@ -1,21 +1,29 @@
-const percentile = (sorted: number[], p: number) => Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!.toFixed(2));
+const percentile = (sorted: number[], p: number) =>
+  Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!.toFixed(2));
 
 /** Runs `count` operations with `concurrency` in flight; returns per-second rate and latencies. */
 export async function measure(count: number, concurrency: number, operation: (index: number) => Promise<void>) {
   const latencies: number[] = [];
   let next = 0;
   const started = performance.now();
-  await Promise.all(Array.from({ length: concurrency }, async () => {
-    while (next < count) {
-      const index = next++;
-      const begin = performance.now();
-      await operation(index);
-      latencies.push(performance.now() - begin);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < count) {
+        const index = next++;
+        const begin = performance.now();
+        await operation(index);
+        latencies.push(performance.now() - begin);
+      }
+    }),
+  );
   const seconds = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { count, perSecond: Math.round(count / seconds), p50Ms: percentile(latencies, 0.5), p99Ms: percentile(latencies, 0.99) };
+  return {
+    count,
+    perSecond: Math.round(count / seconds),
+    p50Ms: percentile(latencies, 0.5),
+    p99Ms: percentile(latencies, 0.99),
+  };
 }
 
 /** Peak and current resident memory of a process, in MB (Linux /proc). */
@@ -26,7 +34,10 @@ export function memoryOf(pid: number, read: (file: string) => string): { peakRss
 }
 
 /** CPU seconds (user + system) used so far by each process on the machine, by pid (Linux /proc). */
-export function cpuSecondsByProcess(readDir: (dir: string) => string[], read: (file: string) => string): Map<number, { name: string; seconds: number }> {
+export function cpuSecondsByProcess(
+  readDir: (dir: string) => string[],
+  read: (file: string) => string,
+): Map<number, { name: string; seconds: number }> {
   const ticksPerSecond = 100;
   const result = new Map<number, { name: string; seconds: number }>();
   for (const entry of readDir('/proc')) {
@@ -45,7 +56,8 @@ export function cpuSecondsByProcess(readDir: (dir: string) => string[], read: (f
 
 /** CPU seconds each group of processes used between two snapshots; `groupOf` names a process's group. */
 export function cpuSecondsBetween(
-  before: Map<number, { name: string; seconds: number }>, after: Map<number, { name: string; seconds: number }>,
+  before: Map<number, { name: string; seconds: number }>,
+  after: Map<number, { name: string; seconds: number }>,
   groupOf: (pid: number, name: string) => string,
 ): Record<string, number> {
   const groups: Record<string, number> = {};

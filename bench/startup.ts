@@ -22,7 +22,10 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 type Variant = 'tsx' | 'compiled';
 type Role = 'api' | 'worker';
-interface Sample { startMs: number; idleRssMb: number }
+interface Sample {
+  startMs: number;
+  idleRssMb: number;
+}
 
 /** SIGTERM, then the process gone (each measurement starts on a machine without the previous one). */
 async function stopAndWait(child: BenchProcess) {
@@ -44,7 +47,10 @@ function summary(samples: Sample[]) {
     const sorted = [...values].sort((a, b) => a - b);
     return { median: sorted[Math.floor(sorted.length / 2)]!, min: sorted[0]!, max: sorted.at(-1)!, all: values };
   };
-  return { startMs: statsOf(samples.map((sample) => sample.startMs)), idleRssMb: statsOf(samples.map((sample) => sample.idleRssMb)) };
+  return {
+    startMs: statsOf(samples.map((sample) => sample.startMs)),
+    idleRssMb: statsOf(samples.map((sample) => sample.idleRssMb)),
+  };
 }
 
 const { stack, stop } = await startTestStack();
@@ -57,10 +63,17 @@ try {
   const buildSeconds = Number(((performance.now() - buildStarted) / 1000).toFixed(1));
   const entries: Record<Variant, Record<Role, string> & { bundlePath: string }> = {
     tsx: { api: 'api/main.ts', worker: 'worker/main.ts', bundlePath: stack.workflowBundlePath },
-    compiled: { api: path.join(distDir, 'api/main.js'), worker: path.join(distDir, 'worker/main.js'), bundlePath: path.join(distDir, 'workflow-bundle.js') },
+    compiled: {
+      api: path.join(distDir, 'api/main.js'),
+      worker: path.join(distDir, 'worker/main.js'),
+      bundlePath: path.join(distDir, 'workflow-bundle.js'),
+    },
   };
   const env = (extra: Record<string, string>) => ({
-    DATABASE_URL: databaseUrl, TEMPORAL_ADDRESS: stack.temporalAddress, TEMPORAL_TASK_QUEUE: `bench-startup-${Date.now()}`, ...extra,
+    DATABASE_URL: databaseUrl,
+    TEMPORAL_ADDRESS: stack.temporalAddress,
+    TEMPORAL_TASK_QUEUE: `bench-startup-${Date.now()}`,
+    ...extra,
   });
 
   const measureApi = async (variant: Variant): Promise<Sample> => {
@@ -68,9 +81,13 @@ try {
     const started = performance.now();
     const api = startBenchProcess(entries[variant].api, env({ PORT: String(port) }));
     for (;;) {
-      const answered = await fetch(`http://127.0.0.1:${port}/health`).then((response) => response.status, () => 0);
+      const answered = await fetch(`http://127.0.0.1:${port}/health`).then(
+        (response) => response.status,
+        () => 0,
+      );
       if (answered === 200) break;
-      if (performance.now() - started > 60_000) throw new Error(`${entries[variant].api} did not answer /health 200 within 60 s`);
+      if (performance.now() - started > 60_000)
+        throw new Error(`${entries[variant].api} did not answer /health 200 within 60 s`);
       await sleep(10);
     }
     const startMs = Math.round(performance.now() - started);
@@ -80,7 +97,10 @@ try {
   };
   const measureWorker = async (variant: Variant): Promise<Sample> => {
     const started = performance.now();
-    const worker = startBenchProcess(entries[variant].worker, env({ WORKFLOW_BUNDLE_PATH: entries[variant].bundlePath }));
+    const worker = startBenchProcess(
+      entries[variant].worker,
+      env({ WORKFLOW_BUNDLE_PATH: entries[variant].bundlePath }),
+    );
     await worker.printed('worker polling task queue', 60_000, 10);
     const startMs = Math.round(performance.now() - started);
     const sample = { startMs, idleRssMb: await idleRss(worker) };
@@ -88,14 +108,19 @@ try {
     return sample;
   };
 
-  const samples: Record<Variant, Record<Role, Sample[]>> = { tsx: { api: [], worker: [] }, compiled: { api: [], worker: [] } };
+  const samples: Record<Variant, Record<Role, Sample[]>> = {
+    tsx: { api: [], worker: [] },
+    compiled: { api: [], worker: [] },
+  };
   const loadBefore = os.loadavg()[0]!;
   for (let run = 0; run < RUNS; run++) {
     // Alternating which goes first, so that a drift of the machine does not favour one.
     for (const variant of (run % 2 === 0 ? ['tsx', 'compiled'] : ['compiled', 'tsx']) as Variant[]) {
       samples[variant].api.push(await measureApi(variant));
       samples[variant].worker.push(await measureWorker(variant));
-      console.error(`run ${run + 1}/${RUNS} ${variant}: api ${samples[variant].api.at(-1)!.startMs} ms, worker ${samples[variant].worker.at(-1)!.startMs} ms`);
+      console.error(
+        `run ${run + 1}/${RUNS} ${variant}: api ${samples[variant].api.at(-1)!.startMs} ms, worker ${samples[variant].worker.at(-1)!.startMs} ms`,
+      );
     }
   }
   const result = {

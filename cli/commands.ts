@@ -2,7 +2,14 @@ import { z } from 'zod';
 import type { Database } from '../lib/database';
 import { ROLES } from '../lib/roles';
 import {
-  FEATURES, addMember, createApiKey, createWorkspace, grantCredits, revokeApiKey, updateMember, updateWorkspace,
+  FEATURES,
+  addMember,
+  createApiKey,
+  createWorkspace,
+  grantCredits,
+  revokeApiKey,
+  updateMember,
+  updateWorkspace,
 } from '../lib/workspace-admin';
 import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks';
 import { readFileSync } from 'node:fs';
@@ -16,7 +23,12 @@ type Flags = Record<string, string | boolean | undefined>;
 type Command = (db: Database, flags: Flags) => Promise<Record<string, unknown>>;
 
 const text = z.string().trim().min(1);
-const list = z.string().transform((value) => value.split(',').map((item) => item.trim()).filter(Boolean));
+const list = z.string().transform((value) =>
+  value
+    .split(',')
+    .map((item) => item.trim())
+    .filter(Boolean),
+);
 const plan = z.enum(['none', 'basic', 'ai']);
 const workspaceStatus = z.enum(['approved', 'pending_approval', 'suspended']);
 const features = list.pipe(z.array(z.enum(FEATURES)));
@@ -39,7 +51,12 @@ function parseFlags<T extends z.ZodRawShape>(shape: T, flags: Flags): z.infer<z.
   throw new UsageError(`--${String(flag)}: ${flags[String(flag)] === true ? 'needs a value' : reason}`);
 }
 
-function settingsOf(flags: { plan?: 'none' | 'basic' | 'ai'; features?: ('workflows' | 'd2c')[]; status?: 'approved' | 'pending_approval' | 'suspended'; 'rate-limit'?: number }) {
+function settingsOf(flags: {
+  plan?: 'none' | 'basic' | 'ai';
+  features?: ('workflows' | 'd2c')[];
+  status?: 'approved' | 'pending_approval' | 'suspended';
+  'rate-limit'?: number;
+}) {
   return { plan: flags.plan, features: flags.features, status: flags.status, rateLimitPerMinute: flags['rate-limit'] };
 }
 
@@ -64,7 +81,10 @@ export const adminCommands: Record<string, Command> = {
     return updateMember(db, flags.member, { role: flags.role, status: flags.status });
   },
   'key create': async (db, raw) => {
-    const flags = parseFlags({ member: uuid, scopes: list.optional(), 'expires-at': z.iso.datetime({ offset: true }).optional() }, raw);
+    const flags = parseFlags(
+      { member: uuid, scopes: list.optional(), 'expires-at': z.iso.datetime({ offset: true }).optional() },
+      raw,
+    );
     const expiresAt = flags['expires-at'] ? new Date(flags['expires-at']) : undefined;
     return createApiKey(db, flags.member, { scopes: flags.scopes, expiresAt });
   },
@@ -78,17 +98,28 @@ export const adminCommands: Record<string, Command> = {
   },
   'workflow save': async (db, raw) => {
     const flags = parseFlags({ workspace: uuid, file: text, name: text.max(200).optional(), id: uuid.optional() }, raw);
-    if (!flags.id && !flags.name) throw new UsageError('--name is required for a new workflow (or give --id to save a new revision)');
+    if (!flags.id && !flags.name)
+      throw new UsageError('--name is required for a new workflow (or give --id to save a new revision)');
     const definition = readDefinition(flags.file);
     const saved = await asUsage(() => saveJourney(db, flags.workspace, { id: flags.id, name: flags.name, definition }));
     return { ...journeyView(saved), problems: validateJourney(definition) };
   },
   'workflow publish': async (db, raw) => {
-    const flags = parseFlags({ workspace: uuid, id: uuid, revision: z.coerce.number().int().positive().optional() }, raw);
+    const flags = parseFlags(
+      { workspace: uuid, id: uuid, revision: z.coerce.number().int().positive().optional() },
+      raw,
+    );
     return journeyView(await asUsage(() => publishJourney(db, flags.workspace, flags.id, flags.revision)));
   },
   'webhook create': async (db, raw) => {
-    const flags = parseFlags({ workspace: uuid, url: z.string().trim().refine(isHttpUrl, 'must be an absolute http(s) URL'), description: text.max(500).optional() }, raw);
+    const flags = parseFlags(
+      {
+        workspace: uuid,
+        url: z.string().trim().refine(isHttpUrl, 'must be an absolute http(s) URL'),
+        description: text.max(500).optional(),
+      },
+      raw,
+    );
     return createResultWebhookEndpoint(db, flags.workspace, { url: flags.url, description: flags.description });
   },
 };
@@ -116,7 +147,13 @@ async function asUsage<T>(action: () => Promise<T>): Promise<T> {
     return await action();
   } catch (error) {
     if (!(error instanceof ApiError)) throw error;
-    const details = (error.extras as { details?: string[]; detail?: string }).details?.join('; ') ?? (error.extras as { detail?: string }).detail;
-    throw new UsageError(error.code === 'forbidden' ? 'no workflow of this workspace has this id' : `${error.code}${details ? `: ${details}` : ''}`);
+    const details =
+      (error.extras as { details?: string[]; detail?: string }).details?.join('; ') ??
+      (error.extras as { detail?: string }).detail;
+    throw new UsageError(
+      error.code === 'forbidden'
+        ? 'no workflow of this workspace has this id'
+        : `${error.code}${details ? `: ${details}` : ''}`,
+    );
   }
 }

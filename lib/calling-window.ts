@@ -6,11 +6,13 @@ const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 24-hour');
  * When a lead may be called, in the lead's local time, from start (inclusive) to end (exclusive;
  * "24:00" is the end of the day). days: ISO weekdays, 1 = Monday … 7 = Sunday.
  */
-export const callingWindowSchema = z.object({
-  start: clock,
-  end: z.union([clock, z.literal('24:00')]),
-  days: z.array(z.number().int().min(1).max(7)).min(1),
-}).refine((window) => window.start < window.end, { message: 'start must be before end', path: ['end'] });
+export const callingWindowSchema = z
+  .object({
+    start: clock,
+    end: z.union([clock, z.literal('24:00')]),
+    days: z.array(z.number().int().min(1).max(7)).min(1),
+  })
+  .refine((window) => window.start < window.end, { message: 'start must be before end', path: ['end'] });
 
 export type CallingWindow = z.infer<typeof callingWindowSchema>;
 
@@ -23,7 +25,13 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function localTime(instant: Date, timeZone: string): { weekday: number; clock: string } {
   let formatter = formatters.get(timeZone);
   if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-GB', { timeZone, weekday: 'short', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' });
+    formatter = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      weekday: 'short',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    });
     formatters.set(timeZone, formatter);
   }
   const parts = Object.fromEntries(formatter.formatToParts(instant).map((part) => [part.type, part.value]));

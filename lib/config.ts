@@ -33,7 +33,12 @@ export const configVariables = z.object({
   /** Exports of at most this many rows are answered inline; larger ones become jobs (202). */
   EXPORT_INLINE_MAX_ROWS: z.coerce.number().int().min(0).max(1_000_000).default(5000),
   /** A finished export file can be downloaded this long, then it is deleted. */
-  EXPORT_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 30).default(24),
+  EXPORT_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30)
+    .default(24),
   /** API logs of a campaign are kept this long. */
   API_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**

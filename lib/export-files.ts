@@ -22,6 +22,9 @@ export function exportFilePath(exportDir: string, name: string): string {
 
 /** What a download is called: campaign and time of the request, ASCII only. */
 export function exportDownloadName(campaignId: string, createdAt: Date, format: ExportFormat): string {
-  const stamp = createdAt.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+  const stamp = createdAt
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z');
   return `calls-${campaignId}-${stamp}.${format}`;
 }

@@ -73,7 +73,11 @@ export async function createXlsxWriter(output: Writable, columns: readonly Expor
       }
     },
     async commit() {
-      if (!sheet) workbook.addWorksheet('Calls').addRow([...columns]).commit();
+      if (!sheet)
+        workbook
+          .addWorksheet('Calls')
+          .addRow([...columns])
+          .commit();
       await workbook.commit();
     },
   };

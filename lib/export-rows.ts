@@ -6,7 +6,18 @@ import type { Queryable } from './sql-pool';
  * `leadFields`, until an extraction provider exists.
  */
 export const EXPORT_COLUMNS = [
-  'callId', 'leadId', 'phone', 'leadName', 'attempt', 'status', 'outcome', 'durationMs', 'startedAt', 'endedAt', 'provider', 'leadFields',
+  'callId',
+  'leadId',
+  'phone',
+  'leadName',
+  'attempt',
+  'status',
+  'outcome',
+  'durationMs',
+  'startedAt',
+  'endedAt',
+  'provider',
+  'leadFields',
 ] as const;
 
 export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
@@ -41,15 +52,23 @@ const iso = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"
 function scopeFilter(scope: ExportScope, after: ExportCursor | null = null): { where: string; values: unknown[] } {
   const values: unknown[] = [];
   const parameter = (value: unknown) => `$${values.push(value)}`;
-  const conditions = [`c."campaignId" = ${parameter(scope.campaignId)}::uuid`, `c."startedAt" < ${instant(parameter(scope.until))}`];
+  const conditions = [
+    `c."campaignId" = ${parameter(scope.campaignId)}::uuid`,
+    `c."startedAt" < ${instant(parameter(scope.until))}`,
+  ];
   if (scope.from) conditions.push(`c."startedAt" >= ${instant(parameter(scope.from))}`);
-  if (after) conditions.push(`(c."startedAt", c.id) > (${instant(parameter(after.startedAt))}, ${parameter(after.callId)}::uuid)`);
+  if (after)
+    conditions.push(
+      `(c."startedAt", c.id) > (${instant(parameter(after.startedAt))}, ${parameter(after.callId)}::uuid)`,
+    );
   return { where: conditions.join(' AND '), values };
 }
 
 export async function countExportRows(sql: Queryable, scope: ExportScope): Promise<number> {
   const { where, values } = scopeFilter(scope);
-  const { rows: [row] } = await sql.query<{ rows: number }>(`SELECT count(*)::int AS rows FROM "Call" c WHERE ${where}`, values);
+  const {
+    rows: [row],
+  } = await sql.query<{ rows: number }>(`SELECT count(*)::int AS rows FROM "Call" c WHERE ${where}`, values);
   return row?.rows ?? 0;
 }
 
@@ -58,16 +77,24 @@ export async function countExportRows(sql: Queryable, scope: ExportScope): Promi
  * each page costs the same however deep into the campaign it starts, and no page holds more than
  * `limit` rows in memory. Instants and the lead's fields come out as text, ready to write.
  */
-export async function readExportPage(sql: Queryable, scope: ExportScope, after: ExportCursor | null, limit: number): Promise<ExportRow[]> {
+export async function readExportPage(
+  sql: Queryable,
+  scope: ExportScope,
+  after: ExportCursor | null,
+  limit: number,
+): Promise<ExportRow[]> {
   const { where, values } = scopeFilter(scope, after);
-  const { rows } = await sql.query<ExportRow>(`
+  const { rows } = await sql.query<ExportRow>(
+    `
     SELECT c.id::text AS "callId", c."leadId"::text AS "leadId", l.phone, l.name AS "leadName", c.attempt, c.status, c.outcome,
       c."durationMs", ${iso('c."startedAt"')} AS "startedAt", ${iso('c."endedAt"')} AS "endedAt", c.provider,
       l.fields::text AS "leadFields"
     FROM "Call" c JOIN "Lead" l ON l.id = c."leadId"
     WHERE ${where}
     ORDER BY c."startedAt", c.id
-    LIMIT $${values.length + 1}`, [...values, limit]);
+    LIMIT $${values.length + 1}`,
+    [...values, limit],
+  );
   return rows;
 }
 

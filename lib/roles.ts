@@ -7,10 +7,26 @@ const views = PERMISSION_CATALOG.filter((permission) => permission.endsWith('.vi
 
 /** Areas a manager runs day to day; a manager never deletes and never touches money, keys or team. */
 const MANAGER_EXTRA = [
-  'campaigns.edit', 'calls.edit', 'calls.test', 'workflows.run', 'workflows.recover', 'workflows.edit',
-  'agents.edit', 'knowledge.edit', 'dictionaries.edit', 'background_audio.edit', 'campaign_types.edit',
-  'chatbots.edit', 'crm.edit', 'integrations.edit', 'calendar.edit', 'whatsapp.edit', 'whatsapp.send',
-  'phone_numbers.edit', 'speech.edit', 'speech.upload',
+  'campaigns.edit',
+  'calls.edit',
+  'calls.test',
+  'workflows.run',
+  'workflows.recover',
+  'workflows.edit',
+  'agents.edit',
+  'knowledge.edit',
+  'dictionaries.edit',
+  'background_audio.edit',
+  'campaign_types.edit',
+  'chatbots.edit',
+  'crm.edit',
+  'integrations.edit',
+  'calendar.edit',
+  'whatsapp.edit',
+  'whatsapp.send',
+  'phone_numbers.edit',
+  'speech.edit',
+  'speech.upload',
 ];
 
 /** Role -> dashboard permissions. Documented in README "Roles". */

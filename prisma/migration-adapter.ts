@@ -28,7 +28,9 @@ class CharAsTextClient extends pg.Client {
 }
 
 function adapterFor(connectionString: string) {
-  const factory = new PrismaPg(new pg.Pool({ connectionString, Client: CharAsTextClient }), { disposeExternalPool: true });
+  const factory = new PrismaPg(new pg.Pool({ connectionString, Client: CharAsTextClient }), {
+    disposeExternalPool: true,
+  });
   return {
     provider: factory.provider,
     adapterName: factory.adapterName,

@@ -23,22 +23,53 @@ function relativeSpecifiersAsEmittedFiles(options: ts.CompilerOptions): ts.Trans
       const specifier = literal.text;
       if (!specifier.startsWith('./') && !specifier.startsWith('../')) return literal;
       const resolved = ts.resolveModuleName(specifier, sourceFile.fileName, options, ts.sys).resolvedModule;
-      if (!resolved || resolved.isExternalLibraryImport || !/\.[cm]?tsx?$/.test(resolved.resolvedFileName) || resolved.resolvedFileName.endsWith('.d.ts')) {
-        throw new Error(`${path.relative(projectRoot, sourceFile.fileName)}: cannot compile the import of "${specifier}"`);
+      if (
+        !resolved ||
+        resolved.isExternalLibraryImport ||
+        !/\.[cm]?tsx?$/.test(resolved.resolvedFileName) ||
+        resolved.resolvedFileName.endsWith('.d.ts')
+      ) {
+        throw new Error(
+          `${path.relative(projectRoot, sourceFile.fileName)}: cannot compile the import of "${specifier}"`,
+        );
       }
-      const emitted = resolved.resolvedFileName.replace(/\.ts$/, '.js').replace(/\.mts$/, '.mjs').replace(/\.cts$/, '.cjs');
+      const emitted = resolved.resolvedFileName
+        .replace(/\.ts$/, '.js')
+        .replace(/\.mts$/, '.mjs')
+        .replace(/\.cts$/, '.cjs');
       const relative = path.relative(path.dirname(sourceFile.fileName), emitted).split(path.sep).join('/');
       return factory.createStringLiteral(relative.startsWith('.') ? relative : `./${relative}`);
     };
     const visit = (node: ts.Node): ts.Node => {
       if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
-        return factory.updateImportDeclaration(node, node.modifiers, node.importClause, emittedSpecifier(node.moduleSpecifier), node.attributes);
+        return factory.updateImportDeclaration(
+          node,
+          node.modifiers,
+          node.importClause,
+          emittedSpecifier(node.moduleSpecifier),
+          node.attributes,
+        );
       }
       if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
-        return factory.updateExportDeclaration(node, node.modifiers, node.isTypeOnly, node.exportClause, emittedSpecifier(node.moduleSpecifier), node.attributes);
+        return factory.updateExportDeclaration(
+          node,
+          node.modifiers,
+          node.isTypeOnly,
+          node.exportClause,
+          emittedSpecifier(node.moduleSpecifier),
+          node.attributes,
+        );
       }
-      if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
-        return factory.updateCallExpression(node, node.expression, node.typeArguments, [emittedSpecifier(node.arguments[0]), ...node.arguments.slice(1)]);
+      if (
+        ts.isCallExpression(node) &&
+        node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+        node.arguments[0] &&
+        ts.isStringLiteral(node.arguments[0])
+      ) {
+        return factory.updateCallExpression(node, node.expression, node.typeArguments, [
+          emittedSpecifier(node.arguments[0]),
+          ...node.arguments.slice(1),
+        ]);
       }
       return ts.visitEachChild(node, visit, context);
     };
@@ -59,27 +90,39 @@ function formatDiagnostics(diagnostics: readonly ts.Diagnostic[]): string {
  * `typeCheck: false` only emits, for a caller that has type-checked already (the test of the build).
  */
 export function compile(outDir: string, { typeCheck = true }: { typeCheck?: boolean } = {}): void {
-  const parsed = ts.getParsedCommandLineOfConfigFile(BUILD_CONFIG, { outDir }, {
-    ...ts.sys,
-    onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
-      throw new Error(formatDiagnostics([diagnostic]));
+  const parsed = ts.getParsedCommandLineOfConfigFile(
+    BUILD_CONFIG,
+    { outDir },
+    {
+      ...ts.sys,
+      onUnRecoverableConfigFileDiagnostic: (diagnostic) => {
+        throw new Error(formatDiagnostics([diagnostic]));
+      },
     },
-  });
+  );
   if (!parsed) throw new Error(`cannot read ${BUILD_CONFIG}`);
   if (parsed.errors.length > 0) throw new Error(formatDiagnostics(parsed.errors));
   const program = ts.createProgram({ rootNames: parsed.fileNames, options: parsed.options });
-  const errors = (diagnostics: readonly ts.Diagnostic[]) => diagnostics.filter((diagnostic) => diagnostic.category === ts.DiagnosticCategory.Error);
-  const typeErrors = typeCheck ? errors(ts.getPreEmitDiagnostics(program)) : errors([...program.getOptionsDiagnostics(), ...program.getSyntacticDiagnostics()]);
+  const errors = (diagnostics: readonly ts.Diagnostic[]) =>
+    diagnostics.filter((diagnostic) => diagnostic.category === ts.DiagnosticCategory.Error);
+  const typeErrors = typeCheck
+    ? errors(ts.getPreEmitDiagnostics(program))
+    : errors([...program.getOptionsDiagnostics(), ...program.getSyntacticDiagnostics()]);
   if (typeErrors.length > 0) throw new Error(formatDiagnostics(typeErrors));
   rmSync(outDir, { recursive: true, force: true });
-  const emitErrors = errors(program.emit(undefined, undefined, undefined, false, { after: [relativeSpecifiersAsEmittedFiles(parsed.options)] }).diagnostics);
+  const emitErrors = errors(
+    program.emit(undefined, undefined, undefined, false, { after: [relativeSpecifiersAsEmittedFiles(parsed.options)] })
+      .diagnostics,
+  );
   if (emitErrors.length > 0) throw new Error(formatDiagnostics(emitErrors));
 }
 
 /** The workflow bundle, made by the compiled bundler with plain node from the compiled workflows. */
 export function bundleWorkflows(outDir: string): string {
   const bundlePath = path.join(outDir, WORKFLOW_BUNDLE_FILE);
-  execFileSync(process.execPath, [path.join(outDir, 'worker/bundle-workflows.js'), bundlePath], { stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(process.execPath, [path.join(outDir, 'worker/bundle-workflows.js'), bundlePath], {
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   return bundlePath;
 }
 
@@ -109,5 +152,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     console.error(error instanceof Error ? error.message : error);
     process.exit(1);
   }
-  console.log(`compiled into ${path.relative(process.cwd(), outDir) || '.'} with the workflow bundle in ${(Date.now() - started) / 1000} s`);
+  console.log(
+    `compiled into ${path.relative(process.cwd(), outDir) || '.'} with the workflow bundle in ${(Date.now() - started) / 1000} s`,
+  );
 }

@@ -43,9 +43,18 @@ export function completeLockfilePackages(packages: Record<string, LockEntry>): s
       const candidates = [`${location}/node_modules/${name}`, `node_modules/${name}`];
       if (candidates.some((candidate) => packages[candidate])) continue;
       const platform = platformOf(name);
-      if (!platform) throw new Error(`${location} has the optional dependency ${name}, missing from the lockfile, and its name names no platform`);
+      if (!platform)
+        throw new Error(
+          `${location} has the optional dependency ${name}, missing from the lockfile, and its name names no platform`,
+        );
       // In the order npm writes an entry's fields.
-      packages[`node_modules/${name}`] = { version, cpu: platform.cpu, ...(platform.libc ? { libc: platform.libc } : {}), optional: true, os: platform.os };
+      packages[`node_modules/${name}`] = {
+        version,
+        cpu: platform.cpu,
+        ...(platform.libc ? { libc: platform.libc } : {}),
+        optional: true,
+        os: platform.os,
+      };
       added.push(`${name}@${version}`);
     }
   }
@@ -57,7 +66,13 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const lockfile = JSON.parse(readFileSync(lockfilePath, 'utf8')) as { packages: Record<string, LockEntry> };
   const added = completeLockfilePackages(lockfile.packages);
   // npm keeps the packages in name order.
-  lockfile.packages = Object.fromEntries(Object.entries(lockfile.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b, 'en'))));
+  lockfile.packages = Object.fromEntries(
+    Object.entries(lockfile.packages).sort(([a], [b]) => (a === '' ? -1 : b === '' ? 1 : a.localeCompare(b, 'en'))),
+  );
   writeFileSync(lockfilePath, `${JSON.stringify(lockfile, null, 2)}\n`);
-  console.log(added.length > 0 ? `added to package-lock.json: ${added.join(', ')}` : 'package-lock.json already lists every platform package');
+  console.log(
+    added.length > 0
+      ? `added to package-lock.json: ${added.join(', ')}`
+      : 'package-lock.json already lists every platform package',
+  );
 }

@@ -20,26 +20,48 @@ if (!name || !/^[a-z0-9_]+$/.test(name) || flags.some((flag) => flag !== '--empt
 
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'migration-pg-'));
 const postgres = await startEmbeddedPostgres({
-  binDir: process.env.PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin', dataDir, port: await freePort(), durable: false, quiet: true,
+  binDir: process.env.PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin',
+  dataDir,
+  port: await freePort(),
+  durable: false,
+  quiet: true,
 });
 try {
   await ensureDatabase(postgres.urlFor('postgres'), 'migrations');
   const databaseUrl = postgres.urlFor('migrations');
-  const prisma = (args: string[]) => execFileSync(path.join(projectRoot, 'node_modules/.bin/prisma'), args, {
-    cwd: projectRoot, env: { ...process.env, DATABASE_URL: databaseUrl }, stdio: ['ignore', 'pipe', 'pipe'],
-  }).toString();
-  const sql = prisma(['migrate', 'diff', '--from-migrations', 'prisma/migrations', '--to-schema-datamodel', 'prisma/schema.prisma', '--script']);
+  const prisma = (args: string[]) =>
+    execFileSync(path.join(projectRoot, 'node_modules/.bin/prisma'), args, {
+      cwd: projectRoot,
+      env: { ...process.env, DATABASE_URL: databaseUrl },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }).toString();
+  const sql = prisma([
+    'migrate',
+    'diff',
+    '--from-migrations',
+    'prisma/migrations',
+    '--to-schema-datamodel',
+    'prisma/schema.prisma',
+    '--script',
+  ]);
   const schemaChanged = /^\s*(CREATE|ALTER|DROP)/m.test(sql);
   if (empty && schemaChanged) {
     console.error('schema.prisma has changes no migration holds yet: make that migration first (without --empty)');
     process.exitCode = 65;
   } else if (!schemaChanged && !empty) {
-    console.log('schema.prisma matches the migrations: nothing to write (--empty makes a migration for SQL written by hand)');
+    console.log(
+      'schema.prisma matches the migrations: nothing to write (--empty makes a migration for SQL written by hand)',
+    );
   } else {
     const stamp = new Date().toISOString().replace(/\D/g, '').slice(0, 14);
     const dir = path.join(projectRoot, 'prisma/migrations', `${stamp}_${name}`);
     mkdirSync(dir, { recursive: true });
-    writeFileSync(path.join(dir, 'migration.sql'), empty ? '-- Written by hand: schema.prisma needs no change for it. `prisma migrate deploy` applies it once.\n' : sql);
+    writeFileSync(
+      path.join(dir, 'migration.sql'),
+      empty
+        ? '-- Written by hand: schema.prisma needs no change for it. `prisma migrate deploy` applies it once.\n'
+        : sql,
+    );
     console.log(`wrote ${path.relative(projectRoot, dir)}/migration.sql`);
   }
 } finally {

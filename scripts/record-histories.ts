@@ -34,28 +34,45 @@ try {
   const client = new Client({ connection });
   const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
   const worker = await createWorker({
-    connection: nativeConnection, namespace: 'default', taskQueue,
-    workflowBundlePath: stack.workflowBundlePath, dependencies: { db, calls: createSimulatedTelephony(db), whatsapp: createSimulatedWhatsApp(db), temporal: client },
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue,
+    workflowBundlePath: stack.workflowBundlePath,
+    dependencies: { db, calls: createSimulatedTelephony(db), whatsapp: createSimulatedWhatsApp(db), temporal: client },
   });
   // Export jobs send their activities to the export queue, as in production.
   const exportWorker = await createExportWorker({
-    connection: nativeConnection, namespace: 'default', taskQueue: defaultExportTaskQueue(taskQueue), dependencies: { sql, exportDir },
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue: defaultExportTaskQueue(taskQueue),
+    dependencies: { sql, exportDir },
   });
   const exportWorkerRun = exportWorker.run();
   await worker.runUntil(async () => {
     const names = process.argv.slice(2);
-    const chosen = replayScenarios.filter((scenario) => (names.length
-      ? names.includes(scenario.name)
-      : !existsSync(path.join(projectRoot, 'test/histories', `${scenario.name}.json`))));
+    const chosen = replayScenarios.filter((scenario) =>
+      names.length
+        ? names.includes(scenario.name)
+        : !existsSync(path.join(projectRoot, 'test/histories', `${scenario.name}.json`)),
+    );
     for (const scenario of chosen) {
       const workflowId = await scenario.run({ db, client, taskQueue });
       // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
       const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [
-        'workflow', 'show', '--workflow-id', workflowId, '--address', stack.temporalAddress, '--output', 'json',
+        'workflow',
+        'show',
+        '--workflow-id',
+        workflowId,
+        '--address',
+        stack.temporalAddress,
+        '--output',
+        'json',
       ]).toString();
       const file = path.join(projectRoot, 'test/histories', `${scenario.name}.json`);
       writeFileSync(file, history);
-      console.log(`recorded ${path.relative(projectRoot, file)} (${(JSON.parse(history) as { events: unknown[] }).events.length} events)`);
+      console.log(
+        `recorded ${path.relative(projectRoot, file)} (${(JSON.parse(history) as { events: unknown[] }).events.length} events)`,
+      );
     }
   });
   exportWorker.shutdown();

@@ -22,21 +22,36 @@ const api = await startTestApi({ db, url, temporal });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const transition = (campaignId: string, action: string) => api.request('POST', `/campaigns/${campaignId}/${action}`, { key: owner.key, body: {} });
+const transition = (campaignId: string, action: string) =>
+  api.request('POST', `/campaigns/${campaignId}/${action}`, { key: owner.key, body: {} });
 
 async function campaignWith(dialLadder: DialLadder) {
-  return db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Control', acceptsLeadPush: true, dialLadder, callingWindow: ALWAYS_OPEN } });
+  return db.campaign.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Control',
+      acceptsLeadPush: true,
+      dialLadder,
+      callingWindow: ALWAYS_OPEN,
+    },
+  });
 }
 
 async function pushLead(campaignId: string, phone: string) {
   const idempotencyKey = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, { key: owner.key, body: { lead: { phone }, idempotencyKey } });
+  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
+    key: owner.key,
+    body: { lead: { phone }, idempotencyKey },
+  });
   expect(response.status).toBe(202);
   const { leadId } = (await response.json()) as { leadId: string };
   return { leadId, handle: await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey) };
 }
 
-async function untilState(handle: { query: (q: typeof leadStateQuery) => Promise<LeadState> }, predicate: (state: LeadState) => boolean) {
+async function untilState(
+  handle: { query: (q: typeof leadStateQuery) => Promise<LeadState> },
+  predicate: (state: LeadState) => boolean,
+) {
   for (let tries = 0; tries < 100; tries++) {
     const state = await handle.query(leadStateQuery);
     if (predicate(state)) return state;
@@ -71,7 +86,15 @@ describe('campaign control', () => {
 
   it('answers 503 temporal_unavailable, and changes nothing, while Temporal cannot be reached', async () => {
     const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
-    const cutOff = await startTestApi({ db, url, temporal: { client: new Client({ connection: deadConnection }), connection: deadConnection, taskQueue: temporal.taskQueue } });
+    const cutOff = await startTestApi({
+      db,
+      url,
+      temporal: {
+        client: new Client({ connection: deadConnection }),
+        connection: deadConnection,
+        taskQueue: temporal.taskQueue,
+      },
+    });
     const campaign = await campaignWith(QUICK_LADDER);
     const response = await cutOff.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} });
     expect(response.status).toBe(503);
@@ -90,7 +113,10 @@ describe('campaign control', () => {
   });
 
   it('pause holds a lead before its next attempt; resume continues it where it stood', async () => {
-    const ladder: DialLadder = { ...QUICK_LADDER, rungs: [{ delaySeconds: 0 }, { delaySeconds: 2 }, { delaySeconds: 1 }] };
+    const ladder: DialLadder = {
+      ...QUICK_LADDER,
+      rungs: [{ delaySeconds: 0 }, { delaySeconds: 2 }, { delaySeconds: 1 }],
+    };
     const campaign = await campaignWith(ladder);
     expect((await transition(campaign.id, 'start')).status).toBe(200);
     const { leadId, handle } = await pushLead(campaign.id, '+14155550125');
@@ -120,7 +146,10 @@ describe('campaign control', () => {
     expect((await db.lead.findUniqueOrThrow({ where: { id: leadId } })).status).toBe('cancelled');
     expect(await handle.result()).toEqual({ status: 'cancelled', outcome: 'campaign_stopped', attempts: 2 });
     expect(await db.call.count({ where: { leadId } })).toBe(1);
-    const refused = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: owner.key, body: { lead: { phone: '+14155550120' }, idempotencyKey: 'after-stop' } });
+    const refused = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
+      key: owner.key,
+      body: { lead: { phone: '+14155550120' }, idempotencyKey: 'after-stop' },
+    });
     expect(refused.status).toBe(409);
   });
 });
@@ -129,12 +158,16 @@ describe('the campaign workflow over a long life', () => {
   it('continues as new when its history grows, keeping its status and taking further transitions', async () => {
     const campaign = await campaignWith(QUICK_LADDER);
     const workflowId = campaignWorkflowId(campaign.id);
-    const update = (action: 'start' | 'pause' | 'resume' | 'stop') => temporal.client.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
-      args: [action],
-      startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
-        workflowId, taskQueue: temporal.taskQueue, args: [{ campaignId: campaign.id, status: 'DRAFT', historyLimit: 30 }], workflowIdConflictPolicy: 'USE_EXISTING',
-      }),
-    });
+    const update = (action: 'start' | 'pause' | 'resume' | 'stop') =>
+      temporal.client.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
+        args: [action],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
+          workflowId,
+          taskQueue: temporal.taskQueue,
+          args: [{ campaignId: campaign.id, status: 'DRAFT', historyLimit: 30 }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+        }),
+      });
     await update('start');
     const firstRun = (await temporal.client.workflow.getHandle(workflowId).describe()).runId;
     for (let round = 0; round < 4; round++) {

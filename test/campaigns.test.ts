@@ -22,13 +22,33 @@ describe('campaigns', () => {
     const plain = await request('POST', '/campaigns', { name: 'Plain' });
     expect(plain.status).toBe(201);
     expect(await plain.json()).toMatchObject({
-      name: 'Plain', kind: 'CLASSIC', channel: 'VOICE', status: 'DRAFT', acceptsLeadPush: false,
-      dialLadder: DEFAULT_DIAL_LADDER, callingWindow: DEFAULT_CALLING_WINDOW, agentId: null, callerNumbers: [], maxConcurrentCalls: 10,
+      name: 'Plain',
+      kind: 'CLASSIC',
+      channel: 'VOICE',
+      status: 'DRAFT',
+      acceptsLeadPush: false,
+      dialLadder: DEFAULT_DIAL_LADDER,
+      callingWindow: DEFAULT_CALLING_WINDOW,
+      agentId: null,
+      callerNumbers: [],
+      maxConcurrentCalls: 10,
     });
     const custom = await request('POST', '/campaigns', {
-      name: 'Custom', acceptsLeadPush: true, dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN, agentId: 'agent-7', callerNumbers: ['+1 415 555 0100'], maxConcurrentCalls: 3,
+      name: 'Custom',
+      acceptsLeadPush: true,
+      dialLadder: QUICK_LADDER,
+      callingWindow: ALWAYS_OPEN,
+      agentId: 'agent-7',
+      callerNumbers: ['+1 415 555 0100'],
+      maxConcurrentCalls: 3,
     });
-    expect(await custom.json()).toMatchObject({ dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN, agentId: 'agent-7', callerNumbers: ['+14155550100'], maxConcurrentCalls: 3 });
+    expect(await custom.json()).toMatchObject({
+      dialLadder: QUICK_LADDER,
+      callingWindow: ALWAYS_OPEN,
+      agentId: 'agent-7',
+      callerNumbers: ['+14155550100'],
+      maxConcurrentCalls: 3,
+    });
   });
 
   it('refuses invalid settings with invalid_body and creates nothing', async () => {
@@ -48,9 +68,19 @@ describe('campaigns', () => {
   });
 
   it('updates settings until the campaign is stopped; null restores a default', async () => {
-    const { id } = (await (await request('POST', '/campaigns', { name: 'Editable', dialLadder: QUICK_LADDER })).json()) as { id: string };
-    const updated = await request('PATCH', `/campaigns/${id}`, { name: 'Edited', dialLadder: null, maxConcurrentCalls: 2 });
-    expect(await updated.json()).toMatchObject({ name: 'Edited', dialLadder: DEFAULT_DIAL_LADDER, maxConcurrentCalls: 2 });
+    const { id } = (await (
+      await request('POST', '/campaigns', { name: 'Editable', dialLadder: QUICK_LADDER })
+    ).json()) as { id: string };
+    const updated = await request('PATCH', `/campaigns/${id}`, {
+      name: 'Edited',
+      dialLadder: null,
+      maxConcurrentCalls: 2,
+    });
+    expect(await updated.json()).toMatchObject({
+      name: 'Edited',
+      dialLadder: DEFAULT_DIAL_LADDER,
+      maxConcurrentCalls: 2,
+    });
     expect((await request('PATCH', `/campaigns/${id}`, {})).status).toBe(400);
     expect((await request('POST', `/campaigns/${id}/stop`, {})).status).toBe(200);
     const refused = await request('PATCH', `/campaigns/${id}`, { name: 'Too late' });
@@ -70,16 +100,31 @@ describe('campaigns', () => {
   });
 
   it('creates a JOURNEY campaign on a journey (workflowId) of its own workspace, and refuses one without it', async () => {
-    const graph = journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]);
+    const graph = journey(
+      [
+        { id: 'start', type: 'start' },
+        { id: 'done', type: 'end' },
+      ],
+      [['start', 'done']],
+    );
     const own = await saveJourney(db, owner.workspaceId, { name: 'Own', definition: graph });
     const stranger = await createTestWorkspace(db);
     const foreign = await saveJourney(db, stranger.workspaceId, { name: 'Foreign', definition: graph });
 
-    const created = await request('POST', '/campaigns', { name: 'Journey', kind: 'JOURNEY', workflowId: own.id, maxLiveRuns: 25 });
+    const created = await request('POST', '/campaigns', {
+      name: 'Journey',
+      kind: 'JOURNEY',
+      workflowId: own.id,
+      maxLiveRuns: 25,
+    });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
     // Read back as stored: the API's workflowId is the campaign's journeyId (column "workflowId").
-    expect(await (await request('GET', `/campaigns/${id}`)).json()).toMatchObject({ kind: 'JOURNEY', workflowId: own.id, maxLiveRuns: 25 });
+    expect(await (await request('GET', `/campaigns/${id}`)).json()).toMatchObject({
+      kind: 'JOURNEY',
+      workflowId: own.id,
+      maxLiveRuns: 25,
+    });
     expect((await db.campaign.findUniqueOrThrow({ where: { id } })).journeyId).toBe(own.id);
     for (const [body, message] of [
       [{ name: 'J', kind: 'JOURNEY' }, 'a JOURNEY campaign names the workflow its leads are enrolled into'],
@@ -88,7 +133,10 @@ describe('campaigns', () => {
     ] as const) {
       const refused = await request('POST', '/campaigns', body);
       expect(refused.status).toBe(400);
-      expect(await refused.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: ['workflowId'], message }] });
+      expect(await refused.json()).toMatchObject({
+        error: 'invalid_body',
+        issues: [{ path: ['workflowId'], message }],
+      });
     }
     expect(await db.campaign.count({ where: { workspaceId: owner.workspaceId, name: { in: ['J', 'C'] } } })).toBe(0);
   });

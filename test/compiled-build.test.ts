@@ -34,13 +34,22 @@ beforeAll(() => {
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
-    ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, LOG_LEVEL: 'warn', ...extra,
+    ...process.env,
+    DATABASE_URL: url,
+    TEMPORAL_ADDRESS: inject('stack').temporalAddress,
+    TEMPORAL_TASK_QUEUE: taskQueue,
+    LOG_LEVEL: 'warn',
+    ...extra,
   };
 }
 
 /** `node dist/<entry>` in the image-like folder, its output collected. */
 function startCompiled(entry: string, extraEnv: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [path.join('dist', entry)], { cwd: appDir, env: env(extraEnv), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [path.join('dist', entry)], {
+    cwd: appDir,
+    env: env(extraEnv),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   running.push(child);
   let output = '';
   child.stdout!.on('data', (chunk) => (output += chunk));
@@ -59,25 +68,36 @@ describe('the compiled build', () => {
     expect(files).toContain(path.join('api', 'main.js'));
     expect(files).toContain(path.join('generated', 'prisma', 'client.js'));
     expect(files.filter((file) => file.endsWith('.ts'))).toEqual([]);
-    const extensionless = files.filter((file) => file.endsWith('.js') && file !== 'workflow-bundle.js').flatMap((file) => {
-      const source = readFileSync(path.join(distDir, file), 'utf8');
-      return [...source.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']*)["']/g)]
-        .map((match) => match[1]!)
-        .filter((specifier) => !specifier.endsWith('.js') || !existsSync(path.resolve(distDir, path.dirname(file), specifier)))
-        .map((specifier) => `${file}: ${specifier}`);
-    });
+    const extensionless = files
+      .filter((file) => file.endsWith('.js') && file !== 'workflow-bundle.js')
+      .flatMap((file) => {
+        const source = readFileSync(path.join(distDir, file), 'utf8');
+        return [...source.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']*)["']/g)]
+          .map((match) => match[1]!)
+          .filter(
+            (specifier) =>
+              !specifier.endsWith('.js') || !existsSync(path.resolve(distDir, path.dirname(file), specifier)),
+          )
+          .map((specifier) => `${file}: ${specifier}`);
+      });
     expect(extensionless).toEqual([]);
   });
 
   it('replays every committed history with the compiled workflow bundle', async () => {
     quietRuntime();
     const historiesDir = path.join(projectRoot, 'test/histories');
-    const histories = readdirSync(historiesDir).filter((file) => file.endsWith('.json')).map((file) => ({
-      workflowId: file, history: JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as object,
-    }));
+    const histories = readdirSync(historiesDir)
+      .filter((file) => file.endsWith('.json'))
+      .map((file) => ({
+        workflowId: file,
+        history: JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as object,
+      }));
     expect(histories.length).toBeGreaterThan(0);
     let replayed = 0;
-    for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: path.join(distDir, 'workflow-bundle.js') } }, histories)) {
+    for await (const result of Worker.runReplayHistories(
+      { workflowBundle: { codePath: path.join(distDir, 'workflow-bundle.js') } },
+      histories,
+    )) {
       expect(result.error, result.workflowId).toBeUndefined();
       replayed += 1;
     }
@@ -89,22 +109,45 @@ describe('the compiled build', () => {
     const api = startCompiled('api/main.js', { PORT: String(port) });
     const worker = startCompiled('worker/main.js', { WORKFLOW_BUNDLE_PATH: path.join(distDir, 'workflow-bundle.js') });
     const exportWorker = startCompiled('worker/export-worker.js', { EXPORT_DIR: path.join(appDir, 'exports') });
-    const health = await waitFor('compiled API', async () => {
-      const response = await fetch(`http://127.0.0.1:${port}/health`);
-      if (response.status !== 200) throw new Error(`/health answered ${response.status}`);
-      return response.json();
-    }, 30_000, api.exited);
+    const health = await waitFor(
+      'compiled API',
+      async () => {
+        const response = await fetch(`http://127.0.0.1:${port}/health`);
+        if (response.status !== 200) throw new Error(`/health answered ${response.status}`);
+        return response.json();
+      },
+      30_000,
+      api.exited,
+    );
     expect(health).toEqual({ status: 'ok', database: 'up', temporal: 'up' });
-    await waitFor('compiled worker', async () => {
-      if (!worker.output().includes(`polling task queue "${taskQueue}"`)) throw new Error(worker.output());
-    }, 30_000, worker.exited);
-    await waitFor('compiled export worker', async () => {
-      if (!exportWorker.output().includes(`polling task queue "${taskQueue}-exports"`)) throw new Error(exportWorker.output());
-    }, 30_000, exportWorker.exited);
+    await waitFor(
+      'compiled worker',
+      async () => {
+        if (!worker.output().includes(`polling task queue "${taskQueue}"`)) throw new Error(worker.output());
+      },
+      30_000,
+      worker.exited,
+    );
+    await waitFor(
+      'compiled export worker',
+      async () => {
+        if (!exportWorker.output().includes(`polling task queue "${taskQueue}-exports"`))
+          throw new Error(exportWorker.output());
+      },
+      30_000,
+      exportWorker.exited,
+    );
 
     const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
     const campaign = await db.campaign.create({
-      data: { workspaceId: owner.workspaceId, name: 'Compiled', acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN },
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Compiled',
+        acceptsLeadPush: true,
+        status: 'RUNNING',
+        dialLadder: SINGLE_ATTEMPT,
+        callingWindow: ALWAYS_OPEN,
+      },
     });
     // A number ending in 5 is busy: one attempt on this ladder, then the lead fails.
     const pushed = await fetch(`http://127.0.0.1:${port}/v1/campaigns/${campaign.id}/leads`, {
@@ -113,16 +156,25 @@ describe('the compiled build', () => {
       body: JSON.stringify({ lead: { phone: '+14155550105' }, idempotencyKey: randomUUID() }),
     });
     expect(pushed.status).toBe(202);
-    const lead = await waitFor('the lead to finish', async () => {
-      const row = await db.lead.findFirstOrThrow({ where: { campaignId: campaign.id }, include: { calls: true } });
-      if (row.status !== 'failed') throw new Error(`lead is ${row.status}`);
-      return row;
-    }, 30_000, worker.exited);
+    const lead = await waitFor(
+      'the lead to finish',
+      async () => {
+        const row = await db.lead.findFirstOrThrow({ where: { campaignId: campaign.id }, include: { calls: true } });
+        if (row.status !== 'failed') throw new Error(`lead is ${row.status}`);
+        return row;
+      },
+      30_000,
+      worker.exited,
+    );
     expect(lead.calls.map((call) => call.outcome)).toEqual(['busy']);
   }, 120_000);
 
   it('runs the admin CLI with plain node', async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, ['dist/cli/admin.js', 'workspace', 'create', '--name', 'Compiled CLI', '--plan', 'ai'], { cwd: appDir, env: env() });
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      ['dist/cli/admin.js', 'workspace', 'create', '--name', 'Compiled CLI', '--plan', 'ai'],
+      { cwd: appDir, env: env() },
+    );
     const { id } = JSON.parse(stdout) as { id: string };
     expect(await db.workspace.findUniqueOrThrow({ where: { id } })).toMatchObject({ name: 'Compiled CLI', plan: 'ai' });
   });

@@ -37,11 +37,22 @@ const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 describe('the concurrency cap of a campaign', () => {
   it('never has more calls in flight than the campaign allows, and every lead is still dialed', async () => {
     const campaign = await db.campaign.create({
-      data: { workspaceId: owner.workspaceId, name: 'Capped', acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, maxConcurrentCalls: 2 },
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Capped',
+        acceptsLeadPush: true,
+        status: 'RUNNING',
+        dialLadder: SINGLE_ATTEMPT,
+        callingWindow: ALWAYS_OPEN,
+        maxConcurrentCalls: 2,
+      },
     });
     const keys = Array.from({ length: 8 }, () => randomUUID());
     const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
-      key: owner.key, body: { leads: keys.map((idempotencyKey, index) => ({ lead: { phone: `+1415555012${index % 5}` }, idempotencyKey })) },
+      key: owner.key,
+      body: {
+        leads: keys.map((idempotencyKey, index) => ({ lead: { phone: `+1415555012${index % 5}` }, idempotencyKey })),
+      },
     });
     expect(((await response.json()) as { summary: unknown }).summary).toEqual({ queued: 8, duplicate: 0, rejected: 0 });
     const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
@@ -54,12 +65,34 @@ describe('the concurrency cap of a campaign', () => {
 
   it('decides concurrent attempts against the cap exactly: as many start as there are lines', async () => {
     const campaign = await db.campaign.create({
-      data: { workspaceId: owner.workspaceId, name: 'Race', status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, maxConcurrentCalls: 3 },
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Race',
+        status: 'RUNNING',
+        dialLadder: SINGLE_ATTEMPT,
+        callingWindow: ALWAYS_OPEN,
+        maxConcurrentCalls: 3,
+      },
     });
-    const leads = await Promise.all(Array.from({ length: 12 }, (_, index) => db.lead.create({
-      data: { workspaceId: owner.workspaceId, campaignId: campaign.id, idempotencyKey: `race-${index}`, phone: `+1415555013${index % 10}`, workflowId: `race-${randomUUID()}`, requestId: randomUUID() },
-    })));
-    const decisions = await Promise.all(leads.map((lead) => takeLine(db, { leadId: lead.id, attempt: 1, attemptId: `${lead.id}:1`, provider: 'simulated' })));
+    const leads = await Promise.all(
+      Array.from({ length: 12 }, (_, index) =>
+        db.lead.create({
+          data: {
+            workspaceId: owner.workspaceId,
+            campaignId: campaign.id,
+            idempotencyKey: `race-${index}`,
+            phone: `+1415555013${index % 10}`,
+            workflowId: `race-${randomUUID()}`,
+            requestId: randomUUID(),
+          },
+        }),
+      ),
+    );
+    const decisions = await Promise.all(
+      leads.map((lead) =>
+        takeLine(db, { leadId: lead.id, attempt: 1, attemptId: `${lead.id}:1`, provider: 'simulated' }),
+      ),
+    );
     expect(decisions.filter((decision) => decision?.verdict === 'started')).toHaveLength(3);
     expect(decisions.filter((decision) => decision?.verdict === 'campaign_at_capacity')).toHaveLength(9);
     expect(await db.call.count({ where: { campaignId: campaign.id, status: 'dialing' } })).toBe(3);
@@ -68,32 +101,76 @@ describe('the concurrency cap of a campaign', () => {
     // Ending a call gives its line to the next attempt; ending it twice gives back one line only.
     const first = leads[decisions.findIndex((decision) => decision?.verdict === 'started')]!;
     const ended = await endCall(db, `${first.id}:1`, { providerCallId: 'sim_x', outcome: 'answered', durationMs: 1 });
-    expect(await endCall(db, `${first.id}:1`, { providerCallId: 'sim_x', outcome: 'answered', durationMs: 1 })).toEqual(ended);
+    expect(await endCall(db, `${first.id}:1`, { providerCallId: 'sim_x', outcome: 'answered', durationMs: 1 })).toEqual(
+      ended,
+    );
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(2);
     const waiting = leads.filter((_, index) => decisions[index]?.verdict !== 'started');
-    expect((await takeLine(db, { leadId: waiting[0]!.id, attempt: 1, attemptId: `${waiting[0]!.id}:1`, provider: 'simulated' }))?.verdict).toBe('started');
-    expect((await takeLine(db, { leadId: waiting[1]!.id, attempt: 1, attemptId: `${waiting[1]!.id}:1`, provider: 'simulated' }))?.verdict).toBe('campaign_at_capacity');
+    expect(
+      (
+        await takeLine(db, {
+          leadId: waiting[0]!.id,
+          attempt: 1,
+          attemptId: `${waiting[0]!.id}:1`,
+          provider: 'simulated',
+        })
+      )?.verdict,
+    ).toBe('started');
+    expect(
+      (
+        await takeLine(db, {
+          leadId: waiting[1]!.id,
+          attempt: 1,
+          attemptId: `${waiting[1]!.id}:1`,
+          provider: 'simulated',
+        })
+      )?.verdict,
+    ).toBe('campaign_at_capacity');
   });
 
   it('withdraws an attempt its provider never placed when the campaign was paused meanwhile, and dials it while it runs', async () => {
     const campaign = await db.campaign.create({
-      data: { workspaceId: owner.workspaceId, name: 'Withdraw', status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, maxConcurrentCalls: 1 },
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Withdraw',
+        status: 'RUNNING',
+        dialLadder: SINGLE_ATTEMPT,
+        callingWindow: ALWAYS_OPEN,
+        maxConcurrentCalls: 1,
+      },
     });
     const lead = await db.lead.create({
-      data: { workspaceId: owner.workspaceId, campaignId: campaign.id, idempotencyKey: 'withdraw', phone: '+14155550140', workflowId: `withdraw-${randomUUID()}`, requestId: randomUUID() },
+      data: {
+        workspaceId: owner.workspaceId,
+        campaignId: campaign.id,
+        idempotencyKey: 'withdraw',
+        phone: '+14155550140',
+        workflowId: `withdraw-${randomUUID()}`,
+        requestId: randomUUID(),
+      },
     });
     const attemptId = `${lead.id}:1`;
-    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe('started');
+    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe(
+      'started',
+    );
     // The worker died before the provider was asked; the campaign was paused before the retry.
     await db.campaign.update({ where: { id: campaign.id }, data: { status: 'PAUSED' } });
-    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({ verdict: 'campaign_on_hold', phone: lead.phone });
+    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({
+      verdict: 'campaign_on_hold',
+      phone: lead.phone,
+    });
     expect(await db.call.count({ where: { attemptId } })).toBe(0);
     expect(await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({ callsInFlight: 0 });
     expect(await db.lead.findUniqueOrThrow({ where: { id: lead.id } })).toMatchObject({ status: 'queued' });
 
     await db.campaign.update({ where: { id: campaign.id }, data: { status: 'RUNNING' } });
-    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe('started');
-    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({ verdict: 'started', phone: lead.phone });
+    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe(
+      'started',
+    );
+    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({
+      verdict: 'started',
+      phone: lead.phone,
+    });
     expect(await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({ callsInFlight: 1 });
   });
 });

@@ -9,7 +9,12 @@ const base = { DATABASE_URL: 'postgresql://user@127.0.0.1:5432/app' };
 describe('configuration', () => {
   it('applies defaults and freezes the result', () => {
     const config = parseConfig(base);
-    expect(config).toMatchObject({ PORT: 3000, TEMPORAL_ADDRESS: '127.0.0.1:7233', TELEPHONY_PROVIDER: 'simulated', TRUST_PROXY: false });
+    expect(config).toMatchObject({
+      PORT: 3000,
+      TEMPORAL_ADDRESS: '127.0.0.1:7233',
+      TELEPHONY_PROVIDER: 'simulated',
+      TRUST_PROXY: false,
+    });
     expect(Object.isFrozen(config)).toBe(true);
   });
 
@@ -22,21 +27,28 @@ describe('configuration', () => {
   it('derives the export task queue from the task queue unless EXPORT_TASK_QUEUE is set', () => {
     expect(parseConfig(base).EXPORT_TASK_QUEUE).toBe('workspace-exports');
     expect(parseConfig({ ...base, TEMPORAL_TASK_QUEUE: 'calls' }).EXPORT_TASK_QUEUE).toBe('calls-exports');
-    expect(parseConfig({ ...base, TEMPORAL_TASK_QUEUE: 'calls', EXPORT_TASK_QUEUE: 'bulk' }).EXPORT_TASK_QUEUE).toBe('bulk');
+    expect(parseConfig({ ...base, TEMPORAL_TASK_QUEUE: 'calls', EXPORT_TASK_QUEUE: 'bulk' }).EXPORT_TASK_QUEUE).toBe(
+      'bulk',
+    );
     expect(() => parseConfig({ ...base, EXPORT_TASK_QUEUE: '' })).toThrow(/^config: EXPORT_TASK_QUEUE is invalid/);
   });
 
   it('names the variable that is missing or wrong', () => {
     expect(() => parseConfig({})).toThrow('config: DATABASE_URL is required but not set');
     expect(() => parseConfig({ ...base, PORT: 'eighty' })).toThrow(/^config: PORT is invalid/);
-    expect(() => parseConfig({ ...base, TELEPHONY_PROVIDER: 'twilio' })).toThrow(/^config: TELEPHONY_PROVIDER is invalid/);
+    expect(() => parseConfig({ ...base, TELEPHONY_PROVIDER: 'twilio' })).toThrow(
+      /^config: TELEPHONY_PROVIDER is invalid/,
+    );
   });
 
   it('stops a process with one line naming the variable', async () => {
     const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
       cwd: path.resolve(import.meta.dirname, '..'),
       env: { PATH: process.env.PATH, DATABASE_URL: base.DATABASE_URL, PORT: '-1' },
-    }).then(() => ({ code: 0, stderr: '' }), (error: { code: number; stderr: string }) => error);
+    }).then(
+      () => ({ code: 0, stderr: '' }),
+      (error: { code: number; stderr: string }) => error,
+    );
     expect(result.code).toBe(78);
     expect(result.stderr.trim()).toMatch(/^config: PORT is invalid: [^\n]+$/);
   });

@@ -27,13 +27,25 @@ async function startDevStack() {
   chmodSync(dataDir, 0o711);
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
   const ports = {
-    PORT: await freePort(), EMBEDDED_POSTGRES_PORT: await freePort(), EMBEDDED_TEMPORAL_PORT: await freePort(), EMBEDDED_TEMPORAL_UI_PORT: await freePort(),
+    PORT: await freePort(),
+    EMBEDDED_POSTGRES_PORT: await freePort(),
+    EMBEDDED_TEMPORAL_PORT: await freePort(),
+    EMBEDDED_TEMPORAL_UI_PORT: await freePort(),
   };
-  const env: NodeJS.ProcessEnv = { ...process.env, WORKSPACE_DATA_DIR: dataDir, ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])) };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    WORKSPACE_DATA_DIR: dataDir,
+    ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+  };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   // Its own process group, as in a terminal: Ctrl-C sends SIGINT to the whole group.
-  const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/stack/dev-stack.ts'], { cwd: projectRoot, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/stack/dev-stack.ts'], {
+    cwd: projectRoot,
+    env,
+    detached: true,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   stack.stdout.on('data', (chunk) => (output += chunk));
   stack.stderr.on('data', (chunk) => (output += chunk));
@@ -53,7 +65,9 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
       const health = await fetch(`http://127.0.0.1:${ports.PORT}/health`);
       expect(await health.json()).toEqual({ status: 'ok', database: 'up', temporal: 'up' });
       const campaign = await fetch(`http://127.0.0.1:${ports.PORT}/campaigns`, {
-        method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'smoke' }),
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'smoke' }),
       });
       expect(campaign.status).toBe(201);
       const exportWorkerUp = '[export-worker] export worker polling task queue "workspace-exports"';

@@ -22,10 +22,21 @@ const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'calls.
 
 async function pushLead(phone: string, settings: { dialLadder?: DialLadder; callingWindow?: CallingWindow } = {}) {
   const campaign = await db.campaign.create({
-    data: { workspaceId: owner.workspaceId, name: 'Ladder', acceptsLeadPush: true, status: 'RUNNING', dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN, ...settings },
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Ladder',
+      acceptsLeadPush: true,
+      status: 'RUNNING',
+      dialLadder: QUICK_LADDER,
+      callingWindow: ALWAYS_OPEN,
+      ...settings,
+    },
   });
   const idempotencyKey = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: owner.key, body: { lead: { phone }, idempotencyKey } });
+  const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
+    key: owner.key,
+    body: { lead: { phone }, idempotencyKey },
+  });
   expect(response.status).toBe(202);
   const { leadId } = (await response.json()) as { leadId: string };
   return { leadId, handle: await startedLeadWorkflow(temporal.client, campaign.id, idempotencyKey) };
@@ -39,7 +50,9 @@ describe('the CLASSIC dial ladder', () => {
     expect(await handle.result()).toEqual({ status: 'failed', outcome: 'busy', attempts: 3 });
     const placed = await callsOf(leadId);
     expect(placed.map((call) => [call.attempt, call.outcome, call.status, call.attemptId])).toEqual([
-      [1, 'busy', 'ended', `${leadId}:1`], [2, 'busy', 'ended', `${leadId}:2`], [3, 'busy', 'ended', `${leadId}:3`],
+      [1, 'busy', 'ended', `${leadId}:1`],
+      [2, 'busy', 'ended', `${leadId}:2`],
+      [3, 'busy', 'ended', `${leadId}:3`],
     ]);
     // The rung delay (1 s) lies between attempts.
     expect(placed[1]!.startedAt.getTime() - placed[0]!.endedAt!.getTime()).toBeGreaterThanOrEqual(900);
@@ -66,16 +79,23 @@ describe('the CLASSIC dial ladder', () => {
   });
 
   it('reads the Do-Not-Call list immediately before every attempt', async () => {
-    const added = await api.request('POST', '/do-not-call', { key: owner.key, body: { phones: ['+1 415 555 0135', '+14155550135'] } });
+    const added = await api.request('POST', '/do-not-call', {
+      key: owner.key,
+      body: { phones: ['+1 415 555 0135', '+14155550135'] },
+    });
     expect(await added.json()).toEqual({ added: 1, total: 1 });
     const blocked = await pushLead('+14155550135');
     expect(await blocked.handle.result()).toEqual({ status: 'cancelled', outcome: 'do_not_call', attempts: 1 });
     expect(await db.call.count({ where: { leadId: blocked.leadId } })).toBe(0);
 
     // Listed after the first attempt: the second is never placed.
-    const slowLadder: DialLadder = { ...QUICK_LADDER, rungs: [{ delaySeconds: 0 }, { delaySeconds: 3 }, { delaySeconds: 3 }] };
+    const slowLadder: DialLadder = {
+      ...QUICK_LADDER,
+      rungs: [{ delaySeconds: 0 }, { delaySeconds: 3 }, { delaySeconds: 3 }],
+    };
     const later = await pushLead('+14155550145', { dialLadder: slowLadder });
-    while ((await db.call.count({ where: { leadId: later.leadId, status: 'ended' } })) === 0) await new Promise((r) => setTimeout(r, 100));
+    while ((await db.call.count({ where: { leadId: later.leadId, status: 'ended' } })) === 0)
+      await new Promise((r) => setTimeout(r, 100));
     await api.request('POST', '/do-not-call', { key: owner.key, body: { phones: ['+14155550145'] } });
     expect(await later.handle.result()).toEqual({ status: 'cancelled', outcome: 'do_not_call', attempts: 2 });
     expect(await db.call.count({ where: { leadId: later.leadId } })).toBe(1);
@@ -83,7 +103,9 @@ describe('the CLASSIC dial ladder', () => {
 
   it('waits on a durable timer for the calling window, and places no call before it opens', async () => {
     // Open all day, but only tomorrow (Los Angeles time): the first attempt waits for local midnight.
-    const today = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Los_Angeles', weekday: 'short' }).format(new Date());
+    const today = new Intl.DateTimeFormat('en-US', { timeZone: 'America/Los_Angeles', weekday: 'short' }).format(
+      new Date(),
+    );
     const isoToday = ['Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat', 'Sun'].indexOf(today) + 1;
     const window: CallingWindow = { start: '00:00', end: '24:00', days: [(isoToday % 7) + 1] };
     const { leadId, handle } = await pushLead('+14155550120', { callingWindow: window });
@@ -104,20 +126,49 @@ describe('the CLASSIC dial ladder', () => {
 
 describe('placing a call survives a crash between dialing and recording', () => {
   it('asks the provider what became of an attempt instead of dialing it again', async () => {
-    const activities = createActivities({ db, calls, whatsapp: createSimulatedWhatsApp(db), temporal: temporal.client });
-    const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Crash', status: 'RUNNING' } });
+    const activities = createActivities({
+      db,
+      calls,
+      whatsapp: createSimulatedWhatsApp(db),
+      temporal: temporal.client,
+    });
+    const campaign = await db.campaign.create({
+      data: { workspaceId: owner.workspaceId, name: 'Crash', status: 'RUNNING' },
+    });
     const lead = await db.lead.create({
-      data: { workspaceId: owner.workspaceId, campaignId: campaign.id, idempotencyKey: 'crash', phone: '+14155550131', workflowId: 'crash', requestId: randomUUID() },
+      data: {
+        workspaceId: owner.workspaceId,
+        campaignId: campaign.id,
+        idempotencyKey: 'crash',
+        phone: '+14155550131',
+        workflowId: 'crash',
+        requestId: randomUUID(),
+      },
     });
     const attemptId = `${lead.id}:1`;
     // As a worker leaves it when it dies after the provider took the call and before recording it.
-    await db.call.create({ data: { workspaceId: owner.workspaceId, campaignId: campaign.id, leadId: lead.id, attempt: 1, attemptId, provider: 'simulated', status: 'dialing', startedAt: new Date() } });
+    await db.call.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        campaignId: campaign.id,
+        leadId: lead.id,
+        attempt: 1,
+        attemptId,
+        provider: 'simulated',
+        status: 'dialing',
+        startedAt: new Date(),
+      },
+    });
     const placedBefore = await calls.dial({ attemptId, to: lead.phone });
 
     const placed = await activities.placeCall({ leadId: lead.id, attempt: 1 });
     expect(placed).toMatchObject({ outcome: 'answered' });
     expect(await db.simulatedProviderCall.count({ where: { attemptId } })).toBe(1);
-    expect(await db.call.findUniqueOrThrow({ where: { attemptId } })).toMatchObject({ status: 'ended', outcome: 'answered', providerCallId: placedBefore.providerCallId });
+    expect(await db.call.findUniqueOrThrow({ where: { attemptId } })).toMatchObject({
+      status: 'ended',
+      outcome: 'answered',
+      providerCallId: placedBefore.providerCallId,
+    });
     // And a retry after it was recorded returns the same call.
     expect(await activities.placeCall({ leadId: lead.id, attempt: 1 })).toEqual(placed);
   });

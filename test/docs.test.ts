@@ -23,14 +23,19 @@ describe('GET /docs', () => {
     const page = await browser.newPage();
     const own = (address: string) => address.startsWith(`${api.baseUrl}/`) || /^(data|blob):/.test(address);
     // As on a network that reaches no CDN: any other host is unreachable.
-    await page.route((address) => !own(address.href), (route) => route.abort());
+    await page.route(
+      (address) => !own(address.href),
+      (route) => route.abort(),
+    );
     const elsewhere: string[] = [];
     const pageErrors: string[] = [];
     page.on('requestfailed', (request) => {
       // Refused by the page's own Content-Security-Policy: never left the browser.
       if (!own(request.url()) && request.failure()?.errorText !== 'csp') elsewhere.push(request.url());
     });
-    page.on('requestfinished', (request) => { if (!own(request.url())) elsewhere.push(request.url()); });
+    page.on('requestfinished', (request) => {
+      if (!own(request.url())) elsewhere.push(request.url());
+    });
     page.on('pageerror', (error) => pageErrors.push(error.message));
 
     await page.goto(`${api.baseUrl}/docs`);
@@ -41,7 +46,9 @@ describe('GET /docs', () => {
     // And browsable: the search box finds it and opens it.
     await page.getByPlaceholder('Search...').fill('Create a campaign');
     await page.locator('[role="search"] [role="menuitem"]').filter({ hasText: 'Create a campaign' }).first().click();
-    await expect.poll(() => page.url(), { timeout: 10_000 }).toMatch(/\/docs#tag\/Campaigns\/operation\/postCampaigns$/);
+    await expect
+      .poll(() => page.url(), { timeout: 10_000 })
+      .toMatch(/\/docs#tag\/Campaigns\/operation\/postCampaigns$/);
 
     expect(pageErrors).toEqual([]);
     expect(elsewhere).toEqual([]);

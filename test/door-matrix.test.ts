@@ -17,13 +17,18 @@ const api = await startTestApi({ db, url, temporal, trustProxy: true });
 
 // --- The cast: one workspace with every kind of key, and the workspaces around it. -------------------
 const UNLIMITED = { rateLimitPerMinute: 1_000_000 };
-const { id: workspaceId } = await createWorkspace(db, 'Matrix', { plan: 'ai', features: ['workflows', 'd2c'], ...UNLIMITED });
+const { id: workspaceId } = await createWorkspace(db, 'Matrix', {
+  plan: 'ai',
+  features: ['workflows', 'd2c'],
+  ...UNLIMITED,
+});
 const owner = (await addMember(db, workspaceId, 'owner@matrix.test', 'owner')).id;
 const viewer = (await addMember(db, workspaceId, 'viewer@matrix.test', 'viewer')).id;
 const suspended = (await addMember(db, workspaceId, 'suspended@matrix.test', 'owner')).id;
 const removed = (await addMember(db, workspaceId, 'removed@matrix.test', 'owner')).id;
 
-const keyFor = async (memberId: string, scopes?: string[], expiresAt?: Date) => (await createApiKey(db, memberId, { scopes, expiresAt })).key;
+const keyFor = async (memberId: string, scopes?: string[], expiresAt?: Date) =>
+  (await createApiKey(db, memberId, { scopes, expiresAt })).key;
 const fullKey = await keyFor(owner, [...HOLDABLE_SCOPES]);
 const unscopedKey = await keyFor(owner);
 const neverHoldableKey = await keyFor(owner, [...NEVER_HOLDABLE_SCOPES]);
@@ -38,14 +43,19 @@ await updateMember(db, removed, { status: 'removed' });
 async function workspaceWithKey(settings: Parameters<typeof createWorkspace>[2]) {
   const { id } = await createWorkspace(db, 'Around', { ...UNLIMITED, ...settings });
   const campaign = await db.campaign.create({ data: { workspaceId: id, name: 'Around', acceptsLeadPush: true } });
-  return { key: await keyFor((await addMember(db, id, 'owner@around.test', 'owner')).id, [...HOLDABLE_SCOPES]), campaignId: campaign.id };
+  return {
+    key: await keyFor((await addMember(db, id, 'owner@around.test', 'owner')).id, [...HOLDABLE_SCOPES]),
+    campaignId: campaign.id,
+  };
 }
 const pendingWorkspaceKey = (await workspaceWithKey({ status: 'pending_approval' })).key;
 const suspendedWorkspaceKey = (await workspaceWithKey({ status: 'suspended' })).key;
 const noPlan = await workspaceWithKey({ plan: 'none', features: [] });
 
 const { id: otherWorkspaceId } = await createWorkspace(db, 'Other', UNLIMITED);
-const otherCampaign = await db.campaign.create({ data: { workspaceId: otherWorkspaceId, name: 'Secret name', acceptsLeadPush: true } });
+const otherCampaign = await db.campaign.create({
+  data: { workspaceId: otherWorkspaceId, name: 'Secret name', acceptsLeadPush: true },
+});
 
 const keysByScope = new Map<string, string>();
 async function keyWith(scope: string, memberId = owner) {
@@ -59,7 +69,12 @@ const campaignPath = (path: string) => /^\/(v1\/)?campaigns\/\{|^\/whatsapp\/cam
 
 function concretePath(route: RouteDefinition, campaignId: string = randomUUID()) {
   return route.path.replace(/\{(\w+)\}/g, (_match, name: string) =>
-    (name === 'id' || name === 'campaignId') && campaignPath(route.path) ? campaignId : name === 'phone' ? '%2B14155550100' : randomUUID());
+    (name === 'id' || name === 'campaignId') && campaignPath(route.path)
+      ? campaignId
+      : name === 'phone'
+        ? '%2B14155550100'
+        : randomUUID(),
+  );
 }
 
 /** Bodies that pass validation, so that a cell shows what the door decided and not the validator. */
@@ -71,10 +86,16 @@ const VALID_BODIES: Record<string, unknown> = {
 };
 
 let clientAddress = 0;
-async function call(route: RouteDefinition, options: { key?: string; authorization?: string; campaignId?: string } = {}) {
+async function call(
+  route: RouteDefinition,
+  options: { key?: string; authorization?: string; campaignId?: string } = {},
+) {
   // A campaign of its own for each request: deleting, stopping or editing one leaves the others alone.
   if (campaignPath(route.path) && !options.campaignId) {
-    options = { ...options, campaignId: (await db.campaign.create({ data: { workspaceId, name: 'Cell', acceptsLeadPush: true } })).id };
+    options = {
+      ...options,
+      campaignId: (await db.campaign.create({ data: { workspaceId, name: 'Cell', acceptsLeadPush: true } })).id,
+    };
   }
   const headers: Record<string, string> = {
     // Each cell from its own address: the failed-authentication throttle has a test of its own.
@@ -83,31 +104,55 @@ async function call(route: RouteDefinition, options: { key?: string; authorizati
   if (options.authorization !== undefined) headers.authorization = options.authorization;
   const hasBody = ['post', 'put', 'patch'].includes(route.method);
   const response = await api.request(route.method.toUpperCase(), concretePath(route, options.campaignId), {
-    key: options.key, headers, body: hasBody ? VALID_BODIES[route.path] ?? {} : undefined,
+    key: options.key,
+    headers,
+    body: hasBody ? (VALID_BODIES[route.path] ?? {}) : undefined,
   });
   const text = await response.text();
   // A file answer (an inline export) is past the door: there is no error body to read.
   const json = text && response.headers.get('content-type')?.startsWith('application/json');
-  return { status: response.status, body: (json ? JSON.parse(text) : {}) as Record<string, unknown>, headers: response.headers };
+  return {
+    status: response.status,
+    body: (json ? JSON.parse(text) : {}) as Record<string, unknown>,
+    headers: response.headers,
+  };
 }
 
 type Outcome = { status: number; error: string; requiredPermission?: string } | 'passes';
-const DOOR_ERRORS = ['unauthorized', 'invalid_api_key', 'api_key_owner_inactive', 'forbidden', 'workspace_pending_approval',
-  'workspace_suspended', 'api_key_not_scoped', 'api_key_not_allowed', 'rate_limited', 'plan_required', 'feature_not_enabled'];
+const DOOR_ERRORS = [
+  'unauthorized',
+  'invalid_api_key',
+  'api_key_owner_inactive',
+  'forbidden',
+  'workspace_pending_approval',
+  'workspace_suspended',
+  'api_key_not_scoped',
+  'api_key_not_allowed',
+  'rate_limited',
+  'plan_required',
+  'feature_not_enabled',
+];
 
-function expectOutcome(actual: { status: number; body: Record<string, unknown>; headers: Headers }, expected: Outcome, label: string) {
+function expectOutcome(
+  actual: { status: number; body: Record<string, unknown>; headers: Headers },
+  expected: Outcome,
+  label: string,
+) {
   // Every answer of the door carries the limit it applied: the key's, or the client address's.
   expect(actual.headers.get('ratelimit'), label).toMatch(/^limit=\d+, remaining=\d+, reset=\d+$/);
   expect(actual.headers.get('ratelimit-policy'), label).toMatch(/^\d+;w=60$/);
   if (expected === 'passes') {
     // Past the door, an id that is not the workspace's is still 403 forbidden, but without requiredPermission.
     const resourceRefusal = actual.body.error === 'forbidden' && actual.body.requiredPermission === undefined;
-    if (!resourceRefusal) expect(DOOR_ERRORS, `${label}: ${JSON.stringify(actual.body)}`).not.toContain(actual.body.error);
+    if (!resourceRefusal)
+      expect(DOOR_ERRORS, `${label}: ${JSON.stringify(actual.body)}`).not.toContain(actual.body.error);
     expect(actual.status, label).not.toBe(401);
     return;
   }
-  expect({ status: actual.status, error: actual.body.error, requiredPermission: actual.body.requiredPermission }, label)
-    .toEqual({ status: expected.status, error: expected.error, requiredPermission: expected.requiredPermission });
+  expect(
+    { status: actual.status, error: actual.body.error, requiredPermission: actual.body.requiredPermission },
+    label,
+  ).toEqual({ status: expected.status, error: expected.error, requiredPermission: expected.requiredPermission });
 }
 
 // --- The matrix -----------------------------------------------------------------------------------
@@ -121,74 +166,133 @@ function otherAreaScope(permission: string): string {
   return permission.startsWith('dictionaries.') ? 'analytics.view' : 'dictionaries.view';
 }
 
-describe.each(guarded.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))('%s', (name, route) => {
-  const access = route.access;
-  const permission = 'permission' in access ? access.permission : null;
-  const refused = 'keysRefused' in access;
-  const requires = 'permission' in access ? access.requires : undefined;
-  const forbiddenFor = (scope: string) => ({ status: 403, error: 'forbidden', requiredPermission: scope });
-  const notAllowed = { status: 403, error: 'api_key_not_allowed' };
+describe.each(guarded.map((route) => [`${route.method.toUpperCase()} ${route.path}`, route] as const))(
+  '%s',
+  (name, route) => {
+    const access = route.access;
+    const permission = 'permission' in access ? access.permission : null;
+    const refused = 'keysRefused' in access;
+    const requires = 'permission' in access ? access.requires : undefined;
+    const forbiddenFor = (scope: string) => ({ status: 403, error: 'forbidden', requiredPermission: scope });
+    const notAllowed = { status: 403, error: 'api_key_not_allowed' };
 
-  it('authenticates before anything else', async () => {
-    expectOutcome(await call(route), { status: 401, error: 'unauthorized' }, `${name} no key`);
-    expectOutcome(await call(route, { authorization: 'Basic dXNlcjpwYXNz' }), { status: 401, error: 'unauthorized' }, `${name} malformed`);
-    expectOutcome(await call(route, { authorization: 'Bearer ' }), { status: 401, error: 'unauthorized' }, `${name} empty token`);
-    expectOutcome(await call(route, { key: 'wsk_unknown' }), { status: 401, error: 'invalid_api_key' }, `${name} unknown`);
-    expectOutcome(await call(route, { key: revokedKey.key }), { status: 401, error: 'invalid_api_key' }, `${name} revoked`);
-    expectOutcome(await call(route, { key: expiredKey }), { status: 401, error: 'invalid_api_key' }, `${name} expired`);
-  });
+    it('authenticates before anything else', async () => {
+      expectOutcome(await call(route), { status: 401, error: 'unauthorized' }, `${name} no key`);
+      expectOutcome(
+        await call(route, { authorization: 'Basic dXNlcjpwYXNz' }),
+        { status: 401, error: 'unauthorized' },
+        `${name} malformed`,
+      );
+      expectOutcome(
+        await call(route, { authorization: 'Bearer ' }),
+        { status: 401, error: 'unauthorized' },
+        `${name} empty token`,
+      );
+      expectOutcome(
+        await call(route, { key: 'wsk_unknown' }),
+        { status: 401, error: 'invalid_api_key' },
+        `${name} unknown`,
+      );
+      expectOutcome(
+        await call(route, { key: revokedKey.key }),
+        { status: 401, error: 'invalid_api_key' },
+        `${name} revoked`,
+      );
+      expectOutcome(
+        await call(route, { key: expiredKey }),
+        { status: 401, error: 'invalid_api_key' },
+        `${name} expired`,
+      );
+    });
 
-  it('refuses inactive owners and workspaces that are not approved', async () => {
-    expectOutcome(await call(route, { key: suspendedOwnerKey }), { status: 403, error: 'api_key_owner_inactive' }, `${name} owner suspended`);
-    expectOutcome(await call(route, { key: removedOwnerKey }), { status: 403, error: 'api_key_owner_inactive' }, `${name} owner removed`);
-    expectOutcome(await call(route, { key: pendingWorkspaceKey }), { status: 403, error: 'workspace_pending_approval' }, `${name} pending`);
-    expectOutcome(await call(route, { key: suspendedWorkspaceKey }), { status: 403, error: 'workspace_suspended' }, `${name} suspended`);
-  });
+    it('refuses inactive owners and workspaces that are not approved', async () => {
+      expectOutcome(
+        await call(route, { key: suspendedOwnerKey }),
+        { status: 403, error: 'api_key_owner_inactive' },
+        `${name} owner suspended`,
+      );
+      expectOutcome(
+        await call(route, { key: removedOwnerKey }),
+        { status: 403, error: 'api_key_owner_inactive' },
+        `${name} owner removed`,
+      );
+      expectOutcome(
+        await call(route, { key: pendingWorkspaceKey }),
+        { status: 403, error: 'workspace_pending_approval' },
+        `${name} pending`,
+      );
+      expectOutcome(
+        await call(route, { key: suspendedWorkspaceKey }),
+        { status: 403, error: 'workspace_suspended' },
+        `${name} suspended`,
+      );
+    });
 
-  it('applies keys without scopes: every /v1 endpoint, no other', async () => {
-    const expected: Outcome = refused ? notAllowed : isV1(route) ? 'passes' : { status: 403, error: 'api_key_not_scoped' };
-    expectOutcome(await call(route, { key: unscopedKey }), expected, `${name} unscoped`);
-  });
+    it('applies keys without scopes: every /v1 endpoint, no other', async () => {
+      const expected: Outcome = refused
+        ? notAllowed
+        : isV1(route)
+          ? 'passes'
+          : { status: 403, error: 'api_key_not_scoped' };
+      expectOutcome(await call(route, { key: unscopedKey }), expected, `${name} unscoped`);
+    });
 
-  it('honours the exact scope and the scopes that include it, and names the missing one', async () => {
-    if (refused) {
-      expectOutcome(await call(route, { key: fullKey }), notAllowed, `${name} every scope`);
-      return;
-    }
-    if (permission === null) {
-      // Any valid key: no scope is checked.
-      for (const key of [fullKey, neverHoldableKey, await keyWith('analytics.view', viewer)]) expectOutcome(await call(route, { key }), 'passes', `${name} any key`);
-      return;
-    }
-    expectOutcome(await call(route, { key: await keyWith(permission) }), 'passes', `${name} exact scope`);
-    const implied = impliedScopeFor(permission);
-    if (implied) expectOutcome(await call(route, { key: await keyWith(implied) }), 'passes', `${name} implied by ${implied}`);
-    expectOutcome(await call(route, { key: await keyWith(otherAreaScope(permission)) }), forbiddenFor(permission), `${name} other area`);
-    expectOutcome(await call(route, { key: neverHoldableKey }), forbiddenFor(permission), `${name} never-holdable scopes`);
-  });
+    it('honours the exact scope and the scopes that include it, and names the missing one', async () => {
+      if (refused) {
+        expectOutcome(await call(route, { key: fullKey }), notAllowed, `${name} every scope`);
+        return;
+      }
+      if (permission === null) {
+        // Any valid key: no scope is checked.
+        for (const key of [fullKey, neverHoldableKey, await keyWith('analytics.view', viewer)])
+          expectOutcome(await call(route, { key }), 'passes', `${name} any key`);
+        return;
+      }
+      expectOutcome(await call(route, { key: await keyWith(permission) }), 'passes', `${name} exact scope`);
+      const implied = impliedScopeFor(permission);
+      if (implied)
+        expectOutcome(await call(route, { key: await keyWith(implied) }), 'passes', `${name} implied by ${implied}`);
+      expectOutcome(
+        await call(route, { key: await keyWith(otherAreaScope(permission)) }),
+        forbiddenFor(permission),
+        `${name} other area`,
+      );
+      expectOutcome(
+        await call(route, { key: neverHoldableKey }),
+        forbiddenFor(permission),
+        `${name} never-holdable scopes`,
+      );
+    });
 
-  it("intersects the key's scopes with the member's current role", async () => {
-    if (refused) return expectOutcome(await call(route, { key: await keyWith('campaigns.view', viewer) }), notAllowed, name);
-    const scope = permission ?? 'campaigns.edit';
-    const expected: Outcome = permission === null || scope.endsWith('.view') ? 'passes' : forbiddenFor(scope);
-    expectOutcome(await call(route, { key: await keyWith(scope, viewer) }), expected, `${name} viewer role`);
-  });
+    it("intersects the key's scopes with the member's current role", async () => {
+      if (refused)
+        return expectOutcome(await call(route, { key: await keyWith('campaigns.view', viewer) }), notAllowed, name);
+      const scope = permission ?? 'campaigns.edit';
+      const expected: Outcome = permission === null || scope.endsWith('.view') ? 'passes' : forbiddenFor(scope);
+      expectOutcome(await call(route, { key: await keyWith(scope, viewer) }), expected, `${name} viewer role`);
+    });
 
-  it('refuses a workspace without the plan tier or feature the endpoint needs', async () => {
-    const expected: Outcome = refused ? notAllowed
-      : requires && 'plan' in requires ? { status: 403, error: 'plan_required' }
-        : requires && 'feature' in requires ? { status: 403, error: 'feature_not_enabled' } : 'passes';
-    expectOutcome(await call(route, { key: noPlan.key, campaignId: noPlan.campaignId }), expected, `${name} no plan`);
-  });
+    it('refuses a workspace without the plan tier or feature the endpoint needs', async () => {
+      const expected: Outcome = refused
+        ? notAllowed
+        : requires && 'plan' in requires
+          ? { status: 403, error: 'plan_required' }
+          : requires && 'feature' in requires
+            ? { status: 403, error: 'feature_not_enabled' }
+            : 'passes';
+      expectOutcome(await call(route, { key: noPlan.key, campaignId: noPlan.campaignId }), expected, `${name} no plan`);
+    });
 
-  if (campaignPath(route.path) && !refused) it("gives another workspace's campaign and an unknown id the same 403", async () => {
-    const other = await call(route, { key: fullKey, campaignId: otherCampaign.id });
-    const unknown = await call(route, { key: fullKey, campaignId: randomUUID() });
-    expect({ status: other.status, body: other.body }).toEqual({ status: 403, body: { error: 'forbidden' } });
-    expect(other.headers.get('ratelimit')).toMatch(/^limit=1000000, /);
-    expect({ status: unknown.status, body: unknown.body }).toEqual({ status: 403, body: { error: 'forbidden' } });
-  });
-});
+    if (campaignPath(route.path) && !refused)
+      it("gives another workspace's campaign and an unknown id the same 403", async () => {
+        const other = await call(route, { key: fullKey, campaignId: otherCampaign.id });
+        const unknown = await call(route, { key: fullKey, campaignId: randomUUID() });
+        expect({ status: other.status, body: other.body }).toEqual({ status: 403, body: { error: 'forbidden' } });
+        expect(other.headers.get('ratelimit')).toMatch(/^limit=1000000, /);
+        expect({ status: unknown.status, body: unknown.body }).toEqual({ status: 403, body: { error: 'forbidden' } });
+      });
+  },
+);
 
 describe('the member behind a key', () => {
   it('narrowing the role narrows the key from the next request', async () => {
@@ -235,12 +339,19 @@ describe('stricter scopes for keys (spec section 5)', () => {
     ['put', '/whatsapp/campaigns/{id}', 'whatsapp.edit', 'campaigns.edit'],
   ];
 
-  it.each(STRICTER)('%s %s: the dashboard permission %s is not enough, the key needs %s', async (method, path, dashboard, keyNeeds) => {
-    const route = routes.find((candidate) => candidate.method === method && candidate.path === path);
-    expect(route, `${method} ${path} is routed`).toBeDefined();
-    expectOutcome(await call(route!, { key: await keyWith(dashboard) }), { status: 403, error: 'forbidden', requiredPermission: keyNeeds }, `${path} with ${dashboard}`);
-    expectOutcome(await call(route!, { key: await keyWith(keyNeeds) }), 'passes', `${path} with ${keyNeeds}`);
-  });
+  it.each(STRICTER)(
+    '%s %s: the dashboard permission %s is not enough, the key needs %s',
+    async (method, path, dashboard, keyNeeds) => {
+      const route = routes.find((candidate) => candidate.method === method && candidate.path === path);
+      expect(route, `${method} ${path} is routed`).toBeDefined();
+      expectOutcome(
+        await call(route!, { key: await keyWith(dashboard) }),
+        { status: 403, error: 'forbidden', requiredPermission: keyNeeds },
+        `${path} with ${dashboard}`,
+      );
+      expectOutcome(await call(route!, { key: await keyWith(keyNeeds) }), 'passes', `${path} with ${keyNeeds}`);
+    },
+  );
 });
 
 describe('scopes a key can never have', () => {
@@ -249,6 +360,10 @@ describe('scopes a key can never have', () => {
     // Written around the issuing code on purpose: billing.recharge would include billing.view.
     await db.apiKey.update({ where: { id: issued.id }, data: { scopes: ['billing.recharge', 'team.manage'] } });
     const ledger = routes.find((route) => route.path === '/credits/ledger')!;
-    expectOutcome(await call(ledger, { key: issued.key }), { status: 403, error: 'forbidden', requiredPermission: 'billing.view' }, 'recharge row');
+    expectOutcome(
+      await call(ledger, { key: issued.key }),
+      { status: 403, error: 'forbidden', requiredPermission: 'billing.view' },
+      'recharge row',
+    );
   });
 });

@@ -23,18 +23,38 @@ const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** Where the leads live: the test file's database, or a cluster of a test's own. */
-interface LeadStore { db: Database; owner: TestWorkspace }
+interface LeadStore {
+  db: Database;
+  owner: TestWorkspace;
+}
 const fileStore: LeadStore = { db, owner };
 
 async function busyLeads(api: Pick<RunningApi, 'request'>, count: number, { db, owner }: LeadStore = fileStore) {
   const campaign = await db.campaign.create({
-    data: { workspaceId: owner.workspaceId, name: 'Durable', acceptsLeadPush: true, status: 'RUNNING', dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN },
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Durable',
+      acceptsLeadPush: true,
+      status: 'RUNNING',
+      dialLadder: QUICK_LADDER,
+      callingWindow: ALWAYS_OPEN,
+    },
   });
   const keys = Array.from({ length: count }, () => randomUUID());
   const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
-    key: owner.key, body: { leads: keys.map((idempotencyKey, index) => ({ lead: { phone: `+141555501${String(index).padStart(2, '0').slice(0, 1)}5` }, idempotencyKey })) },
+    key: owner.key,
+    body: {
+      leads: keys.map((idempotencyKey, index) => ({
+        lead: { phone: `+141555501${String(index).padStart(2, '0').slice(0, 1)}5` },
+        idempotencyKey,
+      })),
+    },
   });
-  expect(((await response.json()) as { summary: unknown }).summary).toEqual({ queued: count, duplicate: 0, rejected: 0 });
+  expect(((await response.json()) as { summary: unknown }).summary).toEqual({
+    queued: count,
+    duplicate: 0,
+    rejected: 0,
+  });
   return { campaignId: campaign.id, keys };
 }
 
@@ -54,7 +74,13 @@ async function spawnApi(temporalAddress: string, taskQueue: string) {
   const port = await freePort();
   const apiProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
     cwd: path.resolve(import.meta.dirname, '..'),
-    env: { ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, PORT: String(port) },
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      TEMPORAL_ADDRESS: temporalAddress,
+      TEMPORAL_TASK_QUEUE: taskQueue,
+      PORT: String(port),
+    },
     stdio: 'ignore',
   });
   // Should the test fail first, the process must not outlive the run.
@@ -63,9 +89,12 @@ async function spawnApi(temporalAddress: string, taskQueue: string) {
   // Any answer will do: /health is 503 while Temporal is unreachable.
   await waitFor('API process', () => fetch(`${baseUrl}/health`), 30_000);
   return {
-    request: (method: string, pathname: string, options: { key?: string; body?: unknown } = {}) => checkedFetch(`${baseUrl}${pathname}`, {
-      method, headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' }, body: JSON.stringify(options.body),
-    }),
+    request: (method: string, pathname: string, options: { key?: string; body?: unknown } = {}) =>
+      checkedFetch(`${baseUrl}${pathname}`, {
+        method,
+        headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' },
+        body: JSON.stringify(options.body),
+      }),
     kill: () => apiProcess.kill('SIGKILL'),
   };
 }
@@ -112,7 +141,13 @@ describe('accepted leads survive their dependencies going away', () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-restart-'));
     afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
     const port = await freePort();
-    const options = { cliPath: process.env.TEMPORAL_CLI_PATH!, port, uiPort: null, dbFile: path.join(dataDir, 'temporal.db'), quiet: true };
+    const options = {
+      cliPath: process.env.TEMPORAL_CLI_PATH!,
+      port,
+      uiPort: null,
+      dbFile: path.join(dataDir, 'temporal.db'),
+      quiet: true,
+    };
     let server = await startEmbeddedTemporal(options);
     afterAll(() => server.stop());
     const temporal = await useTemporalClient(undefined, server.address);
@@ -132,7 +167,13 @@ describe('accepted leads survive their dependencies going away', () => {
     // A cluster of this test's own, crash-safe as in production (the shared test cluster runs with fsync off).
     const workDir = mkdtempSync(path.join(os.tmpdir(), 'postgres-crash-'));
     chmodSync(workDir, 0o711);
-    const options = { binDir: process.env.PG_BIN_DIR!, dataDir: path.join(workDir, 'cluster'), port: await freePort(), durable: true, quiet: true };
+    const options = {
+      binDir: process.env.PG_BIN_DIR!,
+      dataDir: path.join(workDir, 'cluster'),
+      port: await freePort(),
+      durable: true,
+      quiet: true,
+    };
     let postgres = await startEmbeddedPostgres(options);
     afterAll(async () => {
       await postgres.stop();

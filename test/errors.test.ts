@@ -12,18 +12,35 @@ import { createTestWorkspace } from './support/workspace';
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
-const { key, workspaceId } = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'intel.view'], settings: { plan: 'basic' } });
+const { key, workspaceId } = await createTestWorkspace(db, {
+  scopes: ['campaigns.edit', 'campaigns.view', 'intel.view'],
+  settings: { plan: 'basic' },
+});
 const campaign = await db.campaign.create({ data: { workspaceId, name: 'Errors', acceptsLeadPush: true } });
 
 /** A raw body, sent as is; the response is checked against its route's declarations like every other. */
-async function send(method: string, path: string, body: string | undefined, contentType = 'application/json', headers: Record<string, string> = {}) {
+async function send(
+  method: string,
+  path: string,
+  body: string | undefined,
+  contentType = 'application/json',
+  headers: Record<string, string> = {},
+) {
   const response = await checkedFetch(`${api.baseUrl}${path}`, {
-    method, body, headers: { authorization: `Bearer ${key}`, 'content-type': contentType, ...headers },
+    method,
+    body,
+    headers: { authorization: `Bearer ${key}`, 'content-type': contentType, ...headers },
   });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown>, requestId: response.headers.get('x-request-id'), headers: response.headers };
+  return {
+    status: response.status,
+    body: (await response.json()) as Record<string, unknown>,
+    requestId: response.headers.get('x-request-id'),
+    headers: response.headers,
+  };
 }
 
-const issuePaths = (body: Record<string, unknown>) => (body.issues as Array<{ path: string[] }>).map((issue) => issue.path);
+const issuePaths = (body: Record<string, unknown>) =>
+  (body.issues as Array<{ path: string[] }>).map((issue) => issue.path);
 
 describe('the error contract', () => {
   it('refuses a body over 1 MB with 413 internal_error and stores nothing', async () => {
@@ -35,8 +52,14 @@ describe('the error contract', () => {
   });
 
   it('refuses a body that is not JSON with 400 internal_error, whatever its content type says', async () => {
-    expect(await send('POST', '/campaigns', '{"name": ')).toMatchObject({ status: 400, body: { error: 'internal_error' } });
-    expect(await send('POST', '/campaigns', 'name=x', 'application/x-www-form-urlencoded')).toMatchObject({ status: 400, body: { error: 'internal_error' } });
+    expect(await send('POST', '/campaigns', '{"name": ')).toMatchObject({
+      status: 400,
+      body: { error: 'internal_error' },
+    });
+    expect(await send('POST', '/campaigns', 'name=x', 'application/x-www-form-urlencoded')).toMatchObject({
+      status: 400,
+      body: { error: 'internal_error' },
+    });
   });
 
   it('reports failed validation as invalid_body with issues: 400, and 422 on the single lead push', async () => {
@@ -44,17 +67,28 @@ describe('the error contract', () => {
     const campaignBody = await send('POST', '/campaigns', JSON.stringify({ name: '', channel: 'FAX' }));
     expect(campaignBody.status).toBe(400);
     expect(campaignBody.body).toMatchObject({ error: 'invalid_body' });
-    expect((campaignBody.body.issues as Array<{ path: string[] }>).map((issue) => issue.path[0]).sort()).toEqual(['channel', 'name']);
+    expect((campaignBody.body.issues as Array<{ path: string[] }>).map((issue) => issue.path[0]).sort()).toEqual([
+      'channel',
+      'name',
+    ]);
     expect(await db.campaign.count()).toBe(before);
 
-    const lead = await send('POST', `/v1/campaigns/${campaign.id}/leads`, JSON.stringify({ lead: { phone: '+14155550120' } }));
-    expect(lead).toMatchObject({ status: 422, body: { error: 'invalid_body', issues: [{ path: ['idempotencyKey'] }] } });
+    const lead = await send(
+      'POST',
+      `/v1/campaigns/${campaign.id}/leads`,
+      JSON.stringify({ lead: { phone: '+14155550120' } }),
+    );
+    expect(lead).toMatchObject({
+      status: 422,
+      body: { error: 'invalid_body', issues: [{ path: ['idempotencyKey'] }] },
+    });
     expect(await db.lead.count()).toBe(0);
   });
 
   it('puts a request id on every response', async () => {
     const responses = await Promise.all([
-      checkedFetch(`${api.baseUrl}/health`), checkedFetch(`${api.baseUrl}/campaigns`),
+      checkedFetch(`${api.baseUrl}/health`),
+      checkedFetch(`${api.baseUrl}/campaigns`),
       checkedFetch(`${api.baseUrl}/nowhere`, { headers: { authorization: `Bearer ${key}` } }),
     ]);
     const ids = responses.map((response) => response.headers.get('x-request-id'));
@@ -106,14 +140,20 @@ describe('the error contract', () => {
       ['GET', `/campaigns/${campaign.id}/start`, 'POST'],
       ['QUERY', '/health', 'GET, HEAD'],
     ] as const) {
-      const response = await checkedFetch(`${api.baseUrl}${path}`, { method, headers: { authorization: `Bearer ${key}` } });
+      const response = await checkedFetch(`${api.baseUrl}${path}`, {
+        method,
+        headers: { authorization: `Bearer ${key}` },
+      });
       expect(response.status, `${method} ${path}`).toBe(405);
       expect(response.headers.get('allow')!.split(', ').sort()).toEqual(allow.split(', ').sort());
       expect(await response.json()).toEqual({ error: 'method_not_allowed' });
     }
     const unauthenticated = await checkedFetch(`${api.baseUrl}/campaigns`, { method: 'PUT' });
     expect(unauthenticated.status).toBe(401);
-    const unknown = await checkedFetch(`${api.baseUrl}/campaigns/${campaign.id}/nowhere`, { method: 'POST', headers: { authorization: `Bearer ${key}` } });
+    const unknown = await checkedFetch(`${api.baseUrl}/campaigns/${campaign.id}/nowhere`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${key}` },
+    });
     expect(unknown.status).toBe(404);
     expect(await unknown.json()).toEqual({ error: 'not_found' });
   });
@@ -126,8 +166,14 @@ describe('the error contract', () => {
       expect(issuePaths(response.body)).toEqual([[]]);
     }
     expect(await send('POST', '/campaigns', 'null')).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
-    expect(await send('POST', `/v1/campaigns/${campaign.id}/leads`, undefined)).toMatchObject({ status: 422, body: { error: 'invalid_body', issues: [{ path: [] }] } });
-    expect(await send('POST', `/campaigns/${campaign.id}/exports`, undefined)).toMatchObject({ status: 400, body: { error: 'invalid_body', issues: [{ path: [] }] } });
+    expect(await send('POST', `/v1/campaigns/${campaign.id}/leads`, undefined)).toMatchObject({
+      status: 422,
+      body: { error: 'invalid_body', issues: [{ path: [] }] },
+    });
+    expect(await send('POST', `/campaigns/${campaign.id}/exports`, undefined)).toMatchObject({
+      status: 400,
+      body: { error: 'invalid_body', issues: [{ path: [] }] },
+    });
     expect(await db.campaign.count()).toBe(before);
     expect(await db.lead.count()).toBe(0);
     // A route without a body reads none: what it was sent cannot refuse it.
@@ -146,8 +192,13 @@ describe('the error contract', () => {
     expect(await db.campaign.count()).toBe(before);
 
     // Deep inside free-form JSON (a jsonb column), in an object key, on the lead push (422).
-    const lead = (fields: string) => `{"idempotencyKey": "k-1", "lead": {"phone": "+14155550120", "fields": ${fields}}}`;
-    const inValue = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead('{"notes": ["fine", {"deep": "\\udc00x"}]}'));
+    const lead = (fields: string) =>
+      `{"idempotencyKey": "k-1", "lead": {"phone": "+14155550120", "fields": ${fields}}}`;
+    const inValue = await send(
+      'POST',
+      `/v1/campaigns/${campaign.id}/leads`,
+      lead('{"notes": ["fine", {"deep": "\\udc00x"}]}'),
+    );
     expect(inValue).toMatchObject({ status: 422, body: { error: 'invalid_body' } });
     expect(issuePaths(inValue.body)).toEqual([['lead', 'fields', 'notes', '1', 'deep']]);
     const inKey = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead('{"a\\u0000": 1}'));
@@ -168,18 +219,31 @@ describe('the error contract', () => {
   });
 
   it('refuses numbers out of range and nesting deeper than 32 levels, and still accepts what fits', async () => {
-    const lead = (fields: string, key: string) => `{"idempotencyKey": "${key}", "lead": {"phone": "+14155550120", "fields": ${fields}}}`;
+    const lead = (fields: string, key: string) =>
+      `{"idempotencyKey": "${key}", "lead": {"phone": "+14155550120", "fields": ${fields}}}`;
     const huge = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead('{"n": 1e400}', 'n-1'));
     expect(huge).toMatchObject({ status: 422, body: { error: 'invalid_body' } });
     expect(issuePaths(huge.body)).toEqual([['lead', 'fields', 'n']]);
-    const tooDeep = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead(`${'['.repeat(40)}${']'.repeat(40)}`, 'deep-1'));
+    const tooDeep = await send(
+      'POST',
+      `/v1/campaigns/${campaign.id}/leads`,
+      lead(`${'['.repeat(40)}${']'.repeat(40)}`, 'deep-1'),
+    );
     expect(tooDeep).toMatchObject({ status: 422, body: { error: 'invalid_body' } });
     expect(issuePaths(tooDeep.body)[0]!.length).toBe(32);
-    const veryDeep = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead(`${'['.repeat(100_000)}${']'.repeat(100_000)}`, 'deep-2'));
+    const veryDeep = await send(
+      'POST',
+      `/v1/campaigns/${campaign.id}/leads`,
+      lead(`${'['.repeat(100_000)}${']'.repeat(100_000)}`, 'deep-2'),
+    );
     expect(veryDeep.status).toBeGreaterThanOrEqual(400);
     expect(veryDeep.status).toBeLessThan(500);
     expect(await db.lead.count()).toBe(0);
-    const fits = await send('POST', `/v1/campaigns/${campaign.id}/leads`, lead(`{"n": 12345678901234567890, "d": ${'['.repeat(20)}${']'.repeat(20)}}`, 'fits-1'));
+    const fits = await send(
+      'POST',
+      `/v1/campaigns/${campaign.id}/leads`,
+      lead(`{"n": 12345678901234567890, "d": ${'['.repeat(20)}${']'.repeat(20)}}`, 'fits-1'),
+    );
     expect(fits.status).toBe(202);
 
     const offset = await send('GET', `/campaigns/${campaign.id}/leads?offset=2147483648`, undefined);
@@ -190,7 +254,10 @@ describe('the error contract', () => {
     // Instants PostgreSQL cannot store though ISO 8601 can write them: year 0, or past 9999 once in UTC.
     for (const from of ['0000-06-01T00:00:00Z', '0001-01-01T00:00:00+01:00', '9999-12-31T23:00:00-02:00']) {
       const instant = await send('POST', `/campaigns/${campaign.id}/exports`, JSON.stringify({ from }));
-      expect(instant, from).toMatchObject({ status: 400, body: { error: 'invalid_body', issues: [{ path: ['from'] }] } });
+      expect(instant, from).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_body', issues: [{ path: ['from'] }] },
+      });
     }
     // Found by the fuzzer: an id that is not a uuid reached a uuid column (500).
     const notAnId = await send('PATCH', `/campaigns/${campaign.id}`, '{"workflowId": ""}');
@@ -200,30 +267,64 @@ describe('the error contract', () => {
 
   it('refuses a cursor the list did not hand out, however it is made, with 400 invalid_body', async () => {
     const forged = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
-    for (const cursor of ['nonsense', forged(['2026-01-01T00:00:00.000Z', 'not-a-uuid']), forged(['+275760-09-13T00:00:00.000Z', campaign.id]), forged({})]) {
+    for (const cursor of [
+      'nonsense',
+      forged(['2026-01-01T00:00:00.000Z', 'not-a-uuid']),
+      forged(['+275760-09-13T00:00:00.000Z', campaign.id]),
+      forged({}),
+    ]) {
       const response = await send('GET', `/v1/results?cursor=${encodeURIComponent(cursor)}`, undefined);
-      expect(response, cursor).toMatchObject({ status: 400, body: { error: 'invalid_body', issues: [{ path: ['cursor'] }] } });
+      expect(response, cursor).toMatchObject({
+        status: 400,
+        body: { error: 'invalid_body', issues: [{ path: ['cursor'] }] },
+      });
     }
   });
 
   it('answers a body in a charset or encoding it cannot read with 400 internal_error', async () => {
-    expect(await send('POST', '/campaigns', '{"name": "x"}', 'application/json; charset=latin1')).toMatchObject({ status: 400, body: { error: 'internal_error' } });
-    expect(await send('POST', '/campaigns', '{"name": "x"}', 'application/json', { 'content-encoding': 'compress' })).toMatchObject({ status: 400, body: { error: 'internal_error' } });
+    expect(await send('POST', '/campaigns', '{"name": "x"}', 'application/json; charset=latin1')).toMatchObject({
+      status: 400,
+      body: { error: 'internal_error' },
+    });
+    expect(
+      await send('POST', '/campaigns', '{"name": "x"}', 'application/json', { 'content-encoding': 'compress' }),
+    ).toMatchObject({ status: 400, body: { error: 'internal_error' } });
   });
 
   it('answers 409, not 500, to a decision on a run whose workflow is not in Temporal (not started yet, or ended outside the API)', async () => {
-    const operator = await createTestWorkspace(db, { scopes: ['workflows.run', 'workflows.recover'], settings: { features: ['workflows'] } });
-    const published = await publishedJourney(db, operator.workspaceId, journey([{ id: 'start', type: 'start' }, { id: 'done', type: 'end' }], [['start', 'done']]));
+    const operator = await createTestWorkspace(db, {
+      scopes: ['workflows.run', 'workflows.recover'],
+      settings: { features: ['workflows'] },
+    });
+    const published = await publishedJourney(
+      db,
+      operator.workspaceId,
+      journey(
+        [
+          { id: 'start', type: 'start' },
+          { id: 'done', type: 'end' },
+        ],
+        [['start', 'done']],
+      ),
+    );
     const runId = randomUUID();
     await db.journeyRun.create({
       data: {
-        id: runId, workspaceId: operator.workspaceId, journeyId: published.id, revision: 1, temporalWorkflowId: `journey-run-never-started-${runId}`,
-        trigger: { phone: null, name: null, fields: {} }, startedBy: 'lead_push',
+        id: runId,
+        workspaceId: operator.workspaceId,
+        journeyId: published.id,
+        revision: 1,
+        temporalWorkflowId: `journey-run-never-started-${runId}`,
+        trigger: { phone: null, name: null, fields: {} },
+        startedBy: 'lead_push',
       },
     });
-    const decide = (action: string, body?: unknown) => checkedFetch(`${api.baseUrl}/workflows/${published.id}/runs/${runId}/${action}`, {
-      method: 'POST', headers: { authorization: `Bearer ${operator.key}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    const decide = (action: string, body?: unknown) =>
+      checkedFetch(`${api.baseUrl}/workflows/${published.id}/runs/${runId}/${action}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${operator.key}`, 'content-type': 'application/json' },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
     const cancel = await decide('cancel');
     expect(cancel.status).toBe(409);
     expect(await cancel.json()).toMatchObject({ error: 'run_not_running' });

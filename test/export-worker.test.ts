@@ -15,11 +15,22 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
  */
 async function importsOf(entry: string): Promise<string[]> {
   const file = path.join(scratch, `${path.basename(entry)}.txt`);
-  const exit = await promisify(execFile)(process.execPath, ['--import', 'tsx', '--import', './test/support/record-imports.mjs', entry], {
-    cwd: projectRoot, env: { PATH: process.env.PATH, RECORD_IMPORTS_FILE: file },
-  }).then(() => 0, (error: { code: number }) => error.code);
+  const exit = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', '--import', './test/support/record-imports.mjs', entry],
+    {
+      cwd: projectRoot,
+      env: { PATH: process.env.PATH, RECORD_IMPORTS_FILE: file },
+    },
+  ).then(
+    () => 0,
+    (error: { code: number }) => error.code,
+  );
   expect(exit).toBe(78);
-  return readFileSync(file, 'utf8').trim().split('\n').map((url) => url.replace(`file://${projectRoot}/`, ''));
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .map((url) => url.replace(`file://${projectRoot}/`, ''));
 }
 
 const prismaIn = (urls: string[]) => urls.filter((url) => /generated\/prisma|@prisma\//.test(url));
@@ -27,7 +38,14 @@ const prismaIn = (urls: string[]) => urls.filter((url) => /generated\/prisma|@pr
 describe('the export worker process (worker/export-worker.ts)', () => {
   it('loads the export activities, and no Prisma', async () => {
     const urls = await importsOf('worker/export-worker.ts');
-    expect(urls).toEqual(expect.arrayContaining(['worker/create-export-worker.ts', 'activities/exports.ts', 'lib/export-rows.ts', 'lib/sql-pool.ts']));
+    expect(urls).toEqual(
+      expect.arrayContaining([
+        'worker/create-export-worker.ts',
+        'activities/exports.ts',
+        'lib/export-rows.ts',
+        'lib/sql-pool.ts',
+      ]),
+    );
     expect(prismaIn(urls)).toEqual([]);
   });
 

@@ -42,20 +42,43 @@ async function newCampaign(workspaceId = owner.workspaceId) {
   return db.campaign.create({ data: { workspaceId, name: 'Exports' } });
 }
 
-async function addLead(campaign: { id: string; workspaceId: string }, lead: { phone?: string; name?: string | null; fields?: object } = {}) {
+async function addLead(
+  campaign: { id: string; workspaceId: string },
+  lead: { phone?: string; name?: string | null; fields?: object } = {},
+) {
   return db.lead.create({
     data: {
-      workspaceId: campaign.workspaceId, campaignId: campaign.id, idempotencyKey: randomUUID(), phone: lead.phone ?? '+14155550120',
-      name: lead.name ?? null, fields: lead.fields ?? {}, workflowId: `not-started-${randomUUID()}`, requestId: randomUUID(), status: 'completed',
+      workspaceId: campaign.workspaceId,
+      campaignId: campaign.id,
+      idempotencyKey: randomUUID(),
+      phone: lead.phone ?? '+14155550120',
+      name: lead.name ?? null,
+      fields: lead.fields ?? {},
+      workflowId: `not-started-${randomUUID()}`,
+      requestId: randomUUID(),
+      status: 'completed',
     },
   });
 }
 
-async function addCall(lead: { id: string; workspaceId: string; campaignId: string }, attempt: number, startedAt: Date, ended = true) {
+async function addCall(
+  lead: { id: string; workspaceId: string; campaignId: string },
+  attempt: number,
+  startedAt: Date,
+  ended = true,
+) {
   return db.call.create({
     data: {
-      workspaceId: lead.workspaceId, campaignId: lead.campaignId, leadId: lead.id, attempt, attemptId: `${lead.id}:${attempt}`, provider: 'simulated',
-      status: ended ? 'ended' : 'dialing', outcome: ended ? 'answered' : null, durationMs: ended ? 32_000 : null, startedAt,
+      workspaceId: lead.workspaceId,
+      campaignId: lead.campaignId,
+      leadId: lead.id,
+      attempt,
+      attemptId: `${lead.id}:${attempt}`,
+      provider: 'simulated',
+      status: ended ? 'ended' : 'dialing',
+      outcome: ended ? 'answered' : null,
+      durationMs: ended ? 32_000 : null,
+      startedAt,
       endedAt: ended ? new Date(startedAt.getTime() + 32_000) : null,
     },
   });
@@ -83,12 +106,17 @@ async function insertCalls(campaign: { id: string; workspaceId: string }, leads:
 }
 
 async function callIdsInOrder(campaignId: string): Promise<string[]> {
-  const rows = await db.call.findMany({ where: { campaignId }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }], select: { id: true } });
+  const rows = await db.call.findMany({
+    where: { campaignId },
+    orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+    select: { id: true },
+  });
   return rows.map((row) => row.id);
 }
 
 const exportsOf = (campaignId: string) => `/campaigns/${campaignId}/exports`;
-const post = (campaignId: string, body: unknown = {}, key = owner.key, through: RunningApi = api) => through.request('POST', exportsOf(campaignId), { key, body });
+const post = (campaignId: string, body: unknown = {}, key = owner.key, through: RunningApi = api) =>
+  through.request('POST', exportsOf(campaignId), { key, body });
 
 async function csvOf(response: Response): Promise<string[][]> {
   const bytes = Buffer.from(await response.arrayBuffer());
@@ -106,7 +134,17 @@ async function xlsxOf(response: Response): Promise<unknown[][]> {
   return rows;
 }
 
-type Job = { id: string; status: string; rowsWritten: number; totalRows: number; percent: number; downloadUrl: string | null; expiresAt: string | null; finishedAt: string | null; error: string | null };
+type Job = {
+  id: string;
+  status: string;
+  rowsWritten: number;
+  totalRows: number;
+  percent: number;
+  downloadUrl: string | null;
+  expiresAt: string | null;
+  finishedAt: string | null;
+  error: string | null;
+};
 
 async function jobStatus(campaignId: string, exportId: string, through: RunningApi = api): Promise<Job> {
   const response = await through.request('GET', `${exportsOf(campaignId)}/${exportId}`, { key: owner.key });
@@ -125,7 +163,11 @@ async function startedJob(campaignId: string, body: unknown = {}, through: Runni
 describe('POST /campaigns/{id}/exports answered inline', () => {
   it('returns a small campaign as CSV: every column, in call order, formulas neutralised', async () => {
     const campaign = await newCampaign();
-    const hyperlink = await addLead(campaign, { phone: '+14155550121', name: '=HYPERLINK("http://evil.example","click")', fields: { plan: 'pro', note: '=1+1' } });
+    const hyperlink = await addLead(campaign, {
+      phone: '+14155550121',
+      name: '=HYPERLINK("http://evil.example","click")',
+      fields: { plan: 'pro', note: '=1+1' },
+    });
     const plus = await addLead(campaign, { phone: '+14155550122', name: '+1', fields: {} });
     const quoted = await addLead(campaign, { phone: '+14155550123', name: 'Ana, "the" Boss\nsecond line' });
     const calls = [
@@ -140,21 +182,45 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
     const response = await post(campaign.id, {});
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(CSV);
-    expect(response.headers.get('content-disposition')).toMatch(new RegExp(`^attachment; filename="calls-${campaign.id}-\\d{8}T\\d{6}Z\\.csv"$`));
+    expect(response.headers.get('content-disposition')).toMatch(
+      new RegExp(`^attachment; filename="calls-${campaign.id}-\\d{8}T\\d{6}Z\\.csv"$`),
+    );
     const [header, ...rows] = await csvOf(response);
     expect(header).toEqual([...EXPORT_COLUMNS]);
     expect(rows.map((row) => row[0])).toEqual(calls.map((call) => call.id));
     expect(rows[0]).toEqual([
-      calls[0]!.id, hyperlink.id, "'+14155550121", `'=HYPERLINK("http://evil.example","click")`, '1', 'ended', 'answered', '32000',
-      '2026-03-01T09:00:00.000Z', '2026-03-01T09:00:32.000Z', 'simulated', '{"note": "=1+1", "plan": "pro"}',
+      calls[0]!.id,
+      hyperlink.id,
+      "'+14155550121",
+      `'=HYPERLINK("http://evil.example","click")`,
+      '1',
+      'ended',
+      'answered',
+      '32000',
+      '2026-03-01T09:00:00.000Z',
+      '2026-03-01T09:00:32.000Z',
+      'simulated',
+      '{"note": "=1+1", "plan": "pro"}',
     ]);
     expect(JSON.parse(rows[0]![11]!)).toEqual({ plan: 'pro', note: '=1+1' });
     expect(rows[1]![3]).toBe("'+1");
     expect(rows[2]!.slice(3, 5)).toEqual([`'=HYPERLINK("http://evil.example","click")`, '2']);
-    expect(rows[3]!.slice(2, 10)).toEqual(["'+14155550123", 'Ana, "the" Boss\nsecond line', '1', 'dialing', '', '', '2026-03-01T09:00:03.000Z', '']);
+    expect(rows[3]!.slice(2, 10)).toEqual([
+      "'+14155550123",
+      'Ana, "the" Boss\nsecond line',
+      '1',
+      'dialing',
+      '',
+      '',
+      '2026-03-01T09:00:03.000Z',
+      '',
+    ]);
 
     const chosen = await post(campaign.id, { columns: ['leadName', 'callId'] });
-    expect(await csvOf(chosen)).toEqual([['leadName', 'callId'], ...calls.map((call, index) => [rows[index]![3], call.id])]);
+    expect(await csvOf(chosen)).toEqual([
+      ['leadName', 'callId'],
+      ...calls.map((call, index) => [rows[index]![3], call.id]),
+    ]);
   });
 
   it('returns XLSX with numbers as numbers and the same neutralisation', async () => {
@@ -169,10 +235,22 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
     expect(response.headers.get('content-disposition')).toMatch(/^attachment; filename="calls-.+\.xlsx"$/);
     const [header, ...rows] = await xlsxOf(response);
     expect(header).toEqual([...EXPORT_COLUMNS]);
-    expect(rows).toEqual([first, second].map((call) => [
-      call.id, lead.id, "'+14155550120", "'@SUM(A1:A9)", call.attempt, 'ended', 'answered', 32_000,
-      call.startedAt.toISOString(), call.endedAt!.toISOString(), 'simulated', '{"source": "-2+3"}',
-    ]));
+    expect(rows).toEqual(
+      [first, second].map((call) => [
+        call.id,
+        lead.id,
+        "'+14155550120",
+        "'@SUM(A1:A9)",
+        call.attempt,
+        'ended',
+        'answered',
+        32_000,
+        call.startedAt.toISOString(),
+        call.endedAt!.toISOString(),
+        'simulated',
+        '{"source": "-2+3"}',
+      ]),
+    );
     // A cell starting with a tab is neutralised too, whatever follows.
     await addCall(await addLead(campaign, { name: '\tcmd' }), 1, at(30));
     const [, ...again] = await xlsxOf(await post(campaign.id, { format: 'xlsx', columns: ['leadName'] }));
@@ -184,18 +262,33 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
     const lead = await addLead(campaign);
     const calls = await Promise.all([0, 60, 120, 180].map((seconds, index) => addCall(lead, index + 1, at(seconds))));
     // 09:01 UTC written as 11:01 at +02:00.
-    const response = await post(campaign.id, { from: '2026-03-01T11:01:00+02:00', to: '2026-03-01T09:03:00.000Z', columns: ['callId'] });
+    const response = await post(campaign.id, {
+      from: '2026-03-01T11:01:00+02:00',
+      to: '2026-03-01T09:03:00.000Z',
+      columns: ['callId'],
+    });
     expect(response.status).toBe(200);
     expect(await csvOf(response)).toEqual([['callId'], [calls[1]!.id], [calls[2]!.id]]);
-    expect(await csvOf(await post(campaign.id, { from: '2026-03-01T09:03:00Z', columns: ['callId'] }))).toEqual([['callId'], [calls[3]!.id]]);
-    expect(await csvOf(await post(campaign.id, { to: '2026-03-01T09:00:00Z', columns: ['callId'] }))).toEqual([['callId']]);
+    expect(await csvOf(await post(campaign.id, { from: '2026-03-01T09:03:00Z', columns: ['callId'] }))).toEqual([
+      ['callId'],
+      [calls[3]!.id],
+    ]);
+    expect(await csvOf(await post(campaign.id, { to: '2026-03-01T09:00:00Z', columns: ['callId'] }))).toEqual([
+      ['callId'],
+    ]);
   });
 
   it('refuses a bad body with 400 invalid_body', async () => {
     const campaign = await newCampaign();
     for (const body of [
-      { format: 'pdf' }, { columns: [] }, { columns: ['callId', 'callId'] }, { columns: ['secret'] }, { from: 'yesterday' },
-      { from: '2026-03-02T00:00:00Z', to: '2026-03-01T00:00:00Z' }, { colums: ['callId'] }, [],
+      { format: 'pdf' },
+      { columns: [] },
+      { columns: ['callId', 'callId'] },
+      { columns: ['secret'] },
+      { from: 'yesterday' },
+      { from: '2026-03-02T00:00:00Z', to: '2026-03-01T00:00:00Z' },
+      { colums: ['callId'] },
+      [],
     ]) {
       const response = await post(campaign.id, body);
       expect(response.status, JSON.stringify(body)).toBe(400);
@@ -208,7 +301,11 @@ describe('who may export', () => {
   it('refuses a workspace without the basic plan with 403 plan_required, on every export endpoint', async () => {
     const none = await createTestWorkspace(db, { scopes: ['intel.view'], settings: { plan: 'none' } });
     const campaign = await newCampaign(none.workspaceId);
-    for (const [method, pathname] of [['POST', exportsOf(campaign.id)], ['GET', `${exportsOf(campaign.id)}/${randomUUID()}`], ['GET', `${exportsOf(campaign.id)}/${randomUUID()}/file`]] as const) {
+    for (const [method, pathname] of [
+      ['POST', exportsOf(campaign.id)],
+      ['GET', `${exportsOf(campaign.id)}/${randomUUID()}`],
+      ['GET', `${exportsOf(campaign.id)}/${randomUUID()}/file`],
+    ] as const) {
       const response = await api.request(method, pathname, { key: none.key, body: method === 'POST' ? {} : undefined });
       expect(response.status).toBe(403);
       expect(await response.json()).toEqual({ error: 'plan_required', requiredPlan: 'basic' });
@@ -218,7 +315,7 @@ describe('who may export', () => {
     expect((await post((await newCampaign(ai.workspaceId)).id, {}, ai.key)).status).toBe(200);
   });
 
-  it('needs intel.view, and answers another workspace\'s campaign, an unknown one and a foreign job with 403 forbidden', async () => {
+  it("needs intel.view, and answers another workspace's campaign, an unknown one and a foreign job with 403 forbidden", async () => {
     const viewer = await createTestWorkspace(db, { scopes: ['campaigns.view'], settings: { plan: 'basic' } });
     const refused = await post((await newCampaign(viewer.workspaceId)).id, {}, viewer.key);
     expect(refused.status).toBe(403);
@@ -227,7 +324,7 @@ describe('who may export', () => {
     const other = await createTestWorkspace(db, { scopes: ['intel.view'], settings: { plan: 'basic' } });
     const theirs = await newCampaign(other.workspaceId);
     await insertCalls(theirs, 4, 3);
-    const theirJob = (await (await post(theirs.id, {}, other.key)).json() as { job: Job }).job;
+    const theirJob = ((await (await post(theirs.id, {}, other.key)).json()) as { job: Job }).job;
     for (const response of [
       await post(theirs.id),
       await post(randomUUID()),
@@ -256,18 +353,44 @@ describe('exports over the inline threshold', () => {
     expect(expected).toHaveLength(27);
 
     const job = await startedJob(campaign.id, {});
-    expect(job).toMatchObject({ status: 'queued', format: 'csv', rowsWritten: 0, totalRows: 27, percent: 0, downloadUrl: null, expiresAt: null, finishedAt: null, error: null });
-    const done = await until(() => jobStatus(campaign.id, job.id), (status) => status.status === 'completed');
-    expect(done).toMatchObject({ rowsWritten: 27, totalRows: 27, percent: 100, downloadUrl: `${exportsOf(campaign.id)}/${job.id}/file`, error: null });
+    expect(job).toMatchObject({
+      status: 'queued',
+      format: 'csv',
+      rowsWritten: 0,
+      totalRows: 27,
+      percent: 0,
+      downloadUrl: null,
+      expiresAt: null,
+      finishedAt: null,
+      error: null,
+    });
+    const done = await until(
+      () => jobStatus(campaign.id, job.id),
+      (status) => status.status === 'completed',
+    );
+    expect(done).toMatchObject({
+      rowsWritten: 27,
+      totalRows: 27,
+      percent: 100,
+      downloadUrl: `${exportsOf(campaign.id)}/${job.id}/file`,
+      error: null,
+    });
     // Kept for the default retention, 24 hours from the end of the job.
     expect(Date.parse(done.expiresAt!) - Date.parse(done.finishedAt!)).toBe(24 * 3600 * 1000);
     const handle = temporal.client.workflow.getHandle(exportJobWorkflowId(job.id));
-    expect(await handle.query(exportProgressQuery)).toEqual({ rowsWritten: 27, totalRows: 27, percent: 100, status: 'completed' });
+    expect(await handle.query(exportProgressQuery)).toEqual({
+      rowsWritten: 27,
+      totalRows: 27,
+      percent: 100,
+      status: 'completed',
+    });
 
     const response = await api.request('GET', done.downloadUrl!, { key: owner.key });
     expect(response.status).toBe(200);
     expect(response.headers.get('content-type')).toBe(CSV);
-    expect(response.headers.get('content-disposition')).toMatch(new RegExp(`^attachment; filename="calls-${campaign.id}-\\d{8}T\\d{6}Z\\.csv"$`));
+    expect(response.headers.get('content-disposition')).toMatch(
+      new RegExp(`^attachment; filename="calls-${campaign.id}-\\d{8}T\\d{6}Z\\.csv"$`),
+    );
     const [header, ...rows] = await csvOf(response);
     expect(header).toEqual([...EXPORT_COLUMNS]);
     expect(rows.map((row) => row[0])).toEqual(expected);
@@ -285,11 +408,20 @@ describe('exports over the inline threshold', () => {
     const note = 'x'.repeat(100_000);
     await db.$executeRaw`UPDATE "Lead" SET fields = jsonb_build_object('note', ${note}::text) WHERE "campaignId" = ${campaign.id}::uuid AND name IN ('Lead 1', 'Lead 2', 'Lead 3')`;
     const job = await startedJob(campaign.id, { columns: ['callId', 'leadName', 'leadFields'] }, paged);
-    const done = await until(() => jobStatus(campaign.id, job.id, paged), (status) => status.status === 'completed');
+    const done = await until(
+      () => jobStatus(campaign.id, job.id, paged),
+      (status) => status.status === 'completed',
+    );
     expect(done).toMatchObject({ rowsWritten: 16, totalRows: 16 });
     const [, ...rows] = await csvOf(await paged.request('GET', done.downloadUrl!, { key: owner.key }));
-    const calls = await db.call.findMany({ where: { campaignId: campaign.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }], include: { lead: true } });
-    expect(rows.map(([callId, leadName, fields]) => [callId, leadName, JSON.parse(fields!)])).toEqual(calls.map((call) => [call.id, call.lead.name, call.lead.fields]));
+    const calls = await db.call.findMany({
+      where: { campaignId: campaign.id },
+      orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+      include: { lead: true },
+    });
+    expect(rows.map(([callId, leadName, fields]) => [callId, leadName, JSON.parse(fields!)])).toEqual(
+      calls.map((call) => [call.id, call.lead.name, call.lead.fields]),
+    );
     expect(rows.filter((row) => JSON.parse(row[2]!).note === note)).toHaveLength(6);
   });
 
@@ -297,7 +429,10 @@ describe('exports over the inline threshold', () => {
     const campaign = await newCampaign();
     await insertCalls(campaign, 5, 3);
     const job = await startedJob(campaign.id, { format: 'xlsx', columns: ['callId', 'attempt', 'leadName'] });
-    const done = await until(() => jobStatus(campaign.id, job.id), (status) => status.status === 'completed');
+    const done = await until(
+      () => jobStatus(campaign.id, job.id),
+      (status) => status.status === 'completed',
+    );
     expect(done).toMatchObject({ format: 'xlsx', rowsWritten: 15, totalRows: 15, percent: 100 });
     const response = await api.request('GET', done.downloadUrl!, { key: owner.key });
     expect(response.status).toBe(200);
@@ -305,14 +440,23 @@ describe('exports over the inline threshold', () => {
     expect(response.headers.get('content-disposition')).toMatch(/\.xlsx"$/);
     const [header, ...rows] = await xlsxOf(response);
     expect(header).toEqual(['callId', 'attempt', 'leadName']);
-    const calls = await db.call.findMany({ where: { campaignId: campaign.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }], include: { lead: true } });
+    const calls = await db.call.findMany({
+      where: { campaignId: campaign.id },
+      orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
+      include: { lead: true },
+    });
     expect(rows).toEqual(calls.map((call) => [call.id, call.attempt, call.lead.name]));
     expect(readdirSync(defaultTestExportDir).filter((name) => name.startsWith(job.id))).toEqual([`${job.id}.xlsx`]);
   });
 
   it('answers 409 export_not_ready while no worker has written the file', async () => {
     // A task queue no worker polls: the job stays queued.
-    const idle = await startTestApi({ db, url, temporal: { ...temporal, taskQueue: uniqueTaskQueue('idle') }, exports: { inlineMaxRows: 0 } });
+    const idle = await startTestApi({
+      db,
+      url,
+      temporal: { ...temporal, taskQueue: uniqueTaskQueue('idle') },
+      exports: { inlineMaxRows: 0 },
+    });
     const campaign = await newCampaign();
     await addCall(await addLead(campaign), 1, at(0));
     const job = await startedJob(campaign.id, {}, idle);
@@ -332,7 +476,8 @@ describe('exports over the inline threshold', () => {
 
     // The main worker runs the workflow, which schedules its first activity on the export queue...
     const scheduled = await until(
-      async () => (await handle.fetchHistory()).events!.map((event) => event.activityTaskScheduledEventAttributes).find(Boolean),
+      async () =>
+        (await handle.fetchHistory()).events!.map((event) => event.activityTaskScheduledEventAttributes).find(Boolean),
       (attributes) => attributes !== undefined,
     );
     expect(scheduled).toMatchObject({ activityType: { name: 'beginExport' }, taskQueue: { name: exportQueue } });
@@ -341,15 +486,24 @@ describe('exports over the inline threshold', () => {
     const [pending] = (await handle.describe()).raw.pendingActivities ?? [];
     expect(pending).toMatchObject({ activityType: { name: 'beginExport' }, attempt: 1 });
     expect(decodePendingActivityState(pending?.state)).toBe('SCHEDULED');
-    expect(await jobStatus(campaign.id, job.id, routed)).toMatchObject({ status: 'queued', rowsWritten: 0, percent: 0 });
+    expect(await jobStatus(campaign.id, job.id, routed)).toMatchObject({
+      status: 'queued',
+      rowsWritten: 0,
+      percent: 0,
+    });
 
     await startTestExportWorker(exportQueue, { sql });
-    const done = await until(() => jobStatus(campaign.id, job.id, routed), (status) => status.status === 'completed');
+    const done = await until(
+      () => jobStatus(campaign.id, job.id, routed),
+      (status) => status.status === 'completed',
+    );
     expect(done).toMatchObject({ rowsWritten: 6, totalRows: 6, percent: 100 });
     const [, ...rows] = await csvOf(await routed.request('GET', done.downloadUrl!, { key: owner.key }));
     expect(rows.map((row) => row[0])).toEqual(await callIdsInOrder(campaign.id));
     // Every activity of the job went to the export queue.
-    const queues = (await handle.fetchHistory()).events!.flatMap((event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name ?? []);
+    const queues = (await handle.fetchHistory()).events!.flatMap(
+      (event) => event.activityTaskScheduledEventAttributes?.taskQueue?.name ?? [],
+    );
     expect(queues.length).toBeGreaterThanOrEqual(3);
     expect(new Set(queues)).toEqual(new Set([exportQueue]));
     await handle.terminate('test over');
@@ -360,7 +514,10 @@ describe('exports over the inline threshold', () => {
     const campaign = await newCampaign();
     await insertCalls(campaign, 2, 1);
     const job = await startedJob(campaign.id, {}, shortLived);
-    const done = await until(() => jobStatus(campaign.id, job.id, shortLived), (status) => status.status === 'completed');
+    const done = await until(
+      () => jobStatus(campaign.id, job.id, shortLived),
+      (status) => status.status === 'completed',
+    );
     expect(Date.parse(done.expiresAt!) - Date.parse(done.finishedAt!)).toBe(3_000);
     const file = path.join(defaultTestExportDir, `${job.id}.csv`);
     expect(existsSync(file)).toBe(true);
@@ -369,8 +526,15 @@ describe('exports over the inline threshold', () => {
     // The workflow's own timer deletes the file and marks the job.
     expect(await temporal.client.workflow.getHandle(exportJobWorkflowId(job.id)).result()).toBe('expired');
     expect(existsSync(file)).toBe(false);
-    expect(await db.exportJob.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({ status: 'expired', filePath: null });
-    expect(await jobStatus(campaign.id, job.id, shortLived)).toMatchObject({ status: 'expired', downloadUrl: null, percent: 100 });
+    expect(await db.exportJob.findUniqueOrThrow({ where: { id: job.id } })).toMatchObject({
+      status: 'expired',
+      filePath: null,
+    });
+    expect(await jobStatus(campaign.id, job.id, shortLived)).toMatchObject({
+      status: 'expired',
+      downloadUrl: null,
+      percent: 100,
+    });
     const gone = await shortLived.request('GET', done.downloadUrl!, { key: owner.key });
     expect(gone.status).toBe(410);
     expect(await gone.json()).toEqual({ error: 'export_expired', expiresAt: done.expiresAt });
@@ -392,8 +556,12 @@ describe('an export job and an export worker killed with SIGKILL', () => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'worker/export-worker.ts'], {
       cwd: projectRoot,
       env: {
-        ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, TEMPORAL_TASK_QUEUE: crashQueue,
-        EXPORT_TASK_QUEUE: undefined, EXPORT_DIR: defaultTestExportDir,
+        ...process.env,
+        DATABASE_URL: url,
+        TEMPORAL_ADDRESS: inject('stack').temporalAddress,
+        TEMPORAL_TASK_QUEUE: crashQueue,
+        EXPORT_TASK_QUEUE: undefined,
+        EXPORT_DIR: defaultTestExportDir,
       },
       stdio: 'ignore',
     });
@@ -405,7 +573,12 @@ describe('an export job and an export worker killed with SIGKILL', () => {
   it('resumes from its last checkpoint: exactly every row, once, in order', async () => {
     // The workflow runs on a main worker in this process; the rows are written by the export worker process alone.
     await startTestWorker(crashQueue, { db, calls: createSimulatedTelephony(db) });
-    const crashApi = await startTestApi({ db, url, temporal: { ...temporal, taskQueue: crashQueue }, exports: { inlineMaxRows: 10, pageRows: 200 } });
+    const crashApi = await startTestApi({
+      db,
+      url,
+      temporal: { ...temporal, taskQueue: crashQueue },
+      exports: { inlineMaxRows: 10, pageRows: 200 },
+    });
     const campaign = await newCampaign();
     await insertCalls(campaign, 20_000, 3);
     const first = startExportWorkerProcess();
@@ -430,7 +603,10 @@ describe('an export job and an export worker killed with SIGKILL', () => {
     const handle = temporal.client.workflow.getHandle(exportJobWorkflowId(job.id));
     const [pending] = (await handle.describe()).raw.pendingActivities ?? [];
     expect(pending?.activityType?.name).toBe('writeExportChunk');
-    const checkpoint = JSON.parse(Buffer.from(pending!.heartbeatDetails!.payloads![0]!.data!).toString()) as { rows: number; bytes: number };
+    const checkpoint = JSON.parse(Buffer.from(pending!.heartbeatDetails!.payloads![0]!.data!).toString()) as {
+      rows: number;
+      bytes: number;
+    };
     expect(checkpoint.rows).toBeGreaterThan(0);
     expect(checkpoint.rows).toBeLessThanOrEqual(written);
     // The file holds rows past the checkpoint (heartbeats reach the server at most every 16 s): the retry must cut them away.
@@ -441,14 +617,23 @@ describe('an export job and an export worker killed with SIGKILL', () => {
     const mark = partial.indexOf(',Lead 1,');
     expect(mark).toBeGreaterThan(0);
     expect(mark).toBeLessThan(checkpoint.bytes);
-    writeFileSync(file, Buffer.concat([partial.subarray(0, mark), Buffer.from(',LEAD 1,'), partial.subarray(mark + 8)]));
+    writeFileSync(
+      file,
+      Buffer.concat([partial.subarray(0, mark), Buffer.from(',LEAD 1,'), partial.subarray(mark + 8)]),
+    );
 
     startExportWorkerProcess();
-    const done = await until(() => jobStatus(campaign.id, job.id, crashApi), (status) => status.status === 'completed', 100_000);
+    const done = await until(
+      () => jobStatus(campaign.id, job.id, crashApi),
+      (status) => status.status === 'completed',
+      100_000,
+    );
     expect(done).toMatchObject({ rowsWritten: 60_000, totalRows: 60_000, percent: 100 });
     // The same activity, retried after its heartbeat timed out, not a new one started from the beginning.
     const history = await handle.fetchHistory();
-    const retried = history.events!.map((event) => event.activityTaskStartedEventAttributes).find((started) => (started?.attempt ?? 1) > 1);
+    const retried = history
+      .events!.map((event) => event.activityTaskStartedEventAttributes)
+      .find((started) => (started?.attempt ?? 1) > 1);
     expect(decodeTimeoutType(retried?.lastFailure?.timeoutFailureInfo?.timeoutType)).toBe('HEARTBEAT');
 
     const response = await crashApi.request('GET', done.downloadUrl!, { key: owner.key });

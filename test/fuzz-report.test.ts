@@ -5,9 +5,22 @@ import { describe, expect, it } from 'vitest';
 import { readBaseline, readFailures, summarize, type Failure, type RunReport } from '../scripts/fuzz/report';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'fuzz-report-'));
-const report: RunReport = { running_time: 120.2, complete: true, stop_reason: 'completed', test_cases: { generated: 5000 }, errors: [] };
-const failure = (operation: string, check: string, type: string, status: number | null): Failure =>
-  ({ operation, check, type, title: type, status, count: 2, caseId: 'abc123' });
+const report: RunReport = {
+  running_time: 120.2,
+  complete: true,
+  stop_reason: 'completed',
+  test_cases: { generated: 5000 },
+  errors: [],
+};
+const failure = (operation: string, check: string, type: string, status: number | null): Failure => ({
+  operation,
+  check,
+  type,
+  title: type,
+  status,
+  count: 2,
+  caseId: 'abc123',
+});
 const notBuilt = failure('GET /phone-numbers', 'not_a_server_error', 'ServerError', 501);
 const tags = (operation: string) => (operation === 'GET /phone-numbers' ? ['Not yet built'] : ['Campaigns']);
 
@@ -17,7 +30,7 @@ function baselineFile(text: string) {
   return readBaseline(file);
 }
 
-describe('the fuzz run\'s verdict (scripts/fuzz/report.ts)', () => {
+describe("the fuzz run's verdict (scripts/fuzz/report.ts)", () => {
   const baseline = baselineFile(`
 - check: not_a_server_error
   status: 501
@@ -43,32 +56,85 @@ describe('the fuzz run\'s verdict (scripts/fuzz/report.ts)', () => {
       expect(summary.new).toEqual([other]);
       expect(summary.lines.at(-1)).toMatch(/FAILED/);
     }
-    expect(summarize(report, [failure('GET /campaigns', 'not_a_server_error', 'ServerError', 500)], baseline, tags, 120).failures['server errors'])
-      .toEqual({ found: 1, new: 1 });
+    expect(
+      summarize(report, [failure('GET /campaigns', 'not_a_server_error', 'ServerError', 500)], baseline, tags, 120)
+        .failures['server errors'],
+    ).toEqual({ found: 1, new: 1 });
   });
 
   it('fails on an entry without a one-line reason, an unknown key, and a Schemathesis error', () => {
     expect(baselineFile('- check: not_a_server_error\n  status: 501\n').problems).toHaveLength(1);
     expect(baselineFile('- check: x\n  reason: "two\\nlines"\n').problems).toHaveLength(1);
-    expect(baselineFile('- check: x\n  reason: fine\n  operation: GET /x\n').problems).toEqual([expect.stringMatching(/unknown key operation/)]);
-    expect(summarize({ ...report, errors: [{ title: 'Runtime Error', count: 1 }] }, [], baseline, tags, 120).ok).toBe(false);
-    expect(summarize({ ...report, complete: false, stop_reason: 'interrupted' }, [], baseline, tags, 120).ok).toBe(false);
+    expect(baselineFile('- check: x\n  reason: fine\n  operation: GET /x\n').problems).toEqual([
+      expect.stringMatching(/unknown key operation/),
+    ]);
+    expect(summarize({ ...report, errors: [{ title: 'Runtime Error', count: 1 }] }, [], baseline, tags, 120).ok).toBe(
+      false,
+    );
+    expect(summarize({ ...report, complete: false, stop_reason: 'interrupted' }, [], baseline, tags, 120).ok).toBe(
+      false,
+    );
   });
 
   it('reads each distinct failure once from the event stream, with the status that failed it', async () => {
     const events = path.join(dir, 'events.ndjson');
-    const scenario = (caseId: string, status: number, check: Record<string, unknown>) => JSON.stringify({
-      ScenarioFinished: { recorder: { checks: { [caseId]: [{ name: 'not_a_server_error', status: 'success' }, check] }, interactions: { [caseId]: { response: { status_code: status } } } } },
-    });
-    const serverError = { name: 'not_a_server_error', status: 'failure', failure_info: { failure: { type: 'ServerError', operation: 'GET /phone-numbers', title: 'Server error', message: '' } } };
-    const probe = { name: 'ignored_auth', status: 'failure', failure_info: { failure: { type: 'IgnoredAuth', operation: 'GET /campaigns', title: 'Unexpected response', message: 'Expected 401 or 403, got `429 Too Many Requests`' } } };
-    writeFileSync(events, [
-      '{"Initialize":{}}', scenario('a', 501, serverError), scenario('b', 501, serverError), scenario('c', 200, probe),
-    ].join('\n'));
+    const scenario = (caseId: string, status: number, check: Record<string, unknown>) =>
+      JSON.stringify({
+        ScenarioFinished: {
+          recorder: {
+            checks: { [caseId]: [{ name: 'not_a_server_error', status: 'success' }, check] },
+            interactions: { [caseId]: { response: { status_code: status } } },
+          },
+        },
+      });
+    const serverError = {
+      name: 'not_a_server_error',
+      status: 'failure',
+      failure_info: {
+        failure: { type: 'ServerError', operation: 'GET /phone-numbers', title: 'Server error', message: '' },
+      },
+    };
+    const probe = {
+      name: 'ignored_auth',
+      status: 'failure',
+      failure_info: {
+        failure: {
+          type: 'IgnoredAuth',
+          operation: 'GET /campaigns',
+          title: 'Unexpected response',
+          message: 'Expected 401 or 403, got `429 Too Many Requests`',
+        },
+      },
+    };
+    writeFileSync(
+      events,
+      [
+        '{"Initialize":{}}',
+        scenario('a', 501, serverError),
+        scenario('b', 501, serverError),
+        scenario('c', 200, probe),
+      ].join('\n'),
+    );
     const failures = await readFailures(events);
     expect(failures).toEqual([
-      { operation: 'GET /campaigns', check: 'ignored_auth', type: 'IgnoredAuth', title: 'Unexpected response', status: 429, count: 1, caseId: 'c' },
-      { operation: 'GET /phone-numbers', check: 'not_a_server_error', type: 'ServerError', title: 'Server error', status: 501, count: 2, caseId: 'a' },
+      {
+        operation: 'GET /campaigns',
+        check: 'ignored_auth',
+        type: 'IgnoredAuth',
+        title: 'Unexpected response',
+        status: 429,
+        count: 1,
+        caseId: 'c',
+      },
+      {
+        operation: 'GET /phone-numbers',
+        check: 'not_a_server_error',
+        type: 'ServerError',
+        title: 'Server error',
+        status: 501,
+        count: 2,
+        caseId: 'a',
+      },
     ]);
   });
 });

@@ -23,28 +23,56 @@ describe('the layering of the folders (eslint.config.js)', () => {
       "import type { LeadState } from '../workflows/lead-dial';\nexport type X = LeadState;\n",
       "import type { Activities } from '../../activities';\nexport type X = Activities;\n",
       "import { upsertLeads } from '../api/services/lead-rows';\nexport const x = upsertLeads;\n",
-    ]) expect(await ruleIdsOf('lib/journey/example.ts', source)).toContain(RESTRICTED);
-    expect(await ruleIdsOf('lib/example.ts', "import { leadWorkflowId } from './workflow-ids';\nexport const x = leadWorkflowId;\n")).toEqual([]);
+    ])
+      expect(await ruleIdsOf('lib/journey/example.ts', source)).toContain(RESTRICTED);
+    expect(
+      await ruleIdsOf(
+        'lib/example.ts',
+        "import { leadWorkflowId } from './workflow-ids';\nexport const x = leadWorkflowId;\n",
+      ),
+    ).toEqual([]);
   });
 
   it('api/http imports nothing from api/services but the type of what handlers get', async () => {
-    expect(await ruleIdsOf('api/http/example.ts', "import { logCampaignRequests } from '../services/api-logs';\nexport const x = logCampaignRequests;\n"))
-      .toContain(RESTRICTED);
-    expect(await ruleIdsOf('api/http/example.ts', "import type { AppServices } from '../services';\nexport type X = AppServices;\n")).toEqual([]);
+    expect(
+      await ruleIdsOf(
+        'api/http/example.ts',
+        "import { logCampaignRequests } from '../services/api-logs';\nexport const x = logCampaignRequests;\n",
+      ),
+    ).toContain(RESTRICTED);
+    expect(
+      await ruleIdsOf(
+        'api/http/example.ts',
+        "import type { AppServices } from '../services';\nexport type X = AppServices;\n",
+      ),
+    ).toEqual([]);
   });
 
   it('outside workflows/, workflow code is imported as types only; messages come from workflows/messages', async () => {
-    expect(await ruleIdsOf('api/services/example.ts', "import { journeyRunWorkflow } from '../../workflows/journey-run';\nexport const x = journeyRunWorkflow;\n"))
-      .toContain(RESTRICTED);
-    expect(await ruleIdsOf('api/services/example.ts', "import type { journeyRunWorkflow } from '../../workflows/journey-run';\nexport type X = typeof journeyRunWorkflow;\n"))
-      .toEqual([]);
-    expect(await ruleIdsOf('activities/example.ts', "import { campaignChangedSignal } from '../workflows/messages';\nexport const x = campaignChangedSignal;\n"))
-      .toEqual([]);
+    expect(
+      await ruleIdsOf(
+        'api/services/example.ts',
+        "import { journeyRunWorkflow } from '../../workflows/journey-run';\nexport const x = journeyRunWorkflow;\n",
+      ),
+    ).toContain(RESTRICTED);
+    expect(
+      await ruleIdsOf(
+        'api/services/example.ts',
+        "import type { journeyRunWorkflow } from '../../workflows/journey-run';\nexport type X = typeof journeyRunWorkflow;\n",
+      ),
+    ).toEqual([]);
+    expect(
+      await ruleIdsOf(
+        'activities/example.ts',
+        "import { campaignChangedSignal } from '../workflows/messages';\nexport const x = campaignChangedSignal;\n",
+      ),
+    ).toEqual([]);
   });
 });
 
 describe('one home for signals, updates and queries (eslint.config.js)', () => {
-  const definition = "import { defineSignal } from '@temporalio/workflow';\nexport const nudge = defineSignal('nudge');\n";
+  const definition =
+    "import { defineSignal } from '@temporalio/workflow';\nexport const nudge = defineSignal('nudge');\n";
 
   it('defines them in workflows/messages.ts only', async () => {
     expect(await ruleIdsOf('workflows/example.ts', definition)).toContain(RESTRICTED);
@@ -53,11 +81,20 @@ describe('one home for signals, updates and queries (eslint.config.js)', () => {
   });
 
   it('sends the definition, never its name as a string', async () => {
-    const send = (what: string) => `import type { WorkflowHandle } from '@temporalio/client';\nexport const send = (handle: WorkflowHandle) => ${what};\n`;
-    expect(await ruleIdsOf('activities/example.ts', send("handle.signal('campaignChanged')"))).toContain('no-restricted-syntax');
-    expect(await ruleIdsOf('api/services/example.ts', send("handle.executeUpdate('recover', { args: [] })"))).toContain('no-restricted-syntax');
-    expect(await ruleIdsOf('activities/example.ts', `import { campaignChangedSignal } from '../workflows/messages';\n${send('handle.signal(campaignChangedSignal)')}`))
-      .toEqual([]);
+    const send = (what: string) =>
+      `import type { WorkflowHandle } from '@temporalio/client';\nexport const send = (handle: WorkflowHandle) => ${what};\n`;
+    expect(await ruleIdsOf('activities/example.ts', send("handle.signal('campaignChanged')"))).toContain(
+      'no-restricted-syntax',
+    );
+    expect(await ruleIdsOf('api/services/example.ts', send("handle.executeUpdate('recover', { args: [] })"))).toContain(
+      'no-restricted-syntax',
+    );
+    expect(
+      await ruleIdsOf(
+        'activities/example.ts',
+        `import { campaignChangedSignal } from '../workflows/messages';\n${send('handle.signal(campaignChangedSignal)')}`,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -80,7 +117,10 @@ describe('value-import cycles', () => {
         'h.ts': "export { type G as H } from './g';\n",
       };
       for (const [name, code] of Object.entries(files)) writeFileSync(path.join(dir, name), code);
-      expect(importCycles(valueImportGraph(dir, ['.']))).toEqual([['a.ts', 'b.ts'], ['c.ts', 'd.ts']]);
+      expect(importCycles(valueImportGraph(dir, ['.']))).toEqual([
+        ['a.ts', 'b.ts'],
+        ['c.ts', 'd.ts'],
+      ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

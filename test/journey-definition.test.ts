@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { journeyDefinitionSchema, NODE_TYPE_SPECS, NODE_TYPES, parseNodeData, type NodeType } from '../lib/journey/definition';
+import {
+  journeyDefinitionSchema,
+  NODE_TYPE_SPECS,
+  NODE_TYPES,
+  parseNodeData,
+  type NodeType,
+} from '../lib/journey/definition';
 import { describedPaths, descriptor } from '../lib/journey/descriptor';
 
 const at = { x: 0, y: 0 };
@@ -16,11 +22,14 @@ function parse(type: NodeType, data: unknown): any {
 describe('the journey body shape', () => {
   const body = {
     definitionVersion: 1,
-    nodes: [{ id: 'n1', type: 'start', position: at }, { id: 'n2', type: 'end', position: { x: 10.5, y: -3 }, data: { outcome: 'done' } }],
+    nodes: [
+      { id: 'n1', type: 'start', position: at },
+      { id: 'n2', type: 'end', position: { x: 10.5, y: -3 }, data: { outcome: 'done' } },
+    ],
     edges: [{ id: 'e1', source: 'n1', target: 'n2' }],
   };
 
-  it('accepts a definition and defaults a node\'s data to {}', () => {
+  it("accepts a definition and defaults a node's data to {}", () => {
     const parsed = journeyDefinitionSchema.parse(body);
     expect(parsed.nodes[0]!.data).toEqual({});
     expect(parsed.nodes[1]!.data).toEqual({ outcome: 'done' });
@@ -28,7 +37,9 @@ describe('the journey body shape', () => {
   });
 
   it('leaves unknown node types to the validator', () => {
-    expect(journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id: 'n1', type: 'fax', position: at }] }).success).toBe(true);
+    expect(
+      journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id: 'n1', type: 'fax', position: at }] }).success,
+    ).toBe(true);
   });
 
   it('knows only definitionVersion 1', () => {
@@ -38,16 +49,24 @@ describe('the journey body shape', () => {
 
   it('refuses node ids that could not be read as variable names', () => {
     for (const id of ['1abc', '', 'n 1', 'n.1', '_n', 'x'.repeat(65)]) {
-      expect(journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id, type: 'start', position: at }] }).success, id).toBe(false);
+      expect(
+        journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id, type: 'start', position: at }] }).success,
+        id,
+      ).toBe(false);
     }
     for (const id of ['n1', 'call-1', 'Call_2', 'x'.repeat(64)]) {
-      expect(journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id, type: 'start', position: at }] }).success, id).toBe(true);
+      expect(
+        journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id, type: 'start', position: at }] }).success,
+        id,
+      ).toBe(true);
     }
   });
 
   it('caps a journey at 200 nodes and 400 edges', () => {
-    const nodes = (count: number) => Array.from({ length: count }, (_, index) => ({ id: `n${index}`, type: 'wait', position: at }));
-    const edges = (count: number) => Array.from({ length: count }, (_, index) => ({ id: `e${index}`, source: 'n0', target: 'n1' }));
+    const nodes = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({ id: `n${index}`, type: 'wait', position: at }));
+    const edges = (count: number) =>
+      Array.from({ length: count }, (_, index) => ({ id: `e${index}`, source: 'n0', target: 'n1' }));
     expect(journeyDefinitionSchema.safeParse({ ...body, nodes: nodes(200), edges: edges(400) }).success).toBe(true);
     expect(journeyDefinitionSchema.safeParse({ ...body, nodes: nodes(201) }).success).toBe(false);
     expect(journeyDefinitionSchema.safeParse({ ...body, edges: edges(401) }).success).toBe(false);
@@ -55,7 +74,10 @@ describe('the journey body shape', () => {
 
   it('needs positions, and data as an object', () => {
     expect(journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id: 'n1', type: 'start' }] }).success).toBe(false);
-    expect(journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id: 'n1', type: 'start', position: at, data: [] }] }).success).toBe(false);
+    expect(
+      journeyDefinitionSchema.safeParse({ ...body, nodes: [{ id: 'n1', type: 'start', position: at, data: [] }] })
+        .success,
+    ).toBe(false);
   });
 });
 
@@ -80,9 +102,15 @@ describe('the node type registry', () => {
   it('refuses keys a type does not know', () => {
     for (const type of NODE_TYPES) {
       const valid: Record<NodeType, unknown> = {
-        start: {}, end: {}, call: {}, whatsapp: { templateName: 'welcome' }, wait: { seconds: 60 },
+        start: {},
+        end: {},
+        call: {},
+        whatsapp: { templateName: 'welcome' },
+        wait: { seconds: 60 },
         branch: { rules: [{ handle: 'a', when: { variable: 'n1.x', operator: 'is_empty' } }], defaultHandle: 'b' },
-        set_variable: { value: 'x' }, webhook: { url: 'https://example.com' }, review: { instructions: 'Check it.' },
+        set_variable: { value: 'x' },
+        webhook: { url: 'https://example.com' },
+        review: { instructions: 'Check it.' },
       };
       expect(issuesOf(type, valid[type]), type).toEqual([]);
       expect(issuesOf(type, { ...(valid[type] as object), label: 'x' }), type).toEqual([': Unrecognized key: "label"']);
@@ -92,19 +120,42 @@ describe('the node type registry', () => {
 
 describe('node data and outputs', () => {
   it('start: declared lead fields under an open start.fields, beside phone and name', () => {
-    const data = parse('start', { fields: [{ name: 'plan', type: 'string', description: 'Plan bought', required: true }, { name: 'age', type: 'number' }] });
+    const data = parse('start', {
+      fields: [
+        { name: 'plan', type: 'string', description: 'Plan bought', required: true },
+        { name: 'age', type: 'number' },
+      ],
+    });
     const output = NODE_TYPE_SPECS.start.output(data, 'n1')!;
     expect(output.name).toBe('start');
-    expect(describedPaths(output).map(({ path, descriptor: variable }) => `${path}:${variable.type}${variable.open ? ':open' : ''}`)).toEqual([
-      'start:object', 'start.phone:string', 'start.name:string', 'start.fields:object:open', 'start.fields.plan:string', 'start.fields.age:number',
+    expect(
+      describedPaths(output).map(
+        ({ path, descriptor: variable }) => `${path}:${variable.type}${variable.open ? ':open' : ''}`,
+      ),
+    ).toEqual([
+      'start:object',
+      'start.phone:string',
+      'start.name:string',
+      'start.fields:object:open',
+      'start.fields.plan:string',
+      'start.fields.age:number',
     ]);
     expect(output.children[2]!.children[0]!.description).toBe('Plan bought');
     expect(NODE_TYPE_SPECS.start.templates(data)).toEqual([]);
   });
 
   it('start: field names are identifiers, declared once, of a scalar type', () => {
-    expect(issuesOf('start', { fields: [{ name: 'plan', type: 'string' }, { name: 'plan', type: 'number' }] })).toEqual(['fields.1.name: duplicate field "plan"']);
-    expect(issuesOf('start', { fields: [{ name: 'first name', type: 'string' }] })).toEqual(['fields.0.name: a letter or "_", then letters, digits or "_"']);
+    expect(
+      issuesOf('start', {
+        fields: [
+          { name: 'plan', type: 'string' },
+          { name: 'plan', type: 'number' },
+        ],
+      }),
+    ).toEqual(['fields.1.name: duplicate field "plan"']);
+    expect(issuesOf('start', { fields: [{ name: 'first name', type: 'string' }] })).toEqual([
+      'fields.0.name: a letter or "_", then letters, digits or "_"',
+    ]);
     expect(issuesOf('start', { fields: [{ name: 'tags', type: 'array' }] })).toHaveLength(1);
   });
 
@@ -117,18 +168,47 @@ describe('node data and outputs', () => {
     const data = parse('call', { agentId: 'agent-7', message: 'Hello {{start.name}}' });
     const output = NODE_TYPE_SPECS.call.output(data, 'n2')!;
     expect(output.name).toBe('n2');
-    expect(output.children.map((child) => `${child.name}:${child.type}`)).toEqual(['outcome:enum', 'attempts:number', 'durationMs:number', 'callId:string']);
-    expect(output.children[0]!.allowedValues).toEqual(['answered', 'busy', 'no_answer', 'voicemail', 'failed', 'invalid_number', 'do_not_call', 'cancelled']);
+    expect(output.children.map((child) => `${child.name}:${child.type}`)).toEqual([
+      'outcome:enum',
+      'attempts:number',
+      'durationMs:number',
+      'callId:string',
+    ]);
+    expect(output.children[0]!.allowedValues).toEqual([
+      'answered',
+      'busy',
+      'no_answer',
+      'voicemail',
+      'failed',
+      'invalid_number',
+      'do_not_call',
+      'cancelled',
+    ]);
     expect(NODE_TYPE_SPECS.call.templates(data)).toEqual(['Hello {{start.name}}']);
     expect(NODE_TYPE_SPECS.call.templates(parse('call', {}))).toEqual([]);
   });
 
   it('whatsapp: language defaults to en, parameters to none; each parameter is a template', () => {
-    expect(parse('whatsapp', { templateName: 'welcome' })).toEqual({ templateName: 'welcome', language: 'en', parameters: [] });
-    const data = parse('whatsapp', { templateName: 'welcome', language: 'pt_BR', parameters: ['{{start.name}}', 'plan {{start.fields.plan}}'] });
+    expect(parse('whatsapp', { templateName: 'welcome' })).toEqual({
+      templateName: 'welcome',
+      language: 'en',
+      parameters: [],
+    });
+    const data = parse('whatsapp', {
+      templateName: 'welcome',
+      language: 'pt_BR',
+      parameters: ['{{start.name}}', 'plan {{start.fields.plan}}'],
+    });
     expect(NODE_TYPE_SPECS.whatsapp.templates(data)).toEqual(['{{start.name}}', 'plan {{start.fields.plan}}']);
-    expect(NODE_TYPE_SPECS.whatsapp.output(data, 'n4')!.children.map((child) => [child.name, child.allowedValues])).toEqual([['messageId', []], ['status', ['sent', 'failed']]]);
-    expect(issuesOf('whatsapp', { templateName: 'welcome', language: 'English' })).toEqual(['language: a language code such as en or pt_BR']);
+    expect(
+      NODE_TYPE_SPECS.whatsapp.output(data, 'n4')!.children.map((child) => [child.name, child.allowedValues]),
+    ).toEqual([
+      ['messageId', []],
+      ['status', ['sent', 'failed']],
+    ]);
+    expect(issuesOf('whatsapp', { templateName: 'welcome', language: 'English' })).toEqual([
+      'language: a language code such as en or pt_BR',
+    ]);
     expect(issuesOf('whatsapp', { language: 'en' })).toHaveLength(1);
   });
 
@@ -142,39 +222,85 @@ describe('node data and outputs', () => {
     expect(issuesOf('wait', { until: '24:00' })).toEqual(['until: HH:MM, 24-hour']);
     expect(issuesOf('wait', {})).toEqual([': set exactly one of seconds or until']);
     expect(issuesOf('wait', { seconds: 60, until: '09:00' })).toEqual([': set exactly one of seconds or until']);
-    expect(NODE_TYPE_SPECS.wait.output(parse('wait', { until: '09:00' }), 'n5')!.children.map((child) => `${child.name}:${child.type}`)).toEqual(['wokeAt:datetime']);
+    expect(
+      NODE_TYPE_SPECS.wait
+        .output(parse('wait', { until: '09:00' }), 'n5')!
+        .children.map((child) => `${child.name}:${child.type}`),
+    ).toEqual(['wokeAt:datetime']);
   });
 
   it('branch: 1 to 20 rules with distinct handles; each condition reads its variable as a reference', () => {
-    const rule = (handle: string, variable = 'n2.outcome') => ({ handle, when: { variable, operator: 'equals', value: 'answered' } });
-    const data = parse('branch', { rules: [rule('yes'), rule('vip', 'start.fields.plan'), rule('maybe', 'n2.outcome?')], defaultHandle: 'no' });
-    expect(NODE_TYPE_SPECS.branch.templates(data)).toEqual(['{{n2.outcome}}', '{{start.fields.plan}}', '{{n2.outcome?}}']);
-    expect(NODE_TYPE_SPECS.branch.output(data, 'n3')!.children.map((child) => `${child.name}:${child.type}`)).toEqual(['matched:string']);
+    const rule = (handle: string, variable = 'n2.outcome') => ({
+      handle,
+      when: { variable, operator: 'equals', value: 'answered' },
+    });
+    const data = parse('branch', {
+      rules: [rule('yes'), rule('vip', 'start.fields.plan'), rule('maybe', 'n2.outcome?')],
+      defaultHandle: 'no',
+    });
+    expect(NODE_TYPE_SPECS.branch.templates(data)).toEqual([
+      '{{n2.outcome}}',
+      '{{start.fields.plan}}',
+      '{{n2.outcome?}}',
+    ]);
+    expect(NODE_TYPE_SPECS.branch.output(data, 'n3')!.children.map((child) => `${child.name}:${child.type}`)).toEqual([
+      'matched:string',
+    ]);
     expect(issuesOf('branch', { rules: [], defaultHandle: 'no' })).toHaveLength(1);
-    expect(issuesOf('branch', { rules: Array.from({ length: 21 }, (_, index) => rule(`h${index}`)), defaultHandle: 'no' })).toHaveLength(1);
-    expect(issuesOf('branch', { rules: [rule('a'), rule('a')], defaultHandle: 'no' })).toEqual(['rules.1.handle: duplicate handle "a"']);
-    expect(issuesOf('branch', { rules: [rule('a')], defaultHandle: 'a' })).toEqual(['defaultHandle: duplicate handle "a"']);
-    expect(issuesOf('branch', { rules: [rule('a', '{{n2.outcome}}')], defaultHandle: 'b' }))
-      .toEqual(['rules.0.when.variable: a variable path such as start.fields.plan or n3.outcome']);
-    expect(issuesOf('branch', { rules: [{ handle: 'a', when: { variable: 'n2.x', operator: 'in', value: [1] } }], defaultHandle: 'b' })).toHaveLength(1);
+    expect(
+      issuesOf('branch', { rules: Array.from({ length: 21 }, (_, index) => rule(`h${index}`)), defaultHandle: 'no' }),
+    ).toHaveLength(1);
+    expect(issuesOf('branch', { rules: [rule('a'), rule('a')], defaultHandle: 'no' })).toEqual([
+      'rules.1.handle: duplicate handle "a"',
+    ]);
+    expect(issuesOf('branch', { rules: [rule('a')], defaultHandle: 'a' })).toEqual([
+      'defaultHandle: duplicate handle "a"',
+    ]);
+    expect(issuesOf('branch', { rules: [rule('a', '{{n2.outcome}}')], defaultHandle: 'b' })).toEqual([
+      'rules.0.when.variable: a variable path such as start.fields.plan or n3.outcome',
+    ]);
+    expect(
+      issuesOf('branch', {
+        rules: [{ handle: 'a', when: { variable: 'n2.x', operator: 'in', value: [1] } }],
+        defaultHandle: 'b',
+      }),
+    ).toHaveLength(1);
   });
 
   it('set_variable: a rendered value of the declared type, string by default', () => {
-    expect(parse('set_variable', { value: '{{start.name}}' })).toEqual({ value: '{{start.name}}', valueType: 'string' });
+    expect(parse('set_variable', { value: '{{start.name}}' })).toEqual({
+      value: '{{start.name}}',
+      valueType: 'string',
+    });
     const numeric = parse('set_variable', { value: '{{n2.attempts}}', valueType: 'number' });
-    expect(NODE_TYPE_SPECS.set_variable.output(numeric, 'n6')!.children.map((child) => `${child.name}:${child.type}`)).toEqual(['value:number']);
+    expect(
+      NODE_TYPE_SPECS.set_variable.output(numeric, 'n6')!.children.map((child) => `${child.name}:${child.type}`),
+    ).toEqual(['value:number']);
     expect(NODE_TYPE_SPECS.set_variable.templates(numeric)).toEqual(['{{n2.attempts}}']);
     expect(issuesOf('set_variable', { value: 'x', valueType: 'datetime' })).toHaveLength(1);
   });
 
   it('webhook: an http(s) URL, POST by default; URL, header values and body are templates; the body is open', () => {
-    const data = parse('webhook', { url: 'https://crm.example.com/leads/{{start.fields.crmId}}', headers: { 'X-Api-Key': '{{start.fields.key}}' }, body: '{"phone":"{{start.phone}}"}' });
+    const data = parse('webhook', {
+      url: 'https://crm.example.com/leads/{{start.fields.crmId}}',
+      headers: { 'X-Api-Key': '{{start.fields.key}}' },
+      body: '{"phone":"{{start.phone}}"}',
+    });
     expect(data.method).toBe('POST');
-    expect(NODE_TYPE_SPECS.webhook.templates(data)).toEqual(['https://crm.example.com/leads/{{start.fields.crmId}}', '{{start.fields.key}}', '{"phone":"{{start.phone}}"}']);
+    expect(NODE_TYPE_SPECS.webhook.templates(data)).toEqual([
+      'https://crm.example.com/leads/{{start.fields.crmId}}',
+      '{{start.fields.key}}',
+      '{"phone":"{{start.phone}}"}',
+    ]);
     const output = NODE_TYPE_SPECS.webhook.output(data, 'n7')!;
-    expect(output.children.map((child) => `${child.name}:${child.type}:${child.open}`)).toEqual(['status:number:false', 'body:object:true']);
+    expect(output.children.map((child) => `${child.name}:${child.type}:${child.open}`)).toEqual([
+      'status:number:false',
+      'body:object:true',
+    ]);
     expect(issuesOf('webhook', { url: '{{start.fields.callbackUrl}}', method: 'GET' })).toEqual([]);
-    expect(issuesOf('webhook', { url: 'ftp://example.com' })).toEqual(['url: must start with http:// or https:// (or a {{reference}} rendering to such a URL)']);
+    expect(issuesOf('webhook', { url: 'ftp://example.com' })).toEqual([
+      'url: must start with http:// or https:// (or a {{reference}} rendering to such a URL)',
+    ]);
     expect(issuesOf('webhook', { url: 'https://example.com', method: 'HEAD' })).toHaveLength(1);
     expect(issuesOf('webhook', { url: 'https://example.com', headers: { 'Bad Header': 'x' } })).toHaveLength(1);
   });
@@ -182,7 +308,9 @@ describe('node data and outputs', () => {
   it('review: a decision, a note and who decided; instructions are required', () => {
     const output = NODE_TYPE_SPECS.review.output(parse('review', { instructions: 'Approve the discount?' }), 'n8')!;
     expect(output.children.map((child) => [child.name, child.type, child.allowedValues])).toEqual([
-      ['decision', 'enum', ['approved', 'rejected', 'skipped']], ['note', 'string', []], ['decidedBy', 'string', []],
+      ['decision', 'enum', ['approved', 'rejected', 'skipped']],
+      ['note', 'string', []],
+      ['decidedBy', 'string', []],
     ]);
     expect(issuesOf('review', {})).toHaveLength(1);
     expect(issuesOf('review', { instructions: '' })).toHaveLength(1);
@@ -191,7 +319,14 @@ describe('node data and outputs', () => {
 
 describe('variable descriptors', () => {
   it('fills the optional parts with empty defaults', () => {
-    expect(descriptor('plan', 'string', 'Plan')).toEqual({ name: 'plan', type: 'string', description: 'Plan', allowedValues: [], open: false, children: [] });
+    expect(descriptor('plan', 'string', 'Plan')).toEqual({
+      name: 'plan',
+      type: 'string',
+      description: 'Plan',
+      allowedValues: [],
+      open: false,
+      children: [],
+    });
     expect(descriptor('body', 'object', 'Body', { open: true }).open).toBe(true);
   });
 });

@@ -1,14 +1,35 @@
 import { describe, expect, it } from 'vitest';
-import { chooseBranch, CONDITION_OPERATORS_BY_TYPE, conditionProblem, evaluateCondition, type Condition } from '../lib/journey/conditions';
+import {
+  chooseBranch,
+  CONDITION_OPERATORS_BY_TYPE,
+  conditionProblem,
+  evaluateCondition,
+  type Condition,
+} from '../lib/journey/conditions';
 import type { JourneyDefinition, JourneyNode } from '../lib/journey/definition';
-import { fieldsReadByGraph, parseReferences, renderTemplate, resolvePath, undeclaredVariables } from '../lib/journey/templates';
+import {
+  fieldsReadByGraph,
+  parseReferences,
+  renderTemplate,
+  resolvePath,
+  undeclaredVariables,
+} from '../lib/journey/templates';
 
 const at = { x: 0, y: 0 };
-const node = (id: string, type: string, data: Record<string, unknown> = {}): JourneyNode => ({ id, type, position: at, data });
+const node = (id: string, type: string, data: Record<string, unknown> = {}): JourneyNode => ({
+  id,
+  type,
+  position: at,
+  data,
+});
 const journey = (...nodes: JourneyNode[]): JourneyDefinition => ({ definitionVersion: 1, nodes, edges: [] });
 
 const variables = {
-  start: { phone: '+14155550100', name: 'Ada', fields: { plan: 'premium', age: '42', tags: ['a', 'b'], address: { city: 'Paris' } } },
+  start: {
+    phone: '+14155550100',
+    name: 'Ada',
+    fields: { plan: 'premium', age: '42', tags: ['a', 'b'], address: { city: 'Paris' } },
+  },
   n3: { outcome: 'answered', attempts: 2 },
   n5: { status: 200, body: { customer: { tier: 'gold', active: true } } },
   'call-1': { outcome: 'busy' },
@@ -28,21 +49,43 @@ describe('template references', () => {
   });
 
   it('ignores malformed braces', () => {
-    for (const text of ['{{}}', '{{ }}', '{start.name}', '{{start.name}', '{ {start.name} }', '{{start name}}', '{{start..name}}', '{{.start}}',
-      '{{start.}}', '{{3.outcome}}', '{{start.name??}}', '{{{start.name}}}', '{{start.name}}}', '{{start-name?x}}']) {
+    for (const text of [
+      '{{}}',
+      '{{ }}',
+      '{start.name}',
+      '{{start.name}',
+      '{ {start.name} }',
+      '{{start name}}',
+      '{{start..name}}',
+      '{{.start}}',
+      '{{start.}}',
+      '{{3.outcome}}',
+      '{{start.name??}}',
+      '{{{start.name}}}',
+      '{{start.name}}}',
+      '{{start-name?x}}',
+    ]) {
       expect(parseReferences(text), text).toEqual([]);
     }
   });
 
   it('renders values found in the variable tree, objects and arrays as JSON', () => {
-    expect(renderTemplate('Hi {{start.name}} ({{ start.fields.plan }}), called {{n3.attempts}} times', variables)).toBe('Hi Ada (premium), called 2 times');
-    expect(renderTemplate('{{n5.body.customer}}|{{start.fields.tags}}|{{n5.body.customer.active}}', variables))
-      .toBe('{"tier":"gold","active":true}|["a","b"]|true');
+    expect(renderTemplate('Hi {{start.name}} ({{ start.fields.plan }}), called {{n3.attempts}} times', variables)).toBe(
+      'Hi Ada (premium), called 2 times',
+    );
+    expect(renderTemplate('{{n5.body.customer}}|{{start.fields.tags}}|{{n5.body.customer.active}}', variables)).toBe(
+      '{"tier":"gold","active":true}|["a","b"]|true',
+    );
     expect(renderTemplate('{{call-1.outcome}}', variables)).toBe('busy');
   });
 
   it('renders missing values as empty text, optional or not, and leaves malformed braces as they are', () => {
-    expect(renderTemplate('[{{n9.outcome?}}][{{n9.outcome}}][{{start.name.first}}][{{start.fields.tags.length}}]', variables)).toBe('[][][][]');
+    expect(
+      renderTemplate(
+        '[{{n9.outcome?}}][{{n9.outcome}}][{{start.name.first}}][{{start.fields.tags.length}}]',
+        variables,
+      ),
+    ).toBe('[][][][]');
     expect(renderTemplate('{{start.name}', variables)).toBe('{{start.name}');
     expect(renderTemplate('{{{start.name}}}', variables)).toBe('{{{start.name}}}');
     expect(renderTemplate('{{x}}', { x: null })).toBe('');
@@ -61,10 +104,21 @@ describe('template references', () => {
 
 describe('lead fields a graph reads', () => {
   const graph = journey(
-    node('n1', 'start', { fields: [{ name: 'plan', type: 'string' }, { name: 'unused', type: 'string' }] }),
+    node('n1', 'start', {
+      fields: [
+        { name: 'plan', type: 'string' },
+        { name: 'unused', type: 'string' },
+      ],
+    }),
     node('n2', 'call', { message: 'About {{start.fields.plan}} and {{ start.fields.address.city? }}' }),
-    node('n3', 'branch', { rules: [{ handle: 'old', when: { variable: 'start.fields.age', operator: 'gt', value: 60 } }], defaultHandle: 'young' }),
-    node('n4', 'webhook', { url: 'https://crm.example.com', headers: { Authorization: 'Bearer {{start.fields.token}}' } }),
+    node('n3', 'branch', {
+      rules: [{ handle: 'old', when: { variable: 'start.fields.age', operator: 'gt', value: 60 } }],
+      defaultHandle: 'young',
+    }),
+    node('n4', 'webhook', {
+      url: 'https://crm.example.com',
+      headers: { Authorization: 'Bearer {{start.fields.token}}' },
+    }),
     node('n5', 'set_variable', { value: '{{start.name}} {{n2.outcome}}' }),
   );
 
@@ -73,23 +127,32 @@ describe('lead fields a graph reads', () => {
   });
 
   it('still finds references in data a node type refuses', () => {
-    const broken = journey(node('n1', 'whatsapp', { templateName: 'x', parameters: ['{{start.fields.coupon}}'], colour: 'red' }), node('n2', 'fax', { to: '{{start.fields.fax}}' }));
+    const broken = journey(
+      node('n1', 'whatsapp', { templateName: 'x', parameters: ['{{start.fields.coupon}}'], colour: 'red' }),
+      node('n2', 'fax', { to: '{{start.fields.fax}}' }),
+    );
     expect([...fieldsReadByGraph(broken)].sort()).toEqual(['coupon', 'fax']);
   });
 
   it('lists the lead fields the graph never reads, sorted', () => {
-    expect(undeclaredVariables(graph, { zip: '75001', plan: 'premium', age: 30, unused: 'x', email: 'a@b.c' })).toEqual(['email', 'unused', 'zip']);
+    expect(undeclaredVariables(graph, { zip: '75001', plan: 'premium', age: 30, unused: 'x', email: 'a@b.c' })).toEqual(
+      ['email', 'unused', 'zip'],
+    );
     expect(undeclaredVariables(graph, { plan: 'premium' })).toEqual([]);
   });
 
   it('lists none when a template reads all the lead fields at once', () => {
-    const whole = journey(node('n1', 'start'), node('n2', 'webhook', { url: 'https://example.com', body: '{{start.fields}}' }));
+    const whole = journey(
+      node('n1', 'start'),
+      node('n2', 'webhook', { url: 'https://example.com', body: '{{start.fields}}' }),
+    );
     expect(undeclaredVariables(whole, { zip: '75001' })).toEqual([]);
   });
 });
 
 describe('branch conditions', () => {
-  const holds = (variable: string, operator: string, value?: Condition['value']) => evaluateCondition({ variable, operator, value }, variables);
+  const holds = (variable: string, operator: string, value?: Condition['value']) =>
+    evaluateCondition({ variable, operator, value }, variables);
 
   it('offers the operators of each type', () => {
     expect(CONDITION_OPERATORS_BY_TYPE).toEqual({
@@ -140,8 +203,10 @@ describe('branch conditions', () => {
 
   it('tells empty from set', () => {
     const empty = { blank: '  ', none: null, list: [], map: {}, zero: 0, no: false };
-    for (const name of ['blank', 'none', 'list', 'map', 'unset']) expect(evaluateCondition({ variable: name, operator: 'is_empty' }, empty), name).toBe(true);
-    for (const name of ['zero', 'no']) expect(evaluateCondition({ variable: name, operator: 'is_not_empty' }, empty), name).toBe(true);
+    for (const name of ['blank', 'none', 'list', 'map', 'unset'])
+      expect(evaluateCondition({ variable: name, operator: 'is_empty' }, empty), name).toBe(true);
+    for (const name of ['zero', 'no'])
+      expect(evaluateCondition({ variable: name, operator: 'is_not_empty' }, empty), name).toBe(true);
     expect(holds('start.fields.tags', 'is_not_empty')).toBe(true);
   });
 
@@ -156,11 +221,17 @@ describe('branch conditions', () => {
 
   it('compares date-times as instants, whatever their offsets', () => {
     const at9 = { wokeAt: '2026-03-01T09:00:00+01:00' }; // 08:00Z
-    expect(evaluateCondition({ variable: 'wokeAt', operator: 'before', value: '2026-03-01T08:30:00Z' }, at9)).toBe(true);
-    expect(evaluateCondition({ variable: 'wokeAt', operator: 'after', value: '2026-03-01T08:30:00Z' }, at9)).toBe(false);
+    expect(evaluateCondition({ variable: 'wokeAt', operator: 'before', value: '2026-03-01T08:30:00Z' }, at9)).toBe(
+      true,
+    );
+    expect(evaluateCondition({ variable: 'wokeAt', operator: 'after', value: '2026-03-01T08:30:00Z' }, at9)).toBe(
+      false,
+    );
     expect(evaluateCondition({ variable: 'wokeAt', operator: 'after', value: '2026-03-01' }, at9)).toBe(true);
     // Without an offset the instant would depend on the host's zone: never matches.
-    expect(evaluateCondition({ variable: 'wokeAt', operator: 'before', value: '2026-03-01T08:30:00' }, at9)).toBe(false);
+    expect(evaluateCondition({ variable: 'wokeAt', operator: 'before', value: '2026-03-01T08:30:00' }, at9)).toBe(
+      false,
+    );
     expect(evaluateCondition({ variable: 'wokeAt', operator: 'before', value: '2027-01-01' }, {})).toBe(false);
   });
 
@@ -185,20 +256,37 @@ describe('branch conditions', () => {
   it('explains a condition that does not fit its variable', () => {
     const outcome = { type: 'enum' as const, allowedValues: ['answered', 'busy'] };
     expect(conditionProblem({ variable: 'n3.outcome', operator: 'equals', value: 'answered' }, outcome)).toBeNull();
-    expect(conditionProblem({ variable: 'n3.outcome', operator: 'bigger', value: 1 }, outcome)).toBe('unknown operator "bigger"');
-    expect(conditionProblem({ variable: 'n3.outcome', operator: 'gt', value: 1 }, outcome))
-      .toBe('operator "gt" does not apply to n3.outcome (enum); use one of equals, not_equals, in');
-    expect(conditionProblem({ variable: 'n3.outcome', operator: 'in', value: ['busy', 'bussy'] }, outcome))
-      .toBe('"bussy" is not a value of n3.outcome; use one of answered, busy');
-    expect(conditionProblem({ variable: 'n3.outcome?', operator: 'equals', value: 'nope' }, outcome)).toBe('"nope" is not a value of n3.outcome; use one of answered, busy');
+    expect(conditionProblem({ variable: 'n3.outcome', operator: 'bigger', value: 1 }, outcome)).toBe(
+      'unknown operator "bigger"',
+    );
+    expect(conditionProblem({ variable: 'n3.outcome', operator: 'gt', value: 1 }, outcome)).toBe(
+      'operator "gt" does not apply to n3.outcome (enum); use one of equals, not_equals, in',
+    );
+    expect(conditionProblem({ variable: 'n3.outcome', operator: 'in', value: ['busy', 'bussy'] }, outcome)).toBe(
+      '"bussy" is not a value of n3.outcome; use one of answered, busy',
+    );
+    expect(conditionProblem({ variable: 'n3.outcome?', operator: 'equals', value: 'nope' }, outcome)).toBe(
+      '"nope" is not a value of n3.outcome; use one of answered, busy',
+    );
     const text = { type: 'string' as const, allowedValues: [] };
-    expect(conditionProblem({ variable: 'a', operator: 'in', value: [] }, text)).toBe('operator "in" needs a non-empty list of values');
-    expect(conditionProblem({ variable: 'a', operator: 'is_empty', value: 'x' }, text)).toBe('operator "is_empty" takes no value');
-    expect(conditionProblem({ variable: 'a', operator: 'equals', value: ['x'] }, text)).toBe('operator "equals" needs a single value');
-    expect(conditionProblem({ variable: 'a', operator: 'contains' }, text)).toBe('operator "contains" needs text as value');
-    expect(conditionProblem({ variable: 'a', operator: 'gt', value: 'ten' }, undefined)).toBe('operator "gt" needs a number as value');
+    expect(conditionProblem({ variable: 'a', operator: 'in', value: [] }, text)).toBe(
+      'operator "in" needs a non-empty list of values',
+    );
+    expect(conditionProblem({ variable: 'a', operator: 'is_empty', value: 'x' }, text)).toBe(
+      'operator "is_empty" takes no value',
+    );
+    expect(conditionProblem({ variable: 'a', operator: 'equals', value: ['x'] }, text)).toBe(
+      'operator "equals" needs a single value',
+    );
+    expect(conditionProblem({ variable: 'a', operator: 'contains' }, text)).toBe(
+      'operator "contains" needs text as value',
+    );
+    expect(conditionProblem({ variable: 'a', operator: 'gt', value: 'ten' }, undefined)).toBe(
+      'operator "gt" needs a number as value',
+    );
     expect(conditionProblem({ variable: 'a', operator: 'gt', value: '10' }, undefined)).toBeNull();
-    expect(conditionProblem({ variable: 'a', operator: 'before', value: 'tomorrow' }, undefined))
-      .toBe('operator "before" needs an ISO 8601 date, or date-time with offset, as value');
+    expect(conditionProblem({ variable: 'a', operator: 'before', value: 'tomorrow' }, undefined)).toBe(
+      'operator "before" needs an ISO 8601 date, or date-time with offset, as value',
+    );
   });
 });

@@ -19,19 +19,31 @@ const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 /** One attempt per lead, at any hour: these tests are about accepting leads, not the ladder. */
 async function createLeadCampaign(fields: Record<string, unknown> = {}) {
   return db.campaign.create({
-    data: { workspaceId: owner.workspaceId, name: 'Inbound leads', acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN, ...fields },
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Inbound leads',
+      acceptsLeadPush: true,
+      status: 'RUNNING',
+      dialLadder: SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+      ...fields,
+    },
   });
 }
 const push = (campaignId: string, body: unknown, headers: Record<string, string> = {}) =>
   api.request('POST', `/v1/campaigns/${campaignId}/leads`, { key: owner.key, body, headers });
 const pushBatch = (campaignId: string, leads: unknown[], key = owner.key) =>
   api.request('POST', `/v1/campaigns/${campaignId}/leads/batch`, { key, body: { leads } });
-const finished = (campaignId: string, idempotencyKey: string) => leadResult(temporal.client, campaignId, idempotencyKey);
+const finished = (campaignId: string, idempotencyKey: string) =>
+  leadResult(temporal.client, campaignId, idempotencyKey);
 
 describe('POST /v1/campaigns/{campaignId}/leads', () => {
   it('queues a new lead (202), dials it through the worker, and records the call in PostgreSQL', async () => {
     const campaign = await createLeadCampaign();
-    const response = await push(campaign.id, { lead: { phone: '+1 415 555 0123', name: 'Ada', fields: { plan: 'pro' } }, idempotencyKey: 'order-1' });
+    const response = await push(campaign.id, {
+      lead: { phone: '+1 415 555 0123', name: 'Ada', fields: { plan: 'pro' } },
+      idempotencyKey: 'order-1',
+    });
     expect(response.status).toBe(202);
     const pushed = (await response.json()) as Record<string, any>;
     expect(pushed).toMatchObject({ status: 'queued', deduplicated: false, warnings: { undeclaredVariables: [] } });
@@ -47,8 +59,13 @@ describe('POST /v1/campaigns/{campaignId}/leads', () => {
 
   it('answers 50 concurrent pushes of one key with one lead, one workflow and one dial', async () => {
     const campaign = await createLeadCampaign();
-    const responses = await Promise.all(Array.from({ length: 50 }, () => push(campaign.id, { lead: { phone: '+14155550121' }, idempotencyKey: 'burst' })));
-    const bodies = (await Promise.all(responses.map((response) => response.json()))) as Array<{ leadId: string; deduplicated: boolean }>;
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => push(campaign.id, { lead: { phone: '+14155550121' }, idempotencyKey: 'burst' })),
+    );
+    const bodies = (await Promise.all(responses.map((response) => response.json()))) as Array<{
+      leadId: string;
+      deduplicated: boolean;
+    }>;
     expect(responses.map((response) => response.status).sort()).toEqual([...Array(49).fill(200), 202]);
     expect(new Set(bodies.map((body) => body.leadId)).size).toBe(1);
     expect(bodies.filter((body) => !body.deduplicated)).toHaveLength(1);
@@ -63,8 +80,12 @@ describe('POST /v1/campaigns/{campaignId}/leads', () => {
 
   it('dials the same phone again under a different key', async () => {
     const campaign = await createLeadCampaign();
-    const first = (await (await push(campaign.id, { lead: { phone: '+14155550122' }, idempotencyKey: 'a' })).json()) as { leadId: string };
-    const second = (await (await push(campaign.id, { lead: { phone: '+14155550122' }, idempotencyKey: 'b' })).json()) as { leadId: string };
+    const first = (await (
+      await push(campaign.id, { lead: { phone: '+14155550122' }, idempotencyKey: 'a' })
+    ).json()) as { leadId: string };
+    const second = (await (
+      await push(campaign.id, { lead: { phone: '+14155550122' }, idempotencyKey: 'b' })
+    ).json()) as { leadId: string };
     expect(first.leadId).not.toBe(second.leadId);
     await Promise.all([finished(campaign.id, 'a'), finished(campaign.id, 'b')]);
     expect(await db.call.count({ where: { lead: { campaignId: campaign.id } } })).toBe(2);
@@ -74,9 +95,17 @@ describe('POST /v1/campaigns/{campaignId}/leads', () => {
     const campaign = await createLeadCampaign();
     const byHeader = await push(campaign.id, { lead: { phone: '+14155550124' } }, { 'idempotency-key': 'hdr' });
     expect(byHeader.status).toBe(202);
-    const same = await push(campaign.id, { lead: { phone: '+14155550124' }, idempotencyKey: 'hdr' }, { 'idempotency-key': 'hdr' });
+    const same = await push(
+      campaign.id,
+      { lead: { phone: '+14155550124' }, idempotencyKey: 'hdr' },
+      { 'idempotency-key': 'hdr' },
+    );
     expect(same.status).toBe(200);
-    const differs = await push(campaign.id, { lead: { phone: '+14155550124' }, idempotencyKey: 'body' }, { 'idempotency-key': 'hdr2' });
+    const differs = await push(
+      campaign.id,
+      { lead: { phone: '+14155550124' }, idempotencyKey: 'body' },
+      { 'idempotency-key': 'hdr2' },
+    );
     expect(differs.status).toBe(422);
     expect(await differs.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: ['idempotencyKey'] }] });
     const none = await push(campaign.id, { lead: { phone: '+14155550124' } });
@@ -115,14 +144,28 @@ describe('POST /v1/campaigns/{campaignId}/leads/batch', () => {
       { lead: { phone: '+44 20 7946 0958' }, idempotencyKey: 'k3' },
     ]);
     expect(response.status).toBe(200);
-    const body = (await response.json()) as { requestId: string; summary: unknown; results: Array<Record<string, any>> };
+    const body = (await response.json()) as {
+      requestId: string;
+      summary: unknown;
+      results: Array<Record<string, any>>;
+    };
     expect(body.requestId).toBe(response.headers.get('x-request-id'));
     expect(body.summary).toEqual({ queued: 2, duplicate: 2, rejected: 2 });
     expect(body.results.map((result) => [result.index, result.status])).toEqual([
-      [0, 'queued'], [1, 'rejected'], [2, 'duplicate'], [3, 'duplicate'], [4, 'rejected'], [5, 'queued'],
+      [0, 'queued'],
+      [1, 'rejected'],
+      [2, 'duplicate'],
+      [3, 'duplicate'],
+      [4, 'rejected'],
+      [5, 'queued'],
     ]);
     expect(body.results[3]!.leadId).toBe(body.results[0]!.leadId);
-    expect(body.results[1]).toMatchObject({ error: 'invalid_body', retryable: false, leadId: null, issues: [{ path: ['lead', 'phone'] }] });
+    expect(body.results[1]).toMatchObject({
+      error: 'invalid_body',
+      retryable: false,
+      leadId: null,
+      issues: [{ path: ['lead', 'phone'] }],
+    });
     expect(body.results[4]).toMatchObject({ error: 'invalid_body', issues: [{ path: ['idempotencyKey'] }] });
     expect(body.results[5]).toMatchObject({ phone: '+442079460958', idempotencyKey: 'k3', requestId: body.requestId });
     await Promise.all([finished(campaign.id, 'k1'), finished(campaign.id, 'k3')]);
@@ -132,7 +175,9 @@ describe('POST /v1/campaigns/{campaignId}/leads/batch', () => {
 
   it('refuses the whole batch for a campaign-level problem, and an empty or oversized batch', async () => {
     const other = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
-    const foreign = await db.campaign.create({ data: { workspaceId: other.workspaceId, name: 'Foreign', acceptsLeadPush: true } });
+    const foreign = await db.campaign.create({
+      data: { workspaceId: other.workspaceId, name: 'Foreign', acceptsLeadPush: true },
+    });
     const stopped = await createLeadCampaign({ status: 'STOPPED' });
     const email = await createLeadCampaign({ channel: 'EMAIL' });
     const open = await createLeadCampaign();
@@ -142,16 +187,36 @@ describe('POST /v1/campaigns/{campaignId}/leads/batch', () => {
     expect(emailResponse.status).toBe(403);
     expect(await emailResponse.json()).toEqual({ error: 'api_key_not_allowed' });
     expect((await pushBatch(open.id, [])).status).toBe(400);
-    expect((await pushBatch(open.id, Array.from({ length: 101 }, (_, i) => ({ lead: { phone: '+14155550141' }, idempotencyKey: `k${i}` })))).status).toBe(400);
+    expect(
+      (
+        await pushBatch(
+          open.id,
+          Array.from({ length: 101 }, (_, i) => ({ lead: { phone: '+14155550141' }, idempotencyKey: `k${i}` })),
+        )
+      ).status,
+    ).toBe(400);
     expect(await db.lead.count({ where: { campaignId: { in: [foreign.id, stopped.id, email.id, open.id] } } })).toBe(0);
   });
 
   it('queues leads while Temporal is unreachable: they are stored, and the sweep starts their workflows once Temporal answers', async () => {
     const campaign = await createLeadCampaign();
     const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
-    const cutOff = await startTestApi({ db, url, temporal: { client: new Client({ connection: deadConnection }), connection: deadConnection, taskQueue: temporal.taskQueue } });
-    const leads = [{ lead: { phone: '+14155550150' }, idempotencyKey: 'outage-1' }, { lead: { phone: '+14155550151' }, idempotencyKey: 'outage-2' }];
-    const accepted = (await (await cutOff.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, { key: owner.key, body: { leads } })).json()) as { summary: unknown };
+    const cutOff = await startTestApi({
+      db,
+      url,
+      temporal: {
+        client: new Client({ connection: deadConnection }),
+        connection: deadConnection,
+        taskQueue: temporal.taskQueue,
+      },
+    });
+    const leads = [
+      { lead: { phone: '+14155550150' }, idempotencyKey: 'outage-1' },
+      { lead: { phone: '+14155550151' }, idempotencyKey: 'outage-2' },
+    ];
+    const accepted = (await (
+      await cutOff.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, { key: owner.key, body: { leads } })
+    ).json()) as { summary: unknown };
     expect(accepted.summary).toEqual({ queued: 2, duplicate: 0, rejected: 0 });
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(await db.lead.count({ where: { campaignId: campaign.id, workflowStartedAt: null } })).toBe(2);
@@ -168,14 +233,28 @@ describe('POST /v1/campaigns/{campaignId}/leads/batch', () => {
   it('rejects leads as retryable when they cannot be stored, changes nothing, and accepts the same keys later', async () => {
     const campaign = await createLeadCampaign();
     // A real failure inside PostgreSQL, for this campaign only.
-    await db.$executeRawUnsafe(`CREATE FUNCTION refuse_leads() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk trouble'; END $$`);
-    await db.$executeRawUnsafe(`CREATE TRIGGER refuse_leads BEFORE INSERT ON "Lead" FOR EACH ROW WHEN (NEW."campaignId" = '${campaign.id}') EXECUTE FUNCTION refuse_leads()`);
-    const leads = [{ lead: { phone: '+14155550152' }, idempotencyKey: 'stored-later-1' }, { lead: { phone: '+14155550153' }, idempotencyKey: 'stored-later-2' }];
+    await db.$executeRawUnsafe(
+      `CREATE FUNCTION refuse_leads() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'disk trouble'; END $$`,
+    );
+    await db.$executeRawUnsafe(
+      `CREATE TRIGGER refuse_leads BEFORE INSERT ON "Lead" FOR EACH ROW WHEN (NEW."campaignId" = '${campaign.id}') EXECUTE FUNCTION refuse_leads()`,
+    );
+    const leads = [
+      { lead: { phone: '+14155550152' }, idempotencyKey: 'stored-later-1' },
+      { lead: { phone: '+14155550153' }, idempotencyKey: 'stored-later-2' },
+    ];
     const refused = await pushBatch(campaign.id, leads);
     const refusedBody = (await refused.json()) as { summary: unknown; results: Array<Record<string, unknown>> };
     expect(refused.status).toBe(200);
     expect(refusedBody.summary).toEqual({ queued: 0, duplicate: 0, rejected: 2 });
-    expect(refusedBody.results[1]).toMatchObject({ index: 1, status: 'rejected', retryable: true, error: 'internal_error', reason: 'lead_not_stored', leadId: null });
+    expect(refusedBody.results[1]).toMatchObject({
+      index: 1,
+      status: 'rejected',
+      retryable: true,
+      error: 'internal_error',
+      reason: 'lead_not_stored',
+      leadId: null,
+    });
     const single = await push(campaign.id, leads[0]);
     expect(single.status).toBe(503);
     expect(await single.json()).toEqual({ error: 'internal_error', retryable: true });
@@ -190,8 +269,13 @@ describe('POST /v1/campaigns/{campaignId}/leads/batch', () => {
 
   it('counts as one request against the rate limit', async () => {
     const limited = await createTestWorkspace(db, { scopes: ['campaigns.edit'], settings: { rateLimitPerMinute: 2 } });
-    const campaign = await db.campaign.create({ data: { workspaceId: limited.workspaceId, name: 'Limited', acceptsLeadPush: true } });
-    const leads = Array.from({ length: 100 }, (_, i) => ({ lead: { phone: '+14155550160' }, idempotencyKey: `limited-${i}` }));
+    const campaign = await db.campaign.create({
+      data: { workspaceId: limited.workspaceId, name: 'Limited', acceptsLeadPush: true },
+    });
+    const leads = Array.from({ length: 100 }, (_, i) => ({
+      lead: { phone: '+14155550160' },
+      idempotencyKey: `limited-${i}`,
+    }));
     const batch = await pushBatch(campaign.id, leads, limited.key);
     expect(batch.status).toBe(200);
     expect(batch.headers.get('ratelimit')).toMatch(/^limit=2, remaining=1, /);

@@ -9,14 +9,18 @@ import { projectRoot } from '../scripts/stack/paths';
 type Manifest = { dependencies: Record<string, string>; devDependencies: Record<string, string> };
 const read = <T>(file: string) => JSON.parse(readFileSync(path.join(projectRoot, file), 'utf8')) as T;
 const manifest = read<Manifest>('package.json');
-const lockfile = read<{ packages: Record<string, Partial<Manifest> & { version?: string; optionalDependencies?: Record<string, string> }> }>('package-lock.json');
+const lockfile = read<{
+  packages: Record<string, Partial<Manifest> & { version?: string; optionalDependencies?: Record<string, string> }>;
+}>('package-lock.json');
 
 describe('package-lock.json', () => {
   it('locks every dependency of package.json at the exact version package.json names', () => {
     const wanted = { ...manifest.dependencies, ...manifest.devDependencies };
     const root = lockfile.packages['']!;
     expect({ ...root.dependencies, ...root.devDependencies }).toEqual(wanted);
-    const unlocked = Object.entries(wanted).filter(([name, version]) => lockfile.packages[`node_modules/${name}`]?.version !== version);
+    const unlocked = Object.entries(wanted).filter(
+      ([name, version]) => lockfile.packages[`node_modules/${name}`]?.version !== version,
+    );
     expect(unlocked).toEqual([]);
   });
 
@@ -29,11 +33,25 @@ describe('completing a lockfile (npm run lockfile:complete)', () => {
   it('adds a missing platform package fenced to the platform its name names', () => {
     const packages: Parameters<typeof completeLockfilePackages>[0] = {
       '': {},
-      'node_modules/native': { version: '1.2.3', optionalDependencies: { 'native-linux-x64-gnu': '1.2.3', 'native-darwin-arm64': '1.2.3' } },
-      'node_modules/native-linux-x64-gnu': { version: '1.2.3', os: ['linux'], cpu: ['x64'], libc: ['glibc'], optional: true },
+      'node_modules/native': {
+        version: '1.2.3',
+        optionalDependencies: { 'native-linux-x64-gnu': '1.2.3', 'native-darwin-arm64': '1.2.3' },
+      },
+      'node_modules/native-linux-x64-gnu': {
+        version: '1.2.3',
+        os: ['linux'],
+        cpu: ['x64'],
+        libc: ['glibc'],
+        optional: true,
+      },
     };
     expect(completeLockfilePackages(packages)).toEqual(['native-darwin-arm64@1.2.3']);
-    expect(packages['node_modules/native-darwin-arm64']).toEqual({ version: '1.2.3', cpu: ['arm64'], optional: true, os: ['darwin'] });
+    expect(packages['node_modules/native-darwin-arm64']).toEqual({
+      version: '1.2.3',
+      cpu: ['arm64'],
+      optional: true,
+      os: ['darwin'],
+    });
   });
 
   it('reads the platform from the package name, and refuses a name that names none', () => {
@@ -41,6 +59,8 @@ describe('completing a lockfile (npm run lockfile:complete)', () => {
     expect(platformOf('@swc/core-linux-x64-musl')).toEqual({ os: ['linux'], cpu: ['x64'], libc: ['musl'] });
     expect(platformOf('@swc/core-win32-ia32-msvc')).toEqual({ os: ['win32'], cpu: ['ia32'] });
     expect(platformOf('fsevents')).toBeNull();
-    expect(() => completeLockfilePackages({ 'node_modules/a': { optionalDependencies: { fsevents: '2.3.3' } } })).toThrow(/names no platform/);
+    expect(() =>
+      completeLockfilePackages({ 'node_modules/a': { optionalDependencies: { fsevents: '2.3.3' } } }),
+    ).toThrow(/names no platform/);
   });
 });

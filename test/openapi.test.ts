@@ -28,7 +28,10 @@ describe('GET /v1/openapi.json', () => {
     const result = await new Validator().validate(document as never);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
-    const broken = await new Validator().validate({ ...document, paths: { '/x': { get: { responses: 'none' } } } } as never);
+    const broken = await new Validator().validate({
+      ...document,
+      paths: { '/x': { get: { responses: 'none' } } },
+    } as never);
     expect(broken.valid).toBe(false);
   });
 
@@ -55,34 +58,72 @@ describe('GET /v1/openapi.json', () => {
     const leadPush = document.paths['/v1/campaigns/{campaignId}/leads']!.post!;
     expect(leadPush.requestBody.content['application/json'].schema.required).toEqual(['lead']);
     // With the rule every route applies to its input: no NUL in a string, free-form values as StorableJson.
-    expect(document.paths['/campaigns']!.post!.requestBody.content['application/json'].schema.properties.name.pattern).toBe('^[^\\u0000]*$');
-    expect(leadPush.requestBody.content['application/json'].schema.properties.lead.properties.fields.additionalProperties)
-      .toEqual({ $ref: '#/components/schemas/StorableJson' });
-    expect(leadPush.parameters.find((parameter: { name: string }) => parameter.name === 'campaignId').schema.pattern).toBe('^[^\\u0000]*$');
-    expect(leadPush.parameters).toEqual(expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]));
+    expect(
+      document.paths['/campaigns']!.post!.requestBody.content['application/json'].schema.properties.name.pattern,
+    ).toBe('^[^\\u0000]*$');
+    expect(
+      leadPush.requestBody.content['application/json'].schema.properties.lead.properties.fields.additionalProperties,
+    ).toEqual({ $ref: '#/components/schemas/StorableJson' });
+    expect(
+      leadPush.parameters.find((parameter: { name: string }) => parameter.name === 'campaignId').schema.pattern,
+    ).toBe('^[^\\u0000]*$');
+    expect(leadPush.parameters).toEqual(
+      expect.arrayContaining([expect.objectContaining({ name: 'Idempotency-Key', in: 'header' })]),
+    );
     expect(Object.keys(leadPush.responses)).toEqual(expect.arrayContaining(['200', '202', '422', '413']));
   });
 
   it('publishes the decisions taken where the spec is silent', () => {
-    for (const decision of ['plan_required', 'feature_not_enabled', '202', 'not_implemented', 'api_key_not_scoped', 'method_not_allowed', 'Request bodies', 'U+0000', 'Cursors']) {
+    for (const decision of [
+      'plan_required',
+      'feature_not_enabled',
+      '202',
+      'not_implemented',
+      'api_key_not_scoped',
+      'method_not_allowed',
+      'Request bodies',
+      'U+0000',
+      'Cursors',
+    ]) {
       expect(document.info.description).toContain(decision);
     }
   });
 
   it('lists, per status, the error codes each operation can answer, in the schema of its body', () => {
-    const codesOf = (path: string, method: string, status: number) => document.paths[path]![method]!.responses[status]?.content['application/json'].schema.allOf[1].properties.error.enum;
+    const codesOf = (path: string, method: string, status: number) =>
+      document.paths[path]![method]!.responses[status]?.content['application/json'].schema.allOf[1].properties.error
+        .enum;
     for (const action of ['start', 'pause', 'resume', 'stop']) {
       expect(codesOf(`/campaigns/{id}/${action}`, 'post', 409)).toEqual(['invalid_campaign_transition']);
-      expect(codesOf(`/campaigns/{id}/${action}`, 'post', 503)).toEqual(expect.arrayContaining(['database_unavailable', 'temporal_unavailable']));
+      expect(codesOf(`/campaigns/{id}/${action}`, 'post', 503)).toEqual(
+        expect.arrayContaining(['database_unavailable', 'temporal_unavailable']),
+      );
     }
     expect(codesOf('/campaigns/{id}', 'patch', 409)).toEqual(['campaign_stopped']);
-    expect(codesOf('/v1/campaigns/{campaignId}/leads/batch', 'post', 409)).toEqual(['campaign_not_accepting_leads', 'workflow_not_published']);
+    expect(codesOf('/v1/campaigns/{campaignId}/leads/batch', 'post', 409)).toEqual([
+      'campaign_not_accepting_leads',
+      'workflow_not_published',
+    ]);
     expect(codesOf('/v1/campaigns/{campaignId}/leads', 'post', 422)).toEqual(['invalid_body']);
-    expect(codesOf('/v1/campaigns/{campaignId}/leads', 'post', 429)).toEqual(['rate_limited', 'journey_live_cap_reached']);
-    for (const path of ['/calls', '/v1/results', '/campaigns/{id}/leads', '/campaigns/{id}/api-logs', '/workflows/{id}/runs', '/result-webhooks/deliveries']) {
+    expect(codesOf('/v1/campaigns/{campaignId}/leads', 'post', 429)).toEqual([
+      'rate_limited',
+      'journey_live_cap_reached',
+    ]);
+    for (const path of [
+      '/calls',
+      '/v1/results',
+      '/campaigns/{id}/leads',
+      '/campaigns/{id}/api-logs',
+      '/workflows/{id}/runs',
+      '/result-webhooks/deliveries',
+    ]) {
       expect(codesOf(path, 'get', 400), path).toEqual(['invalid_body']);
     }
-    expect(codesOf('/v1/whoami', 'get', 403)).toEqual(['api_key_owner_inactive', 'workspace_pending_approval', 'workspace_suspended']);
+    expect(codesOf('/v1/whoami', 'get', 403)).toEqual([
+      'api_key_owner_inactive',
+      'workspace_pending_approval',
+      'workspace_suspended',
+    ]);
     expect(codesOf('/workflows', 'get', 403)).toContain('feature_not_enabled');
     expect(codesOf('/campaigns/{id}/exports/{exportId}/file', 'get', 410)).toEqual(['export_expired']);
     expect(codesOf('/commerce/orders', 'get', 501)).toEqual(['not_implemented']);
@@ -91,7 +132,8 @@ describe('GET /v1/openapi.json', () => {
     // Every error answer of every operation carries codes, and only codes of the one list.
     for (const route of routes) {
       for (const [status, answer] of Object.entries(declaredResponses(route))) {
-        if (Number(status) >= 400 && route.path !== '/health') expect(answer.errorCodes?.length, `${route.method} ${route.path} ${status}`).toBeGreaterThan(0);
+        if (Number(status) >= 400 && route.path !== '/health')
+          expect(answer.errorCodes?.length, `${route.method} ${route.path} ${status}`).toBeGreaterThan(0);
       }
     }
   });
@@ -100,9 +142,15 @@ describe('GET /v1/openapi.json', () => {
     const exports = document.paths['/campaigns/{id}/exports']!.post!;
     expect(exports.requestBody.required).toBe(true);
     expect(Object.keys(exports.responses)).toEqual(expect.arrayContaining(['200', '202', '400', '413']));
-    expect(Object.keys(exports.responses[200].content).sort()).toEqual(['application/vnd.openxmlformats-officedocument.spreadsheetml.sheet', 'text/csv']);
-    for (const route of routes.filter((candidate) => candidate.body)) expect(document.paths[route.path]![route.method]!.requestBody.required).toBe(true);
-    const cursor = document.paths['/v1/results']!.get!.parameters.find((parameter: { name: string }) => parameter.name === 'cursor');
+    expect(Object.keys(exports.responses[200].content).sort()).toEqual([
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+      'text/csv',
+    ]);
+    for (const route of routes.filter((candidate) => candidate.body))
+      expect(document.paths[route.path]![route.method]!.requestBody.required).toBe(true);
+    const cursor = document.paths['/v1/results']!.get!.parameters.find(
+      (parameter: { name: string }) => parameter.name === 'cursor',
+    );
     expect(cursor.description).toMatch(/400 invalid_body/);
   });
 });
@@ -113,7 +161,8 @@ await api.request('POST', '/campaigns', { key, body: { name: 'Checked' } });
 
 describe('the check of every response against its declaration (test/support/api.ts)', () => {
   const listCampaigns = routes.find((route) => route.method === 'get' && route.path === '/campaigns')!;
-  const withRoute = (replacement: RouteDefinition) => routes.map((route) => (route === listCampaigns ? replacement : route));
+  const withRoute = (replacement: RouteDefinition) =>
+    routes.map((route) => (route === listCampaigns ? replacement : route));
   const authorized = { headers: { authorization: `Bearer ${key}` } };
 
   it('passes a response as declared', async () => {
@@ -121,26 +170,40 @@ describe('the check of every response against its declaration (test/support/api.
   });
 
   it('fails a body its schema refuses', async () => {
-    const drifted = withRoute({ ...listCampaigns, responses: { 200: { description: 'x', schema: z.array(z.object({ id: z.number() })) } } });
-    await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, drifted)).rejects.toThrow(/not as declared[\s\S]*body\.0\.id/);
+    const drifted = withRoute({
+      ...listCampaigns,
+      responses: { 200: { description: 'x', schema: z.array(z.object({ id: z.number() })) } },
+    });
+    await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, drifted)).rejects.toThrow(
+      /not as declared[\s\S]*body\.0\.id/,
+    );
   });
 
   it('fails a body with a member its schema does not declare', async () => {
-    const drifted = withRoute({ ...listCampaigns, responses: { 200: { description: 'x', schema: z.array(z.looseObject({}).pipe(z.object({ id: z.string() }))) } } });
-    await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, drifted)).rejects.toThrow(/not exactly what its schema describes: 0\.name/);
+    const drifted = withRoute({
+      ...listCampaigns,
+      responses: { 200: { description: 'x', schema: z.array(z.looseObject({}).pipe(z.object({ id: z.string() }))) } },
+    });
+    await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, drifted)).rejects.toThrow(
+      /not exactly what its schema describes: 0\.name/,
+    );
   });
 
   it('fails a status the route does not declare, and an error code its status does not list', async () => {
-    await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, withRoute({ ...listCampaigns, responses: {} })))
-      .rejects.toThrow(/status 200 is not declared/);
+    await expect(
+      checkedFetch(`${api.baseUrl}/campaigns`, authorized, withRoute({ ...listCampaigns, responses: {} })),
+    ).rejects.toThrow(/status 200 is not declared/);
     const refused = { headers: { authorization: `Bearer ${forbidden.key}` } };
     expect((await checkedFetch(`${api.baseUrl}/campaigns`, refused)).status).toBe(403);
-    await expect(checkedFetch(`${api.baseUrl}/campaigns`, refused, withRoute({ ...listCampaigns, access: { permission: null } })))
-      .rejects.toThrow(/body\.error: Invalid option/);
+    await expect(
+      checkedFetch(`${api.baseUrl}/campaigns`, refused, withRoute({ ...listCampaigns, access: { permission: null } })),
+    ).rejects.toThrow(/body\.error: Invalid option/);
   });
 
   it('fails a request no route takes unless it is answered 404, or 405 with Allow', async () => {
     const without = routes.filter((route) => route !== listCampaigns);
-    await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, without)).rejects.toThrow(/status 200 is not declared \(declared: 400, 401, 403, 405/);
+    await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, without)).rejects.toThrow(
+      /status 200 is not declared \(declared: 400, 401, 403, 405/,
+    );
   });
 });

@@ -16,7 +16,12 @@ const projectRoot = path.resolve(import.meta.dirname, '..');
 function rateLimitOf(response: Response) {
   const match = /^limit=(\d+), remaining=(\d+), reset=(\d+)$/.exec(response.headers.get('ratelimit') ?? '');
   expect(match, `RateLimit header: ${response.headers.get('ratelimit')}`).not.toBeNull();
-  return { limit: Number(match![1]), remaining: Number(match![2]), reset: Number(match![3]), policy: response.headers.get('ratelimit-policy') };
+  return {
+    limit: Number(match![1]),
+    remaining: Number(match![2]),
+    reset: Number(match![3]),
+    policy: response.headers.get('ratelimit-policy'),
+  };
 }
 
 async function workspaceKey(rateLimitPerMinute: number | null) {
@@ -59,8 +64,12 @@ describe('per-key rate limit', () => {
   it('rolls: a slot frees as soon as the oldest request of the window is 60 seconds old', async () => {
     const { key, keyId } = await workspaceKey(120);
     // 120 requests already admitted: the oldest 58.6 s ago, the others 1 s ago.
-    await runStatement(url, `INSERT INTO "RateLimitBucket" (bucket, hits) VALUES ($1,
-      array_prepend(now() - interval '58.6 seconds', array_fill(now() - interval '1 second', ARRAY[119])))`, [`key:${keyId}`]);
+    await runStatement(
+      url,
+      `INSERT INTO "RateLimitBucket" (bucket, hits) VALUES ($1,
+      array_prepend(now() - interval '58.6 seconds', array_fill(now() - interval '1 second', ARRAY[119])))`,
+      [`key:${keyId}`],
+    );
     const refused = await api.request('GET', '/campaigns', { key });
     expect(refused.status).toBe(429);
     expect(Number(refused.headers.get('retry-after'))).toBe(2);
@@ -80,7 +89,9 @@ describe('per-key rate limit', () => {
     const servers = await Promise.all([startApiProcess(), startApiProcess()]);
     const statuses: number[] = [];
     for (let request = 0; request < 12; request++) {
-      const response = await checkedFetch(`${servers[request % 2]}/campaigns`, { headers: { authorization: `Bearer ${key}` } });
+      const response = await checkedFetch(`${servers[request % 2]}/campaigns`, {
+        headers: { authorization: `Bearer ${key}` },
+      });
       statuses.push(response.status);
     }
     expect(statuses).toEqual([...Array(10).fill(200), 429, 429]);
@@ -91,7 +102,9 @@ describe('failed authentication', () => {
   it('admits 300 failures a minute per client address, then answers 429; other addresses and valid keys are unaffected', async () => {
     const { key } = await workspaceKey(1_000_000);
     const from = (address: string, authorization?: string) =>
-      api.request('GET', '/campaigns', { headers: { 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) } });
+      api.request('GET', '/campaigns', {
+        headers: { 'x-forwarded-for': address, ...(authorization ? { authorization } : {}) },
+      });
     // Successful requests do not count.
     for (let request = 0; request < 20; request++) expect((await from('192.0.2.1', `Bearer ${key}`)).status).toBe(200);
     for (let failure = 1; failure <= 300; failure++) {
@@ -121,9 +134,13 @@ async function startApiProcess(): Promise<string> {
   });
   apiProcesses.push(child);
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitFor('API process', async () => {
-    const response = await fetch(`${baseUrl}/health`);
-    if (!response.ok) throw new Error(String(response.status));
-  }, 30_000);
+  await waitFor(
+    'API process',
+    async () => {
+      const response = await fetch(`${baseUrl}/health`);
+      if (!response.ok) throw new Error(String(response.status));
+    },
+    30_000,
+  );
   return baseUrl;
 }

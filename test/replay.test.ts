@@ -10,7 +10,9 @@ import { quietRuntime } from './support/temporal';
 quietRuntime();
 
 const historiesDir = path.join(import.meta.dirname, 'histories');
-const historyFiles = readdirSync(historiesDir).filter((file) => file.endsWith('.json')).sort();
+const historyFiles = readdirSync(historiesDir)
+  .filter((file) => file.endsWith('.json'))
+  .sort();
 
 function loadHistory(file: string) {
   return JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as { events: Array<Record<string, any>> };
@@ -19,7 +21,10 @@ function loadHistory(file: string) {
 async function replay(histories: Array<{ workflowId: string; history: unknown }>) {
   const results = [];
   const replayable = histories.map(({ workflowId, history }) => ({ workflowId, history: historyFromJSON(history) }));
-  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath: inject('stack').workflowBundlePath } }, replayable)) {
+  for await (const result of Worker.runReplayHistories(
+    { workflowBundle: { codePath: inject('stack').workflowBundlePath } },
+    replayable,
+  )) {
     results.push(result);
   }
   return results;
@@ -38,7 +43,9 @@ describe('recorded workflow histories', () => {
 
   it('fails with a determinism violation when a history no longer matches the code', async () => {
     const history = loadHistory('lead-dial-answered.json');
-    const scheduled = history.events.find((event) => event.activityTaskScheduledEventAttributes?.activityType.name === 'placeCall');
+    const scheduled = history.events.find(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType.name === 'placeCall',
+    );
     expect(scheduled).toBeDefined();
     // As if an older version of the workflow had called a different activity first.
     scheduled!.activityTaskScheduledEventAttributes.activityType.name = 'sendWhatsAppTemplate';

@@ -32,7 +32,14 @@ function expectedSignature(secret: string, request: ReceivedRequest): string {
 
 async function leadCampaign(workspaceId: string) {
   return db.campaign.create({
-    data: { workspaceId, name: 'Webhooks', acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN },
+    data: {
+      workspaceId,
+      name: 'Webhooks',
+      acceptsLeadPush: true,
+      status: 'RUNNING',
+      dialLadder: SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+    },
   });
 }
 
@@ -41,14 +48,24 @@ async function finishedLead(workspaceId: string) {
   const campaign = await leadCampaign(workspaceId);
   return db.lead.create({
     data: {
-      workspaceId, campaignId: campaign.id, idempotencyKey: randomUUID(), phone: '+14155550120', status: 'failed',
-      workflowId: `not-started-${randomUUID()}`, requestId: randomUUID(),
+      workspaceId,
+      campaignId: campaign.id,
+      idempotencyKey: randomUUID(),
+      phone: '+14155550120',
+      status: 'failed',
+      workflowId: `not-started-${randomUUID()}`,
+      requestId: randomUUID(),
     },
   });
 }
 
 /** The activities as the worker has them, run outside a worker: the activity context names the test's task queue. */
-const activities = createResultWebhookActivities({ db, calls, whatsapp: createSimulatedWhatsApp(db), temporal: temporal.client });
+const activities = createResultWebhookActivities({
+  db,
+  calls,
+  whatsapp: createSimulatedWhatsApp(db),
+  temporal: temporal.client,
+});
 const activityEnvironment = () => new MockActivityEnvironment({ taskQueue: temporal.taskQueue });
 
 describe('lead.finished result webhooks', () => {
@@ -63,17 +80,30 @@ describe('lead.finished result webhooks', () => {
     const campaign = await leadCampaign(owner.workspaceId);
 
     const pushed = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
-      key: owner.key, body: { lead: { phone: '+14155550120' }, idempotencyKey: 'hook-1' },
+      key: owner.key,
+      body: { lead: { phone: '+14155550120' }, idempotencyKey: 'hook-1' },
     });
     expect(pushed.status).toBe(202);
     const { leadId } = (await pushed.json()) as { leadId: string };
-    expect(await leadResult(temporal.client, campaign.id, 'hook-1'))
-      .toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await leadResult(temporal.client, campaign.id, 'hook-1')).toEqual({
+      status: 'completed',
+      outcome: 'answered',
+      attempts: 1,
+    });
 
     const eventKey = `lead.finished:${leadId}`;
-    const delivery = (await until(() => db.resultWebhookDelivery.findFirst({ where: { eventKey } }), (row) => row?.status === 'delivered'))!;
+    const delivery = (await until(
+      () => db.resultWebhookDelivery.findFirst({ where: { eventKey } }),
+      (row) => row?.status === 'delivered',
+    ))!;
     expect(delivery).toMatchObject({
-      endpointId: endpoint.id, workspaceId: owner.workspaceId, eventType: 'lead.finished', status: 'delivered', attempts: 2, lastStatusCode: 200, lastError: null,
+      endpointId: endpoint.id,
+      workspaceId: owner.workspaceId,
+      eventType: 'lead.finished',
+      status: 'delivered',
+      attempts: 2,
+      lastStatusCode: 200,
+      lastError: null,
     });
     expect(delivery.id).toMatch(/^msg_/);
     expect(delivery.deliveredAt).not.toBeNull();
@@ -91,7 +121,9 @@ describe('lead.finished result webhooks', () => {
       expect(request.headers['webhook-signature']).toBe(expectedSignature(endpoint.secret, request));
     }
     // A signature over anything else does not verify.
-    expect(expectedSignature(endpoint.secret, { ...first, body: first.body.replace('completed', 'failed') })).not.toBe(first.headers['webhook-signature']);
+    expect(expectedSignature(endpoint.secret, { ...first, body: first.body.replace('completed', 'failed') })).not.toBe(
+      first.headers['webhook-signature'],
+    );
     // The retry waited for Temporal's first retry interval (5 s) rather than looping at once.
     expect(second.at - first.at).toBeGreaterThanOrEqual(4_000);
     expect(second.body).toBe(first.body);
@@ -101,13 +133,21 @@ describe('lead.finished result webhooks', () => {
       type: 'lead.finished',
       timestamp: expect.stringMatching(/^\d{4}-\d\d-\d\dT/),
       data: {
-        leadId, campaignId: campaign.id, status: 'completed', outcome: 'answered', attempts: 1,
+        leadId,
+        campaignId: campaign.id,
+        status: 'completed',
+        outcome: 'answered',
+        attempts: 1,
         calls: [{ attempt: 1, outcome: 'answered', durationMs: 32_000, startedAt: call.startedAt.toISOString() }],
       },
     });
   });
 
-  const busyLead = (leadId: string): Parameters<typeof activities.enqueueLeadFinished>[0] => ({ leadId, outcome: 'busy', attempts: 3 });
+  const busyLead = (leadId: string): Parameters<typeof activities.enqueueLeadFinished>[0] => ({
+    leadId,
+    outcome: 'busy',
+    attempts: 3,
+  });
 
   it('makes no second event when the enqueueing activity runs again', async () => {
     const { workspaceId } = await createTestWorkspace(db);
@@ -115,16 +155,25 @@ describe('lead.finished result webhooks', () => {
     await createResultWebhookEndpoint(db, workspaceId, { url: receiver.url });
     const lead = await finishedLead(workspaceId);
 
-    expect(await activityEnvironment().run(activities.enqueueLeadFinished, busyLead(lead.id))).toEqual({ deliveries: 1 });
+    expect(await activityEnvironment().run(activities.enqueueLeadFinished, busyLead(lead.id))).toEqual({
+      deliveries: 1,
+    });
     // As if the activity were retried after a crash: the row exists and its workflow is already started.
     await activityEnvironment().run(activities.enqueueLeadFinished, busyLead(lead.id));
-    const delivery = (await until(() => db.resultWebhookDelivery.findFirst({ where: { eventKey: `lead.finished:${lead.id}` } }), (row) => row?.status === 'delivered'))!;
-    expect(await activityEnvironment().run(activities.enqueueLeadFinished, { leadId: lead.id })).toEqual({ deliveries: 0 });
+    const delivery = (await until(
+      () => db.resultWebhookDelivery.findFirst({ where: { eventKey: `lead.finished:${lead.id}` } }),
+      (row) => row?.status === 'delivered',
+    ))!;
+    expect(await activityEnvironment().run(activities.enqueueLeadFinished, { leadId: lead.id })).toEqual({
+      deliveries: 0,
+    });
 
     expect(await db.resultWebhookDelivery.count({ where: { eventKey: `lead.finished:${lead.id}` } })).toBe(1);
     expect(delivery).toMatchObject({ status: 'delivered', attempts: 1, lastStatusCode: 204 });
     expect(receiver.received).toHaveLength(1);
-    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({ data: { leadId: lead.id, status: 'failed', outcome: 'busy', attempts: 3, calls: [] } });
+    expect(JSON.parse(receiver.received[0]!.body)).toMatchObject({
+      data: { leadId: lead.id, status: 'failed', outcome: 'busy', attempts: 3, calls: [] },
+    });
   });
 
   it('ends a delivery failed when its endpoint is deleted while it is being retried, and when the retries are spent', async () => {
@@ -135,20 +184,41 @@ describe('lead.finished result webhooks', () => {
     await activityEnvironment().run(activities.enqueueLeadFinished, { leadId: lead.id });
 
     const eventKey = `lead.finished:${lead.id}`;
-    const retrying = (await until(() => db.resultWebhookDelivery.findFirst({ where: { eventKey } }), (row) => (row?.attempts ?? 0) >= 1))!;
+    const retrying = (await until(
+      () => db.resultWebhookDelivery.findFirst({ where: { eventKey } }),
+      (row) => (row?.attempts ?? 0) >= 1,
+    ))!;
     expect(retrying).toMatchObject({ status: 'pending', attempts: 1, lastStatusCode: 503, lastError: 'HTTP 503' });
     expect((await api.request('DELETE', `/result-webhooks/${endpoint.id}`, { key: owner.key })).status).toBe(204);
     expect(await temporal.client.workflow.getHandle(webhookDeliveryWorkflowId(retrying.id)).result()).toBe('failed');
-    expect(await db.resultWebhookDelivery.findUniqueOrThrow({ where: { id: retrying.id } })).toMatchObject({ status: 'failed', attempts: 1, lastError: 'endpoint deleted' });
+    expect(await db.resultWebhookDelivery.findUniqueOrThrow({ where: { id: retrying.id } })).toMatchObject({
+      status: 'failed',
+      attempts: 1,
+      lastError: 'endpoint deleted',
+    });
     expect(receiver.received).toHaveLength(1);
 
     // What the workflow calls once the 26 hours of retries are spent.
     const spent = await db.resultWebhookDelivery.create({
-      data: { id: `msg_${randomUUID()}`, workspaceId: owner.workspaceId, endpointId: endpoint.id, eventKey: 'spent', eventType: 'lead.finished', payload: {}, attempts: 35, lastError: 'HTTP 500' },
+      data: {
+        id: `msg_${randomUUID()}`,
+        workspaceId: owner.workspaceId,
+        endpointId: endpoint.id,
+        eventKey: 'spent',
+        eventType: 'lead.finished',
+        payload: {},
+        attempts: 35,
+        lastError: 'HTTP 500',
+      },
     });
-    await activityEnvironment().run(activities.giveUpWebhook, { deliveryId: spent.id, reason: 'gave up: retries spent' });
-    expect(await db.resultWebhookDelivery.findUniqueOrThrow({ where: { id: spent.id } }))
-      .toMatchObject({ status: 'failed', lastError: 'gave up: retries spent; last attempt: HTTP 500' });
+    await activityEnvironment().run(activities.giveUpWebhook, {
+      deliveryId: spent.id,
+      reason: 'gave up: retries spent',
+    });
+    expect(await db.resultWebhookDelivery.findUniqueOrThrow({ where: { id: spent.id } })).toMatchObject({
+      status: 'failed',
+      lastError: 'gave up: retries spent; last attempt: HTTP 500',
+    });
   });
 });
 
@@ -157,7 +227,10 @@ describe('result webhook endpoints and deliveries over the API', () => {
     const owner = await createTestWorkspace(db, { scopes: ['result_webhooks.delete'] });
     const viewerKey = (await createApiKey(db, owner.memberId, { scopes: ['result_webhooks.view'] })).key;
     const other = await createTestWorkspace(db, { scopes: ['result_webhooks.delete'] });
-    const first = await createResultWebhookEndpoint(db, owner.workspaceId, { url: 'https://hooks.example.com/a', description: 'CRM' });
+    const first = await createResultWebhookEndpoint(db, owner.workspaceId, {
+      url: 'https://hooks.example.com/a',
+      description: 'CRM',
+    });
     const second = await createResultWebhookEndpoint(db, owner.workspaceId, { url: 'https://hooks.example.com/b' });
     const foreign = await createResultWebhookEndpoint(db, other.workspaceId, { url: 'https://hooks.example.com/c' });
 
@@ -166,17 +239,32 @@ describe('result webhook endpoints and deliveries over the API', () => {
     const text = await listed.text();
     for (const secret of [first.secret, second.secret, 'whsec_', '"secret"']) expect(text).not.toContain(secret);
     const items = (JSON.parse(text) as Array<{ id: string }>).sort((a, b) => a.id.localeCompare(b.id));
-    expect(items).toEqual([
-      { id: first.id, url: 'https://hooks.example.com/a', description: 'CRM', createdAt: expect.stringMatching(/Z$/) },
-      { id: second.id, url: 'https://hooks.example.com/b', description: null, createdAt: expect.stringMatching(/Z$/) },
-    ].sort((a, b) => a.id.localeCompare(b.id)));
+    expect(items).toEqual(
+      [
+        {
+          id: first.id,
+          url: 'https://hooks.example.com/a',
+          description: 'CRM',
+          createdAt: expect.stringMatching(/Z$/),
+        },
+        {
+          id: second.id,
+          url: 'https://hooks.example.com/b',
+          description: null,
+          createdAt: expect.stringMatching(/Z$/),
+        },
+      ].sort((a, b) => a.id.localeCompare(b.id)),
+    );
 
     const byViewer = await api.request('DELETE', `/result-webhooks/${first.id}`, { key: viewerKey });
     expect(byViewer.status).toBe(403);
     expect(await byViewer.json()).toEqual({ error: 'forbidden', requiredPermission: 'result_webhooks.delete' });
     for (const id of [foreign.id, randomUUID(), 'not-a-uuid']) {
       const refused = await api.request('DELETE', `/result-webhooks/${id}`, { key: owner.key });
-      expect({ status: refused.status, body: await refused.json() }, id).toEqual({ status: 403, body: { error: 'forbidden' } });
+      expect({ status: refused.status, body: await refused.json() }, id).toEqual({
+        status: 403,
+        body: { error: 'forbidden' },
+      });
     }
     expect((await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: foreign.id } })).deletedAt).toBeNull();
 
@@ -185,7 +273,9 @@ describe('result webhook endpoints and deliveries over the API', () => {
     expect(await deleted.text()).toBe('');
     expect((await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: first.id } })).deletedAt).not.toBeNull();
     expect((await api.request('DELETE', `/result-webhooks/${first.id}`, { key: owner.key })).status).toBe(403);
-    const after = (await (await api.request('GET', '/result-webhooks', { key: owner.key })).json()) as Array<{ id: string }>;
+    const after = (await (await api.request('GET', '/result-webhooks', { key: owner.key })).json()) as Array<{
+      id: string;
+    }>;
     expect(after.map((endpoint) => endpoint.id)).toEqual([second.id]);
   });
 
@@ -193,25 +283,43 @@ describe('result webhook endpoints and deliveries over the API', () => {
     const owner = await createTestWorkspace(db, { scopes: ['result_webhooks.view'] });
     const other = await createTestWorkspace(db);
     const endpoint = await createResultWebhookEndpoint(db, owner.workspaceId, { url: 'https://hooks.example.com/d' });
-    const foreignEndpoint = await createResultWebhookEndpoint(db, other.workspaceId, { url: 'https://hooks.example.com/e' });
+    const foreignEndpoint = await createResultWebhookEndpoint(db, other.workspaceId, {
+      url: 'https://hooks.example.com/e',
+    });
     const prefix = `msg_page${randomUUID().slice(0, 8)}`;
     const at = (second: number) => new Date(Date.UTC(2030, 0, 1, 0, 0, second));
     const row = (suffix: string, createdAt: Date, endpointId = endpoint.id, workspaceId = owner.workspaceId) => ({
-      id: `${prefix}_${suffix}`, workspaceId, endpointId, eventKey: `lead.finished:${suffix}`, eventType: 'lead.finished', payload: {}, createdAt,
+      id: `${prefix}_${suffix}`,
+      workspaceId,
+      endpointId,
+      eventKey: `lead.finished:${suffix}`,
+      eventType: 'lead.finished',
+      payload: {},
+      createdAt,
     });
     await db.resultWebhookDelivery.createMany({
       data: [
-        row('a', at(1)), row('b', at(2)), row('c', at(2)), row('d', at(3)),
+        row('a', at(1)),
+        row('b', at(2)),
+        row('c', at(2)),
+        row('d', at(3)),
         row('x', at(4), foreignEndpoint.id, other.workspaceId),
       ],
     });
-    await db.resultWebhookDelivery.update({ where: { id: `${prefix}_d` }, data: { status: 'delivered', attempts: 2, lastStatusCode: 200, deliveredAt: at(5) } });
+    await db.resultWebhookDelivery.update({
+      where: { id: `${prefix}_d` },
+      data: { status: 'delivered', attempts: 2, lastStatusCode: 200, deliveredAt: at(5) },
+    });
 
     const seen: string[] = [];
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const response = await api.request('GET', `/result-webhooks/deliveries?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, { key: owner.key });
+      const response = await api.request(
+        'GET',
+        `/result-webhooks/deliveries?limit=1${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+        { key: owner.key },
+      );
       expect(response.status).toBe(200);
       const page = (await response.json()) as { items: Array<{ id: string }>; nextCursor: string | null };
       expect(page.items).toHaveLength(1);
@@ -222,15 +330,30 @@ describe('result webhook endpoints and deliveries over the API', () => {
     expect(seen).toEqual(['d', 'c', 'b', 'a'].map((suffix) => `${prefix}_${suffix}`));
     expect(cursor).toBeNull();
 
-    const all = (await (await api.request('GET', '/result-webhooks/deliveries', { key: owner.key })).json()) as { items: unknown[]; nextCursor: unknown };
+    const all = (await (await api.request('GET', '/result-webhooks/deliveries', { key: owner.key })).json()) as {
+      items: unknown[];
+      nextCursor: unknown;
+    };
     expect(all.nextCursor).toBeNull();
     expect(all.items).toHaveLength(4);
     expect(all.items[0]).toEqual({
-      id: `${prefix}_d`, endpointId: endpoint.id, eventType: 'lead.finished', status: 'delivered', attempts: 2, lastStatusCode: 200, lastError: null,
-      createdAt: '2030-01-01T00:00:03.000Z', deliveredAt: '2030-01-01T00:00:05.000Z',
+      id: `${prefix}_d`,
+      endpointId: endpoint.id,
+      eventType: 'lead.finished',
+      status: 'delivered',
+      attempts: 2,
+      lastStatusCode: 200,
+      lastError: null,
+      createdAt: '2030-01-01T00:00:03.000Z',
+      deliveredAt: '2030-01-01T00:00:05.000Z',
     });
 
-    for (const [query, field] of [['limit=101', 'limit'], ['limit=0', 'limit'], ['limit=ten', 'limit'], ['cursor=garbage', 'cursor']] as const) {
+    for (const [query, field] of [
+      ['limit=101', 'limit'],
+      ['limit=0', 'limit'],
+      ['limit=ten', 'limit'],
+      ['cursor=garbage', 'cursor'],
+    ] as const) {
       const refused = await api.request('GET', `/result-webhooks/deliveries?${query}`, { key: owner.key });
       expect(refused.status, query).toBe(400);
       expect(await refused.json(), query).toMatchObject({ error: 'invalid_body', issues: [{ path: [field] }] });
@@ -243,7 +366,16 @@ describe('npm run admin -- webhook create', () => {
 
   it('creates an endpoint and prints its id and its secret, this once', async () => {
     const { id: workspaceId } = await createWorkspace(db, 'CLI hooks', {});
-    const result = await admin('webhook', 'create', '--workspace', workspaceId, '--url', 'https://hooks.example.com/results', '--description', 'Results');
+    const result = await admin(
+      'webhook',
+      'create',
+      '--workspace',
+      workspaceId,
+      '--url',
+      'https://hooks.example.com/results',
+      '--description',
+      'Results',
+    );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const lines = result.stdout.trim().split('\n');
@@ -253,7 +385,11 @@ describe('npm run admin -- webhook create', () => {
     expect(printed.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(printed.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
     expect(await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: printed.id } })).toMatchObject({
-      workspaceId, url: 'https://hooks.example.com/results', description: 'Results', secret: printed.secret, deletedAt: null,
+      workspaceId,
+      url: 'https://hooks.example.com/results',
+      description: 'Results',
+      secret: printed.secret,
+      deletedAt: null,
     });
   });
 
@@ -274,7 +410,14 @@ describe('npm run admin -- webhook create', () => {
   });
 
   it('refuses an unknown workspace', async () => {
-    const result = await admin('webhook', 'create', '--workspace', randomUUID(), '--url', 'https://hooks.example.com/x');
+    const result = await admin(
+      'webhook',
+      'create',
+      '--workspace',
+      randomUUID(),
+      '--url',
+      'https://hooks.example.com/x',
+    );
     expect(result.code).not.toBe(0);
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);

@@ -19,12 +19,22 @@ const get = async (path: string, key = owner.key) => {
 };
 
 const campaign = await db.campaign.create({
-  data: { workspaceId: owner.workspaceId, name: 'Results', acceptsLeadPush: true, status: 'RUNNING', dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN },
+  data: {
+    workspaceId: owner.workspaceId,
+    name: 'Results',
+    acceptsLeadPush: true,
+    status: 'RUNNING',
+    dialLadder: QUICK_LADDER,
+    callingWindow: ALWAYS_OPEN,
+  },
 });
 const pushed: Array<{ leadId: string; resultUrl: string }> = [];
 for (const phone of ['+14155550120', '+14155550125', '+14155550129']) {
   const key = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: owner.key, body: { lead: { phone }, idempotencyKey: key } });
+  const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
+    key: owner.key,
+    body: { lead: { phone }, idempotencyKey: key },
+  });
   pushed.push((await response.json()) as { leadId: string; resultUrl: string });
   await leadResult(temporal.client, campaign.id, key);
 }
@@ -33,9 +43,23 @@ describe('results', () => {
   it("answers each lead's resultUrl with its status, last outcome and calls", async () => {
     const busy = await checkedFetch(pushed[1]!.resultUrl, { headers: { authorization: `Bearer ${owner.key}` } });
     const body = (await busy.json()) as any;
-    expect(body).toMatchObject({ leadId: pushed[1]!.leadId, status: 'failed', outcome: 'busy', attempts: 3, phone: '+14155550125' });
-    expect(body.calls.map((call: any) => [call.attempt, call.outcome, call.provider])).toEqual([[1, 'busy', 'simulated'], [2, 'busy', 'simulated'], [3, 'busy', 'simulated']]);
-    expect((await get(`/v1/results/${pushed[0]!.leadId}`)).body).toMatchObject({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(body).toMatchObject({
+      leadId: pushed[1]!.leadId,
+      status: 'failed',
+      outcome: 'busy',
+      attempts: 3,
+      phone: '+14155550125',
+    });
+    expect(body.calls.map((call: any) => [call.attempt, call.outcome, call.provider])).toEqual([
+      [1, 'busy', 'simulated'],
+      [2, 'busy', 'simulated'],
+      [3, 'busy', 'simulated'],
+    ]);
+    expect((await get(`/v1/results/${pushed[0]!.leadId}`)).body).toMatchObject({
+      status: 'completed',
+      outcome: 'answered',
+      attempts: 1,
+    });
   });
 
   it('pages results with an opaque cursor, newest first, nextCursor null on the last page', async () => {
@@ -45,7 +69,10 @@ describe('results', () => {
     expect(second.body.items.map((item: any) => item.leadId)).toEqual([pushed[0]!.leadId]);
     expect(second.body.nextCursor).toBeNull();
     expect((await get('/v1/results?limit=101')).status).toBe(400);
-    expect((await get('/v1/results?cursor=garbage')).body).toMatchObject({ error: 'invalid_body', issues: [{ path: ['cursor'] }] });
+    expect((await get('/v1/results?cursor=garbage')).body).toMatchObject({
+      error: 'invalid_body',
+      issues: [{ path: ['cursor'] }],
+    });
   });
 
   it('lists calls with offset pagination and the total', async () => {
@@ -59,7 +86,10 @@ describe('results', () => {
 
   it("keeps another workspace's results out of reach", async () => {
     const other = await createTestWorkspace(db, { scopes: ['campaigns.view', 'calls.view'] });
-    expect(await get(`/v1/results/${pushed[0]!.leadId}`, other.key)).toEqual({ status: 403, body: { error: 'forbidden' } });
+    expect(await get(`/v1/results/${pushed[0]!.leadId}`, other.key)).toEqual({
+      status: 403,
+      body: { error: 'forbidden' },
+    });
     expect((await get('/v1/results', other.key)).body.items).toEqual([]);
     expect((await get('/calls', other.key)).body).toEqual({ total: 0, items: [] });
   });

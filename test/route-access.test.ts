@@ -18,13 +18,12 @@ describe('every route declares who may call it', () => {
     expect(registered.length).toBe(routes.length);
   });
 
-  it.each(registered.map((route) => [`${Object.keys(route.methods).join(',').toUpperCase()} ${route.path}`, route] as const))(
-    '%s has an access rule in front of its handler',
-    (_name, route) => {
-      const access = route.stack[0]?.handle.access as Record<string, unknown> | undefined;
-      expect(access).toBeDefined();
-      const kinds = ['public', 'keysRefused', 'permission'].filter((kind) => kind in access!);
-      expect(kinds).toHaveLength(1);
-    },
-  );
+  it.each(
+    registered.map((route) => [`${Object.keys(route.methods).join(',').toUpperCase()} ${route.path}`, route] as const),
+  )('%s has an access rule in front of its handler', (_name, route) => {
+    const access = route.stack[0]?.handle.access as Record<string, unknown> | undefined;
+    expect(access).toBeDefined();
+    const kinds = ['public', 'keysRefused', 'permission'].filter((kind) => kind in access!);
+    expect(kinds).toHaveLength(1);
+  });
 });

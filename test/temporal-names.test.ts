@@ -4,7 +4,7 @@ import { FINAL_RUN_STATUSES, JOURNEY_RUN_STATUSES, LIVE_RUN_STATUSES } from '../
 import * as workflowIds from '../lib/workflow-ids';
 
 describe('the one list of journey run statuses', () => {
-  it('is the JourneyRun table\'s enum, and every status is either final or live', () => {
+  it("is the JourneyRun table's enum, and every status is either final or live", () => {
     expect([...JOURNEY_RUN_STATUSES].sort()).toEqual(Object.values(JourneyRunStatus).sort());
     expect([...FINAL_RUN_STATUSES, ...LIVE_RUN_STATUSES].sort()).toEqual([...JOURNEY_RUN_STATUSES].sort());
   });
@@ -21,7 +21,7 @@ describe('lib/workflow-ids.ts', () => {
     for (const prefix of prefixes) expect(prefixes.filter((other) => other.startsWith(prefix))).toEqual([prefix]);
   });
 
-  it('makes a lead\'s id from campaign and key alone: the same pair always, a different pair never', () => {
+  it("makes a lead's id from campaign and key alone: the same pair always, a different pair never", () => {
     expect(workflowIds.leadWorkflowId(id, 'order-1')).toBe(workflowIds.leadWorkflowId(id, 'order-1'));
     expect(workflowIds.leadWorkflowId(id, 'order-1')).not.toBe(workflowIds.leadWorkflowId(id, 'order-2'));
     // The key's digest, URL-safe and unpadded, as recorded in the ids of leads already in flight.

@@ -20,28 +20,53 @@ import { createTestWorkspace } from './support/workspace';
  * test server runs without its UI, so this file starts one of its own with it.
  */
 const server = await startEmbeddedTemporal({
-  cliPath: process.env.TEMPORAL_CLI_PATH!, port: await freePort(), uiPort: await freePort(), dbFile: null, quiet: true,
+  cliPath: process.env.TEMPORAL_CLI_PATH!,
+  port: await freePort(),
+  uiPort: await freePort(),
+  dbFile: null,
+  quiet: true,
 });
 afterAll(() => server.stop());
 const ui = server.uiUrl!;
-await until(() => fetch(ui).then((response) => response.ok, () => false), Boolean);
+await until(
+  () =>
+    fetch(ui).then(
+      (response) => response.ok,
+      () => false,
+    ),
+  Boolean,
+);
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue(), server.address);
 await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) }, server.address);
 const api = await startTestApi({ db, url, temporal });
-const operator = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'workflows.view', 'workflows.recover'], settings: { features: ['workflows'] } });
+const operator = await createTestWorkspace(db, {
+  scopes: ['campaigns.edit', 'workflows.view', 'workflows.recover'],
+  settings: { features: ['workflows'] },
+});
 const browser = await useChromium();
 
 type Run = Record<string, any>;
 const receiver = await startReceiver(() => 400);
-const { published, campaign } = await runningJourneyCampaign(db, operator.workspaceId, journey([
-  { id: 'start', type: 'start' },
-  { id: 'notify', type: 'webhook', data: { url: receiver.url } },
-  { id: 'done', type: 'end' },
-], [['start', 'notify'], ['notify', 'done']]));
+const { published, campaign } = await runningJourneyCampaign(
+  db,
+  operator.workspaceId,
+  journey(
+    [
+      { id: 'start', type: 'start' },
+      { id: 'notify', type: 'webhook', data: { url: receiver.url } },
+      { id: 'done', type: 'end' },
+    ],
+    [
+      ['start', 'notify'],
+      ['notify', 'done'],
+    ],
+  ),
+);
 
-const readRun = async (runId: string) => (await (await api.request('GET', `/workflows/${published.id}/runs/${runId}`, { key: operator.key })).json()) as Run;
+const readRun = async (runId: string) =>
+  (await (await api.request('GET', `/workflows/${published.id}/runs/${runId}`, { key: operator.key })).json()) as Run;
 
 async function operatorPage() {
   const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
@@ -52,10 +77,16 @@ async function operatorPage() {
 /** A lead whose webhook node is refused for good: its run waits in needs_recovery. */
 async function stuckRun() {
   const idempotencyKey = randomUUID();
-  const pushed = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, { key: operator.key, body: { lead: { phone: '+14155550180', fields: {} }, idempotencyKey } });
+  const pushed = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
+    key: operator.key,
+    body: { lead: { phone: '+14155550180', fields: {} }, idempotencyKey },
+  });
   expect(pushed.status).toBe(202);
   const { leadId } = (await pushed.json()) as { leadId: string };
-  await until(() => readRun(leadId), (run) => run.status === 'needs_recovery');
+  await until(
+    () => readRun(leadId),
+    (run) => run.status === 'needs_recovery',
+  );
   return { runId: leadId, workflowId: leadWorkflowId(campaign.id, idempotencyKey) };
 }
 
@@ -118,11 +149,21 @@ describe('README "Manual recovery" in the Temporal Web UI', () => {
     expect(state).toMatch(/"awaiting": \{\s*"nodeId": "notify",\s*"kind": "recovery",/);
 
     const dialog = await openDecision(page, 'Send a Signal');
-    await submitDecision(dialog, { action: 'skip', output: { status: 200 }, decidedBy: 'alice@example.com', note: 'receiver was down' });
+    await submitDecision(dialog, {
+      action: 'skip',
+      output: { status: 200 },
+      decidedBy: 'alice@example.com',
+      note: 'receiver was down',
+    });
     await dialog.waitFor({ state: 'hidden' });
-    const done = await until(() => readRun(runId), (run) => run.status === 'completed' && run.endedAt !== null);
+    const done = await until(
+      () => readRun(runId),
+      (run) => run.status === 'completed' && run.endedAt !== null,
+    );
     expect(done.awaiting).toBeNull();
-    expect(done.decisions).toEqual([expect.objectContaining({ nodeId: 'notify', action: 'skip', decidedBy: 'alice@example.com', via: 'temporal' })]);
+    expect(done.decisions).toEqual([
+      expect.objectContaining({ nodeId: 'notify', action: 'skip', decidedBy: 'alice@example.com', via: 'temporal' }),
+    ]);
     await page.close();
   });
 
@@ -138,9 +179,20 @@ describe('README "Manual recovery" in the Temporal Web UI', () => {
 
     await submitDecision(dialog, { action: 'end', decidedBy: 'bob@example.com', note: 'lead withdrew' });
     await dialog.waitFor({ state: 'hidden' });
-    const ended = await until(() => readRun(runId), (run) => run.status === 'failed' && run.endedAt !== null);
+    const ended = await until(
+      () => readRun(runId),
+      (run) => run.status === 'failed' && run.endedAt !== null,
+    );
     expect(ended.awaiting).toBeNull();
-    expect(ended.decisions).toEqual([expect.objectContaining({ nodeId: 'notify', action: 'end', decidedBy: 'bob@example.com', via: 'temporal', note: 'lead withdrew' })]);
+    expect(ended.decisions).toEqual([
+      expect.objectContaining({
+        nodeId: 'notify',
+        action: 'end',
+        decidedBy: 'bob@example.com',
+        via: 'temporal',
+        note: 'lead withdrew',
+      }),
+    ]);
     await page.close();
   });
 });

@@ -13,22 +13,28 @@ async function typedRuleIdsOf(code: string) {
 
 describe('type-aware lint', () => {
   it('refuses a promise that nobody awaits or handles', async () => {
-    const rules = await typedRuleIdsOf('export async function send(): Promise<void> {}\nexport function caller() {\n  send();\n}\n');
+    const rules = await typedRuleIdsOf(
+      'export async function send(): Promise<void> {}\nexport function caller() {\n  send();\n}\n',
+    );
     expect(rules).toContain('@typescript-eslint/no-floating-promises');
   });
 
   it('refuses a promise handed where a callback returning nothing is expected', async () => {
-    const rules = await typedRuleIdsOf('export async function shutdown(): Promise<void> {}\nprocess.once("SIGTERM", shutdown);\n');
+    const rules = await typedRuleIdsOf(
+      'export async function shutdown(): Promise<void> {}\nprocess.once("SIGTERM", shutdown);\n',
+    );
     expect(rules).toContain('@typescript-eslint/no-misused-promises');
   });
 
   it('refuses a switch over a union that misses a member', async () => {
-    const code = "export function label(status: 'queued' | 'duplicate' | 'rejected'): string {\n  switch (status) {\n    case 'queued':\n      return 'q';\n    case 'duplicate':\n      return 'd';\n  }\n  return '';\n}\n";
+    const code =
+      "export function label(status: 'queued' | 'duplicate' | 'rejected'): string {\n  switch (status) {\n    case 'queued':\n      return 'q';\n    case 'duplicate':\n      return 'd';\n  }\n  return '';\n}\n";
     expect(await typedRuleIdsOf(code)).toContain('@typescript-eslint/switch-exhaustiveness-check');
   });
 
   it('accepts the same code written correctly', async () => {
-    const code = "export async function send(): Promise<void> {}\nexport async function caller() {\n  await send();\n}\nprocess.once('SIGTERM', () => void send());\n";
+    const code =
+      "export async function send(): Promise<void> {}\nexport async function caller() {\n  await send();\n}\nprocess.once('SIGTERM', () => void send());\n";
     expect(await typedRuleIdsOf(code)).toEqual([]);
   });
 });

@@ -28,8 +28,11 @@ function startWorkerProcess(): ChildProcess {
   const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
     cwd: projectRoot,
     env: {
-      ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress,
-      TEMPORAL_TASK_QUEUE: temporal.taskQueue, WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
+      ...process.env,
+      DATABASE_URL: url,
+      TEMPORAL_ADDRESS: inject('stack').temporalAddress,
+      TEMPORAL_TASK_QUEUE: temporal.taskQueue,
+      WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
     },
     stdio: 'ignore',
   });
@@ -42,18 +45,36 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe('a worker killed with SIGKILL in the middle of ladders', () => {
   it('leaves every lead finished by the next worker, with exactly one call per attempt', async () => {
-    const ladder: DialLadder = { ...QUICK_LADDER, rungs: [{ delaySeconds: 0 }, { delaySeconds: 1 }, { delaySeconds: 1 }] };
+    const ladder: DialLadder = {
+      ...QUICK_LADDER,
+      rungs: [{ delaySeconds: 0 }, { delaySeconds: 1 }, { delaySeconds: 1 }],
+    };
     const campaign = await db.campaign.create({
-      data: { workspaceId: owner.workspaceId, name: 'Crash', acceptsLeadPush: true, status: 'RUNNING', dialLadder: ladder, callingWindow: ALWAYS_OPEN },
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Crash',
+        acceptsLeadPush: true,
+        status: 'RUNNING',
+        dialLadder: ladder,
+        callingWindow: ALWAYS_OPEN,
+      },
     });
     const first = startWorkerProcess();
     // Busy numbers walk all three rungs; answered ones stop at one call.
-    const phones = Array.from({ length: 30 }, (_, index) => `+1415555${String(1000 + index * 10 + (index % 2 ? 5 : 0)).padStart(4, '0')}`);
+    const phones = Array.from(
+      { length: 30 },
+      (_, index) => `+1415555${String(1000 + index * 10 + (index % 2 ? 5 : 0)).padStart(4, '0')}`,
+    );
     const keys = phones.map(() => randomUUID());
     const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
-      key: owner.key, body: { leads: phones.map((phone, index) => ({ lead: { phone }, idempotencyKey: keys[index] })) },
+      key: owner.key,
+      body: { leads: phones.map((phone, index) => ({ lead: { phone }, idempotencyKey: keys[index] })) },
     });
-    expect(((await response.json()) as { summary: unknown }).summary).toEqual({ queued: 30, duplicate: 0, rejected: 0 });
+    expect(((await response.json()) as { summary: unknown }).summary).toEqual({
+      queued: 30,
+      duplicate: 0,
+      rejected: 0,
+    });
 
     // Kill it once calls are being placed and ladders are mid-way.
     while ((await db.call.count({ where: { campaignId: campaign.id } })) < 20) await sleep(50);
@@ -76,30 +97,62 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
     expect(totalCalls).toBe(results.reduce((total, result) => total + result.attempts, 0));
     expect(totalCalls).toBeGreaterThan(callsAtCrash);
     // The provider was asked exactly once per attempt.
-    expect(await db.simulatedProviderCall.count({ where: { attemptId: { in: leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)) } } })).toBe(totalCalls);
+    expect(
+      await db.simulatedProviderCall.count({
+        where: { attemptId: { in: leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)) } },
+      }),
+    ).toBe(totalCalls);
   }, 90_000);
 
   it('leaves every journey run completed by the next worker: one call and one webhook per run', async () => {
     const receiver = await startReceiver(() => 200);
-    const published = await publishedJourney(db, owner.workspaceId, journey([
-      { id: 'start', type: 'start' },
-      { id: 'dial', type: 'call' },
-      { id: 'nap', type: 'wait', data: { seconds: 3 } },
-      { id: 'notify', type: 'webhook', data: { url: receiver.url, body: '{"outcome":"{{dial.outcome}}"}' } },
-      { id: 'done', type: 'end' },
-    ], [['start', 'dial'], ['dial', 'nap'], ['nap', 'notify'], ['notify', 'done']]));
+    const published = await publishedJourney(
+      db,
+      owner.workspaceId,
+      journey(
+        [
+          { id: 'start', type: 'start' },
+          { id: 'dial', type: 'call' },
+          { id: 'nap', type: 'wait', data: { seconds: 3 } },
+          { id: 'notify', type: 'webhook', data: { url: receiver.url, body: '{"outcome":"{{dial.outcome}}"}' } },
+          { id: 'done', type: 'end' },
+        ],
+        [
+          ['start', 'dial'],
+          ['dial', 'nap'],
+          ['nap', 'notify'],
+          ['notify', 'done'],
+        ],
+      ),
+    );
     const campaign = await db.campaign.create({
       data: {
-        workspaceId: owner.workspaceId, name: 'Journey crash', kind: 'JOURNEY', journeyId: published.id, acceptsLeadPush: true, status: 'RUNNING',
-        dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN,
+        workspaceId: owner.workspaceId,
+        name: 'Journey crash',
+        kind: 'JOURNEY',
+        journeyId: published.id,
+        acceptsLeadPush: true,
+        status: 'RUNNING',
+        dialLadder: QUICK_LADDER,
+        callingWindow: ALWAYS_OPEN,
       },
     });
     const first = startWorkerProcess();
     const keys = Array.from({ length: 10 }, () => randomUUID());
     const response = await api.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
-      key: owner.key, body: { leads: keys.map((idempotencyKey, index) => ({ lead: { phone: `+14155551${String(index).padStart(2, '0')}0` }, idempotencyKey })) },
+      key: owner.key,
+      body: {
+        leads: keys.map((idempotencyKey, index) => ({
+          lead: { phone: `+14155551${String(index).padStart(2, '0')}0` },
+          idempotencyKey,
+        })),
+      },
     });
-    expect(((await response.json()) as { summary: unknown }).summary).toEqual({ queued: 10, duplicate: 0, rejected: 0 });
+    expect(((await response.json()) as { summary: unknown }).summary).toEqual({
+      queued: 10,
+      duplicate: 0,
+      rejected: 0,
+    });
 
     // Killed while the runs wait on their durable timers, after their calls.
     while ((await db.call.count({ where: { campaignId: campaign.id, status: 'ended' } })) < 10) await sleep(50);
@@ -108,7 +161,9 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
     expect(receiver.received).toHaveLength(0);
     startWorkerProcess();
 
-    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key) as Promise<unknown>));
+    const results = await Promise.all(
+      keys.map((key) => leadResult(temporal.client, campaign.id, key) as Promise<unknown>),
+    );
     expect(results.every((result) => (result as { status: string }).status === 'completed')).toBe(true);
     expect(await db.journeyRun.count({ where: { campaignId: campaign.id, status: 'completed' } })).toBe(10);
     expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(10);

@@ -16,8 +16,12 @@ describe('the worker cache follows the heap limit', () => {
   });
 
   it('reads the limit a process was started with (--max-old-space-size)', async () => {
-    const script = "import('./worker/workflow-cache-size.ts').then(({ cachedWorkflowsForThisProcess }) => console.log(cachedWorkflowsForThisProcess()))";
-    const run = (flags: string[]) => promisify(execFile)(process.execPath, [...flags, '--import', 'tsx', '-e', script], { cwd: path.resolve(import.meta.dirname, '..') });
+    const script =
+      "import('./worker/workflow-cache-size.ts').then(({ cachedWorkflowsForThisProcess }) => console.log(cachedWorkflowsForThisProcess()))";
+    const run = (flags: string[]) =>
+      promisify(execFile)(process.execPath, [...flags, '--import', 'tsx', '-e', script], {
+        cwd: path.resolve(import.meta.dirname, '..'),
+      });
     const limited = Number((await run(['--max-old-space-size=768'])).stdout);
     const larger = Number((await run(['--max-old-space-size=2048'])).stdout);
     expect(limited).toBeGreaterThan(130);
@@ -29,6 +33,8 @@ describe('the worker cache follows the heap limit', () => {
     const base = { DATABASE_URL: 'postgresql://user@127.0.0.1:5432/app' };
     expect(parseConfig(base).WORKER_MAX_CACHED_WORKFLOWS).toBeUndefined();
     expect(parseConfig({ ...base, WORKER_MAX_CACHED_WORKFLOWS: '250' }).WORKER_MAX_CACHED_WORKFLOWS).toBe(250);
-    expect(() => parseConfig({ ...base, WORKER_MAX_CACHED_WORKFLOWS: 'lots' })).toThrow(/^config: WORKER_MAX_CACHED_WORKFLOWS is invalid/);
+    expect(() => parseConfig({ ...base, WORKER_MAX_CACHED_WORKFLOWS: 'lots' })).toThrow(
+      /^config: WORKER_MAX_CACHED_WORKFLOWS is invalid/,
+    );
   });
 });

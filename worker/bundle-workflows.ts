@@ -12,7 +12,10 @@ export async function buildWorkflowBundle(outputPath: string): Promise<string> {
 }
 
 const quietLogger = {
-  log: () => {}, trace: () => {}, debug: () => {}, info: () => {},
+  log: () => {},
+  trace: () => {},
+  debug: () => {},
+  info: () => {},
   warn: (message: string) => console.warn(message),
   error: (message: string) => console.error(message),
 };

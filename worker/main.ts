@@ -19,10 +19,15 @@ const worker = await createWorker({
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
   options: { maxCachedWorkflows },
   dependencies: {
-    db, calls: createTelephony(config.TELEPHONY_PROVIDER, db), whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db), temporal,
+    db,
+    calls: createTelephony(config.TELEPHONY_PROVIDER, db),
+    whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db),
+    temporal,
   },
 });
-console.log(`worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER}, cached workflows: ${maxCachedWorkflows})`);
+console.log(
+  `worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER}, cached workflows: ${maxCachedWorkflows})`,
+);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
 await worker.run();
 await connection.close();

@@ -1,5 +1,11 @@
 import {
-  ApplicationFailure, allHandlersFinished, condition, continueAsNew, proxyActivities, setHandler, workflowInfo,
+  ApplicationFailure,
+  allHandlersFinished,
+  condition,
+  continueAsNew,
+  proxyActivities,
+  setHandler,
+  workflowInfo,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { transitionTarget, type CampaignAction, type CampaignStatus } from '../lib/campaign-transitions';
@@ -43,7 +49,10 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
         if (target !== 'PAUSED') await notifyCampaignLeads({ campaignId: input.campaignId });
         return { status };
       });
-      transitions = run.then(() => undefined, () => undefined);
+      transitions = run.then(
+        () => undefined,
+        () => undefined,
+      );
       return run;
     },
     {
@@ -53,7 +62,9 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     },
   );
   const historyLimit = input.historyLimit ?? HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW;
-  await condition(() => status === 'STOPPED' || workflowInfo().historyLength > historyLimit || workflowInfo().continueAsNewSuggested);
+  await condition(
+    () => status === 'STOPPED' || workflowInfo().historyLength > historyLimit || workflowInfo().continueAsNewSuggested,
+  );
   await condition(allHandlersFinished);
   if (status === 'STOPPED') return status;
   return continueAsNew<typeof campaignWorkflow>({ ...input, status });

@@ -20,7 +20,11 @@ const STEPS_PER_RUN = 500;
  * enrolls what keeps the lines busy, then waits. The start request only starts this workflow; no
  * request waits for one Temporal call per contact.
  */
-export async function contactEnrollmentWorkflow({ campaignId }: { campaignId: string }): Promise<{ remaining: number }> {
+export async function contactEnrollmentWorkflow({
+  campaignId,
+}: {
+  campaignId: string;
+}): Promise<{ remaining: number }> {
   let nudged = false;
   setHandler(enrollmentNudgeSignal, () => {
     nudged = true;

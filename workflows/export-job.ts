@@ -52,8 +52,14 @@ export interface ExportJobInput {
  * file for its retention on a durable timer and deletes it. The ExportJob row mirrors every step,
  * so the status endpoint reads PostgreSQL; `exportProgress` answers from the workflow itself.
  */
-export async function exportJobWorkflow({ exportId, pageRows, retentionSeconds, activityTaskQueue }: ExportJobInput): Promise<ExportStatus> {
-  const { beginExport, writeExportChunk, packageExportXlsx, completeExport, failExport, expireExport } = exportActivities(activityTaskQueue);
+export async function exportJobWorkflow({
+  exportId,
+  pageRows,
+  retentionSeconds,
+  activityTaskQueue,
+}: ExportJobInput): Promise<ExportStatus> {
+  const { beginExport, writeExportChunk, packageExportXlsx, completeExport, failExport, expireExport } =
+    exportActivities(activityTaskQueue);
   const progress: ExportProgress = { rowsWritten: 0, totalRows: 0, percent: 0, status: 'queued' };
   setHandler(exportProgressQuery, () => progress);
 

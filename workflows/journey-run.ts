@@ -1,5 +1,13 @@
 import {
-  ApplicationFailure, CancellationScope, condition, executeChild, isCancellation, patched, proxyActivities, setHandler, sleep,
+  ApplicationFailure,
+  CancellationScope,
+  condition,
+  executeChild,
+  isCancellation,
+  patched,
+  proxyActivities,
+  setHandler,
+  sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
@@ -14,10 +22,16 @@ import { leadDialWorkflow, type LeadOutcome } from './lead-dial';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from './messages';
 
 // Bookkeeping against PostgreSQL: retried until it works, a database outage only delays the run.
-const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime, finishLead, enqueueLeadFinished } = proxyActivities<Activities>({
-  startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', nonRetryableErrorTypes: [ErrorCode.journey_run_not_found] },
-});
+const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime, finishLead, enqueueLeadFinished } =
+  proxyActivities<Activities>({
+    startToCloseTimeout: '30 seconds',
+    retry: {
+      initialInterval: '1 second',
+      backoffCoefficient: 2,
+      maximumInterval: '1 minute',
+      nonRetryableErrorTypes: [ErrorCode.journey_run_not_found],
+    },
+  });
 // A node's side effect: a few retries, then the run asks an operator (needs_recovery) instead of failing.
 const { callJourneyWebhook, sendWhatsAppTemplate } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
@@ -50,7 +64,13 @@ export interface JourneyRunState {
   attempt: number;
   nextWakeAt: string | null;
   awaiting: AwaitedDecision | null;
-  decisions: Array<Required<Pick<RecoveryDecision, 'action' | 'decidedBy' | 'via'>> & { nodeId: string; note: string | null; at: string }>;
+  decisions: Array<
+    Required<Pick<RecoveryDecision, 'action' | 'decidedBy' | 'via'>> & {
+      nodeId: string;
+      note: string | null;
+      at: string;
+    }
+  >;
   endedAt: string | null;
 }
 
@@ -64,7 +84,10 @@ export interface JourneyRunResult {
 const STATUS_ATTRIBUTE = 'JourneyStatus';
 
 class RunEnded extends Error {
-  constructor(readonly status: JourneyRunResult['status'], readonly endNodeId: string | null) {
+  constructor(
+    readonly status: JourneyRunResult['status'],
+    readonly endNodeId: string | null,
+  ) {
     super(`run ended: ${status}`);
   }
 }
@@ -77,7 +100,14 @@ class RunEnded extends Error {
  */
 export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<JourneyRunResult> {
   const state: JourneyRunState = {
-    status: 'running', currentNodeId: null, variables: {}, attempt: 0, nextWakeAt: null, awaiting: null, decisions: [], endedAt: null,
+    status: 'running',
+    currentNodeId: null,
+    variables: {},
+    attempt: 0,
+    nextWakeAt: null,
+    awaiting: null,
+    decisions: [],
+    endedAt: null,
   };
   let pendingDecision: RecoveryDecision | null = null;
   setHandler(journeyRunStateQuery, () => state);
@@ -85,25 +115,41 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     pendingDecision = decision;
     return state;
   };
-  setHandler(recoverUpdate, async (decision) => {
-    takeDecision(decision);
-    // Answered once the decision is recorded and acted on: the run is running again, or has ended.
-    await condition(() => pendingDecision === null && state.status !== 'needs_recovery');
-    return state;
-  }, {
-    // Typed as what may arrive: an Update's payload is whatever the caller sent.
-    validator: (decision: Partial<RecoveryDecision> | undefined) => {
-      if (!state.awaiting) throw ApplicationFailure.create({ type: ErrorCode.run_not_awaiting_decision, message: 'the run is not waiting for a decision' });
-      if (!decision?.action || !state.awaiting.allowedActions.includes(decision.action)) {
-        throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: `action must be one of ${state.awaiting.allowedActions.join(', ')}`, details: ['action'] });
-      }
-      // Refused before it is accepted: nothing is recorded, and the caller learns who must be named.
-      // The signal cannot be refused, so it keeps its fallback ("unknown operator").
-      if (typeof decision.decidedBy !== 'string' || !decision.decidedBy.trim()) {
-        throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: 'decidedBy is required: who takes this decision', details: ['decidedBy'] });
-      }
+  setHandler(
+    recoverUpdate,
+    async (decision) => {
+      takeDecision(decision);
+      // Answered once the decision is recorded and acted on: the run is running again, or has ended.
+      await condition(() => pendingDecision === null && state.status !== 'needs_recovery');
+      return state;
     },
-  });
+    {
+      // Typed as what may arrive: an Update's payload is whatever the caller sent.
+      validator: (decision: Partial<RecoveryDecision> | undefined) => {
+        if (!state.awaiting)
+          throw ApplicationFailure.create({
+            type: ErrorCode.run_not_awaiting_decision,
+            message: 'the run is not waiting for a decision',
+          });
+        if (!decision?.action || !state.awaiting.allowedActions.includes(decision.action)) {
+          throw ApplicationFailure.create({
+            type: ErrorCode.invalid_body,
+            message: `action must be one of ${state.awaiting.allowedActions.join(', ')}`,
+            details: ['action'],
+          });
+        }
+        // Refused before it is accepted: nothing is recorded, and the caller learns who must be named.
+        // The signal cannot be refused, so it keeps its fallback ("unknown operator").
+        if (typeof decision.decidedBy !== 'string' || !decision.decidedBy.trim()) {
+          throw ApplicationFailure.create({
+            type: ErrorCode.invalid_body,
+            message: 'decidedBy is required: who takes this decision',
+            details: ['decidedBy'],
+          });
+        }
+      },
+    },
+  );
   setHandler(recoverSignal, (decision) => {
     // A signal cannot be refused: one that does not fit the moment is dropped (the UI shows it in the history).
     if (state.awaiting && state.awaiting.allowedActions.includes(decision?.action)) takeDecision(decision);
@@ -113,7 +159,9 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     state.status = status;
     upsertSearchAttributes({ [STATUS_ATTRIBUTE]: [status] });
     await recordJourneyRun({
-      runId, status, currentNodeId: state.currentNodeId,
+      runId,
+      status,
+      currentNodeId: state.currentNodeId,
       recovery: recovery && recordOf(recovery),
       ...(isFinalRunStatus(status) && { variables: state.variables }),
     });
@@ -127,8 +175,23 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     const decision = pendingDecision!;
     const decidedBy = decision.decidedBy?.trim() || 'unknown operator';
     const via = decision.via ?? 'temporal';
-    await recordJourneyDecision({ runId, nodeId: awaiting.nodeId, action: decision.action, output: decision.output, note: decision.note, decidedBy, via });
-    state.decisions.push({ nodeId: awaiting.nodeId, action: decision.action, decidedBy, via, note: decision.note ?? null, at: new Date().toISOString() });
+    await recordJourneyDecision({
+      runId,
+      nodeId: awaiting.nodeId,
+      action: decision.action,
+      output: decision.output,
+      note: decision.note,
+      decidedBy,
+      via,
+    });
+    state.decisions.push({
+      nodeId: awaiting.nodeId,
+      action: decision.action,
+      decidedBy,
+      via,
+      note: decision.note ?? null,
+      at: new Date().toISOString(),
+    });
     state.awaiting = null;
     pendingDecision = null;
     if (decision.action !== 'end') await setStatus('running');
@@ -145,11 +208,21 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
 
   const execute = async (node: JourneyNode, visit: number): Promise<Record<string, unknown> | null> => {
     const parsed = parseNodeData(node);
-    if (!parsed.ok) throw ApplicationFailure.create({ type: ErrorCode.workflow_invalid, message: `node "${node.id}" has invalid data`, nonRetryable: true });
+    if (!parsed.ok)
+      throw ApplicationFailure.create({
+        type: ErrorCode.workflow_invalid,
+        message: `node "${node.id}" has invalid data`,
+        nonRetryable: true,
+      });
     const render = (template: string) => renderTemplate(template, state.variables);
     switch (node.type) {
       case 'call': {
-        if (!leadId) throw ApplicationFailure.create({ type: ErrorCode.journey_call_without_lead, message: 'a run started by hand has no lead to call', nonRetryable: true });
+        if (!leadId)
+          throw ApplicationFailure.create({
+            type: ErrorCode.journey_call_without_lead,
+            message: 'a run started by hand has no lead to call',
+            nonRetryable: true,
+          });
         const result = await executeChild(leadDialWorkflow, {
           workflowId: `journey-${runId}-call-${node.id}-${visit}`,
           args: [{ leadId, callKey: `${node.id}.${visit}` }],
@@ -158,19 +231,28 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
         lastCallOutcome = result.outcome;
         return {
           outcome: result.outcome === 'no_calling_window' ? 'failed' : result.outcome,
-          attempts: result.attempts, durationMs: result.lastCall?.durationMs ?? 0, callId: result.lastCall?.callId ?? '',
+          attempts: result.attempts,
+          durationMs: result.lastCall?.durationMs ?? 0,
+          callId: result.lastCall?.callId ?? '',
         };
       }
       case 'whatsapp': {
         const data = parsed.data as { templateName: string; language: string; parameters: string[] };
         return sendWhatsAppTemplate({
-          messageKey: `${runId}:${node.id}:${visit}`, workspaceId, to: trigger.phone,
-          templateName: data.templateName, language: data.language, parameters: data.parameters.map(render),
+          messageKey: `${runId}:${node.id}:${visit}`,
+          workspaceId,
+          to: trigger.phone,
+          templateName: data.templateName,
+          language: data.language,
+          parameters: data.parameters.map(render),
         }) as Promise<unknown> as Promise<Record<string, unknown>>;
       }
       case 'wait': {
         const data = parsed.data as { seconds?: number; until?: string };
-        const waitMs = data.seconds !== undefined ? data.seconds * 1000 : (await untilLocalTime({ phone: trigger.phone, time: data.until! })).waitMs;
+        const waitMs =
+          data.seconds !== undefined
+            ? data.seconds * 1000
+            : (await untilLocalTime({ phone: trigger.phone, time: data.until! })).waitMs;
         state.nextWakeAt = new Date(Date.now() + waitMs).toISOString();
         await sleep(waitMs);
         state.nextWakeAt = null;
@@ -181,18 +263,39 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
       case 'set_variable': {
         const data = parsed.data as { value: string; valueType: 'string' | 'number' | 'boolean' };
         const text = render(data.value);
-        const value = data.valueType === 'number' ? Number(text) : data.valueType === 'boolean' ? text.trim().toLowerCase() === 'true' : text;
+        const value =
+          data.valueType === 'number'
+            ? Number(text)
+            : data.valueType === 'boolean'
+              ? text.trim().toLowerCase() === 'true'
+              : text;
         if (typeof value === 'number' && !Number.isFinite(value)) {
-          throw ApplicationFailure.create({ type: ErrorCode.invalid_body, message: `node "${node.id}": "${text}" is not a number`, nonRetryable: true });
+          throw ApplicationFailure.create({
+            type: ErrorCode.invalid_body,
+            message: `node "${node.id}": "${text}" is not a number`,
+            nonRetryable: true,
+          });
         }
         return { value };
       }
       case 'webhook': {
         const data = parsed.data as { url: string; method: string; headers?: Record<string, string>; body?: string };
         const url = render(data.url);
-        if (!/^https?:\/\//i.test(url)) throw ApplicationFailure.create({ type: ErrorCode.journey_webhook_rejected, message: `node "${node.id}": "${url}" is not an http(s) URL`, nonRetryable: true });
-        const headers = Object.fromEntries(Object.entries(data.headers ?? {}).map(([name, value]) => [name, render(value)]));
-        return callJourneyWebhook({ url, method: data.method, headers, body: data.body === undefined ? undefined : render(data.body) });
+        if (!/^https?:\/\//i.test(url))
+          throw ApplicationFailure.create({
+            type: ErrorCode.journey_webhook_rejected,
+            message: `node "${node.id}": "${url}" is not an http(s) URL`,
+            nonRetryable: true,
+          });
+        const headers = Object.fromEntries(
+          Object.entries(data.headers ?? {}).map(([name, value]) => [name, render(value)]),
+        );
+        return callJourneyWebhook({
+          url,
+          method: data.method,
+          headers,
+          body: data.body === undefined ? undefined : render(data.body),
+        });
       }
       case 'review': {
         const data = parsed.data as { instructions: string };
@@ -234,7 +337,8 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     }
     return { status, endNodeId, variables: state.variables };
   };
-  const visitsOf = (type: string) => definition.nodes.filter((node) => node.type === type).reduce((sum, node) => sum + (visits.get(node.id) ?? 0), 0);
+  const visitsOf = (type: string) =>
+    definition.nodes.filter((node) => node.type === type).reduce((sum, node) => sum + (visits.get(node.id) ?? 0), 0);
 
   try {
     let node = definition.nodes.find((candidate) => candidate.type === 'start')!;
@@ -256,7 +360,8 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
 
 function nextNodeId(definition: JourneyDefinition, node: JourneyNode, output: Record<string, unknown> | null): string {
   const outgoing = definition.edges.filter((edge) => edge.source === node.id);
-  const edge = node.type === 'branch' ? outgoing.find((candidate) => candidate.sourceHandle === output?.matched) : outgoing[0];
+  const edge =
+    node.type === 'branch' ? outgoing.find((candidate) => candidate.sourceHandle === output?.matched) : outgoing[0];
   // The validator guarantees an edge; a published revision never lacks one.
   return edge!.target;
 }

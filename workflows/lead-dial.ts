@@ -45,7 +45,14 @@ export interface LeadDialResult {
   lastCall?: { callId: string; durationMs: number | null };
 }
 
-export type LeadPhase = 'preparing' | 'waiting_for_rung' | 'waiting_for_window' | 'waiting_for_campaign' | 'waiting_for_line' | 'dialing' | 'finished';
+export type LeadPhase =
+  | 'preparing'
+  | 'waiting_for_rung'
+  | 'waiting_for_window'
+  | 'waiting_for_campaign'
+  | 'waiting_for_line'
+  | 'dialing'
+  | 'finished';
 
 export interface LeadState {
   phase: LeadPhase;
@@ -71,7 +78,11 @@ const CAPACITY_RETRY_MAX_MS = 30_000;
  */
 export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Promise<LeadDialResult> {
   // Runs started before bookkeeping moved into the workflow task replay with the activities they recorded.
-  const { prepareLead, nextCallingSlot, finishLead, campaignStatusOfLead, enqueueLeadFinished } = patched('local-bookkeeping') ? local : remote;
+  const { prepareLead, nextCallingSlot, finishLead, campaignStatusOfLead, enqueueLeadFinished } = patched(
+    'local-bookkeeping',
+  )
+    ? local
+    : remote;
   const { placeCall } = remote;
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
@@ -85,10 +96,16 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
     if (callKey === undefined) {
       await finishLead({ leadId, status });
       // Result webhooks: versioned, so that leads already in flight replay the history they recorded.
-      if (patched('result-webhooks')) await enqueueLeadFinished({ leadId, outcome: state.lastOutcome, attempts: state.attempt });
+      if (patched('result-webhooks'))
+        await enqueueLeadFinished({ leadId, outcome: state.lastOutcome, attempts: state.attempt });
     }
     Object.assign(state, { phase: 'finished', nextWakeAt: null });
-    return { status, outcome: state.lastOutcome, attempts: state.attempt, ...(callKey !== undefined && lastCall && { lastCall }) };
+    return {
+      status,
+      outcome: state.lastOutcome,
+      attempts: state.attempt,
+      ...(callKey !== undefined && lastCall && { lastCall }),
+    };
   };
   /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
   const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {
@@ -111,7 +128,8 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
   let capacityRetryMs = CAPACITY_RETRY_FIRST_MS;
   for (const [index, rung] of plan.ladder.rungs.entries()) {
     state.attempt = index + 1;
-    if (index > 0 && rung.delaySeconds > 0 && !(await wait('waiting_for_rung', rung.delaySeconds * 1000))) return stopped();
+    if (index > 0 && rung.delaySeconds > 0 && !(await wait('waiting_for_rung', rung.delaySeconds * 1000)))
+      return stopped();
     for (;;) {
       const slot = await nextCallingSlot(plan);
       if (slot === null) {

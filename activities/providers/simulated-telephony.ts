@@ -25,13 +25,24 @@ export function createSimulatedTelephony(db: Database): Telephony {
     },
     async lookup(attemptId: string): Promise<DialResult | null> {
       const row = await db.simulatedProviderCall.findUnique({ where: { attemptId } });
-      return row && { providerCallId: row.providerCallId, outcome: row.outcome as CallOutcome, durationMs: row.durationMs };
+      return (
+        row && { providerCallId: row.providerCallId, outcome: row.outcome as CallOutcome, durationMs: row.durationMs }
+      );
     },
   };
 }
 
 const OUTCOME_BY_LAST_DIGIT: readonly CallOutcome[] = [
-  'answered', 'answered', 'answered', 'answered', 'answered', 'busy', 'no_answer', 'voicemail', 'failed', 'invalid_number',
+  'answered',
+  'answered',
+  'answered',
+  'answered',
+  'answered',
+  'busy',
+  'no_answer',
+  'voicemail',
+  'failed',
+  'invalid_number',
 ];
 
 export function simulatedOutcomeFor(phone: string): CallOutcome {

@@ -11,9 +11,7 @@ import type { Principal } from './principal';
  *   null means any valid key. `requires` adds a plan tier or a workspace feature.
  */
 export type RouteAccess =
-  | { public: true }
-  | { keysRefused: true }
-  | { permission: string | null; requires?: Entitlement };
+  { public: true } | { keysRefused: true } | { permission: string | null; requires?: Entitlement };
 
 export type Entitlement = { plan: Exclude<Plan, 'none'> } | { feature: 'workflows' | 'd2c' };
 

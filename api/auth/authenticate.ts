@@ -8,7 +8,11 @@ import type { Plan } from '../../lib/workspace-admin';
 import { ApiError } from '../http/api-error';
 import type { Principal } from './principal';
 import {
-  FAILED_AUTH_LIMIT_PER_IP, RATE_LIMIT_WINDOW_SECONDS, rateLimitStateOf, setRateLimitHeaders, type RateLimitState,
+  FAILED_AUTH_LIMIT_PER_IP,
+  RATE_LIMIT_WINDOW_SECONDS,
+  rateLimitStateOf,
+  setRateLimitHeaders,
+  type RateLimitState,
 } from './rate-limit';
 
 const BEARER = /^Bearer[ \t]+(.*)$/i;
@@ -36,11 +40,20 @@ interface DoorRow {
  * they are now (revoking a key or narrowing a role takes effect from the next request) and takes the
  * request from the key's rolling-window bucket, shared by every API process.
  */
-export async function authenticate(sql: SqlPool, req: Request, res: Response, defaultLimit: number): Promise<Principal> {
+export async function authenticate(
+  sql: SqlPool,
+  req: Request,
+  res: Response,
+  defaultLimit: number,
+): Promise<Principal> {
   const secret = BEARER.exec(req.get('authorization') ?? '')?.[1]?.trim();
   if (!secret) return failAuthentication(sql, req, res, ErrorCode.unauthorized);
-  const { rows: [row] } = await sql.query<DoorRow>({
-    name: 'door_admit', text: 'SELECT * FROM door_admit($1, $2, $3)', values: [hashApiKeySecret(secret), defaultLimit, WINDOW_MS],
+  const {
+    rows: [row],
+  } = await sql.query<DoorRow>({
+    name: 'door_admit',
+    text: 'SELECT * FROM door_admit($1, $2, $3)',
+    values: [hashApiKeySecret(secret), defaultLimit, WINDOW_MS],
   });
   if (!row) return failAuthentication(sql, req, res, ErrorCode.invalid_api_key);
   const rate = rateLimitStateOf(row.rate_limit, row);
@@ -58,7 +71,9 @@ export async function authenticate(sql: SqlPool, req: Request, res: Response, de
     scoped: row.scoped,
     // Never-holdable scopes are dropped at issue time; filtering again means a row written any other way
     // still cannot grant them (or what they include).
-    permissions: new Set([...withIncludedPermissions(row.scopes.filter(isHoldableScope))].filter((scope) => rolePermissions.has(scope))),
+    permissions: new Set(
+      [...withIncludedPermissions(row.scopes.filter(isHoldableScope))].filter((scope) => rolePermissions.has(scope)),
+    ),
     plan: row.plan,
     features: row.features,
   };
@@ -66,8 +81,12 @@ export async function authenticate(sql: SqlPool, req: Request, res: Response, de
 
 /** A failed authentication counts against the client's address; past the limit it gets 429. */
 async function failAuthentication(sql: SqlPool, req: Request, res: Response, code: ErrorCode): Promise<never> {
-  const { rows: [row] } = await sql.query<{ allowed: boolean; remaining: number; reset_ms: number }>({
-    name: 'rate_limit_take', text: 'SELECT * FROM rate_limit_take($1, $2, $3)', values: [`ip:${req.ip ?? 'unknown'}`, FAILED_AUTH_LIMIT_PER_IP, WINDOW_MS],
+  const {
+    rows: [row],
+  } = await sql.query<{ allowed: boolean; remaining: number; reset_ms: number }>({
+    name: 'rate_limit_take',
+    text: 'SELECT * FROM rate_limit_take($1, $2, $3)',
+    values: [`ip:${req.ip ?? 'unknown'}`, FAILED_AUTH_LIMIT_PER_IP, WINDOW_MS],
   });
   const rate = rateLimitStateOf(FAILED_AUTH_LIMIT_PER_IP, row!);
   setRateLimitHeaders(res, rate);

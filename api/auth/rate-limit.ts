@@ -12,7 +12,10 @@ export interface RateLimitState {
   allowed: boolean;
 }
 
-export function rateLimitStateOf(limit: number, row: { allowed: boolean; remaining: number; reset_ms: number }): RateLimitState {
+export function rateLimitStateOf(
+  limit: number,
+  row: { allowed: boolean; remaining: number; reset_ms: number },
+): RateLimitState {
   return { limit, allowed: row.allowed, remaining: row.remaining, resetSeconds: Math.ceil(row.reset_ms / 1000) };
 }
 

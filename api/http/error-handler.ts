@@ -5,7 +5,10 @@ import { ApiError } from './api-error';
 import { isDatabaseUnavailable } from './database-errors';
 import { isTemporalUnavailable } from './temporal-errors';
 
-interface BodyParserError { type?: string; status?: number }
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
 
 /** Why body-parser refused a body, for each of its 4xx refusals other than the size (413). */
 const UNREADABLE_BODY: Record<string, string> = {

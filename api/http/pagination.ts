@@ -9,12 +9,18 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export function cursorQuery(defaultLimit: number, maxLimit: number, idPattern: RegExp = UUID) {
   return {
     limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
-    cursor: z.string().optional().transform((value, ctx) => {
-      if (value === undefined) return undefined;
-      const position = decodeCursor(value, idPattern);
-      if (!position) ctx.addIssue({ code: 'custom', message: 'not a cursor this list handed out' });
-      return position ?? z.NEVER;
-    }).describe('Opaque: the nextCursor of the previous page, as this list handed it out. Any other value is refused with 400 invalid_body.'),
+    cursor: z
+      .string()
+      .optional()
+      .transform((value, ctx) => {
+        if (value === undefined) return undefined;
+        const position = decodeCursor(value, idPattern);
+        if (!position) ctx.addIssue({ code: 'custom', message: 'not a cursor this list handed out' });
+        return position ?? z.NEVER;
+      })
+      .describe(
+        'Opaque: the nextCursor of the previous page, as this list handed it out. Any other value is refused with 400 invalid_body.',
+      ),
   };
 }
 
@@ -56,7 +62,9 @@ function decodeCursor(cursor: string, idPattern: RegExp): CursorPosition | null 
 /** Prisma filter for the rows after a cursor, in (createdAt desc, id desc) order. */
 export function afterCursor(position: CursorPosition | undefined) {
   if (!position) return {};
-  return { OR: [{ createdAt: { lt: position.createdAt } }, { createdAt: position.createdAt, id: { lt: position.id } }] };
+  return {
+    OR: [{ createdAt: { lt: position.createdAt } }, { createdAt: position.createdAt, id: { lt: position.id } }],
+  };
 }
 
 /** Fetches limit + 1 rows to tell whether another page follows. */

@@ -12,7 +12,9 @@ import { unstorableIssues } from './storable-input';
  * noted: an empty body parses as {} and must still be told apart, since a route with a body requires one.
  */
 const jsonBody = express.json({
-  limit: '1mb', type: () => true, strict: false,
+  limit: '1mb',
+  type: () => true,
+  strict: false,
   verify: (req, _res, buffer) => {
     (req as BodyRead).bodyBytes = buffer.length;
   },
@@ -23,7 +25,10 @@ interface BodyRead {
 }
 
 const BODY_REQUIRED: z.core.$ZodIssue = {
-  code: 'custom', path: [], message: 'a JSON body is required ({} where every field is optional)', input: undefined,
+  code: 'custom',
+  path: [],
+  message: 'a JSON body is required ({} where every field is optional)',
+  input: undefined,
 };
 
 /**
@@ -50,7 +55,10 @@ function asyncHandler(handler: (req: Request, res: Response) => Promise<void>): 
   };
 }
 
-export type Door = (services: AppServices, route: Pick<RouteDefinition, 'access'> | null) => RequestHandler & { access?: RouteDefinition['access'] };
+export type Door = (
+  services: AppServices,
+  route: Pick<RouteDefinition, 'access'> | null,
+) => RequestHandler & { access?: RouteDefinition['access'] };
 
 /** The door runs before the body is read: an unauthenticated or throttled request costs no parsing. */
 export const door: Door = (services, route) => {
@@ -65,7 +73,12 @@ export const door: Door = (services, route) => {
   return Object.assign(handler, { access: route?.access });
 };
 
-export function registerRoutes(app: Express, routes: readonly RouteDefinition[], services: AppServices, routeDoor: Door = door): void {
+export function registerRoutes(
+  app: Express,
+  routes: readonly RouteDefinition[],
+  services: AppServices,
+  routeDoor: Door = door,
+): void {
   for (const route of routes) {
     const handle: RequestHandler = (req, res, next) => {
       res.locals.validationStatus = route.validationStatus ?? 400;
@@ -73,7 +86,12 @@ export function registerRoutes(app: Express, routes: readonly RouteDefinition[],
         .then(async () => {
           const { params, query, body } = parseInput(route, req);
           const reply = await route.handler({
-            body, params, query, services, req, res,
+            body,
+            params,
+            query,
+            services,
+            req,
+            res,
             principal: res.locals.principal as Principal,
             requestId: res.locals.requestId as string,
           });

@@ -82,11 +82,22 @@ const patterns = new Map<string, RegExp>();
 /** How Express matches a path template: any one segment per parameter, a trailing slash allowed, any case. */
 export function pathPattern(path: string): RegExp {
   let pattern = patterns.get(path);
-  if (!pattern) patterns.set(path, (pattern = new RegExp(`^${path.split(/\{\w+\}/).map(escapeRegExp).join('[^/]+')}/?$`, 'i')));
+  if (!pattern)
+    patterns.set(
+      path,
+      (pattern = new RegExp(
+        `^${path
+          .split(/\{\w+\}/)
+          .map(escapeRegExp)
+          .join('[^/]+')}/?$`,
+        'i',
+      )),
+    );
   return pattern;
 }
 
-export type RouteMatch = { route: RouteDefinition; allowed?: undefined } | { route: null; allowed: HttpMethod[] | null };
+export type RouteMatch =
+  { route: RouteDefinition; allowed?: undefined } | { route: null; allowed: HttpMethod[] | null };
 
 /**
  * The route that takes a request, as Express picks it (the first in table order; HEAD is served by GET);

@@ -64,7 +64,11 @@ export const refuseUndecodablePath: RequestHandler = (req, _res, next) => {
     decodeURIComponent(req.path);
     next();
   } catch {
-    next(new z.ZodError([{ code: 'custom', path: ['path'], message: 'is not valid percent-encoded UTF-8', input: undefined }]));
+    next(
+      new z.ZodError([
+        { code: 'custom', path: ['path'], message: 'is not valid percent-encoded UTF-8', input: undefined },
+      ]),
+    );
   }
 };
 

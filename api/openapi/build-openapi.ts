@@ -14,7 +14,8 @@ const sharedSchemas: JsonObject = {};
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): JsonObject {
   const { $schema: _ignored, $defs, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonObject;
   if (!$defs) return rest;
-  const moved = (value: unknown) => JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonObject;
+  const moved = (value: unknown) =>
+    JSON.parse(JSON.stringify(value).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonObject;
   Object.assign(sharedSchemas, moved($defs));
   return moved(rest);
 }
@@ -28,16 +29,24 @@ const headerRef = (name: string) => ({ $ref: `#/components/headers/${name}` });
 
 /** Headers every response carries; RateLimit ones are on every answer of the door that got that far. */
 function headersOf(route: RouteDefinition, response: DeclaredResponse): JsonObject {
-  return Object.fromEntries([
-    'X-Request-Id',
-    ...('public' in route.access ? [] : ['RateLimit', 'RateLimit-Policy']),
-    ...(response.headers ?? []),
-  ].map((name) => [name, headerRef(name)]));
+  return Object.fromEntries(
+    [
+      'X-Request-Id',
+      ...('public' in route.access ? [] : ['RateLimit', 'RateLimit-Policy']),
+      ...(response.headers ?? []),
+    ].map((name) => [name, headerRef(name)]),
+  );
 }
 
 function contentOf(response: DeclaredResponse): JsonObject | undefined {
   if (response.errorCodes) {
-    return { 'application/json': { schema: { allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error: { enum: response.errorCodes } } }] } } };
+    return {
+      'application/json': {
+        schema: {
+          allOf: [{ $ref: '#/components/schemas/Error' }, { properties: { error: { enum: response.errorCodes } } }],
+        },
+      },
+    };
   }
   if (!response.schema) return undefined;
   const schema = jsonSchemaOf(response.schema, 'output');
@@ -46,18 +55,33 @@ function contentOf(response: DeclaredResponse): JsonObject | undefined {
 }
 
 function operationOf(route: RouteDefinition): JsonObject {
-  const pathSchemas = route.params ? (jsonSchemaOf(route.params, 'input').properties as JsonObject | undefined) ?? {} : {};
+  const pathSchemas = route.params
+    ? ((jsonSchemaOf(route.params, 'input').properties as JsonObject | undefined) ?? {})
+    : {};
   const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({
-    name, in: 'path', required: true, schema: withStorableInput((pathSchemas[name!] as JsonObject | undefined) ?? { type: 'string' }),
+    name,
+    in: 'path',
+    required: true,
+    schema: withStorableInput((pathSchemas[name!] as JsonObject | undefined) ?? { type: 'string' }),
   }));
-  const queryProperties = route.query ? (jsonSchemaOf(route.query, 'input').properties as Record<string, JsonObject> | undefined) ?? {} : {};
+  const queryProperties = route.query
+    ? ((jsonSchemaOf(route.query, 'input').properties as Record<string, JsonObject> | undefined) ?? {})
+    : {};
   const queryParameters = Object.entries(queryProperties).map(([name, schema]) => ({
-    name, in: 'query', required: false, ...(schema.description ? { description: schema.description } : {}), schema: withStorableInput(schema),
+    name,
+    in: 'query',
+    required: false,
+    ...(schema.description ? { description: schema.description } : {}),
+    schema: withStorableInput(schema),
   }));
   const responses: JsonObject = {};
   for (const [status, response] of Object.entries(declaredResponses(route))) {
     const content = contentOf(response);
-    responses[status] = { description: response.description, headers: headersOf(route, response), ...(content ? { content } : {}) };
+    responses[status] = {
+      description: response.description,
+      headers: headersOf(route, response),
+      ...(content ? { content } : {}),
+    };
   }
   const access = route.access;
   return {
@@ -71,21 +95,41 @@ function operationOf(route: RouteDefinition): JsonObject {
     parameters: [
       ...pathParameters,
       ...queryParameters,
-      ...(route.headerParameters ?? []).map(({ name, description }) => ({ name, in: 'header', required: false, description, schema: { type: 'string' } })),
+      ...(route.headerParameters ?? []).map(({ name, description }) => ({
+        name,
+        in: 'header',
+        required: false,
+        description,
+        schema: { type: 'string' },
+      })),
     ],
-    ...(route.body ? { requestBody: { required: true, content: { 'application/json': { schema: requestBodySchema(route.body) } } } } : {}),
+    ...(route.body
+      ? { requestBody: { required: true, content: { 'application/json': { schema: requestBodySchema(route.body) } } } }
+      : {}),
     responses,
   };
 }
 
 const headers = {
-  'X-Request-Id': { description: 'Id of this request; error bodies with a requestId carry the same value.', required: true, schema: { type: 'string', format: 'uuid' } },
+  'X-Request-Id': {
+    description: 'Id of this request; error bodies with a requestId carry the same value.',
+    required: true,
+    schema: { type: 'string', format: 'uuid' },
+  },
   RateLimit: { description: 'IETF draft 7: `limit=120, remaining=119, reset=42`.', schema: { type: 'string' } },
   'RateLimit-Policy': { description: 'IETF draft 7: `120;w=60`.', schema: { type: 'string' } },
-  'Retry-After': { description: 'Seconds to wait before sending the request again.', required: true, schema: { type: 'integer', minimum: 1 } },
+  'Retry-After': {
+    description: 'Seconds to wait before sending the request again.',
+    required: true,
+    schema: { type: 'integer', minimum: 1 },
+  },
   Allow: { description: 'The methods the path takes.', required: true, schema: { type: 'string' } },
   Location: { description: 'Where the created resource is followed.', required: true, schema: { type: 'string' } },
-  'X-Total-Count': { description: 'Items of the list in all its pages.', required: true, schema: { type: 'integer', minimum: 0 } },
+  'X-Total-Count': {
+    description: 'Items of the list in all its pages.',
+    required: true,
+    schema: { type: 'integer', minimum: 0 },
+  },
 };
 
 /** OpenAPI 3.1 description generated from the very route definitions and zod schemas the API validates with. */

@@ -18,21 +18,24 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   api_key_owner_inactive: 'the member the key acts for was removed or suspended',
   workspace_pending_approval: 'the workspace is not approved yet',
   workspace_suspended: 'the workspace is suspended',
-  forbidden: 'the key lacks `requiredPermission`, or the resource is unknown or of another workspace (nothing tells them apart)',
+  forbidden:
+    'the key lacks `requiredPermission`, or the resource is unknown or of another workspace (nothing tells them apart)',
   api_key_not_scoped: 'a key without scopes, on an endpoint outside /v1',
   api_key_not_allowed: 'this action is refused to API keys',
   plan_required: 'the workspace plan lacks `requiredPlan`',
   feature_not_enabled: 'the workspace lacks `requiredFeature`',
-  rate_limited: 'over the key\'s rate limit (or, unauthenticated, the address\'s failed-authentication limit); `Retry-After` and `requestId`',
+  rate_limited:
+    "over the key's rate limit (or, unauthenticated, the address's failed-authentication limit); `Retry-After` and `requestId`",
   database_unavailable: 'PostgreSQL cannot be reached; retry after `Retry-After`',
   temporal_unavailable: 'Temporal cannot be reached; nothing was changed; retry after `Retry-After`',
   not_implemented: 'an endpoint of the interface not built yet',
-  invalid_campaign_transition: 'the campaign\'s state does not allow this action (`from`, `action`)',
+  invalid_campaign_transition: "the campaign's state does not allow this action (`from`, `action`)",
   campaign_stopped: 'a stopped campaign cannot be changed',
   campaign_not_draft: 'contacts are added only to a DRAFT campaign (`status`)',
   campaign_not_accepting_leads: 'the campaign is not a standing API campaign, or is stopped',
   workflow_not_published: 'the workflow has no published revision',
-  journey_live_cap_reached: 'the JOURNEY campaign has maxLiveRuns runs alive: resend later with the same key (`retryable`)',
+  journey_live_cap_reached:
+    'the JOURNEY campaign has maxLiveRuns runs alive: resend later with the same key (`retryable`)',
   workflow_invalid: 'the graph breaks a rule (`details`)',
   run_not_running: 'the run has ended (`status`)',
   run_not_awaiting_decision: 'the run waits for no decision (`status`)',
@@ -54,7 +57,11 @@ const meaningOf = (status: number, code: ErrorCode) =>
 /** Answers that carry headers whatever their code. */
 const ERROR_HEADERS: Record<number, readonly string[]> = { 429: ['Retry-After'], 503: ['Retry-After'] };
 
-const DOOR_REFUSALS = [ErrorCode.api_key_owner_inactive, ErrorCode.workspace_pending_approval, ErrorCode.workspace_suspended];
+const DOOR_REFUSALS = [
+  ErrorCode.api_key_owner_inactive,
+  ErrorCode.workspace_pending_approval,
+  ErrorCode.workspace_suspended,
+];
 
 /** 403 codes of the door, from the route's access rule (api/auth/access.ts). */
 function accessRefusals(route: RouteDefinition): ErrorCode[] {
@@ -73,13 +80,22 @@ function accessRefusals(route: RouteDefinition): ErrorCode[] {
 function sharedErrors(route: RouteDefinition): Array<[number, ErrorCode]> {
   const errors: Array<[number, ErrorCode]> = [[500, ErrorCode.internal_error]];
   if (!('public' in route.access)) {
-    errors.push([401, ErrorCode.unauthorized], [401, ErrorCode.invalid_api_key], [429, ErrorCode.rate_limited], [503, ErrorCode.database_unavailable]);
+    errors.push(
+      [401, ErrorCode.unauthorized],
+      [401, ErrorCode.invalid_api_key],
+      [429, ErrorCode.rate_limited],
+      [503, ErrorCode.database_unavailable],
+    );
     for (const code of accessRefusals(route)) errors.push([403, code]);
   }
   // Path parameters and query are checked on every route that has them (api/http/register-routes.ts).
   if (route.path.includes('{') || route.query) errors.push([400, ErrorCode.invalid_body]);
   if (route.body) {
-    errors.push([400, ErrorCode.internal_error], [route.validationStatus ?? 400, ErrorCode.invalid_body], [413, ErrorCode.internal_error]);
+    errors.push(
+      [400, ErrorCode.internal_error],
+      [route.validationStatus ?? 400, ErrorCode.invalid_body],
+      [413, ErrorCode.internal_error],
+    );
   }
   return errors;
 }
@@ -105,12 +121,16 @@ export function declaredResponses(route: RouteDefinition): Record<number, Declar
     codesByStatus.set(status, codes);
   };
   for (const [status, code] of sharedErrors(route)) add(status, code);
-  for (const [status, codes] of Object.entries(route.errors ?? {})) for (const code of codes ?? []) add(Number(status), code);
+  for (const [status, codes] of Object.entries(route.errors ?? {}))
+    for (const code of codes ?? []) add(Number(status), code);
 
   const responses: Record<number, DeclaredResponse> = {};
   for (const [status, declaration] of Object.entries(route.responses ?? {})) responses[Number(status)] = declaration;
   for (const [status, codes] of codesByStatus) {
-    if (responses[status]) throw new Error(`${route.method.toUpperCase()} ${route.path}: ${status} is declared with a body of its own and as an error`);
+    if (responses[status])
+      throw new Error(
+        `${route.method.toUpperCase()} ${route.path}: ${status} is declared with a body of its own and as an error`,
+      );
     responses[status] = errorResponse(status, codes);
   }
   return responses;
@@ -123,7 +143,9 @@ export function declaredResponses(route: RouteDefinition): Record<number, Declar
  */
 export function unroutedResponses(pathKnown: boolean): Record<number, DeclaredResponse> {
   return {
-    ...(pathKnown ? { 405: { ...errorResponse(405, [ErrorCode.method_not_allowed]), headers: ['Allow'] } } : { 404: errorResponse(404, [ErrorCode.not_found]) }),
+    ...(pathKnown
+      ? { 405: { ...errorResponse(405, [ErrorCode.method_not_allowed]), headers: ['Allow'] } }
+      : { 404: errorResponse(404, [ErrorCode.not_found]) }),
     400: errorResponse(400, [ErrorCode.invalid_body]),
     401: errorResponse(401, [ErrorCode.unauthorized, ErrorCode.invalid_api_key]),
     403: errorResponse(403, DOOR_REFUSALS),

@@ -9,18 +9,39 @@ const issueSchema = z.strictObject({ path: z.array(z.string()), message: z.strin
  */
 export const errorBodySchema = z.strictObject({
   error: z.enum(Object.values(ErrorCode) as [ErrorCode, ...ErrorCode[]]),
-  issues: z.array(issueSchema).optional()
+  issues: z
+    .array(issueSchema)
+    .optional()
     .describe('invalid_body: what failed validation, each with the path of the field (empty: the body itself).'),
-  detail: z.string().optional().describe('internal_error on 400/413: why the body was refused; otherwise, where given, what happened or what to do.'),
-  details: z.array(z.string()).optional().describe('workflow_invalid: one message per problem of the graph, naming the node.'),
+  detail: z
+    .string()
+    .optional()
+    .describe(
+      'internal_error on 400/413: why the body was refused; otherwise, where given, what happened or what to do.',
+    ),
+  details: z
+    .array(z.string())
+    .optional()
+    .describe('workflow_invalid: one message per problem of the graph, naming the node.'),
   requiredPermission: z.string().optional().describe('forbidden: the scope the key lacks.'),
   requiredPlan: z.enum(['basic', 'ai']).optional().describe('plan_required: the plan tier the endpoint needs.'),
-  requiredFeature: z.enum(['workflows', 'd2c']).optional().describe('feature_not_enabled: the workspace feature the endpoint needs.'),
-  requestId: z.string().uuid().optional().describe('rate_limited: the id of the refused request (also in X-Request-Id).'),
+  requiredFeature: z
+    .enum(['workflows', 'd2c'])
+    .optional()
+    .describe('feature_not_enabled: the workspace feature the endpoint needs.'),
+  requestId: z
+    .string()
+    .uuid()
+    .optional()
+    .describe('rate_limited: the id of the refused request (also in X-Request-Id).'),
   from: z.string().optional().describe('invalid_campaign_transition: the state the campaign is in.'),
   action: z.string().optional().describe('invalid_campaign_transition: the refused action.'),
-  status: z.string().optional()
-    .describe('campaign_not_draft: the campaign\'s state; run_not_running / run_not_awaiting_decision: the run\'s; export_not_ready: the job\'s.'),
+  status: z
+    .string()
+    .optional()
+    .describe(
+      "campaign_not_draft: the campaign's state; run_not_running / run_not_awaiting_decision: the run's; export_not_ready: the job's.",
+    ),
   percent: z.number().int().optional().describe('export_not_ready: how much of the file is written (0 to 100).'),
   reason: z.string().nullable().optional().describe('export_failed: why the job failed.'),
   expiresAt: z.string().nullable().optional().describe('export_expired: when the file was deleted.'),

@@ -10,7 +10,8 @@ const STORABLE_JSON_REF = '#/components/schemas/StorableJson';
  * (lead fields, contact metadata, node outputs), so that the description promises no value the API refuses.
  */
 export const storableJsonSchema: JsonObject = {
-  description: 'Any JSON value, except what PostgreSQL cannot store: no string or object key with U+0000 or an unpaired surrogate, no number beyond a double, no nesting deeper than 32 levels.',
+  description:
+    'Any JSON value, except what PostgreSQL cannot store: no string or object key with U+0000 or an unpaired surrogate, no number beyond a double, no nesting deeper than 32 levels.',
   anyOf: [
     { type: 'string', pattern: NO_NUL },
     { type: 'number' },
@@ -31,20 +32,27 @@ const SHAPING = ['type', '$ref', 'anyOf', 'oneOf', 'allOf', 'enum', 'const', 'no
 export function withStorableInput(schema: JsonObject): JsonObject {
   if (!SHAPING.some((keyword) => keyword in schema)) return { ...schema, $ref: STORABLE_JSON_REF };
   const result: JsonObject = { ...schema };
-  if (result.type === 'string' && !('pattern' in result) && !('enum' in result) && !('const' in result)) result.pattern = NO_NUL;
+  if (result.type === 'string' && !('pattern' in result) && !('enum' in result) && !('const' in result))
+    result.pattern = NO_NUL;
   if (result.type === 'object') {
     result.propertyNames = { pattern: NO_NUL, ...(result.propertyNames as JsonObject | undefined) };
     if (!('additionalProperties' in result)) result.additionalProperties = { $ref: STORABLE_JSON_REF };
   }
   for (const keyword of ['items', 'additionalProperties', 'propertyNames', 'not']) {
     const child = result[keyword];
-    if (child && typeof child === 'object' && !Array.isArray(child)) result[keyword] = withStorableInput(child as JsonObject);
+    if (child && typeof child === 'object' && !Array.isArray(child))
+      result[keyword] = withStorableInput(child as JsonObject);
   }
   for (const keyword of ['anyOf', 'oneOf', 'allOf', 'prefixItems']) {
     if (Array.isArray(result[keyword])) result[keyword] = (result[keyword] as JsonObject[]).map(withStorableInput);
   }
   if (result.properties) {
-    result.properties = Object.fromEntries(Object.entries(result.properties as JsonObject).map(([name, child]) => [name, withStorableInput(child as JsonObject)]));
+    result.properties = Object.fromEntries(
+      Object.entries(result.properties as JsonObject).map(([name, child]) => [
+        name,
+        withStorableInput(child as JsonObject),
+      ]),
+    );
   }
   return result;
 }

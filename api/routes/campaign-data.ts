@@ -13,26 +13,42 @@ const MAX_CONTACTS = 10_000;
 const campaignParams = z.object({ id: z.string() });
 
 const contactsBody = z.object({
-  contacts: z.array(z.object({
-    phone: e164PhoneSchema,
-    name: z.string().max(200).optional(),
-    metadata: z.record(z.string(), z.unknown()).default({}),
-  })).min(1).max(MAX_CONTACTS).describe(`1 to ${MAX_CONTACTS} contacts. One invalid phone refuses the whole request (400 invalid_body naming it) and nothing is stored.`),
+  contacts: z
+    .array(
+      z.object({
+        phone: e164PhoneSchema,
+        name: z.string().max(200).optional(),
+        metadata: z.record(z.string(), z.unknown()).default({}),
+      }),
+    )
+    .min(1)
+    .max(MAX_CONTACTS)
+    .describe(
+      `1 to ${MAX_CONTACTS} contacts. One invalid phone refuses the whole request (400 invalid_body naming it) and nothing is stored.`,
+    ),
 });
 
 const count = (description: string) => z.number().describe(description);
 const kpiSchema = z.object({
-  contacts: count('Phones of the campaign: its leads (pushed, or enrolled from the calling list) plus calling-list entries not enrolled yet, each phone counted once.'),
+  contacts: count(
+    'Phones of the campaign: its leads (pushed, or enrolled from the calling list) plus calling-list entries not enrolled yet, each phone counted once.',
+  ),
   dialedContacts: count('Phones with at least one call placed.'),
   reachedContacts: count('Phones with at least one call answered or taken by voicemail.'),
   pickedUpContacts: count('Phones with at least one call answered by a person.'),
   placed: count('Calls placed (every attempt, including those still dialing).'),
-  connectRate: count('reachedContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed.'),
-  pickupRate: count('pickedUpContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed.'),
+  connectRate: count(
+    'reachedContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed.',
+  ),
+  pickupRate: count(
+    'pickedUpContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed.',
+  ),
   avgDurationMs: count('Mean duration of answered calls, in milliseconds (rounded); 0 when none.'),
   pending: count('Leads not finished (queued or dialing) plus calling-list entries not enrolled yet.'),
   completed: count('Leads finished completed (answered).'),
-  failed: count('Leads finished without success: failed (ladder exhausted, invalid number) or cancelled (stopped campaign, Do-Not-Call).'),
+  failed: count(
+    'Leads finished without success: failed (ladder exhausted, invalid number) or cancelled (stopped campaign, Do-Not-Call).',
+  ),
   reengaging: count('Leads not finished that were already called at least once: waiting for, or on, a later rung.'),
   triggered: count('Leads that entered through the API (lead push), as opposed to the calling list.'),
 });
@@ -42,60 +58,94 @@ export const campaignDataRoutes = [
     method: 'post',
     path: '/campaigns/{id}/contacts',
     access: { permission: 'campaigns.edit' },
-    summary: 'Add contacts to a DRAFT campaign\'s calling list (else 409 campaign_not_draft). Duplicates within the request and phones already on the list are skipped; a phone that is already a workspace contact keeps its name and metadata. added: contacts new to the list; total: valid unique phones in the request.',
+    summary:
+      "Add contacts to a DRAFT campaign's calling list (else 409 campaign_not_draft). Duplicates within the request and phones already on the list are skipped; a phone that is already a workspace contact keeps its name and metadata. added: contacts new to the list; total: valid unique phones in the request.",
     tags: ['Campaign data'],
     params: campaignParams,
     body: contactsBody,
-    responses: { 200: { description: 'What the list gained.', schema: z.object({ added: z.number().int(), total: z.number().int() }) } },
+    responses: {
+      200: {
+        description: 'What the list gained.',
+        schema: z.object({ added: z.number().int(), total: z.number().int() }),
+      },
+    },
     errors: { 409: [ErrorCode.campaign_not_draft] },
-    handler: async ({ services, principal, params, body }) => ({ status: 200, body: await addContacts(services, principal, params.id, body.contacts) }),
+    handler: async ({ services, principal, params, body }) => ({
+      status: 200,
+      body: await addContacts(services, principal, params.id, body.contacts),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/campaigns/{id}/contacts',
     access: { permission: 'campaigns.view' },
-    summary: 'Preview the calling list: columns (phone, name, then every metadata key seen on the list), rowCount, and its first 5 rows in the order they were added. Scope decided here: campaigns.view.',
+    summary:
+      'Preview the calling list: columns (phone, name, then every metadata key seen on the list), rowCount, and its first 5 rows in the order they were added. Scope decided here: campaigns.view.',
     tags: ['Campaign data'],
     params: campaignParams,
-    responses: { 200: { description: 'The preview.', schema: z.object({ columns: z.array(z.string()), rowCount: z.number().int(), preview: z.array(z.record(z.string(), z.unknown())) }) } },
-    handler: async ({ services, principal, params }) => ({ status: 200, body: await previewContacts(services, principal, params.id) }),
+    responses: {
+      200: {
+        description: 'The preview.',
+        schema: z.object({
+          columns: z.array(z.string()),
+          rowCount: z.number().int(),
+          preview: z.array(z.record(z.string(), z.unknown())),
+        }),
+      },
+    },
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await previewContacts(services, principal, params.id),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/campaigns/{id}/kpis',
     access: { permission: 'campaigns.view' },
-    summary: 'The campaign\'s KPIs, computed now. Every counter is defined below; rates are fractions from 0 to 1.',
+    summary: "The campaign's KPIs, computed now. Every counter is defined below; rates are fractions from 0 to 1.",
     tags: ['Campaign data'],
     params: campaignParams,
     responses: { 200: { description: 'The KPIs.', schema: kpiSchema } },
-    handler: async ({ services, principal, params }) => ({ status: 200, body: await campaignKpis(services, principal, params.id) }),
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await campaignKpis(services, principal, params.id),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/campaigns/{id}/activity',
     access: { permission: 'campaigns.view' },
-    summary: 'The campaign\'s latest 50 calls, newest first (a bare array).',
+    summary: "The campaign's latest 50 calls, newest first (a bare array).",
     tags: ['Campaign data'],
     params: campaignParams,
     responses: { 200: { description: 'Up to 50 calls.', schema: z.array(workspaceCallSchema) } },
-    handler: async ({ services, principal, params }) => ({ status: 200, body: await campaignActivity(services, principal, params.id) }),
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await campaignActivity(services, principal, params.id),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/campaigns/{id}/leads',
     access: { permission: 'campaigns.view' },
-    summary: 'The campaign\'s leads, newest first: offset pagination (limit default 50, max 200, offset) with total.',
+    summary: "The campaign's leads, newest first: offset pagination (limit default 50, max 200, offset) with total.",
     tags: ['Campaign data'],
     params: campaignParams,
     query: z.object(offsetQuery),
-    responses: { 200: { description: 'A page.', schema: z.object({ items: z.array(leadResultSchema), total: z.number().int() }) } },
-    handler: async ({ services, principal, params, query }) => ({ status: 200, body: await listCampaignLeads(services, principal, params.id, query) }),
+    responses: {
+      200: { description: 'A page.', schema: z.object({ items: z.array(leadResultSchema), total: z.number().int() }) },
+    },
+    handler: async ({ services, principal, params, query }) => ({
+      status: 200,
+      body: await listCampaignLeads(services, principal, params.id, query),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/campaigns/{id}/api-logs',
     access: { permission: 'campaigns.view' },
-    summary: 'Requests made against the campaign through the API, newest first (method, path without query, status, key id, request id, time; never the key). Cursor pagination (default 50, max 100) plus total. Kept API_LOG_RETENTION_DAYS days (default 30).',
+    summary:
+      'Requests made against the campaign through the API, newest first (method, path without query, status, key id, request id, time; never the key). Cursor pagination (default 50, max 100) plus total. Kept API_LOG_RETENTION_DAYS days (default 30).',
     tags: ['Campaign data'],
     params: campaignParams,
     query: z.object(cursorQuery(50, 100)),
@@ -103,12 +153,25 @@ export const campaignDataRoutes = [
       200: {
         description: 'A page.',
         schema: z.object({
-          items: z.array(z.object({ id: z.string(), method: z.string(), path: z.string(), status: z.number().int(), keyId: z.string().nullable(), requestId: z.string(), createdAt: z.string() })),
+          items: z.array(
+            z.object({
+              id: z.string(),
+              method: z.string(),
+              path: z.string(),
+              status: z.number().int(),
+              keyId: z.string().nullable(),
+              requestId: z.string(),
+              createdAt: z.string(),
+            }),
+          ),
           nextCursor: z.string().nullable(),
           total: z.number().int(),
         }),
       },
     },
-    handler: async ({ services, principal, params, query }) => ({ status: 200, body: await listApiLogs(services, principal, params.id, query) }),
+    handler: async ({ services, principal, params, query }) => ({
+      status: 200,
+      body: await listApiLogs(services, principal, params.id, query),
+    }),
   }),
 ];

@@ -8,19 +8,41 @@ import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
 import { deleteCampaign, transitionCampaign } from '../services/campaign-control';
 import { campaignView, createCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from '../services/campaigns';
 
-
 /** Settings a campaign is created with and can change while it is not stopped. */
 const campaignSettings = {
   name: z.string().trim().min(1).max(200),
-  acceptsLeadPush: z.boolean().describe('A standing API campaign: accepts POST /v1/campaigns/{id}/leads (while not stopped).'),
-  dialLadder: dialLadderSchema.nullable().describe('CLASSIC dial ladder: rungs (delaySeconds after the previous attempt) and the rule of each outcome (end or next). null: the default, now / +2 h / +1 day, answered and invalid_number end it.'),
-  callingWindow: callingWindowSchema.nullable().describe("When leads may be called in their own local time (from the number's country and region; every possible zone must agree). null: the default, Monday to Saturday 09:00-20:00."),
+  acceptsLeadPush: z
+    .boolean()
+    .describe('A standing API campaign: accepts POST /v1/campaigns/{id}/leads (while not stopped).'),
+  dialLadder: dialLadderSchema
+    .nullable()
+    .describe(
+      'CLASSIC dial ladder: rungs (delaySeconds after the previous attempt) and the rule of each outcome (end or next). null: the default, now / +2 h / +1 day, answered and invalid_number end it.',
+    ),
+  callingWindow: callingWindowSchema
+    .nullable()
+    .describe(
+      "When leads may be called in their own local time (from the number's country and region; every possible zone must agree). null: the default, Monday to Saturday 09:00-20:00.",
+    ),
   agentId: z.string().min(1).max(200).nullable().describe('The calling agent.'),
   callerNumbers: z.array(e164PhoneSchema).max(100).describe('E.164 numbers calls are placed from.'),
   maxConcurrentCalls: z.number().int().min(1).max(1000).describe('Calls of this campaign in flight at once, at most.'),
   // A uuid, or the id would reach a uuid column and fail there.
-  workflowId: z.string().uuid().nullable().describe('JOURNEY (required): the workflow of this workspace whose published revision each pushed lead is enrolled into (revision fixed at enrollment). CLASSIC: null.'),
-  maxLiveRuns: z.number().int().min(1).max(1_000_000).describe('JOURNEY live cap: runs alive at once (running or needing recovery). A lead over it is rejected with retryable true (error journey_live_cap_reached) and accepted later with the same key. Default 1000.'),
+  workflowId: z
+    .string()
+    .uuid()
+    .nullable()
+    .describe(
+      'JOURNEY (required): the workflow of this workspace whose published revision each pushed lead is enrolled into (revision fixed at enrollment). CLASSIC: null.',
+    ),
+  maxLiveRuns: z
+    .number()
+    .int()
+    .min(1)
+    .max(1_000_000)
+    .describe(
+      'JOURNEY live cap: runs alive at once (running or needing recovery). A lead over it is rejected with retryable true (error journey_live_cap_reached) and accepted later with the same key. Default 1000.',
+    ),
 };
 
 export const campaignSchema = z.object({
@@ -41,14 +63,31 @@ export const campaignSchema = z.object({
   updatedAt: z.string(),
 });
 
-const newCampaignSchema = z.strictObject({
-  ...campaignSettings,
-  kind: z.enum(['CLASSIC', 'JOURNEY']).default('CLASSIC').describe('CLASSIC: each lead is dialed on the dial ladder. JOURNEY: each lead is enrolled into a run of workflowId.'),
-  channel: z.enum(['VOICE', 'WHATSAPP', 'EMAIL']).default('VOICE'),
-  acceptsLeadPush: campaignSettings.acceptsLeadPush.default(false),
-}).partial({ dialLadder: true, callingWindow: true, agentId: true, callerNumbers: true, maxConcurrentCalls: true, workflowId: true, maxLiveRuns: true });
+const newCampaignSchema = z
+  .strictObject({
+    ...campaignSettings,
+    kind: z
+      .enum(['CLASSIC', 'JOURNEY'])
+      .default('CLASSIC')
+      .describe(
+        'CLASSIC: each lead is dialed on the dial ladder. JOURNEY: each lead is enrolled into a run of workflowId.',
+      ),
+    channel: z.enum(['VOICE', 'WHATSAPP', 'EMAIL']).default('VOICE'),
+    acceptsLeadPush: campaignSettings.acceptsLeadPush.default(false),
+  })
+  .partial({
+    dialLadder: true,
+    callingWindow: true,
+    agentId: true,
+    callerNumbers: true,
+    maxConcurrentCalls: true,
+    workflowId: true,
+    maxLiveRuns: true,
+  });
 
-const campaignUpdateSchema = z.strictObject(campaignSettings).partial()
+const campaignUpdateSchema = z
+  .strictObject(campaignSettings)
+  .partial()
   .refine((update) => Object.keys(update).length > 0, { message: 'give at least one setting to change' });
 
 const campaignParams = z.object({ id: z.string() });
@@ -85,7 +124,8 @@ export const campaignRoutes = [
     method: 'patch',
     path: '/campaigns/{id}',
     access: { permission: 'campaigns.edit' },
-    summary: 'Change the settings of a campaign that is not stopped (409 campaign_stopped). Leads already started keep the ladder and window they started with.',
+    summary:
+      'Change the settings of a campaign that is not stopped (409 campaign_stopped). Leads already started keep the ladder and window they started with.',
     tags: ['Campaigns'],
     params: campaignParams,
     body: campaignUpdateSchema,
@@ -100,7 +140,8 @@ export const campaignRoutes = [
     method: 'delete',
     path: '/campaigns/{id}',
     access: { permission: 'campaigns.delete' },
-    summary: 'Delete a campaign: it is stopped first (queued retries are cancelled, every lead in progress ends cancelled), then removed from the API. Its leads and calls stay in results.',
+    summary:
+      'Delete a campaign: it is stopped first (queued retries are cancelled, every lead in progress ends cancelled), then removed from the API. Its leads and calls stay in results.',
     tags: ['Campaigns'],
     params: campaignParams,
     responses: { 204: { description: 'Deleted.' } },
@@ -128,9 +169,10 @@ export const campaignRoutes = [
       method: 'post',
       path: `/campaigns/{id}/${action}`,
       access: { permission: 'campaigns.edit' },
-      summary: `${action[0]!.toUpperCase()}${action.slice(1)} the campaign: a Temporal Update of the campaign's workflow, answered once accepted. `
-        + 'start DRAFT->RUNNING, pause RUNNING->PAUSED, resume PAUSED->RUNNING, stop DRAFT|RUNNING|PAUSED->STOPPED; anything else is 409 invalid_campaign_transition with from and action. '
-        + 'Keys may not start or resume EMAIL campaigns (403 api_key_not_allowed).',
+      summary:
+        `${action[0]!.toUpperCase()}${action.slice(1)} the campaign: a Temporal Update of the campaign's workflow, answered once accepted. ` +
+        'start DRAFT->RUNNING, pause RUNNING->PAUSED, resume PAUSED->RUNNING, stop DRAFT|RUNNING|PAUSED->STOPPED; anything else is 409 invalid_campaign_transition with from and action. ' +
+        'Keys may not start or resume EMAIL campaigns (403 api_key_not_allowed).',
       tags: ['Campaigns'],
       params: campaignParams,
       responses: { 200: { description: 'The campaign after the transition.', schema: campaignSchema } },

@@ -11,10 +11,16 @@ export const doNotCallRoutes = [
     method: 'post',
     path: '/do-not-call',
     access: { permission: 'calls.edit' },
-    summary: "Add numbers to the workspace's Do-Not-Call list, read before every call attempt. Removing a number is refused to API keys.",
+    summary:
+      "Add numbers to the workspace's Do-Not-Call list, read before every call attempt. Removing a number is refused to API keys.",
     tags: ['Calls'],
     body: addNumbersSchema,
-    responses: { 200: { description: 'added: numbers new to the list; total: valid unique numbers in the request.', schema: z.object({ added: z.number().int(), total: z.number().int() }) } },
+    responses: {
+      200: {
+        description: 'added: numbers new to the list; total: valid unique numbers in the request.',
+        schema: z.object({ added: z.number().int(), total: z.number().int() }),
+      },
+    },
     handler: async ({ services, principal, body }) => {
       const phones = [...new Set(body.phones)];
       const { count } = await services.db.doNotCall.createMany({

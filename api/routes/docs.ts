@@ -10,7 +10,8 @@ const RENDERER_URL = '/docs/redoc.standalone.js';
 const OPENAPI_URL = '/v1/openapi.json';
 // The page loads nothing from another host: the side menu's "API docs by Redocly" logo would come from
 // Redocly's CDN. Redoc styles with inline <style> elements and runs its search in a blob: worker.
-const CONTENT_SECURITY_POLICY = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
+const CONTENT_SECURITY_POLICY =
+  "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; worker-src 'self' blob:; object-src 'none'; base-uri 'none'; frame-ancestors 'none'";
 
 const page = `<!doctype html>
 <html lang="en">
@@ -31,7 +32,9 @@ const page = `<!doctype html>
 /** Streams the file with Content-Type, Content-Length and Last-Modified; a conditional GET gets 304. */
 function sendRenderer(res: Response): Promise<{ status: number }> {
   return new Promise((resolve, reject) => {
-    res.sendFile(RENDERER_PATH, { headers: { 'X-Content-Type-Options': 'nosniff' } }, (error) => (error ? reject(error) : resolve({ status: res.statusCode })));
+    res.sendFile(RENDERER_PATH, { headers: { 'X-Content-Type-Options': 'nosniff' } }, (error) =>
+      error ? reject(error) : resolve({ status: res.statusCode }),
+    );
   });
 }
 
@@ -53,7 +56,7 @@ export const docsRoutes = [
     method: 'get',
     path: RENDERER_URL,
     access: { public: true },
-    summary: 'The renderer GET /docs loads (Redoc\'s standalone bundle, as installed in node_modules).',
+    summary: "The renderer GET /docs loads (Redoc's standalone bundle, as installed in node_modules).",
     tags: ['Operations'],
     responses: {
       200: { description: 'JavaScript.', contentType: 'text/javascript', schema: z.string() },

@@ -41,19 +41,20 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['delete', '/knowledge-bases/{id}/documents/{docId}', 'chatbots.delete'],
 ];
 
-
 export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, path, permission, requires]) => {
   const campaignParam = campaignParamOf(path);
   return defineRoute({
     method,
     path,
     access: { permission, requires },
-    summary: 'Not built yet: answers 501 not_implemented once the request has passed authentication, scopes, entitlements and workspace checks.',
+    summary:
+      'Not built yet: answers 501 not_implemented once the request has passed authentication, scopes, entitlements and workspace checks.',
     tags: ['Not yet built'],
     params: campaignParam ? z.object({ [campaignParam]: z.string() }) : undefined,
     errors: { 501: [ErrorCode.not_implemented] },
     handler: async ({ services, principal, params }) => {
-      if (campaignParam) await findOwnedCampaign(services, principal, (params as Record<string, string>)[campaignParam]!);
+      if (campaignParam)
+        await findOwnedCampaign(services, principal, (params as Record<string, string>)[campaignParam]!);
       throw new ApiError(501, ErrorCode.not_implemented);
     },
   });

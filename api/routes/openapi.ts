@@ -15,7 +15,11 @@ export function openApiRoutes(routeTable: () => readonly RouteDefinition[]): Rou
       responses: {
         200: {
           description: 'The OpenAPI document.',
-          schema: z.looseObject({ openapi: z.literal('3.1.0'), info: z.looseObject({ version: z.string() }), paths: z.record(z.string(), z.unknown()) }),
+          schema: z.looseObject({
+            openapi: z.literal('3.1.0'),
+            info: z.looseObject({ version: z.string() }),
+            paths: z.record(z.string(), z.unknown()),
+          }),
         },
       },
       handler: async () => {

@@ -6,21 +6,42 @@ import { defineRoute, type HttpMethod, type RouteDefinition } from '../http/rout
  */
 const REFUSED: Record<string, Array<[HttpMethod, string]>> = {
   'Signing in to third-party services': [
-    ['post', '/calendar/connect'], ['post', '/sheets/connect'], ['post', '/crm/connections'], ['post', '/integrations/{id}/connect'],
+    ['post', '/calendar/connect'],
+    ['post', '/sheets/connect'],
+    ['post', '/crm/connections'],
+    ['post', '/integrations/{id}/connect'],
   ],
   'WhatsApp sender signup, QR connection and number reservation': [
-    ['post', '/whatsapp/senders/signup'], ['post', '/whatsapp/senders/{id}/qr'], ['post', '/whatsapp/numbers/reserve'],
+    ['post', '/whatsapp/senders/signup'],
+    ['post', '/whatsapp/senders/{id}/qr'],
+    ['post', '/whatsapp/numbers/reserve'],
   ],
-  'Buying phone numbers and identity verification': [['post', '/phone-numbers/purchase'], ['post', '/identity-verification']],
-  'Wallet top-ups and payment details': [['post', '/billing/top-ups'], ['put', '/billing/payment-method']],
+  'Buying phone numbers and identity verification': [
+    ['post', '/phone-numbers/purchase'],
+    ['post', '/identity-verification'],
+  ],
+  'Wallet top-ups and payment details': [
+    ['post', '/billing/top-ups'],
+    ['put', '/billing/payment-method'],
+  ],
   'Removing a number from the Do Not Call list': [['delete', '/do-not-call/{phone}']],
   'Chatbot test chats': [['post', '/chatbots/{id}/test-chat']],
   'Editing the shared home dashboard': [['put', '/dashboard/home']],
-  'Reading or attaching arbitrary spreadsheets': [['get', '/spreadsheets'], ['post', '/spreadsheets/attach']],
-  'Personal profile, onboarding and notifications': [
-    ['get', '/me/profile'], ['patch', '/me/profile'], ['post', '/me/onboarding'], ['get', '/me/notifications'],
+  'Reading or attaching arbitrary spreadsheets': [
+    ['get', '/spreadsheets'],
+    ['post', '/spreadsheets/attach'],
   ],
-  'E-mail features': [['get', '/email/templates'], ['post', '/email/templates'], ['post', '/email/send']],
+  'Personal profile, onboarding and notifications': [
+    ['get', '/me/profile'],
+    ['patch', '/me/profile'],
+    ['post', '/me/onboarding'],
+    ['get', '/me/notifications'],
+  ],
+  'E-mail features': [
+    ['get', '/email/templates'],
+    ['post', '/email/templates'],
+    ['post', '/email/send'],
+  ],
 };
 
 export const refusedToKeysRoutes: RouteDefinition[] = Object.entries(REFUSED).flatMap(([group, endpoints]) =>

@@ -1,7 +1,10 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import {
-  deleteResultWebhookEndpoint, endpointView, listResultWebhookDeliveries, listResultWebhookEndpoints,
+  deleteResultWebhookEndpoint,
+  endpointView,
+  listResultWebhookDeliveries,
+  listResultWebhookEndpoints,
 } from '../services/result-webhooks';
 import { cursorQuery } from '../http/pagination';
 
@@ -32,8 +35,9 @@ export const resultWebhookRoutes = [
     method: 'get',
     path: '/result-webhooks',
     access: { permission: 'result_webhooks.view' },
-    summary: "List the workspace's result webhook endpoints (unpaginated, newest first; never the secret). "
-      + 'Endpoints are created by the operator CLI (`webhook create`): result_webhooks.edit is a scope a key can never hold.',
+    summary:
+      "List the workspace's result webhook endpoints (unpaginated, newest first; never the secret). " +
+      'Endpoints are created by the operator CLI (`webhook create`): result_webhooks.edit is a scope a key can never hold.',
     tags: ['Result webhooks'],
     responses: { 200: { description: 'Every live endpoint of the workspace.', schema: z.array(endpointSchema) } },
     handler: async ({ services, principal }) => ({
@@ -45,8 +49,9 @@ export const resultWebhookRoutes = [
     method: 'delete',
     path: '/result-webhooks/{id}',
     access: { permission: 'result_webhooks.delete' },
-    summary: 'Delete an endpoint: no further event is sent to it, and its pending deliveries give up. '
-      + "An unknown id and another workspace's endpoint both answer 403 forbidden.",
+    summary:
+      'Delete an endpoint: no further event is sent to it, and its pending deliveries give up. ' +
+      "An unknown id and another workspace's endpoint both answer 403 forbidden.",
     tags: ['Result webhooks'],
     params: z.object({ id: z.string() }),
     responses: { 204: { description: 'Deleted.' } },
@@ -59,12 +64,16 @@ export const resultWebhookRoutes = [
     method: 'get',
     path: '/result-webhooks/deliveries',
     access: { permission: 'result_webhooks.view' },
-    summary: "The workspace's result webhook deliveries, newest first, by cursor (limit default 30, max 100). "
-      + 'Event lead.finished, signed as Standard Webhooks; retried with growing delays for more than a day.',
+    summary:
+      "The workspace's result webhook deliveries, newest first, by cursor (limit default 30, max 100). " +
+      'Event lead.finished, signed as Standard Webhooks; retried with growing delays for more than a day.',
     tags: ['Result webhooks'],
     query: deliveriesQuery,
     responses: {
-      200: { description: 'One page; nextCursor is null on the last page.', schema: z.object({ items: z.array(deliverySchema), nextCursor: z.string().nullable() }) },
+      200: {
+        description: 'One page; nextCursor is null on the last page.',
+        schema: z.object({ items: z.array(deliverySchema), nextCursor: z.string().nullable() }),
+      },
     },
     handler: async ({ services, principal, query }) => ({
       status: 200,

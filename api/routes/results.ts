@@ -4,18 +4,35 @@ import { defineRoute } from '../http/route';
 import { findLeadResult, listCalls, listLeadResults } from '../services/results';
 
 const callView = z.object({
-  attempt: z.number().int(), status: z.string(), outcome: z.string().nullable(), durationMs: z.number().int().nullable(),
-  provider: z.string().describe('simulated for the embedded telephony: no real call was placed.'), startedAt: z.string(), endedAt: z.string().nullable(),
+  attempt: z.number().int(),
+  status: z.string(),
+  outcome: z.string().nullable(),
+  durationMs: z.number().int().nullable(),
+  provider: z.string().describe('simulated for the embedded telephony: no real call was placed.'),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
 });
 
 export const leadResultSchema = z.object({
-  leadId: z.string(), campaignId: z.string(), idempotencyKey: z.string(), phone: z.string(), name: z.string().nullable(),
+  leadId: z.string(),
+  campaignId: z.string(),
+  idempotencyKey: z.string(),
+  phone: z.string(),
+  name: z.string().nullable(),
   status: z.enum(['queued', 'dialing', 'completed', 'failed', 'cancelled']),
   outcome: z.string().nullable().describe("The last attempt's outcome."),
-  attempts: z.number().int(), calls: z.array(callView), createdAt: z.string(), updatedAt: z.string(),
+  attempts: z.number().int(),
+  calls: z.array(callView),
+  createdAt: z.string(),
+  updatedAt: z.string(),
 });
 
-export const workspaceCallSchema = callView.extend({ id: z.string(), campaignId: z.string(), leadId: z.string(), phone: z.string() });
+export const workspaceCallSchema = callView.extend({
+  id: z.string(),
+  campaignId: z.string(),
+  leadId: z.string(),
+  phone: z.string(),
+});
 
 const campaignFilter = { campaignId: z.string().uuid().optional() };
 
@@ -28,23 +45,36 @@ export const resultRoutes = [
     tags: ['Results'],
     params: z.object({ leadId: z.string() }),
     responses: { 200: { description: 'The result.', schema: leadResultSchema } },
-    handler: async ({ services, principal, params }) => ({ status: 200, body: await findLeadResult(services, principal, params.leadId) }),
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await findLeadResult(services, principal, params.leadId),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/v1/results',
     access: { permission: 'campaigns.view' },
-    summary: 'Lead results, newest first. Cursor pagination: limit (default 50, max 100) and cursor; nextCursor null on the last page.',
+    summary:
+      'Lead results, newest first. Cursor pagination: limit (default 50, max 100) and cursor; nextCursor null on the last page.',
     tags: ['Results'],
     query: z.object({ ...cursorQuery(50, 100), ...campaignFilter }),
-    responses: { 200: { description: 'A page.', schema: z.object({ items: z.array(leadResultSchema), nextCursor: z.string().nullable() }) } },
-    handler: async ({ services, principal, query }) => ({ status: 200, body: await listLeadResults(services, principal, query) }),
+    responses: {
+      200: {
+        description: 'A page.',
+        schema: z.object({ items: z.array(leadResultSchema), nextCursor: z.string().nullable() }),
+      },
+    },
+    handler: async ({ services, principal, query }) => ({
+      status: 200,
+      body: await listLeadResults(services, principal, query),
+    }),
   }),
   defineRoute({
     method: 'get',
     path: '/calls',
     access: { permission: 'calls.view' },
-    summary: 'Calls of the workspace, newest first. Offset pagination: limit (default 50, max 200) and offset; the total is returned.',
+    summary:
+      'Calls of the workspace, newest first. Offset pagination: limit (default 50, max 200) and offset; the total is returned.',
     tags: ['Calls'],
     query: z.object({ ...offsetQuery, ...campaignFilter }),
     responses: {
@@ -53,6 +83,9 @@ export const resultRoutes = [
         schema: z.object({ total: z.number().int(), items: z.array(workspaceCallSchema) }),
       },
     },
-    handler: async ({ services, principal, query }) => ({ status: 200, body: await listCalls(services, principal, query) }),
+    handler: async ({ services, principal, query }) => ({
+      status: 200,
+      body: await listCalls(services, principal, query),
+    }),
   }),
 ];

@@ -6,7 +6,11 @@ export const whoamiSchema = z.object({
   workspaceId: z.string().uuid(),
   memberId: z.string().uuid(),
   scoped: z.boolean(),
-  permissions: z.array(z.string()).describe("The key's effective permissions: its scopes with what they include, intersected with its member's current role."),
+  permissions: z
+    .array(z.string())
+    .describe(
+      "The key's effective permissions: its scopes with what they include, intersected with its member's current role.",
+    ),
 });
 
 export const whoamiRoutes = [

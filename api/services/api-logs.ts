@@ -7,7 +7,11 @@ import type { AppServices } from './index';
 import type { SqlPool } from '../../lib/sql-pool';
 
 /** Paths under which a request is about one campaign. */
-export const CAMPAIGN_PATH_PREFIXES = ['/campaigns/{id}', '/whatsapp/campaigns/{id}', '/v1/campaigns/{campaignId}'] as const;
+export const CAMPAIGN_PATH_PREFIXES = [
+  '/campaigns/{id}',
+  '/whatsapp/campaigns/{id}',
+  '/v1/campaigns/{campaignId}',
+] as const;
 
 /** The campaign id in a route's path, if the route is about one campaign. */
 export function campaignParamOf(path: string): 'id' | 'campaignId' | null {
@@ -39,19 +43,26 @@ export function createApiLogRecorder(sql: SqlPool) {
   const writeQueued = async () => {
     while (queued.length) {
       const lines = queued.splice(0, MAX_LINES_PER_INSERT);
-      await sql.query({
-        name: 'record_api_logs',
-        // A campaign outside the caller's workspace, or none, gets no log line.
-        text: `INSERT INTO "ApiLog" (id, "workspaceId", "campaignId", method, path, status, "keyId", "requestId")
+      await sql
+        .query({
+          name: 'record_api_logs',
+          // A campaign outside the caller's workspace, or none, gets no log line.
+          text: `INSERT INTO "ApiLog" (id, "workspaceId", "campaignId", method, path, status, "keyId", "requestId")
                SELECT gen_random_uuid(), l.workspace_id, l.campaign_id, l.method, l.path, l.status, l.key_id, l.request_id
                  FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::uuid[], $7::uuid[])
                    AS l(workspace_id, campaign_id, method, path, status, key_id, request_id)
                 WHERE EXISTS (SELECT 1 FROM "Campaign" c WHERE c.id = l.campaign_id AND c."workspaceId" = l.workspace_id)`,
-        values: [
-          lines.map((line) => line.workspaceId), lines.map((line) => line.campaignId), lines.map((line) => line.method),
-          lines.map((line) => line.path), lines.map((line) => line.status), lines.map((line) => line.keyId), lines.map((line) => line.requestId),
-        ],
-      }).catch(() => undefined);
+          values: [
+            lines.map((line) => line.workspaceId),
+            lines.map((line) => line.campaignId),
+            lines.map((line) => line.method),
+            lines.map((line) => line.path),
+            lines.map((line) => line.status),
+            lines.map((line) => line.keyId),
+            lines.map((line) => line.requestId),
+          ],
+        })
+        .catch(() => undefined);
     }
   };
   return {
@@ -69,7 +80,8 @@ export type ApiLogRecorder = ReturnType<typeof createApiLogRecorder>;
 /** Logs every request under a campaign's paths (CAMPAIGN_PATH_PREFIXES) through one recorder of the process. */
 export function logCampaignRequests(app: Express, sql: SqlPool): void {
   const recorder = createApiLogRecorder(sql);
-  for (const prefix of CAMPAIGN_PATH_PREFIXES) app.use(expressPath(prefix), campaignRequestLogger(recorder, campaignParamOf(prefix)!));
+  for (const prefix of CAMPAIGN_PATH_PREFIXES)
+    app.use(expressPath(prefix), campaignRequestLogger(recorder, campaignParamOf(prefix)!));
 }
 
 /**
@@ -84,25 +96,43 @@ export function campaignRequestLogger(recorder: ApiLogRecorder, param: 'id' | 'c
       const campaignId = req.params[param];
       if (!principal || typeof campaignId !== 'string' || !isUuid(campaignId)) return;
       recorder.record({
-        workspaceId: principal.workspaceId, campaignId, method: req.method, path: req.originalUrl.split('?')[0]!,
-        status: res.statusCode, keyId: principal.keyId, requestId: res.locals.requestId as string,
+        workspaceId: principal.workspaceId,
+        campaignId,
+        method: req.method,
+        path: req.originalUrl.split('?')[0]!,
+        status: res.statusCode,
+        keyId: principal.keyId,
+        requestId: res.locals.requestId as string,
       });
     });
     next();
   };
 }
 
-export async function listApiLogs(services: AppServices, principal: Principal, campaignId: string, query: { limit: number; cursor?: CursorPosition }) {
+export async function listApiLogs(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  query: { limit: number; cursor?: CursorPosition },
+) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   const [rows, total] = await Promise.all([
     services.db.apiLog.findMany({
-      where: { campaignId: campaign.id, ...afterCursor(query.cursor) }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit + 1,
+      where: { campaignId: campaign.id, ...afterCursor(query.cursor) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: query.limit + 1,
     }),
     services.db.apiLog.count({ where: { campaignId: campaign.id } }),
   ]);
   return {
     ...cursorPage(rows, query.limit, (row) => ({
-      id: row.id, method: row.method, path: row.path, status: row.status, keyId: row.keyId, requestId: row.requestId, createdAt: row.createdAt.toISOString(),
+      id: row.id,
+      method: row.method,
+      path: row.path,
+      status: row.status,
+      keyId: row.keyId,
+      requestId: row.requestId,
+      createdAt: row.createdAt.toISOString(),
     })),
     total,
   };
@@ -110,6 +140,8 @@ export async function listApiLogs(services: AppServices, principal: Principal, c
 
 /** Deletes API logs older than the retention; every API process runs it now and then. */
 export async function trimApiLogs({ sql }: Pick<AppServices, 'sql'>, retentionDays: number): Promise<number> {
-  const { rowCount } = await sql.query('DELETE FROM "ApiLog" WHERE "createdAt" < now() - make_interval(days => $1)', [retentionDays]);
+  const { rowCount } = await sql.query('DELETE FROM "ApiLog" WHERE "createdAt" < now() - make_interval(days => $1)', [
+    retentionDays,
+  ]);
   return rowCount ?? 0;
 }

@@ -18,21 +18,29 @@ const TRANSITION_DEADLINE_MS = 5_000;
  * on first use) and answers with the campaign as the transition left it. A transition the campaign's
  * state does not allow is refused with 409 invalid_campaign_transition, naming the state and action.
  */
-export async function transitionCampaign(services: AppServices, principal: Principal, campaignId: string, action: CampaignAction) {
+export async function transitionCampaign(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  action: CampaignAction,
+) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  if (campaign.channel === 'EMAIL' && (action === 'start' || action === 'resume')) throw new ApiError(403, ErrorCode.api_key_not_allowed);
+  if (campaign.channel === 'EMAIL' && (action === 'start' || action === 'resume'))
+    throw new ApiError(403, ErrorCode.api_key_not_allowed);
   try {
     // Bounded: while Temporal is unreachable the caller gets 503 temporal_unavailable, not a hung request.
-    await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () => services.temporal.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
-      args: [action],
-      startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
-        workflowId: campaignWorkflowId(campaign.id),
-        taskQueue: services.taskQueue,
-        args: [{ campaignId: campaign.id, status: campaign.status }],
-        workflowIdConflictPolicy: 'USE_EXISTING',
-        searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
+    await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () =>
+      services.temporal.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
+        args: [action],
+        startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
+          workflowId: campaignWorkflowId(campaign.id),
+          taskQueue: services.taskQueue,
+          args: [{ campaignId: campaign.id, status: campaign.status }],
+          workflowIdConflictPolicy: 'USE_EXISTING',
+          searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
+        }),
       }),
-    }));
+    );
   } catch (error) {
     const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_campaign_transition) {
@@ -50,13 +58,15 @@ export async function transitionCampaign(services: AppServices, principal: Princ
  * one Temporal call, whatever the size of the list. It ends at once when there is nothing to enroll.
  */
 async function enrollContacts(services: AppServices, principal: Principal, campaignId: string) {
-  await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () => services.temporal.workflow.signalWithStart<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
-    workflowId: contactEnrollmentWorkflowId(campaignId),
-    taskQueue: services.taskQueue,
-    args: [{ campaignId }],
-    signal: enrollmentNudgeSignal,
-    searchAttributes: { CampaignId: [campaignId], WorkspaceId: [principal.workspaceId] },
-  }));
+  await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () =>
+    services.temporal.workflow.signalWithStart<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
+      workflowId: contactEnrollmentWorkflowId(campaignId),
+      taskQueue: services.taskQueue,
+      args: [{ campaignId }],
+      signal: enrollmentNudgeSignal,
+      searchAttributes: { CampaignId: [campaignId], WorkspaceId: [principal.workspaceId] },
+    }),
+  );
 }
 
 /** Stops the campaign (through its workflow, like POST /stop) unless it is stopped, then hides it. */

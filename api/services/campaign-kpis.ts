@@ -9,7 +9,9 @@ import type { AppServices } from './index';
  */
 export async function campaignKpis(services: AppServices, principal: Principal, campaignId: string) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const { rows: [row] } = await services.sql.query<Record<string, number | null>>({
+  const {
+    rows: [row],
+  } = await services.sql.query<Record<string, number | null>>({
     name: 'campaign_kpis',
     text: `
       WITH lead AS (
@@ -40,7 +42,20 @@ export async function campaignKpis(services: AppServices, principal: Principal, 
         (SELECT count(*) FROM lead WHERE "contactId" IS NULL)::int AS triggered`,
     values: [campaign.id],
   });
-  const kpis = row as Record<'contacts' | 'dialedContacts' | 'reachedContacts' | 'pickedUpContacts' | 'placed' | 'avgDurationMs' | 'pending' | 'completed' | 'failed' | 'reengaging' | 'triggered', number>;
+  const kpis = row as Record<
+    | 'contacts'
+    | 'dialedContacts'
+    | 'reachedContacts'
+    | 'pickedUpContacts'
+    | 'placed'
+    | 'avgDurationMs'
+    | 'pending'
+    | 'completed'
+    | 'failed'
+    | 'reengaging'
+    | 'triggered',
+    number
+  >;
   const rate = (part: number) => (kpis.dialedContacts ? Number((part / kpis.dialedContacts).toFixed(4)) : 0);
   return {
     contacts: kpis.contacts,

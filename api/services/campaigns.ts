@@ -40,30 +40,55 @@ function storable(settings: CampaignSettings) {
 export async function createCampaign({ db }: AppServices, principal: Principal, input: NewCampaign) {
   if (input.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
   await checkJourneySettings(db, principal, input.kind, input.workflowId);
-  return db.campaign.create({ data: { ...storable(input), name: input.name, kind: input.kind, channel: input.channel, workspaceId: principal.workspaceId } });
+  return db.campaign.create({
+    data: {
+      ...storable(input),
+      name: input.name,
+      kind: input.kind,
+      channel: input.channel,
+      workspaceId: principal.workspaceId,
+    },
+  });
 }
 
-export async function updateCampaign(services: AppServices, principal: Principal, id: string, settings: CampaignSettings) {
+export async function updateCampaign(
+  services: AppServices,
+  principal: Principal,
+  id: string,
+  settings: CampaignSettings,
+) {
   const campaign = await findOwnedCampaign(services, principal, id);
   if (campaign.status === 'STOPPED') throw new ApiError(409, ErrorCode.campaign_stopped);
-  if (settings.workflowId !== undefined) await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
+  if (settings.workflowId !== undefined)
+    await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
   return services.db.campaign.update({ where: { id: campaign.id }, data: storable(settings) });
 }
 
 /** A JOURNEY campaign names a journey of its own workspace (the API's workflowId); a CLASSIC one names none. */
-async function checkJourneySettings(db: AppServices['db'], principal: Principal, kind: 'CLASSIC' | 'JOURNEY', journeyId: string | null | undefined) {
-  const invalid = (message: string) => new ZodError([{ code: 'custom', path: ['workflowId'], message, input: journeyId }]);
+async function checkJourneySettings(
+  db: AppServices['db'],
+  principal: Principal,
+  kind: 'CLASSIC' | 'JOURNEY',
+  journeyId: string | null | undefined,
+) {
+  const invalid = (message: string) =>
+    new ZodError([{ code: 'custom', path: ['workflowId'], message, input: journeyId }]);
   if (kind === 'CLASSIC') {
     if (journeyId) throw invalid('only a JOURNEY campaign runs a workflow');
     return;
   }
   if (!journeyId) throw invalid('a JOURNEY campaign names the workflow its leads are enrolled into');
-  const journey = isUuid(journeyId) ? await db.journey.findFirst({ where: { id: journeyId, workspaceId: principal.workspaceId }, select: { id: true } }) : null;
+  const journey = isUuid(journeyId)
+    ? await db.journey.findFirst({ where: { id: journeyId, workspaceId: principal.workspaceId }, select: { id: true } })
+    : null;
   if (!journey) throw invalid('no workflow of this workspace has this id');
 }
 
 export async function listCampaigns({ db }: AppServices, principal: Principal): Promise<Campaign[]> {
-  return db.campaign.findMany({ where: { workspaceId: principal.workspaceId, deletedAt: null }, orderBy: { createdAt: 'desc' } });
+  return db.campaign.findMany({
+    where: { workspaceId: principal.workspaceId, deletedAt: null },
+    orderBy: { createdAt: 'desc' },
+  });
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -79,12 +104,14 @@ export function isUuid(id: string): boolean {
 export async function findOwnedCampaign({ sql }: AppServices, principal: Principal, id: string): Promise<Campaign> {
   // A prepared statement on the plain pool: every lead push reads its campaign (measured in bench/leads.ts).
   const campaign = isUuid(id)
-    ? (await sql.query<Campaign>({
-      name: 'find_owned_campaign',
-      // Prisma's field names: the column "workflowId" (the API's name) is the field journeyId.
-      text: 'SELECT c.*, c."workflowId" AS "journeyId" FROM "Campaign" c WHERE c.id = $1::uuid AND c."workspaceId" = $2::uuid AND c."deletedAt" IS NULL',
-      values: [id, principal.workspaceId],
-    })).rows[0]
+    ? (
+        await sql.query<Campaign>({
+          name: 'find_owned_campaign',
+          // Prisma's field names: the column "workflowId" (the API's name) is the field journeyId.
+          text: 'SELECT c.*, c."workflowId" AS "journeyId" FROM "Campaign" c WHERE c.id = $1::uuid AND c."workspaceId" = $2::uuid AND c."deletedAt" IS NULL',
+          values: [id, principal.workspaceId],
+        })
+      ).rows[0]
     : undefined;
   if (!campaign) throw forbidden();
   return campaign;

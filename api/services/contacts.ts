@@ -17,17 +17,28 @@ export interface ContactInput {
  * unique (workspace, phone) and (campaign, contact) keys make concurrent imports safe; the campaign
  * row is share-locked so a start waits for an import in progress and enrolls all of it.
  */
-export async function addContacts(services: AppServices, principal: Principal, campaignId: string, contacts: readonly ContactInput[]) {
+export async function addContacts(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  contacts: readonly ContactInput[],
+) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   const client = await services.sql.connect();
   try {
     await client.query('BEGIN');
-    const { rows: [locked] } = await client.query<{ status: string }>('SELECT status::text FROM "Campaign" WHERE id = $1::uuid FOR SHARE', [campaign.id]);
+    const {
+      rows: [locked],
+    } = await client.query<{ status: string }>('SELECT status::text FROM "Campaign" WHERE id = $1::uuid FOR SHARE', [
+      campaign.id,
+    ]);
     if (locked!.status !== 'DRAFT') throw new ApiError(409, ErrorCode.campaign_not_draft, { status: locked!.status });
     // Imports into one campaign take turns (they would lock list rows in request order, and deadlock);
     // contacts are upserted in phone order, so imports into different campaigns cannot deadlock either.
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`contacts:${campaign.id}`]);
-    const { rows: [counts] } = await client.query<{ added: number; total: number }>({
+    const {
+      rows: [counts],
+    } = await client.query<{ added: number; total: number }>({
       name: 'add_contacts',
       text: `
         WITH input AS (
@@ -47,7 +58,8 @@ export async function addContacts(services: AppServices, principal: Principal, c
         )
         SELECT (SELECT count(*) FROM listed)::int AS added, (SELECT count(*) FROM input)::int AS total`,
       values: [
-        principal.workspaceId, campaign.id,
+        principal.workspaceId,
+        campaign.id,
         contacts.map((contact) => contact.phone),
         contacts.map((contact) => contact.name ?? null),
         contacts.map((contact) => JSON.stringify(contact.metadata)),
@@ -69,14 +81,27 @@ const MAX_COLUMNS = 100;
 /** The calling list: phone, name and every metadata key seen on it; its size; its first rows. */
 export async function previewContacts(services: AppServices, principal: Principal, campaignId: string) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const [{ rows: keys }, { rows: [size] }, { rows: preview }] = await Promise.all([
+  const [
+    { rows: keys },
+    {
+      rows: [size],
+    },
+    { rows: preview },
+  ] = await Promise.all([
     services.sql.query<{ key: string }>(
       `SELECT DISTINCT jsonb_object_keys(c.metadata) AS key FROM "CampaignContact" cc JOIN "Contact" c ON c.id = cc."contactId"
-        WHERE cc."campaignId" = $1::uuid ORDER BY 1 LIMIT ${MAX_COLUMNS}`, [campaign.id]),
-    services.sql.query<{ count: number }>('SELECT count(*)::int AS count FROM "CampaignContact" WHERE "campaignId" = $1::uuid', [campaign.id]),
+        WHERE cc."campaignId" = $1::uuid ORDER BY 1 LIMIT ${MAX_COLUMNS}`,
+      [campaign.id],
+    ),
+    services.sql.query<{ count: number }>(
+      'SELECT count(*)::int AS count FROM "CampaignContact" WHERE "campaignId" = $1::uuid',
+      [campaign.id],
+    ),
     services.sql.query<{ phone: string; name: string | null; metadata: Record<string, unknown> }>(
       `SELECT c.phone, c.name, c.metadata FROM "CampaignContact" cc JOIN "Contact" c ON c.id = cc."contactId"
-        WHERE cc."campaignId" = $1::uuid ORDER BY cc.position LIMIT ${PREVIEW_ROWS}`, [campaign.id]),
+        WHERE cc."campaignId" = $1::uuid ORDER BY cc.position LIMIT ${PREVIEW_ROWS}`,
+      [campaign.id],
+    ),
   ]);
   const metadataColumns = keys.map((row) => row.key).filter((key) => key !== 'phone' && key !== 'name');
   return {

@@ -10,7 +10,13 @@ import { ErrorCode } from '../../lib/error-codes';
 import { exportDownloadName, exportFilePath } from '../../lib/export-files';
 import { createXlsxWriter, csvHead, csvLines, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../lib/export-formats';
 import { percentOf, type ExportStatus } from '../../lib/export-jobs';
-import { countExportRows, exportPages, type ExportColumn, type ExportOptions, type ExportScope } from '../../lib/export-rows';
+import {
+  countExportRows,
+  exportPages,
+  type ExportColumn,
+  type ExportOptions,
+  type ExportScope,
+} from '../../lib/export-rows';
 import { exportJobWorkflowId } from '../../lib/workflow-ids';
 import type { exportJobWorkflow } from '../../workflows/export-job';
 import type { Principal } from '../auth/principal';
@@ -44,7 +50,8 @@ const filePath = (campaignId: string, exportId: string) => `/campaigns/${campaig
 
 export function exportJobView(job: ExportJob, now = new Date()) {
   // Past its retention the file is gone, or about to be: the timer that deletes it may fire a moment later.
-  const expired = job.status === 'expired' || (job.status === 'completed' && job.expiresAt !== null && job.expiresAt <= now);
+  const expired =
+    job.status === 'expired' || (job.status === 'completed' && job.expiresAt !== null && job.expiresAt <= now);
   const status: ExportStatus = expired ? 'expired' : (job.status as ExportStatus);
   return {
     id: job.id,
@@ -63,17 +70,28 @@ export function exportJobView(job: ExportJob, now = new Date()) {
 
 export type ExportJobView = ReturnType<typeof exportJobView>;
 
-function inlineFile(services: AppServices, scope: ExportScope, format: ExportFormat, columns: ExportColumn[], now: Date): ExportFile {
+function inlineFile(
+  services: AppServices,
+  scope: ExportScope,
+  format: ExportFormat,
+  columns: ExportColumn[],
+  now: Date,
+): ExportFile {
   const pages = () => exportPages(services.sql, scope, Math.min(EXPORT_PAGE_ROWS, services.exports.pageRows));
   return {
     contentType: EXPORT_CONTENT_TYPES[format],
     fileName: exportDownloadName(scope.campaignId, now, format),
     async write(output) {
       if (format === 'csv') {
-        await pipeline(Readable.from((async function* () {
-          yield csvHead(columns);
-          for await (const rows of pages()) yield csvLines(rows, columns);
-        })()), output);
+        await pipeline(
+          Readable.from(
+            (async function* () {
+              yield csvHead(columns);
+              for await (const rows of pages()) yield csvLines(rows, columns);
+            })(),
+          ),
+          output,
+        );
         return;
       }
       const writer = await createXlsxWriter(output, columns);
@@ -104,23 +122,36 @@ export async function createExport(
   };
   const scope: ExportScope = { campaignId: campaign.id, from: options.from, until: options.until };
   const totalRows = await countExportRows(services.sql, scope);
-  if (totalRows <= services.exports.inlineMaxRows) return { file: inlineFile(services, scope, request.format, request.columns, now) };
+  if (totalRows <= services.exports.inlineMaxRows)
+    return { file: inlineFile(services, scope, request.format, request.columns, now) };
 
   const job = await services.db.exportJob.create({
-    data: { id: randomUUID(), workspaceId: principal.workspaceId, campaignId: campaign.id, format: request.format, options: { ...options }, totalRows },
+    data: {
+      id: randomUUID(),
+      workspaceId: principal.workspaceId,
+      campaignId: campaign.id,
+      format: request.format,
+      options: { ...options },
+      totalRows,
+    },
   });
   try {
     await services.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () =>
       services.temporal.workflow.start<typeof exportJobWorkflow>('exportJobWorkflow', {
         workflowId: exportJobWorkflowId(job.id),
         taskQueue: services.taskQueue,
-        args: [{
-          exportId: job.id, pageRows: services.exports.pageRows, retentionSeconds: services.exports.retentionSeconds,
-          activityTaskQueue: services.exports.taskQueue ?? defaultExportTaskQueue(services.taskQueue),
-        }],
+        args: [
+          {
+            exportId: job.id,
+            pageRows: services.exports.pageRows,
+            retentionSeconds: services.exports.retentionSeconds,
+            activityTaskQueue: services.exports.taskQueue ?? defaultExportTaskQueue(services.taskQueue),
+          },
+        ],
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
         searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
-      }));
+      }),
+    );
   } catch (error) {
     // No workflow, no job: the caller is told to try again (503) and finds no orphan in the list.
     await services.db.exportJob.delete({ where: { id: job.id } }).catch(() => undefined);
@@ -129,19 +160,36 @@ export async function createExport(
   return { job: exportJobView(job) };
 }
 
-async function findOwnedJob(services: AppServices, principal: Principal, campaignId: string, exportId: string): Promise<ExportJob> {
+async function findOwnedJob(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  exportId: string,
+): Promise<ExportJob> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const job = isUuid(exportId) ? await services.db.exportJob.findFirst({ where: { id: exportId, campaignId: campaign.id } }) : null;
+  const job = isUuid(exportId)
+    ? await services.db.exportJob.findFirst({ where: { id: exportId, campaignId: campaign.id } })
+    : null;
   if (!job) throw forbidden();
   return job;
 }
 
-export async function findExportJob(services: AppServices, principal: Principal, campaignId: string, exportId: string): Promise<ExportJobView> {
+export async function findExportJob(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  exportId: string,
+): Promise<ExportJobView> {
   return exportJobView(await findOwnedJob(services, principal, campaignId, exportId));
 }
 
 /** The finished file, streamed from the export volume; refused while it is written, once failed, and after retention. */
-export async function exportJobFile(services: AppServices, principal: Principal, campaignId: string, exportId: string): Promise<ExportFile & { size: number }> {
+export async function exportJobFile(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  exportId: string,
+): Promise<ExportFile & { size: number }> {
   const stored = await findOwnedJob(services, principal, campaignId, exportId);
   const job = exportJobView(stored);
   if (job.status === 'queued' || job.status === 'running') {
@@ -150,7 +198,13 @@ export async function exportJobFile(services: AppServices, principal: Principal,
   if (job.status === 'failed') throw new ApiError(409, ErrorCode.export_failed, { reason: job.error });
   const path = stored.filePath ? exportFilePath(services.exports.dir, stored.filePath) : null;
   // A file missing from the volume is as gone as an expired one.
-  const size = path && job.status === 'completed' ? await stat(path).then((stats) => stats.size, () => null) : null;
+  const size =
+    path && job.status === 'completed'
+      ? await stat(path).then(
+          (stats) => stats.size,
+          () => null,
+        )
+      : null;
   if (path === null || size === null) throw new ApiError(410, ErrorCode.export_expired, { expiresAt: job.expiresAt });
   return {
     contentType: EXPORT_CONTENT_TYPES[job.format],

@@ -17,8 +17,11 @@ async function revisionDefinition(client: PoolClient, journeyId: string, revisio
   const cacheKey = `${journeyId}:${revision}`;
   const cached = revisionCache.get(cacheKey);
   if (cached) return cached;
-  const { rows: [row] } = await client.query<{ definition: JourneyDefinition }>(
-    'SELECT definition FROM "WorkflowRevision" WHERE "workflowId" = $1::uuid AND revision = $2', [journeyId, revision],
+  const {
+    rows: [row],
+  } = await client.query<{ definition: JourneyDefinition }>(
+    'SELECT definition FROM "WorkflowRevision" WHERE "workflowId" = $1::uuid AND revision = $2',
+    [journeyId, revision],
   );
   if (revisionCache.size >= REVISION_CACHE_SIZE) revisionCache.delete(revisionCache.keys().next().value!);
   revisionCache.set(cacheKey, row!.definition);
@@ -42,11 +45,17 @@ export async function storeJourneyLeads(
   const client = await sql.connect();
   try {
     await client.query('BEGIN');
-    const { rows: [locked] } = await client.query<{ maxLiveRuns: number; journeyId: string; publishedRevision: number | null }>(
+    const {
+      rows: [locked],
+    } = await client.query<{ maxLiveRuns: number; journeyId: string; publishedRevision: number | null }>(
       `SELECT c."maxLiveRuns", j.id AS "journeyId", j."publishedRevision" FROM "Campaign" c JOIN "Workflow" j ON j.id = c."workflowId"
-        WHERE c.id = $1::uuid FOR UPDATE OF c`, [campaign.id],
+        WHERE c.id = $1::uuid FOR UPDATE OF c`,
+      [campaign.id],
     );
-    if (!locked?.publishedRevision) throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision of the campaign\'s workflow first' });
+    if (!locked?.publishedRevision)
+      throw new ApiError(409, ErrorCode.workflow_not_published, {
+        detail: "publish a revision of the campaign's workflow first",
+      });
     const definition = await revisionDefinition(client, locked.journeyId, locked.publishedRevision);
 
     const refused = new Map<string, Admission>();
@@ -54,8 +63,13 @@ export async function storeJourneyLeads(
       const missing = missingStartFields(definition, lead.fields);
       if (missing.length) {
         refused.set(idempotencyKey, {
-          outcome: 'invalid', leadId: null,
-          issues: missing.map((name) => ({ path: ['lead', 'fields', name], message: 'required by the journey\'s start node', code: 'custom' })),
+          outcome: 'invalid',
+          leadId: null,
+          issues: missing.map((name) => ({
+            path: ['lead', 'fields', name],
+            message: "required by the journey's start node",
+            code: 'custom',
+          })),
         });
       }
       return missing.length === 0;
@@ -63,18 +77,29 @@ export async function storeJourneyLeads(
 
     const { rows: existing } = await client.query<LeadRow>(
       `SELECT id, "idempotencyKey", "workflowId", "workflowStartedAt", false AS inserted FROM "Lead"
-        WHERE "campaignId" = $1::uuid AND "idempotencyKey" = ANY($2::text[])`, [campaign.id, valid.map((lead) => lead.idempotencyKey)],
+        WHERE "campaignId" = $1::uuid AND "idempotencyKey" = ANY($2::text[])`,
+      [campaign.id, valid.map((lead) => lead.idempotencyKey)],
     );
     const existingKeys = new Set(existing.map((row) => row.idempotencyKey));
     const fresh = valid.filter((lead) => !existingKeys.has(lead.idempotencyKey));
-    const { rows: [counted] } = await client.query<{ live: number }>(
-      `SELECT count(*)::int AS live FROM "JourneyRun" WHERE "campaignId" = $1::uuid AND status = ANY($2::"JourneyRunStatus"[])`, [campaign.id, LIVE_RUN_STATUSES],
+    const {
+      rows: [counted],
+    } = await client.query<{ live: number }>(
+      `SELECT count(*)::int AS live FROM "JourneyRun" WHERE "campaignId" = $1::uuid AND status = ANY($2::"JourneyRunStatus"[])`,
+      [campaign.id, LIVE_RUN_STATUSES],
     );
     const room = Math.max(locked.maxLiveRuns - counted!.live, 0);
     for (const { idempotencyKey } of fresh.slice(room)) {
-      refused.set(idempotencyKey, { outcome: 'rejected', leadId: null, retryable: true, error: ErrorCode.journey_live_cap_reached, reason: 'live_cap' });
+      refused.set(idempotencyKey, {
+        outcome: 'rejected',
+        leadId: null,
+        retryable: true,
+        error: ErrorCode.journey_live_cap_reached,
+        reason: 'live_cap',
+      });
     }
-    const inserted = room > 0 && fresh.length ? await upsertLeads(client, principal, campaign, fresh.slice(0, room), requestId) : [];
+    const inserted =
+      room > 0 && fresh.length ? await upsertLeads(client, principal, campaign, fresh.slice(0, room), requestId) : [];
     if (inserted.length) {
       await client.query(
         `INSERT INTO "JourneyRun" (id, "workspaceId", "workflowId", revision, "campaignId", "leadId", "temporalWorkflowId", trigger, "startedBy", "updatedAt")
@@ -85,7 +110,11 @@ export async function storeJourneyLeads(
       );
     }
     await client.query('COMMIT');
-    return { rows: [...existing, ...inserted], refused, undeclaredVariables: (lead) => undeclaredVariables(definition, lead.fields) };
+    return {
+      rows: [...existing, ...inserted],
+      refused,
+      undeclaredVariables: (lead) => undeclaredVariables(definition, lead.fields),
+    };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;

@@ -3,7 +3,13 @@ import { WorkflowNotFoundError, WorkflowUpdateFailedError } from '@temporalio/cl
 import { ApplicationFailure } from '@temporalio/common';
 import type { JourneyDecision, JourneyRun } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import { awaitingFromRecord, missingStartFields, type AwaitedDecision, type JourneyDefinition, type RecordedRecovery } from '../../lib/journey';
+import {
+  awaitingFromRecord,
+  missingStartFields,
+  type AwaitedDecision,
+  type JourneyDefinition,
+  type RecordedRecovery,
+} from '../../lib/journey';
 import type { JourneyRunStatus } from '../../lib/journey/run-statuses';
 import { journeyRunWorkflowId } from '../../lib/workflow-ids';
 import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journey-run';
@@ -13,7 +19,6 @@ import { ApiError, forbidden } from '../http/api-error';
 import { isUuid } from './campaigns';
 import type { AppServices } from './index';
 import { findOwnedJourney } from './journeys';
-
 
 /** A live run answers its state query in milliseconds; past this the row's state is answered alone. */
 const LIVE_STATE_DEADLINE_MS = 3_000;
@@ -43,8 +48,13 @@ function runView(run: RunRow, awaiting: AwaitedDecision | null, live: JourneyRun
     endedAt: run.endedAt?.toISOString() ?? null,
     ...(run.decisions && {
       decisions: run.decisions.map((decision) => ({
-        nodeId: decision.nodeId, action: decision.action, output: decision.output, note: decision.note,
-        decidedBy: decision.decidedBy, via: decision.via, at: decision.createdAt.toISOString(),
+        nodeId: decision.nodeId,
+        action: decision.action,
+        output: decision.output,
+        note: decision.note,
+        decidedBy: decision.decidedBy,
+        via: decision.via,
+        at: decision.createdAt.toISOString(),
       })),
     }),
   };
@@ -56,31 +66,54 @@ function runView(run: RunRow, awaiting: AwaitedDecision | null, live: JourneyRun
  */
 async function rowViews(db: AppServices['db'], runs: RunRow[]) {
   const waiting = runs.filter((run) => run.recovery !== null);
-  const revisions = waiting.length === 0 ? [] : await db.journeyRevision.findMany({
-    where: { OR: waiting.map(({ journeyId, revision }) => ({ journeyId, revision })) },
-    select: { journeyId: true, revision: true, definition: true },
-  });
-  const definitionOf = (run: RunRow) => revisions
-    .find(({ journeyId, revision }) => journeyId === run.journeyId && revision === run.revision)?.definition as JourneyDefinition | undefined;
-  return runs.map((run) => runView(run, awaitingFromRecord(run.recovery as RecordedRecovery | null, definitionOf(run))));
+  const revisions =
+    waiting.length === 0
+      ? []
+      : await db.journeyRevision.findMany({
+          where: { OR: waiting.map(({ journeyId, revision }) => ({ journeyId, revision })) },
+          select: { journeyId: true, revision: true, definition: true },
+        });
+  const definitionOf = (run: RunRow) =>
+    revisions.find(({ journeyId, revision }) => journeyId === run.journeyId && revision === run.revision)
+      ?.definition as JourneyDefinition | undefined;
+  return runs.map((run) =>
+    runView(run, awaitingFromRecord(run.recovery as RecordedRecovery | null, definitionOf(run))),
+  );
 }
 
 export async function listRuns(
-  { db }: AppServices, principal: Principal, journeyId: string, query: { status?: JourneyRunStatus; limit: number; offset: number },
+  { db }: AppServices,
+  principal: Principal,
+  journeyId: string,
+  query: { status?: JourneyRunStatus; limit: number; offset: number },
 ) {
   await findOwnedJourney(db, principal.workspaceId, journeyId);
   const where = { journeyId, workspaceId: principal.workspaceId, ...(query.status && { status: query.status }) };
   const [runs, total] = await Promise.all([
-    db.journeyRun.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: query.limit, skip: query.offset }),
+    db.journeyRun.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: query.limit,
+      skip: query.offset,
+    }),
     db.journeyRun.count({ where }),
   ]);
   return { runs: await rowViews(db, runs), total };
 }
 
-async function findOwnedRun({ db }: AppServices, principal: Principal, journeyId: string, runId: string): Promise<RunWithDecisions> {
-  const run = isUuid(runId) && isUuid(journeyId)
-    ? await db.journeyRun.findFirst({ where: { id: runId, journeyId, workspaceId: principal.workspaceId }, include: { decisions: { orderBy: { createdAt: 'asc' } } } })
-    : null;
+async function findOwnedRun(
+  { db }: AppServices,
+  principal: Principal,
+  journeyId: string,
+  runId: string,
+): Promise<RunWithDecisions> {
+  const run =
+    isUuid(runId) && isUuid(journeyId)
+      ? await db.journeyRun.findFirst({
+          where: { id: runId, journeyId, workspaceId: principal.workspaceId },
+          include: { decisions: { orderBy: { createdAt: 'asc' } } },
+        })
+      : null;
   if (!run) throw forbidden();
   return run;
 }
@@ -91,7 +124,9 @@ export async function getRun(services: AppServices, principal: Principal, journe
   let live: JourneyRunState | null = null;
   if (!run.endedAt) {
     live = await services.temporalConnection
-      .withDeadline(Date.now() + LIVE_STATE_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).query(journeyRunStateQuery))
+      .withDeadline(Date.now() + LIVE_STATE_DEADLINE_MS, () =>
+        services.temporal.workflow.getHandle(run.temporalWorkflowId).query(journeyRunStateQuery),
+      )
       // Not started yet (the outbox has not reached it), or Temporal away: the row answers.
       .catch(() => null);
   }
@@ -100,25 +135,39 @@ export async function getRun(services: AppServices, principal: Principal, journe
 
 /** A run started by hand with the given trigger, on the journey's published revision; it has no lead, so its call nodes need recovery. */
 export async function startRunByHand(
-  services: AppServices, principal: Principal, journeyId: string, trigger: { phone?: string; name?: string; fields: Record<string, unknown> },
+  services: AppServices,
+  principal: Principal,
+  journeyId: string,
+  trigger: { phone?: string; name?: string; fields: Record<string, unknown> },
 ) {
   const journey = await findOwnedJourney(services.db, principal.workspaceId, journeyId);
-  if (!journey.publishedRevision) throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
-  const revision = await services.db.journeyRevision.findUniqueOrThrow({ where: { journeyId_revision: { journeyId, revision: journey.publishedRevision } } });
+  if (!journey.publishedRevision)
+    throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
+  const revision = await services.db.journeyRevision.findUniqueOrThrow({
+    where: { journeyId_revision: { journeyId, revision: journey.publishedRevision } },
+  });
   checkRequiredFields(revision.definition as unknown as JourneyDefinition, trigger.fields);
   const id = randomUUID();
   const run = await services.db.journeyRun.create({
     data: {
-      id, workspaceId: principal.workspaceId, journeyId, revision: journey.publishedRevision, temporalWorkflowId: journeyRunWorkflowId(id),
-      trigger: { phone: trigger.phone ?? null, name: trigger.name ?? null, fields: trigger.fields } as object, startedBy: `key:${principal.keyId}`,
+      id,
+      workspaceId: principal.workspaceId,
+      journeyId,
+      revision: journey.publishedRevision,
+      temporalWorkflowId: journeyRunWorkflowId(id),
+      trigger: { phone: trigger.phone ?? null, name: trigger.name ?? null, fields: trigger.fields } as object,
+      startedBy: `key:${principal.keyId}`,
     },
   });
   try {
     await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
       services.temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', {
-        workflowId: run.temporalWorkflowId, taskQueue: services.taskQueue, args: [{ runId: id }],
+        workflowId: run.temporalWorkflowId,
+        taskQueue: services.taskQueue,
+        args: [{ runId: id }],
         searchAttributes: { WorkspaceId: [principal.workspaceId] },
-      }));
+      }),
+    );
   } catch (error) {
     // Not started: the caller is told (503) and nothing is left behind.
     await services.db.journeyRun.delete({ where: { id } });
@@ -131,7 +180,11 @@ function checkRequiredFields(definition: JourneyDefinition, fields: Record<strin
   const missing = missingStartFields(definition, fields);
   if (missing.length) {
     throw new ApiError(400, ErrorCode.invalid_body, {
-      issues: missing.map((name) => ({ path: ['fields', name], message: 'required by the journey\'s start node', code: 'custom' })),
+      issues: missing.map((name) => ({
+        path: ['fields', name],
+        message: "required by the journey's start node",
+        code: 'custom',
+      })),
     });
   }
 }
@@ -141,14 +194,20 @@ function checkRequiredFields(definition: JourneyDefinition, fields: Record<strin
  * (the lead outbox starts it shortly), or ended outside the API (terminated in the Temporal UI).
  */
 function notInTemporal(code: ErrorCode, run: JourneyRun) {
-  return new ApiError(409, code, { status: run.status, detail: 'the run\'s workflow is not running in Temporal: not started yet, or ended outside the API' });
+  return new ApiError(409, code, {
+    status: run.status,
+    detail: "the run's workflow is not running in Temporal: not started yet, or ended outside the API",
+  });
 }
 
 /** Asks the run's workflow to cancel; it ends cancelled once its current step has stopped. */
 export async function cancelRun(services: AppServices, principal: Principal, journeyId: string, runId: string) {
   const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_running, { status: run.status });
-  await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () => services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel())
+  await services.temporalConnection
+    .withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel(),
+    )
     .catch((error: unknown) => {
       if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_running, run);
       throw error;
@@ -158,7 +217,11 @@ export async function cancelRun(services: AppServices, principal: Principal, jou
 
 /** An operator's decision, as an Update of the run: refused with 409 unless the run waits for one. */
 export async function recoverRun(
-  services: AppServices, principal: Principal, journeyId: string, runId: string, decision: Omit<RecoveryDecision, 'decidedBy' | 'via'>,
+  services: AppServices,
+  principal: Principal,
+  journeyId: string,
+  runId: string,
+  decision: Omit<RecoveryDecision, 'decidedBy' | 'via'>,
 ) {
   const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
@@ -166,8 +229,12 @@ export async function recoverRun(
     const state = await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
       services.temporal.workflow.getHandle(run.temporalWorkflowId).executeUpdate(recoverUpdate, {
         args: [{ ...decision, decidedBy: `member:${principal.memberId} key:${principal.keyId}`, via: 'api' }],
-      }));
-    const updated = await services.db.journeyRun.findUniqueOrThrow({ where: { id: run.id }, include: { decisions: { orderBy: { createdAt: 'asc' } } } });
+      }),
+    );
+    const updated = await services.db.journeyRun.findUniqueOrThrow({
+      where: { id: run.id },
+      include: { decisions: { orderBy: { createdAt: 'asc' } } },
+    });
     // The Update answers once the decision is taken, maybe before the row says so: the state is newer.
     return runView(updated, state.awaiting, state.endedAt ? null : state);
   } catch (error) {
@@ -178,7 +245,9 @@ export async function recoverRun(
     if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_awaiting_decision, run);
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_body) {
       const [field = 'action'] = cause.details as string[];
-      throw new ApiError(400, ErrorCode.invalid_body, { issues: [{ path: [field], message: cause.message, code: 'custom' }] });
+      throw new ApiError(400, ErrorCode.invalid_body, {
+        issues: [{ path: [field], message: cause.message, code: 'custom' }],
+      });
     }
     throw error;
   }

@@ -33,27 +33,49 @@ export function listJourneys(db: Database, workspaceId: string): Promise<Journey
  * saved: runs read the revision they were enrolled into, so saving never changes a run in flight.
  * A draft may break graph rules; publishing may not.
  */
-export async function saveJourney(db: Database, workspaceId: string, input: { id?: string; name?: string; definition: JourneyDefinition }): Promise<Journey> {
+export async function saveJourney(
+  db: Database,
+  workspaceId: string,
+  input: { id?: string; name?: string; definition: JourneyDefinition },
+): Promise<Journey> {
   return db.$transaction(async (tx) => {
     if (!input.id) {
-      const created = await tx.journey.create({ data: { workspaceId, name: input.name ?? 'Untitled journey', definition: input.definition as object } });
-      await tx.journeyRevision.create({ data: { journeyId: created.id, revision: 1, definition: input.definition as object } });
+      const created = await tx.journey.create({
+        data: { workspaceId, name: input.name ?? 'Untitled journey', definition: input.definition as object },
+      });
+      await tx.journeyRevision.create({
+        data: { journeyId: created.id, revision: 1, definition: input.definition as object },
+      });
       return created;
     }
     // The row lock orders concurrent saves: each gets its own revision number.
-    const [current] = await tx.$queryRaw<{ revision: number }[]>`SELECT revision FROM "Workflow" WHERE id = ${input.id}::uuid AND "workspaceId" = ${workspaceId}::uuid FOR UPDATE`;
+    const [current] = await tx.$queryRaw<
+      { revision: number }[]
+    >`SELECT revision FROM "Workflow" WHERE id = ${input.id}::uuid AND "workspaceId" = ${workspaceId}::uuid FOR UPDATE`;
     if (!current) throw forbidden();
     const revision = current.revision + 1;
-    await tx.journeyRevision.create({ data: { journeyId: input.id, revision, definition: input.definition as object } });
-    return tx.journey.update({ where: { id: input.id }, data: { revision, definition: input.definition as object, ...(input.name && { name: input.name }) } });
+    await tx.journeyRevision.create({
+      data: { journeyId: input.id, revision, definition: input.definition as object },
+    });
+    return tx.journey.update({
+      where: { id: input.id },
+      data: { revision, definition: input.definition as object, ...(input.name && { name: input.name }) },
+    });
   });
 }
 
 /** Makes the latest revision (or the given one) the one new JOURNEY leads are enrolled into. */
-export async function publishJourney(db: Database, workspaceId: string, id: string, revision?: number): Promise<Journey> {
+export async function publishJourney(
+  db: Database,
+  workspaceId: string,
+  id: string,
+  revision?: number,
+): Promise<Journey> {
   const journey = await findOwnedJourney(db, workspaceId, id);
   const chosen = revision ?? journey.revision;
-  const saved = await db.journeyRevision.findUnique({ where: { journeyId_revision: { journeyId: id, revision: chosen } } });
+  const saved = await db.journeyRevision.findUnique({
+    where: { journeyId_revision: { journeyId: id, revision: chosen } },
+  });
   if (!saved) throw new ApiError(404, ErrorCode.not_found, { detail: `revision ${chosen} does not exist` });
   const details = validateJourney(saved.definition as unknown as JourneyDefinition);
   if (details.length) throw journeyInvalid(details);

@@ -110,7 +110,8 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
         values: [staleAfterMs / 1000, SWEEP_BATCH],
       });
       const started = await startAll(rows.filter((lead) => !awaitingStart.has(lead.id)));
-      if (started.length) await client.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [started]);
+      if (started.length)
+        await client.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [started]);
       await client.query('COMMIT');
       return started.length;
     } catch (error) {

@@ -34,7 +34,9 @@ export async function upsertLeads(
       ON CONFLICT ("campaignId", "idempotencyKey") DO UPDATE SET "idempotencyKey" = EXCLUDED."idempotencyKey"
       RETURNING id, "idempotencyKey", "workflowId", "workflowStartedAt", (xmax = 0) AS inserted`,
     values: [
-      principal.workspaceId, campaign.id, requestId,
+      principal.workspaceId,
+      campaign.id,
+      requestId,
       unique.map((lead) => lead.idempotencyKey),
       unique.map((lead) => lead.lead.phone),
       unique.map((lead) => lead.lead.name ?? null),

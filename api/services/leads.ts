@@ -33,10 +33,15 @@ export interface StoredLeads {
 }
 
 /** The campaign a push goes to, or the refusal of the whole push. */
-export async function campaignAcceptingLeads(services: AppServices, principal: Principal, campaignId: string): Promise<Campaign> {
+export async function campaignAcceptingLeads(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+): Promise<Campaign> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   if (campaign.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
-  if (!campaign.acceptsLeadPush || campaign.status === 'STOPPED') throw new ApiError(409, ErrorCode.campaign_not_accepting_leads);
+  if (!campaign.acceptsLeadPush || campaign.status === 'STOPPED')
+    throw new ApiError(409, ErrorCode.campaign_not_accepting_leads);
   return campaign;
 }
 
@@ -57,19 +62,31 @@ export async function admitLeads(
 ): Promise<Admission[]> {
   let stored: StoredLeads;
   try {
-    stored = campaign.kind === 'JOURNEY'
-      ? await storeJourneyLeads(services, principal, campaign, uniqueByKey(leads), requestId)
-      : { rows: await upsertLeads(services.sql, principal, campaign, uniqueByKey(leads), requestId), refused: new Map() };
+    stored =
+      campaign.kind === 'JOURNEY'
+        ? await storeJourneyLeads(services, principal, campaign, uniqueByKey(leads), requestId)
+        : {
+            rows: await upsertLeads(services.sql, principal, campaign, uniqueByKey(leads), requestId),
+            refused: new Map(),
+          };
   } catch (error) {
     if (error instanceof ApiError) throw error;
     console.error(`[api] leads of request ${requestId} not stored:`, error);
     const code = isDatabaseUnavailable(error) ? ErrorCode.database_unavailable : ErrorCode.internal_error;
-    return leads.map(() => ({ outcome: 'rejected', leadId: null, retryable: true, error: code, reason: 'lead_not_stored' }));
+    return leads.map(() => ({
+      outcome: 'rejected',
+      leadId: null,
+      retryable: true,
+      error: code,
+      reason: 'lead_not_stored',
+    }));
   }
   const { rows, refused } = stored;
   const rowByKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
   services.leadDispatcher.dispatchSoon(
-    rows.filter((row) => !row.workflowStartedAt).map((row) => ({ ...row, campaignId: campaign.id, workspaceId: principal.workspaceId, kind: campaign.kind })),
+    rows
+      .filter((row) => !row.workflowStartedAt)
+      .map((row) => ({ ...row, campaignId: campaign.id, workspaceId: principal.workspaceId, kind: campaign.kind })),
   );
   const answered = new Set<string>();
   return leads.map(({ idempotencyKey, lead }): Admission => {
@@ -79,7 +96,11 @@ export async function admitLeads(
     // The same key twice in one batch: the second is a duplicate of the first.
     const first = row.inserted && !answered.has(idempotencyKey);
     answered.add(idempotencyKey);
-    return { outcome: first ? 'queued' : 'duplicate', leadId: row.id, undeclaredVariables: stored.undeclaredVariables?.(lead) ?? [] };
+    return {
+      outcome: first ? 'queued' : 'duplicate',
+      leadId: row.id,
+      undeclaredVariables: stored.undeclaredVariables?.(lead) ?? [],
+    };
   });
 }
 

@@ -5,7 +5,6 @@ import type { AppServices } from './index';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import { isUuid } from './campaigns';
 
-
 /** The workspace's live endpoints, newest first. The secret is never read here. */
 export async function listResultWebhookEndpoints({ db }: AppServices, principal: Principal) {
   return db.resultWebhookEndpoint.findMany({
@@ -16,7 +15,12 @@ export async function listResultWebhookEndpoints({ db }: AppServices, principal:
 }
 
 export function endpointView(endpoint: Pick<ResultWebhookEndpoint, 'id' | 'url' | 'description' | 'createdAt'>) {
-  return { id: endpoint.id, url: endpoint.url, description: endpoint.description, createdAt: endpoint.createdAt.toISOString() };
+  return {
+    id: endpoint.id,
+    url: endpoint.url,
+    description: endpoint.description,
+    createdAt: endpoint.createdAt.toISOString(),
+  };
 }
 
 /**
@@ -24,9 +28,16 @@ export function endpointView(endpoint: Pick<ResultWebhookEndpoint, 'id' | 'url' 
  * being retried give up at their next attempt. An unknown id, another workspace's endpoint and one
  * already deleted get the same 403 forbidden from the same single query.
  */
-export async function deleteResultWebhookEndpoint({ db }: AppServices, principal: Principal, id: string): Promise<void> {
+export async function deleteResultWebhookEndpoint(
+  { db }: AppServices,
+  principal: Principal,
+  id: string,
+): Promise<void> {
   const { count } = isUuid(id)
-    ? await db.resultWebhookEndpoint.updateMany({ where: { id, workspaceId: principal.workspaceId, deletedAt: null }, data: { deletedAt: new Date() } })
+    ? await db.resultWebhookEndpoint.updateMany({
+        where: { id, workspaceId: principal.workspaceId, deletedAt: null },
+        data: { deletedAt: new Date() },
+      })
     : { count: 0 };
   if (count === 0) throw forbidden();
 }

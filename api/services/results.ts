@@ -5,7 +5,15 @@ import type { Principal } from '../auth/principal';
 import { findOwnedCampaign, isUuid } from './campaigns';
 import type { AppServices } from './index';
 
-const callSelect = { attempt: true, status: true, outcome: true, durationMs: true, startedAt: true, endedAt: true, provider: true } as const;
+const callSelect = {
+  attempt: true,
+  status: true,
+  outcome: true,
+  durationMs: true,
+  startedAt: true,
+  endedAt: true,
+  provider: true,
+} as const;
 
 type LeadWithCalls = Prisma.LeadGetPayload<{ include: { calls: { select: typeof callSelect } } }>;
 
@@ -22,8 +30,13 @@ export function leadResultView(lead: LeadWithCalls) {
     outcome: calls.at(-1)?.outcome ?? null,
     attempts: calls.length,
     calls: calls.map((call) => ({
-      attempt: call.attempt, status: call.status, outcome: call.outcome, durationMs: call.durationMs, provider: call.provider,
-      startedAt: call.startedAt.toISOString(), endedAt: call.endedAt?.toISOString() ?? null,
+      attempt: call.attempt,
+      status: call.status,
+      outcome: call.outcome,
+      durationMs: call.durationMs,
+      provider: call.provider,
+      startedAt: call.startedAt.toISOString(),
+      endedAt: call.endedAt?.toISOString() ?? null,
     })),
     createdAt: lead.createdAt.toISOString(),
     updatedAt: lead.updatedAt.toISOString(),
@@ -32,7 +45,10 @@ export function leadResultView(lead: LeadWithCalls) {
 
 export async function findLeadResult({ db }: AppServices, principal: Principal, leadId: string) {
   const lead = isUuid(leadId)
-    ? await db.lead.findFirst({ where: { id: leadId, workspaceId: principal.workspaceId }, include: { calls: { select: callSelect } } })
+    ? await db.lead.findFirst({
+        where: { id: leadId, workspaceId: principal.workspaceId },
+        include: { calls: { select: callSelect } },
+      })
     : null;
   if (!lead) throw forbidden();
   return leadResultView(lead);
@@ -44,7 +60,11 @@ export async function listLeadResults(
   query: { limit: number; cursor?: CursorPosition; campaignId?: string },
 ) {
   const rows = await db.lead.findMany({
-    where: { workspaceId: principal.workspaceId, ...(query.campaignId ? { campaignId: query.campaignId } : {}), ...afterCursor(query.cursor) },
+    where: {
+      workspaceId: principal.workspaceId,
+      ...(query.campaignId ? { campaignId: query.campaignId } : {}),
+      ...afterCursor(query.cursor),
+    },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: query.limit + 1,
     include: { calls: { select: callSelect } },
@@ -52,27 +72,57 @@ export async function listLeadResults(
   return cursorPage(rows, query.limit, leadResultView);
 }
 
-export async function listCalls({ db }: AppServices, principal: Principal, query: { limit: number; offset: number; campaignId?: string }) {
+export async function listCalls(
+  { db }: AppServices,
+  principal: Principal,
+  query: { limit: number; offset: number; campaignId?: string },
+) {
   const where = { workspaceId: principal.workspaceId, ...(query.campaignId ? { campaignId: query.campaignId } : {}) };
   const [rows, total] = await Promise.all([
-    db.call.findMany({ where, orderBy: [{ startedAt: 'desc' }, { id: 'desc' }], skip: query.offset, take: query.limit, include: { lead: { select: { phone: true } } } }),
+    db.call.findMany({
+      where,
+      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
+      skip: query.offset,
+      take: query.limit,
+      include: { lead: { select: { phone: true } } },
+    }),
     db.call.count({ where }),
   ]);
   return {
     total,
     items: rows.map((call) => ({
-      id: call.id, campaignId: call.campaignId, leadId: call.leadId, phone: call.lead.phone, attempt: call.attempt, provider: call.provider,
-      status: call.status, outcome: call.outcome, durationMs: call.durationMs, startedAt: call.startedAt.toISOString(), endedAt: call.endedAt?.toISOString() ?? null,
+      id: call.id,
+      campaignId: call.campaignId,
+      leadId: call.leadId,
+      phone: call.lead.phone,
+      attempt: call.attempt,
+      provider: call.provider,
+      status: call.status,
+      outcome: call.outcome,
+      durationMs: call.durationMs,
+      startedAt: call.startedAt.toISOString(),
+      endedAt: call.endedAt?.toISOString() ?? null,
     })),
   };
 }
 
 /** A campaign's leads, newest first, by offset (spec 4.1: limit default 50, max 200), with the total. */
-export async function listCampaignLeads(services: AppServices, principal: Principal, campaignId: string, query: { limit: number; offset: number }) {
+export async function listCampaignLeads(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  query: { limit: number; offset: number },
+) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   const where = { campaignId: campaign.id };
   const [rows, total] = await Promise.all([
-    services.db.lead.findMany({ where, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], skip: query.offset, take: query.limit, include: { calls: { select: callSelect } } }),
+    services.db.lead.findMany({
+      where,
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      skip: query.offset,
+      take: query.limit,
+      include: { calls: { select: callSelect } },
+    }),
     services.db.lead.count({ where }),
   ]);
   return { items: rows.map(leadResultView), total };

@@ -30,8 +30,16 @@ export async function startLeadWorkflow(temporal: Client, taskQueue: string, lea
   };
   try {
     await temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, async () => {
-      if (lead.kind === 'JOURNEY') await temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', { ...common, args: [{ runId: lead.id }] });
-      else await temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', { ...common, args: [{ leadId: lead.id }] });
+      if (lead.kind === 'JOURNEY')
+        await temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', {
+          ...common,
+          args: [{ runId: lead.id }],
+        });
+      else
+        await temporal.workflow.start<typeof leadDialWorkflow>('leadDialWorkflow', {
+          ...common,
+          args: [{ leadId: lead.id }],
+        });
     });
     return true;
   } catch (error) {

@@ -28,7 +28,12 @@ const ALLOWED_ACTIONS: Readonly<Record<AwaitedDecision['kind'], readonly Decisio
   review: ['skip', 'end'],
 };
 
-export function awaitedDecision(kind: AwaitedDecision['kind'], nodeId: string, reason: string, errorType: string | null): AwaitedDecision {
+export function awaitedDecision(
+  kind: AwaitedDecision['kind'],
+  nodeId: string,
+  reason: string,
+  errorType: string | null,
+): AwaitedDecision {
   return { nodeId, kind, reason, errorType, allowedActions: [...ALLOWED_ACTIONS[kind]] };
 }
 
@@ -40,7 +45,10 @@ export function recordOf(awaiting: AwaitedDecision): RecordedRecovery {
  * The awaited decision as the run's workflow states it, rebuilt from its row and the revision it runs:
  * a review node waits with no error (one whose data is invalid fails with a type, and is recovered).
  */
-export function awaitingFromRecord(recovery: RecordedRecovery | null, definition: JourneyDefinition | undefined): AwaitedDecision | null {
+export function awaitingFromRecord(
+  recovery: RecordedRecovery | null,
+  definition: JourneyDefinition | undefined,
+): AwaitedDecision | null {
   if (!recovery) return null;
   const node = definition?.nodes.find((candidate) => candidate.id === recovery.nodeId);
   const kind = node?.type === 'review' && recovery.errorType === null ? 'review' : 'recovery';

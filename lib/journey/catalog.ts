@@ -1,10 +1,20 @@
 import { CONDITION_OPERATORS_BY_TYPE } from './conditions';
-import { leadFieldsDescriptor, parseNodeData, type JourneyDefinition, type JourneyNode, type ParsedNodeData } from './definition';
+import {
+  leadFieldsDescriptor,
+  parseNodeData,
+  type JourneyDefinition,
+  type JourneyNode,
+  type ParsedNodeData,
+} from './definition';
 import { describedPaths, type VariableDescriptor, type VariableType } from './descriptor';
 import type { TemplateReference } from './templates';
 
 /** A variable a node can read; optional when set on some paths to the node only. */
-export interface AvailableVariable { path: string; type: VariableType; optional: boolean }
+export interface AvailableVariable {
+  path: string;
+  type: VariableType;
+  optional: boolean;
+}
 
 export interface VariableCatalog {
   /** start.fields: the lead fields the start node declares. */
@@ -70,13 +80,17 @@ export function buildCatalog(definition: JourneyDefinition): VariableCatalog {
   const graph = journeyGraph(definition);
   const outputs = new Map([...graph.nodes.keys()].map((id) => [id, outputOf(graph, id)]));
   const startOutput = graph.startId === undefined ? null : outputs.get(graph.startId);
-  const producers = [...outputs].flatMap(([nodeId, output]) => (output ? [{ nodeId, label: graph.parsed.get(nodeId)!.spec!.label, output }] : []));
+  const producers = [...outputs].flatMap(([nodeId, output]) =>
+    output ? [{ nodeId, label: graph.parsed.get(nodeId)!.spec!.label, output }] : [],
+  );
   return {
     triggerInput: startOutput?.children.find((child) => child.name === 'fields') ?? leadFieldsDescriptor([]),
     producers,
     availabilityByNode: availability(graph, outputs),
     // A copy: a caller editing its catalog must not change the operators every validation uses.
-    conditionOperatorsByType: Object.fromEntries(Object.entries(CONDITION_OPERATORS_BY_TYPE).map(([type, operators]) => [type, [...operators]])) as Record<VariableType, string[]>,
+    conditionOperatorsByType: Object.fromEntries(
+      Object.entries(CONDITION_OPERATORS_BY_TYPE).map(([type, operators]) => [type, [...operators]]),
+    ) as Record<VariableType, string[]>,
   };
 }
 
@@ -86,9 +100,14 @@ export function buildCatalog(definition: JourneyDefinition): VariableCatalog {
  * starting from "everything" so loops settle), and maybe follows those on some path (union); what
  * the latter produce and the former do not, it reads as optional. Never its own output.
  */
-function availability(graph: JourneyGraph, outputs: Map<string, VariableDescriptor | null>): Record<string, AvailableVariable[]> {
+function availability(
+  graph: JourneyGraph,
+  outputs: Map<string, VariableDescriptor | null>,
+): Record<string, AvailableVariable[]> {
   const flowing = [...graph.reachable].filter((id) => id !== graph.startId);
-  const surely = new Map<string, Set<string> | 'everything'>([...graph.reachable].map((id) => [id, id === graph.startId ? new Set<string>() : 'everything']));
+  const surely = new Map<string, Set<string> | 'everything'>(
+    [...graph.reachable].map((id) => [id, id === graph.startId ? new Set<string>() : 'everything']),
+  );
   const maybe = new Map([...graph.reachable].map((id) => [id, new Set<string>()]));
   for (let changed = true; changed;) {
     changed = false;
@@ -117,7 +136,9 @@ function availability(graph: JourneyGraph, outputs: Map<string, VariableDescript
 
   // Sorted once; each node then keeps the entries of the nodes that may have run before it.
   const variables = [...outputs]
-    .flatMap(([producer, output]) => (output ? describedPaths(output) : []).map(({ path, descriptor }) => ({ producer, path, type: descriptor.type })))
+    .flatMap(([producer, output]) =>
+      (output ? describedPaths(output) : []).map(({ path, descriptor }) => ({ producer, path, type: descriptor.type })),
+    )
     .sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const byNode: Record<string, AvailableVariable[]> = {};
   for (const nodeId of graph.nodes.keys()) {
@@ -157,7 +178,9 @@ export function isReferenceAvailable(
   available: readonly AvailableVariable[] | ReadonlyMap<string, AvailableVariable>,
   descriptors: ReadonlyMap<string, VariableDescriptor>,
 ): ReferenceStatus {
-  const byPath = Array.isArray(available) ? availableByPath(available) : (available as ReadonlyMap<string, AvailableVariable>);
+  const byPath = Array.isArray(available)
+    ? availableByPath(available)
+    : (available as ReadonlyMap<string, AvailableVariable>);
   const segments = reference.path.split('.');
   for (let length = segments.length; length > 0; length--) {
     const variable = byPath.get(segments.slice(0, length).join('.'));

@@ -18,10 +18,23 @@ type ValueKind = 'none' | 'scalar' | 'text' | 'list' | 'number' | 'instant';
 
 /** What each operator compares against, which decides both its check and its evaluation. */
 const VALUE_KIND: Record<string, ValueKind> = {
-  equals: 'scalar', not_equals: 'scalar', contains: 'text', starts_with: 'text', in: 'list',
-  is_empty: 'none', is_not_empty: 'none', is_true: 'none', is_false: 'none',
-  eq: 'number', neq: 'number', gt: 'number', gte: 'number', lt: 'number', lte: 'number',
-  before: 'instant', after: 'instant',
+  equals: 'scalar',
+  not_equals: 'scalar',
+  contains: 'text',
+  starts_with: 'text',
+  in: 'list',
+  is_empty: 'none',
+  is_not_empty: 'none',
+  is_true: 'none',
+  is_false: 'none',
+  eq: 'number',
+  neq: 'number',
+  gt: 'number',
+  gte: 'number',
+  lt: 'number',
+  lte: 'number',
+  before: 'instant',
+  after: 'instant',
 };
 
 const VALUE_NEEDED: Record<ValueKind, string> = {
@@ -51,24 +64,42 @@ export function evaluateCondition(condition: Condition, variables: Record<string
   const actual = resolvePath(variables, conditionPath(condition));
   const expected = condition.value;
   switch (condition.operator) {
-    case 'equals': return isScalar(actual) && isScalar(expected) && String(actual) === String(expected);
-    case 'not_equals': return !(isScalar(actual) && isScalar(expected) && String(actual) === String(expected));
-    case 'contains': return isScalar(actual) && typeof expected === 'string' && String(actual).includes(expected);
-    case 'starts_with': return isScalar(actual) && typeof expected === 'string' && String(actual).startsWith(expected);
-    case 'in': return isScalar(actual) && Array.isArray(expected) && expected.includes(String(actual));
-    case 'is_empty': return isEmpty(actual);
-    case 'is_not_empty': return !isEmpty(actual);
-    case 'is_true': return actual === true || (typeof actual === 'string' && actual.trim().toLowerCase() === 'true');
-    case 'is_false': return actual === false || (typeof actual === 'string' && actual.trim().toLowerCase() === 'false');
-    case 'eq': return compareNumbers(actual, expected, (a, b) => a === b);
-    case 'neq': return !compareNumbers(actual, expected, (a, b) => a === b);
-    case 'gt': return compareNumbers(actual, expected, (a, b) => a > b);
-    case 'gte': return compareNumbers(actual, expected, (a, b) => a >= b);
-    case 'lt': return compareNumbers(actual, expected, (a, b) => a < b);
-    case 'lte': return compareNumbers(actual, expected, (a, b) => a <= b);
-    case 'before': return compareInstants(actual, expected, (a, b) => a < b);
-    case 'after': return compareInstants(actual, expected, (a, b) => a > b);
-    default: return false;
+    case 'equals':
+      return isScalar(actual) && isScalar(expected) && String(actual) === String(expected);
+    case 'not_equals':
+      return !(isScalar(actual) && isScalar(expected) && String(actual) === String(expected));
+    case 'contains':
+      return isScalar(actual) && typeof expected === 'string' && String(actual).includes(expected);
+    case 'starts_with':
+      return isScalar(actual) && typeof expected === 'string' && String(actual).startsWith(expected);
+    case 'in':
+      return isScalar(actual) && Array.isArray(expected) && expected.includes(String(actual));
+    case 'is_empty':
+      return isEmpty(actual);
+    case 'is_not_empty':
+      return !isEmpty(actual);
+    case 'is_true':
+      return actual === true || (typeof actual === 'string' && actual.trim().toLowerCase() === 'true');
+    case 'is_false':
+      return actual === false || (typeof actual === 'string' && actual.trim().toLowerCase() === 'false');
+    case 'eq':
+      return compareNumbers(actual, expected, (a, b) => a === b);
+    case 'neq':
+      return !compareNumbers(actual, expected, (a, b) => a === b);
+    case 'gt':
+      return compareNumbers(actual, expected, (a, b) => a > b);
+    case 'gte':
+      return compareNumbers(actual, expected, (a, b) => a >= b);
+    case 'lt':
+      return compareNumbers(actual, expected, (a, b) => a < b);
+    case 'lte':
+      return compareNumbers(actual, expected, (a, b) => a <= b);
+    case 'before':
+      return compareInstants(actual, expected, (a, b) => a < b);
+    case 'after':
+      return compareInstants(actual, expected, (a, b) => a > b);
+    default:
+      return false;
   }
 }
 
@@ -117,7 +148,10 @@ function compareInstants(actual: unknown, expected: unknown, compare: (a: number
  * What is wrong with a condition on a variable of this type (undefined: a path below an open
  * object, whose type is only known at run time), or null.
  */
-export function conditionProblem(condition: Condition, variable?: { type: VariableType; allowedValues: string[] }): string | null {
+export function conditionProblem(
+  condition: Condition,
+  variable?: { type: VariableType; allowedValues: string[] },
+): string | null {
   const { operator, value } = condition;
   const kind = Object.hasOwn(VALUE_KIND, operator) ? VALUE_KIND[operator]! : undefined;
   if (kind === undefined) return `unknown operator "${operator}"`;
@@ -126,19 +160,28 @@ export function conditionProblem(condition: Condition, variable?: { type: Variab
   }
   if (!valueFits(kind, value)) return `operator "${operator}" ${VALUE_NEEDED[kind]}`;
   if (variable?.type === 'enum') {
-    const stray = (Array.isArray(value) ? value : [String(value)]).find((candidate) => !variable.allowedValues.includes(candidate));
-    if (stray !== undefined) return `"${stray}" is not a value of ${conditionPath(condition)}; use one of ${variable.allowedValues.join(', ')}`;
+    const stray = (Array.isArray(value) ? value : [String(value)]).find(
+      (candidate) => !variable.allowedValues.includes(candidate),
+    );
+    if (stray !== undefined)
+      return `"${stray}" is not a value of ${conditionPath(condition)}; use one of ${variable.allowedValues.join(', ')}`;
   }
   return null;
 }
 
 function valueFits(kind: ValueKind, value: Condition['value']): boolean {
   switch (kind) {
-    case 'none': return value === undefined;
-    case 'scalar': return isScalar(value);
-    case 'text': return typeof value === 'string' && value !== '';
-    case 'list': return Array.isArray(value) && value.length > 0;
-    case 'number': return toNumber(value) !== null;
-    case 'instant': return toInstant(value) !== null;
+    case 'none':
+      return value === undefined;
+    case 'scalar':
+      return isScalar(value);
+    case 'text':
+      return typeof value === 'string' && value !== '';
+    case 'list':
+      return Array.isArray(value) && value.length > 0;
+    case 'number':
+      return toNumber(value) !== null;
+    case 'instant':
+      return toInstant(value) !== null;
   }
 }

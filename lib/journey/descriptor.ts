@@ -21,7 +21,14 @@ export function descriptor(
   description: string,
   extra: { allowedValues?: string[]; open?: boolean; children?: VariableDescriptor[] } = {},
 ): VariableDescriptor {
-  return { name, type, description, allowedValues: extra.allowedValues ?? [], open: extra.open ?? false, children: extra.children ?? [] };
+  return {
+    name,
+    type,
+    description,
+    allowedValues: extra.allowedValues ?? [],
+    open: extra.open ?? false,
+    children: extra.children ?? [],
+  };
 }
 
 export interface DescribedPath {

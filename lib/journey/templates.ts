@@ -2,13 +2,21 @@ import { VARIABLE_PATH_SOURCE } from './descriptor';
 import { parseNodeData, type JourneyDefinition } from './definition';
 
 /** `{{n3.outcome?}}` → { path: 'n3.outcome', optional: true, raw: '{{n3.outcome?}}' } */
-export interface TemplateReference { path: string; optional: boolean; raw: string }
+export interface TemplateReference {
+  path: string;
+  optional: boolean;
+  raw: string;
+}
 
 // A third brace on either side makes the text ambiguous, so it is left alone rather than guessed at.
 const REFERENCE = new RegExp(`(?<!\\{)\\{\\{\\s*(${VARIABLE_PATH_SOURCE})\\s*(\\?)?\\s*\\}\\}(?!\\})`, 'g');
 
 export function parseReferences(template: string): TemplateReference[] {
-  return [...template.matchAll(REFERENCE)].map((match) => ({ path: match[1]!, optional: match[2] === '?', raw: match[0] }));
+  return [...template.matchAll(REFERENCE)].map((match) => ({
+    path: match[1]!,
+    optional: match[2] === '?',
+    raw: match[0],
+  }));
 }
 
 /**
@@ -30,7 +38,8 @@ function renderValue(value: unknown): string {
 export function resolvePath(variables: Record<string, unknown>, path: string): unknown {
   let current: unknown = variables;
   for (const segment of path.split('.')) {
-    if (typeof current !== 'object' || current === null || Array.isArray(current) || !Object.hasOwn(current, segment)) return undefined;
+    if (typeof current !== 'object' || current === null || Array.isArray(current) || !Object.hasOwn(current, segment))
+      return undefined;
     current = (current as Record<string, unknown>)[segment];
   }
   return current;
@@ -61,9 +70,11 @@ export function fieldsReadByGraph(definition: JourneyDefinition): Set<string> {
 }
 
 function leadFieldsReadBy(references: TemplateReference[]): Set<string> {
-  return new Set(references
-    .filter((reference) => reference.path.startsWith(LEAD_FIELD_PREFIX))
-    .map((reference) => reference.path.slice(LEAD_FIELD_PREFIX.length).split('.')[0]!));
+  return new Set(
+    references
+      .filter((reference) => reference.path.startsWith(LEAD_FIELD_PREFIX))
+      .map((reference) => reference.path.slice(LEAD_FIELD_PREFIX.length).split('.')[0]!),
+  );
 }
 
 /**
@@ -74,5 +85,7 @@ export function undeclaredVariables(definition: JourneyDefinition, leadFields: R
   const references = referencesInGraph(definition);
   if (references.some((reference) => reference.path === 'start' || reference.path === 'start.fields')) return [];
   const read = leadFieldsReadBy(references);
-  return Object.keys(leadFields).filter((name) => !read.has(name)).sort();
+  return Object.keys(leadFields)
+    .filter((name) => !read.has(name))
+    .sort();
 }

@@ -1,8 +1,25 @@
 import type { z } from 'zod';
 import { stronglyConnectedComponents } from '../strongly-connected-components';
-import { availableByPath, buildCatalog, isReferenceAvailable, journeyGraph, reachableFrom, variableDescriptors, type JourneyGraph, type VariableCatalog } from './catalog';
+import {
+  availableByPath,
+  buildCatalog,
+  isReferenceAvailable,
+  journeyGraph,
+  reachableFrom,
+  variableDescriptors,
+  type JourneyGraph,
+  type VariableCatalog,
+} from './catalog';
 import { conditionPath, conditionProblem } from './conditions';
-import { isNodeType, NODE_TYPE_SPECS, parseNodeData, START_VARIABLE, type BranchData, type JourneyDefinition, type JourneyEdge } from './definition';
+import {
+  isNodeType,
+  NODE_TYPE_SPECS,
+  parseNodeData,
+  START_VARIABLE,
+  type BranchData,
+  type JourneyDefinition,
+  type JourneyEdge,
+} from './definition';
 import type { VariableDescriptor } from './descriptor';
 import { parseReferences, type TemplateReference } from './templates';
 
@@ -38,23 +55,32 @@ function countBy<T>(items: T[], key: (item: T) => string): Map<string, number> {
 
 function nodeProblems(definition: JourneyDefinition): string[] {
   const problems: string[] = [];
-  for (const [id, count] of countBy(definition.nodes, (node) => node.id)) if (count > 1) problems.push(`node "${id}": id used by ${count} nodes`);
+  for (const [id, count] of countBy(definition.nodes, (node) => node.id))
+    if (count > 1) problems.push(`node "${id}": id used by ${count} nodes`);
   for (const node of definition.nodes) {
-    if (node.id === START_VARIABLE && node.type !== 'start') problems.push(`node "${node.id}": only the start node may have the id "${START_VARIABLE}"`);
+    if (node.id === START_VARIABLE && node.type !== 'start')
+      problems.push(`node "${node.id}": only the start node may have the id "${START_VARIABLE}"`);
     const parsed = parseNodeData(node);
     if (!parsed.spec) problems.push(`node "${node.id}": unknown node type "${node.type}"`);
-    else if (!parsed.ok) problems.push(...parsed.issues.map((issue) => `node "${node.id}" (${node.type}): ${issuePath(issue)}: ${issue.message}`));
+    else if (!parsed.ok)
+      problems.push(
+        ...parsed.issues.map((issue) => `node "${node.id}" (${node.type}): ${issuePath(issue)}: ${issue.message}`),
+      );
   }
   return problems;
 }
 
 function issuePath(issue: z.core.$ZodIssue): string {
-  return issue.path.reduce<string>((path, key) => (typeof key === 'number' ? `${path}[${key}]` : `${path}.${String(key)}`), 'data');
+  return issue.path.reduce<string>(
+    (path, key) => (typeof key === 'number' ? `${path}[${key}]` : `${path}.${String(key)}`),
+    'data',
+  );
 }
 
 function edgeProblems(definition: JourneyDefinition, graph: JourneyGraph): string[] {
   const problems: string[] = [];
-  for (const [id, count] of countBy(definition.edges, (edge) => edge.id)) if (count > 1) problems.push(`edge "${id}": id used by ${count} edges`);
+  for (const [id, count] of countBy(definition.edges, (edge) => edge.id))
+    if (count > 1) problems.push(`edge "${id}": id used by ${count} edges`);
   for (const edge of definition.edges) {
     if (!graph.nodes.has(edge.source)) problems.push(`edge "${edge.id}": source "${edge.source}" is not a node`);
     if (!graph.nodes.has(edge.target)) problems.push(`edge "${edge.id}": target "${edge.target}" is not a node`);
@@ -66,16 +92,25 @@ function startAndEndProblems(definition: JourneyDefinition): string[] {
   const problems: string[] = [];
   const starts = definition.nodes.filter((node) => node.type === 'start');
   if (starts.length === 0) problems.push('the journey has no start node');
-  if (starts.length > 1) problems.push(`the journey has ${starts.length} start nodes (${list(starts.map((node) => node.id))}); it needs exactly one`);
+  if (starts.length > 1)
+    problems.push(
+      `the journey has ${starts.length} start nodes (${list(starts.map((node) => node.id))}); it needs exactly one`,
+    );
   for (const start of starts) {
     const incoming = definition.edges.filter((edge) => edge.target === start.id);
-    if (incoming.length > 0) problems.push(`node "${start.id}": a start node cannot have incoming edges (${list(incoming.map((edge) => edge.id))})`);
+    if (incoming.length > 0)
+      problems.push(
+        `node "${start.id}": a start node cannot have incoming edges (${list(incoming.map((edge) => edge.id))})`,
+      );
   }
   const ends = definition.nodes.filter((node) => node.type === 'end');
   if (ends.length === 0) problems.push('the journey has no end node');
   for (const end of ends) {
     const outgoing = definition.edges.filter((edge) => edge.source === end.id);
-    if (outgoing.length > 0) problems.push(`node "${end.id}": an end node cannot have outgoing edges (${list(outgoing.map((edge) => edge.id))})`);
+    if (outgoing.length > 0)
+      problems.push(
+        `node "${end.id}": an end node cannot have outgoing edges (${list(outgoing.map((edge) => edge.id))})`,
+      );
   }
   return problems;
 }
@@ -87,7 +122,10 @@ function outgoingEdgeProblems(definition: JourneyDefinition, graph: JourneyGraph
     if (node.type === 'end') continue;
     const outgoing = definition.edges.filter((edge) => edge.source === nodeId && graph.nodes.has(edge.target));
     if (node.type !== 'branch') {
-      if (outgoing.length > 1) problems.push(`node "${nodeId}" has ${outgoing.length} outgoing edges (${list(outgoing.map((edge) => edge.id))}); only a branch node may have more than one`);
+      if (outgoing.length > 1)
+        problems.push(
+          `node "${nodeId}" has ${outgoing.length} outgoing edges (${list(outgoing.map((edge) => edge.id))}); only a branch node may have more than one`,
+        );
       continue;
     }
     const parsed = graph.parsed.get(nodeId)!;
@@ -100,13 +138,18 @@ function branchEdgeProblems(nodeId: string, data: BranchData, outgoing: JourneyE
   const problems: string[] = [];
   const handles = [...data.rules.map((rule) => rule.handle), data.defaultHandle];
   for (const edge of outgoing) {
-    if (edge.sourceHandle === undefined) problems.push(`edge "${edge.id}": leaves branch node "${nodeId}" without a handle; use one of ${list(handles)}`);
-    else if (!handles.includes(edge.sourceHandle)) problems.push(`edge "${edge.id}": "${edge.sourceHandle}" is not a handle of branch node "${nodeId}"`);
+    if (edge.sourceHandle === undefined)
+      problems.push(`edge "${edge.id}": leaves branch node "${nodeId}" without a handle; use one of ${list(handles)}`);
+    else if (!handles.includes(edge.sourceHandle))
+      problems.push(`edge "${edge.id}": "${edge.sourceHandle}" is not a handle of branch node "${nodeId}"`);
   }
   for (const handle of handles) {
     const edges = outgoing.filter((edge) => edge.sourceHandle === handle);
     if (edges.length === 0) problems.push(`node "${nodeId}": handle "${handle}" has no outgoing edge`);
-    if (edges.length > 1) problems.push(`node "${nodeId}": handle "${handle}" has ${edges.length} outgoing edges (${list(edges.map((edge) => edge.id))})`);
+    if (edges.length > 1)
+      problems.push(
+        `node "${nodeId}": handle "${handle}" has ${edges.length} outgoing edges (${list(edges.map((edge) => edge.id))})`,
+      );
   }
   return problems;
 }
@@ -130,7 +173,8 @@ function reachabilityProblems(graph: JourneyGraph, singleStart: boolean): string
   const reachingAnEnd = new Set(ends.flatMap((id) => [...reachableFrom(id, graph.predecessors)]));
   for (const nodeId of graph.nodes.keys()) {
     // An unreachable node is reported as such only: whatever follows it is moot until it is connected.
-    if (singleStart && !graph.reachable.has(nodeId)) problems.push(`node "${nodeId}" is not reachable from the start node`);
+    if (singleStart && !graph.reachable.has(nodeId))
+      problems.push(`node "${nodeId}" is not reachable from the start node`);
     else if (ends.length > 0 && !reachingAnEnd.has(nodeId)) problems.push(`node "${nodeId}" cannot reach an end node`);
   }
   return problems;
@@ -145,7 +189,11 @@ function cycleProblems(graph: JourneyGraph): string[] {
     const type = graph.nodes.get(id)!.type;
     return isNodeType(type) && NODE_TYPE_SPECS[type].isWait;
   };
-  const successors = new Map([...graph.successors].filter(([id]) => !waits(id)).map(([id, next]) => [id, next.filter((target) => !waits(target))]));
+  const successors = new Map(
+    [...graph.successors]
+      .filter(([id]) => !waits(id))
+      .map(([id, next]) => [id, next.filter((target) => !waits(target))]),
+  );
   return stronglyConnectedComponents(successors)
     .filter((component) => component.length > 1 || successors.get(component[0]!)!.includes(component[0]!))
     .map((component) => `cycle ${cycleThrough(component, successors).join(' → ')} has no wait node`);
@@ -175,9 +223,17 @@ function pathTo(id: string, cameFrom: Map<string, string>, origin: string): stri
   return path;
 }
 
-function referenceProblems(graph: JourneyGraph, catalog: VariableCatalog, descriptors: ReadonlyMap<string, VariableDescriptor>): string[] {
+function referenceProblems(
+  graph: JourneyGraph,
+  catalog: VariableCatalog,
+  descriptors: ReadonlyMap<string, VariableDescriptor>,
+): string[] {
   // Outputs of nodes whose data or type is wrong are unknown; reading them is reported on those nodes.
-  const unknownOutputs = new Set([...graph.parsed].filter(([, parsed]) => !parsed.ok).map(([id, parsed]) => (parsed.spec?.type === 'start' ? START_VARIABLE : id)));
+  const unknownOutputs = new Set(
+    [...graph.parsed]
+      .filter(([, parsed]) => !parsed.ok)
+      .map(([id, parsed]) => (parsed.spec?.type === 'start' ? START_VARIABLE : id)),
+  );
   const problems = new Set<string>();
   for (const [nodeId, parsed] of graph.parsed) {
     if (!parsed.ok || !graph.reachable.has(nodeId)) continue;
@@ -188,7 +244,9 @@ function referenceProblems(graph: JourneyGraph, catalog: VariableCatalog, descri
         problems.add(`node "${nodeId}": ${shown(reference)} is not produced by any node before it`);
       }
       if (status === 'partial') {
-        problems.add(`node "${nodeId}": ${shown(reference)} is not set on every path to this node; write {{${reference.path}?}} to read it where set`);
+        problems.add(
+          `node "${nodeId}": ${shown(reference)} is not set on every path to this node; write {{${reference.path}?}} to read it where set`,
+        );
       }
     }
   }

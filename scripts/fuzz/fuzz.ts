@@ -18,7 +18,16 @@ import { readBaseline, readFailures, summarize, type RunReport } from './report'
 const SCHEMATHESIS = process.env.SCHEMATHESIS_BIN ?? path.join(projectRoot, '.tools/schemathesis-venv/bin/st');
 const BASELINE_PATH = path.join(projectRoot, 'test/fuzz/baseline.yaml');
 const OUTPUT_DIR = path.join(projectRoot, '.test-results/fuzz');
-const REPORT_FILES = ['schemathesis.json', 'events.ndjson', 'junit.xml', 'schemathesis.log', 'summary.json', 'summary.md', 'api.log', 'worker.log'];
+const REPORT_FILES = [
+  'schemathesis.json',
+  'events.ndjson',
+  'junit.xml',
+  'schemathesis.log',
+  'summary.json',
+  'summary.md',
+  'api.log',
+  'worker.log',
+];
 const seconds = Number(process.env.FUZZ_SECONDS ?? 120);
 if (!Number.isInteger(seconds) || seconds < 1) throw new Error('FUZZ_SECONDS must be a whole number of seconds');
 
@@ -32,7 +41,9 @@ async function fuzzWorkspace(databaseUrl: string): Promise<string> {
   const db = createDatabase(databaseUrl, { poolSize: 1 });
   try {
     const { id: workspaceId } = await createWorkspace(db, 'Fuzzing workspace', {
-      plan: 'ai', features: [...FEATURES], rateLimitPerMinute: 1_000_000,
+      plan: 'ai',
+      features: [...FEATURES],
+      rateLimitPerMinute: 1_000_000,
     });
     const { id: memberId } = await addMember(db, workspaceId, 'owner@fuzz.localhost', 'owner');
     return (await createApiKey(db, memberId, { scopes: [...HOLDABLE_SCOPES] })).key;
@@ -42,10 +53,15 @@ async function fuzzWorkspace(databaseUrl: string): Promise<string> {
 }
 
 function start(name: string, entry: string, env: NodeJS.ProcessEnv, logDir: string): ManagedProcess {
-  const child = startProcess(name, process.execPath, ['--import', 'tsx', entry], { cwd: projectRoot, env, quiet: true });
+  const child = startProcess(name, process.execPath, ['--import', 'tsx', entry], {
+    cwd: projectRoot,
+    env,
+    quiet: true,
+  });
   const log = path.join(logDir, `${name}.log`);
   const lines: string[] = [];
-  for (const stream of [child.child.stdout, child.child.stderr]) stream?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
+  for (const stream of [child.child.stdout, child.child.stderr])
+    stream?.on('data', (chunk: Buffer) => lines.push(chunk.toString()));
   stops.push(async () => {
     await child.stop();
     writeFileSync(log, lines.join(''));
@@ -55,9 +71,16 @@ function start(name: string, entry: string, env: NodeJS.ProcessEnv, logDir: stri
 
 /** "GET /v1/results" -> its OpenAPI tags, for baseline entries that cover a tag. */
 async function operationTags(baseUrl: string): Promise<Map<string, string[]>> {
-  const document = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as { paths: Record<string, Record<string, { tags?: string[] }>> };
-  return new Map(Object.entries(document.paths).flatMap(([pathTemplate, operations]) =>
-    Object.entries(operations).map(([method, operation]) => [`${method.toUpperCase()} ${pathTemplate}`, operation.tags ?? []] as const)));
+  const document = (await (await fetch(`${baseUrl}/v1/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { tags?: string[] }>>;
+  };
+  return new Map(
+    Object.entries(document.paths).flatMap(([pathTemplate, operations]) =>
+      Object.entries(operations).map(
+        ([method, operation]) => [`${method.toUpperCase()} ${pathTemplate}`, operation.tags ?? []] as const,
+      ),
+    ),
+  );
 }
 
 /**
@@ -67,7 +90,11 @@ async function operationTags(baseUrl: string): Promise<Map<string, string[]>> {
 function runSchemathesis(args: string[], logPath: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const log = openSync(logPath, 'w');
-    const child = spawn(SCHEMATHESIS, args, { cwd: OUTPUT_DIR, stdio: ['ignore', log, log], env: { ...process.env, NO_COLOR: '1', COLUMNS: '120' } });
+    const child = spawn(SCHEMATHESIS, args, {
+      cwd: OUTPUT_DIR,
+      stdio: ['ignore', log, log],
+      env: { ...process.env, NO_COLOR: '1', COLUMNS: '120' },
+    });
     child.once('error', reject);
     child.once('exit', (code) => resolve(code ?? 1));
   });
@@ -102,38 +129,69 @@ async function main(): Promise<number> {
   start('worker', 'worker/main.ts', env, OUTPUT_DIR);
   const api = start('api', 'api/main.ts', env, OUTPUT_DIR);
   const baseUrl = `http://127.0.0.1:${port}`;
-  await waitFor('API', async () => {
-    const response = await fetch(`${baseUrl}/health`);
-    if (response.status !== 200) throw new Error(`health answered ${response.status}`);
-  }, 60_000, api.exited);
+  await waitFor(
+    'API',
+    async () => {
+      const response = await fetch(`${baseUrl}/health`);
+      if (response.status !== 200) throw new Error(`health answered ${response.status}`);
+    },
+    60_000,
+    api.exited,
+  );
 
-  const [reportPath, eventsPath, junitPath, logPath] = REPORT_FILES.slice(0, 4).map((file) => path.join(OUTPUT_DIR, file)) as [string, string, string, string];
+  const [reportPath, eventsPath, junitPath, logPath] = REPORT_FILES.slice(0, 4).map((file) =>
+    path.join(OUTPUT_DIR, file),
+  ) as [string, string, string, string];
   const tags = await operationTags(baseUrl);
   console.error(`[fuzz] Schemathesis, every check, every operation, ${seconds} s (FUZZ_SECONDS)`);
-  const exitCode = await runSchemathesis([
-    'run', `${baseUrl}/v1/openapi.json`,
-    '--checks', 'all',
-    '--header', `Authorization: Bearer ${key}`,
-    '--max-time', String(seconds),
-    '--report', 'json,ndjson,junit',
-    '--report-json-path', reportPath,
-    '--report-ndjson-path', eventsPath,
-    '--report-junit-path', junitPath,
-    '--output-truncate', 'true',
-    // One worker: Hypothesis parses lambdas with ast, which CPython before 3.13 does not do safely from two threads
-    // ("AST constructor recursion depth mismatch", CPython issue 106905).
-    '--workers', '1',
-    // Hypothesis's health checks judge how data is drawn (too much filtered, too slow on a busy machine), not the API.
-    '--suppress-health-check', 'all',
-    ...process.argv.slice(2),
-  ], logPath);
-  if (!existsSync(reportPath)) throw new Error(`Schemathesis exited with ${exitCode} and wrote no report; see ${path.relative(projectRoot, logPath)}`);
+  const exitCode = await runSchemathesis(
+    [
+      'run',
+      `${baseUrl}/v1/openapi.json`,
+      '--checks',
+      'all',
+      '--header',
+      `Authorization: Bearer ${key}`,
+      '--max-time',
+      String(seconds),
+      '--report',
+      'json,ndjson,junit',
+      '--report-json-path',
+      reportPath,
+      '--report-ndjson-path',
+      eventsPath,
+      '--report-junit-path',
+      junitPath,
+      '--output-truncate',
+      'true',
+      // One worker: Hypothesis parses lambdas with ast, which CPython before 3.13 does not do safely from two threads
+      // ("AST constructor recursion depth mismatch", CPython issue 106905).
+      '--workers',
+      '1',
+      // Hypothesis's health checks judge how data is drawn (too much filtered, too slow on a busy machine), not the API.
+      '--suppress-health-check',
+      'all',
+      ...process.argv.slice(2),
+    ],
+    logPath,
+  );
+  if (!existsSync(reportPath))
+    throw new Error(
+      `Schemathesis exited with ${exitCode} and wrote no report; see ${path.relative(projectRoot, logPath)}`,
+    );
   const report = JSON.parse(readFileSync(reportPath, 'utf8')) as RunReport;
-  const summary = summarize(report, await readFailures(eventsPath), baseline, (operation) => tags.get(operation) ?? [], seconds);
+  const summary = summarize(
+    report,
+    await readFailures(eventsPath),
+    baseline,
+    (operation) => tags.get(operation) ?? [],
+    seconds,
+  );
   writeFileSync(path.join(OUTPUT_DIR, 'summary.json'), `${JSON.stringify(summary, null, 2)}\n`);
   writeFileSync(path.join(OUTPUT_DIR, 'summary.md'), `${summary.lines.join('\n')}\n`);
   for (const line of summary.lines) console.log(line);
-  if (!summary.ok) console.log(`Schemathesis's own report, with a curl line for each failure: ${path.relative(projectRoot, logPath)}`);
+  if (!summary.ok)
+    console.log(`Schemathesis's own report, with a curl line for each failure: ${path.relative(projectRoot, logPath)}`);
   return summary.ok ? 0 : 1;
 }
 

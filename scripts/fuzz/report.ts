@@ -37,9 +37,13 @@ export function readBaseline(path: string): { entries: BaselineEntry[]; problems
   const problems = entries.flatMap((entry, index) => {
     const name = `baseline entry ${index + 1} (${entry.check})`;
     return [
-      ...(typeof entry.reason !== 'string' || !entry.reason.trim() || entry.reason.includes('\n') ? [`${name} has no one-line reason`] : []),
+      ...(typeof entry.reason !== 'string' || !entry.reason.trim() || entry.reason.includes('\n')
+        ? [`${name} has no one-line reason`]
+        : []),
       ...(typeof entry.check !== 'string' ? [`${name} names no check`] : []),
-      ...Object.keys(entry).filter((key) => !ENTRY_KEYS.has(key)).map((key) => `${name} has an unknown key ${key}`),
+      ...Object.keys(entry)
+        .filter((key) => !ENTRY_KEYS.has(key))
+        .map((key) => `${name} has an unknown key ${key}`),
     ];
   });
   return { entries, problems };
@@ -59,7 +63,7 @@ interface ScenarioRecorder {
 /** The status that failed a check: the one its message names (a probe Schemathesis sent), else the case's answer. */
 function failedStatus(message: string, answered: number | undefined): number | null {
   const named = /got `(\d{3})|returned (\d{3})/.exec(message);
-  return named ? Number(named[1] ?? named[2]) : answered ?? null;
+  return named ? Number(named[1] ?? named[2]) : (answered ?? null);
 }
 
 /** Every distinct failure of a run, from Schemathesis's event stream (--report ndjson). */
@@ -68,7 +72,8 @@ export async function readFailures(ndjsonPath: string): Promise<Failure[]> {
   const lines = createInterface({ input: createReadStream(ndjsonPath), crlfDelay: Infinity });
   for await (const line of lines) {
     if (!line.startsWith('{"ScenarioFinished"')) continue;
-    const recorder = (JSON.parse(line) as { ScenarioFinished: { recorder?: ScenarioRecorder } }).ScenarioFinished.recorder;
+    const recorder = (JSON.parse(line) as { ScenarioFinished: { recorder?: ScenarioRecorder } }).ScenarioFinished
+      .recorder;
     for (const [caseId, checks] of Object.entries(recorder?.checks ?? {})) {
       for (const check of checks) {
         const failure = check.failure_info?.failure;
@@ -77,18 +82,35 @@ export async function readFailures(ndjsonPath: string): Promise<Failure[]> {
         const key = [failure.operation, check.name, failure.type, status].join('|');
         const known = failures.get(key);
         if (known) known.count += 1;
-        else failures.set(key, { operation: failure.operation, check: check.name, type: failure.type, title: failure.title, status, count: 1, caseId });
+        else
+          failures.set(key, {
+            operation: failure.operation,
+            check: check.name,
+            type: failure.type,
+            title: failure.title,
+            status,
+            count: 1,
+            caseId,
+          });
       }
     }
   }
-  return [...failures.values()].sort((a, b) => a.operation.localeCompare(b.operation) || a.check.localeCompare(b.check));
+  return [...failures.values()].sort(
+    (a, b) => a.operation.localeCompare(b.operation) || a.check.localeCompare(b.check),
+  );
 }
 
-export function matches(entry: BaselineEntry, failure: Failure, tagsOf: (operation: string) => readonly string[]): boolean {
-  return entry.check === failure.check
-    && (entry.status === undefined || entry.status === failure.status)
-    && (entry.operations === undefined || entry.operations.includes(failure.operation))
-    && (entry.tag === undefined || tagsOf(failure.operation).includes(entry.tag));
+export function matches(
+  entry: BaselineEntry,
+  failure: Failure,
+  tagsOf: (operation: string) => readonly string[],
+): boolean {
+  return (
+    entry.check === failure.check &&
+    (entry.status === undefined || entry.status === failure.status) &&
+    (entry.operations === undefined || entry.operations.includes(failure.operation)) &&
+    (entry.tag === undefined || tagsOf(failure.operation).includes(entry.tag))
+  );
 }
 
 /** The parts of Schemathesis's JSON report (--report json) the summary reads. */
@@ -127,14 +149,19 @@ export function summarize(
   tagsOf: (operation: string) => readonly string[],
   seconds: number,
 ): FuzzSummary {
-  const byKind: FuzzSummary['failures'] = Object.fromEntries(Object.values(KINDS).map((kind) => [kind, { found: 0, new: 0 }]));
+  const byKind: FuzzSummary['failures'] = Object.fromEntries(
+    Object.values(KINDS).map((kind) => [kind, { found: 0, new: 0 }]),
+  );
   const accepted: FuzzSummary['accepted'] = [];
   const fresh: Failure[] = [];
   const acceptedBy = new Map<BaselineEntry, Failure[]>();
   for (const failure of failures) {
     // A server error is told by its status: 501 not_implemented is not a 500.
-    const name = failure.type === 'ServerError' && failure.status !== 500 ? `server errors ${failure.status}` : KINDS[failure.type] ?? failure.title.toLowerCase();
-    const kind = byKind[name] ??= { found: 0, new: 0 };
+    const name =
+      failure.type === 'ServerError' && failure.status !== 500
+        ? `server errors ${failure.status}`
+        : (KINDS[failure.type] ?? failure.title.toLowerCase());
+    const kind = (byKind[name] ??= { found: 0, new: 0 });
     kind.found += 1;
     const entry = baseline.entries.find((candidate) => matches(candidate, failure, tagsOf));
     if (entry) {
@@ -148,7 +175,10 @@ export function summarize(
   const unused = baseline.entries.filter((entry) => !failures.some((failure) => matches(entry, failure, tagsOf)));
   const problems = [
     ...baseline.problems,
-    ...fresh.map((failure) => `${failure.operation}: ${failure.title} (${failure.check}${failure.status ? `, status ${failure.status}` : ''}), ${failure.count}x, e.g. case ${failure.caseId}`),
+    ...fresh.map(
+      (failure) =>
+        `${failure.operation}: ${failure.title} (${failure.check}${failure.status ? `, status ${failure.status}` : ''}), ${failure.count}x, e.g. case ${failure.caseId}`,
+    ),
     ...report.errors.map((error) => `Schemathesis error: ${error.title} (${error.count}x)`),
     ...(report.complete ? [] : [`the run did not complete (${report.stop_reason})`]),
   ];
@@ -158,12 +188,20 @@ export function summarize(
   ];
   const lines = [
     `Fuzz run (Schemathesis, every check, every operation): ${report.test_cases.generated} requests generated in ${Math.round(report.running_time)} s (FUZZ_SECONDS ${seconds})`,
-    `  distinct failures by kind, found (outside the baseline): ${Object.entries(byKind).map(([kind, count]) => `${kind} ${count.found} (${count.new})`).join(', ')}`,
+    `  distinct failures by kind, found (outside the baseline): ${Object.entries(byKind)
+      .map(([kind, count]) => `${kind} ${count.found} (${count.new})`)
+      .join(', ')}`,
     `  accepted by test/fuzz/baseline.yaml: ${accepted.length}`,
     ...[...acceptedBy].flatMap(([entry, covered]) => describe(entry, covered)),
-    ...(unused.length ? [`  baseline entries this run did not need: ${unused.map((entry) => `${entry.check}${entry.status ? ` ${entry.status}` : ''}${entry.tag ? ` [${entry.tag}]` : ''}`).join('; ')}`] : []),
+    ...(unused.length
+      ? [
+          `  baseline entries this run did not need: ${unused.map((entry) => `${entry.check}${entry.status ? ` ${entry.status}` : ''}${entry.tag ? ` [${entry.tag}]` : ''}`).join('; ')}`,
+        ]
+      : []),
     ...problems.map((problem) => `  FAILED: ${problem}`),
-    problems.length ? `fuzz: FAILED (${problems.length} problem(s); replay a case with: cd .test-results/fuzz && ../../.tools/schemathesis-venv/bin/st replay <case>)` : 'fuzz: passed (no failure outside the baseline)',
+    problems.length
+      ? `fuzz: FAILED (${problems.length} problem(s); replay a case with: cd .test-results/fuzz && ../../.tools/schemathesis-venv/bin/st replay <case>)`
+      : 'fuzz: passed (no failure outside the baseline)',
   ];
   return {
     ok: problems.length === 0,

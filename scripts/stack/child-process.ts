@@ -23,7 +23,8 @@ export function startProcess(
   // One setpriv for both: a later change of user would clear the parent-death signal.
   const { quiet, parentDeathSignal = 'SIGTERM', setpriv = [], ...spawnOptions } = options;
   const child = spawn('setpriv', [...setpriv, `--pdeathsig=${parentDeathSignal}`, '--', command, ...args], {
-    stdio: ['ignore', 'pipe', 'pipe'], ...spawnOptions,
+    stdio: ['ignore', 'pipe', 'pipe'],
+    ...spawnOptions,
   });
   const exited = new Promise<number | null>((resolve) => {
     child.once('exit', (code) => resolve(code));
@@ -75,7 +76,12 @@ export async function isPortFree(port: number): Promise<boolean> {
   });
 }
 
-export async function waitFor<T>(what: string, probe: () => Promise<T>, timeoutMs: number, exited?: Promise<unknown>): Promise<T> {
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T>,
+  timeoutMs: number,
+  exited?: Promise<unknown>,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let processGone = false;
   void exited?.then(() => (processGone = true));
@@ -89,5 +95,7 @@ export async function waitFor<T>(what: string, probe: () => Promise<T>, timeoutM
     }
   }
   const reason = processGone ? 'its process exited' : `no answer in ${timeoutMs} ms`;
-  throw new Error(`${what} did not start: ${reason} (${lastError instanceof Error ? lastError.message : String(lastError)})`);
+  throw new Error(
+    `${what} did not start: ${reason} (${lastError instanceof Error ? lastError.message : String(lastError)})`,
+  );
 }

@@ -28,13 +28,16 @@ process.on('SIGHUP', () => void shutdown(0));
 
 function envPort(name: string, fallback: number): number {
   const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1 || value > 65535) throw new ConfigError(`config: ${name} is invalid: expected a port number`);
+  if (!Number.isInteger(value) || value < 1 || value > 65535)
+    throw new ConfigError(`config: ${name} is invalid: expected a port number`);
   return value;
 }
 
 async function requireFreePort(port: number, what: string) {
   if (!(await isPortFree(port))) {
-    throw new Error(`port ${port} for ${what} is taken: is another \`npm start\` running? Set the port variables to move it.`);
+    throw new Error(
+      `port ${port} for ${what} is taken: is another \`npm start\` running? Set the port variables to move it.`,
+    );
   }
 }
 
@@ -60,7 +63,11 @@ async function main() {
       const port = envPort('EMBEDDED_POSTGRES_PORT', 54329);
       await requireFreePort(port, 'PostgreSQL');
       const postgres = await startEmbeddedPostgres({
-        binDir: process.env.PG_BIN_DIR!, dataDir: path.join(devDataDir, 'postgres'), port, durable: true, quiet: true,
+        binDir: process.env.PG_BIN_DIR!,
+        dataDir: path.join(devDataDir, 'postgres'),
+        port,
+        durable: true,
+        quiet: true,
       });
       watch(postgres.process);
       await ensureDatabase(postgres.urlFor('postgres'), 'workspace');
@@ -82,7 +89,11 @@ async function main() {
     await requireFreePort(uiPort, 'the Temporal Web UI');
     mkdirSync(path.join(devDataDir, 'temporal'), { recursive: true });
     const temporal = await startEmbeddedTemporal({
-      cliPath: process.env.TEMPORAL_CLI_PATH!, port, uiPort, dbFile: path.join(devDataDir, 'temporal', 'dev.db'), quiet: true,
+      cliPath: process.env.TEMPORAL_CLI_PATH!,
+      port,
+      uiPort,
+      dbFile: path.join(devDataDir, 'temporal', 'dev.db'),
+      quiet: true,
     });
     watch(temporal.process);
     env.TEMPORAL_ADDRESS = temporal.address;
@@ -96,34 +107,60 @@ async function main() {
   await requireFreePort(config.PORT, 'the API');
   const nodeArgs = ['--import', 'tsx'];
   watch(startProcess('worker', process.execPath, [...nodeArgs, 'worker/main.ts'], { cwd: projectRoot, env }));
-  watch(startProcess('export-worker', process.execPath, [...nodeArgs, 'worker/export-worker.ts'], { cwd: projectRoot, env }));
+  watch(
+    startProcess('export-worker', process.execPath, [...nodeArgs, 'worker/export-worker.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
   const api = startProcess('api', process.execPath, [...nodeArgs, 'api/main.ts'], { cwd: projectRoot, env });
   watch(api);
-  await waitFor('API', async () => {
-    const response = await fetch(`${apiUrl}/health`);
-    if (response.status !== 200) throw new Error(`health answered ${response.status}`);
-  }, 60_000, api.exited);
+  await waitFor(
+    'API',
+    async () => {
+      const response = await fetch(`${apiUrl}/health`);
+      if (response.status !== 200) throw new Error(`health answered ${response.status}`);
+    },
+    60_000,
+    api.exited,
+  );
 
-  writeFileSync(devStackStatePath, JSON.stringify({
-    databaseUrl: config.DATABASE_URL, temporalAddress: config.TEMPORAL_ADDRESS, apiUrl, temporalUiUrl: config.TEMPORAL_UI_URL,
-  }, null, 2));
+  writeFileSync(
+    devStackStatePath,
+    JSON.stringify(
+      {
+        databaseUrl: config.DATABASE_URL,
+        temporalAddress: config.TEMPORAL_ADDRESS,
+        apiUrl,
+        temporalUiUrl: config.TEMPORAL_UI_URL,
+      },
+      null,
+      2,
+    ),
+  );
   const seconds = ((Date.now() - startedAt) / 1000).toFixed(1);
-  console.log([
-    '',
-    `Stack is up in ${seconds} s. Ctrl-C stops everything.`,
-    `  API            ${apiUrl}   (health: ${apiUrl}/health)`,
-    `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
-    `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
-    `  Database       ${config.DATABASE_URL}`,
-    `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost)`,
-    `  API key        ${apiKey}   (kept in .data/dev-api-key)`,
-    '',
-    `Try: curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${apiUrl}/health`,
-    '',
-  ].join('\n'));
+  console.log(
+    [
+      '',
+      `Stack is up in ${seconds} s. Ctrl-C stops everything.`,
+      `  API            ${apiUrl}   (health: ${apiUrl}/health)`,
+      `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
+      `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
+      `  Database       ${config.DATABASE_URL}`,
+      `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost)`,
+      `  API key        ${apiKey}   (kept in .data/dev-api-key)`,
+      '',
+      `Try: curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${apiUrl}/health`,
+      '',
+    ].join('\n'),
+  );
 }
 
 main().catch(async (error) => {
-  console.error(error instanceof ConfigError ? error.message : `start failed: ${error instanceof Error ? error.message : String(error)}`);
+  console.error(
+    error instanceof ConfigError
+      ? error.message
+      : `start failed: ${error instanceof Error ? error.message : String(error)}`,
+  );
   await shutdown(1);
 });

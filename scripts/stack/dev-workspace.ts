@@ -17,7 +17,8 @@ export async function ensureDevWorkspace(db: Database): Promise<{ workspaceId: s
     where: { name: DEV_WORKSPACE_NAME, deletedAt: null },
     select: { id: true, members: { where: { email: DEV_OWNER_EMAIL }, select: { id: true } } },
   });
-  const workspaceId = existing?.id ?? (await createWorkspace(db, DEV_WORKSPACE_NAME, { plan: 'ai', features: ['workflows', 'd2c'] })).id;
+  const workspaceId =
+    existing?.id ?? (await createWorkspace(db, DEV_WORKSPACE_NAME, { plan: 'ai', features: ['workflows', 'd2c'] })).id;
   const ownerId = existing?.members[0]?.id ?? (await addMember(db, workspaceId, DEV_OWNER_EMAIL, 'owner')).id;
 
   const saved = existsSync(devApiKeyPath) ? readFileSync(devApiKeyPath, 'utf8').trim() : '';

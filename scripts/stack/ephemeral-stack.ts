@@ -30,9 +30,19 @@ export async function startTestStack(): Promise<{ stack: TestStack; stop: () => 
   chmodSync(workDir, 0o711);
   const [postgresStart, temporalStart] = await Promise.allSettled([
     startEmbeddedPostgres({
-      binDir: required('PG_BIN_DIR'), dataDir: path.join(workDir, 'postgres'), port: await freePort(), durable: false, quiet: true,
+      binDir: required('PG_BIN_DIR'),
+      dataDir: path.join(workDir, 'postgres'),
+      port: await freePort(),
+      durable: false,
+      quiet: true,
     }),
-    startEmbeddedTemporal({ cliPath: required('TEMPORAL_CLI_PATH'), port: await freePort(), uiPort: null, dbFile: null, quiet: true }),
+    startEmbeddedTemporal({
+      cliPath: required('TEMPORAL_CLI_PATH'),
+      port: await freePort(),
+      uiPort: null,
+      dbFile: null,
+      quiet: true,
+    }),
   ]);
   if (postgresStart.status === 'rejected' || temporalStart.status === 'rejected') {
     if (postgresStart.status === 'fulfilled') await postgresStart.value.stop();

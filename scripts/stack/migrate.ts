@@ -20,7 +20,9 @@ export async function migrateDeploy(databaseUrl: string): Promise<void> {
 }
 
 async function hasEveryMigration(databaseUrl: string): Promise<boolean> {
-  const committed = readdirSync(migrationsDir, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name);
+  const committed = readdirSync(migrationsDir, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name);
   try {
     const rows = await runStatement<{ migration_name: string }>(
       databaseUrl,

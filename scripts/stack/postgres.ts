@@ -39,18 +39,35 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const { binDir, dataDir, port } = options;
   if (!existsSync(path.join(dataDir, 'PG_VERSION'))) {
     ownedByClusterUser(dataDir);
-    execFileSync('setpriv', [
-      ...clusterOwner, '--', path.join(binDir, 'initdb'),
-      '-D', dataDir, '-U', SUPERUSER, '--auth=trust', '--encoding=UTF8', '--no-locale', '--no-sync',
-    ], { stdio: 'pipe' });
+    execFileSync(
+      'setpriv',
+      [
+        ...clusterOwner,
+        '--',
+        path.join(binDir, 'initdb'),
+        '-D',
+        dataDir,
+        '-U',
+        SUPERUSER,
+        '--auth=trust',
+        '--encoding=UTF8',
+        '--no-locale',
+        '--no-sync',
+      ],
+      { stdio: 'pipe' },
+    );
   }
   const settings = [
-    '-c', 'max_connections=200',
+    '-c',
+    'max_connections=200',
     ...(options.durable ? [] : ['-c', 'fsync=off', '-c', 'synchronous_commit=off', '-c', 'full_page_writes=off']),
   ];
-  const server = startProcess('postgres', path.join(binDir, 'postgres'), [
-    '-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dataDir, ...settings,
-  ], { quiet: options.quiet, parentDeathSignal: 'SIGINT', setpriv: clusterOwner });
+  const server = startProcess(
+    'postgres',
+    path.join(binDir, 'postgres'),
+    ['-D', dataDir, '-p', String(port), '-h', '127.0.0.1', '-k', dataDir, ...settings],
+    { quiet: options.quiet, parentDeathSignal: 'SIGINT', setpriv: clusterOwner },
+  );
   const urlFor = (database: string) => `postgresql://${SUPERUSER}@127.0.0.1:${port}/${database}`;
   await waitFor('PostgreSQL', () => runStatement(urlFor('postgres'), 'SELECT 1'), 30_000, server.exited);
   return {

@@ -6,7 +6,11 @@ import { addMember, createWorkspace } from '../../lib/workspace-admin';
 import type { campaignWorkflow } from '../../workflows/campaign';
 import type { contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
 import {
-  campaignTransitionUpdate, journeyRunStateQuery, leadStateQuery, recoverSignal, recoverUpdate,
+  campaignTransitionUpdate,
+  journeyRunStateQuery,
+  leadStateQuery,
+  recoverSignal,
+  recoverUpdate,
 } from '../../workflows/messages';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { journey } from '../support/journeys';
@@ -35,22 +39,43 @@ interface ScenarioContext {
 async function campaignFor(db: Database, name: string, status: 'DRAFT' | 'RUNNING') {
   const { id: workspaceId } = await createWorkspace(db, `Replay ${name}`, {});
   await addMember(db, workspaceId, `${name}@replay.localhost`, 'owner');
-  return db.campaign.create({ data: { workspaceId, name, acceptsLeadPush: true, status, dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN } });
+  return db.campaign.create({
+    data: { workspaceId, name, acceptsLeadPush: true, status, dialLadder: QUICK_LADDER, callingWindow: ALWAYS_OPEN },
+  });
 }
 
-async function startLead({ db, client, taskQueue }: ScenarioContext, campaign: { id: string; workspaceId: string }, key: string, phone: string) {
+async function startLead(
+  { db, client, taskQueue }: ScenarioContext,
+  campaign: { id: string; workspaceId: string },
+  key: string,
+  phone: string,
+) {
   const workflowId = leadWorkflowId(campaign.id, key);
   const lead = await db.lead.create({
-    data: { workspaceId: campaign.workspaceId, campaignId: campaign.id, idempotencyKey: key, phone, workflowId, requestId: crypto.randomUUID() },
+    data: {
+      workspaceId: campaign.workspaceId,
+      campaignId: campaign.id,
+      idempotencyKey: key,
+      phone,
+      workflowId,
+      requestId: crypto.randomUUID(),
+    },
   });
   return client.workflow.start('leadDialWorkflow', { workflowId, taskQueue, args: [{ leadId: lead.id }] });
 }
 
-function transition({ client, taskQueue }: ScenarioContext, campaign: { id: string; status: CampaignStatus }, action: CampaignAction) {
+function transition(
+  { client, taskQueue }: ScenarioContext,
+  campaign: { id: string; status: CampaignStatus },
+  action: CampaignAction,
+) {
   return client.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
     args: [action],
     startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
-      workflowId: campaignWorkflowId(campaign.id), taskQueue, args: [{ campaignId: campaign.id, status: campaign.status }], workflowIdConflictPolicy: 'USE_EXISTING',
+      workflowId: campaignWorkflowId(campaign.id),
+      taskQueue,
+      args: [{ campaignId: campaign.id, status: campaign.status }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
     }),
   });
 }
@@ -74,9 +99,11 @@ const pausedThenResumed = (name: string): ReplayScenario => ({
     const campaign = await campaignFor(context.db, name, 'DRAFT');
     await transition(context, campaign, 'start');
     const handle = await startLead(context, campaign, 'paused', '+14155550125');
-    while ((await handle.query(leadStateQuery)).phase !== 'waiting_for_rung') await new Promise((r) => setTimeout(r, 50));
+    while ((await handle.query(leadStateQuery)).phase !== 'waiting_for_rung')
+      await new Promise((r) => setTimeout(r, 50));
     await transition(context, campaign, 'pause');
-    while ((await handle.query(leadStateQuery)).phase !== 'waiting_for_campaign') await new Promise((r) => setTimeout(r, 50));
+    while ((await handle.query(leadStateQuery)).phase !== 'waiting_for_campaign')
+      await new Promise((r) => setTimeout(r, 50));
     await transition(context, campaign, 'resume');
     await handle.result();
     return handle.workflowId;
@@ -89,11 +116,15 @@ const contactsEnrolled: ReplayScenario = {
   async run(context) {
     const campaign = await campaignFor(context.db, 'contact-enrollment', 'RUNNING');
     for (const phone of ['+14155550120', '+14155550121', '+14155550125']) {
-      const contact = await context.db.contact.create({ data: { workspaceId: campaign.workspaceId, phone, name: `Contact ${phone.slice(-3)}` } });
+      const contact = await context.db.contact.create({
+        data: { workspaceId: campaign.workspaceId, phone, name: `Contact ${phone.slice(-3)}` },
+      });
       await context.db.campaignContact.create({ data: { campaignId: campaign.id, contactId: contact.id } });
     }
     const handle = await context.client.workflow.start<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
-      workflowId: contactEnrollmentWorkflowId(campaign.id), taskQueue: context.taskQueue, args: [{ campaignId: campaign.id }],
+      workflowId: contactEnrollmentWorkflowId(campaign.id),
+      taskQueue: context.taskQueue,
+      args: [{ campaignId: campaign.id }],
     });
     await handle.result();
     return handle.workflowId;
@@ -112,26 +143,66 @@ const campaignLifecycle: ReplayScenario = {
 };
 
 /** A journey's run for a new lead of a JOURNEY campaign, started as the lead dispatcher starts it. */
-async function startJourneyRun({ db, client, taskQueue }: ScenarioContext, name: string, definition: JourneyDefinition, phone: string) {
+async function startJourneyRun(
+  { db, client, taskQueue }: ScenarioContext,
+  name: string,
+  definition: JourneyDefinition,
+  phone: string,
+) {
   const { id: workspaceId } = await createWorkspace(db, `Replay ${name}`, { features: ['workflows'] });
-  const published = await publishJourney(db, workspaceId, (await saveJourney(db, workspaceId, { name, definition })).id);
+  const published = await publishJourney(
+    db,
+    workspaceId,
+    (await saveJourney(db, workspaceId, { name, definition })).id,
+  );
   const campaign = await db.campaign.create({
-    data: { workspaceId, name, kind: 'JOURNEY', journeyId: published.id, acceptsLeadPush: true, status: 'RUNNING', dialLadder: SINGLE_ATTEMPT, callingWindow: ALWAYS_OPEN },
-  });
-  const workflowId = leadWorkflowId(campaign.id, name);
-  const lead = await db.lead.create({ data: { workspaceId, campaignId: campaign.id, idempotencyKey: name, phone, workflowId, requestId: crypto.randomUUID() } });
-  await db.journeyRun.create({
     data: {
-      id: lead.id, workspaceId, journeyId: published.id, revision: 1, campaignId: campaign.id, leadId: lead.id, temporalWorkflowId: workflowId,
-      trigger: { phone, name: null, fields: { plan: 'pro' } }, startedBy: 'lead_push',
+      workspaceId,
+      name,
+      kind: 'JOURNEY',
+      journeyId: published.id,
+      acceptsLeadPush: true,
+      status: 'RUNNING',
+      dialLadder: SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
     },
   });
-  return client.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', { workflowId, taskQueue, args: [{ runId: lead.id }] });
+  const workflowId = leadWorkflowId(campaign.id, name);
+  const lead = await db.lead.create({
+    data: {
+      workspaceId,
+      campaignId: campaign.id,
+      idempotencyKey: name,
+      phone,
+      workflowId,
+      requestId: crypto.randomUUID(),
+    },
+  });
+  await db.journeyRun.create({
+    data: {
+      id: lead.id,
+      workspaceId,
+      journeyId: published.id,
+      revision: 1,
+      campaignId: campaign.id,
+      leadId: lead.id,
+      temporalWorkflowId: workflowId,
+      trigger: { phone, name: null, fields: { plan: 'pro' } },
+      startedBy: 'lead_push',
+    },
+  });
+  return client.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', {
+    workflowId,
+    taskQueue,
+    args: [{ runId: lead.id }],
+  });
 }
 
 /** A loopback receiver for webhook nodes: answers every request with the given status. */
 async function withReceiver<T>(status: number, use: (url: string) => Promise<T>): Promise<T> {
-  const server = http.createServer((req, res) => req.resume().on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}')));
+  const server = http.createServer((req, res) =>
+    req.resume().on('end', () => res.writeHead(status, { 'content-type': 'application/json' }).end('{"ok":true}')),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     return await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`);
@@ -143,43 +214,100 @@ async function withReceiver<T>(status: number, use: (url: string) => Promise<T>)
 
 const journeyToTheEnd: ReplayScenario = {
   name: 'journey-call-branch-webhook-wait',
-  run: (context) => withReceiver(200, async (url) => {
-    const handle = await startJourneyRun(context, 'journey-to-the-end', journey([
-      { id: 'start', type: 'start', data: { fields: [{ name: 'plan', type: 'string' }] } },
-      { id: 'call1', type: 'call' },
-      { id: 'route', type: 'branch', data: { rules: [{ handle: 'reached', when: { variable: 'call1.outcome', operator: 'equals', value: 'answered' } }], defaultHandle: 'missed' } },
-      { id: 'notify', type: 'webhook', data: { url, body: '{"plan":"{{start.fields.plan}}"}' } },
-      { id: 'pause', type: 'wait', data: { seconds: 1 } },
-      { id: 'greet', type: 'whatsapp', data: { templateName: 'welcome', parameters: ['{{start.fields.plan}}'] } },
-      { id: 'done', type: 'end' },
-      { id: 'gaveUp', type: 'end' },
-    ], [['start', 'call1'], ['call1', 'route'], ['route', 'notify', 'reached'], ['route', 'gaveUp', 'missed'], ['notify', 'pause'], ['pause', 'greet'], ['greet', 'done']]), '+14155550120');
-    await handle.result();
-    return handle.workflowId;
-  }),
+  run: (context) =>
+    withReceiver(200, async (url) => {
+      const handle = await startJourneyRun(
+        context,
+        'journey-to-the-end',
+        journey(
+          [
+            { id: 'start', type: 'start', data: { fields: [{ name: 'plan', type: 'string' }] } },
+            { id: 'call1', type: 'call' },
+            {
+              id: 'route',
+              type: 'branch',
+              data: {
+                rules: [
+                  { handle: 'reached', when: { variable: 'call1.outcome', operator: 'equals', value: 'answered' } },
+                ],
+                defaultHandle: 'missed',
+              },
+            },
+            { id: 'notify', type: 'webhook', data: { url, body: '{"plan":"{{start.fields.plan}}"}' } },
+            { id: 'pause', type: 'wait', data: { seconds: 1 } },
+            { id: 'greet', type: 'whatsapp', data: { templateName: 'welcome', parameters: ['{{start.fields.plan}}'] } },
+            { id: 'done', type: 'end' },
+            { id: 'gaveUp', type: 'end' },
+          ],
+          [
+            ['start', 'call1'],
+            ['call1', 'route'],
+            ['route', 'notify', 'reached'],
+            ['route', 'gaveUp', 'missed'],
+            ['notify', 'pause'],
+            ['pause', 'greet'],
+            ['greet', 'done'],
+          ],
+        ),
+        '+14155550120',
+      );
+      await handle.result();
+      return handle.workflowId;
+    }),
 };
 
 const journeyRecoveredBySignal: ReplayScenario = {
   name: 'journey-recovered-by-signal',
-  run: (context) => withReceiver(400, async (url) => {
-    const handle = await startJourneyRun(context, 'journey-recovered', journey([
-      { id: 'start', type: 'start' }, { id: 'hook', type: 'webhook', data: { url } }, { id: 'done', type: 'end' },
-    ], [['start', 'hook'], ['hook', 'done']]), '+14155550121');
-    while ((await handle.query(journeyRunStateQuery)).status !== 'needs_recovery') await new Promise((r) => setTimeout(r, 50));
-    await handle.signal(recoverSignal, { action: 'skip', output: { status: 200 }, decidedBy: 'replay@ops' });
-    await handle.result();
-    return handle.workflowId;
-  }),
+  run: (context) =>
+    withReceiver(400, async (url) => {
+      const handle = await startJourneyRun(
+        context,
+        'journey-recovered',
+        journey(
+          [
+            { id: 'start', type: 'start' },
+            { id: 'hook', type: 'webhook', data: { url } },
+            { id: 'done', type: 'end' },
+          ],
+          [
+            ['start', 'hook'],
+            ['hook', 'done'],
+          ],
+        ),
+        '+14155550121',
+      );
+      while ((await handle.query(journeyRunStateQuery)).status !== 'needs_recovery')
+        await new Promise((r) => setTimeout(r, 50));
+      await handle.signal(recoverSignal, { action: 'skip', output: { status: 200 }, decidedBy: 'replay@ops' });
+      await handle.result();
+      return handle.workflowId;
+    }),
 };
 
 const journeyReviewedByUpdate: ReplayScenario = {
   name: 'journey-review-decided-by-update',
   async run(context) {
-    const handle = await startJourneyRun(context, 'journey-reviewed', journey([
-      { id: 'start', type: 'start' }, { id: 'look', type: 'review', data: { instructions: 'Approve the lead' } }, { id: 'done', type: 'end' },
-    ], [['start', 'look'], ['look', 'done']]), '+14155550122');
-    while ((await handle.query(journeyRunStateQuery)).status !== 'needs_recovery') await new Promise((r) => setTimeout(r, 50));
-    await handle.executeUpdate(recoverUpdate, { args: [{ action: 'skip', output: { decision: 'approved' }, decidedBy: 'replay@ops', via: 'api' }] });
+    const handle = await startJourneyRun(
+      context,
+      'journey-reviewed',
+      journey(
+        [
+          { id: 'start', type: 'start' },
+          { id: 'look', type: 'review', data: { instructions: 'Approve the lead' } },
+          { id: 'done', type: 'end' },
+        ],
+        [
+          ['start', 'look'],
+          ['look', 'done'],
+        ],
+      ),
+      '+14155550122',
+    );
+    while ((await handle.query(journeyRunStateQuery)).status !== 'needs_recovery')
+      await new Promise((r) => setTimeout(r, 50));
+    await handle.executeUpdate(recoverUpdate, {
+      args: [{ action: 'skip', output: { decision: 'approved' }, decidedBy: 'replay@ops', via: 'api' }],
+    });
     await handle.result();
     return handle.workflowId;
   },

@@ -14,10 +14,17 @@ import { responseProblems } from './response-check';
 
 export interface RunningApi {
   baseUrl: string;
-  request(method: string, path: string, options?: { key?: string; body?: unknown; headers?: Record<string, string> }): Promise<Response>;
+  request(
+    method: string,
+    path: string,
+    options?: { key?: string; body?: unknown; headers?: Record<string, string> },
+  ): Promise<Response>;
 }
 
-export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql' | 'leadDispatcher' | 'exports'> {
+export interface TestApiDependencies extends Omit<
+  AppServices,
+  'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql' | 'leadDispatcher' | 'exports'
+> {
   /** The database the API's door reads (the same one as db). */
   url: string;
   temporal: { client: AppServices['temporal']; connection: AppServices['temporalConnection']; taskQueue: string };
@@ -37,8 +44,18 @@ export interface TestApiDependencies extends Omit<AppServices, 'defaultRateLimit
 export async function startTestApi(dependencies: TestApiDependencies): Promise<RunningApi> {
   const sql = createSqlPool(dependencies.url);
   afterAll(() => sql.end());
-  const temporal = { temporal: dependencies.temporal.client, temporalConnection: dependencies.temporal.connection, taskQueue: dependencies.temporal.taskQueue };
-  const leadDispatcher = createLeadDispatcher({ sql, temporal: temporal.temporal, taskQueue: temporal.taskQueue, staleAfterMs: dependencies.sweepLeads?.staleAfterMs, sweepIntervalMs: 200 });
+  const temporal = {
+    temporal: dependencies.temporal.client,
+    temporalConnection: dependencies.temporal.connection,
+    taskQueue: dependencies.temporal.taskQueue,
+  };
+  const leadDispatcher = createLeadDispatcher({
+    sql,
+    temporal: temporal.temporal,
+    taskQueue: temporal.taskQueue,
+    staleAfterMs: dependencies.sweepLeads?.staleAfterMs,
+    sweepIntervalMs: 200,
+  });
   if (dependencies.sweepLeads) leadDispatcher.startSweeping();
   afterAll(() => leadDispatcher.stop());
   const services: AppServices = {
@@ -48,8 +65,12 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     leadDispatcher,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
     exports: {
-      dir: defaultTestExportDir, inlineMaxRows: 5000, retentionSeconds: 24 * 3600, pageRows: EXPORT_PAGE_ROWS,
-      taskQueue: defaultExportTaskQueue(temporal.taskQueue), ...dependencies.exports,
+      dir: defaultTestExportDir,
+      inlineMaxRows: 5000,
+      retentionSeconds: 24 * 3600,
+      pageRows: EXPORT_PAGE_ROWS,
+      taskQueue: defaultExportTaskQueue(temporal.taskQueue),
+      ...dependencies.exports,
     },
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
@@ -66,7 +87,12 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
       return checkedFetch(`${baseUrl}${path}`, {
         method,
         headers,
-        body: options.body === undefined ? undefined : typeof options.body === 'string' ? options.body : JSON.stringify(options.body),
+        body:
+          options.body === undefined
+            ? undefined
+            : typeof options.body === 'string'
+              ? options.body
+              : JSON.stringify(options.body),
       });
     },
   };
@@ -77,15 +103,29 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
  * declarations the OpenAPI description is generated from), and a response that differs fails the test
  * that made the request. The body is read whole and handed back in a new Response.
  */
-export async function checkedFetch(url: string, init: RequestInit = {}, routeTable: readonly RouteDefinition[] = routes): Promise<Response> {
+export async function checkedFetch(
+  url: string,
+  init: RequestInit = {},
+  routeTable: readonly RouteDefinition[] = routes,
+): Promise<Response> {
   const response = await fetch(url, init);
   const body = new Uint8Array(await response.arrayBuffer());
   const method = init.method ?? 'GET';
-  const problems = responseProblems(routeTable, method, url, { status: response.status, headers: response.headers, body });
+  const problems = responseProblems(routeTable, method, url, {
+    status: response.status,
+    headers: response.headers,
+    body,
+  });
   if (problems.length) {
     const excerpt = new TextDecoder().decode(body.slice(0, 300));
-    throw new Error(`${method} ${new URL(url).pathname} answered ${response.status}, not as declared:\n  ${problems.join('\n  ')}\n  body: ${excerpt}`);
+    throw new Error(
+      `${method} ${new URL(url).pathname} answered ${response.status}, not as declared:\n  ${problems.join('\n  ')}\n  body: ${excerpt}`,
+    );
   }
   const bodyless = response.status === 204 || response.status === 304 || method === 'HEAD';
-  return new Response(bodyless ? null : body, { status: response.status, statusText: response.statusText, headers: response.headers });
+  return new Response(bodyless ? null : body, {
+    status: response.status,
+    statusText: response.statusText,
+    headers: response.headers,
+  });
 }

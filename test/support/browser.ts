@@ -8,7 +8,9 @@ export const chromiumPath = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 /** A headless chromium for this test file, closed after it. A missing browser fails the test: never skipped. */
 export async function useChromium(): Promise<Browser> {
   if (!existsSync(chromiumPath)) {
-    throw new Error(`chromium not found at ${chromiumPath}: \`npm test\` installs Debian's chromium when run as root (apt-get install chromium), or set CHROMIUM_PATH`);
+    throw new Error(
+      `chromium not found at ${chromiumPath}: \`npm test\` installs Debian's chromium when run as root (apt-get install chromium), or set CHROMIUM_PATH`,
+    );
   }
   const browser = await chromium.launch({
     executablePath: chromiumPath,

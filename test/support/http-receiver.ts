@@ -11,13 +11,21 @@ export interface ReceivedRequest {
 }
 
 /** A real HTTP receiver on loopback; `answer` gives the status of the n-th request (1-based), and optionally its JSON body. */
-export async function startReceiver(answer: (n: number, request: ReceivedRequest) => number | { status: number; json: unknown }) {
+export async function startReceiver(
+  answer: (n: number, request: ReceivedRequest) => number | { status: number; json: unknown },
+) {
   const received: ReceivedRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
-      const request = { method: req.method ?? '', path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), at: Date.now() };
+      const request = {
+        method: req.method ?? '',
+        path: req.url ?? '',
+        headers: req.headers,
+        body: Buffer.concat(chunks).toString('utf8'),
+        at: Date.now(),
+      };
       received.push(request);
       const reply = answer(received.length, request);
       if (typeof reply === 'number') res.writeHead(reply).end();
@@ -25,9 +33,12 @@ export async function startReceiver(answer: (n: number, request: ReceivedRequest
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  afterAll(() => new Promise<void>((resolve) => {
-    server.closeAllConnections();
-    server.close(() => resolve());
-  }));
+  afterAll(
+    () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  );
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
 }

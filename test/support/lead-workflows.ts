@@ -6,7 +6,12 @@ import type { leadDialWorkflow } from '../../workflows/lead-dial';
  * The handle of a pushed lead's workflow once it exists. A push answers when the lead is stored; its
  * workflow is started from the stored row a moment later, so tests wait for it here.
  */
-export async function startedLeadWorkflow(client: Client, campaignId: string, idempotencyKey: string, timeoutMs = 30_000): Promise<WorkflowHandle<typeof leadDialWorkflow>> {
+export async function startedLeadWorkflow(
+  client: Client,
+  campaignId: string,
+  idempotencyKey: string,
+  timeoutMs = 30_000,
+): Promise<WorkflowHandle<typeof leadDialWorkflow>> {
   const handle = client.workflow.getHandle<typeof leadDialWorkflow>(leadWorkflowId(campaignId, idempotencyKey));
   const deadline = Date.now() + timeoutMs;
   for (;;) {

@@ -33,7 +33,8 @@ function bodyProblems(declared: DeclaredResponse, response: SentResponse, method
     return response.body.length ? [`a body was sent (${mediaType}) where none is declared`] : [];
   }
   const declaredTypes = [declared.contentType ?? 'application/json'].flat();
-  if (!mediaType || !declaredTypes.includes(mediaType)) return [`Content-Type ${mediaType} is not the declared ${declaredTypes.join(' or ')}`];
+  if (!mediaType || !declaredTypes.includes(mediaType))
+    return [`Content-Type ${mediaType} is not the declared ${declaredTypes.join(' or ')}`];
   if (!TEXT_TYPES.test(mediaType)) return [];
   const text = new TextDecoder().decode(response.body);
   let sent: unknown = text;
@@ -46,7 +47,9 @@ function bodyProblems(declared: DeclaredResponse, response: SentResponse, method
   }
   const read = (declared.schema as z.ZodType).safeParse(sent);
   if (!read.success) return read.error.issues.map((issue) => `body.${issue.path.join('.')}: ${issue.message}`);
-  return isDeepStrictEqual(sent, read.data) ? [] : [`the body is not exactly what its schema describes: ${firstDifference(sent, read.data)}`];
+  return isDeepStrictEqual(sent, read.data)
+    ? []
+    : [`the body is not exactly what its schema describes: ${firstDifference(sent, read.data)}`];
 }
 
 /**
@@ -55,11 +58,18 @@ function bodyProblems(declared: DeclaredResponse, response: SentResponse, method
  * is not of the declared media type, fails the declared zod schema, or carries members the schema does
  * not declare. Requests no route takes are held to the declared 404/405 answers.
  */
-export function responseProblems(routes: readonly RouteDefinition[], method: string, url: string, response: SentResponse): string[] {
+export function responseProblems(
+  routes: readonly RouteDefinition[],
+  method: string,
+  url: string,
+  response: SentResponse,
+): string[] {
   const match = matchRoute(routes, method, new URL(url).pathname);
   const declared = match.route ? declaredResponses(match.route) : unroutedResponses(match.allowed !== null);
   const answer = declared[response.status];
   if (!answer) return [`status ${response.status} is not declared (declared: ${Object.keys(declared).join(', ')})`];
-  const headers = ['X-Request-Id', ...(answer.headers ?? [])].filter((name) => !response.headers.has(name)).map((name) => `header ${name} is missing`);
+  const headers = ['X-Request-Id', ...(answer.headers ?? [])]
+    .filter((name) => !response.headers.has(name))
+    .map((name) => `header ${name} is missing`);
   return [...headers, ...bodyProblems(answer, response, method.toUpperCase())];
 }

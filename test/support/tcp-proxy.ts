@@ -26,5 +26,11 @@ export async function startTcpProxy(target: { host: string; port: number }) {
   };
   await listen();
   afterAll(cut);
-  return { get port() { return port; }, cut, restore: listen };
+  return {
+    get port() {
+      return port;
+    },
+    cut,
+    restore: listen,
+  };
 }

@@ -27,7 +27,10 @@ export interface TestTemporal {
 }
 
 /** A client and a task queue of their own for one test file. */
-export async function useTemporalClient(taskQueue = uniqueTaskQueue(), address = inject('stack').temporalAddress): Promise<TestTemporal> {
+export async function useTemporalClient(
+  taskQueue = uniqueTaskQueue(),
+  address = inject('stack').temporalAddress,
+): Promise<TestTemporal> {
   const connection = await Connection.connect({ address });
   afterAll(() => connection.close());
   return { client: new Client({ connection }), connection, taskQueue };
@@ -56,18 +59,24 @@ function runUntilStopped(worker: Worker, close: () => Promise<void>): RunningWor
 /** A real worker on the test Temporal server, polling the given task queue, built from the shared bundle. */
 export async function startTestWorker(
   taskQueue: string,
-  activityDependencies: Omit<ActivityDependencies, 'temporal' | 'whatsapp'> & Partial<Pick<ActivityDependencies, 'whatsapp'>>,
+  activityDependencies: Omit<ActivityDependencies, 'temporal' | 'whatsapp'> &
+    Partial<Pick<ActivityDependencies, 'whatsapp'>>,
   address = inject('stack').temporalAddress,
 ): Promise<RunningWorker> {
   quietRuntime();
   const clientConnection = await Connection.connect({ address });
   const dependencies: ActivityDependencies = {
-    whatsapp: createSimulatedWhatsApp(activityDependencies.db), ...activityDependencies,
+    whatsapp: createSimulatedWhatsApp(activityDependencies.db),
+    ...activityDependencies,
     temporal: new Client({ connection: clientConnection }),
   };
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
-    connection, namespace: 'default', taskQueue, dependencies, workflowBundlePath: inject('stack').workflowBundlePath,
+    connection,
+    namespace: 'default',
+    taskQueue,
+    dependencies,
+    workflowBundlePath: inject('stack').workflowBundlePath,
   });
   return runUntilStopped(worker, async () => {
     await connection.close();
@@ -86,6 +95,11 @@ export async function startTestExportWorker(
 ): Promise<RunningWorker> {
   quietRuntime();
   const connection = await NativeConnection.connect({ address });
-  const worker = await createExportWorker({ connection, namespace: 'default', taskQueue, dependencies: { sql, exportDir } });
+  const worker = await createExportWorker({
+    connection,
+    namespace: 'default',
+    taskQueue,
+    dependencies: { sql, exportDir },
+  });
   return runUntilStopped(worker, () => connection.close());
 }

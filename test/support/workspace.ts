@@ -17,8 +17,16 @@ export async function createTestWorkspace(
   db: Database,
   options: { role?: Role; scopes?: string[]; settings?: WorkspaceSettings } = {},
 ): Promise<TestWorkspace> {
-  const { id: workspaceId } = await createWorkspace(db, `Test ${Math.random().toString(36).slice(2, 8)}`, { rateLimitPerMinute: 1_000_000, ...options.settings });
-  const { id: memberId } = await addMember(db, workspaceId, `owner-${workspaceId}@test.localhost`, options.role ?? 'owner');
+  const { id: workspaceId } = await createWorkspace(db, `Test ${Math.random().toString(36).slice(2, 8)}`, {
+    rateLimitPerMinute: 1_000_000,
+    ...options.settings,
+  });
+  const { id: memberId } = await addMember(
+    db,
+    workspaceId,
+    `owner-${workspaceId}@test.localhost`,
+    options.role ?? 'owner',
+  );
   const { id: keyId, key } = await createApiKey(db, memberId, { scopes: options.scopes });
   return { workspaceId, memberId, key, keyId };
 }
