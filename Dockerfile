@@ -40,7 +40,12 @@ FROM base AS runtime
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
-    WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js
+    WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js \
+    PREVIEW_CACHE_DIR=/var/lib/workspace/voice-previews
+# Voice previews: espeak-ng speaks, lame encodes the MP3, sox (with its MP3 reader) measures audio.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends espeak-ng lame sox libsox-fmt-mp3 \
+ && rm -rf /var/lib/apt/lists/*
 # Files stay owned by root and read-only to the process user.
 # package.json's "type": "module" makes dist/**/*.js ES modules; node_modules holds production dependencies only.
 COPY --from=build /app/package.json ./
@@ -53,7 +58,8 @@ COPY --from=build /app/prisma ./prisma
 COPY --from=build /app/lib/pg-statement.ts ./lib/pg-statement.ts
 
 # A named volume mounted here takes this owner: the node user writes export files.
-RUN mkdir -p /var/lib/workspace/exports && chown node:node /var/lib/workspace/exports
+RUN mkdir -p /var/lib/workspace/exports /var/lib/workspace/voice-previews \
+ && chown node:node /var/lib/workspace/exports /var/lib/workspace/voice-previews
 # The node image's unprivileged user (uid 1000).
 USER node
 EXPOSE 3000

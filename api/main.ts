@@ -7,6 +7,7 @@ import { createApp } from './app';
 import { createLeadDispatcher } from './services/lead-dispatch';
 import { EXPORT_PAGE_ROWS } from './services/exports';
 import { trimApiLogs } from './services/api-logs';
+import { voicePreviewsFromConfig } from './services/voice-previews';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
@@ -34,6 +35,7 @@ const app = createApp(
     leadDispatcher,
     defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     exports,
+    voicePreviews: voicePreviewsFromConfig(config),
   },
   { trustProxy: config.TRUST_PROXY },
 );

@@ -49,6 +49,13 @@ export const configVariables = z.object({
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
   LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** The speech synthesiser of voice previews, and the MP3 encoder it pipes into: a name on PATH or a path. */
+  ESPEAK_NG_PATH: z.string().min(1).default('espeak-ng'),
+  LAME_PATH: z.string().min(1).default('lame'),
+  /** A preview that takes longer is abandoned (502 provider_error, upstreamStatus 504). */
+  SPEECH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /** Voice previews cached by content (voice, text, synthesiser version): kept across restarts. */
+  PREVIEW_CACHE_DIR: z.string().min(1).default('.data/voice-previews'),
 });
 
 /** Resolved here, once, so the API that routes export activities and the workers that poll for them see one value. */

@@ -5,5 +5,6 @@ source "$(dirname "$0")/lib/ensure-tools.sh"
 ensure_node_modules
 [ -n "${TEMPORAL_ADDRESS:-}" ] || ensure_temporal_cli
 [ -n "${DATABASE_URL:-}" ] || ensure_postgres
+ensure_media_tools
 cd "$PROJECT_ROOT"
 exec node --import tsx scripts/stack/dev-stack.ts

@@ -45,6 +45,13 @@ export const errorBodySchema = z.strictObject({
   percent: z.number().int().optional().describe('export_not_ready: how much of the file is written (0 to 100).'),
   reason: z.string().nullable().optional().describe('export_failed: why the job failed.'),
   expiresAt: z.string().nullable().optional().describe('export_expired: when the file was deleted.'),
+  upstreamStatus: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'provider_error: how the provider failed, as an HTTP status: 4xx it refused the request, 5xx it was unavailable (speech synthesiser: 503 cannot be run, 500 failed, 504 too slow).',
+    ),
   retryable: z.boolean().optional().describe('true: nothing was accepted; resend the same request later.'),
 });
 

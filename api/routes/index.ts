@@ -12,6 +12,7 @@ import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
 import { resultWebhookRoutes } from './result-webhooks';
+import { voiceRoutes } from './voices';
 import { whoamiRoutes } from './whoami';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
@@ -28,6 +29,7 @@ export const routes: readonly RouteDefinition[] = [
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
   ...journeyRoutes,
+  ...voiceRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

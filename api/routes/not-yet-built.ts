@@ -13,8 +13,6 @@ import { campaignParamOf } from '../services/api-logs';
  * gets 403 forbidden here exactly as on the built endpoints.
  */
 const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
-  ['get', '/v1/voices/{id}/preview', 'agents.view'],
-  ['get', '/voices/{id}/preview', 'agents.view'],
   ['post', '/campaigns/{id}/chat/stream', 'intel.view', { plan: 'ai' }],
   ['delete', '/campaigns/{id}/chat/messages', 'campaigns.delete'],
   ['post', '/campaigns/{id}/import-from-crm', 'campaigns.edit'],

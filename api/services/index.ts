@@ -2,6 +2,7 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../../lib/database';
 import type { SqlPool } from '../../lib/sql-pool';
 import type { LeadDispatcher } from './lead-dispatch';
+import type { VoicePreviews } from './voice-previews';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -23,4 +24,6 @@ export interface AppServices {
    * defaultExportTaskQueue(taskQueue), as the config resolves an unset EXPORT_TASK_QUEUE.
    */
   exports: { dir: string; inlineMaxRows: number; retentionSeconds: number; pageRows: number; taskQueue?: string };
+  /** Voice previews (GET /voices/{id}/preview); unset: built from the environment (defaultVoicePreviews). */
+  voicePreviews?: VoicePreviews;
 }

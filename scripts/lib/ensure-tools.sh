@@ -112,7 +112,24 @@ ensure_chromium() {
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || return 1
 }
 
+# Voice previews: espeak-ng speaks, lame encodes the MP3; sox measures audio (tests, background audio).
+# Installed like PostgreSQL: from Debian's packages, when missing and root.
+ensure_media_tools() {
+  local missing=() tool
+  for tool in espeak-ng lame sox; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+  # sox reads MP3 only with its MP3 format package (a recommendation, not a dependency, of sox).
+  command -v sox >/dev/null 2>&1 && ! sox -h 2>/dev/null | grep -q ' mp3 ' && missing+=(libsox-fmt-mp3)
+  [ "${#missing[@]}" = 0 ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    log "${missing[*]} not found: voice previews answer 502 provider_error; install Debian's espeak-ng, lame, sox and libsox-fmt-mp3 packages"
+    return 0
+  fi
+  log "installing ${missing[*]} from Debian's packages (voice previews)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    espeak-ng lame sox libsox-fmt-mp3 >/dev/null) || return 1
+}
+
 # Everything a script that starts the ephemeral stack needs (tests, history recording).
 ensure_stack_tools() {
-  ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && cd "$PROJECT_ROOT"
+  ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools && cd "$PROJECT_ROOT"
 }

@@ -72,6 +72,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
       taskQueue: defaultExportTaskQueue(temporal.taskQueue),
       ...dependencies.exports,
     },
+    voicePreviews: dependencies.voicePreviews,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

@@ -1,0 +1,28 @@
+import { ErrorCode } from '../../lib/error-codes';
+
+/** Speaks a text with one of its voices and hands back an MP3. Real speech services plug in behind this interface. */
+export interface SpeechSynthesizer {
+  /** The provider of the voices it speaks (a voice's `provider`). */
+  readonly name: string;
+  /**
+   * What decides its output besides the voice and the text (program versions): part of the preview cache key,
+   * so that an upgraded synthesiser never serves an old file. Read once; a failure is not remembered.
+   */
+  version(): Promise<string>;
+  /** An MP3 of `text` spoken by the provider's voice `engineVoice`. Throws SpeechSynthesisError. */
+  synthesize(engineVoice: string, text: string): Promise<Buffer>;
+}
+
+/**
+ * The synthesiser failed. `upstreamStatus` says how, in HTTP terms as the spec's provider_error carries it:
+ * 503 it cannot be run (a binary missing), 500 it ran and failed, 504 it took longer than allowed.
+ */
+export class SpeechSynthesisError extends Error {
+  readonly type = ErrorCode.provider_error;
+  constructor(
+    readonly upstreamStatus: 500 | 503 | 504,
+    message: string,
+  ) {
+    super(message);
+  }
+}

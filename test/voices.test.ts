@@ -1,0 +1,200 @@
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createEspeakNgSynthesizer } from '../activities/providers/espeak-ng-speech';
+import type { SpeechSynthesizer } from '../activities/providers/speech';
+import { createVoicePreviews, previewCacheKey } from '../api/services/voice-previews';
+import { VOICES, previewSentenceOf } from '../lib/voices';
+import { startTestApi } from './support/api';
+import { useTestDatabase } from './support/database';
+import { useTemporalClient } from './support/temporal';
+import { createTestWorkspace } from './support/workspace';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+
+const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'voice-previews-'));
+afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
+
+/** The real synthesiser, counting what it is asked to speak. */
+function countingEspeak(espeakPath = 'espeak-ng') {
+  const real = createEspeakNgSynthesizer({ espeakPath, lamePath: 'lame', timeoutMs: 20_000 });
+  const spoken: string[] = [];
+  const synthesizer: SpeechSynthesizer = {
+    name: real.name,
+    version: () => real.version(),
+    synthesize: (engineVoice, text) => {
+      spoken.push(engineVoice);
+      return real.synthesize(engineVoice, text);
+    },
+  };
+  return { synthesizer, spoken };
+}
+
+const espeak = countingEspeak();
+const api = await startTestApi({
+  db,
+  url,
+  temporal,
+  voicePreviews: createVoicePreviews({ dir: cacheDir, synthesizers: [espeak.synthesizer] }),
+});
+const viewer = await createTestWorkspace(db, { scopes: ['agents.view'] });
+const editor = await createTestWorkspace(db, { scopes: ['agents.edit'] });
+const otherArea = await createTestWorkspace(db, { scopes: ['campaigns.view'] });
+const unscoped = await createTestWorkspace(db);
+
+const FRENCH = 'espeak-ng/fr Amélie';
+const previewPath = (id: string, v1 = false) => `${v1 ? '/v1' : ''}/voices/${encodeURIComponent(id)}/preview`;
+
+/** How long an MP3 plays, as sox decodes it. */
+async function durationOf(mp3: Uint8Array): Promise<number> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'preview-'));
+  try {
+    const file = path.join(dir, 'preview.mp3');
+    writeFileSync(file, mp3);
+    const { stdout } = await promisify(execFile)('soxi', ['-D', file]);
+    return Number(stdout.trim());
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function preview(id: string, options: { key?: string; v1?: boolean; api?: typeof api } = {}) {
+  const response = await (options.api ?? api).request('GET', previewPath(id, options.v1), {
+    key: options.key ?? viewer.key,
+  });
+  const body = new Uint8Array(await response.arrayBuffer());
+  const json = response.headers.get('content-type')?.startsWith('application/json');
+  return {
+    status: response.status,
+    type: response.headers.get('content-type'),
+    body,
+    error: json ? (JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>) : null,
+  };
+}
+
+describe('GET /voices', () => {
+  it('lists every voice at once: id, name, language, provider', async () => {
+    const response = await api.request('GET', '/voices', { key: viewer.key });
+    expect(response.status).toBe(200);
+    const voices = (await response.json()) as Array<Record<string, string>>;
+    expect(voices).toEqual(VOICES.map(({ id, name, language, provider }) => ({ id, name, language, provider })));
+    expect(voices.map((voice) => voice.id)).toContain(FRENCH);
+    expect(new Set(voices.map((voice) => voice.provider))).toEqual(new Set(['espeak-ng', 'simulated']));
+  });
+
+  it('needs agents.view (or a scope that includes it); keys without scopes are refused off /v1', async () => {
+    expect((await api.request('GET', '/voices', { key: editor.key })).status).toBe(200);
+    const refused = await api.request('GET', '/voices', { key: otherArea.key });
+    expect([refused.status, await refused.json()]).toEqual([
+      403,
+      { error: 'forbidden', requiredPermission: 'agents.view' },
+    ]);
+    const unscopedAnswer = await api.request('GET', '/voices', { key: unscoped.key });
+    expect([unscopedAnswer.status, await unscopedAnswer.json()]).toEqual([403, { error: 'api_key_not_scoped' }]);
+  });
+});
+
+describe('voice previews', () => {
+  it('answers a real MP3 of the voice, on both paths, with an id that needs URL-encoding', async () => {
+    for (const [id, v1] of [
+      ['espeak-ng/en-us', true],
+      ['espeak-ng/en-us', false],
+      [FRENCH, false],
+      [FRENCH, true],
+    ] as const) {
+      const answer = await preview(id, { v1 });
+      expect([answer.status, answer.type], `${id} v1=${v1}`).toEqual([200, 'audio/mpeg']);
+      const seconds = await durationOf(answer.body);
+      expect(seconds, id).toBeGreaterThan(1);
+      expect(seconds, id).toBeLessThan(15);
+    }
+    // The French voice speaks French: a sentence of its own, a file of its own.
+    expect(previewSentenceOf(VOICES.find((voice) => voice.id === FRENCH)!)).toMatch(/^Bonjour/);
+  });
+
+  it('synthesises a preview once: the second request, and a restarted API, are served from the cache file', async () => {
+    const id = 'espeak-ng/de';
+    const before = espeak.spoken.length;
+    // Concurrent first requests share one synthesis.
+    const first = await Promise.all([preview(id), preview(id, { v1: true }), preview(id)]);
+    expect(first.map((answer) => answer.status)).toEqual([200, 200, 200]);
+    expect(espeak.spoken.slice(before)).toEqual(['de']);
+    const voice = VOICES.find((candidate) => candidate.id === id)!;
+    const key = previewCacheKey(id, previewSentenceOf(voice), await espeak.synthesizer.version());
+    expect(existsSync(path.join(cacheDir, `${key}.mp3`))).toBe(true);
+    // No temporary file is left behind.
+    expect(readdirSync(cacheDir).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+
+    const second = await preview(id);
+    expect(second.status).toBe(200);
+    expect(Buffer.from(second.body).equals(Buffer.from(first[0]!.body))).toBe(true);
+    expect(espeak.spoken.slice(before)).toEqual(['de']);
+
+    // Another process on the same cache directory: no synthesis at all.
+    const restarted = countingEspeak();
+    const restartedApi = await startTestApi({
+      db,
+      url,
+      temporal,
+      voicePreviews: createVoicePreviews({ dir: cacheDir, synthesizers: [restarted.synthesizer] }),
+    });
+    const afterRestart = await preview(id, { api: restartedApi });
+    expect([afterRestart.status, afterRestart.type]).toEqual([200, 'audio/mpeg']);
+    expect(Buffer.from(afterRestart.body).equals(Buffer.from(first[0]!.body))).toBe(true);
+    expect(restarted.spoken).toEqual([]);
+  });
+
+  it('404 voice_not_found for an unknown voice; 501 preview_not_supported for a voice without previews', async () => {
+    for (const v1 of [true, false]) {
+      expect((await preview('espeak-ng/xx-unknown', { v1 })).error).toEqual({ error: 'voice_not_found' });
+      expect((await preview('espeak-ng/xx-unknown', { v1 })).status).toBe(404);
+      const simulated = await preview('simulated/studio', { v1 });
+      expect([simulated.status, simulated.error]).toEqual([501, { error: 'preview_not_supported' }]);
+    }
+  });
+
+  it('502 provider_error with upstreamStatus when the synthesiser cannot run or fails', async () => {
+    const brokenDir = mkdtempSync(path.join(os.tmpdir(), 'voice-previews-broken-'));
+    afterAll(() => rmSync(brokenDir, { recursive: true, force: true }));
+    const missing = await startTestApi({
+      db,
+      url,
+      temporal,
+      voicePreviews: createVoicePreviews({
+        dir: brokenDir,
+        synthesizers: [countingEspeak('/nonexistent/espeak-ng').synthesizer],
+      }),
+    });
+    const answer = await preview('espeak-ng/en-us', { api: missing });
+    expect([answer.status, answer.error]).toEqual([502, { error: 'provider_error', upstreamStatus: 503 }]);
+
+    // A synthesiser that runs and exits non-zero: `false` answers --version and everything else with 1.
+    const failing = await startTestApi({
+      db,
+      url,
+      temporal,
+      voicePreviews: createVoicePreviews({
+        dir: brokenDir,
+        synthesizers: [countingEspeak('false').synthesizer],
+      }),
+    });
+    const failed = await preview('espeak-ng/en-us', { api: failing, v1: true });
+    expect([failed.status, failed.error]).toEqual([502, { error: 'provider_error', upstreamStatus: 500 }]);
+    expect(readdirSync(brokenDir)).toEqual([]);
+  });
+
+  it('needs agents.view off /v1; on /v1 a key without scopes passes, a key of another area does not', async () => {
+    expect((await preview('espeak-ng/en-us', { key: editor.key })).status).toBe(200);
+    expect((await preview('espeak-ng/en-us', { key: otherArea.key, v1: true })).error).toEqual({
+      error: 'forbidden',
+      requiredPermission: 'agents.view',
+    });
+    expect((await preview('espeak-ng/en-us', { key: unscoped.key })).error).toEqual({ error: 'api_key_not_scoped' });
+    const v1 = await preview('espeak-ng/en-us', { key: unscoped.key, v1: true });
+    expect([v1.status, v1.type]).toEqual([200, 'audio/mpeg']);
+  });
+});
