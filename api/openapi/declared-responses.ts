@@ -29,6 +29,10 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   database_unavailable: 'PostgreSQL cannot be reached; retry after `Retry-After`',
   temporal_unavailable: 'Temporal cannot be reached; nothing was changed; retry after `Retry-After`',
   not_implemented: 'an endpoint of the interface not built yet',
+  voice_not_found: 'no voice with this id is available to the workspace (GET /voices lists them)',
+  preview_not_supported: "the voice's provider offers no preview",
+  provider_error:
+    'the speech synthesiser could not make the preview (`upstreamStatus`: 503 cannot run, 500 failed, 504 too slow)',
   invalid_campaign_transition: "the campaign's state does not allow this action (`from`, `action`)",
   campaign_stopped: 'a stopped campaign cannot be changed',
   campaign_not_draft: 'contacts are added only to a DRAFT campaign (`status`)',
