@@ -16,8 +16,9 @@ import { createTestWorkspace } from './support/workspace';
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 
-const cacheDir = mkdtempSync(path.join(os.tmpdir(), 'voice-previews-'));
-afterAll(() => rmSync(cacheDir, { recursive: true, force: true }));
+// Under a dot-folder, like the default .data/voice-previews (a file server that skips dotfiles would 404 it).
+const cacheDir = path.join(mkdtempSync(path.join(os.tmpdir(), '.voices-')), 'voice-previews');
+afterAll(() => rmSync(path.dirname(cacheDir), { recursive: true, force: true }));
 
 /** The real synthesiser, counting what it is asked to speak. */
 function countingEspeak(espeakPath = 'espeak-ng') {

@@ -50,6 +50,8 @@ const previewRoute = (path: string): RouteDefinition =>
             acceptRanges: false,
             lastModified: false,
             cacheControl: false,
+            // The default cache directory is .data/voice-previews: send refuses paths through dot-folders otherwise.
+            dotfiles: 'allow',
           },
           (error) => (error ? reject(error) : resolve()),
         ),
