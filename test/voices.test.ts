@@ -185,7 +185,24 @@ describe('voice previews', () => {
     });
     const failed = await preview('espeak-ng/en-us', { api: failing, v1: true });
     expect([failed.status, failed.error]).toEqual([502, { error: 'provider_error', upstreamStatus: 500 }]);
-    expect(readdirSync(brokenDir)).toEqual([]);
+
+    // A synthesiser that hangs is killed at the timeout.
+    const hanging = path.join(brokenDir, 'hanging-espeak-ng');
+    writeFileSync(hanging, '#!/bin/sh\n[ "$1" = --version ] && { echo "hanging 1.0"; exit 0; }\nexec sleep 30\n', {
+      mode: 0o755,
+    });
+    const slow = await startTestApi({
+      db,
+      url,
+      temporal,
+      voicePreviews: createVoicePreviews({
+        dir: path.join(brokenDir, 'cache'),
+        synthesizers: [createEspeakNgSynthesizer({ espeakPath: hanging, lamePath: 'lame', timeoutMs: 500 })],
+      }),
+    });
+    const timedOut = await preview('espeak-ng/en-gb', { api: slow });
+    expect([timedOut.status, timedOut.error]).toEqual([502, { error: 'provider_error', upstreamStatus: 504 }]);
+    expect(readdirSync(brokenDir)).toEqual(['hanging-espeak-ng']);
   });
 
   it('needs agents.view off /v1; on /v1 a key without scopes passes, a key of another area does not', async () => {
