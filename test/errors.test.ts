@@ -249,6 +249,12 @@ describe('the error contract', () => {
     const offset = await send('GET', `/campaigns/${campaign.id}/leads?offset=2147483648`, undefined);
     expect(offset).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
     expect(issuePaths(offset.body)).toEqual([['offset']]);
+    // Found by the fuzzer: `offset=` read as 0. Only decimal digits are a whole number.
+    for (const query of ['offset=', 'offset=%20', 'offset=0x10', 'limit=1e2', 'limit=1&limit=2']) {
+      const notANumber = await send('GET', `/campaigns/${campaign.id}/leads?${query}`, undefined);
+      expect(notANumber, query).toMatchObject({ status: 400, body: { error: 'invalid_body' } });
+    }
+    expect((await send('GET', `/campaigns/${campaign.id}/leads?offset=0&limit=200`, undefined)).status).toBe(200);
     const maxMaxConcurrentCalls = await send('POST', '/campaigns', '{"name": "x", "maxConcurrentCalls": 2147483648}');
     expect(issuePaths(maxMaxConcurrentCalls.body)).toEqual([['maxConcurrentCalls']]);
     // Instants PostgreSQL cannot store though ISO 8601 can write them: year 0, or past 9999 once in UTC.

@@ -3,12 +3,23 @@ import { z } from 'zod';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * A whole number in a query string, written in decimal digits. Not z.coerce.number(): it reads `offset=`
+ * and ` ` as 0, `0x10` as 16 and `1e2` as 100, values no client meant (found by the fuzzer).
+ */
+function queryInteger(min: number, max: number, fallback: number) {
+  return z.preprocess(
+    (value) => (typeof value === 'string' && /^-?\d+$/.test(value) ? Number(value) : value),
+    z.number({ error: 'must be a whole number in decimal digits' }).int().min(min).max(max).default(fallback),
+  );
+}
+
+/**
  * Query of a cursor-paginated list: limit (default and maximum per endpoint) and an opaque cursor. A
  * cursor carries the id of the row a page ended at, in the form the list's ids take (uuids unless said).
  */
 export function cursorQuery(defaultLimit: number, maxLimit: number, idPattern: RegExp = UUID) {
   return {
-    limit: z.coerce.number().int().min(1).max(maxLimit).default(defaultLimit),
+    limit: queryInteger(1, maxLimit, defaultLimit),
     cursor: z
       .string()
       .optional()
@@ -29,8 +40,8 @@ const MAX_OFFSET = 2_147_483_647;
 
 /** Query of an offset-paginated list (spec 4.1): limit default 50, max 200; offset from 0. */
 export const offsetQuery = {
-  limit: z.coerce.number().int().min(1).max(200).default(50),
-  offset: z.coerce.number().int().min(0).max(MAX_OFFSET).default(0),
+  limit: queryInteger(1, 200, 50),
+  offset: queryInteger(0, MAX_OFFSET, 0),
 };
 
 /** Timestamps a cursor can carry: PostgreSQL's timestamp range is wider, JavaScript's narrower; this is the sane middle. */
