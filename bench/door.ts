@@ -4,9 +4,10 @@
 // through KEYS keys of a workspace on the default limit (120 a minute), so that, as in production, each
 // key stays under its limit and every request is admitted: the figure is the cost of an admitted request.
 // Writes bench/results/door.json and bench/results/door.md.
+import { startBenchPostgres } from './bench-postgres';
 import { writeBenchResults } from './results-files';
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,9 +21,7 @@ import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { freePort } from '../scripts/stack/child-process';
-import { migrateDeploy } from '../scripts/stack/migrate';
 import { projectRoot } from '../scripts/stack/paths';
-import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
 
 // 1 connection: what one request pays for the door. 10: what the door does to throughput under load.
 const CONCURRENCY = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
@@ -30,19 +29,10 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const KEYS = Number(process.env.BENCH_KEYS ?? 4000);
 
-const workDir = mkdtempSync(path.join(os.tmpdir(), 'bench-door-'));
-chmodSync(workDir, 0o711);
-const postgres = await startEmbeddedPostgres({
-  binDir: process.env.PG_BIN_DIR!,
-  dataDir: path.join(workDir, 'pg'),
-  port: await freePort(),
-  durable: true,
-  quiet: true,
-});
+const bench = await startBenchPostgres('bench-door-');
+const workDir = bench.workDir;
 try {
-  await ensureDatabase(postgres.urlFor('postgres'), 'bench');
-  await migrateDeploy(postgres.urlFor('bench'));
-  const db = createDatabase(postgres.urlFor('bench'), { poolSize: 10 });
+  const db = createDatabase(bench.url, { poolSize: 10 });
   const { id: workspaceId } = await createWorkspace(db, 'Bench', {});
   const { id: memberId } = await addMember(db, workspaceId, 'bench@bench.localhost', 'owner');
   const keys: string[] = [];
@@ -53,7 +43,7 @@ try {
   const keyId = (await db.apiKey.findFirstOrThrow({ where: { memberId } })).id;
 
   const temporalConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
-  const sql = createSqlPool(postgres.urlFor('bench'));
+  const sql = createSqlPool(bench.url);
   const temporal = new Client({ connection: temporalConnection });
   const services = {
     db,
@@ -171,7 +161,6 @@ try {
   await sql.end();
   await temporalConnection.close().catch(() => {});
 } finally {
-  await postgres.stop();
-  rmSync(workDir, { recursive: true, force: true });
+  await bench.stop();
 }
 process.exit(0);

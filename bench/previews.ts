@@ -3,7 +3,7 @@
 // run: once behind the same door (key check and rate limit, the preview's own door) and once bare.
 // One request at a time, the three cached variants interleaved request by request. Real PostgreSQL.
 // Writes bench/results/previews.json and bench/results/previews.md.
-import { chmodSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -19,35 +19,25 @@ import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { freePort } from '../scripts/stack/child-process';
-import { migrateDeploy } from '../scripts/stack/migrate';
-import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
 import { measure } from './measure';
+import { startBenchPostgres } from './bench-postgres';
 import { writeBenchResults } from './results-files';
 
 const UNCACHED = Number(process.env.BENCH_UNCACHED ?? 30);
 const CACHED = Number(process.env.BENCH_CACHED ?? 500);
 const VOICE = 'espeak-ng/en-us';
 
-const workDir = mkdtempSync(path.join(os.tmpdir(), 'bench-previews-'));
-chmodSync(workDir, 0o711);
-const postgres = await startEmbeddedPostgres({
-  binDir: process.env.PG_BIN_DIR!,
-  dataDir: path.join(workDir, 'pg'),
-  port: await freePort(),
-  durable: true,
-  quiet: true,
-});
+const bench = await startBenchPostgres('bench-previews-');
+const workDir = bench.workDir;
 try {
-  await ensureDatabase(postgres.urlFor('postgres'), 'bench');
-  await migrateDeploy(postgres.urlFor('bench'));
-  const db = createDatabase(postgres.urlFor('bench'), { poolSize: 10 });
+  const db = createDatabase(bench.url, { poolSize: 10 });
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { rateLimitPerMinute: 1_000_000 });
   const { id: memberId } = await addMember(db, workspaceId, 'bench@bench.localhost', 'owner');
   const { key } = await createApiKey(db, memberId, { scopes: ['agents.view'] });
 
   const cacheDir = path.join(workDir, 'voice-previews');
   const temporalConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
-  const sql = createSqlPool(postgres.urlFor('bench'));
+  const sql = createSqlPool(bench.url);
   const temporal = new Client({ connection: temporalConnection });
   const services = {
     db,
@@ -188,7 +178,6 @@ try {
   await sql.end();
   await temporalConnection.close().catch(() => {});
 } finally {
-  await postgres.stop();
-  rmSync(workDir, { recursive: true, force: true });
+  await bench.stop();
 }
 process.exit(0);
