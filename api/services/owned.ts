@@ -1,0 +1,18 @@
+import { forbidden } from '../http/api-error';
+import type { Principal } from '../auth/principal';
+import { isUuid } from './campaigns';
+
+/**
+ * One row of the caller's workspace by id, read by `find` with the workspace in its WHERE clause: an id
+ * that is not a UUID, an unknown id and another workspace's row all get the same 403 forbidden, so
+ * neither the body nor the timing tells them apart (as campaigns do, README "Workspaces and ids").
+ */
+export async function findOwned<Row>(
+  principal: Principal,
+  id: string,
+  find: (where: { id: string; workspaceId: string }) => Promise<Row | null | undefined>,
+): Promise<Row> {
+  const row = isUuid(id) ? await find({ id, workspaceId: principal.workspaceId }) : undefined;
+  if (!row) throw forbidden();
+  return row;
+}
