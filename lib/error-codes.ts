@@ -36,6 +36,8 @@ export const ErrorCode = {
   journey_live_cap_reached: 'journey_live_cap_reached',
   run_not_awaiting_decision: 'run_not_awaiting_decision',
   run_not_running: 'run_not_running',
+  knowledge_base_limit_reached: 'knowledge_base_limit_reached',
+  document_limit_reached: 'document_limit_reached',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

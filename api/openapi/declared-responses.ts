@@ -46,6 +46,8 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   export_not_ready: 'the job is queued or running (`status`, `percent`)',
   export_failed: 'the job failed (`reason`)',
   export_expired: 'the file was deleted after its retention (`expiresAt`)',
+  knowledge_base_limit_reached: 'the workspace has as many knowledge bases as it may (`detail`)',
+  document_limit_reached: 'the knowledge base holds as many documents as it may (`detail`)',
 };
 
 const INTERNAL_ERROR_BY_STATUS: Record<number, string> = {
