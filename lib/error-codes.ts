@@ -36,6 +36,9 @@ export const ErrorCode = {
   journey_live_cap_reached: 'journey_live_cap_reached',
   run_not_awaiting_decision: 'run_not_awaiting_decision',
   run_not_running: 'run_not_running',
+  // Dictionaries: 409 when another dictionary of the workspace has the externalId, or the workspace holds the most it may.
+  external_id_taken: 'external_id_taken',
+  dictionary_limit_reached: 'dictionary_limit_reached',
   knowledge_base_limit_reached: 'knowledge_base_limit_reached',
   document_limit_reached: 'document_limit_reached',
   // Failure types of activities (Temporal ApplicationFailure.type).

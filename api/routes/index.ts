@@ -8,6 +8,7 @@ import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
 import { journeyRoutes } from './journeys';
+import { knowledgeBaseRoutes } from './knowledge-bases';
 import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
@@ -30,6 +31,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultWebhookRoutes,
   ...journeyRoutes,
   ...voiceRoutes,
+  ...knowledgeBaseRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

@@ -36,7 +36,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['post', '/whatsapp/conversations/{id}/archive', 'whatsapp.edit'],
   ['post', '/whatsapp/conversations/{id}/unarchive', 'whatsapp.edit'],
   ['put', '/whatsapp/campaigns/{id}', 'campaigns.edit'],
-  ['delete', '/knowledge-bases/{id}/documents/{docId}', 'chatbots.delete'],
 ];
 
 export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, path, permission, requires]) => {

@@ -1,0 +1,118 @@
+import { Prisma, type Dictionary } from '../../generated/prisma/client';
+import { charCountOf, DICTIONARY_LIMITS } from '../../lib/dictionary-terms';
+import { ErrorCode } from '../../lib/error-codes';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import type { AppServices } from './index';
+import { findOwned } from './owned';
+
+/** What a caller sets. Terms arrive normalised and deduplicated (lib/dictionary-terms.ts, applied by the route's schema). */
+export interface DictionarySettings {
+  name?: string;
+  description?: string;
+  terms?: string[];
+  /** null: none. */
+  externalId?: string | null;
+}
+
+export interface NewDictionary extends DictionarySettings {
+  name: string;
+}
+
+const externalIdTaken = () =>
+  new ApiError(409, ErrorCode.external_id_taken, {
+    detail: 'another dictionary of this workspace has this externalId',
+  });
+
+const hasPrismaCode = (error: unknown, code: string) =>
+  error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
+
+/**
+ * The unique index on (workspaceId, externalId) decides who holds an externalId, so two requests racing
+ * for one cannot both win: the loser's unique violation (P2002) is the caller's 409, never a 500.
+ */
+async function claimingExternalId<Row>(write: () => Promise<Row>): Promise<Row> {
+  try {
+    return await write();
+  } catch (error) {
+    if (hasPrismaCode(error, 'P2002')) throw externalIdTaken();
+    throw error;
+  }
+}
+
+/** An update or delete of a row that is not there (never was, another workspace's, or deleted meanwhile): no row. */
+async function unlessMissing<Row>(write: Promise<Row>): Promise<Row | null> {
+  try {
+    return await write;
+  } catch (error) {
+    if (hasPrismaCode(error, 'P2025')) return null;
+    throw error;
+  }
+}
+
+/** charCount is the service's to compute, from the terms it stores. */
+function storable(settings: DictionarySettings) {
+  return { ...settings, ...(settings.terms ? { charCount: charCountOf(settings.terms) } : {}) };
+}
+
+/**
+ * Creates a dictionary unless the workspace already holds DICTIONARY_LIMITS.dictionariesPerWorkspace.
+ * Creates in one workspace take turns on an advisory lock, so concurrent ones cannot pass the limit together.
+ */
+export async function createDictionary({ db }: AppServices, principal: Principal, input: NewDictionary) {
+  return claimingExternalId(() =>
+    db.$transaction(async (tx) => {
+      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`dictionaries:${principal.workspaceId}`}, 0))::text`;
+      const held = await tx.dictionary.count({ where: { workspaceId: principal.workspaceId } });
+      if (held >= DICTIONARY_LIMITS.dictionariesPerWorkspace)
+        throw new ApiError(409, ErrorCode.dictionary_limit_reached, {
+          detail: `a workspace holds at most ${DICTIONARY_LIMITS.dictionariesPerWorkspace} dictionaries; delete one first`,
+        });
+      return tx.dictionary.create({
+        data: { ...storable(input), name: input.name, workspaceId: principal.workspaceId },
+      });
+    }),
+  );
+}
+
+export async function listDictionaries({ db }: AppServices, principal: Principal): Promise<Dictionary[]> {
+  return db.dictionary.findMany({
+    where: { workspaceId: principal.workspaceId },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+}
+
+export async function findOwnedDictionary({ db }: AppServices, principal: Principal, id: string) {
+  return findOwned(principal, id, (where) => db.dictionary.findFirst({ where }));
+}
+
+/** One statement: the workspace is in its WHERE clause, so another workspace's dictionary is never touched. */
+export async function updateDictionary(
+  { db }: AppServices,
+  principal: Principal,
+  id: string,
+  settings: DictionarySettings,
+) {
+  return claimingExternalId(() =>
+    findOwned(principal, id, (where) => unlessMissing(db.dictionary.update({ where, data: storable(settings) }))),
+  );
+}
+
+/** A hard delete: the AgentDictionary rows go with it (ON DELETE CASCADE), so no agent uses it any more. */
+export async function deleteDictionary({ db }: AppServices, principal: Principal, id: string): Promise<void> {
+  await findOwned(principal, id, (where) => unlessMissing(db.dictionary.delete({ where })));
+}
+
+/** Exactly the spec's dictionary object (section 2). */
+export function dictionaryView(dictionary: Dictionary) {
+  return {
+    id: dictionary.id,
+    name: dictionary.name,
+    description: dictionary.description,
+    terms: dictionary.terms,
+    charCount: dictionary.charCount,
+    externalId: dictionary.externalId,
+    createdAt: dictionary.createdAt.toISOString(),
+    updatedAt: dictionary.updatedAt.toISOString(),
+  };
+}
