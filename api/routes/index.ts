@@ -9,7 +9,6 @@ import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
 import { journeyRoutes } from './journeys';
 import { knowledgeBaseRoutes } from './knowledge-bases';
-import { knowledgeBaseRoutes } from './knowledge-bases';
 import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
@@ -32,7 +31,6 @@ export const routes: readonly RouteDefinition[] = [
   ...resultWebhookRoutes,
   ...journeyRoutes,
   ...voiceRoutes,
-  ...knowledgeBaseRoutes,
   ...knowledgeBaseRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
