@@ -5,6 +5,7 @@ import { parseArgv } from './argv';
 import { resolveDatabaseUrl } from './database-url';
 import { adminCommands, UsageError } from './commands';
 import { NotFoundError } from '../lib/workspace-admin';
+import { ConflictError } from '../lib/phone-numbers';
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgv(argv);
@@ -20,7 +21,7 @@ async function main(argv: string[]): Promise<number> {
     process.stdout.write(`${JSON.stringify(result)}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError || error instanceof NotFoundError) {
+    if (error instanceof UsageError || error instanceof NotFoundError || error instanceof ConflictError) {
       process.stderr.write(`${error.message}\n`);
       return error instanceof UsageError ? 64 : 1;
     }

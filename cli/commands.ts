@@ -12,6 +12,8 @@ import {
   updateWorkspace,
 } from '../lib/workspace-admin';
 import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks';
+import { e164PhoneSchema } from '../lib/phone';
+import { PHONE_CAPABILITIES, assignPhoneNumber, countryOf, releasePhoneNumber } from '../lib/phone-numbers';
 import { readFileSync } from 'node:fs';
 import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journey';
 import { ApiError } from '../api/http/api-error';
@@ -34,6 +36,12 @@ const workspaceStatus = z.enum(['approved', 'pending_approval', 'suspended']);
 const features = list.pipe(z.array(z.enum(FEATURES)));
 const rateLimit = z.coerce.number().int().positive().max(1_000_000);
 const uuid = z.string().uuid();
+const phoneNumber = e164PhoneSchema.refine((e164) => countryOf(e164) !== null, {
+  message: 'must be a number of a country (non-geographic numbers such as +800 cannot be assigned)',
+});
+const capabilities = list.pipe(
+  z.array(z.enum(PHONE_CAPABILITIES)).min(1, `give one or more of ${PHONE_CAPABILITIES.join(', ')}`),
+);
 
 const workspaceSettings = {
   plan: plan.optional(),
@@ -121,6 +129,14 @@ export const adminCommands: Record<string, Command> = {
       raw,
     );
     return createResultWebhookEndpoint(db, flags.workspace, { url: flags.url, description: flags.description });
+  },
+  'number assign': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, e164: phoneNumber, capabilities: capabilities.optional() }, raw);
+    return assignPhoneNumber(db, flags.workspace, flags.e164, flags.capabilities);
+  },
+  'number release': async (db, raw) => {
+    const flags = parseFlags({ e164: e164PhoneSchema }, raw);
+    return releasePhoneNumber(db, flags.e164);
   },
 };
 

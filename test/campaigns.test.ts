@@ -9,6 +9,7 @@ import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { journey } from './support/journeys';
 import { saveJourney } from '../api/services/journeys';
+import { assignPhoneNumber } from '../lib/phone-numbers';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -16,6 +17,8 @@ await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(
 const api = await startTestApi({ db, url, temporal });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'campaigns.delete'] });
 const request = (method: string, path: string, body?: unknown) => api.request(method, path, { key: owner.key, body });
+// Campaigns call only from numbers of their workspace (test/phone-numbers.test.ts has the rules).
+await assignPhoneNumber(db, owner.workspaceId, '+14155550100');
 
 describe('campaigns', () => {
   it('creates a campaign with documented defaults, and with its own settings', async () => {

@@ -25,7 +25,12 @@ const campaignSettings = {
       "When leads may be called in their own local time (from the number's country and region; every possible zone must agree). null: the default, Monday to Saturday 09:00-20:00.",
     ),
   agentId: z.string().min(1).max(200).nullable().describe('The calling agent.'),
-  callerNumbers: z.array(e164PhoneSchema).max(100).describe('E.164 numbers calls are placed from.'),
+  callerNumbers: z
+    .array(e164PhoneSchema)
+    .max(100)
+    .describe(
+      'E.164 numbers calls are placed from: each must be a number of GET /phone-numbers with voice capability (400 invalid_body naming callerNumbers.<index> otherwise).',
+    ),
   maxConcurrentCalls: z.number().int().min(1).max(1000).describe('Calls of this campaign in flight at once, at most.'),
   // A uuid, or the id would reach a uuid column and fail there.
   workflowId: z

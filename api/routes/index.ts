@@ -13,6 +13,7 @@ import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
 import { resultWebhookRoutes } from './result-webhooks';
+import { phoneNumberRoutes } from './phone-numbers';
 import { voiceRoutes } from './voices';
 import { whoamiRoutes } from './whoami';
 
@@ -31,6 +32,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultWebhookRoutes,
   ...journeyRoutes,
   ...voiceRoutes,
+  ...phoneNumberRoutes,
   ...knowledgeBaseRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,

@@ -6,6 +6,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { ApiError, forbidden } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
+import { checkCallerNumbers } from './caller-numbers';
 
 export interface CampaignSettings {
   name?: string;
@@ -40,6 +41,7 @@ function storable(settings: CampaignSettings) {
 export async function createCampaign({ db }: AppServices, principal: Principal, input: NewCampaign) {
   if (input.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
   await checkJourneySettings(db, principal, input.kind, input.workflowId);
+  await checkCallerNumbers(db, principal, input.callerNumbers);
   return db.campaign.create({
     data: {
       ...storable(input),
@@ -61,6 +63,7 @@ export async function updateCampaign(
   if (campaign.status === 'STOPPED') throw new ApiError(409, ErrorCode.campaign_stopped);
   if (settings.workflowId !== undefined)
     await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
+  await checkCallerNumbers(services.db, principal, settings.callerNumbers);
   return services.db.campaign.update({ where: { id: campaign.id }, data: storable(settings) });
 }
 

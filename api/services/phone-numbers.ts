@@ -1,0 +1,77 @@
+import { ZodError } from 'zod';
+import type { PhoneNumber } from '../../generated/prisma/client';
+import { isInboundReady, type InboundAgent } from '../../lib/agents/inbound-readiness';
+import { storedCapabilities } from '../../lib/phone-numbers';
+import type { Principal } from '../auth/principal';
+import { isUuid } from './campaigns';
+import type { AppServices } from './index';
+import { findOwned } from './owned';
+
+type RoutedAgent = InboundAgent & { id: string; name: string };
+
+/** The agents numbers route to, read now: renaming or deleting an agent shows on its numbers at once. */
+async function agentsById({ db }: AppServices, principal: Principal, ids: readonly (string | null)[]) {
+  // A uuid column: an id that is not a UUID names no agent (and must not reach the query).
+  const wanted = [...new Set(ids.filter((id): id is string => id !== null && isUuid(id)))];
+  const agents: RoutedAgent[] = wanted.length
+    ? await db.agent.findMany({
+        where: { id: { in: wanted }, workspaceId: principal.workspaceId },
+        select: { id: true, name: true, voiceId: true, script: true, deletedAt: true },
+      })
+    : [];
+  return new Map(agents.map((agent) => [agent.id, agent]));
+}
+
+export function phoneNumberView(number: PhoneNumber, agent: RoutedAgent | undefined) {
+  const capabilities = storedCapabilities(number.capabilities);
+  return {
+    id: number.id,
+    e164: number.e164,
+    country: number.country,
+    region: number.region,
+    capabilities,
+    assignedAt: number.assignedAt.toISOString(),
+    inboundAgentId: number.inboundAgentId,
+    inboundAgentName: agent?.name ?? null,
+    inboundReady: isInboundReady(capabilities, agent),
+  };
+}
+
+export async function listPhoneNumbers(services: AppServices, principal: Principal) {
+  const numbers = await services.db.phoneNumber.findMany({
+    where: { workspaceId: principal.workspaceId },
+    orderBy: { e164: 'asc' },
+  });
+  const agents = await agentsById(
+    services,
+    principal,
+    numbers.map((number) => number.inboundAgentId),
+  );
+  return numbers.map((number) => phoneNumberView(number, agents.get(number.inboundAgentId ?? '')));
+}
+
+/**
+ * Routes inbound calls of a number of the caller's workspace to one of its agents (null: to none). An
+ * unknown id, another workspace's agent and a deleted agent are refused alike, and nothing changes.
+ */
+export async function routeInboundCalls(
+  services: AppServices,
+  principal: Principal,
+  id: string,
+  inboundAgentId: string | null,
+) {
+  const number = await findOwned(principal, id, (where) => services.db.phoneNumber.findFirst({ where }));
+  const agent =
+    inboundAgentId === null ? undefined : (await agentsById(services, principal, [inboundAgentId])).get(inboundAgentId);
+  if (inboundAgentId !== null && (!agent || agent.deletedAt))
+    throw new ZodError([
+      {
+        code: 'custom',
+        path: ['inboundAgentId'],
+        message: 'no agent of this workspace has this id',
+        input: inboundAgentId,
+      },
+    ]);
+  const routed = await services.db.phoneNumber.update({ where: { id: number.id }, data: { inboundAgentId } });
+  return phoneNumberView(routed, agent);
+}
