@@ -7,6 +7,7 @@ import { createApp } from './app';
 import { createLeadDispatcher } from './services/lead-dispatch';
 import { EXPORT_PAGE_ROWS } from './services/exports';
 import { trimApiLogs } from './services/api-logs';
+import { backgroundAudioFromConfig } from './services/background-audio';
 import { voicePreviewsFromConfig } from './services/voice-previews';
 
 const config = loadConfigOrExit();
@@ -36,6 +37,7 @@ const app = createApp(
     defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     exports,
     voicePreviews: voicePreviewsFromConfig(config),
+    backgroundAudio: backgroundAudioFromConfig(config),
   },
   { trustProxy: config.TRUST_PROXY },
 );

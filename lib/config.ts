@@ -56,6 +56,12 @@ export const configVariables = z.object({
   SPEECH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** Voice previews cached by content (voice, text, synthesiser version): kept across restarts. */
   PREVIEW_CACHE_DIR: z.string().min(1).default('.data/voice-previews'),
+  /** The platform's background audio files (made at install time, or on first use) live here. */
+  BACKGROUND_AUDIO_DIR: z.string().min(1).default('.data/background-audio'),
+  /** sox, which makes the platform's background audio and decodes and measures uploads: a name on PATH or a path. */
+  SOX_PATH: z.string().min(1).default('sox'),
+  /** One sox run (decoding an upload, making a platform file) that takes longer is killed. */
+  AUDIO_DECODE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });
 
 /** Resolved here, once, so the API that routes export activities and the workers that poll for them see one value. */

@@ -41,6 +41,8 @@ export const ErrorCode = {
   dictionary_limit_reached: 'dictionary_limit_reached',
   knowledge_base_limit_reached: 'knowledge_base_limit_reached',
   document_limit_reached: 'document_limit_reached',
+  // Background audio: 409 when the slug is a platform asset's or another upload's of the workspace.
+  background_audio_slug_taken: 'background_audio_slug_taken',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -48,6 +48,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   export_expired: 'the file was deleted after its retention (`expiresAt`)',
   knowledge_base_limit_reached: 'the workspace has as many knowledge bases as it may (`detail`)',
   document_limit_reached: 'the knowledge base holds as many documents as it may (`detail`)',
+  background_audio_slug_taken: "the slug is a platform asset's or another upload's of the workspace (`detail`)",
 };
 
 const INTERNAL_ERROR_BY_STATUS: Record<number, string> = {

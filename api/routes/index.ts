@@ -1,4 +1,5 @@
 import type { RouteDefinition } from '../http/route';
+import { backgroundAudioRoutes } from './background-audio';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
 import { doNotCallRoutes } from './do-not-call';
@@ -32,6 +33,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultWebhookRoutes,
   ...journeyRoutes,
   ...voiceRoutes,
+  ...backgroundAudioRoutes,
   ...phoneNumberRoutes,
   ...knowledgeBaseRoutes,
   ...notYetBuiltRoutes,

@@ -25,7 +25,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['get', '/dictionaries/{id}', 'dictionaries.view'],
   ['put', '/crm/connections/{id}/order-notifications', 'crm.edit'],
   ['get', '/crm/connections/{id}/deliveries', 'crm.view'],
-  ['get', '/background-audio', 'background_audio.view'],
   ['get', '/credits/ledger', 'billing.view'],
   ['post', '/calls/{id}/transcript-translation', 'calls.edit'],
   ['post', '/calls/{id}/issues', 'calls.edit'],

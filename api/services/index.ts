@@ -1,6 +1,7 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../../lib/database';
 import type { SqlPool } from '../../lib/sql-pool';
+import type { BackgroundAudioTools } from './background-audio';
 import type { LeadDispatcher } from './lead-dispatch';
 import type { VoicePreviews } from './voice-previews';
 
@@ -26,4 +27,6 @@ export interface AppServices {
   exports: { dir: string; inlineMaxRows: number; retentionSeconds: number; pageRows: number; taskQueue?: string };
   /** Voice previews (GET /voices/{id}/preview); unset: built from the environment (defaultVoicePreviews). */
   voicePreviews?: VoicePreviews;
+  /** sox and the platform's background audio files; unset: from the environment (BACKGROUND_AUDIO_DIR, SOX_PATH). */
+  backgroundAudio?: BackgroundAudioTools;
 }

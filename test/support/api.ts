@@ -73,6 +73,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
       ...dependencies.exports,
     },
     voicePreviews: dependencies.voicePreviews,
+    backgroundAudio: dependencies.backgroundAudio,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

@@ -1,0 +1,170 @@
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { z } from 'zod';
+import { Prisma } from '../../generated/prisma/client';
+import {
+  findPlatformBackgroundAudio,
+  PLATFORM_AUDIO_MEDIA_TYPE,
+  PLATFORM_BACKGROUND_AUDIO,
+} from '../../lib/background-audio/platform-assets';
+import { createPlatformAudio, type PlatformAudio } from '../../lib/background-audio/platform-files';
+import type { SoxOptions } from '../../lib/background-audio/sox';
+import { AudioRefused, measureUpload } from '../../lib/background-audio/uploads';
+import { configVariables, type Config } from '../../lib/config';
+import { ErrorCode } from '../../lib/error-codes';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import type { AppServices } from './index';
+import { findOwned } from './owned';
+
+/** sox as the process runs it, and the platform's files it makes with it. */
+export interface BackgroundAudioTools {
+  sox: SoxOptions;
+  platform: PlatformAudio;
+}
+
+/** The spec's background audio asset (section 2). */
+export interface BackgroundAudioAsset {
+  id: string;
+  slug: string;
+  label: string;
+  isPlatform: boolean;
+  durationSecs: number;
+  previewUrl: string;
+}
+
+export interface NewBackgroundAudio {
+  slug: string;
+  label: string;
+  /** The audio file's bytes (the body's base64 decoded). */
+  audio: Buffer;
+}
+
+/** What GET /background-audio/{id}/audio answers: a platform file, or an upload's stored bytes. */
+export type BackgroundAudioContent = { mediaType: string } & ({ file: string } | { bytes: Uint8Array });
+
+type AudioConfig = Pick<Config, 'BACKGROUND_AUDIO_DIR' | 'SOX_PATH' | 'AUDIO_DECODE_TIMEOUT_MS'>;
+
+export function backgroundAudioFromConfig(config: AudioConfig): BackgroundAudioTools {
+  const sox = { soxPath: config.SOX_PATH, timeoutMs: config.AUDIO_DECODE_TIMEOUT_MS };
+  return { sox, platform: createPlatformAudio({ ...sox, dir: path.resolve(config.BACKGROUND_AUDIO_DIR) }) };
+}
+
+let fromEnvironment: BackgroundAudioTools | undefined;
+const toolsOf = (services: AppServices) =>
+  services.backgroundAudio ??
+  (fromEnvironment ??= backgroundAudioFromConfig(
+    configVariables
+      .pick({ BACKGROUND_AUDIO_DIR: true, SOX_PATH: true, AUDIO_DECODE_TIMEOUT_MS: true })
+      .parse(process.env),
+  ));
+
+/** Platform assets first (in catalogue order), then the workspace's uploads, oldest first; never their audio. */
+export async function listBackgroundAudio(
+  services: AppServices,
+  principal: Principal,
+  previewUrlOf: (id: string) => string,
+): Promise<BackgroundAudioAsset[]> {
+  const tools = toolsOf(services);
+  const [platform, uploads] = await Promise.all([
+    Promise.all(
+      PLATFORM_BACKGROUND_AUDIO.map(async (asset) => ({
+        ...asset,
+        durationSecs: (await tools.platform.fileOf(asset)).durationSecs,
+        isPlatform: true,
+      })),
+    ),
+    services.db.backgroundAudio.findMany({
+      where: { workspaceId: principal.workspaceId },
+      select: { id: true, slug: true, label: true, durationSecs: true },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    }),
+  ]);
+  return [...platform, ...uploads.map((upload) => ({ ...upload, isPlatform: false }))].map(
+    ({ id, slug, label, isPlatform, durationSecs }) => ({
+      id,
+      slug,
+      label,
+      isPlatform,
+      durationSecs,
+      previewUrl: previewUrlOf(id),
+    }),
+  );
+}
+
+const slugTaken = (slug: string) =>
+  new ApiError(409, ErrorCode.background_audio_slug_taken, {
+    detail: `${JSON.stringify(slug)} is already the slug of a background audio asset of this workspace`,
+  });
+
+/**
+ * Decodes the upload to prove it is audio and measure it, then stores it. A platform slug is refused
+ * here; another upload's is refused by the unique index on (workspaceId, slug), so two requests racing
+ * for one slug cannot both win.
+ */
+export async function uploadBackgroundAudio(
+  services: AppServices,
+  principal: Principal,
+  upload: NewBackgroundAudio,
+): Promise<Omit<BackgroundAudioAsset, 'previewUrl'>> {
+  if (PLATFORM_BACKGROUND_AUDIO.some((asset) => asset.slug === upload.slug)) throw slugTaken(upload.slug);
+  const measured = await measureUpload(toolsOf(services).sox, upload.audio).catch((error: unknown) => {
+    if (error instanceof AudioRefused)
+      throw new z.ZodError([{ code: 'custom', path: ['audio'], message: error.message, input: undefined }]);
+    throw error;
+  });
+  try {
+    const stored = await services.db.backgroundAudio.create({
+      data: {
+        workspaceId: principal.workspaceId,
+        slug: upload.slug,
+        label: upload.label,
+        durationSecs: measured.durationSecs,
+        mediaType: measured.mediaType,
+        byteSize: upload.audio.length,
+        sha256: createHash('sha256').update(upload.audio).digest('hex'),
+        audio: new Uint8Array(upload.audio),
+      },
+      select: { id: true, slug: true, label: true, durationSecs: true },
+    });
+    return { ...stored, isPlatform: false };
+  } catch (error) {
+    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw slugTaken(upload.slug);
+    throw error;
+  }
+}
+
+/**
+ * Deletes one of the workspace's uploads, and in the same transaction takes it away from every agent of
+ * the workspace that used it. A platform asset is nobody's to delete: 403 forbidden, as for any id that is
+ * not an upload of the caller's workspace.
+ */
+export async function deleteBackgroundAudio(services: AppServices, principal: Principal, id: string): Promise<void> {
+  const owned = await findOwned(principal, id, (where) =>
+    services.db.backgroundAudio.findFirst({ where, select: { id: true } }),
+  );
+  const workspaceId = principal.workspaceId;
+  // deleteMany: a concurrent delete between the read and this transaction leaves it gone, as asked (204 both).
+  await services.db.$transaction([
+    services.db.agent.updateMany({
+      where: { workspaceId, backgroundAudioId: owned.id },
+      data: { backgroundAudioId: null },
+    }),
+    services.db.backgroundAudio.deleteMany({ where: { id: owned.id, workspaceId } }),
+  ]);
+}
+
+/** The audio of a platform asset (made now if its file is missing) or of one of the workspace's uploads. */
+export async function backgroundAudioContent(
+  services: AppServices,
+  principal: Principal,
+  id: string,
+): Promise<BackgroundAudioContent> {
+  const platform = findPlatformBackgroundAudio(id);
+  if (platform)
+    return { mediaType: PLATFORM_AUDIO_MEDIA_TYPE, file: (await toolsOf(services).platform.fileOf(platform)).path };
+  const upload = await findOwned(principal, id, (where) =>
+    services.db.backgroundAudio.findFirst({ where, select: { audio: true, mediaType: true } }),
+  );
+  return { mediaType: upload.mediaType, bytes: upload.audio };
+}
