@@ -1,4 +1,7 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { lockLiveAgent } from '../lib/agents/agent-lock';
 import type { CampaignStatus } from '../lib/campaign-transitions';
+import { ErrorCode } from '../lib/error-codes';
 import { campaignChangedSignal } from '../workflows/messages';
 import type { ActivityDependencies } from './index';
 
@@ -10,7 +13,19 @@ export function createCampaignActivities({ db, temporal }: ActivityDependencies)
      */
     async setCampaignStatus({ campaignId, status }: { campaignId: string; status: CampaignStatus }): Promise<void> {
       await db.$transaction(async (tx) => {
-        await tx.campaign.update({ where: { id: campaignId }, data: { status } });
+        const campaign = await tx.campaign.update({ where: { id: campaignId }, data: { status } });
+        // Starting or resuming holds the campaign's agent against deletion (DELETE /agents/{id} refuses while a
+        // RUNNING campaign uses it); an agent deleted meanwhile refuses the transition, and nothing changes.
+        if (
+          status === 'RUNNING' &&
+          campaign.agentId &&
+          !(await lockLiveAgent(tx, campaign.workspaceId, campaign.agentId))
+        )
+          throw ApplicationFailure.create({
+            type: ErrorCode.agent_deleted,
+            message: `the campaign's agent ${campaign.agentId} was deleted`,
+            nonRetryable: true,
+          });
         if (status === 'STOPPED') {
           await tx.lead.updateMany({
             where: { campaignId, status: { in: ['queued', 'dialing'] } },

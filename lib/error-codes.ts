@@ -36,6 +36,9 @@ export const ErrorCode = {
   journey_live_cap_reached: 'journey_live_cap_reached',
   run_not_awaiting_decision: 'run_not_awaiting_decision',
   run_not_running: 'run_not_running',
+  // Agents: DELETE /agents/{id} of an agent a live campaign or a phone number uses; starting a campaign whose agent is gone.
+  agent_in_use: 'agent_in_use',
+  agent_deleted: 'agent_deleted',
   // Dictionaries: 409 when another dictionary of the workspace has the externalId, or the workspace holds the most it may.
   external_id_taken: 'external_id_taken',
   dictionary_limit_reached: 'dictionary_limit_reached',

@@ -36,19 +36,28 @@ describe('campaigns', () => {
       callerNumbers: [],
       maxConcurrentCalls: 10,
     });
+    const agent = await db.agent.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Agent',
+        language: 'en-US',
+        voiceId: 'espeak-ng/en-us',
+        script: { openingLine: 'Hello', questions: [], closing: '' },
+      },
+    });
     const custom = await request('POST', '/campaigns', {
       name: 'Custom',
       acceptsLeadPush: true,
       dialLadder: QUICK_LADDER,
       callingWindow: ALWAYS_OPEN,
-      agentId: 'agent-7',
+      agentId: agent.id,
       callerNumbers: ['+1 415 555 0100'],
       maxConcurrentCalls: 3,
     });
     expect(await custom.json()).toMatchObject({
       dialLadder: QUICK_LADDER,
       callingWindow: ALWAYS_OPEN,
-      agentId: 'agent-7',
+      agentId: agent.id,
       callerNumbers: ['+14155550100'],
       maxConcurrentCalls: 3,
     });

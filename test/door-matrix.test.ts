@@ -83,6 +83,8 @@ const VALID_BODIES: Record<string, unknown> = {
   '/v1/campaigns/{campaignId}/leads/batch': { leads: [{ lead: { phone: '+14155550120' }, idempotencyKey: 'matrix' }] },
   '/campaigns/{id}': { name: 'Renamed' },
   '/campaigns/{id}/contacts': { contacts: [{ phone: '+14155550120' }] },
+  '/dictionaries': { name: 'Matrix' },
+  '/dictionaries/{id}': { name: 'Renamed' },
 };
 
 let clientAddress = 0;

@@ -94,7 +94,11 @@ describe('GET /v1/openapi.json', () => {
       document.paths[path]![method]!.responses[status]?.content['application/json'].schema.allOf[1].properties.error
         .enum;
     for (const action of ['start', 'pause', 'resume', 'stop']) {
-      expect(codesOf(`/campaigns/{id}/${action}`, 'post', 409)).toEqual(['invalid_campaign_transition']);
+      expect(codesOf(`/campaigns/{id}/${action}`, 'post', 409)).toEqual(
+        action === 'start' || action === 'resume'
+          ? ['invalid_campaign_transition', 'agent_deleted']
+          : ['invalid_campaign_transition'],
+      );
       expect(codesOf(`/campaigns/{id}/${action}`, 'post', 503)).toEqual(
         expect.arrayContaining(['database_unavailable', 'temporal_unavailable']),
       );

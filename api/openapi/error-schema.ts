@@ -53,6 +53,18 @@ export const errorBodySchema = z.strictObject({
       'provider_error: how the provider failed, as an HTTP status: 4xx it refused the request, 5xx it was unavailable (speech synthesiser: 503 cannot be run, 500 failed, 504 too slow).',
     ),
   retryable: z.boolean().optional().describe('true: nothing was accepted; resend the same request later.'),
+  campaignIds: z
+    .array(z.string())
+    .optional()
+    .describe('agent_in_use: the RUNNING or PAUSED campaigns that use the agent (empty when none does).'),
+  phoneNumberIds: z
+    .array(z.string())
+    .optional()
+    .describe('agent_in_use: the phone numbers that route inbound calls to the agent (empty when none does).'),
+  agentId: z
+    .string()
+    .optional()
+    .describe("agent_deleted: the campaign's agent, deleted (or never an agent of the workspace)."),
 });
 
 /** The error body of one answer: only the codes that answer can carry. */

@@ -24,7 +24,13 @@ const campaignSettings = {
     .describe(
       "When leads may be called in their own local time (from the number's country and region; every possible zone must agree). null: the default, Monday to Saturday 09:00-20:00.",
     ),
-  agentId: z.string().min(1).max(200).nullable().describe('The calling agent.'),
+  agentId: z
+    .guid('not an agent id')
+    .toLowerCase()
+    .nullable()
+    .describe(
+      "The calling agent: a live agent of the workspace (GET /agents); an unknown, deleted or another workspace's agent is 400 invalid_body on agentId. null: none.",
+    ),
   callerNumbers: z
     .array(e164PhoneSchema)
     .max(100)
@@ -182,7 +188,11 @@ export const campaignRoutes = [
       params: campaignParams,
       responses: { 200: { description: 'The campaign after the transition.', schema: campaignSchema } },
       errors: {
-        409: [ErrorCode.invalid_campaign_transition],
+        // start and resume: the campaign's agent was deleted (README "Agents").
+        409:
+          action === 'start' || action === 'resume'
+            ? [ErrorCode.invalid_campaign_transition, ErrorCode.agent_deleted]
+            : [ErrorCode.invalid_campaign_transition],
         503: [ErrorCode.temporal_unavailable],
         ...(action === 'start' || action === 'resume' ? { 403: [ErrorCode.api_key_not_allowed] } : {}),
       },

@@ -1,4 +1,5 @@
 import type { RouteDefinition } from '../http/route';
+import { agentRoutes } from './agents';
 import { backgroundAudioRoutes } from './background-audio';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
@@ -33,6 +34,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultWebhookRoutes,
   ...journeyRoutes,
   ...voiceRoutes,
+  ...agentRoutes,
   ...backgroundAudioRoutes,
   ...phoneNumberRoutes,
   ...knowledgeBaseRoutes,

@@ -1,5 +1,5 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 import type { CampaignAction } from '../../lib/campaign-transitions';
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignWorkflowId, contactEnrollmentWorkflowId } from '../../lib/workflow-ids';
@@ -47,6 +47,12 @@ export async function transitionCampaign(
       const [details] = cause.details as [{ from: string; action: string }];
       throw new ApiError(409, ErrorCode.invalid_campaign_transition, { from: details.from, action: details.action });
     }
+    const failure = cause instanceof ActivityFailure ? cause.cause : undefined;
+    if (failure instanceof ApplicationFailure && failure.type === ErrorCode.agent_deleted)
+      throw new ApiError(409, ErrorCode.agent_deleted, {
+        agentId: campaign.agentId,
+        detail: 'set another agentId (or null) with PATCH /campaigns/{id}, then try again',
+      });
     throw error;
   }
   if (action === 'start' || action === 'resume') await enrollContacts(services, principal, campaign.id);

@@ -6,6 +6,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { ApiError, forbidden } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
+import { writeNamingAgent } from './campaign-agents';
 import { checkCallerNumbers } from './caller-numbers';
 
 export interface CampaignSettings {
@@ -42,15 +43,17 @@ export async function createCampaign({ db }: AppServices, principal: Principal, 
   if (input.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
   await checkJourneySettings(db, principal, input.kind, input.workflowId);
   await checkCallerNumbers(db, principal, input.callerNumbers);
-  return db.campaign.create({
-    data: {
-      ...storable(input),
-      name: input.name,
-      kind: input.kind,
-      channel: input.channel,
-      workspaceId: principal.workspaceId,
-    },
-  });
+  return writeNamingAgent(db, principal, input.agentId, (tx) =>
+    tx.campaign.create({
+      data: {
+        ...storable(input),
+        name: input.name,
+        kind: input.kind,
+        channel: input.channel,
+        workspaceId: principal.workspaceId,
+      },
+    }),
+  );
 }
 
 export async function updateCampaign(
@@ -64,7 +67,9 @@ export async function updateCampaign(
   if (settings.workflowId !== undefined)
     await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
   await checkCallerNumbers(services.db, principal, settings.callerNumbers);
-  return services.db.campaign.update({ where: { id: campaign.id }, data: storable(settings) });
+  return writeNamingAgent(services.db, principal, settings.agentId, (tx) =>
+    tx.campaign.update({ where: { id: campaign.id }, data: storable(settings) }),
+  );
 }
 
 /** A JOURNEY campaign names a journey of its own workspace (the API's workflowId); a CLASSIC one names none. */

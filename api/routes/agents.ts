@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import {
+  EXTRACTION_FIELD_TYPES,
+  agentUpdateSchema,
+  documentIdsSchema,
+  newAgentSchema,
+} from '../../lib/agents/agent-definition';
+import { ErrorCode } from '../../lib/error-codes';
+import { defineRoute } from '../http/route';
+import { listAgentDocuments, replaceAgentDocuments, unlinkAgentDocument } from '../services/agent-documents';
+import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../services/agents';
+
+export const agentSchema = z.object({
+  id: z.string().uuid(),
+  name: z.string(),
+  language: z.string().describe('BCP 47 tag, canonical form.'),
+  voiceId: z.string().describe('A voice id of GET /voices.'),
+  script: z
+    .object({ openingLine: z.string(), questions: z.array(z.string()), closing: z.string() })
+    .describe('What the agent says: its opening line, its questions in order, its closing.'),
+  extractionFields: z
+    .array(
+      z.object({
+        name: z.string(),
+        type: z.enum(EXTRACTION_FIELD_TYPES),
+        description: z.string(),
+        allowedValues: z.array(z.string()).optional().describe('enum fields only.'),
+      }),
+    )
+    .describe('What the agent fills from a conversation.'),
+  dictionaryIds: z.array(z.string()).describe('Dictionaries the agent uses, in order.'),
+  backgroundAudioId: z.string().nullable().describe('A background audio asset id; null: silence.'),
+  documentIds: z
+    .array(z.string())
+    .describe(
+      'Knowledge-base documents linked to the agent (oldest link first); changed through PUT /agents/{id}/documents (knowledge.edit).',
+    ),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+const agentDocumentSchema = z.object({
+  id: z.string().uuid(),
+  knowledgeBaseId: z.string().uuid(),
+  title: z.string(),
+  format: z.string().describe('text or markdown.'),
+  charCount: z.number().int(),
+  linkedAt: z.string().describe('When the document was linked to this agent.'),
+});
+
+const agentParams = z.object({ id: z.string() });
+const INVALID_REFERENCES =
+  'A dictionary, background audio or voice that is not the workspace’s (or unknown) is 400 invalid_body naming the field; nothing changes.';
+
+export const agentRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/agents',
+    access: { permission: 'agents.view' },
+    summary: "The workspace's agents, all at once (unpaginated, newest first). Deleted agents are not listed.",
+    tags: ['Agents'],
+    responses: { 200: { description: 'Every agent of the workspace.', schema: z.array(agentSchema) } },
+    handler: async ({ services, principal }) => ({ status: 200, body: await listAgents(services, principal) }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/agents',
+    access: { permission: 'agents.edit' },
+    summary: `Create an agent. ${INVALID_REFERENCES}`,
+    tags: ['Agents'],
+    body: newAgentSchema,
+    responses: { 201: { description: 'Created.', schema: agentSchema } },
+    handler: async ({ services, principal, body }) => ({
+      status: 201,
+      body: await createAgent(services, principal, body),
+    }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/agents/{id}',
+    access: { permission: 'agents.view' },
+    summary: 'Read one agent. A deleted agent is 403 forbidden, like an unknown one.',
+    tags: ['Agents'],
+    params: agentParams,
+    responses: { 200: { description: 'The agent.', schema: agentSchema } },
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await getAgent(services, principal, params.id),
+    }),
+  }),
+  defineRoute({
+    method: 'patch',
+    path: '/agents/{id}',
+    access: { permission: 'agents.edit' },
+    summary: `Change some settings of an agent; each one given is replaced whole (script, extractionFields, dictionaryIds). ${INVALID_REFERENCES}`,
+    tags: ['Agents'],
+    params: agentParams,
+    body: agentUpdateSchema,
+    responses: { 200: { description: 'The agent.', schema: agentSchema } },
+    handler: async ({ services, principal, params, body }) => ({
+      status: 200,
+      body: await updateAgent(services, principal, params.id, body),
+    }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/agents/{id}',
+    access: { permission: 'agents.delete' },
+    summary:
+      'Delete an agent: it is gone from the API (campaigns that named it keep the id). Refused with 409 agent_in_use, ' +
+      'naming campaignIds (RUNNING or PAUSED campaigns using it) and phoneNumberIds (numbers routing inbound calls to it), while anything uses it.',
+    tags: ['Agents'],
+    params: agentParams,
+    responses: { 204: { description: 'Deleted.' } },
+    errors: { 409: [ErrorCode.agent_in_use] },
+    handler: async ({ services, principal, params }) => {
+      await deleteAgent(services, principal, params.id);
+      return { status: 204 };
+    },
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/agents/{id}/documents',
+    access: { permission: 'knowledge.view' },
+    summary: 'The knowledge-base documents linked to an agent, all at once (oldest link first).',
+    tags: ['Agent documents'],
+    params: agentParams,
+    responses: { 200: { description: 'The linked documents.', schema: z.array(agentDocumentSchema) } },
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await listAgentDocuments(services, principal, params.id),
+    }),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/agents/{id}/documents',
+    access: { permission: 'knowledge.edit' },
+    summary:
+      'Replace the set of documents linked to an agent (links kept keep their linkedAt). ' +
+      'An id that is not a document of the workspace is 400 invalid_body naming it; nothing changes.',
+    tags: ['Agent documents'],
+    params: agentParams,
+    body: z.strictObject({ documentIds: documentIdsSchema }),
+    responses: { 200: { description: 'The linked documents.', schema: z.array(agentDocumentSchema) } },
+    handler: async ({ services, principal, params, body }) => ({
+      status: 200,
+      body: await replaceAgentDocuments(services, principal, params.id, body.documentIds),
+    }),
+  }),
+  defineRoute({
+    method: 'delete',
+    path: '/agents/{id}/documents/{docId}',
+    access: { permission: 'knowledge.delete' },
+    summary:
+      'Unlink a document from an agent (the document stays in its knowledge base). A document of the workspace that is not linked: 204 all the same.',
+    tags: ['Agent documents'],
+    params: z.object({ id: z.string(), docId: z.string().describe('A document id of the workspace.') }),
+    responses: { 204: { description: 'Unlinked.' } },
+    handler: async ({ services, principal, params }) => {
+      await unlinkAgentDocument(services, principal, params.id, params.docId);
+      return { status: 204 };
+    },
+  }),
+];

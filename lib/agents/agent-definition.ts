@@ -1,0 +1,177 @@
+import { z } from 'zod';
+import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
+import { findVoice } from '../voices';
+
+/** Limits of an agent's settings (README "Agents"): generous for a phone script, small enough to keep a row light. */
+export const AGENT_LIMITS = {
+  nameChars: 200,
+  languageChars: 35,
+  lineChars: 1000,
+  questions: 50,
+  extractionFields: 50,
+  fieldNameChars: 64,
+  fieldDescriptionChars: 1000,
+  allowedValues: 100,
+  allowedValueChars: 200,
+  dictionaries: 20,
+  documents: 100,
+} as const;
+
+const addIssue = (ctx: z.RefinementCtx, path: PropertyKey[], message: string, input: unknown) =>
+  ctx.addIssue({ code: 'custom', path, message, input });
+
+const isGuid = (id: string) => z.guid().safeParse(id).success;
+
+/** A BCP 47 tag, stored in its canonical form (en-us -> en-US). */
+export const languageSchema = z
+  .string()
+  .min(2)
+  .max(AGENT_LIMITS.languageChars)
+  .refine((tag) => canonicalLanguage(tag) !== null, { message: 'not a well-formed BCP 47 language tag (e.g. en-US)' })
+  .transform((tag) => canonicalLanguage(tag)!)
+  .describe('BCP 47 tag of the language the agent speaks (e.g. en-US); stored in its canonical form.');
+
+function canonicalLanguage(tag: string): string | null {
+  try {
+    return Intl.getCanonicalLocales(tag)[0] ?? null;
+  } catch {
+    return null;
+  }
+}
+
+export const voiceIdSchema = z
+  .string()
+  .refine((id) => findVoice(id) !== undefined, { message: 'no voice of GET /voices has this id' })
+  .describe('A voice id of GET /voices.');
+
+const line = (min: number) => z.string().trim().min(min).max(AGENT_LIMITS.lineChars);
+
+export const scriptSchema = z
+  .strictObject({
+    openingLine: line(1).describe('What the agent says first.'),
+    questions: z
+      .array(line(1))
+      .max(AGENT_LIMITS.questions)
+      .default([])
+      .describe(`The questions the agent asks, in order (at most ${AGENT_LIMITS.questions}).`),
+    closing: line(0).default('').describe('What the agent says last ("" for nothing).'),
+  })
+  .describe('The script the agent follows. Texts are trimmed; each is at most 1000 characters.');
+
+export const EXTRACTION_FIELD_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as const;
+
+const extractionFieldSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an identifier: a letter or _, then letters, digits or _')
+      .max(AGENT_LIMITS.fieldNameChars)
+      .describe(
+        'Identifier-like (letters, digits, _; not starting with a digit), unique within the agent ignoring case.',
+      ),
+    type: z.enum(EXTRACTION_FIELD_TYPES),
+    description: z
+      .string()
+      .trim()
+      .max(AGENT_LIMITS.fieldDescriptionChars)
+      .default('')
+      .describe('What the field holds, as the agent is told.'),
+    allowedValues: z
+      .array(z.string().trim().min(1).max(AGENT_LIMITS.allowedValueChars))
+      .min(1)
+      .max(AGENT_LIMITS.allowedValues)
+      .optional()
+      .describe('enum only, and required there: the values the field may take (unique). Refused for other types.'),
+  })
+  .superRefine((field, ctx) => {
+    if (field.type === 'enum' && !field.allowedValues)
+      addIssue(ctx, ['allowedValues'], 'an enum field lists its allowedValues', undefined);
+    if (field.type !== 'enum' && field.allowedValues)
+      addIssue(ctx, ['allowedValues'], 'only an enum field has allowedValues', field.allowedValues);
+    field.allowedValues?.forEach((value, index) => {
+      if (field.allowedValues!.indexOf(value) !== index)
+        addIssue(ctx, ['allowedValues', index], 'repeats an earlier value', value);
+    });
+  });
+
+export type ExtractionField = z.output<typeof extractionFieldSchema>;
+
+export const extractionFieldsSchema = z
+  .array(extractionFieldSchema)
+  .max(AGENT_LIMITS.extractionFields)
+  .superRefine((fields, ctx) => {
+    const seen = new Set<string>();
+    fields.forEach((field, index) => {
+      const key = field.name.toLowerCase();
+      if (seen.has(key)) addIssue(ctx, [index, 'name'], 'another extraction field has this name', field.name);
+      seen.add(key);
+    });
+  })
+  .describe(
+    `What the agent fills from a conversation (at most ${AGENT_LIMITS.extractionFields}); the call intelligence of its calls.`,
+  );
+
+/** Ids of rows of the workspace, in order, each once. Existence is checked by the service (400 naming the index). */
+const uniqueIds = (max: number) =>
+  z
+    .array(z.guid('not a UUID'))
+    .max(max)
+    .superRefine((ids, ctx) =>
+      ids.forEach((id, index) => {
+        if (ids.findIndex((other) => other.toLowerCase() === id.toLowerCase()) !== index)
+          addIssue(ctx, [index], 'repeats an earlier id', id);
+      }),
+    )
+    .transform((ids) => ids.map((id) => id.toLowerCase()));
+
+export const dictionaryIdsSchema = uniqueIds(AGENT_LIMITS.dictionaries).describe(
+  `Dictionaries of the workspace the agent uses, in order (at most ${AGENT_LIMITS.dictionaries}, each once). Deleting a dictionary removes it here.`,
+);
+
+export const documentIdsSchema = uniqueIds(AGENT_LIMITS.documents).describe(
+  `Knowledge-base documents of the workspace (at most ${AGENT_LIMITS.documents}, each once).`,
+);
+
+export const backgroundAudioIdSchema = z
+  .string()
+  .min(1)
+  .max(200)
+  // An upload's id as PostgreSQL prints it, so that the stored id compares equal to the row's.
+  .transform((id) => (isGuid(id) ? id.toLowerCase() : id))
+  .nullable()
+  .describe(
+    'A background audio asset of GET /background-audio: a platform asset id or the id of one of the workspace uploads; null: silence.',
+  );
+
+/** A platform asset, or else an upload id to look up in the workspace; null: neither can it be. */
+export function backgroundAudioReference(id: string): { platform: true } | { uploadId: string } | null {
+  if (findPlatformBackgroundAudio(id)) return { platform: true };
+  return isGuid(id) ? { uploadId: id } : null;
+}
+
+/** Settings an agent is created with; PATCH takes any of them, each replaced whole. */
+export const agentSettings = {
+  name: z.string().trim().min(1).max(AGENT_LIMITS.nameChars),
+  language: languageSchema,
+  voiceId: voiceIdSchema,
+  script: scriptSchema,
+  extractionFields: extractionFieldsSchema,
+  dictionaryIds: dictionaryIdsSchema,
+  backgroundAudioId: backgroundAudioIdSchema,
+};
+
+export const newAgentSchema = z.strictObject({
+  ...agentSettings,
+  extractionFields: agentSettings.extractionFields.default([]),
+  dictionaryIds: agentSettings.dictionaryIds.default([]),
+  backgroundAudioId: agentSettings.backgroundAudioId.default(null),
+});
+
+export const agentUpdateSchema = z
+  .strictObject(agentSettings)
+  .partial()
+  .refine((update) => Object.keys(update).length > 0, { message: 'give at least one setting to change' });
+
+export type NewAgent = z.output<typeof newAgentSchema>;
+export type AgentUpdate = z.output<typeof agentUpdateSchema>;
+export type AgentScript = z.output<typeof scriptSchema>;
