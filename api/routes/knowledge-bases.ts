@@ -28,23 +28,26 @@ const knowledgeBaseFields = {
   description: z.string().trim().max(2000).describe('Free text, up to 2,000 characters; "" when none.'),
 };
 
+const createdAt = z.string().describe('ISO 8601 instant it was created.');
+const updatedAt = z.string().describe('ISO 8601 instant it was last changed.');
+
 const knowledgeBaseSchema = z.object({
-  id: z.string().uuid(),
-  name: z.string(),
-  description: z.string(),
+  id: z.string().uuid().describe('The knowledge base id.'),
+  name: z.string().describe('What the knowledge base is about.'),
+  description: z.string().describe('Free text; "" when none.'),
   documentCount: z.number().int().describe('How many documents it holds.'),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt,
+  updatedAt,
 });
 
 const documentSummarySchema = z.object({
-  id: z.string().uuid(),
-  knowledgeBaseId: z.string().uuid(),
-  title: z.string(),
+  id: z.string().uuid().describe('The document id.'),
+  knowledgeBaseId: z.string().uuid().describe('The knowledge base that holds it.'),
+  title: z.string().describe('The title it was given.'),
   format: z.enum(DOCUMENT_FORMATS).describe('How content is written: plain text or Markdown.'),
   charCount: z.number().int().describe('Length of content in Unicode code points (an emoji counts once).'),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt,
+  updatedAt,
 });
 
 const documentSchema = documentSummarySchema.extend({
