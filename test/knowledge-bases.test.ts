@@ -285,6 +285,17 @@ describe('knowledge-base documents', () => {
     expect(await db.knowledgeDocument.count({ where: { id: document.id } })).toBe(1);
   });
 
+  it("are not deleted by a manager's key: the role has chatbots.edit, the key needs chatbots.delete", async () => {
+    // Effective permissions are the key's scopes intersected with the member's role (spec 5, rule 4).
+    const manager = await createTestWorkspace(db, { role: 'manager', scopes: ['chatbots.edit', 'chatbots.delete'] });
+    const base = await newBase(manager);
+    const document = await newDocument(base.id, manager);
+    const refused = await call('DELETE', `/knowledge-bases/${base.id}/documents/${document.id}`, manager.key);
+    expect(refused.status).toBe(403);
+    expect(refused.body).toEqual({ error: 'forbidden', requiredPermission: 'chatbots.delete' });
+    expect(await db.knowledgeDocument.count({ where: { id: document.id } })).toBe(1);
+  });
+
   it('deleted stop being used by every agent at once', async () => {
     const base = await newBase();
     const kept = await newDocument(base.id, owner, { title: 'Kept' });
