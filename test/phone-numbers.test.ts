@@ -247,6 +247,9 @@ describe('PATCH /phone-numbers/{id}: inbound routing', () => {
       inboundReady: true,
     });
 
+    // A UUID in capitals names the same agent; the id is answered as stored.
+    expect((await route(id, agent.id.toUpperCase())).body.inboundAgentId).toBe(agent.id);
+
     const cleared = await route(id, null);
     expect(cleared.status).toBe(200);
     expect(cleared.body).toMatchObject({ inboundAgentId: null, inboundAgentName: null, inboundReady: false });

@@ -1,5 +1,6 @@
 import { ZodError } from 'zod';
 import type { PhoneNumber } from '../../generated/prisma/client';
+import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import { isInboundReady, type InboundAgent } from '../../lib/agents/inbound-readiness';
 import { storedCapabilities } from '../../lib/phone-numbers';
 import type { Principal } from '../auth/principal';
@@ -52,7 +53,8 @@ export async function listPhoneNumbers(services: AppServices, principal: Princip
 
 /**
  * Routes inbound calls of a number of the caller's workspace to one of its agents (null: to none). An
- * unknown id, another workspace's agent and a deleted agent are refused alike, and nothing changes.
+ * unknown id, another workspace's agent and a deleted agent are refused alike, and nothing changes. The
+ * agent is held against DELETE /agents/{id} until the routing is written (lib/agents/agent-lock.ts).
  */
 export async function routeInboundCalls(
   services: AppServices,
@@ -61,17 +63,18 @@ export async function routeInboundCalls(
   inboundAgentId: string | null,
 ) {
   const number = await findOwned(principal, id, (where) => services.db.phoneNumber.findFirst({ where }));
-  const agent =
-    inboundAgentId === null ? undefined : (await agentsById(services, principal, [inboundAgentId])).get(inboundAgentId);
-  if (inboundAgentId !== null && (!agent || agent.deletedAt))
-    throw new ZodError([
-      {
-        code: 'custom',
-        path: ['inboundAgentId'],
-        message: 'no agent of this workspace has this id',
-        input: inboundAgentId,
-      },
-    ]);
-  const routed = await services.db.phoneNumber.update({ where: { id: number.id }, data: { inboundAgentId } });
-  return phoneNumberView(routed, agent);
+  const routed = await services.db.$transaction(async (tx) => {
+    if (inboundAgentId !== null && !(await lockLiveAgent(tx, principal.workspaceId, inboundAgentId)))
+      throw new ZodError([
+        {
+          code: 'custom',
+          path: ['inboundAgentId'],
+          message: 'no agent of this workspace has this id',
+          input: inboundAgentId,
+        },
+      ]);
+    return tx.phoneNumber.update({ where: { id: number.id }, data: { inboundAgentId } });
+  });
+  const agents = await agentsById(services, principal, [routed.inboundAgentId]);
+  return phoneNumberView(routed, agents.get(routed.inboundAgentId ?? ''));
 }
