@@ -206,6 +206,9 @@ describe('dictionaries: terms', () => {
     // Length is in code points: 100 emoji are 200 UTF-16 units.
     const wide = await created({ name: 'Wide', terms: ['\u{1F600}'.repeat(termLength)] });
     expect(wide.charCount).toBe(termLength);
+    // Length is counted once normalised: whitespace around a term does not count.
+    const padded = await created({ name: 'Padded', terms: [` \t${'y'.repeat(termLength)}\n `] });
+    expect(padded.terms).toEqual(['y'.repeat(termLength)]);
   });
 });
 
