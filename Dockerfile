@@ -41,8 +41,10 @@ ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=3000 \
     WORKFLOW_BUNDLE_PATH=/app/dist/workflow-bundle.js \
-    PREVIEW_CACHE_DIR=/var/lib/workspace/voice-previews
-# Voice previews: espeak-ng speaks, lame encodes the MP3, sox (with its MP3 reader) measures audio.
+    PREVIEW_CACHE_DIR=/var/lib/workspace/voice-previews \
+    BACKGROUND_AUDIO_DIR=/app/background-audio
+# Voice previews: espeak-ng speaks, lame encodes the MP3, sox (with its MP3 reader) measures audio. sox also makes
+# the platform's background audio, and decodes and measures uploads.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends espeak-ng lame sox libsox-fmt-mp3 \
  && rm -rf /var/lib/apt/lists/*
@@ -51,6 +53,8 @@ RUN apt-get update \
 COPY --from=build /app/package.json ./
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
+# The platform's background audio loops, made by their sox recipes now: part of the image, read-only at run time.
+RUN node dist/scripts/make-platform-audio.js
 # The migration job, `npx prisma migrate deploy`: Prisma's CLI loads prisma.config.ts itself (with its own
 # TypeScript loader), and with it the driver adapter and the one module that imports; then the migrations.
 COPY --from=build /app/prisma.config.ts ./

@@ -129,7 +129,15 @@ ensure_media_tools() {
     espeak-ng lame sox libsox-fmt-mp3 >/dev/null) || return 1
 }
 
+# The platform's background audio loops, made with sox in BACKGROUND_AUDIO_DIR (default .data/background-audio)
+# unless their files are there already. Without sox the API tries again on first use, so this only warns.
+ensure_platform_audio() {
+  (cd "$PROJECT_ROOT" && node --import tsx scripts/make-platform-audio.ts >/dev/null) ||
+    log "the platform's background audio could not be made now (is sox installed?); the API will try on first use"
+}
+
 # Everything a script that starts the ephemeral stack needs (tests, history recording).
 ensure_stack_tools() {
-  ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools && cd "$PROJECT_ROOT"
+  ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools &&
+    ensure_platform_audio && cd "$PROJECT_ROOT"
 }
