@@ -3,6 +3,7 @@ import { agentRoutes } from './agents';
 import { backgroundAudioRoutes } from './background-audio';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
+import { dictionaryRoutes } from './dictionaries';
 import { doNotCallRoutes } from './do-not-call';
 import { docsRoutes } from './docs';
 import { exportRoutes } from './exports';
@@ -37,6 +38,7 @@ export const routes: readonly RouteDefinition[] = [
   ...agentRoutes,
   ...backgroundAudioRoutes,
   ...phoneNumberRoutes,
+  ...dictionaryRoutes,
   ...knowledgeBaseRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
