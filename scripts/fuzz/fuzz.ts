@@ -9,6 +9,7 @@ import path from 'node:path';
 import { createDatabase } from '../../lib/database';
 import { runStatement } from '../../lib/pg-statement';
 import { HOLDABLE_SCOPES } from '../../lib/permissions';
+import { assignPhoneNumber } from '../../lib/phone-numbers';
 import { addMember, createApiKey, createWorkspace, FEATURES } from '../../lib/workspace-admin';
 import { freePort, startProcess, waitFor, type ManagedProcess } from '../stack/child-process';
 import { startTestStack } from '../stack/ephemeral-stack';
@@ -45,6 +46,8 @@ async function fuzzWorkspace(databaseUrl: string): Promise<string> {
       features: [...FEATURES],
       rateLimitPerMinute: 1_000_000,
     });
+    // A number of its own, so that GET /phone-numbers answers a non-empty list the fuzzer checks.
+    await assignPhoneNumber(db, workspaceId, '+14155550100', ['voice', 'whatsapp']);
     const { id: memberId } = await addMember(db, workspaceId, 'owner@fuzz.localhost', 'owner');
     return (await createApiKey(db, memberId, { scopes: [...HOLDABLE_SCOPES] })).key;
   } finally {
