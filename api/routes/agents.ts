@@ -11,8 +11,8 @@ import { listAgentDocuments, replaceAgentDocuments, unlinkAgentDocument } from '
 import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../services/agents';
 
 export const agentSchema = z.object({
-  id: z.string().uuid(),
-  name: z.string(),
+  id: z.string().uuid().describe('The agent id.'),
+  name: z.string().describe('The agent name.'),
   language: z.string().describe('BCP 47 tag, canonical form.'),
   voiceId: z.string().describe('A voice id of GET /voices.'),
   script: z
@@ -21,9 +21,9 @@ export const agentSchema = z.object({
   extractionFields: z
     .array(
       z.object({
-        name: z.string(),
-        type: z.enum(EXTRACTION_FIELD_TYPES),
-        description: z.string(),
+        name: z.string().describe('Identifier-like, unique within the agent ignoring case.'),
+        type: z.enum(EXTRACTION_FIELD_TYPES).describe('The type of value the field holds.'),
+        description: z.string().describe('What the field holds, as the agent is told.'),
         allowedValues: z.array(z.string()).optional().describe('enum fields only.'),
       }),
     )
@@ -35,16 +35,18 @@ export const agentSchema = z.object({
     .describe(
       'Knowledge-base documents linked to the agent (oldest link first); changed through PUT /agents/{id}/documents (knowledge.edit).',
     ),
-  createdAt: z.string(),
-  updatedAt: z.string(),
+  createdAt: z.string().describe('ISO 8601 date-time.'),
+  updatedAt: z
+    .string()
+    .describe('ISO 8601 date-time of the last change, links to dictionaries and documents included.'),
 });
 
 const agentDocumentSchema = z.object({
-  id: z.string().uuid(),
-  knowledgeBaseId: z.string().uuid(),
-  title: z.string(),
+  id: z.string().uuid().describe('The document id.'),
+  knowledgeBaseId: z.string().uuid().describe('The knowledge base the document belongs to.'),
+  title: z.string().describe('The document title.'),
   format: z.string().describe('text or markdown.'),
-  charCount: z.number().int(),
+  charCount: z.number().int().describe('Characters of the document, as its knowledge base counts them.'),
   linkedAt: z.string().describe('When the document was linked to this agent.'),
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
-import { findVoice } from '../voices';
+import { VOICES } from '../voices';
 
 /** Limits of an agent's settings (README "Agents"): generous for a phone script, small enough to keep a row light. */
 export const AGENT_LIMITS = {
@@ -40,8 +40,7 @@ function canonicalLanguage(tag: string): string | null {
 }
 
 export const voiceIdSchema = z
-  .string()
-  .refine((id) => findVoice(id) !== undefined, { message: 'no voice of GET /voices has this id' })
+  .enum(VOICES.map((voice) => voice.id) as [string, ...string[]], { error: 'no voice of GET /voices has this id' })
   .describe('A voice id of GET /voices.');
 
 const line = (min: number) => z.string().trim().min(min).max(AGENT_LIMITS.lineChars);
@@ -69,7 +68,7 @@ const extractionFieldSchema = z
       .describe(
         'Identifier-like (letters, digits, _; not starting with a digit), unique within the agent ignoring case.',
       ),
-    type: z.enum(EXTRACTION_FIELD_TYPES),
+    type: z.enum(EXTRACTION_FIELD_TYPES).describe('The type of value the field holds.'),
     description: z
       .string()
       .trim()
@@ -151,7 +150,7 @@ export function backgroundAudioReference(id: string): { platform: true } | { upl
 
 /** Settings an agent is created with; PATCH takes any of them, each replaced whole. */
 export const agentSettings = {
-  name: z.string().trim().min(1).max(AGENT_LIMITS.nameChars),
+  name: z.string().trim().min(1).max(AGENT_LIMITS.nameChars).describe('1 to 200 characters once trimmed.'),
   language: languageSchema,
   voiceId: voiceIdSchema,
   script: scriptSchema,
