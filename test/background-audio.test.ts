@@ -4,9 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backgroundAudioFromConfig } from '../api/services/background-audio';
+import { backgroundAudioFromConfig, type BackgroundAudioAsset as Asset } from '../api/services/background-audio';
 import { PLATFORM_BACKGROUND_AUDIO } from '../lib/background-audio/platform-assets';
 import { makePlatformAudioFile } from '../lib/background-audio/platform-files';
+import { SoxError } from '../lib/background-audio/sox';
+import { AudioRefused, measureUpload } from '../lib/background-audio/uploads';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
@@ -26,15 +28,6 @@ const api = await startTestApi({ db, url, temporal, backgroundAudio: backgroundA
 const viewer = await createTestWorkspace(db, { scopes: ['background_audio.view'] });
 const editor = await createTestWorkspace(db, { scopes: ['background_audio.edit', 'background_audio.delete'] });
 const other = await createTestWorkspace(db, { scopes: ['background_audio.edit', 'background_audio.delete'] });
-
-interface Asset {
-  id: string;
-  slug: string;
-  label: string;
-  isPlatform: boolean;
-  durationSecs: number;
-  previewUrl: string;
-}
 
 /** Audio made by sox now: `sox -n ARGS file synth ...`. */
 async function soxMade(name: string, args: string[], synth: string[]): Promise<Buffer> {
@@ -107,6 +100,15 @@ describe('platform assets', () => {
     expect(readdirSync(dir)).toEqual([path.basename(first.path)]);
   });
 
+  it('makes a file again on first use when it has gone', async () => {
+    const asset = (await list(viewer.key)).find((listed) => listed.isPlatform)!;
+    for (const file of readdirSync(platformDir)) rmSync(path.join(platformDir, file));
+    const { response, bytes } = await fetchPreview(viewer.key, asset.previewUrl);
+    expect(response.status).toBe(200);
+    expect((await soxMeasures(bytes, 'mp3')).decoded).toBeCloseTo(asset.durationSecs, 3);
+    expect(readdirSync(platformDir)).toHaveLength(1);
+  });
+
   it('cannot be deleted: 403 forbidden, and the asset stays', async () => {
     const response = await api.request('DELETE', `/background-audio/${PLATFORM_BACKGROUND_AUDIO[0]!.id}`, {
       key: editor.key,
@@ -174,6 +176,16 @@ describe('uploads', () => {
       expect(response.status).toBe(400);
       expect(((await response.json()) as { issues: Array<{ message: string }> }).issues[0]!.message).toMatch(message);
     }
+  });
+
+  it("stops a decoding that takes too long, refusing the upload; sox missing is not the caller's fault", async () => {
+    const long = await soxMade('slow.wav', ['-r', '8000', '-c', '1', '-b', '8'], ['300', 'brownnoise']);
+    await expect(measureUpload({ soxPath: 'sox', timeoutMs: 1 }, long)).rejects.toThrow(
+      new AudioRefused('not audio: decoding took over 1 ms'),
+    );
+    const missing = measureUpload({ soxPath: path.join(workDir, 'no-sox'), timeoutMs: 5_000 }, wav);
+    await expect(missing).rejects.toBeInstanceOf(SoxError);
+    await expect(missing).rejects.toMatchObject({ kind: 'unavailable' });
   });
 
   it('refuses a body over 1 MB with 413, and audio over its limit under it with 400', async () => {

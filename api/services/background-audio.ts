@@ -107,12 +107,13 @@ export async function uploadBackgroundAudio(
   principal: Principal,
   upload: NewBackgroundAudio,
 ): Promise<Omit<BackgroundAudioAsset, 'previewUrl'>> {
-  if (PLATFORM_BACKGROUND_AUDIO.some((asset) => asset.slug === upload.slug)) throw slugTaken(upload.slug);
+  // What is not audio is refused first (400), whatever its slug.
   const measured = await measureUpload(toolsOf(services).sox, upload.audio).catch((error: unknown) => {
     if (error instanceof AudioRefused)
       throw new z.ZodError([{ code: 'custom', path: ['audio'], message: error.message, input: undefined }]);
     throw error;
   });
+  if (PLATFORM_BACKGROUND_AUDIO.some((asset) => asset.slug === upload.slug)) throw slugTaken(upload.slug);
   try {
     const stored = await services.db.backgroundAudio.create({
       data: {
