@@ -308,6 +308,27 @@ describe('PATCH /phone-numbers/{id}: inbound routing', () => {
     expect((await db.phoneNumber.findUniqueOrThrow({ where: { id } })).inboundAgentId).toBe(current.id);
   });
 
+  it('never leaves a number routed to a deleted agent when routing and DELETE /agents race', async () => {
+    const deleter = await createTestWorkspace(db, { scopes: ['agents.delete', 'phone_numbers.edit'] });
+    const { id } = await assignPhoneNumber(db, deleter.workspaceId, '+16175550105');
+    for (let round = 0; round < 6; round++) {
+      const agent = await createAgent(deleter.workspaceId);
+      const [routed, deleted] = await Promise.all([
+        api.request('PATCH', `/phone-numbers/${id}`, { key: deleter.key, body: { inboundAgentId: agent.id } }),
+        api.request('DELETE', `/agents/${agent.id}`, { key: deleter.key }),
+      ]);
+      // Either the routing came first and the delete was refused, or the delete came first and the routing was.
+      expect([
+        [200, 409],
+        [400, 204],
+      ]).toContainEqual([routed.status, deleted.status]);
+      const number = await db.phoneNumber.findUniqueOrThrow({ where: { id } });
+      const row = await db.agent.findUniqueOrThrow({ where: { id: agent.id } });
+      expect(number.inboundAgentId === agent.id && row.deletedAt !== null).toBe(false);
+      await db.phoneNumber.update({ where: { id }, data: { inboundAgentId: null } });
+    }
+  });
+
   it("answers another workspace's number as an unknown one (403 forbidden, nothing leaked or changed)", async () => {
     const { id } = await assignPhoneNumber(db, stranger.workspaceId, '+16175550104');
     const agent = await createAgent(owner.workspaceId);
