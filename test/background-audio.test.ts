@@ -12,6 +12,7 @@ import { AudioRefused, measureUpload } from '../lib/background-audio/uploads';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
+import { until } from './support/until';
 import { createTestWorkspace } from './support/workspace';
 
 const run = promisify(execFile);
@@ -260,6 +261,49 @@ describe('deleting an upload', () => {
     expect(served.status).toBe(403);
     const again = await api.request('DELETE', `/background-audio/${created.id}`, { key: editor.key });
     expect(again.status).toBe(403);
+  });
+
+  it('an agent set to the upload while it is being deleted ends without it', async () => {
+    const created = (await (
+      await upload(editor.key, { slug: 'raced-delete', label: 'Raced', audio: base64(wav) })
+    ).json()) as Asset;
+    const racing = await db.agent.create({
+      data: {
+        workspaceId: editor.workspaceId,
+        name: 'Racing agent',
+        language: 'en-US',
+        voiceId: 'espeak-ng/en-us',
+        script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
+      },
+    });
+    // As an agent write does (api/services/agent-references.ts): the upload locked FOR KEY SHARE, the agent set.
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    let holding!: () => void;
+    const held = new Promise<void>((resolve) => (holding = resolve));
+    const writer = db.$transaction(
+      async (tx) => {
+        await tx.$queryRaw`SELECT id FROM "BackgroundAudio" WHERE id = ${created.id}::uuid FOR KEY SHARE`;
+        await tx.agent.update({ where: { id: racing.id }, data: { backgroundAudioId: created.id } });
+        holding();
+        await released;
+      },
+      { timeout: 60_000 },
+    );
+    await held;
+    const deleting = api.request('DELETE', `/background-audio/${created.id}`, { key: editor.key });
+    // The delete waits for the agent write's lock.
+    await until(
+      () =>
+        db.$queryRaw<Array<{ waiting: number }>>`
+          SELECT count(*)::int AS waiting FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND query ILIKE '%DELETE%BackgroundAudio%'`,
+      (rows) => rows[0]!.waiting > 0,
+    );
+    release();
+    await writer;
+    expect((await deleting).status).toBe(204);
+    expect((await db.agent.findUniqueOrThrow({ where: { id: racing.id } })).backgroundAudioId).toBeNull();
   });
 
   it("refuses another workspace's upload with 403 forbidden, leaking nothing, and leaves it and its agents alone", async () => {

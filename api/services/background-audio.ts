@@ -145,13 +145,16 @@ export async function deleteBackgroundAudio(services: AppServices, principal: Pr
     services.db.backgroundAudio.findFirst({ where, select: { id: true } }),
   );
   const workspaceId = principal.workspaceId;
-  // deleteMany: a concurrent delete between the read and this transaction leaves it gone, as asked (204 both).
+  // The row goes first: its delete waits for any agent write that holds it FOR KEY SHARE (an agent being
+  // set to it, api/services/agent-references.ts) and then sees that agent in the UPDATE (read committed);
+  // an agent write after it finds no row and is refused. deleteMany: a concurrent delete between the read
+  // and this transaction leaves it gone, as asked (204 both).
   await services.db.$transaction([
+    services.db.backgroundAudio.deleteMany({ where: { id: owned.id, workspaceId } }),
     services.db.agent.updateMany({
       where: { workspaceId, backgroundAudioId: owned.id },
       data: { backgroundAudioId: null },
     }),
-    services.db.backgroundAudio.deleteMany({ where: { id: owned.id, workspaceId } }),
   ]);
 }
 
