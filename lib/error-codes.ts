@@ -44,8 +44,9 @@ export const ErrorCode = {
   dictionary_limit_reached: 'dictionary_limit_reached',
   knowledge_base_limit_reached: 'knowledge_base_limit_reached',
   document_limit_reached: 'document_limit_reached',
-  // Background audio: 409 when the slug is a platform asset's or another upload's of the workspace.
+  // Background audio: 409 when the slug is a platform asset's or another upload's of the workspace, or the workspace holds the most uploads it may.
   background_audio_slug_taken: 'background_audio_slug_taken',
+  background_audio_limit_reached: 'background_audio_limit_reached',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -224,6 +224,32 @@ describe('uploads', () => {
     expect(elsewhere.status).toBe(201);
   });
 
+  it('keeps at most 50 uploads in a workspace: 409 background_audio_limit_reached, until one is deleted', async () => {
+    const full = await createTestWorkspace(db, { scopes: ['background_audio.edit', 'background_audio.delete'] });
+    await db.backgroundAudio.createMany({
+      data: Array.from({ length: 49 }, (_, index) => ({
+        workspaceId: full.workspaceId,
+        slug: `filler-${index}`,
+        label: 'Filler',
+        durationSecs: 3,
+        mediaType: 'audio/wav',
+        byteSize: wav.length,
+        sha256: 'filler',
+        audio: new Uint8Array(wav),
+      })),
+    });
+    const fiftieth = await upload(full.key, { slug: 'fiftieth', label: 'Fiftieth', audio: base64(wav) });
+    expect(fiftieth.status).toBe(201);
+    const refused = await upload(full.key, { slug: 'fifty-first', label: 'One more', audio: base64(wav) });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ error: 'background_audio_limit_reached' });
+    expect(await db.backgroundAudio.count({ where: { workspaceId: full.workspaceId } })).toBe(50);
+    const { id } = (await fiftieth.json()) as Asset;
+    expect((await api.request('DELETE', `/background-audio/${id}`, { key: full.key })).status).toBe(204);
+    const again = await upload(full.key, { slug: 'fifty-first', label: 'One more', audio: base64(wav) });
+    expect(again.status).toBe(201);
+  });
+
   it('needs background_audio.edit to upload; view is not enough', async () => {
     const response = await upload(viewer.key, { slug: 'viewer', label: 'x', audio: base64(wav) });
     expect(response.status).toBe(403);

@@ -49,6 +49,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   knowledge_base_limit_reached: 'the workspace has as many knowledge bases as it may (`detail`)',
   document_limit_reached: 'the knowledge base holds as many documents as it may (`detail`)',
   background_audio_slug_taken: "the slug is a platform asset's or another upload's of the workspace (`detail`)",
+  background_audio_limit_reached: 'the workspace holds as many background audio uploads as it may (`detail`)',
   external_id_taken: 'another dictionary of the workspace has this externalId (`detail`)',
   dictionary_limit_reached: 'the workspace has as many dictionaries as it may (`detail`)',
 };

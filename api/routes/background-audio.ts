@@ -67,12 +67,11 @@ export const backgroundAudioRoutes = [
     method: 'post',
     path: '/background-audio',
     access: { permission: 'background_audio.edit' },
-    summary:
-      'Upload an audio file as a background audio asset of the workspace: JSON with the file in base64. It is decoded to prove it is audio and to measure how long it plays.',
+    summary: `Upload an audio file as a background audio asset of the workspace: JSON with the file in base64. It is decoded to prove it is audio and to measure how long it plays. A workspace holds at most ${UPLOAD_LIMITS.perWorkspace} uploads (409 background_audio_limit_reached).`,
     tags,
     body: newAssetSchema,
     responses: { 201: { description: 'Stored.', schema: assetSchema } },
-    errors: { 409: [ErrorCode.background_audio_slug_taken] },
+    errors: { 409: [ErrorCode.background_audio_slug_taken, ErrorCode.background_audio_limit_reached] },
     handler: async ({ services, principal, body, req }) => {
       const audio = Buffer.from(body.audio, 'base64');
       const stored = await uploadBackgroundAudio(services, principal, { ...body, audio });

@@ -9,7 +9,7 @@ import {
 } from '../../lib/background-audio/platform-assets';
 import { createPlatformAudio, type PlatformAudio } from '../../lib/background-audio/platform-files';
 import type { SoxOptions } from '../../lib/background-audio/sox';
-import { AudioRefused, measureUpload } from '../../lib/background-audio/uploads';
+import { AudioRefused, measureUpload, UPLOAD_LIMITS } from '../../lib/background-audio/uploads';
 import { configVariables, type Config } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../auth/principal';
@@ -114,19 +114,29 @@ export async function uploadBackgroundAudio(
     throw error;
   });
   if (PLATFORM_BACKGROUND_AUDIO.some((asset) => asset.slug === upload.slug)) throw slugTaken(upload.slug);
+  const workspaceId = principal.workspaceId;
   try {
-    const stored = await services.db.backgroundAudio.create({
-      data: {
-        workspaceId: principal.workspaceId,
-        slug: upload.slug,
-        label: upload.label,
-        durationSecs: measured.durationSecs,
-        mediaType: measured.mediaType,
-        byteSize: upload.audio.length,
-        sha256: createHash('sha256').update(upload.audio).digest('hex'),
-        audio: new Uint8Array(upload.audio),
-      },
-      select: { id: true, slug: true, label: true, durationSecs: true },
+    // Uploads to one workspace take turns on an advisory lock (after decoding), so concurrent ones cannot
+    // pass the limit together.
+    const stored = await services.db.$transaction(async (tx) => {
+      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`background-audio:${workspaceId}`}, 0))`;
+      if ((await tx.backgroundAudio.count({ where: { workspaceId } })) >= UPLOAD_LIMITS.perWorkspace)
+        throw new ApiError(409, ErrorCode.background_audio_limit_reached, {
+          detail: `a workspace holds at most ${UPLOAD_LIMITS.perWorkspace} uploads; delete one first`,
+        });
+      return tx.backgroundAudio.create({
+        data: {
+          workspaceId,
+          slug: upload.slug,
+          label: upload.label,
+          durationSecs: measured.durationSecs,
+          mediaType: measured.mediaType,
+          byteSize: upload.audio.length,
+          sha256: createHash('sha256').update(upload.audio).digest('hex'),
+          audio: new Uint8Array(upload.audio),
+        },
+        select: { id: true, slug: true, label: true, durationSecs: true },
+      });
     });
     return { ...stored, isPlatform: false };
   } catch (error) {

@@ -14,6 +14,8 @@ export const UPLOAD_LIMITS = {
   minSecs: 0.5,
   /** Longer is not a loop; decoding stops just past it, so a file that claims hours costs no more. */
   maxSecs: 600,
+  /** Uploads a workspace holds at once (at most about 36 MB of audio). */
+  perWorkspace: 50,
 } as const;
 
 export interface AudioFormat {
