@@ -257,24 +257,26 @@ describe('uploads', () => {
   });
 });
 
+/** An agent row made directly (the agents API is tested elsewhere), using `backgroundAudioId` or silence. */
+const agentOf = (workspaceId: string, backgroundAudioId: string | null = null) =>
+  db.agent.create({
+    data: {
+      workspaceId,
+      name: 'Agent',
+      language: 'en-US',
+      voiceId: 'espeak-ng/en-us',
+      script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
+      backgroundAudioId,
+    },
+  });
+
 describe('deleting an upload', () => {
   it("deletes the workspace's own, and its agents that used it go back to silence in the same step", async () => {
     const created = (await (
       await upload(editor.key, { slug: 'to-delete', label: 'Going', audio: base64(wav) })
     ).json()) as Asset;
-    const agent = (backgroundAudioId: string, workspaceId = editor.workspaceId) =>
-      db.agent.create({
-        data: {
-          workspaceId,
-          name: 'Agent',
-          language: 'en-US',
-          voiceId: 'espeak-ng/en-us',
-          script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
-          backgroundAudioId,
-        },
-      });
-    const using = await agent(created.id);
-    const onPlatform = await agent(PLATFORM_BACKGROUND_AUDIO[1]!.id);
+    const using = await agentOf(editor.workspaceId, created.id);
+    const onPlatform = await agentOf(editor.workspaceId, PLATFORM_BACKGROUND_AUDIO[1]!.id);
     const response = await api.request('DELETE', `/background-audio/${created.id}`, { key: editor.key });
     expect(response.status).toBe(204);
     expect((await db.agent.findUniqueOrThrow({ where: { id: using.id } })).backgroundAudioId).toBeNull();
@@ -293,15 +295,7 @@ describe('deleting an upload', () => {
     const created = (await (
       await upload(editor.key, { slug: 'raced-delete', label: 'Raced', audio: base64(wav) })
     ).json()) as Asset;
-    const racing = await db.agent.create({
-      data: {
-        workspaceId: editor.workspaceId,
-        name: 'Racing agent',
-        language: 'en-US',
-        voiceId: 'espeak-ng/en-us',
-        script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
-      },
-    });
+    const racing = await agentOf(editor.workspaceId);
     // As an agent write does (api/services/agent-references.ts): the upload locked FOR KEY SHARE, the agent set.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
@@ -336,16 +330,7 @@ describe('deleting an upload', () => {
     const theirs = (await (
       await upload(other.key, { slug: 'theirs', label: 'Theirs', audio: base64(wav) })
     ).json()) as Asset;
-    const theirAgent = await db.agent.create({
-      data: {
-        workspaceId: other.workspaceId,
-        name: 'Their agent',
-        language: 'en-US',
-        voiceId: 'espeak-ng/en-us',
-        script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
-        backgroundAudioId: theirs.id,
-      },
-    });
+    const theirAgent = await agentOf(other.workspaceId, theirs.id);
     const unknown = await api.request('DELETE', '/background-audio/00000000-0000-4000-8000-000000000000', {
       key: editor.key,
     });
