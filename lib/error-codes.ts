@@ -38,6 +38,7 @@ export const ErrorCode = {
   run_not_running: 'run_not_running',
   // Agents: DELETE /agents/{id} of an agent a live campaign or a phone number uses; starting a campaign whose agent is gone.
   agent_in_use: 'agent_in_use',
+  agent_limit_reached: 'agent_limit_reached',
   agent_deleted: 'agent_deleted',
   // Dictionaries: 409 when another dictionary of the workspace has the externalId, or the workspace holds the most it may.
   external_id_taken: 'external_id_taken',

@@ -1,6 +1,6 @@
 import { geocoder } from 'libphonenumber-geo-carrier';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { Prisma } from '../generated/prisma/client';
+import { isUniqueViolation } from './prisma-errors';
 import type { Database } from './database';
 import { NotFoundError } from './workspace-admin';
 
@@ -75,7 +75,7 @@ export async function assignPhoneNumber(
       return created;
     } catch (error) {
       // Assigned concurrently by another operator: read who holds it now, once.
-      const raced = error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002';
+      const raced = isUniqueViolation(error);
       if (!raced || attempt > 0) throw error;
     }
   }

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { AGENT_LIMITS } from '../lib/agents/agent-definition';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { startTestWorker, useTemporalClient } from './support/temporal';
@@ -432,5 +433,43 @@ describe('dictionaries of an agent', () => {
     expect((await call('DELETE', `/dictionaries/${b.id}`)).status).toBe(204);
     expect((await call('GET', `/agents/${agent.id}`)).body.dictionaryIds).toEqual([c.id, a.id]);
     expect((await call('GET', `/agents/${other.id}`)).body.dictionaryIds).toEqual([]);
+  });
+});
+
+describe('agents: a workspace holds at most its limit of live agents', () => {
+  const limit = AGENT_LIMITS.agentsPerWorkspace;
+  const fill = (workspaceId: string, n: number, deletedAt: Date | null = null) =>
+    db.agent.createMany({
+      data: Array.from({ length: n }, (_, i) => ({
+        workspaceId,
+        name: `Filler ${i}`,
+        language: 'en-US',
+        voiceId: AGENT.voiceId,
+        script: AGENT.script,
+        deletedAt,
+      })),
+    });
+
+  it('refuses one more with 409 agent_limit_reached; deleted agents hold no place', async () => {
+    const full = await createTestWorkspace(db, { scopes: ['agents.delete', 'agents.edit'] });
+    await fill(full.workspaceId, 5, new Date());
+    await fill(full.workspaceId, limit - 1);
+    const last = await createAgent({ name: 'Last' }, full);
+    const over = await call('POST', '/agents', { ...AGENT, name: 'Over' }, full);
+    expect(over.status).toBe(409);
+    expect(over.body.error).toBe('agent_limit_reached');
+    expect(await db.agent.count({ where: { workspaceId: full.workspaceId, deletedAt: null } })).toBe(limit);
+    expect((await call('DELETE', `/agents/${last.id}`, undefined, full)).status).toBe(204);
+    await createAgent({ name: 'Room again' }, full);
+  });
+
+  it('lets concurrent creates pass the limit no further', async () => {
+    const racing = await createTestWorkspace(db, { scopes: ['agents.edit'] });
+    await fill(racing.workspaceId, limit - 2);
+    const results = await Promise.all(
+      Array.from({ length: 5 }, (_, i) => call('POST', '/agents', { ...AGENT, name: `Race ${i}` }, racing)),
+    );
+    expect(results.map((result) => result.status).sort()).toEqual([201, 201, 409, 409, 409]);
+    expect(await db.agent.count({ where: { workspaceId: racing.workspaceId } })).toBe(limit);
   });
 });

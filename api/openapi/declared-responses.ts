@@ -51,6 +51,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   background_audio_slug_taken: "the slug is a platform asset's or another upload's of the workspace (`detail`)",
   background_audio_limit_reached: 'the workspace holds as many background audio uploads as it may (`detail`)',
   external_id_taken: 'another dictionary of the workspace has this externalId (`detail`)',
+  agent_limit_reached: 'the workspace has as many live agents as it may, 200 (`detail`)',
   dictionary_limit_reached: 'the workspace has as many dictionaries as it may (`detail`)',
 };
 

@@ -72,6 +72,7 @@ export const agentRoutes = [
     tags: ['Agents'],
     body: newAgentSchema,
     responses: { 201: { description: 'Created.', schema: agentSchema } },
+    errors: { 409: [ErrorCode.agent_limit_reached] },
     handler: async ({ services, principal, body }) => ({
       status: 201,
       body: await createAgent(services, principal, body),

@@ -1,11 +1,18 @@
 import { Prisma } from '../../generated/prisma/client';
-import type { AgentScript, AgentUpdate, ExtractionField, NewAgent } from '../../lib/agents/agent-definition';
+import {
+  AGENT_LIMITS,
+  type AgentScript,
+  type AgentUpdate,
+  type ExtractionField,
+  type NewAgent,
+} from '../../lib/agents/agent-definition';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import { checkAgentReferences } from './agent-references';
 import type { AppServices } from './index';
 import { findOwned } from './owned';
+import { createWithinQuota } from './workspace-quota';
 
 /** What the view of an agent reads besides its row: its dictionaries in order, its documents as linked. */
 const AGENT_LINKS = {
@@ -74,14 +81,19 @@ const dictionaryLinks = (dictionaryIds: readonly string[]) =>
 /** The agent's row and its dictionaries in one transaction, after checking and locking what it names. */
 export async function createAgent({ db }: AppServices, principal: Principal, input: NewAgent) {
   const { dictionaryIds, ...settings } = input;
-  const agent = await db.$transaction(async (tx) => {
-    await checkAgentReferences(tx, principal.workspaceId, input);
+  const { workspaceId } = principal;
+  const quota = {
+    workspaceId,
+    noun: 'agents',
+    limit: AGENT_LIMITS.agentsPerWorkspace,
+    code: ErrorCode.agent_limit_reached,
+    // Deleted agents are kept (deletedAt) but hold no place.
+    count: (tx: Prisma.TransactionClient) => tx.agent.count({ where: { workspaceId, deletedAt: null } }),
+  };
+  const agent = await createWithinQuota(db, quota, async (tx) => {
+    await checkAgentReferences(tx, workspaceId, input);
     return tx.agent.create({
-      data: {
-        ...settings,
-        workspaceId: principal.workspaceId,
-        dictionaries: { create: dictionaryLinks(dictionaryIds) },
-      },
+      data: { ...settings, workspaceId, dictionaries: { create: dictionaryLinks(dictionaryIds) } },
       include: AGENT_LINKS,
     });
   });

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { z } from 'zod';
-import { Prisma } from '../../generated/prisma/client';
+import { isUniqueViolation } from '../../lib/prisma-errors';
 import {
   findPlatformBackgroundAudio,
   PLATFORM_AUDIO_MEDIA_TYPE,
@@ -16,6 +16,7 @@ import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import type { AppServices } from './index';
 import { findOwned } from './owned';
+import { createWithinQuota } from './workspace-quota';
 
 /** sox as the process runs it, and the platform's files it makes with it. */
 export interface BackgroundAudioTools {
@@ -116,31 +117,34 @@ export async function uploadBackgroundAudio(
   if (PLATFORM_BACKGROUND_AUDIO.some((asset) => asset.slug === upload.slug)) throw slugTaken(upload.slug);
   const workspaceId = principal.workspaceId;
   try {
-    // Uploads to one workspace take turns on an advisory lock (after decoding), so concurrent ones cannot
-    // pass the limit together.
-    const stored = await services.db.$transaction(async (tx) => {
-      await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`background-audio:${workspaceId}`}, 0))`;
-      if ((await tx.backgroundAudio.count({ where: { workspaceId } })) >= UPLOAD_LIMITS.perWorkspace)
-        throw new ApiError(409, ErrorCode.background_audio_limit_reached, {
-          detail: `a workspace holds at most ${UPLOAD_LIMITS.perWorkspace} uploads; delete one first`,
-        });
-      return tx.backgroundAudio.create({
-        data: {
-          workspaceId,
-          slug: upload.slug,
-          label: upload.label,
-          durationSecs: measured.durationSecs,
-          mediaType: measured.mediaType,
-          byteSize: upload.audio.length,
-          sha256: createHash('sha256').update(upload.audio).digest('hex'),
-          audio: new Uint8Array(upload.audio),
-        },
-        select: { id: true, slug: true, label: true, durationSecs: true },
-      });
-    });
+    // After decoding: a slow decode holds no lock.
+    const stored = await createWithinQuota(
+      services.db,
+      {
+        workspaceId,
+        noun: 'uploads',
+        limit: UPLOAD_LIMITS.perWorkspace,
+        code: ErrorCode.background_audio_limit_reached,
+        count: (tx) => tx.backgroundAudio.count({ where: { workspaceId } }),
+      },
+      (tx) =>
+        tx.backgroundAudio.create({
+          data: {
+            workspaceId,
+            slug: upload.slug,
+            label: upload.label,
+            durationSecs: measured.durationSecs,
+            mediaType: measured.mediaType,
+            byteSize: upload.audio.length,
+            sha256: createHash('sha256').update(upload.audio).digest('hex'),
+            audio: new Uint8Array(upload.audio),
+          },
+          select: { id: true, slug: true, label: true, durationSecs: true },
+        }),
+    );
     return { ...stored, isPlatform: false };
   } catch (error) {
-    if (error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002') throw slugTaken(upload.slug);
+    if (isUniqueViolation(error)) throw slugTaken(upload.slug);
     throw error;
   }
 }

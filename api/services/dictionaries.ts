@@ -1,10 +1,12 @@
-import { Prisma, type Dictionary } from '../../generated/prisma/client';
+import type { Dictionary } from '../../generated/prisma/client';
+import { isRecordMissing, isUniqueViolation } from '../../lib/prisma-errors';
 import { charCountOf, DICTIONARY_LIMITS } from '../../lib/dictionary-terms';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import type { AppServices } from './index';
 import { findOwned } from './owned';
+import { createWithinQuota } from './workspace-quota';
 
 /** What a caller sets. Terms arrive normalised and deduplicated (lib/dictionary-terms.ts, applied by the route's schema). */
 export interface DictionarySettings {
@@ -24,9 +26,6 @@ const externalIdTaken = () =>
     detail: 'another dictionary of this workspace has this externalId',
   });
 
-const hasPrismaCode = (error: unknown, code: string) =>
-  error instanceof Prisma.PrismaClientKnownRequestError && error.code === code;
-
 /**
  * The unique index on (workspaceId, externalId) decides who holds an externalId, so two requests racing
  * for one cannot both win: the loser's unique violation (P2002) is the caller's 409, never a 500.
@@ -35,7 +34,7 @@ async function claimingExternalId<Row>(write: () => Promise<Row>): Promise<Row> 
   try {
     return await write();
   } catch (error) {
-    if (hasPrismaCode(error, 'P2002')) throw externalIdTaken();
+    if (isUniqueViolation(error)) throw externalIdTaken();
     throw error;
   }
 }
@@ -45,7 +44,7 @@ async function unlessMissing<Row>(write: Promise<Row>): Promise<Row | null> {
   try {
     return await write;
   } catch (error) {
-    if (hasPrismaCode(error, 'P2025')) return null;
+    if (isRecordMissing(error)) return null;
     throw error;
   }
 }
@@ -60,18 +59,19 @@ function storable(settings: DictionarySettings) {
  * Creates in one workspace take turns on an advisory lock, so concurrent ones cannot pass the limit together.
  */
 export async function createDictionary({ db }: AppServices, principal: Principal, input: NewDictionary) {
+  const { workspaceId } = principal;
   return claimingExternalId(() =>
-    db.$transaction(async (tx) => {
-      await tx.$queryRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`dictionaries:${principal.workspaceId}`}, 0))::text`;
-      const held = await tx.dictionary.count({ where: { workspaceId: principal.workspaceId } });
-      if (held >= DICTIONARY_LIMITS.dictionariesPerWorkspace)
-        throw new ApiError(409, ErrorCode.dictionary_limit_reached, {
-          detail: `a workspace holds at most ${DICTIONARY_LIMITS.dictionariesPerWorkspace} dictionaries; delete one first`,
-        });
-      return tx.dictionary.create({
-        data: { ...storable(input), name: input.name, workspaceId: principal.workspaceId },
-      });
-    }),
+    createWithinQuota(
+      db,
+      {
+        workspaceId,
+        noun: 'dictionaries',
+        limit: DICTIONARY_LIMITS.dictionariesPerWorkspace,
+        code: ErrorCode.dictionary_limit_reached,
+        count: (tx) => tx.dictionary.count({ where: { workspaceId } }),
+      },
+      (tx) => tx.dictionary.create({ data: { ...storable(input), name: input.name, workspaceId } }),
+    ),
   );
 }
 

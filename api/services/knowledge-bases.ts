@@ -4,6 +4,7 @@ import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
 import { findOwned } from './owned';
+import { createWithinQuota } from './workspace-quota';
 
 /** Knowledge bases a workspace may hold: each is listed whole (unpaginated), so the list stays small. */
 export const MAX_KNOWLEDGE_BASES_PER_WORKSPACE = 100;
@@ -70,15 +71,17 @@ export async function getKnowledgeBase(services: AppServices, principal: Princip
 
 export async function createKnowledgeBase({ db }: AppServices, principal: Principal, input: KnowledgeBaseInput) {
   const { workspaceId } = principal;
-  const base = await db.$transaction(async (tx) => {
-    // Serialises creations in one workspace, so two at once cannot both pass the count.
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`knowledge-bases:${workspaceId}`}, 0))`;
-    if ((await tx.knowledgeBase.count({ where: { workspaceId } })) >= MAX_KNOWLEDGE_BASES_PER_WORKSPACE)
-      throw new ApiError(409, ErrorCode.knowledge_base_limit_reached, {
-        detail: `the workspace already has ${MAX_KNOWLEDGE_BASES_PER_WORKSPACE} knowledge bases, the most it may have`,
-      });
-    return tx.knowledgeBase.create({ data: { ...input, workspaceId }, include: withDocumentCount });
-  });
+  const base = await createWithinQuota(
+    db,
+    {
+      workspaceId,
+      noun: 'knowledge bases',
+      limit: MAX_KNOWLEDGE_BASES_PER_WORKSPACE,
+      code: ErrorCode.knowledge_base_limit_reached,
+      count: (tx) => tx.knowledgeBase.count({ where: { workspaceId } }),
+    },
+    (tx) => tx.knowledgeBase.create({ data: { ...input, workspaceId }, include: withDocumentCount }),
+  );
   return baseView(base);
 }
 

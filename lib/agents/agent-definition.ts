@@ -15,6 +15,8 @@ export const AGENT_LIMITS = {
   allowedValueChars: 200,
   dictionaries: 20,
   documents: 100,
+  /** Live agents of one workspace: the list is answered all at once. */
+  agentsPerWorkspace: 200,
 } as const;
 
 const addIssue = (ctx: z.RefinementCtx, path: PropertyKey[], message: string, input: unknown) =>

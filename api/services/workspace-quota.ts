@@ -1,0 +1,34 @@
+import type { Prisma } from '../../generated/prisma/client';
+import type { ErrorCode } from '../../lib/error-codes';
+import type { Database } from '../../lib/database';
+import { ApiError } from '../http/api-error';
+
+export interface WorkspaceQuota {
+  workspaceId: string;
+  /** What is counted, named in the lock and in the refusal: "dictionaries", "uploads". */
+  noun: string;
+  limit: number;
+  /** 409 code of a refusal. */
+  code: ErrorCode;
+  count: (tx: Prisma.TransactionClient) => Promise<number>;
+}
+
+/**
+ * Creates one more of something a workspace may hold at most `limit` of, in one transaction: creations
+ * of one kind in one workspace take turns on an advisory lock, so two at once cannot both pass the count.
+ * Over the limit: 409 with the quota in `detail`, nothing created.
+ */
+export async function createWithinQuota<Row>(
+  db: Database,
+  quota: WorkspaceQuota,
+  create: (tx: Prisma.TransactionClient) => Promise<Row>,
+): Promise<Row> {
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`${quota.noun}:${quota.workspaceId}`}, 0))`;
+    if ((await quota.count(tx)) >= quota.limit)
+      throw new ApiError(409, quota.code, {
+        detail: `a workspace holds at most ${quota.limit} ${quota.noun}; delete one first`,
+      });
+    return create(tx);
+  });
+}
