@@ -43,3 +43,11 @@ export function webhookDeliveryWorkflowId(deliveryId: string): string {
 export function exportJobWorkflowId(exportId: string): string {
   return `export-${exportId}`;
 }
+
+/**
+ * The transcript, extraction and evaluation of one call, made once when an answered call ends; a re-run
+ * asked for through the API (calls.edit) is a workflow of its own, named by the request that asked.
+ */
+export function callIntelligenceWorkflowId(callId: string, rerunId?: string): string {
+  return rerunId === undefined ? `call-intelligence-${callId}` : `call-intelligence-${callId}-rerun-${rerunId}`;
+}

@@ -1,0 +1,16 @@
+import { z } from 'zod';
+
+/**
+ * A call's transcript as stored on the call (Call.transcript) and answered by GET /calls/{id}: the turns
+ * in order, each with who spoke and when, from the moment the call was answered.
+ */
+export const transcriptTurnSchema = z.object({
+  speaker: z.enum(['agent', 'lead']).describe('agent: the AI calling agent; lead: the person called.'),
+  text: z.string(),
+  offsetMs: z.number().int().min(0).describe('Milliseconds from the answer to the start of the turn.'),
+});
+
+export const transcriptSchema = z.array(transcriptTurnSchema);
+
+export type TranscriptTurn = z.infer<typeof transcriptTurnSchema>;
+export type Transcript = TranscriptTurn[];

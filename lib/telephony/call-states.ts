@@ -1,0 +1,38 @@
+/**
+ * The states a carrier reports for a call, in the words carriers use (Twilio's CallStatus): queued,
+ * ringing, in-progress, then one terminal state. A call only ever moves forward: an event whose state
+ * ranks at or below the call's present one changes nothing (a late "ringing" after "completed").
+ */
+export const CARRIER_CALL_STATES = [
+  'queued',
+  'ringing',
+  'in-progress',
+  'completed',
+  'busy',
+  'no-answer',
+  'failed',
+  'canceled',
+] as const;
+export type CarrierCallState = (typeof CARRIER_CALL_STATES)[number];
+
+export const TERMINAL_CALL_STATES: readonly CarrierCallState[] = [
+  'completed',
+  'busy',
+  'no-answer',
+  'failed',
+  'canceled',
+];
+
+const RANK: Record<CarrierCallState, number> = {
+  queued: 1,
+  ringing: 2,
+  'in-progress': 3,
+  completed: 4,
+  busy: 4,
+  'no-answer': 4,
+  failed: 4,
+  canceled: 4,
+};
+
+export const callStateRank = (state: CarrierCallState): number => RANK[state];
+export const isTerminalCallState = (state: CarrierCallState): boolean => RANK[state] === 4;
