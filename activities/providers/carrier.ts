@@ -1,0 +1,53 @@
+import type { Transcript } from '../../lib/calls/transcript';
+import type { CarrierCallState } from '../../lib/telephony/call-states';
+
+/**
+ * A telephony carrier, shaped like the real ones (Twilio, Telnyx, Vonage, Plivo): a dial request is
+ * answered at once with the carrier's call id, and the call's progress arrives later as signed HTTP
+ * callbacks at statusCallbackUrl (POST /telephony/{provider}/events). lookup answers what the carrier
+ * knows now, for reconciliation when callbacks stop coming.
+ */
+export interface Carrier {
+  /** The {provider} of the event endpoint, and what every call records: a simulated call never passes for a real one. */
+  readonly name: string;
+  /** Places the call. The attempt id is the idempotency key: a second dial of one attempt returns the first call. */
+  dial(request: CarrierDialRequest): Promise<{ providerCallId: string }>;
+  /** The call's present state by the carrier's id or by attempt id; null when the carrier never placed it. */
+  lookup(reference: { providerCallId: string } | { attemptId: string }): Promise<CarrierCallSnapshot | null>;
+  /** Ends a call in progress (a stopped campaign); a call already ended is left as it is. */
+  hangup(providerCallId: string): Promise<void>;
+  /** The transcript of an answered call once it has ended; null when there is none (not answered, or not yet). */
+  transcript(providerCallId: string): Promise<Transcript | null>;
+}
+
+export interface CarrierDialRequest {
+  attemptId: string;
+  /** E.164 caller number (a voice number of the workspace), or null for the carrier's default. */
+  from: string | null;
+  /** E.164 number to call. */
+  to: string;
+  /** What the AI agent on the call says and fills (null: the campaign names no agent). */
+  agent: CarrierAgent | null;
+  /** The lead's name and fields, for the agent's conversation. */
+  lead: { name: string | null; fields: Record<string, unknown> };
+  /** Where the carrier POSTs the call's status events. */
+  statusCallbackUrl: string;
+}
+
+export interface CarrierAgent {
+  id: string;
+  language: string;
+  voiceId: string;
+  script: { openingLine: string; questions: string[]; closing: string };
+  extractionFields: Array<{ name: string; type: string; description: string; allowedValues?: string[] }>;
+}
+
+export interface CarrierCallSnapshot {
+  providerCallId: string;
+  attemptId: string;
+  status: CarrierCallState;
+  /** human or machine once answered (answering-machine detection); null before, or when unknown. */
+  answeredBy: 'human' | 'machine' | null;
+  /** Talk time of an ended call. */
+  durationMs: number | null;
+}
