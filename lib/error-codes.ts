@@ -48,6 +48,8 @@ export const ErrorCode = {
   // Background audio: 409 when the slug is a platform asset's or another upload's of the workspace, or the workspace holds the most uploads it may.
   background_audio_slug_taken: 'background_audio_slug_taken',
   background_audio_limit_reached: 'background_audio_limit_reached',
+  // Calls: 409 when extraction, evaluation or translation is asked of a call that has no transcript.
+  call_has_no_transcript: 'call_has_no_transcript',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',
@@ -55,6 +57,7 @@ export const ErrorCode = {
   journey_webhook_rejected: 'journey_webhook_rejected',
   journey_webhook_failed: 'journey_webhook_failed',
   journey_call_without_lead: 'journey_call_without_lead',
+  call_not_found: 'call_not_found',
   // Export jobs: 409 while the file is being written, 409 when the job failed, 410 after retention; activity failure types.
   export_not_ready: 'export_not_ready',
   export_failed: 'export_failed',
