@@ -53,6 +53,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   external_id_taken: 'another dictionary of the workspace has this externalId (`detail`)',
   agent_limit_reached: 'the workspace has as many live agents as it may, 200 (`detail`)',
   dictionary_limit_reached: 'the workspace has as many dictionaries as it may (`detail`)',
+  call_issue_limit_reached: 'the call holds as many reported issues as it may, 100 (`detail`)',
 };
 
 const INTERNAL_ERROR_BY_STATUS: Record<number, string> = {

@@ -1,6 +1,7 @@
 import type { RouteDefinition } from '../http/route';
 import { agentRoutes } from './agents';
 import { backgroundAudioRoutes } from './background-audio';
+import { callRoutes } from './calls';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
 import { dictionaryRoutes } from './dictionaries';
@@ -31,6 +32,7 @@ export const routes: readonly RouteDefinition[] = [
   ...exportRoutes,
   ...leadRoutes,
   ...resultRoutes,
+  ...callRoutes,
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
   ...journeyRoutes,

@@ -1,4 +1,4 @@
-import type { Prisma } from '../../generated/prisma/client';
+import type { Call, Prisma } from '../../generated/prisma/client';
 import { forbidden } from '../http/api-error';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../auth/principal';
@@ -88,21 +88,23 @@ export async function listCalls(
     }),
     db.call.count({ where }),
   ]);
+  return { total, items: rows.map(workspaceCallView) };
+}
+
+/** A call as GET /calls lists it (workspaceCallSchema); GET /calls/{id} adds its details to the same summary. */
+export function workspaceCallView(call: Call & { lead: { phone: string } }) {
   return {
-    total,
-    items: rows.map((call) => ({
-      id: call.id,
-      campaignId: call.campaignId,
-      leadId: call.leadId,
-      phone: call.lead.phone,
-      attempt: call.attempt,
-      provider: call.provider,
-      status: call.status,
-      outcome: call.outcome,
-      durationMs: call.durationMs,
-      startedAt: call.startedAt.toISOString(),
-      endedAt: call.endedAt?.toISOString() ?? null,
-    })),
+    id: call.id,
+    campaignId: call.campaignId,
+    leadId: call.leadId,
+    phone: call.lead.phone,
+    attempt: call.attempt,
+    provider: call.provider,
+    status: call.status,
+    outcome: call.outcome,
+    durationMs: call.durationMs,
+    startedAt: call.startedAt.toISOString(),
+    endedAt: call.endedAt?.toISOString() ?? null,
   };
 }
 

@@ -5,12 +5,16 @@ import { ApiError } from '../http/api-error';
 
 export interface WorkspaceQuota {
   workspaceId: string;
+  /** What holds the things counted when it is not the workspace (a call holds its issues): its id, named in the lock. */
+  holderId?: string;
   /** What is counted, named in the lock and in the refusal: "dictionaries", "uploads". */
   noun: string;
   limit: number;
   /** 409 code of a refusal. */
   code: ErrorCode;
   count: (tx: Prisma.TransactionClient) => Promise<number>;
+  /** The refusal's `detail` when "a workspace holds at most ..." is not what happened. */
+  detail?: string;
 }
 
 /**
@@ -24,10 +28,10 @@ export async function createWithinQuota<Row>(
   create: (tx: Prisma.TransactionClient) => Promise<Row>,
 ): Promise<Row> {
   return db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`${quota.noun}:${quota.workspaceId}`}, 0))`;
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`${quota.noun}:${quota.holderId ?? quota.workspaceId}`}, 0))`;
     if ((await quota.count(tx)) >= quota.limit)
       throw new ApiError(409, quota.code, {
-        detail: `a workspace holds at most ${quota.limit} ${quota.noun}; delete one first`,
+        detail: quota.detail ?? `a workspace holds at most ${quota.limit} ${quota.noun}; delete one first`,
       });
     return create(tx);
   });

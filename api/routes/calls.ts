@@ -1,0 +1,149 @@
+import { z } from 'zod';
+import {
+  CALL_ISSUE_CATEGORIES,
+  CALL_ISSUE_CATEGORY_NAMES,
+  CALL_ISSUE_LIMITS,
+  CATEGORIES_NEEDING_A_NOTE,
+} from '../../lib/calls/issue-categories';
+import { transcriptSchema } from '../../lib/calls/transcript';
+import { ErrorCode } from '../../lib/error-codes';
+import { defineRoute } from '../http/route';
+import { getCall, listCallIssues, reportCallIssue } from '../services/calls';
+import { workspaceCallSchema } from './results';
+
+const tags = ['Calls'];
+const { noteLength, issuesPerCall } = CALL_ISSUE_LIMITS;
+const params = z.object({ id: z.string().describe('A call id of GET /calls.') });
+
+const CATEGORY_LIST = Object.entries(CALL_ISSUE_CATEGORIES)
+  .map(([name, meaning]) => `${name}: ${meaning}`)
+  .join(' ');
+
+const callIssueSchema = z.object({
+  id: z.string().uuid(),
+  category: z.enum(CALL_ISSUE_CATEGORY_NAMES).describe(CATEGORY_LIST),
+  note: z.string().describe('As sent; "" when none was given.'),
+  reportedBy: z
+    .object({
+      keyId: z.string().nullable().describe('The API key that reported it; null when it was not reported with a key.'),
+      memberId: z.string().describe('The member that key acts for.'),
+    })
+    .describe('Who reported it.'),
+  createdAt: z.string(),
+});
+
+const callIntelligenceSchema = z
+  .object({
+    extraction: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+      .describe("The agent's extraction fields by name, filled from the transcript; null where the call did not say."),
+    evaluation: z
+      .object({
+        score: z.number().describe('How well the call went (README "Call intelligence").'),
+        reasons: z.array(z.string()).describe('Why it scored so, one sentence each.'),
+      })
+      .describe("The call's evaluation."),
+    provider: z.string().describe('The extraction provider that computed it (rule-based by default).'),
+    computedAt: z.string().describe('When it was computed; re-running extraction and evaluation replaces it.'),
+  })
+  .nullable()
+  .describe('The call intelligence of an answered call; null until it is computed, and for calls not answered.');
+
+const callDetailSchema = workspaceCallSchema.extend({
+  carrierStatus: z
+    .string()
+    .nullable()
+    .describe(
+      "The carrier's last reported state (queued, ringing, in-progress, completed, busy, no-answer, failed, canceled); null for a call placed on the synchronous path.",
+    ),
+  answeredBy: z
+    .string()
+    .nullable()
+    .describe("human or machine (the carrier's answering-machine detection); null when the carrier did not say."),
+  fromNumber: z.string().nullable().describe('The caller number the call was placed from; null when not recorded.'),
+  agentId: z.string().nullable().describe('The agent the call was placed with; null when none was.'),
+  transcript: transcriptSchema
+    .nullable()
+    .describe('The turns of an answered call, in order; null when the call has no transcript.'),
+  intelligence: callIntelligenceSchema,
+  translations: z
+    .array(
+      z.object({
+        language: z.string().describe('The language the transcript was translated into.'),
+        provider: z.string().describe('The translator that made it, e.g. apertium.'),
+        createdAt: z.string(),
+      }),
+    )
+    .describe('The translations of the transcript available (POST /calls/{id}/transcript-translation), by language.'),
+  issues: z.array(callIssueSchema).describe('Problems reported with the call (POST /calls/{id}/issues), oldest first.'),
+});
+
+const newIssueSchema = z
+  .strictObject({
+    category: z.enum(CALL_ISSUE_CATEGORY_NAMES).describe(CATEGORY_LIST),
+    note: z
+      .string()
+      .refine((note) => [...note].length <= noteLength, `at most ${noteLength} characters`)
+      .default('')
+      .describe(
+        `What went wrong, at most ${noteLength} characters (code points), stored as sent; "" (the default) for none. ` +
+          `Required (not blank) with the categories ${CATEGORIES_NEEDING_A_NOTE.join(', ')}.`,
+      ),
+  })
+  .superRefine((issue, context) => {
+    if (CATEGORIES_NEEDING_A_NOTE.includes(issue.category) && !issue.note.trim())
+      context.addIssue({
+        code: 'custom',
+        path: ['note'],
+        message: `a note is required with the category ${issue.category}`,
+        input: issue.note,
+      });
+  });
+
+export const callRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/calls/{id}',
+    access: { permission: 'calls.view' },
+    summary:
+      "One call of the workspace: its summary as GET /calls lists it, with the carrier's state, the transcript, the call intelligence, the translations available and the issues reported. An unknown id and another workspace's call are the same 403.",
+    tags,
+    params,
+    responses: { 200: { description: 'The call.', schema: callDetailSchema } },
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await getCall(services, principal, params.id),
+    }),
+  }),
+  defineRoute({
+    method: 'get',
+    path: '/calls/{id}/issues',
+    access: { permission: 'calls.view' },
+    summary: `The issues reported with the call, oldest first, all at once (at most ${issuesPerCall}).`,
+    tags,
+    params,
+    responses: { 200: { description: 'The issues.', schema: z.array(callIssueSchema) } },
+    handler: async ({ services, principal, params }) => ({
+      status: 200,
+      body: await listCallIssues(services, principal, params.id),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: '/calls/{id}/issues',
+    // Spec section 5, stricter scopes for keys: the dashboard permission is calls.view, a key needs calls.edit.
+    access: { permission: 'calls.edit' },
+    summary:
+      `Report a problem with a call: a category and a note. A key needs calls.edit (dashboard permission: calls.view). ` +
+      `A call holds at most ${issuesPerCall} issues (409 call_issue_limit_reached). Issues are not edited or deleted.`,
+    tags,
+    params,
+    body: newIssueSchema,
+    responses: { 201: { description: 'The issue, as listed on the call.', schema: callIssueSchema } },
+    errors: { 409: [ErrorCode.call_issue_limit_reached] },
+    handler: async ({ services, principal, params, body }) => ({
+      status: 201,
+      body: await reportCallIssue(services, principal, params.id, body),
+    }),
+  }),
+];

@@ -1,0 +1,99 @@
+import type { CallIssue } from '../../generated/prisma/client';
+import { CALL_ISSUE_LIMITS } from '../../lib/calls/issue-categories';
+import { ErrorCode } from '../../lib/error-codes';
+import type { Principal } from '../auth/principal';
+import type { AppServices } from './index';
+import { findOwned } from './owned';
+import { workspaceCallView } from './results';
+import { createWithinQuota } from './workspace-quota';
+
+/** Issues in the order they were reported (the id breaks ties of one instant). */
+const oldestFirst = [{ createdAt: 'asc' }, { id: 'asc' }] as const;
+
+function issueView(issue: CallIssue) {
+  return {
+    id: issue.id,
+    category: issue.category,
+    note: issue.note,
+    reportedBy: { keyId: issue.reportedByKeyId, memberId: issue.reportedByMemberId },
+    createdAt: issue.createdAt.toISOString(),
+  };
+}
+
+/** A call of the caller's workspace (403 forbidden for any other id), as GET /calls lists it plus its details. */
+export async function getCall({ db }: AppServices, principal: Principal, callId: string) {
+  const call = await findOwned(principal, callId, (where) =>
+    db.call.findFirst({
+      where,
+      include: {
+        lead: { select: { phone: true } },
+        translations: { select: { language: true, provider: true, createdAt: true }, orderBy: { language: 'asc' } },
+        issues: { orderBy: [...oldestFirst] },
+      },
+    }),
+  );
+  return {
+    ...workspaceCallView(call),
+    carrierStatus: call.carrierStatus,
+    answeredBy: call.answeredBy,
+    fromNumber: call.fromNumber,
+    agentId: call.agentId,
+    // As stored: written only in the shapes the route declares (lib/calls/transcript.ts, the call intelligence's).
+    transcript: call.transcript ?? null,
+    intelligence: call.intelligence ?? null,
+    translations: call.translations.map((translation) => ({
+      language: translation.language,
+      provider: translation.provider,
+      createdAt: translation.createdAt.toISOString(),
+    })),
+    issues: call.issues.map(issueView),
+  };
+}
+
+const findOwnedCallId = ({ db }: AppServices, principal: Principal, callId: string) =>
+  findOwned(principal, callId, (where) => db.call.findFirst({ where, select: { id: true } }));
+
+export async function listCallIssues(services: AppServices, principal: Principal, callId: string) {
+  const call = await findOwnedCallId(services, principal, callId);
+  const issues = await services.db.callIssue.findMany({ where: { callId: call.id }, orderBy: [...oldestFirst] });
+  return issues.map(issueView);
+}
+
+/**
+ * Records a problem reported with a call, naming the key and the member that reported it. Reports on one
+ * call take turns on an advisory lock (not the call's row, which the carrier's events update), so the cap
+ * holds under concurrency.
+ */
+export async function reportCallIssue(
+  services: AppServices,
+  principal: Principal,
+  callId: string,
+  input: { category: string; note: string },
+) {
+  const call = await findOwnedCallId(services, principal, callId);
+  const limit = CALL_ISSUE_LIMITS.issuesPerCall;
+  const issue = await createWithinQuota(
+    services.db,
+    {
+      workspaceId: principal.workspaceId,
+      holderId: call.id,
+      noun: 'call issues',
+      limit,
+      code: ErrorCode.call_issue_limit_reached,
+      count: (tx) => tx.callIssue.count({ where: { callId: call.id } }),
+      detail: `a call holds at most ${limit} issues; this one holds as many`,
+    },
+    (tx) =>
+      tx.callIssue.create({
+        data: {
+          workspaceId: principal.workspaceId,
+          callId: call.id,
+          category: input.category,
+          note: input.note,
+          reportedByKeyId: principal.keyId,
+          reportedByMemberId: principal.memberId,
+        },
+      }),
+  );
+  return issueView(issue);
+}
