@@ -88,6 +88,7 @@ const VALID_BODIES: Record<string, unknown> = {
   '/campaigns/{id}/contacts': { contacts: [{ phone: '+14155550120' }] },
   '/dictionaries': { name: 'Matrix' },
   '/dictionaries/{id}': { name: 'Renamed' },
+  '/calls/{id}/issues': { category: 'other', note: 'Matrix' },
 };
 
 let clientAddress = 0;
