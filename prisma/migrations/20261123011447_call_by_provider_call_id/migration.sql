@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Call_provider_providerCallId_idx" ON "Call"("provider", "providerCallId");
+
