@@ -8,6 +8,7 @@ import { createLeadDispatcher } from './services/lead-dispatch';
 import { EXPORT_PAGE_ROWS } from './services/exports';
 import { trimApiLogs } from './services/api-logs';
 import { backgroundAudioFromConfig } from './services/background-audio';
+import { translatorFromConfig } from './services/call-translations';
 import { voicePreviewsFromConfig } from './services/voice-previews';
 
 const config = loadConfigOrExit();
@@ -38,6 +39,7 @@ const app = createApp(
     exports,
     voicePreviews: voicePreviewsFromConfig(config),
     backgroundAudio: backgroundAudioFromConfig(config),
+    translator: translatorFromConfig(config),
   },
   { trustProxy: config.TRUST_PROXY },
 );

@@ -62,6 +62,13 @@ export const configVariables = z.object({
   SOX_PATH: z.string().min(1).default('sox'),
   /** One sox run (decoding an upload, making a platform file) that takes longer is killed. */
   AUDIO_DECODE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /**
+   * The embedded translator of transcripts (Debian's apertium): a name on PATH or a path. Not APERTIUM_PATH:
+   * the apertium script itself reads that variable (a folder it puts in front of PATH).
+   */
+  APERTIUM_BIN: z.string().min(1).default('apertium'),
+  /** Translating one transcript (every apertium run it takes) that takes longer is abandoned (502 provider_error, upstreamStatus 504). */
+  TRANSLATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
 });
 
 /** Resolved here, once, so the API that routes export activities and the workers that poll for them see one value. */

@@ -50,6 +50,8 @@ export const ErrorCode = {
   background_audio_limit_reached: 'background_audio_limit_reached',
   // Calls: 409 when extraction, evaluation or translation is asked of a call that has no transcript.
   call_has_no_transcript: 'call_has_no_transcript',
+  // Transcript translation: 422 when no installed translator pair goes from the source to the target language.
+  translation_pair_unsupported: 'translation_pair_unsupported',
   // Calls: 409 when a call holds as many reported issues as it may (POST /calls/{id}/issues).
   call_issue_limit_reached: 'call_issue_limit_reached',
   // Carrier status events (POST /telephony/{provider}/events): 401 unsigned, badly signed or stale; 404 unknown call or provider.

@@ -32,7 +32,9 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   voice_not_found: 'no voice with this id is available to the workspace (GET /voices lists them)',
   preview_not_supported: "the voice's provider offers no preview",
   provider_error:
-    'the speech synthesiser could not make the preview (`upstreamStatus`: 503 cannot run, 500 failed, 504 too slow)',
+    'the speech synthesiser could not make the preview, or the translator the translation (`upstreamStatus`: 503 cannot run, 500 failed, 504 too slow)',
+  translation_pair_unsupported:
+    'no installed language pair translates from the source language into the target language (`pairs` lists those installed)',
   invalid_campaign_transition: "the campaign's state does not allow this action (`from`, `action`)",
   campaign_stopped: 'a stopped campaign cannot be changed',
   campaign_not_draft: 'contacts are added only to a DRAFT campaign (`status`)',

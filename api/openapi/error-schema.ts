@@ -50,7 +50,13 @@ export const errorBodySchema = z.strictObject({
     .int()
     .optional()
     .describe(
-      'provider_error: how the provider failed, as an HTTP status: 4xx it refused the request, 5xx it was unavailable (speech synthesiser: 503 cannot be run, 500 failed, 504 too slow).',
+      'provider_error: how the provider failed, as an HTTP status: 4xx it refused the request, 5xx it was unavailable (speech synthesiser, translator: 503 cannot be run, 500 failed, 504 too slow).',
+    ),
+  pairs: z
+    .array(z.strictObject({ from: z.string(), to: z.string() }))
+    .optional()
+    .describe(
+      'translation_pair_unsupported: the language pairs installed (BCP 47 tags), read from the installed data.',
     ),
   retryable: z.boolean().optional().describe('true: nothing was accepted; resend the same request later.'),
   campaignIds: z

@@ -2,6 +2,7 @@ import type { RouteDefinition } from '../http/route';
 import { agentRoutes } from './agents';
 import { backgroundAudioRoutes } from './background-audio';
 import { callRoutes } from './calls';
+import { callTranslationRoutes } from './call-translations';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
 import { dictionaryRoutes } from './dictionaries';
@@ -33,6 +34,7 @@ export const routes: readonly RouteDefinition[] = [
   ...leadRoutes,
   ...resultRoutes,
   ...callRoutes,
+  ...callTranslationRoutes,
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
   ...journeyRoutes,

@@ -25,7 +25,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['put', '/crm/connections/{id}/order-notifications', 'crm.edit'],
   ['get', '/crm/connections/{id}/deliveries', 'crm.view'],
   ['get', '/credits/ledger', 'billing.view'],
-  ['post', '/calls/{id}/transcript-translation', 'calls.edit'],
   ['get', '/speech/calls', 'speech.view'],
   ['get', '/whatsapp/messages', 'whatsapp.view'],
   ['post', '/whatsapp/templates/{id}/sync-status', 'whatsapp.edit'],

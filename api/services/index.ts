@@ -2,6 +2,7 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../../lib/database';
 import type { SqlPool } from '../../lib/sql-pool';
 import type { BackgroundAudioTools } from './background-audio';
+import type { Translator } from '../../activities/providers/translator';
 import type { LeadDispatcher } from './lead-dispatch';
 import type { VoicePreviews } from './voice-previews';
 
@@ -29,4 +30,6 @@ export interface AppServices {
   voicePreviews?: VoicePreviews;
   /** sox and the platform's background audio files; unset: from the environment (BACKGROUND_AUDIO_DIR, SOX_PATH). */
   backgroundAudio?: BackgroundAudioTools;
+  /** The translator of transcripts (POST /calls/{id}/transcript-translation); unset: apertium as the environment names it. */
+  translator?: Translator;
 }

@@ -33,7 +33,7 @@ export const languageSchema = z
   .transform((tag) => canonicalLanguage(tag)!)
   .describe('BCP 47 tag of the language the agent speaks (e.g. en-US); stored in its canonical form.');
 
-function canonicalLanguage(tag: string): string | null {
+export function canonicalLanguage(tag: string): string | null {
   try {
     return Intl.getCanonicalLocales(tag)[0] ?? null;
   } catch {

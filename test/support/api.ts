@@ -74,6 +74,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     },
     voicePreviews: dependencies.voicePreviews,
     backgroundAudio: dependencies.backgroundAudio,
+    translator: dependencies.translator,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

@@ -1,0 +1,117 @@
+import type { CallTranslation } from '../../generated/prisma/client';
+import { createApertiumTranslator } from '../../activities/providers/apertium-translator';
+import { TranslationError, type Translator } from '../../activities/providers/translator';
+import { transcriptSchema, type Transcript } from '../../lib/calls/transcript';
+import { configVariables, type Config } from '../../lib/config';
+import { ErrorCode } from '../../lib/error-codes';
+import { choosePair } from '../../lib/translation-languages';
+import { ApiError } from '../http/api-error';
+import type { Principal } from '../auth/principal';
+import type { AppServices } from './index';
+import { findOwned } from './owned';
+
+/** When neither the request nor the call's agent names the transcript's language. */
+export const DEFAULT_SOURCE_LANGUAGE = 'en';
+
+export interface TranslationRequest {
+  /** Canonical BCP 47 tags (the route's schema canonicalises them). */
+  language: string;
+  sourceLanguage?: string;
+}
+
+function translationView(translation: CallTranslation) {
+  return {
+    callId: translation.callId,
+    language: translation.language,
+    sourceLanguage: translation.sourceLanguage,
+    provider: translation.provider,
+    // As stored: written only below, in the transcript's shape.
+    turns: translation.turns as Transcript,
+    createdAt: translation.createdAt.toISOString(),
+  };
+}
+
+/** The translator's failure as the API answers it (as voice previews do): 502 provider_error with upstreamStatus. */
+async function askTranslator<Result>(work: () => Promise<Result>): Promise<Result> {
+  try {
+    return await work();
+  } catch (error) {
+    if (!(error instanceof TranslationError)) throw error;
+    console.error(`[translations] the translator failed: ${error.message}`);
+    throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: error.upstreamStatus });
+  }
+}
+
+/**
+ * The call's transcript in `language`: stored per (call, language) on the first request, answered from the
+ * store after that (the translator is not run again). The language stored and answered is the installed
+ * pair's target (`es-MX` asked of an `es` pair is stored as `es`).
+ */
+export async function translateCallTranscript(
+  services: AppServices,
+  principal: Principal,
+  callId: string,
+  request: TranslationRequest,
+) {
+  const { db } = services;
+  const call = await findOwned(principal, callId, (where) =>
+    db.call.findFirst({ where, select: { id: true, transcript: true, agentId: true } }),
+  );
+  const stored = (language: string) =>
+    db.callTranslation.findUnique({ where: { callId_language: { callId: call.id, language } } });
+
+  const asked = await stored(request.language);
+  if (asked) return translationView(asked);
+  // Written by the carrier path only in this shape; anything else is a fault, not the caller's.
+  const transcript = call.transcript === null ? [] : transcriptSchema.parse(call.transcript);
+  if (transcript.length === 0) throw new ApiError(409, ErrorCode.call_has_no_transcript);
+
+  const translator = services.translator ?? defaultTranslator();
+  const installed = await askTranslator(() => translator.pairs());
+  const sourceLanguage = request.sourceLanguage ?? (await agentLanguageOf(services, call.agentId));
+  const pair = choosePair(installed, sourceLanguage, request.language);
+  if (!pair)
+    throw new ApiError(422, ErrorCode.translation_pair_unsupported, {
+      detail: `No installed translation from ${sourceLanguage} into ${request.language}.`,
+      pairs: installed.map(({ from, to }) => ({ from, to })),
+    });
+  const already = pair.to === request.language ? null : await stored(pair.to);
+  if (already) return translationView(already);
+
+  const texts = await askTranslator(() =>
+    translator.translate(
+      transcript.map((turn) => turn.text),
+      pair,
+    ),
+  );
+  const turns = transcript.map((turn, index) => ({ ...turn, text: texts[index]! }));
+  // A concurrent request for the same language may have stored its translation first: that one is kept
+  // and answered to both, so every answer for (call, language) is the stored one.
+  await db.callTranslation.createMany({
+    data: [{ callId: call.id, language: pair.to, sourceLanguage: pair.from, provider: pair.provider, turns }],
+    skipDuplicates: true,
+  });
+  return translationView((await stored(pair.to))!);
+}
+
+/** The language the call's agent speaks (deleted agents keep theirs), else the default. */
+async function agentLanguageOf({ db }: AppServices, agentId: string | null): Promise<string> {
+  const agent = agentId ? await db.agent.findUnique({ where: { id: agentId }, select: { language: true } }) : null;
+  return agent?.language ?? DEFAULT_SOURCE_LANGUAGE;
+}
+
+type TranslationConfig = Pick<Config, 'APERTIUM_BIN' | 'TRANSLATION_TIMEOUT_MS'>;
+
+/** The embedded translator of a process: Debian's apertium as the config names it. */
+export function translatorFromConfig(config: TranslationConfig): Translator {
+  return createApertiumTranslator({ apertiumPath: config.APERTIUM_BIN, timeoutMs: config.TRANSLATION_TIMEOUT_MS });
+}
+
+let fromEnvironment: Translator | undefined;
+/** For apps built without a translator of their own (benches, tests of other things): the environment's settings. */
+function defaultTranslator(): Translator {
+  fromEnvironment ??= translatorFromConfig(
+    configVariables.pick({ APERTIUM_BIN: true, TRANSLATION_TIMEOUT_MS: true }).parse(process.env),
+  );
+  return fromEnvironment;
+}
