@@ -129,6 +129,21 @@ ensure_media_tools() {
     espeak-ng lame sox libsox-fmt-mp3 >/dev/null) || return 1
 }
 
+# Transcript translation: Debian's apertium and its language pairs (the data packages TRANSLATION_PACKAGES
+# names; at least English <-> Spanish). The API reads the pairs from what is installed (`apertium -l`).
+# Installed like PostgreSQL: from Debian's packages, when missing and root.
+TRANSLATION_PACKAGES=(apertium apertium-eng-spa)
+ensure_translation_tools() {
+  if command -v apertium >/dev/null 2>&1 && apertium -l 2>/dev/null | grep -qx '[[:space:]]*eng-spa'; then return 0; fi
+  if [ "$(id -u)" != 0 ]; then
+    log "apertium or its English-Spanish pair not found: transcript translation answers 502 provider_error or 422; install Debian's ${TRANSLATION_PACKAGES[*]} packages"
+    return 0
+  fi
+  log "installing ${TRANSLATION_PACKAGES[*]} from Debian's packages (transcript translation)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${TRANSLATION_PACKAGES[@]}" >/dev/null) || return 1
+}
+
 # The platform's background audio loops, made with sox in BACKGROUND_AUDIO_DIR (default .data/background-audio)
 # unless their files are there already. Without sox the API tries again on first use, so this only warns.
 ensure_platform_audio() {
@@ -139,5 +154,6 @@ ensure_platform_audio() {
 # Everything a script that starts the ephemeral stack needs (tests, history recording).
 ensure_stack_tools() {
   ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools &&
+    ensure_translation_tools &&
     ensure_platform_audio && cd "$PROJECT_ROOT"
 }
