@@ -79,9 +79,9 @@ describe('GET /calls/{id}', () => {
     await db.callTranslation.create({
       data: {
         callId: answered.id,
-        language: 'spa',
-        sourceLanguage: 'eng',
-        provider: 'apertium 3.8.3',
+        language: 'es',
+        sourceLanguage: 'en',
+        provider: 'apertium 3.8.3 eng-spa (apertium-eng-spa 0.8.1-2)',
         turns: TRANSCRIPT.map((turn) => ({ ...turn, text: `es: ${turn.text}` })),
         createdAt: new Date('2026-11-23T01:02:00.000Z'),
       },
@@ -103,7 +103,13 @@ describe('GET /calls/{id}', () => {
       agentId: answered.agentId,
       transcript: TRANSCRIPT,
       intelligence: INTELLIGENCE,
-      translations: [{ language: 'spa', provider: 'apertium 3.8.3', createdAt: '2026-11-23T01:02:00.000Z' }],
+      translations: [
+        {
+          language: 'es',
+          provider: 'apertium 3.8.3 eng-spa (apertium-eng-spa 0.8.1-2)',
+          createdAt: '2026-11-23T01:02:00.000Z',
+        },
+      ],
       issues: [reported.body],
     });
     expect(listed).toMatchObject({ id: answered.id, phone: '+14155550120', outcome: 'answered', durationMs: 41_000 });

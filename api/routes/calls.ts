@@ -69,8 +69,10 @@ const callDetailSchema = workspaceCallSchema.extend({
   translations: z
     .array(
       z.object({
-        language: z.string().describe('The language the transcript was translated into.'),
-        provider: z.string().describe('The translator that made it, e.g. apertium.'),
+        language: z
+          .string()
+          .describe('The language the transcript was translated into (BCP 47, e.g. es), as the translation names it.'),
+        provider: z.string().describe('The translator that made it (engine, language data and their versions).'),
         createdAt: z.string(),
       }),
     )
