@@ -89,6 +89,7 @@ const VALID_BODIES: Record<string, unknown> = {
   '/dictionaries': { name: 'Matrix' },
   '/dictionaries/{id}': { name: 'Renamed' },
   '/calls/{id}/issues': { category: 'other', note: 'Matrix' },
+  '/calls/{id}/transcript-translation': { language: 'es' },
 };
 
 let clientAddress = 0;
