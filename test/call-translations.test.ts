@@ -10,6 +10,7 @@ import type { Translator } from '../activities/providers/translator';
 import type { Transcript } from '../lib/calls/transcript';
 import { VOICES } from '../lib/voices';
 import { startTestApi } from './support/api';
+import { insertAnsweredCall } from './support/calls';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
 import { createTestWorkspace, type TestWorkspace } from './support/workspace';
@@ -77,39 +78,9 @@ async function agentSpeaking(owner: TestWorkspace, language: string) {
   });
 }
 
-/** A campaign, a lead and one answered call of the workspace, with `transcript` as the carrier path stores it. */
-async function insertCall(owner: TestWorkspace, transcript: Transcript | null, agentId: string | null = null) {
-  const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Translations' } });
-  const leadId = randomUUID();
-  await db.lead.create({
-    data: {
-      id: leadId,
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey: leadId,
-      phone: '+14155550120',
-      workflowId: `lead-${leadId}`,
-      requestId: randomUUID(),
-    },
-  });
-  return db.call.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      leadId,
-      attempt: 1,
-      attemptId: `${leadId}:1`,
-      provider: 'simulated',
-      status: 'ended',
-      outcome: 'answered',
-      durationMs: 12_000,
-      startedAt: new Date(),
-      endedAt: new Date(),
-      agentId,
-      transcript: transcript ?? undefined,
-    },
-  });
-}
+/** An answered call of the workspace with `transcript` as the carrier path stores it (null: none). */
+const insertCall = (owner: TestWorkspace, transcript: Transcript | null, agentId: string | null = null) =>
+  insertAnsweredCall(db, owner, { agentId, transcript: transcript ?? undefined });
 
 async function translate(callId: string, body: unknown, key = editor.key, through = api) {
   const response = await through.request('POST', `/calls/${callId}/transcript-translation`, { key, body });

@@ -87,10 +87,7 @@ export function pairOfMode(mode: string): TranslationPair | null {
  * turn become spaces; nothing else is escaped (the text format's deformatter protects apertium's own
  * stream characters such as `^ $ [ ]`).
  */
-const asParagraph = (text: string) =>
-  text
-    .replace(/[\s\u0000-\u001f\u007f]+/g, ' ')
-    .trim();
+const asParagraph = (text: string) => text.replace(/[\s\u0000-\u001f\u007f]+/g, ' ').trim();
 
 const paragraphsOf = (output: string) =>
   output

@@ -1,4 +1,4 @@
-import { ErrorCode } from '../../lib/error-codes';
+import { ProviderFailure } from './provider-failure';
 
 /** Speaks a text with one of its voices and hands back an MP3. Real speech services plug in behind this interface. */
 export interface SpeechSynthesizer {
@@ -13,16 +13,5 @@ export interface SpeechSynthesizer {
   synthesize(engineVoice: string, text: string): Promise<Buffer>;
 }
 
-/**
- * The synthesiser failed. `upstreamStatus` says how, in HTTP terms as the spec's provider_error carries it:
- * 503 it cannot be run (a binary missing), 500 it ran and failed, 504 it took longer than allowed.
- */
-export class SpeechSynthesisError extends Error {
-  readonly type = ErrorCode.provider_error;
-  constructor(
-    readonly upstreamStatus: 500 | 503 | 504,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** The synthesiser failed (`upstreamStatus`: 503 it cannot be run, 500 it ran and failed, 504 too slow). */
+export class SpeechSynthesisError extends ProviderFailure {}

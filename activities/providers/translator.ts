@@ -1,5 +1,5 @@
-import { ErrorCode } from '../../lib/error-codes';
 import type { TranslationPair } from '../../lib/translation-languages';
+import { ProviderFailure } from './provider-failure';
 
 export type { TranslationPair };
 
@@ -21,16 +21,5 @@ export interface Translator {
   translate(texts: readonly string[], pair: TranslationPair): Promise<string[]>;
 }
 
-/**
- * The translator failed. `upstreamStatus` says how, as the spec's provider_error carries it: 503 it cannot
- * be run (a binary missing), 500 it ran and failed, 504 it took longer than allowed.
- */
-export class TranslationError extends Error {
-  readonly type = ErrorCode.provider_error;
-  constructor(
-    readonly upstreamStatus: 500 | 503 | 504,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+/** The translator failed (`upstreamStatus`: 503 it cannot be run, 500 it ran and failed, 504 too slow). */
+export class TranslationError extends ProviderFailure {}

@@ -1,0 +1,39 @@
+import { randomUUID } from 'node:crypto';
+import type { Database } from '../../lib/database';
+import type { TestWorkspace } from './workspace';
+
+/**
+ * A campaign, a lead and one answered call of the workspace, written as the dial ladder records them;
+ * `details` sets or overrides any column (transcript, agentId, carrier state...).
+ */
+export async function insertAnsweredCall(db: Database, owner: TestWorkspace, details: Record<string, unknown> = {}) {
+  const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Calls' } });
+  const leadId = randomUUID();
+  await db.lead.create({
+    data: {
+      id: leadId,
+      workspaceId: owner.workspaceId,
+      campaignId: campaign.id,
+      idempotencyKey: leadId,
+      phone: '+14155550120',
+      workflowId: `lead-${leadId}`,
+      requestId: randomUUID(),
+    },
+  });
+  return db.call.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      campaignId: campaign.id,
+      leadId,
+      attempt: 1,
+      attemptId: `${leadId}:1`,
+      provider: 'simulated',
+      status: 'ended',
+      outcome: 'answered',
+      durationMs: 41_000,
+      startedAt: new Date('2026-11-23T00:59:00.000Z'),
+      endedAt: new Date('2026-11-23T00:59:41.000Z'),
+      ...details,
+    },
+  });
+}
