@@ -5,3 +5,4 @@ export { webhookDeliveryWorkflow } from './webhook-delivery';
 export { journeyRunWorkflow } from './journey-run';
 export { contactEnrollmentWorkflow } from './contact-enrollment';
 export { exportJobWorkflow } from './export-job';
+export { callIntelligenceWorkflow } from './call-intelligence';

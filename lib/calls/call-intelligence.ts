@@ -1,0 +1,44 @@
+import { z } from 'zod';
+import { EVALUATION_RULES, type EvaluationRule } from './call-evaluation';
+
+/**
+ * A call's intelligence as stored on the call (Call.intelligence) and answered by the API: the agent's
+ * extraction fields filled from the transcript, the call's evaluation, the extraction provider that
+ * filled them and when (README "Call intelligence").
+ */
+export const extractedValueSchema = z.object({
+  value: z
+    .union([z.string(), z.number(), z.boolean()])
+    .nullable()
+    .describe('The field as its type reads (enum: one of allowedValues; date: YYYY-MM-DD); null: not found.'),
+  confidence: z.number().min(0).max(1).describe('0 to 1; 0 when value is null.'),
+  evidence: z.string().nullable().describe("The lead's words the value was read from."),
+});
+
+export const callEvaluationSchema = z.object({
+  score: z.number().int().min(0).max(100).describe('The sum of the points of the reasons.'),
+  reasons: z.array(
+    z.object({
+      rule: z.enum(Object.keys(EVALUATION_RULES) as [EvaluationRule, ...EvaluationRule[]]),
+      points: z.number().int().min(0),
+      maxPoints: z.number().int().min(0),
+      detail: z.string(),
+    }),
+  ),
+});
+
+export const callIntelligenceSchema = z.object({
+  extraction: z
+    .record(z.string(), extractedValueSchema)
+    .describe("Each of the agent's extraction fields by name, as the provider filled it."),
+  evaluation: callEvaluationSchema,
+  provider: z.string().describe('The extraction provider (rule-based: the embedded one).'),
+  computedAt: z.iso.datetime().describe('When this intelligence was computed; a re-run replaces it.'),
+});
+
+export type CallIntelligence = z.infer<typeof callIntelligenceSchema>;
+
+/** What callIntelligenceWorkflow is started with (lib/calls/start-call-intelligence.ts). */
+export interface CallIntelligenceInput {
+  callId: string;
+}
