@@ -139,6 +139,9 @@ describe('the error contract', () => {
       ['PUT', `/campaigns/${campaign.id}`, 'GET, HEAD, PATCH, DELETE'],
       ['GET', `/campaigns/${campaign.id}/start`, 'POST'],
       ['QUERY', '/health', 'GET, HEAD'],
+      // A concrete path is not its templated sibling (/phone-numbers/{id} takes PATCH): as OpenAPI matches.
+      ['PATCH', '/phone-numbers/purchase', 'POST'],
+      ['GET', '/phone-numbers/purchase', 'POST'],
     ] as const) {
       const response = await checkedFetch(`${api.baseUrl}${path}`, {
         method,

@@ -4,7 +4,7 @@ import { routes } from '../api/routes';
 import type { AppServices } from '../api/services';
 
 interface Layer {
-  route?: { path: string; methods: Record<string, boolean>; stack: Array<{ handle: { access?: unknown } }> };
+  route?: { path: string; methods: Record<string, boolean>; stack: Array<{ handle: { access?: unknown; name?: string } }> };
 }
 
 // The router is walked without serving a request, so no service is reached.
@@ -21,7 +21,9 @@ describe('every route declares who may call it', () => {
   it.each(
     registered.map((route) => [`${Object.keys(route.methods).join(',').toUpperCase()} ${route.path}`, route] as const),
   )('%s has an access rule in front of its handler', (_name, route) => {
-    const access = route.stack[0]?.handle.access as Record<string, unknown> | undefined;
+    // First the check that this route is the one the path picks (a concrete path before a template), then the door.
+    expect(route.stack[0]?.handle.name).toBe('pickedHere');
+    const access = route.stack[1]?.handle.access as Record<string, unknown> | undefined;
     expect(access).toBeDefined();
     const kinds = ['public', 'keysRefused', 'permission'].filter((kind) => kind in access!);
     expect(kinds).toHaveLength(1);

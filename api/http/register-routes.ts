@@ -4,7 +4,7 @@ import { authorize } from '../auth/access';
 import { authenticate } from '../auth/authenticate';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from '../services';
-import { expressPath, type RouteDefinition } from './route';
+import { expressPath, matchRoute, type RouteDefinition } from './route';
 import { unstorableIssues } from './storable-input';
 
 /**
@@ -17,12 +17,18 @@ const jsonBody = express.json({
   strict: false,
   verify: (req, _res, buffer) => {
     (req as BodyRead).bodyBytes = buffer.length;
+    (req as BodyRead).rawBody = buffer;
   },
 });
 
 interface BodyRead {
   bodyBytes?: number;
+  /** The body's bytes as received: what a signature is computed over (a carrier's status event). */
+  rawBody?: Buffer;
 }
+
+/** The request body's bytes as received (empty when there was none). */
+export const rawBodyOf = (req: Request): Buffer => (req as BodyRead).rawBody ?? Buffer.alloc(0);
 
 const BODY_REQUIRED: z.core.$ZodIssue = {
   code: 'custom',
@@ -84,6 +90,7 @@ export function registerRoutes(
       res.locals.validationStatus = route.validationStatus ?? 400;
       Promise.resolve()
         .then(async () => {
+          await route.beforeValidation?.(req, services);
           const { params, query, body } = parseInput(route, req);
           const reply = await route.handler({
             body,
@@ -102,6 +109,16 @@ export function registerRoutes(
         .catch(next);
     };
     // A route without a body never reads one: what it was sent cannot refuse the request.
-    app[route.method](expressPath(route.path), routeDoor(services, route), ...(route.body ? [jsonBody] : []), handle);
+    // Express would hand PATCH /phone-numbers/purchase to PATCH /phone-numbers/{id}: only the route
+    // matchRoute picks answers, so the path's other methods get 405 with the Allow header it computes.
+    const pickedHere: RequestHandler = (req, _res, next) =>
+      next(matchRoute(routes, req.method, req.path).route === route ? undefined : 'route');
+    app[route.method](
+      expressPath(route.path),
+      pickedHere,
+      routeDoor(services, route),
+      ...(route.body ? [jsonBody] : []),
+      handle,
+    );
   }
 }

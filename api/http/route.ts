@@ -59,6 +59,11 @@ export interface RouteDefinition<
    * the OpenAPI description is generated from it, and the tests check every response against it.
    */
   responses?: Record<number, ResponseDeclaration>;
+  /**
+   * Runs on the raw request after the body is read and before it is validated: a public route that
+   * authenticates its body (a carrier's signed status event) refuses an unsigned one before judging it.
+   */
+  beforeValidation?: (req: Request, services: AppServices) => void | Promise<void>;
   /** Error codes the handler itself can answer, by status (the door, validation and failures are added for every route). */
   errors?: Partial<Record<number, readonly ErrorCode[]>>;
   handler: (context: RouteContext<z.infer<Body>, z.infer<Params>, z.infer<Query>>) => Promise<Reply>;
@@ -100,16 +105,23 @@ export type RouteMatch =
   { route: RouteDefinition; allowed?: undefined } | { route: null; allowed: HttpMethod[] | null };
 
 /**
- * The route that takes a request, as Express picks it (the first in table order; HEAD is served by GET);
- * when none does, the methods its path takes (none: an unknown path).
+ * The route that takes a request: on the most concrete path template matching it, the first in table
+ * order (HEAD is served by GET); when none does, the methods that path takes (none: an unknown path).
+ * registerRoutes lets a route answer only the requests this picks for it.
  */
 export function matchRoute(routes: readonly RouteDefinition[], method: string, pathname: string): RouteMatch {
   const wanted = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
-  const onPath = routes.filter((route) => pathPattern(route.path).test(pathname));
+  const matching = routes.filter((route) => pathPattern(route.path).test(pathname));
+  // As OpenAPI matches paths: a concrete path before a templated one (/phone-numbers/purchase is not
+  // /phone-numbers/{id}), so a method of the template never answers on the concrete path.
+  const fewest = Math.min(...matching.map((route) => parameterCount(route.path)));
+  const onPath = matching.filter((route) => parameterCount(route.path) === fewest);
   const route = onPath.find((candidate) => candidate.method === wanted);
   if (route) return { route };
   return { route: null, allowed: onPath.length ? [...new Set(onPath.map((candidate) => candidate.method))] : null };
 }
+
+const parameterCount = (path: string) => path.split('{').length - 1;
 
 /** The Allow header of a path: its methods, and HEAD wherever GET is. */
 export function allowHeader(methods: readonly HttpMethod[]): string {
