@@ -81,12 +81,15 @@ export function createCallIntelligenceActivities({
       extraction: values,
       provider,
       computedAt,
+      jobId,
     }: {
       callId: string;
       extraction: Extraction;
       provider: string;
       /** The workflow's time, so that a retried activity stores the same value. */
       computedAt: string;
+      /** The workflow computing it, so that a re-run's caller can tell its result is in. */
+      jobId: string;
     }): Promise<{ score: number }> {
       const call = await loadCall(callId);
       const transcript = storedTranscript(callId, call.transcript);
@@ -105,6 +108,7 @@ export function createCallIntelligenceActivities({
         evaluation,
         provider,
         computedAt,
+        jobId,
       });
       await db.call.update({ where: { id: callId }, data: { intelligence } });
       return { score: evaluation.score };

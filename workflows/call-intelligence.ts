@@ -1,4 +1,4 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities } from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { CallIntelligenceActivities } from '../activities/call-intelligence';
 import type { CallIntelligenceInput } from '../lib/calls/call-intelligence';
 import { ErrorCode } from '../lib/error-codes';
@@ -39,7 +39,13 @@ export async function callIntelligenceWorkflow({ callId }: CallIntelligenceInput
   }
   const { extraction, provider } = await extractCallFields({ callId });
   const computedAt = new Date().toISOString();
-  const { score } = await storeCallIntelligence({ callId, extraction, provider, computedAt });
+  const { score } = await storeCallIntelligence({
+    callId,
+    extraction,
+    provider,
+    computedAt,
+    jobId: workflowInfo().workflowId,
+  });
   return { status: 'computed', score };
 }
 

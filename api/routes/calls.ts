@@ -5,6 +5,7 @@ import {
   CALL_ISSUE_LIMITS,
   CATEGORIES_NEEDING_A_NOTE,
 } from '../../lib/calls/issue-categories';
+import { callIntelligenceSchema } from '../../lib/calls/call-intelligence';
 import { transcriptSchema } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
@@ -32,23 +33,6 @@ const callIssueSchema = z.object({
   createdAt: z.string(),
 });
 
-const callIntelligenceSchema = z
-  .object({
-    extraction: z
-      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-      .describe("The agent's extraction fields by name, filled from the transcript; null where the call did not say."),
-    evaluation: z
-      .object({
-        score: z.number().describe('How well the call went (README "Call intelligence").'),
-        reasons: z.array(z.string()).describe('Why it scored so, one sentence each.'),
-      })
-      .describe("The call's evaluation."),
-    provider: z.string().describe('The extraction provider that computed it (rule-based by default).'),
-    computedAt: z.string().describe('When it was computed; re-running extraction and evaluation replaces it.'),
-  })
-  .nullable()
-  .describe('The call intelligence of an answered call; null until it is computed, and for calls not answered.');
-
 const callDetailSchema = workspaceCallSchema.extend({
   carrierStatus: z
     .string()
@@ -65,7 +49,11 @@ const callDetailSchema = workspaceCallSchema.extend({
   transcript: transcriptSchema
     .nullable()
     .describe('The turns of an answered call, in order; null when the call has no transcript.'),
-  intelligence: callIntelligenceSchema,
+  intelligence: callIntelligenceSchema
+    .nullable()
+    .describe(
+      'The call intelligence (README "Call intelligence"); null until it is computed, and for calls without a transcript.',
+    ),
   translations: z
     .array(
       z.object({

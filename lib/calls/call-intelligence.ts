@@ -34,6 +34,11 @@ export const callIntelligenceSchema = z.object({
   evaluation: callEvaluationSchema,
   provider: z.string().describe('The extraction provider (rule-based: the embedded one).'),
   computedAt: z.iso.datetime().describe('When this intelligence was computed; a re-run replaces it.'),
+  jobId: z
+    .string()
+    .describe(
+      'The job (Temporal workflow) that computed it: the jobId POST /calls/{id}/intelligence answered, once that re-run is done.',
+    ),
 });
 
 export type CallIntelligence = z.infer<typeof callIntelligenceSchema>;

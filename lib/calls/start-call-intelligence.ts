@@ -2,6 +2,9 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Clien
 import type { CallIntelligenceInput } from './call-intelligence';
 import { callIntelligenceWorkflowId } from '../workflow-ids';
 
+/** A healthy start takes milliseconds; one that hangs longer fails (the API answers 503, an activity retries). */
+const START_DEADLINE_MS = 5_000;
+
 /**
  * Starts the call intelligence of a call (workflows/call-intelligence.ts) and answers its workflow id.
  * Without rerunId it is the one run made when the answered call ended; with one it is the re-run that
@@ -16,12 +19,14 @@ export async function startCallIntelligence(
   const workflowId = callIntelligenceWorkflowId(callId, rerunId);
   try {
     const input: CallIntelligenceInput = { callId };
-    await client.workflow.start('callIntelligenceWorkflow', {
-      workflowId,
-      taskQueue,
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      args: [input],
-    });
+    await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      client.workflow.start('callIntelligenceWorkflow', {
+        workflowId,
+        taskQueue,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        args: [input],
+      }),
+    );
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
