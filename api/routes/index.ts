@@ -3,6 +3,7 @@ import { agentRoutes } from './agents';
 import { backgroundAudioRoutes } from './background-audio';
 import { callRoutes } from './calls';
 import { callTranslationRoutes } from './call-translations';
+import { callIntelligenceRoutes } from './call-intelligence';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
 import { dictionaryRoutes } from './dictionaries';
@@ -35,6 +36,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultRoutes,
   ...callRoutes,
   ...callTranslationRoutes,
+  ...callIntelligenceRoutes,
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
   ...journeyRoutes,
