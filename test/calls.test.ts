@@ -3,9 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { CALL_ISSUE_CATEGORY_NAMES, CALL_ISSUE_LIMITS } from '../lib/calls/issue-categories';
 import type { Transcript } from '../lib/calls/transcript';
 import { startTestApi } from './support/api';
+import { insertAnsweredCall } from './support/calls';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { createTestWorkspace } from './support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -25,47 +26,22 @@ const TRANSCRIPT: Transcript = [
   { speaker: 'agent', text: 'Hello, this is Ada from Acme. Is this a good time?', offsetMs: 0 },
   { speaker: 'lead', text: 'Yes, go ahead.', offsetMs: 3_200 },
 ];
+// The stored shape of lib/calls/call-intelligence.ts.
 const INTELLIGENCE = {
-  extraction: { interested: true, budget: 1200, city: 'Lisbon', callbackDate: null },
-  evaluation: { score: 80, reasons: ['The lead confirmed interest.'] },
+  extraction: {
+    interested: { value: true, confidence: 0.9, evidence: 'Yes, go ahead.' },
+    callbackDate: { value: null, confidence: 0, evidence: null },
+  },
+  evaluation: {
+    score: 80,
+    reasons: [{ rule: 'questions_asked', points: 25, maxPoints: 25, detail: '1 of 1 questions asked' }],
+  },
   provider: 'rule-based',
   computedAt: '2026-11-23T01:00:00.000Z',
+  jobId: 'call-intelligence-example',
 };
 
-/** A campaign, a lead and one call of the workspace, written as the dial ladder records them. */
-async function insertCall(owner: TestWorkspace, details: Record<string, unknown> = {}) {
-  const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Calls' } });
-  const leadId = randomUUID();
-  await db.lead.create({
-    data: {
-      id: leadId,
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey: leadId,
-      phone: '+14155550120',
-      workflowId: `lead-${leadId}`,
-      requestId: randomUUID(),
-    },
-  });
-  return db.call.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      leadId,
-      attempt: 1,
-      attemptId: `${leadId}:1`,
-      provider: 'simulated',
-      status: 'ended',
-      outcome: 'answered',
-      durationMs: 41_000,
-      startedAt: new Date('2026-11-23T00:59:00.000Z'),
-      endedAt: new Date('2026-11-23T00:59:41.000Z'),
-      ...details,
-    },
-  });
-}
-
-const answered = await insertCall(editor, {
+const answered = await insertAnsweredCall(db, editor, {
   carrierStatus: 'completed',
   answeredBy: 'human',
   fromNumber: '+14155550100',
@@ -116,7 +92,7 @@ describe('GET /calls/{id}', () => {
   });
 
   it('answers null details for a call with none (not answered, synchronous path)', async () => {
-    const busy = await insertCall(editor, { outcome: 'busy', durationMs: null });
+    const busy = await insertAnsweredCall(db, editor, { outcome: 'busy', durationMs: null });
     expect((await send('GET', `/calls/${busy.id}`, editor.key)).body).toMatchObject({
       carrierStatus: null,
       answeredBy: null,
@@ -153,7 +129,7 @@ describe('GET /calls/{id}', () => {
 
 describe('POST /calls/{id}/issues', () => {
   it('records the issue with the key and member that reported it, listed oldest first', async () => {
-    const call = await insertCall(editor);
+    const call = await insertAnsweredCall(db, editor);
     const first = await send('POST', `/calls/${call.id}/issues`, editor.key, { category: 'transcript_error' });
     const second = await send('POST', `/calls/${call.id}/issues`, editor.key, {
       category: 'other',
@@ -181,7 +157,7 @@ describe('POST /calls/{id}/issues', () => {
   });
 
   it('takes every documented category', async () => {
-    const call = await insertCall(editor);
+    const call = await insertAnsweredCall(db, editor);
     for (const category of CALL_ISSUE_CATEGORY_NAMES) {
       const reported = await send('POST', `/calls/${call.id}/issues`, editor.key, { category, note: 'Seen.' });
       expect([reported.status, reported.body.category]).toEqual([201, category]);
@@ -189,7 +165,7 @@ describe('POST /calls/{id}/issues', () => {
   });
 
   it('refuses a bad body with 400 invalid_body and stores nothing', async () => {
-    const call = await insertCall(editor);
+    const call = await insertAnsweredCall(db, editor);
     const bad: Array<[unknown, string]> = [
       [{ category: 'bad_weather', note: 'x' }, 'category'],
       [{ note: 'no category' }, 'category'],
@@ -220,7 +196,7 @@ describe('POST /calls/{id}/issues', () => {
     ).toEqual({ status: 403, body: { error: 'forbidden', requiredPermission: 'calls.edit' } });
     // The key holds calls.edit, but its member's role (viewer) does not: the key is narrowed to calls.view.
     const viewer = await createTestWorkspace(db, { scopes: ['calls.edit'], role: 'viewer' });
-    const viewersCall = await insertCall(viewer);
+    const viewersCall = await insertAnsweredCall(db, viewer);
     expect(await send('POST', `/calls/${viewersCall.id}/issues`, viewer.key, { category: 'other', note: 'x' })).toEqual(
       {
         status: 403,
@@ -230,7 +206,7 @@ describe('POST /calls/{id}/issues', () => {
     expect((await send('GET', `/calls/${viewersCall.id}`, viewer.key)).status).toBe(200);
     // A manager's role includes calls.edit.
     const manager = await createTestWorkspace(db, { scopes: ['calls.edit'], role: 'manager' });
-    const managersCall = await insertCall(manager);
+    const managersCall = await insertAnsweredCall(db, manager);
     expect(
       (await send('POST', `/calls/${managersCall.id}/issues`, manager.key, { category: 'other', note: 'x' })).status,
     ).toBe(201);
@@ -252,7 +228,7 @@ describe('POST /calls/{id}/issues', () => {
   });
 
   it(`holds at most ${CALL_ISSUE_LIMITS.issuesPerCall} issues per call, under concurrent reports too`, async () => {
-    const call = await insertCall(editor);
+    const call = await insertAnsweredCall(db, editor);
     const limit = CALL_ISSUE_LIMITS.issuesPerCall;
     await db.callIssue.createMany({
       data: Array.from({ length: limit - 3 }, () => ({
@@ -276,7 +252,7 @@ describe('POST /calls/{id}/issues', () => {
     expect(await db.callIssue.count({ where: { callId: call.id } })).toBe(limit);
     expect((await send('GET', `/calls/${call.id}/issues`, editor.key)).body).toHaveLength(limit);
     // The cap is per call: another call of the workspace still takes issues.
-    const other = await insertCall(editor);
+    const other = await insertAnsweredCall(db, editor);
     expect((await send('POST', `/calls/${other.id}/issues`, editor.key, { category: 'compliance' })).status).toBe(201);
   });
 });
