@@ -188,6 +188,12 @@ describe('POST /calls/{id}/transcript-translation', () => {
     }
   });
 
+  it('answers 500 internal_error, not a 4xx, for a stored transcript of another shape (a fault of ours)', async () => {
+    const call = await insertAnsweredCall(db, editor, { transcript: [{ speaker: 'robot', words: 'Hi' }] });
+    expect(await translate(call.id, { language: 'es' })).toEqual({ status: 500, body: { error: 'internal_error' } });
+    expect(await storedFor(call.id)).toEqual([]);
+  });
+
   it('refuses bodies that are not a target language with 400 invalid_body', async () => {
     const call = await insertCall(editor, ENGLISH);
     for (const body of [

@@ -62,8 +62,7 @@ export async function translateCallTranscript(
 
   const asked = await stored(request.language);
   if (asked) return translationView(asked);
-  // Written by the carrier path only in this shape; anything else is a fault, not the caller's.
-  const transcript = call.transcript === null ? [] : transcriptSchema.parse(call.transcript);
+  const transcript = transcriptOf(call);
   if (transcript.length === 0) throw new ApiError(409, ErrorCode.call_has_no_transcript);
 
   const translator = services.translator ?? defaultTranslator();
@@ -92,6 +91,17 @@ export async function translateCallTranscript(
     skipDuplicates: true,
   });
   return translationView((await stored(pair.to))!);
+}
+
+/**
+ * The stored transcript, [] when there is none. Written by the carrier path only in this shape: anything
+ * else is a fault of ours (500), not a bad request (a ZodError would be answered 400 invalid_body).
+ */
+function transcriptOf(call: { id: string; transcript: unknown }): Transcript {
+  if (call.transcript === null) return [];
+  const parsed = transcriptSchema.safeParse(call.transcript);
+  if (!parsed.success) throw new Error(`call ${call.id}: the stored transcript is not transcript-shaped`);
+  return parsed.data;
 }
 
 /** The language the call's agent speaks (deleted agents keep theirs), else the default. */
