@@ -1,9 +1,9 @@
 import type { Queryable } from './sql-pool';
 
 /**
- * The columns of a calls export, in their default order. There is no AI extraction yet, so the
- * "extracted intelligence" of a call is the lead's own fields (the JSON it was pushed with), as
- * `leadFields`, until an extraction provider exists.
+ * The columns of a calls export, in their default order. The call intelligence (README "Call
+ * intelligence") is `evaluationScore` and `extractedFields`, the agent's extraction fields as filled
+ * from the transcript ({ name: value } as JSON); `leadFields` is the JSON the lead was pushed with.
  */
 export const EXPORT_COLUMNS = [
   'callId',
@@ -18,6 +18,8 @@ export const EXPORT_COLUMNS = [
   'endedAt',
   'provider',
   'leadFields',
+  'evaluationScore',
+  'extractedFields',
 ] as const;
 
 export type ExportColumn = (typeof EXPORT_COLUMNS)[number];
@@ -75,7 +77,8 @@ export async function countExportRows(sql: Queryable, scope: ExportScope): Promi
 /**
  * One keyset page in (startedAt, id) order, read through the index Call(campaignId, startedAt, id):
  * each page costs the same however deep into the campaign it starts, and no page holds more than
- * `limit` rows in memory. Instants and the lead's fields come out as text, ready to write.
+ * `limit` rows in memory. Instants, the lead's fields and the extracted fields come out as text, ready to write;
+ * a call without intelligence has null in its intelligence columns.
  */
 export async function readExportPage(
   sql: Queryable,
@@ -88,7 +91,9 @@ export async function readExportPage(
     `
     SELECT c.id::text AS "callId", c."leadId"::text AS "leadId", l.phone, l.name AS "leadName", c.attempt, c.status, c.outcome,
       c."durationMs", ${iso('c."startedAt"')} AS "startedAt", ${iso('c."endedAt"')} AS "endedAt", c.provider,
-      l.fields::text AS "leadFields"
+      l.fields::text AS "leadFields", (c.intelligence #>> '{evaluation,score}')::int AS "evaluationScore",
+      (SELECT jsonb_object_agg(field.key, field.value -> 'value') FROM jsonb_each(c.intelligence -> 'extraction') field)::text
+        AS "extractedFields"
     FROM "Call" c JOIN "Lead" l ON l.id = c."leadId"
     WHERE ${where}
     ORDER BY c."startedAt", c.id

@@ -26,8 +26,8 @@ const exportBody = z
       .optional()
       .describe(
         'The columns, in the order wanted; default all of them in the order listed. One row per call: callId, leadId, phone, leadName, ' +
-          'attempt, status, outcome, durationMs, startedAt, endedAt (ISO 8601 UTC), provider, and leadFields: the extracted intelligence, which ' +
-          'until an extraction provider exists is the JSON the lead was pushed with. A text cell starting with =, +, -, @, tab or carriage ' +
+          'attempt, status, outcome, durationMs, startedAt, endedAt (ISO 8601 UTC), provider, leadFields (the JSON the lead was pushed with), ' +
+          "and the call intelligence: evaluationScore (0-100) and extractedFields (the agent's extraction fields filled from the transcript, { name: value } as JSON), empty until computed. A text cell starting with =, +, -, @, tab or carriage " +
           "return gets a leading single quote (OWASP CSV injection), in CSV and XLSX alike: phones read '+14155550120.",
       ),
     from: storableInstantSchema

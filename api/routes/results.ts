@@ -32,6 +32,17 @@ export const workspaceCallSchema = callView.extend({
   campaignId: z.string(),
   leadId: z.string(),
   phone: z.string(),
+  evaluationScore: z
+    .number()
+    .int()
+    .nullable()
+    .describe('The call intelligence\'s evaluation score, 0 to 100 (README "Call intelligence"); null until computed.'),
+  extractedFields: z
+    .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).nullable())
+    .nullable()
+    .describe(
+      "The agent's extraction fields as filled from the transcript, by name (null: not found); null until computed.",
+    ),
 });
 
 const campaignFilter = { campaignId: z.string().uuid().optional() };

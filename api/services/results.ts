@@ -1,4 +1,5 @@
 import type { Call, Prisma } from '../../generated/prisma/client';
+import { callIntelligenceSchema } from '../../lib/calls/call-intelligence';
 import { forbidden } from '../http/api-error';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../auth/principal';
@@ -105,6 +106,18 @@ export function workspaceCallView(call: Call & { lead: { phone: string } }) {
     durationMs: call.durationMs,
     startedAt: call.startedAt.toISOString(),
     endedAt: call.endedAt?.toISOString() ?? null,
+    ...intelligenceColumns(call.intelligence),
+  };
+}
+
+/** The call intelligence as GET /calls and the exports carry it: the score and the extracted values by field. */
+function intelligenceColumns(stored: unknown) {
+  const intelligence = callIntelligenceSchema.safeParse(stored);
+  if (!intelligence.success) return { evaluationScore: null, extractedFields: null };
+  const { extraction, evaluation } = intelligence.data;
+  return {
+    evaluationScore: evaluation.score,
+    extractedFields: Object.fromEntries(Object.entries(extraction).map(([name, field]) => [name, field.value])),
   };
 }
 
