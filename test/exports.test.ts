@@ -201,6 +201,8 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
       '2026-03-01T09:00:32.000Z',
       'simulated',
       '{"note": "=1+1", "plan": "pro"}',
+      '',
+      '',
     ]);
     expect(JSON.parse(rows[0]![11]!)).toEqual({ plan: 'pro', note: '=1+1' });
     expect(rows[1]![3]).toBe("'+1");
@@ -249,6 +251,7 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
         call.endedAt!.toISOString(),
         'simulated',
         '{"source": "-2+3"}',
+        // evaluationScore and extractedFields are empty (no intelligence): a workbook row ends at its last value.
       ]),
     );
     // A cell starting with a tab is neutralised too, whatever follows.
