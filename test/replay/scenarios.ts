@@ -18,6 +18,7 @@ import { publishJourney, saveJourney } from '../../api/services/journeys';
 import type { JourneyDefinition } from '../../lib/journey';
 import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
+import { callIntelligenceScenario } from './call-intelligence-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -330,4 +331,6 @@ export const replayScenarios: ReplayScenario[] = [
   journeyRecoveredBySignal,
   journeyReviewedByUpdate,
   exportJobScenario,
+  // Call intelligence of a call with a stored transcript (workflows/call-intelligence.ts).
+  callIntelligenceScenario,
 ];
