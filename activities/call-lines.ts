@@ -26,7 +26,14 @@ const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
  */
 export async function takeLine(
   db: Database,
-  attempt: { leadId: string; attempt: number; attemptId: string; provider: string },
+  attempt: {
+    leadId: string;
+    attempt: number;
+    attemptId: string;
+    provider: string;
+    /** The workflow that waits for the call's end (the carrier event endpoint signals it). */
+    workflowId?: string | null;
+  },
 ): Promise<AttemptDecision | null> {
   const [row] = await db.$queryRawUnsafe<
     Array<{ status: string; has_line: boolean; blocked: boolean; started: boolean; phone: string }>
@@ -35,13 +42,16 @@ export async function takeLine(
     WITH lead AS (
       SELECT id, "campaignId", "workspaceId", phone FROM "Lead" WHERE id = $1::uuid
     ), campaign AS (
-      SELECT c.id, c.status::text AS status, c."callsInFlight" < c."maxConcurrentCalls" AS has_line
+      SELECT c.id, c.status::text AS status, c."callsInFlight" < c."maxConcurrentCalls" AS has_line,
+             c."agentId", c."callerNumbers"[1] AS caller
         FROM "Campaign" c WHERE c.id = (SELECT "campaignId" FROM lead) FOR UPDATE
     ), blocked AS (
       SELECT EXISTS (SELECT 1 FROM "DoNotCall" d, lead WHERE d."workspaceId" = lead."workspaceId" AND d.phone = lead.phone) AS yes
     ), call AS (
-      INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "startedAt")
-      SELECT gen_random_uuid(), lead."workspaceId", lead."campaignId", lead.id, $2, $3, $4, 'dialing', ${NOW_UTC}
+      INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "startedAt",
+                          "workflowId", "agentId", "fromNumber")
+      SELECT gen_random_uuid(), lead."workspaceId", lead."campaignId", lead.id, $2, $3, $4, 'dialing', ${NOW_UTC},
+             $5, campaign."agentId"::uuid, campaign.caller
         FROM lead, campaign, blocked
        WHERE campaign.status = 'RUNNING' AND campaign.has_line AND NOT blocked.yes
       ON CONFLICT ("attemptId") DO NOTHING
@@ -57,6 +67,7 @@ export async function takeLine(
     attempt.attempt,
     attempt.attemptId,
     attempt.provider,
+    attempt.workflowId ?? null,
   );
   if (!row) return null;
   const verdict: AttemptVerdict = row.started
@@ -108,14 +119,14 @@ export async function resumeOrWithdraw(
 
 /** Records how a dialing call ended and releases its line, once: a second call changes nothing. */
 export async function endCall(
-  db: Database,
+  db: Pick<Database, '$queryRawUnsafe' | 'call'>,
   attemptId: string,
-  result: { providerCallId: string; outcome: string; durationMs: number },
+  result: { providerCallId: string | null; outcome: string; durationMs: number | null },
 ): Promise<{ id: string; outcome: string; durationMs: number | null }> {
   const [ended] = await db.$queryRawUnsafe<Array<{ id: string; outcome: string; durationMs: number | null }>>(
     `
     WITH ended AS (
-      UPDATE "Call" SET status = 'ended', "providerCallId" = $2, outcome = $3, "durationMs" = $4, "endedAt" = ${NOW_UTC}
+      UPDATE "Call" SET status = 'ended', "providerCallId" = coalesce($2, "providerCallId"), outcome = $3, "durationMs" = $4, "endedAt" = ${NOW_UTC}
        WHERE "attemptId" = $1 AND status = 'dialing'
       RETURNING id, "campaignId", outcome, "durationMs"
     ), line AS (

@@ -4,12 +4,14 @@ import type { CampaignStatus } from '../lib/campaign-transitions';
 import { ErrorCode } from '../lib/error-codes';
 import { campaignChangedSignal } from '../workflows/messages';
 import type { ActivityDependencies } from './index';
+import { hangUpCampaignCalls } from './call-hangup';
 
-export function createCampaignActivities({ db, temporal }: ActivityDependencies) {
+export function createCampaignActivities({ db, temporal, calls }: ActivityDependencies) {
   return {
     /**
      * Commits the campaign's new status. A stop also ends, in the database, every lead still in
-     * progress: their workflows end when woken, and whatever they were waiting for is cancelled.
+     * progress: their workflows end when woken, and whatever they were waiting for is cancelled; and it
+     * hangs up the campaign's calls in progress.
      */
     async setCampaignStatus({ campaignId, status }: { campaignId: string; status: CampaignStatus }): Promise<void> {
       await db.$transaction(async (tx) => {
@@ -33,6 +35,8 @@ export function createCampaignActivities({ db, temporal }: ActivityDependencies)
           });
         }
       });
+      // Its calls in progress are hung up; their canceled events end them and give their lines back.
+      if (status === 'STOPPED') await hangUpCampaignCalls(db, calls, campaignId);
     },
 
     /** Wakes every running lead workflow of the campaign (waiting on it, or between rungs); returns how many were signalled. */

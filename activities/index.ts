@@ -1,16 +1,22 @@
 import type { Client } from '@temporalio/client';
 import type { Database } from '../lib/database';
-import type { Telephony } from './providers/telephony';
+import type { Carrier } from './providers/carrier';
 import type { WhatsAppSender } from './providers/whatsapp';
 import { createJourneyActivities } from './journeys';
 import { createEnrollmentActivities } from './enrollment';
 import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
 import { createResultWebhookActivities } from './result-webhooks';
+import { createCallIntelligenceActivities } from './call-intelligence';
 
 export interface ActivityDependencies {
   db: Database;
-  calls: Telephony;
+  /** The carrier calls are placed through (activities/providers/carrier.ts). */
+  calls: Carrier;
+  /** The API's address as the carrier reaches it: status events go to <this>/telephony/{provider}/events. */
+  statusCallbackBaseUrl: string;
+  /** How long a lead waits for its call's terminal event before asking the carrier; default activities/call-deadline.ts. */
+  callEndDeadlineMs?: number;
   whatsapp: WhatsAppSender;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
@@ -28,6 +34,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createResultWebhookActivities(dependencies),
     ...createJourneyActivities(dependencies),
     ...createEnrollmentActivities(dependencies),
+    ...createCallIntelligenceActivities(dependencies),
   };
 }
 

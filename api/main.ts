@@ -40,6 +40,9 @@ const app = createApp(
     voicePreviews: voicePreviewsFromConfig(config),
     backgroundAudio: backgroundAudioFromConfig(config),
     translator: translatorFromConfig(config),
+    telephonySigningSecrets: {
+      ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
+    },
   },
   { trustProxy: config.TRUST_PROXY },
 );

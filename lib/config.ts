@@ -26,6 +26,25 @@ export const configVariables = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   TELEPHONY_PROVIDER: z.enum(['simulated']).default('simulated'),
   WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
+  /** The simulated carrier's REST API (npm run simulated-carrier), which the worker dials through. */
+  SIMULATED_CARRIER_URL: z.string().url().default('http://127.0.0.1:3100'),
+  /** Port and interface the simulated carrier process listens on. */
+  SIMULATED_CARRIER_PORT: z.coerce.number().int().min(0).max(65535).default(3100),
+  SIMULATED_CARRIER_HOST: z.string().default('127.0.0.1'),
+  /**
+   * The secret the simulated carrier signs its status events with and the API checks them against
+   * (POST /telephony/simulated/events). Unset: the API refuses every simulated event. Never logged.
+   */
+  SIMULATED_CARRIER_SIGNING_SECRET: z.string().min(16).optional(),
+  /** Simulated time: 1 is real time, 0.001 makes a 40 s call last 40 ms (tests, benches). */
+  SIMULATED_TELEPHONY_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
+  /** Where carriers POST status events: the API's address as the carrier reaches it (+ /telephony/{provider}/events). */
+  TELEPHONY_CALLBACK_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
+  /**
+   * How long a lead waits for its call's terminal event before reconciling with the carrier's lookup.
+   * Unset: ring timeout + the longest call + a margin (activities/call-deadline.ts).
+   */
+  CALL_END_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   TRUST_PROXY: booleanFlag.default(false),
   /** Where export jobs write their files: a volume the API and the workers share. */

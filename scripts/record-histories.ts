@@ -10,7 +10,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
+import { randomBytes } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import { registerRoutes } from '../api/http/register-routes';
+import { telephonyEventRoutes } from '../api/routes/telephony-events';
+import type { AppServices } from '../api/services';
+import { createSimulatedCarrierClient } from '../telephony/simulated-carrier/client';
+import { createSimulatedCarrier } from '../telephony/simulated-carrier/server';
 import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { defaultExportTaskQueue } from '../lib/config';
 import { createDatabase } from '../lib/database';
@@ -33,12 +40,32 @@ try {
   const connection = await Connection.connect({ address: stack.temporalAddress });
   const client = new Client({ connection });
   const nativeConnection = await NativeConnection.connect({ address: stack.temporalAddress });
+  // The carrier path: the simulated carrier over HTTP (a 40 s call lasts 40 ms), and the API's event
+  // endpoint alone, which its signed events reach.
+  const signingSecret = randomBytes(24).toString('hex');
+  const carrier = createSimulatedCarrier({ db, signingSecret, timeScale: 0.001, retry: { firstMs: 50, maxMs: 1_000 } });
+  const carrierUrl = await carrier.listen(0);
+  const events = express();
+  registerRoutes(events, telephonyEventRoutes, {
+    db,
+    temporal: client,
+    telephonySigningSecrets: { simulated: signingSecret },
+  } as unknown as AppServices);
+  const eventServer = events.listen(0, '127.0.0.1');
+  await new Promise((resolve) => eventServer.once('listening', resolve));
+  const statusCallbackBaseUrl = `http://127.0.0.1:${(eventServer.address() as AddressInfo).port}`;
   const worker = await createWorker({
     connection: nativeConnection,
     namespace: 'default',
     taskQueue,
     workflowBundlePath: stack.workflowBundlePath,
-    dependencies: { db, calls: createSimulatedTelephony(db), whatsapp: createSimulatedWhatsApp(db), temporal: client },
+    dependencies: {
+      db,
+      calls: createSimulatedCarrierClient({ baseUrl: carrierUrl }),
+      statusCallbackBaseUrl,
+      whatsapp: createSimulatedWhatsApp(db),
+      temporal: client,
+    },
   });
   // Export jobs send their activities to the export queue, as in production.
   const exportWorker = await createExportWorker({
@@ -77,6 +104,8 @@ try {
   });
   exportWorker.shutdown();
   await exportWorkerRun;
+  await carrier.close();
+  await new Promise((resolve) => eventServer.close(resolve));
   await connection.close();
   await nativeConnection.close();
   await db.$disconnect();

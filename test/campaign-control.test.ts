@@ -2,13 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
 import { freePort } from '../scripts/stack/child-process';
 import { describe, expect, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import type { DialLadder } from '../lib/dial-ladder';
 import { campaignWorkflowId } from '../lib/workflow-ids';
 import type { campaignWorkflow } from '../workflows/campaign';
 import type { LeadState } from '../workflows/lead-dial';
 import { campaignStatusQuery, campaignTransitionUpdate, leadStateQuery } from '../workflows/messages';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
@@ -17,8 +17,8 @@ import { startedLeadWorkflow } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

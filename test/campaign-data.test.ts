@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { contactLeadKey } from '../activities/enrollment';
 import { trimApiLogs } from '../api/services/api-logs';
 import { createSqlPool } from '../lib/sql-pool';
 import type { DialLadder } from '../lib/dial-ladder';
 import { leadWorkflowId } from '../lib/workflow-ids';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { leadResult } from './support/lead-workflows';
@@ -16,8 +16,8 @@ import { createTestWorkspace } from './support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'campaigns.delete'] });
 const request = (method: string, path: string, body?: unknown) => api.request(method, path, { key: owner.key, body });
 

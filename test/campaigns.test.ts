@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { DEFAULT_CALLING_WINDOW } from '../lib/calling-window';
 import { DEFAULT_DIAL_LADDER } from '../lib/dial-ladder';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
@@ -13,8 +13,8 @@ import { assignPhoneNumber } from '../lib/phone-numbers';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'campaigns.delete'] });
 const request = (method: string, path: string, body?: unknown) => api.request(method, path, { key: owner.key, body });
 // Campaigns call only from numbers of their workspace (test/phone-numbers.test.ts has the rules).

@@ -1,9 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { endCall, resumeOrWithdraw, takeLine } from '../activities/call-lines';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
-import type { Telephony } from '../activities/providers/telephony';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
@@ -13,25 +12,13 @@ import { leadResult } from './support/lead-workflows';
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 
-/** The simulated provider, with calls that take 400 ms, counting how many are in flight at once. */
-const simulated = createSimulatedTelephony(db);
-let inFlight = 0;
-let mostInFlight = 0;
-const slowCalls: Telephony = {
-  name: simulated.name,
-  lookup: (attemptId) => simulated.lookup(attemptId),
-  async dial(request) {
-    mostInFlight = Math.max(mostInFlight, ++inFlight);
-    try {
-      await new Promise((resolve) => setTimeout(resolve, 400));
-      return await simulated.dial(request);
-    } finally {
-      inFlight--;
-    }
-  },
-};
-await startTestWorker(temporal.taskQueue, { db, calls: slowCalls });
 const api = await startTestApi({ db, url, temporal });
+/**
+ * The simulated carrier over HTTP at a time scale where a call rings 6 s and talks 30-39 s of simulated
+ * time in 120-180 ms: the carrier itself counts the calls live at once (dialed, not yet at their end).
+ */
+const carrier = await startTestCarrier(db, { timeScale: 0.004 });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
 describe('the concurrency cap of a campaign', () => {
@@ -58,7 +45,7 @@ describe('the concurrency cap of a campaign', () => {
     const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
     expect(results.every((result) => result.status === 'completed' && result.attempts === 1)).toBe(true);
     expect(await db.call.count({ where: { campaignId: campaign.id, status: 'ended' } })).toBe(8);
-    expect(mostInFlight).toBe(2);
+    expect(carrier.server.maxLiveCalls).toBe(2);
     // Every line taken was given back.
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });

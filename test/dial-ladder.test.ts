@@ -1,23 +1,25 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createActivities } from '../activities';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { nextAllowedInstant, type CallingWindow } from '../lib/calling-window';
 import type { DialLadder } from '../lib/dial-ladder';
 import { leadStateQuery } from '../workflows/messages';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { startedLeadWorkflow } from './support/lead-workflows';
+import { until } from './support/until';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const calls = createSimulatedTelephony(db);
-await startTestWorker(temporal.taskQueue, { db, calls });
 const api = await startTestApi({ db, url, temporal });
+const carrier = await startTestCarrier(db);
+const calls = carrier.client;
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'calls.edit'] });
 
 async function pushLead(phone: string, settings: { dialLadder?: DialLadder; callingWindow?: CallingWindow } = {}) {
@@ -128,7 +130,7 @@ describe('placing a call survives a crash between dialing and recording', () => 
   it('asks the provider what became of an attempt instead of dialing it again', async () => {
     const activities = createActivities({
       db,
-      calls,
+      ...carrierDependencies(carrier, api),
       whatsapp: createSimulatedWhatsApp(db),
       temporal: temporal.client,
     });
@@ -159,17 +161,30 @@ describe('placing a call survives a crash between dialing and recording', () => 
         startedAt: new Date(),
       },
     });
-    const placedBefore = await calls.dial({ attemptId, to: lead.phone });
+    const placedBefore = await calls.dial({
+      attemptId,
+      from: null,
+      to: lead.phone,
+      agent: null,
+      lead: { name: null, fields: {} },
+      statusCallbackUrl: `${api.baseUrl}/telephony/simulated/events`,
+    });
 
-    const placed = await activities.placeCall({ leadId: lead.id, attempt: 1 });
-    expect(placed).toMatchObject({ outcome: 'answered' });
+    const placed = await activities.dialCall({ leadId: lead.id, attempt: 1 });
+    expect(placed).toMatchObject({ outcome: 'dialed', attemptId });
+    // The carrier's events end it; a retry of the dial meanwhile or after places nothing new.
+    expect(await activities.dialCall({ leadId: lead.id, attempt: 1 })).toMatchObject({ outcome: 'dialed' });
+    await until(
+      () => db.call.findUniqueOrThrow({ where: { attemptId } }),
+      (call) => call.status === 'ended',
+    );
     expect(await db.simulatedProviderCall.count({ where: { attemptId } })).toBe(1);
     expect(await db.call.findUniqueOrThrow({ where: { attemptId } })).toMatchObject({
       status: 'ended',
       outcome: 'answered',
       providerCallId: placedBefore.providerCallId,
     });
-    // And a retry after it was recorded returns the same call.
-    expect(await activities.placeCall({ leadId: lead.id, attempt: 1 })).toEqual(placed);
+    // And a retry after it ended answers its outcome.
+    expect(await activities.dialCall({ leadId: lead.id, attempt: 1 })).toMatchObject({ outcome: 'answered' });
   });
 });

@@ -5,15 +5,15 @@ import type { RouteDefinition } from '../api/http/route';
 import { withIncludedPermissions, HOLDABLE_SCOPES, NEVER_HOLDABLE_SCOPES } from '../lib/permissions';
 import { addMember, createApiKey, createWorkspace, revokeApiKey, updateMember } from '../lib/workspace-admin';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { startTestWorker, useTemporalClient } from './support/temporal';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 // Campaign transitions are Updates answered by the campaign's workflow: a real worker runs it.
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal, trustProxy: true });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 
 // --- The cast: one workspace with every kind of key, and the workspaces around it. -------------------
 const UNLIMITED = { rateLimitPerMinute: 1_000_000 };

@@ -4,13 +4,13 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { createDatabase, type Database } from '../lib/database';
 import { migrateDeploy } from '../scripts/stack/migrate';
 import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { startEmbeddedTemporal } from '../scripts/stack/temporal';
 import { checkedFetch, startTestApi, type RunningApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTcpProxy } from './support/tcp-proxy';
@@ -108,8 +108,11 @@ describe('accepted leads survive their dependencies going away', () => {
     workerUrl.port = String(proxy.port);
     const workerDb = createDatabase(workerUrl.toString());
     afterAll(() => workerDb.$disconnect());
-    await startTestWorker(temporal.taskQueue, { db: workerDb, calls: createSimulatedTelephony(workerDb) });
     const api = await startTestApi({ db, url, temporal });
+    await startTestWorker(temporal.taskQueue, {
+      db: workerDb,
+      ...carrierDependencies(await startTestCarrier(workerDb), api),
+    });
 
     const { campaignId, keys } = await busyLeads(api, 10);
     while ((await db.call.count({ where: { campaignId } })) < 10) await sleep(50);
@@ -123,7 +126,9 @@ describe('accepted leads survive their dependencies going away', () => {
 
   it('the API process killed right after answering, before it could start any workflow: a restarted API starts and dials every lead', async () => {
     const temporal = await useTemporalClient();
-    await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
+    // The carrier's status events go to an API of this process (the spawned ones share its database and Temporal).
+    const events = await startTestApi({ db, url, temporal });
+    await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), events) });
     // The first process reaches no Temporal server: the leads it answers for exist only as rows.
     const first = await spawnApi(`127.0.0.1:${await freePort()}`, temporal.taskQueue);
     const { campaignId, keys } = await busyLeads(first, 10);
@@ -151,8 +156,12 @@ describe('accepted leads survive their dependencies going away', () => {
     let server = await startEmbeddedTemporal(options);
     afterAll(() => server.stop());
     const temporal = await useTemporalClient(undefined, server.address);
-    await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) }, server.address);
     const api = await startTestApi({ db, url, temporal });
+    await startTestWorker(
+      temporal.taskQueue,
+      { db, ...carrierDependencies(await startTestCarrier(db), api) },
+      server.address,
+    );
 
     const { campaignId, keys } = await busyLeads(api, 10);
     while ((await db.call.count({ where: { campaignId } })) < 10) await sleep(50);
@@ -186,8 +195,11 @@ describe('accepted leads survive their dependencies going away', () => {
     afterAll(() => crashDb.$disconnect());
     const store: LeadStore = { db: crashDb, owner: await createTestWorkspace(crashDb, { scopes: ['campaigns.edit'] }) };
     const temporal = await useTemporalClient();
-    await startTestWorker(temporal.taskQueue, { db: crashDb, calls: createSimulatedTelephony(crashDb) });
     const api = await startTestApi({ db: crashDb, url: crashUrl, temporal, sweepLeads: { staleAfterMs: 1_000 } });
+    await startTestWorker(temporal.taskQueue, {
+      db: crashDb,
+      ...carrierDependencies(await startTestCarrier(crashDb), api),
+    });
 
     const { campaignId, keys } = await busyLeads(api, 10, store);
     // SIGQUIT is PostgreSQL's immediate shutdown: every process quits at once, recovery replays the WAL.

@@ -7,13 +7,13 @@ import ExcelJS from 'exceljs';
 import { decodeTimeoutType } from '@temporalio/common';
 import { decodePendingActivityState } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { defaultExportTaskQueue } from '../lib/config';
 import { EXPORT_COLUMNS } from '../lib/export-rows';
 import { createSqlPool } from '../lib/sql-pool';
 import { exportJobWorkflowId } from '../lib/workflow-ids';
 import { exportProgressQuery } from '../workflows/messages';
 import { startTestApi, type RunningApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { defaultTestExportDir } from './support/export-dir';
 import { useTestDatabase } from './support/database';
 import { startTestExportWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
@@ -27,10 +27,11 @@ const sql = createSqlPool(url);
 afterAll(() => sql.end());
 // The workflows run on the main worker; their activities on an export worker polling the export queue
 // the API names (by default, as the configuration derives it from the task queue).
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
-await startTestExportWorker(defaultExportTaskQueue(temporal.taskQueue), { sql });
 // Above 10 rows an export is a job; pages of 4 rows make even a small job read several pages.
 const api = await startTestApi({ db, url, temporal, exports: { inlineMaxRows: 10, pageRows: 4 } });
+const carrier = await startTestCarrier(db);
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
+await startTestExportWorker(defaultExportTaskQueue(temporal.taskQueue), { sql });
 const owner = await createTestWorkspace(db, { scopes: ['intel.view'], settings: { plan: 'basic' } });
 
 const CSV = 'text/csv; charset=utf-8';
@@ -575,13 +576,13 @@ describe('an export job and an export worker killed with SIGKILL', () => {
 
   it('resumes from its last checkpoint: exactly every row, once, in order', async () => {
     // The workflow runs on a main worker in this process; the rows are written by the export worker process alone.
-    await startTestWorker(crashQueue, { db, calls: createSimulatedTelephony(db) });
     const crashApi = await startTestApi({
       db,
       url,
       temporal: { ...temporal, taskQueue: crashQueue },
       exports: { inlineMaxRows: 10, pageRows: 200 },
     });
+    await startTestWorker(crashQueue, { db, ...carrierDependencies(carrier, crashApi) });
     const campaign = await newCampaign();
     await insertCalls(campaign, 20_000, 3);
     const first = startExportWorkerProcess();

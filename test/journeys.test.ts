@@ -2,12 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { saveJourney, publishJourney } from '../api/services/journeys';
 import type { JourneyDefinition } from '../lib/journey';
 import { leadWorkflowId } from '../lib/workflow-ids';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../workflows/messages';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';
 import { journey, publishedJourney, runningJourneyCampaign } from './support/journeys';
@@ -17,8 +17,8 @@ import { createTestWorkspace } from './support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const operator = await createTestWorkspace(db, {
   scopes: ['campaigns.edit', 'workflows.view', 'workflows.run', 'workflows.recover'],
   settings: { features: ['workflows'] },

@@ -1,9 +1,9 @@
 import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { leadWorkflowId } from '../lib/workflow-ids';
 import { freePort } from '../scripts/stack/child-process';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
@@ -12,8 +12,8 @@ import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
 /** One attempt per lead, at any hour: these tests are about accepting leads, not the ladder. */

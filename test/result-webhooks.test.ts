@@ -1,13 +1,13 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
 import { createResultWebhookActivities } from '../activities/result-webhooks';
 import { createResultWebhookEndpoint } from '../lib/result-webhooks';
 import { webhookDeliveryWorkflowId } from '../lib/workflow-ids';
 import { createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { runAdminCli } from './support/admin-cli';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
@@ -19,9 +19,9 @@ import { until } from './support/until';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const calls = createSimulatedTelephony(db);
-await startTestWorker(temporal.taskQueue, { db, calls });
 const api = await startTestApi({ db, url, temporal });
+const carrier = carrierDependencies(await startTestCarrier(db), api);
+await startTestWorker(temporal.taskQueue, { db, ...carrier });
 
 /** What a receiver does to check a Standard Webhooks signature, written out independently of the service. */
 function expectedSignature(secret: string, request: ReceivedRequest): string {
@@ -62,7 +62,7 @@ async function finishedLead(workspaceId: string) {
 /** The activities as the worker has them, run outside a worker: the activity context names the test's task queue. */
 const activities = createResultWebhookActivities({
   db,
-  calls,
+  ...carrier,
   whatsapp: createSimulatedWhatsApp(db),
   temporal: temporal.client,
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { checkedFetch, startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { startTestWorker, useTemporalClient } from './support/temporal';
@@ -10,8 +10,8 @@ import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) });
 const api = await startTestApi({ db, url, temporal });
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'calls.view'] });
 const get = async (path: string, key = owner.key) => {
   const response = await api.request('GET', path, { key });

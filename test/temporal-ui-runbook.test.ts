@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
-import { createSimulatedTelephony } from '../activities/providers/simulated-telephony';
 import { leadWorkflowId } from '../lib/workflow-ids';
 import { freePort } from '../scripts/stack/child-process';
 import { startEmbeddedTemporal } from '../scripts/stack/temporal';
 import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useChromium } from './support/browser';
 import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';
@@ -39,8 +39,12 @@ await until(
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue(), server.address);
-await startTestWorker(temporal.taskQueue, { db, calls: createSimulatedTelephony(db) }, server.address);
 const api = await startTestApi({ db, url, temporal });
+await startTestWorker(
+  temporal.taskQueue,
+  { db, ...carrierDependencies(await startTestCarrier(db), api) },
+  server.address,
+);
 const operator = await createTestWorkspace(db, {
   scopes: ['campaigns.edit', 'workflows.view', 'workflows.recover'],
   settings: { features: ['workflows'] },

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
-import { createTelephony, createWhatsAppSender } from '../activities/providers/select';
+import { createCarrier, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 
@@ -20,7 +20,11 @@ const worker = await createWorker({
   options: { maxCachedWorkflows },
   dependencies: {
     db,
-    calls: createTelephony(config.TELEPHONY_PROVIDER, db),
+    calls: createCarrier(config),
+    statusCallbackBaseUrl: config.TELEPHONY_CALLBACK_BASE_URL,
+    ...(config.CALL_END_DEADLINE_SECONDS !== undefined && {
+      callEndDeadlineMs: config.CALL_END_DEADLINE_SECONDS * 1000,
+    }),
     whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db),
     temporal,
   },

@@ -2,7 +2,9 @@ import { condition, patched, proxyActivities, proxyLocalActivities, setHandler }
 import type { Activities } from '../activities';
 import type { CallOutcome } from '../lib/call-outcomes';
 import { ErrorCode } from '../lib/error-codes';
-import { campaignChangedSignal, leadStateQuery } from './messages';
+import type { EndedCall } from '../lib/telephony/ended-call';
+import type { PlaceCallInput, PlacedCall } from '../activities/calls';
+import { callEndedSignal, campaignChangedSignal, leadStateQuery } from './messages';
 
 const retry = {
   initialInterval: '1 second',
@@ -52,6 +54,8 @@ export type LeadPhase =
   | 'waiting_for_campaign'
   | 'waiting_for_line'
   | 'dialing'
+  /** The carrier took the call: waiting for its terminal event (or the deadline, then the carrier's lookup). */
+  | 'on_call'
   | 'finished';
 
 export interface LeadState {
@@ -83,7 +87,7 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
   )
     ? local
     : remote;
-  const { placeCall } = remote;
+  const { placeCall, dialCall, reconcileCall } = remote;
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
   let campaignChanged = false;
@@ -91,6 +95,31 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
   setHandler(campaignChangedSignal, () => {
     campaignChanged = true;
   });
+  // Kept by attempt id: an end may be signalled before dialCall has even answered.
+  const endedCalls = new Map<string, EndedCall>();
+  setHandler(callEndedSignal, (ended) => {
+    endedCalls.set(ended.attemptId, ended);
+  });
+
+  /**
+   * The asynchronous carrier path: the call is placed (dialCall answers at once), then its end is
+   * waited for as durable state. Past the deadline the carrier is asked (reconcileCall), again every
+   * recheck while it says the call is still on, and at the last recheck the call is given up.
+   */
+  const callThroughCarrier = async (input: PlaceCallInput): Promise<PlacedCall> => {
+    const placed = await dialCall(input);
+    if (placed.outcome !== 'dialed') return placed;
+    state.phase = 'on_call';
+    let ended = endedCalls.get(placed.attemptId);
+    for (let check = 0; !ended; check++) {
+      await condition(() => endedCalls.has(placed.attemptId), check === 0 ? placed.deadlineMs : placed.recheckMs);
+      ended = endedCalls.get(placed.attemptId);
+      if (!ended)
+        ended =
+          (await reconcileCall({ attemptId: placed.attemptId, giveUp: check >= placed.rechecks })).ended ?? undefined;
+    }
+    return { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
+  };
 
   const finish = async (status: LeadDialResult['status']): Promise<LeadDialResult> => {
     if (callKey === undefined) {
@@ -142,7 +171,10 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
         continue;
       }
       state.phase = 'dialing';
-      const call = await placeCall({ leadId, attempt: state.attempt, ...(callKey !== undefined && { callKey }) });
+      const attemptInput = { leadId, attempt: state.attempt, ...(callKey !== undefined && { callKey }) };
+      // Asked at every attempt: a run recorded on the synchronous path continues on it while replaying,
+      // and its later attempts take the carrier path.
+      const call = patched('async-carrier') ? await callThroughCarrier(attemptInput) : await placeCall(attemptInput);
       if (call.outcome === 'campaign_stopped') return stopped();
       if (call.outcome === 'campaign_at_capacity') {
         if (!(await wait('waiting_for_line', capacityRetryMs))) return stopped();

@@ -1,6 +1,7 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CampaignAction, CampaignStatus } from '../lib/campaign-transitions';
 import type { ExportProgress } from '../lib/export-jobs';
+import type { EndedCall } from '../lib/telephony/ended-call';
 import type { JourneyRunState, RecoveryDecision } from './journey-run';
 import type { LeadState } from './lead-dial';
 
@@ -15,6 +16,11 @@ import type { LeadState } from './lead-dial';
 export const leadStateQuery = defineQuery<LeadState>('leadState');
 /** leadDialWorkflow: its campaign started, resumed or stopped (sent by the campaign's notifyCampaignLeads). */
 export const campaignChangedSignal = defineSignal('campaignChanged');
+/**
+ * leadDialWorkflow (the ladder, or a journey's call node): a call it placed ended. Sent by the carrier
+ * event endpoint on the terminal event (again on every duplicate of it: harmless) and by reconciliation.
+ */
+export const callEndedSignal = defineSignal<[EndedCall]>('callEnded');
 
 /** campaignWorkflow: start, pause, resume or stop; answered once the new status is committed. */
 export const campaignTransitionUpdate = defineUpdate<{ status: CampaignStatus }, [CampaignAction]>('transition');

@@ -50,4 +50,6 @@ export interface CarrierCallSnapshot {
   answeredBy: 'human' | 'machine' | null;
   /** Talk time of an ended call. */
   durationMs: number | null;
+  /** Why a failed call failed (invalid_number: the number does not exist), when the carrier says. */
+  reason?: string | null;
 }

@@ -1,14 +1,15 @@
 import type { Config } from '../../lib/config';
 import type { Database } from '../../lib/database';
-import { createSimulatedTelephony } from './simulated-telephony';
-import type { Telephony } from './telephony';
+import { createSimulatedCarrierClient } from '../../telephony/simulated-carrier/client';
+import type { Carrier } from './carrier';
 import { createSimulatedWhatsApp } from './simulated-whatsapp';
 import type { WhatsAppSender } from './whatsapp';
 
-export function createTelephony(provider: Config['TELEPHONY_PROVIDER'], db: Database): Telephony {
-  switch (provider) {
+/** The carrier calls are placed through: the simulated carrier's REST API (npm run simulated-carrier). */
+export function createCarrier(config: Pick<Config, 'TELEPHONY_PROVIDER' | 'SIMULATED_CARRIER_URL'>): Carrier {
+  switch (config.TELEPHONY_PROVIDER) {
     case 'simulated':
-      return createSimulatedTelephony(db);
+      return createSimulatedCarrierClient({ baseUrl: config.SIMULATED_CARRIER_URL });
   }
 }
 

@@ -21,11 +21,13 @@ import { resultRoutes } from './results';
 import { resultWebhookRoutes } from './result-webhooks';
 import { phoneNumberRoutes } from './phone-numbers';
 import { voiceRoutes } from './voices';
+import { telephonyEventRoutes } from './telephony-events';
 import { whoamiRoutes } from './whoami';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
 export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
+  ...telephonyEventRoutes,
   ...openApiRoutes(() => routes),
   ...docsRoutes,
   ...whoamiRoutes,

@@ -30,6 +30,11 @@ export interface AppServices {
   voicePreviews?: VoicePreviews;
   /** sox and the platform's background audio files; unset: from the environment (BACKGROUND_AUDIO_DIR, SOX_PATH). */
   backgroundAudio?: BackgroundAudioTools;
+  /**
+   * The secret each carrier signs its status events with, by provider name (POST /telephony/{provider}/events);
+   * a provider without one has every event refused. Never logged.
+   */
+  telephonySigningSecrets?: Readonly<Record<string, string>>;
   /** The translator of transcripts (POST /calls/{id}/transcript-translation); unset: apertium as the environment names it. */
   translator?: Translator;
 }

@@ -315,7 +315,7 @@ const journeyReviewedByUpdate: ReplayScenario = {
 };
 
 export const replayScenarios: ReplayScenario[] = [
-  // Simulated telephony: the last digit scripts the outcome (see activities/providers/simulated-telephony.ts).
+  // The simulated carrier: the last digit scripts the outcome (see telephony/simulated-carrier/timeline.ts).
   leadDialScenario('lead-dial-answered', '+14155550120'),
   // The full ladder: three busy attempts with their rung delays.
   leadDialScenario('lead-dial-busy-full-ladder', '+14155550125'),
@@ -325,6 +325,11 @@ export const replayScenarios: ReplayScenario[] = [
   // The same runs after the lead's bookkeeping became local activities (patch 'local-bookkeeping').
   leadDialScenario('lead-dial-busy-full-ladder-local-bookkeeping', '+14155550125'),
   pausedThenResumed('lead-dial-paused-then-resumed-local-bookkeeping'),
+  // The asynchronous carrier path (patch 'async-carrier'): dialCall answers the call id, the terminal
+  // event arrives as callEndedSignal from the event endpoint.
+  leadDialScenario('lead-dial-answered-async-carrier', '+14155550120'),
+  leadDialScenario('lead-dial-busy-full-ladder-async-carrier', '+14155550125'),
+  leadDialScenario('lead-dial-voicemail-async-carrier', '+14155550127'),
   campaignLifecycle,
   journeyToTheEnd,
   contactsEnrolled,

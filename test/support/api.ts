@@ -9,6 +9,7 @@ import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/services';
 import { createLeadDispatcher } from '../../api/services/lead-dispatch';
 import { EXPORT_PAGE_ROWS } from '../../api/services/exports';
+import { TEST_CARRIER_SIGNING_SECRET } from './carrier';
 import { defaultTestExportDir } from './export-dir';
 import { responseProblems } from './response-check';
 
@@ -74,6 +75,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     },
     voicePreviews: dependencies.voicePreviews,
     backgroundAudio: dependencies.backgroundAudio,
+    telephonySigningSecrets: dependencies.telephonySigningSecrets ?? { simulated: TEST_CARRIER_SIGNING_SECRET },
     translator: dependencies.translator,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');

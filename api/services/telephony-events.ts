@@ -1,0 +1,28 @@
+import type { Request } from 'express';
+import { ErrorCode } from '../../lib/error-codes';
+import type { CallEvent } from '../../lib/telephony/call-event';
+import { applyCallEvent, signalCallEnded } from '../../activities/call-end';
+import { SIGNATURE_HEADER, verifyEventSignature } from '../../lib/telephony/signature';
+import { ApiError } from '../http/api-error';
+import { rawBodyOf } from '../http/register-routes';
+import type { AppServices } from './index';
+
+/** 401 unless the raw body carries a valid, fresh signature by the provider's secret; nothing is read before. */
+export function assertSignedByCarrier(req: Request, services: AppServices): void {
+  const provider = String(req.params.provider);
+  const secrets = services.telephonySigningSecrets ?? {};
+  const secret = Object.hasOwn(secrets, provider) ? secrets[provider] : undefined;
+  if (!secret || !verifyEventSignature(secret, rawBodyOf(req), req.get(SIGNATURE_HEADER)))
+    throw new ApiError(401, ErrorCode.invalid_signature);
+}
+
+/**
+ * Applies one status event (lib/telephony/call-end.ts) and, once the call has ended, signals its
+ * workflow; answered only after the change is committed. Unknown call: 404, nothing changed.
+ */
+export async function receiveCallEvent(services: AppServices, provider: string, event: CallEvent) {
+  const result = await applyCallEvent(services.db, provider, event);
+  if (!result.found) throw new ApiError(404, ErrorCode.unknown_call);
+  if (result.ended && result.workflowId) await signalCallEnded(services.temporal, result.workflowId, result.ended);
+  return { received: true as const, applied: result.applied };
+}

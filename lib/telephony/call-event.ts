@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { CARRIER_CALL_STATES } from './call-states';
+
+/**
+ * One status event of a call, as a carrier POSTs it to /telephony/{provider}/events (the simulated
+ * carrier sends exactly this; an adapter of a real carrier maps its own callback to it).
+ */
+export const callEventSchema = z.object({
+  eventId: z.string().min(1).max(200).describe("The carrier's id of this event: a second delivery changes nothing."),
+  providerCallId: z.string().min(1).max(200).describe("The carrier's id of the call, as dial answered it."),
+  attemptId: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('The attempt id the call was dialed with (the call is found by it until the dial has answered).'),
+  status: z.enum(CARRIER_CALL_STATES).describe('The state the event reports (a call never moves backwards).'),
+  answeredBy: z
+    .enum(['human', 'machine'])
+    .nullable()
+    .optional()
+    .describe('Answering-machine detection, once answered.'),
+  durationMs: z.number().int().min(0).nullable().optional().describe('Talk time, on a terminal event.'),
+  reason: z
+    .string()
+    .max(200)
+    .nullable()
+    .optional()
+    .describe('Why a call failed; invalid_number maps to the outcome invalid_number.'),
+  occurredAt: z.string().datetime({ offset: true }).describe('When the carrier saw the state change.'),
+});
+
+export type CallEvent = z.infer<typeof callEventSchema>;

@@ -1,0 +1,297 @@
+import { createHash } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { Prisma } from '../../generated/prisma/client';
+import type { CarrierCallSnapshot } from '../../activities/providers/carrier';
+import { simulatedConversation } from '../../lib/calls/simulated-conversation';
+import type { CallEvent } from '../../lib/telephony/call-event';
+import { isTerminalCallState } from '../../lib/telephony/call-states';
+import { SIGNATURE_HEADER, signEvent } from '../../lib/telephony/signature';
+import type { Database } from '../../lib/database';
+import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './timeline';
+
+/**
+ * The `simulated` carrier: a carrier of its own, spoken to over HTTP like a real one. It accepts dials
+ * (POST /calls), keeps its own durable record of each call (table SimulatedProviderCall, so lookup and
+ * event delivery go on after a restart), and POSTs each call's signed status events to the call's
+ * statusCallbackUrl at the times its timeline says (timeline.ts, multiplied by the time scale),
+ * retrying with exponential backoff until answered 2xx, as carriers do. No call leaves the machine.
+ */
+export interface SimulatedCarrierOptions {
+  db: Database;
+  /** Signs every event (HMAC-SHA256, lib/telephony/signature.ts); never logged. */
+  signingSecret: string;
+  /** 1: real time; 0.001: a 40 s call lasts 40 ms (SIMULATED_TELEPHONY_TIME_SCALE). */
+  timeScale: number;
+  /** Backoff of an event the receiver did not answer 2xx: first delay, doubling up to the most. */
+  retry?: { firstMs: number; maxMs: number };
+  /** Test seam: an event this answers false for is never sent, as if the carrier lost it. */
+  sendsEvent?: (event: CallEvent) => boolean;
+}
+
+export interface SimulatedCarrier {
+  /** The most calls it held live (dialed, not yet at their terminal state) at once since it started. */
+  readonly maxLiveCalls: number;
+  readonly liveCalls: number;
+  listen(port: number, host?: string): Promise<string>;
+  /** Stops delivering and closes the server; what is left to deliver is delivered by the next start. */
+  close(): Promise<void>;
+}
+
+const dialSchema = z.object({
+  attemptId: z.string().min(1).max(300),
+  from: z.string().max(40).nullable().optional(),
+  to: z.string().min(1).max(40),
+  agent: z.unknown().optional(),
+  lead: z.unknown().optional(),
+  statusCallbackUrl: z.string().url(),
+});
+
+type CallRow = Awaited<ReturnType<Database['simulatedProviderCall']['findUniqueOrThrow']>>;
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, Math.max(ms, 0));
+    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+  });
+
+export function createSimulatedCarrier(options: SimulatedCarrierOptions): SimulatedCarrier {
+  const { db, timeScale } = options;
+  const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
+  const stopping = new AbortController();
+  /** One delivery loop per call with events left; a hangup wakes its loop to read the new timeline. */
+  const deliveries = new Map<string, { wake: () => void; done: Promise<void> }>();
+  const live = new Set<string>();
+  let maxLiveCalls = 0;
+
+  const timelineOf = (row: CallRow): TimelineEvent[] =>
+    simulatedTimeline(row.to, row.hangupAt ? (row.hangupAt.getTime() - row.createdAt.getTime()) / timeScale : null);
+  const dueAt = (row: CallRow, step: TimelineEvent) => row.createdAt.getTime() + step.atMs * timeScale;
+  const eventOf = (row: CallRow, step: TimelineEvent): CallEvent => ({
+    eventId: `${row.providerCallId}:${step.status}`,
+    providerCallId: row.providerCallId,
+    attemptId: row.attemptId,
+    status: step.status,
+    answeredBy: step.answeredBy,
+    durationMs: step.durationMs,
+    reason: step.reason,
+    occurredAt: new Date(dueAt(row, step)).toISOString(),
+  });
+
+  /** What the carrier knows of the call now: the latest state of its timeline that is due. */
+  function snapshotOf(row: CallRow): CarrierCallSnapshot {
+    const now = Date.now();
+    const due = timelineOf(row).filter((step) => dueAt(row, step) <= now);
+    const current = due.at(-1) ?? { status: 'queued' as const, answeredBy: null, durationMs: null };
+    return {
+      providerCallId: row.providerCallId,
+      attemptId: row.attemptId,
+      status: current.status,
+      answeredBy: due.find((step) => step.answeredBy)?.answeredBy ?? null,
+      durationMs: isTerminalCallState(current.status) ? (current.durationMs ?? 0) : null,
+      reason: 'reason' in current ? current.reason : null,
+    };
+  }
+
+  async function post(url: string, event: CallEvent): Promise<void> {
+    const body = JSON.stringify(event);
+    for (let delay = retry.firstMs; !stopping.signal.aborted; delay = Math.min(delay * 2, retry.maxMs)) {
+      try {
+        const response = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signEvent(options.signingSecret, body) },
+          body,
+          signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(10_000)]),
+        });
+        await response.body?.cancel();
+        if (response.ok) return;
+      } catch {
+        // Unreachable or timed out: retried like any answer that is not 2xx.
+      }
+      await sleep(delay, stopping.signal);
+    }
+  }
+
+  async function deliver(providerCallId: string, wakeUp: { signal: AbortSignal }) {
+    while (!stopping.signal.aborted) {
+      const row = await db.simulatedProviderCall.findUnique({ where: { providerCallId } });
+      if (!row?.statusCallbackUrl) return;
+      const timeline = timelineOf(row);
+      const step = timeline[row.eventsDelivered];
+      if (!step) return;
+      const wait = dueAt(row, step) - Date.now();
+      if (wait > 0) {
+        await sleep(wait, AbortSignal.any([stopping.signal, wakeUp.signal]));
+        continue; // a hangup may have changed what comes next
+      }
+      const event = eventOf(row, step);
+      if (isTerminalCallState(step.status)) live.delete(providerCallId);
+      if (options.sendsEvent?.(event) ?? true) await post(row.statusCallbackUrl, event);
+      if (stopping.signal.aborted) return;
+      await db.simulatedProviderCall.updateMany({
+        where: { providerCallId, eventsDelivered: row.eventsDelivered },
+        data: { eventsDelivered: row.eventsDelivered + 1 },
+      });
+    }
+  }
+
+  function startDelivery(row: CallRow) {
+    if (deliveries.has(row.providerCallId) || stopping.signal.aborted) return;
+    if (dueAt(row, timelineOf(row).at(-1)!) > Date.now()) {
+      live.add(row.providerCallId);
+      maxLiveCalls = Math.max(maxLiveCalls, live.size);
+    }
+    let wakeUp = new AbortController();
+    const signal = {
+      get signal() {
+        return wakeUp.signal;
+      },
+    };
+    const done = deliver(row.providerCallId, signal)
+      .catch((error: unknown) => console.error(`simulated carrier: delivery of ${row.providerCallId} stopped`, error))
+      .finally(() => deliveries.delete(row.providerCallId));
+    deliveries.set(row.providerCallId, {
+      wake: () => {
+        wakeUp.abort();
+        wakeUp = new AbortController();
+      },
+      done,
+    });
+  }
+
+  async function resumeDeliveries() {
+    const pending = await db.simulatedProviderCall.findMany({
+      where: { statusCallbackUrl: { not: null }, eventsDelivered: { lt: 5 } },
+    });
+    for (const row of pending) if (row.eventsDelivered < timelineOf(row).length) startDelivery(row);
+  }
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(express.json({ limit: '1mb' }));
+  const found = async (req: Request, res: Response): Promise<CallRow | null> => {
+    const row = await db.simulatedProviderCall.findUnique({ where: { providerCallId: String(req.params.id) } });
+    if (!row) res.status(404).json({ error: 'call_not_found' });
+    return row;
+  };
+  const route =
+    (handler: (req: Request, res: Response) => Promise<void>) =>
+    (req: Request, res: Response, next: (error: unknown) => void) => {
+      handler(req, res).catch(next);
+    };
+
+  app.post(
+    '/calls',
+    route(async (req, res) => {
+      const parsed = dialSchema.safeParse(req.body);
+      if (!parsed.success) {
+        res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });
+        return;
+      }
+      const dial = parsed.data;
+      const row = await db.simulatedProviderCall.upsert({
+        where: { attemptId: dial.attemptId },
+        update: {},
+        create: {
+          attemptId: dial.attemptId,
+          providerCallId: `sim_${createHash('sha256').update(dial.attemptId).digest('hex').slice(0, 24)}`,
+          to: dial.to,
+          fromNumber: dial.from ?? null,
+          outcome: simulatedOutcomeFor(dial.to),
+          durationMs: simulatedTimeline(dial.to).at(-1)!.durationMs ?? 0,
+          statusCallbackUrl: dial.statusCallbackUrl,
+          agent: (dial.agent ?? undefined) as Prisma.InputJsonValue | undefined,
+          lead: (dial.lead ?? undefined) as Prisma.InputJsonValue | undefined,
+          createdAt: new Date(),
+        },
+      });
+      startDelivery(row);
+      res.status(201).json(snapshotOf(row));
+    }),
+  );
+  app.get(
+    '/calls',
+    route(async (req, res) => {
+      const row = await db.simulatedProviderCall.findUnique({
+        where: { attemptId: typeof req.query.attemptId === 'string' ? req.query.attemptId : '' },
+      });
+      if (row) res.json(snapshotOf(row));
+      else res.status(404).json({ error: 'call_not_found' });
+    }),
+  );
+  app.get(
+    '/calls/:id',
+    route(async (req, res) => {
+      const row = await found(req, res);
+      if (row) res.json(snapshotOf(row));
+    }),
+  );
+  app.post(
+    '/calls/:id/hangup',
+    route(async (req, res) => {
+      const row = await found(req, res);
+      if (!row) return;
+      if (!isTerminalCallState(snapshotOf(row).status)) {
+        await db.simulatedProviderCall.updateMany({
+          where: { providerCallId: row.providerCallId, hangupAt: null },
+          data: { hangupAt: new Date() },
+        });
+        deliveries.get(row.providerCallId)?.wake();
+        const updated = await db.simulatedProviderCall.findUniqueOrThrow({
+          where: { providerCallId: row.providerCallId },
+        });
+        res.json(snapshotOf(updated));
+        return;
+      }
+      res.json(snapshotOf(row));
+    }),
+  );
+  app.get(
+    '/calls/:id/transcript',
+    route(async (req, res) => {
+      const row = await found(req, res);
+      if (!row) return;
+      const call = snapshotOf(row);
+      if (!isTerminalCallState(call.status) || !call.answeredBy) {
+        res.status(404).json({ error: 'no_transcript' });
+        return;
+      }
+      const transcript = simulatedConversation({
+        agent: (row.agent ?? null) as Parameters<typeof simulatedConversation>[0]['agent'],
+        lead: (row.lead ?? { name: null, fields: {} }) as Parameters<typeof simulatedConversation>[0]['lead'],
+        answeredBy: call.answeredBy,
+        durationMs: call.durationMs ?? 0,
+        seed: row.providerCallId,
+      });
+      res.json({ transcript });
+    }),
+  );
+
+  let server: Server | undefined;
+  return {
+    get maxLiveCalls() {
+      return maxLiveCalls;
+    },
+    get liveCalls() {
+      return live.size;
+    },
+    async listen(port, host = '127.0.0.1') {
+      const listening = app.listen(port, host);
+      server = listening;
+      await new Promise<void>((resolve, reject) => {
+        listening.once('listening', resolve);
+        listening.once('error', reject);
+      });
+      await resumeDeliveries();
+      return `http://${host}:${(listening.address() as AddressInfo).port}`;
+    },
+    async close() {
+      stopping.abort();
+      await Promise.all([...deliveries.values()].map((delivery) => delivery.done));
+      server?.closeAllConnections();
+      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { afterAll } from 'vitest';
+import type { Carrier } from '../../activities/providers/carrier';
+import type { Database } from '../../lib/database';
+import type { CallEvent } from '../../lib/telephony/call-event';
+import { createSimulatedCarrierClient } from '../../telephony/simulated-carrier/client';
+import { createSimulatedCarrier, type SimulatedCarrier } from '../../telephony/simulated-carrier/server';
+
+/** What the test APIs check simulated events against (startTestApi) and the test carriers sign with. */
+export const TEST_CARRIER_SIGNING_SECRET = 'test-simulated-carrier-signing-secret';
+/** A 40 s simulated call lasts 40 ms. */
+export const TEST_TIME_SCALE = 0.001;
+
+export interface TestCarrier {
+  server: SimulatedCarrier;
+  /** The Carrier a worker dials through: over real HTTP to the server. */
+  client: Carrier;
+  baseUrl: string;
+}
+
+/**
+ * The simulated carrier as the tests run it: an in-process HTTP server on a free loopback port over the
+ * test file's database, closed at the end of the file. Events that are not answered 2xx are retried
+ * quickly (50 ms, doubling up to 1 s).
+ */
+export async function startTestCarrier(
+  db: Database,
+  options: { timeScale?: number; sendsEvent?: (event: CallEvent) => boolean; port?: number } = {},
+): Promise<TestCarrier> {
+  const server = createSimulatedCarrier({
+    db,
+    signingSecret: TEST_CARRIER_SIGNING_SECRET,
+    timeScale: options.timeScale ?? TEST_TIME_SCALE,
+    retry: { firstMs: 50, maxMs: 1_000 },
+    sendsEvent: options.sendsEvent,
+  });
+  const baseUrl = await server.listen(options.port ?? 0);
+  afterAll(() => server.close());
+  return { server, client: createSimulatedCarrierClient({ baseUrl }), baseUrl };
+}
+
+/** A worker's carrier dependencies: dial through this carrier, events to this API. */
+export const carrierDependencies = (carrier: TestCarrier, api: { baseUrl: string }) => ({
+  calls: carrier.client,
+  statusCallbackBaseUrl: api.baseUrl,
+});
