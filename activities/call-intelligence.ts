@@ -33,10 +33,12 @@ export function createCallIntelligenceActivities({
   }
 
   /** The agent the call was placed with (deleted ones too: the call still happened), else its campaign's. */
-  async function agentOf(call: { agentId: string | null; campaignId: string }) {
+  async function agentOf(call: { agentId: string | null; campaignId: string | null }) {
     const agentId =
       call.agentId ??
-      (await db.campaign.findUnique({ where: { id: call.campaignId }, select: { agentId: true } }))?.agentId;
+      (call.campaignId === null
+        ? null
+        : (await db.campaign.findUnique({ where: { id: call.campaignId }, select: { agentId: true } }))?.agentId);
     return agentId ? db.agent.findUnique({ where: { id: agentId } }) : null;
   }
 

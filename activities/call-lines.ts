@@ -49,9 +49,11 @@ export async function takeLine(
       SELECT EXISTS (SELECT 1 FROM "DoNotCall" d, lead WHERE d."workspaceId" = lead."workspaceId" AND d.phone = lead.phone) AS yes
     ), call AS (
       INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "startedAt",
-                          "workflowId", "agentId", "fromNumber")
+                          "workflowId", "agentId", "fromNumber", "toNumber")
       SELECT gen_random_uuid(), lead."workspaceId", lead."campaignId", lead.id, $2, $3, $4, 'dialing', ${NOW_UTC},
-             $5, campaign."agentId"::uuid, campaign.caller
+             -- A campaign of a running campaign may still hold a free-text agentId from before agents existed.
+             $5, CASE WHEN campaign."agentId" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' THEN campaign."agentId"::uuid END,
+             campaign.caller, lead.phone
         FROM lead, campaign, blocked
        WHERE campaign.status = 'RUNNING' AND campaign.has_line AND NOT blocked.yes
       ON CONFLICT ("attemptId") DO NOTHING

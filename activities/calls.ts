@@ -84,6 +84,15 @@ function heartbeatIfInActivity(): void {
 
 export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
 
+/** Who the agent talks to: the call's lead, or the lead a test call was placed for. */
+function leadOfCall(call: {
+  lead: { name: string | null; fields: unknown } | null;
+  testLead: unknown;
+}): CarrierDialRequest['lead'] {
+  const lead = call.lead ?? (call.testLead as { name?: string | null; fields?: unknown } | null);
+  return { name: lead?.name ?? null, fields: (lead?.fields ?? {}) as Record<string, unknown> };
+}
+
 function leadNotFound(leadId: string) {
   return ApplicationFailure.create({
     type: ErrorCode.lead_not_found,
@@ -118,7 +127,7 @@ export function createCallActivities({
   const dialRequest = async (attemptId: string, to: string): Promise<CarrierDialRequest> => {
     const call = await db.call.findUniqueOrThrow({
       where: { attemptId },
-      select: { fromNumber: true, agentId: true, lead: { select: { name: true, fields: true } } },
+      select: { fromNumber: true, agentId: true, testLead: true, lead: { select: { name: true, fields: true } } },
     });
     const agent = call.agentId ? await db.agent.findUnique({ where: { id: call.agentId } }) : null;
     return {
@@ -132,7 +141,7 @@ export function createCallActivities({
         script: agent.script as unknown as CarrierAgent['script'],
         extractionFields: agent.extractionFields as unknown as CarrierAgent['extractionFields'],
       },
-      lead: { name: call.lead.name, fields: (call.lead.fields ?? {}) as Record<string, unknown> },
+      lead: leadOfCall(call),
       statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
     };
   };
@@ -189,7 +198,8 @@ export function createCallActivities({
       const { providerCallId } = await calls.dial(await dialRequest(attemptId, decision.phone));
       const call = await recordProviderCallId(attemptId, providerCallId);
       // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
-      if ((await campaignStatusOfCall(call.campaignId)) === 'STOPPED') await hangUp([{ attemptId, providerCallId }]);
+      if (call.campaignId !== null && (await campaignStatusOfCall(call.campaignId)) === 'STOPPED')
+        await hangUp([{ attemptId, providerCallId }]);
       return dialed(call.id, attemptId);
     },
 

@@ -75,7 +75,7 @@ async function answeredCall(workspace: TestWorkspace, details: Record<string, un
     }),
     ...details,
   });
-  await db.lead.update({ where: { id: call.leadId }, data: { name: LEAD.name, fields: LEAD.fields } });
+  await db.lead.update({ where: { id: call.leadId! }, data: { name: LEAD.name, fields: LEAD.fields } });
   return { call, agent };
 }
 

@@ -424,7 +424,7 @@ describe('exports over the inline threshold', () => {
       include: { lead: true },
     });
     expect(rows.map(([callId, leadName, fields]) => [callId, leadName, JSON.parse(fields!)])).toEqual(
-      calls.map((call) => [call.id, call.lead.name, call.lead.fields]),
+      calls.map((call) => [call.id, call.lead!.name, call.lead!.fields]),
     );
     expect(rows.filter((row) => JSON.parse(row[2]!).note === note)).toHaveLength(6);
   });
@@ -449,7 +449,7 @@ describe('exports over the inline threshold', () => {
       orderBy: [{ startedAt: 'asc' }, { id: 'asc' }],
       include: { lead: true },
     });
-    expect(rows).toEqual(calls.map((call) => [call.id, call.attempt, call.lead.name]));
+    expect(rows).toEqual(calls.map((call) => [call.id, call.attempt, call.lead!.name]));
     expect(readdirSync(defaultTestExportDir).filter((name) => name.startsWith(job.id))).toEqual([`${job.id}.xlsx`]);
   });
 

@@ -92,13 +92,20 @@ export async function listCalls(
   return { total, items: rows.map(workspaceCallView) };
 }
 
+/** Every call has one: a test call records it, a lead's call recorded before toNumber existed reads its lead's. */
+function dialedNumber(call: { toNumber: string | null; lead: { phone: string } | null }): string {
+  const phone = call.toNumber ?? call.lead?.phone;
+  if (phone === undefined) throw new Error(`call without a number (neither toNumber nor a lead)`);
+  return phone;
+}
+
 /** A call as GET /calls lists it (workspaceCallSchema); GET /calls/{id} adds its details to the same summary. */
-export function workspaceCallView(call: Call & { lead: { phone: string } }) {
+export function workspaceCallView(call: Call & { lead: { phone: string } | null }) {
   return {
     id: call.id,
     campaignId: call.campaignId,
     leadId: call.leadId,
-    phone: call.lead.phone,
+    phone: dialedNumber(call),
     attempt: call.attempt,
     provider: call.provider,
     status: call.status,
