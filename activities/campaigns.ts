@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { lockLiveAgent } from '../lib/agents/agent-lock';
 import type { CampaignStatus } from '../lib/campaign-transitions';
+import type { CampaignStatusReason } from '../lib/campaigns/carrier-breaker';
+import { Prisma } from '../generated/prisma/client';
 import { ErrorCode } from '../lib/error-codes';
 import { campaignChangedSignal } from '../workflows/messages';
 import type { ActivityDependencies } from './index';
@@ -13,9 +15,22 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
      * progress: their workflows end when woken, and whatever they were waiting for is cancelled; and it
      * hangs up the campaign's calls in progress.
      */
-    async setCampaignStatus({ campaignId, status }: { campaignId: string; status: CampaignStatus }): Promise<void> {
+    async setCampaignStatus({
+      campaignId,
+      status,
+      statusReason,
+    }: {
+      campaignId: string;
+      status: CampaignStatus;
+      /** The service's own reason (the carrier breaker); none from an operator or a key, which clears it. */
+      statusReason?: CampaignStatusReason;
+    }): Promise<void> {
       await db.$transaction(async (tx) => {
-        const campaign = await tx.campaign.update({ where: { id: campaignId }, data: { status } });
+        // updatedAt moves too: the carrier breaker's window starts again here (lib/campaigns/carrier-breaker.ts).
+        const campaign = await tx.campaign.update({
+          where: { id: campaignId },
+          data: { status, statusReason: statusReason ?? Prisma.DbNull },
+        });
         // Starting or resuming holds the campaign's agent against deletion (DELETE /agents/{id} refuses while a
         // RUNNING campaign uses it); an agent deleted meanwhile refuses the transition, and nothing changes.
         if (

@@ -8,6 +8,8 @@ import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
 import { createResultWebhookActivities } from './result-webhooks';
 import { createCallIntelligenceActivities } from './call-intelligence';
+import { createCallAftermathActivities } from './call-aftermath';
+import type { CarrierBreakerRule } from '../lib/campaigns/carrier-breaker';
 
 export interface ActivityDependencies {
   db: Database;
@@ -20,6 +22,8 @@ export interface ActivityDependencies {
   whatsapp: WhatsAppSender;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
+  /** The campaigns' carrier breaker; default lib/campaigns/carrier-breaker.ts (tests may narrow it). */
+  carrierBreaker?: CarrierBreakerRule;
 }
 
 /**
@@ -35,6 +39,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createJourneyActivities(dependencies),
     ...createEnrollmentActivities(dependencies),
     ...createCallIntelligenceActivities(dependencies),
+    ...createCallAftermathActivities(dependencies),
   };
 }
 

@@ -253,6 +253,7 @@ describe('campaign read models', () => {
       failed: 3,
       reengaging: 0,
       triggered: 1,
+      pausedReason: null,
     });
   }, 90_000);
 

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import { transitionTarget, type CampaignAction, type CampaignStatus } from '../lib/campaign-transitions';
+import type { CampaignStatusReason } from '../lib/campaigns/carrier-breaker';
 import { ErrorCode } from '../lib/error-codes';
 import { campaignStatusQuery, campaignTransitionUpdate } from './messages';
 
@@ -39,12 +40,16 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
   setHandler(campaignStatusQuery, () => status);
   setHandler(
     campaignTransitionUpdate,
-    (action) => {
+    (action, statusReason) => {
       // One transition at a time: each is checked against the status its predecessors left.
       const run = transitions.then(async () => {
         const target = transitionTarget(status, action);
         if (!target) throw invalidTransition(status, action);
-        await setCampaignStatus({ campaignId: input.campaignId, status: target });
+        await setCampaignStatus({
+          campaignId: input.campaignId,
+          status: target,
+          ...(statusReason && { statusReason }),
+        });
         status = target;
         if (target !== 'PAUSED') await notifyCampaignLeads({ campaignId: input.campaignId });
         return { status };
@@ -56,7 +61,7 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
       return run;
     },
     {
-      validator: (action: CampaignAction) => {
+      validator: (action: CampaignAction, _statusReason?: CampaignStatusReason) => {
         if (!transitionTarget(status, action)) throw invalidTransition(status, action);
       },
     },

@@ -87,7 +87,7 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
   )
     ? local
     : remote;
-  const { placeCall, dialCall, reconcileCall } = remote;
+  const { placeCall, dialCall, reconcileCall, afterCallEnded } = remote;
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
   let campaignChanged = false;
@@ -190,7 +190,11 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
         continue;
       }
       state.lastOutcome = call.outcome;
-      if ('callId' in call) lastCall = { callId: call.callId, durationMs: call.durationMs ?? null };
+      if ('callId' in call) {
+        lastCall = { callId: call.callId, durationMs: call.durationMs ?? null };
+        // However the call ended (its event, or reconciliation): its intelligence, its campaign's breaker.
+        if (patched('after-call-ended')) await afterCallEnded({ callId: call.callId });
+      }
       if (call.outcome === 'do_not_call') return finish('cancelled');
       break;
     }

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CampaignAction, CampaignStatus } from '../lib/campaign-transitions';
+import type { CampaignStatusReason } from '../lib/campaigns/carrier-breaker';
 import type { ExportProgress } from '../lib/export-jobs';
 import type { EndedCall } from '../lib/telephony/ended-call';
 import type { JourneyRunState, RecoveryDecision } from './journey-run';
@@ -22,8 +23,15 @@ export const campaignChangedSignal = defineSignal('campaignChanged');
  */
 export const callEndedSignal = defineSignal<[EndedCall]>('callEnded');
 
-/** campaignWorkflow: start, pause, resume or stop; answered once the new status is committed. */
-export const campaignTransitionUpdate = defineUpdate<{ status: CampaignStatus }, [CampaignAction]>('transition');
+/**
+ * campaignWorkflow: start, pause, resume or stop; answered once the new status is committed. The reason
+ * is the service's own (the carrier circuit breaker pausing); an operator's or a key's transition has
+ * none, and clears the one recorded.
+ */
+export const campaignTransitionUpdate = defineUpdate<
+  { status: CampaignStatus },
+  [CampaignAction, CampaignStatusReason?]
+>('transition');
 /** campaignWorkflow: the campaign's status as the workflow holds it. */
 export const campaignStatusQuery = defineQuery<CampaignStatus>('status');
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { campaignStatusReasonSchema } from '../../lib/campaigns/carrier-breaker';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { cursorQuery, offsetQuery } from '../http/pagination';
@@ -51,6 +52,11 @@ const kpiSchema = z.object({
   ),
   reengaging: count('Leads not finished that were already called at least once: waiting for, or on, a later rung.'),
   triggered: count('Leads that entered through the API (lead push), as opposed to the calling list.'),
+  pausedReason: campaignStatusReasonSchema
+    .nullable()
+    .describe(
+      'Why a PAUSED campaign was paused by the service itself (code carrier_failures: the carrier circuit breaker; README "Carrier circuit breaker"); null when it is not paused, or was paused by an operator or a key.',
+    ),
 });
 
 export const campaignDataRoutes = [

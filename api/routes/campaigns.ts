@@ -5,6 +5,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
 import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
+import { campaignStatusReasonSchema } from '../../lib/campaigns/carrier-breaker';
 import { deleteCampaign, transitionCampaign } from '../services/campaign-control';
 import { campaignView, createCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from '../services/campaigns';
 
@@ -62,6 +63,7 @@ export const campaignSchema = z.object({
   kind: z.enum(['CLASSIC', 'JOURNEY']),
   channel: z.enum(['VOICE', 'WHATSAPP', 'EMAIL']),
   status: z.enum(['DRAFT', 'RUNNING', 'PAUSED', 'STOPPED']),
+  statusReason: campaignStatusReasonSchema.nullable(),
   acceptsLeadPush: z.boolean(),
   dialLadder: dialLadderSchema,
   callingWindow: callingWindowSchema,

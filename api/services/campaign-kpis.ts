@@ -1,3 +1,4 @@
+import type { CampaignStatusReason } from '../../lib/campaigns/carrier-breaker';
 import type { Principal } from '../auth/principal';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
@@ -71,5 +72,7 @@ export async function campaignKpis(services: AppServices, principal: Principal, 
     failed: kpis.failed,
     reengaging: kpis.reengaging,
     triggered: kpis.triggered,
+    pausedReason:
+      campaign.status === 'PAUSED' ? ((campaign.statusReason as CampaignStatusReason | null) ?? null) : null,
   };
 }

@@ -1,6 +1,7 @@
 import { ZodError } from 'zod';
 import { Prisma, type Campaign } from '../../generated/prisma/client';
 import { DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/calling-window';
+import type { CampaignStatusReason } from '../../lib/campaigns/carrier-breaker';
 import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError, forbidden } from '../http/api-error';
@@ -132,6 +133,7 @@ export function campaignView(campaign: Campaign) {
     kind: campaign.kind,
     channel: campaign.channel,
     status: campaign.status,
+    statusReason: (campaign.statusReason as CampaignStatusReason | null) ?? null,
     acceptsLeadPush: campaign.acceptsLeadPush,
     dialLadder: (campaign.dialLadder as DialLadder | null) ?? DEFAULT_DIAL_LADDER,
     callingWindow: (campaign.callingWindow as CallingWindow | null) ?? DEFAULT_CALLING_WINDOW,

@@ -1,0 +1,61 @@
+import { z } from 'zod';
+import type { CallOutcome } from '../call-outcomes';
+
+/**
+ * The carrier circuit breaker of a campaign (README "Carrier circuit breaker"): when enough of its
+ * recent calls fail at the carrier, the campaign pauses itself, so a carrier outage does not burn
+ * through its calling list.
+ */
+export interface CarrierBreakerRule {
+  /** Calls counted: those that ended within this long before now. */
+  windowMs: number;
+  /** Fewer calls than this in the window never trip it (a few failures are not an outage). */
+  minAttempts: number;
+  /** Trips when failures / calls in the window is at least this (0 to 1). */
+  failureRate: number;
+}
+
+/** At least 10 calls ended in the last 5 minutes, and at least half of them failed at the carrier. */
+export const DEFAULT_CARRIER_BREAKER: CarrierBreakerRule = Object.freeze({
+  windowMs: 5 * 60_000,
+  minAttempts: 10,
+  failureRate: 0.5,
+});
+
+/**
+ * What counts as a failure at the carrier: the carrier's failed state (not an invalid number) and a
+ * call lost (no terminal event and unknown to the carrier's lookup, which also ends failed). Busy,
+ * no_answer, voicemail and invalid_number are answers about the lead, not about the carrier.
+ */
+export const CARRIER_FAILURE_OUTCOMES: readonly CallOutcome[] = ['failed'];
+
+export const CARRIER_FAILURES_REASON = 'carrier_failures';
+
+/** Campaign.statusReason: why the service itself changed the campaign's status. */
+export const campaignStatusReasonSchema = z
+  .object({
+    code: z.enum([CARRIER_FAILURES_REASON]).describe('carrier_failures: paused by the carrier circuit breaker.'),
+    detail: z.string().describe('What tripped it, in words: the failures and calls counted, and the rule.'),
+    at: z.string().describe('When (ISO 8601).'),
+  })
+  .describe(
+    'Why the service itself changed the status (the carrier circuit breaker pausing the campaign); null after any transition by an operator or a key (a resume clears it).',
+  );
+export type CampaignStatusReason = z.infer<typeof campaignStatusReasonSchema>;
+
+export function carrierBreakerTrips(rule: CarrierBreakerRule, calls: number, failures: number): boolean {
+  return calls >= rule.minAttempts && failures / calls >= rule.failureRate;
+}
+
+export function carrierFailuresReason(
+  rule: CarrierBreakerRule,
+  calls: number,
+  failures: number,
+  at: Date,
+): CampaignStatusReason {
+  return {
+    code: CARRIER_FAILURES_REASON,
+    detail: `${failures} of the ${calls} calls that ended in the last ${rule.windowMs / 60_000} minutes failed at the carrier (the breaker trips at ${Math.round(rule.failureRate * 100)}% of at least ${rule.minAttempts} calls)`,
+    at: at.toISOString(),
+  };
+}

@@ -1,0 +1,171 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_CARRIER_BREAKER } from '../lib/campaigns/carrier-breaker';
+import { callIntelligenceWorkflowId, campaignWorkflowId } from '../lib/workflow-ids';
+import { leadStateQuery } from '../workflows/messages';
+import { startTestApi } from './support/api';
+import { carrierDependencies, startTestCarrier } from './support/carrier';
+import { useTestDatabase } from './support/database';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
+import { startedLeadWorkflow } from './support/lead-workflows';
+import { startTestWorker, useTemporalClient } from './support/temporal';
+import { until } from './support/until';
+import { createTestWorkspace } from './support/workspace';
+
+// Real servers: PostgreSQL, Temporal, the API, a worker, and the simulated carrier over HTTP. Its
+// numbers decide the call (telephony/simulated-carrier/timeline.ts): last digit 0-4 answered, 5 busy,
+// 6 no answer, 7 voicemail, 8 failed at the carrier.
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+const api = await startTestApi({ db, url, temporal });
+const carrier = await startTestCarrier(db);
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
+
+const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
+
+async function runningCampaign(maxConcurrentCalls: number) {
+  const campaign = await db.campaign.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Breaker',
+      acceptsLeadPush: true,
+      dialLadder: SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+      maxConcurrentCalls,
+    },
+  });
+  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  return campaign;
+}
+
+/** Distinct numbers (555-01XX, reserved for fiction) that all end in the given digit; at most 20. */
+const numbersEndingIn = (digit: number, count: number) =>
+  Array.from({ length: count }, (_, i) => `+1${i < 10 ? '415' : '212'}55501${i % 10}${digit}`);
+
+type Lead = { leadId: string; handle: Awaited<ReturnType<typeof startedLeadWorkflow>> };
+
+async function pushLeads(campaignId: string, phones: string[]): Promise<Lead[]> {
+  const leads: Lead[] = [];
+  for (const phone of phones) {
+    const idempotencyKey = randomUUID();
+    const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
+      key: owner.key,
+      body: { lead: { phone }, idempotencyKey },
+    });
+    expect(response.status).toBe(202);
+    const { leadId } = (await response.json()) as { leadId: string };
+    leads.push({ leadId, handle: await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey) });
+  }
+  return leads;
+}
+
+async function campaignView(id: string) {
+  const response = await api.request('GET', `/campaigns/${id}`, { key: owner.key });
+  expect(response.status).toBe(200);
+  return (await response.json()) as {
+    status: string;
+    statusReason: { code: string; detail: string; at: string } | null;
+  };
+}
+
+async function kpis(id: string) {
+  const response = await api.request('GET', `/campaigns/${id}/kpis`, { key: owner.key });
+  expect(response.status).toBe(200);
+  return (await response.json()) as { placed: number; pausedReason: { code: string } | null };
+}
+
+async function intelligenceWorkflowExists(callId: string) {
+  try {
+    await temporal.client.workflow.getHandle(callIntelligenceWorkflowId(callId)).describe();
+    return true;
+  } catch (error) {
+    if (error instanceof WorkflowNotFoundError) return false;
+    throw error;
+  }
+}
+
+/** The status changes the campaign's workflow committed (each runs setCampaignStatus once). */
+async function committedTransitions(campaignId: string) {
+  const history = await temporal.client.workflow.getHandle(campaignWorkflowId(campaignId)).fetchHistory();
+  return (history.events ?? []).filter(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'setCampaignStatus',
+  ).length;
+}
+
+describe('call intelligence when a call ends', () => {
+  it('an answered call ends with its intelligence stored; a busy one gets none', async () => {
+    const campaign = await runningCampaign(2);
+    const [answered, busy] = (await pushLeads(campaign.id, ['+14155550120', '+14155550125'])) as [Lead, Lead];
+    expect((await answered.handle.result()).outcome).toBe('answered');
+    expect((await busy.handle.result()).outcome).toBe('busy');
+
+    const answeredCall = await until(
+      () => db.call.findFirstOrThrow({ where: { leadId: answered.leadId } }),
+      (call) => call.intelligence !== null,
+    );
+    expect(answeredCall.intelligence).toMatchObject({ jobId: callIntelligenceWorkflowId(answeredCall.id) });
+    expect(answeredCall.transcript).not.toBeNull();
+
+    // The lead's workflow started what it starts before it finished: nothing was started for the busy call.
+    const busyCall = await db.call.findFirstOrThrow({ where: { leadId: busy.leadId } });
+    expect(busyCall.outcome).toBe('busy');
+    expect(await intelligenceWorkflowExists(busyCall.id)).toBe(false);
+    expect(busyCall.intelligence).toBeNull();
+  });
+});
+
+describe('the carrier circuit breaker', () => {
+  it('a carrier that fails every call pauses the campaign once, with its reason; the remaining leads hold; a resume clears it and calling continues', async () => {
+    const campaign = await runningCampaign(4);
+    const leads = await pushLeads(campaign.id, numbersEndingIn(8, 16));
+
+    const paused = await until(
+      () => campaignView(campaign.id),
+      (view) => view.status === 'PAUSED',
+    );
+    expect(paused.statusReason).toMatchObject({ code: 'carrier_failures' });
+    expect(paused.statusReason!.detail).toContain('failed at the carrier');
+    expect(Number.isNaN(Date.parse(paused.statusReason!.at))).toBe(false);
+    expect((await kpis(campaign.id)).pausedReason).toMatchObject({ code: 'carrier_failures' });
+
+    // Calls already ringing when it tripped finish; then nothing more is dialed.
+    await until(
+      () => db.campaign.findUniqueOrThrow({ where: { id: campaign.id } }),
+      (row) => row.callsInFlight === 0,
+    );
+    const states = await until(
+      () => Promise.all(leads.map(({ handle }) => handle.query(leadStateQuery))),
+      (all) => all.every((state) => state.phase === 'finished' || state.phase === 'waiting_for_campaign'),
+    );
+    const placedAtTrip = await db.call.count({ where: { campaignId: campaign.id } });
+    expect(placedAtTrip).toBeGreaterThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts);
+    expect(placedAtTrip).toBeLessThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts + 4);
+    const holding = states.filter((state) => state.phase === 'waiting_for_campaign').length;
+    expect(holding).toBe(16 - placedAtTrip);
+    expect(await db.lead.count({ where: { campaignId: campaign.id, status: 'queued' } })).toBe(holding);
+    // Calls that ended together tripped it once: start and one pause were committed.
+    expect(await committedTransitions(campaign.id)).toBe(2);
+
+    const resumed = await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: owner.key, body: {} });
+    expect(resumed.status).toBe(200);
+    expect(((await resumed.json()) as { statusReason: unknown }).statusReason).toBeNull();
+    expect((await kpis(campaign.id)).pausedReason).toBeNull();
+
+    // Every lead left is called; fewer than the minimum since the resume, so the window, started again
+    // at the resume, does not trip again although every call failed.
+    for (const { handle } of leads) expect((await handle.result()).outcome).toBe('failed');
+    expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(16);
+    expect(await campaignView(campaign.id)).toMatchObject({ status: 'RUNNING', statusReason: null });
+  });
+
+  it('busy and unanswered calls never trip it', async () => {
+    const campaign = await runningCampaign(4);
+    const leads = await pushLeads(campaign.id, [...numbersEndingIn(5, 8), ...numbersEndingIn(6, 8)]);
+    const outcomes = await Promise.all(leads.map(async ({ handle }) => (await handle.result()).outcome));
+    expect(outcomes.filter((outcome) => outcome === 'busy')).toHaveLength(8);
+    expect(outcomes.filter((outcome) => outcome === 'no_answer')).toHaveLength(8);
+    expect(await campaignView(campaign.id)).toMatchObject({ status: 'RUNNING', statusReason: null });
+    expect(await committedTransitions(campaign.id)).toBe(1);
+  });
+});
