@@ -115,7 +115,8 @@ function interpolate(value: string): string {
     .map((part) =>
       part
         .replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}/g, '$1')
-        .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:?[?+][^}]*)?\}?/g, 'placeholder'),
+        // Long enough for a secret the schema requires at least 16 characters of.
+        .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:?[?+][^}]*)?\}?/g, 'placeholder-from-the-environment'),
     )
     .join('$');
 }

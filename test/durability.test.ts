@@ -111,7 +111,7 @@ describe('accepted leads survive their dependencies going away', () => {
     const api = await startTestApi({ db, url, temporal });
     await startTestWorker(temporal.taskQueue, {
       db: workerDb,
-      ...carrierDependencies(await startTestCarrier(workerDb), api),
+      ...carrierDependencies(await startTestCarrier(db), api),
     });
 
     const { campaignId, keys } = await busyLeads(api, 10);

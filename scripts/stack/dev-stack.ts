@@ -1,5 +1,6 @@
 // `npm start`: PostgreSQL and Temporal (embedded unless DATABASE_URL / TEMPORAL_ADDRESS are set),
 // migrations, the development workspace, then the API, the worker and the export worker. Ctrl-C stops all of it.
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig, ConfigError } from '../../lib/config';
@@ -101,11 +102,24 @@ async function main() {
   })();
   const [{ workspaceId, apiKey }] = await Promise.all([database, temporalServer]);
 
+  // The simulated carrier runs as its own process; it and the API share a signing secret made for this run
+  // unless one is set, the worker dials it, and its events go to this API.
+  env.SIMULATED_CARRIER_SIGNING_SECRET ??= randomBytes(32).toString('hex');
+  const preliminary = parseConfig(env);
+  env.TELEPHONY_CALLBACK_BASE_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}`;
+  env.SIMULATED_CARRIER_URL ??= `http://${preliminary.SIMULATED_CARRIER_HOST}:${preliminary.SIMULATED_CARRIER_PORT}`;
   const config = parseConfig(env);
 
   const apiUrl = `http://${config.HOST}:${config.PORT}`;
   await requireFreePort(config.PORT, 'the API');
+  await requireFreePort(config.SIMULATED_CARRIER_PORT, 'the simulated carrier');
   const nodeArgs = ['--import', 'tsx'];
+  watch(
+    startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'telephony/simulated-carrier/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
   watch(startProcess('worker', process.execPath, [...nodeArgs, 'worker/main.ts'], { cwd: projectRoot, env }));
   watch(
     startProcess('export-worker', process.execPath, [...nodeArgs, 'worker/export-worker.ts'], {
@@ -145,6 +159,7 @@ async function main() {
       `Stack is up in ${seconds} s. Ctrl-C stops everything.`,
       `  API            ${apiUrl}   (health: ${apiUrl}/health)`,
       `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
+      `  Carrier        ${config.SIMULATED_CARRIER_URL} (simulated, time scale ${config.SIMULATED_TELEPHONY_TIME_SCALE})`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,
       `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost)`,

@@ -114,27 +114,39 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
     }
   }
 
+  /** Delivers the call's events in order; its own database unreachable, it waits and reads again. */
   async function deliver(providerCallId: string, wakeUp: { signal: AbortSignal }) {
-    while (!stopping.signal.aborted) {
-      const row = await db.simulatedProviderCall.findUnique({ where: { providerCallId } });
-      if (!row?.statusCallbackUrl) return;
-      const timeline = timelineOf(row);
-      const step = timeline[row.eventsDelivered];
-      if (!step) return;
-      const wait = dueAt(row, step) - Date.now();
-      if (wait > 0) {
-        await sleep(wait, AbortSignal.any([stopping.signal, wakeUp.signal]));
-        continue; // a hangup may have changed what comes next
+    for (let delay = retry.firstMs; !stopping.signal.aborted; delay = Math.min(delay * 2, retry.maxMs)) {
+      try {
+        if (await deliverNext(providerCallId, wakeUp)) return;
+        delay = retry.firstMs / 2;
+      } catch {
+        await sleep(delay, stopping.signal);
       }
-      const event = eventOf(row, step);
-      if (isTerminalCallState(step.status)) live.delete(providerCallId);
-      if (options.sendsEvent?.(event) ?? true) await post(row.statusCallbackUrl, event);
-      if (stopping.signal.aborted) return;
-      await db.simulatedProviderCall.updateMany({
-        where: { providerCallId, eventsDelivered: row.eventsDelivered },
-        data: { eventsDelivered: row.eventsDelivered + 1 },
-      });
     }
+  }
+
+  /** One step of a call's delivery: true once it has nothing more to deliver. */
+  async function deliverNext(providerCallId: string, wakeUp: { signal: AbortSignal }): Promise<boolean> {
+    const row = await db.simulatedProviderCall.findUnique({ where: { providerCallId } });
+    if (!row?.statusCallbackUrl) return true;
+    const timeline = timelineOf(row);
+    const step = timeline[row.eventsDelivered];
+    if (!step) return true;
+    const wait = dueAt(row, step) - Date.now();
+    if (wait > 0) {
+      await sleep(wait, AbortSignal.any([stopping.signal, wakeUp.signal]));
+      return false; // a hangup may have changed what comes next
+    }
+    const event = eventOf(row, step);
+    if (isTerminalCallState(step.status)) live.delete(providerCallId);
+    if (options.sendsEvent?.(event) ?? true) await post(row.statusCallbackUrl, event);
+    if (stopping.signal.aborted) return true;
+    await db.simulatedProviderCall.updateMany({
+      where: { providerCallId, eventsDelivered: row.eventsDelivered },
+      data: { eventsDelivered: row.eventsDelivered + 1 },
+    });
+    return false;
   }
 
   function startDelivery(row: CallRow) {
