@@ -16,8 +16,7 @@ import { isTerminalCallState } from '../lib/telephony/call-states';
 import type { EndedCall } from '../lib/telephony/ended-call';
 import { resumeOrWithdraw, takeLine } from './call-lines';
 import { hangUpCalls } from './call-hangup';
-import { DEFAULT_CALL_END_DEADLINE_MS, RECHECK_AFTER_DEADLINE_MS, RECHECKS_AFTER_DEADLINE } from './call-deadline';
-import type { CarrierAgent, CarrierDialRequest } from './providers/carrier';
+import { createCarrierDialing, type DialedCall, type PlacedCall } from './carrier-dialing';
 
 export interface LeadPlan {
   ladder: DialLadder;
@@ -34,23 +33,7 @@ export interface PlaceCallInput {
   callKey?: string;
 }
 
-/**
- * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
- * (not started yet, or paused): nothing was dialed, ask again once it changes. campaign_at_capacity:
- * the campaign has its cap of calls in flight: ask again shortly. campaign_stopped: final.
- */
-export type PlacedCall =
-  | { outcome: CallOutcome; callId: string; durationMs?: number | null }
-  | { outcome: 'do_not_call' | 'campaign_on_hold' | 'campaign_stopped' | 'campaign_at_capacity' };
-
-/**
- * dialed: the carrier took the call; its end comes as callEndedSignal, or by reconcileCall once
- * deadlineMs has passed (then every recheckMs, rechecks times). An attempt whose call had already
- * ended answers its outcome; one that was not placed answers why, as PlacedCall does.
- */
-export type DialedCall =
-  | { outcome: 'dialed'; callId: string; attemptId: string; deadlineMs: number; recheckMs: number; rechecks: number }
-  | PlacedCall;
+export type { DialedCall, PlacedCall } from './carrier-dialing';
 
 /** The carrier's idempotency key of one attempt. */
 export function attemptIdOf({ leadId, attempt, callKey }: PlaceCallInput): string {
@@ -84,15 +67,6 @@ function heartbeatIfInActivity(): void {
 
 export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
 
-/** Who the agent talks to: the call's lead, or the lead a test call was placed for. */
-function leadOfCall(call: {
-  lead: { name: string | null; fields: unknown } | null;
-  testLead: unknown;
-}): CarrierDialRequest['lead'] {
-  const lead = call.lead ?? (call.testLead as { name?: string | null; fields?: unknown } | null);
-  return { name: lead?.name ?? null, fields: (lead?.fields ?? {}) as Record<string, unknown> };
-}
-
 function leadNotFound(leadId: string) {
   return ApplicationFailure.create({
     type: ErrorCode.lead_not_found,
@@ -101,50 +75,13 @@ function leadNotFound(leadId: string) {
   });
 }
 
-export function createCallActivities({
-  db,
-  calls,
-  statusCallbackBaseUrl,
-  callEndDeadlineMs = DEFAULT_CALL_END_DEADLINE_MS,
-}: ActivityDependencies) {
-  const dialed = (callId: string, attemptId: string): DialedCall => ({
-    outcome: 'dialed',
-    callId,
-    attemptId,
-    deadlineMs: callEndDeadlineMs,
-    recheckMs: Math.min(RECHECK_AFTER_DEADLINE_MS, callEndDeadlineMs),
-    rechecks: RECHECKS_AFTER_DEADLINE,
-  });
-  const recordProviderCallId = async (attemptId: string, providerCallId: string) => {
-    await db.call.updateMany({ where: { attemptId, providerCallId: null }, data: { providerCallId } });
-    return db.call.findUniqueOrThrow({ where: { attemptId }, select: { id: true, campaignId: true } });
-  };
+export function createCallActivities(dependencies: ActivityDependencies) {
+  const { db, calls } = dependencies;
+  const { dialed, recordProviderCallId, dialRequest } = createCarrierDialing(dependencies);
   const campaignStatusOfCall = async (campaignId: string) =>
     (await db.campaign.findUniqueOrThrow({ where: { id: campaignId }, select: { status: true } })).status;
   const hangUp = (inProgress: Array<{ attemptId: string; providerCallId: string }>) =>
     hangUpCalls(db, calls, inProgress);
-  /** What the carrier is told: the numbers, the agent and the lead for the conversation, where to report. */
-  const dialRequest = async (attemptId: string, to: string): Promise<CarrierDialRequest> => {
-    const call = await db.call.findUniqueOrThrow({
-      where: { attemptId },
-      select: { fromNumber: true, agentId: true, testLead: true, lead: { select: { name: true, fields: true } } },
-    });
-    const agent = call.agentId ? await db.agent.findUnique({ where: { id: call.agentId } }) : null;
-    return {
-      attemptId,
-      from: call.fromNumber,
-      to,
-      agent: agent && {
-        id: agent.id,
-        language: agent.language,
-        voiceId: agent.voiceId,
-        script: agent.script as unknown as CarrierAgent['script'],
-        extractionFields: agent.extractionFields as unknown as CarrierAgent['extractionFields'],
-      },
-      lead: leadOfCall(call),
-      statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
-    };
-  };
   const activities = {
     /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
     async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {

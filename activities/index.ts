@@ -8,6 +8,7 @@ import { createCallActivities } from './calls';
 import { createCampaignActivities } from './campaigns';
 import { createResultWebhookActivities } from './result-webhooks';
 import { createCallIntelligenceActivities } from './call-intelligence';
+import { createTestCallActivities } from './test-calls';
 import { createCallAftermathActivities } from './call-aftermath';
 import type { CarrierBreakerRule } from '../lib/campaigns/carrier-breaker';
 
@@ -39,6 +40,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createJourneyActivities(dependencies),
     ...createEnrollmentActivities(dependencies),
     ...createCallIntelligenceActivities(dependencies),
+    ...createTestCallActivities(dependencies),
     ...createCallAftermathActivities(dependencies),
   };
 }

@@ -40,6 +40,7 @@ const app = createApp(
     voicePreviews: voicePreviewsFromConfig(config),
     backgroundAudio: backgroundAudioFromConfig(config),
     translator: translatorFromConfig(config),
+    telephonyProvider: config.TELEPHONY_PROVIDER,
     telephonySigningSecrets: {
       ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
     },

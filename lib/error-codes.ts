@@ -57,6 +57,8 @@ export const ErrorCode = {
   // Carrier status events (POST /telephony/{provider}/events): 401 unsigned, badly signed or stale; 404 unknown call or provider.
   invalid_signature: 'invalid_signature',
   unknown_call: 'unknown_call',
+  // Test calls (POST /calls/test): 409 when the number to call is on the workspace's Do-Not-Call list.
+  number_on_do_not_call: 'number_on_do_not_call',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -51,3 +51,8 @@ export function exportJobWorkflowId(exportId: string): string {
 export function callIntelligenceWorkflowId(callId: string, rerunId?: string): string {
   return rerunId === undefined ? `call-intelligence-${callId}` : `call-intelligence-${callId}-rerun-${rerunId}`;
 }
+
+/** One test call (POST /calls/test): placed, waited for and ended by its own workflow. */
+export function testCallWorkflowId(callId: string): string {
+  return `test-call-${callId}`;
+}

@@ -6,3 +6,4 @@ export { journeyRunWorkflow } from './journey-run';
 export { contactEnrollmentWorkflow } from './contact-enrollment';
 export { exportJobWorkflow } from './export-job';
 export { callIntelligenceWorkflow } from './call-intelligence';
+export { testCallWorkflow } from './test-call';

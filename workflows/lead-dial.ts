@@ -2,9 +2,9 @@ import { condition, patched, proxyActivities, proxyLocalActivities, setHandler }
 import type { Activities } from '../activities';
 import type { CallOutcome } from '../lib/call-outcomes';
 import { ErrorCode } from '../lib/error-codes';
-import type { EndedCall } from '../lib/telephony/ended-call';
 import type { PlaceCallInput, PlacedCall } from '../activities/calls';
-import { callEndedSignal, campaignChangedSignal, leadStateQuery } from './messages';
+import { awaitCallEnd, receiveEndedCalls } from './call-on-carrier';
+import { campaignChangedSignal, leadStateQuery } from './messages';
 
 const retry = {
   initialInterval: '1 second',
@@ -95,11 +95,7 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
   setHandler(campaignChangedSignal, () => {
     campaignChanged = true;
   });
-  // Kept by attempt id: an end may be signalled before dialCall has even answered.
-  const endedCalls = new Map<string, EndedCall>();
-  setHandler(callEndedSignal, (ended) => {
-    endedCalls.set(ended.attemptId, ended);
-  });
+  const endedCalls = receiveEndedCalls();
 
   /**
    * The asynchronous carrier path: the call is placed (dialCall answers at once), then its end is
@@ -110,14 +106,7 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
     const placed = await dialCall(input);
     if (placed.outcome !== 'dialed') return placed;
     state.phase = 'on_call';
-    let ended = endedCalls.get(placed.attemptId);
-    for (let check = 0; !ended; check++) {
-      await condition(() => endedCalls.has(placed.attemptId), check === 0 ? placed.deadlineMs : placed.recheckMs);
-      ended = endedCalls.get(placed.attemptId);
-      if (!ended)
-        ended =
-          (await reconcileCall({ attemptId: placed.attemptId, giveUp: check >= placed.rechecks })).ended ?? undefined;
-    }
+    const ended = await awaitCallEnd(placed, endedCalls, reconcileCall);
     return { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
   };
 

@@ -22,6 +22,7 @@ import { resultWebhookRoutes } from './result-webhooks';
 import { phoneNumberRoutes } from './phone-numbers';
 import { voiceRoutes } from './voices';
 import { telephonyEventRoutes } from './telephony-events';
+import { testCallRoutes } from './test-calls';
 import { whoamiRoutes } from './whoami';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
@@ -37,6 +38,7 @@ export const routes: readonly RouteDefinition[] = [
   ...leadRoutes,
   ...resultRoutes,
   ...callRoutes,
+  ...testCallRoutes,
   ...callTranslationRoutes,
   ...callIntelligenceRoutes,
   ...doNotCallRoutes,

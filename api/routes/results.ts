@@ -29,9 +29,12 @@ export const leadResultSchema = z.object({
 
 export const workspaceCallSchema = callView.extend({
   id: z.string(),
-  campaignId: z.string(),
-  leadId: z.string(),
-  phone: z.string(),
+  kind: z
+    .enum(['campaign', 'test'])
+    .describe("campaign: a lead's attempt on a campaign; test: a test call (POST /calls/test), outside any campaign."),
+  campaignId: z.string().nullable().describe('The campaign the call was placed for; null for a test call.'),
+  leadId: z.string().nullable().describe('The lead called; null for a test call.'),
+  phone: z.string().describe('The number called (E.164).'),
   evaluationScore: z
     .number()
     .int()

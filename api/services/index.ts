@@ -35,6 +35,8 @@ export interface AppServices {
    * a provider without one has every event refused. Never logged.
    */
   telephonySigningSecrets?: Readonly<Record<string, string>>;
+  /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
+  telephonyProvider?: string;
   /** The translator of transcripts (POST /calls/{id}/transcript-translation); unset: apertium as the environment names it. */
   translator?: Translator;
 }

@@ -103,6 +103,7 @@ function dialedNumber(call: { toNumber: string | null; lead: { phone: string } |
 export function workspaceCallView(call: Call & { lead: { phone: string } | null }) {
   return {
     id: call.id,
+    kind: call.kind as 'campaign' | 'test',
     campaignId: call.campaignId,
     leadId: call.leadId,
     phone: dialedNumber(call),

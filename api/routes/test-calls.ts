@@ -1,0 +1,77 @@
+import { z } from 'zod';
+import { ErrorCode } from '../../lib/error-codes';
+import { e164PhoneSchema } from '../../lib/phone';
+import { defineRoute } from '../http/route';
+import { placeTestCall } from '../services/test-calls';
+
+const testCallBodySchema = z.strictObject({
+  agentId: z
+    .string()
+    .describe('A live agent of the workspace (GET /agents): it places the call and holds the conversation.'),
+  to: e164PhoneSchema.describe('The E.164 number to call.'),
+  from: e164PhoneSchema
+    .optional()
+    .describe(
+      "A voice number of the workspace (GET /phone-numbers) to call from. Default: the first voice number the workspace was assigned; none: the carrier's default.",
+    ),
+  lead: z
+    .strictObject({
+      name: z.string().max(200).optional().describe('How the agent addresses the person called.'),
+      fields: z
+        .record(z.string(), z.unknown())
+        .default({})
+        .describe("The lead's fields the agent's script and extraction read, as a pushed lead's fields."),
+    })
+    .optional()
+    .describe('Who the agent believes it is calling (as a pushed lead); default: no name, no fields.'),
+});
+
+const idempotencyKeySchema = z.string().min(1).max(255);
+
+const testCallAcceptedSchema = z.object({
+  callId: z.string().uuid().describe('The test call: GET /calls/{id} reads it as it rings, talks and ends.'),
+  deduplicated: z
+    .boolean()
+    .describe(
+      'true: a call was already placed under this Idempotency-Key; it is answered and no second call is placed.',
+    ),
+});
+
+export const testCallRoutes = [
+  defineRoute({
+    method: 'post',
+    path: '/calls/test',
+    access: { permission: 'calls.test' },
+    summary:
+      'Place one test call with an agent to a number, outside any campaign, through the carrier as campaign calls go (billed once billing exists; no campaign line is taken). 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
+      'An optional Idempotency-Key header makes a retried request answer the call it placed (200, deduplicated) instead of placing a second. ' +
+      'A number on the Do-Not-Call list: 409 number_on_do_not_call, nothing placed.',
+    tags: ['Calls'],
+    body: testCallBodySchema,
+    headerParameters: [
+      {
+        name: 'Idempotency-Key',
+        description:
+          'Optional, 1 to 255 characters. The same key in the same workspace never places a second test call: the first call is answered (200).',
+      },
+    ],
+    responses: {
+      202: { description: 'The call is placed; its id.', schema: testCallAcceptedSchema },
+      200: {
+        description: 'A call was placed under this Idempotency-Key before: that call.',
+        schema: testCallAcceptedSchema,
+      },
+    },
+    errors: { 409: [ErrorCode.number_on_do_not_call], 503: [ErrorCode.temporal_unavailable] },
+    handler: async ({ services, principal, body, req }) => {
+      const header = req.get('idempotency-key');
+      const idempotencyKey = header === undefined ? undefined : idempotencyKeySchema.safeParse(header).data;
+      if (header !== undefined && idempotencyKey === undefined)
+        throw new z.ZodError([
+          { code: 'custom', path: ['Idempotency-Key'], message: '1 to 255 characters', input: undefined },
+        ]);
+      const placed = await placeTestCall(services, principal, body, idempotencyKey);
+      return { status: placed.deduplicated ? 200 : 202, body: placed };
+    },
+  }),
+];

@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { ZodError } from 'zod';
+import type { Prisma } from '../../generated/prisma/client';
+import { lockLiveAgent } from '../../lib/agents/agent-lock';
+import { testCallAttemptId, type TestCallInput } from '../../lib/calls/test-call';
+import { ErrorCode } from '../../lib/error-codes';
+import { storedCapabilities } from '../../lib/phone-numbers';
+import { testCallWorkflowId } from '../../lib/workflow-ids';
+import type { testCallWorkflow } from '../../workflows/test-call';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import type { AppServices } from './index';
+
+export interface TestCallRequest {
+  agentId: string;
+  to: string;
+  from?: string;
+  lead?: { name?: string; fields: Record<string, unknown> };
+}
+
+/** The carrier test calls are recorded for when the services name none: the one TELEPHONY_PROVIDER there is. */
+const DEFAULT_TELEPHONY_PROVIDER = 'simulated';
+/** A healthy start takes milliseconds; one that hangs longer fails (503, and the call is withdrawn). */
+const START_DEADLINE_MS = 5_000;
+
+const invalid = (path: string, message: string, input: unknown) =>
+  new ZodError([{ code: 'custom', path: [path], message, input }]);
+
+/** The caller number: the one asked for, if it is a voice number of the workspace; else the first voice number, or null. */
+async function callerNumber(tx: Prisma.TransactionClient, workspaceId: string, from: string | undefined) {
+  const numbers = await tx.phoneNumber.findMany({
+    where: { workspaceId, ...(from !== undefined && { e164: from }) },
+    orderBy: [{ assignedAt: 'asc' }, { id: 'asc' }],
+    select: { e164: true, capabilities: true },
+  });
+  const voice = numbers.find((number) => storedCapabilities(number.capabilities).voice);
+  if (from === undefined) return voice?.e164 ?? null;
+  if (voice) return voice.e164;
+  throw invalid(
+    'from',
+    numbers.length
+      ? `${from} has no voice capability: calls cannot be placed from it`
+      : `${from} is not a phone number of this workspace (GET /phone-numbers)`,
+    from,
+  );
+}
+
+/**
+ * Records a test call and starts its workflow (workflows/test-call.ts); answers its id, and whether a
+ * call was already placed under the same Idempotency-Key (then nothing new is placed or started, beyond
+ * starting that call's workflow again should its first start have been lost). The agent is held against
+ * deletion while the call is recorded. A number on the Do-Not-Call list: 409, nothing recorded.
+ */
+export async function placeTestCall(
+  services: AppServices,
+  principal: Principal,
+  request: TestCallRequest,
+  idempotencyKey: string | undefined,
+): Promise<{ callId: string; deduplicated: boolean }> {
+  const { db, temporal, taskQueue } = services;
+  const { workspaceId } = principal;
+  const newId = randomUUID();
+  const attemptId = testCallAttemptId(workspaceId, idempotencyKey, newId);
+  const recorded = await db.$transaction(async (tx) => {
+    const earlier = await tx.call.findUnique({ where: { attemptId }, select: { id: true, workflowId: true } });
+    if (earlier) return { ...earlier, deduplicated: true };
+    const agentId = await lockLiveAgent(tx, workspaceId, request.agentId);
+    if (!agentId) throw invalid('agentId', 'no agent of this workspace has this id', request.agentId);
+    const fromNumber = await callerNumber(tx, workspaceId, request.from);
+    const listed = await tx.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId, phone: request.to } } });
+    if (listed)
+      throw new ApiError(409, ErrorCode.number_on_do_not_call, {
+        detail: `${request.to} is on the workspace's Do-Not-Call list`,
+      });
+    const workflowId = testCallWorkflowId(newId);
+    const rows = await tx.call.createMany({
+      data: [
+        {
+          id: newId,
+          workspaceId,
+          kind: 'test',
+          toNumber: request.to,
+          testLead: { name: request.lead?.name ?? null, fields: (request.lead?.fields ?? {}) as Prisma.InputJsonValue },
+          attempt: 1,
+          attemptId,
+          provider: services.telephonyProvider ?? DEFAULT_TELEPHONY_PROVIDER,
+          status: 'dialing',
+          startedAt: new Date(),
+          workflowId,
+          agentId,
+          fromNumber,
+        },
+      ],
+      skipDuplicates: true,
+    });
+    if (rows.count === 1) return { id: newId, workflowId, deduplicated: false };
+    // The same key, concurrently: the other request recorded the call.
+    const other = await tx.call.findUniqueOrThrow({ where: { attemptId }, select: { id: true, workflowId: true } });
+    return { ...other, deduplicated: true };
+  });
+  try {
+    const input: TestCallInput = { callId: recorded.id };
+    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      temporal.workflow.start<typeof testCallWorkflow>('testCallWorkflow', {
+        workflowId: recorded.workflowId!,
+        taskQueue,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        searchAttributes: { WorkspaceId: [workspaceId] },
+        args: [input],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+      // Never started, never dialed: withdrawn, so a call without a workflow is not left dialing.
+      if (!recorded.deduplicated)
+        await db.call.deleteMany({ where: { id: recorded.id, status: 'dialing', providerCallId: null } });
+      throw error;
+    }
+  }
+  return { callId: recorded.id, deduplicated: recorded.deduplicated };
+}
