@@ -104,10 +104,21 @@ describe('the compiled build', () => {
     expect(replayed).toBe(histories.length);
   });
 
-  it('runs the API, the worker and the export worker with plain node: a pushed lead is dialed to its end', async () => {
+  it('runs the API, the worker, the export worker and the simulated carrier with plain node: a pushed lead is dialed to its end', async () => {
     const port = await freePort();
-    const api = startCompiled('api/main.js', { PORT: String(port) });
-    const worker = startCompiled('worker/main.js', { WORKFLOW_BUNDLE_PATH: path.join(distDir, 'workflow-bundle.js') });
+    const carrierPort = await freePort();
+    const signingSecret = { SIMULATED_CARRIER_SIGNING_SECRET: 'compiled-build-test-signing-secret' };
+    const api = startCompiled('api/main.js', { PORT: String(port), ...signingSecret });
+    startCompiled('telephony/simulated-carrier/main.js', {
+      SIMULATED_CARRIER_PORT: String(carrierPort),
+      SIMULATED_TELEPHONY_TIME_SCALE: '0.001',
+      ...signingSecret,
+    });
+    const worker = startCompiled('worker/main.js', {
+      WORKFLOW_BUNDLE_PATH: path.join(distDir, 'workflow-bundle.js'),
+      SIMULATED_CARRIER_URL: `http://127.0.0.1:${carrierPort}`,
+      TELEPHONY_CALLBACK_BASE_URL: `http://127.0.0.1:${port}`,
+    });
     const exportWorker = startCompiled('worker/export-worker.js', { EXPORT_DIR: path.join(appDir, 'exports') });
     const health = await waitFor(
       'compiled API',
