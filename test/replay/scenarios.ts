@@ -19,6 +19,7 @@ import type { JourneyDefinition } from '../../lib/journey';
 import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
+import { testCallScenario } from './test-call-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -338,4 +339,5 @@ export const replayScenarios: ReplayScenario[] = [
   exportJobScenario,
   // Call intelligence of a call with a stored transcript (workflows/call-intelligence.ts).
   callIntelligenceScenario,
+  testCallScenario,
 ];
