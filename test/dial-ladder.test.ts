@@ -187,4 +187,34 @@ describe('placing a call survives a crash between dialing and recording', () => 
     // And a retry after it ended answers its outcome.
     expect(await activities.dialCall({ leadId: lead.id, attempt: 1 })).toMatchObject({ outcome: 'answered' });
   });
+
+  it('keeps the synchronous placeCall for runs recorded before the carrier path: it dials, then waits for the end', async () => {
+    const activities = createActivities({
+      db,
+      ...carrierDependencies(carrier, api),
+      whatsapp: createSimulatedWhatsApp(db),
+      temporal: temporal.client,
+    });
+    const campaign = await db.campaign.create({
+      data: { workspaceId: owner.workspaceId, name: 'Legacy', status: 'RUNNING' },
+    });
+    const lead = await db.lead.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        campaignId: campaign.id,
+        idempotencyKey: 'legacy',
+        phone: '+14155550127',
+        workflowId: 'legacy',
+        requestId: randomUUID(),
+      },
+    });
+    const placed = await activities.placeCall({ leadId: lead.id, attempt: 1 });
+    expect(placed).toMatchObject({ outcome: 'voicemail', durationMs: 32_000 });
+    expect(await db.call.findUniqueOrThrow({ where: { attemptId: `${lead.id}:1` } })).toMatchObject({
+      status: 'ended',
+      carrierStatus: 'completed',
+      answeredBy: 'machine',
+    });
+    expect(await activities.placeCall({ leadId: lead.id, attempt: 1 })).toEqual(placed);
+  });
 });
