@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CARRIER_BREAKER } from '../lib/campaigns/carrier-breaker';
@@ -8,7 +7,7 @@ import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
-import { startedLeadWorkflow } from './support/lead-workflows';
+import { pushLeadWithWorkflow } from './support/lead-workflows';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
 import { createTestWorkspace } from './support/workspace';
@@ -43,20 +42,12 @@ async function runningCampaign(maxConcurrentCalls: number) {
 const numbersEndingIn = (digit: number, count: number) =>
   Array.from({ length: count }, (_, i) => `+1${i < 10 ? '415' : '212'}55501${i % 10}${digit}`);
 
-type Lead = { leadId: string; handle: Awaited<ReturnType<typeof startedLeadWorkflow>> };
+type Lead = Awaited<ReturnType<typeof pushLeadWithWorkflow>>;
 
 async function pushLeads(campaignId: string, phones: string[]): Promise<Lead[]> {
   const leads: Lead[] = [];
-  for (const phone of phones) {
-    const idempotencyKey = randomUUID();
-    const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-      key: owner.key,
-      body: { lead: { phone }, idempotencyKey },
-    });
-    expect(response.status).toBe(202);
-    const { leadId } = (await response.json()) as { leadId: string };
-    leads.push({ leadId, handle: await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey) });
-  }
+  for (const phone of phones)
+    leads.push(await pushLeadWithWorkflow(api, owner.key, temporal.client, campaignId, phone));
   return leads;
 }
 

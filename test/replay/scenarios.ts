@@ -331,6 +331,10 @@ export const replayScenarios: ReplayScenario[] = [
   leadDialScenario('lead-dial-answered-async-carrier', '+14155550120'),
   leadDialScenario('lead-dial-busy-full-ladder-async-carrier', '+14155550125'),
   leadDialScenario('lead-dial-voicemail-async-carrier', '+14155550127'),
+  // After the call ends the lead runs afterCallEnded (patch 'after-call-ended'): an answered call's
+  // intelligence is started; a failed call makes its campaign's carrier breaker look.
+  leadDialScenario('lead-dial-answered-after-call-ended', '+14155550120'),
+  leadDialScenario('lead-dial-failed-after-call-ended', '+14155550128'),
   campaignLifecycle,
   journeyToTheEnd,
   contactsEnrolled,

@@ -1,6 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { leadWorkflowId } from '../../lib/workflow-ids';
 import type { leadDialWorkflow } from '../../workflows/lead-dial';
+import type { RunningApi } from './api';
 
 /**
  * The handle of a pushed lead's workflow once it exists. A push answers when the lead is stored; its
@@ -28,4 +30,22 @@ export async function startedLeadWorkflow(
 /** What a pushed lead's workflow returned. */
 export async function leadResult(client: Client, campaignId: string, idempotencyKey: string) {
   return (await startedLeadWorkflow(client, campaignId, idempotencyKey)).result();
+}
+
+/** Pushes one lead through the API (POST /v1/campaigns/{id}/leads, 202) and answers it with its workflow. */
+export async function pushLeadWithWorkflow(
+  api: Pick<RunningApi, 'request'>,
+  key: string,
+  client: Client,
+  campaignId: string,
+  phone: string,
+): Promise<{ leadId: string; handle: WorkflowHandle<typeof leadDialWorkflow> }> {
+  const idempotencyKey = randomUUID();
+  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
+    key,
+    body: { lead: { phone }, idempotencyKey },
+  });
+  if (response.status !== 202) throw new Error(`lead push answered ${response.status}: ${await response.text()}`);
+  const { leadId } = (await response.json()) as { leadId: string };
+  return { leadId, handle: await startedLeadWorkflow(client, campaignId, idempotencyKey) };
 }
