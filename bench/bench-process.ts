@@ -22,7 +22,13 @@ export interface BenchProcess {
  * (`npm run build`) with plain node. Its output is kept in a file; should it die before stop(), the whole
  * run fails naming that file instead of waiting forever for its work.
  */
-export function startBenchProcess(entry: string, env: Record<string, string>, nodeArgs: string[] = []): BenchProcess {
+export function startBenchProcess(
+  entry: string,
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  /** Another checkout to run the entry from (bench/carrier-ladder.ts's baseline); default this one. */
+  cwd = projectRoot,
+): BenchProcess {
   // worker/main.ts and worker/export-worker.ts may start in the same millisecond: each log is named by its entry.
   const compiled = entry.endsWith('.js');
   const name = `${compiled ? 'compiled-' : ''}${entry
@@ -33,7 +39,7 @@ export function startBenchProcess(entry: string, env: Record<string, string>, no
   const log = path.join(os.tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
   const output = openSync(log, 'w');
   const child = spawn(process.execPath, [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), entry], {
-    cwd: projectRoot,
+    cwd,
     env: { ...process.env, LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', output, output],
   });

@@ -4,6 +4,7 @@
 // through KEYS keys of a workspace on the default limit (120 a minute), so that, as in production, each
 // key stays under its limit and every request is admitted: the figure is the cost of an admitted request.
 // Writes bench/results/door.json and bench/results/door.md.
+import { benchAppServices } from './bench-app-services';
 import { startBenchPostgres } from './bench-postgres';
 import { writeBenchResults } from './results-files';
 import { execFile } from 'node:child_process';
@@ -12,15 +13,11 @@ import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
-import { Client, Connection } from '@temporalio/client';
-import { createLeadDispatcher } from '../api/services/lead-dispatch';
 import { createApp } from '../api/app';
 import type { Door } from '../api/http/register-routes';
 import type { Principal } from '../api/auth/principal';
 import { createDatabase } from '../lib/database';
-import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
-import { freePort } from '../scripts/stack/child-process';
 import { projectRoot } from '../scripts/stack/paths';
 
 // 1 connection: what one request pays for the door. 10: what the door does to throughput under load.
@@ -42,25 +39,7 @@ try {
   writeFileSync(keysFile, keys.join('\n'));
   const keyId = (await db.apiKey.findFirstOrThrow({ where: { memberId } })).id;
 
-  const temporalConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
-  const sql = createSqlPool(bench.url);
-  const temporal = new Client({ connection: temporalConnection });
-  const services = {
-    db,
-    sql,
-    temporal,
-    temporalConnection,
-    taskQueue: 'bench',
-    defaultRateLimitPerMinute: 120,
-    leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
-    exports: {
-      dir: path.join(os.tmpdir(), 'bench-exports'),
-      inlineMaxRows: 5000,
-      retentionSeconds: 86_400,
-      pageRows: 5000,
-      taskQueue: 'bench-exports',
-    },
-  };
+  const { services, close } = await benchAppServices(db, bench.url);
   const fixedPrincipal: Principal = {
     keyId,
     workspaceId,
@@ -158,8 +137,7 @@ try {
   ]);
   console.log(JSON.stringify(levels.map(({ runs: _runs, ...level }) => level)));
   await db.$disconnect();
-  await sql.end();
-  await temporalConnection.close().catch(() => {});
+  await close();
 } finally {
   await bench.stop();
 }

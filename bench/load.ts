@@ -3,6 +3,7 @@
 // Requests cycle through the keys. Prints one JSON object: { requests, errors, rps, p50Ms, p90Ms, p99Ms }.
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { runLoad } from './load-loop';
 
 const [url, keysFile, connectionsArg, secondsArg] = process.argv.slice(2);
 const connections = Number(connectionsArg ?? 10);
@@ -25,32 +26,5 @@ function once(): Promise<number> {
   });
 }
 
-const latenciesUs: number[] = [];
-let errors = 0;
-const deadline = performance.now() + durationMs;
-const started = performance.now();
-await Promise.all(
-  Array.from({ length: connections }, async () => {
-    while (performance.now() < deadline) {
-      const begin = process.hrtime.bigint();
-      const status = await once();
-      latenciesUs.push(Number(process.hrtime.bigint() - begin) / 1000);
-      if (status !== 200) errors++;
-    }
-  }),
-);
-const elapsedS = (performance.now() - started) / 1000;
-latenciesUs.sort((a, b) => a - b);
-const percentile = (p: number) =>
-  Number((latenciesUs[Math.min(latenciesUs.length - 1, Math.floor(latenciesUs.length * p))]! / 1000).toFixed(3));
-console.log(
-  JSON.stringify({
-    requests: latenciesUs.length,
-    errors,
-    rps: Math.round(latenciesUs.length / elapsedS),
-    p50Ms: percentile(0.5),
-    p90Ms: percentile(0.9),
-    p99Ms: percentile(0.99),
-  }),
-);
+console.log(JSON.stringify(await runLoad(once, connections, durationMs)));
 agent.destroy();

@@ -1,0 +1,40 @@
+import os from 'node:os';
+import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
+import { createLeadDispatcher } from '../api/services/lead-dispatch';
+import type { AppServices } from '../api/services';
+import type { Database } from '../lib/database';
+import { createSqlPool } from '../lib/sql-pool';
+import { freePort } from '../scripts/stack/child-process';
+
+/**
+ * The API's services for benches that run the app in their own process on a real PostgreSQL and need
+ * no Temporal: the client points at a free port nothing listens on (connected lazily, never used).
+ */
+export async function benchAppServices(db: Database, databaseUrl: string, extra: Partial<AppServices> = {}) {
+  const temporalConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
+  const sql = createSqlPool(databaseUrl);
+  const temporal = new Client({ connection: temporalConnection });
+  const services: AppServices = {
+    db,
+    sql,
+    temporal,
+    temporalConnection,
+    taskQueue: 'bench',
+    defaultRateLimitPerMinute: 120,
+    leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
+    exports: {
+      dir: path.join(os.tmpdir(), 'bench-exports'),
+      inlineMaxRows: 5000,
+      retentionSeconds: 86_400,
+      pageRows: 5000,
+      taskQueue: 'bench-exports',
+    },
+    ...extra,
+  };
+  const close = async () => {
+    await sql.end();
+    await temporalConnection.close().catch(() => {});
+  };
+  return { services, close };
+}

@@ -1,0 +1,272 @@
+// `npm run bench:telephony-events`: the throughput of carriers' status events, POST
+// /telephony/{provider}/events, with the signature checked and the event applied to a real Call row, next
+// to a bare route of the same app, alternating rounds, on a real PostgreSQL, with the load generated in
+// its own process (bench/load-signed-events.ts), which signs every event as a carrier would.
+//
+// - events: BENCH_CALLS calls are made first as the ladder records them after the dial (status dialing,
+//   the carrier's call id known). Each is sent ringing, then in-progress, each event with an eventId of
+//   its own: every request locks the call, records the event once and moves the call forward (two
+//   consecutive requests of one call may cross on two connections: then the later state wins and the other
+//   is recorded as not applied; the share applied is reported). No terminal event: those also signal a
+//   Temporal workflow, which is Temporal's throughput, not the endpoint's. Every run takes calls no run
+//   used before (when BENCH_CALLS runs out they wrap around and events stop applying: reported).
+// - bare: POST /bench/telephony/{provider}/events, the same params, body schema and response schema,
+//   registered through the same registerRoutes (raw body kept, zod body validation, JSON answer) in the
+//   same Express app ahead of the real routes, answering { received: true, applied: false } with no
+//   signature check and no database. The same signed bodies are sent to it.
+// - In process: the cost of one verifyEventSignature (and one signEvent) on a typical event body.
+// Writes bench/results/telephony-events.json and .md.
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import express from 'express';
+import { z } from 'zod';
+import { benchAppServices } from './bench-app-services';
+import { startBenchPostgres } from './bench-postgres';
+import { writeBenchResults } from './results-files';
+import { createApp } from '../api/app';
+import { registerRoutes } from '../api/http/register-routes';
+import { defineRoute } from '../api/http/route';
+import { telephonyEventRoutes } from '../api/routes/telephony-events';
+import { applyCallEvent } from '../activities/call-end';
+import { createDatabase } from '../lib/database';
+import { callEventSchema } from '../lib/telephony/call-event';
+import { signEvent, verifyEventSignature, SIGNATURE_HEADER } from '../lib/telephony/signature';
+import { addMember, createWorkspace } from '../lib/workspace-admin';
+import { projectRoot } from '../scripts/stack/paths';
+
+const CONCURRENCY = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CALLS = Number(process.env.BENCH_CALLS ?? 60_000);
+const VERIFICATIONS = Number(process.env.BENCH_VERIFICATIONS ?? 100_000);
+const APPLIED_IN_PROCESS = Number(process.env.BENCH_APPLIED_IN_PROCESS ?? 500);
+const PROVIDER = 'simulated';
+const SECRET = `bench-${randomUUID()}`;
+
+/** µs per call of `operation`, over `count` calls after a warm-up of a tenth as many. */
+function microsecondsPer(count: number, operation: () => unknown): number {
+  for (let index = 0; index < count / 10; index++) operation();
+  const started = process.hrtime.bigint();
+  for (let index = 0; index < count; index++) operation();
+  return Number((Number(process.hrtime.bigint() - started) / 1000 / count).toFixed(2));
+}
+
+const bench = await startBenchPostgres('bench-telephony-events-');
+try {
+  // 1. The signature alone, in this process.
+  const sampleBody = Buffer.from(
+    JSON.stringify({
+      eventId: `${randomUUID()}:0`,
+      providerCallId: `sim_${'0'.repeat(24)}`,
+      attemptId: `${randomUUID()}:1`,
+      status: 'ringing',
+      answeredBy: null,
+      durationMs: null,
+      reason: null,
+      occurredAt: new Date().toISOString(),
+    }),
+  );
+  const header = signEvent(SECRET, sampleBody);
+  if (!verifyEventSignature(SECRET, sampleBody, header)) throw new Error('the sample signature does not verify');
+  const signature = {
+    bodyBytes: sampleBody.length,
+    verifyUs: microsecondsPer(VERIFICATIONS, () => verifyEventSignature(SECRET, sampleBody, header)),
+    signUs: microsecondsPer(VERIFICATIONS, () => signEvent(SECRET, sampleBody)),
+  };
+  console.error('signature', signature);
+
+  // 2. Calls as the ladder records them once dialed: a campaign's leads, each with one dialing call.
+  const db = createDatabase(bench.url, { poolSize: 10 });
+  const { id: workspaceId } = await createWorkspace(db, 'Bench', {});
+  await addMember(db, workspaceId, 'bench@bench.localhost', 'owner');
+  const campaign = await db.campaign.create({ data: { workspaceId, name: 'Bench', status: 'RUNNING' } });
+  const rows = await db.$queryRawUnsafe<Array<{ attemptId: string; providerCallId: string }>>(
+    `WITH leads AS (
+       INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, "workflowId", "requestId", status, "updatedAt")
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'bench-' || n, '+14155550120', 'lead-bench-' || n, gen_random_uuid(), 'dialing', now()
+         FROM generate_series(1, $3::int) AS n
+       RETURNING id)
+     INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "providerCallId", "startedAt")
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, id, 1, id::text || ':1', $4, 'dialing', 'sim_' || md5(id::text), now() AT TIME ZONE 'UTC'
+       FROM leads
+     RETURNING "attemptId", "providerCallId"`,
+    workspaceId,
+    campaign.id,
+    CALLS,
+    PROVIDER,
+  );
+  const callsFile = path.join(bench.workDir, 'calls.txt');
+  writeFileSync(callsFile, rows.map((row) => `${row.attemptId} ${row.providerCallId}`).join('\n'));
+
+  // 3. One app: the real routes, and the bare route registered the same way ahead of them.
+  const { services, close } = await benchAppServices(db, bench.url, {
+    telephonySigningSecrets: { [PROVIDER]: SECRET },
+  });
+  const bareRoute = defineRoute({
+    method: 'post',
+    path: '/bench/telephony/{provider}/events',
+    access: { public: true },
+    summary: 'Bench only: the event route without signature check and database.',
+    params: z.object({ provider: z.string() }),
+    body: callEventSchema,
+    responses: telephonyEventRoutes[0]!.responses,
+    handler: async () => ({ status: 200, body: { received: true as const, applied: false } }),
+  });
+  const app = express();
+  registerRoutes(app, [bareRoute], services);
+  app.use(createApp(services));
+  const baseUrl = await new Promise<string>((resolve) => {
+    const server = app.listen(0, '127.0.0.1', () =>
+      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
+    );
+  });
+  const targets = {
+    bare: `${baseUrl}/bench/telephony/${PROVIDER}/events`,
+    events: `${baseUrl}/telephony/${PROVIDER}/events`,
+  };
+
+  type Run = {
+    requests: number;
+    errors: number;
+    applied: number;
+    callsUsed: number;
+    rps: number;
+    p50Ms: number;
+    p90Ms: number;
+    p99Ms: number;
+  };
+  let nextCall = 0;
+  const load = async (variant: 'bare' | 'events', connections: number): Promise<Run> => {
+    const first = variant === 'events' ? nextCall : 0;
+    const { stdout } = await promisify(execFile)(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        'bench/load-signed-events.ts',
+        targets[variant],
+        callsFile,
+        String(first),
+        String(connections),
+        String(SECONDS),
+      ],
+      { cwd: projectRoot, env: { ...process.env, BENCH_SIGNING_SECRET: SECRET } },
+    );
+    const run = JSON.parse(stdout) as Run;
+    if (variant === 'events') nextCall += run.callsUsed;
+    return run;
+  };
+  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+
+  const levels = [];
+  for (const connections of CONCURRENCY) {
+    await load('bare', connections); // warm-up of both paths (JIT, pools)
+    await load('events', connections);
+    const runs: Record<'bare' | 'events', Run[]> = { bare: [], events: [] };
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const variant of round % 2 ? (['events', 'bare'] as const) : (['bare', 'events'] as const)) {
+        runs[variant].push(await load(variant, connections));
+        console.error(`${connections} conn, round ${round + 1}, ${variant}: ${JSON.stringify(runs[variant].at(-1))}`);
+      }
+    }
+    const summary = (variant: 'bare' | 'events') => ({
+      rps: median(runs[variant].map((run) => run.rps)),
+      p50Ms: median(runs[variant].map((run) => run.p50Ms)),
+      p99Ms: median(runs[variant].map((run) => run.p99Ms)),
+      errors: runs[variant].reduce((total, run) => total + run.errors, 0),
+    });
+    const sent = runs.events.reduce((total, run) => total + run.requests, 0);
+    const applied = runs.events.reduce((total, run) => total + run.applied, 0);
+    const bare = summary('bare');
+    const events = summary('events');
+    levels.push({
+      connections,
+      bare,
+      events,
+      eventsOverBareRps: Number((events.rps / bare.rps).toFixed(3)),
+      eventCostP50Ms: Number((events.p50Ms - bare.p50Ms).toFixed(3)),
+      eventsAppliedShare: Number((applied / sent).toFixed(3)),
+      runs,
+    });
+  }
+  // 4. The same events applied in this process, one at a time, without HTTP, signature or validation:
+  // what the database transaction alone costs.
+  const applyMs: number[] = [];
+  for (let index = 0; index < APPLIED_IN_PROCESS; index++) {
+    const { attemptId, providerCallId } = rows[(nextCall + index) % rows.length]!;
+    const begin = performance.now();
+    await applyCallEvent(db, PROVIDER, {
+      eventId: `in-process:${index}`,
+      providerCallId,
+      attemptId,
+      status: 'ringing',
+      occurredAt: new Date().toISOString(),
+    });
+    applyMs.push(performance.now() - begin);
+  }
+  applyMs.sort((a, b) => a - b);
+  const applyInProcess = {
+    events: APPLIED_IN_PROCESS,
+    p50Ms: Number(applyMs[Math.floor(applyMs.length / 2)]!.toFixed(3)),
+    p99Ms: Number(applyMs[Math.min(applyMs.length - 1, Math.floor(applyMs.length * 0.99))]!.toFixed(3)),
+  };
+  console.error('applyCallEvent in process', applyInProcess);
+  const recorded = await db.callEvent.count();
+
+  const result = {
+    measuredAt: new Date().toISOString(),
+    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    setup: {
+      endpoint: `POST /telephony/${PROVIDER}/events`,
+      bare: `POST /bench/telephony/${PROVIDER}/events (same registration, schemas and body; no signature, no database)`,
+      mix: 'per call: ringing then in-progress, distinct eventIds, on calls in status dialing; no terminal events',
+      secondsPerRun: SECONDS,
+      rounds: ROUNDS,
+      calls: CALLS,
+      callsUsed: nextCall,
+      eventsRecorded: recorded,
+      signatureHeader: SIGNATURE_HEADER,
+    },
+    signature,
+    applyInProcess,
+    levels,
+  };
+  writeBenchResults('telephony-events', result, [
+    `# Carrier status events benchmark (${result.measuredAt})`,
+    '',
+    `POST /telephony/${PROVIDER}/events (HMAC-SHA256 signature checked over the raw body, then one transaction: the call locked, the event recorded once by eventId, the call moved forward) against a bare POST route of the same app with the same body and schemas. Each call is sent ringing, then in-progress (${result.setup.mix}); ${CALLS} calls made first, ${nextCall} used. The load generator is its own process and signs every event. ${ROUNDS} alternating rounds of ${SECONDS} s per level; ${result.machine.cpus} CPUs shared by server, PostgreSQL and load generator (load average at the end ${os
+      .loadavg()
+      .map((load) => load.toFixed(2))
+      .join(', ')}); Node ${process.version}. Medians.`,
+    '',
+    '| connections | route | events/s | p50 ms | p99 ms | errors |',
+    '|-|-|-|-|-|-|',
+    ...levels.flatMap((level) => [
+      `| ${level.connections} | bare route | ${level.bare.rps} | ${level.bare.p50Ms} | ${level.bare.p99Ms} | ${level.bare.errors} |`,
+      `| ${level.connections} | events (signed, applied) | ${level.events.rps} | ${level.events.p50Ms} | ${level.events.p99Ms} | ${level.events.errors} |`,
+    ]),
+    '',
+    ...levels.map(
+      (level) =>
+        `- ${level.connections} connection(s): events keep ${(level.eventsOverBareRps * 100).toFixed(1)} % of the bare route's throughput (ratio ${level.eventsOverBareRps}); an event costs ${level.eventCostP50Ms} ms more at p50; ${(level.eventsAppliedShare * 100).toFixed(1)} % of the events moved their call (the rest crossed with the call's other event, or wrapped around onto used calls).`,
+    ),
+    `- The signature check alone, in process, on a ${signature.bodyBytes}-byte event: ${signature.verifyUs} µs per verify (${signature.signUs} µs per sign), over ${VERIFICATIONS} calls.`,
+    `- applyCallEvent alone (the transaction the route runs: lock, record, move), in process, one at a time, ${applyInProcess.events} ringing events on unused calls: p50 ${applyInProcess.p50Ms} ms, p99 ${applyInProcess.p99Ms} ms (PostgreSQL durable: fsync at every commit).`,
+    `- ${recorded} events recorded in CallEvent at the end.`,
+    SECONDS < 8 || ROUNDS < 3
+      ? '- A small-scale run on a shared machine (fewer or shorter rounds than the defaults); for the full figures run it on a quiet machine with the defaults (README "Benchmarks").'
+      : '',
+    '',
+  ]);
+  console.log(JSON.stringify(levels.map(({ runs: _runs, ...level }) => level)));
+  await db.$disconnect();
+  await close();
+} finally {
+  await bench.stop();
+}
+process.exit(0);
