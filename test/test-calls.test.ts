@@ -269,6 +269,42 @@ describe('POST /calls/test', () => {
     expect(await placedSoFar()).toEqual({ calls: before.calls + 3, dialed: before.dialed + 3 });
   });
 
+  it('ends a call whose number was listed after the API took it do_not_call, never dialed', async () => {
+    // As the API records it, then the number goes on the list before the workflow dials.
+    const callId = randomUUID();
+    await db.call.create({
+      data: {
+        id: callId,
+        workspaceId: tester.workspaceId,
+        kind: 'test',
+        toNumber: '+14155550141',
+        attempt: 1,
+        attemptId: `test:${callId}`,
+        provider: 'simulated',
+        status: 'dialing',
+        startedAt: new Date(),
+        workflowId: testCallWorkflowId(callId),
+        agentId: agent.id,
+      },
+    });
+    await db.doNotCall.create({ data: { workspaceId: tester.workspaceId, phone: '+14155550141' } });
+    const before = await placedSoFar();
+    await temporal.client.workflow.start('testCallWorkflow', {
+      workflowId: testCallWorkflowId(callId),
+      taskQueue: temporal.taskQueue,
+      args: [{ callId }],
+    });
+    expect(await resultOf(callId)).toEqual({ callId, outcome: 'do_not_call', durationMs: null });
+    expect(await getCall(callId)).toMatchObject({ status: 'ended', outcome: 'do_not_call', carrierStatus: null });
+    expect(await placedSoFar()).toEqual(before);
+  });
+
+  it('is a concrete path: GET /calls/test is 405, not a call lookup', async () => {
+    const response = await api.request('GET', '/calls/test', { key: tester.key });
+    expect(response.status).toBe(405);
+    expect(response.headers.get('allow')).toBe('POST');
+  });
+
   it("keeps another workspace's test call out of reach: 403 on GET /calls/{id}", async () => {
     const callId = await placed({ agentId: agent.id, to: '+14155550136' });
     const response = await api.request('GET', `/calls/${callId}`, { key: stranger.key });
