@@ -30,6 +30,19 @@ await startTestWorker(lossyTemporal.taskQueue, {
   callEndDeadlineMs: 300,
 });
 
+// The same loss with calls that ring 1.2 s and talk 7.2 s, longer than the deadline and every recheck after it (4 x 300 ms).
+const slowLossyTemporal = { ...temporal, taskQueue: uniqueTaskQueue('slow-lossy') };
+const slowLossyApi = await startTestApi({ db, url, temporal: slowLossyTemporal });
+const slowLossyCarrier = await startTestCarrier(db, {
+  timeScale: 0.2,
+  sendsEvent: (event) => !['completed', 'busy', 'no-answer', 'failed', 'canceled'].includes(event.status),
+});
+await startTestWorker(slowLossyTemporal.taskQueue, {
+  db,
+  ...carrierDependencies(slowLossyCarrier, slowLossyApi),
+  callEndDeadlineMs: 300,
+});
+
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -318,6 +331,21 @@ describe('the asynchronous carrier path', () => {
       ['in-progress', false],
       ['completed', true],
     ]);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+  });
+
+  it('gives up on a call the carrier still reports as talking after every recheck: hung up, ended failed', async () => {
+    const campaign = await runningCampaign(slowLossyApi);
+    const { leadId, handle } = await pushLead(campaign.id, '+14155550160', slowLossyApi);
+    expect(await handle.result()).toEqual({ status: 'failed', outcome: 'failed', attempts: 1 });
+    const call = await db.call.findFirstOrThrow({ where: { leadId } });
+    expect(call).toMatchObject({ status: 'ended', outcome: 'failed' });
+    // The last state the carrier reported stays: it rang, or was answered, and never ended by itself.
+    expect(['ringing', 'in-progress']).toContain(call.carrierStatus);
+    expect(call.hangupRequestedAt).not.toBeNull();
+    expect(
+      (await db.simulatedProviderCall.findUniqueOrThrow({ where: { attemptId: call.attemptId } })).hangupAt,
+    ).not.toBeNull();
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });
 
