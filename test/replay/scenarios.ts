@@ -335,6 +335,9 @@ export const replayScenarios: ReplayScenario[] = [
   // intelligence is started; a failed call makes its campaign's carrier breaker look.
   leadDialScenario('lead-dial-answered-after-call-ended', '+14155550120'),
   leadDialScenario('lead-dial-failed-after-call-ended', '+14155550128'),
+  // Held by a pause between rungs (these leads carry no CampaignId, so the campaign's signal misses them:
+  // the lead finds the resume by its own five-minute look; recording takes that long).
+  pausedThenResumed('lead-dial-paused-then-resumed-async-carrier'),
   campaignLifecycle,
   journeyToTheEnd,
   contactsEnrolled,
