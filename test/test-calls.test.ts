@@ -6,7 +6,8 @@ import { VOICES } from '../lib/voices';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
+import { startLossyCarrierPath } from './support/lossy-carrier';
+import { startTestWorker, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
 import { createTestWorkspace, type TestWorkspace } from './support/workspace';
 
@@ -16,17 +17,8 @@ const api = await startTestApi({ db, url, temporal });
 const carrier = await startTestCarrier(db);
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
 
-// A carrier that loses every terminal event, on a task queue of its own whose calls wait 300 ms for one.
-const lossyTemporal = { ...temporal, taskQueue: uniqueTaskQueue('lossy') };
-const lossyApi = await startTestApi({ db, url, temporal: lossyTemporal });
-const lossyCarrier = await startTestCarrier(db, {
-  sendsEvent: (event) => !['completed', 'busy', 'no-answer', 'failed', 'canceled'].includes(event.status),
-});
-await startTestWorker(lossyTemporal.taskQueue, {
-  db,
-  ...carrierDependencies(lossyCarrier, lossyApi),
-  callEndDeadlineMs: 300,
-});
+// A carrier that loses every terminal event: its calls end by reconciliation.
+const lossy = await startLossyCarrierPath({ db, url, temporal });
 
 const tester = await createTestWorkspace(db, { scopes: ['calls.test'] });
 const reader = await createTestWorkspace(db, { scopes: ['calls.view'] });
@@ -170,8 +162,8 @@ describe('POST /calls/test', () => {
   });
 
   it('reconciles a test call whose terminal event never comes with the carrier lookup', async () => {
-    const callId = await placed({ agentId: agent.id, to: '+14155550122' }, { via: lossyApi });
-    expect(await resultOf(callId, lossyTemporal.client)).toEqual({ callId, outcome: 'answered', durationMs: 32_000 });
+    const callId = await placed({ agentId: agent.id, to: '+14155550122' }, { via: lossy.api });
+    expect(await resultOf(callId, lossy.temporal.client)).toEqual({ callId, outcome: 'answered', durationMs: 32_000 });
     const events = await db.callEvent.findMany({ where: { callId }, orderBy: { occurredAt: 'asc' } });
     expect(events.map((event) => [event.status, event.eventId.startsWith('lookup:')])).toEqual([
       ['queued', false],
