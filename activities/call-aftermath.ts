@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, type Client } from '@temporalio/client';
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import {
   CARRIER_FAILURE_OUTCOMES,
@@ -63,12 +63,16 @@ export function createCallAftermathActivities({
   /**
    * Pauses the campaign through its workflow, as an operator's pause does (the leads then hold), with
    * the breaker's reason. Two calls tripping it at once pause it once: the workflow runs transitions
-   * one at a time, and the second pause of a paused campaign is refused, which is fine here.
+   * one at a time, and the second pause of a paused campaign is refused, which is fine here. Waits
+   * only until the workflow has accepted the pause (durable from then on), not for its commit: the
+   * commit is an activity, and activities of many failing calls each waiting for it could otherwise
+   * take every activity slot of the worker it needs.
    */
   async function trip(campaignId: string, calls: number, failures: number): Promise<boolean> {
     try {
-      await temporal.workflow.getHandle(campaignWorkflowId(campaignId)).executeUpdate(campaignTransitionUpdate, {
+      await temporal.workflow.getHandle(campaignWorkflowId(campaignId)).startUpdate(campaignTransitionUpdate, {
         args: ['pause', carrierFailuresReason(carrierBreaker, calls, failures, new Date())],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
       });
       return true;
     } catch (error) {
