@@ -262,6 +262,29 @@ try {
     delete cpuSeconds.other;
     const memory = worker.memory();
     const calls = await db.call.count({ where: { campaignId: campaign.id } });
+    // Where a lead's time goes: a call held (dial to end, a line taken), the wait from one call's end to
+    // the lead's next dial (the 1 s rung delay plus the workflow's turn), and, on the asynchronous path,
+    // how late the terminal event was recorded after the carrier's moment for it.
+    const [timing] = await db.$queryRawUnsafe<Array<Record<string, number | null>>>(
+      `WITH calls AS (
+         SELECT extract(epoch FROM "endedAt" - "startedAt") AS held,
+                extract(epoch FROM "startedAt" - lag("endedAt") OVER (PARTITION BY "leadId" ORDER BY attempt)) AS gap
+           FROM "Call" WHERE "campaignId" = $1::uuid),
+       events AS (
+         SELECT extract(epoch FROM e."receivedAt" - e."occurredAt") AS lag
+           FROM "CallEvent" e JOIN "Call" c ON c.id = e."callId"
+          WHERE c."campaignId" = $1::uuid AND e.status IN ('busy', 'completed', 'no-answer', 'failed', 'canceled'))
+       SELECT (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY held) FROM calls)::float AS "callHeldP50Seconds",
+              (SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY held) FROM calls)::float AS "callHeldP90Seconds",
+              (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY gap) FROM calls)::float AS "nextDialAfterEndP50Seconds",
+              (SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY gap) FROM calls)::float AS "nextDialAfterEndP90Seconds",
+              (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY lag) FROM events)::float AS "terminalEventLagP50Seconds",
+              (SELECT percentile_cont(0.9) WITHIN GROUP (ORDER BY lag) FROM events)::float AS "terminalEventLagP90Seconds"`,
+      campaign.id,
+    );
+    const timings = Object.fromEntries(
+      Object.entries(timing!).map(([name, value]) => [name, value === null ? null : Number(value.toFixed(2))]),
+    );
     const outcomes = await db.call.groupBy({ by: ['outcome'], where: { campaignId: campaign.id }, _count: true });
     for (const process of [worker, api, ...companions.processes]) process.stop();
     client.close();
@@ -276,6 +299,7 @@ try {
       peakCallsInFlight: peakInFlight,
       /** CPU seconds each of the path's own processes spent from the first push to the last result. */
       cpuSeconds,
+      timings,
       workerPeakRssMb: memory.peakRssMb,
       workerRssAtLastResultMb: memory.rssMb,
     };
@@ -328,6 +352,7 @@ try {
     `- Asynchronous / synchronous: **${ratio}x** (goal <= 1.25x).`,
     `- Peak in flight: the campaign's lines taken (Campaign.callsInFlight), sampled every ${SAMPLE_MS} ms.`,
     `- CPU seconds from first push to last result (the path's own processes; PostgreSQL and Temporal are shared with other runs on this machine and not counted): synchronous ${JSON.stringify(sync.cpuSeconds)}; asynchronous ${JSON.stringify(async.cpuSeconds)}.`,
+    `- Timings, seconds (a call held from dial to end; a lead's next dial after its previous call ended, the 1 s rung delay included; the terminal event recorded after the carrier's moment for it): synchronous ${JSON.stringify(sync.timings)}; asynchronous ${JSON.stringify(async.timings)}.`,
     `- Outcomes: synchronous ${JSON.stringify(sync.outcomes)}; asynchronous ${JSON.stringify(async.outcomes)}.`,
     LEADS < 10_000
       ? `- **A small-scale run** (${LEADS} leads, not the issue's 10,000) on a machine shared with other engineers' test runs (see the load average): the figures show the shape, not the verdict. The issue's figure is BENCH_LEADS=10000 on a quiet machine (README "Benchmarks").`

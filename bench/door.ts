@@ -4,6 +4,7 @@
 // through KEYS keys of a workspace on the default limit (120 a minute), so that, as in production, each
 // key stays under its limit and every request is admitted: the figure is the cost of an admitted request.
 // Writes bench/results/door.json and bench/results/door.md.
+import { alternatingRounds, type LoadRun } from './alternating-rounds';
 import { benchAppServices } from './bench-app-services';
 import { startBenchPostgres } from './bench-postgres';
 import { writeBenchResults } from './results-files';
@@ -69,35 +70,23 @@ try {
     door: await listen(createApp(services)),
   };
 
-  type Run = { requests: number; errors: number; rps: number; p50Ms: number; p90Ms: number; p99Ms: number };
-  const load = async (url: string, connections: number): Promise<Run> => {
+  const load = async (url: string, connections: number): Promise<LoadRun> => {
     // The load generator is a child process: it runs while this process serves, so the call must not block.
     const { stdout } = await promisify(execFile)(
       process.execPath,
       ['--import', 'tsx', 'bench/load.ts', url, keysFile, String(connections), String(SECONDS)],
       { cwd: projectRoot },
     );
-    return JSON.parse(stdout) as Run;
+    return JSON.parse(stdout) as LoadRun;
   };
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
   const levels = [];
   for (const connections of CONCURRENCY) {
-    await load(targets.bare, connections); // warm-up of both paths (JIT, pools)
-    await load(targets.door, connections);
-    const runs: Record<'bare' | 'door', Run[]> = { bare: [], door: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const variant of round % 2 ? (['door', 'bare'] as const) : (['bare', 'door'] as const)) {
-        runs[variant].push(await load(targets[variant], connections));
-        console.error(`${connections} conn, round ${round + 1}, ${variant}: ${JSON.stringify(runs[variant].at(-1))}`);
-      }
-    }
-    const summary = (variant: 'bare' | 'door') => ({
-      rps: median(runs[variant].map((run) => run.rps)),
-      p50Ms: median(runs[variant].map((run) => run.p50Ms)),
-      p99Ms: median(runs[variant].map((run) => run.p99Ms)),
-      errors: runs[variant].reduce((total, run) => total + run.errors, 0),
-    });
+    const { runs, summary } = await alternatingRounds(
+      ['bare', 'door'] as const,
+      ROUNDS,
+      (variant) => load(targets[variant], connections),
+      `${connections} conn`,
+    );
     const bare = summary('bare');
     const door = summary('door');
     levels.push({

@@ -17,6 +17,7 @@ import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { nodeArgsFromEnv, startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
+import { createLadderCampaign, pushBusyLeads } from './ladder-campaign';
 import { writeBenchResults } from './results-files';
 
 const STARTS = Number(process.env.BENCH_STARTS ?? 2000);
@@ -38,30 +39,7 @@ try {
   const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, {
     scopes: ['campaigns.edit'],
   });
-  const alwaysOpen = { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] };
-  const ladder = {
-    rungs: [{ delaySeconds: 0 }, { delaySeconds: 1 }, { delaySeconds: 1 }],
-    outcomes: {
-      answered: 'end',
-      busy: 'next',
-      no_answer: 'next',
-      voicemail: 'next',
-      failed: 'next',
-      invalid_number: 'end',
-    },
-  };
-  const newCampaign = (status: 'DRAFT' | 'RUNNING') =>
-    db.campaign.create({
-      data: {
-        workspaceId,
-        name: 'Bench',
-        acceptsLeadPush: true,
-        status,
-        dialLadder: ladder,
-        callingWindow: alwaysOpen,
-        maxConcurrentCalls: 1000,
-      },
-    });
+  const newCampaign = (status: 'DRAFT' | 'RUNNING') => createLadderCampaign(db, workspaceId, status);
 
   const everyLeadStarted = async (campaignId: string) => {
     while (await db.lead.count({ where: { campaignId, workflowStartedAt: null } }))
@@ -175,16 +153,7 @@ try {
   await new Promise((resolve) => setTimeout(resolve, 4_000));
   const ladderCampaign = await newCampaign('RUNNING');
   const firstPush = performance.now();
-  for (let offset = 0; offset < LADDER_LEADS; offset += 100) {
-    const size = Math.min(100, LADDER_LEADS - offset);
-    await post(
-      `/v1/campaigns/${ladderCampaign.id}/leads/batch`,
-      {
-        leads: Array.from({ length: size }, () => ({ lead: { phone: '+14155550125' }, idempotencyKey: randomUUID() })),
-      },
-      200,
-    );
-  }
+  await pushBusyLeads(post, ladderCampaign.id, LADDER_LEADS, randomUUID);
   const pushSeconds = (performance.now() - firstPush) / 1000;
   let finished = 0;
   let reportedAt = 0;

@@ -25,6 +25,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import express from 'express';
 import { z } from 'zod';
+import { alternatingRounds, type LoadRun } from './alternating-rounds';
 import { benchAppServices } from './bench-app-services';
 import { startBenchPostgres } from './bench-postgres';
 import { writeBenchResults } from './results-files';
@@ -130,16 +131,7 @@ try {
     events: `${baseUrl}/telephony/${PROVIDER}/events`,
   };
 
-  type Run = {
-    requests: number;
-    errors: number;
-    applied: number;
-    callsUsed: number;
-    rps: number;
-    p50Ms: number;
-    p90Ms: number;
-    p99Ms: number;
-  };
+  type Run = LoadRun & { applied: number; callsUsed: number };
   let nextCall = 0;
   const load = async (variant: 'bare' | 'events', connections: number): Promise<Run> => {
     const first = variant === 'events' ? nextCall : 0;
@@ -161,25 +153,14 @@ try {
     if (variant === 'events') nextCall += run.callsUsed;
     return run;
   };
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-
   const levels = [];
   for (const connections of CONCURRENCY) {
-    await load('bare', connections); // warm-up of both paths (JIT, pools)
-    await load('events', connections);
-    const runs: Record<'bare' | 'events', Run[]> = { bare: [], events: [] };
-    for (let round = 0; round < ROUNDS; round++) {
-      for (const variant of round % 2 ? (['events', 'bare'] as const) : (['bare', 'events'] as const)) {
-        runs[variant].push(await load(variant, connections));
-        console.error(`${connections} conn, round ${round + 1}, ${variant}: ${JSON.stringify(runs[variant].at(-1))}`);
-      }
-    }
-    const summary = (variant: 'bare' | 'events') => ({
-      rps: median(runs[variant].map((run) => run.rps)),
-      p50Ms: median(runs[variant].map((run) => run.p50Ms)),
-      p99Ms: median(runs[variant].map((run) => run.p99Ms)),
-      errors: runs[variant].reduce((total, run) => total + run.errors, 0),
-    });
+    const { runs, summary } = await alternatingRounds(
+      ['bare', 'events'] as const,
+      ROUNDS,
+      (variant) => load(variant, connections),
+      `${connections} conn`,
+    );
     const sent = runs.events.reduce((total, run) => total + run.requests, 0);
     const applied = runs.events.reduce((total, run) => total + run.applied, 0);
     const bare = summary('bare');
