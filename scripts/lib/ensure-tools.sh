@@ -134,7 +134,9 @@ ensure_media_tools() {
 # Installed like PostgreSQL: from Debian's packages, when missing and root.
 TRANSLATION_PACKAGES=(apertium apertium-eng-spa)
 ensure_translation_tools() {
-  if command -v apertium >/dev/null 2>&1 && apertium -l 2>/dev/null | grep -qx '[[:space:]]*eng-spa'; then return 0; fi
+  # Not grep -q: it would exit at the match, apertium would die of SIGPIPE, and pipefail (the callers'
+  # set -o pipefail) would call the pair missing, so every run reinstalled it.
+  if command -v apertium >/dev/null 2>&1 && apertium -l 2>/dev/null | grep -x '[[:space:]]*eng-spa' >/dev/null; then return 0; fi
   if [ "$(id -u)" != 0 ]; then
     log "apertium or its English-Spanish pair not found: transcript translation answers 502 provider_error or 422; install Debian's ${TRANSLATION_PACKAGES[*]} packages"
     return 0
