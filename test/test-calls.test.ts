@@ -197,6 +197,8 @@ describe('POST /calls/test', () => {
       [{ agentId: agent.id, to: '+14155550130', from: 'nope' }, 'from'],
       [{ agentId: agent.id, to: '+14155550130', lead: { name: 'A', fields: [] } }, 'lead'],
       [{ agentId: agent.id, to: '+14155550130', campaignId: randomUUID() }, ''],
+      [{ agentId: agent.id, to: '+14155550130', lead: { name: 'A\u0000', fields: {} } }, 'lead'],
+      [{ agentId: agent.id, to: '+14155550130', lead: { fields: { note: { deep: 'x\u0000' } } } }, 'lead'],
     ];
     for (const [body, field] of cases) {
       const response = await placeTestCall(body);

@@ -4,6 +4,14 @@ import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
 import { placeTestCall } from '../services/test-calls';
 
+/** Whether a string of the value, or a key of it, at any depth, holds U+0000. */
+const holdsNul = (value: unknown): boolean =>
+  typeof value === 'string'
+    ? value.includes('\0')
+    : typeof value === 'object' && value !== null
+      ? Object.entries(value).some(([key, inner]) => key.includes('\0') || holdsNul(inner))
+      : false;
+
 const testCallBodySchema = z.strictObject({
   agentId: z
     .string()
@@ -22,8 +30,12 @@ const testCallBodySchema = z.strictObject({
         .default({})
         .describe("The lead's fields the agent's script and extraction read, as a pushed lead's fields."),
     })
+    // Stored as jsonb, which cannot hold U+0000: refused here rather than failing the insert.
+    .refine((lead) => !holdsNul(lead), 'must not contain the character U+0000')
     .optional()
-    .describe('Who the agent believes it is calling (as a pushed lead); default: no name, no fields.'),
+    .describe(
+      'Who the agent believes it is calling (as a pushed lead); default: no name, no fields. No string in it may contain U+0000.',
+    ),
 });
 
 const idempotencyKeySchema = z.string().min(1).max(255);
