@@ -5,7 +5,7 @@ import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
-import { startTestWorker, useTemporalClient } from './support/temporal';
+import { startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { leadResult } from './support/lead-workflows';
 
@@ -19,6 +19,11 @@ const api = await startTestApi({ db, url, temporal });
  */
 const carrier = await startTestCarrier(db, { timeScale: 0.004 });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
+// Load: a carrier of its own (it counts live calls across every campaign it serves), calls of 90-150 ms.
+const loadTemporal = { ...temporal, taskQueue: uniqueTaskQueue('cap-load') };
+const loadApi = await startTestApi({ db, url, temporal: loadTemporal });
+const loadCarrier = await startTestCarrier(db, { timeScale: 0.0025 });
+await startTestWorker(loadTemporal.taskQueue, { db, ...carrierDependencies(loadCarrier, loadApi) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
 describe('the concurrency cap of a campaign', () => {
@@ -49,6 +54,48 @@ describe('the concurrency cap of a campaign', () => {
     // Every line taken was given back.
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });
+
+  it('under load (40 answered leads on 5 lines) holds exactly 5 calls live at the most, each line for its call', async () => {
+    const campaign = await db.campaign.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Loaded',
+        acceptsLeadPush: true,
+        status: 'RUNNING',
+        dialLadder: SINGLE_ATTEMPT,
+        callingWindow: ALWAYS_OPEN,
+        maxConcurrentCalls: 5,
+      },
+    });
+    const keys = Array.from({ length: 40 }, () => randomUUID());
+    const response = await loadApi.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
+      key: owner.key,
+      body: {
+        leads: keys.map((idempotencyKey, index) => ({
+          lead: { phone: `+141555502${String(index).padStart(2, '0').slice(-1)}${index % 5}` },
+          idempotencyKey,
+        })),
+      },
+    });
+    expect(((await response.json()) as { summary: unknown }).summary).toEqual({
+      queued: 40,
+      duplicate: 0,
+      rejected: 0,
+    });
+    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
+    expect(results.every((result) => result.status === 'completed' && result.attempts === 1)).toBe(true);
+    expect(loadCarrier.server.maxLiveCalls).toBe(5);
+    expect(
+      await db.simulatedProviderCall.count({
+        where: {
+          attemptId: {
+            in: (await db.call.findMany({ where: { campaignId: campaign.id } })).map((call) => call.attemptId),
+          },
+        },
+      }),
+    ).toBe(40);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+  }, 90_000);
 
   it('decides concurrent attempts against the cap exactly: as many start as there are lines', async () => {
     const campaign = await db.campaign.create({
