@@ -315,6 +315,25 @@ describe('the asynchronous carrier path', () => {
     expect(await handle.result()).toEqual({ status: 'failed', outcome: 'busy', attempts: 3 });
   });
 
+  it('pause while a call talks hangs nothing up: the call is answered to its end', async () => {
+    const campaign = await runningCampaign(api, QUICK_LADDER);
+    const { leadId, handle } = await pushLead(campaign.id, '+14155550133');
+    await until(
+      () => db.call.findFirst({ where: { leadId } }),
+      (call) => call?.carrierStatus === 'in-progress',
+    );
+    expect((await api.request('POST', `/campaigns/${campaign.id}/pause`, { key: owner.key, body: {} })).status).toBe(
+      200,
+    );
+    expect(await handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await db.call.findFirstOrThrow({ where: { leadId } })).toMatchObject({
+      carrierStatus: 'completed',
+      outcome: 'answered',
+      durationMs: 33_000,
+      hangupRequestedAt: null,
+    });
+  });
+
   it('reconciles a call whose terminal event never comes with the carrier lookup', async () => {
     const campaign = await runningCampaign(lossyApi);
     const answered = await pushLead(campaign.id, '+14155550122', lossyApi);
