@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { testCallWorkflowId } from '../lib/workflow-ids';
 import type { TestCallResult } from '../lib/calls/test-call';
 import { VOICES } from '../lib/voices';
+import { freePort } from '../scripts/stack/child-process';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
@@ -292,6 +294,24 @@ describe('POST /calls/test', () => {
     expect(await getCall(callId)).toMatchObject({ status: 'ended', outcome: 'do_not_call', carrierStatus: null });
     expect(await placedSoFar()).toEqual(before);
   });
+
+  it('answers 503 temporal_unavailable while Temporal cannot be reached, and leaves no call behind', async () => {
+    const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
+    const cutOff = await startTestApi({
+      db,
+      url,
+      temporal: {
+        client: new Client({ connection: deadConnection }),
+        connection: deadConnection,
+        taskQueue: 'nowhere',
+      },
+    });
+    const before = await placedSoFar();
+    const response = await placeTestCall({ agentId: agent.id, to: '+14155550130' }, { via: cutOff });
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({ error: 'temporal_unavailable' });
+    expect(await placedSoFar()).toEqual(before);
+  }, 30_000);
 
   it('is a concrete path: GET /calls/test is 405, not a call lookup', async () => {
     const response = await api.request('GET', '/calls/test', { key: tester.key });
