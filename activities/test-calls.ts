@@ -45,6 +45,10 @@ export function createTestCallActivities(dependencies: ActivityDependencies) {
         await endCall(db, call.attemptId, { providerCallId: null, outcome: 'do_not_call', durationMs: null });
         return { outcome: 'do_not_call' };
       }
+      // Recorded by the API for the carrier it was configured with; events are matched by the carrier
+      // that dials. Not dialed yet, so no event can have been matched to it.
+      if (call.provider !== calls.name)
+        await db.call.updateMany({ where: { id: call.id, providerCallId: null }, data: { provider: calls.name } });
       const { providerCallId } = await calls.dial(await dialRequest(call.attemptId, to));
       await recordProviderCallId(call.attemptId, providerCallId);
       return dialed(call.id, call.attemptId);

@@ -106,6 +106,34 @@ const placedSoFar = async () => ({
   dialed: await db.simulatedProviderCall.count({ where: { attemptId: { startsWith: 'test:' } } }),
 });
 
+/** A test call recorded as the API records it, its workflow not started yet. */
+async function recordedTestCall(to: string, provider = 'simulated') {
+  const callId = randomUUID();
+  await db.call.create({
+    data: {
+      id: callId,
+      workspaceId: tester.workspaceId,
+      kind: 'test',
+      toNumber: to,
+      attempt: 1,
+      attemptId: `test:${callId}`,
+      provider,
+      status: 'dialing',
+      startedAt: new Date(),
+      workflowId: testCallWorkflowId(callId),
+      agentId: agent.id,
+    },
+  });
+  return callId;
+}
+
+const startTestCallWorkflow = (callId: string) =>
+  temporal.client.workflow.start('testCallWorkflow', {
+    workflowId: testCallWorkflowId(callId),
+    taskQueue: temporal.taskQueue,
+    args: [{ callId }],
+  });
+
 describe('POST /calls/test', () => {
   it('places an answered call with the agent, readable at once and afterwards with its transcript and intelligence', async () => {
     const callId = await placed({
@@ -266,33 +294,24 @@ describe('POST /calls/test', () => {
   });
 
   it('ends a call whose number was listed after the API took it do_not_call, never dialed', async () => {
-    // As the API records it, then the number goes on the list before the workflow dials.
-    const callId = randomUUID();
-    await db.call.create({
-      data: {
-        id: callId,
-        workspaceId: tester.workspaceId,
-        kind: 'test',
-        toNumber: '+14155550141',
-        attempt: 1,
-        attemptId: `test:${callId}`,
-        provider: 'simulated',
-        status: 'dialing',
-        startedAt: new Date(),
-        workflowId: testCallWorkflowId(callId),
-        agentId: agent.id,
-      },
-    });
+    const callId = await recordedTestCall('+14155550141');
+    // The number goes on the list after the API recorded the call, before its workflow dials.
     await db.doNotCall.create({ data: { workspaceId: tester.workspaceId, phone: '+14155550141' } });
     const before = await placedSoFar();
-    await temporal.client.workflow.start('testCallWorkflow', {
-      workflowId: testCallWorkflowId(callId),
-      taskQueue: temporal.taskQueue,
-      args: [{ callId }],
-    });
+    await startTestCallWorkflow(callId);
     expect(await resultOf(callId)).toEqual({ callId, outcome: 'do_not_call', durationMs: null });
     expect(await getCall(callId)).toMatchObject({ status: 'ended', outcome: 'do_not_call', carrierStatus: null });
     expect(await placedSoFar()).toEqual(before);
+  });
+
+  it('records the call for the carrier that dials it, whatever the API recorded', async () => {
+    const callId = await recordedTestCall('+14155550132', 'another-carrier');
+    await startTestCallWorkflow(callId);
+    expect(await resultOf(callId)).toEqual({ callId, outcome: 'answered', durationMs: 33_000 });
+    expect(await db.call.findUniqueOrThrow({ where: { id: callId } })).toMatchObject({
+      provider: 'simulated',
+      carrierStatus: 'completed',
+    });
   });
 
   it('answers 503 temporal_unavailable while Temporal cannot be reached, and leaves no call behind', async () => {
