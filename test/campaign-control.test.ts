@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection, WithStartWorkflowOperation } from '@temporalio/client';
-import { freePort } from '../scripts/stack/child-process';
+import { WithStartWorkflowOperation } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { DialLadder } from '../lib/dial-ladder';
 import { campaignWorkflowId } from '../lib/workflow-ids';
@@ -11,7 +10,7 @@ import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
-import { startTestWorker, useTemporalClient } from './support/temporal';
+import { startTestWorker, unreachableTemporal, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { startedLeadWorkflow } from './support/lead-workflows';
 
@@ -85,16 +84,7 @@ describe('campaign control', () => {
   });
 
   it('answers 503 temporal_unavailable, and changes nothing, while Temporal cannot be reached', async () => {
-    const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
-    const cutOff = await startTestApi({
-      db,
-      url,
-      temporal: {
-        client: new Client({ connection: deadConnection }),
-        connection: deadConnection,
-        taskQueue: temporal.taskQueue,
-      },
-    });
+    const cutOff = await startTestApi({ db, url, temporal: await unreachableTemporal(temporal.taskQueue) });
     const campaign = await campaignWith(QUICK_LADDER);
     const response = await cutOff.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} });
     expect(response.status).toBe(503);

@@ -1,11 +1,9 @@
-import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { leadWorkflowId } from '../lib/workflow-ids';
-import { freePort } from '../scripts/stack/child-process';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
-import { startTestWorker, useTemporalClient } from './support/temporal';
+import { startTestWorker, unreachableTemporal, useTemporalClient } from './support/temporal';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
 import { createTestWorkspace } from './support/workspace';
 import { leadResult } from './support/lead-workflows';
@@ -200,16 +198,7 @@ describe('POST /v1/campaigns/{campaignId}/leads/batch', () => {
 
   it('queues leads while Temporal is unreachable: they are stored, and the sweep starts their workflows once Temporal answers', async () => {
     const campaign = await createLeadCampaign();
-    const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
-    const cutOff = await startTestApi({
-      db,
-      url,
-      temporal: {
-        client: new Client({ connection: deadConnection }),
-        connection: deadConnection,
-        taskQueue: temporal.taskQueue,
-      },
-    });
+    const cutOff = await startTestApi({ db, url, temporal: await unreachableTemporal(temporal.taskQueue) });
     const leads = [
       { lead: { phone: '+14155550150' }, idempotencyKey: 'outage-1' },
       { lead: { phone: '+14155550151' }, idempotencyKey: 'outage-2' },

@@ -1,15 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { testCallWorkflowId } from '../lib/workflow-ids';
 import type { TestCallResult } from '../lib/calls/test-call';
 import { VOICES } from '../lib/voices';
-import { freePort } from '../scripts/stack/child-process';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { startLossyCarrierPath } from './support/lossy-carrier';
-import { startTestWorker, useTemporalClient } from './support/temporal';
+import { startTestWorker, unreachableTemporal, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
 import { createTestWorkspace, type TestWorkspace } from './support/workspace';
 
@@ -315,16 +313,7 @@ describe('POST /calls/test', () => {
   });
 
   it('answers 503 temporal_unavailable while Temporal cannot be reached, and leaves no call behind', async () => {
-    const deadConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
-    const cutOff = await startTestApi({
-      db,
-      url,
-      temporal: {
-        client: new Client({ connection: deadConnection }),
-        connection: deadConnection,
-        taskQueue: 'nowhere',
-      },
-    });
+    const cutOff = await startTestApi({ db, url, temporal: await unreachableTemporal('nowhere') });
     const before = await placedSoFar();
     const response = await placeTestCall({ agentId: agent.id, to: '+14155550130' }, { via: cutOff });
     expect(response.status).toBe(503);

@@ -4,6 +4,7 @@ import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporal
 import { afterAll, inject } from 'vitest';
 import type { ActivityDependencies } from '../../activities';
 import type { SqlPool } from '../../lib/sql-pool';
+import { freePort } from '../../scripts/stack/child-process';
 import { createExportWorker } from '../../worker/create-export-worker';
 import { createWorker } from '../../worker/create-worker';
 import { createSimulatedWhatsApp } from '../../activities/providers/simulated-whatsapp';
@@ -24,6 +25,12 @@ export interface TestTemporal {
   client: Client;
   connection: Connection;
   taskQueue: string;
+}
+
+/** A client of an address nothing listens on: every call fails as Temporal being unreachable, as in an outage. */
+export async function unreachableTemporal(taskQueue: string): Promise<TestTemporal> {
+  const connection = Connection.lazy({ address: `127.0.0.1:${await freePort()}`, connectTimeout: 500 });
+  return { client: new Client({ connection }), connection, taskQueue };
 }
 
 /** A client and a task queue of their own for one test file. */
