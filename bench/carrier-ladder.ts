@@ -336,6 +336,7 @@ try {
   writeBenchResults('carrier-ladder', result, [
     `# Carrier ladder benchmark (${result.measuredAt})`,
     '',
+    ...(process.env.BENCH_NOTE ? [`**${process.env.BENCH_NOTE}**`, ''] : []),
     `${LEADS} leads through a three-rung ladder (busy numbers, 1 s rungs, cap 1000 lines) on both paths, one after the other in one run, on the same PostgreSQL and Temporal dev server (in memory); ${result.machine.cpus} CPUs shared by everything (load average at the end ${os
       .loadavg()
       .map((load) => load.toFixed(2))

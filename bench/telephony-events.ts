@@ -220,6 +220,7 @@ try {
   writeBenchResults('telephony-events', result, [
     `# Carrier status events benchmark (${result.measuredAt})`,
     '',
+    ...(process.env.BENCH_NOTE ? [`**${process.env.BENCH_NOTE}**`, ''] : []),
     `POST /telephony/${PROVIDER}/events (HMAC-SHA256 signature checked over the raw body, then one transaction: the call locked, the event recorded once by eventId, the call moved forward) against a bare POST route of the same app with the same body and schemas. Each call is sent ringing, then in-progress (${result.setup.mix}); ${CALLS} calls made first, ${nextCall} used. The load generator is its own process and signs every event. ${ROUNDS} alternating rounds of ${SECONDS} s per level; ${result.machine.cpus} CPUs shared by server, PostgreSQL and load generator (load average at the end ${os
       .loadavg()
       .map((load) => load.toFixed(2))
