@@ -4,7 +4,11 @@ import { routes } from '../api/routes';
 import type { AppServices } from '../api/services';
 
 interface Layer {
-  route?: { path: string; methods: Record<string, boolean>; stack: Array<{ handle: { access?: unknown; name?: string } }> };
+  route?: {
+    path: string;
+    methods: Record<string, boolean>;
+    stack: Array<{ handle: { access?: unknown; name?: string } }>;
+  };
 }
 
 // The router is walked without serving a request, so no service is reached.
