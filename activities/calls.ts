@@ -17,6 +17,8 @@ import type { EndedCall } from '../lib/telephony/ended-call';
 import { resumeOrWithdraw, takeLine } from './call-lines';
 import { hangUpCalls } from './call-hangup';
 import { createCarrierDialing, type DialedCall, type PlacedCall } from './carrier-dialing';
+import { createCarrierBreaker } from './carrier-breaker';
+import type { CarrierDialRequest } from './providers/carrier';
 
 export interface LeadPlan {
   ladder: DialLadder;
@@ -82,6 +84,24 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     (await db.campaign.findUniqueOrThrow({ where: { id: campaignId }, select: { status: true } })).status;
   const hangUp = (inProgress: Array<{ attemptId: string; providerCallId: string }>) =>
     hangUpCalls(db, calls, inProgress);
+  const { considerCarrierBreaker, recordDialRefusal } = createCarrierBreaker(dependencies);
+  /**
+   * A dial the carrier refused (it threw: 5xx, unreachable) is recorded for the campaign's breaker,
+   * which looks at its window, and thrown on for Temporal to retry. Once the breaker has paused the
+   * campaign, that retry withdraws the call (resumeOrWithdraw) and gives its line back.
+   */
+  const dialOrRecordRefusal = async (attemptId: string, request: CarrierDialRequest) => {
+    try {
+      return await calls.dial(request);
+    } catch (error) {
+      const { campaignId } = await db.call.findUniqueOrThrow({ where: { attemptId }, select: { campaignId: true } });
+      if (campaignId !== null) {
+        await recordDialRefusal(campaignId, attemptId, error);
+        await considerCarrierBreaker(campaignId);
+      }
+      throw error;
+    }
+  };
   const activities = {
     /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
     async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {
@@ -132,7 +152,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         : await takeLine(db, { leadId, attempt, attemptId, provider: calls.name, workflowId: runningWorkflowId() });
       if (!decision) throw leadNotFound(leadId);
       if (decision.verdict !== 'started') return { outcome: decision.verdict };
-      const { providerCallId } = await calls.dial(await dialRequest(attemptId, decision.phone));
+      const { providerCallId } = await dialOrRecordRefusal(attemptId, await dialRequest(attemptId, decision.phone));
       const call = await recordProviderCallId(attemptId, providerCallId);
       // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
       if (call.campaignId !== null && (await campaignStatusOfCall(call.campaignId)) === 'STOPPED')

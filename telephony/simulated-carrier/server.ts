@@ -65,6 +65,8 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   const deliveries = new Map<string, { wake: () => void; done: Promise<void> }>();
   const live = new Set<string>();
   let maxLiveCalls = 0;
+  /** TEST CONTROL (POST /control/outage), not a carrier feature: while on, every dial is refused 503. */
+  let outage = false;
 
   const timelineOf = (row: CallRow): TimelineEvent[] =>
     simulatedTimeline(row.to, row.hangupAt ? (row.hangupAt.getTime() - row.createdAt.getTime()) / timeScale : null);
@@ -194,9 +196,22 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
       handler(req, res).catch(next);
     };
 
+  app.post('/control/outage', (req, res) => {
+    const parsed = z.object({ on: z.boolean() }).safeParse(req.body);
+    if (!parsed.success) {
+      res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });
+      return;
+    }
+    outage = parsed.data.on;
+    res.json({ on: outage });
+  });
   app.post(
     '/calls',
     route(async (req, res) => {
+      if (outage) {
+        res.status(503).json({ error: 'simulated_outage' });
+        return;
+      }
       const parsed = dialSchema.safeParse(req.body);
       if (!parsed.success) {
         res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });

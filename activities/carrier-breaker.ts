@@ -1,0 +1,117 @@
+import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import {
+  CARRIER_FAILURE_OUTCOMES,
+  carrierBreakerTrips,
+  carrierFailuresReason,
+  DEFAULT_CARRIER_BREAKER,
+  type CarrierBreakerRule,
+} from '../lib/campaigns/carrier-breaker';
+import type { Database } from '../lib/database';
+import { ErrorCode } from '../lib/error-codes';
+import { campaignWorkflowId } from '../lib/workflow-ids';
+import { campaignTransitionUpdate } from '../workflows/messages';
+
+export interface CarrierBreakerDependencies {
+  db: Database;
+  temporal: Client;
+  /** The campaign carrier breaker's rule; default lib/campaigns/carrier-breaker.ts. */
+  carrierBreaker?: CarrierBreakerRule;
+}
+
+/** Now, as the UTC wall-clock time the call columns (timestamp without time zone) hold. */
+const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
+
+/** The most of a refused dial's error kept (CarrierDialRefusal.error). */
+const REFUSAL_ERROR_MAX_CHARS = 1_000;
+
+/**
+ * The campaign carrier breaker (README "Carrier circuit breaker"), looked at from both places a call
+ * can fail at the carrier: a call that ended failed (afterCallEnded) and a dial the carrier refused
+ * (dialCall, before Temporal retries it).
+ */
+export function createCarrierBreaker({
+  db,
+  temporal,
+  carrierBreaker = DEFAULT_CARRIER_BREAKER,
+}: CarrierBreakerDependencies) {
+  /**
+   * The campaign's attempts in the breaker's window, each counted once, and only those since the
+   * campaign's last change (updatedAt: a resume, any transition or an edit), so that nothing from before
+   * a resume counts again: its calls that ended within windowMs (a failure when failed at the carrier,
+   * or when a dial of it had been refused), plus its attempts refused within windowMs whose call has not
+   * ended (a failure each, however often the retries of the attempt were refused).
+   */
+  async function attemptsInWindow(campaignId: string) {
+    const [row] = await db.$queryRawUnsafe<Array<{ status: string; calls: number; failures: number }>>(
+      `WITH campaign AS (
+         SELECT id, status::text AS status, "updatedAt" FROM "Campaign" WHERE id = $1::uuid
+       ), refused AS (
+         SELECT DISTINCT r."attemptId" FROM "CarrierDialRefusal" r, campaign c
+          WHERE r."campaignId" = c.id AND r.at >= c."updatedAt"
+            AND r.at >= ${NOW_UTC} - $3::int * interval '1 millisecond'
+       ), attempts AS (
+         SELECT k.outcome = ANY($2::text[]) OR k."attemptId" IN (SELECT "attemptId" FROM refused) AS failed
+           FROM "Call" k, campaign c
+          WHERE k."campaignId" = c.id AND k.status = 'ended' AND k."startedAt" >= c."updatedAt"
+            AND k."endedAt" >= ${NOW_UTC} - $3::int * interval '1 millisecond'
+         UNION ALL
+         SELECT true FROM refused r
+          WHERE NOT EXISTS (SELECT 1 FROM "Call" k WHERE k."attemptId" = r."attemptId" AND k.status = 'ended')
+       )
+       SELECT c.status,
+              (SELECT count(*) FROM attempts)::int AS calls,
+              (SELECT count(*) FROM attempts WHERE failed)::int AS failures
+         FROM campaign c`,
+      campaignId,
+      CARRIER_FAILURE_OUTCOMES,
+      carrierBreaker.windowMs,
+    );
+    return row;
+  }
+
+  /**
+   * Pauses the campaign through its workflow, as an operator's pause does (the leads then hold), with
+   * the breaker's reason. Two calls tripping it at once pause it once: the workflow runs transitions
+   * one at a time, and the second pause of a paused campaign is refused, which is fine here. Waits
+   * only until the workflow has accepted the pause (durable from then on), not for its commit: the
+   * commit is an activity, and activities of many failing calls each waiting for it could otherwise
+   * take every activity slot of the worker it needs.
+   */
+  async function trip(campaignId: string, calls: number, failures: number): Promise<boolean> {
+    try {
+      await temporal.workflow.getHandle(campaignWorkflowId(campaignId)).startUpdate(campaignTransitionUpdate, {
+        args: ['pause', carrierFailuresReason(carrierBreaker, calls, failures, new Date())],
+        waitForStage: WorkflowUpdateStage.ACCEPTED,
+      });
+      return true;
+    } catch (error) {
+      // Not controlled by a workflow (never started through the API): nothing to pause.
+      if (error instanceof WorkflowNotFoundError) return false;
+      const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
+      if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_campaign_transition) return false;
+      throw error;
+    }
+  }
+
+  return {
+    /** Looks at the running campaign's window and pauses it if the breaker trips; answers whether it did. */
+    considerCarrierBreaker: async (campaignId: string): Promise<boolean> => {
+      const window = await attemptsInWindow(campaignId);
+      if (window?.status !== 'RUNNING' || !carrierBreakerTrips(carrierBreaker, window.calls, window.failures))
+        return false;
+      return trip(campaignId, window.calls, window.failures);
+    },
+
+    /** A dial of the campaign's attempt that the carrier refused (each retry of it records one more). */
+    recordDialRefusal: async (campaignId: string, attemptId: string, error: unknown): Promise<void> => {
+      await db.$executeRawUnsafe(
+        `INSERT INTO "CarrierDialRefusal" (id, "campaignId", "attemptId", error, at)
+         VALUES (gen_random_uuid(), $1::uuid, $2, $3, ${NOW_UTC})`,
+        campaignId,
+        attemptId,
+        String(error instanceof Error ? error.message : error).slice(0, REFUSAL_ERROR_MAX_CHARS),
+      );
+    },
+  };
+}
