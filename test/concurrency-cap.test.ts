@@ -19,10 +19,12 @@ const api = await startTestApi({ db, url, temporal });
  */
 const carrier = await startTestCarrier(db, { timeScale: 0.004 });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
-// Load: a carrier of its own (it counts live calls across every campaign it serves), calls of 90-150 ms.
+// Load: a carrier of its own (it counts live calls across every campaign it serves), calls of 0.4-0.5 s:
+// long enough that the first five dials overlap even on a loaded machine (with calls of 0.1 s a CI run
+// saw 4 live at most: every line was used, never all at once), short enough for 40 calls on 5 lines.
 const loadTemporal = { ...temporal, taskQueue: uniqueTaskQueue('cap-load') };
 const loadApi = await startTestApi({ db, url, temporal: loadTemporal });
-const loadCarrier = await startTestCarrier(db, { timeScale: 0.0025 });
+const loadCarrier = await startTestCarrier(db, { timeScale: 0.01 });
 await startTestWorker(loadTemporal.taskQueue, { db, ...carrierDependencies(loadCarrier, loadApi) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
@@ -95,7 +97,7 @@ describe('the concurrency cap of a campaign', () => {
       }),
     ).toBe(40);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
-  }, 90_000);
+  }, 180_000);
 
   it('decides concurrent attempts against the cap exactly: as many start as there are lines', async () => {
     const campaign = await db.campaign.create({
