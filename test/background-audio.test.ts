@@ -9,6 +9,7 @@ import { PLATFORM_BACKGROUND_AUDIO } from '../lib/background-audio/platform-asse
 import { makePlatformAudioFile } from '../lib/background-audio/platform-files';
 import { SoxError } from '../lib/background-audio/sox';
 import { AudioRefused, measureUpload } from '../lib/background-audio/uploads';
+import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
@@ -259,16 +260,7 @@ describe('uploads', () => {
 
 /** An agent row made directly (the agents API is tested elsewhere), using `backgroundAudioId` or silence. */
 const agentOf = (workspaceId: string, backgroundAudioId: string | null = null) =>
-  db.agent.create({
-    data: {
-      workspaceId,
-      name: 'Agent',
-      language: 'en-US',
-      voiceId: 'espeak-ng/en-us',
-      script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
-      backgroundAudioId,
-    },
-  });
+  insertAgent(db, workspaceId, { backgroundAudioId });
 
 describe('deleting an upload', () => {
   it("deletes the workspace's own, and its agents that used it go back to silence in the same step", async () => {

@@ -7,6 +7,7 @@ import { startCallIntelligence } from '../lib/calls/start-call-intelligence';
 import { transcriptSchema } from '../lib/calls/transcript';
 import { VOICES } from '../lib/voices';
 import { callIntelligenceWorkflowId } from '../lib/workflow-ids';
+import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { insertAnsweredCall } from './support/calls';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
@@ -47,15 +48,11 @@ const FIELDS = [
 const LEAD = { name: 'Maria', fields: { seats: 25, budget_owner: true, plan: 'growth', start_date: '2027-01-15' } };
 
 async function createAgent(workspace: TestWorkspace, extractionFields: object[] = FIELDS) {
-  return db.agent.create({
-    data: {
-      workspaceId: workspace.workspaceId,
-      name: 'Ana',
-      language: 'en-US',
-      voiceId: VOICES[0]!.id,
-      script: SCRIPT,
-      extractionFields,
-    },
+  return insertAgent(db, workspace.workspaceId, {
+    name: 'Ana',
+    voiceId: VOICES[0]!.id,
+    script: SCRIPT,
+    extractionFields,
   });
 }
 

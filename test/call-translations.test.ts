@@ -9,6 +9,7 @@ import { createApertiumTranslator } from '../activities/providers/apertium-trans
 import type { Translator } from '../activities/providers/translator';
 import type { Transcript } from '../lib/calls/transcript';
 import { VOICES } from '../lib/voices';
+import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { insertAnsweredCall } from './support/calls';
 import { useTestDatabase } from './support/database';
@@ -67,15 +68,7 @@ const SPANISH: Transcript = [
 
 async function agentSpeaking(owner: TestWorkspace, language: string) {
   const voice = VOICES[0]!;
-  return db.agent.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      name: `Agent ${language}`,
-      language,
-      voiceId: voice.id,
-      script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
-    },
-  });
+  return insertAgent(db, owner.workspaceId, { name: `Agent ${language}`, language, voiceId: voice.id });
 }
 
 /** An answered call of the workspace with `transcript` as the carrier path stores it (null: none). */

@@ -4,6 +4,7 @@ import {
   MAX_DOCUMENTS_PER_KNOWLEDGE_BASE,
   MAX_KNOWLEDGE_BASES_PER_WORKSPACE,
 } from '../api/services/knowledge-bases';
+import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
@@ -53,15 +54,7 @@ async function snapshot(workspaceId: string) {
 
 /** An agent of the workspace using the given documents, made directly (the agents API is another part). */
 async function agentUsing(workspaceId: string, documentIds: string[]) {
-  const agent = await db.agent.create({
-    data: {
-      workspaceId,
-      name: 'Support agent',
-      language: 'en-US',
-      voiceId: 'espeak-ng/en-us',
-      script: { openingLine: 'Hello', questions: [], closing: 'Bye' },
-    },
-  });
+  const agent = await insertAgent(db, workspaceId, { name: 'Support agent' });
   await db.agentDocument.createMany({ data: documentIds.map((documentId) => ({ agentId: agent.id, documentId })) });
   return agent;
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { assignPhoneNumber } from '../lib/phone-numbers';
 import { runAdminCli } from './support/admin-cli';
+import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
@@ -38,14 +39,10 @@ async function route(id: string, inboundAgentId: string | null, key = owner.key)
 
 const READY_SCRIPT = { openingLine: 'Hello, thanks for calling.', questions: ['How can I help?'], closing: 'Goodbye.' };
 function createAgent(workspaceId: string, fields: { name?: string; voiceId?: string; script?: object } = {}) {
-  return db.agent.create({
-    data: {
-      workspaceId,
-      name: fields.name ?? 'Reception',
-      language: 'en-US',
-      voiceId: fields.voiceId ?? 'espeak-ng/en-us',
-      script: fields.script ?? READY_SCRIPT,
-    },
+  return insertAgent(db, workspaceId, {
+    name: fields.name ?? 'Reception',
+    script: fields.script ?? READY_SCRIPT,
+    ...(fields.voiceId !== undefined && { voiceId: fields.voiceId }),
   });
 }
 

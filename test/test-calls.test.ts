@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { testCallWorkflowId } from '../lib/workflow-ids';
 import type { TestCallResult } from '../lib/calls/test-call';
 import { VOICES } from '../lib/voices';
+import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
@@ -32,15 +33,11 @@ const SCRIPT = {
 const FIELDS = [{ name: 'seats', type: 'number', description: '' }];
 
 async function createAgent(workspace: TestWorkspace) {
-  return db.agent.create({
-    data: {
-      workspaceId: workspace.workspaceId,
-      name: 'Ana',
-      language: 'en-US',
-      voiceId: VOICES[0]!.id,
-      script: SCRIPT,
-      extractionFields: FIELDS,
-    },
+  return insertAgent(db, workspace.workspaceId, {
+    name: 'Ana',
+    voiceId: VOICES[0]!.id,
+    script: SCRIPT,
+    extractionFields: FIELDS,
   });
 }
 
