@@ -7,18 +7,15 @@ import { readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { Client, Connection } from '@temporalio/client';
 import express from 'express';
 import { z } from 'zod';
 import { createApp } from '../api/app';
 import { registerRoutes } from '../api/http/register-routes';
 import { defineRoute } from '../api/http/route';
-import { createLeadDispatcher } from '../api/services/lead-dispatch';
 import { voicePreviewsFromConfig } from '../api/services/voice-previews';
 import { createDatabase } from '../lib/database';
-import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
-import { freePort } from '../scripts/stack/child-process';
+import { benchAppServices } from './bench-app-services';
 import { measure } from './measure';
 import { startBenchPostgres } from './bench-postgres';
 import { writeBenchResults } from './results-files';
@@ -36,25 +33,14 @@ try {
   const { key } = await createApiKey(db, memberId, { scopes: ['agents.view'] });
 
   const cacheDir = path.join(workDir, 'voice-previews');
-  const temporalConnection = Connection.lazy({ address: `127.0.0.1:${await freePort()}` });
-  const sql = createSqlPool(bench.url);
-  const temporal = new Client({ connection: temporalConnection });
-  const services = {
-    db,
-    sql,
-    temporal,
-    temporalConnection,
-    taskQueue: 'bench',
-    defaultRateLimitPerMinute: 120,
-    leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
-    exports: { dir: path.join(workDir, 'exports'), inlineMaxRows: 5000, retentionSeconds: 86_400, pageRows: 5000 },
+  const { services, close } = await benchAppServices(db, bench.url, {
     voicePreviews: voicePreviewsFromConfig({
       ESPEAK_NG_PATH: 'espeak-ng',
       LAME_PATH: 'lame',
       SPEECH_TIMEOUT_MS: 10_000,
       PREVIEW_CACHE_DIR: cacheDir,
     }),
-  };
+  });
 
   // The same app, with two routes of the bench in front: a static file of the preview's size, behind the door and bare.
   const staticFile = path.join(workDir, 'static.mp3');
@@ -175,8 +161,7 @@ try {
   server.close();
   await services.leadDispatcher.stop();
   await db.$disconnect();
-  await sql.end();
-  await temporalConnection.close().catch(() => {});
+  await close();
 } finally {
   await bench.stop();
 }
