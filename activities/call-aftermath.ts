@@ -1,12 +1,9 @@
 import { Context } from '@temporalio/activity';
-import { CARRIER_FAILURE_OUTCOMES } from '../lib/campaigns/carrier-breaker';
+import { CARRIER_FAILURE_OUTCOMES, CONVERSATION_OUTCOMES } from '../lib/calls/call-aftermath';
 import { startCallIntelligence } from '../lib/calls/start-call-intelligence';
 import { createCarrierBreaker, type CarrierBreakerDependencies } from './carrier-breaker';
 
 export type CallAftermathDependencies = CarrierBreakerDependencies;
-
-/** Outcomes of a call that was picked up, by a person or a machine: the carrier has a transcript of it. */
-const CONVERSATION_OUTCOMES = ['answered', 'voicemail'];
 
 /**
  * What follows the end of a call, run by the workflow that waited for it (so whichever way the call
@@ -31,7 +28,7 @@ export function createCallAftermathActivities(dependencies: CallAftermathDepende
         where: { id: callId },
         select: { id: true, outcome: true, campaignId: true },
       });
-      const intelligenceStarted = CONVERSATION_OUTCOMES.includes(call.outcome ?? '');
+      const intelligenceStarted = CONVERSATION_OUTCOMES.includes(call.outcome as never);
       if (intelligenceStarted) await startCallIntelligence(temporal, Context.current().info.taskQueue, call.id);
       const breakerTripped =
         call.campaignId !== null && CARRIER_FAILURE_OUTCOMES.includes(call.outcome as never)

@@ -1,11 +1,16 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
-import { endCall } from './call-lines';
-import type { Prisma } from '../generated/prisma/client';
+import { endCall, NOW_UTC } from './call-lines';
 import { callEndedSignal } from '../workflows/messages';
 import type { CallOutcome } from '../lib/call-outcomes';
 import type { Database } from '../lib/database';
+import type { Queryable } from '../lib/sql-pool';
 import type { CallEvent } from '../lib/telephony/call-event';
-import { callStateRank, isTerminalCallState, type CarrierCallState } from '../lib/telephony/call-states';
+import {
+  CARRIER_CALL_STATES,
+  callStateRank,
+  isTerminalCallState,
+  type CarrierCallState,
+} from '../lib/telephony/call-states';
 import type { EndedCall } from '../lib/telephony/ended-call';
 
 /**
@@ -34,16 +39,20 @@ export function outcomeOfTerminalState(
   }
 }
 
-interface LockedCall {
-  id: string;
-  attemptId: string;
-  status: string;
-  carrierStatus: CarrierCallState | null;
-  answeredBy: 'human' | 'machine' | null;
-  outcome: CallOutcome | null;
-  durationMs: number | null;
-  workflowId: string | null;
-}
+/** What runs one SQL statement with $n parameters: Prisma's $queryRawUnsafe (prismaSql), or a pg pool (poolSql). */
+export type RunSql = <Row>(text: string, ...values: unknown[]) => Promise<Row[]>;
+
+/** Prisma's raw query as a RunSql. */
+export const prismaSql =
+  (db: Pick<Database, '$queryRawUnsafe'>): RunSql =>
+  <Row>(text: string, ...values: unknown[]) =>
+    db.$queryRawUnsafe<Row[]>(text, ...values);
+
+/** A pg pool as a RunSql: the event endpoint's, cheaper per statement than Prisma's query layer. */
+export const poolSql =
+  (pool: Queryable): RunSql =>
+  async <Row>(text: string, ...values: unknown[]) =>
+    (await pool.query(text, values)).rows as Row[];
 
 export type AppliedCallEvent =
   | { found: false }
@@ -56,78 +65,97 @@ export type AppliedCallEvent =
       workflowId: string | null;
     };
 
-const endedOf = (call: {
-  attemptId: string;
+interface AppliedRow {
   id: string;
+  attemptId: string;
+  workflowId: string | null;
+  applied: boolean;
+  status: string;
   outcome: string | null;
   durationMs: number | null;
-}): EndedCall => ({
-  attemptId: call.attemptId,
-  callId: call.id,
-  outcome: call.outcome as CallOutcome,
-  durationMs: call.durationMs,
-});
+}
+
+/** The rank of "carrierStatus" in SQL, from the one table of ranks (lib/telephony/call-states.ts). */
+const RANK_SQL = `CASE c."carrierStatus" ${CARRIER_CALL_STATES.map((state) => `WHEN '${state}' THEN ${callStateRank(state)}`).join(' ')} ELSE 0 END`;
 
 /**
- * One carrier event applied to its call, in one transaction: recorded once per (provider, eventId)
- * (a second delivery changes nothing), the call's state moved only forward (lib/telephony/call-states.ts),
- * and a terminal state ends the call and releases its line (endCall, once). The event endpoint and
- * reconciliation (a lookup after the deadline) both end calls through here.
+ * One SQL statement: the call locked, the event recorded once per (provider, eventId), the call moved
+ * when the event ranks above its state (and it is still dialing), a terminal state ending it and
+ * releasing its campaign's line. $10-$12: the outcome for each answeredBy the call may end with, worked
+ * out by outcomeOfTerminalState, so that the rule lives in one place.
  */
-export async function applyCallEvent(db: Database, provider: string, event: CallEvent): Promise<AppliedCallEvent> {
-  return db.$transaction(async (tx) => {
-    const [call] = await tx.$queryRawUnsafe<LockedCall[]>(
-      `SELECT id::text, "attemptId", status, "carrierStatus", "answeredBy", outcome, "durationMs", "workflowId"
-         FROM "Call"
-        WHERE provider = $1 AND ${event.attemptId ? `"attemptId" = $3 AND ("providerCallId" IS NULL OR "providerCallId" = $2)` : `"providerCallId" = $2`}
-        FOR UPDATE`,
-      provider,
-      event.providerCallId,
-      ...(event.attemptId ? [event.attemptId] : []),
-    );
-    if (!call) return { found: false };
-    const moves =
-      call.status === 'dialing' &&
-      (call.carrierStatus === null || callStateRank(event.status) > callStateRank(call.carrierStatus));
-    const inserted = await tx.callEvent.createMany({
-      data: [
-        {
-          provider,
-          eventId: event.eventId,
-          callId: call.id,
-          status: event.status,
-          applied: moves,
-          occurredAt: new Date(event.occurredAt),
-          payload: event as unknown as Prisma.InputJsonValue,
-        },
-      ],
-      skipDuplicates: true,
-    });
-    const applied = moves && inserted.count === 1;
-    let ended = call.status === 'ended' ? endedOf(call) : null;
-    if (applied) {
-      const answeredBy = event.answeredBy ?? call.answeredBy;
-      await tx.call.update({
-        where: { id: call.id },
-        data: {
-          carrierStatus: event.status,
-          answeredBy,
-          providerCallId: event.providerCallId,
-          lastEventAt: new Date(event.occurredAt),
-        },
-      });
-      if (isTerminalCallState(event.status)) {
-        const outcome = outcomeOfTerminalState(event.status, answeredBy, event.reason ?? null);
-        const done = await endCall(tx, call.attemptId, {
-          providerCallId: event.providerCallId,
-          outcome,
-          durationMs: event.durationMs ?? null,
-        });
-        ended = endedOf({ ...done, attemptId: call.attemptId });
-      }
-    }
-    return { found: true, applied, ended, workflowId: call.workflowId };
-  });
+const APPLY_EVENT_SQL = (byAttempt: boolean) => `
+  WITH call AS (
+    SELECT c.id, c."attemptId", c."workflowId", c."campaignId", c.status, c.outcome, c."durationMs",
+           c.status = 'dialing' AND ${RANK_SQL} < $4 AS moves
+      FROM "Call" c
+     WHERE c.provider = $1 AND ${byAttempt ? `c."attemptId" = $3 AND (c."providerCallId" IS NULL OR c."providerCallId" = $2)` : `$3::text IS NULL AND c."providerCallId" = $2`}
+       FOR UPDATE
+  ), recorded AS (
+    INSERT INTO "CallEvent" (id, provider, "eventId", "callId", status, applied, "occurredAt", payload)
+    SELECT gen_random_uuid(), $1, $5, call.id, $6, call.moves, ($7::timestamptz AT TIME ZONE 'UTC'), $8::jsonb FROM call
+    ON CONFLICT (provider, "eventId") DO NOTHING
+    RETURNING applied
+  ), moved AS (
+    UPDATE "Call" c
+       SET "carrierStatus" = $6, "answeredBy" = coalesce($9, c."answeredBy"), "providerCallId" = $2,
+           "lastEventAt" = ($7::timestamptz AT TIME ZONE 'UTC'),
+           status = CASE WHEN $13 THEN 'ended' ELSE c.status END,
+           outcome = CASE WHEN $13 THEN (CASE coalesce($9, c."answeredBy") WHEN 'human' THEN $10 WHEN 'machine' THEN $11 ELSE $12 END) ELSE c.outcome END,
+           "durationMs" = CASE WHEN $13 THEN $14::int ELSE c."durationMs" END,
+           "endedAt" = CASE WHEN $13 THEN ${NOW_UTC} ELSE c."endedAt" END
+      FROM call, recorded
+     WHERE c.id = call.id AND recorded.applied
+    RETURNING c.status, c.outcome, c."durationMs", c."campaignId"
+  ), line AS (
+    UPDATE "Campaign" k SET "callsInFlight" = greatest(k."callsInFlight" - 1, 0)
+      FROM moved WHERE moved.status = 'ended' AND k.id = moved."campaignId"
+  )
+  SELECT call.id::text, call."attemptId", call."workflowId", moved.status IS NOT NULL AS applied,
+         coalesce(moved.status, call.status) AS status, coalesce(moved.outcome, call.outcome) AS outcome,
+         coalesce(moved."durationMs", call."durationMs") AS "durationMs"
+    FROM call LEFT JOIN moved ON true`;
+
+/**
+ * One carrier event applied to its call, in one statement (APPLY_EVENT_SQL): recorded once per
+ * (provider, eventId) (a second delivery changes nothing), the call's state moved only forward
+ * (lib/telephony/call-states.ts), and a terminal state ends the call and releases its line, once. The
+ * event endpoint (on a pg pool) and reconciliation (a lookup after the deadline, on Prisma) both end
+ * calls through here.
+ */
+export async function applyCallEvent(sql: RunSql, provider: string, event: CallEvent): Promise<AppliedCallEvent> {
+  const terminal = isTerminalCallState(event.status);
+  const reason = event.reason ?? null;
+  const outcomeIf = (answeredBy: 'human' | 'machine' | null) =>
+    outcomeOfTerminalState(event.status, event.answeredBy ?? answeredBy, reason);
+  const [row] = await sql<AppliedRow>(
+    APPLY_EVENT_SQL(event.attemptId !== undefined),
+    provider,
+    event.providerCallId,
+    event.attemptId ?? null,
+    callStateRank(event.status),
+    event.eventId,
+    event.status,
+    event.occurredAt,
+    JSON.stringify(event),
+    event.answeredBy ?? null,
+    outcomeIf('human'),
+    outcomeIf('machine'),
+    outcomeIf(null),
+    terminal,
+    terminal ? (event.durationMs ?? null) : null,
+  );
+  if (!row) return { found: false };
+  const ended =
+    row.status === 'ended'
+      ? {
+          attemptId: row.attemptId,
+          callId: row.id,
+          outcome: row.outcome as CallOutcome,
+          durationMs: row.durationMs === null ? null : Number(row.durationMs),
+        }
+      : null;
+  return { found: true, applied: row.applied, ended, workflowId: row.workflowId };
 }
 
 /**
@@ -149,5 +177,5 @@ export async function signalCallEnded(temporal: Client, workflowId: string, ende
  */
 export async function endLostCall(db: Database, attemptId: string): Promise<EndedCall> {
   const done = await endCall(db, attemptId, { providerCallId: null, outcome: 'failed', durationMs: null });
-  return endedOf({ ...done, attemptId });
+  return { attemptId, callId: done.id, outcome: done.outcome as CallOutcome, durationMs: done.durationMs };
 }

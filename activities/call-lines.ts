@@ -17,7 +17,7 @@ export interface AttemptDecision {
 }
 
 /** Now, as the UTC wall-clock time the call columns (timestamp without time zone) hold. */
-const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
+export const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
 
 /**
  * Decides whether an attempt may start and, if so, records its call as dialing and takes a line, all

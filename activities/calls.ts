@@ -11,7 +11,7 @@ import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../lib/d
 import { ErrorCode } from '../lib/error-codes';
 import type { ActivityDependencies } from './index';
 import { timeZonesOf } from './phone-time-zones';
-import { applyCallEvent, endLostCall } from './call-end';
+import { applyCallEvent, endLostCall, prismaSql } from './call-end';
 import { isTerminalCallState } from '../lib/telephony/call-states';
 import type { EndedCall } from '../lib/telephony/ended-call';
 import { resumeOrWithdraw, takeLine } from './call-lines';
@@ -80,8 +80,6 @@ function leadNotFound(leadId: string) {
 export function createCallActivities(dependencies: ActivityDependencies) {
   const { db, calls } = dependencies;
   const { dialed, recordProviderCallId, dialRequest } = createCarrierDialing(dependencies);
-  const campaignStatusOfCall = async (campaignId: string) =>
-    (await db.campaign.findUniqueOrThrow({ where: { id: campaignId }, select: { status: true } })).status;
   const hangUp = (inProgress: Array<{ attemptId: string; providerCallId: string }>) =>
     hangUpCalls(db, calls, inProgress);
   const { considerCarrierBreaker, recordDialRefusal } = createCarrierBreaker(dependencies);
@@ -115,7 +113,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         window: lead.campaign.callingWindow
           ? callingWindowSchema.parse(lead.campaign.callingWindow)
           : DEFAULT_CALLING_WINDOW,
-        timeZones: await timeZonesOf(lead.phone),
+        timeZones: timeZonesOf(lead.phone),
       };
     },
 
@@ -155,8 +153,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       const { providerCallId } = await dialOrRecordRefusal(attemptId, await dialRequest(attemptId, decision.phone));
       const call = await recordProviderCallId(attemptId, providerCallId);
       // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
-      if (call.campaignId !== null && (await campaignStatusOfCall(call.campaignId)) === 'STOPPED')
-        await hangUp([{ attemptId, providerCallId }]);
+      if (call.campaignStatus === 'STOPPED') await hangUp([{ attemptId, providerCallId }]);
       return dialed(call.id, attemptId);
     },
 
@@ -180,7 +177,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         };
       const known = await calls.lookup(call.providerCallId ? { providerCallId: call.providerCallId } : { attemptId });
       if (known && isTerminalCallState(known.status)) {
-        const result = await applyCallEvent(db, calls.name, {
+        const result = await applyCallEvent(prismaSql(db), calls.name, {
           eventId: `lookup:${known.providerCallId}:${known.status}`,
           providerCallId: known.providerCallId,
           attemptId,

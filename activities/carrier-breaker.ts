@@ -1,7 +1,7 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { CARRIER_FAILURE_OUTCOMES } from '../lib/calls/call-aftermath';
 import {
-  CARRIER_FAILURE_OUTCOMES,
   carrierBreakerTrips,
   carrierFailuresReason,
   DEFAULT_CARRIER_BREAKER,

@@ -29,6 +29,19 @@ export interface CallOnTheLine {
  */
 export type DialedCall = CallOnTheLine | PlacedCall;
 
+interface DialRequestRow {
+  fromNumber: string | null;
+  testLead: unknown;
+  hasLead: boolean;
+  leadName: string | null;
+  leadFields: unknown;
+  agentId: string | null;
+  language: string | null;
+  voiceId: string | null;
+  script: unknown;
+  extractionFields: unknown;
+}
+
 /** Who the agent talks to: the call's lead, or the lead a test call was placed for. */
 function leadOfCall(call: {
   lead: { name: string | null; fields: unknown } | null;
@@ -58,29 +71,57 @@ export function createCarrierDialing({
       recheckMs: Math.min(RECHECK_AFTER_DEADLINE_MS, callEndDeadlineMs),
       rechecks: RECHECKS_AFTER_DEADLINE,
     }),
-    recordProviderCallId: async (attemptId: string, providerCallId: string) => {
-      await db.call.updateMany({ where: { attemptId, providerCallId: null }, data: { providerCallId } });
-      return db.call.findUniqueOrThrow({ where: { attemptId }, select: { id: true, campaignId: true } });
+    /**
+     * The carrier's id recorded once, then the call and its campaign's status as they are after that
+     * (two statements, in this order: a stop that committed before the second sees the id and hangs the
+     * call up; one the second sees is for the dialer to act on).
+     */
+    recordProviderCallId: async (
+      attemptId: string,
+      providerCallId: string,
+    ): Promise<{ id: string; campaignId: string | null; campaignStatus: string | null }> => {
+      await db.$executeRawUnsafe(
+        `UPDATE "Call" SET "providerCallId" = $2 WHERE "attemptId" = $1 AND "providerCallId" IS NULL`,
+        attemptId,
+        providerCallId,
+      );
+      const [call] = await db.$queryRawUnsafe<
+        Array<{ id: string; campaignId: string | null; campaignStatus: string | null }>
+      >(
+        `SELECT c.id::text, c."campaignId"::text, k.status::text AS "campaignStatus"
+           FROM "Call" c LEFT JOIN "Campaign" k ON k.id = c."campaignId" WHERE c."attemptId" = $1`,
+        attemptId,
+      );
+      if (!call) throw new Error(`call of attempt ${attemptId} not found`);
+      return call;
     },
-    /** What the carrier is told: the numbers, the agent and the lead for the conversation, where to report. */
+    /** What the carrier is told: the numbers, the agent and the lead for the conversation, where to report. One statement. */
     dialRequest: async (attemptId: string, to: string): Promise<CarrierDialRequest> => {
-      const call = await db.call.findUniqueOrThrow({
-        where: { attemptId },
-        select: { fromNumber: true, agentId: true, testLead: true, lead: { select: { name: true, fields: true } } },
-      });
-      const agent = call.agentId ? await db.agent.findUnique({ where: { id: call.agentId } }) : null;
+      const [call] = await db.$queryRawUnsafe<DialRequestRow[]>(
+        `SELECT c."fromNumber", c."testLead", l.id IS NOT NULL AS "hasLead", l.name AS "leadName", l.fields AS "leadFields",
+                a.id::text AS "agentId", a.language, a."voiceId", a.script, a."extractionFields"
+           FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
+          WHERE c."attemptId" = $1`,
+        attemptId,
+      );
+      if (!call) throw new Error(`call of attempt ${attemptId} not found`);
       return {
         attemptId,
         from: call.fromNumber,
         to,
-        agent: agent && {
-          id: agent.id,
-          language: agent.language,
-          voiceId: agent.voiceId,
-          script: agent.script as unknown as CarrierAgent['script'],
-          extractionFields: agent.extractionFields as unknown as CarrierAgent['extractionFields'],
-        },
-        lead: leadOfCall(call),
+        agent: call.agentId
+          ? {
+              id: call.agentId,
+              language: call.language!,
+              voiceId: call.voiceId!,
+              script: call.script as CarrierAgent['script'],
+              extractionFields: call.extractionFields as CarrierAgent['extractionFields'],
+            }
+          : null,
+        lead: leadOfCall({
+          lead: call.hasLead ? { name: call.leadName, fields: call.leadFields } : null,
+          testLead: call.testLead,
+        }),
         statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
       };
     },

@@ -108,7 +108,7 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
       phone: string | null;
       time: string;
     }): Promise<{ waitMs: number; at: string }> {
-      const [zone] = phone ? await timeZonesOf(phone) : ['UTC'];
+      const [zone] = phone ? timeZonesOf(phone) : ['UTC'];
       const [hours, minutes] = time.split(':').map(Number) as [number, number];
       const next =
         minutes === 59

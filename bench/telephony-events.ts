@@ -33,7 +33,7 @@ import { createApp } from '../api/app';
 import { registerRoutes } from '../api/http/register-routes';
 import { defineRoute } from '../api/http/route';
 import { telephonyEventRoutes } from '../api/routes/telephony-events';
-import { applyCallEvent } from '../activities/call-end';
+import { applyCallEvent, prismaSql } from '../activities/call-end';
 import { createDatabase } from '../lib/database';
 import { callEventSchema } from '../lib/telephony/call-event';
 import { signEvent, verifyEventSignature, SIGNATURE_HEADER } from '../lib/telephony/signature';
@@ -181,7 +181,7 @@ try {
   for (let index = 0; index < APPLIED_IN_PROCESS; index++) {
     const { attemptId, providerCallId } = rows[(nextCall + index) % rows.length]!;
     const begin = performance.now();
-    await applyCallEvent(db, PROVIDER, {
+    await applyCallEvent(prismaSql(db), PROVIDER, {
       eventId: `in-process:${index}`,
       providerCallId,
       attemptId,

@@ -1,6 +1,7 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { CallOutcome } from '../lib/call-outcomes';
+import { hasAftermath } from '../lib/calls/call-aftermath';
 import { ErrorCode } from '../lib/error-codes';
 import type { PlaceCallInput, PlacedCall } from '../activities/calls';
 import { awaitCallEnd, receiveEndedCalls } from './call-on-carrier';
@@ -87,7 +88,7 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
   )
     ? local
     : remote;
-  const { placeCall, dialCall, reconcileCall, afterCallEnded } = remote;
+  const { placeCall, dialCall, reconcileCall } = remote;
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
   let campaignChanged = false;
@@ -182,7 +183,12 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
       if ('callId' in call) {
         lastCall = { callId: call.callId, durationMs: call.durationMs ?? null };
         // However the call ended (its event, or reconciliation): its intelligence, its campaign's breaker.
-        if (patched('after-call-ended')) await afterCallEnded({ callId: call.callId });
+        // Since 'aftermath-when-needed' only a call that has an aftermath asks for it, in the workflow task;
+        // runs recorded before ran it for every call, as an activity task.
+        if (patched('after-call-ended')) {
+          if (!patched('aftermath-when-needed')) await remote.afterCallEnded({ callId: call.callId });
+          else if (hasAftermath(call.outcome)) await local.afterCallEnded({ callId: call.callId });
+        }
       }
       if (call.outcome === 'do_not_call') return finish('cancelled');
       break;

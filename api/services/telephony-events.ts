@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { ErrorCode } from '../../lib/error-codes';
 import type { CallEvent } from '../../lib/telephony/call-event';
-import { applyCallEvent, signalCallEnded } from '../../activities/call-end';
+import { applyCallEvent, poolSql, signalCallEnded } from '../../activities/call-end';
 import { SIGNATURE_HEADER, verifyEventSignature } from '../../lib/telephony/signature';
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
@@ -21,7 +21,7 @@ export function assertSignedByCarrier(req: Request, services: AppServices): void
  * workflow; answered only after the change is committed. Unknown call: 404, nothing changed.
  */
 export async function receiveCallEvent(services: AppServices, provider: string, event: CallEvent) {
-  const result = await applyCallEvent(services.db, provider, event);
+  const result = await applyCallEvent(poolSql(services.sql), provider, event);
   if (!result.found) throw new ApiError(404, ErrorCode.unknown_call);
   if (result.ended && result.workflowId) await signalCallEnded(services.temporal, result.workflowId, result.ended);
   return { received: true as const, applied: result.applied };

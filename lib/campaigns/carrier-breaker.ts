@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import type { CallOutcome } from '../call-outcomes';
 
 /**
  * The carrier circuit breaker of a campaign (README "Carrier circuit breaker"): when enough of its
@@ -21,13 +20,6 @@ export const DEFAULT_CARRIER_BREAKER: CarrierBreakerRule = Object.freeze({
   minAttempts: 10,
   failureRate: 0.5,
 });
-
-/**
- * What counts as a failure at the carrier: the carrier's failed state (not an invalid number) and a
- * call lost (no terminal event and unknown to the carrier's lookup, which also ends failed). Busy,
- * no_answer, voicemail and invalid_number are answers about the lead, not about the carrier.
- */
-export const CARRIER_FAILURE_OUTCOMES: readonly CallOutcome[] = ['failed'];
 
 export const CARRIER_FAILURES_REASON = 'carrier_failures';
 

@@ -49,6 +49,14 @@ const dialSchema = z.object({
   statusCallbackUrl: z.string().url(),
 });
 
+/** A call's delivery loop: wake() after a hangup makes it read the call again and look at its new timeline. */
+interface Delivery {
+  wakeUp: AbortController;
+  changed: boolean;
+  wake: () => void;
+  done: Promise<void>;
+}
+
 type CallRow = Awaited<ReturnType<Database['simulatedProviderCall']['findUniqueOrThrow']>>;
 
 const sleep = (ms: number, signal: AbortSignal) =>
@@ -62,7 +70,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
   const stopping = new AbortController();
   /** One delivery loop per call with events left; a hangup wakes its loop to read the new timeline. */
-  const deliveries = new Map<string, { wake: () => void; done: Promise<void> }>();
+  const deliveries = new Map<string, Delivery>();
   const live = new Set<string>();
   let maxLiveCalls = 0;
   /** TEST CONTROL (POST /control/outage), not a carrier feature: while on, every dial is refused 503. */
@@ -116,39 +124,47 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
     }
   }
 
-  /** Delivers the call's events in order; its own database unreachable, it waits and reads again. */
-  async function deliver(providerCallId: string, wakeUp: { signal: AbortSignal }) {
-    for (let delay = retry.firstMs; !stopping.signal.aborted; delay = Math.min(delay * 2, retry.maxMs)) {
+  /**
+   * Delivers the call's events in order from the row as dialed (read again only after a hangup changed
+   * it); its own database unreachable, it waits and tries again. Delivery is at least once, as with real
+   * carriers: only a call's last delivery is recorded (eventsDelivered), so after a restart a call still
+   * in progress sends its earlier events again, which the receiver recognises by their event ids.
+   */
+  async function deliver(initial: CallRow, delivery: Delivery) {
+    let row = initial;
+    let next = initial.eventsDelivered;
+    for (let delay = retry.firstMs; !stopping.signal.aborted;) {
       try {
-        if (await deliverNext(providerCallId, wakeUp)) return;
-        delay = retry.firstMs / 2;
+        if (delivery.changed) {
+          delivery.changed = false;
+          const reread = await db.simulatedProviderCall.findUnique({ where: { providerCallId: row.providerCallId } });
+          if (!reread) return;
+          row = reread;
+        }
+        const timeline = timelineOf(row);
+        const step = timeline[next];
+        if (!step || !row.statusCallbackUrl) return;
+        const wait = dueAt(row, step) - Date.now();
+        if (wait > 0) {
+          await sleep(wait, AbortSignal.any([stopping.signal, delivery.wakeUp.signal]));
+          continue; // a hangup may have changed what comes next
+        }
+        const event = eventOf(row, step);
+        if (isTerminalCallState(step.status)) live.delete(row.providerCallId);
+        if (options.sendsEvent?.(event) ?? true) await post(row.statusCallbackUrl, event);
+        if (stopping.signal.aborted) return;
+        if (next + 1 === timeline.length)
+          await db.simulatedProviderCall.updateMany({
+            where: { providerCallId: row.providerCallId },
+            data: { eventsDelivered: next + 1 },
+          });
+        next += 1;
+        delay = retry.firstMs;
       } catch {
         await sleep(delay, stopping.signal);
+        delay = Math.min(delay * 2, retry.maxMs);
       }
     }
-  }
-
-  /** One step of a call's delivery: true once it has nothing more to deliver. */
-  async function deliverNext(providerCallId: string, wakeUp: { signal: AbortSignal }): Promise<boolean> {
-    const row = await db.simulatedProviderCall.findUnique({ where: { providerCallId } });
-    if (!row?.statusCallbackUrl) return true;
-    const timeline = timelineOf(row);
-    const step = timeline[row.eventsDelivered];
-    if (!step) return true;
-    const wait = dueAt(row, step) - Date.now();
-    if (wait > 0) {
-      await sleep(wait, AbortSignal.any([stopping.signal, wakeUp.signal]));
-      return false; // a hangup may have changed what comes next
-    }
-    const event = eventOf(row, step);
-    if (isTerminalCallState(step.status)) live.delete(providerCallId);
-    if (options.sendsEvent?.(event) ?? true) await post(row.statusCallbackUrl, event);
-    if (stopping.signal.aborted) return true;
-    await db.simulatedProviderCall.updateMany({
-      where: { providerCallId, eventsDelivered: row.eventsDelivered },
-      data: { eventsDelivered: row.eventsDelivered + 1 },
-    });
-    return false;
   }
 
   function startDelivery(row: CallRow) {
@@ -157,22 +173,20 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
       live.add(row.providerCallId);
       maxLiveCalls = Math.max(maxLiveCalls, live.size);
     }
-    let wakeUp = new AbortController();
-    const signal = {
-      get signal() {
-        return wakeUp.signal;
+    const delivery: Delivery = {
+      wakeUp: new AbortController(),
+      changed: false,
+      wake: () => {
+        delivery.changed = true;
+        delivery.wakeUp.abort();
+        delivery.wakeUp = new AbortController();
       },
+      done: Promise.resolve(),
     };
-    const done = deliver(row.providerCallId, signal)
+    delivery.done = deliver(row, delivery)
       .catch((error: unknown) => console.error(`simulated carrier: delivery of ${row.providerCallId} stopped`, error))
       .finally(() => deliveries.delete(row.providerCallId));
-    deliveries.set(row.providerCallId, {
-      wake: () => {
-        wakeUp.abort();
-        wakeUp = new AbortController();
-      },
-      done,
-    });
+    deliveries.set(row.providerCallId, delivery);
   }
 
   async function resumeDeliveries() {
