@@ -33,20 +33,38 @@ export function memoryOf(pid: number, read: (file: string) => string): { peakRss
   return { peakRssMb: mb('VmHWM'), rssMb: mb('VmRSS') };
 }
 
+/** One process in a snapshot: its command name, its parent's pid, the CPU seconds it has used. */
+export interface ProcessCpu {
+  name: string;
+  parent: number;
+  seconds: number;
+}
+
+/** Whether pid is a descendant of ancestor in the snapshot (the servers a bench started, not other people's). */
+export function descendsFrom(processes: Map<number, ProcessCpu>, pid: number, ancestor: number): boolean {
+  for (let at = processes.get(pid)?.parent, steps = 0; at && steps < 64; at = processes.get(at)?.parent, steps++)
+    if (at === ancestor) return true;
+  return false;
+}
+
 /** CPU seconds (user + system) used so far by each process on the machine, by pid (Linux /proc). */
 export function cpuSecondsByProcess(
   readDir: (dir: string) => string[],
   read: (file: string) => string,
-): Map<number, { name: string; seconds: number }> {
+): Map<number, ProcessCpu> {
   const ticksPerSecond = 100;
-  const result = new Map<number, { name: string; seconds: number }>();
+  const result = new Map<number, ProcessCpu>();
   for (const entry of readDir('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
       const stat = read(`/proc/${entry}/stat`);
       const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
       const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      result.set(Number(entry), { name, seconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond });
+      result.set(Number(entry), {
+        name,
+        parent: Number(fields[1]),
+        seconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond,
+      });
     } catch {
       // The process ended between the listing and the read.
     }
@@ -56,8 +74,8 @@ export function cpuSecondsByProcess(
 
 /** CPU seconds each group of processes used between two snapshots; `groupOf` names a process's group. */
 export function cpuSecondsBetween(
-  before: Map<number, { name: string; seconds: number }>,
-  after: Map<number, { name: string; seconds: number }>,
+  before: Map<number, ProcessCpu>,
+  after: Map<number, ProcessCpu>,
   groupOf: (pid: number, name: string) => string,
 ): Record<string, number> {
   const groups: Record<string, number> = {};

@@ -48,6 +48,7 @@ try {
   const events = express();
   registerRoutes(events, telephonyEventRoutes, {
     db,
+    sql,
     temporal: client,
     telephonySigningSecrets: { simulated: signingSecret },
   } as unknown as AppServices);

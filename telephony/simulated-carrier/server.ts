@@ -10,6 +10,7 @@ import type { CallEvent } from '../../lib/telephony/call-event';
 import { isTerminalCallState } from '../../lib/telephony/call-states';
 import { SIGNATURE_HEADER, signEvent } from '../../lib/telephony/signature';
 import type { Database } from '../../lib/database';
+import { createJsonHttp } from '../../lib/http/json-http';
 import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './timeline';
 
 /**
@@ -59,6 +60,9 @@ interface Delivery {
 
 type CallRow = Awaited<ReturnType<Database['simulatedProviderCall']['findUniqueOrThrow']>>;
 
+/** Sockets kept open to receivers of events: as many events in flight at once. */
+const EVENT_SOCKETS = 64;
+
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
     const timer = setTimeout(resolve, Math.max(ms, 0));
@@ -69,6 +73,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   const { db, timeScale } = options;
   const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
   const stopping = new AbortController();
+  const http = createJsonHttp({ sockets: EVENT_SOCKETS });
   /** One delivery loop per call with events left; a hangup wakes its loop to read the new timeline. */
   const deliveries = new Map<string, Delivery>();
   const live = new Set<string>();
@@ -109,14 +114,12 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
     const body = JSON.stringify(event);
     for (let delay = retry.firstMs; !stopping.signal.aborted; delay = Math.min(delay * 2, retry.maxMs)) {
       try {
-        const response = await fetch(url, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signEvent(options.signingSecret, body) },
-          body,
+        const response = await http.request('POST', url, {
+          rawBody: body,
+          headers: { [SIGNATURE_HEADER]: signEvent(options.signingSecret, body) },
           signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(10_000)]),
         });
-        await response.body?.cancel();
-        if (response.ok) return;
+        if (response.status >= 200 && response.status <= 299) return;
       } catch {
         // Unreachable or timed out: retried like any answer that is not 2xx.
       }
@@ -333,6 +336,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
       await Promise.all([...deliveries.values()].map((delivery) => delivery.done));
       server?.closeAllConnections();
       await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      http.close();
     },
   };
 }

@@ -335,6 +335,10 @@ export const replayScenarios: ReplayScenario[] = [
   // intelligence is started; a failed call makes its campaign's carrier breaker look.
   leadDialScenario('lead-dial-answered-after-call-ended', '+14155550120'),
   leadDialScenario('lead-dial-failed-after-call-ended', '+14155550128'),
+  // Since patch 'aftermath-when-needed' only an answered, voicemail or failed call runs afterCallEnded,
+  // as a local activity; a busy ladder runs none.
+  leadDialScenario('lead-dial-answered-aftermath-when-needed', '+14155550120'),
+  leadDialScenario('lead-dial-busy-full-ladder-aftermath-when-needed', '+14155550125'),
   // Held by a pause between rungs (these leads carry no CampaignId, so the campaign's signal misses them:
   // the lead finds the resume by its own five-minute look; recording takes that long).
   pausedThenResumed('lead-dial-paused-then-resumed-async-carrier'),

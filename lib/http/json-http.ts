@@ -1,0 +1,68 @@
+import http from 'node:http';
+import https from 'node:https';
+
+export interface JsonHttpResponse {
+  status: number;
+  text: string;
+}
+
+export interface JsonHttpRequest {
+  /** Sent as JSON (content-type application/json); none: no body. */
+  body?: unknown;
+  /** A body already serialised (what was signed must be what is sent). */
+  rawBody?: string;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+/**
+ * A lean JSON client over node:http(s) with kept-alive sockets, for the hot paths between our own
+ * processes (the worker dialing the simulated carrier, the carrier POSTing its events) and for load
+ * generators: fetch (undici) spends several times the CPU per request, which on a small machine is
+ * taken from the servers it talks to. Answers the status and the body's text; never throws on a status.
+ */
+export function createJsonHttp({ sockets }: { sockets: number }) {
+  const agents = {
+    'http:': new http.Agent({ keepAlive: true, maxSockets: sockets }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: sockets }),
+  };
+  const send = (method: string, url: string, options: JsonHttpRequest = {}) =>
+    new Promise<JsonHttpResponse>((resolve, reject) => {
+      const target = new URL(url);
+      const secure = target.protocol === 'https:';
+      if (!secure && target.protocol !== 'http:') throw new Error(`not an http(s) URL: ${url}`);
+      const text = options.rawBody ?? (options.body === undefined ? undefined : JSON.stringify(options.body));
+      const payload = text === undefined ? undefined : Buffer.from(text);
+      const request = (secure ? https : http).request(
+        target,
+        {
+          method,
+          agent: agents[target.protocol as 'http:' | 'https:'],
+          signal: options.signal,
+          headers: {
+            ...options.headers,
+            ...(payload && { 'content-type': 'application/json', 'content-length': payload.length }),
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
+          );
+          response.on('error', reject);
+        },
+      );
+      request.on('error', reject);
+      request.end(payload);
+    });
+  return {
+    request: send,
+    close: () => {
+      agents['http:'].destroy();
+      agents['https:'].destroy();
+    },
+  };
+}
+
+export type JsonHttp = ReturnType<typeof createJsonHttp>;
