@@ -197,6 +197,9 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     /**
      * The synchronous placeCall of runs recorded before the asynchronous carrier path (patched
      * 'async-carrier'): it dials as dialCall does, then waits, heartbeating, until the call has ended.
+     * Its attempts (each a minute at most) add up to the same deadline as the workflow's wait: counted
+     * from the call's start, past it the carrier is asked (reconcileCall) at every look, and given up
+     * once the rechecks' time has passed too.
      */
     async placeCall(input: PlaceCallInput): Promise<PlacedCall> {
       const placed = await activities.dialCall(input);
@@ -206,7 +209,13 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         const call = await db.call.findUniqueOrThrow({ where: { id: placed.callId } });
         if (call.status === 'ended')
           return { outcome: call.outcome as CallOutcome, callId: call.id, durationMs: call.durationMs };
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        const pastDeadlineMs = Date.now() - call.startedAt.getTime() - placed.deadlineMs;
+        if (pastDeadlineMs > 0) {
+          const giveUp = pastDeadlineMs >= placed.rechecks * placed.recheckMs;
+          const { ended } = await activities.reconcileCall({ attemptId: placed.attemptId, giveUp });
+          if (ended) return { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
+        }
+        await new Promise((resolve) => setTimeout(resolve, pastDeadlineMs > 0 ? placed.recheckMs / 10 : 200));
       }
     },
 

@@ -291,8 +291,9 @@ describe('the asynchronous carrier path', () => {
   });
 
   it('pause lets a call in progress finish, and holds the lead before its next attempt', async () => {
+    // A number that rings 1.5 s before no answer: long enough to be seen ringing.
     const campaign = await runningCampaign(api, QUICK_LADDER);
-    const { leadId, handle } = await pushLead(campaign.id, '+14155550125');
+    const { leadId, handle } = await pushLead(campaign.id, '+14155550126');
     await until(
       () => db.call.findFirst({ where: { leadId } }),
       (call) => call?.carrierStatus === 'ringing',
@@ -304,7 +305,7 @@ describe('the asynchronous carrier path', () => {
       () => db.call.findFirstOrThrow({ where: { leadId } }),
       (call) => call.status === 'ended',
     );
-    expect(first).toMatchObject({ carrierStatus: 'busy', outcome: 'busy', hangupRequestedAt: null });
+    expect(first).toMatchObject({ carrierStatus: 'no-answer', outcome: 'no_answer', hangupRequestedAt: null });
     await until(
       () => handle.query('leadState'),
       (state) => (state as { phase: string }).phase === 'waiting_for_campaign',
@@ -314,7 +315,7 @@ describe('the asynchronous carrier path', () => {
     expect((await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: owner.key, body: {} })).status).toBe(
       200,
     );
-    expect(await handle.result()).toEqual({ status: 'failed', outcome: 'busy', attempts: 3 });
+    expect(await handle.result()).toEqual({ status: 'failed', outcome: 'no_answer', attempts: 3 });
   });
 
   it('pause while a call talks hangs nothing up: the call is answered to its end', async () => {

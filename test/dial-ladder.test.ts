@@ -18,6 +18,10 @@ const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
 const carrier = await startTestCarrier(db);
+// A carrier that loses every terminal event (the legacy placeCall's reconciliation).
+const lossy = await startTestCarrier(db, {
+  sendsEvent: (event) => !['completed', 'busy', 'no-answer', 'failed', 'canceled'].includes(event.status),
+});
 const calls = carrier.client;
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'calls.edit'] });
@@ -216,5 +220,36 @@ describe('placing a call survives a crash between dialing and recording', () => 
       answeredBy: 'machine',
     });
     expect(await activities.placeCall({ leadId: lead.id, attempt: 1 })).toEqual(placed);
+  });
+
+  it('the synchronous placeCall reconciles a call whose terminal event never comes, once past the deadline', async () => {
+    const activities = createActivities({
+      db,
+      ...carrierDependencies(lossy, api),
+      callEndDeadlineMs: 300,
+      whatsapp: createSimulatedWhatsApp(db),
+      temporal: temporal.client,
+    });
+    const campaign = await db.campaign.create({
+      data: { workspaceId: owner.workspaceId, name: 'Legacy, lossy', status: 'RUNNING' },
+    });
+    const lead = await db.lead.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        campaignId: campaign.id,
+        idempotencyKey: 'legacy-lossy',
+        phone: '+14155550125',
+        workflowId: 'legacy-lossy',
+        requestId: randomUUID(),
+      },
+    });
+    // No busy event ever arrives: past the deadline the carrier's lookup tells how the call ended.
+    expect(await activities.placeCall({ leadId: lead.id, attempt: 1 })).toMatchObject({ outcome: 'busy' });
+    const call = await db.call.findUniqueOrThrow({ where: { attemptId: `${lead.id}:1` } });
+    expect(call).toMatchObject({ status: 'ended', outcome: 'busy', carrierStatus: 'busy' });
+    expect(await db.callEvent.findMany({ where: { callId: call.id }, select: { eventId: true } })).toContainEqual({
+      eventId: `lookup:${call.providerCallId}:busy`,
+    });
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });
 });

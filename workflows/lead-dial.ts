@@ -88,7 +88,7 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
   )
     ? local
     : remote;
-  const { placeCall, dialCall, reconcileCall } = remote;
+  const { placeCall, reconcileCall } = remote;
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
   let campaignChanged = false;
@@ -104,7 +104,10 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
    * recheck while it says the call is still on, and at the last recheck the call is given up.
    */
   const callThroughCarrier = async (input: PlaceCallInput): Promise<PlacedCall> => {
-    const placed = await dialCall(input);
+    // Since 'dial-in-workflow-task' the dial (a short, idempotent request) runs as a local activity: one
+    // marker instead of an activity task and the workflow task its completion took. Asked per attempt,
+    // as 'async-carrier' is: a run recorded before keeps its remote dials while replaying them.
+    const placed = patched('dial-in-workflow-task') ? await local.dialCall(input) : await remote.dialCall(input);
     if (placed.outcome !== 'dialed') return placed;
     state.phase = 'on_call';
     const ended = await awaitCallEnd(placed, endedCalls, reconcileCall);

@@ -339,6 +339,9 @@ export const replayScenarios: ReplayScenario[] = [
   // as a local activity; a busy ladder runs none.
   leadDialScenario('lead-dial-answered-aftermath-when-needed', '+14155550120'),
   leadDialScenario('lead-dial-busy-full-ladder-aftermath-when-needed', '+14155550125'),
+  // Since patch 'dial-in-workflow-task' dialCall runs as a local activity.
+  leadDialScenario('lead-dial-answered-dial-in-workflow-task', '+14155550120'),
+  leadDialScenario('lead-dial-busy-full-ladder-dial-in-workflow-task', '+14155550125'),
   // Held by a pause between rungs (these leads carry no CampaignId, so the campaign's signal misses them:
   // the lead finds the resume by its own five-minute look; recording takes that long).
   pausedThenResumed('lead-dial-paused-then-resumed-async-carrier'),
