@@ -10,6 +10,7 @@ import {
 import type { Database } from '../lib/database';
 import { ErrorCode } from '../lib/error-codes';
 import { campaignWorkflowId } from '../lib/workflow-ids';
+import { NOW_UTC } from './call-lines';
 import { campaignTransitionUpdate } from '../workflows/messages';
 
 export interface CarrierBreakerDependencies {
@@ -18,9 +19,6 @@ export interface CarrierBreakerDependencies {
   /** The campaign carrier breaker's rule; default lib/campaigns/carrier-breaker.ts. */
   carrierBreaker?: CarrierBreakerRule;
 }
-
-/** Now, as the UTC wall-clock time the call columns (timestamp without time zone) hold. */
-const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
 
 /** The most of a refused dial's error kept (CarrierDialRefusal.error). */
 const REFUSAL_ERROR_MAX_CHARS = 1_000;
@@ -103,14 +101,23 @@ export function createCarrierBreaker({
       return trip(campaignId, window.calls, window.failures);
     },
 
-    /** A dial of the campaign's attempt that the carrier refused (each retry of it records one more). */
+    /**
+     * A dial of the campaign's attempt that the carrier refused (each retry of it records one more). The
+     * campaign's refusals older than the window, which the breaker no longer counts, go in the same
+     * statement: an outage leaves no more rows behind than one window holds.
+     */
     recordDialRefusal: async (campaignId: string, attemptId: string, error: unknown): Promise<void> => {
       await db.$executeRawUnsafe(
-        `INSERT INTO "CarrierDialRefusal" (id, "campaignId", "attemptId", error, at)
+        `WITH expired AS (
+           DELETE FROM "CarrierDialRefusal"
+            WHERE "campaignId" = $1::uuid AND at < ${NOW_UTC} - $4::int * interval '1 millisecond'
+         )
+         INSERT INTO "CarrierDialRefusal" (id, "campaignId", "attemptId", error, at)
          VALUES (gen_random_uuid(), $1::uuid, $2, $3, ${NOW_UTC})`,
         campaignId,
         attemptId,
         String(error instanceof Error ? error.message : error).slice(0, REFUSAL_ERROR_MAX_CHARS),
+        carrierBreaker.windowMs,
       );
     },
   };

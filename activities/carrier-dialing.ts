@@ -2,6 +2,7 @@ import type { CallOutcome } from '../lib/call-outcomes';
 import { DEFAULT_CALL_END_DEADLINE_MS, RECHECK_AFTER_DEADLINE_MS, RECHECKS_AFTER_DEADLINE } from './call-deadline';
 import type { ActivityDependencies } from './index';
 import type { CarrierAgent, CarrierDialRequest } from './providers/carrier';
+import { SUBSCRIBED_PROGRESS_STATES } from '../lib/telephony/call-states';
 
 /**
  * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
@@ -81,7 +82,10 @@ export function createCarrierDialing({
       providerCallId: string,
     ): Promise<{ id: string; campaignId: string | null; campaignStatus: string | null }> => {
       await db.$executeRawUnsafe(
-        `UPDATE "Call" SET "providerCallId" = $2 WHERE "attemptId" = $1 AND "providerCallId" IS NULL`,
+        // The dial's answer means the carrier has queued the call (no queued event is subscribed to).
+        `UPDATE "Call" SET "providerCallId" = $2,
+                "carrierStatus" = CASE WHEN status = 'dialing' THEN coalesce("carrierStatus", 'queued') ELSE "carrierStatus" END
+          WHERE "attemptId" = $1 AND "providerCallId" IS NULL`,
         attemptId,
         providerCallId,
       );
@@ -123,6 +127,7 @@ export function createCarrierDialing({
           testLead: call.testLead,
         }),
         statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
+        statusCallbackEvents: [...SUBSCRIBED_PROGRESS_STATES],
       };
     },
   };

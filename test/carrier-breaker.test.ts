@@ -1,5 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
+import { createCarrierBreaker } from '../activities/carrier-breaker';
 import { DEFAULT_CARRIER_BREAKER } from '../lib/campaigns/carrier-breaker';
 import { callIntelligenceWorkflowId, campaignWorkflowId } from '../lib/workflow-ids';
 import { leadStateQuery } from '../workflows/messages';
@@ -158,5 +159,27 @@ describe('the carrier circuit breaker', () => {
     expect(outcomes.filter((outcome) => outcome === 'no_answer')).toHaveLength(8);
     expect(await campaignView(campaign.id)).toMatchObject({ status: 'RUNNING', statusReason: null });
     expect(await committedTransitions(campaign.id)).toBe(1);
+  });
+
+  it('a refused dial clears the campaign refusals older than the window, which the breaker no longer counts', async () => {
+    const campaign = await runningCampaign(4);
+    const windowAgo = (extraMs: number) => new Date(Date.now() - DEFAULT_CARRIER_BREAKER.windowMs - extraMs);
+    const other = await runningCampaign(4);
+    await db.carrierDialRefusal.createMany({
+      data: [
+        { campaignId: campaign.id, attemptId: 'old:1', error: '503', at: windowAgo(60_000) },
+        { campaignId: campaign.id, attemptId: 'recent:1', error: '503', at: windowAgo(-60_000) },
+        { campaignId: other.id, attemptId: 'other:1', error: '503', at: windowAgo(60_000) },
+      ],
+    });
+    const { recordDialRefusal } = createCarrierBreaker({ db, temporal: temporal.client });
+    await recordDialRefusal(campaign.id, 'new:1', new Error('simulated carrier: POST /calls answered 503'));
+    const kept = await db.carrierDialRefusal.findMany({
+      where: { campaignId: { in: [campaign.id, other.id] } },
+      select: { attemptId: true },
+      orderBy: { attemptId: 'asc' },
+    });
+    // Another campaign's rows are its own refusals' business.
+    expect(kept.map((row) => row.attemptId)).toEqual(['new:1', 'other:1', 'recent:1']);
   });
 });

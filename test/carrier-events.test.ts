@@ -253,7 +253,11 @@ describe('the asynchronous carrier path', () => {
     });
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
     const events = await db.callEvent.findMany({ where: { callId: call.id }, orderBy: { occurredAt: 'asc' } });
-    expect(events.map((event) => event.status)).toEqual(['queued', 'ringing', 'in-progress', 'completed']);
+    // The dial subscribes to ringing and in-progress (its own answer says queued), and the end is always sent.
+    expect(events.map((event) => event.status)).toEqual(['ringing', 'in-progress', 'completed']);
+    expect(
+      await db.simulatedProviderCall.findUniqueOrThrow({ where: { providerCallId: call.providerCallId! } }),
+    ).toMatchObject({ statusCallbackEvents: ['ringing', 'in-progress'] });
   });
 
   it('stop hangs up a call while it talks and while it rings; their canceled events end them', async () => {
@@ -348,7 +352,6 @@ describe('the asynchronous carrier path', () => {
     const events = await db.callEvent.findMany({ where: { callId: call.id }, orderBy: { occurredAt: 'asc' } });
     // The carrier's own events up to the answer, then the lookup's.
     expect(events.map((event) => [event.status, event.eventId.startsWith('lookup:')])).toEqual([
-      ['queued', false],
       ['ringing', false],
       ['in-progress', false],
       ['completed', true],

@@ -183,6 +183,9 @@ describe('placing a call survives a crash between dialing and recording', () => 
       (call) => call.status === 'ended',
     );
     expect(await db.simulatedProviderCall.count({ where: { attemptId } })).toBe(1);
+    // Dialed without statusCallbackEvents: the carrier reports every state, queued too.
+    const reported = await db.callEvent.findMany({ where: { call: { attemptId } }, orderBy: { occurredAt: 'asc' } });
+    expect(reported.map((event) => event.status)).toEqual(['queued', 'ringing', 'in-progress', 'completed']);
     expect(await db.call.findUniqueOrThrow({ where: { attemptId } })).toMatchObject({
       status: 'ended',
       outcome: 'answered',

@@ -191,7 +191,6 @@ describe('POST /calls/test', () => {
     expect(await resultOf(callId, lossy.temporal.client)).toEqual({ callId, outcome: 'answered', durationMs: 32_000 });
     const events = await db.callEvent.findMany({ where: { callId }, orderBy: { occurredAt: 'asc' } });
     expect(events.map((event) => [event.status, event.eventId.startsWith('lookup:')])).toEqual([
-      ['queued', false],
       ['ringing', false],
       ['in-progress', false],
       ['completed', true],

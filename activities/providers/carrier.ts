@@ -1,5 +1,5 @@
 import type { Transcript } from '../../lib/calls/transcript';
-import type { CarrierCallState } from '../../lib/telephony/call-states';
+import type { CarrierCallState, CarrierProgressState } from '../../lib/telephony/call-states';
 
 /**
  * A telephony carrier, shaped like the real ones (Twilio, Telnyx, Vonage, Plivo): a dial request is
@@ -32,6 +32,11 @@ export interface CarrierDialRequest {
   lead: { name: string | null; fields: Record<string, unknown> };
   /** Where the carrier POSTs the call's status events. */
   statusCallbackUrl: string;
+  /**
+   * The progress states to be told of besides the terminal one, which is always sent (Twilio's
+   * StatusCallbackEvent); absent: every state.
+   */
+  statusCallbackEvents?: CarrierProgressState[];
 }
 
 export interface CarrierAgent {

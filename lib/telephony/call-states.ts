@@ -15,6 +15,17 @@ export const CARRIER_CALL_STATES = [
 ] as const;
 export type CarrierCallState = (typeof CARRIER_CALL_STATES)[number];
 
+/** The states of a call before its end. */
+export const CARRIER_PROGRESS_STATES = ['queued', 'ringing', 'in-progress'] as const;
+export type CarrierProgressState = (typeof CARRIER_PROGRESS_STATES)[number];
+
+/**
+ * The progress events a dial subscribes to: ringing and in-progress, shown on the call while it is on.
+ * Not queued: the dial's own answer says it (the call records queued with the carrier's id), so an
+ * event for it would be a callback, a signature check and a write for nothing.
+ */
+export const SUBSCRIBED_PROGRESS_STATES: readonly CarrierProgressState[] = ['ringing', 'in-progress'];
+
 export const TERMINAL_CALL_STATES: readonly CarrierCallState[] = [
   'completed',
   'busy',

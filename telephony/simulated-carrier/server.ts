@@ -7,7 +7,7 @@ import type { Prisma } from '../../generated/prisma/client';
 import type { CarrierCallSnapshot } from '../../activities/providers/carrier';
 import { simulatedConversation } from '../../lib/calls/simulated-conversation';
 import type { CallEvent } from '../../lib/telephony/call-event';
-import { isTerminalCallState } from '../../lib/telephony/call-states';
+import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/telephony/call-states';
 import { SIGNATURE_HEADER, signEvent } from '../../lib/telephony/signature';
 import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
@@ -48,6 +48,7 @@ const dialSchema = z.object({
   agent: z.unknown().optional(),
   lead: z.unknown().optional(),
   statusCallbackUrl: z.string().url(),
+  statusCallbackEvents: z.array(z.enum(CARRIER_PROGRESS_STATES)).optional(),
 });
 
 /** A call's delivery loop: wake() after a hangup makes it read the call again and look at its new timeline. */
@@ -94,6 +95,12 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
     reason: step.reason,
     occurredAt: new Date(dueAt(row, step)).toISOString(),
   });
+
+  /** Whether the dial asked to be told of this step: a terminal one always, a progress one if subscribed (none named: all). */
+  const subscribes = (row: CallRow, step: TimelineEvent) => {
+    const subscribed = row.statusCallbackEvents as string[] | null;
+    return isTerminalCallState(step.status) || !subscribed || subscribed.includes(step.status);
+  };
 
   /** What the carrier knows of the call now: the latest state of its timeline that is due. */
   function snapshotOf(row: CallRow): CarrierCallSnapshot {
@@ -154,7 +161,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
         }
         const event = eventOf(row, step);
         if (isTerminalCallState(step.status)) live.delete(row.providerCallId);
-        if (options.sendsEvent?.(event) ?? true) await post(row.statusCallbackUrl, event);
+        if (subscribes(row, step) && (options.sendsEvent?.(event) ?? true)) await post(row.statusCallbackUrl, event);
         if (stopping.signal.aborted) return;
         if (next + 1 === timeline.length)
           await db.simulatedProviderCall.updateMany({
@@ -248,6 +255,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
           statusCallbackUrl: dial.statusCallbackUrl,
           agent: (dial.agent ?? undefined) as Prisma.InputJsonValue | undefined,
           lead: (dial.lead ?? undefined) as Prisma.InputJsonValue | undefined,
+          statusCallbackEvents: dial.statusCallbackEvents,
           createdAt: new Date(),
         },
       });

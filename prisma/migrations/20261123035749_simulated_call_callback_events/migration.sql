@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "SimulatedProviderCall" ADD COLUMN     "statusCallbackEvents" JSONB;
+
