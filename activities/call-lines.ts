@@ -16,6 +16,8 @@ export interface AttemptDecision {
   phone: string;
 }
 
+const UUID = /^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
+
 /** Now, as the UTC wall-clock time the call columns (timestamp without time zone) hold. */
 export const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
 
@@ -33,6 +35,8 @@ export async function takeLine(
     provider: string;
     /** The workflow that waits for the call's end (the carrier event endpoint signals it). */
     workflowId?: string | null;
+    /** The agent of a journey's call node, instead of the campaign's (an agent of the lead's workspace). */
+    agentId?: string;
   },
 ): Promise<AttemptDecision | null> {
   const [row] = await db.$queryRawUnsafe<
@@ -52,7 +56,9 @@ export async function takeLine(
                           "workflowId", "agentId", "fromNumber", "toNumber")
       SELECT gen_random_uuid(), lead."workspaceId", lead."campaignId", lead.id, $2, $3, $4, 'dialing', ${NOW_UTC},
              -- A campaign of a running campaign may still hold a free-text agentId from before agents existed.
-             $5, CASE WHEN campaign."agentId" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' THEN campaign."agentId"::uuid END,
+             $5, coalesce(
+               (SELECT a.id FROM "Agent" a WHERE a.id = $6::uuid AND a."workspaceId" = lead."workspaceId"),
+               CASE WHEN campaign."agentId" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' THEN campaign."agentId"::uuid END),
              campaign.caller, lead.phone
         FROM lead, campaign, blocked
        WHERE campaign.status = 'RUNNING' AND campaign.has_line AND NOT blocked.yes
@@ -70,6 +76,7 @@ export async function takeLine(
     attempt.attemptId,
     attempt.provider,
     attempt.workflowId ?? null,
+    attempt.agentId && UUID.test(attempt.agentId) ? attempt.agentId : null,
   );
   if (!row) return null;
   const verdict: AttemptVerdict = row.started

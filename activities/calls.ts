@@ -33,6 +33,8 @@ export interface PlaceCallInput {
   attempt: number;
   /** A journey's call node (and its visit): one lead may then make several ladders of calls. */
   callKey?: string;
+  /** A journey's call node naming its own agent: the call is placed with it instead of the campaign's. */
+  agentId?: string;
 }
 
 export type { DialedCall, PlacedCall } from './carrier-dialing';
@@ -134,7 +136,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
      * workflow's id, before the carrier is asked; a retry that finds it recorded asks the carrier what
      * became of the attempt instead of dialing again.
      */
-    async dialCall({ leadId, attempt, callKey }: PlaceCallInput): Promise<DialedCall> {
+    async dialCall({ leadId, attempt, callKey, agentId }: PlaceCallInput): Promise<DialedCall> {
       const attemptId = attemptIdOf({ leadId, attempt, callKey });
       const recorded = await db.call.findUnique({ where: { attemptId } });
       if (recorded?.status === 'ended')
@@ -147,7 +149,14 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       }
       const decision = recorded
         ? await resumeOrWithdraw(db, { leadId, attemptId })
-        : await takeLine(db, { leadId, attempt, attemptId, provider: calls.name, workflowId: runningWorkflowId() });
+        : await takeLine(db, {
+            leadId,
+            attempt,
+            attemptId,
+            provider: calls.name,
+            workflowId: runningWorkflowId(),
+            agentId,
+          });
       if (!decision) throw leadNotFound(leadId);
       if (decision.verdict !== 'started') return { outcome: decision.verdict };
       const { providerCallId } = await dialOrRecordRefusal(attemptId, await dialRequest(attemptId, decision.phone));

@@ -339,6 +339,12 @@ try {
     asyncOverSync: ratio,
     goal: { asyncOverSyncAtMost: 1.25 },
   };
+  const cpuTotal = (r: typeof sync) =>
+    Number(
+      Object.values(r.cpuSeconds)
+        .reduce((sum, seconds) => sum + seconds, 0)
+        .toFixed(1),
+    );
   const row = (r: typeof sync) =>
     `| ${r.path} | ${r.calls} | ${r.firstPushToLastResultSeconds} | ${r.peakCallsInFlight} | ${r.workerPeakRssMb} | ${r.workerRssAtLastResultMb} |`;
   writeBenchResults('carrier-ladder', result, [
@@ -351,7 +357,7 @@ try {
       .join(', ')}).`,
     '',
     `- synchronous: the code of ${baseline.commit.slice(0, 10)} (the last commit before the carrier path) from a temporary git worktree: the provider knows a call's outcome when asked.`,
-    `- asynchronous: this checkout; the worker dials the simulated carrier (its own process) over HTTP, the carrier POSTs three signed events per call (queued, ringing, busy) to the API, the API signals the lead. Time scale ${TIME_SCALE.toFixed(3)}: a busy call is busy ${result.setup.busyCallSeconds.toFixed(1)} s after its dial.`,
+    `- asynchronous: this checkout; the worker dials the simulated carrier (its own process) over HTTP, the carrier POSTs two signed events per call (ringing, busy: the events the dial subscribes to) to the API, the API signals the lead. Time scale ${TIME_SCALE.toFixed(3)}: a busy call is busy ${result.setup.busyCallSeconds.toFixed(1)} s after its dial.`,
     '',
     '| path | calls | first push to last result, s | peak calls in flight | worker peak RSS MB | worker RSS at end MB |',
     '|-|-|-|-|-|-|',
@@ -361,6 +367,7 @@ try {
     `- Asynchronous / synchronous: **${ratio}x** (goal <= 1.25x).`,
     `- Peak in flight: the campaign's lines taken (Campaign.callsInFlight), sampled every ${SAMPLE_MS} ms.`,
     `- CPU seconds from first push to last result (the path's own processes, and the stack's PostgreSQL and Temporal dev server, which serve one path at a time): synchronous ${JSON.stringify(sync.cpuSeconds)}; asynchronous ${JSON.stringify(async.cpuSeconds)}.`,
+    `- CPU seconds in all: synchronous ${cpuTotal(sync)}, asynchronous ${cpuTotal(async)} (${(cpuTotal(async) / cpuTotal(sync)).toFixed(3)}x): on ${result.machine.cpus} CPUs the wall time follows it.`,
     `- Timings, seconds (a call held from dial to end; a lead's next dial after its previous call ended, the 1 s rung delay included; the terminal event recorded after the carrier's moment for it): synchronous ${JSON.stringify(sync.timings)}; asynchronous ${JSON.stringify(async.timings)}.`,
     `- Outcomes: synchronous ${JSON.stringify(sync.outcomes)}; asynchronous ${JSON.stringify(async.outcomes)}.`,
     LEADS < 10_000

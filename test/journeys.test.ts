@@ -6,6 +6,7 @@ import { saveJourney, publishJourney } from '../api/services/journeys';
 import type { JourneyDefinition } from '../lib/journey';
 import { leadWorkflowId } from '../lib/workflow-ids';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../workflows/messages';
+import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
@@ -20,7 +21,7 @@ const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const operator = await createTestWorkspace(db, {
-  scopes: ['campaigns.edit', 'workflows.view', 'workflows.run', 'workflows.recover'],
+  scopes: ['campaigns.edit', 'workflows.view', 'workflows.run', 'workflows.recover', 'agents.delete'],
   settings: { features: ['workflows'] },
 });
 
@@ -201,6 +202,48 @@ describe('a journey run walks the graph', () => {
     const missed = await pushLead(campaign.id, '+14155550125', { plan: 'basic' });
     expect((await runIn(published.id, missed.body.leadId, 'completed')).currentNodeId).toBe('gaveUp');
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it("places a call node's calls with the agent it names; publishing needs it to be a live agent of the workspace, and it cannot be deleted while the campaign runs", async () => {
+    const [campaignAgent, nodeAgent] = [
+      await insertAgent(db, operator.workspaceId, { name: 'Campaign agent' }),
+      await insertAgent(db, operator.workspaceId, { name: 'Node agent' }),
+    ];
+    const elsewhere = await createTestWorkspace(db, { scopes: [] });
+    const foreign = await insertAgent(db, elsewhere.workspaceId);
+    const withAgent = (agentId: string) =>
+      journey(
+        [
+          { id: 'start', type: 'start' },
+          { id: 'call1', type: 'call', data: { agentId } },
+          { id: 'done', type: 'end' },
+        ],
+        [
+          ['start', 'call1'],
+          ['call1', 'done'],
+        ],
+      );
+    for (const agentId of [foreign.id, randomUUID(), 'not-an-id']) {
+      const saved = await saveJourney(db, operator.workspaceId, { definition: withAgent(agentId) });
+      await expect(publishJourney(db, operator.workspaceId, saved.id)).rejects.toMatchObject({
+        status: 422,
+        code: 'workflow_invalid',
+        extras: { details: [`node "call1": agentId "${agentId}" is not an agent of this workspace`] },
+      });
+      expect((await db.journey.findUniqueOrThrow({ where: { id: saved.id } })).status).toBe('DRAFT');
+    }
+
+    const { published, campaign } = await journeyCampaign(withAgent(nodeAgent.id));
+    await db.campaign.update({ where: { id: campaign.id }, data: { agentId: campaignAgent.id } });
+    const pushed = await pushLead(campaign.id, '+14155550120');
+    await runIn(published.id, pushed.body.leadId, 'completed');
+    expect(await db.call.findFirstOrThrow({ where: { leadId: pushed.body.leadId } })).toMatchObject({
+      agentId: nodeAgent.id,
+    });
+    const refused = await request('DELETE', `/agents/${nodeAgent.id}`);
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({ error: 'agent_in_use', campaignIds: [campaign.id] });
+    expect((await db.agent.findUniqueOrThrow({ where: { id: nodeAgent.id } })).deletedAt).toBeNull();
   });
 
   it('refuses a lead without a field the start node requires, in its own result', async () => {

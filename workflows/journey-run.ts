@@ -225,7 +225,15 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
           });
         const result = await executeChild(leadDialWorkflow, {
           workflowId: `journey-${runId}-call-${node.id}-${visit}`,
-          args: [{ leadId, callKey: `${node.id}.${visit}` }],
+          // The node's own agent, if it names one (published only when it is an agent of the workspace).
+          args: [
+            {
+              leadId,
+              callKey: `${node.id}.${visit}`,
+              ...(typeof node.data.agentId === 'string' &&
+                patched('call-node-agent') && { agentId: node.data.agentId }),
+            },
+          ],
         });
         if (result.outcome === 'campaign_stopped') throw new RunEnded('cancelled', null);
         lastCallOutcome = result.outcome;

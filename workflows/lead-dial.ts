@@ -35,6 +35,8 @@ export interface LeadDialInput {
    * by it, and the run, not the ladder, finishes the lead and reports it.
    */
   callKey?: string;
+  /** A journey's call node naming its own agent: its calls are placed with it instead of the campaign's. */
+  agentId?: string;
 }
 
 export type LeadOutcome = CallOutcome | 'do_not_call' | 'campaign_stopped' | 'no_calling_window';
@@ -81,7 +83,7 @@ const CAPACITY_RETRY_MAX_MS = 30_000;
  * running the lead holds before its next attempt and continues where it stood; a stopped campaign
  * ends it cancelled, even in the middle of a wait.
  */
-export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Promise<LeadDialResult> {
+export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInput): Promise<LeadDialResult> {
   // Runs started before bookkeeping moved into the workflow task replay with the activities they recorded.
   const { prepareLead, nextCallingSlot, finishLead, campaignStatusOfLead, enqueueLeadFinished } = patched(
     'local-bookkeeping',
@@ -164,7 +166,12 @@ export async function leadDialWorkflow({ leadId, callKey }: LeadDialInput): Prom
         continue;
       }
       state.phase = 'dialing';
-      const attemptInput = { leadId, attempt: state.attempt, ...(callKey !== undefined && { callKey }) };
+      const attemptInput = {
+        leadId,
+        attempt: state.attempt,
+        ...(callKey !== undefined && { callKey }),
+        ...(agentId !== undefined && { agentId }),
+      };
       // Asked at every attempt: a run recorded on the synchronous path continues on it while replaying,
       // and its later attempts take the carrier path.
       const call = patched('async-carrier') ? await callThroughCarrier(attemptInput) : await placeCall(attemptInput);

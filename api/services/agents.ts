@@ -123,7 +123,8 @@ export async function updateAgent({ db }: AppServices, principal: Principal, id:
 }
 
 /**
- * Soft-deletes an agent unless a live campaign (RUNNING or PAUSED, not deleted) uses it or a phone number
+ * Soft-deletes an agent unless a live campaign (RUNNING or PAUSED, not deleted) uses it (as its agent,
+ * or in a call node of its published journey) or a phone number
  * routes inbound calls to it: 409 agent_in_use naming them. The agent's row is locked FOR UPDATE first,
  * so a campaign starting with it, a campaign or a number being pointed at it (FOR SHARE in their own
  * transactions) either committed before and is seen here, or waits and then finds the agent gone.
@@ -132,11 +133,21 @@ export async function deleteAgent({ db }: AppServices, principal: Principal, id:
   const { workspaceId } = principal;
   await db.$transaction(async (tx) => {
     const agent = await lockOwnedAgent(tx, principal, id);
-    const campaigns = await tx.campaign.findMany({
+    const ownAgent = await tx.campaign.findMany({
       where: { workspaceId, agentId: agent.id, status: { in: ['RUNNING', 'PAUSED'] }, deletedAt: null },
       select: { id: true },
-      orderBy: { id: 'asc' },
     });
+    // JOURNEY campaigns whose published journey has a call node naming the agent.
+    const callNodes = await tx.$queryRaw<Array<{ id: string }>>`
+      SELECT c.id::text AS id
+        FROM "Campaign" c
+        JOIN "Workflow" j ON j.id = c."workflowId"
+        JOIN "WorkflowRevision" r ON r."workflowId" = j.id AND r.revision = j."publishedRevision"
+       WHERE c."workspaceId" = ${workspaceId}::uuid AND c.status::text IN ('RUNNING', 'PAUSED') AND c."deletedAt" IS NULL
+         AND r.definition -> 'nodes' @> ${JSON.stringify([{ type: 'call', data: { agentId: agent.id } }])}::jsonb`;
+    const campaigns = [...new Set([...ownAgent, ...callNodes].map((campaign) => campaign.id))]
+      .sort()
+      .map((campaignId) => ({ id: campaignId }));
     const numbers = await tx.phoneNumber.findMany({
       where: { workspaceId, inboundAgentId: agent.id },
       select: { id: true },

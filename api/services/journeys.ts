@@ -64,6 +64,30 @@ export async function saveJourney(
   });
 }
 
+/**
+ * Call nodes naming an agent (data.agentId) that is not a live agent of the workspace: one problem each.
+ * Checked at publishing, as the graph rules are; a draft may name anything.
+ */
+async function unknownAgentProblems(
+  db: Database,
+  workspaceId: string,
+  definition: JourneyDefinition,
+): Promise<string[]> {
+  const named = definition.nodes.flatMap((node) => {
+    const agentId = node.type === 'call' ? (node.data as { agentId?: unknown } | undefined)?.agentId : undefined;
+    return typeof agentId === 'string' ? [{ nodeId: node.id, agentId }] : [];
+  });
+  if (!named.length) return [];
+  const live = await db.agent.findMany({
+    where: { id: { in: named.map((node) => node.agentId).filter(isUuid) }, workspaceId, deletedAt: null },
+    select: { id: true },
+  });
+  const liveIds = new Set(live.map((agent) => agent.id));
+  return named
+    .filter((node) => !liveIds.has(node.agentId))
+    .map((node) => `node "${node.nodeId}": agentId "${node.agentId}" is not an agent of this workspace`);
+}
+
 /** Makes the latest revision (or the given one) the one new JOURNEY leads are enrolled into. */
 export async function publishJourney(
   db: Database,
@@ -77,7 +101,9 @@ export async function publishJourney(
     where: { journeyId_revision: { journeyId: id, revision: chosen } },
   });
   if (!saved) throw new ApiError(404, ErrorCode.not_found, { detail: `revision ${chosen} does not exist` });
-  const details = validateJourney(saved.definition as unknown as JourneyDefinition);
+  const definition = saved.definition as unknown as JourneyDefinition;
+  const details = validateJourney(definition);
+  if (!details.length) details.push(...(await unknownAgentProblems(db, workspaceId, definition)));
   if (details.length) throw journeyInvalid(details);
   return db.journey.update({ where: { id }, data: { status: 'PUBLISHED', publishedRevision: chosen } });
 }
