@@ -3,7 +3,7 @@ import { endCall, NOW_UTC } from './call-lines';
 import { callEndedSignal } from '../workflows/messages';
 import type { CallOutcome } from '../lib/call-outcomes';
 import type { Database } from '../lib/database';
-import type { Queryable } from '../lib/sql-pool';
+import type { RunSql } from '../lib/run-sql';
 import type { CallEvent } from '../lib/telephony/call-event';
 import {
   CARRIER_CALL_STATES,
@@ -38,21 +38,6 @@ export function outcomeOfTerminalState(
       return 'no_answer';
   }
 }
-
-/** What runs one SQL statement with $n parameters: Prisma's $queryRawUnsafe (prismaSql), or a pg pool (poolSql). */
-export type RunSql = <Row>(text: string, ...values: unknown[]) => Promise<Row[]>;
-
-/** Prisma's raw query as a RunSql. */
-export const prismaSql =
-  (db: Pick<Database, '$queryRawUnsafe'>): RunSql =>
-  <Row>(text: string, ...values: unknown[]) =>
-    db.$queryRawUnsafe<Row[]>(text, ...values);
-
-/** A pg pool as a RunSql: the event endpoint's, cheaper per statement than Prisma's query layer. */
-export const poolSql =
-  (pool: Queryable): RunSql =>
-  async <Row>(text: string, ...values: unknown[]) =>
-    (await pool.query(text, values)).rows as Row[];
 
 export type AppliedCallEvent =
   | { found: false }

@@ -11,7 +11,8 @@ import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../lib/d
 import { ErrorCode } from '../lib/error-codes';
 import type { ActivityDependencies } from './index';
 import { timeZonesOf } from './phone-time-zones';
-import { applyCallEvent, endLostCall, prismaSql } from './call-end';
+import { applyCallEvent, endLostCall } from './call-end';
+import { prismaSql } from '../lib/run-sql';
 import { isTerminalCallState } from '../lib/telephony/call-states';
 import type { EndedCall } from '../lib/telephony/ended-call';
 import { resumeOrWithdraw, takeLine } from './call-lines';

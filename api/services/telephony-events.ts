@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { ErrorCode } from '../../lib/error-codes';
 import type { CallEvent } from '../../lib/telephony/call-event';
-import { applyCallEvent, poolSql, signalCallEnded } from '../../activities/call-end';
+import { applyCallEvent, signalCallEnded } from '../../activities/call-end';
+import { poolSql } from '../../lib/run-sql';
 import { SIGNATURE_HEADER, verifyEventSignature } from '../../lib/telephony/signature';
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';

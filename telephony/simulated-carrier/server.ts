@@ -3,13 +3,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { Prisma } from '../../generated/prisma/client';
 import type { CarrierCallSnapshot } from '../../activities/providers/carrier';
 import { simulatedConversation } from '../../lib/calls/simulated-conversation';
 import type { CallEvent } from '../../lib/telephony/call-event';
 import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/telephony/call-states';
 import { SIGNATURE_HEADER, signEvent } from '../../lib/telephony/signature';
 import type { Database } from '../../lib/database';
+import { prismaSql, type RunSql } from '../../lib/run-sql';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './timeline';
 
@@ -22,6 +22,11 @@ import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './ti
  */
 export interface SimulatedCarrierOptions {
   db: Database;
+  /**
+   * Where its hot statements run (a dial recorded, a delivery written down): the process's own pg pool
+   * (main.ts); default: through db.
+   */
+  sql?: RunSql;
   /** Signs every event (HMAC-SHA256, lib/telephony/signature.ts); never logged. */
   signingSecret: string;
   /** 1: real time; 0.001: a 40 s call lasts 40 ms (SIMULATED_TELEPHONY_TIME_SCALE). */
@@ -72,6 +77,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 export function createSimulatedCarrier(options: SimulatedCarrierOptions): SimulatedCarrier {
   const { db, timeScale } = options;
+  const sql = options.sql ?? prismaSql(db);
   const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
   const stopping = new AbortController();
   const http = createJsonHttp({ sockets: EVENT_SOCKETS });
@@ -164,10 +170,11 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
         if (subscribes(row, step) && (options.sendsEvent?.(event) ?? true)) await post(row.statusCallbackUrl, event);
         if (stopping.signal.aborted) return;
         if (next + 1 === timeline.length)
-          await db.simulatedProviderCall.updateMany({
-            where: { providerCallId: row.providerCallId },
-            data: { eventsDelivered: next + 1 },
-          });
+          await sql(
+            `UPDATE "SimulatedProviderCall" SET "eventsDelivered" = $2 WHERE "providerCallId" = $1`,
+            row.providerCallId,
+            next + 1,
+          );
         next += 1;
         delay = retry.firstMs;
       } catch {
@@ -175,6 +182,41 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
         delay = Math.min(delay * 2, retry.maxMs);
       }
     }
+  }
+
+  /**
+   * The dial recorded once per attempt id, in one statement (a second dial of the attempt inserts nothing
+   * and reads the first); the row as the rest of the carrier reads it.
+   */
+  async function recordDial(dial: z.infer<typeof dialSchema>): Promise<CallRow> {
+    const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
+    const [row] = await sql<CallRow>(
+      `WITH created AS (
+         INSERT INTO "SimulatedProviderCall" ("attemptId", "providerCallId", "to", "fromNumber", outcome, "durationMs",
+                                              "statusCallbackUrl", agent, lead, "statusCallbackEvents", "createdAt")
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, now() AT TIME ZONE 'UTC')
+         ON CONFLICT ("attemptId") DO NOTHING
+         RETURNING *
+       ), call AS (
+         SELECT * FROM created UNION ALL SELECT * FROM "SimulatedProviderCall" WHERE "attemptId" = $1 AND NOT EXISTS (SELECT 1 FROM created)
+       )
+       SELECT "attemptId", "providerCallId", "to", outcome, "durationMs", "createdAt" AT TIME ZONE 'UTC' AS "createdAt",
+              "statusCallbackUrl", "fromNumber", agent, lead, "eventsDelivered", "hangupAt" AT TIME ZONE 'UTC' AS "hangupAt",
+              "statusCallbackEvents"
+         FROM call`,
+      dial.attemptId,
+      `sim_${createHash('sha256').update(dial.attemptId).digest('hex').slice(0, 24)}`,
+      dial.to,
+      dial.from ?? null,
+      simulatedOutcomeFor(dial.to),
+      simulatedTimeline(dial.to).at(-1)!.durationMs ?? 0,
+      dial.statusCallbackUrl,
+      json(dial.agent),
+      json(dial.lead),
+      json(dial.statusCallbackEvents),
+    );
+    // A concurrent dial of the same attempt committed it after this statement's snapshot: read it now.
+    return row ?? (await db.simulatedProviderCall.findUniqueOrThrow({ where: { attemptId: dial.attemptId } }));
   }
 
   function startDelivery(row: CallRow) {
@@ -242,23 +284,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
         return;
       }
       const dial = parsed.data;
-      const row = await db.simulatedProviderCall.upsert({
-        where: { attemptId: dial.attemptId },
-        update: {},
-        create: {
-          attemptId: dial.attemptId,
-          providerCallId: `sim_${createHash('sha256').update(dial.attemptId).digest('hex').slice(0, 24)}`,
-          to: dial.to,
-          fromNumber: dial.from ?? null,
-          outcome: simulatedOutcomeFor(dial.to),
-          durationMs: simulatedTimeline(dial.to).at(-1)!.durationMs ?? 0,
-          statusCallbackUrl: dial.statusCallbackUrl,
-          agent: (dial.agent ?? undefined) as Prisma.InputJsonValue | undefined,
-          lead: (dial.lead ?? undefined) as Prisma.InputJsonValue | undefined,
-          statusCallbackEvents: dial.statusCallbackEvents,
-          createdAt: new Date(),
-        },
-      });
+      const row = await recordDial(dial);
       startDelivery(row);
       res.status(201).json(snapshotOf(row));
     }),
