@@ -46,9 +46,11 @@ ENV NODE_ENV=production \
     BACKGROUND_AUDIO_DIR=/app/background-audio
 # Voice previews: espeak-ng speaks, lame encodes the MP3, sox (with its MP3 reader) measures audio. sox also makes
 # the platform's background audio, and decodes and measures uploads. apertium and its language pairs (at least
-# English <-> Spanish, scripts/lib/ensure-tools.sh TRANSLATION_PACKAGES) translate transcripts.
+# English <-> Spanish, scripts/lib/ensure-tools.sh TRANSLATION_PACKAGES) translate transcripts. pocketsphinx and
+# its US English model (SPEECH_PACKAGES) transcribe uploaded recordings for speech analysis.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends espeak-ng lame sox libsox-fmt-mp3 apertium apertium-eng-spa \
+      pocketsphinx pocketsphinx-en-us \
  && rm -rf /var/lib/apt/lists/*
 # Files stay owned by root and read-only to the process user.
 # package.json's "type": "module" makes dist/**/*.js ES modules; node_modules holds production dependencies only.

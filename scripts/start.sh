@@ -7,6 +7,7 @@ ensure_node_modules
 [ -n "${DATABASE_URL:-}" ] || ensure_postgres
 ensure_media_tools
 ensure_translation_tools
+ensure_speech_tools
 ensure_platform_audio
 cd "$PROJECT_ROOT"
 exec node --import tsx scripts/stack/dev-stack.ts

@@ -146,6 +146,22 @@ ensure_translation_tools() {
     "${TRANSLATION_PACKAGES[@]}" >/dev/null) || return 1
 }
 
+# Speech analysis of uploaded recordings: Debian's pocketsphinx (the recogniser's CLI, pocketsphinx_continuous)
+# and pocketsphinx-en-us (its US English acoustic model, language model and dictionary; lib/speech reads their
+# paths from the package's file list). Installed like PostgreSQL: from Debian's packages, when missing and root.
+SPEECH_PACKAGES=(pocketsphinx pocketsphinx-en-us)
+ensure_speech_tools() {
+  if command -v pocketsphinx_continuous >/dev/null 2>&1 &&
+    dpkg-query -L pocketsphinx-en-us 2>/dev/null | grep '/en-us\.lm\.bin$' >/dev/null; then return 0; fi
+  if [ "$(id -u)" != 0 ]; then
+    log "pocketsphinx or its US English model not found: speech analysis fails; install Debian's ${SPEECH_PACKAGES[*]} packages"
+    return 0
+  fi
+  log "installing ${SPEECH_PACKAGES[*]} from Debian's packages (speech analysis)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+    "${SPEECH_PACKAGES[@]}" >/dev/null) || return 1
+}
+
 # The platform's background audio loops, made with sox in BACKGROUND_AUDIO_DIR (default .data/background-audio)
 # unless their files are there already. Without sox the API tries again on first use, so this only warns.
 ensure_platform_audio() {
@@ -156,6 +172,6 @@ ensure_platform_audio() {
 # Everything a script that starts the ephemeral stack needs (tests, history recording).
 ensure_stack_tools() {
   ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools &&
-    ensure_translation_tools &&
+    ensure_translation_tools && ensure_speech_tools &&
     ensure_platform_audio && cd "$PROJECT_ROOT"
 }
