@@ -59,6 +59,12 @@ export const ErrorCode = {
   unknown_call: 'unknown_call',
   // Test calls (POST /calls/test): 409 when the number to call is on the workspace's Do-Not-Call list.
   number_on_do_not_call: 'number_on_do_not_call',
+  // Speech analysis (lib/speech, README "Speech analysis"): a recording that does not decode as audio, a file over
+  // the size limit, audio over the length limit; a language the recogniser has no model for.
+  recording_not_audio: 'recording_not_audio',
+  recording_too_large: 'recording_too_large',
+  recording_too_long: 'recording_too_long',
+  speech_language_unsupported: 'speech_language_unsupported',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',
