@@ -2,7 +2,7 @@ import type { CallOutcome } from '../lib/call-outcomes';
 import { DEFAULT_CALL_END_DEADLINE_MS, RECHECK_AFTER_DEADLINE_MS, RECHECKS_AFTER_DEADLINE } from './call-deadline';
 import type { ActivityDependencies } from './index';
 import type { CarrierAgent, CarrierDialRequest } from './providers/carrier';
-import { SUBSCRIBED_PROGRESS_STATES } from '../lib/telephony/call-states';
+import { DEFAULT_STATUS_CALLBACK_EVENTS } from '../lib/telephony/call-states';
 
 /**
  * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
@@ -62,7 +62,11 @@ export function createCarrierDialing({
   calls,
   statusCallbackBaseUrl,
   callEndDeadlineMs = DEFAULT_CALL_END_DEADLINE_MS,
-}: Pick<ActivityDependencies, 'db' | 'calls' | 'statusCallbackBaseUrl' | 'callEndDeadlineMs'>) {
+  statusCallbackEvents,
+}: Pick<
+  ActivityDependencies,
+  'db' | 'calls' | 'statusCallbackBaseUrl' | 'callEndDeadlineMs' | 'statusCallbackEvents'
+>) {
   return {
     dialed: (callId: string, attemptId: string): CallOnTheLine => ({
       outcome: 'dialed',
@@ -127,7 +131,7 @@ export function createCarrierDialing({
           testLead: call.testLead,
         }),
         statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
-        statusCallbackEvents: [...SUBSCRIBED_PROGRESS_STATES],
+        statusCallbackEvents: [...(statusCallbackEvents ?? DEFAULT_STATUS_CALLBACK_EVENTS)],
       };
     },
   };

@@ -11,6 +11,7 @@ import { createCallIntelligenceActivities } from './call-intelligence';
 import { createTestCallActivities } from './test-calls';
 import { createCallAftermathActivities } from './call-aftermath';
 import type { CarrierBreakerRule } from '../lib/campaigns/carrier-breaker';
+import type { SubscribableProgressState } from '../lib/telephony/call-states';
 
 export interface ActivityDependencies {
   db: Database;
@@ -20,6 +21,8 @@ export interface ActivityDependencies {
   statusCallbackBaseUrl: string;
   /** How long a lead waits for its call's terminal event before asking the carrier; default activities/call-deadline.ts. */
   callEndDeadlineMs?: number;
+  /** The progress events a dial subscribes to (TELEPHONY_STATUS_CALLBACK_EVENTS); default in-progress only. */
+  statusCallbackEvents?: readonly SubscribableProgressState[];
   whatsapp: WhatsAppSender;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;

@@ -357,7 +357,7 @@ try {
       .join(', ')}).`,
     '',
     `- synchronous: the code of ${baseline.commit.slice(0, 10)} (the last commit before the carrier path) from a temporary git worktree: the provider knows a call's outcome when asked.`,
-    `- asynchronous: this checkout; the worker dials the simulated carrier (its own process) over HTTP, the carrier POSTs two signed events per call (ringing, busy: the events the dial subscribes to) to the API, the API signals the lead. Time scale ${TIME_SCALE.toFixed(3)}: a busy call is busy ${result.setup.busyCallSeconds.toFixed(1)} s after its dial.`,
+    `- asynchronous: this checkout; the worker dials the simulated carrier (its own process) over HTTP, the carrier POSTs one signed event per call (busy: the default subscription is the answer, which a busy call never has, and the end) to the API, the API signals the lead. Time scale ${TIME_SCALE.toFixed(3)}: a busy call is busy ${result.setup.busyCallSeconds.toFixed(1)} s after its dial.`,
     '',
     '| path | calls | first push to last result, s | peak calls in flight | worker peak RSS MB | worker RSS at end MB |',
     '|-|-|-|-|-|-|',

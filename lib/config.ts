@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './telephony/call-states';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
 const booleanFlag = z
@@ -45,6 +46,20 @@ export const configVariables = z.object({
    * Unset: ring timeout + the longest call + a margin (activities/call-deadline.ts).
    */
   CALL_END_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(),
+  /**
+   * The progress events a dial subscribes to, comma-separated, from ringing and in-progress (the end is
+   * always sent); empty subscribes to none. Default: in-progress (lib/telephony/call-states.ts).
+   */
+  TELEPHONY_STATUS_CALLBACK_EVENTS: z
+    .string()
+    .default(DEFAULT_STATUS_CALLBACK_EVENTS.join(','))
+    .transform((list) =>
+      list
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(SUBSCRIBABLE_PROGRESS_STATES)).transform((states) => [...new Set(states)])),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
   TRUST_PROXY: booleanFlag.default(false),
   /** Where export jobs write their files: a volume the API and the workers share. */

@@ -16,7 +16,8 @@ const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
 // Calls slow enough to act on while they ring or talk: a 36 s call lasts 1.8 s, ringing 0.3 s (6 s no answer: 1.5 s).
 const carrier = await startTestCarrier(db, { timeScale: 0.05 });
-await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
+// Subscribed to ringing too (TELEPHONY_STATUS_CALLBACK_EVENTS=ringing,in-progress): these tests act while a call rings.
+await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api, ['ringing', 'in-progress']) });
 
 // A carrier that loses every terminal event, on a task queue of its own whose leads wait 300 ms for one.
 const lossyTemporal = { ...temporal, taskQueue: uniqueTaskQueue('lossy') };
@@ -253,7 +254,7 @@ describe('the asynchronous carrier path', () => {
     });
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
     const events = await db.callEvent.findMany({ where: { callId: call.id }, orderBy: { occurredAt: 'asc' } });
-    // The dial subscribes to ringing and in-progress (its own answer says queued), and the end is always sent.
+    // The dial subscribes to ringing and in-progress here (its own answer says queued); the end is always sent.
     expect(events.map((event) => event.status)).toEqual(['ringing', 'in-progress', 'completed']);
     expect(
       await db.simulatedProviderCall.findUniqueOrThrow({ where: { providerCallId: call.providerCallId! } }),

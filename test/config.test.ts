@@ -24,6 +24,18 @@ describe('configuration', () => {
     expect(() => parseConfig({ ...base, TRUST_PROXY: 'maybe' })).toThrow(/^config: TRUST_PROXY is invalid/);
   });
 
+  it('reads the status callback events a dial subscribes to: in-progress by default, a refusal naming a wrong one', () => {
+    expect(parseConfig(base).TELEPHONY_STATUS_CALLBACK_EVENTS).toEqual(['in-progress']);
+    expect(
+      parseConfig({ ...base, TELEPHONY_STATUS_CALLBACK_EVENTS: 'ringing, in-progress,ringing' })
+        .TELEPHONY_STATUS_CALLBACK_EVENTS,
+    ).toEqual(['ringing', 'in-progress']);
+    expect(parseConfig({ ...base, TELEPHONY_STATUS_CALLBACK_EVENTS: '' }).TELEPHONY_STATUS_CALLBACK_EVENTS).toEqual([]);
+    expect(() => parseConfig({ ...base, TELEPHONY_STATUS_CALLBACK_EVENTS: 'queued' })).toThrow(
+      /^config: TELEPHONY_STATUS_CALLBACK_EVENTS/,
+    );
+  });
+
   it('derives the export task queue from the task queue unless EXPORT_TASK_QUEUE is set', () => {
     expect(parseConfig(base).EXPORT_TASK_QUEUE).toBe('workspace-exports');
     expect(parseConfig({ ...base, TEMPORAL_TASK_QUEUE: 'calls' }).EXPORT_TASK_QUEUE).toBe('calls-exports');

@@ -159,6 +159,12 @@ describe('POST /calls/test', () => {
     const withIntelligence = await until(
       () => getCall(callId),
       (call) => call.intelligence !== null,
+    // The default subscription (TELEPHONY_STATUS_CALLBACK_EVENTS unset): the answer and the end, no ringing.
+    const events = await db.callEvent.findMany({ where: { callId }, orderBy: { occurredAt: 'asc' } });
+    expect(events.map((event) => event.status)).toEqual(['in-progress', 'completed']);
+    expect(
+      await db.simulatedProviderCall.findUniqueOrThrow({ where: { providerCallId: recorded.providerCallId! } }),
+    ).toMatchObject({ statusCallbackEvents: ['in-progress'] });
     );
     const transcript = withIntelligence.transcript as Array<{ speaker: string; text: string }>;
     expect(transcript[0]).toMatchObject({ speaker: 'agent', text: 'Hi Maria, this is Ana from Acme.' });
@@ -191,7 +197,6 @@ describe('POST /calls/test', () => {
     expect(await resultOf(callId, lossy.temporal.client)).toEqual({ callId, outcome: 'answered', durationMs: 32_000 });
     const events = await db.callEvent.findMany({ where: { callId }, orderBy: { occurredAt: 'asc' } });
     expect(events.map((event) => [event.status, event.eventId.startsWith('lookup:')])).toEqual([
-      ['ringing', false],
       ['in-progress', false],
       ['completed', true],
     ]);

@@ -26,6 +26,7 @@ const worker = await createWorker({
       callEndDeadlineMs: config.CALL_END_DEADLINE_SECONDS * 1000,
     }),
     whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db),
+    statusCallbackEvents: config.TELEPHONY_STATUS_CALLBACK_EVENTS,
     temporal,
   },
 });

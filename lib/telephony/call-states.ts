@@ -20,11 +20,24 @@ export const CARRIER_PROGRESS_STATES = ['queued', 'ringing', 'in-progress'] as c
 export type CarrierProgressState = (typeof CARRIER_PROGRESS_STATES)[number];
 
 /**
- * The progress events a dial subscribes to: ringing and in-progress, shown on the call while it is on.
- * Not queued: the dial's own answer says it (the call records queued with the carrier's id), so an
- * event for it would be a callback, a signature check and a write for nothing.
+ * The progress events a dial may subscribe to (TELEPHONY_STATUS_CALLBACK_EVENTS); the terminal event is
+ * always sent. Not queued: the dial's own answer says it (the call records queued with the carrier's id),
+ * so an event for it would be a callback, a signature check and a write for nothing.
  */
-export const SUBSCRIBED_PROGRESS_STATES: readonly CarrierProgressState[] = ['ringing', 'in-progress'];
+export const SUBSCRIBABLE_PROGRESS_STATES = [
+  'ringing',
+  'in-progress',
+] as const satisfies readonly CarrierProgressState[];
+export type SubscribableProgressState = (typeof SUBSCRIBABLE_PROGRESS_STATES)[number];
+
+/**
+ * By default a dial subscribes to in-progress only, as Twilio's default subscribes to the end only: the
+ * answer is what the product acts on (an answered call's line, its duration); ringing is shown by the
+ * carrier's lookup but nothing acts on it, and subscribing to it costs every unanswered call a second
+ * callback, signature check and write (bench:carrier-ladder). A deployment that wants calls shown ringing
+ * as it happens sets TELEPHONY_STATUS_CALLBACK_EVENTS=ringing,in-progress.
+ */
+export const DEFAULT_STATUS_CALLBACK_EVENTS: readonly SubscribableProgressState[] = ['in-progress'];
 
 export const TERMINAL_CALL_STATES: readonly CarrierCallState[] = [
   'completed',

@@ -2,6 +2,7 @@ import { afterAll } from 'vitest';
 import type { Carrier } from '../../activities/providers/carrier';
 import type { Database } from '../../lib/database';
 import type { CallEvent } from '../../lib/telephony/call-event';
+import type { SubscribableProgressState } from '../../lib/telephony/call-states';
 import { createSimulatedCarrierClient } from '../../telephony/simulated-carrier/client';
 import { createSimulatedCarrier, type SimulatedCarrier } from '../../telephony/simulated-carrier/server';
 
@@ -39,7 +40,12 @@ export async function startTestCarrier(
 }
 
 /** A worker's carrier dependencies: dial through this carrier, events to this API. */
-export const carrierDependencies = (carrier: TestCarrier, api: { baseUrl: string }) => ({
+export const carrierDependencies = (
+  carrier: TestCarrier,
+  api: { baseUrl: string },
+  statusCallbackEvents?: readonly SubscribableProgressState[],
+) => ({
   calls: carrier.client,
   statusCallbackBaseUrl: api.baseUrl,
+  ...(statusCallbackEvents && { statusCallbackEvents }),
 });
