@@ -156,15 +156,15 @@ describe('POST /calls/test', () => {
       provider: 'simulated',
     });
     expect(recorded.providerCallId).not.toBeNull();
-    const withIntelligence = await until(
-      () => getCall(callId),
-      (call) => call.intelligence !== null,
     // The default subscription (TELEPHONY_STATUS_CALLBACK_EVENTS unset): the answer and the end, no ringing.
     const events = await db.callEvent.findMany({ where: { callId }, orderBy: { occurredAt: 'asc' } });
     expect(events.map((event) => event.status)).toEqual(['in-progress', 'completed']);
     expect(
       await db.simulatedProviderCall.findUniqueOrThrow({ where: { providerCallId: recorded.providerCallId! } }),
     ).toMatchObject({ statusCallbackEvents: ['in-progress'] });
+    const withIntelligence = await until(
+      () => getCall(callId),
+      (call) => call.intelligence !== null,
     );
     const transcript = withIntelligence.transcript as Array<{ speaker: string; text: string }>;
     expect(transcript[0]).toMatchObject({ speaker: 'agent', text: 'Hi Maria, this is Ana from Acme.' });
