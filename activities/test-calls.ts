@@ -1,10 +1,16 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallOutcome } from '../lib/call-outcomes';
+import { HoldAlreadySettledError } from '../lib/credits/credit-errors';
+import { prismaCreditStore, type CreditActor } from '../lib/credits/ledger-store';
+import { settleTestCallHold } from '../lib/credits/test-call-billing';
 import { ErrorCode } from '../lib/error-codes';
 import type { TestCallInput, TestCallResult } from '../lib/calls/test-call';
 import { endCall } from './call-lines';
 import { createCarrierDialing, type DialedCall } from './carrier-dialing';
 import type { ActivityDependencies } from './index';
+
+/** The actor of the entries a test call's workflow writes. */
+const TEST_CALL_BILLING_ACTOR: CreditActor = { type: 'system', id: 'testCallWorkflow' };
 
 /**
  * The activities of a test call (workflows/test-call.ts). The call is recorded by the API (POST
@@ -55,10 +61,27 @@ export function createTestCallActivities(dependencies: ActivityDependencies) {
     },
 
     /**
-     * The billing seam of test calls (spec: placing test calls is billed). A no-op until the credits
-     * issue gives the workspace a wallet and a ledger: it is where the ended call will be charged, once
-     * per call (the workflow calls it once, after the end). Nothing is charged or recorded now.
+     * Bills the ended test call (README "Credits"): the hold the API took when it recorded the call is
+     * posted with the call's started minutes, or voided when it never connected (no talk time: busy, no
+     * answer, failed, do_not_call). Idempotent: a retry, after a crash or otherwise, finds the hold settled
+     * and charges nothing more. A call recorded before billing existed has no hold: nothing is done. A
+     * hold the sweep of abandoned holds settled meanwhile is left as it is.
      */
-    async billTestCall(_ended: TestCallResult): Promise<void> {},
+    async billTestCall(ended: TestCallResult): Promise<void> {
+      const call = await db.call.findFirst({
+        where: { id: ended.callId, kind: 'test' },
+        select: { workspaceId: true },
+      });
+      if (!call) return;
+      try {
+        await settleTestCallHold(
+          prismaCreditStore(db),
+          { workspaceId: call.workspaceId, callId: ended.callId, durationMs: ended.durationMs },
+          TEST_CALL_BILLING_ACTOR,
+        );
+      } catch (error) {
+        if (!(error instanceof HoldAlreadySettledError)) throw error;
+      }
+    },
   };
 }

@@ -65,6 +65,8 @@ export const ErrorCode = {
   recording_too_large: 'recording_too_large',
   recording_too_long: 'recording_too_long',
   speech_language_unsupported: 'speech_language_unsupported',
+  // Credits: 402 when the balance does not cover what an operation needs (its price, or a test call's first minute), with balance and required; nothing is performed.
+  insufficient_credits: 'insufficient_credits',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -1,4 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from './database';
+import { CreditWorkspaceNotFoundError } from './credits/credit-errors';
+import { credit } from './credits/debit';
+import { prismaCreditStore } from './credits/ledger-store';
+import { CREDIT_SCALE, creditString } from './credits/money';
 import type { Role } from './roles';
 import { displayPrefixOf, generateApiKeySecret, hashApiKeySecret } from './api-key-secret';
 import { holdableScopes } from './permissions';
@@ -74,18 +79,28 @@ export async function revokeApiKey(db: Database, id: string) {
   return { id };
 }
 
-/** Adds credits atomically and records the grant in the ledger. */
-export async function grantCredits(db: Database, workspaceId: string, amount: number) {
-  return db.$transaction(async (tx) => {
-    const rows = await tx.$queryRaw<{ creditBalance: string }[]>`
-      UPDATE "Workspace" SET "creditBalance" = "creditBalance" + ${amount}
-      WHERE id = ${workspaceId}::uuid AND "deletedAt" IS NULL
-      RETURNING "creditBalance"::text AS "creditBalance"`;
-    const balance = rows[0]?.creditBalance;
-    if (balance === undefined) throw new NotFoundError(`workspace ${workspaceId} not found`);
-    await tx.creditLedgerEntry.create({
-      data: { workspaceId, amount, balanceAfter: balance, reason: 'operator_grant' },
+/**
+ * Adds credits as a grant entry of the ledger (lib/credits), actor operator. Amounts are kept to 4
+ * decimals, as the balance is. Each call is a grant of its own unless an idempotency key is given.
+ */
+export async function grantCredits(
+  db: Database,
+  workspaceId: string,
+  amount: number,
+  options: { idempotencyKey?: string } = {},
+) {
+  try {
+    const { entry } = await credit(prismaCreditStore(db), {
+      workspaceId,
+      kind: 'grant',
+      amount: creditString(Math.round(amount * CREDIT_SCALE)),
+      reference: null,
+      actor: { type: 'operator' },
+      idempotencyKey: options.idempotencyKey ?? `grant:${randomUUID()}`,
     });
-    return { balance: Number(balance) };
-  });
+    return { balance: Number(entry.balanceAfter) };
+  } catch (error) {
+    if (error instanceof CreditWorkspaceNotFoundError) throw new NotFoundError(`workspace ${workspaceId} not found`);
+    throw error;
+  }
 }

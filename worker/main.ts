@@ -4,6 +4,7 @@ import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
 import { createCarrier, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
+import { startHoldSweep } from './hold-sweep';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 
 const config = loadConfigOrExit();
@@ -33,8 +34,11 @@ const worker = await createWorker({
 console.log(
   `worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER}, cached workflows: ${maxCachedWorkflows})`,
 );
+// Credit holds whose operation died are settled by every worker, periodically (README "Credits").
+const stopHoldSweep = startHoldSweep(db);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
 await worker.run();
+stopHoldSweep();
 await connection.close();
 await clientConnection.close();
 await db.$disconnect();

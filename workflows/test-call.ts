@@ -1,6 +1,7 @@
-import { proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, patched, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { TestCallInput, TestCallResult } from '../lib/calls/test-call';
+import type { EndedCall } from '../lib/telephony/ended-call';
 import { awaitCallEnd, receiveEndedCalls } from './call-on-carrier';
 
 // As the lead's call (workflows/lead-dial.ts): short activities, retried; a dead worker's missing
@@ -11,28 +12,53 @@ const { dialTestCall, reconcileCall, afterCallEnded, billTestCall } = proxyActiv
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
 });
 
-/**
- * One test call (POST /calls/test), already recorded by the API: placed through the carrier with its
- * agent, outside any campaign (no line is taken), then waited for as the lead's call is: the terminal
- * event's callEndedSignal, or past the deadline the carrier's lookup. The ended call gets its call
- * intelligence as any call does (afterCallEnded), is handed to the billing seam (billTestCall, a no-op
- * until billing exists), and the workflow ends with the call's outcome.
- */
-export async function testCallWorkflow({ callId }: TestCallInput): Promise<TestCallResult> {
-  const endedCalls = receiveEndedCalls();
+/** The call placed and waited for: its result, and whether it reached the line (do_not_call: never dialed). */
+async function placeAndAwait(
+  callId: string,
+  endedCalls: Map<string, EndedCall>,
+): Promise<{ result: TestCallResult; dialed: boolean }> {
   const placed = await dialTestCall({ callId });
-  let result: TestCallResult;
   if (placed.outcome === 'dialed') {
     const ended = await awaitCallEnd(placed, endedCalls, reconcileCall);
-    result = { callId, outcome: ended.outcome, durationMs: ended.durationMs };
-  } else if ('callId' in placed) {
-    // A retried dial that found the call already ended.
-    result = { callId, outcome: placed.outcome, durationMs: placed.durationMs ?? null };
-  } else {
-    // do_not_call (listed after the API took the call): never dialed, nothing to bill.
-    return { callId, outcome: placed.outcome, durationMs: null };
+    return { result: { callId, outcome: ended.outcome, durationMs: ended.durationMs }, dialed: true };
   }
+  // A retried dial that found the call already ended.
+  if ('callId' in placed)
+    return { result: { callId, outcome: placed.outcome, durationMs: placed.durationMs ?? null }, dialed: true };
+  // do_not_call (listed after the API took the call): never dialed.
+  return { result: { callId, outcome: placed.outcome, durationMs: null }, dialed: false };
+}
+
+/**
+ * One test call (POST /calls/test), already recorded by the API with its credit hold: placed through the
+ * carrier with its agent, outside any campaign (no line is taken), then waited for as the lead's call is:
+ * the terminal event's callEndedSignal, or past the deadline the carrier's lookup. At its end the call is
+ * billed (billTestCall: the hold posted by started minutes, or voided when it never connected, do_not_call
+ * included), then gets its call intelligence as any call does (afterCallEnded); the workflow ends with the
+ * call's outcome. Should the call fail for good, its hold is voided before the workflow fails.
+ */
+export async function testCallWorkflow({ callId }: TestCallInput): Promise<TestCallResult> {
+  // Histories from before billing (the hold, and billing before the call intelligence) replay unbilled.
+  if (!patched('test-call-billing')) return testCallBeforeBilling({ callId });
+  const endedCalls = receiveEndedCalls();
+  let placed: { result: TestCallResult; dialed: boolean };
+  try {
+    placed = await placeAndAwait(callId, endedCalls);
+  } catch (error) {
+    await CancellationScope.nonCancellable(() => billTestCall({ callId, outcome: 'failed', durationMs: null }));
+    throw error;
+  }
+  await billTestCall(placed.result);
   // As a lead's call: an answered or voicemail call gets its transcript and call intelligence (no campaign: no breaker).
+  if (placed.dialed) await afterCallEnded({ callId });
+  return placed.result;
+}
+
+/** The workflow as it ran before billing (billTestCall was a no-op then), for the histories recorded with it. */
+async function testCallBeforeBilling({ callId }: TestCallInput): Promise<TestCallResult> {
+  const endedCalls = receiveEndedCalls();
+  const { result, dialed } = await placeAndAwait(callId, endedCalls);
+  if (!dialed) return result;
   await afterCallEnded({ callId });
   await billTestCall(result);
   return result;

@@ -71,6 +71,14 @@ export const errorBodySchema = z.strictObject({
     .string()
     .optional()
     .describe("agent_deleted: the campaign's agent, deleted (or never an agent of the workspace)."),
+  balance: z
+    .string()
+    .optional()
+    .describe('insufficient_credits: the credits the workspace has, a decimal string with 4 places ("0.0500").'),
+  required: z
+    .string()
+    .optional()
+    .describe('insufficient_credits: the credits the operation needed, a decimal string with 4 places.'),
 });
 
 /** The error body of one answer: only the codes that answer can carry. */

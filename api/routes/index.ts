@@ -6,6 +6,7 @@ import { callTranslationRoutes } from './call-translations';
 import { callIntelligenceRoutes } from './call-intelligence';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
+import { creditRoutes } from './credits';
 import { dictionaryRoutes } from './dictionaries';
 import { doNotCallRoutes } from './do-not-call';
 import { docsRoutes } from './docs';
@@ -50,6 +51,7 @@ export const routes: readonly RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...dictionaryRoutes,
   ...knowledgeBaseRoutes,
+  ...creditRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

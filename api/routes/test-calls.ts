@@ -55,7 +55,8 @@ export const testCallRoutes = [
     path: '/calls/test',
     access: { permission: 'calls.test' },
     summary:
-      'Place one test call with an agent to a number, outside any campaign, through the carrier as campaign calls go (billed once billing exists; no campaign line is taken). 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
+      'Place one test call with an agent to a number, outside any campaign, through the carrier as campaign calls go (no campaign line is taken). 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
+      'Billed per started minute of talk (README "Credits"): credits are held when the call is placed (one minute at least, up to the longest call as the balance allows), charged by started minutes when it ends, released when it never connected. A balance short of one minute: 402 insufficient_credits with balance and required, nothing placed. ' +
       'An optional Idempotency-Key header makes a retried request answer the call it placed (200, deduplicated) instead of placing a second. ' +
       'A number on the Do-Not-Call list: 409 number_on_do_not_call, nothing placed.',
     tags: ['Calls'],
@@ -74,7 +75,11 @@ export const testCallRoutes = [
         schema: testCallAcceptedSchema,
       },
     },
-    errors: { 409: [ErrorCode.number_on_do_not_call], 503: [ErrorCode.temporal_unavailable] },
+    errors: {
+      402: [ErrorCode.insufficient_credits],
+      409: [ErrorCode.number_on_do_not_call],
+      503: [ErrorCode.temporal_unavailable],
+    },
     handler: async ({ services, principal, body, req }) => {
       const header = req.get('idempotency-key');
       const idempotencyKey = header === undefined ? undefined : idempotencyKeySchema.safeParse(header).data;

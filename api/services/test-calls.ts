@@ -2,7 +2,12 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
+import { MAX_CALL_LENGTH_MS } from '../../activities/call-deadline';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
+import { voidHold } from '../../lib/credits/holds';
+import { prismaCreditStore } from '../../lib/credits/ledger-store';
+import { holdTestCall, testCallHoldKey } from '../../lib/credits/test-call-billing';
+import { prismaSql } from '../../lib/run-sql';
 import { testCallAttemptId, type TestCallInput } from '../../lib/calls/test-call';
 import { ErrorCode } from '../../lib/error-codes';
 import { storedCapabilities } from '../../lib/phone-numbers';
@@ -10,6 +15,7 @@ import { testCallWorkflowId } from '../../lib/workflow-ids';
 import type { testCallWorkflow } from '../../workflows/test-call';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
+import { paymentRequired } from './credits';
 import type { AppServices } from './index';
 
 export interface TestCallRequest {
@@ -50,7 +56,9 @@ async function callerNumber(tx: Prisma.TransactionClient, workspaceId: string, f
  * Records a test call and starts its workflow (workflows/test-call.ts); answers its id, and whether a
  * call was already placed under the same Idempotency-Key (then nothing new is placed or started, beyond
  * starting that call's workflow again should its first start have been lost). The agent is held against
- * deletion while the call is recorded. A number on the Do-Not-Call list: 409, nothing recorded.
+ * deletion while the call is recorded. A number on the Do-Not-Call list: 409, nothing recorded. The call
+ * is billed: its hold is taken in the same transaction (lib/credits/test-call-billing.ts); a balance that
+ * does not cover one minute is 402 insufficient_credits, nothing recorded or dialed.
  */
 export async function placeTestCall(
   services: AppServices,
@@ -62,43 +70,61 @@ export async function placeTestCall(
   const { workspaceId } = principal;
   const newId = randomUUID();
   const attemptId = testCallAttemptId(workspaceId, idempotencyKey, newId);
-  const recorded = await db.$transaction(async (tx) => {
-    const earlier = await tx.call.findUnique({ where: { attemptId }, select: { id: true, workflowId: true } });
-    if (earlier) return { ...earlier, deduplicated: true };
-    const agentId = await lockLiveAgent(tx, workspaceId, request.agentId);
-    if (!agentId) throw invalid('agentId', 'no agent of this workspace has this id', request.agentId);
-    const fromNumber = await callerNumber(tx, workspaceId, request.from);
-    const listed = await tx.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId, phone: request.to } } });
-    if (listed)
-      throw new ApiError(409, ErrorCode.number_on_do_not_call, {
-        detail: `${request.to} is on the workspace's Do-Not-Call list`,
+  const recorded = await db
+    .$transaction(async (tx) => {
+      const earlier = await tx.call.findUnique({ where: { attemptId }, select: { id: true, workflowId: true } });
+      if (earlier) return { ...earlier, deduplicated: true };
+      const agentId = await lockLiveAgent(tx, workspaceId, request.agentId);
+      if (!agentId) throw invalid('agentId', 'no agent of this workspace has this id', request.agentId);
+      const fromNumber = await callerNumber(tx, workspaceId, request.from);
+      const listed = await tx.doNotCall.findUnique({
+        where: { workspaceId_phone: { workspaceId, phone: request.to } },
       });
-    const workflowId = testCallWorkflowId(newId);
-    const rows = await tx.call.createMany({
-      data: [
-        {
-          id: newId,
-          workspaceId,
-          kind: 'test',
-          toNumber: request.to,
-          testLead: { name: request.lead?.name ?? null, fields: (request.lead?.fields ?? {}) as Prisma.InputJsonValue },
-          attempt: 1,
-          attemptId,
-          provider: services.telephonyProvider ?? DEFAULT_TELEPHONY_PROVIDER,
-          status: 'dialing',
-          startedAt: new Date(),
-          workflowId,
-          agentId,
-          fromNumber,
-        },
-      ],
-      skipDuplicates: true,
+      if (listed)
+        throw new ApiError(409, ErrorCode.number_on_do_not_call, {
+          detail: `${request.to} is on the workspace's Do-Not-Call list`,
+        });
+      const workflowId = testCallWorkflowId(newId);
+      const rows = await tx.call.createMany({
+        data: [
+          {
+            id: newId,
+            workspaceId,
+            kind: 'test',
+            toNumber: request.to,
+            testLead: {
+              name: request.lead?.name ?? null,
+              fields: (request.lead?.fields ?? {}) as Prisma.InputJsonValue,
+            },
+            attempt: 1,
+            attemptId,
+            provider: services.telephonyProvider ?? DEFAULT_TELEPHONY_PROVIDER,
+            status: 'dialing',
+            startedAt: new Date(),
+            workflowId,
+            agentId,
+            fromNumber,
+          },
+        ],
+        skipDuplicates: true,
+      });
+      if (rows.count === 1) {
+        // Billed (README "Credits"): the hold is taken with the call, before it is dialed; a balance short
+        // of one minute refuses the call (402) and the transaction records nothing.
+        await holdTestCall(
+          prismaSql(tx),
+          { workspaceId, callId: newId, longestCallMs: MAX_CALL_LENGTH_MS },
+          { type: 'api_key', id: principal.keyId },
+        );
+        return { id: newId, workflowId, deduplicated: false };
+      }
+      // The same key, concurrently: the other request recorded the call.
+      const other = await tx.call.findUniqueOrThrow({ where: { attemptId }, select: { id: true, workflowId: true } });
+      return { ...other, deduplicated: true };
+    })
+    .catch((error: unknown) => {
+      throw paymentRequired(error);
     });
-    if (rows.count === 1) return { id: newId, workflowId, deduplicated: false };
-    // The same key, concurrently: the other request recorded the call.
-    const other = await tx.call.findUniqueOrThrow({ where: { attemptId }, select: { id: true, workflowId: true } });
-    return { ...other, deduplicated: true };
-  });
   try {
     const input: TestCallInput = { callId: recorded.id };
     await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
@@ -113,8 +139,15 @@ export async function placeTestCall(
   } catch (error) {
     if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
       // Never started, never dialed: withdrawn, so a call without a workflow is not left dialing.
-      if (!recorded.deduplicated)
+      if (!recorded.deduplicated) {
         await db.call.deleteMany({ where: { id: recorded.id, status: 'dialing', providerCallId: null } });
+        // Its hold goes back; should that fail too, the sweep of abandoned holds voids it (README "Credits").
+        await voidHold(prismaCreditStore(db), {
+          workspaceId,
+          idempotencyKey: testCallHoldKey(recorded.id),
+          actor: { type: 'api_key', id: principal.keyId },
+        }).catch(() => {});
+      }
       throw error;
     }
   }

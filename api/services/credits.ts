@@ -1,0 +1,72 @@
+import type { Prisma } from '../../generated/prisma/client';
+import { InsufficientCreditsError } from '../../lib/credits/credit-errors';
+import type { CreditKind } from '../../lib/credits/ledger-store';
+import { normalisedCredits } from '../../lib/credits/money';
+import { ErrorCode } from '../../lib/error-codes';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
+import type { AppServices } from './index';
+
+/** A refusal of the credit functions as the API answers it: 402 insufficient_credits with balance and required. */
+export function paymentRequired(error: unknown): unknown {
+  if (!(error instanceof InsufficientCreditsError)) return error;
+  return new ApiError(402, ErrorCode.insufficient_credits, { balance: error.balance, required: error.required });
+}
+
+/** The balance (spendable now: holds are already taken out of it) and what pending holds reserve. */
+export async function creditBalance(services: AppServices, principal: Principal) {
+  const [row] = await services.db.$queryRaw<Array<{ balance: string; pendingHolds: string }>>`
+    SELECT w."creditBalance"::text AS balance,
+      COALESCE((SELECT -sum(amount) FROM "CreditLedgerEntry"
+        WHERE "workspaceId" = w.id AND kind = 'hold' AND status = 'pending'), 0)::text AS "pendingHolds"
+    FROM "Workspace" w WHERE w.id = ${principal.workspaceId}::uuid`;
+  return { balance: normalisedCredits(row!.balance), pendingHolds: normalisedCredits(row!.pendingHolds) };
+}
+
+export interface LedgerQuery {
+  limit: number;
+  cursor?: CursorPosition;
+  kind?: CreditKind;
+  from?: string;
+  to?: string;
+}
+
+type EntryRow = Prisma.CreditLedgerEntryGetPayload<object>;
+
+const entryView = (entry: EntryRow) => ({
+  id: entry.id,
+  kind: entry.kind,
+  amount: normalisedCredits(entry.amount.toFixed(4)),
+  balanceAfter: normalisedCredits(entry.balanceAfter!.toFixed(4)),
+  status: entry.status,
+  heldFor: entry.heldFor,
+  holdId: entry.holdId,
+  referenceType: entry.referenceType,
+  referenceId: entry.referenceId,
+  actor: entry.actor,
+  actorId: entry.actorId,
+  idempotencyKey: entry.idempotencyKey,
+  createdAt: entry.createdAt.toISOString(),
+  settledAt: entry.settledAt?.toISOString() ?? null,
+});
+
+/** The workspace's ledger, newest first, by cursor, with the count of entries matching the filters. */
+export async function listLedger(services: AppServices, principal: Principal, query: LedgerQuery) {
+  const where: Prisma.CreditLedgerEntryWhereInput = {
+    workspaceId: principal.workspaceId,
+    ...(query.kind && { kind: query.kind }),
+    ...((query.from || query.to) && {
+      createdAt: { ...(query.from && { gte: new Date(query.from) }), ...(query.to && { lt: new Date(query.to) }) },
+    }),
+  };
+  const [rows, totalCount] = await Promise.all([
+    services.db.creditLedgerEntry.findMany({
+      where: { ...where, ...afterCursor(query.cursor) },
+      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+      take: query.limit + 1,
+    }),
+    services.db.creditLedgerEntry.count({ where }),
+  ]);
+  return { ...cursorPage(rows, query.limit, entryView), totalCount };
+}

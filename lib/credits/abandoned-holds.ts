@@ -1,0 +1,84 @@
+import type { RunSql } from '../run-sql';
+import { HoldAlreadySettledError } from './credit-errors';
+import { voidHold, type SettledHold } from './holds';
+import {
+  LEDGER_COLUMNS,
+  ledgerEntryOf,
+  type CreditActor,
+  type CreditStore,
+  type LedgerEntry,
+  type LedgerRow,
+} from './ledger-store';
+import { settleTestCallHold } from './test-call-billing';
+
+/** Settles one abandoned hold as its operation's outcome says; by referenceType. */
+export type HoldSettler = (store: CreditStore, hold: LedgerEntry, actor: CreditActor) => Promise<SettledHold | null>;
+
+/** The system actor of the sweep, in the entries it writes. */
+export const HOLD_SWEEP_ACTOR: CreditActor = { type: 'system', id: 'hold-sweep' };
+
+const voidAbandonedHold: HoldSettler = (store, hold, actor) =>
+  voidHold(store, { workspaceId: hold.workspaceId, idempotencyKey: hold.idempotencyKey, actor });
+
+/**
+ * A test call's hold (referenceType call): the call as recorded decides. Ended: posted by its started
+ * minutes (voided if it never connected). Not ended this long after it was recorded: its workflow is
+ * gone (a test call ends within its deadline and rechecks, about 36 minutes), so it is voided.
+ */
+export const settleCallHold: HoldSettler = async (store, hold, actor) => {
+  const [call] = await store.transaction((sql: RunSql) =>
+    sql<{ status: string; durationMs: number | null }>(
+      `SELECT status::text AS status, "durationMs" FROM "Call" WHERE id = $1::uuid`,
+      hold.referenceId,
+    ),
+  );
+  if (call?.status === 'ended')
+    return settleTestCallHold(
+      store,
+      { workspaceId: hold.workspaceId, callId: hold.referenceId!, durationMs: call.durationMs },
+      actor,
+    );
+  return voidAbandonedHold(store, hold, actor);
+};
+
+/** The settler of each referenceType; a hold of any other is voided (its operation is charged nothing). */
+export const HOLD_SETTLERS: Readonly<Record<string, HoldSettler>> = { call: settleCallHold };
+
+/** How old a pending hold must be before the sweep takes its operation for dead: longer than any billed operation runs. */
+export const ABANDONED_HOLD_AGE_MS = 2 * 60 * 60_000;
+
+/**
+ * The sweep of holds whose operation died without settling them (a worker killed between the hold and
+ * the post, a workflow terminated by an operator, a start lost after the hold was taken): every hold
+ * still pending that was taken before `olderThan` is settled by its settler (HOLD_SETTLERS), else
+ * voided. Safe to run anywhere and at once in several workers: settling is idempotent and a hold
+ * settled meanwhile is skipped. Answers how many it posted and voided; `limit` per run.
+ */
+export async function settleAbandonedHolds(
+  store: CreditStore,
+  olderThan: Date,
+  options: { limit?: number; settlers?: Readonly<Record<string, HoldSettler>>; actor?: CreditActor } = {},
+) {
+  const { limit = 500, settlers = HOLD_SETTLERS, actor = HOLD_SWEEP_ACTOR } = options;
+  const rows = await store.transaction((sql) =>
+    sql<LedgerRow>(
+      `SELECT ${LEDGER_COLUMNS} FROM "CreditLedgerEntry"
+       WHERE status = 'pending' AND kind = 'hold' AND "createdAt" < $1::timestamptz AT TIME ZONE 'UTC'
+       ORDER BY "createdAt" LIMIT $2`,
+      olderThan.toISOString(),
+      limit,
+    ),
+  );
+  const settled = { posted: 0, voided: 0 };
+  for (const hold of rows.map(ledgerEntryOf)) {
+    const settler = settlers[hold.referenceType ?? ''] ?? voidAbandonedHold;
+    try {
+      const result = await settler(store, hold, actor);
+      if (result && !result.duplicate) settled[result.hold.status === 'posted' ? 'posted' : 'voided']++;
+    } catch (error) {
+      // Settled the other way meanwhile (the operation ended as the sweep ran): nothing to do.
+      if (!(error instanceof HoldAlreadySettledError)) throw error;
+    }
+  }
+  return settled;
+}

@@ -1,0 +1,56 @@
+import type { RunSql } from '../run-sql';
+import { entryByKey } from './apply-entry';
+import { holdIn, postHold, voidHold } from './holds';
+import type { CreditActor, CreditStore } from './ledger-store';
+import { creditString, creditUnits } from './money';
+import { startedMinutes, testCallMinuteUnits, testCallPriceUnits } from './price-table';
+
+/**
+ * How a test call is billed (README "Credits"): a hold when the API records the call, before it is
+ * dialed, of one minute at least and up to the longest call (MAX_CALL_LENGTH_MS of
+ * activities/call-deadline.ts, handed in by the API) as the balance allows; at the terminal event it is
+ * posted with the call's started minutes (at most what it holds), or voided when the call never
+ * connected (busy, no answer, failed, do_not_call, never started).
+ */
+export const testCallHoldKey = (callId: string) => `test_call:${callId}`;
+
+/** Takes the test call's hold inside the transaction that records the call; InsufficientCreditsError: not recorded. */
+export function holdTestCall(
+  sql: RunSql,
+  call: { workspaceId: string; callId: string; longestCallMs: number },
+  actor: CreditActor,
+) {
+  const { workspaceId, callId } = call;
+  const minute = testCallMinuteUnits();
+  return holdIn(sql, {
+    workspaceId,
+    heldFor: 'test_call',
+    amount: creditString(minute),
+    upTo: creditString(minute * Math.max(1, startedMinutes(call.longestCallMs))),
+    reference: { type: 'call', id: callId },
+    actor,
+    idempotencyKey: testCallHoldKey(callId),
+  });
+}
+
+export interface EndedTestCall {
+  workspaceId: string;
+  callId: string;
+  /** Talk time; null or 0: never connected. */
+  durationMs: number | null;
+}
+
+/**
+ * Settles an ended test call's hold: posted with its started minutes, capped at what the hold reserved
+ * (the balance when it was dialed allowed no more), or voided when it never connected. A call placed
+ * before billing existed has no hold: nothing is done (null). Idempotent, as postHold and voidHold.
+ */
+export async function settleTestCallHold(store: CreditStore, call: EndedTestCall, actor: CreditActor) {
+  const idempotencyKey = testCallHoldKey(call.callId);
+  const held = await store.transaction((sql) => entryByKey(sql, call.workspaceId, idempotencyKey));
+  if (!held) return null;
+  const price = testCallPriceUnits(call.durationMs);
+  const request = { workspaceId: call.workspaceId, idempotencyKey, actor };
+  if (price === 0) return voidHold(store, request);
+  return postHold(store, { ...request, amount: creditString(Math.min(price, -creditUnits(held.amount))) });
+}

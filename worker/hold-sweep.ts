@@ -1,0 +1,35 @@
+import { ABANDONED_HOLD_AGE_MS, settleAbandonedHolds } from '../lib/credits/abandoned-holds';
+import { prismaCreditStore } from '../lib/credits/ledger-store';
+import type { Database } from '../lib/database';
+
+/** How often each worker sweeps abandoned credit holds. */
+export const HOLD_SWEEP_EVERY_MS = 10 * 60_000;
+
+/**
+ * The periodic caller of settleAbandonedHolds (README "Credits", "The sweep"): at start and every
+ * HOLD_SWEEP_EVERY_MS, each worker settles the holds still pending ABANDONED_HOLD_AGE_MS after they were
+ * taken, whose operation died without settling them. Several workers sweeping at once is safe (settling
+ * is idempotent). A failed sweep is logged and tried again at the next tick. Answers its stop.
+ */
+export function startHoldSweep(db: Database, options: { everyMs?: number; ageMs?: number } = {}): () => void {
+  const { everyMs = HOLD_SWEEP_EVERY_MS, ageMs = ABANDONED_HOLD_AGE_MS } = options;
+  const store = prismaCreditStore(db);
+  let running = false;
+  const sweep = async () => {
+    if (running) return;
+    running = true;
+    try {
+      const settled = await settleAbandonedHolds(store, new Date(Date.now() - ageMs));
+      if (settled.posted + settled.voided > 0)
+        console.log(`[hold-sweep] abandoned credit holds settled: ${settled.posted} posted, ${settled.voided} voided`);
+    } catch (error) {
+      console.error(`[hold-sweep] failed, tried again in ${everyMs / 1000} s: ${(error as Error).message}`);
+    } finally {
+      running = false;
+    }
+  };
+  void sweep();
+  const timer = setInterval(() => void sweep(), everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}
