@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { testCallWorkflowId } from '../lib/workflow-ids';
 import type { TestCallResult } from '../lib/calls/test-call';
 import { VOICES } from '../lib/voices';
+import { grantCredits } from '../lib/workspace-admin';
 import { insertAgent } from './support/agents';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
@@ -24,6 +25,8 @@ const lossy = await startLossyCarrierPath({ db, url, temporal });
 const tester = await createTestWorkspace(db, { scopes: ['calls.test'] });
 const reader = await createTestWorkspace(db, { scopes: ['calls.view'] });
 const stranger = await createTestWorkspace(db, { scopes: ['calls.test'] });
+// Test calls are billed (test/test-call-billing.test.ts): enough credits that no call here is refused.
+for (const workspace of [tester, stranger]) await grantCredits(db, workspace.workspaceId, 1_000);
 
 const SCRIPT = {
   openingLine: 'Hi {{name}}, this is Ana from Acme.',

@@ -19,7 +19,7 @@ import type { JourneyDefinition } from '../../lib/journey';
 import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
-import { testCallScenario } from './test-call-scenario';
+import { billedTestCallScenario, testCallScenario, voidedTestCallScenario } from './test-call-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -354,4 +354,6 @@ export const replayScenarios: ReplayScenario[] = [
   // Call intelligence of a call with a stored transcript (workflows/call-intelligence.ts).
   callIntelligenceScenario,
   testCallScenario,
+  billedTestCallScenario,
+  voidedTestCallScenario,
 ];

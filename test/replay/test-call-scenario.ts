@@ -5,13 +5,17 @@ import { placeTestCall } from '../../api/services/test-calls';
 import type { Database } from '../../lib/database';
 import { VOICES } from '../../lib/voices';
 import { testCallWorkflowId } from '../../lib/workflow-ids';
-import { addMember, createWorkspace } from '../../lib/workspace-admin';
+import { addMember, createWorkspace, grantCredits } from '../../lib/workspace-admin';
 
-/** A test call placed as POST /calls/test places it, answered by a person: dialed, ended by its event, its intelligence started. */
-export const testCallScenario = {
-  name: 'test-call-answered',
+/**
+ * A test call placed as POST /calls/test places it (its credit hold taken), to `to`: answered by a person
+ * (dialed, ended by its event, billed, its intelligence started) or busy (the hold voided).
+ */
+const testCallTo = (name: string, to: string) => ({
+  name,
   async run({ db, client, taskQueue }: { db: Database; client: Client; taskQueue: string }): Promise<string> {
     const { id: workspaceId } = await createWorkspace(db, 'Replay test call', {});
+    await grantCredits(db, workspaceId, 10);
     await addMember(db, workspaceId, 'test-call@replay.localhost', 'owner');
     const agent = await db.agent.create({
       data: {
@@ -26,12 +30,19 @@ export const testCallScenario = {
     const services = { db, temporal: client, taskQueue } as unknown as AppServices;
     const { callId } = await placeTestCall(
       services,
-      { workspaceId } as Principal,
-      { agentId: agent.id, to: '+14155550120', lead: { name: 'Maria', fields: { seats: 7 } } },
+      { workspaceId, keyId: 'replay' } as Principal,
+      { agentId: agent.id, to, lead: { name: 'Maria', fields: { seats: 7 } } },
       undefined,
     );
     const workflowId = testCallWorkflowId(callId);
     await client.workflow.getHandle(workflowId).result();
     return workflowId;
   },
-};
+});
+
+/** Recorded before billing (patched 'test-call-billing'): it replays on the unbilled path. */
+export const testCallScenario = testCallTo('test-call-answered', '+14155550120');
+/** Billing: the hold posted by the call's started minute, before its intelligence. */
+export const billedTestCallScenario = testCallTo('test-call-billed-answered', '+14155550120');
+/** Billing: a busy number, never connected, its hold voided. */
+export const voidedTestCallScenario = testCallTo('test-call-billed-busy', '+14155550125');
