@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { signEvent, SIGNATURE_HEADER } from '../lib/telephony/signature';
 import type { CallEvent } from '../lib/telephony/call-event';
+import { CARRIER_PROGRESS_STATES } from '../lib/telephony/call-states';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier, TEST_CARRIER_SIGNING_SECRET } from './support/carrier';
 import { useTestDatabase } from './support/database';
@@ -351,9 +352,8 @@ describe('the asynchronous carrier path', () => {
     const call = await db.call.findFirstOrThrow({ where: { leadId: answered.leadId } });
     expect(call).toMatchObject({ status: 'ended', carrierStatus: 'completed', durationMs: 32_000 });
     const events = await db.callEvent.findMany({ where: { callId: call.id }, orderBy: { occurredAt: 'asc' } });
-    // The carrier's own events up to the answer, then the lookup's.
+    // The carrier's own event up to the end (this worker keeps the default subscription: the answer), then the lookup's.
     expect(events.map((event) => [event.status, event.eventId.startsWith('lookup:')])).toEqual([
-      ['ringing', false],
       ['in-progress', false],
       ['completed', true],
     ]);
@@ -366,8 +366,9 @@ describe('the asynchronous carrier path', () => {
     expect(await handle.result()).toEqual({ status: 'failed', outcome: 'failed', attempts: 1 });
     const call = await db.call.findFirstOrThrow({ where: { leadId } });
     expect(call).toMatchObject({ status: 'ended', outcome: 'failed' });
-    // The last state the carrier reported stays: it rang, or was answered, and never ended by itself.
-    expect(['ringing', 'in-progress']).toContain(call.carrierStatus);
+    // The last state known stays, one before the end (queued while it rings: the default subscription says
+    // nothing then); it never ended by itself.
+    expect(CARRIER_PROGRESS_STATES).toContain(call.carrierStatus);
     expect(call.hangupRequestedAt).not.toBeNull();
     expect(
       (await db.simulatedProviderCall.findUniqueOrThrow({ where: { attemptId: call.attemptId } })).hangupAt,
