@@ -57,7 +57,10 @@ async function balanceOf(workspace: TestWorkspace) {
   return response.json() as Promise<{ balance: string; pendingHolds: string }>;
 }
 
-/** The call's ledger entries as the API lists them, oldest first: [kind, status, amount]. */
+/** Entries a hold's settlement writes together share their time: the order of kinds within a call. */
+const KIND_ORDER = ['hold', 'hold_release', 'test_call'];
+
+/** The call's ledger entries as the API lists them, oldest first (hold, release, charge): [kind, status, amount]. */
 async function entriesOfCall(workspace: TestWorkspace, callId: string) {
   const response = await api.request('GET', '/credits/ledger?limit=200', { key: workspace.key });
   expect(response.status).toBe(200);
@@ -67,6 +70,7 @@ async function entriesOfCall(workspace: TestWorkspace, callId: string) {
   return items
     .filter((item) => item.referenceId === callId)
     .reverse()
+    .sort((a, b) => KIND_ORDER.indexOf(a.kind) - KIND_ORDER.indexOf(b.kind))
     .map((item) => [item.kind, item.status, item.amount]);
 }
 

@@ -2,6 +2,7 @@ import type { RunSql } from '../run-sql';
 import { CreditWorkspaceNotFoundError, InsufficientCreditsError } from './credit-errors';
 import {
   LEDGER_COLUMNS,
+  ledgerColumns,
   ledgerEntryOf,
   type ChargeKind,
   type CreditActor,
@@ -41,77 +42,64 @@ export async function entryByKey(sql: RunSql, workspaceId: string, idempotencyKe
   return row ? ledgerEntryOf(row) : null;
 }
 
-/** The insert's foreign key refused the workspace (Prisma and pg word it differently; both name the constraint). */
-function isMissingWorkspace(error: unknown): boolean {
-  let current = error as { message?: string; cause?: unknown; meta?: Record<string, unknown> } | undefined;
-  for (let depth = 0; current && depth < 4; depth++) {
-    const meta = current.meta ? JSON.stringify(current.meta) : '';
-    if (`${current.message ?? ''} ${meta}`.includes('CreditLedgerEntry_workspaceId_fkey')) return true;
-    current = current.cause as typeof current;
-  }
-  return false;
+/** Every string of an error, its cause chain and its metadata (Prisma and pg carry PostgreSQL's message differently). */
+function errorText(error: unknown, seen = new Set<unknown>(), depth = 0): string {
+  if (typeof error === 'string') return error;
+  if (!error || typeof error !== 'object' || seen.has(error) || depth > 5) return '';
+  seen.add(error);
+  const own = error instanceof Error ? [error.message] : [];
+  return [...own, ...Object.values(error).map((value) => errorText(value, seen, depth + 1))].join(' ');
 }
 
+const INSUFFICIENT = /insufficient_credits balance=(-?\d+(?:\.\d+)?)/;
+
 /**
- * Writes one ledger entry and moves the workspace's balance by its amount, inside the caller's
- * transaction (a thrown error rolls both back). Two statements:
- * 1. the entry is inserted first, `ON CONFLICT ("workspaceId", "idempotencyKey") DO NOTHING`: a key used
- *    before answers the first entry and never reaches the balance (a concurrent insert of the same key
- *    waits for the first transaction, then finds its entry or, if it rolled back, inserts);
- * 2. one conditional statement moves the balance and writes the balance after into the entry:
- *    `UPDATE "Workspace" SET "creditBalance" = "creditBalance" + amount WHERE ... AND "creditBalance" >= required`.
- *    The row lock serialises concurrent writers and the condition is evaluated on the newest balance,
- *    so no interleaving takes it below zero. No row: InsufficientCreditsError (or the workspace is gone).
- * The workspace row is locked only from statement 2 to the commit.
+ * Writes one ledger entry and moves the workspace's balance by its amount, atomically, in one statement:
+ * the SQL function credit_apply_entry (migration credit_apply_entry_function), so that a debit outside a
+ * transaction is one autocommitted statement, with no round trip while the Workspace row is locked.
+ * Inside the caller's transaction it is part of that transaction.
+ * 1. a key used before answers its first entry (duplicate) and never reaches the balance;
+ * 2. one conditional statement moves the balance, `UPDATE "Workspace" SET "creditBalance" =
+ *    "creditBalance" + amount WHERE id = w AND "creditBalance" >= required RETURNING`: the row lock
+ *    serialises concurrent writers and the condition is evaluated on the newest balance, so no
+ *    interleaving takes it below zero. Not covered: InsufficientCreditsError, nothing written;
+ * 3. the entry is inserted with its balance after, `ON CONFLICT ("workspaceId", "idempotencyKey") DO
+ *    NOTHING`: when a concurrent call with the same key committed first, the statement is rolled back
+ *    whole (the balance move with it) and asked again, which answers that call's entry.
  */
 export async function applyEntry(sql: RunSql, request: EntryRequest): Promise<AppliedEntry> {
   const { workspaceId, idempotencyKey } = request;
-  let inserted: Array<{ id: string }>;
-  try {
-    inserted = await sql<{ id: string }>(
-      `INSERT INTO "CreditLedgerEntry" (id, "workspaceId", kind, amount, status, "heldFor", "holdId",
-         "referenceType", "referenceId", actor, "actorId", "idempotencyKey")
-       VALUES (gen_random_uuid(), $1::uuid, $2::"CreditKind", $3::numeric, $4::"CreditEntryStatus",
-         $5::"CreditKind", $6::uuid, $7, $8, $9::"CreditActor", $10, $11)
-       ON CONFLICT ("workspaceId", "idempotencyKey") DO NOTHING
-       RETURNING id::text AS id`,
-      workspaceId,
-      request.kind,
-      creditString(request.units),
-      request.status,
-      request.heldFor ?? null,
-      request.holdId ?? null,
-      request.reference?.type ?? null,
-      request.reference?.id ?? null,
-      request.actor.type,
-      request.actor.id ?? null,
-      idempotencyKey,
-    );
-  } catch (error) {
-    if (isMissingWorkspace(error)) throw new CreditWorkspaceNotFoundError(workspaceId);
-    throw error;
-  }
-  const id = inserted[0]?.id;
-  if (id === undefined) return { entry: (await entryByKey(sql, workspaceId, idempotencyKey))!, duplicate: true };
   const required = creditString(Math.max(0, -request.units));
-  const [row] = await sql<LedgerRow>(
-    `WITH moved AS (
-       UPDATE "Workspace" SET "creditBalance" = "creditBalance" + $2::numeric
-       WHERE id = $1::uuid AND "deletedAt" IS NULL AND "creditBalance" >= $3::numeric
-       RETURNING "creditBalance")
-     UPDATE "CreditLedgerEntry" SET "balanceAfter" = moved."creditBalance" FROM moved
-     WHERE "CreditLedgerEntry".id = $4::uuid
-     RETURNING ${LEDGER_COLUMNS}`,
-    workspaceId,
-    creditString(request.units),
-    required,
-    id,
-  );
-  if (row) return { entry: ledgerEntryOf(row), duplicate: false };
-  const [workspace] = await sql<{ balance: string }>(
-    `SELECT "creditBalance"::text AS balance FROM "Workspace" WHERE id = $1::uuid AND "deletedAt" IS NULL`,
-    workspaceId,
-  );
-  if (!workspace) throw new CreditWorkspaceNotFoundError(workspaceId);
-  throw new InsufficientCreditsError(workspaceId, normalisedCredits(workspace.balance), required);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const [row] = await sql<LedgerRow & { duplicate: boolean }>(
+        `SELECT ${ledgerColumns('(applied.entry)')}, applied.duplicate
+         FROM credit_apply_entry($1::uuid, $2::"CreditKind", $3::numeric, $4::numeric, $5::"CreditEntryStatus",
+           $6::"CreditKind", $7::uuid, $8, $9, $10::"CreditActor", $11, $12) AS applied`,
+        workspaceId,
+        request.kind,
+        creditString(request.units),
+        required,
+        request.status,
+        request.heldFor ?? null,
+        request.holdId ?? null,
+        request.reference?.type ?? null,
+        request.reference?.id ?? null,
+        request.actor.type,
+        request.actor.id ?? null,
+        idempotencyKey,
+      );
+      const { duplicate, ...entry } = row!;
+      return { entry: ledgerEntryOf(entry), duplicate };
+    } catch (error) {
+      const text = errorText(error);
+      const balance = INSUFFICIENT.exec(text)?.[1];
+      if (balance !== undefined) throw new InsufficientCreditsError(workspaceId, normalisedCredits(balance), required);
+      if (text.includes('credit_workspace_not_found') || text.includes('CreditLedgerEntry_workspaceId_fkey'))
+        throw new CreditWorkspaceNotFoundError(workspaceId);
+      // The same key raced and lost: asked again, it finds the winner's entry. Only outside a transaction
+      // of the caller's (inside one, the failed statement aborted it: the caller's transaction fails).
+      if (!text.includes('credit_key_raced') || attempt > 1) throw error;
+    }
+  }
 }

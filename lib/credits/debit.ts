@@ -21,11 +21,12 @@ const positiveUnits = (amount: string | number) => {
 
 /**
  * Charges an operation at once (a posted entry of its kind, amount negative), atomically and
- * idempotently (applyEntry). A balance that does not cover it: InsufficientCreditsError, nothing written.
+ * idempotently, in one autocommitted statement (applyEntry). A balance that does not cover it:
+ * InsufficientCreditsError, nothing written.
  */
 export function debit(store: CreditStore, request: DebitRequest): Promise<AppliedEntry> {
   const units = positiveUnits(request.amount);
-  return store.transaction((sql) => applyEntry(sql, { ...request, units: -units, status: 'posted' }));
+  return applyEntry(store.sql, { ...request, units: -units, status: 'posted' });
 }
 
 export interface CreditRequest {
@@ -41,5 +42,5 @@ export interface CreditRequest {
 /** Adds credits (an operator's grant, a refund of a charge) as a posted entry; idempotent by key as debit. */
 export function credit(store: CreditStore, request: CreditRequest): Promise<AppliedEntry> {
   const units = positiveUnits(request.amount);
-  return store.transaction((sql) => applyEntry(sql, { ...request, units, status: 'posted' }));
+  return applyEntry(store.sql, { ...request, units, status: 'posted' });
 }

@@ -3,11 +3,13 @@ import type { Database } from '../database';
 import { poolSql, prismaSql, type RunSql } from '../run-sql';
 
 /**
- * Where the credit functions run their transactions: Prisma (the API, the workers) or a pg pool (a hot
+ * Where the credit functions run their statements: Prisma (the API, the workers) or a pg pool (a hot
  * path with a pool of its own; the bench). Inside `transaction`, `sql` runs on one connection, and a
  * thrown error rolls everything back.
  */
 export interface CreditStore {
+  /** One statement at a time, each committed on its own (a debit: one statement, see applyEntry). */
+  sql: RunSql;
   transaction<T>(work: (sql: RunSql) => Promise<T>): Promise<T>;
 }
 
@@ -15,10 +17,12 @@ export interface CreditStore {
 const PRISMA_TRANSACTION = { maxWait: 15_000, timeout: 15_000 };
 
 export const prismaCreditStore = (db: Database): CreditStore => ({
+  sql: prismaSql(db),
   transaction: (work) => db.$transaction((tx) => work(prismaSql(tx)), PRISMA_TRANSACTION),
 });
 
 export const poolCreditStore = (pool: pg.Pool): CreditStore => ({
+  sql: poolSql(pool),
   async transaction(work) {
     const client = await pool.connect();
     try {
@@ -81,12 +85,16 @@ export interface LedgerEntry {
   settledAt: Date | null;
 }
 
-/** The columns of a LedgerEntry, amounts as text; timestamps as timestamptz (pg reads timestamps in the local zone). */
-export const LEDGER_COLUMNS = `id::text AS id, "workspaceId"::text AS "workspaceId", kind::text AS kind,
-  amount::text AS amount, "balanceAfter"::text AS "balanceAfter", status::text AS status,
-  "heldFor"::text AS "heldFor", "holdId"::text AS "holdId", "referenceType", "referenceId",
-  actor::text AS actor, "actorId", "idempotencyKey",
-  "createdAt" AT TIME ZONE 'UTC' AS "createdAt", "settledAt" AT TIME ZONE 'UTC' AS "settledAt"`;
+/** The columns of a LedgerEntry (of `source`: a table alias or a composite value), amounts as text; timestamps as timestamptz (pg reads timestamps in the local zone). */
+export const ledgerColumns = (source = '"CreditLedgerEntry"') => `${source}.id::text AS id,
+  ${source}."workspaceId"::text AS "workspaceId", ${source}.kind::text AS kind, ${source}.amount::text AS amount,
+  ${source}."balanceAfter"::text AS "balanceAfter", ${source}.status::text AS status,
+  ${source}."heldFor"::text AS "heldFor", ${source}."holdId"::text AS "holdId",
+  ${source}."referenceType" AS "referenceType", ${source}."referenceId" AS "referenceId",
+  ${source}.actor::text AS actor, ${source}."actorId" AS "actorId", ${source}."idempotencyKey" AS "idempotencyKey",
+  ${source}."createdAt" AT TIME ZONE 'UTC' AS "createdAt", ${source}."settledAt" AT TIME ZONE 'UTC' AS "settledAt"`;
+
+export const LEDGER_COLUMNS = ledgerColumns();
 
 /** A row selected with LEDGER_COLUMNS. */
 export type LedgerRow = Omit<LedgerEntry, 'createdAt' | 'settledAt'> & {
