@@ -1,0 +1,92 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import type { TestCallResult } from '../lib/calls/test-call';
+import { testCallWorkflowId } from '../lib/workflow-ids';
+import { grantCredits } from '../lib/workspace-admin';
+import { insertAgent } from './support/agents';
+import { startTestApi } from './support/api';
+import { startTestCarrier } from './support/carrier';
+import { useTestDatabase } from './support/database';
+import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
+import { createTestWorkspace } from './support/workspace';
+
+const projectRoot = path.resolve(import.meta.dirname, '..');
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient(uniqueTaskQueue('credits-crash'));
+const api = await startTestApi({ db, url, temporal });
+// Calls ring 60 ms and talk 300-390 ms, so the worker dies while calls talk, end and are billed.
+const carrier = await startTestCarrier(db, { timeScale: 0.01 });
+const owner = await createTestWorkspace(db, { scopes: ['calls.test'] });
+
+const running = new Set<ChildProcess>();
+afterAll(() => {
+  for (const child of running) child.kill('SIGKILL');
+});
+
+/** The production worker entry point, as its own process. */
+function startWorkerProcess(): ChildProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+    cwd: projectRoot,
+    env: {
+      ...process.env,
+      DATABASE_URL: url,
+      TEMPORAL_ADDRESS: inject('stack').temporalAddress,
+      TEMPORAL_TASK_QUEUE: temporal.taskQueue,
+      WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
+      SIMULATED_CARRIER_URL: carrier.baseUrl,
+      TELEPHONY_CALLBACK_BASE_URL: api.baseUrl,
+    },
+    stdio: 'ignore',
+  });
+  running.add(child);
+  child.once('exit', () => running.delete(child));
+  return child;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe('a worker killed with SIGKILL while test calls are billed', () => {
+  it('charges every call exactly once: the next worker retries what the dead one was doing', async () => {
+    await grantCredits(db, owner.workspaceId, 100);
+    const agent = await insertAgent(db, owner.workspaceId);
+    const first = startWorkerProcess();
+    const callIds: string[] = [];
+    for (let index = 0; index < 12; index++) {
+      const response = await api.request('POST', '/calls/test', {
+        key: owner.key,
+        body: { agentId: agent.id, to: `+1415555${1000 + index * 10}` }, // last digit 0: answered
+      });
+      expect(response.status).toBe(202);
+      callIds.push(((await response.json()) as { callId: string }).callId);
+    }
+    // Killed as soon as the first charges are written, while other calls are still being billed.
+    while ((await db.creditLedgerEntry.count({ where: { workspaceId: owner.workspaceId, kind: 'test_call' } })) < 3)
+      await sleep(5);
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const chargedAtCrash = await db.creditLedgerEntry.count({
+      where: { workspaceId: owner.workspaceId, kind: 'test_call' },
+    });
+    // Some calls are still to be billed: by the next worker.
+    expect(chargedAtCrash).toBeLessThan(12);
+    startWorkerProcess();
+
+    const results = await Promise.all(
+      callIds.map(
+        (callId) => temporal.client.workflow.getHandle(testCallWorkflowId(callId)).result() as Promise<TestCallResult>,
+      ),
+    );
+    expect(results.every((result) => result.outcome === 'answered')).toBe(true);
+    const entries = await db.creditLedgerEntry.findMany({ where: { workspaceId: owner.workspaceId } });
+    for (const callId of callIds) {
+      const ofCall = entries.filter((entry) => entry.referenceId === callId);
+      expect(ofCall.map((entry) => entry.kind).sort(), callId).toEqual(['hold', 'hold_release', 'test_call']);
+      expect(ofCall.find((entry) => entry.kind === 'hold')!.status).toBe('posted');
+    }
+    const balance = (await db.workspace.findUniqueOrThrow({ where: { id: owner.workspaceId } })).creditBalance;
+    const sum = entries.reduce((total, entry) => total + Number(entry.amount), 0);
+    expect(Number(balance)).toBeCloseTo(100 - 12 * 0.1, 4);
+    expect(sum).toBeCloseTo(Number(balance), 4);
+  }, 120_000);
+});
