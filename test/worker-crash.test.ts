@@ -1,11 +1,10 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { DialLadder } from '../lib/dial-ladder';
 import { startTestApi } from './support/api';
 import { startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
+import { workerProcesses } from './support/worker-process';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
@@ -13,7 +12,6 @@ import { leadResult } from './support/lead-workflows';
 import { startReceiver } from './support/http-receiver';
 import { journey, publishedJourney } from './support/journeys';
 
-const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('crash'));
 const api = await startTestApi({ db, url, temporal });
@@ -22,30 +20,13 @@ const api = await startTestApi({ db, url, temporal });
 const carrier = await startTestCarrier(db, { timeScale: 0.01 });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
-const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
 /** The production worker entry point, as its own process. */
-function startWorkerProcess(): ChildProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
-    cwd: projectRoot,
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      TEMPORAL_ADDRESS: inject('stack').temporalAddress,
-      TEMPORAL_TASK_QUEUE: temporal.taskQueue,
-      WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
-      SIMULATED_CARRIER_URL: carrier.baseUrl,
-      TELEPHONY_CALLBACK_BASE_URL: api.baseUrl,
-    },
-    stdio: 'ignore',
-  });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
-  return child;
-}
+const startWorkerProcess = workerProcesses({
+  databaseUrl: url,
+  taskQueue: temporal.taskQueue,
+  carrierUrl: carrier.baseUrl,
+  apiUrl: api.baseUrl,
+});
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 

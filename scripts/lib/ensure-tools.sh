@@ -112,6 +112,21 @@ ensure_chromium() {
   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || return 1
 }
 
+# Installs Debian packages for a feature when root; otherwise says what is missing and goes on (the
+# feature then fails with its own documented error). $1: the feature, $2: what fails without them, then
+# the packages.
+install_feature_packages() {
+  local feature="$1" without="$2"
+  shift 2
+  if [ "$(id -u)" != 0 ]; then
+    log "$feature: $without; install Debian's $* packages"
+    return 0
+  fi
+  log "installing $* from Debian's packages ($feature)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null) ||
+    return 1
+}
+
 # Voice previews: espeak-ng speaks, lame encodes the MP3; sox measures audio (tests, background audio).
 # Installed like PostgreSQL: from Debian's packages, when missing and root.
 ensure_media_tools() {
@@ -120,13 +135,8 @@ ensure_media_tools() {
   # sox reads MP3 only with its MP3 format package (a recommendation, not a dependency, of sox).
   command -v sox >/dev/null 2>&1 && ! sox -h 2>/dev/null | grep -q ' mp3 ' && missing+=(libsox-fmt-mp3)
   [ "${#missing[@]}" = 0 ] && return 0
-  if [ "$(id -u)" != 0 ]; then
-    log "${missing[*]} not found: voice previews answer 502 provider_error; install Debian's espeak-ng, lame, sox and libsox-fmt-mp3 packages"
-    return 0
-  fi
-  log "installing ${missing[*]} from Debian's packages (voice previews)"
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    espeak-ng lame sox libsox-fmt-mp3 >/dev/null) || return 1
+  install_feature_packages "voice previews" "without ${missing[*]}, voice previews answer 502 provider_error" \
+    espeak-ng lame sox libsox-fmt-mp3
 }
 
 # Transcript translation: Debian's apertium and its language pairs (the data packages TRANSLATION_PACKAGES
@@ -137,13 +147,9 @@ ensure_translation_tools() {
   # Not grep -q: it would exit at the match, apertium would die of SIGPIPE, and pipefail (the callers'
   # set -o pipefail) would call the pair missing, so every run reinstalled it.
   if command -v apertium >/dev/null 2>&1 && apertium -l 2>/dev/null | grep -x '[[:space:]]*eng-spa' >/dev/null; then return 0; fi
-  if [ "$(id -u)" != 0 ]; then
-    log "apertium or its English-Spanish pair not found: transcript translation answers 502 provider_error or 422; install Debian's ${TRANSLATION_PACKAGES[*]} packages"
-    return 0
-  fi
-  log "installing ${TRANSLATION_PACKAGES[*]} from Debian's packages (transcript translation)"
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${TRANSLATION_PACKAGES[@]}" >/dev/null) || return 1
+  install_feature_packages "transcript translation" \
+    "without apertium or its English-Spanish pair, transcript translation answers 502 provider_error or 422" \
+    "${TRANSLATION_PACKAGES[@]}"
 }
 
 # Speech analysis of uploaded recordings: Debian's pocketsphinx (the recogniser's CLI, pocketsphinx_continuous)
@@ -153,13 +159,8 @@ SPEECH_PACKAGES=(pocketsphinx pocketsphinx-en-us)
 ensure_speech_tools() {
   if command -v pocketsphinx_continuous >/dev/null 2>&1 &&
     dpkg-query -L pocketsphinx-en-us 2>/dev/null | grep '/en-us\.lm\.bin$' >/dev/null; then return 0; fi
-  if [ "$(id -u)" != 0 ]; then
-    log "pocketsphinx or its US English model not found: speech analysis fails; install Debian's ${SPEECH_PACKAGES[*]} packages"
-    return 0
-  fi
-  log "installing ${SPEECH_PACKAGES[*]} from Debian's packages (speech analysis)"
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-    "${SPEECH_PACKAGES[@]}" >/dev/null) || return 1
+  install_feature_packages "speech analysis" "without pocketsphinx or its US English model, speech analysis fails" \
+    "${SPEECH_PACKAGES[@]}"
 }
 
 # The platform's background audio loops, made with sox in BACKGROUND_AUDIO_DIR (default .data/background-audio)

@@ -1,0 +1,40 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, inject } from 'vitest';
+
+const projectRoot = path.resolve(import.meta.dirname, '../..');
+
+/**
+ * The production worker entry point (worker/main.ts), each start its own process, for tests that kill it:
+ * it polls the task queue given, over the test file's database, dials the carrier given and has its status
+ * events sent to the API given. Whatever is still running at the end of the file is killed.
+ */
+export function workerProcesses(setup: {
+  databaseUrl: string;
+  taskQueue: string;
+  carrierUrl: string;
+  apiUrl: string;
+}): () => ChildProcess {
+  const running = new Set<ChildProcess>();
+  afterAll(() => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+  return () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/main.ts'], {
+      cwd: projectRoot,
+      env: {
+        ...process.env,
+        DATABASE_URL: setup.databaseUrl,
+        TEMPORAL_ADDRESS: inject('stack').temporalAddress,
+        TEMPORAL_TASK_QUEUE: setup.taskQueue,
+        WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
+        SIMULATED_CARRIER_URL: setup.carrierUrl,
+        TELEPHONY_CALLBACK_BASE_URL: setup.apiUrl,
+      },
+      stdio: 'ignore',
+    });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    return child;
+  };
+}
