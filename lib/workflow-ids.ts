@@ -56,3 +56,8 @@ export function callIntelligenceWorkflowId(callId: string, rerunId?: string): st
 export function testCallWorkflowId(callId: string): string {
   return `test-call-${callId}`;
 }
+
+/** The analysis of one uploaded recording (POST /speech/calls): decoded, transcribed, scored and billed. */
+export function speechAnalysisWorkflowId(speechCallId: string): string {
+  return `speech-analysis-${speechCallId}`;
+}
