@@ -65,6 +65,9 @@ export const ErrorCode = {
   recording_too_large: 'recording_too_large',
   recording_too_long: 'recording_too_long',
   speech_language_unsupported: 'speech_language_unsupported',
+  // Speech reps and teams: 409 when another team of the workspace has the name, or the workspace holds the most teams it may.
+  speech_team_name_taken: 'speech_team_name_taken',
+  speech_team_limit_reached: 'speech_team_limit_reached',
   // Credits: 402 when the balance does not cover what an operation needs (its price, or a test call's first minute), with balance and required; nothing is performed.
   insufficient_credits: 'insufficient_credits',
   // Failure types of activities (Temporal ApplicationFailure.type).

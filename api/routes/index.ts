@@ -20,6 +20,7 @@ import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
 import { resultWebhookRoutes } from './result-webhooks';
+import { speechPeopleRoutes } from './speech-people';
 import { phoneNumberRoutes } from './phone-numbers';
 import { voiceRoutes } from './voices';
 import { telephonyEventRoutes } from './telephony-events';
@@ -51,6 +52,7 @@ export const routes: readonly RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...dictionaryRoutes,
   ...knowledgeBaseRoutes,
+  ...speechPeopleRoutes,
   ...creditRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
