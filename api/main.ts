@@ -8,6 +8,7 @@ import { createLeadDispatcher } from './services/lead-dispatch';
 import { EXPORT_PAGE_ROWS } from './services/exports';
 import { trimApiLogs } from './services/api-logs';
 import { backgroundAudioFromConfig } from './services/background-audio';
+import { SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
 import { translatorFromConfig } from './services/call-translations';
 import { voicePreviewsFromConfig } from './services/voice-previews';
 
@@ -40,6 +41,10 @@ const app = createApp(
     voicePreviews: voicePreviewsFromConfig(config),
     backgroundAudio: backgroundAudioFromConfig(config),
     translator: translatorFromConfig(config),
+    speech: {
+      taskQueue: config.SPEECH_TASK_QUEUE,
+      sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
+    },
     telephonyProvider: config.TELEPHONY_PROVIDER,
     telephonySigningSecrets: {
       ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),

@@ -12,6 +12,9 @@ const booleanFlag = z
  */
 export const defaultExportTaskQueue = (taskQueue: string) => `${taskQueue}-exports`;
 
+/** The task queue of the speech workers when SPEECH_TASK_QUEUE is not set: the main queue's name with `-speech`. */
+export const defaultSpeechTaskQueue = (taskQueue: string) => `${taskQueue}-speech`;
+
 /** The variables one by one, before the values that depend on others are resolved. */
 export const configVariables = z.object({
   DATABASE_URL: z.string().url().startsWith('postgres'),
@@ -22,6 +25,15 @@ export const configVariables = z.object({
   TEMPORAL_TASK_QUEUE: z.string().min(1).default('workspace'),
   /** The export workers' task queue (worker/export-worker.ts); unset: defaultExportTaskQueue(TEMPORAL_TASK_QUEUE). */
   EXPORT_TASK_QUEUE: z.string().min(1).optional(),
+  /** Where recording analyses send their activities (the speech workers); unset: defaultSpeechTaskQueue(TEMPORAL_TASK_QUEUE). */
+  SPEECH_TASK_QUEUE: z.string().min(1).optional(),
+  /**
+   * Recordings one worker process analyses at once: each runs a recogniser of about 110 MB and one CPU
+   * (README "Speech analysis"); more wait in the task queue.
+   */
+  SPEECH_ANALYSIS_SLOTS: z.coerce.number().int().min(1).max(64).default(2),
+  /** The embedded recogniser's CLI (Debian's pocketsphinx): a name on PATH or a path. */
+  POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
   TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
   /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
@@ -109,6 +121,7 @@ export const configVariables = z.object({
 export const configSchema = configVariables.transform((variables) => ({
   ...variables,
   EXPORT_TASK_QUEUE: variables.EXPORT_TASK_QUEUE ?? defaultExportTaskQueue(variables.TEMPORAL_TASK_QUEUE),
+  SPEECH_TASK_QUEUE: variables.SPEECH_TASK_QUEUE ?? defaultSpeechTaskQueue(variables.TEMPORAL_TASK_QUEUE),
 }));
 
 export type Config = Readonly<z.infer<typeof configSchema>>;

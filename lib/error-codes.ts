@@ -65,6 +65,7 @@ export const ErrorCode = {
   recording_too_large: 'recording_too_large',
   recording_too_long: 'recording_too_long',
   speech_language_unsupported: 'speech_language_unsupported',
+  speech_analysis_in_progress: 'speech_analysis_in_progress',
   // Speech reps and teams: 409 when another team of the workspace has the name, or the workspace holds the most teams it may.
   speech_team_name_taken: 'speech_team_name_taken',
   speech_team_limit_reached: 'speech_team_limit_reached',

@@ -19,7 +19,10 @@ import type { AppServices } from '../api/services';
 import { createSimulatedCarrierClient } from '../telephony/simulated-carrier/client';
 import { createSimulatedCarrier } from '../telephony/simulated-carrier/server';
 import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
-import { defaultExportTaskQueue } from '../lib/config';
+import { defaultExportTaskQueue, defaultSpeechTaskQueue } from '../lib/config';
+import { SPEECH_DECODE_TIMEOUT_MS, SPEECH_LIMITS } from '../lib/speech/limits';
+import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
+import { createSpeechWorker } from '../worker/create-speech-worker';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { replayScenarios } from '../test/replay/scenarios';
@@ -76,6 +79,20 @@ try {
     dependencies: { sql, exportDir },
   });
   const exportWorkerRun = exportWorker.run();
+  // Recording analyses send theirs to the speech queue, as in production.
+  const speechWorker = await createSpeechWorker({
+    connection: nativeConnection,
+    namespace: 'default',
+    taskQueue: defaultSpeechTaskQueue(taskQueue),
+    slots: 2,
+    dependencies: {
+      db,
+      sox: { soxPath: 'sox', timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
+      transcriber: new PocketsphinxTranscriber(),
+      limits: SPEECH_LIMITS,
+    },
+  });
+  const speechWorkerRun = speechWorker.run();
   await worker.runUntil(async () => {
     const names = process.argv.slice(2);
     const chosen = replayScenarios.filter((scenario) =>
@@ -104,7 +121,8 @@ try {
     }
   });
   exportWorker.shutdown();
-  await exportWorkerRun;
+  speechWorker.shutdown();
+  await Promise.all([exportWorkerRun, speechWorkerRun]);
   await carrier.close();
   await new Promise((resolve) => eventServer.close(resolve));
   await connection.close();

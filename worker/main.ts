@@ -4,6 +4,9 @@ import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
 import { createCarrier, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
+import { createSpeechWorker } from './create-speech-worker';
+import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
+import { SPEECH_DECODE_TIMEOUT_MS, SPEECH_LIMITS } from '../lib/speech/limits';
 import { startHoldSweep } from './hold-sweep';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 
@@ -31,13 +34,26 @@ const worker = await createWorker({
     temporal,
   },
 });
+const speechWorker = await createSpeechWorker({
+  connection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  taskQueue: config.SPEECH_TASK_QUEUE,
+  slots: config.SPEECH_ANALYSIS_SLOTS,
+  dependencies: {
+    db,
+    sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
+    transcriber: new PocketsphinxTranscriber({ program: config.POCKETSPHINX_PATH }),
+    limits: SPEECH_LIMITS,
+  },
+});
 console.log(
-  `worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER}, cached workflows: ${maxCachedWorkflows})`,
+  `worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER}, cached workflows: ${maxCachedWorkflows}) and "${config.SPEECH_TASK_QUEUE}" (recording analyses, ${config.SPEECH_ANALYSIS_SLOTS} at once)`,
 );
 // Credit holds whose operation died are settled by every worker, periodically (README "Credits").
 const stopHoldSweep = startHoldSweep(db);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
-await worker.run();
+// Both run until SIGINT/SIGTERM, which each takes to shut down.
+await Promise.all([worker.run(), speechWorker.run()]);
 stopHoldSweep();
 await connection.close();
 await clientConnection.close();

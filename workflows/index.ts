@@ -7,3 +7,4 @@ export { contactEnrollmentWorkflow } from './contact-enrollment';
 export { exportJobWorkflow } from './export-job';
 export { callIntelligenceWorkflow } from './call-intelligence';
 export { testCallWorkflow } from './test-call';
+export { speechAnalysisWorkflow } from './speech-analysis';

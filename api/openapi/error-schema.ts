@@ -79,6 +79,12 @@ export const errorBodySchema = z.strictObject({
     .string()
     .optional()
     .describe('insufficient_credits: the credits the operation needed, a decimal string with 4 places.'),
+  maxSecs: z.number().optional().describe('recording_too_long: the longest recording taken, in seconds.'),
+  language: z.string().optional().describe('speech_language_unsupported: the language asked for.'),
+  supported: z
+    .array(z.string())
+    .optional()
+    .describe('speech_language_unsupported: the languages (BCP 47) the recogniser takes.'),
 });
 
 /** The error body of one answer: only the codes that answer can carry. */

@@ -20,6 +20,7 @@ import { openApiRoutes } from './openapi';
 import { refusedToKeysRoutes } from './refused-to-keys';
 import { resultRoutes } from './results';
 import { resultWebhookRoutes } from './result-webhooks';
+import { speechCallRoutes } from './speech-calls';
 import { speechPeopleRoutes } from './speech-people';
 import { phoneNumberRoutes } from './phone-numbers';
 import { voiceRoutes } from './voices';
@@ -53,6 +54,7 @@ export const routes: readonly RouteDefinition[] = [
   ...dictionaryRoutes,
   ...knowledgeBaseRoutes,
   ...speechPeopleRoutes,
+  ...speechCallRoutes,
   ...creditRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
+import { optionalIdempotencyKey } from '../http/idempotency-key';
 import { defineRoute } from '../http/route';
 import { placeTestCall } from '../services/test-calls';
 
@@ -37,8 +38,6 @@ const testCallBodySchema = z.strictObject({
       'Who the agent believes it is calling (as a pushed lead); default: no name, no fields. No string in it may contain U+0000.',
     ),
 });
-
-const idempotencyKeySchema = z.string().min(1).max(255);
 
 const testCallAcceptedSchema = z.object({
   callId: z.string().uuid().describe('The test call: GET /calls/{id} reads it as it rings, talks and ends.'),
@@ -81,12 +80,7 @@ export const testCallRoutes = [
       503: [ErrorCode.temporal_unavailable],
     },
     handler: async ({ services, principal, body, req }) => {
-      const header = req.get('idempotency-key');
-      const idempotencyKey = header === undefined ? undefined : idempotencyKeySchema.safeParse(header).data;
-      if (header !== undefined && idempotencyKey === undefined)
-        throw new z.ZodError([
-          { code: 'custom', path: ['Idempotency-Key'], message: '1 to 255 characters', input: undefined },
-        ]);
+      const idempotencyKey = optionalIdempotencyKey(req);
       const placed = await placeTestCall(services, principal, body, idempotencyKey);
       return { status: placed.deduplicated ? 200 : 202, body: placed };
     },

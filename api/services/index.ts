@@ -2,6 +2,7 @@ import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../../lib/database';
 import type { SqlPool } from '../../lib/sql-pool';
 import type { BackgroundAudioTools } from './background-audio';
+import type { SoxOptions } from '../../lib/background-audio/sox';
 import type { Translator } from '../../activities/providers/translator';
 import type { LeadDispatcher } from './lead-dispatch';
 import type { VoicePreviews } from './voice-previews';
@@ -37,6 +38,11 @@ export interface AppServices {
   telephonySigningSecrets?: Readonly<Record<string, string>>;
   /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
+  /**
+   * Recording analyses (POST /speech/calls): the speech workers' task queue (SPEECH_TASK_QUEUE; unset:
+   * defaultSpeechTaskQueue(taskQueue)) and sox, which measures an upload (unset: SOX_PATH).
+   */
+  speech?: { taskQueue?: string; sox?: SoxOptions };
   /** The translator of transcripts (POST /calls/{id}/transcript-translation); unset: apertium as the environment names it. */
   translator?: Translator;
 }

@@ -1,15 +1,12 @@
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { BASE64_IN_JSON_BODY } from '../base64-body-limits';
 import { decodeAudio, SoxError, type SoxOptions } from './sox';
 
-/**
- * Limits of an upload. The request body is JSON of at most 1 MB (spec section 8) and carries the audio in
- * base64 (4 characters per 3 bytes): 720,000 bytes of audio are 960,000 characters, leaving room for the rest.
- */
+/** Limits of an upload, whose audio comes in base64 in a JSON body (lib/base64-body-limits.ts). */
 export const UPLOAD_LIMITS = {
-  maxBytes: 720_000,
-  maxBase64Chars: 960_000,
+  ...BASE64_IN_JSON_BODY,
   /** Shorter is a click, not a background. */
   minSecs: 0.5,
   /** Longer is not a loop; decoding stops just past it, so a file that claims hours costs no more. */

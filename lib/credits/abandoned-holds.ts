@@ -9,7 +9,9 @@ import {
   type LedgerEntry,
   type LedgerRow,
 } from './ledger-store';
+import { settleSpeechAnalysisHold } from './speech-billing';
 import { settleTestCallHold } from './test-call-billing';
+import { SPEECH_CALL_REFERENCE } from '../speech/speech-analysis';
 
 /** Settles one abandoned hold as its operation's outcome says; by referenceType. */
 export type HoldSettler = (store: CreditStore, hold: LedgerEntry, actor: CreditActor) => Promise<SettledHold | null>;
@@ -41,8 +43,34 @@ export const settleCallHold: HoldSettler = async (store, hold, actor) => {
   return voidAbandonedHold(store, hold, actor);
 };
 
+/**
+ * A recording analysis's hold (referenceType speech_call): completed, it is posted; otherwise its
+ * workflow is gone (an analysis gives up well within ABANDONED_HOLD_AGE_MS), so the analysis is marked
+ * failed, as an operator would find it, and its hold voided. A deleted analysis was never completed.
+ */
+export const settleSpeechCallHold: HoldSettler = async (store, hold, actor) => {
+  const [analysis] = await store.transaction((sql: RunSql) =>
+    sql<{ status: string }>(
+      `UPDATE "SpeechCall" SET status = CASE WHEN status = 'completed' THEN status ELSE 'failed' END,
+         "errorCode" = CASE WHEN status = 'completed' THEN "errorCode" ELSE COALESCE("errorCode", 'internal_error') END,
+         "errorMessage" = CASE WHEN status = 'completed' THEN "errorMessage"
+           ELSE COALESCE("errorMessage", 'the analysis was abandoned: its workflow ended without finishing it') END
+       WHERE id = $1::uuid RETURNING status::text AS status`,
+      hold.referenceId,
+    ),
+  );
+  return settleSpeechAnalysisHold(
+    store,
+    { workspaceId: hold.workspaceId, speechCallId: hold.referenceId!, completed: analysis?.status === 'completed' },
+    actor,
+  );
+};
+
 /** The settler of each referenceType; a hold of any other is voided (its operation is charged nothing). */
-export const HOLD_SETTLERS: Readonly<Record<string, HoldSettler>> = { call: settleCallHold };
+export const HOLD_SETTLERS: Readonly<Record<string, HoldSettler>> = {
+  call: settleCallHold,
+  [SPEECH_CALL_REFERENCE]: settleSpeechCallHold,
+};
 
 /** How old a pending hold must be before the sweep takes its operation for dead: longer than any billed operation runs. */
 export const ABANDONED_HOLD_AGE_MS = 2 * 60 * 60_000;

@@ -19,3 +19,6 @@ export const SPEECH_LIMITS: SpeechLimits = {
 
 /** The audio the recogniser reads: what normaliseRecording writes. */
 export const NORMALISED_AUDIO = { sampleRate: 16_000, channels: 1, bitsPerSample: 16 } as const;
+
+/** One sox run of speech analysis (decoding a recording of up to maxBytes) that takes longer is killed. */
+export const SPEECH_DECODE_TIMEOUT_MS = 60_000;

@@ -19,7 +19,8 @@ export interface PocketsphinxOptions {
 /** A run of the recogniser that failed (not a refusal of the recording): worth a retry. */
 export class PocketsphinxError extends Error {}
 
-const LANGUAGES = ['en-US', 'en'] as const;
+/** The languages of the embedded model (BCP 47, compared case-insensitively): the API refuses others at upload. */
+export const POCKETSPHINX_LANGUAGES = ['en-US', 'en'] as const;
 const STDERR_KEPT = 4096;
 
 /**
@@ -29,7 +30,7 @@ const STDERR_KEPT = 4096;
  */
 export class PocketsphinxTranscriber implements Transcriber {
   readonly name = 'pocketsphinx';
-  readonly languages = LANGUAGES;
+  readonly languages = POCKETSPHINX_LANGUAGES;
   private readonly program: string;
   private readonly timeoutMs: number;
   private setup: Promise<{ model: PocketsphinxModel | null; engine: string }> | undefined;

@@ -19,6 +19,7 @@ import type { JourneyDefinition } from '../../lib/journey';
 import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
+import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
 import { billedTestCallScenario, testCallScenario, voidedTestCallScenario } from './test-call-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -356,4 +357,6 @@ export const replayScenarios: ReplayScenario[] = [
   testCallScenario,
   billedTestCallScenario,
   voidedTestCallScenario,
+  completedSpeechAnalysisScenario,
+  failedSpeechAnalysisScenario,
 ];

@@ -77,6 +77,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     backgroundAudio: dependencies.backgroundAudio,
     telephonySigningSecrets: dependencies.telephonySigningSecrets ?? { simulated: TEST_CARRIER_SIGNING_SECRET },
     translator: dependencies.translator,
+    speech: dependencies.speech,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

@@ -7,6 +7,8 @@ import type { SqlPool } from '../../lib/sql-pool';
 import { freePort } from '../../scripts/stack/child-process';
 import { createExportWorker } from '../../worker/create-export-worker';
 import { createWorker } from '../../worker/create-worker';
+import { createSpeechWorker } from '../../worker/create-speech-worker';
+import type { SpeechActivityDependencies } from '../../activities/speech-analysis';
 import { createSimulatedWhatsApp } from '../../activities/providers/simulated-whatsapp';
 import { defaultTestExportDir } from './export-dir';
 
@@ -108,5 +110,18 @@ export async function startTestExportWorker(
     taskQueue,
     dependencies: { sql, exportDir },
   });
+  return runUntilStopped(worker, () => connection.close());
+}
+
+/** A real speech worker (activity-only, as worker/main.ts builds it beside the workflow worker) polling a speech task queue. */
+export async function startTestSpeechWorker(
+  taskQueue: string,
+  dependencies: SpeechActivityDependencies,
+  slots = 2,
+  address = inject('stack').temporalAddress,
+): Promise<RunningWorker> {
+  quietRuntime();
+  const connection = await NativeConnection.connect({ address });
+  const worker = await createSpeechWorker({ connection, namespace: 'default', taskQueue, slots, dependencies });
   return runUntilStopped(worker, () => connection.close());
 }

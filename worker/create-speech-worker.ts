@@ -1,0 +1,31 @@
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech-analysis';
+
+export interface SpeechWorkerSetup {
+  connection: NativeConnection;
+  namespace: string;
+  /** SPEECH_TASK_QUEUE: where analysis workflows send their activities. */
+  taskQueue: string;
+  /** SPEECH_ANALYSIS_SLOTS: recordings analysed at once by this worker. */
+  slots: number;
+  dependencies: SpeechActivityDependencies;
+}
+
+/**
+ * An activity-only worker for recording analyses (no workflow sandbox): each analysis runs sox and a
+ * recogniser process of about 110 MB and one CPU, so a worker takes only `slots` at once and the rest
+ * wait in Temporal's task queue, where they cost nothing. Run inside the main worker process
+ * (worker/main.ts) beside the workflow worker; a machine given over to analysis runs more of them.
+ */
+export function createSpeechWorker(setup: SpeechWorkerSetup): Promise<Worker> {
+  return Worker.create({
+    connection: setup.connection,
+    namespace: setup.namespace,
+    taskQueue: setup.taskQueue,
+    activities: createSpeechActivities(setup.dependencies),
+    maxConcurrentActivityTaskExecutions: setup.slots,
+    // The bookkeeping activities (mark failed, bill) share the slots; an analysis cut short by shutdown
+    // is retried by another worker from the start, as its heartbeat stops.
+    shutdownGraceTime: '5 seconds',
+  });
+}
