@@ -39,6 +39,20 @@ export const configVariables = z.object({
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   TELEPHONY_PROVIDER: z.enum(['simulated']).default('simulated'),
   WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
+  /** The simulated WhatsApp provider's Graph-API-shaped HTTP API (npm run simulated-whatsapp), which senders go through. */
+  SIMULATED_WHATSAPP_URL: z.string().url().default('http://127.0.0.1:3200'),
+  /** Port and interface the simulated WhatsApp provider process listens on. */
+  SIMULATED_WHATSAPP_PORT: z.coerce.number().int().min(0).max(65535).default(3200),
+  SIMULATED_WHATSAPP_HOST: z.string().default('127.0.0.1'),
+  /** Where the simulated provider posts its webhooks (the app's webhook subscription, as set in Meta's app dashboard). */
+  SIMULATED_WHATSAPP_WEBHOOK_URL: z.string().url().default('http://127.0.0.1:3000/whatsapp/webhook'),
+  /**
+   * The app secret WhatsApp webhooks are signed with (X-Hub-Signature-256) and the API checks them
+   * against (POST /whatsapp/webhook). Unset: the API refuses every webhook. Never logged.
+   */
+  WHATSAPP_APP_SECRET: z.string().min(16).optional(),
+  /** The token the provider's subscription check (GET /whatsapp/webhook, hub.verify_token) must present. Unset: every check refused. */
+  WHATSAPP_VERIFY_TOKEN: z.string().min(8).optional(),
   /** The simulated carrier's REST API (npm run simulated-carrier), which the worker dials through. */
   SIMULATED_CARRIER_URL: z.string().url().default('http://127.0.0.1:3100'),
   /** Port and interface the simulated carrier process listens on. */

@@ -3,6 +3,7 @@ import type { Database } from '../../lib/database';
 import type { SqlPool } from '../../lib/sql-pool';
 import type { BackgroundAudioTools } from './background-audio';
 import type { SoxOptions } from '../../lib/background-audio/sox';
+import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import type { Translator } from '../../activities/providers/translator';
 import type { LeadDispatcher } from './lead-dispatch';
 import type { VoicePreviews } from './voice-previews';
@@ -43,6 +44,12 @@ export interface AppServices {
    * defaultSpeechTaskQueue(taskQueue)) and sox, which measures an upload (unset: SOX_PATH).
    */
   speech?: { taskQueue?: string; sox?: SoxOptions };
+  /**
+   * WhatsApp (README "WhatsApp"): the provider senders and templates go through (unset: the simulated
+   * one at SIMULATED_WHATSAPP_URL), the app secret its webhooks are signed with and the verify token of its
+   * subscription check (unset: every webhook refused). Secrets never logged.
+   */
+  whatsapp?: { provider?: WhatsAppProvider; appSecret?: string; verifyToken?: string };
   /** The translator of transcripts (POST /calls/{id}/transcript-translation); unset: apertium as the environment names it. */
   translator?: Translator;
 }

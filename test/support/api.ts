@@ -78,6 +78,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     telephonySigningSecrets: dependencies.telephonySigningSecrets ?? { simulated: TEST_CARRIER_SIGNING_SECRET },
     translator: dependencies.translator,
     speech: dependencies.speech,
+    whatsapp: dependencies.whatsapp,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

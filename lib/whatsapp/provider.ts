@@ -1,0 +1,79 @@
+/**
+ * A WhatsApp Business provider, shaped on Meta's WhatsApp Cloud API (Graph API): what the service asks
+ * of it. Answers are asynchronous as the platform's are: a send is taken (a message id) and its
+ * statuses (sent, delivered, read, failed) arrive later as signed webhooks (lib/whatsapp/webhook.ts),
+ * as do template reviews and inbound messages. The embedded default is `simulated`
+ * (whatsapp/simulated-provider), a participant of its own over HTTP; Meta's Cloud API plugs in here.
+ */
+export interface WhatsAppProvider {
+  /** Recorded with every sender, template and message: a simulated one never passes for a real one. */
+  readonly name: string;
+  /**
+   * POST /{phone-number-id}/messages. `clientKey` makes a retried send answer the first message (the
+   * simulated provider keeps it; for Meta's API the caller records the wamid before retrying).
+   * A refusal is a WhatsAppProviderError with the platform's code (131047 outside the window, 132001
+   * unknown template, 132015/132016 template paused/disabled, 130429 throughput exceeded, ...).
+   */
+  sendMessage(request: WhatsAppSendRequest): Promise<{ messageId: string }>;
+  /** POST /{whatsapp-business-account-id}/message_templates: submitted for review, PENDING. */
+  submitTemplate(request: WhatsAppTemplateSubmission): Promise<{ id: string; status: WhatsAppTemplateStatus }>;
+  /** GET /{template-id}?fields=status,rejected_reason,quality_score: the provider's current review. */
+  getTemplate(templateId: string): Promise<WhatsAppTemplateReview>;
+}
+
+export type WhatsAppTemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
+export type WhatsAppTemplateCategory = 'marketing' | 'utility' | 'authentication';
+export type WhatsAppQualityRating = 'GREEN' | 'YELLOW' | 'RED' | 'UNKNOWN';
+
+export interface WhatsAppSendRequest {
+  /** The sender's phone_number_id. */
+  phoneNumberId: string;
+  /** The recipient, E.164. */
+  to: string;
+  clientKey: string;
+  message:
+    | { type: 'template'; template: { name: string; language: string; parameters: string[] } }
+    | { type: 'text'; text: string };
+}
+
+export interface WhatsAppTemplateSubmission {
+  businessAccountId: string;
+  name: string;
+  language: string;
+  category: WhatsAppTemplateCategory;
+  /** With numbered variables {{1}}, {{2}}, ... */
+  body: string;
+}
+
+export interface WhatsAppTemplateReview {
+  status: WhatsAppTemplateStatus;
+  /** REJECTED: why (the platform's reason, e.g. INVALID_FORMAT); otherwise null. */
+  rejectedReason: string | null;
+  qualityRating: WhatsAppQualityRating;
+}
+
+/** Error codes of the platform the service acts on (Meta's Cloud API error codes). */
+export const WHATSAPP_ERROR = {
+  /** Re-engagement message: more than 24 hours since the contact last wrote; only a template may go. */
+  reEngagement: 131047,
+  /** Message undeliverable (not a WhatsApp user, blocked, ...). */
+  undeliverable: 131026,
+  /** The template does not exist in this language, or is not approved. */
+  templateNotFound: 132001,
+  templatePaused: 132015,
+  templateDisabled: 132016,
+  /** Throughput exceeded for the number. */
+  rateLimited: 130429,
+} as const;
+
+/** A refusal by the provider, with its error code and title (and the HTTP status it answered). */
+export class WhatsAppProviderError extends Error {
+  constructor(
+    readonly code: number,
+    readonly title: string,
+    readonly httpStatus: number,
+  ) {
+    super(`${code} ${title}`);
+    this.name = 'WhatsAppProviderError';
+  }
+}
