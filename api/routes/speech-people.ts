@@ -40,6 +40,14 @@ function strictly<T extends z.ZodType>(schema: T): T {
   return schema;
 }
 
+/**
+ * An email address as a pattern, not zod's email format: the OpenAPI description states this exact
+ * pattern, so what a client validates and what the route accepts are one rule (HTML's valid e-mail
+ * address, with at least one dot in the domain).
+ */
+const EMAIL_ADDRESS =
+  /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
 const teamName = z.string().trim().min(1).max(100).describe('Trimmed, 1 to 100 characters; unique in the workspace.');
 const teamBody = z.strictObject({ name: teamName });
 const teamSchema = z.object({
@@ -51,7 +59,14 @@ const teamSchema = z.object({
 
 const repSettings = {
   name: z.string().trim().min(1).max(200).describe('Trimmed, 1 to 200 characters; need not be unique.'),
-  email: z.email().max(254).nullable().describe('A valid email address, kept as given; null (the default): none.'),
+  email: z
+    .string()
+    .max(254)
+    .regex(EMAIL_ADDRESS, 'a valid email address')
+    .nullable()
+    .describe(
+      'An email address (the WHATWG form of HTML, with a dot in the domain: no label starting or ending with a hyphen), kept as given; null (the default): none.',
+    ),
   teamId: z
     .string()
     .uuid()
