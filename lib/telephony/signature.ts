@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameHexDigest } from '../timing-safe';
 
 /**
  * The signature of a carrier's status event, modelled on Stripe's and Standard Webhooks':
@@ -26,11 +27,8 @@ export function verifyEventSignature(
   const parts = header.split(',').map((part) => part.trim().split('='));
   const timestamp = Number(parts.find(([name]) => name === 't')?.[1]);
   if (!Number.isInteger(timestamp) || Math.abs(nowMs / 1000 - timestamp) > SIGNATURE_TOLERANCE_SECONDS) return false;
-  const expected = Buffer.from(digest(secret, timestamp, rawBody), 'hex');
-  return parts.some(([name, value]) => {
-    if (name !== 'v1' || !value || !/^[0-9a-f]{64}$/i.test(value)) return false;
-    return timingSafeEqual(Buffer.from(value, 'hex'), expected);
-  });
+  const expected = digest(secret, timestamp, rawBody);
+  return parts.some(([name, value]) => name === 'v1' && sameHexDigest(value, expected));
 }
 
 function digest(secret: string, timestamp: number, rawBody: string | Buffer): string {
