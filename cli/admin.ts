@@ -9,7 +9,10 @@ import { ConflictError } from '../lib/phone-numbers';
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgv(argv);
-  const name = positionals.slice(0, 2).join(' ');
+  // Commands are two words (`number assign`) or three (`whatsapp sender connect`).
+  const name =
+    [3, 2].map((words) => positionals.slice(0, words).join(' ')).find((candidate) => adminCommands[candidate]) ??
+    positionals.slice(0, 2).join(' ');
   const command = adminCommands[name];
   if (!command) {
     process.stderr.write(`unknown command "${name}"; commands: ${Object.keys(adminCommands).join(', ')}\n`);

@@ -18,6 +18,8 @@ import { readFileSync } from 'node:fs';
 import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journey';
 import { ApiError } from '../api/http/api-error';
 import { publishJourney, saveJourney, journeyView } from '../api/services/journeys';
+import { configVariables } from '../lib/config';
+import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 
 export class UsageError extends Error {}
 
@@ -137,6 +139,16 @@ export const adminCommands: Record<string, Command> = {
   'number release': async (db, raw) => {
     const flags = parseFlags({ e164: e164PhoneSchema }, raw);
     return releasePhoneNumber(db, flags.e164);
+  },
+  'whatsapp sender connect': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid, e164: phoneNumber, 'display-name': text.max(200).optional() }, raw);
+    const provider = configVariables.shape.WHATSAPP_PROVIDER.parse(process.env.WHATSAPP_PROVIDER);
+    return connectWhatsAppSender(db, {
+      workspaceId: flags.workspace,
+      e164: flags.e164,
+      displayName: flags['display-name'],
+      provider,
+    });
   },
 };
 

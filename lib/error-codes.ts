@@ -71,6 +71,10 @@ export const ErrorCode = {
   speech_team_limit_reached: 'speech_team_limit_reached',
   // Credits: 402 when the balance does not cover what an operation needs (its price, or a test call's first minute), with balance and required; nothing is performed.
   insufficient_credits: 'insufficient_credits',
+  // WhatsApp templates (POST /whatsapp/templates): 409 when the workspace has no connected sender (its WhatsApp
+  // Business Account, which templates belong to, comes with one), or another template has the name in the language.
+  whatsapp_sender_required: 'whatsapp_sender_required',
+  whatsapp_template_exists: 'whatsapp_template_exists',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -32,7 +32,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   voice_not_found: 'no voice with this id is available to the workspace (GET /voices lists them)',
   preview_not_supported: "the voice's provider offers no preview",
   provider_error:
-    'the speech synthesiser could not make the preview, or the translator the translation (`upstreamStatus`: 503 cannot run, 500 failed, 504 too slow)',
+    'the speech synthesiser could not make the preview, the translator the translation, or the WhatsApp provider refused or failed the request (`upstreamStatus`: its HTTP status; 503 cannot run or unreachable, 500 failed, 504 too slow)',
   translation_pair_unsupported:
     'no installed language pair translates from the source language into the target language (`pairs` lists those installed)',
   invalid_campaign_transition: "the campaign's state does not allow this action (`from`, `action`)",
@@ -55,6 +55,9 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   external_id_taken: 'another dictionary of the workspace has this externalId (`detail`)',
   agent_limit_reached: 'the workspace has as many live agents as it may, 200 (`detail`)',
   dictionary_limit_reached: 'the workspace has as many dictionaries as it may (`detail`)',
+  whatsapp_sender_required:
+    'the workspace has no connected WhatsApp sender: templates belong to its WhatsApp Business Account, which comes with a sender (`detail`)',
+  whatsapp_template_exists: 'another template of the workspace has this name in this language (`detail`)',
   call_issue_limit_reached: 'the call holds as many reported issues as it may, 100 (`detail`)',
 };
 

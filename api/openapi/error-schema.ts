@@ -50,7 +50,7 @@ export const errorBodySchema = z.strictObject({
     .int()
     .optional()
     .describe(
-      'provider_error: how the provider failed, as an HTTP status: 4xx it refused the request, 5xx it was unavailable (speech synthesiser, translator: 503 cannot be run, 500 failed, 504 too slow).',
+      'provider_error: how the provider failed, as an HTTP status: 4xx it refused the request, 5xx it was unavailable (speech synthesiser, translator: 503 cannot be run, 500 failed, 504 too slow; WhatsApp provider: the status it answered, 503 when it could not be reached).',
     ),
   pairs: z
     .array(z.strictObject({ from: z.string(), to: z.string() }))

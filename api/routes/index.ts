@@ -27,6 +27,9 @@ import { voiceRoutes } from './voices';
 import { telephonyEventRoutes } from './telephony-events';
 import { testCallRoutes } from './test-calls';
 import { whoamiRoutes } from './whoami';
+import { whatsAppSenderRoutes } from './whatsapp-senders';
+import { whatsAppTemplateRoutes } from './whatsapp-templates';
+import { whatsAppInboxRoutes } from './whatsapp-inbox';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
 export const routes: readonly RouteDefinition[] = [
@@ -56,6 +59,9 @@ export const routes: readonly RouteDefinition[] = [
   ...speechPeopleRoutes,
   ...speechCallRoutes,
   ...creditRoutes,
+  ...whatsAppSenderRoutes,
+  ...whatsAppTemplateRoutes,
+  ...whatsAppInboxRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

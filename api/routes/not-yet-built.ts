@@ -24,10 +24,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['get', '/commerce/orders', 'sales.view', { feature: 'd2c' }],
   ['put', '/crm/connections/{id}/order-notifications', 'crm.edit'],
   ['get', '/crm/connections/{id}/deliveries', 'crm.view'],
-  ['get', '/whatsapp/messages', 'whatsapp.view'],
-  ['post', '/whatsapp/templates/{id}/sync-status', 'whatsapp.edit'],
-  ['post', '/whatsapp/conversations/{id}/archive', 'whatsapp.edit'],
-  ['post', '/whatsapp/conversations/{id}/unarchive', 'whatsapp.edit'],
   ['put', '/whatsapp/campaigns/{id}', 'campaigns.edit'],
 ];
 

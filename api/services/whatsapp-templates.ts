@@ -1,0 +1,160 @@
+import type { WhatsAppTemplate, WhatsAppTemplateStatus } from '../../generated/prisma/client';
+import { ErrorCode } from '../../lib/error-codes';
+import { isUniqueViolation } from '../../lib/prisma-errors';
+import { checkTemplateBody } from '../../lib/whatsapp/template-rules';
+import {
+  WhatsAppProviderError,
+  type WhatsAppProvider,
+  type WhatsAppTemplateCategory,
+} from '../../lib/whatsapp/provider';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import type { AppServices } from './index';
+import { findOwned } from './owned';
+
+export interface NewWhatsAppTemplate {
+  name: string;
+  language: string;
+  category: WhatsAppTemplateCategory;
+  /** Checked by the route (lib/whatsapp/template-rules.ts): numbered variables {{1}}..{{n}}. */
+  body: string;
+}
+
+/** The provider senders and templates go through; AppServices.whatsapp.provider, set where the app is built. */
+export function whatsAppProviderOf(services: AppServices): WhatsAppProvider {
+  const provider = services.whatsapp?.provider;
+  if (!provider) throw new Error('no WhatsApp provider is configured (AppServices.whatsapp.provider)');
+  return provider;
+}
+
+/**
+ * A request to the provider, its failures as the API answers them (as voice previews and translations
+ * do): 502 provider_error with upstreamStatus, the provider's HTTP status when it answered with a
+ * refusal, 503 when it could not be reached at all.
+ */
+export async function askWhatsAppProvider<Result>(work: () => Promise<Result>): Promise<Result> {
+  try {
+    return await work();
+  } catch (error) {
+    const refused = error instanceof WhatsAppProviderError;
+    console.error(`[whatsapp] the provider failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: refused ? error.httpStatus : 503 });
+  }
+}
+
+/** The WhatsApp Business Account of the workspace: its earliest connected sender's (templates belong to it). */
+async function businessAccountOf({ db }: AppServices, workspaceId: string) {
+  const sender = await db.whatsAppSender.findFirst({
+    where: { workspaceId, status: 'CONNECTED' },
+    orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
+    select: { businessAccountId: true },
+  });
+  if (!sender)
+    throw new ApiError(409, ErrorCode.whatsapp_sender_required, {
+      detail: 'connect a WhatsApp sender first: templates belong to its WhatsApp Business Account',
+    });
+  return sender.businessAccountId;
+}
+
+/**
+ * Creates a template and submits it for review. The row is written first (PENDING, not yet submitted),
+ * so the unique (workspace, name, language) decides a race before the provider hears of it; a provider
+ * failure deletes it again and answers 502. Stored PENDING with the provider's id.
+ */
+export async function createWhatsAppTemplate(services: AppServices, principal: Principal, input: NewWhatsAppTemplate) {
+  const { workspaceId } = principal;
+  const provider = whatsAppProviderOf(services);
+  const businessAccountId = await businessAccountOf(services, workspaceId);
+  const { variableCount } = checkTemplateBody(input.body);
+  let template: WhatsAppTemplate;
+  try {
+    template = await services.db.whatsAppTemplate.create({
+      data: { ...input, workspaceId, variableCount, provider: provider.name },
+    });
+  } catch (error) {
+    if (isUniqueViolation(error))
+      throw new ApiError(409, ErrorCode.whatsapp_template_exists, {
+        detail: `another template of this workspace is named ${input.name} in ${input.language}`,
+      });
+    throw error;
+  }
+  try {
+    const submitted = await askWhatsAppProvider(() => provider.submitTemplate({ businessAccountId, ...input }));
+    return await services.db.whatsAppTemplate.update({
+      where: { id: template.id },
+      data: { providerTemplateId: submitted.id, status: submitted.status },
+    });
+  } catch (error) {
+    await services.db.whatsAppTemplate.deleteMany({ where: { id: template.id, providerTemplateId: null } });
+    throw error;
+  }
+}
+
+export async function listWhatsAppTemplates(
+  { db }: AppServices,
+  principal: Principal,
+  query: { status?: WhatsAppTemplateStatus },
+): Promise<WhatsAppTemplate[]> {
+  return db.whatsAppTemplate.findMany({
+    where: { workspaceId: principal.workspaceId, ...(query.status ? { status: query.status } : {}) },
+    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
+  });
+}
+
+export async function findOwnedWhatsAppTemplate({ db }: AppServices, principal: Principal, id: string) {
+  return findOwned(principal, id, (where) => db.whatsAppTemplate.findFirst({ where }));
+}
+
+/** Deleted here for good; messages sent with it keep its id (templateId) and their text. */
+export async function deleteWhatsAppTemplate({ db }: AppServices, principal: Principal, id: string): Promise<void> {
+  await findOwned(principal, id, async (where) =>
+    (await db.whatsAppTemplate.deleteMany({ where })).count > 0 ? true : null,
+  );
+}
+
+/**
+ * Reads the provider's current review of the template and stores it (status, rejectedReason,
+ * qualityRating); statusUpdatedAt moves only when one of them changed. A template the provider never
+ * took (its submission did not finish) is answered as stored.
+ */
+export async function syncWhatsAppTemplateStatus(services: AppServices, principal: Principal, id: string) {
+  const template = await findOwnedWhatsAppTemplate(services, principal, id);
+  const providerTemplateId = template.providerTemplateId;
+  if (!providerTemplateId) return template;
+  const provider = whatsAppProviderOf(services);
+  const review = await askWhatsAppProvider(() => provider.getTemplate(providerTemplateId));
+  const changed =
+    review.status !== template.status ||
+    review.rejectedReason !== template.rejectedReason ||
+    review.qualityRating !== template.qualityRating;
+  if (!changed) return template;
+  const updated = await services.db.whatsAppTemplate.updateManyAndReturn({
+    where: { id: template.id, workspaceId: principal.workspaceId },
+    data: {
+      status: review.status,
+      rejectedReason: review.rejectedReason,
+      qualityRating: review.qualityRating,
+      statusUpdatedAt: new Date(),
+    },
+  });
+  // Deleted while the provider was asked: the same 403 as any template that is not there.
+  return findOwned(principal, id, async () => updated[0]);
+}
+
+/** The template as the API answers it. */
+export function whatsAppTemplateView(template: WhatsAppTemplate) {
+  return {
+    id: template.id,
+    name: template.name,
+    language: template.language,
+    category: template.category,
+    body: template.body,
+    variableCount: template.variableCount,
+    status: template.status,
+    rejectedReason: template.rejectedReason,
+    qualityRating: template.qualityRating,
+    providerTemplateId: template.providerTemplateId,
+    statusUpdatedAt: template.statusUpdatedAt.toISOString(),
+    createdAt: template.createdAt.toISOString(),
+  };
+}

@@ -1,0 +1,69 @@
+import { randomInt } from 'node:crypto';
+import type { Database } from '../database';
+import { ConflictError } from '../phone-numbers';
+import { NotFoundError } from '../workspace-admin';
+
+/** A numeric id as the platform's are (phone_number_id, WhatsApp Business Account id): 15 digits. */
+const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
+
+export interface SenderConnection {
+  workspaceId: string;
+  /** Normalised E.164 (lib/phone.ts). */
+  e164: string;
+  displayName?: string;
+  /** WHATSAPP_PROVIDER: the provider the number is connected through. */
+  provider: string;
+}
+
+/**
+ * Connects a WhatsApp number to a workspace (the operator's `whatsapp sender connect`; signup and QR
+ * connection are refused to keys). The number gets a phone_number_id of its own and the workspace's
+ * WhatsApp Business Account: the one its earlier senders have (templates belong to it), else a new one.
+ *
+ * Connecting a number the workspace already has re-connects it: same id and provider ids, CONNECTED,
+ * connectedAt now and disconnectedAt cleared when it was disconnected (left alone when it is connected);
+ * a given display name replaces the stored one. A number CONNECTED in another workspace is refused
+ * (ConflictError) until it is disconnected there. Connects of one number take turns on an advisory lock.
+ */
+export async function connectWhatsAppSender(db: Database, connection: SenderConnection): Promise<{ id: string }> {
+  const { workspaceId, e164, provider } = connection;
+  const workspace = await db.workspace.findFirst({ where: { id: workspaceId, deletedAt: null }, select: { id: true } });
+  if (!workspace) throw new NotFoundError(`workspace ${workspaceId} not found`);
+  const displayName = connection.displayName === undefined ? {} : { displayName: connection.displayName };
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`whatsapp-sender:${e164}`}, 0))`;
+    const elsewhere = await tx.whatsAppSender.findFirst({
+      where: { e164, status: 'CONNECTED', workspaceId: { not: workspaceId } },
+      select: { workspaceId: true },
+    });
+    if (elsewhere)
+      throw new ConflictError(
+        `${e164} is a connected WhatsApp sender of workspace ${elsewhere.workspaceId}; disconnect it there first (DELETE /whatsapp/senders/{id})`,
+      );
+    const held = await tx.whatsAppSender.findUnique({ where: { workspaceId_e164: { workspaceId, e164 } } });
+    if (held) {
+      const reconnect =
+        held.status === 'CONNECTED'
+          ? {}
+          : { status: 'CONNECTED' as const, connectedAt: new Date(), disconnectedAt: null };
+      await tx.whatsAppSender.update({ where: { id: held.id }, data: { ...reconnect, ...displayName } });
+      return { id: held.id };
+    }
+    const account = await tx.whatsAppSender.findFirst({
+      where: { workspaceId, provider },
+      orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
+      select: { businessAccountId: true },
+    });
+    return tx.whatsAppSender.create({
+      data: {
+        workspaceId,
+        e164,
+        ...displayName,
+        provider,
+        phoneNumberId: platformId(),
+        businessAccountId: account?.businessAccountId ?? platformId(),
+      },
+      select: { id: true },
+    });
+  });
+}
