@@ -45,6 +45,7 @@ const app = createApp(
       taskQueue: config.SPEECH_TASK_QUEUE,
       sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
     },
+    whatsapp: { appSecret: config.WHATSAPP_APP_SECRET, verifyToken: config.WHATSAPP_VERIFY_TOKEN },
     telephonyProvider: config.TELEPHONY_PROVIDER,
     telephonySigningSecrets: {
       ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),

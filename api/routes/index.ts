@@ -25,6 +25,7 @@ import { speechPeopleRoutes } from './speech-people';
 import { phoneNumberRoutes } from './phone-numbers';
 import { voiceRoutes } from './voices';
 import { telephonyEventRoutes } from './telephony-events';
+import { whatsAppWebhookRoutes } from './whatsapp-webhook';
 import { testCallRoutes } from './test-calls';
 import { whoamiRoutes } from './whoami';
 import { whatsAppSenderRoutes } from './whatsapp-senders';
@@ -35,6 +36,7 @@ import { whatsAppInboxRoutes } from './whatsapp-inbox';
 export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
   ...telephonyEventRoutes,
+  ...whatsAppWebhookRoutes,
   ...openApiRoutes(() => routes),
   ...docsRoutes,
   ...whoamiRoutes,

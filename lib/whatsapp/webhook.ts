@@ -58,6 +58,13 @@ export const whatsAppStatusSchema = z.object({
     .describe('sent, delivered, read or failed (another value is recorded and changes nothing).'),
   timestamp: unixSeconds.describe('When the status was reached, unix seconds.'),
   recipient_id: z.string().max(40).optional(),
+  biz_opaque_callback_data: z
+    .string()
+    .max(512)
+    .optional()
+    .describe(
+      "What the send gave to echo: the service's own message id, which finds a message whose wamid is not recorded yet.",
+    ),
   errors: z.array(providerError).max(20).optional().describe('failed: errors[0] gives the code and title stored.'),
 });
 
@@ -166,6 +173,10 @@ export const whatsAppWebhookSchema = z.object({
 });
 
 export type WhatsAppWebhook = z.infer<typeof whatsAppWebhookSchema>;
+/** A change of each applied field (the schema gives a change of these fields no other shape). */
+export type WhatsAppMessagesChange = z.infer<typeof messagesChange>;
+export type WhatsAppTemplateStatusChange = z.infer<typeof templateStatusChange>;
+export type WhatsAppTemplateQualityChange = z.infer<typeof templateQualityChange>;
 export type WhatsAppStatusEvent = z.infer<typeof whatsAppStatusSchema>;
 export type WhatsAppInboundMessage = z.infer<typeof whatsAppInboundMessageSchema>;
 
@@ -179,7 +190,7 @@ export function newestEventTime(webhook: WhatsAppWebhook): number | null {
     see(entry.time);
     for (const change of entry.changes) {
       if (change.field !== 'messages') continue;
-      const value = (change as z.infer<typeof messagesChange>).value;
+      const value = (change as WhatsAppMessagesChange).value;
       for (const status of value.statuses ?? []) see(status.timestamp);
       for (const message of value.messages ?? []) see(message.timestamp);
     }

@@ -1,0 +1,353 @@
+import { createHash } from 'node:crypto';
+import type { Request } from 'express';
+import { NOW_UTC } from '../../activities/call-lines';
+import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
+import { poolCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
+import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
+import { ErrorCode } from '../../lib/error-codes';
+import { poolSql, type RunSql } from '../../lib/run-sql';
+import { sameSecret } from '../../lib/timing-safe';
+import {
+  billingOutcome,
+  isReportedMessageStatus,
+  messageStatusRank,
+  messageStatusRankSql,
+} from '../../lib/whatsapp/message-status';
+import type { WhatsAppTemplateStatus } from '../../lib/whatsapp/provider';
+import {
+  inboundMessageBody,
+  isStaleWhatsAppWebhook,
+  verifyWhatsAppSignature,
+  WHATSAPP_SIGNATURE_HEADER,
+  type WhatsAppInboundMessage,
+  type WhatsAppMessagesChange,
+  type WhatsAppTemplateQualityChange,
+  type WhatsAppTemplateStatusChange,
+  type WhatsAppStatusEvent,
+  type WhatsAppWebhook,
+} from '../../lib/whatsapp/webhook';
+import { ApiError } from '../http/api-error';
+import { rawBodyOf } from '../http/register-routes';
+import type { AppServices } from './index';
+
+/** The actor of the ledger entries a status webhook writes. */
+const WEBHOOK_ACTOR: CreditActor = { type: 'system', id: 'whatsapp-webhook' };
+
+/** The provider webhooks come from: the one senders and templates go through (their ids mean nothing elsewhere). */
+export const webhookProviderOf = (services: AppServices): string => services.whatsapp?.provider?.name ?? 'simulated';
+
+/** 401 unless the raw body carries X-Hub-Signature-256 by the app secret; nothing of the body is read before. */
+export function assertSignedByWhatsApp(req: Request, services: AppServices): void {
+  const appSecret = services.whatsapp?.appSecret;
+  if (!appSecret || !verifyWhatsAppSignature(rawBodyOf(req), req.get(WHATSAPP_SIGNATURE_HEADER), appSecret))
+    throw new ApiError(401, ErrorCode.invalid_signature);
+}
+
+/**
+ * The provider's subscription check (GET /whatsapp/webhook): hub.mode=subscribe and hub.verify_token
+ * equal (timing-safe) to WHATSAPP_VERIFY_TOKEN answer hub.challenge; anything else, or no token
+ * configured, is 403 forbidden.
+ */
+export function subscriptionChallenge(
+  services: AppServices,
+  query: { 'hub.mode'?: string; 'hub.verify_token'?: string; 'hub.challenge'?: string },
+): string {
+  const verifyToken = services.whatsapp?.verifyToken;
+  const challenge = query['hub.challenge'];
+  if (!verifyToken || query['hub.mode'] !== 'subscribe' || challenge === undefined)
+    throw new ApiError(403, ErrorCode.forbidden);
+  if (!sameSecret(query['hub.verify_token'], verifyToken)) throw new ApiError(403, ErrorCode.forbidden);
+  return challenge;
+}
+
+export interface WebhookOutcome {
+  received: true;
+  /** Events that changed something. */
+  applied: number;
+  /** Events that changed nothing: duplicates, late or out-of-order statuses, unknown messages or templates, other fields. */
+  ignored: number;
+}
+
+/**
+ * Applies every event of a signed webhook in order, each in one statement and idempotent by its
+ * (provider, eventKey); answered once all are committed. Stale (every event older than Meta's 7-day
+ * retry horizon): 401 invalid_signature, nothing changed. README "WhatsApp", "Webhooks".
+ */
+export async function receiveWhatsAppWebhook(
+  services: AppServices,
+  webhook: WhatsAppWebhook,
+  nowMs = Date.now(),
+): Promise<WebhookOutcome> {
+  if (isStaleWhatsAppWebhook(webhook, nowMs)) throw new ApiError(401, ErrorCode.invalid_signature);
+  const provider = webhookProviderOf(services);
+  const sql = poolSql(services.sql);
+  const outcome: WebhookOutcome = { received: true, applied: 0, ignored: 0 };
+  const count = (applied: boolean) => (applied ? outcome.applied++ : outcome.ignored++);
+  for (const entry of webhook.entry) {
+    const entryTime = entry.time ?? Math.floor(nowMs / 1000);
+    for (const change of entry.changes) {
+      if (change.field === 'messages') {
+        const { metadata, statuses, messages, contacts } = (change as WhatsAppMessagesChange).value;
+        for (const status of statuses ?? [])
+          count(await applyStatus(services, sql, provider, metadata.phone_number_id, status));
+        for (const message of messages ?? []) {
+          const name = contacts?.find((contact) => contact.wa_id === message.from)?.profile?.name ?? null;
+          count(await applyInboundMessage(sql, provider, metadata.phone_number_id, message, name));
+        }
+      } else if (change.field === 'message_template_status_update') {
+        const { message_template_id: templateId, event, reason } = (change as WhatsAppTemplateStatusChange).value;
+        count(await applyTemplateStatus(sql, provider, templateId, event, reason ?? null, entryTime));
+      } else if (change.field === 'message_template_quality_update') {
+        const { message_template_id: templateId, new_quality_score: quality } = (
+          change as WhatsAppTemplateQualityChange
+        ).value;
+        count(await applyTemplateQuality(sql, provider, templateId, quality, entryTime));
+      } else {
+        await recordOtherChange(sql, provider, entry.id, change);
+        count(false);
+      }
+    }
+  }
+  return outcome;
+}
+
+const EVENT_INSERT = `INSERT INTO "WhatsAppWebhookEvent" (provider, "eventKey", "receivedAt")`;
+const RECORD_OTHER_SQL = `${EVENT_INSERT} VALUES ($1, $2, ${NOW_UTC}) ON CONFLICT DO NOTHING`;
+
+/** Any other field: recorded once (by a digest of the change) and ignored. */
+async function recordOtherChange(sql: RunSql, provider: string, entryId: string, change: unknown) {
+  const digest = createHash('sha256').update(JSON.stringify(change)).digest('hex');
+  await sql(RECORD_OTHER_SQL, provider, `other:${entryId}:${digest}`);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const at = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
+
+/**
+ * One status in one statement: the outbound message of the sender (by phone_number_id) found by the
+ * provider's id, or by the callback data the send gave (its own id) while the provider's id is not
+ * recorded yet; the event recorded once per (provider, status:<wamid>:<status>); the message moved only
+ * forward (lib/whatsapp/message-status.ts), with the status's time and, failed, errors[0].
+ */
+const APPLY_STATUS_SQL = `
+  WITH message AS (
+    SELECT m.id, m."workspaceId", m.status,
+           ${messageStatusRankSql('m.status')} < $5 AS moves
+      FROM "WhatsAppMessage" m JOIN "WhatsAppSender" s ON s.id = m."senderId"
+     WHERE s.provider = $1 AND s."phoneNumberId" = $2 AND m.direction = 'outbound'
+       AND (m."providerMessageId" = $3 OR ($10::uuid IS NOT NULL AND m.id = $10::uuid AND m."providerMessageId" IS NULL))
+     ORDER BY (m."providerMessageId" = $3) DESC NULLS LAST
+     LIMIT 1
+       FOR UPDATE OF m
+  ), recorded AS (
+    ${EVENT_INSERT} SELECT $1, $6, ${NOW_UTC} FROM message
+    ON CONFLICT DO NOTHING
+    RETURNING true AS fresh
+  ), moved AS (
+    UPDATE "WhatsAppMessage" m
+       SET status = $4::"WhatsAppMessageStatus",
+           "providerMessageId" = coalesce(m."providerMessageId", $3),
+           "sentAt" = CASE WHEN $4::text = 'sent' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."sentAt" END,
+           "deliveredAt" = CASE WHEN $4::text = 'delivered' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."deliveredAt" END,
+           "readAt" = CASE WHEN $4::text = 'read' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."readAt" END,
+           "failedAt" = CASE WHEN $4::text = 'failed' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."failedAt" END,
+           "errorCode" = CASE WHEN $4::text = 'failed' THEN $8::int ELSE m."errorCode" END,
+           "errorTitle" = CASE WHEN $4::text = 'failed' THEN $9 ELSE m."errorTitle" END
+      FROM message, recorded
+     WHERE m.id = message.id AND message.moves
+    RETURNING m.status
+  )
+  SELECT message.id::text, message."workspaceId"::text AS "workspaceId",
+         coalesce(moved.status, message.status)::text AS status, moved.status IS NOT NULL AS applied
+    FROM message LEFT JOIN moved ON true`;
+
+/**
+ * Applies one status; then, when it reports delivered, read or failed and the message stands delivered
+ * or read (posted) or failed (voided), settles its hold. Idempotent, and done again for a duplicate, so
+ * an API that died between the commit and the settling is healed by the provider's retry. A message
+ * that failed after its hold was posted (delivered, then failed) keeps it posted: it was delivered.
+ * Unknown message (another system's, or a status for a number not connected here): nothing recorded.
+ */
+async function applyStatus(
+  services: AppServices,
+  sql: RunSql,
+  provider: string,
+  phoneNumberId: string,
+  status: WhatsAppStatusEvent,
+): Promise<boolean> {
+  if (!isReportedMessageStatus(status.status)) return false;
+  const callbackData = status.biz_opaque_callback_data;
+  const error = status.errors?.[0];
+  const [row] = await sql<{ id: string; workspaceId: string; status: string; applied: boolean }>(
+    APPLY_STATUS_SQL,
+    provider,
+    phoneNumberId,
+    status.id,
+    status.status,
+    messageStatusRank(status.status),
+    `status:${status.id}:${status.status}`,
+    at(status.timestamp),
+    error?.code ?? null,
+    error ? (error.title ?? error.message ?? null) : null,
+    callbackData && UUID.test(callbackData) ? callbackData : null,
+  );
+  if (!row) return false;
+  const settle = billingOutcome(row.status);
+  if (settle && billingOutcome(status.status)) {
+    const message = { workspaceId: row.workspaceId, messageId: row.id, delivered: settle === 'post' };
+    await settleWhatsAppMessageHold(poolCreditStore(services.sql), message, WEBHOOK_ACTOR).catch((failure) => {
+      if (!(failure instanceof HoldAlreadySettledError)) throw failure;
+    });
+  }
+  return row.applied;
+}
+
+/**
+ * One inbound message in one statement: recorded once per (provider, message:<wamid>); the contact's
+ * conversation created or updated (its name, lastInboundAt, which opens the customer-service window,
+ * and lastMessageAt, never moved back), unarchived when the message is newer than its archiving, as
+ * inboxes do; the message inserted, received, at the time the contact sent it.
+ */
+const APPLY_INBOUND_SQL = `
+  WITH sender AS (
+    SELECT id, "workspaceId" FROM "WhatsAppSender" WHERE provider = $1 AND "phoneNumberId" = $2
+  ), recorded AS (
+    ${EVENT_INSERT} SELECT $1, $3, ${NOW_UTC} FROM sender
+    ON CONFLICT DO NOTHING
+    RETURNING true AS fresh
+  ), conversation AS (
+    INSERT INTO "WhatsAppConversation" AS c
+           (id, "workspaceId", "senderId", "contactE164", "contactName", "lastInboundAt", "lastMessageAt", "createdAt")
+    SELECT gen_random_uuid(), sender."workspaceId", sender.id, $4, $5, $6::timestamptz AT TIME ZONE 'UTC',
+           $6::timestamptz AT TIME ZONE 'UTC', ${NOW_UTC}
+      FROM sender, recorded
+    ON CONFLICT ("senderId", "contactE164") DO UPDATE
+       SET "contactName" = coalesce(EXCLUDED."contactName", c."contactName"),
+           "lastInboundAt" = greatest(c."lastInboundAt", EXCLUDED."lastInboundAt"),
+           "lastMessageAt" = greatest(c."lastMessageAt", EXCLUDED."lastMessageAt"),
+           archived = c.archived AND coalesce(c."archivedAt" >= EXCLUDED."lastInboundAt", false),
+           "archivedAt" = CASE WHEN c.archived AND c."archivedAt" >= EXCLUDED."lastInboundAt" THEN c."archivedAt" END
+    RETURNING c.id, c."workspaceId", c."senderId"
+  ), inserted AS (
+    INSERT INTO "WhatsAppMessage"
+           (id, "workspaceId", "conversationId", "senderId", direction, type, body, status, "providerMessageId", "createdAt")
+    SELECT gen_random_uuid(), c."workspaceId", c.id, c."senderId", 'inbound', $7, $8, 'received', $9,
+           $6::timestamptz AT TIME ZONE 'UTC'
+      FROM conversation c
+    ON CONFLICT ("senderId", "providerMessageId") DO NOTHING
+    RETURNING id
+  )
+  SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
+
+async function applyInboundMessage(
+  sql: RunSql,
+  provider: string,
+  phoneNumberId: string,
+  message: WhatsAppInboundMessage,
+  contactName: string | null,
+): Promise<boolean> {
+  const [row] = await sql<{ inserted: number }>(
+    APPLY_INBOUND_SQL,
+    provider,
+    phoneNumberId,
+    `message:${message.id}`,
+    `+${message.from}`,
+    contactName,
+    at(message.timestamp),
+    message.type,
+    inboundMessageBody(message),
+    message.id,
+  );
+  return (row?.inserted ?? 0) > 0;
+}
+
+/** The review outcomes a template takes; another event (PENDING_DELETION, FLAGGED, ...) is recorded and changes nothing. */
+const TEMPLATE_STATUSES: readonly WhatsAppTemplateStatus[] = ['PENDING', 'APPROVED', 'REJECTED', 'PAUSED', 'DISABLED'];
+
+/**
+ * One template review in one statement: recorded once per (provider, template_status:<id>:<event>:<time>);
+ * the status stored unless the template's status is newer than the event (statusUpdatedAt, to the
+ * second the provider's times have), with its reason when REJECTED.
+ */
+const APPLY_TEMPLATE_STATUS_SQL = `
+  WITH template AS (
+    SELECT id FROM "WhatsAppTemplate" WHERE provider = $1 AND "providerTemplateId" = $2 FOR UPDATE
+  ), recorded AS (
+    ${EVENT_INSERT} SELECT $1, $3, ${NOW_UTC} FROM template
+    ON CONFLICT DO NOTHING
+    RETURNING true AS fresh
+  ), moved AS (
+    UPDATE "WhatsAppTemplate" t
+       SET status = $4::"WhatsAppTemplateStatus", "rejectedReason" = CASE WHEN $4::text = 'REJECTED' THEN $5::text END,
+           "statusUpdatedAt" = greatest(t."statusUpdatedAt", $6::timestamptz AT TIME ZONE 'UTC')
+      FROM template, recorded
+     WHERE t.id = template.id AND $7 AND date_trunc('second', t."statusUpdatedAt") <= $6::timestamptz AT TIME ZONE 'UTC'
+    RETURNING t.id
+  )
+  SELECT (SELECT count(*) FROM moved)::int AS moved`;
+
+async function applyTemplateStatus(
+  sql: RunSql,
+  provider: string,
+  templateId: string,
+  event: string,
+  reason: string | null,
+  time: number,
+): Promise<boolean> {
+  const known = (TEMPLATE_STATUSES as readonly string[]).includes(event);
+  const [row] = await sql<{ moved: number }>(
+    APPLY_TEMPLATE_STATUS_SQL,
+    provider,
+    templateId,
+    `template_status:${templateId}:${event}:${time}`,
+    known ? event : 'PENDING',
+    reason,
+    at(time),
+    known,
+  );
+  return (row?.moved ?? 0) > 0;
+}
+
+const QUALITY_RATINGS = ['GREEN', 'YELLOW', 'RED', 'UNKNOWN'];
+
+/**
+ * One quality update in one statement: recorded once per (provider, template_quality:<id>:<time>:<score>);
+ * stored unless an update recorded for the template is newer (the time, zero-padded in the key, orders them).
+ */
+const APPLY_TEMPLATE_QUALITY_SQL = `
+  WITH template AS (
+    SELECT id FROM "WhatsAppTemplate" WHERE provider = $1 AND "providerTemplateId" = $2 FOR UPDATE
+  ), newer AS (
+    SELECT 1 FROM "WhatsAppWebhookEvent"
+     WHERE provider = $1 AND left("eventKey", length($3::text)) = $3::text AND substr("eventKey", length($3::text) + 1, 12) > $4::text
+     LIMIT 1
+  ), recorded AS (
+    ${EVENT_INSERT} SELECT $1, $3::text || $4::text || ':' || $5::text, ${NOW_UTC} FROM template
+    ON CONFLICT DO NOTHING
+    RETURNING true AS fresh
+  ), moved AS (
+    UPDATE "WhatsAppTemplate" t SET "qualityRating" = $5::text
+      FROM template, recorded
+     WHERE t.id = template.id AND $6 AND NOT EXISTS (SELECT 1 FROM newer)
+    RETURNING t.id
+  )
+  SELECT (SELECT count(*) FROM moved)::int AS moved`;
+
+async function applyTemplateQuality(
+  sql: RunSql,
+  provider: string,
+  templateId: string,
+  quality: string,
+  time: number,
+): Promise<boolean> {
+  const [row] = await sql<{ moved: number }>(
+    APPLY_TEMPLATE_QUALITY_SQL,
+    provider,
+    templateId,
+    `template_quality:${templateId}:`,
+    String(time).padStart(12, '0'),
+    quality,
+    QUALITY_RATINGS.includes(quality),
+  );
+  return (row?.moved ?? 0) > 0;
+}
