@@ -44,6 +44,8 @@ export const configVariables = z.object({
   /** Port and interface the simulated WhatsApp provider process listens on. */
   SIMULATED_WHATSAPP_PORT: z.coerce.number().int().min(0).max(65535).default(3200),
   SIMULATED_WHATSAPP_HOST: z.string().default('127.0.0.1'),
+  /** Simulated WhatsApp time: 1 is real time, 0.001 makes a 2 s template review take 2 ms (the 24-hour window is not scaled). */
+  SIMULATED_WHATSAPP_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
   /** Where the simulated provider posts its webhooks (the app's webhook subscription, as set in Meta's app dashboard). */
   SIMULATED_WHATSAPP_WEBHOOK_URL: z.string().url().default('http://127.0.0.1:3000/whatsapp/webhook'),
   /**

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CarrierCallSnapshot } from '../../activities/providers/carrier';
@@ -11,6 +10,8 @@ import { SIGNATURE_HEADER, signEvent } from '../../lib/telephony/signature';
 import type { Database } from '../../lib/database';
 import { prismaSql, type RunSql } from '../../lib/run-sql';
 import { createJsonHttp } from '../../lib/http/json-http';
+import { closeHttp, listenHttp } from '../../lib/http/listen';
+import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './timeline';
 
 /**
@@ -32,7 +33,7 @@ export interface SimulatedCarrierOptions {
   /** 1: real time; 0.001: a 40 s call lasts 40 ms (SIMULATED_TELEPHONY_TIME_SCALE). */
   timeScale: number;
   /** Backoff of an event the receiver did not answer 2xx: first delay, doubling up to the most. */
-  retry?: { firstMs: number; maxMs: number };
+  retry?: RetryBackoff;
   /** Test seam: an event this answers false for is never sent, as if the carrier lost it. */
   sendsEvent?: (event: CallEvent) => boolean;
 }
@@ -68,12 +69,6 @@ type CallRow = Awaited<ReturnType<Database['simulatedProviderCall']['findUniqueO
 
 /** Sockets kept open to receivers of events: as many events in flight at once. */
 const EVENT_SOCKETS = 64;
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, Math.max(ms, 0));
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
-  });
 
 export function createSimulatedCarrier(options: SimulatedCarrierOptions): SimulatedCarrier {
   const { db, timeScale } = options;
@@ -124,20 +119,13 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   }
 
   async function post(url: string, event: CallEvent): Promise<void> {
-    const body = JSON.stringify(event);
-    for (let delay = retry.firstMs; !stopping.signal.aborted; delay = Math.min(delay * 2, retry.maxMs)) {
-      try {
-        const response = await http.request('POST', url, {
-          rawBody: body,
-          headers: { [SIGNATURE_HEADER]: signEvent(options.signingSecret, body) },
-          signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(10_000)]),
-        });
-        if (response.status >= 200 && response.status <= 299) return;
-      } catch {
-        // Unreachable or timed out: retried like any answer that is not 2xx.
-      }
-      await sleep(delay, stopping.signal);
-    }
+    const rawBody = JSON.stringify(event);
+    await postUntilAnswered(http, url, {
+      rawBody,
+      headers: () => ({ [SIGNATURE_HEADER]: signEvent(options.signingSecret, rawBody) }),
+      retry,
+      signal: stopping.signal,
+    });
   }
 
   /**
@@ -356,20 +344,15 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
       return live.size;
     },
     async listen(port, host = '127.0.0.1') {
-      const listening = app.listen(port, host);
-      server = listening;
-      await new Promise<void>((resolve, reject) => {
-        listening.once('listening', resolve);
-        listening.once('error', reject);
-      });
+      const listening = await listenHttp(app, port, host);
+      server = listening.server;
       await resumeDeliveries();
-      return `http://${host}:${(listening.address() as AddressInfo).port}`;
+      return listening.url;
     },
     async close() {
       stopping.abort();
       await Promise.all([...deliveries.values()].map((delivery) => delivery.done));
-      server?.closeAllConnections();
-      await new Promise<void>((resolve) => (server ? server.close(() => resolve()) : resolve()));
+      await closeHttp(server);
       http.close();
     },
   };

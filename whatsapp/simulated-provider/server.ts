@@ -1,0 +1,562 @@
+import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import express, { type Request, type Response } from 'express';
+import { z } from 'zod';
+import type { Database } from '../../lib/database';
+import { createJsonHttp } from '../../lib/http/json-http';
+import { closeHttp, listenHttp } from '../../lib/http/listen';
+import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
+import { isUniqueViolation } from '../../lib/prisma-errors';
+import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
+import { signWhatsAppWebhook, WHATSAPP_SIGNATURE_HEADER } from '../../lib/whatsapp/webhook';
+import {
+  messagePlan,
+  SIMULATED_WINDOW_MS,
+  templateParameterCount,
+  templateReviewSteps,
+  templateStateAfter,
+  waId,
+  type PlanStep,
+  type TemplateStep,
+} from './rules';
+
+/**
+ * The `simulated` WhatsApp provider: a participant of its own over HTTP, speaking the subset of Meta's
+ * WhatsApp Cloud API (Graph API) the service uses. It takes sends (POST /{version}/{phone-number-id}/messages)
+ * and template submissions (POST /{version}/{waba-id}/message_templates, GET /{version}/{template-id}),
+ * decides reviews and delivery outcomes by the rules of rules.ts, keeps its own durable record (tables
+ * SimulatedWhatsAppMessage and SimulatedWhatsAppTemplate), and POSTs Meta-shaped webhooks signed with the
+ * app secret (X-Hub-Signature-256) to the app's webhook URL, each retried with backoff until answered
+ * 2xx, in order per message and per template, going on after a restart. Nothing leaves the machine.
+ *
+ * The simulator's own (not Meta's) operator/test hook: POST /simulator/inbound makes a contact write.
+ */
+export interface SimulatedWhatsAppProviderOptions {
+  db: Database;
+  /** Signs every webhook (HMAC-SHA256 of the raw body); never logged. */
+  appSecret: string;
+  /** The app's webhook subscription: where every webhook goes (pending ones too, after a restart). */
+  webhookUrl: string;
+  /** 1: real time (default); 0.001: a 2 s review takes 2 ms. The 24-hour window is never scaled. */
+  timeScale?: number;
+  /** Backoff of a webhook not answered 2xx (default 0.5 s doubling to 30 s). */
+  retry?: RetryBackoff;
+}
+
+export interface SimulatedWhatsAppProvider {
+  listen(port: number, host?: string): Promise<string>;
+  /** Stops delivering and closes the server; what is left to deliver is delivered by the next start. */
+  close(): Promise<void>;
+}
+
+/** The header a send names its client key in: a second send with the key answers the first message. */
+export const IDEMPOTENCY_HEADER = 'idempotency-key';
+
+/** Sockets kept open to the webhook receiver: as many webhooks in flight at once. */
+const WEBHOOK_SOCKETS = 64;
+
+/** A refusal in Meta's error shape. */
+class GraphError extends Error {
+  constructor(
+    readonly code: number,
+    readonly title: string,
+    readonly details: string,
+    readonly httpStatus = 400,
+    readonly subcode?: number,
+  ) {
+    super(`(#${code}) ${title}`);
+  }
+}
+
+const invalidParameter = (details: string, subcode?: number) =>
+  new GraphError(100, 'Invalid parameter', details, 400, subcode);
+
+const textParameter = z.object({ type: z.literal('text'), text: z.string().max(32_768) });
+/** What every send carries, whatever its type. */
+const sendBase = z.object({
+  messaging_product: z.literal('whatsapp'),
+  recipient_type: z.literal('individual').optional(),
+  biz_opaque_callback_data: z.string().max(512).optional(),
+  to: z.string().regex(/^\+?[\d\s()-]{5,30}$/),
+});
+const sendSchema = z.discriminatedUnion('type', [
+  sendBase.extend({
+    type: z.literal('template'),
+    template: z.object({
+      name: z.string().min(1).max(512),
+      language: z.object({ code: z.string().min(2).max(15), policy: z.literal('deterministic').optional() }),
+      components: z.array(z.object({ type: z.string(), parameters: z.array(textParameter).optional() })).optional(),
+    }),
+  }),
+  sendBase.extend({
+    type: z.literal('text'),
+    text: z.object({ body: z.string().min(1).max(4096), preview_url: z.boolean().optional() }),
+  }),
+]);
+type SendBody = z.infer<typeof sendSchema>;
+
+const submissionSchema = z.object({
+  name: z.string().regex(/^[a-z0-9_]{1,512}$/),
+  language: z.string().regex(/^[a-z]{2,3}(_[A-Z]{2})?$/),
+  category: z.enum(['MARKETING', 'UTILITY', 'AUTHENTICATION']),
+  allow_category_change: z.boolean().optional(),
+  components: z
+    .array(z.object({ type: z.string(), text: z.string().optional() }).loose())
+    .refine((components) => components.filter((c) => c.type.toUpperCase() === 'BODY').length === 1, {
+      message: 'exactly one BODY component',
+    }),
+});
+
+const inboundSchema = z.object({
+  phoneNumberId: z.string().min(1).max(64),
+  from: z.string().regex(/^\+?\d{5,15}$/),
+  text: z.string().min(1).max(4096),
+  name: z.string().min(1).max(256).optional(),
+});
+
+type MessageRow = Awaited<ReturnType<Database['simulatedWhatsAppMessage']['findUniqueOrThrow']>>;
+type TemplateRow = Awaited<ReturnType<Database['simulatedWhatsAppTemplate']['findUniqueOrThrow']>>;
+
+/** One webhook of a message's or template's sequence: when it is due and what it says. */
+interface Outgoing {
+  dueAt: number;
+  body: string;
+}
+
+/** A numeric id as the platform's are: 15 digits (below 2^53, so it survives JSON numbers). */
+const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
+const unixSeconds = (ms: number) => String(Math.floor(ms / 1000));
+const json = (value: unknown) => value as object;
+
+export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProviderOptions): SimulatedWhatsAppProvider {
+  const { db, appSecret, webhookUrl } = options;
+  const timeScale = options.timeScale ?? 1;
+  const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
+  const stopping = new AbortController();
+  const http = createJsonHttp({ sockets: WEBHOOK_SOCKETS });
+  /** One delivery loop per message or template with webhooks left. */
+  const deliveries = new Map<string, Promise<void>>();
+
+  const envelope = (accountId: string, field: string, value: object, atMs: number) =>
+    JSON.stringify({
+      object: 'whatsapp_business_account',
+      entry: [{ id: accountId, time: Number(unixSeconds(atMs)), changes: [{ value, field }] }],
+    });
+
+  /**
+   * The simulator keeps no registry of numbers (any phone-number-id is taken), so a messages webhook names
+   * the phone-number-id as its display number and as its entry id (Meta: the number's digits, the WABA id).
+   */
+  const metadataOf = (phoneNumberId: string) => ({
+    display_phone_number: phoneNumberId,
+    phone_number_id: phoneNumberId,
+  });
+
+  function messageWebhooks(row: MessageRow): Outgoing[] {
+    const start = row.createdAt.getTime();
+    const payload = row.payload as {
+      category?: string;
+      callbackData?: string | null;
+      text?: string;
+      name?: string | null;
+    };
+    return (row.plan as unknown as PlanStep[]).map((step) => {
+      const dueAt = start + step.atMs * timeScale;
+      const base = { messaging_product: 'whatsapp', metadata: metadataOf(row.phoneNumberId) };
+      if (step.kind === 'inbound') {
+        const value = {
+          ...base,
+          contacts: [{ profile: { name: payload.name ?? row.to }, wa_id: row.to }],
+          messages: [
+            { from: row.to, id: row.id, timestamp: unixSeconds(dueAt), type: 'text', text: { body: payload.text } },
+          ],
+        };
+        return { dueAt, body: envelope(row.phoneNumberId, 'messages', value, dueAt) };
+      }
+      const category = payload.category ?? 'service';
+      const status = {
+        id: row.id,
+        status: step.status,
+        timestamp: unixSeconds(dueAt),
+        recipient_id: row.to,
+        ...(payload.callbackData && { biz_opaque_callback_data: payload.callbackData }),
+        ...(step.status !== 'failed' && {
+          pricing: { billable: category !== 'service', pricing_model: 'PMP', category },
+        }),
+        ...(step.error && {
+          errors: [
+            {
+              code: step.error.code,
+              title: step.error.title,
+              message: step.error.title,
+              error_data: { details: 'The simulated recipient cannot be reached (number ending in 8 or 9).' },
+            },
+          ],
+        }),
+      };
+      return { dueAt, body: envelope(row.phoneNumberId, 'messages', { ...base, statuses: [status] }, dueAt) };
+    });
+  }
+
+  const templateSteps = (row: TemplateRow) => templateReviewSteps(row.name);
+  const stepDueAt = (row: TemplateRow, step: TemplateStep) => row.createdAt.getTime() + step.atMs * timeScale;
+
+  function templateWebhooks(row: TemplateRow): Outgoing[] {
+    const named = {
+      message_template_id: Number(row.id),
+      message_template_name: row.name,
+      message_template_language: row.language,
+    };
+    return templateSteps(row).map((step) => {
+      const dueAt = stepDueAt(row, step);
+      const body =
+        step.kind === 'status'
+          ? envelope(
+              row.businessAccountId,
+              'message_template_status_update',
+              { event: step.status, ...named, reason: step.reason ?? 'NONE' },
+              dueAt,
+            )
+          : envelope(
+              row.businessAccountId,
+              'message_template_quality_update',
+              { previous_quality_score: step.previous, new_quality_score: step.quality, ...named },
+              dueAt,
+            );
+      return { dueAt, body };
+    });
+  }
+
+  /** The template's review now: where the steps already due leave it (whether or not their webhooks got through). */
+  const templateStateOf = (row: TemplateRow) =>
+    templateStateAfter(templateSteps(row).filter((step) => stepDueAt(row, step) <= Date.now()));
+
+  /**
+   * Posts the webhooks from `from` on, each when due and only after the one before was answered 2xx
+   * (in order), writing down how many were delivered after each (`record`), so a restarted provider goes
+   * on from there: at least once, a webhook whose record was lost is sent again.
+   */
+  async function deliver(webhooks: Outgoing[], from: number, record: (delivered: number) => Promise<void>) {
+    let delay = retry.firstMs;
+    let posted = false;
+    for (let next = from; next < webhooks.length && !stopping.signal.aborted;) {
+      const { dueAt, body } = webhooks[next]!;
+      if (dueAt > Date.now()) {
+        await sleep(dueAt - Date.now(), stopping.signal);
+        continue;
+      }
+      posted ||= await postUntilAnswered(http, webhookUrl, {
+        rawBody: body,
+        headers: () => ({ [WHATSAPP_SIGNATURE_HEADER]: signWhatsAppWebhook(body, appSecret) }),
+        retry,
+        signal: stopping.signal,
+      });
+      if (!posted) return;
+      try {
+        await record(next + 1);
+        next += 1;
+        posted = false;
+        delay = retry.firstMs;
+      } catch {
+        // Its own database unreachable: the delivery is written down once it answers again.
+        await sleep(delay, stopping.signal);
+        delay = Math.min(delay * 2, retry.maxMs);
+      }
+    }
+  }
+
+  function startDelivery(
+    key: string,
+    webhooks: Outgoing[],
+    from: number,
+    record: (delivered: number) => Promise<void>,
+  ) {
+    if (deliveries.has(key) || stopping.signal.aborted || from >= webhooks.length) return;
+    const done = deliver(webhooks, from, record)
+      .catch((error: unknown) => console.error(`simulated whatsapp: delivery of ${key} stopped`, error))
+      .finally(() => deliveries.delete(key));
+    deliveries.set(key, done);
+  }
+
+  const deliverMessage = (row: MessageRow) =>
+    startDelivery(row.id, messageWebhooks(row), row.eventsDelivered, async (eventsDelivered) => {
+      await db.simulatedWhatsAppMessage.update({ where: { id: row.id }, data: { eventsDelivered } });
+    });
+
+  const deliverTemplate = (row: TemplateRow) =>
+    startDelivery(row.id, templateWebhooks(row), row.eventsDelivered, async (eventsDelivered) => {
+      const state = templateStateAfter(templateSteps(row).slice(0, eventsDelivered));
+      await db.simulatedWhatsAppTemplate.update({
+        where: { id: row.id },
+        data: {
+          eventsDelivered,
+          status: state.status,
+          rejectedReason: state.rejectedReason,
+          qualityScore: state.quality,
+        },
+      });
+    });
+
+  async function resumeDeliveries() {
+    const messages = await db.$queryRawUnsafe<{ id: string }[]>(
+      `SELECT id FROM "SimulatedWhatsAppMessage" WHERE "eventsDelivered" < jsonb_array_length(plan)`,
+    );
+    for (const row of await db.simulatedWhatsAppMessage.findMany({ where: { id: { in: messages.map((m) => m.id) } } }))
+      deliverMessage(row);
+    const templates = await db.simulatedWhatsAppTemplate.findMany({ where: { eventsDelivered: { lt: 4 } } });
+    for (const row of templates) deliverTemplate(row);
+  }
+
+  /** Records a message once per client key; a second send with the key (even a concurrent one) reads the first. */
+  async function recordMessage(
+    data: Omit<Parameters<Database['simulatedWhatsAppMessage']['create']>[0]['data'], 'id'>,
+  ) {
+    try {
+      return await db.simulatedWhatsAppMessage.create({
+        data: { id: `wamid.${randomBytes(27).toString('base64url')}`, ...data },
+      });
+    } catch (error) {
+      if (!isUniqueViolation(error)) throw error;
+      return db.simulatedWhatsAppMessage.findUniqueOrThrow({ where: { clientKey: data.clientKey } });
+    }
+  }
+
+  /** The template a send names, or the platform's refusal: unknown or not (yet) approved, paused, disabled, or parameters that do not match. */
+  async function sendableTemplate(message: Extract<SendBody, { type: 'template' }>): Promise<TemplateRow> {
+    const { name, language, components = [] } = message.template;
+    const given = components
+      .filter((component) => component.type.toLowerCase() === 'body')
+      .reduce((count, component) => count + (component.parameters?.length ?? 0), 0);
+    // No registry of numbers: the template is looked for by name and language in every account, the first
+    // submitted (the one reviewed first) among those with as many variables as parameters given.
+    const candidates = await db.simulatedWhatsAppTemplate.findMany({
+      where: { name, language: language.code },
+      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
+    });
+    const notFound = new GraphError(
+      WHATSAPP_ERROR.templateNotFound,
+      'Template name does not exist in the translation',
+      `template name (${name}) does not exist in ${language.code} or is not approved`,
+    );
+    if (!candidates.length) throw notFound;
+    const template = candidates.find((row) => templateParameterCount(row.body) === given);
+    if (!template)
+      throw new GraphError(
+        132000,
+        'Number of parameters does not match the expected number of params',
+        `body: number of localizable_params (${given}) does not match the expected number of params (${templateParameterCount(candidates[0]!.body)})`,
+      );
+    const { status } = templateStateOf(template);
+    if (status === 'PAUSED')
+      throw new GraphError(WHATSAPP_ERROR.templatePaused, 'Template is Paused', `template ${name} is paused`);
+    if (status === 'DISABLED')
+      throw new GraphError(WHATSAPP_ERROR.templateDisabled, 'Template is Disabled', `template ${name} is disabled`);
+    if (status !== 'APPROVED') throw notFound;
+    return template;
+  }
+
+  async function windowIsOpen(phoneNumberId: string, contact: string) {
+    const inbound = await db.simulatedWhatsAppMessage.findFirst({
+      where: {
+        phoneNumberId,
+        to: contact,
+        direction: 'inbound',
+        createdAt: { gt: new Date(Date.now() - SIMULATED_WINDOW_MS) },
+      },
+      select: { id: true },
+    });
+    return inbound !== null;
+  }
+
+  const sendAnswer = (input: string, row: MessageRow) => ({
+    messaging_product: 'whatsapp',
+    contacts: [{ input, wa_id: row.to }],
+    messages: [{ id: row.id, ...(row.type === 'template' && { message_status: 'accepted' }) }],
+  });
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use(express.json({ limit: '1mb' }));
+  const route =
+    (handler: (req: Request, res: Response) => Promise<void>) =>
+    (req: Request, res: Response, next: (error: unknown) => void) => {
+      handler(req, res).catch(next);
+    };
+  const graphRoute = (handler: (req: Request, res: Response) => Promise<void>) =>
+    route(async (req, res) => {
+      if (!/^v\d+\.\d+$/.test(String(req.params.version)))
+        throw new GraphError(
+          2500,
+          'Unknown path components',
+          `/${String(req.params.version)}: not a Graph API version`,
+        );
+      await handler(req, res);
+    });
+  const parsed = <T>(schema: z.ZodType<T>, body: unknown): T => {
+    const result = schema.safeParse(body);
+    if (!result.success)
+      throw invalidParameter(
+        result.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; '),
+      );
+    return result.data;
+  };
+
+  app.post(
+    '/:version/:phoneNumberId/messages',
+    graphRoute(async (req, res) => {
+      const phoneNumberId = String(req.params.phoneNumberId);
+      const clientKey = req.get(IDEMPOTENCY_HEADER) ?? randomUUID();
+      const existing = await db.simulatedWhatsAppMessage.findUnique({ where: { clientKey } });
+      if (existing) {
+        const input = (req.body as { to?: unknown } | undefined)?.to;
+        res.json(sendAnswer(typeof input === 'string' ? input : existing.to, existing));
+        return;
+      }
+      const body = parsed(sendSchema, req.body);
+      const to = waId(body.to);
+      let category = 'service';
+      if (body.type === 'template') category = (await sendableTemplate(body)).category.toLowerCase();
+      else if (!(await windowIsOpen(phoneNumberId, to)))
+        throw new GraphError(
+          WHATSAPP_ERROR.reEngagement,
+          'Re-engagement message',
+          'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
+        );
+      const row = await recordMessage({
+        phoneNumberId,
+        clientKey,
+        to,
+        direction: 'outbound',
+        type: body.type,
+        payload: json({ request: body, category, callbackData: body.biz_opaque_callback_data ?? null }),
+        plan: json(messagePlan(to)),
+        webhookUrl,
+        createdAt: new Date(),
+      });
+      deliverMessage(row);
+      res.json(sendAnswer(body.to, row));
+    }),
+  );
+
+  app.post(
+    '/:version/:businessAccountId/message_templates',
+    graphRoute(async (req, res) => {
+      const submission = parsed(submissionSchema, req.body);
+      const body = submission.components.find((component) => component.type.toUpperCase() === 'BODY')!.text ?? '';
+      if (!body.length || body.length > 1024)
+        throw invalidParameter('components: BODY text must be 1 to 1024 characters');
+      let row: TemplateRow;
+      try {
+        row = await db.simulatedWhatsAppTemplate.create({
+          data: {
+            id: platformId(),
+            businessAccountId: String(req.params.businessAccountId),
+            name: submission.name,
+            language: submission.language,
+            category: submission.category,
+            body,
+            status: 'PENDING',
+            webhookUrl,
+            createdAt: new Date(),
+          },
+        });
+      } catch (error) {
+        if (!isUniqueViolation(error)) throw error;
+        throw invalidParameter(
+          `Content in this language already exists: ${submission.name} (${submission.language})`,
+          2388024,
+        );
+      }
+      deliverTemplate(row);
+      res.json({ id: row.id, status: 'PENDING', category: row.category });
+    }),
+  );
+
+  app.get(
+    '/:version/:templateId',
+    graphRoute(async (req, res) => {
+      const id = String(req.params.templateId);
+      const row = await db.simulatedWhatsAppTemplate.findUnique({ where: { id } });
+      if (!row)
+        throw invalidParameter(
+          `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+          33,
+        );
+      const state = templateStateOf(row);
+      res.json({
+        id: row.id,
+        name: row.name,
+        language: row.language,
+        status: state.status,
+        category: row.category,
+        rejected_reason: state.rejectedReason ?? 'NONE',
+        quality_score: { score: state.quality, date: Number(unixSeconds(Date.now())) },
+      });
+    }),
+  );
+
+  // The simulator's own operator/test hook (not Meta's API): the contact `from` writes to the number.
+  app.post(
+    '/simulator/inbound',
+    route(async (req, res) => {
+      const inbound = parsed(inboundSchema, req.body);
+      const id = `wamid.${randomBytes(27).toString('base64url')}`;
+      const row = await db.simulatedWhatsAppMessage.create({
+        data: {
+          id,
+          phoneNumberId: inbound.phoneNumberId,
+          clientKey: `inbound:${id}`,
+          to: waId(inbound.from),
+          direction: 'inbound',
+          type: 'text',
+          payload: { text: inbound.text, name: inbound.name ?? null },
+          plan: json([{ atMs: 0, kind: 'inbound' } satisfies PlanStep]),
+          webhookUrl,
+          createdAt: new Date(),
+        },
+      });
+      deliverMessage(row);
+      res.json({ id: row.id, timestamp: unixSeconds(row.createdAt.getTime()) });
+    }),
+  );
+
+  app.use((error: unknown, _req: Request, res: Response, _next: (error: unknown) => void) => {
+    const graph =
+      error instanceof GraphError
+        ? error
+        : error instanceof SyntaxError
+          ? invalidParameter('the body is not JSON')
+          : (console.error('simulated whatsapp: request failed', error),
+            new GraphError(2, 'Service temporarily unavailable', 'simulated provider error', 500));
+    res.status(graph.httpStatus).json({
+      error: {
+        message: graph.message,
+        type: 'OAuthException',
+        code: graph.code,
+        ...(graph.subcode !== undefined && { error_subcode: graph.subcode }),
+        error_data: { messaging_product: 'whatsapp', details: graph.details },
+        fbtrace_id: randomBytes(12).toString('base64url'),
+      },
+    });
+  });
+
+  let server: Server | undefined;
+  let closed: Promise<void> | undefined;
+  return {
+    async listen(port, host = '127.0.0.1') {
+      const listening = await listenHttp(app, port, host);
+      server = listening.server;
+      await resumeDeliveries();
+      return listening.url;
+    },
+    close() {
+      closed ??= (async () => {
+        stopping.abort();
+        await Promise.all(deliveries.values());
+        await closeHttp(server);
+        http.close();
+      })();
+      return closed;
+    },
+  };
+}
