@@ -195,6 +195,17 @@ describe('POST /whatsapp/webhook signatures', () => {
     expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('accepted');
     expect(await db.whatsAppWebhookEvent.count({ where: { eventKey: { contains: wamid } } })).toBe(0);
 
+    // A body with a fresh event is a delivery: its older events are applied with it.
+    const mixed = await seedMessage();
+    expect(
+      await postOk(
+        statusesPayload(mixed.sender.phoneNumberId, [
+          status(mixed.wamid, 'sent', eightDaysAgo),
+          status(mixed.wamid, 'delivered', nowSeconds()),
+        ]),
+      ),
+    ).toEqual({ received: true, applied: 2, ignored: 0 });
+
     const sixDaysAgo = nowSeconds() - 6 * 86_400;
     expect(await postOk(statusesPayload(sender.phoneNumberId, [status(wamid, 'sent', sixDaysAgo)]))).toEqual({
       received: true,
@@ -261,6 +272,22 @@ describe('message statuses', () => {
     expect(await ledgerOf(message.id)).toEqual(ledger);
     // The late "sent" was recorded the first time; the duplicates were not recorded again.
     expect(await eventCount()).toBe(events);
+  });
+
+  it('posts the hold once when the same statuses arrive at once', async () => {
+    const { sender, message, wamid } = await seedMessage();
+    const before = await balance();
+    const delivered = statusesPayload(sender.phoneNumberId, [status(wamid, 'delivered')]);
+    const read = statusesPayload(sender.phoneNumberId, [status(wamid, 'read', nowSeconds() + 1)]);
+    const answers = await Promise.all([delivered, delivered, read, delivered, read].map((payload) => postOk(payload)));
+    expect(answers.reduce((sum, answer) => sum + answer.applied, 0)).toBeLessThanOrEqual(2);
+    expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('read');
+    expect((await ledgerOf(message.id)).map((entry) => [entry.kind, entry.status])).toEqual([
+      ['hold', 'posted'],
+      ['hold_release', 'posted'],
+      ['whatsapp_message', 'posted'],
+    ]);
+    expect(await balance()).toBe(before);
   });
 
   it('fails from sent with the provider error and voids the hold; nothing moves a failed message', async () => {
