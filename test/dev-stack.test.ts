@@ -32,6 +32,7 @@ async function startDevStack() {
     EMBEDDED_TEMPORAL_PORT: await freePort(),
     EMBEDDED_TEMPORAL_UI_PORT: await freePort(),
     SIMULATED_CARRIER_PORT: await freePort(),
+    SIMULATED_WHATSAPP_PORT: await freePort(),
   };
   const env: NodeJS.ProcessEnv = {
     ...process.env,

@@ -105,17 +105,29 @@ async function main() {
   // The simulated carrier runs as its own process; it and the API share a signing secret made for this run
   // unless one is set, the worker dials it, and its events go to this API.
   env.SIMULATED_CARRIER_SIGNING_SECRET ??= randomBytes(32).toString('hex');
+  // Likewise the simulated WhatsApp provider: it signs its webhooks to this API with an app secret made
+  // for this run unless one is set, and senders go through it.
+  env.WHATSAPP_APP_SECRET ??= randomBytes(32).toString('hex');
   const preliminary = parseConfig(env);
   env.TELEPHONY_CALLBACK_BASE_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}`;
   env.SIMULATED_CARRIER_URL ??= `http://${preliminary.SIMULATED_CARRIER_HOST}:${preliminary.SIMULATED_CARRIER_PORT}`;
+  env.SIMULATED_WHATSAPP_URL ??= `http://${preliminary.SIMULATED_WHATSAPP_HOST}:${preliminary.SIMULATED_WHATSAPP_PORT}`;
+  env.SIMULATED_WHATSAPP_WEBHOOK_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}/whatsapp/webhook`;
   const config = parseConfig(env);
 
   const apiUrl = `http://${config.HOST}:${config.PORT}`;
   await requireFreePort(config.PORT, 'the API');
   await requireFreePort(config.SIMULATED_CARRIER_PORT, 'the simulated carrier');
+  await requireFreePort(config.SIMULATED_WHATSAPP_PORT, 'the simulated WhatsApp provider');
   const nodeArgs = ['--import', 'tsx'];
   watch(
     startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'telephony/simulated-carrier/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
+  watch(
+    startProcess('simulated-whatsapp', process.execPath, [...nodeArgs, 'whatsapp/simulated-provider/main.ts'], {
       cwd: projectRoot,
       env,
     }),
@@ -160,6 +172,7 @@ async function main() {
       `  API            ${apiUrl}   (health: ${apiUrl}/health)`,
       `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
       `  Carrier        ${config.SIMULATED_CARRIER_URL} (simulated, time scale ${config.SIMULATED_TELEPHONY_TIME_SCALE})`,
+      `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (simulated, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL})`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,
       `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost)`,
