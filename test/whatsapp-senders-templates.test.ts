@@ -1,59 +1,31 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  WhatsAppProviderError,
-  type WhatsAppProvider,
-  type WhatsAppTemplateReview,
-  type WhatsAppTemplateSubmission,
-} from '../lib/whatsapp/provider';
+import { freePort } from '../scripts/stack/child-process';
+import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
 import { runAdminCli } from './support/admin-cli';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
+import { startReceiver } from './support/http-receiver';
 import { useTemporalClient } from './support/temporal';
+import { startTestWhatsApp } from './support/whatsapp';
 import { createTestWorkspace, type TestWorkspace } from './support/workspace';
-
-/**
- * The provider only (allowed until test/support/whatsapp.ts lands): it records submissions, answers
- * the reviews a test sets, and fails as a test tells it to.
- */
-function recordingProvider() {
-  const submissions: Array<WhatsAppTemplateSubmission & { id: string }> = [];
-  const reviews = new Map<string, WhatsAppTemplateReview>();
-  let failure: Error | null = null;
-  const failing = () => {
-    if (failure) throw failure;
-  };
-  const provider: WhatsAppProvider = {
-    name: 'simulated',
-    sendMessage: () => Promise.reject(new Error('not used here')),
-    submitTemplate: async (submission) => {
-      failing();
-      const id = `tpl-${submissions.length + 1}-${randomUUID()}`;
-      submissions.push({ ...submission, id });
-      reviews.set(id, { status: 'PENDING', rejectedReason: null, qualityRating: 'UNKNOWN' });
-      return { id, status: 'PENDING' };
-    },
-    getTemplate: async (id) => {
-      failing();
-      const review = reviews.get(id);
-      if (!review) throw new WhatsAppProviderError(100, 'Invalid parameter', 400);
-      return review;
-    },
-  };
-  return {
-    provider,
-    submissions,
-    reviews,
-    failWith(error: Error | null) {
-      failure = error;
-    },
-  };
-}
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const fake = recordingProvider();
-const api = await startTestApi({ db, url, temporal, whatsapp: { provider: fake.provider } });
+// The simulated provider over real HTTP; its webhooks go to a receiver that takes and drops them, so
+// what the API stores of a review is what sync-status read (the webhooks have tests of their own).
+const webhooks = await startReceiver(() => 200);
+const provider = await startTestWhatsApp(db, { webhookUrl: webhooks.url });
+const api = await startTestApi({ db, url, temporal, whatsapp: { provider: provider.client } });
+/** The same API and database, its provider at an address nothing listens on. */
+const unreachable = await startTestApi({
+  db,
+  url,
+  temporal,
+  whatsapp: { provider: createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${await freePort()}` }) },
+});
+/** Templates the provider holds (submitted to it). */
+const submitted = () => db.simulatedWhatsAppTemplate.count();
 const ALL_SCOPES = ['whatsapp.edit', 'whatsapp.delete'];
 const owner = await createTestWorkspace(db, { scopes: ALL_SCOPES });
 const other = await createTestWorkspace(db, { scopes: ALL_SCOPES });
@@ -94,8 +66,8 @@ interface ErrorBody {
   detail?: string;
 }
 
-async function call<T>(method: string, path: string, who: { key: string } = owner, body?: unknown) {
-  const response = await api.request(method, path, { key: who.key, body });
+async function call<T>(method: string, path: string, who: { key: string } = owner, body?: unknown, through = api) {
+  const response = await through.request(method, path, { key: who.key, body });
   const text = await response.text();
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
@@ -287,7 +259,7 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
 
   it('refuses a template in a workspace without a connected sender (409 whatsapp_sender_required), submitting nothing', async () => {
     const lonely = await createTestWorkspace(db, { scopes: ALL_SCOPES });
-    const submitted = fake.submissions.length;
+    const before = await submitted();
     const refused = await create(template(), lonely);
     expect(refused.status).toBe(409);
     expect(refused.body.error).toBe('whatsapp_sender_required');
@@ -295,7 +267,7 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
     const { id } = await connect(lonely, '+14155550120');
     expect((await call('DELETE', `/whatsapp/senders/${id}`, lonely)).status).toBe(204);
     expect((await create(template(), lonely)).body.error).toBe('whatsapp_sender_required');
-    expect(fake.submissions).toHaveLength(submitted);
+    expect(await submitted()).toBe(before);
     expect(await db.whatsAppTemplate.count({ where: { workspaceId: lonely.workspaceId } })).toBe(0);
   });
 
@@ -306,13 +278,11 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
     });
     const created = await create(template());
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const submission = fake.submissions.at(-1)!;
-    expect(submission).toEqual({
-      id: submission.id,
+    const submission = await db.simulatedWhatsAppTemplate.findFirstOrThrow({ where: { name: 'order_shipped' } });
+    expect(submission).toMatchObject({
       businessAccountId: sender.businessAccountId,
-      name: 'order_shipped',
       language: 'en_US',
-      category: 'utility',
+      category: 'UTILITY',
       body: template().body,
     });
     expect(created.body).toEqual({
@@ -343,11 +313,11 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
 
   it('refuses a name already used in the language (409 whatsapp_template_exists); another language is another template', async () => {
     await create(template({ name: 'welcome' }));
-    const submitted = fake.submissions.length;
+    const before = await submitted();
     const again = await create(template({ name: 'welcome', body: 'Other text' }));
     expect(again.status).toBe(409);
     expect(again.body.error).toBe('whatsapp_template_exists');
-    expect(fake.submissions).toHaveLength(submitted);
+    expect(await submitted()).toBe(before);
     const spanish = await create(template({ name: 'welcome', language: 'es', body: 'Hola {{1}}' }));
     expect(spanish.status).toBe(201);
     // Another workspace's names are its own.
@@ -376,14 +346,14 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
   ])(
     'refuses a bad %s with 400 invalid_body at that field, submitting and storing nothing (%j)',
     async (field, overrides) => {
-      const submitted = fake.submissions.length;
+      const before = await submitted();
       const stored = await db.whatsAppTemplate.count();
       const refused = await create(template({ name: `bad_${randomUUID().slice(0, 8)}`, ...overrides }));
       expect(refused.status).toBe(400);
       expect(refused.body.error).toBe('invalid_body');
       const paths = refused.body.issues!.map((issue) => issue.path.join('.'));
       expect(paths.some((path) => path === field || (field === 'extra' && path === ''))).toBe(true);
-      expect(fake.submissions).toHaveLength(submitted);
+      expect(await submitted()).toBe(before);
       expect(await db.whatsAppTemplate.count()).toBe(stored);
     },
   );
@@ -395,56 +365,77 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
     expect(created.body).toMatchObject({ variableCount: 2, category: 'marketing', language: 'pt_BR' });
   });
 
-  it('answers 502 provider_error with upstreamStatus when the provider refuses or cannot be reached, and stores nothing', async () => {
+  it('answers 502 provider_error with upstreamStatus when the provider refuses or cannot be reached, and keeps nothing', async () => {
+    // Deleted here only: the provider still holds the name in this language, and refuses it again (its 400).
+    const first = (await create(template({ name: 'held_by_provider' }))).body;
+    expect((await call('DELETE', `/whatsapp/templates/${first.id}`)).status).toBe(204);
     const stored = await db.whatsAppTemplate.count();
-    fake.failWith(new WhatsAppProviderError(100, 'Invalid parameter', 400));
-    const refused = await create(template({ name: 'refused_by_provider' }));
+    const refused = await create(template({ name: 'held_by_provider' }));
     expect(refused).toEqual({ status: 502, body: { error: 'provider_error', upstreamStatus: 400 } });
-    fake.failWith(new TypeError('fetch failed'));
-    const unreachable = await create(template({ name: 'refused_by_provider' }));
-    expect(unreachable).toEqual({ status: 502, body: { error: 'provider_error', upstreamStatus: 503 } });
-    fake.failWith(null);
     expect(await db.whatsAppTemplate.count()).toBe(stored);
-    // The name is free again once the provider takes it.
-    expect((await create(template({ name: 'refused_by_provider' }))).status).toBe(201);
+
+    const before = await submitted();
+    const lost = await call<ErrorBody>('POST', '/whatsapp/templates', owner, template({ name: 'lost' }), unreachable);
+    expect(lost).toEqual({ status: 502, body: { error: 'provider_error', upstreamStatus: 503 } });
+    expect(await db.whatsAppTemplate.count()).toBe(stored);
+    expect(await submitted()).toBe(before);
+    // The name is free here: once the provider takes it, it is created.
+    expect((await create(template({ name: 'lost' }))).status).toBe(201);
   });
 
-  it('sync-status stores the provider review (status, reason, quality); statusUpdatedAt moves only on a change', async () => {
-    const created = (await create(template({ name: 'to_review' }))).body;
-    const sync = (who: { key: string } = owner) =>
-      call<TemplateBody & ErrorBody>('POST', `/whatsapp/templates/${created.id}/sync-status`, who);
+  it("sync-status stores the provider's review (status, reason, quality); statusUpdatedAt moves only on a change", async () => {
+    const sync = (id: string, through = api) =>
+      call<TemplateBody & ErrorBody>('POST', `/whatsapp/templates/${id}/sync-status`, owner, undefined, through);
+    // The simulated provider's rules (whatsapp/simulated-provider/rules.ts), at the tests' time scale:
+    // approved after 2 ms; a name with "reject" rejected; with "pause" approved, then RED and PAUSED after 7 ms.
+    const approvedOne = (await create(template({ name: 'to_approve' }))).body;
+    const rejectedOne = (await create(template({ name: 'to_reject' }))).body;
+    const pausedOne = (await create(template({ name: 'to_pause' }))).body;
+    for (const created of [approvedOne, rejectedOne, pausedOne]) {
+      expect(created).toMatchObject({ status: 'PENDING', qualityRating: 'UNKNOWN' });
+      // Nothing reaches the API by itself here (the webhooks are dropped): it stays PENDING until synced.
+      expect((await call<TemplateBody>('GET', `/whatsapp/templates/${created.id}`)).body).toEqual(created);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 50));
 
-    const unchanged = await sync();
-    expect(unchanged).toEqual({ status: 200, body: created });
-
-    fake.reviews.set(created.providerTemplateId!, { status: 'APPROVED', rejectedReason: null, qualityRating: 'GREEN' });
-    const approved = await sync();
+    const approved = await sync(approvedOne.id);
     expect(approved.status).toBe(200);
-    expect(approved.body).toMatchObject({ status: 'APPROVED', qualityRating: 'GREEN', rejectedReason: null });
-    expect(Date.parse(approved.body.statusUpdatedAt)).toBeGreaterThan(Date.parse(created.statusUpdatedAt));
-    expect(await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: created.id } })).toMatchObject({
+    expect(approved.body).toEqual({
+      ...approvedOne,
+      status: 'APPROVED',
+      qualityRating: 'GREEN',
+      rejectedReason: null,
+      statusUpdatedAt: approved.body.statusUpdatedAt,
+    });
+    expect(Date.parse(approved.body.statusUpdatedAt)).toBeGreaterThan(Date.parse(approvedOne.statusUpdatedAt));
+    expect(await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: approvedOne.id } })).toMatchObject({
       status: 'APPROVED',
       qualityRating: 'GREEN',
       statusUpdatedAt: new Date(approved.body.statusUpdatedAt),
     });
-    expect((await sync()).body).toEqual(approved.body);
+    // Nothing changed at the provider: nothing changes here, statusUpdatedAt included.
+    expect(await sync(approvedOne.id)).toEqual(approved);
 
-    fake.reviews.set(created.providerTemplateId!, {
+    expect((await sync(rejectedOne.id)).body).toMatchObject({
       status: 'REJECTED',
       rejectedReason: 'INVALID_FORMAT',
       qualityRating: 'UNKNOWN',
     });
-    expect((await sync()).body).toMatchObject({ status: 'REJECTED', rejectedReason: 'INVALID_FORMAT' });
+    expect((await sync(pausedOne.id)).body).toMatchObject({
+      status: 'PAUSED',
+      qualityRating: 'RED',
+      rejectedReason: null,
+    });
     const listed = await call<TemplateBody[]>('GET', '/whatsapp/templates?status=REJECTED');
-    expect(listed.body.map((row) => row.id)).toContain(created.id);
+    expect(listed.body.map((row) => row.id)).toEqual([rejectedOne.id]);
 
-    // A provider failure: 502, the stored review untouched.
-    const before = await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: created.id } });
-    fake.reviews.set(created.providerTemplateId!, { status: 'APPROVED', rejectedReason: null, qualityRating: 'GREEN' });
-    fake.failWith(new WhatsAppProviderError(2, 'Service temporarily unavailable', 503));
-    expect(await sync()).toEqual({ status: 502, body: { error: 'provider_error', upstreamStatus: 503 } });
-    fake.failWith(null);
-    expect(await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: created.id } })).toEqual(before);
+    // The provider unreachable: 502, the stored review untouched.
+    const before = await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: approvedOne.id } });
+    expect(await sync(approvedOne.id, unreachable)).toEqual({
+      status: 502,
+      body: { error: 'provider_error', upstreamStatus: 503 },
+    });
+    expect(await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: approvedOne.id } })).toEqual(before);
   });
 
   it('sync-status needs whatsapp.edit of a key (whatsapp.view is the dashboard permission only)', async () => {
