@@ -11,6 +11,7 @@ import { backgroundAudioFromConfig } from './services/background-audio';
 import { SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
 import { translatorFromConfig } from './services/call-translations';
 import { voicePreviewsFromConfig } from './services/voice-previews';
+import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
@@ -45,7 +46,12 @@ const app = createApp(
       taskQueue: config.SPEECH_TASK_QUEUE,
       sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
     },
-    whatsapp: { appSecret: config.WHATSAPP_APP_SECRET, verifyToken: config.WHATSAPP_VERIFY_TOKEN },
+    whatsapp: {
+      // WHATSAPP_PROVIDER is `simulated` (the only embedded provider): senders and templates go through its HTTP API.
+      provider: createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL }),
+      appSecret: config.WHATSAPP_APP_SECRET,
+      verifyToken: config.WHATSAPP_VERIFY_TOKEN,
+    },
     telephonyProvider: config.TELEPHONY_PROVIDER,
     telephonySigningSecrets: {
       ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
