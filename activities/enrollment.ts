@@ -1,5 +1,5 @@
 import { Context } from '@temporalio/activity';
-import { startLeadWorkflow, type StoredLead } from '../api/services/start-lead-workflow';
+import { leadWorkflowKind, startLeadWorkflow, type StoredLead } from '../api/services/start-lead-workflow';
 import { leadWorkflowId } from '../lib/workflow-ids';
 import type { ActivityDependencies } from './index';
 
@@ -31,9 +31,15 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
     async enrollNextContacts({ campaignId }: { campaignId: string }): Promise<EnrollmentStep> {
       const { leads, step } = await db.$transaction(async (tx) => {
         const [campaign] = await tx.$queryRaw<
-          Array<{ status: string; kind: 'CLASSIC' | 'JOURNEY'; maxConcurrentCalls: number; workspaceId: string }>
+          Array<{
+            status: string;
+            kind: 'CLASSIC' | 'JOURNEY';
+            channel: string;
+            maxConcurrentCalls: number;
+            workspaceId: string;
+          }>
         >`
-          SELECT status::text, kind::text AS kind, "maxConcurrentCalls", "workspaceId" FROM "Campaign" WHERE id = ${campaignId}::uuid FOR UPDATE`;
+          SELECT status::text, kind::text AS kind, channel::text AS channel, "maxConcurrentCalls", "workspaceId" FROM "Campaign" WHERE id = ${campaignId}::uuid FOR UPDATE`;
         const [{ remaining }] = await tx.$queryRaw<[{ remaining: number }]>`
           SELECT count(*)::int AS remaining FROM "CampaignContact" WHERE "campaignId" = ${campaignId}::uuid AND "enrolledAt" IS NULL`;
         // JOURNEY campaigns enroll leads pushed through the API; a calling list is dialed by CLASSIC ones.
@@ -75,7 +81,7 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
           ...row,
           campaignId,
           workspaceId: campaign.workspaceId,
-          kind: campaign.kind,
+          kind: leadWorkflowKind(campaign),
         }));
         return {
           leads,
@@ -86,7 +92,7 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
       // Leads of an earlier attempt of this activity whose start was cut short: start them too.
       const unstarted = await db.lead.findMany({
         where: { campaignId, contactId: { not: null }, workflowStartedAt: null },
-        select: { id: true, workflowId: true, workspaceId: true, campaign: { select: { kind: true } } },
+        select: { id: true, workflowId: true, workspaceId: true, campaign: { select: { kind: true, channel: true } } },
         take: MAX_BATCH,
       });
       await startAll(
@@ -95,7 +101,7 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
           workflowId: lead.workflowId,
           workspaceId: lead.workspaceId,
           campaignId,
-          kind: lead.campaign.kind,
+          kind: leadWorkflowKind(lead.campaign),
         })),
       );
       return step;

@@ -10,6 +10,9 @@ import { createResultWebhookActivities } from './result-webhooks';
 import { createCallIntelligenceActivities } from './call-intelligence';
 import { createTestCallActivities } from './test-calls';
 import { createCallAftermathActivities } from './call-aftermath';
+import { createWhatsAppMessageActivities } from './whatsapp-messages';
+import { createWhatsAppLeadActivities } from './whatsapp-leads';
+import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { CarrierBreakerRule } from '../lib/campaigns/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/telephony/call-states';
 
@@ -24,6 +27,8 @@ export interface ActivityDependencies {
   /** The progress events a dial subscribes to (TELEPHONY_STATUS_CALLBACK_EVENTS); default in-progress only. */
   statusCallbackEvents?: readonly SubscribableProgressState[];
   whatsapp: WhatsAppSender;
+  /** The WhatsApp Business provider messages go through (README "WhatsApp"); unset: sending fails. */
+  whatsappProvider?: WhatsAppProvider;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
   /** The campaigns' carrier breaker; default lib/campaigns/carrier-breaker.ts (tests may narrow it). */
@@ -45,6 +50,8 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createCallIntelligenceActivities(dependencies),
     ...createTestCallActivities(dependencies),
     ...createCallAftermathActivities(dependencies),
+    ...createWhatsAppMessageActivities(dependencies),
+    ...createWhatsAppLeadActivities(dependencies),
   };
 }
 

@@ -1,3 +1,4 @@
+import type { LeadMessageOutcome } from '../workflows/lead-message';
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -15,8 +16,8 @@ const MAX_ERROR_LENGTH = 500;
 
 export interface LeadFinishedInput {
   leadId: string;
-  /** The lead workflow's result; without it, the lead's row and calls tell what they can. */
-  outcome?: LeadDialResult['outcome'];
+  /** The lead workflow's result (a WHATSAPP lead's: its message's); without it, the lead's row and calls tell what they can. */
+  outcome?: LeadDialResult['outcome'] | LeadMessageOutcome;
   attempts?: number;
 }
 

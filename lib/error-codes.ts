@@ -75,6 +75,11 @@ export const ErrorCode = {
   // Business Account, which templates belong to, comes with one), or another template has the name in the language.
   whatsapp_sender_required: 'whatsapp_sender_required',
   whatsapp_template_exists: 'whatsapp_template_exists',
+  whatsapp_window_closed: 'whatsapp_window_closed',
+  whatsapp_campaign_not_configured: 'whatsapp_campaign_not_configured',
+  campaign_not_whatsapp: 'campaign_not_whatsapp',
+  whatsapp_template_not_approved: 'whatsapp_template_not_approved',
+  whatsapp_sender_disconnected: 'whatsapp_sender_disconnected',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -61,3 +61,8 @@ export function testCallWorkflowId(callId: string): string {
 export function speechAnalysisWorkflowId(speechCallId: string): string {
   return `speech-analysis-${speechCallId}`;
 }
+
+/** One outbound WhatsApp message (POST /whatsapp/messages, a WHATSAPP campaign's lead): handed to the provider, at most once. */
+export function whatsAppMessageWorkflowId(messageId: string): string {
+  return `whatsapp-message-${messageId}`;
+}

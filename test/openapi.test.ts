@@ -96,7 +96,7 @@ describe('GET /v1/openapi.json', () => {
     for (const action of ['start', 'pause', 'resume', 'stop']) {
       expect(codesOf(`/campaigns/{id}/${action}`, 'post', 409)).toEqual(
         action === 'start' || action === 'resume'
-          ? ['invalid_campaign_transition', 'agent_deleted']
+          ? ['invalid_campaign_transition', 'agent_deleted', 'whatsapp_campaign_not_configured']
           : ['invalid_campaign_transition'],
       );
       expect(codesOf(`/campaigns/{id}/${action}`, 'post', 503)).toEqual(

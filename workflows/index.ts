@@ -8,3 +8,5 @@ export { exportJobWorkflow } from './export-job';
 export { callIntelligenceWorkflow } from './call-intelligence';
 export { testCallWorkflow } from './test-call';
 export { speechAnalysisWorkflow } from './speech-analysis';
+export { whatsAppMessageWorkflow } from './whatsapp-message';
+export { leadMessageWorkflow } from './lead-message';

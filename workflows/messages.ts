@@ -5,6 +5,7 @@ import type { ExportProgress } from '../lib/export-jobs';
 import type { EndedCall } from '../lib/telephony/ended-call';
 import type { JourneyRunState, RecoveryDecision } from './journey-run';
 import type { LeadState } from './lead-dial';
+import type { LeadMessageState } from './lead-message';
 
 /*
  * Every signal, update and query of the service's workflows, defined once. The workflows set their
@@ -44,6 +45,15 @@ export const journeyRunStateQuery = defineQuery<JourneyRunState>('journeyRunStat
 export const recoverUpdate = defineUpdate<JourneyRunState, [RecoveryDecision]>('recover');
 /** journeyRunWorkflow: the same decision as a Signal, for the Temporal Web UI's "Send a Signal". */
 export const recoverSignal = defineSignal<[RecoveryDecision]>('recover');
+
+/**
+ * leadMessageWorkflow: its message reached a status (sent, delivered, read, failed). Sent by the WhatsApp
+ * webhook endpoint after it applied the status (again on a duplicate: harmless).
+ */
+export const whatsAppMessageStatusSignal =
+  defineSignal<[{ messageId: string; status: string }]>('whatsAppMessageStatus');
+/** leadMessageWorkflow: where the lead stands. */
+export const leadMessageStateQuery = defineQuery<LeadMessageState>('leadMessageState');
 
 /** exportJobWorkflow: rows written as of the last chunk. */
 export const exportProgressQuery = defineQuery<ExportProgress>('exportProgress');

@@ -79,6 +79,20 @@ export const errorBodySchema = z.strictObject({
     .string()
     .optional()
     .describe('insufficient_credits: the credits the operation needed, a decimal string with 4 places.'),
+  providerCode: z
+    .number()
+    .int()
+    .optional()
+    .describe("whatsapp_window_closed: the platform's error code of the same refusal (131047, re-engagement)."),
+  windowExpiredAt: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('whatsapp_window_closed: when the last window closed; null when the contact never wrote.'),
+  templateStatus: z
+    .string()
+    .optional()
+    .describe("whatsapp_template_not_approved: the template's status (PENDING, REJECTED, PAUSED, DISABLED)."),
   maxSecs: z.number().optional().describe('recording_too_long: the longest recording taken, in seconds.'),
   language: z.string().optional().describe('speech_language_unsupported: the language asked for.'),
   supported: z

@@ -185,7 +185,7 @@ export const campaignRoutes = [
       summary:
         `${action[0]!.toUpperCase()}${action.slice(1)} the campaign: a Temporal Update of the campaign's workflow, answered once accepted. ` +
         'start DRAFT->RUNNING, pause RUNNING->PAUSED, resume PAUSED->RUNNING, stop DRAFT|RUNNING|PAUSED->STOPPED; anything else is 409 invalid_campaign_transition with from and action. ' +
-        'Keys may not start or resume EMAIL campaigns (403 api_key_not_allowed).',
+        'Keys may not start or resume EMAIL campaigns (403 api_key_not_allowed). A WHATSAPP campaign starts or resumes only once its messaging is set (PUT /whatsapp/campaigns/{id}; else 409 whatsapp_campaign_not_configured).',
       tags: ['Campaigns'],
       params: campaignParams,
       responses: { 200: { description: 'The campaign after the transition.', schema: campaignSchema } },
@@ -193,7 +193,11 @@ export const campaignRoutes = [
         // start and resume: the campaign's agent was deleted (README "Agents").
         409:
           action === 'start' || action === 'resume'
-            ? [ErrorCode.invalid_campaign_transition, ErrorCode.agent_deleted]
+            ? [
+                ErrorCode.invalid_campaign_transition,
+                ErrorCode.agent_deleted,
+                ErrorCode.whatsapp_campaign_not_configured,
+              ]
             : [ErrorCode.invalid_campaign_transition],
         503: [ErrorCode.temporal_unavailable],
         ...(action === 'start' || action === 'resume' ? { 403: [ErrorCode.api_key_not_allowed] } : {}),

@@ -31,6 +31,8 @@ import { whoamiRoutes } from './whoami';
 import { whatsAppSenderRoutes } from './whatsapp-senders';
 import { whatsAppTemplateRoutes } from './whatsapp-templates';
 import { whatsAppInboxRoutes } from './whatsapp-inbox';
+import { whatsAppSendRoutes } from './whatsapp-send';
+import { whatsAppCampaignRoutes } from './whatsapp-campaigns';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
 export const routes: readonly RouteDefinition[] = [
@@ -64,6 +66,8 @@ export const routes: readonly RouteDefinition[] = [
   ...whatsAppSenderRoutes,
   ...whatsAppTemplateRoutes,
   ...whatsAppInboxRoutes,
+  ...whatsAppSendRoutes,
+  ...whatsAppCampaignRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

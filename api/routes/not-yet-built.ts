@@ -24,7 +24,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['get', '/commerce/orders', 'sales.view', { feature: 'd2c' }],
   ['put', '/crm/connections/{id}/order-notifications', 'crm.edit'],
   ['get', '/crm/connections/{id}/deliveries', 'crm.view'],
-  ['put', '/whatsapp/campaigns/{id}', 'campaigns.edit'],
 ];
 
 export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, path, permission, requires]) => {

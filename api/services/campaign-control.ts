@@ -10,6 +10,7 @@ import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
+import { assertWhatsAppCampaignConfigured } from './whatsapp-campaigns';
 
 const TRANSITION_DEADLINE_MS = 5_000;
 
@@ -27,6 +28,8 @@ export async function transitionCampaign(
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   if (campaign.channel === 'EMAIL' && (action === 'start' || action === 'resume'))
     throw new ApiError(403, ErrorCode.api_key_not_allowed);
+  if (campaign.channel === 'WHATSAPP' && campaign.kind !== 'JOURNEY' && (action === 'start' || action === 'resume'))
+    await assertWhatsAppCampaignConfigured(services, campaign.id);
   try {
     // Bounded: while Temporal is unreachable the caller gets 503 temporal_unavailable, not a hung request.
     await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () =>

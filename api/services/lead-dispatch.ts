@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { startLeadWorkflow, type StoredLead } from './start-lead-workflow';
+import { LEAD_WORKFLOW_KIND_SQL, startLeadWorkflow, type StoredLead } from './start-lead-workflow';
 import type { SqlPool } from '../../lib/sql-pool';
 
 export interface LeadDispatcherOptions {
@@ -103,7 +103,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
       await client.query('BEGIN');
       const { rows } = await client.query<StoredLead>({
         name: 'claim_undispatched_leads',
-        text: `SELECT l.id, l."workflowId", l."campaignId", l."workspaceId", c.kind::text AS kind
+        text: `SELECT l.id, l."workflowId", l."campaignId", l."workspaceId", ${LEAD_WORKFLOW_KIND_SQL} AS kind
                  FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId"
                 WHERE l."workflowStartedAt" IS NULL AND l."createdAt" < now() - make_interval(secs => $1)
                 ORDER BY l."workflowStartedAt", l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,

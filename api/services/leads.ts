@@ -1,3 +1,4 @@
+import { leadWorkflowKind } from './start-lead-workflow';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { isDatabaseUnavailable } from '../http/database-errors';
@@ -86,7 +87,12 @@ export async function admitLeads(
   services.leadDispatcher.dispatchSoon(
     rows
       .filter((row) => !row.workflowStartedAt)
-      .map((row) => ({ ...row, campaignId: campaign.id, workspaceId: principal.workspaceId, kind: campaign.kind })),
+      .map((row) => ({
+        ...row,
+        campaignId: campaign.id,
+        workspaceId: principal.workspaceId,
+        kind: leadWorkflowKind(campaign),
+      })),
   );
   const answered = new Set<string>();
   return leads.map(({ idempotencyKey, lead }): Admission => {

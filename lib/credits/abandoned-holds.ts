@@ -12,6 +12,7 @@ import {
 import { settleSpeechAnalysisHold } from './speech-billing';
 import { settleTestCallHold } from './test-call-billing';
 import { SPEECH_CALL_REFERENCE } from '../speech/speech-analysis';
+import { settleWhatsAppMessageHold, WHATSAPP_MESSAGE_REFERENCE } from './whatsapp-billing';
 
 /** Settles one abandoned hold as its operation's outcome says; by referenceType. */
 export type HoldSettler = (store: CreditStore, hold: LedgerEntry, actor: CreditActor) => Promise<SettledHold | null>;
@@ -66,10 +67,39 @@ export const settleSpeechCallHold: HoldSettler = async (store, hold, actor) => {
   );
 };
 
+/**
+ * How long a WhatsApp message may stay undelivered and still be delivered: the platform keeps trying a
+ * message for up to 30 days (its time to live), so its hold waits that long before it is voided.
+ */
+export const WHATSAPP_DELIVERY_TTL_MS = 30 * 24 * 60 * 60_000;
+
+/**
+ * A WhatsApp message's hold (referenceType whatsapp_message): the message as its webhooks left it
+ * decides. Delivered or read: posted; failed, or gone: voided; still accepted or sent: left pending until
+ * the platform's 30 days are over (it may yet be delivered), then voided.
+ */
+export const settleWhatsAppMessageHoldOf: HoldSettler = async (store, hold, actor) => {
+  const [message] = await store.transaction((sql: RunSql) =>
+    sql<{ status: string }>(
+      `SELECT status::text AS status FROM "WhatsAppMessage" WHERE id = $1::uuid`,
+      hold.referenceId,
+    ),
+  );
+  const delivered = message?.status === 'delivered' || message?.status === 'read';
+  const undecided = message?.status === 'accepted' || message?.status === 'sent';
+  if (undecided && Date.now() - new Date(hold.createdAt).getTime() < WHATSAPP_DELIVERY_TTL_MS) return null;
+  return settleWhatsAppMessageHold(
+    store,
+    { workspaceId: hold.workspaceId, messageId: hold.referenceId!, delivered },
+    actor,
+  );
+};
+
 /** The settler of each referenceType; a hold of any other is voided (its operation is charged nothing). */
 export const HOLD_SETTLERS: Readonly<Record<string, HoldSettler>> = {
   call: settleCallHold,
   [SPEECH_CALL_REFERENCE]: settleSpeechCallHold,
+  [WHATSAPP_MESSAGE_REFERENCE]: settleWhatsAppMessageHoldOf,
 };
 
 /** How old a pending hold must be before the sweep takes its operation for dead: longer than any billed operation runs. */

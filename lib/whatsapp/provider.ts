@@ -31,6 +31,11 @@ export interface WhatsAppSendRequest {
   /** The recipient, E.164. */
   to: string;
   clientKey: string;
+  /**
+   * Echoed in the message's status webhooks (Cloud API: biz_opaque_callback_data): the service's own
+   * message id, so a status that arrives before the provider's id is recorded still finds its message.
+   */
+  callbackData: string;
   message:
     | { type: 'template'; template: { name: string; language: string; parameters: string[] } }
     | { type: 'text'; text: string };

@@ -1,0 +1,174 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { DEFAULT_CALLING_WINDOW, callingWindowSchema, type CallingWindow } from '../lib/calling-window';
+import { InsufficientCreditsError } from '../lib/credits/credit-errors';
+import type { Database } from '../lib/database';
+import { ErrorCode } from '../lib/error-codes';
+import { CUSTOMER_SERVICE_WINDOW_MS } from '../lib/whatsapp/customer-service-window';
+import { fillTemplateVariables, whatsAppCampaignSettingsSchema } from '../lib/whatsapp/campaign-settings';
+import { recordOutboundMessage } from '../lib/whatsapp/outbound-message';
+import { renderTemplateBody } from '../lib/whatsapp/template-body';
+import { timeZonesOf } from './phone-time-zones';
+
+/** Why a lead's message was not sent: a refusal known before the provider is asked. */
+export type LeadMessageRefusal =
+  'do_not_call' | 'insufficient_credits' | 'sender_disconnected' | 'template_not_approved' | 'variable_missing';
+
+export interface LeadMessagePlan {
+  senderId: string;
+  window: CallingWindow;
+  timeZones: string[];
+}
+
+/** The message of a WHATSAPP campaign's lead is found again by this key: one message per lead, ever. */
+export const leadMessageKey = (leadId: string) => `lead:${leadId}`;
+
+const notConfigured = (campaignId: string) =>
+  ApplicationFailure.create({
+    type: ErrorCode.whatsapp_campaign_not_configured,
+    message: `campaign ${campaignId} has no WhatsApp messaging (PUT /whatsapp/campaigns/{id})`,
+    nonRetryable: true,
+  });
+
+/**
+ * The activities of a WHATSAPP campaign's lead (workflows/lead-message.ts): its plan, its pace on the
+ * sender, and its one message, recorded and held for. Handing the message to the provider and settling a
+ * refusal are the message's activities (activities/whatsapp-messages.ts).
+ */
+export function createWhatsAppLeadActivities({ db }: { db: Database }) {
+  return {
+    /** The sender and sending window as they are when the lead starts, and the lead's time zones. */
+    async prepareMessageLead({ leadId }: { leadId: string }): Promise<LeadMessagePlan> {
+      const lead = await db.lead.findUniqueOrThrow({
+        where: { id: leadId },
+        select: { phone: true, campaignId: true },
+      });
+      const stored = await db.whatsAppCampaignSettings.findUnique({ where: { campaignId: lead.campaignId } });
+      if (!stored) throw notConfigured(lead.campaignId);
+      return {
+        senderId: stored.senderId,
+        window: callingWindowSchema.safeParse(stored.sendingWindow).data ?? DEFAULT_CALLING_WINDOW,
+        timeZones: timeZonesOf(lead.phone),
+      };
+    },
+
+    /**
+     * The lead's turn on its sender, paced as the platform requires (README "WhatsApp", "Pacing"): one
+     * message every 1/messagesPerSecond s per sender (a slot taken by advancing the sender's nextSendAt in
+     * one statement, so every worker shares one schedule), and no more distinct recipients of
+     * business-initiated messages in 24 hours than the sender's dailyRecipientLimit: past it, the wait lasts
+     * until the oldest of them leaves the 24 hours. Answers how long to wait before sending (0: now).
+     */
+    async reserveSenderSlot({ senderId, to }: { senderId: string; to: string }): Promise<{ waitMs: number }> {
+      const [slot] = await db.$queryRaw<Array<{ waitMs: number }>>`
+        UPDATE "WhatsAppSender"
+           SET "nextSendAt" = GREATEST(COALESCE("nextSendAt", now() AT TIME ZONE 'UTC'), now() AT TIME ZONE 'UTC')
+                              + make_interval(secs => 1.0 / "messagesPerSecond")
+         WHERE id = ${senderId}::uuid
+     RETURNING GREATEST(0, EXTRACT(EPOCH FROM ("nextSendAt" - make_interval(secs => 1.0 / "messagesPerSecond")
+                                               - now() AT TIME ZONE 'UTC')) * 1000)::float8 AS "waitMs"`;
+      const [limit] = await db.$queryRaw<Array<{ waitMs: number | null }>>`
+        WITH recent AS (
+          SELECT c."contactE164", min(m."createdAt") AS first_at
+            FROM "WhatsAppMessage" m JOIN "WhatsAppConversation" c ON c.id = m."conversationId"
+           WHERE m."senderId" = ${senderId}::uuid AND m.direction = 'outbound' AND m.type = 'template'
+             AND m.status <> 'failed'
+             AND m."createdAt" > now() AT TIME ZONE 'UTC' - make_interval(secs => ${CUSTOMER_SERVICE_WINDOW_MS / 1000})
+           GROUP BY c."contactE164")
+        SELECT CASE
+                 WHEN EXISTS (SELECT 1 FROM recent WHERE "contactE164" = ${to}) THEN NULL
+                 WHEN (SELECT count(*) FROM recent) < s."dailyRecipientLimit" THEN NULL
+                 ELSE EXTRACT(EPOCH FROM ((SELECT min(first_at) FROM recent)
+                        + make_interval(secs => ${CUSTOMER_SERVICE_WINDOW_MS / 1000}) - now() AT TIME ZONE 'UTC')) * 1000
+               END::float8 AS "waitMs"
+          FROM "WhatsAppSender" s WHERE s.id = ${senderId}::uuid`;
+      return { waitMs: Math.max(Math.ceil(slot?.waitMs ?? 0), Math.ceil(limit?.waitMs ?? 0)) };
+    },
+
+    /**
+     * Records the lead's one message with its price held (as POST /whatsapp/messages records one), under
+     * the lead's key: a retry, or a lead run again, finds it instead of sending twice. Refused before the
+     * provider is asked: a number on the Do-Not-Call list, a disconnected sender, a template no longer
+     * APPROVED, a variable the lead cannot fill, a balance short of the price.
+     */
+    async recordLeadMessage({
+      leadId,
+    }: {
+      leadId: string;
+    }): Promise<{ messageId: string } | { refused: LeadMessageRefusal }> {
+      const lead = await db.lead.findUniqueOrThrow({
+        where: { id: leadId },
+        select: { id: true, workspaceId: true, campaignId: true, phone: true, name: true, fields: true },
+      });
+      const idempotencyKey = leadMessageKey(leadId);
+      const earlier = await db.whatsAppMessage.findUnique({
+        where: { workspaceId_idempotencyKey: { workspaceId: lead.workspaceId, idempotencyKey } },
+        select: { id: true },
+      });
+      if (earlier) return { messageId: earlier.id };
+      const stored = await db.whatsAppCampaignSettings.findUnique({ where: { campaignId: lead.campaignId } });
+      if (!stored) throw notConfigured(lead.campaignId);
+      const settings = whatsAppCampaignSettingsSchema.parse({ ...stored, campaignId: undefined, updatedAt: undefined });
+      const [listed, sender, template] = await Promise.all([
+        db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: lead.workspaceId, phone: lead.phone } } }),
+        db.whatsAppSender.findUnique({ where: { id: settings.senderId } }),
+        db.whatsAppTemplate.findUnique({ where: { id: settings.templateId } }),
+      ]);
+      if (listed) return { refused: 'do_not_call' };
+      if (!sender || sender.status !== 'CONNECTED') return { refused: 'sender_disconnected' };
+      if (!template || template.status !== 'APPROVED') return { refused: 'template_not_approved' };
+      const filled = fillTemplateVariables(settings.variables, template.variableCount, {
+        name: lead.name,
+        phone: lead.phone,
+        fields: (lead.fields ?? {}) as Record<string, unknown>,
+      });
+      if ('missing' in filled) return { refused: 'variable_missing' };
+      const messageId = randomUUID();
+      try {
+        await db.$transaction((tx) =>
+          recordOutboundMessage(
+            tx,
+            {
+              id: messageId,
+              workspaceId: lead.workspaceId,
+              senderId: sender.id,
+              to: lead.phone,
+              type: 'template',
+              templateId: template.id,
+              category: template.category,
+              body: renderTemplateBody(template.body, filled.values),
+              parameters: filled.values,
+              idempotencyKey,
+              campaignId: lead.campaignId,
+              leadId: lead.id,
+            },
+            { type: 'system', id: 'leadMessageWorkflow' },
+          ),
+        );
+      } catch (error) {
+        if (error instanceof InsufficientCreditsError) return { refused: 'insufficient_credits' };
+        // The same lead recorded meanwhile (a retry racing its first attempt): that message.
+        const other = await db.whatsAppMessage.findUnique({
+          where: { workspaceId_idempotencyKey: { workspaceId: lead.workspaceId, idempotencyKey } },
+          select: { id: true },
+        });
+        if (other) return { messageId: other.id };
+        throw error;
+      }
+      return { messageId };
+    },
+
+    /** The lead's phone (E.164), which its pace on the sender counts as a recipient. */
+    async leadPhone({ leadId }: { leadId: string }): Promise<{ phone: string }> {
+      return db.lead.findUniqueOrThrow({ where: { id: leadId }, select: { phone: true } });
+    },
+
+    /** The message's status as its webhooks left it. */
+    async leadMessageStatus({ messageId }: { messageId: string }): Promise<string | null> {
+      const message = await db.whatsAppMessage.findUnique({ where: { id: messageId }, select: { status: true } });
+      return message?.status ?? null;
+    },
+  };
+}
+
+export type WhatsAppLeadActivities = ReturnType<typeof createWhatsAppLeadActivities>;

@@ -1,0 +1,116 @@
+import { ZodError } from 'zod';
+import type { Prisma } from '../../generated/prisma/client';
+import { ErrorCode } from '../../lib/error-codes';
+import type { WhatsAppCampaignSettingsInput } from '../../lib/whatsapp/campaign-settings';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import { findOwnedCampaign } from './campaigns';
+import type { AppServices } from './index';
+
+const invalid = (path: Array<string | number>, message: string, input: unknown) =>
+  new ZodError([{ code: 'custom', path, message, input }]);
+
+const viewOf = (settings: {
+  campaignId: string;
+  senderId: string;
+  templateId: string;
+  variables: Prisma.JsonValue;
+  sendingWindow: Prisma.JsonValue;
+  updatedAt: Date;
+}) => ({
+  campaignId: settings.campaignId,
+  senderId: settings.senderId,
+  templateId: settings.templateId,
+  variables: settings.variables as WhatsAppCampaignSettingsInput['variables'],
+  sendingWindow: settings.sendingWindow as WhatsAppCampaignSettingsInput['sendingWindow'],
+  updatedAt: settings.updatedAt.toISOString(),
+});
+
+/** A WHATSAPP-channel campaign of the workspace; another channel: 409 campaign_not_whatsapp. */
+async function whatsAppCampaign(services: AppServices, principal: Principal, campaignId: string) {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  if (campaign.channel !== 'WHATSAPP')
+    throw new ApiError(409, ErrorCode.campaign_not_whatsapp, {
+      detail: `the campaign's channel is ${campaign.channel}: only WHATSAPP campaigns send messages`,
+    });
+  return campaign;
+}
+
+/**
+ * Sets a WHATSAPP campaign's messaging (README "WhatsApp", "Campaigns"): a connected sender and an
+ * APPROVED template of the workspace, a source for each of the template's variables {{1}}..{{n}} (no
+ * more, no fewer), and the sending window. Leads already sent keep their message; leads not yet sent
+ * use the new settings. A STOPPED campaign's settings no longer change anything: 409
+ * invalid_campaign_transition would mislead, so it is allowed and simply unused.
+ */
+export async function putWhatsAppCampaign(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  input: WhatsAppCampaignSettingsInput,
+) {
+  const campaign = await whatsAppCampaign(services, principal, campaignId);
+  const { workspaceId } = principal;
+  const [sender, template] = await Promise.all([
+    services.db.whatsAppSender.findFirst({ where: { id: input.senderId, workspaceId } }),
+    services.db.whatsAppTemplate.findFirst({ where: { id: input.templateId, workspaceId } }),
+  ]);
+  if (!sender)
+    throw invalid(['senderId'], 'no sender of this workspace has this id (GET /whatsapp/senders)', input.senderId);
+  if (sender.status !== 'CONNECTED')
+    throw new ApiError(409, ErrorCode.whatsapp_sender_disconnected, { detail: 'the sender is disconnected' });
+  if (!template)
+    throw invalid(
+      ['templateId'],
+      'no template of this workspace has this id (GET /whatsapp/templates)',
+      input.templateId,
+    );
+  if (template.status !== 'APPROVED')
+    throw new ApiError(409, ErrorCode.whatsapp_template_not_approved, {
+      detail: `the template is ${template.status}: only APPROVED templates are sent`,
+      templateStatus: template.status,
+    });
+  const expected = Array.from({ length: template.variableCount }, (_, index) => String(index + 1));
+  const given = Object.keys(input.variables).sort((a, b) => Number(a) - Number(b));
+  if (given.join() !== expected.join())
+    throw invalid(
+      ['variables'],
+      template.variableCount === 0
+        ? 'the template has no variables: give {}'
+        : `the template's variables are ${expected.map((n) => `{{${n}}}`).join(', ')}: give a source for each, and no other`,
+      input.variables,
+    );
+  const data = {
+    senderId: sender.id,
+    templateId: template.id,
+    variables: input.variables as Prisma.InputJsonValue,
+    sendingWindow: input.sendingWindow as Prisma.InputJsonValue,
+  };
+  const stored = await services.db.whatsAppCampaignSettings.upsert({
+    where: { campaignId: campaign.id },
+    create: { campaignId: campaign.id, ...data },
+    update: data,
+  });
+  return viewOf(stored);
+}
+
+/** A WHATSAPP campaign's messaging; never set: 404 not_found. */
+export async function getWhatsAppCampaign(services: AppServices, principal: Principal, campaignId: string) {
+  const campaign = await whatsAppCampaign(services, principal, campaignId);
+  const stored = await services.db.whatsAppCampaignSettings.findUnique({ where: { campaignId: campaign.id } });
+  if (!stored)
+    throw new ApiError(404, ErrorCode.not_found, { detail: 'the campaign has no WhatsApp messaging yet (PUT it)' });
+  return viewOf(stored);
+}
+
+/** Refuses to start or resume a WHATSAPP campaign whose messaging was never set (409 whatsapp_campaign_not_configured). */
+export async function assertWhatsAppCampaignConfigured(services: AppServices, campaignId: string) {
+  const stored = await services.db.whatsAppCampaignSettings.findUnique({
+    where: { campaignId },
+    select: { campaignId: true },
+  });
+  if (!stored)
+    throw new ApiError(409, ErrorCode.whatsapp_campaign_not_configured, {
+      detail: 'set its sender, template and variables with PUT /whatsapp/campaigns/{id} first',
+    });
+}

@@ -1,0 +1,160 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
+import { ZodError } from 'zod';
+import { prismaCreditStore } from '../../lib/credits/ledger-store';
+import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
+import { ErrorCode } from '../../lib/error-codes';
+import { customerServiceWindow } from '../../lib/whatsapp/customer-service-window';
+import { recordOutboundMessage } from '../../lib/whatsapp/outbound-message';
+import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
+import { renderTemplateBody } from '../../lib/whatsapp/template-body';
+import { whatsAppMessageWorkflowId } from '../../lib/workflow-ids';
+import type { whatsAppMessageWorkflow } from '../../workflows/whatsapp-message';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import { paymentRequired } from './credits';
+import type { AppServices } from './index';
+import { whatsAppMessageView } from './whatsapp-message-view';
+
+export interface SendRequest {
+  senderId: string;
+  to: string;
+  template?: { id: string; variables: string[] } | undefined;
+  text?: string | undefined;
+}
+
+/** A healthy start takes milliseconds; one that hangs longer fails (503, and the message is withdrawn). */
+const START_DEADLINE_MS = 5_000;
+
+const invalid = (path: string[], message: string, input: unknown) =>
+  new ZodError([{ code: 'custom', path, message, input }]);
+
+/** The template to send with: the workspace's, APPROVED, given exactly its variables. */
+async function approvedTemplate(
+  services: AppServices,
+  workspaceId: string,
+  template: { id: string; variables: string[] },
+) {
+  const row = await services.db.whatsAppTemplate.findFirst({ where: { id: template.id, workspaceId } });
+  if (!row)
+    throw invalid(
+      ['template', 'id'],
+      'no template of this workspace has this id (GET /whatsapp/templates)',
+      template.id,
+    );
+  if (row.status !== 'APPROVED')
+    throw new ApiError(409, ErrorCode.whatsapp_template_not_approved, {
+      detail: `the template is ${row.status}: only APPROVED templates are sent`,
+      templateStatus: row.status,
+    });
+  if (template.variables.length !== row.variableCount)
+    throw invalid(
+      ['template', 'variables'],
+      `the template has ${row.variableCount} variable(s): give exactly ${row.variableCount} value(s)`,
+      template.variables,
+    );
+  return row;
+}
+
+/**
+ * Sends one message from a sender of the workspace (README "WhatsApp", "Sending"): a template message
+ * (APPROVED, with its variables) at any time, or free-form text only inside the customer-service window
+ * the contact's last inbound message opened (else 409 whatsapp_window_closed, the platform's 131047).
+ * Recorded with its price held (402 insufficient_credits: nothing recorded), then handed to the provider
+ * by its workflow; 202 with the message, accepted. An Idempotency-Key answers the message first sent with it.
+ */
+export async function sendWhatsAppMessage(
+  services: AppServices,
+  principal: Principal,
+  request: SendRequest,
+  idempotencyKey: string | undefined,
+) {
+  const { db, temporal, taskQueue } = services;
+  const { workspaceId } = principal;
+  if (idempotencyKey !== undefined) {
+    const earlier = await db.whatsAppMessage.findUnique({
+      where: { workspaceId_idempotencyKey: { workspaceId, idempotencyKey } },
+    });
+    if (earlier) return { message: whatsAppMessageView(earlier), deduplicated: true };
+  }
+  const sender = await db.whatsAppSender.findFirst({ where: { id: request.senderId, workspaceId } });
+  if (!sender)
+    throw invalid(['senderId'], 'no sender of this workspace has this id (GET /whatsapp/senders)', request.senderId);
+  if (sender.status !== 'CONNECTED')
+    throw new ApiError(409, ErrorCode.whatsapp_sender_disconnected, { detail: 'the sender is disconnected' });
+  const template = request.template ? await approvedTemplate(services, workspaceId, request.template) : null;
+  if (!template) {
+    const conversation = await db.whatsAppConversation.findUnique({
+      where: { senderId_contactE164: { senderId: sender.id, contactE164: request.to } },
+      select: { lastInboundAt: true },
+    });
+    const window = customerServiceWindow(conversation?.lastInboundAt ?? null);
+    if (!window.open)
+      throw new ApiError(409, ErrorCode.whatsapp_window_closed, {
+        detail:
+          "free-form text goes only within 24 hours of the contact's last message; send an approved template to re-engage",
+        providerCode: WHATSAPP_ERROR.reEngagement,
+        windowExpiredAt: window.expiresAt?.toISOString() ?? null,
+      });
+  }
+  const id = randomUUID();
+  const recorded = await db
+    .$transaction((tx) =>
+      recordOutboundMessage(
+        tx,
+        {
+          id,
+          workspaceId,
+          senderId: sender.id,
+          to: request.to,
+          type: template ? 'template' : 'text',
+          templateId: template?.id ?? null,
+          category: template?.category ?? null,
+          body: template ? renderTemplateBody(template.body, request.template!.variables) : request.text!,
+          parameters: template ? request.template!.variables : null,
+          idempotencyKey: idempotencyKey ?? null,
+        },
+        { type: 'api_key', id: principal.keyId },
+      ),
+    )
+    .catch(async (error: unknown) => {
+      // The same key, concurrently: the other request recorded the message.
+      if (idempotencyKey !== undefined) {
+        const other = await db.whatsAppMessage.findUnique({
+          where: { workspaceId_idempotencyKey: { workspaceId, idempotencyKey } },
+        });
+        if (other) return other;
+      }
+      throw paymentRequired(error);
+    });
+  if (recorded.id !== id) return { message: whatsAppMessageView(recorded), deduplicated: true };
+  try {
+    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      temporal.workflow.start<typeof whatsAppMessageWorkflow>('whatsAppMessageWorkflow', {
+        workflowId: whatsAppMessageWorkflowId(id),
+        taskQueue,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        searchAttributes: { WorkspaceId: [workspaceId] },
+        args: [{ messageId: id }],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
+      // Never started, never handed over: withdrawn with its hold (else the sweep of abandoned holds voids it).
+      await withdraw(services, principal, id);
+      throw error;
+    }
+  }
+  return { message: whatsAppMessageView(recorded), deduplicated: false };
+}
+
+async function withdraw(services: AppServices, principal: Principal, messageId: string) {
+  await services.db.whatsAppMessage.deleteMany({
+    where: { id: messageId, status: 'accepted', providerMessageId: null },
+  });
+  await settleWhatsAppMessageHold(
+    prismaCreditStore(services.db),
+    { workspaceId: principal.workspaceId, messageId, delivered: false },
+    { type: 'api_key', id: principal.keyId },
+  ).catch(() => {});
+}

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "WhatsAppMessage" ADD COLUMN     "parameters" JSONB;
+

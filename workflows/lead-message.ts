@@ -1,0 +1,164 @@
+import {
+  ActivityFailure,
+  ApplicationFailure,
+  condition,
+  proxyActivities,
+  proxyLocalActivities,
+  setHandler,
+} from '@temporalio/workflow';
+import type { Activities } from '../activities';
+import type { LeadMessageRefusal } from '../activities/whatsapp-leads';
+import { ErrorCode } from '../lib/error-codes';
+import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from './messages';
+
+const retry = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 20,
+  nonRetryableErrorTypes: [ErrorCode.lead_not_found, ErrorCode.whatsapp_campaign_not_configured],
+};
+/** Bookkeeping in the workflow task (as the dial ladder's): each idempotent, recorded as markers. */
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+/** Handing the message to the provider: retried while the provider is down or throttling (about a day), never on a refusal. */
+const { sendWhatsAppMessage } = proxyActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 150 },
+});
+
+export interface LeadMessageInput {
+  leadId: string;
+}
+
+/** How a WHATSAPP lead ended: its message's last status, or why none was sent. */
+export type LeadMessageOutcome =
+  'delivered' | 'read' | 'failed' | 'undelivered' | 'campaign_stopped' | 'no_calling_window' | LeadMessageRefusal;
+
+export interface LeadMessageResult {
+  status: 'completed' | 'failed' | 'cancelled';
+  outcome: LeadMessageOutcome;
+  messageId: string | null;
+}
+
+export interface LeadMessageState {
+  phase:
+    | 'preparing'
+    | 'waiting_for_campaign'
+    | 'waiting_for_window'
+    | 'waiting_for_sender'
+    | 'sending'
+    | 'awaiting_delivery'
+    | 'finished';
+  messageId: string | null;
+  /** The message's last status as its webhooks told. */
+  messageStatus: string | null;
+  nextWakeAt: string | null;
+}
+
+/** A lead held by its campaign looks again by itself this often, should a signal have been missed. */
+const CAMPAIGN_RECHECK_MS = 5 * 60_000;
+/**
+ * How long a lead waits for its message to be delivered (or fail) before it ends as undelivered: the
+ * platform keeps trying longer (its hold is settled by the webhook or the sweep, whenever), but a
+ * campaign's result does not wait for a phone that stays off for a day.
+ */
+export const DELIVERY_WAIT_MS = 24 * 60 * 60_000;
+
+const DECIDED = new Set(['delivered', 'read', 'failed']);
+
+/**
+ * One lead of a WHATSAPP campaign (README "WhatsApp", "Campaigns"): when the campaign runs and the
+ * sending window is open in the lead's local time, the lead takes its turn on the sender (paced), its one
+ * template message is recorded with its price held, then handed to the provider; the lead ends when the
+ * message is delivered (completed), fails, or is not delivered within DELIVERY_WAIT_MS. Paused: it holds
+ * before sending and goes on where it stood; stopped: it ends cancelled, unless its message is already out.
+ */
+export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise<LeadMessageResult> {
+  const state: LeadMessageState = { phase: 'preparing', messageId: null, messageStatus: null, nextWakeAt: null };
+  let campaignChanged = false;
+  setHandler(leadMessageStateQuery, () => state);
+  setHandler(campaignChangedSignal, () => {
+    campaignChanged = true;
+  });
+  setHandler(whatsAppMessageStatusSignal, ({ messageId, status }) => {
+    if (messageId === state.messageId) state.messageStatus = status;
+  });
+
+  const finish = async (
+    status: LeadMessageResult['status'],
+    outcome: LeadMessageOutcome,
+  ): Promise<LeadMessageResult> => {
+    await local.finishLead({ leadId, status });
+    await local.enqueueLeadFinished({ leadId, outcome, attempts: state.messageId ? 1 : 0 });
+    Object.assign(state, { phase: 'finished', nextWakeAt: null });
+    return { status, outcome, messageId: state.messageId };
+  };
+  /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
+  const wait = async (phase: LeadMessageState['phase'], ms: number): Promise<boolean> => {
+    const wakeAt = Date.now() + ms;
+    Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
+    while (Date.now() < wakeAt) {
+      campaignChanged = false;
+      if (!(await condition(() => campaignChanged, wakeAt - Date.now()))) break;
+      if ((await local.campaignStatusOfLead({ leadId })) === 'STOPPED') return false;
+    }
+    state.nextWakeAt = null;
+    return true;
+  };
+
+  const plan = await local.prepareMessageLead({ leadId });
+  for (;;) {
+    const campaignStatus = await local.campaignStatusOfLead({ leadId });
+    if (campaignStatus === 'STOPPED') return finish('cancelled', 'campaign_stopped');
+    if (campaignStatus !== 'RUNNING') {
+      campaignChanged = false;
+      Object.assign(state, { phase: 'waiting_for_campaign', nextWakeAt: null });
+      await condition(() => campaignChanged, CAMPAIGN_RECHECK_MS);
+      continue;
+    }
+    const slot = await local.nextCallingSlot({ window: plan.window, timeZones: plan.timeZones });
+    if (slot === null) return finish('failed', 'no_calling_window');
+    if (slot.waitMs > 0) {
+      if (!(await wait('waiting_for_window', slot.waitMs))) return finish('cancelled', 'campaign_stopped');
+      continue;
+    }
+    break;
+  }
+  const { phone } = await local.leadPhone({ leadId });
+  const turn = await local.reserveSenderSlot({ senderId: plan.senderId, to: phone });
+  if (turn.waitMs > 0 && !(await wait('waiting_for_sender', turn.waitMs)))
+    return finish('cancelled', 'campaign_stopped');
+
+  state.phase = 'sending';
+  const recorded = await local.recordLeadMessage({ leadId });
+  if ('refused' in recorded)
+    return finish(recorded.refused === 'do_not_call' ? 'cancelled' : 'failed', recorded.refused);
+  state.messageId = recorded.messageId;
+  try {
+    await sendWhatsAppMessage({ messageId: recorded.messageId });
+  } catch (error) {
+    const cause = error instanceof ActivityFailure ? error.cause : error;
+    const detail =
+      cause instanceof ApplicationFailure
+        ? (cause.details?.[0] as { code?: number; title?: string } | undefined)
+        : undefined;
+    await local.failWhatsAppMessage({
+      messageId: recorded.messageId,
+      errorCode: detail?.code ?? null,
+      errorTitle: detail?.title ?? 'the provider could not be reached; the message was given up',
+    });
+    await local.voidWhatsAppMessageHold({ messageId: recorded.messageId });
+    return finish('failed', 'failed');
+  }
+  state.phase = 'awaiting_delivery';
+  state.messageStatus ??= await local.leadMessageStatus({ messageId: recorded.messageId });
+  if (!DECIDED.has(state.messageStatus ?? '')) {
+    await condition(() => DECIDED.has(state.messageStatus ?? ''), DELIVERY_WAIT_MS);
+    if (!DECIDED.has(state.messageStatus ?? ''))
+      state.messageStatus = await local.leadMessageStatus({ messageId: recorded.messageId });
+  }
+  const last = state.messageStatus;
+  if (last === 'delivered' || last === 'read') return finish('completed', last);
+  if (last === 'failed') return finish('failed', 'failed');
+  return finish('failed', 'undelivered');
+}

@@ -1,0 +1,54 @@
+import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
+import type { WhatsAppMessageActivities } from '../activities/whatsapp-messages';
+
+/**
+ * Handing a message to the provider: a send takes a second at most; a provider that is down or throttling
+ * (5xx, 429, unreachable) is retried for about a day (1 s doubling to 10 minutes), as a message accepted
+ * is never dropped. A refusal (the provider's 4xx) is not retried.
+ */
+const { sendWhatsAppMessage } = proxyActivities<WhatsAppMessageActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 150 },
+});
+const { failWhatsAppMessage, voidWhatsAppMessageHold } = proxyActivities<WhatsAppMessageActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export interface WhatsAppMessageInput {
+  messageId: string;
+}
+
+export type WhatsAppMessageResult =
+  { status: 'handed_over'; providerMessageId: string | null } | { status: 'failed'; errorCode: number | null };
+
+/** The platform's error code and title of a refusal (an ActivityFailure over the activity's ApplicationFailure). */
+function refusalOf(error: unknown): { errorCode: number | null; errorTitle: string } {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure) {
+    const detail = cause.details?.[0] as { code?: number; title?: string } | undefined;
+    return { errorCode: detail?.code ?? null, errorTitle: detail?.title ?? cause.message };
+  }
+  return { errorCode: null, errorTitle: 'the provider could not be reached; the message was given up' };
+}
+
+/**
+ * One outbound WhatsApp message (README "WhatsApp"): recorded, checked and held for by its sender (the
+ * API or a campaign's lead) before this starts; handed to the provider at most once. What happens next
+ * (sent, delivered, read, failed) arrives as the provider's webhooks, which settle the hold. A message
+ * the provider refuses, or that cannot be handed over within its retries, is marked failed with the
+ * platform's code and its hold voided.
+ */
+export async function whatsAppMessageWorkflow({ messageId }: WhatsAppMessageInput): Promise<WhatsAppMessageResult> {
+  try {
+    const { providerMessageId } = await sendWhatsAppMessage({ messageId });
+    return { status: 'handed_over', providerMessageId };
+  } catch (error) {
+    const refusal = refusalOf(error);
+    await CancellationScope.nonCancellable(async () => {
+      await failWhatsAppMessage({ messageId, ...refusal });
+      await voidWhatsAppMessageHold({ messageId });
+    });
+    return { status: 'failed', errorCode: refusal.errorCode };
+  }
+}
