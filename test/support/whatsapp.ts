@@ -1,7 +1,7 @@
 import { afterAll } from 'vitest';
 import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
-import { createSimulatedWhatsAppClient } from '../../whatsapp/simulated-provider/client';
+import { createSimulatedWhatsAppClient, simulateInboundMessage } from '../../whatsapp/simulated-provider/client';
 import {
   createSimulatedWhatsAppProvider,
   type SimulatedWhatsAppProvider,
@@ -43,15 +43,7 @@ export async function startTestWhatsApp(
     server,
     client: createSimulatedWhatsAppClient({ baseUrl }),
     baseUrl,
-    async reply(phoneNumberId, from, text, name) {
-      const response = await fetch(`${baseUrl}/simulator/inbound`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ phoneNumberId, from, text, ...(name && { name }) }),
-      });
-      if (response.status !== 200)
-        throw new Error(`POST /simulator/inbound answered ${response.status}: ${await response.text()}`);
-      return (await response.json()) as { id: string };
-    },
+    reply: (phoneNumberId, from, text, name) =>
+      simulateInboundMessage(baseUrl, { phoneNumberId, from, text, ...(name && { name }) }),
   };
 }

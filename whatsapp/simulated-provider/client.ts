@@ -102,3 +102,26 @@ function refusal(method: string, path: string, response: JsonHttpResponse): Erro
   const title = error.error_user_title ?? error.message?.replace(/^\(#\d+\)\s*/, '') ?? 'Unknown error';
   return new WhatsAppProviderError(error.code, title, response.status);
 }
+
+/**
+ * The simulator's own hook, not Meta's API (POST /simulator/inbound): the contact `from` writes `text` to
+ * the number, which opens its 24-hour window and posts a `messages` webhook. For tests and an operator's
+ * "make a contact reply". Answers the inbound message's wamid.
+ */
+export async function simulateInboundMessage(
+  baseUrl: string,
+  inbound: { phoneNumberId: string; from: string; text: string; name?: string },
+): Promise<{ id: string }> {
+  const http = createJsonHttp({ sockets: 1 });
+  try {
+    const response = await http.request('POST', `${baseUrl}/simulator/inbound`, {
+      body: inbound,
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (response.status !== 200)
+      throw new Error(`simulated whatsapp: POST /simulator/inbound answered ${response.status}: ${response.text}`);
+    return JSON.parse(response.text) as { id: string };
+  } finally {
+    http.close();
+  }
+}

@@ -109,7 +109,7 @@ const submissionSchema = z.object({
 
 const inboundSchema = z.object({
   phoneNumberId: z.string().min(1).max(64),
-  from: z.string().regex(/^\+?\d{5,15}$/),
+  from: z.string().regex(/^\+?\d{6,15}$/),
   text: z.string().min(1).max(4096),
   name: z.string().min(1).max(256).optional(),
 });
