@@ -7,6 +7,8 @@ import { signWhatsAppWebhook } from '../lib/whatsapp/webhook';
 import { startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
 import { useTemporalClient } from './support/temporal';
+import { until } from './support/until';
+import { startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from './support/whatsapp';
 import { createTestWorkspace } from './support/workspace';
 
 const APP_SECRET = 'test-whatsapp-app-secret';
@@ -36,12 +38,14 @@ async function seedSender() {
 }
 
 /** An outbound marketing message the provider took (status accepted, its wamid known), with its credit hold. */
-async function seedMessage(options: { withProviderId?: boolean } = {}) {
-  const sender = await seedSender();
+async function seedMessage(
+  options: { withProviderId?: boolean; sender?: { id: string; phoneNumberId: string }; wamid?: string } = {},
+) {
+  const sender = options.sender ?? (await seedSender());
   const conversation = await db.whatsAppConversation.create({
     data: { workspaceId: owner.workspaceId, senderId: sender.id, contactE164: `+1650${digits().slice(0, 7)}` },
   });
-  const wamid = `wamid.${randomUUID()}`;
+  const wamid = options.wamid ?? `wamid.${randomUUID()}`;
   const message = await db.$transaction(async (tx) => {
     const created = await tx.whatsAppMessage.create({
       data: {
@@ -338,13 +342,31 @@ describe('message statuses', () => {
     expect(stored).toMatchObject({ status: 'sent', providerMessageId: wamid });
   });
 
-  it('answers 200 and records nothing for an unknown message, another sender, or an unknown number', async () => {
+  it('asks for a retry (404) of a recent status of an unknown message of its number, and applies it once recorded', async () => {
+    const { sender, message, wamid } = await seedMessage();
+    const events = await eventCount();
+    const early = `wamid.${randomUUID()}`;
+    const body = statusesPayload(sender.phoneNumberId, [status(wamid, 'sent'), status(early, 'sent')]);
+    const refused = await post(body);
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({ error: 'not_found' });
+    // What the body held of known messages is applied: the retry finds it done.
+    expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('sent');
+    expect(await eventCount()).toBe(events + 1);
+
+    const recorded = await seedMessage({ sender, wamid: early });
+    expect(await postOk(body)).toEqual({ received: true, applied: 1, ignored: 1 });
+    expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: recorded.message.id } })).status).toBe('sent');
+  });
+
+  it('answers 200 and records nothing for an old unknown message, an unknown number, or a status it has no use for', async () => {
     const { sender, message, wamid } = await seedMessage();
     const other = await seedSender();
     const events = await eventCount();
+    const tenMinutesAgo = nowSeconds() - 600;
     for (const payload of [
-      statusesPayload(sender.phoneNumberId, [status(`wamid.${randomUUID()}`, 'delivered')]),
-      statusesPayload(other.phoneNumberId, [status(wamid, 'delivered')]),
+      statusesPayload(sender.phoneNumberId, [status(`wamid.${randomUUID()}`, 'delivered', tenMinutesAgo)]),
+      statusesPayload(other.phoneNumberId, [status(wamid, 'delivered', tenMinutesAgo)]),
       statusesPayload('pn-unknown', [status(wamid, 'delivered')]),
       statusesPayload(sender.phoneNumberId, [status(wamid, 'deleted')]),
     ])
@@ -543,13 +565,113 @@ describe('template reviews and quality', () => {
     expect((await stored(template.id)).qualityRating).toBe('RED');
   });
 
-  it('ignores an unknown template, and records any other field once', async () => {
+  it('asks for a retry of a recent review of an unknown template of its Business Account; ignores the rest', async () => {
     const events = await eventCount();
-    expect((await postOk(review(999_999_999_999, 'APPROVED', nowSeconds()))).ignored).toBe(1);
+    const unknown = review(999_999_999_999, 'APPROVED', nowSeconds());
+    const refused = await post(unknown);
+    expect(refused.status).toBe(404);
+    expect(await refused.json()).toEqual({ error: 'not_found' });
+    expect((await post(quality(999_999_999_999, 'RED', nowSeconds()))).status).toBe(404);
+    expect((await postOk(review(999_999_999_999, 'APPROVED', nowSeconds() - 600))).ignored).toBe(1);
+    expect((await postOk({ ...unknown, entry: [{ ...unknown.entry[0]!, id: 'waba-foreign' }] })).ignored).toBe(1);
     expect(await eventCount()).toBe(events);
+  });
+
+  it('records any other field once', async () => {
+    const events = await eventCount();
     const other = envelope('waba-test', 'account_update', { event: 'VERIFIED_ACCOUNT' }, nowSeconds());
     expect(await postOk(other)).toEqual({ received: true, applied: 0, ignored: 1 });
     expect(await postOk(other)).toEqual({ received: true, applied: 0, ignored: 1 });
     expect(await eventCount()).toBe(events + 1);
+  });
+});
+
+describe('with the simulated provider over HTTP', async () => {
+  // The provider posts to an API configured with its app secret; its webhooks overtake what they name.
+  const receiving = await startTestApi({ db, url, temporal, whatsapp: { appSecret: TEST_WHATSAPP_APP_SECRET } });
+  const whatsapp = await startTestWhatsApp(db, { webhookUrl: `${receiving.baseUrl}/whatsapp/webhook` });
+
+  it("applies a template's review that arrived before its id was recorded, then sends and settles by its statuses", async () => {
+    const sender = await seedSender();
+    const name = `offer_pause_${digits()}`;
+    const template = await db.whatsAppTemplate.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        name,
+        language: 'en_US',
+        category: 'marketing',
+        body: 'Hi {{1}}',
+        variableCount: 1,
+        provider: 'simulated',
+      },
+    });
+    const submitted = await whatsapp.client.submitTemplate({
+      businessAccountId: sender.businessAccountId,
+      name,
+      language: 'en_US',
+      category: 'marketing',
+      body: 'Hi {{1}}',
+    });
+    // Its review (2 ms later) is refused 404 and retried until the id is there.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await db.whatsAppTemplate.update({ where: { id: template.id }, data: { providerTemplateId: submitted.id } });
+    const paused = await until(
+      () => db.whatsAppTemplate.findUniqueOrThrow({ where: { id: template.id } }),
+      (row) => row.status === 'PAUSED',
+      10_000,
+    );
+    expect(paused.qualityRating).toBe('RED');
+
+    // Sends before the template was paused are not what this test is about: a fresh approved template.
+    const approvedName = `offer_${digits()}`;
+    await whatsapp.client.submitTemplate({
+      businessAccountId: sender.businessAccountId,
+      name: approvedName,
+      language: 'en_US',
+      category: 'marketing',
+      body: 'Hi {{1}}',
+    });
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    const outcomes = [];
+    for (const lastDigit of ['5', '8']) {
+      const { message } = await seedMessage({ sender, withProviderId: false });
+      await whatsapp.client.sendMessage({
+        phoneNumberId: sender.phoneNumberId,
+        to: `+1650555010${lastDigit}`,
+        clientKey: message.id,
+        callbackData: message.id,
+        message: { type: 'template', template: { name: approvedName, language: 'en_US', parameters: ['Ada'] } },
+      });
+      outcomes.push(
+        await until(
+          () => db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } }),
+          (row) => row.status === (lastDigit === '5' ? 'read' : 'failed'),
+          10_000,
+        ),
+      );
+    }
+    const [read, failed] = outcomes;
+    expect(read!.providerMessageId).toMatch(/./);
+    expect([read!.sentAt, read!.deliveredAt, read!.readAt].every(Boolean)).toBe(true);
+    expect((await ledgerOf(read!.id)).map((entry) => entry.status)).toEqual(['posted', 'posted', 'posted']);
+    expect(failed).toMatchObject({ errorCode: 131026 });
+    expect((await ledgerOf(failed!.id)).map((entry) => [entry.kind, entry.status])).toEqual([
+      ['hold', 'voided'],
+      ['hold_release', 'posted'],
+    ]);
+  });
+
+  it("lands a contact's reply in its conversation", async () => {
+    const sender = await seedSender();
+    const { id } = await whatsapp.reply(sender.phoneNumberId, '+16505550142', 'Call me later', 'Grace');
+    const message = await until(
+      () => db.whatsAppMessage.findFirst({ where: { senderId: sender.id, providerMessageId: id } }),
+      (row) => row !== null,
+      10_000,
+    );
+    expect(message).toMatchObject({ direction: 'inbound', body: 'Call me later', status: 'received' });
+    const conversation = await db.whatsAppConversation.findUniqueOrThrow({ where: { id: message!.conversationId } });
+    expect(conversation).toMatchObject({ contactE164: '+16505550142', contactName: 'Grace' });
+    expect(conversation.lastInboundAt).not.toBeNull();
   });
 });

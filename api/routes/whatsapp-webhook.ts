@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
-import { WHATSAPP_WEBHOOK_MAX_AGE_SECONDS, whatsAppWebhookSchema } from '../../lib/whatsapp/webhook';
+import {
+  WHATSAPP_UNKNOWN_RETRY_SECONDS,
+  WHATSAPP_WEBHOOK_MAX_AGE_SECONDS,
+  whatsAppWebhookSchema,
+} from '../../lib/whatsapp/webhook';
 import { defineRoute } from '../http/route';
 import { assertSignedByWhatsApp, receiveWhatsAppWebhook, subscriptionChallenge } from '../services/whatsapp-webhook';
 
@@ -38,7 +42,9 @@ export const whatsAppWebhookRoutes = [
       'failed; a message never moves backwards; delivered or read posts its credit hold, failed voids it), inbound ' +
       "messages (into the contact's conversation, opening the 24-hour window), template reviews and quality " +
       'ratings; any other field is recorded and ignored. Public: authenticated by X-Hub-Signature-256, not by a key. ' +
-      "Idempotent by the provider's ids; answered once everything is committed.",
+      "Idempotent by the provider's ids; answered once everything is committed. 404 not_found (the rest applied): " +
+      `an event names a message or template not known yet, of a number or Business Account of this service, and is ` +
+      `younger than ${WHATSAPP_UNKNOWN_RETRY_SECONDS} s: the provider retries it (its id may be on its way).`,
     tags: ['WhatsApp'],
     headerParameters: [
       {
@@ -67,7 +73,7 @@ export const whatsAppWebhookRoutes = [
         }),
       },
     },
-    errors: { 401: [ErrorCode.invalid_signature] },
+    errors: { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.not_found] },
     handler: async ({ services, body }) => ({ status: 200, body: await receiveWhatsAppWebhook(services, body) }),
   }),
 ];

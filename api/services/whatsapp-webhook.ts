@@ -19,6 +19,7 @@ import {
   isStaleWhatsAppWebhook,
   verifyWhatsAppSignature,
   WHATSAPP_SIGNATURE_HEADER,
+  WHATSAPP_UNKNOWN_RETRY_SECONDS,
   type WhatsAppInboundMessage,
   type WhatsAppMessagesChange,
   type WhatsAppTemplateQualityChange,
@@ -71,7 +72,9 @@ export interface WebhookOutcome {
 /**
  * Applies every event of a signed webhook in order, each in one statement and idempotent by its
  * (provider, eventKey); answered once all are committed. Stale (every event older than Meta's 7-day
- * retry horizon): 401 invalid_signature, nothing changed. README "WhatsApp", "Webhooks".
+ * retry horizon): 401 invalid_signature, nothing changed. An event naming a message or template not
+ * known (yet) of a number or Business Account of ours, younger than WHATSAPP_UNKNOWN_RETRY_SECONDS:
+ * 404 not_found after the rest is applied, so that the provider retries the body. README "WhatsApp", "Webhooks".
  */
 export async function receiveWhatsAppWebhook(
   services: AppServices,
@@ -82,34 +85,61 @@ export async function receiveWhatsAppWebhook(
   const provider = webhookProviderOf(services);
   const sql = poolSql(services.sql);
   const outcome: WebhookOutcome = { received: true, applied: 0, ignored: 0 };
-  const count = (applied: boolean) => (applied ? outcome.applied++ : outcome.ignored++);
+  let retry = false;
+  /** Counts an event; one naming what is not known (null) is to be retried when recent and of a number or account of ours. */
+  const count = async (result: boolean | null, time: number | undefined, ours: () => Promise<boolean>) => {
+    if (result) outcome.applied++;
+    else outcome.ignored++;
+    if (result === null && !retry && time !== undefined && time >= nowMs / 1000 - WHATSAPP_UNKNOWN_RETRY_SECONDS)
+      retry = await ours();
+  };
   for (const entry of webhook.entry) {
-    const entryTime = entry.time ?? Math.floor(nowMs / 1000);
+    const accountIsOurs = () => exists(sql, SENDER_OF_ACCOUNT_SQL, provider, entry.id);
     for (const change of entry.changes) {
       if (change.field === 'messages') {
         const { metadata, statuses, messages, contacts } = (change as WhatsAppMessagesChange).value;
+        const numberIsOurs = () => exists(sql, SENDER_OF_NUMBER_SQL, provider, metadata.phone_number_id);
         for (const status of statuses ?? [])
-          count(await applyStatus(services, sql, provider, metadata.phone_number_id, status));
+          await count(
+            await applyStatus(services, sql, provider, metadata.phone_number_id, status),
+            status.timestamp,
+            numberIsOurs,
+          );
         for (const message of messages ?? []) {
           const name = contacts?.find((contact) => contact.wa_id === message.from)?.profile?.name ?? null;
-          count(await applyInboundMessage(sql, provider, metadata.phone_number_id, message, name));
+          await count(
+            await applyInboundMessage(sql, provider, metadata.phone_number_id, message, name),
+            undefined,
+            numberIsOurs,
+          );
         }
       } else if (change.field === 'message_template_status_update') {
         const { message_template_id: templateId, event, reason } = (change as WhatsAppTemplateStatusChange).value;
-        count(await applyTemplateStatus(sql, provider, templateId, event, reason ?? null, entryTime));
+        const time = entry.time ?? Math.floor(nowMs / 1000);
+        await count(
+          await applyTemplateStatus(sql, provider, templateId, event, reason ?? null, time),
+          entry.time,
+          accountIsOurs,
+        );
       } else if (change.field === 'message_template_quality_update') {
         const { message_template_id: templateId, new_quality_score: quality } = (
           change as WhatsAppTemplateQualityChange
         ).value;
-        count(await applyTemplateQuality(sql, provider, templateId, quality, entryTime));
+        const time = entry.time ?? Math.floor(nowMs / 1000);
+        await count(await applyTemplateQuality(sql, provider, templateId, quality, time), entry.time, accountIsOurs);
       } else {
         await recordOtherChange(sql, provider, entry.id, change);
-        count(false);
+        outcome.ignored++;
       }
     }
   }
+  if (retry) throw new ApiError(404, ErrorCode.not_found);
   return outcome;
 }
+
+const SENDER_OF_NUMBER_SQL = `SELECT 1 FROM "WhatsAppSender" WHERE provider = $1 AND "phoneNumberId" = $2 LIMIT 1`;
+const SENDER_OF_ACCOUNT_SQL = `SELECT 1 FROM "WhatsAppSender" WHERE provider = $1 AND "businessAccountId" = $2 LIMIT 1`;
+const exists = async (sql: RunSql, text: string, ...values: unknown[]) => (await sql(text, ...values)).length > 0;
 
 const EVENT_INSERT = `INSERT INTO "WhatsAppWebhookEvent" (provider, "eventKey", "receivedAt")`;
 const RECORD_OTHER_SQL = `${EVENT_INSERT} VALUES ($1, $2, ${NOW_UTC}) ON CONFLICT DO NOTHING`;
@@ -166,7 +196,8 @@ const APPLY_STATUS_SQL = `
  * or read (posted) or failed (voided), settles its hold. Idempotent, and done again for a duplicate, so
  * an API that died between the commit and the settling is healed by the provider's retry. A message
  * that failed after its hold was posted (delivered, then failed) keeps it posted: it was delivered.
- * Unknown message (another system's, or a status for a number not connected here): nothing recorded.
+ * Unknown message: null, nothing recorded (receiveWhatsAppWebhook answers 404 while it is recent, and
+ * the number is one of ours, so that the provider retries; else it is ignored).
  */
 async function applyStatus(
   services: AppServices,
@@ -174,7 +205,7 @@ async function applyStatus(
   provider: string,
   phoneNumberId: string,
   status: WhatsAppStatusEvent,
-): Promise<boolean> {
+): Promise<boolean | null> {
   if (!isReportedMessageStatus(status.status)) return false;
   const callbackData = status.biz_opaque_callback_data;
   const error = status.errors?.[0];
@@ -191,7 +222,7 @@ async function applyStatus(
     error ? (error.title ?? error.message ?? null) : null,
     callbackData && UUID.test(callbackData) ? callbackData : null,
   );
-  if (!row) return false;
+  if (!row) return null;
   const settle = billingOutcome(row.status);
   if (settle && billingOutcome(status.status)) {
     const message = { workspaceId: row.workspaceId, messageId: row.id, delivered: settle === 'post' };
@@ -284,7 +315,7 @@ const APPLY_TEMPLATE_STATUS_SQL = `
      WHERE t.id = template.id AND $7 AND date_trunc('second', t."statusUpdatedAt") <= $6::timestamptz AT TIME ZONE 'UTC'
     RETURNING t.id
   )
-  SELECT (SELECT count(*) FROM moved)::int AS moved`;
+  SELECT (SELECT count(*) FROM template)::int AS found, (SELECT count(*) FROM moved)::int AS moved`;
 
 async function applyTemplateStatus(
   sql: RunSql,
@@ -293,9 +324,9 @@ async function applyTemplateStatus(
   event: string,
   reason: string | null,
   time: number,
-): Promise<boolean> {
+): Promise<boolean | null> {
   const known = (TEMPLATE_STATUSES as readonly string[]).includes(event);
-  const [row] = await sql<{ moved: number }>(
+  const [row] = await sql<{ found: number; moved: number }>(
     APPLY_TEMPLATE_STATUS_SQL,
     provider,
     templateId,
@@ -305,7 +336,7 @@ async function applyTemplateStatus(
     at(time),
     known,
   );
-  return (row?.moved ?? 0) > 0;
+  return row?.found ? row.moved > 0 : null;
 }
 
 const QUALITY_RATINGS = ['GREEN', 'YELLOW', 'RED', 'UNKNOWN'];
@@ -331,7 +362,7 @@ const APPLY_TEMPLATE_QUALITY_SQL = `
      WHERE t.id = template.id AND $6 AND NOT EXISTS (SELECT 1 FROM newer)
     RETURNING t.id
   )
-  SELECT (SELECT count(*) FROM moved)::int AS moved`;
+  SELECT (SELECT count(*) FROM template)::int AS found, (SELECT count(*) FROM moved)::int AS moved`;
 
 async function applyTemplateQuality(
   sql: RunSql,
@@ -339,8 +370,8 @@ async function applyTemplateQuality(
   templateId: string,
   quality: string,
   time: number,
-): Promise<boolean> {
-  const [row] = await sql<{ moved: number }>(
+): Promise<boolean | null> {
+  const [row] = await sql<{ found: number; moved: number }>(
     APPLY_TEMPLATE_QUALITY_SQL,
     provider,
     templateId,
@@ -349,5 +380,5 @@ async function applyTemplateQuality(
     quality,
     QUALITY_RATINGS.includes(quality),
   );
-  return (row?.moved ?? 0) > 0;
+  return row?.found ? row.moved > 0 : null;
 }

@@ -36,6 +36,15 @@ const hmacHex = (body: string | Buffer, appSecret: string) =>
  */
 export const WHATSAPP_WEBHOOK_MAX_AGE_SECONDS = 7 * 24 * 3600;
 
+/**
+ * An event naming a message or template this service does not know (yet), of a number or Business
+ * Account it has, is answered 404 while the event is younger than this, so that the provider retries
+ * it: its id may be on its way (a status, or a template's review, that overtook the answer to the send
+ * or submission recording it). Older, it is answered 200 and ignored: another system's, as retries keep
+ * the event's own time, the provider stops within these minutes.
+ */
+export const WHATSAPP_UNKNOWN_RETRY_SECONDS = 300;
+
 /** Unix seconds, as Meta writes them (a string of digits; a number is taken too). */
 const unixSeconds = z
   .union([z.string().regex(/^\d{1,12}$/), z.number().int().min(0).max(999_999_999_999)])
