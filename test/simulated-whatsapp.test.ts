@@ -83,6 +83,11 @@ const receiver = await startReceiver();
 const { db } = await useTestDatabase();
 const whatsapp = await startTestWhatsApp(db, { webhookUrl: receiver.url });
 const { client } = whatsapp;
+/** Databases of their own for the restart (two providers one after the other) and the throughput limit. */
+const restartDatabase = await useTestDatabase();
+const restartReceiver = await startReceiver();
+const limitedDatabase = await useTestDatabase();
+const limited = await startTestWhatsApp(limitedDatabase.db, { webhookUrl: receiver.url, messagesPerSecond: 3 });
 
 const WABA = '410000000000001';
 const PHONE_NUMBER_ID = '120000000000001';
@@ -462,8 +467,8 @@ describe('the simulated WhatsApp provider', () => {
 
 describe('the simulated WhatsApp provider across a restart', () => {
   it('delivers what it had left after it restarts, in order, and writes down what was delivered', async () => {
-    const own = await useTestDatabase();
-    const down = await startReceiver();
+    const own = restartDatabase;
+    const down = restartReceiver;
     down.answer = () => 503;
     const options = {
       db: own.db,
@@ -517,5 +522,47 @@ describe('the simulated WhatsApp provider across a restart', () => {
     } finally {
       await second.close();
     }
+  });
+});
+
+describe('the simulated WhatsApp provider with a throughput limit', () => {
+  it('refuses more new sends from one number per second than the limit with 130429, other numbers and replays unaffected', async () => {
+    await limited.client.submitTemplate({
+      businessAccountId: WABA,
+      name: 'limited',
+      language: 'en',
+      category: 'marketing',
+      body: 'Hi',
+    });
+    const message: WhatsAppSendRequest['message'] = {
+      type: 'template',
+      template: { name: 'limited', language: 'en', parameters: [] },
+    };
+    await eventually(async () => {
+      await limited.client.sendMessage(sendRequest('+15550700001', message, { phoneNumberId: '130000000000099' }));
+    });
+    const started = Date.now();
+    const first = sendRequest('+15550700001', message);
+    const outcomes = await Promise.all(
+      [
+        first,
+        sendRequest('+15550700001', message),
+        sendRequest('+15550700001', message),
+        sendRequest('+15550700001', message),
+      ].map((request) =>
+        limited.client.sendMessage(request).then(
+          () => 'sent',
+          (error: unknown) => (error instanceof WhatsAppProviderError ? error.code : String(error)),
+        ),
+      ),
+    );
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(outcomes.filter((outcome) => outcome === 'sent')).toHaveLength(3);
+    expect(outcomes.filter((outcome) => outcome === WHATSAPP_ERROR.rateLimited)).toHaveLength(1);
+    // A replay of a taken send answers it; another number has its own second.
+    await limited.client.sendMessage(first);
+    await limited.client.sendMessage(sendRequest('+15550700001', message, { phoneNumberId: '130000000000002' }));
+    await new Promise((resolve) => setTimeout(resolve, 1_050 - (Date.now() - started)));
+    await limited.client.sendMessage(sendRequest('+15550700001', message));
   });
 });

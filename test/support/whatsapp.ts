@@ -28,7 +28,7 @@ export interface TestWhatsApp {
  */
 export async function startTestWhatsApp(
   db: Database,
-  options: { webhookUrl: string; appSecret?: string; timeScale?: number; port?: number },
+  options: { webhookUrl: string; appSecret?: string; timeScale?: number; port?: number; messagesPerSecond?: number },
 ): Promise<TestWhatsApp> {
   const server = createSimulatedWhatsAppProvider({
     db,
@@ -36,6 +36,7 @@ export async function startTestWhatsApp(
     webhookUrl: options.webhookUrl,
     timeScale: options.timeScale ?? TEST_WHATSAPP_TIME_SCALE,
     retry: { firstMs: 50, maxMs: 1_000 },
+    messagesPerSecond: options.messagesPerSecond,
   });
   const baseUrl = await server.listen(options.port ?? 0);
   afterAll(() => server.close());

@@ -41,6 +41,12 @@ export interface SimulatedWhatsAppProviderOptions {
   timeScale?: number;
   /** Backoff of a webhook not answered 2xx (default 0.5 s doubling to 30 s). */
   retry?: RetryBackoff;
+  /**
+   * The platform's throughput per phone number (Cloud API: 80 messages per second by default): more new
+   * sends from one number within one second (real time) are refused 130429. Unset: any rate is taken.
+   * Counted in memory: a restarted provider starts afresh.
+   */
+  messagesPerSecond?: number;
 }
 
 export interface SimulatedWhatsAppProvider {
@@ -136,6 +142,21 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   const http = createJsonHttp({ sockets: WEBHOOK_SOCKETS });
   /** One delivery loop per message or template with webhooks left. */
   const deliveries = new Map<string, Promise<void>>();
+  /** Per phone-number-id: when its sends of the last second were taken (messagesPerSecond). */
+  const recentSends = new Map<string, number[]>();
+
+  function takeThroughput(phoneNumberId: string) {
+    if (options.messagesPerSecond === undefined) return;
+    const now = Date.now();
+    const recent = (recentSends.get(phoneNumberId) ?? []).filter((at) => at > now - 1_000);
+    if (recent.length >= options.messagesPerSecond)
+      throw new GraphError(
+        WHATSAPP_ERROR.rateLimited,
+        'Rate limit hit',
+        `Cloud API message throughput has been reached: ${options.messagesPerSecond} messages per second from this number`,
+      );
+    recentSends.set(phoneNumberId, [...recent, now]);
+  }
 
   const envelope = (accountId: string, field: string, value: object, atMs: number) =>
     JSON.stringify({
@@ -422,6 +443,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
           'Re-engagement message',
           'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
         );
+      takeThroughput(phoneNumberId);
       const row = await recordMessage({
         phoneNumberId,
         clientKey,
