@@ -4,6 +4,8 @@ import { NOW_UTC } from '../../activities/call-lines';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { poolCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
+import { WorkflowNotFoundError } from '@temporalio/client';
+import { whatsAppMessageStatusSignal } from '../../workflows/messages';
 import { ErrorCode } from '../../lib/error-codes';
 import { poolSql, type RunSql } from '../../lib/run-sql';
 import { sameSecret } from '../../lib/timing-safe';
@@ -74,7 +76,7 @@ export interface WebhookOutcome {
  * (provider, eventKey); answered once all are committed. Stale (every event older than Meta's 7-day
  * retry horizon): 401 invalid_signature, nothing changed. An event naming a message or template not
  * known (yet) of a number or Business Account of ours, younger than WHATSAPP_UNKNOWN_RETRY_SECONDS:
- * 404 not_found after the rest is applied, so that the provider retries the body. README "WhatsApp", "Webhooks".
+ * 404 unknown_whatsapp_target after the rest is applied, so that the provider retries the body. README "WhatsApp", "Webhooks".
  */
 export async function receiveWhatsAppWebhook(
   services: AppServices,
@@ -133,7 +135,7 @@ export async function receiveWhatsAppWebhook(
       }
     }
   }
-  if (retry) throw new ApiError(404, ErrorCode.not_found);
+  if (retry) throw new ApiError(404, ErrorCode.unknown_whatsapp_target);
   return outcome;
 }
 
@@ -161,7 +163,7 @@ const at = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
  */
 const APPLY_STATUS_SQL = `
   WITH message AS (
-    SELECT m.id, m."workspaceId", m.status,
+    SELECT m.id, m."workspaceId", m.status, m."leadId",
            ${messageStatusRankSql('m.status')} < $5 AS moves
       FROM "WhatsAppMessage" m JOIN "WhatsAppSender" s ON s.id = m."senderId"
      WHERE s.provider = $1 AND s."phoneNumberId" = $2 AND m.direction = 'outbound'
@@ -188,7 +190,8 @@ const APPLY_STATUS_SQL = `
     RETURNING m.status
   )
   SELECT message.id::text, message."workspaceId"::text AS "workspaceId",
-         coalesce(moved.status, message.status)::text AS status, moved.status IS NOT NULL AS applied
+         coalesce(moved.status, message.status)::text AS status, moved.status IS NOT NULL AS applied,
+         (SELECT l."workflowId" FROM "Lead" l WHERE l.id = message."leadId") AS "leadWorkflowId"
     FROM message LEFT JOIN moved ON true`;
 
 /**
@@ -209,7 +212,13 @@ async function applyStatus(
   if (!isReportedMessageStatus(status.status)) return false;
   const callbackData = status.biz_opaque_callback_data;
   const error = status.errors?.[0];
-  const [row] = await sql<{ id: string; workspaceId: string; status: string; applied: boolean }>(
+  const [row] = await sql<{
+    id: string;
+    workspaceId: string;
+    status: string;
+    applied: boolean;
+    leadWorkflowId: string | null;
+  }>(
     APPLY_STATUS_SQL,
     provider,
     phoneNumberId,
@@ -230,7 +239,27 @@ async function applyStatus(
       if (!(failure instanceof HoldAlreadySettledError)) throw failure;
     });
   }
+  if (row.leadWorkflowId) await tellLead(services, row.leadWorkflowId, { messageId: row.id, status: row.status });
   return row.applied;
+}
+
+/**
+ * A WHATSAPP campaign's lead waits for its message's status (workflows/lead-message.ts): it is told the
+ * status the message stands at, duplicates included (harmless). A lead that has ended, or a Temporal
+ * that cannot be reached, is not an error of the webhook: the lead reads the status itself when its wait
+ * ends, so the webhook is answered all the same.
+ */
+const LEAD_SIGNAL_DEADLINE_MS = 2_000;
+
+async function tellLead(services: AppServices, workflowId: string, status: { messageId: string; status: string }) {
+  await services.temporal.connection
+    .withDeadline(Date.now() + LEAD_SIGNAL_DEADLINE_MS, () =>
+      services.temporal.workflow.getHandle(workflowId).signal(whatsAppMessageStatusSignal, status),
+    )
+    .catch((error: unknown) => {
+      if (!(error instanceof WorkflowNotFoundError))
+        console.warn(`[whatsapp-webhook] lead ${workflowId} not told of its message's status: ${String(error)}`);
+    });
 }
 
 /**
