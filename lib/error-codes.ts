@@ -57,6 +57,9 @@ export const ErrorCode = {
   // Carrier status events (POST /telephony/{provider}/events): 401 unsigned, badly signed or stale; 404 unknown call or provider.
   invalid_signature: 'invalid_signature',
   unknown_call: 'unknown_call',
+  // WhatsApp webhooks (POST /whatsapp/webhook): 401 invalid_signature (unsigned, badly signed or stale), and 404 when a recent
+  // event names a message or template of this service's number or Business Account not recorded yet (the provider retries).
+  unknown_whatsapp_target: 'unknown_whatsapp_target',
   // Test calls (POST /calls/test): 409 when the number to call is on the workspace's Do-Not-Call list.
   number_on_do_not_call: 'number_on_do_not_call',
   // Speech analysis (lib/speech, README "Speech analysis"): a recording that does not decode as audio, a file over

@@ -349,7 +349,7 @@ describe('message statuses', () => {
     const body = statusesPayload(sender.phoneNumberId, [status(wamid, 'sent'), status(early, 'sent')]);
     const refused = await post(body);
     expect(refused.status).toBe(404);
-    expect(await refused.json()).toEqual({ error: 'not_found' });
+    expect(await refused.json()).toEqual({ error: 'unknown_whatsapp_target' });
     // What the body held of known messages is applied: the retry finds it done.
     expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('sent');
     expect(await eventCount()).toBe(events + 1);
@@ -570,7 +570,7 @@ describe('template reviews and quality', () => {
     const unknown = review(999_999_999_999, 'APPROVED', nowSeconds());
     const refused = await post(unknown);
     expect(refused.status).toBe(404);
-    expect(await refused.json()).toEqual({ error: 'not_found' });
+    expect(await refused.json()).toEqual({ error: 'unknown_whatsapp_target' });
     expect((await post(quality(999_999_999_999, 'RED', nowSeconds()))).status).toBe(404);
     expect((await postOk(review(999_999_999_999, 'APPROVED', nowSeconds() - 600))).ignored).toBe(1);
     expect((await postOk({ ...unknown, entry: [{ ...unknown.entry[0]!, id: 'waba-foreign' }] })).ignored).toBe(1);

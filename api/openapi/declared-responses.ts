@@ -58,6 +58,8 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   whatsapp_sender_required:
     'the workspace has no connected WhatsApp sender: templates belong to its WhatsApp Business Account, which comes with a sender (`detail`)',
   whatsapp_template_exists: 'another template of the workspace has this name in this language (`detail`)',
+  unknown_whatsapp_target:
+    "an event of the body names a message or template of this service's number or Business Account that is not recorded yet, and is recent: the rest of the body is applied; the provider retries it",
   call_issue_limit_reached: 'the call holds as many reported issues as it may, 100 (`detail`)',
 };
 

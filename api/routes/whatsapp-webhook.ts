@@ -42,7 +42,7 @@ export const whatsAppWebhookRoutes = [
       'failed; a message never moves backwards; delivered or read posts its credit hold, failed voids it), inbound ' +
       "messages (into the contact's conversation, opening the 24-hour window), template reviews and quality " +
       'ratings; any other field is recorded and ignored. Public: authenticated by X-Hub-Signature-256, not by a key. ' +
-      "Idempotent by the provider's ids; answered once everything is committed. 404 not_found (the rest applied): " +
+      "Idempotent by the provider's ids; answered once everything is committed. 404 unknown_whatsapp_target (the rest applied): " +
       `an event names a message or template not known yet, of a number or Business Account of this service, and is ` +
       `younger than ${WHATSAPP_UNKNOWN_RETRY_SECONDS} s: the provider retries it (its id may be on its way).`,
     tags: ['WhatsApp'],
@@ -73,7 +73,7 @@ export const whatsAppWebhookRoutes = [
         }),
       },
     },
-    errors: { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.not_found] },
+    errors: { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_whatsapp_target] },
     handler: async ({ services, body }) => ({ status: 200, body: await receiveWhatsAppWebhook(services, body) }),
   }),
 ];
