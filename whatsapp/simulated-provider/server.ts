@@ -324,6 +324,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     );
     for (const row of await db.simulatedWhatsAppMessage.findMany({ where: { id: { in: messages.map((m) => m.id) } } }))
       deliverMessage(row);
+    // A review has at most 4 webhooks (rules.ts); startDelivery passes over a template with none left.
     const templates = await db.simulatedWhatsAppTemplate.findMany({ where: { eventsDelivered: { lt: 4 } } });
     for (const row of templates) deliverTemplate(row);
   }
