@@ -1,17 +1,19 @@
 /**
- * The load generators' loop (bench/load.ts, bench/load-signed-events.ts): `connections` requests in
- * flight for `durationMs`, each latency kept; a status other than 200 counts as an error.
+ * The load generators' loop (bench/load.ts, bench/load-signed-events.ts, bench/load-whatsapp-statuses.ts):
+ * `connections` requests in flight for `durationMs`, each latency kept; a status other than 200 counts as
+ * an error. `once` is told which connection (0 to connections - 1) sends, for loads that keep an order per
+ * connection.
  */
-export async function runLoad(once: () => Promise<number>, connections: number, durationMs: number) {
+export async function runLoad(once: (connection: number) => Promise<number>, connections: number, durationMs: number) {
   const latenciesUs: number[] = [];
   let errors = 0;
   const deadline = performance.now() + durationMs;
   const started = performance.now();
   await Promise.all(
-    Array.from({ length: connections }, async () => {
+    Array.from({ length: connections }, async (_, connection) => {
       while (performance.now() < deadline) {
         const begin = process.hrtime.bigint();
-        const status = await once();
+        const status = await once(connection);
         latenciesUs.push(Number(process.hrtime.bigint() - begin) / 1000);
         if (status !== 200) errors++;
       }

@@ -1,6 +1,14 @@
 const percentile = (sorted: number[], p: number) =>
   Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!.toFixed(2));
 
+/** µs per call of `operation`, over `count` calls after a warm-up of a tenth as many. */
+export function microsecondsPer(count: number, operation: () => unknown): number {
+  for (let index = 0; index < count / 10; index++) operation();
+  const started = process.hrtime.bigint();
+  for (let index = 0; index < count; index++) operation();
+  return Number((Number(process.hrtime.bigint() - started) / 1000 / count).toFixed(2));
+}
+
 /** Runs `count` operations with `concurrency` in flight; returns per-second rate and latencies. */
 export async function measure(count: number, concurrency: number, operation: (index: number) => Promise<void>) {
   const latencies: number[] = [];

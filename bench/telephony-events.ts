@@ -27,6 +27,7 @@ import express from 'express';
 import { z } from 'zod';
 import { alternatingRounds, type LoadRun } from './alternating-rounds';
 import { benchAppServices } from './bench-app-services';
+import { microsecondsPer } from './measure';
 import { startBenchPostgres } from './bench-postgres';
 import { writeBenchResults } from './results-files';
 import { createApp } from '../api/app';
@@ -49,14 +50,6 @@ const VERIFICATIONS = Number(process.env.BENCH_VERIFICATIONS ?? 100_000);
 const APPLIED_IN_PROCESS = Number(process.env.BENCH_APPLIED_IN_PROCESS ?? 500);
 const PROVIDER = 'simulated';
 const SECRET = `bench-${randomUUID()}`;
-
-/** µs per call of `operation`, over `count` calls after a warm-up of a tenth as many. */
-function microsecondsPer(count: number, operation: () => unknown): number {
-  for (let index = 0; index < count / 10; index++) operation();
-  const started = process.hrtime.bigint();
-  for (let index = 0; index < count; index++) operation();
-  return Number((Number(process.hrtime.bigint() - started) / 1000 / count).toFixed(2));
-}
 
 const bench = await startBenchPostgres('bench-telephony-events-');
 try {
