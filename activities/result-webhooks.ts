@@ -2,7 +2,9 @@ import type { LeadMessageOutcome } from '../workflows/lead-message';
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import { leadWorkflowKind } from '../api/services/start-lead-workflow';
 import { ErrorCode } from '../lib/error-codes';
+import { leadMessageOutcome, leadMessages, leadMessageView, type LeadMessageView } from '../lib/lead-message-result';
 import { generateDeliveryId, signWebhook } from '../lib/result-webhooks';
 import { webhookDeliveryWorkflowId } from '../lib/workflow-ids';
 import type { LeadDialResult } from '../workflows/lead-dial';
@@ -31,6 +33,8 @@ export interface LeadFinishedEvent {
     outcome: string | null;
     attempts: number;
     calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: string }>;
+    /** A WHATSAPP campaign's lead only: its one template message (null: none was sent), as its result shows it. */
+    message?: LeadMessageView | null;
   };
 }
 
@@ -44,7 +48,46 @@ function describeFailure(error: unknown): string {
   return message.slice(0, MAX_ERROR_LENGTH);
 }
 
+type FinishedLead = {
+  campaignId: string;
+  status: string;
+  campaign: { kind: 'CLASSIC' | 'JOURNEY'; channel: string };
+  calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: Date }>;
+};
+
 export function createResultWebhookActivities({ db, temporal }: ActivityDependencies) {
+  /**
+   * The event's data: the lead's status, the outcome and attempts its workflow gave (else what its row
+   * tells), and its calls; a WHATSAPP campaign's lead adds its message (README "Result webhooks").
+   */
+  const leadFinishedData = async (
+    leadId: string,
+    lead: FinishedLead,
+    given: Pick<LeadFinishedInput, 'outcome' | 'attempts'>,
+  ): Promise<LeadFinishedEvent['data']> => {
+    const data = {
+      leadId,
+      campaignId: lead.campaignId,
+      status: lead.status,
+      outcome: given.outcome !== undefined ? given.outcome : (lead.calls.at(-1)?.outcome ?? null),
+      attempts: given.attempts ?? lead.calls.length,
+      calls: lead.calls.map((call) => ({
+        attempt: call.attempt,
+        outcome: call.outcome,
+        durationMs: call.durationMs,
+        startedAt: call.startedAt.toISOString(),
+      })),
+    };
+    if (leadWorkflowKind(lead.campaign) !== 'WHATSAPP') return data;
+    const message = (await leadMessages(db, [leadId])).get(leadId);
+    return {
+      ...data,
+      outcome: given.outcome !== undefined ? given.outcome : message ? leadMessageOutcome(message, lead.status) : null,
+      attempts: given.attempts ?? (message ? 1 : 0),
+      message: message ? leadMessageView(message) : null,
+    };
+  };
+
   return {
     /**
      * One lead.finished event per live endpoint of the lead's workspace, each a delivery row with a
@@ -58,6 +101,7 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
           workspaceId: true,
           campaignId: true,
           status: true,
+          campaign: { select: { kind: true, channel: true } },
           calls: {
             select: { attempt: true, outcome: true, durationMs: true, startedAt: true },
             orderBy: { attempt: 'asc' },
@@ -76,23 +120,8 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
         select: { id: true },
       });
       if (endpoints.length) {
-        const event: LeadFinishedEvent = {
-          type: LEAD_FINISHED,
-          timestamp: new Date().toISOString(),
-          data: {
-            leadId,
-            campaignId: lead.campaignId,
-            status: lead.status,
-            outcome: outcome !== undefined ? outcome : (lead.calls.at(-1)?.outcome ?? null),
-            attempts: attempts ?? lead.calls.length,
-            calls: lead.calls.map((call) => ({
-              attempt: call.attempt,
-              outcome: call.outcome,
-              durationMs: call.durationMs,
-              startedAt: call.startedAt.toISOString(),
-            })),
-          },
-        };
+        const data = await leadFinishedData(leadId, lead, { outcome, attempts });
+        const event: LeadFinishedEvent = { type: LEAD_FINISHED, timestamp: new Date().toISOString(), data };
         await db.resultWebhookDelivery.createMany({
           data: endpoints.map((endpoint) => ({
             id: generateDeliveryId(),

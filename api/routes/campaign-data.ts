@@ -34,23 +34,37 @@ const kpiSchema = z.object({
   contacts: count(
     'Phones of the campaign: its leads (pushed, or enrolled from the calling list) plus calling-list entries not enrolled yet, each phone counted once.',
   ),
-  dialedContacts: count('Phones with at least one call placed.'),
-  reachedContacts: count('Phones with at least one call answered or taken by voicemail.'),
-  pickedUpContacts: count('Phones with at least one call answered by a person.'),
-  placed: count('Calls placed (every attempt, including those still dialing).'),
+  dialedContacts: count(
+    "Phones with at least one call placed. WHATSAPP: phones messaged, i.e. whose template message the provider took (it has the provider's id, or was reported sent, delivered or read; a message refused before or by the send is not counted).",
+  ),
+  reachedContacts: count(
+    'Phones with at least one call answered or taken by voicemail. WHATSAPP: phones whose message was delivered (or read).',
+  ),
+  pickedUpContacts: count(
+    'Phones with at least one call answered by a person. WHATSAPP: phones whose message was read.',
+  ),
+  placed: count(
+    'Calls placed (every attempt, including those still dialing). WHATSAPP: messages the provider took (one per lead, so leads messaged).',
+  ),
   connectRate: count(
-    'reachedContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed.',
+    'reachedContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed. WHATSAPP: delivered / messaged.',
   ),
   pickupRate: count(
-    'pickedUpContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed.',
+    'pickedUpContacts / dialedContacts, a fraction from 0 to 1 (4 decimals); 0 when nothing was dialed. WHATSAPP: read / messaged.',
   ),
-  avgDurationMs: count('Mean duration of answered calls, in milliseconds (rounded); 0 when none.'),
-  pending: count('Leads not finished (queued or dialing) plus calling-list entries not enrolled yet.'),
-  completed: count('Leads finished completed (answered).'),
+  avgDurationMs: count(
+    'Mean duration of answered calls, in milliseconds (rounded); 0 when none. WHATSAPP: always 0 (a message has no duration).',
+  ),
+  pending: count(
+    "Leads not finished (queued or dialing) plus calling-list entries not enrolled yet. WHATSAPP: leads waiting for the campaign, the sending window, the sender's pace or their message's delivery.",
+  ),
+  completed: count('Leads finished completed (answered). WHATSAPP: their message was delivered or read.'),
   failed: count(
-    'Leads finished without success: failed (ladder exhausted, invalid number) or cancelled (stopped campaign, Do-Not-Call).',
+    'Leads finished without success: failed (ladder exhausted, invalid number) or cancelled (stopped campaign, Do-Not-Call). WHATSAPP: the message failed or was not delivered within 24 hours, a refusal before sending (credits, sender, template, variable, no sending window), or cancelled (stopped campaign, Do-Not-Call).',
   ),
-  reengaging: count('Leads not finished that were already called at least once: waiting for, or on, a later rung.'),
+  reengaging: count(
+    'Leads not finished that were already called at least once: waiting for, or on, a later rung. WHATSAPP: always 0 (a lead gets one message, never a second).',
+  ),
   triggered: count('Leads that entered through the API (lead push), as opposed to the calling list.'),
   pausedReason: campaignStatusReasonSchema
     .nullable()
@@ -108,7 +122,8 @@ export const campaignDataRoutes = [
     method: 'get',
     path: '/campaigns/{id}/kpis',
     access: { permission: 'campaigns.view' },
-    summary: "The campaign's KPIs, computed now. Every counter is defined below; rates are fractions from 0 to 1.",
+    summary:
+      "The campaign's KPIs, computed now. Every counter is defined below; rates are fractions from 0 to 1. A WHATSAPP campaign (CLASSIC, channel WHATSAPP) answers the same fields from its leads' template messages: an attempt is a message the provider took, reached is delivered, picked up is read (each field says what it means for messages).",
     tags: ['Campaign data'],
     params: campaignParams,
     responses: { 200: { description: 'The KPIs.', schema: kpiSchema } },

@@ -1,7 +1,9 @@
 import { z } from 'zod';
 import { cursorQuery, offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
+import { LEAD_MESSAGE_FIELDS } from '../../lib/lead-message-result';
 import { findLeadResult, listCalls, listLeadResults } from '../services/results';
+import { whatsAppMessageSchema } from '../services/whatsapp-message-view';
 
 const callView = z.object({
   attempt: z.number().int(),
@@ -13,6 +15,15 @@ const callView = z.object({
   endedAt: z.string().nullable(),
 });
 
+/** A WHATSAPP campaign's lead's one template message, where a voice lead has calls. */
+export const leadMessageSchema = whatsAppMessageSchema.pick(LEAD_MESSAGE_FIELDS).extend({
+  status: z
+    .enum(['accepted', 'sent', 'delivered', 'read', 'failed'])
+    .describe(
+      'accepted (recorded, not yet taken by the provider), sent, delivered, read, or failed; it only moves forward.',
+    ),
+});
+
 export const leadResultSchema = z.object({
   leadId: z.string(),
   campaignId: z.string(),
@@ -20,9 +31,20 @@ export const leadResultSchema = z.object({
   phone: z.string(),
   name: z.string().nullable(),
   status: z.enum(['queued', 'dialing', 'completed', 'failed', 'cancelled']),
-  outcome: z.string().nullable().describe("The last attempt's outcome."),
-  attempts: z.number().int(),
-  calls: z.array(callView),
+  outcome: z
+    .string()
+    .nullable()
+    .describe(
+      "The last attempt's outcome (a call's). A WHATSAPP campaign's lead: its message's, as the message stands now: delivered, read, failed, or undelivered (its lead finished while it was still accepted or sent); null while the lead waits, or when no message was sent (the lead's lead.finished event names why).",
+    ),
+  attempts: z.number().int().describe('Calls made; a WHATSAPP lead: 1 once its message is recorded, else 0.'),
+  calls: z.array(callView).describe('The calls, by attempt; always empty for a WHATSAPP lead.'),
+  message: leadMessageSchema
+    .nullable()
+    .optional()
+    .describe(
+      "A WHATSAPP campaign's lead only (absent for others): its one template message, null until it is recorded or when none was sent (Do-Not-Call, stopped campaign, a refusal).",
+    ),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

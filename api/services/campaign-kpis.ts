@@ -2,36 +2,79 @@ import type { CampaignStatusReason } from '../../lib/campaigns/carrier-breaker';
 import type { Principal } from '../auth/principal';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
+import { leadWorkflowKind } from './start-lead-workflow';
+
+/** Per lead: whether it was attempted, reached, picked up, and is being re-engaged; and the campaign's attempts. */
+interface KpiSources {
+  name: string;
+  lead: string;
+  attempts: string;
+}
+
+/** A voice campaign's (and a JOURNEY campaign's) KPIs come from its calls. */
+const CALL_SOURCES: KpiSources = {
+  name: 'campaign_kpis',
+  lead: `
+        SELECT l.id, l.phone, l.status::text AS status, l."contactId",
+               count(c.id) FILTER (WHERE c.id IS NOT NULL) > 0 AS attempted,
+               bool_or(c.outcome IN ('answered', 'voicemail')) AS reached,
+               bool_or(c.outcome = 'answered') AS picked_up,
+               l.status IN ('queued', 'dialing') AND count(c.id) > 0 AS reengaging
+          FROM "Lead" l LEFT JOIN "Call" c ON c."leadId" = l.id
+         WHERE l."campaignId" = $1::uuid
+         GROUP BY l.id`,
+  attempts: `
+        SELECT count(*)::int AS placed, avg("durationMs") FILTER (WHERE outcome = 'answered') AS avg_duration
+          FROM "Call" WHERE "campaignId" = $1::uuid`,
+};
+
+/** A message the provider took: it has the provider's id, or a status only the provider reports. */
+const HANDED_OVER = `(m."providerMessageId" IS NOT NULL OR m.status IN ('sent', 'delivered', 'read'))`;
+
+/**
+ * A WHATSAPP campaign's KPIs come from its leads' template messages (README "WhatsApp", "KPIs"): attempted
+ * is messaged (the provider took the message), reached is delivered (or read), picked up is read;
+ * nothing is re-engaged (a lead gets one message, never a second) and messages have no duration.
+ */
+const MESSAGE_SOURCES: KpiSources = {
+  name: 'campaign_kpis_whatsapp',
+  lead: `
+        SELECT l.id, l.phone, l.status::text AS status, l."contactId",
+               coalesce(bool_or(${HANDED_OVER}), false) AS attempted,
+               bool_or(m.status IN ('delivered', 'read')) AS reached,
+               bool_or(m.status = 'read') AS picked_up,
+               false AS reengaging
+          FROM "Lead" l LEFT JOIN "WhatsAppMessage" m ON m."leadId" = l.id AND m.direction = 'outbound'
+         WHERE l."campaignId" = $1::uuid
+         GROUP BY l.id`,
+  attempts: `
+        SELECT count(*)::int AS placed, NULL::float8 AS avg_duration
+          FROM "WhatsAppMessage" m
+         WHERE m."campaignId" = $1::uuid AND m."leadId" IS NOT NULL AND m.direction = 'outbound' AND ${HANDED_OVER}`,
+};
 
 /**
  * The campaign's KPIs, each defined in the OpenAPI description (api/routes/campaign-data.ts) and
  * computed here in one statement. A "contact" is one phone of the campaign: a lead (pushed, or
- * enrolled from the calling list) or a calling-list entry not enrolled yet.
+ * enrolled from the calling list) or a calling-list entry not enrolled yet. The campaign's leads' workflow
+ * decides what an attempt is: a call, or a WHATSAPP campaign's message.
  */
 export async function campaignKpis(services: AppServices, principal: Principal, campaignId: string) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const sources = leadWorkflowKind(campaign) === 'WHATSAPP' ? MESSAGE_SOURCES : CALL_SOURCES;
   const {
     rows: [row],
   } = await services.sql.query<Record<string, number | null>>({
-    name: 'campaign_kpis',
+    name: sources.name,
     text: `
-      WITH lead AS (
-        SELECT l.id, l.phone, l.status::text AS status, l."contactId",
-               count(c.id) FILTER (WHERE c.id IS NOT NULL) AS calls,
-               bool_or(c.outcome IN ('answered', 'voicemail')) AS reached,
-               bool_or(c.outcome = 'answered') AS picked_up
-          FROM "Lead" l LEFT JOIN "Call" c ON c."leadId" = l.id
-         WHERE l."campaignId" = $1::uuid
-         GROUP BY l.id
+      WITH lead AS (${sources.lead}
       ), waiting_contacts AS (
         SELECT count(*)::int AS n FROM "CampaignContact" WHERE "campaignId" = $1::uuid AND "enrolledAt" IS NULL
-      ), calls AS (
-        SELECT count(*)::int AS placed, avg("durationMs") FILTER (WHERE outcome = 'answered') AS avg_duration
-          FROM "Call" WHERE "campaignId" = $1::uuid
+      ), calls AS (${sources.attempts}
       )
       SELECT
         (SELECT count(DISTINCT phone) FROM lead)::int + (SELECT n FROM waiting_contacts) AS contacts,
-        (SELECT count(DISTINCT phone) FROM lead WHERE calls > 0)::int AS "dialedContacts",
+        (SELECT count(DISTINCT phone) FROM lead WHERE attempted)::int AS "dialedContacts",
         (SELECT count(DISTINCT phone) FROM lead WHERE reached)::int AS "reachedContacts",
         (SELECT count(DISTINCT phone) FROM lead WHERE picked_up)::int AS "pickedUpContacts",
         (SELECT placed FROM calls) AS placed,
@@ -39,7 +82,7 @@ export async function campaignKpis(services: AppServices, principal: Principal, 
         (SELECT count(*) FROM lead WHERE status IN ('queued', 'dialing'))::int + (SELECT n FROM waiting_contacts) AS pending,
         (SELECT count(*) FROM lead WHERE status = 'completed')::int AS completed,
         (SELECT count(*) FROM lead WHERE status IN ('failed', 'cancelled'))::int AS failed,
-        (SELECT count(*) FROM lead WHERE status IN ('queued', 'dialing') AND calls > 0)::int AS reengaging,
+        (SELECT count(*) FROM lead WHERE reengaging)::int AS reengaging,
         (SELECT count(*) FROM lead WHERE "contactId" IS NULL)::int AS triggered`,
     values: [campaign.id],
   });

@@ -1,10 +1,12 @@
 import type { Call, Prisma } from '../../generated/prisma/client';
 import { callIntelligenceSchema } from '../../lib/calls/call-intelligence';
+import { leadMessageOutcome, leadMessages, leadMessageView, type LeadMessageRow } from '../../lib/lead-message-result';
 import { forbidden } from '../http/api-error';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../auth/principal';
 import { findOwnedCampaign, isUuid } from './campaigns';
 import type { AppServices } from './index';
+import { leadWorkflowKind } from './start-lead-workflow';
 
 const callSelect = {
   attempt: true,
@@ -16,12 +18,21 @@ const callSelect = {
   provider: true,
 } as const;
 
-type LeadWithCalls = Prisma.LeadGetPayload<{ include: { calls: { select: typeof callSelect } } }>;
+const leadInclude = {
+  calls: { select: callSelect },
+  campaign: { select: { kind: true, channel: true } },
+} as const;
 
-/** A lead's result: where it stands, how its last attempt ended, and every call it made. */
-export function leadResultView(lead: LeadWithCalls) {
+type LeadWithCalls = Prisma.LeadGetPayload<{ include: typeof leadInclude }>;
+
+/**
+ * A lead's result: where it stands, how its last attempt ended, and every call it made. A WHATSAPP
+ * campaign's lead (README "WhatsApp", "Results") has no calls: its outcome is its message's, attempts
+ * 1 once its message is recorded, and `message` its one message (null until recorded, or never sent).
+ */
+export function leadResultView(lead: LeadWithCalls, messages: ReadonlyMap<string, LeadMessageRow>) {
   const calls = [...lead.calls].sort((a, b) => a.attempt - b.attempt);
-  return {
+  const result = {
     leadId: lead.id,
     campaignId: lead.campaignId,
     idempotencyKey: lead.idempotencyKey,
@@ -42,17 +53,32 @@ export function leadResultView(lead: LeadWithCalls) {
     createdAt: lead.createdAt.toISOString(),
     updatedAt: lead.updatedAt.toISOString(),
   };
+  if (leadWorkflowKind(lead.campaign) !== 'WHATSAPP') return result;
+  const message = messages.get(lead.id);
+  return {
+    ...result,
+    outcome: message ? leadMessageOutcome(message, lead.status) : null,
+    attempts: message ? 1 : 0,
+    message: message ? leadMessageView(message) : null,
+  };
+}
+
+/** The results of these leads, reading the messages of the WHATSAPP ones in one query. */
+async function leadResultViews(db: AppServices['db'], leads: LeadWithCalls[]) {
+  const messaged = leads.filter((lead) => leadWorkflowKind(lead.campaign) === 'WHATSAPP');
+  const messages = await leadMessages(
+    db,
+    messaged.map((lead) => lead.id),
+  );
+  return (lead: LeadWithCalls) => leadResultView(lead, messages);
 }
 
 export async function findLeadResult({ db }: AppServices, principal: Principal, leadId: string) {
   const lead = isUuid(leadId)
-    ? await db.lead.findFirst({
-        where: { id: leadId, workspaceId: principal.workspaceId },
-        include: { calls: { select: callSelect } },
-      })
+    ? await db.lead.findFirst({ where: { id: leadId, workspaceId: principal.workspaceId }, include: leadInclude })
     : null;
   if (!lead) throw forbidden();
-  return leadResultView(lead);
+  return (await leadResultViews(db, [lead]))(lead);
 }
 
 export async function listLeadResults(
@@ -68,9 +94,9 @@ export async function listLeadResults(
     },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     take: query.limit + 1,
-    include: { calls: { select: callSelect } },
+    include: leadInclude,
   });
-  return cursorPage(rows, query.limit, leadResultView);
+  return cursorPage(rows, query.limit, await leadResultViews(db, rows.slice(0, query.limit)));
 }
 
 export async function listCalls(
@@ -144,11 +170,11 @@ export async function listCampaignLeads(
       orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
       skip: query.offset,
       take: query.limit,
-      include: { calls: { select: callSelect } },
+      include: leadInclude,
     }),
     services.db.lead.count({ where }),
   ]);
-  return { items: rows.map(leadResultView), total };
+  return { items: rows.map(await leadResultViews(services.db, rows)), total };
 }
 
 /** The campaign's latest 50 calls, newest first. */
