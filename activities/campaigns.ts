@@ -58,7 +58,8 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
     async notifyCampaignLeads({ campaignId }: { campaignId: string }): Promise<number> {
       let signalled = 0;
       const pending: Promise<unknown>[] = [];
-      const query = `CampaignId = "${campaignId}" AND WorkflowType = "leadDialWorkflow" AND ExecutionStatus = "Running"`;
+      // The dial ladder's leads and a WHATSAPP campaign's (leadMessageWorkflow) both hold while the campaign is not running.
+      const query = `CampaignId = "${campaignId}" AND WorkflowType IN ("leadDialWorkflow", "leadMessageWorkflow") AND ExecutionStatus = "Running"`;
       for await (const execution of temporal.workflow.list({ query })) {
         pending.push(
           temporal.workflow

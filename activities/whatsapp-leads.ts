@@ -108,7 +108,12 @@ export function createWhatsAppLeadActivities({ db }: { db: Database }) {
       if (earlier) return { messageId: earlier.id };
       const stored = await db.whatsAppCampaignSettings.findUnique({ where: { campaignId: lead.campaignId } });
       if (!stored) throw notConfigured(lead.campaignId);
-      const settings = whatsAppCampaignSettingsSchema.parse({ ...stored, campaignId: undefined, updatedAt: undefined });
+      const settings = whatsAppCampaignSettingsSchema.parse({
+        senderId: stored.senderId,
+        templateId: stored.templateId,
+        variables: stored.variables,
+        sendingWindow: stored.sendingWindow,
+      });
       const [listed, sender, template] = await Promise.all([
         db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: lead.workspaceId, phone: lead.phone } } }),
         db.whatsAppSender.findUnique({ where: { id: settings.senderId } }),

@@ -11,7 +11,7 @@ import { backgroundAudioFromConfig } from './services/background-audio';
 import { SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
 import { translatorFromConfig } from './services/call-translations';
 import { voicePreviewsFromConfig } from './services/voice-previews';
-import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
+import { createWhatsAppProvider } from '../activities/providers/select';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
@@ -47,8 +47,7 @@ const app = createApp(
       sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
     },
     whatsapp: {
-      // WHATSAPP_PROVIDER is `simulated` (the only embedded provider): senders and templates go through its HTTP API.
-      provider: createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL }),
+      provider: createWhatsAppProvider(config),
       appSecret: config.WHATSAPP_APP_SECRET,
       verifyToken: config.WHATSAPP_VERIFY_TOKEN,
     },

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
 import { createDatabase } from '../lib/database';
-import { createCarrier, createWhatsAppSender } from '../activities/providers/select';
+import { createCarrier, createWhatsAppProvider, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
 import { createSpeechWorker } from './create-speech-worker';
 import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
@@ -30,6 +30,7 @@ const worker = await createWorker({
       callEndDeadlineMs: config.CALL_END_DEADLINE_SECONDS * 1000,
     }),
     whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db),
+    whatsappProvider: createWhatsAppProvider(config),
     statusCallbackEvents: config.TELEPHONY_STATUS_CALLBACK_EVENTS,
     temporal,
   },

@@ -2,7 +2,6 @@ import {
   ActivityFailure,
   ApplicationFailure,
   condition,
-  proxyActivities,
   proxyLocalActivities,
   setHandler,
 } from '@temporalio/workflow';
@@ -20,8 +19,12 @@ const retry = {
 };
 /** Bookkeeping in the workflow task (as the dial ladder's): each idempotent, recorded as markers. */
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
-/** Handing the message to the provider: retried while the provider is down or throttling (about a day), never on a refusal. */
-const { sendWhatsAppMessage } = proxyActivities<Activities>({
+/**
+ * Handing the message to the provider: one short HTTP request, idempotent by the message's key, so it
+ * runs as a local activity in the workflow task (as the dial ladder's dial does): retried while the
+ * provider is down or throttling (about a day), never on a refusal.
+ */
+const { sendWhatsAppMessage } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 150 },
 });

@@ -239,7 +239,9 @@ async function applyStatus(
       if (!(failure instanceof HoldAlreadySettledError)) throw failure;
     });
   }
-  if (row.leadWorkflowId) await tellLead(services, row.leadWorkflowId, { messageId: row.id, status: row.status });
+  // The lead waits for delivered, read or failed only: a sent status would cost it a workflow task for nothing.
+  if (row.leadWorkflowId && LEAD_DECIDING_STATUSES.has(row.status))
+    await tellLead(services, row.leadWorkflowId, { messageId: row.id, status: row.status });
   return row.applied;
 }
 
@@ -250,6 +252,7 @@ async function applyStatus(
  * ends, so the webhook is answered all the same.
  */
 const LEAD_SIGNAL_DEADLINE_MS = 2_000;
+const LEAD_DECIDING_STATUSES: ReadonlySet<string> = new Set(['delivered', 'read', 'failed']);
 
 async function tellLead(services: AppServices, workflowId: string, status: { messageId: string; status: string }) {
   await services.temporal.connection

@@ -14,6 +14,8 @@ export function workerProcesses(setup: {
   taskQueue: string;
   carrierUrl: string;
   apiUrl: string;
+  /** The simulated WhatsApp provider the worker sends messages through, when the test has one. */
+  whatsappUrl?: string;
 }): () => ChildProcess {
   const running = new Set<ChildProcess>();
   afterAll(() => {
@@ -30,6 +32,7 @@ export function workerProcesses(setup: {
         WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
         SIMULATED_CARRIER_URL: setup.carrierUrl,
         TELEPHONY_CALLBACK_BASE_URL: setup.apiUrl,
+        ...(setup.whatsappUrl && { SIMULATED_WHATSAPP_URL: setup.whatsappUrl }),
       },
       stdio: 'ignore',
     });

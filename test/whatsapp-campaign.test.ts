@@ -1,0 +1,258 @@
+import { describe, expect, it } from 'vitest';
+import { ErrorCode } from '../lib/error-codes';
+import { leadMessageStateQuery } from '../workflows/messages';
+import { grantCredits } from '../lib/workspace-admin';
+import { startTestApi } from './support/api';
+import { startTestCarrier } from './support/carrier';
+import { useTestDatabase } from './support/database';
+import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
+import { until } from './support/until';
+import { startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from './support/whatsapp';
+import { connectedSender, reviewedTemplate, startWhatsAppStack } from './support/whatsapp-stack';
+import { workerProcesses } from './support/worker-process';
+import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { freePort } from '../scripts/stack/child-process';
+import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient(uniqueTaskQueue('whatsapp-campaign'));
+const { api } = await startWhatsAppStack(db, url, temporal);
+
+const SCOPES = ['campaigns.edit', 'campaigns.view', 'whatsapp.edit', 'whatsapp.send', 'billing.view'];
+const ALWAYS = { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] };
+let numbers = 0;
+const senderNumber = () => `+1415555${String(3000 + numbers++).padStart(4, '0')}`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function call(workspace: TestWorkspace, method: string, path: string, body?: unknown, via = api) {
+  const response = await via.request(method, path, { key: workspace.key, body });
+  const text = await response.text();
+  return { status: response.status, body: (text ? JSON.parse(text) : undefined) as Record<string, unknown> };
+}
+
+/** A WHATSAPP campaign of a workspace with credits, a sender and an approved template, its messaging set. */
+async function whatsAppCampaign(via = api, credits = 100) {
+  const workspace = await createTestWorkspace(db, { scopes: SCOPES });
+  await grantCredits(db, workspace.workspaceId, credits);
+  const sender = await connectedSender(db, workspace, senderNumber());
+  const template = await reviewedTemplate(via, workspace, { name: 'spring_offer', body: 'Hi {{1}}, {{2}} is on us.' });
+  expect(template.status).toBe('APPROVED');
+  const created = await call(
+    workspace,
+    'POST',
+    '/campaigns',
+    { name: 'Spring', channel: 'WHATSAPP', acceptsLeadPush: true },
+    via,
+  );
+  expect(created.status).toBe(201);
+  const campaignId = created.body.id as string;
+  const settings = {
+    senderId: sender.id,
+    templateId: template.id,
+    variables: { '1': { field: 'name', fallback: 'there' }, '2': { value: 'delivery' } },
+    sendingWindow: ALWAYS,
+  };
+  return { workspace, sender, template, campaignId, settings };
+}
+
+async function push(workspace: TestWorkspace, campaignId: string, phones: string[], via = api) {
+  for (let start = 0; start < phones.length; start += 100) {
+    const leads = phones.slice(start, start + 100).map((phone, index) => ({
+      idempotencyKey: `lead-${phone}`,
+      lead: { phone, ...(index % 2 === 0 && { name: `Lead ${phone.slice(-4)}` }) },
+    }));
+    const response = await call(workspace, 'POST', `/v1/campaigns/${campaignId}/leads/batch`, { leads }, via);
+    expect(response.status).toBe(200);
+  }
+}
+
+const leadsOf = (campaignId: string) =>
+  db.lead.findMany({ where: { campaignId }, select: { id: true, phone: true, status: true, name: true } });
+const finished = (campaignId: string, count: number, timeoutMs = 60_000) =>
+  until(
+    () => leadsOf(campaignId),
+    (leads) => leads.length === count && leads.every((lead) => !['queued', 'dialing'].includes(lead.status)),
+    timeoutMs,
+  );
+
+describe('PUT /whatsapp/campaigns/{id}', () => {
+  it('sets the messaging of a WHATSAPP campaign, which may only start once it is set', async () => {
+    const { workspace, campaignId, settings } = await whatsAppCampaign();
+    const early = await call(workspace, 'POST', `/campaigns/${campaignId}/start`);
+    expect(early.status).toBe(409);
+    expect(early.body.error).toBe(ErrorCode.whatsapp_campaign_not_configured);
+    const put = await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings);
+    expect(put.status).toBe(200);
+    expect(put.body).toMatchObject({ campaignId, ...settings });
+    expect((await call(workspace, 'GET', `/whatsapp/campaigns/${campaignId}`)).body).toMatchObject(settings);
+    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/start`)).status).toBe(200);
+  });
+
+  it("refuses another channel, a template not APPROVED, variables that are not the template's, and keys without campaigns.edit", async () => {
+    const { workspace, campaignId, settings } = await whatsAppCampaign();
+    const voice = await call(workspace, 'POST', '/campaigns', { name: 'Calls', channel: 'VOICE' });
+    const notWhatsApp = await call(workspace, 'PUT', `/whatsapp/campaigns/${voice.body.id as string}`, settings);
+    expect(notWhatsApp).toMatchObject({ status: 409, body: { error: ErrorCode.campaign_not_whatsapp } });
+    const rejected = await reviewedTemplate(api, workspace, { name: 'promo_reject', body: 'Buy now' });
+    const notApproved = await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, {
+      ...settings,
+      templateId: rejected.id,
+      variables: {},
+    });
+    expect(notApproved).toMatchObject({ status: 409, body: { error: ErrorCode.whatsapp_template_not_approved } });
+    const missing = await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, {
+      ...settings,
+      variables: { '1': { value: 'x' } },
+    });
+    expect(missing.status).toBe(400);
+    expect(missing.body.issues).toEqual([expect.objectContaining({ path: ['variables'] })]);
+    const editor = await createTestWorkspace(db, { scopes: ['whatsapp.edit'] });
+    const scoped = await call(editor, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings);
+    expect(scoped).toMatchObject({ status: 403, body: { requiredPermission: 'campaigns.edit' } });
+    expect(await db.whatsAppCampaignSettings.count({ where: { campaignId } })).toBe(0);
+  });
+});
+
+describe('a running WHATSAPP campaign', () => {
+  it('sends one template message per lead, billed, and ends each lead by its delivery', async () => {
+    const { workspace, campaignId, settings } = await whatsAppCampaign();
+    expect((await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings)).status).toBe(200);
+    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/start`)).status).toBe(200);
+    // The simulated provider: ...1 read, ...7 delivered, ...9 undeliverable.
+    await push(workspace, campaignId, ['+14155554001', '+14155554017', '+14155554029']);
+    const leads = await finished(campaignId, 3);
+    const byPhone = Object.fromEntries(leads.map((lead) => [lead.phone, lead.status]));
+    expect(byPhone).toEqual({ '+14155554001': 'completed', '+14155554017': 'completed', '+14155554029': 'failed' });
+    const messages = await db.whatsAppMessage.findMany({ where: { campaignId }, orderBy: { body: 'asc' } });
+    expect(messages).toHaveLength(3);
+    const named = messages.find(
+      (message) => message.leadId === leads.find((lead) => lead.phone === '+14155554001')!.id,
+    )!;
+    expect(named.body).toBe('Hi Lead 4001, delivery is on us.');
+    const fallback = messages.find(
+      (message) => message.leadId === leads.find((lead) => lead.phone === '+14155554017')!.id,
+    )!;
+    expect(fallback.body).toBe('Hi there, delivery is on us.');
+    // Charged for the two delivered (0.0200 each, utility), the undeliverable one's hold voided.
+    const balance = (await call(workspace, 'GET', '/credits/balance')).body;
+    expect(balance).toEqual({ balance: '99.9600', pendingHolds: '0.0000' });
+  });
+
+  it('holds its leads while paused, sends them when resumed, and cancels those left when stopped', async () => {
+    const { workspace, campaignId, settings } = await whatsAppCampaign();
+    await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings);
+    await call(workspace, 'POST', `/campaigns/${campaignId}/start`);
+    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/pause`)).status).toBe(200);
+    await push(workspace, campaignId, ['+14155554101', '+14155554112']);
+    await sleep(1_500);
+    expect(await db.whatsAppMessage.count({ where: { campaignId } })).toBe(0);
+    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/resume`)).status).toBe(200);
+    await finished(campaignId, 2);
+    expect(await db.whatsAppMessage.count({ where: { campaignId } })).toBe(2);
+
+    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/pause`)).status).toBe(200);
+    await push(workspace, campaignId, ['+14155554123', '+14155554134']);
+    await sleep(500);
+    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/stop`)).status).toBe(200);
+    const leads = await finished(campaignId, 4);
+    expect(
+      leads
+        .filter((lead) => lead.status === 'cancelled')
+        .map((lead) => lead.phone)
+        .sort(),
+    ).toEqual(['+14155554123', '+14155554134']);
+    expect(await db.whatsAppMessage.count({ where: { campaignId } })).toBe(2);
+  });
+});
+
+describe('a WHATSAPP campaign of 1,000 leads and a worker killed with SIGKILL in the middle', () => {
+  it('sends exactly one message per lead and charges each delivered one once', async () => {
+    // Its own API, provider and worker processes: the production worker entry point, killed and started again.
+    const queue = uniqueTaskQueue('whatsapp-crash');
+    const crashTemporal = { ...temporal, taskQueue: queue };
+    const providerPort = await freePort();
+    const crashApi = await startTestApi({
+      db,
+      url,
+      temporal: crashTemporal,
+      whatsapp: {
+        provider: createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${providerPort}` }),
+        appSecret: TEST_WHATSAPP_APP_SECRET,
+      },
+    });
+    const provider = await startTestWhatsApp(db, {
+      webhookUrl: `${crashApi.baseUrl}/whatsapp/webhook`,
+      port: providerPort,
+    });
+    const carrier = await startTestCarrier(db);
+    const startWorker = workerProcesses({
+      databaseUrl: url,
+      taskQueue: queue,
+      carrierUrl: carrier.baseUrl,
+      apiUrl: crashApi.baseUrl,
+      whatsappUrl: provider.baseUrl,
+    });
+    const { workspace, campaignId, settings, sender } = await whatsAppCampaign(crashApi);
+    await db.whatsAppSender.update({ where: { id: sender.id }, data: { messagesPerSecond: 200 } });
+    await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings, crashApi);
+    await call(workspace, 'POST', `/campaigns/${campaignId}/start`, undefined, crashApi);
+    const first = startWorker();
+    const phones = Array.from({ length: 1000 }, (_, index) => `+1415555${String(5000 + index).padStart(4, '0')}`);
+    await push(workspace, campaignId, phones, crashApi);
+    await until(
+      () => db.whatsAppMessage.count({ where: { campaignId } }),
+      (count) => count >= 250,
+      120_000,
+    );
+    first.kill('SIGKILL');
+    await new Promise((resolve) => first.once('exit', resolve));
+    const atCrash = await db.whatsAppMessage.count({ where: { campaignId } });
+    expect(atCrash).toBeLessThan(1000);
+    startWorker();
+
+    const leads = await finished(campaignId, 1000, 300_000).catch(async (error: unknown) => {
+      const stuck = await db.lead.findMany({ where: { campaignId, status: { in: ['queued', 'dialing'] } } });
+      console.log(
+        'STUCK',
+        stuck.length,
+        stuck.slice(0, 5).map((lead) => [lead.phone, lead.workflowStartedAt]),
+      );
+      for (const lead of stuck.slice(0, 3)) {
+        const handle = temporal.client.workflow.getHandle(lead.workflowId);
+        const description = await handle.describe().catch((e: unknown) => String(e));
+        console.log('DESCRIBE', lead.phone, typeof description === 'string' ? description : description.status.name);
+        const state = await handle.query(leadMessageStateQuery).catch((e: unknown) => String(e));
+        console.log('STATE', JSON.stringify(state));
+        const messages = await db.whatsAppMessage.findMany({ where: { leadId: lead.id } });
+        console.log('MSG', JSON.stringify(messages.map((m) => [m.status, m.providerMessageId])));
+      }
+      throw error;
+    });
+    const messages = await db.whatsAppMessage.findMany({
+      where: { campaignId },
+      select: { id: true, leadId: true, status: true },
+    });
+    // One message per lead, each handed to the provider once (its client key is the message id).
+    expect(messages).toHaveLength(1000);
+    expect(new Set(messages.map((message) => message.leadId)).size).toBe(1000);
+    const handedOver = await db.simulatedWhatsAppMessage.count({
+      where: { clientKey: { in: messages.map((message) => message.id) } },
+    });
+    expect(handedOver).toBe(1000);
+    // Last digits 8 and 9 fail (200 leads); the rest are delivered or read.
+    const delivered = messages.filter((message) => message.status === 'delivered' || message.status === 'read');
+    expect(delivered).toHaveLength(800);
+    expect(leads.filter((lead) => lead.status === 'completed')).toHaveLength(800);
+    expect(leads.filter((lead) => lead.status === 'failed')).toHaveLength(200);
+    // Each delivered message charged once; every hold settled; the ledger sums to the balance.
+    const entries = await db.creditLedgerEntry.findMany({ where: { workspaceId: workspace.workspaceId } });
+    expect(entries.filter((entry) => entry.kind === 'whatsapp_message')).toHaveLength(800);
+    expect(entries.filter((entry) => entry.kind === 'hold' && entry.status === 'pending')).toHaveLength(0);
+    const sum = entries.reduce((total, entry) => total + Math.round(Number(entry.amount) * 10_000), 0);
+    const { balance } = (await call(workspace, 'GET', '/credits/balance', undefined, crashApi)).body as {
+      balance: string;
+    };
+    expect(sum).toBe(Math.round(Number(balance) * 10_000));
+    expect(balance).toBe('84.0000');
+  }, 480_000);
+});
