@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { waitFor } from '../scripts/stack/child-process';
 import { projectRoot } from '../scripts/stack/paths';
 import { memoryOf } from './measure';
 
@@ -68,12 +69,16 @@ export function startBenchProcess(
   };
 }
 
-export function startBenchWorker(env: {
-  databaseUrl: string;
-  temporalAddress: string;
-  taskQueue: string;
-  bundlePath: string;
-}): BenchProcess {
+export function startBenchWorker(
+  env: {
+    databaseUrl: string;
+    temporalAddress: string;
+    taskQueue: string;
+    bundlePath: string;
+  },
+  /** More of the worker's environment (a provider's address). */
+  extra: Record<string, string> = {},
+): BenchProcess {
   return startBenchProcess(
     'worker/main.ts',
     {
@@ -81,6 +86,7 @@ export function startBenchWorker(env: {
       TEMPORAL_ADDRESS: env.temporalAddress,
       TEMPORAL_TASK_QUEUE: env.taskQueue,
       WORKFLOW_BUNDLE_PATH: env.bundlePath,
+      ...extra,
     },
     nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
   );
@@ -90,3 +96,13 @@ export function startBenchWorker(env: {
 export function nodeArgsFromEnv(name: string): string[] {
   return (process.env[name] ?? '').split(' ').filter(Boolean);
 }
+
+/** Resolves once the API at apiUrl answers /health 200 (PostgreSQL and Temporal reached); fails after a minute. */
+export const apiHealthy = (apiUrl: string) =>
+  waitFor(
+    'the API',
+    async () => {
+      if (!(await fetch(`${apiUrl}/health`)).ok) throw new Error('not healthy yet');
+    },
+    60_000,
+  );

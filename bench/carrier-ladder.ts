@@ -24,14 +24,14 @@ import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createJsonPoster } from './http-post';
 import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom } from './measure';
-import { startBenchProcess, nodeArgsFromEnv, type BenchProcess } from './bench-process';
+import { apiHealthy, startBenchProcess, nodeArgsFromEnv, type BenchProcess } from './bench-process';
 import { createLadderCampaign, pushBusyLeads } from './ladder-campaign';
 import { writeBenchResults } from './results-files';
 import { createDatabase } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
-import { freePort, waitFor } from '../scripts/stack/child-process';
+import { freePort } from '../scripts/stack/child-process';
 import { projectRoot } from '../scripts/stack/paths';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 10_000);
@@ -202,13 +202,7 @@ try {
       [...ladderPath.nodeArgs, ...nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS')],
       ladderPath.cwd,
     );
-    await waitFor(
-      'the API',
-      async () => {
-        if (!(await fetch(`${apiUrl}/health`)).ok) throw new Error('not healthy yet');
-      },
-      60_000,
-    );
+    await apiHealthy(apiUrl);
     await worker.printed('worker polling');
     const client = createJsonPoster(apiUrl, { authorization: `Bearer ${key}` }, 4);
     const post = async (pathname: string, body: unknown, expected: number) => {

@@ -29,20 +29,24 @@ export const createLadderCampaign = (db: Database, workspaceId: string, status: 
     },
   });
 
+type Post = (pathname: string, body: unknown, expected: number) => Promise<void>;
+
 /** Pushes `count` busy leads into the campaign in batches of 100 (POST …/leads/batch). */
-export async function pushBusyLeads(
-  post: (pathname: string, body: unknown, expected: number) => Promise<void>,
+export const pushBusyLeads = (post: Post, campaignId: string, count: number, idempotencyKey: () => string) =>
+  pushLeads(post, campaignId, count, () => ({ lead: { phone: BUSY_PHONE }, idempotencyKey: idempotencyKey() }));
+
+/** Pushes `count` leads, the index-th as `lead(index)` gives it, into the campaign in batches of 100 (POST …/leads/batch). */
+export async function pushLeads(
+  post: Post,
   campaignId: string,
   count: number,
-  idempotencyKey: () => string,
+  lead: (index: number) => { lead: Record<string, unknown>; idempotencyKey: string },
 ): Promise<void> {
   for (let offset = 0; offset < count; offset += 100) {
     const size = Math.min(100, count - offset);
     await post(
       `/v1/campaigns/${campaignId}/leads/batch`,
-      {
-        leads: Array.from({ length: size }, () => ({ lead: { phone: BUSY_PHONE }, idempotencyKey: idempotencyKey() })),
-      },
+      { leads: Array.from({ length: size }, (_, index) => lead(offset + index)) },
       200,
     );
   }

@@ -15,8 +15,8 @@ import { createDatabase } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
-import { freePort, waitFor } from '../scripts/stack/child-process';
-import { nodeArgsFromEnv, startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
+import { freePort } from '../scripts/stack/child-process';
+import { apiHealthy, nodeArgsFromEnv, startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
 import { createLadderCampaign, pushBusyLeads } from './ladder-campaign';
 import { writeBenchResults } from './results-files';
 
@@ -63,13 +63,7 @@ try {
       ),
     );
     const apiUrl = `http://127.0.0.1:${port}`;
-    await waitFor(
-      'the API',
-      async () => {
-        if (!(await fetch(`${apiUrl}/health`)).ok) throw new Error('not healthy yet');
-      },
-      60_000,
-    );
+    await apiHealthy(apiUrl);
     const client = createJsonPoster(apiUrl, { authorization: `Bearer ${key}` }, CONCURRENCY);
     return async (pathname: string, body: unknown, expected: number) => {
       const response = await client.post(pathname, body);
