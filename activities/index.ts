@@ -12,6 +12,7 @@ import { createTestCallActivities } from './test-calls';
 import { createCallAftermathActivities } from './call-aftermath';
 import { createWhatsAppMessageActivities } from './whatsapp-messages';
 import { createWhatsAppLeadActivities } from './whatsapp-leads';
+import { createWhatsAppJourneyActivities } from './whatsapp-journeys';
 import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { CarrierBreakerRule } from '../lib/campaigns/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/telephony/call-states';
@@ -52,6 +53,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createCallAftermathActivities(dependencies),
     ...createWhatsAppMessageActivities(dependencies),
     ...createWhatsAppLeadActivities(dependencies),
+    ...createWhatsAppJourneyActivities(dependencies),
   };
 }
 

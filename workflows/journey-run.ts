@@ -33,7 +33,7 @@ const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime,
     },
   });
 // A node's side effect: a few retries, then the run asks an operator (needs_recovery) instead of failing.
-const { callJourneyWebhook, sendWhatsAppTemplate } = proxyActivities<Activities>({
+const { callJourneyWebhook, sendWhatsAppTemplate, sendJourneyWhatsApp } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
 });
@@ -246,6 +246,18 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
       }
       case 'whatsapp': {
         const data = parsed.data as { templateName: string; language: string; parameters: string[] };
+        // Since 'whatsapp-node-provider' the node sends on the WhatsApp channel (its provider, billing and
+        // statuses); runs recorded before replay the embedded sender they used.
+        if (patched('whatsapp-node-provider'))
+          return sendJourneyWhatsApp({
+            messageKey: `${runId}:${node.id}:${visit}`,
+            runId,
+            workspaceId,
+            to: trigger.phone,
+            templateName: data.templateName,
+            language: data.language,
+            parameters: data.parameters.map(render),
+          }) as Promise<unknown> as Promise<Record<string, unknown>>;
         return sendWhatsAppTemplate({
           messageKey: `${runId}:${node.id}:${visit}`,
           workspaceId,

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import { ApplicationFailure } from '@temporalio/common';
+import { InsufficientCreditsError } from '../lib/credits/credit-errors';
+import type { Database } from '../lib/database';
+import { ErrorCode } from '../lib/error-codes';
+import { recordOutboundMessage } from '../lib/whatsapp/outbound-message';
+import { renderTemplateBody } from '../lib/whatsapp/template-body';
+import { createWhatsAppMessageActivities, type WhatsAppMessageDependencies } from './whatsapp-messages';
+
+export interface JourneyWhatsAppInput {
+  /** `<runId>:<nodeId>:<visit>`: one message per visit of the node, ever. */
+  messageKey: string;
+  runId: string;
+  workspaceId: string;
+  to: string | null;
+  templateName: string;
+  language: string;
+  parameters: string[];
+}
+
+/** The whatsapp node's output (lib/journey/definition.ts): the message, and whether the provider took it. */
+export interface JourneyWhatsAppResult {
+  messageId: string;
+  status: 'sent' | 'failed';
+}
+
+/**
+ * A journey's whatsapp node on the WhatsApp channel (README "WhatsApp", "Journeys"): the same provider,
+ * billing and statuses as POST /whatsapp/messages. The sender is the run's campaign's (PUT
+ * /whatsapp/campaigns/{id}) or else the workspace's first connected one; the template is the workspace's
+ * of that name and language. The message is recorded under the visit's key with its price held, then
+ * handed to the provider; its statuses and billing follow by webhook. The node answers `failed` (and the
+ * run goes on) when no message could go: no connected sender, no APPROVED template of that name, a
+ * number on the Do-Not-Call list, a balance short of the price, or the provider's refusal.
+ */
+export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDependencies) {
+  const { db } = dependencies;
+  const messages = createWhatsAppMessageActivities(dependencies);
+  const idempotencyKeyOf = (messageKey: string) => `journey:${messageKey}`;
+
+  async function senderOf(db: Database, workspaceId: string, campaignId: string | null) {
+    const settings = campaignId
+      ? await db.whatsAppCampaignSettings.findUnique({ where: { campaignId }, select: { senderId: true } })
+      : null;
+    return db.whatsAppSender.findFirst({
+      where: { workspaceId, status: 'CONNECTED', ...(settings && { id: settings.senderId }) },
+      orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
+    });
+  }
+
+  /** Records the node's message (or finds it, on a retry) with its hold; null when none can go. */
+  async function recordNodeMessage(input: JourneyWhatsAppInput & { to: string }): Promise<string | null> {
+    const idempotencyKey = idempotencyKeyOf(input.messageKey);
+    const earlier = await db.whatsAppMessage.findUnique({
+      where: { workspaceId_idempotencyKey: { workspaceId: input.workspaceId, idempotencyKey } },
+      select: { id: true },
+    });
+    if (earlier) return earlier.id;
+    const run = await db.journeyRun.findUnique({
+      where: { id: input.runId },
+      select: { campaignId: true, leadId: true },
+    });
+    const [sender, template, listed] = await Promise.all([
+      senderOf(db, input.workspaceId, run?.campaignId ?? null),
+      db.whatsAppTemplate.findFirst({
+        where: {
+          workspaceId: input.workspaceId,
+          name: input.templateName,
+          language: input.language,
+          status: 'APPROVED',
+        },
+      }),
+      db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: input.workspaceId, phone: input.to } } }),
+    ]);
+    if (!sender || !template || listed || input.parameters.length !== template.variableCount) return null;
+    const id = randomUUID();
+    try {
+      await db.$transaction((tx) =>
+        recordOutboundMessage(
+          tx,
+          {
+            id,
+            workspaceId: input.workspaceId,
+            senderId: sender.id,
+            to: input.to,
+            type: 'template',
+            templateId: template.id,
+            category: template.category,
+            body: renderTemplateBody(template.body, input.parameters),
+            parameters: input.parameters,
+            idempotencyKey,
+            campaignId: run?.campaignId ?? null,
+            leadId: run?.leadId ?? null,
+            journeyRunId: input.runId,
+          },
+          { type: 'system', id: 'journeyRunWorkflow' },
+        ),
+      );
+      return id;
+    } catch (error) {
+      if (error instanceof InsufficientCreditsError) return null;
+      const other = await db.whatsAppMessage.findUnique({
+        where: { workspaceId_idempotencyKey: { workspaceId: input.workspaceId, idempotencyKey } },
+        select: { id: true },
+      });
+      if (other) return other.id;
+      throw error;
+    }
+  }
+
+  return {
+    async sendJourneyWhatsApp(input: JourneyWhatsAppInput): Promise<JourneyWhatsAppResult> {
+      if (!input.to)
+        throw ApplicationFailure.create({
+          type: ErrorCode.journey_call_without_lead,
+          message: 'the run has no phone number to message',
+          nonRetryable: true,
+        });
+      const messageId = await recordNodeMessage({ ...input, to: input.to });
+      if (!messageId) return { messageId: '', status: 'failed' };
+      try {
+        await messages.sendWhatsAppMessage({ messageId });
+      } catch (error) {
+        if (!(error instanceof ApplicationFailure && error.nonRetryable)) throw error;
+        const detail = error.details?.[0] as { code?: number; title?: string } | undefined;
+        await messages.failWhatsAppMessage({
+          messageId,
+          errorCode: detail?.code ?? null,
+          errorTitle: detail?.title ?? error.message,
+        });
+        await messages.voidWhatsAppMessageHold({ messageId });
+      }
+      const { status } = await db.whatsAppMessage.findUniqueOrThrow({
+        where: { id: messageId },
+        select: { status: true },
+      });
+      return { messageId, status: status === 'failed' ? 'failed' : 'sent' };
+    },
+  };
+}
