@@ -90,6 +90,12 @@ const VALID_BODIES: Record<string, unknown> = {
   '/dictionaries/{id}': { name: 'Renamed' },
   '/calls/{id}/issues': { category: 'other', note: 'Matrix' },
   '/calls/{id}/transcript-translation': { language: 'es' },
+  '/whatsapp/campaigns/{id}': {
+    senderId: '00000000-0000-4000-8000-000000000001',
+    templateId: '00000000-0000-4000-8000-000000000002',
+    variables: {},
+    sendingWindow: { start: '09:00', end: '17:00', days: [1] },
+  },
 };
 
 let clientAddress = 0;
