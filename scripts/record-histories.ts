@@ -15,6 +15,9 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { registerRoutes } from '../api/http/register-routes';
 import { telephonyEventRoutes } from '../api/routes/telephony-events';
+import { whatsAppWebhookRoutes } from '../api/routes/whatsapp-webhook';
+import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
+import { createSimulatedWhatsAppProvider } from '../whatsapp/simulated-provider/server';
 import type { AppServices } from '../api/services';
 import { createSimulatedCarrierClient } from '../telephony/simulated-carrier/client';
 import { createSimulatedCarrier } from '../telephony/simulated-carrier/server';
@@ -49,15 +52,26 @@ try {
   const carrier = createSimulatedCarrier({ db, signingSecret, timeScale: 0.001, retry: { firstMs: 50, maxMs: 1_000 } });
   const carrierUrl = await carrier.listen(0);
   const events = express();
-  registerRoutes(events, telephonyEventRoutes, {
+  // The WhatsApp channel: the simulated provider over HTTP, its signed webhooks to the same endpoint app.
+  const appSecret = randomBytes(24).toString('hex');
+  registerRoutes(events, [...telephonyEventRoutes, ...whatsAppWebhookRoutes], {
     db,
     sql,
     temporal: client,
     telephonySigningSecrets: { simulated: signingSecret },
+    whatsapp: { appSecret },
   } as unknown as AppServices);
   const eventServer = events.listen(0, '127.0.0.1');
   await new Promise((resolve) => eventServer.once('listening', resolve));
   const statusCallbackBaseUrl = `http://127.0.0.1:${(eventServer.address() as AddressInfo).port}`;
+  const whatsappServer = createSimulatedWhatsAppProvider({
+    db,
+    appSecret,
+    webhookUrl: `${statusCallbackBaseUrl}/whatsapp/webhook`,
+    timeScale: 0.001,
+    retry: { firstMs: 50, maxMs: 1_000 },
+  });
+  const whatsappProvider = createSimulatedWhatsAppClient({ baseUrl: await whatsappServer.listen(0) });
   const worker = await createWorker({
     connection: nativeConnection,
     namespace: 'default',
@@ -68,6 +82,7 @@ try {
       calls: createSimulatedCarrierClient({ baseUrl: carrierUrl }),
       statusCallbackBaseUrl,
       whatsapp: createSimulatedWhatsApp(db),
+      whatsappProvider,
       temporal: client,
     },
   });
@@ -101,7 +116,7 @@ try {
         : !existsSync(path.join(projectRoot, 'test/histories', `${scenario.name}.json`)),
     );
     for (const scenario of chosen) {
-      const workflowId = await scenario.run({ db, client, taskQueue });
+      const workflowId = await scenario.run({ db, client, taskQueue, whatsappProvider });
       // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
       const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [
         'workflow',
@@ -124,6 +139,7 @@ try {
   speechWorker.shutdown();
   await Promise.all([exportWorkerRun, speechWorkerRun]);
   await carrier.close();
+  await whatsappServer.close();
   await new Promise((resolve) => eventServer.close(resolve));
   await connection.close();
   await nativeConnection.close();

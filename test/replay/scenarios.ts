@@ -19,6 +19,8 @@ import type { JourneyDefinition } from '../../lib/journey';
 import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
+import { journeyWhatsAppScenario, leadMessageScenario, whatsAppMessageScenario } from './whatsapp-scenario';
+import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
 import { billedTestCallScenario, testCallScenario, voidedTestCallScenario } from './test-call-scenario';
 import http from 'node:http';
@@ -37,6 +39,8 @@ interface ScenarioContext {
   db: Database;
   client: Client;
   taskQueue: string;
+  /** The simulated WhatsApp provider, for the WhatsApp scenarios. */
+  whatsappProvider?: WhatsAppProvider;
 }
 
 async function campaignFor(db: Database, name: string, status: 'DRAFT' | 'RUNNING') {
@@ -359,4 +363,7 @@ export const replayScenarios: ReplayScenario[] = [
   voidedTestCallScenario,
   completedSpeechAnalysisScenario,
   failedSpeechAnalysisScenario,
+  whatsAppMessageScenario,
+  leadMessageScenario,
+  journeyWhatsAppScenario,
 ];

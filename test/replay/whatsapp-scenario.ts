@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import type { Client } from '@temporalio/client';
+import type { Principal } from '../../api/auth/principal';
+import type { AppServices } from '../../api/services';
+import { createWhatsAppTemplate } from '../../api/services/whatsapp-templates';
+import { sendWhatsAppMessage } from '../../api/services/whatsapp-sending';
+import type { Database } from '../../lib/database';
+import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
+import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
+import { journeyRunWorkflowId, leadWorkflowId, whatsAppMessageWorkflowId } from '../../lib/workflow-ids';
+import { addMember, createWorkspace, grantCredits } from '../../lib/workspace-admin';
+import type { journeyRunWorkflow } from '../../workflows/journey-run';
+import type { leadMessageWorkflow } from '../../workflows/lead-message';
+import { journey, publishedJourney } from '../support/journeys';
+
+interface WhatsAppScenarioContext {
+  db: Database;
+  client: Client;
+  taskQueue: string;
+  /** The simulated provider the recording runs with (its webhooks reach the recording's API endpoint). */
+  whatsappProvider?: WhatsAppProvider;
+}
+
+const ALWAYS = { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] };
+
+/** A workspace with credits, a connected sender and an APPROVED template (reviewed by the provider's webhook). */
+async function messagingWorkspace({ db, client, taskQueue, whatsappProvider }: WhatsAppScenarioContext, e164: string) {
+  if (!whatsappProvider) throw new Error('the WhatsApp scenarios are recorded with a WhatsApp provider');
+  const { id: workspaceId } = await createWorkspace(db, 'Replay WhatsApp', {});
+  await grantCredits(db, workspaceId, 10);
+  await addMember(db, workspaceId, `whatsapp-${randomUUID()}@replay.localhost`, 'owner');
+  const sender = await connectWhatsAppSender(db, { workspaceId, e164, provider: whatsappProvider.name });
+  const services = {
+    db,
+    temporal: client,
+    taskQueue,
+    whatsapp: { provider: whatsappProvider },
+  } as unknown as AppServices;
+  const principal = { workspaceId, keyId: randomUUID() } as Principal;
+  const template = await createWhatsAppTemplate(services, principal, {
+    name: 'order_update',
+    language: 'en_US',
+    category: 'utility',
+    body: 'Hi {{1}}, your order {{2}} has shipped.',
+  });
+  for (let tries = 0; tries < 200; tries++) {
+    const row = await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: template.id } });
+    if (row.status === 'APPROVED') return { services, principal, workspaceId, senderId: sender.id, templateId: row.id };
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error('the template was not approved');
+}
+
+/** POST /whatsapp/messages as the API sends one: handed over; delivered and read by webhooks. */
+export const whatsAppMessageScenario = {
+  name: 'whatsapp-message-handed-over',
+  async run(context: WhatsAppScenarioContext): Promise<string> {
+    const { services, principal, senderId, templateId } = await messagingWorkspace(context, '+14155557001');
+    const { message } = await sendWhatsAppMessage(
+      services,
+      principal,
+      { senderId, to: '+14155557101', template: { id: templateId, variables: ['Ana', 'A-17'] } },
+      undefined,
+    );
+    const workflowId = whatsAppMessageWorkflowId(message.id);
+    await context.client.workflow.getHandle(workflowId).result();
+    return workflowId;
+  },
+};
+
+/** A WHATSAPP campaign's lead: paced, its message recorded and handed over, delivered by webhook, finished. */
+export const leadMessageScenario = {
+  name: 'lead-message-delivered',
+  async run(context: WhatsAppScenarioContext): Promise<string> {
+    const { db, client, taskQueue } = context;
+    const { workspaceId, senderId, templateId } = await messagingWorkspace(context, '+14155557002');
+    const campaign = await db.campaign.create({
+      data: { workspaceId, name: 'Replay WhatsApp', channel: 'WHATSAPP', acceptsLeadPush: true, status: 'RUNNING' },
+    });
+    await db.whatsAppCampaignSettings.create({
+      data: {
+        campaignId: campaign.id,
+        senderId,
+        templateId,
+        variables: { '1': { field: 'name', fallback: 'there' }, '2': { value: 'A-17' } },
+        sendingWindow: ALWAYS,
+      },
+    });
+    const key = 'replay-lead';
+    const workflowId = leadWorkflowId(campaign.id, key);
+    const lead = await db.lead.create({
+      data: {
+        workspaceId,
+        campaignId: campaign.id,
+        idempotencyKey: key,
+        phone: '+14155557117', // the simulated provider: sent, delivered, never read
+        name: 'Ana',
+        workflowId,
+        requestId: randomUUID(),
+      },
+    });
+    const handle = await client.workflow.start<typeof leadMessageWorkflow>('leadMessageWorkflow', {
+      workflowId,
+      taskQueue,
+      searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [workspaceId] },
+      args: [{ leadId: lead.id }],
+    });
+    await handle.result();
+    return workflowId;
+  },
+};
+
+/** A journey's whatsapp node on the WhatsApp channel (since patched 'whatsapp-node-provider'). */
+export const journeyWhatsAppScenario = {
+  name: 'journey-whatsapp-node-channel',
+  async run(context: WhatsAppScenarioContext): Promise<string> {
+    const { db, client, taskQueue } = context;
+    const { workspaceId } = await messagingWorkspace(context, '+14155557003');
+    const definition = journey(
+      [
+        { id: 'start', type: 'start', data: {} },
+        {
+          id: 'notify',
+          type: 'whatsapp',
+          data: { templateName: 'order_update', language: 'en_US', parameters: ['{{start.name}}', 'A-17'] },
+        },
+        { id: 'end', type: 'end' },
+      ],
+      [
+        ['start', 'notify'],
+        ['notify', 'end'],
+      ],
+    );
+    const published = await publishedJourney(db, workspaceId, definition);
+    const runId = randomUUID();
+    const workflowId = journeyRunWorkflowId(runId);
+    await db.journeyRun.create({
+      data: {
+        id: runId,
+        workspaceId,
+        journeyId: published.id,
+        revision: published.revision,
+        temporalWorkflowId: workflowId,
+        trigger: { phone: '+14155557121', name: 'Ana', fields: {} },
+        startedBy: 'replay',
+      },
+    });
+    const handle = await client.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', {
+      workflowId,
+      taskQueue,
+      args: [{ runId }],
+    });
+    await handle.result();
+    return workflowId;
+  },
+};
