@@ -11,6 +11,7 @@ import { readFileSync } from 'node:fs';
 import { createJsonHttp } from '../lib/http/json-http';
 import { signWhatsAppWebhook, WHATSAPP_SIGNATURE_HEADER } from '../lib/whatsapp/webhook';
 import { runLoad } from './load-loop';
+import { statusWebhook } from './whatsapp-status-webhook';
 
 const STATUS_ORDER = ['sent', 'delivered', 'read'] as const;
 
@@ -34,32 +35,7 @@ async function once(connection: number): Promise<number> {
   if (cursor.step === STATUS_ORDER.length) Object.assign(cursor, { message: taken++, step: 0 });
   const [id, recipient] = messages[(first + cursor.message) % messages.length]!;
   const status = STATUS_ORDER[cursor.step++]!;
-  const body = JSON.stringify({
-    object: 'whatsapp_business_account',
-    entry: [
-      {
-        id: businessAccountId,
-        changes: [
-          {
-            field: 'messages',
-            value: {
-              messaging_product: 'whatsapp',
-              metadata: { display_phone_number: phoneNumberId, phone_number_id: phoneNumberId },
-              statuses: [
-                {
-                  id,
-                  status,
-                  timestamp: String(Math.floor(Date.now() / 1000)),
-                  recipient_id: recipient,
-                  pricing: { billable: true, pricing_model: 'PMP', category: 'utility' },
-                },
-              ],
-            },
-          },
-        ],
-      },
-    ],
-  });
+  const body = JSON.stringify(statusWebhook({ phoneNumberId, businessAccountId }, { wamid: id, recipient }, status));
   const response = await client.request('POST', url!, {
     rawBody: body,
     headers: { [WHATSAPP_SIGNATURE_HEADER]: signWhatsAppWebhook(body, appSecret) },
