@@ -248,24 +248,17 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
         const data = parsed.data as { templateName: string; language: string; parameters: string[] };
         // Since 'whatsapp-node-provider' the node sends on the WhatsApp channel (its provider, billing and
         // statuses); runs recorded before replay the embedded sender they used.
-        if (patched('whatsapp-node-provider'))
-          return sendJourneyWhatsApp({
-            messageKey: `${runId}:${node.id}:${visit}`,
-            runId,
-            workspaceId,
-            to: trigger.phone,
-            templateName: data.templateName,
-            language: data.language,
-            parameters: data.parameters.map(render),
-          }) as Promise<unknown> as Promise<Record<string, unknown>>;
-        return sendWhatsAppTemplate({
+        const message = {
           messageKey: `${runId}:${node.id}:${visit}`,
           workspaceId,
           to: trigger.phone,
           templateName: data.templateName,
           language: data.language,
           parameters: data.parameters.map(render),
-        }) as Promise<unknown> as Promise<Record<string, unknown>>;
+        };
+        if (patched('whatsapp-node-provider'))
+          return sendJourneyWhatsApp({ ...message, runId }) as Promise<unknown> as Promise<Record<string, unknown>>;
+        return sendWhatsAppTemplate(message) as Promise<unknown> as Promise<Record<string, unknown>>;
       }
       case 'wait': {
         const data = parsed.data as { seconds?: number; until?: string };

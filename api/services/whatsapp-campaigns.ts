@@ -6,6 +6,7 @@ import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
+import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
 
 const invalid = (path: Array<string | number>, message: string, input: unknown) =>
   new ZodError([{ code: 'custom', path, message, input }]);
@@ -55,27 +56,15 @@ export async function putWhatsAppCampaign(
     services.db.whatsAppSender.findFirst({ where: { id: input.senderId, workspaceId } }),
     services.db.whatsAppTemplate.findFirst({ where: { id: input.templateId, workspaceId } }),
   ]);
-  if (!sender)
-    throw invalid(['senderId'], 'no sender of this workspace has this id (GET /whatsapp/senders)', input.senderId);
-  if (sender.status !== 'CONNECTED')
-    throw new ApiError(409, ErrorCode.whatsapp_sender_disconnected, { detail: 'the sender is disconnected' });
-  if (!template)
-    throw invalid(
-      ['templateId'],
-      'no template of this workspace has this id (GET /whatsapp/templates)',
-      input.templateId,
-    );
-  if (template.status !== 'APPROVED')
-    throw new ApiError(409, ErrorCode.whatsapp_template_not_approved, {
-      detail: `the template is ${template.status}: only APPROVED templates are sent`,
-      templateStatus: template.status,
-    });
-  const expected = Array.from({ length: template.variableCount }, (_, index) => String(index + 1));
+  assertSenderSendable(sender, input.senderId, ['senderId']);
+  assertTemplateSendable(template, input.templateId, ['templateId']);
+  const { variableCount } = template;
+  const expected = Array.from({ length: variableCount }, (_, index) => String(index + 1));
   const given = Object.keys(input.variables).sort((a, b) => Number(a) - Number(b));
   if (given.join() !== expected.join())
     throw invalid(
       ['variables'],
-      template.variableCount === 0
+      variableCount === 0
         ? 'the template has no variables: give {}'
         : `the template's variables are ${expected.map((n) => `{{${n}}}`).join(', ')}: give a source for each, and no other`,
       input.variables,

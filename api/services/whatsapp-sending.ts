@@ -15,6 +15,7 @@ import { ApiError } from '../http/api-error';
 import { paymentRequired } from './credits';
 import type { AppServices } from './index';
 import { whatsAppMessageView } from './whatsapp-message-view';
+import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
 
 export interface SendRequest {
   senderId: string;
@@ -36,17 +37,7 @@ async function approvedTemplate(
   template: { id: string; variables: string[] },
 ) {
   const row = await services.db.whatsAppTemplate.findFirst({ where: { id: template.id, workspaceId } });
-  if (!row)
-    throw invalid(
-      ['template', 'id'],
-      'no template of this workspace has this id (GET /whatsapp/templates)',
-      template.id,
-    );
-  if (row.status !== 'APPROVED')
-    throw new ApiError(409, ErrorCode.whatsapp_template_not_approved, {
-      detail: `the template is ${row.status}: only APPROVED templates are sent`,
-      templateStatus: row.status,
-    });
+  assertTemplateSendable(row, template.id, ['template', 'id']);
   if (template.variables.length !== row.variableCount)
     throw invalid(
       ['template', 'variables'],
@@ -78,10 +69,7 @@ export async function sendWhatsAppMessage(
     if (earlier) return { message: whatsAppMessageView(earlier), deduplicated: true };
   }
   const sender = await db.whatsAppSender.findFirst({ where: { id: request.senderId, workspaceId } });
-  if (!sender)
-    throw invalid(['senderId'], 'no sender of this workspace has this id (GET /whatsapp/senders)', request.senderId);
-  if (sender.status !== 'CONNECTED')
-    throw new ApiError(409, ErrorCode.whatsapp_sender_disconnected, { detail: 'the sender is disconnected' });
+  assertSenderSendable(sender, request.senderId, ['senderId']);
   const template = request.template ? await approvedTemplate(services, workspaceId, request.template) : null;
   if (!template) {
     const conversation = await db.whatsAppConversation.findUnique({
