@@ -138,6 +138,20 @@ describe('a running WHATSAPP campaign', () => {
     expect(balance).toEqual({ balance: '99.9600', pendingHolds: '0.0000' });
   });
 
+  it('messages its calling list as it messages pushed leads', async () => {
+    const { workspace, campaignId, settings } = await whatsAppCampaign();
+    await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings);
+    const contacts = await call(workspace, 'POST', `/campaigns/${campaignId}/contacts`, {
+      contacts: [{ phone: '+14155554201', name: 'Rosa' }, { phone: '+14155554212' }],
+    });
+    expect(contacts.status).toBe(200);
+    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/start`)).status).toBe(200);
+    const leads = await finished(campaignId, 2);
+    expect(leads.map((lead) => lead.status)).toEqual(['completed', 'completed']);
+    const bodies = (await db.whatsAppMessage.findMany({ where: { campaignId } })).map((message) => message.body).sort();
+    expect(bodies).toEqual(['Hi Rosa, delivery is on us.', 'Hi there, delivery is on us.']);
+  });
+
   it('holds its leads while paused, sends them when resumed, and cancels those left when stopped', async () => {
     const { workspace, campaignId, settings } = await whatsAppCampaign();
     await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings);
