@@ -4,7 +4,7 @@ import { ConflictError } from '../phone-numbers';
 import { NotFoundError } from '../workspace-admin';
 
 /** A numeric id as the platform's are (phone_number_id, WhatsApp Business Account id): 15 digits. */
-const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
+export const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
 
 export interface SenderConnection {
   workspaceId: string;

@@ -28,9 +28,6 @@ export const SIMULATED_WHATSAPP_TIMES = {
   readMs: 5_000,
 } as const;
 
-/** The platform's customer-service window: free-form text only this long after the contact last wrote. Not scaled. */
-export const SIMULATED_WINDOW_MS = 24 * 60 * 60 * 1000;
-
 export const REJECTED_REASON = 'INVALID_FORMAT';
 
 /** One thing that happens to a template, each posted as one webhook. */
@@ -95,6 +92,3 @@ export function messagePlan(to: string): PlanStep[] {
   if (lastDigit === 7) return [sent, delivered];
   return [sent, delivered, { atMs: sentMs + deliveredMs + readMs, kind: 'status', status: 'read' }];
 }
-
-/** The distinct numbered variables {{n}} of a template body: how many parameters a send must give. */
-export const templateParameterCount = (body: string) => new Set(body.match(/\{\{\d+\}\}/g) ?? []).size;

@@ -1,4 +1,7 @@
-import { randomBytes, randomInt, randomUUID } from 'node:crypto';
+import { CUSTOMER_SERVICE_WINDOW_MS } from '../../lib/whatsapp/customer-service-window';
+import { platformId } from '../../lib/whatsapp/senders';
+import { checkTemplateBody } from '../../lib/whatsapp/template-rules';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
@@ -9,16 +12,7 @@ import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post
 import { isUniqueViolation } from '../../lib/prisma-errors';
 import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
 import { signWhatsAppWebhook, WHATSAPP_SIGNATURE_HEADER } from '../../lib/whatsapp/webhook';
-import {
-  messagePlan,
-  SIMULATED_WINDOW_MS,
-  templateParameterCount,
-  templateReviewSteps,
-  templateStateAfter,
-  waId,
-  type PlanStep,
-  type TemplateStep,
-} from './rules';
+import { messagePlan, templateReviewSteps, templateStateAfter, waId, type PlanStep, type TemplateStep } from './rules';
 
 /**
  * The `simulated` WhatsApp provider: a participant of its own over HTTP, speaking the subset of Meta's
@@ -130,7 +124,6 @@ interface Outgoing {
 }
 
 /** A numeric id as the platform's are: 15 digits (below 2^53, so it survives JSON numbers). */
-const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
 const unixSeconds = (ms: number) => String(Math.floor(ms / 1000));
 const json = (value: unknown) => value as object;
 
@@ -361,12 +354,12 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       `template name (${name}) does not exist in ${language.code} or is not approved`,
     );
     if (!candidates.length) throw notFound;
-    const template = candidates.find((row) => templateParameterCount(row.body) === given);
+    const template = candidates.find((row) => checkTemplateBody(row.body).variableCount === given);
     if (!template)
       throw new GraphError(
         132000,
         'Number of parameters does not match the expected number of params',
-        `body: number of localizable_params (${given}) does not match the expected number of params (${templateParameterCount(candidates[0]!.body)})`,
+        `body: number of localizable_params (${given}) does not match the expected number of params (${checkTemplateBody(candidates[0]!.body).variableCount})`,
       );
     const { status } = templateStateOf(template);
     if (status === 'PAUSED')
@@ -383,7 +376,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         phoneNumberId,
         to: contact,
         direction: 'inbound',
-        createdAt: { gt: new Date(Date.now() - SIMULATED_WINDOW_MS) },
+        createdAt: { gt: new Date(Date.now() - CUSTOMER_SERVICE_WINDOW_MS) },
       },
       select: { id: true },
     });
