@@ -1,10 +1,4 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  condition,
-  proxyLocalActivities,
-  setHandler,
-} from '@temporalio/workflow';
+import { ActivityFailure, ApplicationFailure, condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../activities';
 import type { LeadMessageRefusal } from '../activities/whatsapp-leads';
 import { ErrorCode } from '../lib/error-codes';
