@@ -66,3 +66,13 @@ export function speechAnalysisWorkflowId(speechCallId: string): string {
 export function whatsAppMessageWorkflowId(messageId: string): string {
   return `whatsapp-message-${messageId}`;
 }
+
+/** The durable processing of one store webhook delivery, started after the receiver answered. */
+export function crmDeliveryWorkflowId(deliveryId: string): string {
+  return `crm-delivery-${deliveryId}`;
+}
+
+/** One order notification: a rule's message for one order, waiting out the rule's delay. */
+export function orderNotificationWorkflowId(ruleId: string, orderId: string): string {
+  return `order-notification-${ruleId}-${orderId}`;
+}
