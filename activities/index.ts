@@ -13,6 +13,7 @@ import { createCallAftermathActivities } from './call-aftermath';
 import { createWhatsAppMessageActivities } from './whatsapp-messages';
 import { createWhatsAppLeadActivities } from './whatsapp-leads';
 import { createWhatsAppJourneyActivities } from './whatsapp-journeys';
+import { createOrderNotificationActivities } from './order-notifications';
 import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { CarrierBreakerRule } from '../lib/campaigns/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/telephony/call-states';
@@ -32,6 +33,8 @@ export interface ActivityDependencies {
   whatsappProvider?: WhatsAppProvider;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
+  /** How long an order notification's delay minute lasts (activities/order-notifications.ts); tests only. */
+  orderNotificationMinuteMs?: number;
   /** The campaigns' carrier breaker; default lib/campaigns/carrier-breaker.ts (tests may narrow it). */
   carrierBreaker?: CarrierBreakerRule;
 }
@@ -54,6 +57,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createWhatsAppMessageActivities(dependencies),
     ...createWhatsAppLeadActivities(dependencies),
     ...createWhatsAppJourneyActivities(dependencies),
+    ...createOrderNotificationActivities(dependencies),
   };
 }
 

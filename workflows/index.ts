@@ -10,3 +10,4 @@ export { testCallWorkflow } from './test-call';
 export { speechAnalysisWorkflow } from './speech-analysis';
 export { whatsAppMessageWorkflow } from './whatsapp-message';
 export { leadMessageWorkflow } from './lead-message';
+export { orderNotificationWorkflow } from './order-notification';

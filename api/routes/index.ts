@@ -33,6 +33,7 @@ import { whatsAppTemplateRoutes } from './whatsapp-templates';
 import { whatsAppInboxRoutes } from './whatsapp-inbox';
 import { whatsAppSendRoutes } from './whatsapp-send';
 import { whatsAppCampaignRoutes } from './whatsapp-campaigns';
+import { orderNotificationRoutes } from './order-notifications';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
 export const routes: readonly RouteDefinition[] = [
@@ -68,6 +69,7 @@ export const routes: readonly RouteDefinition[] = [
   ...whatsAppInboxRoutes,
   ...whatsAppSendRoutes,
   ...whatsAppCampaignRoutes,
+  ...orderNotificationRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

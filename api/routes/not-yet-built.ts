@@ -22,7 +22,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['post', '/campaigns/{id}/sheet/sync', 'campaigns.edit'],
   ['post', '/campaigns/{id}/sheet/rebuild', 'campaigns.edit'],
   ['get', '/commerce/orders', 'sales.view', { feature: 'd2c' }],
-  ['put', '/crm/connections/{id}/order-notifications', 'crm.edit'],
   ['get', '/crm/connections/{id}/deliveries', 'crm.view'],
 ];
 

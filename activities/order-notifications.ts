@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { activityInfo } from '@temporalio/activity';
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import { InsufficientCreditsError } from '../lib/credits/credit-errors';
+import type { Database } from '../lib/database';
+import { presetParameters } from '../lib/order-notification-presets';
+import { isUniqueViolation } from '../lib/prisma-errors';
+import { recordOutboundMessage } from '../lib/whatsapp/outbound-message';
+import { renderTemplateBody } from '../lib/whatsapp/template-body';
+import { orderNotificationWorkflowId, whatsAppMessageWorkflowId } from '../lib/workflow-ids';
+
+export interface OrderNotificationDependencies {
+  db: Database;
+  /** To start the notifications' workflows. */
+  temporal: Client;
+  /**
+   * Milliseconds a rule's delay minute lasts: 60,000 (unset) everywhere but in tests, which shorten it to
+   * see a real durable timer fire within seconds.
+   */
+  orderNotificationMinuteMs?: number;
+}
+
+export interface OrderNotificationInput {
+  ruleId: string;
+  orderId: string;
+}
+
+/** Why a notification sent nothing (README "Order notifications"). */
+export type OrderNotificationSkip =
+  | 'rule_gone'
+  | 'rule_disabled'
+  | 'order_gone'
+  | 'order_cancelled'
+  | 'no_customer_phone'
+  | 'template_not_approved'
+  | 'preset_mismatch'
+  | 'no_connected_sender'
+  | 'do_not_call'
+  | 'insufficient_credits';
+
+/** The message recorded, with the id of the workflow that hands it over (workflows cannot make ids); or why none. */
+export type PreparedOrderNotification =
+  { messageId: string; messageWorkflowId: string } | { skipped: OrderNotificationSkip };
+
+const MINUTE_MS = 60_000;
+
+/** The one message of a rule for an order, whoever asks and however often (README "Order notifications"). */
+export const orderNotificationKey = ({ ruleId, orderId }: OrderNotificationInput) => `order:${ruleId}:${orderId}`;
+
+/**
+ * The activities of order notifications (workflows/order-notification.ts): starting one notification per
+ * enabled rule when an order arrives, and at the end of its delay deciding whether it still sends, then
+ * recording its WhatsApp message with the price held. The message's own workflow hands it to the provider.
+ */
+export function createOrderNotificationActivities({
+  db,
+  temporal,
+  orderNotificationMinuteMs = MINUTE_MS,
+}: OrderNotificationDependencies) {
+  /** The checks at the end of the delay, then the message recorded with its hold; or why nothing goes. */
+  async function recordNotification(
+    input: OrderNotificationInput,
+  ): Promise<{ messageId: string } | { skipped: OrderNotificationSkip }> {
+    const [rule, order] = await Promise.all([
+      db.orderNotificationRule.findUnique({ where: { id: input.ruleId } }),
+      db.commerceOrder.findUnique({ where: { id: input.orderId } }),
+    ]);
+    if (!rule) return { skipped: 'rule_gone' };
+    if (!rule.enabled) return { skipped: 'rule_disabled' };
+    if (!order) return { skipped: 'order_gone' };
+    if (order.cancelledAt) return { skipped: 'order_cancelled' };
+    if (!order.customerPhone) return { skipped: 'no_customer_phone' };
+    const { workspaceId, customerPhone } = order;
+    const [template, sender, listed] = await Promise.all([
+      db.whatsAppTemplate.findFirst({ where: { id: rule.templateId, workspaceId } }),
+      db.whatsAppSender.findFirst({
+        where: { workspaceId, status: 'CONNECTED' },
+        orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
+      }),
+      db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId, phone: customerPhone } } }),
+    ]);
+    if (template?.status !== 'APPROVED') return { skipped: 'template_not_approved' };
+    const parameters = presetParameters(rule.presetId, template.variableCount, order);
+    if (!parameters) return { skipped: 'preset_mismatch' };
+    if (!sender) return { skipped: 'no_connected_sender' };
+    if (listed) return { skipped: 'do_not_call' };
+    const id = randomUUID();
+    await db.$transaction((tx) =>
+      recordOutboundMessage(
+        tx,
+        {
+          id,
+          workspaceId,
+          senderId: sender.id,
+          to: customerPhone,
+          type: 'template',
+          templateId: template.id,
+          category: template.category,
+          body: renderTemplateBody(template.body, parameters),
+          parameters,
+          idempotencyKey: orderNotificationKey(input),
+        },
+        { type: 'system', id: 'orderNotificationWorkflow' },
+      ),
+    );
+    return { messageId: id };
+  }
+
+  const earlierMessage = async (workspaceId: string, input: OrderNotificationInput) =>
+    db.whatsAppMessage.findUnique({
+      where: { workspaceId_idempotencyKey: { workspaceId, idempotencyKey: orderNotificationKey(input) } },
+      select: { id: true },
+    });
+
+  /** The message of this rule and order: recorded earlier (a retry), or now; or why none goes. */
+  async function recordOnce(workspaceId: string | null, input: OrderNotificationInput) {
+    const earlier = workspaceId && (await earlierMessage(workspaceId, input));
+    if (earlier) return { messageId: earlier.id };
+    try {
+      return await recordNotification(input);
+    } catch (error) {
+      if (error instanceof InsufficientCreditsError) return { skipped: 'insufficient_credits' as const };
+      const other = isUniqueViolation(error) && workspaceId && (await earlierMessage(workspaceId, input));
+      if (other) return { messageId: other.id };
+      throw error;
+    }
+  }
+
+  return {
+    /**
+     * Starts one orderNotificationWorkflow per enabled ORDER_PLACED rule of the order's connection (ids
+     * from orderNotificationWorkflowId; one already started, running or finished, is left alone). A
+     * cancelled order, or one of a removed connection, starts none.
+     */
+    async scheduleOrderNotifications({ orderId }: { orderId: string }): Promise<{ ruleIds: string[] }> {
+      const order = await db.commerceOrder.findUnique({
+        where: { id: orderId },
+        select: { id: true, workspaceId: true, connectionId: true, cancelledAt: true },
+      });
+      if (!order || order.cancelledAt) return { ruleIds: [] };
+      const connection = await db.crmConnection.findFirst({
+        where: { id: order.connectionId, deletedAt: null },
+        select: { id: true },
+      });
+      if (!connection) return { ruleIds: [] };
+      const rules = await db.orderNotificationRule.findMany({
+        where: { connectionId: connection.id, enabled: true, trigger: 'ORDER_PLACED' },
+        orderBy: { position: 'asc' },
+        select: { id: true },
+      });
+      const { taskQueue } = activityInfo();
+      await Promise.all(
+        rules.map(async ({ id: ruleId }) => {
+          try {
+            await temporal.workflow.start('orderNotificationWorkflow', {
+              workflowId: orderNotificationWorkflowId(ruleId, order.id),
+              taskQueue,
+              args: [{ ruleId, orderId: order.id } satisfies OrderNotificationInput],
+              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+              searchAttributes: { WorkspaceId: [order.workspaceId] },
+            });
+          } catch (error) {
+            if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+          }
+        }),
+      );
+      return { ruleIds: rules.map((rule) => rule.id) };
+    },
+
+    /** How long the notification waits: its rule's delay (a rule gone already: no wait, it ends at once). */
+    async orderNotificationDelay({ ruleId }: { ruleId: string }): Promise<{ delayMs: number }> {
+      const rule = await db.orderNotificationRule.findUnique({ where: { id: ruleId }, select: { delayMinutes: true } });
+      return { delayMs: (rule?.delayMinutes ?? 0) * orderNotificationMinuteMs };
+    },
+
+    /**
+     * At the end of the delay: the message already recorded for this rule and order (a retry), or the checks
+     * (the rule still there and enabled, the order there, not cancelled and with a phone, the template still
+     * APPROVED and fillable by the preset, a connected sender, the phone not on the Do-Not-Call list) and the
+     * message recorded under `order:<ruleId>:<orderId>` with its price held; else why nothing goes.
+     */
+    async prepareOrderNotification(input: OrderNotificationInput): Promise<PreparedOrderNotification> {
+      const order = await db.commerceOrder.findUnique({ where: { id: input.orderId }, select: { workspaceId: true } });
+      const prepared = await recordOnce(order?.workspaceId ?? null, input);
+      return 'skipped' in prepared
+        ? prepared
+        : { messageId: prepared.messageId, messageWorkflowId: whatsAppMessageWorkflowId(prepared.messageId) };
+    },
+  };
+}
+
+export type OrderNotificationActivities = ReturnType<typeof createOrderNotificationActivities>;

@@ -1,0 +1,123 @@
+import { ZodError } from 'zod';
+import {
+  RECENT_ORDER_VOLUME_DAYS,
+  TEMPLATE_PURPOSES,
+  isOrderNotificationPreset,
+  presetValueCount,
+} from '../../lib/order-notification-presets';
+import type { Principal } from '../auth/principal';
+import type { AppServices } from './index';
+import { findOwned } from './owned';
+
+export interface OrderNotificationRuleInput {
+  templateId: string;
+  presetId: string;
+  enabled: boolean;
+  delayMinutes: number;
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** A CRM connection of the caller's workspace, not removed; anything else: 403 forbidden (as campaigns). */
+export function findOwnedCrmConnection({ db }: AppServices, principal: Principal, connectionId: string) {
+  return findOwned(principal, connectionId, (where) =>
+    db.crmConnection.findFirst({ where: { ...where, deletedAt: null } }),
+  );
+}
+
+/**
+ * The connection's rules in order, each with its template's status and purpose as they are now (a template
+ * deleted since: DELETED, unknown), and the connection's orders placed in the last RECENT_ORDER_VOLUME_DAYS days.
+ */
+async function rulesAnswer({ db }: AppServices, connectionId: string) {
+  const [rules, recentOrderVolume] = await Promise.all([
+    db.orderNotificationRule.findMany({ where: { connectionId }, orderBy: { position: 'asc' } }),
+    db.commerceOrder.count({
+      where: { connectionId, placedAt: { gte: new Date(Date.now() - RECENT_ORDER_VOLUME_DAYS * DAY_MS) } },
+    }),
+  ]);
+  const templates = await db.whatsAppTemplate.findMany({
+    where: { id: { in: rules.map((rule) => rule.templateId) } },
+    select: { id: true, status: true, category: true },
+  });
+  const templateOf = new Map(templates.map((template) => [template.id, template]));
+  return {
+    rules: rules.map((rule) => {
+      const template = templateOf.get(rule.templateId);
+      return {
+        id: rule.id,
+        trigger: rule.trigger,
+        templateId: rule.templateId,
+        presetId: rule.presetId,
+        enabled: rule.enabled,
+        delayMinutes: rule.delayMinutes,
+        templateStatus: template?.status ?? 'DELETED',
+        templatePurpose: template ? TEMPLATE_PURPOSES[template.category] : 'unknown',
+      };
+    }),
+    recentOrderVolume,
+  };
+}
+
+export async function getOrderNotificationRules(services: AppServices, principal: Principal, connectionId: string) {
+  const connection = await findOwnedCrmConnection(services, principal, connectionId);
+  return rulesAnswer(services, connection.id);
+}
+
+/**
+ * Replaces the connection's whole set of rules (README "Order notifications"): every rule gets a new id.
+ * Each names a WhatsApp template of the workspace (any status: it must be APPROVED when a notification
+ * sends) that the preset can fill (its variables at most the preset's values), else 400 invalid_body at
+ * the rule's field and nothing changes. The connection's row is locked, so concurrent replaces take turns
+ * and the last one wins whole. Notifications already waiting keep their old rule id: when their delay
+ * ends they find it gone and send nothing.
+ */
+export async function replaceOrderNotificationRules(
+  services: AppServices,
+  principal: Principal,
+  connectionId: string,
+  rules: readonly OrderNotificationRuleInput[],
+) {
+  const connection = await findOwnedCrmConnection(services, principal, connectionId);
+  const templates = await services.db.whatsAppTemplate.findMany({
+    where: { workspaceId: principal.workspaceId, id: { in: rules.map((rule) => rule.templateId) } },
+    select: { id: true, variableCount: true },
+  });
+  const templateOf = new Map(templates.map((template) => [template.id, template]));
+  const issues = rules.flatMap((rule, index) => {
+    const template = templateOf.get(rule.templateId);
+    if (!template)
+      return [
+        {
+          code: 'custom' as const,
+          path: ['rules', index, 'templateId'],
+          message: 'no WhatsApp template of this workspace has this id (GET /whatsapp/templates)',
+          input: rule.templateId,
+        },
+      ];
+    if (isOrderNotificationPreset(rule.presetId) && template.variableCount > presetValueCount(rule.presetId))
+      return [
+        {
+          code: 'custom' as const,
+          path: ['rules', index, 'presetId'],
+          message: `the template has ${template.variableCount} variables; this preset fills ${presetValueCount(rule.presetId)}`,
+          input: rule.presetId,
+        },
+      ];
+    return [];
+  });
+  if (issues.length) throw new ZodError(issues);
+  await services.db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT id FROM "CrmConnection" WHERE id = ${connection.id}::uuid FOR UPDATE`;
+    await tx.orderNotificationRule.deleteMany({ where: { connectionId: connection.id } });
+    await tx.orderNotificationRule.createMany({
+      data: rules.map((rule, position) => ({
+        connectionId: connection.id,
+        position,
+        trigger: 'ORDER_PLACED',
+        ...rule,
+      })),
+    });
+  });
+  return rulesAnswer(services, connection.id);
+}
