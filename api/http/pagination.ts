@@ -44,6 +44,15 @@ export const offsetQuery = {
   offset: queryInteger(0, MAX_OFFSET, 0),
 };
 
+/** The last page a page-paginated list serves: (page - 1) * limit stays an offset PostgreSQL and Prisma take. */
+const MAX_PAGE = Math.floor(MAX_OFFSET / 200) + 1;
+
+/** Query of a page-paginated list (spec 4.1, style 3: GET /commerce/orders): page from 1 (default 1), limit default 50, max 200. */
+export const pageQuery = {
+  page: queryInteger(1, MAX_PAGE, 1),
+  limit: queryInteger(1, 200, 50),
+};
+
 /** Timestamps a cursor can carry: PostgreSQL's timestamp range is wider, JavaScript's narrower; this is the sane middle. */
 const CURSOR_YEARS = { min: 1970, max: 9999 };
 

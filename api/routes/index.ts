@@ -6,6 +6,7 @@ import { callTranslationRoutes } from './call-translations';
 import { callIntelligenceRoutes } from './call-intelligence';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
+import { commerceOrderRoutes } from './commerce-orders';
 import { creditRoutes } from './credits';
 import { dictionaryRoutes } from './dictionaries';
 import { doNotCallRoutes } from './do-not-call';
@@ -69,6 +70,7 @@ export const routes: readonly RouteDefinition[] = [
   ...whatsAppInboxRoutes,
   ...whatsAppSendRoutes,
   ...whatsAppCampaignRoutes,
+  ...commerceOrderRoutes,
   ...orderNotificationRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,

@@ -21,7 +21,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['delete', '/campaigns/{id}/sheet', 'campaigns.delete'],
   ['post', '/campaigns/{id}/sheet/sync', 'campaigns.edit'],
   ['post', '/campaigns/{id}/sheet/rebuild', 'campaigns.edit'],
-  ['get', '/commerce/orders', 'sales.view', { feature: 'd2c' }],
   ['get', '/crm/connections/{id}/deliveries', 'crm.view'],
 ];
 

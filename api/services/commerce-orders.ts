@@ -1,0 +1,47 @@
+import type { CommerceOrder } from '../../generated/prisma/client';
+import type { Principal } from '../auth/principal';
+import type { AppServices } from './index';
+
+export interface CommerceOrderQuery {
+  page: number;
+  limit: number;
+  /** true: attributed orders only; false: the others; undefined: all. */
+  attributed?: boolean;
+}
+
+/** An order as GET /commerce/orders lists it: exactly the spec's fields. */
+export function commerceOrderView(order: CommerceOrder) {
+  return {
+    id: order.id,
+    externalOrderId: order.externalOrderId,
+    orderNumber: order.orderNumber,
+    currency: order.currency,
+    totalPrice: order.totalPrice,
+    financialStatus: order.financialStatus,
+    fulfillmentStatus: order.fulfillmentStatus,
+    customerName: order.customerName,
+    placedAt: order.placedAt.toISOString(),
+    attributedToService: order.attributedToService,
+    attributedCampaignId: order.attributedCampaignId,
+    utmSource: order.utmSource,
+    utmCampaign: order.utmCampaign,
+  };
+}
+
+/** The workspace's orders, newest placed first (placedAt, then id, descending), one page of them and their total. */
+export async function listCommerceOrders({ db }: AppServices, principal: Principal, query: CommerceOrderQuery) {
+  const where = {
+    workspaceId: principal.workspaceId,
+    ...(query.attributed === undefined ? {} : { attributedToService: query.attributed }),
+  };
+  const [rows, total] = await Promise.all([
+    db.commerceOrder.findMany({
+      where,
+      orderBy: [{ placedAt: 'desc' }, { id: 'desc' }],
+      skip: (query.page - 1) * query.limit,
+      take: query.limit,
+    }),
+    db.commerceOrder.count({ where }),
+  ]);
+  return { items: rows.map(commerceOrderView), total };
+}
