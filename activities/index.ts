@@ -14,6 +14,7 @@ import { createWhatsAppMessageActivities } from './whatsapp-messages';
 import { createWhatsAppLeadActivities } from './whatsapp-leads';
 import { createWhatsAppJourneyActivities } from './whatsapp-journeys';
 import { createOrderNotificationActivities } from './order-notifications';
+import { createCrmDeliveryActivities } from './crm-deliveries';
 import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { CarrierBreakerRule } from '../lib/campaigns/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/telephony/call-states';
@@ -58,6 +59,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createWhatsAppLeadActivities(dependencies),
     ...createWhatsAppJourneyActivities(dependencies),
     ...createOrderNotificationActivities(dependencies),
+    ...createCrmDeliveryActivities(dependencies),
   };
 }
 

@@ -20,6 +20,8 @@ import { ApiError } from '../api/http/api-error';
 import { publishJourney, saveJourney, journeyView } from '../api/services/journeys';
 import { configVariables } from '../lib/config';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
+import { connectCrm, crmWebhookUrl } from '../lib/crm/connections';
+import { CRM_CONNECTION_KINDS, shopDomainSchema } from '../lib/crm/shopify-webhook';
 
 export class UsageError extends Error {}
 
@@ -149,6 +151,20 @@ export const adminCommands: Record<string, Command> = {
       displayName: flags['display-name'],
       provider,
     });
+  },
+  'crm connect': async (db, raw) => {
+    const flags = parseFlags(
+      { workspace: uuid, kind: z.enum(CRM_CONNECTION_KINDS), shop: shopDomainSchema, secret: text.max(500) },
+      raw,
+    );
+    const { id } = await connectCrm(db, {
+      workspaceId: flags.workspace,
+      kind: flags.kind,
+      shopDomain: flags.shop,
+      secret: flags.secret,
+    });
+    const publicBaseUrl = configVariables.shape.PUBLIC_BASE_URL.parse(process.env.PUBLIC_BASE_URL);
+    return { id, webhookUrl: crmWebhookUrl(publicBaseUrl, id) };
   },
 };
 

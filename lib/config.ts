@@ -70,6 +70,11 @@ export const configVariables = z.object({
   /** Where carriers POST status events: the API's address as the carrier reaches it (+ /telephony/{provider}/events). */
   TELEPHONY_CALLBACK_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
   /**
+   * The API's public address as stores and other senders of webhooks reach it: the CLI's `crm connect`
+   * prints the connection's receiver as <this>/crm/connections/{id}/webhooks.
+   */
+  PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
+  /**
    * How long a lead waits for its call's terminal event before reconciling with the carrier's lookup.
    * Unset: ring timeout + the longest call + a margin (activities/call-deadline.ts).
    */

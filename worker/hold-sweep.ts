@@ -1,6 +1,7 @@
 import { ABANDONED_HOLD_AGE_MS, settleAbandonedHolds } from '../lib/credits/abandoned-holds';
 import { prismaCreditStore } from '../lib/credits/ledger-store';
 import type { Database } from '../lib/database';
+import { startPeriodicSweep } from './periodic-sweep';
 
 /** How often each worker sweeps abandoned credit holds. */
 export const HOLD_SWEEP_EVERY_MS = 10 * 60_000;
@@ -14,22 +15,10 @@ export const HOLD_SWEEP_EVERY_MS = 10 * 60_000;
 export function startHoldSweep(db: Database, options: { everyMs?: number; ageMs?: number } = {}): () => void {
   const { everyMs = HOLD_SWEEP_EVERY_MS, ageMs = ABANDONED_HOLD_AGE_MS } = options;
   const store = prismaCreditStore(db);
-  let running = false;
-  const sweep = async () => {
-    if (running) return;
-    running = true;
-    try {
-      const settled = await settleAbandonedHolds(store, new Date(Date.now() - ageMs));
-      if (settled.posted + settled.voided > 0)
-        console.log(`[hold-sweep] abandoned credit holds settled: ${settled.posted} posted, ${settled.voided} voided`);
-    } catch (error) {
-      console.error(`[hold-sweep] failed, tried again in ${everyMs / 1000} s: ${(error as Error).message}`);
-    } finally {
-      running = false;
-    }
-  };
-  void sweep();
-  const timer = setInterval(() => void sweep(), everyMs);
-  timer.unref();
-  return () => clearInterval(timer);
+  return startPeriodicSweep('hold-sweep', everyMs, async () => {
+    const settled = await settleAbandonedHolds(store, new Date(Date.now() - ageMs));
+    return settled.posted + settled.voided > 0
+      ? `abandoned credit holds settled: ${settled.posted} posted, ${settled.voided} voided`
+      : null;
+  });
 }

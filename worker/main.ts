@@ -8,6 +8,7 @@ import { createSpeechWorker } from './create-speech-worker';
 import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
 import { SPEECH_DECODE_TIMEOUT_MS, SPEECH_LIMITS } from '../lib/speech/limits';
 import { startHoldSweep } from './hold-sweep';
+import { startCrmDeliverySweep } from './crm-delivery-sweep';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 
 const config = loadConfigOrExit();
@@ -52,10 +53,13 @@ console.log(
 );
 // Credit holds whose operation died are settled by every worker, periodically (README "Credits").
 const stopHoldSweep = startHoldSweep(db);
+// Store deliveries whose processing could not start when they arrived (README "Commerce and CRM").
+const stopCrmDeliverySweep = startCrmDeliverySweep(db, temporal, config.TEMPORAL_TASK_QUEUE);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
 // Both run until SIGINT/SIGTERM, which each takes to shut down.
 await Promise.all([worker.run(), speechWorker.run()]);
 stopHoldSweep();
+stopCrmDeliverySweep();
 await connection.close();
 await clientConnection.close();
 await db.$disconnect();

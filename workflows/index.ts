@@ -10,4 +10,5 @@ export { testCallWorkflow } from './test-call';
 export { speechAnalysisWorkflow } from './speech-analysis';
 export { whatsAppMessageWorkflow } from './whatsapp-message';
 export { leadMessageWorkflow } from './lead-message';
+export { crmDeliveryWorkflow } from './crm-delivery';
 export { orderNotificationWorkflow } from './order-notification';

@@ -8,6 +8,7 @@ import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
 import { commerceOrderRoutes } from './commerce-orders';
 import { creditRoutes } from './credits';
+import { crmRoutes } from './crm';
 import { dictionaryRoutes } from './dictionaries';
 import { doNotCallRoutes } from './do-not-call';
 import { docsRoutes } from './docs';
@@ -70,6 +71,7 @@ export const routes: readonly RouteDefinition[] = [
   ...whatsAppInboxRoutes,
   ...whatsAppSendRoutes,
   ...whatsAppCampaignRoutes,
+  ...crmRoutes,
   ...commerceOrderRoutes,
   ...orderNotificationRoutes,
   ...notYetBuiltRoutes,

@@ -21,7 +21,6 @@ const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['delete', '/campaigns/{id}/sheet', 'campaigns.delete'],
   ['post', '/campaigns/{id}/sheet/sync', 'campaigns.edit'],
   ['post', '/campaigns/{id}/sheet/rebuild', 'campaigns.edit'],
-  ['get', '/crm/connections/{id}/deliveries', 'crm.view'],
 ];
 
 export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, path, permission, requires]) => {

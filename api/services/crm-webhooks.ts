@@ -1,0 +1,115 @@
+import { randomUUID } from 'node:crypto';
+import type { Request } from 'express';
+import { Prisma } from '../../generated/prisma/client';
+import { startCrmDeliveryWorkflow, trimCrmDeliveries } from '../../lib/crm/deliveries';
+import { NO_PAYLOAD_SHAPE, payloadShape } from '../../lib/crm/payload-shape';
+import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-webhook';
+import { ErrorCode } from '../../lib/error-codes';
+import { ApiError } from '../http/api-error';
+import { rawBodyOf } from '../http/register-routes';
+import { isUuid } from './campaigns';
+import type { AppServices } from './index';
+
+interface VerifiedConnection {
+  id: string;
+  workspaceId: string;
+}
+
+/** The connection whose signature a request passed (assertSignedByShop), for its handler. */
+const verified = new WeakMap<Request, VerifiedConnection>();
+
+/** The longest topic and event id kept (Shopify's are a few dozen characters). */
+const HEADER_MAX = 200;
+const header = (req: Request, name: string) => req.get(name)?.trim().slice(0, HEADER_MAX) || undefined;
+
+/**
+ * Before the body is validated: the connection in the path must be live (else 404 not_found, nothing
+ * stored), X-Shopify-Hmac-Sha256 must sign the raw body with its secret and X-Shopify-Shop-Domain must
+ * name its shop. Otherwise 401 invalid_signature, and all that is stored is a `rejected` delivery: the
+ * topic as given, the shape of nothing ({ type: 'none' }), no event id, no payload.
+ */
+export async function assertSignedByShop(req: Request, { db }: AppServices): Promise<void> {
+  const id = String(req.params.id);
+  const connection = isUuid(id)
+    ? await db.crmConnection.findFirst({
+        where: { id, deletedAt: null },
+        select: { id: true, workspaceId: true, shopDomain: true, secret: true },
+      })
+    : null;
+  if (!connection) throw new ApiError(404, ErrorCode.not_found, { detail: 'no such CRM connection' });
+  const signed = verifyShopifySignature(rawBodyOf(req), req.get(SHOPIFY_HEADERS.hmac), connection.secret);
+  if (!signed || header(req, SHOPIFY_HEADERS.shopDomain)?.toLowerCase() !== connection.shopDomain) {
+    await db.crmWebhookDelivery.create({
+      data: {
+        connectionId: connection.id,
+        status: 'rejected',
+        topic: header(req, SHOPIFY_HEADERS.topic) ?? '',
+        shape: NO_PAYLOAD_SHAPE,
+      },
+    });
+    await trimCrmDeliveries(db, connection.id);
+    throw new ApiError(401, ErrorCode.invalid_signature);
+  }
+  verified.set(req, { id: connection.id, workspaceId: connection.workspaceId });
+}
+
+export interface CrmWebhookOutcome {
+  received: true;
+  deliveryId: string;
+  /** A redelivery of an event already received (same X-Shopify-Event-Id): nothing changed. */
+  duplicate: boolean;
+}
+
+/**
+ * A signed delivery: stored `received` with its shape and payload (once per event id: a redelivery is
+ * answered the first one's id and changes nothing), then its durable processing started
+ * (workflows/crm-delivery.ts); answered once stored. Temporal unreachable: answered all the same, the
+ * delivery staying `received` until the worker's sweep starts it (lib/crm/deliveries.ts).
+ */
+export async function receiveCrmWebhook(
+  services: AppServices,
+  req: Request,
+  payload: Record<string, unknown>,
+): Promise<CrmWebhookOutcome> {
+  const connection = verified.get(req);
+  if (!connection) throw new Error('receiveCrmWebhook without assertSignedByShop');
+  const { db } = services;
+  const eventId = header(req, SHOPIFY_HEADERS.eventId) ?? header(req, SHOPIFY_HEADERS.webhookId) ?? null;
+  const id = randomUUID();
+  const { count } = await db.crmWebhookDelivery.createMany({
+    data: [
+      {
+        id,
+        connectionId: connection.id,
+        status: 'received',
+        topic: header(req, SHOPIFY_HEADERS.topic) ?? '',
+        eventId,
+        shape: payloadShape(payload) as Prisma.InputJsonValue,
+        payload: payload as Prisma.InputJsonValue,
+      },
+    ],
+    skipDuplicates: true,
+  });
+  if (count === 0) {
+    const first = await db.crmWebhookDelivery.findUniqueOrThrow({
+      where: { connectionId_eventId: { connectionId: connection.id, eventId: eventId! } },
+      select: { id: true, status: true },
+    });
+    // The first one still waits (Temporal was down): its start is tried again, which is idempotent.
+    if (first.status === 'received') await start(services, first.id);
+    return { received: true, deliveryId: first.id, duplicate: true };
+  }
+  await trimCrmDeliveries(db, connection.id);
+  await start(services, id);
+  return { received: true, deliveryId: id, duplicate: false };
+}
+
+async function start({ temporal, taskQueue }: AppServices, deliveryId: string) {
+  try {
+    await startCrmDeliveryWorkflow(temporal, taskQueue, deliveryId);
+  } catch (error) {
+    console.error(
+      `[crm] delivery ${deliveryId} stored, its processing not started (the worker's sweep starts it): ${(error as Error).message}`,
+    );
+  }
+}

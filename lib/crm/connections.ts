@@ -1,0 +1,44 @@
+import type { Database } from '../database';
+import { ConflictError } from '../phone-numbers';
+import { NotFoundError } from '../workspace-admin';
+import type { CrmConnectionKind } from './shopify-webhook';
+
+/** The path of a connection's public receiver (POST), under the API's public address. */
+export const crmWebhookPath = (connectionId: string) => `/crm/connections/${connectionId}/webhooks`;
+
+/** The receiver's full address: PUBLIC_BASE_URL (its trailing slashes dropped) + crmWebhookPath. */
+export const crmWebhookUrl = (publicBaseUrl: string, connectionId: string) =>
+  `${publicBaseUrl.replace(/\/+$/, '')}${crmWebhookPath(connectionId)}`;
+
+export interface CrmConnectionRequest {
+  workspaceId: string;
+  kind: CrmConnectionKind;
+  /** Already validated and lower-cased (shopDomainSchema). */
+  shopDomain: string;
+  /** The store's webhook signing secret, stored as given; never printed back, never logged. */
+  secret: string;
+}
+
+/**
+ * Connects a store to a workspace (the operator's `crm connect`; signing in to CRM connections is
+ * refused to keys). One live connection per (kind, shop) across all workspaces: connecting a shop that
+ * is connected (here or elsewhere) is refused (ConflictError) until that connection is deleted
+ * (DELETE /crm/connections/{id}). Connects of one shop take turns on an advisory lock.
+ */
+export async function connectCrm(db: Database, request: CrmConnectionRequest): Promise<{ id: string }> {
+  const { workspaceId, kind, shopDomain, secret } = request;
+  const workspace = await db.workspace.findFirst({ where: { id: workspaceId, deletedAt: null }, select: { id: true } });
+  if (!workspace) throw new NotFoundError(`workspace ${workspaceId} not found`);
+  return db.$transaction(async (tx) => {
+    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`crm-connection:${kind}:${shopDomain}`}, 0))`;
+    const live = await tx.crmConnection.findFirst({
+      where: { kind, shopDomain, deletedAt: null },
+      select: { id: true, workspaceId: true },
+    });
+    if (live)
+      throw new ConflictError(
+        `${shopDomain} is already connected (connection ${live.id} of workspace ${live.workspaceId}); delete it first (DELETE /crm/connections/{id})`,
+      );
+    return tx.crmConnection.create({ data: { workspaceId, kind, shopDomain, secret }, select: { id: true } });
+  });
+}

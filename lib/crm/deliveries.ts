@@ -1,0 +1,71 @@
+import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Database } from '../database';
+import { crmDeliveryWorkflowId } from '../workflow-ids';
+
+/**
+ * Deliveries kept per connection (GET /crm/connections/{id}/deliveries lists them, newest first): when a
+ * delivery arrives, the connection's finished deliveries older than its latest CRM_DELIVERIES_KEPT are
+ * deleted. A delivery still waiting to be processed (received) is never deleted.
+ */
+export const CRM_DELIVERIES_KEPT = 100;
+
+/** A delivery still `received` this long after it arrived is started again by the worker's sweep. */
+export const CRM_DELIVERY_SWEEP_AGE_MS = 60_000;
+
+/** How long the receiver waits for Temporal to take a delivery's workflow before answering anyway. */
+export const CRM_DELIVERY_START_DEADLINE_MS = 2_000;
+
+/**
+ * Starts the durable processing of a stored delivery (workflows/crm-delivery.ts). Idempotent: while its
+ * workflow runs (or after it completed) nothing more is started; a failed or terminated one is started again.
+ */
+export async function startCrmDeliveryWorkflow(
+  temporal: Client,
+  taskQueue: string,
+  deliveryId: string,
+  deadlineMs = CRM_DELIVERY_START_DEADLINE_MS,
+): Promise<void> {
+  try {
+    await temporal.connection.withDeadline(Date.now() + deadlineMs, () =>
+      // By name: lib/ imports no workflow (workflows/crm-delivery.ts takes { deliveryId }).
+      temporal.workflow.start('crmDeliveryWorkflow', {
+        workflowId: crmDeliveryWorkflowId(deliveryId),
+        taskQueue,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
+        args: [{ deliveryId }],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
+}
+
+/** Deletes the connection's finished deliveries beyond its latest CRM_DELIVERIES_KEPT (see there). */
+export async function trimCrmDeliveries(db: Database, connectionId: string): Promise<void> {
+  await db.$executeRaw`
+    DELETE FROM "CrmWebhookDelivery"
+     WHERE "connectionId" = ${connectionId}::uuid AND status <> 'received'
+       AND id NOT IN (SELECT id FROM "CrmWebhookDelivery" WHERE "connectionId" = ${connectionId}::uuid
+                       ORDER BY "receivedAt" DESC, id DESC LIMIT ${CRM_DELIVERIES_KEPT})`;
+}
+
+/**
+ * Starts the workflows of deliveries still `received` older than `ageMs` (Temporal could not be reached
+ * when they arrived, or their start was lost): the worker's sweep (worker/crm-delivery-sweep.ts).
+ * Answers how many it started (or found started).
+ */
+export async function startStalledCrmDeliveries(
+  db: Database,
+  temporal: Client,
+  taskQueue: string,
+  ageMs = CRM_DELIVERY_SWEEP_AGE_MS,
+): Promise<number> {
+  const stalled = await db.crmWebhookDelivery.findMany({
+    where: { status: 'received', receivedAt: { lt: new Date(Date.now() - ageMs) } },
+    orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }],
+    take: 500,
+    select: { id: true },
+  });
+  for (const { id } of stalled) await startCrmDeliveryWorkflow(temporal, taskQueue, id, 10_000);
+  return stalled.length;
+}

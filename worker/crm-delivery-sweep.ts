@@ -1,0 +1,26 @@
+import type { Client } from '@temporalio/client';
+import { CRM_DELIVERY_SWEEP_AGE_MS, startStalledCrmDeliveries } from '../lib/crm/deliveries';
+import type { Database } from '../lib/database';
+import { startPeriodicSweep } from './periodic-sweep';
+
+/** How often each worker looks for store deliveries whose processing never started. */
+export const CRM_DELIVERY_SWEEP_EVERY_MS = 60_000;
+
+/**
+ * The periodic caller of startStalledCrmDeliveries (README "Commerce and CRM"): at start and every
+ * CRM_DELIVERY_SWEEP_EVERY_MS, each worker starts the processing of the deliveries still `received`
+ * CRM_DELIVERY_SWEEP_AGE_MS after they arrived (Temporal was unreachable when the receiver stored them).
+ * Several workers sweeping at once is safe (a delivery's workflow id is its own).
+ */
+export function startCrmDeliverySweep(
+  db: Database,
+  temporal: Client,
+  taskQueue: string,
+  options: { everyMs?: number; ageMs?: number } = {},
+): () => void {
+  const { everyMs = CRM_DELIVERY_SWEEP_EVERY_MS, ageMs = CRM_DELIVERY_SWEEP_AGE_MS } = options;
+  return startPeriodicSweep('crm-delivery-sweep', everyMs, async () => {
+    const started = await startStalledCrmDeliveries(db, temporal, taskQueue, ageMs);
+    return started > 0 ? `processing started for ${started} waiting deliveries` : null;
+  });
+}

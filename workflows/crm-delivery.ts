@@ -1,0 +1,49 @@
+import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
+import type { CrmDeliveryActivities } from '../activities/crm-deliveries';
+
+/**
+ * Applying a delivery takes a few statements; a database that is briefly unreachable (or a payload that
+ * cannot be applied) is tried 4 times over about 4 s, then the delivery is marked failed.
+ */
+const { processCrmDelivery } = proxyActivities<CrmDeliveryActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: {
+    initialInterval: '500 milliseconds',
+    backoffCoefficient: 2,
+    maximumInterval: '10 seconds',
+    maximumAttempts: 4,
+  },
+});
+const { failCrmDelivery } = proxyActivities<CrmDeliveryActivities>({
+  startToCloseTimeout: '30 seconds',
+  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+});
+
+export interface CrmDeliveryInput {
+  deliveryId: string;
+}
+
+export type CrmDeliveryResult = { status: string };
+
+/** What the delivery's processingError says: the activity's message, without Temporal's wrapping. */
+function reasonOf(error: unknown): string {
+  const cause = error instanceof ActivityFailure ? error.cause : error;
+  if (cause instanceof ApplicationFailure || cause instanceof Error) return cause.message.slice(0, 1000);
+  return 'the delivery could not be processed';
+}
+
+/**
+ * The durable work after a store's webhook was answered (README "Commerce and CRM"): an order topic is
+ * applied to the workspace's commerce orders, the delivery then processed (its payload dropped); any
+ * other topic ignored; a delivery that cannot be applied within its retries failed, with the reason
+ * and its payload kept.
+ */
+export async function crmDeliveryWorkflow({ deliveryId }: CrmDeliveryInput): Promise<CrmDeliveryResult> {
+  try {
+    return await processCrmDelivery({ deliveryId });
+  } catch (error) {
+    const processingError = reasonOf(error);
+    await CancellationScope.nonCancellable(() => failCrmDelivery({ deliveryId, processingError }));
+    return { status: 'failed' };
+  }
+}
