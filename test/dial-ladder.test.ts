@@ -176,8 +176,9 @@ describe('placing a call survives a crash between dialing and recording', () => 
 
     const placed = await activities.dialCall({ leadId: lead.id, attempt: 1 });
     expect(placed).toMatchObject({ outcome: 'dialed', attemptId });
-    // The carrier's events end it; a retry of the dial meanwhile or after places nothing new.
-    expect(await activities.dialCall({ leadId: lead.id, attempt: 1 })).toMatchObject({ outcome: 'dialed' });
+    // The carrier's events end it; a retry of the dial meanwhile or after places nothing new. Meanwhile
+    // the call is still on, or (on a slow machine, where the simulated call outruns the retry) already ended.
+    expect(['dialed', 'answered']).toContain((await activities.dialCall({ leadId: lead.id, attempt: 1 })).outcome);
     await until(
       () => db.call.findUniqueOrThrow({ where: { attemptId } }),
       (call) => call.status === 'ended',

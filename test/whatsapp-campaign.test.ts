@@ -208,9 +208,19 @@ describe('a WHATSAPP campaign of 1,000 leads and a worker killed with SIGKILL in
     });
     const { workspace, campaignId, settings, sender } = await whatsAppCampaign(crashApi);
     await db.whatsAppSender.update({ where: { id: sender.id }, data: { messagesPerSecond: 200 } });
-    await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings, crashApi);
-    await call(workspace, 'POST', `/campaigns/${campaignId}/start`, undefined, crashApi);
+    expect((await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings, crashApi)).status).toBe(200);
+    // The campaign's start is an Update of its workflow: a worker must be polling to answer it.
     const first = startWorker();
+    // A start that timed out (503) may still have been applied: a second one then finds it RUNNING (409).
+    await until(
+      () => call(workspace, 'POST', `/campaigns/${campaignId}/start`, undefined, crashApi),
+      (response) => response.status !== 503,
+      120_000,
+    );
+    await until(
+      () => db.campaign.findUniqueOrThrow({ where: { id: campaignId } }),
+      (campaign) => campaign.status === 'RUNNING',
+    );
     const phones = Array.from({ length: 1000 }, (_, index) => `+1415555${String(5000 + index).padStart(4, '0')}`);
     await push(workspace, campaignId, phones, crashApi);
     await until(
