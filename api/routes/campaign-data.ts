@@ -1,27 +1,19 @@
 import { z } from 'zod';
 import { campaignStatusReasonSchema } from '../../lib/campaigns/carrier-breaker';
 import { ErrorCode } from '../../lib/error-codes';
-import { e164PhoneSchema } from '../../lib/phone';
 import { cursorQuery, offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
 import { listApiLogs } from '../services/api-logs';
 import { campaignKpis } from '../services/campaign-kpis';
-import { addContacts, previewContacts } from '../services/contacts';
+import { MAX_CONTACTS, addContacts, contactInputSchema, previewContacts } from '../services/contacts';
 import { campaignActivity, listCampaignLeads } from '../services/results';
 import { leadResultSchema, workspaceCallSchema } from './results';
 
-const MAX_CONTACTS = 10_000;
 const campaignParams = z.object({ id: z.string() });
 
 const contactsBody = z.object({
   contacts: z
-    .array(
-      z.object({
-        phone: e164PhoneSchema,
-        name: z.string().max(200).optional(),
-        metadata: z.record(z.string(), z.unknown()).default({}),
-      }),
-    )
+    .array(contactInputSchema)
     .min(1)
     .max(MAX_CONTACTS)
     .describe(

@@ -36,6 +36,7 @@ import { whatsAppInboxRoutes } from './whatsapp-inbox';
 import { whatsAppSendRoutes } from './whatsapp-send';
 import { whatsAppCampaignRoutes } from './whatsapp-campaigns';
 import { orderNotificationRoutes } from './order-notifications';
+import { campaignCrmImportRoutes } from './campaign-crm-import';
 
 /** Every route of the service. Each one declares its access rule next to its definition. */
 export const routes: readonly RouteDefinition[] = [
@@ -74,6 +75,7 @@ export const routes: readonly RouteDefinition[] = [
   ...crmRoutes,
   ...commerceOrderRoutes,
   ...orderNotificationRoutes,
+  ...campaignCrmImportRoutes,
   ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

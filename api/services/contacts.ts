@@ -1,14 +1,22 @@
+import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
+import { e164PhoneSchema } from '../../lib/phone';
 import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
 
-export interface ContactInput {
-  phone: string;
-  name?: string;
-  metadata: Record<string, unknown>;
-}
+/** The most contacts one request adds (spec section 8). */
+export const MAX_CONTACTS = 10_000;
+
+/** One contact of POST /campaigns/{id}/contacts; customers imported from a CRM connection are checked by it too. */
+export const contactInputSchema = z.object({
+  phone: e164PhoneSchema,
+  name: z.string().max(200).optional(),
+  metadata: z.record(z.string(), z.unknown()).default({}),
+});
+
+export type ContactInput = z.output<typeof contactInputSchema>;
 
 /**
  * Adds contacts to a DRAFT campaign's calling list in one statement: the request's duplicates are
