@@ -2,6 +2,14 @@ import { Prisma } from '../generated/prisma/client';
 import { applyOrderWebhook, ORDER_WEBHOOK_TOPICS } from '../lib/commerce/apply-order';
 import type { Database } from '../lib/database';
 
+/** What processing a delivery found: its final status, and the order it placed or changed. */
+export interface CrmDeliveryOutcome {
+  status: string;
+  orderId: string | null;
+  /** The order is new (placed): its order notifications are to be scheduled. */
+  newOrder: boolean;
+}
+
 export interface CrmDeliveryDependencies {
   db: Database;
 }
@@ -15,36 +23,43 @@ export function createCrmDeliveryActivities({ db }: CrmDeliveryDependencies) {
   return {
     /**
      * An order topic (orders/create, orders/updated, orders/cancelled) is applied to the connection's
-     * workspace's commerce orders (lib/commerce/apply-order.ts), then the delivery is `processed`; any
-     * other topic is `ignored`. Either way its payload is dropped and processedAt set. A delivery already
-     * finished (or gone, trimmed) is answered as it stands.
+     * workspace's commerce orders (lib/commerce/apply-order.ts); any other topic is to be `ignored`. The
+     * delivery stays `received` until finishCrmDelivery, so a retry applies it again (idempotently: the
+     * same updated_at changes nothing) and still knows its order. A delivery already finished (or gone,
+     * trimmed) is answered as it stands, without an order.
      */
-    async processCrmDelivery({ deliveryId }: { deliveryId: string }): Promise<{ status: string }> {
+    async processCrmDelivery({ deliveryId }: { deliveryId: string }): Promise<CrmDeliveryOutcome> {
       const delivery = await db.crmWebhookDelivery.findUnique({
         where: { id: deliveryId },
         select: { status: true, topic: true, payload: true, connectionId: true },
       });
-      if (!delivery || delivery.status !== 'received') return { status: delivery?.status ?? 'gone' };
-      let status = 'ignored';
-      if ((ORDER_WEBHOOK_TOPICS as readonly string[]).includes(delivery.topic)) {
-        const connection = await db.crmConnection.findUniqueOrThrow({
-          where: { id: delivery.connectionId },
-          select: { workspaceId: true },
-        });
-        await applyOrderWebhook(db, {
-          connectionId: delivery.connectionId,
-          workspaceId: connection.workspaceId,
-          topic: delivery.topic,
-          payload: delivery.payload,
-        });
-        status = 'processed';
-      }
+      if (!delivery || delivery.status !== 'received')
+        return { status: delivery?.status ?? 'gone', orderId: null, newOrder: false };
+      if (!(ORDER_WEBHOOK_TOPICS as readonly string[]).includes(delivery.topic))
+        return { status: 'ignored', orderId: null, newOrder: false };
+      const connection = await db.crmConnection.findUniqueOrThrow({
+        where: { id: delivery.connectionId },
+        select: { workspaceId: true },
+      });
+      const applied = await applyOrderWebhook(db, {
+        connectionId: delivery.connectionId,
+        workspaceId: connection.workspaceId,
+        topic: delivery.topic,
+        payload: delivery.payload,
+      });
+      // An order placed: created by this delivery, or announced by orders/create (a retry finds it made).
+      const newOrder = applied.created || delivery.topic === 'orders/create';
+      return { status: 'processed', orderId: applied.orderId, newOrder };
+    },
+
+    /** The delivery applied (processed) or not an order (ignored): its payload dropped, processedAt set. */
+    async finishCrmDelivery({ deliveryId, status }: { deliveryId: string; status: string }) {
       await db.crmWebhookDelivery.updateMany({
         where: { id: deliveryId, status: 'received' },
         data: { status, payload: Prisma.DbNull, processedAt: new Date() },
       });
-      return { status };
     },
+
     /** The delivery could not be applied within its retries: `failed` with the reason, its payload kept. */
     async failCrmDelivery({ deliveryId, processingError }: { deliveryId: string; processingError: string }) {
       await db.crmWebhookDelivery.updateMany({

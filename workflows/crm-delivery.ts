@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
+import type { Activities } from '../activities';
 import type { CrmDeliveryActivities } from '../activities/crm-deliveries';
 
 /**
@@ -14,7 +15,7 @@ const { processCrmDelivery } = proxyActivities<CrmDeliveryActivities>({
     maximumAttempts: 4,
   },
 });
-const { failCrmDelivery } = proxyActivities<CrmDeliveryActivities>({
+const { failCrmDelivery, finishCrmDelivery, scheduleOrderNotifications } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
@@ -34,16 +35,24 @@ function reasonOf(error: unknown): string {
 
 /**
  * The durable work after a store's webhook was answered (README "Commerce and CRM"): an order topic is
- * applied to the workspace's commerce orders, the delivery then processed (its payload dropped); any
+ * applied to the workspace's commerce orders, a new order's notifications scheduled, the delivery then
+ * processed (its payload dropped); any
  * other topic ignored; a delivery that cannot be applied within its retries failed, with the reason
  * and its payload kept.
  */
 export async function crmDeliveryWorkflow({ deliveryId }: CrmDeliveryInput): Promise<CrmDeliveryResult> {
+  let outcome: Awaited<ReturnType<typeof processCrmDelivery>>;
   try {
-    return await processCrmDelivery({ deliveryId });
+    outcome = await processCrmDelivery({ deliveryId });
   } catch (error) {
     const processingError = reasonOf(error);
     await CancellationScope.nonCancellable(() => failCrmDelivery({ deliveryId, processingError }));
     return { status: 'failed' };
   }
+  // A new order starts its order notifications (README "Order notifications") before the delivery is
+  // finished, so a worker lost in between schedules them again (each start is idempotent).
+  if (outcome.newOrder && outcome.orderId) await scheduleOrderNotifications({ orderId: outcome.orderId });
+  if (outcome.status === 'processed' || outcome.status === 'ignored')
+    await finishCrmDelivery({ deliveryId, status: outcome.status });
+  return { status: outcome.status };
 }
