@@ -181,10 +181,11 @@ try {
   const startCampaign = async (campaignId: string): Promise<void> => {
     const response = await client.post(`/campaigns/${campaignId}/start`, undefined);
     if (response.status === 200) return;
-    if (response.status !== 503 || unavailable.length >= 20)
+    // 500: the API maps the Update's deadline cancelled mid-call (WorkflowUpdateRPCTimeoutOrCancelledError) to internal_error.
+    if ((response.status !== 503 && response.status !== 500) || unavailable.length >= 20)
       throw new Error(`POST /campaigns/${campaignId}/start: ${response.status} ${response.text}`);
-    unavailable.push(`POST /campaigns/{id}/start: ${response.text}`);
-    console.error(`503 on start: ${response.text}; reading the campaign`);
+    unavailable.push(`POST /campaigns/{id}/start: ${response.status} ${response.text}`);
+    console.error(`${response.status} on start: ${response.text}; reading the campaign`);
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await sleep(1_000))
       if ((await call('GET', `/campaigns/${campaignId}`, undefined, 200)).status === 'RUNNING') return;
     await startCampaign(campaignId);
@@ -421,7 +422,7 @@ try {
       (run) =>
         `- Sender at ${run.messagesPerSecondSetting}/s: ${run.completed} of ${run.leads} leads completed; ${run.messages} messages, ${run.handedToProvider} handed to the provider (${run.providerRecipients} recipients), leads without exactly one message: ${run.leadsWithoutOneMessage} (one message per lead: ${run.oneMessagePerLead ? 'yes' : '**NO**'}); first to last send ${run.firstToLastSendSeconds} s.`,
     ),
-    `- Requests answered 503 temporal_unavailable (the Temporal dev server did not accept a transition within the API's 5 s; a start is then read back until the campaign runs, anything else retried after 2 s): ${unavailable.length ? unavailable.join('; ') : 'none'}.`,
+    `- Requests answered 503 temporal_unavailable or, for a start, 500 internal_error (the Temporal dev server did not accept a transition within the API's 5 s; a start is then read back until the campaign runs, anything else retried after 2 s): ${unavailable.length ? unavailable.join('; ') : 'none'}.`,
     `- Holds after the campaigns: ${JSON.stringify(ledger.holds)} (holdNotAsStatus: a message whose hold is not posted with one charge once delivered or read); the ledger ${ledger.ledgerSumsToBalance ? 'sums to' : '**DOES NOT sum to**'} the balance ${ledger.balance}.`,
     LEADS < 1000
       ? `- **A small-scale run** (${LEADS} leads, not the default 1,000) on a shared machine: the shape, not the figure.`
