@@ -9,8 +9,14 @@ export interface RetryBackoff {
 /** Resolves after `ms`, or at once when the signal aborts (never rejects). */
 export const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
-    const timer = setTimeout(resolve, Math.max(ms, 0));
-    signal.addEventListener('abort', () => (clearTimeout(timer), resolve()), { once: true });
+    // The listener goes with the wait: one process-wide signal waited on again and again must not gather them.
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = setTimeout(done, Math.max(ms, 0));
+    signal.addEventListener('abort', done, { once: true });
   });
 
 /**
