@@ -1,9 +1,9 @@
 import { z } from 'zod';
-import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
 import { storableInstantSchema } from '../http/storable-input';
 import { importContactsFromCrm } from '../services/campaign-crm-import';
 import { MAX_CONTACTS } from '../services/contacts';
+import { contactsAddedAnswer } from './campaign-data';
 
 export const campaignCrmImportRoutes = [
   defineRoute({
@@ -32,13 +32,7 @@ export const campaignCrmImportRoutes = [
         .optional()
         .describe('true: only orders attributed to the service; false: only orders not attributed; absent: both.'),
     }),
-    responses: {
-      200: {
-        description: 'What the list gained.',
-        schema: z.object({ added: z.number().int(), total: z.number().int() }),
-      },
-    },
-    errors: { 409: [ErrorCode.campaign_not_draft] },
+    ...contactsAddedAnswer,
     handler: async ({ services, principal, params, body }) => ({
       status: 200,
       body: await importContactsFromCrm(services, principal, params.id, body),

@@ -65,6 +65,17 @@ const kpiSchema = z.object({
     ),
 });
 
+/** How contacts added to a calling list are answered (POST /contacts, POST /import-from-crm), and the refusal of a started campaign. */
+export const contactsAddedAnswer = {
+  responses: {
+    200: {
+      description: 'What the list gained.',
+      schema: z.object({ added: z.number().int(), total: z.number().int() }),
+    },
+  },
+  errors: { 409: [ErrorCode.campaign_not_draft] },
+};
+
 export const campaignDataRoutes = [
   defineRoute({
     method: 'post',
@@ -75,13 +86,7 @@ export const campaignDataRoutes = [
     tags: ['Campaign data'],
     params: campaignParams,
     body: contactsBody,
-    responses: {
-      200: {
-        description: 'What the list gained.',
-        schema: z.object({ added: z.number().int(), total: z.number().int() }),
-      },
-    },
-    errors: { 409: [ErrorCode.campaign_not_draft] },
+    ...contactsAddedAnswer,
     handler: async ({ services, principal, params, body }) => ({
       status: 200,
       body: await addContacts(services, principal, params.id, body.contacts),
