@@ -29,7 +29,7 @@ export async function listCrmConnections({ db }: AppServices, principal: Princip
 }
 
 /** A live connection of the caller's workspace; unknown, deleted and another workspace's are the same 403. */
-const findOwnedConnection = ({ db }: AppServices, principal: Principal, id: string) =>
+export const findOwnedConnection = ({ db }: AppServices, principal: Principal, id: string) =>
   findOwned(principal, id, (where) =>
     db.crmConnection.findFirst({ where: { ...where, deletedAt: null }, select: CONNECTION_FIELDS }),
   );

@@ -7,7 +7,7 @@ import {
 } from '../../lib/order-notification-presets';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
-import { findOwned } from './owned';
+import { findOwnedConnection } from './crm-connections';
 
 export interface OrderNotificationRuleInput {
   templateId: string;
@@ -17,13 +17,6 @@ export interface OrderNotificationRuleInput {
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;
-
-/** A CRM connection of the caller's workspace, not removed; anything else: 403 forbidden (as campaigns). */
-export function findOwnedCrmConnection({ db }: AppServices, principal: Principal, connectionId: string) {
-  return findOwned(principal, connectionId, (where) =>
-    db.crmConnection.findFirst({ where: { ...where, deletedAt: null } }),
-  );
-}
 
 /**
  * The connection's rules in order, each with its template's status and purpose as they are now (a template
@@ -60,7 +53,7 @@ async function rulesAnswer({ db }: AppServices, connectionId: string) {
 }
 
 export async function getOrderNotificationRules(services: AppServices, principal: Principal, connectionId: string) {
-  const connection = await findOwnedCrmConnection(services, principal, connectionId);
+  const connection = await findOwnedConnection(services, principal, connectionId);
   return rulesAnswer(services, connection.id);
 }
 
@@ -78,7 +71,7 @@ export async function replaceOrderNotificationRules(
   connectionId: string,
   rules: readonly OrderNotificationRuleInput[],
 ) {
-  const connection = await findOwnedCrmConnection(services, principal, connectionId);
+  const connection = await findOwnedConnection(services, principal, connectionId);
   const templates = await services.db.whatsAppTemplate.findMany({
     where: { workspaceId: principal.workspaceId, id: { in: rules.map((rule) => rule.templateId) } },
     select: { id: true, variableCount: true },
