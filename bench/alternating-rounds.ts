@@ -36,3 +36,34 @@ export async function alternatingRounds<V extends string, R extends LoadRun>(
   });
   return { runs, summary };
 }
+
+/**
+ * A webhook against its bare route at each number of connections (alternatingRounds per level): the
+ * medians of each, the webhook's share of the bare route's throughput and its extra p50, and every run.
+ */
+export async function webhookAgainstBare<R extends LoadRun>(
+  concurrency: readonly number[],
+  rounds: number,
+  load: (variant: 'bare' | 'webhook', connections: number) => Promise<R>,
+) {
+  const levels = [];
+  for (const connections of concurrency) {
+    const { runs, summary } = await alternatingRounds(
+      ['bare', 'webhook'] as const,
+      rounds,
+      (variant) => load(variant, connections),
+      `${connections} conn`,
+    );
+    const bare = summary('bare');
+    const webhook = summary('webhook');
+    levels.push({
+      connections,
+      bare,
+      webhook,
+      webhookOverBareRps: Number((webhook.rps / bare.rps).toFixed(3)),
+      webhookCostP50Ms: Number((webhook.p50Ms - bare.p50Ms).toFixed(3)),
+      runs,
+    });
+  }
+  return levels;
+}

@@ -3,6 +3,8 @@ import { openSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { waitFor } from '../scripts/stack/child-process';
+import { startTestStack } from '../scripts/stack/ephemeral-stack';
+import { ensureDatabase } from '../scripts/stack/postgres';
 import { projectRoot } from '../scripts/stack/paths';
 import { memoryOf } from './measure';
 
@@ -106,3 +108,23 @@ export const apiHealthy = (apiUrl: string) =>
     },
     60_000,
   );
+
+/**
+ * The test stack (PostgreSQL and the Temporal CLI dev server, scripts/stack/ephemeral-stack.ts) with the
+ * database `database` made from its migrated template, for benches that run the API or worker processes.
+ * `started`: the measured processes, stopped at the end whatever happens (else they outlive a failed run).
+ */
+export async function startBenchStack(database: string) {
+  const { stack, stop } = await startTestStack();
+  const started: BenchProcess[] = [];
+  process.once('exit', () => started.forEach((running) => running.stop()));
+  for (const signal of ['SIGINT', 'SIGTERM'] as const)
+    process.once(signal, () => void stop().finally(() => process.exit(1)));
+  try {
+    await ensureDatabase(stack.postgresAdminUrl, database, stack.templateDatabase);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+  return { stack, stop, started, databaseUrl: stack.postgresAdminUrl.replace(/\/postgres$/, `/${database}`) };
+}

@@ -27,7 +27,7 @@
 import { randomInt, randomUUID } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
-import { apiHealthy, startBenchProcess, startBenchWorker, type BenchProcess } from './bench-process';
+import { apiHealthy, startBenchProcess, startBenchStack, startBenchWorker } from './bench-process';
 import { createJsonPoster } from './http-post';
 import { ALWAYS_OPEN, pushLeads } from './ladder-campaign';
 import { measure } from './measure';
@@ -36,8 +36,6 @@ import { whatsAppLedgerCheck } from './whatsapp-ledger';
 import { createDatabase, type Database } from '../lib/database';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/workspace-admin';
-import { startTestStack } from '../scripts/stack/ephemeral-stack';
-import { ensureDatabase } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
 
@@ -85,15 +83,8 @@ async function providerDrained(db: Database) {
   );
 }
 
-const { stack, stop } = await startTestStack();
-/** The measured processes, stopped at the end whatever happens (else they outlive a failed run). */
-const started: BenchProcess[] = [];
-process.once('exit', () => started.forEach((running) => running.stop()));
-for (const signal of ['SIGINT', 'SIGTERM'] as const)
-  process.once(signal, () => void stop().finally(() => process.exit(1)));
+const { stack, stop, started, databaseUrl } = await startBenchStack('bench_whatsapp');
 try {
-  await ensureDatabase(stack.postgresAdminUrl, 'bench_whatsapp', stack.templateDatabase);
-  const databaseUrl = stack.postgresAdminUrl.replace(/\/postgres$/, '/bench_whatsapp');
   const db = createDatabase(databaseUrl, { poolSize: 4 });
   const { id: workspaceId } = await createWorkspace(db, 'Bench', { rateLimitPerMinute: 100_000_000 });
   await grantCredits(db, workspaceId, 1_000_000);

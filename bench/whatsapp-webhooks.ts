@@ -18,16 +18,15 @@
 // once; every hold as its message's status says; the ledger sums to the balance.
 // No Temporal: the seeded messages belong to no campaign's lead, so no workflow is told of them.
 // Writes bench/results/whatsapp-webhooks.json and .md.
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import express from 'express';
-import { alternatingRounds, type LoadRun } from './alternating-rounds';
+import { type LoadRun, webhookAgainstBare } from './alternating-rounds';
 import { benchAppServices } from './bench-app-services';
+import { runLoadProcess } from './load-process';
 import { startBenchPostgres } from './bench-postgres';
 import { microsecondsPer } from './measure';
 import { writeBenchResults } from './results-files';
@@ -49,7 +48,6 @@ import {
   whatsAppWebhookSchema,
 } from '../lib/whatsapp/webhook';
 import { addMember, createWorkspace, grantCredits } from '../lib/workspace-admin';
-import { projectRoot } from '../scripts/stack/paths';
 
 const CONCURRENCY = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);
@@ -154,21 +152,11 @@ try {
   let appliedByWebhook = 0;
   const load = async (variant: 'bare' | 'webhook', connections: number): Promise<Run> => {
     const first = variant === 'webhook' ? nextMessage : 0;
-    const { stdout } = await promisify(execFile)(
-      process.execPath,
-      [
-        '--import',
-        'tsx',
-        'bench/load-whatsapp-statuses.ts',
-        targets[variant],
-        messagesFile,
-        String(first),
-        String(connections),
-        String(SECONDS),
-      ],
-      { cwd: projectRoot, env: { ...process.env, BENCH_WHATSAPP_APP_SECRET: APP_SECRET } },
+    const run = await runLoadProcess<Run>(
+      'bench/load-whatsapp-statuses.ts',
+      [targets[variant], messagesFile, String(first), String(connections), String(SECONDS)],
+      { BENCH_WHATSAPP_APP_SECRET: APP_SECRET },
     );
-    const run = JSON.parse(stdout) as Run;
     if (variant === 'webhook') {
       nextMessage += run.messagesUsed;
       statusesToWebhook += run.statusesSent;
@@ -176,25 +164,7 @@ try {
     }
     return run;
   };
-  const levels = [];
-  for (const connections of CONCURRENCY) {
-    const { runs, summary } = await alternatingRounds(
-      ['bare', 'webhook'] as const,
-      ROUNDS,
-      (variant) => load(variant, connections),
-      `${connections} conn`,
-    );
-    const bare = summary('bare');
-    const webhook = summary('webhook');
-    levels.push({
-      connections,
-      bare,
-      webhook,
-      webhookOverBareRps: Number((webhook.rps / bare.rps).toFixed(3)),
-      webhookCostP50Ms: Number((webhook.p50Ms - bare.p50Ms).toFixed(3)),
-      runs,
-    });
-  }
+  const levels = await webhookAgainstBare(CONCURRENCY, ROUNDS, load);
 
   // 4. The same statuses applied in this process, one at a time, without HTTP, signature or validation:
   // what the service's statements alone cost (sent; delivered, which posts the hold; read).
