@@ -132,7 +132,9 @@ describe('the carrier circuit breaker', () => {
     );
     const placedAtTrip = await db.call.count({ where: { campaignId: campaign.id } });
     expect(placedAtTrip).toBeGreaterThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts);
-    expect(placedAtTrip).toBeLessThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts + 4);
+    // Up to the 4 lines in flight when it trips, and each line retaken at most once more by a fast lead
+    // between the tripping call's end and the pause's commit (one Update round trip).
+    expect(placedAtTrip).toBeLessThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts + 2 * 4);
     const holding = states.filter((state) => state.phase === 'waiting_for_campaign').length;
     expect(holding).toBe(16 - placedAtTrip);
     expect(await db.lead.count({ where: { campaignId: campaign.id, status: 'queued' } })).toBe(holding);

@@ -109,7 +109,12 @@ describe('template messages', () => {
     });
     const failed = await settledTo(message.id, 'failed');
     expect(failed.errorCode).toBe(131026);
-    expect(await ledgerOf(workspace, message.id)).toEqual([
+    // The webhook commits the status first and settles the hold just after: wait for the settlement.
+    const ledger = await until(
+      () => ledgerOf(workspace, message.id),
+      (entries) => entries.length > 1 || entries[0]?.[1] !== 'pending',
+    );
+    expect(ledger).toEqual([
       ['hold', 'voided', '-0.0200'],
       ['hold_release', 'posted', '0.0200'],
     ]);
