@@ -5,6 +5,7 @@ import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { createApp } from './app';
 import { createLeadDispatcher } from './services/lead-dispatch';
+import { createStartQueue } from './services/start-queue';
 import { EXPORT_PAGE_ROWS } from './services/exports';
 import { trimApiLogs } from './services/api-logs';
 import { backgroundAudioFromConfig } from './services/background-audio';
@@ -22,6 +23,9 @@ const temporal = new Client({ connection: temporalConnection, namespace: config.
 const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
 leadDispatcher.startSweeping();
+const startsAfterAnswer = createStartQueue({
+  onError: (key, error) => console.error(`[api] ${key}: not started, left to the sweep: ${(error as Error).message}`),
+});
 const exports = {
   dir: path.resolve(config.EXPORT_DIR),
   inlineMaxRows: config.EXPORT_INLINE_MAX_ROWS,
@@ -37,6 +41,7 @@ const app = createApp(
     temporalConnection,
     taskQueue,
     leadDispatcher,
+    startsAfterAnswer,
     defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
     exports,
     voicePreviews: voicePreviewsFromConfig(config),
@@ -75,7 +80,7 @@ const server = app.listen(config.PORT, config.HOST, () => {
 async function shutdown() {
   server.close();
   clearInterval(trimTimer);
-  await leadDispatcher.stop();
+  await Promise.allSettled([leadDispatcher.stop(), startsAfterAnswer.stop()]);
   await Promise.allSettled([temporalConnection.close(), db.$disconnect(), sql.end()]);
   process.exit(0);
 }

@@ -2,6 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createLeadDispatcher } from '../api/services/lead-dispatch';
+import { createStartQueue } from '../api/services/start-queue';
 import type { AppServices } from '../api/services';
 import type { Database } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
@@ -23,6 +24,7 @@ export async function benchAppServices(db: Database, databaseUrl: string, extra:
     taskQueue: 'bench',
     defaultRateLimitPerMinute: 120,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
+    startsAfterAnswer: createStartQueue(),
     exports: {
       dir: path.join(os.tmpdir(), 'bench-exports'),
       inlineMaxRows: 5000,

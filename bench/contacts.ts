@@ -11,6 +11,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app';
 import { createLeadDispatcher } from '../api/services/lead-dispatch';
+import { createStartQueue } from '../api/services/start-queue';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
@@ -49,6 +50,7 @@ try {
     temporalConnection: connection,
     taskQueue,
     leadDispatcher,
+    startsAfterAnswer: createStartQueue(),
     defaultRateLimitPerMinute: 120,
     exports: {
       dir: path.join(os.tmpdir(), 'bench-exports'),

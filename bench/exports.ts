@@ -17,6 +17,7 @@ import { to as copyTo } from 'pg-copy-streams';
 import { createApp } from '../api/app';
 import { EXPORT_PAGE_ROWS } from '../api/services/exports';
 import { createLeadDispatcher } from '../api/services/lead-dispatch';
+import { createStartQueue } from '../api/services/start-queue';
 import { createDatabase } from '../lib/database';
 import { defaultExportTaskQueue } from '../lib/config';
 import { createSqlPool } from '../lib/sql-pool';
@@ -101,6 +102,7 @@ try {
     taskQueue,
     defaultRateLimitPerMinute: 120,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),
+    startsAfterAnswer: createStartQueue(),
     exports: {
       dir: exportDir,
       inlineMaxRows: 5000,

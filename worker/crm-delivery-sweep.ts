@@ -4,7 +4,7 @@ import type { Database } from '../lib/database';
 import { startPeriodicSweep } from './periodic-sweep';
 
 /** How often each worker looks for store deliveries whose processing never started. */
-export const CRM_DELIVERY_SWEEP_EVERY_MS = 60_000;
+export const CRM_DELIVERY_SWEEP_EVERY_MS = 15_000;
 
 /**
  * The periodic caller of startStalledCrmDeliveries (README "Commerce and CRM"): at start and every

@@ -7,6 +7,7 @@ import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-w
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
+import { crmDeliveryWorkflowId } from '../../lib/workflow-ids';
 import { isUuid } from './campaigns';
 import type { AppServices } from './index';
 
@@ -62,9 +63,10 @@ export interface CrmWebhookOutcome {
 
 /**
  * A signed delivery: stored `received` with its shape and payload (once per event id: a redelivery is
- * answered the first one's id and changes nothing), then its durable processing started
- * (workflows/crm-delivery.ts); answered once stored. Temporal unreachable: answered all the same, the
- * delivery staying `received` until the worker's sweep starts it (lib/crm/deliveries.ts).
+ * answered the first one's id and changes nothing) and answered; its durable processing
+ * (workflows/crm-delivery.ts) is started after the answer (services.startsAfterAnswer). The stored row is
+ * the outbox: a start that fails, or a process that dies first, leaves the delivery `received` until the
+ * worker's sweep starts it (lib/crm/deliveries.ts).
  */
 export async function receiveCrmWebhook(
   services: AppServices,
@@ -96,20 +98,16 @@ export async function receiveCrmWebhook(
       select: { id: true, status: true },
     });
     // The first one still waits (Temporal was down): its start is tried again, which is idempotent.
-    if (first.status === 'received') await start(services, first.id);
+    if (first.status === 'received') startSoon(services, first.id);
     return { received: true, deliveryId: first.id, duplicate: true };
   }
   await trimCrmDeliveries(db, connection.id);
-  await start(services, id);
+  startSoon(services, id);
   return { received: true, deliveryId: id, duplicate: false };
 }
 
-async function start({ temporal, taskQueue }: AppServices, deliveryId: string) {
-  try {
-    await startCrmDeliveryWorkflow(temporal, taskQueue, deliveryId);
-  } catch (error) {
-    console.error(
-      `[crm] delivery ${deliveryId} stored, its processing not started (the worker's sweep starts it): ${(error as Error).message}`,
-    );
-  }
+function startSoon({ temporal, taskQueue, startsAfterAnswer }: AppServices, deliveryId: string) {
+  startsAfterAnswer.offer(crmDeliveryWorkflowId(deliveryId), () =>
+    startCrmDeliveryWorkflow(temporal, taskQueue, deliveryId),
+  );
 }

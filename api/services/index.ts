@@ -6,6 +6,7 @@ import type { SoxOptions } from '../../lib/background-audio/sox';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import type { Translator } from '../../activities/providers/translator';
 import type { LeadDispatcher } from './lead-dispatch';
+import type { StartQueue } from './start-queue';
 import type { VoicePreviews } from './voice-previews';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
@@ -18,6 +19,8 @@ export interface AppServices {
   taskQueue: string;
   /** Starts the workflows of stored leads (the outbox of lead intake). */
   leadDispatcher: LeadDispatcher;
+  /** Other durable work started after its request was answered (a store's webhook), each covered by a sweep. */
+  startsAfterAnswer: StartQueue;
   /** Requests per rolling minute per key where the workspace sets no limit of its own. */
   defaultRateLimitPerMinute: number;
   /**

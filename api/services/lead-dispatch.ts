@@ -1,6 +1,7 @@
 import type { Client } from '@temporalio/client';
 import { LEAD_WORKFLOW_KIND_SQL, startLeadWorkflow, type StoredLead } from './start-lead-workflow';
 import type { SqlPool } from '../../lib/sql-pool';
+import { createStartQueue } from './start-queue';
 
 export interface LeadDispatcherOptions {
   sql: SqlPool;
@@ -42,7 +43,6 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> = Promise.resolve();
   let stopped = false;
-  const pending = new Set<Promise<unknown>>();
 
   async function startAll(leads: readonly StoredLead[]): Promise<string[]> {
     const started = await Promise.all(leads.map((lead) => startLeadWorkflow(temporal, taskQueue, lead)));
@@ -78,24 +78,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
 
   // Leads answered by this process and not yet started: the sweep leaves them alone, so that a backlog
   // of starts is not sent to Temporal twice (which would only deepen it).
-  const immediate: StoredLead[] = [];
-  const awaitingStart = new Set<string>();
-  let startsInFlight = 0;
-  const startNext = () => {
-    while (startsInFlight < startConcurrency && immediate.length) {
-      const lead = immediate.shift()!;
-      startsInFlight++;
-      const work = startLeadWorkflow(temporal, taskQueue, lead)
-        .then((started) => started && markStarted([lead.id]))
-        .finally(() => {
-          startsInFlight--;
-          awaitingStart.delete(lead.id);
-          pending.delete(work);
-          if (!stopped) startNext();
-        });
-      pending.add(work);
-    }
-  };
+  const immediate = createStartQueue({ concurrency: startConcurrency, maxQueued: maxImmediateQueued });
 
   async function sweepOnce(): Promise<number> {
     const client = await sql.connect();
@@ -109,7 +92,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
                 ORDER BY l."workflowStartedAt", l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,
         values: [staleAfterMs / 1000, SWEEP_BATCH],
       });
-      const started = await startAll(rows.filter((lead) => !awaitingStart.has(lead.id)));
+      const started = await startAll(rows.filter((lead) => !immediate.isWaiting(lead.id)));
       if (started.length)
         await client.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [started]);
       await client.query('COMMIT');
@@ -135,13 +118,12 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
 
   return {
     dispatchSoon(leads) {
-      if (stopped) return;
       for (const lead of leads) {
-        if (awaitingStart.size >= maxImmediateQueued) break;
-        awaitingStart.add(lead.id);
-        immediate.push(lead);
+        const queued = immediate.offer(lead.id, async () => {
+          if (await startLeadWorkflow(temporal, taskQueue, lead)) markStarted([lead.id]);
+        });
+        if (!queued) break;
       }
-      startNext();
     },
     sweepOnce,
     startSweeping() {
@@ -150,8 +132,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
     async stop() {
       stopped = true;
       clearTimeout(sweepTimer);
-      immediate.length = 0;
-      await Promise.allSettled([sweeping, ...pending]);
+      await Promise.allSettled([sweeping, immediate.stop()]);
       await flushing;
     },
   };

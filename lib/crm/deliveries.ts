@@ -10,7 +10,7 @@ import { crmDeliveryWorkflowId } from '../workflow-ids';
 export const CRM_DELIVERIES_KEPT = 100;
 
 /** A delivery still `received` this long after it arrived is started again by the worker's sweep. */
-export const CRM_DELIVERY_SWEEP_AGE_MS = 60_000;
+export const CRM_DELIVERY_SWEEP_AGE_MS = 15_000;
 
 /** How long the receiver waits for Temporal to take a delivery's workflow before answering anyway. */
 export const CRM_DELIVERY_START_DEADLINE_MS = 2_000;

@@ -8,6 +8,7 @@ import { defaultExportTaskQueue } from '../../lib/config';
 import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/services';
 import { createLeadDispatcher } from '../../api/services/lead-dispatch';
+import { createStartQueue } from '../../api/services/start-queue';
 import { EXPORT_PAGE_ROWS } from '../../api/services/exports';
 import { TEST_CARRIER_SIGNING_SECRET } from './carrier';
 import { defaultTestExportDir } from './export-dir';
@@ -24,7 +25,14 @@ export interface RunningApi {
 
 export interface TestApiDependencies extends Omit<
   AppServices,
-  'defaultRateLimitPerMinute' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'sql' | 'leadDispatcher' | 'exports'
+  | 'defaultRateLimitPerMinute'
+  | 'temporal'
+  | 'temporalConnection'
+  | 'taskQueue'
+  | 'sql'
+  | 'leadDispatcher'
+  | 'startsAfterAnswer'
+  | 'exports'
 > {
   /** The database the API's door reads (the same one as db). */
   url: string;
@@ -59,11 +67,14 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
   });
   if (dependencies.sweepLeads) leadDispatcher.startSweeping();
   afterAll(() => leadDispatcher.stop());
+  const startsAfterAnswer = createStartQueue();
+  afterAll(() => startsAfterAnswer.stop());
   const services: AppServices = {
     db: dependencies.db,
     sql,
     ...temporal,
     leadDispatcher,
+    startsAfterAnswer,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
     exports: {
       dir: defaultTestExportDir,
