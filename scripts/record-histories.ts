@@ -84,6 +84,8 @@ try {
       whatsapp: createSimulatedWhatsApp(db),
       whatsappProvider,
       temporal: client,
+      // An order notification's delay minute lasts 50 ms, so that its durable timer is recorded quickly.
+      orderNotificationMinuteMs: 50,
     },
   });
   // Export jobs send their activities to the export queue, as in production.

@@ -19,6 +19,7 @@ import type { JourneyDefinition } from '../../lib/journey';
 import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
+import { cancelledOrderNotificationScenario, crmDeliveryScenario, orderNotificationScenario } from './crm-scenario';
 import { journeyWhatsAppScenario, leadMessageScenario, whatsAppMessageScenario } from './whatsapp-scenario';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
@@ -366,4 +367,8 @@ export const replayScenarios: ReplayScenario[] = [
   whatsAppMessageScenario,
   leadMessageScenario,
   journeyWhatsAppScenario,
+  // The store's side (issue 17): a webhook's delivery, an order's notification sent and one skipped.
+  crmDeliveryScenario,
+  orderNotificationScenario,
+  cancelledOrderNotificationScenario,
 ];

@@ -13,7 +13,7 @@ import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import type { leadMessageWorkflow } from '../../workflows/lead-message';
 import { journey, publishedJourney } from '../support/journeys';
 
-interface WhatsAppScenarioContext {
+export interface WhatsAppScenarioContext {
   db: Database;
   client: Client;
   taskQueue: string;
@@ -24,7 +24,10 @@ interface WhatsAppScenarioContext {
 const ALWAYS = { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] };
 
 /** A workspace with credits, a connected sender and an APPROVED template (reviewed by the provider's webhook). */
-async function messagingWorkspace({ db, client, taskQueue, whatsappProvider }: WhatsAppScenarioContext, e164: string) {
+export async function messagingWorkspace(
+  { db, client, taskQueue, whatsappProvider }: WhatsAppScenarioContext,
+  e164: string,
+) {
   if (!whatsappProvider) throw new Error('the WhatsApp scenarios are recorded with a WhatsApp provider');
   const { id: workspaceId } = await createWorkspace(db, 'Replay WhatsApp', {});
   await grantCredits(db, workspaceId, 10);
