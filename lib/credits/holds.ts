@@ -11,7 +11,7 @@ import {
   type LedgerEntry,
   type LedgerRow,
 } from './ledger-store';
-import { creditUnits } from './money';
+import { creditString, creditUnits } from './money';
 
 /*
  * Holds, for operations whose cost is known at their end (README "Credits", "Holds"). Three kinds of entry:
@@ -162,4 +162,21 @@ export function voidHold(store: CreditStore, request: SettleRequest) {
     const release = await releaseOf(sql, hold, request);
     return { hold, release: release.entry, charge: null, duplicate: false };
   });
+}
+
+/**
+ * Settles the hold taken under `idempotencyKey`, if there is one (null otherwise: an operation recorded
+ * before billing, or never held): `charge(heldUnits)` gives the final amount in units, and 0 voids it.
+ * The one way every billed operation (test calls, analyses, WhatsApp messages) ends its hold.
+ */
+export async function settleHold(
+  store: CreditStore,
+  request: SettleRequest,
+  charge: (heldUnits: number) => number,
+): Promise<SettledHold | null> {
+  const held = await store.transaction((sql) => entryByKey(sql, request.workspaceId, request.idempotencyKey));
+  if (!held) return null;
+  const units = charge(-creditUnits(held.amount));
+  if (units === 0) return voidHold(store, request);
+  return postHold(store, { ...request, amount: creditString(units) });
 }

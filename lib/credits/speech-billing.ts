@@ -1,6 +1,5 @@
 import type { RunSql } from '../run-sql';
-import { entryByKey } from './apply-entry';
-import { holdIn, postHold, voidHold } from './holds';
+import { holdIn, settleHold } from './holds';
 import type { CreditActor, CreditStore } from './ledger-store';
 import { creditString } from './money';
 import { recordingAnalysisPriceUnits } from './price-table';
@@ -33,15 +32,15 @@ export function holdSpeechAnalysis(
  * Settles an analysis's hold: posted with the price when it completed, voided otherwise. Idempotent, as
  * postHold and voidHold; an analysis without a hold (none was taken) is left alone (null).
  */
-export async function settleSpeechAnalysisHold(
+export function settleSpeechAnalysisHold(
   store: CreditStore,
   analysis: { workspaceId: string; speechCallId: string; completed: boolean },
   actor: CreditActor,
 ) {
-  const idempotencyKey = speechAnalysisHoldKey(analysis.speechCallId);
-  const held = await store.transaction((sql) => entryByKey(sql, analysis.workspaceId, idempotencyKey));
-  if (!held) return null;
-  const request = { workspaceId: analysis.workspaceId, idempotencyKey, actor };
-  if (!analysis.completed) return voidHold(store, request);
-  return postHold(store, { ...request, amount: creditString(recordingAnalysisPriceUnits()) });
+  const request = {
+    workspaceId: analysis.workspaceId,
+    idempotencyKey: speechAnalysisHoldKey(analysis.speechCallId),
+    actor,
+  };
+  return settleHold(store, request, () => (analysis.completed ? recordingAnalysisPriceUnits() : 0));
 }

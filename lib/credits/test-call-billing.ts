@@ -1,8 +1,7 @@
 import type { RunSql } from '../run-sql';
-import { entryByKey } from './apply-entry';
-import { holdIn, postHold, voidHold } from './holds';
+import { holdIn, settleHold } from './holds';
 import type { CreditActor, CreditStore } from './ledger-store';
-import { creditString, creditUnits } from './money';
+import { creditString } from './money';
 import { startedMinutes, testCallMinuteUnits, testCallPriceUnits } from './price-table';
 
 /**
@@ -45,12 +44,7 @@ export interface EndedTestCall {
  * (the balance when it was dialed allowed no more), or voided when it never connected. A call placed
  * before billing existed has no hold: nothing is done (null). Idempotent, as postHold and voidHold.
  */
-export async function settleTestCallHold(store: CreditStore, call: EndedTestCall, actor: CreditActor) {
-  const idempotencyKey = testCallHoldKey(call.callId);
-  const held = await store.transaction((sql) => entryByKey(sql, call.workspaceId, idempotencyKey));
-  if (!held) return null;
-  const price = testCallPriceUnits(call.durationMs);
-  const request = { workspaceId: call.workspaceId, idempotencyKey, actor };
-  if (price === 0) return voidHold(store, request);
-  return postHold(store, { ...request, amount: creditString(Math.min(price, -creditUnits(held.amount))) });
+export function settleTestCallHold(store: CreditStore, call: EndedTestCall, actor: CreditActor) {
+  const request = { workspaceId: call.workspaceId, idempotencyKey: testCallHoldKey(call.callId), actor };
+  return settleHold(store, request, (heldUnits) => Math.min(testCallPriceUnits(call.durationMs), heldUnits));
 }

@@ -1,6 +1,5 @@
 import type { RunSql } from '../run-sql';
-import { entryByKey } from './apply-entry';
-import { holdIn, postHold, voidHold } from './holds';
+import { holdIn, settleHold } from './holds';
 import type { CreditActor, CreditStore } from './ledger-store';
 import { creditString } from './money';
 import { whatsAppMessagePriceUnits, type WhatsAppCategory } from './price-table';
@@ -39,15 +38,15 @@ export function holdWhatsAppMessage(
  * Settles a message's hold: posted at what it holds when the message was delivered (or read), voided
  * when it failed. Idempotent, as postHold and voidHold; a message without a hold is left alone (null).
  */
-export async function settleWhatsAppMessageHold(
+export function settleWhatsAppMessageHold(
   store: CreditStore,
   message: { workspaceId: string; messageId: string; delivered: boolean },
   actor: CreditActor,
 ) {
-  const idempotencyKey = whatsAppMessageHoldKey(message.messageId);
-  const held = await store.transaction((sql) => entryByKey(sql, message.workspaceId, idempotencyKey));
-  if (!held) return null;
-  const request = { workspaceId: message.workspaceId, idempotencyKey, actor };
-  if (!message.delivered) return voidHold(store, request);
-  return postHold(store, { ...request, amount: held.amount.replace(/^-/, '') });
+  const request = {
+    workspaceId: message.workspaceId,
+    idempotencyKey: whatsAppMessageHoldKey(message.messageId),
+    actor,
+  };
+  return settleHold(store, request, (heldUnits) => (message.delivered ? heldUnits : 0));
 }
