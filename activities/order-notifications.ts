@@ -1,12 +1,8 @@
-import { randomUUID } from 'node:crypto';
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import { InsufficientCreditsError } from '../lib/credits/credit-errors';
 import type { Database } from '../lib/database';
 import { presetParameters } from '../lib/order-notification-presets';
-import { isUniqueViolation } from '../lib/prisma-errors';
-import { recordOutboundMessage } from '../lib/whatsapp/outbound-message';
-import { renderTemplateBody } from '../lib/whatsapp/template-body';
+import { messageIdByKey, recordTemplateMessageOnce } from '../lib/whatsapp/outbound-message';
 import { orderNotificationWorkflowId, whatsAppMessageWorkflowId } from '../lib/workflow-ids';
 
 export interface OrderNotificationDependencies {
@@ -84,46 +80,25 @@ export function createOrderNotificationActivities({
     if (!parameters) return { skipped: 'preset_mismatch' };
     if (!sender) return { skipped: 'no_connected_sender' };
     if (listed) return { skipped: 'do_not_call' };
-    const id = randomUUID();
-    await db.$transaction((tx) =>
-      recordOutboundMessage(
-        tx,
-        {
-          id,
-          workspaceId,
-          senderId: sender.id,
-          to: customerPhone,
-          type: 'template',
-          templateId: template.id,
-          category: template.category,
-          body: renderTemplateBody(template.body, parameters),
-          parameters,
-          idempotencyKey: orderNotificationKey(input),
-        },
-        { type: 'system', id: 'orderNotificationWorkflow' },
-      ),
+    const recorded = await recordTemplateMessageOnce(
+      db,
+      {
+        workspaceId,
+        senderId: sender.id,
+        to: customerPhone,
+        template,
+        parameters,
+        idempotencyKey: orderNotificationKey(input),
+      },
+      { type: 'system', id: 'orderNotificationWorkflow' },
     );
-    return { messageId: id };
+    return 'messageId' in recorded ? recorded : { skipped: recorded.refused };
   }
-
-  const earlierMessage = async (workspaceId: string, input: OrderNotificationInput) =>
-    db.whatsAppMessage.findUnique({
-      where: { workspaceId_idempotencyKey: { workspaceId, idempotencyKey: orderNotificationKey(input) } },
-      select: { id: true },
-    });
 
   /** The message of this rule and order: recorded earlier (a retry), or now; or why none goes. */
   async function recordOnce(workspaceId: string | null, input: OrderNotificationInput) {
-    const earlier = workspaceId && (await earlierMessage(workspaceId, input));
-    if (earlier) return { messageId: earlier.id };
-    try {
-      return await recordNotification(input);
-    } catch (error) {
-      if (error instanceof InsufficientCreditsError) return { skipped: 'insufficient_credits' as const };
-      const other = isUniqueViolation(error) && workspaceId && (await earlierMessage(workspaceId, input));
-      if (other) return { messageId: other.id };
-      throw error;
-    }
+    const earlier = workspaceId && (await messageIdByKey(db, workspaceId, orderNotificationKey(input)));
+    return earlier ? { messageId: earlier } : recordNotification(input);
   }
 
   return {

@@ -1,10 +1,7 @@
-import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
-import { InsufficientCreditsError } from '../lib/credits/credit-errors';
 import type { Database } from '../lib/database';
 import { ErrorCode } from '../lib/error-codes';
-import { recordOutboundMessage } from '../lib/whatsapp/outbound-message';
-import { renderTemplateBody } from '../lib/whatsapp/template-body';
+import { messageIdByKey, recordTemplateMessageOnce } from '../lib/whatsapp/outbound-message';
 import { createWhatsAppMessageActivities, type WhatsAppMessageDependencies } from './whatsapp-messages';
 
 export interface JourneyWhatsAppInput {
@@ -51,11 +48,8 @@ export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDep
   /** Records the node's message (or finds it, on a retry) with its hold; null when none can go. */
   async function recordNodeMessage(input: JourneyWhatsAppInput & { to: string }): Promise<string | null> {
     const idempotencyKey = idempotencyKeyOf(input.messageKey);
-    const earlier = await db.whatsAppMessage.findUnique({
-      where: { workspaceId_idempotencyKey: { workspaceId: input.workspaceId, idempotencyKey } },
-      select: { id: true },
-    });
-    if (earlier) return earlier.id;
+    const earlier = await messageIdByKey(db, input.workspaceId, idempotencyKey);
+    if (earlier) return earlier;
     const run = await db.journeyRun.findUnique({
       where: { id: input.runId },
       select: { campaignId: true, leadId: true },
@@ -73,39 +67,22 @@ export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDep
       db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: input.workspaceId, phone: input.to } } }),
     ]);
     if (!sender || !template || listed || input.parameters.length !== template.variableCount) return null;
-    const id = randomUUID();
-    try {
-      await db.$transaction((tx) =>
-        recordOutboundMessage(
-          tx,
-          {
-            id,
-            workspaceId: input.workspaceId,
-            senderId: sender.id,
-            to: input.to,
-            type: 'template',
-            templateId: template.id,
-            category: template.category,
-            body: renderTemplateBody(template.body, input.parameters),
-            parameters: input.parameters,
-            idempotencyKey,
-            campaignId: run?.campaignId ?? null,
-            leadId: run?.leadId ?? null,
-            journeyRunId: input.runId,
-          },
-          { type: 'system', id: 'journeyRunWorkflow' },
-        ),
-      );
-      return id;
-    } catch (error) {
-      if (error instanceof InsufficientCreditsError) return null;
-      const other = await db.whatsAppMessage.findUnique({
-        where: { workspaceId_idempotencyKey: { workspaceId: input.workspaceId, idempotencyKey } },
-        select: { id: true },
-      });
-      if (other) return other.id;
-      throw error;
-    }
+    const recorded = await recordTemplateMessageOnce(
+      db,
+      {
+        workspaceId: input.workspaceId,
+        senderId: sender.id,
+        to: input.to,
+        template,
+        parameters: input.parameters,
+        idempotencyKey,
+        campaignId: run?.campaignId ?? null,
+        leadId: run?.leadId ?? null,
+        journeyRunId: input.runId,
+      },
+      { type: 'system', id: 'journeyRunWorkflow' },
+    );
+    return 'messageId' in recorded ? recorded.messageId : null;
   }
 
   return {

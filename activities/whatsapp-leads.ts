@@ -1,13 +1,10 @@
-import { randomUUID } from 'node:crypto';
 import { ApplicationFailure } from '@temporalio/common';
 import { DEFAULT_CALLING_WINDOW, callingWindowSchema, type CallingWindow } from '../lib/calling-window';
-import { InsufficientCreditsError } from '../lib/credits/credit-errors';
 import type { Database } from '../lib/database';
 import { ErrorCode } from '../lib/error-codes';
 import { CUSTOMER_SERVICE_WINDOW_MS } from '../lib/whatsapp/customer-service-window';
 import { fillTemplateVariables, whatsAppCampaignSettingsSchema } from '../lib/whatsapp/campaign-settings';
-import { recordOutboundMessage } from '../lib/whatsapp/outbound-message';
-import { renderTemplateBody } from '../lib/whatsapp/template-body';
+import { messageIdByKey, recordTemplateMessageOnce } from '../lib/whatsapp/outbound-message';
 import { timeZonesOf } from './phone-time-zones';
 
 /** Why a lead's message was not sent: a refusal known before the provider is asked. */
@@ -101,11 +98,8 @@ export function createWhatsAppLeadActivities({ db }: { db: Database }) {
         select: { id: true, workspaceId: true, campaignId: true, phone: true, name: true, fields: true },
       });
       const idempotencyKey = leadMessageKey(leadId);
-      const earlier = await db.whatsAppMessage.findUnique({
-        where: { workspaceId_idempotencyKey: { workspaceId: lead.workspaceId, idempotencyKey } },
-        select: { id: true },
-      });
-      if (earlier) return { messageId: earlier.id };
+      const earlier = await messageIdByKey(db, lead.workspaceId, idempotencyKey);
+      if (earlier) return { messageId: earlier };
       const stored = await db.whatsAppCampaignSettings.findUnique({ where: { campaignId: lead.campaignId } });
       if (!stored) throw notConfigured(lead.campaignId);
       const settings = whatsAppCampaignSettingsSchema.parse({
@@ -128,39 +122,20 @@ export function createWhatsAppLeadActivities({ db }: { db: Database }) {
         fields: (lead.fields ?? {}) as Record<string, unknown>,
       });
       if ('missing' in filled) return { refused: 'variable_missing' };
-      const messageId = randomUUID();
-      try {
-        await db.$transaction((tx) =>
-          recordOutboundMessage(
-            tx,
-            {
-              id: messageId,
-              workspaceId: lead.workspaceId,
-              senderId: sender.id,
-              to: lead.phone,
-              type: 'template',
-              templateId: template.id,
-              category: template.category,
-              body: renderTemplateBody(template.body, filled.values),
-              parameters: filled.values,
-              idempotencyKey,
-              campaignId: lead.campaignId,
-              leadId: lead.id,
-            },
-            { type: 'system', id: 'leadMessageWorkflow' },
-          ),
-        );
-      } catch (error) {
-        if (error instanceof InsufficientCreditsError) return { refused: 'insufficient_credits' };
-        // The same lead recorded meanwhile (a retry racing its first attempt): that message.
-        const other = await db.whatsAppMessage.findUnique({
-          where: { workspaceId_idempotencyKey: { workspaceId: lead.workspaceId, idempotencyKey } },
-          select: { id: true },
-        });
-        if (other) return { messageId: other.id };
-        throw error;
-      }
-      return { messageId };
+      return recordTemplateMessageOnce(
+        db,
+        {
+          workspaceId: lead.workspaceId,
+          senderId: sender.id,
+          to: lead.phone,
+          template,
+          parameters: filled.values,
+          idempotencyKey,
+          campaignId: lead.campaignId,
+          leadId: lead.id,
+        },
+        { type: 'system', id: 'leadMessageWorkflow' },
+      );
     },
 
     /** The lead's phone (E.164), which its pace on the sender counts as a recipient. */

@@ -1,7 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Prisma, WhatsAppTemplateCategory } from '../../generated/prisma/client';
+import { InsufficientCreditsError } from '../credits/credit-errors';
 import { holdWhatsAppMessage } from '../credits/whatsapp-billing';
 import type { CreditActor } from '../credits/ledger-store';
+import type { Database } from '../database';
 import { prismaSql } from '../run-sql';
+import { renderTemplateBody } from './template-body';
 
 export interface OutboundMessage {
   id: string;
@@ -64,4 +68,63 @@ export async function recordOutboundMessage(
     actor,
   );
   return row;
+}
+
+/** The id of the workspace's message recorded under this idempotency key, if there is one. */
+export async function messageIdByKey(db: Database, workspaceId: string, idempotencyKey: string) {
+  const message = await db.whatsAppMessage.findUnique({
+    where: { workspaceId_idempotencyKey: { workspaceId, idempotencyKey } },
+    select: { id: true },
+  });
+  return message?.id ?? null;
+}
+
+/** A template message that a workflow sends once under its key (a campaign's lead, a journey visit, an order). */
+export interface TemplateMessage {
+  workspaceId: string;
+  senderId: string;
+  /** E.164. */
+  to: string;
+  template: { id: string; category: WhatsAppTemplateCategory; body: string };
+  /** The template's variables' values, in order. */
+  parameters: string[];
+  idempotencyKey: string;
+  campaignId?: string | null;
+  leadId?: string | null;
+  journeyRunId?: string | null;
+}
+
+/**
+ * Records the template message of `idempotencyKey` with its price held (recordOutboundMessage), after the
+ * caller's own checks. Raced by another attempt of the same key (an activity's retry): that one's message.
+ * A balance that cannot hold the price: `insufficient_credits`, nothing recorded.
+ */
+export async function recordTemplateMessageOnce(
+  db: Database,
+  { template, ...message }: TemplateMessage,
+  actor: CreditActor,
+): Promise<{ messageId: string } | { refused: 'insufficient_credits' }> {
+  const id = randomUUID();
+  try {
+    await db.$transaction((tx) =>
+      recordOutboundMessage(
+        tx,
+        {
+          ...message,
+          id,
+          type: 'template',
+          templateId: template.id,
+          category: template.category,
+          body: renderTemplateBody(template.body, message.parameters),
+        },
+        actor,
+      ),
+    );
+    return { messageId: id };
+  } catch (error) {
+    if (error instanceof InsufficientCreditsError) return { refused: 'insufficient_credits' };
+    const other = await messageIdByKey(db, message.workspaceId, message.idempotencyKey);
+    if (other) return { messageId: other };
+    throw error;
+  }
 }
