@@ -3,27 +3,10 @@ import type { TestCallResult } from '../lib/calls/test-call';
 import { testCallWorkflowId } from '../lib/workflow-ids';
 import { grantCredits } from '../lib/workspace-admin';
 import { insertAgent } from './support/agents';
-import { startTestApi } from './support/api';
-import { startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { workerProcesses } from './support/worker-process';
-import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
+import { crashTestStack, killWorker } from './support/worker-process';
 
-const { db, url } = await useTestDatabase();
-const temporal = await useTemporalClient(uniqueTaskQueue('credits-crash'));
-const api = await startTestApi({ db, url, temporal });
-// Calls ring 60 ms and talk 300-390 ms, so the worker dies while calls talk, end and are billed.
-const carrier = await startTestCarrier(db, { timeScale: 0.01 });
-const owner = await createTestWorkspace(db, { scopes: ['calls.test'] });
-
-/** The production worker entry point, as its own process. */
-const startWorkerProcess = workerProcesses({
-  databaseUrl: url,
-  taskQueue: temporal.taskQueue,
-  carrierUrl: carrier.baseUrl,
-  apiUrl: api.baseUrl,
-});
+// The worker dies while test calls talk, end and are billed.
+const { db, temporal, api, owner, startWorkerProcess } = await crashTestStack('credits-crash', ['calls.test']);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -44,8 +27,7 @@ describe('a worker killed with SIGKILL while test calls are billed', () => {
     // Killed as soon as the first charges are written, while other calls are still being billed.
     while ((await db.creditLedgerEntry.count({ where: { workspaceId: owner.workspaceId, kind: 'test_call' } })) < 3)
       await sleep(5);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await killWorker(first);
     const chargedAtCrash = await db.creditLedgerEntry.count({
       where: { workspaceId: owner.workspaceId, kind: 'test_call' },
     });

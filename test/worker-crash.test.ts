@@ -1,32 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { DialLadder } from '../lib/dial-ladder';
-import { startTestApi } from './support/api';
-import { startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { workerProcesses } from './support/worker-process';
+import { crashTestStack, killWorker } from './support/worker-process';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
-import { uniqueTaskQueue, useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
 import { leadResult } from './support/lead-workflows';
 import { startReceiver } from './support/http-receiver';
 import { journey, publishedJourney } from './support/journeys';
 
-const { db, url } = await useTestDatabase();
-const temporal = await useTemporalClient(uniqueTaskQueue('crash'));
-const api = await startTestApi({ db, url, temporal });
-// The simulated carrier over HTTP, in this process: a call rings 60 ms and talks 300-390 ms, so the worker
-// dies while calls ring and talk, and their events reach the API whichever worker runs.
-const carrier = await startTestCarrier(db, { timeScale: 0.01 });
-const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
-
-/** The production worker entry point, as its own process. */
-const startWorkerProcess = workerProcesses({
-  databaseUrl: url,
-  taskQueue: temporal.taskQueue,
-  carrierUrl: carrier.baseUrl,
-  apiUrl: api.baseUrl,
-});
+// The worker dies while calls ring and talk; their events reach the API whichever worker runs.
+const { db, temporal, api, owner, startWorkerProcess } = await crashTestStack('crash', ['campaigns.edit']);
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -65,8 +47,7 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
 
     // Kill it once calls are being placed and ladders are mid-way.
     while ((await db.call.count({ where: { campaignId: campaign.id } })) < 20) await sleep(50);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await killWorker(first);
     const callsAtCrash = await db.call.count({ where: { campaignId: campaign.id } });
     startWorkerProcess();
 
@@ -144,8 +125,7 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
 
     // Killed while the runs wait on their durable timers, after their calls.
     while ((await db.call.count({ where: { campaignId: campaign.id, status: 'ended' } })) < 10) await sleep(50);
-    first.kill('SIGKILL');
-    await new Promise((resolve) => first.once('exit', resolve));
+    await killWorker(first);
     expect(receiver.received).toHaveLength(0);
     startWorkerProcess();
 

@@ -1,6 +1,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, inject } from 'vitest';
+import { startTestApi } from './api';
+import { startTestCarrier } from './carrier';
+import { useTestDatabase } from './database';
+import { uniqueTaskQueue, useTemporalClient } from './temporal';
+import { createTestWorkspace } from './workspace';
 
 const projectRoot = path.resolve(import.meta.dirname, '../..');
 
@@ -40,4 +45,32 @@ export function workerProcesses(setup: {
     child.once('exit', () => running.delete(child));
     return child;
   };
+}
+
+/**
+ * What a crash test stands on (test/worker-crash.test.ts, test/credits-crash.test.ts): the file's database,
+ * its task queue, the API, the simulated carrier over HTTP in this process (calls ring 60 ms and talk
+ * 300-390 ms, so a worker dies while calls ring, talk and end), a workspace with `scopes`, and the
+ * production worker as processes of their own polling that queue. Call it at the top of the file.
+ */
+export async function crashTestStack(name: string, scopes: string[]) {
+  const { db, url } = await useTestDatabase();
+  const temporal = await useTemporalClient(uniqueTaskQueue(name));
+  const api = await startTestApi({ db, url, temporal });
+  const carrier = await startTestCarrier(db, { timeScale: 0.01 });
+  const owner = await createTestWorkspace(db, { scopes });
+  const startWorkerProcess = workerProcesses({
+    databaseUrl: url,
+    taskQueue: temporal.taskQueue,
+    carrierUrl: carrier.baseUrl,
+    apiUrl: api.baseUrl,
+  });
+  return { db, temporal, api, owner, startWorkerProcess };
+}
+
+/** Kills a worker process with SIGKILL, as a crash would, and waits until it is gone. */
+export async function killWorker(child: ChildProcess): Promise<void> {
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGKILL');
+  await exited;
 }
