@@ -199,6 +199,22 @@ try {
   };
   console.error('consistency', JSON.stringify(consistency));
 
+  // The receiver alone: the worker stopped, so that nothing processes the deliveries while they arrive
+  // (they stay received). What the answer costs apart from the pipeline behind it, at each level, once.
+  worker.stop();
+  const receiverAlone: Array<LoadRun & { connections: number }> = [];
+  for (const connections of CONCURRENCY) {
+    const run = await runLoadProcess<Run>(
+      'bench/load-shopify-orders.ts',
+      [targets.webhook, SHOP, String(nextSeq), String(connections), String(SECONDS)],
+      { BENCH_SHOPIFY_SECRET: SECRET },
+    );
+    nextSeq += run.ordersSent;
+    const { answeredAt: _answeredAt, ...figures } = run;
+    receiverAlone.push({ connections, ...figures });
+    console.error(`${connections} conn, receiver alone: ${JSON.stringify(figures)}`);
+  }
+
   const temporalCli = path.basename(path.dirname(process.env.TEMPORAL_CLI_PATH ?? 'temporal-cli/temporal'));
   const loadAverage = os.loadavg().map((value) => Number(value.toFixed(2)));
   const result = {
@@ -215,6 +231,7 @@ try {
     },
     levels,
     consistency,
+    receiverAlone,
   };
   const ok = consistency.oneOrderPerWebhook && consistency.everyDeliveryProcessedOnce;
   writeBenchResults('crm-orders', result, [
@@ -235,6 +252,10 @@ try {
         `- ${level.connections} connection(s): the receiver keeps ${(level.webhookOverBareRps * 100).toFixed(1)} % of the bare route's throughput (ratio ${level.webhookOverBareRps}); a webhook costs ${level.webhookCostP50Ms} ms more at p50; ${level.queryable.orders} orders queryable p50 ${level.queryable.p50Ms} ms, p99 ${level.queryable.p99Ms} ms after their answer.`,
     ),
     `- One order per webhook: ${consistency.oneOrderPerWebhook ? 'yes' : '**NO**'} (${sentToWebhook} sent, ${answeredByWebhook} answered 200, ${counts!.orders} orders, ${counts!.distinctOrders} distinct). Every delivery processed once: ${consistency.everyDeliveryProcessedOnce ? 'yes' : '**NO**'} (${counts!.deliveriesProcessed} of the ${counts!.deliveriesKept} deliveries kept processed, the receiver keeping the newest ${CRM_DELIVERIES_KEPT}, more while those still received at the last trim stay; ${workflows.completed} delivery workflows completed, ${workflows.other} in another state).`,
+    ...receiverAlone.map(
+      (run) =>
+        `- The receiver alone (the worker stopped, nothing processing the deliveries meanwhile), ${run.connections} connection(s), one run: ${run.rps} webhooks/s, p50 ${run.p50Ms} ms, p99 ${run.p99Ms} ms, ${run.errors} errors.`,
+    ),
     SECONDS < 8 || ROUNDS < 3
       ? '- A small-scale run on a shared machine (fewer or shorter rounds than the defaults); for the full figures run it on a quiet machine with the defaults.'
       : '',
@@ -242,7 +263,6 @@ try {
   ]);
   console.log(JSON.stringify(levels.map(({ runs: _runs, ...level }) => level)));
   server.close();
-  worker.stop();
   await close();
   await temporalConnection.close();
   await db.$disconnect();

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import express from 'express';
 import { z } from 'zod';
-import { alternatingRounds, type LoadRun } from './alternating-rounds';
+import { webhookAgainstBare, type LoadRun } from './alternating-rounds';
 import { benchAppServices } from './bench-app-services';
 import { microsecondsPer } from './measure';
 import { startBenchPostgres } from './bench-postgres';
@@ -147,28 +147,22 @@ try {
     if (variant === 'events') nextCall += run.callsUsed;
     return run;
   };
-  const levels = [];
-  for (const connections of CONCURRENCY) {
-    const { runs, summary } = await alternatingRounds(
-      ['bare', 'events'] as const,
-      ROUNDS,
-      (variant) => load(variant, connections),
-      `${connections} conn`,
-    );
-    const sent = runs.events.reduce((total, run) => total + run.requests, 0);
-    const applied = runs.events.reduce((total, run) => total + run.applied, 0);
-    const bare = summary('bare');
-    const events = summary('events');
-    levels.push({
-      connections,
-      bare,
-      events,
-      eventsOverBareRps: Number((events.rps / bare.rps).toFixed(3)),
-      eventCostP50Ms: Number((events.p50Ms - bare.p50Ms).toFixed(3)),
+  // The signed events are the webhook measured against the bare route.
+  const measured = await webhookAgainstBare(CONCURRENCY, ROUNDS, (variant, connections) =>
+    load(variant === 'webhook' ? 'events' : 'bare', connections),
+  );
+  const levels = measured.map(({ webhook, webhookOverBareRps, webhookCostP50Ms, runs, ...level }) => {
+    const sent = runs.webhook.reduce((total, run) => total + run.requests, 0);
+    const applied = runs.webhook.reduce((total, run) => total + run.applied, 0);
+    return {
+      ...level,
+      events: webhook,
+      eventsOverBareRps: webhookOverBareRps,
+      eventCostP50Ms: webhookCostP50Ms,
       eventsAppliedShare: Number((applied / sent).toFixed(3)),
-      runs,
-    });
-  }
+      runs: { bare: runs.bare, events: runs.webhook },
+    };
+  });
   // 4. The same events applied in this process, one at a time, without HTTP, signature or validation:
   // what the database transaction alone costs.
   const applyMs: number[] = [];
