@@ -13,6 +13,7 @@ import { SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
 import { translatorFromConfig } from './services/call-translations';
 import { voicePreviewsFromConfig } from './services/voice-previews';
 import { createWhatsAppProvider } from '../activities/providers/select';
+import { chatProviderFromConfig } from '../lib/chat/select';
 
 const config = loadConfigOrExit();
 const db = createDatabase(config.DATABASE_URL);
@@ -47,6 +48,7 @@ const app = createApp(
     voicePreviews: voicePreviewsFromConfig(config),
     backgroundAudio: backgroundAudioFromConfig(config),
     translator: translatorFromConfig(config),
+    chat: chatProviderFromConfig(config),
     speech: {
       taskQueue: config.SPEECH_TASK_QUEUE,
       sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },

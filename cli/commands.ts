@@ -52,6 +52,7 @@ const workspaceSettings = {
   features: features.optional(),
   status: workspaceStatus.optional(),
   'rate-limit': rateLimit.optional(),
+  'chat-message-cap': z.coerce.number().int().positive().max(1_000_000).optional(),
 };
 
 function parseFlags<T extends z.ZodRawShape>(shape: T, flags: Flags): z.infer<z.ZodObject<T>> {
@@ -68,8 +69,15 @@ function settingsOf(flags: {
   features?: ('workflows' | 'd2c')[];
   status?: 'approved' | 'pending_approval' | 'suspended';
   'rate-limit'?: number;
+  'chat-message-cap'?: number;
 }) {
-  return { plan: flags.plan, features: flags.features, status: flags.status, rateLimitPerMinute: flags['rate-limit'] };
+  return {
+    plan: flags.plan,
+    features: flags.features,
+    status: flags.status,
+    rateLimitPerMinute: flags['rate-limit'],
+    chatMessageCap: flags['chat-message-cap'],
+  };
 }
 
 export const adminCommands: Record<string, Command> = {

@@ -136,14 +136,38 @@ export const configVariables = z.object({
   APERTIUM_BIN: z.string().min(1).default('apertium'),
   /** Translating one transcript (every apertium run it takes) that takes longer is abandoned (502 provider_error, upstreamStatus 504). */
   TRANSLATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
+  /**
+   * Who answers POST /campaigns/{id}/chat/stream (README "Campaign chat"): the embedded builtin-analyst (the
+   * campaign's own figures, no model), or a chat model behind any OpenAI-compatible chat completions endpoint.
+   */
+  CHAT_PROVIDER: z.enum(['builtin-analyst', 'openai-compatible']).default('builtin-analyst'),
+  /** openai-compatible: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */
+  CHAT_BASE_URL: z.string().url().optional(),
+  /** openai-compatible: the model name sent with every request. */
+  CHAT_MODEL: z.string().min(1).optional(),
+  /** openai-compatible: the bearer key, if the endpoint needs one. Never logged. */
+  CHAT_API_KEY: z.string().min(1).optional(),
+  /** openai-compatible: an answer that takes longer is abandoned (a final error event). */
+  CHAT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
 });
 
 /** Resolved here, once, so the API that routes export activities and the workers that poll for them see one value. */
-export const configSchema = configVariables.transform((variables) => ({
-  ...variables,
-  EXPORT_TASK_QUEUE: variables.EXPORT_TASK_QUEUE ?? defaultExportTaskQueue(variables.TEMPORAL_TASK_QUEUE),
-  SPEECH_TASK_QUEUE: variables.SPEECH_TASK_QUEUE ?? defaultSpeechTaskQueue(variables.TEMPORAL_TASK_QUEUE),
-}));
+export const configSchema = configVariables
+  .superRefine((variables, context) => {
+    if (variables.CHAT_PROVIDER !== 'openai-compatible') return;
+    for (const name of ['CHAT_BASE_URL', 'CHAT_MODEL'] as const)
+      if (!variables[name])
+        context.addIssue({
+          code: 'custom',
+          path: [name],
+          message: 'is required when CHAT_PROVIDER is openai-compatible',
+        });
+  })
+  .transform((variables) => ({
+    ...variables,
+    EXPORT_TASK_QUEUE: variables.EXPORT_TASK_QUEUE ?? defaultExportTaskQueue(variables.TEMPORAL_TASK_QUEUE),
+    SPEECH_TASK_QUEUE: variables.SPEECH_TASK_QUEUE ?? defaultSpeechTaskQueue(variables.TEMPORAL_TASK_QUEUE),
+  }));
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
 

@@ -20,6 +20,8 @@ export interface WorkspaceSettings {
   features?: string[];
   status?: WorkspaceStatus;
   rateLimitPerMinute?: number;
+  /** Questions one campaign conversation may hold (README "Campaign chat"); unset: the service default. */
+  chatMessageCap?: number;
 }
 
 export async function createWorkspace(db: Database, name: string, settings: WorkspaceSettings) {

@@ -5,6 +5,7 @@ import { authenticate } from '../auth/authenticate';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from '../services';
 import { expressPath, matchRoute, type RouteDefinition } from './route';
+import { clientGone, writeNdjson } from './ndjson';
 import { unstorableIssues } from './storable-input';
 
 /**
@@ -101,7 +102,9 @@ export function registerRoutes(
             res,
             principal: res.locals.principal as Principal,
             requestId: res.locals.requestId as string,
+            signal: clientGone(res),
           });
+          if (reply.events) return writeNdjson(res, reply.status, reply.events, reply.headers);
           if (reply.headers) res.set(reply.headers);
           if (reply.body === undefined) res.status(reply.status).end();
           else res.status(reply.status).json(reply.body);

@@ -22,6 +22,12 @@ export interface Reply {
   status: number;
   body?: unknown;
   headers?: Record<string, string>;
+  /**
+   * A streamed answer instead of a body: each event is written as one line of application/x-ndjson as soon
+   * as it is produced (api/http/ndjson.ts). Declare it with `contentType: 'application/x-ndjson'` and the
+   * schema of one event: the tests check every line against it.
+   */
+  events?: AsyncIterable<unknown>;
 }
 
 export interface RouteContext<Body, Params, Query> {
@@ -33,6 +39,8 @@ export interface RouteContext<Body, Params, Query> {
   services: AppServices;
   req: Request;
   res: Response;
+  /** Aborted when the client closes the connection before the answer is complete: long work stops with it. */
+  signal: AbortSignal;
 }
 
 /** One route: its path, what it requires, the schemas it validates with, and a few-line handler. */

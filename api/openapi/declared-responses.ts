@@ -25,7 +25,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   plan_required: 'the workspace plan lacks `requiredPlan`',
   feature_not_enabled: 'the workspace lacks `requiredFeature`',
   rate_limited:
-    "over the key's rate limit (or, unauthenticated, the address's failed-authentication limit); `Retry-After` and `requestId`",
+    "over the key's rate limit (or, unauthenticated, the address's failed-authentication limit); `Retry-After` (always, with this code) and `requestId`",
   database_unavailable: 'PostgreSQL cannot be reached; retry after `Retry-After`',
   temporal_unavailable: 'Temporal cannot be reached; nothing was changed; retry after `Retry-After`',
   not_implemented: 'an endpoint of the interface not built yet',
@@ -61,6 +61,8 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   unknown_whatsapp_target:
     "an event of the body names a message or template of this service's number or Business Account that is not recorded yet, and is recent: the rest of the body is applied; the provider retries it",
   call_issue_limit_reached: 'the call holds as many reported issues as it may, 100 (`detail`)',
+  message_limit_reached:
+    "the campaign's conversation holds its cap of questions; DELETE /campaigns/{id}/chat/messages clears it (`detail`; no `Retry-After`: waiting does not lift it)",
 };
 
 const INTERNAL_ERROR_BY_STATUS: Record<number, string> = {
@@ -75,6 +77,12 @@ const meaningOf = (status: number, code: ErrorCode) =>
 
 /** Answers that carry headers whatever their code. */
 const ERROR_HEADERS: Record<number, readonly string[]> = { 429: ['Retry-After'], 503: ['Retry-After'] };
+
+/**
+ * Codes whose answers lack their status's usual headers, so that a status carrying one of them does not
+ * declare those headers as always sent: a campaign conversation's cap does not lift with time (no Retry-After).
+ */
+const WITHOUT_STATUS_HEADERS: readonly ErrorCode[] = [ErrorCode.message_limit_reached];
 
 const DOOR_REFUSALS = [
   ErrorCode.api_key_owner_inactive,
@@ -124,7 +132,9 @@ function errorResponse(status: number, codes: readonly ErrorCode[]): DeclaredRes
     description: codes.map((code) => `\`${code}\`: ${meaningOf(status, code)}.`).join(' '),
     schema: errorBodyFor(codes),
     errorCodes: codes,
-    ...(ERROR_HEADERS[status] ? { headers: ERROR_HEADERS[status] } : {}),
+    ...(ERROR_HEADERS[status] && !codes.some((code) => WITHOUT_STATUS_HEADERS.includes(code))
+      ? { headers: ERROR_HEADERS[status] }
+      : {}),
   };
 }
 

@@ -51,6 +51,12 @@ under unprefixed paths. Every request carries \`Authorization: Bearer <API key>\
   400 \`invalid_body\`. Offsets go up to 2147483647.
 - **Endpoints not built yet** answer **501 \`not_implemented\`** once the request has passed every
   check of authentication, scope, entitlement and workspace.
+- **Campaign chat** (\`POST /campaigns/{id}/chat/stream\`): one conversation per campaign, shared by the
+  workspace; a fair-use cap of 100 questions per conversation unless the operator sets the workspace's own;
+  the question over it answers **429 \`message_limit_reached\`** (no Retry-After: waiting does not lift it),
+  nothing stored. \`DELETE /campaigns/{id}/chat/messages\` (a key needs campaigns.delete; plan basic) clears it
+  and answers 200 \`{ deleted }\`. The answer is application/x-ndjson: delta lines, then done; a failure after
+  the answer began is a last error line. The question is kept when accepted, the answer only once complete.
 - **Keys without scopes** may call every /v1 endpoint; every other endpoint refuses them with
   403 \`api_key_not_scoped\`.
 `.trim();

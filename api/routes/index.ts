@@ -6,6 +6,7 @@ import { callTranslationRoutes } from './call-translations';
 import { callIntelligenceRoutes } from './call-intelligence';
 import { campaignRoutes } from './campaigns';
 import { campaignDataRoutes } from './campaign-data';
+import { campaignChatRoutes } from './campaign-chat';
 import { commerceOrderRoutes } from './commerce-orders';
 import { creditRoutes } from './credits';
 import { crmRoutes } from './crm';
@@ -49,6 +50,7 @@ export const routes: readonly RouteDefinition[] = [
   ...campaignRoutes,
   ...campaignDataRoutes,
   ...exportRoutes,
+  ...campaignChatRoutes,
   ...leadRoutes,
   ...resultRoutes,
   ...callRoutes,

@@ -1,3 +1,4 @@
+import type { Campaign } from '../../generated/prisma/client';
 import type { CampaignStatusReason } from '../../lib/campaigns/carrier-breaker';
 import type { Principal } from '../auth/principal';
 import { findOwnedCampaign } from './campaigns';
@@ -60,7 +61,11 @@ const MESSAGE_SOURCES: KpiSources = {
  * decides what an attempt is: a call, or a WHATSAPP campaign's message.
  */
 export async function campaignKpis(services: AppServices, principal: Principal, campaignId: string) {
-  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  return kpisOfCampaign(services, await findOwnedCampaign(services, principal, campaignId));
+}
+
+/** The KPIs of a campaign already known to be the caller's: what campaignKpis answers, and what the chat analyst reports. */
+export async function kpisOfCampaign(services: AppServices, campaign: Campaign) {
   const sources = leadWorkflowKind(campaign) === 'WHATSAPP' ? MESSAGE_SOURCES : CALL_SOURCES;
   const {
     rows: [row],

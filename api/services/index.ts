@@ -4,6 +4,7 @@ import type { SqlPool } from '../../lib/sql-pool';
 import type { BackgroundAudioTools } from './background-audio';
 import type { SoxOptions } from '../../lib/background-audio/sox';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
+import type { ChatProvider } from '../../lib/chat/provider';
 import type { Translator } from '../../activities/providers/translator';
 import type { LeadDispatcher } from './lead-dispatch';
 import type { StartQueue } from './start-queue';
@@ -55,4 +56,6 @@ export interface AppServices {
   whatsapp?: { provider?: WhatsAppProvider; appSecret?: string; verifyToken?: string };
   /** The translator of transcripts (POST /calls/{id}/transcript-translation); unset: apertium as the environment names it. */
   translator?: Translator;
+  /** Who answers POST /campaigns/{id}/chat/stream (CHAT_PROVIDER); unset: the builtin-analyst. */
+  chat?: ChatProvider;
 }

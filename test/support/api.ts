@@ -90,6 +90,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     translator: dependencies.translator,
     speech: dependencies.speech,
     whatsapp: dependencies.whatsapp,
+    chat: dependencies.chat,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   await new Promise<void>((resolve) => server.once('listening', resolve));

@@ -2,24 +2,36 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../../lib/database';
 import type { TestWorkspace } from './workspace';
 
+/** A lead of the campaign, written as a push records it; `details` sets or overrides any column (phone, status...). */
+export async function insertLead(
+  db: Database,
+  owner: Pick<TestWorkspace, 'workspaceId'>,
+  campaignId: string,
+  details: { phone?: string; status?: 'queued' | 'dialing' | 'completed' | 'failed' | 'cancelled' } = {},
+) {
+  const leadId = randomUUID();
+  await db.lead.create({
+    data: {
+      id: leadId,
+      workspaceId: owner.workspaceId,
+      campaignId,
+      idempotencyKey: leadId,
+      phone: '+14155550120',
+      workflowId: `lead-${leadId}`,
+      requestId: randomUUID(),
+      ...details,
+    },
+  });
+  return leadId;
+}
+
 /**
  * A campaign, a lead and one answered call of the workspace, written as the dial ladder records them;
  * `details` sets or overrides any column (transcript, agentId, carrier state...).
  */
 export async function insertAnsweredCall(db: Database, owner: TestWorkspace, details: Record<string, unknown> = {}) {
   const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Calls' } });
-  const leadId = randomUUID();
-  await db.lead.create({
-    data: {
-      id: leadId,
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey: leadId,
-      phone: '+14155550120',
-      workflowId: `lead-${leadId}`,
-      requestId: randomUUID(),
-    },
-  });
+  const leadId = await insertLead(db, owner, campaign.id);
   return db.call.create({
     data: {
       workspaceId: owner.workspaceId,

@@ -32,6 +32,11 @@ export async function startReceiver(
       else res.writeHead(reply.status, { 'content-type': 'application/json' }).end(JSON.stringify(reply.json));
     });
   });
+  return { url: `http://127.0.0.1:${await listenOnLoopback(server)}/hooks`, received };
+}
+
+/** Listens on a free loopback port until the test file ends (its connections closed then); answers the port. */
+export async function listenOnLoopback(server: http.Server): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   afterAll(
     () =>
@@ -40,5 +45,5 @@ export async function startReceiver(
         server.close(() => resolve());
       }),
   );
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`, received };
+  return (server.address() as AddressInfo).port;
 }

@@ -10,7 +10,7 @@ export interface SentResponse {
 }
 
 /** Media types whose bodies are text a schema can read; others (XLSX) are checked by type alone. */
-const TEXT_TYPES = /^(text\/|application\/(json|javascript)$)/;
+const TEXT_TYPES = /^(text\/|application\/(json|javascript|x-ndjson)$)/;
 
 const mediaTypeOf = (contentType: string | null) => contentType?.split(';')[0]!.trim().toLowerCase() ?? null;
 
@@ -26,6 +26,28 @@ function firstDifference(sent: unknown, read: unknown, path: string[] = []): str
   return `${path.join('.') || '(the body)'}: sent ${JSON.stringify(sent)}, the schema reads ${JSON.stringify(read)}`;
 }
 
+const NDJSON = 'application/x-ndjson';
+
+/** A newline-delimited JSON answer: every line (each ended by a newline) is one event its schema reads as sent. */
+function ndjsonProblems(schema: z.ZodType, text: string): string[] {
+  if (text && !text.endsWith('\n')) return ['the last NDJSON line is not ended by a newline'];
+  return text
+    .split('\n')
+    .slice(0, -1)
+    .flatMap((line, index) => {
+      let sent: unknown;
+      try {
+        sent = JSON.parse(line);
+      } catch {
+        return [`line ${index + 1} is not JSON: ${line.slice(0, 200)}`];
+      }
+      const read = schema.safeParse(sent);
+      if (!read.success)
+        return read.error.issues.map((issue) => `line ${index + 1}.${issue.path.join('.')}: ${issue.message}`);
+      return isDeepStrictEqual(sent, read.data) ? [] : [`line ${index + 1}: ${firstDifference(sent, read.data)}`];
+    });
+}
+
 function bodyProblems(declared: DeclaredResponse, response: SentResponse, method: string): string[] {
   if (method === 'HEAD') return [];
   const mediaType = mediaTypeOf(response.headers.get('content-type'));
@@ -37,6 +59,7 @@ function bodyProblems(declared: DeclaredResponse, response: SentResponse, method
     return [`Content-Type ${mediaType} is not the declared ${declaredTypes.join(' or ')}`];
   if (!TEXT_TYPES.test(mediaType)) return [];
   const text = new TextDecoder().decode(response.body);
+  if (mediaType === NDJSON) return ndjsonProblems(declared.schema as z.ZodType, text);
   let sent: unknown = text;
   if (mediaType === 'application/json') {
     try {

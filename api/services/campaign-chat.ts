@@ -1,0 +1,135 @@
+import { ErrorCode } from '../../lib/error-codes';
+import { createBuiltinAnalyst } from '../../lib/chat/builtin-analyst';
+import { ChatProviderError, type ChatProvider, type ChatTurn } from '../../lib/chat/provider';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import { campaignFactSource } from './campaign-facts';
+import { findOwnedCampaign } from './campaigns';
+import type { AppServices } from './index';
+
+/** Questions one campaign conversation holds when the workspace sets no cap of its own (Workspace.chatMessageCap). */
+export const DEFAULT_CHAT_MESSAGE_CAP = 100;
+/** The latest messages of the conversation given as context with a question (the oldest beyond it are left out). */
+export const CHAT_CONTEXT_MESSAGES = 20;
+
+/** One line of the answer (application/x-ndjson). */
+export type ChatEvent =
+  { type: 'delta'; text: string } | { type: 'done'; text: string } | { type: 'error'; message: string };
+
+const builtinAnalyst = createBuiltinAnalyst();
+const providerOf = (services: AppServices): ChatProvider => services.chat ?? builtinAnalyst;
+
+/**
+ * Takes the question into the campaign's conversation, under its cap: the questions of one conversation
+ * take turns (an advisory lock on the campaign), so two at once never both pass the last place. Over the
+ * cap: 429 message_limit_reached, nothing stored. Answers the conversation before the question.
+ */
+async function acceptQuestion(
+  { sql }: AppServices,
+  principal: Principal,
+  campaignId: string,
+  question: string,
+): Promise<ChatTurn[]> {
+  const client = await sql.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT pg_advisory_xact_lock(hashtextextended('campaign-chat:' || $1, 0))`, [campaignId]);
+    const {
+      rows: [count],
+    } = await client.query<{ questions: number; cap: number }>(
+      `SELECT (SELECT count(*)::int FROM "CampaignChatMessage" WHERE "campaignId" = $1::uuid AND role = 'user') AS questions,
+              (SELECT coalesce("chatMessageCap", $3::int) FROM "Workspace" WHERE id = $2::uuid) AS cap`,
+      [campaignId, principal.workspaceId, DEFAULT_CHAT_MESSAGE_CAP],
+    );
+    if (count!.questions >= count!.cap)
+      throw new ApiError(429, ErrorCode.message_limit_reached, {
+        detail: `this campaign's conversation holds its cap of ${count!.cap} questions; DELETE /campaigns/${campaignId}/chat/messages clears it`,
+      });
+    const { rows } = await client.query<ChatTurn>(
+      `SELECT role, content FROM (
+         SELECT role, content, "createdAt", id FROM "CampaignChatMessage" WHERE "campaignId" = $1::uuid
+          ORDER BY "createdAt" DESC, id DESC LIMIT $2) latest
+        ORDER BY "createdAt", id`,
+      [campaignId, CHAT_CONTEXT_MESSAGES],
+    );
+    await client.query(
+      `INSERT INTO "CampaignChatMessage" (id, "workspaceId", "campaignId", role, content, "apiKeyId")
+       VALUES (gen_random_uuid(), $1::uuid, $2::uuid, 'user', $3, $4::uuid)`,
+      [principal.workspaceId, campaignId, question, principal.keyId],
+    );
+    await client.query('COMMIT');
+    return rows;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => {});
+    throw error;
+  } finally {
+    client.release();
+  }
+}
+
+/** What the client is told when the provider fails after the answer began: never a secret, never a stack. */
+const failureMessage = (error: unknown) =>
+  error instanceof ChatProviderError ? error.message : 'the answer failed unexpectedly';
+
+/**
+ * The answer as events: each fragment as the provider makes it, then the whole text once it is stored.
+ * A client that disconnects (signal) stops the provider and nothing of the answer is kept; a provider
+ * failure ends with an error event and nothing of the answer is kept either. The question stays, counted.
+ */
+async function* answerEvents(
+  services: AppServices,
+  provider: ChatProvider,
+  stored: { workspaceId: string; campaignId: string },
+  question: Parameters<ChatProvider['answer']>[0],
+): AsyncGenerator<ChatEvent> {
+  let text = '';
+  try {
+    for await (const fragment of provider.answer(question)) {
+      if (question.signal.aborted) return;
+      text += fragment;
+      yield { type: 'delta', text: fragment };
+    }
+  } catch (error) {
+    if (question.signal.aborted) return;
+    if (!(error instanceof ChatProviderError)) console.error('[chat] the answer failed:', error);
+    yield { type: 'error', message: failureMessage(error) };
+    return;
+  }
+  if (question.signal.aborted) return;
+  await services.sql.query(
+    `INSERT INTO "CampaignChatMessage" (id, "workspaceId", "campaignId", role, content, provider)
+     VALUES (gen_random_uuid(), $1::uuid, $2::uuid, 'assistant', $3, $4)`,
+    [stored.workspaceId, stored.campaignId, text, provider.name],
+  );
+  yield { type: 'done', text };
+}
+
+/**
+ * POST /campaigns/{id}/chat/stream: checks the campaign and the cap and stores the question (errors here are
+ * ordinary JSON answers: nothing is sent yet), then hands back the answer's events to be streamed.
+ */
+export async function askCampaign(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  message: string,
+  signal: AbortSignal,
+): Promise<AsyncIterable<ChatEvent>> {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const history = await acceptQuestion(services, principal, campaign.id, message);
+  return answerEvents(
+    services,
+    providerOf(services),
+    { workspaceId: principal.workspaceId, campaignId: campaign.id },
+    { question: message, history, facts: campaignFactSource(services, principal, campaign), signal },
+  );
+}
+
+/** DELETE /campaigns/{id}/chat/messages: the conversation is emptied and its count of questions starts again. */
+export async function clearCampaignChat(services: AppServices, principal: Principal, campaignId: string) {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const { rowCount } = await services.sql.query(`DELETE FROM "CampaignChatMessage" WHERE "campaignId" = $1::uuid`, [
+    campaign.id,
+  ]);
+  return { deleted: rowCount ?? 0 };
+}
