@@ -417,6 +417,17 @@ describe('the OpenAI-compatible adapter', () => {
     ]);
   });
 
+  it('keeps no answer for a conversation cleared while the answer streamed', async () => {
+    const campaign = await emptyCampaign();
+    const { events } = await ask(modelApi, campaign.id, 'How are pickups?');
+    expect(await events.next()).toEqual({ type: 'delta', text: 'The pickup ' });
+    const cleared = await api.request('DELETE', `/campaigns/${campaign.id}/chat/messages`, { key: owner.key });
+    expect(await cleared.json()).toEqual({ deleted: 1 });
+    release();
+    expect((await events.rest()).at(-1)).toEqual({ type: 'done', text: 'The pickup rate is 50.00%.' });
+    expect(await messagesOf(campaign.id)).toEqual([]);
+  });
+
   it('ends with an error line when the model fails after the answer began, and keeps no answer', async () => {
     const campaign = await emptyCampaign();
     const { response, events } = await ask(modelApi, campaign.id, 'fail');

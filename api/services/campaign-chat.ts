@@ -29,7 +29,7 @@ async function acceptQuestion(
   principal: Principal,
   campaignId: string,
   question: string,
-): Promise<ChatTurn[]> {
+): Promise<{ history: ChatTurn[]; questionId: string }> {
   const client = await sql.connect();
   try {
     await client.query('BEGIN');
@@ -52,13 +52,15 @@ async function acceptQuestion(
         ORDER BY "createdAt", id`,
       [campaignId, CHAT_CONTEXT_MESSAGES],
     );
-    await client.query(
+    const {
+      rows: [stored],
+    } = await client.query<{ id: string }>(
       `INSERT INTO "CampaignChatMessage" (id, "workspaceId", "campaignId", role, content, "apiKeyId")
-       VALUES (gen_random_uuid(), $1::uuid, $2::uuid, 'user', $3, $4::uuid)`,
+       VALUES (gen_random_uuid(), $1::uuid, $2::uuid, 'user', $3, $4::uuid) RETURNING id`,
       [principal.workspaceId, campaignId, question, principal.keyId],
     );
     await client.query('COMMIT');
-    return rows;
+    return { history: rows, questionId: stored!.id };
   } catch (error) {
     await client.query('ROLLBACK').catch(() => {});
     throw error;
@@ -79,7 +81,7 @@ const failureMessage = (error: unknown) =>
 async function* answerEvents(
   services: AppServices,
   provider: ChatProvider,
-  stored: { workspaceId: string; campaignId: string },
+  stored: { workspaceId: string; campaignId: string; questionId: string },
   question: Parameters<ChatProvider['answer']>[0],
 ): AsyncGenerator<ChatEvent> {
   let text = '';
@@ -96,10 +98,12 @@ async function* answerEvents(
     return;
   }
   if (question.signal.aborted) return;
+  // Only beside its question: a conversation cleared while the answer streamed does not get it back.
   await services.sql.query(
     `INSERT INTO "CampaignChatMessage" (id, "workspaceId", "campaignId", role, content, provider)
-     VALUES (gen_random_uuid(), $1::uuid, $2::uuid, 'assistant', $3, $4)`,
-    [stored.workspaceId, stored.campaignId, text, provider.name],
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'assistant', $3, $4
+      WHERE EXISTS (SELECT 1 FROM "CampaignChatMessage" WHERE id = $5::uuid)`,
+    [stored.workspaceId, stored.campaignId, text, provider.name, stored.questionId],
   );
   yield { type: 'done', text };
 }
@@ -116,11 +120,11 @@ export async function askCampaign(
   signal: AbortSignal,
 ): Promise<AsyncIterable<ChatEvent>> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const history = await acceptQuestion(services, principal, campaign.id, message);
+  const { history, questionId } = await acceptQuestion(services, principal, campaign.id, message);
   return answerEvents(
     services,
     providerOf(services),
-    { workspaceId: principal.workspaceId, campaignId: campaign.id },
+    { workspaceId: principal.workspaceId, campaignId: campaign.id, questionId },
     { question: message, history, facts: campaignFactSource(services, principal, campaign), signal },
   );
 }
