@@ -13,6 +13,7 @@ import { dictionaryRoutes } from './dictionaries';
 import { doNotCallRoutes } from './do-not-call';
 import { docsRoutes } from './docs';
 import { exportRoutes } from './exports';
+import { sheetRoutes } from './sheets';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
@@ -49,6 +50,7 @@ export const routes: readonly RouteDefinition[] = [
   ...campaignRoutes,
   ...campaignDataRoutes,
   ...exportRoutes,
+  ...sheetRoutes,
   ...leadRoutes,
   ...resultRoutes,
   ...callRoutes,

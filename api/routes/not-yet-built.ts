@@ -15,11 +15,6 @@ import { campaignParamOf } from '../services/api-logs';
 const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
   ['post', '/campaigns/{id}/chat/stream', 'intel.view', { plan: 'ai' }],
   ['delete', '/campaigns/{id}/chat/messages', 'campaigns.delete'],
-  ['post', '/campaigns/{id}/sheet', 'campaigns.edit'],
-  ['patch', '/campaigns/{id}/sheet', 'campaigns.edit'],
-  ['delete', '/campaigns/{id}/sheet', 'campaigns.delete'],
-  ['post', '/campaigns/{id}/sheet/sync', 'campaigns.edit'],
-  ['post', '/campaigns/{id}/sheet/rebuild', 'campaigns.edit'],
 ];
 
 export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, path, permission, requires]) => {
