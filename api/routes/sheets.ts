@@ -160,7 +160,6 @@ export const sheetRoutes = [
       'workflow has the request (202); follow GET /campaigns/{id}/sheet. Asked during a sync, one more follows it.',
     tags: ['Live sheets'],
     params,
-    body: z.strictObject({}).optional(),
     responses: { 202: sheetAnswer('The sheet, as it stood when the sync was asked for.') },
     errors: { ...noSheet, ...unavailable },
     handler: async ({ services, principal, params }) => ({
@@ -177,7 +176,6 @@ export const sheetRoutes = [
       'stops at its next page. 202; follow GET /campaigns/{id}/sheet (status rebuilding, then idle).',
     tags: ['Live sheets'],
     params,
-    body: z.strictObject({}).optional(),
     responses: { 202: sheetAnswer('The sheet, as it stood when the rebuild was asked for.') },
     errors: { ...noSheet, ...unavailable },
     handler: async ({ services, principal, params }) => ({

@@ -41,3 +41,35 @@ export function workerProcesses(setup: {
     return child;
   };
 }
+
+/**
+ * The export worker's entry point (worker/export-worker.ts: export jobs' and live sheets' activities),
+ * each start its own process, polling the export task queue given and writing under `exportDir`.
+ * Whatever is still running at the end of the file is killed.
+ */
+export function exportWorkerProcesses(setup: {
+  databaseUrl: string;
+  exportTaskQueue: string;
+  exportDir: string;
+}): () => ChildProcess {
+  const running = new Set<ChildProcess>();
+  afterAll(() => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+  return () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/export-worker.ts'], {
+      cwd: projectRoot,
+      env: {
+        ...process.env,
+        DATABASE_URL: setup.databaseUrl,
+        TEMPORAL_ADDRESS: inject('stack').temporalAddress,
+        EXPORT_TASK_QUEUE: setup.exportTaskQueue,
+        EXPORT_DIR: setup.exportDir,
+      },
+      stdio: 'ignore',
+    });
+    running.add(child);
+    child.once('exit', () => running.delete(child));
+    return child;
+  };
+}
