@@ -10,7 +10,20 @@ import type { SqlPool } from '../lib/sql-pool';
  * transaction has no deadline of its own: Temporal decides when an attempt has failed, and a stalled
  * attempt learns it at its next heartbeat, which cancels it.
  */
-export async function withExportLock<T>(sql: SqlPool, exportId: string, work: () => Promise<T>): Promise<T> {
+export function withExportLock<T>(sql: SqlPool, exportId: string, work: () => Promise<T>): Promise<T> {
+  return withActivityLock(sql, `export:${exportId}`, ErrorCode.export_failed, work);
+}
+
+/**
+ * The same fence for any resource an activity writes (an export's file, a live sheet's cells): `name`
+ * is the lock's name, `failureType` the retryable failure's type when an earlier attempt still holds it.
+ */
+export async function withActivityLock<T>(
+  sql: SqlPool,
+  name: string,
+  failureType: ErrorCode,
+  work: () => Promise<T>,
+): Promise<T> {
   // The connection sits idle while `work` runs on others; should PostgreSQL drop it meanwhile, the
   // COMMIT reports it (createSqlPool's clients never crash the process with an 'error' event).
   const client = await sql.connect();
@@ -20,12 +33,12 @@ export async function withExportLock<T>(sql: SqlPool, exportId: string, work: ()
     const {
       rows: [row],
     } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked', [
-      `export:${exportId}`,
+      name,
     ]);
     if (!row?.locked) {
       throw ApplicationFailure.create({
-        type: ErrorCode.export_failed,
-        message: `export ${exportId} is still held by an earlier attempt`,
+        type: failureType,
+        message: `${name} is still held by an earlier attempt`,
         nonRetryable: false,
       });
     }

@@ -40,3 +40,19 @@ export async function benchAppServices(db: Database, databaseUrl: string, extra:
   };
   return { services, close };
 }
+
+/**
+ * The API's services on the bench's running Temporal (the production routes start workflows there): for
+ * benches that run the app in their own process next to real workers.
+ */
+export function benchTemporalServices(
+  setup: Pick<AppServices, 'db' | 'sql' | 'temporal' | 'temporalConnection' | 'taskQueue' | 'exports'>,
+): AppServices {
+  const { sql, temporal, taskQueue } = setup;
+  return {
+    ...setup,
+    defaultRateLimitPerMinute: 120,
+    leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),
+    startsAfterAnswer: createStartQueue(),
+  };
+}

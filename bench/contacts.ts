@@ -10,8 +10,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createApp } from '../api/app';
-import { createLeadDispatcher } from '../api/services/lead-dispatch';
-import { createStartQueue } from '../api/services/start-queue';
+import { benchTemporalServices } from './bench-app-services';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
@@ -42,23 +41,20 @@ try {
   const { key } = await createApiKey(db, (await addMember(db, workspaceId, 'bench@bench.localhost', 'owner')).id, {
     scopes: ['campaigns.edit', 'campaigns.view'],
   });
-  const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
-  const server = createApp({
+  const services = benchTemporalServices({
     db,
     sql,
     temporal,
     temporalConnection: connection,
     taskQueue,
-    leadDispatcher,
-    startsAfterAnswer: createStartQueue(),
-    defaultRateLimitPerMinute: 120,
     exports: {
       dir: path.join(os.tmpdir(), 'bench-exports'),
       inlineMaxRows: 5000,
       retentionSeconds: 86_400,
       pageRows: 5000,
     },
-  }).listen(0, '127.0.0.1');
+  });
+  const server = createApp(services).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const post = async (pathname: string, body: unknown) => {
@@ -194,7 +190,7 @@ try {
   ]);
   console.log(JSON.stringify(result));
   server.close();
-  await leadDispatcher.stop();
+  await services.leadDispatcher.stop();
   await sql.end();
   await db.$disconnect();
   await connection.close();

@@ -15,9 +15,8 @@ import { pipeline } from 'node:stream/promises';
 import { Client, Connection } from '@temporalio/client';
 import { to as copyTo } from 'pg-copy-streams';
 import { createApp } from '../api/app';
+import { benchTemporalServices } from './bench-app-services';
 import { EXPORT_PAGE_ROWS } from '../api/services/exports';
-import { createLeadDispatcher } from '../api/services/lead-dispatch';
-import { createStartQueue } from '../api/services/start-queue';
 import { createDatabase } from '../lib/database';
 import { defaultExportTaskQueue } from '../lib/config';
 import { createSqlPool } from '../lib/sql-pool';
@@ -94,23 +93,22 @@ try {
   const baselineBefore = await baseline();
   console.error('baseline (COPY) before', baselineBefore);
 
-  const server = createApp({
-    db,
-    sql,
-    temporal,
-    temporalConnection: connection,
-    taskQueue,
-    defaultRateLimitPerMinute: 120,
-    leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),
-    startsAfterAnswer: createStartQueue(),
-    exports: {
-      dir: exportDir,
-      inlineMaxRows: 5000,
-      retentionSeconds: 3600,
-      pageRows: PAGE_ROWS,
-      taskQueue: defaultExportTaskQueue(taskQueue),
-    },
-  }).listen(0, '127.0.0.1');
+  const server = createApp(
+    benchTemporalServices({
+      db,
+      sql,
+      temporal,
+      temporalConnection: connection,
+      taskQueue,
+      exports: {
+        dir: exportDir,
+        inlineMaxRows: 5000,
+        retentionSeconds: 3600,
+        pageRows: PAGE_ROWS,
+        taskQueue: defaultExportTaskQueue(taskQueue),
+      },
+    }),
+  ).listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const request = (method: string, pathname: string, body?: unknown) =>

@@ -96,6 +96,12 @@ export const ErrorCode = {
   export_failed: 'export_failed',
   export_expired: 'export_expired',
   export_not_found: 'export_not_found',
+  // Live sheets (README "Live sheets"): 409 a second sheet for a campaign, 404 a campaign without one,
+  // 409 a download before the first sync published the files; sheet_sync_failed types a chunk's failure.
+  sheet_exists: 'sheet_exists',
+  sheet_not_found: 'sheet_not_found',
+  sheet_not_ready: 'sheet_not_ready',
+  sheet_sync_failed: 'sheet_sync_failed',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -76,3 +76,8 @@ export function crmDeliveryWorkflowId(deliveryId: string): string {
 export function orderNotificationWorkflowId(ruleId: string, orderId: string): string {
   return `order-notification-${ruleId}-${orderId}`;
 }
+
+/** A live sheet's workflow, for the sheet's whole life (it continues as new to keep its history short). */
+export function liveSheetWorkflowId(sheetId: string): string {
+  return `live-sheet-${sheetId}`;
+}

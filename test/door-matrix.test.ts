@@ -87,6 +87,7 @@ const VALID_BODIES: Record<string, unknown> = {
   '/agents/{id}/documents': { documentIds: [] },
   '/campaigns/{id}/contacts': { contacts: [{ phone: '+14155550120' }] },
   '/campaigns/{id}/chat/stream': { message: 'How is the campaign doing?' },
+  '/campaigns/{id}/sheet': { intervalSeconds: 60 },
   '/campaigns/{id}/import-from-crm': { connectionId: '00000000-0000-4000-8000-000000000003' },
   '/crm/connections/{id}/order-notifications': { rules: [] },
   '/dictionaries': { name: 'Matrix' },

@@ -130,7 +130,7 @@ describe('GET /v1/openapi.json', () => {
     ]);
     expect(codesOf('/workflows', 'get', 403)).toContain('feature_not_enabled');
     expect(codesOf('/campaigns/{id}/exports/{exportId}/file', 'get', 410)).toEqual(['export_expired']);
-    expect(codesOf('/campaigns/{id}/sheet', 'post', 501)).toEqual(['not_implemented']);
+    expect(codesOf('/campaigns/{id}/sheet', 'post', 409)).toEqual(['sheet_exists']);
     expect(document.paths['/v1/whoami']!.get!.responses[400]).toBeUndefined();
     expect(document.paths['/health']!.get!.responses[401]).toBeUndefined();
     // Every error answer of every operation carries codes, and only codes of the one list.

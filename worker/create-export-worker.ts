@@ -1,5 +1,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createExportActivities, type ExportActivityDependencies } from '../activities/exports';
+import { createSheetActivities } from '../activities/sheets';
+import { LocalSpreadsheetProvider, localSheetsDir } from '../lib/sheets/local-provider';
 
 /**
  * Export activities one export worker runs at a time. Each running chunk holds one page of rows and its
@@ -31,7 +33,14 @@ export async function createExportWorker(setup: ExportWorkerSetup): Promise<Work
     connection: setup.connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
-    activities: createExportActivities(setup.dependencies),
+    // Live sheets page through campaigns and write files as exports do: same worker, same volume.
+    activities: {
+      ...createExportActivities(setup.dependencies),
+      ...createSheetActivities({
+        sql: setup.dependencies.sql,
+        provider: new LocalSpreadsheetProvider(localSheetsDir(setup.dependencies.exportDir)),
+      }),
+    },
     maxConcurrentActivityTaskExecutions: EXPORT_ACTIVITY_SLOTS,
     // A chunk works about 3 s: on shutdown it is let finish and hand its checkpoint to the workflow,
     // instead of being cancelled and retried from its last heartbeat.

@@ -12,3 +12,4 @@ export { whatsAppMessageWorkflow } from './whatsapp-message';
 export { leadMessageWorkflow } from './lead-message';
 export { crmDeliveryWorkflow } from './crm-delivery';
 export { orderNotificationWorkflow } from './order-notification';
+export { liveSheetWorkflow } from './live-sheet';

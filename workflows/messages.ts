@@ -2,6 +2,7 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CampaignAction, CampaignStatus } from '../lib/campaign-transitions';
 import type { CampaignStatusReason } from '../lib/campaigns/carrier-breaker';
 import type { ExportProgress } from '../lib/export-jobs';
+import type { LiveSheetProgress } from './live-sheet';
 import type { EndedCall } from '../lib/telephony/ended-call';
 import type { JourneyRunState, RecoveryDecision } from './journey-run';
 import type { LeadState } from './lead-dial';
@@ -57,3 +58,10 @@ export const leadMessageStateQuery = defineQuery<LeadMessageState>('leadMessageS
 
 /** exportJobWorkflow: rows written as of the last chunk. */
 export const exportProgressQuery = defineQuery<ExportProgress>('exportProgress');
+
+/** liveSheetWorkflow: sync now (POST /campaigns/{id}/sheet/sync; PATCH of the schedule, to take it at once). */
+export const sheetSyncSignal = defineSignal('sheetSync');
+/** liveSheetWorkflow: rewrite the sheet from scratch (POST /campaigns/{id}/sheet/rebuild; PATCH of the columns). */
+export const sheetRebuildSignal = defineSignal('sheetRebuild');
+/** liveSheetWorkflow: where the workflow stands (the API reads the LiveSheet row; this is for operators). */
+export const liveSheetProgressQuery = defineQuery<LiveSheetProgress>('liveSheetProgress');

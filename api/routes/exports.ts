@@ -74,13 +74,13 @@ const jobSchema = z.object({
 });
 
 /** An export file as the answer describes it: its bytes, in one of the formats' media types. */
-const exportFile = {
+export const exportFile = {
   schema: z.string(),
   contentType: Object.values(EXPORT_CONTENT_TYPES).map((type) => type.split(';')[0]!),
 };
 
 /** A file answer: the routes write it themselves, streamed, instead of a JSON body. */
-async function sendFile(res: Response, file: ExportFile & { size?: number }) {
+export async function sendFile(res: Response, file: ExportFile & { size?: number }) {
   res.status(200).set({
     'Content-Type': file.contentType,
     'Content-Disposition': `attachment; filename="${file.fileName}"`,

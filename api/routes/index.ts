@@ -14,6 +14,7 @@ import { dictionaryRoutes } from './dictionaries';
 import { doNotCallRoutes } from './do-not-call';
 import { docsRoutes } from './docs';
 import { exportRoutes } from './exports';
+import { sheetRoutes } from './sheets';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
 import { notYetBuiltRoutes } from './not-yet-built';
@@ -51,6 +52,7 @@ export const routes: readonly RouteDefinition[] = [
   ...campaignDataRoutes,
   ...exportRoutes,
   ...campaignChatRoutes,
+  ...sheetRoutes,
   ...leadRoutes,
   ...resultRoutes,
   ...callRoutes,

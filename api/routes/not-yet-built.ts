@@ -12,13 +12,7 @@ import { campaignParamOf } from '../services/api-logs';
  * answer 501 not_implemented. A campaign in the path is checked first: another workspace's campaign
  * gets 403 forbidden here exactly as on the built endpoints.
  */
-const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [
-  ['post', '/campaigns/{id}/sheet', 'campaigns.edit'],
-  ['patch', '/campaigns/{id}/sheet', 'campaigns.edit'],
-  ['delete', '/campaigns/{id}/sheet', 'campaigns.delete'],
-  ['post', '/campaigns/{id}/sheet/sync', 'campaigns.edit'],
-  ['post', '/campaigns/{id}/sheet/rebuild', 'campaigns.edit'],
-];
+const NOT_YET_BUILT: Array<[HttpMethod, string, string, Entitlement?]> = [];
 
 export const notYetBuiltRoutes: RouteDefinition[] = NOT_YET_BUILT.map(([method, path, permission, requires]) => {
   const campaignParam = campaignParamOf(path);

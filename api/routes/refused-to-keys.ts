@@ -27,9 +27,13 @@ const REFUSED: Record<string, Array<[HttpMethod, string]>> = {
   'Removing a number from the Do Not Call list': [['delete', '/do-not-call/{phone}']],
   'Chatbot test chats': [['post', '/chatbots/{id}/test-chat']],
   'Editing the shared home dashboard': [['put', '/dashboard/home']],
+  // A live sheet's own spreadsheet is read through GET /campaigns/{id}/sheet/download (intel.view); any
+  // other spreadsheet (listed from a signed-in sheets account, or attached to a campaign's live sheet in
+  // place of the local one) is the dashboard's.
   'Reading or attaching arbitrary spreadsheets': [
     ['get', '/spreadsheets'],
     ['post', '/spreadsheets/attach'],
+    ['post', '/campaigns/{id}/sheet/attach'],
   ],
   'Personal profile, onboarding and notifications': [
     ['get', '/me/profile'],

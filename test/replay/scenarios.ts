@@ -18,6 +18,7 @@ import { publishJourney, saveJourney } from '../../api/services/journeys';
 import type { JourneyDefinition } from '../../lib/journey';
 import type { journeyRunWorkflow } from '../../workflows/journey-run';
 import { exportJobScenario } from './export-job-scenario';
+import { liveSheetScenario } from './live-sheet-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
 import { cancelledOrderNotificationScenario, crmDeliveryScenario, orderNotificationScenario } from './crm-scenario';
 import { journeyWhatsAppScenario, leadMessageScenario, whatsAppMessageScenario } from './whatsapp-scenario';
@@ -357,6 +358,7 @@ export const replayScenarios: ReplayScenario[] = [
   journeyRecoveredBySignal,
   journeyReviewedByUpdate,
   exportJobScenario,
+  liveSheetScenario,
   // Call intelligence of a call with a stored transcript (workflows/call-intelligence.ts).
   callIntelligenceScenario,
   testCallScenario,

@@ -1,0 +1,129 @@
+import { ApplicationFailure } from '@temporalio/common';
+import { ErrorCode } from '../lib/error-codes';
+import type { SheetColumn } from '../lib/sheets/columns';
+import type { SheetCursor } from '../lib/sheets/rows';
+import type { Queryable } from '../lib/sql-pool';
+
+/** What the sheet activities read of a LiveSheet row. */
+export interface LiveSheetState {
+  campaignId: string;
+  spreadsheetId: string;
+  columns: SheetColumn[];
+  intervalSeconds: number;
+  cursor: SheetCursor | null;
+  syncNumber: number;
+  syncUntil: string | null;
+  syncRowsWritten: number;
+  rowCount: number;
+  publishedAt: Date | null;
+}
+
+// LiveSheet's times are timestamps without time zone holding UTC (as Prisma writes them).
+const NOW = `(clock_timestamp() AT TIME ZONE 'UTC')`;
+const iso = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+/** The LiveSheet row and its LiveSheetRow positions, in plain SQL: the export worker loads no Prisma. */
+export function liveSheetRows(sql: Queryable) {
+  const update = async (sheetId: string, assignments: string, values: unknown[] = []) => {
+    await sql.query(`UPDATE "LiveSheet" SET ${assignments}, "updatedAt" = ${NOW} WHERE id = $1::uuid`, [
+      sheetId,
+      ...values,
+    ]);
+  };
+  return {
+    /** The sheet, or a non-retryable sheet_not_found once it was deleted (DELETE /campaigns/{id}/sheet). */
+    async load(sheetId: string): Promise<LiveSheetState> {
+      const {
+        rows: [sheet],
+      } = await sql.query<LiveSheetState>(
+        `SELECT "campaignId", "spreadsheetId", columns, "intervalSeconds", cursor, "syncNumber",
+           ${iso('"syncUntil"')} AS "syncUntil", "syncRowsWritten", "rowCount", "publishedAt"
+         FROM "LiveSheet" WHERE id = $1::uuid`,
+        [sheetId],
+      );
+      if (!sheet)
+        throw ApplicationFailure.create({
+          type: ErrorCode.sheet_not_found,
+          message: `live sheet ${sheetId} not found`,
+          nonRetryable: true,
+        });
+      return sheet;
+    },
+
+    /**
+     * Begins sync number `syncNumber`: its rows are those changed up to now less `settleMs`. A retry of
+     * the chunk that began it finds the number already stored and changes nothing.
+     */
+    async begin(sheetId: string, syncNumber: number, settleMs: number): Promise<void> {
+      await sql.query(
+        `UPDATE "LiveSheet" SET "syncNumber" = $2, "syncRowsWritten" = 0, "syncStartedAt" = ${NOW},
+           "syncUntil" = ${NOW} - $3 * interval '1 millisecond',
+           status = CASE WHEN cursor IS NULL OR cursor ->> 'phase' = 'full' THEN 'rebuilding' ELSE 'syncing' END,
+           error = NULL, "updatedAt" = ${NOW}
+         WHERE id = $1::uuid AND "syncNumber" <> $2`,
+        [sheetId, syncNumber, settleMs],
+      );
+    },
+
+    setCursor: (sheetId: string, cursor: SheetCursor) =>
+      update(sheetId, 'cursor = $2::jsonb', [JSON.stringify(cursor)]),
+
+    /**
+     * The page is in the sheet: the cursor moves past it and its rows are counted, in one statement, so
+     * that a crash leaves either both or neither.
+     */
+    pageWritten: (sheetId: string, cursor: SheetCursor, rowsWritten: number, rowCount: number) =>
+      update(
+        sheetId,
+        `cursor = $2::jsonb, "syncRowsWritten" = "syncRowsWritten" + $3, "rowsWrittenTotal" = "rowsWrittenTotal" + $3, "rowCount" = $4`,
+        [JSON.stringify(cursor), rowsWritten, rowCount],
+      ),
+
+    finish: (sheetId: string, published: boolean) =>
+      update(
+        sheetId,
+        `status = 'idle', "lastSyncAt" = ${NOW}, "lastSyncRowsWritten" = "syncRowsWritten", "syncStartedAt" = NULL` +
+          (published ? `, "publishedAt" = ${NOW}` : ''),
+      ),
+
+    fail: (sheetId: string, error: string) =>
+      update(sheetId, `status = 'failed', "syncStartedAt" = NULL, error = $2`, [error]),
+
+    /** A rebuild: no cursor, no positions; the next sync is a full pass that assigns rows afresh. */
+    async reset(sheetId: string): Promise<void> {
+      await sql.query(`DELETE FROM "LiveSheetRow" WHERE "sheetId" = $1::uuid`, [sheetId]);
+      await update(sheetId, `cursor = NULL, "rowCount" = 0, status = 'rebuilding'`);
+    },
+
+    /**
+     * The rows of these leads, in the same order: a lead's row is kept once assigned; leads without one
+     * get the next rows after the last assigned (row 1 is the header), in one statement.
+     */
+    async positions(sheetId: string, leadIds: string[]): Promise<{ rows: number[]; rowCount: number }> {
+      const { rows } = await sql.query<{ leadId: string; row: number }>(
+        `WITH page AS (
+           SELECT id, ord FROM unnest($2::uuid[]) WITH ORDINALITY AS page(id, ord)
+         ), existing AS (
+           SELECT r."leadId", r.row FROM "LiveSheetRow" r WHERE r."sheetId" = $1::uuid AND r."leadId" IN (SELECT id FROM page)
+         ), last AS (
+           SELECT coalesce(max(row), 1) AS row FROM "LiveSheetRow" WHERE "sheetId" = $1::uuid
+         ), inserted AS (
+           INSERT INTO "LiveSheetRow" ("sheetId", "leadId", row)
+           SELECT $1::uuid, page.id, last.row + row_number() OVER (ORDER BY page.ord)
+           FROM page, last WHERE page.id NOT IN (SELECT "leadId" FROM existing)
+           RETURNING "leadId", row
+         )
+         SELECT "leadId"::text, row FROM existing UNION ALL SELECT "leadId"::text, row FROM inserted`,
+        [sheetId, leadIds],
+      );
+      const byLead = new Map(rows.map((row) => [row.leadId, row.row]));
+      const {
+        rows: [count],
+      } = await sql.query<{ rows: number }>(
+        `SELECT coalesce(max(row), 1) - 1 AS rows FROM "LiveSheetRow" WHERE "sheetId" = $1::uuid`,
+        [sheetId],
+      );
+      return { rows: leadIds.map((leadId) => byLead.get(leadId)!), rowCount: count?.rows ?? 0 };
+    },
+  };
+}

@@ -1,0 +1,161 @@
+import { Context, heartbeat } from '@temporalio/activity';
+import { ErrorCode } from '../lib/error-codes';
+import { rowRange } from '../lib/sheets/a1';
+import { SHEET_TAB, sheetCells } from '../lib/sheets/columns';
+import type { SpreadsheetProvider } from '../lib/sheets/provider';
+import { LAST_UUID, readChangesPage, readFullPage, type SheetCursor, type SheetPageRow } from '../lib/sheets/rows';
+import type { SqlPool } from '../lib/sql-pool';
+import { withActivityLock } from './export-lock';
+import { liveSheetRows, type LiveSheetState } from './live-sheet-rows';
+
+/** One call of syncSheetChunk works this long (plus one page), as an export's chunk does. */
+const CHUNK_BUDGET_MS = 3_000;
+
+/**
+ * How long a change waits before a sync takes it: a row's updatedAt is stamped when its statement runs,
+ * and a transaction that commits later than one begun after it would otherwise slip behind a cursor
+ * that already moved past its time. Writers' transactions last milliseconds; this leaves them seconds.
+ */
+export const SHEET_SETTLE_MS = 2_000;
+
+/** Rows per page: a page's rows, their cells and the blocks they land in are what a chunk holds in memory. */
+export const SHEET_PAGE_ROWS = 1_000;
+
+export interface SheetSyncProgress {
+  /** Rows written by this sync so far. */
+  rowsWritten: number;
+  /** Lead rows in the sheet. */
+  rowCount: number;
+  done: boolean;
+  /** The sheet's schedule as stored now (PATCH may have changed it). */
+  intervalSeconds: number;
+}
+
+export interface SheetActivityDependencies {
+  sql: SqlPool;
+  provider: SpreadsheetProvider;
+  /** Rows per page; default SHEET_PAGE_ROWS. */
+  pageRows?: number;
+  /** Default SHEET_SETTLE_MS. */
+  settleMs?: number;
+}
+
+function throwIfCancelled() {
+  const signal = Context.current().cancellationSignal;
+  if (signal.aborted) throw signal.reason;
+}
+
+/**
+ * The live sheet's activities, run by the export worker (EXPORT_TASK_QUEUE) beside the export job's:
+ * both page through a campaign with plain pg and write files, with bounded memory.
+ */
+export function createSheetActivities({
+  sql,
+  provider,
+  pageRows = SHEET_PAGE_ROWS,
+  settleMs = SHEET_SETTLE_MS,
+}: SheetActivityDependencies) {
+  const sheets = liveSheetRows(sql);
+  const locked = <T>(sheetId: string, work: () => Promise<T>) =>
+    withActivityLock(sql, `sheet:${sheetId}`, ErrorCode.sheet_sync_failed, work);
+
+  /** Writes one page at the rows its leads hold (assigning rows to new leads), then moves the cursor past it. */
+  async function writePage(sheetId: string, sheet: LiveSheetState, page: SheetPageRow[], cursor: SheetCursor) {
+    const { rows, rowCount } = await sheets.positions(
+      sheetId,
+      page.map((row) => row.leadId),
+    );
+    await provider.batchUpdateValues(
+      sheet.spreadsheetId,
+      page.map((row, index) => ({
+        range: rowRange(SHEET_TAB, rows[index]!, sheet.columns.length),
+        values: [sheetCells(row, sheet.columns)],
+      })),
+    );
+    // Only now, with the page in the sheet, does the cursor move: a crash before this line re-reads the
+    // same page and writes it again at the same rows.
+    await sheets.pageWritten(sheetId, cursor, page.length, rowCount);
+    return rowCount;
+  }
+
+  return {
+    /**
+     * Advances sync `syncNumber` of the sheet for about CHUNK_BUDGET_MS: reads pages after the stored
+     * cursor, writes each, and stores the cursor after it. The workflow passes nothing but the sheet and
+     * the sync's number, and gets counts back: the cursor lives in PostgreSQL, never in its history.
+     */
+    async syncSheetChunk({ sheetId, syncNumber }: { sheetId: string; syncNumber: number }): Promise<SheetSyncProgress> {
+      return locked(sheetId, async () => {
+        await sheets.begin(sheetId, syncNumber, settleMs);
+        let sheet = await sheets.load(sheetId);
+        if (sheet.cursor === null) {
+          await provider.create({ key: sheet.spreadsheetId, title: `Campaign ${sheet.campaignId}`, tab: SHEET_TAB });
+          await provider.batchUpdateValues(sheet.spreadsheetId, [
+            { range: rowRange(SHEET_TAB, 1, sheet.columns.length), values: [[...sheet.columns]] },
+          ]);
+          const cursor: SheetCursor = { phase: 'full', afterLeadId: null, watermark: sheet.syncUntil! };
+          await sheets.setCursor(sheetId, cursor);
+          sheet = { ...sheet, cursor };
+        }
+        const started = Date.now();
+        let cursor = sheet.cursor!;
+        let rowsWritten = sheet.syncRowsWritten;
+        let rowCount = sheet.rowCount;
+        for (;;) {
+          throwIfCancelled();
+          const page =
+            cursor.phase === 'full'
+              ? await readFullPage(sql, sheet.campaignId, cursor.afterLeadId, pageRows)
+              : await readChangesPage(sql, sheet.campaignId, cursor, sheet.syncUntil!, pageRows);
+          const last = page.at(-1);
+          if (last) {
+            const next: SheetCursor =
+              cursor.phase === 'full'
+                ? { ...cursor, afterLeadId: last.leadId }
+                : { phase: 'changes', changedAt: last.changedAt, leadId: last.leadId };
+            rowCount = await writePage(sheetId, sheet, page, next);
+            cursor = next;
+            rowsWritten += page.length;
+            heartbeat({ rowsWritten, cursor });
+          }
+          if (page.length < pageRows && cursor.phase === 'full') {
+            // Every lead is in the sheet as of the watermark; changes after it come next.
+            cursor = { phase: 'changes', changedAt: cursor.watermark, leadId: LAST_UUID };
+            await sheets.setCursor(sheetId, cursor);
+            continue;
+          }
+          if (page.length < pageRows) {
+            const publish = rowsWritten > 0 || sheet.publishedAt === null;
+            if (publish) await provider.flush(sheet.spreadsheetId);
+            await sheets.finish(sheetId, publish);
+            const finished = await sheets.load(sheetId);
+            return { rowsWritten, rowCount, done: true, intervalSeconds: finished.intervalSeconds };
+          }
+          if (Date.now() - started >= CHUNK_BUDGET_MS)
+            return { rowsWritten, rowCount, done: false, intervalSeconds: sheet.intervalSeconds };
+        }
+      });
+    },
+
+    /** A rebuild: the spreadsheet emptied and the positions forgotten; the next sync writes it from scratch. */
+    async resetSheet({ sheetId }: { sheetId: string }): Promise<void> {
+      await locked(sheetId, async () => {
+        const sheet = await sheets.load(sheetId);
+        await sheets.reset(sheetId);
+        await provider.create({ key: sheet.spreadsheetId, title: `Campaign ${sheet.campaignId}`, tab: SHEET_TAB });
+        await provider.clearValues(sheet.spreadsheetId, `${SHEET_TAB}!A1:ZZ`);
+      });
+    },
+
+    async failSheetSync({ sheetId, reason }: { sheetId: string; reason: string }): Promise<void> {
+      await sheets.fail(sheetId, reason.slice(0, 500));
+    },
+
+    /** The sheet was deleted: its spreadsheet goes too, once no chunk is writing to it. */
+    async removeSheetFiles({ sheetId, spreadsheetId }: { sheetId: string; spreadsheetId: string }): Promise<void> {
+      await locked(sheetId, () => provider.delete(spreadsheetId));
+    },
+  };
+}
+
+export type SheetActivities = ReturnType<typeof createSheetActivities>;

@@ -1,0 +1,205 @@
+import { randomUUID } from 'node:crypto';
+import { WorkflowIdReusePolicy } from '@temporalio/client';
+import type { LiveSheet } from '../../generated/prisma/client';
+import { defaultExportTaskQueue } from '../../lib/config';
+import { ErrorCode } from '../../lib/error-codes';
+import { EXPORT_CONTENT_TYPES, type ExportFormat } from '../../lib/export-formats';
+import { isUniqueViolation } from '../../lib/prisma-errors';
+import type { SheetColumn } from '../../lib/sheets/columns';
+import { LocalSpreadsheetProvider, localSheetsDir } from '../../lib/sheets/local-provider';
+import type { SheetCursor } from '../../lib/sheets/rows';
+import { liveSheetWorkflowId } from '../../lib/workflow-ids';
+import type { liveSheetWorkflow, LiveSheetInput } from '../../workflows/live-sheet';
+import { sheetRebuildSignal, sheetSyncSignal } from '../../workflows/messages';
+import type { Principal } from '../auth/principal';
+import { ApiError } from '../http/api-error';
+import { findOwnedCampaign } from './campaigns';
+import type { ExportFile } from './exports';
+import type { AppServices } from './index';
+
+/** A healthy start or signal takes milliseconds; one that hangs is answered 503 rather than held. */
+const TEMPORAL_DEADLINE_MS = 5_000;
+
+export interface SheetSettings {
+  columns: SheetColumn[];
+  intervalSeconds: number;
+}
+
+const sheetPath = (campaignId: string) => `/campaigns/${campaignId}/sheet`;
+
+export function sheetView(sheet: LiveSheet) {
+  const download = `${sheetPath(sheet.campaignId)}/download`;
+  return {
+    id: sheet.id,
+    campaignId: sheet.campaignId,
+    provider: sheet.provider,
+    columns: sheet.columns as SheetColumn[],
+    intervalSeconds: sheet.intervalSeconds,
+    status: sheet.status as 'pending' | 'syncing' | 'rebuilding' | 'idle' | 'failed',
+    rows: sheet.rowCount,
+    cursor: (sheet.cursor as SheetCursor | null) ?? null,
+    progress: {
+      syncNumber: sheet.syncNumber,
+      rowsWritten: sheet.syncRowsWritten,
+      syncStartedAt: sheet.syncStartedAt?.toISOString() ?? null,
+    },
+    lastSyncAt: sheet.lastSyncAt?.toISOString() ?? null,
+    lastSyncRowsWritten: sheet.lastSyncRowsWritten,
+    rowsWrittenTotal: Number(sheet.rowsWrittenTotal),
+    error: sheet.error,
+    downloadUrls: sheet.publishedAt ? { csv: `${download}?format=csv`, xlsx: `${download}?format=xlsx` } : null,
+    createdAt: sheet.createdAt.toISOString(),
+    updatedAt: sheet.updatedAt.toISOString(),
+  };
+}
+
+export type SheetView = ReturnType<typeof sheetView>;
+
+function workflowInput(services: AppServices, sheet: LiveSheet): LiveSheetInput {
+  return {
+    sheetId: sheet.id,
+    spreadsheetId: sheet.spreadsheetId,
+    intervalSeconds: sheet.intervalSeconds,
+    activityTaskQueue: services.exports.taskQueue ?? defaultExportTaskQueue(services.taskQueue),
+  };
+}
+
+const withDeadline = <T>(services: AppServices, work: () => Promise<T>) =>
+  services.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
+
+async function findOwnedSheet(services: AppServices, principal: Principal, campaignId: string): Promise<LiveSheet> {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const sheet = await services.db.liveSheet.findUnique({ where: { campaignId: campaign.id } });
+  if (!sheet) throw new ApiError(404, ErrorCode.sheet_not_found);
+  return sheet;
+}
+
+/**
+ * Creates the campaign's sheet and starts its workflow, which syncs it at once. One sheet per campaign:
+ * a second is 409 sheet_exists. Without its workflow the sheet is not kept: 503, and nothing remains.
+ */
+export async function createSheet(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  settings: SheetSettings,
+): Promise<SheetView> {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const id = randomUUID();
+  const sheet = await services.db.liveSheet
+    .create({
+      data: {
+        id,
+        workspaceId: principal.workspaceId,
+        campaignId: campaign.id,
+        provider: 'local',
+        // The local provider names a spreadsheet by the key it is created with.
+        spreadsheetId: id,
+        columns: settings.columns,
+        intervalSeconds: settings.intervalSeconds,
+      },
+    })
+    .catch((error: unknown) => {
+      if (isUniqueViolation(error)) throw new ApiError(409, ErrorCode.sheet_exists);
+      throw error;
+    });
+  try {
+    await withDeadline(services, () =>
+      services.temporal.workflow.start<typeof liveSheetWorkflow>('liveSheetWorkflow', {
+        workflowId: liveSheetWorkflowId(sheet.id),
+        taskQueue: services.taskQueue,
+        args: [workflowInput(services, sheet)],
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
+      }),
+    );
+  } catch (error) {
+    await services.db.liveSheet.delete({ where: { id: sheet.id } }).catch(() => undefined);
+    throw error;
+  }
+  return sheetView(sheet);
+}
+
+export async function findSheet(services: AppServices, principal: Principal, campaignId: string): Promise<SheetView> {
+  return sheetView(await findOwnedSheet(services, principal, campaignId));
+}
+
+/**
+ * Signals the sheet's workflow, starting it again should it have ended: a signal with start, so that
+ * an accepted sync or rebuild always has a workflow to run it.
+ */
+async function tellWorkflow(services: AppServices, sheet: LiveSheet, signal: 'sync' | 'rebuild') {
+  await withDeadline(services, () =>
+    services.temporal.workflow.signalWithStart<typeof liveSheetWorkflow, []>('liveSheetWorkflow', {
+      workflowId: liveSheetWorkflowId(sheet.id),
+      taskQueue: services.taskQueue,
+      args: [{ ...workflowInput(services, sheet), pending: { sync: false, rebuild: false } }],
+      signal: signal === 'sync' ? sheetSyncSignal : sheetRebuildSignal,
+      signalArgs: [],
+      searchAttributes: { CampaignId: [sheet.campaignId], WorkspaceId: [sheet.workspaceId] },
+    }),
+  );
+}
+
+export async function requestSheetSync(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  kind: 'sync' | 'rebuild',
+): Promise<SheetView> {
+  const sheet = await findOwnedSheet(services, principal, campaignId);
+  await tellWorkflow(services, sheet, kind);
+  return sheetView(sheet);
+}
+
+/** New columns rewrite the sheet (a rebuild); a new schedule is taken by a sync at once. */
+export async function updateSheet(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  patch: Partial<SheetSettings>,
+): Promise<SheetView> {
+  const sheet = await findOwnedSheet(services, principal, campaignId);
+  const columnsChanged = patch.columns !== undefined && JSON.stringify(patch.columns) !== JSON.stringify(sheet.columns);
+  const updated = await services.db.liveSheet.update({
+    where: { id: sheet.id },
+    data: {
+      ...(patch.columns && { columns: patch.columns }),
+      ...(patch.intervalSeconds && { intervalSeconds: patch.intervalSeconds }),
+    },
+  });
+  if (columnsChanged) await tellWorkflow(services, updated, 'rebuild');
+  else if (patch.intervalSeconds !== undefined) await tellWorkflow(services, updated, 'sync');
+  return sheetView(updated);
+}
+
+/**
+ * Deletes the sheet: its row (and its rows' positions) at once, then its workflow is cancelled and
+ * deletes the spreadsheet's files once no chunk writes to them. Should the cancellation not reach
+ * Temporal, the workflow finds the row gone at its next sync and does the same.
+ */
+export async function deleteSheet(services: AppServices, principal: Principal, campaignId: string): Promise<void> {
+  const sheet = await findOwnedSheet(services, principal, campaignId);
+  await services.db.liveSheet.delete({ where: { id: sheet.id } });
+  await withDeadline(services, () =>
+    services.temporal.workflow.getHandle(liveSheetWorkflowId(sheet.id)).cancel(),
+  ).catch(() => undefined);
+}
+
+/** The spreadsheet as a file, as the last finished sync published it; 409 sheet_not_ready before the first. */
+export async function sheetFile(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  format: ExportFormat,
+): Promise<ExportFile & { size: number }> {
+  const sheet = await findOwnedSheet(services, principal, campaignId);
+  const provider = new LocalSpreadsheetProvider(localSheetsDir(services.exports.dir));
+  const file = await provider.download(sheet.spreadsheetId, format);
+  if (!file) throw new ApiError(409, ErrorCode.sheet_not_ready, { status: sheet.status });
+  return {
+    contentType: EXPORT_CONTENT_TYPES[format],
+    fileName: `sheet-${campaignId}.${format}`,
+    ...file,
+  };
+}
