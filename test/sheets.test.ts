@@ -15,6 +15,8 @@ import { insertLeads, settle, sheetClient } from './support/sheets';
 import { startTestExportWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 import { until } from './support/until';
+import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
+import { leadResult } from './support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('sheets'));
@@ -202,6 +204,57 @@ describe('a live sheet', () => {
     expect(gone.status).toBe(404);
     expect(await gone.json()).toEqual({ error: 'sheet_not_found' });
     expect(await db.liveSheetRow.count({ where: { sheetId: sheet.id } })).toBe(0);
+  });
+
+  it('follows a real campaign: leads pushed, dialed by the worker on the simulated carrier, synced while their ladders run', async () => {
+    const campaign = await db.campaign.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        name: 'Sheets live',
+        acceptsLeadPush: true,
+        status: 'RUNNING',
+        dialLadder: QUICK_LADDER,
+        callingWindow: ALWAYS_OPEN,
+      },
+    });
+    const created = await api.request('POST', sheets.path(campaign.id), {
+      key: owner.key,
+      body: { intervalSeconds: 5 },
+    });
+    expect(created.status).toBe(201);
+    // Answered numbers end in 0, busy ones in 5: the busy ones walk the ladder's rungs while the sheet syncs.
+    const phones = Array.from({ length: 8 }, (_, index) => `+1415555${2000 + index * 10 + (index % 2 ? 5 : 0)}`);
+    const keys = phones.map(() => randomUUID());
+    const pushed = await api.request('POST', `/v1/campaigns/${campaign.id}/leads/batch`, {
+      key: owner.key,
+      body: { leads: phones.map((phone, index) => ({ lead: { phone }, idempotencyKey: keys[index] })) },
+    });
+    expect(pushed.status).toBe(200);
+    // A sync lands while calls are still being placed and ended.
+    const midway = await until(
+      () => sheets.read(campaign.id),
+      (sheet) => sheet.status === 'idle' && sheet.rows > 0,
+    );
+    const finished = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
+    expect(finished).toHaveLength(8);
+    await settle();
+    const final = await syncNow(campaign.id);
+    expect(final.rows).toBe(8);
+    expect(final.rowsWrittenTotal).toBeGreaterThanOrEqual(midway.rowsWrittenTotal + 1);
+    const csv = byLead(await sheets.download(campaign.id, 'csv'));
+    const leads = await leadsOf(campaign.id);
+    expect(csv.size).toBe(leads.length);
+    for (const lead of leads) {
+      const last = lead.calls[0]!;
+      expect(csv.get(lead.id), lead.phone).toMatchObject({
+        phone: `'${lead.phone}`, // a leading + is quoted against formula injection, as in exports
+        leadStatus: lead.status,
+        lastCallId: last.id,
+        outcome: last.outcome,
+        calls: String(lead.calls.length),
+      });
+    }
+    expect(new Set(leads.map((lead) => lead.calls[0]!.outcome))).toEqual(new Set(['answered', 'busy']));
   });
 
   it('is one per campaign, and refuses bad input with 400 changing nothing', async () => {
