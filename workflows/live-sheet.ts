@@ -55,9 +55,9 @@ export interface LiveSheetInput {
   spreadsheetId: string;
   /** EXPORT_TASK_QUEUE, where the activities run. */
   activityTaskQueue?: string;
-  /** Carried over continueAsNew: the last sync's number, and what was asked and not yet done. */
   /** Seconds between scheduled syncs as the sheet was created; each chunk answers the current value. */
   intervalSeconds: number;
+  /** Carried over continueAsNew: the last sync's number, and what was asked and not yet done. */
   syncNumber?: number;
   pending?: { sync: boolean; rebuild: boolean };
 }
