@@ -12,6 +12,7 @@ import { pushLeadWithWorkflow } from './support/lead-workflows';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
 import { createTestWorkspace } from './support/workspace';
+import { transitionCampaign } from './support/campaign-transition';
 
 // Real servers: PostgreSQL, Temporal, the API, a worker, and the simulated carrier over HTTP. Its
 // numbers decide the call (telephony/simulated-carrier/timeline.ts): last digit 0-4 answered, 5 busy,
@@ -141,9 +142,8 @@ describe('the carrier circuit breaker', () => {
     // Calls that ended together tripped it once: start and one pause were committed.
     expect(await committedTransitions(campaign.id)).toBe(2);
 
-    const resumed = await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: owner.key, body: {} });
-    expect(resumed.status).toBe(200);
-    expect(((await resumed.json()) as { statusReason: unknown }).statusReason).toBeNull();
+    const resumed = await transitionCampaign(api, owner.key, campaign.id, 'resume');
+    expect(resumed.statusReason).toBeNull();
     expect((await kpis(campaign.id)).pausedReason).toBeNull();
 
     // Every lead left is called; fewer than the minimum since the resume, so the window, started again

@@ -10,6 +10,7 @@ import { pushLeadWithWorkflow } from './support/lead-workflows';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { until } from './support/until';
 import { createTestWorkspace } from './support/workspace';
+import { transitionCampaign } from './support/campaign-transition';
 
 // A carrier outage: the simulated carrier, over HTTP, refuses every dial (its test control POST
 // /control/outage) instead of failing calls it placed. Real PostgreSQL, Temporal, API and worker. A
@@ -100,8 +101,7 @@ describe('a carrier outage (every dial refused)', () => {
     expect(await statusCommits(campaign.id)).toBe(2);
 
     await setOutage(false);
-    const resumed = await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: owner.key, body: {} });
-    expect(resumed.status).toBe(200);
+    expect((await transitionCampaign(api, owner.key, campaign.id, 'resume')).status).toBe('RUNNING');
     for (const { handle } of leads) expect((await handle.result()).outcome).toBe('answered');
     expect(await db.call.count({ where: { campaignId: campaign.id, outcome: 'answered' } })).toBe(16);
     expect(await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({

@@ -30,7 +30,7 @@ afterAll(() => {
 // `npm test` has type-checked the sources already.
 beforeAll(() => {
   buildAppLikeTheImage(appDir, { typeCheck: false });
-}, 120_000);
+}, 300_000); // the build bundles the workflows too: minutes on a loaded machine
 
 function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return {
