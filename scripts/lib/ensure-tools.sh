@@ -87,10 +87,10 @@ ensure_temporal_cli() {
 # cluster"): the real Temporal server and its SQL schema tool, the version docker-compose.yml runs
 # (temporalio/auto-setup:1.29.1), built once from the Go module proxy into .tools/ and checked by --version.
 TEMPORAL_SERVER_VERSION=1.29.1
-# The Web UI server docker-compose.yml runs (temporalio/ui:2.34.0). Its go.mod has a `replace` directive, so
-# `go install pkg@version` refuses it; its module source (with the built UI inside) is downloaded from the proxy
-# and built as the main module, where the directive applies.
-TEMPORAL_UI_VERSION=2.34.0
+# The Web UI server docker-compose.yml runs (temporalio/ui:2.42.1), the UI the Temporal CLI v1.5.1 pairs with
+# server 1.29.1. 2.34.0 (compose's earlier pin) has neither the raw-query toggle nor "Send an Update" that README
+# "Manual recovery" walks, and its go.mod has a `replace` directive, which `go install pkg@version` refuses.
+TEMPORAL_UI_VERSION=2.42.1
 
 require_go() {
   command -v go >/dev/null 2>&1 && return 0
@@ -118,21 +118,13 @@ ensure_temporal_server() {
 
 ensure_temporal_ui() {
   local dir="$PROJECT_ROOT/.tools/temporal-ui-v$TEMPORAL_UI_VERSION"
-  export TEMPORAL_UI_SERVER_PATH="$dir/temporal-ui-server"
+  export TEMPORAL_UI_SERVER_PATH="$dir/ui-server"
   [ -x "$TEMPORAL_UI_SERVER_PATH" ] && return 0
   require_go "the Temporal Web UI" || return 1
-  log "building the Temporal Web UI server v$TEMPORAL_UI_VERSION from the Go module proxy"
-  local source build
-  source="$(go mod download -json "github.com/temporalio/ui-server/v2@v$TEMPORAL_UI_VERSION" |
-    node -e 'let s="";process.stdin.on("data",(c)=>(s+=c)).on("end",()=>console.log(JSON.parse(s).Dir))')" || return 1
-  build="$(mktemp -d "$PROJECT_ROOT/.tools/temporal-ui-build.XXXXXX")" || return 1
-  # The module cache is read-only: build a writable copy.
-  cp -r "$source/." "$build" && chmod -R u+w "$build" &&
-    (cd "$build" && GOFLAGS=-buildvcs=false go build -o "$build/temporal-ui-server" ./cmd/server) &&
-    mkdir -p "$dir" && mv "$build/temporal-ui-server" "$TEMPORAL_UI_SERVER_PATH"
-  local status=$?
-  rm -rf "$build"
-  return "$status"
+  log "building the Temporal Web UI server v$TEMPORAL_UI_VERSION from the Go module proxy (the built UI is inside the module)"
+  mkdir -p "$dir"
+  GOBIN="$dir" GOFLAGS=-buildvcs=false go install "github.com/temporalio/ui-server/v2/cmd/server@v$TEMPORAL_UI_VERSION" &&
+    mv "$dir/server" "$TEMPORAL_UI_SERVER_PATH"
 }
 
 ensure_postgres() {

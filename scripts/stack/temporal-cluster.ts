@@ -13,8 +13,6 @@ import { isPortFree, startProcess, waitFor } from './child-process';
 import { SEARCH_ATTRIBUTES, type EmbeddedTemporal } from './temporal';
 import { startTemporalUi } from './temporal-ui';
 
-/** The server docker-compose.yml runs (temporalio/auto-setup:1.29.1); test/docker-compose.test.ts checks they agree. */
-export const TEMPORAL_SERVER_VERSION = '1.29.1';
 export const DEFAULT_HISTORY_SHARDS = 4;
 /** auto-setup's default retention (DEFAULT_NAMESPACE_RETENTION=24h). */
 const NAMESPACE_RETENTION = '24h';
