@@ -10,6 +10,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // The JSON report feeds the one-line summary scripts/test.sh prints last.
-    reporters: ['default', ['json', { outputFile: '.test-results/vitest.json' }]],
+    // `npm run test:cluster` writes its own (VITEST_JSON), so that `npm test` can print both.
+    reporters: ['default', ['json', { outputFile: process.env.VITEST_JSON ?? '.test-results/vitest.json' }]],
   },
 });

@@ -1,9 +1,20 @@
 #!/usr/bin/env bash
 # `npm start`: the whole stack for development. See README "Run it".
+# `npm run start:cluster` (this script with --cluster): the production shape, README "Production-shaped cluster".
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
 ensure_node_modules
-[ -n "${TEMPORAL_ADDRESS:-}" ] || ensure_temporal_cli
+if [ "${1:-}" = --cluster ]; then
+  export WORKSPACE_STACK=cluster
+  # State of its own, beside (not inside) the dev server's: .data/cluster/.
+  export WORKSPACE_DATA_DIR="${WORKSPACE_DATA_DIR:-$PROJECT_ROOT/.data/cluster}"
+  if [ -z "${TEMPORAL_ADDRESS:-}" ]; then
+    ensure_temporal_server
+    ensure_temporal_ui || log "the Temporal Web UI server could not be built: the cluster runs without its UI"
+  fi
+elif [ -z "${TEMPORAL_ADDRESS:-}" ]; then
+  ensure_temporal_cli
+fi
 [ -n "${DATABASE_URL:-}" ] || ensure_postgres
 ensure_media_tools
 ensure_translation_tools

@@ -7,7 +7,10 @@ ensure_stack_tools
 npx tsc --noEmit
 npx prettier --check . --log-level warn
 npx eslint .
-rm -f .test-results/vitest.json
+rm -f .test-results/vitest.json .test-results/vitest-cluster.json
 npx vitest run "$@"
+# The durability and journey suites again on the production-shaped cluster (README "Production-shaped cluster");
+# CLUSTER_TESTS=0 leaves them out. The first run builds the Temporal server with Go (about 12 minutes here).
+[ "${CLUSTER_TESTS:-}" = 0 ] || [ "$#" -gt 0 ] || bash "$(dirname "$0")/test-cluster.sh"
 [ "${FUZZ_SECONDS:-}" = 0 ] || FUZZ_SECONDS="${FUZZ_SECONDS:-120}" bash "$(dirname "$0")/fuzz.sh"
-node -e 'const r = require("./.test-results/vitest.json"); console.log(`${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`)'
+node -e 'for (const [name, file] of [["dev server", "vitest.json"], ["cluster", "vitest-cluster.json"]]) { let r; try { r = require(`./.test-results/${file}`); } catch { continue; } console.log(`${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`); }'

@@ -280,4 +280,18 @@ describe('docker-compose.yml', () => {
       }
     }
   });
+
+  it('runs the Temporal server and Web UI versions `npm run start:cluster` builds (scripts/lib/ensure-tools.sh)', () => {
+    const tools = readFileSync(path.join(repoRoot, 'scripts/lib/ensure-tools.sh'), 'utf8');
+    const pinned = (name: string) => new RegExp(`^${name}=(\\S+)$`, 'm').exec(tools)?.[1];
+    const server = pinned('TEMPORAL_SERVER_VERSION');
+    const ui = pinned('TEMPORAL_UI_VERSION');
+    expect(server).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(ui).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(service('temporal').image).toBe(`temporalio/auto-setup:${server}`);
+    expect(service('temporal-ui').image).toBe(`temporalio/ui:${ui}`);
+    expect(service(searchAttributeService!).image).toMatch(
+      new RegExp(`^temporalio/admin-tools:${server!.replace(/\./g, '\\.')}-`),
+    );
+  });
 });

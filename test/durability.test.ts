@@ -8,7 +8,7 @@ import { createDatabase, type Database } from '../lib/database';
 import { migrateDeploy } from '../scripts/stack/migrate';
 import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { startEmbeddedTemporal } from '../scripts/stack/temporal';
+import { ownTemporalServer } from '../scripts/stack/test-temporal';
 import { checkedFetch, startTestApi, type RunningApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
@@ -145,15 +145,8 @@ describe('accepted leads survive their dependencies going away', () => {
   it('the Temporal server killed and restarted mid-ladder: every lead finishes from its persisted history', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-restart-'));
     afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
-    const port = await freePort();
-    const options = {
-      cliPath: process.env.TEMPORAL_CLI_PATH!,
-      port,
-      uiPort: null,
-      dbFile: path.join(dataDir, 'temporal.db'),
-      quiet: true,
-    };
-    let server = await startEmbeddedTemporal(options);
+    // The same kind of server the suites run on (the dev server, or the cluster under `npm run test:cluster`).
+    const server = await ownTemporalServer(inject('stack').temporal, dataDir);
     afterAll(() => server.stop());
     const temporal = await useTemporalClient(undefined, server.address);
     const api = await startTestApi({ db, url, temporal });
@@ -165,12 +158,12 @@ describe('accepted leads survive their dependencies going away', () => {
 
     const { campaignId, keys } = await busyLeads(api, 10);
     while ((await db.call.count({ where: { campaignId } })) < 10) await sleep(50);
-    await server.process.stop('SIGKILL');
-    server = await startEmbeddedTemporal(options);
+    await server.kill();
+    await server.restart();
     const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaignId, key)));
     expect(results.every((result) => result.attempts === 3)).toBe(true);
     await expectEveryAttemptOnce(campaignId, 10);
-  }, 120_000);
+  }, 180_000);
 
   it('PostgreSQL crashed right after answering (immediate shutdown, no checkpoint) and restarted: every accepted lead is dialed, one call per attempt', async () => {
     // A cluster of this test's own, crash-safe as in production (the shared test cluster runs with fsync off).

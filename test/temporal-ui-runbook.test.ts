@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import type { Locator, Page } from 'playwright-core';
 import { leadWorkflowId } from '../lib/workflow-ids';
-import { freePort } from '../scripts/stack/child-process';
-import { startEmbeddedTemporal } from '../scripts/stack/temporal';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { ownTemporalServer } from '../scripts/stack/test-temporal';
 import { startTestApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useChromium } from './support/browser';
@@ -19,14 +21,14 @@ import { createTestWorkspace } from './support/workspace';
  * (the one `npm start` runs), in headless chromium, pressing the buttons the README names. The shared
  * test server runs without its UI, so this file starts one of its own with it.
  */
-const server = await startEmbeddedTemporal({
-  cliPath: process.env.TEMPORAL_CLI_PATH!,
-  port: await freePort(),
-  uiPort: await freePort(),
-  dbFile: null,
-  quiet: true,
+// The same kind of server the suites run on: the dev server's embedded UI, or under `npm run test:cluster` the
+// cluster's UI server (the one docker-compose.yml runs).
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-ui-'));
+const server = await ownTemporalServer(inject('stack').temporal, dataDir, { ui: true });
+afterAll(async () => {
+  await server.stop();
+  rmSync(dataDir, { recursive: true, force: true });
 });
-afterAll(() => server.stop());
 const ui = server.uiUrl!;
 await until(
   () =>

@@ -83,6 +83,50 @@ ensure_temporal_cli() {
   [ -x "$TEMPORAL_CLI_PATH" ] || build_temporal_cli_with_go "$built"
 }
 
+# The production-shaped cluster (`npm run start:cluster`, `npm run test:cluster`; README "Production-shaped
+# cluster"): the real Temporal server and its SQL schema tool, the version docker-compose.yml runs
+# (temporalio/auto-setup:1.29.1), built once from the Go module proxy into .tools/ and checked by --version.
+TEMPORAL_SERVER_VERSION=1.29.1
+# The Web UI server docker-compose.yml runs (temporalio/ui:2.42.1), the UI the Temporal CLI v1.5.1 pairs with
+# server 1.29.1. 2.34.0 (compose's earlier pin) has neither the raw-query toggle nor "Send an Update" that README
+# "Manual recovery" walks, and its go.mod has a `replace` directive, which `go install pkg@version` refuses.
+TEMPORAL_UI_VERSION=2.42.1
+
+require_go() {
+  command -v go >/dev/null 2>&1 && return 0
+  log "Go is not installed: install Go >= 1.25 to build $1, or set TEMPORAL_ADDRESS to use a running Temporal cluster"
+  return 1
+}
+
+ensure_temporal_server() {
+  local dir="$PROJECT_ROOT/.tools/temporal-server-v$TEMPORAL_SERVER_VERSION"
+  export TEMPORAL_SERVER_PATH="$dir/temporal-server" TEMPORAL_SQL_TOOL_PATH="$dir/temporal-sql-tool"
+  if [ -x "$TEMPORAL_SERVER_PATH" ] && [ -x "$TEMPORAL_SQL_TOOL_PATH" ] &&
+    [[ "$("$TEMPORAL_SERVER_PATH" --version 2>&1)" == *" $TEMPORAL_SERVER_VERSION" ]]; then return 0; fi
+  require_go "the Temporal server" || return 1
+  log "building the Temporal server and its SQL tool v$TEMPORAL_SERVER_VERSION from the Go module proxy (minutes the first time)"
+  local build
+  build="$(mktemp -d "$PROJECT_ROOT/.tools/temporal-server-build.XXXXXX")" || return 1
+  if GOBIN="$build" GOFLAGS=-buildvcs=false go install "go.temporal.io/server/cmd/server@v$TEMPORAL_SERVER_VERSION" \
+    "go.temporal.io/server/cmd/tools/sql@v$TEMPORAL_SERVER_VERSION"; then
+    mkdir -p "$dir" && mv "$build/server" "$TEMPORAL_SERVER_PATH" && mv "$build/sql" "$TEMPORAL_SQL_TOOL_PATH"
+  fi
+  rm -rf "$build"
+  [[ "$("$TEMPORAL_SERVER_PATH" --version 2>&1)" == *" $TEMPORAL_SERVER_VERSION" ]] ||
+    { log "the Temporal server build failed or does not report version $TEMPORAL_SERVER_VERSION"; return 1; }
+}
+
+ensure_temporal_ui() {
+  local dir="$PROJECT_ROOT/.tools/temporal-ui-v$TEMPORAL_UI_VERSION"
+  export TEMPORAL_UI_SERVER_PATH="$dir/ui-server"
+  [ -x "$TEMPORAL_UI_SERVER_PATH" ] && return 0
+  require_go "the Temporal Web UI" || return 1
+  log "building the Temporal Web UI server v$TEMPORAL_UI_VERSION from the Go module proxy (the built UI is inside the module)"
+  mkdir -p "$dir"
+  GOBIN="$dir" GOFLAGS=-buildvcs=false go install "github.com/temporalio/ui-server/v2/cmd/server@v$TEMPORAL_UI_VERSION" &&
+    mv "$dir/server" "$TEMPORAL_UI_SERVER_PATH"
+}
+
 ensure_postgres() {
   local bindir
   bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"

@@ -1,16 +1,23 @@
 // `npm start`: PostgreSQL and Temporal (embedded unless DATABASE_URL / TEMPORAL_ADDRESS are set),
 // migrations, the development workspace, then the API, the worker and the export worker. Ctrl-C stops all of it.
+// `npm run start:cluster` (WORKSPACE_STACK=cluster): the production shape instead: the real Temporal server on a
+// PostgreSQL cluster of its own with TEMPORAL_HISTORY_SHARDS shards and its Web UI server, two API processes
+// behind the one API port and two workers (README "Production-shaped cluster").
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseConfig, ConfigError } from '../../lib/config';
 import { createDatabase } from '../../lib/database';
-import { isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
+import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevWorkspace } from './dev-workspace';
 import { migrateDeploy } from './migrate';
-import { devDataDir, devStackStatePath, projectRoot } from './paths';
+import { devApiKeyPath, devDataDir, devStackStatePath, projectRoot } from './paths';
 import { ensureDatabase, startEmbeddedPostgres } from './postgres';
 import { startEmbeddedTemporal } from './temporal';
+import { DEFAULT_HISTORY_SHARDS, standardClusterPorts, startTemporalCluster } from './temporal-cluster';
+import { startTcpBalancer } from './tcp-balancer';
+
+const clusterShape = process.env.WORKSPACE_STACK === 'cluster';
 
 const startedAt = Date.now();
 const stops: Array<() => Promise<void>> = [];
@@ -40,6 +47,46 @@ async function requireFreePort(port: number, what: string) {
       `port ${port} for ${what} is taken: is another \`npm start\` running? Set the port variables to move it.`,
     );
   }
+}
+
+function historyShards(): number {
+  const value = Number(process.env.TEMPORAL_HISTORY_SHARDS ?? DEFAULT_HISTORY_SHARDS);
+  if (!Number.isInteger(value) || value < 1)
+    throw new ConfigError('config: TEMPORAL_HISTORY_SHARDS is invalid: expected a positive integer');
+  return value;
+}
+
+/** The cluster's Temporal: the real server on a PostgreSQL cluster of its own, its Web UI when it was built. */
+async function startClusterTemporal(port: number, uiPort: number) {
+  const shards = historyShards();
+  const postgresPort = envPort('EMBEDDED_TEMPORAL_POSTGRES_PORT', 54330);
+  await requireFreePort(postgresPort, "Temporal's PostgreSQL");
+  const ports = standardClusterPorts(port);
+  for (const [name, value] of Object.entries(ports) as Array<[string, number]>)
+    await requireFreePort(value, `Temporal (${name})`);
+  const postgres = await startEmbeddedPostgres({
+    binDir: process.env.PG_BIN_DIR!,
+    dataDir: path.join(devDataDir, 'temporal-postgres'),
+    port: postgresPort,
+    durable: true,
+    quiet: true,
+  });
+  watch(postgres.process);
+  const uiServerPath = process.env.TEMPORAL_UI_SERVER_PATH;
+  const temporal = await startTemporalCluster({
+    serverPath: process.env.TEMPORAL_SERVER_PATH!,
+    sqlToolPath: process.env.TEMPORAL_SQL_TOOL_PATH!,
+    postgresAdminUrl: postgres.urlFor('postgres'),
+    rootDir: path.join(devDataDir, 'temporal'),
+    historyShards: shards,
+    ports,
+    ...(uiServerPath && { ui: { serverPath: uiServerPath, port: uiPort } }),
+  });
+  // Stopped before its PostgreSQL (stops run in reverse).
+  stops.push(() => temporal.stop());
+  watch(temporal.process);
+  console.error(`Temporal server log: ${temporal.logFile} (${shards} history shards)`);
+  return temporal;
 }
 
 function watch(child: ManagedProcess) {
@@ -89,6 +136,12 @@ async function main() {
     await requireFreePort(port, 'Temporal');
     await requireFreePort(uiPort, 'the Temporal Web UI');
     mkdirSync(path.join(devDataDir, 'temporal'), { recursive: true });
+    if (clusterShape) {
+      const cluster = await startClusterTemporal(port, uiPort);
+      env.TEMPORAL_ADDRESS = cluster.address;
+      env.TEMPORAL_UI_URL = cluster.uiUrl ?? 'http://127.0.0.1/the-web-ui-server-was-not-built';
+      return;
+    }
     const temporal = await startEmbeddedTemporal({
       cliPath: process.env.TEMPORAL_CLI_PATH!,
       port,
@@ -132,24 +185,42 @@ async function main() {
       env,
     }),
   );
-  watch(startProcess('worker', process.execPath, [...nodeArgs, 'worker/main.ts'], { cwd: projectRoot, env }));
+  const copies = clusterShape ? 2 : 1;
+  for (let index = 1; index <= copies; index++) {
+    const name = copies === 1 ? 'worker' : `worker-${index}`;
+    watch(startProcess(name, process.execPath, [...nodeArgs, 'worker/main.ts'], { cwd: projectRoot, env }));
+  }
   watch(
     startProcess('export-worker', process.execPath, [...nodeArgs, 'worker/export-worker.ts'], {
       cwd: projectRoot,
       env,
     }),
   );
-  const api = startProcess('api', process.execPath, [...nodeArgs, 'api/main.ts'], { cwd: projectRoot, env });
-  watch(api);
-  await waitFor(
-    'API',
-    async () => {
-      const response = await fetch(`${apiUrl}/health`);
-      if (response.status !== 200) throw new Error(`health answered ${response.status}`);
-    },
-    60_000,
-    api.exited,
+  // The cluster shape runs two API processes on ports of their own behind the one API port.
+  const apiPorts = clusterShape ? [await freePort(), await freePort()] : [config.PORT];
+  await Promise.all(
+    apiPorts.map(async (port, index) => {
+      const name = apiPorts.length === 1 ? 'api' : `api-${index + 1}`;
+      const api = startProcess(name, process.execPath, [...nodeArgs, 'api/main.ts'], {
+        cwd: projectRoot,
+        env: { ...env, PORT: String(port) },
+      });
+      watch(api);
+      await waitFor(
+        name,
+        async () => {
+          const response = await fetch(`http://${config.HOST}:${port}/health`);
+          if (response.status !== 200) throw new Error(`health answered ${response.status}`);
+        },
+        60_000,
+        api.exited,
+      );
+    }),
   );
+  if (clusterShape) {
+    const balancer = await startTcpBalancer({ host: config.HOST, port: config.PORT }, apiPorts);
+    stops.push(() => balancer.stop());
+  }
 
   writeFileSync(
     devStackStatePath,
@@ -168,17 +239,17 @@ async function main() {
   console.log(
     [
       '',
-      `Stack is up in ${seconds} s. Ctrl-C stops everything.`,
-      `  API            ${apiUrl}   (health: ${apiUrl}/health)`,
+      `Stack is up in ${seconds} s${clusterShape ? ' (production shape: Temporal cluster, 2 APIs, 2 workers)' : ''}. Ctrl-C stops everything.`,
+      `  API            ${apiUrl}   (health: ${apiUrl}/health)${clusterShape ? `, balanced over ports ${apiPorts.join(' and ')}` : ''}`,
       `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
       `  Carrier        ${config.SIMULATED_CARRIER_URL} (simulated, time scale ${config.SIMULATED_TELEPHONY_TIME_SCALE})`,
       `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (simulated, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL})`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,
       `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost)`,
-      `  API key        ${apiKey}   (kept in .data/dev-api-key)`,
+      `  API key        ${apiKey}   (kept in ${path.relative(projectRoot, devApiKeyPath)})`,
       '',
-      `Try: curl -H "Authorization: Bearer $(cat .data/dev-api-key)" ${apiUrl}/health`,
+      `Try: curl -H "Authorization: Bearer $(cat ${path.relative(projectRoot, devApiKeyPath)})" ${apiUrl}/health`,
       '',
     ].join('\n'),
   );

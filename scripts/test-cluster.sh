@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# `npm run test:cluster`: the durability and journey suites against the production-shaped Temporal cluster (the
+# real server on PostgreSQL, TEST_TEMPORAL_SHARDS history shards, default 4) instead of the dev server.
+# README "Production-shaped cluster". Extra arguments go to vitest (e.g. a file filter).
+set -euo pipefail
+source "$(dirname "$0")/lib/ensure-tools.sh"
+ensure_stack_tools
+ensure_temporal_server
+ensure_temporal_ui
+export TEST_TEMPORAL=cluster
+# test/temporal-ui-runbook.test.ts is not in the list: it walks the Web UI 2.54.1 the dev server embeds, and in the
+# cluster's UI 2.42.1 (docker-compose's) the "More Actions" step differs (README "Production-shaped cluster").
+CLUSTER_SUITES=(
+  test/worker-crash.test.ts
+  test/credits-crash.test.ts
+  test/carrier-crash.test.ts
+  test/durability.test.ts
+  test/journeys.test.ts
+  test/replay.test.ts
+)
+# Its own JSON report: `npm test` runs this after the dev-server suites and prints both summaries.
+export VITEST_JSON=.test-results/vitest-cluster.json
+if [ "$#" -gt 0 ]; then exec npx vitest run "$@"; fi
+exec npx vitest run "${CLUSTER_SUITES[@]}"
