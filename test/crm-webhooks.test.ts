@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { connectCrm } from '../lib/crm/connections';
-import { startStalledCrmDeliveries } from '../lib/crm/deliveries';
+import { startStalledCrmDeliveries, trimCrmDeliveries } from '../lib/crm/deliveries';
 import { payloadShape, SHAPE_MAX_DEPTH, SHAPE_MAX_KEYS } from '../lib/crm/payload-shape';
 import { signShopifyWebhook } from '../lib/crm/shopify-webhook';
 import { runAdminCli } from './support/admin-cli';
@@ -262,7 +262,7 @@ describe('delivery shapes', () => {
     });
   });
 
-  it('lists deliveries newest first and keeps the latest 100 of a connection', async () => {
+  it("lists deliveries newest first; the worker's sweep keeps the latest 100 of a connection", async () => {
     const target = await connection();
     const base = Date.now() - 1_000_000;
     await db.crmWebhookDelivery.createMany({
@@ -278,12 +278,15 @@ describe('delivery shapes', () => {
       deliveryId: string;
     };
     await settled(target.id, deliveryId);
+    expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(106);
     const listed = await deliveries(target.id);
     expect(listed).toHaveLength(100);
     expect(listed[0]!.id).toBe(deliveryId);
     expect(listed.slice(1, 4).map((delivery) => delivery.topic)).toEqual(['seed/104', 'seed/103', 'seed/102']);
     expect(listed.at(-1)!.topic).toBe('seed/6');
+    expect(await trimCrmDeliveries(db)).toBeGreaterThanOrEqual(6);
     expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(100);
+    expect((await deliveries(target.id)).map((delivery) => delivery.id)).toEqual(listed.map((delivery) => delivery.id));
   });
 });
 

@@ -1,5 +1,5 @@
 import type { Client } from '@temporalio/client';
-import { CRM_DELIVERY_SWEEP_AGE_MS, startStalledCrmDeliveries } from '../lib/crm/deliveries';
+import { CRM_DELIVERY_SWEEP_AGE_MS, startStalledCrmDeliveries, trimCrmDeliveries } from '../lib/crm/deliveries';
 import type { Database } from '../lib/database';
 import { startPeriodicSweep } from './periodic-sweep';
 
@@ -21,6 +21,11 @@ export function startCrmDeliverySweep(
   const { everyMs = CRM_DELIVERY_SWEEP_EVERY_MS, ageMs = CRM_DELIVERY_SWEEP_AGE_MS } = options;
   return startPeriodicSweep('crm-delivery-sweep', everyMs, async () => {
     const started = await startStalledCrmDeliveries(db, temporal, taskQueue, ageMs);
-    return started > 0 ? `processing started for ${started} waiting deliveries` : null;
+    const trimmed = await trimCrmDeliveries(db);
+    const done = [
+      started > 0 && `processing started for ${started} waiting deliveries`,
+      trimmed > 0 && `${trimmed} old deliveries deleted`,
+    ].filter(Boolean);
+    return done.length ? done.join('; ') : null;
   });
 }

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { Prisma } from '../../generated/prisma/client';
-import { startCrmDeliveryWorkflow, trimCrmDeliveries } from '../../lib/crm/deliveries';
+import { startCrmDeliveryWorkflow } from '../../lib/crm/deliveries';
 import { NO_PAYLOAD_SHAPE, payloadShape } from '../../lib/crm/payload-shape';
 import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-webhook';
 import { ErrorCode } from '../../lib/error-codes';
@@ -48,7 +48,6 @@ export async function assertSignedByShop(req: Request, { db }: AppServices): Pro
         shape: NO_PAYLOAD_SHAPE,
       },
     });
-    await trimCrmDeliveries(db, connection.id);
     throw new ApiError(401, ErrorCode.invalid_signature);
   }
   verified.set(req, { id: connection.id, workspaceId: connection.workspaceId });
@@ -101,7 +100,6 @@ export async function receiveCrmWebhook(
     if (first.status === 'received') startSoon(services, first.id);
     return { received: true, deliveryId: first.id, duplicate: true };
   }
-  await trimCrmDeliveries(db, connection.id);
   startSoon(services, id);
   return { received: true, deliveryId: id, duplicate: false };
 }

@@ -3,9 +3,9 @@ import type { Database } from '../database';
 import { crmDeliveryWorkflowId } from '../workflow-ids';
 
 /**
- * Deliveries kept per connection (GET /crm/connections/{id}/deliveries lists them, newest first): when a
- * delivery arrives, the connection's finished deliveries older than its latest CRM_DELIVERIES_KEPT are
- * deleted. A delivery still waiting to be processed (received) is never deleted.
+ * Deliveries kept per connection (GET /crm/connections/{id}/deliveries lists them, newest first): the
+ * worker's sweep deletes the connection's finished deliveries older than its latest CRM_DELIVERIES_KEPT.
+ * A delivery still waiting to be processed (received) is never deleted.
  */
 export const CRM_DELIVERIES_KEPT = 100;
 
@@ -40,13 +40,17 @@ export async function startCrmDeliveryWorkflow(
   }
 }
 
-/** Deletes the connection's finished deliveries beyond its latest CRM_DELIVERIES_KEPT (see there). */
-export async function trimCrmDeliveries(db: Database, connectionId: string): Promise<void> {
-  await db.$executeRaw`
-    DELETE FROM "CrmWebhookDelivery"
-     WHERE "connectionId" = ${connectionId}::uuid AND status <> 'received'
-       AND id NOT IN (SELECT id FROM "CrmWebhookDelivery" WHERE "connectionId" = ${connectionId}::uuid
-                       ORDER BY "receivedAt" DESC, id DESC LIMIT ${CRM_DELIVERIES_KEPT})`;
+/**
+ * Deletes every connection's finished deliveries beyond its latest CRM_DELIVERIES_KEPT (see there): the
+ * worker's sweep, not the receiver, so that concurrent webhooks of one shop never queue on each other's
+ * DELETE. Answers how many were deleted.
+ */
+export async function trimCrmDeliveries(db: Database): Promise<number> {
+  return db.$executeRaw`
+    DELETE FROM "CrmWebhookDelivery" d
+     USING (SELECT id, row_number() OVER (PARTITION BY "connectionId" ORDER BY "receivedAt" DESC, id DESC) AS place
+              FROM "CrmWebhookDelivery") ranked
+     WHERE d.id = ranked.id AND ranked.place > ${CRM_DELIVERIES_KEPT} AND d.status <> 'received'`;
 }
 
 /**
