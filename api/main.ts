@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry/lib/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { collectDefaultMetrics, register } from 'prom-client';
 import { loadConfigOrExit } from '../lib/config';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
