@@ -118,6 +118,16 @@ describe('metrics endpoints', () => {
     expect(sample(after, 'workspace_http_request_duration_seconds_count', labels)).toBe(before + 1);
     expect(sample(after, 'workspace_http_request_duration_seconds_bucket', { ...labels, le: '+Inf' })).toBe(before + 1);
     expect(after).toContain('# TYPE workspace_rate_limit_refusals_total counter');
+
+    // A workspace allowed one request a minute: its second is refused, and counted under its route.
+    const throttled = await createTestWorkspace(db, { scopes: ['campaigns.view'] });
+    await db.workspace.update({ where: { id: throttled.workspaceId }, data: { rateLimitPerMinute: 1 } });
+    const listCampaigns = () =>
+      fetch(`${apiUrl}/campaigns`, { headers: { authorization: `Bearer ${throttled.key}` } }).then((r) => r.status);
+    expect([await listCampaigns(), await listCampaigns()]).toEqual([200, 429]);
+    const refusals = await scrape(apiMetricsPort);
+    expect(sample(refusals, 'workspace_rate_limit_refusals_total', { route: '/campaigns' })).toBe(1);
+    expect(sample(refusals, 'workspace_http_requests_total', { route: '/campaigns', status: '429' })).toBe(1);
     expect(sample(after, 'workspace_lead_outbox_backlog')).toBeGreaterThanOrEqual(0);
     expect(sample(after, 'workspace_lead_outbox_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
     expect(sample(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
