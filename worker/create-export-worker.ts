@@ -1,5 +1,7 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createExportActivities, type ExportActivityDependencies } from '../activities/exports';
+import type { Tracing } from '../lib/tracing';
+import { tracingWorkerOptions } from './tracing-interceptors';
 
 /**
  * Export activities one export worker runs at a time. Each running chunk holds one page of rows and its
@@ -20,6 +22,8 @@ export interface ExportWorkerSetup {
   /** EXPORT_TASK_QUEUE: where export job workflows send their activities. */
   taskQueue: string;
   dependencies: ExportActivityDependencies;
+  /** Where the activities' spans go (lib/tracing.ts); unset: no activity interceptors. */
+  tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
 }
 
 /**
@@ -32,6 +36,8 @@ export async function createExportWorker(setup: ExportWorkerSetup): Promise<Work
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createExportActivities(setup.dependencies),
+    // Activity-only: the activity interceptors, no workflow sinks.
+    ...(setup.tracing && { interceptors: tracingWorkerOptions(setup.tracing).interceptors }),
     maxConcurrentActivityTaskExecutions: EXPORT_ACTIVITY_SLOTS,
     // A chunk works about 3 s: on shutdown it is let finish and hand its checkpoint to the workflow,
     // instead of being cancelled and retried from its last heartbeat.

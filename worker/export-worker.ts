@@ -5,6 +5,7 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
+import { startTracing } from '../lib/tracing';
 import { installWorkerRuntime } from './runtime-telemetry';
 import { createSqlPool } from '../lib/sql-pool';
 import { createExportWorker, EXPORT_WORKER_CONNECTIONS } from './create-export-worker';
@@ -18,6 +19,7 @@ installWorkerRuntime({
       ? null
       : { host: config.METRICS_HOST, port: config.EXPORT_WORKER_SDK_METRICS_PORT },
 });
+const tracing = startTracing(config, 'workspace-export-worker');
 const sql = createSqlPool(config.DATABASE_URL, EXPORT_WORKER_CONNECTIONS);
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 const worker = await createExportWorker({
@@ -25,6 +27,7 @@ const worker = await createExportWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.EXPORT_TASK_QUEUE,
   dependencies: { sql, exportDir: path.resolve(config.EXPORT_DIR) },
+  tracing,
 });
 log.info(
   { taskQueue: config.EXPORT_TASK_QUEUE, temporalAddress: config.TEMPORAL_ADDRESS },
@@ -34,3 +37,4 @@ log.info(
 await worker.run();
 await connection.close();
 await sql.end();
+await tracing.shutdown();
