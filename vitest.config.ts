@@ -7,6 +7,14 @@ export default defineConfig({
     // The Temporal worker's native bridge belongs in a process of its own, not a worker thread.
     pool: 'forks',
     maxWorkers: 2,
+    // Processes the tests start (workers, the API, the compiled build) inherit these: no metrics port is
+    // bound unless a test asks for one, so parallel processes never contend for 9464-9467.
+    env: {
+      METRICS_PORT: 'off',
+      WORKER_METRICS_PORT: 'off',
+      WORKER_SDK_METRICS_PORT: 'off',
+      EXPORT_WORKER_SDK_METRICS_PORT: 'off',
+    },
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // The JSON report feeds the one-line summary scripts/test.sh prints last.

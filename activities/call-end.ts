@@ -12,6 +12,7 @@ import {
   type CarrierCallState,
 } from '../lib/telephony/call-states';
 import type { EndedCall } from '../lib/telephony/ended-call';
+import { callsPlaced } from '../lib/metrics/calls';
 
 /**
  * How a terminal carrier state becomes the call's outcome (README "Outcomes"):
@@ -140,6 +141,8 @@ export async function applyCallEvent(sql: RunSql, provider: string, event: CallE
           durationMs: row.durationMs === null ? null : Number(row.durationMs),
         }
       : null;
+  // Applied and ended: this event ended the call (a state only moves forward, so this happens once).
+  if (ended && row.applied) callsPlaced.inc({ outcome: ended.outcome });
   return { found: true, applied: row.applied, ended, workflowId: row.workflowId };
 }
 

@@ -1,4 +1,5 @@
 import type { Database } from '../lib/database';
+import { callsPlaced } from '../lib/metrics/calls';
 
 /**
  * A campaign's lines: Campaign.callsInFlight counts its calls recorded as dialing. Each function here
@@ -147,7 +148,10 @@ export async function endCall(
     result.outcome,
     result.durationMs,
   );
-  if (ended) return ended;
+  if (ended) {
+    callsPlaced.inc({ outcome: ended.outcome });
+    return ended;
+  }
   const call = await db.call.findUniqueOrThrow({
     where: { attemptId },
     select: { id: true, outcome: true, durationMs: true },

@@ -3,6 +3,7 @@ import { ErrorCode } from '../lib/error-codes';
 import { errorHandler } from './http/error-handler';
 import { door, registerRoutes, type Door } from './http/register-routes';
 import { assignRequestId } from './http/request-id';
+import { observeRequests } from './http/observe-requests';
 import { allowHeader, matchRoute } from './http/route';
 import { refuseUndecodablePath } from './http/storable-input';
 import { routes } from './routes';
@@ -22,6 +23,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Expr
   app.disable('etag');
   app.set('trust proxy', options.trustProxy ?? false);
   app.use(assignRequestId);
+  app.use(observeRequests);
   app.use(refuseUndecodablePath);
   // Ahead of the routes, so that requests the door refuses are logged against their campaign too.
   logCampaignRequests(app, services.sql);

@@ -1,6 +1,12 @@
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
+import { collectDefaultMetrics, register } from 'prom-client';
 import { loadConfigOrExit } from '../lib/config';
+import { configureLogging, log, secretsOfConfig } from '../lib/log';
+import { serveMetrics } from '../lib/metrics/endpoint';
+import { startTracing } from '../lib/tracing';
+import { registerLeadOutboxMetrics } from './http/request-metrics';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { createApp } from './app';
@@ -16,16 +22,29 @@ import { createWhatsAppProvider } from '../activities/providers/select';
 import { chatProviderFromConfig } from '../lib/chat/select';
 
 const config = loadConfigOrExit();
+configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });
+const tracing = startTracing(config, 'workspace-api');
 const db = createDatabase(config.DATABASE_URL);
 const sql = createSqlPool(config.DATABASE_URL);
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
-const temporal = new Client({ connection: temporalConnection, namespace: config.TEMPORAL_NAMESPACE });
+// The interceptor carries the request's span into every workflow the API starts or signals.
+const temporal = new Client({
+  connection: temporalConnection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+});
+collectDefaultMetrics({ register });
+registerLeadOutboxMetrics(register, sql);
+const metrics =
+  config.METRICS_PORT === null
+    ? null
+    : await serveMetrics(register, { host: config.METRICS_HOST, port: config.METRICS_PORT, name: 'api' });
 const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
 leadDispatcher.startSweeping();
 const startsAfterAnswer = createStartQueue({
-  onError: (key, error) => console.error(`[api] ${key}: not started, left to the sweep: ${(error as Error).message}`),
+  onError: (key, error) => log.error({ err: error, workflowId: key }, 'workflow not started, left to the sweep'),
 });
 const exports = {
   dir: path.resolve(config.EXPORT_DIR),
@@ -70,20 +89,26 @@ const app = createApp(
 const API_LOG_TRIM_INTERVAL_MS = 60 * 60_000;
 const trimLogs = () =>
   trimApiLogs({ sql }, config.API_LOG_RETENTION_DAYS).catch((error) =>
-    console.error('[api] trimming API logs failed:', error),
+    log.error({ err: error }, 'trimming API logs failed'),
   );
 void trimLogs();
 const trimTimer = setInterval(() => void trimLogs(), API_LOG_TRIM_INTERVAL_MS).unref();
 
 const server = app.listen(config.PORT, config.HOST, () => {
-  console.log(`API listening on http://${config.HOST}:${config.PORT}`);
+  log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'API listening');
 });
 
 async function shutdown() {
   server.close();
   clearInterval(trimTimer);
   await Promise.allSettled([leadDispatcher.stop(), startsAfterAnswer.stop()]);
-  await Promise.allSettled([temporalConnection.close(), db.$disconnect(), sql.end()]);
+  await Promise.allSettled([
+    temporalConnection.close(),
+    db.$disconnect(),
+    sql.end(),
+    metrics?.close(),
+    tracing.shutdown(),
+  ]);
   process.exit(0);
 }
 process.once('SIGINT', () => void shutdown());

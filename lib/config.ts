@@ -1,7 +1,15 @@
 import { z } from 'zod';
 import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './telephony/call-states';
+import { LOG_LEVELS } from './log';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
+/** A metrics endpoint's port: a number (0: any free port), or `off` for none (README "Operating it"). */
+const metricsPort = (port: number) =>
+  z
+    .union([z.literal('off'), z.coerce.number().int().min(0).max(65535)])
+    .default(port)
+    .transform((value) => (value === 'off' ? null : value));
+
 const booleanFlag = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])
   .transform((value) => value === 'true' || value === '1' || value === 'yes');
@@ -115,7 +123,25 @@ export const configVariables = z.object({
    * from the heap, and 10,000 journey runs waiting on timers ran the workflow thread out of heap.
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
-  LOG_LEVEL: z.enum(['debug', 'info', 'warn', 'error']).default('info'),
+  /** JSON lines on stdout (lib/log.ts); silent writes none (the tests' processes write warn and above). */
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+  /** The interface every metrics endpoint listens on (Prometheus scrapes GET /metrics). */
+  METRICS_HOST: z.string().default('127.0.0.1'),
+  /** The API's Prometheus endpoint: requests by route and status, latency, rate-limit refusals, the lead outbox. */
+  METRICS_PORT: metricsPort(9464),
+  /** The worker's own Prometheus endpoint: calls placed by outcome, holds open, deliveries retrying. */
+  WORKER_METRICS_PORT: metricsPort(9465),
+  /** The worker's Temporal SDK runtime metrics (the SDK's Prometheus exporter: slots, schedule-to-start, polls). */
+  WORKER_SDK_METRICS_PORT: metricsPort(9466),
+  /** The export worker's Temporal SDK runtime metrics. */
+  EXPORT_WORKER_SDK_METRICS_PORT: metricsPort(9467),
+  /**
+   * Traces go over OTLP/HTTP (JSON) to <this>/v1/traces, e.g. http://127.0.0.1:4318 (an OpenTelemetry
+   * Collector). Unset: no spans are exported.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: z.string().url().optional(),
+  /** The service.name of exported spans; unset: workspace-api, workspace-worker... per process. */
+  OTEL_SERVICE_NAME: z.string().min(1).optional(),
   /** The speech synthesiser of voice previews, and the MP3 encoder it pipes into: a name on PATH or a path. */
   ESPEAK_NG_PATH: z.string().min(1).default('espeak-ng'),
   LAME_PATH: z.string().min(1).default('lame'),

@@ -38,7 +38,8 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
     DATABASE_URL: url,
     TEMPORAL_ADDRESS: inject('stack').temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
-    LOG_LEVEL: 'warn',
+    // info: the workers' start line (a JSON log line) is what says they poll.
+    LOG_LEVEL: 'info',
     ...extra,
   };
 }
@@ -134,7 +135,7 @@ describe('the compiled build', () => {
     await waitFor(
       'compiled worker',
       async () => {
-        if (!worker.output().includes(`polling task queue "${taskQueue}"`)) throw new Error(worker.output());
+        if (!worker.output().includes(`"taskQueue":"${taskQueue}"`)) throw new Error(worker.output());
       },
       30_000,
       worker.exited,
@@ -142,7 +143,7 @@ describe('the compiled build', () => {
     await waitFor(
       'compiled export worker',
       async () => {
-        if (!exportWorker.output().includes(`polling task queue "${taskQueue}-exports"`))
+        if (!exportWorker.output().includes(`"taskQueue":"${taskQueue}-exports"`))
           throw new Error(exportWorker.output());
       },
       30_000,

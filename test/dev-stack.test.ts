@@ -72,9 +72,11 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
         body: JSON.stringify({ name: 'smoke' }),
       });
       expect(campaign.status).toBe(201);
-      const exportWorkerUp = '[export-worker] export worker polling task queue "workspace-exports"';
-      await eventually(() => output().includes(exportWorkerUp), 30_000);
-      expect(output()).toContain(exportWorkerUp);
+      // The export worker's JSON log line (lib/log.ts) behind the stack's [export-worker] prefix.
+      const exportWorkerUp =
+        /\[export-worker\] \{.*"taskQueue":"workspace-exports".*"msg":"export worker polling task queue"/;
+      await eventually(() => exportWorkerUp.test(output()), 30_000);
+      expect(output()).toMatch(exportWorkerUp);
       expect(processesInGroup(stack.pid!).length).toBeGreaterThanOrEqual(5);
     } finally {
       process.kill(-stack.pid!, 'SIGINT');

@@ -2,10 +2,16 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
+import { configureLogging, log } from '../lib/log';
 import { workflowsPath } from './create-worker';
+import { tracingWorkflowInterceptorsModule } from './tracing-interceptors';
 
 export async function buildWorkflowBundle(outputPath: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    workflowInterceptorModules: [tracingWorkflowInterceptorsModule],
+    logger: quietLogger,
+  });
   await mkdir(path.dirname(outputPath), { recursive: true });
   await writeFile(outputPath, code);
   return outputPath;
@@ -16,12 +22,13 @@ const quietLogger = {
   trace: () => {},
   debug: () => {},
   info: () => {},
-  warn: (message: string) => console.warn(message),
-  error: (message: string) => console.error(message),
+  warn: (message: string) => log.warn(message),
+  error: (message: string) => log.error(message),
 };
 
 if (import.meta.url === `file://${process.argv[1]}`) {
+  configureLogging({ level: 'info', service: 'bundle-workflows' });
   const output = path.resolve(process.argv[2] ?? 'dist/workflow-bundle.js');
   await buildWorkflowBundle(output);
-  console.log(`workflow bundle written to ${output}`);
+  log.info({ output }, 'workflow bundle written');
 }

@@ -2,6 +2,8 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createExportActivities, type ExportActivityDependencies } from '../activities/exports';
 import { createSheetActivities } from '../activities/sheets';
 import { LocalSpreadsheetProvider, localSheetsDir } from '../lib/sheets/local-provider';
+import type { Tracing } from '../lib/tracing';
+import { tracingWorkerOptions } from './tracing-interceptors';
 
 /**
  * Export activities one export worker runs at a time. Each running chunk holds one page of rows and its
@@ -22,6 +24,8 @@ export interface ExportWorkerSetup {
   /** EXPORT_TASK_QUEUE: where export job workflows send their activities. */
   taskQueue: string;
   dependencies: ExportActivityDependencies;
+  /** Where the activities' spans go (lib/tracing.ts); unset: no activity interceptors. */
+  tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
 }
 
 /**
@@ -41,6 +45,8 @@ export async function createExportWorker(setup: ExportWorkerSetup): Promise<Work
         provider: new LocalSpreadsheetProvider(localSheetsDir(setup.dependencies.exportDir)),
       }),
     },
+    // Activity-only: the activity interceptors, no workflow sinks.
+    ...(setup.tracing && { interceptors: tracingWorkerOptions(setup.tracing).interceptors }),
     maxConcurrentActivityTaskExecutions: EXPORT_ACTIVITY_SLOTS,
     // A chunk works about 3 s: on shutdown it is let finish and hand its checkpoint to the workflow,
     // instead of being cancelled and retried from its last heartbeat.

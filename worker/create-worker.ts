@@ -1,7 +1,11 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { Resource } from '@opentelemetry/resources';
 import { createActivities, type ActivityDependencies } from '../activities';
+import type { Tracing } from '../lib/tracing';
+import { tracingWorkerOptions, tracingWorkflowInterceptorsModule } from './tracing-interceptors';
 
 // workflows/index.ts beside the sources (tsx, vitest), dist/workflows/index.js beside the compiled worker.
 // Only a path: nothing is read unless the worker bundles at start (no WORKFLOW_BUNDLE_PATH).
@@ -16,15 +20,27 @@ export interface WorkerSetup {
   /** Prebuilt bundle (production, tests); without it the worker bundles workflows/ at start. */
   workflowBundlePath?: string;
   options?: Partial<WorkerOptions>;
+  /** Where the workflows' and activities' spans go (lib/tracing.ts); unset: dropped. */
+  tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
 }
 
+const UNTRACED = { spanProcessor: new NoopSpanProcessor(), resource: Resource.empty() };
+
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
+  const traced = tracingWorkerOptions(setup.tracing ?? UNTRACED);
   return Worker.create({
     connection: setup.connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createActivities(setup.dependencies),
-    ...(setup.workflowBundlePath ? { workflowBundle: { codePath: setup.workflowBundlePath } } : { workflowsPath }),
+    // A prebuilt bundle has the tracing workflow interceptors in it already (bundle-workflows.ts).
+    ...(setup.workflowBundlePath
+      ? { workflowBundle: { codePath: setup.workflowBundlePath }, interceptors: traced.interceptors }
+      : {
+          workflowsPath,
+          interceptors: { ...traced.interceptors, workflowModules: [tracingWorkflowInterceptorsModule] },
+        }),
+    sinks: traced.sinks,
     ...setup.options,
   });
 }

@@ -1,6 +1,13 @@
 import { Client, Connection } from '@temporalio/client';
+import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection } from '@temporalio/worker';
+import { collectDefaultMetrics, register } from 'prom-client';
 import { loadConfigOrExit } from '../lib/config';
+import { configureLogging, log, secretsOfConfig } from '../lib/log';
+import { serveMetrics } from '../lib/metrics/endpoint';
+import { startTracing } from '../lib/tracing';
+import { registerWorkerGauges } from './product-metrics';
+import { installWorkerRuntime } from './runtime-telemetry';
 import { createDatabase } from '../lib/database';
 import { createCarrier, createWhatsAppProvider, createWhatsAppSender } from '../activities/providers/select';
 import { createWorker } from './create-worker';
@@ -12,10 +19,30 @@ import { startCrmDeliverySweep } from './crm-delivery-sweep';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 
 const config = loadConfigOrExit();
+configureLogging({ level: config.LOG_LEVEL, service: 'worker', secrets: secretsOfConfig(config) });
+const tracing = startTracing(config, 'workspace-worker');
+installWorkerRuntime({
+  level: config.LOG_LEVEL,
+  metrics:
+    config.WORKER_SDK_METRICS_PORT === null
+      ? null
+      : { host: config.METRICS_HOST, port: config.WORKER_SDK_METRICS_PORT },
+});
 const db = createDatabase(config.DATABASE_URL);
+collectDefaultMetrics({ register });
+registerWorkerGauges(register, db);
+const metrics =
+  config.WORKER_METRICS_PORT === null
+    ? null
+    : await serveMetrics(register, { host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT, name: 'worker' });
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
-const temporal = new Client({ connection: clientConnection, namespace: config.TEMPORAL_NAMESPACE });
+// Workflows the activities start or signal (a campaign waking its leads) continue the activity's trace.
+const temporal = new Client({
+  connection: clientConnection,
+  namespace: config.TEMPORAL_NAMESPACE,
+  interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+});
 const maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsForThisProcess();
 const worker = await createWorker({
   connection,
@@ -23,6 +50,7 @@ const worker = await createWorker({
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
   options: { maxCachedWorkflows },
+  tracing,
   dependencies: {
     db,
     calls: createCarrier(config),
@@ -48,8 +76,16 @@ const speechWorker = await createSpeechWorker({
     limits: SPEECH_LIMITS,
   },
 });
-console.log(
-  `worker polling task queue "${config.TEMPORAL_TASK_QUEUE}" on ${config.TEMPORAL_ADDRESS} (telephony: ${config.TELEPHONY_PROVIDER}, cached workflows: ${maxCachedWorkflows}) and "${config.SPEECH_TASK_QUEUE}" (recording analyses, ${config.SPEECH_ANALYSIS_SLOTS} at once)`,
+log.info(
+  {
+    taskQueue: config.TEMPORAL_TASK_QUEUE,
+    temporalAddress: config.TEMPORAL_ADDRESS,
+    telephony: config.TELEPHONY_PROVIDER,
+    maxCachedWorkflows,
+    speechTaskQueue: config.SPEECH_TASK_QUEUE,
+    speechSlots: config.SPEECH_ANALYSIS_SLOTS,
+  },
+  'worker polling task queue',
 );
 // Credit holds whose operation died are settled by every worker, periodically (README "Credits").
 const stopHoldSweep = startHoldSweep(db);
@@ -63,3 +99,5 @@ stopCrmDeliverySweep();
 await connection.close();
 await clientConnection.close();
 await db.$disconnect();
+await metrics?.close();
+await tracing.shutdown();

@@ -1,3 +1,5 @@
+import { log } from '../lib/log';
+
 /**
  * Runs a worker's sweep at start and every `everyMs`, one pass at a time: what a pass answers (a line
  * saying what it did, or null when nothing) is logged under the sweep's name; a failed pass is logged
@@ -10,9 +12,9 @@ export function startPeriodicSweep(name: string, everyMs: number, pass: () => Pr
     running = true;
     try {
       const done = await pass();
-      if (done) console.log(`[${name}] ${done}`);
+      if (done) log.info({ sweep: name }, done);
     } catch (error) {
-      console.error(`[${name}] failed, tried again in ${everyMs / 1000} s: ${(error as Error).message}`);
+      log.error({ err: error, sweep: name, retryInSeconds: everyMs / 1000 }, 'sweep failed');
     } finally {
       running = false;
     }

@@ -4,6 +4,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { ApiError } from './api-error';
 import { isDatabaseUnavailable } from './database-errors';
 import { isTemporalUnavailable } from './temporal-errors';
+import { log } from '../../lib/log';
 
 interface BodyParserError {
   type?: string;
@@ -24,7 +25,7 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
   if (res.headersSent) return next(error);
   const { status, body, headers } = toErrorResponse(error, (res.locals.validationStatus as number | undefined) ?? 400);
   // Only the unexpected is logged: refusals are the contract working. Never the request's headers.
-  if (status === 500) console.error(`[api] ${req.method} ${req.path} ${res.locals.requestId}:`, error);
+  if (status === 500) log.error({ err: error, method: req.method, path: req.path }, 'request failed unexpectedly');
   res.set(headers).status(status).json(body);
 };
 

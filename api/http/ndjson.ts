@@ -1,4 +1,5 @@
 import type { Response } from 'express';
+import { log } from '../../lib/log';
 
 export const NDJSON_MEDIA_TYPE = 'application/x-ndjson';
 
@@ -27,7 +28,7 @@ export async function writeNdjson(
         });
     }
   } catch (error) {
-    console.error('[ndjson] the answer failed after its headers were sent:', error);
+    log.error({ err: error }, 'the answer failed after its headers were sent');
     if (!res.destroyed) res.write(`${JSON.stringify({ type: 'error', message: 'the answer failed unexpectedly' })}\n`);
   }
   res.end();

@@ -7,6 +7,8 @@ import type { AppServices } from '../services';
 import { expressPath, matchRoute, type RouteDefinition } from './route';
 import { clientGone, writeNdjson } from './ndjson';
 import { unstorableIssues } from './storable-input';
+import type { RequestContext } from './observe-requests';
+import { addLogContext } from '../../lib/log';
 
 /**
  * Any content type is read as JSON, so a body that is not JSON is refused rather than ignored. Its size is
@@ -74,6 +76,7 @@ export const door: Door = (services, route) => {
     const principal = await authenticate(services.sql, req, res, services.defaultRateLimitPerMinute);
     // Known before the authorization: a refused request is still logged against its campaign.
     res.locals.principal = principal;
+    addLogContext({ workspaceId: principal.workspaceId });
     if (route) authorize(route.access, principal, req.path);
   });
   // Read by the test that walks the router: a route without a declared access rule fails it.
@@ -114,8 +117,11 @@ export function registerRoutes(
     // A route without a body never reads one: what it was sent cannot refuse the request.
     // Express would hand PATCH /phone-numbers/purchase to PATCH /phone-numbers/{id}: only the route
     // matchRoute picks answers, so the path's other methods get 405 with the Allow header it computes.
-    const pickedHere: RequestHandler = (req, _res, next) =>
-      next(matchRoute(routes, req.method, req.path).route === route ? undefined : 'route');
+    const pickedHere: RequestHandler = (req, res, next) => {
+      if (matchRoute(routes, req.method, req.path).route !== route) return next('route');
+      (res.locals as RequestContext).route = route.path;
+      next();
+    };
     app[route.method](
       expressPath(route.path),
       pickedHere,

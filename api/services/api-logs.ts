@@ -5,6 +5,8 @@ import { expressPath } from '../http/route';
 import { findOwnedCampaign, isUuid } from './campaigns';
 import type { AppServices } from './index';
 import type { SqlPool } from '../../lib/sql-pool';
+import { addLogContext } from '../../lib/log';
+import type { RequestContext } from '../http/observe-requests';
 
 /** Paths under which a request is about one campaign. */
 export const CAMPAIGN_PATH_PREFIXES = [
@@ -91,6 +93,12 @@ export function logCampaignRequests(app: Express, sql: SqlPool): void {
  */
 export function campaignRequestLogger(recorder: ApiLogRecorder, param: 'id' | 'campaignId'): RequestHandler {
   return (req, res, next) => {
+    const requested = req.params[param];
+    // The campaign is on the request's log lines (lib/log.ts) and its span from here on.
+    if (typeof requested === 'string' && isUuid(requested)) {
+      (res.locals as RequestContext).campaignId = requested;
+      addLogContext({ campaignId: requested });
+    }
     res.once('finish', () => {
       const principal = res.locals.principal as Principal | undefined;
       const campaignId = req.params[param];

@@ -9,6 +9,7 @@ import { ApiError } from '../http/api-error';
 import type { Principal } from '../auth/principal';
 import type { AppServices } from './index';
 import { findOwned } from './owned';
+import { log } from '../../lib/log';
 
 /** When neither the request nor the call's agent names the transcript's language. */
 export const DEFAULT_SOURCE_LANGUAGE = 'en';
@@ -37,7 +38,7 @@ async function askTranslator<Result>(work: () => Promise<Result>): Promise<Resul
     return await work();
   } catch (error) {
     if (!(error instanceof TranslationError)) throw error;
-    console.error(`[translations] the translator failed: ${error.message}`);
+    log.error({ err: error }, 'the translator failed');
     throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: error.upstreamStatus });
   }
 }

@@ -6,6 +6,7 @@ import { ApiError } from '../http/api-error';
 import { campaignFactSource } from './campaign-facts';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
+import { log } from '../../lib/log';
 
 /** Questions one campaign conversation holds when the workspace sets no cap of its own (Workspace.chatMessageCap). */
 export const DEFAULT_CHAT_MESSAGE_CAP = 100;
@@ -93,7 +94,7 @@ async function* answerEvents(
     }
   } catch (error) {
     if (question.signal.aborted) return;
-    if (!(error instanceof ChatProviderError)) console.error('[chat] the answer failed:', error);
+    if (!(error instanceof ChatProviderError)) log.error({ err: error }, 'the chat answer failed');
     yield { type: 'error', message: failureMessage(error) };
     return;
   }

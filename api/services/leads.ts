@@ -8,6 +8,7 @@ import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from './index';
 import { storeJourneyLeads } from './journey-intake';
 import { upsertLeads, type LeadRow } from './lead-rows';
+import { log } from '../../lib/log';
 
 export interface LeadInput {
   phone: string;
@@ -72,7 +73,7 @@ export async function admitLeads(
           };
   } catch (error) {
     if (error instanceof ApiError) throw error;
-    console.error(`[api] leads of request ${requestId} not stored:`, error);
+    log.error({ err: error, requestId }, 'leads of the request not stored');
     const code = isDatabaseUnavailable(error) ? ErrorCode.database_unavailable : ErrorCode.internal_error;
     return leads.map(() => ({
       outcome: 'rejected',

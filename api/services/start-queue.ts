@@ -1,3 +1,4 @@
+import { AsyncResource } from 'node:async_hooks';
 /**
  * Durable work started after its request was answered: the request commits what it accepted (a lead, a
  * store's webhook) and answers; the Temporal start is queued here and sent a few at a time. Whatever is
@@ -52,7 +53,9 @@ export function createStartQueue(options: StartQueueOptions = {}): StartQueue {
     offer(key, start) {
       if (stopped || waiting.has(key) || waiting.size >= maxQueued) return false;
       waiting.add(key);
-      queued.push({ key, start });
+      // The start runs in the context of the request that offered it (its trace span and log ids), not
+      // in that of whichever start finished before it.
+      queued.push({ key, start: AsyncResource.bind(start) });
       startNext();
       return true;
     },

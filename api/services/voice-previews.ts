@@ -7,6 +7,7 @@ import { configVariables, type Config } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
 import { findVoice, previewSentenceOf } from '../../lib/voices';
 import { ApiError } from '../http/api-error';
+import { log } from '../../lib/log';
 
 export interface PreviewFile {
   /** Absolute path of the MP3 in the cache. */
@@ -80,7 +81,7 @@ export function createVoicePreviews(options: VoicePreviewOptions): VoicePreviews
         return await pending;
       } catch (error) {
         if (error instanceof SpeechSynthesisError) {
-          console.error(`[voices] preview of ${JSON.stringify(voice.id)} failed: ${error.message}`);
+          log.error({ err: error, voice: voice.id }, 'voice preview failed');
           throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: error.upstreamStatus });
         }
         throw error;

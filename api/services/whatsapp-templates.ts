@@ -11,6 +11,7 @@ import type { Principal } from '../auth/principal';
 import { ApiError } from '../http/api-error';
 import type { AppServices } from './index';
 import { findOwned } from './owned';
+import { log } from '../../lib/log';
 
 export interface NewWhatsAppTemplate {
   name: string;
@@ -37,7 +38,7 @@ export async function askWhatsAppProvider<Result>(work: () => Promise<Result>): 
     return await work();
   } catch (error) {
     const refused = error instanceof WhatsAppProviderError;
-    console.error(`[whatsapp] the provider failed: ${error instanceof Error ? error.message : String(error)}`);
+    log.error({ err: error }, 'the WhatsApp provider failed');
     throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: refused ? error.httpStatus : 503 });
   }
 }

@@ -32,6 +32,7 @@ import {
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
 import type { AppServices } from './index';
+import { log } from '../../lib/log';
 
 /** The actor of the ledger entries a status webhook writes. */
 const WEBHOOK_ACTOR: CreditActor = { type: 'system', id: 'whatsapp-webhook' };
@@ -261,7 +262,7 @@ async function tellLead(services: AppServices, workflowId: string, status: { mes
     )
     .catch((error: unknown) => {
       if (!(error instanceof WorkflowNotFoundError))
-        console.warn(`[whatsapp-webhook] lead ${workflowId} not told of its message's status: ${String(error)}`);
+        log.warn({ err: error, workflowId }, "lead not told of its message's status");
     });
 }
 

@@ -41,6 +41,8 @@ export function workerProcesses(setup: {
   apiUrl: string;
   /** The simulated WhatsApp provider the worker sends messages through, when the test has one. */
   whatsappUrl?: string;
+  /** More variables (metrics ports, the OTLP endpoint...). */
+  env?: Record<string, string>;
 }): () => ChildProcess {
   return entryPointProcesses('worker/main.ts', () => ({
     DATABASE_URL: setup.databaseUrl,
@@ -49,6 +51,7 @@ export function workerProcesses(setup: {
     SIMULATED_CARRIER_URL: setup.carrierUrl,
     TELEPHONY_CALLBACK_BASE_URL: setup.apiUrl,
     ...(setup.whatsappUrl && { SIMULATED_WHATSAPP_URL: setup.whatsappUrl }),
+    ...setup.env,
   }));
 }
 
