@@ -43,7 +43,8 @@ export function startBenchProcess(
   const output = openSync(log, 'w');
   const child = spawn(process.execPath, [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), entry], {
     cwd,
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+    // info: the benches wait for the processes' start lines ("worker polling task queue"), JSON lines at info.
+    env: { ...process.env, LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', output, output],
   });
   let stopped = false;
