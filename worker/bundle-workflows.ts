@@ -3,9 +3,14 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { workflowsPath } from './create-worker';
+import { SHARED_WORKFLOW_MODULES } from './shared-workflow-modules';
 
 export async function buildWorkflowBundle(outputPath: string): Promise<string> {
-  const { code } = await bundleWorkflowCode({ workflowsPath, logger: quietLogger });
+  const { code } = await bundleWorkflowCode({
+    workflowsPath,
+    logger: quietLogger,
+    preloadModules: [...SHARED_WORKFLOW_MODULES],
+  });
   await mkdir(path.dirname(outputPath), { recursive: true });
   await writeFile(outputPath, code);
   return outputPath;

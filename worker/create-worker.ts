@@ -2,6 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
 import { createActivities, type ActivityDependencies } from '../activities';
+import { SHARED_WORKFLOW_MODULES } from './shared-workflow-modules';
 
 // workflows/index.ts beside the sources (tsx, vitest), dist/workflows/index.js beside the compiled worker.
 // Only a path: nothing is read unless the worker bundles at start (no WORKFLOW_BUNDLE_PATH).
@@ -24,7 +25,9 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createActivities(setup.dependencies),
-    ...(setup.workflowBundlePath ? { workflowBundle: { codePath: setup.workflowBundlePath } } : { workflowsPath }),
+    ...(setup.workflowBundlePath
+      ? { workflowBundle: { codePath: setup.workflowBundlePath } }
+      : { workflowsPath, bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] } }),
     ...setup.options,
   });
 }
