@@ -6,9 +6,9 @@
 //  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait, per cached run,
 //     for two bundles, each on a fresh worker and task queue: the baseline gives every run its own copy of
 //     every module the workflows import (as before worker/shared-workflow-modules.ts), the production
-//     bundle shares the pure ones. BENCH_HEAP_SNAPSHOT_DIR=<dir>: each of these workers runs its workflows
-//     on its main thread (TEMPORAL_DEBUG) and writes a heap snapshot there once its runs wait
-//     (summed by type with `tsx bench/heap-summary.ts <file>`).
+//     bundle shares the pure ones. BENCH_HEAP_SNAPSHOT_DIR=<dir>: the production bundle's worker runs its
+//     workflows on its main thread (TEMPORAL_DEBUG) and writes a heap snapshot there once its runs wait
+//     (summed by type with `tsx bench/heap-summary.ts <file> 40 <runs>`; a baseline's is 4 times larger).
 import { randomUUID } from 'node:crypto';
 import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
@@ -35,6 +35,11 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
 const HEAP_SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+/**
+ * The baseline bundle's cache: what the default was while a run held 3.4 MB (4 MB per run under Node's
+ * 4 GB heap). Today's default (1 MB per run) would run that bundle's workflow thread out of heap.
+ */
+const BASELINE_CACHED_WORKFLOWS = process.env.BENCH_BASELINE_CACHED_WORKFLOWS ?? '986';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const receiver = http.createServer((req, res) =>
@@ -182,16 +187,19 @@ try {
         `WorkflowType = "journeyRunWorkflow" AND TaskQueue = "${queue}" AND JourneyNodeId = "nap" AND ExecutionStatus = "Running"`,
       )
     ).count;
-  /** Writes a heap snapshot of `measured` (started with --heapsnapshot-signal) and waits until it is complete. */
-  const heapSnapshot = async (measured: BenchProcess) => {
-    const snapshots = () => readdirSync(HEAP_SNAPSHOT_DIR!).filter((file) => file.endsWith('.heapsnapshot'));
+  /**
+   * Writes a heap snapshot of `measured` (started with --heapsnapshot-signal) and waits until it is
+   * complete. SIGWINCH: the Temporal runtime shuts the worker down on SIGUSR2, node's usual choice.
+   */
+  const heapSnapshot = async (measured: BenchProcess, dir: string) => {
+    const snapshots = () => readdirSync(dir).filter((file) => file.endsWith('.heapsnapshot'));
     const before = snapshots().length;
-    process.kill(measured.pid, 'SIGUSR2');
+    process.kill(measured.pid, 'SIGWINCH');
     while (snapshots().length === before) await sleep(1_000);
     // Written on the main thread once the heap is walked (the file stays empty until then): complete
     // once it has stopped growing.
-    const file = path.join(HEAP_SNAPSHOT_DIR!, snapshots().sort().at(-1)!);
-    for (let size = 0; ; ) {
+    const file = path.join(dir, snapshots().sort().at(-1)!);
+    for (let size = 0; ;) {
       await sleep(10_000);
       const now = statSync(file).size;
       if (now > 0 && now === size) return file;
@@ -199,14 +207,14 @@ try {
     }
   };
   /** SLEEPERS runs waiting on a one-hour timer on a fresh worker running `bundle`: its memory before and once all wait. */
-  const sleepersOn = async (bundle: string) => {
+  const sleepersOn = async (bundle: string, env: Record<string, string>, snapshotDir?: string) => {
     const queue = `bench-${randomUUID()}`;
     const sleepingWorker = startBenchWorker(
       { databaseUrl, temporalAddress: stack.temporalAddress, taskQueue: queue, bundlePath: bundle },
-      HEAP_SNAPSHOT_DIR ? { TEMPORAL_DEBUG: '1' } : {},
+      { ...env, ...(snapshotDir && { TEMPORAL_DEBUG: '1' }) },
       [
         ...nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
-        ...(HEAP_SNAPSHOT_DIR ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${HEAP_SNAPSHOT_DIR}`] : []),
+        ...(snapshotDir ? ['--heapsnapshot-signal=SIGWINCH', `--diagnostic-dir=${snapshotDir}`] : []),
       ],
     );
     await sleepingWorker.printed('worker polling');
@@ -224,7 +232,7 @@ try {
     while ((await waitingOn(queue)) < SLEEPERS) await sleep(2_000);
     await sleep(5_000);
     const waiting = sleepingWorker.memory();
-    const snapshot = HEAP_SNAPSHOT_DIR ? await heapSnapshot(sleepingWorker) : undefined;
+    const snapshot = snapshotDir ? await heapSnapshot(sleepingWorker, snapshotDir) : undefined;
     sleepingWorker.stop();
     const cached = Math.min(SLEEPERS, cachedWorkflows);
     const figures = {
@@ -240,8 +248,10 @@ try {
     console.error('sleepers', figures);
     return figures;
   };
-  const perRunModules = await sleepersOn(perRunModulesBundlePath);
-  const sharedModules = await sleepersOn(bundlePath);
+  const perRunModules = await sleepersOn(perRunModulesBundlePath, {
+    WORKER_MAX_CACHED_WORKFLOWS: BASELINE_CACHED_WORKFLOWS,
+  });
+  const sharedModules = await sleepersOn(bundlePath, {}, HEAP_SNAPSHOT_DIR);
 
   const result = {
     measuredAt: new Date().toISOString(),
@@ -268,7 +278,7 @@ try {
     '',
     `- The journey starts at ${(result.fiveNodeJourney.startedOfBare * 100).toFixed(0)} % and completes at ${(result.fiveNodeJourney.completedOfBare * 100).toFixed(0)} % of the bare workflow's rate (it runs 3 activities: load the run, the webhook, record the end).`,
     '',
-    `Journey runs waiting on a one-hour timer, each bundle on a fresh worker (its default cache: as many runs as fit its heap limit, worker/workflow-cache-size.ts); per cached run: the RSS growth over the runs the cache holds.`,
+    `Journey runs waiting on a one-hour timer, each bundle on a fresh worker: the production bundle with the default cache (as many runs as fit the heap limit, worker/workflow-cache-size.ts), the baseline with ${BASELINE_CACHED_WORKFLOWS} (the default while a run held 3.4 MB). Per cached run: the RSS growth over the runs the cache holds.`,
     '',
     '| bundle | runs | cached | worker RSS before MB | RSS all waiting MB | peak RSS MB | KB per cached run | started per second |',
     '|-|-|-|-|-|-|-|-|',
