@@ -1,6 +1,9 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import vm from 'node:vm';
+import { parseWorkflowCode } from '@temporalio/worker/lib/worker.js';
+import { ReusableVMWorkflowCreator } from '@temporalio/worker/lib/workflow/reusable-vm.js';
+import { describe, expect, inject, it } from 'vitest';
 import { SHARED_WORKFLOW_MODULES } from '../worker/shared-workflow-modules';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -28,6 +31,13 @@ function withImports(module: string, seen = new Set<string>()): Set<string> {
   seen.add(module);
   for (const imported of valueImports(sourceOf(module), path.dirname(module))) withImports(imported, seen);
   return seen;
+}
+
+/** The SDK's shared V8 context, open to the test. */
+class SharedContext extends ReusableVMWorkflowCreator {
+  get sandbox(): vm.Context {
+    return this.context;
+  }
 }
 
 /**
@@ -82,6 +92,47 @@ describe('modules shared by every cached workflow run', () => {
     for (const module of shared) expect(schemasIn(await import(`${module}.ts`)), module).toEqual([]);
     // The check itself: definition.ts exports its schemas, so it could not be shared.
     expect(schemasIn(await import('../lib/journey/definition')).length).toBeGreaterThan(5);
+  });
+
+  it('parses node data in the shared context once the SDK has frozen it', async () => {
+    // The worker's own sandbox set-up on the bundle the tests' worker runs: it evaluates the shared
+    // modules, then deep-freezes them, as for every run.
+    const bundlePath = inject('stack').workflowBundlePath;
+    const creator = await SharedContext.create(
+      parseWorkflowCode(readFileSync(bundlePath, 'utf8'), bundlePath),
+      5_000,
+      new Set(),
+      undefined,
+    );
+    const inSandbox = (expression: string) =>
+      JSON.parse(
+        vm.runInContext(
+          `JSON.stringify((() => { const nodeData = __webpack_module_cache__['./lib/journey/node-data.ts'].exports; return ${expression}; })())`,
+          creator.sandbox,
+        ) as string,
+      ) as unknown;
+    try {
+      expect(inSandbox('Object.isFrozen(nodeData)')).toBe(true);
+      // A workflow module is not shared: each run evaluates its own.
+      expect(inSandbox("__webpack_module_cache__['./workflows/journey-run.ts'] === undefined")).toBe(true);
+      const branch = {
+        rules: [{ handle: 'a', when: { variable: 'start.name', operator: 'is_empty' } }],
+        defaultHandle: 'b',
+      };
+      expect(inSandbox(`nodeData.safeParseNodeData({ type: 'branch', data: ${JSON.stringify(branch)} })`)).toEqual({
+        ok: true,
+        type: 'branch',
+        data: branch,
+      });
+      expect(
+        inSandbox(`nodeData.safeParseNodeData({ type: 'webhook', data: { url: 'https://example.test' } })`),
+      ).toEqual({ ok: true, type: 'webhook', data: { url: 'https://example.test', method: 'POST' } });
+      expect(
+        inSandbox(`nodeData.safeParseNodeData({ type: 'wait', data: {} }).issues.map((issue) => issue.message)`),
+      ).toEqual(['set exactly one of seconds or until']);
+    } finally {
+      await creator.destroy();
+    }
   });
 
   it('would catch a workflow import missing from the list', () => {
