@@ -13,6 +13,8 @@ export interface BenchProcess {
   /** The node flags it was started with. */
   nodeArgs: readonly string[];
   memory(): { peakRssMb: number; rssMb: number };
+  /** What it has written so far (stdout and stderr). */
+  output(): string;
   /** Resolves once the process has written `text` (a worker's "polling" line): it is ready for work. */
   printed(text: string, timeoutMs?: number, pollMs?: number): Promise<void>;
   /** Ends the measurement: from now on the process's exit is expected. */
@@ -57,6 +59,7 @@ export function startBenchProcess(
     pid: child.pid!,
     nodeArgs,
     memory: () => memoryOf(child.pid!, (file) => readFileSync(file, 'utf8')),
+    output: () => readFileSync(log, 'utf8'),
     async printed(text, timeoutMs = 60_000, pollMs = 100) {
       const deadline = Date.now() + timeoutMs;
       while (!readFileSync(log, 'utf8').includes(text)) {
@@ -81,6 +84,7 @@ export function startBenchWorker(
   },
   /** More of the worker's environment (a provider's address). */
   extra: Record<string, string> = {},
+  nodeArgs: string[] = nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
 ): BenchProcess {
   return startBenchProcess(
     'worker/main.ts',
@@ -91,7 +95,7 @@ export function startBenchWorker(
       WORKFLOW_BUNDLE_PATH: env.bundlePath,
       ...extra,
     },
-    nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
+    nodeArgs,
   );
 }
 

@@ -3,9 +3,14 @@
 //  1. Baseline: a bare no-op workflow, started (concurrency 20) and completed, on the same server.
 //  2. A 5-node journey (start, set_variable, branch, webhook to a loopback receiver, end): runs started
 //     per second and completed per second, measured the same way in the same run.
-//  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait.
+//  3. SLEEPERS runs waiting on a one-hour timer: the worker's memory once all of them wait, per cached run,
+//     for two bundles, each on a fresh worker and task queue: the baseline gives every run its own copy of
+//     every module the workflows import (as before worker/shared-workflow-modules.ts), the production
+//     bundle shares the pure ones. BENCH_HEAP_SNAPSHOT_DIR=<dir>: the production bundle's worker runs its
+//     workflows on its main thread (TEMPORAL_DEBUG) and writes a heap snapshot there once its runs wait
+//     (summed by type with `tsx bench/heap-summary.ts <file> 40 <runs>`; a baseline's is 4 times larger).
 import { randomUUID } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, statSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -22,12 +27,19 @@ import { projectRoot } from '../scripts/stack/paths';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { journey } from '../test/support/journeys';
 import { measure } from './measure';
-import { startBenchWorker } from './bench-process';
+import { nodeArgsFromEnv, startBenchWorker, type BenchProcess } from './bench-process';
+import { SHARED_WORKFLOW_MODULES } from '../worker/shared-workflow-modules';
 import { writeBenchResults } from './results-files';
 
 const RUNS = Number(process.env.BENCH_RUNS ?? 2000);
 const SLEEPERS = Number(process.env.BENCH_SLEEPERS ?? 10_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 20);
+const HEAP_SNAPSHOT_DIR = process.env.BENCH_HEAP_SNAPSHOT_DIR;
+/**
+ * The baseline bundle's cache: what the default was while a run held 3.4 MB (4 MB per run under Node's
+ * 4 GB heap). Today's default (1 MB per run) would run that bundle's workflow thread out of heap.
+ */
+const BASELINE_CACHED_WORKFLOWS = process.env.BENCH_BASELINE_CACHED_WORKFLOWS ?? '986';
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 const receiver = http.createServer((req, res) =>
@@ -105,16 +117,19 @@ try {
     return ids;
   };
 
-  const bundlePath = path.join(os.tmpdir(), `bench-bundle-${randomUUID()}.js`);
-  writeFileSync(
-    bundlePath,
-    (
-      await bundleWorkflowCode({
-        workflowsPath: path.join(projectRoot, 'bench/workflows.ts'),
-        logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
-      })
-    ).code,
-  );
+  /** bench/workflows.ts bundled to a file, with `preloadModules` shared by every run (or none). */
+  const bundleTo = async (preloadModules: readonly string[]) => {
+    const bundlePath = path.join(os.tmpdir(), `bench-bundle-${randomUUID()}.js`);
+    const { code } = await bundleWorkflowCode({
+      workflowsPath: path.join(projectRoot, 'bench/workflows.ts'),
+      preloadModules: [...preloadModules],
+      logger: { log() {}, trace() {}, debug() {}, info() {}, warn() {}, error: console.error },
+    });
+    writeFileSync(bundlePath, code);
+    return bundlePath;
+  };
+  const bundlePath = await bundleTo(SHARED_WORKFLOW_MODULES);
+  const perRunModulesBundlePath = await bundleTo([]);
   const worker = startBenchWorker({
     databaseUrl,
     temporalAddress: stack.temporalAddress,
@@ -164,24 +179,79 @@ try {
   );
   console.error('five-node journeys', journeys);
 
-  const sleeperIds = await runRows(sleeper.id, SLEEPERS);
-  const beforeSleepers = worker.memory();
-  const sleepersStarted = await measure(SLEEPERS, CONCURRENCY, async (index) => {
-    await client.workflow.start('journeyRunWorkflow', {
-      workflowId: journeyRunWorkflowId(sleeperIds[index]!),
-      taskQueue,
-      args: [{ runId: sleeperIds[index] }],
-    });
-  });
-  const waitingQuery = `WorkflowType = "journeyRunWorkflow" AND JourneyWorkflowId = "${sleeper.id}" AND JourneyNodeId = "nap"`;
-  let waiting = 0;
-  while (waiting < SLEEPERS) {
-    await sleep(2_000);
-    waiting = (await client.workflow.count(waitingQuery)).count;
-  }
-  await sleep(5_000);
-  const withSleepers = worker.memory();
   worker.stop();
+
+  const waitingOn = async (queue: string) =>
+    (
+      await client.workflow.count(
+        `WorkflowType = "journeyRunWorkflow" AND TaskQueue = "${queue}" AND JourneyNodeId = "nap" AND ExecutionStatus = "Running"`,
+      )
+    ).count;
+  /**
+   * Writes a heap snapshot of `measured` (started with --heapsnapshot-signal) and waits until it is
+   * complete. SIGWINCH: the Temporal runtime shuts the worker down on SIGUSR2, node's usual choice.
+   */
+  const heapSnapshot = async (measured: BenchProcess, dir: string) => {
+    const snapshots = () => readdirSync(dir).filter((file) => file.endsWith('.heapsnapshot'));
+    const before = snapshots().length;
+    process.kill(measured.pid, 'SIGWINCH');
+    while (snapshots().length === before) await sleep(1_000);
+    // Written on the main thread once the heap is walked (the file stays empty until then): complete
+    // once it has stopped growing.
+    const file = path.join(dir, snapshots().sort().at(-1)!);
+    for (let size = 0; ;) {
+      await sleep(10_000);
+      const now = statSync(file).size;
+      if (now > 0 && now === size) return file;
+      size = now;
+    }
+  };
+  /** SLEEPERS runs waiting on a one-hour timer on a fresh worker running `bundle`: its memory before and once all wait. */
+  const sleepersOn = async (bundle: string, env: Record<string, string>, snapshotDir?: string) => {
+    const queue = `bench-${randomUUID()}`;
+    const sleepingWorker = startBenchWorker(
+      { databaseUrl, temporalAddress: stack.temporalAddress, taskQueue: queue, bundlePath: bundle },
+      { ...env, ...(snapshotDir && { TEMPORAL_DEBUG: '1' }) },
+      [
+        ...nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
+        ...(snapshotDir ? ['--heapsnapshot-signal=SIGWINCH', `--diagnostic-dir=${snapshotDir}`] : []),
+      ],
+    );
+    await sleepingWorker.printed('worker polling');
+    await sleep(2_000);
+    const cachedWorkflows = Number(/cached workflows: (\d+)/.exec(sleepingWorker.output())![1]);
+    const sleeperIds = await runRows(sleeper.id, SLEEPERS);
+    const before = sleepingWorker.memory();
+    const started = await measure(SLEEPERS, CONCURRENCY, async (index) => {
+      await client.workflow.start('journeyRunWorkflow', {
+        workflowId: journeyRunWorkflowId(sleeperIds[index]!),
+        taskQueue: queue,
+        args: [{ runId: sleeperIds[index] }],
+      });
+    });
+    while ((await waitingOn(queue)) < SLEEPERS) await sleep(2_000);
+    await sleep(5_000);
+    const waiting = sleepingWorker.memory();
+    const snapshot = snapshotDir ? await heapSnapshot(sleepingWorker, snapshotDir) : undefined;
+    sleepingWorker.stop();
+    const cached = Math.min(SLEEPERS, cachedWorkflows);
+    const figures = {
+      runs: SLEEPERS,
+      cachedWorkflows,
+      startedPerSecond: started.perSecond,
+      workerRssBeforeMb: before.rssMb,
+      workerRssWaitingMb: waiting.rssMb,
+      workerPeakRssMb: waiting.peakRssMb,
+      kbPerCachedRun: Math.round(((waiting.rssMb - before.rssMb) * 1024) / cached),
+      ...(snapshot && { heapSnapshot: snapshot }),
+    };
+    console.error('sleepers', figures);
+    return figures;
+  };
+  const perRunModules = await sleepersOn(perRunModulesBundlePath, {
+    WORKER_MAX_CACHED_WORKFLOWS: BASELINE_CACHED_WORKFLOWS,
+  });
+  const sharedModules = await sleepersOn(bundlePath, {}, HEAP_SNAPSHOT_DIR);
 
   const result = {
     measuredAt: new Date().toISOString(),
@@ -192,14 +262,10 @@ try {
       startedOfBare: Number((journeys.started.perSecond / bare.started.perSecond).toFixed(3)),
       completedOfBare: Number((journeys.completedPerSecond / bare.completedPerSecond).toFixed(3)),
     },
-    sleepers: {
-      runs: SLEEPERS,
-      startedPerSecond: sleepersStarted.perSecond,
-      workerRssBeforeMb: beforeSleepers.rssMb,
-      workerRssWaitingMb: withSleepers.rssMb,
-      workerPeakRssMb: withSleepers.peakRssMb,
-    },
+    sleepers: { perRunModules, sharedModules },
   };
+  const sleeperRow = (label: string, figures: typeof sharedModules) =>
+    `| ${label} | ${figures.runs} | ${figures.cachedWorkflows} | ${figures.workerRssBeforeMb} | ${figures.workerRssWaitingMb} | ${figures.workerPeakRssMb} | ${figures.kbPerCachedRun} | ${figures.startedPerSecond} |`;
   writeBenchResults('journeys', result, [
     `# Journey runs benchmark (${result.measuredAt})`,
     '',
@@ -211,7 +277,13 @@ try {
     `| 5-node journey | ${RUNS} | ${journeys.started.perSecond} | ${journeys.started.p50Ms} | ${journeys.started.p99Ms} | ${journeys.completedPerSecond} |`,
     '',
     `- The journey starts at ${(result.fiveNodeJourney.startedOfBare * 100).toFixed(0)} % and completes at ${(result.fiveNodeJourney.completedOfBare * 100).toFixed(0)} % of the bare workflow's rate (it runs 3 activities: load the run, the webhook, record the end).`,
-    `- ${SLEEPERS} runs waiting on a one-hour timer: worker RSS ${result.sleepers.workerRssBeforeMb} MB before, ${result.sleepers.workerRssWaitingMb} MB with all of them waiting (peak ${result.sleepers.workerPeakRssMb} MB); started at ${sleepersStarted.perSecond}/s.`,
+    '',
+    `Journey runs waiting on a one-hour timer, each bundle on a fresh worker: the production bundle with the default cache (as many runs as fit the heap limit, worker/workflow-cache-size.ts), the baseline with ${BASELINE_CACHED_WORKFLOWS} (the default while a run held 3.4 MB). Per cached run: the RSS growth over the runs the cache holds.`,
+    '',
+    '| bundle | runs | cached | worker RSS before MB | RSS all waiting MB | peak RSS MB | KB per cached run | started per second |',
+    '|-|-|-|-|-|-|-|-|',
+    sleeperRow('each run evaluates every module (baseline)', perRunModules),
+    sleeperRow('pure lib modules shared (worker/shared-workflow-modules.ts)', sharedModules),
     '',
   ]);
   console.log(JSON.stringify(result));

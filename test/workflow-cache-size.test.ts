@@ -8,10 +8,11 @@ import { cachedWorkflowsForHeap } from '../worker/workflow-cache-size';
 const MB = 2 ** 20;
 
 describe('the worker cache follows the heap limit', () => {
-  it('fits 4 MB per cached execution above a 200 MB base, and never fewer than 10', () => {
-    expect(cachedWorkflowsForHeap(4144 * MB)).toBe(986);
-    expect(cachedWorkflowsForHeap(816 * MB)).toBe(154);
-    expect(cachedWorkflowsForHeap(1200 * MB)).toBe(250);
+  it('fits 1 MB per cached execution above a 200 MB base, and never fewer than 10', () => {
+    expect(cachedWorkflowsForHeap(4144 * MB)).toBe(3944);
+    expect(cachedWorkflowsForHeap(816 * MB)).toBe(616);
+    expect(cachedWorkflowsForHeap(1200 * MB)).toBe(1000);
+    expect(cachedWorkflowsForHeap(205 * MB)).toBe(10);
     expect(cachedWorkflowsForHeap(150 * MB)).toBe(10);
   });
 
@@ -24,8 +25,8 @@ describe('the worker cache follows the heap limit', () => {
       });
     const limited = Number((await run(['--max-old-space-size=768'])).stdout);
     const larger = Number((await run(['--max-old-space-size=2048'])).stdout);
-    expect(limited).toBeGreaterThan(130);
-    expect(limited).toBeLessThan(160);
+    expect(limited).toBeGreaterThan(560);
+    expect(limited).toBeLessThan(640);
     expect(larger).toBeGreaterThan(limited * 2);
   });
 

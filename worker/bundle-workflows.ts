@@ -5,12 +5,14 @@ import { bundleWorkflowCode } from '@temporalio/worker';
 import { configureLogging, log } from '../lib/log';
 import { workflowsPath } from './create-worker';
 import { tracingWorkflowInterceptorsModule } from './tracing-interceptors';
+import { SHARED_WORKFLOW_MODULES } from './shared-workflow-modules';
 
 export async function buildWorkflowBundle(outputPath: string): Promise<string> {
   const { code } = await bundleWorkflowCode({
     workflowsPath,
     workflowInterceptorModules: [tracingWorkflowInterceptorsModule],
     logger: quietLogger,
+    preloadModules: [...SHARED_WORKFLOW_MODULES],
   });
   await mkdir(path.dirname(outputPath), { recursive: true });
   await writeFile(outputPath, code);

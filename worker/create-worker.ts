@@ -6,6 +6,7 @@ import { Resource } from '@opentelemetry/resources';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { Tracing } from '../lib/tracing';
 import { tracingWorkerOptions, tracingWorkflowInterceptorsModule } from './tracing-interceptors';
+import { SHARED_WORKFLOW_MODULES } from './shared-workflow-modules';
 
 // workflows/index.ts beside the sources (tsx, vitest), dist/workflows/index.js beside the compiled worker.
 // Only a path: nothing is read unless the worker bundles at start (no WORKFLOW_BUNDLE_PATH).
@@ -33,11 +34,12 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     activities: createActivities(setup.dependencies),
-    // A prebuilt bundle has the tracing workflow interceptors in it already (bundle-workflows.ts).
+    // A prebuilt bundle has the tracing workflow interceptors and the shared modules in it already (bundle-workflows.ts).
     ...(setup.workflowBundlePath
       ? { workflowBundle: { codePath: setup.workflowBundlePath }, interceptors: traced.interceptors }
       : {
           workflowsPath,
+          bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] },
           interceptors: { ...traced.interceptors, workflowModules: [tracingWorkflowInterceptorsModule] },
         }),
     sinks: traced.sinks,

@@ -15,9 +15,10 @@ import type { JourneyTrigger } from '../activities/journeys';
 import { ErrorCode } from '../lib/error-codes';
 import { awaitedDecision, recordOf, type AwaitedDecision, type DecisionAction } from '../lib/journey/awaiting';
 import { chooseBranch } from '../lib/journey/conditions';
-import { parseNodeData, type BranchData, type JourneyDefinition, type JourneyNode } from '../lib/journey/definition';
+import type { JourneyDefinition, JourneyNode } from '../lib/journey/definition';
+import { safeParseNodeData, type BranchData } from '../lib/journey/node-data';
 import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../lib/journey/run-statuses';
-import { renderTemplate } from '../lib/journey/templates';
+import { renderTemplate } from '../lib/journey/render';
 import { leadDialWorkflow, type LeadOutcome } from './lead-dial';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from './messages';
 
@@ -207,7 +208,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
   let lastCallOutcome: LeadOutcome | null = null;
 
   const execute = async (node: JourneyNode, visit: number): Promise<Record<string, unknown> | null> => {
-    const parsed = parseNodeData(node);
+    const parsed = safeParseNodeData(node);
     if (!parsed.ok)
       throw ApplicationFailure.create({
         type: ErrorCode.workflow_invalid,

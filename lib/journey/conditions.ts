@@ -1,6 +1,6 @@
 import type { VariableType } from './descriptor';
-import type { BranchData, Condition } from './definition';
-import { resolvePath } from './templates';
+import type { BranchData, Condition } from './node-data';
+import { resolvePath } from './render';
 
 export type { BranchData, Condition };
 

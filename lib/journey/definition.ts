@@ -1,19 +1,26 @@
 import { z } from 'zod';
 import { CALL_OUTCOMES } from '../call-outcomes';
-import { descriptor, VARIABLE_PATH_SOURCE, type VariableDescriptor } from './descriptor';
+import { descriptor, type VariableDescriptor } from './descriptor';
+import {
+  NODE_TYPES,
+  nodeDataSchema,
+  safeParseNodeData,
+  type Condition,
+  type NodeData,
+  type NodeType,
+} from './node-data';
 
-export const NODE_TYPES = [
-  'start',
-  'end',
-  'call',
-  'whatsapp',
-  'wait',
-  'branch',
-  'set_variable',
-  'webhook',
-  'review',
-] as const;
-export type NodeType = (typeof NODE_TYPES)[number];
+export {
+  isNodeType,
+  LEAD_FIELD_TYPES,
+  NODE_TYPES,
+  nodeDataSchema,
+  safeParseNodeData,
+  type BranchData,
+  type Condition,
+  type NodeData,
+  type NodeType,
+} from './node-data';
 
 export interface JourneyNode {
   id: string;
@@ -96,177 +103,10 @@ export interface NodeTypeSpec<D = any> {
   isWait: boolean;
 }
 
-const template = (what: string) => z.string().max(10_000).describe(`${what} May contain {{variable}} references.`);
-const identifier = z
-  .string()
-  .min(1)
-  .max(64)
-  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a letter or "_", then letters, digits or "_"');
-const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 24-hour');
-
 /** The start node's output, whatever its id; no other node may take this id. */
 export const START_VARIABLE = 'start';
 
-export const LEAD_FIELD_TYPES = ['string', 'number', 'boolean', 'datetime'] as const;
-
-const startDataSchema = z
-  .object({
-    fields: z
-      .array(
-        z
-          .object({
-            name: identifier.describe('Read as {{start.fields.<name>}}.'),
-            type: z.enum(LEAD_FIELD_TYPES),
-            description: z.string().max(500).optional(),
-            required: z.boolean().optional().describe('A lead without this field is refused.'),
-          })
-          .strict(),
-      )
-      .max(100)
-      .optional()
-      .describe('Lead fields the journey expects; undeclared fields may still be read.'),
-  })
-  .strict()
-  .superRefine((data, context) => {
-    const seen = new Set<string>();
-    data.fields?.forEach((field, index) => {
-      if (seen.has(field.name))
-        context.addIssue({
-          code: 'custom',
-          path: ['fields', index, 'name'],
-          message: `duplicate field "${field.name}"`,
-        });
-      seen.add(field.name);
-    });
-  });
-
-const endDataSchema = z
-  .object({
-    outcome: z
-      .string()
-      .min(1)
-      .max(64)
-      .optional()
-      .describe('Label recorded on the run when it ends here, e.g. "converted".'),
-  })
-  .strict();
-
 export const JOURNEY_CALL_OUTCOMES = [...CALL_OUTCOMES, 'do_not_call', 'cancelled'] as const;
-
-const callDataSchema = z
-  .object({
-    agentId: z
-      .string()
-      .min(1)
-      .max(200)
-      .optional()
-      .describe("The AI agent placing the call; the campaign's agent when absent."),
-    message: template('Opening line or extra instructions for the agent.').optional(),
-  })
-  .strict();
-
-const whatsappDataSchema = z
-  .object({
-    templateName: z.string().min(1).max(512).describe('Name of an approved WhatsApp message template.'),
-    language: z
-      .string()
-      .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, 'a language code such as en or pt_BR')
-      .default('en'),
-    parameters: z.array(template('Value of one template parameter, in order.')).max(20).default([]),
-  })
-  .strict();
-
-const waitDataSchema = z
-  .object({
-    seconds: z.number().int().min(1).max(31_536_000).optional().describe('Wait this long.'),
-    until: clock.optional().describe("Wait until the next such time of day in the lead's time zone."),
-  })
-  .strict()
-  .refine((data) => (data.seconds === undefined) !== (data.until === undefined), 'set exactly one of seconds or until');
-
-const conditionSchema = z
-  .object({
-    variable: z
-      .string()
-      .regex(new RegExp(`^${VARIABLE_PATH_SOURCE}\\??$`), 'a variable path such as start.fields.plan or n3.outcome')
-      .describe(
-        'Path of the variable tested, without braces; a trailing "?" allows reading one set on some paths only.',
-      ),
-    operator: z.string().min(1).max(32).describe("Which operators apply depends on the variable's type."),
-    value: z.union([z.string().max(1000), z.number(), z.boolean(), z.array(z.string().max(1000)).max(100)]).optional(),
-  })
-  .strict();
-
-const handle = z.string().min(1).max(64);
-
-const branchDataSchema = z
-  .object({
-    rules: z
-      .array(
-        z
-          .object({
-            handle: handle.describe('The sourceHandle of the edge taken when this rule matches.'),
-            when: conditionSchema,
-          })
-          .strict(),
-      )
-      .min(1)
-      .max(20)
-      .describe('Tried in order; the first that matches wins.'),
-    defaultHandle: handle.describe('The sourceHandle of the edge taken when no rule matches.'),
-  })
-  .strict()
-  .superRefine((data, context) => {
-    const seen = new Set<string>();
-    data.rules.forEach((rule, index) => {
-      if (seen.has(rule.handle))
-        context.addIssue({
-          code: 'custom',
-          path: ['rules', index, 'handle'],
-          message: `duplicate handle "${rule.handle}"`,
-        });
-      seen.add(rule.handle);
-    });
-    if (seen.has(data.defaultHandle))
-      context.addIssue({
-        code: 'custom',
-        path: ['defaultHandle'],
-        message: `duplicate handle "${data.defaultHandle}"`,
-      });
-  });
-
-export type BranchData = z.infer<typeof branchDataSchema>;
-export type Condition = BranchData['rules'][number]['when'];
-
-const SET_VARIABLE_TYPES = ['string', 'number', 'boolean'] as const;
-
-const setVariableDataSchema = z
-  .object({
-    value: template('The value; rendered, then converted to valueType.'),
-    valueType: z.enum(SET_VARIABLE_TYPES).default('string'),
-  })
-  .strict();
-
-const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'an HTTP header name');
-
-const webhookDataSchema = z
-  .object({
-    // Checked again once rendered; a URL may start with a reference, e.g. {{start.fields.callbackUrl}}.
-    url: template('Where to send the request; must render to an http(s) URL.').regex(
-      /^(https?:\/\/|\{\{)/i,
-      'must start with http:// or https:// (or a {{reference}} rendering to such a URL)',
-    ),
-    method: z.enum(['GET', 'POST', 'PUT', 'PATCH', 'DELETE']).default('POST'),
-    headers: z.record(headerName, template('Header value.')).optional(),
-    body: template('Request body, usually JSON.').optional(),
-  })
-  .strict();
-
-const reviewDataSchema = z
-  .object({
-    instructions: z.string().min(1).max(2000).describe('What the reviewer should check before deciding.'),
-  })
-  .strict();
 
 const object = (nodeId: string, description: string, children: VariableDescriptor[]) =>
   descriptor(nodeId, 'object', description, { children });
@@ -276,7 +116,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   start: spec({
     type: 'start',
     label: 'Lead enters the journey',
-    dataSchema: startDataSchema,
+    dataSchema: nodeDataSchema('start'),
     isWait: false,
     // Named 'start' whatever the node's id: every journey reads its lead as {{start.…}}.
     output: (data) =>
@@ -290,7 +130,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   end: spec({
     type: 'end',
     label: 'End the journey',
-    dataSchema: endDataSchema,
+    dataSchema: nodeDataSchema('end'),
     isWait: false,
     output: () => null,
     templates: () => [],
@@ -298,7 +138,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   call: spec({
     type: 'call',
     label: 'Place a call',
-    dataSchema: callDataSchema,
+    dataSchema: nodeDataSchema('call'),
     isWait: false,
     output: (_data, nodeId) =>
       object(nodeId, 'The call placed.', [
@@ -312,7 +152,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   whatsapp: spec({
     type: 'whatsapp',
     label: 'Send a WhatsApp message',
-    dataSchema: whatsappDataSchema,
+    dataSchema: nodeDataSchema('whatsapp'),
     isWait: false,
     output: (_data, nodeId) =>
       object(nodeId, 'The WhatsApp message sent.', [
@@ -326,7 +166,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   wait: spec({
     type: 'wait',
     label: 'Wait',
-    dataSchema: waitDataSchema,
+    dataSchema: nodeDataSchema('wait'),
     isWait: true,
     output: (_data, nodeId) => object(nodeId, 'The wait.', [descriptor('wokeAt', 'datetime', 'When the wait ended.')]),
     templates: () => [],
@@ -334,7 +174,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   branch: spec({
     type: 'branch',
     label: 'Branch on a condition',
-    dataSchema: branchDataSchema,
+    dataSchema: nodeDataSchema('branch'),
     isWait: false,
     output: (_data, nodeId) =>
       object(nodeId, 'The branch taken.', [descriptor('matched', 'string', 'Handle of the branch taken.')]),
@@ -344,7 +184,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   set_variable: spec({
     type: 'set_variable',
     label: 'Set a variable',
-    dataSchema: setVariableDataSchema,
+    dataSchema: nodeDataSchema('set_variable'),
     isWait: false,
     output: (data, nodeId) =>
       object(nodeId, 'The variable set.', [descriptor('value', data.valueType, 'The value set.')]),
@@ -353,7 +193,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   webhook: spec({
     type: 'webhook',
     label: 'Call a webhook',
-    dataSchema: webhookDataSchema,
+    dataSchema: nodeDataSchema('webhook'),
     isWait: false,
     output: (_data, nodeId) =>
       object(nodeId, 'The webhook request.', [
@@ -369,7 +209,7 @@ export const NODE_TYPE_SPECS: Record<NodeType, NodeTypeSpec> = {
   review: spec({
     type: 'review',
     label: 'Human review',
-    dataSchema: reviewDataSchema,
+    dataSchema: nodeDataSchema('review'),
     isWait: true,
     output: (_data, nodeId) =>
       object(nodeId, 'The review.', [
@@ -391,17 +231,11 @@ function spec<S extends z.ZodType>(
 }
 
 /** start.fields: the declared lead fields, open because a lead may carry fields nobody declared. */
-export function leadFieldsDescriptor(
-  fields: NonNullable<z.output<typeof startDataSchema>['fields']>,
-): VariableDescriptor {
+export function leadFieldsDescriptor(fields: NonNullable<NodeData<'start'>['fields']>): VariableDescriptor {
   return descriptor('fields', 'object', 'Fields of the lead.', {
     open: true,
     children: fields.map((field) => descriptor(field.name, field.type, field.description ?? '')),
   });
-}
-
-export function isNodeType(type: string): type is NodeType {
-  return (NODE_TYPES as readonly string[]).includes(type);
 }
 
 export type ParsedNodeData =
@@ -410,12 +244,9 @@ export type ParsedNodeData =
 
 /** The node's spec and its data parsed by it; `spec: null` for an unknown type. */
 export function parseNodeData(node: JourneyNode): ParsedNodeData {
-  if (!isNodeType(node.type)) return { ok: false, spec: null, issues: [] };
-  const nodeSpec = NODE_TYPE_SPECS[node.type];
-  const parsed = nodeSpec.dataSchema.safeParse(node.data);
-  return parsed.success
-    ? { ok: true, spec: nodeSpec, data: parsed.data }
-    : { ok: false, spec: nodeSpec, issues: parsed.error.issues };
+  const parsed = safeParseNodeData(node);
+  if (parsed.ok) return { ok: true, spec: NODE_TYPE_SPECS[parsed.type], data: parsed.data };
+  return { ok: false, spec: parsed.type && NODE_TYPE_SPECS[parsed.type], issues: parsed.issues };
 }
 
 /** Names of the lead fields the start node requires: a lead or a run without one of them is refused. */
