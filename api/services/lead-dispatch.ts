@@ -119,6 +119,8 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
   return {
     dispatchSoon(leads) {
       for (const lead of leads) {
+        // Already waiting (pushed again before its start was sent): it keeps its place.
+        if (immediate.isWaiting(lead.id)) continue;
         const queued = immediate.offer(lead.id, async () => {
           if (await startLeadWorkflow(temporal, taskQueue, lead)) markStarted([lead.id]);
         });
