@@ -100,7 +100,8 @@ export function liveSheetRows(sql: Queryable) {
      * get the next rows after the last assigned (row 1 is the header), in one statement.
      */
     async positions(sheetId: string, leadIds: string[]): Promise<{ rows: number[]; rowCount: number }> {
-      const { rows } = await sql.query<{ leadId: string; row: number }>(
+      // "last": the last row assigned before this page; with the page's rows it gives the sheet's row count.
+      const { rows } = await sql.query<{ leadId: string | null; row: number | null; last: number }>(
         `WITH page AS (
            SELECT id, ord FROM unnest($2::uuid[]) WITH ORDINALITY AS page(id, ord)
          ), existing AS (
@@ -112,18 +113,16 @@ export function liveSheetRows(sql: Queryable) {
            SELECT $1::uuid, page.id, last.row + row_number() OVER (ORDER BY page.ord)
            FROM page, last WHERE page.id NOT IN (SELECT "leadId" FROM existing)
            RETURNING "leadId", row
+         ), assigned AS (
+           SELECT "leadId", row FROM existing UNION ALL SELECT "leadId", row FROM inserted
          )
-         SELECT "leadId"::text, row FROM existing UNION ALL SELECT "leadId"::text, row FROM inserted`,
+         SELECT assigned."leadId"::text, assigned.row, last.row AS last
+           FROM last LEFT JOIN assigned ON true`,
         [sheetId, leadIds],
       );
       const byLead = new Map(rows.map((row) => [row.leadId, row.row]));
-      const {
-        rows: [count],
-      } = await sql.query<{ rows: number }>(
-        `SELECT coalesce(max(row), 1) - 1 AS rows FROM "LiveSheetRow" WHERE "sheetId" = $1::uuid`,
-        [sheetId],
-      );
-      return { rows: leadIds.map((leadId) => byLead.get(leadId)!), rowCount: count?.rows ?? 0 };
+      const lastRow = Math.max(...rows.map((row) => Math.max(row.last, row.row ?? 1)));
+      return { rows: leadIds.map((leadId) => byLead.get(leadId)!), rowCount: lastRow - 1 };
     },
   };
 }

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { openSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { waitFor } from '../scripts/stack/child-process';
+import { freePort, waitFor } from '../scripts/stack/child-process';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { projectRoot } from '../scripts/stack/paths';
@@ -132,4 +132,20 @@ export async function startBenchStack(database: string) {
     throw error;
   }
   return { stack, stop, started, databaseUrl: stack.postgresAdminUrl.replace(/\/postgres$/, `/${database}`) };
+}
+
+/**
+ * The simulated carrier (telephony/simulated-carrier/main.ts) in its own process on a free port, signing its
+ * events with signingSecret, its time scaled by timeScale; resolves once it listens.
+ */
+export async function startBenchCarrier(databaseUrl: string, signingSecret: string, timeScale: number) {
+  const port = await freePort();
+  const carrier = startBenchProcess('telephony/simulated-carrier/main.ts', {
+    DATABASE_URL: databaseUrl,
+    SIMULATED_CARRIER_PORT: String(port),
+    SIMULATED_CARRIER_SIGNING_SECRET: signingSecret,
+    SIMULATED_TELEPHONY_TIME_SCALE: String(timeScale),
+  });
+  await carrier.printed('simulated carrier listening');
+  return { carrier, url: `http://127.0.0.1:${port}` };
 }

@@ -24,7 +24,7 @@ import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createJsonPoster } from './http-post';
 import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom } from './measure';
-import { apiHealthy, startBenchProcess, nodeArgsFromEnv, type BenchProcess } from './bench-process';
+import { apiHealthy, startBenchCarrier, startBenchProcess, nodeArgsFromEnv, type BenchProcess } from './bench-process';
 import { createLadderCampaign, pushBusyLeads } from './ladder-campaign';
 import { writeBenchResults } from './results-files';
 import { createDatabase } from '../lib/database';
@@ -156,15 +156,8 @@ try {
       bundlePath: stack.workflowBundlePath,
       env: (apiUrl) => ({ SIMULATED_CARRIER_SIGNING_SECRET: SIGNING_SECRET, TELEPHONY_CALLBACK_BASE_URL: apiUrl }),
       companions: async (databaseUrl) => {
-        const port = await freePort();
-        const carrier = startBenchProcess('telephony/simulated-carrier/main.ts', {
-          DATABASE_URL: databaseUrl,
-          SIMULATED_CARRIER_PORT: String(port),
-          SIMULATED_CARRIER_SIGNING_SECRET: SIGNING_SECRET,
-          SIMULATED_TELEPHONY_TIME_SCALE: String(TIME_SCALE),
-        });
-        await carrier.printed('simulated carrier listening');
-        return { processes: [carrier], env: { SIMULATED_CARRIER_URL: `http://127.0.0.1:${port}` } };
+        const { carrier, url } = await startBenchCarrier(databaseUrl, SIGNING_SECRET, TIME_SCALE);
+        return { processes: [carrier], env: { SIMULATED_CARRIER_URL: url } };
       },
     },
   ];

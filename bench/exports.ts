@@ -21,9 +21,7 @@ import { createDatabase } from '../lib/database';
 import { defaultExportTaskQueue } from '../lib/config';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
-import { startTestStack } from '../scripts/stack/ephemeral-stack';
-import { ensureDatabase } from '../scripts/stack/postgres';
-import { startBenchProcess, startBenchWorker } from './bench-process';
+import { startBenchProcess, startBenchStack, startBenchWorker } from './bench-process';
 import { writeBenchResults } from './results-files';
 
 const ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
@@ -33,11 +31,9 @@ const GOALS = { jobUnderSeconds: 30, exportWorkerPeakRssUnderMb: 256 };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (since: number) => Number(((performance.now() - since) / 1000).toFixed(2));
 
-const { stack, stop } = await startTestStack();
+const { stack, stop, started: measuredProcesses, databaseUrl } = await startBenchStack('bench');
 const exportDir = mkdtempSync(path.join(os.tmpdir(), 'bench-exports-'));
 try {
-  await ensureDatabase(stack.postgresAdminUrl, 'bench', stack.templateDatabase);
-  const databaseUrl = stack.postgresAdminUrl.replace(/\/postgres$/, '/bench');
   const db = createDatabase(databaseUrl);
   const sql = createSqlPool(databaseUrl);
   const connection = await Connection.connect({ address: stack.temporalAddress });
@@ -131,6 +127,7 @@ try {
     TEMPORAL_TASK_QUEUE: taskQueue,
     EXPORT_DIR: exportDir,
   });
+  measuredProcesses.push(mainWorker, exportWorker);
   await Promise.all([mainWorker.printed('polling'), exportWorker.printed('polling')]);
   const idle = { exportWorker: exportWorker.memory(), mainWorker: mainWorker.memory() };
   console.error('idle', idle);

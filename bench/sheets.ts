@@ -18,9 +18,7 @@ import { createDatabase } from '../lib/database';
 import { defaultExportTaskQueue } from '../lib/config';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
-import { startTestStack } from '../scripts/stack/ephemeral-stack';
-import { ensureDatabase } from '../scripts/stack/postgres';
-import { startBenchProcess, startBenchWorker } from './bench-process';
+import { startBenchProcess, startBenchStack, startBenchWorker } from './bench-process';
 import { writeBenchResults } from './results-files';
 
 const LEADS = Number(process.env.BENCH_SHEET_LEADS ?? 100_000);
@@ -28,11 +26,9 @@ const CHANGED = Math.max(1, Math.floor(LEADS / 100));
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (since: number) => Number(((performance.now() - since) / 1000).toFixed(2));
 
-const { stack, stop } = await startTestStack();
+const { stack, stop, started, databaseUrl } = await startBenchStack('bench');
 const exportDir = mkdtempSync(path.join(os.tmpdir(), 'bench-sheets-'));
 try {
-  await ensureDatabase(stack.postgresAdminUrl, 'bench', stack.templateDatabase);
-  const databaseUrl = stack.postgresAdminUrl.replace(/\/postgres$/, '/bench');
   const db = createDatabase(databaseUrl);
   const sql = createSqlPool(databaseUrl);
   const connection = await Connection.connect({ address: stack.temporalAddress });
@@ -98,13 +94,17 @@ try {
     taskQueue,
     bundlePath: stack.workflowBundlePath,
   });
-  const exportWorkerProcess = () =>
-    startBenchProcess('worker/export-worker.ts', {
+  started.push(mainWorker);
+  const exportWorkerProcess = () => {
+    const exportWorker = startBenchProcess('worker/export-worker.ts', {
       DATABASE_URL: databaseUrl,
       TEMPORAL_ADDRESS: stack.temporalAddress,
       TEMPORAL_TASK_QUEUE: taskQueue,
       EXPORT_DIR: exportDir,
     });
+    started.push(exportWorker);
+    return exportWorker;
+  };
 
   // Baseline: the export job of the same rows, in an export worker of its own.
   let exportWorker = exportWorkerProcess();

@@ -10,9 +10,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { freePort } from '../scripts/stack/child-process';
 import { startEmbeddedPostgres } from '../scripts/stack/postgres';
-import { startEmbeddedTemporal, type EmbeddedTemporal } from '../scripts/stack/temporal';
-import { freeClusterPorts, startTemporalCluster } from '../scripts/stack/temporal-cluster';
-import { requiredPath } from '../scripts/stack/test-temporal';
+import { type EmbeddedTemporal } from '../scripts/stack/temporal';
+import { requiredPath, startClusterIn, startDevServer } from '../scripts/stack/test-temporal';
 import { measure } from './measure';
 import { writeBenchResults } from './results-files';
 
@@ -22,7 +21,6 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 
 const workDir = mkdtempSync(path.join(os.tmpdir(), 'bench-temporal-servers-'));
 chmodSync(workDir, 0o711);
-const cliPath = requiredPath('TEMPORAL_CLI_PATH');
 // Temporal's PostgreSQL is crash-safe (fsync on), as in production and in start:cluster.
 const postgres = await startEmbeddedPostgres({
   binDir: requiredPath('PG_BIN_DIR'),
@@ -31,18 +29,14 @@ const postgres = await startEmbeddedPostgres({
   durable: true,
   quiet: true,
 });
-const cluster = async (historyShards: number) =>
-  startTemporalCluster({
-    serverPath: requiredPath('TEMPORAL_SERVER_PATH'),
-    sqlToolPath: requiredPath('TEMPORAL_SQL_TOOL_PATH'),
-    postgresAdminUrl: postgres.urlFor('postgres'),
-    databases: { persistence: `temporal_${historyShards}`, visibility: `temporal_visibility_${historyShards}` },
-    rootDir: path.join(workDir, `cluster-${historyShards}`),
+const cluster = (historyShards: number) =>
+  startClusterIn(
+    postgres.urlFor('postgres'),
+    path.join(workDir, `cluster-${historyShards}`),
     historyShards,
-    ports: await freeClusterPorts(),
-  });
-const dev = async (dbFile: string | null) =>
-  startEmbeddedTemporal({ cliPath, port: await freePort(), uiPort: null, dbFile, quiet: true });
+    String(historyShards),
+  );
+const dev = startDevServer;
 
 const servers: Array<{ name: string; server: EmbeddedTemporal }> = [
   { name: 'dev server, in memory (tests)', server: await dev(null) },

@@ -26,7 +26,6 @@ export const ErrorCode = {
   method_not_allowed: 'method_not_allowed',
   plan_required: 'plan_required',
   feature_not_enabled: 'feature_not_enabled',
-  not_implemented: 'not_implemented',
   temporal_unavailable: 'temporal_unavailable',
   campaign_not_accepting_leads: 'campaign_not_accepting_leads',
   invalid_campaign_transition: 'invalid_campaign_transition',

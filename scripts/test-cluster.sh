@@ -8,8 +8,7 @@ ensure_stack_tools
 ensure_temporal_server
 ensure_temporal_ui
 export TEST_TEMPORAL=cluster
-# test/temporal-ui-runbook.test.ts is not in the list: it walks the Web UI 2.54.1 the dev server embeds, and in the
-# cluster's UI 2.42.1 (docker-compose's) the "More Actions" step differs (README "Production-shaped cluster").
+# test/temporal-ui-runbook.test.ts walks the runbook in the cluster's own Web UI (2.42.1, docker-compose's).
 CLUSTER_SUITES=(
   test/worker-crash.test.ts
   test/credits-crash.test.ts
@@ -17,6 +16,7 @@ CLUSTER_SUITES=(
   test/durability.test.ts
   test/journeys.test.ts
   test/replay.test.ts
+  test/temporal-ui-runbook.test.ts
 )
 # Its own JSON report: `npm test` runs this after the dev-server suites and prints both summaries.
 export VITEST_JSON=.test-results/vitest-cluster.json

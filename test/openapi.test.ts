@@ -78,7 +78,6 @@ describe('GET /v1/openapi.json', () => {
       'plan_required',
       'feature_not_enabled',
       '202',
-      'not_implemented',
       'api_key_not_scoped',
       'method_not_allowed',
       'Request bodies',

@@ -18,7 +18,8 @@ import { createTestWorkspace } from './support/workspace';
 
 /*
  * README "Manual recovery", walked as an operator walks it: in the Temporal Web UI the dev server serves
- * (the one `npm start` runs), in headless chromium, pressing the buttons the README names. The shared
+ * (the one `npm start` runs, UI 2.54.1) or, under `npm run test:cluster`, the cluster's (UI 2.42.1, as
+ * docker-compose.yml runs it), in headless chromium, pressing the buttons the README names. The shared
  * test server runs without its UI, so this file starts one of its own with it.
  */
 // The same kind of server the suites run on: the dev server's embedded UI, or under `npm run test:cluster` the
@@ -137,11 +138,16 @@ async function openDecision(page: Page, action: 'Send a Signal' | 'Send an Updat
  * on Submit straight from the box lands where the button was (the README says to press it again).
  */
 async function submitDecision(dialog: Locator, decision: Record<string, unknown>) {
-  const data = dialog.getByRole('textbox', { name: 'Data' });
+  // The JSON editor under "Data": UI 2.54.1 names it by that label, UI 2.42.1 (the cluster's) leaves its name empty.
+  const data = dialog
+    .getByRole('textbox', { name: 'Data' })
+    .or(dialog.locator('[role="textbox"][data-language="json"]'))
+    .first();
   await data.click();
   await data.press('Control+A');
   await data.page().keyboard.insertText(JSON.stringify(decision));
-  await dialog.getByText('Single JSON payload supported.').click();
+  // Its hint: "Single JSON payload supported." in 2.54.1, "(only single JSON payload supported)" in 2.42.1.
+  await dialog.getByText(/single JSON payload supported/i).click();
   await dialog.getByRole('button', { name: 'Submit' }).click();
 }
 

@@ -28,7 +28,6 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
     "over the key's rate limit (or, unauthenticated, the address's failed-authentication limit); `Retry-After` (always, with this code) and `requestId`",
   database_unavailable: 'PostgreSQL cannot be reached; retry after `Retry-After`',
   temporal_unavailable: 'Temporal cannot be reached; nothing was changed; retry after `Retry-After`',
-  not_implemented: 'an endpoint of the interface not built yet',
   voice_not_found: 'no voice with this id is available to the workspace (GET /voices lists them)',
   preview_not_supported: "the voice's provider offers no preview",
   provider_error:

@@ -49,8 +49,6 @@ under unprefixed paths. Every request carries \`Authorization: Bearer <API key>\
   field. A path that is not valid percent-encoded UTF-8 answers 400 \`invalid_body\` (path \`path\`).
 - **Cursors** are opaque: pass back the \`nextCursor\` a list handed out; any other value answers
   400 \`invalid_body\`. Offsets go up to 2147483647.
-- **Endpoints not built yet** answer **501 \`not_implemented\`** once the request has passed every
-  check of authentication, scope, entitlement and workspace.
 - **Campaign chat** (\`POST /campaigns/{id}/chat/stream\`): one conversation per campaign, shared by the
   workspace; a fair-use cap of 100 questions per conversation unless the operator sets the workspace's own;
   the question over it answers **429 \`message_limit_reached\`** (no Retry-After: waiting does not lift it),

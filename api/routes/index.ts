@@ -17,7 +17,6 @@ import { exportRoutes } from './exports';
 import { sheetRoutes } from './sheets';
 import { healthRoutes } from './health';
 import { leadRoutes } from './leads';
-import { notYetBuiltRoutes } from './not-yet-built';
 import { journeyRoutes } from './journeys';
 import { knowledgeBaseRoutes } from './knowledge-bases';
 import { openApiRoutes } from './openapi';
@@ -80,6 +79,5 @@ export const routes: readonly RouteDefinition[] = [
   ...commerceOrderRoutes,
   ...orderNotificationRoutes,
   ...campaignCrmImportRoutes,
-  ...notYetBuiltRoutes,
   ...refusedToKeysRoutes,
 ];

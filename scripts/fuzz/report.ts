@@ -156,7 +156,7 @@ export function summarize(
   const fresh: Failure[] = [];
   const acceptedBy = new Map<BaselineEntry, Failure[]>();
   for (const failure of failures) {
-    // A server error is told by its status: 501 not_implemented is not a 500.
+    // A server error is told by its status: a 501 (preview_not_supported) is not a 500.
     const name =
       failure.type === 'ServerError' && failure.status !== 500
         ? `server errors ${failure.status}`

@@ -4,9 +4,9 @@ import path from 'node:path';
 import { freePort } from './child-process';
 import { migrateDeploy } from './migrate';
 import { ensureDatabase, startEmbeddedPostgres } from './postgres';
-import { startEmbeddedTemporal, type EmbeddedTemporal } from './temporal';
+import { type EmbeddedTemporal } from './temporal';
 import { freeClusterPorts, startTemporalCluster } from './temporal-cluster';
-import { requiredPath, testTemporalChoice, type TestTemporalKind } from './test-temporal';
+import { requiredPath, startDevServer, testTemporalChoice, type TestTemporalKind } from './test-temporal';
 import { buildWorkflowBundle } from '../../worker/bundle-workflows';
 
 export const TEMPLATE_DATABASE = 'app_template';
@@ -28,13 +28,7 @@ export interface TestStack {
 async function startTestTemporal(workDir: string): Promise<{ server: EmbeddedTemporal; kind: TestTemporalKind }> {
   const choice = testTemporalChoice();
   if (choice.kind === 'dev') {
-    const server = await startEmbeddedTemporal({
-      cliPath: requiredPath('TEMPORAL_CLI_PATH'),
-      port: await freePort(),
-      uiPort: null,
-      dbFile: null,
-      quiet: true,
-    });
+    const server = await startDevServer();
     return { server, kind: choice };
   }
   const postgres = await startEmbeddedPostgres({

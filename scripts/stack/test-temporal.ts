@@ -30,6 +30,30 @@ export function testTemporalChoice(env = process.env): { kind: 'dev' } | { kind:
   return { kind, historyShards };
 }
 
+/** The CLI's dev server on a free port, headless: in memory (dbFile null, the tests) or on a SQLite file. */
+export async function startDevServer(dbFile: string | null = null) {
+  return startEmbeddedTemporal({
+    cliPath: requiredPath('TEMPORAL_CLI_PATH'),
+    port: await freePort(),
+    uiPort: null,
+    dbFile,
+    quiet: true,
+  });
+}
+
+/** The production-shaped cluster on free ports, headless, in databases `temporal_<suffix>` of a PostgreSQL cluster. */
+export async function startClusterIn(postgresAdminUrl: string, rootDir: string, historyShards: number, suffix: string) {
+  return startTemporalCluster({
+    serverPath: requiredPath('TEMPORAL_SERVER_PATH'),
+    sqlToolPath: requiredPath('TEMPORAL_SQL_TOOL_PATH'),
+    postgresAdminUrl,
+    databases: { persistence: `temporal_${suffix}`, visibility: `temporal_visibility_${suffix}` },
+    rootDir,
+    historyShards,
+    ports: await freeClusterPorts(),
+  });
+}
+
 export interface OwnTemporalServer {
   readonly address: string;
   readonly uiUrl: string | null;
