@@ -18,7 +18,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { createJsonPoster } from './http-post';
 import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom, measure, type ProcessCpu } from './measure';
-import { apiHealthy, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
+import { apiHealthy, nodeArgsFromEnv, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
 import { BUSY_PHONE, createLadderCampaign, pushBusyLeads } from './ladder-campaign';
 import { writeBenchResults } from './results-files';
 import { scaleReport, type ScaleResult } from './scale-report';
@@ -32,7 +32,7 @@ import { buildWorkflowBundle } from '../worker/bundle-workflows';
 
 const LEADS = Number(process.env.BENCH_SCALE_LEADS ?? 10_000);
 const PUSHES = Number(process.env.BENCH_SCALE_PUSHES ?? 2_000);
-const SHARDS = (process.env.BENCH_SCALE_SHARDS ?? '1,4,16').split(',').map(Number);
+const SHARDS = (process.env.BENCH_SCALE_SHARDS ?? '1,4,16').split(',').filter(Boolean).map(Number);
 const WORKERS = (process.env.BENCH_SCALE_WORKERS ?? '1,2').split(',').map(Number);
 const CONCURRENCY = 20;
 /** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (telephony/simulated-carrier/timeline.ts). */
@@ -185,16 +185,20 @@ async function runOne(server: ServerUnderTest, address: string, temporalPid: num
   // The ladder: the production worker(s), each its own process, on one task queue.
   const ladderApi = await startApi(taskQueue);
   const workerProcesses = Array.from({ length: workers }, () => {
-    const worker = startBenchProcess('worker/main.ts', {
-      ...OWN_METRICS_PORTS,
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: address,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      WORKFLOW_BUNDLE_PATH: bundlePath,
-      SIMULATED_CARRIER_URL: carrierUrl,
-      SIMULATED_CARRIER_SIGNING_SECRET: SIGNING_SECRET,
-      TELEPHONY_CALLBACK_BASE_URL: ladderApi.url,
-    });
+    const worker = startBenchProcess(
+      'worker/main.ts',
+      {
+        ...OWN_METRICS_PORTS,
+        DATABASE_URL: databaseUrl,
+        TEMPORAL_ADDRESS: address,
+        TEMPORAL_TASK_QUEUE: taskQueue,
+        WORKFLOW_BUNDLE_PATH: bundlePath,
+        SIMULATED_CARRIER_URL: carrierUrl,
+        SIMULATED_CARRIER_SIGNING_SECRET: SIGNING_SECRET,
+        TELEPHONY_CALLBACK_BASE_URL: ladderApi.url,
+      },
+      nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
+    );
     started.push(worker);
     return worker;
   });
