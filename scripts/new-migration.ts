@@ -11,6 +11,17 @@ import { freePort } from './stack/child-process';
 import { projectRoot } from './stack/paths';
 import { ensureDatabase, startEmbeddedPostgres } from './stack/postgres';
 
+/**
+ * Indexes the migrations create by hand because schema.prisma cannot state them (partial indexes). Prisma's diff
+ * sees them as strays and drops them: their drops are left out of every generated migration.
+ */
+const HAND_WRITTEN_INDEXES = ['ResultWebhookDelivery_retrying_idx', 'CrmWebhookDelivery_received_idx'];
+const withoutHandWrittenIndexDrops = (sql: string) =>
+  sql
+    .split('\n')
+    .filter((line) => !HAND_WRITTEN_INDEXES.some((index) => line.trim() === `DROP INDEX "${index}";`))
+    .join('\n');
+
 const [name, ...flags] = process.argv.slice(2);
 const empty = flags.includes('--empty');
 if (!name || !/^[a-z0-9_]+$/.test(name) || flags.some((flag) => flag !== '--empty')) {
@@ -35,15 +46,17 @@ try {
       env: { ...process.env, DATABASE_URL: databaseUrl },
       stdio: ['ignore', 'pipe', 'pipe'],
     }).toString();
-  const sql = prisma([
-    'migrate',
-    'diff',
-    '--from-migrations',
-    'prisma/migrations',
-    '--to-schema-datamodel',
-    'prisma/schema.prisma',
-    '--script',
-  ]);
+  const sql = withoutHandWrittenIndexDrops(
+    prisma([
+      'migrate',
+      'diff',
+      '--from-migrations',
+      'prisma/migrations',
+      '--to-schema-datamodel',
+      'prisma/schema.prisma',
+      '--script',
+    ]),
+  );
   const schemaChanged = /^\s*(CREATE|ALTER|DROP)/m.test(sql);
   if (empty && schemaChanged) {
     console.error('schema.prisma has changes no migration holds yet: make that migration first (without --empty)');

@@ -11,6 +11,8 @@ import { uniqueTaskQueue } from './support/temporal';
 import { until } from './support/until';
 import { workerProcesses } from './support/worker-process';
 import { createTestWorkspace } from './support/workspace';
+import { LEAD_OUTBOX_METRICS_SQL } from '../api/http/request-metrics';
+import { WORKER_GAUGES_SQL } from '../worker/product-metrics';
 
 // The production entry points (api/main.ts, worker/main.ts) as processes of their own, each with its
 // metrics ports and the OTLP endpoint of a local receiver: what an operator's Prometheus and collector see.
@@ -201,6 +203,25 @@ function receivedSpans(): OtlpSpan[] {
       });
     });
 }
+
+describe("the gauges' statements, run at every scrape", () => {
+  it('are answered from indexes, never by reading a whole table', async () => {
+    const planOf = (statement: string) =>
+      db.$transaction(async (tx) => {
+        // Sequential scans made the last resort: a plan that still reads a table whole has no index to use.
+        await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
+        const rows = await tx.$queryRawUnsafe<Array<{ 'QUERY PLAN': string }>>(`EXPLAIN ${statement}`);
+        return rows.map((row) => row['QUERY PLAN']).join('\n');
+      });
+    const workerPlan = await planOf(WORKER_GAUGES_SQL);
+    expect(workerPlan).not.toContain('Seq Scan');
+    expect(workerPlan).toContain('ResultWebhookDelivery_retrying_idx');
+    expect(workerPlan).toContain('CrmWebhookDelivery_received_idx');
+    const outboxPlan = await planOf(LEAD_OUTBOX_METRICS_SQL);
+    expect(outboxPlan).not.toContain('Seq Scan');
+    expect(outboxPlan).toContain('Lead_workflowStartedAt_createdAt_idx');
+  });
+});
 
 describe('traces', () => {
   it('follow one lead from the HTTP request through the workflow start into its activities, exported over OTLP', async () => {

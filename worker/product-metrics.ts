@@ -11,6 +11,16 @@ interface Backlog {
 }
 
 /**
+ * The gauges' one statement. Every count is answered from an index: (status, "createdAt") for the holds, the
+ * partial indexes of migration 20261125183420_metrics_partial_indexes for the deliveries not done.
+ */
+export const WORKER_GAUGES_SQL = `SELECT
+           (SELECT count(*) FROM "CreditLedgerEntry" WHERE status = 'pending') AS holds,
+           (SELECT extract(epoch FROM (${NOW_UTC} - min("createdAt")))::float8 FROM "CreditLedgerEntry" WHERE status = 'pending') AS oldest,
+           (SELECT count(*) FROM "ResultWebhookDelivery" WHERE status = 'pending' AND attempts > 0) AS webhooks,
+           (SELECT count(*) FROM "CrmWebhookDelivery" WHERE status = 'received') AS crm`;
+
+/**
  * The product's own gauges a worker serves (beside calls placed, lib/metrics/calls.ts), read at scrape
  * time in one statement over indexed columns: credit holds still pending and the age of the oldest
  * ("CreditLedgerEntry"(status, createdAt)); result webhook deliveries that failed at least once and will
@@ -21,11 +31,7 @@ export function registerWorkerGauges(registry: Registry, db: Pick<Database, '$qu
   const read = readOncePerScrape<Backlog>(() =>
     db
       .$queryRawUnsafe<Array<{ holds: bigint; oldest: number | null; webhooks: bigint; crm: bigint }>>(
-        `SELECT
-           (SELECT count(*) FROM "CreditLedgerEntry" WHERE status = 'pending') AS holds,
-           (SELECT extract(epoch FROM (${NOW_UTC} - min("createdAt")))::float8 FROM "CreditLedgerEntry" WHERE status = 'pending') AS oldest,
-           (SELECT count(*) FROM "ResultWebhookDelivery" WHERE status = 'pending' AND attempts > 0) AS webhooks,
-           (SELECT count(*) FROM "CrmWebhookDelivery" WHERE status = 'received') AS crm`,
+        WORKER_GAUGES_SQL,
       )
       .then(([row]) => ({
         holdsOpen: Number(row!.holds),

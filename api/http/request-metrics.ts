@@ -32,13 +32,16 @@ export const rateLimitRefusals = new Counter({
  * The lead outbox (README "Lead intake"): leads stored whose workflow has not been started yet, and the
  * age of the oldest. Read at scrape time by one indexed query ("Lead"(workflowStartedAt, createdAt)).
  */
+/** The outbox gauges' statement, answered from the index ("workflowStartedAt", "createdAt"). */
+export const LEAD_OUTBOX_METRICS_SQL = `SELECT count(*) AS backlog, extract(epoch FROM (${NOW_UTC} - min("createdAt"))) AS oldest_age_seconds
+  FROM "Lead" WHERE "workflowStartedAt" IS NULL`;
+
 export function registerLeadOutboxMetrics(registry: Registry, sql: SqlPool): void {
   const read = readOncePerScrape(() =>
     sql
       .query<{ backlog: string; oldest_age_seconds: number | null }>({
         name: 'lead_outbox_metrics',
-        text: `SELECT count(*) AS backlog, extract(epoch FROM (${NOW_UTC} - min("createdAt"))) AS oldest_age_seconds
-                 FROM "Lead" WHERE "workflowStartedAt" IS NULL`,
+        text: LEAD_OUTBOX_METRICS_SQL,
       })
       .then(({ rows: [row] }) => ({ backlog: Number(row!.backlog), ageSeconds: Number(row!.oldest_age_seconds ?? 0) })),
   );
