@@ -34,6 +34,10 @@ const LEADS = Number(process.env.BENCH_SCALE_LEADS ?? 10_000);
 const PUSHES = Number(process.env.BENCH_SCALE_PUSHES ?? 2_000);
 const SHARDS = (process.env.BENCH_SCALE_SHARDS ?? '1,4,16').split(',').filter(Boolean).map(Number);
 const WORKERS = (process.env.BENCH_SCALE_WORKERS ?? '1,2').split(',').map(Number);
+/** BENCH_SCALE_DEV_SERVER=0 leaves the dev server out (a run of the cluster alone). */
+const WITH_DEV_SERVER = process.env.BENCH_SCALE_DEV_SERVER !== '0';
+/** The results' file name under bench/results/ (a partial run kept beside the full one). */
+const RESULTS_NAME = process.env.BENCH_SCALE_RESULTS ?? 'scale';
 const CONCURRENCY = 20;
 /** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (telephony/simulated-carrier/timeline.ts). */
 const TIME_SCALE = 1 / 3;
@@ -70,14 +74,15 @@ interface ServerUnderTest {
   name: string;
   start(): Promise<{ address: string; pid: number; stop(): Promise<void> }>;
 }
-const servers: ServerUnderTest[] = [
-  {
-    name: 'dev server (in memory, 1 shard)',
-    start: async () => {
-      const server = await startDevServer();
-      return { address: server.address, pid: server.process.child.pid!, stop: () => server.stop() };
-    },
+const devServer = (): ServerUnderTest => ({
+  name: 'dev server (in memory, 1 shard)',
+  start: async () => {
+    const server = await startDevServer();
+    return { address: server.address, pid: server.process.child.pid!, stop: () => server.stop() };
   },
+});
+const servers: ServerUnderTest[] = [
+  ...(WITH_DEV_SERVER ? [devServer()] : []),
   ...SHARDS.map((historyShards) => ({
     name: `cluster, ${historyShards} shard${historyShards === 1 ? '' : 's'}`,
     start: async () => {
@@ -279,7 +284,7 @@ try {
     ...(process.env.BENCH_NOTE && { note: process.env.BENCH_NOTE }),
     results,
   };
-  writeBenchResults('scale', result, scaleReport(result));
+  writeBenchResults(RESULTS_NAME, result, scaleReport(result));
   console.log(JSON.stringify(result));
 } finally {
   for (const running of started) running.stop();

@@ -66,8 +66,10 @@ export async function readFullPage(
 /**
  * The next page of changes: the leads whose row changed after the cursor and at or before `until`, in
  * (changedAt, leadId) order. The candidates come from the indexes Lead(campaignId, updatedAt) and
- * Call(campaignId, updatedAt): only leads touched since the cursor are looked at, so a sync of a quiet
- * campaign reads next to nothing, whatever its size.
+ * Call(campaignId, updatedAt): only leads touched between the cursor and `until` are looked at, so a sync of
+ * a quiet campaign reads next to nothing, whatever its size, and a page of a busy one does not reread what
+ * changed after its sync began. That bound loses nothing: a lead whose row changed in (cursor, until] has its
+ * own updatedAt or one of its calls' there, since its changedAt is the greatest of them.
  */
 export async function readChangesPage(
   sql: Queryable,
@@ -82,9 +84,10 @@ export async function readChangesPage(
       SELECT l.id AS "leadId", ${CHANGED_AT} AS "changedAt"
       FROM "Lead" l
       WHERE l.id IN (
-        SELECT id FROM "Lead" WHERE "campaignId" = $1::uuid AND "updatedAt" >= ${instant('$2')}
+        SELECT id FROM "Lead" WHERE "campaignId" = $1::uuid AND "updatedAt" BETWEEN ${instant('$2')} AND ${instant('$4')}
         UNION
-        SELECT "leadId" FROM "Call" WHERE "campaignId" = $1::uuid AND "updatedAt" >= ${instant('$2')} AND "leadId" IS NOT NULL
+        SELECT "leadId" FROM "Call"
+        WHERE "campaignId" = $1::uuid AND "updatedAt" BETWEEN ${instant('$2')} AND ${instant('$4')} AND "leadId" IS NOT NULL
       )
     ) changed
     WHERE (changed."changedAt", changed."leadId") > (${instant('$2')}, $3::uuid) AND changed."changedAt" <= ${instant('$4')}
