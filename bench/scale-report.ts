@@ -1,5 +1,5 @@
-// The markdown of bench/scale.ts's results, from its JSON alone: `tsx bench/scale-report.ts` writes
-// bench/results/scale.md again from bench/results/scale.json (a report changed after a long run).
+// The markdown of bench/scale.ts's results, from its JSON alone: `tsx bench/scale-report.ts [name]` writes
+// bench/results/<name>.md (default scale) again from its .json (a report changed after a long run).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -73,7 +73,7 @@ export function scaleReport(result: ScaleResult): string[] {
     ...(result.note ? [`**${result.note}**`, ''] : []),
     `One run, one machine (${result.machine.cpus} CPUs, ${result.machine.model ?? 'unknown model'}, shared by every process below; load average at the end ${result.machine.loadAverage
       .map((load) => load.toFixed(2))
-      .join(', ')}). Each server fresh for its two runs; both PostgreSQL clusters crash-safe (fsync on).`,
+      .join(', ')}). Each server fresh for its runs; both PostgreSQL clusters crash-safe (fsync on).`,
     '',
     `Intake: ${setup.pushes} single pushes, ${setup.pushConcurrency} in flight, to an API whose task queue no worker polls; "started" counts until every lead's workflow is started.`,
     `Ladder: ${setup.leads} busy leads in batches of 100, ${setup.rungs} rungs ${setup.rungDelaySeconds} s apart, each call busy ${setup.busyCallSeconds.toFixed(1)} s after its dial on the simulated carrier (${setup.leads * setup.rungs} calls).`,
@@ -104,7 +104,7 @@ export function scaleReport(result: ScaleResult): string[] {
     '',
     '## Cores each group kept busy during the ladder',
     '',
-    'CPU ms per lead × leads finished per second: one worker process runs its workflows and activities on one JavaScript thread, so near 1.0 it is the bound.',
+    'CPU ms per lead × leads finished per second. A worker process runs its workflow activations on one thread (the SDK\'s default with `reuseV8Context`) and its activities on its main thread: README "Scale by server, shards and workers" has the profile of each.',
     '',
     `| Temporal server | workers | ${GROUPS.join(' | ')} | all |`,
     `| --- | ---: | ${GROUPS.map(() => '---:').join(' | ')} | ---: |`,
@@ -118,6 +118,7 @@ export function scaleReport(result: ScaleResult): string[] {
 }
 
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  const result = JSON.parse(readFileSync(path.join(projectRoot, 'bench/results/scale.json'), 'utf8')) as ScaleResult;
-  writeBenchResults('scale', result, scaleReport(result));
+  const name = process.argv[2] ?? 'scale';
+  const result = JSON.parse(readFileSync(path.join(projectRoot, `bench/results/${name}.json`), 'utf8')) as ScaleResult;
+  writeBenchResults(name, result, scaleReport(result));
 }
