@@ -28,14 +28,14 @@ export const rateLimitRefusals = new Counter({
   registers: [register],
 });
 
-/**
- * The lead outbox (README "Lead intake"): leads stored whose workflow has not been started yet, and the
- * age of the oldest. Read at scrape time by one indexed query ("Lead"(workflowStartedAt, createdAt)).
- */
 /** The outbox gauges' statement, answered from the index ("workflowStartedAt", "createdAt"). */
 export const LEAD_OUTBOX_METRICS_SQL = `SELECT count(*) AS backlog, extract(epoch FROM (${NOW_UTC} - min("createdAt"))) AS oldest_age_seconds
   FROM "Lead" WHERE "workflowStartedAt" IS NULL`;
 
+/**
+ * The lead outbox (README "Lead intake"): leads stored whose workflow has not been started yet, and the
+ * age of the oldest. Read at scrape time by one indexed query ("Lead"(workflowStartedAt, createdAt)).
+ */
 export function registerLeadOutboxMetrics(registry: Registry, sql: SqlPool): void {
   const read = readOncePerScrape(() =>
     sql
