@@ -1,9 +1,13 @@
+import { once } from 'node:events';
+import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
+import { createApp } from '../api/app';
 import { createLeadDispatcher } from '../api/services/lead-dispatch';
 import { createStartQueue } from '../api/services/start-queue';
 import type { AppServices } from '../api/services';
+import { defaultExportTaskQueue } from '../lib/config';
 import type { Database } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { freePort } from '../scripts/stack/child-process';
@@ -55,4 +59,27 @@ export function benchTemporalServices(
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),
     startsAfterAnswer: createStartQueue(),
   };
+}
+
+/** Export settings for a bench that runs export jobs: files in dir, pages of pageRows, the export worker's queue. */
+export const benchExports = (dir: string, pageRows: number, taskQueue: string): AppServices['exports'] => ({
+  dir,
+  inlineMaxRows: 5000,
+  retentionSeconds: 3600,
+  pageRows,
+  taskQueue: defaultExportTaskQueue(taskQueue),
+});
+
+/** The app on a free loopback port, in the bench's process; request() sends JSON with `key` as its bearer. */
+export async function serveBenchApp(services: AppServices, key: string) {
+  const server = createApp(services).listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const request = (method: string, pathname: string, body?: unknown) =>
+    fetch(`${apiUrl}${pathname}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  return { request, close: () => server.close() };
 }

@@ -99,6 +99,21 @@ export function startBenchWorker(
   );
 }
 
+/** The export worker (worker/export-worker.ts) in its own process, writing its files into exportDir. */
+export function startBenchExportWorker(env: {
+  databaseUrl: string;
+  temporalAddress: string;
+  taskQueue: string;
+  exportDir: string;
+}): BenchProcess {
+  return startBenchProcess('worker/export-worker.ts', {
+    DATABASE_URL: env.databaseUrl,
+    TEMPORAL_ADDRESS: env.temporalAddress,
+    TEMPORAL_TASK_QUEUE: env.taskQueue,
+    EXPORT_DIR: env.exportDir,
+  });
+}
+
 /** Node flags for a measured process from a space-separated variable (profilers, heap limits). */
 export function nodeArgsFromEnv(name: string): string[] {
   return (process.env[name] ?? '').split(' ').filter(Boolean);

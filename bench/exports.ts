@@ -8,20 +8,17 @@
 // the same columns in the same order as CSV (COPY … TO STDOUT through pg-copy-streams), piped to a file
 // by this process, before and after the job. Writes bench/results/exports.json and .md.
 import { createWriteStream, mkdtempSync, rmSync, statSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { Client, Connection } from '@temporalio/client';
 import { to as copyTo } from 'pg-copy-streams';
-import { createApp } from '../api/app';
-import { benchTemporalServices } from './bench-app-services';
+import { benchExports, benchTemporalServices, serveBenchApp } from './bench-app-services';
 import { EXPORT_PAGE_ROWS } from '../api/services/exports';
 import { createDatabase } from '../lib/database';
-import { defaultExportTaskQueue } from '../lib/config';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
-import { startBenchProcess, startBenchStack, startBenchWorker } from './bench-process';
+import { startBenchExportWorker, startBenchStack, startBenchWorker } from './bench-process';
 import { writeBenchResults } from './results-files';
 
 const ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
@@ -89,30 +86,18 @@ try {
   const baselineBefore = await baseline();
   console.error('baseline (COPY) before', baselineBefore);
 
-  const server = createApp(
+  const app = await serveBenchApp(
     benchTemporalServices({
       db,
       sql,
       temporal,
       temporalConnection: connection,
       taskQueue,
-      exports: {
-        dir: exportDir,
-        inlineMaxRows: 5000,
-        retentionSeconds: 3600,
-        pageRows: PAGE_ROWS,
-        taskQueue: defaultExportTaskQueue(taskQueue),
-      },
+      exports: benchExports(exportDir, PAGE_ROWS, taskQueue),
     }),
-  ).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const request = (method: string, pathname: string, body?: unknown) =>
-    fetch(`${apiUrl}${pathname}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    key,
+  );
+  const { request } = app;
 
   // The production workers, each in its own process: the main one runs the job's workflow, the export one its activities.
   const mainWorker = startBenchWorker({
@@ -121,11 +106,11 @@ try {
     taskQueue,
     bundlePath: stack.workflowBundlePath,
   });
-  const exportWorker = startBenchProcess('worker/export-worker.ts', {
-    DATABASE_URL: databaseUrl,
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    TEMPORAL_TASK_QUEUE: taskQueue,
-    EXPORT_DIR: exportDir,
+  const exportWorker = startBenchExportWorker({
+    databaseUrl,
+    temporalAddress: stack.temporalAddress,
+    taskQueue,
+    exportDir,
   });
   measuredProcesses.push(mainWorker, exportWorker);
   await Promise.all([mainWorker.printed('polling'), exportWorker.printed('polling')]);
@@ -184,7 +169,7 @@ try {
   const baselineAfter = await baseline();
   console.error('baseline (COPY) after', baselineAfter);
 
-  server.close();
+  app.close();
   const bestBaseline = Math.min(baselineBefore.seconds, baselineAfter.seconds);
   const result = {
     measuredAt: new Date().toISOString(),

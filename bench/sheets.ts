@@ -7,18 +7,15 @@
 // same rows: the existing export job (POST /campaigns/{id}/exports, CSV, one row per call) in a fresh
 // export worker process. Writes bench/results/sheets.json and .md.
 import { mkdtempSync, rmSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
-import { createApp } from '../api/app';
-import { benchTemporalServices } from './bench-app-services';
+import { benchExports, benchTemporalServices, serveBenchApp } from './bench-app-services';
 import { EXPORT_PAGE_ROWS } from '../api/services/exports';
 import { createDatabase } from '../lib/database';
-import { defaultExportTaskQueue } from '../lib/config';
 import { createSqlPool } from '../lib/sql-pool';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
-import { startBenchProcess, startBenchStack, startBenchWorker } from './bench-process';
+import { startBenchExportWorker, startBenchStack, startBenchWorker } from './bench-process';
 import { writeBenchResults } from './results-files';
 
 const LEADS = Number(process.env.BENCH_SHEET_LEADS ?? 100_000);
@@ -63,30 +60,18 @@ try {
   console.error('seeded', seeded);
   await sleep(2_100); // the sheet's settle time
 
-  const server = createApp(
+  const app = await serveBenchApp(
     benchTemporalServices({
       db,
       sql,
       temporal,
       temporalConnection: connection,
       taskQueue,
-      exports: {
-        dir: exportDir,
-        inlineMaxRows: 5000,
-        retentionSeconds: 3600,
-        pageRows: EXPORT_PAGE_ROWS,
-        taskQueue: defaultExportTaskQueue(taskQueue),
-      },
+      exports: benchExports(exportDir, EXPORT_PAGE_ROWS, taskQueue),
     }),
-  ).listen(0, '127.0.0.1');
-  await new Promise((resolve) => server.once('listening', resolve));
-  const apiUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const request = async (method: string, pathname: string, body?: unknown) =>
-    fetch(`${apiUrl}${pathname}`, {
-      method,
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
+    key,
+  );
+  const { request } = app;
 
   const mainWorker = startBenchWorker({
     databaseUrl,
@@ -96,11 +81,11 @@ try {
   });
   started.push(mainWorker);
   const exportWorkerProcess = () => {
-    const exportWorker = startBenchProcess('worker/export-worker.ts', {
-      DATABASE_URL: databaseUrl,
-      TEMPORAL_ADDRESS: stack.temporalAddress,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      EXPORT_DIR: exportDir,
+    const exportWorker = startBenchExportWorker({
+      databaseUrl,
+      temporalAddress: stack.temporalAddress,
+      taskQueue,
+      exportDir,
     });
     started.push(exportWorker);
     return exportWorker;
@@ -171,7 +156,7 @@ try {
   const sheetPeakRssMb = exportWorker.memory().peakRssMb;
   exportWorker.stop();
   mainWorker.stop();
-  server.close();
+  app.close();
 
   const result = {
     measuredAt: new Date().toISOString(),
