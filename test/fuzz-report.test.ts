@@ -18,6 +18,7 @@ const failure = (operation: string, check: string, type: string, status: number 
   type,
   title: type,
   status,
+  followUp: null,
   count: 2,
   caseId: 'abc123',
 });
@@ -123,6 +124,7 @@ describe("the fuzz run's verdict (scripts/fuzz/report.ts)", () => {
         type: 'IgnoredAuth',
         title: 'Unexpected response',
         status: 429,
+        followUp: null,
         count: 1,
         caseId: 'c',
       },
@@ -132,9 +134,58 @@ describe("the fuzz run's verdict (scripts/fuzz/report.ts)", () => {
         type: 'ServerError',
         title: 'Server error',
         status: 501,
+        followUp: null,
         count: 2,
         caseId: 'a',
       },
     ]);
+  });
+
+  it("narrows an entry by the follow-up that answered, read from the failure's message", async () => {
+    const events = path.join(dir, 'follow-ups.ndjson');
+    const notFound = (caseId: string, followUp: string) =>
+      JSON.stringify({
+        ScenarioFinished: {
+          recorder: {
+            checks: {
+              [caseId]: [
+                {
+                  name: 'ensure_resource_availability',
+                  status: 'failure',
+                  failure_info: {
+                    failure: {
+                      type: 'EnsureResourceAvailability',
+                      operation: 'POST /campaigns',
+                      title: 'Created resource not found',
+                      message: `The API returned \`404 Not Found\` for a resource that was just created.\n\nCreated with      : \`POST /campaigns\`\nNot available with: \`${followUp}\``,
+                    },
+                  },
+                },
+              ],
+            },
+            interactions: { [caseId]: { response: { status_code: 404 } } },
+          },
+        },
+      });
+    writeFileSync(
+      events,
+      [notFound('s', 'GET /campaigns/{id}/sheet'), notFound('c', 'GET /campaigns/{id}')].join('\n'),
+    );
+    const failures = await readFailures(events);
+    expect(failures.map((found) => [found.followUp, found.status])).toEqual([
+      ['GET /campaigns/{id}/sheet', 404],
+      ['GET /campaigns/{id}', 404],
+    ]);
+    const sheetOnly = baselineFile(`
+- check: ensure_resource_availability
+  status: 404
+  operations: ['POST /campaigns']
+  followUps: ['GET /campaigns/{id}/sheet']
+  reason: no sheet yet
+`);
+    const summary = summarize(report, failures, sheetOnly, tags, 120);
+    expect(summary.new.map((found) => found.followUp)).toEqual(['GET /campaigns/{id}']);
+    expect(summary.lines.join('\n')).toContain('POST /campaigns then GET /campaigns/{id}/sheet');
+    expect(summary.problems[0]).toMatch(/^POST \/campaigns then GET \/campaigns\/\{id\}: Created resource not found/);
   });
 });

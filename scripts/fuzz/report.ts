@@ -9,6 +9,11 @@ export interface Failure {
   type: string;
   title: string;
   status: number | null;
+  /**
+   * The operation whose answer failed the check, where the failure is named after an earlier one: a resource
+   * created by a POST (the failure's operation) and then not found by its follow-up (ensure_resource_availability).
+   */
+  followUp: string | null;
   /** How many generated requests failed this way. */
   count: number;
   /** One of them, to replay (`st replay <caseId>` in .test-results/fuzz). */
@@ -17,18 +22,20 @@ export interface Failure {
 
 /**
  * A failure accepted on purpose. `check` names the Schemathesis check; `status`, `operations` (labels
- * such as `GET /v1/results`) and `tag` (an OpenAPI tag of the operation) narrow what it covers;
+ * such as `GET /v1/results`), `followUps` (labels of the failure's follow-up) and `tag` (an OpenAPI tag of
+ * the operation) narrow what it covers;
  * `reason` says, on one line, why it is not a defect.
  */
 export interface BaselineEntry {
   check: string;
   status?: number;
   operations?: string[];
+  followUps?: string[];
   tag?: string;
   reason: string;
 }
 
-const ENTRY_KEYS = new Set(['check', 'status', 'operations', 'tag', 'reason']);
+const ENTRY_KEYS = new Set(['check', 'status', 'operations', 'followUps', 'tag', 'reason']);
 
 export function readBaseline(path: string): { entries: BaselineEntry[]; problems: string[] } {
   if (!existsSync(path)) return { entries: [], problems: [`${path} is missing`] };
@@ -66,6 +73,11 @@ function failedStatus(message: string, answered: number | undefined): number | n
   return named ? Number(named[1] ?? named[2]) : (answered ?? null);
 }
 
+/** The follow-up a failure's message names (Schemathesis: "Not available with: `GET /campaigns/{id}/sheet`"). */
+function followUpOf(message: string): string | null {
+  return /Not available with: `([^`]+)`/.exec(message)?.[1] ?? null;
+}
+
 /** Every distinct failure of a run, from Schemathesis's event stream (--report ndjson). */
 export async function readFailures(ndjsonPath: string): Promise<Failure[]> {
   const failures = new Map<string, Failure>();
@@ -79,7 +91,8 @@ export async function readFailures(ndjsonPath: string): Promise<Failure[]> {
         const failure = check.failure_info?.failure;
         if (check.status !== 'failure' || !failure) continue;
         const status = failedStatus(failure.message, recorder?.interactions?.[caseId]?.response?.status_code);
-        const key = [failure.operation, check.name, failure.type, status].join('|');
+        const followUp = followUpOf(failure.message);
+        const key = [failure.operation, followUp, check.name, failure.type, status].join('|');
         const known = failures.get(key);
         if (known) known.count += 1;
         else
@@ -89,6 +102,7 @@ export async function readFailures(ndjsonPath: string): Promise<Failure[]> {
             type: failure.type,
             title: failure.title,
             status,
+            followUp,
             count: 1,
             caseId,
           });
@@ -100,6 +114,10 @@ export async function readFailures(ndjsonPath: string): Promise<Failure[]> {
   );
 }
 
+/** The failure's operation, then its follow-up where it has one: "POST /campaigns then GET /campaigns/{id}/sheet". */
+const labelOf = (failure: Failure) =>
+  failure.followUp ? `${failure.operation} then ${failure.followUp}` : failure.operation;
+
 export function matches(
   entry: BaselineEntry,
   failure: Failure,
@@ -109,6 +127,7 @@ export function matches(
     entry.check === failure.check &&
     (entry.status === undefined || entry.status === failure.status) &&
     (entry.operations === undefined || entry.operations.includes(failure.operation)) &&
+    (entry.followUps === undefined || (failure.followUp !== null && entry.followUps.includes(failure.followUp))) &&
     (entry.tag === undefined || tagsOf(failure.operation).includes(entry.tag))
   );
 }
@@ -177,14 +196,14 @@ export function summarize(
     ...baseline.problems,
     ...fresh.map(
       (failure) =>
-        `${failure.operation}: ${failure.title} (${failure.check}${failure.status ? `, status ${failure.status}` : ''}), ${failure.count}x, e.g. case ${failure.caseId}`,
+        `${labelOf(failure)}: ${failure.title} (${failure.check}${failure.status ? `, status ${failure.status}` : ''}), ${failure.count}x, e.g. case ${failure.caseId}`,
     ),
     ...report.errors.map((error) => `Schemathesis error: ${error.title} (${error.count}x)`),
     ...(report.complete ? [] : [`the run did not complete (${report.stop_reason})`]),
   ];
   const describe = (entry: BaselineEntry, covered: Failure[]) => [
     `    ${entry.check}${entry.status ? ` ${entry.status}` : ''}: ${covered.length} operation(s), ${covered.reduce((sum, failure) => sum + failure.count, 0)} request(s) - ${entry.reason}`,
-    `      ${[...new Set(covered.map((failure) => failure.operation))].join(', ')}`,
+    `      ${[...new Set(covered.map(labelOf))].join(', ')}`,
   ];
   const lines = [
     `Fuzz run (Schemathesis, every check, every operation): ${report.test_cases.generated} requests generated in ${Math.round(report.running_time)} s (FUZZ_SECONDS ${seconds})`,
