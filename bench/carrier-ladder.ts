@@ -26,7 +26,7 @@ import { createJsonPoster } from './http-post';
 import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom } from './measure';
 import { apiHealthy, startBenchCarrier, startBenchProcess, nodeArgsFromEnv, type BenchProcess } from './bench-process';
 import { createLadderCampaign, pushBusyLeads } from './ladder-campaign';
-import { writeBenchResults } from './results-files';
+import { benchMachine, writeBenchResults } from './results-files';
 import { createDatabase } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
@@ -308,7 +308,7 @@ try {
   const ratio = Number((async.firstPushToLastResultSeconds / sync.firstPushToLastResultSeconds).toFixed(3));
   const result = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    machine: benchMachine(),
     setup: {
       leads: LEADS,
       rungs: 3,

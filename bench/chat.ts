@@ -16,7 +16,7 @@ import { createDatabase } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
 import { benchAppServices } from './bench-app-services';
 import { startBenchPostgres } from './bench-postgres';
-import { writeBenchResults } from './results-files';
+import { benchMachine, writeBenchResults } from './results-files';
 
 const CALLS = Number(process.env.BENCH_CALLS ?? 20_000);
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 100);
@@ -155,7 +155,7 @@ try {
 
   const result = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    machine: benchMachine(),
     setup: {
       calls: CALLS,
       leads: Math.ceil(CALLS / 2),

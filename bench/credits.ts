@@ -14,7 +14,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { alternatingRounds, type LoadRun } from './alternating-rounds';
 import { startBenchPostgres } from './bench-postgres';
-import { writeBenchResults } from './results-files';
+import { benchMachine, writeBenchResults } from './results-files';
 import { debit } from '../lib/credits/debit';
 import { poolCreditStore, prismaCreditStore, type CreditStore } from '../lib/credits/ledger-store';
 import { createDatabase } from '../lib/database';
@@ -128,7 +128,7 @@ try {
 
   const result = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    machine: benchMachine(),
     setup: {
       writers: WRITERS,
       secondsPerRun: SECONDS,

@@ -20,7 +20,7 @@ import { createJsonPoster } from './http-post';
 import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom, measure, type ProcessCpu } from './measure';
 import { apiHealthy, nodeArgsFromEnv, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
 import { BUSY_PHONE, createLadderCampaign, pushBusyLeads } from './ladder-campaign';
-import { writeBenchResults } from './results-files';
+import { benchMachine, writeBenchResults } from './results-files';
 import { scaleReport, type ScaleResult } from './scale-report';
 import { createDatabase } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
@@ -271,7 +271,7 @@ try {
   }
   const result: ScaleResult = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    machine: benchMachine(),
     setup: {
       pushes: PUSHES,
       pushConcurrency: CONCURRENCY,

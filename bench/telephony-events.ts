@@ -29,7 +29,7 @@ import { webhookAgainstBare, type LoadRun } from './alternating-rounds';
 import { benchAppServices } from './bench-app-services';
 import { microsecondsPer } from './measure';
 import { startBenchPostgres } from './bench-postgres';
-import { writeBenchResults } from './results-files';
+import { benchMachine, writeBenchResults } from './results-files';
 import { createApp } from '../api/app';
 import { registerRoutes } from '../api/http/register-routes';
 import { defineRoute } from '../api/http/route';
@@ -189,7 +189,7 @@ try {
 
   const result = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    machine: benchMachine(),
     setup: {
       endpoint: `POST /telephony/${PROVIDER}/events`,
       bare: `POST /bench/telephony/${PROVIDER}/events (same registration, schemas and body; no signature, no database)`,

@@ -31,7 +31,7 @@ import { apiHealthy, startBenchProcess, startBenchStack, startBenchWorker } from
 import { createJsonPoster } from './http-post';
 import { ALWAYS_OPEN, pushLeads } from './ladder-campaign';
 import { measure } from './measure';
-import { writeBenchResults } from './results-files';
+import { benchMachine, writeBenchResults } from './results-files';
 import { whatsAppLedgerCheck } from './whatsapp-ledger';
 import { createDatabase, type Database } from '../lib/database';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
@@ -345,7 +345,7 @@ try {
   const temporalCli = process.env.TEMPORAL_CLI_PATH ?? '';
   const result = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    machine: benchMachine(),
     setup: {
       leads: LEADS,
       sendConcurrency: SEND_CONCURRENCY,

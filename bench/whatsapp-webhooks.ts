@@ -29,7 +29,7 @@ import { benchAppServices } from './bench-app-services';
 import { runLoadProcess } from './load-process';
 import { startBenchPostgres } from './bench-postgres';
 import { microsecondsPer } from './measure';
-import { writeBenchResults } from './results-files';
+import { benchMachine, writeBenchResults } from './results-files';
 import { whatsAppLedgerCheck } from './whatsapp-ledger';
 import { statusWebhook } from './whatsapp-status-webhook';
 import { createApp } from '../api/app';
@@ -221,7 +221,7 @@ try {
 
   const result = {
     measuredAt: new Date().toISOString(),
-    machine: { cpus: os.cpus().length, model: os.cpus()[0]?.model, node: process.version, loadAverage: os.loadavg() },
+    machine: benchMachine(),
     setup: {
       endpoint: 'POST /whatsapp/webhook',
       bare: 'POST /bench/whatsapp/webhook (same registration, schemas and body; no signature, no database)',
