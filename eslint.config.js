@@ -6,32 +6,39 @@ import { builtinModules } from 'node:module';
 
 const nodeBuiltins = builtinModules.flatMap((name) => [name, `node:${name}`]);
 
-// Signals, updates and queries are defined once, in workflows/messages.ts, and imported where sent.
-const MESSAGES_MODULE = 'workflows/messages.ts';
+// Signals, updates and queries are defined once, in lib/temporal/messages.ts, and imported where sent.
+const MESSAGES_MODULE = 'lib/temporal/messages.ts';
 const messagesDefinedOnce = {
   name: '@temporalio/workflow',
   importNames: ['defineSignal', 'defineUpdate', 'defineQuery'],
-  message: 'Signals, updates and queries are defined once, in workflows/messages.ts: import them from there.',
+  message: 'Signals, updates and queries are defined once, in lib/temporal/messages.ts: import them from there.',
 };
 const messagesSentByDefinition = [
   {
     selector:
       'CallExpression[callee.property.name=/^(signal|executeUpdate|startUpdate|executeUpdateWithStart|startUpdateWithStart)$/][arguments.0.type=/^(Literal|TemplateLiteral)$/]',
-    message: 'Send the definition from workflows/messages.ts, not its name as a string.',
+    message: 'Send the definition from lib/temporal/messages.ts, not its name as a string.',
   },
   {
     selector: 'Property[key.name="signal"][value.type=/^(Literal|TemplateLiteral)$/]',
-    message: 'Send the definition from workflows/messages.ts, not its name as a string.',
+    message: 'Send the definition from lib/temporal/messages.ts, not its name as a string.',
   },
 ];
 // Outside workflows/, workflow code is reached as types (workflows are started by their type name).
 const workflowCodeAsTypes = {
-  regex: '^(\\.\\./)+workflows/(?!messages$)',
+  regex: '^(\\.\\./)+workflows/',
   allowTypeImports: true,
   message:
-    'Outside workflows/, import workflow code as types only; signals, updates and queries come from workflows/messages.',
+    'Outside workflows/, import workflow code as types only; signals, updates and queries come from lib/temporal/messages.',
 };
 // lib/ serves every layer, so it imports none of them, not even types.
+// The one exception is lib/temporal/, the floor that starts workflows for the API and the worker: it names a
+// workflow's type (`typeof leadDialWorkflow`) to start it, so it takes workflows/ as types only.
+const temporalFloorLayering = {
+  regex: '^(\\.\\./)+workflows/',
+  allowTypeImports: true,
+  message: 'lib/temporal/ starts workflows by their type: import workflow code as types only.',
+};
 const libLayering = {
   regex: '^(\\.\\./)+(workflows|activities|api|worker|cli|scripts|bench|test)(/|$)',
   message:
@@ -120,6 +127,16 @@ export default tseslint.config(
     },
   },
   { files: ['lib/**/*.ts'], rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [libLayering] }) },
+  {
+    files: ['lib/temporal/**/*.ts'],
+    rules: restrictedImports({
+      paths: [messagesDefinedOnce],
+      patterns: [
+        temporalFloorLayering,
+        { ...libLayering, regex: '^(\\.\\./)+(activities|api|worker|cli|scripts|bench|test)(/|$)' },
+      ],
+    }),
+  },
   {
     files: ['api/http/**/*.ts'],
     rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [workflowCodeAsTypes, ...httpLayering] }),

@@ -7,8 +7,8 @@ import { observeRequests } from './http/observe-requests';
 import { allowHeader, matchRoute } from './http/route';
 import { refuseUndecodablePath } from './http/storable-input';
 import { routes } from './routes';
-import { logCampaignRequests } from './services/api-logs';
-import type { AppServices } from './services';
+import { logCampaignRequests } from './campaign-data/api-logs';
+import type { AppServices } from './app-services';
 
 export interface AppOptions {
   trustProxy?: boolean;

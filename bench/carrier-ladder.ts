@@ -28,7 +28,7 @@ import { apiHealthy, startBenchCarrier, startBenchProcess, nodeArgsFromEnv, type
 import { createLadderCampaign, pushBusyLeads } from './ladder-campaign';
 import { benchMachine, writeBenchResults } from './results-files';
 import { createDatabase } from '../lib/database';
-import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { freePort } from '../scripts/stack/child-process';
@@ -36,7 +36,7 @@ import { projectRoot } from '../scripts/stack/paths';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 10_000);
 const BASELINE_COMMIT = process.env.BENCH_BASELINE_COMMIT ?? '52248cb';
-/** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (telephony/simulated-carrier/timeline.ts). */
+/** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (simulators/carrier/timeline.ts). */
 const TIME_SCALE = 1 / 3;
 const SIGNING_SECRET = `bench-${randomUUID()}`;
 const SAMPLE_MS = 250;

@@ -13,7 +13,7 @@ import os from 'node:os';
 import type { AddressInfo } from 'node:net';
 import { createApp } from '../api/app';
 import { createDatabase } from '../lib/database';
-import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { benchAppServices } from './bench-app-services';
 import { startBenchPostgres } from './bench-postgres';
 import { benchMachine, writeBenchResults } from './results-files';

@@ -13,7 +13,7 @@ import { createApp } from '../api/app';
 import { benchTemporalServices } from './bench-app-services';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
-import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { startBenchWorker } from './bench-process';

@@ -19,7 +19,7 @@ import { debit } from '../lib/credits/debit';
 import { poolCreditStore, prismaCreditStore, type CreditStore } from '../lib/credits/ledger-store';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
-import { addMember, createWorkspace, grantCredits } from '../lib/workspace-admin';
+import { addMember, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 
 const WRITERS = Number(process.env.BENCH_WRITERS ?? 20);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);

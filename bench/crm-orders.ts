@@ -32,11 +32,11 @@ import { writeBenchResults } from './results-files';
 import { createApp } from '../api/app';
 import { registerRoutes } from '../api/http/register-routes';
 import { defineRoute } from '../api/http/route';
-import { crmRoutes } from '../api/routes/crm';
+import { crmRoutes } from '../api/crm/routes';
 import { connectCrm, crmWebhookPath } from '../lib/crm/connections';
 import { CRM_DELIVERIES_KEPT } from '../lib/crm/deliveries';
 import { createDatabase } from '../lib/database';
-import { addMember, createWorkspace } from '../lib/workspace-admin';
+import { addMember, createWorkspace } from '../lib/door/workspace-admin';
 import { waitFor } from '../scripts/stack/child-process';
 
 const CONCURRENCY = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);

@@ -16,9 +16,9 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { createApp } from '../api/app';
 import type { Door } from '../api/http/register-routes';
-import type { Principal } from '../api/auth/principal';
+import type { Principal } from '../api/door/principal';
 import { createDatabase } from '../lib/database';
-import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { projectRoot } from '../scripts/stack/paths';
 
 // 1 connection: what one request pays for the door. 10: what the door does to throughput under load.

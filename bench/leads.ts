@@ -12,7 +12,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createJsonPoster } from './http-post';
 import { cpuSecondsBetween, cpuSecondsByProcess, measure } from './measure';
 import { createDatabase } from '../lib/database';
-import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { startTestStack } from '../scripts/stack/ephemeral-stack';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { freePort } from '../scripts/stack/child-process';

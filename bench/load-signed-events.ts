@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import { SIGNATURE_HEADER, signEvent } from '../lib/telephony/signature';
+import { SIGNATURE_HEADER, signEvent } from '../lib/calls/signature';
 import { runLoad } from './load-loop';
 
 const [url, callsFile, firstArg, connectionsArg, secondsArg] = process.argv.slice(2);

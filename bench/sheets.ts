@@ -11,10 +11,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { benchExports, benchTemporalServices, serveBenchApp } from './bench-app-services';
-import { EXPORT_PAGE_ROWS } from '../api/services/exports';
+import { EXPORT_PAGE_ROWS } from '../api/exports/exports';
 import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
-import { addMember, createApiKey, createWorkspace } from '../lib/workspace-admin';
+import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { startBenchExportWorker, startBenchStack, startBenchWorker } from './bench-process';
 import { writeBenchResults } from './results-files';
 

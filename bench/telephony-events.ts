@@ -33,13 +33,13 @@ import { benchMachine, writeBenchResults } from './results-files';
 import { createApp } from '../api/app';
 import { registerRoutes } from '../api/http/register-routes';
 import { defineRoute } from '../api/http/route';
-import { telephonyEventRoutes } from '../api/routes/telephony-events';
-import { applyCallEvent } from '../activities/call-end';
+import { telephonyEventRoutes } from '../api/calls/telephony-events-routes';
+import { applyCallEvent } from '../lib/calls/call-end';
 import { prismaSql } from '../lib/run-sql';
 import { createDatabase } from '../lib/database';
-import { callEventSchema } from '../lib/telephony/call-event';
-import { signEvent, verifyEventSignature, SIGNATURE_HEADER } from '../lib/telephony/signature';
-import { addMember, createWorkspace } from '../lib/workspace-admin';
+import { callEventSchema } from '../lib/calls/call-event';
+import { signEvent, verifyEventSignature, SIGNATURE_HEADER } from '../lib/calls/signature';
+import { addMember, createWorkspace } from '../lib/door/workspace-admin';
 import { projectRoot } from '../scripts/stack/paths';
 
 const CONCURRENCY = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);

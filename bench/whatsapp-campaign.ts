@@ -3,7 +3,7 @@
 // server. Writes bench/results/whatsapp-campaign.{json,md}.
 //
 // The production entry points, each its own process: the API (api/main.ts), the worker (worker/main.ts)
-// and the simulated WhatsApp provider (whatsapp/simulated-provider/main.ts), which POSTs its signed status
+// and the simulated WhatsApp provider (simulators/whatsapp/main.ts), which POSTs its signed status
 // webhooks to the API's /whatsapp/webhook; its time scale BENCH_TIME_SCALE (default 0.01: a message is
 // sent 10 ms, delivered 30 ms and read 80 ms after the provider took it).
 //
@@ -35,9 +35,9 @@ import { benchMachine, writeBenchResults } from './results-files';
 import { whatsAppLedgerCheck } from './whatsapp-ledger';
 import { createDatabase, type Database } from '../lib/database';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
-import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/workspace-admin';
+import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
+import { createSimulatedWhatsAppClient } from '../simulators/whatsapp/client';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 1000);
 const SEND_CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 64);
@@ -97,7 +97,7 @@ try {
   const providerUrl = `http://127.0.0.1:${providerPort}`;
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const taskQueue = `bench-whatsapp-${randomUUID()}`;
-  const provider = startBenchProcess('whatsapp/simulated-provider/main.ts', {
+  const provider = startBenchProcess('simulators/whatsapp/main.ts', {
     DATABASE_URL: databaseUrl,
     WHATSAPP_APP_SECRET: APP_SECRET,
     SIMULATED_WHATSAPP_PORT: String(providerPort),
@@ -356,7 +356,7 @@ try {
       temporal: `dev server of ${path.basename(path.dirname(temporalCli)) || 'the Temporal CLI'} (in memory, SQLite), started by scripts/stack/ephemeral-stack.ts`,
       postgres: 'embedded, not durable (the test stack: fsync off)',
       processes:
-        'api/main.ts, worker/main.ts, whatsapp/simulated-provider/main.ts, each its own process; this process pushes and polls',
+        'api/main.ts, worker/main.ts, simulators/whatsapp/main.ts, each its own process; this process pushes and polls',
     },
     rawSends,
     campaign: fast,

@@ -35,8 +35,8 @@ import { statusWebhook } from './whatsapp-status-webhook';
 import { createApp } from '../api/app';
 import { registerRoutes } from '../api/http/register-routes';
 import { defineRoute } from '../api/http/route';
-import { whatsAppWebhookRoutes } from '../api/routes/whatsapp-webhook';
-import { receiveWhatsAppWebhook } from '../api/services/whatsapp-webhook';
+import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
+import { receiveWhatsAppWebhook } from '../api/whatsapp/whatsapp-webhook';
 import { holdWhatsAppMessage } from '../lib/credits/whatsapp-billing';
 import { createDatabase } from '../lib/database';
 import { poolSql } from '../lib/run-sql';
@@ -47,7 +47,7 @@ import {
   WHATSAPP_SIGNATURE_HEADER,
   whatsAppWebhookSchema,
 } from '../lib/whatsapp/webhook';
-import { addMember, createWorkspace, grantCredits } from '../lib/workspace-admin';
+import { addMember, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 
 const CONCURRENCY = (process.env.BENCH_CONNECTIONS ?? '1,10').split(',').map(Number);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 8);

@@ -4,8 +4,8 @@ import { createDatabase } from '../lib/database';
 import { parseArgv } from './argv';
 import { resolveDatabaseUrl } from './database-url';
 import { adminCommands, UsageError } from './commands';
-import { NotFoundError } from '../lib/workspace-admin';
-import { ConflictError } from '../lib/phone-numbers';
+import { NotFoundError } from '../lib/door/workspace-admin';
+import { ConflictError } from '../lib/phone-numbers/phone-numbers';
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgv(argv);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { Database } from '../lib/database';
-import { ROLES } from '../lib/roles';
+import { ROLES } from '../lib/door/roles';
 import {
   FEATURES,
   addMember,
@@ -10,14 +10,19 @@ import {
   revokeApiKey,
   updateMember,
   updateWorkspace,
-} from '../lib/workspace-admin';
-import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks';
+} from '../lib/door/workspace-admin';
+import { createResultWebhookEndpoint, isHttpUrl } from '../lib/result-webhooks/result-webhooks';
 import { e164PhoneSchema } from '../lib/phone';
-import { PHONE_CAPABILITIES, assignPhoneNumber, countryOf, releasePhoneNumber } from '../lib/phone-numbers';
+import {
+  PHONE_CAPABILITIES,
+  assignPhoneNumber,
+  countryOf,
+  releasePhoneNumber,
+} from '../lib/phone-numbers/phone-numbers';
 import { readFileSync } from 'node:fs';
-import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journey';
+import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journeys';
 import { ApiError } from '../api/http/api-error';
-import { publishJourney, saveJourney, journeyView } from '../api/services/journeys';
+import { publishJourney, saveJourney, journeyView } from '../api/journeys/journeys';
 import { configVariables } from '../lib/config';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { connectCrm, crmWebhookUrl } from '../lib/crm/connections';

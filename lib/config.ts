@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './telephony/call-states';
+import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './calls/call-states';
 import { LOG_LEVELS } from './log';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
@@ -84,12 +84,12 @@ export const configVariables = z.object({
   PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
   /**
    * How long a lead waits for its call's terminal event before reconciling with the carrier's lookup.
-   * Unset: ring timeout + the longest call + a margin (activities/call-deadline.ts).
+   * Unset: ring timeout + the longest call + a margin (lib/calls/call-deadline.ts).
    */
   CALL_END_DEADLINE_SECONDS: z.coerce.number().int().min(1).max(86_400).optional(),
   /**
    * The progress events a dial subscribes to, comma-separated, from ringing and in-progress (the end is
-   * always sent); empty subscribes to none. Default: in-progress (lib/telephony/call-states.ts).
+   * always sent); empty subscribes to none. Default: in-progress (lib/calls/call-states.ts).
    */
   TELEPHONY_STATUS_CALLBACK_EVENTS: z
     .string()

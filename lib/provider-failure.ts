@@ -1,4 +1,4 @@
-import { ErrorCode } from '../../lib/error-codes';
+import { ErrorCode } from './error-codes';
 
 /**
  * A provider failed. `upstreamStatus` says how, in HTTP terms as the spec's provider_error carries it:

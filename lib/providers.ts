@@ -1,11 +1,11 @@
-import type { Config } from '../../lib/config';
-import type { Database } from '../../lib/database';
-import { createSimulatedCarrierClient } from '../../telephony/simulated-carrier/client';
-import type { Carrier } from './carrier';
-import { createSimulatedWhatsApp } from './simulated-whatsapp';
-import type { WhatsAppSender } from './whatsapp';
-import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
-import { createSimulatedWhatsAppClient } from '../../whatsapp/simulated-provider/client';
+import type { Config } from './config';
+import type { Database } from './database';
+import { createSimulatedCarrierClient } from '../simulators/carrier/client';
+import type { Carrier } from './calls/carrier';
+import { createSimulatedWhatsApp } from './whatsapp/simulated-whatsapp';
+import type { WhatsAppSender } from './whatsapp/sender';
+import type { WhatsAppProvider } from './whatsapp/provider';
+import { createSimulatedWhatsAppClient } from '../simulators/whatsapp/client';
 
 /** The carrier calls are placed through: the simulated carrier's REST API (npm run simulated-carrier). */
 export function createCarrier(config: Pick<Config, 'TELEPHONY_PROVIDER' | 'SIMULATED_CARRIER_URL'>): Carrier {

@@ -11,10 +11,10 @@ export TEST_TEMPORAL=cluster
 # test/temporal-ui-runbook.test.ts walks the runbook in the cluster's own Web UI (2.42.1, docker-compose's).
 CLUSTER_SUITES=(
   test/worker-crash.test.ts
-  test/credits-crash.test.ts
-  test/carrier-crash.test.ts
+  test/credits/credits-crash.test.ts
+  test/calls/carrier-crash.test.ts
   test/durability.test.ts
-  test/journeys.test.ts
+  test/journeys/journeys.test.ts
   test/replay.test.ts
   test/temporal-ui-runbook.test.ts
 )

@@ -2,7 +2,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { hashApiKeySecret } from '../lib/api-key-secret';
+import { hashApiKeySecret } from '../lib/door/api-key-secret';
 import { runAdminCli } from './support/admin-cli';
 import { useTestDatabase } from './support/database';
 

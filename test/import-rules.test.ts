@@ -24,7 +24,7 @@ describe('the layering of the folders (eslint.config.js)', () => {
       "import type { Activities } from '../../activities';\nexport type X = Activities;\n",
       "import { upsertLeads } from '../api/services/lead-rows';\nexport const x = upsertLeads;\n",
     ])
-      expect(await ruleIdsOf('lib/journey/example.ts', source)).toContain(RESTRICTED);
+      expect(await ruleIdsOf('lib/journeys/example.ts', source)).toContain(RESTRICTED);
     expect(
       await ruleIdsOf(
         'lib/example.ts',
@@ -48,7 +48,7 @@ describe('the layering of the folders (eslint.config.js)', () => {
     ).toEqual([]);
   });
 
-  it('outside workflows/, workflow code is imported as types only; messages come from workflows/messages', async () => {
+  it('outside workflows/, workflow code is imported as types only; messages come from lib/temporal/messages', async () => {
     expect(
       await ruleIdsOf(
         'api/services/example.ts',
@@ -74,10 +74,10 @@ describe('one home for signals, updates and queries (eslint.config.js)', () => {
   const definition =
     "import { defineSignal } from '@temporalio/workflow';\nexport const nudge = defineSignal('nudge');\n";
 
-  it('defines them in workflows/messages.ts only', async () => {
+  it('defines them in lib/temporal/messages.ts only', async () => {
     expect(await ruleIdsOf('workflows/example.ts', definition)).toContain(RESTRICTED);
     expect(await ruleIdsOf('activities/example.ts', definition)).toContain(RESTRICTED);
-    expect(await ruleIdsOf('workflows/messages.ts', definition)).toEqual([]);
+    expect(await ruleIdsOf('lib/temporal/messages.ts', definition)).toEqual([]);
   });
 
   it('sends the definition, never its name as a string', async () => {

@@ -91,7 +91,7 @@ describe('modules shared by every cached workflow run', () => {
     const schemasIn = (modules: Record<string, unknown>) => zodSchemasReachable(Object.values(modules));
     for (const module of shared) expect(schemasIn(await import(`${module}.ts`)), module).toEqual([]);
     // The check itself: definition.ts exports its schemas, so it could not be shared.
-    expect(schemasIn(await import('../lib/journey/definition')).length).toBeGreaterThan(5);
+    expect(schemasIn(await import('../lib/journeys/definition')).length).toBeGreaterThan(5);
   });
 
   it('parses node data in the shared context once the SDK has frozen it', async () => {
@@ -137,9 +137,11 @@ describe('modules shared by every cached workflow run', () => {
 
   it('would catch a workflow import missing from the list', () => {
     const source = "import { chooseBranch } from '../lib/journey/conditions';\nimport type { X } from '../lib/y';\n";
-    expect(valueImports(source, workflowsDir)).toEqual([path.join(root, 'lib/journey/conditions')]);
+    expect(valueImports(source, workflowsDir)).toEqual([path.join(root, 'lib/journeys/conditions')]);
     expect(valueImports("import { type A, type B } from '../lib/z';\n", workflowsDir)).toEqual([]);
-    expect(() => withImports(path.join(root, 'lib/journey/definition'))).not.toThrow();
-    expect(withImports(path.join(root, 'lib/journey/definition'))).toContain(path.join(root, 'lib/call-outcomes'));
+    expect(() => withImports(path.join(root, 'lib/journeys/definition'))).not.toThrow();
+    expect(withImports(path.join(root, 'lib/journeys/definition'))).toContain(
+      path.join(root, 'lib/calls/call-outcomes'),
+    );
   });
 });

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { JourneyRunStatus } from '../generated/prisma/enums';
-import { FINAL_RUN_STATUSES, JOURNEY_RUN_STATUSES, LIVE_RUN_STATUSES } from '../lib/journey/run-statuses';
-import * as workflowIds from '../lib/workflow-ids';
+import { FINAL_RUN_STATUSES, JOURNEY_RUN_STATUSES, LIVE_RUN_STATUSES } from '../lib/journeys/run-statuses';
+import * as workflowIds from '../lib/temporal/workflow-ids';
 
 describe('the one list of journey run statuses', () => {
   it("is the JourneyRun table's enum, and every status is either final or live", () => {
@@ -10,7 +10,7 @@ describe('the one list of journey run statuses', () => {
   });
 });
 
-describe('lib/workflow-ids.ts', () => {
+describe('lib/temporal/workflow-ids.ts', () => {
   const id = '3f1c2a9e-5b7d-4e8f-9a0b-1c2d3e4f5a6b';
 
   it('gives every kind of workflow its own prefix, so that no two kinds can ever share an id', () => {

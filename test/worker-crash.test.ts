@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { DialLadder } from '../lib/dial-ladder';
+import type { DialLadder } from '../lib/dial-ladder/dial-ladder';
 import { crashTestStack, killWorker } from './support/worker-process';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { leadResult } from './support/lead-workflows';

@@ -18,7 +18,7 @@ describe('the worker cache follows the heap limit', () => {
 
   it('reads the limit a process was started with (--max-old-space-size)', async () => {
     const script =
-      "import('./worker/workflow-cache-size.ts').then(({ cachedWorkflowsForThisProcess }) => console.log(cachedWorkflowsForThisProcess()))";
+      "import('./worker/workflow-cache-size').then(({ cachedWorkflowsForThisProcess }) => console.log(cachedWorkflowsForThisProcess()))";
     const run = (flags: string[]) =>
       promisify(execFile)(process.execPath, [...flags, '--import', 'tsx', '-e', script], {
         cwd: path.resolve(import.meta.dirname, '..'),

@@ -1,6 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createExportActivities, type ExportActivityDependencies } from '../activities/exports';
-import { createSheetActivities } from '../activities/sheets';
+import { createExportActivities, type ExportActivityDependencies } from '../activities/exports/exports';
+import { createSheetActivities } from '../activities/sheets/sheets';
 import { LocalSpreadsheetProvider, localSheetsDir } from '../lib/sheets/local-provider';
 import type { Tracing } from '../lib/tracing';
 import { tracingWorkerOptions } from './tracing-interceptors';

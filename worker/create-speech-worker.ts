@@ -1,5 +1,5 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech-analysis';
+import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
 
 export interface SpeechWorkerSetup {
   connection: NativeConnection;

@@ -9,7 +9,7 @@ import { startTracing } from '../lib/tracing';
 import { registerWorkerGauges } from './product-metrics';
 import { installWorkerRuntime } from './runtime-telemetry';
 import { createDatabase } from '../lib/database';
-import { createCarrier, createWhatsAppProvider, createWhatsAppSender } from '../activities/providers/select';
+import { createCarrier, createWhatsAppProvider, createWhatsAppSender } from '../lib/providers';
 import { createWorker } from './create-worker';
 import { createSpeechWorker } from './create-speech-worker';
 import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';

@@ -12,17 +12,17 @@ const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../li
  * what they import is shared with them, notably zod: the node data schemas and zod itself were most of
  * what a cached journey run held (README "Sizing the worker's memory"). The SDK runs them before any
  * workflow exists and deep-freezes what they export: each must keep no state, use no workflow API, and
- * export no zod schema (a frozen one fails its lazy set-up on first parse; lib/journey/node-data.ts keeps
+ * export no zod schema (a frozen one fails its lazy set-up on first parse; lib/journeys/node-data.ts keeps
  * its schemas private). test/shared-workflow-modules.test.ts checks all of this against workflows/.
  */
 export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   'error-codes',
-  'campaign-transitions',
-  'export-jobs',
+  'campaigns/campaign-transitions',
+  'exports/export-jobs',
   'calls/call-aftermath',
-  'journey/awaiting',
-  'journey/conditions',
-  'journey/node-data',
-  'journey/render',
-  'journey/run-statuses',
+  'journeys/awaiting',
+  'journeys/conditions',
+  'journeys/node-data',
+  'journeys/render',
+  'journeys/run-statuses',
 ].map((module) => path.join(libDir, module));

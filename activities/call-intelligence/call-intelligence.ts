@@ -1,13 +1,13 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { Prisma } from '../generated/prisma/client';
-import { evaluateCall } from '../lib/calls/call-evaluation';
-import { callIntelligenceSchema, type CallIntelligence } from '../lib/calls/call-intelligence';
-import { transcriptSchema, type Transcript } from '../lib/calls/transcript';
-import { ErrorCode } from '../lib/error-codes';
-import type { Database } from '../lib/database';
-import type { Carrier } from './providers/carrier';
-import type { Extraction, ExtractionFieldSpec, ExtractionProvider } from './providers/extraction';
-import { ruleBasedExtraction } from './providers/rule-based-extraction';
+import { Prisma } from '../../generated/prisma/client';
+import { evaluateCall } from '../../lib/call-intelligence/call-evaluation';
+import { callIntelligenceSchema, type CallIntelligence } from '../../lib/call-intelligence/call-intelligence';
+import { transcriptSchema, type Transcript } from '../../lib/calls/transcript';
+import { ErrorCode } from '../../lib/error-codes';
+import type { Database } from '../../lib/database';
+import type { Carrier } from '../../lib/calls/carrier';
+import type { Extraction, ExtractionFieldSpec, ExtractionProvider } from '../../lib/call-intelligence/extraction';
+import { ruleBasedExtraction } from '../../lib/call-intelligence/rule-based-extraction';
 
 export interface CallIntelligenceDependencies {
   db: Database;
@@ -20,7 +20,7 @@ export interface CallIntelligenceDependencies {
 const failure = (type: ErrorCode, message: string, nonRetryable: boolean) =>
   ApplicationFailure.create({ type, message, nonRetryable });
 
-/** The activities of callIntelligenceWorkflow (workflows/call-intelligence.ts). */
+/** The activities of callIntelligenceWorkflow (workflows/call-intelligence/call-intelligence.ts). */
 export function createCallIntelligenceActivities({
   db,
   calls,
@@ -77,7 +77,7 @@ export function createCallIntelligenceActivities({
       return { extraction: values, provider: extraction.name };
     },
 
-    /** Evaluates the call (lib/calls/call-evaluation.ts) and stores the intelligence on the call; a repeat writes the same. */
+    /** Evaluates the call (lib/call-intelligence/call-evaluation.ts) and stores the intelligence on the call; a repeat writes the same. */
     async storeCallIntelligence({
       callId,
       extraction: values,

@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { CARRIER_FAILURE_OUTCOMES, CONVERSATION_OUTCOMES } from '../lib/calls/call-aftermath';
-import { startCallIntelligence } from '../lib/calls/start-call-intelligence';
-import { createCarrierBreaker, type CarrierBreakerDependencies } from './carrier-breaker';
+import { CARRIER_FAILURE_OUTCOMES, CONVERSATION_OUTCOMES } from '../../lib/calls/call-aftermath';
+import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
+import { createCarrierBreaker, type CarrierBreakerDependencies } from '../dial-ladder/carrier-breaker';
 
 export type CallAftermathDependencies = CarrierBreakerDependencies;
 

@@ -1,5 +1,5 @@
-import type { Database } from '../lib/database';
-import type { Carrier } from './providers/carrier';
+import type { Database } from '../../lib/database';
+import type { Carrier } from '../../lib/calls/carrier';
 
 /** Asks the carrier to hang these calls up (marked hangupRequestedAt first); each one's canceled event ends it. */
 export async function hangUpCalls(

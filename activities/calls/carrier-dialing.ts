@@ -1,8 +1,12 @@
-import type { CallOutcome } from '../lib/call-outcomes';
-import { DEFAULT_CALL_END_DEADLINE_MS, RECHECK_AFTER_DEADLINE_MS, RECHECKS_AFTER_DEADLINE } from './call-deadline';
-import type { ActivityDependencies } from './index';
-import type { CarrierAgent, CarrierDialRequest } from './providers/carrier';
-import { DEFAULT_STATUS_CALLBACK_EVENTS } from '../lib/telephony/call-states';
+import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import {
+  DEFAULT_CALL_END_DEADLINE_MS,
+  RECHECK_AFTER_DEADLINE_MS,
+  RECHECKS_AFTER_DEADLINE,
+} from '../../lib/calls/call-deadline';
+import type { ActivityDependencies } from '../index';
+import type { CarrierAgent, CarrierDialRequest } from '../../lib/calls/carrier';
+import { DEFAULT_STATUS_CALLBACK_EVENTS } from '../../lib/calls/call-states';
 
 /**
  * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
@@ -53,8 +57,8 @@ function leadOfCall(call: {
 }
 
 /**
- * What placing a recorded call through the carrier takes, for a lead's attempt (activities/calls.ts) and
- * a test call (activities/test-calls.ts) alike: the dial request, the carrier's id recorded once, and the
+ * What placing a recorded call through the carrier takes, for a lead's attempt (activities/dial-ladder/calls.ts) and
+ * a test call (activities/test-calls/test-calls.ts) alike: the dial request, the carrier's id recorded once, and the
  * deadline the waiting workflow is given.
  */
 export function createCarrierDialing({

@@ -1,12 +1,12 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { lockLiveAgent } from '../lib/agents/agent-lock';
-import type { CampaignStatus } from '../lib/campaign-transitions';
-import type { CampaignStatusReason } from '../lib/campaigns/carrier-breaker';
-import { Prisma } from '../generated/prisma/client';
-import { ErrorCode } from '../lib/error-codes';
-import { campaignChangedSignal } from '../workflows/messages';
-import type { ActivityDependencies } from './index';
-import { hangUpCampaignCalls } from './call-hangup';
+import { lockLiveAgent } from '../../lib/agents/agent-lock';
+import type { CampaignStatus } from '../../lib/campaigns/campaign-transitions';
+import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
+import { Prisma } from '../../generated/prisma/client';
+import { ErrorCode } from '../../lib/error-codes';
+import { campaignChangedSignal } from '../../lib/temporal/messages';
+import type { ActivityDependencies } from '../index';
+import { hangUpCampaignCalls } from '../calls/call-hangup';
 
 export function createCampaignActivities({ db, temporal, calls }: ActivityDependencies) {
   return {
@@ -26,7 +26,7 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
       statusReason?: CampaignStatusReason;
     }): Promise<void> {
       await db.$transaction(async (tx) => {
-        // updatedAt moves too: the carrier breaker's window starts again here (lib/campaigns/carrier-breaker.ts).
+        // updatedAt moves too: the carrier breaker's window starts again here (lib/dial-ladder/carrier-breaker.ts).
         const campaign = await tx.campaign.update({
           where: { id: campaignId },
           data: { status, statusReason: statusReason ?? Prisma.DbNull },

@@ -1,9 +1,9 @@
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { Database } from '../lib/database';
-import { presetParameters } from '../lib/order-notification-presets';
-import { messageIdByKey, recordTemplateMessageOnce } from '../lib/whatsapp/outbound-message';
-import { orderNotificationWorkflowId, whatsAppMessageWorkflowId } from '../lib/workflow-ids';
+import type { Database } from '../../lib/database';
+import { presetParameters } from '../../lib/commerce/order-notification-presets';
+import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
+import { orderNotificationWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
 
 export interface OrderNotificationDependencies {
   db: Database;
@@ -44,7 +44,7 @@ const MINUTE_MS = 60_000;
 export const orderNotificationKey = ({ ruleId, orderId }: OrderNotificationInput) => `order:${ruleId}:${orderId}`;
 
 /**
- * The activities of order notifications (workflows/order-notification.ts): starting one notification per
+ * The activities of order notifications (workflows/commerce/order-notification.ts): starting one notification per
  * enabled rule when an order arrives, and at the end of its delay deciding whether it still sends, then
  * recording its WhatsApp message with the price held. The message's own workflow hands it to the provider.
  */

@@ -1,6 +1,6 @@
-import { Prisma } from '../generated/prisma/client';
-import { applyOrderWebhook, ORDER_WEBHOOK_TOPICS } from '../lib/commerce/apply-order';
-import type { Database } from '../lib/database';
+import { Prisma } from '../../generated/prisma/client';
+import { applyOrderWebhook, ORDER_WEBHOOK_TOPICS } from '../../lib/commerce/apply-order';
+import type { Database } from '../../lib/database';
 
 /** What processing a delivery found: its final status, and the order it placed or changed. */
 export interface CrmDeliveryOutcome {
@@ -15,8 +15,8 @@ export interface CrmDeliveryDependencies {
 }
 
 /**
- * The activities of one store webhook delivery (workflows/crm-delivery.ts), stored `received` with its
- * payload by the receiver (api/services/crm-webhooks.ts). Each acts only on a delivery still `received`,
+ * The activities of one store webhook delivery (workflows/crm/crm-delivery.ts), stored `received` with its
+ * payload by the receiver (api/crm/crm-webhooks.ts). Each acts only on a delivery still `received`,
  * so a workflow started twice (the receiver, then the sweep) changes nothing twice.
  */
 export function createCrmDeliveryActivities({ db }: CrmDeliveryDependencies) {

@@ -5,21 +5,21 @@ import {
   DEFAULT_CALLING_WINDOW,
   nextAllowedInstant,
   type CallingWindow,
-} from '../lib/calling-window';
-import type { CallOutcome } from '../lib/call-outcomes';
-import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../lib/dial-ladder';
-import { ErrorCode } from '../lib/error-codes';
-import type { ActivityDependencies } from './index';
+} from '../../lib/dial-ladder/calling-window';
+import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../../lib/dial-ladder/dial-ladder';
+import { ErrorCode } from '../../lib/error-codes';
+import type { ActivityDependencies } from '../index';
 import { timeZonesOf } from './phone-time-zones';
-import { applyCallEvent, endLostCall } from './call-end';
-import { prismaSql } from '../lib/run-sql';
-import { isTerminalCallState } from '../lib/telephony/call-states';
-import type { EndedCall } from '../lib/telephony/ended-call';
-import { resumeOrWithdraw, takeLine } from './call-lines';
-import { hangUpCalls } from './call-hangup';
-import { createCarrierDialing, type DialedCall, type PlacedCall } from './carrier-dialing';
+import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
+import { prismaSql } from '../../lib/run-sql';
+import { isTerminalCallState } from '../../lib/calls/call-states';
+import type { EndedCall } from '../../lib/calls/ended-call';
+import { resumeOrWithdraw, takeLine } from '../../lib/calls/call-lines';
+import { hangUpCalls } from '../calls/call-hangup';
+import { createCarrierDialing, type DialedCall, type PlacedCall } from '../calls/carrier-dialing';
 import { createCarrierBreaker } from './carrier-breaker';
-import type { CarrierDialRequest } from './providers/carrier';
+import type { CarrierDialRequest } from '../../lib/calls/carrier';
 
 export interface LeadPlan {
   ladder: DialLadder;
@@ -38,7 +38,7 @@ export interface PlaceCallInput {
   agentId?: string;
 }
 
-export type { DialedCall, PlacedCall } from './carrier-dialing';
+export type { DialedCall, PlacedCall } from '../calls/carrier-dialing';
 
 /** The carrier's idempotency key of one attempt. */
 export function attemptIdOf({ leadId, attempt, callKey }: PlaceCallInput): string {

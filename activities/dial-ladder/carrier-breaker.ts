@@ -1,22 +1,22 @@
 import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { CARRIER_FAILURE_OUTCOMES } from '../lib/calls/call-aftermath';
+import { CARRIER_FAILURE_OUTCOMES } from '../../lib/calls/call-aftermath';
 import {
   carrierBreakerTrips,
   carrierFailuresReason,
   DEFAULT_CARRIER_BREAKER,
   type CarrierBreakerRule,
-} from '../lib/campaigns/carrier-breaker';
-import type { Database } from '../lib/database';
-import { ErrorCode } from '../lib/error-codes';
-import { campaignWorkflowId } from '../lib/workflow-ids';
-import { NOW_UTC } from './call-lines';
-import { campaignTransitionUpdate } from '../workflows/messages';
+} from '../../lib/dial-ladder/carrier-breaker';
+import type { Database } from '../../lib/database';
+import { ErrorCode } from '../../lib/error-codes';
+import { campaignWorkflowId } from '../../lib/temporal/workflow-ids';
+import { NOW_UTC } from '../../lib/calls/call-lines';
+import { campaignTransitionUpdate } from '../../lib/temporal/messages';
 
 export interface CarrierBreakerDependencies {
   db: Database;
   temporal: Client;
-  /** The campaign carrier breaker's rule; default lib/campaigns/carrier-breaker.ts. */
+  /** The campaign carrier breaker's rule; default lib/dial-ladder/carrier-breaker.ts. */
   carrierBreaker?: CarrierBreakerRule;
 }
 

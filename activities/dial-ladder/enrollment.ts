@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
-import { leadWorkflowKind, startLeadWorkflow, type StoredLead } from '../api/services/start-lead-workflow';
-import { leadWorkflowId } from '../lib/workflow-ids';
-import type { ActivityDependencies } from './index';
+import { leadWorkflowKind, startLeadWorkflow, type StoredLead } from '../../lib/temporal/start-lead-workflow';
+import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { ActivityDependencies } from '../index';
 
 export interface EnrollmentStep {
   /** done: every contact is a lead, or the campaign stopped. waiting: the campaign is not running. */
@@ -53,7 +53,7 @@ export function createEnrollmentActivities({ db, temporal }: ActivityDependencie
              AND NOT EXISTS (SELECT 1 FROM "Call" c WHERE c."leadId" = l.id)`;
         const room = Math.min(MAX_BATCH, Math.max(0, campaign.maxConcurrentCalls * FRESH_LEADS_PER_LINE - fresh));
         if (room === 0) return { leads: [], step: { state: 'enrolled', enrolled: 0, remaining } as EnrollmentStep };
-        // The contacts are taken first: each lead's workflow id is made in TypeScript (lib/workflow-ids.ts)
+        // The contacts are taken first: each lead's workflow id is made in TypeScript (lib/temporal/workflow-ids.ts)
         // from its key and handed to the INSERT, the same id a push of that key to this campaign gets.
         const contactIds = (
           await tx.$queryRaw<Array<{ contactId: string }>>`

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorCode } from '../lib/error-codes';
-import type { ExportFormat } from '../lib/export-formats';
-import type { ExportOptions } from '../lib/export-rows';
-import type { Queryable } from '../lib/sql-pool';
+import { ErrorCode } from '../../lib/error-codes';
+import type { ExportFormat } from '../../lib/exports/export-formats';
+import type { ExportOptions } from '../../lib/exports/export-rows';
+import type { Queryable } from '../../lib/sql-pool';
 
 /** What the export activities read of an ExportJob row. */
 export interface ExportJobRow {

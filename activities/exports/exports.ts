@@ -3,11 +3,17 @@ import { mkdir, open, rename, rm, stat, type FileHandle } from 'node:fs/promises
 import { createInterface } from 'node:readline';
 import { finished } from 'node:stream/promises';
 import { Context, activityInfo, heartbeat } from '@temporalio/activity';
-import { exportFileNames, exportFilePath } from '../lib/export-files';
-import { createXlsxWriter, csvHead, csvLines, type ExportFormat } from '../lib/export-formats';
-import { cursorAfter, readExportPage, type ExportCursor, type ExportOptions, type ExportRow } from '../lib/export-rows';
-import { nextPageRows } from '../lib/export-page-size';
-import type { SqlPool } from '../lib/sql-pool';
+import { exportFileNames, exportFilePath } from '../../lib/exports/export-files';
+import { createXlsxWriter, csvHead, csvLines, type ExportFormat } from '../../lib/exports/export-formats';
+import {
+  cursorAfter,
+  readExportPage,
+  type ExportCursor,
+  type ExportOptions,
+  type ExportRow,
+} from '../../lib/exports/export-rows';
+import { nextPageRows } from '../../lib/exports/export-page-size';
+import type { SqlPool } from '../../lib/sql-pool';
 import { exportJobRows } from './export-job-rows';
 import { withExportLock } from './export-lock';
 

@@ -1,12 +1,12 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { Prisma } from '../generated/prisma/client';
-import { nextAllowedInstant } from '../lib/calling-window';
-import { ErrorCode } from '../lib/error-codes';
-import type { RecordedRecovery } from '../lib/journey/awaiting';
-import type { JourneyDefinition } from '../lib/journey/definition';
-import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../lib/journey/run-statuses';
-import type { ActivityDependencies } from './index';
-import { timeZonesOf } from './phone-time-zones';
+import { Prisma } from '../../generated/prisma/client';
+import { nextAllowedInstant } from '../../lib/dial-ladder/calling-window';
+import { ErrorCode } from '../../lib/error-codes';
+import type { RecordedRecovery } from '../../lib/journeys/awaiting';
+import type { JourneyDefinition } from '../../lib/journeys/definition';
+import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
+import type { ActivityDependencies } from '../index';
+import { timeZonesOf } from '../dial-ladder/phone-time-zones';
 
 export interface JourneyTrigger {
   phone: string | null;

@@ -1,14 +1,19 @@
-import type { LeadMessageOutcome } from '../workflows/lead-message';
+import type { LeadMessageOutcome } from '../../workflows/whatsapp/lead-message';
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { leadWorkflowKind } from '../api/services/start-lead-workflow';
-import { ErrorCode } from '../lib/error-codes';
-import { leadMessageOutcome, leadMessages, leadMessageView, type LeadMessageView } from '../lib/lead-message-result';
-import { generateDeliveryId, signWebhook } from '../lib/result-webhooks';
-import { webhookDeliveryWorkflowId } from '../lib/workflow-ids';
-import type { LeadDialResult } from '../workflows/lead-dial';
-import type { ActivityDependencies } from './index';
+import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
+import { ErrorCode } from '../../lib/error-codes';
+import {
+  leadMessageOutcome,
+  leadMessages,
+  leadMessageView,
+  type LeadMessageView,
+} from '../../lib/whatsapp/lead-message-result';
+import { generateDeliveryId, signWebhook } from '../../lib/result-webhooks/result-webhooks';
+import { webhookDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { LeadDialResult } from '../../workflows/dial-ladder/lead-dial';
+import type { ActivityDependencies } from '../index';
 
 export const LEAD_FINISHED = 'lead.finished';
 

@@ -1,8 +1,8 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorCode } from '../lib/error-codes';
-import type { SheetColumn } from '../lib/sheets/columns';
-import type { SheetCursor } from '../lib/sheets/rows';
-import type { Queryable } from '../lib/sql-pool';
+import { ErrorCode } from '../../lib/error-codes';
+import type { SheetColumn } from '../../lib/sheets/columns';
+import type { SheetCursor } from '../../lib/sheets/rows';
+import type { Queryable } from '../../lib/sql-pool';
 
 /** What the sheet activities read of a LiveSheet row. */
 export interface LiveSheetState {

@@ -1,11 +1,11 @@
 import { Context, heartbeat } from '@temporalio/activity';
-import { ErrorCode } from '../lib/error-codes';
-import { rowRange } from '../lib/sheets/a1';
-import { SHEET_TAB, sheetCells } from '../lib/sheets/columns';
-import type { SpreadsheetProvider } from '../lib/sheets/provider';
-import { LAST_UUID, readChangesPage, readFullPage, type SheetCursor, type SheetPageRow } from '../lib/sheets/rows';
-import type { SqlPool } from '../lib/sql-pool';
-import { withActivityLock } from './export-lock';
+import { ErrorCode } from '../../lib/error-codes';
+import { rowRange } from '../../lib/sheets/a1';
+import { SHEET_TAB, sheetCells } from '../../lib/sheets/columns';
+import type { SpreadsheetProvider } from '../../lib/sheets/provider';
+import { LAST_UUID, readChangesPage, readFullPage, type SheetCursor, type SheetPageRow } from '../../lib/sheets/rows';
+import type { SqlPool } from '../../lib/sql-pool';
+import { withActivityLock } from '../exports/export-lock';
 import { liveSheetRows, type LiveSheetState } from './live-sheet-rows';
 
 /** One call of syncSheetChunk works this long (plus one page), as an export's chunk does. */

@@ -3,19 +3,19 @@ import os from 'node:os';
 import path from 'node:path';
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import type { Prisma } from '../generated/prisma/client';
-import type { SoxOptions } from '../lib/background-audio/sox';
-import { detectAudioFormat } from '../lib/background-audio/uploads';
-import { HoldAlreadySettledError } from '../lib/credits/credit-errors';
-import { prismaCreditStore, type CreditActor } from '../lib/credits/ledger-store';
-import { settleSpeechAnalysisHold } from '../lib/credits/speech-billing';
-import type { Database } from '../lib/database';
-import { ErrorCode } from '../lib/error-codes';
-import { analyseRecording } from '../lib/speech/analyse-recording';
-import type { SpeechLimits } from '../lib/speech/limits';
-import { scorecardSchema } from '../lib/speech/scorecard';
-import { SpeechFailure } from '../lib/speech/speech-failure';
-import type { Transcriber } from '../lib/speech/transcriber';
+import type { Prisma } from '../../generated/prisma/client';
+import type { SoxOptions } from '../../lib/background-audio/sox';
+import { detectAudioFormat } from '../../lib/background-audio/uploads';
+import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
+import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
+import { settleSpeechAnalysisHold } from '../../lib/credits/speech-billing';
+import type { Database } from '../../lib/database';
+import { ErrorCode } from '../../lib/error-codes';
+import { analyseRecording } from '../../lib/speech/analyse-recording';
+import type { SpeechLimits } from '../../lib/speech/limits';
+import { scorecardSchema } from '../../lib/speech/scorecard';
+import { SpeechFailure } from '../../lib/speech/speech-failure';
+import type { Transcriber } from '../../lib/speech/transcriber';
 
 export interface SpeechActivityDependencies {
   db: Database;
@@ -38,7 +38,7 @@ const notFound = (speechCallId: string) =>
   });
 
 /**
- * The activities of a recording's analysis (workflows/speech-analysis.ts), run by the speech workers on
+ * The activities of a recording's analysis (workflows/speech/speech-analysis.ts), run by the speech workers on
  * SPEECH_TASK_QUEUE. The upload is recorded, measured and its hold taken by the API before the workflow
  * starts; these analyse it, store the result, mark a failure and settle the hold, each idempotently.
  */

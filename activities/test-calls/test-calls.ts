@@ -1,21 +1,21 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { CallOutcome } from '../lib/call-outcomes';
-import { HoldAlreadySettledError } from '../lib/credits/credit-errors';
-import { prismaCreditStore, type CreditActor } from '../lib/credits/ledger-store';
-import { settleTestCallHold } from '../lib/credits/test-call-billing';
-import { ErrorCode } from '../lib/error-codes';
-import type { TestCallInput, TestCallResult } from '../lib/calls/test-call';
-import { endCall } from './call-lines';
-import { createCarrierDialing, type DialedCall } from './carrier-dialing';
-import type { ActivityDependencies } from './index';
+import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
+import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
+import { settleTestCallHold } from '../../lib/credits/test-call-billing';
+import { ErrorCode } from '../../lib/error-codes';
+import type { TestCallInput, TestCallResult } from '../../lib/test-calls/test-call';
+import { endCall } from '../../lib/calls/call-lines';
+import { createCarrierDialing, type DialedCall } from '../calls/carrier-dialing';
+import type { ActivityDependencies } from '../index';
 
 /** The actor of the entries a test call's workflow writes. */
 const TEST_CALL_BILLING_ACTOR: CreditActor = { type: 'system', id: 'testCallWorkflow' };
 
 /**
- * The activities of a test call (workflows/test-call.ts). The call is recorded by the API (POST
+ * The activities of a test call (workflows/test-calls/test-call.ts). The call is recorded by the API (POST
  * /calls/test) before its workflow starts; it holds no campaign line. Waiting for its end and
- * reconciling it are the lead's (reconcileCall, activities/calls.ts): both work by attempt id.
+ * reconciling it are the lead's (reconcileCall, activities/dial-ladder/calls.ts): both work by attempt id.
  */
 export function createTestCallActivities(dependencies: ActivityDependencies) {
   const { db, calls } = dependencies;

@@ -1,7 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
-import type { Database } from '../lib/database';
-import { ErrorCode } from '../lib/error-codes';
-import { messageIdByKey, recordTemplateMessageOnce } from '../lib/whatsapp/outbound-message';
+import type { Database } from '../../lib/database';
+import { ErrorCode } from '../../lib/error-codes';
+import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
 import { createWhatsAppMessageActivities, type WhatsAppMessageDependencies } from './whatsapp-messages';
 
 export interface JourneyWhatsAppInput {
@@ -15,7 +15,7 @@ export interface JourneyWhatsAppInput {
   parameters: string[];
 }
 
-/** The whatsapp node's output (lib/journey/definition.ts): the message, and whether the provider took it. */
+/** The whatsapp node's output (lib/journeys/definition.ts): the message, and whether the provider took it. */
 export interface JourneyWhatsAppResult {
   messageId: string;
   status: 'sent' | 'failed';

@@ -1,11 +1,11 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { DEFAULT_CALLING_WINDOW, callingWindowSchema, type CallingWindow } from '../lib/calling-window';
-import type { Database } from '../lib/database';
-import { ErrorCode } from '../lib/error-codes';
-import { CUSTOMER_SERVICE_WINDOW_MS } from '../lib/whatsapp/customer-service-window';
-import { fillTemplateVariables, whatsAppCampaignSettingsSchema } from '../lib/whatsapp/campaign-settings';
-import { messageIdByKey, recordTemplateMessageOnce } from '../lib/whatsapp/outbound-message';
-import { timeZonesOf } from './phone-time-zones';
+import { DEFAULT_CALLING_WINDOW, callingWindowSchema, type CallingWindow } from '../../lib/dial-ladder/calling-window';
+import type { Database } from '../../lib/database';
+import { ErrorCode } from '../../lib/error-codes';
+import { CUSTOMER_SERVICE_WINDOW_MS } from '../../lib/whatsapp/customer-service-window';
+import { fillTemplateVariables, whatsAppCampaignSettingsSchema } from '../../lib/whatsapp/campaign-settings';
+import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
+import { timeZonesOf } from '../dial-ladder/phone-time-zones';
 
 /** Why a lead's message was not sent: a refusal known before the provider is asked. */
 export type LeadMessageRefusal =
@@ -28,9 +28,9 @@ const notConfigured = (campaignId: string) =>
   });
 
 /**
- * The activities of a WHATSAPP campaign's lead (workflows/lead-message.ts): its plan, its pace on the
+ * The activities of a WHATSAPP campaign's lead (workflows/whatsapp/lead-message.ts): its plan, its pace on the
  * sender, and its one message, recorded and held for. Handing the message to the provider and settling a
- * refusal are the message's activities (activities/whatsapp-messages.ts).
+ * refusal are the message's activities (activities/whatsapp/whatsapp-messages.ts).
  */
 export function createWhatsAppLeadActivities({ db }: { db: Database }) {
   return {

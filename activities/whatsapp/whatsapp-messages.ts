@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { HoldAlreadySettledError } from '../lib/credits/credit-errors';
-import { prismaCreditStore, type CreditActor } from '../lib/credits/ledger-store';
-import { settleWhatsAppMessageHold } from '../lib/credits/whatsapp-billing';
-import type { Database } from '../lib/database';
-import { ErrorCode } from '../lib/error-codes';
-import { WhatsAppProviderError, type WhatsAppProvider, type WhatsAppSendRequest } from '../lib/whatsapp/provider';
+import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
+import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
+import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
+import type { Database } from '../../lib/database';
+import { ErrorCode } from '../../lib/error-codes';
+import { WhatsAppProviderError, type WhatsAppProvider, type WhatsAppSendRequest } from '../../lib/whatsapp/provider';
 
 /** The actor of the entries a message's workflow writes. */
 const WHATSAPP_BILLING_ACTOR: CreditActor = { type: 'system', id: 'whatsAppMessageWorkflow' };
@@ -20,10 +20,10 @@ export interface WhatsAppMessageDependencies {
 }
 
 /**
- * The activities of one outbound WhatsApp message (workflows/whatsapp-message.ts). The message is
+ * The activities of one outbound WhatsApp message (workflows/whatsapp/whatsapp-message.ts). The message is
  * recorded, checked and held for by whoever sends it (the API, a campaign's lead) before its workflow
  * starts; these hand it to the provider at most once and settle a refusal. Statuses after that arrive
- * as the provider's webhooks (api/services/whatsapp-webhook.ts), which post or void the hold.
+ * as the provider's webhooks (api/whatsapp/whatsapp-webhook.ts), which post or void the hold.
  */
 export function createWhatsAppMessageActivities({ db, whatsappProvider }: WhatsAppMessageDependencies) {
   return {

@@ -1,9 +1,9 @@
 import { ZodError } from 'zod';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { missingRowIssues } from './agent-references';
 import { findOwnedAgent, lockOwnedAgent } from './agents';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 
 /** The documents an agent uses, as linked (oldest link first). */
 async function linkedDocuments(db: AppServices['db'], agentId: string) {

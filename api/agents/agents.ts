@@ -7,12 +7,12 @@ import {
   type NewAgent,
 } from '../../lib/agents/agent-definition';
 import { ErrorCode } from '../../lib/error-codes';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { checkAgentReferences } from './agent-references';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
-import { createWithinQuota } from './workspace-quota';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
+import { createWithinQuota } from '../campaigns/workspace-quota';
 
 /** What the view of an agent reads besides its row: its dictionaries in order, its documents as linked. */
 const AGENT_LINKS = {

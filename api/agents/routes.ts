@@ -7,8 +7,8 @@ import {
 } from '../../lib/agents/agent-definition';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
-import { listAgentDocuments, replaceAgentDocuments, unlinkAgentDocument } from '../services/agent-documents';
-import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from '../services/agents';
+import { listAgentDocuments, replaceAgentDocuments, unlinkAgentDocument } from './agent-documents';
+import { createAgent, deleteAgent, getAgent, listAgents, updateAgent } from './agents';
 
 export const agentSchema = z.object({
   id: z.string().uuid().describe('The agent id.'),

@@ -12,11 +12,11 @@ import type { SoxOptions } from '../../lib/background-audio/sox';
 import { AudioRefused, measureUpload, UPLOAD_LIMITS } from '../../lib/background-audio/uploads';
 import { configVariables, type Config } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
-import { createWithinQuota } from './workspace-quota';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
+import { createWithinQuota } from '../campaigns/workspace-quota';
 
 /** sox as the process runs it, and the platform's files it makes with it. */
 export interface BackgroundAudioTools {
@@ -160,7 +160,7 @@ export async function deleteBackgroundAudio(services: AppServices, principal: Pr
   );
   const workspaceId = principal.workspaceId;
   // The row goes first: its delete waits for any agent write that holds it FOR KEY SHARE (an agent being
-  // set to it, api/services/agent-references.ts) and then sees that agent in the UPDATE (read committed);
+  // set to it, api/agents/agent-references.ts) and then sees that agent in the UPDATE (read committed);
   // an agent write after it finds no row and is refused. deleteMany: a concurrent delete between the read
   // and this transaction leaves it gone, as asked (204 both).
   await services.db.$transaction([

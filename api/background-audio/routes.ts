@@ -8,7 +8,7 @@ import {
   deleteBackgroundAudio,
   listBackgroundAudio,
   uploadBackgroundAudio,
-} from '../services/background-audio';
+} from './background-audio';
 
 const tags = ['Background audio'];
 const AUDIO_MEDIA_TYPES = ['audio/mpeg', 'audio/wav', 'audio/ogg', 'audio/flac'] as const;

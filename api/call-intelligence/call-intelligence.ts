@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import { startCallIntelligence } from '../../lib/calls/start-call-intelligence';
+import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError } from '../http/api-error';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 
 /**
- * Starts a re-run of a call's extraction and evaluation (workflows/call-intelligence.ts) and answers its
+ * Starts a re-run of a call's extraction and evaluation (workflows/call-intelligence/call-intelligence.ts) and answers its
  * job id. Each request is a job of its own; the caller sees it done when GET /calls/{id} answers
  * intelligence.jobId equal to it. A call without a transcript has nothing to extract from: 409.
  */

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
-import { rerunCallIntelligence } from '../services/call-intelligence';
+import { rerunCallIntelligence } from './call-intelligence';
 
 const rerunSchema = z.object({
   callId: z.string(),

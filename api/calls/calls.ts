@@ -1,11 +1,11 @@
 import type { CallIssue } from '../../generated/prisma/client';
 import { CALL_ISSUE_LIMITS } from '../../lib/calls/issue-categories';
 import { ErrorCode } from '../../lib/error-codes';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
-import { workspaceCallView } from './results';
-import { createWithinQuota } from './workspace-quota';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
+import { workspaceCallView } from '../leads/results';
+import { createWithinQuota } from '../campaigns/workspace-quota';
 
 /** Issues in the order they were reported (the id breaks ties of one instant). */
 const oldestFirst = [{ createdAt: 'asc' }, { id: 'asc' }] as const;

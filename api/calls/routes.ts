@@ -5,12 +5,12 @@ import {
   CALL_ISSUE_LIMITS,
   CATEGORIES_NEEDING_A_NOTE,
 } from '../../lib/calls/issue-categories';
-import { callIntelligenceSchema } from '../../lib/calls/call-intelligence';
+import { callIntelligenceSchema } from '../../lib/call-intelligence/call-intelligence';
 import { transcriptSchema } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
-import { getCall, listCallIssues, reportCallIssue } from '../services/calls';
-import { workspaceCallSchema } from './results';
+import { getCall, listCallIssues, reportCallIssue } from './calls';
+import { workspaceCallSchema } from '../leads/results-routes';
 
 const tags = ['Calls'];
 const { noteLength, issuesPerCall } = CALL_ISSUE_LIMITS;

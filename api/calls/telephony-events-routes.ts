@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
-import { callEventSchema } from '../../lib/telephony/call-event';
-import { SIGNATURE_TOLERANCE_SECONDS } from '../../lib/telephony/signature';
+import { callEventSchema } from '../../lib/calls/call-event';
+import { SIGNATURE_TOLERANCE_SECONDS } from '../../lib/calls/signature';
 import { defineRoute } from '../http/route';
-import { assertSignedByCarrier, receiveCallEvent } from '../services/telephony-events';
+import { assertSignedByCarrier, receiveCallEvent } from './telephony-events';
 
 export const telephonyEventRoutes = [
   defineRoute({

@@ -1,12 +1,12 @@
 import type { Request } from 'express';
 import { ErrorCode } from '../../lib/error-codes';
-import type { CallEvent } from '../../lib/telephony/call-event';
-import { applyCallEvent, signalCallEnded } from '../../activities/call-end';
+import type { CallEvent } from '../../lib/calls/call-event';
+import { applyCallEvent, signalCallEnded } from '../../lib/calls/call-end';
 import { poolSql } from '../../lib/run-sql';
-import { SIGNATURE_HEADER, verifyEventSignature } from '../../lib/telephony/signature';
+import { SIGNATURE_HEADER, verifyEventSignature } from '../../lib/calls/signature';
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
-import type { AppServices } from './index';
+import type { AppServices } from '../app-services';
 
 /** 401 unless the raw body carries a valid, fresh signature by the provider's secret; nothing is read before. */
 export function assertSignedByCarrier(req: Request, services: AppServices): void {

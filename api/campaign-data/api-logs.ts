@@ -1,9 +1,9 @@
 import type { Express, RequestHandler } from 'express';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import { expressPath } from '../http/route';
-import { findOwnedCampaign, isUuid } from './campaigns';
-import type { AppServices } from './index';
+import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 import type { SqlPool } from '../../lib/sql-pool';
 import { addLogContext } from '../../lib/log';
 import type { RequestContext } from '../http/observe-requests';

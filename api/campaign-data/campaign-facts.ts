@@ -7,12 +7,12 @@ import type {
   OutcomeFacts,
   TimingFacts,
 } from '../../lib/chat/campaign-facts';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { kpisOfCampaign } from './campaign-kpis';
-import type { AppServices } from './index';
-import { leadWorkflowKind } from './start-lead-workflow';
+import type { AppServices } from '../app-services';
+import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
 
-/** Reached and picked up as the KPIs define them (api/services/campaign-kpis.ts), per call. */
+/** Reached and picked up as the KPIs define them (api/campaign-data/campaign-kpis.ts), per call. */
 const SLOT_COUNTS = `count(*)::int AS placed,
        (count(*) FILTER (WHERE outcome IN ('answered', 'voicemail')))::int AS reached,
        (count(*) FILTER (WHERE outcome = 'answered'))::int AS "pickedUp"`;

@@ -1,9 +1,9 @@
 import type { Campaign } from '../../generated/prisma/client';
-import type { CampaignStatusReason } from '../../lib/campaigns/carrier-breaker';
-import type { Principal } from '../auth/principal';
-import { findOwnedCampaign } from './campaigns';
-import type { AppServices } from './index';
-import { leadWorkflowKind } from './start-lead-workflow';
+import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
+import type { Principal } from '../door/principal';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
+import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
 
 /** Per lead: whether it was attempted, reached, picked up, and is being re-engaged; and the campaign's attempts. */
 interface KpiSources {
@@ -55,7 +55,7 @@ const MESSAGE_SOURCES: KpiSources = {
 };
 
 /**
- * The campaign's KPIs, each defined in the OpenAPI description (api/routes/campaign-data.ts) and
+ * The campaign's KPIs, each defined in the OpenAPI description (api/campaign-data/routes.ts) and
  * computed here in one statement. A "contact" is one phone of the campaign: a lead (pushed, or
  * enrolled from the calling list) or a calling-list entry not enrolled yet. The campaign's leads' workflow
  * decides what an attempt is: a call, or a WHATSAPP campaign's message.

@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { findOwnedCampaign } from './campaigns';
-import type { AppServices } from './index';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 
 /** The most contacts one request adds (spec section 8). */
 export const MAX_CONTACTS = 10_000;

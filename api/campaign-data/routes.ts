@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { campaignStatusReasonSchema } from '../../lib/campaigns/carrier-breaker';
+import { campaignStatusReasonSchema } from '../../lib/dial-ladder/carrier-breaker';
 import { ErrorCode } from '../../lib/error-codes';
 import { cursorQuery, offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
-import { listApiLogs } from '../services/api-logs';
-import { campaignKpis } from '../services/campaign-kpis';
-import { MAX_CONTACTS, addContacts, contactInputSchema, previewContacts } from '../services/contacts';
-import { campaignActivity, listCampaignLeads } from '../services/results';
-import { leadResultSchema, workspaceCallSchema } from './results';
+import { listApiLogs } from './api-logs';
+import { campaignKpis } from './campaign-kpis';
+import { MAX_CONTACTS, addContacts, contactInputSchema, previewContacts } from './contacts';
+import { campaignActivity, listCampaignLeads } from '../leads/results';
+import { leadResultSchema, workspaceCallSchema } from '../leads/results-routes';
 
 const campaignParams = z.object({ id: z.string() });
 

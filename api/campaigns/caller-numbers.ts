@@ -1,7 +1,7 @@
 import { ZodError } from 'zod';
-import { storedCapabilities } from '../../lib/phone-numbers';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
+import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
 
 /**
  * A campaign places calls only from numbers of its own workspace that take calls: each of callerNumbers

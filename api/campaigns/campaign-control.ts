@@ -1,16 +1,16 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
-import type { CampaignAction } from '../../lib/campaign-transitions';
+import type { CampaignAction } from '../../lib/campaigns/campaign-transitions';
 import { ErrorCode } from '../../lib/error-codes';
-import { campaignWorkflowId, contactEnrollmentWorkflowId } from '../../lib/workflow-ids';
-import type { campaignWorkflow } from '../../workflows/campaign';
-import type { contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
-import { campaignTransitionUpdate, enrollmentNudgeSignal } from '../../workflows/messages';
-import type { Principal } from '../auth/principal';
+import { campaignWorkflowId, contactEnrollmentWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
+import type { contactEnrollmentWorkflow } from '../../workflows/dial-ladder/contact-enrollment';
+import { campaignTransitionUpdate, enrollmentNudgeSignal } from '../../lib/temporal/messages';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
-import type { AppServices } from './index';
-import { assertWhatsAppCampaignConfigured } from './whatsapp-campaigns';
+import type { AppServices } from '../app-services';
+import { assertWhatsAppCampaignConfigured } from '../whatsapp/whatsapp-campaigns';
 
 const TRANSITION_DEADLINE_MS = 5_000;
 

@@ -1,12 +1,12 @@
 import { ZodError } from 'zod';
 import { Prisma, type Campaign } from '../../generated/prisma/client';
-import { DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/calling-window';
-import type { CampaignStatusReason } from '../../lib/campaigns/carrier-breaker';
-import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder';
+import { DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/dial-ladder/calling-window';
+import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
+import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError, forbidden } from '../http/api-error';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
 import { writeNamingAgent } from './campaign-agents';
 import { checkCallerNumbers } from './caller-numbers';
 

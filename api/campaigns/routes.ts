@@ -1,13 +1,13 @@
 import { z } from 'zod';
-import { callingWindowSchema } from '../../lib/calling-window';
-import { dialLadderSchema } from '../../lib/dial-ladder';
+import { callingWindowSchema } from '../../lib/dial-ladder/calling-window';
+import { dialLadderSchema } from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
-import { CAMPAIGN_ACTIONS } from '../../lib/campaign-transitions';
-import { campaignStatusReasonSchema } from '../../lib/campaigns/carrier-breaker';
-import { deleteCampaign, transitionCampaign } from '../services/campaign-control';
-import { campaignView, createCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from '../services/campaigns';
+import { CAMPAIGN_ACTIONS } from '../../lib/campaigns/campaign-transitions';
+import { campaignStatusReasonSchema } from '../../lib/dial-ladder/carrier-breaker';
+import { deleteCampaign, transitionCampaign } from './campaign-control';
+import { campaignView, createCampaign, findOwnedCampaign, listCampaigns, updateCampaign } from './campaigns';
 
 /** Settings a campaign is created with and can change while it is not stopped. */
 const campaignSettings = {

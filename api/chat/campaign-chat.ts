@@ -1,11 +1,11 @@
 import { ErrorCode } from '../../lib/error-codes';
 import { createBuiltinAnalyst } from '../../lib/chat/builtin-analyst';
 import { ChatProviderError, type ChatProvider, type ChatTurn } from '../../lib/chat/provider';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { campaignFactSource } from './campaign-facts';
-import { findOwnedCampaign } from './campaigns';
-import type { AppServices } from './index';
+import { campaignFactSource } from '../campaign-data/campaign-facts';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 import { log } from '../../lib/log';
 
 /** Questions one campaign conversation holds when the workspace sets no cap of its own (Workspace.chatMessageCap). */

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
 import { NDJSON_MEDIA_TYPE } from '../http/ndjson';
-import { askCampaign, clearCampaignChat, DEFAULT_CHAT_MESSAGE_CAP } from '../services/campaign-chat';
+import { askCampaign, clearCampaignChat, DEFAULT_CHAT_MESSAGE_CAP } from './campaign-chat';
 
 const campaignParams = z.object({ id: z.string() });
 

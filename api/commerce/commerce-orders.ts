@@ -1,6 +1,6 @@
 import type { CommerceOrder } from '../../generated/prisma/client';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
 
 export interface CommerceOrderQuery {
   page: number;

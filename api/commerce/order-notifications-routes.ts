@@ -4,9 +4,9 @@ import {
   MAX_ORDER_NOTIFICATION_RULES,
   ORDER_NOTIFICATION_PRESET_IDS,
   RECENT_ORDER_VOLUME_DAYS,
-} from '../../lib/order-notification-presets';
+} from '../../lib/commerce/order-notification-presets';
 import { defineRoute } from '../http/route';
-import { getOrderNotificationRules, replaceOrderNotificationRules } from '../services/order-notifications';
+import { getOrderNotificationRules, replaceOrderNotificationRules } from './order-notifications';
 
 const tags = ['CRM'];
 const params = z.object({ id: z.string().describe('A CRM connection of the workspace.') });

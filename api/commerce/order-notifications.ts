@@ -4,10 +4,10 @@ import {
   TEMPLATE_PURPOSES,
   isOrderNotificationPreset,
   presetValueCount,
-} from '../../lib/order-notification-presets';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwnedConnection } from './crm-connections';
+} from '../../lib/commerce/order-notification-presets';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwnedConnection } from '../crm/crm-connections';
 
 export interface OrderNotificationRuleInput {
   templateId: string;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { pageQuery } from '../http/pagination';
-import { listCommerceOrders } from '../services/commerce-orders';
+import { listCommerceOrders } from './commerce-orders';
 
 const commerceOrderSchema = z.object({
   id: z.string().uuid().describe('The order id in this service.'),

@@ -3,10 +3,10 @@ import { InsufficientCreditsError } from '../../lib/credits/credit-errors';
 import type { CreditKind } from '../../lib/credits/ledger-store';
 import { normalisedCredits } from '../../lib/credits/money';
 import { ErrorCode } from '../../lib/error-codes';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
-import type { AppServices } from './index';
+import type { AppServices } from '../app-services';
 
 /** A refusal of the credit functions as the API answers it: 402 insufficient_credits with balance and required. */
 export function paymentRequired(error: unknown): unknown {

@@ -3,7 +3,7 @@ import { CREDIT_KINDS } from '../../lib/credits/ledger-store';
 import { cursorQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
 import { storableInstantSchema } from '../http/storable-input';
-import { creditBalance, listLedger } from '../services/credits';
+import { creditBalance, listLedger } from './credits';
 
 const credits = (what: string) =>
   z.string().describe(`${what}, a decimal string with 4 places ("12.5000"), never a binary float.`);

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
 import { storableInstantSchema } from '../http/storable-input';
-import { importContactsFromCrm } from '../services/campaign-crm-import';
-import { MAX_CONTACTS } from '../services/contacts';
-import { contactsAddedAnswer } from './campaign-data';
+import { importContactsFromCrm } from './campaign-crm-import';
+import { MAX_CONTACTS } from '../campaign-data/contacts';
+import { contactsAddedAnswer } from '../campaign-data/routes';
 
 export const campaignCrmImportRoutes = [
   defineRoute({

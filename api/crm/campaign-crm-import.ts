@@ -1,10 +1,10 @@
 import { ZodError, z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { findOwnedCampaign, isUuid } from './campaigns';
-import { MAX_CONTACTS, addContacts, contactInputSchema } from './contacts';
-import type { AppServices } from './index';
+import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
+import { MAX_CONTACTS, addContacts, contactInputSchema } from '../campaign-data/contacts';
+import type { AppServices } from '../app-services';
 
 export interface CrmImportInput {
   connectionId: string;

@@ -1,9 +1,9 @@
 import { crmWebhookPath } from '../../lib/crm/connections';
 import { CRM_DELIVERIES_KEPT } from '../../lib/crm/deliveries';
 import type { PayloadShape } from '../../lib/crm/payload-shape';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 
 /** What the API shows of a connection: never its secret. */
 const CONNECTION_FIELDS = { id: true, kind: true, shopDomain: true, createdAt: true } as const;

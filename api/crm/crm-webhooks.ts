@@ -7,9 +7,9 @@ import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-w
 import { ErrorCode } from '../../lib/error-codes';
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
-import { crmDeliveryWorkflowId } from '../../lib/workflow-ids';
-import { isUuid } from './campaigns';
-import type { AppServices } from './index';
+import { crmDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
+import { isUuid } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 
 interface VerifiedConnection {
   id: string;
@@ -63,7 +63,7 @@ export interface CrmWebhookOutcome {
 /**
  * A signed delivery: stored `received` with its shape and payload (once per event id: a redelivery is
  * answered the first one's id and changes nothing) and answered; its durable processing
- * (workflows/crm-delivery.ts) is started after the answer (services.startsAfterAnswer). The stored row is
+ * (workflows/crm/crm-delivery.ts) is started after the answer (services.startsAfterAnswer). The stored row is
  * the outbox: a start that fails, or a process that dies first, leaves the delivery `received` until the
  * worker's sweep starts it (lib/crm/deliveries.ts).
  */

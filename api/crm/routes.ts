@@ -3,13 +3,8 @@ import { CRM_DELIVERIES_KEPT } from '../../lib/crm/deliveries';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_KEYS } from '../../lib/crm/payload-shape';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
-import {
-  deleteCrmConnection,
-  getCrmConnection,
-  listCrmConnections,
-  listCrmDeliveries,
-} from '../services/crm-connections';
-import { assertSignedByShop, receiveCrmWebhook } from '../services/crm-webhooks';
+import { deleteCrmConnection, getCrmConnection, listCrmConnections, listCrmDeliveries } from './crm-connections';
+import { assertSignedByShop, receiveCrmWebhook } from './crm-webhooks';
 
 const connectionSchema = z.object({
   id: z.string().uuid().describe('The connection id.'),

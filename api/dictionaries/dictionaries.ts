@@ -1,14 +1,14 @@
 import type { Dictionary } from '../../generated/prisma/client';
 import { isRecordMissing, isUniqueViolation } from '../../lib/prisma-errors';
-import { charCountOf, DICTIONARY_LIMITS } from '../../lib/dictionary-terms';
+import { charCountOf, DICTIONARY_LIMITS } from '../../lib/dictionaries/dictionary-terms';
 import { ErrorCode } from '../../lib/error-codes';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
-import { createWithinQuota } from './workspace-quota';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
+import { createWithinQuota } from '../campaigns/workspace-quota';
 
-/** What a caller sets. Terms arrive normalised and deduplicated (lib/dictionary-terms.ts, applied by the route's schema). */
+/** What a caller sets. Terms arrive normalised and deduplicated (lib/dictionaries/dictionary-terms.ts, applied by the route's schema). */
 export interface DictionarySettings {
   name?: string;
   description?: string;

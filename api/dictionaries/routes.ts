@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { DICTIONARY_LIMITS, normaliseTerms } from '../../lib/dictionary-terms';
+import { DICTIONARY_LIMITS, normaliseTerms } from '../../lib/dictionaries/dictionary-terms';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
 import {
@@ -9,12 +9,12 @@ import {
   findOwnedDictionary,
   listDictionaries,
   updateDictionary,
-} from '../services/dictionaries';
+} from './dictionaries';
 
 const { termsPerDictionary, termLength, totalCharacters, nameLength, descriptionLength, externalIdLength } =
   DICTIONARY_LIMITS;
 
-/** The stored list, made by lib/dictionary-terms.ts; a term it refuses is an issue at its index, and nothing is stored. */
+/** The stored list, made by lib/dictionaries/dictionary-terms.ts; a term it refuses is an issue at its index, and nothing is stored. */
 const termsSchema = z
   .array(z.string())
   .max(termsPerDictionary)

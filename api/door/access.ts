@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../lib/error-codes';
-import type { Plan } from '../../lib/workspace-admin';
+import type { Plan } from '../../lib/door/workspace-admin';
 import { ApiError, forbidden } from '../http/api-error';
 import type { Principal } from './principal';
 

@@ -1,10 +1,10 @@
 import type { Request, Response } from 'express';
-import { hashApiKeySecret } from '../../lib/api-key-secret';
+import { hashApiKeySecret } from '../../lib/door/api-key-secret';
 import type { SqlPool } from '../../lib/sql-pool';
 import { ErrorCode } from '../../lib/error-codes';
-import { isHoldableScope, withIncludedPermissions } from '../../lib/permissions';
-import { ROLE_PERMISSIONS, type Role } from '../../lib/roles';
-import type { Plan } from '../../lib/workspace-admin';
+import { isHoldableScope, withIncludedPermissions } from '../../lib/door/permissions';
+import { ROLE_PERMISSIONS, type Role } from '../../lib/door/roles';
+import type { Plan } from '../../lib/door/workspace-admin';
 import { ApiError } from '../http/api-error';
 import type { Principal } from './principal';
 import {

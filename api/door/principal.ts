@@ -1,4 +1,4 @@
-import type { Plan } from '../../lib/workspace-admin';
+import type { Plan } from '../../lib/door/workspace-admin';
 
 /** Who is calling: the key, the workspace it belongs to, the member it acts for and what it may do. */
 export interface Principal {

@@ -7,26 +7,32 @@ import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExportJob } from '../../generated/prisma/client';
 import { defaultExportTaskQueue } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
-import { exportDownloadName, exportFilePath } from '../../lib/export-files';
-import { createXlsxWriter, csvHead, csvLines, EXPORT_CONTENT_TYPES, type ExportFormat } from '../../lib/export-formats';
-import { percentOf, type ExportStatus } from '../../lib/export-jobs';
+import { exportDownloadName, exportFilePath } from '../../lib/exports/export-files';
+import {
+  createXlsxWriter,
+  csvHead,
+  csvLines,
+  EXPORT_CONTENT_TYPES,
+  type ExportFormat,
+} from '../../lib/exports/export-formats';
+import { percentOf, type ExportStatus } from '../../lib/exports/export-jobs';
 import {
   countExportRows,
   exportPages,
   type ExportColumn,
   type ExportOptions,
   type ExportScope,
-} from '../../lib/export-rows';
-import { exportJobWorkflowId } from '../../lib/workflow-ids';
-import type { exportJobWorkflow } from '../../workflows/export-job';
-import type { Principal } from '../auth/principal';
+} from '../../lib/exports/export-rows';
+import { exportJobWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { exportJobWorkflow } from '../../workflows/exports/export-job';
+import type { Principal } from '../door/principal';
 import { ApiError, forbidden } from '../http/api-error';
-import { findOwnedCampaign, isUuid } from './campaigns';
-import type { AppServices } from './index';
+import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 
 /**
  * The most rows per keyset page, inline and in jobs; a job's pages shrink further for wide rows
- * (lib/export-page-size.ts). Larger pages outlive V8's young generation and pile up in the old space.
+ * (lib/exports/export-page-size.ts). Larger pages outlive V8's young generation and pile up in the old space.
  */
 export const EXPORT_PAGE_ROWS = 1_000;
 /** A healthy start takes milliseconds; one that hangs is answered 503 rather than held. */

@@ -1,11 +1,11 @@
 import type { Response } from 'express';
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
-import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from '../../lib/export-formats';
-import { EXPORT_COLUMNS } from '../../lib/export-rows';
+import { EXPORT_CONTENT_TYPES, EXPORT_FORMATS } from '../../lib/exports/export-formats';
+import { EXPORT_COLUMNS } from '../../lib/exports/export-rows';
 import { defineRoute } from '../http/route';
 import { storableInstantSchema } from '../http/storable-input';
-import { createExport, exportJobFile, findExportJob, type ExportFile } from '../services/exports';
+import { createExport, exportJobFile, findExportJob, type ExportFile } from './exports';
 
 const access = { permission: 'intel.view', requires: { plan: 'basic' } } as const;
 const campaignParams = z.object({ id: z.string() });

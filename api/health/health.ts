@@ -1,4 +1,4 @@
-import type { AppServices } from './index';
+import type { AppServices } from '../app-services';
 
 export type DependencyState = 'up' | 'down';
 

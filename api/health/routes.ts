@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { checkHealth } from '../services/health';
+import { checkHealth } from './health';
 
 const dependencyState = z.enum(['up', 'down']);
 export const healthReportSchema = z.object({

@@ -1,6 +1,6 @@
 import { context, isSpanContextValid, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { RequestHandler } from 'express';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { log, withLogContext } from '../../lib/log';
 import { httpRequestDuration, httpRequests, rateLimitRefusals } from './request-metrics';
 

@@ -1,9 +1,9 @@
 import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { z } from 'zod';
-import { authorize } from '../auth/access';
-import { authenticate } from '../auth/authenticate';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from '../services';
+import { authorize } from '../door/access';
+import { authenticate } from '../door/authenticate';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
 import { expressPath, matchRoute, type RouteDefinition } from './route';
 import { clientGone, writeNdjson } from './ndjson';
 import { unstorableIssues } from './storable-input';

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import type { SqlPool } from '../../lib/sql-pool';
-import { NOW_UTC } from '../../activities/call-lines';
+import { NOW_UTC } from '../../lib/calls/call-lines';
 import { readOncePerScrape } from '../../lib/metrics/scrape-once';
 
 /** Requests answered, by route (its template, e.g. /campaigns/{id}), method and status. */

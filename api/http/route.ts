@@ -1,9 +1,9 @@
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { ErrorCode } from '../../lib/error-codes';
-import type { RouteAccess } from '../auth/access';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from '../services';
+import type { RouteAccess } from '../door/access';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
 
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 

@@ -9,15 +9,15 @@ import {
   type AwaitedDecision,
   type JourneyDefinition,
   type RecordedRecovery,
-} from '../../lib/journey';
-import type { JourneyRunStatus } from '../../lib/journey/run-statuses';
-import { journeyRunWorkflowId } from '../../lib/workflow-ids';
-import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journey-run';
-import { journeyRunStateQuery, recoverUpdate } from '../../workflows/messages';
-import type { Principal } from '../auth/principal';
+} from '../../lib/journeys';
+import type { JourneyRunStatus } from '../../lib/journeys/run-statuses';
+import { journeyRunWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journeys/journey-run';
+import { journeyRunStateQuery, recoverUpdate } from '../../lib/temporal/messages';
+import type { Principal } from '../door/principal';
 import { ApiError, forbidden } from '../http/api-error';
-import { isUuid } from './campaigns';
-import type { AppServices } from './index';
+import { isUuid } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 import { findOwnedJourney } from './journeys';
 
 /** A live run answers its state query in milliseconds; past this the row's state is answered alone. */

@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { VARIABLE_TYPES, journeyDefinitionSchema, type VariableDescriptor } from '../../lib/journey';
-import { JOURNEY_RUN_STATUSES } from '../../lib/journey/run-statuses';
+import { VARIABLE_TYPES, journeyDefinitionSchema, type VariableDescriptor } from '../../lib/journeys';
+import { JOURNEY_RUN_STATUSES } from '../../lib/journeys/run-statuses';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
-import { cancelRun, getRun, listRuns, recoverRun, startRunByHand } from '../services/journey-runs';
-import { findOwnedJourney, listJourneys, variableCatalog, journeyView } from '../services/journeys';
+import { cancelRun, getRun, listRuns, recoverRun, startRunByHand } from './journey-runs';
+import { findOwnedJourney, listJourneys, variableCatalog, journeyView } from './journeys';
 
 const WORKFLOWS_FEATURE = { feature: 'workflows' } as const;
 

@@ -1,10 +1,10 @@
 import { ErrorCode } from '../../lib/error-codes';
 import type { KnowledgeBase, KnowledgeDocument } from '../../generated/prisma/client';
 import { ApiError } from '../http/api-error';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
-import { createWithinQuota } from './workspace-quota';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
+import { createWithinQuota } from '../campaigns/workspace-quota';
 
 /** Knowledge bases a workspace may hold: each is listed whole (unpaginated), so the list stays small. */
 export const MAX_KNOWLEDGE_BASES_PER_WORKSPACE = 100;

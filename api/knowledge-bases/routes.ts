@@ -16,7 +16,7 @@ import {
   listDocuments,
   listKnowledgeBases,
   updateKnowledgeBase,
-} from '../services/knowledge-bases';
+} from './knowledge-bases';
 
 // Scope area: the spec's Chatbots area covers "Chatbots, knowledge bases, conversation logs".
 const VIEW = { permission: 'chatbots.view' } as const;

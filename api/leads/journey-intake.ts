@@ -1,11 +1,11 @@
 import type { PoolClient } from 'pg';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import { missingStartFields, undeclaredVariables, type JourneyDefinition } from '../../lib/journey';
-import { LIVE_RUN_STATUSES } from '../../lib/journey/run-statuses';
+import { missingStartFields, undeclaredVariables, type JourneyDefinition } from '../../lib/journeys';
+import { LIVE_RUN_STATUSES } from '../../lib/journeys/run-statuses';
 import { ApiError } from '../http/api-error';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
 import { upsertLeads, type LeadRow } from './lead-rows';
 import type { Admission, LeadToAdmit, StoredLeads } from './leads';
 

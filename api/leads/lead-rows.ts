@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { Campaign } from '../../generated/prisma/client';
-import { leadWorkflowId } from '../../lib/workflow-ids';
-import type { Principal } from '../auth/principal';
+import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { Principal } from '../door/principal';
 import type { LeadToAdmit } from './leads';
 
 /** A lead's row as intake reads it back. Shared by the CLASSIC (leads.ts) and JOURNEY (journey-intake.ts) intake. */

@@ -1,11 +1,11 @@
-import { leadWorkflowKind } from './start-lead-workflow';
+import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { isDatabaseUnavailable } from '../http/database-errors';
 import { ApiError } from '../http/api-error';
-import type { Principal } from '../auth/principal';
-import { findOwnedCampaign } from './campaigns';
-import type { AppServices } from './index';
+import type { Principal } from '../door/principal';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 import { storeJourneyLeads } from './journey-intake';
 import { upsertLeads, type LeadRow } from './lead-rows';
 import { log } from '../../lib/log';

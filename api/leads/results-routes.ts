@@ -1,9 +1,9 @@
 import { z } from 'zod';
 import { cursorQuery, offsetQuery } from '../http/pagination';
 import { defineRoute } from '../http/route';
-import { LEAD_MESSAGE_FIELDS } from '../../lib/lead-message-result';
-import { findLeadResult, listCalls, listLeadResults } from '../services/results';
-import { whatsAppMessageSchema } from '../services/whatsapp-message-view';
+import { LEAD_MESSAGE_FIELDS } from '../../lib/whatsapp/lead-message-result';
+import { findLeadResult, listCalls, listLeadResults } from './results';
+import { whatsAppMessageSchema } from '../whatsapp/whatsapp-message-view';
 
 const callView = z.object({
   attempt: z.number().int(),

@@ -1,12 +1,17 @@
 import type { Call, Prisma } from '../../generated/prisma/client';
-import { callIntelligenceSchema } from '../../lib/calls/call-intelligence';
-import { leadMessageOutcome, leadMessages, leadMessageView, type LeadMessageRow } from '../../lib/lead-message-result';
+import { callIntelligenceSchema } from '../../lib/call-intelligence/call-intelligence';
+import {
+  leadMessageOutcome,
+  leadMessages,
+  leadMessageView,
+  type LeadMessageRow,
+} from '../../lib/whatsapp/lead-message-result';
 import { forbidden } from '../http/api-error';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
-import type { Principal } from '../auth/principal';
-import { findOwnedCampaign, isUuid } from './campaigns';
-import type { AppServices } from './index';
-import { leadWorkflowKind } from './start-lead-workflow';
+import type { Principal } from '../door/principal';
+import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
+import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
 
 const callSelect = {
   attempt: true,

@@ -4,7 +4,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { ApiError } from '../http/api-error';
 import { defineRoute } from '../http/route';
-import { admitLeads, campaignAcceptingLeads, type Admission } from '../services/leads';
+import { admitLeads, campaignAcceptingLeads, type Admission } from './leads';
 
 export const leadInputSchema = z.object({
   phone: e164PhoneSchema,

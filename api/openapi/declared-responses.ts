@@ -1,5 +1,5 @@
 import { ErrorCode } from '../../lib/error-codes';
-import { isPublicPath } from '../auth/access';
+import { isPublicPath } from '../door/access';
 import type { ResponseDeclaration, RouteDefinition } from '../http/route';
 import { errorBodyFor } from './error-schema';
 
@@ -89,7 +89,7 @@ const DOOR_REFUSALS = [
   ErrorCode.workspace_suspended,
 ];
 
-/** 403 codes of the door, from the route's access rule (api/auth/access.ts). */
+/** 403 codes of the door, from the route's access rule (api/door/access.ts). */
 function accessRefusals(route: RouteDefinition): ErrorCode[] {
   const { access } = route;
   if ('public' in access) return [];

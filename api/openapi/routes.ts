@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { buildOpenApi } from '../openapi/build-openapi';
+import { buildOpenApi } from './build-openapi';
 import { defineRoute, type RouteDefinition } from '../http/route';
 
 /** The route of the OpenAPI description of routeTable(): handed over as a function, since the table includes this very route. */

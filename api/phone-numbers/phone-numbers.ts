@@ -2,11 +2,11 @@ import { ZodError } from 'zod';
 import type { PhoneNumber } from '../../generated/prisma/client';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import { isInboundReady, type InboundAgent } from '../../lib/agents/inbound-readiness';
-import { storedCapabilities } from '../../lib/phone-numbers';
-import type { Principal } from '../auth/principal';
-import { isUuid } from './campaigns';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
+import type { Principal } from '../door/principal';
+import { isUuid } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 
 type RoutedAgent = InboundAgent & { id: string; name: string };
 

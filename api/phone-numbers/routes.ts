@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineRoute } from '../http/route';
-import { listPhoneNumbers, routeInboundCalls } from '../services/phone-numbers';
+import { listPhoneNumbers, routeInboundCalls } from './phone-numbers';
 
 const READINESS =
   'true when the number has voice capability and routes to an agent that is not deleted, whose voice is in GET /voices and whose script has a non-empty openingLine (lib/agents/inbound-readiness.ts); false otherwise.';

@@ -1,9 +1,9 @@
 import type { ResultWebhookDelivery, ResultWebhookEndpoint } from '../../generated/prisma/client';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { forbidden } from '../http/api-error';
-import type { AppServices } from './index';
+import type { AppServices } from '../app-services';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
-import { isUuid } from './campaigns';
+import { isUuid } from '../campaigns/campaigns';
 
 /** The workspace's live endpoints, newest first. The secret is never read here. */
 export async function listResultWebhookEndpoints({ db }: AppServices, principal: Principal) {

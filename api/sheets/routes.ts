@@ -1,10 +1,10 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
-import { EXPORT_FORMATS } from '../../lib/export-formats';
+import { EXPORT_FORMATS } from '../../lib/exports/export-formats';
 import { SHEET_COLUMNS, SHEET_DEFAULT_INTERVAL_SECONDS, SHEET_INTERVAL_BOUNDS } from '../../lib/sheets/columns';
 import { defineRoute } from '../http/route';
-import { createSheet, deleteSheet, findSheet, requestSheetSync, sheetFile, updateSheet } from '../services/sheets';
-import { exportFile, sendFile } from './exports';
+import { createSheet, deleteSheet, findSheet, requestSheetSync, sheetFile, updateSheet } from './sheets';
+import { exportFile, sendFile } from '../exports/routes';
 
 // Spec section 5: live sheets are intel.view and need a plan including business intelligence (basic, as
 // exports); keys need campaigns.edit to create, change, sync and rebuild one, campaigns.delete to delete it.

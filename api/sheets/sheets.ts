@@ -3,19 +3,19 @@ import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { LiveSheet } from '../../generated/prisma/client';
 import { defaultExportTaskQueue } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
-import { EXPORT_CONTENT_TYPES, type ExportFormat } from '../../lib/export-formats';
+import { EXPORT_CONTENT_TYPES, type ExportFormat } from '../../lib/exports/export-formats';
 import { isUniqueViolation } from '../../lib/prisma-errors';
 import type { SheetColumn } from '../../lib/sheets/columns';
 import { LocalSpreadsheetProvider, localSheetsDir } from '../../lib/sheets/local-provider';
 import type { SheetCursor } from '../../lib/sheets/rows';
-import { liveSheetWorkflowId } from '../../lib/workflow-ids';
-import type { liveSheetWorkflow, LiveSheetInput } from '../../workflows/live-sheet';
-import { sheetRebuildSignal, sheetSyncSignal } from '../../workflows/messages';
-import type { Principal } from '../auth/principal';
+import { liveSheetWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { liveSheetWorkflow, LiveSheetInput } from '../../workflows/sheets/live-sheet';
+import { sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { findOwnedCampaign } from './campaigns';
-import type { ExportFile } from './exports';
-import type { AppServices } from './index';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import type { ExportFile } from '../exports/exports';
+import type { AppServices } from '../app-services';
 
 /** A healthy start or signal takes milliseconds; one that hangs is answered 503 rather than held. */
 const TEMPORAL_DEADLINE_MS = 5_000;

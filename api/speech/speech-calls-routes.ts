@@ -11,7 +11,7 @@ import {
   SPEECH_LANGUAGES,
   SPEECH_UPLOAD_LIMITS,
   uploadSpeechCall,
-} from '../services/speech-calls';
+} from './speech-calls';
 
 const tags = ['Speech analysis'];
 const STATUSES = ['queued', 'processing', 'completed', 'failed'] as const;

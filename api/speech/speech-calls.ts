@@ -14,13 +14,13 @@ import { measureRecordingUpload } from '../../lib/speech/measure-upload';
 import { POCKETSPHINX_LANGUAGES } from '../../lib/speech/pocketsphinx';
 import type { SpeechAnalysisInput } from '../../lib/speech/speech-analysis';
 import { SpeechFailure } from '../../lib/speech/speech-failure';
-import { speechAnalysisWorkflowId } from '../../lib/workflow-ids';
-import type { speechAnalysisWorkflow } from '../../workflows/speech-analysis';
-import type { Principal } from '../auth/principal';
+import { speechAnalysisWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { speechAnalysisWorkflow } from '../../workflows/speech/speech-analysis';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { paymentRequired } from './credits';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import { paymentRequired } from '../credits/credits';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 import { scorecardOf } from './speech-people';
 
 /** What an upload may be: the audio a JSON body carries, playing at most the engine's longest. */

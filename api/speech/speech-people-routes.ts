@@ -19,7 +19,7 @@ import {
   speechRepView,
   speechTeamView,
   updateSpeechRep,
-} from '../services/speech-people';
+} from './speech-people';
 
 /**
  * The schema with every object in it strict (an unknown key is an issue, not silently dropped), keeping

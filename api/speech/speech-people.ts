@@ -4,11 +4,11 @@ import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
 import { isUniqueViolation } from '../../lib/prisma-errors';
 import { scorecardSchema, type Scorecard } from '../../lib/speech/scorecard';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
-import { createWithinQuota } from './workspace-quota';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
+import { createWithinQuota } from '../campaigns/workspace-quota';
 
 /** Teams are few: GET /speech/teams answers them all at once, so a workspace holds at most this many. */
 export const SPEECH_TEAMS_PER_WORKSPACE = 200;

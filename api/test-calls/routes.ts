@@ -3,7 +3,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { optionalIdempotencyKey } from '../http/idempotency-key';
 import { defineRoute } from '../http/route';
-import { placeTestCall } from '../services/test-calls';
+import { placeTestCall } from './test-calls';
 
 /** Whether a string of the value, or a key of it, at any depth, holds U+0000. */
 const holdsNul = (value: unknown): boolean =>

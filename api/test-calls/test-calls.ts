@@ -2,21 +2,21 @@ import { randomUUID } from 'node:crypto';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
-import { MAX_CALL_LENGTH_MS } from '../../activities/call-deadline';
+import { MAX_CALL_LENGTH_MS } from '../../lib/calls/call-deadline';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import { voidHold } from '../../lib/credits/holds';
 import { prismaCreditStore } from '../../lib/credits/ledger-store';
 import { holdTestCall, testCallHoldKey } from '../../lib/credits/test-call-billing';
 import { prismaSql } from '../../lib/run-sql';
-import { testCallAttemptId, type TestCallInput } from '../../lib/calls/test-call';
+import { testCallAttemptId, type TestCallInput } from '../../lib/test-calls/test-call';
 import { ErrorCode } from '../../lib/error-codes';
-import { storedCapabilities } from '../../lib/phone-numbers';
-import { testCallWorkflowId } from '../../lib/workflow-ids';
-import type { testCallWorkflow } from '../../workflows/test-call';
-import type { Principal } from '../auth/principal';
+import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
+import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { testCallWorkflow } from '../../workflows/test-calls/test-call';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { paymentRequired } from './credits';
-import type { AppServices } from './index';
+import { paymentRequired } from '../credits/credits';
+import type { AppServices } from '../app-services';
 
 export interface TestCallRequest {
   agentId: string;
@@ -53,7 +53,7 @@ async function callerNumber(tx: Prisma.TransactionClient, workspaceId: string, f
 }
 
 /**
- * Records a test call and starts its workflow (workflows/test-call.ts); answers its id, and whether a
+ * Records a test call and starts its workflow (workflows/test-calls/test-call.ts); answers its id, and whether a
  * call was already placed under the same Idempotency-Key (then nothing new is placed or started, beyond
  * starting that call's workflow again should its first start have been lost). The agent is held against
  * deletion while the call is recorded. A number on the Do-Not-Call list: 409, nothing recorded. The call

@@ -1,14 +1,14 @@
 import type { CallTranslation } from '../../generated/prisma/client';
-import { createApertiumTranslator } from '../../activities/providers/apertium-translator';
-import { TranslationError, type Translator } from '../../activities/providers/translator';
+import { createApertiumTranslator } from '../../lib/translations/apertium-translator';
+import { TranslationError, type Translator } from '../../lib/translations/translator';
 import { transcriptSchema, type Transcript } from '../../lib/calls/transcript';
 import { configVariables, type Config } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
-import { choosePair } from '../../lib/translation-languages';
+import { choosePair } from '../../lib/translations/translation-languages';
 import { ApiError } from '../http/api-error';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 import { log } from '../../lib/log';
 
 /** When neither the request nor the call's agent names the transcript's language. */

@@ -3,7 +3,7 @@ import { languageSchema } from '../../lib/agents/agent-definition';
 import { transcriptSchema } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
-import { DEFAULT_SOURCE_LANGUAGE, translateCallTranscript } from '../services/call-translations';
+import { DEFAULT_SOURCE_LANGUAGE, translateCallTranscript } from './call-translations';
 
 const translationSchema = z.object({
   callId: z.string(),

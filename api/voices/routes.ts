@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
-import { VOICES } from '../../lib/voices';
+import { VOICES } from '../../lib/voices/voices';
 import { defineRoute, type RouteDefinition } from '../http/route';
-import { defaultVoicePreviews } from '../services/voice-previews';
+import { defaultVoicePreviews } from './voice-previews';
 
 const access = { permission: 'agents.view' } as const;
 

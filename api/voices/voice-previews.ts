@@ -1,11 +1,11 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createEspeakNgSynthesizer } from '../../activities/providers/espeak-ng-speech';
-import { SpeechSynthesisError, type SpeechSynthesizer } from '../../activities/providers/speech';
+import { createEspeakNgSynthesizer } from '../../lib/voices/espeak-ng-speech';
+import { SpeechSynthesisError, type SpeechSynthesizer } from '../../lib/voices/speech';
 import { configVariables, type Config } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
-import { findVoice, previewSentenceOf } from '../../lib/voices';
+import { findVoice, previewSentenceOf } from '../../lib/voices/voices';
 import { ApiError } from '../http/api-error';
 import { log } from '../../lib/log';
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { whatsAppCampaignSettingsSchema } from '../../lib/whatsapp/campaign-settings';
 import { defineRoute } from '../http/route';
-import { getWhatsAppCampaign, putWhatsAppCampaign } from '../services/whatsapp-campaigns';
+import { getWhatsAppCampaign, putWhatsAppCampaign } from './whatsapp-campaigns';
 
 const tags = ['WhatsApp'];
 const params = z.object({ id: z.string().describe('A WHATSAPP-channel campaign of GET /campaigns.') });

@@ -7,8 +7,8 @@ import {
   listWhatsAppConversations,
   setWhatsAppConversationArchived,
   whatsAppConversationView,
-} from '../services/whatsapp-inbox';
-import { whatsAppMessageSchema } from '../services/whatsapp-message-view';
+} from './whatsapp-inbox';
+import { whatsAppMessageSchema } from './whatsapp-message-view';
 
 const conversationSchema = z.object({
   id: z.string().uuid(),

@@ -3,8 +3,8 @@ import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { optionalIdempotencyKey } from '../http/idempotency-key';
 import { defineRoute } from '../http/route';
-import { whatsAppMessageSchema } from '../services/whatsapp-message-view';
-import { sendWhatsAppMessage } from '../services/whatsapp-sending';
+import { whatsAppMessageSchema } from './whatsapp-message-view';
+import { sendWhatsAppMessage } from './whatsapp-sending';
 
 const sendSchema = z
   .strictObject({

@@ -5,7 +5,7 @@ import {
   findOwnedWhatsAppSender,
   listWhatsAppSenders,
   whatsAppSenderView,
-} from '../services/whatsapp-senders';
+} from './whatsapp-senders';
 
 const senderSchema = z.object({
   id: z.string().uuid(),

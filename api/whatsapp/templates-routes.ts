@@ -14,7 +14,7 @@ import {
   listWhatsAppTemplates,
   syncWhatsAppTemplateStatus,
   whatsAppTemplateView,
-} from '../services/whatsapp-templates';
+} from './whatsapp-templates';
 
 const CATEGORIES = ['marketing', 'utility', 'authentication'] as const;
 const STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'PAUSED', 'DISABLED'] as const;

@@ -6,7 +6,7 @@ import {
   whatsAppWebhookSchema,
 } from '../../lib/whatsapp/webhook';
 import { defineRoute } from '../http/route';
-import { assertSignedByWhatsApp, receiveWhatsAppWebhook, subscriptionChallenge } from '../services/whatsapp-webhook';
+import { assertSignedByWhatsApp, receiveWhatsAppWebhook, subscriptionChallenge } from './whatsapp-webhook';
 
 const subscriptionQuery = z.object({
   'hub.mode': z.string().max(40).optional().describe('subscribe'),

@@ -2,10 +2,10 @@ import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import type { WhatsAppCampaignSettingsInput } from '../../lib/whatsapp/campaign-settings';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { findOwnedCampaign } from './campaigns';
-import type { AppServices } from './index';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import type { AppServices } from '../app-services';
 import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
 
 const invalid = (path: Array<string | number>, message: string, input: unknown) =>

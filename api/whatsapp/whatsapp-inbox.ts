@@ -1,8 +1,8 @@
 import type { WhatsAppConversation, WhatsAppDirection, WhatsAppMessageStatus } from '../../generated/prisma/client';
 import { customerServiceWindow } from '../../lib/whatsapp/customer-service-window';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 import { whatsAppMessageView } from './whatsapp-message-view';
 
 /** GET /whatsapp/messages answers at most this many: the latest (spec 4.1, a fixed-size recent list). */

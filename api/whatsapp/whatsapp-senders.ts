@@ -1,7 +1,7 @@
 import type { WhatsAppSender } from '../../generated/prisma/client';
-import type { Principal } from '../auth/principal';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import type { Principal } from '../door/principal';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 
 /** Every sender of the workspace, connected or not (a disconnected one is kept for its history), by number. */
 export async function listWhatsAppSenders({ db }: AppServices, principal: Principal): Promise<WhatsAppSender[]> {

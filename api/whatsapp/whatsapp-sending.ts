@@ -8,12 +8,12 @@ import { customerServiceWindow } from '../../lib/whatsapp/customer-service-windo
 import { recordOutboundMessage } from '../../lib/whatsapp/outbound-message';
 import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
 import { renderTemplateBody } from '../../lib/whatsapp/template-body';
-import { whatsAppMessageWorkflowId } from '../../lib/workflow-ids';
-import type { whatsAppMessageWorkflow } from '../../workflows/whatsapp-message';
-import type { Principal } from '../auth/principal';
+import { whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { whatsAppMessageWorkflow } from '../../workflows/whatsapp/whatsapp-message';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { paymentRequired } from './credits';
-import type { AppServices } from './index';
+import { paymentRequired } from '../credits/credits';
+import type { AppServices } from '../app-services';
 import { whatsAppMessageView } from './whatsapp-message-view';
 import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
 

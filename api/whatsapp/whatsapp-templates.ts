@@ -7,10 +7,10 @@ import {
   type WhatsAppProvider,
   type WhatsAppTemplateCategory,
 } from '../../lib/whatsapp/provider';
-import type { Principal } from '../auth/principal';
+import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import type { AppServices } from './index';
-import { findOwned } from './owned';
+import type { AppServices } from '../app-services';
+import { findOwned } from '../http/owned';
 import { log } from '../../lib/log';
 
 export interface NewWhatsAppTemplate {

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { NOW_UTC } from '../../activities/call-lines';
+import { NOW_UTC } from '../../lib/calls/call-lines';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { poolCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
 import { WorkflowNotFoundError } from '@temporalio/client';
-import { whatsAppMessageStatusSignal } from '../../workflows/messages';
+import { whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
 import { ErrorCode } from '../../lib/error-codes';
 import { poolSql, type RunSql } from '../../lib/run-sql';
 import { sameSecret } from '../../lib/timing-safe';
@@ -31,7 +31,7 @@ import {
 } from '../../lib/whatsapp/webhook';
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
-import type { AppServices } from './index';
+import type { AppServices } from '../app-services';
 import { log } from '../../lib/log';
 
 /** The actor of the ledger entries a status webhook writes. */
@@ -247,7 +247,7 @@ async function applyStatus(
 }
 
 /**
- * A WHATSAPP campaign's lead waits for its message's status (workflows/lead-message.ts): it is told the
+ * A WHATSAPP campaign's lead waits for its message's status (workflows/whatsapp/lead-message.ts): it is told the
  * status the message stands at, duplicates included (harmless). A lead that has ended, or a Temporal
  * that cannot be reached, is not an error of the webhook: the lead reads the status itself when its wait
  * ends, so the webhook is answered all the same.

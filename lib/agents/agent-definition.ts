@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
-import { VOICES } from '../voices';
+import { VOICES } from '../voices/voices';
 
 /** Limits of an agent's settings (README "Agents"): generous for a phone script, small enough to keep a row light. */
 export const AGENT_LIMITS = {

@@ -1,4 +1,4 @@
-import type { Transcript } from './transcript';
+import type { Transcript } from '../calls/transcript';
 
 /**
  * The evaluation of a call (README "Call intelligence"): a score of 0 to 100, the sum of the points of

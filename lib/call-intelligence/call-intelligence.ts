@@ -43,7 +43,7 @@ export const callIntelligenceSchema = z.object({
 
 export type CallIntelligence = z.infer<typeof callIntelligenceSchema>;
 
-/** What callIntelligenceWorkflow is started with (lib/calls/start-call-intelligence.ts). */
+/** What callIntelligenceWorkflow is started with (lib/temporal/start-call-intelligence.ts). */
 export interface CallIntelligenceInput {
   callId: string;
 }

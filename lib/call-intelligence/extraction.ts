@@ -1,10 +1,10 @@
-import type { Transcript } from '../../lib/calls/transcript';
+import type { Transcript } from '../calls/transcript';
 
 /**
  * Call intelligence's extraction: the agent's extraction fields filled from a call's transcript. Shaped
  * like a language-model call (the fields with their descriptions, the transcript and its language in;
  * one value per field with a confidence and the words it came from out), so that a model-backed
- * provider can stand where the embedded rule-based one does (activities/providers/rule-based-extraction.ts).
+ * provider can stand where the embedded rule-based one does (lib/call-intelligence/rule-based-extraction.ts).
  */
 export interface ExtractionProvider {
   /** Recorded on the call's intelligence as `provider`. */

@@ -1,18 +1,13 @@
 import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { endCall, NOW_UTC } from './call-lines';
-import { callEndedSignal } from '../workflows/messages';
-import type { CallOutcome } from '../lib/call-outcomes';
-import type { Database } from '../lib/database';
-import type { RunSql } from '../lib/run-sql';
-import type { CallEvent } from '../lib/telephony/call-event';
-import {
-  CARRIER_CALL_STATES,
-  callStateRank,
-  isTerminalCallState,
-  type CarrierCallState,
-} from '../lib/telephony/call-states';
-import type { EndedCall } from '../lib/telephony/ended-call';
-import { callsPlaced } from '../lib/metrics/calls';
+import { callEndedSignal } from '../temporal/messages';
+import type { CallOutcome } from './call-outcomes';
+import type { Database } from '../database';
+import type { RunSql } from '../run-sql';
+import type { CallEvent } from './call-event';
+import { CARRIER_CALL_STATES, callStateRank, isTerminalCallState, type CarrierCallState } from './call-states';
+import type { EndedCall } from './ended-call';
+import { callsPlaced } from '../metrics/calls';
 
 /**
  * How a terminal carrier state becomes the call's outcome (README "Outcomes"):
@@ -61,7 +56,7 @@ interface AppliedRow {
   durationMs: number | null;
 }
 
-/** The rank of "carrierStatus" in SQL, from the one table of ranks (lib/telephony/call-states.ts). */
+/** The rank of "carrierStatus" in SQL, from the one table of ranks (lib/calls/call-states.ts). */
 const RANK_SQL = `CASE c."carrierStatus" ${CARRIER_CALL_STATES.map((state) => `WHEN '${state}' THEN ${callStateRank(state)}`).join(' ')} ELSE 0 END`;
 
 /**
@@ -105,7 +100,7 @@ const APPLY_EVENT_SQL = (byAttempt: boolean) => `
 /**
  * One carrier event applied to its call, in one statement (APPLY_EVENT_SQL): recorded once per
  * (provider, eventId) (a second delivery changes nothing), the call's state moved only forward
- * (lib/telephony/call-states.ts), and a terminal state ends the call and releases its line, once. The
+ * (lib/calls/call-states.ts), and a terminal state ends the call and releases its line, once. The
  * event endpoint (on a pg pool) and reconciliation (a lookup after the deadline, on Prisma) both end
  * calls through here.
  */

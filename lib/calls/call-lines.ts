@@ -1,5 +1,5 @@
-import type { Database } from '../lib/database';
-import { callsPlaced } from '../lib/metrics/calls';
+import type { Database } from '../database';
+import { callsPlaced } from '../metrics/calls';
 
 /**
  * A campaign's lines: Campaign.callsInFlight counts its calls recorded as dialing. Each function here

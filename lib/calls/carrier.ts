@@ -1,5 +1,5 @@
-import type { Transcript } from '../../lib/calls/transcript';
-import type { CarrierCallState, CarrierProgressState } from '../../lib/telephony/call-states';
+import type { Transcript } from './transcript';
+import type { CarrierCallState, CarrierProgressState } from './call-states';
 
 /**
  * A telephony carrier, shaped like the real ones (Twilio, Telnyx, Vonage, Plivo): a dial request is

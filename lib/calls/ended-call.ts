@@ -1,4 +1,4 @@
-import type { CallOutcome } from '../call-outcomes';
+import type { CallOutcome } from './call-outcomes';
 
 /** A call that has ended, as its waiting workflow learns it (callEndedSignal) and the activities answer it. */
 export interface EndedCall {

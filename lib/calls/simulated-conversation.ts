@@ -1,6 +1,6 @@
 import type { Transcript, TranscriptTurn } from './transcript';
-import { matchFieldsToQuestions } from './field-questions';
-import { leadingIsoDate, spokenDate } from './spoken-values';
+import { matchFieldsToQuestions } from '../call-intelligence/field-questions';
+import { leadingIsoDate, spokenDate } from '../call-intelligence/spoken-values';
 
 /**
  * The conversation of a simulated call (README "Simulated conversations"): a pure, deterministic

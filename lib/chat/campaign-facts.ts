@@ -1,6 +1,6 @@
 /**
  * What the service knows about one campaign, as the chat providers read it (README "Campaign chat"). Every
- * figure comes from the campaign's data by SQL (api/services/campaign-facts.ts); the KPIs are the very
+ * figure comes from the campaign's data by SQL (api/campaign-data/campaign-facts.ts); the KPIs are the very
  * object GET /campaigns/{id}/kpis answers.
  */
 export interface CampaignKpiFacts {

@@ -7,7 +7,7 @@ import { startedMinutes, testCallMinuteUnits, testCallPriceUnits } from './price
 /**
  * How a test call is billed (README "Credits"): a hold when the API records the call, before it is
  * dialed, of one minute at least and up to the longest call (MAX_CALL_LENGTH_MS of
- * activities/call-deadline.ts, handed in by the API) as the balance allows; at the terminal event it is
+ * lib/calls/call-deadline.ts, handed in by the API) as the balance allows; at the terminal event it is
  * posted with the call's started minutes (at most what it holds), or voided when the call never
  * connected (busy, no answer, failed, do_not_call, never started).
  */

@@ -1,6 +1,6 @@
 import type { Database } from '../database';
-import { ConflictError } from '../phone-numbers';
-import { NotFoundError } from '../workspace-admin';
+import { ConflictError } from '../phone-numbers/phone-numbers';
+import { NotFoundError } from '../door/workspace-admin';
 import type { CrmConnectionKind } from './shopify-webhook';
 
 /** The path of a connection's public receiver (POST), under the API's public address. */

@@ -1,6 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { Database } from '../database';
-import { crmDeliveryWorkflowId } from '../workflow-ids';
+import { crmDeliveryWorkflowId } from '../temporal/workflow-ids';
 
 /**
  * Deliveries kept per connection (GET /crm/connections/{id}/deliveries lists them, newest first): the
@@ -16,7 +16,7 @@ export const CRM_DELIVERY_SWEEP_AGE_MS = 15_000;
 export const CRM_DELIVERY_START_DEADLINE_MS = 2_000;
 
 /**
- * Starts the durable processing of a stored delivery (workflows/crm-delivery.ts). Idempotent: while its
+ * Starts the durable processing of a stored delivery (workflows/crm/crm-delivery.ts). Idempotent: while its
  * workflow runs (or after it completed) nothing more is started; a failed or terminated one is started again.
  */
 export async function startCrmDeliveryWorkflow(
@@ -27,7 +27,7 @@ export async function startCrmDeliveryWorkflow(
 ): Promise<void> {
   try {
     await temporal.connection.withDeadline(Date.now() + deadlineMs, () =>
-      // By name: lib/ imports no workflow (workflows/crm-delivery.ts takes { deliveryId }).
+      // By name: lib/ imports no workflow (workflows/crm/crm-delivery.ts takes { deliveryId }).
       temporal.workflow.start('crmDeliveryWorkflow', {
         workflowId: crmDeliveryWorkflowId(deliveryId),
         taskQueue,

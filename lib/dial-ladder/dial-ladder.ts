@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CALL_OUTCOMES } from './call-outcomes';
+import { CALL_OUTCOMES } from '../calls/call-outcomes';
 
 /** What an attempt's outcome does to the ladder: end it, or move to the next rung after its delay. */
 export const ladderRuleSchema = z.enum(['end', 'next']);

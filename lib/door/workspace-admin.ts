@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import type { Database } from './database';
-import { CreditWorkspaceNotFoundError } from './credits/credit-errors';
-import { credit } from './credits/debit';
-import { prismaCreditStore } from './credits/ledger-store';
-import { CREDIT_SCALE, creditString } from './credits/money';
+import type { Database } from '../database';
+import { CreditWorkspaceNotFoundError } from '../credits/credit-errors';
+import { credit } from '../credits/debit';
+import { prismaCreditStore } from '../credits/ledger-store';
+import { CREDIT_SCALE, creditString } from '../credits/money';
 import type { Role } from './roles';
 import { displayPrefixOf, generateApiKeySecret, hashApiKeySecret } from './api-key-secret';
 import { holdableScopes } from './permissions';

@@ -1,4 +1,4 @@
-import type { Queryable } from './sql-pool';
+import type { Queryable } from '../sql-pool';
 
 /**
  * The columns of a calls export, in their default order. The call intelligence (README "Call

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { CALL_OUTCOMES } from '../call-outcomes';
+import { CALL_OUTCOMES } from '../calls/call-outcomes';
 import { descriptor, type VariableDescriptor } from './descriptor';
 import {
   NODE_TYPES,

@@ -1,8 +1,8 @@
 import { geocoder } from 'libphonenumber-geo-carrier';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
-import { isUniqueViolation } from './prisma-errors';
-import type { Database } from './database';
-import { NotFoundError } from './workspace-admin';
+import { isUniqueViolation } from '../prisma-errors';
+import type { Database } from '../database';
+import { NotFoundError } from '../door/workspace-admin';
 
 export const PHONE_CAPABILITIES = ['voice', 'whatsapp'] as const;
 export type PhoneCapability = (typeof PHONE_CAPABILITIES)[number];

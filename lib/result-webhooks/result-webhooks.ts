@@ -1,6 +1,6 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { Database } from './database';
-import { NotFoundError } from './workspace-admin';
+import type { Database } from '../database';
+import { NotFoundError } from '../door/workspace-admin';
 
 /**
  * Result webhooks follow Standard Webhooks (https://www.standardwebhooks.com): a secret `whsec_<base64

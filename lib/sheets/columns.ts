@@ -1,4 +1,4 @@
-import type { ExportCell } from '../export-rows';
+import type { ExportCell } from '../exports/export-rows';
 
 /**
  * The columns of a live sheet, in their default order: one row per lead of the campaign, with its

@@ -3,8 +3,8 @@ import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/p
 import path from 'node:path';
 import { finished, pipeline } from 'node:stream/promises';
 import { once } from 'node:events';
-import type { ExportCell } from '../export-rows';
-import { createXlsxWriter, csvHead, csvValueLines, type ExportFormat } from '../export-formats';
+import type { ExportCell } from '../exports/export-rows';
+import { createXlsxWriter, csvHead, csvValueLines, type ExportFormat } from '../exports/export-formats';
 import { parseRange, rowRange } from './a1';
 import type { SpreadsheetFile, SpreadsheetProvider, ValueRange } from './provider';
 

@@ -1,6 +1,6 @@
 import type { Writable } from 'node:stream';
-import type { ExportCell } from '../export-rows';
-import type { ExportFormat } from '../export-formats';
+import type { ExportCell } from '../exports/export-rows';
+import type { ExportFormat } from '../exports/export-formats';
 
 /** One range and its values, as spreadsheets.values.batchUpdate takes them (valueInputOption RAW). */
 export interface ValueRange {

@@ -1,4 +1,4 @@
-/** What the analysis workflow of one uploaded recording is started with (workflows/speech-analysis.ts). */
+/** What the analysis workflow of one uploaded recording is started with (workflows/speech/speech-analysis.ts). */
 export interface SpeechAnalysisInput {
   speechCallId: string;
   /** Whose credits the analysis is billed to (known even once the analysis is deleted). */

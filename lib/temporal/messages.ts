@@ -1,12 +1,12 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
-import type { CampaignAction, CampaignStatus } from '../lib/campaign-transitions';
-import type { CampaignStatusReason } from '../lib/campaigns/carrier-breaker';
-import type { ExportProgress } from '../lib/export-jobs';
-import type { LiveSheetProgress } from './live-sheet';
-import type { EndedCall } from '../lib/telephony/ended-call';
-import type { JourneyRunState, RecoveryDecision } from './journey-run';
-import type { LeadState } from './lead-dial';
-import type { LeadMessageState } from './lead-message';
+import type { CampaignAction, CampaignStatus } from '../campaigns/campaign-transitions';
+import type { CampaignStatusReason } from '../dial-ladder/carrier-breaker';
+import type { ExportProgress } from '../exports/export-jobs';
+import type { LiveSheetProgress } from '../../workflows/sheets/live-sheet';
+import type { EndedCall } from '../calls/ended-call';
+import type { JourneyRunState, RecoveryDecision } from '../../workflows/journeys/journey-run';
+import type { LeadState } from '../../workflows/dial-ladder/lead-dial';
+import type { LeadMessageState } from '../../workflows/whatsapp/lead-message';
 
 /*
  * Every signal, update and query of the service's workflows, defined once. The workflows set their

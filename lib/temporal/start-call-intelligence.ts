@@ -1,12 +1,12 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { CallIntelligenceInput } from './call-intelligence';
-import { callIntelligenceWorkflowId } from '../workflow-ids';
+import type { CallIntelligenceInput } from '../call-intelligence/call-intelligence';
+import { callIntelligenceWorkflowId } from './workflow-ids';
 
 /** A healthy start takes milliseconds; one that hangs longer fails (the API answers 503, an activity retries). */
 const START_DEADLINE_MS = 5_000;
 
 /**
- * Starts the call intelligence of a call (workflows/call-intelligence.ts) and answers its workflow id.
+ * Starts the call intelligence of a call (workflows/call-intelligence/call-intelligence.ts) and answers its workflow id.
  * Without rerunId it is the one run made when the answered call ended; with one it is the re-run that
  * request asked for. Starting twice is harmless: the id is refused a second run (already started is fine).
  */

@@ -1,7 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
-import type { journeyRunWorkflow } from '../../workflows/journey-run';
-import type { leadDialWorkflow } from '../../workflows/lead-dial';
-import type { leadMessageWorkflow } from '../../workflows/lead-message';
+import type { journeyRunWorkflow } from '../../workflows/journeys/journey-run';
+import type { leadDialWorkflow } from '../../workflows/dial-ladder/lead-dial';
+import type { leadMessageWorkflow } from '../../workflows/whatsapp/lead-message';
 
 /** A stored lead whose workflow may not have been started yet. */
 export interface StoredLead {
@@ -33,8 +33,8 @@ const WORKFLOW_START_DEADLINE_MS = 5_000;
 /**
  * Starts a stored lead's workflow; true when it runs (started now, or already). Starting twice is
  * harmless: the stored workflow id derives from campaign and idempotency key (leadWorkflowId in
- * lib/workflow-ids.ts), and Temporal refuses a second run. Used by the API's lead dispatcher and by the
- * enrollment of a calling list (activities/enrollment.ts).
+ * lib/temporal/workflow-ids.ts), and Temporal refuses a second run. Used by the API's lead dispatcher and by the
+ * enrollment of a calling list (activities/dial-ladder/enrollment.ts).
  */
 export async function startLeadWorkflow(temporal: Client, taskQueue: string, lead: StoredLead): Promise<boolean> {
   const common = {

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
  * finished) id, which is what makes a retried start harmless. Whatever needs an id, SQL included,
  * takes it from here; nothing recomputes one. The formats are those of workflows in flight: never
  * change one. The only id made elsewhere is a child's: a journey's call node runs the dial ladder as
- * `journey-<runId>-call-<nodeId>-<visit>`, made by the run itself (workflows/journey-run.ts), since
+ * `journey-<runId>-call-<nodeId>-<visit>`, made by the run itself (workflows/journeys/journey-run.ts), since
  * workflow code cannot load node:crypto, which this module needs.
  */
 

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { canonicalLanguage } from '../../lib/agents/agent-definition';
+import { canonicalLanguage } from '../agents/agent-definition';
 import { TranslationError, type InstalledPair, type TranslationPair, type Translator } from './translator';
 
 export interface ApertiumOptions {

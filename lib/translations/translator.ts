@@ -1,5 +1,5 @@
-import type { TranslationPair } from '../../lib/translation-languages';
-import { ProviderFailure } from './provider-failure';
+import type { TranslationPair } from './translation-languages';
+import { ProviderFailure } from '../provider-failure';
 
 export type { TranslationPair };
 
@@ -16,7 +16,7 @@ export interface Translator {
   pairs(): Promise<InstalledPair[]>;
   /**
    * `texts` translated one for one, in order, along one of `pairs()`. Throws TranslationError.
-   * Callers pick the pair (choosePair, lib/translation-languages.ts), so `pair` is always one the translator listed.
+   * Callers pick the pair (choosePair, lib/translations/translation-languages.ts), so `pair` is always one the translator listed.
    */
   translate(texts: readonly string[], pair: TranslationPair): Promise<string[]>;
 }

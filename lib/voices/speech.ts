@@ -1,4 +1,4 @@
-import { ProviderFailure } from './provider-failure';
+import { ProviderFailure } from '../provider-failure';
 
 /** Speaks a text with one of its voices and hands back an MP3. Real speech services plug in behind this interface. */
 export interface SpeechSynthesizer {

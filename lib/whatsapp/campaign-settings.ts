@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { callingWindowSchema } from '../calling-window';
+import { callingWindowSchema } from '../dial-ladder/calling-window';
 
 /**
  * What fills one template variable of a campaign's message: a field of the lead (`name` and `phone`

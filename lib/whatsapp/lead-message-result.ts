@@ -1,5 +1,5 @@
-import type { WhatsAppMessage } from '../generated/prisma/client';
-import type { Database } from './database';
+import type { WhatsAppMessage } from '../../generated/prisma/client';
+import type { Database } from '../database';
 
 /**
  * A WHATSAPP campaign's lead in its result (GET /v1/results, GET /campaigns/{id}/leads) and in its
@@ -54,7 +54,7 @@ export function leadMessageView(message: LeadMessageRow): LeadMessageView {
 }
 
 /**
- * How a lead's message ended, in the lead workflow's words (workflows/lead-message.ts): read, delivered,
+ * How a lead's message ended, in the lead workflow's words (workflows/whatsapp/lead-message.ts): read, delivered,
  * failed; a message still accepted or sent is undelivered once its lead has finished (the lead stopped
  * waiting for it) and has no outcome yet while the lead waits. It follows the message's status as it is
  * now: a message delivered after its lead stopped waiting reads delivered.

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { Database } from '../database';
-import { ConflictError } from '../phone-numbers';
-import { NotFoundError } from '../workspace-admin';
+import { ConflictError } from '../phone-numbers/phone-numbers';
+import { NotFoundError } from '../door/workspace-admin';
 
 /** A numeric id as the platform's are (phone_number_id, WhatsApp Business Account id): 15 digits. */
 export const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;

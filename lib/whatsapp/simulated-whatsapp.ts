@@ -1,5 +1,5 @@
-import type { Database } from '../../lib/database';
-import type { SentMessage, TemplateMessage, WhatsAppSender } from './whatsapp';
+import type { Database } from '../database';
+import type { SentMessage, TemplateMessage, WhatsAppSender } from './sender';
 
 /**
  * `simulated` WhatsApp: nothing leaves the machine. A number whose last digit is 9 (the simulated

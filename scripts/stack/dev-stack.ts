@@ -174,13 +174,13 @@ async function main() {
   await requireFreePort(config.SIMULATED_WHATSAPP_PORT, 'the simulated WhatsApp provider');
   const nodeArgs = ['--import', 'tsx'];
   watch(
-    startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'telephony/simulated-carrier/main.ts'], {
+    startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/carrier/main.ts'], {
       cwd: projectRoot,
       env,
     }),
   );
   watch(
-    startProcess('simulated-whatsapp', process.execPath, [...nodeArgs, 'whatsapp/simulated-provider/main.ts'], {
+    startProcess('simulated-whatsapp', process.execPath, [...nodeArgs, 'simulators/whatsapp/main.ts'], {
       cwd: projectRoot,
       env,
     }),

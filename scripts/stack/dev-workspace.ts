@@ -1,8 +1,8 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { hashApiKeySecret } from '../../lib/api-key-secret';
+import { hashApiKeySecret } from '../../lib/door/api-key-secret';
 import type { Database } from '../../lib/database';
-import { HOLDABLE_SCOPES } from '../../lib/permissions';
-import { addMember, createApiKey, createWorkspace } from '../../lib/workspace-admin';
+import { HOLDABLE_SCOPES } from '../../lib/door/permissions';
+import { addMember, createApiKey, createWorkspace } from '../../lib/door/workspace-admin';
 import { devApiKeyPath } from './paths';
 
 const DEV_WORKSPACE_NAME = 'Development workspace';

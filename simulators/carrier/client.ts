@@ -1,4 +1,4 @@
-import type { Carrier, CarrierCallSnapshot, CarrierDialRequest } from '../../activities/providers/carrier';
+import type { Carrier, CarrierCallSnapshot, CarrierDialRequest } from '../../lib/calls/carrier';
 import type { Transcript } from '../../lib/calls/transcript';
 import { createJsonHttp, type JsonHttpResponse } from '../../lib/http/json-http';
 

@@ -2,11 +2,11 @@ import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { CarrierCallSnapshot } from '../../activities/providers/carrier';
+import type { CarrierCallSnapshot } from '../../lib/calls/carrier';
 import { simulatedConversation } from '../../lib/calls/simulated-conversation';
-import type { CallEvent } from '../../lib/telephony/call-event';
-import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/telephony/call-states';
-import { SIGNATURE_HEADER, signEvent } from '../../lib/telephony/signature';
+import type { CallEvent } from '../../lib/calls/call-event';
+import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/calls/call-states';
+import { SIGNATURE_HEADER, signEvent } from '../../lib/calls/signature';
 import type { Database } from '../../lib/database';
 import { prismaSql, type RunSql } from '../../lib/run-sql';
 import { createJsonHttp } from '../../lib/http/json-http';
@@ -28,7 +28,7 @@ export interface SimulatedCarrierOptions {
    * (main.ts); default: through db.
    */
   sql?: RunSql;
-  /** Signs every event (HMAC-SHA256, lib/telephony/signature.ts); never logged. */
+  /** Signs every event (HMAC-SHA256, lib/calls/signature.ts); never logged. */
   signingSecret: string;
   /** 1: real time; 0.001: a 40 s call lasts 40 ms (SIMULATED_TELEPHONY_TIME_SCALE). */
   timeScale: number;

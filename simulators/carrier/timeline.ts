@@ -1,5 +1,5 @@
-import type { CallOutcome } from '../../lib/call-outcomes';
-import type { CarrierCallState } from '../../lib/telephony/call-states';
+import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import type { CarrierCallState } from '../../lib/calls/call-states';
 
 /**
  * What the simulated carrier does with a number: a pure function of its digits, so tests and demos can

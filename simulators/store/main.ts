@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../lib/crm/shopify-order-fixture';
+import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
 
 /*
  * A Shopify store sending orders/create webhooks to a connection's receiver (README "Commerce and CRM",

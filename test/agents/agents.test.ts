@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { AGENT_LIMITS } from '../lib/agents/agent-definition';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { startTestWorker, useTemporalClient } from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { AGENT_LIMITS } from '../../lib/agents/agent-definition';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -4,17 +4,20 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { backgroundAudioFromConfig, type BackgroundAudioAsset as Asset } from '../api/services/background-audio';
-import { PLATFORM_BACKGROUND_AUDIO } from '../lib/background-audio/platform-assets';
-import { makePlatformAudioFile } from '../lib/background-audio/platform-files';
-import { SoxError } from '../lib/background-audio/sox';
-import { AudioRefused, measureUpload } from '../lib/background-audio/uploads';
-import { insertAgent } from './support/agents';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace } from './support/workspace';
+import {
+  backgroundAudioFromConfig,
+  type BackgroundAudioAsset as Asset,
+} from '../../api/background-audio/background-audio';
+import { PLATFORM_BACKGROUND_AUDIO } from '../../lib/background-audio/platform-assets';
+import { makePlatformAudioFile } from '../../lib/background-audio/platform-files';
+import { SoxError } from '../../lib/background-audio/sox';
+import { AudioRefused, measureUpload } from '../../lib/background-audio/uploads';
+import { insertAgent } from '../support/agents';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
 
 const run = promisify(execFile);
 const { db, url } = await useTestDatabase();
@@ -288,7 +291,7 @@ describe('deleting an upload', () => {
       await upload(editor.key, { slug: 'raced-delete', label: 'Raced', audio: base64(wav) })
     ).json()) as Asset;
     const racing = await agentOf(editor.workspaceId);
-    // As an agent write does (api/services/agent-references.ts): the upload locked FOR KEY SHARE, the agent set.
+    // As an agent write does (api/agents/agent-references.ts): the upload locked FOR KEY SHARE, the agent set.
     let release!: () => void;
     const released = new Promise<void>((resolve) => (release = resolve));
     let holding!: () => void;

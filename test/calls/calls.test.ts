@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { CALL_ISSUE_CATEGORY_NAMES, CALL_ISSUE_LIMITS } from '../lib/calls/issue-categories';
-import type { Transcript } from '../lib/calls/transcript';
-import { startTestApi } from './support/api';
-import { insertAnsweredCall } from './support/calls';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
+import { CALL_ISSUE_CATEGORY_NAMES, CALL_ISSUE_LIMITS } from '../../lib/calls/issue-categories';
+import type { Transcript } from '../../lib/calls/transcript';
+import { startTestApi } from '../support/api';
+import { insertAnsweredCall } from '../support/calls';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -26,7 +26,7 @@ const TRANSCRIPT: Transcript = [
   { speaker: 'agent', text: 'Hello, this is Ada from Acme. Is this a good time?', offsetMs: 0 },
   { speaker: 'lead', text: 'Yes, go ahead.', offsetMs: 3_200 },
 ];
-// The stored shape of lib/calls/call-intelligence.ts.
+// The stored shape of lib/call-intelligence/call-intelligence.ts.
 const INTELLIGENCE = {
   extraction: {
     interested: { value: true, confidence: 0.9, evidence: 'Yes, go ahead.' },

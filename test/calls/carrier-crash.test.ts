@@ -2,16 +2,16 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Database } from '../lib/database';
-import { freePort, waitFor } from '../scripts/stack/child-process';
-import { createSimulatedCarrierClient } from '../telephony/simulated-carrier/client';
-import { startTestApi, type RunningApi } from './support/api';
-import { TEST_CARRIER_SIGNING_SECRET } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
-import { leadResult } from './support/lead-workflows';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
+import type { Database } from '../../lib/database';
+import { freePort, waitFor } from '../../scripts/stack/child-process';
+import { createSimulatedCarrierClient } from '../../simulators/carrier/client';
+import { startTestApi, type RunningApi } from '../support/api';
+import { TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
+import { leadResult } from '../support/lead-workflows';
+import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
+import { createTestWorkspace } from '../support/workspace';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
@@ -39,7 +39,7 @@ async function startProcess(entry: string, port: number, env: NodeJS.ProcessEnv,
 /** The simulated carrier process (npm run simulated-carrier): a call rings 60 ms and talks 300-390 ms. */
 const startCarrierProcess = (port: number) =>
   startProcess(
-    'telephony/simulated-carrier/main.ts',
+    'simulators/carrier/main.ts',
     port,
     {
       SIMULATED_CARRIER_PORT: String(port),

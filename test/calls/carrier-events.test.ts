@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { signEvent, SIGNATURE_HEADER } from '../lib/telephony/signature';
-import type { CallEvent } from '../lib/telephony/call-event';
-import { CARRIER_PROGRESS_STATES } from '../lib/telephony/call-states';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier, TEST_CARRIER_SIGNING_SECRET } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from './support/ladders';
-import { startedLeadWorkflow } from './support/lead-workflows';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace } from './support/workspace';
+import { signEvent, SIGNATURE_HEADER } from '../../lib/calls/signature';
+import type { CallEvent } from '../../lib/calls/call-event';
+import { CARRIER_PROGRESS_STATES } from '../../lib/calls/call-states';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier, TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
+import { startedLeadWorkflow } from '../support/lead-workflows';
+import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

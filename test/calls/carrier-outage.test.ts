@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CARRIER_BREAKER } from '../lib/campaigns/carrier-breaker';
-import { campaignWorkflowId } from '../lib/workflow-ids';
-import { leadStateQuery } from '../workflows/messages';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
-import { pushLeadWithWorkflow } from './support/lead-workflows';
-import { startTestWorker, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace } from './support/workspace';
-import { transitionCampaign } from './support/campaign-transition';
+import { DEFAULT_CARRIER_BREAKER } from '../../lib/dial-ladder/carrier-breaker';
+import { campaignWorkflowId } from '../../lib/temporal/workflow-ids';
+import { leadStateQuery } from '../../lib/temporal/messages';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
+import { pushLeadWithWorkflow } from '../support/lead-workflows';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 // A carrier outage: the simulated carrier, over HTTP, refuses every dial (its test control POST
 // /control/outage) instead of failing calls it placed. Real PostgreSQL, Temporal, API and worker. A

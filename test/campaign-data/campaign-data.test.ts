@@ -1,18 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { contactLeadKey } from '../activities/enrollment';
-import { trimApiLogs } from '../api/services/api-logs';
-import { createSqlPool } from '../lib/sql-pool';
-import type { DialLadder } from '../lib/dial-ladder';
-import { leadWorkflowId } from '../lib/workflow-ids';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
-import { leadResult } from './support/lead-workflows';
-import { startTestWorker, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace } from './support/workspace';
+import { contactLeadKey } from '../../activities/dial-ladder/enrollment';
+import { trimApiLogs } from '../../api/campaign-data/api-logs';
+import { createSqlPool } from '../../lib/sql-pool';
+import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
+import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
+import { leadResult } from '../support/lead-workflows';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -172,7 +172,7 @@ describe('starting a campaign with a calling list', () => {
       () => db.lead.findFirst({ where: { campaignId: enrolling.id } }),
       (lead) => lead?.workflowStartedAt != null,
     );
-    // Stored by the enrollment's SQL, started in Temporal: the id lib/workflow-ids.ts makes for (campaign, key).
+    // Stored by the enrollment's SQL, started in Temporal: the id lib/temporal/workflow-ids.ts makes for (campaign, key).
     expect(enrolled).toMatchObject({ idempotencyKey: key, workflowId: leadWorkflowId(enrolling.id, key) });
     expect(await leadResult(temporal.client, enrolling.id, key)).toMatchObject({ status: 'completed', attempts: 1 });
 

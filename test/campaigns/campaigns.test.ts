@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_CALLING_WINDOW } from '../lib/calling-window';
-import { DEFAULT_DIAL_LADDER } from '../lib/dial-ladder';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
-import { startTestWorker, useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
-import { journey } from './support/journeys';
-import { saveJourney } from '../api/services/journeys';
-import { assignPhoneNumber } from '../lib/phone-numbers';
+import { DEFAULT_CALLING_WINDOW } from '../../lib/dial-ladder/calling-window';
+import { DEFAULT_DIAL_LADDER } from '../../lib/dial-ladder/dial-ladder';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { createTestWorkspace } from '../support/workspace';
+import { journey } from '../support/journeys';
+import { saveJourney } from '../../api/journeys/journeys';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -17,7 +17,7 @@ const api = await startTestApi({ db, url, temporal });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'campaigns.delete'] });
 const request = (method: string, path: string, body?: unknown) => api.request(method, path, { key: owner.key, body });
-// Campaigns call only from numbers of their workspace (test/phone-numbers.test.ts has the rules).
+// Campaigns call only from numbers of their workspace (test/phone-numbers/phone-numbers.test.ts has the rules).
 await assignPhoneNumber(db, owner.workspaceId, '+14155550100');
 
 describe('campaigns', () => {

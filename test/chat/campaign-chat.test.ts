@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { percent } from '../lib/chat/builtin-analyst';
-import { createOpenAiCompatibleChat } from '../lib/chat/openai-compatible';
-import { updateWorkspace } from '../lib/workspace-admin';
-import { startTestApi, type RunningApi } from './support/api';
-import { finishStream, sendDelta, startChatModelServer } from './support/chat-model-server';
-import { useTestDatabase } from './support/database';
-import { ndjsonReader } from './support/ndjson';
-import { insertLead } from './support/calls';
-import { unreachableTemporal, uniqueTaskQueue } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace } from './support/workspace';
+import { percent } from '../../lib/chat/builtin-analyst';
+import { createOpenAiCompatibleChat } from '../../lib/chat/openai-compatible';
+import { updateWorkspace } from '../../lib/door/workspace-admin';
+import { startTestApi, type RunningApi } from '../support/api';
+import { finishStream, sendDelta, startChatModelServer } from '../support/chat-model-server';
+import { useTestDatabase } from '../support/database';
+import { ndjsonReader } from '../support/ndjson';
+import { insertLead } from '../support/calls';
+import { unreachableTemporal, uniqueTaskQueue } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 // Chat is an interactive request the API answers itself: no Temporal at all.

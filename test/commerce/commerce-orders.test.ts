@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import type { CommerceOrder } from '../generated/prisma/client';
-import { applyOrderWebhook } from '../lib/commerce/apply-order';
-import { PHONE_ATTRIBUTION_WINDOW_DAYS } from '../lib/commerce/attribution';
-import { createApiKey } from '../lib/workspace-admin';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import type { CommerceOrder } from '../../generated/prisma/client';
+import { applyOrderWebhook } from '../../lib/commerce/apply-order';
+import { PHONE_ATTRIBUTION_WINDOW_DAYS } from '../../lib/commerce/attribution';
+import { createApiKey } from '../../lib/door/workspace-admin';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { connectCrm } from '../lib/crm/connections';
-import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../lib/crm/shopify-order-fixture';
-import { grantCredits } from '../lib/workspace-admin';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { connectedSender, reviewedTemplate, startWhatsAppStack } from './support/whatsapp-stack';
-import { createTestWorkspace } from './support/workspace';
+import { connectCrm } from '../../lib/crm/connections';
+import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

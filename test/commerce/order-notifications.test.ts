@@ -2,16 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createOrderNotificationActivities } from '../activities/order-notifications';
-import { orderNotificationWorkflowId } from '../lib/workflow-ids';
-import { grantCredits } from '../lib/workspace-admin';
-import type { OrderNotificationResult } from '../workflows/order-notification';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { startTestWorker, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { connectedSender, reviewedTemplate, startWhatsAppStack } from './support/whatsapp-stack';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { createOrderNotificationActivities } from '../../activities/commerce/order-notifications';
+import { orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import type { OrderNotificationResult } from '../../workflows/commerce/order-notification';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 /** A rule's delay minute lasts this long on this file's worker, so that a real durable timer fires within seconds. */
 const MINUTE_MS = 1_000;

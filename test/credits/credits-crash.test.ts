@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import type { TestCallResult } from '../lib/calls/test-call';
-import { testCallWorkflowId } from '../lib/workflow-ids';
-import { grantCredits } from '../lib/workspace-admin';
-import { insertAgent } from './support/agents';
-import { crashTestStack, killWorker } from './support/worker-process';
+import type { TestCallResult } from '../../lib/test-calls/test-call';
+import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { insertAgent } from '../support/agents';
+import { crashTestStack, killWorker } from '../support/worker-process';
 
 // The worker dies while test calls talk, end and are billed.
 const { db, temporal, api, owner, startWorkerProcess } = await crashTestStack('credits-crash', ['calls.test']);

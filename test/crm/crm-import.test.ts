@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { connectCrm } from '../lib/crm/connections';
-import { startStalledCrmDeliveries, trimCrmDeliveries } from '../lib/crm/deliveries';
-import { payloadShape, SHAPE_MAX_DEPTH, SHAPE_MAX_KEYS } from '../lib/crm/payload-shape';
-import { signShopifyWebhook } from '../lib/crm/shopify-webhook';
-import { runAdminCli } from './support/admin-cli';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { startTestWorker, unreachableTemporal, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace } from './support/workspace';
+import { connectCrm } from '../../lib/crm/connections';
+import { startStalledCrmDeliveries, trimCrmDeliveries } from '../../lib/crm/deliveries';
+import { payloadShape, SHAPE_MAX_DEPTH, SHAPE_MAX_KEYS } from '../../lib/crm/payload-shape';
+import { signShopifyWebhook } from '../../lib/crm/shopify-webhook';
+import { runAdminCli } from '../support/admin-cli';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { callingWindowSchema, isWithinWindow, nextAllowedInstant } from '../lib/calling-window';
+import { callingWindowSchema, isWithinWindow, nextAllowedInstant } from '../../lib/dial-ladder/calling-window';
 
 const EVERY_DAY = [1, 2, 3, 4, 5, 6, 7];
 const nineToEight = { start: '09:00', end: '20:00', days: EVERY_DAY };

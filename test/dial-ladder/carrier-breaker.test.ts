@@ -1,21 +1,21 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createCarrierBreaker } from '../activities/carrier-breaker';
-import { DEFAULT_CARRIER_BREAKER } from '../lib/campaigns/carrier-breaker';
-import { callIntelligenceWorkflowId, campaignWorkflowId } from '../lib/workflow-ids';
-import { leadStateQuery } from '../workflows/messages';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
-import { pushLeadWithWorkflow } from './support/lead-workflows';
-import { startTestWorker, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace } from './support/workspace';
-import { transitionCampaign } from './support/campaign-transition';
+import { createCarrierBreaker } from '../../activities/dial-ladder/carrier-breaker';
+import { DEFAULT_CARRIER_BREAKER } from '../../lib/dial-ladder/carrier-breaker';
+import { callIntelligenceWorkflowId, campaignWorkflowId } from '../../lib/temporal/workflow-ids';
+import { leadStateQuery } from '../../lib/temporal/messages';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
+import { pushLeadWithWorkflow } from '../support/lead-workflows';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 // Real servers: PostgreSQL, Temporal, the API, a worker, and the simulated carrier over HTTP. Its
-// numbers decide the call (telephony/simulated-carrier/timeline.ts): last digit 0-4 answered, 5 busy,
+// numbers decide the call (simulators/carrier/timeline.ts): last digit 0-4 answered, 5 busy,
 // 6 no answer, 7 voicemail, 8 failed at the carrier.
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { endCall, resumeOrWithdraw, takeLine } from '../activities/call-lines';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
-import { leadResult } from './support/lead-workflows';
+import { endCall, resumeOrWithdraw, takeLine } from '../../lib/calls/call-lines';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
+import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
+import { createTestWorkspace } from '../support/workspace';
+import { leadResult } from '../support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

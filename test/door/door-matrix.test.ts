@@ -1,13 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { routes } from '../api/routes';
-import type { RouteDefinition } from '../api/http/route';
-import { withIncludedPermissions, HOLDABLE_SCOPES, NEVER_HOLDABLE_SCOPES } from '../lib/permissions';
-import { addMember, createApiKey, createWorkspace, revokeApiKey, updateMember } from '../lib/workspace-admin';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { startTestWorker, useTemporalClient } from './support/temporal';
+import { routes } from '../../api/routes';
+import type { RouteDefinition } from '../../api/http/route';
+import { withIncludedPermissions, HOLDABLE_SCOPES, NEVER_HOLDABLE_SCOPES } from '../../lib/door/permissions';
+import { addMember, createApiKey, createWorkspace, revokeApiKey, updateMember } from '../../lib/door/workspace-admin';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

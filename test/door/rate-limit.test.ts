@@ -1,12 +1,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { freePort, waitFor } from '../scripts/stack/child-process';
-import { runStatement } from '../lib/pg-statement';
-import { checkedFetch, startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
+import { freePort, waitFor } from '../../scripts/stack/child-process';
+import { runStatement } from '../../lib/pg-statement';
+import { checkedFetch, startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

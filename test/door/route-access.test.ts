@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createApp } from '../api/app';
-import { routes } from '../api/routes';
-import type { AppServices } from '../api/services';
+import { createApp } from '../../api/app';
+import { routes } from '../../api/routes';
+import type { AppServices } from '../../api/app-services';
 
 interface Layer {
   route?: {

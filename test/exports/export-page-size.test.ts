@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { EXPORT_PAGE_BYTES, nextPageRows } from '../lib/export-page-size';
+import { EXPORT_PAGE_BYTES, nextPageRows } from '../../lib/exports/export-page-size';
 
 describe('export job page size', () => {
   it('starts at the most rows a page may hold', () => {

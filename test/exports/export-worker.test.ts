@@ -41,8 +41,8 @@ describe('the export worker process (worker/export-worker.ts)', () => {
     expect(urls).toEqual(
       expect.arrayContaining([
         'worker/create-export-worker.ts',
-        'activities/exports.ts',
-        'lib/export-rows.ts',
+        'activities/exports/exports.ts',
+        'lib/exports/export-rows.ts',
         'lib/sql-pool.ts',
       ]),
     );

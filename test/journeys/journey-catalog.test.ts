@@ -1,8 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { buildCatalog, isReferenceAvailable, variableDescriptors, type VariableCatalog } from '../lib/journey/catalog';
-import { CONDITION_OPERATORS_BY_TYPE } from '../lib/journey/conditions';
-import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../lib/journey/definition';
-import { parseReferences } from '../lib/journey/templates';
+import {
+  buildCatalog,
+  isReferenceAvailable,
+  variableDescriptors,
+  type VariableCatalog,
+} from '../../lib/journeys/catalog';
+import { CONDITION_OPERATORS_BY_TYPE } from '../../lib/journeys/conditions';
+import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../../lib/journeys/definition';
+import { parseReferences } from '../../lib/journeys/templates';
 
 const at = { x: 0, y: 0 };
 const node = (id: string, type: string, data: Record<string, unknown> = {}): JourneyNode => ({

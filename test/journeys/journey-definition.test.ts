@@ -5,8 +5,8 @@ import {
   NODE_TYPES,
   parseNodeData,
   type NodeType,
-} from '../lib/journey/definition';
-import { describedPaths, descriptor } from '../lib/journey/descriptor';
+} from '../../lib/journeys/definition';
+import { describedPaths, descriptor } from '../../lib/journeys/descriptor';
 
 const at = { x: 0, y: 0 };
 

@@ -5,15 +5,15 @@ import {
   conditionProblem,
   evaluateCondition,
   type Condition,
-} from '../lib/journey/conditions';
-import type { JourneyDefinition, JourneyNode } from '../lib/journey/definition';
+} from '../../lib/journeys/conditions';
+import type { JourneyDefinition, JourneyNode } from '../../lib/journeys/definition';
 import {
   fieldsReadByGraph,
   parseReferences,
   renderTemplate,
   resolvePath,
   undeclaredVariables,
-} from '../lib/journey/templates';
+} from '../../lib/journeys/templates';
 
 const at = { x: 0, y: 0 };
 const node = (id: string, type: string, data: Record<string, unknown> = {}): JourneyNode => ({

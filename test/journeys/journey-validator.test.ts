@@ -1,13 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { buildCatalog } from '../lib/journey/catalog';
+import { buildCatalog } from '../../lib/journeys/catalog';
 import {
   journeyDefinitionSchema,
   NODE_TYPES,
   type JourneyDefinition,
   type JourneyEdge,
   type JourneyNode,
-} from '../lib/journey/definition';
-import { validateJourney } from '../lib/journey/validator';
+} from '../../lib/journeys/definition';
+import { validateJourney } from '../../lib/journeys/validator';
 
 const at = { x: 0, y: 0 };
 const node = (id: string, type: string, data: Record<string, unknown> = {}): JourneyNode => ({

@@ -3,12 +3,12 @@ import {
   MAX_DOCUMENT_CHARACTERS,
   MAX_DOCUMENTS_PER_KNOWLEDGE_BASE,
   MAX_KNOWLEDGE_BASES_PER_WORKSPACE,
-} from '../api/services/knowledge-bases';
-import { insertAgent } from './support/agents';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+} from '../../api/knowledge-bases/knowledge-bases';
+import { insertAgent } from '../support/agents';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

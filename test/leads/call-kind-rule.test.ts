@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { insertAnsweredCall } from './support/calls';
-import { useTestDatabase } from './support/database';
-import { createTestWorkspace } from './support/workspace';
+import { insertAnsweredCall } from '../support/calls';
+import { useTestDatabase } from '../support/database';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db } = await useTestDatabase();
 const owner = await createTestWorkspace(db);

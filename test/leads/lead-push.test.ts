@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { leadWorkflowId } from '../lib/workflow-ids';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { startTestWorker, unreachableTemporal, useTemporalClient } from './support/temporal';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
-import { createTestWorkspace } from './support/workspace';
-import { leadResult } from './support/lead-workflows';
+import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
+import { createTestWorkspace } from '../support/workspace';
+import { leadResult } from '../support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

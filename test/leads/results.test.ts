@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { checkedFetch, startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
-import { startTestWorker, useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
-import { leadResult } from './support/lead-workflows';
+import { checkedFetch, startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { createTestWorkspace } from '../support/workspace';
+import { leadResult } from '../support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createStartQueue } from '../api/services/start-queue';
+import { createStartQueue } from '../../lib/temporal/start-queue';
 
 /** A start that finishes when the test says so. */
 function gate() {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { assignPhoneNumber } from '../lib/phone-numbers';
-import { runAdminCli } from './support/admin-cli';
-import { insertAgent } from './support/agents';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace } from './support/workspace';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { runAdminCli } from '../support/admin-cli';
+import { insertAgent } from '../support/agents';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { simulatedConversation } from '../../lib/calls/simulated-conversation';
-import { startCallIntelligence } from '../../lib/calls/start-call-intelligence';
+import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
 import type { Database } from '../../lib/database';
-import { VOICES } from '../../lib/voices';
-import { addMember, createWorkspace } from '../../lib/workspace-admin';
+import { VOICES } from '../../lib/voices/voices';
+import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
 
 /** The call intelligence of an answered call with a stored transcript: extracted, evaluated and stored. */
 export const callIntelligenceScenario = {

@@ -1,12 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client';
-import { replaceOrderNotificationRules } from '../../api/services/order-notifications';
+import { replaceOrderNotificationRules } from '../../api/commerce/order-notifications';
 import { connectCrm } from '../../lib/crm/connections';
 import { startCrmDeliveryWorkflow } from '../../lib/crm/deliveries';
 import { payloadShape } from '../../lib/crm/payload-shape';
 import { shopifyOrderPayload } from '../../lib/crm/shopify-order-fixture';
-import { crmDeliveryWorkflowId, orderNotificationWorkflowId } from '../../lib/workflow-ids';
-import type { orderNotificationWorkflow } from '../../workflows/order-notification';
+import { crmDeliveryWorkflowId, orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { orderNotificationWorkflow } from '../../workflows/commerce/order-notification';
 import { messagingWorkspace, type WhatsAppScenarioContext } from './whatsapp-scenario';
 
 /**

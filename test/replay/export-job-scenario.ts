@@ -2,10 +2,10 @@ import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
 import { defaultExportTaskQueue } from '../../lib/config';
 import type { Database } from '../../lib/database';
-import { EXPORT_COLUMNS } from '../../lib/export-rows';
-import { exportJobWorkflowId } from '../../lib/workflow-ids';
-import { addMember, createWorkspace } from '../../lib/workspace-admin';
-import type { exportJobWorkflow } from '../../workflows/export-job';
+import { EXPORT_COLUMNS } from '../../lib/exports/export-rows';
+import { exportJobWorkflowId } from '../../lib/temporal/workflow-ids';
+import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
+import type { exportJobWorkflow } from '../../workflows/exports/export-job';
 
 /**
  * An export job to the end of its retention: its activities on the export queue (an export worker polls

@@ -3,10 +3,10 @@ import type { Client } from '@temporalio/client';
 import { defaultExportTaskQueue } from '../../lib/config';
 import type { Database } from '../../lib/database';
 import { SHEET_COLUMNS } from '../../lib/sheets/columns';
-import { liveSheetWorkflowId } from '../../lib/workflow-ids';
-import { addMember, createWorkspace } from '../../lib/workspace-admin';
-import type { liveSheetWorkflow } from '../../workflows/live-sheet';
-import { sheetRebuildSignal, sheetSyncSignal } from '../../workflows/messages';
+import { liveSheetWorkflowId } from '../../lib/temporal/workflow-ids';
+import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
+import type { liveSheetWorkflow } from '../../workflows/sheets/live-sheet';
+import { sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
 import { insertLeads } from '../support/sheets';
 
 /**

@@ -1,22 +1,22 @@
 import { WithStartWorkflowOperation, type Client } from '@temporalio/client';
 import type { Database } from '../../lib/database';
-import type { CampaignAction, CampaignStatus } from '../../lib/campaign-transitions';
-import { campaignWorkflowId, contactEnrollmentWorkflowId, leadWorkflowId } from '../../lib/workflow-ids';
-import { addMember, createWorkspace } from '../../lib/workspace-admin';
-import type { campaignWorkflow } from '../../workflows/campaign';
-import type { contactEnrollmentWorkflow } from '../../workflows/contact-enrollment';
+import type { CampaignAction, CampaignStatus } from '../../lib/campaigns/campaign-transitions';
+import { campaignWorkflowId, contactEnrollmentWorkflowId, leadWorkflowId } from '../../lib/temporal/workflow-ids';
+import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
+import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
+import type { contactEnrollmentWorkflow } from '../../workflows/dial-ladder/contact-enrollment';
 import {
   campaignTransitionUpdate,
   journeyRunStateQuery,
   leadStateQuery,
   recoverSignal,
   recoverUpdate,
-} from '../../workflows/messages';
+} from '../../lib/temporal/messages';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { journey } from '../support/journeys';
-import { publishJourney, saveJourney } from '../../api/services/journeys';
-import type { JourneyDefinition } from '../../lib/journey';
-import type { journeyRunWorkflow } from '../../workflows/journey-run';
+import { publishJourney, saveJourney } from '../../api/journeys/journeys';
+import type { JourneyDefinition } from '../../lib/journeys';
+import type { journeyRunWorkflow } from '../../workflows/journeys/journey-run';
 import { exportJobScenario } from './export-job-scenario';
 import { liveSheetScenario } from './live-sheet-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
@@ -323,7 +323,7 @@ const journeyReviewedByUpdate: ReplayScenario = {
 };
 
 export const replayScenarios: ReplayScenario[] = [
-  // The simulated carrier: the last digit scripts the outcome (see telephony/simulated-carrier/timeline.ts).
+  // The simulated carrier: the last digit scripts the outcome (see simulators/carrier/timeline.ts).
   leadDialScenario('lead-dial-answered', '+14155550120'),
   // The full ladder: three busy attempts with their rung delays.
   leadDialScenario('lead-dial-busy-full-ladder', '+14155550125'),
@@ -359,7 +359,7 @@ export const replayScenarios: ReplayScenario[] = [
   journeyReviewedByUpdate,
   exportJobScenario,
   liveSheetScenario,
-  // Call intelligence of a call with a stored transcript (workflows/call-intelligence.ts).
+  // Call intelligence of a call with a stored transcript (workflows/call-intelligence/call-intelligence.ts).
   callIntelligenceScenario,
   testCallScenario,
   billedTestCallScenario,

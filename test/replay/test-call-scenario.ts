@@ -1,11 +1,11 @@
 import type { Client } from '@temporalio/client';
-import type { Principal } from '../../api/auth/principal';
-import type { AppServices } from '../../api/services';
-import { placeTestCall } from '../../api/services/test-calls';
+import type { Principal } from '../../api/door/principal';
+import type { AppServices } from '../../api/app-services';
+import { placeTestCall } from '../../api/test-calls/test-calls';
 import type { Database } from '../../lib/database';
-import { VOICES } from '../../lib/voices';
-import { testCallWorkflowId } from '../../lib/workflow-ids';
-import { addMember, createWorkspace, grantCredits } from '../../lib/workspace-admin';
+import { VOICES } from '../../lib/voices/voices';
+import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import { addMember, createWorkspace, grantCredits } from '../../lib/door/workspace-admin';
 
 /**
  * A test call placed as POST /calls/test places it (its credit hold taken), to `to`: answered by a person

@@ -1,16 +1,16 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import type { Principal } from '../../api/auth/principal';
-import type { AppServices } from '../../api/services';
-import { createWhatsAppTemplate } from '../../api/services/whatsapp-templates';
-import { sendWhatsAppMessage } from '../../api/services/whatsapp-sending';
+import type { Principal } from '../../api/door/principal';
+import type { AppServices } from '../../api/app-services';
+import { createWhatsAppTemplate } from '../../api/whatsapp/whatsapp-templates';
+import { sendWhatsAppMessage } from '../../api/whatsapp/whatsapp-sending';
 import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
-import { journeyRunWorkflowId, leadWorkflowId, whatsAppMessageWorkflowId } from '../../lib/workflow-ids';
-import { addMember, createWorkspace, grantCredits } from '../../lib/workspace-admin';
-import type { journeyRunWorkflow } from '../../workflows/journey-run';
-import type { leadMessageWorkflow } from '../../workflows/lead-message';
+import { journeyRunWorkflowId, leadWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
+import { addMember, createWorkspace, grantCredits } from '../../lib/door/workspace-admin';
+import type { journeyRunWorkflow } from '../../workflows/journeys/journey-run';
+import type { leadMessageWorkflow } from '../../workflows/whatsapp/lead-message';
 import { journey, publishedJourney } from '../support/journeys';
 
 export interface WhatsAppScenarioContext {

@@ -4,24 +4,24 @@ import path from 'node:path';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { settleAbandonedHolds } from '../lib/credits/abandoned-holds';
-import { prismaCreditStore } from '../lib/credits/ledger-store';
-import { speechAnalysisHoldKey } from '../lib/credits/speech-billing';
-import { ErrorCode } from '../lib/error-codes';
-import { SPEECH_LIMITS, SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
-import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
-import type { SpeechAnalysisResult } from '../lib/speech/speech-analysis';
-import { SpeechFailure } from '../lib/speech/speech-failure';
-import type { Transcriber } from '../lib/speech/transcriber';
-import { wordErrorRate } from '../lib/speech/word-error-rate';
-import { speechAnalysisWorkflowId } from '../lib/workflow-ids';
-import { grantCredits } from '../lib/workspace-admin';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { makeSalesCallRecording, SILENCE_SECS, type MadeRecording } from './support/sales-conversation';
-import { startTestSpeechWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
+import { settleAbandonedHolds } from '../../lib/credits/abandoned-holds';
+import { prismaCreditStore } from '../../lib/credits/ledger-store';
+import { speechAnalysisHoldKey } from '../../lib/credits/speech-billing';
+import { ErrorCode } from '../../lib/error-codes';
+import { SPEECH_LIMITS, SPEECH_DECODE_TIMEOUT_MS } from '../../lib/speech/limits';
+import { PocketsphinxTranscriber } from '../../lib/speech/pocketsphinx';
+import type { SpeechAnalysisResult } from '../../lib/speech/speech-analysis';
+import { SpeechFailure } from '../../lib/speech/speech-failure';
+import type { Transcriber } from '../../lib/speech/transcriber';
+import { wordErrorRate } from '../../lib/speech/word-error-rate';
+import { speechAnalysisWorkflowId } from '../../lib/temporal/workflow-ids';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { makeSalesCallRecording, SILENCE_SECS, type MadeRecording } from '../support/sales-conversation';
+import { startTestSpeechWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
 
 const run = promisify(execFile);
 const { db, url } = await useTestDatabase();
@@ -198,7 +198,7 @@ describe('a recording of a known script, analysed', () => {
     expect(score.talkTimeMs).toBeLessThan(recording.durationMs - SILENCE_SECS * 1000);
     const hits = Object.fromEntries([...score.keywords, ...score.phrases].map((hit) => [hit.term, hit.count]));
     for (const term of NEVER_SAID) expect(hits[term], term).toBe(0);
-    // Said once each and clear in espeak-ng's voice (test/speech-engine.test.ts measures the same).
+    // Said once each and clear in espeak-ng's voice (test/speech/speech-engine.test.ts measures the same).
     for (const term of ['solar', 'panels', 'price', 'free installation', 'thank you for your time'])
       expect(hits[term], term).toBeGreaterThanOrEqual(1);
     expect(analysis.totalScore).toBe(score.total);

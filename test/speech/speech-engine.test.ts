@@ -6,24 +6,24 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ErrorCode } from '../lib/error-codes';
-import { analyseRecording, type RecordingAnalysis } from '../lib/speech/analyse-recording';
-import { normaliseRecording } from '../lib/speech/normalise-recording';
-import { PocketsphinxError, PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
-import { findDebianPocketsphinxModel } from '../lib/speech/pocketsphinx-model';
-import { parsePocketsphinxWords } from '../lib/speech/pocketsphinx-output';
-import { scorecardSchema } from '../lib/speech/scorecard';
-import { SpeechFailure } from '../lib/speech/speech-failure';
-import { scoreSpeech } from '../lib/speech/speech-score';
-import type { TranscribedWord } from '../lib/speech/transcriber';
-import { wordErrorRate } from '../lib/speech/word-error-rate';
-import { normaliseWords } from '../lib/speech/words';
+import { ErrorCode } from '../../lib/error-codes';
+import { analyseRecording, type RecordingAnalysis } from '../../lib/speech/analyse-recording';
+import { normaliseRecording } from '../../lib/speech/normalise-recording';
+import { PocketsphinxError, PocketsphinxTranscriber } from '../../lib/speech/pocketsphinx';
+import { findDebianPocketsphinxModel } from '../../lib/speech/pocketsphinx-model';
+import { parsePocketsphinxWords } from '../../lib/speech/pocketsphinx-output';
+import { scorecardSchema } from '../../lib/speech/scorecard';
+import { SpeechFailure } from '../../lib/speech/speech-failure';
+import { scoreSpeech } from '../../lib/speech/speech-score';
+import type { TranscribedWord } from '../../lib/speech/transcriber';
+import { wordErrorRate } from '../../lib/speech/word-error-rate';
+import { normaliseWords } from '../../lib/speech/words';
 import {
   makeSalesCallRecording,
   SILENCE_BEFORE_TURN,
   SILENCE_SECS,
   type MadeRecording,
-} from './support/sales-conversation';
+} from '../support/sales-conversation';
 
 const run = promisify(execFile);
 const SOX = { soxPath: 'sox', timeoutMs: 30_000 };

@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { scorecardOf, SPEECH_TEAMS_PER_WORKSPACE } from '../api/services/speech-people';
-import { scorecardSchema } from '../lib/speech/scorecard';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { scorecardOf, SPEECH_TEAMS_PER_WORKSPACE } from '../../api/speech/speech-people';
+import { scorecardSchema } from '../../lib/speech/scorecard';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

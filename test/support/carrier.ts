@@ -1,10 +1,10 @@
 import { afterAll } from 'vitest';
-import type { Carrier } from '../../activities/providers/carrier';
+import type { Carrier } from '../../lib/calls/carrier';
 import type { Database } from '../../lib/database';
-import type { CallEvent } from '../../lib/telephony/call-event';
-import type { SubscribableProgressState } from '../../lib/telephony/call-states';
-import { createSimulatedCarrierClient } from '../../telephony/simulated-carrier/client';
-import { createSimulatedCarrier, type SimulatedCarrier } from '../../telephony/simulated-carrier/server';
+import type { CallEvent } from '../../lib/calls/call-event';
+import type { SubscribableProgressState } from '../../lib/calls/call-states';
+import { createSimulatedCarrierClient } from '../../simulators/carrier/client';
+import { createSimulatedCarrier, type SimulatedCarrier } from '../../simulators/carrier/server';
 
 /** What the test APIs check simulated events against (startTestApi) and the test carriers sign with. */
 export const TEST_CARRIER_SIGNING_SECRET = 'test-simulated-carrier-signing-secret';

@@ -1,6 +1,6 @@
 import type { Database } from '../../lib/database';
-import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../../lib/journey';
-import { publishJourney, saveJourney } from '../../api/services/journeys';
+import type { JourneyDefinition, JourneyEdge, JourneyNode } from '../../lib/journeys';
+import { publishJourney, saveJourney } from '../../api/journeys/journeys';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './ladders';
 
 type NodeSketch = Omit<JourneyNode, 'position' | 'data'> & { data?: Record<string, unknown> };

@@ -1,5 +1,5 @@
-import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder';
-import type { CallingWindow } from '../../lib/calling-window';
+import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder/dial-ladder';
+import type { CallingWindow } from '../../lib/dial-ladder/calling-window';
 
 /** Every day, all day: no test waits for a window unless it sets one. */
 export const ALWAYS_OPEN: CallingWindow = { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] };

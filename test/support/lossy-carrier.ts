@@ -1,5 +1,5 @@
 import type { Database } from '../../lib/database';
-import { isTerminalCallState } from '../../lib/telephony/call-states';
+import { isTerminalCallState } from '../../lib/calls/call-states';
 import { startTestApi } from './api';
 import { carrierDependencies, startTestCarrier } from './carrier';
 import { startTestWorker, uniqueTaskQueue, type TestTemporal } from './temporal';

@@ -1,4 +1,4 @@
-// For test/export-worker.test.ts: `node --import ./test/support/record-imports.mjs …` appends the URL of
+// For test/exports/export-worker.test.ts: `node --import ./test/support/record-imports.mjs …` appends the URL of
 // every module the process resolves through the ESM loader to RECORD_IMPORTS_FILE.
 import { appendFileSync } from 'node:fs';
 import { register } from 'node:module';

@@ -8,8 +8,8 @@ import { freePort } from '../../scripts/stack/child-process';
 import { createExportWorker } from '../../worker/create-export-worker';
 import { createWorker } from '../../worker/create-worker';
 import { createSpeechWorker } from '../../worker/create-speech-worker';
-import type { SpeechActivityDependencies } from '../../activities/speech-analysis';
-import { createSimulatedWhatsApp } from '../../activities/providers/simulated-whatsapp';
+import type { SpeechActivityDependencies } from '../../activities/speech/speech-analysis';
+import { createSimulatedWhatsApp } from '../../lib/whatsapp/simulated-whatsapp';
 import { defaultTestExportDir } from './export-dir';
 
 let runtimeInstalled = false;

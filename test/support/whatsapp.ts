@@ -1,11 +1,8 @@
 import { afterAll } from 'vitest';
 import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
-import { createSimulatedWhatsAppClient, simulateInboundMessage } from '../../whatsapp/simulated-provider/client';
-import {
-  createSimulatedWhatsAppProvider,
-  type SimulatedWhatsAppProvider,
-} from '../../whatsapp/simulated-provider/server';
+import { createSimulatedWhatsAppClient, simulateInboundMessage } from '../../simulators/whatsapp/client';
+import { createSimulatedWhatsAppProvider, type SimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
 
 /** What the test APIs check simulated WhatsApp webhooks against and the test providers sign with. */
 export const TEST_WHATSAPP_APP_SECRET = 'test-simulated-whatsapp-app-secret';

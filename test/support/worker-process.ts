@@ -72,7 +72,7 @@ export function exportWorkerProcesses(setup: {
 }
 
 /**
- * What a crash test stands on (test/worker-crash.test.ts, test/credits-crash.test.ts): the file's database,
+ * What a crash test stands on (test/worker-crash.test.ts, test/credits/credits-crash.test.ts): the file's database,
  * its task queue, the API, the simulated carrier over HTTP in this process (calls ring 60 ms and talk
  * 300-390 ms, so a worker dies while calls ring, talk and end), a workspace with `scopes`, and the
  * production worker as processes of their own polling that queue. Call it at the top of the file.

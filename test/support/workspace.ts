@@ -1,6 +1,6 @@
 import type { Database } from '../../lib/database';
-import type { Role } from '../../lib/roles';
-import { addMember, createApiKey, createWorkspace, type WorkspaceSettings } from '../../lib/workspace-admin';
+import type { Role } from '../../lib/door/roles';
+import { addMember, createApiKey, createWorkspace, type WorkspaceSettings } from '../../lib/door/workspace-admin';
 
 export interface TestWorkspace {
   workspaceId: string;

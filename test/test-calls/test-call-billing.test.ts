@@ -2,26 +2,26 @@ import { randomUUID } from 'node:crypto';
 import { NativeConnection } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { createActivities } from '../activities';
-import type { TestCallResult } from '../lib/calls/test-call';
-import { holdTestCall, testCallHoldKey } from '../lib/credits/test-call-billing';
-import { prismaSql } from '../lib/run-sql';
-import { testCallWorkflowId } from '../lib/workflow-ids';
-import { grantCredits } from '../lib/workspace-admin';
-import { createSimulatedWhatsApp } from '../activities/providers/simulated-whatsapp';
-import { createWorker } from '../worker/create-worker';
-import { insertAgent } from './support/agents';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
+import { createActivities } from '../../activities';
+import type { TestCallResult } from '../../lib/test-calls/test-call';
+import { holdTestCall, testCallHoldKey } from '../../lib/credits/test-call-billing';
+import { prismaSql } from '../../lib/run-sql';
+import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { createSimulatedWhatsApp } from '../../lib/whatsapp/simulated-whatsapp';
+import { createWorker } from '../../worker/create-worker';
+import { insertAgent } from '../support/agents';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
 import {
   quietRuntime,
   startTestWorker,
   uniqueTaskQueue,
   unreachableTemporal,
   useTemporalClient,
-} from './support/temporal';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+} from '../support/temporal';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

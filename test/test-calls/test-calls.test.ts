@@ -1,17 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { testCallWorkflowId } from '../lib/workflow-ids';
-import type { TestCallResult } from '../lib/calls/test-call';
-import { VOICES } from '../lib/voices';
-import { grantCredits } from '../lib/workspace-admin';
-import { insertAgent } from './support/agents';
-import { startTestApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
-import { useTestDatabase } from './support/database';
-import { startLossyCarrierPath } from './support/lossy-carrier';
-import { startTestWorker, unreachableTemporal, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { TestCallResult } from '../../lib/test-calls/test-call';
+import { VOICES } from '../../lib/voices/voices';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { insertAgent } from '../support/agents';
+import { startTestApi } from '../support/api';
+import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { startLossyCarrierPath } from '../support/lossy-carrier';
+import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -25,7 +25,7 @@ const lossy = await startLossyCarrierPath({ db, url, temporal });
 const tester = await createTestWorkspace(db, { scopes: ['calls.test'] });
 const reader = await createTestWorkspace(db, { scopes: ['calls.view'] });
 const stranger = await createTestWorkspace(db, { scopes: ['calls.test'] });
-// Test calls are billed (test/test-call-billing.test.ts): enough credits that no call here is refused.
+// Test calls are billed (test/test-calls/test-call-billing.test.ts): enough credits that no call here is refused.
 for (const workspace of [tester, stranger]) await grantCredits(db, workspace.workspaceId, 1_000);
 
 const SCRIPT = {

@@ -7,13 +7,13 @@ import {
   WhatsAppProviderError,
   type WhatsAppProvider,
   type WhatsAppSendRequest,
-} from '../lib/whatsapp/provider';
-import { whatsAppWebhookSchema } from '../lib/whatsapp/webhook';
-import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
-import { templateReviewSteps } from '../whatsapp/simulated-provider/rules';
-import { createSimulatedWhatsAppProvider } from '../whatsapp/simulated-provider/server';
-import { useTestDatabase } from './support/database';
-import { startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from './support/whatsapp';
+} from '../../lib/whatsapp/provider';
+import { whatsAppWebhookSchema } from '../../lib/whatsapp/webhook';
+import { createSimulatedWhatsAppClient } from '../../simulators/whatsapp/client';
+import { templateReviewSteps } from '../../simulators/whatsapp/rules';
+import { createSimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
+import { useTestDatabase } from '../support/database';
+import { startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
 
 interface Received {
   headers: IncomingHttpHeaders;

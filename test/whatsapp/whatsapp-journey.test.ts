@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { grantCredits } from '../lib/workspace-admin';
-import { useTestDatabase } from './support/database';
-import { journey, runningJourneyCampaign } from './support/journeys';
-import { useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { connectedSender, reviewedTemplate, startWhatsAppStack } from './support/whatsapp-stack';
-import { createTestWorkspace } from './support/workspace';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { useTestDatabase } from '../support/database';
+import { journey, runningJourneyCampaign } from '../support/journeys';
+import { useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../scripts/stack/child-process';
-import { createSimulatedWhatsAppClient } from '../whatsapp/simulated-provider/client';
-import { runAdminCli } from './support/admin-cli';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { startReceiver } from './support/http-receiver';
-import { useTemporalClient } from './support/temporal';
-import { startTestWhatsApp } from './support/whatsapp';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { freePort } from '../../scripts/stack/child-process';
+import { createSimulatedWhatsAppClient } from '../../simulators/whatsapp/client';
+import { runAdminCli } from '../support/admin-cli';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { startReceiver } from '../support/http-receiver';
+import { useTemporalClient } from '../support/temporal';
+import { startTestWhatsApp } from '../support/whatsapp';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -386,7 +386,7 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
   it("sync-status stores the provider's review (status, reason, quality); statusUpdatedAt moves only on a change", async () => {
     const sync = (id: string, through = api) =>
       call<TemplateBody & ErrorBody>('POST', `/whatsapp/templates/${id}/sync-status`, owner, undefined, through);
-    // The simulated provider's rules (whatsapp/simulated-provider/rules.ts), at the tests' time scale:
+    // The simulated provider's rules (simulators/whatsapp/rules.ts), at the tests' time scale:
     // approved after 2 ms; a name with "reject" rejected; with "pause" approved, then RED and PAUSED after 7 ms.
     const approvedOne = (await create(template({ name: 'to_approve' }))).body;
     const rejectedOne = (await create(template({ name: 'to_reject' }))).body;

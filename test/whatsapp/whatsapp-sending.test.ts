@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { ErrorCode } from '../lib/error-codes';
-import { whatsAppMessageWorkflowId } from '../lib/workflow-ids';
-import { grantCredits } from '../lib/workspace-admin';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { connectedSender, reviewedTemplate, startWhatsAppStack } from './support/whatsapp-stack';
-import { createTestWorkspace, type TestWorkspace } from './support/workspace';
+import { ErrorCode } from '../../lib/error-codes';
+import { whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

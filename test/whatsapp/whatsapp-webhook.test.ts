@@ -1,15 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { holdWhatsAppMessage } from '../lib/credits/whatsapp-billing';
-import { prismaSql } from '../lib/run-sql';
-import { grantCredits } from '../lib/workspace-admin';
-import { signWhatsAppWebhook } from '../lib/whatsapp/webhook';
-import { startTestApi } from './support/api';
-import { useTestDatabase } from './support/database';
-import { useTemporalClient } from './support/temporal';
-import { until } from './support/until';
-import { startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from './support/whatsapp';
-import { createTestWorkspace } from './support/workspace';
+import { holdWhatsAppMessage } from '../../lib/credits/whatsapp-billing';
+import { prismaSql } from '../../lib/run-sql';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { signWhatsAppWebhook } from '../../lib/whatsapp/webhook';
+import { startTestApi } from '../support/api';
+import { useTestDatabase } from '../support/database';
+import { useTemporalClient } from '../support/temporal';
+import { until } from '../support/until';
+import { startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
+import { createTestWorkspace } from '../support/workspace';
 
 const APP_SECRET = 'test-whatsapp-app-secret';
 const VERIFY_TOKEN = 'test-verify-token';

@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
-import type { CallIntelligenceActivities } from '../activities/call-intelligence';
-import type { CallIntelligenceInput } from '../lib/calls/call-intelligence';
-import { ErrorCode } from '../lib/error-codes';
+import type { CallIntelligenceActivities } from '../../activities/call-intelligence/call-intelligence';
+import type { CallIntelligenceInput } from '../../lib/call-intelligence/call-intelligence';
+import { ErrorCode } from '../../lib/error-codes';
 
 /**
  * The carrier makes a transcript once the call has ended; until it has one the activity fails with

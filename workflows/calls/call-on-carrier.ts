@@ -1,7 +1,7 @@
 import { condition, setHandler } from '@temporalio/workflow';
-import type { CallOnTheLine } from '../activities/carrier-dialing';
-import type { EndedCall } from '../lib/telephony/ended-call';
-import { callEndedSignal } from './messages';
+import type { CallOnTheLine } from '../../activities/calls/carrier-dialing';
+import type { EndedCall } from '../../lib/calls/ended-call';
+import { callEndedSignal } from '../../lib/temporal/messages';
 
 /**
  * The ends of the calls this workflow placed, kept by attempt id as callEndedSignal delivers them: an end

@@ -7,11 +7,11 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { transitionTarget, type CampaignAction, type CampaignStatus } from '../lib/campaign-transitions';
-import type { CampaignStatusReason } from '../lib/campaigns/carrier-breaker';
-import { ErrorCode } from '../lib/error-codes';
-import { campaignStatusQuery, campaignTransitionUpdate } from './messages';
+import type { Activities } from '../../activities';
+import { transitionTarget, type CampaignAction, type CampaignStatus } from '../../lib/campaigns/campaign-transitions';
+import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
+import { ErrorCode } from '../../lib/error-codes';
+import { campaignStatusQuery, campaignTransitionUpdate } from '../../lib/temporal/messages';
 
 const { setCampaignStatus, notifyCampaignLeads } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

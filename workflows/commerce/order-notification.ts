@@ -3,8 +3,8 @@ import type {
   OrderNotificationActivities,
   OrderNotificationInput,
   OrderNotificationSkip,
-} from '../activities/order-notifications';
-import { whatsAppMessageWorkflow } from './whatsapp-message';
+} from '../../activities/commerce/order-notifications';
+import { whatsAppMessageWorkflow } from '../whatsapp/whatsapp-message';
 
 /** Short database work, retried (1 s doubling to a minute) until the database answers. */
 const { orderNotificationDelay, prepareOrderNotification } = proxyActivities<OrderNotificationActivities>({

@@ -1,6 +1,6 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { CrmDeliveryActivities } from '../activities/crm-deliveries';
+import type { Activities } from '../../activities';
+import type { CrmDeliveryActivities } from '../../activities/crm/crm-deliveries';
 
 /**
  * Applying a delivery takes a few statements; a database that is briefly unreachable (or a payload that

@@ -1,6 +1,6 @@
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import { enrollmentNudgeSignal } from './messages';
+import type { Activities } from '../../activities';
+import { enrollmentNudgeSignal } from '../../lib/temporal/messages';
 
 const { enrollNextContacts } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',

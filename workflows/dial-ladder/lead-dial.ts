@@ -1,11 +1,11 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { CallOutcome } from '../lib/call-outcomes';
-import { hasAftermath } from '../lib/calls/call-aftermath';
-import { ErrorCode } from '../lib/error-codes';
-import type { PlaceCallInput, PlacedCall } from '../activities/calls';
-import { awaitCallEnd, receiveEndedCalls } from './call-on-carrier';
-import { campaignChangedSignal, leadStateQuery } from './messages';
+import type { Activities } from '../../activities';
+import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import { hasAftermath } from '../../lib/calls/call-aftermath';
+import { ErrorCode } from '../../lib/error-codes';
+import type { PlaceCallInput, PlacedCall } from '../../activities/dial-ladder/calls';
+import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
+import { campaignChangedSignal, leadStateQuery } from '../../lib/temporal/messages';
 
 const retry = {
   initialInterval: '1 second',

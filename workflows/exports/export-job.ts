@@ -1,7 +1,7 @@
 import { ActivityFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
-import type { ExportActivities, ExportCheckpoint } from '../activities/exports';
-import { percentOf, type ExportProgress, type ExportStatus } from '../lib/export-jobs';
-import { exportProgressQuery } from './messages';
+import type { ExportActivities, ExportCheckpoint } from '../../activities/exports/exports';
+import { percentOf, type ExportProgress, type ExportStatus } from '../../lib/exports/export-jobs';
+import { exportProgressQuery } from '../../lib/temporal/messages';
 
 /**
  * The export activities, on the export workers' task queue. A job started before there were export

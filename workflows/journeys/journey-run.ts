@@ -10,17 +10,17 @@ import {
   sleep,
   upsertSearchAttributes,
 } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { JourneyTrigger } from '../activities/journeys';
-import { ErrorCode } from '../lib/error-codes';
-import { awaitedDecision, recordOf, type AwaitedDecision, type DecisionAction } from '../lib/journey/awaiting';
-import { chooseBranch } from '../lib/journey/conditions';
-import type { JourneyDefinition, JourneyNode } from '../lib/journey/definition';
-import { safeParseNodeData, type BranchData } from '../lib/journey/node-data';
-import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../lib/journey/run-statuses';
-import { renderTemplate } from '../lib/journey/render';
-import { leadDialWorkflow, type LeadOutcome } from './lead-dial';
-import { journeyRunStateQuery, recoverSignal, recoverUpdate } from './messages';
+import type { Activities } from '../../activities';
+import type { JourneyTrigger } from '../../activities/journeys/journeys';
+import { ErrorCode } from '../../lib/error-codes';
+import { awaitedDecision, recordOf, type AwaitedDecision, type DecisionAction } from '../../lib/journeys/awaiting';
+import { chooseBranch } from '../../lib/journeys/conditions';
+import type { JourneyDefinition, JourneyNode } from '../../lib/journeys/definition';
+import { safeParseNodeData, type BranchData } from '../../lib/journeys/node-data';
+import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
+import { renderTemplate } from '../../lib/journeys/render';
+import { leadDialWorkflow, type LeadOutcome } from '../dial-ladder/lead-dial';
+import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../../lib/temporal/messages';
 
 // Bookkeeping against PostgreSQL: retried until it works, a database outage only delays the run.
 const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime, finishLead, enqueueLeadFinished } =

@@ -1,5 +1,5 @@
 import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
+import type { Activities } from '../../activities';
 
 /**
  * Attempts at 5 s, 10 s, 20 s … doubling up to one an hour, for 26 hours in all: a receiver that is

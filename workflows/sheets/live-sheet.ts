@@ -9,9 +9,9 @@ import {
   setHandler,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { SheetActivities } from '../activities/sheets';
-import { ErrorCode } from '../lib/error-codes';
-import { liveSheetProgressQuery, sheetRebuildSignal, sheetSyncSignal } from './messages';
+import type { SheetActivities } from '../../activities/sheets/sheets';
+import { ErrorCode } from '../../lib/error-codes';
+import { liveSheetProgressQuery, sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
 
 /** The sheet activities, on the export workers' task queue. */
 function sheetActivities(taskQueue: string | undefined) {

@@ -5,9 +5,9 @@ import {
   isCancellation,
   proxyActivities,
 } from '@temporalio/workflow';
-import type { SpeechActivities } from '../activities/speech-analysis';
-import { ErrorCode } from '../lib/error-codes';
-import type { SpeechAnalysisInput, SpeechAnalysisResult } from '../lib/speech/speech-analysis';
+import type { SpeechActivities } from '../../activities/speech/speech-analysis';
+import { ErrorCode } from '../../lib/error-codes';
+import type { SpeechAnalysisInput, SpeechAnalysisResult } from '../../lib/speech/speech-analysis';
 
 /**
  * The recogniser needs up to about half the audio's length in CPU time (a 20-minute recording: 10 minutes

@@ -1,10 +1,10 @@
 import { CancellationScope, patched, proxyActivities } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { TestCallInput, TestCallResult } from '../lib/calls/test-call';
-import type { EndedCall } from '../lib/telephony/ended-call';
-import { awaitCallEnd, receiveEndedCalls } from './call-on-carrier';
+import type { Activities } from '../../activities';
+import type { TestCallInput, TestCallResult } from '../../lib/test-calls/test-call';
+import type { EndedCall } from '../../lib/calls/ended-call';
+import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
 
-// As the lead's call (workflows/lead-dial.ts): short activities, retried; a dead worker's missing
+// As the lead's call (workflows/dial-ladder/lead-dial.ts): short activities, retried; a dead worker's missing
 // heartbeat hands one to another worker after 10 s.
 const { dialTestCall, reconcileCall, afterCallEnded, billTestCall } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

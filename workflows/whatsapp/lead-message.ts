@@ -1,8 +1,8 @@
 import { ActivityFailure, ApplicationFailure, condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../activities';
-import type { LeadMessageRefusal } from '../activities/whatsapp-leads';
-import { ErrorCode } from '../lib/error-codes';
-import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from './messages';
+import type { Activities } from '../../activities';
+import type { LeadMessageRefusal } from '../../activities/whatsapp/whatsapp-leads';
+import { ErrorCode } from '../../lib/error-codes';
+import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
 
 const retry = {
   initialInterval: '1 second',

@@ -1,5 +1,5 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
-import type { WhatsAppMessageActivities } from '../activities/whatsapp-messages';
+import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
 
 /**
  * Handing a message to the provider: a send takes a second at most; a provider that is down or throttling
