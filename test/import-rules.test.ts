@@ -51,20 +51,20 @@ describe('the layering of the folders (eslint.config.js)', () => {
   it('outside workflows/, workflow code is imported as types only; messages come from lib/temporal/messages', async () => {
     expect(
       await ruleIdsOf(
-        'api/services/example.ts',
+        'api/campaigns/example.ts',
         "import { journeyRunWorkflow } from '../../workflows/journey-run';\nexport const x = journeyRunWorkflow;\n",
       ),
     ).toContain(RESTRICTED);
     expect(
       await ruleIdsOf(
-        'api/services/example.ts',
+        'api/campaigns/example.ts',
         "import type { journeyRunWorkflow } from '../../workflows/journey-run';\nexport type X = typeof journeyRunWorkflow;\n",
       ),
     ).toEqual([]);
     expect(
       await ruleIdsOf(
         'activities/example.ts',
-        "import { campaignChangedSignal } from '../workflows/messages';\nexport const x = campaignChangedSignal;\n",
+        "import { campaignChangedSignal } from '../lib/temporal/messages';\nexport const x = campaignChangedSignal;\n",
       ),
     ).toEqual([]);
   });
@@ -86,13 +86,13 @@ describe('one home for signals, updates and queries (eslint.config.js)', () => {
     expect(await ruleIdsOf('activities/example.ts', send("handle.signal('campaignChanged')"))).toContain(
       'no-restricted-syntax',
     );
-    expect(await ruleIdsOf('api/services/example.ts', send("handle.executeUpdate('recover', { args: [] })"))).toContain(
+    expect(await ruleIdsOf('api/campaigns/example.ts', send("handle.executeUpdate('recover', { args: [] })"))).toContain(
       'no-restricted-syntax',
     );
     expect(
       await ruleIdsOf(
         'activities/example.ts',
-        `import { campaignChangedSignal } from '../workflows/messages';\n${send('handle.signal(campaignChangedSignal)')}`,
+        `import { campaignChangedSignal } from '../lib/temporal/messages';\n${send('handle.signal(campaignChangedSignal)')}`,
       ),
     ).toEqual([]);
   });
