@@ -30,7 +30,7 @@ export interface ActivityDependencies {
   /** The progress events a dial subscribes to (TELEPHONY_STATUS_CALLBACK_EVENTS); default in-progress only. */
   statusCallbackEvents?: readonly SubscribableProgressState[];
   whatsapp: WhatsAppSender;
-  /** The WhatsApp Business provider messages go through (README "WhatsApp"); unset: sending fails. */
+  /** The WhatsApp Business provider messages go through (docs/features/whatsapp.md); unset: sending fails. */
   whatsappProvider?: WhatsAppProvider;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
