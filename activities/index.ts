@@ -30,20 +30,20 @@ export interface ActivityDependencies {
   /** The progress events a dial subscribes to (TELEPHONY_STATUS_CALLBACK_EVENTS); default in-progress only. */
   statusCallbackEvents?: readonly SubscribableProgressState[];
   whatsapp: WhatsAppSender;
-  /** The WhatsApp Business provider messages go through (README "WhatsApp"); unset: sending fails. */
+  /** The WhatsApp Business provider messages go through (docs/features/whatsapp.md); unset: sending fails. */
   whatsappProvider?: WhatsAppProvider;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
   /** How long an order notification's delay minute lasts (activities/commerce/order-notifications.ts); tests only. */
   orderNotificationMinuteMs?: number;
-  /** The campaigns' carrier breaker; default lib/dial-ladder/carrier-breaker.ts (tests may narrow it). */
+  /** The campaigns' carrier breaker; default lib/dial-ladder/dial-ladder/carrier-breaker.ts (tests may narrow it). */
   carrierBreaker?: CarrierBreakerRule;
 }
 
 /**
  * Every activity of the main worker, bound to its dependencies. The worker wires in the real ones; tests
  * pass their own. The export job's activities are not here: the export worker runs them on a task queue
- * of its own (activities/exports/exports.ts, worker/export-worker.ts).
+ * of its own (activities/exports/exports/exports.ts, worker/export-worker.ts).
  */
 export function createActivities(dependencies: ActivityDependencies) {
   return {

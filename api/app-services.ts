@@ -49,7 +49,7 @@ export interface AppServices {
    */
   speech?: { taskQueue?: string; sox?: SoxOptions };
   /**
-   * WhatsApp (README "WhatsApp"): the provider senders and templates go through (unset: the simulated
+   * WhatsApp (docs/features/whatsapp.md): the provider senders and templates go through (unset: the simulated
    * one at SIMULATED_WHATSAPP_URL), the app secret its webhooks are signed with and the verify token of its
    * subscription check (unset: every webhook refused). Secrets never logged.
    */

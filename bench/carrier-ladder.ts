@@ -358,7 +358,7 @@ try {
     `- Timings, seconds (a call held from dial to end; a lead's next dial after its previous call ended, the 1 s rung delay included; the terminal event recorded after the carrier's moment for it): synchronous ${JSON.stringify(sync.timings)}; asynchronous ${JSON.stringify(async.timings)}.`,
     `- Outcomes: synchronous ${JSON.stringify(sync.outcomes)}; asynchronous ${JSON.stringify(async.outcomes)}.`,
     LEADS < 10_000
-      ? `- **A small-scale run** (${LEADS} leads, not the issue's 10,000) on a machine shared with other engineers' test runs (see the load average): the figures show the shape, not the verdict. The issue's figure is BENCH_LEADS=10000 on a quiet machine (README "Benchmarks").`
+      ? `- **A small-scale run** (${LEADS} leads, not the issue's 10,000) on a machine shared with other engineers' test runs (see the load average): the figures show the shape, not the verdict. The issue's figure is BENCH_LEADS=10000 on a quiet machine (docs/benchmarks.md).`
       : '',
     '',
   ]);

@@ -164,7 +164,7 @@ try {
     ),
     `- After the run: ${consistency.entries} ledger entries; the ledger minus the ${bareUpdates} bare updates (which write no entry) ${consistency.ledgerSumMinusBareUpdatesEqualsBalance ? 'equals' : 'DOES NOT equal'} the balance ${consistency.balance}.`,
     SECONDS < 8 || ROUNDS < 3
-      ? '- A small-scale run on a shared machine (fewer or shorter rounds than the defaults); for the full figures run it on a quiet machine with the defaults (README "Benchmarks").'
+      ? '- A small-scale run on a shared machine (fewer or shorter rounds than the defaults); for the full figures run it on a quiet machine with the defaults (docs/benchmarks.md).'
       : '',
     '',
   ]);

@@ -104,7 +104,7 @@ export function scaleReport(result: ScaleResult): string[] {
     '',
     '## Cores each group kept busy during the ladder',
     '',
-    'CPU ms per lead × leads finished per second. A worker process runs its workflow activations on one thread (the SDK\'s default with `reuseV8Context`) and its activities on its main thread: README "Scale by server, shards and workers" has the profile of each.',
+    "CPU ms per lead × leads finished per second. A worker process runs its workflow activations on one thread (the SDK's default with `reuseV8Context`) and its activities on its main thread: docs/cluster.md#scale-by-server-shards-and-workers-npm-run-benchscale has the profile of each.",
     '',
     `| Temporal server | workers | ${GROUPS.join(' | ')} | all |`,
     `| --- | ---: | ${GROUPS.map(() => '---:').join(' | ')} | ---: |`,

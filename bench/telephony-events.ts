@@ -229,7 +229,7 @@ try {
     `- applyCallEvent alone (the transaction the route runs: lock, record, move), in process, one at a time, ${applyInProcess.events} ringing events on unused calls: p50 ${applyInProcess.p50Ms} ms, p99 ${applyInProcess.p99Ms} ms (PostgreSQL durable: fsync at every commit).`,
     `- ${recorded} events recorded in CallEvent at the end.`,
     SECONDS < 8 || ROUNDS < 3
-      ? '- A small-scale run on a shared machine (fewer or shorter rounds than the defaults); for the full figures run it on a quiet machine with the defaults (README "Benchmarks").'
+      ? '- A small-scale run on a shared machine (fewer or shorter rounds than the defaults); for the full figures run it on a quiet machine with the defaults (docs/benchmarks.md).'
       : '',
     '',
   ]);

@@ -3,7 +3,10 @@ import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './
 import { LOG_LEVELS } from './log';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
-/** A metrics endpoint's port: a number (0: any free port), or `off` for none (README "Operating it"). */
+/**
+ * A metrics endpoint's port: a number (0: any free port), or `off` for none
+ * (docs/operations.md#processes-and-ports).
+ */
 const metricsPort = (port: number) =>
   z
     .union([z.literal('off'), z.coerce.number().int().min(0).max(65535)])
@@ -37,7 +40,7 @@ export const configVariables = z.object({
   SPEECH_TASK_QUEUE: z.string().min(1).optional(),
   /**
    * Recordings one worker process analyses at once: each runs a recogniser of about 110 MB and one CPU
-   * (README "Speech analysis"); more wait in the task queue.
+   * (docs/features/speech.md); more wait in the task queue.
    */
   SPEECH_ANALYSIS_SLOTS: z.coerce.number().int().min(1).max(64).default(2),
   /** The embedded recogniser's CLI (Debian's pocketsphinx): a name on PATH or a path. */
@@ -163,7 +166,7 @@ export const configVariables = z.object({
   /** Translating one transcript (every apertium run it takes) that takes longer is abandoned (502 provider_error, upstreamStatus 504). */
   TRANSLATION_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(30_000),
   /**
-   * Who answers POST /campaigns/{id}/chat/stream (README "Campaign chat"): the embedded builtin-analyst (the
+   * Who answers POST /campaigns/{id}/chat/stream (docs/features/chat.md): the embedded builtin-analyst (the
    * campaign's own figures, no model), or a chat model behind any OpenAI-compatible chat completions endpoint.
    */
   CHAT_PROVIDER: z.enum(['builtin-analyst', 'openai-compatible']).default('builtin-analyst'),

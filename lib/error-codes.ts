@@ -21,7 +21,8 @@ export const ErrorCode = {
   provider_error: 'provider_error',
   database_unavailable: 'database_unavailable',
   workflow_invalid: 'workflow_invalid',
-  // Decided here where the spec says "not shown"; documented in the OpenAPI description and README.
+  // Decided here where the spec says "not shown"; documented in the OpenAPI description and
+  // docs/errors.md, docs/api-decisions.md.
   not_found: 'not_found',
   method_not_allowed: 'method_not_allowed',
   plan_required: 'plan_required',
@@ -61,7 +62,7 @@ export const ErrorCode = {
   unknown_whatsapp_target: 'unknown_whatsapp_target',
   // Test calls (POST /calls/test): 409 when the number to call is on the workspace's Do-Not-Call list.
   number_on_do_not_call: 'number_on_do_not_call',
-  // Speech analysis (lib/speech, README "Speech analysis"): a recording that does not decode as audio, a file over
+  // Speech analysis (lib/speech, docs/features/speech.md): a recording that does not decode as audio, a file over
   // the size limit, audio over the length limit; a language the recogniser has no model for.
   recording_not_audio: 'recording_not_audio',
   recording_too_large: 'recording_too_large',
@@ -95,7 +96,7 @@ export const ErrorCode = {
   export_failed: 'export_failed',
   export_expired: 'export_expired',
   export_not_found: 'export_not_found',
-  // Live sheets (README "Live sheets"): 409 a second sheet for a campaign, 404 a campaign without one,
+  // Live sheets (docs/features/sheets.md): 409 a second sheet for a campaign, 404 a campaign without one,
   // 409 a download before the first sync published the files; sheet_sync_failed types a chunk's failure.
   sheet_exists: 'sheet_exists',
   sheet_not_found: 'sheet_not_found',

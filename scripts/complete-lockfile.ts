@@ -1,4 +1,5 @@
-// `npm run lockfile:complete`: run after any `npm install` that rewrote package-lock.json (README "Dependencies").
+// `npm run lockfile:complete`: run after any `npm install` that rewrote package-lock.json
+// (docs/testing.md#dependencies-and-the-lockfile).
 //
 // The registry these machines reach serves no macOS, Windows, 32-bit ARM, ppc64 or s390x builds of packages
 // that ship one native package per platform (@swc/core's, through @temporalio/worker). `npm install` then leaves

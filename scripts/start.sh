@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `npm start`: the whole stack for development. See README "Run it".
-# `npm run start:cluster` (this script with --cluster): the production shape, README "Production-shaped cluster".
+# `npm start`: the whole stack for development. See docs/operations.md#run-it.
+# `npm run start:cluster` (this script with --cluster): the production shape,
+# docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster.
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
 ensure_node_modules

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `npm run test:cluster`: the durability and journey suites against the production-shaped Temporal cluster (the
 # real server on PostgreSQL, TEST_TEMPORAL_SHARDS history shards, default 4) instead of the dev server.
-# README "Production-shaped cluster". Extra arguments go to vitest (e.g. a file filter).
+# docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster.
+# Extra arguments go to vitest (e.g. a file filter).
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
 ensure_stack_tools

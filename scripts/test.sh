@@ -9,8 +9,9 @@ npx prettier --check . --log-level warn
 npx eslint .
 rm -f .test-results/vitest.json .test-results/vitest-cluster.json
 npx vitest run "$@"
-# The durability and journey suites again on the production-shaped cluster (README "Production-shaped cluster");
-# CLUSTER_TESTS=0 leaves them out. The first run builds the Temporal server with Go (about 12 minutes here).
+# The durability and journey suites again on the production-shaped cluster
+# (docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster); CLUSTER_TESTS=0 leaves them out.
+# The first run builds the Temporal server with Go (about 12 minutes here).
 [ "${CLUSTER_TESTS:-}" = 0 ] || [ "$#" -gt 0 ] || bash "$(dirname "$0")/test-cluster.sh"
 [ "${FUZZ_SECONDS:-}" = 0 ] || FUZZ_SECONDS="${FUZZ_SECONDS:-120}" bash "$(dirname "$0")/fuzz.sh"
 node -e 'for (const [name, file] of [["dev server", "vitest.json"], ["cluster", "vitest-cluster.json"]]) { let r; try { r = require(`./.test-results/${file}`); } catch { continue; } console.log(`${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`); }'

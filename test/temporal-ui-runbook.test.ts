@@ -17,9 +17,10 @@ import { until } from './support/until';
 import { createTestWorkspace } from './support/workspace';
 
 /*
- * README "Manual recovery", walked as an operator walks it: in the Temporal Web UI the dev server serves
+ * docs/temporal-ui.md#manual-recovery-finding-and-resolving-stuck-runs,
+ * walked as an operator walks it: in the Temporal Web UI the dev server serves
  * (the one `npm start` runs, UI 2.54.1) or, under `npm run test:cluster`, the cluster's (UI 2.42.1, as
- * docker-compose.yml runs it), in headless chromium, pressing the buttons the README names. The shared
+ * docker-compose.yml runs it), in headless chromium, pressing the buttons the runbook names. The shared
  * test server runs without its UI, so this file starts one of its own with it.
  */
 // The same kind of server the suites run on: the dev server's embedded UI, or under `npm run test:cluster` the
@@ -135,7 +136,7 @@ async function openDecision(page: Page, action: 'Send a Signal' | 'Send an Updat
 
 /**
  * The JSON in Data, then "Submit". Leaving Data formats the JSON, which makes the dialog taller: a press
- * on Submit straight from the box lands where the button was (the README says to press it again).
+ * on Submit straight from the box lands where the button was (the runbook says to press it again).
  */
 async function submitDecision(dialog: Locator, decision: Record<string, unknown>) {
   // The JSON editor under "Data": UI 2.54.1 names it by that label, UI 2.42.1 (the cluster's) leaves its name empty.
@@ -151,7 +152,7 @@ async function submitDecision(dialog: Locator, decision: Record<string, unknown>
   await dialog.getByRole('button', { name: 'Submit' }).click();
 }
 
-describe('README "Manual recovery" in the Temporal Web UI', () => {
+describe('the manual recovery runbook (docs/temporal-ui.md) in the Temporal Web UI', () => {
   it('finds a run by JourneyStatus, shows what it awaits by the journeyRunState query, and resolves it by the recover signal', async () => {
     const { runId, workflowId } = await stuckRun();
     const page = await operatorPage();

@@ -7,10 +7,10 @@ import { startPeriodicSweep } from './periodic-sweep';
 export const CRM_DELIVERY_SWEEP_EVERY_MS = 15_000;
 
 /**
- * The periodic caller of startStalledCrmDeliveries (README "Commerce and CRM"): at start and every
- * CRM_DELIVERY_SWEEP_EVERY_MS, each worker starts the processing of the deliveries still `received`
- * CRM_DELIVERY_SWEEP_AGE_MS after they arrived (Temporal was unreachable when the receiver stored them).
- * Several workers sweeping at once is safe (a delivery's workflow id is its own).
+ * The periodic caller of startStalledCrmDeliveries (docs/features/commerce.md#connections-and-the-stores-webhooks): at
+ * start and every CRM_DELIVERY_SWEEP_EVERY_MS, each worker starts the processing of the deliveries still `received`
+ * CRM_DELIVERY_SWEEP_AGE_MS after they arrived (Temporal was unreachable when the receiver stored them). Several
+ * workers sweeping at once is safe (a delivery's workflow id is its own).
  */
 export function startCrmDeliverySweep(
   db: Database,

@@ -1,6 +1,6 @@
 // The export worker: a process that runs only the export job's activities, polling EXPORT_TASK_QUEUE.
 // Bulk exports read and write hundreds of MB; here they cannot grow the main worker's memory, and this
-// process carries neither a workflow sandbox nor Prisma (README "Exports").
+// process carries neither a workflow sandbox nor Prisma (docs/features/exports.md#the-export-worker).
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import { loadConfigOrExit } from '../lib/config';

@@ -7,7 +7,7 @@ import { startPeriodicSweep } from './periodic-sweep';
 export const HOLD_SWEEP_EVERY_MS = 10 * 60_000;
 
 /**
- * The periodic caller of settleAbandonedHolds (README "Credits", "The sweep"): at start and every
+ * The periodic caller of settleAbandonedHolds (docs/features/credits.md, "The sweep"): at start and every
  * HOLD_SWEEP_EVERY_MS, each worker settles the holds still pending ABANDONED_HOLD_AGE_MS after they were
  * taken, whose operation died without settling them. Several workers sweeping at once is safe (settling
  * is idempotent). A failed sweep is logged and tried again at the next tick. Answers its stop.

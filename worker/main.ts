@@ -87,9 +87,10 @@ log.info(
   },
   'worker polling task queue',
 );
-// Credit holds whose operation died are settled by every worker, periodically (README "Credits").
+// Credit holds whose operation died are settled by every worker, periodically (docs/features/credits.md, "The sweep").
 const stopHoldSweep = startHoldSweep(db);
-// Store deliveries whose processing could not start when they arrived (README "Commerce and CRM").
+// Store deliveries whose processing could not start when they arrived
+// (docs/features/commerce.md#connections-and-the-stores-webhooks).
 const stopCrmDeliverySweep = startCrmDeliverySweep(db, temporal, config.TEMPORAL_TASK_QUEUE);
 // Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
 // Both run until SIGINT/SIGTERM, which each takes to shut down.

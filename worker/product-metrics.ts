@@ -25,7 +25,7 @@ export const WORKER_GAUGES_SQL = `SELECT
  * time in one statement over indexed columns: credit holds still pending and the age of the oldest
  * ("CreditLedgerEntry"(status, createdAt)); result webhook deliveries that failed at least once and will
  * be tried again; store deliveries received whose processing has not finished. They describe the whole
- * database, so every worker serves the same values: alert on max(), not sum() (README "Operating it").
+ * database, so every worker serves the same values: alert on max(), not sum() (docs/operations.md#metrics).
  */
 export function registerWorkerGauges(registry: Registry, db: Pick<Database, '$queryRawUnsafe'>): void {
   const read = readOncePerScrape<Backlog>(() =>

@@ -10,7 +10,7 @@ const libDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../li
  * once per run (the SDK's reusable V8 context gives each run its own copy of every other module, see
  * `preloadModules` in @temporalio/worker). They are the pure lib/ modules workflows/ imports as values;
  * what they import is shared with them, notably zod: the node data schemas and zod itself were most of
- * what a cached journey run held (README "Sizing the worker's memory"). The SDK runs them before any
+ * what a cached journey run held (docs/operations.md#sizing-the-workers-memory). The SDK runs them before any
  * workflow exists and deep-freezes what they export: each must keep no state, use no workflow API, and
  * export no zod schema (a frozen one fails its lazy set-up on first parse; lib/journeys/node-data.ts keeps
  * its schemas private). test/shared-workflow-modules.test.ts checks all of this against workflows/.

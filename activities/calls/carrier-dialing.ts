@@ -58,7 +58,7 @@ function leadOfCall(call: {
 
 /**
  * What placing a recorded call through the carrier takes, for a lead's attempt (activities/dial-ladder/calls.ts) and
- * a test call (activities/test-calls/test-calls.ts) alike: the dial request, the carrier's id recorded once, and the
+ * a test call (activities/test-calls/test-calls/test-calls.ts) alike: the dial request, the carrier's id recorded once, and the
  * deadline the waiting workflow is given.
  */
 export function createCarrierDialing({

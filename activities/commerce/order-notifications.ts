@@ -21,7 +21,7 @@ export interface OrderNotificationInput {
   orderId: string;
 }
 
-/** Why a notification sent nothing (README "Order notifications"). */
+/** Why a notification sent nothing (docs/features/commerce.md#order-notifications). */
 export type OrderNotificationSkip =
   | 'rule_gone'
   | 'rule_disabled'
@@ -40,7 +40,10 @@ export type PreparedOrderNotification =
 
 const MINUTE_MS = 60_000;
 
-/** The one message of a rule for an order, whoever asks and however often (README "Order notifications"). */
+/**
+ * The one message of a rule for an order, whoever asks and however often
+ * (docs/features/commerce.md#order-notifications).
+ */
 export const orderNotificationKey = ({ ruleId, orderId }: OrderNotificationInput) => `order:${ruleId}:${orderId}`;
 
 /**

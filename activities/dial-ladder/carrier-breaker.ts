@@ -16,7 +16,7 @@ import { campaignTransitionUpdate } from '../../lib/temporal/messages';
 export interface CarrierBreakerDependencies {
   db: Database;
   temporal: Client;
-  /** The campaign carrier breaker's rule; default lib/dial-ladder/carrier-breaker.ts. */
+  /** The campaign carrier breaker's rule; default lib/dial-ladder/dial-ladder/carrier-breaker.ts. */
   carrierBreaker?: CarrierBreakerRule;
 }
 
@@ -24,9 +24,9 @@ export interface CarrierBreakerDependencies {
 const REFUSAL_ERROR_MAX_CHARS = 1_000;
 
 /**
- * The campaign carrier breaker (README "Carrier circuit breaker"), looked at from both places a call
- * can fail at the carrier: a call that ended failed (afterCallEnded) and a dial the carrier refused
- * (dialCall, before Temporal retries it).
+ * The campaign carrier breaker (docs/features/dial-ladder.md#carrier-circuit-breaker), looked at from both places a
+ * call can fail at the carrier: a call that ended failed (afterCallEnded) and a dial the carrier refused (dialCall,
+ * before Temporal retries it).
  */
 export function createCarrierBreaker({
   db,

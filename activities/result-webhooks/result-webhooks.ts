@@ -63,7 +63,7 @@ type FinishedLead = {
 export function createResultWebhookActivities({ db, temporal }: ActivityDependencies) {
   /**
    * The event's data: the lead's status, the outcome and attempts its workflow gave (else what its row
-   * tells), and its calls; a WHATSAPP campaign's lead adds its message (README "Result webhooks").
+   * tells), and its calls; a WHATSAPP campaign's lead adds its message (docs/features/result-webhooks.md).
    */
   const leadFinishedData = async (
     leadId: string,

@@ -125,7 +125,7 @@ export function createSpeechActivities({ db, sox, transcriber, limits }: SpeechA
     },
 
     /**
-     * Bills the analysis as it ended (README "Credits"): its hold posted at the price of one analysis when
+     * Bills the analysis as it ended (docs/features/credits.md): its hold posted at the price of one analysis when
      * it completed, voided otherwise (failed, or deleted). Idempotent: a retry finds the hold settled and
      * charges nothing more; a hold the sweep of abandoned holds settled meanwhile is left as it is.
      */

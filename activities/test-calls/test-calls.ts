@@ -61,7 +61,7 @@ export function createTestCallActivities(dependencies: ActivityDependencies) {
     },
 
     /**
-     * Bills the ended test call (README "Credits"): the hold the API took when it recorded the call is
+     * Bills the ended test call (docs/features/credits.md): the hold the API took when it recorded the call is
      * posted with the call's started minutes, or voided when it never connected (no talk time: busy, no
      * answer, failed, do_not_call). Idempotent: a retry, after a crash or otherwise, finds the hold settled
      * and charges nothing more. A call recorded before billing existed has no hold: nothing is done. A

@@ -22,13 +22,13 @@ export interface JourneyWhatsAppResult {
 }
 
 /**
- * A journey's whatsapp node on the WhatsApp channel (README "WhatsApp", "Journeys"): the same provider,
- * billing and statuses as POST /whatsapp/messages. The sender is the run's campaign's (PUT
- * /whatsapp/campaigns/{id}) or else the workspace's first connected one; the template is the workspace's
- * of that name and language. The message is recorded under the visit's key with its price held, then
- * handed to the provider; its statuses and billing follow by webhook. The node answers `failed` (and the
- * run goes on) when no message could go: no connected sender, no APPROVED template of that name, a
- * number on the Do-Not-Call list, a balance short of the price, or the provider's refusal.
+ * A journey's whatsapp node on the WhatsApp channel (docs/features/whatsapp.md, "A journey's whatsapp node"): the same
+ * provider, billing and statuses as POST /whatsapp/messages. The sender is the run's campaign's (PUT
+ * /whatsapp/campaigns/{id}) or else the workspace's first connected one; the template is the workspace's of that name
+ * and language. The message is recorded under the visit's key with its price held, then handed to the provider; its
+ * statuses and billing follow by webhook. The node answers `failed` (and the run goes on) when no message could go: no
+ * connected sender, no APPROVED template of that name, a number on the Do-Not-Call list, a balance short of the price,
+ * or the provider's refusal.
  */
 export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDependencies) {
   const { db } = dependencies;

@@ -50,11 +50,11 @@ export function createWhatsAppLeadActivities({ db }: { db: Database }) {
     },
 
     /**
-     * The lead's turn on its sender, paced as the platform requires (README "WhatsApp", "Pacing"): one
-     * message every 1/messagesPerSecond s per sender (a slot taken by advancing the sender's nextSendAt in
-     * one statement, so every worker shares one schedule), and no more distinct recipients of
-     * business-initiated messages in 24 hours than the sender's dailyRecipientLimit: past it, the wait lasts
-     * until the oldest of them leaves the 24 hours. Answers how long to wait before sending (0: now).
+     * The lead's turn on its sender, paced as the platform requires (docs/features/whatsapp.md, "WHATSAPP campaigns",
+     * pacing): one message every 1/messagesPerSecond s per sender (a slot taken by advancing the sender's nextSendAt in
+     * one statement, so every worker shares one schedule), and no more distinct recipients of business-initiated
+     * messages in 24 hours than the sender's dailyRecipientLimit: past it, the wait lasts until the oldest of them
+     * leaves the 24 hours. Answers how long to wait before sending (0: now).
      */
     async reserveSenderSlot({ senderId, to }: { senderId: string; to: string }): Promise<{ waitMs: number }> {
       const [slot] = await db.$queryRaw<Array<{ waitMs: number }>>`

@@ -20,7 +20,7 @@ export const callIntelligenceRoutes = [
     path: '/calls/{id}/intelligence',
     access: { permission: 'calls.edit' },
     summary:
-      'Re-run extraction and evaluation of a call\'s transcript (README "Call intelligence") as a durable job; the result replaces the call\'s intelligence. A call without a transcript: 409 call_has_no_transcript.',
+      "Re-run extraction and evaluation of a call's transcript (docs/features/call-intelligence.md) as a durable job; the result replaces the call's intelligence. A call without a transcript: 409 call_has_no_transcript.",
     tags: ['Calls'],
     params: z.object({ id: z.string().describe('A call id of GET /calls.') }),
     responses: { 202: { description: 'The job, accepted.', schema: rerunSchema } },

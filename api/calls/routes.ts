@@ -52,7 +52,7 @@ const callDetailSchema = workspaceCallSchema.extend({
   intelligence: callIntelligenceSchema
     .nullable()
     .describe(
-      'The call intelligence (README "Call intelligence"); null until it is computed, and for calls without a transcript.',
+      'The call intelligence (docs/features/call-intelligence.md); null until it is computed, and for calls without a transcript.',
     ),
   translations: z
     .array(

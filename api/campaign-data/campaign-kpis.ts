@@ -33,9 +33,10 @@ const CALL_SOURCES: KpiSources = {
 const HANDED_OVER = `(m."providerMessageId" IS NOT NULL OR m.status IN ('sent', 'delivered', 'read'))`;
 
 /**
- * A WHATSAPP campaign's KPIs come from its leads' template messages (README "WhatsApp", "KPIs"): attempted
- * is messaged (the provider took the message), reached is delivered (or read), picked up is read;
- * nothing is re-engaged (a lead gets one message, never a second) and messages have no duration.
+ * A WHATSAPP campaign's KPIs come from its leads' template messages
+ * (docs/features/whatsapp.md#whatsapp-campaigns-results-result-webhooks-and-kpis): attempted is messaged (the provider
+ * took the message), reached is delivered (or read), picked up is read; nothing is re-engaged (a lead gets one message,
+ * never a second) and messages have no duration.
  */
 const MESSAGE_SOURCES: KpiSources = {
   name: 'campaign_kpis_whatsapp',

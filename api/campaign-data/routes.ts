@@ -61,7 +61,7 @@ const kpiSchema = z.object({
   pausedReason: campaignStatusReasonSchema
     .nullable()
     .describe(
-      'Why a PAUSED campaign was paused by the service itself (code carrier_failures: the carrier circuit breaker; README "Carrier circuit breaker"); null when it is not paused, or was paused by an operator or a key.',
+      'Why a PAUSED campaign was paused by the service itself (code carrier_failures: the carrier circuit breaker; docs/features/dial-ladder.md#carrier-circuit-breaker); null when it is not paused, or was paused by an operator or a key.',
     ),
 });
 

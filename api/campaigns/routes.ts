@@ -190,7 +190,7 @@ export const campaignRoutes = [
       params: campaignParams,
       responses: { 200: { description: 'The campaign after the transition.', schema: campaignSchema } },
       errors: {
-        // start and resume: the campaign's agent was deleted (README "Agents").
+        // start and resume: the campaign's agent was deleted (docs/features/agents.md).
         409:
           action === 'start' || action === 'resume'
             ? [

@@ -62,7 +62,7 @@ export const orderNotificationRoutes = [
     access: { permission: 'crm.edit' },
     summary:
       `Replace the connection's order-notification rules (at most ${MAX_ORDER_NOTIFICATION_RULES}; an empty list removes them). Each new order of the connection starts, per enabled rule, a durable notification that waits delayMinutes, then sends the template to the customer's phone on the WhatsApp channel (the workspace's first connected sender; billed per message; once per rule and order) unless the order was cancelled, the rule is gone or disabled, the template is no longer APPROVED or the order has no phone. ` +
-      'Every rule gets a new id: notifications already waiting under the old rules find their rule gone and send nothing (README "Order notifications"). A template not of the workspace, or with more variables than the preset fills: 400 invalid_body naming the rule.',
+      'Every rule gets a new id: notifications already waiting under the old rules find their rule gone and send nothing (docs/features/commerce.md#order-notifications). A template not of the workspace, or with more variables than the preset fills: 400 invalid_body naming the rule.',
     tags,
     params,
     body: z.strictObject({

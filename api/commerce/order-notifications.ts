@@ -58,12 +58,11 @@ export async function getOrderNotificationRules(services: AppServices, principal
 }
 
 /**
- * Replaces the connection's whole set of rules (README "Order notifications"): every rule gets a new id.
- * Each names a WhatsApp template of the workspace (any status: it must be APPROVED when a notification
- * sends) that the preset can fill (its variables at most the preset's values), else 400 invalid_body at
- * the rule's field and nothing changes. The connection's row is locked, so concurrent replaces take turns
- * and the last one wins whole. Notifications already waiting keep their old rule id: when their delay
- * ends they find it gone and send nothing.
+ * Replaces the connection's whole set of rules (docs/features/commerce.md#order-notifications): every rule gets a new
+ * id. Each names a WhatsApp template of the workspace (any status: it must be APPROVED when a notification sends) that
+ * the preset can fill (its variables at most the preset's values), else 400 invalid_body at the rule's field and
+ * nothing changes. The connection's row is locked, so concurrent replaces take turns and the last one wins whole.
+ * Notifications already waiting keep their old rule id: when their delay ends they find it gone and send nothing.
  */
 export async function replaceOrderNotificationRules(
   services: AppServices,

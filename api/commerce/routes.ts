@@ -17,7 +17,11 @@ const commerceOrderSchema = z.object({
     .describe('As the store sends it (fulfilled, partial...); unfulfilled when it sends none.'),
   customerName: z.string().describe("The customer's name, else the billing or shipping address's; empty when none."),
   placedAt: z.string().describe("ISO 8601 (UTC): the store's time of the order (its created_at)."),
-  attributedToService: z.boolean().describe('The order is attributed to the service (README "Commerce orders").'),
+  attributedToService: z
+    .boolean()
+    .describe(
+      'The order is attributed to the service (docs/features/commerce.md#orders-from-the-stores-webhooks-to-get-commerceorders).',
+    ),
   attributedCampaignId: z
     .string()
     .uuid()

@@ -52,7 +52,7 @@ async function customersOf({ sql }: AppServices, input: CrmImportInput): Promise
 }
 
 /**
- * POST /campaigns/{id}/import-from-crm (README "Importing customers from the CRM"): the connection's
+ * POST /campaigns/{id}/import-from-crm (docs/features/crm.md): the connection's
  * customers become the campaign's contacts exactly as POST /campaigns/{id}/contacts adds them (the same
  * contact schema, the same service: a DRAFT campaign only, duplicates and phones already listed skipped,
  * existing workspace contacts keep their name and metadata), answered the same way. Each contact's name is

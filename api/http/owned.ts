@@ -5,7 +5,7 @@ import { isUuid } from '../campaigns/campaigns';
 /**
  * One row of the caller's workspace by id, read by `find` with the workspace in its WHERE clause: an id
  * that is not a UUID, an unknown id and another workspace's row all get the same 403 forbidden, so
- * neither the body nor the timing tells them apart (as campaigns do, README "Workspaces and ids").
+ * neither the body nor the timing tells them apart (as campaigns do, docs/api-decisions.md).
  */
 export async function findOwned<Row>(
   principal: Principal,

@@ -33,8 +33,9 @@ export const LEAD_OUTBOX_METRICS_SQL = `SELECT count(*) AS backlog, extract(epoc
   FROM "Lead" WHERE "workflowStartedAt" IS NULL`;
 
 /**
- * The lead outbox (README "Lead intake"): leads stored whose workflow has not been started yet, and the
- * age of the oldest. Read at scrape time by one indexed query ("Lead"(workflowStartedAt, createdAt)).
+ * The lead outbox (docs/features/leads.md, "Intake is a transactional outbox"): leads stored whose workflow has not
+ * been started yet, and the age of the oldest. Read at scrape time by one indexed query ("Lead"(workflowStartedAt,
+ * createdAt)).
  */
 export function registerLeadOutboxMetrics(registry: Registry, sql: SqlPool): void {
   const read = readOncePerScrape(() =>

@@ -56,7 +56,9 @@ const documentSchema = documentSummarySchema.extend({
 
 const newDocumentSchema = z.strictObject({
   title: z.string().trim().min(1).max(300).describe('1 to 300 characters.'),
-  format: z.enum(DOCUMENT_FORMATS).describe('`text` or `markdown`. PDF is not accepted (README "Knowledge bases").'),
+  format: z
+    .enum(DOCUMENT_FORMATS)
+    .describe('`text` or `markdown`. PDF is not accepted (docs/features/knowledge-bases.md).'),
   content: z
     .string()
     .refine((text) => text.trim().length > 0, 'must hold some text')

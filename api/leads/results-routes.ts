@@ -61,7 +61,9 @@ export const workspaceCallSchema = callView.extend({
     .number()
     .int()
     .nullable()
-    .describe('The call intelligence\'s evaluation score, 0 to 100 (README "Call intelligence"); null until computed.'),
+    .describe(
+      "The call intelligence's evaluation score, 0 to 100 (docs/features/call-intelligence.md); null until computed.",
+    ),
   extractedFields: z
     .record(z.string(), z.union([z.string(), z.number(), z.boolean()]).nullable())
     .nullable()

@@ -32,8 +32,9 @@ type LeadWithCalls = Prisma.LeadGetPayload<{ include: typeof leadInclude }>;
 
 /**
  * A lead's result: where it stands, how its last attempt ended, and every call it made. A WHATSAPP
- * campaign's lead (README "WhatsApp", "Results") has no calls: its outcome is its message's, attempts
- * 1 once its message is recorded, and `message` its one message (null until recorded, or never sent).
+ * campaign's lead (docs/features/whatsapp.md#whatsapp-campaigns-results-result-webhooks-and-kpis) has no calls: its
+ * outcome is its message's, attempts 1 once its message is recorded, and `message` its one message (null until
+ * recorded, or never sent).
  */
 export function leadResultView(lead: LeadWithCalls, messages: ReadonlyMap<string, LeadMessageRow>) {
   const calls = [...lead.calls].sort((a, b) => a.attempt - b.attempt);

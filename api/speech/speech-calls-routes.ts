@@ -33,7 +33,7 @@ const summarySchema = z.object({
   mediaType: z.enum(['audio/wav', 'audio/mpeg', 'audio/ogg', 'audio/flac']).describe("As told by the file's content."),
   byteSize: z.number().int(),
   durationMs: z.number().int().describe('How long the recording plays, measured by decoding it.'),
-  totalScore: z.number().int().nullable().describe('Completed: the total score, 0 to 100 (README "Speech analysis").'),
+  totalScore: z.number().int().nullable().describe('Completed: the total score, 0 to 100 (docs/features/speech.md).'),
   errorCode: z
     .string()
     .nullable()
@@ -82,7 +82,7 @@ const analysisSchema = summarySchema.extend({
     })
     .nullable()
     .describe(
-      'Completed: every measure, the keyword and phrase hits, the total and its reasons (README "Speech analysis").',
+      'Completed: every measure, the keyword and phrase hits, the total and its reasons (docs/features/speech.md).',
     ),
 });
 
@@ -119,7 +119,7 @@ export const speechCallRoutes = [
     path: '/speech/calls',
     access: { permission: 'speech.upload' },
     summary:
-      'Upload a recording of a sales conversation for analysis: it is decoded whole at once (refusals are 422 and charge nothing), recorded with the price of one analysis held (402 insufficient_credits when the balance does not cover it: nothing recorded), and analysed by a durable job: transcribed by the embedded recogniser and scored against the workspace\'s scorecard (README "Speech analysis"). 202 with the analysis, queued; GET /speech/calls/{id} reads it as it completes (charged) or fails (hold released). ' +
+      "Upload a recording of a sales conversation for analysis: it is decoded whole at once (refusals are 422 and charge nothing), recorded with the price of one analysis held (402 insufficient_credits when the balance does not cover it: nothing recorded), and analysed by a durable job: transcribed by the embedded recogniser and scored against the workspace's scorecard (docs/features/speech.md). 202 with the analysis, queued; GET /speech/calls/{id} reads it as it completes (charged) or fails (hold released). " +
       'An optional Idempotency-Key header makes a retried upload answer the analysis it made (200, deduplicated) instead of making and charging a second.',
     tags,
     body: uploadSchema,

@@ -84,7 +84,7 @@ function refusal(error: unknown): unknown {
 }
 
 /**
- * Takes a recording for analysis (README "Speech analysis"): the language must be one the recogniser has
+ * Takes a recording for analysis (docs/features/speech.md): the language must be one the recogniser has
  * (422 speech_language_unsupported), the rep one of the workspace's (400 at repId), and the recording
  * audio that decodes whole within the limits (422 recording_not_audio, recording_too_long). Then, in one
  * transaction, the analysis and its recording are recorded and the price of one analysis held (402
@@ -155,7 +155,8 @@ export async function uploadSpeechCall(
         return { row: other, deduplicated: true };
       }
       await tx.speechRecording.create({ data: { speechCallId: id, audio: new Uint8Array(upload.audio) } });
-      // Billed per analysis (README "Credits"): held with the upload; a balance short of the price refuses it (402).
+      // Billed per analysis (docs/features/credits.md): held with the upload; a balance short of the price
+      // refuses it (402).
       await holdSpeechAnalysis(
         prismaSql(tx),
         { workspaceId, speechCallId: id },

@@ -55,7 +55,7 @@ export const testCallRoutes = [
     access: { permission: 'calls.test' },
     summary:
       'Place one test call with an agent to a number, outside any campaign, through the carrier as campaign calls go (no campaign line is taken). 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
-      'Billed per started minute of talk (README "Credits"): credits are held when the call is placed (one minute at least, up to the longest call as the balance allows), charged by started minutes when it ends, released when it never connected. A balance short of one minute: 402 insufficient_credits with balance and required, nothing placed. ' +
+      'Billed per started minute of talk (docs/features/credits.md): credits are held when the call is placed (one minute at least, up to the longest call as the balance allows), charged by started minutes when it ends, released when it never connected. A balance short of one minute: 402 insufficient_credits with balance and required, nothing placed. ' +
       'An optional Idempotency-Key header makes a retried request answer the call it placed (200, deduplicated) instead of placing a second. ' +
       'A number on the Do-Not-Call list: 409 number_on_do_not_call, nothing placed.',
     tags: ['Calls'],

@@ -109,7 +109,7 @@ export async function placeTestCall(
         skipDuplicates: true,
       });
       if (rows.count === 1) {
-        // Billed (README "Credits"): the hold is taken with the call, before it is dialed; a balance short
+        // Billed (docs/features/credits.md): the hold is taken with the call, before it is dialed; a balance short
         // of one minute refuses the call (402) and the transaction records nothing.
         await holdTestCall(
           prismaSql(tx),
@@ -141,7 +141,8 @@ export async function placeTestCall(
       // Never started, never dialed: withdrawn, so a call without a workflow is not left dialing.
       if (!recorded.deduplicated) {
         await db.call.deleteMany({ where: { id: recorded.id, status: 'dialing', providerCallId: null } });
-        // Its hold goes back; should that fail too, the sweep of abandoned holds voids it (README "Credits").
+        // Its hold goes back; should that fail too, the sweep of abandoned holds voids it
+        // (docs/features/credits.md, "The sweep").
         await voidHold(prismaCreditStore(db), {
           workspaceId,
           idempotencyKey: testCallHoldKey(recorded.id),

@@ -66,7 +66,7 @@ export const voiceRoutes = [
     path: '/voices',
     access,
     summary:
-      'The voices the workspace may use, all at once (unpaginated): a fixed catalogue shared by every workspace, listed in the README.',
+      'The voices the workspace may use, all at once (unpaginated): a fixed catalogue shared by every workspace, listed in docs/features/voices.md.',
     tags: ['Voices'],
     responses: { 200: { description: 'Every voice.', schema: z.array(voiceSchema) } },
     handler: async () => ({

@@ -30,7 +30,7 @@ export const whatsAppCampaignRoutes = [
     // Spec section 5, stricter scopes: the dashboard needs whatsapp.edit, a key campaigns.edit.
     access: { permission: 'campaigns.edit' },
     summary:
-      'Set a WHATSAPP-channel campaign\'s messaging: the sender, the APPROVED template, where each template variable comes from, and the sending window. Starting the campaign then sends one template message per lead (pushed leads and the calling list alike), paced per sender and billed per message (README "WhatsApp"). ' +
+      "Set a WHATSAPP-channel campaign's messaging: the sender, the APPROVED template, where each template variable comes from, and the sending window. Starting the campaign then sends one template message per lead (pushed leads and the calling list alike), paced per sender and billed per message (docs/features/whatsapp.md). " +
       'Leads already messaged keep their message. Another channel: 409 campaign_not_whatsapp; a disconnected sender or a template not APPROVED: 409.',
     tags,
     params,

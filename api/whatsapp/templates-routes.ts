@@ -44,7 +44,7 @@ const newTemplateSchema = z.strictObject({
     .string()
     .regex(TEMPLATE_LANGUAGE, 'a language code of the platform such as en or en_US')
     .describe("The platform's language code: en, en_US, pt_BR, ..."),
-  category: z.enum(CATEGORIES).describe('Which prices its messages (README "Credits").'),
+  category: z.enum(CATEGORIES).describe('Which prices its messages (docs/features/credits.md).'),
   body: templateBody,
 });
 

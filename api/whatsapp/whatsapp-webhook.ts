@@ -77,7 +77,8 @@ export interface WebhookOutcome {
  * (provider, eventKey); answered once all are committed. Stale (every event older than Meta's 7-day
  * retry horizon): 401 invalid_signature, nothing changed. An event naming a message or template not
  * known (yet) of a number or Business Account of ours, younger than WHATSAPP_UNKNOWN_RETRY_SECONDS:
- * 404 unknown_whatsapp_target after the rest is applied, so that the provider retries the body. README "WhatsApp", "Webhooks".
+ * 404 unknown_whatsapp_target after the rest is applied, so that the provider retries the body.
+ * docs/features/whatsapp.md#whatsapp-the-providers-webhooks.
  */
 export async function receiveWhatsAppWebhook(
   services: AppServices,

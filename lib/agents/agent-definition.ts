@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
 import { VOICES } from '../voices/voices';
 
-/** Limits of an agent's settings (README "Agents"): generous for a phone script, small enough to keep a row light. */
+/**
+ * Limits of an agent's settings (docs/features/agents.md): generous for a phone script, small enough to keep a row
+ * light.
+ */
 export const AGENT_LIMITS = {
   nameChars: 200,
   languageChars: 35,

@@ -1,7 +1,7 @@
 import type { Transcript } from '../calls/transcript';
 
 /**
- * The evaluation of a call (README "Call intelligence"): a score of 0 to 100, the sum of the points of
+ * The evaluation of a call (docs/features/call-intelligence.md): a score of 0 to 100, the sum of the points of
  * six rules, each reason naming its rule, the points it gave and its most. A rule with nothing to check
  * (no agent, no questions, no extraction fields, an empty closing) gives its full points.
  */

@@ -4,7 +4,7 @@ import { EVALUATION_RULES, type EvaluationRule } from './call-evaluation';
 /**
  * A call's intelligence as stored on the call (Call.intelligence) and answered by the API: the agent's
  * extraction fields filled from the transcript, the call's evaluation, the extraction provider that
- * filled them and when (README "Call intelligence").
+ * filled them and when (docs/features/call-intelligence.md).
  */
 export const extractedValueSchema = z.object({
   value: z

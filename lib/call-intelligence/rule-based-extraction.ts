@@ -1,10 +1,10 @@
-import type { Transcript } from '../calls/transcript';
-import { matchFieldsToQuestions } from './field-questions';
-import { MONTHS, NO_WORDS, YES_WORDS, isNonAnswer, isoDate } from './spoken-values';
+import type { Transcript } from '../../lib/calls/transcript';
+import { matchFieldsToQuestions } from '../../lib/calls/field-questions';
+import { MONTHS, NO_WORDS, YES_WORDS, isNonAnswer, isoDate } from '../../lib/calls/spoken-values';
 import type { ExtractedValue, Extraction, ExtractionFieldSpec, ExtractionProvider } from './extraction';
 
 /**
- * `rule-based`: the embedded extractor, no model (README "Call intelligence"). For each field, the
+ * `rule-based`: the embedded extractor, no model (docs/features/call-intelligence.md). For each field, the
  * question that mentions it (lib/call-intelligence/field-questions.ts, among the agent's turns after the opening
  * that the lead answers) and the lead's answer to it, read by the field's type. A field no question
  * mentions is looked for by type in the answers no other field took (enum, date, number, boolean; not

@@ -1,6 +1,6 @@
 /**
  * Values as a person says them on a call, and back: the simulated conversation speaks extraction values
- * with these, and the rule-based extractor reads them back (README "Call intelligence").
+ * with these, and the rule-based extractor reads them back (docs/features/call-intelligence.md).
  */
 export const MONTHS = [
   'january',

@@ -1,9 +1,9 @@
 /**
- * How long a lead waits, as durable state, for the terminal event of the call it placed (README
- * "Deadline and reconciliation"). Real durations, scaled by nothing: a carrier gives up ringing after
- * its ring timeout, and a call ends by the agent's maximum length at the latest; the margin covers
- * events in flight and the carrier's retries. Past the deadline the lead asks the carrier (lookup);
- * while the carrier says the call is still on, it looks again every RECHECK, at most RECHECKS times.
+ * How long a lead waits, as durable state, for the terminal event of the call it placed
+ * (docs/features/calls.md#telephony-the-carrier-path, "Deadline and reconciliation"). Real durations, scaled by
+ * nothing: a carrier gives up ringing after its ring timeout, and a call ends by the agent's maximum length at the
+ * latest; the margin covers events in flight and the carrier's retries. Past the deadline the lead asks the carrier
+ * (lookup); while the carrier says the call is still on, it looks again every RECHECK, at most RECHECKS times.
  */
 export const RING_TIMEOUT_MS = 60_000;
 /** Agents carry no length limit of their own yet: every call is held to this. */

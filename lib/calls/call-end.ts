@@ -10,11 +10,11 @@ import type { EndedCall } from './ended-call';
 import { callsPlaced } from '../metrics/calls';
 
 /**
- * How a terminal carrier state becomes the call's outcome (README "Outcomes"):
- * completed by a human -> answered, by a machine -> voicemail (unknown: answered); busy -> busy;
- * no-answer -> no_answer; failed -> invalid_number when the carrier's reason says so, else failed;
- * canceled (we hung up: the campaign was stopped) -> what the call had reached: answered or voicemail
- * once picked up, no_answer while it was still ringing.
+ * How a terminal carrier state becomes the call's outcome (docs/features/calls.md#telephony-the-carrier-path,
+ * "Outcomes"): completed by a human -> answered, by a machine -> voicemail (unknown: answered); busy -> busy; no-answer
+ * -> no_answer; failed -> invalid_number when the carrier's reason says so, else failed; canceled (we hung up: the
+ * campaign was stopped) -> what the call had reached: answered or voicemail once picked up, no_answer while it was
+ * still ringing.
  */
 export function outcomeOfTerminalState(
   status: CarrierCallState,
@@ -155,7 +155,8 @@ export async function signalCallEnded(temporal: Client, workflowId: string, ende
 }
 
 /**
- * A call neither its events nor its carrier can account for (README "Deadline and reconciliation"):
+ * A call neither its events nor its carrier can account for (docs/features/calls.md#telephony-the-carrier-path,
+ * "Deadline and reconciliation"):
  * it ends failed, and its line is released.
  */
 export async function endLostCall(db: Database, attemptId: string): Promise<EndedCall> {

@@ -1,6 +1,7 @@
 /**
  * What a problem reported on a call (POST /calls/{id}/issues) can be about, each with what it means: the
- * one list the route validates against, the OpenAPI description documents and the README repeats.
+ * one list the route validates against, the OpenAPI description documents and docs/features/calls.md#calls
+ * repeats.
  */
 export const CALL_ISSUE_CATEGORIES = {
   wrong_outcome: 'The recorded outcome is not what happened (e.g. answered recorded as no-answer, voicemail as human).',

@@ -3,10 +3,10 @@ import { matchFieldsToQuestions } from '../call-intelligence/field-questions';
 import { leadingIsoDate, spokenDate } from '../call-intelligence/spoken-values';
 
 /**
- * The conversation of a simulated call (README "Simulated conversations"): a pure, deterministic
- * function of the agent, the lead, who answered, the call's length and a seed (the carrier passes its
- * call id), so that the same call always has the same transcript and tests can know it in advance.
- * No I/O and no Node built-ins: it may run anywhere, workflow code included.
+ * The conversation of a simulated call (docs/features/call-intelligence.md, "Simulated conversations"): a pure,
+ * deterministic function of the agent, the lead, who answered, the call's length and a seed (the carrier passes its
+ * call id), so that the same call always has the same transcript and tests can know it in advance. No I/O and no Node
+ * built-ins: it may run anywhere, workflow code included.
  */
 export interface SimulatedConversationInput {
   agent: SimulatedConversationAgent | null;

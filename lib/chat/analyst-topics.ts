@@ -1,7 +1,7 @@
 import type { ChatTurn } from './provider';
 
 /**
- * The builtin analyst's topics and the words that name each (README "Campaign chat"). A keyword matches at
+ * The builtin analyst's topics and the words that name each (docs/features/chat.md). A keyword matches at
  * the start of a word, ignoring case: "fail" matches "failed" and "failures", "hour" "hourly".
  */
 export const ANALYST_TOPICS = {

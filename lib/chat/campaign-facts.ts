@@ -1,5 +1,5 @@
 /**
- * What the service knows about one campaign, as the chat providers read it (README "Campaign chat"). Every
+ * What the service knows about one campaign, as the chat providers read it (docs/features/chat.md). Every
  * figure comes from the campaign's data by SQL (api/campaign-data/campaign-facts.ts); the KPIs are the very
  * object GET /campaigns/{id}/kpis answers.
  */

@@ -57,16 +57,15 @@ export interface OrderWebhookInput {
 }
 
 /**
- * Applies one order webhook of a store connection (the receiver's durable processing calls it; README
- * "Commerce orders"). orders/create, orders/updated and orders/cancelled upsert the order by
- * (connectionId, externalOrderId = String(id)): the first of them to arrive creates it (and its
- * attribution, fixed from then on: lib/commerce/attribution.ts); a later one replaces the store's fields
- * unless its updated_at is older than the one last applied (a stale webhook changes nothing, except that
- * a cancellation it carries is still recorded when none is: Shopify never un-cancels an order).
- * orders/cancelled records cancelled_at (its updated_at when absent) and the financial status it gives.
- * Any other topic changes nothing: { orderId: null, created: false }. A payload that is not an order
- * throws an Error saying which fields are wrong, for the caller to record as the processing error.
- * Idempotent: the same webhook applied twice leaves the order as once.
+ * Applies one order webhook of a store connection (the receiver's durable processing calls it;
+ * docs/features/commerce.md#orders-from-the-stores-webhooks-to-get-commerceorders). orders/create, orders/updated and
+ * orders/cancelled upsert the order by (connectionId, externalOrderId = String(id)): the first of them to arrive
+ * creates it (and its attribution, fixed from then on: lib/commerce/attribution.ts); a later one replaces the store's
+ * fields unless its updated_at is older than the one last applied (a stale webhook changes nothing, except that a
+ * cancellation it carries is still recorded when none is: Shopify never un-cancels an order). orders/cancelled records
+ * cancelled_at (its updated_at when absent) and the financial status it gives. Any other topic changes nothing:
+ * { orderId: null, created: false }. A payload that is not an order throws an Error saying which fields are wrong, for
+ * the caller to record as the processing error. Idempotent: the same webhook applied twice leaves the order as once.
  */
 export async function applyOrderWebhook(
   db: Database,

@@ -1,7 +1,8 @@
 import type { Database } from '../database';
 
 /**
- * How an order is attributed to the service (README "Commerce orders: attribution"), decided once, when
+ * How an order is attributed to the service
+ * (docs/features/commerce.md#orders-from-the-stores-webhooks-to-get-commerceorders, "Attribution"), decided once, when
  * the order is first stored: later webhooks of the same order never change it.
  *
  * 1. UTM. The order's utm_* parameters are read from its note attributes (`note_attributes`, names

@@ -1,6 +1,6 @@
 /**
  * What an order-notification rule's `presetId` means (PUT /crm/connections/{id}/order-notifications,
- * README "Order notifications"): a named mapping from the order to the template's variables. A preset
+ * docs/features/commerce.md#order-notifications): a named mapping from the order to the template's variables. A preset
  * lists values in order; a template with n variables {{1}}..{{n}} is given the preset's first n values,
  * so a template may use fewer variables than its preset offers, never more (else 400 at the rule's
  * presetId, and a notification finding it so later sends nothing: preset_mismatch).

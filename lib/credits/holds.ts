@@ -14,7 +14,7 @@ import {
 import { creditString, creditUnits } from './money';
 
 /*
- * Holds, for operations whose cost is known at their end (README "Credits", "Holds"). Three kinds of entry:
+ * Holds, for operations whose cost is known at their end (docs/features/credits.md, "Holds"). Three kinds of entry:
  * - the hold: kind hold, heldFor the charge's kind, amount -held, status pending. The balance is reduced
  *   at once, so what is held cannot be spent twice;
  * - posting it with the final amount (final <= held): the hold becomes posted, a hold_release entry gives

@@ -1,7 +1,7 @@
 import { creditUnits } from './money';
 
 /**
- * The one price table of billed operations (README "Credits"), in credits. Changing a price is a change of
+ * The one price table of billed operations (docs/features/credits.md), in credits. Changing a price is a change of
  * this table; the ledger keeps what each operation was charged.
  *
  * | operation            | charged per                                       | price  |

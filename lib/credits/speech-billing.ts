@@ -6,7 +6,7 @@ import { recordingAnalysisPriceUnits } from './price-table';
 import { SPEECH_CALL_REFERENCE } from '../speech/speech-analysis';
 
 /**
- * How a recording analysis is billed (README "Credits", "Speech analysis"): a hold of the price of one
+ * How a recording analysis is billed (docs/features/credits.md, docs/features/speech.md): a hold of the price of one
  * analysis when the API records the upload, posted at that price when the analysis is stored, voided
  * when it fails (a refused recording, a recogniser that keeps failing, an analysis deleted or abandoned).
  */

@@ -5,11 +5,10 @@ import { creditString } from './money';
 import { startedMinutes, testCallMinuteUnits, testCallPriceUnits } from './price-table';
 
 /**
- * How a test call is billed (README "Credits"): a hold when the API records the call, before it is
- * dialed, of one minute at least and up to the longest call (MAX_CALL_LENGTH_MS of
- * lib/calls/call-deadline.ts, handed in by the API) as the balance allows; at the terminal event it is
- * posted with the call's started minutes (at most what it holds), or voided when the call never
- * connected (busy, no answer, failed, do_not_call, never started).
+ * How a test call is billed (docs/features/credits.md, "Test calls"): a hold when the API records the call, before it
+ * is dialed, of one minute at least and up to the longest call (MAX_CALL_LENGTH_MS of lib/calls/call-deadline.ts,
+ * handed in by the API) as the balance allows; at the terminal event it is posted with the call's started minutes (at
+ * most what it holds), or voided when the call never connected (busy, no answer, failed, do_not_call, never started).
  */
 export const testCallHoldKey = (callId: string) => `test_call:${callId}`;
 

@@ -5,10 +5,10 @@ import { creditString } from './money';
 import { whatsAppMessagePriceUnits, type WhatsAppCategory } from './price-table';
 
 /**
- * How a WhatsApp message is billed (README "Credits", "WhatsApp"): a hold of its price (by the
- * template's category; free-form text inside the customer-service window is priced as utility) when the
- * message is recorded, before the provider has it; posted at that price when the provider reports it
- * delivered or read; voided when it fails (refused by the provider, or reported failed).
+ * How a WhatsApp message is billed (docs/features/credits.md, docs/features/whatsapp.md "Billing"): a hold of its price
+ * (by the template's category; free-form text inside the customer-service window is priced as utility) when the message
+ * is recorded, before the provider has it; posted at that price when the provider reports it delivered or read; voided
+ * when it fails (refused by the provider, or reported failed).
  */
 export const whatsAppMessageHoldKey = (messageId: string) => `whatsapp_message:${messageId}`;
 

@@ -1,6 +1,7 @@
 /**
- * The shape of a webhook's payload (GET /crm/connections/{id}/deliveries, README "Commerce and CRM"):
- * what fields it had and of which JSON types, never a value. A node is one of:
+ * The shape of a webhook's payload (GET /crm/connections/{id}/deliveries,
+ * docs/features/commerce.md#connections-and-the-stores-webhooks): what fields it had and of which JSON types, never a
+ * value. A node is one of:
  *
  * - `{ "type": "string" }`, `{ "type": "number" }`, `{ "type": "boolean" }`, `{ "type": "null" }`;
  * - `{ "type": "object", "keys": { <key>: <node>, ... } }`, keys in the payload's order; an object of

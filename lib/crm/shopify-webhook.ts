@@ -3,11 +3,11 @@ import { z } from 'zod';
 import { sameDigest } from '../timing-safe';
 
 /**
- * A store's webhooks as Shopify sends them (POST /crm/connections/{id}/webhooks, README "Commerce and
- * CRM"): the JSON body signed by `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the raw body with the
- * connection's secret>`, the topic in `X-Shopify-Topic`, the shop in `X-Shopify-Shop-Domain`, and the
- * event's id in `X-Shopify-Event-Id` (older deliveries: `X-Shopify-Webhook-Id`), the same for every
- * redelivery of one event.
+ * A store's webhooks as Shopify sends them (POST /crm/connections/{id}/webhooks,
+ * docs/features/commerce.md#connections-and-the-stores-webhooks): the JSON body signed by `X-Shopify-Hmac-Sha256:
+ * <base64 HMAC-SHA256 of the raw body with the connection's secret>`, the topic in `X-Shopify-Topic`, the shop in
+ * `X-Shopify-Shop-Domain`, and the event's id in `X-Shopify-Event-Id` (older deliveries: `X-Shopify-Webhook-Id`), the
+ * same for every redelivery of one event.
  */
 export const SHOPIFY_HEADERS = {
   hmac: 'x-shopify-hmac-sha256',

@@ -1,9 +1,9 @@
 import { z } from 'zod';
 
 /**
- * The carrier circuit breaker of a campaign (README "Carrier circuit breaker"): when enough of its
- * recent calls fail at the carrier, the campaign pauses itself, so a carrier outage does not burn
- * through its calling list.
+ * The carrier circuit breaker of a campaign (docs/features/dial-ladder.md#carrier-circuit-breaker): when enough of
+ * its recent calls fail at the carrier, the campaign pauses itself, so a carrier outage does not burn through its
+ * calling list.
  */
 export interface CarrierBreakerRule {
   /** Calls counted: those that ended within this long before now. */

@@ -1,6 +1,6 @@
 /**
  * The terms of a dictionary (a pronunciation and recognition word list) as they are stored: how a term
- * is normalised, what makes a list acceptable, and what charCount counts. README "Dictionaries".
+ * is normalised, what makes a list acceptable, and what charCount counts. docs/features/dictionaries.md.
  */
 
 /** Limits of one dictionary and of a workspace's dictionaries. Lengths are in Unicode code points. */

@@ -29,7 +29,7 @@ const MANAGER_EXTRA = [
   'speech.upload',
 ];
 
-/** Role -> dashboard permissions. Documented in README "Roles". */
+/** Role -> dashboard permissions. Documented in docs/features/door.md#roles. */
 export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<string>>> = Object.freeze({
   owner: withIncludedPermissions(PERMISSION_CATALOG),
   admin: withIncludedPermissions(

@@ -20,7 +20,7 @@ export interface WorkspaceSettings {
   features?: string[];
   status?: WorkspaceStatus;
   rateLimitPerMinute?: number;
-  /** Questions one campaign conversation may hold (README "Campaign chat"); unset: the service default. */
+  /** Questions one campaign conversation may hold (docs/features/chat.md); unset: the service default. */
   chatMessageCap?: number;
 }
 

@@ -1,9 +1,9 @@
 import type { Queryable } from '../sql-pool';
 
 /**
- * The columns of a calls export, in their default order. The call intelligence (README "Call
- * intelligence") is `evaluationScore` and `extractedFields`, the agent's extraction fields as filled
- * from the transcript ({ name: value } as JSON); `leadFields` is the JSON the lead was pushed with.
+ * The columns of a calls export, in their default order. The call intelligence (docs/features/call-intelligence.md) is
+ * `evaluationScore` and `extractedFields`, the agent's extraction fields as filled from the transcript ({ name: value }
+ * as JSON); `leadFields` is the JSON the lead was pushed with.
  */
 export const EXPORT_COLUMNS = [
   'callId',

@@ -10,7 +10,7 @@ export interface MetricsEndpoint {
 
 /**
  * Serves GET /metrics (Prometheus text format) of `registry` on a port of its own, apart from the API's:
- * it needs no key, and is reached by the scraper only (README "Operating it"). A port already taken is
+ * it needs no key, and is reached by the scraper only (docs/operations.md#processes-and-ports). A port already taken is
  * logged as an error and the process goes on without its metrics: they are not worth an outage.
  */
 export async function serveMetrics(

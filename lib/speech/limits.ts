@@ -1,5 +1,5 @@
 /**
- * What one recording may be for speech analysis (README "Speech analysis"). Size is checked on the file
+ * What one recording may be for speech analysis (docs/features/speech.md). Size is checked on the file
  * before anything decodes it; length is the decoded audio's, and decoding stops just past `maxSecs`, so a
  * file whose header claims hours costs no more than that.
  */

@@ -10,7 +10,7 @@ const term = (max: number) =>
     .refine((text) => normaliseWords(text).length > 0, 'must contain a letter or a digit');
 
 /**
- * What a workspace listens for in its reps' recordings (README "Speech analysis"). Keywords and phrases are
+ * What a workspace listens for in its reps' recordings (docs/features/speech.md). Keywords and phrases are
  * matched as word sequences after normaliseWords; the weights say how much each measure counts in the total
  * (they are shares: only their ratios matter); the targets say what a good speaking rate and silence are.
  */

@@ -5,7 +5,7 @@ export interface SpeechAnalysisInput {
   workspaceId: string;
   /**
    * SPEECH_TASK_QUEUE: where the workflow sends its activities, to the speech workers that run the
-   * recogniser with their own slots (README "Speech analysis").
+   * recogniser with their own slots (docs/features/speech.md).
    */
   taskQueue: string;
 }

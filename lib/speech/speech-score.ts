@@ -98,7 +98,7 @@ const silenceFraction = (ms: number, limit: number) => (ms <= limit ? 1 : Math.m
 
 /**
  * The measures of one recording's transcript against a scorecard, and its total score with the reasons
- * (every measure is defined in README "Speech analysis").
+ * (every measure is defined in docs/features/speech.md).
  */
 export function scoreSpeech(words: readonly TranscribedWord[], durationMs: number, scorecard: Scorecard): SpeechScore {
   const { talkTimeMs, longestSilenceMs, longestSilenceStartMs } = talkAndSilence(words, durationMs);

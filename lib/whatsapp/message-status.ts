@@ -1,9 +1,9 @@
 /**
- * The statuses of an outbound WhatsApp message (README "WhatsApp", "Statuses"): recorded `accepted`
- * before the provider has it, then as its webhooks report: sent -> delivered -> read, or failed (with
- * the provider's error code) from accepted, sent or delivered, never after read. A message only moves
- * forward: a status that ranks at or below its present one changes nothing (a late "sent" after
- * "delivered", a duplicate, "delivered" after "failed"). Inbound messages are `received` and never move.
+ * The statuses of an outbound WhatsApp message (docs/features/whatsapp.md#whatsapp-the-providers-webhooks, "Statuses"):
+ * recorded `accepted` before the provider has it, then as its webhooks report: sent -> delivered -> read, or failed
+ * (with the provider's error code) from accepted, sent or delivered, never after read. A message only moves forward: a
+ * status that ranks at or below its present one changes nothing (a late "sent" after "delivered", a duplicate,
+ * "delivered" after "failed"). Inbound messages are `received` and never move.
  */
 export const OUTBOUND_MESSAGE_STATUSES = ['accepted', 'sent', 'delivered', 'read', 'failed'] as const;
 export type OutboundMessageStatus = (typeof OUTBOUND_MESSAGE_STATUSES)[number];

@@ -83,13 +83,15 @@ ensure_temporal_cli() {
   [ -x "$TEMPORAL_CLI_PATH" ] || build_temporal_cli_with_go "$built"
 }
 
-# The production-shaped cluster (`npm run start:cluster`, `npm run test:cluster`; README "Production-shaped
-# cluster"): the real Temporal server and its SQL schema tool, the version docker-compose.yml runs
-# (temporalio/auto-setup:1.29.1), built once from the Go module proxy into .tools/ and checked by --version.
+# The production-shaped cluster (`npm run start:cluster`, `npm run test:cluster`;
+# docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster): the real Temporal server and its
+# SQL schema tool, the version docker-compose.yml runs (temporalio/auto-setup:1.29.1), built once from the Go module
+# proxy into .tools/ and checked by --version.
 TEMPORAL_SERVER_VERSION=1.29.1
 # The Web UI server docker-compose.yml runs (temporalio/ui:2.42.1), the UI the Temporal CLI v1.5.1 pairs with
-# server 1.29.1. 2.34.0 (compose's earlier pin) has neither the raw-query toggle nor "Send an Update" that README
-# "Manual recovery" walks, and its go.mod has a `replace` directive, which `go install pkg@version` refuses.
+# server 1.29.1. 2.34.0 (compose's earlier pin) has neither the raw-query toggle nor "Send an Update" that the
+# runbook (docs/temporal-ui.md#manual-recovery-finding-and-resolving-stuck-runs) walks, and its go.mod has a
+# `replace` directive, which `go install pkg@version` refuses.
 TEMPORAL_UI_VERSION=2.42.1
 
 require_go() {

@@ -2,7 +2,8 @@
 // migrations, the development workspace, then the API, the worker and the export worker. Ctrl-C stops all of it.
 // `npm run start:cluster` (WORKSPACE_STACK=cluster): the production shape instead: the real Temporal server on a
 // PostgreSQL cluster of its own with TEMPORAL_HISTORY_SHARDS shards and its Web UI server, two API processes
-// behind the one API port and two workers (README "Production-shaped cluster").
+// behind the one API port and two workers
+// (docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster).
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

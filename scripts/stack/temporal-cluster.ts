@@ -1,7 +1,8 @@
 // The production shape of Temporal without Docker: the real server (go.temporal.io/server, built from the Go
 // module proxy by scripts/lib/ensure-tools.sh) with persistence and visibility on PostgreSQL, its schemas
 // created and updated by Temporal's own SQL tool, a configurable number of history shards, the `default`
-// namespace and the search attributes the workflows set. README "Production-shaped cluster".
+// namespace and the search attributes the workflows set.
+// docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster.
 import { execFile } from 'node:child_process';
 import { openSync, closeSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

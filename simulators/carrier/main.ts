@@ -1,4 +1,4 @@
-// `npm run simulated-carrier`: the simulated carrier as its own process (README "The simulated carrier").
+// `npm run simulated-carrier`: the simulated carrier as its own process (docs/features/calls.md#the-simulated-carrier).
 import { loadConfigOrExit } from '../../lib/config';
 import { createDatabase } from '../../lib/database';
 import { poolSql } from '../../lib/run-sql';

@@ -3,7 +3,7 @@ import type { CarrierCallState } from '../../lib/calls/call-states';
 
 /**
  * What the simulated carrier does with a number: a pure function of its digits, so tests and demos can
- * script every path of the dial ladder (README "The simulated carrier"). The last digit decides:
+ * script every path of the dial ladder (docs/features/calls.md#the-simulated-carrier). The last digit decides:
  *   0-4 answered by a human, 5 busy, 6 no answer, 7 answered by a machine (voicemail), 8 failed,
  *   9 invalid number.
  * An answered call (human or machine) talks 30 s plus 1 s per unit of the second-to-last digit.

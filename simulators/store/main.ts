@@ -2,8 +2,8 @@ import { parseArgs } from 'node:util';
 import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
 
 /*
- * A Shopify store sending orders/create webhooks to a connection's receiver (README "Commerce and CRM",
- * "The store simulator"), for demos, tests and the bench:
+ * A Shopify store sending orders/create webhooks to a connection's receiver
+ * (docs/features/commerce.md#the-store-simulator), for demos, tests and the bench:
  *
  *   npm run -s store-simulator -- --url <webhookUrl> --shop example.myshopify.com --secret S
  *     [--orders N (default 5)] [--attributed-campaign ID] [--phones +14155550101,+14155550102]

@@ -40,8 +40,8 @@ async function refusal(promise: Promise<unknown>): Promise<SpeechFailure> {
   return outcome;
 }
 
-// Measured on this machine's Debian packages (pocketsphinx 0.8+5prealpha+1-15, pocketsphinx-en-us): see README
-// "Speech analysis". The bound leaves margin over what was measured; a broken pipeline is far above it.
+// Measured on this machine's Debian packages (pocketsphinx 0.8+5prealpha+1-15, pocketsphinx-en-us): see
+// docs/features/speech.md. The bound leaves margin over what was measured; a broken pipeline is far above it.
 const WER_BOUND = 0.65;
 
 // The scorecard of the sales call: terms of the script, and terms it never says.
@@ -262,7 +262,7 @@ describe('pocketsphinx on the espeak-ng sales call', () => {
   });
 });
 
-// Measured: 7 of the script's 9 terms (README "Speech analysis").
+// Measured: 7 of the script's 9 terms (docs/features/speech.md).
 const MIN_TERMS_RECOGNISED = 5;
 
 describe('scoring a transcript', () => {

@@ -24,7 +24,7 @@ const { storeCallIntelligence } = proxyActivities<CallIntelligenceActivities>({
 export type CallIntelligenceResult = { status: 'computed'; score: number } | { status: 'no_transcript' };
 
 /**
- * The call intelligence of one call (README "Call intelligence"): its transcript, fetched from the
+ * The call intelligence of one call (docs/features/call-intelligence.md): its transcript, fetched from the
  * carrier when none is stored, the agent's extraction fields filled from it, and its evaluation,
  * stored on the call. Started when an answered call ends and by POST /calls/{id}/intelligence (a
  * re-run replaces what is stored). A call with no transcript to be had ends as no_transcript and

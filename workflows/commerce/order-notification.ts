@@ -18,7 +18,7 @@ export type OrderNotificationResult =
   | { status: 'skipped'; reason: OrderNotificationSkip };
 
 /**
- * One order notification (README "Order notifications"): a rule's WhatsApp message for one order. It
+ * One order notification (docs/features/commerce.md#order-notifications): a rule's WhatsApp message for one order. It
  * waits the rule's delayMinutes on a durable timer (a worker restart or a deploy in between changes
  * nothing), then decides: the rule still there and enabled, the order not cancelled and with a phone, the
  * template still APPROVED (and the other sending rules); then the message is recorded under

@@ -34,11 +34,10 @@ function reasonOf(error: unknown): string {
 }
 
 /**
- * The durable work after a store's webhook was answered (README "Commerce and CRM"): an order topic is
- * applied to the workspace's commerce orders, a new order's notifications scheduled, the delivery then
- * processed (its payload dropped); any
- * other topic ignored; a delivery that cannot be applied within its retries failed, with the reason
- * and its payload kept.
+ * The durable work after a store's webhook was answered
+ * (docs/features/commerce.md#connections-and-the-stores-webhooks): an order topic is applied to the workspace's
+ * commerce orders, a new order's notifications scheduled, the delivery then processed (its payload dropped); any other
+ * topic ignored; a delivery that cannot be applied within its retries failed, with the reason and its payload kept.
  */
 export async function crmDeliveryWorkflow({ deliveryId }: CrmDeliveryInput): Promise<CrmDeliveryResult> {
   let outcome: Awaited<ReturnType<typeof processCrmDelivery>>;
@@ -49,7 +48,7 @@ export async function crmDeliveryWorkflow({ deliveryId }: CrmDeliveryInput): Pro
     await CancellationScope.nonCancellable(() => failCrmDelivery({ deliveryId, processingError }));
     return { status: 'failed' };
   }
-  // A new order starts its order notifications (README "Order notifications") before the delivery is
+  // A new order starts its order notifications (docs/features/commerce.md#order-notifications) before the delivery is
   // finished, so a worker lost in between schedules them again (each start is idempotent).
   if (outcome.newOrder && outcome.orderId) await scheduleOrderNotifications({ orderId: outcome.orderId });
   if (outcome.status === 'processed' || outcome.status === 'ignored')

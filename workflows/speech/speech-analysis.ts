@@ -48,7 +48,7 @@ function failureOf(error: unknown): { errorCode: string; errorMessage: string } 
 }
 
 /**
- * The analysis of one uploaded recording (README "Speech analysis"): decoded, transcribed and scored by a
+ * The analysis of one uploaded recording (docs/features/speech.md): decoded, transcribed and scored by a
  * speech worker, stored, then billed: the hold the API took is posted when the analysis completed,
  * voided when it failed (a refusal of the recording, or a failure of ours past its retries). Cancelled by
  * an operator, it is marked failed and its hold voided too.

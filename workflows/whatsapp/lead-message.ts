@@ -64,7 +64,7 @@ export const DELIVERY_WAIT_MS = 24 * 60 * 60_000;
 const DECIDED = new Set(['delivered', 'read', 'failed']);
 
 /**
- * One lead of a WHATSAPP campaign (README "WhatsApp", "Campaigns"): when the campaign runs and the
+ * One lead of a WHATSAPP campaign (docs/features/whatsapp.md, "WHATSAPP campaigns"): when the campaign runs and the
  * sending window is open in the lead's local time, the lead takes its turn on the sender (paced), its one
  * template message is recorded with its price held, then handed to the provider; the lead ends when the
  * message is delivered (completed), fails, or is not delivered within DELIVERY_WAIT_MS. Paused: it holds
