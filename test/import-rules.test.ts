@@ -86,9 +86,9 @@ describe('one home for signals, updates and queries (eslint.config.js)', () => {
     expect(await ruleIdsOf('activities/example.ts', send("handle.signal('campaignChanged')"))).toContain(
       'no-restricted-syntax',
     );
-    expect(await ruleIdsOf('api/campaigns/example.ts', send("handle.executeUpdate('recover', { args: [] })"))).toContain(
-      'no-restricted-syntax',
-    );
+    expect(
+      await ruleIdsOf('api/campaigns/example.ts', send("handle.executeUpdate('recover', { args: [] })")),
+    ).toContain('no-restricted-syntax');
     expect(
       await ruleIdsOf(
         'activities/example.ts',

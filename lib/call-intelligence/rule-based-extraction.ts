@@ -1,6 +1,6 @@
-import type { Transcript } from '../../lib/calls/transcript';
-import { matchFieldsToQuestions } from '../../lib/calls/field-questions';
-import { MONTHS, NO_WORDS, YES_WORDS, isNonAnswer, isoDate } from '../../lib/calls/spoken-values';
+import type { Transcript } from '../calls/transcript';
+import { matchFieldsToQuestions } from './field-questions';
+import { MONTHS, NO_WORDS, YES_WORDS, isNonAnswer, isoDate } from './spoken-values';
 import type { ExtractedValue, Extraction, ExtractionFieldSpec, ExtractionProvider } from './extraction';
 
 /**
