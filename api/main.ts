@@ -16,10 +16,8 @@ import { EXPORT_PAGE_ROWS } from './exports/exports';
 import { trimApiLogs } from './campaign-data/api-logs';
 import { backgroundAudioFromConfig } from './background-audio/background-audio';
 import { SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
-import { translatorFromConfig } from './translations/call-translations';
 import { voicePreviewsFromConfig } from './voices/voice-previews';
-import { createWhatsAppProvider } from '../lib/providers';
-import { chatProviderFromConfig } from '../lib/chat/select';
+import { chatProviderFromConfig, createWhatsAppProvider, translatorFromConfig } from '../lib/providers';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });

@@ -37,7 +37,7 @@ import { createDatabase, type Database } from '../lib/database';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { createSimulatedWhatsAppClient } from '../simulators/whatsapp/client';
+import { createSimulatedWhatsAppClient } from '../lib/whatsapp/simulated-provider-client';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 1000);
 const SEND_CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 64);

@@ -1,11 +1,21 @@
+// The one place a provider port (lib/<feature>/: Carrier, WhatsAppSender, WhatsAppProvider, ChatProvider,
+// Translator, SpeechSynthesizer) is bound to its implementation as the config names it. The API's and the
+// workers' entry points (api/main.ts, worker/main.ts) build their providers here and hand them down.
 import type { Config } from './config';
+import { createBuiltinAnalyst } from './chat/builtin-analyst';
+import { createOpenAiCompatibleChat } from './chat/openai-compatible';
+import type { ChatProvider } from './chat/provider';
+import { createApertiumTranslator } from './translations/apertium-translator';
+import type { Translator } from './translations/translator';
+import { createEspeakNgSynthesizer } from './voices/espeak-ng-speech';
+import type { SpeechSynthesizer } from './voices/speech';
 import type { Database } from './database';
-import { createSimulatedCarrierClient } from '../simulators/carrier/client';
+import { createSimulatedCarrierClient } from './calls/simulated-carrier-client';
 import type { Carrier } from './calls/carrier';
 import { createSimulatedWhatsApp } from './whatsapp/simulated-whatsapp';
 import type { WhatsAppSender } from './whatsapp/sender';
 import type { WhatsAppProvider } from './whatsapp/provider';
-import { createSimulatedWhatsAppClient } from '../simulators/whatsapp/client';
+import { createSimulatedWhatsAppClient } from './whatsapp/simulated-provider-client';
 
 /** The carrier calls are placed through: the simulated carrier's REST API (npm run simulated-carrier). */
 export function createCarrier(config: Pick<Config, 'TELEPHONY_PROVIDER' | 'SIMULATED_CARRIER_URL'>): Carrier {
@@ -30,4 +40,35 @@ export function createWhatsAppProvider(
     case 'simulated':
       return createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL });
   }
+}
+
+type ChatConfig = Pick<Config, 'CHAT_PROVIDER' | 'CHAT_BASE_URL' | 'CHAT_MODEL' | 'CHAT_API_KEY' | 'CHAT_TIMEOUT_MS'>;
+
+/** The chat provider CHAT_PROVIDER names (the config already requires CHAT_BASE_URL and CHAT_MODEL for a model). */
+export function chatProviderFromConfig(config: ChatConfig): ChatProvider {
+  if (config.CHAT_PROVIDER === 'builtin-analyst') return createBuiltinAnalyst();
+  return createOpenAiCompatibleChat({
+    baseUrl: config.CHAT_BASE_URL!,
+    model: config.CHAT_MODEL!,
+    apiKey: config.CHAT_API_KEY,
+    timeoutMs: config.CHAT_TIMEOUT_MS,
+  });
+}
+
+/** The embedded translator of a process: Debian's apertium as the config names it. */
+export function translatorFromConfig(config: Pick<Config, 'APERTIUM_BIN' | 'TRANSLATION_TIMEOUT_MS'>): Translator {
+  return createApertiumTranslator({ apertiumPath: config.APERTIUM_BIN, timeoutMs: config.TRANSLATION_TIMEOUT_MS });
+}
+
+/** The speech synthesizers voice previews are made with: espeak-ng (and lame) as the config names them. */
+export function speechSynthesizersFromConfig(
+  config: Pick<Config, 'ESPEAK_NG_PATH' | 'LAME_PATH' | 'SPEECH_TIMEOUT_MS'>,
+): SpeechSynthesizer[] {
+  return [
+    createEspeakNgSynthesizer({
+      espeakPath: config.ESPEAK_NG_PATH,
+      lamePath: config.LAME_PATH,
+      timeoutMs: config.SPEECH_TIMEOUT_MS,
+    }),
+  ];
 }

@@ -9,6 +9,7 @@ import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { writeNamingAgent } from './campaign-agents';
 import { checkCallerNumbers } from './caller-numbers';
+import { isUuid } from '../../lib/uuid';
 
 export interface CampaignSettings {
   name?: string;
@@ -98,12 +99,6 @@ export async function listCampaigns({ db }: AppServices, principal: Principal): 
     where: { workspaceId: principal.workspaceId, deletedAt: null },
     orderBy: { createdAt: 'desc' },
   });
-}
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-export function isUuid(id: string): boolean {
-  return UUID.test(id);
 }
 
 /**

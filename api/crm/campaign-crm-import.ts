@@ -2,7 +2,8 @@ import { ZodError, z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
-import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 import { MAX_CONTACTS, addContacts, contactInputSchema } from '../campaign-data/contacts';
 import type { AppServices } from '../app-services';
 

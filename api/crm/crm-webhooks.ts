@@ -8,7 +8,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
 import { crmDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
-import { isUuid } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 
 interface VerifiedConnection {

@@ -27,7 +27,8 @@ import { exportJobWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { exportJobWorkflow } from '../../workflows/exports/export-job';
 import type { Principal } from '../door/principal';
 import { ApiError, forbidden } from '../http/api-error';
-import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 
 /**

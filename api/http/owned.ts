@@ -1,6 +1,6 @@
 import { forbidden } from './api-error';
 import type { Principal } from '../door/principal';
-import { isUuid } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 
 /**
  * One row of the caller's workspace by id, read by `find` with the workspace in its WHERE clause: an id

@@ -1,6 +1,5 @@
 import { z } from 'zod';
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { UUID_PATTERN } from '../../lib/uuid';
 
 /**
  * A whole number in a query string, written in decimal digits. Not z.coerce.number(): it reads `offset=`
@@ -17,7 +16,7 @@ function queryInteger(min: number, max: number, fallback: number) {
  * Query of a cursor-paginated list: limit (default and maximum per endpoint) and an opaque cursor. A
  * cursor carries the id of the row a page ended at, in the form the list's ids take (uuids unless said).
  */
-export function cursorQuery(defaultLimit: number, maxLimit: number, idPattern: RegExp = UUID) {
+export function cursorQuery(defaultLimit: number, maxLimit: number, idPattern: RegExp = UUID_PATTERN) {
   return {
     limit: queryInteger(1, maxLimit, defaultLimit),
     cursor: z

@@ -16,7 +16,7 @@ import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../.
 import { journeyRunStateQuery, recoverUpdate } from '../../lib/temporal/messages';
 import type { Principal } from '../door/principal';
 import { ApiError, forbidden } from '../http/api-error';
-import { isUuid } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { findOwnedJourney } from './journeys';
 

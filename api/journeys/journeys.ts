@@ -3,7 +3,7 @@ import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
 import { buildCatalog, validateJourney, type JourneyDefinition, type VariableCatalog } from '../../lib/journeys';
 import { ApiError, forbidden } from '../http/api-error';
-import { isUuid } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 
 /** A definition whose graph breaks a rule: 422 workflow_invalid (the spec's code), details naming the nodes. */
 function journeyInvalid(details: string[]) {

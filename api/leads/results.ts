@@ -9,7 +9,8 @@ import {
 import { forbidden } from '../http/api-error';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../door/principal';
-import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
+import { findOwnedCampaign } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
 

@@ -4,7 +4,7 @@ import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import { isInboundReady, type InboundAgent } from '../../lib/agents/inbound-readiness';
 import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
 import type { Principal } from '../door/principal';
-import { isUuid } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 

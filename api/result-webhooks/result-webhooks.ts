@@ -3,7 +3,7 @@ import type { Principal } from '../door/principal';
 import { forbidden } from '../http/api-error';
 import type { AppServices } from '../app-services';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
-import { isUuid } from '../campaigns/campaigns';
+import { isUuid } from '../../lib/uuid';
 
 /** The workspace's live endpoints, newest first. The secret is never read here. */
 export async function listResultWebhookEndpoints({ db }: AppServices, principal: Principal) {

@@ -1,8 +1,8 @@
 import type { CallTranslation } from '../../generated/prisma/client';
-import { createApertiumTranslator } from '../../lib/translations/apertium-translator';
 import { TranslationError, type Translator } from '../../lib/translations/translator';
 import { transcriptSchema, type Transcript } from '../../lib/calls/transcript';
-import { configVariables, type Config } from '../../lib/config';
+import { configVariables } from '../../lib/config';
+import { translatorFromConfig } from '../../lib/providers';
 import { ErrorCode } from '../../lib/error-codes';
 import { choosePair } from '../../lib/translations/translation-languages';
 import { ApiError } from '../http/api-error';
@@ -109,13 +109,6 @@ function transcriptOf(call: { id: string; transcript: unknown }): Transcript {
 async function agentLanguageOf({ db }: AppServices, agentId: string | null): Promise<string> {
   const agent = agentId ? await db.agent.findUnique({ where: { id: agentId }, select: { language: true } }) : null;
   return agent?.language ?? DEFAULT_SOURCE_LANGUAGE;
-}
-
-type TranslationConfig = Pick<Config, 'APERTIUM_BIN' | 'TRANSLATION_TIMEOUT_MS'>;
-
-/** The embedded translator of a process: Debian's apertium as the config names it. */
-export function translatorFromConfig(config: TranslationConfig): Translator {
-  return createApertiumTranslator({ apertiumPath: config.APERTIUM_BIN, timeoutMs: config.TRANSLATION_TIMEOUT_MS });
 }
 
 let fromEnvironment: Translator | undefined;

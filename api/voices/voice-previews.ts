@@ -1,9 +1,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createEspeakNgSynthesizer } from '../../lib/voices/espeak-ng-speech';
 import { SpeechSynthesisError, type SpeechSynthesizer } from '../../lib/voices/speech';
 import { configVariables, type Config } from '../../lib/config';
+import { speechSynthesizersFromConfig } from '../../lib/providers';
 import { ErrorCode } from '../../lib/error-codes';
 import { findVoice, previewSentenceOf } from '../../lib/voices/voices';
 import { ApiError } from '../http/api-error';
@@ -96,13 +96,7 @@ type SpeechConfig = Pick<Config, 'ESPEAK_NG_PATH' | 'LAME_PATH' | 'SPEECH_TIMEOU
 export function voicePreviewsFromConfig(config: SpeechConfig): VoicePreviews {
   return createVoicePreviews({
     dir: path.resolve(config.PREVIEW_CACHE_DIR),
-    synthesizers: [
-      createEspeakNgSynthesizer({
-        espeakPath: config.ESPEAK_NG_PATH,
-        lamePath: config.LAME_PATH,
-        timeoutMs: config.SPEECH_TIMEOUT_MS,
-      }),
-    ],
+    synthesizers: speechSynthesizersFromConfig(config),
   });
 }
 

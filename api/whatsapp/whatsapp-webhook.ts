@@ -33,6 +33,7 @@ import { ApiError } from '../http/api-error';
 import { rawBodyOf } from '../http/register-routes';
 import type { AppServices } from '../app-services';
 import { log } from '../../lib/log';
+import { isUuid } from '../../lib/uuid';
 
 /** The actor of the ledger entries a status webhook writes. */
 const WEBHOOK_ACTOR: CreditActor = { type: 'system', id: 'whatsapp-webhook' };
@@ -154,7 +155,6 @@ async function recordOtherChange(sql: RunSql, provider: string, entryId: string,
   await sql(RECORD_OTHER_SQL, provider, `other:${entryId}:${digest}`);
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const at = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
 
 /**
@@ -231,7 +231,7 @@ async function applyStatus(
     at(status.timestamp),
     error?.code ?? null,
     error ? (error.title ?? error.message ?? null) : null,
-    callbackData && UUID.test(callbackData) ? callbackData : null,
+    callbackData && isUuid(callbackData) ? callbackData : null,
   );
   if (!row) return null;
   const settle = billingOutcome(row.status);

@@ -1,5 +1,6 @@
 import type { Database } from '../database';
 import { callsPlaced } from '../metrics/calls';
+import { isUuid } from '../uuid';
 
 /**
  * A campaign's lines: Campaign.callsInFlight counts its calls recorded as dialing. Each function here
@@ -16,8 +17,6 @@ export interface AttemptDecision {
   verdict: AttemptVerdict;
   phone: string;
 }
-
-const UUID = /^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$/i;
 
 /** Now, as the UTC wall-clock time the call columns (timestamp without time zone) hold. */
 export const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
@@ -77,7 +76,7 @@ export async function takeLine(
     attempt.attemptId,
     attempt.provider,
     attempt.workflowId ?? null,
-    attempt.agentId && UUID.test(attempt.agentId) ? attempt.agentId : null,
+    attempt.agentId && isUuid(attempt.agentId) ? attempt.agentId : null,
   );
   if (!row) return null;
   const verdict: AttemptVerdict = row.started

@@ -1,6 +1,6 @@
-import type { Carrier, CarrierCallSnapshot, CarrierDialRequest } from '../../lib/calls/carrier';
-import type { Transcript } from '../../lib/calls/transcript';
-import { createJsonHttp, type JsonHttpResponse } from '../../lib/http/json-http';
+import type { Carrier, CarrierCallSnapshot, CarrierDialRequest } from './carrier';
+import type { Transcript } from './transcript';
+import { createJsonHttp, type JsonHttpResponse } from '../http/json-http';
 
 /** Sockets kept open to the carrier: a worker's dials at once (its activity slots) need no more. */
 const CARRIER_SOCKETS = 64;

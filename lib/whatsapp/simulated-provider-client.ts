@@ -1,10 +1,10 @@
-import { createJsonHttp, type JsonHttpResponse } from '../../lib/http/json-http';
+import { createJsonHttp, type JsonHttpResponse } from '../http/json-http';
 import {
   WhatsAppProviderError,
   type WhatsAppProvider,
   type WhatsAppQualityRating,
   type WhatsAppTemplateStatus,
-} from '../../lib/whatsapp/provider';
+} from './provider';
 
 /** The Graph API version the client speaks (the simulator takes any vN.N). */
 export const GRAPH_API_VERSION = 'v21.0';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/database';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
-import { createSimulatedCarrierClient } from '../../simulators/carrier/client';
+import { createSimulatedCarrierClient } from '../../lib/calls/simulated-carrier-client';
 import { startTestApi, type RunningApi } from '../support/api';
 import { TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
