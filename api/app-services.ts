@@ -1,14 +1,14 @@
 import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../lib/database';
 import type { SqlPool } from '../lib/sql-pool';
-import type { BackgroundAudioTools } from './background-audio/background-audio';
+import type { BackgroundAudioTools } from '../lib/background-audio/platform-files';
 import type { SoxOptions } from '../lib/background-audio/sox';
 import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { ChatProvider } from '../lib/chat/provider';
 import type { Translator } from '../lib/translations/translator';
 import type { LeadDispatcher } from '../lib/temporal/lead-dispatch';
 import type { StartQueue } from '../lib/temporal/start-queue';
-import type { VoicePreviews } from './voices/voice-previews';
+import type { VoicePreviews } from '../lib/voices/previews';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {

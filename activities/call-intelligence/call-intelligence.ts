@@ -20,7 +20,7 @@ export interface CallIntelligenceDependencies {
 const failure = (type: ErrorCode, message: string, nonRetryable: boolean) =>
   ApplicationFailure.create({ type, message, nonRetryable });
 
-/** The activities of callIntelligenceWorkflow (workflows/call-intelligence/call-intelligence/call-intelligence.ts). */
+/** The activities of callIntelligenceWorkflow (workflows/call-intelligence/call-intelligence.ts). */
 export function createCallIntelligenceActivities({
   db,
   calls,

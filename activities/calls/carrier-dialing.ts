@@ -4,7 +4,7 @@ import {
   RECHECK_AFTER_DEADLINE_MS,
   RECHECKS_AFTER_DEADLINE,
 } from '../../lib/calls/call-deadline';
-import type { ActivityDependencies } from '../index';
+import type { ActivityDependencies } from '../dependencies';
 import type { CarrierAgent, CarrierDialRequest } from '../../lib/calls/carrier';
 import { DEFAULT_STATUS_CALLBACK_EVENTS } from '../../lib/calls/call-states';
 
@@ -58,7 +58,7 @@ function leadOfCall(call: {
 
 /**
  * What placing a recorded call through the carrier takes, for a lead's attempt (activities/dial-ladder/calls.ts) and
- * a test call (activities/test-calls/test-calls/test-calls.ts) alike: the dial request, the carrier's id recorded once, and the
+ * a test call (activities/test-calls/test-calls.ts) alike: the dial request, the carrier's id recorded once, and the
  * deadline the waiting workflow is given.
  */
 export function createCarrierDialing({

@@ -5,7 +5,7 @@ import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker
 import { Prisma } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignChangedSignal } from '../../lib/temporal/messages';
-import type { ActivityDependencies } from '../index';
+import type { ActivityDependencies } from '../dependencies';
 import { hangUpCampaignCalls } from '../calls/call-hangup';
 
 export function createCampaignActivities({ db, temporal, calls }: ActivityDependencies) {

@@ -9,7 +9,7 @@ import {
 import type { CallOutcome } from '../../lib/calls/call-outcomes';
 import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
-import type { ActivityDependencies } from '../index';
+import type { ActivityDependencies } from '../dependencies';
 import { timeZonesOf } from './phone-time-zones';
 import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
 import { prismaSql } from '../../lib/run-sql';

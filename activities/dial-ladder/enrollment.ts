@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { leadWorkflowKind, startLeadWorkflow, type StoredLead } from '../../lib/temporal/start-lead-workflow';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { ActivityDependencies } from '../index';
+import type { ActivityDependencies } from '../dependencies';
 
 export interface EnrollmentStep {
   /** done: every contact is a lead, or the campaign stopped. waiting: the campaign is not running. */

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import type { RecordedRecovery } from '../../lib/journeys/awaiting';
 import type { JourneyDefinition } from '../../lib/journeys/definition';
 import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
-import type { ActivityDependencies } from '../index';
+import type { ActivityDependencies } from '../dependencies';
 import { timeZonesOf } from '../dial-ladder/phone-time-zones';
 
 export interface JourneyTrigger {

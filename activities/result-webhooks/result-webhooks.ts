@@ -13,7 +13,7 @@ import {
 import { generateDeliveryId, signWebhook } from '../../lib/result-webhooks/result-webhooks';
 import { webhookDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { LeadDialResult } from '../../workflows/dial-ladder/lead-dial';
-import type { ActivityDependencies } from '../index';
+import type { ActivityDependencies } from '../dependencies';
 
 export const LEAD_FINISHED = 'lead.finished';
 

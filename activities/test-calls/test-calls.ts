@@ -7,7 +7,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import type { TestCallInput, TestCallResult } from '../../lib/test-calls/test-call';
 import { endCall } from '../../lib/calls/call-lines';
 import { createCarrierDialing, type DialedCall } from '../calls/carrier-dialing';
-import type { ActivityDependencies } from '../index';
+import type { ActivityDependencies } from '../dependencies';
 
 /** The actor of the entries a test call's workflow writes. */
 const TEST_CALL_BILLING_ACTOR: CreditActor = { type: 'system', id: 'testCallWorkflow' };

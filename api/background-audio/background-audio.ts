@@ -7,8 +7,8 @@ import {
   PLATFORM_AUDIO_MEDIA_TYPE,
   PLATFORM_BACKGROUND_AUDIO,
 } from '../../lib/background-audio/platform-assets';
-import { createPlatformAudio, type PlatformAudio } from '../../lib/background-audio/platform-files';
-import type { SoxOptions } from '../../lib/background-audio/sox';
+import { createPlatformAudio } from '../../lib/background-audio/platform-files';
+import type { BackgroundAudioTools } from '../../lib/background-audio/platform-files';
 import { AudioRefused, measureUpload, UPLOAD_LIMITS } from '../../lib/background-audio/uploads';
 import { configVariables, type Config } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
@@ -17,12 +17,6 @@ import { ApiError } from '../http/api-error';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
-
-/** sox as the process runs it, and the platform's files it makes with it. */
-export interface BackgroundAudioTools {
-  sox: SoxOptions;
-  platform: PlatformAudio;
-}
 
 /** The spec's background audio asset (section 2). */
 export interface BackgroundAudioAsset {

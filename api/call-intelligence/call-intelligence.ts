@@ -7,7 +7,7 @@ import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 
 /**
- * Starts a re-run of a call's extraction and evaluation (workflows/call-intelligence/call-intelligence/call-intelligence.ts) and answers its
+ * Starts a re-run of a call's extraction and evaluation (workflows/call-intelligence/call-intelligence.ts) and answers its
  * job id. Each request is a job of its own; the caller sees it done when GET /calls/{id} answers
  * intelligence.jobId equal to it. A call without a transcript has nothing to extract from: 409.
  */

@@ -8,7 +8,7 @@ import type { AppServices } from '../app-services';
  * Writes a campaign in one transaction with a check that the agent it names (agentId, when given) is a
  * live agent of the caller's workspace: 400 invalid_body on agentId otherwise, and nothing is written.
  * The campaign's row is written (and so locked) first, then the agent is locked FOR SHARE: the same
- * order as a campaign starting (activities/campaigns/campaigns/campaigns.ts), so the two never wait on each other in a
+ * order as a campaign starting (activities/campaigns/campaigns.ts), so the two never wait on each other in a
  * cycle, and DELETE /agents/{id} either sees the campaign use the agent or the write sees it gone.
  */
 export async function writeNamingAgent<T>(

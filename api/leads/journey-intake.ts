@@ -6,8 +6,8 @@ import { LIVE_RUN_STATUSES } from '../../lib/journeys/run-statuses';
 import { ApiError } from '../http/api-error';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
-import { upsertLeads, type LeadRow } from './lead-rows';
-import type { Admission, LeadToAdmit, StoredLeads } from './leads';
+import { upsertLeads } from './lead-rows';
+import type { Admission, LeadRow, LeadToAdmit, StoredLeads } from './admission';
 
 /** Saved revisions never change, so a process may keep them. */
 const revisionCache = new Map<string, JourneyDefinition>();

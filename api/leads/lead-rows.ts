@@ -2,17 +2,7 @@ import type { PoolClient } from 'pg';
 import type { Campaign } from '../../generated/prisma/client';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { Principal } from '../door/principal';
-import type { LeadToAdmit } from './leads';
-
-/** A lead's row as intake reads it back. Shared by the CLASSIC (leads.ts) and JOURNEY (journey-intake.ts) intake. */
-export interface LeadRow {
-  id: string;
-  idempotencyKey: string;
-  workflowId: string;
-  workflowStartedAt: Date | null;
-  /** This statement inserted the row (PostgreSQL's xmax is 0 for a row no transaction has updated). */
-  inserted: boolean;
-}
+import type { LeadRow, LeadToAdmit } from './admission';
 
 /**
  * Inserts the leads whose keys are new and returns the row of every key, new or not, in one

@@ -7,32 +7,11 @@ import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
 import { storeJourneyLeads } from './journey-intake';
-import { upsertLeads, type LeadRow } from './lead-rows';
+import { upsertLeads } from './lead-rows';
+import type { Admission, LeadToAdmit, StoredLeads } from './admission';
 import { log } from '../../lib/log';
 
-export interface LeadInput {
-  phone: string;
-  name?: string;
-  fields: Record<string, unknown>;
-}
-
-export interface LeadToAdmit {
-  lead: LeadInput;
-  idempotencyKey: string;
-}
-
-export type Admission =
-  | { outcome: 'queued' | 'duplicate'; leadId: string; undeclaredVariables: string[] }
-  | { outcome: 'rejected'; leadId: null; retryable: true; error: ErrorCode; reason: string }
-  | { outcome: 'invalid'; leadId: null; issues: Array<{ path: string[]; message: string; code: string }> };
-
-/** What storing a request's leads gave: the row of each admitted key, and the answer of each key refused. */
-export interface StoredLeads {
-  rows: LeadRow[];
-  refused: Map<string, Admission>;
-  /** JOURNEY: the lead field names the graph never reads. */
-  undeclaredVariables?: (lead: LeadInput) => string[];
-}
+export type { Admission, LeadInput, LeadToAdmit, StoredLeads } from './admission';
 
 /** The campaign a push goes to, or the refusal of the whole push. */
 export async function campaignAcceptingLeads(

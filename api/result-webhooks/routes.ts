@@ -27,7 +27,7 @@ const deliverySchema = z.object({
   deliveredAt: z.string().nullable(),
 });
 
-/** Delivery ids are msg_<base64url> (lib/result-webhooks/result-webhooks/result-webhooks.ts), the webhook-id header receivers see. */
+/** Delivery ids are msg_<base64url> (lib/result-webhooks/result-webhooks.ts), the webhook-id header receivers see. */
 const deliveriesQuery = z.object(cursorQuery(30, 100, /^msg_[A-Za-z0-9_-]{1,64}$/));
 
 export const resultWebhookRoutes = [

@@ -13,7 +13,7 @@ export interface InboundAgent {
  * A number is ready for inbound calls (inboundReady) when all of these hold:
  * - it takes calls (capabilities.voice);
  * - it routes to an agent, and that agent exists and is not deleted;
- * - the agent's voice is in the catalogue (lib/voices/voices/voices.ts), so it can speak;
+ * - the agent's voice is in the catalogue (lib/voices/voices.ts), so it can speak;
  * - the agent's script has a non-empty openingLine, so it has something to answer with.
  * Questions and closing may be empty: an agent that only greets can still answer.
  */

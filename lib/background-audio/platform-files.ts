@@ -91,3 +91,9 @@ export function createPlatformAudio(options: PlatformAudioOptions): PlatformAudi
     },
   };
 }
+
+/** sox as the process runs it, and the platform's files it makes with it (AppServices.backgroundAudio). */
+export interface BackgroundAudioTools {
+  sox: SoxOptions;
+  platform: PlatformAudio;
+}

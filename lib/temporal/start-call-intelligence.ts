@@ -6,7 +6,7 @@ import { callIntelligenceWorkflowId } from './workflow-ids';
 const START_DEADLINE_MS = 5_000;
 
 /**
- * Starts the call intelligence of a call (workflows/call-intelligence/call-intelligence/call-intelligence.ts) and answers its workflow id.
+ * Starts the call intelligence of a call (workflows/call-intelligence/call-intelligence.ts) and answers its workflow id.
  * Without rerunId it is the one run made when the answered call ended; with one it is the re-run that
  * request asked for. Starting twice is harmless: the id is refused a second run (already started is fine).
  */

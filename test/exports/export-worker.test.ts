@@ -41,7 +41,7 @@ describe('the export worker process (worker/export-worker.ts)', () => {
     expect(urls).toEqual(
       expect.arrayContaining([
         'worker/create-export-worker.ts',
-        'activities/exports/exports/exports.ts',
+        'activities/exports/exports.ts',
         'lib/exports/export-rows.ts',
         'lib/sql-pool.ts',
       ]),

@@ -359,7 +359,7 @@ export const replayScenarios: ReplayScenario[] = [
   journeyReviewedByUpdate,
   exportJobScenario,
   liveSheetScenario,
-  // Call intelligence of a call with a stored transcript (workflows/call-intelligence/call-intelligence/call-intelligence.ts).
+  // Call intelligence of a call with a stored transcript (workflows/call-intelligence/call-intelligence.ts).
   callIntelligenceScenario,
   testCallScenario,
   billedTestCallScenario,
