@@ -3,10 +3,41 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectEslint } from './support/project-eslint';
-import { importCycles, valueImportGraph } from './support/value-imports';
+import { importCycles, importGraph, upwardArrows } from './support/import-graph';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
-const SOURCE_FOLDERS = ['api', 'workflows', 'activities', 'lib', 'cli', 'worker', 'scripts', 'test', 'bench', 'prisma'];
+const SOURCE_FOLDERS = [
+  'api',
+  'workflows',
+  'activities',
+  'lib',
+  'cli',
+  'worker',
+  'simulators',
+  'scripts',
+  'test',
+  'bench',
+  'prisma',
+];
+
+/**
+ * What each layer's files may import (docs/architecture.md#the-layers): lib/ serves every layer and imports none;
+ * workflows/ import lib/ (and activities/ as types, which the determinism fence checks); activities/ and api/
+ * are siblings over lib/ that never import each other; the entry points (worker/, cli/) compose. The Temporal
+ * client floor is lib/temporal/: nothing outside workflows/ and worker/ reaches workflows/. scripts/, bench/
+ * and test/ drive the whole product and may import anything.
+ */
+const LAYERS: Record<string, readonly string[]> = {
+  lib: ['lib', 'generated'],
+  workflows: ['workflows', 'lib', 'activities'],
+  activities: ['activities', 'lib', 'generated'],
+  api: ['api', 'lib', 'generated'],
+  simulators: ['simulators', 'lib', 'generated'],
+  prisma: ['prisma', 'lib', 'generated'],
+  worker: ['worker', 'activities', 'workflows', 'lib', 'generated'],
+  // The operator CLI runs the API's use cases (publishing a journey) and finds the dev stack's database.
+  cli: ['cli', 'api', 'lib', 'generated', 'scripts'],
+};
 const eslint = projectEslint;
 
 /** The rules a source broke, as if it were the file at filePath. */
@@ -22,7 +53,7 @@ describe('the layering of the folders (eslint.config.js)', () => {
     for (const source of [
       "import type { LeadState } from '../workflows/lead-dial';\nexport type X = LeadState;\n",
       "import type { Activities } from '../../activities';\nexport type X = Activities;\n",
-      "import { upsertLeads } from '../api/services/lead-rows';\nexport const x = upsertLeads;\n",
+      "import { upsertLeads } from '../../api/leads/lead-rows';\nexport const x = upsertLeads;\n",
     ])
       expect(await ruleIdsOf('lib/journeys/example.ts', source)).toContain(RESTRICTED);
     expect(
@@ -33,19 +64,25 @@ describe('the layering of the folders (eslint.config.js)', () => {
     ).toEqual([]);
   });
 
-  it('api/http imports nothing from api/services but the type of what handlers get', async () => {
+  it('api/http imports no feature of api/ (but the door) and takes AppServices as a type only', async () => {
     expect(
       await ruleIdsOf(
         'api/http/example.ts',
-        "import { logCampaignRequests } from '../services/api-logs';\nexport const x = logCampaignRequests;\n",
+        "import { logCampaignRequests } from '../campaign-data/api-logs';\nexport const x = logCampaignRequests;\n",
       ),
     ).toContain(RESTRICTED);
     expect(
       await ruleIdsOf(
         'api/http/example.ts',
-        "import type { AppServices } from '../services';\nexport type X = AppServices;\n",
+        "import { appServicesOf } from '../app-services';\nexport const x = appServicesOf;\n",
       ),
-    ).toEqual([]);
+    ).toContain(RESTRICTED);
+    for (const allowed of [
+      "import type { AppServices } from '../app-services';\nexport type X = AppServices;\n",
+      "import { authenticate } from '../door/authenticate';\nexport const x = authenticate;\n",
+      "import { isUuid } from '../../lib/uuid';\nexport const x = isUuid;\n",
+    ])
+      expect(await ruleIdsOf('api/http/example.ts', allowed)).toEqual([]);
   });
 
   it('outside workflows/, workflow code is imported as types only; messages come from lib/temporal/messages', async () => {
@@ -98,31 +135,52 @@ describe('one home for signals, updates and queries (eslint.config.js)', () => {
   });
 });
 
-describe('value-import cycles', () => {
-  it('there are none in the project (a cycle of type-only imports is fine: types are erased)', () => {
-    expect(importCycles(valueImportGraph(projectRoot, SOURCE_FOLDERS))).toEqual([]);
+describe('import cycles, type-only imports included', () => {
+  it('there are none in the project', () => {
+    expect(importCycles(importGraph(projectRoot, SOURCE_FOLDERS))).toEqual([]);
   });
 
-  it('are found through static and dynamic imports, and type-only imports are not counted', () => {
-    const dir = mkdtempSync(path.join(os.tmpdir(), 'import-cycles-'));
+  it('are found through type-only imports, import() types and dynamic imports', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'type-cycles-'));
     try {
       const files: Record<string, string> = {
-        'a.ts': "import { b } from './b';\nexport const a = () => b;\n",
-        'b.ts': "import { a } from './a';\nexport const b = () => a;\n",
-        'c.ts': "export const c = async () => (await import('./d')).d;\n",
-        'd.ts': "import { c } from './c';\nexport const d = c;\n",
-        'e.ts': "import type { F } from './f';\nexport type E = F;\nexport const e = 1;\n",
-        'f.ts': "import { e, type E } from './e';\nexport type F = E;\nexport const f = e;\n",
-        'g.ts': "import { type H } from './h';\nexport type G = H;\n",
-        'h.ts': "export { type G as H } from './g';\n",
+        'a.ts': "import type { B } from './b';\nexport type A = B;\n",
+        'b.ts': "export type B = import('./a').A;\n",
+        'c.ts': "export { type D as C } from './d';\n",
+        'd.ts': "import type { C } from './c';\nexport type D = C;\n",
+        'e.ts': "export const e = async () => (await import('./f')).f;\n",
+        'f.ts': "import { e } from './e';\nexport const f = e;\n",
+        'g.ts': "import type { H } from './h';\nexport type G = H;\n",
+        'h.ts': 'export type H = string;\n',
       };
       for (const [name, code] of Object.entries(files)) writeFileSync(path.join(dir, name), code);
-      expect(importCycles(valueImportGraph(dir, ['.']))).toEqual([
+      expect(importCycles(importGraph(dir, ['.']))).toEqual([
         ['a.ts', 'b.ts'],
         ['c.ts', 'd.ts'],
+        ['e.ts', 'f.ts'],
       ]);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('arrows that run back up', () => {
+  it('there are none: activities/ never import api/, api/ never imports activities/, lib/ imports no layer', () => {
+    expect(upwardArrows(importGraph(projectRoot, SOURCE_FOLDERS), LAYERS)).toEqual([]);
+  });
+
+  it('are found, type-only imports included, and a folder free to import anything is not held back', () => {
+    const graph = new Map([
+      ['activities/calls/a.ts', ['api/leads/b.ts', 'lib/c.ts']],
+      ['api/leads/b.ts', ['activities/calls/a.ts', 'lib/c.ts']],
+      ['lib/c.ts', ['workflows/d.ts']],
+      ['test/e.test.ts', ['api/leads/b.ts', 'activities/calls/a.ts']],
+    ]);
+    expect(upwardArrows(graph, LAYERS)).toEqual([
+      'activities/calls/a.ts -> api/leads/b.ts',
+      'api/leads/b.ts -> activities/calls/a.ts',
+      'lib/c.ts -> workflows/d.ts',
+    ]);
   });
 });

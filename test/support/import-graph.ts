@@ -4,11 +4,10 @@ import ts from 'typescript';
 import { stronglyConnectedComponents } from '../../lib/strongly-connected-components';
 
 /**
- * The project's value imports: for each source file, the project files it imports or re-exports
- * something from that exists at run time, statically or with `import()`. `import type`, `export type`
- * and imports whose every name is marked `type` are left out (they are erased), as are packages.
+ * Every import between the project's files, type-only ones included (`import type`, `export type`,
+ * `import('…')` in a type position): a loop of types is still a loop a reader has to follow.
  */
-export function valueImportGraph(root: string, folders: readonly string[]): Map<string, string[]> {
+export function importGraph(root: string, folders: readonly string[]): Map<string, string[]> {
   const graph = new Map<string, string[]>();
   for (const file of folders.flatMap((folder) => sourceFiles(path.join(root, folder)))) {
     const source = ts.createSourceFile(
@@ -20,9 +19,10 @@ export function valueImportGraph(root: string, folders: readonly string[]): Map<
     );
     const specifiers = [
       ...source.statements
-        .filter(isValueImport)
+        .filter((statement) => ts.isImportDeclaration(statement) || ts.isExportDeclaration(statement))
         .map((statement) => (statement as ts.ImportDeclaration | ts.ExportDeclaration).moduleSpecifier),
       ...dynamicImports(source),
+      ...typeImports(source),
     ];
     const targets = specifiers
       .filter(
@@ -47,24 +47,6 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
     .map((component) => component.sort());
 }
 
-function isValueImport(statement: ts.Statement): boolean {
-  if (ts.isImportDeclaration(statement)) {
-    const clause = statement.importClause;
-    if (!clause) return true; // import './side-effect'
-    if (clause.isTypeOnly) return false;
-    if (clause.name) return true;
-    const bindings = clause.namedBindings;
-    if (!bindings || ts.isNamespaceImport(bindings)) return true;
-    return bindings.elements.length === 0 || bindings.elements.some((element) => !element.isTypeOnly);
-  }
-  if (ts.isExportDeclaration(statement)) {
-    if (statement.isTypeOnly || !statement.moduleSpecifier) return false;
-    const clause = statement.exportClause;
-    return !clause || !ts.isNamedExports(clause) || clause.elements.some((element) => !element.isTypeOnly);
-  }
-  return false;
-}
-
 /** The specifiers of `import('…')` anywhere in the file. */
 function dynamicImports(source: ts.SourceFile): ts.Expression[] {
   const found: ts.Expression[] = [];
@@ -75,6 +57,34 @@ function dynamicImports(source: ts.SourceFile): ts.Expression[] {
   };
   visit(source);
   return found;
+}
+
+/** The specifiers of `import('…')` types anywhere in the file. */
+function typeImports(source: ts.SourceFile): ts.Expression[] {
+  const found: ts.Expression[] = [];
+  const visit = (node: ts.Node) => {
+    if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument)) found.push(node.argument.literal);
+    ts.forEachChild(node, visit);
+  };
+  visit(source);
+  return found;
+}
+
+/**
+ * The imports that run back up: from a file of one top-level folder to a folder its layer may not reach
+ * (`allowed` maps a folder to the folders its files may import; a folder not in it may import anything).
+ */
+export function upwardArrows(
+  graph: Map<string, string[]>,
+  allowed: Readonly<Record<string, readonly string[]>>,
+): string[] {
+  const topOf = (file: string) => file.split(/[\\/]/)[0]!;
+  return [...graph].flatMap(([file, targets]) => {
+    const reachable = allowed[topOf(file)];
+    return reachable
+      ? targets.filter((target) => !reachable.includes(topOf(target))).map((target) => `${file} -> ${target}`)
+      : [];
+  });
 }
 
 function resolve(fromDir: string, specifier: string): string | null {
