@@ -3,6 +3,8 @@
 # `npm run start:cluster` (this script with --cluster): the production shape, README "Production-shaped cluster".
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
+# First: everything after, npm and npx included, runs on the Node.js .nvmrc pins (docs/runtime.md).
+ensure_node
 ensure_node_modules
 if [ "${1:-}" = --cluster ]; then
   export WORKSPACE_STACK=cluster
