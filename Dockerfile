@@ -9,7 +9,9 @@
 #   docker run ... outbound-workspace-backend npx prisma migrate deploy             -> migrations
 #   docker run ... outbound-workspace-backend node dist/cli/admin.js workspace ...  -> operator CLI
 
-FROM node:20-bookworm-slim AS base
+# The Node.js major .nvmrc pins for `npm start` and `npm test` (docs/runtime.md): the tag follows its newest patch
+# release, so a rebuild takes the line's security fixes; test/node-runtime.test.ts checks the major matches.
+FROM node:24-bookworm-slim AS base
 WORKDIR /app
 # Prisma's CLI probes OpenSSL to identify the platform, even with the JS/WASM engines this project uses.
 RUN apt-get update \

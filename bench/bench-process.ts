@@ -33,6 +33,8 @@ export function startBenchProcess(
   nodeArgs: string[] = [],
   /** Another checkout to run the entry from (bench/carrier-ladder.ts's baseline); default this one. */
   cwd = projectRoot,
+  /** Another node binary to run it on (bench/startup.ts's BENCH_BASELINE_NODE); default the bench's own. */
+  node = process.execPath,
 ): BenchProcess {
   // worker/main.ts and worker/export-worker.ts may start in the same millisecond: each log is named by its entry.
   const compiled = entry.endsWith('.js');
@@ -43,7 +45,7 @@ export function startBenchProcess(
     .join('-')}`;
   const log = path.join(os.tmpdir(), `bench-${name}-${process.pid}-${Date.now()}.log`);
   const output = openSync(log, 'w');
-  const child = spawn(process.execPath, [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), entry], {
+  const child = spawn(node, [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), entry], {
     cwd,
     // info: the benches wait for the processes' start lines ("worker polling task queue"), JSON lines at info.
     env: { ...process.env, LOG_LEVEL: 'info', ...env },

@@ -6,6 +6,11 @@
 // (Worker.create done with its prebuilt workflow bundle: the tsx worker loads one bundled from the sources, the
 // compiled worker dist/workflow-bundle.js). Idle RSS: VmRSS after BENCH_IDLE_SECONDS (default 10) with nothing
 // to do. BENCH_RUNS (default 5) runs of each. Writes bench/results/startup.json and .md.
+//
+// BENCH_BASELINE_NODE=/usr/bin/node (another node binary): both, tsx and compiled, on that node and on the one
+// running the bench (the pinned one, docs/runtime.md), all four alternating in the same run; writes
+// bench/results/startup-nodes.json and .md instead.
+import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,8 +25,23 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 5);
 const IDLE_SECONDS = Number(process.env.BENCH_IDLE_SECONDS ?? 10);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-type Variant = 'tsx' | 'compiled';
+type Build = 'tsx' | 'compiled';
 type Role = 'api' | 'worker';
+/** A way of running the API and the worker: through tsx or compiled, on one node binary. */
+interface Variant {
+  build: Build;
+  node: string;
+  nodeVersion: string;
+}
+const BASELINE_NODE = process.env.BENCH_BASELINE_NODE;
+const nodeVersionOf = (node: string) => execFileSync(node, ['--version']).toString().trim();
+const nodes = BASELINE_NODE ? [BASELINE_NODE, process.execPath] : [process.execPath];
+const variants: Variant[] = nodes.flatMap((node) =>
+  (['tsx', 'compiled'] as const).map((build) => ({ build, node, nodeVersion: nodeVersionOf(node) })),
+);
+if (BASELINE_NODE && variants[0]!.nodeVersion === process.version)
+  throw new Error(`BENCH_BASELINE_NODE ${BASELINE_NODE} is ${process.version} too: nothing to compare`);
+const keyOf = (variant: Variant) => `${variant.nodeVersion} ${variant.build}`;
 interface Sample {
   startMs: number;
   idleRssMb: number;
@@ -61,7 +81,7 @@ try {
   const buildStarted = performance.now();
   const distDir = buildAppLikeTheImage(appDir);
   const buildSeconds = Number(((performance.now() - buildStarted) / 1000).toFixed(1));
-  const entries: Record<Variant, Record<Role, string> & { bundlePath: string }> = {
+  const entries: Record<Build, Record<Role, string> & { bundlePath: string }> = {
     tsx: { api: 'api/main.ts', worker: 'worker/main.ts', bundlePath: stack.workflowBundlePath },
     compiled: {
       api: path.join(distDir, 'api/main.js'),
@@ -76,10 +96,10 @@ try {
     ...extra,
   });
 
-  const measureApi = async (variant: Variant): Promise<Sample> => {
+  const measureApi = async ({ build, node }: Variant): Promise<Sample> => {
     const port = await freePort();
     const started = performance.now();
-    const api = startBenchProcess(entries[variant].api, env({ PORT: String(port) }));
+    const api = startBenchProcess(entries[build].api, env({ PORT: String(port) }), [], undefined, node);
     for (;;) {
       const answered = await fetch(`http://127.0.0.1:${port}/health`).then(
         (response) => response.status,
@@ -87,7 +107,7 @@ try {
       );
       if (answered === 200) break;
       if (performance.now() - started > 60_000)
-        throw new Error(`${entries[variant].api} did not answer /health 200 within 60 s`);
+        throw new Error(`${entries[build].api} on ${node} did not answer /health 200 within 60 s`);
       await sleep(10);
     }
     const startMs = Math.round(performance.now() - started);
@@ -95,11 +115,14 @@ try {
     await stopAndWait(api);
     return sample;
   };
-  const measureWorker = async (variant: Variant): Promise<Sample> => {
+  const measureWorker = async ({ build, node }: Variant): Promise<Sample> => {
     const started = performance.now();
     const worker = startBenchProcess(
-      entries[variant].worker,
-      env({ WORKFLOW_BUNDLE_PATH: entries[variant].bundlePath }),
+      entries[build].worker,
+      env({ WORKFLOW_BUNDLE_PATH: entries[build].bundlePath }),
+      [],
+      undefined,
+      node,
     );
     await worker.printed('worker polling task queue', 60_000, 10);
     const startMs = Math.round(performance.now() - started);
@@ -108,52 +131,101 @@ try {
     return sample;
   };
 
-  const samples: Record<Variant, Record<Role, Sample[]>> = {
-    tsx: { api: [], worker: [] },
-    compiled: { api: [], worker: [] },
-  };
+  const samples = new Map<Variant, Record<Role, Sample[]>>(
+    variants.map((variant) => [variant, { api: [], worker: [] }]),
+  );
   const loadBefore = os.loadavg()[0]!;
   for (let run = 0; run < RUNS; run++) {
     // Alternating which goes first, so that a drift of the machine does not favour one.
-    for (const variant of (run % 2 === 0 ? ['tsx', 'compiled'] : ['compiled', 'tsx']) as Variant[]) {
-      samples[variant].api.push(await measureApi(variant));
-      samples[variant].worker.push(await measureWorker(variant));
+    for (const variant of run % 2 === 0 ? variants : [...variants].reverse()) {
+      const measured = samples.get(variant)!;
+      measured.api.push(await measureApi(variant));
+      measured.worker.push(await measureWorker(variant));
       console.error(
-        `run ${run + 1}/${RUNS} ${variant}: api ${samples[variant].api.at(-1)!.startMs} ms, worker ${samples[variant].worker.at(-1)!.startMs} ms`,
+        `run ${run + 1}/${RUNS} ${keyOf(variant)}: api ${measured.api.at(-1)!.startMs} ms, worker ${measured.worker.at(-1)!.startMs} ms`,
       );
     }
   }
-  const result = {
-    runs: RUNS,
-    idleSeconds: IDLE_SECONDS,
-    node: process.version,
-    cpus: os.cpus().length,
-    loadAverage: { before: Number(loadBefore.toFixed(2)), after: Number(os.loadavg()[0]!.toFixed(2)) },
-    buildSeconds,
-    tsx: { api: summary(samples.tsx.api), worker: summary(samples.tsx.worker) },
-    compiled: { api: summary(samples.compiled.api), worker: summary(samples.compiled.worker) },
+  const summaries = new Map(
+    variants.map((variant) => {
+      const measured = samples.get(variant)!;
+      return [variant, { api: summary(measured.api), worker: summary(measured.worker) }] as const;
+    }),
+  );
+  const loadAverage = { before: Number(loadBefore.toFixed(2)), after: Number(os.loadavg()[0]!.toFixed(2)) };
+  const cell = (variant: Variant, role: Role, figure: 'startMs' | 'idleRssMb') => {
+    const { median, min, max } = summaries.get(variant)![role][figure];
+    return figure === 'startMs' ? `${median} ms (${min}–${max})` : `${median} MB (${min}–${max})`;
   };
-  const row = (label: string, variant: Variant, role: Role) => {
-    const { startMs, idleRssMb } = result[variant][role];
-    return `| ${label} | ${startMs.median} ms (${startMs.min}–${startMs.max}) | ${idleRssMb.median} MB (${idleRssMb.min}–${idleRssMb.max}) |`;
-  };
-  writeBenchResults('startup', result, [
-    '# Start time and idle memory: tsx (before) and compiled (after)',
-    '',
-    `${RUNS} runs of each, alternating, in one run; Node ${process.version}, ${result.cpus} CPUs, load average ${result.loadAverage.before} at the start and ${result.loadAverage.after} at the end.`,
-    'Start: spawn to /health 200 (API), spawn to the worker\'s "polling" line (worker, prebuilt bundle). Idle RSS: VmRSS after',
-    `${IDLE_SECONDS} s with nothing to do. Servers: embedded PostgreSQL, Temporal dev server in memory. Median (min–max).`,
-    '',
-    '| process | start | idle RSS |',
-    '|-|-|-|',
-    row('API, `node --import tsx api/main.ts`', 'tsx', 'api'),
-    row('API, `node dist/api/main.js`', 'compiled', 'api'),
-    row('worker, `node --import tsx worker/main.ts`', 'tsx', 'worker'),
-    row('worker, `node dist/worker/main.js`', 'compiled', 'worker'),
-    '',
-    `\`npm run build\` (type check, emit, workflow bundle) took ${buildSeconds} s in this run.`,
-    '',
-  ]);
+  const variantOf = (build: Build, node = process.execPath) =>
+    variants.find((variant) => variant.build === build && variant.node === node)!;
+  const result = BASELINE_NODE ? nodesResult() : buildsResult();
+  function buildsResult() {
+    const result = {
+      runs: RUNS,
+      idleSeconds: IDLE_SECONDS,
+      node: process.version,
+      cpus: os.cpus().length,
+      loadAverage,
+      buildSeconds,
+      tsx: summaries.get(variantOf('tsx'))!,
+      compiled: summaries.get(variantOf('compiled'))!,
+    };
+    const row = (label: string, build: Build, role: Role) =>
+      `| ${label} | ${cell(variantOf(build), role, 'startMs')} | ${cell(variantOf(build), role, 'idleRssMb')} |`;
+    writeBenchResults('startup', result, [
+      '# Start time and idle memory: tsx (before) and compiled (after)',
+      '',
+      `${RUNS} runs of each, alternating, in one run; Node ${process.version}, ${result.cpus} CPUs, load average ${loadAverage.before} at the start and ${loadAverage.after} at the end.`,
+      'Start: spawn to /health 200 (API), spawn to the worker\'s "polling" line (worker, prebuilt bundle). Idle RSS: VmRSS after',
+      `${IDLE_SECONDS} s with nothing to do. Servers: embedded PostgreSQL, Temporal dev server in memory. Median (min–max).`,
+      '',
+      '| process | start | idle RSS |',
+      '|-|-|-|',
+      row('API, `node --import tsx api/main.ts`', 'tsx', 'api'),
+      row('API, `node dist/api/main.js`', 'compiled', 'api'),
+      row('worker, `node --import tsx worker/main.ts`', 'tsx', 'worker'),
+      row('worker, `node dist/worker/main.js`', 'compiled', 'worker'),
+      '',
+      `\`npm run build\` (type check, emit, workflow bundle) took ${buildSeconds} s in this run.`,
+      '',
+    ]);
+    return result;
+  }
+  function nodesResult() {
+    const [before, after] = [variantOf('tsx', BASELINE_NODE).nodeVersion, process.version];
+    const result = {
+      runs: RUNS,
+      idleSeconds: IDLE_SECONDS,
+      nodes: { before: { version: before, path: BASELINE_NODE }, after: { version: after, path: process.execPath } },
+      cpus: os.cpus().length,
+      loadAverage,
+      buildSeconds,
+      variants: Object.fromEntries(variants.map((variant) => [keyOf(variant), summaries.get(variant)!])),
+    };
+    const row = (label: string, build: Build, role: Role) => {
+      const [old, now] = [variantOf(build, BASELINE_NODE), variantOf(build)];
+      return `| ${label} | ${cell(old, role, 'startMs')} | ${cell(now, role, 'startMs')} | ${cell(old, role, 'idleRssMb')} | ${cell(now, role, 'idleRssMb')} |`;
+    };
+    writeBenchResults('startup-nodes', result, [
+      `# Start time and idle memory: Node ${before} (before) and Node ${after} (after)`,
+      '',
+      `${RUNS} runs of each of the four (two nodes, tsx and compiled), alternating, in one run; ${result.cpus} CPUs, load average ${loadAverage.before} at the start and ${loadAverage.after} at the end.`,
+      'Start: spawn to /health 200 (API), spawn to the worker\'s "polling" line (worker, prebuilt bundle). Idle RSS: VmRSS after',
+      `${IDLE_SECONDS} s with nothing to do. Servers: embedded PostgreSQL, Temporal dev server in memory. Median (min–max).`,
+      '',
+      `| process | start, ${before} | start, ${after} | idle RSS, ${before} | idle RSS, ${after} |`,
+      '|-|-|-|-|-|',
+      row('API, `node dist/api/main.js`', 'compiled', 'api'),
+      row('worker, `node dist/worker/main.js`', 'compiled', 'worker'),
+      row('API, `node --import tsx api/main.ts`', 'tsx', 'api'),
+      row('worker, `node --import tsx worker/main.ts`', 'tsx', 'worker'),
+      '',
+      `The compiled build (\`npm run build\`, ${buildSeconds} s in this run) is what the image runs; tsx is what \`npm start\` runs.`,
+      '',
+    ]);
+    return result;
+  }
   console.log(JSON.stringify(result, null, 2));
 } finally {
   rmSync(appDir, { recursive: true, force: true });

@@ -4,6 +4,8 @@
 # scripts/fuzz/requirements.txt and live in a virtualenv under .tools/ (git-ignored), made once.
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
+# First: everything after, npm and npx included, runs on the Node.js .nvmrc pins (docs/runtime.md).
+ensure_node
 
 ensure_schemathesis() {
   local venv="$PROJECT_ROOT/.tools/schemathesis-venv" requirements="$PROJECT_ROOT/scripts/fuzz/requirements.txt"

@@ -4,6 +4,8 @@
 # docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster.
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
+# First: everything after, npm and npx included, runs on the Node.js .nvmrc pins (docs/runtime.md).
+ensure_node
 ensure_node_modules
 if [ "${1:-}" = --cluster ]; then
   export WORKSPACE_STACK=cluster

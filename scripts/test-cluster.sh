@@ -5,6 +5,8 @@
 # Extra arguments go to vitest (e.g. a file filter).
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
+# First: everything after, npm and npx included, runs on the Node.js .nvmrc pins (docs/runtime.md).
+ensure_node
 ensure_stack_tools
 ensure_temporal_server
 ensure_temporal_ui

@@ -3,6 +3,8 @@
 # that the test setup starts on free loopback ports.
 set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
+# First: everything after, npm and npx included, runs on the Node.js .nvmrc pins (docs/runtime.md).
+ensure_node
 ensure_stack_tools
 npx tsc --noEmit
 npx prettier --check . --log-level warn

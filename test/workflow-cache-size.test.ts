@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../lib/config';
-import { cachedWorkflowsForHeap } from '../worker/workflow-cache-size';
+import { cachedWorkflowsForHeap, maxOldSpaceSizeMb } from '../worker/workflow-cache-size';
 
 const MB = 2 ** 20;
 
@@ -28,6 +28,13 @@ describe('the worker cache follows the heap limit', () => {
     expect(limited).toBeGreaterThan(560);
     expect(limited).toBeLessThan(640);
     expect(larger).toBeGreaterThan(limited * 2);
+  });
+
+  it('reads --max-old-space-size from the command line, else NODE_OPTIONS; not from the heap limit', () => {
+    expect(maxOldSpaceSizeMb(['--max-old-space-size=768'])).toBe(768);
+    expect(maxOldSpaceSizeMb([], '--enable-source-maps --max_old_space_size=384')).toBe(384);
+    expect(maxOldSpaceSizeMb(['--max-old-space-size=1024'], '--max-old-space-size=384')).toBe(1024);
+    expect(maxOldSpaceSizeMb(['--import', 'tsx'], '--max-semi-space-size=16')).toBeUndefined();
   });
 
   it('is the default only while WORKER_MAX_CACHED_WORKFLOWS is unset', () => {

