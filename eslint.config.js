@@ -1,6 +1,6 @@
 // Lint: TypeScript's type-checked recommended rules everywhere (promises that are never awaited, switches
-// that miss a case), the determinism fence around workflows/, one home for
-// Temporal messages, and the layering of the folders (test/import-rules.test.ts shows each rule at work).
+// that miss a case), the determinism fence around workflows/, one home for Temporal messages and for retry
+// policies, and the layering of the folders (test/import-rules.test.ts shows each rule at work).
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
@@ -22,6 +22,16 @@ const messagesSentByDefinition = [
   {
     selector: 'Property[key.name="signal"][value.type=/^(Literal|TemplateLiteral)$/]',
     message: 'Send the definition from lib/temporal/messages.ts, not its name as a string.',
+  },
+];
+// One home for retry policies: lib/temporal/retry-policies.ts names each one by its intent, and workflows/ passes
+// them by name (an ad-hoc variant, even spread from a named one, is named there too).
+const RETRY_POLICIES_MODULE = 'lib/temporal/retry-policies.ts';
+const retryPoliciesByName = [
+  {
+    selector:
+      'ObjectExpression:has(> Property[key.name=/^(initialInterval|backoffCoefficient|maximumInterval|maximumAttempts|nonRetryableErrorTypes)$/])',
+    message: `Retry policies are named in ${RETRY_POLICIES_MODULE}: pass one by name (retry: untilDatabaseAnswers), or name a new one there by its intent.`,
   },
 ];
 // Outside workflows/, workflow code is reached as types (workflows are started by their type name).
@@ -145,6 +155,7 @@ export default tseslint.config(
     files: ['workflows/**/*.ts'],
     rules: {
       ...restrictedImports({ paths: [...workflowFence.paths, messagesDefinedOnce], patterns: workflowFence.patterns }),
+      'no-restricted-syntax': ['error', ...messagesSentByDefinition, ...retryPoliciesByName],
       'no-restricted-globals': [
         'error',
         { name: 'process', message: 'The environment is not deterministic: pass values in as workflow input.' },

@@ -98,6 +98,25 @@ describe('one home for signals, updates and queries (eslint.config.js)', () => {
   });
 });
 
+describe('one home for retry policies (eslint.config.js)', () => {
+  it('refuses a retry-policy object literal in workflows/, however it is written', async () => {
+    const proxy = (retry: string) =>
+      `import { proxyActivities } from '@temporalio/workflow';\nexport const a = proxyActivities({ startToCloseTimeout: '1 minute', retry: ${retry} });\n`;
+    const named = "import { untilDatabaseAnswers } from '../lib/temporal/retry-policies';\n";
+    for (const source of [
+      proxy("{ initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' }"),
+      "const retry = { initialInterval: '1 second', maximumAttempts: 20 };\nexport const options = { retry };\n",
+      `${named}export const options = { retry: { ...untilDatabaseAnswers, maximumAttempts: 3 } };\n`,
+    ])
+      expect(await ruleIdsOf('workflows/example.ts', source)).toEqual(['no-restricted-syntax']);
+    expect(await ruleIdsOf('workflows/example.ts', `${named}${proxy('untilDatabaseAnswers')}`)).toEqual([]);
+    // Their home names them as literals.
+    expect(
+      await ruleIdsOf('lib/temporal/retry-policies.ts', "export const p = { initialInterval: '1 second' };\n"),
+    ).toEqual([]);
+  });
+});
+
 describe('value-import cycles', () => {
   it('there are none in the project (a cycle of type-only imports is fine: types are erased)', () => {
     expect(importCycles(valueImportGraph(projectRoot, SOURCE_FOLDERS))).toEqual([]);

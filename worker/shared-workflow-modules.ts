@@ -25,4 +25,5 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   'journeys/node-data',
   'journeys/render',
   'journeys/run-statuses',
+  'temporal/retry-policies',
 ].map((module) => path.join(libDir, module));

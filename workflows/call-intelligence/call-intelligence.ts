@@ -2,6 +2,11 @@ import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } fr
 import type { CallIntelligenceActivities } from '../../activities/call-intelligence/call-intelligence';
 import type { CallIntelligenceInput } from '../../lib/call-intelligence/call-intelligence';
 import { ErrorCode } from '../../lib/error-codes';
+import {
+  callFieldsExtracted,
+  untilCarrierHasTranscript,
+  untilDatabaseAnswers,
+} from '../../lib/temporal/retry-policies';
 
 /**
  * The carrier makes a transcript once the call has ended; until it has one the activity fails with
@@ -9,16 +14,16 @@ import { ErrorCode } from '../../lib/error-codes';
  */
 const { ensureCallTranscript } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+  retry: untilCarrierHasTranscript,
 });
 /** A model-backed extractor may take a while and fail for a time; the rule-based one takes milliseconds. */
 const { extractCallFields } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: callFieldsExtracted,
 });
 const { storeCallIntelligence } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 export type CallIntelligenceResult = { status: 'computed'; score: number } | { status: 'no_transcript' };

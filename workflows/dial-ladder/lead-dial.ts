@@ -2,22 +2,18 @@ import { condition, patched, proxyActivities, proxyLocalActivities, setHandler }
 import type { Activities } from '../../activities';
 import type { CallOutcome } from '../../lib/calls/call-outcomes';
 import { hasAftermath } from '../../lib/calls/call-aftermath';
-import { ErrorCode } from '../../lib/error-codes';
 import type { PlaceCallInput, PlacedCall } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
 import { campaignChangedSignal, leadStateQuery } from '../../lib/temporal/messages';
-
-const retry = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '1 minute',
-  maximumAttempts: 20,
-  nonRetryableErrorTypes: [ErrorCode.lead_not_found],
-};
+import { leadDialSteps } from '../../lib/temporal/retry-policies';
 
 // The call: a short activity. Should the worker running one die, the missing heartbeat lets Temporal
 // retry it on another worker after 10 s instead of waiting out the whole start-to-close timeout.
-const remote = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '10 seconds', retry });
+const remote = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
+  retry: leadDialSteps,
+});
 
 /**
  * The lead's bookkeeping (its plan, the next calling slot, the campaign's status, the final status and
@@ -26,7 +22,7 @@ const remote = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', he
  * and five, which is what bounds how fast a large campaign drains. Each of them is idempotent, as a
  * workflow task that fails runs its local activities again.
  */
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: leadDialSteps });
 
 export interface LeadDialInput {
   leadId: string;

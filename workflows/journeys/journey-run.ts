@@ -21,22 +21,18 @@ import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '..
 import { renderTemplate } from '../../lib/journeys/render';
 import { leadDialWorkflow, type LeadOutcome } from '../dial-ladder/lead-dial';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../../lib/temporal/messages';
+import { journeyNodeThenOperator, journeyRunBookkeeping } from '../../lib/temporal/retry-policies';
 
 // Bookkeeping against PostgreSQL: retried until it works, a database outage only delays the run.
 const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime, finishLead, enqueueLeadFinished } =
   proxyActivities<Activities>({
     startToCloseTimeout: '30 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      nonRetryableErrorTypes: [ErrorCode.journey_run_not_found],
-    },
+    retry: journeyRunBookkeeping,
   });
 // A node's side effect: a few retries, then the run asks an operator (needs_recovery) instead of failing.
 const { callJourneyWebhook, sendWhatsAppTemplate, sendJourneyWhatsApp } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+  retry: journeyNodeThenOperator,
 });
 
 export interface JourneyRunInput {

@@ -12,6 +12,7 @@ import {
 import type { SheetActivities } from '../../activities/sheets/sheets';
 import { ErrorCode } from '../../lib/error-codes';
 import { liveSheetProgressQuery, sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
+import { resumableSheetChunk, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /** The sheet activities, on the export workers' task queue. */
 function sheetActivities(taskQueue: string | undefined) {
@@ -24,18 +25,12 @@ function sheetActivities(taskQueue: string | undefined) {
     taskQueue,
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: '20 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: 30,
-      nonRetryableErrorTypes: [ErrorCode.sheet_not_found],
-    },
+    retry: resumableSheetChunk,
   });
   const { failSheetSync, removeSheetFiles } = proxyActivities<SheetActivities>({
     taskQueue,
     startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: untilDatabaseAnswers,
   });
   return { syncSheetChunk, resetSheet, failSheetSync, removeSheetFiles };
 }

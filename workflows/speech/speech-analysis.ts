@@ -8,6 +8,7 @@ import {
 import type { SpeechActivities } from '../../activities/speech/speech-analysis';
 import { ErrorCode } from '../../lib/error-codes';
 import type { SpeechAnalysisInput, SpeechAnalysisResult } from '../../lib/speech/speech-analysis';
+import { speechAnalysed, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /**
  * The recogniser needs up to about half the audio's length in CPU time (a 20-minute recording: 10 minutes
@@ -21,7 +22,7 @@ const analysisActivities = (taskQueue: string) =>
     taskQueue,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '30 seconds',
-    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
+    retry: speechAnalysed,
   });
 
 /** Writes to PostgreSQL: retried until the database answers. */
@@ -29,7 +30,7 @@ const bookkeepingActivities = (taskQueue: string) =>
   proxyActivities<SpeechActivities>({
     taskQueue,
     startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: untilDatabaseAnswers,
   });
 
 const ERROR_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));

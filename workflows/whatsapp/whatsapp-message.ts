@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
+import { providerForADay, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /**
  * Handing a message to the provider: a send takes a second at most; a provider that is down or throttling
@@ -8,11 +9,11 @@ import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsa
  */
 const { sendWhatsAppMessage } = proxyActivities<WhatsAppMessageActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 150 },
+  retry: providerForADay,
 });
 const { failWhatsAppMessage, voidWhatsAppMessageHold } = proxyActivities<WhatsAppMessageActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 export interface WhatsAppMessageInput {
