@@ -25,5 +25,6 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   'journeys/node-data',
   'journeys/render',
   'journeys/run-statuses',
+  'temporal/refusal',
   'temporal/retry-policies',
 ].map((module) => path.join(libDir, module));

@@ -1,7 +1,8 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { CallIntelligenceActivities } from '../../activities/call-intelligence/call-intelligence';
 import type { CallIntelligenceInput } from '../../lib/call-intelligence/call-intelligence';
 import { ErrorCode } from '../../lib/error-codes';
+import { refusalOf } from '../../lib/temporal/refusal';
 import {
   callFieldsExtracted,
   untilCarrierHasTranscript,
@@ -39,7 +40,7 @@ export async function callIntelligenceWorkflow({ callId }: CallIntelligenceInput
   try {
     await ensureCallTranscript({ callId });
   } catch (error) {
-    if (isFailureOfType(error, ErrorCode.call_has_no_transcript)) return { status: 'no_transcript' };
+    if (refusalOf(error)?.type === ErrorCode.call_has_no_transcript) return { status: 'no_transcript' };
     throw error;
   }
   const { extraction, provider } = await extractCallFields({ callId });
@@ -52,8 +53,4 @@ export async function callIntelligenceWorkflow({ callId }: CallIntelligenceInput
     jobId: workflowInfo().workflowId,
   });
   return { status: 'computed', score };
-}
-
-function isFailureOfType(error: unknown, type: string): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === type;
 }

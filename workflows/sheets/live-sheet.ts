@@ -1,6 +1,5 @@
 import {
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -11,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import type { SheetActivities } from '../../activities/sheets/sheets';
 import { ErrorCode } from '../../lib/error-codes';
+import { refusalOf } from '../../lib/temporal/refusal';
 import { liveSheetProgressQuery, sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
 import { resumableSheetChunk, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
@@ -60,10 +60,7 @@ export interface LiveSheetInput {
 /** The history of one run stays under this many events; then the workflow continues as new. */
 const HISTORY_EVENTS_PER_RUN = 2_000;
 
-const isSheetGone = (error: unknown) =>
-  error instanceof ActivityFailure &&
-  error.cause instanceof ApplicationFailure &&
-  error.cause.type === ErrorCode.sheet_not_found;
+const isSheetGone = (error: unknown) => refusalOf(error)?.type === ErrorCode.sheet_not_found;
 
 /**
  * A campaign's live sheet, for its whole life: syncs it now (when created), then every

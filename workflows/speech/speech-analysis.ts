@@ -1,12 +1,7 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { SpeechActivities } from '../../activities/speech/speech-analysis';
 import { ErrorCode } from '../../lib/error-codes';
+import { refusalOf } from '../../lib/temporal/refusal';
 import type { SpeechAnalysisInput, SpeechAnalysisResult } from '../../lib/speech/speech-analysis';
 import { speechAnalysed, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
@@ -39,9 +34,8 @@ const ERROR_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
 function failureOf(error: unknown): { errorCode: string; errorMessage: string } {
   if (isCancellation(error))
     return { errorCode: ErrorCode.internal_error, errorMessage: 'the analysis was cancelled; nothing was charged' };
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure && cause.type && ERROR_CODES.has(cause.type))
-    return { errorCode: cause.type, errorMessage: cause.message };
+  const refusal = refusalOf(error);
+  if (refusal?.type && ERROR_CODES.has(refusal.type)) return { errorCode: refusal.type, errorMessage: refusal.message };
   return {
     errorCode: ErrorCode.internal_error,
     errorMessage: 'the analysis failed on our side and was given up after its retries; nothing was charged',

@@ -1,6 +1,7 @@
-import { ActivityFailure, ApplicationFailure, condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { LeadMessageRefusal } from '../../activities/whatsapp/whatsapp-leads';
+import { refusalOf } from '../../lib/temporal/refusal';
 import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
 import { leadMessageSteps, providerForADay } from '../../lib/temporal/retry-policies';
 
@@ -127,11 +128,7 @@ export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise
   try {
     await sendWhatsAppMessage({ messageId: recorded.messageId });
   } catch (error) {
-    const cause = error instanceof ActivityFailure ? error.cause : error;
-    const detail =
-      cause instanceof ApplicationFailure
-        ? (cause.details?.[0] as { code?: number; title?: string } | undefined)
-        : undefined;
+    const detail = refusalOf(error)?.detail as { code?: number; title?: string } | undefined;
     await local.failWhatsAppMessage({
       messageId: recorded.messageId,
       errorCode: detail?.code ?? null,
