@@ -117,6 +117,21 @@ describe('one home for retry policies (eslint.config.js)', () => {
   });
 });
 
+describe('one home for patch ids (eslint.config.js)', () => {
+  it('refuses patched() or deprecatePatch() in workflows/ with an id that is not PATCHES.<name>.id', async () => {
+    const ask = (call: string) =>
+      `import { deprecatePatch, patched } from '@temporalio/workflow';\nimport { PATCHES } from '../lib/temporal/patches';\nexport const ask = () => ${call};\nexport const used = [patched, deprecatePatch, PATCHES];\n`;
+    for (const call of [
+      "patched('local-bookkeeping')",
+      'patched(`local-bookkeeping`)',
+      "deprecatePatch('test-call-billing')",
+      'patched(PATCHES.localBookkeeping)',
+    ])
+      expect(await ruleIdsOf('workflows/example.ts', ask(call))).toEqual(['no-restricted-syntax']);
+    expect(await ruleIdsOf('workflows/example.ts', ask('patched(PATCHES.localBookkeeping.id)'))).toEqual([]);
+  });
+});
+
 describe('value-import cycles', () => {
   it('there are none in the project (a cycle of type-only imports is fine: types are erased)', () => {
     expect(importCycles(valueImportGraph(projectRoot, SOURCE_FOLDERS))).toEqual([]);

@@ -4,6 +4,7 @@ import type { TestCallInput, TestCallResult } from '../../lib/test-calls/test-ca
 import type { EndedCall } from '../../lib/calls/ended-call';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
 import { callSteps } from '../../lib/temporal/retry-policies';
+import { PATCHES } from '../../lib/temporal/patches';
 
 // As the lead's call (workflows/dial-ladder/lead-dial.ts): short activities, retried; a dead worker's missing
 // heartbeat hands one to another worker after 10 s.
@@ -40,7 +41,7 @@ async function placeAndAwait(
  */
 export async function testCallWorkflow({ callId }: TestCallInput): Promise<TestCallResult> {
   // Histories from before billing (the hold, and billing before the call intelligence) replay unbilled.
-  if (!patched('test-call-billing')) return testCallBeforeBilling({ callId });
+  if (!patched(PATCHES.testCallBilling.id)) return testCallBeforeBilling({ callId });
   const endedCalls = receiveEndedCalls();
   let placed: { result: TestCallResult; dialed: boolean };
   try {
