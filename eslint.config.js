@@ -1,6 +1,6 @@
 // Lint: TypeScript's type-checked recommended rules everywhere (promises that are never awaited, switches
-// that miss a case), the determinism fence around workflows/, one home for
-// Temporal messages, and the layering of the folders (test/import-rules.test.ts shows each rule at work).
+// that miss a case), the determinism fence around workflows/, one home for Temporal messages, retry policies and
+// patch ids, and the layering of the folders (test/import-rules.test.ts shows each rule at work).
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
@@ -22,6 +22,26 @@ const messagesSentByDefinition = [
   {
     selector: 'Property[key.name="signal"][value.type=/^(Literal|TemplateLiteral)$/]',
     message: 'Send the definition from lib/temporal/messages.ts, not its name as a string.',
+  },
+];
+// One home for retry policies: lib/temporal/retry-policies.ts names each one by its intent, and workflows/ passes
+// them by name (an ad-hoc variant, even spread from a named one, is named there too).
+const RETRY_POLICIES_MODULE = 'lib/temporal/retry-policies.ts';
+const retryPoliciesByName = [
+  {
+    selector:
+      'ObjectExpression:has(> Property[key.name=/^(initialInterval|backoffCoefficient|maximumInterval|maximumAttempts|nonRetryableErrorTypes)$/])',
+    message: `Retry policies are named in ${RETRY_POLICIES_MODULE}: pass one by name (retry: untilDatabaseAnswers), or name a new one there by its intent.`,
+  },
+];
+// One home for patch ids: lib/temporal/patches.ts registers each patched() id with the histories that need it and
+// when it may go (docs/patch-register.md); workflows/ asks patched(PATCHES.<name>.id), never a string of its own.
+const patchesByRegister = [
+  {
+    selector:
+      'CallExpression[callee.name=/^(patched|deprecatePatch)$/]:not([arguments.0.property.name="id"][arguments.0.object.object.name="PATCHES"])',
+    message:
+      'Register the patch in lib/temporal/patches.ts (the workflow, the change, the histories) and pass PATCHES.<name>.id.',
   },
 ];
 // Outside workflows/, workflow code is reached as types (workflows are started by their type name).
@@ -146,6 +166,7 @@ export default tseslint.config(
     files: ['workflows/**/*.ts'],
     rules: {
       ...restrictedImports({ paths: [...workflowFence.paths, messagesDefinedOnce], patterns: workflowFence.patterns }),
+      'no-restricted-syntax': ['error', ...messagesSentByDefinition, ...retryPoliciesByName, ...patchesByRegister],
       'no-restricted-globals': [
         'error',
         { name: 'process', message: 'The environment is not deterministic: pass values in as workflow input.' },

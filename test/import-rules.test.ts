@@ -135,6 +135,40 @@ describe('one home for signals, updates and queries (eslint.config.js)', () => {
   });
 });
 
+describe('one home for retry policies (eslint.config.js)', () => {
+  it('refuses a retry-policy object literal in workflows/, however it is written', async () => {
+    const proxy = (retry: string) =>
+      `import { proxyActivities } from '@temporalio/workflow';\nexport const a = proxyActivities({ startToCloseTimeout: '1 minute', retry: ${retry} });\n`;
+    const named = "import { untilDatabaseAnswers } from '../lib/temporal/retry-policies';\n";
+    for (const source of [
+      proxy("{ initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' }"),
+      "const retry = { initialInterval: '1 second', maximumAttempts: 20 };\nexport const options = { retry };\n",
+      `${named}export const options = { retry: { ...untilDatabaseAnswers, maximumAttempts: 3 } };\n`,
+    ])
+      expect(await ruleIdsOf('workflows/example.ts', source)).toEqual(['no-restricted-syntax']);
+    expect(await ruleIdsOf('workflows/example.ts', `${named}${proxy('untilDatabaseAnswers')}`)).toEqual([]);
+    // Their home names them as literals.
+    expect(
+      await ruleIdsOf('lib/temporal/retry-policies.ts', "export const p = { initialInterval: '1 second' };\n"),
+    ).toEqual([]);
+  });
+});
+
+describe('one home for patch ids (eslint.config.js)', () => {
+  it('refuses patched() or deprecatePatch() in workflows/ with an id that is not PATCHES.<name>.id', async () => {
+    const ask = (call: string) =>
+      `import { deprecatePatch, patched } from '@temporalio/workflow';\nimport { PATCHES } from '../lib/temporal/patches';\nexport const ask = () => ${call};\nexport const used = [patched, deprecatePatch, PATCHES];\n`;
+    for (const call of [
+      "patched('local-bookkeeping')",
+      'patched(`local-bookkeeping`)',
+      "deprecatePatch('test-call-billing')",
+      'patched(PATCHES.localBookkeeping)',
+    ])
+      expect(await ruleIdsOf('workflows/example.ts', ask(call))).toEqual(['no-restricted-syntax']);
+    expect(await ruleIdsOf('workflows/example.ts', ask('patched(PATCHES.localBookkeeping.id)'))).toEqual([]);
+  });
+});
+
 describe('import cycles, type-only imports included', () => {
   it('there are none in the project', () => {
     expect(importCycles(importGraph(projectRoot, SOURCE_FOLDERS))).toEqual([]);

@@ -25,4 +25,7 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   'journeys/node-data',
   'journeys/render',
   'journeys/run-statuses',
+  'temporal/patches',
+  'temporal/refusal',
+  'temporal/retry-policies',
 ].map((module) => path.join(libDir, module));

@@ -1,11 +1,12 @@
 import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
-import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import { ApplicationFailure } from '@temporalio/common';
 import type { CampaignAction } from '../../lib/campaigns/campaign-transitions';
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignWorkflowId, contactEnrollmentWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
 import type { contactEnrollmentWorkflow } from '../../workflows/dial-ladder/contact-enrollment';
 import { campaignTransitionUpdate, enrollmentNudgeSignal } from '../../lib/temporal/messages';
+import { refusalOf } from '../../lib/temporal/refusal';
 import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
@@ -50,8 +51,7 @@ export async function transitionCampaign(
       const [details] = cause.details as [{ from: string; action: string }];
       throw new ApiError(409, ErrorCode.invalid_campaign_transition, { from: details.from, action: details.action });
     }
-    const failure = cause instanceof ActivityFailure ? cause.cause : undefined;
-    if (failure instanceof ApplicationFailure && failure.type === ErrorCode.agent_deleted)
+    if (refusalOf(cause)?.type === ErrorCode.agent_deleted)
       throw new ApiError(409, ErrorCode.agent_deleted, {
         agentId: campaign.agentId,
         detail: 'set another agentId (or null) with PATCH /campaigns/{id}, then try again',

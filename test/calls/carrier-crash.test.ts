@@ -13,7 +13,7 @@ import { leadResult } from '../support/lead-workflows';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
 
-const projectRoot = path.resolve(import.meta.dirname, '..');
+const projectRoot = path.resolve(import.meta.dirname, '../..');
 const { db, url } = await useTestDatabase();
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -11,7 +11,7 @@ import { createTestWorkspace } from '../support/workspace';
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal, trustProxy: true });
-const projectRoot = path.resolve(import.meta.dirname, '..');
+const projectRoot = path.resolve(import.meta.dirname, '../..');
 
 function rateLimitOf(response: Response) {
   const match = /^limit=(\d+), remaining=(\d+), reset=(\d+)$/.exec(response.headers.get('ratelimit') ?? '');

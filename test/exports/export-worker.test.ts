@@ -5,7 +5,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 
-const projectRoot = path.resolve(import.meta.dirname, '..');
+const projectRoot = path.resolve(import.meta.dirname, '../..');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'export-worker-imports-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 

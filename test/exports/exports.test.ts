@@ -20,7 +20,7 @@ import { startTestExportWorker, startTestWorker, uniqueTaskQueue, useTemporalCli
 import { createTestWorkspace } from '../support/workspace';
 import { until } from '../support/until';
 
-const projectRoot = path.resolve(import.meta.dirname, '..');
+const projectRoot = path.resolve(import.meta.dirname, '../..');
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('exports'));
 const sql = createSqlPool(url);

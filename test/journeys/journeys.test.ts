@@ -690,7 +690,7 @@ describe('manual recovery', () => {
     const finished = await row('completed', { set: null });
     const moving = await row('running', { set: null });
     const waiting = await row('needs_recovery', { nodeId: 'look', error: 'Check it', errorType: null });
-    const migrations = new URL('../prisma/migrations/', import.meta.url);
+    const migrations = new URL('../../prisma/migrations/', import.meta.url);
     const repair = readdirSync(migrations).find((name) => name.endsWith('_repair_journey_run_recovery'))!;
     await db.$executeRawUnsafe(readFileSync(new URL(`${repair}/migration.sql`, migrations), 'utf8'));
 

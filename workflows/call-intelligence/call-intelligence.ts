@@ -1,7 +1,13 @@
-import { ActivityFailure, ApplicationFailure, proxyActivities, workflowInfo } from '@temporalio/workflow';
+import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { CallIntelligenceActivities } from '../../activities/call-intelligence/call-intelligence';
 import type { CallIntelligenceInput } from '../../lib/call-intelligence/call-intelligence';
 import { ErrorCode } from '../../lib/error-codes';
+import { refusalOf } from '../../lib/temporal/refusal';
+import {
+  callFieldsExtracted,
+  untilCarrierHasTranscript,
+  untilDatabaseAnswers,
+} from '../../lib/temporal/retry-policies';
 
 /**
  * The carrier makes a transcript once the call has ended; until it has one the activity fails with
@@ -9,16 +15,16 @@ import { ErrorCode } from '../../lib/error-codes';
  */
 const { ensureCallTranscript } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 6 },
+  retry: untilCarrierHasTranscript,
 });
 /** A model-backed extractor may take a while and fail for a time; the rule-based one takes milliseconds. */
 const { extractCallFields } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '2 minutes',
-  retry: { initialInterval: '2 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+  retry: callFieldsExtracted,
 });
 const { storeCallIntelligence } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 export type CallIntelligenceResult = { status: 'computed'; score: number } | { status: 'no_transcript' };
@@ -34,7 +40,7 @@ export async function callIntelligenceWorkflow({ callId }: CallIntelligenceInput
   try {
     await ensureCallTranscript({ callId });
   } catch (error) {
-    if (isFailureOfType(error, ErrorCode.call_has_no_transcript)) return { status: 'no_transcript' };
+    if (refusalOf(error)?.type === ErrorCode.call_has_no_transcript) return { status: 'no_transcript' };
     throw error;
   }
   const { extraction, provider } = await extractCallFields({ callId });
@@ -47,8 +53,4 @@ export async function callIntelligenceWorkflow({ callId }: CallIntelligenceInput
     jobId: workflowInfo().workflowId,
   });
   return { status: 'computed', score };
-}
-
-function isFailureOfType(error: unknown, type: string): boolean {
-  return error instanceof ActivityFailure && error.cause instanceof ApplicationFailure && error.cause.type === type;
 }

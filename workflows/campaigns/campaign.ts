@@ -12,10 +12,11 @@ import { transitionTarget, type CampaignAction, type CampaignStatus } from '../.
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignStatusQuery, campaignTransitionUpdate } from '../../lib/temporal/messages';
+import { campaignTransition } from '../../lib/temporal/retry-policies';
 
 const { setCampaignStatus, notifyCampaignLeads } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds' },
+  retry: campaignTransition,
 });
 
 export interface CampaignWorkflowInput {

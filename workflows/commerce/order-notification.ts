@@ -5,11 +5,12 @@ import type {
   OrderNotificationSkip,
 } from '../../activities/commerce/order-notifications';
 import { whatsAppMessageWorkflow } from '../whatsapp/whatsapp-message';
+import { untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /** Short database work, retried (1 s doubling to a minute) until the database answers. */
 const { orderNotificationDelay, prepareOrderNotification } = proxyActivities<OrderNotificationActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 export type OrderNotificationResult =

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { CrmDeliveryActivities } from '../../activities/crm/crm-deliveries';
+import { storeDeliveryApplied, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /**
  * Applying a delivery takes a few statements; a database that is briefly unreachable (or a payload that
@@ -8,16 +9,11 @@ import type { CrmDeliveryActivities } from '../../activities/crm/crm-deliveries'
  */
 const { processCrmDelivery } = proxyActivities<CrmDeliveryActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: {
-    initialInterval: '500 milliseconds',
-    backoffCoefficient: 2,
-    maximumInterval: '10 seconds',
-    maximumAttempts: 4,
-  },
+  retry: storeDeliveryApplied,
 });
 const { failCrmDelivery, finishCrmDelivery, scheduleOrderNotifications } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 export interface CrmDeliveryInput {

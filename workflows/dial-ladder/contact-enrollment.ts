@@ -1,11 +1,12 @@
 import { condition, continueAsNew, proxyActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { enrollmentNudgeSignal } from '../../lib/temporal/messages';
+import { untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 const { enrollNextContacts } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
   heartbeatTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 /** How often enrollment looks again while the campaign's fresh leads fill its lines. */

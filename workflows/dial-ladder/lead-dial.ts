@@ -2,22 +2,19 @@ import { condition, patched, proxyActivities, proxyLocalActivities, setHandler }
 import type { Activities } from '../../activities';
 import type { CallOutcome } from '../../lib/calls/call-outcomes';
 import { hasAftermath } from '../../lib/calls/call-aftermath';
-import { ErrorCode } from '../../lib/error-codes';
 import type { PlaceCallInput, PlacedCall } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
 import { campaignChangedSignal, leadStateQuery } from '../../lib/temporal/messages';
-
-const retry = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '1 minute',
-  maximumAttempts: 20,
-  nonRetryableErrorTypes: [ErrorCode.lead_not_found],
-};
+import { leadDialSteps } from '../../lib/temporal/retry-policies';
+import { PATCHES } from '../../lib/temporal/patches';
 
 // The call: a short activity. Should the worker running one die, the missing heartbeat lets Temporal
 // retry it on another worker after 10 s instead of waiting out the whole start-to-close timeout.
-const remote = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', heartbeatTimeout: '10 seconds', retry });
+const remote = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
+  retry: leadDialSteps,
+});
 
 /**
  * The lead's bookkeeping (its plan, the next calling slot, the campaign's status, the final status and
@@ -26,7 +23,7 @@ const remote = proxyActivities<Activities>({ startToCloseTimeout: '1 minute', he
  * and five, which is what bounds how fast a large campaign drains. Each of them is idempotent, as a
  * workflow task that fails runs its local activities again.
  */
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: leadDialSteps });
 
 export interface LeadDialInput {
   leadId: string;
@@ -86,7 +83,7 @@ const CAPACITY_RETRY_MAX_MS = 30_000;
 export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInput): Promise<LeadDialResult> {
   // Runs started before bookkeeping moved into the workflow task replay with the activities they recorded.
   const { prepareLead, nextCallingSlot, finishLead, campaignStatusOfLead, enqueueLeadFinished } = patched(
-    'local-bookkeeping',
+    PATCHES.localBookkeeping.id,
   )
     ? local
     : remote;
@@ -109,7 +106,7 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
     // Since 'dial-in-workflow-task' the dial (a short, idempotent request) runs as a local activity: one
     // marker instead of an activity task and the workflow task its completion took. Asked per attempt,
     // as 'async-carrier' is: a run recorded before keeps its remote dials while replaying them.
-    const placed = patched('dial-in-workflow-task') ? await local.dialCall(input) : await remote.dialCall(input);
+    const placed = patched(PATCHES.dialInWorkflowTask.id) ? await local.dialCall(input) : await remote.dialCall(input);
     if (placed.outcome !== 'dialed') return placed;
     state.phase = 'on_call';
     const ended = await awaitCallEnd(placed, endedCalls, reconcileCall);
@@ -120,7 +117,7 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
     if (callKey === undefined) {
       await finishLead({ leadId, status });
       // Result webhooks: versioned, so that leads already in flight replay the history they recorded.
-      if (patched('result-webhooks'))
+      if (patched(PATCHES.resultWebhooks.id))
         await enqueueLeadFinished({ leadId, outcome: state.lastOutcome, attempts: state.attempt });
     }
     Object.assign(state, { phase: 'finished', nextWakeAt: null });
@@ -174,7 +171,9 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
       };
       // Asked at every attempt: a run recorded on the synchronous path continues on it while replaying,
       // and its later attempts take the carrier path.
-      const call = patched('async-carrier') ? await callThroughCarrier(attemptInput) : await placeCall(attemptInput);
+      const call = patched(PATCHES.asyncCarrier.id)
+        ? await callThroughCarrier(attemptInput)
+        : await placeCall(attemptInput);
       if (call.outcome === 'campaign_stopped') return stopped();
       if (call.outcome === 'campaign_at_capacity') {
         if (!(await wait('waiting_for_line', capacityRetryMs))) return stopped();
@@ -195,8 +194,8 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
         // However the call ended (its event, or reconciliation): its intelligence, its campaign's breaker.
         // Since 'aftermath-when-needed' only a call that has an aftermath asks for it, in the workflow task;
         // runs recorded before ran it for every call, as an activity task.
-        if (patched('after-call-ended')) {
-          if (!patched('aftermath-when-needed')) await remote.afterCallEnded({ callId: call.callId });
+        if (patched(PATCHES.afterCallEnded.id)) {
+          if (!patched(PATCHES.aftermathWhenNeeded.id)) await remote.afterCallEnded({ callId: call.callId });
           else if (hasAftermath(call.outcome)) await local.afterCallEnded({ callId: call.callId });
         }
       }

@@ -2,6 +2,7 @@ import { ActivityFailure, proxyActivities, setHandler, sleep } from '@temporalio
 import type { ExportActivities, ExportCheckpoint } from '../../activities/exports/exports';
 import { percentOf, type ExportProgress, type ExportStatus } from '../../lib/exports/export-jobs';
 import { exportProgressQuery } from '../../lib/temporal/messages';
+import { resumableExportChunk, untilDatabaseAnswers, workbookPackaged } from '../../lib/temporal/retry-policies';
 
 /**
  * The export activities, on the export workers' task queue. A job started before there were export
@@ -16,19 +17,19 @@ function exportActivities(taskQueue: string | undefined) {
     taskQueue,
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: '20 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 30 },
+    retry: resumableExportChunk,
   });
   /** Packaging a workbook reads only the local rows file; a million rows take about a minute. */
   const { packageExportXlsx } = proxyActivities<ExportActivities>({
     taskQueue,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 10 },
+    retry: workbookPackaged,
   });
   const { beginExport, completeExport, failExport, expireExport } = proxyActivities<ExportActivities>({
     taskQueue,
     startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: untilDatabaseAnswers,
   });
   return { beginExport, writeExportChunk, packageExportXlsx, completeExport, failExport, expireExport };
 }

@@ -21,22 +21,19 @@ import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '..
 import { renderTemplate } from '../../lib/journeys/render';
 import { leadDialWorkflow, type LeadOutcome } from '../dial-ladder/lead-dial';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../../lib/temporal/messages';
+import { journeyNodeThenOperator, journeyRunBookkeeping } from '../../lib/temporal/retry-policies';
+import { PATCHES } from '../../lib/temporal/patches';
 
 // Bookkeeping against PostgreSQL: retried until it works, a database outage only delays the run.
 const { loadJourneyRun, recordJourneyRun, recordJourneyDecision, untilLocalTime, finishLead, enqueueLeadFinished } =
   proxyActivities<Activities>({
     startToCloseTimeout: '30 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      nonRetryableErrorTypes: [ErrorCode.journey_run_not_found],
-    },
+    retry: journeyRunBookkeeping,
   });
 // A node's side effect: a few retries, then the run asks an operator (needs_recovery) instead of failing.
 const { callJourneyWebhook, sendWhatsAppTemplate, sendJourneyWhatsApp } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '30 seconds', maximumAttempts: 5 },
+  retry: journeyNodeThenOperator,
 });
 
 export interface JourneyRunInput {
@@ -232,7 +229,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
               leadId,
               callKey: `${node.id}.${visit}`,
               ...(typeof node.data.agentId === 'string' &&
-                patched('call-node-agent') && { agentId: node.data.agentId }),
+                patched(PATCHES.callNodeAgent.id) && { agentId: node.data.agentId }),
             },
           ],
         });
@@ -257,7 +254,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
           language: data.language,
           parameters: data.parameters.map(render),
         };
-        if (patched('whatsapp-node-provider'))
+        if (patched(PATCHES.whatsappNodeProvider.id))
           return sendJourneyWhatsApp({ ...message, runId }) as Promise<unknown> as Promise<Record<string, unknown>>;
         return sendWhatsAppTemplate(message) as Promise<unknown> as Promise<Record<string, unknown>>;
       }
@@ -359,7 +356,7 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
     for (;;) {
       state.currentNodeId = node.id;
       // Added after runs were in flight (their histories are under test/histories): versioned, so they replay.
-      if (patched('journey-node-search-attribute')) upsertSearchAttributes({ JourneyNodeId: [node.id] });
+      if (patched(PATCHES.journeyNodeSearchAttribute.id)) upsertSearchAttributes({ JourneyNodeId: [node.id] });
       if (node.type === 'end') return await finish('completed', node.id);
       const output = node.type === 'start' ? null : await runNode(node);
       if (output) state.variables[node.id] = output;

@@ -1,5 +1,6 @@
 import { ActivityFailure, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import { receiverForADay, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /**
  * Attempts at 5 s, 10 s, 20 s … doubling up to one an hour, for 26 hours in all: a receiver that is
@@ -8,12 +9,12 @@ import type { Activities } from '../../activities';
 const { deliverWebhook } = proxyActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   scheduleToCloseTimeout: '26 hours',
-  retry: { initialInterval: '5 seconds', backoffCoefficient: 2, maximumInterval: '1 hour' },
+  retry: receiverForADay,
 });
 
 const { giveUpWebhook } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 export interface WebhookDeliveryInput {

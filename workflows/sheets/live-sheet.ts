@@ -1,6 +1,5 @@
 import {
   ActivityFailure,
-  ApplicationFailure,
   CancellationScope,
   condition,
   continueAsNew,
@@ -11,7 +10,9 @@ import {
 } from '@temporalio/workflow';
 import type { SheetActivities } from '../../activities/sheets/sheets';
 import { ErrorCode } from '../../lib/error-codes';
+import { refusalOf } from '../../lib/temporal/refusal';
 import { liveSheetProgressQuery, sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
+import { resumableSheetChunk, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /** The sheet activities, on the export workers' task queue. */
 function sheetActivities(taskQueue: string | undefined) {
@@ -24,18 +25,12 @@ function sheetActivities(taskQueue: string | undefined) {
     taskQueue,
     startToCloseTimeout: '5 minutes',
     heartbeatTimeout: '20 seconds',
-    retry: {
-      initialInterval: '1 second',
-      backoffCoefficient: 2,
-      maximumInterval: '1 minute',
-      maximumAttempts: 30,
-      nonRetryableErrorTypes: [ErrorCode.sheet_not_found],
-    },
+    retry: resumableSheetChunk,
   });
   const { failSheetSync, removeSheetFiles } = proxyActivities<SheetActivities>({
     taskQueue,
     startToCloseTimeout: '1 minute',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: untilDatabaseAnswers,
   });
   return { syncSheetChunk, resetSheet, failSheetSync, removeSheetFiles };
 }
@@ -65,10 +60,7 @@ export interface LiveSheetInput {
 /** The history of one run stays under this many events; then the workflow continues as new. */
 const HISTORY_EVENTS_PER_RUN = 2_000;
 
-const isSheetGone = (error: unknown) =>
-  error instanceof ActivityFailure &&
-  error.cause instanceof ApplicationFailure &&
-  error.cause.type === ErrorCode.sheet_not_found;
+const isSheetGone = (error: unknown) => refusalOf(error)?.type === ErrorCode.sheet_not_found;
 
 /**
  * A campaign's live sheet, for its whole life: syncs it now (when created), then every

@@ -1,13 +1,9 @@
-import {
-  ActivityFailure,
-  ApplicationFailure,
-  CancellationScope,
-  isCancellation,
-  proxyActivities,
-} from '@temporalio/workflow';
+import { CancellationScope, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { SpeechActivities } from '../../activities/speech/speech-analysis';
 import { ErrorCode } from '../../lib/error-codes';
+import { refusalOf } from '../../lib/temporal/refusal';
 import type { SpeechAnalysisInput, SpeechAnalysisResult } from '../../lib/speech/speech-analysis';
+import { speechAnalysed, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /**
  * The recogniser needs up to about half the audio's length in CPU time (a 20-minute recording: 10 minutes
@@ -21,7 +17,7 @@ const analysisActivities = (taskQueue: string) =>
     taskQueue,
     startToCloseTimeout: '30 minutes',
     heartbeatTimeout: '30 seconds',
-    retry: { initialInterval: '10 seconds', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 3 },
+    retry: speechAnalysed,
   });
 
 /** Writes to PostgreSQL: retried until the database answers. */
@@ -29,7 +25,7 @@ const bookkeepingActivities = (taskQueue: string) =>
   proxyActivities<SpeechActivities>({
     taskQueue,
     startToCloseTimeout: '30 seconds',
-    retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+    retry: untilDatabaseAnswers,
   });
 
 const ERROR_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
@@ -38,9 +34,8 @@ const ERROR_CODES: ReadonlySet<string> = new Set(Object.values(ErrorCode));
 function failureOf(error: unknown): { errorCode: string; errorMessage: string } {
   if (isCancellation(error))
     return { errorCode: ErrorCode.internal_error, errorMessage: 'the analysis was cancelled; nothing was charged' };
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure && cause.type && ERROR_CODES.has(cause.type))
-    return { errorCode: cause.type, errorMessage: cause.message };
+  const refusal = refusalOf(error);
+  if (refusal?.type && ERROR_CODES.has(refusal.type)) return { errorCode: refusal.type, errorMessage: refusal.message };
   return {
     errorCode: ErrorCode.internal_error,
     errorMessage: 'the analysis failed on our side and was given up after its retries; nothing was charged',

@@ -3,13 +3,15 @@ import type { Activities } from '../../activities';
 import type { TestCallInput, TestCallResult } from '../../lib/test-calls/test-call';
 import type { EndedCall } from '../../lib/calls/ended-call';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
+import { callSteps } from '../../lib/temporal/retry-policies';
+import { PATCHES } from '../../lib/temporal/patches';
 
 // As the lead's call (workflows/dial-ladder/lead-dial.ts): short activities, retried; a dead worker's missing
 // heartbeat hands one to another worker after 10 s.
 const { dialTestCall, reconcileCall, afterCallEnded, billTestCall } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   heartbeatTimeout: '10 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 20 },
+  retry: callSteps,
 });
 
 /** The call placed and waited for: its result, and whether it reached the line (do_not_call: never dialed). */
@@ -39,7 +41,7 @@ async function placeAndAwait(
  */
 export async function testCallWorkflow({ callId }: TestCallInput): Promise<TestCallResult> {
   // Histories from before billing (the hold, and billing before the call intelligence) replay unbilled.
-  if (!patched('test-call-billing')) return testCallBeforeBilling({ callId });
+  if (!patched(PATCHES.testCallBilling.id)) return testCallBeforeBilling({ callId });
   const endedCalls = receiveEndedCalls();
   let placed: { result: TestCallResult; dialed: boolean };
   try {

@@ -1,18 +1,12 @@
-import { ActivityFailure, ApplicationFailure, condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { LeadMessageRefusal } from '../../activities/whatsapp/whatsapp-leads';
-import { ErrorCode } from '../../lib/error-codes';
+import { refusalOf } from '../../lib/temporal/refusal';
 import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
+import { leadMessageSteps, providerForADay } from '../../lib/temporal/retry-policies';
 
-const retry = {
-  initialInterval: '1 second',
-  backoffCoefficient: 2,
-  maximumInterval: '1 minute',
-  maximumAttempts: 20,
-  nonRetryableErrorTypes: [ErrorCode.lead_not_found, ErrorCode.whatsapp_campaign_not_configured],
-};
 /** Bookkeeping in the workflow task (as the dial ladder's): each idempotent, recorded as markers. */
-const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry });
+const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: leadMessageSteps });
 /**
  * Handing the message to the provider: one short HTTP request, idempotent by the message's key, so it
  * runs as a local activity in the workflow task (as the dial ladder's dial does): retried while the
@@ -20,7 +14,7 @@ const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 second
  */
 const { sendWhatsAppMessage } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 150 },
+  retry: providerForADay,
 });
 
 export interface LeadMessageInput {
@@ -134,11 +128,7 @@ export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise
   try {
     await sendWhatsAppMessage({ messageId: recorded.messageId });
   } catch (error) {
-    const cause = error instanceof ActivityFailure ? error.cause : error;
-    const detail =
-      cause instanceof ApplicationFailure
-        ? (cause.details?.[0] as { code?: number; title?: string } | undefined)
-        : undefined;
+    const detail = refusalOf(error)?.detail as { code?: number; title?: string } | undefined;
     await local.failWhatsAppMessage({
       messageId: recorded.messageId,
       errorCode: detail?.code ?? null,

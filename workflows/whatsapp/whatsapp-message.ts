@@ -1,5 +1,7 @@
-import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
+import { refusalOf } from '../../lib/temporal/refusal';
+import { providerForADay, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
 /**
  * Handing a message to the provider: a send takes a second at most; a provider that is down or throttling
@@ -8,11 +10,11 @@ import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsa
  */
 const { sendWhatsAppMessage } = proxyActivities<WhatsAppMessageActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 150 },
+  retry: providerForADay,
 });
 const { failWhatsAppMessage, voidWhatsAppMessageHold } = proxyActivities<WhatsAppMessageActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
+  retry: untilDatabaseAnswers,
 });
 
 export interface WhatsAppMessageInput {
@@ -23,11 +25,11 @@ export type WhatsAppMessageResult =
   { status: 'handed_over'; providerMessageId: string | null } | { status: 'failed'; errorCode: number | null };
 
 /** The platform's error code and title of a refusal (an ActivityFailure over the activity's ApplicationFailure). */
-function refusalOf(error: unknown): { errorCode: number | null; errorTitle: string } {
-  const cause = error instanceof ActivityFailure ? error.cause : error;
-  if (cause instanceof ApplicationFailure) {
-    const detail = cause.details?.[0] as { code?: number; title?: string } | undefined;
-    return { errorCode: detail?.code ?? null, errorTitle: detail?.title ?? cause.message };
+function platformErrorOf(error: unknown): { errorCode: number | null; errorTitle: string } {
+  const refusal = refusalOf(error);
+  if (refusal) {
+    const detail = refusal.detail as { code?: number; title?: string } | undefined;
+    return { errorCode: detail?.code ?? null, errorTitle: detail?.title ?? refusal.message };
   }
   return { errorCode: null, errorTitle: 'the provider could not be reached; the message was given up' };
 }
@@ -43,7 +45,7 @@ export async function whatsAppMessageWorkflow({ messageId }: WhatsAppMessageInpu
     const { providerMessageId } = await sendWhatsAppMessage({ messageId });
     return { status: 'handed_over', providerMessageId };
   } catch (error) {
-    const refusal = refusalOf(error);
+    const refusal = platformErrorOf(error);
     await CancellationScope.nonCancellable(async () => {
       await failWhatsAppMessage({ messageId, ...refusal });
       await voidWhatsAppMessageHold({ messageId });

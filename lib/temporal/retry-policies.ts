@@ -1,0 +1,154 @@
+import type { RetryPolicy } from '@temporalio/common';
+import { ErrorCode } from '../error-codes';
+
+/**
+ * Every activity retry policy of the workflows, named by what it is for (docs/architecture.md). A
+ * workflow's proxyActivities or proxyLocalActivities takes one of these as `retry`; eslint refuses a retry-policy
+ * object literal under workflows/. Pure data, shared by every cached workflow run (worker/shared-workflow-modules.ts).
+ * Temporal reads a policy when it schedules an attempt: a change here applies to runs in flight at their next
+ * activity, and does not break replay (an activity's retry policy is not compared with its history).
+ */
+
+/**
+ * Short, idempotent bookkeeping against PostgreSQL (a status written, a hold voided, a file removed): retried
+ * without limit, 1 s doubling to a minute apart, so a database outage only delays the run.
+ */
+export const untilDatabaseAnswers: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+};
+
+/** A journey run's own bookkeeping: as untilDatabaseAnswers, but a run whose row is gone stops at once. */
+export const journeyRunBookkeeping: RetryPolicy = {
+  ...untilDatabaseAnswers,
+  nonRetryableErrorTypes: [ErrorCode.journey_run_not_found],
+};
+
+/**
+ * A campaign transition's status write and the leads' wake-up: an Update waits on them, so attempts are never
+ * more than 30 s apart.
+ */
+export const campaignTransition: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+};
+
+/** A store's webhook delivery applied: 4 tries over about 4 s, then the delivery is marked failed. */
+export const storeDeliveryApplied: RetryPolicy = {
+  initialInterval: '500 milliseconds',
+  backoffCoefficient: 2,
+  maximumInterval: '10 seconds',
+  maximumAttempts: 4,
+};
+
+/**
+ * Short steps around one call (the dial, its reconciliation, its billing and aftermath): 20 tries, 1 s doubling
+ * to a minute apart (about 17 minutes in all).
+ */
+export const callSteps: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 20,
+};
+
+/** A lead's ladder (its call steps and its bookkeeping): as callSteps; a lead whose row is gone stops at once. */
+export const leadDialSteps: RetryPolicy = {
+  ...callSteps,
+  nonRetryableErrorTypes: [ErrorCode.lead_not_found],
+};
+
+/** A WHATSAPP lead's bookkeeping: as callSteps; a lead gone, or its campaign without a sender, stops at once. */
+export const leadMessageSteps: RetryPolicy = {
+  ...callSteps,
+  nonRetryableErrorTypes: [ErrorCode.lead_not_found, ErrorCode.whatsapp_campaign_not_configured],
+};
+
+/**
+ * The carrier makes a transcript once the call has ended: until it has one the activity fails with
+ * call_has_no_transcript, retried for about a minute in all (2 + 4 + 8 + 16 + 30 s).
+ */
+export const untilCarrierHasTranscript: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts: 6,
+};
+
+/** A model-backed extractor may fail for a while: 10 tries, 2 s doubling to a minute apart. */
+export const callFieldsExtracted: RetryPolicy = {
+  initialInterval: '2 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 10,
+};
+
+/** A journey node's side effect (a webhook, a message): 5 tries, then the run asks an operator (needs_recovery). */
+export const journeyNodeThenOperator: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts: 5,
+};
+
+/**
+ * A heartbeating chunk of an export that resumes from its last checkpoint: 30 tries, 1 s doubling to a minute
+ * apart, then the export is marked failed.
+ */
+export const resumableExportChunk: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 30,
+};
+
+/**
+ * A live sheet's chunk (and its reset): as resumableExportChunk, then the sync is marked failed and tried again at
+ * the next scheduled time; a sheet whose row is gone stops at once (its spreadsheet is then deleted).
+ */
+export const resumableSheetChunk: RetryPolicy = {
+  ...resumableExportChunk,
+  nonRetryableErrorTypes: [ErrorCode.sheet_not_found],
+};
+
+/** Packaging an export's workbook from its rows file: 10 tries, 1 s doubling to a minute apart. */
+export const workbookPackaged: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 10,
+};
+
+/**
+ * A recording analysed by the speech worker (up to 30 minutes each): a failure of ours is tried 3 times in all, well
+ * inside ABANDONED_HOLD_AGE_MS, then the analysis fails. A refusal of the recording is not retried.
+ */
+export const speechAnalysed: RetryPolicy = {
+  initialInterval: '10 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 3,
+};
+
+/**
+ * A message handed to the WhatsApp provider: a provider that is down or throttling is retried for about a day (150
+ * tries, 1 s doubling to 10 minutes apart), as a message accepted is never dropped; a refusal is not retried.
+ */
+export const providerForADay: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '10 minutes',
+  maximumAttempts: 150,
+};
+
+/**
+ * A result webhook's delivery: 5 s doubling to one attempt an hour, without limit; its schedule-to-close timeout (26
+ * hours) ends it, so that a receiver down for a whole day still gets the event.
+ */
+export const receiverForADay: RetryPolicy = {
+  initialInterval: '5 seconds',
+  backoffCoefficient: 2,
+  maximumInterval: '1 hour',
+};
