@@ -3,6 +3,7 @@ import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Clien
 import type { Database } from '../../lib/database';
 import { presetParameters } from '../../lib/commerce/order-notification-presets';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
+import type { OrderNotificationInput, OrderNotificationSkip } from '../../lib/commerce/order-notification';
 import { orderNotificationWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
 
 export interface OrderNotificationDependencies {
@@ -15,24 +16,6 @@ export interface OrderNotificationDependencies {
    */
   orderNotificationMinuteMs?: number;
 }
-
-export interface OrderNotificationInput {
-  ruleId: string;
-  orderId: string;
-}
-
-/** Why a notification sent nothing (docs/features/commerce.md#order-notifications). */
-export type OrderNotificationSkip =
-  | 'rule_gone'
-  | 'rule_disabled'
-  | 'order_gone'
-  | 'order_cancelled'
-  | 'no_customer_phone'
-  | 'template_not_approved'
-  | 'preset_mismatch'
-  | 'no_connected_sender'
-  | 'do_not_call'
-  | 'insufficient_credits';
 
 /** The message recorded, with the id of the workflow that hands it over (workflows cannot make ids); or why none. */
 export type PreparedOrderNotification =

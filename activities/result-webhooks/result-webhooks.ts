@@ -1,4 +1,4 @@
-import type { LeadMessageOutcome } from '../../workflows/whatsapp/lead-message';
+import type { LeadMessageOutcome } from '../../lib/whatsapp/lead-message-state';
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
@@ -12,7 +12,7 @@ import {
 } from '../../lib/whatsapp/lead-message-result';
 import { generateDeliveryId, signWebhook } from '../../lib/result-webhooks/result-webhooks';
 import { webhookDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { LeadDialResult } from '../../workflows/dial-ladder/lead-dial';
+import type { LeadDialResult } from '../../lib/dial-ladder/lead-state';
 import type { ActivityDependencies } from '../index';
 
 export const LEAD_FINISHED = 'lead.finished';

@@ -12,7 +12,8 @@ import {
 } from '../../lib/journeys';
 import type { JourneyRunStatus } from '../../lib/journeys/run-statuses';
 import { journeyRunWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journeys/journey-run';
+import type { JourneyRunState, RecoveryDecision } from '../../lib/journeys/run-state';
+import type { journeyRunWorkflow } from '../../workflows/journeys/journey-run';
 import { journeyRunStateQuery, recoverUpdate } from '../../lib/temporal/messages';
 import type { Principal } from '../door/principal';
 import { ApiError, forbidden } from '../http/api-error';

@@ -1,9 +1,6 @@
 import { executeChild, proxyActivities, sleep } from '@temporalio/workflow';
-import type {
-  OrderNotificationActivities,
-  OrderNotificationInput,
-  OrderNotificationSkip,
-} from '../../activities/commerce/order-notifications';
+import type { OrderNotificationActivities } from '../../activities/commerce/order-notifications';
+import type { OrderNotificationInput, OrderNotificationResult } from '../../lib/commerce/order-notification';
 import { whatsAppMessageWorkflow } from '../whatsapp/whatsapp-message';
 
 /** Short database work, retried (1 s doubling to a minute) until the database answers. */
@@ -11,11 +8,6 @@ const { orderNotificationDelay, prepareOrderNotification } = proxyActivities<Ord
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
-
-export type OrderNotificationResult =
-  | { status: 'handed_over'; messageId: string }
-  | { status: 'failed'; messageId: string; errorCode: number | null }
-  | { status: 'skipped'; reason: OrderNotificationSkip };
 
 /**
  * One order notification (docs/features/commerce.md#order-notifications): a rule's WhatsApp message for one order. It

@@ -1,6 +1,7 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { CrmDeliveryActivities } from '../../activities/crm/crm-deliveries';
+import type { CrmDeliveryInput, CrmDeliveryResult } from '../../lib/crm/crm-delivery';
 
 /**
  * Applying a delivery takes a few statements; a database that is briefly unreachable (or a payload that
@@ -19,12 +20,6 @@ const { failCrmDelivery, finishCrmDelivery, scheduleOrderNotifications } = proxy
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
-
-export interface CrmDeliveryInput {
-  deliveryId: string;
-}
-
-export type CrmDeliveryResult = { status: string };
 
 /** What the delivery's processingError says: the activity's message, without Temporal's wrapping. */
 function reasonOf(error: unknown): string {

@@ -1,8 +1,13 @@
 import { ActivityFailure, ApplicationFailure, condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { LeadMessageRefusal } from '../../activities/whatsapp/whatsapp-leads';
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
+import type {
+  LeadMessageInput,
+  LeadMessageOutcome,
+  LeadMessageResult,
+  LeadMessageState,
+} from '../../lib/whatsapp/lead-message-state';
 
 const retry = {
   initialInterval: '1 second',
@@ -22,35 +27,6 @@ const { sendWhatsAppMessage } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '10 minutes', maximumAttempts: 150 },
 });
-
-export interface LeadMessageInput {
-  leadId: string;
-}
-
-/** How a WHATSAPP lead ended: its message's last status, or why none was sent. */
-export type LeadMessageOutcome =
-  'delivered' | 'read' | 'failed' | 'undelivered' | 'campaign_stopped' | 'no_calling_window' | LeadMessageRefusal;
-
-export interface LeadMessageResult {
-  status: 'completed' | 'failed' | 'cancelled';
-  outcome: LeadMessageOutcome;
-  messageId: string | null;
-}
-
-export interface LeadMessageState {
-  phase:
-    | 'preparing'
-    | 'waiting_for_campaign'
-    | 'waiting_for_window'
-    | 'waiting_for_sender'
-    | 'sending'
-    | 'awaiting_delivery'
-    | 'finished';
-  messageId: string | null;
-  /** The message's last status as its webhooks told. */
-  messageStatus: string | null;
-  nextWakeAt: string | null;
-}
 
 /** A lead held by its campaign looks again by itself this often, should a signal have been missed. */
 const CAMPAIGN_RECHECK_MS = 5 * 60_000;

@@ -1,5 +1,6 @@
 import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
+import type { WhatsAppMessageInput, WhatsAppMessageResult } from '../../lib/whatsapp/whatsapp-message';
 
 /**
  * Handing a message to the provider: a send takes a second at most; a provider that is down or throttling
@@ -14,13 +15,6 @@ const { failWhatsAppMessage, voidWhatsAppMessageHold } = proxyActivities<WhatsAp
   startToCloseTimeout: '30 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute' },
 });
-
-export interface WhatsAppMessageInput {
-  messageId: string;
-}
-
-export type WhatsAppMessageResult =
-  { status: 'handed_over'; providerMessageId: string | null } | { status: 'failed'; errorCode: number | null };
 
 /** The platform's error code and title of a refusal (an ActivityFailure over the activity's ApplicationFailure). */
 function refusalOf(error: unknown): { errorCode: number | null; errorTitle: string } {
