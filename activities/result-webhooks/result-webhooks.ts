@@ -2,7 +2,7 @@ import type { LeadMessageOutcome } from '../../lib/whatsapp/lead-message-state';
 import { activityInfo } from '@temporalio/activity';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
+import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 import { ErrorCode } from '../../lib/error-codes';
 import {
   leadMessageOutcome,

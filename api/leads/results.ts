@@ -11,7 +11,7 @@ import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign, isUuid } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
-import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
+import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 
 const callSelect = {
   attempt: true,
