@@ -1,10 +1,11 @@
 import { activityInfo } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Database } from '../../lib/database';
 import { presetParameters } from '../../lib/commerce/order-notification-presets';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
 import type { OrderNotificationInput, OrderNotificationSkip } from '../../lib/commerce/order-notification';
-import { orderNotificationWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
+import { startOrderNotification } from '../../lib/temporal/commerce';
+import { whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
 
 export interface OrderNotificationDependencies {
   db: Database;
@@ -111,19 +112,9 @@ export function createOrderNotificationActivities({
       });
       const { taskQueue } = activityInfo();
       await Promise.all(
-        rules.map(async ({ id: ruleId }) => {
-          try {
-            await temporal.workflow.start('orderNotificationWorkflow', {
-              workflowId: orderNotificationWorkflowId(ruleId, order.id),
-              taskQueue,
-              args: [{ ruleId, orderId: order.id } satisfies OrderNotificationInput],
-              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-              searchAttributes: { WorkspaceId: [order.workspaceId] },
-            });
-          } catch (error) {
-            if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-          }
-        }),
+        rules.map(({ id: ruleId }) =>
+          startOrderNotification(temporal, taskQueue, { ruleId, orderId: order.id }, order.workspaceId),
+        ),
       );
       return { ruleIds: rules.map((rule) => rule.id) };
     },
