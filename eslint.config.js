@@ -1,6 +1,7 @@
 // Lint: TypeScript's type-checked recommended rules everywhere (promises that are never awaited, switches
 // that miss a case), the determinism fence around workflows/, one home for Temporal messages, retry policies and
-// patch ids, and the layering of the folders (test/import-rules.test.ts shows each rule at work).
+// patch ids, and the layering of the folders (test/import-rules.test.ts shows each rule at work); one floor for
+// Temporal as a client, lib/temporal/ (test/temporal-floor.test.ts).
 import tseslint from 'typescript-eslint';
 import { builtinModules } from 'node:module';
 
@@ -44,6 +45,23 @@ const patchesByRegister = [
       'Register the patch in lib/temporal/patches.ts (the workflow, the change, the histories) and pass PATCHES.<name>.id.',
   },
 ];
+// Temporal as a client (starting, signalling, updating, querying, cancelling, listing workflows) is
+// lib/temporal/'s alone: its modules are what the API, the activities and the worker call.
+const TEMPORAL_FLOOR_MESSAGE =
+  'Temporal client calls live in lib/temporal/ (the floor for Temporal as a client): call a function of its modules, or add one there.';
+const temporalClientCalls = [
+  {
+    selector:
+      "MemberExpression[object.property.name='workflow'][property.name=/^(start|execute|result|signalWithStart|executeUpdateWithStart|startUpdateWithStart|getHandle|list|count)$/]",
+    message: TEMPORAL_FLOOR_MESSAGE,
+  },
+  {
+    selector:
+      'MemberExpression[property.name=/^(signalWithStart|executeUpdateWithStart|startUpdateWithStart|getHandle)$/]',
+    message: TEMPORAL_FLOOR_MESSAGE,
+  },
+  { selector: "NewExpression[callee.name='WithStartWorkflowOperation']", message: TEMPORAL_FLOOR_MESSAGE },
+];
 // Outside workflows/, workflow code is reached as types (workflows are started by their type name).
 const workflowCodeAsTypes = {
   regex: '^(\\.\\./)+workflows/',
@@ -51,14 +69,8 @@ const workflowCodeAsTypes = {
   message:
     'Outside workflows/, import workflow code as types only; signals, updates and queries come from lib/temporal/messages.',
 };
-// lib/ serves every layer, so it imports none of them, not even types.
-// The one exception is lib/temporal/, the floor that starts workflows for the API and the worker: it names a
-// workflow's type (`typeof leadDialWorkflow`) to start it, so it takes workflows/ as types only.
-const temporalFloorLayering = {
-  regex: '^(\\.\\./)+workflows/',
-  allowTypeImports: true,
-  message: 'lib/temporal/ starts workflows by their type: import workflow code as types only.',
-};
+// lib/ serves every layer, so it imports none of them, not even types. lib/temporal/, the floor that starts
+// workflows for the API and the worker, included: it types them by lib/temporal/workflow-contracts.ts.
 const libLayering = {
   regex: '^(\\.\\./)+(workflows|activities|api|worker|cli|scripts|bench|test)(/|$)',
   message:
@@ -149,14 +161,9 @@ export default tseslint.config(
   },
   { files: ['lib/**/*.ts'], rules: restrictedImports({ paths: [messagesDefinedOnce], patterns: [libLayering] }) },
   {
-    files: ['lib/temporal/**/*.ts'],
-    rules: restrictedImports({
-      paths: [messagesDefinedOnce],
-      patterns: [
-        temporalFloorLayering,
-        { ...libLayering, regex: '^(\\.\\./)+(activities|api|worker|cli|scripts|bench|test)(/|$)' },
-      ],
-    }),
+    files: ['api/**/*.ts', 'activities/**/*.ts', 'cli/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
+    ignores: ['lib/temporal/**'],
+    rules: { 'no-restricted-syntax': ['error', ...messagesSentByDefinition, ...temporalClientCalls] },
   },
   {
     files: ['api/http/**/*.ts'],
@@ -175,5 +182,13 @@ export default tseslint.config(
       ],
     },
   },
-  { files: [MESSAGES_MODULE], rules: restrictedImports(workflowFence) },
+  // Bundled with the workflows (they set their handlers from it), and a lib/ module: both fences, and lib's
+  // layering over the fence's leave to take activities as types.
+  {
+    files: [MESSAGES_MODULE],
+    rules: restrictedImports({
+      paths: workflowFence.paths,
+      patterns: [...workflowFence.patterns.filter((pattern) => !pattern.allowTypeImports), libLayering],
+    }),
+  },
 );

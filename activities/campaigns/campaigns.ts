@@ -4,7 +4,7 @@ import type { CampaignStatus } from '../../lib/campaigns/campaign-transitions';
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
 import { Prisma } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import { campaignChangedSignal } from '../../lib/temporal/messages';
+import { signalCampaignChanged } from '../../lib/temporal/campaigns';
 import type { ActivityDependencies } from '../dependencies';
 import { hangUpCampaignCalls } from '../calls/call-hangup';
 
@@ -56,22 +56,7 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
 
     /** Wakes every running lead workflow of the campaign (waiting on it, or between rungs); returns how many were signalled. */
     async notifyCampaignLeads({ campaignId }: { campaignId: string }): Promise<number> {
-      let signalled = 0;
-      const pending: Promise<unknown>[] = [];
-      // The dial ladder's leads and a WHATSAPP campaign's (leadMessageWorkflow) both hold while the campaign is not running.
-      const query = `CampaignId = "${campaignId}" AND WorkflowType IN ("leadDialWorkflow", "leadMessageWorkflow") AND ExecutionStatus = "Running"`;
-      for await (const execution of temporal.workflow.list({ query })) {
-        pending.push(
-          temporal.workflow
-            .getHandle(execution.workflowId, execution.runId)
-            .signal(campaignChangedSignal)
-            .catch(() => undefined),
-        );
-        signalled++;
-        if (pending.length >= 50) await Promise.all(pending.splice(0));
-      }
-      await Promise.all(pending);
-      return signalled;
+      return signalCampaignChanged(temporal, campaignId);
     },
   };
 }

@@ -1,9 +1,11 @@
 import { activityInfo } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Database } from '../../lib/database';
 import { presetParameters } from '../../lib/commerce/order-notification-presets';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
-import { orderNotificationWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { OrderNotificationInput, OrderNotificationSkip } from '../../lib/commerce/order-notification';
+import { startOrderNotification } from '../../lib/temporal/commerce';
+import { whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
 
 export interface OrderNotificationDependencies {
   db: Database;
@@ -15,24 +17,6 @@ export interface OrderNotificationDependencies {
    */
   orderNotificationMinuteMs?: number;
 }
-
-export interface OrderNotificationInput {
-  ruleId: string;
-  orderId: string;
-}
-
-/** Why a notification sent nothing (docs/features/commerce.md#order-notifications). */
-export type OrderNotificationSkip =
-  | 'rule_gone'
-  | 'rule_disabled'
-  | 'order_gone'
-  | 'order_cancelled'
-  | 'no_customer_phone'
-  | 'template_not_approved'
-  | 'preset_mismatch'
-  | 'no_connected_sender'
-  | 'do_not_call'
-  | 'insufficient_credits';
 
 /** The message recorded, with the id of the workflow that hands it over (workflows cannot make ids); or why none. */
 export type PreparedOrderNotification =
@@ -128,19 +112,9 @@ export function createOrderNotificationActivities({
       });
       const { taskQueue } = activityInfo();
       await Promise.all(
-        rules.map(async ({ id: ruleId }) => {
-          try {
-            await temporal.workflow.start('orderNotificationWorkflow', {
-              workflowId: orderNotificationWorkflowId(ruleId, order.id),
-              taskQueue,
-              args: [{ ruleId, orderId: order.id } satisfies OrderNotificationInput],
-              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-              searchAttributes: { WorkspaceId: [order.workspaceId] },
-            });
-          } catch (error) {
-            if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-          }
-        }),
+        rules.map(({ id: ruleId }) =>
+          startOrderNotification(temporal, taskQueue, { ruleId, orderId: order.id }, order.workspaceId),
+        ),
       );
       return { ruleIds: rules.map((rule) => rule.id) };
     },

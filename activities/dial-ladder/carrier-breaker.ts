@@ -1,5 +1,4 @@
-import { WorkflowNotFoundError, WorkflowUpdateFailedError, WorkflowUpdateStage, type Client } from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import type { Client } from '@temporalio/client';
 import { CARRIER_FAILURE_OUTCOMES } from '../../lib/calls/call-aftermath';
 import {
   carrierBreakerTrips,
@@ -8,10 +7,8 @@ import {
   type CarrierBreakerRule,
 } from '../../lib/dial-ladder/carrier-breaker';
 import type { Database } from '../../lib/database';
-import { ErrorCode } from '../../lib/error-codes';
-import { campaignWorkflowId } from '../../lib/temporal/workflow-ids';
 import { NOW_UTC } from '../../lib/calls/call-lines';
-import { campaignTransitionUpdate } from '../../lib/temporal/messages';
+import { requestCampaignPause } from '../../lib/temporal/campaigns';
 
 export interface CarrierBreakerDependencies {
   db: Database;
@@ -77,19 +74,12 @@ export function createCarrierBreaker({
    * take every activity slot of the worker it needs.
    */
   async function trip(campaignId: string, calls: number, failures: number): Promise<boolean> {
-    try {
-      await temporal.workflow.getHandle(campaignWorkflowId(campaignId)).startUpdate(campaignTransitionUpdate, {
-        args: ['pause', carrierFailuresReason(carrierBreaker, calls, failures, new Date())],
-        waitForStage: WorkflowUpdateStage.ACCEPTED,
-      });
-      return true;
-    } catch (error) {
-      // Not controlled by a workflow (never started through the API): nothing to pause.
-      if (error instanceof WorkflowNotFoundError) return false;
-      const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
-      if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_campaign_transition) return false;
-      throw error;
-    }
+    // False when no workflow controls the campaign (never started through the API), or it is paused already.
+    return requestCampaignPause(
+      temporal,
+      campaignId,
+      carrierFailuresReason(carrierBreaker, calls, failures, new Date()),
+    );
   }
 
   return {

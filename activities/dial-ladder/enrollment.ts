@@ -1,5 +1,6 @@
 import { Context } from '@temporalio/activity';
-import { leadWorkflowKind, startLeadWorkflow, type StoredLead } from '../../lib/temporal/start-lead-workflow';
+import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
+import { startLeadWorkflow, type StoredLead } from '../../lib/temporal/start-lead-workflow';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { ActivityDependencies } from '../dependencies';
 

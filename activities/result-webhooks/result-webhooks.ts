@@ -1,8 +1,7 @@
-import type { LeadMessageOutcome } from '../../workflows/whatsapp/lead-message';
+import type { LeadMessageOutcome } from '../../lib/whatsapp/lead-message-state';
 import { activityInfo } from '@temporalio/activity';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
-import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
+import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 import { ErrorCode } from '../../lib/error-codes';
 import {
   leadMessageOutcome,
@@ -11,8 +10,8 @@ import {
   type LeadMessageView,
 } from '../../lib/whatsapp/lead-message-result';
 import { generateDeliveryId, signWebhook } from '../../lib/result-webhooks/result-webhooks';
-import { webhookDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { LeadDialResult } from '../../workflows/dial-ladder/lead-dial';
+import { startWebhookDelivery } from '../../lib/temporal/result-webhooks';
+import type { LeadDialResult } from '../../lib/dial-ladder/lead-state';
 import type { ActivityDependencies } from '../dependencies';
 
 export const LEAD_FINISHED = 'lead.finished';
@@ -144,21 +143,7 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
         select: { id: true },
       });
       const { taskQueue } = activityInfo();
-      await Promise.all(
-        pending.map(async ({ id }) => {
-          try {
-            await temporal.workflow.start('webhookDeliveryWorkflow', {
-              workflowId: webhookDeliveryWorkflowId(id),
-              taskQueue,
-              args: [{ deliveryId: id }],
-              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-              searchAttributes: { WorkspaceId: [lead.workspaceId] },
-            });
-          } catch (error) {
-            if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-          }
-        }),
-      );
+      await Promise.all(pending.map(({ id }) => startWebhookDelivery(temporal, taskQueue, id, lead.workspaceId)));
       return { deliveries: pending.length };
     },
 

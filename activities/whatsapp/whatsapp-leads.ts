@@ -5,11 +5,8 @@ import { ErrorCode } from '../../lib/error-codes';
 import { CUSTOMER_SERVICE_WINDOW_MS } from '../../lib/whatsapp/customer-service-window';
 import { fillTemplateVariables, whatsAppCampaignSettingsSchema } from '../../lib/whatsapp/campaign-settings';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
+import type { LeadMessageRefusal } from '../../lib/whatsapp/lead-message-state';
 import { timeZonesOf } from '../dial-ladder/phone-time-zones';
-
-/** Why a lead's message was not sent: a refusal known before the provider is asked. */
-export type LeadMessageRefusal =
-  'do_not_call' | 'insufficient_credits' | 'sender_disconnected' | 'template_not_approved' | 'variable_missing';
 
 export interface LeadMessagePlan {
   senderId: string;

@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { ErrorCode } from '../../lib/error-codes';
 import type { CallEvent } from '../../lib/calls/call-event';
-import { applyCallEvent, signalCallEnded } from '../../lib/calls/call-end';
+import { applyCallEvent } from '../../lib/calls/call-end';
+import { signalCallEnded } from '../../lib/temporal/calls';
 import { poolSql } from '../../lib/run-sql';
 import { SIGNATURE_HEADER, verifyEventSignature } from '../../lib/calls/signature';
 import { ApiError } from '../http/api-error';
@@ -18,8 +19,8 @@ export function assertSignedByCarrier(req: Request, services: AppServices): void
 }
 
 /**
- * Applies one status event (lib/telephony/call-end.ts) and, once the call has ended, signals its
- * workflow; answered only after the change is committed. Unknown call: 404, nothing changed.
+ * Applies one status event (lib/calls/call-end.ts) and, once the call has ended, signals its
+ * workflow (lib/temporal/calls.ts); answered only after the change is committed. Unknown call: 404, nothing changed.
  */
 export async function receiveCallEvent(services: AppServices, provider: string, event: CallEvent) {
   const result = await applyCallEvent(poolSql(services.sql), provider, event);

@@ -10,7 +10,7 @@ import type {
 import type { Principal } from '../door/principal';
 import { kpisOfCampaign } from './campaign-kpis';
 import type { AppServices } from '../app-services';
-import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
+import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 
 /** Reached and picked up as the KPIs define them (api/campaign-data/campaign-kpis.ts), per call. */
 const SLOT_COUNTS = `count(*)::int AS placed,

@@ -3,7 +3,7 @@ import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
-import { leadWorkflowKind } from '../../lib/temporal/start-lead-workflow';
+import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 
 /** Per lead: whether it was attempted, reached, picked up, and is being re-engaged; and the campaign's attempts. */
 interface KpiSources {

@@ -1,19 +1,14 @@
-import { WithStartWorkflowOperation, WorkflowUpdateFailedError } from '@temporalio/client';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { CampaignAction } from '../../lib/campaigns/campaign-transitions';
 import { ErrorCode } from '../../lib/error-codes';
-import { campaignWorkflowId, contactEnrollmentWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
-import type { contactEnrollmentWorkflow } from '../../workflows/dial-ladder/contact-enrollment';
-import { campaignTransitionUpdate, enrollmentNudgeSignal } from '../../lib/temporal/messages';
+import { nudgeContactEnrollment, transitionCampaignWorkflow } from '../../lib/temporal/campaigns';
 import { refusalOf } from '../../lib/temporal/refusal';
 import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from '../app-services';
 import { assertWhatsAppCampaignConfigured } from '../whatsapp/whatsapp-campaigns';
-
-const TRANSITION_DEADLINE_MS = 5_000;
 
 /**
  * Sends a start, pause, resume or stop to the campaign's workflow as an Update (starting the workflow
@@ -33,17 +28,11 @@ export async function transitionCampaign(
     await assertWhatsAppCampaignConfigured(services, campaign.id);
   try {
     // Bounded: while Temporal is unreachable the caller gets 503 temporal_unavailable, not a hung request.
-    await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () =>
-      services.temporal.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
-        args: [action],
-        startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
-          workflowId: campaignWorkflowId(campaign.id),
-          taskQueue: services.taskQueue,
-          args: [{ campaignId: campaign.id, status: campaign.status }],
-          workflowIdConflictPolicy: 'USE_EXISTING',
-          searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
-        }),
-      }),
+    await transitionCampaignWorkflow(
+      services.temporal,
+      services.taskQueue,
+      { id: campaign.id, status: campaign.status, workspaceId: principal.workspaceId },
+      action,
     );
   } catch (error) {
     const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
@@ -58,24 +47,12 @@ export async function transitionCampaign(
       });
     throw error;
   }
-  if (action === 'start' || action === 'resume') await enrollContacts(services, principal, campaign.id);
+  if (action === 'start' || action === 'resume')
+    await nudgeContactEnrollment(services.temporal, services.taskQueue, {
+      id: campaign.id,
+      workspaceId: principal.workspaceId,
+    });
   return services.db.campaign.findUniqueOrThrow({ where: { id: campaign.id } });
-}
-
-/**
- * Starts (or nudges) the workflow that turns the calling list into leads, paced by the concurrency cap:
- * one Temporal call, whatever the size of the list. It ends at once when there is nothing to enroll.
- */
-async function enrollContacts(services: AppServices, principal: Principal, campaignId: string) {
-  await services.temporalConnection.withDeadline(Date.now() + TRANSITION_DEADLINE_MS, () =>
-    services.temporal.workflow.signalWithStart<typeof contactEnrollmentWorkflow>('contactEnrollmentWorkflow', {
-      workflowId: contactEnrollmentWorkflowId(campaignId),
-      taskQueue: services.taskQueue,
-      args: [{ campaignId }],
-      signal: enrollmentNudgeSignal,
-      searchAttributes: { CampaignId: [campaignId], WorkspaceId: [principal.workspaceId] },
-    }),
-  );
 }
 
 /** Stops the campaign (through its workflow, like POST /stop) unless it is stopped, then hides it. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { Prisma } from '../../generated/prisma/client';
-import { startCrmDeliveryWorkflow } from '../../lib/crm/deliveries';
+import { startCrmDeliveryWorkflow } from '../../lib/temporal/crm';
 import { NO_PAYLOAD_SHAPE, payloadShape } from '../../lib/crm/payload-shape';
 import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-webhook';
 import { ErrorCode } from '../../lib/error-codes';

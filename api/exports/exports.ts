@@ -3,7 +3,6 @@ import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { Readable, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { ExportJob } from '../../generated/prisma/client';
 import { defaultExportTaskQueue } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
@@ -23,8 +22,7 @@ import {
   type ExportOptions,
   type ExportScope,
 } from '../../lib/exports/export-rows';
-import { exportJobWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { exportJobWorkflow } from '../../workflows/exports/export-job';
+import { startExportJob } from '../../lib/temporal/exports';
 import type { Principal } from '../door/principal';
 import { ApiError, forbidden } from '../http/api-error';
 import { findOwnedCampaign } from '../campaigns/campaigns';
@@ -36,8 +34,6 @@ import type { AppServices } from '../app-services';
  * (lib/exports/export-page-size.ts). Larger pages outlive V8's young generation and pile up in the old space.
  */
 export const EXPORT_PAGE_ROWS = 1_000;
-/** A healthy start takes milliseconds; one that hangs is answered 503 rather than held. */
-const WORKFLOW_START_DEADLINE_MS = 5_000;
 
 export interface ExportRequest {
   format: ExportFormat;
@@ -143,21 +139,16 @@ export async function createExport(
     },
   });
   try {
-    await services.temporal.connection.withDeadline(Date.now() + WORKFLOW_START_DEADLINE_MS, () =>
-      services.temporal.workflow.start<typeof exportJobWorkflow>('exportJobWorkflow', {
-        workflowId: exportJobWorkflowId(job.id),
-        taskQueue: services.taskQueue,
-        args: [
-          {
-            exportId: job.id,
-            pageRows: services.exports.pageRows,
-            retentionSeconds: services.exports.retentionSeconds,
-            activityTaskQueue: services.exports.taskQueue ?? defaultExportTaskQueue(services.taskQueue),
-          },
-        ],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
-      }),
+    await startExportJob(
+      services.temporal,
+      services.taskQueue,
+      {
+        exportId: job.id,
+        pageRows: services.exports.pageRows,
+        retentionSeconds: services.exports.retentionSeconds,
+        activityTaskQueue: services.exports.taskQueue ?? defaultExportTaskQueue(services.taskQueue),
+      },
+      { campaignId: campaign.id, workspaceId: principal.workspaceId },
     );
   } catch (error) {
     // No workflow, no job: the caller is told to try again (503) and finds no orphan in the list.

@@ -11,18 +11,14 @@ import {
   type RecordedRecovery,
 } from '../../lib/journeys';
 import type { JourneyRunStatus } from '../../lib/journeys/run-statuses';
+import type { JourneyRunState, RecoveryDecision } from '../../lib/journeys/run-state';
 import { journeyRunWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { JourneyRunState, RecoveryDecision, journeyRunWorkflow } from '../../workflows/journeys/journey-run';
-import { journeyRunStateQuery, recoverUpdate } from '../../lib/temporal/messages';
+import { cancelJourneyRun, journeyRunLiveState, recoverJourneyRun, startJourneyRun } from '../../lib/temporal/journeys';
 import type { Principal } from '../door/principal';
 import { ApiError, forbidden } from '../http/api-error';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { findOwnedJourney } from './journeys';
-
-/** A live run answers its state query in milliseconds; past this the row's state is answered alone. */
-const LIVE_STATE_DEADLINE_MS = 3_000;
-const START_DEADLINE_MS = 5_000;
 
 type RunWithDecisions = JourneyRun & { decisions: JourneyDecision[] };
 type RunRow = JourneyRun & { decisions?: JourneyDecision[] };
@@ -123,10 +119,7 @@ export async function getRun(services: AppServices, principal: Principal, journe
   const run = await findOwnedRun(services, principal, journeyId, runId);
   let live: JourneyRunState | null = null;
   if (!run.endedAt) {
-    live = await services.temporalConnection
-      .withDeadline(Date.now() + LIVE_STATE_DEADLINE_MS, () =>
-        services.temporal.workflow.getHandle(run.temporalWorkflowId).query(journeyRunStateQuery),
-      )
+    live = await journeyRunLiveState(services.temporal, run.temporalWorkflowId)
       // Not started yet (the outbox has not reached it), or Temporal away: the row answers.
       .catch(() => null);
   }
@@ -160,14 +153,11 @@ export async function startRunByHand(
     },
   });
   try {
-    await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      services.temporal.workflow.start<typeof journeyRunWorkflow>('journeyRunWorkflow', {
-        workflowId: run.temporalWorkflowId,
-        taskQueue: services.taskQueue,
-        args: [{ runId: id }],
-        searchAttributes: { WorkspaceId: [principal.workspaceId] },
-      }),
-    );
+    await startJourneyRun(services.temporal, services.taskQueue, {
+      id,
+      temporalWorkflowId: run.temporalWorkflowId,
+      workspaceId: principal.workspaceId,
+    });
   } catch (error) {
     // Not started: the caller is told (503) and nothing is left behind.
     await services.db.journeyRun.delete({ where: { id } });
@@ -204,14 +194,10 @@ function notInTemporal(code: ErrorCode, run: JourneyRun) {
 export async function cancelRun(services: AppServices, principal: Principal, journeyId: string, runId: string) {
   const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_running, { status: run.status });
-  await services.temporalConnection
-    .withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      services.temporal.workflow.getHandle(run.temporalWorkflowId).cancel(),
-    )
-    .catch((error: unknown) => {
-      if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_running, run);
-      throw error;
-    });
+  await cancelJourneyRun(services.temporal, run.temporalWorkflowId).catch((error: unknown) => {
+    if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_running, run);
+    throw error;
+  });
   return (await rowViews(services.db, [run]))[0]!;
 }
 
@@ -226,11 +212,11 @@ export async function recoverRun(
   const run = await findOwnedRun(services, principal, journeyId, runId);
   if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
   try {
-    const state = await services.temporalConnection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      services.temporal.workflow.getHandle(run.temporalWorkflowId).executeUpdate(recoverUpdate, {
-        args: [{ ...decision, decidedBy: `member:${principal.memberId} key:${principal.keyId}`, via: 'api' }],
-      }),
-    );
+    const state = await recoverJourneyRun(services.temporal, run.temporalWorkflowId, {
+      ...decision,
+      decidedBy: `member:${principal.memberId} key:${principal.keyId}`,
+      via: 'api',
+    });
     const updated = await services.db.journeyRun.findUniqueOrThrow({
       where: { id: run.id },
       include: { decisions: { orderBy: { createdAt: 'asc' } } },

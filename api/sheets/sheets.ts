@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowIdReusePolicy } from '@temporalio/client';
 import type { LiveSheet } from '../../generated/prisma/client';
 import { defaultExportTaskQueue } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
@@ -8,17 +7,13 @@ import { isUniqueViolation } from '../../lib/prisma-errors';
 import type { SheetColumn } from '../../lib/sheets/columns';
 import { LocalSpreadsheetProvider, localSheetsDir } from '../../lib/sheets/local-provider';
 import type { SheetCursor } from '../../lib/sheets/rows';
-import { liveSheetWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { liveSheetWorkflow, LiveSheetInput } from '../../workflows/sheets/live-sheet';
-import { sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
+import type { LiveSheetInput } from '../../lib/sheets/progress';
+import { cancelLiveSheet, signalLiveSheet, startLiveSheet } from '../../lib/temporal/sheets';
 import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { ExportFile } from '../exports/exports';
 import type { AppServices } from '../app-services';
-
-/** A healthy start or signal takes milliseconds; one that hangs is answered 503 rather than held. */
-const TEMPORAL_DEADLINE_MS = 5_000;
 
 export interface SheetSettings {
   columns: SheetColumn[];
@@ -64,9 +59,6 @@ function workflowInput(services: AppServices, sheet: LiveSheet): LiveSheetInput 
   };
 }
 
-const withDeadline = <T>(services: AppServices, work: () => Promise<T>) =>
-  services.temporal.connection.withDeadline(Date.now() + TEMPORAL_DEADLINE_MS, work);
-
 async function findOwnedSheet(services: AppServices, principal: Principal, campaignId: string): Promise<LiveSheet> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   const sheet = await services.db.liveSheet.findUnique({ where: { campaignId: campaign.id } });
@@ -104,15 +96,10 @@ export async function createSheet(
       throw error;
     });
   try {
-    await withDeadline(services, () =>
-      services.temporal.workflow.start<typeof liveSheetWorkflow>('liveSheetWorkflow', {
-        workflowId: liveSheetWorkflowId(sheet.id),
-        taskQueue: services.taskQueue,
-        args: [workflowInput(services, sheet)],
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [principal.workspaceId] },
-      }),
-    );
+    await startLiveSheet(services.temporal, services.taskQueue, workflowInput(services, sheet), {
+      campaignId: campaign.id,
+      workspaceId: principal.workspaceId,
+    });
   } catch (error) {
     await services.db.liveSheet.delete({ where: { id: sheet.id } }).catch(() => undefined);
     throw error;
@@ -124,20 +111,14 @@ export async function findSheet(services: AppServices, principal: Principal, cam
   return sheetView(await findOwnedSheet(services, principal, campaignId));
 }
 
-/**
- * Signals the sheet's workflow, starting it again should it have ended: a signal with start, so that
- * an accepted sync or rebuild always has a workflow to run it.
- */
+/** Signals the sheet's workflow (starting it again should it have ended: lib/temporal/sheets.ts). */
 async function tellWorkflow(services: AppServices, sheet: LiveSheet, signal: 'sync' | 'rebuild') {
-  await withDeadline(services, () =>
-    services.temporal.workflow.signalWithStart<typeof liveSheetWorkflow, []>('liveSheetWorkflow', {
-      workflowId: liveSheetWorkflowId(sheet.id),
-      taskQueue: services.taskQueue,
-      args: [{ ...workflowInput(services, sheet), pending: { sync: false, rebuild: false } }],
-      signal: signal === 'sync' ? sheetSyncSignal : sheetRebuildSignal,
-      signalArgs: [],
-      searchAttributes: { CampaignId: [sheet.campaignId], WorkspaceId: [sheet.workspaceId] },
-    }),
+  await signalLiveSheet(
+    services.temporal,
+    services.taskQueue,
+    workflowInput(services, sheet),
+    { campaignId: sheet.campaignId, workspaceId: sheet.workspaceId },
+    signal,
   );
 }
 
@@ -181,9 +162,7 @@ export async function updateSheet(
 export async function deleteSheet(services: AppServices, principal: Principal, campaignId: string): Promise<void> {
   const sheet = await findOwnedSheet(services, principal, campaignId);
   await services.db.liveSheet.delete({ where: { id: sheet.id } });
-  await withDeadline(services, () =>
-    services.temporal.workflow.getHandle(liveSheetWorkflowId(sheet.id)).cancel(),
-  ).catch(() => undefined);
+  await cancelLiveSheet(services.temporal, sheet.id).catch(() => undefined);
 }
 
 /** The spreadsheet as a file, as the last finished sync published it; 409 sheet_not_ready before the first. */

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import { configVariables, defaultSpeechTaskQueue } from '../../lib/config';
@@ -14,8 +13,8 @@ import { measureRecordingUpload } from '../../lib/speech/measure-upload';
 import { POCKETSPHINX_LANGUAGES } from '../../lib/speech/pocketsphinx';
 import type { SpeechAnalysisInput } from '../../lib/speech/speech-analysis';
 import { SpeechFailure } from '../../lib/speech/speech-failure';
+import { startSpeechAnalysis } from '../../lib/temporal/speech';
 import { speechAnalysisWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { speechAnalysisWorkflow } from '../../workflows/speech/speech-analysis';
 import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { paymentRequired } from '../credits/credits';
@@ -28,9 +27,6 @@ export const SPEECH_UPLOAD_LIMITS = { ...BASE64_IN_JSON_BODY, maxSecs: SPEECH_LI
 
 /** The languages analyses are taken in: the embedded recogniser's. */
 export const SPEECH_LANGUAGES = POCKETSPHINX_LANGUAGES;
-
-/** A healthy start takes milliseconds; one that hangs longer fails (503, and the upload is withdrawn). */
-const START_DEADLINE_MS = 5_000;
 
 export interface SpeechUpload {
   /** The recording's bytes (the body's base64 decoded). */
@@ -171,27 +167,18 @@ export async function uploadSpeechCall(
   if (recorded.deduplicated) return { analysis: summaryOf(recorded.row), deduplicated: true };
   try {
     const input: SpeechAnalysisInput = { speechCallId: id, workspaceId, taskQueue: speechTaskQueueOf(services) };
-    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.workflow.start<typeof speechAnalysisWorkflow>('speechAnalysisWorkflow', {
-        workflowId,
-        taskQueue: services.taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { WorkspaceId: [workspaceId] },
-        args: [input],
-      }),
-    );
+    // Already started is no failure (lib/temporal/speech.ts).
+    await startSpeechAnalysis(temporal, services.taskQueue, workflowId, input);
   } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-      // Never started: withdrawn, so no analysis waits for a workflow that does not exist, and its hold
-      // goes back (should that fail too, the sweep of abandoned holds voids it).
-      await db.speechCall.deleteMany({ where: { id, status: 'queued' } });
-      await voidHold(prismaCreditStore(db), {
-        workspaceId,
-        idempotencyKey: speechAnalysisHoldKey(id),
-        actor: { type: 'api_key', id: principal.keyId },
-      }).catch(() => {});
-      throw error;
-    }
+    // Never started: withdrawn, so no analysis waits for a workflow that does not exist, and its hold
+    // goes back (should that fail too, the sweep of abandoned holds voids it).
+    await db.speechCall.deleteMany({ where: { id, status: 'queued' } });
+    await voidHold(prismaCreditStore(db), {
+      workspaceId,
+      idempotencyKey: speechAnalysisHoldKey(id),
+      actor: { type: 'api_key', id: principal.keyId },
+    }).catch(() => {});
+    throw error;
   }
   return { analysis: summaryOf(recorded.row), deduplicated: false };
 }

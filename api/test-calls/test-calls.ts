@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import { MAX_CALL_LENGTH_MS } from '../../lib/calls/call-deadline';
@@ -11,8 +10,8 @@ import { prismaSql } from '../../lib/run-sql';
 import { testCallAttemptId, type TestCallInput } from '../../lib/test-calls/test-call';
 import { ErrorCode } from '../../lib/error-codes';
 import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
+import { startTestCall } from '../../lib/temporal/test-calls';
 import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { testCallWorkflow } from '../../workflows/test-calls/test-call';
 import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { paymentRequired } from '../credits/credits';
@@ -27,8 +26,6 @@ export interface TestCallRequest {
 
 /** The carrier test calls are recorded for when the services name none: the one TELEPHONY_PROVIDER there is. */
 const DEFAULT_TELEPHONY_PROVIDER = 'simulated';
-/** A healthy start takes milliseconds; one that hangs longer fails (503, and the call is withdrawn). */
-const START_DEADLINE_MS = 5_000;
 
 const invalid = (path: string, message: string, input: unknown) =>
   new ZodError([{ code: 'custom', path: [path], message, input }]);
@@ -127,30 +124,21 @@ export async function placeTestCall(
     });
   try {
     const input: TestCallInput = { callId: recorded.id };
-    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.workflow.start<typeof testCallWorkflow>('testCallWorkflow', {
-        workflowId: recorded.workflowId!,
-        taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { WorkspaceId: [workspaceId] },
-        args: [input],
-      }),
-    );
+    // Already started (a retried request) is no failure (lib/temporal/test-calls.ts).
+    await startTestCall(temporal, taskQueue, { workflowId: recorded.workflowId!, workspaceId }, input);
   } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-      // Never started, never dialed: withdrawn, so a call without a workflow is not left dialing.
-      if (!recorded.deduplicated) {
-        await db.call.deleteMany({ where: { id: recorded.id, status: 'dialing', providerCallId: null } });
-        // Its hold goes back; should that fail too, the sweep of abandoned holds voids it
-        // (docs/features/credits.md, "The sweep").
-        await voidHold(prismaCreditStore(db), {
-          workspaceId,
-          idempotencyKey: testCallHoldKey(recorded.id),
-          actor: { type: 'api_key', id: principal.keyId },
-        }).catch(() => {});
-      }
-      throw error;
+    // Never started, never dialed: withdrawn, so a call without a workflow is not left dialing.
+    if (!recorded.deduplicated) {
+      await db.call.deleteMany({ where: { id: recorded.id, status: 'dialing', providerCallId: null } });
+      // Its hold goes back; should that fail too, the sweep of abandoned holds voids it
+      // (docs/features/credits.md, "The sweep").
+      await voidHold(prismaCreditStore(db), {
+        workspaceId,
+        idempotencyKey: testCallHoldKey(recorded.id),
+        actor: { type: 'api_key', id: principal.keyId },
+      }).catch(() => {});
     }
+    throw error;
   }
   return { callId: recorded.id, deduplicated: recorded.deduplicated };
 }

@@ -1,5 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { ZodError } from 'zod';
 import { prismaCreditStore } from '../../lib/credits/ledger-store';
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
@@ -8,8 +7,7 @@ import { customerServiceWindow } from '../../lib/whatsapp/customer-service-windo
 import { recordOutboundMessage } from '../../lib/whatsapp/outbound-message';
 import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
 import { renderTemplateBody } from '../../lib/whatsapp/template-body';
-import { whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { whatsAppMessageWorkflow } from '../../workflows/whatsapp/whatsapp-message';
+import { startWhatsAppMessage } from '../../lib/temporal/whatsapp';
 import type { Principal } from '../door/principal';
 import { ApiError } from '../http/api-error';
 import { paymentRequired } from '../credits/credits';
@@ -23,9 +21,6 @@ export interface SendRequest {
   template?: { id: string; variables: string[] } | undefined;
   text?: string | undefined;
 }
-
-/** A healthy start takes milliseconds; one that hangs longer fails (503, and the message is withdrawn). */
-const START_DEADLINE_MS = 5_000;
 
 const invalid = (path: string[], message: string, input: unknown) =>
   new ZodError([{ code: 'custom', path, message, input }]);
@@ -117,21 +112,12 @@ export async function sendWhatsAppMessage(
     });
   if (recorded.id !== id) return { message: whatsAppMessageView(recorded), deduplicated: true };
   try {
-    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      temporal.workflow.start<typeof whatsAppMessageWorkflow>('whatsAppMessageWorkflow', {
-        workflowId: whatsAppMessageWorkflowId(id),
-        taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { WorkspaceId: [workspaceId] },
-        args: [{ messageId: id }],
-      }),
-    );
+    // Already started is no failure (lib/temporal/whatsapp.ts).
+    await startWhatsAppMessage(temporal, taskQueue, { id, workspaceId });
   } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) {
-      // Never started, never handed over: withdrawn with its hold (else the sweep of abandoned holds voids it).
-      await withdraw(services, principal, id);
-      throw error;
-    }
+    // Never started, never handed over: withdrawn with its hold (else the sweep of abandoned holds voids it).
+    await withdraw(services, principal, id);
+    throw error;
   }
   return { message: whatsAppMessageView(recorded), deduplicated: false };
 }

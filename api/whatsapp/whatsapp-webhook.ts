@@ -4,8 +4,7 @@ import { NOW_UTC } from '../../lib/calls/call-lines';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { poolCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
-import { WorkflowNotFoundError } from '@temporalio/client';
-import { whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
+import { signalWhatsAppMessageStatus } from '../../lib/temporal/whatsapp';
 import { ErrorCode } from '../../lib/error-codes';
 import { poolSql, type RunSql } from '../../lib/run-sql';
 import { sameSecret } from '../../lib/timing-safe';
@@ -253,18 +252,13 @@ async function applyStatus(
  * that cannot be reached, is not an error of the webhook: the lead reads the status itself when its wait
  * ends, so the webhook is answered all the same.
  */
-const LEAD_SIGNAL_DEADLINE_MS = 2_000;
 const LEAD_DECIDING_STATUSES: ReadonlySet<string> = new Set(['delivered', 'read', 'failed']);
 
 async function tellLead(services: AppServices, workflowId: string, status: { messageId: string; status: string }) {
-  await services.temporal.connection
-    .withDeadline(Date.now() + LEAD_SIGNAL_DEADLINE_MS, () =>
-      services.temporal.workflow.getHandle(workflowId).signal(whatsAppMessageStatusSignal, status),
-    )
-    .catch((error: unknown) => {
-      if (!(error instanceof WorkflowNotFoundError))
-        log.warn({ err: error, workflowId }, "lead not told of its message's status");
-    });
+  // A lead that has ended is no failure (lib/temporal/whatsapp.ts).
+  await signalWhatsAppMessageStatus(services.temporal, workflowId, status).catch((error: unknown) => {
+    log.warn({ err: error, workflowId }, "lead not told of its message's status");
+  });
 }
 
 /**

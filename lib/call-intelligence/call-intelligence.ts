@@ -47,3 +47,6 @@ export type CallIntelligence = z.infer<typeof callIntelligenceSchema>;
 export interface CallIntelligenceInput {
   callId: string;
 }
+
+/** What callIntelligenceWorkflow answers: the call's score, or no_transcript when none could be had. */
+export type CallIntelligenceResult = { status: 'computed'; score: number } | { status: 'no_transcript' };

@@ -1,6 +1,4 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { endCall, NOW_UTC } from './call-lines';
-import { callEndedSignal } from '../temporal/messages';
 import type { CallOutcome } from './call-outcomes';
 import type { Database } from '../database';
 import type { RunSql } from '../run-sql';
@@ -139,19 +137,6 @@ export async function applyCallEvent(sql: RunSql, provider: string, event: CallE
   // Applied and ended: this event ended the call (a state only moves forward, so this happens once).
   if (ended && row.applied) callsPlaced.inc({ outcome: ended.outcome });
   return { found: true, applied: row.applied, ended, workflowId: row.workflowId };
-}
-
-/**
- * Tells the call's workflow that it ended. Sent again for every duplicate of the terminal event, so an
- * API that died between the commit and the signal is healed by the carrier's retry; a workflow that has
- * already finished needs nothing.
- */
-export async function signalCallEnded(temporal: Client, workflowId: string, ended: EndedCall): Promise<void> {
-  try {
-    await temporal.workflow.getHandle(workflowId).signal(callEndedSignal, ended);
-  } catch (error) {
-    if (!(error instanceof WorkflowNotFoundError)) throw error;
-  }
 }
 
 /**

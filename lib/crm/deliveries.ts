@@ -1,6 +1,6 @@
-import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Client } from '@temporalio/client';
 import type { Database } from '../database';
-import { crmDeliveryWorkflowId } from '../temporal/workflow-ids';
+import { startCrmDeliveryWorkflow } from '../temporal/crm';
 
 /**
  * Deliveries kept per connection (GET /crm/connections/{id}/deliveries lists them, newest first): the
@@ -11,34 +11,6 @@ export const CRM_DELIVERIES_KEPT = 100;
 
 /** A delivery still `received` this long after it arrived is started again by the worker's sweep. */
 export const CRM_DELIVERY_SWEEP_AGE_MS = 15_000;
-
-/** How long the receiver waits for Temporal to take a delivery's workflow before answering anyway. */
-export const CRM_DELIVERY_START_DEADLINE_MS = 2_000;
-
-/**
- * Starts the durable processing of a stored delivery (workflows/crm/crm-delivery.ts). Idempotent: while its
- * workflow runs (or after it completed) nothing more is started; a failed or terminated one is started again.
- */
-export async function startCrmDeliveryWorkflow(
-  temporal: Client,
-  taskQueue: string,
-  deliveryId: string,
-  deadlineMs = CRM_DELIVERY_START_DEADLINE_MS,
-): Promise<void> {
-  try {
-    await temporal.connection.withDeadline(Date.now() + deadlineMs, () =>
-      // By name: lib/ imports no workflow (workflows/crm/crm-delivery.ts takes { deliveryId }).
-      temporal.workflow.start('crmDeliveryWorkflow', {
-        workflowId: crmDeliveryWorkflowId(deliveryId),
-        taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.ALLOW_DUPLICATE_FAILED_ONLY,
-        args: [{ deliveryId }],
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
-}
 
 /**
  * Deletes every connection's finished deliveries beyond its latest CRM_DELIVERIES_KEPT (see there): the

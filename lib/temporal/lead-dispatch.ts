@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
-import { LEAD_WORKFLOW_KIND_SQL, startLeadWorkflow, type StoredLead } from './start-lead-workflow';
+import { LEAD_WORKFLOW_KIND_SQL } from '../campaigns/lead-workflow-kind';
+import { startLeadWorkflow, type StoredLead } from './start-lead-workflow';
 import type { SqlPool } from '../sql-pool';
 import { createStartQueue } from './start-queue';
 

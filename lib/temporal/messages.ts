@@ -2,11 +2,11 @@ import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { CampaignAction, CampaignStatus } from '../campaigns/campaign-transitions';
 import type { CampaignStatusReason } from '../dial-ladder/carrier-breaker';
 import type { ExportProgress } from '../exports/export-jobs';
-import type { LiveSheetProgress } from '../../workflows/sheets/live-sheet';
+import type { LiveSheetProgress } from '../sheets/progress';
 import type { EndedCall } from '../calls/ended-call';
-import type { JourneyRunState, RecoveryDecision } from '../../workflows/journeys/journey-run';
-import type { LeadState } from '../../workflows/dial-ladder/lead-dial';
-import type { LeadMessageState } from '../../workflows/whatsapp/lead-message';
+import type { JourneyRunState, RecoveryDecision } from '../journeys/run-state';
+import type { LeadState } from '../dial-ladder/lead-state';
+import type { LeadMessageState } from '../whatsapp/lead-message-state';
 
 /*
  * Every signal, update and query of the service's workflows, defined once. The workflows set their

@@ -1,4 +1,4 @@
-import type * as workflows from '../../workflows';
+import type { WorkflowType } from './workflow-contracts';
 
 /**
  * The patch register (docs/patch-register.md): every patched() id of the workflows, with what it changed, the committed
@@ -11,7 +11,7 @@ export interface RegisteredPatch {
   /** The marker's id: never changed once released (runs in flight recorded it). */
   readonly id: string;
   /** The workflow type that asks it. */
-  readonly workflow: keyof typeof workflows;
+  readonly workflow: WorkflowType;
   /** The commit that brought it, and its date (UTC): runs started before its release recorded the old branch. */
   readonly since: { readonly commit: string; readonly date: string };
   /** What the new branch does that the old one did not. */

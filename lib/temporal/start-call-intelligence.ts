@@ -1,5 +1,6 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { CallIntelligenceInput } from '../call-intelligence/call-intelligence';
+import { startWorkflow } from './start-workflow';
 import { callIntelligenceWorkflowId } from './workflow-ids';
 
 /** A healthy start takes milliseconds; one that hangs longer fails (the API answers 503, an activity retries). */
@@ -20,7 +21,7 @@ export async function startCallIntelligence(
   try {
     const input: CallIntelligenceInput = { callId };
     await client.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      client.workflow.start('callIntelligenceWorkflow', {
+      startWorkflow(client, 'callIntelligenceWorkflow', {
         workflowId,
         taskQueue,
         workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,

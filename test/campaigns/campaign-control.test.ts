@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { campaignWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
-import type { LeadState } from '../../workflows/dial-ladder/lead-dial';
+import type { LeadState } from '../../lib/dial-ladder/lead-state';
 import { campaignStatusQuery, campaignTransitionUpdate, leadStateQuery } from '../../lib/temporal/messages';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';

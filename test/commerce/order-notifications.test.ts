@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createOrderNotificationActivities } from '../../activities/commerce/order-notifications';
 import { orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
 import { grantCredits } from '../../lib/door/workspace-admin';
-import type { OrderNotificationResult } from '../../workflows/commerce/order-notification';
+import type { OrderNotificationResult } from '../../lib/commerce/order-notification';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { startTestWorker, useTemporalClient } from '../support/temporal';

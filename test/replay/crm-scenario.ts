@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Prisma } from '../../generated/prisma/client';
 import { replaceOrderNotificationRules } from '../../api/commerce/order-notifications';
 import { connectCrm } from '../../lib/crm/connections';
-import { startCrmDeliveryWorkflow } from '../../lib/crm/deliveries';
+import { startCrmDeliveryWorkflow } from '../../lib/temporal/crm';
 import { payloadShape } from '../../lib/crm/payload-shape';
 import { shopifyOrderPayload } from '../../lib/crm/shopify-order-fixture';
 import { crmDeliveryWorkflowId, orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';

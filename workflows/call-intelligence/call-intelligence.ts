@@ -1,6 +1,6 @@
 import { proxyActivities, workflowInfo } from '@temporalio/workflow';
 import type { CallIntelligenceActivities } from '../../activities/call-intelligence/call-intelligence';
-import type { CallIntelligenceInput } from '../../lib/call-intelligence/call-intelligence';
+import type { CallIntelligenceInput, CallIntelligenceResult } from '../../lib/call-intelligence/call-intelligence';
 import { ErrorCode } from '../../lib/error-codes';
 import { refusalOf } from '../../lib/temporal/refusal';
 import {
@@ -26,8 +26,6 @@ const { storeCallIntelligence } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '30 seconds',
   retry: untilDatabaseAnswers,
 });
-
-export type CallIntelligenceResult = { status: 'computed'; score: number } | { status: 'no_transcript' };
 
 /**
  * The call intelligence of one call (docs/features/call-intelligence.md): its transcript, fetched from the

@@ -9,6 +9,7 @@ import {
 } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { transitionTarget, type CampaignAction, type CampaignStatus } from '../../lib/campaigns/campaign-transitions';
+import type { CampaignWorkflowInput } from '../../lib/campaigns/campaign-workflow';
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignStatusQuery, campaignTransitionUpdate } from '../../lib/temporal/messages';
@@ -18,13 +19,6 @@ const { setCampaignStatus, notifyCampaignLeads } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
   retry: campaignTransition,
 });
-
-export interface CampaignWorkflowInput {
-  campaignId: string;
-  status: CampaignStatus;
-  /** History events before continuing as new; the default suits production, tests lower it. */
-  historyLimit?: number;
-}
 
 /** Continue-as-new well before the history gets heavy: a campaign lives for months. */
 const HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW = 2_000;

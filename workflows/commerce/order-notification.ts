@@ -1,9 +1,6 @@
 import { executeChild, proxyActivities, sleep } from '@temporalio/workflow';
-import type {
-  OrderNotificationActivities,
-  OrderNotificationInput,
-  OrderNotificationSkip,
-} from '../../activities/commerce/order-notifications';
+import type { OrderNotificationActivities } from '../../activities/commerce/order-notifications';
+import type { OrderNotificationInput, OrderNotificationResult } from '../../lib/commerce/order-notification';
 import { whatsAppMessageWorkflow } from '../whatsapp/whatsapp-message';
 import { untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
@@ -12,11 +9,6 @@ const { orderNotificationDelay, prepareOrderNotification } = proxyActivities<Ord
   startToCloseTimeout: '30 seconds',
   retry: untilDatabaseAnswers,
 });
-
-export type OrderNotificationResult =
-  | { status: 'handed_over'; messageId: string }
-  | { status: 'failed'; messageId: string; errorCode: number | null }
-  | { status: 'skipped'; reason: OrderNotificationSkip };
 
 /**
  * One order notification (docs/features/commerce.md#order-notifications): a rule's WhatsApp message for one order. It

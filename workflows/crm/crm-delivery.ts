@@ -2,6 +2,7 @@ import { ActivityFailure, ApplicationFailure, CancellationScope, proxyActivities
 import type { Activities } from '../../activities';
 import type { CrmDeliveryActivities } from '../../activities/crm/crm-deliveries';
 import { storeDeliveryApplied, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
+import type { CrmDeliveryInput, CrmDeliveryResult } from '../../lib/crm/crm-delivery';
 
 /**
  * Applying a delivery takes a few statements; a database that is briefly unreachable (or a payload that
@@ -15,12 +16,6 @@ const { failCrmDelivery, finishCrmDelivery, scheduleOrderNotifications } = proxy
   startToCloseTimeout: '30 seconds',
   retry: untilDatabaseAnswers,
 });
-
-export interface CrmDeliveryInput {
-  deliveryId: string;
-}
-
-export type CrmDeliveryResult = { status: string };
 
 /** What the delivery's processingError says: the activity's message, without Temporal's wrapping. */
 function reasonOf(error: unknown): string {

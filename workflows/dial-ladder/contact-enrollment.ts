@@ -2,6 +2,7 @@ import { condition, continueAsNew, proxyActivities, setHandler } from '@temporal
 import type { Activities } from '../../activities';
 import { enrollmentNudgeSignal } from '../../lib/temporal/messages';
 import { untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
+import type { ContactEnrollmentInput, ContactEnrollmentResult } from '../../lib/dial-ladder/contact-enrollment';
 
 const { enrollNextContacts } = proxyActivities<Activities>({
   startToCloseTimeout: '5 minutes',
@@ -23,9 +24,7 @@ const STEPS_PER_RUN = 500;
  */
 export async function contactEnrollmentWorkflow({
   campaignId,
-}: {
-  campaignId: string;
-}): Promise<{ remaining: number }> {
+}: ContactEnrollmentInput): Promise<ContactEnrollmentResult> {
   let nudged = false;
   setHandler(enrollmentNudgeSignal, () => {
     nudged = true;

@@ -1,6 +1,6 @@
 import { ActivityFailure, proxyActivities, setHandler, sleep } from '@temporalio/workflow';
 import type { ExportActivities, ExportCheckpoint } from '../../activities/exports/exports';
-import { percentOf, type ExportProgress, type ExportStatus } from '../../lib/exports/export-jobs';
+import { percentOf, type ExportJobInput, type ExportProgress, type ExportStatus } from '../../lib/exports/export-jobs';
 import { exportProgressQuery } from '../../lib/temporal/messages';
 import { resumableExportChunk, untilDatabaseAnswers, workbookPackaged } from '../../lib/temporal/retry-policies';
 
@@ -32,19 +32,6 @@ function exportActivities(taskQueue: string | undefined) {
     retry: untilDatabaseAnswers,
   });
   return { beginExport, writeExportChunk, packageExportXlsx, completeExport, failExport, expireExport };
-}
-
-export interface ExportJobInput {
-  exportId: string;
-  /** Rows per keyset page read from PostgreSQL. */
-  pageRows: number;
-  /** How long the finished file can be downloaded. */
-  retentionSeconds: number;
-  /**
-   * The export workers' task queue (EXPORT_TASK_QUEUE), where the activities run. Absent from jobs
-   * started before there were export workers: their activities stay on the workflow's own queue.
-   */
-  activityTaskQueue?: string;
 }
 
 /**

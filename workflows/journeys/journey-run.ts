@@ -13,13 +13,20 @@ import {
 import type { Activities } from '../../activities';
 import type { JourneyTrigger } from '../../activities/journeys/journeys';
 import { ErrorCode } from '../../lib/error-codes';
-import { awaitedDecision, recordOf, type AwaitedDecision, type DecisionAction } from '../../lib/journeys/awaiting';
+import { awaitedDecision, recordOf, type AwaitedDecision } from '../../lib/journeys/awaiting';
 import { chooseBranch } from '../../lib/journeys/conditions';
 import type { JourneyDefinition, JourneyNode } from '../../lib/journeys/definition';
 import { safeParseNodeData, type BranchData } from '../../lib/journeys/node-data';
-import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
+import { isFinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
+import type {
+  JourneyRunInput,
+  JourneyRunResult,
+  JourneyRunState,
+  RecoveryDecision,
+} from '../../lib/journeys/run-state';
 import { renderTemplate } from '../../lib/journeys/render';
-import { leadDialWorkflow, type LeadOutcome } from '../dial-ladder/lead-dial';
+import { leadDialWorkflow } from '../dial-ladder/lead-dial';
+import type { LeadOutcome } from '../../lib/dial-ladder/lead-state';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../../lib/temporal/messages';
 import { journeyNodeThenOperator, journeyRunBookkeeping } from '../../lib/temporal/retry-policies';
 import { PATCHES } from '../../lib/temporal/patches';
@@ -35,48 +42,6 @@ const { callJourneyWebhook, sendWhatsAppTemplate, sendJourneyWhatsApp } = proxyA
   startToCloseTimeout: '30 seconds',
   retry: journeyNodeThenOperator,
 });
-
-export interface JourneyRunInput {
-  runId: string;
-}
-
-export type { AwaitedDecision, DecisionAction };
-
-/** An operator's answer to a run that waits for one (a failed node, or a review node). */
-export interface RecoveryDecision {
-  action: DecisionAction;
-  /** skip: the node's output, as if it had run (the review node's: { decision, note }). */
-  output?: Record<string, unknown>;
-  note?: string;
-  /** Who decided; recorded with the decision. The Update refuses a decision without it; a signal without it is recorded as "unknown operator". */
-  decidedBy?: string;
-  /** api, or temporal when sent from the Temporal UI or CLI (the default). */
-  via?: string;
-}
-
-export interface JourneyRunState {
-  status: JourneyRunStatus;
-  currentNodeId: string | null;
-  variables: Record<string, unknown>;
-  /** Attempt at the current node: 1, plus one per retry an operator decided. */
-  attempt: number;
-  nextWakeAt: string | null;
-  awaiting: AwaitedDecision | null;
-  decisions: Array<
-    Required<Pick<RecoveryDecision, 'action' | 'decidedBy' | 'via'>> & {
-      nodeId: string;
-      note: string | null;
-      at: string;
-    }
-  >;
-  endedAt: string | null;
-}
-
-export interface JourneyRunResult {
-  status: FinalRunStatus;
-  endNodeId: string | null;
-  variables: Record<string, unknown>;
-}
 
 /** Search attribute an operator filters on in the Temporal UI: JourneyStatus = "needs_recovery". */
 const STATUS_ATTRIBUTE = 'JourneyStatus';

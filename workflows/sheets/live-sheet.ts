@@ -13,6 +13,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { refusalOf } from '../../lib/temporal/refusal';
 import { liveSheetProgressQuery, sheetRebuildSignal, sheetSyncSignal } from '../../lib/temporal/messages';
 import { resumableSheetChunk, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
+import type { LiveSheetInput, LiveSheetProgress } from '../../lib/sheets/progress';
 
 /** The sheet activities, on the export workers' task queue. */
 function sheetActivities(taskQueue: string | undefined) {
@@ -33,28 +34,6 @@ function sheetActivities(taskQueue: string | undefined) {
     retry: untilDatabaseAnswers,
   });
   return { syncSheetChunk, resetSheet, failSheetSync, removeSheetFiles };
-}
-
-/** What liveSheetProgress answers. */
-export interface LiveSheetProgress {
-  state: 'waiting' | 'syncing' | 'rebuilding' | 'removed';
-  /** The sync in progress or the last one. */
-  syncNumber: number;
-  rowsWritten: number;
-  rowCount: number;
-}
-
-export interface LiveSheetInput {
-  sheetId: string;
-  /** The provider's id of the spreadsheet, to delete it once the sheet's row is gone. */
-  spreadsheetId: string;
-  /** EXPORT_TASK_QUEUE, where the activities run. */
-  activityTaskQueue?: string;
-  /** Seconds between scheduled syncs as the sheet was created; each chunk answers the current value. */
-  intervalSeconds: number;
-  /** Carried over continueAsNew: the last sync's number, and what was asked and not yet done. */
-  syncNumber?: number;
-  pending?: { sync: boolean; rebuild: boolean };
 }
 
 /** The history of one run stays under this many events; then the workflow continues as new. */

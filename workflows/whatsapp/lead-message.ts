@@ -1,9 +1,14 @@
 import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { LeadMessageRefusal } from '../../activities/whatsapp/whatsapp-leads';
 import { refusalOf } from '../../lib/temporal/refusal';
-import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
 import { leadMessageSteps, providerForADay } from '../../lib/temporal/retry-policies';
+import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
+import type {
+  LeadMessageInput,
+  LeadMessageOutcome,
+  LeadMessageResult,
+  LeadMessageState,
+} from '../../lib/whatsapp/lead-message-state';
 
 /** Bookkeeping in the workflow task (as the dial ladder's): each idempotent, recorded as markers. */
 const local = proxyLocalActivities<Activities>({ startToCloseTimeout: '30 seconds', retry: leadMessageSteps });
@@ -16,35 +21,6 @@ const { sendWhatsAppMessage } = proxyLocalActivities<Activities>({
   startToCloseTimeout: '30 seconds',
   retry: providerForADay,
 });
-
-export interface LeadMessageInput {
-  leadId: string;
-}
-
-/** How a WHATSAPP lead ended: its message's last status, or why none was sent. */
-export type LeadMessageOutcome =
-  'delivered' | 'read' | 'failed' | 'undelivered' | 'campaign_stopped' | 'no_calling_window' | LeadMessageRefusal;
-
-export interface LeadMessageResult {
-  status: 'completed' | 'failed' | 'cancelled';
-  outcome: LeadMessageOutcome;
-  messageId: string | null;
-}
-
-export interface LeadMessageState {
-  phase:
-    | 'preparing'
-    | 'waiting_for_campaign'
-    | 'waiting_for_window'
-    | 'waiting_for_sender'
-    | 'sending'
-    | 'awaiting_delivery'
-    | 'finished';
-  messageId: string | null;
-  /** The message's last status as its webhooks told. */
-  messageStatus: string | null;
-  nextWakeAt: string | null;
-}
 
 /** A lead held by its campaign looks again by itself this often, should a signal have been missed. */
 const CAMPAIGN_RECHECK_MS = 5 * 60_000;

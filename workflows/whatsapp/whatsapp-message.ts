@@ -2,6 +2,7 @@ import { CancellationScope, proxyActivities } from '@temporalio/workflow';
 import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
 import { refusalOf } from '../../lib/temporal/refusal';
 import { providerForADay, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
+import type { WhatsAppMessageInput, WhatsAppMessageResult } from '../../lib/whatsapp/whatsapp-message';
 
 /**
  * Handing a message to the provider: a send takes a second at most; a provider that is down or throttling
@@ -16,13 +17,6 @@ const { failWhatsAppMessage, voidWhatsAppMessageHold } = proxyActivities<WhatsAp
   startToCloseTimeout: '30 seconds',
   retry: untilDatabaseAnswers,
 });
-
-export interface WhatsAppMessageInput {
-  messageId: string;
-}
-
-export type WhatsAppMessageResult =
-  { status: 'handed_over'; providerMessageId: string | null } | { status: 'failed'; errorCode: number | null };
 
 /** The platform's error code and title of a refusal (an ActivityFailure over the activity's ApplicationFailure). */
 function platformErrorOf(error: unknown): { errorCode: number | null; errorTitle: string } {
