@@ -1,7 +1,9 @@
 import type { ErrorRequestHandler } from 'express';
 import { ZodError } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
+import { Refusal } from '../../lib/refusal';
 import { ApiError } from './api-error';
+import { refusalStatus } from './error-statuses';
 import { isDatabaseUnavailable } from './database-errors';
 import { isTemporalUnavailable } from './temporal-errors';
 import { log } from '../../lib/log';
@@ -20,7 +22,10 @@ const UNREADABLE_BODY: Record<string, string> = {
   'request.size.invalid': 'request body is not as long as its Content-Length',
 };
 
-/** The one place where failures become the spec's error bodies. Nothing internal leaks out. */
+/**
+ * The one place where failures become the spec's error bodies: a refusal is answered with its code's status
+ * (api/http/error-statuses.ts). Nothing internal leaks out.
+ */
 export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
   if (res.headersSent) return next(error);
   const { status, body, headers } = toErrorResponse(error, (res.locals.validationStatus as number | undefined) ?? 400);
@@ -30,6 +35,9 @@ export const errorHandler: ErrorRequestHandler = (error, req, res, next) => {
 };
 
 function toErrorResponse(error: unknown, validationStatus: number) {
+  // A refusal of a code that is never an HTTP answer (a Temporal failure type) is a bug: answered 500 below.
+  const refused = error instanceof Refusal ? refusalResponse(error, validationStatus) : undefined;
+  if (refused) return refused;
   if (error instanceof ApiError) {
     return { status: error.status, body: { error: error.code, ...error.extras }, headers: error.headers };
   }
@@ -43,11 +51,20 @@ function toErrorResponse(error: unknown, validationStatus: number) {
   }
   const unreadable = parserError.type ? UNREADABLE_BODY[parserError.type] : undefined;
   if (unreadable) return { status: 400, body: { error: ErrorCode.internal_error, detail: unreadable }, headers: {} };
-  if (isDatabaseUnavailable(error)) {
-    return { status: 503, body: { error: ErrorCode.database_unavailable }, headers: { 'Retry-After': '5' } };
-  }
-  if (isTemporalUnavailable(error)) {
-    return { status: 503, body: { error: ErrorCode.temporal_unavailable }, headers: { 'Retry-After': '5' } };
-  }
+  const unavailable = isDatabaseUnavailable(error)
+    ? ErrorCode.database_unavailable
+    : isTemporalUnavailable(error)
+      ? ErrorCode.temporal_unavailable
+      : undefined;
+  if (unavailable) return refusalResponse(new Refusal(unavailable, {}, { retryAfterSeconds: 5 }), validationStatus)!;
   return { status: 500, body: { error: ErrorCode.internal_error }, headers: {} };
+}
+
+/** A refusal as answered: its code's status, `{ error: code, ...extras }`, and Retry-After when it says when. */
+function refusalResponse({ code, extras, retryAfterSeconds }: Refusal, validationStatus: number) {
+  const status = refusalStatus(code, validationStatus);
+  if (status === null) return undefined;
+  const headers: Record<string, string> =
+    retryAfterSeconds === undefined ? {} : { 'Retry-After': String(retryAfterSeconds) };
+  return { status, body: { error: code, ...extras }, headers };
 }
