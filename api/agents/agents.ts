@@ -8,7 +8,7 @@ import {
 } from '../../lib/agents/agent-definition';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { checkAgentReferences } from './agent-references';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
@@ -154,7 +154,7 @@ export async function deleteAgent({ db }: AppServices, principal: Principal, id:
       orderBy: { id: 'asc' },
     });
     if (campaigns.length || numbers.length)
-      throw new ApiError(409, ErrorCode.agent_in_use, {
+      throw new Refusal(ErrorCode.agent_in_use, {
         campaignIds: campaigns.map((campaign) => campaign.id),
         phoneNumberIds: numbers.map((number) => number.id),
       });

@@ -13,7 +13,7 @@ import { AudioRefused, measureUpload, UPLOAD_LIMITS } from '../../lib/background
 import { configVariables, type Config } from '../../lib/config';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
@@ -88,7 +88,7 @@ export async function listBackgroundAudio(
 }
 
 const slugTaken = (slug: string) =>
-  new ApiError(409, ErrorCode.background_audio_slug_taken, {
+  new Refusal(ErrorCode.background_audio_slug_taken, {
     detail: `${JSON.stringify(slug)} is already the slug of a background audio asset of this workspace`,
   });
 

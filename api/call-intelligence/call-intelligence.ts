@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
 import { ErrorCode } from '../../lib/error-codes';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
@@ -16,7 +16,7 @@ export async function rerunCallIntelligence(services: AppServices, principal: Pr
     services.db.call.findFirst({ where, select: { id: true, transcript: true } }),
   );
   if (!Array.isArray(call.transcript) || call.transcript.length === 0)
-    throw new ApiError(409, ErrorCode.call_has_no_transcript);
+    throw new Refusal(ErrorCode.call_has_no_transcript);
   const requestedAt = new Date().toISOString();
   const { workflowId } = await startCallIntelligence(services.temporal, services.taskQueue, call.id, randomUUID());
   return { callId: call.id, jobId: workflowId, status: 'queued' as const, requestedAt };

@@ -5,7 +5,7 @@ import { applyCallEvent } from '../../lib/calls/call-end';
 import { signalCallEnded } from '../../lib/temporal/calls';
 import { poolSql } from '../../lib/run-sql';
 import { SIGNATURE_HEADER, verifyEventSignature } from '../../lib/calls/signature';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { rawBodyOf } from '../http/register-routes';
 import type { AppServices } from '../app-services';
 
@@ -15,7 +15,7 @@ export function assertSignedByCarrier(req: Request, services: AppServices): void
   const secrets = services.telephonySigningSecrets ?? {};
   const secret = Object.hasOwn(secrets, provider) ? secrets[provider] : undefined;
   if (!secret || !verifyEventSignature(secret, rawBodyOf(req), req.get(SIGNATURE_HEADER)))
-    throw new ApiError(401, ErrorCode.invalid_signature);
+    throw new Refusal(ErrorCode.invalid_signature);
 }
 
 /**
@@ -24,7 +24,7 @@ export function assertSignedByCarrier(req: Request, services: AppServices): void
  */
 export async function receiveCallEvent(services: AppServices, provider: string, event: CallEvent) {
   const result = await applyCallEvent(poolSql(services.sql), provider, event);
-  if (!result.found) throw new ApiError(404, ErrorCode.unknown_call);
+  if (!result.found) throw new Refusal(ErrorCode.unknown_call);
   if (result.ended && result.workflowId) await signalCallEnded(services.temporal, result.workflowId, result.ended);
   return { received: true as const, applied: result.applied };
 }

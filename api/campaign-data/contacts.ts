@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
 
@@ -40,7 +40,7 @@ export async function addContacts(
     } = await client.query<{ status: string }>('SELECT status::text FROM "Campaign" WHERE id = $1::uuid FOR SHARE', [
       campaign.id,
     ]);
-    if (locked!.status !== 'DRAFT') throw new ApiError(409, ErrorCode.campaign_not_draft, { status: locked!.status });
+    if (locked!.status !== 'DRAFT') throw new Refusal(ErrorCode.campaign_not_draft, { status: locked!.status });
     // Imports into one campaign take turns (they would lock list rows in request order, and deadlock);
     // contacts are upserted in phone order, so imports into different campaigns cannot deadlock either.
     await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [`contacts:${campaign.id}`]);

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { nudgeContactEnrollment, transitionCampaignWorkflow } from '../../lib/temporal/campaigns';
 import { refusalOf } from '../../lib/temporal/refusal';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from '../app-services';
 import { assertWhatsAppCampaignConfigured } from '../whatsapp/whatsapp-campaigns';
@@ -23,7 +23,7 @@ export async function transitionCampaign(
 ) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   if (campaign.channel === 'EMAIL' && (action === 'start' || action === 'resume'))
-    throw new ApiError(403, ErrorCode.api_key_not_allowed);
+    throw new Refusal(ErrorCode.api_key_not_allowed);
   if (campaign.channel === 'WHATSAPP' && campaign.kind !== 'JOURNEY' && (action === 'start' || action === 'resume'))
     await assertWhatsAppCampaignConfigured(services, campaign.id);
   try {
@@ -38,10 +38,10 @@ export async function transitionCampaign(
     const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_campaign_transition) {
       const [details] = cause.details as [{ from: string; action: string }];
-      throw new ApiError(409, ErrorCode.invalid_campaign_transition, { from: details.from, action: details.action });
+      throw new Refusal(ErrorCode.invalid_campaign_transition, { from: details.from, action: details.action });
     }
     if (refusalOf(cause)?.type === ErrorCode.agent_deleted)
-      throw new ApiError(409, ErrorCode.agent_deleted, {
+      throw new Refusal(ErrorCode.agent_deleted, {
         agentId: campaign.agentId,
         detail: 'set another agentId (or null) with PATCH /campaigns/{id}, then try again',
       });

@@ -4,7 +4,7 @@ import { DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/dial-ladde
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
 import { DEFAULT_DIAL_LADDER, type DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
-import { ApiError, forbidden } from '../http/api-error';
+import { Refusal, forbidden } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { writeNamingAgent } from './campaign-agents';
@@ -42,7 +42,7 @@ function storable(settings: CampaignSettings) {
 }
 
 export async function createCampaign({ db }: AppServices, principal: Principal, input: NewCampaign) {
-  if (input.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
+  if (input.channel === 'EMAIL') throw new Refusal(ErrorCode.api_key_not_allowed);
   await checkJourneySettings(db, principal, input.kind, input.workflowId);
   await checkCallerNumbers(db, principal, input.callerNumbers);
   return writeNamingAgent(db, principal, input.agentId, (tx) =>
@@ -65,7 +65,7 @@ export async function updateCampaign(
   settings: CampaignSettings,
 ) {
   const campaign = await findOwnedCampaign(services, principal, id);
-  if (campaign.status === 'STOPPED') throw new ApiError(409, ErrorCode.campaign_stopped);
+  if (campaign.status === 'STOPPED') throw new Refusal(ErrorCode.campaign_stopped);
   if (settings.workflowId !== undefined)
     await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
   await checkCallerNumbers(services.db, principal, settings.callerNumbers);

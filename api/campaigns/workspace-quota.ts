@@ -1,7 +1,7 @@
 import type { Prisma } from '../../generated/prisma/client';
 import type { ErrorCode } from '../../lib/error-codes';
 import type { Database } from '../../lib/database';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 
 export interface WorkspaceQuota {
   workspaceId: string;
@@ -30,7 +30,7 @@ export async function createWithinQuota<Row>(
   return db.$transaction(async (tx) => {
     await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`${quota.noun}:${quota.holderId ?? quota.workspaceId}`}, 0))`;
     if ((await quota.count(tx)) >= quota.limit)
-      throw new ApiError(409, quota.code, {
+      throw new Refusal(quota.code, {
         detail: quota.detail ?? `a workspace holds at most ${quota.limit} ${quota.noun}; delete one first`,
       });
     return create(tx);

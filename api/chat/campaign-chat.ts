@@ -2,7 +2,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { createBuiltinAnalyst } from '../../lib/chat/builtin-analyst';
 import { ChatProviderError, type ChatProvider, type ChatTurn } from '../../lib/chat/provider';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { campaignFactSource } from '../campaign-data/campaign-facts';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
@@ -43,7 +43,7 @@ async function acceptQuestion(
       [campaignId, principal.workspaceId, DEFAULT_CHAT_MESSAGE_CAP],
     );
     if (count!.questions >= count!.cap)
-      throw new ApiError(429, ErrorCode.message_limit_reached, {
+      throw new Refusal(ErrorCode.message_limit_reached, {
         detail: `this campaign's conversation holds its cap of ${count!.cap} questions; DELETE /campaigns/${campaignId}/chat/messages clears it`,
       });
     const { rows } = await client.query<ChatTurn>(

@@ -4,14 +4,14 @@ import type { CreditKind } from '../../lib/credits/ledger-store';
 import { normalisedCredits } from '../../lib/credits/money';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import type { AppServices } from '../app-services';
 
 /** A refusal of the credit functions as the API answers it: 402 insufficient_credits with balance and required. */
 export function paymentRequired(error: unknown): unknown {
   if (!(error instanceof InsufficientCreditsError)) return error;
-  return new ApiError(402, ErrorCode.insufficient_credits, { balance: error.balance, required: error.required });
+  return new Refusal(ErrorCode.insufficient_credits, { balance: error.balance, required: error.required });
 }
 
 /** The balance (spendable now: holds are already taken out of it) and what pending holds reserve. */

@@ -1,7 +1,7 @@
 import { ZodError, z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
 import { MAX_CONTACTS, addContacts, contactInputSchema } from '../campaign-data/contacts';
@@ -69,7 +69,7 @@ export async function importContactsFromCrm(
 ) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   // addContacts decides under the campaign's lock; this only spares reading the orders of a campaign already started.
-  if (campaign.status !== 'DRAFT') throw new ApiError(409, ErrorCode.campaign_not_draft, { status: campaign.status });
+  if (campaign.status !== 'DRAFT') throw new Refusal(ErrorCode.campaign_not_draft, { status: campaign.status });
   const connection =
     isUuid(input.connectionId) &&
     (await services.db.crmConnection.findFirst({

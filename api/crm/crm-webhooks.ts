@@ -5,7 +5,7 @@ import { startCrmDeliveryWorkflow } from '../../lib/temporal/crm';
 import { NO_PAYLOAD_SHAPE, payloadShape } from '../../lib/crm/payload-shape';
 import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-webhook';
 import { ErrorCode } from '../../lib/error-codes';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { rawBodyOf } from '../http/register-routes';
 import { crmDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
 import { isUuid } from '../../lib/uuid';
@@ -37,7 +37,7 @@ export async function assertSignedByShop(req: Request, { db }: AppServices): Pro
         select: { id: true, workspaceId: true, shopDomain: true, secret: true },
       })
     : null;
-  if (!connection) throw new ApiError(404, ErrorCode.not_found, { detail: 'no such CRM connection' });
+  if (!connection) throw new Refusal(ErrorCode.not_found, { detail: 'no such CRM connection' });
   const signed = verifyShopifySignature(rawBodyOf(req), req.get(SHOPIFY_HEADERS.hmac), connection.secret);
   if (!signed || header(req, SHOPIFY_HEADERS.shopDomain)?.toLowerCase() !== connection.shopDomain) {
     await db.crmWebhookDelivery.create({
@@ -48,7 +48,7 @@ export async function assertSignedByShop(req: Request, { db }: AppServices): Pro
         shape: NO_PAYLOAD_SHAPE,
       },
     });
-    throw new ApiError(401, ErrorCode.invalid_signature);
+    throw new Refusal(ErrorCode.invalid_signature);
   }
   verified.set(req, { id: connection.id, workspaceId: connection.workspaceId });
 }

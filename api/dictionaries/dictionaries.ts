@@ -3,7 +3,7 @@ import { isRecordMissing, isUniqueViolation } from '../../lib/prisma-errors';
 import { charCountOf, DICTIONARY_LIMITS } from '../../lib/dictionaries/dictionary-terms';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
@@ -22,7 +22,7 @@ export interface NewDictionary extends DictionarySettings {
 }
 
 const externalIdTaken = () =>
-  new ApiError(409, ErrorCode.external_id_taken, {
+  new Refusal(ErrorCode.external_id_taken, {
     detail: 'another dictionary of this workspace has this externalId',
   });
 

@@ -1,6 +1,6 @@
 import { ErrorCode } from '../../lib/error-codes';
 import type { Plan } from '../../lib/door/workspace-admin';
-import { ApiError, forbidden } from '../http/api-error';
+import { Refusal, forbidden } from '../../lib/refusal';
 import type { Principal } from './principal';
 
 /**
@@ -23,9 +23,9 @@ export function isPublicPath(path: string): boolean {
 
 export function authorize(access: RouteAccess, principal: Principal, path: string): void {
   if ('public' in access) return;
-  if ('keysRefused' in access) throw new ApiError(403, ErrorCode.api_key_not_allowed);
+  if ('keysRefused' in access) throw new Refusal(ErrorCode.api_key_not_allowed);
   if (!principal.scoped) {
-    if (!isPublicPath(path)) throw new ApiError(403, ErrorCode.api_key_not_scoped);
+    if (!isPublicPath(path)) throw new Refusal(ErrorCode.api_key_not_scoped);
   } else if (access.permission && !principal.permissions.has(access.permission)) {
     throw forbidden(access.permission);
   }
@@ -35,9 +35,9 @@ export function authorize(access: RouteAccess, principal: Principal, path: strin
 /** One refusal for every gated endpoint: 403 plan_required or 403 feature_not_enabled, naming what is missing. */
 function assertEntitled(requirement: Entitlement, principal: Principal): void {
   if ('plan' in requirement && PLAN_RANK[principal.plan] < PLAN_RANK[requirement.plan]) {
-    throw new ApiError(403, ErrorCode.plan_required, { requiredPlan: requirement.plan });
+    throw new Refusal(ErrorCode.plan_required, { requiredPlan: requirement.plan });
   }
   if ('feature' in requirement && !principal.features.includes(requirement.feature)) {
-    throw new ApiError(403, ErrorCode.feature_not_enabled, { requiredFeature: requirement.feature });
+    throw new Refusal(ErrorCode.feature_not_enabled, { requiredFeature: requirement.feature });
   }
 }

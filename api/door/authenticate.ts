@@ -5,7 +5,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { isHoldableScope, withIncludedPermissions } from '../../lib/door/permissions';
 import { ROLE_PERMISSIONS, type Role } from '../../lib/door/roles';
 import type { Plan } from '../../lib/door/workspace-admin';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { Principal } from './principal';
 import {
   FAILED_AUTH_LIMIT_PER_IP,
@@ -59,9 +59,9 @@ export async function authenticate(
   const rate = rateLimitStateOf(row.rate_limit, row);
   setRateLimitHeaders(res, rate);
   if (!rate.allowed) throw rateLimited(res, rate);
-  if (row.member_status !== 'active') throw new ApiError(403, ErrorCode.api_key_owner_inactive);
-  if (row.workspace_status === 'pending_approval') throw new ApiError(403, ErrorCode.workspace_pending_approval);
-  if (row.workspace_status !== 'approved') throw new ApiError(403, ErrorCode.workspace_suspended);
+  if (row.member_status !== 'active') throw new Refusal(ErrorCode.api_key_owner_inactive);
+  if (row.workspace_status === 'pending_approval') throw new Refusal(ErrorCode.workspace_pending_approval);
+  if (row.workspace_status !== 'approved') throw new Refusal(ErrorCode.workspace_suspended);
 
   const rolePermissions = ROLE_PERMISSIONS[row.member_role];
   return {
@@ -91,14 +91,13 @@ async function failAuthentication(sql: SqlPool, req: Request, res: Response, cod
   const rate = rateLimitStateOf(FAILED_AUTH_LIMIT_PER_IP, row!);
   setRateLimitHeaders(res, rate);
   if (!rate.allowed) throw rateLimited(res, rate);
-  throw new ApiError(401, code);
+  throw new Refusal(code);
 }
 
-function rateLimited(res: Response, rate: RateLimitState): ApiError {
-  return new ApiError(
-    429,
+function rateLimited(res: Response, rate: RateLimitState): Refusal {
+  return new Refusal(
     ErrorCode.rate_limited,
     { requestId: res.locals.requestId as string },
-    { 'Retry-After': String(Math.max(rate.resetSeconds, 1)) },
+    { retryAfterSeconds: Math.max(rate.resetSeconds, 1) },
   );
 }

@@ -24,7 +24,7 @@ import {
 } from '../../lib/exports/export-rows';
 import { startExportJob } from '../../lib/temporal/exports';
 import type { Principal } from '../door/principal';
-import { ApiError, forbidden } from '../http/api-error';
+import { Refusal, forbidden } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
@@ -191,9 +191,9 @@ export async function exportJobFile(
   const stored = await findOwnedJob(services, principal, campaignId, exportId);
   const job = exportJobView(stored);
   if (job.status === 'queued' || job.status === 'running') {
-    throw new ApiError(409, ErrorCode.export_not_ready, { status: job.status, percent: job.percent });
+    throw new Refusal(ErrorCode.export_not_ready, { status: job.status, percent: job.percent });
   }
-  if (job.status === 'failed') throw new ApiError(409, ErrorCode.export_failed, { reason: job.error });
+  if (job.status === 'failed') throw new Refusal(ErrorCode.export_failed, { reason: job.error });
   const path = stored.filePath ? exportFilePath(services.exports.dir, stored.filePath) : null;
   // A file missing from the volume is as gone as an expired one.
   const size =
@@ -203,7 +203,7 @@ export async function exportJobFile(
           () => null,
         )
       : null;
-  if (path === null || size === null) throw new ApiError(410, ErrorCode.export_expired, { expiresAt: job.expiresAt });
+  if (path === null || size === null) throw new Refusal(ErrorCode.export_expired, { expiresAt: job.expiresAt });
   return {
     contentType: EXPORT_CONTENT_TYPES[job.format],
     fileName: exportDownloadName(campaignId, stored.createdAt, job.format),

@@ -1,6 +1,11 @@
 import { ErrorCode } from '../../lib/error-codes';
 
-/** A refusal that maps to one of the spec's error bodies: { error: code, ...extras }. */
+/**
+ * A route's own HTTP answer to a failure, status and headers included: { error: code, ...extras }. Only route
+ * tables and api/http use it (eslint.config.js), where a route answers a code with another status than
+ * api/http/error-statuses.ts gives it (test/openapi.test.ts lists each case). Services refuse with a
+ * Refusal (lib/refusal.ts), which carries no status.
+ */
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -11,6 +16,3 @@ export class ApiError extends Error {
     super(code);
   }
 }
-
-export const forbidden = (requiredPermission?: string) =>
-  new ApiError(403, ErrorCode.forbidden, requiredPermission ? { requiredPermission } : {});

@@ -1,4 +1,4 @@
-import { forbidden } from './api-error';
+import { forbidden } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import { isUuid } from '../../lib/uuid';
 

@@ -15,7 +15,7 @@ import type { JourneyRunState, RecoveryDecision } from '../../lib/journeys/run-s
 import { journeyRunWorkflowId } from '../../lib/temporal/workflow-ids';
 import { cancelJourneyRun, journeyRunLiveState, recoverJourneyRun, startJourneyRun } from '../../lib/temporal/journeys';
 import type { Principal } from '../door/principal';
-import { ApiError, forbidden } from '../http/api-error';
+import { Refusal, forbidden } from '../../lib/refusal';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { findOwnedJourney } from './journeys';
@@ -135,7 +135,7 @@ export async function startRunByHand(
 ) {
   const journey = await findOwnedJourney(services.db, principal.workspaceId, journeyId);
   if (!journey.publishedRevision)
-    throw new ApiError(409, ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
+    throw new Refusal(ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
   const revision = await services.db.journeyRevision.findUniqueOrThrow({
     where: { journeyId_revision: { journeyId, revision: journey.publishedRevision } },
   });
@@ -169,7 +169,7 @@ export async function startRunByHand(
 function checkRequiredFields(definition: JourneyDefinition, fields: Record<string, unknown>) {
   const missing = missingStartFields(definition, fields);
   if (missing.length) {
-    throw new ApiError(400, ErrorCode.invalid_body, {
+    throw new Refusal(ErrorCode.invalid_body, {
       issues: missing.map((name) => ({
         path: ['fields', name],
         message: "required by the journey's start node",
@@ -184,7 +184,7 @@ function checkRequiredFields(definition: JourneyDefinition, fields: Record<strin
  * (the lead outbox starts it shortly), or ended outside the API (terminated in the Temporal UI).
  */
 function notInTemporal(code: ErrorCode, run: JourneyRun) {
-  return new ApiError(409, code, {
+  return new Refusal(code, {
     status: run.status,
     detail: "the run's workflow is not running in Temporal: not started yet, or ended outside the API",
   });
@@ -193,7 +193,7 @@ function notInTemporal(code: ErrorCode, run: JourneyRun) {
 /** Asks the run's workflow to cancel; it ends cancelled once its current step has stopped. */
 export async function cancelRun(services: AppServices, principal: Principal, journeyId: string, runId: string) {
   const run = await findOwnedRun(services, principal, journeyId, runId);
-  if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_running, { status: run.status });
+  if (run.endedAt) throw new Refusal(ErrorCode.run_not_running, { status: run.status });
   await cancelJourneyRun(services.temporal, run.temporalWorkflowId).catch((error: unknown) => {
     if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_running, run);
     throw error;
@@ -210,7 +210,7 @@ export async function recoverRun(
   decision: Omit<RecoveryDecision, 'decidedBy' | 'via'>,
 ) {
   const run = await findOwnedRun(services, principal, journeyId, runId);
-  if (run.endedAt) throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
+  if (run.endedAt) throw new Refusal(ErrorCode.run_not_awaiting_decision, { status: run.status });
   try {
     const state = await recoverJourneyRun(services.temporal, run.temporalWorkflowId, {
       ...decision,
@@ -226,12 +226,12 @@ export async function recoverRun(
   } catch (error) {
     const cause = error instanceof WorkflowUpdateFailedError ? error.cause : undefined;
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.run_not_awaiting_decision) {
-      throw new ApiError(409, ErrorCode.run_not_awaiting_decision, { status: run.status });
+      throw new Refusal(ErrorCode.run_not_awaiting_decision, { status: run.status });
     }
     if (error instanceof WorkflowNotFoundError) throw notInTemporal(ErrorCode.run_not_awaiting_decision, run);
     if (cause instanceof ApplicationFailure && cause.type === ErrorCode.invalid_body) {
       const [field = 'action'] = cause.details as string[];
-      throw new ApiError(400, ErrorCode.invalid_body, {
+      throw new Refusal(ErrorCode.invalid_body, {
         issues: [{ path: [field], message: cause.message, code: 'custom' }],
       });
     }

@@ -2,12 +2,12 @@ import type { Journey } from '../../generated/prisma/client';
 import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
 import { buildCatalog, validateJourney, type JourneyDefinition, type VariableCatalog } from '../../lib/journeys';
-import { ApiError, forbidden } from '../http/api-error';
+import { Refusal, forbidden } from '../../lib/refusal';
 import { isUuid } from '../../lib/uuid';
 
 /** A definition whose graph breaks a rule: 422 workflow_invalid (the spec's code), details naming the nodes. */
 function journeyInvalid(details: string[]) {
-  return new ApiError(422, ErrorCode.workflow_invalid, { details });
+  return new Refusal(ErrorCode.workflow_invalid, { details });
 }
 
 /** The catalog of a valid definition; a graph error is refused with every message at once. */
@@ -100,7 +100,7 @@ export async function publishJourney(
   const saved = await db.journeyRevision.findUnique({
     where: { journeyId_revision: { journeyId: id, revision: chosen } },
   });
-  if (!saved) throw new ApiError(404, ErrorCode.not_found, { detail: `revision ${chosen} does not exist` });
+  if (!saved) throw new Refusal(ErrorCode.not_found, { detail: `revision ${chosen} does not exist` });
   const definition = saved.definition as unknown as JourneyDefinition;
   const details = validateJourney(definition);
   if (!details.length) details.push(...(await unknownAgentProblems(db, workspaceId, definition)));

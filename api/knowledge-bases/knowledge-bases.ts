@@ -1,6 +1,6 @@
 import { ErrorCode } from '../../lib/error-codes';
 import type { KnowledgeBase, KnowledgeDocument } from '../../generated/prisma/client';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
@@ -132,7 +132,7 @@ export async function addDocument(
     if (
       (await tx.knowledgeDocument.count({ where: { knowledgeBaseId: locked.id } })) >= MAX_DOCUMENTS_PER_KNOWLEDGE_BASE
     )
-      throw new ApiError(409, ErrorCode.document_limit_reached, {
+      throw new Refusal(ErrorCode.document_limit_reached, {
         detail: `the knowledge base already holds ${MAX_DOCUMENTS_PER_KNOWLEDGE_BASE} documents, the most it may hold`,
       });
     return tx.knowledgeDocument.create({

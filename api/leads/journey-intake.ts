@@ -3,7 +3,7 @@ import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { missingStartFields, undeclaredVariables, type JourneyDefinition } from '../../lib/journeys';
 import { LIVE_RUN_STATUSES } from '../../lib/journeys/run-statuses';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { upsertLeads } from './lead-rows';
@@ -53,7 +53,7 @@ export async function storeJourneyLeads(
       [campaign.id],
     );
     if (!locked?.publishedRevision)
-      throw new ApiError(409, ErrorCode.workflow_not_published, {
+      throw new Refusal(ErrorCode.workflow_not_published, {
         detail: "publish a revision of the campaign's workflow first",
       });
     const definition = await revisionDefinition(client, locked.journeyId, locked.publishedRevision);

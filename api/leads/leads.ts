@@ -2,7 +2,7 @@ import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 import type { Campaign } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import { isDatabaseUnavailable } from '../http/database-errors';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
@@ -20,9 +20,9 @@ export async function campaignAcceptingLeads(
   campaignId: string,
 ): Promise<Campaign> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  if (campaign.channel === 'EMAIL') throw new ApiError(403, ErrorCode.api_key_not_allowed);
+  if (campaign.channel === 'EMAIL') throw new Refusal(ErrorCode.api_key_not_allowed);
   if (!campaign.acceptsLeadPush || campaign.status === 'STOPPED')
-    throw new ApiError(409, ErrorCode.campaign_not_accepting_leads);
+    throw new Refusal(ErrorCode.campaign_not_accepting_leads);
   return campaign;
 }
 
@@ -51,7 +51,7 @@ export async function admitLeads(
             refused: new Map(),
           };
   } catch (error) {
-    if (error instanceof ApiError) throw error;
+    if (error instanceof Refusal) throw error;
     log.error({ err: error, requestId }, 'leads of the request not stored');
     const code = isDatabaseUnavailable(error) ? ErrorCode.database_unavailable : ErrorCode.internal_error;
     return leads.map(() => ({

@@ -6,7 +6,7 @@ import {
   leadMessageView,
   type LeadMessageRow,
 } from '../../lib/whatsapp/lead-message-result';
-import { forbidden } from '../http/api-error';
+import { forbidden } from '../../lib/refusal';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';

@@ -2,6 +2,7 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
+import { Refusal } from '../../lib/refusal';
 import { ApiError } from '../http/api-error';
 import { defineRoute } from '../http/route';
 import { admitLeads, campaignAcceptingLeads, type Admission } from './leads';
@@ -130,8 +131,7 @@ export const leadRoutes = [
         [{ lead: body.lead, idempotencyKey }],
         requestId,
       );
-      if (admission!.outcome === 'invalid')
-        throw new ApiError(422, ErrorCode.invalid_body, { issues: admission!.issues });
+      if (admission!.outcome === 'invalid') throw new Refusal(ErrorCode.invalid_body, { issues: admission!.issues });
       if (admission!.outcome === 'rejected') throw retryableRejection(admission!);
       const deduplicated = admission!.outcome === 'duplicate';
       return {
@@ -246,8 +246,13 @@ export const leadRoutes = [
   }),
 ];
 
-/** A lead not accepted now but to be resent with the same key: 429 over a journey's live cap, else 503. */
+/**
+ * A lead not accepted now but to be resent with the same key: over a journey's live cap (429), or not stored.
+ * Not stored is this route's own answer, 503 whatever the cause (the spec's retryable lead): internal_error
+ * is answered 503 here, not 500.
+ */
 function retryableRejection(admission: Extract<Admission, { outcome: 'rejected' }>) {
-  const status = admission.error === ErrorCode.journey_live_cap_reached ? 429 : 503;
-  return new ApiError(status, admission.error, { retryable: true }, { 'Retry-After': status === 429 ? '30' : '5' });
+  if (admission.error === ErrorCode.journey_live_cap_reached)
+    return new Refusal(admission.error, { retryable: true }, { retryAfterSeconds: 30 });
+  return new ApiError(503, admission.error, { retryable: true }, { 'Retry-After': '5' });
 }

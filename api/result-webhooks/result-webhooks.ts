@@ -1,6 +1,6 @@
 import type { ResultWebhookDelivery, ResultWebhookEndpoint } from '../../generated/prisma/client';
 import type { Principal } from '../door/principal';
-import { forbidden } from '../http/api-error';
+import { forbidden } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import { isUuid } from '../../lib/uuid';

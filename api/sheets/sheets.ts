@@ -10,7 +10,7 @@ import type { SheetCursor } from '../../lib/sheets/rows';
 import type { LiveSheetInput } from '../../lib/sheets/progress';
 import { cancelLiveSheet, signalLiveSheet, startLiveSheet } from '../../lib/temporal/sheets';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { ExportFile } from '../exports/exports';
 import type { AppServices } from '../app-services';
@@ -62,7 +62,7 @@ function workflowInput(services: AppServices, sheet: LiveSheet): LiveSheetInput 
 async function findOwnedSheet(services: AppServices, principal: Principal, campaignId: string): Promise<LiveSheet> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   const sheet = await services.db.liveSheet.findUnique({ where: { campaignId: campaign.id } });
-  if (!sheet) throw new ApiError(404, ErrorCode.sheet_not_found);
+  if (!sheet) throw new Refusal(ErrorCode.sheet_not_found);
   return sheet;
 }
 
@@ -92,7 +92,7 @@ export async function createSheet(
       },
     })
     .catch((error: unknown) => {
-      if (isUniqueViolation(error)) throw new ApiError(409, ErrorCode.sheet_exists);
+      if (isUniqueViolation(error)) throw new Refusal(ErrorCode.sheet_exists);
       throw error;
     });
   try {
@@ -175,7 +175,7 @@ export async function sheetFile(
   const sheet = await findOwnedSheet(services, principal, campaignId);
   const provider = new LocalSpreadsheetProvider(localSheetsDir(services.exports.dir));
   const file = await provider.download(sheet.spreadsheetId, format);
-  if (!file) throw new ApiError(409, ErrorCode.sheet_not_ready, { status: sheet.status });
+  if (!file) throw new Refusal(ErrorCode.sheet_not_ready, { status: sheet.status });
   return {
     contentType: EXPORT_CONTENT_TYPES[format],
     fileName: `sheet-${campaignId}.${format}`,

@@ -16,7 +16,7 @@ import { SpeechFailure } from '../../lib/speech/speech-failure';
 import { startSpeechAnalysis } from '../../lib/temporal/speech';
 import { speechAnalysisWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { paymentRequired } from '../credits/credits';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
@@ -76,7 +76,7 @@ function refusal(error: unknown): unknown {
   if (!(error instanceof SpeechFailure)) return error;
   // What sox said (`cause`) names the server's temporary files: the caller gets the refusal in words.
   const { cause: _cause, ...details } = error.details;
-  return new ApiError(422, error.code, { detail: error.message, ...details });
+  return new Refusal(error.code, { detail: error.message, ...details });
 }
 
 /**
@@ -103,7 +103,7 @@ export async function uploadSpeechCall(
     if (earlier) return { analysis: summaryOf(earlier), deduplicated: true };
   }
   if (!SPEECH_LANGUAGES.some((tag) => tag.toLowerCase() === upload.language.toLowerCase()))
-    throw new ApiError(422, ErrorCode.speech_language_unsupported, {
+    throw new Refusal(ErrorCode.speech_language_unsupported, {
       detail: `no recogniser for ${upload.language}`,
       language: upload.language,
       supported: [...SPEECH_LANGUAGES],
@@ -237,7 +237,7 @@ export async function deleteSpeechCall(services: AppServices, principal: Princip
     where: { id: row.id, status: { in: ['completed', 'failed'] } },
   });
   if (deleted.count === 0)
-    throw new ApiError(409, ErrorCode.speech_analysis_in_progress, {
+    throw new Refusal(ErrorCode.speech_analysis_in_progress, {
       detail: 'the analysis is still running; delete it once it has completed or failed',
     });
 }

@@ -5,7 +5,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { isUniqueViolation } from '../../lib/prisma-errors';
 import { scorecardSchema, type Scorecard } from '../../lib/speech/scorecard';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
@@ -34,7 +34,7 @@ async function claimingTeamName<Row>(write: () => Promise<Row>): Promise<Row> {
     return await write();
   } catch (error) {
     if (isUniqueViolation(error))
-      throw new ApiError(409, ErrorCode.speech_team_name_taken, {
+      throw new Refusal(ErrorCode.speech_team_name_taken, {
         detail: 'another team of this workspace has this name',
       });
     throw error;

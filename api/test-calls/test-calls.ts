@@ -13,7 +13,7 @@ import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
 import { startTestCall } from '../../lib/temporal/test-calls';
 import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { paymentRequired } from '../credits/credits';
 import type { AppServices } from '../app-services';
 
@@ -78,7 +78,7 @@ export async function placeTestCall(
         where: { workspaceId_phone: { workspaceId, phone: request.to } },
       });
       if (listed)
-        throw new ApiError(409, ErrorCode.number_on_do_not_call, {
+        throw new Refusal(ErrorCode.number_on_do_not_call, {
           detail: `${request.to} is on the workspace's Do-Not-Call list`,
         });
       const workflowId = testCallWorkflowId(newId);

@@ -5,7 +5,7 @@ import { configVariables } from '../../lib/config';
 import { translatorFromConfig } from '../../lib/providers';
 import { ErrorCode } from '../../lib/error-codes';
 import { choosePair } from '../../lib/translations/translation-languages';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
@@ -39,7 +39,7 @@ async function askTranslator<Result>(work: () => Promise<Result>): Promise<Resul
   } catch (error) {
     if (!(error instanceof TranslationError)) throw error;
     log.error({ err: error }, 'the translator failed');
-    throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: error.upstreamStatus });
+    throw new Refusal(ErrorCode.provider_error, { upstreamStatus: error.upstreamStatus });
   }
 }
 
@@ -64,14 +64,14 @@ export async function translateCallTranscript(
   const asked = await stored(request.language);
   if (asked) return translationView(asked);
   const transcript = transcriptOf(call);
-  if (transcript.length === 0) throw new ApiError(409, ErrorCode.call_has_no_transcript);
+  if (transcript.length === 0) throw new Refusal(ErrorCode.call_has_no_transcript);
 
   const translator = services.translator ?? defaultTranslator();
   const installed = await askTranslator(() => translator.pairs());
   const sourceLanguage = request.sourceLanguage ?? (await agentLanguageOf(services, call.agentId));
   const pair = choosePair(installed, sourceLanguage, request.language);
   if (!pair)
-    throw new ApiError(422, ErrorCode.translation_pair_unsupported, {
+    throw new Refusal(ErrorCode.translation_pair_unsupported, {
       detail: `No installed translation from ${sourceLanguage} into ${request.language}.`,
       pairs: installed.map(({ from, to }) => ({ from, to })),
     });

@@ -6,7 +6,7 @@ import { configVariables, type Config } from '../../lib/config';
 import { speechSynthesizersFromConfig } from '../../lib/providers';
 import { ErrorCode } from '../../lib/error-codes';
 import { findVoice, previewSentenceOf } from '../../lib/voices/voices';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { log } from '../../lib/log';
 import type { PreviewFile, VoicePreviews } from '../../lib/voices/previews';
 
@@ -53,9 +53,9 @@ export function createVoicePreviews(options: VoicePreviewOptions): VoicePreviews
   return {
     async fileOf(voiceId) {
       const voice = findVoice(voiceId);
-      if (!voice) throw new ApiError(404, ErrorCode.voice_not_found);
+      if (!voice) throw new Refusal(ErrorCode.voice_not_found);
       const synthesizer = options.synthesizers.find((candidate) => candidate.name === voice.provider);
-      if (!synthesizer || voice.engineVoice === null) throw new ApiError(501, ErrorCode.preview_not_supported);
+      if (!synthesizer || voice.engineVoice === null) throw new Refusal(ErrorCode.preview_not_supported);
       const text = previewSentenceOf(voice);
       try {
         const key = previewCacheKey(voice.id, text, await synthesizer.version());
@@ -71,7 +71,7 @@ export function createVoicePreviews(options: VoicePreviewOptions): VoicePreviews
       } catch (error) {
         if (error instanceof SpeechSynthesisError) {
           log.error({ err: error, voice: voice.id }, 'voice preview failed');
-          throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: error.upstreamStatus });
+          throw new Refusal(ErrorCode.provider_error, { upstreamStatus: error.upstreamStatus });
         }
         throw error;
       }

@@ -3,7 +3,7 @@ import type { Prisma } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import type { WhatsAppCampaignSettingsInput } from '../../lib/whatsapp/campaign-settings';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
 import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
@@ -31,7 +31,7 @@ const viewOf = (settings: {
 async function whatsAppCampaign(services: AppServices, principal: Principal, campaignId: string) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   if (campaign.channel !== 'WHATSAPP')
-    throw new ApiError(409, ErrorCode.campaign_not_whatsapp, {
+    throw new Refusal(ErrorCode.campaign_not_whatsapp, {
       detail: `the campaign's channel is ${campaign.channel}: only WHATSAPP campaigns send messages`,
     });
   return campaign;
@@ -88,7 +88,7 @@ export async function getWhatsAppCampaign(services: AppServices, principal: Prin
   const campaign = await whatsAppCampaign(services, principal, campaignId);
   const stored = await services.db.whatsAppCampaignSettings.findUnique({ where: { campaignId: campaign.id } });
   if (!stored)
-    throw new ApiError(404, ErrorCode.not_found, { detail: 'the campaign has no WhatsApp messaging yet (PUT it)' });
+    throw new Refusal(ErrorCode.not_found, { detail: 'the campaign has no WhatsApp messaging yet (PUT it)' });
   return viewOf(stored);
 }
 
@@ -99,7 +99,7 @@ export async function assertWhatsAppCampaignConfigured(services: AppServices, ca
     select: { campaignId: true },
   });
   if (!stored)
-    throw new ApiError(409, ErrorCode.whatsapp_campaign_not_configured, {
+    throw new Refusal(ErrorCode.whatsapp_campaign_not_configured, {
       detail: 'set its sender, template and variables with PUT /whatsapp/campaigns/{id} first',
     });
 }

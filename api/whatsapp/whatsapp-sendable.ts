@@ -1,7 +1,7 @@
 import { ZodError } from 'zod';
 import type { WhatsAppSender, WhatsAppTemplate } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 
 /*
  * What a send (POST /whatsapp/messages) and a campaign's messaging (PUT /whatsapp/campaigns/{id}) both
@@ -20,7 +20,7 @@ export function assertSenderSendable<Sender extends Pick<WhatsAppSender, 'status
 ): asserts sender is Sender {
   if (!sender) throw invalid(path, 'no sender of this workspace has this id (GET /whatsapp/senders)', senderId);
   if (sender.status !== 'CONNECTED')
-    throw new ApiError(409, ErrorCode.whatsapp_sender_disconnected, { detail: 'the sender is disconnected' });
+    throw new Refusal(ErrorCode.whatsapp_sender_disconnected, { detail: 'the sender is disconnected' });
 }
 
 export function assertTemplateSendable<Template extends Pick<WhatsAppTemplate, 'status'>>(
@@ -30,7 +30,7 @@ export function assertTemplateSendable<Template extends Pick<WhatsAppTemplate, '
 ): asserts template is Template {
   if (!template) throw invalid(path, 'no template of this workspace has this id (GET /whatsapp/templates)', templateId);
   if (template.status !== 'APPROVED')
-    throw new ApiError(409, ErrorCode.whatsapp_template_not_approved, {
+    throw new Refusal(ErrorCode.whatsapp_template_not_approved, {
       detail: `the template is ${template.status}: only APPROVED templates are sent`,
       templateStatus: template.status,
     });

@@ -9,7 +9,7 @@ import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
 import { renderTemplateBody } from '../../lib/whatsapp/template-body';
 import { startWhatsAppMessage } from '../../lib/temporal/whatsapp';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { paymentRequired } from '../credits/credits';
 import type { AppServices } from '../app-services';
 import { whatsAppMessageView } from './whatsapp-message-view';
@@ -73,7 +73,7 @@ export async function sendWhatsAppMessage(
     });
     const window = customerServiceWindow(conversation?.lastInboundAt ?? null);
     if (!window.open)
-      throw new ApiError(409, ErrorCode.whatsapp_window_closed, {
+      throw new Refusal(ErrorCode.whatsapp_window_closed, {
         detail:
           "free-form text goes only within 24 hours of the contact's last message; send an approved template to re-engage",
         providerCode: WHATSAPP_ERROR.reEngagement,

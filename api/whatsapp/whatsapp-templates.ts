@@ -8,7 +8,7 @@ import {
   type WhatsAppTemplateCategory,
 } from '../../lib/whatsapp/provider';
 import type { Principal } from '../door/principal';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { log } from '../../lib/log';
@@ -39,7 +39,7 @@ export async function askWhatsAppProvider<Result>(work: () => Promise<Result>): 
   } catch (error) {
     const refused = error instanceof WhatsAppProviderError;
     log.error({ err: error }, 'the WhatsApp provider failed');
-    throw new ApiError(502, ErrorCode.provider_error, { upstreamStatus: refused ? error.httpStatus : 503 });
+    throw new Refusal(ErrorCode.provider_error, { upstreamStatus: refused ? error.httpStatus : 503 });
   }
 }
 
@@ -51,7 +51,7 @@ async function businessAccountOf({ db }: AppServices, workspaceId: string) {
     select: { businessAccountId: true },
   });
   if (!sender)
-    throw new ApiError(409, ErrorCode.whatsapp_sender_required, {
+    throw new Refusal(ErrorCode.whatsapp_sender_required, {
       detail: 'connect a WhatsApp sender first: templates belong to its WhatsApp Business Account',
     });
   return sender.businessAccountId;
@@ -74,7 +74,7 @@ export async function createWhatsAppTemplate(services: AppServices, principal: P
     });
   } catch (error) {
     if (isUniqueViolation(error))
-      throw new ApiError(409, ErrorCode.whatsapp_template_exists, {
+      throw new Refusal(ErrorCode.whatsapp_template_exists, {
         detail: `another template of this workspace is named ${input.name} in ${input.language}`,
       });
     throw error;

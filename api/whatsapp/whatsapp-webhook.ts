@@ -28,7 +28,7 @@ import {
   type WhatsAppStatusEvent,
   type WhatsAppWebhook,
 } from '../../lib/whatsapp/webhook';
-import { ApiError } from '../http/api-error';
+import { Refusal } from '../../lib/refusal';
 import { rawBodyOf } from '../http/register-routes';
 import type { AppServices } from '../app-services';
 import { log } from '../../lib/log';
@@ -44,7 +44,7 @@ export const webhookProviderOf = (services: AppServices): string => services.wha
 export function assertSignedByWhatsApp(req: Request, services: AppServices): void {
   const appSecret = services.whatsapp?.appSecret;
   if (!appSecret || !verifyWhatsAppSignature(rawBodyOf(req), req.get(WHATSAPP_SIGNATURE_HEADER), appSecret))
-    throw new ApiError(401, ErrorCode.invalid_signature);
+    throw new Refusal(ErrorCode.invalid_signature);
 }
 
 /**
@@ -59,8 +59,8 @@ export function subscriptionChallenge(
   const verifyToken = services.whatsapp?.verifyToken;
   const challenge = query['hub.challenge'];
   if (!verifyToken || query['hub.mode'] !== 'subscribe' || challenge === undefined)
-    throw new ApiError(403, ErrorCode.forbidden);
-  if (!sameSecret(query['hub.verify_token'], verifyToken)) throw new ApiError(403, ErrorCode.forbidden);
+    throw new Refusal(ErrorCode.forbidden);
+  if (!sameSecret(query['hub.verify_token'], verifyToken)) throw new Refusal(ErrorCode.forbidden);
   return challenge;
 }
 
@@ -85,7 +85,7 @@ export async function receiveWhatsAppWebhook(
   webhook: WhatsAppWebhook,
   nowMs = Date.now(),
 ): Promise<WebhookOutcome> {
-  if (isStaleWhatsAppWebhook(webhook, nowMs)) throw new ApiError(401, ErrorCode.invalid_signature);
+  if (isStaleWhatsAppWebhook(webhook, nowMs)) throw new Refusal(ErrorCode.invalid_signature);
   const provider = webhookProviderOf(services);
   const sql = poolSql(services.sql);
   const outcome: WebhookOutcome = { received: true, applied: 0, ignored: 0 };
@@ -137,7 +137,7 @@ export async function receiveWhatsAppWebhook(
       }
     }
   }
-  if (retry) throw new ApiError(404, ErrorCode.unknown_whatsapp_target);
+  if (retry) throw new Refusal(ErrorCode.unknown_whatsapp_target);
   return outcome;
 }
 
