@@ -21,7 +21,7 @@ import {
 } from '../lib/phone-numbers/phone-numbers';
 import { readFileSync } from 'node:fs';
 import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journeys';
-import { ApiError } from '../api/http/api-error';
+import { Refusal } from '../lib/refusal';
 import { publishJourney, saveJourney, journeyView } from '../api/journeys/journeys';
 import { configVariables } from '../lib/config';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
@@ -198,12 +198,12 @@ function readDefinition(file: string): JourneyDefinition {
   return parsed.data;
 }
 
-/** The API's refusals (an unknown workflow, an invalid graph) as the one-line message of the CLI. */
+/** The services' refusals (an unknown workflow, an invalid graph) as the one-line message of the CLI. */
 async function asUsage<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (!(error instanceof ApiError)) throw error;
+    if (!(error instanceof Refusal)) throw error;
     const details =
       (error.extras as { details?: string[]; detail?: string }).details?.join('; ') ??
       (error.extras as { detail?: string }).detail;
