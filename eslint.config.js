@@ -85,6 +85,22 @@ const httpLayering = [
   },
   { regex: '^\\.\\./app-services$', allowTypeImports: true, message: 'api/http takes AppServices as a type only.' },
 ];
+// Services speak the domain: they refuse with a Refusal (lib/refusal.ts), a code without an HTTP status, and
+// api/http/error-statuses.ts gives each code its status at the edge. The HTTP error class stays in api/http and
+// the route tables (routes.ts, *-routes.ts); the CLI, activities and the worker never see it. lib/ and
+// workflows/ import nothing of api/ at all (their own blocks below).
+const SERVICE_FILES = ['api/**/*.ts', 'activities/**/*.ts', 'cli/**/*.ts', 'worker/**/*.ts'];
+const ROUTE_TABLES = ['api/**/routes.ts', 'api/**/*-routes.ts'];
+const noHttpErrors = {
+  regex: '(^|/)http/api-error(\\.[cm]?[jt]s)?$',
+  message:
+    'Services refuse with a Refusal (lib/refusal.ts), which carries no HTTP status: api/http/error-statuses.ts gives each code its status. ApiError is for route tables and api/http.',
+};
+const noApiErrorThrown = {
+  selector: 'NewExpression[callee.name="ApiError"]',
+  message:
+    'Services refuse with a Refusal (lib/refusal.ts), which carries no HTTP status: api/http/error-statuses.ts gives each code its status. ApiError is for route tables and api/http.',
+};
 // The determinism fence: workflow code is replayed inside Temporal's sandbox, so no Node built-ins, no I/O,
 // and activities only as types (they run in the worker, reached through proxyActivities).
 const workflowFence = {
@@ -164,6 +180,15 @@ export default tseslint.config(
     files: ['api/**/*.ts', 'activities/**/*.ts', 'cli/**/*.ts', 'worker/**/*.ts', 'lib/**/*.ts'],
     ignores: ['lib/temporal/**'],
     rules: { 'no-restricted-syntax': ['error', ...messagesSentByDefinition, ...temporalClientCalls] },
+  },
+  // After the Temporal floor's block, whose no-restricted-syntax list it extends for these files.
+  {
+    files: SERVICE_FILES,
+    ignores: ['api/http/**', ...ROUTE_TABLES],
+    rules: {
+      ...restrictedImports({ paths: [messagesDefinedOnce], patterns: [workflowCodeAsTypes, noHttpErrors] }),
+      'no-restricted-syntax': ['error', ...messagesSentByDefinition, ...temporalClientCalls, noApiErrorThrown],
+    },
   },
   {
     files: ['api/http/**/*.ts'],

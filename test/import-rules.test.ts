@@ -107,6 +107,41 @@ describe('the layering of the folders (eslint.config.js)', () => {
   });
 });
 
+describe('services refuse with codes, the edge decides the status (eslint.config.js)', () => {
+  const importing = (from: string) =>
+    `import { ApiError } from '${from}';\nexport const refuse = () => new ApiError(409, 'campaign_stopped');\n`;
+  const throwing = "export const refuse = () => { throw new ApiError(409, 'campaign_stopped'); };\n";
+
+  it('keeps the HTTP error class out of services, the door, activities, the worker and the CLI', async () => {
+    for (const [file, from] of [
+      ['api/campaigns/example.ts', '../http/api-error'],
+      ['api/door/example.ts', '../http/api-error'],
+      ['api/openapi/example.ts', '../http/api-error'],
+      ['activities/campaigns/example.ts', '../../api/http/api-error'],
+      ['worker/example.ts', '../api/http/api-error'],
+      ['cli/example.ts', '../api/http/api-error.ts'],
+      ['lib/campaigns/example.ts', '../../api/http/api-error'],
+      ['workflows/campaigns/example.ts', '../../api/http/api-error'],
+    ])
+      expect(await ruleIdsOf(file!, importing(from!)), file).toContain(RESTRICTED);
+    // Re-exported under its own name from elsewhere, it is still not thrown.
+    expect(await ruleIdsOf('api/campaigns/example.ts', throwing)).toContain('no-restricted-syntax');
+  });
+
+  it('lets route tables and api/http answer with a status of their own', async () => {
+    for (const file of ['api/leads/routes.ts', 'api/whatsapp/send-routes.ts'])
+      expect(await ruleIdsOf(file, importing('../http/api-error')), file).toEqual([]);
+    expect(await ruleIdsOf('api/http/example.ts', importing('./api-error'))).toEqual([]);
+  });
+
+  it('lets services refuse with a Refusal, which carries no status', async () => {
+    const refusal = (from: string) =>
+      `import { Refusal } from '${from}';\nexport const refuse = () => new Refusal('campaign_stopped');\n`;
+    expect(await ruleIdsOf('api/campaigns/example.ts', refusal('../../lib/refusal'))).toEqual([]);
+    expect(await ruleIdsOf('cli/example.ts', refusal('../lib/refusal'))).toEqual([]);
+  });
+});
+
 describe('one home for signals, updates and queries (eslint.config.js)', () => {
   const definition =
     "import { defineSignal } from '@temporalio/workflow';\nexport const nudge = defineSignal('nudge');\n";
