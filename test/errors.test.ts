@@ -1,6 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import type { Request, Response } from 'express';
+import { errorHandler } from '../api/http/error-handler';
+import { ApiError } from '../api/http/api-error';
 import { createDatabase } from '../lib/database';
+import { ErrorCode } from '../lib/error-codes';
+import { Refusal } from '../lib/refusal';
 import { runStatement } from '../lib/pg-statement';
 import { checkedFetch, startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
@@ -340,5 +345,65 @@ describe('the error contract', () => {
     const recover = await decide('recover', { action: 'end' });
     expect(recover.status).toBe(409);
     expect(await recover.json()).toMatchObject({ error: 'run_not_awaiting_decision' });
+  });
+});
+
+describe('refusals at the edge (api/http/error-handler.ts, api/http/error-statuses.ts)', () => {
+  /** What the error handler answers to a failure on a route whose validation answers validationStatus. */
+  function answer(error: unknown, validationStatus?: number) {
+    const sent: { status?: number; body?: unknown; headers: Record<string, string> } = { headers: {} };
+    const res = {
+      headersSent: false,
+      locals: { validationStatus },
+      set(headers: Record<string, string>) {
+        Object.assign(sent.headers, headers);
+        return this;
+      },
+      status(status: number) {
+        sent.status = status;
+        return this;
+      },
+      json(body: unknown) {
+        sent.body = body;
+        return this;
+      },
+    };
+    errorHandler(error, { method: 'GET', path: '/x' } as Request, res as unknown as Response, () => {});
+    return sent;
+  }
+
+  it("answers a refusal with its code's status, { error: code, ...extras }, and Retry-After when it says when", () => {
+    expect(answer(new Refusal(ErrorCode.campaign_not_draft, { status: 'RUNNING' }))).toEqual({
+      status: 409,
+      body: { error: 'campaign_not_draft', status: 'RUNNING' },
+      headers: {},
+    });
+    expect(answer(new Refusal(ErrorCode.export_expired))).toMatchObject({ status: 410 });
+    expect(answer(new Refusal(ErrorCode.rate_limited, { requestId: 'r' }, { retryAfterSeconds: 7 }))).toEqual({
+      status: 429,
+      body: { error: 'rate_limited', requestId: 'r' },
+      headers: { 'Retry-After': '7' },
+    });
+  });
+
+  it("answers invalid_body with the route's validation status", () => {
+    expect(answer(new Refusal(ErrorCode.invalid_body, { issues: [] }))).toMatchObject({ status: 400 });
+    expect(answer(new Refusal(ErrorCode.invalid_body, { issues: [] }), 422)).toMatchObject({ status: 422 });
+  });
+
+  it('answers a refusal with a code that is never an HTTP answer as the bug it is: 500, nothing of it told', () => {
+    expect(answer(new Refusal(ErrorCode.lead_not_found, { leadId: 'x' }))).toEqual({
+      status: 500,
+      body: { error: 'internal_error' },
+      headers: {},
+    });
+  });
+
+  it("answers a route table's own ApiError with its status and headers", () => {
+    expect(answer(new ApiError(503, ErrorCode.internal_error, { retryable: true }, { 'Retry-After': '5' }))).toEqual({
+      status: 503,
+      body: { error: 'internal_error', retryable: true },
+      headers: { 'Retry-After': '5' },
+    });
   });
 });

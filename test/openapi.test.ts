@@ -1,9 +1,11 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { ERROR_STATUS } from '../api/http/error-statuses';
 import type { RouteDefinition } from '../api/http/route';
 import { requestBodySchema } from '../api/openapi/build-openapi';
-import { declaredResponses } from '../api/openapi/declared-responses';
+import { declaredResponses, unroutedResponses } from '../api/openapi/declared-responses';
+import { ErrorCode } from '../lib/error-codes';
 import { routes } from '../api/routes';
 import { checkedFetch, startTestApi } from './support/api';
 import { useTestDatabase } from './support/database';
@@ -208,5 +210,75 @@ describe('the check of every response against its declaration (test/support/api.
     await expect(checkedFetch(`${api.baseUrl}/campaigns`, authorized, without)).rejects.toThrow(
       /status 200 is not declared \(declared: 400, 401, 403, 405/,
     );
+  });
+});
+
+/**
+ * Where an operation declares a code with another status than the table's, on purpose: a route table's own
+ * answer (an ApiError in api/<feature>/routes.ts). Each entry is a decision; keep the list short.
+ */
+const ROUTES_OWN_STATUSES: Record<string, Partial<Record<ErrorCode, number[]>>> = {
+  // A lead not stored is the spec's retryable 503, whatever failed.
+  'POST /v1/campaigns/{campaignId}/leads': { internal_error: [503] },
+};
+
+/** The statuses an operation may answer a code with: the table's, and the few decided elsewhere. */
+function statusesOf(operation: string, code: ErrorCode, validationStatus = 400): number[] {
+  const statuses = [ERROR_STATUS[code] ?? NaN, ...(ROUTES_OWN_STATUSES[operation]?.[code] ?? [])];
+  // The route decides the status of failed validation (path and query: 400; the body: its validationStatus).
+  if (code === ErrorCode.invalid_body) statuses.push(400, validationStatus);
+  // Not refusals: the error handler's answers to a body it cannot read (not JSON: 400) or that is over 1 MB (413).
+  if (code === ErrorCode.internal_error) statuses.push(400, 413);
+  return statuses;
+}
+
+describe('one status per error code (api/http/error-statuses.ts)', () => {
+  it('gives every code of lib/error-codes.ts a status, or says it is never an HTTP answer', () => {
+    expect(Object.keys(ERROR_STATUS).sort()).toEqual(Object.values(ErrorCode).sort());
+    for (const [code, status] of Object.entries(ERROR_STATUS))
+      if (status !== null) expect(status >= 400 && status < 600, code).toBe(true);
+  });
+
+  it('agrees with the status every operation of the OpenAPI description declares for each of its codes', () => {
+    const declared = new Set<ErrorCode>();
+    const disagreements: string[] = [];
+    const check = (
+      operation: string,
+      responses: Record<string, { errorCodes?: readonly ErrorCode[] }>,
+      validationStatus?: number,
+    ) => {
+      for (const [status, answer] of Object.entries(responses))
+        for (const code of answer.errorCodes ?? []) {
+          declared.add(code);
+          if (!statusesOf(operation, code, validationStatus).includes(Number(status)))
+            disagreements.push(`${operation}: ${status} ${code} (the table: ${ERROR_STATUS[code]})`);
+        }
+    };
+    for (const route of routes) {
+      const operation = `${route.method.toUpperCase()} ${route.path}`;
+      check(operation, declaredResponses(route), route.validationStatus);
+      // The published description says the same as the declarations.
+      for (const [status, answer] of Object.entries(declaredResponses(route)))
+        if (answer.errorCodes)
+          expect(
+            document.paths[route.path]![route.method]!.responses[status].content['application/json'].schema.allOf[1]
+              .properties.error.enum,
+            `${operation} ${status}`,
+          ).toEqual(answer.errorCodes);
+    }
+    check('a path no route takes', unroutedResponses(false));
+    check('a method a known path does not take', unroutedResponses(true));
+    expect(disagreements).toEqual([]);
+    // A code that is never an HTTP answer is declared by no operation.
+    const neverAnswered = Object.values(ErrorCode).filter((code) => ERROR_STATUS[code] === null);
+    expect(neverAnswered.filter((code) => declared.has(code))).toEqual([]);
+  });
+
+  it('notices a route that declares a code with another status than the table', () => {
+    expect(statusesOf('PATCH /campaigns/{id}', ErrorCode.campaign_stopped)).toEqual([409]);
+    expect(statusesOf('PATCH /campaigns/{id}', ErrorCode.campaign_stopped)).not.toContain(422);
+    expect(statusesOf('POST /v1/campaigns/{campaignId}/leads', ErrorCode.invalid_body, 422)).toContain(422);
+    expect(statusesOf('POST /campaigns', ErrorCode.invalid_body)).not.toContain(422);
+    expect(statusesOf('POST /campaigns', ErrorCode.internal_error)).not.toContain(503);
   });
 });
