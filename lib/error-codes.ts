@@ -1,6 +1,7 @@
 /**
  * The one list of error codes. HTTP error bodies carry them in `error`; Temporal failures carry them
- * as ApplicationFailure `type`. Code is matched on these strings, never on class names.
+ * as ApplicationFailure `type`. Code is matched on these strings, never on class names. Services refuse
+ * with a code (lib/refusal.ts); the HTTP status of each is given once, in api/http/error-statuses.ts.
  */
 export const ErrorCode = {
   // Spec section 7.
