@@ -1,7 +1,7 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
 
 /** What an activity refused with: its ApplicationFailure's type, message and first detail. */
-export interface Refusal {
+export interface ActivityRefusal {
   /** The failure's type: for the project's own refusals, a code of lib/error-codes.ts. */
   type: string | null;
   message: string;
@@ -15,7 +15,7 @@ export interface Refusal {
  * The one place that unwraps it, for workflows and the API alike. @temporalio/common's classes answer instanceof by a
  * symbol, so this holds in the workflow sandbox too, where this module is shared by every run.
  */
-export function refusalOf(error: unknown): Refusal | undefined {
+export function refusalOf(error: unknown): ActivityRefusal | undefined {
   const failure = error instanceof ActivityFailure ? error.cause : error;
   if (!(failure instanceof ApplicationFailure)) return undefined;
   return { type: failure.type ?? null, message: failure.message, detail: failure.details?.[0] };
