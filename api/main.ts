@@ -20,14 +20,21 @@ import { translatorFromConfig } from './services/call-translations';
 import { voicePreviewsFromConfig } from './services/voice-previews';
 import { createWhatsAppProvider } from '../activities/providers/select';
 import { chatProviderFromConfig } from '../lib/chat/select';
+import { handleStopSignals } from '../lib/shutdown';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });
+// SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
+const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
 const tracing = startTracing(config, 'workspace-api');
+stop.defer('tracing', () => tracing.shutdown());
 const db = createDatabase(config.DATABASE_URL);
+stop.defer('database', () => db.$disconnect());
 const sql = createSqlPool(config.DATABASE_URL);
+stop.defer('database pool', () => sql.end());
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+stop.defer('temporal connection', () => temporalConnection.close());
 // The interceptor carries the request's span into every workflow the API starts or signals.
 const temporal = new Client({
   connection: temporalConnection,
@@ -40,12 +47,15 @@ const metrics =
   config.METRICS_PORT === null
     ? null
     : await serveMetrics(register, { host: config.METRICS_HOST, port: config.METRICS_PORT, name: 'api' });
+stop.defer('metrics endpoint', () => metrics?.close());
 const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
 leadDispatcher.startSweeping();
+stop.defer('lead dispatcher', () => leadDispatcher.stop());
 const startsAfterAnswer = createStartQueue({
   onError: (key, error) => log.error({ err: error, workflowId: key }, 'workflow not started, left to the sweep'),
 });
+stop.defer('workflow starts after answers', () => startsAfterAnswer.stop());
 const exports = {
   dir: path.resolve(config.EXPORT_DIR),
   inlineMaxRows: config.EXPORT_INLINE_MAX_ROWS,
@@ -93,23 +103,17 @@ const trimLogs = () =>
   );
 void trimLogs();
 const trimTimer = setInterval(() => void trimLogs(), API_LOG_TRIM_INTERVAL_MS).unref();
+stop.defer('api log trim', () => clearInterval(trimTimer));
 
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'API listening');
 });
-
-async function shutdown() {
-  server.close();
-  clearInterval(trimTimer);
-  await Promise.allSettled([leadDispatcher.stop(), startsAfterAnswer.stop()]);
-  await Promise.allSettled([
-    temporalConnection.close(),
-    db.$disconnect(),
-    sql.end(),
-    metrics?.close(),
-    tracing.shutdown(),
-  ]);
-  process.exit(0);
-}
-process.once('SIGINT', () => void shutdown());
-process.once('SIGTERM', () => void shutdown());
+// Takes no new connection, closes the idle kept-alive ones, and waits for the requests in flight.
+stop.defer(
+  'http server',
+  () =>
+    new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      server.closeIdleConnections();
+    }),
+);
