@@ -20,7 +20,7 @@ import { translatorFromConfig } from './services/call-translations';
 import { voicePreviewsFromConfig } from './services/voice-previews';
 import { createWhatsAppProvider } from '../activities/providers/select';
 import { chatProviderFromConfig } from '../lib/chat/select';
-import { handleStopSignals } from '../lib/shutdown';
+import { handleStopSignals, stopHttpServer } from '../lib/shutdown';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });
@@ -108,12 +108,5 @@ stop.defer('api log trim', () => clearInterval(trimTimer));
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'API listening');
 });
-// Takes no new connection, closes the idle kept-alive ones, and waits for the requests in flight.
-stop.defer(
-  'http server',
-  () =>
-    new Promise<void>((resolve) => {
-      server.close(() => resolve());
-      server.closeIdleConnections();
-    }),
-);
+// Takes no new connection; the requests in flight get half the grace period to be answered, then are cut.
+stop.defer('http server', () => stopHttpServer(server, config.SHUTDOWN_GRACE_MS / 2));

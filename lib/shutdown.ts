@@ -1,3 +1,4 @@
+import type { Server } from 'node:http';
 import { constants } from 'node:os';
 import { log } from './log';
 
@@ -113,6 +114,21 @@ export function handleStopSignals(options: StopOptions): ProcessStop {
       return stopping;
     },
   };
+}
+
+/**
+ * Stops an HTTP server: it takes no new connection, kept-alive connections are closed as soon as they are
+ * idle, and the requests still in flight after `cutAfterMs` have their connections cut.
+ */
+export async function stopHttpServer(server: Server, cutAfterMs: number): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  server.closeIdleConnections();
+  // A connection whose request ends after close() would otherwise be kept alive for its next one.
+  const idle = setInterval(() => server.closeIdleConnections(), 100);
+  const cut = setTimeout(() => server.closeAllConnections(), cutAfterMs);
+  await closed;
+  clearInterval(idle);
+  clearTimeout(cut);
 }
 
 /**

@@ -1,5 +1,6 @@
 // `npm run simulated-carrier`: the simulated carrier as its own process (README "The simulated carrier").
 import { loadConfigOrExit } from '../../lib/config';
+import { configureLogging, secretsOfConfig } from '../../lib/log';
 import { createDatabase } from '../../lib/database';
 import { poolSql } from '../../lib/run-sql';
 import { createSqlPool } from '../../lib/sql-pool';
@@ -11,6 +12,7 @@ if (!config.SIMULATED_CARRIER_SIGNING_SECRET) {
   process.stderr.write('config: SIMULATED_CARRIER_SIGNING_SECRET is required by the simulated carrier\n');
   process.exit(78);
 }
+configureLogging({ level: config.LOG_LEVEL, service: 'simulated-carrier', secrets: secretsOfConfig(config) });
 // SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
 const db = createDatabase(config.DATABASE_URL);

@@ -152,13 +152,13 @@ export function startTestProcess(
   return started;
 }
 
-/** A project entry point (`node --import tsx <entry>`) with `env` over this process's environment. */
+/** A project entry point (`node --import tsx <entry> [args]`) with `env` over this process's environment. */
 export function startEntryPoint(
   entry: string,
   env: Record<string, string | undefined>,
-  options: Omit<TestProcessOptions, 'env'> = {},
+  { args = [], ...options }: Omit<TestProcessOptions, 'env'> & { args?: string[] } = {},
 ): TestProcess {
-  return startTestProcess(entry, process.execPath, ['--import', 'tsx', entry], {
+  return startTestProcess(entry, process.execPath, ['--import', 'tsx', entry, ...args], {
     ...options,
     env: { ...process.env, ...env },
   });
