@@ -4,6 +4,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     globalSetup: ['test/setup/global-setup.ts'],
+    // Stops, at the end of each file, the processes its tests started outside any test (test/support/processes.ts).
+    setupFiles: ['test/setup/processes.ts'],
     // The Temporal worker's native bridge belongs in a process of its own, not a worker thread.
     pool: 'forks',
     maxWorkers: 2,

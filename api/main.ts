@@ -18,14 +18,21 @@ import { backgroundAudioFromConfig } from './background-audio/background-audio';
 import { SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
 import { voicePreviewsFromConfig } from './voices/voice-previews';
 import { chatProviderFromConfig, createWhatsAppProvider, translatorFromConfig } from '../lib/providers';
+import { handleStopSignals, stopHttpServer } from '../lib/shutdown';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });
+// SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
+const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
 const tracing = startTracing(config, 'workspace-api');
+stop.defer('tracing', () => tracing.shutdown());
 const db = createDatabase(config.DATABASE_URL);
+stop.defer('database', () => db.$disconnect());
 const sql = createSqlPool(config.DATABASE_URL);
+stop.defer('database pool', () => sql.end());
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+stop.defer('temporal connection', () => temporalConnection.close());
 // The interceptor carries the request's span into every workflow the API starts or signals.
 const temporal = new Client({
   connection: temporalConnection,
@@ -38,12 +45,15 @@ const metrics =
   config.METRICS_PORT === null
     ? null
     : await serveMetrics(register, { host: config.METRICS_HOST, port: config.METRICS_PORT, name: 'api' });
+stop.defer('metrics endpoint', () => metrics?.close());
 const taskQueue = config.TEMPORAL_TASK_QUEUE;
 const leadDispatcher = createLeadDispatcher({ sql, temporal, taskQueue });
 leadDispatcher.startSweeping();
+stop.defer('lead dispatcher', () => leadDispatcher.stop());
 const startsAfterAnswer = createStartQueue({
   onError: (key, error) => log.error({ err: error, workflowId: key }, 'workflow not started, left to the sweep'),
 });
+stop.defer('workflow starts after answers', () => startsAfterAnswer.stop());
 const exports = {
   dir: path.resolve(config.EXPORT_DIR),
   inlineMaxRows: config.EXPORT_INLINE_MAX_ROWS,
@@ -91,23 +101,10 @@ const trimLogs = () =>
   );
 void trimLogs();
 const trimTimer = setInterval(() => void trimLogs(), API_LOG_TRIM_INTERVAL_MS).unref();
+stop.defer('api log trim', () => clearInterval(trimTimer));
 
 const server = app.listen(config.PORT, config.HOST, () => {
   log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'API listening');
 });
-
-async function shutdown() {
-  server.close();
-  clearInterval(trimTimer);
-  await Promise.allSettled([leadDispatcher.stop(), startsAfterAnswer.stop()]);
-  await Promise.allSettled([
-    temporalConnection.close(),
-    db.$disconnect(),
-    sql.end(),
-    metrics?.close(),
-    tracing.shutdown(),
-  ]);
-  process.exit(0);
-}
-process.once('SIGINT', () => void shutdown());
-process.once('SIGTERM', () => void shutdown());
+// Takes no new connection; the requests in flight get half the grace period to be answered, then are cut.
+stop.defer('http server', () => stopHttpServer(server, config.SHUTDOWN_GRACE_MS / 2));

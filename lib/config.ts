@@ -126,6 +126,12 @@ export const configVariables = z.object({
    * from the heap, and 10,000 journey runs waiting on timers ran the workflow thread out of heap.
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /**
+   * How long a process takes, at most, from SIGTERM or SIGINT until it has exited (lib/shutdown.ts,
+   * docs/operations-stopping.md): what has not finished stopping by then is named in a log line and the
+   * process exits 70. A container platform must wait longer before its SIGKILL (Docker: 10 s by default).
+   */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(100).max(3_600_000).default(8_000),
   /** JSON lines on stdout (lib/log.ts); silent writes none (the tests' processes write warn and above). */
   LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
   /** The interface every metrics endpoint listens on (Prometheus scrapes GET /metrics). */
@@ -202,9 +208,11 @@ export type Config = Readonly<z.infer<typeof configSchema>>;
 
 export class ConfigError extends Error {}
 
-/** Parses the environment once. The first bad variable is named in a one-line message. */
-export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const result = configSchema.safeParse(env);
+function parseWith<Schema extends z.ZodType<object>>(
+  schema: Schema,
+  env: NodeJS.ProcessEnv,
+): Readonly<z.infer<Schema>> {
+  const result = schema.safeParse(env);
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const variable = issue.path.join('.') || 'environment';
@@ -215,10 +223,27 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return Object.freeze(result.data);
 }
 
+/** Parses the environment once. The first bad variable is named in a one-line message. */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  return parseWith(configSchema, env);
+}
+
 /** For process entry points: a bad environment stops the process with one line naming the variable. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
+  return orExit(() => parseConfig(env));
+}
+
+/** The stop settings alone, for a process that needs nothing else of the configuration (scripts/store-simulator.ts). */
+export const stopConfigSchema = configVariables.pick({ SHUTDOWN_GRACE_MS: true });
+
+/** loadConfigOrExit for the stop settings alone. */
+export function loadStopConfigOrExit(env: NodeJS.ProcessEnv = process.env): Readonly<z.infer<typeof stopConfigSchema>> {
+  return orExit(() => parseWith(stopConfigSchema, env));
+}
+
+function orExit<Parsed>(parse: () => Parsed): Parsed {
   try {
-    return parseConfig(env);
+    return parse();
   } catch (error) {
     if (!(error instanceof ConfigError)) throw error;
     process.stderr.write(`${error.message}\n`);

@@ -1,12 +1,10 @@
 // The production build (`npm run build`): compiled into a folder laid out like the image (package.json,
 // node_modules, dist/ and nothing else: no TypeScript sources beside it), the API, the worker with the compiled
 // workflow bundle, the export worker and the CLI run with plain node against the test stack.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { buildAppLikeTheImage } from '../scripts/build';
@@ -14,6 +12,7 @@ import { freePort, waitFor } from '../scripts/stack/child-process';
 import { projectRoot } from '../scripts/stack/paths';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
+import { execTestProcess, startTestProcess } from './support/processes';
 import { quietRuntime, uniqueTaskQueue } from './support/temporal';
 import { createTestWorkspace } from './support/workspace';
 
@@ -21,11 +20,7 @@ const { db, url } = await useTestDatabase();
 const appDir = mkdtempSync(path.join(os.tmpdir(), 'compiled-build-'));
 const distDir = path.join(appDir, 'dist');
 const taskQueue = uniqueTaskQueue('compiled');
-const running: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
-  rmSync(appDir, { recursive: true, force: true });
-});
+afterAll(() => rmSync(appDir, { recursive: true, force: true }));
 
 // `npm test` has type-checked the sources already.
 beforeAll(() => {
@@ -44,19 +39,9 @@ function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   };
 }
 
-/** `node dist/<entry>` in the image-like folder, its output collected. */
+/** `node dist/<entry>` in the image-like folder, its output collected; killed when the test finishes. */
 function startCompiled(entry: string, extraEnv: Record<string, string> = {}) {
-  const child = spawn(process.execPath, [path.join('dist', entry)], {
-    cwd: appDir,
-    env: env(extraEnv),
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  running.push(child);
-  let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return { child, exited, output: () => output };
+  return startTestProcess(entry, process.execPath, [path.join('dist', entry)], { cwd: appDir, env: env(extraEnv) });
 }
 
 function filesUnder(dir: string): string[] {
@@ -182,7 +167,7 @@ describe('the compiled build', () => {
   }, 120_000);
 
   it('runs the admin CLI with plain node', async () => {
-    const { stdout } = await promisify(execFile)(
+    const { stdout } = await execTestProcess(
       process.execPath,
       ['dist/cli/admin.js', 'workspace', 'create', '--name', 'Compiled CLI', '--plan', 'ai'],
       { cwd: appDir, env: env() },

@@ -1,8 +1,7 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../lib/config';
+import { runTestProcess } from './support/processes';
 
 const base = { DATABASE_URL: 'postgresql://user@127.0.0.1:5432/app' };
 
@@ -54,13 +53,10 @@ describe('configuration', () => {
   });
 
   it('stops a process with one line naming the variable', async () => {
-    const result = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
+    const result = await runTestProcess(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
       cwd: path.resolve(import.meta.dirname, '..'),
       env: { PATH: process.env.PATH, DATABASE_URL: base.DATABASE_URL, PORT: '-1' },
-    }).then(
-      () => ({ code: 0, stderr: '' }),
-      (error: { code: number; stderr: string }) => error,
-    );
+    });
     expect(result.code).toBe(78);
     expect(result.stderr.trim()).toMatch(/^config: PORT is invalid: [^\n]+$/);
   });

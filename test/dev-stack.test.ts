@@ -1,9 +1,10 @@
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { freePort, isPortFree } from '../scripts/stack/child-process';
+import { atTestEnd, startTestProcess } from './support/processes';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
@@ -25,7 +26,7 @@ async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: nu
 async function startDevStack() {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dev-stack-test-'));
   chmodSync(dataDir, 0o711);
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  atTestEnd(() => rmSync(dataDir, { recursive: true, force: true }));
   const ports = {
     PORT: await freePort(),
     EMBEDDED_POSTGRES_PORT: await freePort(),
@@ -41,19 +42,16 @@ async function startDevStack() {
   };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
-  // Its own process group, as in a terminal: Ctrl-C sends SIGINT to the whole group.
-  const stack = spawn(process.execPath, ['--import', 'tsx', 'scripts/stack/dev-stack.ts'], {
+  // Its own process group, as in a terminal: Ctrl-C sends SIGINT to the whole group. Killed, group and all,
+  // when the test finishes (test/support/processes.ts).
+  const started = startTestProcess('dev-stack', process.execPath, ['--import', 'tsx', 'scripts/stack/dev-stack.ts'], {
     cwd: projectRoot,
     env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
   });
-  let output = '';
-  stack.stdout.on('data', (chunk) => (output += chunk));
-  stack.stderr.on('data', (chunk) => (output += chunk));
-  const exited = new Promise<number | null>((resolve) => stack.once('exit', (code) => resolve(code)));
-  await eventually(() => output.includes('Stack is up') || stack.exitCode !== null, 90_000);
-  return { stack, ports, dataDir, exited, output: () => output };
+  const stack = started.child;
+  const exited = started.exited.then(({ code }) => code);
+  await eventually(() => started.output().includes('Stack is up') || !started.running, 90_000);
+  return { stack, ports, dataDir, exited, output: started.output };
 }
 
 describe('npm start (scripts/stack/dev-stack.ts)', () => {

@@ -27,6 +27,7 @@ interface Service {
   environment?: Environment | string[];
   depends_on?: string[] | Record<string, { condition?: string }>;
   volumes?: string[];
+  stop_grace_period?: string;
 }
 interface ComposeFile {
   services: Record<string, Service>;
@@ -229,6 +230,25 @@ describe('docker-compose.yml', () => {
       const parsed = configSchema.safeParse(interpolated);
       expect(parsed.success ? [] : parsed.error.issues, `${name}: configSchema issues`).toEqual([]);
     }
+  });
+
+  it('lets every process of the app stop by itself: Docker waits longer than its SHUTDOWN_GRACE_MS before SIGKILL', () => {
+    // Docker's default stop timeout is 10 s; a Go duration otherwise (only s and m are used here).
+    const stopTimeoutMs = (duration = '10s') => {
+      const match = /^(\d+)(s|m)$/.exec(duration);
+      expect(match, `stop_grace_period ${duration}`).not.toBeNull();
+      return Number(match![1]) * (match![2] === 'm' ? 60_000 : 1_000);
+    };
+    const nodeServices = Object.keys(compose.services).filter((name) =>
+      commandText(service(name)).startsWith('node dist/'),
+    );
+    expect(nodeServices).toEqual(expect.arrayContaining(['worker', 'export-worker', 'simulated-carrier']));
+    for (const name of [...nodeServices, 'api']) {
+      const graceMs = configVariables.shape.SHUTDOWN_GRACE_MS.parse(environmentOf(name).SHUTDOWN_GRACE_MS);
+      // A second to spare for the last log lines and the exit itself.
+      expect(graceMs + 1_000, name).toBeLessThanOrEqual(stopTimeoutMs(service(name).stop_grace_period));
+    }
+    expect(configVariables.shape.SHUTDOWN_GRACE_MS.parse(environmentOf('worker').SHUTDOWN_GRACE_MS)).toBe(50_000);
   });
 
   it('points api and the workers at the temporal service', () => {

@@ -1,9 +1,8 @@
-import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { createDatabase, type Database } from '../lib/database';
 import { migrateDeploy } from '../scripts/stack/migrate';
 import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres';
@@ -13,6 +12,7 @@ import { checkedFetch, startTestApi, type RunningApi } from './support/api';
 import { carrierDependencies, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
+import { atTestEnd, startEntryPoint } from './support/processes';
 import { startTcpProxy } from './support/tcp-proxy';
 import { startTestWorker, useTemporalClient } from './support/temporal';
 import { createTestWorkspace, type TestWorkspace } from './support/workspace';
@@ -72,19 +72,12 @@ async function expectEveryAttemptOnce(campaignId: string, leads: number, { db }:
 /** The production API entry point in its own process. */
 async function spawnApi(temporalAddress: string, taskQueue: string) {
   const port = await freePort();
-  const apiProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    cwd: path.resolve(import.meta.dirname, '..'),
-    env: {
-      ...process.env,
-      DATABASE_URL: url,
-      TEMPORAL_ADDRESS: temporalAddress,
-      TEMPORAL_TASK_QUEUE: taskQueue,
-      PORT: String(port),
-    },
-    stdio: 'ignore',
-  });
-  // Should the test fail first, the process must not outlive the run.
-  process.once('exit', () => apiProcess.kill('SIGKILL'));
+  // Should the test fail first, the process must not outlive it: killed when the test finishes.
+  const apiProcess = startEntryPoint(
+    'api/main.ts',
+    { DATABASE_URL: url, TEMPORAL_ADDRESS: temporalAddress, TEMPORAL_TASK_QUEUE: taskQueue, PORT: String(port) },
+    { output: 'ignore' },
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   // Any answer will do: /health is 503 while Temporal is unreachable.
   await waitFor('API process', () => fetch(`${baseUrl}/health`), 30_000);
@@ -95,7 +88,7 @@ async function spawnApi(temporalAddress: string, taskQueue: string) {
         headers: { authorization: `Bearer ${options.key}`, 'content-type': 'application/json' },
         body: JSON.stringify(options.body),
       }),
-    kill: () => apiProcess.kill('SIGKILL'),
+    kill: () => apiProcess.kill(),
   };
 }
 
@@ -107,7 +100,7 @@ describe('accepted leads survive their dependencies going away', () => {
     const workerUrl = new URL(url);
     workerUrl.port = String(proxy.port);
     const workerDb = createDatabase(workerUrl.toString());
-    afterAll(() => workerDb.$disconnect());
+    atTestEnd(() => workerDb.$disconnect());
     const api = await startTestApi({ db, url, temporal });
     await startTestWorker(temporal.taskQueue, {
       db: workerDb,
@@ -132,22 +125,22 @@ describe('accepted leads survive their dependencies going away', () => {
     // The first process reaches no Temporal server: the leads it answers for exist only as rows.
     const first = await spawnApi(`127.0.0.1:${await freePort()}`, temporal.taskQueue);
     const { campaignId, keys } = await busyLeads(first, 10);
-    first.kill();
+    await first.kill();
     expect(await db.lead.count({ where: { campaignId, workflowStartedAt: null } })).toBe(10);
 
     const second = await spawnApi(inject('stack').temporalAddress, temporal.taskQueue);
     const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaignId, key)));
-    second.kill();
+    await second.kill();
     expect(results.every((result) => result.attempts === 3)).toBe(true);
     await expectEveryAttemptOnce(campaignId, 10);
   }, 90_000);
 
   it('the Temporal server killed and restarted mid-ladder: every lead finishes from its persisted history', async () => {
     const dataDir = mkdtempSync(path.join(os.tmpdir(), 'temporal-restart-'));
-    afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+    atTestEnd(() => rmSync(dataDir, { recursive: true, force: true }));
     // The same kind of server the suites run on (the dev server, or the cluster under `npm run test:cluster`).
     const server = await ownTemporalServer(inject('stack').temporal, dataDir);
-    afterAll(() => server.stop());
+    atTestEnd(() => server.stop());
     const temporal = await useTemporalClient(undefined, server.address);
     const api = await startTestApi({ db, url, temporal });
     await startTestWorker(
@@ -177,7 +170,7 @@ describe('accepted leads survive their dependencies going away', () => {
       quiet: true,
     };
     let postgres = await startEmbeddedPostgres(options);
-    afterAll(async () => {
+    atTestEnd(async () => {
       await postgres.stop();
       rmSync(workDir, { recursive: true, force: true });
     });
@@ -185,7 +178,7 @@ describe('accepted leads survive their dependencies going away', () => {
     const crashUrl = postgres.urlFor('app');
     await migrateDeploy(crashUrl);
     const crashDb = createDatabase(crashUrl);
-    afterAll(() => crashDb.$disconnect());
+    atTestEnd(() => crashDb.$disconnect());
     const store: LeadStore = { db: crashDb, owner: await createTestWorkspace(crashDb, { scopes: ['campaigns.edit'] }) };
     const temporal = await useTemporalClient();
     const api = await startTestApi({ db: crashDb, url: crashUrl, temporal, sweepLeads: { staleAfterMs: 1_000 } });

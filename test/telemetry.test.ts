@@ -1,12 +1,11 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { startTestCarrier, TEST_CARRIER_SIGNING_SECRET } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './support/ladders';
+import { startEntryPoint } from './support/processes';
 import { uniqueTaskQueue } from './support/temporal';
 import { until } from './support/until';
 import { workerProcesses } from './support/worker-process';
@@ -16,7 +15,6 @@ import { WORKER_GAUGES_SQL } from '../worker/product-metrics';
 
 // The production entry points (api/main.ts, worker/main.ts) as processes of their own, each with its
 // metrics ports and the OTLP endpoint of a local receiver: what an operator's Prometheus and collector see.
-const projectRoot = path.resolve(import.meta.dirname, '..');
 const { db, url } = await useTestDatabase();
 const taskQueue = uniqueTaskQueue('telemetry');
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
@@ -32,10 +30,10 @@ const [apiPort, apiMetricsPort, workerMetricsPort, sdkMetricsPort] = await Promi
 const apiUrl = `http://127.0.0.1:${apiPort}`;
 const common = { OTEL_EXPORTER_OTLP_ENDPOINT: otlpEndpoint, LOG_LEVEL: 'warn' };
 
-const api: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-  cwd: projectRoot,
-  env: {
-    ...process.env,
+// Killed at the end of the file, as the worker is (test/support/processes.ts).
+startEntryPoint(
+  'api/main.ts',
+  {
     ...common,
     DATABASE_URL: url,
     TEMPORAL_ADDRESS: inject('stack').temporalAddress,
@@ -44,9 +42,8 @@ const api: ChildProcess = spawn(process.execPath, ['--import', 'tsx', 'api/main.
     METRICS_PORT: String(apiMetricsPort),
     SIMULATED_CARRIER_SIGNING_SECRET: TEST_CARRIER_SIGNING_SECRET,
   },
-  stdio: 'ignore',
-});
-afterAll(() => void api.kill('SIGKILL'));
+  { output: 'ignore' },
+);
 workerProcesses({
   databaseUrl: url,
   taskQueue,

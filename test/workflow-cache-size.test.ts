@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../lib/config';
 import { cachedWorkflowsForHeap, maxOldSpaceSizeMb } from '../worker/workflow-cache-size';
+import { execTestProcess } from './support/processes';
 
 const MB = 2 ** 20;
 
@@ -20,7 +19,7 @@ describe('the worker cache follows the heap limit', () => {
     const script =
       "import('./worker/workflow-cache-size').then(({ cachedWorkflowsForThisProcess }) => console.log(cachedWorkflowsForThisProcess()))";
     const run = (flags: string[]) =>
-      promisify(execFile)(process.execPath, [...flags, '--import', 'tsx', '-e', script], {
+      execTestProcess(process.execPath, [...flags, '--import', 'tsx', '-e', script], {
         cwd: path.resolve(import.meta.dirname, '..'),
       });
     const limited = Number((await run(['--max-old-space-size=768'])).stdout);

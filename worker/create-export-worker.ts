@@ -2,6 +2,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { createExportActivities, type ExportActivityDependencies } from '../activities/exports/exports';
 import { createSheetActivities } from '../activities/sheets/sheets';
 import { LocalSpreadsheetProvider, localSheetsDir } from '../lib/sheets/local-provider';
+import { workerStopTimes } from '../lib/shutdown';
 import type { Tracing } from '../lib/tracing';
 import { tracingWorkerOptions } from './tracing-interceptors';
 
@@ -16,7 +17,7 @@ export const EXPORT_ACTIVITY_SLOTS = 4;
 /** A running chunk holds two connections: its advisory lock's transaction, and its reads and progress updates. */
 export const EXPORT_WORKER_CONNECTIONS = 2 * EXPORT_ACTIVITY_SLOTS;
 
-const EXPORT_SHUTDOWN_GRACE = '10 seconds';
+const EXPORT_SHUTDOWN_GRACE_MS = 10_000;
 
 export interface ExportWorkerSetup {
   connection: NativeConnection;
@@ -26,6 +27,8 @@ export interface ExportWorkerSetup {
   dependencies: ExportActivityDependencies;
   /** Where the activities' spans go (lib/tracing.ts); unset: no activity interceptors. */
   tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
+  /** SHUTDOWN_GRACE_MS of the process: its drain stays inside it (lib/shutdown.ts); unset, the SDK's own. */
+  graceMs?: number;
 }
 
 /**
@@ -49,7 +52,9 @@ export async function createExportWorker(setup: ExportWorkerSetup): Promise<Work
     ...(setup.tracing && { interceptors: tracingWorkerOptions(setup.tracing).interceptors }),
     maxConcurrentActivityTaskExecutions: EXPORT_ACTIVITY_SLOTS,
     // A chunk works about 3 s: on shutdown it is let finish and hand its checkpoint to the workflow,
-    // instead of being cancelled and retried from its last heartbeat.
-    shutdownGraceTime: EXPORT_SHUTDOWN_GRACE,
+    // instead of being cancelled and retried from its last heartbeat (up to half of SHUTDOWN_GRACE_MS).
+    ...(setup.graceMs === undefined
+      ? { shutdownGraceTime: EXPORT_SHUTDOWN_GRACE_MS }
+      : workerStopTimes(setup.graceMs, EXPORT_SHUTDOWN_GRACE_MS)),
   });
 }

@@ -1,5 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
+import { workerStopTimes } from '../lib/shutdown';
 
 export interface SpeechWorkerSetup {
   connection: NativeConnection;
@@ -9,7 +10,11 @@ export interface SpeechWorkerSetup {
   /** SPEECH_ANALYSIS_SLOTS: recordings analysed at once by this worker. */
   slots: number;
   dependencies: SpeechActivityDependencies;
+  /** SHUTDOWN_GRACE_MS of the process: its drain stays inside it (lib/shutdown.ts); unset, the SDK's own. */
+  graceMs?: number;
 }
+
+const SPEECH_SHUTDOWN_GRACE_MS = 5_000;
 
 /**
  * An activity-only worker for recording analyses (no workflow sandbox): each analysis runs sox and a
@@ -26,6 +31,8 @@ export function createSpeechWorker(setup: SpeechWorkerSetup): Promise<Worker> {
     maxConcurrentActivityTaskExecutions: setup.slots,
     // The bookkeeping activities (mark failed, bill) share the slots; an analysis cut short by shutdown
     // is retried by another worker from the start, as its heartbeat stops.
-    shutdownGraceTime: '5 seconds',
+    ...(setup.graceMs === undefined
+      ? { shutdownGraceTime: SPEECH_SHUTDOWN_GRACE_MS }
+      : workerStopTimes(setup.graceMs, SPEECH_SHUTDOWN_GRACE_MS)),
   });
 }

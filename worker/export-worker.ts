@@ -9,9 +9,12 @@ import { startTracing } from '../lib/tracing';
 import { installWorkerRuntime } from './runtime-telemetry';
 import { createSqlPool } from '../lib/sql-pool';
 import { createExportWorker, EXPORT_WORKER_CONNECTIONS } from './create-export-worker';
+import { handleStopSignals } from '../lib/shutdown';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'export-worker', secrets: secretsOfConfig(config) });
+// SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
+const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
 installWorkerRuntime({
   level: config.LOG_LEVEL,
   metrics:
@@ -20,21 +23,34 @@ installWorkerRuntime({
       : { host: config.METRICS_HOST, port: config.EXPORT_WORKER_SDK_METRICS_PORT },
 });
 const tracing = startTracing(config, 'workspace-export-worker');
+stop.defer('tracing', () => tracing.shutdown());
 const sql = createSqlPool(config.DATABASE_URL, EXPORT_WORKER_CONNECTIONS);
+stop.defer('database pool', () => sql.end());
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+stop.defer('temporal worker connection', () => connection.close());
 const worker = await createExportWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.EXPORT_TASK_QUEUE,
   dependencies: { sql, exportDir: path.resolve(config.EXPORT_DIR) },
   tracing,
+  graceMs: config.SHUTDOWN_GRACE_MS,
 });
 log.info(
   { taskQueue: config.EXPORT_TASK_QUEUE, temporalAddress: config.TEMPORAL_ADDRESS },
   'export worker polling task queue',
 );
-// Worker.run() shuts down gracefully on SIGINT/SIGTERM: a chunk in flight finishes or is retried from its last heartbeat.
-await worker.run();
-await connection.close();
-await sql.end();
-await tracing.shutdown();
+// It runs until the stop shuts it down: a chunk in flight finishes or is retried from its last heartbeat.
+const running = worker.run();
+stop.defer('temporal worker', async () => {
+  if (worker.getState() === 'RUNNING') worker.shutdown();
+  await running;
+});
+// A worker that stops on its own (a fatal error) takes the process down the same way.
+running.then(
+  () => stop.stop('the temporal worker stopped'),
+  (error: unknown) => {
+    log.error({ err: error }, 'the temporal worker failed');
+    stop.stop('the temporal worker failed', 1);
+  },
+);

@@ -17,10 +17,14 @@ import { SPEECH_DECODE_TIMEOUT_MS, SPEECH_LIMITS } from '../lib/speech/limits';
 import { startHoldSweep } from './hold-sweep';
 import { startCrmDeliverySweep } from './crm-delivery-sweep';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
+import { handleStopSignals, workerStopTimes } from '../lib/shutdown';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'worker', secrets: secretsOfConfig(config) });
+// SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
+const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
 const tracing = startTracing(config, 'workspace-worker');
+stop.defer('tracing', () => tracing.shutdown());
 installWorkerRuntime({
   level: config.LOG_LEVEL,
   metrics:
@@ -29,14 +33,18 @@ installWorkerRuntime({
       : { host: config.METRICS_HOST, port: config.WORKER_SDK_METRICS_PORT },
 });
 const db = createDatabase(config.DATABASE_URL);
+stop.defer('database', () => db.$disconnect());
 collectDefaultMetrics({ register });
 registerWorkerGauges(register, db);
 const metrics =
   config.WORKER_METRICS_PORT === null
     ? null
     : await serveMetrics(register, { host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT, name: 'worker' });
+stop.defer('metrics endpoint', () => metrics?.close());
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+stop.defer('temporal worker connection', () => connection.close());
 const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+stop.defer('temporal client connection', () => clientConnection.close());
 // Workflows the activities start or signal (a campaign waking its leads) continue the activity's trace.
 const temporal = new Client({
   connection: clientConnection,
@@ -49,7 +57,7 @@ const worker = await createWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
-  options: { maxCachedWorkflows },
+  options: { maxCachedWorkflows, ...workerStopTimes(config.SHUTDOWN_GRACE_MS) },
   tracing,
   dependencies: {
     db,
@@ -69,6 +77,7 @@ const speechWorker = await createSpeechWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.SPEECH_TASK_QUEUE,
   slots: config.SPEECH_ANALYSIS_SLOTS,
+  graceMs: config.SHUTDOWN_GRACE_MS,
   dependencies: {
     db,
     sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
@@ -87,18 +96,21 @@ log.info(
   },
   'worker polling task queue',
 );
+// Both run until the stop shuts them down: in-flight activities finish or are retried elsewhere.
+const running = Promise.all([worker.run(), speechWorker.run()]);
+stop.defer('temporal workers', async () => {
+  for (const each of [worker, speechWorker]) if (each.getState() === 'RUNNING') each.shutdown();
+  await running;
+});
 // Credit holds whose operation died are settled by every worker, periodically (docs/features/credits.md, "The sweep").
-const stopHoldSweep = startHoldSweep(db);
-// Store deliveries whose processing could not start when they arrived
-// (docs/features/commerce.md#connections-and-the-stores-webhooks).
-const stopCrmDeliverySweep = startCrmDeliverySweep(db, temporal, config.TEMPORAL_TASK_QUEUE);
-// Worker.run() shuts down gracefully on SIGINT/SIGTERM: in-flight activities finish or are retried elsewhere.
-// Both run until SIGINT/SIGTERM, which each takes to shut down.
-await Promise.all([worker.run(), speechWorker.run()]);
-stopHoldSweep();
-stopCrmDeliverySweep();
-await connection.close();
-await clientConnection.close();
-await db.$disconnect();
-await metrics?.close();
-await tracing.shutdown();
+stop.defer('hold sweep', startHoldSweep(db));
+// Store deliveries whose processing could not start when they arrived (docs/features/commerce.md#connections-and-the-stores-webhooks).
+stop.defer('crm delivery sweep', startCrmDeliverySweep(db, temporal, config.TEMPORAL_TASK_QUEUE));
+// A worker that stops on its own (a fatal error) takes the process down the same way.
+running.then(
+  () => stop.stop('the temporal workers stopped'),
+  (error: unknown) => {
+    log.error({ err: error }, 'a temporal worker failed');
+    stop.stop('a temporal worker failed', 1);
+  },
+);

@@ -32,15 +32,22 @@ export function installWorkerRuntime(setup: {
 }) {
   const logger = new DefaultLogger(SDK_LEVELS[setup.level], toPino);
   const logging = { filter: makeTelemetryFilterString({ core: 'WARN', other: 'ERROR' }), forward: {} };
+  // The process's own stop (lib/shutdown.ts) shuts the workers down on SIGTERM and SIGINT; the SDK's handlers
+  // would only shut them down, and keep Node from ending the process on those signals.
+  const shutdownSignals: NodeJS.Signals[] = [];
   if (setup.metrics) {
     const bindAddress = `${setup.metrics.host}:${setup.metrics.port}`;
     try {
-      Runtime.install({ logger, telemetryOptions: { logging, metrics: { prometheus: { bindAddress } } } });
+      Runtime.install({
+        logger,
+        shutdownSignals,
+        telemetryOptions: { logging, metrics: { prometheus: { bindAddress } } },
+      });
       log.info({ endpoint: 'temporal-sdk', url: `http://${bindAddress}/metrics` }, 'metrics endpoint listening');
       return;
     } catch (error) {
       log.error({ err: error, endpoint: 'temporal-sdk', bindAddress }, 'metrics endpoint not started');
     }
   }
-  Runtime.install({ logger, telemetryOptions: { logging } });
+  Runtime.install({ logger, shutdownSignals, telemetryOptions: { logging } });
 }

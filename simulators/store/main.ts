@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
+import { loadStopConfigOrExit } from '../../lib/config';
 import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
+import { handleStopSignals } from '../../lib/shutdown';
 
 /*
  * A Shopify store sending orders/create webhooks to a connection's receiver
@@ -16,6 +18,9 @@ import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '.
  * Phones are given round-robin from --phones; without it, every order gets a phone of its own
  * (+1415555 then 4 digits). Prints a JSON summary: what was sent and how the receiver answered.
  * Exits 1 when any delivery was not answered 2xx.
+ *
+ * SIGTERM or SIGINT stops it (docs/operations-stopping.md): no further order is sent, those in flight are
+ * waited for, and the summary says `"stopped": true`; SHUTDOWN_GRACE_MS bounds the wait (then exit 70).
  */
 
 const USAGE =
@@ -53,6 +58,8 @@ function options() {
   };
 }
 
+const stop = handleStopSignals({ graceMs: loadStopConfigOrExit().SHUTDOWN_GRACE_MS });
+
 async function main() {
   const settings = options();
   const seqBase = Date.now() % 1_000_000_000;
@@ -61,7 +68,7 @@ async function main() {
   const startedAt = Date.now();
   let next = 0;
   async function sender() {
-    for (let index = next++; index < settings.orders; index = next++) {
+    for (let index = next++; index < settings.orders && !stop.stopping; index = next++) {
       const phone = settings.phones
         ? settings.phones[index % settings.phones.length]!
         : `+1415555${String(1000 + ((seqBase + index) % 9000)).padStart(4, '0')}`;
@@ -77,6 +84,7 @@ async function main() {
       sent.push({ orderNumber: payload.name, phone, attributed, eventId: webhook.eventId, status });
     }
   }
+  // On a stop signal the senders take no further order.
   await Promise.all(Array.from({ length: Math.min(settings.concurrency, settings.orders) }, sender));
   const accepted = sent.filter((order) => order.status >= 200 && order.status < 300).length;
   console.log(
@@ -88,6 +96,7 @@ async function main() {
         accepted,
         attributed: sent.filter((order) => order.attributed).length,
         statuses,
+        stopped: stop.stopping,
         durationMs: Date.now() - startedAt,
         orders: sent,
       },
@@ -95,10 +104,13 @@ async function main() {
       2,
     ),
   );
-  if (accepted !== sent.length) process.exitCode = 1;
+  if (accepted !== sent.length || sent.length < settings.orders) process.exitCode = 1;
 }
 
-main().catch((error: unknown) => {
+const run = main().catch((error: unknown) => {
   console.error(error instanceof Error ? error.message : String(error));
   process.exitCode = 2;
 });
+// A stop signal waits for the orders in flight and the summary; its exit code is the summary's.
+stop.defer('orders in flight', () => run);
+void run.then(() => stop.stop('every order sent'));

@@ -1,29 +1,29 @@
 // `npm run simulated-whatsapp`: the simulated WhatsApp provider as its own process (notes "The simulated WhatsApp provider").
 import { loadConfigOrExit } from '../../lib/config';
+import { configureLogging, secretsOfConfig } from '../../lib/log';
 import { createDatabase } from '../../lib/database';
 import { createSimulatedWhatsAppProvider } from './server';
+import { handleStopSignals } from '../../lib/shutdown';
 
 const config = loadConfigOrExit();
 if (!config.WHATSAPP_APP_SECRET) {
   process.stderr.write('config: WHATSAPP_APP_SECRET is required by the simulated WhatsApp provider\n');
   process.exit(78);
 }
+configureLogging({ level: config.LOG_LEVEL, service: 'simulated-whatsapp', secrets: secretsOfConfig(config) });
+// SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
+const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
 const db = createDatabase(config.DATABASE_URL);
+stop.defer('database', () => db.$disconnect());
 const provider = createSimulatedWhatsAppProvider({
   db,
   appSecret: config.WHATSAPP_APP_SECRET,
   webhookUrl: config.SIMULATED_WHATSAPP_WEBHOOK_URL,
   timeScale: config.SIMULATED_WHATSAPP_TIME_SCALE,
 });
+// Stops delivering webhooks (those left are delivered by the next start) and closes the server.
+stop.defer('simulated whatsapp provider', () => provider.close());
 const url = await provider.listen(config.SIMULATED_WHATSAPP_PORT, config.SIMULATED_WHATSAPP_HOST);
 console.log(
   `simulated whatsapp provider listening on ${url}, webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL} (time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE})`,
 );
-
-async function shutdown() {
-  await provider.close();
-  await db.$disconnect();
-  process.exit(0);
-}
-process.once('SIGINT', () => void shutdown());
-process.once('SIGTERM', () => void shutdown());

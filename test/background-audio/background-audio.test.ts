@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
   backgroundAudioFromConfig,
@@ -18,8 +16,9 @@ import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { execTestProcess } from '../support/processes';
 
-const run = promisify(execFile);
+const run = execTestProcess;
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 

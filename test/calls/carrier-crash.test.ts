@@ -1,7 +1,6 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/database';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
 import { createSimulatedCarrierClient } from '../../lib/calls/simulated-carrier-client';
@@ -13,25 +12,17 @@ import { leadResult } from '../support/lead-workflows';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
 
-const projectRoot = path.resolve(import.meta.dirname, '../..');
+import { startEntryPoint } from '../support/processes';
 const { db, url } = await useTestDatabase();
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-const running = new Set<ChildProcess>();
-afterAll(() => {
-  for (const child of running) child.kill('SIGKILL');
-});
-
-/** A production entry point as its own process, on a port of its own; answers once it takes HTTP. */
+/**
+ * A production entry point as its own process, on a port of its own; answers once it takes HTTP. Killed when
+ * the test that started it finishes (test/support/processes.ts).
+ */
 async function startProcess(entry: string, port: number, env: NodeJS.ProcessEnv, probe: string) {
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-    cwd: projectRoot,
-    env: { ...process.env, DATABASE_URL: url, ...env },
-    stdio: 'ignore',
-  });
-  running.add(child);
-  child.once('exit', () => running.delete(child));
+  const { child } = startEntryPoint(entry, { DATABASE_URL: url, ...env }, { output: 'ignore' });
   await waitFor(entry, () => fetch(`http://127.0.0.1:${port}${probe}`), 30_000);
   return child;
 }

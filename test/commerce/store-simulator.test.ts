@@ -1,5 +1,3 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { connectCrm, crmWebhookPath } from '../../lib/crm/connections';
 import { shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
@@ -11,15 +9,15 @@ import { startReceiver } from '../support/http-receiver';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { execTestProcess } from '../support/processes';
 
-const run = promisify(execFile);
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 
 const simulator = (args: string[]) =>
-  run(process.execPath, ['--import', 'tsx', 'simulators/store/main.ts', ...args], { cwd: process.cwd() });
+  execTestProcess(process.execPath, ['--import', 'tsx', 'simulators/store/main.ts', ...args], { cwd: process.cwd() });
 
 interface Summary {
   sent: number;

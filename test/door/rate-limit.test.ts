@@ -1,17 +1,15 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { describe, expect, inject, it } from 'vitest';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
 import { runStatement } from '../../lib/pg-statement';
 import { checkedFetch, startTestApi } from '../support/api';
 import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
+import { startEntryPoint } from '../support/processes';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal, trustProxy: true });
-const projectRoot = path.resolve(import.meta.dirname, '../..');
 
 function rateLimitOf(response: Response) {
   const match = /^limit=(\d+), remaining=(\d+), reset=(\d+)$/.exec(response.headers.get('ratelimit') ?? '');
@@ -120,19 +118,14 @@ describe('failed authentication', () => {
   });
 });
 
-const apiProcesses: ChildProcess[] = [];
-afterAll(() => {
-  for (const child of apiProcesses) child.kill('SIGKILL');
-});
-
+/** The API entry point as a process of its own: killed when the test that started it finishes. */
 async function startApiProcess(): Promise<string> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--import', 'tsx', 'api/main.ts'], {
-    cwd: projectRoot,
-    env: { ...process.env, DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, PORT: String(port) },
-    stdio: 'ignore',
-  });
-  apiProcesses.push(child);
+  startEntryPoint(
+    'api/main.ts',
+    { DATABASE_URL: url, TEMPORAL_ADDRESS: inject('stack').temporalAddress, PORT: String(port) },
+    { output: 'ignore' },
+  );
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitFor(
     'API process',

@@ -1,9 +1,8 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runTestProcess } from '../support/processes';
 
 const projectRoot = path.resolve(import.meta.dirname, '../..');
 const scratch = mkdtempSync(path.join(os.tmpdir(), 'export-worker-imports-'));
@@ -15,18 +14,15 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
  */
 async function importsOf(entry: string): Promise<string[]> {
   const file = path.join(scratch, `${path.basename(entry)}.txt`);
-  const exit = await promisify(execFile)(
+  const { code } = await runTestProcess(
     process.execPath,
     ['--import', 'tsx', '--import', './test/support/record-imports.mjs', entry],
     {
       cwd: projectRoot,
       env: { PATH: process.env.PATH, RECORD_IMPORTS_FILE: file },
     },
-  ).then(
-    () => 0,
-    (error: { code: number }) => error.code,
   );
-  expect(exit).toBe(78);
+  expect(code).toBe(78);
   return readFileSync(file, 'utf8')
     .trim()
     .split('\n')

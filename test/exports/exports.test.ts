@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -20,7 +20,7 @@ import { startTestExportWorker, startTestWorker, uniqueTaskQueue, useTemporalCli
 import { createTestWorkspace } from '../support/workspace';
 import { until } from '../support/until';
 
-const projectRoot = path.resolve(import.meta.dirname, '../..');
+import { startEntryPoint } from '../support/processes';
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('exports'));
 const sql = createSqlPool(url);
@@ -546,32 +546,24 @@ describe('exports over the inline threshold', () => {
 });
 
 describe('an export job and an export worker killed with SIGKILL', () => {
-  const running = new Set<ChildProcess>();
-  afterAll(() => {
-    for (const child of running) child.kill('SIGKILL');
-  });
-
   const crashQueue = uniqueTaskQueue('exports-crash');
   /**
    * The production export worker entry point, as its own process, sharing the API's export volume. Given
-   * only the main task queue, it polls the export queue the configuration derives from it.
+   * only the main task queue, it polls the export queue the configuration derives from it. Killed when the
+   * test that started it finishes.
    */
   function startExportWorkerProcess(): ChildProcess {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'worker/export-worker.ts'], {
-      cwd: projectRoot,
-      env: {
-        ...process.env,
+    return startEntryPoint(
+      'worker/export-worker.ts',
+      {
         DATABASE_URL: url,
         TEMPORAL_ADDRESS: inject('stack').temporalAddress,
         TEMPORAL_TASK_QUEUE: crashQueue,
         EXPORT_TASK_QUEUE: undefined,
         EXPORT_DIR: defaultTestExportDir,
       },
-      stdio: 'ignore',
-    });
-    running.add(child);
-    child.once('exit', () => running.delete(child));
-    return child;
+      { output: 'ignore' },
+    ).child;
   }
 
   it('resumes from its last checkpoint: exactly every row, once, in order', async () => {

@@ -1,8 +1,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { settleAbandonedHolds } from '../../lib/credits/abandoned-holds';
 import { prismaCreditStore } from '../../lib/credits/ledger-store';
@@ -22,8 +20,9 @@ import { makeSalesCallRecording, SILENCE_SECS, type MadeRecording } from '../sup
 import { startTestSpeechWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { execTestProcess } from '../support/processes';
 
-const run = promisify(execFile);
+const run = execTestProcess;
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const speechTaskQueue = uniqueTaskQueue('speech');

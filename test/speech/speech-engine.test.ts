@@ -1,10 +1,8 @@
 // The speech-analysis engine (lib/speech) on the real binaries: sox decodes and normalises, pocketsphinx
 // transcribes an espeak-ng recording of a known sales call, the scorecard scores it. No database.
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../lib/error-codes';
 import { analyseRecording, type RecordingAnalysis } from '../../lib/speech/analyse-recording';
@@ -24,8 +22,9 @@ import {
   SILENCE_SECS,
   type MadeRecording,
 } from '../support/sales-conversation';
+import { execTestProcess } from '../support/processes';
 
-const run = promisify(execFile);
+const run = execTestProcess;
 const SOX = { soxPath: 'sox', timeoutMs: 30_000 };
 const dir = mkdtempSync(path.join(os.tmpdir(), 'speech-engine-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));

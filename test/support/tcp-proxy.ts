@@ -1,43 +1,61 @@
 import net from 'node:net';
-import { afterAll } from 'vitest';
+import { atTestEnd } from './processes';
 
 /**
  * A loopback TCP proxy that can be cut and restored: a dependency going down, then coming back. While
  * cut, the proxy keeps its port and resets every connection at once: closing the port instead would let
  * another test file's server take it, and the restored "dependency" would then be a stranger that never
- * answers (seen in CI as connect timeouts long after the restore).
+ * answers (seen in CI as connect timeouts long after the restore). Black-holed, it answers nothing at all:
+ * every connection, open or new, is held and never written to, as across a network partition. Closed when
+ * the test that started it finishes (at the end of the file when started outside a test).
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<net.Socket>();
-  let down = false;
+  let state: 'up' | 'down' | 'black-holed' = 'up';
+  const hold = (socket: net.Socket) => {
+    socket.unpipe();
+    socket.pause();
+    socket.removeAllListeners('data');
+  };
   const server = net.createServer((client) => {
-    if (down) {
+    if (state === 'down') {
       client.resetAndDestroy();
       return;
     }
-    const upstream = net.connect(target.port, target.host);
-    for (const socket of [client, upstream]) {
-      sockets.add(socket);
-      socket.on('close', () => sockets.delete(socket));
-      socket.on('error', () => socket.destroy());
+    sockets.add(client);
+    client.on('close', () => sockets.delete(client));
+    client.on('error', () => client.destroy());
+    if (state === 'black-holed') {
+      hold(client);
+      return;
     }
+    const upstream = net.connect(target.port, target.host);
+    sockets.add(upstream);
+    upstream.on('close', () => sockets.delete(upstream));
+    upstream.on('error', () => upstream.destroy());
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const cut = () => {
-    down = true;
+    state = 'down';
     for (const socket of sockets) socket.destroy();
     return Promise.resolve();
   };
-  afterAll(async () => {
+  atTestEnd(async () => {
     await cut();
     await new Promise<void>((resolve) => server.close(() => resolve()));
   });
   return {
     port: (server.address() as net.AddressInfo).port,
     cut,
+    /** Nothing goes through any more, and nothing is closed either. */
+    blackHole: () => {
+      state = 'black-holed';
+      for (const socket of sockets) hold(socket);
+      return Promise.resolve();
+    },
     restore: () => {
-      down = false;
+      state = 'up';
       return Promise.resolve();
     },
   };

@@ -1,33 +1,20 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import path from 'node:path';
-import { afterAll, inject } from 'vitest';
+import type { ChildProcess } from 'node:child_process';
+import { inject } from 'vitest';
 import { startTestApi } from './api';
 import { startTestCarrier } from './carrier';
 import { useTestDatabase } from './database';
+import { startEntryPoint } from './processes';
 import { uniqueTaskQueue, useTemporalClient } from './temporal';
 import { createTestWorkspace } from './workspace';
 
-const projectRoot = path.resolve(import.meta.dirname, '../..');
-
 /**
  * An entry point of the project, each start its own process with `env` over this one's: for tests that kill
- * it. Whatever is still running at the end of the file is killed.
+ * it. Each is killed when the test that started it finishes (at the end of the file when started outside a
+ * test: test/support/processes.ts).
  */
 function entryPointProcesses(entry: string, env: () => Record<string, string>): () => ChildProcess {
-  const running = new Set<ChildProcess>();
-  afterAll(() => {
-    for (const child of running) child.kill('SIGKILL');
-  });
-  return () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', entry], {
-      cwd: projectRoot,
-      env: { ...process.env, TEMPORAL_ADDRESS: inject('stack').temporalAddress, ...env() },
-      stdio: 'ignore',
-    });
-    running.add(child);
-    child.once('exit', () => running.delete(child));
-    return child;
-  };
+  return () =>
+    startEntryPoint(entry, { TEMPORAL_ADDRESS: inject('stack').temporalAddress, ...env() }, { output: 'ignore' }).child;
 }
 
 /**

@@ -1,9 +1,7 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createApertiumTranslator } from '../../lib/translations/apertium-translator';
 import type { Translator } from '../../lib/translations/translator';
@@ -15,6 +13,7 @@ import { insertAnsweredCall } from '../support/calls';
 import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+import { execTestProcess } from '../support/processes';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -85,7 +84,7 @@ const storedFor = (callId: string) => db.callTranslation.findMany({ where: { cal
 
 /** The pairs `apertium -l` lists from the installed data, each side's code canonicalised as BCP 47 (`spa` -> `es`, `eng_US` -> `en-US`). */
 async function installedPairs() {
-  const { stdout } = await promisify(execFile)('apertium', ['-l']);
+  const { stdout } = await execTestProcess('apertium', ['-l']);
   return stdout
     .split('\n')
     .map((line) => line.trim())
@@ -272,7 +271,7 @@ describe('the apertium translator', () => {
   it('names the engine, the mode and the data package in each pair, read from the installed data', async () => {
     const pairs = await createApertiumTranslator({ apertiumPath: 'apertium', timeoutMs: 60_000 }).pairs();
     expect(pairs.map(({ from, to }) => ({ from, to }))).toEqual(await installedPairs());
-    const { stdout: version } = await promisify(execFile)('apertium', ['-V']);
+    const { stdout: version } = await execTestProcess('apertium', ['-V']);
     const engine = `apertium ${version.trim().replace(/^apertium /i, '')}`;
     expect(pairs.find((pair) => pair.from === 'en' && pair.to === 'es')?.provider).toMatch(
       new RegExp(`^${engine.replace(/\./g, '\\.')} eng-spa \\(apertium-eng-spa \\S+\\)$`),

@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createEspeakNgSynthesizer } from '../../lib/voices/espeak-ng-speech';
 import type { SpeechSynthesizer } from '../../lib/voices/speech';
@@ -12,6 +10,7 @@ import { startTestApi } from '../support/api';
 import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
+import { execTestProcess } from '../support/processes';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -56,7 +55,7 @@ async function durationOf(mp3: Uint8Array): Promise<number> {
   try {
     const file = path.join(dir, 'preview.mp3');
     writeFileSync(file, mp3);
-    const { stdout } = await promisify(execFile)('soxi', ['-D', file]);
+    const { stdout } = await execTestProcess('soxi', ['-D', file]);
     return Number(stdout.trim());
   } finally {
     rmSync(dir, { recursive: true, force: true });
