@@ -17,6 +17,15 @@ describe('configuration', () => {
     expect(Object.isFrozen(config)).toBe(true);
   });
 
+  it('reads the grace period of a stop: 8 s by default, whole milliseconds from 100 ms to an hour', () => {
+    expect(parseConfig(base).SHUTDOWN_GRACE_MS).toBe(8_000);
+    expect(parseConfig({ ...base, SHUTDOWN_GRACE_MS: '25000' }).SHUTDOWN_GRACE_MS).toBe(25_000);
+    for (const value of ['soon', '50', '1.5', '3600001'])
+      expect(() => parseConfig({ ...base, SHUTDOWN_GRACE_MS: value }), value).toThrow(
+        /^config: SHUTDOWN_GRACE_MS is invalid/,
+      );
+  });
+
   it('reads booleans by name: "false" is false', () => {
     expect(parseConfig({ ...base, TRUST_PROXY: 'false' }).TRUST_PROXY).toBe(false);
     expect(parseConfig({ ...base, TRUST_PROXY: 'true' }).TRUST_PROXY).toBe(true);

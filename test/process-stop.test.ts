@@ -166,6 +166,24 @@ describe.each(OUTAGES)('with Temporal and PostgreSQL %s, SIGTERM stops', (outage
   }, 120_000);
 });
 
+describe('with Temporal and PostgreSQL black-holed from the start, SIGTERM stops', () => {
+  it('the worker still starting, its connection to Temporal hanging, within the grace period', async () => {
+    const deps = await dependencies();
+    // Gone, Temporal fails the connection at once and the worker exits 1 by itself: a failed start, not a stop.
+    await deps.takeAway('black-holed');
+    const worker = start('worker/main.ts', {
+      ...deps.env,
+      TEMPORAL_TASK_QUEUE: uniqueTaskQueue('stop-starting-worker'),
+      WORKFLOW_BUNDLE_PATH: inject('stack').workflowBundlePath,
+      // Its metrics endpoint (any free port) says it listens right before the worker connects to Temporal.
+      WORKER_METRICS_PORT: '0',
+    });
+    await waitForOutput(worker, '"endpoint":"worker","url"');
+    expect(worker.output()).not.toContain('worker polling task queue');
+    await expectStopsInTime(worker);
+  }, 120_000);
+});
+
 describe('with its database gone or black-holed, SIGTERM stops', () => {
   it.each(OUTAGES)(
     'the simulated carrier, calls in flight, within the grace period (database %s)',

@@ -27,7 +27,7 @@ export interface ExportWorkerSetup {
   dependencies: ExportActivityDependencies;
   /** Where the activities' spans go (lib/tracing.ts); unset: no activity interceptors. */
   tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
-  /** SHUTDOWN_GRACE_MS of the process: its drain stays inside it (lib/shutdown.ts); unset, the SDK's own. */
+  /** SHUTDOWN_GRACE_MS of the process: its drain stays inside it (lib/shutdown.ts); unset, no force time. */
   graceMs?: number;
 }
 

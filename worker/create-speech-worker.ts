@@ -10,7 +10,7 @@ export interface SpeechWorkerSetup {
   /** SPEECH_ANALYSIS_SLOTS: recordings analysed at once by this worker. */
   slots: number;
   dependencies: SpeechActivityDependencies;
-  /** SHUTDOWN_GRACE_MS of the process: its drain stays inside it (lib/shutdown.ts); unset, the SDK's own. */
+  /** SHUTDOWN_GRACE_MS of the process: its drain stays inside it (lib/shutdown.ts); unset, no force time. */
   graceMs?: number;
 }
 
