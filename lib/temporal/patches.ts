@@ -83,6 +83,15 @@ const DIAL_IN_WORKFLOW_TASK_HISTORIES = [
   'lead-dial-busy-full-ladder-dial-in-workflow-task',
 ];
 
+/** Every lead-dial history recorded once local bookkeeping (and the result webhooks before it) had landed. */
+const LEAD_DIAL_HISTORIES_SINCE_LOCAL_BOOKKEEPING = [
+  ...LOCAL_BOOKKEEPING_HISTORIES,
+  ...ASYNC_CARRIER_HISTORIES,
+  ...AFTER_CALL_ENDED_HISTORIES,
+  ...AFTERMATH_WHEN_NEEDED_HISTORIES,
+  ...DIAL_IN_WORKFLOW_TASK_HISTORIES,
+];
+
 export const PATCHES = {
   resultWebhooks: {
     id: 'result-webhooks',
@@ -90,13 +99,7 @@ export const PATCHES = {
     since: { commit: 'eb8b355', date: '2026-11-22' },
     change: "A lead finished on its own (not a journey's call node) enqueues its lead.finished result webhooks.",
     status: 'patched',
-    recordedIn: [
-      ...LOCAL_BOOKKEEPING_HISTORIES,
-      ...ASYNC_CARRIER_HISTORIES,
-      ...AFTER_CALL_ENDED_HISTORIES,
-      ...AFTERMATH_WHEN_NEEDED_HISTORIES,
-      ...DIAL_IN_WORKFLOW_TASK_HISTORIES,
-    ],
+    recordedIn: LEAD_DIAL_HISTORIES_SINCE_LOCAL_BOOKKEEPING,
     oldPathIn: SYNC_LEAD_HISTORIES,
     notReachedIn: [],
     longestRun: LEAD_DIAL_LIFETIME,
@@ -110,13 +113,7 @@ export const PATCHES = {
     change:
       "The lead's bookkeeping (plan, calling slot, campaign status, finish, result events) runs as local activities.",
     status: 'patched',
-    recordedIn: [
-      ...LOCAL_BOOKKEEPING_HISTORIES,
-      ...ASYNC_CARRIER_HISTORIES,
-      ...AFTER_CALL_ENDED_HISTORIES,
-      ...AFTERMATH_WHEN_NEEDED_HISTORIES,
-      ...DIAL_IN_WORKFLOW_TASK_HISTORIES,
-    ],
+    recordedIn: LEAD_DIAL_HISTORIES_SINCE_LOCAL_BOOKKEEPING,
     oldPathIn: SYNC_LEAD_HISTORIES,
     notReachedIn: [],
     longestRun: LEAD_DIAL_LIFETIME,
