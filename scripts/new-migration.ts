@@ -15,7 +15,11 @@ import { ensureDatabase, startEmbeddedPostgres } from './stack/postgres';
  * Indexes the migrations create by hand because schema.prisma cannot state them (partial indexes). Prisma's diff
  * sees them as strays and drops them: their drops are left out of every generated migration.
  */
-const HAND_WRITTEN_INDEXES = ['ResultWebhookDelivery_retrying_idx', 'CrmWebhookDelivery_received_idx'];
+const HAND_WRITTEN_INDEXES = [
+  'ResultWebhookDelivery_retrying_idx',
+  'CrmWebhookDelivery_received_idx',
+  'LineQueue_granted_idx',
+];
 const withoutHandWrittenIndexDrops = (sql: string) =>
   sql
     .split('\n')
