@@ -7,6 +7,7 @@ import {
 import type { ActivityDependencies } from '../dependencies';
 import type { CarrierAgent, CarrierDialRequest } from '../../lib/calls/carrier';
 import { DEFAULT_STATUS_CALLBACK_EVENTS } from '../../lib/calls/call-states';
+import type { DialRequestRow } from '../../lib/calls/call-lines';
 
 /**
  * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
@@ -34,19 +35,6 @@ export interface CallOnTheLine {
  */
 export type DialedCall = CallOnTheLine | PlacedCall;
 
-interface DialRequestRow {
-  fromNumber: string | null;
-  testLead: unknown;
-  hasLead: boolean;
-  leadName: string | null;
-  leadFields: unknown;
-  agentId: string | null;
-  language: string | null;
-  voiceId: string | null;
-  script: unknown;
-  extractionFields: unknown;
-}
-
 /** Who the agent talks to: the call's lead, or the lead a test call was placed for. */
 function leadOfCall(call: {
   lead: { name: string | null; fields: unknown } | null;
@@ -71,6 +59,26 @@ export function createCarrierDialing({
   ActivityDependencies,
   'db' | 'calls' | 'statusCallbackBaseUrl' | 'callEndDeadlineMs' | 'statusCallbackEvents'
 >) {
+  const dialRequestOf = (attemptId: string, to: string, call: DialRequestRow): CarrierDialRequest => ({
+    attemptId,
+    from: call.fromNumber,
+    to,
+    agent: call.agentId
+      ? {
+          id: call.agentId,
+          language: call.language!,
+          voiceId: call.voiceId!,
+          script: call.script as CarrierAgent['script'],
+          extractionFields: call.extractionFields as CarrierAgent['extractionFields'],
+        }
+      : null,
+    lead: leadOfCall({
+      lead: call.hasLead ? { name: call.leadName, fields: call.leadFields } : null,
+      testLead: call.testLead,
+    }),
+    statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
+    statusCallbackEvents: [...(statusCallbackEvents ?? DEFAULT_STATUS_CALLBACK_EVENTS)],
+  });
   return {
     dialed: (callId: string, attemptId: string): CallOnTheLine => ({
       outcome: 'dialed',
@@ -81,28 +89,28 @@ export function createCarrierDialing({
       rechecks: RECHECKS_AFTER_DEADLINE,
     }),
     /**
-     * The carrier's id recorded once, then the call and its campaign's status as they are after that
-     * (two statements, in this order: a stop that committed before the second sees the id and hangs the
-     * call up; one the second sees is for the dialer to act on).
+     * The carrier's id recorded once, and the call's campaign's status as it is after that, in one statement: the
+     * campaign row is read FOR SHARE, so a stop being committed is waited for and seen (the dialer hangs the call
+     * up), and a stop that comes after waits for this commit and finds the id to hang up itself.
      */
     recordProviderCallId: async (
       attemptId: string,
       providerCallId: string,
     ): Promise<{ id: string; campaignId: string | null; campaignStatus: string | null }> => {
-      await db.$executeRawUnsafe(
-        // The dial's answer means the carrier has queued the call (no queued event is subscribed to).
-        `UPDATE "Call" SET "providerCallId" = $2,
-                "carrierStatus" = CASE WHEN status = 'dialing' THEN coalesce("carrierStatus", 'queued') ELSE "carrierStatus" END
-          WHERE "attemptId" = $1 AND "providerCallId" IS NULL`,
-        attemptId,
-        providerCallId,
-      );
       const [call] = await db.$queryRawUnsafe<
         Array<{ id: string; campaignId: string | null; campaignStatus: string | null }>
       >(
-        `SELECT c.id::text, c."campaignId"::text, k.status::text AS "campaignStatus"
-           FROM "Call" c LEFT JOIN "Campaign" k ON k.id = c."campaignId" WHERE c."attemptId" = $1`,
+        // The dial's answer means the carrier has queued the call (no queued event is subscribed to).
+        `WITH campaign AS (
+           SELECT k.id, k.status::text AS status FROM "Campaign" k
+            WHERE k.id = (SELECT "campaignId" FROM "Call" WHERE "attemptId" = $1) FOR SHARE
+         )
+         UPDATE "Call" c SET "providerCallId" = coalesce(c."providerCallId", $2),
+                "carrierStatus" = CASE WHEN c.status = 'dialing' AND c."providerCallId" IS NULL THEN coalesce(c."carrierStatus", 'queued') ELSE c."carrierStatus" END
+          WHERE c."attemptId" = $1
+         RETURNING c.id::text, c."campaignId"::text, (SELECT status FROM campaign) AS "campaignStatus"`,
         attemptId,
+        providerCallId,
       );
       if (!call) throw new Error(`call of attempt ${attemptId} not found`);
       return call;
@@ -117,26 +125,9 @@ export function createCarrierDialing({
         attemptId,
       );
       if (!call) throw new Error(`call of attempt ${attemptId} not found`);
-      return {
-        attemptId,
-        from: call.fromNumber,
-        to,
-        agent: call.agentId
-          ? {
-              id: call.agentId,
-              language: call.language!,
-              voiceId: call.voiceId!,
-              script: call.script as CarrierAgent['script'],
-              extractionFields: call.extractionFields as CarrierAgent['extractionFields'],
-            }
-          : null,
-        lead: leadOfCall({
-          lead: call.hasLead ? { name: call.leadName, fields: call.leadFields } : null,
-          testLead: call.testLead,
-        }),
-        statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
-        statusCallbackEvents: [...(statusCallbackEvents ?? DEFAULT_STATUS_CALLBACK_EVENTS)],
-      };
+      return dialRequestOf(attemptId, to, call);
     },
+    /** The dial request of a call whose row was read with its decision (lib/calls/call-lines.ts takeLine). */
+    dialRequestOf,
   };
 }

@@ -1,4 +1,8 @@
+import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
+import { handOutFreeLines } from '../../lib/calls/call-lines';
+import { handOverLines } from '../../lib/temporal/line-queue';
+import { prismaSql } from '../../lib/run-sql';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import type { CampaignStatus } from '../../lib/campaigns/campaign-transitions';
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
@@ -46,17 +50,47 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
         if (status === 'STOPPED') {
           await tx.lead.updateMany({
             where: { campaignId, status: { in: ['queued', 'dialing'] } },
-            data: { status: 'cancelled' },
+            data: { status: 'cancelled', waitingFor: null, nextAttemptAt: null },
           });
+          // Its line queue is no more: its leads end when woken (notifyCampaignLeads), and lines handed out return.
+          const granted = await tx.lineQueue.count({ where: { campaignId, grantedAt: { not: null } } });
+          await tx.lineQueue.deleteMany({ where: { campaignId } });
+          if (granted)
+            await tx.$executeRaw`UPDATE "Campaign" SET "callsInFlight" = greatest("callsInFlight" - ${granted}, 0) WHERE id = ${campaignId}::uuid`;
+        } else {
+          if (status !== 'RUNNING') {
+            // A campaign not running holds no line: lines handed out and not yet used return, and their entries keep
+            // their places, to be handed lines again, in order, when it runs.
+            const returned = await tx.$executeRaw`UPDATE "LineQueue" SET "grantedAt" = NULL, "wokenAt" = NULL
+                                                   WHERE "campaignId" = ${campaignId}::uuid AND "grantedAt" IS NOT NULL`;
+            if (returned)
+              await tx.$executeRaw`UPDATE "Campaign" SET "callsInFlight" = greatest("callsInFlight" - ${returned}, 0) WHERE id = ${campaignId}::uuid`;
+          }
+          // Its queued leads wait for a line while it runs, for the campaign while it does not.
+          await tx.$executeRaw`UPDATE "Lead" l SET "waitingFor" = ${status === 'RUNNING' ? 'line' : 'campaign'}
+                                 FROM "LineQueue" q WHERE q."campaignId" = ${campaignId}::uuid AND q."grantedAt" IS NULL AND l.id = q."leadId"`;
         }
       });
       // Its calls in progress are hung up; their canceled events end them and give their lines back.
       if (status === 'STOPPED') await hangUpCampaignCalls(db, calls, campaignId);
     },
 
-    /** Wakes every running lead workflow of the campaign (waiting on it, or between rungs); returns how many were signalled. */
+    /**
+     * After a start, resume or stop: a running campaign's free lines are handed to the first of its line queue
+     * (their leads woken one by one, not all at once); the lead workflows that hold on the campaign by themselves
+     * (leadDialWorkflow's runs, WHATSAPP leads) are woken, and on a stop every lead workflow, the lean ladder's too,
+     * so that each ends. Returns how many were signalled.
+     */
     async notifyCampaignLeads({ campaignId }: { campaignId: string }): Promise<number> {
-      return signalCampaignChanged(temporal, campaignId);
+      const { status } = await db.campaign.findUniqueOrThrow({ where: { id: campaignId }, select: { status: true } });
+      if (status === 'RUNNING')
+        await handOverLines(
+          prismaSql(db),
+          temporal,
+          await handOutFreeLines(prismaSql(db), campaignId),
+          Context.current().info.taskQueue,
+        );
+      return signalCampaignChanged(temporal, campaignId, { everyLadder: status === 'STOPPED' });
     },
   };
 }

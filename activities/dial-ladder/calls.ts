@@ -15,11 +15,18 @@ import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
 import { prismaSql } from '../../lib/run-sql';
 import { isTerminalCallState } from '../../lib/calls/call-states';
 import type { EndedCall } from '../../lib/calls/ended-call';
-import { resumeOrWithdraw, takeLine } from '../../lib/calls/call-lines';
+import { leaveLineQueue, NOW_UTC, resumeOrWithdraw, takeLine, type GrantedLine } from '../../lib/calls/call-lines';
+import { hasAftermath } from '../../lib/calls/call-aftermath';
+import { handOverLines } from '../../lib/temporal/line-queue';
+import { createCallAftermathActivities } from '../calls/call-aftermath';
+import { createResultWebhookActivities } from '../result-webhooks/result-webhooks';
 import { hangUpCalls } from '../calls/call-hangup';
 import { createCarrierDialing, type DialedCall, type PlacedCall } from '../calls/carrier-dialing';
 import { createCarrierBreaker } from './carrier-breaker';
 import type { CarrierDialRequest } from '../../lib/calls/carrier';
+import type { LeadFinishedInput } from '../result-webhooks/result-webhooks';
+
+type LeadFinishedOutcome = LeadFinishedInput['outcome'];
 
 export interface LeadPlan {
   ladder: DialLadder;
@@ -40,6 +47,33 @@ export interface PlaceCallInput {
 
 export type { DialedCall, PlacedCall } from '../calls/carrier-dialing';
 
+/** Where one attempt of the lean ladder (leadLadderWorkflow) stands after attemptCall. */
+export type AttemptStep =
+  | DialedCall
+  /** In its campaign's line queue (no free line, or the campaign not running): wait for lineGranted. */
+  | { outcome: 'queued' }
+  /** Outside the calling window in the lead's time zones: wait waitMs, then attempt again. */
+  | { outcome: 'window_closed'; waitMs: number }
+  /** The window never opens in every one of the lead's zones at once: it cannot be called. */
+  | { outcome: 'no_calling_window' };
+
+export interface AttemptCallInput extends PlaceCallInput {
+  /** The lead's plan, as the attempt before answered it; without it the attempt reads it (the lead's first). */
+  plan?: LeadPlan;
+}
+
+/** How a lead's attempt is settled (settleLead): the call's aftermath, and the lead finished or waiting for its rung. */
+export interface SettleLeadInput {
+  leadId: string;
+  callKey?: string;
+  /** The call that ended, if the attempt placed one. */
+  ended?: { callId: string; outcome: CallOutcome };
+  /** The ladder is over: the lead's final status (a journey's call node leaves the lead to its run). */
+  finished?: { status: LeadFinalStatus; outcome: string | null; attempts: number };
+  /** The ladder goes on: when its next rung is due (ISO 8601), shown while the lead waits for it. */
+  nextAttemptAt?: string;
+}
+
 /** The carrier's idempotency key of one attempt. */
 export function attemptIdOf({ leadId, attempt, callKey }: PlaceCallInput): string {
   return callKey === undefined ? `${leadId}:${attempt}` : `${leadId}:${callKey}:${attempt}`;
@@ -57,6 +91,15 @@ function callNotFound(attemptId: string) {
 function runningWorkflowId(): string | null {
   try {
     return Context.current().info.workflowExecution?.workflowId ?? null;
+  } catch {
+    return null;
+  }
+}
+
+/** The task queue this activity runs on: the lead workflows' (null when called outside an activity, as some tests do). */
+function runningTaskQueue(): string | null {
+  try {
+    return Context.current().info.taskQueue;
   } catch {
     return null;
   }
@@ -82,7 +125,7 @@ function leadNotFound(leadId: string) {
 
 export function createCallActivities(dependencies: ActivityDependencies) {
   const { db, calls } = dependencies;
-  const { dialed, recordProviderCallId, dialRequest } = createCarrierDialing(dependencies);
+  const { dialed, recordProviderCallId, dialRequest, dialRequestOf } = createCarrierDialing(dependencies);
   const hangUp = (inProgress: Array<{ attemptId: string; providerCallId: string }>) =>
     hangUpCalls(db, calls, inProgress);
   const { considerCarrierBreaker, recordDialRefusal } = createCarrierBreaker(dependencies);
@@ -103,6 +146,66 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       throw error;
     }
   };
+  const aftermath = createCallAftermathActivities(dependencies);
+  const webhooks = createResultWebhookActivities(dependencies);
+  /** Wakes whoever lines were handed to (outside an activity, as some tests call these, the sweep does it). */
+  const handOver = async (granted: readonly GrantedLine[]) => {
+    const taskQueue = runningTaskQueue();
+    if (granted.length && taskQueue) await handOverLines(prismaSql(db), dependencies.temporal, granted, taskQueue);
+  };
+
+  /**
+   * One attempt's line and dial, at most once. The Do-Not-Call list is read in the same statement that decides the
+   * line. The call is recorded as dialing, with its line and the waiting workflow's id, before the carrier is asked;
+   * a retry that finds it recorded asks the carrier what became of the attempt instead of dialing again.
+   */
+  const dialAttempt = async ({
+    leadId,
+    attempt,
+    callKey,
+    agentId,
+  }: PlaceCallInput): Promise<DialedCall | { outcome: 'queued' }> => {
+    const attemptId = attemptIdOf({ leadId, attempt, callKey });
+    const decision = await takeLine(db, {
+      leadId,
+      attempt,
+      attemptId,
+      provider: calls.name,
+      workflowId: runningWorkflowId(),
+      agentId,
+    });
+    if (!decision) throw leadNotFound(leadId);
+    let request: CarrierDialRequest;
+    const recorded = decision.recorded;
+    if (recorded) {
+      if (recorded.status === 'ended')
+        return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
+      if (recorded.providerCallId) return dialed(recorded.id, attemptId);
+      const known = await calls.lookup({ attemptId });
+      if (known) {
+        await recordProviderCallId(attemptId, known.providerCallId);
+        return dialed(recorded.id, attemptId);
+      }
+      const resumed = await resumeOrWithdraw(db, { leadId, attemptId });
+      if (!resumed) throw leadNotFound(leadId);
+      await handOver(resumed.handedOver);
+      if (resumed.verdict !== 'started') return { outcome: resumed.verdict } as PlacedCall;
+      request = await dialRequest(attemptId, resumed.phone);
+    } else {
+      // A number on the Do-Not-Call list gives back a line handed to it in the queue.
+      if (decision.verdict === 'do_not_call' && decision.granted)
+        await handOver(await leaveLineQueue(prismaSql(db), attemptId));
+      if (decision.verdict === 'queued') return { outcome: 'queued' };
+      if (decision.verdict !== 'started' || !decision.call) return { outcome: decision.verdict } as PlacedCall;
+      request = dialRequestOf(attemptId, decision.phone, decision.call);
+    }
+    const { providerCallId } = await dialOrRecordRefusal(attemptId, request);
+    const call = await recordProviderCallId(attemptId, providerCallId);
+    // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
+    if (call.campaignStatus === 'STOPPED') await hangUp([{ attemptId, providerCallId }]);
+    return dialed(call.id, attemptId);
+  };
+
   const activities = {
     /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
     async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {
@@ -132,39 +235,63 @@ export function createCallActivities(dependencies: ActivityDependencies) {
 
     /**
      * Places one attempt's call through the carrier, at most once, and answers its call id at once: the
-     * call's end arrives later as the carrier's terminal event (callEndedSignal). The Do-Not-Call list is
-     * read immediately before. The call is recorded as dialing, with a line taken and the waiting
-     * workflow's id, before the carrier is asked; a retry that finds it recorded asks the carrier what
-     * became of the attempt instead of dialing again.
+     * call's end arrives later as the carrier's terminal event (callEndedSignal). The run of leadDialWorkflow that
+     * finds no line polls again (campaign_at_capacity); its place in the line queue is kept meanwhile.
      */
-    async dialCall({ leadId, attempt, callKey, agentId }: PlaceCallInput): Promise<DialedCall> {
-      const attemptId = attemptIdOf({ leadId, attempt, callKey });
-      const recorded = await db.call.findUnique({ where: { attemptId } });
-      if (recorded?.status === 'ended')
-        return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
-      if (recorded?.providerCallId) return dialed(recorded.id, attemptId);
-      const known = recorded ? await calls.lookup({ attemptId }) : null;
-      if (recorded && known) {
-        await recordProviderCallId(attemptId, known.providerCallId);
-        return dialed(recorded.id, attemptId);
+    async dialCall(input: PlaceCallInput): Promise<DialedCall> {
+      const step = await dialAttempt(input);
+      return step.outcome === 'queued' ? { outcome: 'campaign_at_capacity' } : step;
+    },
+
+    /**
+     * One attempt of the lean ladder (leadLadderWorkflow), in one local activity: the lead's plan (read on its
+     * first attempt), its calling window, then its line (or its place in the queue) and the dial, two statements
+     * (lib/calls/call-lines.ts takeLine, then the carrier's id recorded). Outside the window, a line handed to the
+     * attempt goes to the next in the queue, and the lead says when it will try again.
+     */
+    async attemptCall(input: AttemptCallInput): Promise<{ step: AttemptStep; plan?: LeadPlan }> {
+      const plan = input.plan ?? (await activities.prepareLead({ leadId: input.leadId }));
+      const answer = (step: AttemptStep) => ({ step, ...(input.plan === undefined && { plan }) });
+      const slot = await activities.nextCallingSlot(plan);
+      if (slot === null || slot.waitMs > 0) {
+        const waiting = slot
+          ? { waitingFor: 'calling_window', nextAttemptAt: slot.at }
+          : { waitingFor: null, nextAttemptAt: null };
+        await handOver(await leaveLineQueue(prismaSql(db), attemptIdOf(input), { leadId: input.leadId, ...waiting }));
+        return answer(slot ? { outcome: 'window_closed', waitMs: slot.waitMs } : { outcome: 'no_calling_window' });
       }
-      const decision = recorded
-        ? await resumeOrWithdraw(db, { leadId, attemptId })
-        : await takeLine(db, {
+      return answer(await dialAttempt(input));
+    },
+
+    /**
+     * Settles an attempt of the lean ladder in one local activity: the ended call's aftermath when it has one
+     * (call intelligence, the carrier breaker); then the lead finished (its status, and its result webhook events
+     * only when its workspace has an endpoint), or waiting for its next rung.
+     */
+    async settleLead({ leadId, callKey, ended, finished, nextAttemptAt }: SettleLeadInput): Promise<void> {
+      if (ended && hasAftermath(ended.outcome)) await aftermath.afterCallEnded({ callId: ended.callId });
+      if (finished) {
+        if (callKey !== undefined) return;
+        const [lead] = await db.$queryRawUnsafe<Array<{ hasEndpoint: boolean }>>(
+          `UPDATE "Lead" l SET status = $2::"LeadStatus", "waitingFor" = NULL, "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
+            WHERE l.id = $1::uuid
+           RETURNING EXISTS (SELECT 1 FROM "ResultWebhookEndpoint" e WHERE e."workspaceId" = l."workspaceId" AND e."deletedAt" IS NULL) AS "hasEndpoint"`,
+          leadId,
+          finished.status,
+        );
+        if (!lead) throw leadNotFound(leadId);
+        if (lead.hasEndpoint)
+          await webhooks.enqueueLeadFinished({
             leadId,
-            attempt,
-            attemptId,
-            provider: calls.name,
-            workflowId: runningWorkflowId(),
-            agentId,
+            outcome: finished.outcome as LeadFinishedOutcome,
+            attempts: finished.attempts,
           });
-      if (!decision) throw leadNotFound(leadId);
-      if (decision.verdict !== 'started') return { outcome: decision.verdict };
-      const { providerCallId } = await dialOrRecordRefusal(attemptId, await dialRequest(attemptId, decision.phone));
-      const call = await recordProviderCallId(attemptId, providerCallId);
-      // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
-      if (call.campaignStatus === 'STOPPED') await hangUp([{ attemptId, providerCallId }]);
-      return dialed(call.id, attemptId);
+      } else if (nextAttemptAt !== undefined)
+        await db.$executeRawUnsafe(
+          `UPDATE "Lead" SET "waitingFor" = 'rung', "nextAttemptAt" = $2::timestamptz AT TIME ZONE 'UTC', "updatedAt" = ${NOW_UTC} WHERE id = $1::uuid`,
+          leadId,
+          nextAttemptAt,
+        );
     },
 
     /**
@@ -197,11 +324,14 @@ export function createCallActivities(dependencies: ActivityDependencies) {
           reason: known.reason ?? null,
           occurredAt: new Date().toISOString(),
         });
+        if (result.found) await handOver(result.handedOver);
         if (result.found && result.ended) return { ended: result.ended };
       }
       if (known && !giveUp) return { ended: null };
       if (known) await hangUp([{ attemptId, providerCallId: known.providerCallId }]);
-      return { ended: await endLostCall(db, attemptId) };
+      const lost = await endLostCall(db, attemptId);
+      await handOver(lost.handedOver);
+      return { ended: lost.ended };
     },
 
     /**

@@ -1,3 +1,7 @@
+import { log } from '../../lib/log';
+import { handOutFreeLines } from '../../lib/calls/call-lines';
+import { handOverLines } from '../../lib/temporal/line-queue';
+import { poolSql } from '../../lib/run-sql';
 import { ZodError } from 'zod';
 import { Prisma, type Campaign } from '../../generated/prisma/client';
 import { DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/dial-ladder/calling-window';
@@ -69,9 +73,26 @@ export async function updateCampaign(
   if (settings.workflowId !== undefined)
     await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
   await checkCallerNumbers(services.db, principal, settings.callerNumbers);
-  return writeNamingAgent(services.db, principal, settings.agentId, (tx) =>
+  const updated = await writeNamingAgent(services.db, principal, settings.agentId, (tx) =>
     tx.campaign.update({ where: { id: campaign.id }, data: storable(settings) }),
   );
+  // A raised cap frees lines: they go to the first of the line queue at once (docs/features/dial-ladder.md#lines-handed-out).
+  if (settings.maxConcurrentCalls !== undefined && settings.maxConcurrentCalls > campaign.maxConcurrentCalls)
+    await handOutLinesNow(services, campaign.id);
+  return updated;
+}
+
+/**
+ * Hands a running campaign's free lines to the first of its line queue and wakes them. Failing here changes
+ * nothing the caller committed: the lines wait for the next call's end, or the sweep of an unused line.
+ */
+async function handOutLinesNow(services: AppServices, campaignId: string): Promise<void> {
+  const sql = poolSql(services.sql);
+  try {
+    await handOverLines(sql, services.temporal, await handOutFreeLines(sql, campaignId), services.taskQueue);
+  } catch (error) {
+    log.warn({ err: error, campaignId }, 'free lines not handed out after a raised cap');
+  }
 }
 
 /** A JOURNEY campaign names a journey of its own workspace (the API's workflowId); a CLASSIC one names none. */

@@ -10,6 +10,9 @@ import { storeJourneyLeads } from './journey-intake';
 import { upsertLeads } from './lead-rows';
 import type { Admission, LeadToAdmit, StoredLeads } from './admission';
 import { log } from '../../lib/log';
+import { handOutFreeLines, type GrantedLine } from '../../lib/calls/call-lines';
+import { handOverLines } from '../../lib/temporal/line-queue';
+import { poolSql } from '../../lib/run-sql';
 
 export type { Admission, LeadInput, LeadToAdmit, StoredLeads } from './admission';
 
@@ -64,6 +67,8 @@ export async function admitLeads(
   }
   const { rows, refused } = stored;
   const rowByKey = new Map(rows.map((row) => [row.idempotencyKey, row]));
+  const kind = leadWorkflowKind(campaign);
+  const handedHere = kind === 'CLASSIC' ? await handOutLinesOnPush(services, campaign, rows) : new Set<string>();
   services.leadDispatcher.dispatchSoon(
     rows
       .filter((row) => !row.workflowStartedAt)
@@ -71,7 +76,9 @@ export async function admitLeads(
         ...row,
         campaignId: campaign.id,
         workspaceId: principal.workspaceId,
-        kind: leadWorkflowKind(campaign),
+        kind,
+        // Queued for a line: started with a delay, and woken when a line is handed to it.
+        ...(kind === 'CLASSIC' && !handedHere.has(row.id) && { waitsForLine: true }),
       })),
   );
   const answered = new Set<string>();
@@ -88,6 +95,37 @@ export async function admitLeads(
       undeclaredVariables: stored.undeclaredVariables?.(lead) ?? [],
     };
   });
+}
+
+/**
+ * A running CLASSIC campaign's free lines are handed to the first of its line queue right after a push stored its
+ * leads there (lib/calls/call-lines.ts). Answers the leads of this push that got one (their workflows start at once,
+ * with no need of a wake-up); the queue's older entries that got one are woken off the request's path (a wake-up
+ * lost here is sent again by the dispatcher's sweep). A campaign not running hands out nothing: its start does.
+ */
+async function handOutLinesOnPush(
+  services: AppServices,
+  campaign: Campaign,
+  rows: readonly { id: string; inserted: boolean }[],
+): Promise<Set<string>> {
+  if (campaign.status !== 'RUNNING') return new Set();
+  const sql = poolSql(services.sql);
+  let granted: GrantedLine[];
+  try {
+    granted = await handOutFreeLines(sql, campaign.id);
+  } catch (error) {
+    // The leads are stored and queued: the next line given back, or the sweep, hands them theirs.
+    log.warn({ err: error, campaignId: campaign.id }, 'free lines not handed out after a push');
+    return new Set();
+  }
+  const pushed = new Set(rows.filter((row) => row.inserted).map((row) => row.id));
+  const here = new Set(granted.filter((line) => pushed.has(line.leadId)).map((line) => line.leadId));
+  const older = granted.filter((line) => !here.has(line.leadId));
+  if (older.length)
+    void handOverLines(sql, services.temporal, older, services.taskQueue).catch((error: unknown) =>
+      log.warn({ err: error, campaignId: campaign.id }, 'queued leads not woken after a push'),
+    );
+  return here;
 }
 
 /** One lead per key: a key repeated within a batch is answered as a duplicate of its first lead. */

@@ -1,4 +1,4 @@
-import { endCall, NOW_UTC } from './call-lines';
+import { endCall, HAND_OVER_LINES_CTES, NOW_UTC, type GrantedLine } from './call-lines';
 import type { CallOutcome } from './call-outcomes';
 import type { Database } from '../database';
 import type { RunSql } from '../run-sql';
@@ -42,6 +42,8 @@ export type AppliedCallEvent =
       /** The call has ended (by this event or before): its waiting workflow is to be told. */
       ended: EndedCall | null;
       workflowId: string | null;
+      /** The queued attempts the ended call's line was handed to: their workflows are to be woken. */
+      handedOver: GrantedLine[];
     };
 
 interface AppliedRow {
@@ -52,6 +54,7 @@ interface AppliedRow {
   status: string;
   outcome: string | null;
   durationMs: number | null;
+  handedOver: GrantedLine[];
 }
 
 /** The rank of "carrierStatus" in SQL, from the one table of ranks (lib/calls/call-states.ts). */
@@ -86,13 +89,13 @@ const APPLY_EVENT_SQL = (byAttempt: boolean) => `
       FROM call, recorded
      WHERE c.id = call.id AND recorded.applied
     RETURNING c.status, c.outcome, c."durationMs", c."campaignId"
-  ), line AS (
-    UPDATE "Campaign" k SET "callsInFlight" = greatest(k."callsInFlight" - 1, 0)
-      FROM moved WHERE moved.status = 'ended' AND k.id = moved."campaignId"
-  )
+  ), freeing AS (
+    SELECT moved."campaignId" AS campaign_id, 1 AS freed FROM moved WHERE moved.status = 'ended' AND moved."campaignId" IS NOT NULL
+  ), ${HAND_OVER_LINES_CTES}
   SELECT call.id::text, call."attemptId", call."workflowId", moved.status IS NOT NULL AS applied,
          coalesce(moved.status, call.status) AS status, coalesce(moved.outcome, call.outcome) AS outcome,
-         coalesce(moved."durationMs", call."durationMs") AS "durationMs"
+         coalesce(moved."durationMs", call."durationMs") AS "durationMs",
+         coalesce((SELECT json_agg(granted_lines) FROM granted_lines), '[]'::json) AS "handedOver"
     FROM call LEFT JOIN moved ON true`;
 
 /**
@@ -136,7 +139,7 @@ export async function applyCallEvent(sql: RunSql, provider: string, event: CallE
       : null;
   // Applied and ended: this event ended the call (a state only moves forward, so this happens once).
   if (ended && row.applied) callsPlaced.inc({ outcome: ended.outcome });
-  return { found: true, applied: row.applied, ended, workflowId: row.workflowId };
+  return { found: true, applied: row.applied, ended, workflowId: row.workflowId, handedOver: row.handedOver };
 }
 
 /**
@@ -144,7 +147,13 @@ export async function applyCallEvent(sql: RunSql, provider: string, event: CallE
  * "Deadline and reconciliation"):
  * it ends failed, and its line is released.
  */
-export async function endLostCall(db: Database, attemptId: string): Promise<EndedCall> {
+export async function endLostCall(
+  db: Database,
+  attemptId: string,
+): Promise<{ ended: EndedCall; handedOver: GrantedLine[] }> {
   const done = await endCall(db, attemptId, { providerCallId: null, outcome: 'failed', durationMs: null });
-  return { attemptId, callId: done.id, outcome: done.outcome as CallOutcome, durationMs: done.durationMs };
+  return {
+    ended: { attemptId, callId: done.id, outcome: done.outcome as CallOutcome, durationMs: done.durationMs },
+    handedOver: done.handedOver,
+  };
 }

@@ -94,14 +94,20 @@ export async function requestCampaignPause(
 }
 
 /**
- * Wakes every running lead workflow of the campaign (the dial ladder's and a WHATSAPP campaign's
- * leadMessageWorkflow, which both hold while the campaign is not running) with campaignChanged; a lead that
- * ends meanwhile is skipped. Answers how many were signalled.
+ * Wakes the campaign's running lead workflows that hold while it is not running (leadDialWorkflow's runs and a
+ * WHATSAPP campaign's leadMessageWorkflow) with campaignChanged; with everyLadder (a stop) the lean ladder's
+ * (leadLadderWorkflow) too, which otherwise wait in the line queue for their line, not for a signal to all. A lead
+ * that ends meanwhile is skipped. Answers how many were signalled.
  */
-export async function signalCampaignChanged(temporal: Client, campaignId: string): Promise<number> {
+export async function signalCampaignChanged(
+  temporal: Client,
+  campaignId: string,
+  { everyLadder = false }: { everyLadder?: boolean } = {},
+): Promise<number> {
   let signalled = 0;
   const pending: Promise<unknown>[] = [];
-  const query = `CampaignId = "${campaignId}" AND WorkflowType IN ("leadDialWorkflow", "leadMessageWorkflow") AND ExecutionStatus = "Running"`;
+  const types = ['leadDialWorkflow', 'leadMessageWorkflow', ...(everyLadder ? ['leadLadderWorkflow'] : [])];
+  const query = `CampaignId = "${campaignId}" AND WorkflowType IN (${types.map((type) => `"${type}"`).join(', ')}) AND ExecutionStatus = "Running"`;
   for await (const execution of temporal.workflow.list({ query })) {
     pending.push(
       temporal.workflow

@@ -3,6 +3,9 @@ import { LEAD_WORKFLOW_KIND_SQL } from '../campaigns/lead-workflow-kind';
 import { startLeadWorkflow, type StoredLead } from './start-lead-workflow';
 import type { SqlPool } from '../sql-pool';
 import { createStartQueue } from './start-queue';
+import { NOW_UTC, type GrantedLine } from '../calls/call-lines';
+import { handOverLines } from './line-queue';
+import { poolSql } from '../run-sql';
 
 export interface LeadDispatcherOptions {
   sql: SqlPool;
@@ -22,11 +25,19 @@ export interface LeadDispatcher {
   dispatchSoon(leads: readonly StoredLead[]): void;
   /** One pass of the sweep; returns how many workflows it started (or found started). */
   sweepOnce(): Promise<number>;
+  /**
+   * One pass of the line sweep: lines handed to queued leads and still unused REWAKE_AFTER_S after their last
+   * wake-up are woken again (a wake-up lost with the process that sent it); a line whose workflow is gone is handed
+   * on. Returns how many it woke.
+   */
+  rewakeOnce(): Promise<number>;
   startSweeping(): void;
   stop(): Promise<void>;
 }
 
 const SWEEP_BATCH = 200;
+/** A line handed out and unused this long after its wake-up is woken again: a woken lead dials within a second. */
+const REWAKE_AFTER_S = 30;
 
 /**
  * The transactional outbox of lead intake. A push commits its lead rows and answers; the workflows are
@@ -87,7 +98,8 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
       await client.query('BEGIN');
       const { rows } = await client.query<StoredLead>({
         name: 'claim_undispatched_leads',
-        text: `SELECT l.id, l."workflowId", l."campaignId", l."workspaceId", ${LEAD_WORKFLOW_KIND_SQL} AS kind
+        text: `SELECT l.id, l."workflowId", l."campaignId", l."workspaceId", ${LEAD_WORKFLOW_KIND_SQL} AS kind,
+                      EXISTS (SELECT 1 FROM "LineQueue" q WHERE q."leadId" = l.id AND q."byPush" AND q."grantedAt" IS NULL) AS "waitsForLine"
                  FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId"
                 WHERE l."workflowStartedAt" IS NULL AND l."createdAt" < now() - make_interval(secs => $1)
                 ORDER BY l."workflowStartedAt", l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,
@@ -106,10 +118,28 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
     }
   }
 
+  async function rewakeOnce(): Promise<number> {
+    const { rows } = await sql.query<GrantedLine>({
+      name: 'rewake_unused_lines',
+      text: `UPDATE "LineQueue" q SET "wokenAt" = ${NOW_UTC}
+               FROM (SELECT seq FROM "LineQueue"
+                      WHERE "grantedAt" IS NOT NULL AND "wokenAt" < ${NOW_UTC} - make_interval(secs => $1)
+                      ORDER BY "wokenAt" LIMIT $2 FOR UPDATE SKIP LOCKED) due, "Lead" l
+              WHERE q.seq = due.seq AND l.id = q."leadId"
+             RETURNING q."leadId"::text AS "leadId", q."campaignId"::text AS "campaignId", q."attemptId",
+                       q."workflowId", q."byPush", l."workspaceId"::text AS "workspaceId"`,
+      values: [REWAKE_AFTER_S, SWEEP_BATCH],
+    });
+    await handOverLines(poolSql(sql), temporal, rows, taskQueue);
+    return rows.length;
+  }
+
   function scheduleSweep(delayMs: number) {
     if (stopped) return;
     sweepTimer = setTimeout(() => {
-      sweeping = sweepOnce()
+      sweeping = rewakeOnce()
+        .catch(() => 0)
+        .then(sweepOnce)
         .then((count) => scheduleSweep(count === SWEEP_BATCH ? 0 : sweepIntervalMs))
         // PostgreSQL or Temporal away: the rows stay, and the next sweep tries again.
         .catch(() => scheduleSweep(sweepIntervalMs));
@@ -129,6 +159,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
       }
     },
     sweepOnce,
+    rewakeOnce,
     startSweeping() {
       scheduleSweep(0);
     },

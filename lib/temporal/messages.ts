@@ -15,7 +15,7 @@ import type { LeadMessageState } from '../whatsapp/lead-message-state';
  * names are recorded in workflow histories and typed by operators in the Temporal UI: never rename one.
  */
 
-/** leadDialWorkflow: where the lead stands on its ladder. */
+/** leadLadderWorkflow (and leadDialWorkflow): where the lead stands on its ladder. */
 export const leadStateQuery = defineQuery<LeadState>('leadState');
 /** leadDialWorkflow: its campaign started, resumed or stopped (sent by the campaign's notifyCampaignLeads). */
 export const campaignChangedSignal = defineSignal('campaignChanged');
@@ -24,6 +24,12 @@ export const campaignChangedSignal = defineSignal('campaignChanged');
  * event endpoint on the terminal event (again on every duplicate of it: harmless) and by reconciliation.
  */
 export const callEndedSignal = defineSignal<[EndedCall]>('callEnded');
+/**
+ * leadLadderWorkflow: a line of its campaign was handed to its queued attempt (docs/features/dial-ladder.md#lines-handed-out).
+ * Sent by whatever gave the line back (a call's end, a withdrawn dial, a resume, a raised cap), again by the lead
+ * dispatcher's sweep while the line stays unused. Also sent with start to a pushed lead whose start was delayed.
+ */
+export const lineGrantedSignal = defineSignal('lineGranted');
 
 /**
  * campaignWorkflow: start, pause, resume or stop; answered once the new status is committed. The reason

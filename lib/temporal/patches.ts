@@ -262,6 +262,21 @@ export const PATCHES = {
       'Retiring it (deprecatePatch, the old branch removed) retires test-call-answered, and every committed history ' +
       'must keep replaying until a release whose retireWhen query answered 0 says it may go.',
   },
+  callNodeLeanLadder: {
+    id: 'call-node-lean-ladder',
+    workflow: 'journeyRunWorkflow',
+    since: { commit: 'issue-28', date: '2026-11-27' },
+    change:
+      "A call node's child is the lean ladder (leadLadderWorkflow: its dials wait in the campaign's line queue, woken " +
+      'when a line is handed to them) instead of leadDialWorkflow (which polls for a free line).',
+    status: 'patched',
+    recordedIn: [],
+    oldPathIn: ['journey-call-branch-webhook-wait'],
+    notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update', 'journey-whatsapp-node-channel'],
+    longestRun: JOURNEY_RUN_LIFETIME,
+    retireWhen: stillOpen('journeyRunWorkflow', 'issue-28'),
+    decision: JOURNEY_KEEP,
+  },
 } as const satisfies Record<string, RegisteredPatch>;
 
 /** Every registered patch, in the register's order. */

@@ -24,6 +24,7 @@ import type { WhatsAppMessageInput, WhatsAppMessageResult } from '../whatsapp/wh
  */
 export interface WorkflowContracts {
   leadDialWorkflow: (input: LeadDialInput) => Promise<LeadDialResult>;
+  leadLadderWorkflow: (input: LeadDialInput) => Promise<LeadDialResult>;
   campaignWorkflow: (input: CampaignWorkflowInput) => Promise<CampaignStatus>;
   webhookDeliveryWorkflow: (input: WebhookDeliveryInput) => Promise<WebhookDeliveryResult>;
   journeyRunWorkflow: (input: JourneyRunInput) => Promise<JourneyRunResult>;
@@ -45,6 +46,7 @@ export type WorkflowType = keyof WorkflowContracts;
 /** Every name of WorkflowContracts, at run time (the compiler refuses one missing here, or one too many). */
 export const WORKFLOW_TYPES = Object.keys({
   leadDialWorkflow: true,
+  leadLadderWorkflow: true,
   campaignWorkflow: true,
   webhookDeliveryWorkflow: true,
   journeyRunWorkflow: true,

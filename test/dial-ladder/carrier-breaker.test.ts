@@ -108,6 +108,9 @@ describe('call intelligence when a call ends', () => {
   });
 });
 
+/** The phases of a lead in its campaign's line queue, whether it queued before or after the campaign's pause. */
+const WAITING_IN_QUEUE: readonly string[] = ['waiting_for_line', 'waiting_for_campaign'];
+
 describe('the carrier circuit breaker', () => {
   it('a carrier that fails every call pauses the campaign once, with its reason; the remaining leads hold; a resume clears it and calling continues', async () => {
     const campaign = await runningCampaign(4);
@@ -129,16 +132,20 @@ describe('the carrier circuit breaker', () => {
     );
     const states = await until(
       () => Promise.all(leads.map(({ handle }) => handle.query(leadStateQuery))),
-      (all) => all.every((state) => state.phase === 'finished' || state.phase === 'waiting_for_campaign'),
+      (all) => all.every((state) => state.phase === 'finished' || WAITING_IN_QUEUE.includes(state.phase)),
     );
     const placedAtTrip = await db.call.count({ where: { campaignId: campaign.id } });
     expect(placedAtTrip).toBeGreaterThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts);
     // Up to the 4 lines in flight when it trips, and each line retaken at most once more by a fast lead
     // between the tripping call's end and the pause's commit (one Update round trip).
     expect(placedAtTrip).toBeLessThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts + 2 * 4);
-    const holding = states.filter((state) => state.phase === 'waiting_for_campaign').length;
+    // Each waits in the line queue (docs/features/dial-ladder.md#lines-handed-out): those that came after the pause as
+    // held by it, those queued before as waiting for a line; their results say they wait for the campaign.
+    const holding = states.filter((state) => WAITING_IN_QUEUE.includes(state.phase)).length;
     expect(holding).toBe(16 - placedAtTrip);
     expect(await db.lead.count({ where: { campaignId: campaign.id, status: 'queued' } })).toBe(holding);
+    expect(await db.lead.count({ where: { campaignId: campaign.id, waitingFor: 'campaign' } })).toBe(holding);
+    expect(await db.lineQueue.count({ where: { campaignId: campaign.id, grantedAt: null } })).toBe(holding);
     // Calls that ended together tripped it once: start and one pause were committed.
     expect(await committedTransitions(campaign.id)).toBe(2);
 

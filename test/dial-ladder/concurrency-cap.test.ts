@@ -130,7 +130,9 @@ describe('the concurrency cap of a campaign', () => {
       ),
     );
     expect(decisions.filter((decision) => decision?.verdict === 'started')).toHaveLength(3);
-    expect(decisions.filter((decision) => decision?.verdict === 'campaign_at_capacity')).toHaveLength(9);
+    // Without a workflow to wake, an attempt that finds no line is answered queued without an entry in the queue.
+    expect(decisions.filter((decision) => decision?.verdict === 'queued')).toHaveLength(9);
+    expect(await db.lineQueue.count({ where: { campaignId: campaign.id } })).toBe(0);
     expect(await db.call.count({ where: { campaignId: campaign.id, status: 'dialing' } })).toBe(3);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(3);
 
@@ -161,7 +163,7 @@ describe('the concurrency cap of a campaign', () => {
           provider: 'simulated',
         })
       )?.verdict,
-    ).toBe('campaign_at_capacity');
+    ).toBe('queued');
   });
 
   it('withdraws an attempt its provider never placed when the campaign was paused meanwhile, and dials it while it runs', async () => {
@@ -191,9 +193,10 @@ describe('the concurrency cap of a campaign', () => {
     );
     // The worker died before the provider was asked; the campaign was paused before the retry.
     await db.campaign.update({ where: { id: campaign.id }, data: { status: 'PAUSED' } });
-    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({
+    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toMatchObject({
       verdict: 'campaign_on_hold',
       phone: lead.phone,
+      handedOver: [],
     });
     expect(await db.call.count({ where: { attemptId } })).toBe(0);
     expect(await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({ callsInFlight: 0 });
@@ -203,9 +206,10 @@ describe('the concurrency cap of a campaign', () => {
     expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe(
       'started',
     );
-    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toEqual({
+    expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toMatchObject({
       verdict: 'started',
       phone: lead.phone,
+      handedOver: [],
     });
     expect(await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).toMatchObject({ callsInFlight: 1 });
   });

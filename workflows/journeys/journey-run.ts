@@ -26,6 +26,7 @@ import type {
 } from '../../lib/journeys/run-state';
 import { renderTemplate } from '../../lib/journeys/render';
 import { leadDialWorkflow } from '../dial-ladder/lead-dial';
+import { leadLadderWorkflow } from '../dial-ladder/lead-ladder';
 import type { LeadOutcome } from '../../lib/dial-ladder/lead-state';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../../lib/temporal/messages';
 import { journeyNodeThenOperator, journeyRunBookkeeping } from '../../lib/temporal/retry-policies';
@@ -186,7 +187,9 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
             message: 'a run started by hand has no lead to call',
             nonRetryable: true,
           });
-        const result = await executeChild(leadDialWorkflow, {
+        // Since 'call-node-lean-ladder' the child is the lean ladder; a run recorded before replays its older child.
+        const ladder = patched(PATCHES.callNodeLeanLadder.id) ? leadLadderWorkflow : leadDialWorkflow;
+        const result = await executeChild(ladder, {
           workflowId: `journey-${runId}-call-${node.id}-${visit}`,
           // The node's own agent, if it names one (published only when it is an agent of the workspace).
           args: [

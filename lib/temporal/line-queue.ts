@@ -1,0 +1,69 @@
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
+import { leaveLineQueue, type GrantedLine } from '../calls/call-lines';
+import type { RunSql } from '../run-sql';
+import { lineGrantedSignal } from './messages';
+import { signalWithStartWorkflow } from './start-workflow';
+
+/** A wake-up that takes longer is abandoned: the dispatcher's sweep sends it again (lib/temporal/lead-dispatch.ts). */
+const WAKE_DEADLINE_MS = 5_000;
+
+/**
+ * Wakes the workflows of the queued attempts a line was just handed to (lib/calls/call-lines.ts). An attempt
+ * queued by its running workflow is signalled; a pushed lead queued by its push, whose workflow was started with a
+ * delay or not yet started, is signalled with start on the lead workflows' task queue (its first workflow task then
+ * runs at once). Nothing is thrown: a wake-up lost here is sent again by the sweep while the line stays unused. Answers
+ * the entries whose workflow is gone (finished, terminated): their lines are to be given back.
+ */
+export async function wakeLineHolders(
+  temporal: Client,
+  granted: readonly GrantedLine[],
+  taskQueue: string,
+): Promise<GrantedLine[]> {
+  const gone: GrantedLine[] = [];
+  await Promise.all(
+    granted.map(async (line) => {
+      try {
+        await temporal.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, async () => {
+          if (line.byPush)
+            await signalWithStartWorkflow(temporal, 'leadLadderWorkflow', {
+              workflowId: line.workflowId,
+              taskQueue,
+              args: [{ leadId: line.leadId }],
+              signal: lineGrantedSignal,
+              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+              searchAttributes: { CampaignId: [line.campaignId], WorkspaceId: [line.workspaceId] },
+            });
+          else await temporal.workflow.getHandle(line.workflowId).signal(lineGrantedSignal);
+        });
+      } catch (error) {
+        // Not found: the workflow has ended. Already started, on a signal-with-start: it has ended and its id may
+        // not be used again. Either way nobody will use this line.
+        if (error instanceof WorkflowNotFoundError || error instanceof WorkflowExecutionAlreadyStartedError)
+          gone.push(line);
+      }
+    }),
+  );
+  return gone;
+}
+
+/**
+ * Wakes the workflows lines were handed to; a line whose workflow is gone is given back and handed on, until every
+ * line handed out has a living workflow or the queue is empty. Never throws for a wake-up (see wakeLineHolders).
+ */
+export async function handOverLines(
+  sql: RunSql,
+  temporal: Client,
+  granted: readonly GrantedLine[],
+  taskQueue: string,
+): Promise<void> {
+  let pending = granted;
+  while (pending.length) {
+    const gone = await wakeLineHolders(temporal, pending, taskQueue);
+    pending = (await Promise.all(gone.map((line) => leaveLineQueue(sql, line.attemptId)))).flat();
+  }
+}

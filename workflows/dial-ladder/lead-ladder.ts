@@ -1,0 +1,149 @@
+import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../../activities';
+import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import type { AttemptStep, LeadPlan } from '../../activities/dial-ladder/calls';
+import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
+import { campaignChangedSignal, leadStateQuery, lineGrantedSignal } from '../../lib/temporal/messages';
+import { leadDialSteps } from '../../lib/temporal/retry-policies';
+import type { LeadDialInput, LeadDialResult, LeadPhase, LeadState } from '../../lib/dial-ladder/lead-state';
+
+// Reconciliation asks the carrier, which may be slow: an activity of its own, retried by Temporal.
+const { reconcileCall } = proxyActivities<Activities>({
+  startToCloseTimeout: '1 minute',
+  heartbeatTimeout: '10 seconds',
+  retry: leadDialSteps,
+});
+
+/**
+ * The two steps of every attempt, each one local activity (one marker) inside the workflow task: attemptCall
+ * (plan, calling window, line or queue, dial) and settleLead (aftermath, finish or next rung). Both are idempotent,
+ * as a workflow task that fails runs its local activities again.
+ */
+const { attemptCall, settleLead, campaignStatusOfLead } = proxyLocalActivities<Activities>({
+  startToCloseTimeout: '30 seconds',
+  retry: leadDialSteps,
+});
+
+/**
+ * A lead in its campaign's line queue is woken by lineGranted when a line is handed to it, and by campaignChanged
+ * when its campaign is stopped. Should both be lost (the sweep sends a grant's wake-up again while the line stays
+ * unused), it looks again by itself this rarely: the wait costs nothing that grows with its length.
+ */
+const QUEUED_RECHECK_MS = 60 * 60_000;
+
+/**
+ * One lead on the CLASSIC dial ladder, lean (docs/features/dial-ladder.md#the-lean-ladder): the same ladder as
+ * leadDialWorkflow, which it replaces for new leads, without patches and with two local activities per attempt.
+ * Each rung waits its delay, then for the calling window in the lead's local time (durable timers), then for a line
+ * of its campaign in the line queue, woken when one is handed to it, then places one call and waits for its end;
+ * the outcome's rule ends the ladder or moves on. A stopped campaign ends it cancelled, even in the middle of a wait.
+ */
+export async function leadLadderWorkflow({ leadId, callKey, agentId }: LeadDialInput): Promise<LeadDialResult> {
+  const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
+  let lastCall: LeadDialResult['lastCall'];
+  let campaignChanged = false;
+  let lineGranted = false;
+  setHandler(leadStateQuery, () => state);
+  setHandler(campaignChangedSignal, () => {
+    campaignChanged = true;
+  });
+  setHandler(lineGrantedSignal, () => {
+    lineGranted = true;
+  });
+  const endedCalls = receiveEndedCalls();
+
+  const result = (status: LeadDialResult['status']): LeadDialResult => {
+    Object.assign(state, { phase: 'finished', nextWakeAt: null });
+    return {
+      status,
+      outcome: state.lastOutcome,
+      attempts: state.attempt,
+      ...(callKey !== undefined && lastCall && { lastCall }),
+    };
+  };
+  const finished = (status: LeadDialResult['status']) => ({
+    status,
+    outcome: state.lastOutcome,
+    attempts: state.attempt,
+  });
+  /** Ends the lead without a call on this attempt. */
+  const end = async (outcome: LeadDialResult['outcome'], status: LeadDialResult['status']) => {
+    state.lastOutcome = outcome;
+    await settleLead({ leadId, ...(callKey !== undefined && { callKey }), finished: finished(status) });
+    return result(status);
+  };
+  /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
+  const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {
+    const wakeAt = Date.now() + ms;
+    Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
+    while (Date.now() < wakeAt) {
+      campaignChanged = false;
+      if (!(await condition(() => campaignChanged, wakeAt - Date.now()))) break;
+      if ((await campaignStatusOfLead({ leadId })) === 'STOPPED') return false;
+    }
+    state.nextWakeAt = null;
+    return true;
+  };
+
+  let plan: LeadPlan | undefined;
+  for (let attempt = 1; ; attempt++) {
+    state.attempt = attempt;
+    const input = {
+      leadId,
+      attempt,
+      ...(callKey !== undefined && { callKey }),
+      ...(agentId !== undefined && { agentId }),
+    };
+    let step: AttemptStep;
+    for (;;) {
+      state.phase = 'dialing';
+      lineGranted = false;
+      campaignChanged = false;
+      const answer = await attemptCall({ ...input, ...(plan && { plan }) });
+      plan ??= answer.plan;
+      step = answer.step;
+      if (step.outcome === 'window_closed') {
+        if (!(await wait('waiting_for_window', step.waitMs))) return end('campaign_stopped', 'cancelled');
+        continue;
+      }
+      if (step.outcome === 'queued' || step.outcome === 'campaign_on_hold') {
+        // A signal that came while attemptCall ran counts: it was reset before.
+        Object.assign(state, {
+          phase: step.outcome === 'queued' ? 'waiting_for_line' : 'waiting_for_campaign',
+          nextWakeAt: null,
+        });
+        await condition(() => lineGranted || campaignChanged, QUEUED_RECHECK_MS);
+        continue;
+      }
+      break;
+    }
+    if (step.outcome === 'no_calling_window') return end('no_calling_window', 'failed');
+    if (step.outcome === 'campaign_stopped') return end('campaign_stopped', 'cancelled');
+    if (step.outcome === 'do_not_call') return end('do_not_call', 'cancelled');
+    let call: { outcome: CallOutcome; callId: string; durationMs: number | null };
+    if (step.outcome === 'dialed') {
+      state.phase = 'on_call';
+      const ended = await awaitCallEnd(step, endedCalls, reconcileCall);
+      call = { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
+    } else if ('callId' in step)
+      call = { outcome: step.outcome, callId: step.callId, durationMs: step.durationMs ?? null };
+    // The older ladder's answers (on hold, at capacity), which attemptCall never gives: attempt again.
+    else continue;
+    state.lastOutcome = call.outcome;
+    lastCall = { callId: call.callId, durationMs: call.durationMs };
+    const nextRung = plan!.ladder.rungs[attempt];
+    const over = plan!.ladder.outcomes[call.outcome] === 'end' || nextRung === undefined;
+    const status = call.outcome === 'answered' ? 'completed' : 'failed';
+    const delayMs = nextRung ? nextRung.delaySeconds * 1000 : 0;
+    await settleLead({
+      leadId,
+      ...(callKey !== undefined && { callKey }),
+      ended: { callId: call.callId, outcome: call.outcome },
+      ...(over
+        ? { finished: finished(status) }
+        : delayMs > 0 && { nextAttemptAt: new Date(Date.now() + delayMs).toISOString() }),
+    });
+    if (over) return result(status);
+    if (delayMs > 0 && !(await wait('waiting_for_rung', delayMs))) return end('campaign_stopped', 'cancelled');
+  }
+}
