@@ -4,6 +4,7 @@ import { defineRoute } from '../http/route';
 import { LEAD_MESSAGE_FIELDS } from '../../lib/whatsapp/lead-message-result';
 import { findLeadResult, listCalls, listLeadResults } from './results';
 import { whatsAppMessageSchema } from '../whatsapp/whatsapp-message-view';
+import { WAITING_FOR } from './lead-waiting';
 
 const callView = z.object({
   attempt: z.number().int(),
@@ -24,6 +25,31 @@ export const leadMessageSchema = whatsAppMessageSchema.pick(LEAD_MESSAGE_FIELDS)
     ),
 });
 
+/** What a dial-ladder lead between attempts waits for (docs/features/dial-ladder.md#what-a-lead-waits-for). */
+export const leadWaitingSchema = z
+  .object({
+    for: z
+      .enum(WAITING_FOR)
+      .describe(
+        "rung: its next rung's delay; calling_window: the calling window to open in the lead's time zone; line: a free line of its campaign (it is in the campaign's line queue); campaign: its campaign to run (it is a draft or paused).",
+      ),
+    nextAttemptAt: z
+      .string()
+      .nullable()
+      .describe(
+        'When its next attempt is due (ISO 8601, UTC), for rung and calling_window; null for line and campaign, which end at no known time.',
+      ),
+    linePosition: z
+      .number()
+      .int()
+      .min(1)
+      .nullable()
+      .describe(
+        "For line: its place in the campaign's line queue, 1 being next to get a line; null for the other waits, and for a lead just handed a line (it is about to dial).",
+      ),
+  })
+  .describe('What the lead waits for before its next attempt.');
+
 export const leadResultSchema = z.object({
   leadId: z.string(),
   campaignId: z.string(),
@@ -31,6 +57,11 @@ export const leadResultSchema = z.object({
   phone: z.string(),
   name: z.string().nullable(),
   status: z.enum(['queued', 'dialing', 'completed', 'failed', 'cancelled']),
+  waiting: leadWaitingSchema
+    .nullable()
+    .describe(
+      "What a lead of a CLASSIC voice campaign waits for between its attempts (status queued or dialing): its next rung, the calling window, a line or its campaign. null while it is on a call or being prepared for one, once it is finished, and always for a JOURNEY or WHATSAPP campaign's lead. A lead dialing with waiting null is on a call, or about to place one.",
+    ),
   outcome: z
     .string()
     .nullable()

@@ -13,6 +13,7 @@ import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
+import { leadWaitingView, linePositions } from './lead-waiting';
 
 const callSelect = {
   attempt: true,
@@ -35,9 +36,14 @@ type LeadWithCalls = Prisma.LeadGetPayload<{ include: typeof leadInclude }>;
  * A lead's result: where it stands, how its last attempt ended, and every call it made. A WHATSAPP
  * campaign's lead (docs/features/whatsapp.md#whatsapp-campaigns-results-result-webhooks-and-kpis) has no calls: its
  * outcome is its message's, attempts 1 once its message is recorded, and `message` its one message (null until
- * recorded, or never sent).
+ * recorded, or never sent). `waiting` is what a dial-ladder lead between attempts waits for
+ * (docs/features/dial-ladder.md#what-a-lead-waits-for), with its place in the line queue from `positions`.
  */
-export function leadResultView(lead: LeadWithCalls, messages: ReadonlyMap<string, LeadMessageRow>) {
+export function leadResultView(
+  lead: LeadWithCalls,
+  messages: ReadonlyMap<string, LeadMessageRow>,
+  positions: ReadonlyMap<string, number>,
+) {
   const calls = [...lead.calls].sort((a, b) => a.attempt - b.attempt);
   const result = {
     leadId: lead.id,
@@ -46,6 +52,7 @@ export function leadResultView(lead: LeadWithCalls, messages: ReadonlyMap<string
     phone: lead.phone,
     name: lead.name,
     status: lead.status,
+    waiting: leadWaitingView(lead, positions),
     outcome: calls.at(-1)?.outcome ?? null,
     attempts: calls.length,
     calls: calls.map((call) => ({
@@ -70,14 +77,20 @@ export function leadResultView(lead: LeadWithCalls, messages: ReadonlyMap<string
   };
 }
 
-/** The results of these leads, reading the messages of the WHATSAPP ones in one query. */
+/**
+ * The results of these leads, reading the messages of the WHATSAPP ones in one query and the places in
+ * the line queue of those that wait for a line in another.
+ */
 async function leadResultViews(db: AppServices['db'], leads: LeadWithCalls[]) {
   const messaged = leads.filter((lead) => leadWorkflowKind(lead.campaign) === 'WHATSAPP');
-  const messages = await leadMessages(
-    db,
-    messaged.map((lead) => lead.id),
-  );
-  return (lead: LeadWithCalls) => leadResultView(lead, messages);
+  const [messages, positions] = await Promise.all([
+    leadMessages(
+      db,
+      messaged.map((lead) => lead.id),
+    ),
+    linePositions(db, leads),
+  ]);
+  return (lead: LeadWithCalls) => leadResultView(lead, messages, positions);
 }
 
 export async function findLeadResult({ db }: AppServices, principal: Principal, leadId: string) {

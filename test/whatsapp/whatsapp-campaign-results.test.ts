@@ -239,6 +239,7 @@ describe('results of a WHATSAPP campaign', () => {
       phone: '+14155550101',
       name: null,
       status: 'completed',
+      waiting: null,
       outcome: 'read',
       attempts: 1,
       calls: [],
