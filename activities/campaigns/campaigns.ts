@@ -1,7 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { handOutFreeLines } from '../../lib/calls/call-lines';
-import { handOverLines } from '../../lib/temporal/line-queue';
+import { handOverLines, wakeStoppedLeads } from '../../lib/temporal/line-queue';
 import { prismaSql } from '../../lib/run-sql';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import type { CampaignStatus } from '../../lib/campaigns/campaign-transitions';
@@ -90,7 +90,19 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
           await handOutFreeLines(prismaSql(db), campaignId),
           Context.current().info.taskQueue,
         );
-      return signalCampaignChanged(temporal, campaignId, { everyLadder: status === 'STOPPED' });
+      if (status !== 'STOPPED') return signalCampaignChanged(temporal, campaignId);
+      // Stopped: every lead the stop cancelled ends when woken; the lean ladder's pushed leads by signal-with-start
+      // (their start may be delayed), journeys' call nodes and older runs by the signal to every running ladder.
+      const cancelled = await db.$queryRaw<Array<{ leadId: string; workflowId: string; workspaceId: string }>>`
+        SELECT l.id::text AS "leadId", l."workflowId", l."workspaceId"::text AS "workspaceId" FROM "Lead" l
+          JOIN "Campaign" c ON c.id = l."campaignId"
+         WHERE l."campaignId" = ${campaignId}::uuid AND l.status = 'cancelled' AND c.kind = 'CLASSIC' AND c.channel = 'VOICE'`;
+      const woken = await wakeStoppedLeads(
+        temporal,
+        cancelled.map((lead) => ({ ...lead, campaignId })),
+        Context.current().info.taskQueue,
+      );
+      return woken + (await signalCampaignChanged(temporal, campaignId, { everyLadder: true }));
     },
   };
 }

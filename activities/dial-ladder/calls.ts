@@ -189,6 +189,9 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       const resumed = await resumeOrWithdraw(db, { leadId, attemptId });
       if (!resumed) throw leadNotFound(leadId);
       await handOver(resumed.handedOver);
+      // Withdrawn (the campaign is not running): the attempt asks again, as if never decided, and so takes its
+      // place in the line queue to be handed a line once the campaign runs.
+      if (resumed.verdict === 'campaign_on_hold') return dialAttempt({ leadId, attempt, callKey, agentId });
       if (resumed.verdict !== 'started') return { outcome: resumed.verdict } as PlacedCall;
       request = await dialRequest(attemptId, resumed.phone);
     } else {

@@ -6,7 +6,7 @@ import {
 } from '@temporalio/client';
 import { leaveLineQueue, type GrantedLine } from '../calls/call-lines';
 import type { RunSql } from '../run-sql';
-import { lineGrantedSignal } from './messages';
+import { campaignChangedSignal, lineGrantedSignal } from './messages';
 import { signalWithStartWorkflow } from './start-workflow';
 
 /** A wake-up that takes longer is abandoned: the dispatcher's sweep sends it again (lib/temporal/lead-dispatch.ts). */
@@ -49,6 +49,38 @@ export async function wakeLineHolders(
     }),
   );
   return gone;
+}
+
+/**
+ * Wakes the lean ladder of each of a stopped campaign's leads with campaignChanged, so that each ends, cancelled. A
+ * lead queued by its push may not have run yet (its start delayed): Temporal unblocks such a workflow only by
+ * signal-with-start, so every lead gets one (a workflow that has ended refuses it, harmlessly).
+ */
+export async function wakeStoppedLeads(
+  temporal: Client,
+  leads: readonly { leadId: string; workflowId: string; campaignId: string; workspaceId: string }[],
+  taskQueue: string,
+): Promise<number> {
+  let woken = 0;
+  for (let offset = 0; offset < leads.length; offset += 50)
+    await Promise.all(
+      leads.slice(offset, offset + 50).map(async (lead) => {
+        try {
+          await signalWithStartWorkflow(temporal, 'leadLadderWorkflow', {
+            workflowId: lead.workflowId,
+            taskQueue,
+            args: [{ leadId: lead.leadId }],
+            signal: campaignChangedSignal,
+            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+            searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
+          });
+          woken++;
+        } catch (error) {
+          if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+        }
+      }),
+    );
+  return woken;
 }
 
 /**

@@ -265,7 +265,7 @@ export const PATCHES = {
   callNodeLeanLadder: {
     id: 'call-node-lean-ladder',
     workflow: 'journeyRunWorkflow',
-    since: { commit: 'issue-28', date: '2026-11-27' },
+    since: { commit: '9d6d50d', date: '2026-11-27' },
     change:
       "A call node's child is the lean ladder (leadLadderWorkflow: its dials wait in the campaign's line queue, woken " +
       'when a line is handed to them) instead of leadDialWorkflow (which polls for a free line).',
@@ -274,7 +274,7 @@ export const PATCHES = {
     oldPathIn: ['journey-call-branch-webhook-wait'],
     notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update', 'journey-whatsapp-node-channel'],
     longestRun: JOURNEY_RUN_LIFETIME,
-    retireWhen: stillOpen('journeyRunWorkflow', 'issue-28'),
+    retireWhen: stillOpen('journeyRunWorkflow', '9d6d50d'),
     decision: JOURNEY_KEEP,
   },
 } as const satisfies Record<string, RegisteredPatch>;

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_CARRIER_BREAKER } from '../../lib/dial-ladder/carrier-breaker';
 import { campaignWorkflowId } from '../../lib/temporal/workflow-ids';
-import { leadStateQuery } from '../../lib/temporal/messages';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
@@ -90,13 +89,15 @@ describe('a carrier outage (every dial refused)', () => {
       (count) => count === 0,
     );
 
-    // No lead is lost: every lead's workflow runs, held by the paused campaign, its lead queued.
+    // No lead is lost: every lead's workflow runs, each lead queued in the campaign's line queue and waiting for
+    // the paused campaign (a lead queued by its push whose workflow has not run yet answers no query: its row tells).
     await until(
-      () => Promise.all(leads.map(({ handle }) => handle.query(leadStateQuery))),
-      (all) => all.every((state) => state.phase === 'waiting_for_campaign'),
+      () => db.lead.count({ where: { campaignId: campaign.id, waitingFor: 'campaign' } }),
+      (count) => count === 16,
     );
     for (const { handle } of leads) expect((await handle.describe()).status.name).toBe('RUNNING');
     expect(await db.lead.count({ where: { campaignId: campaign.id, status: 'queued' } })).toBe(16);
+    expect(await db.lineQueue.count({ where: { campaignId: campaign.id, grantedAt: null } })).toBe(16);
     // Refusals of the same outage tripped it once: start and one pause were committed.
     expect(await statusCommits(campaign.id)).toBe(2);
 

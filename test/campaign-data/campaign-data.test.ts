@@ -187,7 +187,7 @@ describe('starting a campaign with a calling list', () => {
     expect(await again.json()).toMatchObject({ leadId: enrolled!.id, deduplicated: true });
     const workflowIds: string[] = [];
     for await (const run of temporal.client.workflow.list({
-      query: `CampaignId = "${enrolling.id}" AND WorkflowType = "leadDialWorkflow"`,
+      query: `CampaignId = "${enrolling.id}" AND WorkflowType = "leadLadderWorkflow"`,
     }))
       workflowIds.push(run.workflowId);
     expect(workflowIds).toEqual([leadWorkflowId(enrolling.id, key)]);

@@ -96,7 +96,11 @@ describe('campaign control', () => {
   it('holds leads of a campaign that has not started, and dials them once it starts', async () => {
     const campaign = await campaignWith(QUICK_LADDER);
     const { leadId, handle } = await pushLead(campaign.id, '+14155550120');
-    await untilState(handle, (state) => state.phase === 'waiting_for_campaign');
+    // Queued by its push in the campaign's line queue, waiting for the campaign; its workflow was started with a
+    // delay and has not run (docs/features/dial-ladder.md#lines-handed-out).
+    expect(await db.lead.findUniqueOrThrow({ where: { id: leadId } })).toMatchObject({ waitingFor: 'campaign' });
+    expect(await db.lineQueue.findMany({ where: { leadId } })).toMatchObject([{ byPush: true, grantedAt: null }]);
+    expect((await handle.describe()).status.name).toBe('RUNNING');
     expect(await db.call.count({ where: { leadId } })).toBe(0);
     expect((await transition(campaign.id, 'start')).status).toBe(200);
     expect(await handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });

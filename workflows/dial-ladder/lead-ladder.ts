@@ -86,8 +86,11 @@ export async function leadLadderWorkflow({ leadId, callKey, agentId }: LeadDialI
   };
 
   let plan: LeadPlan | undefined;
+  /** The delay of the rung about to be attempted (after the first). */
+  let rungDelayMs = 0;
   for (let attempt = 1; ; attempt++) {
     state.attempt = attempt;
+    if (rungDelayMs > 0 && !(await wait('waiting_for_rung', rungDelayMs))) return end('campaign_stopped', 'cancelled');
     const input = {
       leadId,
       attempt,
@@ -134,16 +137,15 @@ export async function leadLadderWorkflow({ leadId, callKey, agentId }: LeadDialI
     const nextRung = plan!.ladder.rungs[attempt];
     const over = plan!.ladder.outcomes[call.outcome] === 'end' || nextRung === undefined;
     const status = call.outcome === 'answered' ? 'completed' : 'failed';
-    const delayMs = nextRung ? nextRung.delaySeconds * 1000 : 0;
+    rungDelayMs = nextRung ? nextRung.delaySeconds * 1000 : 0;
     await settleLead({
       leadId,
       ...(callKey !== undefined && { callKey }),
       ended: { callId: call.callId, outcome: call.outcome },
       ...(over
         ? { finished: finished(status) }
-        : delayMs > 0 && { nextAttemptAt: new Date(Date.now() + delayMs).toISOString() }),
+        : rungDelayMs > 0 && { nextAttemptAt: new Date(Date.now() + rungDelayMs).toISOString() }),
     });
     if (over) return result(status);
-    if (delayMs > 0 && !(await wait('waiting_for_rung', delayMs))) return end('campaign_stopped', 'cancelled');
   }
 }
