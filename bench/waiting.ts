@@ -26,7 +26,7 @@ import {
   startBenchWorker,
   type BenchProcess,
 } from './bench-process';
-import { ALWAYS_OPEN, pushLeads } from './ladder-campaign';
+import { ALWAYS_OPEN, BENCH_LADDER, pushLeads } from './ladder-campaign';
 import { benchMachine, writeBenchResults } from './results-files';
 import { createDatabase, type Database } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
@@ -120,7 +120,7 @@ const createCampaign = (maxConcurrentCalls: number) =>
       name: 'Bench',
       acceptsLeadPush: true,
       status: 'RUNNING',
-      dialLadder: { rungs: [{ delaySeconds: 0 }], outcomes: { answered: 'end' } },
+      dialLadder: { ...BENCH_LADDER, rungs: [{ delaySeconds: 0 }] },
       callingWindow: ALWAYS_OPEN,
       maxConcurrentCalls,
     },
