@@ -4,7 +4,7 @@ import { errorHandler } from './http/error-handler';
 import { door, registerRoutes, type Door } from './http/register-routes';
 import { assignRequestId } from './http/request-id';
 import { observeRequests } from './http/observe-requests';
-import { allowHeader, matchRoute } from './http/route';
+import { allowHeader, matchRoute, type RouteDefinition } from './http/route';
 import { refuseUndecodablePath } from './http/storable-input';
 import { routes } from './routes';
 import { logCampaignRequests } from './campaign-data/api-logs';
@@ -14,6 +14,11 @@ export interface AppOptions {
   trustProxy?: boolean;
   /** The authentication and rate-limit door; replaced only to measure what it costs (bench/). */
   door?: Door;
+  /**
+   * Routes registered just before the real ones, behind the same middleware (request id, observation, the
+   * campaign request log): only for a bench's bare route measured against a real one (bench/intake.ts).
+   */
+  benchRoutes?: readonly RouteDefinition[];
 }
 
 export function createApp(services: AppServices, options: AppOptions = {}): Express {
@@ -27,6 +32,7 @@ export function createApp(services: AppServices, options: AppOptions = {}): Expr
   app.use(refuseUndecodablePath);
   // Ahead of the routes, so that requests the door refuses are logged against their campaign too.
   logCampaignRequests(app, services.sql);
+  if (options.benchRoutes) registerRoutes(app, options.benchRoutes, services, routeDoor);
   registerRoutes(app, routes, services, routeDoor);
   // Unknown paths and methods still pass the door: a bad key learns nothing about which paths exist.
   app.use(routeDoor(services, null), (req, res) => {

@@ -7,14 +7,25 @@ import type { Queryable } from './sql-pool';
  * has a pool of its own (the event endpoint, the simulated carrier's process). Timestamps are to be
  * selected as timestamptz: pg reads a timestamp without time zone in the process's local zone.
  */
-export type RunSql = <Row>(text: string, ...values: unknown[]) => Promise<Row[]>;
+export type RunSql = <Row>(statement: SqlStatement, ...values: unknown[]) => Promise<Row[]>;
+
+/**
+ * A statement's text, or its text with a name: on a pg pool a named statement is parsed and planned once per
+ * connection and then only bound and executed (a hot path's statement); Prisma runs the text.
+ */
+export type SqlStatement = string | { name: string; text: string };
+
+const textOf = (statement: SqlStatement) => (typeof statement === 'string' ? statement : statement.text);
 
 export const prismaSql =
   (db: Pick<Database, '$queryRawUnsafe'>): RunSql =>
-  <Row>(text: string, ...values: unknown[]) =>
-    db.$queryRawUnsafe<Row[]>(text, ...values);
+  <Row>(statement: SqlStatement, ...values: unknown[]) =>
+    db.$queryRawUnsafe<Row[]>(textOf(statement), ...values);
 
 export const poolSql =
   (pool: Queryable): RunSql =>
-  async <Row>(text: string, ...values: unknown[]) =>
-    (await pool.query(text, values)).rows as Row[];
+  async <Row>(statement: SqlStatement, ...values: unknown[]) =>
+    (typeof statement === 'string'
+      ? await pool.query(statement, values)
+      : await pool.query({ name: statement.name, text: statement.text, values })
+    ).rows as Row[];

@@ -19,5 +19,5 @@ export type SqlPool = pg.Pool;
 
 /** What runs one statement with $n parameters: a pool, or one client of it (inside a transaction). */
 export interface Queryable {
-  query<Row extends pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<Row>>;
+  query<Row extends pg.QueryResultRow>(text: string | pg.QueryConfig, values?: unknown[]): Promise<pg.QueryResult<Row>>;
 }

@@ -63,20 +63,31 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
 
   // Leads started right after their answer are marked in one UPDATE per flush, not one per request.
   let startedToMark: string[] = [];
+  // Started here and not yet marked: the sweep leaves them alone too. Without this, a lead whose start had
+  // waited past staleAfterMs was started a second time by the sweep between its start and its mark (Temporal
+  // refuses it, after doing most of a start's work), and the sweep's row locks held the marks back meanwhile:
+  // under load it fed on itself (bench/intake.ts (a), docs/benchmarks.md#intake-npm-run-benchintake).
+  const unmarked = new Set<string>();
   let flushing: Promise<void> | null = null;
   const flushStarted = async () => {
     while (startedToMark.length) {
       const ids = startedToMark;
       startedToMark = [];
-      await sql.query({
-        name: 'mark_leads_started',
-        text: 'UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[]) AND "workflowStartedAt" IS NULL',
-        values: [ids],
-      });
+      try {
+        await sql.query({
+          name: 'mark_leads_started',
+          text: 'UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[]) AND "workflowStartedAt" IS NULL',
+          values: [ids],
+        });
+      } finally {
+        // Marked, or the mark failed and the sweep is to take them over.
+        for (const id of ids) unmarked.delete(id);
+      }
     }
   };
 
   const markStarted = (leadIds: readonly string[]) => {
+    for (const id of leadIds) unmarked.add(id);
     startedToMark.push(...leadIds);
     // One flush at a time; starts finishing meanwhile join the next one. A lost mark only means the
     // sweep starts that lead once more, which Temporal refuses as a duplicate.
@@ -105,7 +116,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
                 ORDER BY l."workflowStartedAt", l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,
         values: [staleAfterMs / 1000, SWEEP_BATCH],
       });
-      const started = await startAll(rows.filter((lead) => !immediate.isWaiting(lead.id)));
+      const started = await startAll(rows.filter((lead) => !immediate.isWaiting(lead.id) && !unmarked.has(lead.id)));
       if (started.length)
         await client.query('UPDATE "Lead" SET "workflowStartedAt" = now() WHERE id = ANY($1::uuid[])', [started]);
       await client.query('COMMIT');

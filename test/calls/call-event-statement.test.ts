@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { applyCallEvent } from '../../lib/calls/call-end';
+import { poolSql, prismaSql } from '../../lib/run-sql';
+
+// The event endpoint runs applyCallEvent on a pg pool with a named statement (parsed and planned once per
+// connection: docs/benchmarks.md#intake-npm-run-benchintake); Prisma, which reconciliation uses, gets its text.
+describe('the call event statement', () => {
+  const event = {
+    eventId: 'e1',
+    providerCallId: 'sim_1',
+    status: 'ringing' as const,
+    occurredAt: '2026-11-27T00:00:00.000Z',
+  };
+
+  it('is named on a pg pool, one name per lookup, with the same values as the text', async () => {
+    const sent: unknown[] = [];
+    const pool = {
+      query: async (config: unknown, values?: unknown[]) => {
+        sent.push(values === undefined ? config : { text: config, values });
+        return { rows: [] } as never;
+      },
+    };
+    expect(await applyCallEvent(poolSql(pool), 'simulated', { ...event, attemptId: 'a:1' })).toEqual({ found: false });
+    await applyCallEvent(poolSql(pool), 'simulated', event);
+    const [byAttempt, byCallId] = sent as Array<{ name?: string; text: string; values: unknown[] }>;
+    expect(byAttempt!.name).toBe('apply_call_event_by_attempt');
+    expect(byCallId!.name).toBe('apply_call_event_by_call_id');
+    expect(byAttempt!.text).not.toBe(byCallId!.text);
+    expect(byAttempt!.values.slice(0, 3)).toEqual(['simulated', 'sim_1', 'a:1']);
+    expect(byCallId!.values.slice(0, 3)).toEqual(['simulated', 'sim_1', null]);
+  });
+
+  it('is sent to Prisma as its text', async () => {
+    const texts: string[] = [];
+    const db = {
+      $queryRawUnsafe: async (text: string) => {
+        texts.push(text);
+        return [];
+      },
+    };
+    await applyCallEvent(prismaSql(db as never), 'simulated', { ...event, attemptId: 'a:1' });
+    expect(texts).toHaveLength(1);
+    expect(texts[0]).toContain('INSERT INTO "CallEvent"');
+  });
+});
