@@ -1,16 +1,47 @@
 import { randomUUID } from 'node:crypto';
-import { WorkflowIdReusePolicy } from '@temporalio/client';
 import { endCall, takeLine } from '../../lib/calls/call-lines';
 import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { prismaSql } from '../../lib/run-sql';
 import { handOverLines } from '../../lib/temporal/line-queue';
-import { leadStateQuery } from '../../lib/temporal/messages';
 import { QUEUED_START_DELAY_MS } from '../../lib/temporal/start-lead-workflow';
-import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { leadLadderWorkflow } from '../../workflows/dial-ladder/lead-ladder';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
-import { transition, type ReplayScenario, type ScenarioContext } from './scenarios';
+import { WithStartWorkflowOperation, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
+import type { Database } from '../../lib/database';
+import type { CampaignAction, CampaignStatus } from '../../lib/campaigns/campaign-transitions';
+import { campaignTransitionUpdate, leadStateQuery } from '../../lib/temporal/messages';
+import { campaignWorkflowId, leadWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
+
+/** What test/replay/scenarios.ts runs a scenario with (its ReplayScenario, without importing it: no cycle). */
+interface ScenarioContext {
+  db: Database;
+  client: Client;
+  taskQueue: string;
+}
+
+interface ReplayScenario {
+  name: string;
+  run(context: ScenarioContext): Promise<string>;
+}
+
+/** A campaign's transition through its campaign workflow, as the API sends it. */
+function transition(
+  { client, taskQueue }: ScenarioContext,
+  campaign: { id: string; status: CampaignStatus },
+  action: CampaignAction,
+) {
+  return client.workflow.executeUpdateWithStart(campaignTransitionUpdate, {
+    args: [action],
+    startWorkflowOperation: new WithStartWorkflowOperation<typeof campaignWorkflow>('campaignWorkflow', {
+      workflowId: campaignWorkflowId(campaign.id),
+      taskQueue,
+      args: [{ campaignId: campaign.id, status: campaign.status }],
+      workflowIdConflictPolicy: 'USE_EXISTING',
+    }),
+  });
+}
 
 /*
  * The lean ladder (workflows/dial-ladder/lead-ladder.ts, leadLadderWorkflow), which every new CLASSIC lead runs since

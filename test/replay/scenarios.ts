@@ -38,7 +38,7 @@ export interface ReplayScenario {
   run(context: ScenarioContext): Promise<string>;
 }
 
-export interface ScenarioContext {
+interface ScenarioContext {
   db: Database;
   client: Client;
   taskQueue: string;
@@ -74,7 +74,7 @@ async function startLead(
   return client.workflow.start('leadDialWorkflow', { workflowId, taskQueue, args: [{ leadId: lead.id }] });
 }
 
-export function transition(
+function transition(
   { client, taskQueue }: ScenarioContext,
   campaign: { id: string; status: CampaignStatus },
   action: CampaignAction,
