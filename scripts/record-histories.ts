@@ -58,6 +58,8 @@ try {
     db,
     sql,
     temporal: client,
+    // The lead workflows' task queue: a line the endpoint hands to a lead queued by its push starts its workflow there.
+    taskQueue,
     telephonySigningSecrets: { simulated: signingSecret },
     whatsapp: { appSecret },
   } as unknown as AppServices);

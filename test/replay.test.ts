@@ -18,6 +18,12 @@ function loadHistory(file: string) {
   return JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as { events: Array<Record<string, any>> };
 }
 
+/** The history with its events numbered 1, 2, … again (after one was taken out). */
+function renumbered(history: { events: Array<Record<string, any>> }) {
+  history.events.forEach((event, index) => (event.eventId = String(index + 1)));
+  return history;
+}
+
 async function replay(histories: Array<{ workflowId: string; history: unknown }>) {
   const results = [];
   const replayable = histories.map(({ workflowId, history }) => ({ workflowId, history: historyFromJSON(history) }));
@@ -39,6 +45,38 @@ describe('recorded workflow histories', () => {
     const results = await replay(historyFiles.map((file) => ({ workflowId: file, history: loadHistory(file) })));
     expect(results).toHaveLength(historyFiles.length);
     for (const result of results) expect(result.error, result.workflowId).toBeUndefined();
+  });
+
+  it('replays runs of the lean ladder (leadLadderWorkflow) on every path the line queue gives it', () => {
+    const leanLadder = historyFiles.filter(
+      (file) =>
+        loadHistory(file).events[0]!.workflowExecutionStartedEventAttributes.workflowType.name === 'leadLadderWorkflow',
+    );
+    expect(leanLadder).toEqual(
+      expect.arrayContaining([
+        'lead-ladder-answered.json',
+        'lead-ladder-busy-full-ladder.json',
+        'lead-ladder-do-not-call.json',
+        'lead-ladder-paused-then-resumed.json',
+        'lead-ladder-pushed-then-granted.json',
+        'lead-ladder-queued-then-granted.json',
+      ]),
+    );
+    // Queued, woken by lineGranted, dialed: the history holds that very path.
+    const signals = loadHistory('lead-ladder-queued-then-granted.json')
+      .events.map((event) => event.workflowExecutionSignaledEventAttributes?.signalName)
+      .filter(Boolean);
+    expect(signals).toEqual(['lineGranted', 'callEnded']);
+  });
+
+  it('fails with a determinism violation when a lean ladder no longer waits in the queue as recorded', async () => {
+    const history = loadHistory('lead-ladder-queued-then-granted.json');
+    // As if the ladder had dialed without the line handed to it: the queued wait's timer never started.
+    const timer = history.events.findIndex((event) => event.timerStartedEventAttributes);
+    expect(timer).toBeGreaterThan(0);
+    history.events.splice(timer, 1);
+    const [result] = await replay([{ workflowId: 'altered-lean-ladder', history: renumbered(history) }]);
+    expect(result?.error).toBeInstanceOf(DeterminismViolationError);
   });
 
   it('fails with a determinism violation when a history no longer matches the code', async () => {

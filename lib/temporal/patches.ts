@@ -198,7 +198,7 @@ export const PATCHES = {
     since: { commit: 'e1e6e5e', date: '2026-11-22' },
     change: 'The run upserts the JourneyNodeId search attribute at every node.',
     status: 'patched',
-    recordedIn: ['journey-whatsapp-node-channel'],
+    recordedIn: ['journey-whatsapp-node-channel', 'journey-call-branch-webhook-wait-lean-ladder'],
     oldPathIn: ['journey-call-branch-webhook-wait', 'journey-recovered-by-signal', 'journey-review-decided-by-update'],
     notReachedIn: [],
     longestRun: JOURNEY_RUN_LIFETIME,
@@ -216,6 +216,7 @@ export const PATCHES = {
     // No committed history has a call node that names an agent: replay covers neither branch.
     notReachedIn: [
       'journey-call-branch-webhook-wait',
+      'journey-call-branch-webhook-wait-lean-ladder',
       'journey-recovered-by-signal',
       'journey-review-decided-by-update',
       'journey-whatsapp-node-channel',
@@ -234,7 +235,7 @@ export const PATCHES = {
       'A whatsapp node sends on the WhatsApp channel (sendJourneyWhatsApp: its provider, billing and statuses) ' +
       'instead of the embedded sender (sendWhatsAppTemplate).',
     status: 'patched',
-    recordedIn: ['journey-whatsapp-node-channel'],
+    recordedIn: ['journey-whatsapp-node-channel', 'journey-call-branch-webhook-wait-lean-ladder'],
     oldPathIn: ['journey-call-branch-webhook-wait'],
     notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update'],
     longestRun: JOURNEY_RUN_LIFETIME,
@@ -270,7 +271,7 @@ export const PATCHES = {
       "A call node's child is the lean ladder (leadLadderWorkflow: its dials wait in the campaign's line queue, woken " +
       'when a line is handed to them) instead of leadDialWorkflow (which polls for a free line).',
     status: 'patched',
-    recordedIn: [],
+    recordedIn: ['journey-call-branch-webhook-wait-lean-ladder'],
     oldPathIn: ['journey-call-branch-webhook-wait'],
     notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update', 'journey-whatsapp-node-channel'],
     longestRun: JOURNEY_RUN_LIFETIME,

@@ -24,6 +24,7 @@ import { cancelledOrderNotificationScenario, crmDeliveryScenario, orderNotificat
 import { journeyWhatsAppScenario, leadMessageScenario, whatsAppMessageScenario } from './whatsapp-scenario';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
+import { leadLadderScenarios } from './lead-ladder-scenario';
 import { billedTestCallScenario, testCallScenario, voidedTestCallScenario } from './test-call-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -221,13 +222,14 @@ async function withReceiver<T>(status: number, use: (url: string) => Promise<T>)
   }
 }
 
-const journeyToTheEnd: ReplayScenario = {
-  name: 'journey-call-branch-webhook-wait',
+/** A journey run through a call node, a branch, a webhook, a wait and a WhatsApp node to its end. */
+const journeyToTheEnd = (name: string, runName: string): ReplayScenario => ({
+  name,
   run: (context) =>
     withReceiver(200, async (url) => {
       const handle = await startJourneyRun(
         context,
-        'journey-to-the-end',
+        runName,
         journey(
           [
             { id: 'start', type: 'start', data: { fields: [{ name: 'plan', type: 'string' }] } },
@@ -263,7 +265,7 @@ const journeyToTheEnd: ReplayScenario = {
       await handle.result();
       return handle.workflowId;
     }),
-};
+});
 
 const journeyRecoveredBySignal: ReplayScenario = {
   name: 'journey-recovered-by-signal',
@@ -353,7 +355,7 @@ export const replayScenarios: ReplayScenario[] = [
   // the lead finds the resume by its own five-minute look; recording takes that long).
   pausedThenResumed('lead-dial-paused-then-resumed-async-carrier'),
   campaignLifecycle,
-  journeyToTheEnd,
+  journeyToTheEnd('journey-call-branch-webhook-wait', 'journey-to-the-end'),
   contactsEnrolled,
   journeyRecoveredBySignal,
   journeyReviewedByUpdate,
@@ -373,4 +375,8 @@ export const replayScenarios: ReplayScenario[] = [
   crmDeliveryScenario,
   orderNotificationScenario,
   cancelledOrderNotificationScenario,
+  // The lean ladder (leadLadderWorkflow, 9d6d50d): every new CLASSIC lead's workflow, woken by the line queue.
+  ...leadLadderScenarios,
+  // A journey's call node since patch 'call-node-lean-ladder': its child is the lean ladder.
+  journeyToTheEnd('journey-call-branch-webhook-wait-lean-ladder', 'journey-to-the-end-lean-ladder'),
 ];
