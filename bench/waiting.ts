@@ -258,7 +258,11 @@ try {
   const memoryWaiting = memory();
   const callsPlaced = await db.call.count({ where: { campaignId: waitingCampaign.id } });
   const stopAt = performance.now();
-  await post(`/campaigns/${waitingCampaign.id}/stop`, {}, 200);
+  // The stop's answer waits until every lead was woken; past the API's transition deadline it answers 503 while
+  // the stop, accepted by the campaign's workflow, goes on. The measure is until every lead has ended.
+  const stopAnswer = await client.post(`/campaigns/${waitingCampaign.id}/stop`, {});
+  if (stopAnswer.status !== 200 && stopAnswer.status !== 503)
+    throw new Error(`stop: ${stopAnswer.status} ${stopAnswer.text}`);
   while ((await finishedCount(waitingCampaign.id)) < IDLE_LEADS) await sleep(500);
   const stopSeconds = (performance.now() - stopAt) / 1000;
   const kbPerLead = (before: number | null, after: number | null) =>

@@ -3,7 +3,7 @@ import { LEAD_WORKFLOW_KIND_SQL } from '../campaigns/lead-workflow-kind';
 import { startLeadWorkflow, type StoredLead } from './start-lead-workflow';
 import type { SqlPool } from '../sql-pool';
 import { createStartQueue } from './start-queue';
-import { NOW_UTC, type GrantedLine } from '../calls/call-lines';
+import { handOutFreeLines, NOW_UTC, type GrantedLine } from '../calls/call-lines';
 import { handOverLines } from './line-queue';
 import { poolSql } from '../run-sql';
 
@@ -38,6 +38,8 @@ export interface LeadDispatcher {
 const SWEEP_BATCH = 200;
 /** A line handed out and unused this long after its wake-up is woken again: a woken lead dials within a second. */
 const REWAKE_AFTER_S = 30;
+/** How often the sweep looks for free lines nobody handed out (handOutForgottenLines). */
+const FORGOTTEN_LINES_EVERY_MS = 10_000;
 
 /**
  * The transactional outbox of lead intake. A push commits its lead rows and answers; the workflows are
@@ -142,7 +144,34 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
       values: [REWAKE_AFTER_S, SWEEP_BATCH],
     });
     await handOverLines(poolSql(sql), temporal, rows, taskQueue);
-    return rows.length;
+    return rows.length + (await handOutForgottenLines());
+  }
+
+  /**
+   * Free lines nobody handed out: a push stores its leads in the queue, then hands the campaign's free lines out; an
+   * API that died in between (or a hand-out that failed) leaves an idle campaign with free lines and a queue, which no
+   * call's end will ever serve. Looked for every FORGOTTEN_LINES_EVERY_MS, over running campaigns with a free line
+   * whose first waiting entry is older than REWAKE_AFTER_S (a push's own hand-out comes first).
+   */
+  let forgottenCheckedAt = 0;
+  async function handOutForgottenLines(): Promise<number> {
+    if (Date.now() - forgottenCheckedAt < FORGOTTEN_LINES_EVERY_MS) return 0;
+    forgottenCheckedAt = Date.now();
+    const { rows } = await sql.query<{ id: string }>({
+      name: 'campaigns_with_forgotten_lines',
+      text: `SELECT c.id::text FROM "Campaign" c
+              WHERE c.status = 'RUNNING' AND c."callsInFlight" < c."maxConcurrentCalls"
+                AND EXISTS (SELECT 1 FROM "LineQueue" q WHERE q."campaignId" = c.id AND q."grantedAt" IS NULL
+                               AND q."queuedAt" < ${NOW_UTC} - make_interval(secs => $1))`,
+      values: [REWAKE_AFTER_S],
+    });
+    let granted = 0;
+    for (const { id } of rows) {
+      const lines = await handOutFreeLines(poolSql(sql), id);
+      granted += lines.length;
+      await handOverLines(poolSql(sql), temporal, lines, taskQueue);
+    }
+    return granted;
   }
 
   function scheduleSweep(delayMs: number) {

@@ -15,9 +15,9 @@ import { afterAll } from 'vitest';
 /*
  * A push commits its leads and their places in the line queue in one statement (api/leads/lead-rows.ts
  * upsertLeads), then hands the campaign's free lines to the queue in another (api/leads/leads.ts handOutLinesOnPush).
- * Should the API die between the two, or the second fail (it is caught and logged: "the next line given back, or the
- * sweep, hands them theirs"), the leads are queued, lines are free, and their workflows are started by the next API's
- * sweep with the queued start delay (an hour). Nothing else hands those free lines out on an idle campaign.
+ * Should the API die between the two, or the second fail (it is caught and logged), the leads are queued, lines are
+ * free, and their workflows are started by the next API's sweep with the queued start delay (an hour). On an idle
+ * campaign no call's end hands those lines out: the sweep does (lib/temporal/lead-dispatch.ts handOutForgottenLines).
  */
 
 const { db, url } = await useTestDatabase();
