@@ -58,7 +58,8 @@ const worker = await createWorker({
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
   options: { maxCachedWorkflows, ...workerStopTimes(config.SHUTDOWN_GRACE_MS) },
-  tracing,
+  // Untraced unless an OTLP endpoint is set: then the worker loads the bundle with the tracing interceptors.
+  tracing: tracing.exporting ? tracing : undefined,
   dependencies: {
     db,
     calls: createCarrier(config),
