@@ -53,11 +53,18 @@ async function headersOfFirstActivity(traced: boolean): Promise<string[]> {
     ...(traced && { tracing: { spanProcessor: new NoopSpanProcessor(), resource: Resource.empty() } }),
   });
   const running = worker.run();
-  // An unknown call: the activity fails and is retried, the workflow waits on it; only its schedule matters.
-  const handle = await client.workflow.start('callIntelligenceWorkflow', {
+  // A live sheet's first sync, its activity scheduled on a queue no worker polls: the run waits on it.
+  const handle = await client.workflow.start('liveSheetWorkflow', {
     taskQueue,
     workflowId: `workflow-tracing-${randomUUID()}`,
-    args: [{ callId: randomUUID() }],
+    args: [
+      {
+        sheetId: randomUUID(),
+        spreadsheetId: 'none',
+        intervalSeconds: 3600,
+        activityTaskQueue: uniqueTaskQueue('nobody-polls'),
+      },
+    ],
   });
   try {
     const scheduled = await until(

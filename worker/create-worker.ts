@@ -6,6 +6,8 @@ import { createActivities, type ActivityDependencies } from '../activities';
 import type { Tracing } from '../lib/tracing';
 import { tracedBundlePath, tracingWorkerOptions, tracingWorkflowInterceptorsModule } from './tracing-interceptors';
 import { SHARED_WORKFLOW_MODULES } from './shared-workflow-modules';
+import { withWorkflowStackTraces } from './workflow-stack-traces';
+import { DEFAULT_WORKFLOW_STACK_TRACES } from '../lib/config';
 
 // workflows/index.ts beside the sources (tsx, vitest), dist/workflows/index.js beside the compiled worker.
 // Only a path: nothing is read unless the worker bundles at start (no WORKFLOW_BUNDLE_PATH).
@@ -25,32 +27,37 @@ export interface WorkerSetup {
    * loads the bundle without the tracing workflow interceptors and registers no tracing interceptor or sink.
    */
   tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
+  /** The per-promise stack capture for the Web UI's Stack Trace tab (WORKFLOW_STACK_TRACES); default off. */
+  workflowStackTraces?: 'on' | 'off';
 }
 
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
   const traced = setup.tracing ? tracingWorkerOptions(setup.tracing) : undefined;
-  return Worker.create({
-    connection: setup.connection,
-    namespace: setup.namespace,
-    taskQueue: setup.taskQueue,
-    activities: createActivities(setup.dependencies),
-    // A prebuilt bundle has the shared modules in it already, and the tracing workflow interceptors when it
-    // is the traced one (bundle-workflows.ts).
-    ...(setup.workflowBundlePath
-      ? { workflowBundle: { codePath: workflowBundleFor(setup.workflowBundlePath, traced !== undefined) } }
-      : {
-          workflowsPath,
-          bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] },
-        }),
-    ...(traced && {
-      interceptors: {
-        ...traced.interceptors,
-        ...(!setup.workflowBundlePath && { workflowModules: [tracingWorkflowInterceptorsModule] }),
-      },
-      sinks: traced.sinks,
+  const stackTraces = (setup.workflowStackTraces ?? DEFAULT_WORKFLOW_STACK_TRACES) === 'on';
+  return withWorkflowStackTraces(stackTraces, () =>
+    Worker.create({
+      connection: setup.connection,
+      namespace: setup.namespace,
+      taskQueue: setup.taskQueue,
+      activities: createActivities(setup.dependencies),
+      // A prebuilt bundle has the shared modules in it already, and the tracing workflow interceptors when it
+      // is the traced one (bundle-workflows.ts).
+      ...(setup.workflowBundlePath
+        ? { workflowBundle: { codePath: workflowBundleFor(setup.workflowBundlePath, traced !== undefined) } }
+        : {
+            workflowsPath,
+            bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] },
+          }),
+      ...(traced && {
+        interceptors: {
+          ...traced.interceptors,
+          ...(!setup.workflowBundlePath && { workflowModules: [tracingWorkflowInterceptorsModule] }),
+        },
+        sinks: traced.sinks,
+      }),
+      ...setup.options,
     }),
-    ...setup.options,
-  });
+  );
 }
 
 /** The untraced bundle given, or the traced one beside it (tracedBundlePath); a missing traced bundle stops the start. */
