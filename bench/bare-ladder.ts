@@ -125,6 +125,8 @@ try {
     SIMULATED_CARRIER_URL: bareCarrier.url,
     SIMULATED_CARRIER_SIGNING_SECRET: signingSecret,
   });
+  // A bench that fails leaves none of its processes behind.
+  process.once('exit', () => [bareSide, bareCarrier.carrier].forEach((each) => each.stop()));
   await bareSide.printed('bare side polling');
   const production = await startProductionSide({
     databaseUrl,

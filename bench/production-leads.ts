@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import os from 'node:os';
+import { Client, Connection } from '@temporalio/client';
 import { createJsonPoster } from './http-post';
 import { BENCH_LADDER, pushLeads } from './ladder-campaign';
 import { apiHealthy, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
@@ -70,7 +71,11 @@ export interface ProductionSide {
   worker: BenchProcess;
   /** Stops the worker and starts another on the same task queue with these node flags and environment. */
   restartWorker(nodeArgs: string[], env?: Record<string, string>): Promise<BenchProcess>;
-  /** Pushes `leads` one-call leads into a new campaign and waits until every one has finished. */
+  /**
+   * Pushes `leads` one-call leads into a new campaign and waits until every one has finished and no workflow on
+   * the task queue runs any more: what a lead sets off after its own end (its call's intelligence) is its cost
+   * too, and must not spill into the next measurement.
+   */
   runLeads(leads: number): Promise<ProductionRun>;
   stop(): Promise<void>;
 }
@@ -78,7 +83,10 @@ export interface ProductionSide {
 export interface ProductionRun {
   campaignId: string;
   leads: number;
+  /** From the first push until no workflow on the task queue runs. */
   seconds: number;
+  /** From the first push until the last lead finished. */
+  leadsFinishedSeconds: number;
   /** CPU seconds by process group from the first push to the last lead finished. */
   cpuSeconds: Record<string, number>;
   /** CPU seconds of the worker's workflow thread(s) over the same interval. */
@@ -118,20 +126,26 @@ export async function startProductionSide(setup: {
     WORKER_METRICS_PORT: 'off',
     WORKER_SDK_METRICS_PORT: 'off',
   };
+  const temporalConnection = await Connection.connect({ address: setup.temporalAddress });
+  const temporal = new Client({ connection: temporalConnection });
+  const running = `TaskQueue = "${taskQueue}" AND ExecutionStatus = "Running"`;
   const api = startBenchProcess('api/main.ts', {
     ...common,
     PORT: String(apiPort),
     EXPORT_DIR: path.join(setup.scratchDir ?? os.tmpdir(), 'bench-exports'),
   });
+  let liveWorker: BenchProcess | undefined;
   const startWorker = async (nodeArgs: string[], env: Record<string, string>) => {
-    const started = startBenchProcess(
+    const started = (liveWorker = startBenchProcess(
       'worker/main.ts',
       { ...common, WORKFLOW_BUNDLE_PATH: setup.bundlePath, ...env },
       nodeArgs,
-    );
+    ));
     await started.printed('worker polling');
     return started;
   };
+  // A bench that fails leaves none of its processes behind.
+  process.once('exit', () => [liveWorker, api, carrier].forEach((each) => each?.stop()));
   await apiHealthy(apiUrl);
   const side: ProductionSide = {
     db,
@@ -179,6 +193,9 @@ export async function startProductionSide(setup: {
         });
         if (polls % 120 === 119) console.error(`  ${finished} of ${leads} leads finished`);
       }
+      const leadsFinishedSeconds = (performance.now() - started) / 1000;
+      while ((await temporal.workflow.count(running)).count > 0)
+        await new Promise((resolve) => setTimeout(resolve, 250));
       const seconds = (performance.now() - started) / 1000;
       const workflowThreadCpuSeconds = threadCpuSeconds(side.worker.pid) - threadBefore;
       const cpuAfter = cpuNow();
@@ -190,6 +207,7 @@ export async function startProductionSide(setup: {
         campaignId: campaign.id,
         leads,
         seconds: Number(seconds.toFixed(2)),
+        leadsFinishedSeconds: Number(leadsFinishedSeconds.toFixed(2)),
         cpuSeconds,
         workflowThreadCpuSeconds: Number(workflowThreadCpuSeconds.toFixed(2)),
         leadWorkflowIds: rows.map((row) => row.workflowId),
@@ -199,6 +217,7 @@ export async function startProductionSide(setup: {
       for (const each of [side.worker, api, carrier]) each.stop();
       await Promise.all([side.worker, api, carrier].map((each) => waitForExit(each.pid)));
       await db.$disconnect();
+      await temporalConnection.close();
     },
   };
   return side;
