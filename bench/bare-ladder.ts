@@ -216,6 +216,8 @@ try {
   ) => ({
     ownCpuMsPerLead: perLeadMs(median(runs.map((run) => sum(run.cpuSeconds, own)))),
     temporalServerCpuMsPerLead: perLeadMs(median(runs.map((run) => run.cpuSeconds['Temporal server'] ?? 0))),
+    // The cluster's persistence; none on the dev server (SQLite in its own process).
+    temporalPostgresCpuMsPerLead: perLeadMs(median(runs.map((run) => run.cpuSeconds["Temporal's PostgreSQL"] ?? 0))),
     postgresCpuMsPerLead: perLeadMs(median(runs.map((run) => run.cpuSeconds.PostgreSQL ?? 0))),
     workflowThreadCpuMsPerLead: perLeadMs(median(runs.map((run) => run.workflowThreadCpuSeconds))),
     rounds: runs.map((run) => ({
@@ -290,7 +292,12 @@ try {
     `| CPU of the side's own processes, ms | ${bare.ownCpuMsPerLead} (${bareOwn.join(', ')}) | ${prod.ownCpuMsPerLead} (${productionOwn.join(', ')}) |`,
     `| of which the workflow thread, ms | ${bare.workflowThreadCpuMsPerLead} | ${prod.workflowThreadCpuMsPerLead} |`,
     `| Temporal server CPU, ms | ${bare.temporalServerCpuMsPerLead} | ${prod.temporalServerCpuMsPerLead} |`,
-    `| PostgreSQL CPU, ms | ${bare.postgresCpuMsPerLead} | ${prod.postgresCpuMsPerLead} |`,
+    ...(CLUSTER
+      ? [
+          `| Temporal's PostgreSQL CPU, ms | ${bare.temporalPostgresCpuMsPerLead} | ${prod.temporalPostgresCpuMsPerLead} |`,
+        ]
+      : []),
+    `| PostgreSQL (the app's) CPU, ms | ${bare.postgresCpuMsPerLead} | ${prod.postgresCpuMsPerLead} |`,
     `| workflows | ${result.bare.perLead.workflows} | ${productionPerLead.workflows} |`,
     `| history events | ${result.bare.perLead.events} | ${productionPerLead.events} |`,
     `| visibility writes | ${result.bare.perLead.visibilityWrites} | ${productionPerLead.visibilityWrites} |`,

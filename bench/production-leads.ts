@@ -54,11 +54,30 @@ export function groupOf(measured: Record<string, number>, after: ReturnType<type
     const own = Object.entries(measured).find(([, measuredPid]) => measuredPid === pid)?.[0];
     if (own) return own;
     if (!descendsFrom(after, pid, process.pid)) return 'other';
-    if (name.startsWith('postgres')) return 'PostgreSQL';
+    if (name.startsWith('postgres')) return isTemporalsPostgres(after, pid) ? "Temporal's PostgreSQL" : 'PostgreSQL';
     // The stack's Temporal: the CLI's dev server (`temporal`) or the cluster's server binary and its UI.
     if (!name.startsWith('node') && !name.startsWith('npm') && !name.startsWith('sh')) return 'Temporal server';
     return 'other';
   };
+}
+
+/**
+ * Whether a postgres process belongs to the cluster's own PostgreSQL (scripts/stack/ephemeral-stack.ts keeps it in
+ * <workDir>/temporal-postgres), not the app's: on the production-shaped cluster, Temporal's persistence is
+ * PostgreSQL, and its CPU is the Temporal server's cost.
+ */
+function isTemporalsPostgres(processes: ReturnType<typeof cpuNow>, pid: number): boolean {
+  let top = pid;
+  for (let steps = 0; steps < 8; steps++) {
+    const parent = processes.get(top)?.parent;
+    if (!parent || !processes.get(parent)?.name.startsWith('postgres')) break;
+    top = parent;
+  }
+  try {
+    return readFileSync(`/proc/${top}/cmdline`, 'utf8').includes('temporal-postgres');
+  } catch {
+    return false;
+  }
 }
 
 export interface ProductionSide {
