@@ -10,7 +10,7 @@ import { NativeConnection, Worker } from '@temporalio/worker';
 import { verifyEventSignature, SIGNATURE_HEADER } from '../../lib/calls/signature';
 import { withWorkflowStackTraces } from '../../worker/workflow-stack-traces';
 import { DEFAULT_WORKFLOW_STACK_TRACES } from '../../lib/config';
-import { bareCallEnded } from './workflows';
+import { bareCallEnded, type BareActivities } from './workflows';
 
 const env = (name: string) => {
   const value = process.env[name];
@@ -54,7 +54,7 @@ receiver.listen(0, '127.0.0.1');
 await new Promise((resolve) => receiver.once('listening', resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
 
-const activities = {
+const activities: BareActivities = {
   async bareDial({ attemptId, to }: { attemptId: string; to: string }): Promise<string> {
     // The terminal event only: the bare lead waits for nothing else.
     const response = await fetch(`${carrierUrl}/calls`, {
@@ -66,7 +66,6 @@ const activities = {
     return ((await response.json()) as { providerCallId: string }).providerCallId;
   },
 };
-export type BareActivities = typeof activities;
 
 const connection = await NativeConnection.connect({ address: env('TEMPORAL_ADDRESS') });
 // The production worker's default for the SDK's stack capture, so that the two differ by their ladders only.

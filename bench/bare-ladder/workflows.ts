@@ -4,7 +4,11 @@
 // must not carry.
 // eslint-disable-next-line @typescript-eslint/no-restricted-imports
 import { condition, defineSignal, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { BareActivities } from './side';
+
+/** The one activity, run by the side's worker (side.ts), which imports this file, not the other way round. */
+export interface BareActivities {
+  bareDial(input: { attemptId: string; to: string }): Promise<string>;
+}
 
 /** What the side's receiver signals when the carrier says the call ended. */
 export const bareCallEnded = defineSignal<[{ status: string }]>('bareCallEnded');
