@@ -20,12 +20,12 @@ import {
   ANSWERED_PHONE,
   TIME_SCALE,
   cpuNow,
+  cpuSecondsWithEndedBackends,
   groupOf,
   startProductionSide,
   threadCpuSeconds,
   waitForExit,
 } from './production-leads';
-import { cpuSecondsBetween } from './measure';
 import { benchMachine, writeBenchResults } from './results-files';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { projectRoot } from '../scripts/stack/paths';
@@ -161,7 +161,7 @@ try {
     const seconds = (performance.now() - started) / 1000;
     const workflowThreadCpuSeconds = threadCpuSeconds(bareSide.pid) - threadBefore;
     const cpuAfter = cpuNow();
-    const cpuSeconds = cpuSecondsBetween(cpuBefore, cpuAfter, groupOf(measured, cpuAfter));
+    const cpuSeconds = cpuSecondsWithEndedBackends(cpuBefore, cpuAfter, groupOf(measured, cpuAfter));
     delete cpuSeconds.other;
     const unexpected = outcomes.filter((outcome) => outcome !== 'completed');
     if (unexpected.length > 0) throw new Error(`bare leads ended otherwise: ${unexpected.slice(0, 5).join(', ')}`);

@@ -80,6 +80,27 @@ function isTemporalsPostgres(processes: ReturnType<typeof cpuNow>, pid: number):
   }
 }
 
+/**
+ * cpuSecondsBetween, plus the PostgreSQL backends that ended within the interval: a pool closes idle connections
+ * and their backends' CPU would be lost with them, so each postmaster's exited-children time is added to its
+ * group. (A backend that began before the interval and ended within it brings its earlier CPU too: a small excess.)
+ */
+export function cpuSecondsWithEndedBackends(
+  before: ReturnType<typeof cpuNow>,
+  after: ReturnType<typeof cpuNow>,
+  group: (pid: number, name: string) => string,
+): Record<string, number> {
+  const groups = cpuSecondsBetween(before, after, group);
+  for (const [pid, { name, parent, exitedChildrenSeconds }] of after) {
+    if (!name.startsWith('postgres') || after.get(parent)?.name.startsWith('postgres')) continue;
+    const used = exitedChildrenSeconds - (before.get(pid)?.exitedChildrenSeconds ?? 0);
+    if (used <= 0) continue;
+    const named = group(pid, name);
+    groups[named] = Number(((groups[named] ?? 0) + used).toFixed(2));
+  }
+  return groups;
+}
+
 export interface ProductionSide {
   db: Database;
   databaseUrl: string;
@@ -218,7 +239,7 @@ export async function startProductionSide(setup: {
       const seconds = (performance.now() - started) / 1000;
       const workflowThreadCpuSeconds = threadCpuSeconds(side.worker.pid) - threadBefore;
       const cpuAfter = cpuNow();
-      const cpuSeconds = cpuSecondsBetween(cpuBefore, cpuAfter, groupOf(measured, cpuAfter));
+      const cpuSeconds = cpuSecondsWithEndedBackends(cpuBefore, cpuAfter, groupOf(measured, cpuAfter));
       delete cpuSeconds.other;
       client.close();
       const rows = await db.lead.findMany({ where: { campaignId: campaign.id }, select: { workflowId: true } });
