@@ -81,9 +81,9 @@ function isTemporalsPostgres(processes: ReturnType<typeof cpuNow>, pid: number):
 }
 
 /**
- * cpuSecondsBetween, plus the PostgreSQL backends that ended within the interval: a pool closes idle connections
- * and their backends' CPU would be lost with them, so each postmaster's exited-children time is added to its
- * group. (A backend that began before the interval and ended within it brings its earlier CPU too: a small excess.)
+ * cpuSecondsBetween, plus the PostgreSQL backends that ended within the interval: a pool closes idle connections,
+ * and a backend's CPU would leave the snapshot with it. A postmaster's exited-children time holds the whole life of
+ * each backend it reaped; less what those alive at `before` had used by then, it is what they used within.
  */
 export function cpuSecondsWithEndedBackends(
   before: ReturnType<typeof cpuNow>,
@@ -93,7 +93,10 @@ export function cpuSecondsWithEndedBackends(
   const groups = cpuSecondsBetween(before, after, group);
   for (const [pid, { name, parent, exitedChildrenSeconds }] of after) {
     if (!name.startsWith('postgres') || after.get(parent)?.name.startsWith('postgres')) continue;
-    const used = exitedChildrenSeconds - (before.get(pid)?.exitedChildrenSeconds ?? 0);
+    let usedBefore = 0;
+    for (const [childPid, child] of before)
+      if (child.parent === pid && !after.has(childPid)) usedBefore += child.seconds;
+    const used = exitedChildrenSeconds - (before.get(pid)?.exitedChildrenSeconds ?? 0) - usedBefore;
     if (used <= 0) continue;
     const named = group(pid, name);
     groups[named] = Number(((groups[named] ?? 0) + used).toFixed(2));
