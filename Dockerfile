@@ -32,8 +32,9 @@ COPY . .
 # Exactly package-lock.json; npm ci refuses a lockfile out of step with package.json. The cache mount keeps
 # downloaded tarballs between builds.
 RUN --mount=type=cache,target=/root/.npm npm ci
-# dist/: the API, the workers, the CLI and the generated Prisma client as ES modules, and dist/workflow-bundle.js,
-# which the worker loads instead of bundling workflows/ at start. Then the dev dependencies (tsx, TypeScript,
+# dist/: the API, the workers, the CLI and the generated Prisma client as ES modules, and dist/workflow-bundle.js
+# (and dist/workflow-bundle.traced.js, loaded instead when tracing is on), which the worker loads instead of
+# bundling workflows/ at start. Then the dev dependencies (tsx, TypeScript,
 # vitest, ...) are removed from node_modules.
 RUN npm run build \
  && npm prune --omit=dev

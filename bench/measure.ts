@@ -46,6 +46,8 @@ export interface ProcessCpu {
   name: string;
   parent: number;
   seconds: number;
+  /** CPU seconds of its children that have ended and been waited for (cutime + cstime). */
+  exitedChildrenSeconds: number;
 }
 
 /** Whether pid is a descendant of ancestor in the snapshot (the servers a bench started, not other people's). */
@@ -72,6 +74,7 @@ export function cpuSecondsByProcess(
         name,
         parent: Number(fields[1]),
         seconds: (Number(fields[11]) + Number(fields[12])) / ticksPerSecond,
+        exitedChildrenSeconds: (Number(fields[13]) + Number(fields[14])) / ticksPerSecond,
       });
     } catch {
       // The process ended between the listing and the read.

@@ -26,6 +26,9 @@ export const defaultExportTaskQueue = (taskQueue: string) => `${taskQueue}-expor
 /** The task queue of the speech workers when SPEECH_TASK_QUEUE is not set: the main queue's name with `-speech`. */
 export const defaultSpeechTaskQueue = (taskQueue: string) => `${taskQueue}-speech`;
 
+/** WORKFLOW_STACK_TRACES unset, and a worker created without saying (worker/create-worker.ts). */
+export const DEFAULT_WORKFLOW_STACK_TRACES: 'on' | 'off' = 'off';
+
 /** The variables one by one, before the values that depend on others are resolved. */
 export const configVariables = z.object({
   DATABASE_URL: z.string().url().startsWith('postgres'),
@@ -126,6 +129,14 @@ export const configVariables = z.object({
    * from the heap, and 10,000 journey runs waiting on timers ran the workflow thread out of heap.
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /**
+   * `on`: the SDK captures a stack for every promise a workflow creates, for the Web UI's Stack Trace tab (the
+   * `__stack_trace` query). `off` (default): it captures none, a third less CPU on the workflow thread
+   * (bench/stack-traces.ts), and that tab answers that stack traces are not enabled. Turn it on, and restart the
+   * workers, to look at where runs wait: a run's stack is rebuilt when its history is replayed
+   * (docs/temporal-ui.md#the-stack-trace-tab, worker/workflow-stack-traces.ts).
+   */
+  WORKFLOW_STACK_TRACES: z.enum(['on', 'off']).default(DEFAULT_WORKFLOW_STACK_TRACES),
   /**
    * How long a process takes, at most, from SIGTERM or SIGINT until it has exited (lib/shutdown.ts,
    * docs/operations-stopping.md): what has not finished stopping by then is named in a log line and the

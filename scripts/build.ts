@@ -1,6 +1,6 @@
 // `npm run build [-- --out-dir DIR]`: the API, the workers, the CLI and the generated Prisma client compiled by
 // the TypeScript compiler into dist/ as ES modules that plain `node` runs, then the workflow bundle the worker
-// loads (dist/workflow-bundle.js, WORKFLOW_BUNDLE_PATH), made by the compiled bundler.
+// loads (dist/workflow-bundle.js, WORKFLOW_BUNDLE_PATH, and the traced one beside it), made by the compiled bundler.
 // docs/operations.md#production-the-build-the-image-docker-compose
 import { execFileSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, rmSync, symlinkSync } from 'node:fs';

@@ -55,7 +55,7 @@ describe('the compiled build', () => {
     expect(files).toContain(path.join('generated', 'prisma', 'client.js'));
     expect(files.filter((file) => file.endsWith('.ts'))).toEqual([]);
     const extensionless = files
-      .filter((file) => file.endsWith('.js') && file !== 'workflow-bundle.js')
+      .filter((file) => file.endsWith('.js') && !file.startsWith('workflow-bundle.'))
       .flatMap((file) => {
         const source = readFileSync(path.join(distDir, file), 'utf8');
         return [...source.matchAll(/(?:from|import)\s*\(?\s*["'](\.{1,2}\/[^"']*)["']/g)]

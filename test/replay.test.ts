@@ -1,11 +1,14 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Resource } from '@opentelemetry/resources';
+import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { historyFromJSON } from '@temporalio/common/lib/proto-utils';
 import { Worker } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { describe, expect, inject, it } from 'vitest';
 import { replayScenarios } from './replay/scenarios';
 import { quietRuntime } from './support/temporal';
+import { tracedBundlePath, tracingWorkerOptions } from '../worker/tracing-interceptors';
 
 quietRuntime();
 
@@ -24,13 +27,14 @@ function renumbered(history: { events: Array<Record<string, any>> }) {
   return history;
 }
 
-async function replay(histories: Array<{ workflowId: string; history: unknown }>) {
+async function replay(
+  histories: Array<{ workflowId: string; history: unknown }>,
+  codePath = inject('stack').workflowBundlePath,
+  sinks?: ReturnType<typeof tracingWorkerOptions>['sinks'],
+) {
   const results = [];
   const replayable = histories.map(({ workflowId, history }) => ({ workflowId, history: historyFromJSON(history) }));
-  for await (const result of Worker.runReplayHistories(
-    { workflowBundle: { codePath: inject('stack').workflowBundlePath } },
-    replayable,
-  )) {
+  for await (const result of Worker.runReplayHistories({ workflowBundle: { codePath }, sinks }, replayable)) {
     results.push(result);
   }
   return results;
@@ -77,6 +81,19 @@ describe('recorded workflow histories', () => {
     history.events.splice(timer, 1);
     const [result] = await replay([{ workflowId: 'altered-lean-ladder', history: renumbered(history) }]);
     expect(result?.error).toBeInstanceOf(DeterminismViolationError);
+  });
+
+  it('replays every committed history on the traced bundle too, so turning tracing on or off keeps runs in flight', async () => {
+    // The histories were recorded with the tracing interceptors in the bundle, the untraced one replays them
+    // above; the traced bundle (a worker with OTEL_EXPORTER_OTLP_ENDPOINT) must replay them as well.
+    const results = await replay(
+      historyFiles.map((file) => ({ workflowId: file, history: loadHistory(file) })),
+      tracedBundlePath(inject('stack').workflowBundlePath),
+      // The traced sandbox hands its spans to the exporter sink: here one that drops them.
+      tracingWorkerOptions({ spanProcessor: new NoopSpanProcessor(), resource: Resource.empty() }).sinks,
+    );
+    expect(results).toHaveLength(historyFiles.length);
+    for (const result of results) expect(result.error, result.workflowId).toBeUndefined();
   });
 
   it('fails with a determinism violation when a history no longer matches the code', async () => {

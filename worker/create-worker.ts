@@ -1,12 +1,13 @@
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { NativeConnection, Worker, type WorkerOptions } from '@temporalio/worker';
-import { NoopSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { Resource } from '@opentelemetry/resources';
 import { createActivities, type ActivityDependencies } from '../activities';
 import type { Tracing } from '../lib/tracing';
-import { tracingWorkerOptions, tracingWorkflowInterceptorsModule } from './tracing-interceptors';
+import { tracedBundlePath, tracingWorkerOptions, tracingWorkflowInterceptorsModule } from './tracing-interceptors';
 import { SHARED_WORKFLOW_MODULES } from './shared-workflow-modules';
+import { withWorkflowStackTraces } from './workflow-stack-traces';
+import { DEFAULT_WORKFLOW_STACK_TRACES } from '../lib/config';
 
 // workflows/index.ts beside the sources (tsx, vitest), dist/workflows/index.js beside the compiled worker.
 // Only a path: nothing is read unless the worker bundles at start (no WORKFLOW_BUNDLE_PATH).
@@ -21,28 +22,51 @@ export interface WorkerSetup {
   /** Prebuilt bundle (production, tests); without it the worker bundles workflows/ at start. */
   workflowBundlePath?: string;
   options?: Partial<WorkerOptions>;
-  /** Where the workflows' and activities' spans go (lib/tracing.ts); unset: dropped. */
+  /**
+   * Where the workflows' and activities' spans go (lib/tracing.ts). Unset: no tracing at all, the worker
+   * loads the bundle without the tracing workflow interceptors and registers no tracing interceptor or sink.
+   */
   tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
+  /** The per-promise stack capture for the Web UI's Stack Trace tab (WORKFLOW_STACK_TRACES); default off. */
+  workflowStackTraces?: 'on' | 'off';
 }
 
-const UNTRACED = { spanProcessor: new NoopSpanProcessor(), resource: Resource.empty() };
-
 export async function createWorker(setup: WorkerSetup): Promise<Worker> {
-  const traced = tracingWorkerOptions(setup.tracing ?? UNTRACED);
-  return Worker.create({
-    connection: setup.connection,
-    namespace: setup.namespace,
-    taskQueue: setup.taskQueue,
-    activities: createActivities(setup.dependencies),
-    // A prebuilt bundle has the tracing workflow interceptors and the shared modules in it already (bundle-workflows.ts).
-    ...(setup.workflowBundlePath
-      ? { workflowBundle: { codePath: setup.workflowBundlePath }, interceptors: traced.interceptors }
-      : {
-          workflowsPath,
-          bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] },
-          interceptors: { ...traced.interceptors, workflowModules: [tracingWorkflowInterceptorsModule] },
-        }),
-    sinks: traced.sinks,
-    ...setup.options,
-  });
+  const traced = setup.tracing ? tracingWorkerOptions(setup.tracing) : undefined;
+  const stackTraces = (setup.workflowStackTraces ?? DEFAULT_WORKFLOW_STACK_TRACES) === 'on';
+  return withWorkflowStackTraces(stackTraces, () =>
+    Worker.create({
+      connection: setup.connection,
+      namespace: setup.namespace,
+      taskQueue: setup.taskQueue,
+      activities: createActivities(setup.dependencies),
+      // A prebuilt bundle has the shared modules in it already, and the tracing workflow interceptors when it
+      // is the traced one (bundle-workflows.ts).
+      ...(setup.workflowBundlePath
+        ? { workflowBundle: { codePath: workflowBundleFor(setup.workflowBundlePath, traced !== undefined) } }
+        : {
+            workflowsPath,
+            bundlerOptions: { preloadModules: [...SHARED_WORKFLOW_MODULES] },
+          }),
+      ...(traced && {
+        interceptors: {
+          ...traced.interceptors,
+          ...(!setup.workflowBundlePath && { workflowModules: [tracingWorkflowInterceptorsModule] }),
+        },
+        sinks: traced.sinks,
+      }),
+      ...setup.options,
+    }),
+  );
+}
+
+/** The untraced bundle given, or the traced one beside it (tracedBundlePath); a missing traced bundle stops the start. */
+function workflowBundleFor(untracedBundlePath: string, traced: boolean): string {
+  if (!traced) return untracedBundlePath;
+  const tracedPath = tracedBundlePath(untracedBundlePath);
+  if (!existsSync(tracedPath))
+    throw new Error(
+      `tracing is on but the traced workflow bundle ${tracedPath} does not exist: build both with npm run build:workflows`,
+    );
+  return tracedPath;
 }

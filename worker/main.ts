@@ -58,7 +58,9 @@ const worker = await createWorker({
   taskQueue: config.TEMPORAL_TASK_QUEUE,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
   options: { maxCachedWorkflows, ...workerStopTimes(config.SHUTDOWN_GRACE_MS) },
-  tracing,
+  // Untraced unless an OTLP endpoint is set: then the worker loads the bundle with the tracing interceptors.
+  tracing: tracing.exporting ? tracing : undefined,
+  workflowStackTraces: config.WORKFLOW_STACK_TRACES,
   dependencies: {
     db,
     calls: createCarrier(config),
@@ -91,6 +93,7 @@ log.info(
     temporalAddress: config.TEMPORAL_ADDRESS,
     telephony: config.TELEPHONY_PROVIDER,
     maxCachedWorkflows,
+    workflowStackTraces: config.WORKFLOW_STACK_TRACES,
     speechTaskQueue: config.SPEECH_TASK_QUEUE,
     speechSlots: config.SPEECH_ANALYSIS_SLOTS,
   },

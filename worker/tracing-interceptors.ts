@@ -9,8 +9,8 @@ import type { Tracing } from '../lib/tracing';
 
 /**
  * The SDK's workflow interceptors module (spans for the workflow's run and the activities it schedules,
- * carried to them in headers). It goes into every workflow bundle (bundle-workflows.ts), traced or not;
- * untraced workers give it a sink that drops its spans.
+ * carried to them in headers). Only the traced bundle has it (bundle-workflows.ts): with tracing off the
+ * worker loads a bundle without it, so that no span is built in the sandbox only to be dropped.
  */
 export const tracingWorkflowInterceptorsModule = createRequire(import.meta.url).resolve(
   '@temporalio/interceptors-opentelemetry/lib/workflow-interceptors',
@@ -33,4 +33,13 @@ export function tracingWorkerOptions(tracing: Pick<Tracing, 'spanProcessor' | 'r
     },
     sinks: { exporter: makeWorkflowExporter(tracing.spanProcessor, tracing.resource) },
   } satisfies Partial<WorkerOptions>;
+}
+
+/**
+ * The traced bundle's file, beside the untraced one the worker is given (WORKFLOW_BUNDLE_PATH): one variable
+ * names both, so a deployment that turns tracing on changes nothing else. `workflow-bundle.js` ->
+ * `workflow-bundle.traced.js`.
+ */
+export function tracedBundlePath(untracedBundlePath: string): string {
+  return untracedBundlePath.replace(/(\.js)?$/, '.traced.js');
 }

@@ -7,7 +7,7 @@ import { ensureDatabase, startEmbeddedPostgres } from './postgres';
 import { type EmbeddedTemporal } from './temporal';
 import { freeClusterPorts, startTemporalCluster } from './temporal-cluster';
 import { requiredPath, startDevServer, testTemporalChoice, type TestTemporalKind } from './test-temporal';
-import { buildWorkflowBundle } from '../../worker/bundle-workflows';
+import { buildWorkflowBundles } from '../../worker/bundle-workflows';
 
 export const TEMPLATE_DATABASE = 'app_template';
 
@@ -85,7 +85,8 @@ export async function startTestStack(): Promise<{ stack: TestStack; stop: () => 
   const [postgres, { server: temporal, kind }] = [postgresStart.value, temporalStart.value];
   await ensureDatabase(postgres.urlFor('postgres'), TEMPLATE_DATABASE);
   await migrateDeploy(postgres.urlFor(TEMPLATE_DATABASE));
-  const workflowBundlePath = await buildWorkflowBundle(path.join(workDir, 'workflow-bundle.js'));
+  // Both bundles: the tests' traced processes (test/telemetry.test.ts) load the traced one beside it.
+  const { untraced: workflowBundlePath } = await buildWorkflowBundles(path.join(workDir, 'workflow-bundle.js'));
   return {
     stack: {
       postgresAdminUrl: postgres.urlFor('postgres'),
