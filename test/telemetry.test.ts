@@ -248,21 +248,21 @@ describe('traces', () => {
       const parent = span.parentSpanId ? byId.get(span.parentSpanId) : undefined;
       return [span.name, ...(parent ? ancestry(parent) : [])];
     };
-    const dial = trace.find((span) => span.name === 'RunActivity:dialCall');
+    const dial = trace.find((span) => span.name === 'RunActivity:attemptCall');
     expect(dial, JSON.stringify(trace.map((span) => span.name))).toBeDefined();
     expect(ancestry(dial!)).toEqual([
-      'RunActivity:dialCall',
-      'StartActivity:dialCall',
-      'RunWorkflow:leadDialWorkflow',
-      'StartWorkflow:leadDialWorkflow',
+      'RunActivity:attemptCall',
+      'StartActivity:attemptCall',
+      'RunWorkflow:leadLadderWorkflow',
+      'StartWorkflow:leadLadderWorkflow',
       'POST /v1/campaigns/{campaignId}/leads/batch',
     ]);
     const services = Object.fromEntries(trace.map((span) => [span.name, span.service]));
     expect(services).toMatchObject({
       'POST /v1/campaigns/{campaignId}/leads/batch': 'workspace-api',
-      'StartWorkflow:leadDialWorkflow': 'workspace-api',
-      'RunWorkflow:leadDialWorkflow': 'workspace-worker',
-      'RunActivity:dialCall': 'workspace-worker',
+      'StartWorkflow:leadLadderWorkflow': 'workspace-api',
+      'RunWorkflow:leadLadderWorkflow': 'workspace-worker',
+      'RunActivity:attemptCall': 'workspace-worker',
     });
   });
 });
