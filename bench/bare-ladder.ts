@@ -17,7 +17,7 @@ import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { startBenchCarrier, startBenchProcess, startBenchStack } from './bench-process';
 import {
-  ANSWERED_PHONE,
+  BUSY_PHONE_NO_AFTERMATH,
   TIME_SCALE,
   cpuNow,
   cpuSecondsWithEndedBackends,
@@ -128,7 +128,10 @@ try {
   // A bench that fails leaves none of its processes behind.
   process.once('exit', () => [bareSide, bareCarrier.carrier].forEach((each) => each.stop()));
   await bareSide.printed('bare side polling');
+  // A busy call on both sides: the same shape (one dial, one call-ended signal), and no call intelligence, which the
+  // bare side has no counterpart of.
   const production = await startProductionSide({
+    phone: BUSY_PHONE_NO_AFTERMATH,
     databaseUrl,
     temporalAddress: stack.temporalAddress,
     bundlePath: stack.workflowBundlePath,
@@ -151,7 +154,7 @@ try {
             await client.workflow.start('bareLeadWorkflow', {
               taskQueue: bareTaskQueue,
               workflowId: attemptId,
-              args: [{ attemptId, to: ANSWERED_PHONE }],
+              args: [{ attemptId, to: BUSY_PHONE_NO_AFTERMATH }],
             }),
           );
         }
@@ -265,7 +268,7 @@ try {
       rounds: ROUNDS,
       temporal,
       timeScale: TIME_SCALE,
-      phone: ANSWERED_PHONE,
+      phone: BUSY_PHONE_NO_AFTERMATH,
       startConcurrency: START_CONCURRENCY,
     },
     bare: { ...bare, perLead: perLeadHistory(bareHistories) },

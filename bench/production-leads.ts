@@ -18,6 +18,8 @@ import { freePort } from '../scripts/stack/child-process';
 
 /** Last digit 0: answered by a human; second-to-last 0: talks the shortest, 30 s (simulators/carrier/timeline.ts). */
 export const ANSWERED_PHONE = '+14155550100';
+/** Busy at once on the simulated carrier: a call with no aftermath (no call intelligence), the bare ladder's shape. */
+export const BUSY_PHONE_NO_AFTERMATH = '+14155550105';
 /** 0.01: an answered call rings 50 ms and talks 300 ms, so a lead's work, not its wait, dominates the run. */
 export const TIME_SCALE = 0.01;
 
@@ -146,6 +148,8 @@ export async function startProductionSide(setup: {
   workerNodeArgs?: string[];
   workerEnv?: Record<string, string>;
   scratchDir?: string;
+  /** The number every lead has; default ANSWERED_PHONE. */
+  phone?: string;
 }): Promise<ProductionSide> {
   const signingSecret = `bench-${randomUUID()}`;
   const db = createDatabase(setup.databaseUrl, { poolSize: 4 });
@@ -226,7 +230,7 @@ export async function startProductionSide(setup: {
       const threadBefore = threadCpuSeconds(side.worker.pid);
       const started = performance.now();
       await pushLeads(post, campaign.id, leads, () => ({
-        lead: { phone: ANSWERED_PHONE },
+        lead: { phone: setup.phone ?? ANSWERED_PHONE },
         idempotencyKey: randomUUID(),
       }));
       for (let finished = 0, polls = 0; finished < leads; polls++) {
