@@ -166,7 +166,8 @@ try {
     const cpuAfter = cpuNow();
     const cpuSeconds = cpuSecondsWithEndedBackends(cpuBefore, cpuAfter, groupOf(measured, cpuAfter));
     delete cpuSeconds.other;
-    const unexpected = outcomes.filter((outcome) => outcome !== 'completed');
+    // The carrier's terminal status of a busy call, as the bare workflow returns it.
+    const unexpected = outcomes.filter((outcome) => outcome !== 'busy');
     if (unexpected.length > 0) throw new Error(`bare leads ended otherwise: ${unexpected.slice(0, 5).join(', ')}`);
     return {
       seconds: Number(seconds.toFixed(2)),
@@ -285,7 +286,7 @@ try {
   writeBenchResults(name, result, [
     `# Bare ladder against the production path (${result.measuredAt})`,
     '',
-    `${LEADS} one-call leads per round (answered, 0.3 s of talk at time scale ${TIME_SCALE}), ${ROUNDS} rounds of each side alternating after a warm-up, one run on the same ${temporal}; CPU figures are medians of the rounds, history figures from the last round. ${result.machine.cpus} CPUs, load average at the end ${os
+    `${LEADS} one-call leads per round (busy at once on the simulated carrier, time scale ${TIME_SCALE}: one dial, one call-ended signal, no call intelligence), ${ROUNDS} rounds of each side alternating after a warm-up, one run on the same ${temporal}; CPU figures are medians of the rounds, history figures from the last round. ${result.machine.cpus} CPUs, load average at the end ${os
       .loadavg()
       .map((load) => load.toFixed(2))
       .join(', ')}.`,
