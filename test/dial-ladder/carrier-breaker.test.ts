@@ -130,9 +130,13 @@ describe('the carrier circuit breaker', () => {
       () => db.campaign.findUniqueOrThrow({ where: { id: campaign.id } }),
       (row) => row.callsInFlight === 0,
     );
-    const states = await until(
-      () => Promise.all(leads.map(({ handle }) => handle.query(leadStateQuery))),
-      (all) => all.every((state) => state.phase === 'finished' || WAITING_IN_QUEUE.includes(state.phase)),
+    // Every lead has finished or waits in the line queue. A lead queued by its push whose workflow has not run yet
+    // answers no query (docs/temporal-ui.md#leads-waiting-for-a-line): the leads' rows tell.
+    const leadRows = await until(
+      () => db.lead.findMany({ where: { campaignId: campaign.id }, select: { status: true, waitingFor: true } }),
+      (rows) =>
+        rows.length === 16 &&
+        rows.every((row) => ['completed', 'failed', 'cancelled'].includes(row.status) || row.waitingFor === 'campaign'),
     );
     const placedAtTrip = await db.call.count({ where: { campaignId: campaign.id } });
     expect(placedAtTrip).toBeGreaterThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts);
@@ -141,10 +145,14 @@ describe('the carrier circuit breaker', () => {
     expect(placedAtTrip).toBeLessThanOrEqual(DEFAULT_CARRIER_BREAKER.minAttempts + 2 * 4);
     // Each waits in the line queue (docs/features/dial-ladder.md#lines-handed-out): those that came after the pause as
     // held by it, those queued before as waiting for a line; their results say they wait for the campaign.
-    const holding = states.filter((state) => WAITING_IN_QUEUE.includes(state.phase)).length;
+    const holding = leadRows.filter((row) => row.waitingFor === 'campaign').length;
     expect(holding).toBe(16 - placedAtTrip);
     expect(await db.lead.count({ where: { campaignId: campaign.id, status: 'queued' } })).toBe(holding);
-    expect(await db.lead.count({ where: { campaignId: campaign.id, waitingFor: 'campaign' } })).toBe(holding);
+    // Those whose workflows ran say so in their state too.
+    for (const { handle } of leads) {
+      const state = await handle.query(leadStateQuery).catch(() => null);
+      if (state) expect(['finished', ...WAITING_IN_QUEUE]).toContain(state.phase);
+    }
     expect(await db.lineQueue.count({ where: { campaignId: campaign.id, grantedAt: null } })).toBe(holding);
     // Calls that ended together tripped it once: start and one pause were committed.
     expect(await committedTransitions(campaign.id)).toBe(2);
