@@ -23,9 +23,15 @@ export async function upsertLeads(
   const { rows } = await sql.query<LeadRow>({
     name: 'upsert_leads',
     text: `
-      WITH stored AS (
+      WITH campaign AS (
+        -- Read under a share lock: a pause or resume committing now is waited for and seen, and one that comes after
+        -- waits for these rows and moves them with the rest of the queue (activities/campaigns/campaigns.ts).
+        SELECT CASE WHEN status = 'RUNNING' THEN 'line' ELSE 'campaign' END AS waiting
+          FROM "Campaign" WHERE id = $2::uuid AND $9::text IS NOT NULL FOR SHARE
+      ), stored AS (
         INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, name, fields, "workflowId", "requestId", "updatedAt", "waitingFor")
-        SELECT gen_random_uuid(), $1::uuid, $2::uuid, t.key, t.phone, t.name, t.fields, t.workflow_id, $3::uuid, now(), $9
+        SELECT gen_random_uuid(), $1::uuid, $2::uuid, t.key, t.phone, t.name, t.fields, t.workflow_id, $3::uuid, now(),
+               (SELECT waiting FROM campaign)
           FROM unnest($4::text[], $5::text[], $6::text[], $7::jsonb[], $8::text[]) AS t(key, phone, name, fields, workflow_id)
         ON CONFLICT ("campaignId", "idempotencyKey") DO UPDATE SET "idempotencyKey" = EXCLUDED."idempotencyKey"
         RETURNING id, "idempotencyKey", "workflowId", "workflowStartedAt", (xmax = 0) AS inserted
@@ -47,8 +53,8 @@ export async function upsertLeads(
       unique.map((lead) => lead.lead.name ?? null),
       unique.map((lead) => JSON.stringify(lead.lead.fields)),
       unique.map((lead) => leadWorkflowId(campaign.id, lead.idempotencyKey)),
-      // What a queued CLASSIC lead waits for until its line (null: the lead joins no line queue).
-      leadWorkflowKind(campaign) !== 'CLASSIC' ? null : campaign.status === 'RUNNING' ? 'line' : 'campaign',
+      // Whether the lead joins its campaign's line queue (a CLASSIC voice lead); null: it does not.
+      leadWorkflowKind(campaign) === 'CLASSIC' ? 'queued' : null,
     ],
   });
   return rows;
