@@ -1,3 +1,4 @@
+import type { SignalDefinition } from '@temporalio/common';
 import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdReusePolicy,
@@ -11,6 +12,26 @@ import { signalWithStartWorkflow } from './start-workflow';
 
 /** A wake-up that takes longer is abandoned: the dispatcher's sweep sends it again (lib/temporal/lead-dispatch.ts). */
 const WAKE_DEADLINE_MS = 5_000;
+
+/**
+ * Signals a lead's lean ladder with start: a run whose start is still delayed takes its first task at once (a plain
+ * signal does not end the delay); a run that has ended refuses it (WorkflowExecutionAlreadyStartedError).
+ */
+function signalWithStartLadder(
+  temporal: Client,
+  lead: { leadId: string; workflowId: string; campaignId: string; workspaceId: string },
+  signal: SignalDefinition<[]>,
+  taskQueue: string,
+) {
+  return signalWithStartWorkflow(temporal, 'leadLadderWorkflow', {
+    workflowId: lead.workflowId,
+    taskQueue,
+    args: [{ leadId: lead.leadId }],
+    signal,
+    workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+    searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
+  });
+}
 
 /**
  * Wakes the workflows of the queued attempts a line was just handed to (lib/calls/call-lines.ts). An attempt
@@ -29,15 +50,7 @@ export async function wakeLineHolders(
     granted.map(async (line) => {
       try {
         await temporal.connection.withDeadline(Date.now() + WAKE_DEADLINE_MS, async () => {
-          if (line.byPush)
-            await signalWithStartWorkflow(temporal, 'leadLadderWorkflow', {
-              workflowId: line.workflowId,
-              taskQueue,
-              args: [{ leadId: line.leadId }],
-              signal: lineGrantedSignal,
-              workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-              searchAttributes: { CampaignId: [line.campaignId], WorkspaceId: [line.workspaceId] },
-            });
+          if (line.byPush) await signalWithStartLadder(temporal, line, lineGrantedSignal, taskQueue);
           else await temporal.workflow.getHandle(line.workflowId).signal(lineGrantedSignal);
         });
       } catch (error) {
@@ -66,14 +79,7 @@ export async function wakeStoppedLeads(
     await Promise.all(
       leads.slice(offset, offset + 50).map(async (lead) => {
         try {
-          await signalWithStartWorkflow(temporal, 'leadLadderWorkflow', {
-            workflowId: lead.workflowId,
-            taskQueue,
-            args: [{ leadId: lead.leadId }],
-            signal: campaignChangedSignal,
-            workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-            searchAttributes: { CampaignId: [lead.campaignId], WorkspaceId: [lead.workspaceId] },
-          });
+          await signalWithStartLadder(temporal, lead, campaignChangedSignal, taskQueue);
           woken++;
         } catch (error) {
           if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
