@@ -19,6 +19,7 @@ const HAND_WRITTEN_INDEXES = [
   'ResultWebhookDelivery_retrying_idx',
   'CrmWebhookDelivery_received_idx',
   'LineQueue_granted_idx',
+  'Lead_undispatched_idx',
 ];
 const withoutHandWrittenIndexDrops = (sql: string) =>
   sql

@@ -216,7 +216,7 @@ describe("the gauges' statements, run at every scrape", () => {
     expect(workerPlan).toContain('CrmWebhookDelivery_received_idx');
     const outboxPlan = await planOf(LEAD_OUTBOX_METRICS_SQL);
     expect(outboxPlan).not.toContain('Seq Scan');
-    expect(outboxPlan).toContain('Lead_workflowStartedAt_createdAt_idx');
+    expect(outboxPlan).toContain('Lead_undispatched_idx');
   });
 });
 

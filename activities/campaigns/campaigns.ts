@@ -1,6 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { handOutFreeLines } from '../../lib/calls/call-lines';
+import { handOutFreeLines, NOW_UTC } from '../../lib/calls/call-lines';
 import { handOverLines, wakeStoppedLeads } from '../../lib/temporal/line-queue';
 import { prismaSql } from '../../lib/run-sql';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
@@ -53,6 +53,11 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
             data: { status: 'cancelled', waitingFor: null, nextAttemptAt: null },
           });
           // Its line queue is no more: its leads end when woken (notifyCampaignLeads), and lines handed out return.
+          // A lead queued by its push that never had a line has no workflow yet: that wake-up starts it, so the lead
+          // outbox is not to start it too.
+          await tx.$executeRaw`UPDATE "Lead" l SET "workflowStartedAt" = ${Prisma.raw(NOW_UTC)}
+                                 FROM "LineQueue" q WHERE q."campaignId" = ${campaignId}::uuid AND q."byPush"
+                                  AND l.id = q."leadId" AND l."workflowStartedAt" IS NULL`;
           const granted = await tx.lineQueue.count({ where: { campaignId, grantedAt: { not: null } } });
           await tx.lineQueue.deleteMany({ where: { campaignId } });
           if (granted)
@@ -92,7 +97,7 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
         );
       if (status !== 'STOPPED') return signalCampaignChanged(temporal, campaignId);
       // Stopped: every lead the stop cancelled ends when woken; the lean ladder's pushed leads by signal-with-start
-      // (their start may be delayed), journeys' call nodes and older runs by the signal to every running ladder.
+      // (one never handed a line has no workflow yet), journeys' call nodes and older runs by the signal to every running ladder.
       const cancelled = await db.$queryRaw<Array<{ leadId: string; workflowId: string; workspaceId: string }>>`
         SELECT l.id::text AS "leadId", l."workflowId", l."workspaceId"::text AS "workspaceId" FROM "Lead" l
           JOIN "Campaign" c ON c.id = l."campaignId"

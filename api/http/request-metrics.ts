@@ -1,6 +1,7 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import type { SqlPool } from '../../lib/sql-pool';
 import { NOW_UTC } from '../../lib/calls/call-lines';
+import { UNDISPATCHED_LEAD_SQL } from '../../lib/temporal/lead-dispatch';
 import { readOncePerScrape } from '../../lib/metrics/scrape-once';
 
 /** Requests answered, by route (its template, e.g. /campaigns/{id}), method and status. */
@@ -28,14 +29,17 @@ export const rateLimitRefusals = new Counter({
   registers: [register],
 });
 
-/** The outbox gauges' statement, answered from the index ("workflowStartedAt", "createdAt"). */
-export const LEAD_OUTBOX_METRICS_SQL = `SELECT count(*) AS backlog, extract(epoch FROM (${NOW_UTC} - min("createdAt"))) AS oldest_age_seconds
-  FROM "Lead" WHERE "workflowStartedAt" IS NULL`;
+/**
+ * The outbox gauges' statement, answered from the partial index "Lead_undispatched_idx". Leads waiting in a line
+ * queue for their first line are not in the outbox (their workflows start with their line): the line queue's own
+ * depth tells how many wait.
+ */
+export const LEAD_OUTBOX_METRICS_SQL = `SELECT count(*) AS backlog, extract(epoch FROM (${NOW_UTC} - min(l."createdAt"))) AS oldest_age_seconds
+  FROM "Lead" l WHERE ${UNDISPATCHED_LEAD_SQL}`;
 
 /**
  * The lead outbox (docs/features/leads.md, "Intake is a transactional outbox"): leads stored whose workflow has not
- * been started yet, and the age of the oldest. Read at scrape time by one indexed query ("Lead"(workflowStartedAt,
- * createdAt)).
+ * been started yet, and the age of the oldest. Read at scrape time by one indexed query (LEAD_OUTBOX_METRICS_SQL).
  */
 export function registerLeadOutboxMetrics(registry: Registry, sql: SqlPool): void {
   const read = readOncePerScrape(() =>

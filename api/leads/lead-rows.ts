@@ -10,8 +10,8 @@ import type { LeadRow, LeadToAdmit } from './admission';
  * Inserts the leads whose keys are new and returns the row of every key, new or not, in one
  * statement: the unique (campaignId, idempotencyKey) constraint settles races between requests. A CLASSIC
  * voice campaign's new leads join its line queue in the same statement, in the batch's order
- * (docs/features/dial-ladder.md#lines-handed-out): their workflows start with a delay unless a line is handed
- * to them, and a lead is never stored without its place.
+ * (docs/features/dial-ladder.md#lines-handed-out): each one's workflow starts when a line is handed to it, and a
+ * lead is never stored without its place.
  */
 export async function upsertLeads(
   sql: Pick<PoolClient, 'query'>,

@@ -71,15 +71,9 @@ export async function admitLeads(
   const handedHere = kind === 'CLASSIC' ? await handOutLinesOnPush(services, campaign, rows) : new Set<string>();
   services.leadDispatcher.dispatchSoon(
     rows
-      .filter((row) => !row.workflowStartedAt)
-      .map((row) => ({
-        ...row,
-        campaignId: campaign.id,
-        workspaceId: principal.workspaceId,
-        kind,
-        // Queued for a line: started with a delay, and woken when a line is handed to it.
-        ...(kind === 'CLASSIC' && !handedHere.has(row.id) && { waitsForLine: true }),
-      })),
+      // A CLASSIC lead left in its line queue has no workflow until a line is handed to it: the hand-over starts it.
+      .filter((row) => !row.workflowStartedAt && (kind !== 'CLASSIC' || handedHere.has(row.id)))
+      .map((row) => ({ ...row, campaignId: campaign.id, workspaceId: principal.workspaceId, kind })),
   );
   const answered = new Set<string>();
   return leads.map(({ idempotencyKey, lead }): Admission => {

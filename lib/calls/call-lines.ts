@@ -139,7 +139,10 @@ export async function takeLine(
          SET status = CASE WHEN EXISTS (SELECT 1 FROM call) THEN 'dialing'::"LeadStatus" ELSE l.status END,
              "waitingFor" = CASE WHEN EXISTS (SELECT 1 FROM call) OR blocked.yes OR campaign.status = 'STOPPED' THEN NULL
                                  WHEN campaign.status = 'RUNNING' THEN 'line' ELSE 'campaign' END,
-             "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
+             "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC},
+             -- Asked by its running workflow: a lead queued by its push, started by the hand-over of its line, is
+             -- marked started here, so the lead outbox leaves it alone (lib/temporal/lead-dispatch.ts).
+             "workflowStartedAt" = CASE WHEN $5::text IS NULL THEN l."workflowStartedAt" ELSE coalesce(l."workflowStartedAt", ${NOW_UTC}) END
         FROM campaign, blocked
        WHERE l.id = $1::uuid AND NOT EXISTS (SELECT 1 FROM recorded)
     )
@@ -325,7 +328,9 @@ export async function leaveLineQueue(
        DELETE FROM "LineQueue" WHERE "attemptId" = $1 RETURNING "campaignId", "grantedAt" IS NOT NULL AS granted
      ), freeing AS (SELECT "campaignId" AS campaign_id, 1 AS freed FROM left_queue WHERE granted),
      ${HAND_OVER_LINES_CTES}, waiting AS (
-       UPDATE "Lead" SET "waitingFor" = $3, "nextAttemptAt" = $4::timestamptz AT TIME ZONE 'UTC', "updatedAt" = ${NOW_UTC}
+       -- Said by the lead's running workflow, which marks it started too (as takeLine does).
+       UPDATE "Lead" SET "waitingFor" = $3, "nextAttemptAt" = $4::timestamptz AT TIME ZONE 'UTC', "updatedAt" = ${NOW_UTC},
+              "workflowStartedAt" = coalesce("workflowStartedAt", ${NOW_UTC})
         WHERE id = $2::uuid
      )
      SELECT ${GRANTED_JSON}`,

@@ -36,6 +36,14 @@ export interface LeadDispatcher {
 }
 
 const SWEEP_BATCH = 200;
+
+/**
+ * A stored lead whose workflow is this outbox's to start (over "Lead" l): not started, and not waiting in a line
+ * queue. A lead queued by its push ("waitingFor" line or campaign, never started) gets its workflow when a line is
+ * handed to it (lib/temporal/line-queue.ts), so the sweep's cost follows the leads to start, not the leads waiting.
+ * Written exactly as the predicate of the partial index "Lead_undispatched_idx" that answers it.
+ */
+export const UNDISPATCHED_LEAD_SQL = `l."workflowStartedAt" IS NULL AND l."waitingFor" IS DISTINCT FROM 'line' AND l."waitingFor" IS DISTINCT FROM 'campaign'`;
 /** A line handed out and unused this long after its wake-up is woken again: a woken lead dials within a second. */
 const REWAKE_AFTER_S = 30;
 /** How often the sweep looks for free lines nobody handed out (handOutForgottenLines). */
@@ -111,11 +119,13 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
       await client.query('BEGIN');
       const { rows } = await client.query<StoredLead>({
         name: 'claim_undispatched_leads',
-        text: `SELECT l.id, l."workflowId", l."campaignId", l."workspaceId", ${LEAD_WORKFLOW_KIND_SQL} AS kind,
-                      EXISTS (SELECT 1 FROM "LineQueue" q WHERE q."leadId" = l.id AND q."byPush" AND q."grantedAt" IS NULL) AS "waitsForLine"
+        text: `SELECT l.id, l."workflowId", l."campaignId", l."workspaceId", ${LEAD_WORKFLOW_KIND_SQL} AS kind
                  FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId"
-                WHERE l."workflowStartedAt" IS NULL AND l."createdAt" < now() - make_interval(secs => $1)
-                ORDER BY l."workflowStartedAt", l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,
+                WHERE ${UNDISPATCHED_LEAD_SQL} AND l."createdAt" < now() - make_interval(secs => $1)
+                  -- A line just handed to a lead queued by its push: its wake-up is starting it (its workflow marks
+                  -- it started as it takes the line), and the line sweep sends that wake-up again if it was lost.
+                  AND l."updatedAt" < ${NOW_UTC} - make_interval(secs => $1)
+                ORDER BY l."createdAt" LIMIT $2 FOR UPDATE OF l SKIP LOCKED`,
         values: [staleAfterMs / 1000, SWEEP_BATCH],
       });
       const started = await startAll(rows.filter((lead) => !immediate.isWaiting(lead.id) && !unmarked.has(lead.id)));

@@ -14,8 +14,9 @@ import { signalWithStartWorkflow } from './start-workflow';
 const WAKE_DEADLINE_MS = 5_000;
 
 /**
- * Signals a lead's lean ladder with start: a run whose start is still delayed takes its first task at once (a plain
- * signal does not end the delay); a run that has ended refuses it (WorkflowExecutionAlreadyStartedError).
+ * Signals a lead's lean ladder with start: a lead queued by its push has no workflow until then (and one started
+ * with a delay by an older release takes its first task at once: a plain signal would not end the delay); a run that
+ * has ended refuses it (WorkflowExecutionAlreadyStartedError).
  */
 function signalWithStartLadder(
   temporal: Client,
@@ -35,9 +36,8 @@ function signalWithStartLadder(
 
 /**
  * Wakes the workflows of the queued attempts a line was just handed to (lib/calls/call-lines.ts). An attempt
- * queued by its running workflow is signalled; a pushed lead queued by its push, whose workflow was started with a
- * delay or not yet started, is signalled with start on the lead workflows' task queue (its first workflow task then
- * runs at once). Nothing is thrown: a wake-up lost here is sent again by the sweep while the line stays unused. Answers
+ * queued by its running workflow is signalled; a lead queued by its push, whose workflow is not started yet, is
+ * signalled with start on the lead workflows' task queue (its first workflow task then runs at once). Nothing is thrown: a wake-up lost here is sent again by the sweep while the line stays unused. Answers
  * the entries whose workflow is gone (finished, terminated): their lines are to be given back.
  */
 export async function wakeLineHolders(
@@ -66,8 +66,8 @@ export async function wakeLineHolders(
 
 /**
  * Wakes the lean ladder of each of a stopped campaign's leads with campaignChanged, so that each ends, cancelled. A
- * lead queued by its push may not have run yet (its start delayed): Temporal unblocks such a workflow only by
- * signal-with-start, so every lead gets one (a workflow that has ended refuses it, harmlessly).
+ * lead queued by its push that never had a line has no workflow yet: signal-with-start starts it, and it ends at once;
+ * so every lead gets one (a workflow that has ended refuses it, harmlessly).
  */
 export async function wakeStoppedLeads(
   temporal: Client,

@@ -27,7 +27,7 @@ export const callEndedSignal = defineSignal<[EndedCall]>('callEnded');
 /**
  * leadLadderWorkflow: a line of its campaign was handed to its queued attempt (docs/features/dial-ladder.md#lines-handed-out).
  * Sent by whatever gave the line back (a call's end, a withdrawn dial, a resume, a raised cap), again by the lead
- * dispatcher's sweep while the line stays unused. Also sent with start to a pushed lead whose start was delayed.
+ * dispatcher's sweep while the line stays unused. Also sent with start to a lead queued by its push, which has no workflow before it.
  */
 export const lineGrantedSignal = defineSignal('lineGranted');
 

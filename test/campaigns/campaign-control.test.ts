@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { WithStartWorkflowOperation } from '@temporalio/client';
+import { WithStartWorkflowOperation, WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { campaignWorkflowId } from '../../lib/temporal/workflow-ids';
@@ -12,7 +11,7 @@ import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
 import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
-import { startedLeadWorkflow } from '../support/lead-workflows';
+import { pushLead as pushQueuedLead, pushLeadWithWorkflow } from '../support/lead-workflows';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -36,16 +35,10 @@ async function campaignWith(dialLadder: DialLadder) {
   });
 }
 
-async function pushLead(campaignId: string, phone: string) {
-  const idempotencyKey = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-    key: owner.key,
-    body: { lead: { phone }, idempotencyKey },
-  });
-  expect(response.status).toBe(202);
-  const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, handle: await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey) };
-}
+const pushLeadOnly = (campaignId: string, phone: string) =>
+  pushQueuedLead(api, owner.key, temporal.client, campaignId, phone);
+const pushLead = (campaignId: string, phone: string) =>
+  pushLeadWithWorkflow(api, owner.key, temporal.client, campaignId, phone);
 
 async function untilState(
   handle: { query: (q: typeof leadStateQuery) => Promise<LeadState> },
@@ -95,15 +88,21 @@ describe('campaign control', () => {
 
   it('holds leads of a campaign that has not started, and dials them once it starts', async () => {
     const campaign = await campaignWith(QUICK_LADDER);
-    const { leadId, handle } = await pushLead(campaign.id, '+14155550120');
-    // Queued by its push in the campaign's line queue, waiting for the campaign; its workflow was started with a
-    // delay and has not run (docs/features/dial-ladder.md#lines-handed-out).
-    expect(await db.lead.findUniqueOrThrow({ where: { id: leadId } })).toMatchObject({ waitingFor: 'campaign' });
+    const { leadId, started } = await pushLeadOnly(campaign.id, '+14155550120');
+    // Queued by its push in the campaign's line queue, waiting for the campaign; it has no workflow until a line is
+    // handed to it (docs/features/dial-ladder.md#lines-handed-out).
+    expect(await db.lead.findUniqueOrThrow({ where: { id: leadId } })).toMatchObject({
+      waitingFor: 'campaign',
+      workflowStartedAt: null,
+    });
     expect(await db.lineQueue.findMany({ where: { leadId } })).toMatchObject([{ byPush: true, grantedAt: null }]);
-    expect((await handle.describe()).status.name).toBe('RUNNING');
+    const { workflowId } = await db.lead.findUniqueOrThrow({ where: { id: leadId } });
+    await expect(temporal.client.workflow.getHandle(workflowId).describe()).rejects.toBeInstanceOf(
+      WorkflowNotFoundError,
+    );
     expect(await db.call.count({ where: { leadId } })).toBe(0);
     expect((await transition(campaign.id, 'start')).status).toBe(200);
-    expect(await handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await (await started()).result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
   });
 
   it('pause holds a lead before its next attempt; resume continues it where it stood', async () => {

@@ -8,7 +8,7 @@ import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
-import { pushLeadWithWorkflow } from '../support/lead-workflows';
+import { pushLead } from '../support/lead-workflows';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
@@ -44,12 +44,11 @@ async function runningCampaign(maxConcurrentCalls: number) {
 const numbersEndingIn = (digit: number, count: number) =>
   Array.from({ length: count }, (_, i) => `+1${i < 10 ? '415' : '212'}55501${i % 10}${digit}`);
 
-type Lead = Awaited<ReturnType<typeof pushLeadWithWorkflow>>;
+type Lead = Awaited<ReturnType<typeof pushLead>>;
 
 async function pushLeads(campaignId: string, phones: string[]): Promise<Lead[]> {
   const leads: Lead[] = [];
-  for (const phone of phones)
-    leads.push(await pushLeadWithWorkflow(api, owner.key, temporal.client, campaignId, phone));
+  for (const phone of phones) leads.push(await pushLead(api, owner.key, temporal.client, campaignId, phone));
   return leads;
 }
 
@@ -90,8 +89,8 @@ describe('call intelligence when a call ends', () => {
   it('an answered call ends with its intelligence stored; a busy one gets none', async () => {
     const campaign = await runningCampaign(2);
     const [answered, busy] = (await pushLeads(campaign.id, ['+14155550120', '+14155550125'])) as [Lead, Lead];
-    expect((await answered.handle.result()).outcome).toBe('answered');
-    expect((await busy.handle.result()).outcome).toBe('busy');
+    expect((await (await answered.started()).result()).outcome).toBe('answered');
+    expect((await (await busy.started()).result()).outcome).toBe('busy');
 
     const answeredCall = await until(
       () => db.call.findFirstOrThrow({ where: { leadId: answered.leadId } }),
@@ -130,8 +129,8 @@ describe('the carrier circuit breaker', () => {
       () => db.campaign.findUniqueOrThrow({ where: { id: campaign.id } }),
       (row) => row.callsInFlight === 0,
     );
-    // Every lead has finished or waits in the line queue. A lead queued by its push whose workflow has not run yet
-    // answers no query (docs/temporal-ui.md#leads-waiting-for-a-line): the leads' rows tell.
+    // Every lead has finished or waits in the line queue. A lead queued by its push has no workflow until its line
+    // comes (docs/temporal-ui.md#leads-waiting-for-a-line): the leads' rows tell.
     const leadRows = await until(
       () => db.lead.findMany({ where: { campaignId: campaign.id }, select: { status: true, waitingFor: true } }),
       (rows) =>
@@ -163,7 +162,7 @@ describe('the carrier circuit breaker', () => {
 
     // Every lead left is called; fewer than the minimum since the resume, so the window, started again
     // at the resume, does not trip again although every call failed.
-    for (const { handle } of leads) expect((await handle.result()).outcome).toBe('failed');
+    for (const { started } of leads) expect((await (await started()).result()).outcome).toBe('failed');
     expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(16);
     expect(await campaignView(campaign.id)).toMatchObject({ status: 'RUNNING', statusReason: null });
   });
@@ -171,7 +170,7 @@ describe('the carrier circuit breaker', () => {
   it('busy and unanswered calls never trip it', async () => {
     const campaign = await runningCampaign(4);
     const leads = await pushLeads(campaign.id, [...numbersEndingIn(5, 8), ...numbersEndingIn(6, 8)]);
-    const outcomes = await Promise.all(leads.map(async ({ handle }) => (await handle.result()).outcome));
+    const outcomes = await Promise.all(leads.map(async ({ started }) => (await (await started()).result()).outcome));
     expect(outcomes.filter((outcome) => outcome === 'busy')).toHaveLength(8);
     expect(outcomes.filter((outcome) => outcome === 'no_answer')).toHaveLength(8);
     expect(await campaignView(campaign.id)).toMatchObject({ status: 'RUNNING', statusReason: null });

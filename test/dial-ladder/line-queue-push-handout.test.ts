@@ -16,8 +16,8 @@ import { afterAll } from 'vitest';
  * A push commits its leads and their places in the line queue in one statement (api/leads/lead-rows.ts
  * upsertLeads), then hands the campaign's free lines to the queue in another (api/leads/leads.ts handOutLinesOnPush).
  * Should the API die between the two, or the second fail (it is caught and logged), the leads are queued, lines are
- * free, and their workflows are started by the next API's sweep with the queued start delay (an hour). On an idle
- * campaign no call's end hands those lines out: the sweep does (lib/temporal/lead-dispatch.ts handOutForgottenLines).
+ * free, and no workflow runs yet: a lead queued by its push gets its workflow with its line. On an idle campaign no
+ * call's end hands those lines out: the sweep does (lib/temporal/lead-dispatch.ts handOutForgottenLines).
  */
 
 const { db, url } = await useTestDatabase();
@@ -31,7 +31,7 @@ const sql = createSqlPool(url);
 afterAll(() => sql.end());
 
 describe('a push whose free lines were never handed out (the API died right after storing it)', () => {
-  it('still has its leads dialed on the free lines, without waiting for the queued start delay', async () => {
+  it('still has its leads dialed on the free lines, each workflow started with its line and not before', async () => {
     const campaign = await db.campaign.create({
       data: {
         workspaceId: owner.workspaceId,
@@ -57,14 +57,8 @@ describe('a push whose free lines were never handed out (the API died right afte
     expect(rows).toHaveLength(3);
     expect(await db.lineQueue.count({ where: { campaignId: campaign.id, grantedAt: null } })).toBe(3);
 
-    // The sweep starts their workflows (it marks them started)...
-    await until(
-      () => db.lead.count({ where: { campaignId: campaign.id, workflowStartedAt: { not: null } } }),
-      (started) => started === 3,
-      30_000,
-    );
-    // ...and the campaign's two free lines must reach the first two of them, then the third when one is given back.
-    // The bound is far beyond every sweep (lines re-woken after 30 s) and far below the queued start delay (1 h).
+    // The campaign's two free lines must reach the first two leads, then the third when one is given back. The bound
+    // is far beyond every sweep (lines re-woken after 30 s, forgotten lines looked for every 10 s).
     await until(
       async () => ({
         ended: await db.call.count({ where: { campaignId: campaign.id, status: 'ended' } }),
@@ -72,19 +66,30 @@ describe('a push whose free lines were never handed out (the API died right afte
         grantedInQueue: await db.lineQueue.count({ where: { campaignId: campaign.id, grantedAt: { not: null } } }),
         waitingInQueue: await db.lineQueue.count({ where: { campaignId: campaign.id, grantedAt: null } }),
         callsInFlight: (await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight,
-        // Each workflow's history so far: its start (and the delay of its first task, in seconds), nothing else.
-        workflows: await Promise.all(
-          rows.map(async (row) => {
-            const { events } = await temporal.client.workflow.getHandle(row.workflowId).fetchHistory();
-            const delay = events![0]!.workflowExecutionStartedEventAttributes?.firstWorkflowTaskBackoff?.seconds;
-            return { events: events!.length, firstTaskDelayS: String(delay ?? 0) };
-          }),
-        ),
       }),
       (now) => now.ended === 3,
       90_000,
     );
+    expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(3);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
     expect(await db.lineQueue.count({ where: { campaignId: campaign.id } })).toBe(0);
+
+    // The outbox's sweep (1 s stale) left the queued leads alone: the third lead's workflow started only once a call
+    // of the first two had ended and given its line back, and no workflow was started with a delay.
+    const calls = await db.call.findMany({ where: { campaignId: campaign.id }, orderBy: { startedAt: 'asc' } });
+    const firstLineBack = Math.min(...calls.slice(0, 2).map((call) => call.endedAt!.getTime()));
+    const starts = await Promise.all(
+      rows.map(async (row) => {
+        const handle = temporal.client.workflow.getHandle(row.workflowId);
+        const { events } = await handle.fetchHistory();
+        const delay = events![0]!.workflowExecutionStartedEventAttributes?.firstWorkflowTaskBackoff?.seconds;
+        return { startedAt: (await handle.describe()).startTime.getTime(), firstTaskDelayS: String(delay ?? 0) };
+      }),
+    );
+    expect(starts.map((start) => start.firstTaskDelayS)).toEqual(['0', '0', '0']);
+    const third = calls[2]!;
+    const thirdLead = rows.find((row) => row.id === third.leadId)!;
+    expect(starts[rows.indexOf(thirdLead)]!.startedAt).toBeGreaterThanOrEqual(firstLineBack);
+    expect(await db.lead.count({ where: { campaignId: campaign.id, workflowStartedAt: null } })).toBe(0);
   }, 150_000);
 });

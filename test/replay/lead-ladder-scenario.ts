@@ -4,7 +4,6 @@ import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { prismaSql } from '../../lib/run-sql';
 import { handOverLines } from '../../lib/temporal/line-queue';
-import { QUEUED_START_DELAY_MS } from '../../lib/temporal/start-lead-workflow';
 import type { leadLadderWorkflow } from '../../workflows/dial-ladder/lead-ladder';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { WithStartWorkflowOperation, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
@@ -153,29 +152,51 @@ const queuedThenGranted: ReplayScenario = {
   },
 };
 
+/** A lead queued by its push (api/leads/lead-rows.ts), its line's holder, and its place in the queue. */
+async function queuedByPush(context: ScenarioContext, name: string) {
+  const campaign = await campaignFor(context.db, name, 'RUNNING', {
+    dialLadder: SINGLE_ATTEMPT,
+    maxConcurrentCalls: 1,
+  });
+  const holding = await holdTheLine(context.db, campaign);
+  const lead = await storeLead(context.db, campaign, 'pushed', '+14155550120');
+  await context.db.lineQueue.create({
+    data: {
+      campaignId: campaign.id,
+      leadId: lead.id,
+      attemptId: `${lead.id}:1`,
+      workflowId: lead.workflowId,
+      byPush: true,
+    },
+  });
+  return { holding, lead };
+}
+
 /**
- * A pushed lead queued by its push (api/leads/lead-rows.ts): its workflow starts with the hour's delay and is started
- * at once by lineGranted, sent with start, when a line is handed to it.
+ * A lead queued by its push has no workflow until a line is handed to it: the hand-over starts it, with lineGranted
+ * (signal-with-start), and it dials at once.
  */
+const pushedStartedByItsLine: ReplayScenario = {
+  name: 'lead-ladder-pushed-started-by-its-line',
+  async run(context) {
+    const { holding, lead } = await queuedByPush(context, 'lead-ladder-pushed-started');
+    await giveTheLineBack(context, holding);
+    const handle = context.client.workflow.getHandle(lead.workflowId);
+    await handle.result();
+    return handle.workflowId;
+  },
+};
+
+/**
+ * The earlier release started a lead queued by its push with an hour's delay; lineGranted, sent with start, ended the
+ * delay when a line was handed to it. Kept while such runs may still wait: the same workflow type replays both.
+ */
+const EARLIER_RELEASE_START_DELAY_MS = 60 * 60_000;
 const pushedThenGranted: ReplayScenario = {
   name: 'lead-ladder-pushed-then-granted',
   async run(context) {
-    const campaign = await campaignFor(context.db, 'lead-ladder-pushed', 'RUNNING', {
-      dialLadder: SINGLE_ATTEMPT,
-      maxConcurrentCalls: 1,
-    });
-    const holding = await holdTheLine(context.db, campaign);
-    const lead = await storeLead(context.db, campaign, 'pushed', '+14155550120');
-    await context.db.lineQueue.create({
-      data: {
-        campaignId: campaign.id,
-        leadId: lead.id,
-        attemptId: `${lead.id}:1`,
-        workflowId: lead.workflowId,
-        byPush: true,
-      },
-    });
-    const handle = await startLadder(context, lead, QUEUED_START_DELAY_MS);
+    const { holding, lead } = await queuedByPush(context, 'lead-ladder-pushed');
+    const handle = await startLadder(context, lead, EARLIER_RELEASE_START_DELAY_MS);
     await giveTheLineBack(context, holding);
     await handle.result();
     return handle.workflowId;
@@ -208,5 +229,6 @@ export const leadLadderScenarios: ReplayScenario[] = [
   ladderScenario('lead-ladder-do-not-call', '+14155550120', true),
   queuedThenGranted,
   pushedThenGranted,
+  pushedStartedByItsLine,
   pausedThenResumed,
 ];

@@ -32,14 +32,18 @@ export async function leadResult(client: Client, campaignId: string, idempotency
   return (await startedLeadWorkflow(client, campaignId, idempotencyKey)).result();
 }
 
-/** Pushes one lead through the API (POST /v1/campaigns/{id}/leads, 202) and answers it with its workflow. */
-export async function pushLeadWithWorkflow(
+/**
+ * Pushes one lead through the API (POST /v1/campaigns/{id}/leads, 202) and answers at once: its handle (a lead
+ * queued for a line has no workflow until its line comes, so the handle may not answer yet) and a wait for its
+ * workflow to exist.
+ */
+export async function pushLead(
   api: Pick<RunningApi, 'request'>,
   key: string,
   client: Client,
   campaignId: string,
   phone: string,
-): Promise<{ leadId: string; handle: WorkflowHandle<typeof leadDialWorkflow> }> {
+) {
   const idempotencyKey = randomUUID();
   const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
     key,
@@ -47,5 +51,21 @@ export async function pushLeadWithWorkflow(
   });
   if (response.status !== 202) throw new Error(`lead push answered ${response.status}: ${await response.text()}`);
   const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, handle: await startedLeadWorkflow(client, campaignId, idempotencyKey) };
+  return {
+    leadId,
+    handle: client.workflow.getHandle<typeof leadDialWorkflow>(leadWorkflowId(campaignId, idempotencyKey)),
+    started: (timeoutMs?: number) => startedLeadWorkflow(client, campaignId, idempotencyKey, timeoutMs),
+  };
+}
+
+/** Pushes one lead through the API and answers it with its workflow, once that exists (its line handed to it). */
+export async function pushLeadWithWorkflow(
+  api: Pick<RunningApi, 'request'>,
+  key: string,
+  client: Client,
+  campaignId: string,
+  phone: string,
+): Promise<{ leadId: string; handle: WorkflowHandle<typeof leadDialWorkflow> }> {
+  const { leadId, started } = await pushLead(api, key, client, campaignId, phone);
+  return { leadId, handle: await started() };
 }
