@@ -4,9 +4,15 @@
 // 1. idle: the stack (API, worker, simulated carrier, Temporal dev server, PostgreSQL) with nothing to do: its CPU.
 // 2. one line each (the baseline): BENCH_WAITING_LEADS answered leads (2 s calls) pushed onto a running campaign
 //    with a line for each; CPU and workflow tasks per lead, first push to last result.
-// 3. queued: the same leads onto a campaign with BENCH_WAITING_LINES lines (10): the same figures, the ratios to
-//    the baseline (goals: workflow tasks at most 1.1x, CPU at most 1.2x), how busy the lines were while leads
-//    waited (goal: at least 95 %), and how long a freed line stayed free before the next queued lead took it.
+// 3. queued: the same leads onto a campaign with BENCH_WAITING_LINES lines (10): the same figures, how busy the
+//    lines were while leads waited (goal: at least 95 %), and how long a freed line stayed free before the next
+//    queued lead took it.
+// 3b. one line each, paced: the same leads onto a campaign with a line for each, pushed in batches of
+//    BENCH_WAITING_LINES spread evenly over the queued run's time, so that calls are placed at the queued run's
+//    rate. On this machine a lead's CPU depends on the rate (every process pays more per lead at a trickle than in
+//    a burst: the simulated carrier too, whose work per call is the same), so this run isolates what waiting in
+//    the queue costs, and the goals (workflow tasks at most 1.1x, CPU at most 1.2x) are read against it. The
+//    burst baseline's ratios are shown beside them.
 // 4. waiting: BENCH_WAITING_IDLE_LEADS leads pushed onto a campaign with one line and calls of real length (36 s),
 //    a worker and carrier of their own: the stack's CPU above idle while they wait (goal: under 5 % of the
 //    machine), and the worker's and Temporal's memory per waiting lead (goal: under 200 KB); then the campaign is
@@ -177,14 +183,37 @@ async function linesOf(campaignId: string, lines: number) {
   };
 }
 
-async function dialRun(name: string, lines: number, roles: Record<string, BenchProcess>) {
+/** Pushes the leads in batches of `batch`, the k-th batch `k * everyMs` after the first. */
+async function pushPaced(campaignId: string, batch: number, everyMs: number) {
+  const firstAt = performance.now();
+  for (let offset = 0, k = 0; offset < LEADS; offset += batch, k++) {
+    await sleep(Math.max(0, firstAt + k * everyMs - performance.now()));
+    const size = Math.min(batch, LEADS - offset);
+    await post(
+      `/v1/campaigns/${campaignId}/leads/batch`,
+      {
+        leads: Array.from({ length: size }, () => ({ lead: { phone: ANSWERED_PHONE }, idempotencyKey: randomUUID() })),
+      },
+      200,
+    );
+  }
+}
+
+async function dialRun(
+  name: string,
+  lines: number,
+  roles: Record<string, BenchProcess>,
+  pace?: { batch: number; everyMs: number },
+) {
   const campaign = await createCampaign(lines);
   const before = cpuNow();
   const firstPush = performance.now();
-  await pushLeads(post, campaign.id, LEADS, () => ({
-    lead: { phone: ANSWERED_PHONE },
-    idempotencyKey: randomUUID(),
-  }));
+  if (pace) await pushPaced(campaign.id, pace.batch, pace.everyMs);
+  else
+    await pushLeads(post, campaign.id, LEADS, () => ({
+      lead: { phone: ANSWERED_PHONE },
+      idempotencyKey: randomUUID(),
+    }));
   let reportedAt = 0;
   while ((await finishedCount(campaign.id)) < LEADS) {
     await sleep(500);
@@ -199,6 +228,7 @@ async function dialRun(name: string, lines: number, roles: Record<string, BenchP
   const result = {
     leads: LEADS,
     lines,
+    ...(pace && { pushedInBatchesOf: pace.batch, everySeconds: round(pace.everyMs / 1000, 3) }),
     firstPushToLastResultSeconds: round(seconds, 1),
     stackCpuMsPerLead: round((cpu.stackSeconds * 1000) / LEADS),
     cpuMsPerLeadByRole: Object.fromEntries(
@@ -223,6 +253,13 @@ try {
 
   const oneLineEach = await dialRun('one line each', LEADS, roles());
   const queued = await dialRun(`queued on ${LINES} lines`, LINES, roles());
+  // The queued run's batches of LINES leads, one call length each, end to end: from the first call's start to the
+  // last's, evenly.
+  const callsSpanMs = (queued.firstPushToLastResultSeconds - CALL_SECONDS * SHORT_CALL_SCALE) * 1000;
+  const paced = await dialRun('one line each, paced', LEADS, roles(), {
+    batch: LINES,
+    everyMs: callsSpanMs / Math.max(1, Math.ceil(LEADS / LINES) - 1),
+  });
 
   // Waiting: calls of real length on a worker and carrier of their own.
   carrier.stop();
@@ -287,10 +324,12 @@ try {
   };
   console.error(`waiting: ${JSON.stringify(waiting)}`);
 
-  const ratios = {
-    workflowTasksPerLead: round(queued.workflowTasksPerLead / oneLineEach.workflowTasksPerLead, 3),
-    stackCpuPerLead: round(queued.stackCpuMsPerLead / oneLineEach.stackCpuMsPerLead, 3),
-  };
+  const ratiosTo = (baseline: typeof oneLineEach) => ({
+    workflowTasksPerLead: round(queued.workflowTasksPerLead / baseline.workflowTasksPerLead, 3),
+    stackCpuPerLead: round(queued.stackCpuMsPerLead / baseline.stackCpuMsPerLead, 3),
+  });
+  const ratios = ratiosTo(paced);
+  const ratiosToBurst = ratiosTo(oneLineEach);
   const goals = {
     'workflow tasks per lead at most 1.1x': ratios.workflowTasksPerLead <= 1.1,
     'CPU per lead at most 1.2x': ratios.stackCpuPerLead <= 1.2,
@@ -305,7 +344,9 @@ try {
     ...(process.env.BENCH_NOTE && { note: process.env.BENCH_NOTE }),
     oneLineEach,
     queued,
+    paced,
     ratios,
+    ratiosToBurst,
     waiting,
     goals,
   };
@@ -319,23 +360,50 @@ try {
     '',
     `${LEADS} answered leads, ${round(CALL_SECONDS * SHORT_CALL_SCALE, 1)} s calls, one rung.`,
     '',
-    `| | one line each (baseline) | queued on ${LINES} lines | ratio |`,
-    '|-|-|-|-|',
+    `Baseline: one line each, the leads pushed ${LINES} at a time every ${paced.everySeconds} s (the queued run's ` +
+      `rate). Beside it, the same leads pushed at once, 100 a batch (burst).`,
+    '',
+    `| | one line each, paced (baseline) | queued on ${LINES} lines | ratio | one line each, burst | ratio to burst |`,
+    '|-|-|-|-|-|-|',
     row(
       'workflow tasks per lead',
-      oneLineEach.workflowTasksPerLead,
+      paced.workflowTasksPerLead,
       queued.workflowTasksPerLead,
-      `${ratios.workflowTasksPerLead}x`,
+      `${ratios.workflowTasksPerLead}x | ${oneLineEach.workflowTasksPerLead} | ${ratiosToBurst.workflowTasksPerLead}x`,
     ),
-    row('stack CPU ms per lead', oneLineEach.stackCpuMsPerLead, queued.stackCpuMsPerLead, `${ratios.stackCpuPerLead}x`),
-    row('history events per lead', oneLineEach.historyEventsPerLead, queued.historyEventsPerLead),
-    row('markers per lead', oneLineEach.markersPerLead, queued.markersPerLead),
-    row('first push to last result, s', oneLineEach.firstPushToLastResultSeconds, queued.firstPushToLastResultSeconds),
-    row('lines busy while leads wait', '', queued.linesBusyWhileLeadsWait),
+    row(
+      'stack CPU ms per lead',
+      paced.stackCpuMsPerLead,
+      queued.stackCpuMsPerLead,
+      `${ratios.stackCpuPerLead}x | ${oneLineEach.stackCpuMsPerLead} | ${ratiosToBurst.stackCpuPerLead}x`,
+    ),
+    ...['worker', 'API', 'Temporal and PostgreSQL', 'simulated carrier'].map((role) =>
+      row(
+        `of which ${role}`,
+        paced.cpuMsPerLeadByRole[role] ?? 0,
+        queued.cpuMsPerLeadByRole[role] ?? 0,
+        ` | ${oneLineEach.cpuMsPerLeadByRole[role] ?? 0} |`,
+      ),
+    ),
+    row(
+      'history events per lead',
+      paced.historyEventsPerLead,
+      queued.historyEventsPerLead,
+      ` | ${oneLineEach.historyEventsPerLead} |`,
+    ),
+    row('markers per lead', paced.markersPerLead, queued.markersPerLead, ` | ${oneLineEach.markersPerLead} |`),
+    row(
+      'first push to last result, s',
+      paced.firstPushToLastResultSeconds,
+      queued.firstPushToLastResultSeconds,
+      ` | ${oneLineEach.firstPushToLastResultSeconds} |`,
+    ),
+    row('lines busy while leads wait', '', queued.linesBusyWhileLeadsWait, ' | |'),
     row(
       'a freed line taken after, ms (p50 / p99 / max)',
       '',
       `${queued.freedLineTakenAfterMs?.p50} / ${queued.freedLineTakenAfterMs?.p99} / ${queued.freedLineTakenAfterMs?.max}`,
+      ' | |',
     ),
     '',
     `Waiting: ${IDLE_LEADS} leads on one line, ${CALL_SECONDS} s calls, measured for ${WAITING_MEASURE_SECONDS} s ` +
