@@ -278,6 +278,27 @@ export const PATCHES = {
     retireWhen: stillOpen('journeyRunWorkflow', '9d6d50d'),
     decision: JOURNEY_KEEP,
   },
+  campaignAnswerBeforeWaking: {
+    id: 'campaign-answer-before-waking',
+    workflow: 'campaignWorkflow',
+    since: { commit: 'TBD', date: '2026-11-27' },
+    change:
+      'A transition answers its Update once its status is committed (setCampaignStatus); the leads are woken ' +
+      '(notifyCampaignLeads) after the answer, before the next transition starts and before the run ends. Before, ' +
+      'the Update answered only after every lead was woken, which for a campaign with many leads outlasted the ' +
+      "API's deadline (a 503 while the transition went on).",
+    status: 'patched',
+    recordedIn: ['campaign-start-pause-resume-stop-answer-first'],
+    oldPathIn: ['campaign-start-pause-resume-stop'],
+    notReachedIn: [],
+    longestRun:
+      'a run continues as new after 2,000 history events, and a paused campaign may wait months for its next ' +
+      'transition: without bound',
+    retireWhen: stillOpen('campaignWorkflow', 'TBD'),
+    decision:
+      'Keep: a campaign run started before it may wait for its next transition without bound, and no count of the ' +
+      'open runs in production is at hand here.',
+  },
 } as const satisfies Record<string, RegisteredPatch>;
 
 /** Every registered patch, in the register's order. */

@@ -141,8 +141,13 @@ const contactsEnrolled: ReplayScenario = {
   },
 };
 
-const campaignLifecycle: ReplayScenario = {
-  name: 'campaign-start-pause-resume-stop',
+/**
+ * A campaign started, paused, resumed and stopped. Recorded as 'campaign-start-pause-resume-stop' before
+ * 'campaign-answer-before-waking' (each Update answered after its leads were woken; a new recording takes the new
+ * branch, so that history is kept as committed), and as 'campaign-start-pause-resume-stop-answer-first' since.
+ */
+const campaignLifecycle = (name: string): ReplayScenario => ({
+  name,
   async run(context) {
     const campaign = await campaignFor(context.db, 'lifecycle', 'DRAFT');
     for (const action of ['start', 'pause', 'resume', 'stop'] as const) await transition(context, campaign, action);
@@ -150,7 +155,7 @@ const campaignLifecycle: ReplayScenario = {
     await handle.result();
     return handle.workflowId;
   },
-};
+});
 
 /** A journey's run for a new lead of a JOURNEY campaign, started as the lead dispatcher starts it. */
 async function startJourneyRun(
@@ -354,7 +359,8 @@ export const replayScenarios: ReplayScenario[] = [
   // Held by a pause between rungs (these leads carry no CampaignId, so the campaign's signal misses them:
   // the lead finds the resume by its own five-minute look; recording takes that long).
   pausedThenResumed('lead-dial-paused-then-resumed-async-carrier'),
-  campaignLifecycle,
+  campaignLifecycle('campaign-start-pause-resume-stop'),
+  campaignLifecycle('campaign-start-pause-resume-stop-answer-first'),
   journeyToTheEnd('journey-call-branch-webhook-wait', 'journey-to-the-end'),
   contactsEnrolled,
   journeyRecoveredBySignal,

@@ -3,6 +3,7 @@ import {
   allHandlersFinished,
   condition,
   continueAsNew,
+  patched,
   proxyActivities,
   setHandler,
   workflowInfo,
@@ -14,6 +15,7 @@ import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker
 import { ErrorCode } from '../../lib/error-codes';
 import { campaignStatusQuery, campaignTransitionUpdate } from '../../lib/temporal/messages';
 import { campaignTransition } from '../../lib/temporal/retry-policies';
+import { PATCHES } from '../../lib/temporal/patches';
 
 const { setCampaignStatus, notifyCampaignLeads } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',
@@ -27,7 +29,9 @@ const HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW = 2_000;
  * The control of one campaign. Start, pause, resume and stop are Updates: the caller learns at once
  * whether the transition was accepted. An accepted transition is committed to PostgreSQL before the
  * Update completes, and lead workflows read that status before every dial attempt, so no attempt
- * starts after a pause has been acknowledged. Leads waiting on the campaign are then woken.
+ * starts after a pause has been acknowledged. Leads waiting on the campaign are then woken: since
+ * 'campaign-answer-before-waking', after the Update has answered (a stop of a campaign with many leads
+ * answers at once, not after every lead was woken), and before the next transition starts.
  */
 export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<CampaignStatus> {
   let status = input.status;
@@ -36,6 +40,10 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
   setHandler(
     campaignTransitionUpdate,
     (action, statusReason) => {
+      const answerBeforeWaking = patched(PATCHES.campaignAnswerBeforeWaking.id);
+      const wakeLeads = async (target: CampaignStatus) => {
+        if (target !== 'PAUSED') await notifyCampaignLeads({ campaignId: input.campaignId });
+      };
       // One transition at a time: each is checked against the status its predecessors left.
       const run = transitions.then(async () => {
         const target = transitionTarget(status, action);
@@ -46,10 +54,11 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
           ...(statusReason && { statusReason }),
         });
         status = target;
-        if (target !== 'PAUSED') await notifyCampaignLeads({ campaignId: input.campaignId });
+        if (!answerBeforeWaking) await wakeLeads(target);
         return { status };
       });
-      transitions = run.then(
+      const settled = answerBeforeWaking ? run.then(({ status: target }) => wakeLeads(target)) : run;
+      transitions = settled.then(
         () => undefined,
         () => undefined,
       );
@@ -66,6 +75,8 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
     () => status === 'STOPPED' || workflowInfo().historyLength > historyLimit || workflowInfo().continueAsNewSuggested,
   );
   await condition(allHandlersFinished);
+  // The leads of the last transition are woken before the run ends or continues as new.
+  await transitions;
   if (status === 'STOPPED') return status;
   return continueAsNew<typeof campaignWorkflow>({ ...input, status });
 }
