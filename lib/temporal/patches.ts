@@ -281,7 +281,7 @@ export const PATCHES = {
   campaignAnswerBeforeWaking: {
     id: 'campaign-answer-before-waking',
     workflow: 'campaignWorkflow',
-    since: { commit: 'TBD', date: '2026-11-27' },
+    since: { commit: '19f4bc2', date: '2026-11-27' },
     change:
       'A transition answers its Update once its status is committed (setCampaignStatus); the leads are woken ' +
       '(notifyCampaignLeads) after the answer, before the next transition starts and before the run ends. Before, ' +
@@ -294,7 +294,7 @@ export const PATCHES = {
     longestRun:
       'a run continues as new after 2,000 history events, and a paused campaign may wait months for its next ' +
       'transition: without bound',
-    retireWhen: stillOpen('campaignWorkflow', 'TBD'),
+    retireWhen: stillOpen('campaignWorkflow', '19f4bc2'),
     decision:
       'Keep: a campaign run started before it may wait for its next transition without bound, and no count of the ' +
       'open runs in production is at hand here.',
