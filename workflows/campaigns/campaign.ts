@@ -36,11 +36,14 @@ const HISTORY_EVENTS_BEFORE_CONTINUE_AS_NEW = 2_000;
 export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<CampaignStatus> {
   let status = input.status;
   let transitions = Promise.resolve();
+  // Transitions accepted and not yet settled, their wake-ups included: the run ends or continues as new only at 0.
+  let unsettled = 0;
   setHandler(campaignStatusQuery, () => status);
   setHandler(
     campaignTransitionUpdate,
     (action, statusReason) => {
       const answerBeforeWaking = patched(PATCHES.campaignAnswerBeforeWaking.id);
+      unsettled++;
       const wakeLeads = async (target: CampaignStatus) => {
         if (target !== 'PAUSED') await notifyCampaignLeads({ campaignId: input.campaignId });
       };
@@ -58,10 +61,8 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
         return { status };
       });
       const settled = answerBeforeWaking ? run.then(({ status: target }) => wakeLeads(target)) : run;
-      transitions = settled.then(
-        () => undefined,
-        () => undefined,
-      );
+      const done = () => void unsettled--;
+      transitions = settled.then(done, done);
       return run;
     },
     {
@@ -74,9 +75,9 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
   await condition(
     () => status === 'STOPPED' || workflowInfo().historyLength > historyLimit || workflowInfo().continueAsNewSuggested,
   );
-  await condition(allHandlersFinished);
-  // The leads of the last transition are woken before the run ends or continues as new.
-  await transitions;
+  // The leads of the last transition are woken before the run ends or continues as new, and a transition accepted
+  // meanwhile is carried out here, not dropped.
+  await condition(() => allHandlersFinished() && unsettled === 0);
   if (status === 'STOPPED') return status;
   return continueAsNew<typeof campaignWorkflow>({ ...input, status });
 }
