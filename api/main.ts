@@ -33,11 +33,13 @@ stop.defer('database pool', () => sql.end());
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
 stop.defer('temporal connection', () => temporalConnection.close());
-// The interceptor carries the request's span into every workflow the API starts or signals.
+// When traced, the interceptor carries the request's span into every workflow the API starts or signals. Untraced, it
+// would only build no-op spans and empty headers for each start and signal: about 4 % of the API's CPU per lead
+// (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder), and the worker loads no tracing interceptors to read them.
 const temporal = new Client({
   connection: temporalConnection,
   namespace: config.TEMPORAL_NAMESPACE,
-  interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  interceptors: tracing.exporting ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : {},
 });
 collectDefaultMetrics({ register });
 registerLeadOutboxMetrics(register, sql);

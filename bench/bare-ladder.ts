@@ -15,7 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection, type WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import { startBenchCarrier, startBenchProcess, startBenchStack } from './bench-process';
+import { nodeArgsFromEnv, startBenchCarrier, startBenchProcess, startBenchStack } from './bench-process';
 import {
   BUSY_PHONE_NO_AFTERMATH,
   TIME_SCALE,
@@ -118,13 +118,17 @@ try {
   });
   writeFileSync(bareBundlePath, code);
   const bareTaskQueue = `bench-bare-${randomUUID()}`;
-  const bareSide = startBenchProcess('bench/bare-ladder/side.ts', {
-    TEMPORAL_ADDRESS: stack.temporalAddress,
-    BARE_TASK_QUEUE: bareTaskQueue,
-    BARE_BUNDLE_PATH: bareBundlePath,
-    SIMULATED_CARRIER_URL: bareCarrier.url,
-    SIMULATED_CARRIER_SIGNING_SECRET: signingSecret,
-  });
+  const bareSide = startBenchProcess(
+    'bench/bare-ladder/side.ts',
+    {
+      TEMPORAL_ADDRESS: stack.temporalAddress,
+      BARE_TASK_QUEUE: bareTaskQueue,
+      BARE_BUNDLE_PATH: bareBundlePath,
+      SIMULATED_CARRIER_URL: bareCarrier.url,
+      SIMULATED_CARRIER_SIGNING_SECRET: signingSecret,
+    },
+    nodeArgsFromEnv('BENCH_BARE_NODE_ARGS'),
+  );
   // A bench that fails leaves none of its processes behind.
   process.once('exit', () => [bareSide, bareCarrier.carrier].forEach((each) => each.stop()));
   await bareSide.printed('bare side polling');
@@ -136,6 +140,8 @@ try {
     temporalAddress: stack.temporalAddress,
     bundlePath: stack.workflowBundlePath,
     scratchDir: scratch,
+    workerNodeArgs: nodeArgsFromEnv('BENCH_WORKER_NODE_ARGS'),
+    apiNodeArgs: nodeArgsFromEnv('BENCH_API_NODE_ARGS'),
   });
 
   const runBare = async () => {

@@ -146,6 +146,8 @@ export async function startProductionSide(setup: {
   temporalAddress: string;
   bundlePath: string;
   workerNodeArgs?: string[];
+  /** Node flags of the API process (a profiler). */
+  apiNodeArgs?: string[];
   workerEnv?: Record<string, string>;
   scratchDir?: string;
   /** The number every lead has; default ANSWERED_PHONE. */
@@ -176,11 +178,15 @@ export async function startProductionSide(setup: {
   const temporalConnection = await Connection.connect({ address: setup.temporalAddress });
   const temporal = new Client({ connection: temporalConnection });
   const running = `TaskQueue = "${taskQueue}" AND ExecutionStatus = "Running"`;
-  const api = startBenchProcess('api/main.ts', {
-    ...common,
-    PORT: String(apiPort),
-    EXPORT_DIR: path.join(setup.scratchDir ?? os.tmpdir(), 'bench-exports'),
-  });
+  const api = startBenchProcess(
+    'api/main.ts',
+    {
+      ...common,
+      PORT: String(apiPort),
+      EXPORT_DIR: path.join(setup.scratchDir ?? os.tmpdir(), 'bench-exports'),
+    },
+    setup.apiNodeArgs,
+  );
   let liveWorker: BenchProcess | undefined;
   const startWorker = async (nodeArgs: string[], env: Record<string, string>) => {
     const started = (liveWorker = startBenchProcess(

@@ -1,14 +1,20 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client';
+import { poolSql, type RunSql } from './run-sql';
+import { createSqlPool } from './sql-pool';
 
-export type Database = PrismaClient;
+export type Database = PrismaClient & {
+  /**
+   * The client's own pg pool, without Prisma's query layer: for a hot path's statements, which Prisma's client
+   * would cost more CPU each than PostgreSQL spends on them (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder).
+   */
+  readonly sql: RunSql;
+};
 
 export function createDatabase(databaseUrl: string, options: { poolSize?: number } = {}): Database {
-  const adapter = new PrismaPg({
-    connectionString: databaseUrl,
-    max: options.poolSize ?? 10,
-    // Fail fast when PostgreSQL is unreachable so requests answer 503 instead of hanging.
-    connectionTimeoutMillis: 3_000,
-  });
-  return new PrismaClient({ adapter });
+  // Fail fast when PostgreSQL is unreachable so requests answer 503 instead of hanging (createSqlPool's timeout).
+  const pool = createSqlPool(databaseUrl, options.poolSize ?? 10);
+  // One pool for both: Prisma's statements and the raw ones share its connections, and $disconnect ends it.
+  const adapter = new PrismaPg(pool, { disposeExternalPool: true });
+  return Object.assign(new PrismaClient({ adapter }), { sql: poolSql(pool) });
 }

@@ -45,11 +45,12 @@ const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADD
 stop.defer('temporal worker connection', () => connection.close());
 const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
 stop.defer('temporal client connection', () => clientConnection.close());
-// Workflows the activities start or signal (a campaign waking its leads) continue the activity's trace.
+// When traced, workflows the activities start or signal (a campaign waking its leads) continue the activity's trace;
+// untraced, as in the API, the interceptor would only build no-op spans.
 const temporal = new Client({
   connection: clientConnection,
   namespace: config.TEMPORAL_NAMESPACE,
-  interceptors: { workflow: [new OpenTelemetryWorkflowClientInterceptor()] },
+  interceptors: tracing.exporting ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : {},
 });
 const maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsForThisProcess();
 const worker = await createWorker({

@@ -97,11 +97,12 @@ export function createCarrierDialing({
       attemptId: string,
       providerCallId: string,
     ): Promise<{ id: string; campaignId: string | null; campaignStatus: string | null }> => {
-      const [call] = await db.$queryRawUnsafe<
-        Array<{ id: string; campaignId: string | null; campaignStatus: string | null }>
-      >(
-        // The dial's answer means the carrier has queued the call (no queued event is subscribed to).
-        `WITH campaign AS (
+      const [call] = await db.sql<{ id: string; campaignId: string | null; campaignStatus: string | null }>(
+        // The dial's answer means the carrier has queued the call (no queued event is subscribed to). Named: a
+        // statement of every dial, parsed and planned once per connection of the pool.
+        {
+          name: 'record_provider_call_id',
+          text: `WITH campaign AS (
            SELECT k.id, k.status::text AS status FROM "Campaign" k
             WHERE k.id = (SELECT "campaignId" FROM "Call" WHERE "attemptId" = $1) FOR SHARE
          )
@@ -109,6 +110,7 @@ export function createCarrierDialing({
                 "carrierStatus" = CASE WHEN c.status = 'dialing' AND c."providerCallId" IS NULL THEN coalesce(c."carrierStatus", 'queued') ELSE c."carrierStatus" END
           WHERE c."attemptId" = $1
          RETURNING c.id::text, c."campaignId"::text, (SELECT status FROM campaign) AS "campaignStatus"`,
+        },
         attemptId,
         providerCallId,
       );

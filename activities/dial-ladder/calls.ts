@@ -12,7 +12,6 @@ import { ErrorCode } from '../../lib/error-codes';
 import type { ActivityDependencies } from '../dependencies';
 import { timeZonesOf } from './phone-time-zones';
 import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
-import { prismaSql } from '../../lib/run-sql';
 import { isTerminalCallState } from '../../lib/calls/call-states';
 import type { EndedCall } from '../../lib/calls/ended-call';
 import { leaveLineQueue, NOW_UTC, resumeOrWithdraw, takeLine, type GrantedLine } from '../../lib/calls/call-lines';
@@ -151,7 +150,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
   /** Wakes whoever lines were handed to (outside an activity, as some tests call these, the sweep does it). */
   const handOver = async (granted: readonly GrantedLine[]) => {
     const taskQueue = runningTaskQueue();
-    if (granted.length && taskQueue) await handOverLines(prismaSql(db), dependencies.temporal, granted, taskQueue);
+    if (granted.length && taskQueue) await handOverLines(db.sql, dependencies.temporal, granted, taskQueue);
   };
 
   /**
@@ -166,7 +165,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     agentId,
   }: PlaceCallInput): Promise<DialedCall | { outcome: 'queued' }> => {
     const attemptId = attemptIdOf({ leadId, attempt, callKey });
-    const decision = await takeLine(db, {
+    const decision = await takeLine(db.sql, {
       leadId,
       attempt,
       attemptId,
@@ -197,7 +196,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     } else {
       // A number on the Do-Not-Call list gives back a line handed to it in the queue.
       if (decision.verdict === 'do_not_call' && decision.granted)
-        await handOver(await leaveLineQueue(prismaSql(db), attemptId));
+        await handOver(await leaveLineQueue(db.sql, attemptId));
       if (decision.verdict === 'queued') return { outcome: 'queued' };
       if (decision.verdict !== 'started' || !decision.call) return { outcome: decision.verdict } as PlacedCall;
       request = dialRequestOf(attemptId, decision.phone, decision.call);
@@ -209,19 +208,23 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     return dialed(call.id, attemptId);
   };
 
+  // The lean ladder's statements run on the database's pg pool (Database.sql), named so that each connection parses
+  // and plans them once: through Prisma's query layer they had been about a quarter of the worker's CPU per lead
+  // (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder).
   const activities = {
     /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
     async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {
-      const lead = await db.lead.findUnique({
-        where: { id: leadId },
-        select: { phone: true, campaign: { select: { dialLadder: true, callingWindow: true } } },
-      });
+      const [lead] = await db.sql<{ phone: string; dialLadder: unknown; callingWindow: unknown }>(
+        {
+          name: 'lead_plan',
+          text: `SELECT l.phone, c."dialLadder", c."callingWindow" FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId" WHERE l.id = $1::uuid`,
+        },
+        leadId,
+      );
       if (!lead) throw leadNotFound(leadId);
       return {
-        ladder: lead.campaign.dialLadder ? dialLadderSchema.parse(lead.campaign.dialLadder) : DEFAULT_DIAL_LADDER,
-        window: lead.campaign.callingWindow
-          ? callingWindowSchema.parse(lead.campaign.callingWindow)
-          : DEFAULT_CALLING_WINDOW,
+        ladder: lead.dialLadder ? dialLadderSchema.parse(lead.dialLadder) : DEFAULT_DIAL_LADDER,
+        window: lead.callingWindow ? callingWindowSchema.parse(lead.callingWindow) : DEFAULT_CALLING_WINDOW,
         timeZones: timeZonesOf(lead.phone),
       };
     },
@@ -260,7 +263,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         const waiting = slot
           ? { waitingFor: 'calling_window', nextAttemptAt: slot.at }
           : { waitingFor: null, nextAttemptAt: null };
-        await handOver(await leaveLineQueue(prismaSql(db), attemptIdOf(input), { leadId: input.leadId, ...waiting }));
+        await handOver(await leaveLineQueue(db.sql, attemptIdOf(input), { leadId: input.leadId, ...waiting }));
         return answer(slot ? { outcome: 'window_closed', waitMs: slot.waitMs } : { outcome: 'no_calling_window' });
       }
       return answer(await dialAttempt(input));
@@ -275,10 +278,13 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       if (ended && hasAftermath(ended.outcome)) await aftermath.afterCallEnded({ callId: ended.callId });
       if (finished) {
         if (callKey !== undefined) return;
-        const [lead] = await db.$queryRawUnsafe<Array<{ hasEndpoint: boolean }>>(
-          `UPDATE "Lead" l SET status = $2::"LeadStatus", "waitingFor" = NULL, "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
-            WHERE l.id = $1::uuid
-           RETURNING EXISTS (SELECT 1 FROM "ResultWebhookEndpoint" e WHERE e."workspaceId" = l."workspaceId" AND e."deletedAt" IS NULL) AS "hasEndpoint"`,
+        const [lead] = await db.sql<{ hasEndpoint: boolean }>(
+          {
+            name: 'lead_finished',
+            text: `UPDATE "Lead" l SET status = $2::"LeadStatus", "waitingFor" = NULL, "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
+                    WHERE l.id = $1::uuid
+                   RETURNING EXISTS (SELECT 1 FROM "ResultWebhookEndpoint" e WHERE e."workspaceId" = l."workspaceId" AND e."deletedAt" IS NULL) AS "hasEndpoint"`,
+          },
           leadId,
           finished.status,
         );
@@ -290,8 +296,11 @@ export function createCallActivities(dependencies: ActivityDependencies) {
             attempts: finished.attempts,
           });
       } else if (nextAttemptAt !== undefined)
-        await db.$executeRawUnsafe(
-          `UPDATE "Lead" SET "waitingFor" = 'rung', "nextAttemptAt" = $2::timestamptz AT TIME ZONE 'UTC', "updatedAt" = ${NOW_UTC} WHERE id = $1::uuid`,
+        await db.sql(
+          {
+            name: 'lead_waits_for_rung',
+            text: `UPDATE "Lead" SET "waitingFor" = 'rung', "nextAttemptAt" = $2::timestamptz AT TIME ZONE 'UTC', "updatedAt" = ${NOW_UTC} WHERE id = $1::uuid`,
+          },
           leadId,
           nextAttemptAt,
         );
@@ -317,7 +326,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         };
       const known = await calls.lookup(call.providerCallId ? { providerCallId: call.providerCallId } : { attemptId });
       if (known && isTerminalCallState(known.status)) {
-        const result = await applyCallEvent(prismaSql(db), calls.name, {
+        const result = await applyCallEvent(db.sql, calls.name, {
           eventId: `lookup:${known.providerCallId}:${known.status}`,
           providerCallId: known.providerCallId,
           attemptId,

@@ -65,7 +65,7 @@ export const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
  * attempt inserts no second call and takes no second line.
  */
 export async function takeLine(
-  db: Pick<Database, '$queryRawUnsafe'>,
+  sql: RunSql,
   attempt: {
     leadId: string;
     attempt: number;
@@ -77,18 +77,19 @@ export async function takeLine(
     agentId?: string;
   },
 ): Promise<AttemptDecision | null> {
-  const [row] = await db.$queryRawUnsafe<
-    Array<{
-      status: string;
-      blocked: boolean;
-      started: boolean;
-      granted: boolean;
-      phone: string;
-      recorded: RecordedAttempt | null;
-      call: ({ id: string } & DialRequestRow) | null;
-    }>
-  >(
-    `
+  const [row] = await sql<{
+    status: string;
+    blocked: boolean;
+    started: boolean;
+    granted: boolean;
+    phone: string;
+    recorded: RecordedAttempt | null;
+    call: ({ id: string } & DialRequestRow) | null;
+  }>(
+    // Named: on the worker's pool (Database.sql) each connection parses and plans it once.
+    {
+      name: 'take_line',
+      text: `
     WITH lead AS (
       SELECT id, "campaignId", "workspaceId", phone, name, fields FROM "Lead" WHERE id = $1::uuid
     ), campaign AS (
@@ -153,6 +154,7 @@ export async function takeLine(
              'leadName', lead.name, 'leadFields', lead.fields, 'agentId', a.id::text, 'language', a.language,
              'voiceId', a."voiceId", 'script', a.script, 'extractionFields', a."extractionFields") END AS call
       FROM lead, campaign, blocked, decision LEFT JOIN call ON true LEFT JOIN "Agent" a ON a.id = call."agentId"`,
+    },
     attempt.leadId,
     attempt.attempt,
     attempt.attemptId,

@@ -126,7 +126,7 @@ describe('the concurrency cap of a campaign', () => {
     );
     const decisions = await Promise.all(
       leads.map((lead) =>
-        takeLine(db, { leadId: lead.id, attempt: 1, attemptId: `${lead.id}:1`, provider: 'simulated' }),
+        takeLine(db.sql, { leadId: lead.id, attempt: 1, attemptId: `${lead.id}:1`, provider: 'simulated' }),
       ),
     );
     expect(decisions.filter((decision) => decision?.verdict === 'started')).toHaveLength(3);
@@ -146,7 +146,7 @@ describe('the concurrency cap of a campaign', () => {
     const waiting = leads.filter((_, index) => decisions[index]?.verdict !== 'started');
     expect(
       (
-        await takeLine(db, {
+        await takeLine(db.sql, {
           leadId: waiting[0]!.id,
           attempt: 1,
           attemptId: `${waiting[0]!.id}:1`,
@@ -156,7 +156,7 @@ describe('the concurrency cap of a campaign', () => {
     ).toBe('started');
     expect(
       (
-        await takeLine(db, {
+        await takeLine(db.sql, {
           leadId: waiting[1]!.id,
           attempt: 1,
           attemptId: `${waiting[1]!.id}:1`,
@@ -188,7 +188,7 @@ describe('the concurrency cap of a campaign', () => {
       },
     });
     const attemptId = `${lead.id}:1`;
-    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe(
+    expect((await takeLine(db.sql, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe(
       'started',
     );
     // The worker died before the provider was asked; the campaign was paused before the retry.
@@ -203,7 +203,7 @@ describe('the concurrency cap of a campaign', () => {
     expect(await db.lead.findUniqueOrThrow({ where: { id: lead.id } })).toMatchObject({ status: 'queued' });
 
     await db.campaign.update({ where: { id: campaign.id }, data: { status: 'RUNNING' } });
-    expect((await takeLine(db, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe(
+    expect((await takeLine(db.sql, { leadId: lead.id, attempt: 1, attemptId, provider: 'simulated' }))?.verdict).toBe(
       'started',
     );
     expect(await resumeOrWithdraw(db, { leadId: lead.id, attemptId })).toMatchObject({

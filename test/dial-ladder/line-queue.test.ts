@@ -61,7 +61,7 @@ const leadOf = (campaignId: string, phone = '+14155550120') =>
 
 /** An attempt by a workflow (its id makes it join the queue when it finds no line). */
 const attempt = (lead: { id: string; workflowId: string }) =>
-  takeLine(db, {
+  takeLine(db.sql, {
     leadId: lead.id,
     attempt: 1,
     attemptId: `${lead.id}:1`,

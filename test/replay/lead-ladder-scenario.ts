@@ -122,7 +122,7 @@ function ladderScenario(name: string, phone: string, onDoNotCallList = false): R
 async function holdTheLine(db: ScenarioContext['db'], campaign: { id: string; workspaceId: string }) {
   const holder = await storeLead(db, campaign, 'holder', '+14155550121');
   const attemptId = `${holder.id}:1`;
-  const decision = await takeLine(db, { leadId: holder.id, attempt: 1, attemptId, provider: 'simulated' });
+  const decision = await takeLine(db.sql, { leadId: holder.id, attempt: 1, attemptId, provider: 'simulated' });
   if (decision?.verdict !== 'started') throw new Error(`the holder got no line: ${decision?.verdict}`);
   return attemptId;
 }
