@@ -3,7 +3,8 @@
 // One-call leads, answered and brief, on two paths in one run on the same Temporal server, alternating rounds:
 //  - bare: bench/bare-ladder/workflows.ts in a bundle of its own (one local-activity dial over HTTP to the
 //    simulated carrier, one timer-bounded wait for a "call ended" signal), run by bench/bare-ladder/side.ts (the
-//    worker and a tiny receiver of the carrier's events that signals the workflow), started by a bare client;
+//    worker and a tiny HTTP receiver: of batches of leads, whose workflows it starts, and of the carrier's events,
+//    which signal the workflow), its leads pushed in batches of 100 as production's are;
 //  - production: leads pushed through the API onto a RUNNING campaign with a line per lead
 //    (bench/production-leads.ts), whatever workflow type the API starts for them.
 // Per lead: CPU of each side's processes (and the Temporal server's, apart), history events, visibility writes
@@ -29,6 +30,7 @@ import {
 import { benchMachine, writeBenchResults } from './results-files';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { projectRoot } from '../scripts/stack/paths';
+import { freePort } from '../scripts/stack/child-process';
 
 const CLUSTER = process.argv.includes('--cluster');
 const SHARDS = Number(process.env.BENCH_SHARDS ?? 16);
@@ -39,8 +41,6 @@ if (CLUSTER) {
 }
 const LEADS = Number(process.env.BENCH_LEADS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
-/** Bare starts in flight at once: the API's pushes are batches of 100 started after the answer, a stream too. */
-const START_CONCURRENCY = 20;
 const TARGETS = { cpuRatioAtMost: 1.3, historyEventsPerLeadAtMost: 37, visibilityWritesPerLead: 2 };
 
 interface HistoryFigures {
@@ -118,9 +118,11 @@ try {
   });
   writeFileSync(bareBundlePath, code);
   const bareTaskQueue = `bench-bare-${randomUUID()}`;
+  const barePort = await freePort();
   const bareSide = startBenchProcess(
     'bench/bare-ladder/side.ts',
     {
+      BARE_PORT: String(barePort),
       TEMPORAL_ADDRESS: stack.temporalAddress,
       BARE_TASK_QUEUE: bareTaskQueue,
       BARE_BUNDLE_PATH: bareBundlePath,
@@ -149,23 +151,21 @@ try {
     const cpuBefore = cpuNow();
     const threadBefore = threadCpuSeconds(bareSide.pid);
     const started = performance.now();
-    const handles: WorkflowHandle[] = [];
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: START_CONCURRENCY }, async () => {
-        while (next < LEADS) {
-          next += 1;
-          const attemptId = `bare-${randomUUID()}`;
-          handles.push(
-            await client.workflow.start('bareLeadWorkflow', {
-              taskQueue: bareTaskQueue,
-              workflowId: attemptId,
-              args: [{ attemptId, to: BUSY_PHONE_NO_AFTERMATH }],
-            }),
-          );
-        }
-      }),
-    );
+    // Pushed as production's leads are (bench/ladder-campaign.ts pushLeads): batches of 100 over HTTP, one after
+    // the other; the bare side starts their workflows, and that is its cost too.
+    const attemptIds = Array.from({ length: LEADS }, () => `bare-${randomUUID()}`);
+    for (let offset = 0; offset < LEADS; offset += 100) {
+      const leads = attemptIds
+        .slice(offset, offset + 100)
+        .map((attemptId) => ({ attemptId, to: BUSY_PHONE_NO_AFTERMATH }));
+      const response = await fetch(`http://127.0.0.1:${barePort}/leads`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ leads }),
+      });
+      if (response.status !== 200) throw new Error(`bare intake answered ${response.status}: ${await response.text()}`);
+    }
+    const handles: WorkflowHandle[] = attemptIds.map((attemptId) => client.workflow.getHandle(attemptId));
     const outcomes = await Promise.all(handles.map((handle) => handle.result() as Promise<string>));
     const seconds = (performance.now() - started) / 1000;
     const workflowThreadCpuSeconds = threadCpuSeconds(bareSide.pid) - threadBefore;
@@ -276,7 +276,7 @@ try {
       temporal,
       timeScale: TIME_SCALE,
       phone: BUSY_PHONE_NO_AFTERMATH,
-      startConcurrency: START_CONCURRENCY,
+      intake: 'both sides: batches of 100 leads over HTTP; the bare side starts 20 workflows at once',
     },
     bare: { ...bare, perLead: perLeadHistory(bareHistories) },
     production: { ...prod, perLead: productionPerLead, leadWorkflowsPerLead: perLeadHistory(leadHistories) },

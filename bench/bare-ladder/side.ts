@@ -1,8 +1,8 @@
 // The bare ladder's side (bench/bare-ladder.ts) in its own process: a worker of the bare workflow bundle whose
-// one local activity dials the simulated carrier over HTTP, and a tiny HTTP receiver of the carrier's signed
-// status events that signals the lead's workflow when its call ends. What the production path does with the
+// one local activity dials the simulated carrier over HTTP, and a tiny HTTP receiver of batches of leads (it starts
+// their workflows) and of the carrier's signed status events (it signals the lead's workflow when its call ends). What the production path does with the
 // API, the worker and PostgreSQL, with nothing else. Environment: TEMPORAL_ADDRESS, BARE_TASK_QUEUE,
-// BARE_BUNDLE_PATH, SIMULATED_CARRIER_URL, SIMULATED_CARRIER_SIGNING_SECRET.
+// BARE_BUNDLE_PATH, SIMULATED_CARRIER_URL, SIMULATED_CARRIER_SIGNING_SECRET, BARE_PORT (its receiver's).
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, Connection } from '@temporalio/client';
@@ -25,11 +25,40 @@ const TERMINAL = new Set(['completed', 'busy', 'no-answer', 'failed', 'canceled'
 const clientConnection = await Connection.connect({ address: env('TEMPORAL_ADDRESS') });
 const client = new Client({ connection: clientConnection });
 
+/** Workflow starts in flight at once for one batch of leads, as the API's outbox sends them. */
+const START_CONCURRENCY = 20;
+
+/** Starts a batch of bare leads (each its workflow, the attempt id its workflow id), START_CONCURRENCY at once. */
+async function startLeads(leads: Array<{ attemptId: string; to: string }>) {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(START_CONCURRENCY, leads.length) }, async () => {
+      while (next < leads.length) {
+        const { attemptId, to } = leads[next++]!;
+        await client.workflow.start('bareLeadWorkflow', {
+          taskQueue,
+          workflowId: attemptId,
+          args: [{ attemptId, to }],
+        });
+      }
+    }),
+  );
+}
+
 const receiver = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (chunk: Buffer) => chunks.push(chunk));
   req.on('end', () => {
     const body = Buffer.concat(chunks);
+    // The bare intake: a batch of leads over HTTP, as the API takes a push (its starts are this side's cost too).
+    if (req.url === '/leads') {
+      const { leads } = JSON.parse(body.toString('utf8')) as { leads: Array<{ attemptId: string; to: string }> };
+      startLeads(leads).then(
+        () => res.writeHead(200).end(),
+        (error: unknown) => res.writeHead(500).end(String(error)),
+      );
+      return;
+    }
     // Checked as the API checks it: a receiver that skipped it would be cheaper than any real one.
     if (!verifyEventSignature(signingSecret, body, req.headers[SIGNATURE_HEADER] as string | undefined)) {
       res.writeHead(401).end();
@@ -50,7 +79,7 @@ const receiver = createServer((req, res) => {
       );
   });
 });
-receiver.listen(0, '127.0.0.1');
+receiver.listen(Number(process.env.BARE_PORT ?? 0), '127.0.0.1');
 await new Promise((resolve) => receiver.once('listening', resolve));
 const receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/events`;
 
