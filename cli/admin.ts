@@ -6,6 +6,7 @@ import { resolveDatabaseUrl } from './database-url';
 import { adminCommands, UsageError } from './commands';
 import { NotFoundError } from '../lib/door/workspace-admin';
 import { ConflictError } from '../lib/phone-numbers/phone-numbers';
+import { ConfigError } from '../lib/config';
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgv(argv);
@@ -27,6 +28,11 @@ async function main(argv: string[]): Promise<number> {
     if (error instanceof UsageError || error instanceof NotFoundError || error instanceof ConflictError) {
       process.stderr.write(`${error.message}\n`);
       return error instanceof UsageError ? 64 : 1;
+    }
+    // A missing or malformed SECRETS_KEYS: one line naming it, the exit code of loadConfigOrExit.
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      return 78;
     }
     process.stderr.write(`admin ${name} failed: ${describe(error)}\n`);
     return 1;

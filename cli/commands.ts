@@ -27,6 +27,24 @@ import { configVariables } from '../lib/config';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { connectCrm, crmWebhookUrl } from '../lib/crm/connections';
 import { CRM_CONNECTION_KINDS, shopDomainSchema } from '../lib/crm/shopify-webhook';
+import {
+  CARRIER_PROVIDERS,
+  carrierBaseUrlSchema,
+  carrierSecretSchema,
+  connectCarrier,
+  familyOf,
+  listCarrierConnections,
+  rekeyCarrierConnections,
+  removeCarrierConnection,
+  rotateCarrierSecrets,
+  telnyxConnectionIdSchema,
+  telnyxPublicKeySchema,
+  twilioAccountSidSchema,
+  twilioApiKeySidSchema,
+  type CarrierAccount,
+} from '../lib/carriers/connections';
+import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
+import { resolveKeyring } from './secrets-keys';
 
 export class UsageError extends Error {}
 
@@ -148,8 +166,18 @@ export const adminCommands: Record<string, Command> = {
     return createResultWebhookEndpoint(db, flags.workspace, { url: flags.url, description: flags.description });
   },
   'number assign': async (db, raw) => {
-    const flags = parseFlags({ workspace: uuid, e164: phoneNumber, capabilities: capabilities.optional() }, raw);
-    return assignPhoneNumber(db, flags.workspace, flags.e164, flags.capabilities);
+    const flags = parseFlags(
+      {
+        workspace: uuid,
+        e164: phoneNumber,
+        capabilities: capabilities.optional(),
+        'carrier-connection': uuid.optional(),
+      },
+      raw,
+    );
+    const carrierConnectionId = flags['carrier-connection'];
+    const { id } = await assignPhoneNumber(db, flags.workspace, flags.e164, flags.capabilities, carrierConnectionId);
+    return carrierConnectionId ? { id, carrierConnectionId } : { id };
   },
   'number release': async (db, raw) => {
     const flags = parseFlags({ e164: e164PhoneSchema }, raw);
@@ -179,7 +207,165 @@ export const adminCommands: Record<string, Command> = {
     const publicBaseUrl = configVariables.shape.PUBLIC_BASE_URL.parse(process.env.PUBLIC_BASE_URL);
     return { id, webhookUrl: crmWebhookUrl(publicBaseUrl, id) };
   },
+  'carrier connect': async (db, raw) => {
+    const flags = parseFlags(
+      {
+        workspace: uuid,
+        provider: z.enum(CARRIER_PROVIDERS),
+        label: text.max(200).optional(),
+        'base-url': carrierBaseUrlSchema.optional(),
+        'account-sid': twilioAccountSidSchema.optional(),
+        'api-key-sid': twilioApiKeySidSchema.optional(),
+        ...secretFlags('auth-token'),
+        ...secretFlags('api-key-secret'),
+        ...secretFlags('api-key'),
+        'public-key': telnyxPublicKeySchema.optional(),
+        'connection-id': telnyxConnectionIdSchema.optional(),
+      },
+      raw,
+    );
+    const family = familyOf(flags.provider);
+    const secret = secretReader(flags);
+    const flagsOf = {
+      twilio: ['account-sid', 'api-key-sid', 'auth-token', 'api-key-secret'],
+      telnyx: ['api-key', 'public-key', 'connection-id'],
+    };
+    const stray = Object.keys(raw).find((name) =>
+      flagsOf[family === 'twilio' ? 'telnyx' : 'twilio'].includes(name.replace(/-(stdin|env)$/, '')),
+    );
+    if (stray) throw new UsageError(`--${stray}: not a flag of ${flags.provider} connections`);
+    let account: CarrierAccount;
+    if (family === 'twilio') {
+      const accountSid = required(flags, 'account-sid');
+      const apiKeySid = flags['api-key-sid'];
+      if (apiKeySid) {
+        if (secret.given('auth-token')) throw new UsageError('--auth-token: give either it or the API key pair');
+        account = { family, accountSid, apiKeySid, secrets: { apiKeySecret: secret.read('api-key-secret', true)! } };
+      } else {
+        if (secret.given('api-key-secret')) throw new UsageError('--api-key-secret: goes with --api-key-sid');
+        account = { family, accountSid, secrets: { authToken: secret.read('auth-token', true)! } };
+      }
+    } else {
+      account = {
+        family,
+        connectionId: required(flags, 'connection-id'),
+        secrets: { apiKey: secret.read('api-key', true)!, publicKey: required(flags, 'public-key') },
+      };
+    }
+    return asUsageOfState(() =>
+      connectCarrier(db, resolveKeyring(), {
+        workspaceId: flags.workspace,
+        provider: flags.provider,
+        label: flags.label,
+        baseUrl: flags['base-url'],
+        account,
+      }),
+    );
+  },
+  'carrier list': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid }, raw);
+    return { connections: await listCarrierConnections(db, flags.workspace) };
+  },
+  'carrier rotate': async (db, raw) => {
+    const flags = parseFlags(
+      {
+        connection: uuid,
+        ...secretFlags('auth-token'),
+        ...secretFlags('api-key-secret'),
+        ...secretFlags('api-key'),
+        'public-key': telnyxPublicKeySchema.optional(),
+      },
+      raw,
+    );
+    const secret = secretReader(flags);
+    const update = {
+      authToken: secret.read('auth-token'),
+      apiKeySecret: secret.read('api-key-secret'),
+      apiKey: secret.read('api-key'),
+      publicKey: flags['public-key'],
+    };
+    return asUsageOfState(() => rotateCarrierSecrets(db, resolveKeyring(), flags.connection, update));
+  },
+  'carrier rekey': async (db, raw) => {
+    parseFlags({}, raw);
+    const { keyId, rekeyed, unreadable } = await rekeyCarrierConnections(db, resolveKeyring());
+    if (unreadable.length > 0)
+      throw new StateConflict(
+        `rekeyed ${rekeyed.length} connection(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
+      );
+    return { keyId, rekeyed };
+  },
+  'carrier remove': async (db, raw) => {
+    const flags = parseFlags({ connection: uuid }, raw);
+    return removeCarrierConnection(db, flags.connection);
+  },
 };
+
+/**
+ * A secret's three flags: `--NAME value` (lands in shell history and `ps`), `--NAME-stdin` (the first line of
+ * standard input), `--NAME-env VAR` (an environment variable's value). docs/features/carriers.md#connecting-a-carrier.
+ */
+function secretFlags<Name extends string>(name: Name) {
+  return {
+    [name]: carrierSecretSchema.optional(),
+    [`${name}-stdin`]: z.literal(true).optional(),
+    [`${name}-env`]: z
+      .string()
+      .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must be the name of an environment variable')
+      .optional(),
+  } as unknown as { [K in Name | `${Name}-env`]: z.ZodOptional<z.ZodString> } & {
+    [K in `${Name}-stdin`]: z.ZodOptional<z.ZodLiteral<true>>;
+  };
+}
+
+/** Reads each secret from the one source its flags name; validated like a secret given inline. */
+function secretReader(flags: Record<string, unknown>) {
+  const sources = (name: string) => [name, `${name}-stdin`, `${name}-env`].filter((flag) => flags[flag] !== undefined);
+  const fromStdin = Object.keys(flags).filter((flag) => flag.endsWith('-stdin') && flags[flag] === true);
+  if (fromStdin.length > 1) throw new UsageError(`--${fromStdin[1]}: standard input holds one secret only`);
+  return {
+    given: (name: string) => sources(name).length > 0,
+    read(name: string, required = false): string | undefined {
+      const [source, other] = sources(name);
+      if (other) throw new UsageError(`--${other}: give --${name} one way only`);
+      if (!source) {
+        if (required) throw new UsageError(`--${name} is required (or --${name}-stdin, --${name}-env VAR)`);
+        return undefined;
+      }
+      if (source === name) return flags[name] as string;
+      const value = source.endsWith('-stdin')
+        ? readFileSync(0, 'utf8').split(/\r?\n/)[0]
+        : process.env[flags[source] as string];
+      if (!value)
+        throw new UsageError(
+          `--${source}: ${source.endsWith('-stdin') ? 'standard input is empty' : `${String(flags[source])} is not set`}`,
+        );
+      const parsed = carrierSecretSchema.safeParse(value);
+      if (!parsed.success) throw new UsageError(`--${source}: ${parsed.error.issues[0]!.message}`);
+      return parsed.data;
+    },
+  };
+}
+
+function required<Flags extends Record<string, unknown>, Name extends keyof Flags & string>(
+  flags: Flags,
+  name: Name,
+): NonNullable<Flags[Name]> {
+  const value = flags[name];
+  if (value === undefined) throw new UsageError(`--${name} is required`);
+  return value as NonNullable<Flags[Name]>;
+}
+
+/** A connection refused for what it holds (a Twilio key SID without its secret, a twin without its URL) is bad input. */
+async function asUsageOfState<T>(action: () => Promise<T>): Promise<T> {
+  try {
+    return await action();
+  } catch (error) {
+    if (error instanceof StateConflict && /^a (Twilio|\S+ connection)/.test(error.message))
+      throw new UsageError(error.message);
+    throw error;
+  }
+}
 
 function readDefinition(file: string): JourneyDefinition {
   let json: unknown;

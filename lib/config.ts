@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './calls/call-states';
 import { LOG_LEVELS } from './log';
+import { keyringSchema } from './secrets/keyring';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
 /**
@@ -79,6 +80,13 @@ export const configVariables = z.object({
    * (POST /telephony/simulated/events). Unset: the API refuses every simulated event. Never logged.
    */
   SIMULATED_CARRIER_SIGNING_SECRET: z.string().min(16).optional(),
+  /**
+   * The key ring secrets at rest are sealed with (carrier connections' tokens): `id:base64key,...`, 32-byte
+   * keys, the first the current one (docs/features/carriers.md#the-key-ring). Unset: what reads or writes a
+   * carrier connection's secret refuses to, naming this variable; `npm start` sets a key of its own
+   * (.data/secrets-keys). Never logged.
+   */
+  SECRETS_KEYS: keyringSchema.optional(),
   /** Simulated time: 1 is real time, 0.001 makes a 40 s call last 40 ms (tests, benches). */
   SIMULATED_TELEPHONY_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
   /** Where carriers POST status events: the API's address as the carrier reaches it (+ /telephony/{provider}/events). */
@@ -250,6 +258,14 @@ export const stopConfigSchema = configVariables.pick({ SHUTDOWN_GRACE_MS: true }
 /** loadConfigOrExit for the stop settings alone. */
 export function loadStopConfigOrExit(env: NodeJS.ProcessEnv = process.env): Readonly<z.infer<typeof stopConfigSchema>> {
   return orExit(() => parseWith(stopConfigSchema, env));
+}
+
+/**
+ * SECRETS_KEYS alone, for a process that reads or writes sealed secrets and needs nothing else of the
+ * configuration (the operator CLI). Unset: undefined (lib/carriers/connections.ts requireKeyring refuses).
+ */
+export function parseSecretsKeys(env: NodeJS.ProcessEnv = process.env) {
+  return parseWith(configVariables.pick({ SECRETS_KEYS: true }), env).SECRETS_KEYS;
 }
 
 function orExit<Parsed>(parse: () => Parsed): Parsed {

@@ -84,6 +84,9 @@ export const ErrorCode = {
   campaign_not_whatsapp: 'campaign_not_whatsapp',
   whatsapp_template_not_approved: 'whatsapp_template_not_approved',
   whatsapp_sender_disconnected: 'whatsapp_sender_disconnected',
+  // Carrier connections (docs/features/carriers.md): a call from a number bound to no live carrier connection of its
+  // workspace (409 where an API answers it; the adapters' failure type).
+  no_carrier_connection: 'no_carrier_connection',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -22,6 +22,10 @@ const SECRET_FIELDS = [
   'verifyToken',
   'password',
   'token',
+  // Carrier connections (lib/carriers/connections.ts): their secret material by its own names.
+  'authToken',
+  'apiKeySecret',
+  'secrets',
 ];
 const REDACT_PATHS = SECRET_FIELDS.flatMap((field) => [field, `*.${field}`, `*.headers.${field}`]);
 
@@ -119,6 +123,7 @@ export function secretsOfConfig(config: {
   WHATSAPP_VERIFY_TOKEN?: string;
   CHAT_API_KEY?: string;
   DATABASE_URL?: string;
+  SECRETS_KEYS?: { encoded: readonly string[] };
 }): Array<string | undefined> {
   const databasePassword = config.DATABASE_URL ? safePasswordOf(config.DATABASE_URL) : undefined;
   return [
@@ -127,6 +132,7 @@ export function secretsOfConfig(config: {
     config.WHATSAPP_VERIFY_TOKEN,
     config.CHAT_API_KEY,
     databasePassword,
+    ...(config.SECRETS_KEYS?.encoded ?? []),
   ];
 }
 

@@ -53,6 +53,36 @@ describe('configuration', () => {
     expect(() => parseConfig({ ...base, EXPORT_TASK_QUEUE: '' })).toThrow(/^config: EXPORT_TASK_QUEUE is invalid/);
   });
 
+  it('reads the key ring of secrets at rest (SECRETS_KEYS), the first key current; a malformed ring names the variable, never a key', () => {
+    const k2 = Buffer.alloc(32, 2).toString('base64');
+    const k1 = Buffer.alloc(32, 1).toString('base64');
+    expect(parseConfig(base).SECRETS_KEYS).toBeUndefined();
+    const ring = parseConfig({ ...base, SECRETS_KEYS: `k2:${k2}, k1:${k1}` }).SECRETS_KEYS!;
+    expect(ring.currentKeyId).toBe('k2');
+    expect([...ring.keys.keys()]).toEqual(['k2', 'k1']);
+    expect(ring.keys.get('k1')).toEqual(Buffer.alloc(32, 1));
+    const short = Buffer.alloc(16, 3).toString('base64');
+    for (const [value, reason] of [
+      ['', /entry 1 must be <id>:<base64 key>/],
+      [k2, /entry 1 must be <id>:<base64 key>/],
+      [`k2:${k2},:${k1}`, /entry 2 must be/],
+      [`k2:${k2},k2:${k1}`, /key id "k2" is given twice/],
+      [`k2:${short}`, /key "k2" must be 32 bytes in base64/],
+      [`k2:${k2.slice(0, -4)}!!!!`, /key "k2" must be 32 bytes in base64/],
+      [`k2 x:${k2}`, /entry 1 must be/],
+    ] as const) {
+      let message = '';
+      try {
+        parseConfig({ ...base, SECRETS_KEYS: value });
+      } catch (error) {
+        message = (error as Error).message;
+      }
+      expect(message, value).toMatch(/^config: SECRETS_KEYS is invalid: /);
+      expect(message, value).toMatch(reason);
+      for (const key of [k1, k2, short]) expect(message).not.toContain(key);
+    }
+  });
+
   it('names the variable that is missing or wrong', () => {
     expect(() => parseConfig({})).toThrow('config: DATABASE_URL is required but not set');
     expect(() => parseConfig({ ...base, PORT: 'eighty' })).toThrow(/^config: PORT is invalid/);

@@ -73,6 +73,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number | null>> = {
   campaign_not_whatsapp: 409,
   whatsapp_template_not_approved: 409,
   whatsapp_sender_disconnected: 409,
+  no_carrier_connection: 409,
   lead_not_found: null,
   webhook_delivery_failed: null,
   journey_run_not_found: null,

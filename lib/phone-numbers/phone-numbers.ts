@@ -3,6 +3,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { isUniqueViolation } from '../prisma-errors';
 import type { Database } from '../database';
 import { NotFoundError } from '../door/workspace-admin';
+import { lockLiveCarrierConnection } from '../carriers/carrier-store';
 
 export const PHONE_CAPABILITIES = ['voice', 'whatsapp'] as const;
 export type PhoneCapability = (typeof PHONE_CAPABILITIES)[number];
@@ -45,38 +46,59 @@ async function locateNumber(e164: string): Promise<{ country: string; region: st
  * Assigns an E.164 number (normalized, of a country: countryOf) to a workspace. A number holds one workspace at a time:
  * assigning it to another is refused until it is released. Assigning it again to the same workspace is
  * idempotent (same id, assignedAt and inbound routing kept); given capabilities then replace the stored ones.
+ * `carrierConnectionId` binds the number to one of the workspace's live carrier connections (calls from it go
+ * through that account, docs/features/carriers.md); the connection is held FOR SHARE until the write commits, so
+ * it cannot be removed meanwhile. Not given, the number's binding is kept.
  */
 export async function assignPhoneNumber(
   db: Database,
   workspaceId: string,
   e164: string,
   capabilities?: readonly PhoneCapability[],
+  carrierConnectionId?: string,
 ): Promise<{ id: string }> {
   const workspace = await db.workspace.findFirst({ where: { id: workspaceId, deletedAt: null }, select: { id: true } });
   if (!workspace) throw new NotFoundError(`workspace ${workspaceId} not found`);
   const location = await locateNumber(e164);
+  const binding = carrierConnectionId === undefined ? {} : { carrierConnectionId };
 
   for (let attempt = 0; ; attempt++) {
-    const held = await db.phoneNumber.findUnique({ where: { e164 }, select: { id: true, workspaceId: true } });
-    if (held && held.workspaceId !== workspaceId)
-      throw new ConflictError(
-        `${e164} is assigned to workspace ${held.workspaceId}; release it first (number release --e164 ${e164})`,
-      );
-    if (held) {
-      if (capabilities)
-        await db.phoneNumber.update({ where: { id: held.id }, data: { capabilities: capabilitiesOf(capabilities) } });
-      return { id: held.id };
-    }
     try {
-      const created = await db.phoneNumber.create({
-        data: { workspaceId, e164, ...location, capabilities: capabilitiesOf(capabilities ?? DEFAULT_CAPABILITIES) },
-        select: { id: true },
+      return await db.$transaction(async (tx) => {
+        if (
+          carrierConnectionId !== undefined &&
+          !(await lockLiveCarrierConnection(tx, carrierConnectionId, 'share', workspaceId))
+        )
+          throw new NotFoundError(
+            `no live carrier connection of workspace ${workspaceId} has id ${carrierConnectionId}`,
+          );
+        const held = await tx.phoneNumber.findUnique({ where: { e164 }, select: { id: true, workspaceId: true } });
+        if (held && held.workspaceId !== workspaceId)
+          throw new ConflictError(
+            `${e164} is assigned to workspace ${held.workspaceId}; release it first (number release --e164 ${e164})`,
+          );
+        if (held) {
+          if (capabilities || carrierConnectionId !== undefined)
+            await tx.phoneNumber.update({
+              where: { id: held.id },
+              data: { ...(capabilities && { capabilities: capabilitiesOf(capabilities) }), ...binding },
+            });
+          return { id: held.id };
+        }
+        return tx.phoneNumber.create({
+          data: {
+            workspaceId,
+            e164,
+            ...location,
+            capabilities: capabilitiesOf(capabilities ?? DEFAULT_CAPABILITIES),
+            ...binding,
+          },
+          select: { id: true },
+        });
       });
-      return created;
     } catch (error) {
       // Assigned concurrently by another operator: read who holds it now, once.
-      const raced = isUniqueViolation(error);
-      if (!raced || attempt > 0) throw error;
+      if (!isUniqueViolation(error) || attempt > 0) throw error;
     }
   }
 }

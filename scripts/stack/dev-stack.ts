@@ -10,7 +10,8 @@ import path from 'node:path';
 import { parseConfig, ConfigError } from '../../lib/config';
 import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
-import { ensureDevWorkspace } from './dev-workspace';
+import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
+import { ensureTwilioTwinConnection } from '../../lib/carriers/twin';
 import { migrateDeploy } from './migrate';
 import { devApiKeyPath, devDataDir, devStackStatePath, projectRoot } from './paths';
 import { ensureDatabase, startEmbeddedPostgres } from './postgres';
@@ -105,6 +106,8 @@ function watch(child: ManagedProcess) {
 async function main() {
   mkdirSync(devDataDir, { recursive: true });
   const env: NodeJS.ProcessEnv = { ...process.env };
+  // Carrier secrets are sealed with it: the CLI, the API and the workers all get it (docs/features/carriers.md).
+  env.SECRETS_KEYS = ensureDevKeyring(env);
 
   // PostgreSQL (then migrations and the dev workspace) and Temporal come up side by side.
   const database = (async () => {
@@ -168,6 +171,13 @@ async function main() {
   env.SIMULATED_WHATSAPP_URL ??= `http://${preliminary.SIMULATED_WHATSAPP_HOST}:${preliminary.SIMULATED_WHATSAPP_PORT}`;
   env.SIMULATED_WHATSAPP_WEBHOOK_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}/whatsapp/webhook`;
   const config = parseConfig(env);
+  // The development workspace calls through the local Twilio twin (the simulated carrier's address), its numbers bound to it.
+  const twinDb = createDatabase(config.DATABASE_URL, { poolSize: 1 });
+  try {
+    await ensureTwilioTwinConnection(twinDb, config.SECRETS_KEYS!, workspaceId, config.SIMULATED_CARRIER_URL);
+  } finally {
+    await twinDb.$disconnect();
+  }
 
   const apiUrl = `http://${config.HOST}:${config.PORT}`;
   await requireFreePort(config.PORT, 'the API');
@@ -247,7 +257,7 @@ async function main() {
       `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (simulated, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL})`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,
-      `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost)`,
+      `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost; carrier: the Twilio twin at ${config.SIMULATED_CARRIER_URL})`,
       `  API key        ${apiKey}   (kept in ${path.relative(projectRoot, devApiKeyPath)})`,
       '',
       `Try: curl -H "Authorization: Bearer $(cat ${path.relative(projectRoot, devApiKeyPath)})" ${apiUrl}/health`,

@@ -3,7 +3,8 @@ import { hashApiKeySecret } from '../../lib/door/api-key-secret';
 import type { Database } from '../../lib/database';
 import { HOLDABLE_SCOPES } from '../../lib/door/permissions';
 import { addMember, createApiKey, createWorkspace } from '../../lib/door/workspace-admin';
-import { devApiKeyPath } from './paths';
+import { newKeyringEntry } from '../../lib/secrets/keyring';
+import { devApiKeyPath, devSecretsKeysPath } from './paths';
 
 const DEV_WORKSPACE_NAME = 'Development workspace';
 const DEV_OWNER_EMAIL = 'owner@dev.localhost';
@@ -32,4 +33,18 @@ export async function ensureDevWorkspace(db: Database): Promise<{ workspaceId: s
   const { key } = await createApiKey(db, ownerId, { scopes: [...HOLDABLE_SCOPES] });
   writeFileSync(devApiKeyPath, `${key}\n`, { mode: 0o600 });
   return { workspaceId, apiKey: key };
+}
+
+/**
+ * The development key ring: SECRETS_KEYS when set, otherwise the one kept in the git-ignored .data/secrets-keys
+ * (mode 600), made with a random key on the first start. Not a constant of the repository: a key everyone can read
+ * would seal nothing, and a development database copied elsewhere would carry its secrets in the clear.
+ */
+export function ensureDevKeyring(env: NodeJS.ProcessEnv): string {
+  if (env.SECRETS_KEYS) return env.SECRETS_KEYS;
+  const saved = existsSync(devSecretsKeysPath) ? readFileSync(devSecretsKeysPath, 'utf8').trim() : '';
+  if (saved) return saved;
+  const made = newKeyringEntry(`dev-${new Date().toISOString().slice(0, 10).replaceAll('-', '')}`);
+  writeFileSync(devSecretsKeysPath, `${made}\n`, { mode: 0o600 });
+  return made;
 }

@@ -16,3 +16,8 @@ export const projectRoot = findProjectRoot(path.dirname(fileURLToPath(import.met
 export const devDataDir = path.resolve(process.env.WORKSPACE_DATA_DIR ?? path.join(projectRoot, '.data'));
 export const devStackStatePath = path.join(devDataDir, 'dev-stack.json');
 export const devApiKeyPath = path.join(devDataDir, 'dev-api-key');
+/**
+ * The development key ring (SECRETS_KEYS) `npm start` makes on its first run and the operator CLI reads when
+ * SECRETS_KEYS is not set: mode 600, beside the database whose carrier secrets it seals (docs/features/carriers.md).
+ */
+export const devSecretsKeysPath = path.join(devDataDir, 'secrets-keys');

@@ -48,6 +48,8 @@ export interface TestProcessOptions {
   env?: NodeJS.ProcessEnv;
   /** 'collect' (default) keeps stdout and stderr for output(); 'ignore' drops them. */
   output?: 'collect' | 'ignore';
+  /** Written to the process's standard input, then closed (default: no standard input). */
+  input?: string;
 }
 
 /** Processes started and not yet exited, in this test file. */
@@ -109,8 +111,9 @@ export function startTestProcess(
     cwd: options.cwd ?? projectRoot,
     env,
     detached: true,
-    stdio: ['ignore', collect ? 'pipe' : 'ignore', collect ? 'pipe' : 'ignore'],
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', collect ? 'pipe' : 'ignore', collect ? 'pipe' : 'ignore'],
   });
+  if (options.input !== undefined) child.stdin?.end(options.input);
   let output = '';
   child.stdout?.on('data', (chunk: Buffer) => (output += chunk.toString()));
   child.stderr?.on('data', (chunk: Buffer) => (output += chunk.toString()));
@@ -171,9 +174,13 @@ export function startEntryPoint(
 export async function runTestProcess(
   command: string,
   args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number } = {},
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; timeoutMs?: number; input?: string } = {},
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const started = startTestProcess(path.basename(command), command, args, { cwd: options.cwd, env: options.env });
+  const started = startTestProcess(path.basename(command), command, args, {
+    cwd: options.cwd,
+    env: options.env,
+    input: options.input,
+  });
   let stdout = '';
   let stderr = '';
   started.child.stdout?.on('data', (chunk: Buffer) => (stdout += chunk.toString()));

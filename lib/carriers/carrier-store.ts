@@ -1,0 +1,155 @@
+import type { Prisma } from '../../generated/prisma/client';
+import type { Database } from '../database';
+import { isUuid } from '../uuid';
+import type { Envelope } from '../secrets/envelope';
+
+/** A connection row as the store reads it: identifiers in clear, the envelope sealed (null once removed). */
+export interface CarrierConnectionRow {
+  id: string;
+  workspaceId: string;
+  provider: string;
+  label: string;
+  accountSid: string | null;
+  apiKeySid: string | null;
+  connectionRef: string | null;
+  baseUrl: string | null;
+  secretKeyId: string | null;
+  /** base64 */
+  secretNonce: string | null;
+  /** base64 */
+  secretCiphertext: string | null;
+  createdAt: Date;
+  rotatedAt: Date | null;
+  deletedAt: Date | null;
+}
+
+export type NewCarrierConnectionRow = Pick<
+  CarrierConnectionRow,
+  'id' | 'workspaceId' | 'provider' | 'label' | 'accountSid' | 'apiKeySid' | 'connectionRef' | 'baseUrl'
+> & { envelope: Envelope };
+
+const envelopeColumns = (envelope: Envelope) => ({
+  secretKeyId: envelope.keyId,
+  secretNonce: Buffer.from(envelope.nonce).toString('base64'),
+  secretCiphertext: Buffer.from(envelope.ciphertext).toString('base64'),
+});
+
+export const envelopeOf = (row: CarrierConnectionRow): Envelope | null =>
+  row.secretKeyId && row.secretNonce && row.secretCiphertext
+    ? {
+        keyId: row.secretKeyId,
+        nonce: Buffer.from(row.secretNonce, 'base64'),
+        ciphertext: Buffer.from(row.secretCiphertext, 'base64'),
+      }
+    : null;
+
+export function insertCarrierConnection(db: Database, row: NewCarrierConnectionRow): Promise<CarrierConnectionRow> {
+  const { envelope, ...identifiers } = row;
+  return db.carrierConnection.create({ data: { ...identifiers, ...envelopeColumns(envelope) } });
+}
+
+/** The workspace's live connections, oldest first. */
+export function liveCarrierConnections(db: Database, workspaceId: string): Promise<CarrierConnectionRow[]> {
+  return db.carrierConnection.findMany({ where: { workspaceId, deletedAt: null }, orderBy: { createdAt: 'asc' } });
+}
+
+/**
+ * Locks a live connection until the transaction ends: FOR UPDATE (rotate, rekey, remove) or FOR SHARE (binding
+ * a number to it), so a number is never bound to a connection being removed. `workspaceId` given: only that
+ * workspace's. Null: no such live connection.
+ */
+export async function lockLiveCarrierConnection(
+  tx: Prisma.TransactionClient,
+  id: string,
+  mode: 'update' | 'share',
+  workspaceId?: string,
+): Promise<CarrierConnectionRow | null> {
+  // A uuid column: an id that is not a UUID names no connection (and must not reach the query).
+  if (!isUuid(id) || (workspaceId !== undefined && !isUuid(workspaceId))) return null;
+  const lock = mode === 'update' ? 'FOR UPDATE' : 'FOR SHARE';
+  const rows = await tx.$queryRawUnsafe<CarrierConnectionRow[]>(
+    `SELECT * FROM "CarrierConnection"
+      WHERE id = $1::uuid AND "deletedAt" IS NULL AND ($2::uuid IS NULL OR "workspaceId" = $2::uuid)
+      ${lock}`,
+    id,
+    workspaceId ?? null,
+  );
+  return rows[0] ?? null;
+}
+
+export async function replaceEnvelope(
+  tx: Prisma.TransactionClient,
+  id: string,
+  envelope: Envelope,
+  rotatedAt?: Date,
+): Promise<void> {
+  await tx.carrierConnection.update({ where: { id }, data: { ...envelopeColumns(envelope), rotatedAt } });
+}
+
+/** The e164 of the numbers bound to a connection. */
+export async function numbersBoundTo(tx: Prisma.TransactionClient, connectionId: string): Promise<string[]> {
+  const numbers = await tx.phoneNumber.findMany({
+    where: { carrierConnectionId: connectionId },
+    select: { e164: true },
+    orderBy: { e164: 'asc' },
+  });
+  return numbers.map((number) => number.e164);
+}
+
+/** Soft-deletes a connection and wipes its envelope: a removed account's secrets are not kept. */
+export async function markRemoved(tx: Prisma.TransactionClient, id: string): Promise<void> {
+  await tx.carrierConnection.update({
+    where: { id },
+    data: { deletedAt: new Date(), secretKeyId: null, secretNonce: null, secretCiphertext: null },
+  });
+}
+
+/** Ids of the live connections whose envelope is not under `keyId`, for `carrier rekey`. */
+export async function connectionsNotUnder(db: Database, keyId: string): Promise<string[]> {
+  const rows = await db.carrierConnection.findMany({
+    where: { deletedAt: null, NOT: { secretKeyId: keyId } },
+    select: { id: true },
+    orderBy: { createdAt: 'asc' },
+  });
+  return rows.map((row) => row.id);
+}
+
+/** The live connection the workspace's number is bound to; null when it is not the workspace's or has none. */
+export async function connectionOfNumber(
+  db: Database,
+  workspaceId: string,
+  e164: string,
+): Promise<CarrierConnectionRow | null> {
+  if (!isUuid(workspaceId)) return null;
+  const rows = await db.$queryRaw<CarrierConnectionRow[]>`
+    SELECT c.* FROM "PhoneNumber" p
+      JOIN "CarrierConnection" c ON c.id = p."carrierConnectionId" AND c."workspaceId" = p."workspaceId"
+     WHERE p."workspaceId" = ${workspaceId}::uuid AND p.e164 = ${e164} AND c."deletedAt" IS NULL`;
+  return rows[0] ?? null;
+}
+
+/** The workspace's live connection of this provider and label, oldest first (ensureCarrierConnection). */
+export function liveConnectionByLabel(
+  db: Database,
+  workspaceId: string,
+  provider: string,
+  label: string,
+): Promise<CarrierConnectionRow | null> {
+  return db.carrierConnection.findFirst({
+    where: { workspaceId, provider, label, deletedAt: null },
+    orderBy: { createdAt: 'asc' },
+  });
+}
+
+export async function updateBaseUrl(tx: Prisma.TransactionClient, id: string, baseUrl: string | null): Promise<void> {
+  await tx.carrierConnection.update({ where: { id }, data: { baseUrl } });
+}
+
+/** Binds the workspace's numbers that have no connection to this one; answers how many. */
+export async function bindUnboundNumbers(db: Database, workspaceId: string, connectionId: string): Promise<number> {
+  const { count } = await db.phoneNumber.updateMany({
+    where: { workspaceId, carrierConnectionId: null },
+    data: { carrierConnectionId: connectionId },
+  });
+  return count;
+}

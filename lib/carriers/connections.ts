@@ -1,0 +1,362 @@
+import { randomUUID } from 'node:crypto';
+import { z } from 'zod';
+import type { Database } from '../database';
+import { ConfigError } from '../config';
+import { NotFoundError } from '../door/workspace-admin';
+import { ErrorCode } from '../error-codes';
+import { ConflictError } from '../phone-numbers/phone-numbers';
+import { Refusal } from '../refusal';
+import { EnvelopeError, open, reseal, seal, type Envelope } from '../secrets/envelope';
+import type { Keyring } from '../secrets/keyring';
+import {
+  connectionOfNumber,
+  connectionsNotUnder,
+  envelopeOf,
+  insertCarrierConnection,
+  liveCarrierConnections,
+  liveConnectionByLabel,
+  lockLiveCarrierConnection,
+  markRemoved,
+  numbersBoundTo,
+  replaceEnvelope,
+  updateBaseUrl,
+  type CarrierConnectionRow,
+} from './carrier-store';
+
+/**
+ * Carrier accounts connected to a workspace (docs/features/carriers.md). A twin provider speaks its carrier's
+ * protocol from a local process: its calls are recorded under the twin's name and never pass for real ones.
+ */
+export const CARRIER_PROVIDERS = ['twilio', 'telnyx', 'twilio-twin', 'telnyx-twin'] as const;
+export type CarrierProvider = (typeof CARRIER_PROVIDERS)[number];
+export type CarrierFamily = 'twilio' | 'telnyx';
+export const familyOf = (provider: CarrierProvider): CarrierFamily =>
+  provider === 'twilio' || provider === 'twilio-twin' ? 'twilio' : 'telnyx';
+
+/** The carriers' public API addresses; a twin has none and must be given its base URL. */
+export const DEFAULT_BASE_URLS: Readonly<Partial<Record<CarrierProvider, string>>> = {
+  twilio: 'https://api.twilio.com',
+  telnyx: 'https://api.telnyx.com/v2',
+};
+
+/** Twilio's account SID: AC and 32 hexadecimal digits. */
+export const twilioAccountSidSchema = z
+  .string()
+  .trim()
+  .regex(/^AC[0-9a-fA-F]{32}$/, 'must be AC followed by 32 hexadecimal digits');
+/** Twilio's API key SID: SK and 32 hexadecimal digits. */
+export const twilioApiKeySidSchema = z
+  .string()
+  .trim()
+  .regex(/^SK[0-9a-fA-F]{32}$/, 'must be SK followed by 32 hexadecimal digits');
+/** A token, key or secret as issued: printable, without spaces. The message never repeats the value. */
+export const carrierSecretSchema = z
+  .string()
+  .trim()
+  .regex(/^[\x21-\x7e]{8,512}$/, 'must be 8 to 512 printable characters without spaces');
+/** Telnyx's webhook signing key: an Ed25519 public key, 32 bytes in base64, as the portal shows it. */
+export const telnyxPublicKeySchema = z
+  .string()
+  .trim()
+  .refine(
+    (value) => /^[A-Za-z0-9+/]+={0,2}$/.test(value) && Buffer.from(value, 'base64').length === 32,
+    'must be an Ed25519 public key: 32 bytes in base64',
+  );
+/** Telnyx's connection or application id (a number as text today; its letters are allowed). */
+export const telnyxConnectionIdSchema = z
+  .string()
+  .trim()
+  .regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1 to 128 of A-Z a-z 0-9 _ -');
+export const carrierBaseUrlSchema = z
+  .string()
+  .trim()
+  .url()
+  .refine((value) => /^https?:\/\//.test(value), 'must be an http(s) URL')
+  .transform((value) => value.replace(/\/+$/, ''));
+
+/** The sealed material. Twilio: the auth token, or the API key's secret; Telnyx: the API key and the webhook key. */
+export type TwilioSecrets = { authToken: string } | { apiKeySecret: string };
+export type TelnyxSecrets = { apiKey: string; publicKey: string };
+
+/** What the operator gives: the identifiers in clear and the secrets, by carrier family. */
+export type CarrierAccount =
+  | { family: 'twilio'; accountSid: string; apiKeySid?: string; secrets: TwilioSecrets }
+  | { family: 'telnyx'; connectionId: string; secrets: TelnyxSecrets };
+
+export interface CarrierConnectRequest {
+  workspaceId: string;
+  provider: CarrierProvider;
+  label?: string;
+  baseUrl?: string;
+  account: CarrierAccount;
+}
+
+/** A connection as it may be shown: never a secret, not even a part of one. */
+export type CarrierConnectionView = {
+  id: string;
+  workspaceId: string;
+  provider: CarrierProvider;
+  label: string;
+  accountSid: string | null;
+  apiKeySid: string | null;
+  connectionId: string | null;
+  /** The stored override; null: the provider's public API. */
+  baseUrl: string | null;
+  /** Which key of SECRETS_KEYS seals it (to see what `carrier rekey` has left to move). */
+  keyId: string | null;
+  createdAt: string;
+  rotatedAt: string | null;
+};
+
+/** A connection opened for an adapter: where to send requests, the identifiers and the secrets in clear. */
+export type OpenedCarrierConnection = {
+  id: string;
+  workspaceId: string;
+  label: string;
+  /** The stored override or the provider's public API. */
+  baseUrl: string;
+} & (
+  | { provider: 'twilio' | 'twilio-twin'; accountSid: string; apiKeySid: string | null; secrets: TwilioSecrets }
+  | { provider: 'telnyx' | 'telnyx-twin'; connectionId: string; secrets: TelnyxSecrets }
+);
+
+/**
+ * The additional data an envelope is sealed with: the row it belongs to. An envelope copied to another
+ * connection, or to another workspace's, fails authentication.
+ */
+const additionalDataOf = (row: { workspaceId: string; id: string }) =>
+  `carrier-connection:v1:${row.workspaceId}:${row.id}`;
+
+/** The key ring from the configuration, or the refusal naming the variable that is missing. */
+export function requireKeyring(keyring: Keyring | undefined): Keyring {
+  if (!keyring)
+    throw new ConfigError(
+      'config: SECRETS_KEYS is required but not set (carrier connections are sealed with it; docs/features/carriers.md#the-key-ring)',
+    );
+  return keyring;
+}
+
+function checkAccount(provider: CarrierProvider, account: CarrierAccount, baseUrl: string | undefined): void {
+  if (familyOf(provider) !== account.family)
+    throw new ConflictError(`a ${provider} connection takes ${familyOf(provider)} credentials, not ${account.family}`);
+  if (!DEFAULT_BASE_URLS[provider] && !baseUrl)
+    throw new ConflictError(`a ${provider} connection needs the base URL of its twin`);
+  if (account.family === 'twilio' && !!account.apiKeySid !== 'apiKeySecret' in account.secrets)
+    throw new ConflictError('a Twilio API key SID goes with its secret, an auth token without one');
+}
+
+/**
+ * Connects a carrier account to a workspace: its identifiers stored in clear, its secrets sealed under the
+ * ring's current key, bound to this row. Answers the connection as it may be shown.
+ */
+export async function connectCarrier(
+  db: Database,
+  keyring: Keyring,
+  request: CarrierConnectRequest,
+): Promise<CarrierConnectionView> {
+  const { workspaceId, provider, account, baseUrl } = request;
+  checkAccount(provider, account, baseUrl);
+  const workspace = await db.workspace.findFirst({ where: { id: workspaceId, deletedAt: null }, select: { id: true } });
+  if (!workspace) throw new NotFoundError(`workspace ${workspaceId} not found`);
+  // The id is chosen here: the envelope is bound to it before the row exists.
+  const id = randomUUID();
+  const created = await insertCarrierConnection(db, {
+    id,
+    workspaceId,
+    provider,
+    label: request.label ?? provider,
+    accountSid: account.family === 'twilio' ? account.accountSid : null,
+    apiKeySid: account.family === 'twilio' ? (account.apiKeySid ?? null) : null,
+    connectionRef: account.family === 'telnyx' ? account.connectionId : null,
+    baseUrl: baseUrl ?? null,
+    envelope: seal(keyring, JSON.stringify(account.secrets), additionalDataOf({ workspaceId, id })),
+  });
+  return viewOf(created);
+}
+
+export function viewOf(row: CarrierConnectionRow): CarrierConnectionView {
+  return {
+    id: row.id,
+    workspaceId: row.workspaceId,
+    provider: row.provider as CarrierProvider,
+    label: row.label,
+    accountSid: row.accountSid,
+    apiKeySid: row.apiKeySid,
+    connectionId: row.connectionRef,
+    baseUrl: row.baseUrl,
+    keyId: row.secretKeyId,
+    createdAt: row.createdAt.toISOString(),
+    rotatedAt: row.rotatedAt?.toISOString() ?? null,
+  };
+}
+
+export async function listCarrierConnections(db: Database, workspaceId: string): Promise<CarrierConnectionView[]> {
+  return (await liveCarrierConnections(db, workspaceId)).map(viewOf);
+}
+
+function openRow(keyring: Keyring, row: CarrierConnectionRow): OpenedCarrierConnection {
+  const envelope = envelopeOf(row);
+  // A live row always holds its envelope (only removal wipes it): a missing one is a damaged row.
+  if (!envelope) throw new Error(`carrier connection ${row.id} holds no secret material`);
+  const secrets = JSON.parse(open(keyring, envelope, additionalDataOf(row))) as TwilioSecrets | TelnyxSecrets;
+  const provider = row.provider as CarrierProvider;
+  const common = { id: row.id, workspaceId: row.workspaceId, label: row.label };
+  const baseUrl = row.baseUrl ?? DEFAULT_BASE_URLS[provider]!;
+  return familyOf(provider) === 'twilio'
+    ? {
+        ...common,
+        baseUrl,
+        provider: provider as 'twilio' | 'twilio-twin',
+        accountSid: row.accountSid!,
+        apiKeySid: row.apiKeySid,
+        secrets: secrets as TwilioSecrets,
+      }
+    : {
+        ...common,
+        baseUrl,
+        provider: provider as 'telnyx' | 'telnyx-twin',
+        connectionId: row.connectionRef!,
+        secrets: secrets as TelnyxSecrets,
+      };
+}
+
+/**
+ * What a call from the workspace's number goes through (the carrier adapters): the number's live connection,
+ * opened. Refused with no_carrier_connection when the number is not the workspace's or is bound to none.
+ */
+export async function carrierConnectionForCaller(
+  db: Database,
+  keyring: Keyring,
+  caller: { workspaceId: string; e164: string },
+): Promise<OpenedCarrierConnection> {
+  const row = await connectionOfNumber(db, caller.workspaceId, caller.e164);
+  if (!row)
+    throw new Refusal(ErrorCode.no_carrier_connection, {
+      e164: caller.e164,
+      detail: 'the number is not bound to a carrier connection of this workspace (number assign --carrier-connection)',
+    });
+  return openRow(keyring, row);
+}
+
+/** New secret material: Twilio's token or key secret; Telnyx's API key and/or webhook key (the other kept). */
+export type SecretsUpdate = Partial<{ authToken: string; apiKeySecret: string; apiKey: string; publicKey: string }>;
+
+function rotatedSecrets(
+  row: CarrierConnectionRow,
+  current: TwilioSecrets | TelnyxSecrets,
+  update: SecretsUpdate,
+): TwilioSecrets | TelnyxSecrets {
+  const given = Object.entries(update).filter(([, value]) => value !== undefined);
+  if (given.length === 0) throw new ConflictError('nothing to rotate: give the new secret');
+  const expected =
+    familyOf(row.provider as CarrierProvider) === 'telnyx'
+      ? ['apiKey', 'publicKey']
+      : row.apiKeySid
+        ? ['apiKeySecret']
+        : ['authToken'];
+  const stray = given.find(([name]) => !expected.includes(name));
+  if (stray)
+    throw new ConflictError(
+      `connection ${row.id} (${row.provider}${row.apiKeySid ? ', API key' : ''}) takes ${expected.join(' or ')}, not ${stray[0]}`,
+    );
+  return { ...current, ...Object.fromEntries(given) } as TwilioSecrets | TelnyxSecrets;
+}
+
+/** Replaces a live connection's secret material, sealed afresh under the current key; rotatedAt set. */
+export async function rotateCarrierSecrets(
+  db: Database,
+  keyring: Keyring,
+  connectionId: string,
+  update: SecretsUpdate,
+): Promise<CarrierConnectionView> {
+  return db.$transaction(async (tx) => {
+    const row = await lockLiveCarrierConnection(tx, connectionId, 'update');
+    if (!row) throw new NotFoundError(`no live carrier connection has id ${connectionId}`);
+    const secrets = rotatedSecrets(row, openRow(keyring, row).secrets, update);
+    const envelope = seal(keyring, JSON.stringify(secrets), additionalDataOf(row));
+    const rotatedAt = new Date();
+    await replaceEnvelope(tx, row.id, envelope, rotatedAt);
+    return viewOf({ ...row, secretKeyId: envelope.keyId, rotatedAt });
+  });
+}
+
+/**
+ * Moves every live connection's envelope to the ring's current key (after a new key was put first), one
+ * connection per transaction. Those that do not open (their key already dropped from the ring, or damaged)
+ * are left as they are and named; the others are moved all the same.
+ */
+export async function rekeyCarrierConnections(
+  db: Database,
+  keyring: Keyring,
+): Promise<{ keyId: string; rekeyed: string[]; unreadable: Array<{ id: string; reason: string }> }> {
+  const rekeyed: string[] = [];
+  const unreadable: Array<{ id: string; reason: string }> = [];
+  for (const id of await connectionsNotUnder(db, keyring.currentKeyId)) {
+    await db.$transaction(async (tx) => {
+      const row = await lockLiveCarrierConnection(tx, id, 'update');
+      // Removed meanwhile, or rotated (sealed under the current key) meanwhile: nothing to move.
+      const envelope = row && envelopeOf(row);
+      if (!row || !envelope || envelope.keyId === keyring.currentKeyId) return;
+      let moved: Envelope;
+      try {
+        moved = reseal(keyring, envelope, additionalDataOf(row));
+      } catch (error) {
+        unreadable.push({ id, reason: (error as Error).message });
+        return;
+      }
+      await replaceEnvelope(tx, row.id, moved);
+      rekeyed.push(id);
+    });
+  }
+  return { keyId: keyring.currentKeyId, rekeyed, unreadable };
+}
+
+/**
+ * Connects, once, the account `request` describes under its label (the development twin of `npm start`): the
+ * workspace's live connection of that provider and label is kept, its base URL brought up to date, and its
+ * secrets sealed again when they differ or no longer open (the development key ring made anew).
+ */
+export async function ensureCarrierConnection(
+  db: Database,
+  keyring: Keyring,
+  request: CarrierConnectRequest & { label: string },
+): Promise<CarrierConnectionView> {
+  const existing = await liveConnectionByLabel(db, request.workspaceId, request.provider, request.label);
+  if (!existing) return connectCarrier(db, keyring, request);
+  const wanted = JSON.stringify(request.account.secrets);
+  return db.$transaction(async (tx) => {
+    const row = (await lockLiveCarrierConnection(tx, existing.id, 'update'))!;
+    const baseUrl = request.baseUrl ?? null;
+    if (row.baseUrl !== baseUrl) await updateBaseUrl(tx, row.id, baseUrl);
+    let current: string | null = null;
+    try {
+      current = JSON.stringify(openRow(keyring, row).secrets);
+    } catch (error) {
+      if (!(error instanceof EnvelopeError)) throw error;
+    }
+    if (current === wanted) return viewOf({ ...row, baseUrl });
+    const envelope = seal(keyring, wanted, additionalDataOf(row));
+    const rotatedAt = new Date();
+    await replaceEnvelope(tx, row.id, envelope, rotatedAt);
+    return viewOf({ ...row, baseUrl, secretKeyId: envelope.keyId, rotatedAt });
+  });
+}
+
+/**
+ * Removes a connection: soft-deleted (calls keep their reference) and its secrets wiped. Refused while a
+ * number is bound to it: rebind those (number assign --carrier-connection) or release them first, so no
+ * number is left silently unable to call.
+ */
+export async function removeCarrierConnection(db: Database, connectionId: string): Promise<{ id: string }> {
+  return db.$transaction(async (tx) => {
+    const row = await lockLiveCarrierConnection(tx, connectionId, 'update');
+    if (!row) throw new NotFoundError(`no live carrier connection has id ${connectionId}`);
+    const bound = await numbersBoundTo(tx, row.id);
+    if (bound.length > 0)
+      throw new ConflictError(
+        `carrier connection ${row.id} is in use by ${bound.join(', ')}; bind them to another connection (number assign --carrier-connection) or release them first`,
+      );
+    await markRemoved(tx, row.id);
+    return { id: row.id };
+  });
+}
