@@ -54,6 +54,33 @@ try {
     scopes: ['campaigns.edit'],
   });
   const apiNodeArgs = nodeArgsFromEnv('BENCH_API_NODE_ARGS');
+  const cpuNow = () =>
+    cpuSecondsByProcess(
+      (dir) => readdirSync(dir),
+      (file) => readFileSync(file, 'utf8'),
+    );
+  /** CPU ms per unit of work of each process group of this run (the machine may run other people's servers too). */
+  const cpuMsPer = (
+    units: number,
+    before: ReturnType<typeof cpuNow>,
+    after: ReturnType<typeof cpuNow>,
+    appPid: number,
+    appName: string,
+    benchName: string,
+  ) =>
+    Object.fromEntries(
+      Object.entries(
+        cpuSecondsBetween(before, after, (pid, name) =>
+          pid === process.pid
+            ? benchName
+            : pid === appPid
+              ? appName
+              : descendsFrom(after, pid, process.pid)
+                ? name
+                : 'other work on the machine',
+        ),
+      ).map(([group, seconds]) => [group, Number(((seconds * 1000) / units).toFixed(3))]),
+    );
   const result: Record<string, unknown> = { measuredAt: new Date().toISOString(), machine: benchMachine() };
   const lines: string[] = [];
 
@@ -140,11 +167,6 @@ try {
       return asRun(LEADS, (performance.now() - begin) / 1000, batches.p50Ms, batches.p99Ms);
     };
     // CPU per start of each process group of this run (the machine may run other people's servers too).
-    const cpuNow = () =>
-      cpuSecondsByProcess(
-        (dir) => readdirSync(dir),
-        (file) => readFileSync(file, 'utf8'),
-      );
     const cpuMs = { raw: {} as Record<string, number>, intake: {} as Record<string, number> };
     const { runs, summary } = await alternatingRounds(
       ['raw', 'intake'] as const,
@@ -152,20 +174,8 @@ try {
       async (variant) => {
         const before = cpuNow();
         const run = await (variant === 'raw' ? rawRound() : intakeRound());
-        const after = cpuNow();
-        const used = cpuSecondsBetween(before, after, (pid, name) =>
-          pid === process.pid
-            ? 'bench (load, raw client)'
-            : pid === api.pid
-              ? 'API'
-              : descendsFrom(after, pid, process.pid)
-                ? name
-                : 'other work on the machine',
-        );
         // The last round's figures (the warm-up's are overwritten).
-        cpuMs[variant] = Object.fromEntries(
-          Object.entries(used).map(([group, seconds]) => [group, Number(((seconds * 1000) / LEADS).toFixed(2))]),
-        );
+        cpuMs[variant] = cpuMsPer(LEADS, before, cpuNow(), api.pid, 'API', 'bench (load, raw client)');
         return run;
       },
       'starts',
@@ -248,8 +258,11 @@ try {
     };
     type Run = LoadRun & { applied: number; callsUsed: number };
     let nextCall = 0;
+    // CPU ms per request of each process group, the last round of each route.
+    const cpuMsPerEvent = { bare: {} as Record<string, number>, events: {} as Record<string, number> };
     const levels = await webhookAgainstBare(CONNECTIONS, ROUNDS, async (variant, connections) => {
       const first = variant === 'webhook' ? nextCall : 0;
+      const before = cpuNow();
       const run = await runLoadProcess<Run>(
         'bench/load-signed-events.ts',
         [
@@ -262,6 +275,14 @@ try {
         { BENCH_SIGNING_SECRET: SECRET },
       );
       if (variant === 'webhook') nextCall += run.callsUsed;
+      cpuMsPerEvent[variant === 'webhook' ? 'events' : 'bare'] = cpuMsPer(
+        Math.max(1, run.requests),
+        before,
+        cpuNow(),
+        app.pid,
+        'app',
+        'bench',
+      );
       return run;
     });
     const eventsApplied = levels.map(({ webhook, webhookOverBareRps, runs, ...level }) => {
@@ -277,7 +298,13 @@ try {
       };
     });
     console.error('(b)', JSON.stringify(eventsApplied.map(({ runs: _runs, ...level }) => level)));
-    result.eventsApplied = { calls: CALLS, callsUsed: nextCall, secondsPerRun: SECONDS, levels: eventsApplied };
+    result.eventsApplied = {
+      calls: CALLS,
+      callsUsed: nextCall,
+      secondsPerRun: SECONDS,
+      levels: eventsApplied,
+      cpuMsPerRequest: cpuMsPerEvent,
+    };
     lines.push(
       '## (b) Carrier events applied per second against a bare route of the same app',
       '',
@@ -294,6 +321,7 @@ try {
         (level) =>
           `- ${level.connections} connection(s): ratio **${level.eventsOverBare}x** (goal at least 0.5x); ${(level.eventsAppliedShare * 100).toFixed(1)} % of the events moved their call.`,
       ),
+      `- CPU ms per request by process (last round of each; "node" the load process): bare route ${JSON.stringify(cpuMsPerEvent.bare)}; events ${JSON.stringify(cpuMsPerEvent.events)}.`,
       '',
     );
     app.stop();
