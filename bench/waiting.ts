@@ -7,6 +7,7 @@
 // 3. queued: the same leads onto a campaign with BENCH_WAITING_LINES lines (10): the same figures, how busy the
 //    lines were while leads waited (goal: at least 95 %), and how long a freed line stayed free before the next
 //    queued lead took it.
+// Between stages the stack settles back near idle (settle()).
 // 3b. one line each, paced: the same leads onto a campaign with a line for each, pushed in batches of
 //    BENCH_WAITING_LINES spread evenly over the queued run's time, so that calls are placed at the queued run's
 //    rate. On this machine a lead's CPU depends on the rate (every process pays more per lead at a trickle than in
@@ -48,6 +49,8 @@ const CALL_SECONDS = 36;
 /** Runs 2 and 3: 2 s calls. */
 const SHORT_CALL_SCALE = 2 / CALL_SECONDS;
 const IDLE_SECONDS = 20;
+const SETTLE_WINDOW_S = 5;
+const SETTLE_MAX_S = 120;
 const WAITING_MEASURE_SECONDS = 60;
 const SIGNING_SECRET = `bench-${randomUUID()}`;
 const OWN_METRICS_PORTS = { METRICS_PORT: '0', WORKER_METRICS_PORT: '0', WORKER_SDK_METRICS_PORT: '0' };
@@ -251,8 +254,33 @@ try {
   const idleShare = idleCpu.stackSeconds / (IDLE_SECONDS * os.cpus().length);
   console.error(`idle: ${(idleShare * 100).toFixed(2)} % of the machine`);
 
+  /**
+   * Waits until the stack is back near idle (its CPU over SETTLE_WINDOW_S at most twice the idle share, or at most
+   * SETTLE_MAX_S): what the previous stage left behind (the closes and visibility of its 2,000 runs, the fetch of
+   * their histories) is not the next stage's cost, and a lead of the next stage is not slowed by it.
+   */
+  const settled: Record<string, number> = {};
+  const settle = async (before: string) => {
+    const began = performance.now();
+    for (;;) {
+      const windowBefore = cpuNow();
+      await sleep(SETTLE_WINDOW_S * 1000);
+      const share = stackCpu(windowBefore, roles()).stackSeconds / (SETTLE_WINDOW_S * os.cpus().length);
+      const seconds = (performance.now() - began) / 1000;
+      if (share <= 2 * idleShare || seconds >= SETTLE_MAX_S) {
+        settled[before] = round(seconds, 1);
+        console.error(
+          `settled before ${before} in ${settled[before]} s (${(share * 100).toFixed(2)} % of the machine)`,
+        );
+        return;
+      }
+    }
+  };
+
   const oneLineEach = await dialRun('one line each', LEADS, roles());
+  await settle('queued');
   const queued = await dialRun(`queued on ${LINES} lines`, LINES, roles());
+  await settle('paced');
   // The queued run's batches of LINES leads, one call length each, end to end: from the first call's start to the
   // last's, evenly.
   const callsSpanMs = (queued.firstPushToLastResultSeconds - CALL_SECONDS * SHORT_CALL_SCALE) * 1000;
@@ -347,6 +375,7 @@ try {
     paced,
     ratios,
     ratiosToBurst,
+    settledBeforeSeconds: settled,
     waiting,
     goals,
   };
@@ -361,7 +390,8 @@ try {
     `${LEADS} answered leads, ${round(CALL_SECONDS * SHORT_CALL_SCALE, 1)} s calls, one rung.`,
     '',
     `Baseline: one line each, the leads pushed ${LINES} at a time every ${paced.everySeconds} s (the queued run's ` +
-      `rate). Beside it, the same leads pushed at once, 100 a batch (burst).`,
+      `rate). Beside it, the same leads pushed at once, 100 a batch (burst). Before the queued and the paced runs ` +
+      `the stack was let settle back near idle (${settled.queued} s and ${settled.paced} s).`,
     '',
     `| | one line each, paced (baseline) | queued on ${LINES} lines | ratio | one line each, burst | ratio to burst |`,
     '|-|-|-|-|-|-|',
