@@ -1,4 +1,5 @@
-import type { Database } from './database';
+// Prisma's client type, not lib/database.ts's Database: that module builds its `sql` from this one.
+import type { PrismaClient } from '../generated/prisma/client';
 import type { Queryable } from './sql-pool';
 
 /**
@@ -18,7 +19,7 @@ export type SqlStatement = string | { name: string; text: string };
 const textOf = (statement: SqlStatement) => (typeof statement === 'string' ? statement : statement.text);
 
 export const prismaSql =
-  (db: Pick<Database, '$queryRawUnsafe'>): RunSql =>
+  (db: Pick<PrismaClient, '$queryRawUnsafe'>): RunSql =>
   <Row>(statement: SqlStatement, ...values: unknown[]) =>
     db.$queryRawUnsafe<Row[]>(textOf(statement), ...values);
 
