@@ -56,7 +56,10 @@ async function queuedCampaign(workspace: { workspaceId: string; key: string }) {
     () => db.call.count({ where: { campaignId: campaign.id } }),
     (count) => count >= 1,
   );
-  return { campaign };
+  // The line stays on its call for seconds: these are still waiting, never started, when the stop comes.
+  const waiting = await db.lineQueue.findMany({ where: { campaignId: campaign.id, byPush: true, grantedAt: null } });
+  expect(waiting.length).toBeGreaterThanOrEqual(LEADS - 2);
+  return { campaign, waiting: new Set(waiting.map((entry) => entry.leadId)) };
 }
 
 /** Stops the campaign and waits for its workflow to end, which it does once every lead has been dealt with. */
@@ -69,13 +72,13 @@ async function expectNoWorkflow(workflowId: string) {
   await expect(temporal.client.workflow.getHandle(workflowId).describe()).rejects.toBeInstanceOf(WorkflowNotFoundError);
 }
 
-/** The leads the stop settled without a workflow, and the others (handed a line before the stop). */
-async function settledLeads(campaignId: string) {
+/** The leads still waiting for their first line at the stop, and the others (handed a line before it). */
+async function leadsOf(campaignId: string, waiting: ReadonlySet<string>) {
   const leads = await db.lead.findMany({ where: { campaignId } });
   return {
     leads,
-    settled: leads.filter((lead) => lead.settledWithoutWorkflowAt !== null),
-    started: leads.filter((lead) => lead.settledWithoutWorkflowAt === null),
+    settled: leads.filter((lead) => waiting.has(lead.id)),
+    started: leads.filter((lead) => !waiting.has(lead.id)),
   };
 }
 
@@ -84,14 +87,16 @@ describe('a stop of a campaign with leads queued by their push', () => {
     const workspace = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
     const receiver = await startReceiver(() => 200);
     const endpoint = await createResultWebhookEndpoint(db, workspace.workspaceId, { url: receiver.url });
-    const { campaign } = await queuedCampaign(workspace);
+    const { campaign, waiting } = await queuedCampaign(workspace);
     await stop(workspace, campaign.id);
 
-    const { leads, settled, started } = await settledLeads(campaign.id);
+    const { leads, settled, started } = await leadsOf(campaign.id, waiting);
     expect(leads).toHaveLength(LEADS);
-    // Only the lead on the line (perhaps one handed the line it gave back) was ever started.
-    expect(settled.length).toBeGreaterThanOrEqual(LEADS - 2);
-    expect(settled.every((lead) => lead.status === 'cancelled' && lead.workflowStartedAt === null)).toBe(true);
+    expect(
+      settled.every(
+        (lead) => lead.status === 'cancelled' && lead.workflowStartedAt === null && lead.settledWithoutWorkflowAt,
+      ),
+    ).toBe(true);
     expect(started.every((lead) => lead.workflowStartedAt !== null)).toBe(true);
     // The lead that had the line ends too (cancelled in the database, its call hung up).
     for (const lead of started) await temporal.client.workflow.getHandle(lead.workflowId).result();
@@ -124,10 +129,10 @@ describe('a stop of a campaign with leads queued by their push', () => {
 
   it('sends no lead.finished when the workspace has no endpoint, and starts no workflow for them', async () => {
     const workspace = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
-    const { campaign } = await queuedCampaign(workspace);
+    const { campaign, waiting } = await queuedCampaign(workspace);
     await stop(workspace, campaign.id);
-    const { leads, settled } = await settledLeads(campaign.id);
-    expect(settled.length).toBeGreaterThanOrEqual(LEADS - 2);
+    const { leads, settled } = await leadsOf(campaign.id, waiting);
+    expect(settled.every((lead) => lead.status === 'cancelled')).toBe(true);
     expect(leads.every((lead) => lead.status !== 'queued' && lead.status !== 'dialing')).toBe(true);
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     for (const lead of settled) await expectNoWorkflow(lead.workflowId);
