@@ -63,6 +63,13 @@ interface Delivery {
   changed: boolean;
   wake: () => void;
   done: Promise<void>;
+  /** When the step the loop last took (delivered, skipped or in flight) was due: a hangup never comes before it. */
+  takenDueAt: number;
+  /**
+   * The hangup as the loop is to see it, set by the hangup route before it writes the row: the loop may look at its
+   * timeline again before that write commits, and must not take a step the hangup cut meanwhile.
+   */
+  hangupAt: Date | null;
 }
 
 type CallRow = Awaited<ReturnType<Database['simulatedProviderCall']['findUniqueOrThrow']>>;
@@ -83,8 +90,8 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   /** TEST CONTROL (POST /control/outage), not a carrier feature: while on, every dial is refused 503. */
   let outage = false;
 
-  const timelineOf = (row: CallRow): TimelineEvent[] =>
-    simulatedTimeline(row.to, row.hangupAt ? (row.hangupAt.getTime() - row.createdAt.getTime()) / timeScale : null);
+  const timelineOf = (row: CallRow, hangupAt = row.hangupAt): TimelineEvent[] =>
+    simulatedTimeline(row.to, hangupAt ? (hangupAt.getTime() - row.createdAt.getTime()) / timeScale : null);
   const dueAt = (row: CallRow, step: TimelineEvent) => row.createdAt.getTime() + step.atMs * timeScale;
   const eventOf = (row: CallRow, step: TimelineEvent): CallEvent => ({
     eventId: `${row.providerCallId}:${step.status}`,
@@ -145,7 +152,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
           if (!reread) return;
           row = reread;
         }
-        const timeline = timelineOf(row);
+        const timeline = timelineOf(row, delivery.hangupAt ?? row.hangupAt);
         const step = timeline[next];
         if (!step || !row.statusCallbackUrl) return;
         const wait = dueAt(row, step) - Date.now();
@@ -154,6 +161,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
           continue; // a hangup may have changed what comes next
         }
         const event = eventOf(row, step);
+        delivery.takenDueAt = dueAt(row, step);
         if (isTerminalCallState(step.status)) live.delete(row.providerCallId);
         if (subscribes(row, step) && (options.sendsEvent?.(event) ?? true)) await post(row.statusCallbackUrl, event);
         if (stopping.signal.aborted) return;
@@ -222,6 +230,8 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
         delivery.wakeUp = new AbortController();
       },
       done: Promise.resolve(),
+      takenDueAt: row.createdAt.getTime(),
+      hangupAt: row.hangupAt,
     };
     delivery.done = deliver(row, delivery)
       .catch((error: unknown) => console.error(`simulated carrier: delivery of ${row.providerCallId} stopped`, error))
@@ -300,11 +310,20 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
       const row = await found(req, res);
       if (!row) return;
       if (!isTerminalCallState(snapshotOf(row).status)) {
+        // The call ends now, or just after the last step its loop took (a step taken late, as the loop was busy,
+        // happened first); the loop learns it at once, before the row is written, so that it takes no step the
+        // hangup cuts and its events stay those of one timeline: a canceled event always comes.
+        const delivery = deliveries.get(row.providerCallId);
+        const hangupAt =
+          row.hangupAt ?? delivery?.hangupAt ?? new Date(Math.max(Date.now(), (delivery?.takenDueAt ?? 0) + 1));
+        if (delivery && !delivery.hangupAt) {
+          delivery.hangupAt = hangupAt;
+          delivery.wake();
+        }
         await db.simulatedProviderCall.updateMany({
           where: { providerCallId: row.providerCallId, hangupAt: null },
-          data: { hangupAt: new Date() },
+          data: { hangupAt },
         });
-        deliveries.get(row.providerCallId)?.wake();
         const updated = await db.simulatedProviderCall.findUniqueOrThrow({
           where: { providerCallId: row.providerCallId },
         });
