@@ -143,7 +143,12 @@ describe('holds', () => {
       postHold(store, { workspaceId, idempotencyKey: 'h2', amount: '0.1000', actor }),
     ).rejects.toBeInstanceOf(HoldAlreadySettledError);
     expect(await balanceAndLedgerSum(workspaceId)).toEqual({ balance: '2.0000', sum: '2.0000' });
-    expect((await entriesOf(workspaceId)).map((entry) => [entry.kind, entry.status])).toEqual([
+    // Sorted: entries written in the same millisecond (createdAt) list in id order, not in the order written.
+    expect(
+      (await entriesOf(workspaceId))
+        .map((entry) => [entry.kind, entry.status])
+        .sort((a, b) => a[0]!.localeCompare(b[0]!)),
+    ).toEqual([
       ['grant', 'posted'],
       ['hold', 'voided'],
       ['hold_release', 'posted'],
