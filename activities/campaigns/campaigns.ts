@@ -11,8 +11,32 @@ import { ErrorCode } from '../../lib/error-codes';
 import { signalCampaignChanged } from '../../lib/temporal/campaigns';
 import type { ActivityDependencies } from '../dependencies';
 import { hangUpCampaignCalls } from '../calls/call-hangup';
+import { createResultWebhookActivities } from '../result-webhooks/result-webhooks';
 
-export function createCampaignActivities({ db, temporal, calls }: ActivityDependencies) {
+/** Stopped leads read, woken and settled at a time by notifyCampaignLeads; its progress is heartbeated after each. */
+const STOPPED_LEADS_PAGE = 500;
+/** Wake-ups and lead.finished events sent at once. */
+const STOPPED_LEADS_AT_ONCE = 50;
+
+/**
+ * What leadLadderWorkflow settles for a lead whose campaign was stopped before any call: its first attemptCall answers
+ * campaign_stopped, and it ends with its attempt counter at 1 (workflows/dial-ladder/lead-ladder.ts `end`). The
+ * event sent in its stead says the same, so that receivers see no difference.
+ */
+const STOPPED_BEFORE_ANY_CALL = { outcome: 'campaign_stopped', attempts: 1 } as const;
+
+export function createCampaignActivities(dependencies: ActivityDependencies) {
+  const { db, temporal, calls } = dependencies;
+  const webhooks = createResultWebhookActivities(dependencies);
+  /** The lead.finished events of leads settled without a workflow; idempotent (one delivery per endpoint and event key). */
+  const finishWithoutWorkflow = async (leadIds: readonly string[]) => {
+    for (let offset = 0; offset < leadIds.length; offset += STOPPED_LEADS_AT_ONCE)
+      await Promise.all(
+        leadIds
+          .slice(offset, offset + STOPPED_LEADS_AT_ONCE)
+          .map((leadId) => webhooks.enqueueLeadFinished({ leadId, ...STOPPED_BEFORE_ANY_CALL })),
+      );
+  };
   return {
     /**
      * Commits the campaign's new status. A stop also ends, in the database, every lead still in
@@ -53,9 +77,11 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
             data: { status: 'cancelled', waitingFor: null, nextAttemptAt: null },
           });
           // Its line queue is no more: its leads end when woken (notifyCampaignLeads), and lines handed out return.
-          // A lead queued by its push that never had a line has no workflow yet: that wake-up starts it, so the lead
-          // outbox is not to start it too.
-          await tx.$executeRaw`UPDATE "Lead" l SET "workflowStartedAt" = ${Prisma.raw(NOW_UTC)}
+          // A lead queued by its push that never had a line has no workflow, and is to get none: starting one per lead
+          // only to see the stop swamped Temporal and the worker for minutes with a long queue (10,000 leads). It is
+          // settled here, marked so that the lead outbox leaves it alone (UNDISPATCHED_LEAD_SQL) and nothing wakes it;
+          // notifyCampaignLeads sends its lead.finished event in its workflow's stead.
+          await tx.$executeRaw`UPDATE "Lead" l SET "settledWithoutWorkflowAt" = ${Prisma.raw(NOW_UTC)}
                                  FROM "LineQueue" q WHERE q."campaignId" = ${campaignId}::uuid AND q."byPush"
                                   AND l.id = q."leadId" AND l."workflowStartedAt" IS NULL`;
           const granted = await tx.lineQueue.count({ where: { campaignId, grantedAt: { not: null } } });
@@ -87,7 +113,10 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
      * so that each ends. Returns how many were signalled.
      */
     async notifyCampaignLeads({ campaignId }: { campaignId: string }): Promise<number> {
-      const { status } = await db.campaign.findUniqueOrThrow({ where: { id: campaignId }, select: { status: true } });
+      const { status, workspaceId } = await db.campaign.findUniqueOrThrow({
+        where: { id: campaignId },
+        select: { status: true, workspaceId: true },
+      });
       if (status === 'RUNNING')
         await handOverLines(
           prismaSql(db),
@@ -96,17 +125,36 @@ export function createCampaignActivities({ db, temporal, calls }: ActivityDepend
           Context.current().info.taskQueue,
         );
       if (status !== 'STOPPED') return signalCampaignChanged(temporal, campaignId);
-      // Stopped: every lead the stop cancelled ends when woken; the lean ladder's pushed leads by signal-with-start
-      // (one never handed a line has no workflow yet), journeys' call nodes and older runs by the signal to every running ladder.
-      const cancelled = await db.$queryRaw<Array<{ leadId: string; workflowId: string; workspaceId: string }>>`
-        SELECT l.id::text AS "leadId", l."workflowId", l."workspaceId"::text AS "workspaceId" FROM "Lead" l
-          JOIN "Campaign" c ON c.id = l."campaignId"
-         WHERE l."campaignId" = ${campaignId}::uuid AND l.status = 'cancelled' AND c.kind = 'CLASSIC' AND c.channel = 'VOICE'`;
-      const woken = await wakeStoppedLeads(
-        temporal,
-        cancelled.map((lead) => ({ ...lead, campaignId })),
-        Context.current().info.taskQueue,
-      );
+      // Stopped: every lead the stop cancelled that has (or may have) a workflow ends when woken: the lean ladder's
+      // pushed leads by signal-with-start (one whose start the outbox had not made yet starts, and ends, here),
+      // journeys' call nodes and older runs by the signal to every running ladder. Those the stop settled without a
+      // workflow get, in its stead, the lead.finished event it would have sent.
+      // Paged by id, the last id of each page heartbeated: a retry (a long queue may outlast the start-to-close)
+      // carries on after it instead of starting again from the first lead. Every step is idempotent, so a page
+      // done again after a heartbeat lost is harmless.
+      const context = Context.current();
+      // The nil uuid is below every lead's id; a bound rather than a null keeps the (campaignId, id) index usable.
+      let after = (context.info.heartbeatDetails as string | undefined) ?? '00000000-0000-0000-0000-000000000000';
+      const hasEndpoint = (await db.resultWebhookEndpoint.count({ where: { workspaceId, deletedAt: null } })) > 0;
+      let woken = 0;
+      for (;;) {
+        const page = await db.$queryRaw<Array<{ leadId: string; workflowId: string; settled: boolean }>>`
+          SELECT l.id::text AS "leadId", l."workflowId", l."settledWithoutWorkflowAt" IS NOT NULL AS settled
+            FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId"
+           WHERE l."campaignId" = ${campaignId}::uuid AND l.status = 'cancelled' AND c.kind = 'CLASSIC' AND c.channel = 'VOICE'
+             AND l.id > ${after}::uuid
+           ORDER BY l.id LIMIT ${STOPPED_LEADS_PAGE}`;
+        if (!page.length) break;
+        woken += await wakeStoppedLeads(
+          temporal,
+          page.filter((lead) => !lead.settled).map((lead) => ({ ...lead, campaignId, workspaceId })),
+          context.info.taskQueue,
+        );
+        // Only when the workspace has an endpoint, as settleLead: without one there is nothing to send.
+        if (hasEndpoint) await finishWithoutWorkflow(page.filter((lead) => lead.settled).map((lead) => lead.leadId));
+        after = page.at(-1)!.leadId;
+        context.heartbeat(after);
+      }
       return woken + (await signalCampaignChanged(temporal, campaignId, { everyLadder: true }));
     },
   };

@@ -38,12 +38,14 @@ export interface LeadDispatcher {
 const SWEEP_BATCH = 200;
 
 /**
- * A stored lead whose workflow is this outbox's to start (over "Lead" l): not started, and not waiting in a line
- * queue. A lead queued by its push ("waitingFor" line or campaign, never started) gets its workflow when a line is
- * handed to it (lib/temporal/line-queue.ts), so the sweep's cost follows the leads to start, not the leads waiting.
- * Written exactly as the predicate of the partial index "Lead_undispatched_idx" that answers it.
+ * A stored lead whose workflow is this outbox's to start (over "Lead" l): not started, not settled without a
+ * workflow, and not waiting in a line queue. A lead queued by its push ("waitingFor" line or campaign, never started)
+ * gets its workflow when a line is handed to it (lib/temporal/line-queue.ts), so the sweep's cost follows the leads to
+ * start, not the leads waiting; one whose campaign was stopped before it had a line is settled by the stop without
+ * ever having one ("settledWithoutWorkflowAt"). Written exactly as the predicate of the partial index
+ * "Lead_undispatched_idx" that answers it (prisma/migrations/*_lead_settled_without_workflow).
  */
-export const UNDISPATCHED_LEAD_SQL = `l."workflowStartedAt" IS NULL AND l."waitingFor" IS DISTINCT FROM 'line' AND l."waitingFor" IS DISTINCT FROM 'campaign'`;
+export const UNDISPATCHED_LEAD_SQL = `l."workflowStartedAt" IS NULL AND l."settledWithoutWorkflowAt" IS NULL AND l."waitingFor" IS DISTINCT FROM 'line' AND l."waitingFor" IS DISTINCT FROM 'campaign'`;
 /** A line handed out and unused this long after its wake-up is woken again: a woken lead dials within a second. */
 const REWAKE_AFTER_S = 30;
 /** How often the sweep looks for free lines nobody handed out (handOutForgottenLines). */

@@ -65,9 +65,10 @@ export async function wakeLineHolders(
 }
 
 /**
- * Wakes the lean ladder of each of a stopped campaign's leads with campaignChanged, so that each ends, cancelled. A
- * lead queued by its push that never had a line has no workflow yet: signal-with-start starts it, and it ends at once;
- * so every lead gets one (a workflow that has ended refuses it, harmlessly).
+ * Wakes the lean ladder of each of a stopped campaign's leads given with campaignChanged, so that each ends,
+ * cancelled. A lead whose workflow the outbox had not started yet is started by signal-with-start, and ends at once
+ * (a workflow that has ended refuses it, harmlessly). Not for the leads the stop settled without a workflow (queued by
+ * their push, never handed a line): they are to get none (activities/campaigns/campaigns.ts notifyCampaignLeads).
  */
 export async function wakeStoppedLeads(
   temporal: Client,

@@ -258,14 +258,22 @@ describe('the line queue on the real servers', () => {
       (count) => count >= 3,
     );
     expect(await transitionCampaign(api, owner.key, campaign.id, 'stop')).toMatchObject({ status: 'STOPPED' });
-    const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
-    // Those still queued at the stop end cancelled without a call; the others with their one call, hung up or over.
+    // Those still queued at the stop, never handed a line, end cancelled without a call and without a workflow; the
+    // others end by their workflows, with their one call, hung up or over.
+    const leads = await db.lead.findMany({ where: { campaignId: campaign.id } });
+    const neverStarted = leads.filter((lead) => lead.settledWithoutWorkflowAt !== null);
+    expect(neverStarted.every((lead) => lead.status === 'cancelled' && lead.workflowStartedAt === null)).toBe(true);
+    const results = await Promise.all(
+      leads
+        .filter((lead) => lead.settledWithoutWorkflowAt === null)
+        .map((lead) => leadResult(temporal.client, campaign.id, lead.idempotencyKey)),
+    );
     const stopped = results.filter((result) => result.outcome === 'campaign_stopped');
     expect(stopped.every((result) => result.status === 'cancelled')).toBe(true);
     expect(
       results.filter((result) => result.outcome !== 'campaign_stopped').every((result) => result.attempts === 1),
     ).toBe(true);
-    expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(5 - stopped.length);
+    expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(5 - stopped.length - neverStarted.length);
     expect(await db.lineQueue.count({ where: { campaignId: campaign.id } })).toBe(0);
     await until(
       () => inFlight(campaign.id),
