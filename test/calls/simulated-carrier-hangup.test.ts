@@ -31,7 +31,10 @@ const eventsOf = (providerCallId: string) =>
 async function dial() {
   const { providerCallId } = await carrier.client.dial({
     attemptId: `${randomUUID()}:1`,
+    from: null,
     to: '+14155550100',
+    agent: null,
+    lead: { name: null, fields: {} },
     statusCallbackUrl: receiver.url,
     statusCallbackEvents: ['in-progress'],
   });
