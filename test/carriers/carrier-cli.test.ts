@@ -39,6 +39,10 @@ const twilioConnect = (workspaceId: string, ...more: string[]) => [
   ...['carrier', 'connect', '--workspace', workspaceId, '--provider', 'twilio', '--account-sid', SID],
   ...more,
 ];
+/** `number assign` binding a number of a workspace to a carrier connection. */
+const numberAssign = (workspaceId: string, e164: string, connectionId: string) => [
+  ...['number', 'assign', '--workspace', workspaceId, '--e164', e164, '--carrier-connection', connectionId],
+];
 const everything = async () =>
   JSON.stringify(await db.$queryRaw`SELECT row_to_json(c)::text FROM "CarrierConnection" c`) +
   JSON.stringify(await db.$queryRaw`SELECT row_to_json(p)::text FROM "PhoneNumber" p`);
@@ -102,76 +106,27 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
     expect(JSON.parse((await admin(['carrier', 'list', '--workspace', other.id])).stdout)).toEqual({ connections: [] });
 
     const e164 = '+14155550142';
-    expect(
-      await adminJson([
-        'number',
-        'assign',
-        '--workspace',
-        workspace.id,
-        '--e164',
-        e164,
-        '--carrier-connection',
-        twilio.id,
-      ]),
-    ).toMatchObject({ carrierConnectionId: twilio.id });
+    expect(await adminJson(numberAssign(workspace.id, e164, twilio.id))).toMatchObject({
+      carrierConnectionId: twilio.id,
+    });
     const ring = keyringSchema.parse(k1);
     expect((await carrierConnectionForCaller(db, ring, { workspaceId: workspace.id, e164 })).secrets).toEqual({
       authToken: TOKEN,
     });
-    const viaStdin = await carrierConnectionForCaller(db, ring, {
-      workspaceId: workspace.id,
-      e164:
-        (await adminJson([
-          'number',
-          'assign',
-          '--workspace',
-          workspace.id,
-          '--e164',
-          '+14155550143',
-          '--carrier-connection',
-          telnyx.id,
-        ]),
-        '+14155550143'),
-    });
+    await adminJson(numberAssign(workspace.id, '+14155550143', telnyx.id));
+    const viaStdin = await carrierConnectionForCaller(db, ring, { workspaceId: workspace.id, e164: '+14155550143' });
     expect(viaStdin.secrets).toEqual({ apiKey: 'KEY_from_standard_input', publicKey });
 
     // Another workspace's connection, an unknown one, a number of another workspace: refused, nothing changed.
     const before = await everything();
-    const theirs = await admin([
-      'number',
-      'assign',
-      '--workspace',
-      other.id,
-      '--e164',
-      '+14155550144',
-      '--carrier-connection',
-      twilio.id,
-    ]);
+    const theirs = await admin(numberAssign(other.id, '+14155550144', twilio.id));
     expect(theirs).toMatchObject({ code: 1, stdout: '' });
     expect(theirs.stderr).toMatch(
       new RegExp(`no live carrier connection of workspace ${other.id} has id ${twilio.id}`),
     );
-    const unknown = await admin([
-      'number',
-      'assign',
-      '--workspace',
-      workspace.id,
-      '--e164',
-      e164,
-      '--carrier-connection',
-      '00000000-0000-4000-8000-000000000000',
-    ]);
+    const unknown = await admin(numberAssign(workspace.id, e164, '00000000-0000-4000-8000-000000000000'));
     expect(unknown.code).toBe(1);
-    const notUuid = await admin([
-      'number',
-      'assign',
-      '--workspace',
-      workspace.id,
-      '--e164',
-      e164,
-      '--carrier-connection',
-      'twilio',
-    ]);
+    const notUuid = await admin(numberAssign(workspace.id, e164, 'twilio'));
     expect(notUuid.code).toBe(64);
     expect(await everything()).toBe(before);
   });
@@ -257,16 +212,7 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
     const workspace = await adminJson(['workspace', 'create', '--name', 'Lifecycle']);
     const connection = await adminJson(twilioConnect(workspace.id, '--auth-token', TOKEN));
     const e164 = '+14155550150';
-    await adminJson([
-      'number',
-      'assign',
-      '--workspace',
-      workspace.id,
-      '--e164',
-      e164,
-      '--carrier-connection',
-      connection.id,
-    ]);
+    await adminJson(numberAssign(workspace.id, e164, connection.id));
 
     const newToken = 'the-rotated-token-0000000000000000';
     const rotated = await adminJson(['carrier', 'rotate', '--connection', connection.id, '--auth-token-stdin'], {
@@ -310,7 +256,7 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
     for (const args of [
       ['carrier', 'remove', '--connection', connection.id],
       ['carrier', 'rotate', '--connection', connection.id, '--auth-token', newToken],
-      ['number', 'assign', '--workspace', workspace.id, '--e164', e164, '--carrier-connection', connection.id],
+      numberAssign(workspace.id, e164, connection.id),
     ]) {
       const refused = await admin(args);
       expect(refused.code, args.join(' ')).toBe(1);

@@ -1,9 +1,8 @@
 // Telnyx's published OpenAPI description (vendor/openapi/telnyx/): TeXML calls and Call Control's dial and hang-up,
 // with the Call Control webhooks of a call, and the checker the adapter and twin tests hold them to
 // (docs/features/carriers.md#conformance).
-import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
-import { carrierDescription, ownExampleProblems } from '../support/carrier-openapi';
+import { carrierDescription, expectValidDescription, ownExampleProblems } from '../support/carrier-openapi';
 import { TELNYX_CALL_CONTROL_ID, telnyxCallEvent, telnyxHangupEvent } from '../support/telnyx-events';
 
 const telnyx = carrierDescription('telnyx');
@@ -60,20 +59,14 @@ const signedHeaders = { 'telnyx-timestamp': '1795766442', 'telnyx-signature-ed25
 
 describe("Telnyx's vendored description", () => {
   it('is the published OpenAPI 3.1 description, valid, with its provenance, operations and webhooks', async () => {
+    await expectValidDescription(
+      telnyx,
+      { openapi: '3.1.0', repository: 'team-telnyx/openapi', path: 'openapi/spec3.yml' },
+      (broken) => {
+        broken.webhooks.callHangup.post.responses = 'none';
+      },
+    );
     const document = telnyx.document as Record<string, any>;
-    expect(document.openapi).toBe('3.1.0');
-    const result = await new Validator().validate(structuredClone(document) as never);
-    expect(result.errors ?? []).toEqual([]);
-    expect(result.valid).toBe(true);
-    const broken = structuredClone(document);
-    broken.webhooks.callHangup.post.responses = 'none';
-    expect((await new Validator().validate(broken as never)).valid).toBe(false);
-
-    expect(document.info['x-vendored']).toMatchObject({
-      repository: 'team-telnyx/openapi',
-      path: 'openapi/spec3.yml',
-      commit: expect.stringMatching(/^[0-9a-f]{40}$/),
-    });
     expect(document.servers).toEqual([
       { description: 'Version 2.0.0 of the Telnyx API', url: 'https://api.telnyx.com/v2' },
     ]);

@@ -8,6 +8,8 @@ import Ajv, { type ErrorObject, type Format, type ValidateFunction } from 'ajv';
 import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { fullFormats } from 'ajv-formats/dist/formats';
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { expect } from 'vitest';
 import { CUTS } from '../../scripts/cut-carrier-specs';
 import { projectRoot } from '../../scripts/stack/paths';
 
@@ -489,4 +491,28 @@ export function carrierDescription(carrier: Carrier): CarrierDescription {
     loaded.set(carrier, description);
   }
   return description;
+}
+
+/**
+ * A vendored description is a valid OpenAPI document of its version, the validator refuses it once `breakIt` spoils
+ * it (so the check can fail), and it names where it was cut from (repository, path, commit).
+ */
+export async function expectValidDescription(
+  description: CarrierDescription,
+  vendored: { openapi: string; repository: string; path: string },
+  breakIt: (document: Record<string, any>) => void,
+): Promise<void> {
+  const document = description.document as Record<string, any>;
+  expect(document.openapi).toBe(vendored.openapi);
+  const result = await new Validator().validate(structuredClone(document) as never);
+  expect(result.errors ?? []).toEqual([]);
+  expect(result.valid).toBe(true);
+  const broken = structuredClone(document);
+  breakIt(broken);
+  expect((await new Validator().validate(broken as never)).valid).toBe(false);
+  expect(document.info['x-vendored']).toMatchObject({
+    repository: vendored.repository,
+    path: vendored.path,
+    commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+  });
 }
