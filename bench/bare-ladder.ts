@@ -20,13 +20,13 @@ import { nodeArgsFromEnv, startBenchCarrier, startBenchProcess, startBenchStack 
 import {
   BUSY_PHONE_NO_AFTERMATH,
   TIME_SCALE,
-  cpuNow,
   cpuSecondsWithEndedBackends,
   groupOf,
   startProductionSide,
   threadCpuSeconds,
   waitForExit,
 } from './production-leads';
+import { cpuNow } from './measure';
 import { benchMachine, writeBenchResults } from './results-files';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { projectRoot } from '../scripts/stack/paths';

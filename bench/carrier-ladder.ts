@@ -16,14 +16,14 @@
 // defaulted/nullable Call columns and a CHECK every baseline call satisfies.
 import { execFile, execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import { createJsonPoster } from './http-post';
-import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom } from './measure';
+import { cpuNow, cpuSecondsBetween, descendsFrom } from './measure';
 import { apiHealthy, startBenchCarrier, startBenchProcess, nodeArgsFromEnv, type BenchProcess } from './bench-process';
 import { createLadderCampaign, pushBusyLeads } from './ladder-campaign';
 import { benchMachine, writeBenchResults } from './results-files';
@@ -41,12 +41,6 @@ const TIME_SCALE = 1 / 3;
 const SIGNING_SECRET = `bench-${randomUUID()}`;
 const SAMPLE_MS = 250;
 const run = promisify(execFile);
-const cpuNow = () =>
-  cpuSecondsByProcess(
-    (dir) => readdirSync(dir),
-    (file) => readFileSync(file, 'utf8'),
-  );
-
 /**
  * Loaded with `node --import` by the baseline's processes: a bare import the worktree (which has no
  * node_modules of its own) cannot resolve is resolved from this checkout's node_modules instead, read

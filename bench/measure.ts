@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+
 const percentile = (sorted: number[], p: number) =>
   Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!.toFixed(2));
 
@@ -56,6 +58,13 @@ export function descendsFrom(processes: Map<number, ProcessCpu>, pid: number, an
     if (at === ancestor) return true;
   return false;
 }
+
+/** CPU seconds (user + system) used so far by each process on this machine, by pid: cpuSecondsByProcess over /proc. */
+export const cpuNow = () =>
+  cpuSecondsByProcess(
+    (dir) => readdirSync(dir),
+    (file) => readFileSync(file, 'utf8'),
+  );
 
 /** CPU seconds (user + system) used so far by each process on the machine, by pid (Linux /proc). */
 export function cpuSecondsByProcess(

@@ -11,7 +11,7 @@ import { Client, Connection } from '@temporalio/client';
 import { createJsonPoster } from './http-post';
 import { BENCH_LADDER, pushLeads } from './ladder-campaign';
 import { apiHealthy, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
-import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom } from './measure';
+import { cpuNow, cpuSecondsBetween, descendsFrom } from './measure';
 import { createDatabase, type Database } from '../lib/database';
 import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { freePort } from '../scripts/stack/child-process';
@@ -22,12 +22,6 @@ export const ANSWERED_PHONE = '+14155550100';
 export const BUSY_PHONE_NO_AFTERMATH = '+14155550105';
 /** 0.01: an answered call rings 50 ms and talks 300 ms, so a lead's work, not its wait, dominates the run. */
 export const TIME_SCALE = 0.01;
-
-export const cpuNow = () =>
-  cpuSecondsByProcess(
-    (dir) => readdirSync(dir),
-    (file) => readFileSync(file, 'utf8'),
-  );
 
 /**
  * CPU seconds (user + system) so far of the threads of `pid` named `name` (Linux /proc/<pid>/task). The SDK runs

@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { createJsonPoster } from './http-post';
-import { cpuSecondsBetween, cpuSecondsByProcess, descendsFrom, memoryOf, type ProcessCpu } from './measure';
+import { cpuNow, cpuSecondsBetween, descendsFrom, memoryOf, type ProcessCpu } from './measure';
 import {
   apiHealthy,
   startBenchCarrier,
@@ -55,11 +55,6 @@ const WAITING_MEASURE_SECONDS = 60;
 const SIGNING_SECRET = `bench-${randomUUID()}`;
 const OWN_METRICS_PORTS = { METRICS_PORT: '0', WORKER_METRICS_PORT: '0', WORKER_SDK_METRICS_PORT: '0' };
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const cpuNow = () =>
-  cpuSecondsByProcess(
-    (dir) => readdirSync(dir),
-    (file) => readFileSync(file, 'utf8'),
-  );
 const round = (value: number, digits = 2) => Number(value.toFixed(digits));
 
 const { stack, stop, started, databaseUrl } = await startBenchStack('bench_waiting');
