@@ -9,6 +9,7 @@ import type { Translator } from '../lib/translations/translator';
 import type { LeadDispatcher } from '../lib/temporal/lead-dispatch';
 import type { StartQueue } from '../lib/temporal/start-queue';
 import type { VoicePreviews } from '../lib/voices/previews';
+import type { Keyring } from '../lib/secrets/keyring';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -41,6 +42,16 @@ export interface AppServices {
    * a provider without one has every event refused. Never logged.
    */
   telephonySigningSecrets?: Readonly<Record<string, string>>;
+  /**
+   * The key ring carrier connections are sealed with (SECRETS_KEYS): a Twilio callback is checked with its
+   * connection's auth token, opened for the check only. Unset: every Twilio callback is refused.
+   */
+  carrierKeyring?: Keyring;
+  /**
+   * The API's address as carriers reach it (PUBLIC_BASE_URL): a Twilio signature covers the URL Twilio called, which
+   * behind a proxy is not the one this process sees. Unset: every Twilio callback is refused.
+   */
+  publicBaseUrl?: string;
   /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

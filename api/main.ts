@@ -88,6 +88,8 @@ const app = createApp(
       verifyToken: config.WHATSAPP_VERIFY_TOKEN,
     },
     telephonyProvider: config.TELEPHONY_PROVIDER,
+    carrierKeyring: config.SECRETS_KEYS,
+    publicBaseUrl: config.PUBLIC_BASE_URL,
     telephonySigningSecrets: {
       ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
     },

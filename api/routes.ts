@@ -28,6 +28,7 @@ import { speechPeopleRoutes } from './speech/speech-people-routes';
 import { phoneNumberRoutes } from './phone-numbers/routes';
 import { voiceRoutes } from './voices/routes';
 import { telephonyEventRoutes } from './calls/telephony-events-routes';
+import { twilioRoutes } from './carriers/twilio-routes';
 import { whatsAppWebhookRoutes } from './whatsapp/webhook-routes';
 import { testCallRoutes } from './test-calls/routes';
 import { whoamiRoutes } from './door/routes';
@@ -43,6 +44,7 @@ import { campaignCrmImportRoutes } from './crm/campaign-crm-import-routes';
 export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
   ...telephonyEventRoutes,
+  ...twilioRoutes,
   ...whatsAppWebhookRoutes,
   ...openApiRoutes(() => routes),
   ...docsRoutes,

@@ -92,8 +92,11 @@ export const configVariables = z.object({
   /** Where carriers POST status events: the API's address as the carrier reaches it (+ /telephony/{provider}/events). */
   TELEPHONY_CALLBACK_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
   /**
-   * The API's public address as stores and other senders of webhooks reach it: the CLI's `crm connect`
-   * prints the connection's receiver as <this>/crm/connections/{id}/webhooks.
+   * The API's public address as stores, carriers and other senders of webhooks reach it (behind a proxy: the
+   * proxy's address, with any path prefix it strips). The CLI's `crm connect` prints the connection's receiver as
+   * <this>/crm/connections/{id}/webhooks; a Twilio call's callback and TwiML URLs are <this>/telephony/twilio/...,
+   * and their X-Twilio-Signature is checked against <this> + the path and query as received
+   * (docs/features/carriers.md#twilio-callbacks). The worker and the API must be given the same value.
    */
   PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
   /**

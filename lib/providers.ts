@@ -12,16 +12,29 @@ import type { SpeechSynthesizer } from './voices/speech';
 import type { Database } from './database';
 import { createSimulatedCarrierClient } from './calls/simulated-carrier-client';
 import type { Carrier } from './calls/carrier';
+import { createConnectionCarrier } from './carriers/connection-carrier';
 import { createSimulatedWhatsApp } from './whatsapp/simulated-whatsapp';
 import type { WhatsAppSender } from './whatsapp/sender';
 import type { WhatsAppProvider } from './whatsapp/provider';
 import { createSimulatedWhatsAppClient } from './whatsapp/simulated-provider-client';
 
-/** The carrier calls are placed through: the simulated carrier's REST API (npm run simulated-carrier). */
-export function createCarrier(config: Pick<Config, 'TELEPHONY_PROVIDER' | 'SIMULATED_CARRIER_URL'>): Carrier {
+/**
+ * The carrier calls are placed through: a call whose caller number is bound to a carrier connection goes through
+ * that account's adapter (lib/carriers/connection-carrier.ts: Twilio, or its twin); any other call through the
+ * simulated carrier's REST API (npm run simulated-carrier).
+ */
+export function createCarrier(
+  config: Pick<Config, 'TELEPHONY_PROVIDER' | 'SIMULATED_CARRIER_URL' | 'SECRETS_KEYS' | 'PUBLIC_BASE_URL'>,
+  db: Database,
+): Carrier {
   switch (config.TELEPHONY_PROVIDER) {
     case 'simulated':
-      return createSimulatedCarrierClient({ baseUrl: config.SIMULATED_CARRIER_URL });
+      return createConnectionCarrier({
+        db,
+        keyring: config.SECRETS_KEYS,
+        fallback: createSimulatedCarrierClient({ baseUrl: config.SIMULATED_CARRIER_URL }),
+        publicBaseUrl: config.PUBLIC_BASE_URL,
+      });
   }
 }
 

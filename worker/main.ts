@@ -64,7 +64,7 @@ const worker = await createWorker({
   workflowStackTraces: config.WORKFLOW_STACK_TRACES,
   dependencies: {
     db,
-    calls: createCarrier(config),
+    calls: createCarrier(config, db),
     statusCallbackBaseUrl: config.TELEPHONY_CALLBACK_BASE_URL,
     ...(config.CALL_END_DEADLINE_SECONDS !== undefined && {
       callEndDeadlineMs: config.CALL_END_DEADLINE_SECONDS * 1000,

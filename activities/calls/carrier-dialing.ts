@@ -63,6 +63,7 @@ export function createCarrierDialing({
     attemptId,
     from: call.fromNumber,
     to,
+    carrierConnectionId: call.carrierConnectionId,
     agent: call.agentId
       ? {
           id: call.agentId,
@@ -120,7 +121,7 @@ export function createCarrierDialing({
     /** What the carrier is told: the numbers, the agent and the lead for the conversation, where to report. One statement. */
     dialRequest: async (attemptId: string, to: string): Promise<CarrierDialRequest> => {
       const [call] = await db.$queryRawUnsafe<DialRequestRow[]>(
-        `SELECT c."fromNumber", c."testLead", l.id IS NOT NULL AS "hasLead", l.name AS "leadName", l.fields AS "leadFields",
+        `SELECT c."fromNumber", c."carrierConnectionId"::text AS "carrierConnectionId", c."testLead", l.id IS NOT NULL AS "hasLead", l.name AS "leadName", l.fields AS "leadFields",
                 a.id::text AS "agentId", a.language, a."voiceId", a.script, a."extractionFields"
            FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
           WHERE c."attemptId" = $1`,

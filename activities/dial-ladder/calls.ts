@@ -326,7 +326,8 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         };
       const known = await calls.lookup(call.providerCallId ? { providerCallId: call.providerCallId } : { attemptId });
       if (known && isTerminalCallState(known.status)) {
-        const result = await applyCallEvent(db.sql, calls.name, {
+        // The call's own provider: a call on a carrier connection records the connection's (twilio, twilio-twin).
+        const result = await applyCallEvent(db.sql, call.provider, {
           eventId: `lookup:${known.providerCallId}:${known.status}`,
           providerCallId: known.providerCallId,
           attemptId,

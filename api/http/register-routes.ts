@@ -4,7 +4,7 @@ import { authorize } from '../door/access';
 import { authenticate } from '../door/authenticate';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
-import { expressPath, matchRoute, type RouteDefinition } from './route';
+import { expressPath, FORM_MEDIA_TYPE, matchRoute, type RouteDefinition } from './route';
 import { clientGone, writeNdjson } from './ndjson';
 import { unstorableIssues } from './storable-input';
 import type { RequestContext } from './observe-requests';
@@ -18,6 +18,20 @@ const jsonBody = express.json({
   limit: '1mb',
   type: () => true,
   strict: false,
+  verify: (req, _res, buffer) => {
+    (req as BodyRead).bodyBytes = buffer.length;
+    (req as BodyRead).rawBody = buffer;
+  },
+});
+
+/**
+ * A form-encoded body (a carrier's callback, application/x-www-form-urlencoded), read only by the routes that take
+ * one: every value a string, a repeated name an array, as the carriers' signatures are computed over them.
+ */
+const formBody = express.urlencoded({
+  limit: '1mb',
+  extended: false,
+  type: () => true,
   verify: (req, _res, buffer) => {
     (req as BodyRead).bodyBytes = buffer.length;
     (req as BodyRead).rawBody = buffer;
@@ -126,7 +140,7 @@ export function registerRoutes(
       expressPath(route.path),
       pickedHere,
       routeDoor(services, route),
-      ...(route.body ? [jsonBody] : []),
+      ...(route.body ? [route.bodyMediaType === FORM_MEDIA_TYPE ? formBody : jsonBody] : []),
       handle,
     );
   }

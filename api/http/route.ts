@@ -5,6 +5,9 @@ import type { RouteAccess } from '../door/access';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 
+/** The media type of the forms carriers post their callbacks as (Twilio). */
+export const FORM_MEDIA_TYPE = 'application/x-www-form-urlencoded';
+
 export type HttpMethod = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 /** One answer of a route. */
@@ -56,6 +59,8 @@ export interface RouteDefinition<
   summary: string;
   tags?: string[];
   body?: Body;
+  /** How the body is sent: JSON unless a carrier's callback is form-encoded (FORM_MEDIA_TYPE). */
+  bodyMediaType?: typeof FORM_MEDIA_TYPE;
   params?: Params;
   query?: Query;
   /** Request headers the route reads, for the OpenAPI description. */

@@ -104,7 +104,12 @@ function operationOf(route: RouteDefinition): JsonObject {
       })),
     ],
     ...(route.body
-      ? { requestBody: { required: true, content: { 'application/json': { schema: requestBodySchema(route.body) } } } }
+      ? {
+          requestBody: {
+            required: true,
+            content: { [route.bodyMediaType ?? 'application/json']: { schema: requestBodySchema(route.body) } },
+          },
+        }
       : {}),
     responses,
   };

@@ -166,3 +166,56 @@ export async function endLostCall(
     handedOver: done.handedOver,
   };
 }
+
+/** Who answered, as a carrier's asynchronous answering-machine detection tells it after the answer (Twilio's AsyncAmd). */
+export interface AnsweredByEvent {
+  eventId: string;
+  providerCallId: string;
+  attemptId: string;
+  answeredBy: 'human' | 'machine' | null;
+  occurredAt: string;
+  payload: unknown;
+}
+
+/**
+ * The detection's result on its call, in one statement beside applyCallEvent's: recorded once per (provider,
+ * eventId) as an in-progress event, and applied while the call is still dialing and says otherwise. A result for a
+ * call already ended is late: recorded, and the outcome its end gave stands. The call's state does not move (the
+ * answer is its own callback); its carrier id is bound if no callback had bound it yet.
+ */
+export async function applyAnsweredBy(
+  sql: RunSql,
+  provider: string,
+  event: AnsweredByEvent,
+): Promise<{ found: boolean; applied: boolean }> {
+  const [row] = await sql<{ applied: boolean }>(
+    {
+      name: 'apply_answered_by',
+      text: `
+    WITH call AS (
+      SELECT c.id, c.status = 'dialing' AND $5::text IS NOT NULL AND c."answeredBy" IS DISTINCT FROM $5 AS moves
+        FROM "Call" c
+       WHERE c.provider = $1 AND c."attemptId" = $3 AND (c."providerCallId" IS NULL OR c."providerCallId" = $2)
+         FOR UPDATE
+    ), recorded AS (
+      INSERT INTO "CallEvent" (id, provider, "eventId", "callId", status, applied, "occurredAt", payload)
+      SELECT gen_random_uuid(), $1, $4, call.id, 'in-progress', call.moves, ($6::timestamptz AT TIME ZONE 'UTC'), $7::jsonb FROM call
+      ON CONFLICT (provider, "eventId") DO NOTHING
+      RETURNING applied
+    ), moved AS (
+      UPDATE "Call" c SET "answeredBy" = $5, "providerCallId" = coalesce(c."providerCallId", $2)
+        FROM call, recorded WHERE c.id = call.id AND recorded.applied
+      RETURNING c.id
+    )
+    SELECT EXISTS (SELECT 1 FROM moved) AS applied FROM call`,
+    },
+    provider,
+    event.providerCallId,
+    event.attemptId,
+    event.eventId,
+    event.answeredBy,
+    event.occurredAt,
+    JSON.stringify(event.payload),
+  );
+  return row ? { found: true, applied: row.applied } : { found: false, applied: false };
+}

@@ -31,6 +31,8 @@ export interface RecordedAttempt {
 /** What the carrier is told of a call just recorded (lib/calls/carrier.ts CarrierDialRequest), read in the same statement. */
 export interface DialRequestRow {
   fromNumber: string | null;
+  /** The caller number's carrier connection when the call was recorded; null: the simulated carrier. */
+  carrierConnectionId: string | null;
   testLead: unknown;
   hasLead: boolean;
   leadName: string | null;
@@ -96,6 +98,12 @@ export async function takeLine(
       SELECT c.id, c.status::text AS status, c."callsInFlight" < c."maxConcurrentCalls" AS has_line,
              c."agentId", c."callerNumbers"[1] AS caller
         FROM "Campaign" c WHERE c.id = (SELECT "campaignId" FROM lead) FOR UPDATE
+    ), connection AS (
+      -- The caller number's live carrier connection: the call is placed through it and records its provider
+      -- (a twin's calls never pass for real ones). None: the carrier the worker was given ($4, the simulated one).
+      SELECT k.id, k.provider FROM "PhoneNumber" p, lead, campaign, "CarrierConnection" k
+       WHERE p."workspaceId" = lead."workspaceId" AND p.e164 = campaign.caller
+         AND k.id = p."carrierConnectionId" AND k."workspaceId" = p."workspaceId" AND k."deletedAt" IS NULL
     ), recorded AS (
       SELECT id::text, status, outcome, "durationMs", "providerCallId" FROM "Call" WHERE "attemptId" = $3
     ), mine AS (
@@ -111,17 +119,18 @@ export async function takeLine(
         FROM campaign CROSS JOIN blocked LEFT JOIN mine ON true
     ), call AS (
       INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "startedAt",
-                          "workflowId", "agentId", "fromNumber", "toNumber")
-      SELECT gen_random_uuid(), lead."workspaceId", lead."campaignId", lead.id, $2, $3, $4, 'dialing', ${NOW_UTC},
+                          "workflowId", "agentId", "fromNumber", "toNumber", "carrierConnectionId")
+      SELECT gen_random_uuid(), lead."workspaceId", lead."campaignId", lead.id, $2, $3,
+             coalesce((SELECT provider FROM connection), $4), 'dialing', ${NOW_UTC},
              -- A campaign of a running campaign may still hold a free-text agentId from before agents existed.
              $5, coalesce(
                (SELECT a.id FROM "Agent" a WHERE a.id = $6::uuid AND a."workspaceId" = lead."workspaceId"),
                CASE WHEN campaign."agentId" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' THEN campaign."agentId"::uuid END),
-             campaign.caller, lead.phone
+             campaign.caller, lead.phone, (SELECT id FROM connection)
         FROM lead, campaign, decision
        WHERE decision.start
       ON CONFLICT ("attemptId") DO NOTHING
-      RETURNING id, "campaignId", "agentId", "fromNumber"
+      RETURNING id, "campaignId", "agentId", "fromNumber", "carrierConnectionId"
     ), line AS (
       -- A line handed over in the queue is counted already.
       UPDATE "Campaign" c SET "callsInFlight" = c."callsInFlight" + 1
@@ -150,7 +159,8 @@ export async function takeLine(
     SELECT campaign.status, blocked.yes AS blocked, call.id IS NOT NULL AS started, decision.granted, lead.phone,
            (SELECT row_to_json(recorded) FROM recorded) AS recorded,
            CASE WHEN call.id IS NULL THEN NULL ELSE json_build_object(
-             'id', call.id::text, 'fromNumber', call."fromNumber", 'testLead', NULL, 'hasLead', true,
+             'id', call.id::text, 'fromNumber', call."fromNumber", 'carrierConnectionId', call."carrierConnectionId"::text,
+             'testLead', NULL, 'hasLead', true,
              'leadName', lead.name, 'leadFields', lead.fields, 'agentId', a.id::text, 'language', a.language,
              'voiceId', a."voiceId", 'script', a.script, 'extractionFields', a."extractionFields") END AS call
       FROM lead, campaign, blocked, decision LEFT JOIN call ON true LEFT JOIN "Agent" a ON a.id = call."agentId"`,

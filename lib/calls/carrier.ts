@@ -26,6 +26,11 @@ export interface CarrierDialRequest {
   from: string | null;
   /** E.164 number to call. */
   to: string;
+  /**
+   * The carrier connection of the caller number the call was recorded on (docs/features/carriers.md), which the
+   * call is placed through; null or absent: the carrier's own (the simulated carrier).
+   */
+  carrierConnectionId?: string | null;
   /** What the AI agent on the call says and fills (null: the campaign names no agent). */
   agent: CarrierAgent | null;
   /** The lead's name and fields, for the agent's conversation. */

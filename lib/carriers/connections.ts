@@ -6,6 +6,7 @@ import { NotFoundError } from '../door/workspace-admin';
 import { ErrorCode } from '../error-codes';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { Refusal } from '../refusal';
+import { isUuid } from '../uuid';
 import { EnvelopeError, open, reseal, seal, type Envelope } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {
@@ -236,6 +237,20 @@ export async function carrierConnectionForCaller(
       detail: 'the number is not bound to a carrier connection of this workspace (number assign --carrier-connection)',
     });
   return openRow(keyring, row);
+}
+
+/**
+ * A live connection by id, opened: what a call recorded on it (Call.carrierConnectionId) is placed, looked up and hung
+ * up through, and what its callbacks are checked with. Null when unknown or removed (a removed one's secrets are gone).
+ */
+export async function openCarrierConnection(
+  db: Database,
+  keyring: Keyring,
+  id: string,
+): Promise<OpenedCarrierConnection | null> {
+  if (!isUuid(id)) return null;
+  const row = await db.carrierConnection.findFirst({ where: { id, deletedAt: null } });
+  return row && openRow(keyring, row);
 }
 
 /** New secret material: Twilio's token or key secret; Telnyx's API key and/or webhook key (the other kept). */

@@ -87,6 +87,8 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     voicePreviews: dependencies.voicePreviews,
     backgroundAudio: dependencies.backgroundAudio,
     telephonySigningSecrets: dependencies.telephonySigningSecrets ?? { simulated: TEST_CARRIER_SIGNING_SECRET },
+    carrierKeyring: dependencies.carrierKeyring,
+    publicBaseUrl: dependencies.publicBaseUrl,
     translator: dependencies.translator,
     speech: dependencies.speech,
     whatsapp: dependencies.whatsapp,
@@ -97,6 +99,8 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   afterAll(() => rm(services.exports.dir, { recursive: true, force: true }));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Carriers reach a test API at its own address unless a test puts a proxy in front of it.
+  services.publicBaseUrl ??= baseUrl;
   return {
     baseUrl,
     request(method, path, options = {}) {

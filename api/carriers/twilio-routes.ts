@@ -1,0 +1,101 @@
+import { z } from 'zod';
+import { ErrorCode } from '../../lib/error-codes';
+import {
+  TWILIO_SIGNATURE_HEADER,
+  twilioAmdCallbackSchema,
+  twilioStatusCallbackSchema,
+} from '../../lib/carriers/twilio/twilio-callbacks';
+import { TWILIO_CALL_ROUTE } from '../../lib/carriers/twilio/twilio-urls';
+import { defineRoute, FORM_MEDIA_TYPE } from '../http/route';
+import { assertSignedByTwilio, receiveTwilioAmd, receiveTwilioStatus, twilioCallTwiml } from './twilio-callbacks';
+
+const params = z.object({
+  connectionId: z
+    .string()
+    .describe('The carrier connection the call was placed through: its auth token checks the signature.'),
+  attemptId: z.string().describe('The attempt the call was dialed for (the dial put it in the URL).'),
+});
+
+const signatureHeader = [
+  {
+    name: TWILIO_SIGNATURE_HEADER,
+    description:
+      "base64 HMAC-SHA1, with the connection's auth token, of the URL Twilio called (PUBLIC_BASE_URL + path and query) " +
+      "followed by each form parameter, sorted by name, as name and value (Twilio's request validation).",
+  },
+];
+
+const received = z.object({
+  received: z.literal(true),
+  applied: z.boolean().describe('false: a duplicate, late or out-of-order callback, which changed nothing.'),
+});
+
+const errors = { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_call] };
+
+/** Twilio's requests for a call placed through a Twilio connection (docs/features/carriers.md#twilio-callbacks). */
+export const twilioRoutes = [
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/status`,
+    access: { public: true },
+    summary:
+      "Twilio's status callback of a call (StatusCallback: initiated, ringing, answered, completed), form-encoded. " +
+      'Public: authenticated by X-Twilio-Signature. Idempotent by CallSid and SequenceNumber; a call never moves backwards.',
+    tags: ['Telephony'],
+    params,
+    headerParameters: signatureHeader,
+    body: twilioStatusCallbackSchema,
+    bodyMediaType: FORM_MEDIA_TYPE,
+    beforeValidation: assertSignedByTwilio,
+    responses: {
+      200: { description: 'The callback is recorded (or was already): the change is committed.', schema: received },
+    },
+    errors,
+    handler: async ({ services, req, params, body }) => ({
+      status: 200,
+      body: await receiveTwilioStatus(services, req, params.attemptId, body),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/amd`,
+    access: { public: true },
+    summary:
+      "Twilio's asynchronous answering-machine detection result of a call (AsyncAmdStatusCallback), form-encoded: who " +
+      'answered. Public: authenticated by X-Twilio-Signature. Once per call; a result after the call ended changes nothing.',
+    tags: ['Telephony'],
+    params,
+    headerParameters: signatureHeader,
+    body: twilioAmdCallbackSchema,
+    bodyMediaType: FORM_MEDIA_TYPE,
+    beforeValidation: assertSignedByTwilio,
+    responses: { 200: { description: 'The result is recorded (or was already).', schema: received } },
+    errors,
+    handler: async ({ services, req, params, body }) => ({
+      status: 200,
+      body: await receiveTwilioAmd(services, req, params.attemptId, body),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/twiml`,
+    access: { public: true },
+    summary:
+      'The TwiML Twilio obeys once the call is answered (Url): what the agent says. Public: authenticated by ' +
+      'X-Twilio-Signature, like the callbacks.',
+    tags: ['Telephony'],
+    params,
+    headerParameters: signatureHeader,
+    body: z.looseObject({}),
+    bodyMediaType: FORM_MEDIA_TYPE,
+    beforeValidation: assertSignedByTwilio,
+    responses: { 200: { description: 'A TwiML document.', contentType: 'text/xml', schema: z.string() } },
+    errors,
+    handler: async ({ services, req, res, params }) => {
+      const twiml = await twilioCallTwiml(services, req, params.attemptId);
+      // Written here: the route table answers JSON otherwise.
+      res.status(200).type('text/xml').send(twiml);
+      return { status: 200 };
+    },
+  }),
+];

@@ -1,0 +1,111 @@
+import type { Carrier, CarrierCallSnapshot } from '../calls/carrier';
+import type { Database } from '../database';
+import type { Keyring } from '../secrets/keyring';
+import { CARRIER_PROVIDERS, familyOf, openCarrierConnection, requireKeyring } from './connections';
+import { createTwilioCalls, type TwilioCalls } from './twilio/twilio-calls';
+
+/** What the routing reads of a call: its connection, and what a lost dial answer is looked for with. */
+interface ConnectionCallRow {
+  attemptId: string;
+  provider: string;
+  carrierConnectionId: string | null;
+  providerCallId: string | null;
+  carrierStatus: string | null;
+  toNumber: string | null;
+  fromNumber: string | null;
+  startedAt: Date;
+}
+
+const CALL_COLUMNS = `"attemptId", provider, "carrierConnectionId"::text, "providerCallId", "carrierStatus", "toNumber", "fromNumber",
+  -- Stored as UTC wall-clock time without a zone: read back as an instant.
+  ("startedAt" AT TIME ZONE 'UTC') AS "startedAt"`;
+
+/**
+ * The Carrier the worker places every call through (lib/providers.ts): a call recorded on a carrier connection (its
+ * caller number's, Call.carrierConnectionId) goes to that account through its adapter; any other call goes to
+ * `fallback`, the simulated carrier, as before connections existed. The connection is opened (its secrets
+ * decrypted) for each operation and dropped after it; its secrets never reach a workflow's input or history.
+ * `name` is the fallback's: a call on a connection records the connection's provider instead (lib/calls/call-lines.ts).
+ */
+export function createConnectionCarrier({
+  db,
+  keyring,
+  fallback,
+  publicBaseUrl,
+}: {
+  db: Database;
+  /** SECRETS_KEYS; unset, a call on a connection fails naming the variable (the simulated calls go on). */
+  keyring: Keyring | undefined;
+  fallback: Carrier;
+  /** PUBLIC_BASE_URL: the API as the carrier reaches it, where its callbacks and TwiML requests go. */
+  publicBaseUrl: string;
+}): Carrier {
+  const callsOf = async (connectionId: string): Promise<TwilioCalls> => {
+    const connection = await openCarrierConnection(db, requireKeyring(keyring), connectionId);
+    if (!connection) throw new Error(`carrier connection ${connectionId} is removed or unknown`);
+    if (connection.provider !== 'twilio' && connection.provider !== 'twilio-twin')
+      throw new Error(
+        `no adapter places ${familyOf(connection.provider)} calls yet (carrier connection ${connectionId})`,
+      );
+    return createTwilioCalls(connection, { publicBaseUrl });
+  };
+  const callByAttempt = async (attemptId: string) =>
+    (await db.sql<ConnectionCallRow>(`SELECT ${CALL_COLUMNS} FROM "Call" WHERE "attemptId" = $1`, attemptId))[0];
+  /** A call on a connection by the carrier's id (by the index of provider and providerCallId); none: the fallback's. */
+  const connectionCallById = async (providerCallId: string) =>
+    (
+      await db.sql<ConnectionCallRow>(
+        `SELECT ${CALL_COLUMNS} FROM "Call"
+          WHERE provider = ANY($1::text[]) AND "providerCallId" = $2 AND "carrierConnectionId" IS NOT NULL
+          ORDER BY "startedAt" DESC LIMIT 1`,
+        [...CARRIER_PROVIDERS],
+        providerCallId,
+      )
+    )[0];
+  const heldByOthers = (call: ConnectionCallRow) => async (callSids: string[]) =>
+    new Set(
+      (
+        await db.sql<{ providerCallId: string }>(
+          `SELECT "providerCallId" FROM "Call" WHERE provider = $1 AND "providerCallId" = ANY($2::text[]) AND "attemptId" <> $3`,
+          call.provider,
+          callSids,
+          call.attemptId,
+        )
+      ).map((row) => row.providerCallId),
+    );
+
+  return {
+    name: fallback.name,
+    async dial(request) {
+      if (!request.carrierConnectionId) return fallback.dial(request);
+      return (await callsOf(request.carrierConnectionId)).dial(request);
+    },
+    async lookup(reference): Promise<CarrierCallSnapshot | null> {
+      const call =
+        'attemptId' in reference
+          ? await callByAttempt(reference.attemptId)
+          : await connectionCallById(reference.providerCallId);
+      if (!call?.carrierConnectionId) return fallback.lookup(reference);
+      const calls = await callsOf(call.carrierConnectionId);
+      const callSid = 'providerCallId' in reference ? reference.providerCallId : call.providerCallId;
+      if (callSid) return calls.fetch(callSid, call.attemptId);
+      return calls.findCallOfAttempt({
+        attemptId: call.attemptId,
+        to: call.toNumber!,
+        from: call.fromNumber,
+        recordedAt: call.startedAt,
+        heldByOthers: heldByOthers(call),
+      });
+    },
+    async hangup(providerCallId) {
+      const call = await connectionCallById(providerCallId);
+      if (!call) return fallback.hangup(providerCallId);
+      await (await callsOf(call.carrierConnectionId!)).hangup(providerCallId, call.carrierStatus);
+    },
+    async transcript(providerCallId) {
+      // What was said on a carrier's call is heard by the product's own TwiML (the agent's script, next): none yet.
+      if (await connectionCallById(providerCallId)) return null;
+      return fallback.transcript(providerCallId);
+    },
+  };
+}

@@ -1,0 +1,107 @@
+import twilio from 'twilio';
+import { z } from 'zod';
+import type { AnsweredByEvent } from '../../calls/call-end';
+import type { CallEvent } from '../../calls/call-event';
+import { isTerminalCallState } from '../../calls/call-states';
+import {
+  answeredByOfTwilio,
+  carrierStateOfTwilio,
+  failureReasonOfTwilio,
+  TWILIO_ANSWERED_BY,
+  TWILIO_CALL_STATUSES,
+} from './twilio-states';
+
+/** The header Twilio signs its requests with: base64 HMAC-SHA1, with the account's auth token, of the URL and form. */
+export const TWILIO_SIGNATURE_HEADER = 'X-Twilio-Signature';
+
+/**
+ * The URL Twilio called, which its signature covers: the API's public address (PUBLIC_BASE_URL, which may carry a
+ * path prefix a proxy strips) followed by the path and query exactly as received (Express's originalUrl, not
+ * decoded or normalised).
+ */
+export function publicUrlOf(publicBaseUrl: string, originalUrl: string): string {
+  return `${publicBaseUrl.replace(/\/+$/, '')}${originalUrl}`;
+}
+
+/**
+ * Whether Twilio signed this request, by the SDK's validateRequest (which also tries the URL with and without its
+ * default port, as Twilio may sign either). Twilio signs with the account's auth token: a connection made with an
+ * API key pair has none here, and its callbacks cannot be verified (docs/features/carriers.md).
+ */
+export function signedByTwilio(
+  authToken: string | null,
+  signature: string | undefined,
+  url: string,
+  form: Record<string, unknown>,
+): boolean {
+  if (!authToken || !signature) return false;
+  return twilio.validateRequest(authToken, signature, url, form);
+}
+
+const sid = z.string().regex(/^CA[0-9a-fA-F]{32}$/, 'must be CA followed by 32 hexadecimal digits');
+
+/** What the product reads of a status callback; Twilio sends more (AccountSid, From, To, Direction, ...), kept as sent. */
+export const twilioStatusCallbackSchema = z.looseObject({
+  CallSid: sid,
+  CallStatus: z.enum(TWILIO_CALL_STATUSES),
+  SequenceNumber: z
+    .string()
+    .regex(/^\d{1,9}$/)
+    .optional()
+    .describe("The order of this callback among the call's."),
+  Timestamp: z.string().max(100).optional().describe('When the state changed (RFC 2822).'),
+  CallDuration: z
+    .string()
+    .regex(/^\d{1,9}$/)
+    .optional()
+    .describe('Seconds of talk, on the end.'),
+  AnsweredBy: z.string().max(100).optional(),
+  SipResponseCode: z.string().max(10).optional(),
+});
+export type TwilioStatusCallback = z.infer<typeof twilioStatusCallbackSchema>;
+
+/** The asynchronous answering-machine detection's callback (AsyncAmdStatusCallback). */
+export const twilioAmdCallbackSchema = z.looseObject({
+  CallSid: sid,
+  AnsweredBy: z.enum(TWILIO_ANSWERED_BY).or(z.string().max(100)),
+  MachineDetectionDuration: z.string().max(20).optional(),
+});
+export type TwilioAmdCallback = z.infer<typeof twilioAmdCallbackSchema>;
+
+/** Twilio's Timestamp (RFC 2822) as ISO 8601; now when absent or unreadable. */
+function occurredAtOf(timestamp: string | undefined): string {
+  const at = timestamp ? new Date(timestamp) : null;
+  return at && !Number.isNaN(at.getTime()) ? at.toISOString() : new Date().toISOString();
+}
+
+/**
+ * A status callback as the product's carrier event (lib/calls/call-event.ts), for the attempt its URL names. Its id
+ * is the CallSid with the SequenceNumber Twilio numbers a call's callbacks by: a second delivery of one callback is
+ * the same event (recorded once), and each state change its own.
+ */
+export function callEventOfTwilio(form: TwilioStatusCallback, attemptId: string): CallEvent {
+  const status = carrierStateOfTwilio(form.CallStatus);
+  const terminal = isTerminalCallState(status);
+  return {
+    eventId: `${form.CallSid}:${form.SequenceNumber ?? form.CallStatus}`,
+    providerCallId: form.CallSid,
+    attemptId,
+    status,
+    answeredBy: answeredByOfTwilio(form.AnsweredBy),
+    durationMs: terminal && form.CallDuration !== undefined ? Number(form.CallDuration) * 1000 : null,
+    reason: status === 'failed' ? failureReasonOfTwilio(form.SipResponseCode) : null,
+    occurredAt: occurredAtOf(form.Timestamp),
+  };
+}
+
+/** The detection's result as the product's answeredBy event (lib/calls/call-end.ts applyAnsweredBy): once per call. */
+export function answeredByEventOfTwilio(form: TwilioAmdCallback, attemptId: string): AnsweredByEvent {
+  return {
+    eventId: `${form.CallSid}:amd`,
+    providerCallId: form.CallSid,
+    attemptId,
+    answeredBy: answeredByOfTwilio(form.AnsweredBy),
+    occurredAt: new Date().toISOString(),
+    payload: form,
+  };
+}

@@ -1,0 +1,160 @@
+import type { CarrierCallSnapshot, CarrierDialRequest } from '../../calls/carrier';
+import { MAX_CALL_LENGTH_MS, RING_TIMEOUT_MS } from '../../calls/call-deadline';
+import { isTerminalCallState } from '../../calls/call-states';
+import { twilioClientOf, type TwilioConnection } from './twilio-client';
+import { answeredByOfTwilio, carrierStateOfTwilio, type TwilioCallStatus } from './twilio-states';
+import { twilioCallbackUrl } from './twilio-urls';
+
+/**
+ * How far Twilio's clock (a call's date_created, to the second) may be behind ours when the attempt was recorded
+ * just before its dial: a call of the attempt is never older than its record minus this.
+ */
+export const TWILIO_CLOCK_SKEW_MS = 60_000;
+
+/** Answering-machine detection that waits for the greeting's end, so that a message can be left after the beep. */
+const MACHINE_DETECTION = 'DetectMessageEnd';
+
+/** The attempt's call cannot be told apart from another call Twilio placed to the same number: refuse to dial. */
+export class AmbiguousAttemptError extends Error {
+  constructor(attemptId: string, sids: readonly string[]) {
+    super(
+      `attempt ${attemptId}: Twilio placed ${sids.length} calls that may be this attempt's (${sids.join(', ')}); not dialing again until a callback binds one`,
+    );
+    this.name = 'AmbiguousAttemptError';
+  }
+}
+
+/** A Twilio REST error the SDK threw (RestException): its HTTP status and Twilio's error code. */
+const restStatusOf = (error: unknown): number | undefined =>
+  typeof error === 'object' && error !== null && typeof (error as { status?: unknown }).status === 'number'
+    ? (error as { status: number }).status
+    : undefined;
+
+/** The product's view of a Twilio Call resource. */
+function snapshotOf(
+  call: { sid: string; status: string; answeredBy: string | null; duration: string | null },
+  attemptId: string,
+): CarrierCallSnapshot {
+  const status = carrierStateOfTwilio(call.status as TwilioCallStatus);
+  return {
+    providerCallId: call.sid,
+    attemptId,
+    status,
+    answeredBy: answeredByOfTwilio(call.answeredBy),
+    durationMs: isTerminalCallState(status) && call.duration !== null ? Number(call.duration) * 1000 : null,
+    reason: null,
+  };
+}
+
+/**
+ * One Twilio account's calls, through the official SDK (docs/features/carriers.md#twilio). Built per call from the
+ * call's connection, opened in the worker; nothing is kept between calls.
+ */
+export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl }: { publicBaseUrl: string }) {
+  const client = twilioClientOf(connection);
+  const urlOf = (kind: 'status' | 'amd' | 'twiml', attemptId: string) =>
+    twilioCallbackUrl(publicBaseUrl, kind, { connectionId: connection.id, attemptId });
+
+  /** The call as Twilio has it now (GET .../Calls/{Sid}.json); null when Twilio does not know it (404). */
+  const fetchCall = async (callSid: string, attemptId: string): Promise<CarrierCallSnapshot | null> => {
+    try {
+      return snapshotOf(await client.calls(callSid).fetch(), attemptId);
+    } catch (error) {
+      if (restStatusOf(error) === 404) return null;
+      throw error;
+    }
+  };
+
+  return {
+    /**
+     * Creates the call (POST .../Calls.json). Every URL Twilio will call carries the connection and the attempt.
+     * initiated and completed are always subscribed: initiated binds the CallSid to the attempt within a second
+     * even when this answer is lost; completed carries every end (completed, busy, no-answer, failed, canceled).
+     * ringing and answered as the dial request asks (TELEPHONY_STATUS_CALLBACK_EVENTS).
+     */
+    async dial(request: CarrierDialRequest): Promise<{ providerCallId: string }> {
+      if (!request.from) throw new Error(`attempt ${request.attemptId}: a Twilio call needs its caller number`);
+      const wanted = request.statusCallbackEvents ?? ['ringing', 'in-progress'];
+      const call = await client.calls.create({
+        to: request.to,
+        from: request.from,
+        url: urlOf('twiml', request.attemptId),
+        method: 'POST',
+        statusCallback: urlOf('status', request.attemptId),
+        statusCallbackMethod: 'POST',
+        statusCallbackEvent: [
+          'initiated',
+          ...(wanted.includes('ringing') ? ['ringing'] : []),
+          ...(wanted.includes('in-progress') ? ['answered'] : []),
+          'completed',
+        ],
+        timeout: RING_TIMEOUT_MS / 1000,
+        // Twilio ends the call itself at the product's longest call, as the lead's deadline assumes.
+        timeLimit: MAX_CALL_LENGTH_MS / 1000,
+        machineDetection: MACHINE_DETECTION,
+        asyncAmd: 'true',
+        asyncAmdStatusCallback: urlOf('amd', request.attemptId),
+        asyncAmdStatusCallbackMethod: 'POST',
+      });
+      return { providerCallId: call.sid };
+    },
+
+    fetch: fetchCall,
+
+    /**
+     * The call Twilio placed for an attempt whose dial answer was lost. Twilio cannot be asked by attempt id, so the
+     * calls from the attempt's number to its lead's since it was recorded are listed (GET .../Calls.json by To, From
+     * and StartTime>, and the queued ones, which have not started), the calls other attempts hold are set aside, and
+     * the one left is the attempt's. None: Twilio never created it (the attempt may be dialed). More than one: the
+     * attempt refuses to dial (AmbiguousAttemptError) until a callback, whose URL names the attempt, binds its call.
+     */
+    async findCallOfAttempt(attempt: {
+      attemptId: string;
+      to: string;
+      from: string | null;
+      recordedAt: Date;
+      heldByOthers: (callSids: string[]) => Promise<Set<string>>;
+    }): Promise<CarrierCallSnapshot | null> {
+      if (!attempt.from) return null;
+      const since = new Date(attempt.recordedAt.getTime() - TWILIO_CLOCK_SKEW_MS);
+      const filter = { to: attempt.to, from: attempt.from, limit: 50 };
+      const [started, queued] = await Promise.all([
+        client.calls.list({ ...filter, startTimeAfter: since }),
+        client.calls.list({ ...filter, status: 'queued' }),
+      ]);
+      const seen = new Map(
+        [...started, ...queued]
+          .filter((call) => call.direction === 'outbound-api' && call.dateCreated.getTime() >= since.getTime())
+          .map((call) => [call.sid, call]),
+      );
+      const held = await attempt.heldByOthers([...seen.keys()]);
+      const mine = [...seen.values()].filter((call) => !held.has(call.sid));
+      if (mine.length > 1)
+        throw new AmbiguousAttemptError(
+          attempt.attemptId,
+          mine.map((call) => call.sid),
+        );
+      return mine[0] ? snapshotOf(mine[0], attempt.attemptId) : null;
+    },
+
+    /**
+     * Ends the call (POST .../Calls/{Sid}.json): Status=canceled while it is queued or ringing, completed once
+     * answered. Twilio refuses the one that no longer fits (the call moved on since it was last heard of): the call
+     * is then read and, if still live, ended with the other; one already ended is left as it is.
+     */
+    async hangup(callSid: string, knownState: string | null): Promise<void> {
+      const statusFor = (state: string | null) => (state === 'in-progress' ? 'completed' : 'canceled');
+      try {
+        await client.calls(callSid).update({ status: statusFor(knownState) });
+      } catch (error) {
+        const status = restStatusOf(error);
+        if (status === undefined || status >= 500) throw error;
+        const now = await fetchCall(callSid, '');
+        if (!now || isTerminalCallState(now.status)) return;
+        await client.calls(callSid).update({ status: statusFor(now.status) });
+      }
+    },
+  };
+}
+
+export type TwilioCalls = ReturnType<typeof createTwilioCalls>;

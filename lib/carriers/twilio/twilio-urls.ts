@@ -1,0 +1,22 @@
+/**
+ * The product's URLs Twilio calls for one call (docs/features/carriers.md#twilio-callbacks). The connection and the
+ * attempt are in the path, never read from the body: the connection picks the auth token the signature is checked
+ * with, and the attempt lets the first callback bind Twilio's CallSid to the attempt even when the dial's own answer
+ * was lost.
+ */
+export const TWILIO_CALL_ROUTE = '/telephony/twilio/{connectionId}/calls/{attemptId}';
+
+export type TwilioCallbackKind = 'status' | 'amd' | 'twiml';
+
+/** publicBaseUrl (PUBLIC_BASE_URL, as the carrier reaches the API) + the route of this kind for this call. */
+export function twilioCallbackUrl(
+  publicBaseUrl: string,
+  kind: TwilioCallbackKind,
+  call: { connectionId: string; attemptId: string },
+): string {
+  const path = TWILIO_CALL_ROUTE.replace('{connectionId}', encodeURIComponent(call.connectionId)).replace(
+    '{attemptId}',
+    encodeURIComponent(call.attemptId),
+  );
+  return `${publicBaseUrl.replace(/\/+$/, '')}${path}/${kind}`;
+}
