@@ -11,7 +11,7 @@ import { atTestEnd } from './processes';
  */
 export async function startTcpProxy(target: { host: string; port: number }) {
   const sockets = new Set<net.Socket>();
-  let state: 'up' | 'down' | 'black-holed' = 'up';
+  let state: 'up' | 'down' | 'black-holed' | 'answers-dropped' = 'up';
   const hold = (socket: net.Socket) => {
     socket.unpipe();
     socket.pause();
@@ -33,6 +33,12 @@ export async function startTcpProxy(target: { host: string; port: number }) {
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => upstream.destroy());
+    if (state === 'answers-dropped') {
+      // The request reaches the server whole; its first byte of answer resets the client instead.
+      client.pipe(upstream);
+      upstream.once('data', () => client.resetAndDestroy());
+      return;
+    }
     client.pipe(upstream).pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -52,6 +58,16 @@ export async function startTcpProxy(target: { host: string; port: number }) {
     blackHole: () => {
       state = 'black-holed';
       for (const socket of sockets) hold(socket);
+      return Promise.resolve();
+    },
+    /**
+     * Requests still reach the server, and every answer is lost: the client's connection is reset at the answer's
+     * first byte, after the server has done what it was asked (a dial whose answer never came back). Connections
+     * open before are closed, so that every request from now on takes this path.
+     */
+    dropAnswers: () => {
+      state = 'answers-dropped';
+      for (const socket of sockets) socket.destroy();
       return Promise.resolve();
     },
     restore: () => {
