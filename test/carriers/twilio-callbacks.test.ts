@@ -1,6 +1,5 @@
 // The Twilio adapter's pure parts (docs/features/carriers.md#twilio): the signature check against the public URL,
-// the mapping of Twilio's callbacks to the product's carrier events, the callback URLs, the SDK's rebased requests
-// and the TwiML seam. The whole path against the twin is in twilio-adapter.test.ts.
+// the mapping of Twilio's callbacks to the product's carrier events, the callback URLs and the TwiML seam. The whole path against the twin is in twilio-adapter.test.ts.
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import {
@@ -10,7 +9,6 @@ import {
   signedByTwilio,
   twilioStatusCallbackSchema,
 } from '../../lib/carriers/twilio/twilio-callbacks';
-import { rebasedUri } from '../../lib/carriers/twilio/twilio-client';
 import {
   answeredByOfTwilio,
   carrierStateOfTwilio,
@@ -182,18 +180,6 @@ describe("Twilio's callbacks as the product's carrier events", () => {
       eventId: `${CallSid}:amd`,
       answeredBy: 'machine',
     });
-  });
-});
-
-describe('the SDK sent to the connection’s base URL', () => {
-  it('keeps the path and query the SDK built, under the base URL and its path prefix', () => {
-    const built = 'https://api.twilio.com/2010-04-01/Accounts/AC1/Calls.json?To=%2B15550001&StartTime%3E=2026-11-27';
-    expect(rebasedUri(built, 'https://api.dublin.ie1.twilio.com')).toBe(
-      'https://api.dublin.ie1.twilio.com/2010-04-01/Accounts/AC1/Calls.json?To=%2B15550001&StartTime%3E=2026-11-27',
-    );
-    expect(rebasedUri(built, 'http://127.0.0.1:3300/twin')).toBe(
-      'http://127.0.0.1:3300/twin/2010-04-01/Accounts/AC1/Calls.json?To=%2B15550001&StartTime%3E=2026-11-27',
-    );
   });
 });
 

@@ -9,7 +9,10 @@ import { atTestEnd } from './processes';
  * every connection, open or new, is held and never written to, as across a network partition. Closed when
  * the test that started it finishes (at the end of the file when started outside a test).
  */
-export async function startTcpProxy(target: { host: string; port: number }) {
+export async function startTcpProxy(
+  /** Where connections go; a function when the target starts after the proxy (a server given the proxy's address). */
+  target: { host: string; port: number } | (() => { host: string; port: number }),
+) {
   const sockets = new Set<net.Socket>();
   let state: 'up' | 'down' | 'black-holed' | 'answers-dropped' = 'up';
   const hold = (socket: net.Socket) => {
@@ -29,7 +32,8 @@ export async function startTcpProxy(target: { host: string; port: number }) {
       hold(client);
       return;
     }
-    const upstream = net.connect(target.port, target.host);
+    const { host, port } = typeof target === 'function' ? target() : target;
+    const upstream = net.connect(port, host);
     sockets.add(upstream);
     upstream.on('close', () => sockets.delete(upstream));
     upstream.on('error', () => upstream.destroy());
