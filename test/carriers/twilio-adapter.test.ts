@@ -1,0 +1,638 @@
+// The Twilio adapter end to end (docs/features/carriers.md#twilio), on the real servers: the API, a worker, Temporal
+// and PostgreSQL, and the Twilio twin (simulators/twilio-twin/) as the carrier. Leads of campaigns whose caller number
+// is bound to a twilio-twin connection are dialed through the official SDK; the twin's signed callbacks and TwiML
+// requests come back to the API. Every request the adapter sends passes through a recording proxy and is checked
+// against Twilio's published description.
+import { randomUUID } from 'node:crypto';
+import twilio from 'twilio';
+import { describe, expect, it } from 'vitest';
+import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
+import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
+import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
+import { AmbiguousAttemptError } from '../../lib/carriers/twilio/twilio-calls';
+import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
+import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
+import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
+import { startTestCarrier } from '../support/carrier';
+import { carrierDescription, type OperationRef } from '../support/carrier-openapi';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
+import { startedLeadWorkflow } from '../support/lead-workflows';
+import { startRecordingProxy } from '../support/recording-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
+import { startTestWorker, uniqueTaskQueue, useTemporalClient, type TestTemporal } from '../support/temporal';
+import { startProductStandIn, startTestTwilioTwin } from '../support/twilio-twin';
+import { until } from '../support/until';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+const keyring = keyringSchema.parse(newKeyringEntry('k1'));
+
+const ACCOUNT_A = { sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN };
+const ACCOUNT_B = { sid: `AC${'b0'.repeat(16)}`, authToken: 'account-b-auth-token-not-a-secret' };
+// Twin time: ringing 0.1 s before an answer, a 60 s ring timeout 1.2 s, a spoken word 8 ms.
+const twin = await startTestTwilioTwin(db, {
+  timeScale: 0.02,
+  accounts: [
+    { sid: ACCOUNT_A.sid, authToken: ACCOUNT_A.authToken },
+    { sid: ACCOUNT_B.sid, authToken: ACCOUNT_B.authToken },
+  ],
+});
+/** Everything the adapter sends to Twilio, as sent, on its way to the twin. */
+const recorder = await startRecordingProxy(twin.baseUrl);
+const simulated = await startTestCarrier(db);
+
+/** An API and a worker on a task queue of their own, dialing through carrier connections (and the simulated carrier for the rest). */
+async function startPath(taskQueue: string, publicBaseUrl?: string) {
+  const path: TestTemporal = { ...temporal, taskQueue };
+  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl });
+  await startTestWorker(path.taskQueue, {
+    db,
+    calls: createConnectionCarrier({
+      db,
+      keyring,
+      fallback: simulated.client,
+      publicBaseUrl: publicBaseUrl ?? api.baseUrl,
+    }),
+    statusCallbackBaseUrl: api.baseUrl,
+    statusCallbackEvents: ['ringing', 'in-progress'],
+  });
+  return { api, temporal: path };
+}
+const main = await startPath(temporal.taskQueue);
+const api = main.api;
+
+let numberSeq = 0;
+/** A caller number of its own for each connection: From is what tells one campaign's Twilio calls from another's. */
+const nextCaller = () => `+1415556${String(1000 + numberSeq++).slice(-4)}`;
+
+async function twilioWorkspace(account: { sid: string; authToken: string }, baseUrl = recorder.url) {
+  const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
+  const connection = await connectCarrier(db, keyring, {
+    workspaceId: owner.workspaceId,
+    provider: 'twilio-twin',
+    baseUrl,
+    account: { family: 'twilio', accountSid: account.sid, secrets: { authToken: account.authToken } },
+  });
+  const caller = nextCaller();
+  await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+  return { owner, connection, caller };
+}
+
+const A = await twilioWorkspace(ACCOUNT_A);
+const B = await twilioWorkspace(ACCOUNT_B);
+
+async function runningCampaign(
+  { owner, caller }: { owner: TestWorkspace; caller: string },
+  options: { ladder?: DialLadder; openingLine?: string; via?: RunningApi } = {},
+) {
+  const agent = await db.agent.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Caller',
+      language: 'en-US',
+      voiceId: 'en-US-standard',
+      script: {
+        // Long enough (some 30 words: 0.24 s of twin time) for the machine detection's result to come before its end.
+        openingLine:
+          options.openingLine ??
+          'Hello {{name}}, this is a short call about your order, which we shipped this morning and which should reach you by the end of the week, if all goes well.',
+        questions: [],
+        closing: 'Thank you, goodbye.',
+      },
+    },
+  });
+  const campaign = await db.campaign.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Twilio',
+      acceptsLeadPush: true,
+      dialLadder: options.ladder ?? SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+      callerNumbers: [caller],
+      agentId: agent.id,
+    },
+  });
+  const via = options.via ?? api;
+  expect((await via.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  return campaign;
+}
+
+async function pushLead(owner: TestWorkspace, campaignId: string, phone: string, path = main) {
+  const idempotencyKey = randomUUID();
+  const response = await path.api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
+    key: owner.key,
+    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
+  });
+  expect(response.status).toBe(202);
+  const { leadId } = (await response.json()) as { leadId: string };
+  return { leadId, handle: await startedLeadWorkflow(path.temporal.client, campaignId, idempotencyKey) };
+}
+
+/** The calls the twin placed to a number, through the SDK (the twin's own REST listing). */
+const twinCallsTo = (to: string) => twin.client.calls.list({ to });
+
+/** A form posted to the API as Twilio posts it; signed with `token` over the URL called unless a signature is given. */
+async function postForm(
+  path: string,
+  form: Record<string, string>,
+  signing: { token: string } | { signature: string | null },
+  baseUrl = api.baseUrl,
+) {
+  const url = `${baseUrl}${path}`;
+  const signature =
+    'token' in signing ? twilio.getExpectedTwilioSignature(signing.token, url, form) : signing.signature;
+  return checkedFetch(url, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(signature !== null && { 'x-twilio-signature': signature }),
+    },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+/** A call recorded as dialing on a connection, as the ladder leaves it after the dial, for callbacks sent by hand. */
+async function dialingCallOn(side: { owner: TestWorkspace; connection: { id: string }; caller: string }) {
+  const campaign = await db.campaign.create({
+    data: { workspaceId: side.owner.workspaceId, name: 'Callbacks', status: 'RUNNING', callsInFlight: 1 },
+  });
+  const leadId = randomUUID();
+  await db.lead.create({
+    data: {
+      id: leadId,
+      workspaceId: side.owner.workspaceId,
+      campaignId: campaign.id,
+      idempotencyKey: leadId,
+      phone: '+14155550120',
+      workflowId: `no-such-workflow-${leadId}`,
+      requestId: randomUUID(),
+    },
+  });
+  const callSid = `CA${randomUUID().replaceAll('-', '')}`;
+  const call = await db.call.create({
+    data: {
+      workspaceId: side.owner.workspaceId,
+      campaignId: campaign.id,
+      leadId,
+      attempt: 1,
+      attemptId: `${leadId}:1`,
+      provider: 'twilio-twin',
+      carrierConnectionId: side.connection.id,
+      providerCallId: callSid,
+      carrierStatus: 'queued',
+      status: 'dialing',
+      startedAt: new Date(),
+      workflowId: `no-such-workflow-${leadId}`,
+      fromNumber: side.caller,
+      toNumber: '+14155550120',
+    },
+  });
+  const path = (kind: 'status' | 'amd' | 'twiml') =>
+    new URL(twilioCallbackUrl('http://api', kind, { connectionId: side.connection.id, attemptId: call.attemptId }))
+      .pathname;
+  return { call, callSid, path };
+}
+
+const statusForm = (callSid: string, status: string, sequence: number, extra: Record<string, string> = {}) => ({
+  AccountSid: ACCOUNT_A.sid,
+  CallSid: callSid,
+  CallStatus: status,
+  SequenceNumber: String(sequence),
+  Timestamp: new Date().toUTCString().replace('GMT', '+0000'),
+  CallbackSource: 'call-progress-events',
+  ...extra,
+});
+
+describe('a campaign on a twilio-twin connection', () => {
+  it('dials a lead through the SDK; the signed callbacks and the TwiML request end the call answered', async () => {
+    const campaign = await runningCampaign(A);
+    const lead = await pushLead(A.owner, campaign.id, '+14155550101');
+    expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    const [call] = await db.call.findMany({ where: { leadId: lead.leadId } });
+    expect(call).toMatchObject({
+      provider: 'twilio-twin',
+      carrierConnectionId: A.connection.id,
+      status: 'ended',
+      outcome: 'answered',
+      carrierStatus: 'completed',
+      answeredBy: 'human',
+      fromNumber: A.caller,
+    });
+    expect(call!.providerCallId).toMatch(/^CA[0-9a-f]{32}$/);
+    const events = await db.callEvent.findMany({ where: { callId: call!.id }, orderBy: { occurredAt: 'asc' } });
+    expect(events.map((event) => event.eventId)).toEqual(
+      expect.arrayContaining([`${call!.providerCallId}:0`, `${call!.providerCallId}:amd`]),
+    );
+    expect(new Set(events.map((event) => event.provider))).toEqual(new Set(['twilio-twin']));
+    // The dial as the twin received it: the product's URLs, with the connection and the attempt in their paths.
+    const create = recorder.exchanges.find(
+      (exchange) =>
+        exchange.method === 'POST' && exchange.url.endsWith('/Calls.json') && exchange.body.includes('14155550101'),
+    )!;
+    const sent = new URLSearchParams(create.body);
+    const callPath = `/telephony/twilio/${A.connection.id}/calls/${encodeURIComponent(call!.attemptId)}`;
+    expect(Object.fromEntries(sent)).toMatchObject({
+      To: '+14155550101',
+      From: A.caller,
+      Url: `${api.baseUrl}${callPath}/twiml`,
+      StatusCallback: `${api.baseUrl}${callPath}/status`,
+      AsyncAmdStatusCallback: `${api.baseUrl}${callPath}/amd`,
+      MachineDetection: 'DetectMessageEnd',
+      AsyncAmd: 'true',
+      Timeout: '60',
+    });
+    expect(sent.getAll('StatusCallbackEvent')).toEqual(['initiated', 'ringing', 'answered', 'completed']);
+    expect(create.headers.authorization).toBe(
+      `Basic ${Buffer.from(`${ACCOUNT_A.sid}:${ACCOUNT_A.authToken}`).toString('base64')}`,
+    );
+    // The twin fetched the TwiML and spoke the agent's opening line with the lead's name.
+    const log = (await (await fetch(`${twin.baseUrl}/control/calls/${call!.providerCallId}/log`)).json()) as {
+      log: Array<{ speaker: string; text?: string }>;
+    };
+    expect(log.log.some((entry) => entry.text?.startsWith('Hello Ana, this is a short call about your order'))).toBe(
+      true,
+    );
+  });
+
+  it('walks the three-rung ladder: busy and no-answer numbers three calls each, an answered one one, a machine voicemail', async () => {
+    const campaign = await runningCampaign(A, { ladder: QUICK_LADDER });
+    const busy = await pushLead(A.owner, campaign.id, '+14155550105');
+    const unanswered = await pushLead(A.owner, campaign.id, '+14155550106');
+    const answered = await pushLead(A.owner, campaign.id, '+14155550102');
+    const machine = await pushLead(A.owner, campaign.id, '+14155550107');
+    const invalid = await pushLead(A.owner, campaign.id, '+14155550109');
+    expect(await busy.handle.result()).toMatchObject({ outcome: 'busy', attempts: 3 });
+    expect(await unanswered.handle.result()).toMatchObject({ outcome: 'no_answer', attempts: 3 });
+    expect(await answered.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await machine.handle.result()).toMatchObject({ outcome: 'voicemail', attempts: 3 });
+    expect(await invalid.handle.result()).toMatchObject({ outcome: 'invalid_number', attempts: 1 });
+    const outcomes = async (leadId: string) =>
+      (await db.call.findMany({ where: { leadId }, orderBy: { attempt: 'asc' } })).map((call) => [
+        call.outcome,
+        call.carrierStatus,
+        call.answeredBy,
+      ]);
+    expect(await outcomes(busy.leadId)).toEqual(Array(3).fill(['busy', 'busy', null]));
+    expect(await outcomes(unanswered.leadId)).toEqual(Array(3).fill(['no_answer', 'no-answer', null]));
+    expect(await outcomes(answered.leadId)).toEqual([['answered', 'completed', 'human']]);
+    expect(await outcomes(machine.leadId)).toEqual(Array(3).fill(['voicemail', 'completed', 'machine']));
+    expect(await outcomes(invalid.leadId)).toEqual([['invalid_number', 'failed', null]]);
+    // One Twilio call per attempt, no more.
+    expect(await twinCallsTo('+14155550105')).toHaveLength(3);
+    expect(await twinCallsTo('+14155550102')).toHaveLength(1);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+  });
+
+  it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {
+    // An opening line of about 250 words: some 2 s of twin time on the line.
+    const campaign = await runningCampaign(A, {
+      ladder: QUICK_LADDER,
+      openingLine: Array(50).fill('this line goes on and on').join(', '),
+    });
+    const talking = await pushLead(A.owner, campaign.id, '+14155550111');
+    const ringing = await pushLead(A.owner, campaign.id, '+14155550116');
+    await until(
+      () => db.call.findMany({ where: { leadId: { in: [talking.leadId, ringing.leadId] } } }),
+      (calls) =>
+        calls.find((call) => call.leadId === talking.leadId)?.carrierStatus === 'in-progress' &&
+        calls.find((call) => call.leadId === ringing.leadId)?.carrierStatus === 'ringing',
+    );
+    expect((await api.request('POST', `/campaigns/${campaign.id}/stop`, { key: A.owner.key, body: {} })).status).toBe(
+      200,
+    );
+    expect(await talking.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await ringing.handle.result()).toMatchObject({ status: 'cancelled', outcome: 'campaign_stopped' });
+    const calls = await db.call.findMany({ where: { campaignId: campaign.id } });
+    const byLead = new Map(calls.map((call) => [call.leadId, call]));
+    expect(byLead.get(talking.leadId)).toMatchObject({
+      status: 'ended',
+      carrierStatus: 'completed',
+      outcome: 'answered',
+    });
+    expect(byLead.get(ringing.leadId)).toMatchObject({
+      status: 'ended',
+      carrierStatus: 'canceled',
+      outcome: 'no_answer',
+    });
+    const updates = recorder.exchanges.filter(
+      (exchange) => exchange.method === 'POST' && /\/Calls\/CA\w+\.json$/.test(exchange.url),
+    );
+    const statusSent = (sid: string) =>
+      updates
+        .filter((exchange) => exchange.url.includes(sid))
+        .map((exchange) => new URLSearchParams(exchange.body).get('Status'));
+    expect(statusSent(byLead.get(talking.leadId)!.providerCallId!)).toEqual(['completed']);
+    expect(statusSent(byLead.get(ringing.leadId)!.providerCallId!)).toEqual(['canceled']);
+    for (const call of calls) expect(call.hangupRequestedAt).not.toBeNull();
+  });
+});
+
+describe("Twilio's callbacks on the API", () => {
+  it('refuses unsigned, badly signed, wrongly keyed and unknown-connection callbacks with 401, changing nothing', async () => {
+    const { call, callSid, path } = await dialingCallOn(A);
+    const form = statusForm(callSid, 'ringing', 1);
+    const refusals = [
+      await postForm(path('status'), form, { signature: null }),
+      await postForm(path('status'), form, { signature: 'RSOYDt4T1cUTdK1PDd93/VVr8B8=' }),
+      await postForm(path('status'), form, { token: ACCOUNT_B.authToken }),
+      // Signed for another URL (the local one, where PUBLIC_BASE_URL says a proxy's).
+      await postForm(path('status'), form, {
+        signature: twilio.getExpectedTwilioSignature(ACCOUNT_A.authToken, `http://localhost${path('status')}`, form),
+      }),
+      // A body changed after signing.
+      await checkedFetch(`${api.baseUrl}${path('status')}`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/x-www-form-urlencoded',
+          'x-twilio-signature': twilio.getExpectedTwilioSignature(
+            ACCOUNT_A.authToken,
+            `${api.baseUrl}${path('status')}`,
+            form,
+          ),
+        },
+        body: new URLSearchParams({ ...form, CallStatus: 'completed' }).toString(),
+      }),
+      await postForm(path('status').replace(A.connection.id, randomUUID()), form, { token: ACCOUNT_A.authToken }),
+      await postForm(path('status').replace(A.connection.id, 'not-a-uuid'), form, { token: ACCOUNT_A.authToken }),
+      await postForm(path('amd'), { CallSid: callSid, AnsweredBy: 'human' }, { signature: null }),
+      await postForm(path('twiml'), { CallSid: callSid }, { token: ACCOUNT_B.authToken }),
+    ];
+    for (const response of refusals) {
+      expect(response.status).toBe(401);
+      expect(await response.json()).toMatchObject({ error: 'invalid_signature' });
+    }
+    expect(await db.callEvent.count({ where: { callId: call.id } })).toBe(0);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      carrierStatus: 'queued',
+      answeredBy: null,
+    });
+  });
+
+  it('refuses the callbacks of a removed connection with 401', async () => {
+    const gone = await connectCarrier(db, keyring, {
+      workspaceId: A.owner.workspaceId,
+      provider: 'twilio-twin',
+      baseUrl: recorder.url,
+      account: { family: 'twilio', accountSid: ACCOUNT_A.sid, secrets: { authToken: ACCOUNT_A.authToken } },
+    });
+    const path = new URL(twilioCallbackUrl('http://api', 'status', { connectionId: gone.id, attemptId: 'x:1' }))
+      .pathname;
+    const form = statusForm(`CA${'1'.repeat(32)}`, 'ringing', 1);
+    expect((await postForm(path, form, { token: ACCOUNT_A.authToken })).status).toBe(404);
+    await removeCarrierConnection(db, gone.id);
+    expect((await postForm(path, form, { token: ACCOUNT_A.authToken })).status).toBe(401);
+  });
+
+  it('records duplicate, out-of-order, late and stale callbacks applied: false, and they change nothing', async () => {
+    const { call, callSid, path } = await dialingCallOn(A);
+    const send = async (form: Record<string, string>) => {
+      const response = await postForm(path('status'), form, { token: ACCOUNT_A.authToken });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { applied: boolean }).applied;
+    };
+    expect(await send(statusForm(callSid, 'in-progress', 3))).toBe(true);
+    // The same callback again (same CallSid and SequenceNumber): a duplicate.
+    expect(await send(statusForm(callSid, 'in-progress', 3))).toBe(false);
+    // ringing, sent before the answer but arriving after it: out of order.
+    expect(await send(statusForm(callSid, 'ringing', 2))).toBe(false);
+    const amd = await postForm(
+      path('amd'),
+      { CallSid: callSid, AccountSid: ACCOUNT_A.sid, AnsweredBy: 'machine_end_beep' },
+      { token: ACCOUNT_A.authToken },
+    );
+    expect(await amd.json()).toEqual({ received: true, applied: true });
+    expect(await send(statusForm(callSid, 'completed', 4, { CallDuration: '31' }))).toBe(true);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      status: 'ended',
+      outcome: 'voicemail',
+      carrierStatus: 'completed',
+      answeredBy: 'machine',
+      durationMs: 31_000,
+    });
+    // Stale: Twilio signs no time, so a callback is stale when its call has already ended. A signed callback
+    // replayed later (or a second end) is recorded and changes nothing.
+    expect(await send(statusForm(callSid, 'canceled', 5))).toBe(false);
+    expect(await send(statusForm(callSid, 'in-progress', 3))).toBe(false);
+    const lateAmd = await postForm(
+      path('amd'),
+      { CallSid: callSid, AnsweredBy: 'human' },
+      { token: ACCOUNT_A.authToken },
+    );
+    expect(await lateAmd.json()).toEqual({ received: true, applied: false });
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      outcome: 'voicemail',
+      carrierStatus: 'completed',
+      answeredBy: 'machine',
+    });
+    const events = await db.callEvent.findMany({ where: { callId: call.id } });
+    expect(
+      events
+        .filter((event) => event.applied)
+        .map((event) => event.eventId)
+        .sort(),
+    ).toEqual([`${callSid}:3`, `${callSid}:4`, `${callSid}:amd`].sort());
+    // Another CallSid for an attempt already bound to its call: not this attempt's call.
+    expect(
+      (await postForm(path('status'), statusForm(`CA${'2'.repeat(32)}`, 'ringing', 1), { token: ACCOUNT_A.authToken }))
+        .status,
+    ).toBe(404);
+  });
+
+  it("never crosses workspaces: a callback signed with workspace A's token for B's call is refused", async () => {
+    const theirs = await dialingCallOn(B);
+    const form = statusForm(theirs.callSid, 'completed', 4, { AccountSid: ACCOUNT_A.sid });
+    // B's call on A's connection's path, signed by A: A's signature is good, the call is not A's.
+    const onA = theirs.path('status').replace(B.connection.id, A.connection.id);
+    const crossed = await postForm(onA, form, { token: ACCOUNT_A.authToken });
+    expect(crossed.status).toBe(404);
+    expect(await crossed.json()).toMatchObject({ error: 'unknown_call' });
+    // B's call on B's path, signed by A: the signature is not B's.
+    expect((await postForm(theirs.path('status'), form, { token: ACCOUNT_A.authToken })).status).toBe(401);
+    expect(
+      (await postForm(onA.replace('/status', '/twiml'), { CallSid: theirs.callSid }, { token: ACCOUNT_A.authToken }))
+        .status,
+    ).toBe(404);
+    expect(await db.call.findUniqueOrThrow({ where: { id: theirs.call.id } })).toMatchObject({
+      status: 'dialing',
+      carrierStatus: 'queued',
+    });
+    // Signed by B, it is applied.
+    expect(
+      (await postForm(theirs.path('status'), { ...form, AccountSid: ACCOUNT_B.sid }, { token: ACCOUNT_B.authToken }))
+        .status,
+    ).toBe(200);
+    expect(await db.call.findUniqueOrThrow({ where: { id: theirs.call.id } })).toMatchObject({
+      status: 'ended',
+      outcome: 'answered',
+    });
+  });
+
+  it('answers the TwiML of the call to a signed request', async () => {
+    const { callSid, path } = await dialingCallOn(A);
+    const response = await postForm(
+      path('twiml'),
+      { CallSid: callSid, AccountSid: ACCOUNT_A.sid, CallStatus: 'in-progress' },
+      { token: ACCOUNT_A.authToken },
+    );
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/xml/);
+    // The call has no agent: it hangs up at once.
+    expect(await response.text()).toBe('<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>');
+  });
+
+  it('checks the signature against PUBLIC_BASE_URL behind a proxy, not against the address the API sees', async () => {
+    let apiPort = 0;
+    const proxy = await startTcpProxy(() => ({ host: '127.0.0.1', port: apiPort }));
+    const behind = await startTestApi({
+      db,
+      url,
+      temporal,
+      carrierKeyring: keyring,
+      publicBaseUrl: `http://127.0.0.1:${proxy.port}/`,
+    });
+    apiPort = Number(new URL(behind.baseUrl).port);
+    const { callSid, path } = await dialingCallOn(A);
+    const form = statusForm(callSid, 'ringing', 1);
+    const publicUrl = `http://127.0.0.1:${proxy.port}`;
+    expect((await postForm(path('status'), form, { token: ACCOUNT_A.authToken }, publicUrl)).status).toBe(200);
+    // Signed for the local address it reached: not the URL Twilio would have called.
+    const local = await checkedFetch(`${behind.baseUrl}${path('status')}`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'x-twilio-signature': twilio.getExpectedTwilioSignature(
+          ACCOUNT_A.authToken,
+          `${behind.baseUrl}${path('status')}`,
+          form,
+        ),
+      },
+      body: new URLSearchParams(form).toString(),
+    });
+    expect(local.status).toBe(401);
+  });
+});
+
+describe('a dial whose answer is lost', () => {
+  it('ends with exactly one Twilio call for the attempt: the retry finds the call by To, From and StartTime and adopts it', async () => {
+    // Twilio's side: requests reach the twin, answers can be dropped. The API's side, as Twilio reaches it: can be cut,
+    // so that no callback binds the call before the dial's retry has to find it.
+    const carrierProxy = await startTcpProxy({ host: '127.0.0.1', port: recorder.port });
+    let apiPort = 0;
+    const apiProxy = await startTcpProxy(() => ({ host: '127.0.0.1', port: apiPort }));
+    const lost = await startPath(uniqueTaskQueue('lost-answer'), `http://127.0.0.1:${apiProxy.port}`);
+    apiPort = Number(new URL(lost.api.baseUrl).port);
+    const side = await twilioWorkspace(ACCOUNT_A, `http://127.0.0.1:${carrierProxy.port}`);
+    const campaign = await runningCampaign(side, { via: lost.api });
+    await carrierProxy.dropAnswers();
+    await apiProxy.cut();
+    const to = '+14155550123';
+    const lead = await pushLead(side.owner, campaign.id, to, lost);
+    // The twin created the call; its answer never reached the adapter.
+    await until(
+      async () =>
+        recorder.exchanges.filter(
+          (exchange) =>
+            exchange.method === 'POST' &&
+            exchange.url.endsWith('/Calls.json') &&
+            exchange.body.includes(encodeURIComponent(to)),
+        ),
+      (creates) => creates.length === 1,
+    );
+    await carrierProxy.restore();
+    const bound = await until(
+      () => db.call.findFirst({ where: { leadId: lead.leadId } }),
+      (call) => call?.providerCallId != null,
+    );
+    const [onTwin] = await twinCallsTo(to);
+    expect(bound!.providerCallId).toBe(onTwin!.sid);
+    // Found by listing, while no callback could reach the API.
+    expect(
+      recorder.exchanges.some(
+        (exchange) =>
+          exchange.method === 'GET' &&
+          exchange.url.includes('/Calls.json?') &&
+          exchange.url.includes(encodeURIComponent(to)),
+      ),
+    ).toBe(true);
+    await apiProxy.restore();
+    const result = await lead.handle.result();
+    expect(result.attempts).toBe(1);
+    expect(await twinCallsTo(to)).toHaveLength(1);
+    expect(
+      recorder.exchanges.filter(
+        (exchange) =>
+          exchange.method === 'POST' &&
+          exchange.url.endsWith('/Calls.json') &&
+          exchange.body.includes(encodeURIComponent(to)),
+      ),
+    ).toHaveLength(1);
+    expect(await db.call.findMany({ where: { leadId: lead.leadId } })).toEqual([
+      expect.objectContaining({ status: 'ended', providerCallId: onTwin!.sid, provider: 'twilio-twin' }),
+    ]);
+  });
+
+  it('refuses to dial again while two calls could be the attempt’s, and adopts the one no other attempt holds', async () => {
+    const product = await startProductStandIn();
+    const side = await twilioWorkspace(ACCOUNT_A);
+    const carrier = createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl });
+    const { call } = await dialingCallOn(side);
+    const to = '+14155550134';
+    await db.call.update({ where: { id: call.id }, data: { providerCallId: null, carrierStatus: null, toNumber: to } });
+    // Nothing placed yet: the attempt may be dialed.
+    expect(await carrier.lookup({ attemptId: call.attemptId })).toBeNull();
+    const place = () =>
+      twin.client.calls.create({
+        to,
+        from: side.caller,
+        url: `${product.baseUrl}/twiml`,
+        statusCallback: `${product.baseUrl}/status`,
+      });
+    const first = await place();
+    const second = await place();
+    await expect(carrier.lookup({ attemptId: call.attemptId })).rejects.toThrow(AmbiguousAttemptError);
+    // The first belongs to another attempt: the second is this one's.
+    const other = await dialingCallOn(side);
+    await db.call.update({ where: { id: other.call.id }, data: { providerCallId: first.sid, toNumber: to } });
+    expect(await carrier.lookup({ attemptId: call.attemptId })).toMatchObject({ providerCallId: second.sid });
+    // Once bound, the call is read by its CallSid (GET .../Calls/{Sid}.json), as reconciliation reads it.
+    await db.call.update({ where: { id: call.id }, data: { providerCallId: second.sid } });
+    expect(await carrier.lookup({ providerCallId: second.sid })).toMatchObject({
+      providerCallId: second.sid,
+      attemptId: call.attemptId,
+    });
+  });
+});
+
+describe("Twilio's description", () => {
+  const OPERATIONS: Array<[RegExp, string, OperationRef]> = [
+    [/\/Calls\.json$/, 'POST', { method: 'post', path: '/2010-04-01/Accounts/{AccountSid}/Calls.json' }],
+    [/\/Calls\.json(\?|$)/, 'GET', { method: 'get', path: '/2010-04-01/Accounts/{AccountSid}/Calls.json' }],
+    [/\/Calls\/CA\w+\.json$/, 'GET', { method: 'get', path: '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json' }],
+    [/\/Calls\/CA\w+\.json$/, 'POST', { method: 'post', path: '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json' }],
+  ];
+
+  it('finds every request the adapter sent (create, list, fetch, update) as Twilio describes it', () => {
+    const seen = new Set<string>();
+    expect(recorder.exchanges.length).toBeGreaterThan(10);
+    for (const exchange of recorder.exchanges) {
+      const path = new URL(exchange.url, 'http://twin').pathname;
+      const [, , operation] =
+        OPERATIONS.find(([pattern, method]) => method === exchange.method && pattern.test(path)) ?? [];
+      expect(operation, `${exchange.method} ${exchange.url}`).toBeDefined();
+      seen.add(`${operation!.method} ${operation!.path}`);
+      expect(
+        carrierDescription('twilio').requestProblems(operation!, {
+          url: exchange.url,
+          contentType: exchange.headers['content-type'],
+          body: exchange.body || undefined,
+        }),
+        `${exchange.method} ${exchange.url}`,
+      ).toEqual([]);
+    }
+    expect(seen.size).toBe(4);
+  });
+});
