@@ -47,6 +47,8 @@ export interface ProductRequest {
   headers: http.IncomingHttpHeaders;
   /** Whether the twilio SDK's validateRequest accepts the signature, with the account's auth token. */
   valid: boolean;
+  /** When it arrived (ms since the epoch). */
+  at: number;
 }
 
 /**
@@ -74,6 +76,7 @@ export async function startProductStandIn() {
         signature,
         headers: req.headers,
         valid: twilio.validateRequest(TWILIO_TWIN_AUTH_TOKEN, signature ?? '', url, req.method === 'GET' ? {} : params),
+        at: Date.now(),
       };
       received.push(request);
       const route = routes.get(parsed.pathname);
