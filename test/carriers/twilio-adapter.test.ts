@@ -4,12 +4,13 @@
 // requests come back to the API. Every request the adapter sends passes through a recording proxy and is checked
 // against Twilio's published description.
 import { randomUUID } from 'node:crypto';
+import { inspect } from 'node:util';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
-import { AmbiguousAttemptError } from '../../lib/carriers/twilio/twilio-calls';
+import { AmbiguousAttemptError, createTwilioCalls, TwilioRequestError } from '../../lib/carriers/twilio/twilio-calls';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
@@ -604,6 +605,51 @@ describe('a dial whose answer is lost', () => {
       providerCallId: second.sid,
       attemptId: call.attemptId,
     });
+  });
+});
+
+describe('a request to Twilio that fails', () => {
+  it('rejects with what failed and nothing of the request: no credentials for a log to keep', async () => {
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: recorder.port });
+    await proxy.dropAnswers();
+    const calls = createTwilioCalls(
+      {
+        id: A.connection.id,
+        workspaceId: A.owner.workspaceId,
+        label: 'twin',
+        provider: 'twilio-twin',
+        baseUrl: `http://127.0.0.1:${proxy.port}`,
+        accountSid: ACCOUNT_A.sid,
+        apiKeySid: null,
+        secrets: { authToken: ACCOUNT_A.authToken },
+      },
+      { publicBaseUrl: api.baseUrl },
+    );
+    const failed = await calls.fetch(`CA${'3'.repeat(32)}`, 'x:1').catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TwilioRequestError);
+    expect(failed).toMatchObject({ status: undefined, code: 'ECONNRESET' });
+    const written = inspect(failed, { depth: 20, showHidden: true });
+    expect(written).not.toContain(ACCOUNT_A.authToken);
+    expect(written).not.toContain(Buffer.from(`${ACCOUNT_A.sid}:${ACCOUNT_A.authToken}`).toString('base64'));
+    // Twilio's own refusal keeps its status and code: another account's credentials are 401, 20003.
+    await proxy.restore();
+    const refused = await createTwilioCalls(
+      {
+        id: B.connection.id,
+        workspaceId: B.owner.workspaceId,
+        label: 'twin',
+        provider: 'twilio-twin',
+        baseUrl: recorder.url,
+        accountSid: ACCOUNT_B.sid,
+        apiKeySid: null,
+        secrets: { authToken: 'not-the-token-of-b' },
+      },
+      { publicBaseUrl: api.baseUrl },
+    )
+      .fetch(`CA${'3'.repeat(32)}`, 'x:1')
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ name: 'TwilioRequestError', status: 401, code: 20003 });
+    expect(inspect(refused, { depth: 20, showHidden: true })).not.toContain('not-the-token-of-b');
   });
 });
 

@@ -24,11 +24,49 @@ export class AmbiguousAttemptError extends Error {
   }
 }
 
-/** A Twilio REST error the SDK threw (RestException): its HTTP status and Twilio's error code. */
+/**
+ * What a request to Twilio failed with, and nothing more: Twilio's answer (its HTTP status, its error code), or the
+ * network's (ECONNRESET...). The SDK's own errors are not let through: a network failure is axios's error, which
+ * holds the request it was making, Basic authorization header included, and whoever logs it (the worker logs a failed
+ * activity whole) would log the account's credentials.
+ */
+export class TwilioRequestError extends Error {
+  constructor(
+    message: string,
+    /** Twilio's HTTP status; undefined when no answer came. */
+    readonly status: number | undefined,
+    /** Twilio's error code (21211...), or the network's (ECONNRESET...). */
+    readonly code: string | number | undefined,
+  ) {
+    super(message);
+    this.name = 'TwilioRequestError';
+  }
+}
+
+function requestErrorOf(error: unknown): TwilioRequestError {
+  const { message, status, code } = (typeof error === 'object' && error !== null ? error : {}) as {
+    message?: unknown;
+    status?: unknown;
+    code?: unknown;
+  };
+  return new TwilioRequestError(
+    typeof message === 'string' ? message : 'Twilio request failed',
+    typeof status === 'number' ? status : undefined,
+    typeof code === 'string' || typeof code === 'number' ? code : undefined,
+  );
+}
+
+/** One request to Twilio; a failure rethrown as a TwilioRequestError (no request, no credentials in it). */
+async function twilioRequest<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw requestErrorOf(error);
+  }
+}
+
 const restStatusOf = (error: unknown): number | undefined =>
-  typeof error === 'object' && error !== null && typeof (error as { status?: unknown }).status === 'number'
-    ? (error as { status: number }).status
-    : undefined;
+  error instanceof TwilioRequestError ? error.status : undefined;
 
 /** The product's view of a Twilio Call resource. */
 function snapshotOf(
@@ -58,7 +96,7 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
   /** The call as Twilio has it now (GET .../Calls/{Sid}.json); null when Twilio does not know it (404). */
   const fetchCall = async (callSid: string, attemptId: string): Promise<CarrierCallSnapshot | null> => {
     try {
-      return snapshotOf(await client.calls(callSid).fetch(), attemptId);
+      return snapshotOf(await twilioRequest(() => client.calls(callSid).fetch()), attemptId);
     } catch (error) {
       if (restStatusOf(error) === 404) return null;
       throw error;
@@ -73,29 +111,32 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
      * ringing and answered as the dial request asks (TELEPHONY_STATUS_CALLBACK_EVENTS).
      */
     async dial(request: CarrierDialRequest): Promise<{ providerCallId: string }> {
-      if (!request.from) throw new Error(`attempt ${request.attemptId}: a Twilio call needs its caller number`);
+      const from = request.from;
+      if (!from) throw new Error(`attempt ${request.attemptId}: a Twilio call needs its caller number`);
       const wanted = request.statusCallbackEvents ?? ['ringing', 'in-progress'];
-      const call = await client.calls.create({
-        to: request.to,
-        from: request.from,
-        url: urlOf('twiml', request.attemptId),
-        method: 'POST',
-        statusCallback: urlOf('status', request.attemptId),
-        statusCallbackMethod: 'POST',
-        statusCallbackEvent: [
-          'initiated',
-          ...(wanted.includes('ringing') ? ['ringing'] : []),
-          ...(wanted.includes('in-progress') ? ['answered'] : []),
-          'completed',
-        ],
-        timeout: RING_TIMEOUT_MS / 1000,
-        // Twilio ends the call itself at the product's longest call, as the lead's deadline assumes.
-        timeLimit: MAX_CALL_LENGTH_MS / 1000,
-        machineDetection: MACHINE_DETECTION,
-        asyncAmd: 'true',
-        asyncAmdStatusCallback: urlOf('amd', request.attemptId),
-        asyncAmdStatusCallbackMethod: 'POST',
-      });
+      const call = await twilioRequest(() =>
+        client.calls.create({
+          to: request.to,
+          from,
+          url: urlOf('twiml', request.attemptId),
+          method: 'POST',
+          statusCallback: urlOf('status', request.attemptId),
+          statusCallbackMethod: 'POST',
+          statusCallbackEvent: [
+            'initiated',
+            ...(wanted.includes('ringing') ? ['ringing'] : []),
+            ...(wanted.includes('in-progress') ? ['answered'] : []),
+            'completed',
+          ],
+          timeout: RING_TIMEOUT_MS / 1000,
+          // Twilio ends the call itself at the product's longest call, as the lead's deadline assumes.
+          timeLimit: MAX_CALL_LENGTH_MS / 1000,
+          machineDetection: MACHINE_DETECTION,
+          asyncAmd: 'true',
+          asyncAmdStatusCallback: urlOf('amd', request.attemptId),
+          asyncAmdStatusCallbackMethod: 'POST',
+        }),
+      );
       return { providerCallId: call.sid };
     },
 
@@ -119,8 +160,8 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
       const since = new Date(attempt.recordedAt.getTime() - TWILIO_CLOCK_SKEW_MS);
       const filter = { to: attempt.to, from: attempt.from, limit: 50 };
       const [started, queued] = await Promise.all([
-        client.calls.list({ ...filter, startTimeAfter: since }),
-        client.calls.list({ ...filter, status: 'queued' }),
+        twilioRequest(() => client.calls.list({ ...filter, startTimeAfter: since })),
+        twilioRequest(() => client.calls.list({ ...filter, status: 'queued' })),
       ]);
       const seen = new Map(
         [...started, ...queued]
@@ -145,13 +186,13 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
     async hangup(callSid: string, knownState: string | null): Promise<void> {
       const statusFor = (state: string | null) => (state === 'in-progress' ? 'completed' : 'canceled');
       try {
-        await client.calls(callSid).update({ status: statusFor(knownState) });
+        await twilioRequest(() => client.calls(callSid).update({ status: statusFor(knownState) }));
       } catch (error) {
         const status = restStatusOf(error);
         if (status === undefined || status >= 500) throw error;
         const now = await fetchCall(callSid, '');
         if (!now || isTerminalCallState(now.status)) return;
-        await client.calls(callSid).update({ status: statusFor(now.status) });
+        await twilioRequest(() => client.calls(callSid).update({ status: statusFor(now.status) }));
       }
     },
   };
