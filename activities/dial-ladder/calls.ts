@@ -14,7 +14,14 @@ import { timeZonesOf } from './phone-time-zones';
 import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
 import { isTerminalCallState } from '../../lib/calls/call-states';
 import type { EndedCall } from '../../lib/calls/ended-call';
-import { leaveLineQueue, NOW_UTC, resumeOrWithdraw, takeLine, type GrantedLine } from '../../lib/calls/call-lines';
+import {
+  endCall,
+  leaveLineQueue,
+  NOW_UTC,
+  resumeOrWithdraw,
+  takeLine,
+  type GrantedLine,
+} from '../../lib/calls/call-lines';
 import { hasAftermath } from '../../lib/calls/call-aftermath';
 import { handOverLines } from '../../lib/temporal/line-queue';
 import { createCallAftermathActivities } from '../calls/call-aftermath';
@@ -22,7 +29,7 @@ import { createResultWebhookActivities } from '../result-webhooks/result-webhook
 import { hangUpCalls } from '../calls/call-hangup';
 import { createCarrierDialing, type DialedCall, type PlacedCall } from '../calls/carrier-dialing';
 import { createCarrierBreaker } from './carrier-breaker';
-import type { CarrierDialRequest } from '../../lib/calls/carrier';
+import { CarrierRefusedNumberError, type CarrierDialRequest } from '../../lib/calls/carrier';
 import type { LeadFinishedInput } from '../result-webhooks/result-webhooks';
 
 type LeadFinishedOutcome = LeadFinishedInput['outcome'];
@@ -137,6 +144,8 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     try {
       return await calls.dial(request);
     } catch (error) {
+      // The number refused, not the carrier: nothing for the breaker.
+      if (error instanceof CarrierRefusedNumberError) throw error;
       const { campaignId } = await db.call.findUniqueOrThrow({ where: { attemptId }, select: { campaignId: true } });
       if (campaignId !== null) {
         await recordDialRefusal(campaignId, attemptId, error);
@@ -201,7 +210,16 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       if (decision.verdict !== 'started' || !decision.call) return { outcome: decision.verdict } as PlacedCall;
       request = dialRequestOf(attemptId, decision.phone, decision.call);
     }
-    const { providerCallId } = await dialOrRecordRefusal(attemptId, request);
+    let providerCallId: string;
+    try {
+      ({ providerCallId } = await dialOrRecordRefusal(attemptId, request));
+    } catch (error) {
+      if (!(error instanceof CarrierRefusedNumberError)) throw error;
+      // No call was placed and none will be: the attempt ends as a call to a number that does not exist.
+      const ended = await endCall(db, attemptId, { providerCallId: null, outcome: 'invalid_number', durationMs: null });
+      await handOver(ended.handedOver);
+      return { outcome: 'invalid_number', callId: ended.id, durationMs: null };
+    }
     const call = await recordProviderCallId(attemptId, providerCallId);
     // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
     if (call.campaignStatus === 'STOPPED') await hangUp([{ attemptId, providerCallId }]);

@@ -63,3 +63,15 @@ export interface CarrierCallSnapshot {
   /** Why a failed call failed (invalid_number: the number does not exist), when the carrier says. */
   reason?: string | null;
 }
+
+/**
+ * The carrier refused the number itself when asked to dial it (Twilio's 21211, "Invalid 'To' Phone Number"): no call
+ * was placed and none will be, so the attempt ends invalid_number at once, as a carrier's failed call with reason
+ * invalid_number would, instead of being retried as a carrier that did not answer.
+ */
+export class CarrierRefusedNumberError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'CarrierRefusedNumberError';
+  }
+}

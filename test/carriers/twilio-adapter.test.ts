@@ -288,6 +288,44 @@ describe('a campaign on a twilio-twin connection', () => {
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });
 
+  it('ends invalid_number at once, without a call or a retry, an attempt whose number Twilio refuses at the dial', async () => {
+    // A lead's number that Twilio answers 21211 for (not a phone number to it): pushed while its campaign waits,
+    // written over before the campaign starts, as no push would accept it.
+    const agentless = await db.campaign.create({
+      data: {
+        workspaceId: A.owner.workspaceId,
+        name: 'Refused',
+        acceptsLeadPush: true,
+        dialLadder: QUICK_LADDER,
+        callingWindow: ALWAYS_OPEN,
+        callerNumbers: [A.caller],
+      },
+    });
+    const idempotencyKey = randomUUID();
+    const pushed = await api.request('POST', `/v1/campaigns/${agentless.id}/leads`, {
+      key: A.owner.key,
+      body: { lead: { phone: '+14155550141' }, idempotencyKey },
+    });
+    expect(pushed.status).toBe(202);
+    const lead = (await pushed.json()) as { leadId: string };
+    await db.lead.update({ where: { id: lead.leadId }, data: { phone: '+1415' } });
+    expect((await api.request('POST', `/campaigns/${agentless.id}/start`, { key: A.owner.key, body: {} })).status).toBe(
+      200,
+    );
+    const handle = await startedLeadWorkflow(temporal.client, agentless.id, idempotencyKey);
+    expect(await handle.result()).toMatchObject({ outcome: 'invalid_number', attempts: 1 });
+    expect(await db.call.findMany({ where: { leadId: lead.leadId } })).toEqual([
+      expect.objectContaining({ status: 'ended', outcome: 'invalid_number', providerCallId: null }),
+    ]);
+    const creates = recorder.exchanges.filter(
+      (exchange) => exchange.method === 'POST' && exchange.body.includes(`To=${encodeURIComponent('+1415')}&`),
+    );
+    expect(creates.map((exchange) => [exchange.status, JSON.parse(exchange.responseBody).code])).toEqual([
+      [400, 21211],
+    ]);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: agentless.id } })).callsInFlight).toBe(0);
+  });
+
   it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {
     // An opening line of about 250 words: some 2 s of twin time on the line.
     const campaign = await runningCampaign(A, {

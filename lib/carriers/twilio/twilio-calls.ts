@@ -1,4 +1,4 @@
-import type { CarrierCallSnapshot, CarrierDialRequest } from '../../calls/carrier';
+import { CarrierRefusedNumberError, type CarrierCallSnapshot, type CarrierDialRequest } from '../../calls/carrier';
 import { MAX_CALL_LENGTH_MS, RING_TIMEOUT_MS } from '../../calls/call-deadline';
 import { isTerminalCallState } from '../../calls/call-states';
 import { twilioClientOf, type TwilioConnection } from './twilio-client';
@@ -10,6 +10,13 @@ import { twilioCallbackUrl } from './twilio-urls';
  * just before its dial: a call of the attempt is never older than its record minus this.
  */
 export const TWILIO_CLOCK_SKEW_MS = 60_000;
+
+/**
+ * Twilio's refusals of the number itself at a create: 21211 the To number is not a valid phone number, 21214 it
+ * cannot be reached, 21217 it does not appear to be valid. Any other refusal (a From the account does not own, a
+ * country not enabled) is the account's to fix, not the lead's: it is thrown as it is and retried.
+ */
+const INVALID_NUMBER_CODES: ReadonlySet<unknown> = new Set([21211, 21214, 21217]);
 
 /** Answering-machine detection that waits for the greeting's end, so that a message can be left after the beep. */
 const MACHINE_DETECTION = 'DetectMessageEnd';
@@ -114,29 +121,36 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
       const from = request.from;
       if (!from) throw new Error(`attempt ${request.attemptId}: a Twilio call needs its caller number`);
       const wanted = request.statusCallbackEvents ?? ['ringing', 'in-progress'];
-      const call = await twilioRequest(() =>
-        client.calls.create({
-          to: request.to,
-          from,
-          url: urlOf('twiml', request.attemptId),
-          method: 'POST',
-          statusCallback: urlOf('status', request.attemptId),
-          statusCallbackMethod: 'POST',
-          statusCallbackEvent: [
-            'initiated',
-            ...(wanted.includes('ringing') ? ['ringing'] : []),
-            ...(wanted.includes('in-progress') ? ['answered'] : []),
-            'completed',
-          ],
-          timeout: RING_TIMEOUT_MS / 1000,
-          // Twilio ends the call itself at the product's longest call, as the lead's deadline assumes.
-          timeLimit: MAX_CALL_LENGTH_MS / 1000,
-          machineDetection: MACHINE_DETECTION,
-          asyncAmd: 'true',
-          asyncAmdStatusCallback: urlOf('amd', request.attemptId),
-          asyncAmdStatusCallbackMethod: 'POST',
-        }),
-      );
+      let call: { sid: string };
+      try {
+        call = await twilioRequest(() =>
+          client.calls.create({
+            to: request.to,
+            from,
+            url: urlOf('twiml', request.attemptId),
+            method: 'POST',
+            statusCallback: urlOf('status', request.attemptId),
+            statusCallbackMethod: 'POST',
+            statusCallbackEvent: [
+              'initiated',
+              ...(wanted.includes('ringing') ? ['ringing'] : []),
+              ...(wanted.includes('in-progress') ? ['answered'] : []),
+              'completed',
+            ],
+            timeout: RING_TIMEOUT_MS / 1000,
+            // Twilio ends the call itself at the product's longest call, as the lead's deadline assumes.
+            timeLimit: MAX_CALL_LENGTH_MS / 1000,
+            machineDetection: MACHINE_DETECTION,
+            asyncAmd: 'true',
+            asyncAmdStatusCallback: urlOf('amd', request.attemptId),
+            asyncAmdStatusCallbackMethod: 'POST',
+          }),
+        );
+      } catch (error) {
+        if (error instanceof TwilioRequestError && error.status === 400 && INVALID_NUMBER_CODES.has(error.code))
+          throw new CarrierRefusedNumberError(`Twilio refused ${request.to}: ${error.message} (${error.code})`);
+        throw error;
+      }
       return { providerCallId: call.sid };
     },
 
