@@ -12,6 +12,7 @@ import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
 import { ensureTwilioTwinConnection } from '../../lib/carriers/twin';
+import { loadTwinConfigOrExit } from '../../simulators/twilio-twin/config';
 import { migrateDeploy } from './migrate';
 import { devApiKeyPath, devDataDir, devStackStatePath, projectRoot } from './paths';
 import { ensureDatabase, startEmbeddedPostgres } from './postgres';
@@ -170,11 +171,17 @@ async function main() {
   env.SIMULATED_CARRIER_URL ??= `http://${preliminary.SIMULATED_CARRIER_HOST}:${preliminary.SIMULATED_CARRIER_PORT}`;
   env.SIMULATED_WHATSAPP_URL ??= `http://${preliminary.SIMULATED_WHATSAPP_HOST}:${preliminary.SIMULATED_WHATSAPP_PORT}`;
   env.SIMULATED_WHATSAPP_WEBHOOK_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}/whatsapp/webhook`;
+  // The Twilio twin runs as its own process at the simulated carrier's pace; its callbacks and TwiML requests go to
+  // this API, whose public address (PUBLIC_BASE_URL, which the signatures cover) is its local one here.
+  env.PUBLIC_BASE_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}`;
+  env.TWILIO_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_TELEPHONY_TIME_SCALE);
+  const twin = loadTwinConfigOrExit(env);
+  const twinUrl = `http://${twin.TWILIO_TWIN_HOST}:${twin.TWILIO_TWIN_PORT}`;
   const config = parseConfig(env);
-  // The development workspace calls through the local Twilio twin (the simulated carrier's address), its numbers bound to it.
+  // The development workspace calls through the local Twilio twin, its numbers bound to it.
   const twinDb = createDatabase(config.DATABASE_URL, { poolSize: 1 });
   try {
-    await ensureTwilioTwinConnection(twinDb, config.SECRETS_KEYS!, workspaceId, config.SIMULATED_CARRIER_URL);
+    await ensureTwilioTwinConnection(twinDb, config.SECRETS_KEYS!, workspaceId, twinUrl);
   } finally {
     await twinDb.$disconnect();
   }
@@ -183,9 +190,16 @@ async function main() {
   await requireFreePort(config.PORT, 'the API');
   await requireFreePort(config.SIMULATED_CARRIER_PORT, 'the simulated carrier');
   await requireFreePort(config.SIMULATED_WHATSAPP_PORT, 'the simulated WhatsApp provider');
+  await requireFreePort(twin.TWILIO_TWIN_PORT, 'the Twilio twin');
   const nodeArgs = ['--import', 'tsx'];
   watch(
     startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/carrier/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
+  watch(
+    startProcess('twilio-twin', process.execPath, [...nodeArgs, 'simulators/twilio-twin/main.ts'], {
       cwd: projectRoot,
       env,
     }),
@@ -253,11 +267,11 @@ async function main() {
       `Stack is up in ${seconds} s${clusterShape ? ' (production shape: Temporal cluster, 2 APIs, 2 workers)' : ''}. Ctrl-C stops everything.`,
       `  API            ${apiUrl}   (health: ${apiUrl}/health)${clusterShape ? `, balanced over ports ${apiPorts.join(' and ')}` : ''}`,
       `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
-      `  Carrier        ${config.SIMULATED_CARRIER_URL} (simulated, time scale ${config.SIMULATED_TELEPHONY_TIME_SCALE})`,
+      `  Carrier        ${twinUrl} (the Twilio twin, time scale ${twin.TWILIO_TWIN_TIME_SCALE}: the development workspace's numbers); ${config.SIMULATED_CARRIER_URL} (simulated: numbers bound to no connection)`,
       `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (simulated, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL})`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,
-      `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost; carrier: the Twilio twin at ${config.SIMULATED_CARRIER_URL})`,
+      `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost; carrier: the Twilio twin at ${twinUrl})`,
       `  API key        ${apiKey}   (kept in ${path.relative(projectRoot, devApiKeyPath)})`,
       '',
       `Try: curl -H "Authorization: Bearer $(cat ${path.relative(projectRoot, devApiKeyPath)})" ${apiUrl}/health`,

@@ -18,7 +18,7 @@ const accountsSchema = z
   .min(1);
 
 export const twinConfigSchema = z.object({
-  TWILIO_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3200),
+  TWILIO_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3300),
   TWILIO_TWIN_HOST: z.string().default('127.0.0.1'),
   /** 1: real time; 0.01: a 40 s call lasts 0.4 s. */
   TWILIO_TWIN_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
