@@ -94,7 +94,7 @@ function greeting(lead: SimulatedConversationInput['lead'], pick: Picker): strin
     : pick('greeting', ['Hello?', 'Hi, who is this?', 'Yes, hello.']);
 }
 
-const ACKNOWLEDGEMENTS = ['Sure.', 'Okay, go on.', 'I see.', 'That makes sense.'];
+export const ACKNOWLEDGEMENTS = ['Sure.', 'Okay, go on.', 'I see.', 'That makes sense.'];
 
 /**
  * The lead's answer to the question asking for a field: the lead's own value of the field when it has
@@ -211,13 +211,16 @@ function withOffsets(lines: Line[], durationMs: number): Transcript {
   });
 }
 
-interface Picker {
+export interface Picker {
   <T>(purpose: string, choices: readonly T[]): T;
   index(purpose: string, size: number): number;
 }
 
-/** Choices drawn from the seed by FNV-1a over seed and purpose: the same seed makes the same call. */
-function seededPicker(seed: string): Picker {
+/**
+ * Choices drawn from the seed by FNV-1a over seed and purpose: the same seed makes the same call (and the Twilio
+ * twin's personas, simulators/twilio-twin/persona.ts, the same answer to the same question).
+ */
+export function seededPicker(seed: string): Picker {
   const index = (purpose: string, size: number) => (size <= 0 ? 0 : fnv1a(`${seed}\u0000${purpose}`) % size);
   const pick = <T>(purpose: string, choices: readonly T[]): T => choices[index(purpose, choices.length)]!;
   return Object.assign(pick, { index });

@@ -12,6 +12,8 @@ export interface JsonHttpRequest {
   /** A body already serialised (what was signed must be what is sent). */
   rawBody?: string;
   headers?: Record<string, string>;
+  /** The body's media type; default application/json (a form-encoded webhook: application/x-www-form-urlencoded). */
+  contentType?: string;
   signal?: AbortSignal;
 }
 
@@ -41,7 +43,10 @@ export function createJsonHttp({ sockets }: { sockets: number }) {
           signal: options.signal,
           headers: {
             ...options.headers,
-            ...(payload && { 'content-type': 'application/json', 'content-length': payload.length }),
+            ...(payload && {
+              'content-type': options.contentType ?? 'application/json',
+              'content-length': payload.length,
+            }),
           },
         },
         (response) => {

@@ -1,0 +1,68 @@
+import { z } from 'zod';
+import { ACKNOWLEDGEMENTS, seededPicker } from '../../lib/calls/simulated-conversation';
+import { ANSWERED_BY } from './plan';
+
+/**
+ * Who answers the twin's calls (docs/features/carriers.md#the-twilio-twin). By default a pure function of the number and
+ * the question, so that a test knows in advance what the person will say to each <Gather> (like the simulated
+ * conversation's answers, lib/calls/simulated-conversation.ts, whose seeded picker it shares). A test can script a
+ * number instead (POST /control/personas): its answers in the order its Gathers come, and what detection finds.
+ */
+export interface SpeechAnswer {
+  speech: string;
+  confidence: number;
+}
+
+export const personaScriptSchema = z.object({
+  /** The answer to each Gather in turn: a text (confidence 0.9), a text with its confidence, or null for silence. */
+  answers: z
+    .array(
+      z.union([
+        z.string().min(1),
+        z.object({ speech: z.string().min(1), confidence: z.number().min(0).max(1).default(0.9) }),
+        z.null(),
+      ]),
+    )
+    .default([]),
+  /** What answering-machine detection finds on this number instead of what its last digit says. */
+  answeredBy: z.enum(ANSWERED_BY).optional(),
+});
+export type PersonaScript = z.infer<typeof personaScriptSchema>;
+
+const YES_NO = /^(is|are|am|do|does|did|can|could|would|will|have|has|had|shall|should|may|was|were)\b/i;
+
+/**
+ * The default person's answer to a Gather: one of the hints when the Gather has some (what the agent expects to hear),
+ * yes or no to a yes/no question, an acknowledgement otherwise; a confidence between 0.80 and 0.98. Chosen by the
+ * number and the question, so the same question to the same number always has the same answer.
+ */
+export function defaultAnswer(number: string, question: string, hints: readonly string[]): SpeechAnswer {
+  const pick = seededPicker(number.replace(/\D/g, ''));
+  const purpose = question.toLowerCase().replace(/\s+/g, ' ').trim();
+  const confidence = 0.8 + pick.index(`confidence:${purpose}`, 19) / 100;
+  if (hints.length > 0) {
+    const hint = pick(`hint:${purpose}`, hints);
+    return { speech: pick(`phrase:${purpose}`, [`${hint}.`, `I'd say ${hint}.`, `${hint}, I think.`]), confidence };
+  }
+  if (YES_NO.test(purpose))
+    return {
+      speech: pick(`yes-no:${purpose}`, ['Yes, definitely.', 'Yes.', 'Yeah, sure.', 'No, not really.', 'No.']),
+      confidence,
+    };
+  return { speech: pick(`ack:${purpose}`, ACKNOWLEDGEMENTS), confidence };
+}
+
+/** The answer to the `index`-th Gather (0-based) of a call to `number`: scripted when the script has one, else the default's. */
+export function personaAnswer(
+  number: string,
+  script: PersonaScript | null,
+  index: number,
+  question: string,
+  hints: readonly string[],
+): SpeechAnswer | null {
+  if (script && index < script.answers.length) {
+    const scripted = script.answers[index]!;
+    return scripted === null ? null : typeof scripted === 'string' ? { speech: scripted, confidence: 0.9 } : scripted;
+  }
+  return defaultAnswer(number, question, hints);
+}
