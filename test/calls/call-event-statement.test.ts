@@ -12,7 +12,7 @@ describe('the call event statement', () => {
     occurredAt: '2026-11-27T00:00:00.000Z',
   };
 
-  it('is named on a pg pool, one name per lookup, with the same values as the text', async () => {
+  it('is named on a pg pool, one statement for both lookups, the events as one JSON parameter', async () => {
     const sent: unknown[] = [];
     const pool = {
       query: async (config: unknown, values?: unknown[]) => {
@@ -23,11 +23,13 @@ describe('the call event statement', () => {
     expect(await applyCallEvent(poolSql(pool), 'simulated', { ...event, attemptId: 'a:1' })).toEqual({ found: false });
     await applyCallEvent(poolSql(pool), 'simulated', event);
     const [byAttempt, byCallId] = sent as Array<{ name?: string; text: string; values: unknown[] }>;
-    expect(byAttempt!.name).toBe('apply_call_event_by_attempt');
-    expect(byCallId!.name).toBe('apply_call_event_by_call_id');
-    expect(byAttempt!.text).not.toBe(byCallId!.text);
-    expect(byAttempt!.values.slice(0, 3)).toEqual(['simulated', 'sim_1', 'a:1']);
-    expect(byCallId!.values.slice(0, 3)).toEqual(['simulated', 'sim_1', null]);
+    expect(byAttempt!.name).toBe('apply_call_events');
+    expect(byCallId!.name).toBe('apply_call_events');
+    expect(byAttempt!.values).toHaveLength(1);
+    expect(JSON.parse(byAttempt!.values[0] as string)).toMatchObject([
+      { provider: 'simulated', providerCallId: 'sim_1', attemptId: 'a:1', rank: 2, eventId: 'e1', terminal: false },
+    ]);
+    expect(JSON.parse(byCallId!.values[0] as string)).toMatchObject([{ providerCallId: 'sim_1', attemptId: null }]);
   });
 
   it('is sent to Prisma as its text', async () => {
