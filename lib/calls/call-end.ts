@@ -76,7 +76,7 @@ const RANK_SQL = `CASE c."carrierStatus" ${CARRIER_CALL_STATES.map((state) => `W
  * Answers one row per event whose call was found, with the call as that event left it; the lines handed over in a
  * campaign go with the first of its events that freed one.
  */
-const APPLY_EVENTS_SQL = `
+const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
   WITH input AS (
     SELECT e.ord, x.*
       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, ord),
@@ -131,7 +131,9 @@ const APPLY_EVENTS_SQL = `
       FROM last_applied JOIN input ON input.ord = last_applied.ord
      WHERE c.id = last_applied.id
     RETURNING c.id, last_applied.ord, c.status, c.outcome, c."durationMs", c."campaignId"
-  ), ended AS (
+  )${
+    endsCalls
+      ? `, ended AS (
     SELECT * FROM moved WHERE moved.status = 'ended'
   ), freeing AS (
     SELECT ended."campaignId" AS campaign_id, count(*)::int AS freed, min(ended.ord) AS ord
@@ -146,15 +148,24 @@ const APPLY_EVENTS_SQL = `
          coalesce((SELECT json_agg(granted_lines) FROM granted_lines JOIN freeing
                     ON granted_lines."campaignId" = freeing.campaign_id::text WHERE freeing.ord = seq.ord), '[]'::json)
            AS "handedOver"
-    FROM seq JOIN locked ON locked.id = seq.id LEFT JOIN ended ON ended.id = seq.id
+    FROM seq JOIN locked ON locked.id = seq.id LEFT JOIN ended ON ended.id = seq.id`
+      : `
+  SELECT seq.ord::text, seq.id::text, locked."attemptId", locked."workflowId",
+         EXISTS (SELECT 1 FROM applied WHERE applied.ord = seq.ord AND applied.id = seq.id) AS applied,
+         locked.status, locked.outcome, locked."durationMs", '[]'::json AS "handedOver"
+    FROM seq JOIN locked ON locked.id = seq.id`
+  }
    ORDER BY seq.ord`;
 
 /**
- * Named: on a pg pool each connection parses and plans the statement once, then only binds and executes it
+ * Named: on a pg pool each connection parses and plans a statement once, then only binds and executes it
  * (bench/intake.ts (b), docs/benchmarks.md#intake-npm-run-benchintake: the parse and plan of this CTE had been redone
- * at every event). One statement serves every batch size: the events travel as one JSON parameter.
+ * at every event). One statement serves every batch size: the events travel as one JSON parameter. A batch with no
+ * terminal event ends no call and frees no line: its statement leaves out the line hand-over, whose dozen plan
+ * nodes every execution would start and stop for nothing.
  */
-const APPLY_EVENTS = { name: 'apply_call_events', text: APPLY_EVENTS_SQL };
+const APPLY_EVENTS = { name: 'apply_call_events', text: APPLY_EVENTS_SQL(true) };
+const APPLY_PROGRESS_EVENTS = { name: 'apply_call_progress_events', text: APPLY_EVENTS_SQL(false) };
 
 /** A carrier's event for applyCallEvents: the provider it came from and the event as the endpoint took it. */
 export interface ProviderCallEvent {
@@ -171,7 +182,7 @@ export interface ProviderCallEvent {
  */
 export async function applyCallEvents(sql: RunSql, events: readonly ProviderCallEvent[]): Promise<AppliedCallEvent[]> {
   const rows = await sql<AppliedRow>(
-    APPLY_EVENTS,
+    events.some(({ event }) => isTerminalCallState(event.status)) ? APPLY_EVENTS : APPLY_PROGRESS_EVENTS,
     JSON.stringify(
       events.map(({ provider, event }) => {
         const terminal = isTerminalCallState(event.status);

@@ -22,14 +22,28 @@ describe('the call event statement', () => {
     };
     expect(await applyCallEvent(poolSql(pool), 'simulated', { ...event, attemptId: 'a:1' })).toEqual({ found: false });
     await applyCallEvent(poolSql(pool), 'simulated', event);
-    const [byAttempt, byCallId] = sent as Array<{ name?: string; text: string; values: unknown[] }>;
-    expect(byAttempt!.name).toBe('apply_call_events');
-    expect(byCallId!.name).toBe('apply_call_events');
+    await applyCallEvent(poolSql(pool), 'simulated', { ...event, status: 'completed', durationMs: 1_000 });
+    const [byAttempt, byCallId, terminal] = sent as Array<{ name?: string; text: string; values: unknown[] }>;
+    // Progress events end no call: their statement leaves the line hand-over out.
+    expect(byAttempt!.name).toBe('apply_call_progress_events');
+    expect(byCallId!.name).toBe('apply_call_progress_events');
+    expect(byAttempt!.text).not.toContain('"LineQueue"');
+    expect(terminal!.name).toBe('apply_call_events');
+    expect(terminal!.text).toContain('"LineQueue"');
     expect(byAttempt!.values).toHaveLength(1);
     expect(JSON.parse(byAttempt!.values[0] as string)).toMatchObject([
       { provider: 'simulated', providerCallId: 'sim_1', attemptId: 'a:1', rank: 2, eventId: 'e1', terminal: false },
     ]);
     expect(JSON.parse(byCallId!.values[0] as string)).toMatchObject([{ providerCallId: 'sim_1', attemptId: null }]);
+    expect(JSON.parse(terminal!.values[0] as string)).toMatchObject([
+      {
+        status: 'completed',
+        terminal: true,
+        durationMs: 1_000,
+        outcomeIfHuman: 'answered',
+        outcomeIfMachine: 'voicemail',
+      },
+    ]);
   });
 
   it('is sent to Prisma as its text', async () => {
