@@ -5,6 +5,7 @@ import { createCallEventBatcher } from '../../lib/calls/call-event-batcher';
 import type { CallEvent } from '../../lib/calls/call-event';
 import { poolSql, type RunSql } from '../../lib/run-sql';
 import { createSqlPool } from '../../lib/sql-pool';
+import { callEventFor, insertDialingCall } from '../support/calls';
 import { useTestDatabase } from '../support/database';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -27,34 +28,7 @@ async function campaignWithCalls(count: number, callsInFlight = count) {
     },
   });
   const calls = [];
-  for (let index = 0; index < count; index++) {
-    const lead = await db.lead.create({
-      data: {
-        workspaceId: owner.workspaceId,
-        campaignId: campaign.id,
-        idempotencyKey: randomUUID(),
-        phone: '+14155550120',
-        workflowId: `lead-${randomUUID()}`,
-        requestId: randomUUID(),
-      },
-    });
-    calls.push(
-      await db.call.create({
-        data: {
-          workspaceId: owner.workspaceId,
-          campaignId: campaign.id,
-          leadId: lead.id,
-          attempt: 1,
-          attemptId: `${lead.id}:1`,
-          provider: 'simulated',
-          providerCallId: `sim_${randomUUID()}`,
-          status: 'dialing',
-          startedAt: new Date(),
-          workflowId: lead.workflowId,
-        },
-      }),
-    );
-  }
+  for (let index = 0; index < count; index++) calls.push(await insertDialingCall(db, owner, campaign.id));
   return { campaign, calls };
 }
 
@@ -66,17 +40,11 @@ function eventOf(
 ): ProviderCallEvent {
   return {
     provider: 'simulated',
-    event: {
+    event: callEventFor(call, status, {
       eventId: `${call.providerCallId}:${status}:${serial++}`,
-      providerCallId: call.providerCallId!,
       attemptId: call.attemptId,
-      status,
-      answeredBy: null,
-      durationMs: null,
-      reason: null,
-      occurredAt: new Date().toISOString(),
       ...extra,
-    },
+    }),
   };
 }
 
