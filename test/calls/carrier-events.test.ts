@@ -128,6 +128,15 @@ describe('POST /telephony/{provider}/events', () => {
     expect((await post(body, signEvent(TEST_CARRIER_SIGNING_SECRET, body))).status).toBe(200);
   });
 
+  it('answers 400 invalid_body for an instant PostgreSQL cannot hold (year 0), and records nothing', async () => {
+    const { call } = await dialingCall();
+    const before = await stateOf(call.id);
+    const response = await send(callEventFor(call, 'ringing', { occurredAt: '0000-01-01T00:00:00Z' }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'invalid_body' });
+    expect(await stateOf(call.id)).toEqual(before);
+  });
+
   it('answers 404 for a call it does not know, and records nothing', async () => {
     const eventsBefore = await db.callEvent.count();
     const response = await send(callEventFor({ providerCallId: `sim_${randomUUID()}` }, 'ringing'));
