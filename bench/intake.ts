@@ -256,13 +256,27 @@ try {
       bare: `${baseUrl}/bench/telephony/${PROVIDER}/events`,
       events: `${baseUrl}/telephony/${PROVIDER}/events`,
     };
-    type Run = LoadRun & { applied: number; callsUsed: number };
+    type Run = LoadRun & {
+      applied: number;
+      appliedByStatus: Record<string, { answered: number; applied: number }>;
+      callsUsed: number;
+    };
     let nextCall = 0;
     // CPU ms per request of each process group, the last round of each route.
     const cpuMsPerEvent = { bare: {} as Record<string, number>, events: {} as Record<string, number> };
+    // Transactions committed in the bench's database per event (the events' statements, batched or not), the last
+    // events round; PostgreSQL publishes its counters within a second, hence the wait.
+    const commits = async () => {
+      const [row] = await db.$queryRawUnsafe<Array<{ commits: bigint }>>(
+        `SELECT xact_commit AS commits FROM pg_stat_database WHERE datname = current_database()`,
+      );
+      return Number(row!.commits);
+    };
+    let commitsPerEvent = 0;
     const levels = await webhookAgainstBare(CONNECTIONS, ROUNDS, async (variant, connections) => {
       const first = variant === 'webhook' ? nextCall : 0;
       const before = cpuNow();
+      const commitsBefore = variant === 'webhook' ? await commits() : 0;
       const run = await runLoadProcess<Run>(
         'bench/load-signed-events.ts',
         [
@@ -274,7 +288,6 @@ try {
         ],
         { BENCH_SIGNING_SECRET: SECRET },
       );
-      if (variant === 'webhook') nextCall += run.callsUsed;
       cpuMsPerEvent[variant === 'webhook' ? 'events' : 'bare'] = cpuMsPer(
         Math.max(1, run.requests),
         before,
@@ -283,6 +296,11 @@ try {
         'app',
         'bench',
       );
+      if (variant === 'webhook') {
+        nextCall += run.callsUsed;
+        await sleep(1_100);
+        commitsPerEvent = ratio((await commits()) - commitsBefore, Math.max(1, run.requests));
+      }
       return run;
     });
     const eventsApplied = levels.map(({ webhook, webhookOverBareRps, runs, ...level }) => {
@@ -293,6 +311,20 @@ try {
         events: webhook,
         eventsOverBare: webhookOverBareRps,
         eventsAppliedShare: ratio(applied, sent),
+        // Which events did not move their call: each status's share applied among those answered 200.
+        appliedShareByStatus: Object.fromEntries(
+          ['ringing', 'in-progress'].map((status) => {
+            const counts = runs.webhook.map((run) => run.appliedByStatus[status]!);
+            const answered = counts.reduce((total, count) => total + count.answered, 0);
+            return [
+              status,
+              ratio(
+                counts.reduce((total, count) => total + count.applied, 0),
+                Math.max(1, answered),
+              ),
+            ];
+          }),
+        ),
         goalAtLeast: 0.5,
         runs: { bare: runs.bare, events: runs.webhook },
       };
@@ -304,6 +336,7 @@ try {
       secondsPerRun: SECONDS,
       levels: eventsApplied,
       cpuMsPerRequest: cpuMsPerEvent,
+      commitsPerEvent,
     };
     lines.push(
       '## (b) Carrier events applied per second against a bare route of the same app',
@@ -319,8 +352,15 @@ try {
       '',
       ...eventsApplied.map(
         (level) =>
-          `- ${level.connections} connection(s): ratio **${level.eventsOverBare}x** (goal at least 0.5x); ${(level.eventsAppliedShare * 100).toFixed(1)} % of the events moved their call.`,
+          `- ${level.connections} connection(s): ratio **${level.eventsOverBare}x** (goal at least 0.5x); ${(level.eventsAppliedShare * 100).toFixed(1)} % of the events moved their call (by status: ${Object.entries(
+            level.appliedShareByStatus,
+          )
+            .map(([status, share]) => `${status} ${(share * 100).toFixed(1)} %`)
+            .join(
+              ', ',
+            )}; a ringing sent at the same time as its call's in-progress, on another connection, and applied after it, changes nothing).`,
       ),
+      `- Transactions committed per event (the last events round, the bench's own few included): ${commitsPerEvent}.`,
       `- CPU ms per request by process (last round of each; "node" the load process): bare route ${JSON.stringify(cpuMsPerEvent.bare)}; events ${JSON.stringify(cpuMsPerEvent.events)}.`,
       '',
     );

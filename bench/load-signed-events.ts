@@ -5,7 +5,9 @@
 // The calls file has one "<attemptId> <providerCallId>" per line. Request k reports call
 // (first + floor(k / 2)) % calls: ringing, then in-progress, each with an eventId of its own.
 // BENCH_SIGNING_SECRET is the provider's secret. Prints one JSON object:
-// { requests, errors, applied, callsUsed, rps, p50Ms, p90Ms, p99Ms }.
+// { requests, errors, applied, appliedByStatus, callsUsed, rps, p50Ms, p90Ms, p99Ms }; appliedByStatus counts, per
+// status sent, the events answered 200 and those of them applied (a ringing answered after its call's in-progress
+// is not: the two are sent at once on two connections).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
@@ -24,15 +26,20 @@ const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
 const run = randomUUID();
 let next = 0;
 let applied = 0;
+const appliedByStatus: Record<string, { answered: number; applied: number }> = {
+  ringing: { answered: 0, applied: 0 },
+  'in-progress': { answered: 0, applied: 0 },
+};
 
 function once(): Promise<number> {
   const index = next++;
   const [attemptId, providerCallId] = calls[(first + Math.floor(index / 2)) % calls.length]!;
+  const status = index % 2 ? 'in-progress' : 'ringing';
   const body = JSON.stringify({
     eventId: `${run}:${index}`,
     providerCallId,
     attemptId,
-    status: index % 2 ? 'in-progress' : 'ringing',
+    status,
     answeredBy: index % 2 ? 'human' : null,
     durationMs: null,
     reason: null,
@@ -54,11 +61,13 @@ function once(): Promise<number> {
         const chunks: Buffer[] = [];
         response.on('data', (chunk: Buffer) => chunks.push(chunk));
         response.on('end', () => {
-          if (
-            response.statusCode === 200 &&
-            (JSON.parse(Buffer.concat(chunks).toString()) as { applied: boolean }).applied
-          )
-            applied++;
+          if (response.statusCode === 200) {
+            appliedByStatus[status]!.answered++;
+            if ((JSON.parse(Buffer.concat(chunks).toString()) as { applied: boolean }).applied) {
+              applied++;
+              appliedByStatus[status]!.applied++;
+            }
+          }
           resolve(response.statusCode ?? 0);
         });
       },
@@ -69,5 +78,5 @@ function once(): Promise<number> {
 }
 
 const result = await runLoad(once, connections, Number(secondsArg ?? 10) * 1000);
-console.log(JSON.stringify({ ...result, applied, callsUsed: Math.ceil(next / 2) }));
+console.log(JSON.stringify({ ...result, applied, appliedByStatus, callsUsed: Math.ceil(next / 2) }));
 agent.destroy();

@@ -47,6 +47,7 @@ export type AppliedCallEvent =
     };
 
 interface AppliedRow {
+  ord: string;
   id: string;
   attemptId: string;
   workflowId: string | null;
@@ -61,94 +62,181 @@ interface AppliedRow {
 const RANK_SQL = `CASE c."carrierStatus" ${CARRIER_CALL_STATES.map((state) => `WHEN '${state}' THEN ${callStateRank(state)}`).join(' ')} ELSE 0 END`;
 
 /**
- * One SQL statement: the call locked, the event recorded once per (provider, eventId), the call moved
- * when the event ranks above its state (and it is still dialing), a terminal state ending it and
- * releasing its campaign's line. $10-$12: the outcome for each answeredBy the call may end with, worked
- * out by outcomeOfTerminalState, so that the rule lives in one place.
+ * One SQL statement for a batch of events ($1: a JSON array, one element per event in arrival order, as
+ * applyCallEvents builds it), with the outcome as if each had been applied alone, one after the other:
+ * - each event's call found (by attemptId, or by providerCallId) and locked, in id order (two batches on the same
+ *   calls wait for each other instead of deadlocking);
+ * - the event recorded once per (provider, eventId) (a second delivery, in this batch or before, changes nothing);
+ * - it moves its call when the call is dialing and the event ranks above the call's state and above every event
+ *   before it of the same call in the batch (so a late or repeated one changes nothing, and nothing moves after a
+ *   terminal event, which ranks top);
+ * - each call is updated once, to the last event that moved it (answeredBy: the last one said), a terminal state
+ *   ending it and releasing its campaign's line. The outcomes for each answeredBy the call may end with come worked
+ *   out by outcomeOfTerminalState, so that the rule lives in one place.
+ * Answers one row per event whose call was found, with the call as that event left it; the lines handed over in a
+ * campaign go with the first of its events that freed one.
  */
-const APPLY_EVENT_SQL = (byAttempt: boolean) => `
-  WITH call AS (
-    SELECT c.id, c."attemptId", c."workflowId", c."campaignId", c.status, c.outcome, c."durationMs",
-           c.status = 'dialing' AND ${RANK_SQL} < $4 AS moves
-      FROM "Call" c
-     WHERE c.provider = $1 AND ${byAttempt ? `c."attemptId" = $3 AND (c."providerCallId" IS NULL OR c."providerCallId" = $2)` : `$3::text IS NULL AND c."providerCallId" = $2`}
+const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
+  WITH input AS (
+    SELECT e.ord, x.*
+      FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, ord),
+           jsonb_to_record(e.value) AS x(provider text, "providerCallId" text, "attemptId" text, rank int, "eventId" text,
+             status text, "occurredAt" timestamptz, payload jsonb, "answeredBy" text, "outcomeIfHuman" text,
+             "outcomeIfMachine" text, "outcomeIfUnknown" text, terminal boolean, "durationMs" int)
+  ), found AS (
+    SELECT input.ord, f.id FROM input CROSS JOIN LATERAL (
+      SELECT c.id FROM "Call" c
+       WHERE input."attemptId" IS NOT NULL AND c.provider = input.provider AND c."attemptId" = input."attemptId"
+         AND (c."providerCallId" IS NULL OR c."providerCallId" = input."providerCallId")
+      UNION ALL
+      SELECT c.id FROM "Call" c
+       WHERE input."attemptId" IS NULL AND c.provider = input.provider AND c."providerCallId" = input."providerCallId"
+    ) f
+  ), locked AS (
+    SELECT c.id, c."attemptId", c."workflowId", c.status, c.outcome, c."durationMs", ${RANK_SQL} AS rank
+      FROM "Call" c WHERE c.id IN (SELECT id FROM found)
+     ORDER BY c.id
        FOR UPDATE
+  ), seq AS (
+    SELECT found.ord, found.id,
+           locked.status = 'dialing' AND input.rank > greatest(locked.rank, coalesce(max(input.rank) OVER (
+             PARTITION BY found.id ORDER BY found.ord ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)) AS moves
+      FROM found JOIN input ON input.ord = found.ord JOIN locked ON locked.id = found.id
   ), recorded AS (
     INSERT INTO "CallEvent" (id, provider, "eventId", "callId", status, applied, "occurredAt", payload)
-    SELECT gen_random_uuid(), $1, $5, call.id, $6, call.moves, ($7::timestamptz AT TIME ZONE 'UTC'), $8::jsonb FROM call
+    SELECT gen_random_uuid(), input.provider, input."eventId", seq.id, input.status, seq.moves,
+           (input."occurredAt" AT TIME ZONE 'UTC'), input.payload
+      FROM seq JOIN input ON input.ord = seq.ord
+     ORDER BY seq.ord
     ON CONFLICT (provider, "eventId") DO NOTHING
-    RETURNING applied
+    RETURNING provider, "eventId", "callId"
+  ), applied AS (
+    SELECT seq.ord, seq.id, input."answeredBy" FROM seq JOIN input ON input.ord = seq.ord
+     WHERE seq.moves AND EXISTS (SELECT 1 FROM recorded
+             WHERE recorded.provider = input.provider AND recorded."eventId" = input."eventId" AND recorded."callId" = seq.id)
+  ), last_applied AS (
+    SELECT id, max(ord) AS ord,
+           (array_agg("answeredBy" ORDER BY ord DESC) FILTER (WHERE "answeredBy" IS NOT NULL))[1] AS "answeredBy"
+      FROM applied GROUP BY id
   ), moved AS (
     UPDATE "Call" c
-       SET "carrierStatus" = $6, "answeredBy" = coalesce($9, c."answeredBy"), "providerCallId" = $2,
-           "lastEventAt" = ($7::timestamptz AT TIME ZONE 'UTC'),
-           status = CASE WHEN $13 THEN 'ended' ELSE c.status END,
-           outcome = CASE WHEN $13 THEN (CASE coalesce($9, c."answeredBy") WHEN 'human' THEN $10 WHEN 'machine' THEN $11 ELSE $12 END) ELSE c.outcome END,
-           "durationMs" = CASE WHEN $13 THEN $14::int ELSE c."durationMs" END,
-           "endedAt" = CASE WHEN $13 THEN ${NOW_UTC} ELSE c."endedAt" END
-      FROM call, recorded
-     WHERE c.id = call.id AND recorded.applied
-    RETURNING c.status, c.outcome, c."durationMs", c."campaignId"
+       SET "carrierStatus" = input.status, "answeredBy" = coalesce(last_applied."answeredBy", c."answeredBy"),
+           "providerCallId" = input."providerCallId", "lastEventAt" = (input."occurredAt" AT TIME ZONE 'UTC'),
+           status = CASE WHEN input.terminal THEN 'ended' ELSE c.status END,
+           outcome = CASE WHEN input.terminal THEN (CASE coalesce(last_applied."answeredBy", c."answeredBy")
+                       WHEN 'human' THEN input."outcomeIfHuman" WHEN 'machine' THEN input."outcomeIfMachine"
+                       ELSE input."outcomeIfUnknown" END) ELSE c.outcome END,
+           "durationMs" = CASE WHEN input.terminal THEN input."durationMs" ELSE c."durationMs" END,
+           "endedAt" = CASE WHEN input.terminal THEN ${NOW_UTC} ELSE c."endedAt" END
+      FROM last_applied JOIN input ON input.ord = last_applied.ord
+     WHERE c.id = last_applied.id
+    RETURNING c.id, last_applied.ord, c.status, c.outcome, c."durationMs", c."campaignId"
+  )${
+    endsCalls
+      ? `, ended AS (
+    SELECT * FROM moved WHERE moved.status = 'ended'
   ), freeing AS (
-    SELECT moved."campaignId" AS campaign_id, 1 AS freed FROM moved WHERE moved.status = 'ended' AND moved."campaignId" IS NOT NULL
+    SELECT ended."campaignId" AS campaign_id, count(*)::int AS freed, min(ended.ord) AS ord
+      FROM ended WHERE ended."campaignId" IS NOT NULL
+     GROUP BY ended."campaignId"
   ), ${HAND_OVER_LINES_CTES}
-  SELECT call.id::text, call."attemptId", call."workflowId", moved.status IS NOT NULL AS applied,
-         coalesce(moved.status, call.status) AS status, coalesce(moved.outcome, call.outcome) AS outcome,
-         coalesce(moved."durationMs", call."durationMs") AS "durationMs",
-         coalesce((SELECT json_agg(granted_lines) FROM granted_lines), '[]'::json) AS "handedOver"
-    FROM call LEFT JOIN moved ON true`;
+  SELECT seq.ord::text, seq.id::text, locked."attemptId", locked."workflowId",
+         EXISTS (SELECT 1 FROM applied WHERE applied.ord = seq.ord AND applied.id = seq.id) AS applied,
+         CASE WHEN ended.ord <= seq.ord THEN ended.status ELSE locked.status END AS status,
+         CASE WHEN ended.ord <= seq.ord THEN ended.outcome ELSE locked.outcome END AS outcome,
+         CASE WHEN ended.ord <= seq.ord THEN ended."durationMs" ELSE locked."durationMs" END AS "durationMs",
+         coalesce((SELECT json_agg(granted_lines) FROM granted_lines JOIN freeing
+                    ON granted_lines."campaignId" = freeing.campaign_id::text WHERE freeing.ord = seq.ord), '[]'::json)
+           AS "handedOver"
+    FROM seq JOIN locked ON locked.id = seq.id LEFT JOIN ended ON ended.id = seq.id`
+      : `
+  SELECT seq.ord::text, seq.id::text, locked."attemptId", locked."workflowId",
+         EXISTS (SELECT 1 FROM applied WHERE applied.ord = seq.ord AND applied.id = seq.id) AS applied,
+         locked.status, locked.outcome, locked."durationMs", '[]'::json AS "handedOver"
+    FROM seq JOIN locked ON locked.id = seq.id`
+  }
+   ORDER BY seq.ord`;
 
 /**
- * Named: on the event endpoint's pg pool each connection parses and plans the statement once, then only binds
- * and executes it (bench/intake.ts (b), docs/benchmarks.md#intake-npm-run-benchintake: the parse and plan of
- * this CTE had been redone at every event; named, the event's extra p50 over the bare route fell from about 4 to 8 ms to
- * about 1.5 to 3.3 ms, and the ratio to the bare route rose from 0.22 to 0.41 to 0.41 to 0.56 on a shared machine).
+ * Named: on a pg pool each connection parses and plans a statement once, then only binds and executes it
+ * (bench/intake.ts (b), docs/benchmarks.md#intake-npm-run-benchintake: the parse and plan of this CTE had been redone
+ * at every event). One statement serves every batch size: the events travel as one JSON parameter. A batch with no
+ * terminal event ends no call and frees no line: its statement leaves out the line hand-over, whose dozen plan
+ * nodes every execution would start and stop for nothing.
  */
-const APPLY_EVENT_BY_ATTEMPT = { name: 'apply_call_event_by_attempt', text: APPLY_EVENT_SQL(true) };
-const APPLY_EVENT_BY_CALL_ID = { name: 'apply_call_event_by_call_id', text: APPLY_EVENT_SQL(false) };
+const APPLY_EVENTS = { name: 'apply_call_events', text: APPLY_EVENTS_SQL(true) };
+const APPLY_PROGRESS_EVENTS = { name: 'apply_call_progress_events', text: APPLY_EVENTS_SQL(false) };
+
+/** A carrier's event for applyCallEvents: the provider it came from and the event as the endpoint took it. */
+export interface ProviderCallEvent {
+  provider: string;
+  event: CallEvent;
+}
 
 /**
- * One carrier event applied to its call, in one statement (APPLY_EVENT_SQL): recorded once per
- * (provider, eventId) (a second delivery changes nothing), the call's state moved only forward
- * (lib/calls/call-states.ts), and a terminal state ends the call and releases its line, once. The
- * event endpoint (on a pg pool) and reconciliation (a lookup after the deadline, on Prisma) both end
- * calls through here.
+ * Carrier events applied to their calls in one statement and one transaction (APPLY_EVENTS_SQL), answered in
+ * their order: each recorded once per (provider, eventId) (a second delivery changes nothing), its call's state
+ * moved only forward (lib/calls/call-states.ts), and a terminal state ending the call and releasing its line, once.
+ * Events of the same call, and repeats of an event, may share a batch: each has the effect it would have had alone
+ * after the ones before it.
+ */
+export async function applyCallEvents(sql: RunSql, events: readonly ProviderCallEvent[]): Promise<AppliedCallEvent[]> {
+  const rows = await sql<AppliedRow>(
+    events.some(({ event }) => isTerminalCallState(event.status)) ? APPLY_EVENTS : APPLY_PROGRESS_EVENTS,
+    JSON.stringify(
+      events.map(({ provider, event }) => {
+        const terminal = isTerminalCallState(event.status);
+        const reason = event.reason ?? null;
+        const outcomeIf = (answeredBy: 'human' | 'machine' | null) =>
+          outcomeOfTerminalState(event.status, event.answeredBy ?? answeredBy, reason);
+        return {
+          provider,
+          providerCallId: event.providerCallId,
+          attemptId: event.attemptId ?? null,
+          rank: callStateRank(event.status),
+          eventId: event.eventId,
+          status: event.status,
+          occurredAt: event.occurredAt,
+          payload: event,
+          answeredBy: event.answeredBy ?? null,
+          outcomeIfHuman: outcomeIf('human'),
+          outcomeIfMachine: outcomeIf('machine'),
+          outcomeIfUnknown: outcomeIf(null),
+          terminal,
+          durationMs: terminal ? (event.durationMs ?? null) : null,
+        };
+      }),
+    ),
+  );
+  // The first row of each event (a providerCallId shared by two calls finds both; the first answers).
+  const byOrd = new Map<number, AppliedRow>();
+  for (const row of rows) if (!byOrd.has(Number(row.ord))) byOrd.set(Number(row.ord), row);
+  return events.map((_, index): AppliedCallEvent => {
+    const row = byOrd.get(index + 1);
+    if (!row) return { found: false };
+    const ended =
+      row.status === 'ended'
+        ? {
+            attemptId: row.attemptId,
+            callId: row.id,
+            outcome: row.outcome as CallOutcome,
+            durationMs: row.durationMs === null ? null : Number(row.durationMs),
+          }
+        : null;
+    // Applied and ended: this event ended the call (a state only moves forward, so this happens once).
+    if (ended && row.applied) callsPlaced.inc({ outcome: ended.outcome });
+    return { found: true, applied: row.applied, ended, workflowId: row.workflowId, handedOver: row.handedOver };
+  });
+}
+
+/**
+ * One carrier event applied to its call (applyCallEvents, a batch of one). The event endpoint batches its
+ * concurrent events (lib/calls/call-event-batcher.ts); reconciliation (a lookup after the deadline) ends a call
+ * through here.
  */
 export async function applyCallEvent(sql: RunSql, provider: string, event: CallEvent): Promise<AppliedCallEvent> {
-  const terminal = isTerminalCallState(event.status);
-  const reason = event.reason ?? null;
-  const outcomeIf = (answeredBy: 'human' | 'machine' | null) =>
-    outcomeOfTerminalState(event.status, event.answeredBy ?? answeredBy, reason);
-  const [row] = await sql<AppliedRow>(
-    event.attemptId !== undefined ? APPLY_EVENT_BY_ATTEMPT : APPLY_EVENT_BY_CALL_ID,
-    provider,
-    event.providerCallId,
-    event.attemptId ?? null,
-    callStateRank(event.status),
-    event.eventId,
-    event.status,
-    event.occurredAt,
-    JSON.stringify(event),
-    event.answeredBy ?? null,
-    outcomeIf('human'),
-    outcomeIf('machine'),
-    outcomeIf(null),
-    terminal,
-    terminal ? (event.durationMs ?? null) : null,
-  );
-  if (!row) return { found: false };
-  const ended =
-    row.status === 'ended'
-      ? {
-          attemptId: row.attemptId,
-          callId: row.id,
-          outcome: row.outcome as CallOutcome,
-          durationMs: row.durationMs === null ? null : Number(row.durationMs),
-        }
-      : null;
-  // Applied and ended: this event ended the call (a state only moves forward, so this happens once).
-  if (ended && row.applied) callsPlaced.inc({ outcome: ended.outcome });
-  return { found: true, applied: row.applied, ended, workflowId: row.workflowId, handedOver: row.handedOver };
+  const [result] = await applyCallEvents(sql, [{ provider, event }]);
+  return result!;
 }
 
 /**

@@ -27,7 +27,13 @@ export const callEventSchema = z.object({
     .nullable()
     .optional()
     .describe('Why a call failed; invalid_number maps to the outcome invalid_number.'),
-  occurredAt: z.string().datetime({ offset: true }).describe('When the carrier saw the state change.'),
+  occurredAt: z
+    .string()
+    .datetime({ offset: true })
+    // PostgreSQL refuses the year 0 (its calendar goes from 1 BC to 1 AD), which the ISO format allows: without this
+    // such an event failed its statement (a 500) instead of a 400.
+    .refine((value) => !value.startsWith('0000-'), 'The year 0 is not a date PostgreSQL keeps.')
+    .describe('When the carrier saw the state change.'),
 });
 
 export type CallEvent = z.infer<typeof callEventSchema>;

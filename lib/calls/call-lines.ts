@@ -283,27 +283,32 @@ export interface GrantedLine {
 /**
  * CTEs that give `freeing.freed` lines back to the campaign `freeing.campaign_id` and hand each line that is then
  * free (below the cap, while the campaign runs) to the first entries of its queue not yet granted. The statement
- * defines `freeing (campaign_id, freed)` before them, with zero or one row; they expose `granted_lines`, whose rows
- * are GrantedLine. Lines above a lowered cap are only given back. The campaign row is locked (FOR UPDATE), as every
- * decision about its lines does.
+ * defines `freeing (campaign_id, freed)` before them, with at most one row per campaign (several campaigns: a batch
+ * of carrier events, lib/calls/call-end.ts); they expose `granted_lines`, whose rows are GrantedLine. Lines above a
+ * lowered cap are only given back. The campaign rows are locked (FOR UPDATE), as every decision about their lines
+ * does, in id order, so that two statements freeing lines of the same campaigns cannot deadlock.
  */
 export const HAND_OVER_LINES_CTES = `
   lines AS (
     SELECT k.id, k.status::text AS status, k."maxConcurrentCalls" AS cap, greatest(k."callsInFlight" - freeing.freed, 0) AS kept
       FROM "Campaign" k JOIN freeing ON k.id = freeing.campaign_id
+     ORDER BY k.id
        FOR UPDATE OF k
   ), next_in_line AS (
-    SELECT q.seq FROM "LineQueue" q JOIN lines ON q."campaignId" = lines.id
-     WHERE q."grantedAt" IS NULL AND lines.status = 'RUNNING'
-     ORDER BY q.seq
-     LIMIT (SELECT greatest(lines.cap - lines.kept, 0) FROM lines)
-       FOR UPDATE OF q SKIP LOCKED
+    SELECT n.seq FROM lines CROSS JOIN LATERAL (
+      SELECT q.seq FROM "LineQueue" q
+       WHERE q."campaignId" = lines.id AND q."grantedAt" IS NULL AND lines.status = 'RUNNING'
+       ORDER BY q.seq
+       LIMIT greatest(lines.cap - lines.kept, 0)
+         FOR UPDATE OF q SKIP LOCKED
+    ) n
   ), granted AS (
     UPDATE "LineQueue" q SET "grantedAt" = ${NOW_UTC}, "wokenAt" = ${NOW_UTC}
       FROM next_in_line WHERE q.seq = next_in_line.seq
     RETURNING q."leadId", q."campaignId", q."attemptId", q."workflowId", q."byPush"
   ), counted AS (
-    UPDATE "Campaign" k SET "callsInFlight" = lines.kept + (SELECT count(*) FROM granted)::int FROM lines WHERE k.id = lines.id
+    UPDATE "Campaign" k SET "callsInFlight" = lines.kept + (SELECT count(*) FROM granted WHERE granted."campaignId" = lines.id)::int
+      FROM lines WHERE k.id = lines.id
   ), granted_lines AS (
     UPDATE "Lead" l SET "waitingFor" = NULL, "updatedAt" = ${NOW_UTC} FROM granted WHERE l.id = granted."leadId"
     RETURNING granted."leadId"::text AS "leadId", granted."campaignId"::text AS "campaignId", granted."attemptId",

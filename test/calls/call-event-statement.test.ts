@@ -12,7 +12,7 @@ describe('the call event statement', () => {
     occurredAt: '2026-11-27T00:00:00.000Z',
   };
 
-  it('is named on a pg pool, one name per lookup, with the same values as the text', async () => {
+  it('is named on a pg pool, one statement for both lookups, the events as one JSON parameter', async () => {
     const sent: unknown[] = [];
     const pool = {
       query: async (config: unknown, values?: unknown[]) => {
@@ -22,12 +22,28 @@ describe('the call event statement', () => {
     };
     expect(await applyCallEvent(poolSql(pool), 'simulated', { ...event, attemptId: 'a:1' })).toEqual({ found: false });
     await applyCallEvent(poolSql(pool), 'simulated', event);
-    const [byAttempt, byCallId] = sent as Array<{ name?: string; text: string; values: unknown[] }>;
-    expect(byAttempt!.name).toBe('apply_call_event_by_attempt');
-    expect(byCallId!.name).toBe('apply_call_event_by_call_id');
-    expect(byAttempt!.text).not.toBe(byCallId!.text);
-    expect(byAttempt!.values.slice(0, 3)).toEqual(['simulated', 'sim_1', 'a:1']);
-    expect(byCallId!.values.slice(0, 3)).toEqual(['simulated', 'sim_1', null]);
+    await applyCallEvent(poolSql(pool), 'simulated', { ...event, status: 'completed', durationMs: 1_000 });
+    const [byAttempt, byCallId, terminal] = sent as Array<{ name?: string; text: string; values: unknown[] }>;
+    // Progress events end no call: their statement leaves the line hand-over out.
+    expect(byAttempt!.name).toBe('apply_call_progress_events');
+    expect(byCallId!.name).toBe('apply_call_progress_events');
+    expect(byAttempt!.text).not.toContain('"LineQueue"');
+    expect(terminal!.name).toBe('apply_call_events');
+    expect(terminal!.text).toContain('"LineQueue"');
+    expect(byAttempt!.values).toHaveLength(1);
+    expect(JSON.parse(byAttempt!.values[0] as string)).toMatchObject([
+      { provider: 'simulated', providerCallId: 'sim_1', attemptId: 'a:1', rank: 2, eventId: 'e1', terminal: false },
+    ]);
+    expect(JSON.parse(byCallId!.values[0] as string)).toMatchObject([{ providerCallId: 'sim_1', attemptId: null }]);
+    expect(JSON.parse(terminal!.values[0] as string)).toMatchObject([
+      {
+        status: 'completed',
+        terminal: true,
+        durationMs: 1_000,
+        outcomeIfHuman: 'answered',
+        outcomeIfMachine: 'voicemail',
+      },
+    ]);
   });
 
   it('is sent to Prisma as its text', async () => {

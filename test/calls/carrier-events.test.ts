@@ -4,6 +4,7 @@ import { signEvent, SIGNATURE_HEADER } from '../../lib/calls/signature';
 import type { CallEvent } from '../../lib/calls/call-event';
 import { CARRIER_PROGRESS_STATES } from '../../lib/calls/call-states';
 import { startTestApi } from '../support/api';
+import { callEventFor, insertDialingCall } from '../support/calls';
 import { carrierDependencies, startTestCarrier, TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
@@ -78,48 +79,8 @@ async function dialingCall() {
   const campaign = await db.campaign.create({
     data: { workspaceId: owner.workspaceId, name: 'Events', status: 'RUNNING', callsInFlight: 1 },
   });
-  const lead = await db.lead.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey: randomUUID(),
-      phone: '+14155550120',
-      workflowId: `no-such-workflow-${randomUUID()}`,
-      requestId: randomUUID(),
-    },
-  });
-  const call = await db.call.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      leadId: lead.id,
-      attempt: 1,
-      attemptId: `${lead.id}:1`,
-      provider: 'simulated',
-      providerCallId: `sim_${randomUUID()}`,
-      status: 'dialing',
-      startedAt: new Date(),
-      workflowId: lead.workflowId,
-    },
-  });
+  const call = await insertDialingCall(db, owner, campaign.id);
   return { call, campaignId: campaign.id };
-}
-
-function eventFor(
-  call: { providerCallId: string | null },
-  status: CallEvent['status'],
-  extra: Partial<CallEvent> = {},
-): CallEvent {
-  return {
-    eventId: `${call.providerCallId}:${status}`,
-    providerCallId: call.providerCallId!,
-    status,
-    answeredBy: null,
-    durationMs: null,
-    reason: null,
-    occurredAt: new Date().toISOString(),
-    ...extra,
-  };
 }
 
 function post(body: string, signature: string | undefined, provider = 'simulated') {
@@ -143,7 +104,7 @@ const stateOf = async (callId: string) => ({
 describe('POST /telephony/{provider}/events', () => {
   it('refuses unsigned, badly signed, stale, tampered and replayed-late events with 401, and changes nothing', async () => {
     const { call } = await dialingCall();
-    const body = JSON.stringify(eventFor(call, 'completed', { answeredBy: 'human', durationMs: 30_000 }));
+    const body = JSON.stringify(callEventFor(call, 'completed', { answeredBy: 'human', durationMs: 30_000 }));
     const before = await stateOf(call.id);
     // Well past the tolerance either way, and signed as each is sent: a slow machine cannot bring an event
     // dated in the future back within it before it arrives.
@@ -167,9 +128,18 @@ describe('POST /telephony/{provider}/events', () => {
     expect((await post(body, signEvent(TEST_CARRIER_SIGNING_SECRET, body))).status).toBe(200);
   });
 
+  it('answers 400 invalid_body for an instant PostgreSQL cannot hold (year 0), and records nothing', async () => {
+    const { call } = await dialingCall();
+    const before = await stateOf(call.id);
+    const response = await send(callEventFor(call, 'ringing', { occurredAt: '0000-01-01T00:00:00Z' }));
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({ error: 'invalid_body' });
+    expect(await stateOf(call.id)).toEqual(before);
+  });
+
   it('answers 404 for a call it does not know, and records nothing', async () => {
     const eventsBefore = await db.callEvent.count();
-    const response = await send(eventFor({ providerCallId: `sim_${randomUUID()}` }, 'ringing'));
+    const response = await send(callEventFor({ providerCallId: `sim_${randomUUID()}` }, 'ringing'));
     expect(response.status).toBe(404);
     expect(await response.json()).toEqual({ error: 'unknown_call' });
     expect(await db.callEvent.count()).toBe(eventsBefore);
@@ -182,13 +152,13 @@ describe('POST /telephony/{provider}/events', () => {
       expect(response.status).toBe(200);
       return ((await response.json()) as { applied: boolean }).applied;
     };
-    expect(await applied(eventFor(call, 'in-progress', { answeredBy: 'human' }))).toBe(true);
+    expect(await applied(callEventFor(call, 'in-progress', { answeredBy: 'human' }))).toBe(true);
     // Ringing arrives after the answer: recorded, not applied.
-    expect(await applied(eventFor(call, 'ringing'))).toBe(false);
-    expect(await applied(eventFor(call, 'queued'))).toBe(false);
+    expect(await applied(callEventFor(call, 'ringing'))).toBe(false);
+    expect(await applied(callEventFor(call, 'queued'))).toBe(false);
     expect((await db.call.findUniqueOrThrow({ where: { id: call.id } })).carrierStatus).toBe('in-progress');
 
-    const completed = eventFor(call, 'completed', { answeredBy: 'human', durationMs: 31_000 });
+    const completed = callEventFor(call, 'completed', { answeredBy: 'human', durationMs: 31_000 });
     expect(await applied(completed)).toBe(true);
     const ended = await db.call.findUniqueOrThrow({ where: { id: call.id } });
     expect(ended).toMatchObject({
@@ -202,8 +172,8 @@ describe('POST /telephony/{provider}/events', () => {
 
     // The same event again, and a different terminal event after the end: nothing moves, no second line back.
     expect(await applied(completed)).toBe(false);
-    expect(await applied(eventFor(call, 'busy'))).toBe(false);
-    expect(await applied(eventFor(call, 'in-progress', { eventId: `${call.providerCallId}:late` }))).toBe(false);
+    expect(await applied(callEventFor(call, 'busy'))).toBe(false);
+    expect(await applied(callEventFor(call, 'in-progress', { eventId: `${call.providerCallId}:late` }))).toBe(false);
     expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toEqual(ended);
     const campaign = await db.campaign.findUniqueOrThrow({ where: { id: campaignId } });
     expect(campaign.callsInFlight).toBe(0);
@@ -229,7 +199,7 @@ describe('POST /telephony/{provider}/events', () => {
     ];
     for (const [event, outcome] of cases) {
       const { call } = await dialingCall();
-      expect((await send(eventFor(call, event.status, event))).status).toBe(200);
+      expect((await send(callEventFor(call, event.status, event))).status).toBe(200);
       expect((await db.call.findUniqueOrThrow({ where: { id: call.id } })).outcome).toBe(outcome);
     }
   });

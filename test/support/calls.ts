@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { CallEvent } from '../../lib/calls/call-event';
 import type { Database } from '../../lib/database';
 import type { TestWorkspace } from './workspace';
 
@@ -48,4 +49,45 @@ export async function insertAnsweredCall(db: Database, owner: TestWorkspace, det
       ...details,
     },
   });
+}
+
+/**
+ * A lead of the campaign and its call recorded as dialing, with the carrier's id, as dialCall leaves it (its line
+ * taken: the campaign's callsInFlight is the caller's), for carrier events sent by hand. The call's workflowId is
+ * its lead's, which no workflow runs.
+ */
+export async function insertDialingCall(db: Database, owner: Pick<TestWorkspace, 'workspaceId'>, campaignId: string) {
+  const leadId = await insertLead(db, owner, campaignId);
+  return db.call.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      campaignId,
+      leadId,
+      attempt: 1,
+      attemptId: `${leadId}:1`,
+      provider: 'simulated',
+      providerCallId: `sim_${randomUUID()}`,
+      status: 'dialing',
+      startedAt: new Date(),
+      workflowId: `lead-${leadId}`,
+    },
+  });
+}
+
+/** A carrier's status event of the call, as the simulated carrier sends it (its id: `<providerCallId>:<status>`). */
+export function callEventFor(
+  call: { providerCallId: string | null },
+  status: CallEvent['status'],
+  extra: Partial<CallEvent> = {},
+): CallEvent {
+  return {
+    eventId: `${call.providerCallId}:${status}`,
+    providerCallId: call.providerCallId!,
+    status,
+    answeredBy: null,
+    durationMs: null,
+    reason: null,
+    occurredAt: new Date().toISOString(),
+    ...extra,
+  };
 }
