@@ -124,7 +124,7 @@ export type RouteMatch =
  */
 export function matchRoute(routes: readonly RouteDefinition[], method: string, pathname: string): RouteMatch {
   const wanted = method.toLowerCase() === 'head' ? 'get' : method.toLowerCase();
-  const matching = routes.filter((route) => pathPattern(route.path).test(pathname));
+  const matching = candidatesOf(routes, pathname).filter((route) => pathPattern(route.path).test(pathname));
   // As OpenAPI matches paths: a concrete path before a templated one (/phone-numbers/purchase is not
   // /phone-numbers/{id}), so a method of the template never answers on the concrete path.
   const fewest = Math.min(...matching.map((route) => parameterCount(route.path)));
@@ -135,6 +135,35 @@ export function matchRoute(routes: readonly RouteDefinition[], method: string, p
 }
 
 const parameterCount = (path: string) => path.split('{').length - 1;
+
+/** Segments of a path as pathPattern matches them: a parameter is one whole segment, one trailing slash is dropped. */
+const segmentCount = (path: string) =>
+  (path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path).split('/').length;
+
+/**
+ * The routes of a table that may match a path, in table order: those with as many segments (pathPattern matches no
+ * other), and any template that ends with a slash, which is always tested. Every request is matched once or twice
+ * (register-routes.ts, app.ts): testing each of the table's 150-odd patterns had been most of matchRoute's cost,
+ * per request (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder). Cached by table and segment count.
+ */
+const candidateTables = new WeakMap<readonly RouteDefinition[], Map<number, readonly RouteDefinition[]>>();
+function candidatesOf(routes: readonly RouteDefinition[], pathname: string): readonly RouteDefinition[] {
+  let bySegments = candidateTables.get(routes);
+  if (!bySegments) candidateTables.set(routes, (bySegments = new Map<number, readonly RouteDefinition[]>()));
+  const segments = segmentCount(pathname);
+  let candidates = bySegments.get(segments);
+  if (!candidates) {
+    const longest = Math.max(0, ...routes.map((route) => segmentCount(route.path)));
+    candidates = routes.filter(
+      (route) => (route.path.length > 1 && route.path.endsWith('/')) || segmentCount(route.path) === segments,
+    );
+    // A path longer than every template matches none but the always-tested: one shared entry, so that paths of
+    // every length cannot grow the cache.
+    if (segments > longest) return candidates;
+    bySegments.set(segments, candidates);
+  }
+  return candidates;
+}
 
 /** The Allow header of a path: its methods, and HEAD wherever GET is. */
 export function allowHeader(methods: readonly HttpMethod[]): string {

@@ -56,7 +56,8 @@ function fakes(options: { marksFail?: boolean } = {}) {
   };
 }
 
-const settle = () => new Promise((resolve) => setTimeout(resolve, 20));
+// Longer than the marks' coalescing (MARK_COALESCE_MS, 25 ms in lib/temporal/lead-dispatch.ts).
+const settle = () => new Promise((resolve) => setTimeout(resolve, 60));
 
 describe('the lead outbox sweep', () => {
   it('leaves alone a lead started right after its answer whose mark is not committed yet', async () => {
