@@ -411,6 +411,8 @@ export function createCallRunner(options: CallRunnerOptions) {
             effects.log.push({ atMs, speaker: 'callee', kind: 'silence' });
             schedule(state, atMs + gather.timeoutMillis, { kind: 'gather-end', status: 'timeout', digits: '' });
           }
+          // What was queued after a gather plays once it has ended.
+          return;
         }
         play(row, effects, atMs);
         return;
@@ -440,6 +442,7 @@ export function createCallRunner(options: CallRunnerOptions) {
             { digits: item.digits, status: item.status },
             { clientState: listening.clientState },
           );
+        play(row, effects, atMs);
         return;
       }
     }
@@ -482,7 +485,7 @@ export function createCallRunner(options: CallRunnerOptions) {
             },
           }),
         });
-        if (!state.playing) play(row, effects, atMs);
+        if (!state.playing && !state.listening) play(row, effects, atMs);
         return;
     }
   }
