@@ -57,7 +57,7 @@ export async function startTestTelnyxTwin(db: Database, options: Partial<TelnyxT
     const text = await response.clone().text();
     exchanges.push({
       method: init?.method ?? 'GET',
-      url: String(input),
+      url: input instanceof Request ? input.url : input instanceof URL ? input.href : input,
       requestBody: typeof init?.body === 'string' ? init.body : undefined,
       status: response.status,
       contentType: response.headers.get('content-type') ?? undefined,
