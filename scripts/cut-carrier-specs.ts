@@ -66,6 +66,12 @@ export const CUTS: Record<string, Cut> = {
       ['post', '/calls'],
       ['get', '/calls/{call_control_id}'],
       ['post', '/calls/{call_control_id}/actions/hangup'],
+      // The commands of a scripted conversation: speak, listen (real-time transcription; Call Control's gathers
+      // collect DTMF only), and a DTMF gather with a spoken prompt.
+      ['post', '/calls/{call_control_id}/actions/speak'],
+      ['post', '/calls/{call_control_id}/actions/transcription_start'],
+      ['post', '/calls/{call_control_id}/actions/transcription_stop'],
+      ['post', '/calls/{call_control_id}/actions/gather_using_speak'],
     ],
     // The Call Control webhooks of an outbound call's life and of answering-machine detection.
     webhooks: [
@@ -76,6 +82,10 @@ export const CUTS: Record<string, Cut> = {
       'callMachineGreetingEnded',
       'callMachinePremiumDetectionEnded',
       'callMachinePremiumGreetingEnded',
+      'callSpeakStarted',
+      'callSpeakEnded',
+      'transcription',
+      'callGatherEnded',
     ],
     licenceFile: 'LICENSE',
   },

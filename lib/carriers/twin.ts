@@ -12,6 +12,19 @@ export const TWILIO_TWIN_AUTH_TOKEN = 'twin-auth-token-not-a-real-secret';
 export const TWILIO_TWIN_LABEL = 'Development Twilio twin';
 
 /**
+ * The development account of the local Telnyx twin (simulators/telnyx-twin/, docs/features/carriers.md#the-telnyx-twin):
+ * an API key, a Call Control connection (application) id, and the Ed25519 key pair its webhooks are signed with. A
+ * `telnyx-twin` connection stores the API key and the public key (base64 of its 32 bytes, as Telnyx's portal shows
+ * it); the twin signs with the private key (base64 of its 32-byte seed). Fake and public like the Twilio twin's: the
+ * twin accepts them, Telnyx never would, and a webhook signed with this key proves nothing outside development.
+ */
+export const TELNYX_TWIN_API_KEY = 'KEYtelnyxtwin_not_a_real_secret_0123456789';
+export const TELNYX_TWIN_CONNECTION_ID = '1700000000000000001';
+export const TELNYX_TWIN_PUBLIC_KEY = 'vFU1K+KSPH4P/9fIAC0qGby4Ro/BkJ7ofLLHFLwJtxA=';
+export const TELNYX_TWIN_PRIVATE_KEY = 'LdK0H5qsjxD0RKKOHGz0kqLqqMJh2iECdTTb5PZ58uU=';
+export const TELNYX_TWIN_LABEL = 'Development Telnyx twin';
+
+/**
  * The workspace's connection to the Twilio twin at `baseUrl`, made once and kept up to date, and every number of
  * the workspace bound to no connection bound to it (numbers bound elsewhere are left as they are).
  */

@@ -2,6 +2,7 @@ import type { Prisma, TwilioTwinCall } from '../../generated/prisma/client';
 import type { Database } from '../../lib/database';
 import type { JsonHttp } from '../../lib/http/json-http';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
+import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
 import { personaAnswer, type PersonaScript } from './persona';
 import {
   TWIN_TIMES,
@@ -173,9 +174,12 @@ const legSid = (parent: string, index: number) =>
 
 export function createCallRunner(options: CallRunnerOptions) {
   const { db, http, timeScale } = options;
-  const stopping = new AbortController();
-  const loops = new Map<string, { wake: () => void; done: Promise<void> }>();
-  const deliveries = new Map<string, { kick: () => void; done: Promise<void> }>();
+  const runtime = createTwinRuntime({
+    name: 'twilio twin',
+    retry: options.retry,
+    delivery: options.callbackDelivery,
+  });
+  const stopping = { signal: runtime.signal };
 
   const wallAt = (row: TwilioTwinCall, atMs: number) => new Date(row.createdAt.getTime() + atMs * timeScale);
   const virtualNow = (row: TwilioTwinCall) => (Date.now() - row.createdAt.getTime()) / timeScale;
@@ -206,78 +210,30 @@ export function createCallRunner(options: CallRunnerOptions) {
 
   // ---- Callbacks: delivered in order per call, at least once (or once, as Twilio's default).
 
-  /**
-   * Delivers the call's callbacks not yet delivered, in order; asked again while it runs, it looks again before it
-   * stops. Its database unreachable, it pauses and tries again.
-   */
   function deliver(sid: string, accountSid: string) {
-    const existing = deliveries.get(sid);
-    if (existing) return existing.kick();
-    const entry = {
-      again: true,
-      kick: () => {
-        entry.again = true;
+    runtime.deliver(sid, {
+      owed: () =>
+        db.twilioTwinCallback.findMany({ where: { callSid: sid, deliveredAt: null }, orderBy: { seq: 'asc' } }),
+      send: async (callback, _attempt, signal) => {
+        const response = await send(
+          accountSid,
+          {
+            url: callback.url,
+            method: callback.method as HttpMethod,
+            params: callback.params as Record<string, string>,
+          },
+          // Twilio's header for recognising a webhook sent again: the same for every attempt of one callback.
+          { 'I-Twilio-Idempotency-Token': `${sid}-${callback.seq}` },
+          signal,
+        );
+        return response.status >= 200 && response.status <= 299;
       },
-      done: Promise.resolve(),
-    };
-    const deliverOne = async (callback: { seq: number; url: string; method: string; params: unknown }) => {
-      const request = {
-        url: callback.url,
-        method: callback.method as HttpMethod,
-        params: callback.params as Record<string, string>,
-      };
-      for (
-        let delay = options.retry.firstMs;
-        !stopping.signal.aborted;
-        delay = Math.min(delay * 2, options.retry.maxMs)
-      ) {
-        try {
-          const response = await send(
-            accountSid,
-            request,
-            // Twilio's header for recognising a webhook sent again: the same for every attempt of one callback.
-            { 'I-Twilio-Idempotency-Token': `${sid}-${callback.seq}` },
-            AbortSignal.any([stopping.signal, AbortSignal.timeout(10_000)]),
-          );
-          if (response.status >= 200 && response.status <= 299) return;
-        } catch {
-          // Unreachable or timed out: as any answer that is not 2xx.
-        }
-        if (options.callbackDelivery === 'once') return;
-        await sleep(delay, stopping.signal);
-      }
-    };
-    entry.done = (async () => {
-      for (let delay = options.retry.firstMs; ;) {
-        // Leaves the map in the same turn as it finds nothing more to do, so that no kick is lost.
-        if (!entry.again || stopping.signal.aborted) {
-          deliveries.delete(sid);
-          return;
-        }
-        entry.again = false;
-        try {
-          const pending = await db.twilioTwinCallback.findMany({
-            where: { callSid: sid, deliveredAt: null },
-            orderBy: { seq: 'asc' },
-          });
-          for (const callback of pending) {
-            await deliverOne(callback);
-            if (stopping.signal.aborted) break;
-            await db.twilioTwinCallback.update({
-              where: { callSid_seq: { callSid: sid, seq: callback.seq } },
-              data: { deliveredAt: new Date() },
-            });
-          }
-          delay = options.retry.firstMs;
-        } catch (error) {
-          console.error(`twilio twin: delivery for ${sid} paused`, error);
-          entry.again = true;
-          await sleep(delay, stopping.signal);
-          delay = Math.min(delay * 2, options.retry.maxMs);
-        }
-      }
-    })();
-    deliveries.set(sid, entry);
+      delivered: (callback) =>
+        db.twilioTwinCallback.update({
+          where: { callSid_seq: { callSid: sid, seq: callback.seq } },
+          data: { deliveredAt: new Date() },
+        }),
+    });
   }
 
   // ---- Steps.
@@ -680,7 +636,7 @@ export function createCallRunner(options: CallRunnerOptions) {
     return null;
   }
 
-  async function run(sid: string, control: { woken: boolean; signal: () => AbortSignal }) {
+  async function run(sid: string, control: CallLoopControl) {
     let row = await db.twilioTwinCall.findUnique({ where: { sid } });
     while (row && !stopping.signal.aborted) {
       if (control.woken) {
@@ -718,48 +674,13 @@ export function createCallRunner(options: CallRunnerOptions) {
     }
   }
 
-  function start(sid: string) {
-    if (loops.has(sid) || stopping.signal.aborted) return;
-    let wakeUp = new AbortController();
-    const control = {
-      woken: false,
-      signal: () => wakeUp.signal,
-    };
-    const loop = {
-      wake: () => {
-        control.woken = true;
-        wakeUp.abort();
-        wakeUp = new AbortController();
-      },
-      done: Promise.resolve(),
-    };
-    loop.done = (async () => {
-      // A loop that fails (its database unreachable) starts again from the row after a pause.
-      for (
-        let delay = options.retry.firstMs;
-        !stopping.signal.aborted;
-        delay = Math.min(delay * 2, options.retry.maxMs)
-      ) {
-        try {
-          await run(sid, control);
-          return;
-        } catch (error) {
-          if (stopping.signal.aborted) return;
-          console.error(`twilio twin: call ${sid} stalled, trying again`, error);
-          await sleep(delay, stopping.signal);
-        }
-      }
-    })().finally(() => loops.delete(sid));
-    loops.set(sid, loop);
-  }
+  const start = (sid: string) => runtime.start(sid, (control) => run(sid, control));
 
   return {
     start,
     /** The REST API changed the call's row (a hangup, a redirect): its loop reads it again now. */
     wake(sid: string) {
-      const loop = loops.get(sid);
-      if (loop) loop.wake();
-      else start(sid);
+      if (!runtime.wake(sid)) start(sid);
     },
     deliver,
     /** Picks up, after a restart, every call still on and every callback not yet delivered. */
@@ -776,10 +697,7 @@ export function createCallRunner(options: CallRunnerOptions) {
       });
       for (const callback of owed) deliver(callback.callSid, callback.call.accountSid);
     },
-    async close() {
-      stopping.abort();
-      await Promise.all([...loops.values(), ...deliveries.values()].map((entry) => entry.done));
-    },
+    close: () => runtime.close(),
   };
 }
 

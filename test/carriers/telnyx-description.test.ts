@@ -82,19 +82,27 @@ describe("Telnyx's vendored description", () => {
       'GET /texml/Accounts/{account_sid}/Calls GetTexmlCalls',
       'GET /texml/Accounts/{account_sid}/Calls/{call_sid} GetTexmlCall',
       'POST /calls DialCall',
+      'POST /calls/{call_control_id}/actions/gather_using_speak GatherUsingSpeak',
       'POST /calls/{call_control_id}/actions/hangup HangupCall',
+      'POST /calls/{call_control_id}/actions/speak SpeakCall',
+      'POST /calls/{call_control_id}/actions/transcription_start StartCallTranscription',
+      'POST /calls/{call_control_id}/actions/transcription_stop StopCallTranscription',
       'POST /texml/Accounts/{account_sid}/Calls InitiateTexmlCall',
       'POST /texml/Accounts/{account_sid}/Calls/{call_sid} UpdateTexmlCall',
     ]);
     // Call Control's webhooks are described; TeXML's status callbacks (form-encoded, Twilio-style) are not.
     expect(Object.keys(document.webhooks)).toEqual([
       'callAnswered',
+      'callGatherEnded',
       'callHangup',
       'callInitiated',
       'callMachineDetectionEnded',
       'callMachineGreetingEnded',
       'callMachinePremiumDetectionEnded',
       'callMachinePremiumGreetingEnded',
+      'callSpeakEnded',
+      'callSpeakStarted',
+      'transcription',
     ]);
     // Every $ref of the subset leads somewhere in it.
     expect(telnyx.danglingRefs()).toEqual([]);

@@ -1,0 +1,626 @@
+import { randomUUID, type KeyObject } from 'node:crypto';
+import type { Prisma, TelnyxTwinCall } from '../../generated/prisma/client';
+import type { Database } from '../../lib/database';
+import type { JsonHttp } from '../../lib/http/json-http';
+import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
+import { simulatedTalkMs } from '../carrier/timeline';
+import { personaAnswer, type PersonaScript } from '../twilio-twin/persona';
+import { TWIN_TIMES, detection, dialPlan, machineGreeting, speakingMs, type AnsweredBy } from '../twilio-twin/plan';
+import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
+import { telnyxSignatureHeaders } from './signature';
+
+/**
+ * A call's life on the Telnyx twin (docs/features/carriers.md#the-telnyx-twin), kept in its row so that a twin killed
+ * mid-call goes on with it. Call Control has no document to obey: the call rings, is answered or not by its number's
+ * last digit (the Twilio twin's plan, simulators/twilio-twin/plan.ts, read through `timeout_secs`), and then does what
+ * the commands the REST API queued in `row.commands` say (speak, transcription, a DTMF gather, hangup), each answered
+ * by its webhooks. Its timed events wait in an agenda; one loop per live call takes the earliest, or the next command,
+ * and writes it with the webhooks it owes in one transaction. Times are simulated ms from the dial.
+ */
+
+export const AMD_MODES = ['premium', 'detect', 'detect_beep', 'detect_words', 'greeting_end', 'disabled'] as const;
+export type AmdMode = (typeof AMD_MODES)[number];
+
+/** What the dial asked for (row.request). */
+export interface DialRequest {
+  webhookUrl: string;
+  timeoutSecs: number;
+  timeLimitSecs: number;
+  amd: AmdMode;
+  /** answering_machine_detection_config.total_analysis_time_millis (default 3500). */
+  amdTotalAnalysisMs: number;
+}
+
+/** A command the REST API accepted (row.commands), taken by the call's loop in order. */
+export interface QueuedCommand {
+  seq: number;
+  name: 'speak' | 'gather_using_speak' | 'transcription_start' | 'transcription_stop' | 'hangup';
+  commandId: string | null;
+  clientState: string | null;
+  /** When it was accepted (ms since the epoch). */
+  at: number;
+  params: {
+    payload?: string;
+    voice?: string;
+    language?: string | null;
+    hints?: string[];
+    timeoutMillis?: number;
+    validDigits?: string;
+    maximumDigits?: number;
+  };
+}
+
+export interface LogEntry {
+  atMs: number;
+  speaker: 'agent' | 'callee' | 'twin';
+  kind: 'say' | 'gather' | 'speech' | 'silence' | 'dtmf' | 'greeting' | 'hangup' | 'amd' | 'transcription';
+  text?: string;
+  voice?: string | null;
+  language?: string | null;
+  confidence?: number;
+}
+
+type Agenda =
+  | { kind: 'ringing' }
+  | { kind: 'answer'; by: 'human' | 'machine' }
+  | { kind: 'end'; cause: HangupCause; sip: string; source: 'caller' | 'callee' | 'unknown' }
+  | { kind: 'amd'; event: string; result: string }
+  | { kind: 'audio-end' }
+  | { kind: 'speech'; text: string; confidence: number }
+  | { kind: 'gather-end'; status: 'valid' | 'timeout'; digits: string };
+
+type HangupCause =
+  'normal_clearing' | 'originator_cancel' | 'timeout' | 'time_limit' | 'user_busy' | 'not_found' | 'unspecified';
+
+interface Audio {
+  kind: 'speak' | 'gather';
+  text: string;
+  voice: string | null;
+  language: string | null;
+  /** The client_state of its webhooks (the command's, else the call's then). */
+  clientState: string | null;
+  gather?: { timeoutMillis: number; validDigits: string; maximumDigits: number };
+}
+
+export interface CallState {
+  clockMs: number;
+  agenda: { atMs: number; item: Agenda }[];
+  answer: { atMs: number; by: 'human' | 'machine' } | null;
+  /** What plays now (its end is in the agenda), then what waits for it. */
+  playing: Audio | null;
+  queue: Audio[];
+  /** A gather that has played its prompt and waits for digits. */
+  listening: { clientState: string | null } | null;
+  transcription: { hints: string[]; language: string | null } | null;
+  /** Answers the persona has given (or not): its next answer is its turns-th. */
+  turns: number;
+  /** The last moment anyone spoke: the callee hangs up when nothing has happened for the number's talk time. */
+  lastActivityMs: number;
+  commandsTaken: number;
+  webhookSeq: number;
+}
+
+export function initialState(request: DialRequest, to: string): CallState {
+  const plan = dialPlan(to, request.timeoutSecs);
+  const end = plan.end;
+  const agenda: CallState['agenda'] =
+    plan.ringingAtMs !== null
+      ? [{ atMs: plan.ringingAtMs, item: { kind: 'ringing' } }]
+      : [{ atMs: end!.atMs, item: unansweredEnd(end!.sipResponseCode) }];
+  return {
+    clockMs: 0,
+    agenda,
+    answer: null,
+    playing: null,
+    queue: [],
+    listening: null,
+    transcription: null,
+    turns: 0,
+    lastActivityMs: 0,
+    commandsTaken: 0,
+    webhookSeq: 1,
+  };
+}
+
+/** How a call nobody answered ends, by the SIP response of the twin's plan. */
+function unansweredEnd(sip: number): Agenda {
+  const cause: HangupCause =
+    sip === 486 ? 'user_busy' : sip === 487 ? 'timeout' : sip === 404 ? 'not_found' : 'unspecified';
+  return { kind: 'end', cause, sip: String(sip), source: sip === 487 ? 'caller' : 'callee' };
+}
+
+/** Telnyx's results of answering-machine detection for what the twin's plan found (Twilio's AnsweredBy values). */
+function amdEvents(
+  mode: AmdMode,
+  to: string,
+  by: 'human' | 'machine',
+  totalAnalysisMs: number,
+  scripted: AnsweredBy | null,
+): { atMs: number; event: string; result: string }[] {
+  if (mode === 'disabled') return [];
+  const found = detection(to, by, 'Enable', totalAnalysisMs / 1_000, scripted);
+  const greeting = detection(to, by, 'DetectMessageEnd', 60, scripted);
+  const events: { atMs: number; event: string; result: string }[] = [];
+  const machine = found.answeredBy.startsWith('machine');
+  if (mode === 'premium') {
+    const result =
+      found.answeredBy === 'human'
+        ? 'human_residence'
+        : found.answeredBy === 'fax'
+          ? 'fax_detected'
+          : machine
+            ? 'machine'
+            : 'not_sure';
+    events.push({ atMs: found.durationMs, event: 'call.machine.premium.detection.ended', result });
+    if (greeting.answeredBy === 'machine_end_beep')
+      events.push({ atMs: greeting.durationMs, event: 'call.machine.premium.greeting.ended', result: 'beep_detected' });
+    return events;
+  }
+  // Standard detection: human, machine (a fax is a machine to it) or not_sure.
+  const result =
+    found.answeredBy === 'human' ? 'human' : machine || found.answeredBy === 'fax' ? 'machine' : 'not_sure';
+  events.push({ atMs: found.durationMs, event: 'call.machine.detection.ended', result });
+  if (result === 'machine' && mode !== 'detect') {
+    const beep = greeting.answeredBy === 'machine_end_beep';
+    // detect_beep reports a greeting's end only when it ends with a beep.
+    if (beep || mode !== 'detect_beep')
+      events.push({
+        atMs: greeting.durationMs,
+        event: 'call.machine.greeting.ended',
+        result: beep ? 'beep_detected' : greeting.answeredBy.startsWith('machine') ? 'ended' : 'not_sure',
+      });
+  }
+  return events;
+}
+
+/** DTMF a scripted answer presses: an answer made only of keys. */
+const DTMF = /^[0-9*#A-D]+$/;
+
+export interface CallRunnerOptions {
+  db: Database;
+  http: JsonHttp;
+  timeScale: number;
+  /** The key an account's webhooks are signed with. */
+  signingKeyOf: (account: string) => KeyObject | undefined;
+  delivery: 'until-answered' | 'once';
+  retry: RetryBackoff;
+}
+
+interface Effects {
+  state: CallState;
+  data: Prisma.TelnyxTwinCallUpdateInput;
+  log: LogEntry[];
+  webhooks: Record<string, unknown>[];
+}
+
+const ENDED = 'hangup';
+
+export function createCallRunner(options: CallRunnerOptions) {
+  const { db, http, timeScale } = options;
+  const runtime = createTwinRuntime({ name: 'telnyx twin', retry: options.retry, delivery: options.delivery });
+
+  const wallAt = (row: TelnyxTwinCall, atMs: number) => new Date(row.createdAt.getTime() + atMs * timeScale);
+  const virtualNow = (row: TelnyxTwinCall) => (Date.now() - row.createdAt.getTime()) / timeScale;
+
+  function deliver(id: string, account: string) {
+    runtime.deliver(id, {
+      owed: () =>
+        db.telnyxTwinWebhook.findMany({ where: { callControlId: id, deliveredAt: null }, orderBy: { seq: 'asc' } }),
+      send: async (webhook, _attempt, signal) => {
+        const key = options.signingKeyOf(account);
+        if (!key) throw new Error(`no signing key for account ${account}`);
+        const body = JSON.stringify(webhook.event);
+        const response = await http.request('POST', webhook.url, {
+          rawBody: body,
+          contentType: 'application/json',
+          headers: { ...telnyxSignatureHeaders(key, body), 'User-Agent': 'telnyx-webhooks' },
+          signal,
+        });
+        return response.status >= 200 && response.status <= 299;
+      },
+      delivered: (webhook) =>
+        db.telnyxTwinWebhook.update({
+          where: { callControlId_seq: { callControlId: id, seq: webhook.seq } },
+          data: { deliveredAt: new Date() },
+        }),
+    });
+  }
+
+  /** A webhook of the call: Telnyx's event envelope, the call's ids, its client_state, and the event's members. */
+  function webhook(
+    row: TelnyxTwinCall,
+    effects: Effects,
+    eventType: string,
+    atMs: number,
+    members: Record<string, unknown>,
+    options: { parties?: boolean; clientState?: string | null } = {},
+  ) {
+    const clientState =
+      options.clientState !== undefined
+        ? options.clientState
+        : ((effects.data.clientState as string | null | undefined) ?? row.clientState);
+    effects.webhooks.push({
+      data: {
+        event_type: eventType,
+        id: randomUUID(),
+        occurred_at: wallAt(row, atMs).toISOString(),
+        payload: {
+          call_control_id: row.callControlId,
+          call_leg_id: row.callLegId,
+          call_session_id: row.callSessionId,
+          ...(clientState && { client_state: clientState }),
+          connection_id: row.connectionId,
+          ...(options.parties !== false && { from: row.from, to: row.to }),
+          ...members,
+        },
+        record_type: 'event',
+      },
+    });
+  }
+
+  const schedule = (state: CallState, atMs: number, item: Agenda) => {
+    state.agenda.push({ atMs, item });
+    state.agenda.sort((a, b) => a.atMs - b.atMs);
+  };
+
+  /** Starts the audio at the head of the queue, at atMs. */
+  function play(row: TelnyxTwinCall, effects: Effects, atMs: number) {
+    const { state } = effects;
+    const audio = state.queue.shift();
+    if (!audio) return;
+    state.playing = audio;
+    effects.log.push({
+      atMs,
+      speaker: 'agent',
+      kind: audio.kind === 'speak' ? 'say' : 'gather',
+      text: audio.text,
+      voice: audio.voice,
+      language: audio.language,
+    });
+    if (audio.kind === 'speak')
+      webhook(row, effects, 'call.speak.started', atMs, {}, { parties: false, clientState: audio.clientState });
+    schedule(state, atMs + speakingMs(audio.text), { kind: 'audio-end' });
+  }
+
+  function end(
+    row: TelnyxTwinCall,
+    effects: Effects,
+    atMs: number,
+    cause: HangupCause,
+    sip: string,
+    source: 'caller' | 'callee' | 'unknown',
+  ) {
+    const { state } = effects;
+    // What was playing or listening ends with the call.
+    if (state.playing?.kind === 'speak')
+      webhook(row, effects, 'call.speak.ended', atMs, { status: 'call_hangup' }, { parties: false });
+    if (state.playing?.kind === 'gather' || state.listening)
+      webhook(row, effects, 'call.gather.ended', atMs, { digits: '', status: 'call_hangup' });
+    state.playing = null;
+    state.queue = [];
+    state.listening = null;
+    state.agenda = [];
+    state.clockMs = atMs;
+    const durationSec = state.answer ? Math.ceil((atMs - state.answer.atMs) / 1_000) : null;
+    Object.assign(effects.data, { status: ENDED, hangupCause: cause, endTime: wallAt(row, atMs), durationSec });
+    effects.log.push({ atMs, speaker: source === 'caller' ? 'agent' : 'twin', kind: 'hangup', text: cause });
+    webhook(row, effects, 'call.hangup', atMs, {
+      hangup_cause: cause,
+      hangup_source: source,
+      sip_hangup_cause: sip,
+      start_time: row.createdAt.toISOString(),
+      state: 'hangup',
+    });
+  }
+
+  /** The person answers a question just asked while transcription runs: their words, 0.6 s after it ends. */
+  function answerQuestion(row: TelnyxTwinCall, effects: Effects, atMs: number, question: string) {
+    const { state } = effects;
+    if (state.answer?.by !== 'human' || !state.transcription || !question.includes('?')) return;
+    const heard = personaAnswer(
+      row.to,
+      row.persona as PersonaScript | null,
+      state.turns++,
+      question,
+      state.transcription.hints,
+    );
+    const speaksAt = atMs + TWIN_TIMES.answerDelayMs;
+    if (!heard || DTMF.test(heard.speech)) {
+      effects.log.push({ atMs: speaksAt, speaker: 'callee', kind: 'silence' });
+      return;
+    }
+    effects.log.push({
+      atMs: speaksAt,
+      speaker: 'callee',
+      kind: 'speech',
+      text: heard.speech,
+      confidence: heard.confidence,
+      language: state.transcription.language,
+    });
+    schedule(state, speaksAt + speakingMs(heard.speech), {
+      kind: 'speech',
+      text: heard.speech,
+      confidence: heard.confidence,
+    });
+  }
+
+  function take(row: TelnyxTwinCall, effects: Effects, atMs: number, item: Agenda) {
+    const { state } = effects;
+    const request = row.request as unknown as DialRequest;
+    switch (item.kind) {
+      case 'ringing': {
+        effects.data.status = 'ringing';
+        const plan = dialPlan(row.to, request.timeoutSecs);
+        if (plan.answer) schedule(state, plan.answer.atMs, { kind: 'answer', by: plan.answer.by });
+        else schedule(state, plan.end!.atMs, unansweredEnd(plan.end!.sipResponseCode));
+        return;
+      }
+      case 'answer': {
+        state.answer = { atMs, by: item.by };
+        state.lastActivityMs = atMs;
+        Object.assign(effects.data, { status: 'answered', answeredAt: wallAt(row, atMs) });
+        webhook(row, effects, 'call.answered', atMs, { start_time: row.createdAt.toISOString(), state: 'answered' });
+        if (item.by === 'machine')
+          effects.log.push({ atMs, speaker: 'callee', kind: 'greeting', text: machineGreeting(row.to) });
+        const scripted = (row.persona as PersonaScript | null)?.answeredBy ?? null;
+        for (const found of amdEvents(request.amd, row.to, item.by, request.amdTotalAnalysisMs, scripted))
+          schedule(state, atMs + found.atMs, { kind: 'amd', event: found.event, result: found.result });
+        return;
+      }
+      case 'amd':
+        if (item.event.endsWith('detection.ended')) effects.data.amdResult = item.result;
+        effects.log.push({ atMs, speaker: 'twin', kind: 'amd', text: `${item.event}: ${item.result}` });
+        webhook(row, effects, item.event, atMs, { result: item.result });
+        return;
+      case 'end':
+        return end(row, effects, atMs, item.cause, item.sip, item.source);
+      case 'audio-end': {
+        const audio = state.playing!;
+        state.playing = null;
+        state.lastActivityMs = atMs;
+        if (audio.kind === 'speak') {
+          webhook(
+            row,
+            effects,
+            'call.speak.ended',
+            atMs,
+            { status: 'completed' },
+            { parties: false, clientState: audio.clientState },
+          );
+          answerQuestion(row, effects, atMs, audio.text);
+        } else {
+          // The prompt has played: the callee presses the scripted keys, or nothing until the timeout.
+          state.listening = { clientState: audio.clientState };
+          const scripted =
+            state.answer?.by === 'human'
+              ? personaAnswer(row.to, row.persona as PersonaScript | null, state.turns++, audio.text, [])
+              : null;
+          const gather = audio.gather!;
+          const keys = scripted && DTMF.test(scripted.speech) ? scripted.speech : null;
+          const digits = keys
+            ? [...keys]
+                .filter((key) => gather.validDigits.includes(key))
+                .slice(0, gather.maximumDigits)
+                .join('')
+            : '';
+          if (digits) {
+            const doneAt = atMs + TWIN_TIMES.answerDelayMs + digits.length * 300;
+            effects.log.push({ atMs: atMs + TWIN_TIMES.answerDelayMs, speaker: 'callee', kind: 'dtmf', text: digits });
+            schedule(state, doneAt, { kind: 'gather-end', status: 'valid', digits });
+          } else {
+            effects.log.push({ atMs, speaker: 'callee', kind: 'silence' });
+            schedule(state, atMs + gather.timeoutMillis, { kind: 'gather-end', status: 'timeout', digits: '' });
+          }
+          // What was queued after a gather plays once it has ended.
+          return;
+        }
+        play(row, effects, atMs);
+        return;
+      }
+      case 'speech':
+        state.lastActivityMs = atMs;
+        if (state.transcription)
+          webhook(
+            row,
+            effects,
+            'call.transcription',
+            atMs,
+            { transcription_data: { confidence: item.confidence, is_final: true, transcript: item.text } },
+            { parties: false },
+          );
+        return;
+      case 'gather-end': {
+        const listening = state.listening;
+        state.listening = null;
+        state.lastActivityMs = atMs;
+        if (listening)
+          webhook(
+            row,
+            effects,
+            'call.gather.ended',
+            atMs,
+            { digits: item.digits, status: item.status },
+            { clientState: listening.clientState },
+          );
+        play(row, effects, atMs);
+        return;
+      }
+    }
+  }
+
+  /** A command the REST API queued, taken at atMs (when it was accepted, or the call's clock if later). */
+  function command(row: TelnyxTwinCall, effects: Effects, atMs: number, queued: QueuedCommand) {
+    const { state } = effects;
+    state.commandsTaken = queued.seq + 1;
+    if (effects.data.status === ENDED || row.status === ENDED) return;
+    if (queued.clientState) effects.data.clientState = queued.clientState;
+    const clientState = queued.clientState ?? (effects.data.clientState as string | undefined) ?? row.clientState;
+    const { params } = queued;
+    switch (queued.name) {
+      case 'hangup':
+        return state.answer
+          ? end(row, effects, atMs, 'normal_clearing', '200', 'caller')
+          : end(row, effects, atMs, 'originator_cancel', '487', 'caller');
+      case 'transcription_start':
+        state.transcription = { hints: params.hints ?? [], language: params.language ?? null };
+        effects.log.push({ atMs, speaker: 'twin', kind: 'transcription', text: 'started' });
+        return;
+      case 'transcription_stop':
+        state.transcription = null;
+        effects.log.push({ atMs, speaker: 'twin', kind: 'transcription', text: 'stopped' });
+        return;
+      case 'speak':
+      case 'gather_using_speak':
+        state.queue.push({
+          kind: queued.name === 'speak' ? 'speak' : 'gather',
+          text: params.payload!,
+          voice: params.voice ?? null,
+          language: params.language ?? null,
+          clientState,
+          ...(queued.name === 'gather_using_speak' && {
+            gather: {
+              timeoutMillis: params.timeoutMillis ?? 60_000,
+              validDigits: params.validDigits ?? '0123456789#*',
+              maximumDigits: params.maximumDigits ?? 128,
+            },
+          }),
+        });
+        if (!state.playing && !state.listening) play(row, effects, atMs);
+        return;
+    }
+  }
+
+  async function commit(row: TelnyxTwinCall, effects: Effects): Promise<TelnyxTwinCall> {
+    const { state } = effects;
+    let log = [...(row.log as unknown as LogEntry[]), ...effects.log];
+    if (effects.data.status === ENDED) log = log.filter((entry) => entry.atMs <= state.clockMs);
+    log.sort((a, b) => a.atMs - b.atMs);
+    const first = state.webhookSeq;
+    state.webhookSeq += effects.webhooks.length;
+    const request = row.request as unknown as DialRequest;
+    const [updated] = await db.$transaction([
+      db.telnyxTwinCall.update({
+        where: { callControlId: row.callControlId },
+        data: {
+          ...effects.data,
+          state: state as unknown as Prisma.InputJsonValue,
+          log: log as unknown as Prisma.InputJsonValue,
+          updatedAt: new Date(),
+        },
+      }),
+      db.telnyxTwinWebhook.createMany({
+        data: effects.webhooks.map((event, index) => ({
+          callControlId: row.callControlId,
+          seq: first + index,
+          url: request.webhookUrl,
+          method: 'POST',
+          event: event as Prisma.InputJsonValue,
+        })),
+      }),
+    ]);
+    if (effects.webhooks.length > 0) deliver(row.callControlId, row.account);
+    return updated!;
+  }
+
+  const effectsOf = (row: TelnyxTwinCall): Effects => ({
+    state: structuredClone(row.state as unknown as CallState),
+    data: {},
+    log: [],
+    webhooks: [],
+  });
+
+  /** When the callee, left with nothing happening for the number's talk time, hangs up; and the time limit. */
+  function timedEnds(row: TelnyxTwinCall, state: CallState): { atMs: number; item: Agenda }[] {
+    if (!state.answer) return [];
+    const request = row.request as unknown as DialRequest;
+    const quiet = !state.playing && !state.listening && !state.agenda.some((entry) => entry.item.kind === 'speech');
+    return [
+      {
+        atMs: state.answer.atMs + request.timeLimitSecs * 1_000,
+        item: { kind: 'end', cause: 'time_limit', sip: '200', source: 'unknown' },
+      },
+      ...(quiet
+        ? [
+            {
+              atMs: state.lastActivityMs + simulatedTalkMs(row.to),
+              item: { kind: 'end', cause: 'normal_clearing', sip: '200', source: 'callee' } as Agenda,
+            },
+          ]
+        : []),
+    ];
+  }
+
+  async function run(id: string, control: CallLoopControl) {
+    let row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+    while (row && !runtime.signal.aborted) {
+      if (control.woken) {
+        control.woken = false;
+        row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+        continue;
+      }
+      if (row.status === ENDED) return;
+      const state = row.state as unknown as CallState;
+      const commands = row.commands as unknown as QueuedCommand[];
+      const pending = commands.find((queued) => queued.seq >= state.commandsTaken);
+      const upcoming = [...state.agenda, ...timedEnds(row, state)].sort((a, b) => a.atMs - b.atMs)[0];
+      const effects = effectsOf(row);
+      /** Takes the upcoming event (the agenda's first, unless it is one of the timed ends). */
+      const takeUpcoming = () => {
+        const first = effects.state.agenda[0];
+        if (first && first.atMs === upcoming!.atMs && first.item.kind === upcoming!.item.kind)
+          effects.state.agenda.shift();
+        take(row!, effects, upcoming!.atMs, upcoming!.item);
+        effects.state.clockMs = Math.max(effects.state.clockMs, upcoming!.atMs);
+      };
+      if (pending) {
+        const at = Math.max(state.clockMs, (pending.at - row.createdAt.getTime()) / timeScale);
+        // What was due before the command came happens first.
+        if (upcoming && upcoming.atMs <= at) takeUpcoming();
+        else {
+          command(row, effects, at, pending);
+          effects.state.clockMs = Math.max(effects.state.clockMs, at);
+        }
+        row = await commit(row, effects);
+        continue;
+      }
+      if (!upcoming) return;
+      const wait = row.createdAt.getTime() + upcoming.atMs * timeScale - Date.now();
+      if (wait > 0) {
+        await sleep(wait, AbortSignal.any([runtime.signal, control.signal()]));
+        continue;
+      }
+      takeUpcoming();
+      if (runtime.signal.aborted) return;
+      row = await commit(row, effects);
+    }
+  }
+
+  const start = (id: string) => runtime.start(id, (control) => run(id, control));
+
+  return {
+    start,
+    /** The REST API queued a command: the call's loop reads its row again now. */
+    wake(id: string) {
+      if (!runtime.wake(id)) start(id);
+    },
+    deliver,
+    virtualNow,
+    /** Picks up, after a restart, every call still on and every webhook not yet delivered. */
+    async resume() {
+      const live = await db.telnyxTwinCall.findMany({
+        where: { status: { not: ENDED } },
+        select: { callControlId: true },
+      });
+      for (const { callControlId } of live) start(callControlId);
+      const owed = await db.telnyxTwinWebhook.findMany({
+        where: { deliveredAt: null },
+        distinct: ['callControlId'],
+        select: { callControlId: true, call: { select: { account: true } } },
+      });
+      for (const webhook of owed) deliver(webhook.callControlId, webhook.call.account);
+    },
+    close: () => runtime.close(),
+  };
+}
+
+export type CallRunner = ReturnType<typeof createCallRunner>;

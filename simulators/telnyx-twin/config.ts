@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { TELNYX_TWIN_API_KEY, TELNYX_TWIN_CONNECTION_ID, TELNYX_TWIN_PRIVATE_KEY } from '../../lib/carriers/twin';
+
+/**
+ * The Telnyx twin's own settings (docs/features/carriers.md#running-the-telnyx-twin), beside the shared ones it reads
+ * from lib/config.ts (DATABASE_URL, LOG_LEVEL, SHUTDOWN_GRACE_MS).
+ */
+export const telnyxTwinAccountSchema = z.object({
+  /** The account's name in the twin (its calls are its own). */
+  id: z.string().min(1),
+  /** API keys: `Authorization: Bearer <key>`. */
+  apiKeys: z.array(z.string().min(1)).min(1),
+  /** The account's Call Control connections (applications); a webhook URL is the default of its calls. */
+  connections: z.array(z.object({ id: z.string().min(1), webhookUrl: z.string().url().optional() })).min(1),
+  /** The Ed25519 private key its webhooks are signed with: base64 of the 32-byte seed. */
+  signingKey: z.string().refine((value) => Buffer.from(value, 'base64').length === 32, 'is not 32 bytes of base64'),
+});
+export type TelnyxTwinAccount = z.infer<typeof telnyxTwinAccountSchema>;
+
+export const DEVELOPMENT_TELNYX_ACCOUNT: TelnyxTwinAccount = {
+  id: 'development',
+  apiKeys: [TELNYX_TWIN_API_KEY],
+  connections: [{ id: TELNYX_TWIN_CONNECTION_ID }],
+  signingKey: TELNYX_TWIN_PRIVATE_KEY,
+};
+
+export const telnyxTwinConfigSchema = z.object({
+  TELNYX_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3300),
+  TELNYX_TWIN_HOST: z.string().default('127.0.0.1'),
+  /** 1: real time; 0.01: a 40 s call lasts 0.4 s. */
+  TELNYX_TWIN_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
+  /** JSON: [{ id, apiKeys, connections: [{ id, webhookUrl }], signingKey }]; default: lib/carriers/twin.ts's account. */
+  TELNYX_TWIN_ACCOUNTS: z
+    .string()
+    .optional()
+    .transform((text, context) => {
+      if (text === undefined) return [DEVELOPMENT_TELNYX_ACCOUNT];
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch {
+        context.addIssue({ code: 'custom', message: 'is not JSON' });
+        return z.NEVER;
+      }
+      const parsed = z.array(telnyxTwinAccountSchema).min(1).safeParse(json);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues)
+          context.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` });
+        return z.NEVER;
+      }
+      return parsed.data;
+    }),
+  /** until-answered: webhooks retried until answered 2xx (at least once); once: one attempt each. */
+  TELNYX_TWIN_WEBHOOK_DELIVERY: z.enum(['until-answered', 'once']).default('until-answered'),
+});
+export type TelnyxTwinConfig = z.infer<typeof telnyxTwinConfigSchema>;
+
+/** The settings from the environment, or a line per fault (never a value: keys are secrets) and exit 78. */
+export function loadTelnyxTwinConfigOrExit(env: NodeJS.ProcessEnv = process.env): TelnyxTwinConfig {
+  const parsed = telnyxTwinConfigSchema.safeParse(env);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) process.stderr.write(`config: ${issue.path.join('.')}: ${issue.message}\n`);
+  process.exit(78);
+}

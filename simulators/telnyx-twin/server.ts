@@ -1,0 +1,400 @@
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
+import type { Server } from 'node:http';
+import express, { type NextFunction, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { Prisma, type TelnyxTwinCall } from '../../generated/prisma/client';
+import type { Database } from '../../lib/database';
+import { createJsonHttp } from '../../lib/http/json-http';
+import { closeHttp, listenHttp } from '../../lib/http/listen';
+import type { RetryBackoff } from '../../lib/http/post-until-answered';
+import { personaScriptSchema, type PersonaScript } from '../twilio-twin/persona';
+import {
+  AMD_MODES,
+  createCallRunner,
+  initialState,
+  type CallState,
+  type DialRequest,
+  type LogEntry,
+  type QueuedCommand,
+} from './calls';
+import type { TelnyxTwinAccount } from './config';
+import { TELNYX_ERRORS, TelnyxApiError } from './errors';
+import { signingKey } from './signature';
+
+/**
+ * The Telnyx twin (docs/features/carriers.md#the-telnyx-twin): a local server that speaks Telnyx's Call Control (API
+ * v2: JSON, `Authorization: Bearer <API key>`, Telnyx's error bodies, Ed25519-signed webhooks), so that the official
+ * `telnyx` package dials on it with only its baseURL and API key changed. The calls themselves run in calls.ts; TEST
+ * CONTROL routes (not Telnyx's) under /control.
+ */
+export interface TelnyxTwinOptions {
+  db: Database;
+  accounts: readonly TelnyxTwinAccount[];
+  /** 1: real time; 0.001: a 40 s call lasts 40 ms. */
+  timeScale: number;
+  /** 'until-answered' (default): webhooks retried with backoff until answered 2xx; 'once': one attempt each. */
+  webhookDelivery?: 'until-answered' | 'once';
+  retry?: RetryBackoff;
+}
+
+export interface TelnyxTwin {
+  /** Answers the base URL to give the SDK (`http://host:port/v2`). */
+  listen(port: number, host?: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+const E164 = /^\+[1-9]\d{6,14}$/;
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
+const isHttpUrl = (value: string) => {
+  try {
+    return ['http:', 'https:'].includes(new URL(value).protocol);
+  } catch {
+    return false;
+  }
+};
+
+type Body = Record<string, unknown>;
+
+/** Reads the body's string members in Telnyx's order of faults; a wrong type is 422 10026. */
+function text(body: Body, name: string, required = false): string | undefined {
+  const value = body[name];
+  if (value === undefined || value === null || value === '') {
+    if (required) throw TELNYX_ERRORS.missing(name);
+    return undefined;
+  }
+  if (typeof value !== 'string') throw TELNYX_ERRORS.invalid(name, `The '${name}' parameter must be of type 'string'`);
+  return value;
+}
+function integer(body: Body, name: string, fallback: number, min: number, max: number): number {
+  const value = body[name];
+  if (value === undefined || value === null) return fallback;
+  if (typeof value !== 'number' || !Number.isInteger(value))
+    throw TELNYX_ERRORS.invalid(name, `The '${name}' parameter must be of type 'integer'`);
+  if (value < min || value > max) throw TELNYX_ERRORS.range(name, min, max);
+  return value;
+}
+function clientStateOf(body: Body): string | null {
+  const value = text(body, 'client_state');
+  if (value !== undefined && !BASE64.test(value))
+    throw TELNYX_ERRORS.invalid('client_state', 'client_state must be a valid Base-64 encoded string.');
+  return value ?? null;
+}
+
+/** The Call resource (components.schemas.Call): what retrieve and dial answer. */
+function callResource(row: TelnyxTwinCall) {
+  const alive = row.status !== 'hangup';
+  return {
+    call_control_id: row.callControlId,
+    call_leg_id: row.callLegId,
+    call_session_id: row.callSessionId,
+    ...(row.clientState && { client_state: row.clientState }),
+    is_alive: alive,
+    record_type: 'call' as const,
+    start_time: row.createdAt.toISOString(),
+    ...(!alive && row.endTime && { end_time: row.endTime.toISOString() }),
+    ...(row.durationSec !== null && { call_duration: row.durationSec }),
+  };
+}
+
+export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
+  const { db } = options;
+  const keys = new Map(options.accounts.map((account) => [account.id, signingKey(account.signingKey)]));
+  const http = createJsonHttp({ sockets: 64 });
+  const runner = createCallRunner({
+    db,
+    http,
+    timeScale: options.timeScale,
+    signingKeyOf: (account) => keys.get(account),
+    delivery: options.webhookDelivery ?? 'until-answered',
+    retry: options.retry ?? { firstMs: 500, maxMs: 30_000 },
+  });
+  /** TEST CONTROL: the scripted persona of each number (in memory; a call keeps the script it was dialed with). */
+  const personas = new Map<string, PersonaScript>();
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.use('/v2', express.json({ limit: '1mb', type: () => true }));
+  app.use('/control', express.json({ limit: '1mb' }));
+
+  const route =
+    (handler: (req: Request, res: Response) => Promise<void>) => (req: Request, res: Response, next: NextFunction) => {
+      handler(req, res).catch(next);
+    };
+  const fail = (res: Response, error: TelnyxApiError) => res.status(error.status).json(error.body);
+  const accountOf = (res: Response) => res.locals.account as TelnyxTwinAccount;
+
+  /** `Authorization: Bearer <API key>`: the account the key belongs to. */
+  app.use('/v2', (req, res, next) => {
+    const [scheme, key] = (req.headers.authorization ?? '').split(' ');
+    const account =
+      scheme?.toLowerCase() === 'bearer' && key
+        ? options.accounts.find((candidate) => candidate.apiKeys.some((known) => same(known, key)))
+        : undefined;
+    if (!account) return fail(res, TELNYX_ERRORS.authentication());
+    res.locals.account = account;
+    next();
+  });
+
+  /** The call of the path, of the key's account. */
+  async function callOf(req: Request, res: Response): Promise<TelnyxTwinCall> {
+    const id = String(req.params.id);
+    const row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+    if (!row || row.account !== accountOf(res).id) throw TELNYX_ERRORS.notFound(`Call ${id}`);
+    return row;
+  }
+
+  app.post(
+    '/v2/calls',
+    route(async (req, res) => {
+      const account = accountOf(res);
+      const body = (req.body ?? {}) as Body;
+      const connectionId = text(body, 'connection_id', true)!;
+      const to = text(body, 'to', true)!;
+      const from = text(body, 'from', true)!;
+      if (!E164.test(to)) throw TELNYX_ERRORS.notE164('to');
+      if (!E164.test(from)) throw TELNYX_ERRORS.notE164('from');
+      const connection = account.connections.find((candidate) => candidate.id === connectionId);
+      const webhookUrl = text(body, 'webhook_url') ?? connection?.webhookUrl;
+      if (!connection || !webhookUrl) throw TELNYX_ERRORS.invalidConnection();
+      if (!isHttpUrl(webhookUrl)) throw TELNYX_ERRORS.invalid('webhook_url', 'webhook_url must be a valid URL.');
+      const method = text(body, 'webhook_url_method');
+      if (method !== undefined && method !== 'POST')
+        // Telnyx also takes GET; the twin delivers JSON bodies and so only POST.
+        throw TELNYX_ERRORS.enumerated('webhook_url_method', ['POST']);
+      const amd = text(body, 'answering_machine_detection') ?? 'disabled';
+      if (!(AMD_MODES as readonly string[]).includes(amd))
+        throw TELNYX_ERRORS.enumerated('answering_machine_detection', AMD_MODES);
+      const amdConfig = (body.answering_machine_detection_config ?? {}) as Body;
+      const request: DialRequest = {
+        webhookUrl,
+        timeoutSecs: integer(body, 'timeout_secs', 30, 5, 600),
+        timeLimitSecs: integer(body, 'time_limit_secs', 14_400, 30, 14_400),
+        amd: amd as DialRequest['amd'],
+        amdTotalAnalysisMs: integer(amdConfig, 'total_analysis_time_millis', 3_500, 500, 60_000),
+      };
+      const clientState = clientStateOf(body);
+      const commandId = text(body, 'command_id') ?? null;
+      const now = new Date();
+      const id = `v3:${randomBytes(30).toString('base64url')}`;
+      const state: CallState = initialState(request, to);
+      const initiated = {
+        data: {
+          event_type: 'call.initiated',
+          id: randomUUID(),
+          occurred_at: now.toISOString(),
+          payload: {
+            call_control_id: id,
+            call_leg_id: randomUUID(),
+            call_session_id: randomUUID(),
+            ...(clientState && { client_state: clientState }),
+            connection_id: connectionId,
+            direction: 'outgoing',
+            from,
+            start_time: now.toISOString(),
+            state: 'bridging',
+            to,
+          },
+          record_type: 'event',
+        },
+      };
+      let row: TelnyxTwinCall;
+      try {
+        // The call.initiated webhook is owed from the start: it is written with the call, as its webhook 0.
+        row = await db.telnyxTwinCall.create({
+          data: {
+            callControlId: id,
+            callLegId: initiated.data.payload.call_leg_id,
+            callSessionId: initiated.data.payload.call_session_id,
+            account: account.id,
+            connectionId,
+            commandId,
+            to,
+            from,
+            status: 'dialing',
+            clientState,
+            createdAt: now,
+            updatedAt: now,
+            request: request as unknown as Prisma.InputJsonValue,
+            persona: (personas.get(to) ?? undefined) as Prisma.InputJsonValue | undefined,
+            state: state as unknown as Prisma.InputJsonValue,
+            webhooks: { create: { seq: 0, url: webhookUrl, method: 'POST', event: initiated } },
+          },
+        });
+      } catch (error) {
+        // A dial sent again with a command_id already used: Telnyx ignores it; the twin answers the call it placed.
+        if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
+        row = await db.telnyxTwinCall.findUniqueOrThrow({
+          where: { account_commandId: { account: account.id, commandId: commandId! } },
+        });
+        res.json({ data: { ...callResource(row), is_alive: false } });
+        return;
+      }
+      // "For Dial command it will always be `false` (dialing is asynchronous)."
+      res.json({ data: { ...callResource(row), is_alive: false } });
+      runner.start(id);
+      runner.deliver(id, account.id);
+    }),
+  );
+
+  app.get(
+    '/v2/calls/:id',
+    route(async (req, res) => {
+      res.json({ data: callResource(await callOf(req, res)) });
+    }),
+  );
+
+  /** The commands: checked, then queued on the call's row unless their command_id was seen on the call. */
+  const COMMANDS: Record<
+    string,
+    { needsAnswer: boolean; read: (body: Body) => QueuedCommand['params']; check?: (state: CallState) => void }
+  > = {
+    hangup: { needsAnswer: false, read: () => ({}) },
+    speak: {
+      needsAnswer: true,
+      read: (body) => ({
+        payload: text(body, 'payload', true),
+        voice: text(body, 'voice', true),
+        language: text(body, 'language') ?? null,
+      }),
+    },
+    gather_using_speak: {
+      needsAnswer: true,
+      read: (body) => {
+        const minimum = integer(body, 'minimum_digits', 1, 1, 128);
+        return {
+          payload: text(body, 'payload', true),
+          voice: text(body, 'voice', true),
+          language: text(body, 'language') ?? null,
+          timeoutMillis: integer(body, 'timeout_millis', 60_000, 1, 600_000),
+          validDigits: text(body, 'valid_digits') ?? '0123456789#*',
+          maximumDigits: Math.max(minimum, integer(body, 'maximum_digits', 128, 1, 128)),
+        };
+      },
+    },
+    transcription_start: {
+      needsAnswer: true,
+      read: (body) => {
+        const config = (body.transcription_engine_config ?? {}) as Body;
+        const hints = config.hints;
+        if (hints !== undefined && (!Array.isArray(hints) || hints.some((hint) => typeof hint !== 'string')))
+          throw TELNYX_ERRORS.invalid('transcription_engine_config/hints', 'hints must be an array of strings');
+        return { hints: (hints as string[] | undefined) ?? [], language: text(config, 'language') ?? null };
+      },
+      check: (state) => {
+        if (state.transcription) throw TELNYX_ERRORS.transcribing();
+      },
+    },
+    transcription_stop: { needsAnswer: true, read: () => ({}) },
+  };
+
+  app.post(
+    '/v2/calls/:id/actions/:action',
+    route(async (req, res) => {
+      const action = String(req.params.action);
+      const spec = COMMANDS[action];
+      const found = await callOf(req, res);
+      if (!spec) throw TELNYX_ERRORS.notFound(`Command ${action}`);
+      const body = (req.body ?? {}) as Body;
+      const params = spec.read(body);
+      const clientState = clientStateOf(body);
+      const commandId = text(body, 'command_id') ?? null;
+      await db.$transaction(async (tx) => {
+        // One command at a time per call: the duplicate check and the queue are read and written under its lock.
+        await tx.$queryRaw`SELECT 1 FROM "TelnyxTwinCall" WHERE "callControlId" = ${found.callControlId} FOR UPDATE`;
+        const row = await tx.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId: found.callControlId } });
+        const commands = row.commands as unknown as QueuedCommand[];
+        // Telnyx ignores a command whose command_id the call has seen: answered as accepted, not done again.
+        if (commandId && commands.some((queued) => queued.commandId === commandId)) return;
+        const state = row.state as unknown as CallState;
+        const hangingUp = commands.some((queued) => queued.name === 'hangup' && queued.seq >= state.commandsTaken);
+        if (row.status === 'hangup' || hangingUp) throw TELNYX_ERRORS.ended();
+        if (spec.needsAnswer && row.status !== 'answered') throw TELNYX_ERRORS.notAnswered();
+        spec.check?.(state);
+        const queued: QueuedCommand = {
+          seq: commands.length,
+          name: action as QueuedCommand['name'],
+          commandId,
+          clientState,
+          at: Date.now(),
+          params,
+        };
+        await tx.telnyxTwinCall.update({
+          where: { callControlId: row.callControlId },
+          data: { commands: [...commands, queued] as unknown as Prisma.InputJsonValue },
+        });
+      });
+      runner.wake(found.callControlId);
+      res.json({ data: { result: 'ok' } });
+    }),
+  );
+
+  app.use('/v2', (req, res) => fail(res, TELNYX_ERRORS.notFound(`The path ${req.originalUrl.split('?')[0]}`)));
+
+  // ---- TEST CONTROL, not Telnyx's: personas and the twin's own record of what was said.
+
+  app.post('/control/personas', (req, res) => {
+    const parsed = personaScriptSchema.extend({ number: z.string().regex(E164) }).safeParse(req.body);
+    if (!parsed.success) {
+      res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });
+      return;
+    }
+    const { number, ...script } = parsed.data;
+    personas.set(number, script);
+    res.json({ number, ...script });
+  });
+  app.delete('/control/personas/:number', (req, res) => {
+    personas.delete(String(req.params.number));
+    res.status(204).end();
+  });
+  app.get(
+    '/control/calls/:id/log',
+    route(async (req, res) => {
+      const row = await db.telnyxTwinCall.findUnique({ where: { callControlId: String(req.params.id) } });
+      if (!row) {
+        res.status(404).json({ error: 'call_not_found' });
+        return;
+      }
+      res.json({
+        callControlId: row.callControlId,
+        to: row.to,
+        status: row.status,
+        hangupCause: row.hangupCause,
+        amdResult: row.amdResult,
+        durationSec: row.durationSec,
+        log: row.log as unknown as LogEntry[],
+      });
+    }),
+  );
+
+  app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
+    if (error instanceof TelnyxApiError) return fail(res, error);
+    if (res.headersSent) return next(error);
+    // A body that is not JSON (express.json's SyntaxError): Telnyx's 400.
+    if (error instanceof SyntaxError)
+      return fail(
+        res,
+        new TelnyxApiError(400, { code: '10028', title: 'Character encoding error', detail: error.message }),
+      );
+    console.error('telnyx twin: request failed', error);
+    fail(
+      res,
+      new TelnyxApiError(500, { code: '10007', title: 'Internal server error', detail: 'Internal server error' }),
+    );
+  });
+
+  let server: Server | undefined;
+  return {
+    async listen(port, host = '127.0.0.1') {
+      const listening = await listenHttp(app, port, host);
+      server = listening.server;
+      await runner.resume();
+      return `${listening.url}/v2`;
+    },
+    async close() {
+      await runner.close();
+      await closeHttp(server);
+      http.close();
+    },
+  };
+}
