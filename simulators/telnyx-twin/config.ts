@@ -25,7 +25,7 @@ export const DEVELOPMENT_TELNYX_ACCOUNT: TelnyxTwinAccount = {
 };
 
 export const telnyxTwinConfigSchema = z.object({
-  TELNYX_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3300),
+  TELNYX_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3400),
   TELNYX_TWIN_HOST: z.string().default('127.0.0.1'),
   /** 1: real time; 0.01: a 40 s call lasts 0.4 s. */
   TELNYX_TWIN_TIME_SCALE: z.coerce.number().positive().max(100).default(1),

@@ -26,8 +26,9 @@ const FROM = '+14155550000';
 
 beforeAll(async () => {
   ({ db } = await useTestDatabase());
-  // 1 simulated second is 20 ms: the person waits 30 s (600 ms) of silence before hanging up, time for the commands.
-  twin = await startTestTelnyxTwin(db, { timeScale: 0.02 });
+  // 1 simulated second is 50 ms: the person waits 30 s (1.5 s) of silence before hanging up, time for a few commands
+  // even on a loaded machine (at 20 ms a second, one run in several lost that race).
+  twin = await startTestTelnyxTwin(db, { timeScale: 0.05 });
   receiver = await startWebhookReceiver();
 });
 
@@ -253,7 +254,9 @@ describe('answering-machine detection', () => {
 
 describe('hang-up and commands', () => {
   it('a hang-up before the answer is originator_cancel; commands then answer 422 as Telnyx does', async () => {
-    const id = await dial('+14155550370');
+    // A number nobody answers, ringing its whole timeout (600 s: 30 s at this scale), so that the hang-up surely comes
+    // before any answer, however slow the machine.
+    const id = await dial('+14155550376', { timeout_secs: 600 });
     const early = await apiError(twin.client.calls.actions.speak(id, { payload: 'Hello', voice: 'female' }));
     expect(early.status).toBe(422);
     expect(early.error.errors[0]).toMatchObject({ code: '90034', title: 'Call not answered yet' });
