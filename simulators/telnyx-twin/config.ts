@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
 import { TELNYX_TWIN_API_KEY, TELNYX_TWIN_CONNECTION_ID, TELNYX_TWIN_PRIVATE_KEY } from '../../lib/carriers/twin';
 
 /**
@@ -30,26 +31,7 @@ export const telnyxTwinConfigSchema = z.object({
   /** 1: real time; 0.01: a 40 s call lasts 0.4 s. */
   TELNYX_TWIN_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
   /** JSON: [{ id, apiKeys, connections: [{ id, webhookUrl }], signingKey }]; default: lib/carriers/twin.ts's account. */
-  TELNYX_TWIN_ACCOUNTS: z
-    .string()
-    .optional()
-    .transform((text, context) => {
-      if (text === undefined) return [DEVELOPMENT_TELNYX_ACCOUNT];
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        context.addIssue({ code: 'custom', message: 'is not JSON' });
-        return z.NEVER;
-      }
-      const parsed = z.array(telnyxTwinAccountSchema).min(1).safeParse(json);
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues)
-          context.addIssue({ code: 'custom', message: `${issue.path.join('.')}: ${issue.message}` });
-        return z.NEVER;
-      }
-      return parsed.data;
-    }),
+  TELNYX_TWIN_ACCOUNTS: jsonSetting(z.array(telnyxTwinAccountSchema).min(1), () => [DEVELOPMENT_TELNYX_ACCOUNT]),
   /** until-answered: webhooks retried until answered 2xx (at least once); once: one attempt each. */
   TELNYX_TWIN_WEBHOOK_DELIVERY: z.enum(['until-answered', 'once']).default('until-answered'),
 });
@@ -57,8 +39,5 @@ export type TelnyxTwinConfig = z.infer<typeof telnyxTwinConfigSchema>;
 
 /** The settings from the environment, or a line per fault (never a value: keys are secrets) and exit 78. */
 export function loadTelnyxTwinConfigOrExit(env: NodeJS.ProcessEnv = process.env): TelnyxTwinConfig {
-  const parsed = telnyxTwinConfigSchema.safeParse(env);
-  if (parsed.success) return parsed.data;
-  for (const issue of parsed.error.issues) process.stderr.write(`config: ${issue.path.join('.')}: ${issue.message}\n`);
-  process.exit(78);
+  return twinSettingsOrExit(telnyxTwinConfigSchema, env);
 }

@@ -1,13 +1,13 @@
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
+import { addTwinControlRoutes, E164 } from '../twin-common/control-routes';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { z } from 'zod';
 import { Prisma, type TelnyxTwinCall } from '../../generated/prisma/client';
 import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import type { RetryBackoff } from '../../lib/http/post-until-answered';
-import { personaScriptSchema, type PersonaScript } from '../twilio-twin/persona';
+import { type PersonaScript } from '../twilio-twin/persona';
 import {
   AMD_MODES,
   createCallRunner,
@@ -43,7 +43,6 @@ export interface TelnyxTwin {
   close(): Promise<void>;
 }
 
-const E164 = /^\+[1-9]\d{6,14}$/;
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
 const isHttpUrl = (value: string) => {
@@ -333,29 +332,10 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
 
   // ---- TEST CONTROL, not Telnyx's: personas and the twin's own record of what was said.
 
-  app.post('/control/personas', (req, res) => {
-    const parsed = personaScriptSchema.extend({ number: z.string().regex(E164) }).safeParse(req.body);
-    if (!parsed.success) {
-      res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });
-      return;
-    }
-    const { number, ...script } = parsed.data;
-    personas.set(number, script);
-    res.json({ number, ...script });
-  });
-  app.delete('/control/personas/:number', (req, res) => {
-    personas.delete(String(req.params.number));
-    res.status(204).end();
-  });
-  app.get(
-    '/control/calls/:id/log',
-    route(async (req, res) => {
-      const row = await db.telnyxTwinCall.findUnique({ where: { callControlId: String(req.params.id) } });
-      if (!row) {
-        res.status(404).json({ error: 'call_not_found' });
-        return;
-      }
-      res.json({
+  addTwinControlRoutes(app, personas, async (id) => {
+    const row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+    return (
+      row && {
         callControlId: row.callControlId,
         to: row.to,
         status: row.status,
@@ -363,9 +343,9 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         amdResult: row.amdResult,
         durationSec: row.durationSec,
         log: row.log as unknown as LogEntry[],
-      });
-    }),
-  );
+      }
+    );
+  });
 
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (error instanceof TelnyxApiError) return fail(res, error);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 
 /**
@@ -23,25 +24,9 @@ export const twinConfigSchema = z.object({
   /** 1: real time; 0.01: a 40 s call lasts 0.4 s. */
   TWILIO_TWIN_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
   /** JSON: [{ sid, authToken, apiKeys: [{ sid, secret }] }]; default: the development account of lib/carriers/twin.ts. */
-  TWILIO_TWIN_ACCOUNTS: z
-    .string()
-    .optional()
-    .transform((text, context) => {
-      if (text === undefined) return [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN, apiKeys: [] }];
-      let json: unknown;
-      try {
-        json = JSON.parse(text);
-      } catch {
-        context.addIssue({ code: 'custom', message: 'is not JSON' });
-        return z.NEVER;
-      }
-      const parsed = accountsSchema.safeParse(json);
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues) context.addIssue({ ...issue, code: 'custom', message: issue.message });
-        return z.NEVER;
-      }
-      return parsed.data;
-    }),
+  TWILIO_TWIN_ACCOUNTS: jsonSetting(accountsSchema, () => [
+    { sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN, apiKeys: [] },
+  ]),
   /** until-answered: callbacks retried until answered 2xx (at least once); once: one attempt each, Twilio's default. */
   TWILIO_TWIN_CALLBACK_DELIVERY: z.enum(['until-answered', 'once']).default('until-answered'),
 });
@@ -49,8 +34,5 @@ export type TwinConfig = z.infer<typeof twinConfigSchema>;
 
 /** The settings from the environment, or a line per fault (never a value: tokens are secrets) and exit 78. */
 export function loadTwinConfigOrExit(env: NodeJS.ProcessEnv = process.env): TwinConfig {
-  const parsed = twinConfigSchema.safeParse(env);
-  if (parsed.success) return parsed.data;
-  for (const issue of parsed.error.issues) process.stderr.write(`config: ${issue.path.join('.')}: ${issue.message}\n`);
-  process.exit(78);
+  return twinSettingsOrExit(twinConfigSchema, env);
 }

@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
+import { addTwinControlRoutes, E164 } from '../twin-common/control-routes';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { z } from 'zod';
 import type { Prisma, TwilioTwinCall } from '../../generated/prisma/client';
 import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
@@ -9,7 +9,7 @@ import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { createCallRunner, initialState, isEnded, type CallRequest, type LogEntry, type Redirect } from './calls';
 import { TWILIO_ERRORS, TwilioRestError } from './errors';
-import { personaScriptSchema, type PersonaScript } from './persona';
+import { type PersonaScript } from './persona';
 import { callResource, rfc2822 } from './resource';
 import type { HttpMethod } from './twiml';
 
@@ -43,7 +43,6 @@ export interface TwilioTwin {
   close(): Promise<void>;
 }
 
-const E164 = /^\+[1-9]\d{6,14}$/;
 const STATUS_CALLBACK_EVENTS = ['initiated', 'ringing', 'answered', 'completed'];
 const CALL_STATUSES = ['queued', 'ringing', 'in-progress', 'completed', 'busy', 'failed', 'no-answer', 'canceled'];
 
@@ -431,38 +430,19 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
 
   // ---- TEST CONTROL, not Twilio's: personas and the twin's own record of what was said.
 
-  app.post('/control/personas', (req, res) => {
-    const parsed = personaScriptSchema.extend({ number: z.string().regex(E164) }).safeParse(req.body);
-    if (!parsed.success) {
-      res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });
-      return;
-    }
-    const { number, ...script } = parsed.data;
-    personas.set(number, script);
-    res.json({ number, ...script });
-  });
-  app.delete('/control/personas/:number', (req, res) => {
-    personas.delete(String(req.params.number));
-    res.status(204).end();
-  });
-  app.get(
-    '/control/calls/:sid/log',
-    route(async (req, res) => {
-      const row = await db.twilioTwinCall.findUnique({ where: { sid: String(req.params.sid) } });
-      if (!row) {
-        res.status(404).json({ error: 'call_not_found' });
-        return;
-      }
-      res.json({
+  addTwinControlRoutes(app, personas, async (sid) => {
+    const row = await db.twilioTwinCall.findUnique({ where: { sid } });
+    return (
+      row && {
         sid: row.sid,
         to: row.to,
         status: row.status,
         answeredBy: row.answeredBy,
         durationSec: row.durationSec,
         log: row.log as unknown as LogEntry[],
-      });
-    }),
-  );
+      }
+    );
+  });
 
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {
     if (error instanceof TwilioRestError) return fail(res, error);
