@@ -1,3 +1,4 @@
+import { TWILIO_ANSWERED_BY, type TwilioAnsweredBy } from '../../lib/carriers/twilio/twilio-states';
 import { SIMULATED_TIMES, simulatedOutcomeFor, simulatedTalkMs } from '../carrier/timeline';
 
 /**
@@ -27,17 +28,9 @@ export const TWIN_TIMES = {
   endSilenceMs: 5_000,
 } as const;
 
-/** Twilio's AnsweredBy values (https://www.twilio.com/docs/voice/answering-machine-detection). */
-export const ANSWERED_BY = [
-  'human',
-  'machine_start',
-  'machine_end_beep',
-  'machine_end_silence',
-  'machine_end_other',
-  'fax',
-  'unknown',
-] as const;
-export type AnsweredBy = (typeof ANSWERED_BY)[number];
+/** Twilio's AnsweredBy values (https://www.twilio.com/docs/voice/answering-machine-detection): one list, the adapter's. */
+export const ANSWERED_BY = TWILIO_ANSWERED_BY;
+export type AnsweredBy = TwilioAnsweredBy;
 
 export type TerminalStatus = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
 
