@@ -7,7 +7,12 @@ import {
   type CallingWindow,
 } from '../../lib/dial-ladder/calling-window';
 import type { CallOutcome } from '../../lib/calls/call-outcomes';
-import { DEFAULT_DIAL_LADDER, dialLadderSchema, type DialLadder } from '../../lib/dial-ladder/dial-ladder';
+import {
+  DEFAULT_DIAL_LADDER,
+  dialLadderSchema,
+  withEveryOutcomeRule,
+  type DialLadder,
+} from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import type { ActivityDependencies } from '../dependencies';
 import { timeZonesOf } from './phone-time-zones';
@@ -241,7 +246,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       );
       if (!lead) throw leadNotFound(leadId);
       return {
-        ladder: lead.dialLadder ? dialLadderSchema.parse(lead.dialLadder) : DEFAULT_DIAL_LADDER,
+        ladder: lead.dialLadder ? withEveryOutcomeRule(dialLadderSchema.parse(lead.dialLadder)) : DEFAULT_DIAL_LADDER,
         window: lead.callingWindow ? callingWindowSchema.parse(lead.callingWindow) : DEFAULT_CALLING_WINDOW,
         timeZones: timeZonesOf(lead.phone),
       };

@@ -32,6 +32,7 @@ export function agentView(agent: AgentWithLinks) {
     extractionFields: agent.extractionFields as ExtractionField[],
     dictionaryIds: agent.dictionaries.map((link) => link.dictionaryId),
     backgroundAudioId: agent.backgroundAudioId,
+    voicemailMessage: agent.voicemailMessage,
     documentIds: agent.documents.map((link) => link.documentId),
     createdAt: agent.createdAt.toISOString(),
     updatedAt: agent.updatedAt.toISOString(),

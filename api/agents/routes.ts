@@ -30,6 +30,12 @@ export const agentSchema = z.object({
     .describe('What the agent fills from a conversation.'),
   dictionaryIds: z.array(z.string()).describe('Dictionaries the agent uses, in order.'),
   backgroundAudioId: z.string().nullable().describe('A background audio asset id; null: silence.'),
+  voicemailMessage: z
+    .string()
+    .nullable()
+    .describe(
+      'Left on an answering machine after its beep ({{name}} and lead fields filled); the call ends voicemail_left. null: none.',
+    ),
   documentIds: z
     .array(z.string())
     .describe(

@@ -14,7 +14,7 @@ import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 
 /** Reached and picked up as the KPIs define them (api/campaign-data/campaign-kpis.ts), per call. */
 const SLOT_COUNTS = `count(*)::int AS placed,
-       (count(*) FILTER (WHERE outcome IN ('answered', 'voicemail')))::int AS reached,
+       (count(*) FILTER (WHERE outcome IN ('answered', 'voicemail', 'voicemail_left')))::int AS reached,
        (count(*) FILTER (WHERE outcome = 'answered'))::int AS "pickedUp"`;
 
 async function timingOf({ sql }: AppServices, campaignId: string): Promise<TimingFacts> {

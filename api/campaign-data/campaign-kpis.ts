@@ -18,7 +18,7 @@ const CALL_SOURCES: KpiSources = {
   lead: `
         SELECT l.id, l.phone, l.status::text AS status, l."contactId",
                count(c.id) FILTER (WHERE c.id IS NOT NULL) > 0 AS attempted,
-               bool_or(c.outcome IN ('answered', 'voicemail')) AS reached,
+               bool_or(c.outcome IN ('answered', 'voicemail', 'voicemail_left')) AS reached,
                bool_or(c.outcome = 'answered') AS picked_up,
                l.status IN ('queued', 'dialing') AND count(c.id) > 0 AS reengaging
           FROM "Lead" l LEFT JOIN "Call" c ON c."leadId" = l.id

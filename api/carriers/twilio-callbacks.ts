@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { z } from 'zod';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
 import { openCarrierConnection, type OpenedCarrierConnection } from '../../lib/carriers/connections';
 import {
@@ -10,7 +11,10 @@ import {
   type TwilioAmdCallback,
   type TwilioStatusCallback,
 } from '../../lib/carriers/twilio/twilio-callbacks';
-import { twimlOfCall, type TwimlCall } from '../../lib/carriers/twilio/twiml';
+import { twimlOfCall, type TwimlCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
+import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
+import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
+import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
@@ -77,7 +81,16 @@ export async function receiveTwilioStatus(
   return receiveCallEvent(services, connection.provider, callEventOfTwilio(form, attemptId));
 }
 
-/** The asynchronous answering-machine detection's result: the call's answeredBy, while it is still on. */
+/** AnsweredBy values that say a machine's greeting has ended: the moment to leave the voicemail message. */
+const MACHINE_MESSAGE_END = new Set(['machine_end_beep', 'machine_end_silence', 'machine_end_other']);
+
+/**
+ * The asynchronous answering-machine detection's result: the call's answeredBy, while it is still on. When it says a
+ * machine's greeting has ended (machine_end_*), the call is redirected (Twilio's call update, through the connection
+ * that signed the request) to its voicemail step, .../twiml/voicemail, which leaves the agent's message or hangs up.
+ * Only while the call is on and no message has been left: a repeated or late result redirects nothing. A redirect
+ * that fails at Twilio fails the request (5xx), so Twilio's retry of the callback tries again.
+ */
 export async function receiveTwilioAmd(
   services: AppServices,
   req: Request,
@@ -91,21 +104,75 @@ export async function receiveTwilioAmd(
     answeredByEventOfTwilio(form, attemptId),
   );
   if (!result.found) throw new Refusal(ErrorCode.unknown_call);
+  if (MACHINE_MESSAGE_END.has(form.AnsweredBy)) {
+    const [live] = await poolSql(services.sql)<{ id: string }>(
+      {
+        name: 'twilio_call_awaiting_voicemail',
+        text: `SELECT id::text FROM "Call" WHERE "attemptId" = $1 AND "carrierConnectionId" = $2::uuid
+                  AND status = 'dialing' AND "voicemailLeftAt" IS NULL`,
+      },
+      attemptId,
+      connection.id,
+    );
+    if (live)
+      await createTwilioCalls(connection as TwilioConnection, { publicBaseUrl: services.publicBaseUrl! }).redirect(
+        form.CallSid,
+        `${twilioCallbackUrl(services.publicBaseUrl!, 'twiml', { connectionId: connection.id, attemptId })}/voicemail`,
+      );
+  }
   return { received: true as const, applied: result.applied };
 }
 
-/** The TwiML of the call the URL names (lib/carriers/twilio/twiml.ts, the seam): its agent and its lead. */
-export async function twilioCallTwiml(services: AppServices, req: Request, attemptId: string): Promise<string> {
+/** What a TwiML request says besides its call (Twilio sends more, kept as sent). */
+export const twilioTwimlRequestSchema = z.looseObject({
+  CallSid: z.string().max(100).optional(),
+  AnsweredBy: z.string().max(100).optional().describe('With synchronous detection: who answered.'),
+  SpeechResult: z.string().max(10_000).optional().describe("On a Gather's action: what the lead said."),
+  Confidence: z.string().max(40).optional().describe("On a Gather's action: the recognition's confidence, 0 to 1."),
+});
+export type TwilioTwimlRequest = z.infer<typeof twilioTwimlRequestSchema>;
+
+/** The step a TwiML URL names: none (the answer), a question's number, or voicemail. */
+export type TwimlStepOfUrl = { kind: 'answer' } | { kind: 'step'; step: number } | { kind: 'voicemail' };
+
+interface TwimlCallRow {
+  id: string;
+  agent: (NonNullable<TwimlCall['agent']> & { hints: string[] | null }) | null;
+  leadName: string | null;
+  leadFields: unknown;
+  testLead: unknown;
+}
+
+const confidenceOf = (value: string | undefined): number | null => {
+  const confidence = value === undefined ? NaN : Number(value);
+  return Number.isFinite(confidence) ? Math.min(1, Math.max(0, confidence)) : null;
+};
+
+/**
+ * The TwiML of the call the URL names, for the step it names (lib/carriers/twilio/twiml.ts, the seam): its agent
+ * (with its dictionaries' terms as hints) and its lead. The turns the step makes are stored once per call, step and
+ * part (a replayed or out-of-order request adds and moves nothing); the voicemail step with a message marks the call
+ * voicemailLeftAt, so that its end is voicemail_left. A step the agent's script does not have is unknown_call.
+ */
+export async function twilioCallTwiml(
+  services: AppServices,
+  req: Request,
+  attemptId: string,
+  stepOfUrl: TwimlStepOfUrl,
+  form: TwilioTwimlRequest,
+): Promise<string> {
   const connection = await connectionOfCall(services, req, attemptId);
-  const [call] = await poolSql(services.sql)<{
-    agent: TwimlCall['agent'];
-    leadName: string | null;
-    leadFields: unknown;
-    testLead: unknown;
-  }>(
+  const sql = poolSql(services.sql);
+  const [call] = await sql<TwimlCallRow>(
     {
       name: 'twilio_call_twiml',
-      text: `SELECT CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('language', a.language, 'voiceId', a."voiceId", 'script', a.script) END AS agent,
+      text: `SELECT c.id::text,
+                    CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('language', a.language, 'voiceId', a."voiceId",
+                      'script', a.script, 'voicemailMessage', a."voicemailMessage",
+                      'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
+                                  FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
+                                       unnest(d.terms) WITH ORDINALITY AS t(term, ord)
+                                 WHERE ad."agentId" = a.id)) END AS agent,
                     l.name AS "leadName", l.fields AS "leadFields", c."testLead"
                FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
               WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,
@@ -114,12 +181,54 @@ export async function twilioCallTwiml(services: AppServices, req: Request, attem
     connection.id,
   );
   if (!call) throw new Refusal(ErrorCode.unknown_call);
+  const questions = call.agent?.script.questions.length ?? 0;
+  if (stepOfUrl.kind === 'step' && stepOfUrl.step > questions) throw new Refusal(ErrorCode.unknown_call);
   const testLead = call.testLead as { name?: string | null; fields?: Record<string, unknown> } | null;
-  return twimlOfCall({
-    agent: call.agent,
-    lead: {
-      name: call.leadName ?? testLead?.name ?? null,
-      fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
+  // Synchronous detection tells who answered on the request itself: a machine's greeting ended is the voicemail step.
+  const request: TwimlRequest =
+    stepOfUrl.kind === 'voicemail' || (form.AnsweredBy !== undefined && MACHINE_MESSAGE_END.has(form.AnsweredBy))
+      ? { kind: 'voicemail' }
+      : stepOfUrl.kind === 'answer'
+        ? { kind: 'answer' }
+        : {
+            kind: 'step',
+            step: stepOfUrl.step,
+            heard:
+              form.SpeechResult !== undefined
+                ? { text: form.SpeechResult, confidence: confidenceOf(form.Confidence) }
+                : null,
+          };
+  const { twiml, turns } = twimlOfCall(
+    {
+      agent: call.agent && { ...call.agent, hints: call.agent.hints ?? [] },
+      lead: {
+        name: call.leadName ?? testLead?.name ?? null,
+        fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
+      },
+      twimlUrl: twilioCallbackUrl(services.publicBaseUrl!, 'twiml', { connectionId: connection.id, attemptId }),
     },
-  });
+    request,
+  );
+  const leftMessage = request.kind === 'voicemail' && turns.length > 0;
+  await sql(
+    {
+      name: 'twilio_call_turns',
+      text: `WITH now AS (SELECT (now() AT TIME ZONE 'UTC') AS at),
+                  base AS (SELECT min("createdAt") AS at FROM "CallTurn" WHERE "callId" = $1::uuid),
+                  stored AS (
+               INSERT INTO "CallTurn" ("callId", step, part, speaker, text, confidence, "offsetMs", "createdAt")
+               SELECT $1::uuid, t.step, t.part, t.speaker, t.text, t.confidence,
+                      greatest(0, round(extract(epoch FROM now.at - coalesce(base.at, now.at)) * 1000))::int, now.at
+                 FROM jsonb_to_recordset($2::jsonb) AS t(step int, part int, speaker text, text text, confidence float8),
+                      now, base
+               ON CONFLICT ("callId", step, part) DO NOTHING
+               RETURNING 1)
+             UPDATE "Call" SET "voicemailLeftAt" = (SELECT at FROM now)
+              WHERE $3::boolean AND id = $1::uuid AND "voicemailLeftAt" IS NULL`,
+    },
+    call.id,
+    JSON.stringify(turns),
+    leftMessage,
+  );
+  return twiml;
 }

@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import {
@@ -7,7 +8,13 @@ import {
 } from '../../lib/carriers/twilio/twilio-callbacks';
 import { TWILIO_CALL_ROUTE } from '../../lib/carriers/twilio/twilio-urls';
 import { defineRoute, FORM_MEDIA_TYPE } from '../http/route';
-import { assertSignedByTwilio, receiveTwilioAmd, receiveTwilioStatus, twilioCallTwiml } from './twilio-callbacks';
+import {
+  assertSignedByTwilio,
+  receiveTwilioAmd,
+  receiveTwilioStatus,
+  twilioCallTwiml,
+  twilioTwimlRequestSchema,
+} from './twilio-callbacks';
 
 const params = z.object({
   connectionId: z
@@ -31,6 +38,24 @@ const received = z.object({
 });
 
 const errors = { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_call] };
+
+/** What the TwiML routes (the answer and the script walk's steps) share: signed like the callbacks, a form in, TwiML out. */
+const twimlRoute = {
+  access: { public: true as const },
+  tags: ['Telephony'],
+  headerParameters: signatureHeader,
+  body: twilioTwimlRequestSchema,
+  bodyMediaType: FORM_MEDIA_TYPE as typeof FORM_MEDIA_TYPE,
+  beforeValidation: assertSignedByTwilio,
+  responses: { 200: { description: 'A TwiML document.', contentType: 'text/xml', schema: z.string() } },
+  errors,
+};
+
+/** Written here: the route table answers JSON otherwise. */
+function sendTwiml(res: Response, twiml: string) {
+  res.status(200).type('text/xml').send(twiml);
+  return { status: 200 as const };
+}
 
 /** Twilio's requests for a call placed through a Twilio connection (docs/features/carriers.md#twilio-callbacks). */
 export const twilioRoutes = [
@@ -79,23 +104,41 @@ export const twilioRoutes = [
   defineRoute({
     method: 'post',
     path: `${TWILIO_CALL_ROUTE}/twiml`,
-    access: { public: true },
     summary:
-      'The TwiML Twilio obeys once the call is answered (Url): what the agent says. Public: authenticated by ' +
-      'X-Twilio-Signature, like the callbacks.',
-    tags: ['Telephony'],
+      "The TwiML Twilio obeys once the call is answered (Url): the agent's opening line and first question (a speech " +
+      'Gather whose action is .../twiml/1). Public: authenticated by X-Twilio-Signature, like the callbacks. With ' +
+      'AnsweredBy machine_end_* (synchronous detection): the voicemail message.',
+    ...twimlRoute,
     params,
-    headerParameters: signatureHeader,
-    body: z.looseObject({}),
-    bodyMediaType: FORM_MEDIA_TYPE,
-    beforeValidation: assertSignedByTwilio,
-    responses: { 200: { description: 'A TwiML document.', contentType: 'text/xml', schema: z.string() } },
-    errors,
-    handler: async ({ services, req, res, params }) => {
-      const twiml = await twilioCallTwiml(services, req, params.attemptId);
-      // Written here: the route table answers JSON otherwise.
-      res.status(200).type('text/xml').send(twiml);
-      return { status: 200 };
-    },
+    handler: async ({ services, req, res, params, body }) =>
+      sendTwiml(res, await twilioCallTwiml(services, req, params.attemptId, { kind: 'answer' }, body)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/twiml/{step}`,
+    summary:
+      "A step of the agent's script walk (docs/features/carriers.md#the-script-walk): the action of question {step}'s " +
+      'speech Gather, with the SpeechResult and Confidence Twilio heard (none: the lead said nothing), stored once per ' +
+      'call and step as a turn of the transcript; answers the next question, or the closing and <Hangup/>. {step} ' +
+      "voicemail: the machine's greeting has ended (the detection's redirect): the voicemail message, then <Hangup/>. " +
+      'Public: authenticated by X-Twilio-Signature. A replayed or out-of-order request adds and reorders nothing.',
+    ...twimlRoute,
+    params: params.extend({
+      step: z
+        .string()
+        .regex(/^([1-9][0-9]{0,2}|voicemail)$/)
+        .describe("A question's number (1 to the script's questions), or voicemail."),
+    }),
+    handler: async ({ services, req, res, params, body }) =>
+      sendTwiml(
+        res,
+        await twilioCallTwiml(
+          services,
+          req,
+          params.attemptId,
+          params.step === 'voicemail' ? { kind: 'voicemail' } : { kind: 'step', step: Number(params.step) },
+          body,
+        ),
+      ),
   }),
 ];

@@ -147,6 +147,18 @@ export const backgroundAudioIdSchema = z
     'A background audio asset of GET /background-audio: a platform asset id or the id of one of the workspace uploads; null: silence.',
   );
 
+export const voicemailMessageSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(AGENT_LIMITS.lineChars)
+  .nullable()
+  .describe(
+    'What the agent leaves on an answering machine after its beep ({{name}} and {{<lead field>}} filled, as in the ' +
+      'script), then hangs up: the call ends voicemail_left. null: no message (a machine is hung up on at its beep; ' +
+      'the call ends voicemail). At most 1000 characters, trimmed.',
+  );
+
 /** A platform asset, or else an upload id to look up in the workspace; null: neither can it be. */
 export function backgroundAudioReference(id: string): { platform: true } | { uploadId: string } | null {
   if (findPlatformBackgroundAudio(id)) return { platform: true };
@@ -162,6 +174,7 @@ export const agentSettings = {
   extractionFields: extractionFieldsSchema,
   dictionaryIds: dictionaryIdsSchema,
   backgroundAudioId: backgroundAudioIdSchema,
+  voicemailMessage: voicemailMessageSchema,
 };
 
 export const newAgentSchema = z.strictObject({
@@ -169,6 +182,7 @@ export const newAgentSchema = z.strictObject({
   extractionFields: agentSettings.extractionFields.default([]),
   dictionaryIds: agentSettings.dictionaryIds.default([]),
   backgroundAudioId: agentSettings.backgroundAudioId.default(null),
+  voicemailMessage: agentSettings.voicemailMessage.default(null),
 });
 
 export const agentUpdateSchema = z

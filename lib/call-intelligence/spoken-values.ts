@@ -71,6 +71,8 @@ export const NON_ANSWERS = [
   /\brather not say\b/i,
   /\bno idea\b/i,
   /\bcan'?t say\b/i,
+  // What the transcript of a Twilio call says for a question nobody answered (lib/carriers/twilio/twiml.ts).
+  /^\(no answer\)$/i,
 ];
 
 export const isNonAnswer = (text: string) => NON_ANSWERS.some((pattern) => pattern.test(text));

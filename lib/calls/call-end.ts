@@ -9,7 +9,8 @@ import { callsPlaced } from '../metrics/calls';
 
 /**
  * How a terminal carrier state becomes the call's outcome (docs/features/calls.md#telephony-the-carrier-path,
- * "Outcomes"): completed by a human -> answered, by a machine -> voicemail (unknown: answered); busy -> busy; no-answer
+ * "Outcomes"): completed by a human -> answered, by a machine -> voicemail (unknown: answered; voicemail_left, in
+ * applyCallEvents' statement, when the agent's voicemail message was left: Call.voicemailLeftAt); busy -> busy; no-answer
  * -> no_answer; failed -> invalid_number when the carrier's reason says so, else failed; canceled (we hung up: the
  * campaign was stopped) -> what the call had reached: answered or voicemail once picked up, no_answer while it was
  * still ringing.
@@ -124,7 +125,10 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
            "providerCallId" = input."providerCallId", "lastEventAt" = (input."occurredAt" AT TIME ZONE 'UTC'),
            status = CASE WHEN input.terminal THEN 'ended' ELSE c.status END,
            outcome = CASE WHEN input.terminal THEN (CASE coalesce(last_applied."answeredBy", c."answeredBy")
-                       WHEN 'human' THEN input."outcomeIfHuman" WHEN 'machine' THEN input."outcomeIfMachine"
+                       WHEN 'human' THEN input."outcomeIfHuman"
+                       -- A machine that took the agent's voicemail message (lib/carriers/twilio/twiml.ts).
+                       WHEN 'machine' THEN (CASE WHEN input."outcomeIfMachine" = 'voicemail' AND c."voicemailLeftAt" IS NOT NULL
+                                                 THEN 'voicemail_left' ELSE input."outcomeIfMachine" END)
                        ELSE input."outcomeIfUnknown" END) ELSE c.outcome END,
            "durationMs" = CASE WHEN input.terminal THEN input."durationMs" ELSE c."durationMs" END,
            "endedAt" = CASE WHEN input.terminal THEN ${NOW_UTC} ELSE c."endedAt" END

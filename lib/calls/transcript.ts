@@ -8,6 +8,12 @@ export const transcriptTurnSchema = z.object({
   speaker: z.enum(['agent', 'lead']).describe('agent: the AI calling agent; lead: the person called.'),
   text: z.string(),
   offsetMs: z.number().int().min(0).describe('Milliseconds from the answer to the start of the turn.'),
+  confidence: z
+    .number()
+    .min(0)
+    .max(1)
+    .optional()
+    .describe("The carrier's speech-recognition confidence of a lead's answer, when it gave one."),
 });
 
 export const transcriptSchema = z.array(transcriptTurnSchema);

@@ -103,9 +103,27 @@ export function createConnectionCarrier({
       await (await callsOf(call.carrierConnectionId!)).hangup(providerCallId, call.carrierStatus);
     },
     async transcript(providerCallId) {
-      // What was said on a carrier's call is heard by the product's own TwiML (the agent's script, next): none yet.
-      if (await connectionCallById(providerCallId)) return null;
-      return fallback.transcript(providerCallId);
+      // What was said on a carrier's call is what the product's own TwiML said and heard (the agent's script walk,
+      // api/carriers/twilio-callbacks.ts): its stored turns, in step order. None stored: no transcript (yet).
+      const call = await connectionCallById(providerCallId);
+      if (!call) return fallback.transcript(providerCallId);
+      const turns = await db.sql<{
+        speaker: 'agent' | 'lead';
+        text: string;
+        confidence: number | null;
+        offsetMs: number;
+      }>(
+        `SELECT t.speaker, t.text, t.confidence, t."offsetMs" FROM "CallTurn" t JOIN "Call" c ON c.id = t."callId"
+          WHERE c."attemptId" = $1 ORDER BY t.step, t.part`,
+        call.attemptId,
+      );
+      if (turns.length === 0) return null;
+      return turns.map(({ speaker, text, confidence, offsetMs }) => ({
+        speaker,
+        text,
+        offsetMs,
+        ...(confidence !== null && { confidence }),
+      }));
     },
   };
 }

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { CALL_OUTCOMES } from '../calls/call-outcomes';
 
+/** Outcomes every ladder gives a rule for; voicemail_left may be left out (it then follows voicemail). */
+const RULED_OUTCOMES = CALL_OUTCOMES.filter((outcome) => outcome !== 'voicemail_left');
+
 /** What an attempt's outcome does to the ladder: end it, or move to the next rung after its delay. */
 export const ladderRuleSchema = z.enum(['end', 'next']);
 
@@ -18,12 +21,34 @@ export const dialLadderSchema = z.object({
     )
     .min(1)
     .max(10),
-  outcomes: z.record(z.enum(CALL_OUTCOMES), ladderRuleSchema),
+  outcomes: z
+    .strictObject({
+      ...(Object.fromEntries(RULED_OUTCOMES.map((outcome) => [outcome, ladderRuleSchema])) as Record<
+        (typeof RULED_OUTCOMES)[number],
+        typeof ladderRuleSchema
+      >),
+      voicemail_left: ladderRuleSchema
+        .optional()
+        .describe("A machine took the agent's voicemail message. Not given: the voicemail rule."),
+    })
+    .describe('What each outcome of an attempt does: end the ladder, or move to the next rung.'),
 });
 
 export type DialLadder = z.infer<typeof dialLadderSchema>;
 
-/** Now, +2 hours, +1 day. Answered and invalid numbers end the ladder; every other outcome moves on. */
+/**
+ * The ladder as the lead workflow reads it (activities/dial-ladder/calls.ts): voicemail_left, which ladders made
+ * before it existed (and bodies that leave it out) do not give, follows the ladder's voicemail rule.
+ */
+export const withEveryOutcomeRule = (ladder: DialLadder): DialLadder => ({
+  ...ladder,
+  outcomes: { ...ladder.outcomes, voicemail_left: ladder.outcomes.voicemail_left ?? ladder.outcomes.voicemail },
+});
+
+/**
+ * Now, +2 hours, +1 day. Answered and invalid numbers end the ladder; every other outcome moves on, a voicemail left
+ * included (the lead was not reached in person; a campaign that wants one message only sets voicemail_left: end).
+ */
 export const DEFAULT_DIAL_LADDER: DialLadder = {
   rungs: [{ delaySeconds: 0 }, { delaySeconds: 2 * 3600 }, { delaySeconds: 24 * 3600 }],
   outcomes: {
@@ -31,6 +56,7 @@ export const DEFAULT_DIAL_LADDER: DialLadder = {
     busy: 'next',
     no_answer: 'next',
     voicemail: 'next',
+    voicemail_left: 'next',
     failed: 'next',
     invalid_number: 'end',
   },

@@ -97,6 +97,7 @@ describe('agents', () => {
       extractionFields: [],
       dictionaryIds: [],
       backgroundAudioId: null,
+      voicemailMessage: null,
       documentIds: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),

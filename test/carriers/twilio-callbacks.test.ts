@@ -15,7 +15,9 @@ import {
   TWILIO_CALL_STATUSES,
 } from '../../lib/carriers/twilio/twilio-states';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
-import { twimlOfCall } from '../../lib/carriers/twilio/twiml';
+import { NO_ANSWER_TEXT, twilioHints, twimlOfCall, VOICEMAIL_STEP } from '../../lib/carriers/twilio/twiml';
+import { twilioSayVoiceOf } from '../../lib/carriers/twilio/twilio-voices';
+import { VOICES } from '../../lib/voices/voices';
 import { outcomeOfTerminalState } from '../../lib/calls/call-end';
 
 describe('signedByTwilio', () => {
@@ -183,26 +185,99 @@ describe("Twilio's callbacks as the product's carrier events", () => {
   });
 });
 
-describe('twimlOfCall, the seam of what the agent says', () => {
-  it("says the agent's opening line and closing with the lead's fields, escaped, then hangs up", () => {
-    expect(
-      twimlOfCall({
-        agent: {
-          language: 'en-US',
-          voiceId: 'v1',
-          script: { openingLine: 'Hi {{name}}, about <order> {{order}} & more', questions: ['Q?'], closing: 'Bye.' },
-        },
-        lead: { name: 'Ana', fields: { order: 'A-7' } },
-      }),
-    ).toBe(
-      '<?xml version="1.0" encoding="UTF-8"?><Response><Say language="en-US">Hi Ana, about &lt;order&gt; A-7 &amp; more</Say>' +
-        '<Say language="en-US">Bye.</Say><Hangup/></Response>',
+describe('twimlOfCall, the seam of what the agent says: the script walk', () => {
+  const URL = 'https://calls.example.com/telephony/twilio/c1/calls/a%3A1/twiml';
+  const agent = {
+    language: 'en-US',
+    voiceId: 'espeak-ng/en-gb',
+    script: {
+      openingLine: 'Hi {{name}}, about <order> {{order}} & more',
+      questions: ['Which colour, {{name}}?', 'How many?'],
+      closing: 'Bye.',
+    },
+    voicemailMessage: 'Hello {{name}}, call us back about {{order}}.',
+    hints: ['red', 'navy, blue', 'red', ' green '],
+  };
+  const call = { agent, lead: { name: 'Ana', fields: { order: 'A-7' } }, twimlUrl: URL };
+  const xml = (body: string) => `<?xml version="1.0" encoding="UTF-8"?><Response>${body}</Response>`;
+  const say = (text: string) => `<Say voice="Polly.Amy" language="en-GB">${text}</Say>`;
+  const gather = (step: number, question: string) =>
+    `<Gather input="speech" action="${URL}/${step}" method="POST" language="en-US" hints="red, navy blue, green" ` +
+    `timeout="6" speechTimeout="auto" actionOnEmptyResult="true">${say(question)}</Gather>`;
+
+  it('answers with the opening line, escaped, then the first question in a speech Gather whose action is step 1', () => {
+    expect(twimlOfCall(call)).toEqual({
+      twiml: xml(say('Hi Ana, about &lt;order&gt; A-7 &amp; more') + gather(1, 'Which colour, Ana?')),
+      turns: [
+        { step: 0, part: 1, speaker: 'agent', text: 'Hi Ana, about <order> A-7 & more', confidence: null },
+        { step: 0, part: 2, speaker: 'agent', text: 'Which colour, Ana?', confidence: null },
+      ],
+    });
+  });
+
+  it("stores the lead's answer of step n, asks question n + 1, and after the last one closes and hangs up", () => {
+    expect(twimlOfCall(call, { kind: 'step', step: 1, heard: { text: 'Navy blue.', confidence: 0.91 } })).toEqual({
+      twiml: xml(gather(2, 'How many?')),
+      turns: [
+        { step: 1, part: 0, speaker: 'lead', text: 'Navy blue.', confidence: 0.91 },
+        { step: 1, part: 2, speaker: 'agent', text: 'How many?', confidence: null },
+      ],
+    });
+    expect(twimlOfCall(call, { kind: 'step', step: 2, heard: { text: 'Two.', confidence: 0.8 } })).toEqual({
+      twiml: xml(`${say('Bye.')}<Hangup/>`),
+      turns: [
+        { step: 2, part: 0, speaker: 'lead', text: 'Two.', confidence: 0.8 },
+        { step: 2, part: 2, speaker: 'agent', text: 'Bye.', confidence: null },
+      ],
+    });
+  });
+
+  it('says (no answer) for a Gather that heard nothing, and goes on', () => {
+    const { turns, twiml } = twimlOfCall(call, { kind: 'step', step: 1, heard: null });
+    expect(turns[0]).toEqual({ step: 1, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null });
+    expect(twiml).toBe(xml(gather(2, 'How many?')));
+    expect(twimlOfCall(call, { kind: 'step', step: 1, heard: { text: '  ', confidence: 0.2 } }).turns[0]!.text).toBe(
+      NO_ANSWER_TEXT,
     );
   });
 
+  it('leaves the voicemail message with the lead filled, then hangs up; without a message it hangs up', () => {
+    expect(twimlOfCall(call, { kind: 'voicemail' })).toEqual({
+      twiml: xml(`${say('Hello Ana, call us back about A-7.')}<Hangup/>`),
+      turns: [
+        {
+          step: VOICEMAIL_STEP,
+          part: 1,
+          speaker: 'agent',
+          text: 'Hello Ana, call us back about A-7.',
+          confidence: null,
+        },
+      ],
+    });
+    expect(twimlOfCall({ ...call, agent: { ...agent, voicemailMessage: null } }, { kind: 'voicemail' })).toEqual({
+      twiml: xml('<Hangup/>'),
+      turns: [],
+    });
+  });
+
+  it("maps every catalogue voice to a Twilio voice of the voice's language; an unknown voice speaks Twilio's default in the agent's language", () => {
+    for (const voice of VOICES) {
+      const mapped = twilioSayVoiceOf(voice.id, 'en-US');
+      expect(mapped.voice, voice.id).toMatch(/^(Polly|Google)\.[A-Za-z-]+$/);
+      expect(mapped.language, voice.id).toBe(voice.language);
+    }
+    const { twiml } = twimlOfCall({ ...call, agent: { ...agent, voiceId: 'v1', language: 'de-DE' } });
+    expect(twiml).toContain('<Say language="de-DE">Hi Ana');
+  });
+
+  it('keeps at most 500 hints', () => {
+    expect(twilioHints(Array.from({ length: 600 }, (_, index) => `term ${index}`)).split(', ')).toHaveLength(500);
+  });
+
   it('hangs up at once on a call without an agent', () => {
-    expect(twimlOfCall({ agent: null, lead: { name: null, fields: {} } })).toBe(
-      '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>',
-    );
+    expect(twimlOfCall({ agent: null, lead: { name: null, fields: {} } })).toEqual({
+      twiml: '<?xml version="1.0" encoding="UTF-8"?><Response><Hangup/></Response>',
+      turns: [],
+    });
   });
 });

@@ -209,6 +209,22 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
         await twilioRequest(() => client.calls(callSid).update({ status: statusFor(now.status) }));
       }
     },
+
+    /**
+     * Makes a call in progress obey another TwiML document at once (POST .../Calls/{Sid}.json with Url), leaving what
+     * it was doing (a Gather still listening included): the voicemail drop at a machine's beep. A call that has ended
+     * meanwhile (Twilio refuses the redirect with a 4xx, e.g. 21220) is left alone: answers false.
+     */
+    async redirect(callSid: string, url: string): Promise<boolean> {
+      try {
+        await twilioRequest(() => client.calls(callSid).update({ url, method: 'POST' }));
+        return true;
+      } catch (error) {
+        const status = restStatusOf(error);
+        if (status !== undefined && status >= 400 && status < 500) return false;
+        throw error;
+      }
+    },
   };
 }
 

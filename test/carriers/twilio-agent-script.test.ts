@@ -1,0 +1,282 @@
+// The agent's script walk on Twilio calls and the voicemail drop (docs/features/carriers.md#the-script-walk), end to
+// end on the real servers: the API, a worker, Temporal and PostgreSQL, and the Twilio twin as the carrier. The twin's
+// personas say what the lead answers; its call log is what each side really said.
+import { randomUUID } from 'node:crypto';
+import twilio from 'twilio';
+import { describe, expect, it } from 'vitest';
+import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
+import { connectCarrier } from '../../lib/carriers/connections';
+import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
+import { NO_ANSWER_TEXT } from '../../lib/carriers/twilio/twiml';
+import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
+import type { Transcript } from '../../lib/calls/transcript';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
+import { speakingMs } from '../../simulators/twilio-twin/plan';
+import { checkedFetch, startTestApi } from '../support/api';
+import { startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
+import { startedLeadWorkflow } from '../support/lead-workflows';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+const keyring = keyringSchema.parse(newKeyringEntry('k1'));
+const twin = await startTestTwilioTwin(db, {
+  timeScale: 0.02,
+  accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
+});
+const simulated = await startTestCarrier(db);
+const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring });
+await startTestWorker(temporal.taskQueue, {
+  db,
+  calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl }),
+  statusCallbackBaseUrl: api.baseUrl,
+});
+
+const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
+const connection = await connectCarrier(db, keyring, {
+  workspaceId: owner.workspaceId,
+  provider: 'twilio-twin',
+  baseUrl: twin.baseUrl,
+  account: { family: 'twilio', accountSid: TWILIO_TWIN_ACCOUNT_SID, secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN } },
+});
+const caller = '+14155569001';
+await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+const dictionary = await db.dictionary.create({
+  data: { workspaceId: owner.workspaceId, name: 'Colours', terms: ['navy', 'crimson'], charCount: 11 },
+});
+
+const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
+
+async function campaignWithAgent(voicemailMessage: string | null = null) {
+  const agent = await db.agent.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Shoes',
+      language: 'en-US',
+      voiceId: 'espeak-ng/en-us',
+      script: {
+        openingLine: 'Hello {{name}}, this is the shoe shop.',
+        questions: QUESTIONS,
+        closing: 'Thank you, goodbye.',
+      },
+      extractionFields: [
+        { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
+        { name: 'pairs', type: 'number', description: '' },
+      ],
+      voicemailMessage,
+      dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
+    },
+  });
+  const campaign = await db.campaign.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Script walk',
+      acceptsLeadPush: true,
+      dialLadder: SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+      callerNumbers: [caller],
+      agentId: agent.id,
+    },
+  });
+  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  return campaign;
+}
+
+/** Pushes a lead, waits for its ladder to finish, and answers its one call. */
+async function callLead(campaignId: string, phone: string) {
+  const idempotencyKey = randomUUID();
+  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
+    key: owner.key,
+    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
+  });
+  expect(response.status).toBe(202);
+  const { leadId } = (await response.json()) as { leadId: string };
+  const result = await (await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey)).result();
+  const call = await db.call.findFirstOrThrow({ where: { leadId } });
+  return { result, call };
+}
+
+/** The call once its call intelligence is stored (it starts when the call has ended). */
+const withIntelligence = (callId: string) =>
+  until(
+    () => db.call.findUniqueOrThrow({ where: { id: callId } }),
+    (call) => call.intelligence !== null,
+  );
+
+const said = (transcript: Transcript, speaker: 'agent' | 'lead') =>
+  transcript.filter((turn) => turn.speaker === speaker).map((turn) => turn.text);
+
+/** Posts a form to a call's TwiML route as Twilio would, signed with `token` (null: unsigned). */
+async function postTwiml(path: string, form: Record<string, string>, token: string | null) {
+  const target = `${api.baseUrl}${path}`;
+  return checkedFetch(target, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(token !== null && { 'x-twilio-signature': twilio.getExpectedTwilioSignature(token, target, form) }),
+    },
+    body: new URLSearchParams(form).toString(),
+  });
+}
+
+describe("the agent's script walk on a Twilio call", () => {
+  it('asks each question with a speech Gather, and the transcript is what the lead really answered; call intelligence fills the fields from it', async () => {
+    const campaign = await campaignWithAgent();
+    await scriptPersona(twin.baseUrl, {
+      number: '+14155569101',
+      answers: [
+        { speech: "I'd like navy, please.", confidence: 0.93 },
+        { speech: '3 pairs.', confidence: 0.88 },
+      ],
+    });
+    const { result, call } = await callLead(campaign.id, '+14155569101');
+    expect(result).toMatchObject({ outcome: 'answered' });
+    const done = await withIntelligence(call.id);
+    const transcript = done.transcript as Transcript;
+    expect(said(transcript, 'lead')).toEqual(["I'd like navy, please.", '3 pairs.']);
+    expect(said(transcript, 'agent')).toEqual([
+      'Hello Ana, this is the shoe shop.',
+      ...QUESTIONS,
+      'Thank you, goodbye.',
+    ]);
+    expect(transcript.map((turn) => turn.speaker)).toEqual(['agent', 'agent', 'lead', 'agent', 'lead', 'agent']);
+    expect(transcript.filter((turn) => turn.speaker === 'lead').map((turn) => turn.confidence)).toEqual([0.93, 0.88]);
+    const offsets = transcript.map((turn) => turn.offsetMs);
+    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
+    expect(offsets.at(-1)).toBeGreaterThan(0);
+    // What the twin heard and said is the transcript: the callee's speech, the agent's Says (voice mapped).
+    const log = await twinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.filter((entry) => entry.kind === 'speech').map((entry) => entry.text)).toEqual(
+      said(transcript, 'lead'),
+    );
+    const says = log.log.filter((entry) => entry.kind === 'say');
+    expect(says.map((entry) => entry.text)).toEqual(said(transcript, 'agent'));
+    expect(new Set(says.map((entry) => `${entry.voice}/${entry.language}`))).toEqual(new Set(['Polly.Joanna/en-US']));
+    const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
+    expect(intelligence.extraction.colour!.value).toBe('navy');
+    expect(intelligence.extraction.pairs!.value).toBe(3);
+    expect(done.outcome).toBe('answered');
+  });
+
+  it('says (no answer) for a question the lead does not answer, and goes on to the next', async () => {
+    const campaign = await campaignWithAgent();
+    await scriptPersona(twin.baseUrl, { number: '+14155569102', answers: [null, '2 pairs, please.'] });
+    const { call } = await callLead(campaign.id, '+14155569102');
+    const done = await withIntelligence(call.id);
+    const transcript = done.transcript as Transcript;
+    expect(said(transcript, 'lead')).toEqual([NO_ANSWER_TEXT, '2 pairs, please.']);
+    expect(said(transcript, 'agent')).toEqual([
+      'Hello Ana, this is the shoe shop.',
+      ...QUESTIONS,
+      'Thank you, goodbye.',
+    ]);
+    const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
+    expect(intelligence.extraction.colour!.value).toBeNull();
+    expect(intelligence.extraction.pairs!.value).toBe(2);
+  });
+
+  it('refuses unsigned and badly signed step requests (401), and a replayed step changes no turn', async () => {
+    const campaign = await campaignWithAgent();
+    await scriptPersona(twin.baseUrl, { number: '+14155569103', answers: ['Red.', 'One pair.'] });
+    const { call } = await callLead(campaign.id, '+14155569103');
+    await withIntelligence(call.id);
+    const turnsBefore = await db.callTurn.findMany({
+      where: { callId: call.id },
+      orderBy: [{ step: 'asc' }, { part: 'asc' }],
+    });
+    expect(turnsBefore.filter((turn) => turn.speaker === 'lead').map((turn) => turn.text)).toEqual([
+      'Red.',
+      'One pair.',
+    ]);
+    const step = (n: number | string) =>
+      `${new URL(twilioCallbackUrl(api.baseUrl, 'twiml', { connectionId: connection.id, attemptId: call.attemptId })).pathname}/${n}`;
+    const form = { CallSid: call.providerCallId!, SpeechResult: 'Green.', Confidence: '0.99' };
+    expect((await postTwiml(step(1), form, null)).status).toBe(401);
+    expect((await postTwiml(step(1), form, 'not-the-auth-token')).status).toBe(401);
+    // A step out of the script is unknown.
+    expect((await postTwiml(step(3), form, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(404);
+    // Replayed (signed, as a captured request would be): answered again, nothing stored twice or changed.
+    const replay = await postTwiml(step(1), form, TWILIO_TWIN_AUTH_TOKEN);
+    expect(replay.status).toBe(200);
+    expect(await replay.text()).toContain(QUESTIONS[1]);
+    const second = await postTwiml(step(2), { CallSid: call.providerCallId! }, TWILIO_TWIN_AUTH_TOKEN);
+    expect(second.status).toBe(200);
+    expect(
+      await db.callTurn.findMany({ where: { callId: call.id }, orderBy: [{ step: 'asc' }, { part: 'asc' }] }),
+    ).toEqual(turnsBefore);
+  });
+});
+
+describe('the voicemail drop', () => {
+  it("leaves the agent's message after a machine's beep, then hangs up: voicemail_left", async () => {
+    const campaign = await campaignWithAgent('Hi {{name}}, this is the shoe shop: please call us back.');
+    const { result, call } = await callLead(campaign.id, '+14155569107');
+    expect(result).toMatchObject({ outcome: 'voicemail_left' });
+    const ended = await db.call.findUniqueOrThrow({ where: { id: call.id } });
+    expect(ended).toMatchObject({ outcome: 'voicemail_left', answeredBy: 'machine' });
+    expect(ended.voicemailLeftAt).not.toBeNull();
+    const log = await twinLog(twin.baseUrl, call.providerCallId!);
+    const greeting = log.log.find((entry) => entry.kind === 'greeting')!;
+    const message = log.log.filter(
+      (entry) => entry.kind === 'say' && entry.text === 'Hi Ana, this is the shoe shop: please call us back.',
+    );
+    expect(message).toHaveLength(1);
+    expect(message[0]!.atMs).toBeGreaterThanOrEqual(greeting.atMs + speakingMs(greeting.text!));
+    expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent' });
+    const done = await withIntelligence(call.id);
+    expect(said(done.transcript as Transcript, 'agent').at(-1)).toBe(
+      'Hi Ana, this is the shoe shop: please call us back.',
+    );
+  });
+
+  it('without a message, hangs up at the beep: plain voicemail', async () => {
+    const campaign = await campaignWithAgent(null);
+    const { result, call } = await callLead(campaign.id, '+14155569117');
+    expect(result).toMatchObject({ outcome: 'voicemail' });
+    const ended = await db.call.findUniqueOrThrow({ where: { id: call.id } });
+    expect(ended).toMatchObject({ outcome: 'voicemail', voicemailLeftAt: null });
+    const log = await twinLog(twin.baseUrl, call.providerCallId!);
+    // Redirected at the beep to the voicemail step, which hangs up: the script's closing is never said to the machine.
+    const redirect = log.log.findIndex((entry) => entry.kind === 'redirect');
+    expect((log.log[redirect] as { url?: string } | undefined)?.url).toMatch(/\/twiml\/voicemail$/);
+    expect(log.log.slice(redirect + 1).map((entry) => entry.kind)).toEqual(['hangup']);
+    expect(log.log.some((entry) => entry.text === 'Thank you, goodbye.')).toBe(false);
+  });
+
+  it("takes the agent's voicemailMessage over the API: stored trimmed, null clears it, too long is refused", async () => {
+    const created = await api.request('POST', '/agents', {
+      key: owner.key,
+      body: {
+        name: 'Voicemail',
+        language: 'en-US',
+        voiceId: 'espeak-ng/en-us',
+        script: { openingLine: 'Hi.' },
+        voicemailMessage: '  Call us back, {{name}}.  ',
+      },
+    });
+    expect(created.status).toBe(201);
+    const agent = (await created.json()) as { id: string; voicemailMessage: string | null };
+    expect(agent.voicemailMessage).toBe('Call us back, {{name}}.');
+    const cleared = await api.request('PATCH', `/agents/${agent.id}`, {
+      key: owner.key,
+      body: { voicemailMessage: null },
+    });
+    expect(((await cleared.json()) as { voicemailMessage: unknown }).voicemailMessage).toBeNull();
+    const tooLong = await api.request('PATCH', `/agents/${agent.id}`, {
+      key: owner.key,
+      body: { voicemailMessage: 'x'.repeat(1001) },
+    });
+    expect(tooLong.status).toBe(400);
+    const withoutOne = await api.request('POST', '/agents', {
+      key: owner.key,
+      body: { name: 'Plain', language: 'en-US', voiceId: 'espeak-ng/en-us', script: { openingLine: 'Hi.' } },
+    });
+    expect(((await withoutOne.json()) as { voicemailMessage: unknown }).voicemailMessage).toBeNull();
+  });
+});
