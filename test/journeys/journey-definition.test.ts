@@ -179,6 +179,7 @@ describe('node data and outputs', () => {
       'busy',
       'no_answer',
       'voicemail',
+      'voicemail_left',
       'failed',
       'invalid_number',
       'do_not_call',
