@@ -4,14 +4,18 @@
 // Usage: node --import tsx bench/load-signed-events.ts <events url> <calls file> <first call> <connections> <seconds>
 // The calls file has one "<attemptId> <providerCallId>" per line. Request k reports call
 // (first + floor(k / 2)) % calls: ringing, then in-progress, each with an eventId of its own.
-// BENCH_SIGNING_SECRET is the provider's secret. Prints one JSON object:
+// BENCH_SIGNING_SECRET is the provider's secret. BENCH_EVENT_FORMAT=twilio: Twilio's status callbacks instead, the url a
+// template whose {attemptId} each request fills, the form signed X-Twilio-Signature with the secret as auth token over
+// that very URL (the API's PUBLIC_BASE_URL is the URL the load calls). Prints one JSON object:
 // { requests, errors, applied, appliedByStatus, callsUsed, rps, p50Ms, p90Ms, p99Ms }; appliedByStatus counts, per
 // status sent, the events answered 200 and those of them applied (a ringing answered after its call's in-progress
 // is not: the two are sent at once on two connections).
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import twilio from 'twilio';
 import { SIGNATURE_HEADER, signEvent } from '../lib/calls/signature';
+import { TWILIO_SIGNATURE_HEADER } from '../lib/carriers/twilio/twilio-callbacks';
 import { runLoad } from './load-loop';
 
 const [url, callsFile, firstArg, connectionsArg, secondsArg] = process.argv.slice(2);
@@ -31,10 +35,31 @@ const appliedByStatus: Record<string, { answered: number; applied: number }> = {
   'in-progress': { answered: 0, applied: 0 },
 };
 
-function once(): Promise<number> {
-  const index = next++;
-  const [attemptId, providerCallId] = calls[(first + Math.floor(index / 2)) % calls.length]!;
-  const status = index % 2 ? 'in-progress' : 'ringing';
+/** The carrier's request for event `index` of a call: its URL, body and headers, signed as the carrier signs. */
+function eventRequest(index: number, attemptId: string, providerCallId: string, status: 'ringing' | 'in-progress') {
+  if (process.env.BENCH_EVENT_FORMAT === 'twilio') {
+    const target = url!.replace('{attemptId}', encodeURIComponent(attemptId));
+    // What Twilio posts: the call's identity, its status and its place among the call's callbacks.
+    const form = {
+      AccountSid: 'ACdeadbeefdeadbeefdeadbeefdeadbeef',
+      ApiVersion: '2010-04-01',
+      CallSid: providerCallId,
+      CallStatus: status,
+      Direction: 'outbound-api',
+      From: '+14155550999',
+      To: '+14155550120',
+      SequenceNumber: index % 2 ? '2' : '1',
+      Timestamp: new Date().toUTCString(),
+    };
+    return {
+      target,
+      body: new URLSearchParams(form).toString(),
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        [TWILIO_SIGNATURE_HEADER]: twilio.getExpectedTwilioSignature(secret, target, form),
+      },
+    };
+  }
   const body = JSON.stringify({
     eventId: `${run}:${index}`,
     providerCallId,
@@ -45,17 +70,25 @@ function once(): Promise<number> {
     reason: null,
     occurredAt: new Date().toISOString(),
   });
+  return {
+    target: url!,
+    body,
+    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signEvent(secret, body) },
+  };
+}
+
+function once(): Promise<number> {
+  const index = next++;
+  const [attemptId, providerCallId] = calls[(first + Math.floor(index / 2)) % calls.length]!;
+  const status = index % 2 ? 'in-progress' : 'ringing';
+  const { target, body, headers } = eventRequest(index, attemptId, providerCallId, status);
   return new Promise((resolve, reject) => {
     const request = http.request(
-      url!,
+      target,
       {
         method: 'POST',
         agent,
-        headers: {
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(body),
-          [SIGNATURE_HEADER]: signEvent(secret, body),
-        },
+        headers: { ...headers, 'content-length': Buffer.byteLength(body) },
       },
       (response) => {
         const chunks: Buffer[] = [];

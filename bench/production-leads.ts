@@ -13,6 +13,8 @@ import { BENCH_LADDER, pushLeads } from './ladder-campaign';
 import { apiHealthy, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
 import { cpuNow, cpuSecondsBetween, descendsFrom } from './measure';
 import { createDatabase, type Database } from '../lib/database';
+import { ensureTwilioTwinConnection } from '../lib/carriers/twin';
+import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { freePort } from '../scripts/stack/child-process';
 
@@ -100,12 +102,20 @@ export function cpuSecondsWithEndedBackends(
   return groups;
 }
 
+/** The carrier a round's calls go through: the simulated carrier, or the Twilio twin by a connection. */
+export type BenchCarrierPath = 'simulated' | 'twilio-twin';
+
+/** The caller number the Twilio-twin rounds dial from, bound to the workspace's twilio-twin connection. */
+const TWIN_CALLER_NUMBER = '+14155550999';
+
 export interface ProductionSide {
   db: Database;
   databaseUrl: string;
   taskQueue: string;
   api: BenchProcess;
   carrier: BenchProcess;
+  /** The Twilio twin, when the side was started with `twilioTwin`. */
+  twilioTwin?: BenchProcess;
   /** The worker running now (replaced by restartWorker). */
   worker: BenchProcess;
   /** Stops the worker and starts another on the same task queue with these node flags and environment. */
@@ -115,8 +125,15 @@ export interface ProductionSide {
    * the task queue runs any more: what a lead sets off after its own end (its call's intelligence) is its cost
    * too, and must not spill into the next measurement.
    */
-  runLeads(leads: number): Promise<ProductionRun>;
+  runLeads(leads: number, options?: RunOptions): Promise<ProductionRun>;
   stop(): Promise<void>;
+}
+
+export interface RunOptions {
+  /** Default simulated; twilio-twin needs the side started with `twilioTwin`. */
+  carrier?: BenchCarrierPath;
+  /** The campaign's ladder; default a single attempt with the benches' outcome rules. */
+  dialLadder?: { rungs: Array<{ delaySeconds: number }>; outcomes: Record<string, string> };
 }
 
 export interface ProductionRun {
@@ -146,6 +163,11 @@ export async function startProductionSide(setup: {
   scratchDir?: string;
   /** The number every lead has; default ANSWERED_PHONE. */
   phone?: string;
+  /**
+   * Also run the Twilio twin (simulators/twilio-twin/) as its own process at the same time scale, with a twilio-twin
+   * carrier connection and a caller number bound to it, for rounds run with `carrier: 'twilio-twin'`.
+   */
+  twilioTwin?: boolean;
 }): Promise<ProductionSide> {
   const signingSecret = `bench-${randomUUID()}`;
   const db = createDatabase(setup.databaseUrl, { poolSize: 4 });
@@ -157,7 +179,9 @@ export async function startProductionSide(setup: {
   const { carrier, url: carrierUrl } = await startBenchCarrier(setup.databaseUrl, signingSecret, TIME_SCALE);
   const apiPort = await freePort();
   const apiUrl = `http://127.0.0.1:${apiPort}`;
+  const keyring = setup.twilioTwin ? newKeyringEntry('bench') : undefined;
   const common = {
+    ...(keyring ? { SECRETS_KEYS: keyring, PUBLIC_BASE_URL: apiUrl } : {}),
     DATABASE_URL: setup.databaseUrl,
     TEMPORAL_ADDRESS: setup.temporalAddress,
     TEMPORAL_TASK_QUEUE: taskQueue,
@@ -191,8 +215,29 @@ export async function startProductionSide(setup: {
     await started.printed('worker polling');
     return started;
   };
+  let twilioTwin: BenchProcess | undefined;
+  if (keyring) {
+    const twinPort = await freePort();
+    twilioTwin = startBenchProcess('simulators/twilio-twin/main.ts', {
+      DATABASE_URL: setup.databaseUrl,
+      TWILIO_TWIN_HOST: '127.0.0.1',
+      TWILIO_TWIN_PORT: String(twinPort),
+      TWILIO_TWIN_TIME_SCALE: String(TIME_SCALE),
+    });
+    await twilioTwin.printed('twilio twin listening');
+    await db.phoneNumber.create({
+      data: {
+        workspaceId,
+        e164: TWIN_CALLER_NUMBER,
+        country: 'US',
+        region: '',
+        capabilities: { voice: true, whatsapp: false },
+      },
+    });
+    await ensureTwilioTwinConnection(db, keyringSchema.parse(keyring), workspaceId, `http://127.0.0.1:${twinPort}`);
+  }
   // A bench that fails leaves none of its processes behind.
-  process.once('exit', () => [liveWorker, api, carrier].forEach((each) => each?.stop()));
+  process.once('exit', () => [liveWorker, api, carrier, twilioTwin].forEach((each) => each?.stop()));
   await apiHealthy(apiUrl);
   const side: ProductionSide = {
     db,
@@ -200,6 +245,7 @@ export async function startProductionSide(setup: {
     taskQueue,
     api,
     carrier,
+    twilioTwin,
     worker: await startWorker(setup.workerNodeArgs ?? [], setup.workerEnv ?? {}),
     async restartWorker(nodeArgs, env = {}) {
       side.worker.stop();
@@ -207,7 +253,8 @@ export async function startProductionSide(setup: {
       side.worker = await startWorker(nodeArgs, env);
       return side.worker;
     },
-    async runLeads(leads) {
+    async runLeads(leads, { carrier: path = 'simulated', dialLadder } = {}) {
+      if (path === 'twilio-twin' && !twilioTwin) throw new Error('the side was started without the Twilio twin');
       const client = createJsonPoster(apiUrl, { authorization: `Bearer ${key}` }, 4);
       const post = async (pathname: string, body: unknown, expected: number) => {
         const response = await client.post(pathname, body);
@@ -219,13 +266,18 @@ export async function startProductionSide(setup: {
           name: 'Bench one-call leads',
           acceptsLeadPush: true,
           status: 'RUNNING',
-          dialLadder: { rungs: [{ delaySeconds: 0 }], outcomes: BENCH_LADDER.outcomes },
+          dialLadder: dialLadder ?? { rungs: [{ delaySeconds: 0 }], outcomes: BENCH_LADDER.outcomes },
+          callerNumbers: path === 'twilio-twin' ? [TWIN_CALLER_NUMBER] : [],
           callingWindow: { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] },
           // One line per lead: no lead waits for another's call to end.
           maxConcurrentCalls: leads,
         },
       });
-      const measured = { worker: side.worker.pid, API: api.pid, 'simulated carrier': carrier.pid };
+      const measured = {
+        worker: side.worker.pid,
+        API: api.pid,
+        ...(path === 'twilio-twin' ? { 'Twilio twin': twilioTwin!.pid } : { 'simulated carrier': carrier.pid }),
+      };
       const cpuBefore = cpuNow();
       const threadBefore = threadCpuSeconds(side.worker.pid);
       const started = performance.now();
@@ -261,8 +313,9 @@ export async function startProductionSide(setup: {
       };
     },
     async stop() {
-      for (const each of [side.worker, api, carrier]) each.stop();
-      await Promise.all([side.worker, api, carrier].map((each) => waitForExit(each.pid)));
+      const processes = [side.worker, api, carrier, ...(twilioTwin ? [twilioTwin] : [])];
+      for (const each of processes) each.stop();
+      await Promise.all(processes.map((each) => waitForExit(each.pid)));
       await db.$disconnect();
       await temporalConnection.close();
     },

@@ -16,10 +16,15 @@
 //   signature check and no database. The same signed bodies are sent to it.
 // - In process: the cost of one verifyEventSignature (and one signEvent) on a typical event body.
 // Writes bench/results/telephony-events.json and .md.
+//
+// BENCH_CARRIER=twilio (`npm run bench:twilio-callbacks`): the same for Twilio's status callbacks through a twilio-twin
+// carrier connection, POST /telephony/twilio/{connectionId}/calls/{attemptId}/status: form-encoded, X-Twilio-Signature
+// checked with the connection's auth token (opened, decrypted, per request) over the public URL, the call found by
+// its attempt and connection, the event applied by CallSid and SequenceNumber. The bare route is registered the same
+// way (form body, the same schemas) with no signature and no database. Writes bench/results/twilio-callbacks.*.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -39,6 +44,14 @@ import { prismaSql } from '../lib/run-sql';
 import { createDatabase } from '../lib/database';
 import { callEventSchema } from '../lib/calls/call-event';
 import { signEvent, verifyEventSignature, SIGNATURE_HEADER } from '../lib/calls/signature';
+import twilio from 'twilio';
+import { signedByTwilio, twilioStatusCallbackSchema } from '../lib/carriers/twilio/twilio-callbacks';
+import { TWILIO_CALL_ROUTE } from '../lib/carriers/twilio/twilio-urls';
+import { ensureTwilioTwinConnection, TWILIO_TWIN_AUTH_TOKEN } from '../lib/carriers/twin';
+import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
+import { twilioRoutes } from '../api/carriers/twilio-routes';
+import { FORM_MEDIA_TYPE } from '../api/http/route';
+import { freePort } from '../scripts/stack/child-process';
 import { addMember, createWorkspace } from '../lib/door/workspace-admin';
 import { projectRoot } from '../scripts/stack/paths';
 
@@ -48,12 +61,27 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CALLS = Number(process.env.BENCH_CALLS ?? 60_000);
 const VERIFICATIONS = Number(process.env.BENCH_VERIFICATIONS ?? 100_000);
 const APPLIED_IN_PROCESS = Number(process.env.BENCH_APPLIED_IN_PROCESS ?? 500);
-const PROVIDER = 'simulated';
-const SECRET = `bench-${randomUUID()}`;
+const TWILIO = process.env.BENCH_CARRIER === 'twilio';
+const PROVIDER = TWILIO ? 'twilio-twin' : 'simulated';
+/** The simulated carrier's signing secret, or the twin connection's auth token (the load signs with it). */
+const SECRET = TWILIO ? TWILIO_TWIN_AUTH_TOKEN : `bench-${randomUUID()}`;
+const RESULTS = TWILIO ? 'twilio-callbacks' : 'telephony-events';
 
 const bench = await startBenchPostgres('bench-telephony-events-');
 try {
   // 1. The signature alone, in this process.
+  const sampleUrl = `http://127.0.0.1:3000/telephony/twilio/${randomUUID()}/calls/${randomUUID()}:1/status`;
+  const sampleForm = {
+    AccountSid: 'ACdeadbeefdeadbeefdeadbeefdeadbeef',
+    ApiVersion: '2010-04-01',
+    CallSid: `CA${'0'.repeat(32)}`,
+    CallStatus: 'ringing',
+    Direction: 'outbound-api',
+    From: '+14155550999',
+    To: '+14155550120',
+    SequenceNumber: '1',
+    Timestamp: new Date().toUTCString(),
+  };
   const sampleBody = Buffer.from(
     JSON.stringify({
       eventId: `${randomUUID()}:0`,
@@ -68,11 +96,20 @@ try {
   );
   const header = signEvent(SECRET, sampleBody);
   if (!verifyEventSignature(SECRET, sampleBody, header)) throw new Error('the sample signature does not verify');
-  const signature = {
-    bodyBytes: sampleBody.length,
-    verifyUs: microsecondsPer(VERIFICATIONS, () => verifyEventSignature(SECRET, sampleBody, header)),
-    signUs: microsecondsPer(VERIFICATIONS, () => signEvent(SECRET, sampleBody)),
-  };
+  const twilioHeader = twilio.getExpectedTwilioSignature(SECRET, sampleUrl, sampleForm);
+  if (!signedByTwilio(SECRET, twilioHeader, sampleUrl, sampleForm))
+    throw new Error('the Twilio sample does not verify');
+  const signature = TWILIO
+    ? {
+        bodyBytes: new URLSearchParams(sampleForm).toString().length,
+        verifyUs: microsecondsPer(VERIFICATIONS, () => signedByTwilio(SECRET, twilioHeader, sampleUrl, sampleForm)),
+        signUs: microsecondsPer(VERIFICATIONS, () => twilio.getExpectedTwilioSignature(SECRET, sampleUrl, sampleForm)),
+      }
+    : {
+        bodyBytes: sampleBody.length,
+        verifyUs: microsecondsPer(VERIFICATIONS, () => verifyEventSignature(SECRET, sampleBody, header)),
+        signUs: microsecondsPer(VERIFICATIONS, () => signEvent(SECRET, sampleBody)),
+      };
   console.error('signature', signature);
 
   // 2. Calls as the ladder records them once dialed: a campaign's leads, each with one dialing call.
@@ -80,50 +117,70 @@ try {
   const { id: workspaceId } = await createWorkspace(db, 'Bench', {});
   await addMember(db, workspaceId, 'bench@bench.localhost', 'owner');
   const campaign = await db.campaign.create({ data: { workspaceId, name: 'Bench', status: 'RUNNING' } });
+  // Twilio: the calls are placed through a twilio-twin connection, as the dial records them; the API verifies with
+  // its auth token over the URL it is reached at.
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const keyring = TWILIO ? keyringSchema.parse(newKeyringEntry('bench')) : undefined;
+  const connectionId = keyring
+    ? (await ensureTwilioTwinConnection(db, keyring, workspaceId, 'http://127.0.0.1:9')).connection.id
+    : null;
   const rows = await db.$queryRawUnsafe<Array<{ attemptId: string; providerCallId: string }>>(
     `WITH leads AS (
        INSERT INTO "Lead" (id, "workspaceId", "campaignId", "idempotencyKey", phone, "workflowId", "requestId", status, "updatedAt")
        SELECT gen_random_uuid(), $1::uuid, $2::uuid, 'bench-' || n, '+14155550120', 'lead-bench-' || n, gen_random_uuid(), 'dialing', now()
          FROM generate_series(1, $3::int) AS n
        RETURNING id)
-     INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "providerCallId", "startedAt")
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, id, 1, id::text || ':1', $4, 'dialing', 'sim_' || md5(id::text), now() AT TIME ZONE 'UTC'
+     INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "providerCallId", "startedAt", "carrierConnectionId")
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, id, 1, id::text || ':1', $4, 'dialing',
+            CASE WHEN $5::uuid IS NULL THEN 'sim_' ELSE 'CA' END || md5(id::text), now() AT TIME ZONE 'UTC', $5::uuid
        FROM leads
      RETURNING "attemptId", "providerCallId"`,
     workspaceId,
     campaign.id,
     CALLS,
     PROVIDER,
+    connectionId,
   );
   const callsFile = path.join(bench.workDir, 'calls.txt');
   writeFileSync(callsFile, rows.map((row) => `${row.attemptId} ${row.providerCallId}`).join('\n'));
 
   // 3. One app: the real routes, and the bare route registered the same way ahead of them.
-  const { services, close } = await benchAppServices(db, bench.url, {
-    telephonySigningSecrets: { [PROVIDER]: SECRET },
-  });
-  const bareRoute = defineRoute({
-    method: 'post',
-    path: '/bench/telephony/{provider}/events',
-    access: { public: true },
-    summary: 'Bench only: the event route without signature check and database.',
-    params: z.object({ provider: z.string() }),
-    body: callEventSchema,
-    responses: telephonyEventRoutes[0]!.responses,
-    handler: async () => ({ status: 200, body: { received: true as const, applied: false } }),
-  });
+  const { services, close } = await benchAppServices(
+    db,
+    bench.url,
+    TWILIO ? { carrierKeyring: keyring, publicBaseUrl: baseUrl } : { telephonySigningSecrets: { [PROVIDER]: SECRET } },
+  );
+  const bareRoute = TWILIO
+    ? defineRoute({
+        method: 'post',
+        path: `/bench${TWILIO_CALL_ROUTE}/status`,
+        access: { public: true },
+        summary: 'Bench only: the Twilio status callback route without signature check and database.',
+        params: z.object({ connectionId: z.string(), attemptId: z.string() }),
+        body: twilioStatusCallbackSchema,
+        bodyMediaType: FORM_MEDIA_TYPE,
+        responses: twilioRoutes[0]!.responses,
+        handler: async () => ({ status: 200, body: { received: true as const, applied: false } }),
+      })
+    : defineRoute({
+        method: 'post',
+        path: '/bench/telephony/{provider}/events',
+        access: { public: true },
+        summary: 'Bench only: the event route without signature check and database.',
+        params: z.object({ provider: z.string() }),
+        body: callEventSchema,
+        responses: telephonyEventRoutes[0]!.responses,
+        handler: async () => ({ status: 200, body: { received: true as const, applied: false } }),
+      });
   const app = express();
   registerRoutes(app, [bareRoute], services);
   app.use(createApp(services));
-  const baseUrl = await new Promise<string>((resolve) => {
-    const server = app.listen(0, '127.0.0.1', () =>
-      resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}`),
-    );
-  });
-  const targets = {
-    bare: `${baseUrl}/bench/telephony/${PROVIDER}/events`,
-    events: `${baseUrl}/telephony/${PROVIDER}/events`,
-  };
+  await new Promise<void>((resolve) => app.listen(port, '127.0.0.1', () => resolve()));
+  const twilioPath = `/telephony/twilio/${connectionId}/calls/{attemptId}/status`;
+  const targets = TWILIO
+    ? { bare: `${baseUrl}/bench${twilioPath}`, events: `${baseUrl}${twilioPath}` }
+    : { bare: `${baseUrl}/bench/telephony/${PROVIDER}/events`, events: `${baseUrl}/telephony/${PROVIDER}/events` };
 
   type Run = LoadRun & { applied: number; callsUsed: number };
   let nextCall = 0;
@@ -141,7 +198,10 @@ try {
         String(connections),
         String(SECONDS),
       ],
-      { cwd: projectRoot, env: { ...process.env, BENCH_SIGNING_SECRET: SECRET } },
+      {
+        cwd: projectRoot,
+        env: { ...process.env, BENCH_SIGNING_SECRET: SECRET, BENCH_EVENT_FORMAT: TWILIO ? 'twilio' : 'simulated' },
+      },
     );
     const run = JSON.parse(stdout) as Run;
     if (variant === 'events') nextCall += run.callsUsed;
@@ -191,25 +251,30 @@ try {
     measuredAt: new Date().toISOString(),
     machine: benchMachine(),
     setup: {
-      endpoint: `POST /telephony/${PROVIDER}/events`,
-      bare: `POST /bench/telephony/${PROVIDER}/events (same registration, schemas and body; no signature, no database)`,
-      mix: 'per call: ringing then in-progress, distinct eventIds, on calls in status dialing; no terminal events',
+      endpoint: TWILIO ? `POST ${TWILIO_CALL_ROUTE}/status` : `POST /telephony/${PROVIDER}/events`,
+      bare: `POST /bench${TWILIO ? `${TWILIO_CALL_ROUTE}/status` : `/telephony/${PROVIDER}/events`} (same registration, schemas and body; no signature, no database)`,
+      mix: TWILIO
+        ? 'per call: ringing (SequenceNumber 1) then in-progress (2), on calls in status dialing; no terminal callbacks'
+        : 'per call: ringing then in-progress, distinct eventIds, on calls in status dialing; no terminal events',
       secondsPerRun: SECONDS,
       rounds: ROUNDS,
       calls: CALLS,
       callsUsed: nextCall,
       eventsRecorded: recorded,
-      signatureHeader: SIGNATURE_HEADER,
+      signatureHeader: TWILIO ? 'X-Twilio-Signature' : SIGNATURE_HEADER,
     },
     signature,
     applyInProcess,
     levels,
   };
-  writeBenchResults('telephony-events', result, [
-    `# Carrier status events benchmark (${result.measuredAt})`,
+  const what = TWILIO
+    ? `Twilio's status callbacks, ${result.setup.endpoint} through a twilio-twin connection (form-encoded; X-Twilio-Signature, HMAC-SHA1 over the public URL and the sorted form, checked with the connection's auth token, opened and decrypted per request; the call found by attempt and connection; then one transaction: the call locked, the callback recorded once by CallSid and SequenceNumber, the call moved forward)`
+    : `POST /telephony/${PROVIDER}/events (HMAC-SHA256 signature checked over the raw body, then one transaction: the call locked, the event recorded once by eventId, the call moved forward)`;
+  writeBenchResults(RESULTS, result, [
+    `# ${TWILIO ? 'Twilio status callbacks' : 'Carrier status events'} benchmark (${result.measuredAt})`,
     '',
     ...(process.env.BENCH_NOTE ? [`**${process.env.BENCH_NOTE}**`, ''] : []),
-    `POST /telephony/${PROVIDER}/events (HMAC-SHA256 signature checked over the raw body, then one transaction: the call locked, the event recorded once by eventId, the call moved forward) against a bare POST route of the same app with the same body and schemas. Each call is sent ringing, then in-progress (${result.setup.mix}); ${CALLS} calls made first, ${nextCall} used. The load generator is its own process and signs every event. ${ROUNDS} alternating rounds of ${SECONDS} s per level; ${result.machine.cpus} CPUs shared by server, PostgreSQL and load generator (load average at the end ${os
+    `${what} against a bare POST route of the same app with the same body and schemas. Each call is sent ringing, then in-progress (${result.setup.mix}); ${CALLS} calls made first, ${nextCall} used. The load generator is its own process and signs every event. ${ROUNDS} alternating rounds of ${SECONDS} s per level; ${result.machine.cpus} CPUs shared by server, PostgreSQL and load generator (load average at the end ${os
       .loadavg()
       .map((load) => load.toFixed(2))
       .join(', ')}); Node ${process.version}. Medians.`,
