@@ -237,6 +237,7 @@ describe('with its database gone or black-holed, SIGTERM stops', () => {
 
 describe('the store simulator on SIGTERM', () => {
   /** A receiver that takes connections and never answers. */
+  /** A receiver that takes connections and never answers; `held` are the connections the sender has opened. */
   async function silentReceiver() {
     const held = new Set<net.Socket>();
     const server = net.createServer((socket) => void held.add(socket));
@@ -245,7 +246,7 @@ describe('the store simulator on SIGTERM', () => {
       for (const socket of held) socket.destroy();
       await new Promise((resolve) => server.close(resolve));
     });
-    return `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/crm/connections/x/webhooks`;
+    return { url: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/crm/connections/x/webhooks`, held };
   }
 
   /** The store simulator sending `orders` orders, four at a time, to receiverUrl. */
@@ -279,8 +280,17 @@ describe('the store simulator on SIGTERM', () => {
   }, 60_000);
 
   it('whose receiver never answers: exits 70 when the grace period is over, naming the orders in flight', async () => {
-    const store = startStoreSimulator(await silentReceiver(), 10);
-    await sleep(2_000);
+    const receiver = await silentReceiver();
+    const store = startStoreSimulator(receiver.url, 10);
+    // Its orders are in flight (not a fixed sleep: on a loaded machine a SIGTERM before the simulator has even started
+    // ends it by the signal, before its stop handling exists).
+    await waitFor(
+      'orders in flight',
+      async () => {
+        if (receiver.held.size === 0) throw new Error('no connection yet');
+      },
+      30_000,
+    );
     const { code, ms } = await stopBySignal(store, 'SIGTERM', GRACE_MS + STOP_MARGIN_MS);
     expect(code).toBe(70);
     expect(ms).toBeGreaterThanOrEqual(GRACE_MS);

@@ -62,17 +62,27 @@ export function createConnectionCarrier({
         providerCallId,
       )
     )[0];
-  const heldByOthers = (call: ConnectionCallRow) => async (callSids: string[]) =>
-    new Set(
-      (
-        await db.sql<{ providerCallId: string }>(
-          `SELECT "providerCallId" FROM "Call" WHERE provider = $1 AND "providerCallId" = ANY($2::text[]) AND "attemptId" <> $3`,
-          call.provider,
-          callSids,
-          call.attemptId,
-        )
-      ).map((row) => row.providerCallId),
+  /**
+   * What other attempts of the connection say about the calls Twilio listed for this one: the CallSids they hold, and
+   * how many of them, to the same number from the same caller, are still dialing without a CallSid (their dial's
+   * answer lost too, or not yet recorded): any listed call may be theirs.
+   */
+  const othersOf = (call: ConnectionCallRow) => async (callSids: string[]) => {
+    const [row] = await db.sql<{ held: string[]; unbound: number }>(
+      `SELECT coalesce((SELECT array_agg("providerCallId") FROM "Call"
+                         WHERE provider = $1 AND "providerCallId" = ANY($2::text[]) AND "attemptId" <> $3), '{}') AS held,
+              (SELECT count(*)::int FROM "Call"
+                WHERE "carrierConnectionId" = $4::uuid AND "toNumber" = $5 AND "fromNumber" IS NOT DISTINCT FROM $6
+                  AND status = 'dialing' AND "providerCallId" IS NULL AND "attemptId" <> $3) AS unbound`,
+      call.provider,
+      callSids,
+      call.attemptId,
+      call.carrierConnectionId,
+      call.toNumber,
+      call.fromNumber,
     );
+    return { held: new Set(row!.held), unboundOthers: row!.unbound };
+  };
 
   return {
     name: fallback.name,
@@ -94,7 +104,7 @@ export function createConnectionCarrier({
         to: call.toNumber!,
         from: call.fromNumber,
         recordedAt: call.startedAt,
-        heldByOthers: heldByOthers(call),
+        othersOf: othersOf(call),
       });
     },
     async hangup(providerCallId) {

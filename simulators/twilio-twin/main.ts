@@ -20,7 +20,9 @@ configureLogging({
 });
 // SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
-const db = createDatabase(config.DATABASE_URL);
+// Every call's loop and every REST request take a transaction: a burst of calls waits for a connection rather than
+// failing (a 500 Twilio would not answer).
+const db = createDatabase(config.DATABASE_URL, { poolSize: 20, transactionMaxWaitMs: 15_000 });
 stop.defer('database', () => db.$disconnect());
 const twin = createTwilioTwin({
   db,

@@ -644,6 +644,33 @@ describe('a dial whose answer is lost', () => {
       attemptId: call.attemptId,
     });
   });
+  it('adopts no listed call while another attempt to the same number and from the same caller has no CallSid yet', async () => {
+    // Many leads of one campaign may share a number: a create another attempt sent, answered late or lost, lists like
+    // this attempt's own. Adopting it would make one Twilio call two attempts' and leave this one without a call.
+    const product = await startProductStandIn();
+    const side = await twilioWorkspace(ACCOUNT_A);
+    const carrier = createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl });
+    const to = '+14155550145';
+    const mine = await dialingCallOn(side);
+    const other = await dialingCallOn(side);
+    for (const { call } of [mine, other])
+      await db.call.update({
+        where: { id: call.id },
+        data: { providerCallId: null, carrierStatus: null, toNumber: to },
+      });
+    const placed = await twin.client.calls.create({
+      to,
+      from: side.caller,
+      url: `${product.baseUrl}/twiml`,
+      statusCallback: `${product.baseUrl}/status`,
+    });
+    await expect(carrier.lookup({ attemptId: mine.call.attemptId })).rejects.toThrow(AmbiguousAttemptError);
+    await expect(carrier.lookup({ attemptId: other.call.attemptId })).rejects.toThrow(AmbiguousAttemptError);
+    // The other attempt records its call (its create's answer, or a callback whose URL names it): this attempt has
+    // none at Twilio, and may be dialed.
+    await db.call.update({ where: { id: other.call.id }, data: { providerCallId: placed.sid } });
+    expect(await carrier.lookup({ attemptId: mine.call.attemptId })).toBeNull();
+  });
 });
 
 describe('a request to Twilio that fails', () => {

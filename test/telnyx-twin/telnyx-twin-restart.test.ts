@@ -15,7 +15,9 @@ describe('a Telnyx twin restarted mid-call', () => {
   it('carries the call on: its speech, the answer, its end, and every webhook at least once, a duplicate by its id', async () => {
     const { db } = await useTestDatabase();
     const receiver = await startWebhookReceiver();
-    const first = await startTestTelnyxTwin(db, { timeScale: 0.02 });
+    // 0.05: the callee hangs up after 30 s with nothing happening, 1.5 s here, which a loaded machine's test still beats
+    // between the answer and its first command.
+    const first = await startTestTelnyxTwin(db, { timeScale: 0.05 });
     const { data } = await first.client.calls.dial({
       connection_id: TELNYX_TWIN_CONNECTION_ID,
       to: '+14155550400',
@@ -29,9 +31,11 @@ describe('a Telnyx twin restarted mid-call', () => {
       10_000,
     );
     await first.client.calls.actions.startTranscription(id, {});
-    // 20 words: 8 s of speech, 160 ms; the twin stops while it is being said.
+    // 43 words: 17 s of speech, 860 ms; the twin stops while it is being said.
     await first.client.calls.actions.speak(id, {
-      payload: 'Hello, this is the first part of a long message that goes on for a while. Is now a good time?',
+      payload:
+        'Hello, this is the first part of a long message that goes on for a while, and then it goes on a little ' +
+        'longer still, so that there is time enough to stop the twin in the middle. Is now a good time?',
       voice: 'female',
     });
     // The receiver refuses what comes next: it stays owed across the restart.
@@ -47,7 +51,7 @@ describe('a Telnyx twin restarted mid-call', () => {
     await new Promise((resolve) => setTimeout(resolve, 200));
     receiver.control.refuse = false;
 
-    const second = await startTestTelnyxTwin(db, { timeScale: 0.02 });
+    const second = await startTestTelnyxTwin(db, { timeScale: 0.05 });
     await until(
       async () => receiver.of(id),
       (webhooks) => webhooks.some((webhook) => webhook.eventType === 'call.transcription'),

@@ -160,15 +160,17 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
      * The call Twilio placed for an attempt whose dial answer was lost. Twilio cannot be asked by attempt id, so the
      * calls from the attempt's number to its lead's since it was recorded are listed (GET .../Calls.json by To, From
      * and StartTime>, and the queued ones, which have not started), the calls other attempts hold are set aside, and
-     * the one left is the attempt's. None: Twilio never created it (the attempt may be dialed). More than one: the
-     * attempt refuses to dial (AmbiguousAttemptError) until a callback, whose URL names the attempt, binds its call.
+     * the one left is the attempt's. None: Twilio never created it (the attempt may be dialed). More than one, or one
+     * while another attempt to the same number from the same caller is dialing without a CallSid (whose call it may
+     * be: its create answered late, or was lost too): the attempt refuses to dial (AmbiguousAttemptError) until a
+     * callback, whose URL names the attempt, binds its call, or the other attempt records its own.
      */
     async findCallOfAttempt(attempt: {
       attemptId: string;
       to: string;
       from: string | null;
       recordedAt: Date;
-      heldByOthers: (callSids: string[]) => Promise<Set<string>>;
+      othersOf: (callSids: string[]) => Promise<{ held: Set<string>; unboundOthers: number }>;
     }): Promise<CarrierCallSnapshot | null> {
       if (!attempt.from) return null;
       const since = new Date(attempt.recordedAt.getTime() - TWILIO_CLOCK_SKEW_MS);
@@ -182,9 +184,9 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
           .filter((call) => call.direction === 'outbound-api' && call.dateCreated.getTime() >= since.getTime())
           .map((call) => [call.sid, call]),
       );
-      const held = await attempt.heldByOthers([...seen.keys()]);
+      const { held, unboundOthers } = await attempt.othersOf([...seen.keys()]);
       const mine = [...seen.values()].filter((call) => !held.has(call.sid));
-      if (mine.length > 1)
+      if (mine.length > 1 || (mine.length === 1 && unboundOthers > 0))
         throw new AmbiguousAttemptError(
           attempt.attemptId,
           mine.map((call) => call.sid),
