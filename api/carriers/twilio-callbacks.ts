@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
-import { openCarrierConnection, type OpenedCarrierConnection } from '../../lib/carriers/connections';
+import { openCarrierConnectionWithCall, type OpenedCarrierConnection } from '../../lib/carriers/connections';
 import {
   answeredByEventOfTwilio,
   callEventOfTwilio,
@@ -21,8 +21,11 @@ import { poolSql } from '../../lib/run-sql';
 import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
 
-/** The connection whose auth token verified a request, for its handler (the path named it; the body never does). */
-const verified = new WeakMap<Request, OpenedCarrierConnection>();
+/**
+ * The connection whose auth token verified a request, for its handler (the path named it; the body never does), and
+ * whether the call of the attempt the path names was placed through it (read with the connection, one round trip).
+ */
+const verified = new WeakMap<Request, { connection: OpenedCarrierConnection; callOnIt: boolean }>();
 
 /**
  * 401 invalid_signature unless Twilio signed this request with the auth token of the live Twilio connection its path
@@ -31,10 +34,16 @@ const verified = new WeakMap<Request, OpenedCarrierConnection>();
  * before the body is judged, and nothing changes.
  */
 export async function assertSignedByTwilio(req: Request, services: AppServices): Promise<void> {
-  const connection =
+  const found =
     services.carrierKeyring && services.publicBaseUrl
-      ? await openCarrierConnection(services.db, services.carrierKeyring, String(req.params.connectionId))
+      ? await openCarrierConnectionWithCall(
+          services.db,
+          services.carrierKeyring,
+          String(req.params.connectionId),
+          String(req.params.attemptId),
+        )
       : null;
+  const connection = found?.connection;
   const twilioConnection =
     connection && (connection.provider === 'twilio' || connection.provider === 'twilio-twin') ? connection : null;
   const authToken =
@@ -43,7 +52,7 @@ export async function assertSignedByTwilio(req: Request, services: AppServices):
   const url = publicUrlOf(services.publicBaseUrl ?? '', req.originalUrl);
   if (!twilioConnection || !signedByTwilio(authToken, req.get(TWILIO_SIGNATURE_HEADER), url, form))
     throw new Refusal(ErrorCode.invalid_signature);
-  verified.set(req, twilioConnection);
+  verified.set(req, { connection: twilioConnection, callOnIt: found!.callOnIt });
 }
 
 /**
@@ -51,20 +60,12 @@ export async function assertSignedByTwilio(req: Request, services: AppServices):
  * that very connection: a callback signed by one workspace's account for another's call (or a call of another
  * connection) is unknown_call, and nothing changes.
  */
-async function connectionOfCall(services: AppServices, req: Request, attemptId: string) {
-  const connection = verified.get(req);
+function connectionOfCall(req: Request) {
+  const found = verified.get(req);
   // assertSignedByTwilio runs before every handler here: a request without it never reaches one.
-  if (!connection) throw new Refusal(ErrorCode.invalid_signature);
-  const [call] = await poolSql(services.sql)<{ id: string }>(
-    {
-      name: 'twilio_call_of_connection',
-      text: `SELECT id::text FROM "Call" WHERE "attemptId" = $1 AND "carrierConnectionId" = $2::uuid`,
-    },
-    attemptId,
-    connection.id,
-  );
-  if (!call) throw new Refusal(ErrorCode.unknown_call);
-  return connection;
+  if (!found) throw new Refusal(ErrorCode.invalid_signature);
+  if (!found.callOnIt) throw new Refusal(ErrorCode.unknown_call);
+  return found.connection;
 }
 
 /**
@@ -77,7 +78,7 @@ export async function receiveTwilioStatus(
   attemptId: string,
   form: TwilioStatusCallback,
 ) {
-  const connection = await connectionOfCall(services, req, attemptId);
+  const connection = connectionOfCall(req);
   return receiveCallEvent(services, connection.provider, callEventOfTwilio(form, attemptId));
 }
 
@@ -97,7 +98,7 @@ export async function receiveTwilioAmd(
   attemptId: string,
   form: TwilioAmdCallback,
 ) {
-  const connection = await connectionOfCall(services, req, attemptId);
+  const connection = connectionOfCall(req);
   const result = await applyAnsweredBy(
     poolSql(services.sql),
     connection.provider,
@@ -161,7 +162,7 @@ export async function twilioCallTwiml(
   stepOfUrl: TwimlStepOfUrl,
   form: TwilioTwimlRequest,
 ): Promise<string> {
-  const connection = await connectionOfCall(services, req, attemptId);
+  const connection = connectionOfCall(req);
   const sql = poolSql(services.sql);
   const [call] = await sql<TwimlCallRow>(
     {

@@ -40,14 +40,25 @@ export function createConnectionCarrier({
   /** PUBLIC_BASE_URL: the API as the carrier reaches it, where its callbacks and TwiML requests go. */
   publicBaseUrl: string;
 }): Carrier {
+  /**
+   * The adapter of each connection as last opened, kept while the connection reads the same: its SDK client and that
+   * client's kept-alive HTTP connections serve the next call too. Keyed by the opened secrets (one object per envelope,
+   * lib/carriers/connections.ts): a rotated or re-keyed connection gets a new adapter, as does a new base URL.
+   */
+  const adapters = new WeakMap<object, { baseUrl: string; calls: TwilioCalls }>();
   const callsOf = async (connectionId: string): Promise<TwilioCalls> => {
+    // Opened for every operation: a removed connection places nothing more, whatever is kept.
     const connection = await openCarrierConnection(db, requireKeyring(keyring), connectionId);
     if (!connection) throw new Error(`carrier connection ${connectionId} is removed or unknown`);
     if (connection.provider !== 'twilio' && connection.provider !== 'twilio-twin')
       throw new Error(
         `no adapter places ${familyOf(connection.provider)} calls yet (carrier connection ${connectionId})`,
       );
-    return createTwilioCalls(connection, { publicBaseUrl });
+    const kept = adapters.get(connection.secrets);
+    if (kept?.baseUrl === connection.baseUrl) return kept.calls;
+    const calls = createTwilioCalls(connection, { publicBaseUrl });
+    adapters.set(connection.secrets, { baseUrl: connection.baseUrl, calls });
+    return calls;
   };
   const callByAttempt = async (attemptId: string) =>
     (await db.sql<ConnectionCallRow>(`SELECT ${CALL_COLUMNS} FROM "Call" WHERE "attemptId" = $1`, attemptId))[0];

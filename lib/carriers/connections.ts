@@ -6,7 +6,6 @@ import { NotFoundError } from '../door/workspace-admin';
 import { ErrorCode } from '../error-codes';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { Refusal } from '../refusal';
-import { isUuid } from '../uuid';
 import { EnvelopeError, open, reseal, seal, type Envelope } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {
@@ -16,6 +15,7 @@ import {
   insertCarrierConnection,
   liveCarrierConnections,
   liveConnectionByLabel,
+  liveConnectionWithCall,
   lockLiveCarrierConnection,
   markRemoved,
   numbersBoundTo,
@@ -195,11 +195,33 @@ export async function listCarrierConnections(db: Database, workspaceId: string):
   return (await liveCarrierConnections(db, workspaceId)).map(viewOf);
 }
 
+/**
+ * Secrets opened before, by connection and envelope: every carrier request and callback opens its connection, and an
+ * envelope's nonce is new at each sealing, so a rotated or re-keyed connection is opened afresh and a removed one is
+ * never read (the row must still be live to be found). Held in this process's memory only, as opened secrets are
+ * while they are used; bounded, and emptied when full.
+ */
+const openedSecrets = new WeakMap<Keyring, Map<string, TwilioSecrets | TelnyxSecrets>>();
+const OPENED_SECRETS_MAX = 1000;
+
+function secretsOf(keyring: Keyring, row: CarrierConnectionRow, envelope: Envelope): TwilioSecrets | TelnyxSecrets {
+  // By ring: what one ring opens, another (without the key that sealed it) must fail to.
+  let opened = openedSecrets.get(keyring);
+  if (!opened) openedSecrets.set(keyring, (opened = new Map<string, TwilioSecrets | TelnyxSecrets>()));
+  const key = `${row.id}:${row.workspaceId}:${row.secretKeyId}:${row.secretNonce}:${row.secretCiphertext}`;
+  const known = opened.get(key);
+  if (known) return known;
+  const secrets = JSON.parse(open(keyring, envelope, additionalDataOf(row))) as TwilioSecrets | TelnyxSecrets;
+  if (opened.size >= OPENED_SECRETS_MAX) opened.clear();
+  opened.set(key, secrets);
+  return secrets;
+}
+
 function openRow(keyring: Keyring, row: CarrierConnectionRow): OpenedCarrierConnection {
   const envelope = envelopeOf(row);
   // A live row always holds its envelope (only removal wipes it): a missing one is a damaged row.
   if (!envelope) throw new Error(`carrier connection ${row.id} holds no secret material`);
-  const secrets = JSON.parse(open(keyring, envelope, additionalDataOf(row))) as TwilioSecrets | TelnyxSecrets;
+  const secrets = secretsOf(keyring, row, envelope);
   const provider = row.provider as CarrierProvider;
   const common = { id: row.id, workspaceId: row.workspaceId, label: row.label };
   const baseUrl = row.baseUrl ?? DEFAULT_BASE_URLS[provider]!;
@@ -248,9 +270,21 @@ export async function openCarrierConnection(
   keyring: Keyring,
   id: string,
 ): Promise<OpenedCarrierConnection | null> {
-  if (!isUuid(id)) return null;
-  const row = await db.carrierConnection.findFirst({ where: { id, deletedAt: null } });
-  return row && openRow(keyring, row);
+  return (await openCarrierConnectionWithCall(db, keyring, id, null))?.connection ?? null;
+}
+
+/**
+ * openCarrierConnection, and in the same round trip whether the call of `attemptId` was placed through it: what a
+ * carrier's request about a call is checked with (its signature by the connection, the call by the connection).
+ */
+export async function openCarrierConnectionWithCall(
+  db: Database,
+  keyring: Keyring,
+  id: string,
+  attemptId: string | null,
+): Promise<{ connection: OpenedCarrierConnection; callOnIt: boolean } | null> {
+  const found = await liveConnectionWithCall(db, id, attemptId);
+  return found && { connection: openRow(keyring, found.row), callOnIt: found.callOnIt };
 }
 
 /** New secret material: Twilio's token or key secret; Telnyx's API key and/or webhook key (the other kept). */

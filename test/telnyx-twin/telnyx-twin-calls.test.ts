@@ -271,8 +271,9 @@ describe('hang-up and commands', () => {
   it('a hang-up while speaking ends the speak with call_hangup', async () => {
     const id = await dial('+14155550380');
     await untilEvent(id, 'call.answered');
+    // 76 words: 30 s of speech, 1.5 s here, which the hang-up beats even on a loaded machine.
     await twin.client.calls.actions.speak(id, {
-      payload: 'This is a rather long sentence that takes a good few seconds to say out loud on the phone.',
+      payload: 'This is a rather long sentence that takes a good few seconds to say out loud on the phone. '.repeat(4),
       voice: 'female',
     });
     await untilEvent(id, 'call.speak.started');

@@ -1,3 +1,4 @@
+import { timingSafeEqual } from 'node:crypto';
 import twilio from 'twilio';
 import { z } from 'zod';
 import type { AnsweredByEvent } from '../../calls/call-end';
@@ -24,9 +25,11 @@ export function publicUrlOf(publicBaseUrl: string, originalUrl: string): string 
 }
 
 /**
- * Whether Twilio signed this request, by the SDK's validateRequest (which also tries the URL with and without its
- * default port, as Twilio may sign either). Twilio signs with the account's auth token: a connection made with an
- * API key pair has none here, and its callbacks cannot be verified (docs/features/carriers.md).
+ * Whether Twilio signed this request, by the SDK: first its signature of the URL exactly as called
+ * (getExpectedTwilioSignature, one HMAC, compared in constant time), then, only when that differs, its validateRequest,
+ * which also tries the URL with and without its default port, as Twilio may sign either (several HMACs: the common
+ * case pays one). Twilio signs with the account's auth token: a connection made with an API key pair has none here,
+ * and its callbacks cannot be verified (docs/features/carriers.md).
  */
 export function signedByTwilio(
   authToken: string | null,
@@ -35,6 +38,9 @@ export function signedByTwilio(
   form: Record<string, unknown>,
 ): boolean {
   if (!authToken || !signature) return false;
+  const expected = Buffer.from(twilio.getExpectedTwilioSignature(authToken, url, form as Record<string, string>));
+  const given = Buffer.from(signature);
+  if (expected.length === given.length && timingSafeEqual(expected, given)) return true;
   return twilio.validateRequest(authToken, signature, url, form);
 }
 
