@@ -510,6 +510,87 @@ describe("Twilio's callbacks on the API", () => {
     });
   });
 
+  it("never crosses workspaces on detection and the script's steps either: A's signature for B's call is refused there too", async () => {
+    const theirs = await dialingCallOn(B);
+    const onA = (path: string) => path.replace(B.connection.id, A.connection.id);
+    const amd = { CallSid: theirs.callSid, AccountSid: ACCOUNT_A.sid, AnsweredBy: 'machine_end_beep' };
+    // On A's path, signed by A: the call is not A's.
+    for (const response of [
+      await postForm(onA(theirs.path('amd')), amd, { token: ACCOUNT_A.authToken }),
+      await postForm(
+        `${onA(theirs.path('twiml'))}/voicemail`,
+        { CallSid: theirs.callSid },
+        { token: ACCOUNT_A.authToken },
+      ),
+      await postForm(
+        `${onA(theirs.path('twiml'))}/1`,
+        { CallSid: theirs.callSid, SpeechResult: 'Yes.' },
+        { token: ACCOUNT_A.authToken },
+      ),
+    ]) {
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ error: 'unknown_call' });
+    }
+    // On B's path, signed by A: not B's signature.
+    for (const response of [
+      await postForm(theirs.path('amd'), amd, { token: ACCOUNT_A.authToken }),
+      await postForm(`${theirs.path('twiml')}/voicemail`, { CallSid: theirs.callSid }, { token: ACCOUNT_A.authToken }),
+    ])
+      expect(response.status).toBe(401);
+    expect(await db.call.findUniqueOrThrow({ where: { id: theirs.call.id } })).toMatchObject({
+      status: 'dialing',
+      answeredBy: null,
+      voicemailLeftAt: null,
+    });
+    expect(await db.callEvent.count({ where: { callId: theirs.call.id } })).toBe(0);
+    expect(await db.callTurn.count({ where: { callId: theirs.call.id } })).toBe(0);
+  });
+
+  it('two workspaces calling the same number at once through their own accounts: each call, callback and line its own', async () => {
+    const [campaignA, campaignB] = await Promise.all([
+      runningCampaign(A, { openingLine: 'Hello {{name}}, this is workspace A.' }),
+      runningCampaign(B, { openingLine: 'Hello {{name}}, this is workspace B.' }),
+    ]);
+    const to = '+14155550152';
+    const [leadA, leadB] = await Promise.all([
+      pushLead(A.owner, campaignA.id, to),
+      pushLead(B.owner, campaignB.id, to),
+    ]);
+    expect(await leadA.handle.result()).toMatchObject({ outcome: 'answered', attempts: 1 });
+    expect(await leadB.handle.result()).toMatchObject({ outcome: 'answered', attempts: 1 });
+    for (const [side, lead, account, campaign] of [
+      [A, leadA, ACCOUNT_A, campaignA],
+      [B, leadB, ACCOUNT_B, campaignB],
+    ] as const) {
+      const [call] = await db.call.findMany({ where: { leadId: lead.leadId } });
+      expect(call).toMatchObject({
+        carrierConnectionId: side.connection.id,
+        fromNumber: side.caller,
+        outcome: 'answered',
+      });
+      // Placed with its own account on the twin, and only its own callbacks applied to it.
+      const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call!.providerCallId! } });
+      expect(onTwin).toMatchObject({ accountSid: account.sid, to, from: side.caller });
+      const events = await db.callEvent.findMany({ where: { callId: call!.id } });
+      expect(events.length).toBeGreaterThan(0);
+      expect(events.every((event) => event.eventId.startsWith(`${call!.providerCallId}:`))).toBe(true);
+      // Its own agent's words, as stored and as said on the line.
+      const turns = await db.callTurn.findMany({
+        where: { callId: call!.id },
+        orderBy: [{ step: 'asc' }, { part: 'asc' }],
+      });
+      const workspace = side === A ? 'A' : 'B';
+      expect(turns[0]!.text).toBe(`Hello Ana, this is workspace ${workspace}.`);
+      const log = (await (await fetch(`${twin.baseUrl}/control/calls/${call!.providerCallId}/log`)).json()) as {
+        log: Array<{ kind: string; text?: string }>;
+      };
+      expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual(
+        turns.map((turn) => turn.text),
+      );
+      expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+    }
+  });
+
   it('answers the TwiML of the call to a signed request', async () => {
     const { callSid, path } = await dialingCallOn(A);
     const response = await postForm(
