@@ -34,12 +34,16 @@ const keyring = keyringSchema.parse(newKeyringEntry('k1'));
 
 const ACCOUNT_A = { sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN };
 const ACCOUNT_B = { sid: `AC${'b0'.repeat(16)}`, authToken: 'account-b-auth-token-not-a-secret' };
+/** An account that may call only from the one number it owns: Twilio refuses any other From (21210). */
+const C_OWNED = '+14155569990';
+const ACCOUNT_C = { sid: `AC${'c0'.repeat(16)}`, authToken: 'account-c-auth-token-not-a-secret' };
 // Twin time: ringing 0.1 s before an answer, a 60 s ring timeout 1.2 s, a spoken word 8 ms.
 const twin = await startTestTwilioTwin(db, {
   timeScale: 0.02,
   accounts: [
     { sid: ACCOUNT_A.sid, authToken: ACCOUNT_A.authToken },
     { sid: ACCOUNT_B.sid, authToken: ACCOUNT_B.authToken },
+    { sid: ACCOUNT_C.sid, authToken: ACCOUNT_C.authToken, callerIds: [C_OWNED] },
   ],
 });
 /** Everything the adapter sends to Twilio, as sent, on its way to the twin. */
@@ -324,6 +328,68 @@ describe('a campaign on a twilio-twin connection', () => {
       [400, 21211],
     ]);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: agentless.id } })).callsInFlight).toBe(0);
+  });
+
+  it('pauses the campaign naming the number when Twilio refuses its caller number (21210): the lead keeps its attempt, the breaker counts nothing, and it calls once the number is fixed', async () => {
+    const side = await twilioWorkspace(ACCOUNT_C);
+    await assignPhoneNumber(db, side.owner.workspaceId, C_OWNED, undefined, side.connection.id);
+    const campaign = await runningCampaign(side, { ladder: QUICK_LADDER });
+    const to = '+14155550160';
+    const lead = await pushLead(side.owner, campaign.id, to);
+    // Paused by the service, and the operator is told why: the number, Twilio's code and words.
+    const paused = await until(
+      async () =>
+        (await (await api.request('GET', `/campaigns/${campaign.id}`, { key: side.owner.key })).json()) as {
+          status: string;
+          statusReason: { code: string; detail: string } | null;
+        },
+      (body) => body.status === 'PAUSED',
+    );
+    expect(paused.statusReason).toMatchObject({ code: 'caller_number_refused' });
+    expect(paused.statusReason!.detail).toContain(side.caller);
+    expect(paused.statusReason!.detail).toContain('21210');
+    expect(paused.statusReason!.detail).toContain('is not yet verified for your account');
+    const kpis = (await (
+      await api.request('GET', `/campaigns/${campaign.id}/kpis`, { key: side.owner.key })
+    ).json()) as {
+      pausedReason: { code: string } | null;
+    };
+    expect(kpis.pausedReason).toMatchObject({ code: 'caller_number_refused' });
+    // Twilio's answer to the create, as sent by the SDK.
+    const refused = recorder.exchanges.filter(
+      (exchange) =>
+        exchange.method === 'POST' &&
+        exchange.url.endsWith('/Calls.json') &&
+        exchange.body.includes(`From=${encodeURIComponent(side.caller)}`),
+    );
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.map((exchange) => [exchange.status, JSON.parse(exchange.responseBody).code])).toEqual(
+      refused.map(() => [400, 21210]),
+    );
+    // The attempt was withdrawn, not spent: no call kept, the line back, nothing for the carrier breaker, the lead
+    // not finished.
+    await until(
+      () => db.call.count({ where: { leadId: lead.leadId } }),
+      (count) => count === 0,
+    );
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+    expect(await db.carrierDialRefusal.count({ where: { campaignId: campaign.id } })).toBe(0);
+    expect((await db.lead.findUniqueOrThrow({ where: { id: lead.leadId } })).status).not.toMatch(/completed|failed/);
+    expect(await twinCallsTo(to)).toHaveLength(0);
+    // The operator puts the account's own number first and resumes: the lead makes its first attempt from it.
+    const patched = await api.request('PATCH', `/campaigns/${campaign.id}`, {
+      key: side.owner.key,
+      body: { callerNumbers: [C_OWNED] },
+    });
+    expect(patched.status).toBe(200);
+    expect(
+      (await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: side.owner.key, body: {} })).status,
+    ).toBe(200);
+    expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await db.call.findMany({ where: { leadId: lead.leadId } })).toEqual([
+      expect.objectContaining({ attempt: 1, fromNumber: C_OWNED, outcome: 'answered' }),
+    ]);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).statusReason).toBeNull();
   });
 
   it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {
