@@ -15,6 +15,7 @@ import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { speakingMs } from '../../simulators/twilio-twin/plan';
 import { checkedFetch, startTestApi } from '../support/api';
+import { insertDialingCall } from '../support/calls';
 import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
@@ -287,34 +288,16 @@ describe('replayed, late and out-of-order steps of the walk', () => {
   /** A call of the shoe agent's campaign on the connection, answered, as the dial leaves it: its steps posted by hand. */
   async function answeredCall(phone: string) {
     const campaign = await campaignWithAgent('Hi {{name}}, please call us back.');
-    const leadId = randomUUID();
-    await db.lead.create({
-      data: {
-        id: leadId,
-        workspaceId: owner.workspaceId,
-        campaignId: campaign.id,
-        idempotencyKey: leadId,
-        phone,
-        name: 'Ana',
-        workflowId: `no-such-workflow-${leadId}`,
-        requestId: randomUUID(),
-      },
-    });
+    const dialing = await insertDialingCall(db, owner, campaign.id);
+    await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone } });
     const callSid = `CA${randomUUID().replaceAll('-', '')}`;
-    const call = await db.call.create({
+    const call = await db.call.update({
+      where: { id: dialing.id },
       data: {
-        workspaceId: owner.workspaceId,
-        campaignId: campaign.id,
-        leadId,
-        attempt: 1,
-        attemptId: `${leadId}:1`,
         provider: 'twilio-twin',
         carrierConnectionId: connection.id,
         providerCallId: callSid,
         carrierStatus: 'in-progress',
-        status: 'dialing',
-        startedAt: new Date(),
-        workflowId: `no-such-workflow-${leadId}`,
         fromNumber: caller,
         toNumber: phone,
         agentId: campaign.agentId,

@@ -259,6 +259,19 @@ async function walkOf(callId: string) {
   );
 }
 
+/** A person's call walked the whole script: every line of the agent once, in order, and an answer to each question. */
+async function expectWholeWalk(callId: string, phone: string) {
+  const walk = await walkOf(callId);
+  expect(
+    walk.filter((turn) => turn.startsWith('agent: ')),
+    phone,
+  ).toEqual(SCRIPT);
+  expect(
+    walk.filter((turn) => turn.startsWith('lead: ')),
+    phone,
+  ).toHaveLength(QUESTIONS.length);
+}
+
 /** Calls of the campaign ended by reconciliation (the lookup's event, lookup:<CallSid>:<status>) rather than a callback. */
 async function reconciledCalls(campaignId: string) {
   return db.callEvent.count({
@@ -281,15 +294,7 @@ describe('the Twilio path with a process killed with SIGKILL mid-call', () => {
       if (person(lead.phone)) {
         expect(outcomes, lead.phone).toEqual(['answered']);
         // The whole walk, each turn once: no step recorded twice or skipped.
-        const walk = await walkOf(lead.calls[0]!.id);
-        expect(
-          walk.filter((turn) => turn.startsWith('agent: ')),
-          lead.phone,
-        ).toEqual(SCRIPT);
-        expect(
-          walk.filter((turn) => turn.startsWith('lead: ')),
-          lead.phone,
-        ).toHaveLength(2);
+        await expectWholeWalk(lead.calls[0]!.id, lead.phone);
       } else if (busy(lead.phone)) expect(outcomes, lead.phone).toEqual(['busy', 'busy', 'busy']);
       else if (unanswered(lead.phone)) expect(outcomes, lead.phone).toEqual(['no_answer', 'no_answer', 'no_answer']);
       else expect(outcomes, lead.phone).toEqual(['voicemail_left', 'voicemail_left', 'voicemail_left']);
@@ -330,15 +335,7 @@ describe('the Twilio path with a process killed with SIGKILL mid-call', () => {
     for (const lead of stored.filter((each) => person(each.phone))) {
       expect(lead.calls[0]!.outcome, lead.phone).toBe('answered');
       // The twin takes its calls' programs up where they were: the whole walk, a step it fetched again stored once.
-      const walk = await walkOf(lead.calls[0]!.id);
-      expect(
-        walk.filter((turn) => turn.startsWith('agent: ')),
-        lead.phone,
-      ).toEqual(SCRIPT);
-      expect(
-        walk.filter((turn) => turn.startsWith('lead: ')),
-        lead.phone,
-      ).toHaveLength(2);
+      await expectWholeWalk(lead.calls[0]!.id, lead.phone);
     }
     // Nothing was lost: the callbacks the twin owed at its death were sent by its next start.
     expect(await reconciledCalls(campaignId)).toBe(0);
