@@ -374,13 +374,14 @@ describe('replayed, late and out-of-order steps of the walk', () => {
     expect(lines(await turns())).toEqual(['agent: Hi Ana, please call us back.']);
   });
 
-  it('on a live call, every step request delivered twice at once and the step before replayed late: the walk as the lead answered it, each question asked once', async () => {
+  it('on a live call, every step request delivered twice at once and the step before replayed late: the walk as the lead answered it, each question asked once; a detection result twice at once: one redirect', async () => {
     // Between the twin and the API: each TwiML request is sent on twice at once (the first answer goes back to the
     // twin), and before it the call's previous step request again, late. Callbacks pass as they are.
     let apiBaseUrl = '';
     const previous = new Map<string, { path: string; body: string; signature: string }>();
     let duplicates = 0;
     let lateReplays = 0;
+    let detectionDuplicates = 0;
     const proxy = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (chunk: Buffer) => chunks.push(chunk));
@@ -413,9 +414,17 @@ describe('replayed, late and out-of-order steps of the walk', () => {
             res.end(text);
             return;
           }
-          const answer = await forward(request);
-          res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
-          res.end(await answer.text());
+          // The detection's result twice at once, as a callback retried while the first is still being handled.
+          const [answer, again] = await Promise.all([
+            forward(request),
+            ...(path.endsWith('/amd') ? [forward(request)] : []),
+          ]);
+          if (again) {
+            detectionDuplicates += 1;
+            await again.text();
+          }
+          res.writeHead(answer!.status, { 'content-type': answer!.headers.get('content-type') ?? 'application/json' });
+          res.end(await answer!.text());
         })().catch((error: unknown) => res.writeHead(502).end(String(error)));
       });
     });
@@ -464,6 +473,26 @@ describe('replayed, late and out-of-order steps of the walk', () => {
       'Crimson, please.',
       'Four pairs.',
     ]);
+    // An answering machine on the same path: its detection result delivered twice at once redirects the call once,
+    // and the message is left once.
+    const machine = await campaignWithAgent('Hi {{name}}, this is the shoe shop: please call us back.', replayedApi);
+    const voicemail = await callLead(machine.id, '+14155569127', { api: replayedApi, temporal: replayed });
+    expect(voicemail.result).toMatchObject({ outcome: 'voicemail_left' });
+    expect(detectionDuplicates).toBeGreaterThanOrEqual(1);
+    const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: voicemail.call.providerCallId! } });
+    expect(onTwin.redirect).toMatchObject({ seq: 1 });
+    const machineLog = await twinLog(twin.baseUrl, voicemail.call.providerCallId!);
+    expect(machineLog.log.filter((entry) => entry.kind === 'redirect')).toHaveLength(1);
+    expect(
+      machineLog.log.filter(
+        (entry) => entry.kind === 'say' && entry.text === 'Hi Ana, this is the shoe shop: please call us back.',
+      ),
+    ).toHaveLength(1);
+    expect(
+      await db.callTurn.count({
+        where: { callId: voicemail.call.id, text: 'Hi Ana, this is the shoe shop: please call us back.' },
+      }),
+    ).toBe(1);
     proxy.closeAllConnections();
     proxy.close();
   });
