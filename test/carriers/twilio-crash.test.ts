@@ -13,6 +13,7 @@ import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carri
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
+import { insertAgent } from '../support/agents';
 import { checkedFetch } from '../support/api';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
@@ -38,19 +39,14 @@ const connection = await connectCarrier(db, keyring, {
 const caller = '+14155579000';
 await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
 const QUESTIONS = ['Which colour would you like?', 'How many pairs would you like?'];
-const agent = await db.agent.create({
-  data: {
-    workspaceId: owner.workspaceId,
-    name: 'Crash',
-    language: 'en-US',
-    voiceId: 'espeak-ng/en-us',
-    script: {
-      openingLine: 'Hello {{name}}, this is the shoe shop.',
-      questions: QUESTIONS,
-      closing: 'Thank you, goodbye.',
-    },
-    voicemailMessage: 'Hi {{name}}, this is the shoe shop: please call us back.',
+const agent = await insertAgent(db, owner.workspaceId, {
+  name: 'Crash',
+  script: {
+    openingLine: 'Hello {{name}}, this is the shoe shop.',
+    questions: QUESTIONS,
+    closing: 'Thank you, goodbye.',
   },
+  voicemailMessage: 'Hi {{name}}, this is the shoe shop: please call us back.',
 });
 /** What the agent says to a person, in order, when the walk runs to its end. */
 const SCRIPT = [

@@ -5,6 +5,7 @@ import type { Database } from '../../lib/database';
 import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import type { Keyring } from '../../lib/secrets/keyring';
+import { insertAgent } from '../support/agents';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startLadder, storeLead } from './lead-ladder-scenario';
 
@@ -57,19 +58,10 @@ function twilioScenario(
         },
       });
       await assignPhoneNumber(db, workspaceId, caller, undefined, connection.id);
-      const agent = await db.agent.create({
-        data: {
-          workspaceId,
-          name,
-          language: 'en-US',
-          voiceId: 'espeak-ng/en-us',
-          script: {
-            openingLine: 'Hello, this is the shoe shop.',
-            questions: QUESTIONS,
-            closing: 'Thank you, goodbye.',
-          },
-          voicemailMessage,
-        },
+      const agent = await insertAgent(db, workspaceId, {
+        name,
+        script: { openingLine: 'Hello, this is the shoe shop.', questions: QUESTIONS, closing: 'Thank you, goodbye.' },
+        voicemailMessage,
       });
       const campaign = await db.campaign.create({
         data: {
