@@ -15,6 +15,11 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { registerRoutes } from '../api/http/register-routes';
 import { telephonyEventRoutes } from '../api/calls/telephony-events-routes';
+import { twilioRoutes } from '../api/carriers/twilio-routes';
+import { createConnectionCarrier } from '../lib/carriers/connection-carrier';
+import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../lib/carriers/twin';
+import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
+import { createTwilioTwin } from '../simulators/twilio-twin/server';
 import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
 import { createSimulatedWhatsAppClient } from '../lib/whatsapp/simulated-provider-client';
 import { createSimulatedWhatsAppProvider } from '../simulators/whatsapp/server';
@@ -54,7 +59,17 @@ try {
   const events = express();
   // The WhatsApp channel: the simulated provider over HTTP, its signed webhooks to the same endpoint app.
   const appSecret = randomBytes(24).toString('hex');
-  registerRoutes(events, [...telephonyEventRoutes, ...whatsAppWebhookRoutes], {
+  // The Twilio path: the Twilio twin (a 40 s call lasts 0.4 s), a connection to it per scenario sealed with this key
+  // ring, and the API's Twilio routes (callbacks, the script walk's TwiML) on the same endpoint app.
+  const keyring = keyringSchema.parse(newKeyringEntry('record'));
+  const twin = createTwilioTwin({
+    db,
+    accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
+    timeScale: 0.01,
+    retry: { firstMs: 50, maxMs: 1_000 },
+  });
+  const twinUrl = await twin.listen(0);
+  const services = {
     db,
     sql,
     temporal: client,
@@ -62,10 +77,19 @@ try {
     taskQueue,
     telephonySigningSecrets: { simulated: signingSecret },
     whatsapp: { appSecret },
-  } as unknown as AppServices);
+    carrierKeyring: keyring,
+    publicBaseUrl: '',
+  };
+  registerRoutes(
+    events,
+    [...telephonyEventRoutes, ...whatsAppWebhookRoutes, ...twilioRoutes],
+    services as unknown as AppServices,
+  );
   const eventServer = events.listen(0, '127.0.0.1');
   await new Promise((resolve) => eventServer.once('listening', resolve));
   const statusCallbackBaseUrl = `http://127.0.0.1:${(eventServer.address() as AddressInfo).port}`;
+  // What Twilio's requests are signed over: the endpoint app's own address.
+  services.publicBaseUrl = statusCallbackBaseUrl;
   const whatsappServer = createSimulatedWhatsAppProvider({
     db,
     appSecret,
@@ -81,7 +105,13 @@ try {
     workflowBundlePath: stack.workflowBundlePath,
     dependencies: {
       db,
-      calls: createSimulatedCarrierClient({ baseUrl: carrierUrl }),
+      // A call on a carrier connection goes to the Twilio twin, any other to the simulated carrier (as worker/main.ts).
+      calls: createConnectionCarrier({
+        db,
+        keyring,
+        fallback: createSimulatedCarrierClient({ baseUrl: carrierUrl }),
+        publicBaseUrl: statusCallbackBaseUrl,
+      }),
       statusCallbackBaseUrl,
       whatsapp: createSimulatedWhatsApp(db),
       whatsappProvider,
@@ -120,7 +150,7 @@ try {
         : !existsSync(path.join(projectRoot, 'test/histories', `${scenario.name}.json`)),
     );
     for (const scenario of chosen) {
-      const workflowId = await scenario.run({ db, client, taskQueue, whatsappProvider });
+      const workflowId = await scenario.run({ db, client, taskQueue, whatsappProvider, twilio: { twinUrl, keyring } });
       // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
       const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [
         'workflow',
@@ -143,6 +173,7 @@ try {
   speechWorker.shutdown();
   await Promise.all([exportWorkerRun, speechWorkerRun]);
   await carrier.close();
+  await twin.close();
   await whatsappServer.close();
   await new Promise((resolve) => eventServer.close(resolve));
   await connection.close();

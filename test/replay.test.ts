@@ -73,6 +73,16 @@ describe('recorded workflow histories', () => {
     expect(signals).toEqual(['lineGranted', 'callEnded']);
   });
 
+  it('holds runs of the lean ladder on the Twilio path (the twin): the script walk answered, a voicemail left', () => {
+    const ended = (file: string) =>
+      loadHistory(file)
+        .events.map((event) => event.workflowExecutionSignaledEventAttributes)
+        .filter((signal) => signal?.signalName === 'callEnded')
+        .map((signal) => JSON.parse(Buffer.from(signal.input.payloads[0].data, 'base64').toString('utf8')).outcome);
+    expect(ended('lead-ladder-twilio-script-walk.json')).toEqual(['answered']);
+    expect(ended('lead-ladder-twilio-voicemail-left.json')).toEqual(['voicemail_left']);
+  });
+
   it('fails with a determinism violation when a lean ladder no longer waits in the queue as recorded', async () => {
     const history = loadHistory('lead-ladder-queued-then-granted.json');
     // As if the ladder had dialed without the line handed to it: the queued wait's timer never started.

@@ -89,8 +89,9 @@ const MACHINE_MESSAGE_END = new Set(['machine_end_beep', 'machine_end_silence', 
  * The asynchronous answering-machine detection's result: the call's answeredBy, while it is still on. When it says a
  * machine's greeting has ended (machine_end_*), the call is redirected (Twilio's call update, through the connection
  * that signed the request) to its voicemail step, .../twiml/voicemail, which leaves the agent's message or hangs up.
- * Only while the call is on and no message has been left: a repeated or late result redirects nothing. A redirect
- * that fails at Twilio fails the request (5xx), so Twilio's retry of the callback tries again.
+ * Only while the call is on, no message has been left and no redirect asked (Call.voicemailRedirectAt): a repeated or
+ * late result redirects nothing. A redirect that fails at Twilio is unmarked and fails the request (5xx), so Twilio's
+ * retry of the callback tries again.
  */
 export async function receiveTwilioAmd(
   services: AppServices,
@@ -106,20 +107,36 @@ export async function receiveTwilioAmd(
   );
   if (!result.found) throw new Refusal(ErrorCode.unknown_call);
   if (MACHINE_MESSAGE_END.has(form.AnsweredBy)) {
+    // Marked redirected in the statement that finds the call still on: of two deliveries of this callback at once,
+    // one redirects.
     const [live] = await poolSql(services.sql)<{ id: string }>(
       {
         name: 'twilio_call_awaiting_voicemail',
-        text: `SELECT id::text FROM "Call" WHERE "attemptId" = $1 AND "carrierConnectionId" = $2::uuid
-                  AND status = 'dialing' AND "voicemailLeftAt" IS NULL`,
+        text: `UPDATE "Call" SET "voicemailRedirectAt" = (now() AT TIME ZONE 'UTC')
+                WHERE "attemptId" = $1 AND "carrierConnectionId" = $2::uuid
+                  AND status = 'dialing' AND "voicemailLeftAt" IS NULL AND "voicemailRedirectAt" IS NULL
+               RETURNING id::text`,
       },
       attemptId,
       connection.id,
     );
     if (live)
-      await createTwilioCalls(connection as TwilioConnection, { publicBaseUrl: services.publicBaseUrl! }).redirect(
-        form.CallSid,
-        `${twilioCallbackUrl(services.publicBaseUrl!, 'twiml', { connectionId: connection.id, attemptId })}/voicemail`,
-      );
+      try {
+        await createTwilioCalls(connection as TwilioConnection, { publicBaseUrl: services.publicBaseUrl! }).redirect(
+          form.CallSid,
+          `${twilioCallbackUrl(services.publicBaseUrl!, 'twiml', { connectionId: connection.id, attemptId })}/voicemail`,
+        );
+      } catch (error) {
+        // Not redirected: Twilio's retry of the callback is to redirect again.
+        await poolSql(services.sql)(
+          {
+            name: 'twilio_call_voicemail_redirect_failed',
+            text: `UPDATE "Call" SET "voicemailRedirectAt" = NULL WHERE id = $1::uuid`,
+          },
+          live.id,
+        );
+        throw error;
+      }
   }
   return { received: true as const, applied: result.applied };
 }

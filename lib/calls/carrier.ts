@@ -75,3 +75,21 @@ export class CarrierRefusedNumberError extends Error {
     this.name = 'CarrierRefusedNumberError';
   }
 }
+
+/**
+ * The carrier refused the caller number when asked to dial (Twilio's 21210, "'From' phone number not verified": the
+ * number is not the account's): the workspace's setup, not the lead's number, so no attempt of any lead can be placed
+ * from it until an operator fixes it. The dial pauses the campaign, naming the number and the carrier's words
+ * (Campaign.statusReason caller_number_refused); the lead is not charged an attempt.
+ */
+export class CarrierRefusedCallerError extends Error {
+  constructor(
+    /** The caller number refused (E.164). */
+    readonly from: string,
+    /** What the carrier said, its code first. */
+    readonly carrierMessage: string,
+  ) {
+    super(`the carrier refused the caller number ${from}: ${carrierMessage}`);
+    this.name = 'CarrierRefusedCallerError';
+  }
+}

@@ -22,16 +22,27 @@ export const DEFAULT_CARRIER_BREAKER: CarrierBreakerRule = Object.freeze({
 });
 
 export const CARRIER_FAILURES_REASON = 'carrier_failures';
+/** The carrier refused the campaign's caller number at a dial (Twilio's 21210): docs/features/carriers.md#twilio. */
+export const CALLER_NUMBER_REFUSED_REASON = 'caller_number_refused';
 
 /** Campaign.statusReason: why the service itself changed the campaign's status. */
 export const campaignStatusReasonSchema = z
   .object({
-    code: z.enum([CARRIER_FAILURES_REASON]).describe('carrier_failures: paused by the carrier circuit breaker.'),
-    detail: z.string().describe('What tripped it, in words: the failures and calls counted, and the rule.'),
+    code: z
+      .enum([CARRIER_FAILURES_REASON, CALLER_NUMBER_REFUSED_REASON])
+      .describe(
+        'carrier_failures: paused by the carrier circuit breaker. caller_number_refused: paused because the carrier ' +
+          "refused the campaign's caller number at a dial (not the account's, or not verified on it).",
+      ),
+    detail: z
+      .string()
+      .describe(
+        "What happened, in words: the failures and calls counted and the rule; or the number refused and the carrier's words.",
+      ),
     at: z.string().describe('When (ISO 8601).'),
   })
   .describe(
-    'Why the service itself changed the status (the carrier circuit breaker pausing the campaign); null after any transition by an operator or a key (a resume clears it).',
+    'Why the service itself changed the status (the carrier circuit breaker, or a refused caller number, pausing the campaign); null after any transition by an operator or a key (a resume clears it).',
   );
 export type CampaignStatusReason = z.infer<typeof campaignStatusReasonSchema>;
 
@@ -48,6 +59,15 @@ export function carrierFailuresReason(
   return {
     code: CARRIER_FAILURES_REASON,
     detail: `${failures} of the ${calls} calls that ended in the last ${rule.windowMs / 60_000} minutes failed at the carrier (the breaker trips at ${Math.round(rule.failureRate * 100)}% of at least ${rule.minAttempts} calls)`,
+    at: at.toISOString(),
+  };
+}
+
+/** The reason a campaign is paused when the carrier refuses its caller number at a dial. */
+export function callerNumberRefusedReason(from: string, carrierMessage: string, at: Date): CampaignStatusReason {
+  return {
+    code: CALLER_NUMBER_REFUSED_REASON,
+    detail: `The carrier refused the caller number ${from} at a dial (${carrierMessage}). Bind a number the carrier account owns or has verified to the campaign, or verify this one, then resume: the leads keep their attempts.`,
     at: at.toISOString(),
   };
 }

@@ -14,6 +14,8 @@ const accountsSchema = z
       apiKeys: z
         .array(z.object({ sid: z.string().regex(/^SK[0-9a-fA-F]{32}$/), secret: z.string().min(1) }))
         .default([]),
+      /** The numbers the account may call from; absent: any (a create from another is refused, 21210). */
+      callerIds: z.array(z.string().regex(/^\+[1-9]\d{1,14}$/)).optional(),
     }),
   )
   .min(1);

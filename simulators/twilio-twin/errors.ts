@@ -39,6 +39,13 @@ export const TWILIO_ERRORS = {
   invalidTo: (to: string) => new TwilioRestError(400, 21211, `Invalid 'To' Phone Number: ${to}`),
   invalidFrom: (from: string) => new TwilioRestError(400, 21212, `Invalid 'From' Phone Number: ${from}`),
   noFrom: () => new TwilioRestError(400, 21213, "No 'From' number is specified"),
+  /** A From that is none of the account's Twilio numbers or verified caller ids ("'From' phone number not verified"). */
+  fromNotVerified: (from: string) =>
+    new TwilioRestError(
+      400,
+      21210,
+      `The source phone number provided, ${from}, is not yet verified for your account. You may only make calls from phone numbers that you've verified or purchased from Twilio.`,
+    ),
   invalidUrl: (url: string) => new TwilioRestError(400, 21205, `Url is not a valid URL: ${url}`),
   noUrl: () => new TwilioRestError(400, 21205, "Either a 'Url', 'ApplicationSid' or 'Twiml' parameter is required"),
   invalidStatusCallback: (url: string) => new TwilioRestError(400, 21609, `Invalid 'StatusCallback': ${url}`),

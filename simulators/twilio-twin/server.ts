@@ -24,6 +24,11 @@ export interface TwinAccount {
   authToken: string;
   /** API keys of the account: an SK... SID and its secret authenticate as the account. */
   apiKeys?: { sid: string; secret: string }[];
+  /**
+   * The numbers the account may call from (its Twilio numbers and verified caller ids): a create with another From is
+   * refused with Twilio's 21210. Absent: any From is taken.
+   */
+  callerIds?: string[];
 }
 
 export interface TwilioTwinOptions {
@@ -214,6 +219,8 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
     `${accountPath}/Calls.json`,
     route(async (req, res) => {
       const { to, from, request } = callRequest((req.body ?? {}) as Form);
+      const callerIds = accounts.get(String(req.params.AccountSid))?.callerIds;
+      if (callerIds && !callerIds.includes(from)) throw TWILIO_ERRORS.fromNotVerified(from);
       const sid = `CA${randomBytes(16).toString('hex')}`;
       const now = new Date();
       const initiated = request.statusCallback !== null && request.statusCallbackEvents.includes('initiated');

@@ -34,12 +34,16 @@ const keyring = keyringSchema.parse(newKeyringEntry('k1'));
 
 const ACCOUNT_A = { sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN };
 const ACCOUNT_B = { sid: `AC${'b0'.repeat(16)}`, authToken: 'account-b-auth-token-not-a-secret' };
+/** An account that may call only from the one number it owns: Twilio refuses any other From (21210). */
+const C_OWNED = '+14155569990';
+const ACCOUNT_C = { sid: `AC${'c0'.repeat(16)}`, authToken: 'account-c-auth-token-not-a-secret' };
 // Twin time: ringing 0.1 s before an answer, a 60 s ring timeout 1.2 s, a spoken word 8 ms.
 const twin = await startTestTwilioTwin(db, {
   timeScale: 0.02,
   accounts: [
     { sid: ACCOUNT_A.sid, authToken: ACCOUNT_A.authToken },
     { sid: ACCOUNT_B.sid, authToken: ACCOUNT_B.authToken },
+    { sid: ACCOUNT_C.sid, authToken: ACCOUNT_C.authToken, callerIds: [C_OWNED] },
   ],
 });
 /** Everything the adapter sends to Twilio, as sent, on its way to the twin. */
@@ -326,6 +330,68 @@ describe('a campaign on a twilio-twin connection', () => {
     expect((await db.campaign.findUniqueOrThrow({ where: { id: agentless.id } })).callsInFlight).toBe(0);
   });
 
+  it('pauses the campaign naming the number when Twilio refuses its caller number (21210): the lead keeps its attempt, the breaker counts nothing, and it calls once the number is fixed', async () => {
+    const side = await twilioWorkspace(ACCOUNT_C);
+    await assignPhoneNumber(db, side.owner.workspaceId, C_OWNED, undefined, side.connection.id);
+    const campaign = await runningCampaign(side, { ladder: QUICK_LADDER });
+    const to = '+14155550160';
+    const lead = await pushLead(side.owner, campaign.id, to);
+    // Paused by the service, and the operator is told why: the number, Twilio's code and words.
+    const paused = await until(
+      async () =>
+        (await (await api.request('GET', `/campaigns/${campaign.id}`, { key: side.owner.key })).json()) as {
+          status: string;
+          statusReason: { code: string; detail: string } | null;
+        },
+      (body) => body.status === 'PAUSED',
+    );
+    expect(paused.statusReason).toMatchObject({ code: 'caller_number_refused' });
+    expect(paused.statusReason!.detail).toContain(side.caller);
+    expect(paused.statusReason!.detail).toContain('21210');
+    expect(paused.statusReason!.detail).toContain('is not yet verified for your account');
+    const kpis = (await (
+      await api.request('GET', `/campaigns/${campaign.id}/kpis`, { key: side.owner.key })
+    ).json()) as {
+      pausedReason: { code: string } | null;
+    };
+    expect(kpis.pausedReason).toMatchObject({ code: 'caller_number_refused' });
+    // Twilio's answer to the create, as sent by the SDK.
+    const refused = recorder.exchanges.filter(
+      (exchange) =>
+        exchange.method === 'POST' &&
+        exchange.url.endsWith('/Calls.json') &&
+        exchange.body.includes(`From=${encodeURIComponent(side.caller)}`),
+    );
+    expect(refused.length).toBeGreaterThan(0);
+    expect(refused.map((exchange) => [exchange.status, JSON.parse(exchange.responseBody).code])).toEqual(
+      refused.map(() => [400, 21210]),
+    );
+    // The attempt was withdrawn, not spent: no call kept, the line back, nothing for the carrier breaker, the lead
+    // not finished.
+    await until(
+      () => db.call.count({ where: { leadId: lead.leadId } }),
+      (count) => count === 0,
+    );
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+    expect(await db.carrierDialRefusal.count({ where: { campaignId: campaign.id } })).toBe(0);
+    expect((await db.lead.findUniqueOrThrow({ where: { id: lead.leadId } })).status).not.toMatch(/completed|failed/);
+    expect(await twinCallsTo(to)).toHaveLength(0);
+    // The operator puts the account's own number first and resumes: the lead makes its first attempt from it.
+    const patched = await api.request('PATCH', `/campaigns/${campaign.id}`, {
+      key: side.owner.key,
+      body: { callerNumbers: [C_OWNED] },
+    });
+    expect(patched.status).toBe(200);
+    expect(
+      (await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: side.owner.key, body: {} })).status,
+    ).toBe(200);
+    expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await db.call.findMany({ where: { leadId: lead.leadId } })).toEqual([
+      expect.objectContaining({ attempt: 1, fromNumber: C_OWNED, outcome: 'answered' }),
+    ]);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).statusReason).toBeNull();
+  });
+
   it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {
     // An opening line of about 250 words: some 2 s of twin time on the line.
     const campaign = await runningCampaign(A, {
@@ -508,6 +574,87 @@ describe("Twilio's callbacks on the API", () => {
       status: 'ended',
       outcome: 'answered',
     });
+  });
+
+  it("never crosses workspaces on detection and the script's steps either: A's signature for B's call is refused there too", async () => {
+    const theirs = await dialingCallOn(B);
+    const onA = (path: string) => path.replace(B.connection.id, A.connection.id);
+    const amd = { CallSid: theirs.callSid, AccountSid: ACCOUNT_A.sid, AnsweredBy: 'machine_end_beep' };
+    // On A's path, signed by A: the call is not A's.
+    for (const response of [
+      await postForm(onA(theirs.path('amd')), amd, { token: ACCOUNT_A.authToken }),
+      await postForm(
+        `${onA(theirs.path('twiml'))}/voicemail`,
+        { CallSid: theirs.callSid },
+        { token: ACCOUNT_A.authToken },
+      ),
+      await postForm(
+        `${onA(theirs.path('twiml'))}/1`,
+        { CallSid: theirs.callSid, SpeechResult: 'Yes.' },
+        { token: ACCOUNT_A.authToken },
+      ),
+    ]) {
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ error: 'unknown_call' });
+    }
+    // On B's path, signed by A: not B's signature.
+    for (const response of [
+      await postForm(theirs.path('amd'), amd, { token: ACCOUNT_A.authToken }),
+      await postForm(`${theirs.path('twiml')}/voicemail`, { CallSid: theirs.callSid }, { token: ACCOUNT_A.authToken }),
+    ])
+      expect(response.status).toBe(401);
+    expect(await db.call.findUniqueOrThrow({ where: { id: theirs.call.id } })).toMatchObject({
+      status: 'dialing',
+      answeredBy: null,
+      voicemailLeftAt: null,
+    });
+    expect(await db.callEvent.count({ where: { callId: theirs.call.id } })).toBe(0);
+    expect(await db.callTurn.count({ where: { callId: theirs.call.id } })).toBe(0);
+  });
+
+  it('two workspaces calling the same number at once through their own accounts: each call, callback and line its own', async () => {
+    const [campaignA, campaignB] = await Promise.all([
+      runningCampaign(A, { openingLine: 'Hello {{name}}, this is workspace A.' }),
+      runningCampaign(B, { openingLine: 'Hello {{name}}, this is workspace B.' }),
+    ]);
+    const to = '+14155550152';
+    const [leadA, leadB] = await Promise.all([
+      pushLead(A.owner, campaignA.id, to),
+      pushLead(B.owner, campaignB.id, to),
+    ]);
+    expect(await leadA.handle.result()).toMatchObject({ outcome: 'answered', attempts: 1 });
+    expect(await leadB.handle.result()).toMatchObject({ outcome: 'answered', attempts: 1 });
+    for (const [side, lead, account, campaign] of [
+      [A, leadA, ACCOUNT_A, campaignA],
+      [B, leadB, ACCOUNT_B, campaignB],
+    ] as const) {
+      const [call] = await db.call.findMany({ where: { leadId: lead.leadId } });
+      expect(call).toMatchObject({
+        carrierConnectionId: side.connection.id,
+        fromNumber: side.caller,
+        outcome: 'answered',
+      });
+      // Placed with its own account on the twin, and only its own callbacks applied to it.
+      const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call!.providerCallId! } });
+      expect(onTwin).toMatchObject({ accountSid: account.sid, to, from: side.caller });
+      const events = await db.callEvent.findMany({ where: { callId: call!.id } });
+      expect(events.length).toBeGreaterThan(0);
+      expect(events.every((event) => event.eventId.startsWith(`${call!.providerCallId}:`))).toBe(true);
+      // Its own agent's words, as stored and as said on the line.
+      const turns = await db.callTurn.findMany({
+        where: { callId: call!.id },
+        orderBy: [{ step: 'asc' }, { part: 'asc' }],
+      });
+      const workspace = side === A ? 'A' : 'B';
+      expect(turns[0]!.text).toBe(`Hello Ana, this is workspace ${workspace}.`);
+      const log = (await (await fetch(`${twin.baseUrl}/control/calls/${call!.providerCallId}/log`)).json()) as {
+        log: Array<{ kind: string; text?: string }>;
+      };
+      expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual(
+        turns.map((turn) => turn.text),
+      );
+      expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+    }
   });
 
   it('answers the TwiML of the call to a signed request', async () => {

@@ -2,6 +2,7 @@
 // end on the real servers: the API, a worker, Temporal and PostgreSQL, and the Twilio twin as the carrier. The twin's
 // personas say what the lead answers; its call log is what each side really said.
 import { randomUUID } from 'node:crypto';
+import http from 'node:http';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
@@ -14,11 +15,13 @@ import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { speakingMs } from '../../simulators/twilio-twin/plan';
 import { checkedFetch, startTestApi } from '../support/api';
+import { insertDialingCall } from '../support/calls';
 import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startedLeadWorkflow } from '../support/lead-workflows';
-import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { listenOnLoopback } from '../support/http-receiver';
+import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
@@ -60,7 +63,10 @@ const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs 
  */
 const MACHINE_SCRIPT = Array.from({ length: 20 }, (_, index) => `Are you still there, ${index + 1}?`);
 
-async function campaignWithAgent(voicemailMessage: string | null = null, questions: string[] = QUESTIONS) {
+async function campaignWithAgent(
+  voicemailMessage: string | null = null,
+  { questions = QUESTIONS, via = api }: { questions?: string[]; via?: typeof api } = {},
+) {
   const agent = await db.agent.create({
     data: {
       workspaceId: owner.workspaceId,
@@ -91,20 +97,20 @@ async function campaignWithAgent(voicemailMessage: string | null = null, questio
       agentId: agent.id,
     },
   });
-  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  expect((await via.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
   return campaign;
 }
 
 /** Pushes a lead, waits for its ladder to finish, and answers its one call. */
-async function callLead(campaignId: string, phone: string) {
+async function callLead(campaignId: string, phone: string, via = { api, temporal }) {
   const idempotencyKey = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
+  const response = await via.api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
     key: owner.key,
     body: { lead: { phone, name: 'Ana' }, idempotencyKey },
   });
   expect(response.status).toBe(202);
   const { leadId } = (await response.json()) as { leadId: string };
-  const result = await (await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey)).result();
+  const result = await (await startedLeadWorkflow(via.temporal.client, campaignId, idempotencyKey)).result();
   const call = await db.call.findFirstOrThrow({ where: { leadId } });
   return { result, call };
 }
@@ -120,8 +126,8 @@ const said = (transcript: Transcript, speaker: 'agent' | 'lead') =>
   transcript.filter((turn) => turn.speaker === speaker).map((turn) => turn.text);
 
 /** Posts a form to a call's TwiML route as Twilio would, signed with `token` (null: unsigned). */
-async function postTwiml(path: string, form: Record<string, string>, token: string | null) {
-  const target = `${api.baseUrl}${path}`;
+async function postTwiml(path: string, form: Record<string, string>, token: string | null, baseUrl = api.baseUrl) {
+  const target = `${baseUrl}${path}`;
   return checkedFetch(target, {
     method: 'POST',
     headers: {
@@ -222,10 +228,9 @@ describe("the agent's script walk on a Twilio call", () => {
 
 describe('the voicemail drop', () => {
   it("leaves the agent's message after a machine's beep, then hangs up: voicemail_left", async () => {
-    const campaign = await campaignWithAgent(
-      'Hi {{name}}, this is the shoe shop: please call us back.',
-      MACHINE_SCRIPT,
-    );
+    const campaign = await campaignWithAgent('Hi {{name}}, this is the shoe shop: please call us back.', {
+      questions: MACHINE_SCRIPT,
+    });
     const { result, call } = await callLead(campaign.id, '+14155569107');
     expect(result).toMatchObject({ outcome: 'voicemail_left' });
     const ended = await db.call.findUniqueOrThrow({ where: { id: call.id } });
@@ -246,7 +251,7 @@ describe('the voicemail drop', () => {
   });
 
   it('without a message, hangs up at the beep: plain voicemail', async () => {
-    const campaign = await campaignWithAgent(null, MACHINE_SCRIPT);
+    const campaign = await campaignWithAgent(null, { questions: MACHINE_SCRIPT });
     const { result, call } = await callLead(campaign.id, '+14155569117');
     expect(result).toMatchObject({ outcome: 'voicemail' });
     const ended = await db.call.findUniqueOrThrow({ where: { id: call.id } });
@@ -288,5 +293,222 @@ describe('the voicemail drop', () => {
       body: { name: 'Plain', language: 'en-US', voiceId: 'espeak-ng/en-us', script: { openingLine: 'Hi.' } },
     });
     expect(((await withoutOne.json()) as { voicemailMessage: unknown }).voicemailMessage).toBeNull();
+  });
+});
+
+describe('replayed, late and out-of-order steps of the walk', () => {
+  /** A call of the shoe agent's campaign on the connection, answered, as the dial leaves it: its steps posted by hand. */
+  async function answeredCall(phone: string) {
+    const campaign = await campaignWithAgent('Hi {{name}}, please call us back.');
+    const dialing = await insertDialingCall(db, owner, campaign.id);
+    await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone } });
+    const callSid = `CA${randomUUID().replaceAll('-', '')}`;
+    const call = await db.call.update({
+      where: { id: dialing.id },
+      data: {
+        provider: 'twilio-twin',
+        carrierConnectionId: connection.id,
+        providerCallId: callSid,
+        carrierStatus: 'in-progress',
+        fromNumber: caller,
+        toNumber: phone,
+        agentId: campaign.agentId,
+      },
+    });
+    const base = new URL(
+      twilioCallbackUrl(api.baseUrl, 'twiml', { connectionId: connection.id, attemptId: call.attemptId }),
+    ).pathname;
+    /** A step's request as Twilio posts it, signed: 0 the answer, n question n's Gather action, or voicemail. */
+    const post = async (step: number | 'voicemail', form: Record<string, string> = {}) => {
+      const response = await postTwiml(
+        step === 0 ? base : `${base}/${step}`,
+        { CallSid: callSid, ...form },
+        TWILIO_TWIN_AUTH_TOKEN,
+      );
+      expect(response.status).toBe(200);
+      return response.text();
+    };
+    const turns = () =>
+      db.callTurn.findMany({ where: { callId: call.id }, orderBy: [{ step: 'asc' }, { part: 'asc' }] });
+    return { call, post, turns };
+  }
+
+  const lines = (turns: { speaker: string; text: string }[]) => turns.map((turn) => `${turn.speaker}: ${turn.text}`);
+
+  it('stores each turn once and skips no question: the answer replayed, step 2 before step 1, a Gather result three times at once', async () => {
+    const { post, turns } = await answeredCall('+14155569150');
+    // The answer's request three times at once (Twilio's retry of a slow answer): one document, its turns once.
+    const answers = await Promise.all([post(0), post(0), post(0)]);
+    expect(new Set(answers).size).toBe(1);
+    expect(answers[0]).toContain(QUESTIONS[0]);
+    expect(answers[0]).toMatch(/action="[^"]*\/twiml\/1"/);
+    // Step 2 arrives first (step 1's request held up on the way): it takes step 2's place, and its document closes.
+    const second = await post(2, { SpeechResult: '3 pairs.', Confidence: '0.8' });
+    expect(second).toContain('Thank you, goodbye.</Say><Hangup/>');
+    // Then step 1: its answer, and question 2 asked, although step 2 came before.
+    const first = await post(1, { SpeechResult: 'Navy.', Confidence: '0.9' });
+    expect(first).toContain(QUESTIONS[1]);
+    expect(first).toMatch(/action="[^"]*\/twiml\/2"/);
+    const stored = await turns();
+    // Step 1's Gather result again, three at once, one saying something else, and once with nothing heard: step 1's
+    // document each time, the first answer kept.
+    const again = await Promise.all([
+      post(1, { SpeechResult: 'Navy.', Confidence: '0.9' }),
+      post(1, { SpeechResult: 'Navy.', Confidence: '0.9' }),
+      post(1, { SpeechResult: 'Crimson.', Confidence: '0.99' }),
+      post(1),
+    ]);
+    expect(again).toEqual(Array(4).fill(first));
+    // A step already passed, replayed after the last: step 1's document again, nothing stored.
+    expect(await post(1, { SpeechResult: 'Green.', Confidence: '0.5' })).toBe(first);
+    expect(await post(0)).toBe(answers[0]);
+    expect(await turns()).toEqual(stored);
+    expect(lines(stored)).toEqual([
+      'agent: Hello Ana, this is the shoe shop.',
+      `agent: ${QUESTIONS[0]}`,
+      'lead: Navy.',
+      `agent: ${QUESTIONS[1]}`,
+      'lead: 3 pairs.',
+      'agent: Thank you, goodbye.',
+    ]);
+    expect(stored.filter((turn) => turn.speaker === 'lead').map((turn) => turn.confidence)).toEqual([0.9, 0.8]);
+  });
+
+  it('leaves the voicemail message once: the voicemail step twice at once and again later, voicemailLeftAt kept', async () => {
+    const { call, post, turns } = await answeredCall('+14155569157');
+    const [first, second] = await Promise.all([post('voicemail'), post('voicemail')]);
+    expect(second).toBe(first);
+    expect(first).toContain('Hi Ana, please call us back.</Say><Hangup/>');
+    const left = (await db.call.findUniqueOrThrow({ where: { id: call.id } })).voicemailLeftAt;
+    expect(left).not.toBeNull();
+    expect(await post('voicemail')).toBe(first);
+    expect((await db.call.findUniqueOrThrow({ where: { id: call.id } })).voicemailLeftAt).toEqual(left);
+    expect(lines(await turns())).toEqual(['agent: Hi Ana, please call us back.']);
+  });
+
+  it('on a live call, every step request delivered twice at once and the step before replayed late: the walk as the lead answered it, each question asked once; a detection result twice at once: one redirect', async () => {
+    // Between the twin and the API: each TwiML request is sent on twice at once (the first answer goes back to the
+    // twin), and before it the call's previous step request again, late. Callbacks pass as they are.
+    let apiBaseUrl = '';
+    const previous = new Map<string, { path: string; body: string; signature: string }>();
+    let duplicates = 0;
+    let lateReplays = 0;
+    let detectionDuplicates = 0;
+    const proxy = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (chunk: Buffer) => chunks.push(chunk));
+      req.on('end', () => {
+        const body = Buffer.concat(chunks).toString('utf8');
+        const path = req.url ?? '/';
+        const signature = String(req.headers['x-twilio-signature'] ?? '');
+        const forward = (to: { path: string; body: string; signature: string }) =>
+          fetch(`${apiBaseUrl}${to.path}`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-twilio-signature': to.signature },
+            body: to.body,
+          });
+        void (async () => {
+          const request = { path, body, signature };
+          const twiml = /\/twiml(\/\d+)?$/.exec(path);
+          if (twiml) {
+            const callPath = path.slice(0, twiml.index);
+            const before = previous.get(callPath);
+            if (before) {
+              lateReplays += 1;
+              await (await forward(before)).text();
+            }
+            previous.set(callPath, request);
+            const [genuine, duplicate] = await Promise.all([forward(request), forward(request)]);
+            duplicates += 1;
+            const [text, again] = await Promise.all([genuine.text(), duplicate.text()]);
+            expect(again).toBe(text);
+            res.writeHead(genuine.status, { 'content-type': genuine.headers.get('content-type') ?? 'text/xml' });
+            res.end(text);
+            return;
+          }
+          // The detection's result twice at once, as a callback retried while the first is still being handled.
+          const [answer, again] = await Promise.all([
+            forward(request),
+            ...(path.endsWith('/amd') ? [forward(request)] : []),
+          ]);
+          if (again) {
+            detectionDuplicates += 1;
+            await again.text();
+          }
+          res.writeHead(answer!.status, { 'content-type': answer!.headers.get('content-type') ?? 'application/json' });
+          res.end(await answer!.text());
+        })().catch((error: unknown) => res.writeHead(502).end(String(error)));
+      });
+    });
+    const proxyUrl = `http://127.0.0.1:${await listenOnLoopback(proxy)}`;
+    const replayed = { ...temporal, taskQueue: uniqueTaskQueue('script-replays') };
+    const replayedApi = await startTestApi({
+      db,
+      url,
+      temporal: replayed,
+      carrierKeyring: keyring,
+      publicBaseUrl: proxyUrl,
+    });
+    apiBaseUrl = replayedApi.baseUrl;
+    await startTestWorker(replayed.taskQueue, {
+      db,
+      calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: proxyUrl }),
+      statusCallbackBaseUrl: replayedApi.baseUrl,
+    });
+    const campaign = await campaignWithAgent(null, { via: replayedApi });
+    await scriptPersona(twin.baseUrl, { number: '+14155569121', answers: ['Crimson, please.', 'Four pairs.'] });
+    const { result, call } = await callLead(campaign.id, '+14155569121', { api: replayedApi, temporal: replayed });
+    expect(result).toMatchObject({ outcome: 'answered' });
+    // The answer and both Gather actions went through twice at once; both actions came after a late replay.
+    expect(duplicates).toBe(3);
+    expect(lateReplays).toBe(2);
+    const stored = await db.callTurn.findMany({
+      where: { callId: call.id },
+      orderBy: [{ step: 'asc' }, { part: 'asc' }],
+    });
+    expect(lines(stored)).toEqual([
+      'agent: Hello Ana, this is the shoe shop.',
+      `agent: ${QUESTIONS[0]}`,
+      'lead: Crimson, please.',
+      `agent: ${QUESTIONS[1]}`,
+      'lead: Four pairs.',
+      'agent: Thank you, goodbye.',
+    ]);
+    // What the twin said on the line: each question once, in order, none skipped.
+    const log = await twinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual([
+      'Hello Ana, this is the shoe shop.',
+      ...QUESTIONS,
+      'Thank you, goodbye.',
+    ]);
+    expect(log.log.filter((entry) => entry.kind === 'speech').map((entry) => entry.text)).toEqual([
+      'Crimson, please.',
+      'Four pairs.',
+    ]);
+    // An answering machine on the same path: its detection result delivered twice at once redirects the call once,
+    // and the message is left once.
+    const machine = await campaignWithAgent('Hi {{name}}, this is the shoe shop: please call us back.', {
+      questions: MACHINE_SCRIPT,
+      via: replayedApi,
+    });
+    const voicemail = await callLead(machine.id, '+14155569127', { api: replayedApi, temporal: replayed });
+    expect(voicemail.result).toMatchObject({ outcome: 'voicemail_left' });
+    expect(detectionDuplicates).toBeGreaterThanOrEqual(1);
+    const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: voicemail.call.providerCallId! } });
+    expect(onTwin.redirect).toMatchObject({ seq: 1 });
+    const machineLog = await twinLog(twin.baseUrl, voicemail.call.providerCallId!);
+    expect(machineLog.log.filter((entry) => entry.kind === 'redirect')).toHaveLength(1);
+    expect(
+      machineLog.log.filter(
+        (entry) => entry.kind === 'say' && entry.text === 'Hi Ana, this is the shoe shop: please call us back.',
+      ),
+    ).toHaveLength(1);
+    expect(
+      await db.callTurn.count({
+        where: { callId: voicemail.call.id, text: 'Hi Ana, this is the shoe shop: please call us back.' },
+      }),
+    ).toBe(1);
+    proxy.closeAllConnections();
+    proxy.close();
   });
 });

@@ -71,7 +71,7 @@ async function campaignFor(
   });
 }
 
-async function storeLead(
+export async function storeLead(
   db: ScenarioContext['db'],
   campaign: { id: string; workspaceId: string },
   key: string,
@@ -90,7 +90,7 @@ async function storeLead(
 }
 
 /** Starts a stored lead's lean ladder as lib/temporal/start-lead-workflow.ts does (a lead given a line at once). */
-function startLadder(
+export function startLadder(
   { client, taskQueue }: ScenarioContext,
   lead: { id: string; workflowId: string; campaignId: string; workspaceId: string },
   startDelayMs?: number,

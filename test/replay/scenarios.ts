@@ -25,6 +25,8 @@ import { journeyWhatsAppScenario, leadMessageScenario, whatsAppMessageScenario }
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
 import { leadLadderScenarios } from './lead-ladder-scenario';
+import { twilioScenarios } from './twilio-scenario';
+import type { Keyring } from '../../lib/secrets/keyring';
 import { billedTestCallScenario, testCallScenario, voidedTestCallScenario } from './test-call-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -44,6 +46,8 @@ interface ScenarioContext {
   taskQueue: string;
   /** The simulated WhatsApp provider, for the WhatsApp scenarios. */
   whatsappProvider?: WhatsAppProvider;
+  /** The Twilio twin and the key ring of its connections, for the Twilio scenarios. */
+  twilio?: { twinUrl: string; keyring: Keyring };
 }
 
 async function campaignFor(db: Database, name: string, status: 'DRAFT' | 'RUNNING') {
@@ -385,4 +389,6 @@ export const replayScenarios: ReplayScenario[] = [
   ...leadLadderScenarios,
   // A journey's call node since patch 'call-node-lean-ladder': its child is the lean ladder.
   journeyToTheEnd('journey-call-branch-webhook-wait-lean-ladder', 'journey-to-the-end-lean-ladder'),
+  // The lean ladder on the Twilio path (issue 29): the script walk answered, and a voicemail left.
+  ...twilioScenarios,
 ];

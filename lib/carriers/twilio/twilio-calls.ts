@@ -1,4 +1,9 @@
-import { CarrierRefusedNumberError, type CarrierCallSnapshot, type CarrierDialRequest } from '../../calls/carrier';
+import {
+  CarrierRefusedCallerError,
+  CarrierRefusedNumberError,
+  type CarrierCallSnapshot,
+  type CarrierDialRequest,
+} from '../../calls/carrier';
 import { MAX_CALL_LENGTH_MS, RING_TIMEOUT_MS } from '../../calls/call-deadline';
 import { isTerminalCallState } from '../../calls/call-states';
 import { twilioClientOf, type TwilioConnection } from './twilio-client';
@@ -13,10 +18,17 @@ export const TWILIO_CLOCK_SKEW_MS = 60_000;
 
 /**
  * Twilio's refusals of the number itself at a create: 21211 the To number is not a valid phone number, 21214 it
- * cannot be reached, 21217 it does not appear to be valid. Any other refusal (a From the account does not own, a
- * country not enabled) is the account's to fix, not the lead's: it is thrown as it is and retried.
+ * cannot be reached, 21217 it does not appear to be valid.
  */
 const INVALID_NUMBER_CODES: ReadonlySet<unknown> = new Set([21211, 21214, 21217]);
+
+/**
+ * Twilio's refusals of the caller number at a create: 21210 the From is none of the account's Twilio numbers or
+ * verified caller ids ("'From' phone number not verified"), 21212 it is not a valid phone number. The workspace's setup
+ * to fix, not the lead's: thrown as CarrierRefusedCallerError. Any other refusal (a country not enabled) is thrown as
+ * it is and retried.
+ */
+const CALLER_REFUSED_CODES: ReadonlySet<unknown> = new Set([21210, 21212]);
 
 /** Answering-machine detection that waits for the greeting's end, so that a message can be left after the beep. */
 const MACHINE_DETECTION = 'DetectMessageEnd';
@@ -149,6 +161,8 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
       } catch (error) {
         if (error instanceof TwilioRequestError && error.status === 400 && INVALID_NUMBER_CODES.has(error.code))
           throw new CarrierRefusedNumberError(`Twilio refused ${request.to}: ${error.message} (${error.code})`);
+        if (error instanceof TwilioRequestError && error.status === 400 && CALLER_REFUSED_CODES.has(error.code))
+          throw new CarrierRefusedCallerError(request.from ?? '', `Twilio error ${error.code}: ${error.message}`);
         throw error;
       }
       return { providerCallId: call.sid };

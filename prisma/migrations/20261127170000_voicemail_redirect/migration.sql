@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Call" ADD COLUMN     "voicemailRedirectAt" TIMESTAMP(3);
+
