@@ -48,13 +48,15 @@ function requestErrorOf(error: unknown): TelnyxRequestError {
       typeof first?.source?.pointer === 'string' ? first.source.pointer : undefined,
     );
   }
-  const cause = (error as { cause?: { code?: unknown } } | null)?.cause;
-  return new TelnyxRequestError(
-    `Telnyx request failed${typeof cause?.code === 'string' ? ` (${cause.code})` : ''}`,
-    undefined,
-    typeof cause?.code === 'string' ? cause.code : undefined,
-    undefined,
-  );
+  // The network's failure: fetch's TypeError holds the system error (ECONNRESET...) as its cause.
+  let cause: unknown = error;
+  let code: string | undefined;
+  for (let depth = 0; depth < 4 && cause && typeof cause === 'object' && code === undefined; depth++) {
+    const found = (cause as { code?: unknown }).code;
+    if (typeof found === 'string' && /^E[A-Z_]+$/.test(found)) code = found;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return new TelnyxRequestError(`Telnyx request failed${code ? ` (${code})` : ''}`, undefined, code, undefined);
 }
 
 /** One request to Telnyx; a failure rethrown as a TelnyxRequestError (no request, no key in it). */
