@@ -21,10 +21,17 @@ import { VOICES } from '../../lib/voices/voices';
 import { publicKeyBase64, signingKey, telnyxSignatureHeaders } from '../../simulators/telnyx-twin/signature';
 import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
+import {
+  expectAnsweredWalk,
+  expectThreeRungLadder,
+  recordDialingCall,
+  said,
+  withIntelligence as withIntelligenceOf,
+} from '../support/carrier-calls';
 import { carrierDescription } from '../support/carrier-openapi';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
-import { startedLeadWorkflow } from '../support/lead-workflows';
+import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { startRecordingProxy } from '../support/recording-proxy';
 import { startTcpProxy } from '../support/tcp-proxy';
 import {
@@ -155,16 +162,8 @@ async function runningCampaign(
   return campaign;
 }
 
-async function pushLead(owner: TestWorkspace, campaignId: string, phone: string, path = main) {
-  const idempotencyKey = randomUUID();
-  const response = await path.api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-    key: owner.key,
-    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
-  });
-  expect(response.status).toBe(202);
-  const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, handle: await startedLeadWorkflow(path.temporal.client, campaignId, idempotencyKey) };
-}
+const pushLead = (owner: TestWorkspace, campaignId: string, phone: string, path = main) =>
+  pushLeadWithWorkflow(path.api, owner.key, path.temporal.client, campaignId, phone, { name: 'Ana' });
 
 /** The calls the twin placed to a number (its own table). */
 const twinCallsTo = (to: string) => db.telnyxTwinCall.findMany({ where: { to } });
@@ -175,15 +174,7 @@ const dialsTo = (to: string) =>
     .filter((exchange) => exchange.method === 'POST' && exchange.url === '/v2/calls' && exchange.body.includes(to))
     .map((exchange) => JSON.parse(exchange.body) as Record<string, unknown>);
 
-/** The call once its call intelligence is stored (it starts when the call has ended). */
-const withIntelligence = (callId: string) =>
-  until(
-    () => db.call.findUniqueOrThrow({ where: { id: callId } }),
-    (call) => call.intelligence !== null,
-  );
-
-const said = (transcript: Transcript, speaker: 'agent' | 'lead') =>
-  transcript.filter((turn) => turn.speaker === speaker).map((turn) => turn.text);
+const withIntelligence = (callId: string) => withIntelligenceOf(db, callId);
 
 /** A webhook as Telnyx sends it, for a call of an attempt. */
 function webhookBody(type: string, callControlId: string, attemptId: string, payload: Record<string, unknown> = {}) {
@@ -221,39 +212,10 @@ async function postWebhook(
 
 /** A call recorded as dialing on a connection, as the ladder leaves it after the dial, for webhooks sent by hand. */
 async function dialingCallOn(side: Side, bound = true) {
-  const campaign = await db.campaign.create({
-    data: { workspaceId: side.owner.workspaceId, name: 'Webhooks', status: 'RUNNING', callsInFlight: 1 },
-  });
-  const leadId = randomUUID();
-  await db.lead.create({
-    data: {
-      id: leadId,
-      workspaceId: side.owner.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey: leadId,
-      phone: '+14155550120',
-      workflowId: `no-such-workflow-${leadId}`,
-      requestId: randomUUID(),
-    },
-  });
   const callControlId = `v3:${randomUUID()}`;
-  const call = await db.call.create({
-    data: {
-      workspaceId: side.owner.workspaceId,
-      campaignId: campaign.id,
-      leadId,
-      attempt: 1,
-      attemptId: `${leadId}:1`,
-      provider: 'telnyx-twin',
-      carrierConnectionId: side.connection.id,
-      providerCallId: bound ? callControlId : null,
-      carrierStatus: bound ? 'queued' : null,
-      status: 'dialing',
-      startedAt: new Date(),
-      workflowId: `no-such-workflow-${leadId}`,
-      fromNumber: side.caller,
-      toNumber: '+14155550120',
-    },
+  const call = await recordDialingCall(db, side, {
+    provider: 'telnyx-twin',
+    providerCallId: bound ? callControlId : null,
   });
   const path = new URL(telnyxWebhookUrl('http://api', { connectionId: side.connection.id, attemptId: call.attemptId }))
     .pathname;
@@ -315,27 +277,7 @@ describe('a campaign on a telnyx-twin connection', () => {
 
   it('walks the three-rung ladder: busy and no-answer numbers three calls each, an answered one one, a machine voicemail, an unknown number invalid', async () => {
     const campaign = await runningCampaign(A, { ladder: QUICK_LADDER });
-    const busy = await pushLead(A.owner, campaign.id, '+14155570105');
-    const unanswered = await pushLead(A.owner, campaign.id, '+14155570106');
-    const answered = await pushLead(A.owner, campaign.id, '+14155570102');
-    const machine = await pushLead(A.owner, campaign.id, '+14155570107');
-    const invalid = await pushLead(A.owner, campaign.id, '+14155570109');
-    expect(await busy.handle.result()).toMatchObject({ outcome: 'busy', attempts: 3 });
-    expect(await unanswered.handle.result()).toMatchObject({ outcome: 'no_answer', attempts: 3 });
-    expect(await answered.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
-    expect(await machine.handle.result()).toMatchObject({ outcome: 'voicemail', attempts: 3 });
-    expect(await invalid.handle.result()).toMatchObject({ outcome: 'invalid_number', attempts: 1 });
-    const outcomes = async (leadId: string) =>
-      (await db.call.findMany({ where: { leadId }, orderBy: { attempt: 'asc' } })).map((call) => [
-        call.outcome,
-        call.carrierStatus,
-        call.answeredBy,
-      ]);
-    expect(await outcomes(busy.leadId)).toEqual(Array(3).fill(['busy', 'busy', null]));
-    expect(await outcomes(unanswered.leadId)).toEqual(Array(3).fill(['no_answer', 'no-answer', null]));
-    expect(await outcomes(answered.leadId)).toEqual([['answered', 'completed', 'human']]);
-    expect(await outcomes(machine.leadId)).toEqual(Array(3).fill(['voicemail', 'completed', 'machine']));
-    expect(await outcomes(invalid.leadId)).toEqual([['invalid_number', 'failed', null]]);
+    await expectThreeRungLadder(db, (phone) => pushLead(A.owner, campaign.id, phone), '+1415557010');
     // One Telnyx call per attempt, no more.
     expect(await twinCallsTo('+14155570105')).toHaveLength(3);
     expect(await twinCallsTo('+14155570102')).toHaveLength(1);
@@ -358,17 +300,13 @@ describe("the agent's script walk on Call Control", () => {
     const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
     const done = await withIntelligence(call.id);
     const transcript = done.transcript as Transcript;
-    expect(said(transcript, 'lead')).toEqual(["I'd like navy, please.", '3 pairs.']);
-    expect(said(transcript, 'agent')).toEqual([
-      'Hello Ana, this is the shoe shop.',
-      ...QUESTIONS,
-      'Thank you, goodbye.',
-    ]);
-    expect(transcript.map((turn) => turn.speaker)).toEqual(['agent', 'agent', 'lead', 'agent', 'lead', 'agent']);
-    expect(transcript.filter((turn) => turn.speaker === 'lead').map((turn) => turn.confidence)).toEqual([0.93, 0.88]);
-    const offsets = transcript.map((turn) => turn.offsetMs);
-    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
-    expect(offsets.at(-1)).toBeGreaterThan(0);
+    expectAnsweredWalk(transcript, {
+      agent: ['Hello Ana, this is the shoe shop.', ...QUESTIONS, 'Thank you, goodbye.'],
+      lead: [
+        { text: "I'd like navy, please.", confidence: 0.93 },
+        { text: '3 pairs.', confidence: 0.88 },
+      ],
+    });
     // What the twin heard and said is the transcript; it listened with the agent's dictionaries as hints.
     const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
     expect(log.log.filter((entry) => entry.kind === 'speech').map((entry) => entry.text)).toEqual(
