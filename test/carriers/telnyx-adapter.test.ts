@@ -585,6 +585,39 @@ describe('a dial whose answer is lost', () => {
   });
 });
 
+describe('hang-up and lookup', () => {
+  it('hangs up a ringing call with actions/hangup (command_id hangup), and reads it back by RetrieveCallStatus', async () => {
+    const carrier = createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl });
+    const campaign = await runningCampaign(A);
+    // Last digit 6: rings until the 60 s ring timeout (1.2 s of twin time).
+    const lead = await pushLead(A.owner, campaign.id, '+14155570406');
+    const call = await until(
+      () => db.call.findFirst({ where: { leadId: lead.leadId } }),
+      (found) => found?.providerCallId != null,
+    );
+    const id = call!.providerCallId!;
+    expect(await carrier.lookup({ providerCallId: id })).toMatchObject({ providerCallId: id, durationMs: null });
+    await carrier.hangup(id);
+    // Hung up again (a stop after the script's end): the same command_id, nothing more happens.
+    await carrier.hangup(id);
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'no_answer', attempts: 1 });
+    expect(await db.call.findUniqueOrThrow({ where: { id: call!.id } })).toMatchObject({ carrierStatus: 'canceled' });
+    const [onTwin] = await twinCallsTo('+14155570406');
+    expect(onTwin).toMatchObject({ hangupCause: 'originator_cancel' });
+    const hangups = recorder.exchanges.filter(
+      (exchange) => exchange.url.endsWith('/actions/hangup') && exchange.url.includes(id.slice(3)),
+    );
+    expect(hangups.map((exchange) => JSON.parse(exchange.body) as unknown)).toEqual([
+      { command_id: 'hangup' },
+      { command_id: 'hangup' },
+    ]);
+    // Ended and never answered: no-answer to reconciliation.
+    expect(await carrier.lookup({ providerCallId: id })).toMatchObject({ status: 'no-answer', durationMs: null });
+    // After the end, a hang-up is left alone.
+    await expect(carrier.hangup(id)).resolves.toBeUndefined();
+  });
+});
+
 describe('a request to Telnyx that fails', () => {
   it('rejects with what failed and nothing of the request: no API key for a log to keep', async () => {
     const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(recorder.url).port) });
