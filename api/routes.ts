@@ -28,6 +28,7 @@ import { speechPeopleRoutes } from './speech/speech-people-routes';
 import { phoneNumberRoutes } from './phone-numbers/routes';
 import { voiceRoutes } from './voices/routes';
 import { telephonyEventRoutes } from './calls/telephony-events-routes';
+import { telnyxRoutes } from './carriers/telnyx-routes';
 import { twilioRoutes } from './carriers/twilio-routes';
 import { whatsAppWebhookRoutes } from './whatsapp/webhook-routes';
 import { testCallRoutes } from './test-calls/routes';
@@ -45,6 +46,7 @@ export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
   ...telephonyEventRoutes,
   ...twilioRoutes,
+  ...telnyxRoutes,
   ...whatsAppWebhookRoutes,
   ...openApiRoutes(() => routes),
   ...docsRoutes,

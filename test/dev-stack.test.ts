@@ -34,6 +34,8 @@ async function startDevStack() {
     EMBEDDED_TEMPORAL_UI_PORT: await freePort(),
     SIMULATED_CARRIER_PORT: await freePort(),
     SIMULATED_WHATSAPP_PORT: await freePort(),
+    TWILIO_TWIN_PORT: await freePort(),
+    TELNYX_TWIN_PORT: await freePort(),
   };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -75,6 +77,13 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
         /\[export-worker\] \{.*"taskQueue":"workspace-exports".*"msg":"export worker polling task queue"/;
       await eventually(() => exportWorkerUp.test(output()), 30_000);
       expect(output()).toMatch(exportWorkerUp);
+      // The Telnyx twin answers in Telnyx's words (no key: 401 10009), and the workspace has its connection.
+      const telnyx = await fetch(`http://127.0.0.1:${ports.TELNYX_TWIN_PORT}/v2/calls/v3:none`);
+      expect(telnyx.status).toBe(401);
+      expect(await telnyx.json()).toMatchObject({ errors: [{ code: '10009' }] });
+      expect(output()).toMatch(
+        /Telnyx twin +http:\/\/127\.0\.0\.1:\d+\/v2 .*connection [0-9a-f-]{36}, "Development Telnyx twin"/,
+      );
       expect(processesInGroup(stack.pid!).length).toBeGreaterThanOrEqual(5);
     } finally {
       process.kill(-stack.pid!, 'SIGINT');

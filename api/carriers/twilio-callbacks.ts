@@ -11,7 +11,7 @@ import {
   type TwilioAmdCallback,
   type TwilioStatusCallback,
 } from '../../lib/carriers/twilio/twilio-callbacks';
-import { twimlOfCall, type TwimlCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
+import { twimlOfCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
@@ -20,6 +20,7 @@ import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
+import { scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
 
 /**
  * The connection whose auth token verified a request, for its handler (the path named it; the body never does), and
@@ -153,14 +154,6 @@ export type TwilioTwimlRequest = z.infer<typeof twilioTwimlRequestSchema>;
 /** The step a TwiML URL names: none (the answer), a question's number, or voicemail. */
 export type TwimlStepOfUrl = { kind: 'answer' } | { kind: 'step'; step: number } | { kind: 'voicemail' };
 
-interface TwimlCallRow {
-  id: string;
-  agent: (NonNullable<TwimlCall['agent']> & { hints: string[] | null }) | null;
-  leadName: string | null;
-  leadFields: unknown;
-  testLead: unknown;
-}
-
 const confidenceOf = (value: string | undefined): number | null => {
   const confidence = value === undefined ? NaN : Number(value);
   return Number.isFinite(confidence) ? Math.min(1, Math.max(0, confidence)) : null;
@@ -180,28 +173,9 @@ export async function twilioCallTwiml(
   form: TwilioTwimlRequest,
 ): Promise<string> {
   const connection = connectionOfCall(req);
-  const sql = poolSql(services.sql);
-  const [call] = await sql<TwimlCallRow>(
-    {
-      name: 'twilio_call_twiml',
-      text: `SELECT c.id::text,
-                    CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('language', a.language, 'voiceId', a."voiceId",
-                      'script', a.script, 'voicemailMessage', a."voicemailMessage",
-                      'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
-                                  FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
-                                       unnest(d.terms) WITH ORDINALITY AS t(term, ord)
-                                 WHERE ad."agentId" = a.id)) END AS agent,
-                    l.name AS "leadName", l.fields AS "leadFields", c."testLead"
-               FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
-              WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,
-    },
-    attemptId,
-    connection.id,
-  );
-  if (!call) throw new Refusal(ErrorCode.unknown_call);
+  const call = await scriptCallOf(services, attemptId, connection.id);
   const questions = call.agent?.script.questions.length ?? 0;
   if (stepOfUrl.kind === 'step' && stepOfUrl.step > questions) throw new Refusal(ErrorCode.unknown_call);
-  const testLead = call.testLead as { name?: string | null; fields?: Record<string, unknown> } | null;
   // Synchronous detection tells who answered on the request itself: a machine's greeting ended is the voicemail step.
   const request: TwimlRequest =
     stepOfUrl.kind === 'voicemail' || (form.AnsweredBy !== undefined && MACHINE_MESSAGE_END.has(form.AnsweredBy))
@@ -218,35 +192,11 @@ export async function twilioCallTwiml(
           };
   const { twiml, turns } = twimlOfCall(
     {
-      agent: call.agent && { ...call.agent, hints: call.agent.hints ?? [] },
-      lead: {
-        name: call.leadName ?? testLead?.name ?? null,
-        fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
-      },
+      ...scriptCallOfRow(call),
       twimlUrl: twilioCallbackUrl(services.publicBaseUrl!, 'twiml', { connectionId: connection.id, attemptId }),
     },
     request,
   );
-  const leftMessage = request.kind === 'voicemail' && turns.length > 0;
-  await sql(
-    {
-      name: 'twilio_call_turns',
-      text: `WITH now AS (SELECT (now() AT TIME ZONE 'UTC') AS at),
-                  base AS (SELECT min("createdAt") AS at FROM "CallTurn" WHERE "callId" = $1::uuid),
-                  stored AS (
-               INSERT INTO "CallTurn" ("callId", step, part, speaker, text, confidence, "offsetMs", "createdAt")
-               SELECT $1::uuid, t.step, t.part, t.speaker, t.text, t.confidence,
-                      greatest(0, round(extract(epoch FROM now.at - coalesce(base.at, now.at)) * 1000))::int, now.at
-                 FROM jsonb_to_recordset($2::jsonb) AS t(step int, part int, speaker text, text text, confidence float8),
-                      now, base
-               ON CONFLICT ("callId", step, part) DO NOTHING
-               RETURNING 1)
-             UPDATE "Call" SET "voicemailLeftAt" = (SELECT at FROM now)
-              WHERE $3::boolean AND id = $1::uuid AND "voicemailLeftAt" IS NULL`,
-    },
-    call.id,
-    JSON.stringify(turns),
-    leftMessage,
-  );
+  await storeScriptTurns(services, call.id, turns, request.kind === 'voicemail' && turns.length > 0);
   return twiml;
 }

@@ -1,8 +1,11 @@
 import type { Carrier, CarrierCallSnapshot } from '../calls/carrier';
 import type { Database } from '../database';
 import type { Keyring } from '../secrets/keyring';
-import { CARRIER_PROVIDERS, familyOf, openCarrierConnection, requireKeyring } from './connections';
-import { createTwilioCalls, type TwilioCalls } from './twilio/twilio-calls';
+import { CARRIER_PROVIDERS, openCarrierConnection, requireKeyring, type OpenedCarrierConnection } from './connections';
+import type { CarrierCallState } from '../calls/call-states';
+import { createTelnyxCalls } from './telnyx/telnyx-calls';
+import type { TelnyxConnection } from './telnyx/telnyx-client';
+import { createTwilioCalls } from './twilio/twilio-calls';
 
 /** What the routing reads of a call: its connection, and what a lost dial answer is looked for with. */
 interface ConnectionCallRow {
@@ -14,6 +17,17 @@ interface ConnectionCallRow {
   toNumber: string | null;
   fromNumber: string | null;
   startedAt: Date;
+}
+
+/** One connection's calls through its carrier's adapter, as the routing uses them. */
+interface ConnectionCalls {
+  dial: Carrier['dial'];
+  /** The call by its carrier id, or, without one, the call the carrier placed for the attempt (null: none). */
+  lookup(
+    call: ConnectionCallRow,
+    othersOf: (ids: string[]) => Promise<{ held: Set<string>; unboundOthers: number }>,
+  ): Promise<CarrierCallSnapshot | null>;
+  hangup(call: ConnectionCallRow): Promise<void>;
 }
 
 const CALL_COLUMNS = `"attemptId", provider, "carrierConnectionId"::text, "providerCallId", "carrierStatus", "toNumber", "fromNumber",
@@ -41,24 +55,52 @@ export function createConnectionCarrier({
   publicBaseUrl: string;
 }): Carrier {
   /**
-   * The adapter of each connection as last opened, kept while the connection reads the same: its SDK client and that
-   * client's kept-alive HTTP connections serve the next call too. Keyed by the opened secrets (one object per envelope,
-   * lib/carriers/connections.ts): a rotated or re-keyed connection gets a new adapter, as does a new base URL.
+   * The adapter of the connection's carrier, by its provider: Twilio's (twilio, twilio-twin) or Telnyx's (telnyx,
+   * telnyx-twin). A twin's connection differs from the real one by its base URL and credentials only. Each adapter is
+   * kept while its connection reads the same, so that its SDK client and that client's kept-alive HTTP connections
+   * serve the next call too: keyed by the opened secrets (one object per envelope, lib/carriers/connections.ts), a
+   * rotated or re-keyed connection gets a new one, as does a new base URL.
    */
-  const adapters = new WeakMap<object, { baseUrl: string; calls: TwilioCalls }>();
-  const callsOf = async (connectionId: string): Promise<TwilioCalls> => {
+  const adapters = new WeakMap<object, { baseUrl: string; calls: ConnectionCalls }>();
+  const callsOf = async (connectionId: string): Promise<ConnectionCalls> => {
     // Opened for every operation: a removed connection places nothing more, whatever is kept.
     const connection = await openCarrierConnection(db, requireKeyring(keyring), connectionId);
     if (!connection) throw new Error(`carrier connection ${connectionId} is removed or unknown`);
-    if (connection.provider !== 'twilio' && connection.provider !== 'twilio-twin')
-      throw new Error(
-        `no adapter places ${familyOf(connection.provider)} calls yet (carrier connection ${connectionId})`,
-      );
     const kept = adapters.get(connection.secrets);
     if (kept?.baseUrl === connection.baseUrl) return kept.calls;
-    const calls = createTwilioCalls(connection, { publicBaseUrl });
+    const calls = adapterOf(connection);
     adapters.set(connection.secrets, { baseUrl: connection.baseUrl, calls });
     return calls;
+  };
+  const adapterOf = (connection: OpenedCarrierConnection): ConnectionCalls => {
+    if (connection.provider === 'twilio' || connection.provider === 'twilio-twin') {
+      const calls = createTwilioCalls(connection, { publicBaseUrl });
+      return {
+        dial: (request) => calls.dial(request),
+        lookup: (call, othersOf) =>
+          call.providerCallId
+            ? calls.fetch(call.providerCallId, call.attemptId)
+            : calls.findCallOfAttempt({
+                attemptId: call.attemptId,
+                to: call.toNumber!,
+                from: call.fromNumber,
+                recordedAt: call.startedAt,
+                othersOf,
+              }),
+        hangup: (call) => calls.hangup(call.providerCallId!, call.carrierStatus),
+      };
+    }
+    const calls = createTelnyxCalls(connection as TelnyxConnection, { publicBaseUrl });
+    return {
+      dial: (request) => calls.dial(request),
+      // Call Control cannot list calls: an attempt without its call_control_id is dialed again with the same
+      // command_id, which Telnyx ignores (docs/features/carriers.md#a-telnyx-dial-whose-answer-is-lost).
+      lookup: async (call) =>
+        call.providerCallId
+          ? calls.fetch(call.providerCallId, call.attemptId, call.carrierStatus as CarrierCallState | null)
+          : null,
+      hangup: (call) => calls.hangup(call.providerCallId!),
+    };
   };
   const callByAttempt = async (attemptId: string) =>
     (await db.sql<ConnectionCallRow>(`SELECT ${CALL_COLUMNS} FROM "Call" WHERE "attemptId" = $1`, attemptId))[0];
@@ -108,20 +150,13 @@ export function createConnectionCarrier({
           : await connectionCallById(reference.providerCallId);
       if (!call?.carrierConnectionId) return fallback.lookup(reference);
       const calls = await callsOf(call.carrierConnectionId);
-      const callSid = 'providerCallId' in reference ? reference.providerCallId : call.providerCallId;
-      if (callSid) return calls.fetch(callSid, call.attemptId);
-      return calls.findCallOfAttempt({
-        attemptId: call.attemptId,
-        to: call.toNumber!,
-        from: call.fromNumber,
-        recordedAt: call.startedAt,
-        othersOf: othersOf(call),
-      });
+      const providerCallId = 'providerCallId' in reference ? reference.providerCallId : call.providerCallId;
+      return calls.lookup({ ...call, providerCallId }, othersOf(call));
     },
     async hangup(providerCallId) {
       const call = await connectionCallById(providerCallId);
       if (!call) return fallback.hangup(providerCallId);
-      await (await callsOf(call.carrierConnectionId!)).hangup(providerCallId, call.carrierStatus);
+      await (await callsOf(call.carrierConnectionId!)).hangup({ ...call, providerCallId });
     },
     async transcript(providerCallId) {
       // What was said on a carrier's call is what the product's own TwiML said and heard (the agent's script walk,

@@ -43,3 +43,27 @@ export async function ensureTwilioTwinConnection(
   });
   return { connection, numbersBound: await bindUnboundNumbers(db, workspaceId, connection.id) };
 }
+
+/**
+ * The workspace's connection to the Telnyx twin at `baseUrl` (its `/v2`), made once and kept up to date, like the
+ * Twilio twin's. It binds no number: the workspace's numbers stay on the connection they have (the Twilio twin's, in
+ * development), and a number is moved to Telnyx with `number assign --carrier-connection`.
+ */
+export async function ensureTelnyxTwinConnection(
+  db: Database,
+  keyring: Keyring,
+  workspaceId: string,
+  baseUrl: string,
+): Promise<CarrierConnectionView> {
+  return ensureCarrierConnection(db, keyring, {
+    workspaceId,
+    provider: 'telnyx-twin',
+    label: TELNYX_TWIN_LABEL,
+    baseUrl,
+    account: {
+      family: 'telnyx',
+      connectionId: TELNYX_TWIN_CONNECTION_ID,
+      secrets: { apiKey: TELNYX_TWIN_API_KEY, publicKey: TELNYX_TWIN_PUBLIC_KEY },
+    },
+  });
+}

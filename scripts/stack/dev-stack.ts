@@ -11,7 +11,8 @@ import { parseConfig, ConfigError } from '../../lib/config';
 import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
-import { ensureTwilioTwinConnection } from '../../lib/carriers/twin';
+import { ensureTelnyxTwinConnection, ensureTwilioTwinConnection, TELNYX_TWIN_LABEL } from '../../lib/carriers/twin';
+import { loadTelnyxTwinConfigOrExit } from '../../simulators/telnyx-twin/config';
 import { loadTwinConfigOrExit } from '../../simulators/twilio-twin/config';
 import { migrateDeploy } from './migrate';
 import { devApiKeyPath, devDataDir, devStackStatePath, projectRoot } from './paths';
@@ -177,11 +178,23 @@ async function main() {
   env.TWILIO_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_TELEPHONY_TIME_SCALE);
   const twin = loadTwinConfigOrExit(env);
   const twinUrl = `http://${twin.TWILIO_TWIN_HOST}:${twin.TWILIO_TWIN_PORT}`;
+  // The Telnyx twin likewise, at the same pace; its webhooks go to this API's route of each call.
+  env.TELNYX_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_TELEPHONY_TIME_SCALE);
+  const telnyxTwin = loadTelnyxTwinConfigOrExit(env);
+  const telnyxTwinUrl = `http://${telnyxTwin.TELNYX_TWIN_HOST}:${telnyxTwin.TELNYX_TWIN_PORT}/v2`;
   const config = parseConfig(env);
-  // The development workspace calls through the local Twilio twin, its numbers bound to it.
+  // The development workspace calls through the local Twilio twin, its numbers bound to it; it has a connection to
+  // the Telnyx twin too, to which a number is moved with `number assign --carrier-connection`.
   const twinDb = createDatabase(config.DATABASE_URL, { poolSize: 1 });
+  let telnyxConnectionId: string;
   try {
     await ensureTwilioTwinConnection(twinDb, config.SECRETS_KEYS!, workspaceId, twinUrl);
+    ({ id: telnyxConnectionId } = await ensureTelnyxTwinConnection(
+      twinDb,
+      config.SECRETS_KEYS!,
+      workspaceId,
+      telnyxTwinUrl,
+    ));
   } finally {
     await twinDb.$disconnect();
   }
@@ -191,6 +204,7 @@ async function main() {
   await requireFreePort(config.SIMULATED_CARRIER_PORT, 'the simulated carrier');
   await requireFreePort(config.SIMULATED_WHATSAPP_PORT, 'the simulated WhatsApp provider');
   await requireFreePort(twin.TWILIO_TWIN_PORT, 'the Twilio twin');
+  await requireFreePort(telnyxTwin.TELNYX_TWIN_PORT, 'the Telnyx twin');
   const nodeArgs = ['--import', 'tsx'];
   watch(
     startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/carrier/main.ts'], {
@@ -200,6 +214,12 @@ async function main() {
   );
   watch(
     startProcess('twilio-twin', process.execPath, [...nodeArgs, 'simulators/twilio-twin/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
+  watch(
+    startProcess('telnyx-twin', process.execPath, [...nodeArgs, 'simulators/telnyx-twin/main.ts'], {
       cwd: projectRoot,
       env,
     }),
@@ -268,6 +288,7 @@ async function main() {
       `  API            ${apiUrl}   (health: ${apiUrl}/health)${clusterShape ? `, balanced over ports ${apiPorts.join(' and ')}` : ''}`,
       `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
       `  Carrier        ${twinUrl} (the Twilio twin, time scale ${twin.TWILIO_TWIN_TIME_SCALE}: the development workspace's numbers); ${config.SIMULATED_CARRIER_URL} (simulated: numbers bound to no connection)`,
+      `  Telnyx twin    ${telnyxTwinUrl} (time scale ${telnyxTwin.TELNYX_TWIN_TIME_SCALE}; connection ${telnyxConnectionId}, "${TELNYX_TWIN_LABEL}": number assign --carrier-connection ${telnyxConnectionId} to call through it)`,
       `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (simulated, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL})`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,

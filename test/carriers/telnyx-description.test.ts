@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { carrierDescription, expectValidDescription, ownExampleProblems } from '../support/carrier-openapi';
 import { TELNYX_CALL_CONTROL_ID, telnyxCallEvent, telnyxHangupEvent } from '../support/telnyx-events';
+import { TELNYX_HANGUP_CAUSES } from '../../lib/carriers/telnyx/telnyx-states';
 
 const telnyx = carrierDescription('telnyx');
 const ACCOUNT = '61bf923e-5e4d-4595-a110-56190ea18a1b';
@@ -148,17 +149,8 @@ describe("Telnyx's vendored description", () => {
       'ended',
       'not_sure',
     ]);
-    expect(schemas.CallHangup.properties.payload.properties.hangup_cause.enum).toEqual([
-      'call_rejected',
-      'normal_clearing',
-      'originator_cancel',
-      'timeout',
-      'time_limit',
-      'user_busy',
-      'not_found',
-      'no_answer',
-      'unspecified',
-    ]);
+    // The adapter's list (lib/carriers/telnyx/telnyx-states.ts, each mapped to an outcome) is the description's.
+    expect(schemas.CallHangup.properties.payload.properties.hangup_cause.enum).toEqual([...TELNYX_HANGUP_CAUSES]);
   });
 });
 

@@ -17,10 +17,11 @@ import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
+import { expectThreeRungLadder, recordDialingCall } from '../support/carrier-calls';
 import { carrierDescription, type OperationRef } from '../support/carrier-openapi';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
-import { startedLeadWorkflow } from '../support/lead-workflows';
+import { pushLeadWithWorkflow, startedLeadWorkflow } from '../support/lead-workflows';
 import { startRecordingProxy } from '../support/recording-proxy';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient, type TestTemporal } from '../support/temporal';
@@ -126,16 +127,8 @@ async function runningCampaign(
   return campaign;
 }
 
-async function pushLead(owner: TestWorkspace, campaignId: string, phone: string, path = main) {
-  const idempotencyKey = randomUUID();
-  const response = await path.api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-    key: owner.key,
-    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
-  });
-  expect(response.status).toBe(202);
-  const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, handle: await startedLeadWorkflow(path.temporal.client, campaignId, idempotencyKey) };
-}
+const pushLead = (owner: TestWorkspace, campaignId: string, phone: string, path = main) =>
+  pushLeadWithWorkflow(path.api, owner.key, path.temporal.client, campaignId, phone, { name: 'Ana' });
 
 /** The calls the twin placed to a number, through the SDK (the twin's own REST listing). */
 const twinCallsTo = (to: string) => twin.client.calls.list({ to });
@@ -162,40 +155,8 @@ async function postForm(
 
 /** A call recorded as dialing on a connection, as the ladder leaves it after the dial, for callbacks sent by hand. */
 async function dialingCallOn(side: { owner: TestWorkspace; connection: { id: string }; caller: string }) {
-  const campaign = await db.campaign.create({
-    data: { workspaceId: side.owner.workspaceId, name: 'Callbacks', status: 'RUNNING', callsInFlight: 1 },
-  });
-  const leadId = randomUUID();
-  await db.lead.create({
-    data: {
-      id: leadId,
-      workspaceId: side.owner.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey: leadId,
-      phone: '+14155550120',
-      workflowId: `no-such-workflow-${leadId}`,
-      requestId: randomUUID(),
-    },
-  });
   const callSid = `CA${randomUUID().replaceAll('-', '')}`;
-  const call = await db.call.create({
-    data: {
-      workspaceId: side.owner.workspaceId,
-      campaignId: campaign.id,
-      leadId,
-      attempt: 1,
-      attemptId: `${leadId}:1`,
-      provider: 'twilio-twin',
-      carrierConnectionId: side.connection.id,
-      providerCallId: callSid,
-      carrierStatus: 'queued',
-      status: 'dialing',
-      startedAt: new Date(),
-      workflowId: `no-such-workflow-${leadId}`,
-      fromNumber: side.caller,
-      toNumber: '+14155550120',
-    },
-  });
+  const call = await recordDialingCall(db, side, { provider: 'twilio-twin', providerCallId: callSid });
   const path = (kind: 'status' | 'amd' | 'twiml') =>
     new URL(twilioCallbackUrl('http://api', kind, { connectionId: side.connection.id, attemptId: call.attemptId }))
       .pathname;
@@ -265,27 +226,7 @@ describe('a campaign on a twilio-twin connection', () => {
 
   it('walks the three-rung ladder: busy and no-answer numbers three calls each, an answered one one, a machine voicemail', async () => {
     const campaign = await runningCampaign(A, { ladder: QUICK_LADDER });
-    const busy = await pushLead(A.owner, campaign.id, '+14155550105');
-    const unanswered = await pushLead(A.owner, campaign.id, '+14155550106');
-    const answered = await pushLead(A.owner, campaign.id, '+14155550102');
-    const machine = await pushLead(A.owner, campaign.id, '+14155550107');
-    const invalid = await pushLead(A.owner, campaign.id, '+14155550109');
-    expect(await busy.handle.result()).toMatchObject({ outcome: 'busy', attempts: 3 });
-    expect(await unanswered.handle.result()).toMatchObject({ outcome: 'no_answer', attempts: 3 });
-    expect(await answered.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
-    expect(await machine.handle.result()).toMatchObject({ outcome: 'voicemail', attempts: 3 });
-    expect(await invalid.handle.result()).toMatchObject({ outcome: 'invalid_number', attempts: 1 });
-    const outcomes = async (leadId: string) =>
-      (await db.call.findMany({ where: { leadId }, orderBy: { attempt: 'asc' } })).map((call) => [
-        call.outcome,
-        call.carrierStatus,
-        call.answeredBy,
-      ]);
-    expect(await outcomes(busy.leadId)).toEqual(Array(3).fill(['busy', 'busy', null]));
-    expect(await outcomes(unanswered.leadId)).toEqual(Array(3).fill(['no_answer', 'no-answer', null]));
-    expect(await outcomes(answered.leadId)).toEqual([['answered', 'completed', 'human']]);
-    expect(await outcomes(machine.leadId)).toEqual(Array(3).fill(['voicemail', 'completed', 'machine']));
-    expect(await outcomes(invalid.leadId)).toEqual([['invalid_number', 'failed', null]]);
+    await expectThreeRungLadder(db, (phone) => pushLead(A.owner, campaign.id, phone), '+1415555010');
     // One Twilio call per attempt, no more.
     expect(await twinCallsTo('+14155550105')).toHaveLength(3);
     expect(await twinCallsTo('+14155550102')).toHaveLength(1);

@@ -16,6 +16,7 @@ import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { speakingMs } from '../../simulators/twilio-twin/plan';
 import { checkedFetch, startTestApi } from '../support/api';
 import { insertDialingCall } from '../support/calls';
+import { expectAnsweredWalk, said, withIntelligence as withIntelligenceOf } from '../support/carrier-calls';
 import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
@@ -23,7 +24,6 @@ import { startedLeadWorkflow } from '../support/lead-workflows';
 import { listenOnLoopback } from '../support/http-receiver';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
-import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -115,15 +115,7 @@ async function callLead(campaignId: string, phone: string, via = { api, temporal
   return { result, call };
 }
 
-/** The call once its call intelligence is stored (it starts when the call has ended). */
-const withIntelligence = (callId: string) =>
-  until(
-    () => db.call.findUniqueOrThrow({ where: { id: callId } }),
-    (call) => call.intelligence !== null,
-  );
-
-const said = (transcript: Transcript, speaker: 'agent' | 'lead') =>
-  transcript.filter((turn) => turn.speaker === speaker).map((turn) => turn.text);
+const withIntelligence = (callId: string) => withIntelligenceOf(db, callId);
 
 /** Posts a form to a call's TwiML route as Twilio would, signed with `token` (null: unsigned). */
 async function postTwiml(path: string, form: Record<string, string>, token: string | null, baseUrl = api.baseUrl) {
@@ -152,17 +144,13 @@ describe("the agent's script walk on a Twilio call", () => {
     expect(result).toMatchObject({ outcome: 'answered' });
     const done = await withIntelligence(call.id);
     const transcript = done.transcript as Transcript;
-    expect(said(transcript, 'lead')).toEqual(["I'd like navy, please.", '3 pairs.']);
-    expect(said(transcript, 'agent')).toEqual([
-      'Hello Ana, this is the shoe shop.',
-      ...QUESTIONS,
-      'Thank you, goodbye.',
-    ]);
-    expect(transcript.map((turn) => turn.speaker)).toEqual(['agent', 'agent', 'lead', 'agent', 'lead', 'agent']);
-    expect(transcript.filter((turn) => turn.speaker === 'lead').map((turn) => turn.confidence)).toEqual([0.93, 0.88]);
-    const offsets = transcript.map((turn) => turn.offsetMs);
-    expect(offsets).toEqual([...offsets].sort((a, b) => a - b));
-    expect(offsets.at(-1)).toBeGreaterThan(0);
+    expectAnsweredWalk(transcript, {
+      agent: ['Hello Ana, this is the shoe shop.', ...QUESTIONS, 'Thank you, goodbye.'],
+      lead: [
+        { text: "I'd like navy, please.", confidence: 0.93 },
+        { text: '3 pairs.', confidence: 0.88 },
+      ],
+    });
     // What the twin heard and said is the transcript: the callee's speech, the agent's Says (voice mapped).
     const log = await twinLog(twin.baseUrl, call.providerCallId!);
     expect(log.log.filter((entry) => entry.kind === 'speech').map((entry) => entry.text)).toEqual(

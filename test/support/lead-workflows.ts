@@ -43,11 +43,12 @@ export async function pushLead(
   client: Client,
   campaignId: string,
   phone: string,
+  lead: { name?: string } = {},
 ) {
   const idempotencyKey = randomUUID();
   const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
     key,
-    body: { lead: { phone }, idempotencyKey },
+    body: { lead: { phone, ...lead }, idempotencyKey },
   });
   if (response.status !== 202) throw new Error(`lead push answered ${response.status}: ${await response.text()}`);
   const { leadId } = (await response.json()) as { leadId: string };
@@ -65,7 +66,8 @@ export async function pushLeadWithWorkflow(
   client: Client,
   campaignId: string,
   phone: string,
+  lead: { name?: string } = {},
 ): Promise<{ leadId: string; handle: WorkflowHandle<typeof leadDialWorkflow> }> {
-  const { leadId, started } = await pushLead(api, key, client, campaignId, phone);
+  const { leadId, started } = await pushLead(api, key, client, campaignId, phone, lead);
   return { leadId, handle: await started() };
 }

@@ -1,3 +1,4 @@
+import { failureReasonOfSip } from '../sip';
 import type { CarrierCallState } from '../../calls/call-states';
 
 /**
@@ -49,11 +50,5 @@ export function answeredByOfTwilio(answeredBy: string | null | undefined): 'huma
   return null;
 }
 
-/**
- * Why a failed call failed, from the SIP response code Twilio reports with it: 404 (not found), 410 (gone), 484
- * (address incomplete) and 604 (does not exist anywhere) mean the number does not exist: invalid_number; any other is
- * the carrier's error.
- */
-export function failureReasonOfTwilio(sipResponseCode: string | number | null | undefined): string {
-  return ['404', '410', '484', '604'].includes(String(sipResponseCode ?? '')) ? 'invalid_number' : 'carrier_error';
-}
+/** Why a failed call failed, from the SIP response code Twilio reports with it (lib/carriers/sip.ts). */
+export const failureReasonOfTwilio = failureReasonOfSip;

@@ -1,0 +1,102 @@
+import type { ScriptCall, ScriptTurn } from '../../lib/carriers/script-walk';
+import { ErrorCode } from '../../lib/error-codes';
+import { Refusal } from '../../lib/refusal';
+import { poolSql } from '../../lib/run-sql';
+import type { AppServices } from '../app-services';
+
+/**
+ * What the carriers' routes share about the call a request names (docs/features/carriers.md): that it was placed
+ * through the connection that signed the request, its agent and lead for the script walk, and the turns a step of the
+ * walk stores. Twilio's routes (twilio-callbacks.ts) and Telnyx's (telnyx-webhooks.ts) both read and write through here.
+ */
+
+/** A call's row as the script walk reads it. */
+export interface ScriptCallRow {
+  id: string;
+  status: string;
+  voicemailLeftAt: Date | null;
+  agent: (NonNullable<ScriptCall['agent']> & { hints: string[] | null }) | null;
+  leadName: string | null;
+  leadFields: unknown;
+  testLead: unknown;
+}
+
+/**
+ * The call of the attempt, placed through that very connection, with its agent (its dictionaries' terms as hints) and
+ * its lead: a request signed by one workspace's account for another's call (or a call of another connection) is
+ * unknown_call, and nothing changes.
+ */
+export async function scriptCallOf(
+  services: AppServices,
+  attemptId: string,
+  connectionId: string,
+): Promise<ScriptCallRow> {
+  const [call] = await poolSql(services.sql)<ScriptCallRow>(
+    {
+      name: 'carrier_script_call',
+      text: `SELECT c.id::text, c.status, c."voicemailLeftAt",
+                    CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('language', a.language, 'voiceId', a."voiceId",
+                      'script', a.script, 'voicemailMessage', a."voicemailMessage",
+                      'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
+                                  FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
+                                       unnest(d.terms) WITH ORDINALITY AS t(term, ord)
+                                 WHERE ad."agentId" = a.id)) END AS agent,
+                    l.name AS "leadName", l.fields AS "leadFields", c."testLead"
+               FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
+              WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,
+    },
+    attemptId,
+    connectionId,
+  );
+  if (!call) throw new Refusal(ErrorCode.unknown_call);
+  return call;
+}
+
+/** The walk's view of the call: its agent (hints never null) and its lead (a test call's from its request). */
+export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
+  const testLead = call.testLead as { name?: string | null; fields?: Record<string, unknown> } | null;
+  return {
+    agent: call.agent && { ...call.agent, hints: call.agent.hints ?? [] },
+    lead: {
+      name: call.leadName ?? testLead?.name ?? null,
+      fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
+    },
+  };
+}
+
+/**
+ * Stores a step's turns once per call, step and part (a replayed or out-of-order request adds and moves nothing), each
+ * timed from the call's first stored turn on the database's clock; `leftMessage` marks the call voicemailLeftAt (its
+ * end is then voicemail_left). Answers whether this stored anything (false: the step was stored before).
+ */
+export async function storeScriptTurns(
+  services: AppServices,
+  callId: string,
+  turns: readonly ScriptTurn[],
+  leftMessage: boolean,
+): Promise<boolean> {
+  const [row] = await poolSql(services.sql)<{ stored: number }>(
+    {
+      name: 'carrier_script_turns',
+      text: `WITH now AS (SELECT (now() AT TIME ZONE 'UTC') AS at),
+                  base AS (SELECT min("createdAt") AS at FROM "CallTurn" WHERE "callId" = $1::uuid),
+                  stored AS (
+               INSERT INTO "CallTurn" ("callId", step, part, speaker, text, confidence, "offsetMs", "createdAt")
+               SELECT $1::uuid, t.step, t.part, t.speaker, t.text, t.confidence,
+                      greatest(0, round(extract(epoch FROM now.at - coalesce(base.at, now.at)) * 1000))::int, now.at
+                 FROM jsonb_to_recordset($2::jsonb) AS t(step int, part int, speaker text, text text, confidence float8),
+                      now, base
+               ON CONFLICT ("callId", step, part) DO NOTHING
+               RETURNING 1),
+                  marked AS (
+             UPDATE "Call" SET "voicemailLeftAt" = (SELECT at FROM now)
+              WHERE $3::boolean AND id = $1::uuid AND "voicemailLeftAt" IS NULL
+              RETURNING 1)
+             SELECT (SELECT count(*) FROM stored)::int AS stored`,
+    },
+    callId,
+    JSON.stringify(turns),
+    leftMessage,
+  );
+  return (row?.stored ?? 0) > 0;
+}

@@ -1,0 +1,114 @@
+import { filled } from '../calls/simulated-conversation';
+
+/**
+ * The agent's script walk as both carriers run it (docs/features/carriers.md#the-script-walk): what the agent says at
+ * each step of a call and the transcript turns the step makes. Twilio renders a step as TwiML
+ * (lib/carriers/twilio/twiml.ts), Telnyx as Call Control commands (lib/carriers/telnyx/telnyx-script.ts); the walk
+ * itself, its steps, its turns and its "(no answer)", is this one.
+ */
+export interface ScriptCall {
+  agent: {
+    language: string;
+    voiceId: string;
+    script: { openingLine: string; questions: string[]; closing: string };
+    /** Left on an answering machine after its beep; null or absent: none. */
+    voicemailMessage?: string | null;
+    /** Speech-recognition hints: the terms of the agent's dictionaries, in order. */
+    hints?: string[];
+  } | null;
+  lead: { name: string | null; fields: Record<string, unknown> };
+}
+
+/**
+ * Which step of the walk:
+ * - `answer`: a person answered: the opening line and the first question;
+ * - `step`: what the lead answered question `step` (`heard`: the recognised text and its confidence; null when nothing
+ *   was heard): the next question, or the closing;
+ * - `voicemail`: a machine's greeting has ended: the voicemail message, then hang up.
+ */
+export type ScriptRequest =
+  | { kind: 'answer' }
+  | { kind: 'step'; step: number; heard: { text: string; confidence: number | null } | null }
+  | { kind: 'voicemail' };
+
+/** A turn of the transcript a step makes: what the lead said before it, and what the agent says in it. */
+export interface ScriptTurn {
+  /** The script's step (ScriptRequest: 0 the answer, n the answer to question n, VOICEMAIL_STEP the message). */
+  step: number;
+  /** Its order within the step: 0 the lead's answer, then the agent's lines. */
+  part: number;
+  speaker: 'agent' | 'lead';
+  text: string;
+  confidence: number | null;
+}
+
+/** The step the voicemail message is stored under: after every question's (at most 50). */
+export const VOICEMAIL_STEP = 1000;
+
+/** What the transcript says for a question the lead did not answer (nothing heard). */
+export const NO_ANSWER_TEXT = '(no answer)';
+
+/** One step of the walk: the agent's lines in order, then either a question to listen after, or the hang-up. */
+export interface ScriptStep {
+  step: number;
+  turns: ScriptTurn[];
+  /** Said first, in order (filled, never empty). */
+  lines: string[];
+  /** Asked last and listened for: its answer is step `step + 1`. Null: the step ends the call (hang up after the lines). */
+  question: string | null;
+}
+
+/**
+ * THE SEAM: one step of the agent's script walk, pure (the same call and request give the same step, so a replayed
+ * request repeats it, and the turns are stored once per call, step and part):
+ * - answered: the opening line, then question 1 (no questions: the closing, then hang up);
+ * - step n: the lead's answer to question n (`(no answer)` when nothing was heard), then question n + 1, or after the
+ *   last one the closing and hang up;
+ * - voicemail: the agent's voicemail message, then hang up (no message: hang up).
+ * The lead's `{{fields}}` are filled. No agent: hang up at once. A free-form conversation with a language model
+ * replaces the questions' walk here, as a step made from what was heard.
+ */
+export function scriptStepOf(call: ScriptCall, request: ScriptRequest): ScriptStep {
+  const step = request.kind === 'answer' ? 0 : request.kind === 'step' ? request.step : VOICEMAIL_STEP;
+  const agent = call.agent;
+  if (!agent) return { step, turns: [], lines: [], question: null };
+  const fill = (text: string) => filled(text, call.lead);
+  const turns: ScriptTurn[] = [];
+  const lines: string[] = [];
+  const says = (text: string) => {
+    if (text) turns.push({ step, part: turns.length + 1, speaker: 'agent', text, confidence: null });
+    return text;
+  };
+
+  if (request.kind === 'voicemail') {
+    const message = agent.voicemailMessage ? says(fill(agent.voicemailMessage)) : '';
+    return { step, turns, lines: message ? [message] : [], question: null };
+  }
+  if (request.kind === 'answer') {
+    const opening = says(fill(agent.script.openingLine));
+    if (opening) lines.push(opening);
+  } else
+    turns.push({
+      step,
+      part: 0,
+      speaker: 'lead',
+      text: request.heard?.text.trim() || NO_ANSWER_TEXT,
+      confidence: request.heard?.text.trim() ? request.heard.confidence : null,
+    });
+  const question = agent.script.questions[step];
+  if (question !== undefined) return { step, turns, lines, question: says(fill(question)) };
+  const closing = says(fill(agent.script.closing));
+  if (closing) lines.push(closing);
+  return { step, turns, lines, question: null };
+}
+
+/** The dictionaries' terms as recognition hints: commas made spaces (both carriers' lists), blanks out, each once, at most `max`. */
+export function speechHints(terms: readonly string[], max: number): string[] {
+  const seen = new Set<string>();
+  for (const term of terms) {
+    const hint = term.replace(/,/g, ' ').replace(/\s+/g, ' ').trim();
+    if (hint) seen.add(hint);
+    if (seen.size === max) break;
+  }
+  return [...seen];
+}

@@ -1,0 +1,222 @@
+import { APIError } from 'telnyx';
+import { CarrierRefusedNumberError, type CarrierCallSnapshot, type CarrierDialRequest } from '../../calls/carrier';
+import { MAX_CALL_LENGTH_MS, RING_TIMEOUT_MS } from '../../calls/call-deadline';
+import type { CarrierCallState } from '../../calls/call-states';
+import { telnyxClientOf, type TelnyxConnection } from './telnyx-client';
+import { encodeClientState } from './telnyx-script';
+import { telnyxWebhookUrl } from './telnyx-urls';
+
+/**
+ * Answering-machine detection that reports a machine's greeting's end (call.machine.greeting.ended, beep or silence),
+ * so that a message can be left after it; a person is told by call.machine.detection.ended.
+ */
+export const TELNYX_MACHINE_DETECTION = 'greeting_end';
+
+/** The command_id of the product's hang-up of a call: sent twice (a retry, a stop and the script's end), done once. */
+export const HANGUP_COMMAND_ID = 'hangup';
+
+/**
+ * What a request to Telnyx failed with, and nothing more: Telnyx's answer (its HTTP status, its first error's code), or
+ * the network's. The SDK's own errors are not let through, so that nothing of the request (its Bearer key) can reach a
+ * log of a failed activity.
+ */
+export class TelnyxRequestError extends Error {
+  constructor(
+    message: string,
+    /** Telnyx's HTTP status; undefined when no answer came. */
+    readonly status: number | undefined,
+    /** Telnyx's error code (10016, 90018...). */
+    readonly code: string | undefined,
+    /** The parameter Telnyx names (its source.pointer). */
+    readonly pointer: string | undefined,
+  ) {
+    super(message);
+    this.name = 'TelnyxRequestError';
+  }
+}
+
+function requestErrorOf(error: unknown): TelnyxRequestError {
+  const status = error instanceof APIError ? (error.status as number | undefined) : undefined;
+  if (error instanceof APIError && status !== undefined) {
+    const first = (
+      error.error as { errors?: Array<{ code?: unknown; detail?: unknown; source?: { pointer?: unknown } }> }
+    )?.errors?.[0];
+    return new TelnyxRequestError(
+      `Telnyx answered ${status}${typeof first?.detail === 'string' ? `: ${first.detail}` : ''}`,
+      status,
+      typeof first?.code === 'string' ? first.code : undefined,
+      typeof first?.source?.pointer === 'string' ? first.source.pointer : undefined,
+    );
+  }
+  // The network's failure: fetch's TypeError holds the system error (ECONNRESET...) as its cause.
+  let cause: unknown = error;
+  let code: string | undefined;
+  for (let depth = 0; depth < 4 && cause && typeof cause === 'object' && code === undefined; depth++) {
+    const found = (cause as { code?: unknown }).code;
+    if (typeof found === 'string' && /^E[A-Z_]+$/.test(found)) code = found;
+    cause = (cause as { cause?: unknown }).cause;
+  }
+  return new TelnyxRequestError(`Telnyx request failed${code ? ` (${code})` : ''}`, undefined, code, undefined);
+}
+
+/** One request to Telnyx; a failure rethrown as a TelnyxRequestError (no request, no key in it). */
+async function telnyxRequest<T>(request: () => Promise<T>): Promise<T> {
+  try {
+    return await request();
+  } catch (error) {
+    throw requestErrorOf(error);
+  }
+}
+
+/** Telnyx refuses a command because the call has ended (90018) or is not (any longer) there (404): nothing to do. */
+const callGone = (error: unknown) =>
+  error instanceof TelnyxRequestError && (error.status === 404 || (error.status === 422 && error.code === '90018'));
+
+/** Telnyx's refusals of the number itself at a dial: `to` not E.164 (10016), or another fault Telnyx names `to` by. */
+const refusesNumber = (error: TelnyxRequestError) =>
+  error.status === 422 && (error.code === '10016' || error.pointer === '/to') && error.pointer !== '/from';
+
+/** What a speak says and how (lib/carriers/telnyx/telnyx-script.ts builds them). */
+export interface TelnyxSpeak {
+  payload: string;
+  voice: string;
+  language: string;
+  commandId: string;
+  clientState?: string;
+}
+
+/**
+ * One Telnyx account's calls, through the official SDK on Call Control (docs/features/carriers.md#telnyx). Built per
+ * operation from the call's connection, opened in the worker (dial, lookup, hang-up) or the API (the script walk's
+ * commands); nothing is kept between calls.
+ */
+export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl }: { publicBaseUrl: string }) {
+  const client = telnyxClientOf(connection);
+  /** A command on a call that may have ended meanwhile: false when Telnyx says it has (nothing to do). */
+  const command = async (send: () => Promise<unknown>): Promise<boolean> => {
+    try {
+      await telnyxRequest(send);
+      return true;
+    } catch (error) {
+      if (callGone(error)) return false;
+      throw error;
+    }
+  };
+
+  return {
+    /**
+     * Places the call (POST /calls, DialCall). `command_id` is the attempt id, so that a dial sent again for the same
+     * attempt (its answer lost, the activity retried) is ignored by Telnyx rather than placing a second call;
+     * `client_state` is the attempt id too (base64), which every webhook of the call carries; the webhook URL names
+     * the connection and the attempt. What a repeated dial answers is not documented by Telnyx: the twin answers the
+     * call it placed, and otherwise the first webhook binds the call to the attempt (docs: a dial whose answer is lost).
+     */
+    async dial(request: CarrierDialRequest): Promise<{ providerCallId: string }> {
+      const from = request.from;
+      if (!from) throw new Error(`attempt ${request.attemptId}: a Telnyx call needs its caller number`);
+      let answer: Awaited<ReturnType<typeof client.calls.dial>>;
+      try {
+        answer = await telnyxRequest(() =>
+          client.calls.dial({
+            connection_id: connection.connectionId,
+            to: request.to,
+            from,
+            webhook_url: telnyxWebhookUrl(publicBaseUrl, { connectionId: connection.id, attemptId: request.attemptId }),
+            webhook_url_method: 'POST',
+            client_state: encodeClientState({ attemptId: request.attemptId }),
+            command_id: request.attemptId,
+            timeout_secs: RING_TIMEOUT_MS / 1000,
+            // Telnyx ends the call itself at the product's longest call, as the lead's deadline assumes.
+            time_limit_secs: MAX_CALL_LENGTH_MS / 1000,
+            answering_machine_detection: TELNYX_MACHINE_DETECTION,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof TelnyxRequestError && refusesNumber(error))
+          throw new CarrierRefusedNumberError(`Telnyx refused ${request.to}: ${error.message} (${error.code})`);
+        throw error;
+      }
+      const id = answer.data?.call_control_id;
+      if (!id)
+        throw new TelnyxRequestError('Telnyx answered the dial without a call_control_id', 200, undefined, undefined);
+      return { providerCallId: id };
+    },
+
+    /**
+     * The call as Telnyx has it now (GET /calls/{call_control_id}, RetrieveCallStatus); null when Telnyx does not know
+     * it (404). Telnyx tells only whether the call is alive: a live call keeps the state last heard of (`knownState`,
+     * never moved backwards); an ended one is completed with its call_duration when it was answered, else no-answer.
+     */
+    async fetch(
+      callControlId: string,
+      attemptId: string,
+      knownState: CarrierCallState | null = null,
+    ): Promise<CarrierCallSnapshot | null> {
+      let data;
+      try {
+        ({ data } = await telnyxRequest(() => client.calls.retrieveStatus(callControlId)));
+      } catch (error) {
+        if (error instanceof TelnyxRequestError && error.status === 404) return null;
+        throw error;
+      }
+      if (!data) return null;
+      const answered = typeof data.call_duration === 'number';
+      const status: CarrierCallState = data.is_alive ? (knownState ?? 'queued') : answered ? 'completed' : 'no-answer';
+      return {
+        providerCallId: callControlId,
+        attemptId,
+        status,
+        answeredBy: null,
+        durationMs: !data.is_alive && answered ? data.call_duration! * 1000 : null,
+        reason: null,
+      };
+    },
+
+    /**
+     * Ends the call (actions/hangup, with a command_id: the stop's hang-up and the script's are one command to Telnyx).
+     * A call that has already ended (422 90018, or 404) is left as it is.
+     */
+    async hangup(callControlId: string): Promise<void> {
+      await command(() => client.calls.actions.hangup(callControlId, { command_id: HANGUP_COMMAND_ID }));
+    },
+
+    /** Says a text on the call (actions/speak); false when the call has ended. */
+    speak(callControlId: string, speak: TelnyxSpeak): Promise<boolean> {
+      return command(() =>
+        client.calls.actions.speak(callControlId, {
+          payload: speak.payload,
+          voice: speak.voice,
+          language: speak.language as never,
+          command_id: speak.commandId,
+          ...(speak.clientState && { client_state: speak.clientState }),
+        }),
+      );
+    },
+
+    /**
+     * Starts listening (actions/transcription_start): each final utterance comes back as call.transcription. Google's
+     * engine, in the agent's language (its primary subtag, as Telnyx lists Google's), with the hints. Once per call
+     * (its command_id): Telnyx refuses a second start (90054), taken as already listening.
+     */
+    async startTranscription(callControlId: string, options: { language: string; hints: string[] }): Promise<boolean> {
+      try {
+        return await command(() =>
+          client.calls.actions.startTranscription(callControlId, {
+            command_id: 'transcription',
+            transcription_engine: 'Google',
+            transcription_engine_config: {
+              transcription_engine: 'Google',
+              language: options.language.split('-')[0]!.toLowerCase() as never,
+              hints: options.hints,
+            },
+          }),
+        );
+      } catch (error) {
+        if (error instanceof TelnyxRequestError && error.code === '90054') return true;
+        throw error;
+      }
+    },
+  };
+}
+
+export type TelnyxCalls = ReturnType<typeof createTelnyxCalls>;

@@ -1,0 +1,21 @@
+import Telnyx from 'telnyx';
+import type { OpenedCarrierConnection } from '../connections';
+
+export type TelnyxConnection = Extract<OpenedCarrierConnection, { provider: 'telnyx' | 'telnyx-twin' }>;
+
+/**
+ * The official SDK's client for one connection, at its base URL (Telnyx's https://api.telnyx.com/v2, or the twin's
+ * http://host:3400/v2): its API key, and its webhook public key for `webhooks.unwrap`. Only the base URL and the
+ * credentials differ between the twin and Telnyx. Automatic retries stay off: a retried dial is sent by the attempt's
+ * own retry with the same command_id, which Telnyx ignores, and nothing else should be sent twice behind its back.
+ */
+export function telnyxClientOf(connection: TelnyxConnection): Telnyx {
+  return new Telnyx({
+    apiKey: connection.secrets.apiKey,
+    publicKey: connection.secrets.publicKey,
+    baseURL: connection.baseUrl,
+    maxRetries: 0,
+    timeout: 30_000,
+    logLevel: 'off',
+  });
+}

@@ -1,0 +1,83 @@
+import { z } from 'zod';
+import type { AnsweredByEvent } from '../../calls/call-end';
+import type { CallEvent } from '../../calls/call-event';
+import { answeredByOfTelnyx, endOfTelnyxHangup } from './telnyx-states';
+
+/** The headers Telnyx signs its webhooks with (API v2): Ed25519 over `${timestamp}|${body}`. */
+export const TELNYX_SIGNATURE_HEADER = 'telnyx-signature-ed25519';
+export const TELNYX_TIMESTAMP_HEADER = 'telnyx-timestamp';
+
+/** What the product reads of a Call Control webhook; Telnyx sends more (kept as sent). */
+export const telnyxWebhookSchema = z.looseObject({
+  data: z.looseObject({
+    event_type: z.string().min(1).max(100).describe('call.initiated, call.answered, call.hangup, ...'),
+    id: z.string().min(1).max(200).describe("The event's id: a copy delivered again has the same."),
+    occurred_at: z.string().max(100).optional(),
+    payload: z.looseObject({
+      call_control_id: z.string().min(1).max(400),
+      client_state: z.string().max(4000).nullish(),
+      hangup_cause: z.string().max(100).optional(),
+      sip_hangup_cause: z.string().max(20).optional(),
+      result: z.string().max(100).optional().describe("Answering-machine detection's result."),
+      status: z.string().max(100).optional(),
+      transcription_data: z
+        .looseObject({
+          transcript: z.string().max(10_000),
+          confidence: z.number().optional(),
+          is_final: z.boolean().optional(),
+        })
+        .optional(),
+    }),
+  }),
+});
+export type TelnyxWebhook = z.infer<typeof telnyxWebhookSchema>;
+
+/** Telnyx's occurred_at as ISO 8601; now when absent or unreadable. */
+export function occurredAtOf(webhook: TelnyxWebhook): string {
+  const at = webhook.data.occurred_at ? new Date(webhook.data.occurred_at) : null;
+  return at && !Number.isNaN(at.getTime()) ? at.toISOString() : new Date().toISOString();
+}
+
+/**
+ * A call's progress webhook as the product's carrier event (lib/calls/call-event.ts), for the attempt its URL names;
+ * null for the webhooks that are not progress. Its id is the call_control_id with the event type: each of these comes
+ * once per call, so a copy delivered again is the same event (recorded once), and a late one moves nothing back.
+ * call.initiated is queued (it binds the call_control_id to an attempt whose dial answer was lost), call.answered
+ * in-progress, call.hangup the end (endOfTelnyxHangup), its talk time `answeredAt` to the hang-up.
+ */
+export function callEventOfTelnyx(
+  webhook: TelnyxWebhook,
+  attemptId: string,
+  answeredAt: Date | null = null,
+): CallEvent | null {
+  const { event_type: type, payload } = webhook.data;
+  const occurredAt = occurredAtOf(webhook);
+  const base = { eventId: `${payload.call_control_id}:${type}`, providerCallId: payload.call_control_id, attemptId };
+  if (type === 'call.initiated') return { ...base, status: 'queued', occurredAt };
+  if (type === 'call.answered') return { ...base, status: 'in-progress', occurredAt };
+  if (type !== 'call.hangup') return null;
+  const { status, reason } = endOfTelnyxHangup(payload.hangup_cause ?? 'unspecified', payload.sip_hangup_cause);
+  const durationMs = answeredAt ? Math.max(0, new Date(occurredAt).getTime() - answeredAt.getTime()) : null;
+  return { ...base, status, reason, durationMs: status === 'completed' ? durationMs : null, occurredAt };
+}
+
+/** Detection's webhooks: who answered (detection.ended), and that a machine's greeting ended (greeting.ended). */
+export const TELNYX_DETECTION_ENDED = new Set(['call.machine.detection.ended', 'call.machine.premium.detection.ended']);
+export const TELNYX_GREETING_ENDED = new Set(['call.machine.greeting.ended', 'call.machine.premium.greeting.ended']);
+
+/**
+ * Detection's result as the product's answeredBy event (lib/calls/call-end.ts applyAnsweredBy), once per call and
+ * kind: a greeting's end says a machine, whatever detection said before.
+ */
+export function answeredByEventOfTelnyx(webhook: TelnyxWebhook, attemptId: string): AnsweredByEvent {
+  const { event_type: type, payload } = webhook.data;
+  const greeting = TELNYX_GREETING_ENDED.has(type);
+  return {
+    eventId: `${payload.call_control_id}:${greeting ? 'greeting' : 'amd'}`,
+    providerCallId: payload.call_control_id,
+    attemptId,
+    answeredBy: greeting ? 'machine' : answeredByOfTelnyx(payload.result),
+    occurredAt: occurredAtOf(webhook),
+    payload: webhook.data,
+  };
+}

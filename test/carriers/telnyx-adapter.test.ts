@@ -1,0 +1,681 @@
+// The Telnyx adapter end to end (docs/features/carriers.md#telnyx), on the real servers: the API, a worker, Temporal and
+// PostgreSQL, and the Telnyx twin (simulators/telnyx-twin/) as the carrier. Leads of campaigns whose caller number is
+// bound to a telnyx-twin connection are dialed through the official SDK on Call Control; the twin's Ed25519-signed
+// webhooks come back to the API, which walks the agent's script with speak and transcription commands. Every request
+// the adapter sends passes through a recording proxy and is checked against Telnyx's published description.
+import { randomUUID } from 'node:crypto';
+import { inspect } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
+import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
+import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
+import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
+import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
+import { TELNYX_SPEAK_VOICES } from '../../lib/carriers/telnyx/telnyx-voices';
+import { TELNYX_TWIN_API_KEY, TELNYX_TWIN_PRIVATE_KEY, TELNYX_TWIN_PUBLIC_KEY } from '../../lib/carriers/twin';
+import type { Transcript } from '../../lib/calls/transcript';
+import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
+import { VOICES } from '../../lib/voices/voices';
+import { publicKeyBase64, signingKey, telnyxSignatureHeaders } from '../../simulators/telnyx-twin/signature';
+import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
+import { startTestCarrier } from '../support/carrier';
+import {
+  expectAnsweredWalk,
+  expectThreeRungLadder,
+  recordDialingCall,
+  said,
+  withIntelligence as withIntelligenceOf,
+} from '../support/carrier-calls';
+import { carrierDescription } from '../support/carrier-openapi';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
+import { pushLeadWithWorkflow } from '../support/lead-workflows';
+import { startRecordingProxy } from '../support/recording-proxy';
+import { startTcpProxy } from '../support/tcp-proxy';
+import {
+  OTHER_ACCOUNT,
+  operationOf,
+  scriptTelnyxPersona,
+  startTestTelnyxTwin,
+  TELNYX_TWIN_CONNECTION_ID,
+  telnyxTwinLog,
+} from '../support/telnyx-twin';
+import { startTestWorker, uniqueTaskQueue, useTemporalClient, type TestTemporal } from '../support/temporal';
+import { until } from '../support/until';
+import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+const keyring = keyringSchema.parse(newKeyringEntry('k1'));
+
+// Twin time: a 60 s ring timeout 1.2 s, a person's 30 s of patience 0.6 s, a spoken word 8 ms.
+const twin = await startTestTelnyxTwin(db, { timeScale: 0.02 });
+/** Everything the adapter sends to Telnyx, as sent, on its way to the twin. */
+const recorder = await startRecordingProxy(new URL(twin.baseUrl).origin);
+const simulated = await startTestCarrier(db);
+
+const ACCOUNT_A = {
+  apiKey: TELNYX_TWIN_API_KEY,
+  connectionId: TELNYX_TWIN_CONNECTION_ID,
+  publicKey: TELNYX_TWIN_PUBLIC_KEY,
+  key: signingKey(TELNYX_TWIN_PRIVATE_KEY),
+};
+const otherKey = signingKey(OTHER_ACCOUNT.signingKey);
+const ACCOUNT_B = {
+  apiKey: OTHER_ACCOUNT.apiKeys[0]!,
+  connectionId: OTHER_ACCOUNT.connections[0]!.id,
+  publicKey: publicKeyBase64(otherKey),
+  key: otherKey,
+};
+type Account = typeof ACCOUNT_A;
+
+/** An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the rest). */
+async function startPath(taskQueue: string, publicBaseUrl?: string) {
+  const path: TestTemporal = { ...temporal, taskQueue };
+  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl });
+  await startTestWorker(path.taskQueue, {
+    db,
+    calls: createConnectionCarrier({
+      db,
+      keyring,
+      fallback: simulated.client,
+      publicBaseUrl: publicBaseUrl ?? api.baseUrl,
+    }),
+    statusCallbackBaseUrl: api.baseUrl,
+  });
+  return { api, temporal: path };
+}
+const main = await startPath(temporal.taskQueue);
+const api = main.api;
+
+let numberSeq = 0;
+const nextCaller = () => `+1415557${String(1000 + numberSeq++).slice(-4)}`;
+
+async function telnyxWorkspace(account: Account, baseUrl = `${recorder.url}/v2`) {
+  const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
+  const connection = await connectCarrier(db, keyring, {
+    workspaceId: owner.workspaceId,
+    provider: 'telnyx-twin',
+    baseUrl,
+    account: {
+      family: 'telnyx',
+      connectionId: account.connectionId,
+      secrets: { apiKey: account.apiKey, publicKey: account.publicKey },
+    },
+  });
+  const caller = nextCaller();
+  await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+  return { owner, connection, caller, account };
+}
+
+const A = await telnyxWorkspace(ACCOUNT_A);
+const B = await telnyxWorkspace(ACCOUNT_B);
+type Side = typeof A;
+
+const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
+const dictionary = await db.dictionary.create({
+  data: { workspaceId: A.owner.workspaceId, name: 'Colours', terms: ['navy', 'crimson'], charCount: 11 },
+});
+
+async function runningCampaign(
+  side: { owner: TestWorkspace; caller: string },
+  options: { ladder?: DialLadder; questions?: string[]; voicemailMessage?: string | null; via?: RunningApi } = {},
+) {
+  const agent = await db.agent.create({
+    data: {
+      workspaceId: side.owner.workspaceId,
+      name: 'Shoes',
+      language: 'en-US',
+      voiceId: 'espeak-ng/en-us',
+      script: {
+        openingLine: 'Hello {{name}}, this is the shoe shop.',
+        questions: options.questions ?? [],
+        closing: 'Thank you, goodbye.',
+      },
+      extractionFields: [
+        { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
+        { name: 'pairs', type: 'number', description: '' },
+      ],
+      voicemailMessage: options.voicemailMessage ?? null,
+      ...(side.owner.workspaceId === A.owner.workspaceId && {
+        dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
+      }),
+    },
+  });
+  const campaign = await db.campaign.create({
+    data: {
+      workspaceId: side.owner.workspaceId,
+      name: 'Telnyx',
+      acceptsLeadPush: true,
+      dialLadder: options.ladder ?? SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+      callerNumbers: [side.caller],
+      agentId: agent.id,
+    },
+  });
+  const via = options.via ?? api;
+  expect((await via.request('POST', `/campaigns/${campaign.id}/start`, { key: side.owner.key, body: {} })).status).toBe(
+    200,
+  );
+  return campaign;
+}
+
+const pushLead = (owner: TestWorkspace, campaignId: string, phone: string, path = main) =>
+  pushLeadWithWorkflow(path.api, owner.key, path.temporal.client, campaignId, phone, { name: 'Ana' });
+
+/** The calls the twin placed to a number (its own table). */
+const twinCallsTo = (to: string) => db.telnyxTwinCall.findMany({ where: { to } });
+
+/** The dials the adapter sent for a number, as the twin received them. */
+const dialsTo = (to: string) =>
+  recorder.exchanges
+    .filter((exchange) => exchange.method === 'POST' && exchange.url === '/v2/calls' && exchange.body.includes(to))
+    .map((exchange) => JSON.parse(exchange.body) as Record<string, unknown>);
+
+const withIntelligence = (callId: string) => withIntelligenceOf(db, callId);
+
+/** A webhook as Telnyx sends it, for a call of an attempt. */
+function webhookBody(type: string, callControlId: string, attemptId: string, payload: Record<string, unknown> = {}) {
+  return JSON.stringify({
+    data: {
+      event_type: type,
+      id: randomUUID(),
+      occurred_at: new Date().toISOString(),
+      payload: {
+        call_control_id: callControlId,
+        call_leg_id: randomUUID(),
+        call_session_id: randomUUID(),
+        client_state: encodeClientState({ attemptId }),
+        connection_id: TELNYX_TWIN_CONNECTION_ID,
+        ...payload,
+      },
+      record_type: 'event',
+    },
+  });
+}
+
+/** Posts a webhook to the API; signed with `key` (at `timestamp`) unless raw headers are given. */
+async function postWebhook(
+  path: string,
+  body: string,
+  signing: { key: Account['key']; timestamp?: number } | { headers: Record<string, string> },
+) {
+  const headers = 'key' in signing ? telnyxSignatureHeaders(signing.key, body, signing.timestamp) : signing.headers;
+  return checkedFetch(`${api.baseUrl}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body,
+  });
+}
+
+/** A call recorded as dialing on a connection, as the ladder leaves it after the dial, for webhooks sent by hand. */
+async function dialingCallOn(side: Side, bound = true) {
+  const callControlId = `v3:${randomUUID()}`;
+  const call = await recordDialingCall(db, side, {
+    provider: 'telnyx-twin',
+    providerCallId: bound ? callControlId : null,
+  });
+  const path = new URL(telnyxWebhookUrl('http://api', { connectionId: side.connection.id, attemptId: call.attemptId }))
+    .pathname;
+  return { call, callControlId, path };
+}
+
+describe('a campaign on a telnyx-twin connection', () => {
+  it('dials a lead through the SDK on Call Control; the signed webhooks end the call answered', async () => {
+    const campaign = await runningCampaign(A);
+    const lead = await pushLead(A.owner, campaign.id, '+14155570101');
+    expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    const [call] = await db.call.findMany({ where: { leadId: lead.leadId } });
+    expect(call).toMatchObject({
+      provider: 'telnyx-twin',
+      carrierConnectionId: A.connection.id,
+      status: 'ended',
+      outcome: 'answered',
+      carrierStatus: 'completed',
+      answeredBy: 'human',
+      fromNumber: A.caller,
+    });
+    expect(call!.providerCallId).toMatch(/^v3:/);
+    expect(call!.durationMs).toBeGreaterThan(0);
+    const events = await db.callEvent.findMany({ where: { callId: call!.id } });
+    expect(events.map((event) => event.eventId)).toEqual(
+      expect.arrayContaining([
+        `${call!.providerCallId}:call.initiated`,
+        `${call!.providerCallId}:call.answered`,
+        `${call!.providerCallId}:call.hangup`,
+        `${call!.providerCallId}:amd`,
+      ]),
+    );
+    expect(new Set(events.map((event) => event.provider))).toEqual(new Set(['telnyx-twin']));
+    // The dial as the twin received it: the product's webhook URL with the connection and the attempt, the attempt
+    // as client_state and command_id.
+    const [dial] = dialsTo('+14155570101');
+    expect(dial).toEqual({
+      connection_id: TELNYX_TWIN_CONNECTION_ID,
+      to: '+14155570101',
+      from: A.caller,
+      webhook_url: `${api.baseUrl}/telephony/telnyx/${A.connection.id}/calls/${encodeURIComponent(call!.attemptId)}/webhook`,
+      webhook_url_method: 'POST',
+      client_state: Buffer.from(call!.attemptId).toString('base64'),
+      command_id: call!.attemptId,
+      timeout_secs: 60,
+      time_limit_secs: 1800,
+      answering_machine_detection: 'greeting_end',
+    });
+    const dialExchange = recorder.exchanges.find((exchange) => exchange.body.includes('+14155570101'))!;
+    expect(dialExchange.headers.authorization).toBe(`Bearer ${ACCOUNT_A.apiKey}`);
+    // The twin said the opening line and the closing in the mapped voice, and the product hung up after the closing.
+    const log = await telnyxTwinLog(twin.baseUrl, call!.providerCallId!);
+    expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => [entry.text, entry.voice])).toEqual([
+      ['Hello Ana, this is the shoe shop.', 'AWS.Polly.Joanna-Neural'],
+      ['Thank you, goodbye.', 'AWS.Polly.Joanna-Neural'],
+    ]);
+    expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent', text: 'normal_clearing' });
+  });
+
+  it('walks the three-rung ladder: busy and no-answer numbers three calls each, an answered one one, a machine voicemail, an unknown number invalid', async () => {
+    const campaign = await runningCampaign(A, { ladder: QUICK_LADDER });
+    await expectThreeRungLadder(db, (phone) => pushLead(A.owner, campaign.id, phone), '+1415557010');
+    // One Telnyx call per attempt, no more.
+    expect(await twinCallsTo('+14155570105')).toHaveLength(3);
+    expect(await twinCallsTo('+14155570102')).toHaveLength(1);
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+  });
+});
+
+describe("the agent's script walk on Call Control", () => {
+  it('speaks each question and listens by transcription: the transcript is what the lead really answered', async () => {
+    const campaign = await runningCampaign(A, { questions: QUESTIONS });
+    await scriptTelnyxPersona(twin.baseUrl, {
+      number: '+14155570201',
+      answers: [
+        { speech: "I'd like navy, please.", confidence: 0.93 },
+        { speech: '3 pairs.', confidence: 0.88 },
+      ],
+    });
+    const lead = await pushLead(A.owner, campaign.id, '+14155570201');
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'answered' });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    const done = await withIntelligence(call.id);
+    const transcript = done.transcript as Transcript;
+    expectAnsweredWalk(transcript, {
+      agent: ['Hello Ana, this is the shoe shop.', ...QUESTIONS, 'Thank you, goodbye.'],
+      lead: [
+        { text: "I'd like navy, please.", confidence: 0.93 },
+        { text: '3 pairs.', confidence: 0.88 },
+      ],
+    });
+    // What the twin heard and said is the transcript; it listened with the agent's dictionaries as hints.
+    const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.filter((entry) => entry.kind === 'speech').map((entry) => entry.text)).toEqual(
+      said(transcript, 'lead'),
+    );
+    expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual(
+      said(transcript, 'agent'),
+    );
+    const start = recorder.exchanges.find(
+      (exchange) =>
+        exchange.url.endsWith('/actions/transcription_start') &&
+        exchange.url.includes(call.providerCallId!.slice(3, 20)),
+    );
+    expect(JSON.parse(start!.body)).toMatchObject({
+      transcription_engine: 'Google',
+      transcription_engine_config: { transcription_engine: 'Google', language: 'en', hints: ['navy', 'crimson'] },
+    });
+    const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
+    expect(intelligence.extraction.colour!.value).toBe('navy');
+    expect(intelligence.extraction.pairs!.value).toBe(3);
+  });
+
+  it("leaves the agent's message after a machine's greeting, then hangs up: voicemail_left", async () => {
+    const message = 'Hi {{name}}, this is the shoe shop: please call us back.';
+    const campaign = await runningCampaign(A, { questions: QUESTIONS, voicemailMessage: message });
+    const lead = await pushLead(A.owner, campaign.id, '+14155570207');
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'voicemail_left' });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    expect(call).toMatchObject({ outcome: 'voicemail_left', answeredBy: 'machine' });
+    expect(call.voicemailLeftAt).not.toBeNull();
+    const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
+    const greetingEnd = log.log.find(
+      (entry) => entry.kind === 'amd' && entry.text?.startsWith('call.machine.greeting.ended'),
+    )!;
+    const says = log.log.filter((entry) => entry.kind === 'say');
+    // Only the message: the script is never said to a machine.
+    expect(says.map((entry) => entry.text)).toEqual(['Hi Ana, this is the shoe shop: please call us back.']);
+    expect(says[0]!.atMs).toBeGreaterThanOrEqual(greetingEnd.atMs);
+    expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent' });
+    const done = await withIntelligence(call.id);
+    expect(said(done.transcript as Transcript, 'agent')).toEqual([
+      'Hi Ana, this is the shoe shop: please call us back.',
+    ]);
+  });
+
+  it('without a message, hangs up at the greeting end: plain voicemail', async () => {
+    const campaign = await runningCampaign(A, { questions: QUESTIONS });
+    const lead = await pushLead(A.owner, campaign.id, '+14155570217');
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'voicemail' });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    expect(call).toMatchObject({ outcome: 'voicemail', voicemailLeftAt: null, answeredBy: 'machine' });
+    const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.filter((entry) => entry.kind === 'say')).toEqual([]);
+    expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent' });
+  });
+
+  it('maps every catalogue voice to a Telnyx voice of the voice’s language', () => {
+    for (const voice of VOICES) {
+      expect(TELNYX_SPEAK_VOICES[voice.id]?.voice, voice.id).toMatch(/^AWS\.Polly\.[A-Za-z]+-Neural$/);
+      expect(TELNYX_SPEAK_VOICES[voice.id]?.language, voice.id).toBe(voice.language);
+    }
+  });
+});
+
+describe('webhooks', () => {
+  it('refuses unsigned, badly signed, stale and other-key webhooks with 401, and nothing changes', async () => {
+    const { call, callControlId, path } = await dialingCallOn(A);
+    const body = webhookBody('call.answered', callControlId, call.attemptId, { state: 'answered' });
+    const now = Math.floor(Date.now() / 1000);
+    const good = telnyxSignatureHeaders(ACCOUNT_A.key, body, now);
+    const attempts: Array<Parameters<typeof postWebhook>[2]> = [
+      { headers: {} },
+      { headers: { 'telnyx-timestamp': String(now) } },
+      { headers: { ...good, 'telnyx-signature-ed25519': Buffer.alloc(64, 1).toString('base64') } },
+      // Signed for another body, or another time.
+      { headers: telnyxSignatureHeaders(ACCOUNT_A.key, `${body} `, now) },
+      { headers: { ...good, 'telnyx-timestamp': String(now + 1) } },
+      // Stale: a captured webhook replayed ten minutes later, or one from the future.
+      { key: ACCOUNT_A.key, timestamp: now - 600 },
+      { key: ACCOUNT_A.key, timestamp: now + 600 },
+      // Another account's key.
+      { key: ACCOUNT_B.key },
+    ];
+    for (const signing of attempts) {
+      const response = await postWebhook(path, body, signing);
+      expect(response.status, JSON.stringify(signing)).toBe(401);
+      expect(await response.json()).toMatchObject({ error: 'invalid_signature' });
+    }
+    expect(await db.callEvent.count({ where: { callId: call.id } })).toBe(0);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({ carrierStatus: 'queued' });
+    // The same webhook signed now is taken.
+    expect((await postWebhook(path, body, { key: ACCOUNT_A.key })).status).toBe(200);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({ carrierStatus: 'in-progress' });
+  });
+
+  it('refuses the webhooks of a removed connection, or of a Twilio connection, with 401', async () => {
+    const gone = await connectCarrier(db, keyring, {
+      workspaceId: A.owner.workspaceId,
+      provider: 'telnyx-twin',
+      baseUrl: `${recorder.url}/v2`,
+      account: {
+        family: 'telnyx',
+        connectionId: ACCOUNT_A.connectionId,
+        secrets: { apiKey: ACCOUNT_A.apiKey, publicKey: ACCOUNT_A.publicKey },
+      },
+    });
+    const path = new URL(telnyxWebhookUrl('http://api', { connectionId: gone.id, attemptId: 'x:1' })).pathname;
+    const body = webhookBody('call.initiated', 'v3:gone', 'x:1');
+    expect((await postWebhook(path, body, { key: ACCOUNT_A.key })).status).toBe(404);
+    await removeCarrierConnection(db, gone.id);
+    expect((await postWebhook(path, body, { key: ACCOUNT_A.key })).status).toBe(401);
+  });
+
+  it('records duplicate, out-of-order and late webhooks applied: false, and they change nothing', async () => {
+    const { call, callControlId, path } = await dialingCallOn(A);
+    const send = async (body: string) => {
+      const response = await postWebhook(path, body, { key: ACCOUNT_A.key });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { applied: boolean }).applied;
+    };
+    const answered = webhookBody('call.answered', callControlId, call.attemptId);
+    expect(await send(answered)).toBe(true);
+    // The same webhook delivered again (Telnyx: "identical webhooks may occasionally be delivered").
+    expect(await send(answered)).toBe(false);
+    // A copy with another id of the same event: the call's answer is recorded once.
+    expect(await send(webhookBody('call.answered', callControlId, call.attemptId))).toBe(false);
+    // call.initiated arriving after the answer: out of order.
+    expect(await send(webhookBody('call.initiated', callControlId, call.attemptId))).toBe(false);
+    expect(
+      await send(webhookBody('call.machine.detection.ended', callControlId, call.attemptId, { result: 'machine' })),
+    ).toBe(true);
+    expect(
+      await send(
+        webhookBody('call.hangup', callControlId, call.attemptId, {
+          hangup_cause: 'normal_clearing',
+          hangup_source: 'callee',
+          sip_hangup_cause: '200',
+        }),
+      ),
+    ).toBe(true);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      status: 'ended',
+      outcome: 'voicemail',
+      carrierStatus: 'completed',
+      answeredBy: 'machine',
+    });
+    // Late: a second end, a detection result, a greeting end and a transcription after the end change nothing and
+    // command nothing.
+    const commandsBefore = recorder.exchanges.length;
+    expect(await send(webhookBody('call.hangup', callControlId, call.attemptId, { hangup_cause: 'user_busy' }))).toBe(
+      false,
+    );
+    expect(
+      await send(webhookBody('call.machine.detection.ended', callControlId, call.attemptId, { result: 'human' })),
+    ).toBe(false);
+    expect(
+      await send(
+        webhookBody('call.machine.greeting.ended', callControlId, call.attemptId, { result: 'beep_detected' }),
+      ),
+    ).toBe(false);
+    const transcription = JSON.parse(
+      webhookBody('call.transcription', callControlId, call.attemptId, {
+        client_state: encodeClientState({ attemptId: call.attemptId, step: 1 }),
+        transcription_data: { transcript: 'Navy.', confidence: 0.9, is_final: true },
+      }),
+    ) as object;
+    expect(await send(JSON.stringify(transcription))).toBe(false);
+    expect(recorder.exchanges.length).toBe(commandsBefore);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      outcome: 'voicemail',
+      carrierStatus: 'completed',
+      answeredBy: 'machine',
+    });
+    expect(await db.callTurn.count({ where: { callId: call.id } })).toBe(0);
+    // Another call_control_id for an attempt already bound to its call: not this attempt's call.
+    expect(
+      (await postWebhook(path, webhookBody('call.initiated', 'v3:another', call.attemptId), { key: ACCOUNT_A.key }))
+        .status,
+    ).toBe(404);
+    // A client_state naming another attempt: not this attempt's webhook.
+    const crossed = webhookBody('call.answered', callControlId, call.attemptId, {
+      client_state: encodeClientState({ attemptId: 'another:1' }),
+    });
+    expect((await postWebhook(path, crossed, { key: ACCOUNT_A.key })).status).toBe(404);
+  });
+
+  it('binds the call_control_id to an attempt whose dial answer was lost by its first webhook', async () => {
+    const { call, path } = await dialingCallOn(A, false);
+    const callControlId = `v3:${randomUUID()}`;
+    expect(
+      (await postWebhook(path, webhookBody('call.initiated', callControlId, call.attemptId), { key: ACCOUNT_A.key }))
+        .status,
+    ).toBe(200);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      providerCallId: callControlId,
+      carrierStatus: 'queued',
+    });
+  });
+
+  it("never crosses workspaces: a webhook signed with workspace A's key for B's call is refused", async () => {
+    const theirs = await dialingCallOn(B);
+    const body = webhookBody('call.hangup', theirs.callControlId, theirs.call.attemptId, {
+      hangup_cause: 'normal_clearing',
+    });
+    // B's call on A's connection's path, signed by A: A's signature is good, the call is not A's.
+    const onA = theirs.path.replace(B.connection.id, A.connection.id);
+    const crossed = await postWebhook(onA, body, { key: ACCOUNT_A.key });
+    expect(crossed.status).toBe(404);
+    expect(await crossed.json()).toMatchObject({ error: 'unknown_call' });
+    // B's call on B's path, signed by A: the signature is not B's.
+    expect((await postWebhook(theirs.path, body, { key: ACCOUNT_A.key })).status).toBe(401);
+    expect(await db.call.findUniqueOrThrow({ where: { id: theirs.call.id } })).toMatchObject({
+      status: 'dialing',
+      carrierStatus: 'queued',
+    });
+    // Signed by B, it is applied.
+    expect((await postWebhook(theirs.path, body, { key: ACCOUNT_B.key })).status).toBe(200);
+    expect(await db.call.findUniqueOrThrow({ where: { id: theirs.call.id } })).toMatchObject({
+      status: 'ended',
+      outcome: 'answered',
+    });
+  });
+
+  it("places workspace B's calls with B's key and connection, and takes its twin's webhooks signed with B's key", async () => {
+    const campaign = await runningCampaign(B);
+    const lead = await pushLead(B.owner, campaign.id, '+14155570301');
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'answered', attempts: 1 });
+    const [dial] = dialsTo('+14155570301');
+    expect(dial).toMatchObject({ connection_id: ACCOUNT_B.connectionId, from: B.caller });
+    const exchange = recorder.exchanges.find((candidate) => candidate.body.includes('+14155570301'))!;
+    expect(exchange.headers.authorization).toBe(`Bearer ${ACCOUNT_B.apiKey}`);
+    const [onTwin] = await twinCallsTo('+14155570301');
+    expect(onTwin!.account).toBe(OTHER_ACCOUNT.id);
+  });
+});
+
+describe('a dial whose answer is lost', () => {
+  it('ends with exactly one Telnyx call for the attempt: the retried dial, with the same command_id, places nothing and answers the call', async () => {
+    // Telnyx's side: requests reach the twin, answers can be dropped. The API's side, as Telnyx reaches it: cut, so
+    // that no webhook binds the call before the dial's retry.
+    const carrierProxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(recorder.url).port) });
+    let apiPort = 0;
+    const apiProxy = await startTcpProxy(() => ({ host: '127.0.0.1', port: apiPort }));
+    const lost = await startPath(uniqueTaskQueue('telnyx-lost-answer'), `http://127.0.0.1:${apiProxy.port}`);
+    apiPort = Number(new URL(lost.api.baseUrl).port);
+    const side = await telnyxWorkspace(ACCOUNT_A, `http://127.0.0.1:${carrierProxy.port}/v2`);
+    const campaign = await runningCampaign(side, { via: lost.api });
+    await carrierProxy.dropAnswers();
+    await apiProxy.cut();
+    const to = '+14155570123';
+    const lead = await pushLead(side.owner, campaign.id, to, lost);
+    // The twin placed the call; its answer never reached the adapter.
+    await until(
+      async () => dialsTo(to),
+      (dials) => dials.length === 1,
+    );
+    expect(await twinCallsTo(to)).toHaveLength(1);
+    await carrierProxy.restore();
+    const bound = await until(
+      () => db.call.findFirst({ where: { leadId: lead.leadId } }),
+      (call) => call?.providerCallId != null,
+    );
+    const [onTwin] = await twinCallsTo(to);
+    expect(bound!.providerCallId).toBe(onTwin!.callControlId);
+    // The retry sent the same dial (same command_id); the twin placed nothing more.
+    const dials = dialsTo(to);
+    expect(dials.length).toBeGreaterThanOrEqual(2);
+    expect(new Set(dials.map((dial) => dial.command_id))).toEqual(new Set([bound!.attemptId]));
+    await apiProxy.restore();
+    const result = await lead.handle.result();
+    expect(result.attempts).toBe(1);
+    expect(await twinCallsTo(to)).toHaveLength(1);
+    expect(await db.call.findMany({ where: { leadId: lead.leadId } })).toEqual([
+      expect.objectContaining({ status: 'ended', providerCallId: onTwin!.callControlId, provider: 'telnyx-twin' }),
+    ]);
+  });
+});
+
+describe('hang-up and lookup', () => {
+  it('hangs up a ringing call with actions/hangup (command_id hangup), and reads it back by RetrieveCallStatus', async () => {
+    const carrier = createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl });
+    const campaign = await runningCampaign(A);
+    // Last digit 6: rings until the 60 s ring timeout (1.2 s of twin time).
+    const lead = await pushLead(A.owner, campaign.id, '+14155570406');
+    const call = await until(
+      () => db.call.findFirst({ where: { leadId: lead.leadId } }),
+      (found) => found?.providerCallId != null,
+    );
+    const id = call!.providerCallId!;
+    expect(await carrier.lookup({ providerCallId: id })).toMatchObject({ providerCallId: id, durationMs: null });
+    await carrier.hangup(id);
+    // Hung up again (a stop after the script's end): the same command_id, nothing more happens.
+    await carrier.hangup(id);
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'no_answer', attempts: 1 });
+    expect(await db.call.findUniqueOrThrow({ where: { id: call!.id } })).toMatchObject({ carrierStatus: 'canceled' });
+    const [onTwin] = await twinCallsTo('+14155570406');
+    expect(onTwin).toMatchObject({ hangupCause: 'originator_cancel' });
+    const hangups = recorder.exchanges.filter(
+      (exchange) => exchange.url.endsWith('/actions/hangup') && exchange.url.includes(id.slice(3)),
+    );
+    expect(hangups.map((exchange) => JSON.parse(exchange.body) as unknown)).toEqual([
+      { command_id: 'hangup' },
+      { command_id: 'hangup' },
+    ]);
+    // Ended and never answered: no-answer to reconciliation.
+    expect(await carrier.lookup({ providerCallId: id })).toMatchObject({ status: 'no-answer', durationMs: null });
+    // After the end, a hang-up is left alone.
+    await expect(carrier.hangup(id)).resolves.toBeUndefined();
+  });
+});
+
+describe('a request to Telnyx that fails', () => {
+  it('rejects with what failed and nothing of the request: no API key for a log to keep', async () => {
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(recorder.url).port) });
+    await proxy.dropAnswers();
+    const connectionOf = (baseUrl: string, apiKey: string) => ({
+      id: A.connection.id,
+      workspaceId: A.owner.workspaceId,
+      label: 'twin',
+      provider: 'telnyx-twin' as const,
+      baseUrl,
+      connectionId: ACCOUNT_A.connectionId,
+      secrets: { apiKey, publicKey: ACCOUNT_A.publicKey },
+    });
+    const calls = createTelnyxCalls(connectionOf(`http://127.0.0.1:${proxy.port}/v2`, ACCOUNT_A.apiKey), {
+      publicBaseUrl: api.baseUrl,
+    });
+    const failed = await calls.fetch('v3:nothing', 'x:1').catch((error: unknown) => error);
+    expect(failed).toBeInstanceOf(TelnyxRequestError);
+    expect(failed).toMatchObject({ status: undefined });
+    expect(inspect(failed, { depth: 20, showHidden: true })).not.toContain(ACCOUNT_A.apiKey);
+    // Telnyx's own refusal keeps its status and code: an unknown key is 401, 10009.
+    await proxy.restore();
+    const refused = await createTelnyxCalls(connectionOf(`${recorder.url}/v2`, 'KEYnot_the_key_of_a'), {
+      publicBaseUrl: api.baseUrl,
+    })
+      .fetch('v3:nothing', 'x:1')
+      .catch((error: unknown) => error);
+    expect(refused).toMatchObject({ name: 'TelnyxRequestError', status: 401, code: '10009' });
+    expect(inspect(refused, { depth: 20, showHidden: true })).not.toContain('KEYnot_the_key_of_a');
+  });
+});
+
+describe("Telnyx's description", () => {
+  it('finds every request the adapter sent (dial, speak, transcription_start, hangup) as Telnyx describes it', () => {
+    const telnyx = carrierDescription('telnyx');
+    const seen = new Set<string>();
+    expect(recorder.exchanges.length).toBeGreaterThan(20);
+    for (const exchange of recorder.exchanges) {
+      const target = `http://twin${exchange.url}`;
+      const operation = operationOf(exchange.method, target);
+      seen.add(`${operation.method} ${operation.path}`);
+      expect(
+        telnyx.requestProblems(operation, {
+          url: target,
+          contentType: exchange.headers['content-type'],
+          body: exchange.body ? JSON.parse(exchange.body) : undefined,
+        }),
+        `${exchange.method} ${exchange.url} ${exchange.body}`,
+      ).toEqual([]);
+    }
+    expect(seen).toEqual(
+      new Set([
+        'post /calls',
+        'post /calls/{call_control_id}/actions/speak',
+        'post /calls/{call_control_id}/actions/transcription_start',
+        'post /calls/{call_control_id}/actions/hangup',
+        'get /calls/{call_control_id}',
+      ]),
+    );
+  });
+});
