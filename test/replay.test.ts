@@ -83,6 +83,24 @@ describe('recorded workflow histories', () => {
     expect(ended('lead-ladder-twilio-voicemail-left.json')).toEqual(['voicemail_left']);
   });
 
+  it('replays runs of its successor (leadLadderWorkflowV2), a busy last rung ended by the call end alone', () => {
+    const typeOf = (file: string) =>
+      loadHistory(file).events[0]!.workflowExecutionStartedEventAttributes.workflowType.name;
+    const markers = (file: string) =>
+      loadHistory(file).events.filter((event) => event.markerRecordedEventAttributes).length;
+    const v2 = [
+      'lead-ladder-v2-answered.json',
+      'lead-ladder-v2-busy-full-ladder.json',
+      'lead-ladder-v2-busy-settled-at-end.json',
+    ];
+    expect(v2.map(typeOf)).toEqual(v2.map(() => 'leadLadderWorkflowV2'));
+    // The dial, and no settleLead: the call's end settled the lead. An answered call's aftermath is the ladder's.
+    expect(markers('lead-ladder-v2-busy-settled-at-end.json')).toBe(1);
+    expect(markers('lead-ladder-v2-answered.json')).toBe(2);
+    // Three dials and the settleLeads of the two rungs before the last.
+    expect(markers('lead-ladder-v2-busy-full-ladder.json')).toBe(5);
+  });
+
   it('fails with a determinism violation when a lean ladder no longer waits in the queue as recorded', async () => {
     const history = loadHistory('lead-ladder-queued-then-granted.json');
     // As if the ladder had dialed without the line handed to it: the queued wait's timer never started.

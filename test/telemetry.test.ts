@@ -253,15 +253,15 @@ describe('traces', () => {
     expect(ancestry(dial!)).toEqual([
       'RunActivity:attemptCall',
       'StartActivity:attemptCall',
-      'RunWorkflow:leadLadderWorkflow',
-      'StartWorkflow:leadLadderWorkflow',
+      'RunWorkflow:leadLadderWorkflowV2',
+      'StartWorkflow:leadLadderWorkflowV2',
       'POST /v1/campaigns/{campaignId}/leads/batch',
     ]);
     const services = Object.fromEntries(trace.map((span) => [span.name, span.service]));
     expect(services).toMatchObject({
       'POST /v1/campaigns/{campaignId}/leads/batch': 'workspace-api',
-      'StartWorkflow:leadLadderWorkflow': 'workspace-api',
-      'RunWorkflow:leadLadderWorkflow': 'workspace-worker',
+      'StartWorkflow:leadLadderWorkflowV2': 'workspace-api',
+      'RunWorkflow:leadLadderWorkflowV2': 'workspace-worker',
       'RunActivity:attemptCall': 'workspace-worker',
     });
   });

@@ -10,6 +10,7 @@ import type { CallOutcome } from '../../lib/calls/call-outcomes';
 import {
   DEFAULT_DIAL_LADDER,
   dialLadderSchema,
+  outcomesSettledAtEnd,
   withEveryOutcomeRule,
   type DialLadder,
 } from '../../lib/dial-ladder/dial-ladder';
@@ -71,6 +72,12 @@ export type AttemptStep =
 export interface AttemptCallInput extends PlaceCallInput {
   /** The lead's plan, as the attempt before answered it; without it the attempt reads it (the lead's first). */
   plan?: LeadPlan;
+  /**
+   * The call's end settles the lead when this attempt's outcome ends the ladder and has no aftermath (Call.settlesLeadOn,
+   * outcomesSettledAtEnd): leadLadderWorkflowV2, whose run then learns it from the call's end (EndedCall.leadSettled)
+   * and runs no settleLead. Never for a journey's call node (callKey), whose lead is its run's.
+   */
+  settleAtEnd?: boolean;
 }
 
 /** How a lead's attempt is settled (settleLead): the call's aftermath, and the lead finished or waiting for its rung. */
@@ -178,12 +185,10 @@ export function createCallActivities(dependencies: ActivityDependencies) {
    * line. The call is recorded as dialing, with its line and the waiting workflow's id, before the carrier is asked;
    * a retry that finds it recorded asks the carrier what became of the attempt instead of dialing again.
    */
-  const dialAttempt = async ({
-    leadId,
-    attempt,
-    callKey,
-    agentId,
-  }: PlaceCallInput): Promise<DialedCall | { outcome: 'queued' }> => {
+  const dialAttempt = async (
+    { leadId, attempt, callKey, agentId }: PlaceCallInput,
+    settlesLeadOn?: readonly CallOutcome[],
+  ): Promise<DialedCall | { outcome: 'queued' }> => {
     const attemptId = attemptIdOf({ leadId, attempt, callKey });
     const decision = await takeLine(db.sql, {
       leadId,
@@ -192,6 +197,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       provider: calls.name,
       workflowId: runningWorkflowId(),
       agentId,
+      settlesLeadOn,
     });
     if (!decision) throw leadNotFound(leadId);
     let request: CarrierDialRequest;
@@ -210,7 +216,8 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       await handOver(resumed.handedOver);
       // Withdrawn (the campaign is not running): the attempt asks again, as if never decided, and so takes its
       // place in the line queue to be handed a line once the campaign runs.
-      if (resumed.verdict === 'campaign_on_hold') return dialAttempt({ leadId, attempt, callKey, agentId });
+      if (resumed.verdict === 'campaign_on_hold')
+        return dialAttempt({ leadId, attempt, callKey, agentId }, settlesLeadOn);
       if (resumed.verdict !== 'started') return { outcome: resumed.verdict } as PlacedCall;
       request = await dialRequest(attemptId, resumed.phone);
     } else {
@@ -295,7 +302,9 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         await handOver(await leaveLineQueue(db.sql, attemptIdOf(input), { leadId: input.leadId, ...waiting }));
         return answer(slot ? { outcome: 'window_closed', waitMs: slot.waitMs } : { outcome: 'no_calling_window' });
       }
-      return answer(await dialAttempt(input));
+      const settlesLeadOn =
+        input.settleAtEnd && input.callKey === undefined ? outcomesSettledAtEnd(plan.ladder, input.attempt) : undefined;
+      return answer(await dialAttempt(input, settlesLeadOn));
     },
 
     /**

@@ -56,11 +56,20 @@ interface AppliedRow {
   status: string;
   outcome: string | null;
   durationMs: number | null;
+  leadSettled: boolean;
   handedOver: GrantedLine[];
 }
 
 /** The rank of "carrierStatus" in SQL, from the one table of ranks (lib/calls/call-states.ts). */
 const RANK_SQL = `CASE c."carrierStatus" ${CARRIER_CALL_STATES.map((state) => `WHEN '${state}' THEN ${callStateRank(state)}`).join(' ')} ELSE 0 END`;
+
+/** The outcome a terminal event gives its call c (in APPLY_EVENTS_SQL's update, where last_applied and input join it). */
+const TERMINAL_OUTCOME_SQL = `(CASE coalesce(last_applied."answeredBy", c."answeredBy")
+                       WHEN 'human' THEN input."outcomeIfHuman"
+                       -- A machine that took the agent's voicemail message (lib/carriers/twilio/twiml.ts).
+                       WHEN 'machine' THEN (CASE WHEN input."outcomeIfMachine" = 'voicemail' AND c."voicemailLeftAt" IS NOT NULL
+                                                 THEN 'voicemail_left' ELSE input."outcomeIfMachine" END)
+                       ELSE input."outcomeIfUnknown" END)`;
 
 /**
  * One SQL statement for a batch of events ($1: a JSON array, one element per event in arrival order, as
@@ -94,7 +103,7 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
        WHERE input."attemptId" IS NULL AND c.provider = input.provider AND c."providerCallId" = input."providerCallId"
     ) f
   ), locked AS (
-    SELECT c.id, c."attemptId", c."workflowId", c.status, c.outcome, c."durationMs", ${RANK_SQL} AS rank
+    SELECT c.id, c."attemptId", c."workflowId", c.status, c.outcome, c."durationMs", c."leadSettledAt", ${RANK_SQL} AS rank
       FROM "Call" c WHERE c.id IN (SELECT id FROM found)
      ORDER BY c.id
        FOR UPDATE
@@ -124,21 +133,29 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
        SET "carrierStatus" = input.status, "answeredBy" = coalesce(last_applied."answeredBy", c."answeredBy"),
            "providerCallId" = input."providerCallId", "lastEventAt" = (input."occurredAt" AT TIME ZONE 'UTC'),
            status = CASE WHEN input.terminal THEN 'ended' ELSE c.status END,
-           outcome = CASE WHEN input.terminal THEN (CASE coalesce(last_applied."answeredBy", c."answeredBy")
-                       WHEN 'human' THEN input."outcomeIfHuman"
-                       -- A machine that took the agent's voicemail message (lib/carriers/twilio/twiml.ts).
-                       WHEN 'machine' THEN (CASE WHEN input."outcomeIfMachine" = 'voicemail' AND c."voicemailLeftAt" IS NOT NULL
-                                                 THEN 'voicemail_left' ELSE input."outcomeIfMachine" END)
-                       ELSE input."outcomeIfUnknown" END) ELSE c.outcome END,
+           outcome = CASE WHEN input.terminal THEN ${TERMINAL_OUTCOME_SQL} ELSE c.outcome END,
            "durationMs" = CASE WHEN input.terminal THEN input."durationMs" ELSE c."durationMs" END,
-           "endedAt" = CASE WHEN input.terminal THEN ${NOW_UTC} ELSE c."endedAt" END
+           "endedAt" = CASE WHEN input.terminal THEN ${NOW_UTC} ELSE c."endedAt" END,
+           -- The end settles the call's lead when its ladder said so for this outcome (Call.settlesLeadOn) and no
+           -- result webhook is owed (the lead's workflow enqueues those): the lead's workflow is then told so.
+           "leadSettledAt" = CASE WHEN input.terminal AND ${TERMINAL_OUTCOME_SQL} = ANY (c."settlesLeadOn") AND c."leadId" IS NOT NULL
+                                   AND NOT EXISTS (SELECT 1 FROM "ResultWebhookEndpoint" e
+                                                    WHERE e."workspaceId" = c."workspaceId" AND e."deletedAt" IS NULL)
+                                  THEN ${NOW_UTC} ELSE c."leadSettledAt" END
       FROM last_applied JOIN input ON input.ord = last_applied.ord
      WHERE c.id = last_applied.id
-    RETURNING c.id, last_applied.ord, c.status, c.outcome, c."durationMs", c."campaignId"
+    RETURNING c.id, last_applied.ord, c.status, c.outcome, c."durationMs", c."campaignId", c."leadId", c."leadSettledAt"
   )${
     endsCalls
       ? `, ended AS (
     SELECT * FROM moved WHERE moved.status = 'ended'
+  ), settled_leads AS (
+    -- As the lead's workflow would settle it (activities/dial-ladder/calls.ts settleLead): a call ends once, so
+    -- a lead is settled here once.
+    UPDATE "Lead" l
+       SET status = (CASE WHEN ended.outcome = 'answered' THEN 'completed' ELSE 'failed' END)::"LeadStatus",
+           "waitingFor" = NULL, "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
+      FROM ended WHERE l.id = ended."leadId" AND ended."leadSettledAt" IS NOT NULL
   ), freeing AS (
     SELECT ended."campaignId" AS campaign_id, count(*)::int AS freed, min(ended.ord) AS ord
       FROM ended WHERE ended."campaignId" IS NOT NULL
@@ -149,6 +166,7 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
          CASE WHEN ended.ord <= seq.ord THEN ended.status ELSE locked.status END AS status,
          CASE WHEN ended.ord <= seq.ord THEN ended.outcome ELSE locked.outcome END AS outcome,
          CASE WHEN ended.ord <= seq.ord THEN ended."durationMs" ELSE locked."durationMs" END AS "durationMs",
+         CASE WHEN ended.ord <= seq.ord THEN ended."leadSettledAt" ELSE locked."leadSettledAt" END IS NOT NULL AS "leadSettled",
          coalesce((SELECT json_agg(granted_lines) FROM granted_lines JOIN freeing
                     ON granted_lines."campaignId" = freeing.campaign_id::text WHERE freeing.ord = seq.ord), '[]'::json)
            AS "handedOver"
@@ -156,7 +174,8 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
       : `
   SELECT seq.ord::text, seq.id::text, locked."attemptId", locked."workflowId",
          EXISTS (SELECT 1 FROM applied WHERE applied.ord = seq.ord AND applied.id = seq.id) AS applied,
-         locked.status, locked.outcome, locked."durationMs", '[]'::json AS "handedOver"
+         locked.status, locked.outcome, locked."durationMs", locked."leadSettledAt" IS NOT NULL AS "leadSettled",
+         '[]'::json AS "handedOver"
     FROM seq JOIN locked ON locked.id = seq.id`
   }
    ORDER BY seq.ord`;
@@ -225,6 +244,8 @@ export async function applyCallEvents(sql: RunSql, events: readonly ProviderCall
             callId: row.id,
             outcome: row.outcome as CallOutcome,
             durationMs: row.durationMs === null ? null : Number(row.durationMs),
+            // The statement that ended the call settled its lead too (Call.settlesLeadOn): its workflow has nothing left to do.
+            ...(row.leadSettled && { leadSettled: true as const }),
           }
         : null;
     // Applied and ended: this event ended the call (a state only moves forward, so this happens once).

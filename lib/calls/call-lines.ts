@@ -77,6 +77,8 @@ export async function takeLine(
     workflowId?: string | null;
     /** The agent of a journey's call node, instead of the campaign's (an agent of the lead's workspace). */
     agentId?: string;
+    /** The outcomes on which the call's end settles its lead (Call.settlesLeadOn, applyCallEvents); none by default. */
+    settlesLeadOn?: readonly string[];
   },
 ): Promise<AttemptDecision | null> {
   const [row] = await sql<{
@@ -119,14 +121,14 @@ export async function takeLine(
         FROM campaign CROSS JOIN blocked LEFT JOIN mine ON true
     ), call AS (
       INSERT INTO "Call" (id, "workspaceId", "campaignId", "leadId", attempt, "attemptId", provider, status, "startedAt",
-                          "workflowId", "agentId", "fromNumber", "toNumber", "carrierConnectionId")
+                          "workflowId", "agentId", "fromNumber", "toNumber", "carrierConnectionId", "settlesLeadOn")
       SELECT gen_random_uuid(), lead."workspaceId", lead."campaignId", lead.id, $2, $3,
              coalesce((SELECT provider FROM connection), $4), 'dialing', ${NOW_UTC},
              -- A campaign of a running campaign may still hold a free-text agentId from before agents existed.
              $5, coalesce(
                (SELECT a.id FROM "Agent" a WHERE a.id = $6::uuid AND a."workspaceId" = lead."workspaceId"),
                CASE WHEN campaign."agentId" ~* '^[0-9a-f]{8}-([0-9a-f]{4}-){3}[0-9a-f]{12}$' THEN campaign."agentId"::uuid END),
-             campaign.caller, lead.phone, (SELECT id FROM connection)
+             campaign.caller, lead.phone, (SELECT id FROM connection), $7::text[]
         FROM lead, campaign, decision
        WHERE decision.start
       ON CONFLICT ("attemptId") DO NOTHING
@@ -171,6 +173,7 @@ export async function takeLine(
     attempt.provider,
     attempt.workflowId ?? null,
     attempt.agentId && isUuid(attempt.agentId) ? attempt.agentId : null,
+    attempt.settlesLeadOn ?? [],
   );
   if (!row) return null;
   const verdict: AttemptVerdict = row.started

@@ -6,4 +6,9 @@ export interface EndedCall {
   callId: string;
   outcome: CallOutcome;
   durationMs: number | null;
+  /**
+   * The call's end settled its lead (finished), as the call said it should (Call.settlesLeadOn, set by the lead's
+   * ladder when it dialed): the ladder has nothing left to do. Absent: the lead's workflow settles it.
+   */
+  leadSettled?: true;
 }

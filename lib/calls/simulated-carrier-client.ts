@@ -9,7 +9,7 @@ const CARRIER_SOCKETS = 64;
 export function createSimulatedCarrierClient({ baseUrl }: { baseUrl: string }): Carrier {
   const http = createJsonHttp({ sockets: CARRIER_SOCKETS });
   const call = async (method: string, path: string, body?: unknown): Promise<JsonHttpResponse> => {
-    const response = await http.request(method, `${baseUrl}${path}`, { body, signal: AbortSignal.timeout(10_000) });
+    const response = await http.request(method, `${baseUrl}${path}`, { body, timeoutMs: 10_000 });
     if ((response.status < 200 || response.status > 299) && response.status !== 404)
       throw new Error(`simulated carrier: ${method} ${path} answered ${response.status}`);
     return response;

@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { CALL_OUTCOMES } from '../calls/call-outcomes';
+import { CALL_OUTCOMES, type CallOutcome } from '../calls/call-outcomes';
+import { hasAftermath } from '../calls/call-aftermath';
 
 /** Outcomes every ladder gives a rule for; voicemail_left may be left out (it then follows voicemail). */
 const RULED_OUTCOMES = CALL_OUTCOMES.filter((outcome) => outcome !== 'voicemail_left');
@@ -61,3 +62,16 @@ export const DEFAULT_DIAL_LADDER: DialLadder = {
     invalid_number: 'end',
   },
 };
+
+/**
+ * The outcomes of attempt `attempt` (1-based) that end the ladder (its rule says end, or no rung follows) and leave
+ * nothing for the lead's workflow to do after the call (no aftermath): on these the call's end settles the lead
+ * (Call.settlesLeadOn, lib/calls/call-end.ts). The lead's final status then follows the outcome as the ladder's does:
+ * answered completes it, anything else fails it.
+ */
+export const outcomesSettledAtEnd = (ladder: DialLadder, attempt: number): CallOutcome[] =>
+  CALL_OUTCOMES.filter(
+    (outcome) =>
+      !hasAftermath(outcome) &&
+      (ladder.rungs[attempt] === undefined || withEveryOutcomeRule(ladder).outcomes[outcome] === 'end'),
+  );

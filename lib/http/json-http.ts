@@ -15,6 +15,12 @@ export interface JsonHttpRequest {
   /** The body's media type; default application/json (a form-encoded webhook: application/x-www-form-urlencoded). */
   contentType?: string;
   signal?: AbortSignal;
+  /**
+   * The request fails (the socket destroyed) when no whole answer came within this many ms. A plain timer, cleared
+   * with the answer: AbortSignal.timeout's signal, its listeners on the request and its socket cost a dial of the
+   * worker's hot path several times as much (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder).
+   */
+  timeoutMs?: number;
 }
 
 /**
@@ -52,13 +58,25 @@ export function createJsonHttp({ sockets }: { sockets: number }) {
         (response) => {
           const chunks: Buffer[] = [];
           response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () =>
-            resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }),
-          );
-          response.on('error', reject);
+          response.on('end', () => {
+            clearTimeout(deadline);
+            resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });
+          });
+          response.on('error', fail);
         },
       );
-      request.on('error', reject);
+      const fail = (error: Error) => {
+        clearTimeout(deadline);
+        reject(error);
+      };
+      const deadline =
+        options.timeoutMs === undefined
+          ? undefined
+          : setTimeout(
+              () => request.destroy(new Error(`no answer within ${options.timeoutMs} ms: ${method} ${url}`)),
+              options.timeoutMs,
+            );
+      request.on('error', fail);
       request.end(payload);
     });
   return {

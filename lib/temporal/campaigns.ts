@@ -6,6 +6,7 @@ import { ErrorCode } from '../error-codes';
 import { campaignChangedSignal, campaignTransitionUpdate, enrollmentNudgeSignal } from './messages';
 import { signalWithStartWorkflow, startWorkflowOperation } from './start-workflow';
 import { campaignWorkflowId, contactEnrollmentWorkflowId } from './workflow-ids';
+import { LEAD_LADDER_WORKFLOW_TYPES } from './workflow-contracts';
 
 /*
  * A campaign's workflows as a client reaches them: its control workflow (workflows/campaigns/campaign.ts),
@@ -96,7 +97,7 @@ export async function requestCampaignPause(
 /**
  * Wakes the campaign's running lead workflows that hold while it is not running (leadDialWorkflow's runs and a
  * WHATSAPP campaign's leadMessageWorkflow) with campaignChanged; with everyLadder (a stop) the lean ladder's
- * (leadLadderWorkflow) too, which otherwise wait in the line queue for their line, not for a signal to all. A lead
+ * (LEAD_LADDER_WORKFLOW_TYPES) too, which otherwise wait in the line queue for their line, not for a signal to all. A lead
  * that ends meanwhile is skipped. Answers how many were signalled.
  */
 export async function signalCampaignChanged(
@@ -106,7 +107,7 @@ export async function signalCampaignChanged(
 ): Promise<number> {
   let signalled = 0;
   const pending: Promise<unknown>[] = [];
-  const types = ['leadDialWorkflow', 'leadMessageWorkflow', ...(everyLadder ? ['leadLadderWorkflow'] : [])];
+  const types = ['leadDialWorkflow', 'leadMessageWorkflow', ...(everyLadder ? LEAD_LADDER_WORKFLOW_TYPES : [])];
   const query = `CampaignId = "${campaignId}" AND WorkflowType IN (${types.map((type) => `"${type}"`).join(', ')}) AND ExecutionStatus = "Running"`;
   for await (const execution of temporal.workflow.list({ query })) {
     pending.push(

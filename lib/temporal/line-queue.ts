@@ -9,12 +9,14 @@ import { leaveLineQueue, type GrantedLine } from '../calls/call-lines';
 import type { RunSql } from '../run-sql';
 import { campaignChangedSignal, lineGrantedSignal } from './messages';
 import { signalWithStartWorkflow } from './start-workflow';
+import { LEAD_LADDER_WORKFLOW } from './workflow-contracts';
 
 /** A wake-up that takes longer is abandoned: the dispatcher's sweep sends it again (lib/temporal/lead-dispatch.ts). */
 const WAKE_DEADLINE_MS = 5_000;
 
 /**
- * Signals a lead's lean ladder with start: a lead queued by its push has no workflow until then (and one started
+ * Signals a lead's lean ladder with start (a run in flight of an older ladder type is signalled as it is; a new one
+ * starts on LEAD_LADDER_WORKFLOW): a lead queued by its push has no workflow until then (and one started
  * with a delay by an older release takes its first task at once: a plain signal would not end the delay); a run that
  * has ended refuses it (WorkflowExecutionAlreadyStartedError).
  */
@@ -24,7 +26,7 @@ function signalWithStartLadder(
   signal: SignalDefinition<[]>,
   taskQueue: string,
 ) {
-  return signalWithStartWorkflow(temporal, 'leadLadderWorkflow', {
+  return signalWithStartWorkflow(temporal, LEAD_LADDER_WORKFLOW, {
     workflowId: lead.workflowId,
     taskQueue,
     args: [{ leadId: lead.leadId }],

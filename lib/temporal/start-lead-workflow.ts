@@ -1,6 +1,7 @@
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { LeadWorkflowKind } from '../campaigns/lead-workflow-kind';
 import { startWorkflow } from './start-workflow';
+import { LEAD_LADDER_WORKFLOW } from './workflow-contracts';
 
 /** A stored lead whose workflow may not have been started yet. */
 export interface StoredLead {
@@ -16,7 +17,7 @@ export interface StoredLead {
 const WORKFLOW_START_DEADLINE_MS = 5_000;
 
 /**
- * Starts a stored lead's workflow (a CLASSIC lead's: the lean ladder, leadLadderWorkflow); true when it runs (started
+ * Starts a stored lead's workflow (a CLASSIC lead's: the lean ladder, LEAD_LADDER_WORKFLOW); true when it runs (started
  * now, or already). A CLASSIC lead queued by its push is not started here: its workflow starts when a line is handed
  * to it (lib/temporal/line-queue.ts). Starting twice is
  * harmless: the stored workflow id derives from campaign and idempotency key (leadWorkflowId in
@@ -36,7 +37,7 @@ export async function startLeadWorkflow(temporal: Client, taskQueue: string, lea
         await startWorkflow(temporal, 'journeyRunWorkflow', { ...common, args: [{ runId: lead.id }] });
       else if (lead.kind === 'WHATSAPP')
         await startWorkflow(temporal, 'leadMessageWorkflow', { ...common, args: [{ leadId: lead.id }] });
-      else await startWorkflow(temporal, 'leadLadderWorkflow', { ...common, args: [{ leadId: lead.id }] });
+      else await startWorkflow(temporal, LEAD_LADDER_WORKFLOW, { ...common, args: [{ leadId: lead.id }] });
     });
     return true;
   } catch (error) {

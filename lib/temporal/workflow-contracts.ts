@@ -25,6 +25,7 @@ import type { WhatsAppMessageInput, WhatsAppMessageResult } from '../whatsapp/wh
 export interface WorkflowContracts {
   leadDialWorkflow: (input: LeadDialInput) => Promise<LeadDialResult>;
   leadLadderWorkflow: (input: LeadDialInput) => Promise<LeadDialResult>;
+  leadLadderWorkflowV2: (input: LeadDialInput) => Promise<LeadDialResult>;
   campaignWorkflow: (input: CampaignWorkflowInput) => Promise<CampaignStatus>;
   webhookDeliveryWorkflow: (input: WebhookDeliveryInput) => Promise<WebhookDeliveryResult>;
   journeyRunWorkflow: (input: JourneyRunInput) => Promise<JourneyRunResult>;
@@ -47,6 +48,7 @@ export type WorkflowType = keyof WorkflowContracts;
 export const WORKFLOW_TYPES = Object.keys({
   leadDialWorkflow: true,
   leadLadderWorkflow: true,
+  leadLadderWorkflowV2: true,
   campaignWorkflow: true,
   webhookDeliveryWorkflow: true,
   journeyRunWorkflow: true,
@@ -61,3 +63,15 @@ export const WORKFLOW_TYPES = Object.keys({
   orderNotificationWorkflow: true,
   liveSheetWorkflow: true,
 } satisfies Record<WorkflowType, true>) as readonly WorkflowType[];
+
+/**
+ * The lean ladder a new CLASSIC lead runs (started by the lead outbox, signalled with start by its line): its latest
+ * type. Runs of the types before it continue on them (docs/patch-register.md says until when each stays registered).
+ */
+export const LEAD_LADDER_WORKFLOW = 'leadLadderWorkflowV2' satisfies WorkflowType;
+
+/** Every type of the lean ladder whose runs may be in flight, the latest last (a stop signals them all). */
+export const LEAD_LADDER_WORKFLOW_TYPES = [
+  'leadLadderWorkflow',
+  LEAD_LADDER_WORKFLOW,
+] as const satisfies readonly WorkflowType[];

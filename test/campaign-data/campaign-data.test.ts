@@ -13,6 +13,7 @@ import { leadResult } from '../support/lead-workflows';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { LEAD_LADDER_WORKFLOW } from '../../lib/temporal/workflow-contracts';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -187,7 +188,7 @@ describe('starting a campaign with a calling list', () => {
     expect(await again.json()).toMatchObject({ leadId: enrolled!.id, deduplicated: true });
     const workflowIds: string[] = [];
     for await (const run of temporal.client.workflow.list({
-      query: `CampaignId = "${enrolling.id}" AND WorkflowType = "leadLadderWorkflow"`,
+      query: `CampaignId = "${enrolling.id}" AND WorkflowType = "${LEAD_LADDER_WORKFLOW}"`,
     }))
       workflowIds.push(run.workflowId);
     expect(workflowIds).toEqual([leadWorkflowId(enrolling.id, key)]);

@@ -89,13 +89,17 @@ export async function storeLead(
   });
 }
 
+/** The lean ladder's types: the first (9d6d50d), and its successor that lets a call's end settle its lead. */
+type LadderType = 'leadLadderWorkflow' | 'leadLadderWorkflowV2';
+
 /** Starts a stored lead's lean ladder as lib/temporal/start-lead-workflow.ts does (a lead given a line at once). */
 export function startLadder(
   { client, taskQueue }: ScenarioContext,
   lead: { id: string; workflowId: string; campaignId: string; workspaceId: string },
   startDelayMs?: number,
+  type: LadderType = 'leadLadderWorkflow',
 ) {
-  return client.workflow.start<typeof leadLadderWorkflow>('leadLadderWorkflow', {
+  return client.workflow.start<typeof leadLadderWorkflow>(type, {
     workflowId: lead.workflowId,
     taskQueue,
     args: [{ leadId: lead.id }],
@@ -105,13 +109,19 @@ export function startLadder(
   });
 }
 
-function ladderScenario(name: string, phone: string, onDoNotCallList = false): ReplayScenario {
+function ladderScenario(
+  name: string,
+  phone: string,
+  onDoNotCallList = false,
+  type: LadderType = 'leadLadderWorkflow',
+  dialLadder?: DialLadder,
+): ReplayScenario {
   return {
     name,
     async run(context) {
-      const campaign = await campaignFor(context.db, name, 'RUNNING');
+      const campaign = await campaignFor(context.db, name, 'RUNNING', { ...(dialLadder && { dialLadder }) });
       if (onDoNotCallList) await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone } });
-      const handle = await startLadder(context, await storeLead(context.db, campaign, name, phone));
+      const handle = await startLadder(context, await storeLead(context.db, campaign, name, phone), undefined, type);
       await handle.result();
       return handle.workflowId;
     },
@@ -231,4 +241,9 @@ export const leadLadderScenarios: ReplayScenario[] = [
   pushedThenGranted,
   pushedStartedByItsLine,
   pausedThenResumed,
+  // Its successor (leadLadderWorkflowV2): a busy last rung settled by the call's end (one local activity); three busy
+  // rungs, the first two settled by the ladder; an answered call, whose aftermath the ladder runs.
+  ladderScenario('lead-ladder-v2-busy-settled-at-end', '+14155550125', false, 'leadLadderWorkflowV2', SINGLE_ATTEMPT),
+  ladderScenario('lead-ladder-v2-busy-full-ladder', '+14155550125', false, 'leadLadderWorkflowV2'),
+  ladderScenario('lead-ladder-v2-answered', '+14155550120', false, 'leadLadderWorkflowV2'),
 ];

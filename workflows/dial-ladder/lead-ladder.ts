@@ -37,8 +37,29 @@ const QUEUED_RECHECK_MS = 60 * 60_000;
  * Each rung waits its delay, then for the calling window in the lead's local time (durable timers), then for a line
  * of its campaign in the line queue, woken when one is handed to it, then places one call and waits for its end;
  * the outcome's rule ends the ladder or moves on. A stopped campaign ends it cancelled, even in the middle of a wait.
+ * Replaced for new leads by leadLadderWorkflowV2 (docs/patch-register.md); runs in flight continue on it, and a
+ * journey's call node still runs it as its child.
  */
-export async function leadLadderWorkflow({ leadId, callKey, agentId }: LeadDialInput): Promise<LeadDialResult> {
+export async function leadLadderWorkflow(input: LeadDialInput): Promise<LeadDialResult> {
+  return runLeadLadder(input, false);
+}
+
+/**
+ * The lean ladder with one local activity per call where the call's end leaves it nothing to do: it asks that the
+ * call's end settle the lead (attemptCall's settleAtEnd: on the outcomes that end the ladder and have no aftermath,
+ * the statement that ends the call finishes the lead, lib/calls/call-end.ts), and when the end says it did
+ * (EndedCall.leadSettled), it ends without settleLead. Everything else as leadLadderWorkflow, which it succeeds for
+ * new leads: a new workflow type, not a patch, so that its runs record no marker and no search attribute.
+ */
+export async function leadLadderWorkflowV2(input: LeadDialInput): Promise<LeadDialResult> {
+  return runLeadLadder(input, true);
+}
+
+/** Both lean ladders; settleAtEnd: leadLadderWorkflowV2's, whose commands differ only by the settleLead it leaves out. */
+async function runLeadLadder(
+  { leadId, callKey, agentId }: LeadDialInput,
+  settleAtEnd: boolean,
+): Promise<LeadDialResult> {
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
   let campaignChanged = false;
@@ -96,6 +117,7 @@ export async function leadLadderWorkflow({ leadId, callKey, agentId }: LeadDialI
       attempt,
       ...(callKey !== undefined && { callKey }),
       ...(agentId !== undefined && { agentId }),
+      ...(settleAtEnd && { settleAtEnd }),
     };
     let step: AttemptStep;
     for (;;) {
@@ -124,10 +146,13 @@ export async function leadLadderWorkflow({ leadId, callKey, agentId }: LeadDialI
     if (step.outcome === 'campaign_stopped') return end('campaign_stopped', 'cancelled');
     if (step.outcome === 'do_not_call') return end('do_not_call', 'cancelled');
     let call: { outcome: CallOutcome; callId: string; durationMs: number | null };
+    /** The call's end settled the lead (only ever asked by leadLadderWorkflowV2). */
+    let leadSettled = false;
     if (step.outcome === 'dialed') {
       state.phase = 'on_call';
       const ended = await awaitCallEnd(step, endedCalls, reconcileCall);
       call = { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
+      leadSettled = settleAtEnd && ended.leadSettled === true;
     } else if ('callId' in step)
       call = { outcome: step.outcome, callId: step.callId, durationMs: step.durationMs ?? null };
     // The older ladder's answers (on hold, at capacity), which attemptCall never gives: attempt again.
@@ -138,6 +163,8 @@ export async function leadLadderWorkflow({ leadId, callKey, agentId }: LeadDialI
     const over = plan!.ladder.outcomes[call.outcome] === 'end' || nextRung === undefined;
     const status = call.outcome === 'answered' ? 'completed' : 'failed';
     rungDelayMs = nextRung ? nextRung.delaySeconds * 1000 : 0;
+    // Settled by the call's end only on outcomes that end the ladder (outcomesSettledAtEnd), as this run decides too.
+    if (leadSettled && over) return result(status);
     await settleLead({
       leadId,
       ...(callKey !== undefined && { callKey }),
