@@ -80,10 +80,11 @@ export function createCampaignActivities(dependencies: ActivityDependencies) {
           // A lead queued by its push that never had a line has no workflow, and is to get none: starting one per lead
           // only to see the stop swamped Temporal and the worker for minutes with a long queue (10,000 leads). It is
           // settled here, marked so that the lead outbox leaves it alone (UNDISPATCHED_LEAD_SQL) and nothing wakes it;
-          // notifyCampaignLeads sends its lead.finished event in its workflow's stead.
+          // notifyCampaignLeads sends its lead.finished event in its workflow's stead. One handed a line has (or is
+          // being given) a workflow, even before its start is marked (the marks are written in batches): it is woken.
           await tx.$executeRaw`UPDATE "Lead" l SET "settledWithoutWorkflowAt" = ${Prisma.raw(NOW_UTC)}
                                  FROM "LineQueue" q WHERE q."campaignId" = ${campaignId}::uuid AND q."byPush"
-                                  AND l.id = q."leadId" AND l."workflowStartedAt" IS NULL`;
+                                  AND q."grantedAt" IS NULL AND l.id = q."leadId" AND l."workflowStartedAt" IS NULL`;
           const granted = await tx.lineQueue.count({ where: { campaignId, grantedAt: { not: null } } });
           await tx.lineQueue.deleteMany({ where: { campaignId } });
           if (granted)
