@@ -3,7 +3,7 @@ import { CarrierRefusedNumberError, type CarrierCallSnapshot, type CarrierDialRe
 import { MAX_CALL_LENGTH_MS, RING_TIMEOUT_MS } from '../../calls/call-deadline';
 import type { CarrierCallState } from '../../calls/call-states';
 import { telnyxClientOf, type TelnyxConnection } from './telnyx-client';
-import { encodeClientState } from './telnyx-script';
+import { encodeClientState, type TelnyxSpeak } from './telnyx-script';
 import { telnyxWebhookUrl } from './telnyx-urls';
 
 /**
@@ -75,15 +75,6 @@ const callGone = (error: unknown) =>
 /** Telnyx's refusals of the number itself at a dial: `to` not E.164 (10016), or another fault Telnyx names `to` by. */
 const refusesNumber = (error: TelnyxRequestError) =>
   error.status === 422 && (error.code === '10016' || error.pointer === '/to') && error.pointer !== '/from';
-
-/** What a speak says and how (lib/carriers/telnyx/telnyx-script.ts builds them). */
-export interface TelnyxSpeak {
-  payload: string;
-  voice: string;
-  language: string;
-  commandId: string;
-  clientState?: string;
-}
 
 /**
  * One Telnyx account's calls, through the official SDK on Call Control (docs/features/carriers.md#telnyx). Built per

@@ -1,6 +1,14 @@
 import { speechHints, type ScriptCall, type ScriptStep } from '../script-walk';
-import type { TelnyxSpeak } from './telnyx-calls';
 import { telnyxSpeakVoiceOf } from './telnyx-voices';
+
+/** What a speak says and how: built here, sent by the adapter (lib/carriers/telnyx/telnyx-calls.ts). */
+export interface TelnyxSpeak {
+  payload: string;
+  voice: string;
+  language: string;
+  commandId: string;
+  clientState?: string;
+}
 
 /**
  * The agent's script walk on Call Control (docs/features/carriers.md#the-script-walk-on-telnyx): a step of the walk
