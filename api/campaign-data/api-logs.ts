@@ -31,6 +31,7 @@ interface ApiLogLine {
   status: number;
   keyId: string;
   requestId: string;
+  answeredAt: Date;
 }
 
 const MAX_LINES_PER_INSERT = 1000;
@@ -50,10 +51,13 @@ export function createApiLogRecorder(sql: SqlPool) {
         .query({
           name: 'record_api_logs',
           // A campaign outside the caller's workspace, or none, gets no log line.
-          text: `INSERT INTO "ApiLog" (id, "workspaceId", "campaignId", method, path, status, "keyId", "requestId")
-               SELECT gen_random_uuid(), l.workspace_id, l.campaign_id, l.method, l.path, l.status, l.key_id, l.request_id
-                 FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::uuid[], $7::uuid[])
-                   AS l(workspace_id, campaign_id, method, path, status, key_id, request_id)
+          // createdAt is each request's own answer time, not the statement's: the lines of one INSERT would otherwise
+          // share one time and list in id order, not in the order the requests were answered.
+          text: `INSERT INTO "ApiLog" (id, "workspaceId", "campaignId", method, path, status, "keyId", "requestId", "createdAt")
+               SELECT gen_random_uuid(), l.workspace_id, l.campaign_id, l.method, l.path, l.status, l.key_id, l.request_id,
+                      l.answered_at AT TIME ZONE 'UTC'
+                 FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::uuid[], $7::uuid[], $8::timestamptz[])
+                   AS l(workspace_id, campaign_id, method, path, status, key_id, request_id, answered_at)
                 WHERE EXISTS (SELECT 1 FROM "Campaign" c WHERE c.id = l.campaign_id AND c."workspaceId" = l.workspace_id)`,
           values: [
             lines.map((line) => line.workspaceId),
@@ -63,14 +67,15 @@ export function createApiLogRecorder(sql: SqlPool) {
             lines.map((line) => line.status),
             lines.map((line) => line.keyId),
             lines.map((line) => line.requestId),
+            lines.map((line) => line.answeredAt),
           ],
         })
         .catch(() => undefined);
     }
   };
   return {
-    record(line: ApiLogLine) {
-      queued.push(line);
+    record(line: Omit<ApiLogLine, 'answeredAt'>) {
+      queued.push({ ...line, answeredAt: new Date() });
       writing ??= writeQueued().finally(() => {
         writing = null;
       });
