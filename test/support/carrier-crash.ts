@@ -269,13 +269,20 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
     ).toHaveLength(CRASH_QUESTIONS.length);
   }
 
-  /** Each person's walk stored once, in order: a walk cut short by an outage is a prefix of the script, never a step twice. */
+  /**
+   * Each person's walk stored once, in order: a walk cut short by an outage is a prefix of the script, never a step
+   * twice. Answers each person's call and whether its walk is whole.
+   */
   async function expectWalksPrefixes(stored: Awaited<ReturnType<typeof expectEveryLeadFinished>>['stored']) {
+    const walks = [];
     for (const lead of stored.filter((each) => person(each.phone))) {
-      expect(lead.calls[0]!.outcome, lead.phone).toBe('answered');
-      const said = (await walkOf(lead.calls[0]!.id)).filter((turn) => turn.startsWith('agent: '));
+      const call = lead.calls[0]!;
+      expect(call.outcome, lead.phone).toBe('answered');
+      const said = (await walkOf(call.id)).filter((turn) => turn.startsWith('agent: '));
       expect(said, lead.phone).toEqual(CRASH_SCRIPT.slice(0, said.length));
+      walks.push({ phone: lead.phone, call, whole: said.length === CRASH_SCRIPT.length });
     }
+    return walks;
   }
 
   /** The campaign's calls ended by reconciliation (the lookup's event, lookup:<id>:<status>) rather than the carrier's. */
