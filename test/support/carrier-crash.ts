@@ -24,6 +24,8 @@ export interface TwinCallRow {
   id: string;
   status: string;
   ended: boolean;
+  /** When it ended on the twin. */
+  endedAt: Date | null;
 }
 
 export interface CarrierCrashSetup {
@@ -99,10 +101,13 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
     };
   }
 
-  /** A whole stack for one test: the twin (`startTwin`), the API and the worker, each a process of its own. */
+  /**
+   * A whole stack for one test: the twin (`startTwin`), the API and the worker, each a process of its own; the worker
+   * with `deadlineSeconds` as its CALL_END_DEADLINE_SECONDS when given (the setting itself: no test-only code).
+   */
   async function stack(
     name: string,
-    options: { startTwin: () => Promise<TestProcess>; workerEnv?: Record<string, string> },
+    options: { startTwin: () => Promise<TestProcess>; deadlineSeconds?: number; workerEnv?: Record<string, string> },
   ) {
     const temporal = await useTemporalClient(uniqueTaskQueue(name));
     const twin = await options.startTwin();
@@ -116,7 +121,12 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
       // Nothing here calls through the simulated carrier: every call is on the connection.
       carrierUrl: 'http://127.0.0.1:9',
       apiUrl,
-      env: { SECRETS_KEYS: secretsKeys, PUBLIC_BASE_URL: apiUrl, ...options.workerEnv },
+      env: {
+        SECRETS_KEYS: secretsKeys,
+        PUBLIC_BASE_URL: apiUrl,
+        ...options.workerEnv,
+        ...(options.deadlineSeconds !== undefined && { CALL_END_DEADLINE_SECONDS: String(options.deadlineSeconds) }),
+      },
     });
     const worker = startWorker();
     return { temporal, twin, api, apiUrl, startApi, startWorker, worker };
@@ -293,6 +303,26 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
     });
   }
 
+  /**
+   * The calls ended by reconciliation, some at least: each ended by its lookup's event, which names its carrier state;
+   * answers them and how long after the twin had ended each the lookup ended it (ms).
+   */
+  async function expectReconciledEnds(campaignId: string) {
+    const reconciled = await reconciledEvents(campaignId);
+    expect(reconciled.length).toBeGreaterThan(0);
+    const lags: number[] = [];
+    for (const event of reconciled) {
+      expect(event.call.status).toBe('ended');
+      expect(event.eventId).toBe(`lookup:${event.call.providerCallId}:${event.call.carrierStatus}`);
+      const onTwin = (await setup.twinCallsTo(event.call.toNumber!)).find(
+        (call) => call.id === event.call.providerCallId,
+      );
+      expect(onTwin?.ended).toBe(true);
+      lags.push(event.receivedAt.getTime() - onTwin!.endedAt!.getTime());
+    }
+    return { reconciled, lags: `${Math.min(...lags)}-${Math.max(...lags)} ms` };
+  }
+
   return {
     agent,
     stack,
@@ -304,5 +334,6 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
     expectWalksPrefixes,
     walkOf,
     reconciledEvents,
+    expectReconciledEnds,
   };
 }
