@@ -19,8 +19,8 @@
 //
 // BENCH_CARRIER=twilio (`npm run bench:twilio-callbacks`): the same for Twilio's status callbacks through a twilio-twin
 // carrier connection, POST /telephony/twilio/{connectionId}/calls/{attemptId}/status: form-encoded, X-Twilio-Signature
-// checked with the connection's auth token (opened, decrypted, per request) over the public URL, the call found by
-// its attempt and connection, the event applied by CallSid and SequenceNumber. The bare route is registered the same
+// checked with the connection's auth token over the public URL (the connection and the attempt's call on it read in
+// one named statement per request, its secrets opened once per envelope), the event applied by CallSid and SequenceNumber. The bare route is registered the same
 // way (form body, the same schemas) with no signature and no database. Writes bench/results/twilio-callbacks.*.
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
@@ -268,7 +268,7 @@ try {
     levels,
   };
   const what = TWILIO
-    ? `Twilio's status callbacks, ${result.setup.endpoint} through a twilio-twin connection (form-encoded; X-Twilio-Signature, HMAC-SHA1 over the public URL and the sorted form, checked with the connection's auth token, opened and decrypted per request; the call found by attempt and connection; then one transaction: the call locked, the callback recorded once by CallSid and SequenceNumber, the call moved forward)`
+    ? `Twilio's status callbacks, ${result.setup.endpoint} through a twilio-twin connection (form-encoded; X-Twilio-Signature, HMAC-SHA1 over the public URL and the sorted form, checked with the connection's auth token: the connection and the attempt's call on it read in one named statement, its secrets opened once per envelope; then one transaction: the call locked, the callback recorded once by CallSid and SequenceNumber, the call moved forward)`
     : `POST /telephony/${PROVIDER}/events (HMAC-SHA256 signature checked over the raw body, then one transaction: the call locked, the event recorded once by eventId, the call moved forward)`;
   writeBenchResults(RESULTS, result, [
     `# ${TWILIO ? 'Twilio status callbacks' : 'Carrier status events'} benchmark (${result.measuredAt})`,
