@@ -16,6 +16,7 @@ import http from 'node:http';
 import twilio from 'twilio';
 import { SIGNATURE_HEADER, signEvent } from '../lib/calls/signature';
 import { TWILIO_SIGNATURE_HEADER } from '../lib/carriers/twilio/twilio-callbacks';
+import { twilioStatusForm } from './twilio-callback-form';
 import { runLoad } from './load-loop';
 
 const [url, callsFile, firstArg, connectionsArg, secondsArg] = process.argv.slice(2);
@@ -39,18 +40,7 @@ const appliedByStatus: Record<string, { answered: number; applied: number }> = {
 function eventRequest(index: number, attemptId: string, providerCallId: string, status: 'ringing' | 'in-progress') {
   if (process.env.BENCH_EVENT_FORMAT === 'twilio') {
     const target = url!.replace('{attemptId}', encodeURIComponent(attemptId));
-    // What Twilio posts: the call's identity, its status and its place among the call's callbacks.
-    const form = {
-      AccountSid: 'ACdeadbeefdeadbeefdeadbeefdeadbeef',
-      ApiVersion: '2010-04-01',
-      CallSid: providerCallId,
-      CallStatus: status,
-      Direction: 'outbound-api',
-      From: '+14155550999',
-      To: '+14155550120',
-      SequenceNumber: index % 2 ? '2' : '1',
-      Timestamp: new Date().toUTCString(),
-    };
+    const form = twilioStatusForm(providerCallId, status, index % 2 ? 2 : 1);
     return {
       target,
       body: new URLSearchParams(form).toString(),

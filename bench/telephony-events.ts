@@ -32,6 +32,7 @@ import express from 'express';
 import { z } from 'zod';
 import { webhookAgainstBare, type LoadRun } from './alternating-rounds';
 import { benchAppServices } from './bench-app-services';
+import { twilioStatusForm } from './twilio-callback-form';
 import { microsecondsPer } from './measure';
 import { startBenchPostgres } from './bench-postgres';
 import { benchMachine, writeBenchResults } from './results-files';
@@ -71,17 +72,7 @@ const bench = await startBenchPostgres('bench-telephony-events-');
 try {
   // 1. The signature alone, in this process.
   const sampleUrl = `http://127.0.0.1:3000/telephony/twilio/${randomUUID()}/calls/${randomUUID()}:1/status`;
-  const sampleForm = {
-    AccountSid: 'ACdeadbeefdeadbeefdeadbeefdeadbeef',
-    ApiVersion: '2010-04-01',
-    CallSid: `CA${'0'.repeat(32)}`,
-    CallStatus: 'ringing',
-    Direction: 'outbound-api',
-    From: '+14155550999',
-    To: '+14155550120',
-    SequenceNumber: '1',
-    Timestamp: new Date().toUTCString(),
-  };
+  const sampleForm = twilioStatusForm(`CA${'0'.repeat(32)}`, 'ringing', 1);
   const sampleBody = Buffer.from(
     JSON.stringify({
       eventId: `${randomUUID()}:0`,
