@@ -34,8 +34,14 @@ export function assertSignedByCarrier(req: Request, services: AppServices): void
  * workflow (lib/temporal/calls.ts) and wakes the queued lead its line was handed to (lib/temporal/line-queue.ts);
  * answered only after the change is committed. Unknown call: 404, nothing changed.
  */
-export async function receiveCallEvent(services: AppServices, provider: string, event: CallEvent) {
-  const result = await batcherOf(services.sql).apply({ provider, event });
+export async function receiveCallEvent(
+  services: AppServices,
+  provider: string,
+  event: CallEvent,
+  /** The carrier connection that verified the event: only a call placed through it is found (ProviderCallEvent). */
+  carrierConnectionId?: string,
+) {
+  const result = await batcherOf(services.sql).apply({ provider, event, carrierConnectionId });
   if (!result.found) throw new Refusal(ErrorCode.unknown_call);
   await Promise.all([
     result.ended && result.workflowId && signalCallEnded(services.temporal, result.workflowId, result.ended),

@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
-import { openCarrierConnection } from '../../lib/carriers/connections';
+import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
 import { scriptStepOf, type ScriptRequest } from '../../lib/carriers/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { telnyxClientOf, type TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
@@ -31,24 +31,28 @@ const verified = new WeakMap<Request, TelnyxConnection>();
  * signature: all the same 401, before the body is judged, and nothing changes.
  */
 export async function assertSignedByTelnyx(req: Request, services: AppServices): Promise<void> {
-  const connection =
-    services.carrierKeyring && services.publicBaseUrl
-      ? await openCarrierConnection(services.db, services.carrierKeyring, String(req.params.connectionId))
-      : null;
-  const telnyx =
-    connection && (connection.provider === 'telnyx' || connection.provider === 'telnyx-twin')
-      ? (connection as TelnyxConnection)
-      : null;
-  if (!telnyx) throw new Refusal(ErrorCode.invalid_signature);
   const headers = Object.fromEntries(
     Object.entries(req.headers).filter((entry): entry is [string, string] => typeof entry[1] === 'string'),
   );
-  try {
-    await telnyxClientOf(telnyx).webhooks.unwrap(rawBodyOf(req).toString('utf8'), { headers });
-  } catch {
-    throw new Refusal(ErrorCode.invalid_signature);
-  }
-  verified.set(req, telnyx);
+  const body = rawBodyOf(req).toString('utf8');
+  const telnyx =
+    services.carrierKeyring && services.publicBaseUrl
+      ? await verifiedConnection(
+          openedConnectionsOf(services.db, services.carrierKeyring),
+          String(req.params.connectionId),
+          async (opened) => {
+            if (opened.provider !== 'telnyx' && opened.provider !== 'telnyx-twin') return false;
+            try {
+              await telnyxClientOf(opened as TelnyxConnection).webhooks.unwrap(body, { headers });
+              return true;
+            } catch {
+              return false;
+            }
+          },
+        )
+      : null;
+  if (!telnyx) throw new Refusal(ErrorCode.invalid_signature);
+  verified.set(req, telnyx as TelnyxConnection);
 }
 
 /**
@@ -129,11 +133,11 @@ export async function receiveTelnyxWebhook(
 
   const answeredAt = type === 'call.hangup' ? await answeredAtOf(services, connection.provider, callControlId) : null;
   const event = callEventOfTelnyx(webhook, attemptId, answeredAt);
-  if (event) return receiveCallEvent(services, connection.provider, event);
+  if (event) return receiveCallEvent(services, connection.provider, event, connection.id);
 
   if (TELNYX_DETECTION_ENDED.has(type) || TELNYX_GREETING_ENDED.has(type)) {
     const detected = answeredByEventOfTelnyx(webhook, attemptId);
-    const result = await applyAnsweredBy(poolSql(services.sql), connection.provider, detected);
+    const result = await applyAnsweredBy(poolSql(services.sql), connection.provider, detected, connection.id);
     if (!result.found) throw new Refusal(ErrorCode.unknown_call);
     if (live && TELNYX_GREETING_ENDED.has(type)) await step({ kind: 'voicemail' });
     else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine')

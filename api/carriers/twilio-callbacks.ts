@@ -1,7 +1,8 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
-import { openCarrierConnectionWithCall, type OpenedCarrierConnection } from '../../lib/carriers/connections';
+import type { OpenedCarrierConnection } from '../../lib/carriers/connections';
+import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
 import {
   answeredByEventOfTwilio,
   callEventOfTwilio,
@@ -22,51 +23,48 @@ import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
 import { scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
 
-/**
- * The connection whose auth token verified a request, for its handler (the path named it; the body never does), and
- * whether the call of the attempt the path names was placed through it (read with the connection, one round trip).
- */
-const verified = new WeakMap<Request, { connection: OpenedCarrierConnection; callOnIt: boolean }>();
+/** The connection whose auth token verified a request, for its handler (the path named it; the body never does). */
+const verified = new WeakMap<Request, TwilioConnection>();
+
+const isTwilio = (connection: OpenedCarrierConnection): connection is TwilioConnection =>
+  connection.provider === 'twilio' || connection.provider === 'twilio-twin';
 
 /**
  * 401 invalid_signature unless Twilio signed this request with the auth token of the live Twilio connection its path
  * names, over the public URL it called (PUBLIC_BASE_URL + the path and query as received) and its form. An unknown or
  * removed connection, another carrier's, one without an auth token, a missing or wrong signature: all the same 401,
- * before the body is judged, and nothing changes.
+ * before the body is judged, and nothing changes. The connection is the one this process keeps (opened within the
+ * last seconds, lib/carriers/opened-connections.ts), read again when its kept token refuses the signature.
  */
 export async function assertSignedByTwilio(req: Request, services: AppServices): Promise<void> {
-  const found =
-    services.carrierKeyring && services.publicBaseUrl
-      ? await openCarrierConnectionWithCall(
-          services.db,
-          services.carrierKeyring,
-          String(req.params.connectionId),
-          String(req.params.attemptId),
-        )
-      : null;
-  const connection = found?.connection;
-  const twilioConnection =
-    connection && (connection.provider === 'twilio' || connection.provider === 'twilio-twin') ? connection : null;
-  const authToken =
-    twilioConnection && 'authToken' in twilioConnection.secrets ? twilioConnection.secrets.authToken : null;
   const form = (req.body ?? {}) as Record<string, unknown>;
   const url = publicUrlOf(services.publicBaseUrl ?? '', req.originalUrl);
-  if (!twilioConnection || !signedByTwilio(authToken, req.get(TWILIO_SIGNATURE_HEADER), url, form))
-    throw new Refusal(ErrorCode.invalid_signature);
-  verified.set(req, { connection: twilioConnection, callOnIt: found!.callOnIt });
+  const signature = req.get(TWILIO_SIGNATURE_HEADER);
+  const connection =
+    services.carrierKeyring && services.publicBaseUrl
+      ? await verifiedConnection(
+          openedConnectionsOf(services.db, services.carrierKeyring),
+          String(req.params.connectionId),
+          (opened) =>
+            isTwilio(opened) &&
+            signedByTwilio('authToken' in opened.secrets ? opened.secrets.authToken : null, signature, url, form),
+        )
+      : null;
+  if (!connection || !isTwilio(connection)) throw new Refusal(ErrorCode.invalid_signature);
+  verified.set(req, connection);
 }
 
 /**
- * The verified connection of the request, once the call of the attempt its URL names is known to be placed through
- * that very connection: a callback signed by one workspace's account for another's call (or a call of another
- * connection) is unknown_call, and nothing changes.
+ * The verified connection of the request. The call of the attempt its URL names must have been placed through that
+ * very connection: each handler finds the call by the attempt and the connection together, so that a callback signed
+ * by one workspace's account for another's call (or a call of another connection) is unknown_call, and nothing
+ * changes.
  */
-function connectionOfCall(req: Request) {
-  const found = verified.get(req);
+function verifiedConnectionOf(req: Request): TwilioConnection {
+  const connection = verified.get(req);
   // assertSignedByTwilio runs before every handler here: a request without it never reaches one.
-  if (!found) throw new Refusal(ErrorCode.invalid_signature);
-  if (!found.callOnIt) throw new Refusal(ErrorCode.unknown_call);
-  return found.connection;
+  if (!connection) throw new Refusal(ErrorCode.invalid_signature);
+  return connection;
 }
 
 /**
@@ -79,8 +77,8 @@ export async function receiveTwilioStatus(
   attemptId: string,
   form: TwilioStatusCallback,
 ) {
-  const connection = connectionOfCall(req);
-  return receiveCallEvent(services, connection.provider, callEventOfTwilio(form, attemptId));
+  const connection = verifiedConnectionOf(req);
+  return receiveCallEvent(services, connection.provider, callEventOfTwilio(form, attemptId), connection.id);
 }
 
 /** AnsweredBy values that say a machine's greeting has ended: the moment to leave the voicemail message. */
@@ -100,11 +98,12 @@ export async function receiveTwilioAmd(
   attemptId: string,
   form: TwilioAmdCallback,
 ) {
-  const connection = connectionOfCall(req);
+  const connection = verifiedConnectionOf(req);
   const result = await applyAnsweredBy(
     poolSql(services.sql),
     connection.provider,
     answeredByEventOfTwilio(form, attemptId),
+    connection.id,
   );
   if (!result.found) throw new Refusal(ErrorCode.unknown_call);
   if (MACHINE_MESSAGE_END.has(form.AnsweredBy)) {
@@ -123,7 +122,7 @@ export async function receiveTwilioAmd(
     );
     if (live)
       try {
-        await createTwilioCalls(connection as TwilioConnection, { publicBaseUrl: services.publicBaseUrl! }).redirect(
+        await createTwilioCalls(connection, { publicBaseUrl: services.publicBaseUrl! }).redirect(
           form.CallSid,
           `${twilioCallbackUrl(services.publicBaseUrl!, 'twiml', { connectionId: connection.id, attemptId })}/voicemail`,
         );
@@ -172,7 +171,8 @@ export async function twilioCallTwiml(
   stepOfUrl: TwimlStepOfUrl,
   form: TwilioTwimlRequest,
 ): Promise<string> {
-  const connection = connectionOfCall(req);
+  const connection = verifiedConnectionOf(req);
+  // Found by the attempt and the connection together (verifiedConnectionOf).
   const call = await scriptCallOf(services, attemptId, connection.id);
   const questions = call.agent?.script.questions.length ?? 0;
   if (stepOfUrl.kind === 'step' && stepOfUrl.step > questions) throw new Refusal(ErrorCode.unknown_call);

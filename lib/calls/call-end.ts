@@ -92,15 +92,18 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, ord),
            jsonb_to_record(e.value) AS x(provider text, "providerCallId" text, "attemptId" text, rank int, "eventId" text,
              status text, "occurredAt" timestamptz, payload jsonb, "answeredBy" text, "outcomeIfHuman" text,
-             "outcomeIfMachine" text, "outcomeIfUnknown" text, terminal boolean, "durationMs" int)
+             "outcomeIfMachine" text, "outcomeIfUnknown" text, terminal boolean, "durationMs" int,
+             "carrierConnectionId" uuid)
   ), found AS (
     SELECT input.ord, f.id FROM input CROSS JOIN LATERAL (
       SELECT c.id FROM "Call" c
        WHERE input."attemptId" IS NOT NULL AND c.provider = input.provider AND c."attemptId" = input."attemptId"
          AND (c."providerCallId" IS NULL OR c."providerCallId" = input."providerCallId")
+         AND (input."carrierConnectionId" IS NULL OR c."carrierConnectionId" = input."carrierConnectionId")
       UNION ALL
       SELECT c.id FROM "Call" c
        WHERE input."attemptId" IS NULL AND c.provider = input.provider AND c."providerCallId" = input."providerCallId"
+         AND (input."carrierConnectionId" IS NULL OR c."carrierConnectionId" = input."carrierConnectionId")
     ) f
   ), locked AS (
     SELECT c.id, c."attemptId", c."workflowId", c.status, c.outcome, c."durationMs", c."leadSettledAt", ${RANK_SQL} AS rank
@@ -194,6 +197,11 @@ const APPLY_PROGRESS_EVENTS = { name: 'apply_call_progress_events', text: APPLY_
 export interface ProviderCallEvent {
   provider: string;
   event: CallEvent;
+  /**
+   * The carrier connection whose secret verified the event (its callback route names it): only a call placed through
+   * it is found, so that one workspace's account cannot move another's call. Unset: the installation's own carrier.
+   */
+  carrierConnectionId?: string;
 }
 
 /**
@@ -207,7 +215,7 @@ export async function applyCallEvents(sql: RunSql, events: readonly ProviderCall
   const rows = await sql<AppliedRow>(
     events.some(({ event }) => isTerminalCallState(event.status)) ? APPLY_EVENTS : APPLY_PROGRESS_EVENTS,
     JSON.stringify(
-      events.map(({ provider, event }) => {
+      events.map(({ provider, event, carrierConnectionId }) => {
         const terminal = isTerminalCallState(event.status);
         const reason = event.reason ?? null;
         const outcomeIf = (answeredBy: 'human' | 'machine' | null) =>
@@ -227,6 +235,7 @@ export async function applyCallEvents(sql: RunSql, events: readonly ProviderCall
           outcomeIfUnknown: outcomeIf(null),
           terminal,
           durationMs: terminal ? (event.durationMs ?? null) : null,
+          carrierConnectionId: carrierConnectionId ?? null,
         };
       }),
     ),
@@ -300,6 +309,8 @@ export async function applyAnsweredBy(
   sql: RunSql,
   provider: string,
   event: AnsweredByEvent,
+  /** As ProviderCallEvent's: only a call placed through the connection that verified the result is found. */
+  carrierConnectionId: string | null = null,
 ): Promise<{ found: boolean; applied: boolean }> {
   const [row] = await sql<{ applied: boolean }>(
     {
@@ -309,6 +320,7 @@ export async function applyAnsweredBy(
       SELECT c.id, c.status = 'dialing' AND $5::text IS NOT NULL AND c."answeredBy" IS DISTINCT FROM $5 AS moves
         FROM "Call" c
        WHERE c.provider = $1 AND c."attemptId" = $3 AND (c."providerCallId" IS NULL OR c."providerCallId" = $2)
+         AND ($8::uuid IS NULL OR c."carrierConnectionId" = $8::uuid)
          FOR UPDATE
     ), recorded AS (
       INSERT INTO "CallEvent" (id, provider, "eventId", "callId", status, applied, "occurredAt", payload)
@@ -329,6 +341,7 @@ export async function applyAnsweredBy(
     event.answeredBy,
     event.occurredAt,
     JSON.stringify(event.payload),
+    carrierConnectionId,
   );
   return row ? { found: true, applied: row.applied } : { found: false, applied: false };
 }

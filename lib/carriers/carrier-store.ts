@@ -115,33 +115,24 @@ export async function connectionsNotUnder(db: Database, keyId: string): Promise<
 }
 
 /**
- * A live connection by id, and whether the call of `attemptId` was placed through it: one round trip on the pool,
- * a named statement (a callback's hot path: every carrier request opens the connection that signed it).
+ * A live connection by id: one round trip on the pool, a named statement (what every dial and carrier request opens
+ * when its process does not keep it, lib/carriers/opened-connections.ts).
  */
-export async function liveConnectionWithCall(
-  db: Database,
-  id: string,
-  attemptId: string | null,
-): Promise<{ row: CarrierConnectionRow; callOnIt: boolean } | null> {
+export async function liveConnection(db: Database, id: string): Promise<CarrierConnectionRow | null> {
   if (!isUuid(id)) return null;
-  const [found] = await db.sql<CarrierConnectionRow & { callOnIt: boolean }>(
+  const [found] = await db.sql<CarrierConnectionRow>(
     {
-      name: 'live_carrier_connection_with_call',
+      name: 'live_carrier_connection',
       text: `SELECT k.id::text, k."workspaceId"::text, k.provider, k.label, k."accountSid", k."apiKeySid", k."connectionRef",
                     k."baseUrl", k."secretKeyId", k."secretNonce", k."secretCiphertext",
                     -- Stored as UTC wall-clock time without a zone: read back as instants.
                     (k."createdAt" AT TIME ZONE 'UTC') AS "createdAt", (k."rotatedAt" AT TIME ZONE 'UTC') AS "rotatedAt",
-                    NULL::timestamptz AS "deletedAt",
-                    $2::text IS NOT NULL AND EXISTS (
-                      SELECT 1 FROM "Call" c WHERE c."attemptId" = $2 AND c."carrierConnectionId" = k.id) AS "callOnIt"
+                    NULL::timestamptz AS "deletedAt"
                FROM "CarrierConnection" k WHERE k.id = $1::uuid AND k."deletedAt" IS NULL`,
     },
     id,
-    attemptId,
   );
-  if (!found) return null;
-  const { callOnIt, ...row } = found;
-  return { row, callOnIt };
+  return found ?? null;
 }
 
 /** The live connection the workspace's number is bound to; null when it is not the workspace's or has none. */

@@ -1,7 +1,8 @@
 import type { Carrier, CarrierCallSnapshot } from '../calls/carrier';
 import type { Database } from '../database';
 import type { Keyring } from '../secrets/keyring';
-import { CARRIER_PROVIDERS, openCarrierConnection, requireKeyring, type OpenedCarrierConnection } from './connections';
+import { CARRIER_PROVIDERS, requireKeyring, type OpenedCarrierConnection } from './connections';
+import { openedConnectionsOf } from './opened-connections';
 import type { CarrierCallState } from '../calls/call-states';
 import { createTelnyxCalls } from './telnyx/telnyx-calls';
 import type { TelnyxConnection } from './telnyx/telnyx-client';
@@ -63,8 +64,9 @@ export function createConnectionCarrier({
    */
   const adapters = new WeakMap<object, { baseUrl: string; calls: ConnectionCalls }>();
   const callsOf = async (connectionId: string): Promise<ConnectionCalls> => {
-    // Opened for every operation: a removed connection places nothing more, whatever is kept.
-    const connection = await openCarrierConnection(db, requireKeyring(keyring), connectionId);
+    // Kept for a few seconds (lib/carriers/opened-connections.ts): a removed connection still places nothing more, as
+    // taking a line reads its liveness in the same statement that records the call (lib/calls/call-lines.ts).
+    const { connection } = await openedConnectionsOf(db, requireKeyring(keyring)).get(connectionId);
     if (!connection) throw new Error(`carrier connection ${connectionId} is removed or unknown`);
     const kept = adapters.get(connection.secrets);
     if (kept?.baseUrl === connection.baseUrl) return kept.calls;

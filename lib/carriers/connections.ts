@@ -15,7 +15,7 @@ import {
   insertCarrierConnection,
   liveCarrierConnections,
   liveConnectionByLabel,
-  liveConnectionWithCall,
+  liveConnection,
   lockLiveCarrierConnection,
   markRemoved,
   numbersBoundTo,
@@ -264,27 +264,15 @@ export async function carrierConnectionForCaller(
 /**
  * A live connection by id, opened: what a call recorded on it (Call.carrierConnectionId) is placed, looked up and hung
  * up through, and what its callbacks are checked with. Null when unknown or removed (a removed one's secrets are gone).
+ * Processes keep what they open for a few seconds (lib/carriers/opened-connections.ts).
  */
 export async function openCarrierConnection(
   db: Database,
   keyring: Keyring,
   id: string,
 ): Promise<OpenedCarrierConnection | null> {
-  return (await openCarrierConnectionWithCall(db, keyring, id, null))?.connection ?? null;
-}
-
-/**
- * openCarrierConnection, and in the same round trip whether the call of `attemptId` was placed through it: what a
- * carrier's request about a call is checked with (its signature by the connection, the call by the connection).
- */
-export async function openCarrierConnectionWithCall(
-  db: Database,
-  keyring: Keyring,
-  id: string,
-  attemptId: string | null,
-): Promise<{ connection: OpenedCarrierConnection; callOnIt: boolean } | null> {
-  const found = await liveConnectionWithCall(db, id, attemptId);
-  return found && { connection: openRow(keyring, found.row), callOnIt: found.callOnIt };
+  const row = await liveConnection(db, id);
+  return row && openRow(keyring, row);
 }
 
 /** New secret material: Twilio's token or key secret; Telnyx's API key and/or webhook key (the other kept). */

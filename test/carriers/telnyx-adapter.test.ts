@@ -8,6 +8,7 @@ import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
+import { OPENED_CONNECTION_TTL_MS } from '../../lib/carriers/opened-connections';
 import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
 import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
@@ -417,7 +418,12 @@ describe('webhooks', () => {
     const body = webhookBody('call.initiated', 'v3:gone', 'x:1');
     expect((await postWebhook(path, body, { key: ACCOUNT_A.key })).status).toBe(404);
     await removeCarrierConnection(db, gone.id);
-    expect((await postWebhook(path, body, { key: ACCOUNT_A.key })).status).toBe(401);
+    // The API keeps an opened connection for OPENED_CONNECTION_TTL_MS (lib/carriers/opened-connections.ts).
+    await until(
+      async () => (await postWebhook(path, body, { key: ACCOUNT_A.key })).status,
+      (status) => status === 401,
+      OPENED_CONNECTION_TTL_MS + 5_000,
+    );
   });
 
   it('records duplicate, out-of-order and late webhooks applied: false, and they change nothing', async () => {

@@ -8,7 +8,8 @@ import { inspect } from 'node:util';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
+import { connectCarrier, removeCarrierConnection, rotateCarrierSecrets } from '../../lib/carriers/connections';
+import { OPENED_CONNECTION_TTL_MS } from '../../lib/carriers/opened-connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { AmbiguousAttemptError, createTwilioCalls, TwilioRequestError } from '../../lib/carriers/twilio/twilio-calls';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
@@ -430,7 +431,36 @@ describe("Twilio's callbacks on the API", () => {
     const form = statusForm(`CA${'1'.repeat(32)}`, 'ringing', 1);
     expect((await postForm(path, form, { token: ACCOUNT_A.authToken })).status).toBe(404);
     await removeCarrierConnection(db, gone.id);
-    expect((await postForm(path, form, { token: ACCOUNT_A.authToken })).status).toBe(401);
+    // The API keeps an opened connection for OPENED_CONNECTION_TTL_MS (lib/carriers/opened-connections.ts).
+    const removedAt = Date.now();
+    await until(
+      async () => (await postForm(path, form, { token: ACCOUNT_A.authToken })).status,
+      (status) => status === 401,
+      OPENED_CONNECTION_TTL_MS + 5_000,
+    );
+    expect(Date.now() - removedAt).toBeLessThan(OPENED_CONNECTION_TTL_MS + 5_000);
+  });
+
+  it('takes callbacks signed with a rotated auth token at once, and from then on refuses the old token', async () => {
+    const oldToken = 'a'.repeat(32);
+    const newToken = 'b'.repeat(32);
+    const rotating = await connectCarrier(db, keyring, {
+      workspaceId: A.owner.workspaceId,
+      provider: 'twilio-twin',
+      baseUrl: recorder.url,
+      account: { family: 'twilio', accountSid: ACCOUNT_A.sid, secrets: { authToken: oldToken } },
+    });
+    const path = new URL(twilioCallbackUrl('http://api', 'status', { connectionId: rotating.id, attemptId: 'x:1' }))
+      .pathname;
+    const form = statusForm(`CA${'2'.repeat(32)}`, 'ringing', 1);
+    // Verified, then unknown_call: no call of this attempt on the connection. The connection is now kept.
+    expect((await postForm(path, form, { token: oldToken })).status).toBe(404);
+    expect((await postForm(path, form, { token: newToken })).status).toBe(401);
+    await rotateCarrierSecrets(db, keyring, rotating.id, { authToken: newToken });
+    // The kept token refuses the new one: the connection is read again at once, and the new token kept.
+    expect((await postForm(path, form, { token: newToken })).status).toBe(404);
+    expect((await postForm(path, form, { token: oldToken })).status).toBe(401);
+    expect((await postForm(path, form, { token: newToken })).status).toBe(404);
   });
 
   it('records duplicate, out-of-order, late and stale callbacks applied: false, and they change nothing', async () => {
