@@ -10,7 +10,7 @@ import os from 'node:os';
 import { Client, Connection } from '@temporalio/client';
 import { createJsonPoster } from './http-post';
 import { BENCH_LADDER, pushLeads } from './ladder-campaign';
-import { apiHealthy, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
+import { apiHealthy, nodeArgsFromEnv, startBenchCarrier, startBenchProcess, type BenchProcess } from './bench-process';
 import { cpuNow, cpuSecondsBetween, descendsFrom } from './measure';
 import { createDatabase, type Database } from '../lib/database';
 import { ensureTwilioTwinConnection } from '../lib/carriers/twin';
@@ -218,12 +218,16 @@ export async function startProductionSide(setup: {
   let twilioTwin: BenchProcess | undefined;
   if (keyring) {
     const twinPort = await freePort();
-    twilioTwin = startBenchProcess('simulators/twilio-twin/main.ts', {
-      DATABASE_URL: setup.databaseUrl,
-      TWILIO_TWIN_HOST: '127.0.0.1',
-      TWILIO_TWIN_PORT: String(twinPort),
-      TWILIO_TWIN_TIME_SCALE: String(TIME_SCALE),
-    });
+    twilioTwin = startBenchProcess(
+      'simulators/twilio-twin/main.ts',
+      {
+        DATABASE_URL: setup.databaseUrl,
+        TWILIO_TWIN_HOST: '127.0.0.1',
+        TWILIO_TWIN_PORT: String(twinPort),
+        TWILIO_TWIN_TIME_SCALE: String(TIME_SCALE),
+      },
+      nodeArgsFromEnv('BENCH_TWIN_NODE_ARGS'),
+    );
     await twilioTwin.printed('twilio twin listening');
     await db.phoneNumber.create({
       data: {
