@@ -1,5 +1,7 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import { CarrierRefusedCallerError, CarrierRefusedNumberError } from '../../lib/calls/carrier';
+import { CarrierConnectionRemovedError } from '../../lib/carriers/connection-carrier';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
 import { settleTestCallHold } from '../../lib/credits/test-call-billing';
@@ -11,6 +13,18 @@ import type { ActivityDependencies } from '../dependencies';
 
 /** The actor of the entries a test call's workflow writes. */
 const TEST_CALL_BILLING_ACTOR: CreditActor = { type: 'system', id: 'testCallWorkflow' };
+
+/**
+ * The outcome of a test call whose dial is refused for good, never placed and not retried (docs/features/test-calls.md):
+ * a number the carrier refuses is invalid_number, as a campaign's call; a caller number the carrier refuses (not the
+ * account's), or a connection removed since the call was recorded on it, is failed: a campaign pauses itself on those,
+ * a test call has no campaign, and its dial would only be refused again. Null: any other failure, retried.
+ */
+function neverPlacedOutcome(error: unknown): CallOutcome | null {
+  if (error instanceof CarrierRefusedNumberError) return 'invalid_number';
+  if (error instanceof CarrierRefusedCallerError || error instanceof CarrierConnectionRemovedError) return 'failed';
+  return null;
+}
 
 /**
  * The activities of a test call (workflows/test-calls/test-call.ts). The call is recorded by the API (POST
@@ -38,26 +52,36 @@ export function createTestCallActivities(dependencies: ActivityDependencies) {
       if (call.status === 'ended')
         return { outcome: call.outcome as CallOutcome, callId: call.id, durationMs: call.durationMs };
       if (call.providerCallId) return dialed(call.id, call.attemptId);
-      const known = await calls.lookup({ attemptId: call.attemptId });
-      if (known) {
-        await recordProviderCallId(call.attemptId, known.providerCallId);
+      try {
+        // A call on a carrier connection is looked for by that carrier's rules for a lost dial answer
+        // (lib/carriers/connection-carrier.ts): Twilio's listing, Telnyx's command_id (none found: dialed again).
+        const known = await calls.lookup({ attemptId: call.attemptId });
+        if (known) {
+          await recordProviderCallId(call.attemptId, known.providerCallId);
+          return dialed(call.id, call.attemptId);
+        }
+        const to = call.toNumber!; // the Call_kind_check constraint: a test call always has one
+        const listed = await db.doNotCall.findUnique({
+          where: { workspaceId_phone: { workspaceId: call.workspaceId, phone: to } },
+        });
+        if (listed) {
+          await endCall(db, call.attemptId, { providerCallId: null, outcome: 'do_not_call', durationMs: null });
+          return { outcome: 'do_not_call' };
+        }
+        // Recorded by the API for the carrier it was configured with; events are matched by the carrier that dials.
+        // Not dialed yet, so no event can have been matched to it. A call on a connection keeps the connection's
+        // provider, which its callbacks are matched by.
+        if (call.carrierConnectionId === null && call.provider !== calls.name)
+          await db.call.updateMany({ where: { id: call.id, providerCallId: null }, data: { provider: calls.name } });
+        const { providerCallId } = await calls.dial(await dialRequest(call.attemptId, to));
+        await recordProviderCallId(call.attemptId, providerCallId);
         return dialed(call.id, call.attemptId);
+      } catch (error) {
+        const outcome = neverPlacedOutcome(error);
+        if (!outcome) throw error;
+        const ended = await endCall(db, call.attemptId, { providerCallId: null, outcome, durationMs: null });
+        return { outcome: ended.outcome as CallOutcome, callId: ended.id, durationMs: ended.durationMs };
       }
-      const to = call.toNumber!; // the Call_kind_check constraint: a test call always has one
-      const listed = await db.doNotCall.findUnique({
-        where: { workspaceId_phone: { workspaceId: call.workspaceId, phone: to } },
-      });
-      if (listed) {
-        await endCall(db, call.attemptId, { providerCallId: null, outcome: 'do_not_call', durationMs: null });
-        return { outcome: 'do_not_call' };
-      }
-      // Recorded by the API for the carrier it was configured with; events are matched by the carrier
-      // that dials. Not dialed yet, so no event can have been matched to it.
-      if (call.provider !== calls.name)
-        await db.call.updateMany({ where: { id: call.id, providerCallId: null }, data: { provider: calls.name } });
-      const { providerCallId } = await calls.dial(await dialRequest(call.attemptId, to));
-      await recordProviderCallId(call.attemptId, providerCallId);
-      return dialed(call.id, call.attemptId);
     },
 
     /**

@@ -21,7 +21,7 @@ const testCallBodySchema = z.strictObject({
   from: e164PhoneSchema
     .optional()
     .describe(
-      "A voice number of the workspace (GET /phone-numbers) to call from. Default: the first voice number the workspace was assigned; none: the carrier's default.",
+      "A voice number of the workspace (GET /phone-numbers) to call from; the call goes through the carrier connection it is bound to. Default: the first voice number the workspace was assigned; none: the simulated carrier's default.",
     ),
   lead: z
     .strictObject({
@@ -54,7 +54,8 @@ export const testCallRoutes = [
     path: '/calls/test',
     access: { permission: 'calls.test' },
     summary:
-      'Place one test call with an agent to a number, outside any campaign, through the carrier as campaign calls go (no campaign line is taken). 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
+      'Place one test call with an agent to a number, outside any campaign (no campaign line is taken), exactly as a campaign call from the caller number goes: through the carrier connection (Twilio or Telnyx) that number is bound to, the agent walking its script when a person answers; a number bound to no connection, through the simulated carrier. 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
+      "A dial refused for good ends the call at once, never retried and not billed: a number the carrier refuses as invalid_number, a caller number the carrier refuses (not the account's) or a connection removed since the call was placed as failed. " +
       'Billed per started minute of talk (docs/features/credits.md): credits are held when the call is placed (one minute at least, up to the longest call as the balance allows), charged by started minutes when it ends, released when it never connected. A balance short of one minute: 402 insufficient_credits with balance and required, nothing placed. ' +
       'An optional Idempotency-Key header makes a retried request answer the call it placed (200, deduplicated) instead of placing a second. ' +
       'A number on the Do-Not-Call list: 409 number_on_do_not_call, nothing placed.',

@@ -3,6 +3,7 @@ import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import { MAX_CALL_LENGTH_MS } from '../../lib/calls/call-deadline';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
+import { callerConnection } from '../../lib/carriers/carrier-store';
 import { voidHold } from '../../lib/credits/holds';
 import { prismaCreditStore } from '../../lib/credits/ledger-store';
 import { holdTestCall, testCallHoldKey } from '../../lib/credits/test-call-billing';
@@ -82,6 +83,9 @@ export async function placeTestCall(
           detail: `${request.to} is on the workspace's Do-Not-Call list`,
         });
       const workflowId = testCallWorkflowId(newId);
+      // As a campaign's call from the number (takeLine): through its live carrier connection, recording the
+      // connection's provider; a number bound to none, through the carrier the services name (the simulated one).
+      const connection = fromNumber === null ? null : await callerConnection(prismaSql(tx), workspaceId, fromNumber);
       const rows = await tx.call.createMany({
         data: [
           {
@@ -95,7 +99,8 @@ export async function placeTestCall(
             },
             attempt: 1,
             attemptId,
-            provider: services.telephonyProvider ?? DEFAULT_TELEPHONY_PROVIDER,
+            provider: connection?.provider ?? services.telephonyProvider ?? DEFAULT_TELEPHONY_PROVIDER,
+            carrierConnectionId: connection?.id ?? null,
             status: 'dialing',
             startedAt: new Date(),
             workflowId,

@@ -2,6 +2,7 @@ import type { Database } from '../database';
 import type { RunSql } from '../run-sql';
 import { callsPlaced } from '../metrics/calls';
 import { isUuid } from '../uuid';
+import { callerConnectionSql } from '../carriers/carrier-store';
 
 /**
  * A campaign's lines: Campaign.callsInFlight counts its calls recorded as dialing. Each function here
@@ -103,9 +104,8 @@ export async function takeLine(
     ), connection AS (
       -- The caller number's live carrier connection: the call is placed through it and records its provider
       -- (a twin's calls never pass for real ones). None: the carrier the worker was given ($4, the simulated one).
-      SELECT k.id, k.provider FROM "PhoneNumber" p, lead, campaign, "CarrierConnection" k
-       WHERE p."workspaceId" = lead."workspaceId" AND p.e164 = campaign.caller
-         AND k.id = p."carrierConnectionId" AND k."workspaceId" = p."workspaceId" AND k."deletedAt" IS NULL
+      SELECT c.id, c.provider FROM lead, campaign,
+             LATERAL (${callerConnectionSql('k.id, k.provider', 'lead."workspaceId"', 'campaign.caller')}) c
     ), recorded AS (
       SELECT id::text, status, outcome, "durationMs", "providerCallId" FROM "Call" WHERE "attemptId" = $3
     ), mine AS (

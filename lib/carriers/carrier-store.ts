@@ -1,5 +1,6 @@
 import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
+import type { RunSql } from '../run-sql';
 import { isUuid } from '../uuid';
 import type { Envelope } from '../secrets/envelope';
 
@@ -135,6 +136,17 @@ export async function liveConnection(db: Database, id: string): Promise<CarrierC
   return found ?? null;
 }
 
+/**
+ * The rule of which connection a call from a number goes through, as SQL: the live carrier connection (alias `k`) the
+ * workspace's number is bound to; no row when the number is not the workspace's, is bound to none, or to a removed one.
+ * `workspaceId` and `e164` are SQL expressions (parameters, or columns of the statement it is part of): a campaign's
+ * call (lib/calls/call-lines.ts takeLine), a test call (callerConnection) and carrierConnectionForCaller share this one rule.
+ */
+export const callerConnectionSql = (columns: string, workspaceId: string, e164: string) =>
+  `SELECT ${columns} FROM "PhoneNumber" p
+     JOIN "CarrierConnection" k ON k.id = p."carrierConnectionId" AND k."workspaceId" = p."workspaceId"
+    WHERE p."workspaceId" = ${workspaceId} AND p.e164 = ${e164} AND k."deletedAt" IS NULL`;
+
 /** The live connection the workspace's number is bound to; null when it is not the workspace's or has none. */
 export async function connectionOfNumber(
   db: Database,
@@ -142,11 +154,29 @@ export async function connectionOfNumber(
   e164: string,
 ): Promise<CarrierConnectionRow | null> {
   if (!isUuid(workspaceId)) return null;
-  const rows = await db.$queryRaw<CarrierConnectionRow[]>`
-    SELECT c.* FROM "PhoneNumber" p
-      JOIN "CarrierConnection" c ON c.id = p."carrierConnectionId" AND c."workspaceId" = p."workspaceId"
-     WHERE p."workspaceId" = ${workspaceId}::uuid AND p.e164 = ${e164} AND c."deletedAt" IS NULL`;
+  const rows = await db.$queryRawUnsafe<CarrierConnectionRow[]>(
+    callerConnectionSql('k.*', '$1::uuid', '$2'),
+    workspaceId,
+    e164,
+  );
   return rows[0] ?? null;
+}
+
+/**
+ * The connection a call from the workspace's number is recorded on, and the provider it records (a twin's calls never
+ * pass for real ones); null: the number is bound to no live connection, and the call goes through the simulated carrier.
+ */
+export async function callerConnection(
+  sql: RunSql,
+  workspaceId: string,
+  e164: string,
+): Promise<{ id: string; provider: string } | null> {
+  const [row] = await sql<{ id: string; provider: string }>(
+    callerConnectionSql('k.id::text, k.provider', '$1::uuid', '$2'),
+    workspaceId,
+    e164,
+  );
+  return row ?? null;
 }
 
 /** The workspace's live connection of this provider and label, oldest first (ensureCarrierConnection). */

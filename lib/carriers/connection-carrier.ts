@@ -8,6 +8,17 @@ import { createTelnyxCalls } from './telnyx/telnyx-calls';
 import type { TelnyxConnection } from './telnyx/telnyx-client';
 import { createTwilioCalls } from './twilio/twilio-calls';
 
+/**
+ * The connection a call was recorded on is removed (or unknown): nothing can be placed, looked up or hung up through it
+ * any more, and the call is never moved to another carrier (its connection is the one recorded with it).
+ */
+export class CarrierConnectionRemovedError extends Error {
+  constructor(readonly connectionId: string) {
+    super(`carrier connection ${connectionId} is removed or unknown`);
+    this.name = 'CarrierConnectionRemovedError';
+  }
+}
+
 /** What the routing reads of a call: its connection, and what a lost dial answer is looked for with. */
 interface ConnectionCallRow {
   attemptId: string;
@@ -67,7 +78,7 @@ export function createConnectionCarrier({
     // Kept for a few seconds (lib/carriers/opened-connections.ts): a removed connection still places nothing more, as
     // taking a line reads its liveness in the same statement that records the call (lib/calls/call-lines.ts).
     const { connection } = await openedConnectionsOf(db, requireKeyring(keyring)).get(connectionId);
-    if (!connection) throw new Error(`carrier connection ${connectionId} is removed or unknown`);
+    if (!connection) throw new CarrierConnectionRemovedError(connectionId);
     const kept = adapters.get(connection.secrets);
     if (kept?.baseUrl === connection.baseUrl) return kept.calls;
     const calls = adapterOf(connection);
