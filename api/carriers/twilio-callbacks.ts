@@ -31,7 +31,8 @@ const verified = new WeakMap<Request, { connection: OpenedCarrierConnection; cal
 /**
  * 401 invalid_signature unless Twilio signed this request with the auth token of the live Twilio connection its path
  * names, over the public URL it called (PUBLIC_BASE_URL + the path and query as received) and its form. An unknown or
- * removed connection, another carrier's, one without an auth token, a missing or wrong signature: all the same 401,
+ * removed connection, another carrier's, one without an auth token (an API key connection made before the token was
+ * asked for), a missing or wrong signature: all the same 401,
  * before the body is judged, and nothing changes.
  */
 export async function assertSignedByTwilio(req: Request, services: AppServices): Promise<void> {
@@ -47,8 +48,8 @@ export async function assertSignedByTwilio(req: Request, services: AppServices):
   const connection = found?.connection;
   const twilioConnection =
     connection && (connection.provider === 'twilio' || connection.provider === 'twilio-twin') ? connection : null;
-  const authToken =
-    twilioConnection && 'authToken' in twilioConnection.secrets ? twilioConnection.secrets.authToken : null;
+  // The account's auth token, whether the connection dials with it or with an API key: Twilio signs with it alone.
+  const authToken = twilioConnection?.secrets.authToken ?? null;
   const form = (req.body ?? {}) as Record<string, unknown>;
   const url = publicUrlOf(services.publicBaseUrl ?? '', req.originalUrl);
   if (!twilioConnection || !signedByTwilio(authToken, req.get(TWILIO_SIGNATURE_HEADER), url, form))

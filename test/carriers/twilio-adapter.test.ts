@@ -38,6 +38,12 @@ const ACCOUNT_B = { sid: `AC${'b0'.repeat(16)}`, authToken: 'account-b-auth-toke
 /** An account that may call only from the one number it owns: Twilio refuses any other From (21210). */
 const C_OWNED = '+14155569990';
 const ACCOUNT_C = { sid: `AC${'c0'.repeat(16)}`, authToken: 'account-c-auth-token-not-a-secret' };
+/** An account the product reaches with an API key pair (REST); Twilio still signs its callbacks with its auth token. */
+const ACCOUNT_K = {
+  sid: `AC${'d0'.repeat(16)}`,
+  authToken: 'account-k-auth-token-not-a-secret',
+  apiKey: { sid: `SK${'d1'.repeat(16)}`, secret: 'account-k-api-key-secret-not-a-secret' },
+};
 // Twin time: ringing 0.1 s before an answer, a 60 s ring timeout 1.2 s, a spoken word 8 ms.
 const twin = await startTestTwilioTwin(db, {
   timeScale: 0.02,
@@ -45,6 +51,7 @@ const twin = await startTestTwilioTwin(db, {
     { sid: ACCOUNT_A.sid, authToken: ACCOUNT_A.authToken },
     { sid: ACCOUNT_B.sid, authToken: ACCOUNT_B.authToken },
     { sid: ACCOUNT_C.sid, authToken: ACCOUNT_C.authToken, callerIds: [C_OWNED] },
+    { sid: ACCOUNT_K.sid, authToken: ACCOUNT_K.authToken, apiKeys: [ACCOUNT_K.apiKey] },
   ],
 });
 /** Everything the adapter sends to Twilio, as sent, on its way to the twin. */
@@ -75,13 +82,23 @@ let numberSeq = 0;
 /** A caller number of its own for each connection: From is what tells one campaign's Twilio calls from another's. */
 const nextCaller = () => `+1415556${String(1000 + numberSeq++).slice(-4)}`;
 
-async function twilioWorkspace(account: { sid: string; authToken: string }, baseUrl = recorder.url) {
+async function twilioWorkspace(
+  account: { sid: string; authToken: string; apiKey?: { sid: string; secret: string } },
+  baseUrl = recorder.url,
+) {
   const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
   const connection = await connectCarrier(db, keyring, {
     workspaceId: owner.workspaceId,
     provider: 'twilio-twin',
     baseUrl,
-    account: { family: 'twilio', accountSid: account.sid, secrets: { authToken: account.authToken } },
+    account: account.apiKey
+      ? {
+          family: 'twilio',
+          accountSid: account.sid,
+          apiKeySid: account.apiKey.sid,
+          secrets: { apiKeySecret: account.apiKey.secret, authToken: account.authToken },
+        }
+      : { family: 'twilio', accountSid: account.sid, secrets: { authToken: account.authToken } },
   });
   const caller = nextCaller();
   await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
@@ -222,6 +239,69 @@ describe('a campaign on a twilio-twin connection', () => {
     expect(log.log.some((entry) => entry.text?.startsWith('Hello Ana, this is a short call about your order'))).toBe(
       true,
     );
+  });
+
+  it("dials through an API key connection with the key, and verifies its callbacks and TwiML requests with the account's auth token", async () => {
+    const K = await twilioWorkspace(ACCOUNT_K);
+    const campaign = await runningCampaign(K, { ladder: QUICK_LADDER });
+    const person = await pushLead(K.owner, campaign.id, '+14155550171');
+    const machine = await pushLead(K.owner, campaign.id, '+14155550177');
+    expect(await person.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await machine.handle.result()).toMatchObject({ outcome: 'voicemail' });
+    const [call] = await db.call.findMany({ where: { leadId: person.leadId } });
+    expect(call).toMatchObject({
+      carrierConnectionId: K.connection.id,
+      carrierStatus: 'completed',
+      answeredBy: 'human',
+    });
+    // Every state the twin sent was verified and applied: initiated, ringing, answered, completed, and detection.
+    const events = await db.callEvent.findMany({ where: { callId: call!.id } });
+    expect(events.map((event) => event.eventId)).toEqual(
+      expect.arrayContaining(
+        [0, 1, 2, 3].map((n) => `${call!.providerCallId}:${n}`).concat(`${call!.providerCallId}:amd`),
+      ),
+    );
+    // The REST requests carried the key pair, never the auth token.
+    const sent = recorder.exchanges.filter((exchange) => exchange.url.includes(`/Accounts/${ACCOUNT_K.sid}/`));
+    expect(sent.length).toBeGreaterThan(0);
+    for (const exchange of sent)
+      expect(exchange.headers.authorization).toBe(
+        `Basic ${Buffer.from(`${ACCOUNT_K.apiKey.sid}:${ACCOUNT_K.apiKey.secret}`).toString('base64')}`,
+      );
+    // The TwiML request was answered: the agent's opening line was spoken.
+    const log = (await (await fetch(`${twin.baseUrl}/control/calls/${call!.providerCallId}/log`)).json()) as {
+      log: Array<{ speaker: string; text?: string }>;
+    };
+    expect(log.log.some((entry) => entry.text?.startsWith('Hello Ana, this is a short call'))).toBe(true);
+
+    // Signed with the key's secret (what Twilio never does) or another token: 401, nothing changes.
+    const { call: dialing, callSid, path } = await dialingCallOn(K);
+    const form = { ...statusForm(callSid, 'in-progress', 2), AccountSid: ACCOUNT_K.sid };
+    for (const token of [ACCOUNT_K.apiKey.secret, ACCOUNT_A.authToken]) {
+      for (const [kind, body] of [
+        ['status', form],
+        ['amd', { CallSid: callSid, AnsweredBy: 'machine_end_beep' }],
+        ['twiml', { CallSid: callSid }],
+      ] as const) {
+        const refused = await postForm(path(kind), body, { token });
+        expect(refused.status, `${kind} signed with ${token}`).toBe(401);
+        expect(await refused.json()).toMatchObject({ error: 'invalid_signature' });
+      }
+    }
+    expect(await db.callEvent.count({ where: { callId: dialing.id } })).toBe(0);
+    expect(await db.call.findUniqueOrThrow({ where: { id: dialing.id } })).toMatchObject({
+      carrierStatus: 'queued',
+      answeredBy: null,
+    });
+    // Signed with the account's auth token: applied.
+    const applied = await postForm(path('status'), form, { token: ACCOUNT_K.authToken });
+    expect(applied.status).toBe(200);
+    expect(await applied.json()).toEqual({ received: true, applied: true });
+    expect((await db.call.findUniqueOrThrow({ where: { id: dialing.id } })).carrierStatus).toBe('in-progress');
+    const twiml = await postForm(path('twiml'), { CallSid: callSid }, { token: ACCOUNT_K.authToken });
+    expect(twiml.status).toBe(200);
+    // The call has no agent: it hangs up at once.
+    expect(await twiml.text()).toContain('<Hangup/>');
   });
 
   it('walks the three-rung ladder: busy and no-answer numbers three calls each, an answered one one, a machine voicemail', async () => {
