@@ -8,7 +8,7 @@ import { inspect } from 'node:util';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
+import { connectCarrier, removeCarrierConnection, rotateCarrierSecrets } from '../../lib/carriers/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { AmbiguousAttemptError, createTwilioCalls, TwilioRequestError } from '../../lib/carriers/twilio/twilio-calls';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
@@ -38,6 +38,8 @@ const ACCOUNT_B = { sid: `AC${'b0'.repeat(16)}`, authToken: 'account-b-auth-toke
 /** An account that may call only from the one number it owns: Twilio refuses any other From (21210). */
 const C_OWNED = '+14155569990';
 const ACCOUNT_C = { sid: `AC${'c0'.repeat(16)}`, authToken: 'account-c-auth-token-not-a-secret' };
+/** An account whose Voice Geographic Permissions enable +1 only: Twilio refuses any other destination (21215). */
+const ACCOUNT_G = { sid: `AC${'e0'.repeat(16)}`, authToken: 'account-g-auth-token-not-a-secret' };
 /** An account the product reaches with an API key pair (REST); Twilio still signs its callbacks with its auth token. */
 const ACCOUNT_K = {
   sid: `AC${'d0'.repeat(16)}`,
@@ -52,6 +54,7 @@ const twin = await startTestTwilioTwin(db, {
     { sid: ACCOUNT_B.sid, authToken: ACCOUNT_B.authToken },
     { sid: ACCOUNT_C.sid, authToken: ACCOUNT_C.authToken, callerIds: [C_OWNED] },
     { sid: ACCOUNT_K.sid, authToken: ACCOUNT_K.authToken, apiKeys: [ACCOUNT_K.apiKey] },
+    { sid: ACCOUNT_G.sid, authToken: ACCOUNT_G.authToken, geoPermissions: ['+1'] },
   ],
 });
 /** Everything the adapter sends to Twilio, as sent, on its way to the twin. */
@@ -179,6 +182,28 @@ async function dialingCallOn(side: { owner: TestWorkspace; connection: { id: str
       .pathname;
   return { call, callSid, path };
 }
+
+/** The campaign once the service has paused it, as GET /campaigns/{id} answers it. */
+const pausedCampaign = (owner: TestWorkspace, campaignId: string) =>
+  until(
+    async () =>
+      (await (await api.request('GET', `/campaigns/${campaignId}`, { key: owner.key })).json()) as {
+        status: string;
+        statusReason: { code: string; detail: string } | null;
+      },
+    (body) => body.status === 'PAUSED',
+  );
+
+/** Twilio's answers ([status, code]) to the creates of calls to `to`, as the recorder saw them. */
+const createsTo = (to: string) =>
+  recorder.exchanges
+    .filter(
+      (exchange) =>
+        exchange.method === 'POST' &&
+        exchange.url.endsWith('/Calls.json') &&
+        exchange.body.includes(`To=${encodeURIComponent(to)}`),
+    )
+    .map((exchange) => [exchange.status, JSON.parse(exchange.responseBody).code as number | undefined]);
 
 const statusForm = (callSid: string, status: string, sequence: number, extra: Record<string, string> = {}) => ({
   AccountSid: ACCOUNT_A.sid,
@@ -358,14 +383,7 @@ describe('a campaign on a twilio-twin connection', () => {
     const to = '+14155550160';
     const lead = await pushLead(side.owner, campaign.id, to);
     // Paused by the service, and the operator is told why: the number, Twilio's code and words.
-    const paused = await until(
-      async () =>
-        (await (await api.request('GET', `/campaigns/${campaign.id}`, { key: side.owner.key })).json()) as {
-          status: string;
-          statusReason: { code: string; detail: string } | null;
-        },
-      (body) => body.status === 'PAUSED',
-    );
+    const paused = await pausedCampaign(side.owner, campaign.id);
     expect(paused.statusReason).toMatchObject({ code: 'caller_number_refused' });
     expect(paused.statusReason!.detail).toContain(side.caller);
     expect(paused.statusReason!.detail).toContain('21210');
@@ -411,6 +429,53 @@ describe('a campaign on a twilio-twin connection', () => {
       expect.objectContaining({ attempt: 1, fromNumber: C_OWNED, outcome: 'answered' }),
     ]);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).statusReason).toBeNull();
+  });
+
+  it("pauses the campaign naming the destination when the account's Geo Permissions do not enable its country (21215): the lead keeps its attempt, the breaker counts nothing", async () => {
+    const side = await twilioWorkspace(ACCOUNT_G);
+    const campaign = await runningCampaign(side, { ladder: QUICK_LADDER });
+    const to = '+442071838750';
+    const lead = await pushLead(side.owner, campaign.id, to);
+    const paused = await pausedCampaign(side.owner, campaign.id);
+    expect(paused.statusReason).toMatchObject({ code: 'destination_not_permitted' });
+    expect(paused.statusReason!.detail).toContain(to);
+    expect(paused.statusReason!.detail).toContain('Twilio error 21215: Account not authorized to call');
+    expect(paused.statusReason!.detail).toContain('Geographic Permissions');
+    const creates = createsTo(to);
+    expect(creates.length).toBeGreaterThan(0);
+    expect(creates).toEqual(creates.map(() => [400, 21215]));
+    await until(
+      () => db.call.count({ where: { leadId: lead.leadId } }),
+      (count) => count === 0,
+    );
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+    expect(await db.carrierDialRefusal.count({ where: { campaignId: campaign.id } })).toBe(0);
+    expect((await db.lead.findUniqueOrThrow({ where: { id: lead.leadId } })).status).not.toMatch(/completed|failed/);
+  });
+
+  it("pauses the campaign when Twilio refuses the connection's credentials (20003), and the lead makes its first attempt once they are rotated and the campaign resumed", async () => {
+    const side = await twilioWorkspace({
+      ...ACCOUNT_K,
+      apiKey: { ...ACCOUNT_K.apiKey, secret: 'a-revoked-api-key-secret' },
+    });
+    const campaign = await runningCampaign(side, { ladder: QUICK_LADDER });
+    const to = '+14155550181';
+    const lead = await pushLead(side.owner, campaign.id, to);
+    const paused = await pausedCampaign(side.owner, campaign.id);
+    expect(paused.statusReason).toMatchObject({ code: 'carrier_account_refused' });
+    expect(paused.statusReason!.detail).toContain('Twilio error 20003: Authenticate');
+    expect(paused.statusReason!.detail).toContain('carrier rotate');
+    expect(paused.statusReason!.detail).not.toContain('a-revoked-api-key-secret');
+    expect(createsTo(to)[0]).toEqual([401, 20003]);
+    expect(await db.carrierDialRefusal.count({ where: { campaignId: campaign.id } })).toBe(0);
+    // The twin's own table (every account's calls).
+    expect(await db.twilioTwinCall.count({ where: { to } })).toBe(0);
+    await rotateCarrierSecrets(db, keyring, side.connection.id, { apiKeySecret: ACCOUNT_K.apiKey.secret });
+    expect(
+      (await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: side.owner.key, body: {} })).status,
+    ).toBe(200);
+    expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await db.twilioTwinCall.count({ where: { to } })).toBe(1);
   });
 
   it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {
