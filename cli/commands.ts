@@ -239,8 +239,18 @@ export const adminCommands: Record<string, Command> = {
       const accountSid = required(flags, 'account-sid');
       const apiKeySid = flags['api-key-sid'];
       if (apiKeySid) {
-        if (secret.given('auth-token')) throw new UsageError('--auth-token: give either it or the API key pair');
-        account = { family, accountSid, apiKeySid, secrets: { apiKeySecret: secret.read('api-key-secret', true)! } };
+        // The key places the calls; the auth token only checks the callbacks' signatures: Twilio signs them with it.
+        const apiKeySecret = secret.read('api-key-secret', true)!;
+        if (!secret.given('auth-token'))
+          throw new UsageError(
+            "--auth-token is required with an API key pair (or --auth-token-stdin, --auth-token-env VAR): Twilio signs its callbacks with the account's auth token, never with a key",
+          );
+        account = {
+          family,
+          accountSid,
+          apiKeySid,
+          secrets: { apiKeySecret, authToken: secret.read('auth-token', true)! },
+        };
       } else {
         if (secret.given('api-key-secret')) throw new UsageError('--api-key-secret: goes with --api-key-sid');
         account = { family, accountSid, secrets: { authToken: secret.read('auth-token', true)! } };

@@ -35,7 +35,7 @@ import { createResultWebhookActivities } from '../result-webhooks/result-webhook
 import { hangUpCalls } from '../calls/call-hangup';
 import { createCarrierDialing, type DialedCall, type PlacedCall } from '../calls/carrier-dialing';
 import { createCarrierBreaker } from './carrier-breaker';
-import { CarrierRefusedCallerError, CarrierRefusedNumberError, type CarrierDialRequest } from '../../lib/calls/carrier';
+import { CarrierRefusedNumberError, CarrierRefusedSetupError, type CarrierDialRequest } from '../../lib/calls/carrier';
 import type { LeadFinishedInput } from '../result-webhooks/result-webhooks';
 
 type LeadFinishedOutcome = LeadFinishedInput['outcome'];
@@ -146,13 +146,14 @@ export function createCallActivities(dependencies: ActivityDependencies) {
   const { dialed, recordProviderCallId, dialRequest, dialRequestOf } = createCarrierDialing(dependencies);
   const hangUp = (inProgress: Array<{ attemptId: string; providerCallId: string }>) =>
     hangUpCalls(db, calls, inProgress);
-  const { considerCarrierBreaker, recordDialRefusal, pauseForRefusedCaller } = createCarrierBreaker(dependencies);
+  const { considerCarrierBreaker, recordDialRefusal, pauseForRefusedSetup } = createCarrierBreaker(dependencies);
   /**
    * A dial the carrier refused (it threw: 5xx, unreachable) is recorded for the campaign's breaker,
    * which looks at its window, and thrown on for Temporal to retry. Once the breaker has paused the
-   * campaign, that retry withdraws the call (resumeOrWithdraw) and gives its line back. A refused caller
-   * number pauses the campaign at once (its reason names the number), and the retry withdraws the call
-   * the same way: the lead keeps its attempt for after the resume.
+   * campaign, that retry withdraws the call (resumeOrWithdraw) and gives its line back. A refused setup
+   * (the caller number, the account, the destination: CarrierRefusedSetupError) pauses the campaign at once (its
+   * reason names the number), and the retry withdraws the call the same way: the lead keeps its attempt for after
+   * the resume.
    */
   const dialOrRecordRefusal = async (attemptId: string, request: CarrierDialRequest) => {
     try {
@@ -161,8 +162,8 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       // The number refused, not the carrier: nothing for the breaker.
       if (error instanceof CarrierRefusedNumberError) throw error;
       const { campaignId } = await db.call.findUniqueOrThrow({ where: { attemptId }, select: { campaignId: true } });
-      if (error instanceof CarrierRefusedCallerError) {
-        if (campaignId !== null) await pauseForRefusedCaller(campaignId, error.from, error.carrierMessage);
+      if (error instanceof CarrierRefusedSetupError) {
+        if (campaignId !== null) await pauseForRefusedSetup(campaignId, error);
         throw error;
       }
       if (campaignId !== null) {

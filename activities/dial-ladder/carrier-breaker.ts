@@ -1,7 +1,8 @@
 import type { Client } from '@temporalio/client';
 import { CARRIER_FAILURE_OUTCOMES } from '../../lib/calls/call-aftermath';
+import type { CarrierRefusedSetupError } from '../../lib/calls/carrier';
 import {
-  callerNumberRefusedReason,
+  setupRefusedReason,
   carrierBreakerTrips,
   carrierFailuresReason,
   DEFAULT_CARRIER_BREAKER,
@@ -85,12 +86,13 @@ export function createCarrierBreaker({
 
   return {
     /**
-     * The carrier refused the campaign's caller number at a dial (CarrierRefusedCallerError): no lead can be called
-     * from it until an operator fixes the workspace's setup, so the campaign is paused at once, as the breaker pauses
-     * it, with the number and the carrier's words as its reason. Not a carrier failure: the breaker does not count it.
+     * The carrier refused the workspace's setup at a dial (CarrierRefusedSetupError: the caller number, the account,
+     * the destination): no lead can be called that way until an operator fixes it, so the campaign is paused at once,
+     * as the breaker pauses it, with the number and the carrier's words as its reason. Not a carrier failure: the
+     * breaker does not count it.
      */
-    pauseForRefusedCaller: (campaignId: string, from: string, carrierMessage: string): Promise<boolean> =>
-      requestCampaignPause(temporal, campaignId, callerNumberRefusedReason(from, carrierMessage, new Date())),
+    pauseForRefusedSetup: (campaignId: string, refused: CarrierRefusedSetupError): Promise<boolean> =>
+      requestCampaignPause(temporal, campaignId, setupRefusedReason(refused, new Date())),
 
     /** Looks at the running campaign's window and pauses it if the breaker trips; answers whether it did. */
     considerCarrierBreaker: async (campaignId: string): Promise<boolean> => {

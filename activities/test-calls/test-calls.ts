@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import type { CallOutcome } from '../../lib/calls/call-outcomes';
-import { CarrierRefusedCallerError, CarrierRefusedNumberError } from '../../lib/calls/carrier';
+import { CarrierRefusedNumberError, CarrierRefusedSetupError } from '../../lib/calls/carrier';
 import { CarrierConnectionRemovedError } from '../../lib/carriers/connection-carrier';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
@@ -16,13 +16,14 @@ const TEST_CALL_BILLING_ACTOR: CreditActor = { type: 'system', id: 'testCallWork
 
 /**
  * The outcome of a test call whose dial is refused for good, never placed and not retried (docs/features/test-calls.md):
- * a number the carrier refuses is invalid_number, as a campaign's call; a caller number the carrier refuses (not the
- * account's), or a connection removed since the call was recorded on it, is failed: a campaign pauses itself on those,
+ * a number the carrier refuses is invalid_number, as a campaign's call; a refusal of the caller number, the account or
+ * the destination's country (CarrierRefusedSetupError), or a connection removed since the call was recorded on it, is
+ * failed: a campaign pauses itself on those,
  * a test call has no campaign, and its dial would only be refused again. Null: any other failure, retried.
  */
 function neverPlacedOutcome(error: unknown): CallOutcome | null {
   if (error instanceof CarrierRefusedNumberError) return 'invalid_number';
-  if (error instanceof CarrierRefusedCallerError || error instanceof CarrierConnectionRemovedError) return 'failed';
+  if (error instanceof CarrierRefusedSetupError || error instanceof CarrierConnectionRemovedError) return 'failed';
   return null;
 }
 

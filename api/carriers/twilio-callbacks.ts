@@ -32,9 +32,10 @@ const isTwilio = (connection: OpenedCarrierConnection): connection is TwilioConn
 /**
  * 401 invalid_signature unless Twilio signed this request with the auth token of the live Twilio connection its path
  * names, over the public URL it called (PUBLIC_BASE_URL + the path and query as received) and its form. An unknown or
- * removed connection, another carrier's, one without an auth token, a missing or wrong signature: all the same 401,
- * before the body is judged, and nothing changes. The connection is the one this process keeps (opened within the
- * last seconds, lib/carriers/opened-connections.ts), read again when its kept token refuses the signature.
+ * removed connection, another carrier's, one without an auth token (an API key connection made before the token was
+ * asked for), a missing or wrong signature: all the same 401, before the body is judged, and nothing changes. The
+ * connection is the one this process keeps (opened within the last seconds, lib/carriers/opened-connections.ts), read
+ * again when its kept token refuses the signature.
  */
 export async function assertSignedByTwilio(req: Request, services: AppServices): Promise<void> {
   const form = (req.body ?? {}) as Record<string, unknown>;
@@ -47,7 +48,8 @@ export async function assertSignedByTwilio(req: Request, services: AppServices):
           String(req.params.connectionId),
           (opened) =>
             isTwilio(opened) &&
-            signedByTwilio('authToken' in opened.secrets ? opened.secrets.authToken : null, signature, url, form),
+            // The account's auth token, whether the connection dials with it or with an API key: Twilio signs with it alone.
+            signedByTwilio(opened.secrets.authToken ?? null, signature, url, form),
         )
       : null;
   if (!connection || !isTwilio(connection)) throw new Refusal(ErrorCode.invalid_signature);

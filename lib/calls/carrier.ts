@@ -77,19 +77,30 @@ export class CarrierRefusedNumberError extends Error {
 }
 
 /**
- * The carrier refused the caller number when asked to dial (Twilio's 21210, "'From' phone number not verified": the
- * number is not the account's): the workspace's setup, not the lead's number, so no attempt of any lead can be placed
- * from it until an operator fixes it. The dial pauses the campaign, naming the number and the carrier's words
- * (Campaign.statusReason caller_number_refused); the lead is not charged an attempt.
+ * What the carrier refused of the workspace's setup rather than of the lead (docs/features/carriers.md#refusals-at-the-dial):
+ * - caller_number_refused: the caller number (Twilio's 21210 "'From' phone number not verified", 21212);
+ * - carrier_account_refused: the account itself (its credentials refused, 20003; not active, 20005; a trial account
+ *   that may call only verified numbers, 21219);
+ * - destination_not_permitted: the account may not call the lead's destination (21215, the country's Geo Permissions
+ *   not enabled; 21216, blocked by Twilio), which every lead to it would meet.
  */
-export class CarrierRefusedCallerError extends Error {
+export type CarrierSetupRefusal = 'caller_number_refused' | 'carrier_account_refused' | 'destination_not_permitted';
+
+/**
+ * The carrier refused the workspace's setup when asked to dial (CarrierSetupRefusal): not the lead's number, so the lead
+ * must not pay for it, and every lead would meet it until an operator fixes it. The dial pauses the campaign, naming
+ * the number and the carrier's words (Campaign.statusReason with the refusal as its code); the lead is not charged an
+ * attempt.
+ */
+export class CarrierRefusedSetupError extends Error {
   constructor(
-    /** The caller number refused (E.164). */
-    readonly from: string,
+    readonly refusal: CarrierSetupRefusal,
+    /** The number the refusal is about (E.164): the caller number, or the lead's for a destination not permitted. */
+    readonly number: string,
     /** What the carrier said, its code first. */
     readonly carrierMessage: string,
   ) {
-    super(`the carrier refused the caller number ${from}: ${carrierMessage}`);
-    this.name = 'CarrierRefusedCallerError';
+    super(`the carrier refused the dial (${refusal}, ${number}): ${carrierMessage}`);
+    this.name = 'CarrierRefusedSetupError';
   }
 }

@@ -12,6 +12,8 @@ export interface CarrierConnectionRow {
   label: string;
   accountSid: string | null;
   apiKeySid: string | null;
+  /** Twilio: the envelope holds the account's auth token (lib/carriers/connections.ts). */
+  authTokenSet: boolean;
   connectionRef: string | null;
   baseUrl: string | null;
   secretKeyId: string | null;
@@ -26,7 +28,15 @@ export interface CarrierConnectionRow {
 
 export type NewCarrierConnectionRow = Pick<
   CarrierConnectionRow,
-  'id' | 'workspaceId' | 'provider' | 'label' | 'accountSid' | 'apiKeySid' | 'connectionRef' | 'baseUrl'
+  | 'id'
+  | 'workspaceId'
+  | 'provider'
+  | 'label'
+  | 'accountSid'
+  | 'apiKeySid'
+  | 'connectionRef'
+  | 'baseUrl'
+  | 'authTokenSet'
 > & { envelope: Envelope };
 
 const envelopeColumns = (envelope: Envelope) => ({
@@ -83,8 +93,13 @@ export async function replaceEnvelope(
   id: string,
   envelope: Envelope,
   rotatedAt?: Date,
+  /** Given when the secrets changed (a rotation): whether they hold the auth token now. */
+  authTokenSet?: boolean,
 ): Promise<void> {
-  await tx.carrierConnection.update({ where: { id }, data: { ...envelopeColumns(envelope), rotatedAt } });
+  await tx.carrierConnection.update({
+    where: { id },
+    data: { ...envelopeColumns(envelope), rotatedAt, authTokenSet },
+  });
 }
 
 /** The e164 of the numbers bound to a connection. */
@@ -101,7 +116,7 @@ export async function numbersBoundTo(tx: Prisma.TransactionClient, connectionId:
 export async function markRemoved(tx: Prisma.TransactionClient, id: string): Promise<void> {
   await tx.carrierConnection.update({
     where: { id },
-    data: { deletedAt: new Date(), secretKeyId: null, secretNonce: null, secretCiphertext: null },
+    data: { deletedAt: new Date(), secretKeyId: null, secretNonce: null, secretCiphertext: null, authTokenSet: false },
   });
 }
 
@@ -124,7 +139,7 @@ export async function liveConnection(db: Database, id: string): Promise<CarrierC
   const [found] = await db.sql<CarrierConnectionRow>(
     {
       name: 'live_carrier_connection',
-      text: `SELECT k.id::text, k."workspaceId"::text, k.provider, k.label, k."accountSid", k."apiKeySid", k."connectionRef",
+      text: `SELECT k.id::text, k."workspaceId"::text, k.provider, k.label, k."accountSid", k."apiKeySid", k."authTokenSet", k."connectionRef",
                     k."baseUrl", k."secretKeyId", k."secretNonce", k."secretCiphertext",
                     -- Stored as UTC wall-clock time without a zone: read back as instants.
                     (k."createdAt" AT TIME ZONE 'UTC') AS "createdAt", (k."rotatedAt" AT TIME ZONE 'UTC') AS "rotatedAt",

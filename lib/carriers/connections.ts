@@ -75,8 +75,12 @@ export const carrierBaseUrlSchema = z
   .refine((value) => /^https?:\/\//.test(value), 'must be an http(s) URL')
   .transform((value) => value.replace(/\/+$/, ''));
 
-/** The sealed material. Twilio: the auth token, or the API key's secret; Telnyx: the API key and the webhook key. */
-export type TwilioSecrets = { authToken: string } | { apiKeySecret: string };
+/**
+ * The sealed material. Twilio: the auth token; or the API key's secret, which places the calls, with the account's auth
+ * token, which only checks the callbacks' signatures (Twilio signs them with the auth token, never with an API key; a
+ * connection made before the token was asked for may lack it). Telnyx: the API key and the webhook key.
+ */
+export type TwilioSecrets = { authToken: string } | { apiKeySecret: string; authToken?: string };
 export type TelnyxSecrets = { apiKey: string; publicKey: string };
 
 /** What the operator gives: the identifiers in clear and the secrets, by carrier family. */
@@ -100,6 +104,12 @@ export type CarrierConnectionView = {
   label: string;
   accountSid: string | null;
   apiKeySid: string | null;
+  /**
+   * Twilio: whether the connection holds the account's auth token, which its callbacks are verified with (never the
+   * token itself). False (an API key connection made before the token was asked for): every callback is refused, 401,
+   * until `carrier rotate --auth-token` sets it. Telnyx: null.
+   */
+  authTokenSet: boolean | null;
   connectionId: string | null;
   /** The stored override; null: the provider's public API. */
   baseUrl: string | null;
@@ -144,7 +154,15 @@ function checkAccount(provider: CarrierProvider, account: CarrierAccount, baseUr
     throw new ConflictError(`a ${provider} connection needs the base URL of its twin`);
   if (account.family === 'twilio' && !!account.apiKeySid !== 'apiKeySecret' in account.secrets)
     throw new ConflictError('a Twilio API key SID goes with its secret, an auth token without one');
+  if (account.family === 'twilio' && !account.secrets.authToken)
+    throw new ConflictError(
+      "a Twilio connection needs the account's auth token, with an API key pair too: Twilio signs its callbacks with it, and a callback that cannot be verified is refused",
+    );
 }
+
+/** Whether Twilio secrets hold the auth token (the column that lets `carrier list` say so without opening them). */
+const authTokenSetOf = (secrets: TwilioSecrets | TelnyxSecrets): boolean =>
+  'authToken' in secrets && typeof secrets.authToken === 'string';
 
 /**
  * Connects a carrier account to a workspace: its identifiers stored in clear, its secrets sealed under the
@@ -170,6 +188,7 @@ export async function connectCarrier(
     apiKeySid: account.family === 'twilio' ? (account.apiKeySid ?? null) : null,
     connectionRef: account.family === 'telnyx' ? account.connectionId : null,
     baseUrl: baseUrl ?? null,
+    authTokenSet: authTokenSetOf(account.secrets),
     envelope: seal(keyring, JSON.stringify(account.secrets), additionalDataOf({ workspaceId, id })),
   });
   return viewOf(created);
@@ -183,6 +202,7 @@ export function viewOf(row: CarrierConnectionRow): CarrierConnectionView {
     label: row.label,
     accountSid: row.accountSid,
     apiKeySid: row.apiKeySid,
+    authTokenSet: familyOf(row.provider as CarrierProvider) === 'twilio' ? row.authTokenSet : null,
     connectionId: row.connectionRef,
     baseUrl: row.baseUrl,
     keyId: row.secretKeyId,
@@ -289,7 +309,7 @@ function rotatedSecrets(
     familyOf(row.provider as CarrierProvider) === 'telnyx'
       ? ['apiKey', 'publicKey']
       : row.apiKeySid
-        ? ['apiKeySecret']
+        ? ['apiKeySecret', 'authToken']
         : ['authToken'];
   const stray = given.find(([name]) => !expected.includes(name));
   if (stray)
@@ -312,8 +332,9 @@ export async function rotateCarrierSecrets(
     const secrets = rotatedSecrets(row, openRow(keyring, row).secrets, update);
     const envelope = seal(keyring, JSON.stringify(secrets), additionalDataOf(row));
     const rotatedAt = new Date();
-    await replaceEnvelope(tx, row.id, envelope, rotatedAt);
-    return viewOf({ ...row, secretKeyId: envelope.keyId, rotatedAt });
+    const authTokenSet = authTokenSetOf(secrets);
+    await replaceEnvelope(tx, row.id, envelope, rotatedAt, authTokenSet);
+    return viewOf({ ...row, secretKeyId: envelope.keyId, rotatedAt, authTokenSet });
   });
 }
 
@@ -374,8 +395,9 @@ export async function ensureCarrierConnection(
     if (current === wanted) return viewOf({ ...row, baseUrl });
     const envelope = seal(keyring, wanted, additionalDataOf(row));
     const rotatedAt = new Date();
-    await replaceEnvelope(tx, row.id, envelope, rotatedAt);
-    return viewOf({ ...row, baseUrl, secretKeyId: envelope.keyId, rotatedAt });
+    const authTokenSet = authTokenSetOf(request.account.secrets);
+    await replaceEnvelope(tx, row.id, envelope, rotatedAt, authTokenSet);
+    return viewOf({ ...row, baseUrl, secretKeyId: envelope.keyId, rotatedAt, authTokenSet });
   });
 }
 

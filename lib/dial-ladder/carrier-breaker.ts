@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { CarrierRefusedSetupError } from '../calls/carrier';
 
 /**
  * The carrier circuit breaker of a campaign (docs/features/dial-ladder.md#carrier-circuit-breaker): when enough of
@@ -24,20 +25,32 @@ export const DEFAULT_CARRIER_BREAKER: CarrierBreakerRule = Object.freeze({
 export const CARRIER_FAILURES_REASON = 'carrier_failures';
 /** The carrier refused the campaign's caller number at a dial (Twilio's 21210): docs/features/carriers.md#twilio. */
 export const CALLER_NUMBER_REFUSED_REASON = 'caller_number_refused';
+/** The carrier refused the account itself at a dial (Twilio's 20003, 20005, 21219). */
+export const CARRIER_ACCOUNT_REFUSED_REASON = 'carrier_account_refused';
+/** The carrier refused to call the lead's destination from this account (Twilio's 21215, 21216). */
+export const DESTINATION_NOT_PERMITTED_REASON = 'destination_not_permitted';
 
 /** Campaign.statusReason: why the service itself changed the campaign's status. */
 export const campaignStatusReasonSchema = z
   .object({
     code: z
-      .enum([CARRIER_FAILURES_REASON, CALLER_NUMBER_REFUSED_REASON])
+      .enum([
+        CARRIER_FAILURES_REASON,
+        CALLER_NUMBER_REFUSED_REASON,
+        CARRIER_ACCOUNT_REFUSED_REASON,
+        DESTINATION_NOT_PERMITTED_REASON,
+      ])
       .describe(
         'carrier_failures: paused by the carrier circuit breaker. caller_number_refused: paused because the carrier ' +
-          "refused the campaign's caller number at a dial (not the account's, or not verified on it).",
+          "refused the campaign's caller number at a dial (not the account's, or not verified on it). " +
+          'carrier_account_refused: the carrier refused the account at a dial (its credentials, an inactive or trial ' +
+          'account). destination_not_permitted: the account may not call the destination of a lead (a country not ' +
+          'enabled, a blocked destination).',
       ),
     detail: z
       .string()
       .describe(
-        "What happened, in words: the failures and calls counted and the rule; or the number refused and the carrier's words.",
+        "What happened, in words: the failures and calls counted and the rule; or the number refused, the carrier's words and what to fix.",
       ),
     at: z.string().describe('When (ISO 8601).'),
   })
@@ -63,11 +76,22 @@ export function carrierFailuresReason(
   };
 }
 
-/** The reason a campaign is paused when the carrier refuses its caller number at a dial. */
-export function callerNumberRefusedReason(from: string, carrierMessage: string, at: Date): CampaignStatusReason {
+/** What each refusal of the setup says, and what the operator is to fix before resuming. */
+const SETUP_REFUSALS: Record<CarrierRefusedSetupError['refusal'], (number: string, carrierMessage: string) => string> =
+  {
+    caller_number_refused: (from, said) =>
+      `The carrier refused the caller number ${from} at a dial (${said}). Bind a number the carrier account owns or has verified to the campaign, or verify this one`,
+    carrier_account_refused: (from, said) =>
+      `The carrier refused the account of the caller number ${from} at a dial (${said}). Fix the account (its credentials: carrier rotate; its status or trial restrictions: at the carrier)`,
+    destination_not_permitted: (to, said) =>
+      `The carrier account may not call ${to} (${said}). Enable that destination for the account (Twilio: Voice Geographic Permissions), or remove the campaign's leads to it`,
+  };
+
+/** The reason a campaign is paused when the carrier refuses its setup (caller number, account, destination) at a dial. */
+export function setupRefusedReason(refused: CarrierRefusedSetupError, at: Date): CampaignStatusReason {
   return {
-    code: CALLER_NUMBER_REFUSED_REASON,
-    detail: `The carrier refused the caller number ${from} at a dial (${carrierMessage}). Bind a number the carrier account owns or has verified to the campaign, or verify this one, then resume: the leads keep their attempts.`,
+    code: refused.refusal,
+    detail: `${SETUP_REFUSALS[refused.refusal](refused.number, refused.carrierMessage)}, then resume: the leads keep their attempts.`,
     at: at.toISOString(),
   };
 }

@@ -16,6 +16,8 @@ const accountsSchema = z
         .default([]),
       /** The numbers the account may call from; absent: any (a create from another is refused, 21210). */
       callerIds: z.array(z.string().regex(/^\+[1-9]\d{1,14}$/)).optional(),
+      /** The To prefixes the account's Geo Permissions allow (+1, +44); absent: any (a create to another: 21215). */
+      geoPermissions: z.array(z.string().regex(/^\+[1-9]\d{0,14}$/)).optional(),
     }),
   )
   .min(1);

@@ -46,6 +46,13 @@ export const TWILIO_ERRORS = {
       21210,
       `The source phone number provided, ${from}, is not yet verified for your account. You may only make calls from phone numbers that you've verified or purchased from Twilio.`,
     ),
+  /** A To in a country the account's Voice Geographic Permissions do not enable, in Twilio's words. */
+  geoPermission: (to: string) =>
+    new TwilioRestError(
+      400,
+      21215,
+      `Account not authorized to call ${to}. Perhaps you need to enable some international permissions: https://www.twilio.com/console/voice/calls/geo-permissions/low-risk`,
+    ),
   invalidUrl: (url: string) => new TwilioRestError(400, 21205, `Url is not a valid URL: ${url}`),
   noUrl: () => new TwilioRestError(400, 21205, "Either a 'Url', 'ApplicationSid' or 'Twiml' parameter is required"),
   invalidStatusCallback: (url: string) => new TwilioRestError(400, 21609, `Invalid 'StatusCallback': ${url}`),

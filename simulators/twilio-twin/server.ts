@@ -29,6 +29,11 @@ export interface TwinAccount {
    * refused with Twilio's 21210. Absent: any From is taken.
    */
   callerIds?: string[];
+  /**
+   * The destinations the account's Voice Geographic Permissions allow, as E.164 prefixes (`+1`, `+44`): a create to
+   * another To is refused with Twilio's 21215. Absent: any.
+   */
+  geoPermissions?: string[];
 }
 
 export interface TwilioTwinOptions {
@@ -219,8 +224,10 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
     `${accountPath}/Calls.json`,
     route(async (req, res) => {
       const { to, from, request } = callRequest((req.body ?? {}) as Form);
-      const callerIds = accounts.get(String(req.params.AccountSid))?.callerIds;
-      if (callerIds && !callerIds.includes(from)) throw TWILIO_ERRORS.fromNotVerified(from);
+      const account = accounts.get(String(req.params.AccountSid));
+      if (account?.callerIds && !account.callerIds.includes(from)) throw TWILIO_ERRORS.fromNotVerified(from);
+      if (account?.geoPermissions && !account.geoPermissions.some((prefix) => to.startsWith(prefix)))
+        throw TWILIO_ERRORS.geoPermission(to);
       const sid = `CA${randomBytes(16).toString('hex')}`;
       const now = new Date();
       const initiated = request.statusCallback !== null && request.statusCallbackEvents.includes('initiated');

@@ -63,11 +63,19 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
       baseUrl: null,
     });
 
-    // The secret from an environment variable, and from standard input: never on the command line.
+    // The secret from an environment variable, and from standard input: never on the command line. An API key
+    // pair takes the account's auth token too, which only checks the callbacks' signatures.
     const apiKeySid = `SK${'f'.repeat(32)}`;
     const byKey = await adminJson(
-      twilioConnect(workspace.id, '--api-key-sid', apiKeySid, '--api-key-secret-env', 'MY_KEY_SECRET'),
-      { env: { MY_KEY_SECRET: 'key-secret-from-the-environment' } },
+      twilioConnect(
+        workspace.id,
+        '--api-key-sid',
+        apiKeySid,
+        '--api-key-secret-env',
+        'MY_KEY_SECRET',
+        '--auth-token-stdin',
+      ),
+      { env: { MY_KEY_SECRET: 'key-secret-from-the-environment' }, input: 'signing-token-from-standard-input\n' },
     );
     const publicKey = Buffer.alloc(32, 9).toString('base64');
     const telnyx = await adminJson(
@@ -98,8 +106,15 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
     expect(list.code).toBe(0);
     const listed = JSON.parse(list.stdout).connections as Array<Record<string, unknown>>;
     expect(listed.map((each) => each.id)).toEqual([twilio.id, byKey.id, telnyx.id]);
-    expect(listed[1]).toMatchObject({ apiKeySid, accountSid: SID });
-    for (const secret of [TOKEN, 'key-secret-from-the-environment', 'KEY_from_standard_input']) {
+    expect(listed[1]).toMatchObject({ apiKeySid, accountSid: SID, authTokenSet: true });
+    expect(listed[0]).toMatchObject({ apiKeySid: null, authTokenSet: true });
+    expect(listed[2]).toMatchObject({ authTokenSet: null });
+    for (const secret of [
+      TOKEN,
+      'key-secret-from-the-environment',
+      'signing-token-from-standard-input',
+      'KEY_from_standard_input',
+    ]) {
       expect(list.stdout).not.toContain(secret);
       expect(await everything()).not.toContain(secret);
     }
@@ -116,6 +131,12 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
     await adminJson(numberAssign(workspace.id, '+14155550143', telnyx.id));
     const viaStdin = await carrierConnectionForCaller(db, ring, { workspaceId: workspace.id, e164: '+14155550143' });
     expect(viaStdin.secrets).toEqual({ apiKey: 'KEY_from_standard_input', publicKey });
+    await adminJson(numberAssign(workspace.id, '+14155550145', byKey.id));
+    const keyPair = await carrierConnectionForCaller(db, ring, { workspaceId: workspace.id, e164: '+14155550145' });
+    expect(keyPair.secrets).toEqual({
+      apiKeySecret: 'key-secret-from-the-environment',
+      authToken: 'signing-token-from-standard-input',
+    });
 
     // Another workspace's connection, an unknown one, a number of another workspace: refused, nothing changed.
     const before = await everything();
@@ -158,6 +179,29 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
         /^--api-key-sid: must be SK followed by 32/,
       ],
       [[...base, '--provider', 'twilio', '--account-sid', SID], /^--auth-token is required/],
+      [
+        [...base, '--provider', 'twilio', '--account-sid', SID, '--api-key-sid', `SK${'a'.repeat(32)}`],
+        /^--api-key-secret is required/,
+      ],
+      [
+        // An API key pair without the auth token: its callbacks could never be verified.
+        [
+          ...base,
+          '--provider',
+          'twilio',
+          '--account-sid',
+          SID,
+          '--api-key-sid',
+          `SK${'a'.repeat(32)}`,
+          '--api-key-secret',
+          TOKEN,
+        ],
+        /^--auth-token is required with an API key pair .*Twilio signs its callbacks with the account's auth token/,
+      ],
+      [
+        [...base, '--provider', 'twilio', '--account-sid', SID, '--api-key-secret', TOKEN, '--auth-token', TOKEN],
+        /^--api-key-secret: goes with --api-key-sid/,
+      ],
       [
         [...base, '--provider', 'twilio', '--account-sid', SID, '--auth-token', TOKEN, '--auth-token-env', 'X'],
         /^--auth-token-env: give --auth-token one way only/,
@@ -226,6 +270,36 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
     expect(
       (await carrierConnectionForCaller(db, keyringSchema.parse(k1), { workspaceId: workspace.id, e164 })).secrets,
     ).toEqual({ authToken: newToken });
+
+    // An API key connection: its key secret and its auth token (the callbacks' check) each rotate alone, the other kept.
+    const keyed = await adminJson(
+      twilioConnect(
+        workspace.id,
+        '--api-key-sid',
+        `SK${'e'.repeat(32)}`,
+        '--api-key-secret',
+        TOKEN,
+        '--auth-token',
+        TOKEN,
+      ),
+    );
+    expect(keyed).toMatchObject({ authTokenSet: true });
+    const keyedNumber = '+14155550151';
+    await adminJson(numberAssign(workspace.id, keyedNumber, keyed.id));
+    const keyedSecrets = async () =>
+      (await carrierConnectionForCaller(db, keyringSchema.parse(k1), { workspaceId: workspace.id, e164: keyedNumber }))
+        .secrets;
+    await adminJson(['carrier', 'rotate', '--connection', keyed.id, '--auth-token-stdin'], { input: `${newToken}\n` });
+    expect(await keyedSecrets()).toEqual({ apiKeySecret: TOKEN, authToken: newToken });
+    const newSecret = 'the-rotated-key-secret-00000000000';
+    const keyRotated = await adminJson(['carrier', 'rotate', '--connection', keyed.id, '--api-key-secret', newSecret]);
+    expect(keyRotated).toMatchObject({ authTokenSet: true });
+    expect(JSON.stringify(keyRotated)).not.toContain(newSecret);
+    expect(await keyedSecrets()).toEqual({ apiKeySecret: newSecret, authToken: newToken });
+    const telnyxKind = await admin(['carrier', 'rotate', '--connection', keyed.id, '--api-key', newSecret]);
+    expect(telnyxKind.stderr).toMatch(/takes apiKeySecret or authToken, not apiKey/);
+    await adminJson(['number', 'release', '--e164', keyedNumber]);
+    expect(await adminJson(['carrier', 'remove', '--connection', keyed.id])).toEqual({ id: keyed.id });
 
     // k2 put first: rekey moves everything to it, after which k1 can leave the ring.
     // Every workspace's connections move (the earlier tests' too), this one among them.

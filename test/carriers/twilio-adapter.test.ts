@@ -39,6 +39,14 @@ const ACCOUNT_B = { sid: `AC${'b0'.repeat(16)}`, authToken: 'account-b-auth-toke
 /** An account that may call only from the one number it owns: Twilio refuses any other From (21210). */
 const C_OWNED = '+14155569990';
 const ACCOUNT_C = { sid: `AC${'c0'.repeat(16)}`, authToken: 'account-c-auth-token-not-a-secret' };
+/** An account whose Voice Geographic Permissions enable +1 only: Twilio refuses any other destination (21215). */
+const ACCOUNT_G = { sid: `AC${'e0'.repeat(16)}`, authToken: 'account-g-auth-token-not-a-secret' };
+/** An account the product reaches with an API key pair (REST); Twilio still signs its callbacks with its auth token. */
+const ACCOUNT_K = {
+  sid: `AC${'d0'.repeat(16)}`,
+  authToken: 'account-k-auth-token-not-a-secret',
+  apiKey: { sid: `SK${'d1'.repeat(16)}`, secret: 'account-k-api-key-secret-not-a-secret' },
+};
 // Twin time: ringing 0.1 s before an answer, a 60 s ring timeout 1.2 s, a spoken word 8 ms.
 const twin = await startTestTwilioTwin(db, {
   timeScale: 0.02,
@@ -46,6 +54,8 @@ const twin = await startTestTwilioTwin(db, {
     { sid: ACCOUNT_A.sid, authToken: ACCOUNT_A.authToken },
     { sid: ACCOUNT_B.sid, authToken: ACCOUNT_B.authToken },
     { sid: ACCOUNT_C.sid, authToken: ACCOUNT_C.authToken, callerIds: [C_OWNED] },
+    { sid: ACCOUNT_K.sid, authToken: ACCOUNT_K.authToken, apiKeys: [ACCOUNT_K.apiKey] },
+    { sid: ACCOUNT_G.sid, authToken: ACCOUNT_G.authToken, geoPermissions: ['+1'] },
   ],
 });
 /** Everything the adapter sends to Twilio, as sent, on its way to the twin. */
@@ -76,13 +86,23 @@ let numberSeq = 0;
 /** A caller number of its own for each connection: From is what tells one campaign's Twilio calls from another's. */
 const nextCaller = () => `+1415556${String(1000 + numberSeq++).slice(-4)}`;
 
-async function twilioWorkspace(account: { sid: string; authToken: string }, baseUrl = recorder.url) {
+async function twilioWorkspace(
+  account: { sid: string; authToken: string; apiKey?: { sid: string; secret: string } },
+  baseUrl = recorder.url,
+) {
   const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
   const connection = await connectCarrier(db, keyring, {
     workspaceId: owner.workspaceId,
     provider: 'twilio-twin',
     baseUrl,
-    account: { family: 'twilio', accountSid: account.sid, secrets: { authToken: account.authToken } },
+    account: account.apiKey
+      ? {
+          family: 'twilio',
+          accountSid: account.sid,
+          apiKeySid: account.apiKey.sid,
+          secrets: { apiKeySecret: account.apiKey.secret, authToken: account.authToken },
+        }
+      : { family: 'twilio', accountSid: account.sid, secrets: { authToken: account.authToken } },
   });
   const caller = nextCaller();
   await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
@@ -164,6 +184,28 @@ async function dialingCallOn(side: { owner: TestWorkspace; connection: { id: str
   return { call, callSid, path };
 }
 
+/** The campaign once the service has paused it, as GET /campaigns/{id} answers it. */
+const pausedCampaign = (owner: TestWorkspace, campaignId: string) =>
+  until(
+    async () =>
+      (await (await api.request('GET', `/campaigns/${campaignId}`, { key: owner.key })).json()) as {
+        status: string;
+        statusReason: { code: string; detail: string } | null;
+      },
+    (body) => body.status === 'PAUSED',
+  );
+
+/** Twilio's answers ([status, code]) to the creates of calls to `to`, as the recorder saw them. */
+const createsTo = (to: string) =>
+  recorder.exchanges
+    .filter(
+      (exchange) =>
+        exchange.method === 'POST' &&
+        exchange.url.endsWith('/Calls.json') &&
+        exchange.body.includes(`To=${encodeURIComponent(to)}`),
+    )
+    .map((exchange) => [exchange.status, JSON.parse(exchange.responseBody).code as number | undefined]);
+
 const statusForm = (callSid: string, status: string, sequence: number, extra: Record<string, string> = {}) => ({
   AccountSid: ACCOUNT_A.sid,
   CallSid: callSid,
@@ -225,6 +267,69 @@ describe('a campaign on a twilio-twin connection', () => {
     );
   });
 
+  it("dials through an API key connection with the key, and verifies its callbacks and TwiML requests with the account's auth token", async () => {
+    const K = await twilioWorkspace(ACCOUNT_K);
+    const campaign = await runningCampaign(K, { ladder: QUICK_LADDER });
+    const person = await pushLead(K.owner, campaign.id, '+14155550171');
+    const machine = await pushLead(K.owner, campaign.id, '+14155550177');
+    expect(await person.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await machine.handle.result()).toMatchObject({ outcome: 'voicemail' });
+    const [call] = await db.call.findMany({ where: { leadId: person.leadId } });
+    expect(call).toMatchObject({
+      carrierConnectionId: K.connection.id,
+      carrierStatus: 'completed',
+      answeredBy: 'human',
+    });
+    // Every state the twin sent was verified and applied: initiated, ringing, answered, completed, and detection.
+    const events = await db.callEvent.findMany({ where: { callId: call!.id } });
+    expect(events.map((event) => event.eventId)).toEqual(
+      expect.arrayContaining(
+        [0, 1, 2, 3].map((n) => `${call!.providerCallId}:${n}`).concat(`${call!.providerCallId}:amd`),
+      ),
+    );
+    // The REST requests carried the key pair, never the auth token.
+    const sent = recorder.exchanges.filter((exchange) => exchange.url.includes(`/Accounts/${ACCOUNT_K.sid}/`));
+    expect(sent.length).toBeGreaterThan(0);
+    for (const exchange of sent)
+      expect(exchange.headers.authorization).toBe(
+        `Basic ${Buffer.from(`${ACCOUNT_K.apiKey.sid}:${ACCOUNT_K.apiKey.secret}`).toString('base64')}`,
+      );
+    // The TwiML request was answered: the agent's opening line was spoken.
+    const log = (await (await fetch(`${twin.baseUrl}/control/calls/${call!.providerCallId}/log`)).json()) as {
+      log: Array<{ speaker: string; text?: string }>;
+    };
+    expect(log.log.some((entry) => entry.text?.startsWith('Hello Ana, this is a short call'))).toBe(true);
+
+    // Signed with the key's secret (what Twilio never does) or another token: 401, nothing changes.
+    const { call: dialing, callSid, path } = await dialingCallOn(K);
+    const form = { ...statusForm(callSid, 'in-progress', 2), AccountSid: ACCOUNT_K.sid };
+    for (const token of [ACCOUNT_K.apiKey.secret, ACCOUNT_A.authToken]) {
+      for (const [kind, body] of [
+        ['status', form],
+        ['amd', { CallSid: callSid, AnsweredBy: 'machine_end_beep' }],
+        ['twiml', { CallSid: callSid }],
+      ] as const) {
+        const refused = await postForm(path(kind), body, { token });
+        expect(refused.status, `${kind} signed with ${token}`).toBe(401);
+        expect(await refused.json()).toMatchObject({ error: 'invalid_signature' });
+      }
+    }
+    expect(await db.callEvent.count({ where: { callId: dialing.id } })).toBe(0);
+    expect(await db.call.findUniqueOrThrow({ where: { id: dialing.id } })).toMatchObject({
+      carrierStatus: 'queued',
+      answeredBy: null,
+    });
+    // Signed with the account's auth token: applied.
+    const applied = await postForm(path('status'), form, { token: ACCOUNT_K.authToken });
+    expect(applied.status).toBe(200);
+    expect(await applied.json()).toEqual({ received: true, applied: true });
+    expect((await db.call.findUniqueOrThrow({ where: { id: dialing.id } })).carrierStatus).toBe('in-progress');
+    const twiml = await postForm(path('twiml'), { CallSid: callSid }, { token: ACCOUNT_K.authToken });
+    expect(twiml.status).toBe(200);
+    // The call has no agent: it hangs up at once.
+    expect(await twiml.text()).toContain('<Hangup/>');
+  });
+
   it('walks the three-rung ladder: busy and no-answer numbers three calls each, an answered one one, a machine voicemail', async () => {
     const campaign = await runningCampaign(A, { ladder: QUICK_LADDER });
     await expectThreeRungLadder(db, (phone) => pushLead(A.owner, campaign.id, phone), '+1415555010');
@@ -279,14 +384,7 @@ describe('a campaign on a twilio-twin connection', () => {
     const to = '+14155550160';
     const lead = await pushLead(side.owner, campaign.id, to);
     // Paused by the service, and the operator is told why: the number, Twilio's code and words.
-    const paused = await until(
-      async () =>
-        (await (await api.request('GET', `/campaigns/${campaign.id}`, { key: side.owner.key })).json()) as {
-          status: string;
-          statusReason: { code: string; detail: string } | null;
-        },
-      (body) => body.status === 'PAUSED',
-    );
+    const paused = await pausedCampaign(side.owner, campaign.id);
     expect(paused.statusReason).toMatchObject({ code: 'caller_number_refused' });
     expect(paused.statusReason!.detail).toContain(side.caller);
     expect(paused.statusReason!.detail).toContain('21210');
@@ -332,6 +430,53 @@ describe('a campaign on a twilio-twin connection', () => {
       expect.objectContaining({ attempt: 1, fromNumber: C_OWNED, outcome: 'answered' }),
     ]);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).statusReason).toBeNull();
+  });
+
+  it("pauses the campaign naming the destination when the account's Geo Permissions do not enable its country (21215): the lead keeps its attempt, the breaker counts nothing", async () => {
+    const side = await twilioWorkspace(ACCOUNT_G);
+    const campaign = await runningCampaign(side, { ladder: QUICK_LADDER });
+    const to = '+442071838750';
+    const lead = await pushLead(side.owner, campaign.id, to);
+    const paused = await pausedCampaign(side.owner, campaign.id);
+    expect(paused.statusReason).toMatchObject({ code: 'destination_not_permitted' });
+    expect(paused.statusReason!.detail).toContain(to);
+    expect(paused.statusReason!.detail).toContain('Twilio error 21215: Account not authorized to call');
+    expect(paused.statusReason!.detail).toContain('Geographic Permissions');
+    const creates = createsTo(to);
+    expect(creates.length).toBeGreaterThan(0);
+    expect(creates).toEqual(creates.map(() => [400, 21215]));
+    await until(
+      () => db.call.count({ where: { leadId: lead.leadId } }),
+      (count) => count === 0,
+    );
+    expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
+    expect(await db.carrierDialRefusal.count({ where: { campaignId: campaign.id } })).toBe(0);
+    expect((await db.lead.findUniqueOrThrow({ where: { id: lead.leadId } })).status).not.toMatch(/completed|failed/);
+  });
+
+  it("pauses the campaign when Twilio refuses the connection's credentials (20003), and the lead makes its first attempt once they are rotated and the campaign resumed", async () => {
+    const side = await twilioWorkspace({
+      ...ACCOUNT_K,
+      apiKey: { ...ACCOUNT_K.apiKey, secret: 'a-revoked-api-key-secret' },
+    });
+    const campaign = await runningCampaign(side, { ladder: QUICK_LADDER });
+    const to = '+14155550181';
+    const lead = await pushLead(side.owner, campaign.id, to);
+    const paused = await pausedCampaign(side.owner, campaign.id);
+    expect(paused.statusReason).toMatchObject({ code: 'carrier_account_refused' });
+    expect(paused.statusReason!.detail).toContain('Twilio error 20003: Authenticate');
+    expect(paused.statusReason!.detail).toContain('carrier rotate');
+    expect(paused.statusReason!.detail).not.toContain('a-revoked-api-key-secret');
+    expect(createsTo(to)[0]).toEqual([401, 20003]);
+    expect(await db.carrierDialRefusal.count({ where: { campaignId: campaign.id } })).toBe(0);
+    // The twin's own table (every account's calls).
+    expect(await db.twilioTwinCall.count({ where: { to } })).toBe(0);
+    await rotateCarrierSecrets(db, keyring, side.connection.id, { apiKeySecret: ACCOUNT_K.apiKey.secret });
+    expect(
+      (await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: side.owner.key, body: {} })).status,
+    ).toBe(200);
+    expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(await db.twilioTwinCall.count({ where: { to } })).toBe(1);
   });
 
   it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {

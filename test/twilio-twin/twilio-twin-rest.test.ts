@@ -22,6 +22,8 @@ const LIST = { method: 'get', path: '/2010-04-01/Accounts/{AccountSid}/Calls.jso
 const CALL = { method: 'get', path: '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json' };
 const UPDATE = { method: 'post', path: '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json' };
 const calls = `/2010-04-01/Accounts/${TWILIO_TWIN_ACCOUNT_SID}/Calls`;
+/** An account whose Voice Geographic Permissions enable +1 and +44 only. */
+const GEO_ACCOUNT = { sid: `AC${'9e'.repeat(16)}`, authToken: 'geo-account-auth-token' };
 
 describe("the twin's signature is Twilio's", () => {
   it("gives Twilio's published example signature", () => {
@@ -44,9 +46,15 @@ describe("the twin's signature is Twilio's", () => {
 describe('the twin through the twilio SDK', () => {
   let twin: Awaited<ReturnType<typeof startTestTwilioTwin>>;
   let product: Awaited<ReturnType<typeof startProductStandIn>>;
+  let db: Awaited<ReturnType<typeof useTestDatabase>>['db'];
   beforeAll(async () => {
-    const { db } = await useTestDatabase();
-    twin = await startTestTwilioTwin(db);
+    ({ db } = await useTestDatabase());
+    twin = await startTestTwilioTwin(db, {
+      accounts: [
+        { sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN, apiKeys: [TWIN_API_KEY] },
+        { ...GEO_ACCOUNT, geoPermissions: ['+1', '+44'] },
+      ],
+    });
     product = await startProductStandIn();
     product.routes.set('/twiml', () => twiml('<Say>Hello.</Say><Pause length="30"/>'));
   });
@@ -163,6 +171,44 @@ describe('the twin through the twilio SDK', () => {
       expect({ body, status: answer.status, code: answer.body.code }).toEqual({ body, status: 400, code });
     }
     expect(twilioErrorProblems({ code: '20003', message: 'x', status: 401 })).not.toEqual([]);
+  });
+
+  it("refuses a To outside the account's Geo Permissions with 21215, in Twilio's words, and places the others", async () => {
+    const geoCalls = `/2010-04-01/Accounts/${GEO_ACCOUNT.sid}/Calls.json`;
+    const create = (to: string) =>
+      conformingAnswer(twin.baseUrl, CALLS, {
+        path: geoCalls,
+        method: 'POST',
+        auth: `${GEO_ACCOUNT.sid}:${GEO_ACCOUNT.authToken}`,
+        body: new URLSearchParams({ To: to, From: '+14155550000', Url: `${product.baseUrl}/twiml` }).toString(),
+      });
+    const refused = await create('+33142685300');
+    expect(refused).toEqual({
+      status: 400,
+      body: {
+        code: 21215,
+        message:
+          'Account not authorized to call +33142685300. Perhaps you need to enable some international permissions: https://www.twilio.com/console/voice/calls/geo-permissions/low-risk',
+        more_info: 'https://www.twilio.com/docs/errors/21215',
+        status: 400,
+      },
+    });
+    expect(await db.twilioTwinCall.count({ where: { accountSid: GEO_ACCOUNT.sid, to: '+33142685300' } })).toBe(0);
+    for (const to of ['+14155550109', '+442071838759']) expect((await create(to)).status).toBe(201);
+    // The development account has no Geo Permissions set: any destination.
+    expect(
+      (
+        await conformingAnswer(twin.baseUrl, CALLS, {
+          path: `${calls}.json`,
+          method: 'POST',
+          body: new URLSearchParams({
+            To: '+33142685309',
+            From: '+14155550000',
+            Url: `${product.baseUrl}/twiml`,
+          }).toString(),
+        })
+      ).status,
+    ).toBe(201);
   });
 });
 

@@ -28,8 +28,9 @@ export function publicUrlOf(publicBaseUrl: string, originalUrl: string): string 
  * Whether Twilio signed this request, by the SDK: first its signature of the URL exactly as called
  * (getExpectedTwilioSignature, one HMAC, compared in constant time), then, only when that differs, its validateRequest,
  * which also tries the URL with and without its default port, as Twilio may sign either (several HMACs: the common
- * case pays one). Twilio signs with the account's auth token: a connection made with an API key pair has none here,
- * and its callbacks cannot be verified (docs/features/carriers.md).
+ * case pays one). Twilio signs with the account's auth token, never with an API key's secret: a connection made with an
+ * API key pair holds the auth token for this check alone; one made before it was asked for has none, and its
+ * callbacks cannot be verified (docs/features/carriers.md#twilio-callbacks).
  */
 export function signedByTwilio(
   authToken: string | null,

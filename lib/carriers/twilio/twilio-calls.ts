@@ -1,6 +1,7 @@
 import {
-  CarrierRefusedCallerError,
   CarrierRefusedNumberError,
+  CarrierRefusedSetupError,
+  type CarrierSetupRefusal,
   type CarrierCallSnapshot,
   type CarrierDialRequest,
 } from '../../calls/carrier';
@@ -23,12 +24,28 @@ export const TWILIO_CLOCK_SKEW_MS = 60_000;
 const INVALID_NUMBER_CODES: ReadonlySet<unknown> = new Set([21211, 21214, 21217]);
 
 /**
- * Twilio's refusals of the caller number at a create: 21210 the From is none of the account's Twilio numbers or
- * verified caller ids ("'From' phone number not verified"), 21212 it is not a valid phone number. The workspace's setup
- * to fix, not the lead's: thrown as CarrierRefusedCallerError. Any other refusal (a country not enabled) is thrown as
- * it is and retried.
+ * Twilio's refusals at a create of the workspace's setup, not of the lead: every lead (to that destination) would meet
+ * them, so they are thrown as CarrierRefusedSetupError and pause the campaign (docs/features/carriers.md#refusals-at-the-dial).
+ * Any other refusal is thrown as it is and retried (and counted by the carrier breaker).
  */
-const CALLER_REFUSED_CODES: ReadonlySet<unknown> = new Set([21210, 21212]);
+const SETUP_REFUSALS: ReadonlyMap<unknown, CarrierSetupRefusal> = new Map<unknown, CarrierSetupRefusal>([
+  // The From is none of the account's Twilio numbers or verified caller ids ("'From' phone number not verified").
+  [21210, 'caller_number_refused'],
+  // The From is not a valid phone number.
+  [21212, 'caller_number_refused'],
+  // "Authenticate" (401): wrong or revoked credentials (a deleted API key, a changed auth token), a closed account.
+  [20003, 'carrier_account_refused'],
+  // "Account not active": suspended (no funds) or not yet activated.
+  [20005, 'carrier_account_refused'],
+  // "'To' phone number not verified": a trial account may call only its verified numbers.
+  [21219, 'carrier_account_refused'],
+  // "Account not authorized to call +X. Perhaps you need to enable some international permissions": the country of
+  // the To is not enabled in the account's Voice Geographic Permissions.
+  [21215, 'destination_not_permitted'],
+  // "Call blocked by Twilio": a destination of high fraud risk, a regulatory block, or a +1 call from an account
+  // without a Primary Customer Profile (which every US lead would meet).
+  [21216, 'destination_not_permitted'],
+]);
 
 /** Answering-machine detection that waits for the greeting's end, so that a message can be left after the beep. */
 const MACHINE_DETECTION = 'DetectMessageEnd';
@@ -161,8 +178,13 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
       } catch (error) {
         if (error instanceof TwilioRequestError && error.status === 400 && INVALID_NUMBER_CODES.has(error.code))
           throw new CarrierRefusedNumberError(`Twilio refused ${request.to}: ${error.message} (${error.code})`);
-        if (error instanceof TwilioRequestError && error.status === 400 && CALLER_REFUSED_CODES.has(error.code))
-          throw new CarrierRefusedCallerError(request.from ?? '', `Twilio error ${error.code}: ${error.message}`);
+        const refusal = error instanceof TwilioRequestError ? SETUP_REFUSALS.get(error.code) : undefined;
+        if (refusal)
+          throw new CarrierRefusedSetupError(
+            refusal,
+            refusal === 'destination_not_permitted' ? request.to : from,
+            `Twilio error ${(error as TwilioRequestError).code}: ${(error as TwilioRequestError).message}`,
+          );
         throw error;
       }
       return { providerCallId: call.sid };

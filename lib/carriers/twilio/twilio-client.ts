@@ -14,8 +14,9 @@ export function twilioClientOf(connection: TwilioConnection): twilio.Twilio {
   const { accountSid, apiKeySid, secrets } = connection;
   return twilioClientAt(
     connection.baseUrl,
-    'authToken' in secrets
-      ? { accountSid, authToken: secrets.authToken }
-      : { accountSid, apiKeySid: apiKeySid!, apiKeySecret: secrets.apiKeySecret },
+    // An API key connection places its calls with the key; the auth token it also holds only checks callbacks.
+    'apiKeySecret' in secrets
+      ? { accountSid, apiKeySid: apiKeySid!, apiKeySecret: secrets.apiKeySecret }
+      : { accountSid, authToken: secrets.authToken },
   );
 }
