@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
 import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
+import { NO_ANSWER_TEXT } from '../../lib/carriers/script-walk';
 import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { TELNYX_SPEAK_VOICES } from '../../lib/carriers/telnyx/telnyx-voices';
@@ -19,6 +20,7 @@ import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { VOICES } from '../../lib/voices/voices';
 import { publicKeyBase64, signingKey, telnyxSignatureHeaders } from '../../simulators/telnyx-twin/signature';
+import { TWIN_TIMES } from '../../simulators/twilio-twin/plan';
 import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
 import {
@@ -72,9 +74,13 @@ const ACCOUNT_B = {
 type Account = typeof ACCOUNT_A;
 
 /** An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the rest). */
-async function startPath(taskQueue: string, publicBaseUrl?: string) {
+async function startPath(
+  taskQueue: string,
+  publicBaseUrl?: string,
+  questions?: Pick<Parameters<typeof startTestApi>[0], 'telnyxAnswerTimeoutMs' | 'sweepQuestionWaits'>,
+) {
   const path: TestTemporal = { ...temporal, taskQueue };
-  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl });
+  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl, ...questions });
   await startTestWorker(path.taskQueue, {
     db,
     calls: createConnectionCarrier({
@@ -368,6 +374,131 @@ describe("the agent's script walk on Call Control", () => {
       expect(TELNYX_SPEAK_VOICES[voice.id]?.voice, voice.id).toMatch(/^AWS\.Polly\.[A-Za-z]+-Neural$/);
       expect(TELNYX_SPEAK_VOICES[voice.id]?.language, voice.id).toBe(voice.language);
     }
+  });
+});
+
+describe('a question nobody answers', () => {
+  // Two API processes that time questions, both sweeping (the main API does not: its 6 s outlast the twin's people,
+  // 0.6-0.78 s of patience at this time scale). The wait is 250 ms: the twin's answers come some 30 ms after a question.
+  const ANSWER_TIMEOUT_MS = 250;
+  const questionTimers = { telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS, sweepQuestionWaits: { intervalMs: 10 } };
+  const timed = startPath(uniqueTaskQueue('telnyx-question-waits'), undefined, questionTimers);
+  const otherSweeper = startTestApi({ db, url, temporal, carrierKeyring: keyring, ...questionTimers });
+
+  /** The speak commands the adapter sent on a call with that command_id (a question said twice would be sent twice). */
+  const speaksSent = (callControlId: string, commandId: string) =>
+    recorder.exchanges.filter(
+      (exchange) =>
+        exchange.url.endsWith('/actions/speak') &&
+        exchange.url.includes(callControlId.slice(3)) &&
+        (JSON.parse(exchange.body) as { command_id?: string }).command_id === commandId,
+    );
+
+  it('goes on with (no answer) after the timeout, as Twilio does, and reaches the closing', async () => {
+    const path = await timed;
+    await otherSweeper;
+    const campaign = await runningCampaign(A, { questions: QUESTIONS, via: path.api });
+    await scriptTelnyxPersona(twin.baseUrl, { number: '+14155570291', answers: [null, '3 pairs.'] });
+    const lead = await pushLead(A.owner, campaign.id, '+14155570291', path);
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'answered' });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    const done = await withIntelligence(call.id);
+    const transcript = done.transcript as Transcript;
+    expect(said(transcript, 'lead')).toEqual([NO_ANSWER_TEXT, '3 pairs.']);
+    expect(said(transcript, 'agent')).toEqual([
+      'Hello Ana, this is the shoe shop.',
+      ...QUESTIONS,
+      'Thank you, goodbye.',
+    ]);
+    expect(transcript.find((turn) => turn.text === NO_ANSWER_TEXT)).not.toHaveProperty('confidence');
+    const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
+    expect(intelligence.extraction.colour!.value).toBeNull();
+    expect(intelligence.extraction.pairs!.value).toBe(3);
+    // The twin: the person kept silent after question 1; each question said once, in order, the second one the
+    // timeout later (in twin time); the product hung up after the closing, not the person out of patience.
+    const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
+    const says = log.log.filter((entry) => entry.kind === 'say');
+    expect(says.map((entry) => entry.text)).toEqual(said(transcript, 'agent'));
+    expect(log.log.filter((entry) => entry.kind === 'silence')).toHaveLength(1);
+    expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent', text: 'normal_clearing' });
+    const firstQuestionEndMs = log.log.find((entry) => entry.kind === 'silence')!.atMs - TWIN_TIMES.answerDelayMs;
+    expect(says[2]!.atMs - firstQuestionEndMs).toBeGreaterThanOrEqual(ANSWER_TIMEOUT_MS / 0.02);
+    // Two API processes swept: question 2 was commanded once (by whichever claimed the wait).
+    expect(speaksSent(call.providerCallId!, 'speak:1:0')).toHaveLength(1);
+    expect(await db.callQuestionWait.findUnique({ where: { callId: call.id } })).toMatchObject({
+      step: 2,
+      dueAt: null,
+    });
+  });
+
+  it('a transcript that comes after the timeout walked on changes nothing; the next question is answered as usual', async () => {
+    const path = await timed;
+    const { call, callControlId, path: webhookPath } = await dialingCallOn(A);
+    const agent = await db.agent.create({
+      data: {
+        workspaceId: A.owner.workspaceId,
+        name: 'Late',
+        language: 'en-US',
+        voiceId: 'espeak-ng/en-us',
+        script: { openingLine: 'Hello.', questions: QUESTIONS, closing: 'Thank you, goodbye.' },
+      },
+    });
+    await db.call.update({ where: { id: call.id }, data: { agentId: agent.id } });
+    const send = async (type: string, step: number, payload: Record<string, unknown>) => {
+      const body = webhookBody(type, callControlId, call.attemptId, {
+        client_state: encodeClientState({ attemptId: call.attemptId, step }),
+        ...payload,
+      });
+      const response = await checkedFetch(`${path.api.baseUrl}${webhookPath}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...telnyxSignatureHeaders(ACCOUNT_A.key, body) },
+        body,
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { applied: boolean }).applied;
+    };
+    const turns = () =>
+      db.callTurn.findMany({ where: { callId: call.id }, orderBy: [{ step: 'asc' }, { part: 'asc' }] });
+    // Question 1 has been said: its wait begins; nothing is stored before the timeout.
+    const armedAt = Date.now();
+    expect(await send('call.speak.ended', 1, { status: 'completed' })).toBe(true);
+    expect(await turns()).toEqual([]);
+    const walked = await until(turns, (stored) => stored.length > 0);
+    expect(Date.now() - armedAt).toBeGreaterThanOrEqual(ANSWER_TIMEOUT_MS);
+    expect(walked.map((turn) => [turn.step, turn.part, turn.speaker, turn.text, turn.confidence])).toEqual([
+      [1, 0, 'lead', NO_ANSWER_TEXT, null],
+      [1, 2, 'agent', QUESTIONS[1], null],
+    ]);
+    // Walked once, though two API processes sweep: question 2 commanded once.
+    expect(speaksSent(callControlId, 'speak:1:0')).toHaveLength(1);
+    // Late: the answer to question 1, and question 1's speak ending again; neither stores, moves nor arms anything.
+    expect(
+      await send('call.transcription', 1, {
+        transcription_data: { transcript: 'Navy.', confidence: 0.9, is_final: true },
+      }),
+    ).toBe(false);
+    expect(await send('call.speak.ended', 1, { status: 'completed' })).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 3 * ANSWER_TIMEOUT_MS));
+    expect(await turns()).toEqual(walked);
+    expect(await db.callQuestionWait.findUniqueOrThrow({ where: { callId: call.id } })).toMatchObject({
+      step: 1,
+      dueAt: null,
+    });
+    // Question 2, said and answered in time: its answer, then the closing; its wait lapses unwalked.
+    expect(await send('call.speak.ended', 2, { status: 'completed' })).toBe(true);
+    expect(
+      await send('call.transcription', 2, {
+        transcription_data: { transcript: '3 pairs.', confidence: 0.8, is_final: true },
+      }),
+    ).toBe(true);
+    await until(
+      () => db.callQuestionWait.findUniqueOrThrow({ where: { callId: call.id } }),
+      (wait) => wait.dueAt === null,
+    );
+    expect((await turns()).slice(2).map((turn) => [turn.step, turn.part, turn.text])).toEqual([
+      [2, 0, '3 pairs.'],
+      [2, 2, 'Thank you, goodbye.'],
+    ]);
   });
 });
 

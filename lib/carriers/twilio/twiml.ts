@@ -1,4 +1,11 @@
-import { ANSWER_TIMEOUT_SECONDS, scriptStepOf, speechHints, type ScriptCall, type ScriptRequest, type ScriptTurn } from '../script-walk';
+import {
+  ANSWER_TIMEOUT_SECONDS,
+  scriptStepOf,
+  speechHints,
+  type ScriptCall,
+  type ScriptRequest,
+  type ScriptTurn,
+} from '../script-walk';
 import { twilioSayVoiceOf } from './twilio-voices';
 
 export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../script-walk';
