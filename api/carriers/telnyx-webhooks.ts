@@ -66,7 +66,8 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  *   call and event type, only forward, the end signalling the call's workflow;
  * - detection ended: who answered (once per call); a person (or not sure) starts the script walk;
  * - a machine's greeting ended: a machine; the voicemail message is said, then the call hung up (no message: hung up);
- * - call.transcription (final): the answer to the question its client_state names, and the next step;
+ * - call.transcription (final): the answer to the question its client_state names, and the next step; an interim
+ *   result: the lead has begun to answer, and the question's wait goes on from now;
  * - call.speak.ended of a question: the wait for its answer begins (api/carriers/telnyx-question-waits.ts: unanswered
  *   past ANSWER_TIMEOUT_SECONDS, the walk goes on with "(no answer)");
  * - call.speak.ended of the step's last line when it ends the call: the hang-up.
@@ -109,7 +110,11 @@ export async function receiveTelnyxWebhook(
 
   if (type === 'call.transcription') {
     const heard = payload.transcription_data;
-    if (!live || !heard || heard.is_final === false || !asked) return notApplied;
+    if (!live || !heard || !asked) return notApplied;
+    // Words heard so far (an interim result): the lead has begun to answer, so the question's wait goes on from now,
+    // as Twilio's Gather waits only for speech to begin.
+    if (heard.is_final === false)
+      return { received: true, applied: await armQuestionWait(services, call.id, question!) };
     const confidence = heard.confidence === undefined ? null : Math.min(1, Math.max(0, heard.confidence));
     return {
       received: true,

@@ -118,6 +118,14 @@ async function telnyxWorkspace(account: Account, baseUrl = `${recorder.url}/v2`)
 
 const A = await telnyxWorkspace(ACCOUNT_A);
 const B = await telnyxWorkspace(ACCOUNT_B);
+
+// A second twin, slower, for the questions' timeouts: a person's 30 s of patience 3 s, a spoken word 40 ms. At the
+// first twin's scale a wait long enough to see a person begin answering on a loaded machine left too little of the
+// person's patience (0.6 s) for the next question.
+const SLOW_TIME_SCALE = 0.1;
+const slowTwin = await startTestTelnyxTwin(db, { timeScale: SLOW_TIME_SCALE });
+const slowRecorder = await startRecordingProxy(new URL(slowTwin.baseUrl).origin);
+const C = await telnyxWorkspace(ACCOUNT_A, `${slowRecorder.url}/v2`);
 type Side = typeof A;
 
 const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
@@ -378,16 +386,17 @@ describe("the agent's script walk on Call Control", () => {
 });
 
 describe('a question nobody answers', () => {
-  // Two API processes that time questions, both sweeping (the main API does not: its 6 s outlast the twin's people,
-  // 0.6-0.78 s of patience at this time scale). The wait is 250 ms: the twin's answers come some 30 ms after a question.
-  const ANSWER_TIMEOUT_MS = 250;
+  // Two API processes that time questions, both sweeping (the main API does not: its 6 s outlast the first twin's
+  // people). The wait is 1 s on the slow twin: its people begin answering 60 ms after a question, their first word
+  // heard 40 ms later, and hang up after 3-3.9 s of silence.
+  const ANSWER_TIMEOUT_MS = 1_000;
   const questionTimers = { telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS, sweepQuestionWaits: { intervalMs: 10 } };
   const timed = startPath(uniqueTaskQueue('telnyx-question-waits'), undefined, questionTimers);
   const otherSweeper = startTestApi({ db, url, temporal, carrierKeyring: keyring, ...questionTimers });
 
   /** The speak commands the adapter sent on a call with that command_id (a question said twice would be sent twice). */
   const speaksSent = (callControlId: string, commandId: string) =>
-    recorder.exchanges.filter(
+    [...recorder.exchanges, ...slowRecorder.exchanges].filter(
       (exchange) =>
         exchange.url.endsWith('/actions/speak') &&
         exchange.url.includes(callControlId.slice(3)) &&
@@ -397,9 +406,9 @@ describe('a question nobody answers', () => {
   it('goes on with (no answer) after the timeout, as Twilio does, and reaches the closing', async () => {
     const path = await timed;
     await otherSweeper;
-    const campaign = await runningCampaign(A, { questions: QUESTIONS, via: path.api });
-    await scriptTelnyxPersona(twin.baseUrl, { number: '+14155570291', answers: [null, '3 pairs.'] });
-    const lead = await pushLead(A.owner, campaign.id, '+14155570291', path);
+    const campaign = await runningCampaign(C, { questions: QUESTIONS, via: path.api });
+    await scriptTelnyxPersona(slowTwin.baseUrl, { number: '+14155570291', answers: [null, '3 pairs.'] });
+    const lead = await pushLead(C.owner, campaign.id, '+14155570291', path);
     expect(await lead.handle.result()).toMatchObject({ outcome: 'answered' });
     const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
     const done = await withIntelligence(call.id);
@@ -416,19 +425,44 @@ describe('a question nobody answers', () => {
     expect(intelligence.extraction.pairs!.value).toBe(3);
     // The twin: the person kept silent after question 1; each question said once, in order, the second one the
     // timeout later (in twin time); the product hung up after the closing, not the person out of patience.
-    const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
+    const log = await telnyxTwinLog(slowTwin.baseUrl, call.providerCallId!);
     const says = log.log.filter((entry) => entry.kind === 'say');
     expect(says.map((entry) => entry.text)).toEqual(said(transcript, 'agent'));
     expect(log.log.filter((entry) => entry.kind === 'silence')).toHaveLength(1);
     expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent', text: 'normal_clearing' });
     const firstQuestionEndMs = log.log.find((entry) => entry.kind === 'silence')!.atMs - TWIN_TIMES.answerDelayMs;
-    expect(says[2]!.atMs - firstQuestionEndMs).toBeGreaterThanOrEqual(ANSWER_TIMEOUT_MS / 0.02);
+    expect(says[2]!.atMs - firstQuestionEndMs).toBeGreaterThanOrEqual(ANSWER_TIMEOUT_MS / SLOW_TIME_SCALE);
     // Two API processes swept: question 2 was commanded once (by whichever claimed the wait).
     expect(speaksSent(call.providerCallId!, 'speak:1:0')).toHaveLength(1);
-    expect(await db.callQuestionWait.findUnique({ where: { callId: call.id } })).toMatchObject({
-      step: 2,
-      dueAt: null,
+    // Question 2's wait, answered in time, lapses and is cleared, not walked.
+    const lapsed = await until(
+      () => db.callQuestionWait.findUniqueOrThrow({ where: { callId: call.id } }),
+      (wait) => wait.dueAt === null,
+    );
+    expect(lapsed.step).toBe(2);
+    const leadTurns = await db.callTurn.findMany({
+      where: { callId: call.id, speaker: 'lead' },
+      orderBy: { step: 'asc' },
     });
+    expect(leadTurns.map((turn) => turn.text)).toEqual([NO_ANSWER_TEXT, '3 pairs.']);
+  });
+
+  it('waits out an answer longer than the timeout once speech has begun (interim results), as Twilio waits for a pause', async () => {
+    const path = await timed;
+    const campaign = await runningCampaign(C, { questions: QUESTIONS, via: path.api });
+    // 40 words: 16 s of twin time, 1.6 s here, longer than the 1 s wait; begun 0.6 s (60 ms) after the question.
+    const long = `Navy, ${Array.from({ length: 39 }, () => 'really').join(' ')}.`;
+    await scriptTelnyxPersona(slowTwin.baseUrl, { number: '+14155570292', answers: [long, '3 pairs.'] });
+    const lead = await pushLead(C.owner, campaign.id, '+14155570292', path);
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'answered' });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    const transcript = (await withIntelligence(call.id)).transcript as Transcript;
+    expect(said(transcript, 'lead')).toEqual([long, '3 pairs.']);
+    expect(said(transcript, 'agent')).toEqual([
+      'Hello Ana, this is the shoe shop.',
+      ...QUESTIONS,
+      'Thank you, goodbye.',
+    ]);
   });
 
   it('a transcript that comes after the timeout walked on changes nothing; the next question is answered as usual', async () => {
@@ -478,7 +512,7 @@ describe('a question nobody answers', () => {
       }),
     ).toBe(false);
     expect(await send('call.speak.ended', 1, { status: 'completed' })).toBe(false);
-    await new Promise((resolve) => setTimeout(resolve, 3 * ANSWER_TIMEOUT_MS));
+    await new Promise((resolve) => setTimeout(resolve, 2 * ANSWER_TIMEOUT_MS));
     expect(await turns()).toEqual(walked);
     expect(await db.callQuestionWait.findUniqueOrThrow({ where: { callId: call.id } })).toMatchObject({
       step: 1,
@@ -786,7 +820,7 @@ describe("Telnyx's description", () => {
     const telnyx = carrierDescription('telnyx');
     const seen = new Set<string>();
     expect(recorder.exchanges.length).toBeGreaterThan(20);
-    for (const exchange of recorder.exchanges) {
+    for (const exchange of [...recorder.exchanges, ...slowRecorder.exchanges]) {
       const target = `http://twin${exchange.url}`;
       const operation = operationOf(exchange.method, target);
       seen.add(`${operation.method} ${operation.path}`);
