@@ -52,6 +52,12 @@ export interface AppServices {
    * behind a proxy is not the one this process sees. Unset: every Twilio callback is refused.
    */
   publicBaseUrl?: string;
+  /**
+   * How long a question of the script walk on Telnyx waits for its answer before the walk goes on with "(no answer)"
+   * (api/carriers/telnyx-question-waits.ts); unset: Twilio's Gather timeout, ANSWER_TIMEOUT_SECONDS. Tests on a
+   * time-scaled twin shorten it.
+   */
+  telnyxAnswerTimeoutMs?: number;
   /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

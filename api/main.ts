@@ -19,6 +19,8 @@ import { SPEECH_DECODE_TIMEOUT_MS } from '../lib/speech/limits';
 import { voicePreviewsFromConfig } from './voices/voice-previews';
 import { chatProviderFromConfig, createWhatsAppProvider, translatorFromConfig } from '../lib/providers';
 import { handleStopSignals, stopHttpServer } from '../lib/shutdown';
+import type { AppServices } from './app-services';
+import { createQuestionWaitSweep } from './carriers/telnyx-question-waits';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });
@@ -63,39 +65,41 @@ const exports = {
   pageRows: EXPORT_PAGE_ROWS,
   taskQueue: config.EXPORT_TASK_QUEUE,
 };
-const app = createApp(
-  {
-    db,
-    sql,
-    temporal,
-    temporalConnection,
-    taskQueue,
-    leadDispatcher,
-    startsAfterAnswer,
-    defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
-    exports,
-    voicePreviews: voicePreviewsFromConfig(config),
-    backgroundAudio: backgroundAudioFromConfig(config),
-    translator: translatorFromConfig(config),
-    chat: chatProviderFromConfig(config),
-    speech: {
-      taskQueue: config.SPEECH_TASK_QUEUE,
-      sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
-    },
-    whatsapp: {
-      provider: createWhatsAppProvider(config),
-      appSecret: config.WHATSAPP_APP_SECRET,
-      verifyToken: config.WHATSAPP_VERIFY_TOKEN,
-    },
-    telephonyProvider: config.TELEPHONY_PROVIDER,
-    carrierKeyring: config.SECRETS_KEYS,
-    publicBaseUrl: config.PUBLIC_BASE_URL,
-    telephonySigningSecrets: {
-      ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
-    },
+const services: AppServices = {
+  db,
+  sql,
+  temporal,
+  temporalConnection,
+  taskQueue,
+  leadDispatcher,
+  startsAfterAnswer,
+  defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+  exports,
+  voicePreviews: voicePreviewsFromConfig(config),
+  backgroundAudio: backgroundAudioFromConfig(config),
+  translator: translatorFromConfig(config),
+  chat: chatProviderFromConfig(config),
+  speech: {
+    taskQueue: config.SPEECH_TASK_QUEUE,
+    sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
   },
-  { trustProxy: config.TRUST_PROXY },
-);
+  whatsapp: {
+    provider: createWhatsAppProvider(config),
+    appSecret: config.WHATSAPP_APP_SECRET,
+    verifyToken: config.WHATSAPP_VERIFY_TOKEN,
+  },
+  telephonyProvider: config.TELEPHONY_PROVIDER,
+  carrierKeyring: config.SECRETS_KEYS,
+  publicBaseUrl: config.PUBLIC_BASE_URL,
+  telephonySigningSecrets: {
+    ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
+  },
+};
+const app = createApp(services, { trustProxy: config.TRUST_PROXY });
+// Every API process walks on from the Telnyx questions nobody answered in time; they share the waits by claiming them.
+const questionWaits = createQuestionWaitSweep(services);
+questionWaits.start();
+stop.defer('telnyx question waits', () => questionWaits.stop());
 
 // Every API process trims old API logs now and then; the DELETE is idempotent, so several may.
 const API_LOG_TRIM_INTERVAL_MS = 60 * 60_000;

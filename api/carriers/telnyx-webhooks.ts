@@ -1,10 +1,10 @@
 import type { Request } from 'express';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
 import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
-import { scriptStepOf, type ScriptRequest } from '../../lib/carriers/script-walk';
+import type { ScriptRequest } from '../../lib/carriers/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { telnyxClientOf, type TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
-import { decodeClientState, telnyxHints, telnyxSpeaksOf } from '../../lib/carriers/telnyx/telnyx-script';
+import { decodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import {
   answeredByEventOfTelnyx,
   callEventOfTelnyx,
@@ -18,7 +18,9 @@ import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { receiveCallEvent } from '../calls/telephony-events';
 import { rawBodyOf } from '../http/register-routes';
-import { scriptCallOf, scriptCallOfRow, storeScriptTurns, type ScriptCallRow } from './script-calls';
+import { scriptCallOf } from './script-calls';
+import { armQuestionWait } from './telnyx-question-waits';
+import { walkTelnyxStep } from './telnyx-walk';
 
 /** The connection whose public key verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TelnyxConnection>();
@@ -55,40 +57,6 @@ export async function assertSignedByTelnyx(req: Request, services: AppServices):
   verified.set(req, telnyx as TelnyxConnection);
 }
 
-/**
- * One step of the agent's script walk on the call (lib/carriers/script-walk.ts): its turns stored once per call, step
- * and part (the voicemail message marking the call voicemailLeftAt), then its commands through the connection that
- * signed the webhook: transcription started with the first question (hints from the agent's dictionaries), each line
- * and question spoken (command_ids per step and place: a step commanded again is said once), or the hang-up when the
- * step says nothing and ends the call. A command Telnyx refuses because the call has ended is dropped; any other
- * failure fails the webhook (5xx), so that Telnyx's retry commands the step again. Answers whether turns were stored.
- */
-async function walkStep(
-  services: AppServices,
-  connection: TelnyxConnection,
-  call: ScriptCallRow,
-  attemptId: string,
-  callControlId: string,
-  request: ScriptRequest,
-): Promise<boolean> {
-  const scriptCall = scriptCallOfRow(call);
-  const step = scriptStepOf(scriptCall, request);
-  const stored = await storeScriptTurns(
-    services,
-    call.id,
-    step.turns,
-    request.kind === 'voicemail' && step.turns.length > 0,
-  );
-  const calls = createTelnyxCalls(connection, { publicBaseUrl: services.publicBaseUrl! });
-  const agent = scriptCall.agent;
-  if (agent && request.kind === 'answer' && step.question !== null)
-    await calls.startTranscription(callControlId, { language: agent.language, hints: telnyxHints(agent.hints ?? []) });
-  const { speaks, hangUpNow } = telnyxSpeaksOf(scriptCall, attemptId, step);
-  for (const speak of speaks) if (!(await calls.speak(callControlId, speak))) return stored;
-  if (hangUpNow) await calls.hangup(callControlId);
-  return stored;
-}
-
 /** When the call was answered, by its call.answered event (recorded once per call): the talk time's start. */
 async function answeredAtOf(services: AppServices, provider: string, callControlId: string): Promise<Date | null> {
   const [row] = await poolSql(services.sql)<{ at: Date }>(
@@ -110,7 +78,10 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  *   call and event type, only forward, the end signalling the call's workflow;
  * - detection ended: who answered (once per call); a person (or not sure) starts the script walk;
  * - a machine's greeting ended: a machine; the voicemail message is said, then the call hung up (no message: hung up);
- * - call.transcription (final): the answer to the question its client_state names, and the next step;
+ * - call.transcription (final): the answer to the question its client_state names, and the next step; an interim
+ *   result: the lead has begun to answer, and the question's wait goes on from now;
+ * - call.speak.ended of a question: the wait for its answer begins (api/carriers/telnyx-question-waits.ts: unanswered
+ *   past ANSWER_TIMEOUT_SECONDS, the walk goes on with "(no answer)");
  * - call.speak.ended of the step's last line when it ends the call: the hang-up.
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
  */
@@ -129,7 +100,8 @@ export async function receiveTelnyxWebhook(
   if (state && state.attemptId !== attemptId) throw new Refusal(ErrorCode.unknown_call);
   const callControlId = payload.call_control_id;
   const live = call.status === 'dialing';
-  const step = (request: ScriptRequest) => walkStep(services, connection, call, attemptId, callControlId, request);
+  const step = (request: ScriptRequest) =>
+    walkTelnyxStep(services, connection, call, attemptId, callControlId, request);
 
   const answeredAt = type === 'call.hangup' ? await answeredAtOf(services, connection.provider, callControlId) : null;
   const event = callEventOfTelnyx(webhook, attemptId, answeredAt);
@@ -145,18 +117,26 @@ export async function receiveTelnyxWebhook(
     return { received: true, applied: result.applied };
   }
 
+  const question = typeof state?.step === 'number' ? state.step : null;
+  const asked = question !== null && question >= 1 && question <= (call.agent?.script.questions.length ?? 0);
+
   if (type === 'call.transcription') {
     const heard = payload.transcription_data;
-    const question = state?.step;
-    const questions = call.agent?.script.questions.length ?? 0;
-    if (!live || !heard || heard.is_final === false || typeof question !== 'number') return notApplied;
-    if (question < 1 || question > questions) return notApplied;
+    if (!live || !heard || !asked) return notApplied;
+    // Words heard so far (an interim result): the lead has begun to answer, so the question's wait goes on from now,
+    // as Twilio's Gather waits only for speech to begin.
+    if (heard.is_final === false)
+      return { received: true, applied: await armQuestionWait(services, call.id, question!) };
     const confidence = heard.confidence === undefined ? null : Math.min(1, Math.max(0, heard.confidence));
     return {
       received: true,
-      applied: await step({ kind: 'step', step: question, heard: { text: heard.transcript, confidence } }),
+      applied: await step({ kind: 'step', step: question!, heard: { text: heard.transcript, confidence } }),
     };
   }
+
+  // A question has been said: its wait for an answer begins (a question nobody answers: telnyx-question-waits.ts).
+  if (type === 'call.speak.ended' && asked && live && payload.status !== 'call_hangup')
+    return { received: true, applied: await armQuestionWait(services, call.id, question!) };
 
   if (type === 'call.speak.ended' && state?.step === 'end' && live) {
     await createTelnyxCalls(connection, { publicBaseUrl: services.publicBaseUrl! }).hangup(callControlId);

@@ -48,6 +48,13 @@ export const VOICEMAIL_STEP = 1000;
 /** What the transcript says for a question the lead did not answer (nothing heard). */
 export const NO_ANSWER_TEXT = '(no answer)';
 
+/**
+ * How long a question waits for the lead to begin answering before the walk goes on with NO_ANSWER_TEXT: Twilio's
+ * Gather `timeout`, and the product's own timer on Telnyx, whose transcription has none
+ * (api/carriers/telnyx-question-waits.ts).
+ */
+export const ANSWER_TIMEOUT_SECONDS = 6;
+
 /** One step of the walk: the agent's lines in order, then either a question to listen after, or the hang-up. */
 export interface ScriptStep {
   step: number;

@@ -44,6 +44,8 @@ export interface QueuedCommand {
     voice?: string;
     language?: string | null;
     hints?: string[];
+    /** transcription_start's interim_results. */
+    interimResults?: boolean;
     timeoutMillis?: number;
     validDigits?: string;
     maximumDigits?: number;
@@ -67,6 +69,7 @@ type Agenda =
   | { kind: 'amd'; event: string; result: string }
   | { kind: 'audio-end' }
   | { kind: 'speech'; text: string; confidence: number }
+  | { kind: 'interim'; text: string }
   | { kind: 'gather-end'; status: 'valid' | 'timeout'; digits: string };
 
 type HangupCause =
@@ -91,7 +94,7 @@ export interface CallState {
   queue: Audio[];
   /** A gather that has played its prompt and waits for digits. */
   listening: { clientState: string | null } | null;
-  transcription: { hints: string[]; language: string | null } | null;
+  transcription: { hints: string[]; language: string | null; interimResults?: boolean } | null;
   /** Answers the persona has given (or not): its next answer is its turns-th. */
   turns: number;
   /** The last moment anyone spoke: the callee hangs up when nothing has happened for the number's talk time. */
@@ -337,6 +340,13 @@ export function createCallRunner(options: CallRunnerOptions) {
       confidence: heard.confidence,
       language: state.transcription.language,
     });
+    // Interim results: the words heard so far, as each word ends (the last one's is the final result).
+    const words = heard.speech.split(/\s+/);
+    if (state.transcription.interimResults)
+      for (let count = 1; count < words.length; count++) {
+        const partial = words.slice(0, count).join(' ');
+        schedule(state, speaksAt + speakingMs(partial), { kind: 'interim', text: partial });
+      }
     schedule(state, speaksAt + speakingMs(heard.speech), {
       kind: 'speech',
       text: heard.speech,
@@ -429,6 +439,18 @@ export function createCallRunner(options: CallRunnerOptions) {
             { parties: false },
           );
         return;
+      case 'interim':
+        state.lastActivityMs = atMs;
+        if (state.transcription)
+          webhook(
+            row,
+            effects,
+            'call.transcription',
+            atMs,
+            { transcription_data: { is_final: false, transcript: item.text } },
+            { parties: false },
+          );
+        return;
       case 'gather-end': {
         const listening = state.listening;
         state.listening = null;
@@ -462,7 +484,11 @@ export function createCallRunner(options: CallRunnerOptions) {
           ? end(row, effects, atMs, 'normal_clearing', '200', 'caller')
           : end(row, effects, atMs, 'originator_cancel', '487', 'caller');
       case 'transcription_start':
-        state.transcription = { hints: params.hints ?? [], language: params.language ?? null };
+        state.transcription = {
+          hints: params.hints ?? [],
+          language: params.language ?? null,
+          interimResults: params.interimResults ?? false,
+        };
         effects.log.push({ atMs, speaker: 'twin', kind: 'transcription', text: 'started' });
         return;
       case 'transcription_stop':
@@ -533,7 +559,10 @@ export function createCallRunner(options: CallRunnerOptions) {
   function timedEnds(row: TelnyxTwinCall, state: CallState): { atMs: number; item: Agenda }[] {
     if (!state.answer) return [];
     const request = row.request as unknown as DialRequest;
-    const quiet = !state.playing && !state.listening && !state.agenda.some((entry) => entry.item.kind === 'speech');
+    const quiet =
+      !state.playing &&
+      !state.listening &&
+      !state.agenda.some((entry) => entry.item.kind === 'speech' || entry.item.kind === 'interim');
     return [
       {
         atMs: state.answer.atMs + request.timeLimitSecs * 1_000,

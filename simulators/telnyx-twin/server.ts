@@ -278,7 +278,17 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         const hints = config.hints;
         if (hints !== undefined && (!Array.isArray(hints) || hints.some((hint) => typeof hint !== 'string')))
           throw TELNYX_ERRORS.invalid('transcription_engine_config/hints', 'hints must be an array of strings');
-        return { hints: (hints as string[] | undefined) ?? [], language: text(config, 'language') ?? null };
+        const interim = config.interim_results;
+        if (interim !== undefined && typeof interim !== 'boolean')
+          throw TELNYX_ERRORS.invalid(
+            'transcription_engine_config/interim_results',
+            'interim_results must be a boolean',
+          );
+        return {
+          hints: (hints as string[] | undefined) ?? [],
+          language: text(config, 'language') ?? null,
+          interimResults: interim === true,
+        };
       },
       check: (state) => {
         if (state.transcription) throw TELNYX_ERRORS.transcribing();

@@ -10,6 +10,7 @@ import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
 import { OPENED_CONNECTION_TTL_MS } from '../../lib/carriers/opened-connections';
 import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
+import { NO_ANSWER_TEXT } from '../../lib/carriers/script-walk';
 import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { TELNYX_SPEAK_VOICES } from '../../lib/carriers/telnyx/telnyx-voices';
@@ -20,6 +21,7 @@ import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { VOICES } from '../../lib/voices/voices';
 import { publicKeyBase64, signingKey, telnyxSignatureHeaders } from '../../simulators/telnyx-twin/signature';
+import { TWIN_TIMES } from '../../simulators/twilio-twin/plan';
 import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
 import {
@@ -73,9 +75,13 @@ const ACCOUNT_B = {
 type Account = typeof ACCOUNT_A;
 
 /** An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the rest). */
-async function startPath(taskQueue: string, publicBaseUrl?: string) {
+async function startPath(
+  taskQueue: string,
+  publicBaseUrl?: string,
+  questions?: Pick<Parameters<typeof startTestApi>[0], 'telnyxAnswerTimeoutMs' | 'sweepQuestionWaits'>,
+) {
   const path: TestTemporal = { ...temporal, taskQueue };
-  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl });
+  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl, ...questions });
   await startTestWorker(path.taskQueue, {
     db,
     calls: createConnectionCarrier({
@@ -113,6 +119,14 @@ async function telnyxWorkspace(account: Account, baseUrl = `${recorder.url}/v2`)
 
 const A = await telnyxWorkspace(ACCOUNT_A);
 const B = await telnyxWorkspace(ACCOUNT_B);
+
+// A second twin, slower, for the questions' timeouts: a person's 30 s of patience 3 s, a spoken word 40 ms. At the
+// first twin's scale a wait long enough to see a person begin answering on a loaded machine left too little of the
+// person's patience (0.6 s) for the next question.
+const SLOW_TIME_SCALE = 0.1;
+const slowTwin = await startTestTelnyxTwin(db, { timeScale: SLOW_TIME_SCALE });
+const slowRecorder = await startRecordingProxy(new URL(slowTwin.baseUrl).origin);
+const C = await telnyxWorkspace(ACCOUNT_A, `${slowRecorder.url}/v2`);
 type Side = typeof A;
 
 const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
@@ -369,6 +383,157 @@ describe("the agent's script walk on Call Control", () => {
       expect(TELNYX_SPEAK_VOICES[voice.id]?.voice, voice.id).toMatch(/^AWS\.Polly\.[A-Za-z]+-Neural$/);
       expect(TELNYX_SPEAK_VOICES[voice.id]?.language, voice.id).toBe(voice.language);
     }
+  });
+});
+
+describe('a question nobody answers', () => {
+  // Two API processes that time questions, both sweeping (the main API does not: its 6 s outlast the first twin's
+  // people). The wait is 1 s on the slow twin: its people begin answering 60 ms after a question, their first word
+  // heard 40 ms later, and hang up after 3-3.9 s of silence.
+  const ANSWER_TIMEOUT_MS = 1_000;
+  const questionTimers = { telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS, sweepQuestionWaits: { intervalMs: 10 } };
+  const timed = startPath(uniqueTaskQueue('telnyx-question-waits'), undefined, questionTimers);
+  const otherSweeper = startTestApi({ db, url, temporal, carrierKeyring: keyring, ...questionTimers });
+
+  /** The speak commands the adapter sent on a call with that command_id (a question said twice would be sent twice). */
+  const speaksSent = (callControlId: string, commandId: string) =>
+    [...recorder.exchanges, ...slowRecorder.exchanges].filter(
+      (exchange) =>
+        exchange.url.endsWith('/actions/speak') &&
+        exchange.url.includes(callControlId.slice(3)) &&
+        (JSON.parse(exchange.body) as { command_id?: string }).command_id === commandId,
+    );
+
+  it('goes on with (no answer) after the timeout, as Twilio does, and reaches the closing', async () => {
+    const path = await timed;
+    await otherSweeper;
+    const campaign = await runningCampaign(C, { questions: QUESTIONS, via: path.api });
+    await scriptTelnyxPersona(slowTwin.baseUrl, { number: '+14155570291', answers: [null, '3 pairs.'] });
+    const lead = await pushLead(C.owner, campaign.id, '+14155570291', path);
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'answered' });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    const done = await withIntelligence(call.id);
+    const transcript = done.transcript as Transcript;
+    expect(said(transcript, 'lead')).toEqual([NO_ANSWER_TEXT, '3 pairs.']);
+    expect(said(transcript, 'agent')).toEqual([
+      'Hello Ana, this is the shoe shop.',
+      ...QUESTIONS,
+      'Thank you, goodbye.',
+    ]);
+    expect(transcript.find((turn) => turn.text === NO_ANSWER_TEXT)).not.toHaveProperty('confidence');
+    const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
+    expect(intelligence.extraction.colour!.value).toBeNull();
+    expect(intelligence.extraction.pairs!.value).toBe(3);
+    // The twin: the person kept silent after question 1; each question said once, in order, the second one the
+    // timeout later (in twin time); the product hung up after the closing, not the person out of patience.
+    const log = await telnyxTwinLog(slowTwin.baseUrl, call.providerCallId!);
+    const says = log.log.filter((entry) => entry.kind === 'say');
+    expect(says.map((entry) => entry.text)).toEqual(said(transcript, 'agent'));
+    expect(log.log.filter((entry) => entry.kind === 'silence')).toHaveLength(1);
+    expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent', text: 'normal_clearing' });
+    const firstQuestionEndMs = log.log.find((entry) => entry.kind === 'silence')!.atMs - TWIN_TIMES.answerDelayMs;
+    expect(says[2]!.atMs - firstQuestionEndMs).toBeGreaterThanOrEqual(ANSWER_TIMEOUT_MS / SLOW_TIME_SCALE);
+    // Two API processes swept: question 2 was commanded once (by whichever claimed the wait).
+    expect(speaksSent(call.providerCallId!, 'speak:1:0')).toHaveLength(1);
+    // Question 2's wait, answered in time, lapses and is cleared, not walked.
+    const lapsed = await until(
+      () => db.callQuestionWait.findUniqueOrThrow({ where: { callId: call.id } }),
+      (wait) => wait.dueAt === null,
+    );
+    expect(lapsed.step).toBe(2);
+    const leadTurns = await db.callTurn.findMany({
+      where: { callId: call.id, speaker: 'lead' },
+      orderBy: { step: 'asc' },
+    });
+    expect(leadTurns.map((turn) => turn.text)).toEqual([NO_ANSWER_TEXT, '3 pairs.']);
+  });
+
+  it('waits out an answer longer than the timeout once speech has begun (interim results), as Twilio waits for a pause', async () => {
+    const path = await timed;
+    const campaign = await runningCampaign(C, { questions: QUESTIONS, via: path.api });
+    // 40 words: 16 s of twin time, 1.6 s here, longer than the 1 s wait; begun 0.6 s (60 ms) after the question.
+    const long = `Navy, ${Array.from({ length: 39 }, () => 'really').join(' ')}.`;
+    await scriptTelnyxPersona(slowTwin.baseUrl, { number: '+14155570292', answers: [long, '3 pairs.'] });
+    const lead = await pushLead(C.owner, campaign.id, '+14155570292', path);
+    expect(await lead.handle.result()).toMatchObject({ outcome: 'answered' });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    const transcript = (await withIntelligence(call.id)).transcript as Transcript;
+    expect(said(transcript, 'lead')).toEqual([long, '3 pairs.']);
+    expect(said(transcript, 'agent')).toEqual([
+      'Hello Ana, this is the shoe shop.',
+      ...QUESTIONS,
+      'Thank you, goodbye.',
+    ]);
+  });
+
+  it('a transcript that comes after the timeout walked on changes nothing; the next question is answered as usual', async () => {
+    const path = await timed;
+    const { call, callControlId, path: webhookPath } = await dialingCallOn(A);
+    const agent = await db.agent.create({
+      data: {
+        workspaceId: A.owner.workspaceId,
+        name: 'Late',
+        language: 'en-US',
+        voiceId: 'espeak-ng/en-us',
+        script: { openingLine: 'Hello.', questions: QUESTIONS, closing: 'Thank you, goodbye.' },
+      },
+    });
+    await db.call.update({ where: { id: call.id }, data: { agentId: agent.id } });
+    const send = async (type: string, step: number, payload: Record<string, unknown>) => {
+      const body = webhookBody(type, callControlId, call.attemptId, {
+        client_state: encodeClientState({ attemptId: call.attemptId, step }),
+        ...payload,
+      });
+      const response = await checkedFetch(`${path.api.baseUrl}${webhookPath}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...telnyxSignatureHeaders(ACCOUNT_A.key, body) },
+        body,
+      });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { applied: boolean }).applied;
+    };
+    const turns = () =>
+      db.callTurn.findMany({ where: { callId: call.id }, orderBy: [{ step: 'asc' }, { part: 'asc' }] });
+    // Question 1 has been said: its wait begins; nothing is stored before the timeout.
+    const armedAt = Date.now();
+    expect(await send('call.speak.ended', 1, { status: 'completed' })).toBe(true);
+    expect(await turns()).toEqual([]);
+    const walked = await until(turns, (stored) => stored.length > 0);
+    expect(Date.now() - armedAt).toBeGreaterThanOrEqual(ANSWER_TIMEOUT_MS);
+    expect(walked.map((turn) => [turn.step, turn.part, turn.speaker, turn.text, turn.confidence])).toEqual([
+      [1, 0, 'lead', NO_ANSWER_TEXT, null],
+      [1, 2, 'agent', QUESTIONS[1], null],
+    ]);
+    // Walked once, though two API processes sweep: question 2 commanded once.
+    expect(speaksSent(callControlId, 'speak:1:0')).toHaveLength(1);
+    // Late: the answer to question 1, and question 1's speak ending again; neither stores, moves nor arms anything.
+    expect(
+      await send('call.transcription', 1, {
+        transcription_data: { transcript: 'Navy.', confidence: 0.9, is_final: true },
+      }),
+    ).toBe(false);
+    expect(await send('call.speak.ended', 1, { status: 'completed' })).toBe(false);
+    await new Promise((resolve) => setTimeout(resolve, 2 * ANSWER_TIMEOUT_MS));
+    expect(await turns()).toEqual(walked);
+    expect(await db.callQuestionWait.findUniqueOrThrow({ where: { callId: call.id } })).toMatchObject({
+      step: 1,
+      dueAt: null,
+    });
+    // Question 2, said and answered in time: its answer, then the closing; its wait lapses unwalked.
+    expect(await send('call.speak.ended', 2, { status: 'completed' })).toBe(true);
+    expect(
+      await send('call.transcription', 2, {
+        transcription_data: { transcript: '3 pairs.', confidence: 0.8, is_final: true },
+      }),
+    ).toBe(true);
+    await until(
+      () => db.callQuestionWait.findUniqueOrThrow({ where: { callId: call.id } }),
+      (wait) => wait.dueAt === null,
+    );
+    expect((await turns()).slice(2).map((turn) => [turn.step, turn.part, turn.text])).toEqual([
+      [2, 0, '3 pairs.'],
+      [2, 2, 'Thank you, goodbye.'],
+    ]);
   });
 });
 
@@ -661,7 +826,7 @@ describe("Telnyx's description", () => {
     const telnyx = carrierDescription('telnyx');
     const seen = new Set<string>();
     expect(recorder.exchanges.length).toBeGreaterThan(20);
-    for (const exchange of recorder.exchanges) {
+    for (const exchange of [...recorder.exchanges, ...slowRecorder.exchanges]) {
       const target = `http://twin${exchange.url}`;
       const operation = operationOf(exchange.method, target);
       seen.add(`${operation.method} ${operation.path}`);

@@ -7,6 +7,7 @@ import { routes } from '../../api/routes';
 import { defaultExportTaskQueue } from '../../lib/config';
 import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/app-services';
+import { createQuestionWaitSweep } from '../../api/carriers/telnyx-question-waits';
 import { createLeadDispatcher } from '../../lib/temporal/lead-dispatch';
 import { createStartQueue } from '../../lib/temporal/start-queue';
 import { EXPORT_PAGE_ROWS } from '../../api/exports/exports';
@@ -39,6 +40,11 @@ export interface TestApiDependencies extends Omit<
   temporal: { client: AppServices['temporal']; connection: AppServices['temporalConnection']; taskQueue: string };
   defaultRateLimitPerMinute?: number;
   trustProxy?: boolean;
+  /**
+   * Run the sweep of Telnyx questions nobody answered, as every production API process does
+   * (api/carriers/telnyx-question-waits.ts); off by default.
+   */
+  sweepQuestionWaits?: { intervalMs: number };
   /** Run the lead dispatcher's sweep, as every production API process does (off by default: tests that share a database must not start each other's leads). */
   sweepLeads?: { staleAfterMs: number };
   /**
@@ -93,8 +99,14 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     speech: dependencies.speech,
     whatsapp: dependencies.whatsapp,
     chat: dependencies.chat,
+    telnyxAnswerTimeoutMs: dependencies.telnyxAnswerTimeoutMs,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
+  if (dependencies.sweepQuestionWaits) {
+    const questionWaits = createQuestionWaitSweep(services, dependencies.sweepQuestionWaits);
+    questionWaits.start();
+    afterAll(() => questionWaits.stop());
+  }
   await new Promise<void>((resolve) => server.once('listening', resolve));
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   afterAll(() => rm(services.exports.dir, { recursive: true, force: true }));

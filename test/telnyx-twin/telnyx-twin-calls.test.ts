@@ -176,6 +176,33 @@ describe('a scripted conversation', () => {
     expect(log.filter((entry) => entry.kind === 'silence')).toHaveLength(1);
   });
 
+  it('with interim_results, sends the words heard so far as each one ends (is_final false), then the final result', async () => {
+    const to = '+14155550331';
+    await scriptTelnyxPersona(twin.baseUrl, {
+      number: to,
+      answers: [{ speech: 'Three pairs, please.', confidence: 0.8 }],
+    });
+    const id = await dial(to);
+    await untilEvent(id, 'call.answered');
+    await twin.client.calls.actions.startTranscription(id, {
+      transcription_engine: 'Google',
+      transcription_engine_config: { transcription_engine: 'Google', language: 'en', interim_results: true },
+    });
+    await twin.client.calls.actions.speak(id, { payload: 'How many pairs?', voice: 'female' });
+    const webhooks = await until(
+      async () => receiver.of(id).filter((webhook) => webhook.eventType === 'call.transcription'),
+      (heard) => heard.some((webhook) => webhook.payload.transcription_data?.is_final === true),
+      20_000,
+    );
+    expect(webhooks.map((webhook) => webhook.payload.transcription_data)).toEqual([
+      { is_final: false, transcript: 'Three' },
+      { is_final: false, transcript: 'Three pairs,' },
+      { confidence: 0.8, is_final: true, transcript: 'Three pairs, please.' },
+    ]);
+    expect(webhooks.every((webhook) => webhook.verified && webhook.problems.length === 0)).toBe(true);
+    await twin.client.calls.actions.hangup(id, {});
+  });
+
   it('the default person answers a question with one of the hints; a DTMF gather gets the scripted keys or times out', async () => {
     const to = '+14155550340';
     await scriptTelnyxPersona(twin.baseUrl, { number: to, answers: ['42'] });

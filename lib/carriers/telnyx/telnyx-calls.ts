@@ -185,7 +185,8 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
     },
 
     /**
-     * Starts listening (actions/transcription_start): each final utterance comes back as call.transcription. Google's
+     * Starts listening (actions/transcription_start): each final utterance comes back as call.transcription, and the
+     * words heard so far meanwhile (interim results, is_final false: api/carriers/telnyx-question-waits.ts). Google's
      * engine, in the agent's language (its primary subtag, as Telnyx lists Google's), with the hints. Once per call
      * (its command_id): Telnyx refuses a second start (90054), taken as already listening.
      */
@@ -199,6 +200,8 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
               transcription_engine: 'Google',
               language: options.language.split('-')[0]!.toLowerCase() as never,
               hints: options.hints,
+              // The words as they are heard: speech has begun, so a question's wait for its answer is not over.
+              interim_results: true,
             },
           }),
         );

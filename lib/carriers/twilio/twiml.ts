@@ -1,4 +1,11 @@
-import { scriptStepOf, speechHints, type ScriptCall, type ScriptRequest, type ScriptTurn } from '../script-walk';
+import {
+  ANSWER_TIMEOUT_SECONDS,
+  scriptStepOf,
+  speechHints,
+  type ScriptCall,
+  type ScriptRequest,
+  type ScriptTurn,
+} from '../script-walk';
 import { twilioSayVoiceOf } from './twilio-voices';
 
 export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../script-walk';
@@ -17,7 +24,7 @@ export interface TwimlCall extends ScriptCall {
 export type TwimlRequest = ScriptRequest;
 
 /** The Gather's settings: Twilio ends the answer after a pause it judges (auto), and waits 6 s for speech to begin. */
-export const GATHER_TIMEOUT_SECONDS = 6;
+export const GATHER_TIMEOUT_SECONDS = ANSWER_TIMEOUT_SECONDS;
 export const GATHER_SPEECH_TIMEOUT = 'auto';
 
 /** Twilio takes at most 500 hints; a comma separates them, so a term's own commas become spaces. */

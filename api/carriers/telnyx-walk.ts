@@ -1,0 +1,57 @@
+import { openedConnectionsOf } from '../../lib/carriers/opened-connections';
+import { scriptStepOf, type ScriptRequest } from '../../lib/carriers/script-walk';
+import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
+import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
+import { telnyxHints, telnyxSpeaksOf } from '../../lib/carriers/telnyx/telnyx-script';
+import type { AppServices } from '../app-services';
+import { scriptCallOfRow, storeScriptTurns, type ScriptCallRow } from './script-calls';
+
+/**
+ * The live Telnyx connection of that id (a `telnyx` or `telnyx-twin` one), opened with the key ring, as this process
+ * keeps it (lib/carriers/opened-connections.ts); null when it is unknown, removed, another carrier's, or the API has no
+ * key ring or PUBLIC_BASE_URL.
+ */
+export async function openTelnyxConnection(services: AppServices, id: string): Promise<TelnyxConnection | null> {
+  const connection =
+    services.carrierKeyring && services.publicBaseUrl
+      ? (await openedConnectionsOf(services.db, services.carrierKeyring).get(id)).connection
+      : null;
+  return connection && (connection.provider === 'telnyx' || connection.provider === 'telnyx-twin')
+    ? (connection as TelnyxConnection)
+    : null;
+}
+
+/**
+ * One step of the agent's script walk on the call (lib/carriers/script-walk.ts): its turns stored once per call, step
+ * and part (the voicemail message marking the call voicemailLeftAt), then its commands through the connection:
+ * transcription started with the first question (hints from the agent's dictionaries), each line and question spoken
+ * (command_ids per step and place: a step commanded again is said once), or the hang-up when the step says nothing and
+ * ends the call. A command Telnyx refuses because the call has ended is dropped; any other failure throws, so that the
+ * step is commanded again (Telnyx's retry of the webhook, or the question sweep's next pass). Answers whether turns
+ * were stored.
+ */
+export async function walkTelnyxStep(
+  services: AppServices,
+  connection: TelnyxConnection,
+  call: ScriptCallRow,
+  attemptId: string,
+  callControlId: string,
+  request: ScriptRequest,
+): Promise<boolean> {
+  const scriptCall = scriptCallOfRow(call);
+  const step = scriptStepOf(scriptCall, request);
+  const stored = await storeScriptTurns(
+    services,
+    call.id,
+    step.turns,
+    request.kind === 'voicemail' && step.turns.length > 0,
+  );
+  const calls = createTelnyxCalls(connection, { publicBaseUrl: services.publicBaseUrl! });
+  const agent = scriptCall.agent;
+  if (agent && request.kind === 'answer' && step.question !== null)
+    await calls.startTranscription(callControlId, { language: agent.language, hints: telnyxHints(agent.hints ?? []) });
+  const { speaks, hangUpNow } = telnyxSpeaksOf(scriptCall, attemptId, step);
+  for (const speak of speaks) if (!(await calls.speak(callControlId, speak))) return stored;
+  if (hangUpNow) await calls.hangup(callControlId);
+  return stored;
+}
