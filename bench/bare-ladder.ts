@@ -27,6 +27,7 @@ import {
   waitForExit,
 } from './production-leads';
 import { cpuNow } from './measure';
+import { historyFigures, type HistoryFigures } from './history-figures';
 import { benchMachine, writeBenchResults } from './results-files';
 import { ensureDatabase } from '../scripts/stack/postgres';
 import { projectRoot } from '../scripts/stack/paths';
@@ -42,51 +43,6 @@ if (CLUSTER) {
 const LEADS = Number(process.env.BENCH_LEADS ?? 300);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 2);
 const TARGETS = { cpuRatioAtMost: 1.3, historyEventsPerLeadAtMost: 37, visibilityWritesPerLead: 2 };
-
-interface HistoryFigures {
-  workflows: number;
-  events: number;
-  upserts: number;
-  visibilityWrites: number;
-  workflowTasks: number;
-  byType: Record<string, { workflows: number; events: number; upserts: number; workflowTasks: number }>;
-}
-
-/** The figures of these workflows' histories: a closed run's visibility writes are its start, its upserts, its close. */
-async function historyFigures(client: Client, workflowIds: string[]): Promise<HistoryFigures> {
-  const figures: HistoryFigures = {
-    workflows: 0,
-    events: 0,
-    upserts: 0,
-    visibilityWrites: 0,
-    workflowTasks: 0,
-    byType: {},
-  };
-  for (let offset = 0; offset < workflowIds.length; offset += 20) {
-    const histories = await Promise.all(
-      workflowIds.slice(offset, offset + 20).map(async (id) => {
-        const handle = client.workflow.getHandle(id);
-        const [history, description] = await Promise.all([handle.fetchHistory(), handle.describe()]);
-        return { events: history.events ?? [], type: description.type, closed: description.status.name !== 'RUNNING' };
-      }),
-    );
-    for (const { events, type, closed } of histories) {
-      const upserts = events.filter((event) => event.upsertWorkflowSearchAttributesEventAttributes).length;
-      const workflowTasks = events.filter((event) => event.workflowTaskCompletedEventAttributes).length;
-      figures.workflows += 1;
-      figures.events += events.length;
-      figures.upserts += upserts;
-      figures.visibilityWrites += 1 + upserts + (closed ? 1 : 0);
-      figures.workflowTasks += workflowTasks;
-      const byType = (figures.byType[type] ??= { workflows: 0, events: 0, upserts: 0, workflowTasks: 0 });
-      byType.workflows += 1;
-      byType.events += events.length;
-      byType.upserts += upserts;
-      byType.workflowTasks += workflowTasks;
-    }
-  }
-  return figures;
-}
 
 /** Every workflow the production round ran on its task queue (its leads' and any they started), by visibility. */
 async function workflowsOnQueue(client: Client, taskQueue: string, since: Date): Promise<string[]> {

@@ -12,7 +12,9 @@
 import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { Client, Connection } from '@temporalio/client';
 import { nodeArgsFromEnv, startBenchStack } from './bench-process';
+import { historyFigures } from './history-figures';
 import { BENCH_LADDER } from './ladder-campaign';
 import {
   BUSY_PHONE_NO_AFTERMATH,
@@ -90,8 +92,22 @@ try {
       rounds: runs[carrier].map((run) => ({ cpuSeconds: run.cpuSeconds, seconds: run.leadsFinishedSeconds })),
     };
   };
-  const simulated = summary('simulated');
-  const twin = summary('twilio-twin');
+  // What the last round of each path left in its leads' histories: the same workflow, whichever carrier it dials.
+  const temporalConnection = await Connection.connect({ address: stack.temporalAddress });
+  const historiesOf = async (carrier: BenchCarrierPath) => {
+    const figures = await historyFigures(
+      new Client({ connection: temporalConnection }),
+      runs[carrier].at(-1)!.leadWorkflowIds,
+    );
+    return {
+      eventsPerLead: Number((figures.events / figures.workflows).toFixed(2)),
+      workflowTasksPerLead: Number((figures.workflowTasks / figures.workflows).toFixed(2)),
+    };
+  };
+  const histories = { simulated: await historiesOf('simulated'), 'twilio-twin': await historiesOf('twilio-twin') };
+  await temporalConnection.close();
+  const simulated = { ...summary('simulated'), histories: histories.simulated };
+  const twin = { ...summary('twilio-twin'), histories: histories['twilio-twin'] };
   const ratio = Number((twin.productCpuMsPerLead / simulated.productCpuMsPerLead).toFixed(2));
   const result = {
     measuredAt: new Date().toISOString(),
@@ -127,6 +143,8 @@ try {
     row('Temporal server, ms', (s) => s.byProcessMsPerLead['Temporal server']!),
     row("PostgreSQL (the app's and the carrier's), ms", (s) => s.byProcessMsPerLead.PostgreSQL!),
     row('calls', (s) => s.callsPerLead),
+    row("history events of the lead's workflow", (s) => s.histories.eventsPerLead),
+    row('workflow tasks', (s) => s.histories.workflowTasksPerLead),
     row('seconds a round (median)', (s) => s.secondsPerRound),
     '',
     `Target: the product's CPU per lead through the twin ${ratio}x through the simulated carrier (<= ${TARGET_RATIO}x): ${result.target.pass ? 'pass' : '**fail**'}.`,
