@@ -1,4 +1,4 @@
-import type { Prisma, TwilioTwinCall } from '../../generated/prisma/client';
+import type { TwilioTwinCall } from '../../generated/prisma/client';
 import type { Database } from '../../lib/database';
 import type { JsonHttp } from '../../lib/http/json-http';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
@@ -15,6 +15,7 @@ import {
   type AnsweredBy,
   type TerminalStatus,
 } from './plan';
+import { twilioTwinCallStore, type CallPatch } from './call-store';
 import { rfc2822 } from './resource';
 import { TWILIO_SIGNATURE_HEADER, twilioSignature } from './signature';
 import { parseTwiml, TwimlError, type HttpMethod, type PromptVerb, type Verb } from './twiml';
@@ -174,6 +175,7 @@ const legSid = (parent: string, index: number) =>
 
 export function createCallRunner(options: CallRunnerOptions) {
   const { db, http, timeScale } = options;
+  const store = twilioTwinCallStore(db);
   const runtime = createTwinRuntime({
     name: 'twilio twin',
     retry: options.retry,
@@ -212,15 +214,14 @@ export function createCallRunner(options: CallRunnerOptions) {
 
   function deliver(sid: string, accountSid: string) {
     runtime.deliver(sid, {
-      owed: () =>
-        db.twilioTwinCallback.findMany({ where: { callSid: sid, deliveredAt: null }, orderBy: { seq: 'asc' } }),
+      owed: () => store.owed(sid),
       send: async (callback, _attempt, signal) => {
         const response = await send(
           accountSid,
           {
             url: callback.url,
             method: callback.method as HttpMethod,
-            params: callback.params as Record<string, string>,
+            params: callback.params,
           },
           // Twilio's header for recognising a webhook sent again: the same for every attempt of one callback.
           { 'I-Twilio-Idempotency-Token': `${sid}-${callback.seq}` },
@@ -228,11 +229,7 @@ export function createCallRunner(options: CallRunnerOptions) {
         );
         return response.status >= 200 && response.status <= 299;
       },
-      delivered: (callback) =>
-        db.twilioTwinCallback.update({
-          where: { callSid_seq: { callSid: sid, seq: callback.seq } },
-          data: { deliveredAt: new Date() },
-        }),
+      delivered: (callback) => store.delivered(sid, callback.seq),
     });
   }
 
@@ -240,7 +237,7 @@ export function createCallRunner(options: CallRunnerOptions) {
 
   interface Effects {
     state: CallState;
-    data: Prisma.TwilioTwinCallUpdateInput;
+    data: CallPatch;
     log: LogEntry[];
     callbacks: Callback[];
   }
@@ -255,7 +252,7 @@ export function createCallRunner(options: CallRunnerOptions) {
   ) {
     const request = row.request as unknown as CallRequest;
     if (!request.statusCallback || !request.statusCallbackEvents.includes(event)) return;
-    const answeredBy = (effects.data.answeredBy as string | undefined) ?? row.answeredBy;
+    const answeredBy = effects.data.answeredBy ?? row.answeredBy;
     effects.callbacks.push({
       url: request.statusCallback,
       method: request.statusCallbackMethod,
@@ -449,7 +446,7 @@ export function createCallRunner(options: CallRunnerOptions) {
     if (step.kind === 'inline') document = step.twiml;
     else {
       url = step.url;
-      const answeredBy = (effects.data.answeredBy as string | undefined) ?? row.answeredBy;
+      const answeredBy = effects.data.answeredBy ?? row.answeredBy;
       const amd = state.amd;
       const params = {
         ...callParams(row, 'in-progress'),
@@ -583,28 +580,19 @@ export function createCallRunner(options: CallRunnerOptions) {
     log.sort((a, b) => a.atMs - b.atMs);
     const first = state.callbackSeq;
     state.callbackSeq += effects.callbacks.length;
-    const [updated] = await db.$transaction([
-      db.twilioTwinCall.update({
-        where: { sid: row.sid },
-        data: {
-          ...effects.data,
-          state: state as unknown as Prisma.InputJsonValue,
-          log: log as unknown as Prisma.InputJsonValue,
-          updatedAt: new Date(),
-        },
-      }),
-      db.twilioTwinCallback.createMany({
-        data: effects.callbacks.map((callback, index) => ({
-          callSid: row.sid,
-          seq: first + index,
-          url: callback.url,
-          method: callback.method,
-          params: callback.params,
-        })),
-      }),
-    ]);
+    const updated = await store.commit(row.sid, {
+      patch: effects.data,
+      state,
+      log,
+      callbacks: effects.callbacks.map((callback, index) => ({
+        seq: first + index,
+        url: callback.url,
+        method: callback.method,
+        params: callback.params,
+      })),
+    });
     if (effects.callbacks.length > 0) deliver(row.sid, row.accountSid);
-    return updated!;
+    return updated;
   }
 
   const effectsOf = (row: TwilioTwinCall): Effects => ({
@@ -637,11 +625,11 @@ export function createCallRunner(options: CallRunnerOptions) {
   }
 
   async function run(sid: string, control: CallLoopControl) {
-    let row = await db.twilioTwinCall.findUnique({ where: { sid } });
+    let row = await store.read(sid);
     while (row && !stopping.signal.aborted) {
       if (control.woken) {
         control.woken = false;
-        row = await db.twilioTwinCall.findUnique({ where: { sid } });
+        row = await store.read(sid);
         continue;
       }
       const commanded = command(row);

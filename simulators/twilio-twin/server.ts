@@ -8,6 +8,7 @@ import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { createCallRunner, initialState, isEnded, type CallRequest, type LogEntry, type Redirect } from './calls';
+import { twilioTwinCallStore } from './call-store';
 import { TWILIO_ERRORS, TwilioRestError } from './errors';
 import { type PersonaScript } from './persona';
 import { callResource, rfc2822 } from './resource';
@@ -167,6 +168,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   });
   /** TEST CONTROL: the scripted persona of each number (in memory; a call keeps the script it was dialed with). */
   const personas = new Map<string, PersonaScript>();
+  const store = twilioTwinCallStore(db);
 
   const app = express();
   app.disable('x-powered-by');
@@ -203,7 +205,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   async function callOf(req: Request): Promise<TwilioTwinCall> {
     const file = String(req.params.CallFile);
     const sid = file.endsWith('.json') ? file.slice(0, -'.json'.length) : '';
-    const row = sid ? await db.twilioTwinCall.findUnique({ where: { sid } }) : null;
+    const row = sid ? await store.read(sid) : null;
     if (!row || row.accountSid !== req.params.AccountSid) throw TWILIO_ERRORS.notFound(req.path);
     return row;
   }
@@ -233,32 +235,22 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
       const initiated = request.statusCallback !== null && request.statusCallbackEvents.includes('initiated');
       // The initiated event is owed from the start: it is written with the call, as its callback 0.
       const state = { ...initialState(request, to), statusSeq: initiated ? 1 : 0, callbackSeq: initiated ? 1 : 0 };
-      const row = await db.$transaction(async (tx) => {
-        const created = await tx.twilioTwinCall.create({
-          data: {
-            sid,
-            accountSid: String(req.params.AccountSid),
-            to,
-            from,
-            status: 'queued',
-            createdAt: now,
-            updatedAt: now,
-            // The twin dials at once: the call's start_time is its creation.
-            startTime: now,
-            request: request as unknown as Prisma.InputJsonValue,
-            persona: (personas.get(to) ?? undefined) as Prisma.InputJsonValue | undefined,
-            state: state as unknown as Prisma.InputJsonValue,
-          },
-        });
-        if (initiated)
-          await tx.twilioTwinCallback.create({
-            data: {
-              callSid: sid,
-              seq: 0,
+      const accountSid = String(req.params.AccountSid);
+      const row = await store.create({
+        sid,
+        accountSid,
+        to,
+        from,
+        createdAt: now,
+        request,
+        persona: personas.get(to) ?? null,
+        state,
+        initiated: initiated
+          ? {
               url: request.statusCallback!,
               method: request.statusCallbackMethod,
               params: {
-                AccountSid: created.accountSid,
+                AccountSid: accountSid,
                 ApiVersion: '2010-04-01',
                 CallSid: sid,
                 CallStatus: 'initiated',
@@ -271,9 +263,8 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
                 Timestamp: rfc2822(now),
                 To: to,
               },
-            },
-          });
-        return created;
+            }
+          : null,
       });
       res.status(201).json(callResource(row));
       runner.start(sid);
