@@ -14,15 +14,22 @@ import { callsPlaced } from '../metrics/calls';
  * -> no_answer; failed -> invalid_number when the carrier's reason says so, else failed; canceled (we hung up: the
  * campaign was stopped) -> what the call had reached: answered or voicemail once picked up, no_answer while it was
  * still ringing.
+ *
+ * `answerServed` false says the product never served the call's answer document (no step-0 turn), which only means
+ * something for a call with an agent on a carrier that walks the script from the answer (Twilio's TwiML:
+ * walksFromAnswer, ANSWER_NEVER_SERVED_SQL): completed with nobody known to have answered is then failed, not
+ * answered, since nobody heard the agent (Twilio's error 11200, the TwiML request failed:
+ * docs/features/carriers.md#outcomes-twilios-words-in-the-products). A human or a machine detected keeps its outcome.
  */
 export function outcomeOfTerminalState(
   status: CarrierCallState,
   answeredBy: 'human' | 'machine' | null,
   reason: string | null,
+  answerServed = true,
 ): CallOutcome {
   switch (status) {
     case 'completed':
-      return answeredBy === 'machine' ? 'voicemail' : 'answered';
+      return answeredBy === 'machine' ? 'voicemail' : answeredBy === null && !answerServed ? 'failed' : 'answered';
     case 'busy':
       return 'busy';
     case 'failed':
@@ -63,13 +70,32 @@ interface AppliedRow {
 /** The rank of "carrierStatus" in SQL, from the one table of ranks (lib/calls/call-states.ts). */
 const RANK_SQL = `CASE c."carrierStatus" ${CARRIER_CALL_STATES.map((state) => `WHEN '${state}' THEN ${callStateRank(state)}`).join(' ')} ELSE 0 END`;
 
+/**
+ * The call c has an agent, so its answer document stores step-0 turns (api/carriers/script-calls.ts storeScriptTurns,
+ * before the document is answered), and has none: the product never served its answer. A call without an agent stores
+ * no turn ever (its TwiML hangs up at once), and is not told apart. One index lookup (CallTurn's key starts with
+ * callId, step).
+ */
+const ANSWER_NEVER_SERVED_SQL = `c."agentId" IS NOT NULL
+                                  AND NOT EXISTS (SELECT 1 FROM "CallTurn" t WHERE t."callId" = c.id AND t.step = 0)`;
+
+/**
+ * Whether a provider's calls walk the agent's script from the answer, so that an answer never served means nobody heard
+ * the agent: Twilio's (the TwiML Url is fetched at the answer). Not Telnyx's (its walk starts at the detection's end: a
+ * person who hangs up before stores no turn either), nor the simulated carrier's (no TwiML).
+ */
+const walksFromAnswer = (provider: string): boolean => provider === 'twilio' || provider === 'twilio-twin';
+
 /** The outcome a terminal event gives its call c (in APPLY_EVENTS_SQL's update, where last_applied and input join it). */
 const TERMINAL_OUTCOME_SQL = `(CASE coalesce(last_applied."answeredBy", c."answeredBy")
                        WHEN 'human' THEN input."outcomeIfHuman"
                        -- A machine that took the agent's voicemail message (lib/carriers/twilio/twiml.ts).
                        WHEN 'machine' THEN (CASE WHEN input."outcomeIfMachine" = 'voicemail' AND c."voicemailLeftAt" IS NOT NULL
                                                  THEN 'voicemail_left' ELSE input."outcomeIfMachine" END)
-                       ELSE input."outcomeIfUnknown" END)`;
+                       -- Nobody known to have answered: outcomeIfUnserved (set only where it differs, a completed
+                       -- call of a carrier whose walk starts at the answer) when the answer was never served.
+                       ELSE (CASE WHEN input."outcomeIfUnserved" IS NOT NULL AND ${ANSWER_NEVER_SERVED_SQL}
+                                  THEN input."outcomeIfUnserved" ELSE input."outcomeIfUnknown" END) END)`;
 
 /**
  * One SQL statement for a batch of events ($1: a JSON array, one element per event in arrival order, as
@@ -92,7 +118,7 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
       FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, ord),
            jsonb_to_record(e.value) AS x(provider text, "providerCallId" text, "attemptId" text, rank int, "eventId" text,
              status text, "occurredAt" timestamptz, payload jsonb, "answeredBy" text, "outcomeIfHuman" text,
-             "outcomeIfMachine" text, "outcomeIfUnknown" text, terminal boolean, "durationMs" int,
+             "outcomeIfMachine" text, "outcomeIfUnknown" text, "outcomeIfUnserved" text, terminal boolean, "durationMs" int,
              "carrierConnectionId" uuid)
   ), found AS (
     SELECT input.ord, f.id FROM input CROSS JOIN LATERAL (
@@ -218,8 +244,9 @@ export async function applyCallEvents(sql: RunSql, events: readonly ProviderCall
       events.map(({ provider, event, carrierConnectionId }) => {
         const terminal = isTerminalCallState(event.status);
         const reason = event.reason ?? null;
-        const outcomeIf = (answeredBy: 'human' | 'machine' | null) =>
-          outcomeOfTerminalState(event.status, event.answeredBy ?? answeredBy, reason);
+        const outcomeIf = (answeredBy: 'human' | 'machine' | null, answerServed = true) =>
+          outcomeOfTerminalState(event.status, event.answeredBy ?? answeredBy, reason, answerServed);
+        const outcomeIfUnserved = walksFromAnswer(provider) ? outcomeIf(null, false) : null;
         return {
           provider,
           providerCallId: event.providerCallId,
@@ -233,6 +260,8 @@ export async function applyCallEvents(sql: RunSql, events: readonly ProviderCall
           outcomeIfHuman: outcomeIf('human'),
           outcomeIfMachine: outcomeIf('machine'),
           outcomeIfUnknown: outcomeIf(null),
+          // Only where it differs: the statement looks for the answer's turns for that event alone.
+          outcomeIfUnserved: outcomeIfUnserved === outcomeIf(null) ? null : outcomeIfUnserved,
           terminal,
           durationMs: terminal ? (event.durationMs ?? null) : null,
           carrierConnectionId: carrierConnectionId ?? null,

@@ -120,6 +120,73 @@ describe('a batch of carrier events in one statement', () => {
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });
 
+  it('ends failed a Twilio call of an agent completed with nobody known to have answered and its answer never served (11200); the rest as before', async () => {
+    const { calls } = await campaignWithCalls(9);
+    const agentId = randomUUID();
+    // Each call: its provider, whether it has an agent, whether its answer document was served (a step-0 turn).
+    const setups: Array<[string, boolean, boolean]> = [
+      ['twilio-twin', true, false], // never served: failed
+      ['twilio', true, false], // the same on Twilio itself, its lead's ladder settling at the end on answered only
+      ['twilio-twin', true, true], // served: answered
+      ['twilio-twin', false, false], // no agent, no turn ever (its TwiML hangs up at once): answered
+      ['telnyx-twin', true, false], // Telnyx walks from the detection: answered
+      ['simulated', true, false], // the simulated carrier: answered
+      ['twilio-twin', true, false], // a human detected earlier in the batch: answered
+      ['twilio-twin', true, false], // a machine detected: voicemail
+      ['twilio-twin', true, false], // canceled while ringing: no_answer
+    ];
+    for (const [index, [provider, withAgent, served]] of setups.entries()) {
+      const call = calls[index]!;
+      await db.call.update({
+        where: { id: call.id },
+        data: { provider, agentId: withAgent ? agentId : null, settlesLeadOn: index === 1 ? ['answered'] : [] },
+      });
+      if (served)
+        await db.callTurn.create({
+          data: { callId: call.id, step: 0, part: 1, speaker: 'agent', text: 'Hello.', offsetMs: 0 },
+        });
+    }
+    const on = (index: number, status: CallEvent['status'], extra: Partial<CallEvent> = {}) => ({
+      ...eventOf(calls[index]!, status, extra),
+      provider: setups[index]![0],
+    });
+    const results = await applyCallEvents(sql, [
+      on(0, 'completed', { durationMs: 1_000 }),
+      on(2, 'completed'),
+      on(3, 'completed'),
+      on(4, 'completed'),
+      on(5, 'completed'),
+      on(6, 'in-progress', { answeredBy: 'human' }),
+      on(6, 'completed'),
+      on(7, 'completed', { answeredBy: 'machine' }),
+      on(8, 'canceled'),
+    ]);
+    expect(results.map((result) => result.found && result.ended?.outcome)).toEqual([
+      'failed',
+      'answered',
+      'answered',
+      'answered',
+      'answered',
+      undefined,
+      'answered',
+      'voicemail',
+      'no_answer',
+    ]);
+    // Reconciliation ends a call through the same statement, one event (the lookup's) at a time: the same rule.
+    const [looked] = await applyCallEvents(sql, [
+      { ...on(1, 'completed', { eventId: `lookup:${calls[1]!.providerCallId}:completed` }) },
+    ]);
+    expect(looked).toMatchObject({ found: true, applied: true, ended: { outcome: 'failed' } });
+    // Its lead is not settled as answered: its workflow takes the failure to the next rung.
+    expect(await db.call.findUniqueOrThrow({ where: { id: calls[1]!.id } })).toMatchObject({
+      status: 'ended',
+      outcome: 'failed',
+      carrierStatus: 'completed',
+      answeredBy: null,
+      leadSettledAt: null,
+    });
+  });
+
   it('gives back the lines of calls of several campaigns ended together, and hands them to their queues', async () => {
     const first = await campaignWithCalls(3);
     const second = await campaignWithCalls(1);

@@ -339,6 +339,47 @@ describe('a campaign on a twilio-twin connection', () => {
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });
 
+  it("ends failed a call whose answer's TwiML request fails (Twilio's 11200: nobody heard the agent), and the ladder calls the lead again; an answered call stays answered", async () => {
+    const unheard = '+14155550191';
+    const heard = '+14155550192';
+    // The product's API behind a proxy that is down for the answer's TwiML request of the first attempt to `unheard`
+    // (502): the twin ends that call as Twilio does, completed, no AnsweredBy, error 11200 in its log.
+    let behind = '';
+    const proxy = await startRecordingProxy(
+      () => behind,
+      ({ method, url, body }) =>
+        method === 'POST' &&
+        decodeURIComponent(url).endsWith(':1/twiml') &&
+        new URLSearchParams(body).get('To') === unheard
+          ? 502
+          : null,
+    );
+    const path = await startPath(uniqueTaskQueue('twilio-11200'), proxy.url);
+    behind = path.api.baseUrl;
+    const U = await twilioWorkspace(ACCOUNT_A);
+    const campaign = await runningCampaign(U, { ladder: QUICK_LADDER, via: path.api });
+    const [retried, answered] = await Promise.all(
+      [unheard, heard].map((phone) => pushLead(U.owner, campaign.id, phone, path)),
+    );
+    expect(await retried!.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 2 });
+    expect(await answered!.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
+    const callsOf = (leadId: string) =>
+      db.call.findMany({ where: { leadId }, orderBy: { attempt: 'asc' }, include: { turns: true } });
+    const [lost, second] = await callsOf(retried!.leadId);
+    expect(lost).toMatchObject({ attempt: 1, outcome: 'failed', carrierStatus: 'completed', answeredBy: null });
+    expect(lost!.turns).toEqual([]);
+    expect(proxy.exchanges.filter((exchange) => exchange.status === 502)).toHaveLength(1);
+    const log = (await (await fetch(`${twin.baseUrl}/control/calls/${lost!.providerCallId}/log`)).json()) as {
+      log: Array<{ kind: string; code?: number }>;
+    };
+    expect(log.log).toContainEqual(expect.objectContaining({ kind: 'error', code: 11200 }));
+    expect(second).toMatchObject({ attempt: 2, outcome: 'answered', carrierStatus: 'completed' });
+    expect(second!.turns.filter((turn) => turn.step === 0).length).toBeGreaterThan(0);
+    const [talked] = await callsOf(answered!.leadId);
+    expect(talked).toMatchObject({ outcome: 'answered', answeredBy: 'human' });
+    expect(talked!.turns.length).toBeGreaterThan(0);
+  });
+
   it('ends invalid_number at once, without a call or a retry, an attempt whose number Twilio refuses at the dial', async () => {
     // A lead's number that Twilio answers 21211 for (not a phone number to it): pushed while its campaign waits,
     // written over before the campaign starts, as no push would accept it.

@@ -170,6 +170,16 @@ describe("Twilio's callbacks as the product's carrier events", () => {
     expect(outcome('failed', null)).toBe('failed');
     expect(outcome('canceled', null)).toBe('no_answer');
     expect(outcome('canceled', 'human')).toBe('answered');
+    // The answer document never served (no step-0 turn; ANSWER_NEVER_SERVED_SQL): failed when nobody is known to
+    // have answered, never when detection said who did, and only a completed call.
+    const unserved = (status: (typeof TWILIO_CALL_STATUSES)[number], answeredBy: string | null) =>
+      outcomeOfTerminalState(carrierStateOfTwilio(status), answeredByOfTwilio(answeredBy), null, false);
+    expect(unserved('completed', 'unknown')).toBe('failed');
+    expect(unserved('completed', null)).toBe('failed');
+    expect(unserved('completed', 'human')).toBe('answered');
+    expect(unserved('completed', 'machine_start')).toBe('voicemail');
+    expect(unserved('canceled', null)).toBe('no_answer');
+    expect(unserved('busy', null)).toBe('busy');
   });
 
   it('refuses a status callback without a CallSid of Twilio or with a CallStatus Twilio does not send', () => {

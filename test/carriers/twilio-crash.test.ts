@@ -86,7 +86,7 @@ describe('the Twilio path with a process killed with SIGKILL mid-call', () => {
     expect(await bench.reconciledEvents(campaignId)).toHaveLength(0);
   }, 180_000);
 
-  it("the API: the twin retries its callbacks until the next API answers; a script step it could not fetch ends that call (Twilio's 11200)", async () => {
+  it("the API: the twin retries its callbacks until the next API answers; a script step it could not fetch ends that call (Twilio's 11200), failed when it was the answer's (nobody heard the agent) and called again", async () => {
     const stack = await twilioStack('twilio-crash-api', {});
     const { campaignId, leads } = await bench.campaignWithLeads(stack.apiUrl, 'Twilio, API crash');
     await bench.midCall(campaignId, leads);
@@ -94,6 +94,8 @@ describe('the Twilio path with a process killed with SIGKILL mid-call', () => {
     await sleep(1_500);
     await stack.startApi();
     await bench.expectWalksPrefixes((await bench.expectEveryLeadFinished(stack.temporal, campaignId, leads)).stored);
+    // Calls whose answer met the dead API (expectEveryLeadFinished: each failed, with no turn), when the outage caught one.
+    console.log(`API crash: ${await db.call.count({ where: { campaignId, outcome: 'failed' } })} call(s) nobody heard`);
     // Every callback the twin owed was delivered: none is left, and no call needed the lookup.
     expect(await db.twilioTwinCallback.count({ where: { deliveredAt: null, call: { from: caller } } })).toBe(0);
     expect(await bench.reconciledEvents(campaignId)).toHaveLength(0);

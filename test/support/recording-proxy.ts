@@ -15,16 +15,35 @@ export interface RecordedExchange {
 /**
  * A real HTTP proxy on loopback that forwards every request to `target` as it came and records the exchange: what a
  * client (the twilio SDK) really sent over the wire, and what it was answered, for the conformance checks against a
- * carrier's published description. Closed at the end of the test file.
+ * carrier's published description. Closed at the end of the test file. `target` may be given late (a function, read
+ * at each request: a server whose own address is the proxy's). `refuse` answers a request it names with that status
+ * instead of forwarding it (the server behind down for that request), recorded too.
  */
-export async function startRecordingProxy(target: string) {
+export async function startRecordingProxy(
+  target: string | (() => string),
+  refuse?: (request: { method: string; url: string; body: string }) => number | null,
+) {
   const exchanges: RecordedExchange[] = [];
-  const upstream = new URL(target);
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (chunk: Buffer) => chunks.push(chunk));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
+      const upstream = new URL(typeof target === 'string' ? target : target());
+      const refused = refuse?.({ method: req.method ?? '', url: req.url ?? '', body: body.toString('utf8') }) ?? null;
+      if (refused !== null) {
+        exchanges.push({
+          method: req.method ?? '',
+          url: req.url ?? '',
+          headers: req.headers,
+          body: body.toString('utf8'),
+          status: refused,
+          responseContentType: null,
+          responseBody: '',
+        });
+        res.writeHead(refused).end();
+        return;
+      }
       const forwarded = http.request(
         {
           host: upstream.hostname,
