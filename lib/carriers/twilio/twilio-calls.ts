@@ -141,10 +141,13 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
 
   return {
     /**
-     * Creates the call (POST .../Calls.json). Every URL Twilio will call carries the connection and the attempt.
-     * initiated and completed are always subscribed: initiated binds the CallSid to the attempt within a second
-     * even when this answer is lost; completed carries every end (completed, busy, no-answer, failed, canceled).
-     * ringing and answered as the dial request asks (TELEPHONY_STATUS_CALLBACK_EVENTS).
+     * Creates the call (POST .../Calls.json). Every URL Twilio will call carries the connection and the attempt, so
+     * that any callback binds the CallSid to the attempt even when this answer is lost. completed is always subscribed:
+     * it carries every end (completed, busy, no-answer, failed, canceled). ringing and answered as the dial request
+     * asks (TELEPHONY_STATUS_CALLBACK_EVENTS). Not initiated: it is Twilio's queued-to-dialed step, which this answer
+     * already tells (the call records queued with its CallSid), so it would cost every call a callback, a signature
+     * check and a write for nothing, as queued would on any carrier (lib/calls/call-states.ts). A lost answer is found
+     * by listing, or bound by the next callback (docs/features/carriers.md#a-dial-whose-answer-is-lost).
      */
     async dial(request: CarrierDialRequest): Promise<{ providerCallId: string }> {
       const from = request.from;
@@ -161,7 +164,6 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
             statusCallback: urlOf('status', request.attemptId),
             statusCallbackMethod: 'POST',
             statusCallbackEvent: [
-              'initiated',
               ...(wanted.includes('ringing') ? ['ringing'] : []),
               ...(wanted.includes('in-progress') ? ['answered'] : []),
               'completed',
