@@ -259,7 +259,7 @@ try {
     levels,
   };
   const what = TWILIO
-    ? `Twilio's status callbacks, ${result.setup.endpoint} through a twilio-twin connection (form-encoded; X-Twilio-Signature, HMAC-SHA1 over the public URL and the sorted form, checked with the connection's auth token: the connection and the attempt's call on it read in one named statement, its secrets opened once per envelope; then one transaction: the call locked, the callback recorded once by CallSid and SequenceNumber, the call moved forward)`
+    ? `Twilio's status callbacks, ${result.setup.endpoint} through a twilio-twin connection (form-encoded; X-Twilio-Signature, HMAC-SHA1 over the public URL and the sorted form, checked with the connection's auth token: the connection as the API process keeps it opened (read at most every 5 s), the call found by attempt and connection in the statement that applies the callback; then one transaction: the call locked, the callback recorded once by CallSid and SequenceNumber, the call moved forward)`
     : `POST /telephony/${PROVIDER}/events (HMAC-SHA256 signature checked over the raw body, then one transaction: the call locked, the event recorded once by eventId, the call moved forward)`;
   writeBenchResults(RESULTS, result, [
     `# ${TWILIO ? 'Twilio status callbacks' : 'Carrier status events'} benchmark (${result.measuredAt})`,
