@@ -1,5 +1,5 @@
 import { findTimeExpression } from './time-expressions';
-import { normaliseUtterance, RULE_LANGUAGES, ruleLanguageOf, type RuleLanguage } from './utterance';
+import { alternation, normaliseUtterance, RULE_LANGUAGES, ruleLanguageOf, type RuleLanguage } from './utterance';
 
 /** What the lead meant, as the script engine's rules read it (docs/features/dialogue-rules.md#intents). */
 export type Intent =
@@ -231,23 +231,19 @@ const VOCABULARIES: Record<RuleLanguage, IntentVocabulary> = {
   },
 };
 
-/** One alternation, longest phrase first, so that at any position the longest one said is the one read. */
-const phraseSearch = (phrases: readonly string[]) =>
-  new RegExp(`\\b(?:${[...phrases].sort((a, b) => b.length - a.length).join('|')})\\b`, 'g');
+const phraseSearch = (phrases: readonly string[]) => new RegExp(`\\b(?:${alternation(phrases)})\\b`, 'g');
 
-const YES_OR_NO = Object.fromEntries(
-  RULE_LANGUAGES.map((language) => {
-    const { yes, no, unsure } = VOCABULARIES[language];
-    return [language, { search: phraseSearch([...yes, ...no, ...unsure]), yes: new Set(yes), no: new Set(no) }];
-  }),
-) as Record<RuleLanguage, { search: RegExp; yes: ReadonlySet<string>; no: ReadonlySet<string> }>;
+function byLanguage<T>(make: (vocabulary: IntentVocabulary) => T): Record<RuleLanguage, T> {
+  return { en: make(VOCABULARIES.en), es: make(VOCABULARIES.es) };
+}
 
-const BARE_ANSWER_WORDS = Object.fromEntries(
-  RULE_LANGUAGES.map((language) => {
-    const { yes, no, filler } = VOCABULARIES[language];
-    return [language, phraseSearch([...yes, ...no, ...filler])];
-  }),
-) as Record<RuleLanguage, RegExp>;
+const YES_OR_NO = byLanguage(({ yes, no, unsure }) => ({
+  search: phraseSearch([...yes, ...no, ...unsure]),
+  yes: new Set(yes),
+  no: new Set(no),
+}));
+
+const BARE_ANSWER_WORDS = byLanguage(({ yes, no, filler }) => phraseSearch([...yes, ...no, ...filler]));
 
 const saysAny = (text: string, patterns: readonly RegExp[]) => patterns.some((pattern) => pattern.test(text));
 

@@ -1,4 +1,4 @@
-import type { RuleLanguage } from './utterance';
+import { alternation, type RuleLanguage } from './utterance';
 
 export type PartOfDay = 'morning' | 'afternoon' | 'evening';
 
@@ -94,8 +94,6 @@ const ES_HOURS = Object.keys(ES_NUMBERS).filter(
   (word) => Number.isInteger(ES_NUMBERS[word]) && ES_NUMBERS[word]! <= 12,
 );
 
-/** Longest first, so that an alternation takes "forty five" before "forty". */
-const anyOf = (words: readonly string[]) => [...words].sort((a, b) => b.length - a.length).join('|');
 const numberIn = (table: Record<string, number>, said: string) => (/^\d+$/.test(said) ? Number(said) : table[said]!);
 
 function relativeRule(table: Record<string, number>, pattern: RegExp): TimeRule {
@@ -111,7 +109,7 @@ function relativeRule(table: Record<string, number>, pattern: RegExp): TimeRule 
 const clockOf = (hour: number, minute: number, meridian?: string): ClockSaid =>
   meridian === 'am' || meridian === 'pm' ? { hour, minute, meridian } : { hour, minute };
 
-const EN_HOUR = `(?<hour>\\d{1,2}|${anyOf(EN_HOURS.filter((word) => word.length > 2))})`;
+const EN_HOUR = `(?<hour>\\d{1,2}|${alternation(EN_HOURS.filter((word) => word.length > 2))})`;
 const EN_MINUTE = `(?:[: ](?<minute>\\d\\d|fifteen|thirty|forty five|fortyfive))`;
 const EN_PARTS: Record<string, PartOfDay> = {
   morning: 'morning',
@@ -134,7 +132,7 @@ const EN_RULES: TimeRule[] = [
   relativeRule(
     EN_NUMBERS,
     new RegExp(
-      `\\b(?:in|within)(?: about| around)? (?<amount>\\d+|${anyOf(Object.keys(EN_NUMBERS))})(?: of)? (?<unit>hours?|hrs?|minutes?|mins?)\\b`,
+      `\\b(?:in|within)(?: about| around)? (?<amount>\\d+|${alternation(Object.keys(EN_NUMBERS))})(?: of)? (?<unit>hours?|hrs?|minutes?|mins?)\\b`,
       'g',
     ),
   ),
@@ -150,7 +148,7 @@ const EN_RULES: TimeRule[] = [
   { pattern: /\btoday\b/g, read: () => ({ day: { daysFromToday: 0 } }) },
   { pattern: /\btomorrow\b/g, read: () => ({ day: { daysFromToday: 1 } }) },
   {
-    pattern: new RegExp(`\\b(?:(?:on|next|this|this coming|coming) )?(?<weekday>${anyOf(EN_WEEKDAYS)})\\b`, 'g'),
+    pattern: new RegExp(`\\b(?:(?:on|next|this|this coming|coming) )?(?<weekday>${alternation(EN_WEEKDAYS)})\\b`, 'g'),
     read: ({ weekday }) => ({ day: { weekday: EN_WEEKDAYS.indexOf(weekday!) + 1 } }),
   },
   {
@@ -172,14 +170,14 @@ const EN_RULES: TimeRule[] = [
   { pattern: /\b(?:at )?(?:noon|midday)\b/g, read: () => ({ clock: { hour: 12, minute: 0 } }) },
 ];
 
-const ES_HOUR = `(?<hour>\\d{1,2}|${anyOf(ES_HOURS.filter((word) => word !== 'un' && word !== 'uno'))})`;
+const ES_HOUR = `(?<hour>\\d{1,2}|${alternation(ES_HOURS.filter((word) => word !== 'un' && word !== 'uno'))})`;
 const ES_PARTS: Record<string, PartOfDay> = { manana: 'morning', tarde: 'afternoon', noche: 'evening' };
 
 const ES_RULES: TimeRule[] = [
   relativeRule(
     ES_NUMBERS,
     new RegExp(
-      `\\b(?:en|dentro de)(?: unos| unas)? (?<amount>\\d+|${anyOf(['un', 'una', 'media', ...ES_HOURS, 'quince', 'veinte', 'treinta', 'cuarenta y cinco', 'cuarenta'])}) (?<unit>horas?|minutos?)\\b`,
+      `\\b(?:en|dentro de)(?: unos| unas)? (?<amount>\\d+|${alternation(['un', 'una', 'media', ...ES_HOURS, 'quince', 'veinte', 'treinta', 'cuarenta y cinco', 'cuarenta'])}) (?<unit>horas?|minutos?)\\b`,
       'g',
     ),
   ),
@@ -196,7 +194,7 @@ const ES_RULES: TimeRule[] = [
   { pattern: /\bmanana\b/g, read: () => ({ day: { daysFromToday: 1 } }) },
   {
     pattern: new RegExp(
-      `\\b(?:(?:el|este|el proximo|proximo|el siguiente) )?(?<weekday>${anyOf(ES_WEEKDAYS)})(?: (?:que viene|proximo|siguiente))?\\b`,
+      `\\b(?:(?:el|este|el proximo|proximo|el siguiente) )?(?<weekday>${alternation(ES_WEEKDAYS)})(?: (?:que viene|proximo|siguiente))?\\b`,
       'g',
     ),
     read: ({ weekday }) => ({ day: { weekday: ES_WEEKDAYS.indexOf(weekday!) + 1 } }),

@@ -34,3 +34,12 @@ export function normaliseUtterance(utterance: string): string {
     .replace(/\s+/g, ' ')
     .trim();
 }
+
+/**
+ * Phrases as one regular-expression alternation, longest first: an alternation takes the first alternative that
+ * matches, so at any position the longest phrase said is the one read ("of course not" before "of course", "forty
+ * five" before "forty"). The phrases are the rules' own word lists, written without special characters.
+ */
+export function alternation(phrases: readonly string[]): string {
+  return [...phrases].sort((a, b) => b.length - a.length).join('|');
+}
