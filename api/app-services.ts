@@ -58,6 +58,11 @@ export interface AppServices {
    * time-scaled twin shorten it.
    */
   telnyxAnswerTimeoutMs?: number;
+  /**
+   * How an answered Twilio call's agent talks (CONVERSATION_ENGINE): gather (unset), the script walk's speech Gathers;
+   * relay, <Connect><ConversationRelay> to the call's socket (api/carriers/relay-socket.ts).
+   */
+  conversationEngine?: 'gather' | 'relay';
   /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

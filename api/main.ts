@@ -21,6 +21,7 @@ import { chatProviderFromConfig, createWhatsAppProvider, translatorFromConfig } 
 import { handleStopSignals, stopHttpServer } from '../lib/shutdown';
 import type { AppServices } from './app-services';
 import { createQuestionWaitSweep } from './carriers/telnyx-question-waits';
+import { attachConversationRelay } from './carriers/relay-socket';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });
@@ -89,6 +90,7 @@ const services: AppServices = {
     verifyToken: config.WHATSAPP_VERIFY_TOKEN,
   },
   telephonyProvider: config.TELEPHONY_PROVIDER,
+  conversationEngine: config.CONVERSATION_ENGINE,
   carrierKeyring: config.SECRETS_KEYS,
   publicBaseUrl: config.PUBLIC_BASE_URL,
   telephonySigningSecrets: {
@@ -116,3 +118,7 @@ const server = app.listen(config.PORT, config.HOST, () => {
 });
 // Takes no new connection; the requests in flight get half the grace period to be answered, then are cut.
 stop.defer('http server', () => stopHttpServer(server, config.SHUTDOWN_GRACE_MS / 2));
+// Calls' ConversationRelay sockets (docs/features/conversation-relay.md); cut first when stopping: a cut one is a dropped
+// conversation, its call hung up.
+const relay = attachConversationRelay(server, services);
+stop.defer('conversation relay sockets', () => relay.close());

@@ -53,6 +53,11 @@ export const configVariables = z.object({
   /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   TELEPHONY_PROVIDER: z.enum(['simulated']).default('simulated'),
+  /**
+   * How an answered Twilio call's agent talks (docs/features/conversation-relay.md): gather, the script walk's speech
+   * Gathers; relay, a ConversationRelay socket to the API run by the dialogue engine.
+   */
+  CONVERSATION_ENGINE: z.enum(['gather', 'relay']).default('gather'),
   WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
   /** The simulated WhatsApp provider's Graph-API-shaped HTTP API (npm run simulated-whatsapp), which senders go through. */
   SIMULATED_WHATSAPP_URL: z.string().url().default('http://127.0.0.1:3200'),

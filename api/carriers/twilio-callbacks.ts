@@ -12,10 +12,11 @@ import {
   type TwilioAmdCallback,
   type TwilioStatusCallback,
 } from '../../lib/carriers/twilio/twilio-callbacks';
-import { twimlOfCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
+import { relayTwimlOfCall, twimlOfCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
+import { scriptGreeting } from '../../lib/dialogue/script-engine';
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
-import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
+import { twilioCallbackUrl, twilioRelayUrl } from '../../lib/carriers/twilio/twilio-urls';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
@@ -40,20 +41,40 @@ const isTwilio = (connection: OpenedCarrierConnection): connection is TwilioConn
 export async function assertSignedByTwilio(req: Request, services: AppServices): Promise<void> {
   const form = (req.body ?? {}) as Record<string, unknown>;
   const url = publicUrlOf(services.publicBaseUrl ?? '', req.originalUrl);
-  const signature = req.get(TWILIO_SIGNATURE_HEADER);
+  const connection = await signedTwilioConnection(
+    services,
+    String(req.params.connectionId),
+    req.get(TWILIO_SIGNATURE_HEADER),
+    url,
+    form,
+  );
+  if (!connection) throw new Refusal(ErrorCode.invalid_signature);
+  verified.set(req, connection);
+}
+
+/**
+ * The live Twilio connection `connectionId` names, when `signature` is its account's signature of `url` and `form`
+ * (a callback's, a TwiML request's, a ConversationRelay handshake's with no form); null otherwise.
+ */
+export async function signedTwilioConnection(
+  services: AppServices,
+  connectionId: string,
+  signature: string | undefined,
+  url: string,
+  form: Record<string, unknown>,
+): Promise<TwilioConnection | null> {
   const connection =
     services.carrierKeyring && services.publicBaseUrl
       ? await verifiedConnection(
           openedConnectionsOf(services.db, services.carrierKeyring),
-          String(req.params.connectionId),
+          connectionId,
           (opened) =>
             isTwilio(opened) &&
             // The account's auth token, whether the connection dials with it or with an API key: Twilio signs with it alone.
             signedByTwilio(opened.secrets.authToken ?? null, signature, url, form),
         )
       : null;
-  if (!connection || !isTwilio(connection)) throw new Refusal(ErrorCode.invalid_signature);
-  verified.set(req, connection);
+  return connection && isTwilio(connection) ? connection : null;
 }
 
 /**
@@ -192,6 +213,15 @@ export async function twilioCallTwiml(
                 ? { text: form.SpeechResult, confidence: confidenceOf(form.Confidence) }
                 : null,
           };
+  if (services.conversationEngine === 'relay' && request.kind === 'answer' && call.agent) {
+    // The conversation runs on the call's socket (api/carriers/relay-socket.ts), which stores its turns.
+    const scriptCall = scriptCallOfRow(call);
+    return relayTwimlOfCall(scriptCall, {
+      relayUrl: twilioRelayUrl(services.publicBaseUrl!, { connectionId: connection.id, attemptId }),
+      attemptId,
+      welcomeGreeting: scriptGreeting(scriptCall),
+    });
+  }
   const { twiml, turns } = twimlOfCall(
     {
       ...scriptCallOfRow(call),

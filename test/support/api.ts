@@ -8,6 +8,7 @@ import { defaultExportTaskQueue } from '../../lib/config';
 import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/app-services';
 import { createQuestionWaitSweep } from '../../api/carriers/telnyx-question-waits';
+import { attachConversationRelay } from '../../api/carriers/relay-socket';
 import { createLeadDispatcher } from '../../lib/temporal/lead-dispatch';
 import { createStartQueue } from '../../lib/temporal/start-queue';
 import { EXPORT_PAGE_ROWS } from '../../api/exports/exports';
@@ -100,6 +101,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     whatsapp: dependencies.whatsapp,
     chat: dependencies.chat,
     telnyxAnswerTimeoutMs: dependencies.telnyxAnswerTimeoutMs,
+    conversationEngine: dependencies.conversationEngine,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   if (dependencies.sweepQuestionWaits) {
@@ -108,7 +110,9 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     afterAll(() => questionWaits.stop());
   }
   await new Promise<void>((resolve) => server.once('listening', resolve));
+  const relay = attachConversationRelay(server, services);
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  afterAll(() => relay.close());
   afterAll(() => rm(services.exports.dir, { recursive: true, force: true }));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Carriers reach a test API at its own address unless a test puts a proxy in front of it.

@@ -6,7 +6,7 @@
  */
 export const TWILIO_CALL_ROUTE = '/telephony/twilio/{connectionId}/calls/{attemptId}';
 
-export type TwilioCallbackKind = 'status' | 'amd' | 'twiml';
+export type TwilioCallbackKind = 'status' | 'amd' | 'twiml' | 'relay';
 
 /** publicBaseUrl (PUBLIC_BASE_URL, as the carrier reaches the API) + the route of this kind for this call. */
 export function twilioCallbackUrl(
@@ -19,4 +19,13 @@ export function twilioCallbackUrl(
     encodeURIComponent(call.attemptId),
   );
   return `${publicBaseUrl.replace(/\/+$/, '')}${path}/${kind}`;
+}
+
+/**
+ * The call's ConversationRelay socket (docs/features/conversation-relay.md): the relay route of the call on the
+ * WebSocket scheme of PUBLIC_BASE_URL (https: wss://, http: ws://, a local twin's). Twilio signs the handshake over
+ * this URL as called.
+ */
+export function twilioRelayUrl(publicBaseUrl: string, call: { connectionId: string; attemptId: string }): string {
+  return twilioCallbackUrl(publicBaseUrl, 'relay', call).replace(/^http/, 'ws');
 }

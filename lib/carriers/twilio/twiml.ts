@@ -6,6 +6,7 @@ import {
   type ScriptRequest,
   type ScriptTurn,
 } from '../script-walk';
+import { RELAY_ATTEMPT_PARAMETER } from '../../conversation-relay/frames';
 import { twilioSayVoiceOf } from './twilio-voices';
 
 export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../script-walk';
@@ -75,4 +76,33 @@ export function twimlOfCall(
     actionOnEmptyResult: 'true',
   });
   return { twiml: document(`${body}<Gather${gather}>${say(question)}</Gather>`), turns };
+}
+
+/** What a call's ConversationRelay document needs besides its call: its socket's URL and its attempt. */
+export interface RelayTwimlOptions {
+  /** wss://.../calls/{attemptId}/relay (lib/carriers/twilio/twilio-urls.ts twilioRelayUrl). */
+  relayUrl: string;
+  attemptId: string;
+  /** Said by Twilio as soon as the session starts: the agent's opening line. */
+  welcomeGreeting: string;
+}
+
+/**
+ * The answered call handed to ConversationRelay (docs/features/conversation-relay.md): `<Connect>` with
+ * `<ConversationRelay>` opening the call's socket, the agent's language and dictionaries as hints (the agent's voice is
+ * not mapped to ConversationRelay's voices yet: Twilio's default voice of the language speaks), the opening
+ * line as the welcome greeting, and the attempt as a `<Parameter>` (repeated in the setup message). When the session
+ * ends the document ends, and Twilio hangs up. No agent: hang up at once.
+ */
+export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): string {
+  const agent = call.agent;
+  if (!agent) return document('<Hangup/>');
+  const relay = attributes({
+    url: options.relayUrl,
+    welcomeGreeting: options.welcomeGreeting || undefined,
+    language: agent.language,
+    hints: twilioHints(agent.hints ?? []) || undefined,
+  });
+  const parameter = attributes({ name: RELAY_ATTEMPT_PARAMETER, value: options.attemptId });
+  return document(`<Connect><ConversationRelay${relay}><Parameter${parameter}/></ConversationRelay></Connect>`);
 }

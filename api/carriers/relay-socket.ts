@@ -1,0 +1,159 @@
+import type { IncomingMessage, Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { publicUrlOf, TWILIO_SIGNATURE_HEADER } from '../../lib/carriers/twilio/twilio-callbacks';
+import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
+import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
+import { parseInboundFrame, type OutboundFrame } from '../../lib/conversation-relay/frames';
+import type { DialogueEngine } from '../../lib/dialogue/engine';
+import { createScriptEngine } from '../../lib/dialogue/script-engine';
+import { log } from '../../lib/log';
+import { Refusal } from '../../lib/refusal';
+import { poolSql } from '../../lib/run-sql';
+import type { AppServices } from '../app-services';
+import { scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { signedTwilioConnection } from './twilio-callbacks';
+
+/**
+ * A call's ConversationRelay socket (docs/features/conversation-relay.md): Twilio opens it when the call's TwiML says
+ * <Connect><ConversationRelay url=".../relay">; the script engine (lib/dialogue/script-engine.ts) runs the dialogue.
+ * The handshake is refused with a bare HTTP status, and nothing changes, unless:
+ * - Twilio signed it (X-Twilio-Signature over the ws(s):// URL as called, no form) with the auth token of the live
+ *   Twilio connection its path names (401);
+ * - the call of the attempt its path names was placed through that connection and is still on (404);
+ * - the call has had no socket before (409): one conversation per call, claimed in the database, from any process.
+ * A socket that closes before the engine said `end` is a dropped conversation: the call is hung up through its
+ * connection (never dialed again), and its end comes from Twilio's completed status callback as usual.
+ */
+const RELAY_PATH = /^\/telephony\/twilio\/([^/?]+)\/calls\/([^/?]+)\/relay(?:\?.*)?$/;
+
+/** The largest message the socket takes: Twilio's are small JSON (a prompt is one utterance). */
+const MAX_FRAME_BYTES = 64 * 1024;
+
+function refuse(socket: Duplex, status: 401 | 404 | 409 | 500) {
+  const reason = { 401: 'Unauthorized', 404: 'Not Found', 409: 'Conflict', 500: 'Internal Server Error' }[status];
+  socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+interface RelayCall {
+  id: string;
+  providerCallId: string | null;
+}
+
+/** Marks the call's socket taken, if the call is on and had none: the one conversation of the call. */
+async function claimConversation(services: AppServices, callId: string): Promise<RelayCall | null> {
+  const [claimed] = await poolSql(services.sql)<RelayCall>(
+    {
+      name: 'twilio_call_claim_relay',
+      text: `UPDATE "Call" SET "relaySocketAt" = (now() AT TIME ZONE 'UTC')
+              WHERE id = $1::uuid AND status = 'dialing' AND "relaySocketAt" IS NULL
+             RETURNING id::text, "providerCallId"`,
+    },
+    callId,
+  );
+  return claimed ?? null;
+}
+
+/** Runs one conversation on an accepted socket. */
+function converse(
+  ws: WebSocket,
+  services: AppServices,
+  connection: TwilioConnection,
+  call: RelayCall,
+  engine: DialogueEngine,
+) {
+  let ended = false;
+  const send = (frame: OutboundFrame) => ws.send(JSON.stringify(frame));
+  const say = async (tokens: Iterable<string> | AsyncIterable<string>) => {
+    for await (const token of tokens) send({ type: 'text', token, last: false });
+    send({ type: 'text', token: '', last: true });
+    if (engine.ended && !ended) {
+      ended = true;
+      send({ type: 'end' });
+    }
+  };
+  // Frames are handled one after another: an utterance's answer is sent whole before the next is read.
+  let turn: Promise<void> = Promise.resolve();
+  ws.on('message', (data, isBinary) => {
+    if (isBinary) return;
+    const frame = parseInboundFrame(data.toString());
+    turn = turn
+      .then(async () => {
+        if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not one of Twilio’s, ignored');
+        switch (frame.type) {
+          case 'setup': {
+            const first = await engine.start();
+            return say(first ? [first] : []);
+          }
+          case 'prompt':
+            if (frame.last && !ended) return say(engine.onPrompt(frame.voicePrompt));
+            return;
+          case 'interrupt':
+            return engine.onInterrupt(frame.utteranceUntilInterrupt);
+          case 'dtmf':
+            return;
+          case 'error':
+            return log.warn({ callId: call.id, description: frame.description }, 'relay: Twilio reported an error');
+        }
+      })
+      .catch((error: unknown) => {
+        log.error({ err: error, callId: call.id }, 'relay: the conversation failed; closing its socket');
+        ws.terminate();
+      });
+  });
+  ws.on('close', () => {
+    if (ended || !call.providerCallId) return;
+    // Dropped: the call is hung up, once (this socket is the call's only one); its end is Twilio's completed callback.
+    ended = true;
+    createTwilioCalls(connection, { publicBaseUrl: services.publicBaseUrl! })
+      .hangup(call.providerCallId, 'in-progress')
+      .catch((error: unknown) => log.error({ err: error, callId: call.id }, 'relay: hanging up a dropped call failed'));
+  });
+}
+
+/** Takes the relay handshakes of the API's HTTP server; close() ends every conversation (the process is stopping). */
+export function attachConversationRelay(server: Server, services: AppServices) {
+  const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
+
+  async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
+    const path = RELAY_PATH.exec(req.url ?? '');
+    if (!path || !services.publicBaseUrl) return refuse(socket, 404);
+    const [connectionId, attemptId] = [decodeURIComponent(path[1]!), decodeURIComponent(path[2]!)];
+    const url = publicUrlOf(services.publicBaseUrl.replace(/^http/, 'ws'), req.url!);
+    const signature = req.headers[TWILIO_SIGNATURE_HEADER.toLowerCase()];
+    const connection = await signedTwilioConnection(
+      services,
+      connectionId,
+      typeof signature === 'string' ? signature : undefined,
+      url,
+      {},
+    );
+    if (!connection) return refuse(socket, 401);
+    let row;
+    try {
+      row = await scriptCallOf(services, attemptId, connection.id);
+    } catch (error) {
+      if (error instanceof Refusal) return refuse(socket, 404);
+      throw error;
+    }
+    const call = await claimConversation(services, row.id);
+    if (!call) return refuse(socket, 409);
+    const engine = createScriptEngine(scriptCallOfRow(row), (turns) =>
+      storeScriptTurns(services, row.id, turns, false),
+    );
+    sockets.handleUpgrade(req, socket, head, (ws) => converse(ws, services, connection, call, engine));
+  }
+
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    upgrade(req, socket, head).catch((error: unknown) => {
+      log.error({ err: error }, 'relay: a handshake failed');
+      refuse(socket, 500);
+    });
+  });
+  return {
+    close() {
+      for (const ws of sockets.clients) ws.terminate();
+      sockets.close();
+    },
+  };
+}
