@@ -3,7 +3,8 @@ import type { Database } from '../../lib/database';
 import type { JsonHttp } from '../../lib/http/json-http';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
-import { personaAnswer, type PersonaScript } from './persona';
+import { personaAnswer, relayPersonaAnswer, type PersonaScript } from './persona';
+import { relayConversation, type RelaySettings } from './relay';
 import {
   TWIN_TIMES,
   connectedTalkMs,
@@ -80,7 +81,9 @@ type Step =
   | { kind: 'detected' }
   | { kind: 'verb' }
   | { kind: 'fetch'; url: string; method: HttpMethod; params: Record<string, string> }
-  | { kind: 'inline'; twiml: string };
+  | { kind: 'inline'; twiml: string }
+  /** <Connect><ConversationRelay>: the session on the application's socket, held to its end. */
+  | { kind: 'relay'; relay: RelaySettings };
 
 export interface CallState {
   /** When the last step was taken: nothing the call does later can come before it. */
@@ -410,6 +413,10 @@ export function createCallRunner(options: CallRunnerOptions) {
         return next(done);
       }
       case 'Connect': {
+        if (verb.relay && state.answer?.by === 'human') {
+          effects.log.push({ atMs, speaker: 'agent', kind: 'connect', text: verb.noun });
+          return next(atMs, { kind: 'relay', relay: verb.relay });
+        }
         // The twin opens no media stream: the callee talks as long as an answered call to the number lasts, then hangs up.
         effects.log.push({ atMs, speaker: 'agent', kind: 'connect', text: verb.noun });
         const hangsUpAt = atMs + connectedTalkMs(row.to);
@@ -549,7 +556,80 @@ export function createCallRunner(options: CallRunnerOptions) {
       case 'inline':
         await fetchDocument(row, effects, atMs, step);
         break;
+      case 'relay':
+        await relaySession(row, effects, atMs, step.relay);
+        break;
     }
+  }
+
+  /**
+   * A ConversationRelay session (docs/features/conversation-relay.md#the-twin), held to its end within the step: the
+   * agent's turns are said, the persona's answers heard. After `end`, or the application's close, the document goes on
+   * after <Connect> (its end: Twilio hangs up). After the twin cut the socket the line stays open, silent, for as long
+   * as an answered call to the number lasts, unless the application hangs up first. A refused handshake is Twilio's
+   * error 64102, and the document goes on.
+   */
+  async function relaySession(row: TwilioTwinCall, effects: Effects, atMs: number, relay: RelaySettings) {
+    const { state } = effects;
+    const persona = row.persona as PersonaScript | null;
+    const request = row.request as unknown as CallRequest;
+    const outcome = await relayConversation({
+      settings: relay,
+      authToken: options.authTokenOf(row.accountSid) ?? '',
+      setup: {
+        accountSid: row.accountSid,
+        callSid: row.sid,
+        from: row.from,
+        to: row.to,
+        direction: 'outbound-api',
+        callType: 'PSTN',
+        callStatus: 'IN-PROGRESS',
+      },
+      answer: (index, said) => relayPersonaAnswer(row.to, persona, index, said, relay.hints),
+      dropsAt: persona?.relayDropsAt ?? null,
+      atMs,
+      timeScale,
+      signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(request.timeLimitSec * 1_000 * timeScale)]),
+    });
+    for (const line of outcome.lines)
+      effects.log.push(
+        line.speaker === 'agent'
+          ? {
+              atMs: line.atMs,
+              speaker: 'agent',
+              kind: 'say',
+              text: line.text,
+              voice: relay.voice,
+              language: relay.language,
+            }
+          : {
+              atMs: line.atMs,
+              speaker: 'callee',
+              kind: 'speech',
+              text: line.text,
+              confidence: line.confidence,
+              language: relay.language,
+            },
+      );
+    const at = outcome.endedAtMs;
+    // The session took its simulated time: nothing of the call comes before its end (a hang-up asked meanwhile).
+    state.clockMs = Math.max(state.clockMs, at);
+    if (outcome.how === 'refused')
+      effects.log.push({
+        atMs: at,
+        speaker: 'twin',
+        kind: 'error',
+        code: 64102,
+        url: relay.url,
+        text: `ConversationRelay: unable to connect to the websocket URL (HTTP ${outcome.status ?? 'none'})`,
+      });
+    if (outcome.how === 'dropped') {
+      effects.log.push({ atMs: at, speaker: 'twin', kind: 'connect', text: 'ConversationRelay socket dropped' });
+      state.program!.index = state.program!.verbs.length;
+      state.next = { atMs: at + connectedTalkMs(row.to), step: { kind: 'verb' } };
+      return;
+    }
+    state.next = { atMs: at, step: { kind: 'verb' } };
   }
 
   /** Asynchronous detection's result: AnsweredBy on the call, and POSTed to AsyncAmdStatusCallback. */

@@ -24,6 +24,11 @@ export const personaScriptSchema = z.object({
       ]),
     )
     .default([]),
+  /**
+   * On a ConversationRelay call: the agent's turn (0-based) at which the twin cuts the socket instead of answering,
+   * the line staying open (a dropped conversation).
+   */
+  relayDropsAt: z.number().int().min(0).optional(),
   /** What answering-machine detection finds on this number instead of what its last digit says. */
   answeredBy: z.enum(ANSWERED_BY).optional(),
 });
@@ -65,4 +70,19 @@ export function personaAnswer(
     return scripted === null ? null : typeof scripted === 'string' ? { speech: scripted, confidence: 0.9 } : scripted;
   }
   return defaultAnswer(number, question, hints);
+}
+
+/**
+ * The answer to the agent's `index`-th turn of a ConversationRelay call: a scripted persona says its answers and then
+ * nothing (so the closing is never answered, whatever the timing); the default person answers every turn.
+ */
+export function relayPersonaAnswer(
+  number: string,
+  script: PersonaScript | null,
+  index: number,
+  said: string,
+  hints: readonly string[],
+): SpeechAnswer | null {
+  if (script && script.answers.length > 0 && index >= script.answers.length) return null;
+  return personaAnswer(number, script, index, said, hints);
 }

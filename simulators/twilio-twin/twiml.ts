@@ -1,4 +1,5 @@
 import { XMLParser, XMLValidator } from 'fast-xml-parser';
+import type { RelaySettings } from './relay';
 
 /**
  * The TwiML the twin obeys (docs/features/carriers.md#the-twilio-twin), read into plain data: a call's program is kept
@@ -31,7 +32,14 @@ export type Verb =
   | { verb: 'Redirect'; url: string; method: HttpMethod }
   | { verb: 'Hangup' }
   | { verb: 'Dial'; number: string; action: string | null; method: HttpMethod; timeoutSec: number }
-  | { verb: 'Connect'; action: string | null; method: HttpMethod; noun: string }
+  | {
+      verb: 'Connect';
+      action: string | null;
+      method: HttpMethod;
+      noun: string;
+      /** <ConversationRelay>'s settings (docs/features/conversation-relay.md#the-twin); null for another noun. */
+      relay: RelaySettings | null;
+    }
   /** Valid TwiML the twin does not act on (Record, Enqueue, Sms...): skipped, and named in the call's log. */
   | { verb: 'Unsupported'; name: string };
 
@@ -99,6 +107,27 @@ function prompt(node: Node): PromptVerb | null {
   }
 }
 
+/** <ConversationRelay url="ws(s)://..." ...> and its <Parameter name value>s (Twilio's attribute names). */
+function relaySettings(node: Node): RelaySettings {
+  const attributes = node[':@'] ?? {};
+  if (!attributes.url || !/^wss?:\/\//.test(attributes.url))
+    throw new TwimlError(12200, 'ConversationRelay needs a ws:// or wss:// url');
+  const parameters: Record<string, string> = {};
+  for (const child of childrenOf(node))
+    if (nameOf(child) === 'Parameter' && child[':@']?.name) parameters[child[':@'].name] = child[':@'].value ?? '';
+  return {
+    url: attributes.url,
+    welcomeGreeting: attributes.welcomeGreeting ?? null,
+    language: attributes.language ?? 'en-US',
+    voice: attributes.voice ?? null,
+    hints: (attributes.hints ?? '')
+      .split(',')
+      .map((hint) => hint.trim())
+      .filter(Boolean),
+    parameters,
+  };
+}
+
 function verb(node: Node, base: string | null): Verb {
   const name = nameOf(node);
   const attributes = node[':@'] ?? {};
@@ -145,11 +174,14 @@ function verb(node: Node, base: string | null): Verb {
         childrenOf(node)
           .map(nameOf)
           .find((child) => child !== '#text') ?? 'Stream';
+      const relayNode = childrenOf(node).find((child) => nameOf(child) === 'ConversationRelay');
+      const relay = relayNode && relaySettings(relayNode);
       return {
         verb: 'Connect',
         action: attributes.action ? resolved(attributes.action, base) : null,
         method: method(attributes.method),
         noun,
+        relay: relay ?? null,
       };
     }
     default:

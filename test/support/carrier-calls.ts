@@ -104,7 +104,7 @@ export async function expectThreeRungLadder(
  */
 export function expectAnsweredWalk(
   transcript: Transcript,
-  expected: { agent: string[]; lead: Array<{ text: string; confidence: number }> },
+  expected: { agent: string[]; lead: Array<{ text: string; confidence: number | null }> },
 ) {
   expect(said(transcript, 'lead')).toEqual(expected.lead.map((answer) => answer.text));
   expect(said(transcript, 'agent')).toEqual(expected.agent);
@@ -113,7 +113,7 @@ export function expectAnsweredWalk(
     ...expected.lead.flatMap(() => ['agent', 'lead']),
     'agent',
   ]);
-  expect(transcript.filter((turn) => turn.speaker === 'lead').map((turn) => turn.confidence)).toEqual(
+  expect(transcript.filter((turn) => turn.speaker === 'lead').map((turn) => turn.confidence ?? null)).toEqual(
     expected.lead.map((answer) => answer.confidence),
   );
   const offsets = transcript.map((turn) => turn.offsetMs);

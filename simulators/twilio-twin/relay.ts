@@ -1,0 +1,141 @@
+import { randomUUID } from 'node:crypto';
+import WebSocket from 'ws';
+import type { SetupFrame } from '../../lib/conversation-relay/frames';
+import { TWIN_TIMES, speakingMs } from './plan';
+import type { SpeechAnswer } from './persona';
+import { TWILIO_SIGNATURE_HEADER, twilioSignature } from './signature';
+
+/**
+ * The twin as ConversationRelay's caller side (docs/features/conversation-relay.md#the-twin): it opens the call's socket
+ * signed as Twilio signs it (X-Twilio-Signature over the ws(s):// URL, no form), sends `setup`, then after each turn of
+ * the agent's (`text` tokens up to `last: true`) says the persona's next answer as one `prompt` with `last: true`,
+ * once the agent's words would have been spoken. The session ends when the application sends `end`, or closes.
+ */
+export interface RelaySettings {
+  url: string;
+  welcomeGreeting: string | null;
+  language: string;
+  voice: string | null;
+  hints: string[];
+  parameters: Record<string, string>;
+}
+
+export interface RelayLine {
+  /** Simulated ms from the dial. */
+  atMs: number;
+  speaker: 'agent' | 'callee';
+  text: string;
+  confidence?: number;
+}
+
+export interface RelayOutcome {
+  lines: RelayLine[];
+  /** When the session ended, simulated ms from the dial. */
+  endedAtMs: number;
+  /**
+   * end: the application sent `end`; closed: it closed the socket without one; dropped: the twin cut the socket
+   * (the persona's relayDropsAfter); refused: the handshake was not accepted (Twilio's error 64102).
+   */
+  how: 'end' | 'closed' | 'dropped' | 'refused';
+  /** The handshake's HTTP status when refused. */
+  status?: number;
+}
+
+export interface RelayCaller {
+  settings: RelaySettings;
+  authToken: string;
+  setup: Omit<SetupFrame, 'type' | 'sessionId' | 'customParameters'>;
+  /** The persona's answer to the agent's `index`-th turn (0-based), or null: silent (no prompt is sent). */
+  answer: (index: number, said: string) => SpeechAnswer | null;
+  /** Cut the socket, instead of answering, at the agent's turn of this index. */
+  dropsAt: number | null;
+  atMs: number;
+  timeScale: number;
+  signal: AbortSignal;
+}
+
+export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
+  const { settings, timeScale } = caller;
+  const lines: RelayLine[] = [];
+  let at = caller.atMs;
+  if (settings.welcomeGreeting) {
+    lines.push({ atMs: at, speaker: 'agent', text: settings.welcomeGreeting });
+    at += speakingMs(settings.welcomeGreeting);
+  }
+  return new Promise((resolve) => {
+    const ws = new WebSocket(settings.url, {
+      headers: { [TWILIO_SIGNATURE_HEADER]: twilioSignature(caller.authToken, settings.url), 'User-Agent': 'Twilio' },
+    });
+    let tokens = '';
+    let turns = 0;
+    let answering: NodeJS.Timeout | null = null;
+    let done = false;
+    const finish = (how: RelayOutcome['how'], status?: number) => {
+      if (done) return;
+      done = true;
+      if (answering) clearTimeout(answering);
+      caller.signal.removeEventListener('abort', abort);
+      resolve({ lines, endedAtMs: at, how, ...(status !== undefined && { status }) });
+    };
+    const abort = () => {
+      ws.terminate();
+      finish('closed');
+    };
+    caller.signal.addEventListener('abort', abort);
+    ws.on('unexpected-response', (_req, res) => {
+      finish('refused', res.statusCode);
+      ws.terminate();
+    });
+    ws.on('error', () => finish('refused'));
+    ws.on('open', () =>
+      ws.send(
+        JSON.stringify({
+          type: 'setup',
+          sessionId: `VX${randomUUID().replaceAll('-', '')}`,
+          ...caller.setup,
+          customParameters: settings.parameters,
+        }),
+      ),
+    );
+    ws.on('close', () => finish('closed'));
+    ws.on('message', (data) => {
+      let frame: { type?: string; token?: string; last?: boolean };
+      try {
+        frame = JSON.parse(data.toString()) as typeof frame;
+      } catch {
+        return;
+      }
+      if (frame.type === 'end') {
+        ws.close(1000);
+        return finish('end');
+      }
+      if (frame.type !== 'text') return;
+      tokens += frame.token ?? '';
+      if (!frame.last) return;
+      const said = tokens.replace(/\s+/g, ' ').trim();
+      tokens = '';
+      if (!said) return;
+      lines.push({ atMs: at, speaker: 'agent', text: said });
+      at += speakingMs(said);
+      const index = turns++;
+      if (caller.dropsAt === index) {
+        ws.terminate();
+        return finish('dropped');
+      }
+      const heard = caller.answer(index, said);
+      if (!heard) return;
+      // The persona answers once the agent's words would have been said: an `end` sent after them comes first.
+      answering = setTimeout(
+        () => {
+          answering = null;
+          if (done) return;
+          const speaksAt = at + TWIN_TIMES.answerDelayMs;
+          lines.push({ atMs: speaksAt, speaker: 'callee', text: heard.speech, confidence: heard.confidence });
+          at = speaksAt + speakingMs(heard.speech) + TWIN_TIMES.autoSpeechTimeoutMs;
+          ws.send(JSON.stringify({ type: 'prompt', voicePrompt: heard.speech, lang: settings.language, last: true }));
+        },
+        (speakingMs(said) + TWIN_TIMES.answerDelayMs) * timeScale,
+      );
+    });
+  });
+}

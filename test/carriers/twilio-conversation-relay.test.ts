@@ -1,0 +1,252 @@
+// The agent's conversation over Twilio's ConversationRelay (docs/features/conversation-relay.md), end to end on the
+// real servers: the API (CONVERSATION_ENGINE=relay) with its WebSocket, a worker, Temporal and PostgreSQL, and the
+// Twilio twin as the carrier, which opens the call's socket and plays the caller.
+import { randomUUID } from 'node:crypto';
+import twilio from 'twilio';
+import WebSocket from 'ws';
+import { describe, expect, it } from 'vitest';
+import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
+import { connectCarrier } from '../../lib/carriers/connections';
+import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
+import { twilioRelayUrl } from '../../lib/carriers/twilio/twilio-urls';
+import type { Transcript } from '../../lib/calls/transcript';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
+import { startTestApi } from '../support/api';
+import { insertDialingCall } from '../support/calls';
+import { expectAnsweredWalk, said, withIntelligence as withIntelligenceOf } from '../support/carrier-calls';
+import { startTestCarrier } from '../support/carrier';
+import { useTestDatabase } from '../support/database';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
+import { startedLeadWorkflow } from '../support/lead-workflows';
+import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+const keyring = keyringSchema.parse(newKeyringEntry('k1'));
+const twin = await startTestTwilioTwin(db, {
+  timeScale: 0.02,
+  accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
+});
+const simulated = await startTestCarrier(db);
+const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring, conversationEngine: 'relay' });
+await startTestWorker(temporal.taskQueue, {
+  db,
+  calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl }),
+  statusCallbackBaseUrl: api.baseUrl,
+});
+
+const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
+const connection = await connectCarrier(db, keyring, {
+  workspaceId: owner.workspaceId,
+  provider: 'twilio-twin',
+  baseUrl: twin.baseUrl,
+  account: { family: 'twilio', accountSid: TWILIO_TWIN_ACCOUNT_SID, secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN } },
+});
+const caller = '+14155569301';
+await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+
+const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
+const OPENING = 'Hello Ana, this is the shoe shop.';
+const CLOSING = 'Thank you, goodbye.';
+
+async function campaignWithAgent() {
+  const agent = await db.agent.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Shoes',
+      language: 'en-US',
+      voiceId: 'espeak-ng/en-us',
+      script: { openingLine: 'Hello {{name}}, this is the shoe shop.', questions: QUESTIONS, closing: CLOSING },
+      extractionFields: [
+        { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
+        { name: 'pairs', type: 'number', description: '' },
+      ],
+    },
+  });
+  const campaign = await db.campaign.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: 'Relay',
+      acceptsLeadPush: true,
+      dialLadder: SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+      callerNumbers: [caller],
+      agentId: agent.id,
+    },
+  });
+  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  return campaign;
+}
+
+async function callLead(campaignId: string, phone: string) {
+  const idempotencyKey = randomUUID();
+  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
+    key: owner.key,
+    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
+  });
+  expect(response.status).toBe(202);
+  const { leadId } = (await response.json()) as { leadId: string };
+  const result = await (await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey)).result();
+  const call = await db.call.findFirstOrThrow({ where: { leadId } });
+  return { result, call, leadId };
+}
+
+const lines = (turns: { speaker: string; text: string }[]) => turns.map((turn) => `${turn.speaker}: ${turn.text}`);
+const turnsOf = (callId: string) =>
+  db.callTurn.findMany({ where: { callId }, orderBy: [{ step: 'asc' }, { part: 'asc' }] });
+
+/** Opens a socket as Twilio would (signed with `token`; null: unsigned): the handshake's status, and the socket if open. */
+function openSocket(target: string, token: string | null): Promise<{ status: number; ws: WebSocket | null }> {
+  return new Promise((resolve) => {
+    const ws = new WebSocket(target, {
+      headers: token === null ? {} : { 'x-twilio-signature': twilio.getExpectedTwilioSignature(token, target, {}) },
+    });
+    ws.on('unexpected-response', (_req, res) => {
+      resolve({ status: res.statusCode ?? 0, ws: null });
+      ws.terminate();
+    });
+    ws.on('upgrade', (res) => resolve({ status: res.statusCode ?? 0, ws }));
+    ws.on('error', () => resolve({ status: 0, ws: null }));
+  });
+}
+
+describe("the agent's conversation over ConversationRelay", () => {
+  it("answers <Connect><ConversationRelay>; the twin talks on the call's socket, the transcript is the persona's answers and the call ends answered", async () => {
+    const campaign = await campaignWithAgent();
+    await scriptPersona(twin.baseUrl, { number: '+14155569311', answers: ["I'd like navy, please.", '3 pairs.'] });
+    const { result, call } = await callLead(campaign.id, '+14155569311');
+    expect(result).toMatchObject({ outcome: 'answered' });
+    const done = await withIntelligenceOf(db, call.id);
+    const transcript = done.transcript as Transcript;
+    expectAnsweredWalk(transcript, {
+      agent: [OPENING, ...QUESTIONS, CLOSING],
+      lead: [
+        { text: "I'd like navy, please.", confidence: null },
+        { text: '3 pairs.', confidence: null },
+      ],
+    });
+    expect(done.outcome).toBe('answered');
+    expect(lines(await turnsOf(call.id))).toEqual([
+      `agent: ${OPENING}`,
+      `agent: ${QUESTIONS[0]}`,
+      "lead: I'd like navy, please.",
+      `agent: ${QUESTIONS[1]}`,
+      'lead: 3 pairs.',
+      `agent: ${CLOSING}`,
+    ]);
+    // On the line: the relay, the greeting and each turn once, in order, then Twilio's hang-up at the document's end.
+    const log = await twinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.find((entry) => entry.kind === 'connect')).toMatchObject({ text: 'ConversationRelay' });
+    expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual([
+      OPENING,
+      ...QUESTIONS,
+      CLOSING,
+    ]);
+    expect(log.log.filter((entry) => entry.kind === 'speech').map((entry) => entry.text)).toEqual(
+      said(transcript, 'lead'),
+    );
+    expect(log.log.some((entry) => entry.kind === 'error')).toBe(false);
+    expect(log.status).toBe('completed');
+    const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call.providerCallId! } });
+    expect(onTwin.hangupRequestedAt).toBeNull();
+    const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
+    expect(intelligence.extraction.colour!.value).toBe('navy');
+    expect(intelligence.extraction.pairs!.value).toBe(3);
+  });
+
+  it('ends the conversation politely when the lead asks not to be called', async () => {
+    const campaign = await campaignWithAgent();
+    await scriptPersona(twin.baseUrl, { number: '+14155569312', answers: ['Stop calling me.', 'Two.'] });
+    const { result, call } = await callLead(campaign.id, '+14155569312');
+    expect(result).toMatchObject({ outcome: 'answered' });
+    expect(lines(await turnsOf(call.id))).toEqual([
+      `agent: ${OPENING}`,
+      `agent: ${QUESTIONS[0]}`,
+      'lead: Stop calling me.',
+      `agent: ${CLOSING}`,
+    ]);
+  });
+
+  it('refuses an unsigned, a badly signed and a misdirected handshake (nothing changes), then takes one socket per call: a second is refused', async () => {
+    const campaign = await campaignWithAgent();
+    const dialing = await insertDialingCall(db, owner, campaign.id);
+    await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone: '+14155569313' } });
+    const call = await db.call.update({
+      where: { id: dialing.id },
+      data: {
+        provider: 'twilio-twin',
+        carrierConnectionId: connection.id,
+        // A call the twin does not know: a dropped socket's hang-up finds it gone and leaves it.
+        providerCallId: `CA${randomUUID().replaceAll('-', '')}`,
+        carrierStatus: 'in-progress',
+        fromNumber: caller,
+        toNumber: '+14155569313',
+        agentId: campaign.agentId,
+      },
+    });
+    const target = twilioRelayUrl(api.baseUrl, { connectionId: connection.id, attemptId: call.attemptId });
+    expect((await openSocket(target, null)).status).toBe(401);
+    expect((await openSocket(target, 'not-the-auth-token')).status).toBe(401);
+    // Signed by the right token, for another connection's path, or for an attempt there is no call of.
+    const elsewhere = twilioRelayUrl(api.baseUrl, { connectionId: randomUUID(), attemptId: call.attemptId });
+    expect((await openSocket(elsewhere, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(401);
+    const unknown = twilioRelayUrl(api.baseUrl, { connectionId: connection.id, attemptId: randomUUID() });
+    expect((await openSocket(unknown, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(404);
+    expect((await db.call.findUniqueOrThrow({ where: { id: call.id } })).relaySocketAt).toBeNull();
+    expect(await turnsOf(call.id)).toEqual([]);
+
+    const first = await openSocket(target, TWILIO_TWIN_AUTH_TOKEN);
+    expect(first.status).toBe(101);
+    expect((await db.call.findUniqueOrThrow({ where: { id: call.id } })).relaySocketAt).not.toBeNull();
+    // A second socket for the call, while the first is open and after it closed: refused.
+    expect((await openSocket(target, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(409);
+    const texts: string[] = [];
+    first.ws!.on('message', (data) => texts.push(String((JSON.parse(String(data)) as { token?: string }).token)));
+    first.ws!.send(
+      JSON.stringify({
+        type: 'setup',
+        sessionId: 'VX1',
+        callSid: call.providerCallId,
+        from: caller,
+        to: '+14155569313',
+        direction: 'outbound-api',
+        customParameters: { attemptId: call.attemptId },
+      }),
+    );
+    await until(
+      async () => texts.includes(''),
+      (done) => done,
+    );
+    expect(texts.join('')).toBe(QUESTIONS[0]);
+    first.ws!.close();
+    await new Promise((resolve) => first.ws!.once('close', resolve));
+    expect((await openSocket(target, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(409);
+    expect(lines(await turnsOf(call.id))).toEqual([`agent: ${OPENING}`, `agent: ${QUESTIONS[0]}`]);
+  });
+
+  it('hangs up a call whose socket dropped, through its connection; the lead is not dialed again', async () => {
+    const campaign = await campaignWithAgent();
+    // The twin cuts the socket when the agent asks question 2, and keeps the line open.
+    await scriptPersona(twin.baseUrl, { number: '+14155569314', answers: ['Navy.', 'Two.'], relayDropsAt: 1 });
+    const { result, call, leadId } = await callLead(campaign.id, '+14155569314');
+    expect(result).toMatchObject({ outcome: 'answered' });
+    const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call.providerCallId! } });
+    // Hung up by the product's REST request, not by the twin's silence running out.
+    expect(onTwin.hangupRequestedAt).not.toBeNull();
+    expect(onTwin.status).toBe('completed');
+    const log = await twinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.filter((entry) => entry.text === 'ConversationRelay socket dropped')).toHaveLength(1);
+    expect(lines(await turnsOf(call.id))).toEqual([
+      `agent: ${OPENING}`,
+      `agent: ${QUESTIONS[0]}`,
+      'lead: Navy.',
+      `agent: ${QUESTIONS[1]}`,
+    ]);
+    expect(await db.call.count({ where: { leadId } })).toBe(1);
+    expect(await db.twilioTwinCall.count({ where: { to: '+14155569314' } })).toBe(1);
+  });
+});
