@@ -4,7 +4,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import { publicUrlOf, TWILIO_SIGNATURE_HEADER } from '../../lib/carriers/twilio/twilio-callbacks';
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
-import { parseInboundFrame, type OutboundFrame } from '../../lib/conversation-relay/frames';
+import { messageText, parseInboundFrame, type OutboundFrame } from '../../lib/conversation-relay/frames';
 import type { DialogueEngine } from '../../lib/dialogue/engine';
 import { createScriptEngine } from '../../lib/dialogue/script-engine';
 import { log } from '../../lib/log';
@@ -76,7 +76,7 @@ function converse(
   let turn: Promise<void> = Promise.resolve();
   ws.on('message', (data, isBinary) => {
     if (isBinary) return;
-    const frame = parseInboundFrame(data.toString());
+    const frame = parseInboundFrame(messageText(data));
     turn = turn
       .then(async () => {
         if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not one of Twilio’s, ignored');

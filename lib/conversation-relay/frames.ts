@@ -124,3 +124,9 @@ export function parseInboundFrame(text: string): InboundFrame | null {
   const parsed = inboundFrameSchema.safeParse(json);
   return parsed.success ? parsed.data : null;
 }
+
+/** A WebSocket message's text (the ws package hands a Buffer, an ArrayBuffer or fragments). */
+export function messageText(data: Buffer | ArrayBuffer | Buffer[]): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
+}

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
-import type { SetupFrame } from '../../lib/conversation-relay/frames';
+import { messageText, type SetupFrame } from '../../lib/conversation-relay/frames';
 import { TWIN_TIMES, speakingMs } from './plan';
 import type { SpeechAnswer } from './persona';
 import { TWILIO_SIGNATURE_HEADER, twilioSignature } from './signature';
@@ -101,7 +101,7 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
     ws.on('message', (data) => {
       let frame: { type?: string; token?: string; last?: boolean };
       try {
-        frame = JSON.parse(data.toString()) as typeof frame;
+        frame = JSON.parse(messageText(data)) as typeof frame;
       } catch {
         return;
       }

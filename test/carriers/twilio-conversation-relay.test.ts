@@ -9,6 +9,7 @@ import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier } from '../../lib/carriers/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { twilioRelayUrl } from '../../lib/carriers/twilio/twilio-urls';
+import { messageText } from '../../lib/conversation-relay/frames';
 import type { Transcript } from '../../lib/calls/transcript';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
@@ -205,7 +206,7 @@ describe("the agent's conversation over ConversationRelay", () => {
     // A second socket for the call, while the first is open and after it closed: refused.
     expect((await openSocket(target, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(409);
     const texts: string[] = [];
-    first.ws!.on('message', (data) => texts.push(String((JSON.parse(String(data)) as { token?: string }).token)));
+    first.ws!.on('message', (data) => texts.push(String((JSON.parse(messageText(data)) as { token?: string }).token)));
     first.ws!.send(
       JSON.stringify({
         type: 'setup',
