@@ -44,7 +44,9 @@ export const whatsAppWebhookRoutes = [
       'ratings; any other field is recorded and ignored. Public: authenticated by X-Hub-Signature-256, not by a key. ' +
       "Idempotent by the provider's ids; answered once everything is committed. 404 unknown_whatsapp_target (the rest applied): " +
       `an event names a message or template not known yet, of a number or Business Account of this service, and is ` +
-      `younger than ${WHATSAPP_UNKNOWN_RETRY_SECONDS} s: the provider retries it (its id may be on its way).`,
+      `younger than ${WHATSAPP_UNKNOWN_RETRY_SECONDS} s: the provider retries it (its id may be on its way). ` +
+      "503 temporal_unavailable (the rest committed): a WHATSAPP campaign's lead could not be told of its message's status; " +
+      'the provider retries, and the retry tells it.',
     tags: ['WhatsApp'],
     headerParameters: [
       {
@@ -73,7 +75,11 @@ export const whatsAppWebhookRoutes = [
         }),
       },
     },
-    errors: { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_whatsapp_target] },
+    errors: {
+      401: [ErrorCode.invalid_signature],
+      404: [ErrorCode.unknown_whatsapp_target],
+      503: [ErrorCode.temporal_unavailable],
+    },
     handler: async ({ services, body }) => ({ status: 200, body: await receiveWhatsAppWebhook(services, body) }),
   }),
 ];

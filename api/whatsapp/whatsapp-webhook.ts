@@ -90,6 +90,7 @@ export async function receiveWhatsAppWebhook(
   const sql = poolSql(services.sql);
   const outcome: WebhookOutcome = { received: true, applied: 0, ignored: 0 };
   let retry = false;
+  const untold: { error?: unknown } = {};
   /** Counts an event; one naming what is not known (null) is to be retried when recent and of a number or account of ours. */
   const count = async (result: boolean | null, time: number | undefined, ours: () => Promise<boolean>) => {
     if (result) outcome.applied++;
@@ -105,7 +106,7 @@ export async function receiveWhatsAppWebhook(
         const numberIsOurs = () => exists(sql, SENDER_OF_NUMBER_SQL, provider, metadata.phone_number_id);
         for (const status of statuses ?? [])
           await count(
-            await applyStatus(services, sql, provider, metadata.phone_number_id, status),
+            await applyStatus(services, sql, provider, metadata.phone_number_id, status, untold),
             status.timestamp,
             numberIsOurs,
           );
@@ -138,6 +139,12 @@ export async function receiveWhatsAppWebhook(
     }
   }
   if (retry) throw new Refusal(ErrorCode.unknown_whatsapp_target);
+  if (untold.error !== undefined)
+    throw new Refusal(
+      ErrorCode.temporal_unavailable,
+      { detail: "a campaign's lead could not be told of its message's status; the events are committed: send again" },
+      { retryAfterSeconds: 5 },
+    );
   return outcome;
 }
 
@@ -209,6 +216,8 @@ async function applyStatus(
   provider: string,
   phoneNumberId: string,
   status: WhatsAppStatusEvent,
+  /** Set when a lead could not be told of its message's status (tellLead). */
+  untold: { error?: unknown },
 ): Promise<boolean | null> {
   if (!isReportedMessageStatus(status.status)) return false;
   const callbackData = status.biz_opaque_callback_data;
@@ -242,22 +251,31 @@ async function applyStatus(
   }
   // The lead waits for delivered, read or failed only: a sent status would cost it a workflow task for nothing.
   if (row.leadWorkflowId && LEAD_DECIDING_STATUSES.has(row.status))
-    await tellLead(services, row.leadWorkflowId, { messageId: row.id, status: row.status });
+    await tellLead(services, row.leadWorkflowId, { messageId: row.id, status: row.status }, untold);
   return row.applied;
 }
 
 /**
  * A WHATSAPP campaign's lead waits for its message's status (workflows/whatsapp/lead-message.ts): it is told the
- * status the message stands at, duplicates included (harmless). A lead that has ended, or a Temporal
- * that cannot be reached, is not an error of the webhook: the lead reads the status itself when its wait
- * ends, so the webhook is answered all the same.
+ * status the message stands at, duplicates included (harmless). A lead that has ended is no failure.
  */
 const LEAD_DECIDING_STATUSES: ReadonlySet<string> = new Set(['delivered', 'read', 'failed']);
 
-async function tellLead(services: AppServices, workflowId: string, status: { messageId: string; status: string }) {
+/**
+ * A lead that could not be told (Temporal slow or unreachable) would otherwise wait for its status until its wait
+ * ends, a day later (DELIVERY_WAIT_MS): the webhook is then answered 503 once every event of the body is committed,
+ * so that the provider sends it again, and the retry, applying nothing twice, tells the lead again.
+ */
+async function tellLead(
+  services: AppServices,
+  workflowId: string,
+  status: { messageId: string; status: string },
+  untold: { error?: unknown },
+) {
   // A lead that has ended is no failure (lib/temporal/whatsapp.ts).
   await signalWhatsAppMessageStatus(services.temporal, workflowId, status).catch((error: unknown) => {
-    log.warn({ err: error, workflowId }, "lead not told of its message's status");
+    log.warn({ err: error, workflowId }, "lead not told of its message's status: the provider is asked to retry");
+    untold.error ??= error;
   });
 }
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { Client, Connection } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
 import { holdWhatsAppMessage } from '../../lib/credits/whatsapp-billing';
 import { prismaSql } from '../../lib/run-sql';
@@ -19,6 +20,14 @@ const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal, whatsapp: { appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN } });
 // Configured with neither secret: every webhook and every subscription check is refused.
 const unconfiguredApi = await startTestApi({ db, url, temporal });
+// Its Temporal unreachable (nothing listens on port 9): no lead can be told of its message's status.
+const unreachableTemporal = Connection.lazy({ address: '127.0.0.1:9' });
+const apiWithoutTemporal = await startTestApi({
+  db,
+  url,
+  temporal: { ...temporal, client: new Client({ connection: unreachableTemporal }), connection: unreachableTemporal },
+  whatsapp: { appSecret: APP_SECRET, verifyToken: VERIFY_TOKEN },
+});
 const owner = await createTestWorkspace(db);
 await grantCredits(db, owner.workspaceId, 10);
 
@@ -373,6 +382,47 @@ describe('message statuses', () => {
       expect(await postOk(payload)).toEqual({ received: true, applied: 0, ignored: 1 });
     expect(await eventCount()).toBe(events);
     expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('accepted');
+  });
+});
+
+describe("a campaign's lead told of its message's status", () => {
+  it('answers 503 temporal_unavailable when the lead cannot be told, the status committed; the retry is answered 200 and changes nothing', async () => {
+    const { message, sender, wamid } = await seedMessage();
+    const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Told' } });
+    const lead = await db.lead.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        campaignId: campaign.id,
+        idempotencyKey: randomUUID(),
+        phone: '+16505550100',
+        // No workflow runs under this id: once Temporal answers, the lead is "ended", which needs nothing.
+        workflowId: `told-${randomUUID()}`,
+        requestId: randomUUID(),
+      },
+    });
+    await db.whatsAppMessage.update({ where: { id: message.id }, data: { leadId: lead.id, campaignId: campaign.id } });
+    const payload = statusesPayload(sender.phoneNumberId, [status(wamid, 'delivered')]);
+
+    const untold = await post(payload, { via: apiWithoutTemporal });
+    expect(untold.status).toBe(503);
+    expect(await untold.json()).toMatchObject({ error: 'temporal_unavailable' });
+    expect(untold.headers.get('retry-after')).toBe('5');
+    // Committed all the same: the provider's retry applies nothing twice.
+    expect(await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).toMatchObject({
+      status: 'delivered',
+    });
+    const posted = await ledgerOf(message.id);
+
+    expect(await postOk(payload)).toMatchObject({ applied: 0, ignored: 1 });
+    expect(await ledgerOf(message.id)).toEqual(posted);
+  });
+
+  it('answers 200 when Temporal cannot be reached but no lead waits on the message', async () => {
+    const { sender, wamid } = await seedMessage();
+    const response = await post(statusesPayload(sender.phoneNumberId, [status(wamid, 'delivered')]), {
+      via: apiWithoutTemporal,
+    });
+    expect(response.status).toBe(200);
   });
 });
 
