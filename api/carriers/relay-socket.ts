@@ -27,6 +27,9 @@ import { signedTwilioConnection } from './twilio-callbacks';
  */
 const RELAY_PATH = /^\/telephony\/twilio\/([^/?]+)\/calls\/([^/?]+)\/relay(?:\?.*)?$/;
 
+/** WebSocket close code 1008 (RFC 6455): a message that breaks the protocol's rules. */
+const POLICY_VIOLATION = 1008;
+
 /** The largest message the socket takes: Twilio's are small JSON (a prompt is one utterance). */
 const MAX_FRAME_BYTES = 64 * 1024;
 
@@ -82,6 +85,12 @@ function converse(
         if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not one of Twilio’s, ignored');
         switch (frame.type) {
           case 'setup': {
+            // The session must be this call's: a setup naming another CallSid is not this call's conversation (a
+            // bug or a replay). The socket is closed unheard, which ends the call as a dropped conversation does.
+            if (call.providerCallId && frame.callSid !== call.providerCallId) {
+              log.warn({ callId: call.id }, 'relay: a setup for another call; closing its socket');
+              return ws.close(POLICY_VIOLATION, 'setup names another call');
+            }
             const first = await engine.start();
             return say(first ? [first] : []);
           }

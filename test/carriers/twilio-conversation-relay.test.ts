@@ -229,6 +229,43 @@ describe("the agent's conversation over ConversationRelay", () => {
     expect(lines(await turnsOf(call.id))).toEqual([`agent: ${OPENING}`, `agent: ${QUESTIONS[0]}`]);
   });
 
+  it("closes a socket whose setup names another call's CallSid, unheard: nothing is said or stored", async () => {
+    const campaign = await campaignWithAgent();
+    const dialing = await insertDialingCall(db, owner, campaign.id);
+    const call = await db.call.update({
+      where: { id: dialing.id },
+      data: {
+        provider: 'twilio-twin',
+        carrierConnectionId: connection.id,
+        providerCallId: `CA${randomUUID().replaceAll('-', '')}`,
+        carrierStatus: 'in-progress',
+        fromNumber: caller,
+        toNumber: '+14155569314',
+        agentId: campaign.agentId,
+      },
+    });
+    const target = twilioRelayUrl(api.baseUrl, { connectionId: connection.id, attemptId: call.attemptId });
+    const opened = await openSocket(target, TWILIO_TWIN_AUTH_TOKEN);
+    expect(opened.status).toBe(101);
+    const texts: string[] = [];
+    opened.ws!.on('message', (data) => texts.push(messageText(data)));
+    const closed = new Promise<number>((resolve) => opened.ws!.once('close', (code) => resolve(code)));
+    opened.ws!.send(
+      JSON.stringify({
+        type: 'setup',
+        sessionId: 'VX2',
+        callSid: `CA${randomUUID().replaceAll('-', '')}`,
+        from: caller,
+        to: '+14155569314',
+        direction: 'outbound-api',
+        customParameters: { attemptId: call.attemptId },
+      }),
+    );
+    expect(await closed).toBe(1008);
+    expect(texts).toEqual([]);
+    expect(await turnsOf(call.id)).toEqual([]);
+  });
+
   it('hangs up a call whose socket dropped, through its connection; the lead is not dialed again', async () => {
     const campaign = await campaignWithAgent();
     // The twin cuts the socket when the agent asks question 2, and keeps the line open.
