@@ -100,6 +100,28 @@ const lines = (turns: { speaker: string; text: string }[]) => turns.map((turn) =
 const turnsOf = (callId: string) =>
   db.callTurn.findMany({ where: { callId }, orderBy: [{ step: 'asc' }, { part: 'asc' }] });
 
+/**
+ * A call of an agent's campaign to Ana at `phone`, answered on the twin's connection, its socket not opened yet. Its
+ * CallSid is one the twin does not know: a dropped socket's hang-up finds it gone and leaves it.
+ */
+async function answeredCallOnTheTwin(phone: string) {
+  const campaign = await campaignWithAgent();
+  const dialing = await insertDialingCall(db, owner, campaign.id);
+  await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone } });
+  return db.call.update({
+    where: { id: dialing.id },
+    data: {
+      provider: 'twilio-twin',
+      carrierConnectionId: connection.id,
+      providerCallId: `CA${randomUUID().replaceAll('-', '')}`,
+      carrierStatus: 'in-progress',
+      fromNumber: caller,
+      toNumber: phone,
+      agentId: campaign.agentId,
+    },
+  });
+}
+
 /** Opens a socket as Twilio would (signed with `token`; null: unsigned): the handshake's status, and the socket if open. */
 function openSocket(target: string, token: string | null): Promise<{ status: number; ws: WebSocket | null }> {
   return new Promise((resolve) => {
@@ -173,22 +195,7 @@ describe("the agent's conversation over ConversationRelay", () => {
   });
 
   it('refuses an unsigned, a badly signed and a misdirected handshake (nothing changes), then takes one socket per call: a second is refused', async () => {
-    const campaign = await campaignWithAgent();
-    const dialing = await insertDialingCall(db, owner, campaign.id);
-    await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone: '+14155569313' } });
-    const call = await db.call.update({
-      where: { id: dialing.id },
-      data: {
-        provider: 'twilio-twin',
-        carrierConnectionId: connection.id,
-        // A call the twin does not know: a dropped socket's hang-up finds it gone and leaves it.
-        providerCallId: `CA${randomUUID().replaceAll('-', '')}`,
-        carrierStatus: 'in-progress',
-        fromNumber: caller,
-        toNumber: '+14155569313',
-        agentId: campaign.agentId,
-      },
-    });
+    const call = await answeredCallOnTheTwin('+14155569313');
     const target = twilioRelayUrl(api.baseUrl, { connectionId: connection.id, attemptId: call.attemptId });
     expect((await openSocket(target, null)).status).toBe(401);
     expect((await openSocket(target, 'not-the-auth-token')).status).toBe(401);
@@ -230,20 +237,7 @@ describe("the agent's conversation over ConversationRelay", () => {
   });
 
   it("closes a socket whose setup names another call's CallSid, unheard: nothing is said or stored", async () => {
-    const campaign = await campaignWithAgent();
-    const dialing = await insertDialingCall(db, owner, campaign.id);
-    const call = await db.call.update({
-      where: { id: dialing.id },
-      data: {
-        provider: 'twilio-twin',
-        carrierConnectionId: connection.id,
-        providerCallId: `CA${randomUUID().replaceAll('-', '')}`,
-        carrierStatus: 'in-progress',
-        fromNumber: caller,
-        toNumber: '+14155569314',
-        agentId: campaign.agentId,
-      },
-    });
+    const call = await answeredCallOnTheTwin('+14155569314');
     const target = twilioRelayUrl(api.baseUrl, { connectionId: connection.id, attemptId: call.attemptId });
     const opened = await openSocket(target, TWILIO_TWIN_AUTH_TOKEN);
     expect(opened.status).toBe(101);
