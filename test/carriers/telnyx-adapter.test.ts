@@ -504,7 +504,12 @@ describe('a question nobody answers', () => {
       [1, 0, 'lead', NO_ANSWER_TEXT, null],
       [1, 2, 'agent', QUESTIONS[1], null],
     ]);
-    // Walked once, though two API processes sweep: question 2 commanded once.
+    // Walked once, though two API processes sweep: question 2 commanded once. The walk stores its turns before it
+    // sends its commands: the speak is waited for first.
+    await until(
+      async () => speaksSent(callControlId, 'speak:1:0').length,
+      (sent) => sent > 0,
+    );
     expect(speaksSent(callControlId, 'speak:1:0')).toHaveLength(1);
     // Late: the answer to question 1, and question 1's speak ending again; neither stores, moves nor arms anything.
     expect(
