@@ -107,19 +107,16 @@ describe('leads pushed before the calling window opens', () => {
     expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(0);
     expect(await placedOnCarrier()).toBe(0);
 
-    // From the opening on, the order in which the leads that found no free line were queued (seq).
-    const queuedSeq = new Map<string, bigint>();
-    let watching = true;
-    const watcher = (async () => {
-      while (watching) {
-        for (const entry of await db.lineQueue.findMany({ where: { campaignId: campaign.id } }))
-          if (!queuedSeq.has(entry.leadId)) queuedSeq.set(entry.leadId, entry.seq);
-        await sleep(10);
-      }
-    })();
+    // From the opening on, every line handed to a queued lead is logged by a trigger, in the order of the handing
+    // statements (each holds the campaign's row lock, so they follow one another): first queued, first handed.
+    await db.$executeRawUnsafe(
+      `CREATE TABLE test_line_grant (id bigserial PRIMARY KEY, tx bigint, seq bigint, lead_id uuid)`,
+    );
+    await db.$executeRawUnsafe(`CREATE FUNCTION test_log_line_grant() RETURNS trigger LANGUAGE plpgsql AS $$
+      BEGIN INSERT INTO test_line_grant (tx, seq, lead_id) VALUES (txid_current(), NEW.seq, NEW."leadId"); RETURN NEW; END $$`);
+    await db.$executeRawUnsafe(`CREATE TRIGGER test_log_line_grant AFTER UPDATE OF "grantedAt" ON "LineQueue"
+      FOR EACH ROW WHEN (OLD."grantedAt" IS NULL AND NEW."grantedAt" IS NOT NULL) EXECUTE FUNCTION test_log_line_grant()`);
     const results = await Promise.all(keys.map((key) => leadResult(temporal.client, campaign.id, key)));
-    watching = false;
-    await watcher;
     expect(results.every((result) => result.status === 'completed' && result.attempts === 1)).toBe(true);
 
     const calls = await db.call.findMany({ where: { campaignId: campaign.id }, orderBy: { startedAt: 'asc' } });
@@ -136,10 +133,24 @@ describe('leads pushed before the calling window opens', () => {
       expect(overlapping.length).toBeLessThanOrEqual(LINES);
     }
     // The window opens for all at once: those that found no line took their places in the queue as they came, and
-    // were dialed in that order.
-    expect(queuedSeq.size).toBeGreaterThanOrEqual(PHONES.length - LINES);
-    const queuedOrder = [...queuedSeq].sort(([, a], [, b]) => (a < b ? -1 : 1)).map(([leadId]) => leadId);
-    expect(calls.map((call) => call.leadId).filter((leadId) => queuedSeq.has(leadId!))).toEqual(queuedOrder);
+    // were handed lines in that order. Two lines handed in one statement go to two consecutive entries whose calls
+    // may then start in either order, so the order checked is the handing's: statement by statement, seq by seq.
+    const grants = await db.$queryRawUnsafe<{ tx: bigint; seq: bigint; lead_id: string }[]>(
+      `SELECT tx, seq, lead_id::text FROM test_line_grant ORDER BY id`,
+    );
+    expect(grants.length).toBeGreaterThanOrEqual(PHONES.length - LINES);
+    const statements = [...new Set(grants.map((grant) => grant.tx))];
+    const handedSeqs = statements.flatMap((tx) =>
+      grants
+        .filter((grant) => grant.tx === tx)
+        .map((grant) => grant.seq)
+        .sort((a, b) => (a < b ? -1 : 1)),
+    );
+    expect(handedSeqs).toEqual([...handedSeqs].sort((a, b) => (a < b ? -1 : 1)));
+    expect(new Set(handedSeqs).size).toBe(handedSeqs.length);
+    // Each line went to a different lead of the campaign, which made its one call.
+    expect(new Set(grants.map((grant) => grant.lead_id)).size).toBe(grants.length);
+    for (const grant of grants) expect(leadIds).toContain(grant.lead_id);
     expect(await db.lineQueue.count({ where: { campaignId: campaign.id } })).toBe(0);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
     expect(
