@@ -269,7 +269,7 @@ export async function endCall(
  * handed, in the same statement, to the first entry not yet granted: the entry is marked granted and the line
  * stays counted in callsInFlight, so no newcomer can take it; the entry's workflow is then woken
  * (lib/temporal/line-queue.ts wakeLineHolders) and its next attempt records its call on that line. A newcomer
- * takes a free line only when nobody waits ahead of it: first queued, first dialed.
+ * takes a free line only when nobody waits ahead of it: first queued, first handed a line.
  */
 
 /** An entry a line was just handed to: its workflow is to be woken. */
