@@ -16,7 +16,7 @@ import {
 } from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import type { ActivityDependencies } from '../dependencies';
-import { timeZonesOf } from './phone-time-zones';
+import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
 import { isTerminalCallState } from '../../lib/calls/call-states';
 import type { EndedCall } from '../../lib/calls/ended-call';
@@ -361,7 +361,13 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       if (!call) throw callNotFound(attemptId);
       if (call.status === 'ended')
         return {
-          ended: { attemptId, callId: call.id, outcome: call.outcome as CallOutcome, durationMs: call.durationMs },
+          ended: {
+            attemptId,
+            callId: call.id,
+            outcome: call.outcome as CallOutcome,
+            durationMs: call.durationMs,
+            ...(call.callbackAt && { callbackAt: call.callbackAt.toISOString() }),
+          },
         };
       const known = await calls.lookup(call.providerCallId ? { providerCallId: call.providerCallId } : { attemptId });
       if (known && isTerminalCallState(known.status)) {

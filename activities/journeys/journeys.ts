@@ -6,7 +6,7 @@ import type { RecordedRecovery } from '../../lib/journeys/awaiting';
 import type { JourneyDefinition } from '../../lib/journeys/definition';
 import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
 import type { ActivityDependencies } from '../dependencies';
-import { timeZonesOf } from '../dial-ladder/phone-time-zones';
+import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 
 export interface JourneyTrigger {
   phone: string | null;

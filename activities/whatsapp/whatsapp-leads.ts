@@ -6,7 +6,7 @@ import { CUSTOMER_SERVICE_WINDOW_MS } from '../../lib/whatsapp/customer-service-
 import { fillTemplateVariables, whatsAppCampaignSettingsSchema } from '../../lib/whatsapp/campaign-settings';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
 import type { LeadMessageRefusal } from '../../lib/whatsapp/lead-message-state';
-import { timeZonesOf } from '../dial-ladder/phone-time-zones';
+import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 
 export interface LeadMessagePlan {
   senderId: string;

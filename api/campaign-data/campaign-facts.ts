@@ -1,4 +1,5 @@
 import type { Campaign } from '../../generated/prisma/client';
+import { PICKED_UP_OUTCOMES, REACHING_OUTCOMES, sqlOutcomeList } from '../../lib/calls/call-outcomes';
 import type {
   CallSlot,
   CampaignFactSource,
@@ -14,8 +15,8 @@ import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 
 /** Reached and picked up as the KPIs define them (api/campaign-data/campaign-kpis.ts), per call. */
 const SLOT_COUNTS = `count(*)::int AS placed,
-       (count(*) FILTER (WHERE outcome IN ('answered', 'voicemail', 'voicemail_left')))::int AS reached,
-       (count(*) FILTER (WHERE outcome = 'answered'))::int AS "pickedUp"`;
+       (count(*) FILTER (WHERE outcome IN ${sqlOutcomeList(REACHING_OUTCOMES)}))::int AS reached,
+       (count(*) FILTER (WHERE outcome IN ${sqlOutcomeList(PICKED_UP_OUTCOMES)}))::int AS "pickedUp"`;
 
 async function timingOf({ sql }: AppServices, campaignId: string): Promise<TimingFacts> {
   const slots = (unit: 'hour' | 'isodow', name: string) =>

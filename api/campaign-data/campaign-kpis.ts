@@ -1,4 +1,5 @@
 import type { Campaign } from '../../generated/prisma/client';
+import { PICKED_UP_OUTCOMES, REACHING_OUTCOMES, sqlOutcomeList } from '../../lib/calls/call-outcomes';
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
@@ -12,20 +13,24 @@ interface KpiSources {
   attempts: string;
 }
 
+/** Reached: picked up by a person or a machine; picked up: a person talked with the agent (lib/calls/call-outcomes.ts). */
+const REACHED = sqlOutcomeList(REACHING_OUTCOMES);
+const PICKED_UP = sqlOutcomeList(PICKED_UP_OUTCOMES);
+
 /** A voice campaign's (and a JOURNEY campaign's) KPIs come from its calls. */
 const CALL_SOURCES: KpiSources = {
   name: 'campaign_kpis',
   lead: `
         SELECT l.id, l.phone, l.status::text AS status, l."contactId",
                count(c.id) FILTER (WHERE c.id IS NOT NULL) > 0 AS attempted,
-               bool_or(c.outcome IN ('answered', 'voicemail', 'voicemail_left')) AS reached,
-               bool_or(c.outcome = 'answered') AS picked_up,
+               bool_or(c.outcome IN ${REACHED}) AS reached,
+               bool_or(c.outcome IN ${PICKED_UP}) AS picked_up,
                l.status IN ('queued', 'dialing') AND count(c.id) > 0 AS reengaging
           FROM "Lead" l LEFT JOIN "Call" c ON c."leadId" = l.id
          WHERE l."campaignId" = $1::uuid
          GROUP BY l.id`,
   attempts: `
-        SELECT count(*)::int AS placed, avg("durationMs") FILTER (WHERE outcome = 'answered') AS avg_duration
+        SELECT count(*)::int AS placed, avg("durationMs") FILTER (WHERE outcome IN ${PICKED_UP}) AS avg_duration
           FROM "Call" WHERE "campaignId" = $1::uuid`,
 };
 

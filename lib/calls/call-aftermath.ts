@@ -1,7 +1,7 @@
-import type { CallOutcome } from './call-outcomes';
+import { REACHING_OUTCOMES, type CallOutcome } from './call-outcomes';
 
 /** Outcomes of a call that was picked up, by a person or a machine: the carrier has a transcript of it. */
-export const CONVERSATION_OUTCOMES: readonly CallOutcome[] = ['answered', 'voicemail', 'voicemail_left'];
+export const CONVERSATION_OUTCOMES: readonly CallOutcome[] = REACHING_OUTCOMES;
 
 /**
  * What counts as a failure at the carrier: the carrier's failed state (not an invalid number) and a

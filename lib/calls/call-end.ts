@@ -1,5 +1,5 @@
 import { endCall, HAND_OVER_LINES_CTES, NOW_UTC, type GrantedLine } from './call-lines';
-import type { CallOutcome } from './call-outcomes';
+import { PICKED_UP_OUTCOMES, sqlOutcomeList, type CallOutcome } from './call-outcomes';
 import type { Database } from '../database';
 import type { RunSql } from '../run-sql';
 import type { CallEvent } from './call-event';
@@ -64,6 +64,7 @@ interface AppliedRow {
   outcome: string | null;
   durationMs: number | null;
   leadSettled: boolean;
+  callbackAt: string | null;
   handedOver: GrantedLine[];
 }
 
@@ -86,8 +87,8 @@ const ANSWER_NEVER_SERVED_SQL = `c."agentId" IS NOT NULL
  */
 const walksFromAnswer = (provider: string): boolean => provider === 'twilio' || provider === 'twilio-twin';
 
-/** The outcome a terminal event gives its call c (in APPLY_EVENTS_SQL's update, where last_applied and input join it). */
-const TERMINAL_OUTCOME_SQL = `(CASE coalesce(last_applied."answeredBy", c."answeredBy")
+/** The outcome of the carrier's terminal state alone. */
+const BASE_TERMINAL_OUTCOME_SQL = `(CASE coalesce(last_applied."answeredBy", c."answeredBy")
                        WHEN 'human' THEN input."outcomeIfHuman"
                        -- A machine that took the agent's voicemail message (lib/carriers/twilio/twiml.ts).
                        WHEN 'machine' THEN (CASE WHEN input."outcomeIfMachine" = 'voicemail' AND c."voicemailLeftAt" IS NOT NULL
@@ -96,6 +97,17 @@ const TERMINAL_OUTCOME_SQL = `(CASE coalesce(last_applied."answeredBy", c."answe
                        -- call of a carrier whose walk starts at the answer) when the answer was never served.
                        ELSE (CASE WHEN input."outcomeIfUnserved" IS NOT NULL AND ${ANSWER_NEVER_SERVED_SQL}
                                   THEN input."outcomeIfUnserved" ELSE input."outcomeIfUnknown" END) END)`;
+
+/**
+ * The outcome a terminal event gives its call c (in APPLY_EVENTS_SQL's update, where last_applied and input join it).
+ * An answered call whose conversation's tools gave it an outcome (Call.conversationOutcome: opted_out,
+ * callback_requested, transferred; docs/features/conversation-tools.md) ends with that one.
+ */
+const TERMINAL_OUTCOME_SQL = `(CASE WHEN c."conversationOutcome" IS NOT NULL AND ${BASE_TERMINAL_OUTCOME_SQL} = 'answered'
+                                 THEN c."conversationOutcome" ELSE ${BASE_TERMINAL_OUTCOME_SQL} END)`;
+
+/** A callback time (timestamp, UTC) as ISO 8601 text, "callbackAt". */
+const CALLBACK_AT_TEXT = (column: string) => `to_char(${column}, 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "callbackAt"`;
 
 /**
  * One SQL statement for a batch of events ($1: a JSON array, one element per event in arrival order, as
@@ -132,7 +144,8 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
          AND (input."carrierConnectionId" IS NULL OR c."carrierConnectionId" = input."carrierConnectionId")
     ) f
   ), locked AS (
-    SELECT c.id, c."attemptId", c."workflowId", c.status, c.outcome, c."durationMs", c."leadSettledAt", ${RANK_SQL} AS rank
+    SELECT c.id, c."attemptId", c."workflowId", c.status, c.outcome, c."durationMs", c."leadSettledAt", c."callbackAt",
+           ${RANK_SQL} AS rank
       FROM "Call" c WHERE c.id IN (SELECT id FROM found)
      ORDER BY c.id
        FOR UPDATE
@@ -173,7 +186,8 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
                                   THEN ${NOW_UTC} ELSE c."leadSettledAt" END
       FROM last_applied JOIN input ON input.ord = last_applied.ord
      WHERE c.id = last_applied.id
-    RETURNING c.id, last_applied.ord, c.status, c.outcome, c."durationMs", c."campaignId", c."leadId", c."leadSettledAt"
+    RETURNING c.id, last_applied.ord, c.status, c.outcome, c."durationMs", c."campaignId", c."leadId", c."leadSettledAt",
+              c."callbackAt"
   )${
     endsCalls
       ? `, ended AS (
@@ -182,7 +196,7 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
     -- As the lead's workflow would settle it (activities/dial-ladder/calls.ts settleLead): a call ends once, so
     -- a lead is settled here once.
     UPDATE "Lead" l
-       SET status = (CASE WHEN ended.outcome = 'answered' THEN 'completed' ELSE 'failed' END)::"LeadStatus",
+       SET status = (CASE WHEN ended.outcome IN ${sqlOutcomeList(PICKED_UP_OUTCOMES)} THEN 'completed' ELSE 'failed' END)::"LeadStatus",
            "waitingFor" = NULL, "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
       FROM ended WHERE l.id = ended."leadId" AND ended."leadSettledAt" IS NOT NULL
   ), freeing AS (
@@ -196,6 +210,7 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
          CASE WHEN ended.ord <= seq.ord THEN ended.outcome ELSE locked.outcome END AS outcome,
          CASE WHEN ended.ord <= seq.ord THEN ended."durationMs" ELSE locked."durationMs" END AS "durationMs",
          CASE WHEN ended.ord <= seq.ord THEN ended."leadSettledAt" ELSE locked."leadSettledAt" END IS NOT NULL AS "leadSettled",
+         ${CALLBACK_AT_TEXT('CASE WHEN ended.ord <= seq.ord THEN ended."callbackAt" ELSE locked."callbackAt" END')},
          coalesce((SELECT json_agg(granted_lines) FROM granted_lines JOIN freeing
                     ON granted_lines."campaignId" = freeing.campaign_id::text WHERE freeing.ord = seq.ord), '[]'::json)
            AS "handedOver"
@@ -204,6 +219,7 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
   SELECT seq.ord::text, seq.id::text, locked."attemptId", locked."workflowId",
          EXISTS (SELECT 1 FROM applied WHERE applied.ord = seq.ord AND applied.id = seq.id) AS applied,
          locked.status, locked.outcome, locked."durationMs", locked."leadSettledAt" IS NOT NULL AS "leadSettled",
+         ${CALLBACK_AT_TEXT('locked."callbackAt"')},
          '[]'::json AS "handedOver"
     FROM seq JOIN locked ON locked.id = seq.id`
   }
@@ -284,6 +300,7 @@ export async function applyCallEvents(sql: RunSql, events: readonly ProviderCall
             durationMs: row.durationMs === null ? null : Number(row.durationMs),
             // The statement that ended the call settled its lead too (Call.settlesLeadOn): its workflow has nothing left to do.
             ...(row.leadSettled && { leadSettled: true as const }),
+            ...(row.callbackAt !== null && { callbackAt: row.callbackAt }),
           }
         : null;
     // Applied and ended: this event ended the call (a state only moves forward, so this happens once).

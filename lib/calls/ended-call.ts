@@ -11,4 +11,9 @@ export interface EndedCall {
    * ladder when it dialed): the ladder has nothing left to do. Absent: the lead's workflow settles it.
    */
   leadSettled?: true;
+  /**
+   * When the lead asked to be called back (outcome callback_requested, Call.callbackAt; ISO 8601): the ladder's next
+   * attempt is then. Absent: no time asked for.
+   */
+  callbackAt?: string;
 }

@@ -1,4 +1,5 @@
 import { ANALYST_TOPICS, outOfScopeReasons, questionTopics, type AnalystTopic } from './analyst-topics';
+import { isPickedUp } from '../calls/call-outcomes';
 import type {
   CallSlot,
   CampaignFactSource,
@@ -64,7 +65,7 @@ function timingLines(timing: TimingFacts): string[] {
 function outcomeLines(outcomes: OutcomeFacts, kpis: CampaignKpiFacts): string[] {
   const total = outcomes.byOutcome.reduce((sum, row) => sum + row.calls, 0);
   if (!total) return ['No calls have been placed yet, so there are no outcomes.'];
-  const failures = outcomes.byOutcome.filter((row) => row.outcome !== null && row.outcome !== 'answered');
+  const failures = outcomes.byOutcome.filter((row) => row.outcome !== null && !isPickedUp(row.outcome));
   const failed = failures.reduce((sum, row) => sum + row.calls, 0);
   return [
     `Outcomes of the ${total} calls placed:`,

@@ -1,4 +1,5 @@
 import type { Database } from '../database';
+import { REACHING_OUTCOMES } from '../calls/call-outcomes';
 
 /**
  * How an order is attributed to the service
@@ -25,7 +26,7 @@ export const PHONE_ATTRIBUTION_WINDOW_DAYS = 30;
 export const UTM_CAMPAIGN_SCHEME = /^(?:.*--)?([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
 
 /** The call outcomes and WhatsApp message statuses that mean a campaign reached the lead. */
-const REACHING_CALL_OUTCOMES = ['answered', 'voicemail', 'voicemail_left'];
+const REACHING_CALL_OUTCOMES = [...REACHING_OUTCOMES];
 const REACHING_MESSAGE_STATUSES = ['delivered', 'read'] as const;
 
 const DAY_MS = 24 * 60 * 60 * 1000;

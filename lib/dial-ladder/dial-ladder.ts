@@ -2,8 +2,16 @@ import { z } from 'zod';
 import { CALL_OUTCOMES, type CallOutcome } from '../calls/call-outcomes';
 import { hasAftermath } from '../calls/call-aftermath';
 
-/** Outcomes every ladder gives a rule for; voicemail_left may be left out (it then follows voicemail). */
-const RULED_OUTCOMES = CALL_OUTCOMES.filter((outcome) => outcome !== 'voicemail_left');
+/**
+ * Outcomes a ladder may leave out: voicemail_left (it then follows voicemail) and the conversation tools' outcomes
+ * (their defaults: DEFAULT_TOOL_OUTCOME_RULES).
+ */
+const OPTIONAL_OUTCOMES: readonly CallOutcome[] = ['voicemail_left', 'opted_out', 'callback_requested', 'transferred'];
+/** Outcomes every ladder gives a rule for. */
+const RULED_OUTCOMES = CALL_OUTCOMES.filter(
+  (outcome): outcome is Exclude<CallOutcome, 'voicemail_left' | 'opted_out' | 'callback_requested' | 'transferred'> =>
+    !OPTIONAL_OUTCOMES.includes(outcome),
+);
 
 /** What an attempt's outcome does to the ladder: end it, or move to the next rung after its delay. */
 export const ladderRuleSchema = z.enum(['end', 'next']);
@@ -31,6 +39,17 @@ export const dialLadderSchema = z.object({
       voicemail_left: ladderRuleSchema
         .optional()
         .describe("A machine took the agent's voicemail message. Not given: the voicemail rule."),
+      opted_out: z
+        .literal('end')
+        .optional()
+        .describe('The lead opted out during the call (its number is on the Do-Not-Call list): always end.'),
+      callback_requested: ladderRuleSchema
+        .optional()
+        .describe(
+          'The lead asked to be called back. next (the default): the next attempt at the time the lead asked for ' +
+            '(inside the calling window), even after the last rung, once; without a time, the next rung. end: no callback.',
+        ),
+      transferred: ladderRuleSchema.optional().describe('The call was handed to a human who answered. Not given: end.'),
     })
     .describe('What each outcome of an attempt does: end the ladder, or move to the next rung.'),
 });
@@ -41,10 +60,41 @@ export type DialLadder = z.infer<typeof dialLadderSchema>;
  * The ladder as the lead workflow reads it (activities/dial-ladder/calls.ts): voicemail_left, which ladders made
  * before it existed (and bodies that leave it out) do not give, follows the ladder's voicemail rule.
  */
-export const withEveryOutcomeRule = (ladder: DialLadder): DialLadder => ({
+export const withEveryOutcomeRule = (
+  ladder: DialLadder,
+): DialLadder & { outcomes: Record<CallOutcome, LadderRule> } => ({
   ...ladder,
-  outcomes: { ...ladder.outcomes, voicemail_left: ladder.outcomes.voicemail_left ?? ladder.outcomes.voicemail },
+  outcomes: {
+    ...ladder.outcomes,
+    voicemail_left: ladder.outcomes.voicemail_left ?? ladder.outcomes.voicemail,
+    opted_out: 'end',
+    callback_requested: ladder.outcomes.callback_requested ?? 'next',
+    transferred: ladder.outcomes.transferred ?? 'end',
+  },
 });
+
+export type LadderRule = z.infer<typeof ladderRuleSchema>;
+
+/**
+ * What the ladder does after attempt `attempt` (1-based) ended with `outcome`: over, or the next attempt after
+ * delayMs. A callback the lead asked for (callback_requested with its time, callbackAt) is the next attempt at that time
+ * instead of the next rung's delay, and is honoured once past the last rung (docs/features/conversation-tools.md).
+ * Workflow-safe: no I/O; `nowMs` is the workflow's clock. Ladders recorded before the tools' outcomes existed get their
+ * rules from withEveryOutcomeRule, and never saw these outcomes.
+ */
+export function afterAttempt(
+  ladder: DialLadder,
+  attempt: number,
+  outcome: CallOutcome,
+  callbackAt: string | null | undefined,
+  nowMs: number,
+): { over: boolean; delayMs: number } {
+  const rule = withEveryOutcomeRule(ladder).outcomes[outcome];
+  const nextRung = ladder.rungs[attempt];
+  if (outcome === 'callback_requested' && rule === 'next' && callbackAt)
+    return { over: attempt > ladder.rungs.length, delayMs: Math.max(0, Date.parse(callbackAt) - nowMs) };
+  return { over: rule === 'end' || nextRung === undefined, delayMs: nextRung ? nextRung.delaySeconds * 1000 : 0 };
+}
 
 /**
  * Now, +2 hours, +1 day. Answered and invalid numbers end the ladder; every other outcome moves on, a voicemail left

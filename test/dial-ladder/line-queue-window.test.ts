@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { tsToMs } from '@temporalio/common/lib/time';
 import { describe, expect, it } from 'vitest';
 import { nextAllowedInstant, type CallingWindow } from '../../lib/dial-ladder/calling-window';
-import { timeZonesOf } from '../../activities/dial-ladder/phone-time-zones';
+import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';

