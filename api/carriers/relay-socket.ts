@@ -11,7 +11,8 @@ import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
-import { scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { createCallTools } from '../conversation-tools/conversation-tools';
+import { scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
 import { signedTwilioConnection } from './twilio-callbacks';
 
 /**
@@ -36,6 +37,11 @@ const MAX_FRAME_BYTES = 64 * 1024;
 function refuse(socket: Duplex, status: 401 | 404 | 409 | 500) {
   const reason = { 401: 'Unauthorized', 404: 'Not Found', 409: 'Conflict', 500: 'Internal Server Error' }[status];
   socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+}
+
+/** What the conversation's tools left for its end: the handoff transfer_to_human asked for. */
+interface Conversation {
+  handoff: { reason: 'transfer'; summary: string | null } | null;
 }
 
 interface RelayCall {
@@ -64,6 +70,7 @@ function converse(
   connection: TwilioConnection,
   call: RelayCall,
   engine: DialogueEngine,
+  conversation: Conversation,
 ) {
   let ended = false;
   const send = (frame: OutboundFrame) => ws.send(JSON.stringify(frame));
@@ -72,7 +79,11 @@ function converse(
     send({ type: 'text', token: '', last: true });
     if (engine.ended && !ended) {
       ended = true;
-      send({ type: 'end' });
+      // A transfer's handoff goes to <Connect>'s action (api/conversation-tools/twilio-transfer.ts), which dials.
+      send({
+        type: 'end',
+        ...(conversation.handoff && { handoffData: JSON.stringify(conversation.handoff) }),
+      });
     }
   };
   // Frames are handled one after another: an utterance's answer is sent whole before the next is read.
@@ -98,7 +109,7 @@ function converse(
             if (frame.last && !ended) return say(engine.onPrompt(frame.voicePrompt));
             return;
           case 'interrupt':
-            return engine.onInterrupt(frame.utteranceUntilInterrupt);
+            return await engine.onInterrupt(frame.utteranceUntilInterrupt);
           case 'dtmf':
             return;
           case 'error':
@@ -147,10 +158,21 @@ export function attachConversationRelay(server: Server, services: AppServices) {
     }
     const call = await claimConversation(services, row.id);
     if (!call) return refuse(socket, 409);
-    const engine = createScriptEngine(scriptCallOfRow(row), (turns) =>
-      storeScriptTurns(services, row.id, turns, false),
-    );
-    sockets.handleUpgrade(req, socket, head, (ws) => converse(ws, services, connection, call, engine));
+    const conversation: Conversation = { handoff: null };
+    const engine = createScriptEngine({
+      call: scriptCallOfRow(row),
+      instructions: row.agent?.instructions ?? null,
+      firstMessage: row.agent?.firstMessage ?? null,
+      tools: createCallTools({
+        sql: poolSql(services.sql),
+        callId: row.id,
+        onTransfer: (summary) => (conversation.handoff = { reason: 'transfer', summary }),
+      }),
+      knowledge: () => Promise.resolve([]),
+      record: (turns) => storeScriptTurns(services, row.id, turns, false),
+      trim: (step, part, text) => trimAgentTurn(services, row.id, { step, part, text }),
+    });
+    sockets.handleUpgrade(req, socket, head, (ws) => converse(ws, services, connection, call, engine, conversation));
   }
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -1,4 +1,5 @@
-import type { ScriptCall, ScriptTurn } from '../../lib/carriers/script-walk';
+import type { ScriptCall } from '../../lib/carriers/script-walk';
+import type { ConversationTurn } from '../../lib/dialogue/engine';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
@@ -15,7 +16,14 @@ export interface ScriptCallRow {
   id: string;
   status: string;
   voicemailLeftAt: Date | null;
-  agent: (NonNullable<ScriptCall['agent']> & { hints: string[] | null }) | null;
+  agent:
+    | (NonNullable<ScriptCall['agent']> & {
+        hints: string[] | null;
+        /** For a conversation's engine (docs/features/conversation-relay.md): a model's prompt, the first words. */
+        instructions: string | null;
+        firstMessage: string | null;
+      })
+    | null;
   leadName: string | null;
   leadFields: unknown;
   testLead: unknown;
@@ -37,6 +45,7 @@ export async function scriptCallOf(
       text: `SELECT c.id::text, c.status, c."voicemailLeftAt",
                     CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('language', a.language, 'voiceId', a."voiceId",
                       'script', a.script, 'voicemailMessage', a."voicemailMessage",
+                      'instructions', a.instructions, 'firstMessage', a."firstMessage",
                       'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
                                   FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)
@@ -72,7 +81,7 @@ export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
 export async function storeScriptTurns(
   services: AppServices,
   callId: string,
-  turns: readonly ScriptTurn[],
+  turns: readonly ConversationTurn[],
   leftMessage: boolean,
 ): Promise<boolean> {
   const [row] = await poolSql(services.sql)<{ stored: number }>(
@@ -81,10 +90,10 @@ export async function storeScriptTurns(
       text: `WITH now AS (SELECT (now() AT TIME ZONE 'UTC') AS at),
                   base AS (SELECT min("createdAt") AS at FROM "CallTurn" WHERE "callId" = $1::uuid),
                   stored AS (
-               INSERT INTO "CallTurn" ("callId", step, part, speaker, text, confidence, "offsetMs", "createdAt")
-               SELECT $1::uuid, t.step, t.part, t.speaker, t.text, t.confidence,
+               INSERT INTO "CallTurn" ("callId", step, part, speaker, text, confidence, tool, "offsetMs", "createdAt")
+               SELECT $1::uuid, t.step, t.part, t.speaker, t.text, t.confidence, t.tool,
                       greatest(0, round(extract(epoch FROM now.at - coalesce(base.at, now.at)) * 1000))::int, now.at
-                 FROM jsonb_to_recordset($2::jsonb) AS t(step int, part int, speaker text, text text, confidence float8),
+                 FROM jsonb_to_recordset($2::jsonb) AS t(step int, part int, speaker text, text text, confidence float8, tool jsonb),
                       now, base
                ON CONFLICT ("callId", step, part) DO NOTHING
                RETURNING 1),
@@ -99,4 +108,28 @@ export async function storeScriptTurns(
     leftMessage,
   );
   return (row?.stored ?? 0) > 0;
+}
+
+/**
+ * An interrupted answer (docs/features/conversation-relay.md#interruptions): the agent turn becomes what the lead heard
+ * of it; a turn the lead heard nothing of (text empty) is removed.
+ */
+export async function trimAgentTurn(
+  services: AppServices,
+  callId: string,
+  turn: { step: number; part: number; text: string },
+): Promise<void> {
+  await poolSql(services.sql)(
+    {
+      name: 'carrier_trim_turn',
+      text: `WITH trimmed AS (
+               UPDATE "CallTurn" SET text = $4 WHERE "callId" = $1::uuid AND step = $2 AND part = $3 AND speaker = 'agent' AND $4 <> ''
+             )
+             DELETE FROM "CallTurn" WHERE "callId" = $1::uuid AND step = $2 AND part = $3 AND speaker = 'agent' AND $4 = ''`,
+    },
+    callId,
+    turn.step,
+    turn.part,
+    turn.text,
+  );
 }

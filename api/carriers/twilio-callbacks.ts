@@ -83,7 +83,7 @@ export async function signedTwilioConnection(
  * by one workspace's account for another's call (or a call of another connection) is unknown_call, and nothing
  * changes.
  */
-function verifiedConnectionOf(req: Request): TwilioConnection {
+export function verifiedConnectionOf(req: Request): TwilioConnection {
   const connection = verified.get(req);
   // assertSignedByTwilio runs before every handler here: a request without it never reaches one.
   if (!connection) throw new Refusal(ErrorCode.invalid_signature);
@@ -220,6 +220,7 @@ export async function twilioCallTwiml(
       relayUrl: twilioRelayUrl(services.publicBaseUrl!, { connectionId: connection.id, attemptId }),
       attemptId,
       welcomeGreeting: scriptGreeting(scriptCall),
+      endedUrl: twilioCallbackUrl(services.publicBaseUrl!, 'relay-ended', { connectionId: connection.id, attemptId }),
     });
   }
   const { twiml, turns } = twimlOfCall(

@@ -15,6 +15,12 @@ import {
   twilioCallTwiml,
   twilioTwimlRequestSchema,
 } from './twilio-callbacks';
+import {
+  relayEndedRequestSchema,
+  transferEndedRequestSchema,
+  twilioRelayEnded,
+  twilioTransferEnded,
+} from '../conversation-tools/twilio-transfer';
 
 const params = z.object({
   connectionId: z
@@ -140,5 +146,31 @@ export const twilioRoutes = [
           body,
         ),
       ),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/relay-ended`,
+    summary:
+      "<Connect>'s action once the call's ConversationRelay conversation ends (docs/features/conversation-tools.md): " +
+      "a <Dial> of the agent's transfer number when transfer_to_human asked for it, else <Hangup/>. Public: " +
+      'authenticated by X-Twilio-Signature. Changes nothing: a repeated request answers the same.',
+    ...twimlRoute,
+    body: relayEndedRequestSchema,
+    params,
+    handler: async ({ services, req, res, params }) =>
+      sendTwiml(res, await twilioRelayEnded(services, req, params.attemptId)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/transfer-ended`,
+    summary:
+      "The transfer <Dial>'s action (docs/features/conversation-tools.md#transfer_to_human): DialCallStatus completed " +
+      'ends the call transferred (<Hangup/>); otherwise the lead is told nobody could take the call and the call ends ' +
+      "callback_requested, for the ladder's next rung. Public: authenticated by X-Twilio-Signature.",
+    ...twimlRoute,
+    body: transferEndedRequestSchema,
+    params,
+    handler: async ({ services, req, res, params, body }) =>
+      sendTwiml(res, await twilioTransferEnded(services, req, params.attemptId, body)),
   }),
 ];

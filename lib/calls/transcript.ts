@@ -5,7 +5,12 @@ import { z } from 'zod';
  * in order, each with who spoke and when, from the moment the call was answered.
  */
 export const transcriptTurnSchema = z.object({
-  speaker: z.enum(['agent', 'lead']).describe('agent: the AI calling agent; lead: the person called.'),
+  speaker: z
+    .enum(['agent', 'lead', 'tool'])
+    .describe(
+      'agent: the AI calling agent; lead: the person called; tool: a tool the agent used during the call ' +
+        '(docs/features/conversation-tools.md), its name in text.',
+    ),
   text: z.string(),
   offsetMs: z.number().int().min(0).describe('Milliseconds from the answer to the start of the turn.'),
   confidence: z
@@ -14,6 +19,17 @@ export const transcriptTurnSchema = z.object({
     .max(1)
     .optional()
     .describe("The carrier's speech-recognition confidence of a lead's answer, when it gave one."),
+  tool: z
+    .object({
+      name: z.enum(['end_call', 'transfer_to_human', 'schedule_callback', 'opt_out']),
+      arguments: z
+        .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+        .describe('What the agent passed.'),
+      result: z.string().describe('What the tool answered the agent.'),
+      ok: z.boolean().describe('The tool did what it was asked.'),
+    })
+    .optional()
+    .describe('A tool turn only: the tool the agent used.'),
 });
 
 export const transcriptSchema = z.array(transcriptTurnSchema);

@@ -1,3 +1,4 @@
+import type { TranscriptTurn } from '../calls/transcript';
 import type { Carrier, CarrierCallSnapshot } from '../calls/carrier';
 import type { Database } from '../database';
 import type { Keyring } from '../secrets/keyring';
@@ -177,21 +178,24 @@ export function createConnectionCarrier({
       const call = await connectionCallById(providerCallId);
       if (!call) return fallback.transcript(providerCallId);
       const turns = await db.sql<{
-        speaker: 'agent' | 'lead';
+        speaker: 'agent' | 'lead' | 'tool';
         text: string;
         confidence: number | null;
         offsetMs: number;
+        tool: TranscriptTurn['tool'] | null;
       }>(
-        `SELECT t.speaker, t.text, t.confidence, t."offsetMs" FROM "CallTurn" t JOIN "Call" c ON c.id = t."callId"
+        `SELECT t.speaker, t.text, t.confidence, t."offsetMs", t.tool FROM "CallTurn" t JOIN "Call" c ON c.id = t."callId"
           WHERE c."attemptId" = $1 ORDER BY t.step, t.part`,
         call.attemptId,
       );
       if (turns.length === 0) return null;
-      return turns.map(({ speaker, text, confidence, offsetMs }) => ({
+      // A tool the agent used (docs/features/conversation-tools.md) is a turn of its own: its name, arguments, result.
+      return turns.map(({ speaker, text, confidence, offsetMs, tool }) => ({
         speaker,
         text,
         offsetMs,
         ...(confidence !== null && { confidence }),
+        ...(tool !== null && { tool }),
       }));
     },
   };

@@ -1,15 +1,23 @@
 import { filled } from '../calls/simulated-conversation';
-import { scriptStepOf, type ScriptCall, type ScriptStep, type ScriptTurn } from '../carriers/script-walk';
-import { tokensOf, type DialogueEngine } from './engine';
+import { scriptStepOf, type ScriptCall, type ScriptStep } from '../carriers/script-walk';
+import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
+import type { DialogueToolCall, DialogueToolResult } from './tools';
+import { ruleLanguageOf, type RuleLanguage } from './utterance';
 
 /**
- * The simplest dialogue engine (docs/features/conversation-relay.md#the-script-engine): the agent's script walk
- * (lib/carriers/script-walk.ts, the same steps and turns as the speech Gathers make) over a conversation. The carrier
- * says the opening line as its welcome greeting; at the start the engine asks question 1, and each complete utterance
- * of the lead is the answer to the question asked last: stored as the lead's turn, then the next question, or the
- * closing and the end. An utterance recognised as an opt-out (lib/dialogue/intents.ts) is answered with the closing at
- * once, and the conversation ends (the number is not put on the Do-Not-Call list here).
+ * The dialogue engine that needs no model (docs/features/conversation-relay.md#the-script-engine): the agent's script
+ * walk (lib/carriers/script-walk.ts, the same steps and turns as the speech Gathers make) over a conversation, with the
+ * dialogue rules (lib/dialogue/intents.ts) deciding when a tool runs instead of the next question:
+ * - an opt-out: opt_out, an apology and goodbye, the end;
+ * - a callback with a time ("tomorrow at three"): schedule_callback, the time confirmed, the end; without a time
+ *   ("call me later"), or one the rules cannot read: the agent asks when, and the question asked before waits;
+ * - a request for a person: transfer_to_human, said, and the conversation ends handing the call on; an agent without a
+ *   transfer number offers a callback instead, and the question asked before waits;
+ * - anything else: the answer to the question asked last, then the next question, or the closing and the end.
+ * The carrier says the opening line as its welcome greeting; at the start the engine asks question 1 (or says the
+ * agent's first message, when it has one, before it). Turns are stored per utterance: step n is the lead's n-th
+ * utterance (part 0 the lead, then the tool and the agent's lines), step 0 the start.
  */
 
 /** What the carrier says when the conversation opens: the agent's opening line, the lead's fields filled. */
@@ -17,59 +25,166 @@ export function scriptGreeting(call: ScriptCall): string {
   return call.agent ? filled(call.agent.script.openingLine, call.lead) : '';
 }
 
-/** The words of a step the agent still has to say (the greeting, said by the carrier, left out of step 0). */
-const wordsOf = (step: ScriptStep, greeting: string) =>
-  [...step.lines.filter((line, index) => !(step.step === 0 && index === 0 && line === greeting)), step.question]
-    .filter((text): text is string => !!text)
-    .join(' ');
+/** The engine's own lines around its tools, in the languages the dialogue rules read (the others: English). */
+const LINES: Record<
+  RuleLanguage,
+  {
+    optedOut: string;
+    askWhen: string;
+    callbackBooked: (at: string) => string;
+    transferring: string;
+    nobodyToTransfer: string;
+  }
+> = {
+  en: {
+    optedOut: "I'm sorry to have bothered you. We won't call you again. Goodbye.",
+    askWhen: 'Of course. When would be a good time to call you back?',
+    callbackBooked: (at) => `Of course. We'll call you back on ${at}. Goodbye.`,
+    transferring: 'Of course, let me put you through to a colleague. One moment, please.',
+    nobodyToTransfer: "I'm sorry, nobody can take the call right now. Would you like us to call you back later?",
+  },
+  es: {
+    optedOut: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
+    askWhen: 'Por supuesto. ¿Cuándo le viene bien que le llamemos?',
+    callbackBooked: (at) => `Por supuesto. Le llamaremos el ${at}. Adiós.`,
+    transferring: 'Por supuesto, le paso con un compañero. Un momento, por favor.',
+    nobodyToTransfer: 'Lo siento, ahora mismo no hay nadie disponible. ¿Quiere que le llamemos más tarde?',
+  },
+};
 
-/**
- * The script engine of one call. `record` stores a step's turns once per call, step and part (a replayed step adds
- * nothing): the transcript is the Gather walk's.
- */
-export function createScriptEngine(
-  call: ScriptCall,
-  record: (turns: readonly ScriptTurn[]) => Promise<unknown>,
-): DialogueEngine {
-  let step = 0;
-  let ended = !call.agent;
+export function createScriptEngine(context: DialogueContext): DialogueEngine {
+  const { call } = context;
+  const agent = call.agent;
+  const lines = LINES[ruleLanguageOf(agent?.language ?? 'en')];
   const greeting = scriptGreeting(call);
+  /** The script's question answered next (1-based); its step in the walk. */
+  let question = 0;
+  /** The lead's utterances so far: the step their turns are stored under. */
+  let utterances = 0;
+  let ended = !agent;
+  /** The agent's turns of its last answer, in order, for an interruption to trim. */
+  let lastSaid: { step: number; part: number; text: string }[] = [];
+
+  /** The words of a script step still to say (the greeting, said by the carrier, left out of step 0). */
+  const wordsOf = (step: ScriptStep) =>
+    [...step.lines.filter((line, index) => !(step.step === 0 && index === 0 && line === greeting)), step.question]
+      .filter((text): text is string => !!text)
+      .join(' ');
+
+  /** Stores the turns (the agent's remembered for trimming) and answers the agent's words, as tokens. */
+  async function* say(turns: ConversationTurn[], words: string): AsyncGenerator<string, void, undefined> {
+    lastSaid = turns
+      .filter((turn) => turn.speaker === 'agent' && turn.text !== greeting)
+      .map(({ step, part, text }) => ({ step, part, text }));
+    // Stored while the words go out; the answer is not held up by the write.
+    const stored = Promise.resolve(context.record(turns));
+    stored.catch(() => undefined); // awaited below, after the words
+    yield* tokensOf(words);
+    await stored;
+  }
+
+  async function useTool(
+    step: number,
+    leadTurn: ConversationTurn,
+    toolCall: DialogueToolCall,
+  ): Promise<{ turns: ConversationTurn[]; result: DialogueToolResult }> {
+    const result = await context.tools.run(toolCall);
+    const toolTurn: ConversationTurn = {
+      step,
+      part: 1,
+      speaker: 'tool',
+      text: toolCall.name,
+      confidence: null,
+      tool: { name: toolCall.name, arguments: toolCall.arguments, result: result.result, ok: result.ok },
+    };
+    return { turns: [leadTurn, toolTurn], result };
+  }
+
+  const agentTurn = (step: number, part: number, text: string): ConversationTurn => ({
+    step,
+    part,
+    speaker: 'agent',
+    text,
+    confidence: null,
+  });
+
   return {
     get ended() {
       return ended;
     },
     async start() {
+      if (!agent) return '';
       const first = scriptStepOf(call, { kind: 'answer' });
-      await record(first.turns);
+      question = 1;
+      const words = [context.firstMessage, wordsOf(first)].filter((text): text is string => !!text).join(' ');
+      const turns: ConversationTurn[] = first.turns.map((turn) => ({ ...turn, step: 0 }));
+      if (context.firstMessage) {
+        // After the opening line (the greeting, part 0), before the first question.
+        turns.splice(1, 0, agentTurn(0, 0, context.firstMessage));
+        turns.forEach((turn, part) => (turn.part = part));
+      }
       ended = first.question === null;
-      return wordsOf(first, greeting);
+      lastSaid = turns
+        .filter((turn) => turn.speaker === 'agent' && turn.text !== greeting)
+        .map(({ step, part, text }) => ({ step, part, text }));
+      await context.record(turns);
+      return words;
     },
     async *onPrompt(text: string) {
-      if (ended || !call.agent) return;
-      step += 1;
-      let next = scriptStepOf(call, { kind: 'step', step, heard: { text, confidence: null } });
-      if (recogniseIntent(text, call.agent.language).kind === 'opt_out') {
-        // The lead's turn, then the closing (no further question).
-        const closing = filled(call.agent.script.closing, call.lead);
-        next = {
-          step,
-          turns: [
-            next.turns[0]!,
-            ...(closing ? [{ step, part: 1, speaker: 'agent' as const, text: closing, confidence: null }] : []),
-          ],
-          lines: closing ? [closing] : [],
-          question: null,
-        };
+      if (ended || !agent) return;
+      const step = ++utterances;
+      const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text, confidence: null };
+      const intent = recogniseIntent(text, agent.language);
+
+      if (intent.kind === 'opt_out') {
+        const { turns, result } = await useTool(step, leadTurn, { name: 'opt_out', arguments: {} });
+        ended = result.endsConversation;
+        return yield* say([...turns, agentTurn(step, 2, lines.optedOut)], lines.optedOut);
       }
+      if (intent.kind === 'callback') {
+        if (intent.timePhrase !== null) {
+          const { turns, result } = await useTool(step, leadTurn, {
+            name: 'schedule_callback',
+            arguments: { when: text },
+          });
+          if (result.ok) {
+            ended = result.endsConversation;
+            const words = lines.callbackBooked(result.data?.localTime ?? '');
+            return yield* say([...turns, agentTurn(step, 2, words)], words);
+          }
+          return yield* say([...turns, agentTurn(step, 2, lines.askWhen)], lines.askWhen);
+        }
+        return yield* say([leadTurn, agentTurn(step, 1, lines.askWhen)], lines.askWhen);
+      }
+      if (intent.kind === 'wants_person') {
+        const { turns, result } = await useTool(step, leadTurn, {
+          name: 'transfer_to_human',
+          arguments: { summary: `${call.lead.name ?? 'The lead'} asked to speak to a person: "${text}"` },
+        });
+        ended = result.endsConversation;
+        const words = result.ok ? lines.transferring : lines.nobodyToTransfer;
+        return yield* say([...turns, agentTurn(step, 2, words)], words);
+      }
+
+      // The answer to the question asked last: the script's next step, its turns under this utterance's step.
+      const next = scriptStepOf(call, { kind: 'step', step: question, heard: { text, confidence: null } });
+      question += 1;
       ended = next.question === null;
-      // Stored while the words go out; the answer is not held up by the write.
-      const stored = Promise.resolve(record(next.turns));
-      stored.catch(() => undefined); // awaited below, after the words
-      yield* tokensOf(wordsOf(next, greeting));
-      await stored;
+      yield* say(
+        next.turns.map((turn) => ({ ...turn, step })),
+        wordsOf(next),
+      );
     },
-    onInterrupt() {
-      // The script's turns are stored whole: trimming the agent's turn to what was heard is not in this engine yet.
+    async onInterrupt(heardUntil: string) {
+      // What the lead heard of the agent's last answer: the turns wholly said stay, the one cut short is trimmed to
+      // what was said of it, the ones never reached are removed (trimmed to nothing).
+      let heard = heardUntil.trim();
+      for (const turn of lastSaid) {
+        const kept = heard.length >= turn.text.length ? turn.text : heard;
+        heard = heard.slice(turn.text.length).trim();
+        if (kept !== turn.text) await context.trim(turn.step, turn.part, kept);
+      }
+      lastSaid = [];
     },
   };
 }

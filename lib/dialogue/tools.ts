@@ -23,6 +23,8 @@ export interface DialogueToolResult {
    * their goodbye, transfer_to_human as the call is handed to the human.
    */
   endsConversation: boolean;
+  /** What the tool decided, for an engine's own words: schedule_callback's `callbackAt` (ISO 8601) and `localTime`. */
+  data?: Record<string, string>;
 }
 
 /** Runs the tools of one conversation; given to its engine by the transport. */

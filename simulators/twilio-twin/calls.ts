@@ -83,7 +83,12 @@ type Step =
   | { kind: 'fetch'; url: string; method: HttpMethod; params: Record<string, string> }
   | { kind: 'inline'; twiml: string }
   /** <Connect><ConversationRelay>: the session on the application's socket, held to its end. */
-  | { kind: 'relay'; relay: RelaySettings };
+  | {
+      kind: 'relay';
+      relay: RelaySettings;
+      /** <Connect>'s action, asked what to do once the session ends (absent in calls stored before it). */
+      action?: { url: string; method: HttpMethod } | null;
+    };
 
 export interface CallState {
   /** When the last step was taken: nothing the call does later can come before it. */
@@ -415,7 +420,11 @@ export function createCallRunner(options: CallRunnerOptions) {
       case 'Connect': {
         if (verb.relay && state.answer?.by === 'human') {
           effects.log.push({ atMs, speaker: 'agent', kind: 'connect', text: verb.noun });
-          return next(atMs, { kind: 'relay', relay: verb.relay });
+          return next(atMs, {
+            kind: 'relay',
+            relay: verb.relay,
+            action: verb.action ? { url: verb.action, method: verb.method } : null,
+          });
         }
         // The twin opens no media stream: the callee talks as long as an answered call to the number lasts, then hangs up.
         effects.log.push({ atMs, speaker: 'agent', kind: 'connect', text: verb.noun });
@@ -557,7 +566,7 @@ export function createCallRunner(options: CallRunnerOptions) {
         await fetchDocument(row, effects, atMs, step);
         break;
       case 'relay':
-        await relaySession(row, effects, atMs, step.relay);
+        await relaySession(row, effects, atMs, step.relay, step.action ?? null);
         break;
     }
   }
@@ -569,7 +578,13 @@ export function createCallRunner(options: CallRunnerOptions) {
    * as an answered call to the number lasts, unless the application hangs up first. A refused handshake is Twilio's
    * error 64102, and the document goes on.
    */
-  async function relaySession(row: TwilioTwinCall, effects: Effects, atMs: number, relay: RelaySettings) {
+  async function relaySession(
+    row: TwilioTwinCall,
+    effects: Effects,
+    atMs: number,
+    relay: RelaySettings,
+    action: { url: string; method: HttpMethod } | null,
+  ) {
     const { state } = effects;
     const persona = row.persona as PersonaScript | null;
     const request = row.request as unknown as CallRequest;
@@ -627,6 +642,26 @@ export function createCallRunner(options: CallRunnerOptions) {
       effects.log.push({ atMs: at, speaker: 'twin', kind: 'connect', text: 'ConversationRelay socket dropped' });
       state.program!.index = state.program!.verbs.length;
       state.next = { atMs: at + connectedTalkMs(row.to), step: { kind: 'verb' } };
+      return;
+    }
+    // <Connect action>: Twilio asks the action what to do after the session (ended: the application sent `end`;
+    // completed: the socket closed without one; failed: the handshake was refused), with the end's handoffData.
+    if (action) {
+      const sessionStatus = outcome.how === 'end' ? 'ended' : outcome.how === 'refused' ? 'failed' : 'completed';
+      state.next = {
+        atMs: at,
+        step: {
+          kind: 'fetch',
+          url: action.url,
+          method: action.method,
+          params: {
+            SessionId: outcome.sessionId,
+            SessionStatus: sessionStatus,
+            SessionDuration: String(Math.max(0, Math.round((at - atMs) / 1_000))),
+            ...(outcome.handoffData !== undefined && { HandoffData: outcome.handoffData }),
+          },
+        },
+      };
       return;
     }
     state.next = { atMs: at, step: { kind: 'verb' } };

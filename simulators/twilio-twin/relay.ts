@@ -39,6 +39,10 @@ export interface RelayOutcome {
   how: 'end' | 'closed' | 'dropped' | 'refused';
   /** The handshake's HTTP status when refused. */
   status?: number;
+  /** The session's id, as its setup said. */
+  sessionId: string;
+  /** The `end` message's handoffData, when it gave one. */
+  handoffData?: string;
 }
 
 export interface RelayCaller {
@@ -70,12 +74,21 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
     let turns = 0;
     let answering: NodeJS.Timeout | null = null;
     let done = false;
+    const sessionId = `VX${randomUUID().replaceAll('-', '')}`;
+    let handoffData: string | undefined;
     const finish = (how: RelayOutcome['how'], status?: number) => {
       if (done) return;
       done = true;
       if (answering) clearTimeout(answering);
       caller.signal.removeEventListener('abort', abort);
-      resolve({ lines, endedAtMs: at, how, ...(status !== undefined && { status }) });
+      resolve({
+        lines,
+        endedAtMs: at,
+        how,
+        sessionId,
+        ...(status !== undefined && { status }),
+        ...(handoffData !== undefined && { handoffData }),
+      });
     };
     const abort = () => {
       ws.terminate();
@@ -91,7 +104,7 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
       ws.send(
         JSON.stringify({
           type: 'setup',
-          sessionId: `VX${randomUUID().replaceAll('-', '')}`,
+          sessionId,
           ...caller.setup,
           customParameters: settings.parameters,
         }),
@@ -99,13 +112,14 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
     );
     ws.on('close', () => finish('closed'));
     ws.on('message', (data) => {
-      let frame: { type?: string; token?: string; last?: boolean };
+      let frame: { type?: string; token?: string; last?: boolean; handoffData?: unknown };
       try {
         frame = JSON.parse(messageText(data)) as typeof frame;
       } catch {
         return;
       }
       if (frame.type === 'end') {
+        if (typeof frame.handoffData === 'string') handoffData = frame.handoffData;
         ws.close(1000);
         return finish('end');
       }

@@ -181,16 +181,17 @@ describe("the agent's conversation over ConversationRelay", () => {
     expect(intelligence.extraction.pairs!.value).toBe(3);
   });
 
-  it('ends the conversation politely when the lead asks not to be called', async () => {
+  it('ends the conversation politely when the lead asks not to be called: opt_out (test/conversation-tools)', async () => {
     const campaign = await campaignWithAgent();
     await scriptPersona(twin.baseUrl, { number: '+14155569312', answers: ['Stop calling me.', 'Two.'] });
     const { result, call } = await callLead(campaign.id, '+14155569312');
-    expect(result).toMatchObject({ outcome: 'answered' });
+    expect(result).toMatchObject({ outcome: 'opted_out' });
     expect(lines(await turnsOf(call.id))).toEqual([
       `agent: ${OPENING}`,
       `agent: ${QUESTIONS[0]}`,
       'lead: Stop calling me.',
-      `agent: ${CLOSING}`,
+      'tool: opt_out',
+      "agent: I'm sorry to have bothered you. We won't call you again. Goodbye.",
     ]);
   });
 

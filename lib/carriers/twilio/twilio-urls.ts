@@ -6,7 +6,11 @@
  */
 export const TWILIO_CALL_ROUTE = '/telephony/twilio/{connectionId}/calls/{attemptId}';
 
-export type TwilioCallbackKind = 'status' | 'amd' | 'twiml' | 'relay';
+/**
+ * status, amd: callbacks; twiml: the answer's document and the script walk's steps; relay: the ConversationRelay socket;
+ * relay-ended: <Connect>'s action when the conversation ends; transfer-ended: the transfer <Dial>'s action.
+ */
+export type TwilioCallbackKind = 'status' | 'amd' | 'twiml' | 'relay' | 'relay-ended' | 'transfer-ended';
 
 /** publicBaseUrl (PUBLIC_BASE_URL, as the carrier reaches the API) + the route of this kind for this call. */
 export function twilioCallbackUrl(

@@ -85,6 +85,8 @@ export interface RelayTwimlOptions {
   attemptId: string;
   /** Said by Twilio as soon as the session starts: the agent's opening line. */
   welcomeGreeting: string;
+  /** <Connect>'s action: Twilio asks it what to do once the conversation ends (a transfer's <Dial>, or hang up). */
+  endedUrl: string;
 }
 
 /**
@@ -104,5 +106,39 @@ export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): 
     hints: twilioHints(agent.hints ?? []) || undefined,
   });
   const parameter = attributes({ name: RELAY_ATTEMPT_PARAMETER, value: options.attemptId });
-  return document(`<Connect><ConversationRelay${relay}><Parameter${parameter}/></ConversationRelay></Connect>`);
+  const connect = attributes({ action: options.endedUrl, method: 'POST' });
+  return document(
+    `<Connect${connect}><ConversationRelay${relay}><Parameter${parameter}/></ConversationRelay></Connect>`,
+  );
+}
+
+/**
+ * A call handed to a human (docs/features/conversation-tools.md#transfer_to_human): <Dial> of the agent's transfer
+ * number from the call's own caller number, ringing at most `timeoutSec`, whose action tells how it went. Cold: the
+ * human hears the lead at once (the summary is in the transcript's tool turn).
+ */
+export function transferTwiml(options: {
+  transferNumber: string;
+  callerId: string | null;
+  timeoutSec: number;
+  endedUrl: string;
+}): string {
+  const dial = attributes({
+    action: options.endedUrl,
+    method: 'POST',
+    timeout: String(options.timeoutSec),
+    callerId: options.callerId ?? undefined,
+  });
+  return document(`<Dial${dial}>${escapeXml(options.transferNumber)}</Dial>`);
+}
+
+/** Words said before hanging up (a transfer nobody answered), in the agent's voice. */
+export function sayThenHangupTwiml(text: string, voiceId: string, language: string): string {
+  const voice = twilioSayVoiceOf(voiceId, language);
+  return document(`<Say${attributes(voice)}>${escapeXml(text)}</Say><Hangup/>`);
+}
+
+/** Hang up: a conversation over. */
+export function hangupTwiml(): string {
+  return document('<Hangup/>');
 }

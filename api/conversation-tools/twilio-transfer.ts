@@ -1,0 +1,83 @@
+import type { Request } from 'express';
+import { z } from 'zod';
+import { hangupTwiml, sayThenHangupTwiml, transferTwiml } from '../../lib/carriers/twilio/twiml';
+import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
+import { ruleLanguageOf } from '../../lib/dialogue/utterance';
+import { ErrorCode } from '../../lib/error-codes';
+import { Refusal } from '../../lib/refusal';
+import { poolSql } from '../../lib/run-sql';
+import type { AppServices } from '../app-services';
+import { verifiedConnectionOf } from '../carriers/twilio-callbacks';
+import { markConversationOutcome, transferCallOf } from './conversation-tool-store';
+
+/**
+ * transfer_to_human on Twilio (docs/features/conversation-tools.md#transfer_to_human). The tool marks the call
+ * (Call.transferRequestedAt) and the conversation ends with `end`; Twilio then asks <Connect>'s action what to do:
+ * <Dial> of the agent's transfer number, ringing TRANSFER_RING_SECONDS, or hang up when no transfer was asked. The
+ * <Dial>'s action tells how it went: answered (DialCallStatus completed), the call ends transferred; busy, no answer or
+ * failed, the lead hears that nobody could take the call and the call ends callback_requested with no time of its own:
+ * the ladder's next rung calls again (or the ladder ends, past its last rung).
+ */
+
+/** How long the human's phone rings before the transfer counts as not answered. */
+export const TRANSFER_RING_SECONDS = 20;
+
+/** What the lead hears when nobody took the transfer, in the languages the dialogue rules read (others: English). */
+const NOBODY_ANSWERED = {
+  en: "I'm sorry, nobody could take your call right now. We'll call you back. Goodbye.",
+  es: 'Lo siento, ahora mismo nadie ha podido atender su llamada. Le volveremos a llamar. Adiós.',
+};
+
+/** <Connect action>'s request when a ConversationRelay session ends (Twilio sends more, kept as sent). */
+export const relayEndedRequestSchema = z.looseObject({
+  CallSid: z.string().max(100).optional(),
+  SessionId: z.string().max(100).optional(),
+  SessionStatus: z.string().max(40).optional().describe('ended (the application sent end), completed, or failed.'),
+  SessionDuration: z.string().max(40).optional(),
+  HandoffData: z.string().max(10_000).optional().describe("The end message's handoffData."),
+});
+
+/** <Dial action>'s request (Twilio sends more, kept as sent). */
+export const transferEndedRequestSchema = z.looseObject({
+  CallSid: z.string().max(100).optional(),
+  DialCallStatus: z.string().max(40).optional().describe('completed, busy, no-answer, failed or canceled.'),
+  DialCallSid: z.string().max(100).optional(),
+  DialCallDuration: z.string().max(40).optional(),
+});
+
+async function callOf(services: AppServices, req: Request, attemptId: string) {
+  const connection = verifiedConnectionOf(req);
+  const call = await transferCallOf(poolSql(services.sql), attemptId, connection.id);
+  if (!call) throw new Refusal(ErrorCode.unknown_call);
+  return { connection, call };
+}
+
+/** The conversation ended: the transfer's <Dial> when its tool asked for one, else hang up. */
+export async function twilioRelayEnded(services: AppServices, req: Request, attemptId: string): Promise<string> {
+  const { connection, call } = await callOf(services, req, attemptId);
+  if (!call.transferRequestedAt || !call.transferNumber) return hangupTwiml();
+  return transferTwiml({
+    transferNumber: call.transferNumber,
+    callerId: call.fromNumber,
+    timeoutSec: TRANSFER_RING_SECONDS,
+    endedUrl: twilioCallbackUrl(services.publicBaseUrl!, 'transfer-ended', { connectionId: connection.id, attemptId }),
+  });
+}
+
+/** The transfer's <Dial> ended: transferred when the human answered, else the lead is told and the call ends. */
+export async function twilioTransferEnded(
+  services: AppServices,
+  req: Request,
+  attemptId: string,
+  form: z.infer<typeof transferEndedRequestSchema>,
+): Promise<string> {
+  const { call } = await callOf(services, req, attemptId);
+  const sql = poolSql(services.sql);
+  if (form.DialCallStatus === 'completed') {
+    await markConversationOutcome(sql, call.id, 'transferred');
+    return hangupTwiml();
+  }
+  await markConversationOutcome(sql, call.id, 'callback_requested', { callbackAt: null });
+  const language = call.language ?? 'en';
+  return sayThenHangupTwiml(NOBODY_ANSWERED[ruleLanguageOf(language)], call.voiceId ?? '', language);
+}
