@@ -36,6 +36,9 @@ export const agentSchema = z.object({
     .describe(
       'Left on an answering machine after its beep ({{name}} and lead fields filled); the call ends voicemail_left. null: none.',
     ),
+  instructions: z.string().nullable().describe("A model's instructions (its prompt); null: the script engine."),
+  firstMessage: z.string().nullable().describe('Said first in a conversation, after the opening line; null: none.'),
+  transferNumber: z.string().nullable().describe('Where transfer_to_human hands a call (E.164); null: no transfer.'),
   documentIds: z
     .array(z.string())
     .describe(

@@ -111,7 +111,7 @@ export async function storeScriptTurns(
 }
 
 /**
- * An interrupted answer (docs/features/conversation-relay.md#interruptions): the agent turn becomes what the lead heard
+ * An interrupted answer (docs/features/conversation-relay.md#the-script-engine): the agent turn becomes what the lead heard
  * of it; a turn the lead heard nothing of (text empty) is removed.
  */
 export async function trimAgentTurn(

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
 import { VOICES } from '../voices/voices';
+import { e164PhoneSchema } from '../phone';
 
 /**
  * Limits of an agent's settings (docs/features/agents.md): generous for a phone script, small enough to keep a row
@@ -10,6 +11,8 @@ export const AGENT_LIMITS = {
   nameChars: 200,
   languageChars: 35,
   lineChars: 1000,
+  /** A model's instructions (docs/features/conversation-relay.md): a prompt of a few pages at most. */
+  instructionsChars: 20_000,
   questions: 50,
   extractionFields: 50,
   fieldNameChars: 64,
@@ -147,16 +150,31 @@ export const backgroundAudioIdSchema = z
     'A background audio asset of GET /background-audio: a platform asset id or the id of one of the workspace uploads; null: silence.',
   );
 
-export const voicemailMessageSchema = z
-  .string()
-  .trim()
-  .min(1)
-  .max(AGENT_LIMITS.lineChars)
+/** A text setting of an agent: trimmed, 1 to `maxChars` characters, or null. */
+const optionalText = (maxChars: number) => z.string().trim().min(1).max(maxChars).nullable();
+
+export const voicemailMessageSchema = optionalText(AGENT_LIMITS.lineChars).describe(
+  'What the agent leaves on an answering machine after its beep ({{name}} and {{<lead field>}} filled, as in the ' +
+    'script), then hangs up: the call ends voicemail_left. null: no message (a machine is hung up on at its beep; ' +
+    'the call ends voicemail). At most 1000 characters, trimmed.',
+);
+
+export const instructionsSchema = optionalText(AGENT_LIMITS.instructionsChars).describe(
+  "The agent's instructions for a language model (its prompt): with a model configured (DIALOGUE_PROVIDER), a " +
+    'ConversationRelay call of this agent is held by the model with them, its knowledge documents and the four ' +
+    'tools. null: the script engine holds its calls. At most 20,000 characters, trimmed.',
+);
+
+export const firstMessageSchema = optionalText(AGENT_LIMITS.lineChars).describe(
+  'What the agent says first in a ConversationRelay conversation, after its opening line (and any disclosure): ' +
+    "null: the script's first question, or the model's own opening. At most 1000 characters, trimmed.",
+);
+
+export const transferNumberSchema = e164PhoneSchema
   .nullable()
   .describe(
-    'What the agent leaves on an answering machine after its beep ({{name}} and {{<lead field>}} filled, as in the ' +
-      'script), then hangs up: the call ends voicemail_left. null: no message (a machine is hung up on at its beep; ' +
-      'the call ends voicemail). At most 1000 characters, trimmed.',
+    "Where transfer_to_human hands a call (E.164), from the call's own caller number; null: the agent cannot " +
+      'transfer and offers a callback instead.',
   );
 
 /** A platform asset, or else an upload id to look up in the workspace; null: neither can it be. */
@@ -175,6 +193,9 @@ export const agentSettings = {
   dictionaryIds: dictionaryIdsSchema,
   backgroundAudioId: backgroundAudioIdSchema,
   voicemailMessage: voicemailMessageSchema,
+  instructions: instructionsSchema,
+  firstMessage: firstMessageSchema,
+  transferNumber: transferNumberSchema,
 };
 
 export const newAgentSchema = z.strictObject({
@@ -183,6 +204,9 @@ export const newAgentSchema = z.strictObject({
   dictionaryIds: agentSettings.dictionaryIds.default([]),
   backgroundAudioId: agentSettings.backgroundAudioId.default(null),
   voicemailMessage: agentSettings.voicemailMessage.default(null),
+  instructions: agentSettings.instructions.default(null),
+  firstMessage: agentSettings.firstMessage.default(null),
+  transferNumber: agentSettings.transferNumber.default(null),
 });
 
 export const agentUpdateSchema = z

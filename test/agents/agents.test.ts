@@ -98,6 +98,9 @@ describe('agents', () => {
       dictionaryIds: [],
       backgroundAudioId: null,
       voicemailMessage: null,
+      instructions: null,
+      firstMessage: null,
+      transferNumber: null,
       documentIds: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -152,6 +155,25 @@ describe('agents', () => {
     expect(renamed.body).toMatchObject({ name: 'Renamed', dictionaryIds: [first!.id], backgroundAudioId: null });
   });
 
+  it("stores a conversation's settings: instructions, first message and a transfer number in E.164", async () => {
+    const agent = await createAgent({
+      instructions: '  You sell shoes. Be brief.  ',
+      firstMessage: 'I am calling about your order.',
+      transferNumber: '+1 415 555 0100',
+    });
+    expect(agent).toMatchObject({
+      instructions: 'You sell shoes. Be brief.',
+      firstMessage: 'I am calling about your order.',
+      transferNumber: '+14155550100',
+    });
+    const changed = await call('PATCH', `/agents/${agent.id}`, { transferNumber: null, instructions: null });
+    expect(changed.body).toMatchObject({
+      instructions: null,
+      firstMessage: 'I am calling about your order.',
+      transferNumber: null,
+    });
+  });
+
   it('refuses invalid settings with invalid_body naming the field, and creates or changes nothing', async () => {
     const foreignDictionary = await dictionary(stranger.workspaceId);
     const foreignUpload = await upload(stranger.workspaceId);
@@ -178,6 +200,9 @@ describe('agents', () => {
       [{ backgroundAudioId: 'platform-thunder' }, ['backgroundAudioId']],
       [{ backgroundAudioId: foreignUpload.id }, ['backgroundAudioId']],
       [{ documentIds: [] }, []],
+      [{ transferNumber: '555-0100' }, ['transferNumber']],
+      [{ instructions: 'x'.repeat(20_001) }, ['instructions']],
+      [{ firstMessage: '   ' }, ['firstMessage']],
     ];
     const before = await db.agent.count();
     for (const [overrides, path] of cases) {

@@ -182,6 +182,9 @@ describe('node data and outputs', () => {
       'voicemail_left',
       'failed',
       'invalid_number',
+      'opted_out',
+      'callback_requested',
+      'transferred',
       'do_not_call',
       'cancelled',
     ]);
