@@ -1,4 +1,5 @@
 import type { ScriptCall, ScriptTurn } from '../../lib/carriers/script-walk';
+import { redactedTurnsOfCall } from '../../lib/compliance/compliance-store';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
@@ -19,6 +20,8 @@ export interface ScriptCallRow {
   leadName: string | null;
   leadFields: unknown;
   testLead: unknown;
+  /** The workspace's disclosure (docs/features/compliance.md#disclosure); null: none. */
+  disclosure: string | null;
 }
 
 /**
@@ -41,8 +44,9 @@ export async function scriptCallOf(
                                   FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)
                                  WHERE ad."agentId" = a.id)) END AS agent,
-                    l.name AS "leadName", l.fields AS "leadFields", c."testLead"
+                    l.name AS "leadName", l.fields AS "leadFields", c."testLead", cs.disclosure
                FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
+                    LEFT JOIN "ComplianceSettings" cs ON cs."workspaceId" = c."workspaceId"
               WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,
     },
     attemptId,
@@ -52,7 +56,10 @@ export async function scriptCallOf(
   return call;
 }
 
-/** The walk's view of the call: its agent (hints never null) and its lead (a test call's from its request). */
+/**
+ * The walk's view of the call: its agent (hints never null), its lead (a test call's from its request) and its
+ * workspace's disclosure.
+ */
 export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
   const testLead = call.testLead as { name?: string | null; fields?: Record<string, unknown> } | null;
   return {
@@ -61,11 +68,13 @@ export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
       name: call.leadName ?? testLead?.name ?? null,
       fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
     },
+    disclosure: call.disclosure,
   };
 }
 
 /**
- * Stores a step's turns once per call, step and part (a replayed or out-of-order request adds and moves nothing), each
+ * Stores a step's turns once per call, step and part, redacted first by the rules of the call's workspace
+ * (docs/features/compliance.md#redaction: every transcript write goes through lib/compliance/redaction.ts redactTurns) (a replayed or out-of-order request adds and moves nothing), each
  * timed from the call's first stored turn on the database's clock; `leftMessage` marks the call voicemailLeftAt (its
  * end is then voicemail_left). Answers whether this stored anything (false: the step was stored before).
  */
@@ -95,7 +104,7 @@ export async function storeScriptTurns(
              SELECT (SELECT count(*) FROM stored)::int AS stored`,
     },
     callId,
-    JSON.stringify(turns),
+    JSON.stringify(await redactedTurnsOfCall(poolSql(services.sql), callId, turns)),
     leftMessage,
   );
   return (row?.stored ?? 0) > 0;

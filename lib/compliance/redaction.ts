@@ -90,7 +90,7 @@ function maskCardsInRun(run: string): string {
 /** An address as written (`ana.lopez+shop@example.co.uk`) or as a recogniser writes it spoken (`ana at example dot com`). */
 const EMAIL_WRITTEN = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
 const EMAIL_SPOKEN =
-  /(?<![\p{L}\p{N}])[\p{L}\p{N}._%+-]+ at [\p{L}\p{N}-]+(?: dot [\p{L}\p{N}-]+)*? dot (?:com|net|org|edu|gov|io|co|uk|us|es|mx|de|fr|info|biz)(?![\p{L}\p{N}])/giu;
+  /(?<![\p{L}\p{N}])[\p{L}\p{N}._%+-]+ at [\p{L}\p{N}-]+(?: dot [\p{L}\p{N}-]+)* dot (?:com|net|org|edu|gov|io|co|uk|us|es|mx|de|fr|info|biz)(?![\p{L}\p{N}])/giu;
 
 /** An IBAN: country, check digits, then 11 to 30 letters or digits, in groups of four or not; mod-97 checked. */
 const IBAN = /(?<![\p{L}\p{N}])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?(?![\p{L}\p{N}])/gu;
