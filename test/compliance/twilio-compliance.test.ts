@@ -3,49 +3,26 @@
 // on. The twin's log is what was said on the line; the stored transcript is what the product kept.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier } from '../../lib/carriers/connections';
-import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Transcript } from '../../lib/calls/transcript';
 import { createApiKey } from '../../lib/door/workspace-admin';
-import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
-import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { startTestApi } from '../support/api';
 import { said, withIntelligence } from '../support/carrier-calls';
-import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startedLeadWorkflow } from '../support/lead-workflows';
-import { startTestWorker, useTemporalClient } from '../support/temporal';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { useTemporalClient } from '../support/temporal';
+import { scriptPersona, twinLog } from '../support/twilio-twin';
+import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const keyring = keyringSchema.parse(newKeyringEntry('k1'));
-const twin = await startTestTwilioTwin(db, {
-  timeScale: 0.02,
-  accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
-});
-const simulated = await startTestCarrier(db);
-const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring });
-await startTestWorker(temporal.taskQueue, {
-  db,
-  calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl }),
-  statusCallbackBaseUrl: api.baseUrl,
-});
+const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal });
 
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
 // A second key of the owner issued without scopes: every /v1 endpoint, PUT /v1/compliance included.
 const { key: fullKey } = await createApiKey(db, owner.memberId);
-const connection = await connectCarrier(db, keyring, {
-  workspaceId: owner.workspaceId,
-  provider: 'twilio-twin',
-  baseUrl: twin.baseUrl,
-  account: { family: 'twilio', accountSid: TWILIO_TWIN_ACCOUNT_SID, secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN } },
-});
 const caller = '+14155579001';
-await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+await connectTwinCaller(db, keyring, twin.baseUrl, owner.workspaceId, caller);
 
 const DISCLOSURE = 'This call is recorded and handled by an AI assistant.';
 const QUESTIONS = ['Which card would you like to pay with?', 'Where should we send the receipt?'];
