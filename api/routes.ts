@@ -2,6 +2,7 @@ import type { RouteDefinition } from './http/route';
 import { agentRoutes } from './agents/routes';
 import { backgroundAudioRoutes } from './background-audio/routes';
 import { callRoutes } from './calls/routes';
+import { complianceRoutes } from './compliance/routes';
 import { callTranslationRoutes } from './translations/routes';
 import { callIntelligenceRoutes } from './call-intelligence/routes';
 import { campaignRoutes } from './campaigns/routes';
@@ -71,6 +72,7 @@ export const routes: readonly RouteDefinition[] = [
   ...phoneNumberRoutes,
   ...dictionaryRoutes,
   ...knowledgeBaseRoutes,
+  ...complianceRoutes,
   ...speechPeopleRoutes,
   ...speechCallRoutes,
   ...creditRoutes,

@@ -8,6 +8,8 @@ import type { Database } from '../../lib/database';
 import type { Carrier } from '../../lib/calls/carrier';
 import type { Extraction, ExtractionFieldSpec, ExtractionProvider } from '../../lib/call-intelligence/extraction';
 import { ruleBasedExtraction } from '../../lib/call-intelligence/rule-based-extraction';
+import { knownRedactions } from '../../lib/compliance/compliance-store';
+import { redactTurns } from '../../lib/compliance/redaction';
 
 export interface CallIntelligenceDependencies {
   db: Database;
@@ -45,7 +47,7 @@ export function createCallIntelligenceActivities({
   return {
     /**
      * Makes sure the call has its transcript: a stored one is kept, otherwise the carrier is asked for
-     * it and it is stored. A call the carrier has no transcript for (yet) fails with
+     * it and it is stored, redacted by the workspace's rules (docs/features/compliance.md#redaction). A call the carrier has no transcript for (yet) fails with
      * call_has_no_transcript: retryable while the carrier may still make one, not when the call never
      * reached the carrier.
      */
@@ -58,7 +60,13 @@ export function createCallIntelligenceActivities({
       const transcript = await calls.transcript(call.providerCallId);
       if (!transcript)
         throw failure(ErrorCode.call_has_no_transcript, `the carrier has no transcript of call ${callId}`, false);
-      const parsed = transcriptSchema.parse(transcript);
+      const settings = await db.complianceSettings.findUnique({
+        where: { workspaceId: call.workspaceId },
+        select: { redactions: true },
+      });
+      const parsed = redactTurns(transcriptSchema.parse(transcript), {
+        redactions: knownRedactions(settings?.redactions),
+      });
       // Only where none is stored: a transcript written meanwhile (the carrier's own path) stays.
       await db.call.updateMany({
         where: { id: callId, transcript: { equals: Prisma.DbNull } },

@@ -1,4 +1,5 @@
 import type { ScriptCall } from '../../lib/carriers/script-walk';
+import { redactedTurnsOfCall } from '../../lib/compliance/compliance-store';
 import type { ConversationTurn } from '../../lib/dialogue/engine';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
@@ -19,6 +20,7 @@ export interface ScriptCallRow {
   agent:
     | (NonNullable<ScriptCall['agent']> & {
         hints: string[] | null;
+        id: string;
         /** For a conversation's engine (docs/features/conversation-relay.md): a model's prompt, the first words. */
         instructions: string | null;
         firstMessage: string | null;
@@ -27,6 +29,8 @@ export interface ScriptCallRow {
   leadName: string | null;
   leadFields: unknown;
   testLead: unknown;
+  /** The workspace's disclosure (docs/features/compliance.md#disclosure); null: none. */
+  disclosure: string | null;
 }
 
 /**
@@ -43,15 +47,16 @@ export async function scriptCallOf(
     {
       name: 'carrier_script_call',
       text: `SELECT c.id::text, c.status, c."voicemailLeftAt",
-                    CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('language', a.language, 'voiceId', a."voiceId",
+                    CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('id', a.id, 'language', a.language, 'voiceId', a."voiceId",
                       'script', a.script, 'voicemailMessage', a."voicemailMessage",
                       'instructions', a.instructions, 'firstMessage', a."firstMessage",
                       'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
                                   FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)
                                  WHERE ad."agentId" = a.id)) END AS agent,
-                    l.name AS "leadName", l.fields AS "leadFields", c."testLead"
+                    l.name AS "leadName", l.fields AS "leadFields", c."testLead", cs.disclosure
                FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
+                    LEFT JOIN "ComplianceSettings" cs ON cs."workspaceId" = c."workspaceId"
               WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,
     },
     attemptId,
@@ -61,7 +66,10 @@ export async function scriptCallOf(
   return call;
 }
 
-/** The walk's view of the call: its agent (hints never null) and its lead (a test call's from its request). */
+/**
+ * The walk's view of the call: its agent (hints never null), its lead (a test call's from its request) and its
+ * workspace's disclosure.
+ */
 export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
   const testLead = call.testLead as { name?: string | null; fields?: Record<string, unknown> } | null;
   return {
@@ -70,11 +78,13 @@ export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
       name: call.leadName ?? testLead?.name ?? null,
       fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
     },
+    disclosure: call.disclosure,
   };
 }
 
 /**
- * Stores a step's turns once per call, step and part (a replayed or out-of-order request adds and moves nothing), each
+ * Stores a step's turns once per call, step and part, redacted first by the rules of the call's workspace
+ * (docs/features/compliance.md#redaction: every transcript write goes through lib/compliance/redaction.ts redactTurns) (a replayed or out-of-order request adds and moves nothing), each
  * timed from the call's first stored turn on the database's clock; `leftMessage` marks the call voicemailLeftAt (its
  * end is then voicemail_left). Answers whether this stored anything (false: the step was stored before).
  */
@@ -104,7 +114,7 @@ export async function storeScriptTurns(
              SELECT (SELECT count(*) FROM stored)::int AS stored`,
     },
     callId,
-    JSON.stringify(turns),
+    JSON.stringify(await redactedTurnsOfCall(poolSql(services.sql), callId, turns)),
     leftMessage,
   );
   return (row?.stored ?? 0) > 0;

@@ -17,6 +17,16 @@ export interface ScriptCall {
     hints?: string[];
   } | null;
   lead: { name: string | null; fields: Record<string, unknown> };
+  /**
+   * The workspace's disclosure (docs/features/compliance.md#disclosure): said first, before the opening line, as
+   * step 0's first agent turn. Null or absent: none.
+   */
+  disclosure?: string | null;
+}
+
+/** The disclosure said before the agent's first message ('' when none): not filled, said as written. */
+export function disclosureOf(call: ScriptCall): string {
+  return call.agent ? (call.disclosure?.trim() ?? '') : '';
 }
 
 /**
@@ -68,7 +78,8 @@ export interface ScriptStep {
 /**
  * THE SEAM: one step of the agent's script walk, pure (the same call and request give the same step, so a replayed
  * request repeats it, and the turns are stored once per call, step and part):
- * - answered: the opening line, then question 1 (no questions: the closing, then hang up);
+ * - answered: the workspace's disclosure if it has one, the opening line, then question 1 (no questions: the closing,
+ *   then hang up);
  * - step n: the lead's answer to question n (`(no answer)` when nothing was heard), then question n + 1, or after the
  *   last one the closing and hang up;
  * - voicemail: the agent's voicemail message, then hang up (no message: hang up).
@@ -92,6 +103,8 @@ export function scriptStepOf(call: ScriptCall, request: ScriptRequest): ScriptSt
     return { step, turns, lines: message ? [message] : [], question: null };
   }
   if (request.kind === 'answer') {
+    const disclosure = says(disclosureOf(call));
+    if (disclosure) lines.push(disclosure);
     const opening = says(fill(agent.script.openingLine));
     if (opening) lines.push(opening);
   } else

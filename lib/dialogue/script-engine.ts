@@ -1,5 +1,5 @@
 import { filled } from '../calls/simulated-conversation';
-import { scriptStepOf, type ScriptCall, type ScriptStep } from '../carriers/script-walk';
+import { disclosureOf, scriptStepOf, type ScriptCall, type ScriptStep } from '../carriers/script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
 import type { DialogueToolCall, DialogueToolResult } from './tools';
@@ -57,6 +57,9 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
   const agent = call.agent;
   const lines = LINES[ruleLanguageOf(agent?.language ?? 'en')];
   const greeting = scriptGreeting(call);
+  /** Said by the carrier as its welcome greeting (lib/carriers/twilio/twiml.ts relayWelcomeGreeting): the workspace's
+   * disclosure and the opening line, step 0's first lines; the engine never says them again. */
+  const welcomed = new Set([disclosureOf(call), greeting].filter((text) => text !== ''));
   /** The script's question answered next (1-based); its step in the walk. */
   let question = 0;
   /** The lead's utterances so far: the step their turns are stored under. */
@@ -65,17 +68,15 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
   /** The agent's turns of its last answer, in order, for an interruption to trim. */
   let lastSaid: { step: number; part: number; text: string }[] = [];
 
-  /** The words of a script step still to say (the greeting, said by the carrier, left out of step 0). */
+  /** The words of a script step still to say (the welcome greeting's, said by the carrier, left out of step 0). */
   const wordsOf = (step: ScriptStep) =>
-    [...step.lines.filter((line, index) => !(step.step === 0 && index === 0 && line === greeting)), step.question]
+    [...step.lines.filter((line) => !(step.step === 0 && welcomed.has(line))), step.question]
       .filter((text): text is string => !!text)
       .join(' ');
 
   /** Stores the turns (the agent's remembered for trimming) and answers the agent's words, as tokens. */
   async function* say(turns: ConversationTurn[], words: string): AsyncGenerator<string, void, undefined> {
-    lastSaid = turns
-      .filter((turn) => turn.speaker === 'agent' && turn.text !== greeting)
-      .map(({ step, part, text }) => ({ step, part, text }));
+    lastSaid = agentTurnsSaid(turns);
     // Stored while the words go out; the answer is not held up by the write.
     const stored = Promise.resolve(context.record(turns));
     stored.catch(() => undefined); // awaited below, after the words
@@ -100,6 +101,12 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
     return { turns: [leadTurn, toolTurn], result };
   }
 
+  /** The agent's turns of an answer the engine itself says (not the welcome greeting's), for an interruption to trim. */
+  const agentTurnsSaid = (turns: readonly ConversationTurn[]) =>
+    turns
+      .filter((turn) => turn.speaker === 'agent' && !(turn.step === 0 && welcomed.has(turn.text)))
+      .map(({ step, part, text }) => ({ step, part, text }));
+
   const agentTurn = (step: number, part: number, text: string): ConversationTurn => ({
     step,
     part,
@@ -119,14 +126,14 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       const words = [context.firstMessage, wordsOf(first)].filter((text): text is string => !!text).join(' ');
       const turns: ConversationTurn[] = first.turns.map((turn) => ({ ...turn, step: 0 }));
       if (context.firstMessage) {
-        // After the opening line (the greeting, part 0), before the first question.
-        turns.splice(1, 0, agentTurn(0, 0, context.firstMessage));
-        turns.forEach((turn, part) => (turn.part = part));
+        // After the welcome greeting's turns (the disclosure, the opening line), before the first question.
+        const after = turns.filter((turn) => turn.speaker === 'agent' && welcomed.has(turn.text)).length;
+        const firstPart = turns[0]?.part ?? 0;
+        turns.splice(after, 0, agentTurn(0, 0, context.firstMessage));
+        turns.forEach((turn, index) => (turn.part = firstPart + index));
       }
       ended = first.question === null;
-      lastSaid = turns
-        .filter((turn) => turn.speaker === 'agent' && turn.text !== greeting)
-        .map(({ step, part, text }) => ({ step, part, text }));
+      lastSaid = agentTurnsSaid(turns);
       await context.record(turns);
       return words;
     },

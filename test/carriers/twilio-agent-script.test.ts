@@ -6,50 +6,30 @@ import http from 'node:http';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier } from '../../lib/carriers/connections';
-import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
+import { TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { NO_ANSWER_TEXT } from '../../lib/carriers/twilio/twiml';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
 import type { Transcript } from '../../lib/calls/transcript';
-import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
-import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { speakingMs } from '../../simulators/twilio-twin/plan';
 import { checkedFetch, startTestApi } from '../support/api';
 import { insertDialingCall } from '../support/calls';
 import { expectAnsweredWalk, said, withIntelligence as withIntelligenceOf } from '../support/carrier-calls';
-import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startedLeadWorkflow } from '../support/lead-workflows';
 import { listenOnLoopback } from '../support/http-receiver';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { scriptPersona, twinLog } from '../support/twilio-twin';
+import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const keyring = keyringSchema.parse(newKeyringEntry('k1'));
-const twin = await startTestTwilioTwin(db, {
-  timeScale: 0.02,
-  accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
-});
-const simulated = await startTestCarrier(db);
-const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring });
-await startTestWorker(temporal.taskQueue, {
-  db,
-  calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl }),
-  statusCallbackBaseUrl: api.baseUrl,
-});
+const { keyring, twin, simulated, api } = await startTwilioTwinStack({ db, url, temporal });
 
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
-const connection = await connectCarrier(db, keyring, {
-  workspaceId: owner.workspaceId,
-  provider: 'twilio-twin',
-  baseUrl: twin.baseUrl,
-  account: { family: 'twilio', accountSid: TWILIO_TWIN_ACCOUNT_SID, secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN } },
-});
 const caller = '+14155569001';
-await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+const connection = await connectTwinCaller(db, keyring, twin.baseUrl, owner.workspaceId, caller);
 const dictionary = await db.dictionary.create({
   data: { workspaceId: owner.workspaceId, name: 'Colours', terms: ['navy', 'crimson'], charCount: 11 },
 });

@@ -1,5 +1,6 @@
 import {
   ANSWER_TIMEOUT_SECONDS,
+  disclosureOf,
   scriptStepOf,
   speechHints,
   type ScriptCall,
@@ -83,17 +84,26 @@ export interface RelayTwimlOptions {
   /** wss://.../calls/{attemptId}/relay (lib/carriers/twilio/twilio-urls.ts twilioRelayUrl). */
   relayUrl: string;
   attemptId: string;
-  /** Said by Twilio as soon as the session starts: the agent's opening line. */
+  /** Said by Twilio as soon as the session starts, after the workspace's disclosure (if any): the agent's opening line. */
   welcomeGreeting: string;
   /** <Connect>'s action: Twilio asks it what to do once the conversation ends (a transfer's <Dial>, or hang up). */
   endedUrl: string;
 }
 
 /**
+ * What ConversationRelay says first: the workspace's disclosure, then the greeting (the opening line), as one text.
+ * The disclosure is step 0's first line and turn (lib/carriers/script-walk.ts), so an engine leaves it out of the
+ * words it sends, as it leaves out the opening line.
+ */
+export function relayWelcomeGreeting(call: ScriptCall, greeting: string): string {
+  return [disclosureOf(call), greeting].filter((text) => text !== '').join(' ');
+}
+
+/**
  * The answered call handed to ConversationRelay (docs/features/conversation-relay.md): `<Connect>` with
  * `<ConversationRelay>` opening the call's socket, the agent's language and dictionaries as hints (the agent's voice is
  * not mapped to ConversationRelay's voices yet: Twilio's default voice of the language speaks), the opening
- * line as the welcome greeting, and the attempt as a `<Parameter>` (repeated in the setup message). When the session
+ * line as the welcome greeting (after the workspace's disclosure, docs/features/compliance.md#disclosure), and the attempt as a `<Parameter>` (repeated in the setup message). When the session
  * ends the document ends, and Twilio hangs up. No agent: hang up at once.
  */
 export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): string {
@@ -101,7 +111,7 @@ export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): 
   if (!agent) return document('<Hangup/>');
   const relay = attributes({
     url: options.relayUrl,
-    welcomeGreeting: options.welcomeGreeting || undefined,
+    welcomeGreeting: relayWelcomeGreeting(call, options.welcomeGreeting) || undefined,
     language: agent.language,
     hints: twilioHints(agent.hints ?? []) || undefined,
   });

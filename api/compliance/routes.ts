@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { defineRoute } from '../http/route';
+import { REDACTION_SWITCHES, getCompliance, putCompliance } from './compliance';
+
+/** The disclosure's length at most: a sentence or two, said before every call's first message. */
+export const MAX_DISCLOSURE_CHARACTERS = 500;
+
+const tags = ['Compliance'];
+
+const disclosure = z
+  .string()
+  .trim()
+  .min(1)
+  .max(MAX_DISCLOSURE_CHARACTERS)
+  .refine((text) => !/\p{Cc}/u.test(text.replace(/[\n\t]/g, ' ')), 'must not hold control characters')
+  .nullable()
+  .describe(
+    `Said before the agent's opening line on every call (e.g. "This call is recorded and handled by an AI assistant."): 1 to ${MAX_DISCLOSURE_CHARACTERS} characters, trimmed, said as written; null: none.`,
+  );
+
+const switchDescriptions: Record<keyof typeof REDACTION_SWITCHES, string> = {
+  cardNumbers: 'Card numbers: 13 to 19 digits, spaces or dashes between them, passing the Luhn check: [card number].',
+  emailAddresses: 'E-mail addresses, written or spoken ("ana at example dot com"): [email address].',
+  usSocialSecurityNumbers: 'US Social Security numbers (3-2-4 digits, outside the ranges never issued): [SSN].',
+  ibans: 'IBANs passing their mod-97 check: [IBAN].',
+};
+
+const redactionShape = Object.fromEntries(
+  Object.entries(switchDescriptions).map(([name, description]) => [name, z.boolean().describe(description)]),
+) as Record<keyof typeof REDACTION_SWITCHES, z.ZodBoolean>;
+
+const redaction = z
+  .strictObject(redactionShape)
+  .describe(
+    'Each redaction rule on or off: a rule on masks what it finds in every transcript turn before it is stored.',
+  );
+
+const complianceSchema = z.object({
+  disclosure: z.string().nullable().describe("Said before the agent's opening line; null: none."),
+  redaction: z.object(redactionShape).describe('Each redaction rule, on or off.'),
+  updatedAt: z.string().nullable().describe('ISO 8601 instant of the last change; null: never set (the defaults).'),
+});
+
+export const complianceRoutes = [
+  defineRoute({
+    method: 'get',
+    path: '/v1/compliance',
+    access: { permission: 'workspace.view' },
+    summary:
+      "The workspace's compliance settings (docs/features/compliance.md): the disclosure said before the agent's first message, and the redaction rules applied to transcripts. Never set: no disclosure, every rule off.",
+    tags,
+    responses: { 200: { description: 'The settings.', schema: complianceSchema } },
+    handler: async ({ services, principal }) => ({ status: 200, body: await getCompliance(services, principal) }),
+  }),
+  defineRoute({
+    method: 'put',
+    path: '/v1/compliance',
+    // Workspace settings: workspace.edit, a scope a key can never hold, so only a key issued without scopes (every
+    // /v1 endpoint) may change them; a scoped key gets 403 forbidden naming workspace.edit.
+    access: { permission: 'workspace.edit' },
+    summary:
+      'Replace the compliance settings whole. Needs workspace.edit, which a scoped key can never hold: a key issued without scopes sets them. They apply from the next call answered and the next transcript turn stored; what is stored is not rewritten.',
+    tags,
+    body: z.strictObject({ disclosure, redaction }),
+    responses: { 200: { description: 'The settings as stored.', schema: complianceSchema } },
+    handler: async ({ services, principal, body }) => ({
+      status: 200,
+      body: await putCompliance(services, principal, body),
+    }),
+  }),
+];
