@@ -602,6 +602,8 @@ export function createCallRunner(options: CallRunnerOptions) {
       },
       answer: (index, said) => relayPersonaAnswer(row.to, persona, index, said, relay.hints),
       dropsAt: persona?.relayDropsAt ?? null,
+      interruptsAt: persona?.relayInterruptsAt ?? null,
+      hangsUpAt: persona?.relayHangsUpAt ?? null,
       atMs,
       timeScale,
       signal: AbortSignal.any([stopping.signal, AbortSignal.timeout(request.timeLimitSec * 1_000 * timeScale)]),
@@ -638,6 +640,10 @@ export function createCallRunner(options: CallRunnerOptions) {
         url: relay.url,
         text: `ConversationRelay: unable to connect to the websocket URL (HTTP ${outcome.status ?? 'none'})`,
       });
+    if (outcome.how === 'hungup') {
+      effects.log.push({ atMs: at, speaker: 'callee', kind: 'hangup' });
+      return end(row, effects, at, 'completed', 200);
+    }
     if (outcome.how === 'dropped') {
       effects.log.push({ atMs: at, speaker: 'twin', kind: 'connect', text: 'ConversationRelay socket dropped' });
       state.program!.index = state.program!.verbs.length;

@@ -29,6 +29,13 @@ export const personaScriptSchema = z.object({
    * the line staying open (a dropped conversation).
    */
   relayDropsAt: z.number().int().min(0).optional(),
+  /**
+   * On a ConversationRelay call: the agent's turn (0-based) the caller speaks over, halfway through its words: the twin
+   * sends `interrupt` (what was said until then) and then the persona's answer to that turn.
+   */
+  relayInterruptsAt: z.number().int().min(0).optional(),
+  /** On a ConversationRelay call: the agent's turn (0-based) at which the caller hangs up instead of answering. */
+  relayHangsUpAt: z.number().int().min(0).optional(),
   /** What answering-machine detection finds on this number instead of what its last digit says. */
   answeredBy: z.enum(ANSWERED_BY).optional(),
 });

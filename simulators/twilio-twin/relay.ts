@@ -34,9 +34,10 @@ export interface RelayOutcome {
   endedAtMs: number;
   /**
    * end: the application sent `end`; closed: it closed the socket without one; dropped: the twin cut the socket
-   * (the persona's relayDropsAfter); refused: the handshake was not accepted (Twilio's error 64102).
+   * (the persona's relayDropsAt); hungup: the caller hung up (the persona's relayHangsUpAt); refused: the handshake
+   * was not accepted (Twilio's error 64102).
    */
-  how: 'end' | 'closed' | 'dropped' | 'refused';
+  how: 'end' | 'closed' | 'dropped' | 'hungup' | 'refused';
   /** The handshake's HTTP status when refused. */
   status?: number;
   /** The session's id, as its setup said. */
@@ -53,6 +54,10 @@ export interface RelayCaller {
   answer: (index: number, said: string) => SpeechAnswer | null;
   /** Cut the socket, instead of answering, at the agent's turn of this index. */
   dropsAt: number | null;
+  /** Speak over the agent's turn of this index, halfway through it (`interrupt`, then the answer). */
+  interruptsAt?: number | null;
+  /** Hang up, instead of answering, at the agent's turn of this index. */
+  hangsUpAt?: number | null;
   atMs: number;
   timeScale: number;
   signal: AbortSignal;
@@ -129,12 +134,32 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
       const said = tokens.replace(/\s+/g, ' ').trim();
       tokens = '';
       if (!said) return;
+      const index = turns++;
+      if (caller.interruptsAt === index) {
+        // Halfway through the agent's words the caller speaks: what was said until then is all the line carried.
+        const words = said.split(' ');
+        const until = words.slice(0, Math.max(1, Math.floor(words.length / 2))).join(' ');
+        lines.push({ atMs: at, speaker: 'agent', text: until });
+        at += speakingMs(until);
+        ws.send(
+          JSON.stringify({ type: 'interrupt', utteranceUntilInterrupt: until, durationUntilInterruptMs: speakingMs(until) }),
+        );
+        const heard = caller.answer(index, said);
+        if (!heard) return;
+        lines.push({ atMs: at, speaker: 'callee', text: heard.speech, confidence: heard.confidence });
+        at += speakingMs(heard.speech) + TWIN_TIMES.autoSpeechTimeoutMs;
+        ws.send(JSON.stringify({ type: 'prompt', voicePrompt: heard.speech, lang: settings.language, last: true }));
+        return;
+      }
       lines.push({ atMs: at, speaker: 'agent', text: said });
       at += speakingMs(said);
-      const index = turns++;
       if (caller.dropsAt === index) {
         ws.terminate();
         return finish('dropped');
+      }
+      if (caller.hangsUpAt === index) {
+        ws.close(1000);
+        return finish('hungup');
       }
       const heard = caller.answer(index, said);
       if (!heard) return;
