@@ -56,6 +56,8 @@ export interface OpenAiTwin {
   readonly held: number;
   /** Sets the first-token delay of later requests (POST /control/latency). */
   setFirstTokenMs(ms: number): void;
+  /** Releases what is held and forgets the requests and the queued replies (DELETE /control/requests). */
+  reset(): void;
 }
 
 /** OpenAI's error body (components.schemas.ErrorResponse of the vendored description). */
@@ -338,9 +340,13 @@ export function createOpenAiTwin(options: OpenAiTwinOptions): OpenAiTwin {
   app.get('/control/requests', (_req, res) => {
     res.json({ requests });
   });
-  app.delete('/control/requests', (_req, res) => {
+  const reset = () => {
+    release();
     requests.length = 0;
     scripted.length = 0;
+  };
+  app.delete('/control/requests', (_req, res) => {
+    reset();
     res.status(204).end();
   });
 
@@ -379,5 +385,6 @@ export function createOpenAiTwin(options: OpenAiTwinOptions): OpenAiTwin {
     setFirstTokenMs(ms) {
       firstTokenMs = ms;
     },
+    reset,
   };
 }

@@ -31,10 +31,7 @@ const agentTurns = (context: RecordingContext, step: number) =>
   context.turns.filter((turn) => turn.step === step && turn.speaker === 'agent').map((turn) => turn.text);
 const toolTurns = (context: RecordingContext) => context.turns.filter((turn) => turn.speaker === 'tool');
 
-beforeEach(() => {
-  twin.release();
-  twin.requests.length = 0;
-});
+beforeEach(() => twin.reset());
 
 describe('the model engine: streaming', () => {
   it('yields the first words while the twin still holds the rest, and stores the agent turn once the reply is whole', async () => {
@@ -182,7 +179,7 @@ describe('the model engine: tools', () => {
     expect(context.toolCalls).toEqual([]);
     const [turn] = toolTurns(context);
     expect(turn).toMatchObject({ step: 1, part: 1, text: name, tool: { name, arguments: {}, ok: false } });
-    expect(turn!.speaker === 'tool' && turn.tool.result).toMatch(problem);
+    expect(turn?.speaker === 'tool' && turn.tool.result).toMatch(problem);
     expect(messagesOf(1).at(-1)).toMatchObject({ role: 'tool', content: expect.stringMatching(problem) });
     expect(engine.ended).toBe(false);
   });
@@ -296,11 +293,18 @@ describe('the model engine: failures', () => {
   });
 
   it("apologises in the agent's language, also for the opening", async () => {
-    const context = recordingContext({ call: agentCall({ language: 'es-MX' }) });
-    const engine = createModelEngine(context, options({ apiKey: 'sk-wrong-key-0123456789' }));
-    expect(await engine.start()).toBe(MODEL_FAILURE_APOLOGY.es);
-    expect(engine.ended).toBe(true);
-    expect(agentTurns(context, 0)).toEqual([MODEL_FAILURE_APOLOGY.es]);
+    const capture = captureLogLines('warn');
+    try {
+      const context = recordingContext({ call: agentCall({ language: 'es-MX' }) });
+      const engine = createModelEngine(context, options({ apiKey: 'sk-wrong-key-0123456789' }));
+      expect(await engine.start()).toBe(MODEL_FAILURE_APOLOGY.es);
+      expect(engine.ended).toBe(true);
+      expect(agentTurns(context, 0)).toEqual([MODEL_FAILURE_APOLOGY.es]);
+      expect(capture.lines).toMatchObject([{ failure: 'AuthenticationError', status: 401 }]);
+      expect(capture.raw.join('')).not.toContain('sk-wrong-key-0123456789');
+    } finally {
+      capture.stop();
+    }
   });
 });
 

@@ -44,10 +44,7 @@ const eventsOf = (text: string) =>
 
 const errorProblems = (body: unknown) => openai.schemaProblems('/components/schemas/ErrorResponse', body);
 
-beforeEach(() => {
-  twin.release();
-  twin.requests.length = 0;
-});
+beforeEach(() => twin.reset());
 
 describe("OpenAI's vendored description", () => {
   it('is the published OpenAPI 3.1 description, valid, with its provenance and the chat completions operation', async () => {
