@@ -199,7 +199,10 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
         }
         if (delta.content) {
           content += delta.content;
+          // The clock is the model's: it stops while the transport takes the words.
+          clearTimeout(timer);
           yield delta.content;
+          arm();
         }
       }
       // The SDK ends a stream aborted mid-way as if it were complete: the abort says why it ended.
@@ -336,9 +339,11 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
         // Cut off (an interruption, or the transport stopped reading): the lead heard at most what was streamed.
         const heard = interruptedHeard === null ? partial : heardPrefix(partial, interruptedHeard.trim());
         interruptedHeard = null;
-        const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: heard };
-        history.push(message);
-        speak(heard, message);
+        if (heard) {
+          const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: heard };
+          history.push(message);
+          speak(heard, message);
+        }
       }
       if (endsConversation) ended = true;
       await Promise.all(pending);
