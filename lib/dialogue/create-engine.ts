@@ -30,5 +30,5 @@ export function createDialogueEngine(context: DialogueContext, config: DialogueC
       apiKey: config.DIALOGUE_API_KEY,
       timeoutMs: config.DIALOGUE_TIMEOUT_MS,
     });
-  return createScriptEngine(context.call, (turns) => context.record(turns));
+  return createScriptEngine(context);
 }

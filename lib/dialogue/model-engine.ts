@@ -8,6 +8,7 @@ import type {
 import { filled } from '../calls/simulated-conversation';
 import { log } from '../log';
 import type { ConversationTurn, DialogueContext, DialogueEngine, KnowledgePassage } from './engine';
+import { scriptGreeting } from './script-engine';
 import { DIALOGUE_TOOL_DEFINITIONS, isDialogueToolName, type DialogueToolResult } from './tools';
 
 /**
@@ -357,40 +358,47 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
 
     async start() {
       if (ended) return '';
-      if (context.firstMessage) {
-        const text = filled(context.firstMessage, context.call.lead);
+      // The carrier has said the opening line (its welcome greeting): part 0 of step 0, and the model's first context.
+      const greeting = scriptGreeting(context.call);
+      const turns: ConversationTurn[] = [];
+      if (greeting) {
+        history.push({ role: 'assistant', content: greeting });
+        turns.push({ step: 0, part: 0, speaker: 'agent', text: greeting, confidence: null });
+      }
+      const part = turns.length;
+      let text: string;
+      if (context.firstMessage) text = filled(context.firstMessage, context.call.lead);
+      else {
+        // No first message: the model opens (its words only, not streamed: the transport sends them whole).
+        const timeout = AbortSignal.timeout(options.timeoutMs);
+        try {
+          const completion = await client.chat.completions.create(
+            {
+              model: options.model,
+              messages: [{ role: 'system', content: systemMessageOf(context, []) }, ...history],
+              tools: MODEL_TOOLS,
+              tool_choice: 'none',
+            },
+            { signal: timeout },
+          );
+          text = completion.choices[0]?.message.content ?? '';
+        } catch (error) {
+          log.warn(
+            { ...failureOf(timeout.aborted ? new ModelTimeout() : error) },
+            'dialogue model: the opening failed; the agent apologises and ends',
+          );
+          text = apologyFor(language);
+          ended = true;
+        }
+      }
+      lastReply = [];
+      if (text) {
         const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: text };
         history.push(message);
-        lastReply = [{ step: 0, part: 0, text, message }];
-        await record([{ step: 0, part: 0, speaker: 'agent', text, confidence: null }]);
-        return text;
+        lastReply = [{ step: 0, part, text, message }];
+        turns.push({ step: 0, part, speaker: 'agent', text, confidence: null });
       }
-      // No first message: the model opens (its words only, not streamed: the transport sends them whole).
-      let text: string;
-      const timeout = AbortSignal.timeout(options.timeoutMs);
-      try {
-        const completion = await client.chat.completions.create(
-          {
-            model: options.model,
-            messages: [{ role: 'system', content: systemMessageOf(context, []) }],
-            tools: MODEL_TOOLS,
-            tool_choice: 'none',
-          },
-          { signal: timeout },
-        );
-        text = completion.choices[0]?.message.content ?? '';
-      } catch (error) {
-        log.warn(
-          { ...failureOf(timeout.aborted ? new ModelTimeout() : error) },
-          'dialogue model: the opening failed; the agent apologises and ends',
-        );
-        text = apologyFor(language);
-        ended = true;
-      }
-      const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: text };
-      history.push(message);
-      lastReply = [{ step: 0, part: 0, text, message }];
-      if (text) await record([{ step: 0, part: 0, speaker: 'agent', text, confidence: null }]);
+      await record(turns);
       return text;
     },
 

@@ -67,12 +67,15 @@ describe('the model engine: streaming', () => {
     const engine = createModelEngine(context, options());
     expect(await engine.start()).toBe('Hi Ada, this is Acme Solar.');
     expect(twin.requests).toHaveLength(0);
+    // After the opening line the carrier said as its welcome greeting.
     expect(context.turns).toEqual([
-      { step: 0, part: 0, speaker: 'agent', text: 'Hi Ada, this is Acme Solar.', confidence: null },
+      { step: 0, part: 0, speaker: 'agent', text: 'Hi Ada!', confidence: null },
+      { step: 0, part: 1, speaker: 'agent', text: 'Hi Ada, this is Acme Solar.', confidence: null },
     ]);
-    // The model sees it as the agent's first words.
+    // The model sees both as the agent's first words.
     await collect(engine.onPrompt('Who is this?'));
-    expect(messagesOf(0).slice(1, 3)).toEqual([
+    expect(messagesOf(0).slice(1)).toEqual([
+      { role: 'assistant', content: 'Hi Ada!' },
       { role: 'assistant', content: 'Hi Ada, this is Acme Solar.' },
       { role: 'user', content: 'Who is this?' },
     ]);
@@ -84,7 +87,8 @@ describe('the model engine: streaming', () => {
     expect(await engine.start()).toBe(TWIN_REPLIES.opening);
     expect(twin.requests[0]!.body).toMatchObject({ tool_choice: 'none' });
     expect(twin.requests[0]!.body.stream).toBeUndefined();
-    expect(agentTurns(context, 0)).toEqual([TWIN_REPLIES.opening]);
+    expect(messagesOf(0).slice(1)).toEqual([{ role: 'assistant', content: 'Hi Ada!' }]);
+    expect(agentTurns(context, 0)).toEqual(['Hi Ada!', TWIN_REPLIES.opening]);
   });
 });
 
@@ -299,7 +303,7 @@ describe('the model engine: failures', () => {
       const engine = createModelEngine(context, options({ apiKey: 'sk-wrong-key-0123456789' }));
       expect(await engine.start()).toBe(MODEL_FAILURE_APOLOGY.es);
       expect(engine.ended).toBe(true);
-      expect(agentTurns(context, 0)).toEqual([MODEL_FAILURE_APOLOGY.es]);
+      expect(agentTurns(context, 0)).toEqual(['Hi Ada!', MODEL_FAILURE_APOLOGY.es]);
       expect(capture.lines).toMatchObject([{ failure: 'AuthenticationError', status: 401 }]);
       expect(capture.raw.join('')).not.toContain('sk-wrong-key-0123456789');
     } finally {
