@@ -6,6 +6,7 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import { filled } from '../calls/simulated-conversation';
+import { disclosureOf } from '../carriers/script-walk';
 import { log } from '../log';
 import type { ConversationTurn, DialogueContext, DialogueEngine, KnowledgePassage } from './engine';
 import { scriptGreeting } from './script-engine';
@@ -358,12 +359,12 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
 
     async start() {
       if (ended) return '';
-      // The carrier has said the opening line (its welcome greeting): part 0 of step 0, and the model's first context.
-      const greeting = scriptGreeting(context.call);
+      // The carrier has said its welcome greeting (the workspace's disclosure, then the opening line): step 0's first
+      // turns, as the script engine stores them, and the model's first context.
       const turns: ConversationTurn[] = [];
-      if (greeting) {
-        history.push({ role: 'assistant', content: greeting });
-        turns.push({ step: 0, part: 0, speaker: 'agent', text: greeting, confidence: null });
+      for (const said of [disclosureOf(context.call), scriptGreeting(context.call)].filter(Boolean)) {
+        history.push({ role: 'assistant', content: said });
+        turns.push({ step: 0, part: turns.length, speaker: 'agent', text: said, confidence: null });
       }
       const part = turns.length;
       let text: string;

@@ -81,6 +81,20 @@ describe('the model engine: streaming', () => {
     ]);
   });
 
+  it("stores the workspace's disclosure before the opening line, as the carrier said them, and the model sees both", async () => {
+    const call = { ...agentCall(), disclosure: 'This call is recorded.' };
+    const context = recordingContext({ call, firstMessage: 'I am calling about solar panels.' });
+    const engine = createModelEngine(context, options());
+    expect(await engine.start()).toBe('I am calling about solar panels.');
+    expect(agentTurns(context, 0)).toEqual(['This call is recorded.', 'Hi Ada!', 'I am calling about solar panels.']);
+    expect(context.turns.map((turn) => turn.part)).toEqual([0, 1, 2]);
+    await collect(engine.onPrompt('Ok'));
+    expect(messagesOf(0).slice(1, 3)).toEqual([
+      { role: 'assistant', content: 'This call is recorded.' },
+      { role: 'assistant', content: 'Hi Ada!' },
+    ]);
+  });
+
   it('asks the model for the opening when there is no first message (not streamed, no tools)', async () => {
     const context = recordingContext();
     const engine = createModelEngine(context, options());
