@@ -211,19 +211,47 @@ export const configVariables = z.object({
   CHAT_API_KEY: z.string().min(1).optional(),
   /** openai-compatible: an answer that takes longer is abandoned (a final error event). */
   CHAT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
+  /**
+   * Who decides a relay conversation's words (docs/features/model-engine.md): script, the agent's script walk; or
+   * openai-compatible, a chat model behind any OpenAI-compatible chat completions endpoint, for agents that have
+   * instructions (the others keep the script).
+   */
+  DIALOGUE_PROVIDER: z.enum(['script', 'openai-compatible']).default('script'),
+  /** openai-compatible: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */
+  DIALOGUE_BASE_URL: z.string().url().optional(),
+  /** openai-compatible: the model name sent with every request. */
+  DIALOGUE_MODEL: z.string().min(1).optional(),
+  /** openai-compatible: the bearer key, if the endpoint needs one. Never logged. */
+  DIALOGUE_API_KEY: z.string().min(1).optional(),
+  /**
+   * openai-compatible: a model request that sends nothing for this long (no answer, or no chunk since the last) is
+   * abandoned; the agent apologises and the conversation ends.
+   */
+  DIALOGUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
 });
+
+/** Variables another one requires (`when` says when): each missing one is named. */
+const REQUIRED_WHEN = [
+  {
+    when: (variables: z.infer<typeof configVariables>) => variables.CHAT_PROVIDER === 'openai-compatible',
+    names: ['CHAT_BASE_URL', 'CHAT_MODEL'],
+    message: 'is required when CHAT_PROVIDER is openai-compatible',
+  },
+  {
+    when: (variables: z.infer<typeof configVariables>) => variables.DIALOGUE_PROVIDER === 'openai-compatible',
+    names: ['DIALOGUE_BASE_URL', 'DIALOGUE_MODEL'],
+    message: 'is required when DIALOGUE_PROVIDER is openai-compatible',
+  },
+] as const;
 
 /** Resolved here, once, so the API that routes export activities and the workers that poll for them see one value. */
 export const configSchema = configVariables
   .superRefine((variables, context) => {
-    if (variables.CHAT_PROVIDER !== 'openai-compatible') return;
-    for (const name of ['CHAT_BASE_URL', 'CHAT_MODEL'] as const)
-      if (!variables[name])
-        context.addIssue({
-          code: 'custom',
-          path: [name],
-          message: 'is required when CHAT_PROVIDER is openai-compatible',
-        });
+    for (const rule of REQUIRED_WHEN) {
+      if (!rule.when(variables)) continue;
+      for (const name of rule.names)
+        if (!variables[name]) context.addIssue({ code: 'custom', path: [name], message: rule.message });
+    }
   })
   .transform((variables) => ({
     ...variables,

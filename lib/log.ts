@@ -122,6 +122,7 @@ export function secretsOfConfig(config: {
   WHATSAPP_APP_SECRET?: string;
   WHATSAPP_VERIFY_TOKEN?: string;
   CHAT_API_KEY?: string;
+  DIALOGUE_API_KEY?: string;
   DATABASE_URL?: string;
   SECRETS_KEYS?: { encoded: readonly string[] };
 }): Array<string | undefined> {
@@ -131,6 +132,7 @@ export function secretsOfConfig(config: {
     config.WHATSAPP_APP_SECRET,
     config.WHATSAPP_VERIFY_TOKEN,
     config.CHAT_API_KEY,
+    config.DIALOGUE_API_KEY,
     databasePassword,
     ...(config.SECRETS_KEYS?.encoded ?? []),
   ];

@@ -1,6 +1,7 @@
 // The one place a provider port (lib/<feature>/: Carrier, WhatsAppSender, WhatsAppProvider, ChatProvider,
 // Translator, SpeechSynthesizer) is bound to its implementation as the config names it. The API's and the
-// workers' entry points (api/main.ts, worker/main.ts) build their providers here and hand them down.
+// workers' entry points (api/main.ts, worker/main.ts) build their providers here and hand them down. A dialogue engine
+// is made per conversation, from its context and the DIALOGUE_* settings: lib/dialogue/create-engine.ts.
 import type { Config } from './config';
 import { createBuiltinAnalyst } from './chat/builtin-analyst';
 import { createOpenAiCompatibleChat } from './chat/openai-compatible';

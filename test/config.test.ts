@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../lib/config';
+import { secretsOfConfig } from '../lib/log';
 import { runTestProcess } from './support/processes';
 
 const base = { DATABASE_URL: 'postgresql://user@127.0.0.1:5432/app' };
@@ -81,6 +82,31 @@ describe('configuration', () => {
       expect(message, value).toMatch(reason);
       for (const key of [k1, k2, short]) expect(message).not.toContain(key);
     }
+  });
+
+  it('reads the dialogue engine: script by default; openai-compatible needs DIALOGUE_BASE_URL and DIALOGUE_MODEL', () => {
+    expect(parseConfig(base)).toMatchObject({ DIALOGUE_PROVIDER: 'script', DIALOGUE_TIMEOUT_MS: 10_000 });
+    const model = { ...base, DIALOGUE_PROVIDER: 'openai-compatible' };
+    expect(() => parseConfig(model)).toThrow(/^config: DIALOGUE_BASE_URL is required but not set$/);
+    expect(() => parseConfig({ ...model, DIALOGUE_BASE_URL: 'http://127.0.0.1:3500/v1' })).toThrow(
+      /^config: DIALOGUE_MODEL is required but not set$/,
+    );
+    const config = parseConfig({
+      ...model,
+      DIALOGUE_BASE_URL: 'http://127.0.0.1:3500/v1',
+      DIALOGUE_MODEL: 'gpt-twin',
+      DIALOGUE_API_KEY: 'sk-dialogue-key-0123456789',
+      DIALOGUE_TIMEOUT_MS: '2500',
+    });
+    expect(config).toMatchObject({ DIALOGUE_MODEL: 'gpt-twin', DIALOGUE_TIMEOUT_MS: 2_500 });
+    // Its key is one of the secrets no log line may hold.
+    expect(secretsOfConfig(config)).toContain('sk-dialogue-key-0123456789');
+    expect(() => parseConfig({ ...base, DIALOGUE_PROVIDER: 'gpt' })).toThrow(/^config: DIALOGUE_PROVIDER is invalid/);
+    expect(() => parseConfig({ ...base, DIALOGUE_TIMEOUT_MS: '50' })).toThrow(
+      /^config: DIALOGUE_TIMEOUT_MS is invalid/,
+    );
+    // The chat's rule still holds beside it.
+    expect(() => parseConfig({ ...base, CHAT_PROVIDER: 'openai-compatible' })).toThrow(/^config: CHAT_BASE_URL/);
   });
 
   it('names the variable that is missing or wrong', () => {

@@ -14,6 +14,8 @@ import { CUTS } from '../../scripts/cut-carrier-specs';
 import { projectRoot } from '../../scripts/stack/paths';
 
 export type Carrier = 'twilio' | 'telnyx';
+/** The descriptions vendored under vendor/openapi/: the carriers', and OpenAI's chat completions (the model engine's). */
+export type Described = Carrier | 'openai';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
@@ -69,7 +71,30 @@ const CARRIER_FORMATS: Record<string, Format> = {
   'uri-map': true,
   // Telnyx writes `format: integer` on some integers; the type already says it.
   integer: { type: 'number', validate: (value: number) => Number.isInteger(value) },
+  // OpenAI's: a Unix time in whole seconds (`created`).
+  unixtime: { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 },
 };
+
+/**
+ * OpenAPI 3.1 has no `nullable` (its schemas are JSON Schema 2020-12), yet OpenAI's 3.1 description keeps 3.0's
+ * `nullable: true` in places, some beside a `$ref` with no `type` (which ajv refuses to compile), some beside an
+ * `enum` without null (`finish_reason` of a chunk, null until the last). What its authors mean is "or null", so in a 3.1
+ * description such a schema is read as it: `type` gains "null" and `enum` null, and a schema with no `type` becomes
+ * `anyOf: [the schema, { type: 'null' }]`. 3.0 descriptions keep their `nullable` for ajv to read.
+ */
+function withNullableAsNull(value: Json): Json {
+  if (Array.isArray(value)) return value.map(withNullableAsNull);
+  if (!value || typeof value !== 'object') return value;
+  const copy = Object.fromEntries(Object.entries(value).map(([key, member]) => [key, withNullableAsNull(member)]));
+  if (copy.nullable !== true) return copy;
+  const { nullable: _nullable, ...schema } = copy;
+  if (schema.type === undefined) return { anyOf: [schema, { type: 'null' }] };
+  return {
+    ...schema,
+    type: [schema.type, 'null'].flat(),
+    ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
+  };
+}
 
 /**
  * Where a carrier's answers, its own published examples first, differ from its description, its responses are read
@@ -154,7 +179,7 @@ export class CarrierDescription {
       const ajv = version.startsWith('3.1') ? new Ajv2020(options) : new Ajv(options);
       addFormats(ajv);
       for (const [name, format] of Object.entries({ ...CARRIER_FORMATS, ...formats })) ajv.addFormat(name, format);
-      ajv.addSchema(document, this.id);
+      ajv.addSchema(version.startsWith('3.1') ? (withNullableAsNull(document) as JsonObject) : document, this.id);
       return ajv;
     };
     this.strict = make(false);
@@ -480,10 +505,10 @@ export function ownExampleProblems(description: CarrierDescription): Record<stri
   return found;
 }
 
-const loaded = new Map<Carrier, CarrierDescription>();
+const loaded = new Map<Described, CarrierDescription>();
 
-/** The vendored subset of a carrier's description (vendor/openapi/<carrier>/). */
-export function carrierDescription(carrier: Carrier): CarrierDescription {
+/** The vendored subset of a provider's description (vendor/openapi/<carrier>/). */
+export function carrierDescription(carrier: Described): CarrierDescription {
   let description = loaded.get(carrier);
   if (!description) {
     const file = path.join(projectRoot, 'vendor', 'openapi', carrier, CUTS[carrier]!.output);

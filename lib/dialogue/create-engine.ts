@@ -1,0 +1,34 @@
+import type { Config } from '../config';
+import type { DialogueContext, DialogueEngine } from './engine';
+import { createModelEngine } from './model-engine';
+import { createScriptEngine } from './script-engine';
+
+export type DialogueConfig = Pick<
+  Config,
+  'DIALOGUE_PROVIDER' | 'DIALOGUE_BASE_URL' | 'DIALOGUE_MODEL' | 'DIALOGUE_API_KEY' | 'DIALOGUE_TIMEOUT_MS'
+>;
+
+/** Which engine a conversation gets: the model's when DIALOGUE_PROVIDER is openai-compatible and the agent has instructions. */
+export function dialogueEngineKind(
+  context: Pick<DialogueContext, 'instructions'>,
+  config: Pick<DialogueConfig, 'DIALOGUE_PROVIDER'>,
+): 'model' | 'script' {
+  return config.DIALOGUE_PROVIDER === 'openai-compatible' && !!context.instructions?.trim() ? 'model' : 'script';
+}
+
+/**
+ * The dialogue engine of one conversation, as the config names it (docs/features/model-engine.md#choosing-the-engine):
+ * the model engine for an agent with instructions when DIALOGUE_PROVIDER is openai-compatible (the config already
+ * requires DIALOGUE_BASE_URL and DIALOGUE_MODEL then); otherwise the script engine, which has no use for the
+ * context's tools, knowledge or instructions.
+ */
+export function createDialogueEngine(context: DialogueContext, config: DialogueConfig): DialogueEngine {
+  if (dialogueEngineKind(context, config) === 'model')
+    return createModelEngine(context, {
+      baseURL: config.DIALOGUE_BASE_URL!,
+      model: config.DIALOGUE_MODEL!,
+      apiKey: config.DIALOGUE_API_KEY,
+      timeoutMs: config.DIALOGUE_TIMEOUT_MS,
+    });
+  return createScriptEngine(context);
+}

@@ -1,0 +1,465 @@
+import OpenAI from 'openai';
+import type {
+  ChatCompletionAssistantMessageParam,
+  ChatCompletionFunctionTool,
+  ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
+} from 'openai/resources/chat/completions';
+import { filled } from '../calls/simulated-conversation';
+import { disclosureOf } from '../carriers/script-walk';
+import { log } from '../log';
+import type { ConversationTurn, DialogueContext, DialogueEngine, KnowledgePassage } from './engine';
+import { scriptGreeting } from './script-engine';
+import { DIALOGUE_TOOL_DEFINITIONS, isDialogueToolName, type DialogueToolResult } from './tools';
+
+/**
+ * The model dialogue engine (docs/features/model-engine.md): an agent with instructions talks through a chat model
+ * behind any OpenAI-compatible chat completions endpoint, with the official `openai` SDK. Only the base URL and the
+ * key differ between production and the tests (the OpenAI twin, simulators/openai-twin/).
+ */
+export interface ModelEngineOptions {
+  /** e.g. https://api.openai.com/v1: requests go to <baseURL>/chat/completions. */
+  baseURL: string;
+  model: string;
+  /** Sent as a bearer token. Never logged, never put in an error or a turn. */
+  apiKey?: string;
+  /**
+   * A request that sends nothing for this long (no answer, or no chunk since the last) is abandoned: the agent says
+   * its apology and the conversation ends.
+   */
+  timeoutMs: number;
+  /** Tool rounds of one reply before the model is asked for words only (tool_choice none); default 3. */
+  maxToolRounds?: number;
+}
+
+/** What the agent says when the model fails (by the agent's language's primary subtag; others: English). */
+export const MODEL_FAILURE_APOLOGY: Record<string, string> = {
+  en: "I'm sorry, I'm having technical difficulties and have to end the call. Goodbye.",
+  es: 'Lo siento, tengo problemas técnicos y debo terminar la llamada. Adiós.',
+};
+
+export const apologyFor = (language: string | undefined) =>
+  MODEL_FAILURE_APOLOGY[(language ?? 'en').split('-')[0]!.toLowerCase()] ?? MODEL_FAILURE_APOLOGY.en!;
+
+/** The four tools as chat completions `tools`. */
+export const MODEL_TOOLS: ChatCompletionFunctionTool[] = DIALOGUE_TOOL_DEFINITIONS.map((tool) => ({
+  type: 'function',
+  function: { name: tool.name, description: tool.description, parameters: { ...tool.parameters } },
+}));
+
+const VOICE_RULES =
+  'You are speaking with the lead on a phone call: everything you write is spoken aloud. Answer in one to three ' +
+  'short spoken sentences, with no lists, markup or emoji. Use the tools when the lead asks for what they do.';
+
+const escapeAttribute = (text: string) => text.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+
+/**
+ * The system message of a request: the agent's instructions, how to speak, the agent's language, the lead, the
+ * spelling list (the dictionaries' terms) and the knowledge passages found for the lead's latest words, each as
+ * `<passage title="...">text</passage>`.
+ */
+export function systemMessageOf(context: DialogueContext, passages: readonly KnowledgePassage[]): string {
+  const { agent, lead } = context.call;
+  const fields = Object.entries(lead.fields)
+    .filter(([, value]) => value !== null && value !== undefined && value !== '')
+    .map(([name, value]) => `- ${name}: ${typeof value === 'string' ? value : JSON.stringify(value)}`);
+  const sections = [
+    context.instructions ?? '',
+    VOICE_RULES,
+    agent ? `Speak ${agent.language} (BCP 47).` : '',
+    ['The lead:', `- name: ${lead.name ?? 'unknown'}`, ...fields].join('\n'),
+    agent?.hints?.length ? `Spelling: when you use these terms, write them exactly so: ${agent.hints.join(', ')}.` : '',
+    passages.length
+      ? [
+          "Knowledge: passages of the agent's documents for what the lead just said. Answer from them when they apply; " +
+            'never invent facts they do not give.',
+          ...passages.map(
+            (passage) => `<passage title="${escapeAttribute(passage.title)}">${passage.text.trim()}</passage>`,
+          ),
+        ].join('\n')
+      : '',
+  ];
+  return sections.filter(Boolean).join('\n\n');
+}
+
+/** An agent part of the current reply: its turn, and the history message the model sees it as. */
+interface AgentPart {
+  step: number;
+  part: number;
+  text: string;
+  message: ChatCompletionAssistantMessageParam;
+}
+
+interface ToolCallDraft {
+  id: string;
+  name: string;
+  arguments: string;
+}
+
+class ModelTimeout extends Error {}
+
+/** Parsed tool arguments, or null when they are not a JSON object. */
+function argumentsOf(text: string): Record<string, unknown> | null {
+  try {
+    const value = JSON.parse(text || '{}') as unknown;
+    return value && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** How a failure is logged: its kind and HTTP status, never a header, a key or a request. */
+function failureOf(error: unknown): Record<string, unknown> {
+  if (error instanceof ModelTimeout) return { failure: 'timeout' };
+  if (error instanceof OpenAI.APIError)
+    return { failure: error.constructor.name, status: error.status ?? null, code: error.code ?? null };
+  return { failure: error instanceof Error ? error.constructor.name : typeof error };
+}
+
+/**
+ * The model engine of one conversation. `context.record` stores each turn once per step and part: step 0 the start,
+ * step n the lead's n-th utterance (part 0 the lead, then the agent's words and the tools in order).
+ */
+export function createModelEngine(context: DialogueContext, options: ModelEngineOptions): DialogueEngine {
+  const client = new OpenAI({
+    baseURL: options.baseURL,
+    // An endpoint without keys (a local server) still gets a bearer header: the SDK insists on one.
+    apiKey: options.apiKey ?? 'no-key',
+    maxRetries: 0,
+    timeout: options.timeoutMs,
+  });
+  const maxToolRounds = options.maxToolRounds ?? 3;
+  const language = context.call.agent?.language;
+  const history: ChatCompletionMessageParam[] = [];
+  let ended = false;
+  let step = 0;
+  /** The agent parts of the last reply (what an interruption trims). */
+  let lastReply: AgentPart[] = [];
+  /** The request running now, and what the lead had heard when it was interrupted. */
+  let running: { controller: AbortController; interruptedAt: string | null } | null = null;
+  let latestLeadWords = '';
+  /** The content of the last completion as far as it came (an interrupted, abandoned or failed one's). */
+  let partial = '';
+  /** What the lead heard of a reply interrupted while it streamed (set by onInterrupt, read by reply). */
+  let interruptedHeard: string | null = null;
+
+  const record = (turns: readonly ConversationTurn[]) => context.record(turns);
+
+  async function passagesFor(text: string): Promise<readonly KnowledgePassage[]> {
+    if (!text) return [];
+    try {
+      return await context.knowledge(text);
+    } catch (error) {
+      log.warn({ ...failureOf(error) }, 'dialogue model: knowledge search failed, answering without passages');
+      return [];
+    }
+  }
+
+  /**
+   * Streams one completion: yields its content as it comes; answers the whole content and the tool calls. Abandoned
+   * after `timeoutMs` without a chunk (ModelTimeout), or when interrupted (null).
+   */
+  async function* completion(
+    messages: ChatCompletionMessageParam[],
+    withTools: 'auto' | 'none',
+  ): AsyncGenerator<string, { content: string; calls: ToolCallDraft[] } | null> {
+    const controller = new AbortController();
+    const current = { controller, interruptedAt: null as string | null };
+    running = current;
+    let timedOut = false;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        timedOut = true;
+        controller.abort();
+      }, options.timeoutMs);
+    };
+    let content = '';
+    const drafts: ToolCallDraft[] = [];
+    try {
+      arm();
+      const stream = await client.chat.completions.create(
+        {
+          model: options.model,
+          stream: true,
+          messages,
+          tools: MODEL_TOOLS,
+          tool_choice: withTools,
+        },
+        { signal: controller.signal },
+      );
+      for await (const chunk of stream) {
+        arm();
+        const delta = chunk.choices[0]?.delta;
+        if (!delta) continue;
+        for (const fragment of delta.tool_calls ?? []) {
+          const draft = (drafts[fragment.index] ??= { id: '', name: '', arguments: '' });
+          if (fragment.id) draft.id = fragment.id;
+          if (fragment.function?.name) draft.name += fragment.function.name;
+          if (fragment.function?.arguments) draft.arguments += fragment.function.arguments;
+        }
+        if (delta.content) {
+          content += delta.content;
+          // The clock is the model's: it stops while the transport takes the words.
+          clearTimeout(timer);
+          yield delta.content;
+          arm();
+        }
+      }
+      // The SDK ends a stream aborted mid-way as if it were complete: the abort says why it ended.
+      if (current.interruptedAt !== null) return null;
+      if (timedOut) throw new ModelTimeout();
+      if (controller.signal.aborted) throw new Error('the model stream was aborted');
+      return { content, calls: drafts.filter(Boolean) };
+    } catch (error) {
+      if (error instanceof ModelTimeout) throw error;
+      if (current.interruptedAt !== null) return null;
+      if (timedOut) throw new ModelTimeout();
+      throw error;
+    } finally {
+      clearTimeout(timer);
+      // Left early (the transport stopped reading, or an error): the request is cut off.
+      controller.abort();
+      if (running === current) running = null;
+      partial = content;
+    }
+  }
+  /** Runs one tool call: its turn, and the `tool` message the model is told. */
+  async function runTool(
+    draft: ToolCallDraft,
+    at: { step: number; part: number },
+  ): Promise<{ turn: ConversationTurn; result: DialogueToolResult }> {
+    const parsed = argumentsOf(draft.arguments);
+    let result: DialogueToolResult;
+    if (!isDialogueToolName(draft.name))
+      result = {
+        ok: false,
+        result: `Error: there is no tool named "${draft.name}"; the tools are ${MODEL_TOOLS.map((tool) => tool.function.name).join(', ')}.`,
+        endsConversation: false,
+      };
+    else if (!parsed)
+      result = {
+        ok: false,
+        result: `Error: the arguments of ${draft.name} are not a JSON object; call it again with valid JSON arguments.`,
+        endsConversation: false,
+      };
+    else
+      try {
+        result = await context.tools.run({ name: draft.name, arguments: parsed });
+      } catch (error) {
+        log.error({ err: error, tool: draft.name }, 'dialogue model: a tool failed');
+        result = { ok: false, result: `Error: ${draft.name} failed.`, endsConversation: false };
+      }
+    return {
+      result,
+      turn: {
+        ...at,
+        speaker: 'tool',
+        text: draft.name,
+        confidence: null,
+        tool: { name: draft.name, arguments: parsed ?? {}, result: result.result, ok: result.ok },
+      },
+    };
+  }
+
+  /**
+   * One reply: completions until the model answers with words only (at most `maxToolRounds` rounds of tools, then
+   * words only). Each round's words are an agent part, stored once complete; each tool call a tool part.
+   */
+  async function* reply(at: number, firstPart: number): AsyncGenerator<string> {
+    let part = firstPart;
+    let endsConversation = false;
+    const parts: AgentPart[] = [];
+    lastReply = parts;
+    const pending: Promise<unknown>[] = [];
+    const speak = (text: string, message: ChatCompletionAssistantMessageParam) => {
+      parts.push({ step: at, part, text, message });
+      pending.push(Promise.resolve(record([{ step: at, part, speaker: 'agent', text, confidence: null }])));
+      part += 1;
+    };
+    /** A round whose words are streaming: were it cut off, its words so far are what the lead heard. */
+    let open = false;
+    try {
+      const passages = await passagesFor(latestLeadWords);
+      for (let round = 0; ; round += 1) {
+        const system = systemMessageOf(context, passages);
+        let answer: { content: string; calls: ToolCallDraft[] } | null;
+        open = true;
+        try {
+          answer = yield* completion(
+            [{ role: 'system', content: system }, ...history],
+            round < maxToolRounds ? 'auto' : 'none',
+          );
+        } catch (error) {
+          open = false;
+          log.warn({ ...failureOf(error) }, 'dialogue model: the model failed; the agent apologises and ends');
+          const apology = apologyFor(language);
+          const said = partial ? `${partial} ${apology}` : apology;
+          const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: said };
+          history.push(message);
+          speak(said, message);
+          ended = true;
+          if (partial) yield ' ';
+          yield apology;
+          return;
+        }
+        // Interrupted while streaming: the finally below stores what was heard.
+        if (answer === null) return;
+        open = false;
+        // Past the bound the model was asked for words only: a tool call it makes anyway is not run.
+        const calls = (round < maxToolRounds ? answer.calls : []).map((call, index) => ({
+          ...call,
+          id: call.id || `call_${at}_${round}_${index}`,
+        }));
+        const message: ChatCompletionAssistantMessageParam = {
+          role: 'assistant',
+          content: answer.content || (calls.length ? null : ''),
+          ...(calls.length
+            ? {
+                tool_calls: calls.map((call): ChatCompletionMessageToolCall => ({
+                  id: call.id,
+                  type: 'function',
+                  function: { name: call.name, arguments: call.arguments },
+                })),
+              }
+            : {}),
+        };
+        history.push(message);
+        if (answer.content) speak(answer.content, message);
+        if (!calls.length) return;
+        for (const call of calls) {
+          const { turn, result } = await runTool(call, { step: at, part });
+          part += 1;
+          pending.push(Promise.resolve(record([turn])));
+          history.push({ role: 'tool', tool_call_id: call.id, content: result.result });
+          endsConversation ||= result.endsConversation;
+        }
+      }
+    } finally {
+      if (open) {
+        // Cut off (an interruption, or the transport stopped reading): the lead heard at most what was streamed.
+        const heard = interruptedHeard === null ? partial : heardPrefix(partial, interruptedHeard.trim());
+        interruptedHeard = null;
+        if (heard) {
+          const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: heard };
+          history.push(message);
+          speak(heard, message);
+        }
+      }
+      if (endsConversation) ended = true;
+      await Promise.all(pending);
+    }
+  }
+
+  return {
+    get ended() {
+      return ended;
+    },
+
+    async start() {
+      if (ended) return '';
+      // The carrier has said its welcome greeting (the workspace's disclosure, then the opening line): step 0's first
+      // turns, as the script engine stores them, and the model's first context.
+      const turns: ConversationTurn[] = [];
+      for (const said of [disclosureOf(context.call), scriptGreeting(context.call)].filter(Boolean)) {
+        history.push({ role: 'assistant', content: said });
+        turns.push({ step: 0, part: turns.length, speaker: 'agent', text: said, confidence: null });
+      }
+      const part = turns.length;
+      let text: string;
+      if (context.firstMessage) text = filled(context.firstMessage, context.call.lead);
+      else {
+        // No first message: the model opens (its words only, not streamed: the transport sends them whole).
+        const timeout = AbortSignal.timeout(options.timeoutMs);
+        try {
+          const completion = await client.chat.completions.create(
+            {
+              model: options.model,
+              messages: [{ role: 'system', content: systemMessageOf(context, []) }, ...history],
+              tools: MODEL_TOOLS,
+              tool_choice: 'none',
+            },
+            { signal: timeout },
+          );
+          text = completion.choices[0]?.message.content ?? '';
+        } catch (error) {
+          log.warn(
+            { ...failureOf(timeout.aborted ? new ModelTimeout() : error) },
+            'dialogue model: the opening failed; the agent apologises and ends',
+          );
+          text = apologyFor(language);
+          ended = true;
+        }
+      }
+      lastReply = [];
+      if (text) {
+        const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: text };
+        history.push(message);
+        lastReply = [{ step: 0, part, text, message }];
+        turns.push({ step: 0, part, speaker: 'agent', text, confidence: null });
+      }
+      await record(turns);
+      return text;
+    },
+
+    async *onPrompt(text: string) {
+      if (ended) return;
+      step += 1;
+      latestLeadWords = text;
+      lastReply = [];
+      const leadStored = Promise.resolve(record([{ step, part: 0, speaker: 'lead', text, confidence: null }]));
+      leadStored.catch(() => undefined); // awaited below, after the words
+      history.push({ role: 'user', content: text });
+      try {
+        yield* reply(step, 1);
+      } finally {
+        await leadStored;
+      }
+    },
+
+    async onInterrupt(heardUntil: string) {
+      if (running) {
+        // Still streaming: the stream is cut, and the reply stores what was heard of it.
+        running.interruptedAt = heardUntil;
+        interruptedHeard = heardUntil;
+        running.controller.abort();
+        return;
+      }
+      // The reply had ended: its agent parts become what the lead heard of them, in the transcript and the history.
+      let left = heardUntil.trim();
+      const trims: Promise<unknown>[] = [];
+      for (const agentPart of lastReply) {
+        const heard = heardPrefix(agentPart.text, left);
+        left = left.slice(heard.length).trimStart();
+        if (heard === agentPart.text) continue;
+        agentPart.text = heard;
+        agentPart.message.content = heard;
+        trims.push(Promise.resolve(context.trim(agentPart.step, agentPart.part, heard)));
+      }
+      await Promise.all(trims);
+    },
+  };
+}
+
+/**
+ * What the lead heard of a part: the part's text as far as `heard` goes (the carrier's words of it, whitespace aside);
+ * the whole part when `heard` covers it.
+ */
+function heardPrefix(text: string, heard: string): string {
+  if (heard.length >= text.trim().length && heard.startsWith(text.trim())) return text;
+  // Walk both texts, skipping whitespace differences; stop where they part.
+  let t = 0;
+  let h = 0;
+  while (t < text.length && h < heard.length) {
+    if (/\s/.test(text[t]!) && /\s/.test(heard[h]!)) {
+      while (t < text.length && /\s/.test(text[t]!)) t += 1;
+      while (h < heard.length && /\s/.test(heard[h]!)) h += 1;
+      continue;
+    }
+    if (text[t] !== heard[h]) break;
+    t += 1;
+    h += 1;
+  }
+  return text.slice(0, t).trimEnd();
+}

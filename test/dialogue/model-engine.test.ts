@@ -1,0 +1,350 @@
+// The model dialogue engine against the OpenAI twin (docs/features/model-engine.md): the official SDK, a real HTTP
+// server, the twin's rules or replies a test scripts; nothing mocked.
+import { beforeEach, describe, expect, it } from 'vitest';
+import { captureLogLines } from '../../lib/log';
+import { createDialogueEngine, dialogueEngineKind } from '../../lib/dialogue/create-engine';
+import { MODEL_FAILURE_APOLOGY, createModelEngine, type ModelEngineOptions } from '../../lib/dialogue/model-engine';
+import { TWIN_REPLIES } from '../../simulators/openai-twin/model';
+import { until } from '../support/until';
+import {
+  OPENAI_TWIN_API_KEY,
+  agentCall,
+  collect,
+  recordingContext,
+  startOpenAiTwin,
+  type RecordingContext,
+} from '../support/openai-twin';
+
+const { twin, baseURL } = await startOpenAiTwin();
+
+const options = (overrides: Partial<ModelEngineOptions> = {}): ModelEngineOptions => ({
+  baseURL,
+  apiKey: OPENAI_TWIN_API_KEY,
+  model: 'gpt-twin',
+  timeoutMs: 5_000,
+  ...overrides,
+});
+
+type Message = { role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string };
+const messagesOf = (index: number) => twin.requests[index]!.body.messages as Message[];
+const agentTurns = (context: RecordingContext, step: number) =>
+  context.turns.filter((turn) => turn.step === step && turn.speaker === 'agent').map((turn) => turn.text);
+const toolTurns = (context: RecordingContext) => context.turns.filter((turn) => turn.speaker === 'tool');
+
+beforeEach(() => twin.reset());
+
+describe('the model engine: streaming', () => {
+  it('yields the first words while the twin still holds the rest, and stores the agent turn once the reply is whole', async () => {
+    const context = recordingContext();
+    const engine = createModelEngine(context, options());
+    twin.script({ content: 'one two three four', holdAfterWords: 2 });
+    const tokens = engine.onPrompt('Hello there')[Symbol.asyncIterator]();
+    expect((await tokens.next()).value).toBe('one ');
+    expect((await tokens.next()).value).toBe('two ');
+    // The rest of the reply is held by the twin: the words above arrived before it ended.
+    expect(twin.held).toBe(1);
+    expect(agentTurns(context, 1)).toEqual([]);
+    expect(context.turns).toContainEqual({ step: 1, part: 0, speaker: 'lead', text: 'Hello there', confidence: null });
+    expect(twin.release()).toBe(1);
+    const rest: string[] = [];
+    for (let next = await tokens.next(); !next.done; next = await tokens.next()) rest.push(next.value);
+    expect(rest).toEqual(['three ', 'four']);
+    expect(agentTurns(context, 1)).toEqual(['one two three four']);
+    expect(engine.ended).toBe(false);
+    // The request streamed, with the four tools offered.
+    const body = twin.requests[0]!.body;
+    expect(body).toMatchObject({ model: 'gpt-twin', stream: true, tool_choice: 'auto' });
+    expect((body.tools as Array<{ function: { name: string } }>).map((tool) => tool.function.name)).toEqual([
+      'end_call',
+      'transfer_to_human',
+      'schedule_callback',
+      'opt_out',
+    ]);
+  });
+
+  it('says the first message at the start without asking the model, and stores it as step 0', async () => {
+    const context = recordingContext({ firstMessage: 'Hi {{name}}, this is Acme Solar.' });
+    const engine = createModelEngine(context, options());
+    expect(await engine.start()).toBe('Hi Ada, this is Acme Solar.');
+    expect(twin.requests).toHaveLength(0);
+    // After the opening line the carrier said as its welcome greeting.
+    expect(context.turns).toEqual([
+      { step: 0, part: 0, speaker: 'agent', text: 'Hi Ada!', confidence: null },
+      { step: 0, part: 1, speaker: 'agent', text: 'Hi Ada, this is Acme Solar.', confidence: null },
+    ]);
+    // The model sees both as the agent's first words.
+    await collect(engine.onPrompt('Who is this?'));
+    expect(messagesOf(0).slice(1)).toEqual([
+      { role: 'assistant', content: 'Hi Ada!' },
+      { role: 'assistant', content: 'Hi Ada, this is Acme Solar.' },
+      { role: 'user', content: 'Who is this?' },
+    ]);
+  });
+
+  it("stores the workspace's disclosure before the opening line, as the carrier said them, and the model sees both", async () => {
+    const call = { ...agentCall(), disclosure: 'This call is recorded.' };
+    const context = recordingContext({ call, firstMessage: 'I am calling about solar panels.' });
+    const engine = createModelEngine(context, options());
+    expect(await engine.start()).toBe('I am calling about solar panels.');
+    expect(agentTurns(context, 0)).toEqual(['This call is recorded.', 'Hi Ada!', 'I am calling about solar panels.']);
+    expect(context.turns.map((turn) => turn.part)).toEqual([0, 1, 2]);
+    await collect(engine.onPrompt('Ok'));
+    expect(messagesOf(0).slice(1, 3)).toEqual([
+      { role: 'assistant', content: 'This call is recorded.' },
+      { role: 'assistant', content: 'Hi Ada!' },
+    ]);
+  });
+
+  it('asks the model for the opening when there is no first message (not streamed, no tools)', async () => {
+    const context = recordingContext();
+    const engine = createModelEngine(context, options());
+    expect(await engine.start()).toBe(TWIN_REPLIES.opening);
+    expect(twin.requests[0]!.body).toMatchObject({ tool_choice: 'none' });
+    expect(twin.requests[0]!.body.stream).toBeUndefined();
+    expect(messagesOf(0).slice(1)).toEqual([{ role: 'assistant', content: 'Hi Ada!' }]);
+    expect(agentTurns(context, 0)).toEqual(['Hi Ada!', TWIN_REPLIES.opening]);
+  });
+});
+
+describe('the model engine: tools', () => {
+  it.each([
+    {
+      said: 'Please call me back tomorrow at 3 pm',
+      tool: 'schedule_callback',
+      args: { when: 'Please call me back tomorrow at 3 pm' },
+      then: TWIN_REPLIES.scheduled('Please call me back tomorrow at 3 pm'),
+    },
+    { said: 'Stop calling me, please', tool: 'opt_out', args: {}, then: TWIN_REPLIES.optedOut },
+    {
+      said: 'Can I talk to a real person?',
+      tool: 'transfer_to_human',
+      args: { summary: 'The lead asked for a person: "Can I talk to a real person?"' },
+      then: TWIN_REPLIES.transferred,
+    },
+  ])('$tool: runs it with the parsed arguments, records it, and the model goes on to confirm', async (row) => {
+    const context = recordingContext();
+    const engine = createModelEngine(context, options());
+    const said = (await collect(engine.onPrompt(row.said))).join('');
+    expect(context.toolCalls).toEqual([{ name: row.tool, arguments: row.args }]);
+    expect(said).toBe(row.then);
+    expect(context.turns).toEqual([
+      { step: 1, part: 0, speaker: 'lead', text: row.said, confidence: null },
+      {
+        step: 1,
+        part: 1,
+        speaker: 'tool',
+        text: row.tool,
+        confidence: null,
+        tool: { name: row.tool, arguments: row.args, result: `${row.tool} done.`, ok: true },
+      },
+      { step: 1, part: 2, speaker: 'agent', text: row.then, confidence: null },
+    ]);
+    // The second request carries the assistant's tool call and the tool's result.
+    const second = messagesOf(1);
+    const call = second.at(-2)!;
+    expect(call.role).toBe('assistant');
+    expect(call.tool_calls).toEqual([
+      {
+        id: expect.stringMatching(/^call_/),
+        type: 'function',
+        function: { name: row.tool, arguments: JSON.stringify(row.args) },
+      },
+    ]);
+    expect(second.at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: (call.tool_calls![0] as { id: string }).id,
+      content: `${row.tool} done.`,
+    });
+    // Its result ends the conversation, after the words of this turn.
+    expect(engine.ended).toBe(true);
+    expect(await collect(engine.onPrompt('Hello?'))).toEqual([]);
+  });
+
+  it('end_call: the goodbye said with the call is stored before the tool turn', async () => {
+    const context = recordingContext();
+    const engine = createModelEngine(context, options());
+    expect((await collect(engine.onPrompt('ok, bye'))).join('')).toBe(TWIN_REPLIES.goodbye);
+    expect(context.turns.map((turn) => [turn.part, turn.speaker, turn.text])).toEqual([
+      [0, 'lead', 'ok, bye'],
+      [1, 'agent', TWIN_REPLIES.goodbye],
+      [2, 'tool', 'end_call'],
+    ]);
+    expect(engine.ended).toBe(true);
+  });
+
+  it('a tool result that does not end the conversation leaves it open', async () => {
+    const context = recordingContext({
+      tools: () => ({ ok: false, result: 'Error: no human is available now.', endsConversation: false }),
+    });
+    const engine = createModelEngine(context, options());
+    expect((await collect(engine.onPrompt('Can I talk to a real person?'))).join('')).toBe(TWIN_REPLIES.failed);
+    expect(toolTurns(context)[0]).toMatchObject({ tool: { ok: false, result: 'Error: no human is available now.' } });
+    expect(engine.ended).toBe(false);
+  });
+
+  it.each([
+    { name: 'fly_to_the_moon', args: '{}', problem: /no tool named "fly_to_the_moon"/ },
+    {
+      name: 'schedule_callback',
+      args: '{"when": tomorrow',
+      problem: /arguments of schedule_callback are not a JSON object/,
+    },
+  ])('$name with $args: not run, recorded as failed, and the model is told', async ({ name, args, problem }) => {
+    const context = recordingContext();
+    const engine = createModelEngine(context, options());
+    twin.script({ toolCalls: [{ name, arguments: args }] });
+    expect((await collect(engine.onPrompt('Hmm'))).join('')).toBe(TWIN_REPLIES.failed);
+    expect(context.toolCalls).toEqual([]);
+    const [turn] = toolTurns(context);
+    expect(turn).toMatchObject({ step: 1, part: 1, text: name, tool: { name, arguments: {}, ok: false } });
+    expect(turn?.speaker === 'tool' && turn.tool.result).toMatch(problem);
+    expect(messagesOf(1).at(-1)).toMatchObject({ role: 'tool', content: expect.stringMatching(problem) });
+    expect(engine.ended).toBe(false);
+  });
+
+  it('asks for words only after three tool rounds, and runs no tool the model calls anyway', async () => {
+    const context = recordingContext({ tools: () => ({ ok: true, result: 'noted', endsConversation: false }) });
+    const engine = createModelEngine(context, options());
+    const loop = { toolCalls: [{ name: 'end_call', arguments: '{}' }] };
+    twin.script(loop, loop, loop, { content: 'Words at last.', toolCalls: loop.toolCalls });
+    expect((await collect(engine.onPrompt('Hmm'))).join('')).toBe('Words at last.');
+    expect(twin.requests.map((request) => request.body.tool_choice)).toEqual(['auto', 'auto', 'auto', 'none']);
+    expect(context.toolCalls).toHaveLength(3);
+    expect(agentTurns(context, 1)).toEqual(['Words at last.']);
+  });
+});
+
+describe('the model engine: interruptions', () => {
+  it('trims the stored agent turn to what the lead heard, and the model sees the trimmed text next', async () => {
+    const context = recordingContext();
+    const engine = createModelEngine(context, options());
+    twin.script({ content: 'Our basic plan costs twenty dollars a month, with no contract.' });
+    await collect(engine.onPrompt('How much is it?'));
+    await engine.onInterrupt('Our basic plan costs');
+    expect(context.trims).toEqual([{ step: 1, part: 1, text: 'Our basic plan costs' }]);
+    expect(agentTurns(context, 1)).toEqual(['Our basic plan costs']);
+    await collect(engine.onPrompt('Sorry, how much?'));
+    expect(messagesOf(1).slice(-3)).toEqual([
+      { role: 'user', content: 'How much is it?' },
+      { role: 'assistant', content: 'Our basic plan costs' },
+      { role: 'user', content: 'Sorry, how much?' },
+    ]);
+  });
+
+  it('aborts a reply still streaming: the twin sees the request cut off, and what was heard is stored', async () => {
+    const context = recordingContext();
+    const engine = createModelEngine(context, options());
+    twin.script({ content: 'one two three four', holdAfterWords: 2 });
+    const tokens = engine.onPrompt('Hello')[Symbol.asyncIterator]();
+    await tokens.next();
+    await tokens.next();
+    await engine.onInterrupt('one');
+    expect(await tokens.next()).toEqual({ done: true, value: undefined });
+    await until(
+      () => Promise.resolve(twin.requests[0]!.cutOff),
+      (cut) => cut,
+    );
+    expect(agentTurns(context, 1)).toEqual(['one']);
+    await collect(engine.onPrompt('Go on'));
+    expect(messagesOf(1).slice(-2)).toEqual([
+      { role: 'assistant', content: 'one' },
+      { role: 'user', content: 'Go on' },
+    ]);
+  });
+});
+
+describe('the model engine: what the model is told', () => {
+  it("sends the instructions, the lead, the language, the spelling list and the knowledge found for the lead's words", async () => {
+    const context = recordingContext({
+      knowledge: (query) =>
+        query.includes('warranty')
+          ? [{ documentId: 'doc_1', title: 'Warranty', text: 'Panels carry a 25-year warranty.' }]
+          : [],
+    });
+    const engine = createModelEngine(context, options());
+    // The twin's rules quote the first passage of the system message: the passage reached the model.
+    expect((await collect(engine.onPrompt('What about the warranty?'))).join('')).toBe(
+      TWIN_REPLIES.knowledge('Panels carry a 25-year warranty.'),
+    );
+    expect(context.knowledgeQueries).toEqual(['What about the warranty?']);
+    const system = messagesOf(0)[0]!;
+    expect(system.role).toBe('system');
+    for (const part of [
+      'You sell solar panels for Acme Solar.',
+      'Speak en-US',
+      '- name: Ada',
+      '- city: Lyon',
+      'Acme Solar, kWh',
+      '<passage title="Warranty">Panels carry a 25-year warranty.</passage>',
+    ])
+      expect(system.content).toContain(part);
+    // Searched again for the next words: no passage for them, the fixed acknowledgement.
+    expect((await collect(engine.onPrompt('Fine'))).join('')).toBe(TWIN_REPLIES.acknowledgement);
+    expect(context.knowledgeQueries).toEqual(['What about the warranty?', 'Fine']);
+    expect(messagesOf(1)[0]!.content).not.toContain('<passage');
+  });
+});
+
+describe('the model engine: failures', () => {
+  const failures = [
+    { name: 'a wrong key (401)', key: 'sk-wrong-key-0123456789', script: undefined },
+    { name: 'a server error (500)', key: OPENAI_TWIN_API_KEY, script: { status: 500 } },
+    { name: 'no answer in time', key: OPENAI_TWIN_API_KEY, script: { hang: true } },
+    { name: 'a stream that stalls', key: OPENAI_TWIN_API_KEY, script: { content: 'Well, let me', holdAfterWords: 2 } },
+  ];
+
+  it.each(failures)('$name: the agent apologises and the conversation ends; the key is never logged', async (row) => {
+    const capture = captureLogLines('debug');
+    try {
+      const context = recordingContext();
+      const engine = createModelEngine(context, options({ apiKey: row.key, timeoutMs: 500 }));
+      if (row.script) twin.script(row.script);
+      const said = (await collect(engine.onPrompt('Hello'))).join('');
+      expect(said).toContain(MODEL_FAILURE_APOLOGY.en);
+      expect(engine.ended).toBe(true);
+      expect(agentTurns(context, 1)).toEqual([said]);
+      expect(capture.lines.some((line) => /the model failed/.test(String(line.msg)))).toBe(true);
+      expect(capture.raw.join('')).not.toContain(row.key);
+    } finally {
+      capture.stop();
+    }
+  });
+
+  it("apologises in the agent's language, also for the opening", async () => {
+    const capture = captureLogLines('warn');
+    try {
+      const context = recordingContext({ call: agentCall({ language: 'es-MX' }) });
+      const engine = createModelEngine(context, options({ apiKey: 'sk-wrong-key-0123456789' }));
+      expect(await engine.start()).toBe(MODEL_FAILURE_APOLOGY.es);
+      expect(engine.ended).toBe(true);
+      expect(agentTurns(context, 0)).toEqual(['Hi Ada!', MODEL_FAILURE_APOLOGY.es]);
+      expect(capture.lines).toMatchObject([{ failure: 'AuthenticationError', status: 401 }]);
+      expect(capture.raw.join('')).not.toContain('sk-wrong-key-0123456789');
+    } finally {
+      capture.stop();
+    }
+  });
+});
+
+describe('choosing the engine', () => {
+  const config = {
+    DIALOGUE_PROVIDER: 'openai-compatible' as const,
+    DIALOGUE_BASE_URL: baseURL,
+    DIALOGUE_MODEL: 'gpt-twin',
+    DIALOGUE_API_KEY: OPENAI_TWIN_API_KEY,
+    DIALOGUE_TIMEOUT_MS: 5_000,
+  };
+
+  it('the model for an agent with instructions under openai-compatible; the script otherwise', async () => {
+    expect(dialogueEngineKind({ instructions: 'Sell.' }, config)).toBe('model');
+    expect(dialogueEngineKind({ instructions: '  ' }, config)).toBe('script');
+    expect(dialogueEngineKind({ instructions: null }, config)).toBe('script');
+    expect(dialogueEngineKind({ instructions: 'Sell.' }, { DIALOGUE_PROVIDER: 'script' })).toBe('script');
+    // The script engine asks the script's first question; the model engine its model.
+    const scripted = recordingContext({ instructions: null });
+    expect(await createDialogueEngine(scripted, config).start()).toBe('Is this a good time?');
+    const modelled = recordingContext();
+    expect(await createDialogueEngine(modelled, config).start()).toBe(TWIN_REPLIES.opening);
+    expect(twin.requests).toHaveLength(1);
+  });
+});
