@@ -1,3 +1,4 @@
+import type { DialogueConfig } from '../lib/dialogue/create-engine';
 import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../lib/database';
 import type { SqlPool } from '../lib/sql-pool';
@@ -63,6 +64,16 @@ export interface AppServices {
    * relay, <Connect><ConversationRelay> to the call's socket (api/carriers/relay-socket.ts).
    */
   conversationEngine?: 'gather' | 'relay';
+  /**
+   * Which dialogue engine holds a ConversationRelay conversation (DIALOGUE_*, lib/dialogue/create-engine.ts): unset, the
+   * script engine for every agent.
+   */
+  dialogue?: DialogueConfig;
+  /**
+   * How long a conversation waits for the lead after the agent's words would have been said before the agent speaks
+   * again (RELAY_SILENCE_TIMEOUT_MS; unset: ANSWER_TIMEOUT_SECONDS): docs/features/conversation-relay.md#silence.
+   */
+  relaySilenceMs?: number;
   /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

@@ -91,6 +91,8 @@ const services: AppServices = {
   },
   telephonyProvider: config.TELEPHONY_PROVIDER,
   conversationEngine: config.CONVERSATION_ENGINE,
+  dialogue: config,
+  relaySilenceMs: config.RELAY_SILENCE_TIMEOUT_MS,
   carrierKeyring: config.SECRETS_KEYS,
   publicBaseUrl: config.PUBLIC_BASE_URL,
   telephonySigningSecrets: {

@@ -58,6 +58,11 @@ export const configVariables = z.object({
    * Gathers; relay, a ConversationRelay socket to the API run by the dialogue engine.
    */
   CONVERSATION_ENGINE: z.enum(['gather', 'relay']).default('gather'),
+  /**
+   * How long a ConversationRelay conversation waits for the lead after the agent's words would have been said, before
+   * the agent asks again (docs/features/conversation-relay.md#silence); unset: the script walk's answer timeout, 6 s.
+   */
+  RELAY_SILENCE_TIMEOUT_MS: z.coerce.number().int().min(200).max(60_000).optional(),
   WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
   /** The simulated WhatsApp provider's Graph-API-shaped HTTP API (npm run simulated-whatsapp), which senders go through. */
   SIMULATED_WHATSAPP_URL: z.string().url().default('http://127.0.0.1:3200'),

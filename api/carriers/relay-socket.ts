@@ -5,7 +5,9 @@ import { publicUrlOf, TWILIO_SIGNATURE_HEADER } from '../../lib/carriers/twilio/
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
 import { messageText, parseInboundFrame, type OutboundFrame } from '../../lib/conversation-relay/frames';
-import type { DialogueEngine } from '../../lib/dialogue/engine';
+import { ANSWER_TIMEOUT_SECONDS } from '../../lib/carriers/script-walk';
+import { createDialogueEngine } from '../../lib/dialogue/create-engine';
+import type { DialogueContext, DialogueEngine } from '../../lib/dialogue/engine';
 import { createScriptEngine } from '../../lib/dialogue/script-engine';
 import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
@@ -28,6 +30,9 @@ import { signedTwilioConnection } from './twilio-callbacks';
  * connection (never dialed again), and its end comes from Twilio's completed status callback as usual.
  */
 const RELAY_PATH = /^\/telephony\/twilio\/([^/?]+)\/calls\/([^/?]+)\/relay(?:\?.*)?$/;
+
+/** A word of the agent's, as long as it takes to say at 150 words a minute. */
+const SPOKEN_WORD_MS = 400;
 
 /** WebSocket close code 1008 (RFC 6455): a message that breaks the protocol's rules. */
 const POLICY_VIOLATION = 1008;
@@ -75,9 +80,31 @@ function converse(
 ) {
   let ended = false;
   const send = (frame: OutboundFrame) => ws.send(JSON.stringify(frame));
+  /** The lead's silence after the agent's last words (docs/features/conversation-relay.md#silence). */
+  let silence: NodeJS.Timeout | null = null;
+  const listen = () => {
+    if (silence) clearTimeout(silence);
+    silence = null;
+  };
   const say = async (tokens: Iterable<string> | AsyncIterable<string>) => {
-    for await (const token of tokens) send({ type: 'text', token, last: false });
+    listen();
+    let words = 0;
+    for await (const token of tokens) {
+      words += token.trim() === '' ? 0 : 1;
+      send({ type: 'text', token, last: false });
+    }
     send({ type: 'text', token: '', last: true });
+    if (!engine.ended && engine.onSilence && ws.readyState === ws.OPEN) {
+      // Twilio tells nothing of when its voice has finished: the words are timed at 150 a minute, then the lead has
+      // the silence timeout to begin. A silence is handled as a frame is, after whatever is being handled.
+      silence = setTimeout(
+        () => {
+          silence = null;
+          turn = turn.then(() => (ended ? undefined : say(engine.onSilence!()))).catch(failed);
+        },
+        words * SPOKEN_WORD_MS + (services.relaySilenceMs ?? ANSWER_TIMEOUT_SECONDS * 1000),
+      );
+    }
     if (engine.ended && !ended) {
       ended = true;
       // A transfer's handoff goes to <Connect>'s action (api/conversation-tools/twilio-transfer.ts), which dials.
@@ -89,9 +116,15 @@ function converse(
   };
   // Frames are handled one after another: an utterance's answer is sent whole before the next is read.
   let turn: Promise<void> = Promise.resolve();
+  const failed = (error: unknown) => {
+    log.error({ err: error, callId: call.id }, 'relay: the conversation failed; closing its socket');
+    ws.terminate();
+  };
   ws.on('message', (data, isBinary) => {
     if (isBinary) return;
     const frame = parseInboundFrame(messageText(data));
+    // The lead speaks (or the carrier says anything of the lead): no longer silent.
+    if (frame && frame.type !== 'error' && frame.type !== 'setup') listen();
     turn = turn
       .then(async () => {
         if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not one of Twilio’s, ignored');
@@ -117,12 +150,10 @@ function converse(
             return log.warn({ callId: call.id, description: frame.description }, 'relay: Twilio reported an error');
         }
       })
-      .catch((error: unknown) => {
-        log.error({ err: error, callId: call.id }, 'relay: the conversation failed; closing its socket');
-        ws.terminate();
-      });
+      .catch(failed);
   });
   ws.on('close', () => {
+    listen();
     if (ended || !call.providerCallId) return;
     // Dropped: the call is hung up, once (this socket is the call's only one); its end is Twilio's completed callback.
     ended = true;
@@ -131,6 +162,10 @@ function converse(
       .catch((error: unknown) => log.error({ err: error, callId: call.id }, 'relay: hanging up a dropped call failed'));
   });
 }
+
+/** The conversation's engine, as DIALOGUE_* name it: unset, the script engine. */
+const dialogueEngineOf = (services: AppServices, context: DialogueContext): DialogueEngine =>
+  services.dialogue ? createDialogueEngine(context, services.dialogue) : createScriptEngine(context);
 
 /** Takes the relay handshakes of the API's HTTP server; close() ends every conversation (the process is stopping). */
 export function attachConversationRelay(server: Server, services: AppServices) {
@@ -160,7 +195,7 @@ export function attachConversationRelay(server: Server, services: AppServices) {
     const call = await claimConversation(services, row.id);
     if (!call) return refuse(socket, 409);
     const conversation: Conversation = { handoff: null };
-    const engine = createScriptEngine({
+    const engine = dialogueEngineOf(services, {
       call: scriptCallOfRow(row),
       instructions: row.agent?.instructions ?? null,
       firstMessage: row.agent?.firstMessage ?? null,

@@ -16,6 +16,11 @@ export interface DialogueEngine {
   onPrompt(text: string): AsyncIterable<string>;
   /** The lead spoke over the agent, who had said `heardUntil` of its last answer. */
   onInterrupt(heardUntil: string): void | Promise<void>;
+  /**
+   * The lead said nothing after the agent's last words (docs/features/conversation-relay.md#silence): what the agent
+   * says then. An engine without it leaves silences alone.
+   */
+  onSilence?(): AsyncIterable<string>;
   /** The engine has said its last words: the transport ends the conversation after them. */
   readonly ended: boolean;
 }

@@ -1,5 +1,5 @@
 import { filled } from '../calls/simulated-conversation';
-import { disclosureOf, scriptStepOf, type ScriptCall, type ScriptStep } from '../carriers/script-walk';
+import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from '../carriers/script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
 import type { DialogueToolCall, DialogueToolResult } from './tools';
@@ -34,6 +34,8 @@ const LINES: Record<
     callbackBooked: (at: string) => string;
     transferring: string;
     nobodyToTransfer: string;
+    stillThere: string;
+    silentGoodbye: string;
   }
 > = {
   en: {
@@ -42,6 +44,8 @@ const LINES: Record<
     callbackBooked: (at) => `Of course. We'll call you back on ${at}. Goodbye.`,
     transferring: 'Of course, let me put you through to a colleague. One moment, please.',
     nobodyToTransfer: "I'm sorry, nobody can take the call right now. Would you like us to call you back later?",
+    stillThere: 'Are you still there?',
+    silentGoodbye: "It seems this isn't a good time. We'll try another time. Goodbye.",
   },
   es: {
     optedOut: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
@@ -49,6 +53,8 @@ const LINES: Record<
     callbackBooked: (at) => `Por supuesto. Le llamaremos el ${at}. Adiós.`,
     transferring: 'Por supuesto, le paso con un compañero. Un momento, por favor.',
     nobodyToTransfer: 'Lo siento, ahora mismo no hay nadie disponible. ¿Quiere que le llamemos más tarde?',
+    stillThere: '¿Sigue ahí?',
+    silentGoodbye: 'Parece que no es un buen momento. Lo intentaremos en otra ocasión. Adiós.',
   },
 };
 
@@ -65,6 +71,9 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
   /** The lead's utterances so far: the step their turns are stored under. */
   let utterances = 0;
   let ended = !agent;
+  /** The script's question asked last (asked again after a silence), and the silences since the lead last spoke. */
+  let asking: string | null = null;
+  let silences = 0;
   /** The agent's turns of its last answer, in order, for an interruption to trim. */
   let lastSaid: { step: number; part: number; text: string }[] = [];
 
@@ -133,6 +142,7 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
         turns.forEach((turn, index) => (turn.part = firstPart + index));
       }
       ended = first.question === null;
+      asking = first.question;
       lastSaid = agentTurnsSaid(turns);
       await context.record(turns);
       return words;
@@ -140,6 +150,7 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
     async *onPrompt(text: string) {
       if (ended || !agent) return;
       const step = ++utterances;
+      silences = 0;
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text, confidence: null };
       const intent = recogniseIntent(text, agent.language);
 
@@ -177,9 +188,27 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       const next = scriptStepOf(call, { kind: 'step', step: question, heard: { text, confidence: null } });
       question += 1;
       ended = next.question === null;
+      asking = next.question;
       yield* say(
         next.turns.map((turn) => ({ ...turn, step })),
         wordsOf(next),
+      );
+    },
+    async *onSilence() {
+      // Silence once: are you still there, and the question again; twice in a row: goodbye, and the end. Stored as the
+      // Gather walk stores a question nobody answered: the lead's turn "(no answer)".
+      if (ended || !agent) return;
+      const step = ++utterances;
+      silences += 1;
+      const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null };
+      if (silences >= 2) {
+        ended = true;
+        return yield* say([leadTurn, agentTurn(step, 1, lines.silentGoodbye)], lines.silentGoodbye);
+      }
+      const words = [lines.stillThere, asking].filter((text): text is string => !!text).join(' ');
+      yield* say(
+        [leadTurn, agentTurn(step, 1, lines.stillThere), ...(asking ? [agentTurn(step, 2, asking)] : [])],
+        words,
       );
     },
     async onInterrupt(heardUntil: string) {

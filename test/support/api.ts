@@ -102,6 +102,8 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     chat: dependencies.chat,
     telnyxAnswerTimeoutMs: dependencies.telnyxAnswerTimeoutMs,
     conversationEngine: dependencies.conversationEngine,
+    dialogue: dependencies.dialogue,
+    relaySilenceMs: dependencies.relaySilenceMs,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');
   if (dependencies.sweepQuestionWaits) {
