@@ -20,6 +20,15 @@ const temporal = await unreachableTemporal(uniqueTaskQueue());
 // No sweep in the background: the tests sweep when they mean to.
 const api = await startTestApi({ db, url, temporal, testSessions: { sweepEveryMs: 0 } });
 
+// An API whose sessions idle out, or end, within a moment: the ends are awaited as frames, never timed.
+const quick = await startTestApi({ db, url, temporal, testSessions: { sweepEveryMs: 0, idleMs: 300 } });
+const short = await startTestApi({
+  db,
+  url,
+  temporal,
+  testSessions: { sweepEveryMs: 0, idleMs: 60_000, maxLengthMs: 300 },
+});
+
 const QUESTIONS = ['What colour do you like?', 'How many pairs?'];
 
 interface Workspace extends TestWorkspace {
@@ -234,6 +243,36 @@ describe('web test sessions: the conversation', () => {
     expect(await client.next()).toMatchObject({ type: 'ended', reason: 'client_ended' });
     expect((await sessionOf(workspace, created.id)).transcript.filter((turn) => turn.speaker === 'lead')).toEqual([
       { speaker: 'lead', text: 'Blue.', offsetMs: expect.any(Number) },
+    ]);
+  });
+});
+
+describe('web test sessions: their limits', () => {
+  it('ends a silent session idle_timeout, billed', async () => {
+    const workspace = await workspaceWith();
+    const created = await createSession(workspace, {}, quick);
+    const client = await connect(created, created.token);
+    await client.turn();
+    expect(await client.next()).toEqual({ type: 'ended', reason: 'idle_timeout', outcome: 'incomplete' });
+    expect(await client.closed).toBe(1000);
+    expect((await entriesOf(workspace, created.id)).map(([kind]) => kind)).toEqual([
+      'hold',
+      'hold_release',
+      'test_call',
+    ]);
+  });
+
+  it('ends a session at its maximum length, billed', async () => {
+    const workspace = await workspaceWith();
+    const created = await createSession(workspace, {}, short);
+    const client = await connect(created, created.token);
+    await client.turn();
+    expect(await client.next()).toEqual({ type: 'ended', reason: 'max_length', outcome: 'incomplete' });
+    expect((await sessionOf(workspace, created.id)).endReason).toBe('max_length');
+    expect((await entriesOf(workspace, created.id)).map(([kind]) => kind)).toEqual([
+      'hold',
+      'hold_release',
+      'test_call',
     ]);
   });
 });
