@@ -22,6 +22,8 @@ import { handleStopSignals, stopHttpServer } from '../lib/shutdown';
 import type { AppServices } from './app-services';
 import { createQuestionWaitSweep } from './carriers/telnyx-question-waits';
 import { attachConversationRelay } from './carriers/relay-socket';
+import { routeUpgrades } from './http/upgrade-routes';
+import { attachTestSessionSockets, isTestSessionSocket } from './test-sessions/session-socket';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfConfig(config) });
@@ -122,5 +124,10 @@ const server = app.listen(config.PORT, config.HOST, () => {
 stop.defer('http server', () => stopHttpServer(server, config.SHUTDOWN_GRACE_MS / 2));
 // Calls' ConversationRelay sockets (docs/features/conversation-relay.md); cut first when stopping: a cut one is a dropped
 // conversation, its call hung up.
-const relay = attachConversationRelay(server, services);
+const upgrades = routeUpgrades(server);
+// Web test sessions (docs/features/test-sessions.md): ended as api_stopping, recorded and billed, before the database
+// closes.
+const testSessions = attachTestSessionSockets(upgrades.route(isTestSessionSocket), services);
+stop.defer('test session sockets', () => testSessions.close());
+const relay = attachConversationRelay(upgrades.rest, services);
 stop.defer('conversation relay sockets', () => relay.close());

@@ -33,6 +33,7 @@ import { telnyxRoutes } from './carriers/telnyx-routes';
 import { twilioRoutes } from './carriers/twilio-routes';
 import { whatsAppWebhookRoutes } from './whatsapp/webhook-routes';
 import { testCallRoutes } from './test-calls/routes';
+import { testSessionRoutes } from './test-sessions/routes';
 import { whoamiRoutes } from './door/routes';
 import { whatsAppSenderRoutes } from './whatsapp/senders-routes';
 import { whatsAppTemplateRoutes } from './whatsapp/templates-routes';
@@ -61,6 +62,7 @@ export const routes: readonly RouteDefinition[] = [
   ...resultRoutes,
   ...callRoutes,
   ...testCallRoutes,
+  ...testSessionRoutes,
   ...callTranslationRoutes,
   ...callIntelligenceRoutes,
   ...doNotCallRoutes,

@@ -75,6 +75,8 @@ export const ErrorCode = {
   speech_team_limit_reached: 'speech_team_limit_reached',
   // Credits: 402 when the balance does not cover what an operation needs (its price, or a test call's first minute), with balance and required; nothing is performed.
   insufficient_credits: 'insufficient_credits',
+  // A web test session's socket (GET /v1/test-sessions/{id}/socket) asked without Upgrade: websocket: 426.
+  upgrade_required: 'upgrade_required',
   // WhatsApp templates (POST /whatsapp/templates): 409 when the workspace has no connected sender (its WhatsApp
   // Business Account, which templates belong to, comes with one), or another template has the name in the language.
   whatsapp_sender_required: 'whatsapp_sender_required',

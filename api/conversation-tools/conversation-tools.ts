@@ -1,6 +1,4 @@
-import { resolveCallbackTime, nextCallableInstant } from '../../lib/dialogue/callback-time';
-import { callingWindowSchema, DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/dial-ladder/calling-window';
-import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
+import { callbackBookedResult, callbackData, resolveCallback } from '../../lib/dialogue/callback-booking';
 import type { DialogueToolCall, DialogueToolResult, DialogueTools } from '../../lib/dialogue/tools';
 import { log } from '../../lib/log';
 import type { RunSql } from '../../lib/run-sql';
@@ -31,24 +29,6 @@ const result = (ok: boolean, text: string, endsConversation: boolean): DialogueT
   endsConversation,
 });
 
-/** A time as the lead would say it, in their zone and language: "Friday, November 27, 3:00 PM". */
-function localTimeOf(instant: Date, timeZone: string, language: string): string {
-  const text = new Intl.DateTimeFormat(language, {
-    timeZone,
-    weekday: 'long',
-    month: 'long',
-    day: 'numeric',
-    hour: 'numeric',
-    minute: '2-digit',
-  }).format(instant);
-  return text;
-}
-
-function windowOf(call: ToolCallRow): CallingWindow {
-  const parsed = callingWindowSchema.safeParse(call.callingWindow);
-  return parsed.success ? parsed.data : DEFAULT_CALLING_WINDOW;
-}
-
 export function createCallTools(options: CallToolsOptions): DialogueTools {
   const now = options.now ?? (() => new Date());
   let row: Promise<ToolCallRow | null> | undefined;
@@ -77,30 +57,19 @@ export function createCallTools(options: CallToolsOptions): DialogueTools {
     },
 
     async schedule_callback(args) {
-      const when = typeof args.when === 'string' ? args.when.trim() : '';
-      if (!when) return result(false, 'Say when: ask the lead for a day and a time.', false);
       const target = await call();
-      const zones = target.toNumber ? timeZonesOf(target.toNumber) : ['UTC'];
-      const asked = resolveCallbackTime(when, { now: now(), timeZone: zones[0]!, language: target.language });
-      if (!asked)
-        return result(false, `No time could be read from "${when}": ask the lead for a day and a time.`, false);
-      const at = nextCallableInstant(asked, windowOf(target), zones);
-      if (!at) return result(false, 'The campaign never calls this number: no callback can be booked.', false);
+      const booked = resolveCallback(args, {
+        phone: target.toNumber,
+        language: target.language,
+        callingWindow: target.callingWindow,
+        now: now(),
+      });
+      if (!booked.ok) return result(false, booked.result, false);
       const marked = await markConversationOutcome(options.sql, options.callId, 'callback_requested', {
-        callbackAt: at,
+        callbackAt: booked.at,
       });
       if (!marked) return result(false, 'The call is over.', true);
-      const moved = at.getTime() !== asked.getTime();
-      const localTime = localTimeOf(at, zones[0]!, target.language);
-      return {
-        ...result(
-          true,
-          `Callback booked for ${localTime} (${zones[0]!})` +
-            (moved ? ', the first time the campaign may call after the time asked for.' : '.'),
-          true,
-        ),
-        data: { callbackAt: at.toISOString(), localTime },
-      };
+      return { ...result(true, callbackBookedResult(booked), true), data: callbackData(booked) };
     },
 
     async transfer_to_human(args) {

@@ -66,6 +66,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number | null>> = {
   speech_team_name_taken: 409,
   speech_team_limit_reached: 409,
   insufficient_credits: 402,
+  upgrade_required: 426,
   whatsapp_sender_required: 409,
   whatsapp_template_exists: 409,
   whatsapp_window_closed: 409,

@@ -39,3 +39,28 @@ export async function redactedTurnsOfCall<Turn extends { text: string }>(
   if (turns.length === 0) return [];
   return redactTurns(turns, await redactionOfCall(sql, callId));
 }
+
+/** The redaction settings of a workspace (none: no redaction). One primary-key lookup. */
+export async function redactionOfWorkspace(sql: RunSql, workspaceId: string): Promise<RedactionSettings> {
+  const [row] = await sql<{ redactions: string[] | null }>(
+    {
+      name: 'compliance_redaction_of_workspace',
+      text: `SELECT redactions FROM "ComplianceSettings" WHERE "workspaceId" = $1::uuid`,
+    },
+    workspaceId,
+  );
+  return { redactions: knownRedactions(row?.redactions) };
+}
+
+/**
+ * Turns of a conversation that is not a call (a test session, docs/features/test-sessions.md) as they may be stored:
+ * redacted by its workspace's rules, as a call's are (redactedTurnsOfCall).
+ */
+export async function redactedTurnsOfWorkspace<Turn extends { text: string }>(
+  sql: RunSql,
+  workspaceId: string,
+  turns: readonly Turn[],
+): Promise<Turn[]> {
+  if (turns.length === 0) return [];
+  return redactTurns(turns, await redactionOfWorkspace(sql, workspaceId));
+}

@@ -11,6 +11,8 @@ import {
 } from './ledger-store';
 import { settleSpeechAnalysisHold } from './speech-billing';
 import { settleTestCallHold } from './test-call-billing';
+import { settleTestSessionHold } from './test-session-billing';
+import { endTestSession, TEST_SESSION_REFERENCE } from '../test-sessions/test-session-store';
 import { SPEECH_CALL_REFERENCE } from '../speech/speech-analysis';
 import { settleWhatsAppMessageHold, WHATSAPP_MESSAGE_REFERENCE } from './whatsapp-billing';
 
@@ -95,11 +97,36 @@ export const settleWhatsAppMessageHoldOf: HoldSettler = async (store, hold, acto
   );
 };
 
+/**
+ * A web test session's hold (referenceType test_session, docs/features/test-sessions.md#billing): ended, it is posted
+ * by its started minutes (voided if its socket never opened). Not ended this long after it was created: the API
+ * process that held its socket died (a session lasts TEST_SESSION_MAX_LENGTH_MS at most), so it is ended now as
+ * `abandoned` at its last frame (TestSession.lastActivityAt) and billed up to there.
+ */
+export const settleTestSessionHoldOf: HoldSettler = async (store, hold, actor) => {
+  const sessionId = hold.referenceId!;
+  const ended = await store.transaction(async (sql: RunSql) => {
+    await endTestSession(sql, sessionId, { reason: 'abandoned', finished: false, at: 'last_activity' });
+    const [row] = await sql<{ durationMs: number | null }>(
+      `SELECT "durationMs" FROM "TestSession" WHERE id = $1::uuid`,
+      sessionId,
+    );
+    return row;
+  });
+  if (!ended) return voidAbandonedHold(store, hold, actor);
+  return settleTestSessionHold(
+    store,
+    { workspaceId: hold.workspaceId, sessionId, durationMs: ended.durationMs },
+    actor,
+  );
+};
+
 /** The settler of each referenceType; a hold of any other is voided (its operation is charged nothing). */
 export const HOLD_SETTLERS: Readonly<Record<string, HoldSettler>> = {
   call: settleCallHold,
   [SPEECH_CALL_REFERENCE]: settleSpeechCallHold,
   [WHATSAPP_MESSAGE_REFERENCE]: settleWhatsAppMessageHoldOf,
+  [TEST_SESSION_REFERENCE]: settleTestSessionHoldOf,
 };
 
 /** How old a pending hold must be before the sweep takes its operation for dead: longer than any billed operation runs. */

@@ -9,6 +9,12 @@ import { createSqlPool } from '../../lib/sql-pool';
 import type { AppServices } from '../../api/app-services';
 import { createQuestionWaitSweep } from '../../api/carriers/telnyx-question-waits';
 import { attachConversationRelay } from '../../api/carriers/relay-socket';
+import { routeUpgrades } from '../../api/http/upgrade-routes';
+import {
+  attachTestSessionSockets,
+  isTestSessionSocket,
+  type TestSessionSocketOptions,
+} from '../../api/test-sessions/session-socket';
 import { createLeadDispatcher } from '../../lib/temporal/lead-dispatch';
 import { createStartQueue } from '../../lib/temporal/start-queue';
 import { EXPORT_PAGE_ROWS } from '../../api/exports/exports';
@@ -23,6 +29,9 @@ export interface RunningApi {
     path: string,
     options?: { key?: string; body?: unknown; headers?: Record<string, string> },
   ): Promise<Response>;
+  /** What stopping the API does to its web test sessions first: each ended as api_stopping, recorded and billed. */
+  closeTestSessions(): Promise<void>;
+  services: AppServices;
 }
 
 export interface TestApiDependencies extends Omit<
@@ -54,6 +63,8 @@ export interface TestApiDependencies extends Omit<
    * the task queue.
    */
   exports?: Partial<AppServices['exports']>;
+  /** Web test sessions' timeouts and sweep (api/test-sessions/session-socket.ts); the production ones by default. */
+  testSessions?: TestSessionSocketOptions;
 }
 
 /** The real Express app on a free loopback port. */
@@ -112,15 +123,24 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     afterAll(() => questionWaits.stop());
   }
   await new Promise<void>((resolve) => server.once('listening', resolve));
-  const relay = attachConversationRelay(server, services);
+  const upgrades = routeUpgrades(server);
+  const testSessions = attachTestSessionSockets(
+    upgrades.route(isTestSessionSocket),
+    services,
+    dependencies.testSessions,
+  );
+  const relay = attachConversationRelay(upgrades.rest, services);
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())));
   afterAll(() => relay.close());
+  afterAll(() => testSessions.close());
   afterAll(() => rm(services.exports.dir, { recursive: true, force: true }));
   const baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   // Carriers reach a test API at its own address unless a test puts a proxy in front of it.
   services.publicBaseUrl ??= baseUrl;
   return {
     baseUrl,
+    services,
+    closeTestSessions: () => testSessions.close(),
     request(method, path, options = {}) {
       const headers: Record<string, string> = { ...options.headers };
       if (options.key) headers.authorization = `Bearer ${options.key}`;
