@@ -6,9 +6,8 @@ import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
 import { messageText, parseInboundFrame, type OutboundFrame } from '../../lib/conversation-relay/frames';
 import { ANSWER_TIMEOUT_SECONDS } from '../../lib/carriers/script-walk';
-import { createDialogueEngine } from '../../lib/dialogue/create-engine';
-import type { DialogueContext, DialogueEngine } from '../../lib/dialogue/engine';
-import { createScriptEngine } from '../../lib/dialogue/script-engine';
+import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
+import type { DialogueEngine } from '../../lib/dialogue/engine';
 import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
@@ -163,10 +162,6 @@ function converse(
   });
 }
 
-/** The conversation's engine, as DIALOGUE_* name it: unset, the script engine. */
-const dialogueEngineOf = (services: AppServices, context: DialogueContext): DialogueEngine =>
-  services.dialogue ? createDialogueEngine(context, services.dialogue) : createScriptEngine(context);
-
 /** Takes the relay handshakes of the API's HTTP server; close() ends every conversation (the process is stopping). */
 export function attachConversationRelay(server: Server, services: AppServices) {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
@@ -195,22 +190,29 @@ export function attachConversationRelay(server: Server, services: AppServices) {
     const call = await claimConversation(services, row.id);
     if (!call) return refuse(socket, 409);
     const conversation: Conversation = { handoff: null };
-    const engine = dialogueEngineOf(services, {
-      call: scriptCallOfRow(row),
-      instructions: row.agent?.instructions ?? null,
-      firstMessage: row.agent?.firstMessage ?? null,
-      tools: createCallTools({
-        sql: poolSql(services.sql),
-        callId: row.id,
-        onTransfer: (summary) => (conversation.handoff = { reason: 'transfer', summary }),
-      }),
-      knowledge: (query) =>
-        row.agent
-          ? searchAgentKnowledge(poolSql(services.sql), { agentId: row.agent.id, query, language: row.agent.language })
-          : Promise.resolve([]),
-      record: (turns) => storeScriptTurns(services, row.id, turns, false),
-      trim: (step, part, text) => trimAgentTurn(services, row.id, { step, part, text }),
-    });
+    const engine = configuredDialogueEngine(
+      {
+        call: scriptCallOfRow(row),
+        instructions: row.agent?.instructions ?? null,
+        firstMessage: row.agent?.firstMessage ?? null,
+        tools: createCallTools({
+          sql: poolSql(services.sql),
+          callId: row.id,
+          onTransfer: (summary) => (conversation.handoff = { reason: 'transfer', summary }),
+        }),
+        knowledge: (query) =>
+          row.agent
+            ? searchAgentKnowledge(poolSql(services.sql), {
+                agentId: row.agent.id,
+                query,
+                language: row.agent.language,
+              })
+            : Promise.resolve([]),
+        record: (turns) => storeScriptTurns(services, row.id, turns, false),
+        trim: (step, part, text) => trimAgentTurn(services, row.id, { step, part, text }),
+      },
+      services.dialogue,
+    );
     sockets.handleUpgrade(req, socket, head, (ws) => converse(ws, services, connection, call, engine, conversation));
   }
 

@@ -3,9 +3,9 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { relayWelcomeGreeting } from '../../lib/carriers/twilio/twiml';
 import { messageText } from '../../lib/conversation-relay/frames';
-import type { DialogueContext, DialogueEngine } from '../../lib/dialogue/engine';
+import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
 import { tokensOf } from '../../lib/dialogue/engine';
-import { createScriptEngine, scriptGreeting } from '../../lib/dialogue/script-engine';
+import { scriptGreeting } from '../../lib/dialogue/script-engine';
 import type { ScriptCall } from '../../lib/carriers/script-walk';
 import { searchAgentKnowledge } from '../../lib/knowledge/knowledge-store';
 import { log } from '../../lib/log';
@@ -63,14 +63,6 @@ export const TEST_SESSION_SWEEP_EVERY_MS = 60_000;
 /** A connected session silent this much longer than the idle timeout has lost its process. */
 const ABANDONED_MARGIN_MS = 60_000;
 
-/**
- * The engine of a session. The script engine for now; the model engine (`createDialogueEngine(context, config)`, a
- * model when DIALOGUE_PROVIDER=openai-compatible and the agent has instructions) takes this place when it is merged.
- */
-function engineFor(context: DialogueContext): DialogueEngine {
-  return createScriptEngine(context);
-}
-
 function refuse(socket: Duplex, status: 401 | 500, error: string, detail: string) {
   const body = JSON.stringify({ error, detail });
   const reason = status === 401 ? 'Unauthorized' : 'Internal Server Error';
@@ -107,30 +99,33 @@ function converse(
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
   };
   const call = scriptCallOf(session);
-  const engine = engineFor({
-    call,
-    instructions: session.agent.instructions,
-    firstMessage: session.agent.firstMessage,
-    tools: createSessionTools({
-      sql,
-      sessionId: session.id,
-      leadPhone: session.lead.phone ?? null,
-      language: session.agent.language,
-      transferNumber: session.agent.transferNumber,
-      onRun: (toolCall, result) =>
-        send({
-          type: 'tool',
-          name: toolCall.name,
-          arguments: toolCall.arguments,
-          result: result.result,
-          ok: result.ok,
-        }),
-    }),
-    knowledge: (query) =>
-      searchAgentKnowledge(sql, { agentId: session.agent.id, query, language: session.agent.language }),
-    record: (turns) => storeSessionTurns(sql, session, turns),
-    trim: (step, part, text) => trimSessionTurn(sql, session.id, { step, part, text }),
-  });
+  const engine = configuredDialogueEngine(
+    {
+      call,
+      instructions: session.agent.instructions,
+      firstMessage: session.agent.firstMessage,
+      tools: createSessionTools({
+        sql,
+        sessionId: session.id,
+        leadPhone: session.lead.phone ?? null,
+        language: session.agent.language,
+        transferNumber: session.agent.transferNumber,
+        onRun: (toolCall, result) =>
+          send({
+            type: 'tool',
+            name: toolCall.name,
+            arguments: toolCall.arguments,
+            result: result.result,
+            ok: result.ok,
+          }),
+      }),
+      knowledge: (query) =>
+        searchAgentKnowledge(sql, { agentId: session.agent.id, query, language: session.agent.language }),
+      record: (turns) => storeSessionTurns(sql, session, turns),
+      trim: (step, part, text) => trimSessionTurn(sql, session.id, { step, part, text }),
+    },
+    services.dialogue,
+  );
 
   let ending: Promise<void> | null = null;
   let idle: NodeJS.Timeout | undefined;

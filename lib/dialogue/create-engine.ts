@@ -32,3 +32,9 @@ export function createDialogueEngine(context: DialogueContext, config: DialogueC
     });
   return createScriptEngine(context);
 }
+
+/** The engine of a conversation of this installation: as DIALOGUE_* say when the API was given them, else the script engine. */
+export const configuredDialogueEngine = (
+  context: DialogueContext,
+  config: DialogueConfig | undefined,
+): DialogueEngine => (config ? createDialogueEngine(context, config) : createScriptEngine(context));
