@@ -389,11 +389,21 @@ describe("the agent's script walk on Call Control", () => {
 describe('a question nobody answers', () => {
   // Two API processes that time questions, both sweeping (the main API does not: its 6 s outlast the first twin's
   // people). The wait is 1 s on the slow twin: its people begin answering 60 ms after a question, their first word
-  // heard 40 ms later, and hang up after 3-3.9 s of silence.
+  // heard 40 ms later, and hang up after 3-3.9 s of silence. The API that receives the webhooks sweeps as in
+  // production (woken by the waits it arms); the other looks every 10 ms, to race it for each wait.
   const ANSWER_TIMEOUT_MS = 1_000;
-  const questionTimers = { telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS, sweepQuestionWaits: { intervalMs: 10 } };
-  const timed = startPath(uniqueTaskQueue('telnyx-question-waits'), undefined, questionTimers);
-  const otherSweeper = startTestApi({ db, url, temporal, carrierKeyring: keyring, ...questionTimers });
+  const timed = startPath(uniqueTaskQueue('telnyx-question-waits'), undefined, {
+    telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS,
+    sweepQuestionWaits: {},
+  });
+  const otherSweeper = startTestApi({
+    db,
+    url,
+    temporal,
+    carrierKeyring: keyring,
+    telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS,
+    sweepQuestionWaits: { idlePollMs: 10 },
+  });
 
   /** The speak commands the adapter sent on a call with that command_id (a question said twice would be sent twice). */
   const speaksSent = (callControlId: string, commandId: string) =>
