@@ -18,12 +18,27 @@ import { openTelnyxConnection, walkTelnyxStep } from './telnyx-walk';
  * again LEASE_SECONDS later, and the step it walks again is stored and said once (turns keyed by call, step and part;
  * speaks by command_id). A transcript that comes after the walk went on finds its question's answer stored and changes
  * nothing; one that comes first leaves the wait to lapse unwalked.
+ *
+ * The sweep costs nothing while no question waits: the claim also reads when the next wait falls due, and the sweep
+ * sleeps until then; a wait this process arms wakes it at once (to sleep until that wait's due time); and it looks
+ * again at most IDLE_POLL_MS later, for the waits other processes armed (a process that dies leaves its waits to the
+ * others' next look, or to its own next start, which sweeps at once).
  */
 
 /** How long a claimed wait is left to its process before another may walk it again. */
 const LEASE_SECONDS = 30;
 /** Waits claimed per pass; a full batch sweeps again at once. */
 const SWEEP_BATCH = 100;
+/**
+ * The longest a sweep sleeps: how late a wait armed by another process may be walked when that process has died before
+ * its due time (a wait this process arms wakes its own sweep).
+ */
+const IDLE_POLL_MS = 5_000;
+/** A pass that failed (PostgreSQL away) is tried again this much later, or at the idle poll if sooner. */
+const RETRY_MS = 1_000;
+
+/** The sweeps running on each process's services, woken by the waits armed there (armQuestionWait). */
+const sweepsOf = new WeakMap<AppServices, Set<(inMs: number) => void>>();
 
 /** The wait for an answer, unless the services say otherwise (tests on a fast twin): Twilio's Gather timeout. */
 export const answerTimeoutMsOf = (services: AppServices) =>
@@ -37,6 +52,7 @@ export const answerTimeoutMsOf = (services: AppServices) =>
  * later, never earlier, while it is still awaited. Answers whether a wait was armed or moved.
  */
 export async function armQuestionWait(services: AppServices, callId: string, step: number): Promise<boolean> {
+  const timeoutMs = answerTimeoutMsOf(services);
   const rows = await poolSql(services.sql)<{ step: number }>(
     {
       name: 'telnyx_question_wait_arm',
@@ -53,8 +69,10 @@ export async function armQuestionWait(services: AppServices, callId: string, ste
     },
     callId,
     step,
-    answerTimeoutMsOf(services) / 1_000,
+    timeoutMs / 1_000,
   );
+  // Armed or moved: due the timeout from now (a moved wait is due no earlier). This process's sweep wakes then.
+  if (rows.length > 0) for (const wake of sweepsOf.get(services) ?? []) wake(timeoutMs);
   return rows.length > 0;
 }
 
@@ -68,13 +86,20 @@ interface ClaimedWait {
   callControlId: string | null;
 }
 
+interface Claim {
+  waits: ClaimedWait[];
+  /** In how long the next wait not yet due falls due, on the database's clock; null: none is armed. */
+  nextDueInMs: number | null;
+}
+
 /**
  * Claims the waits past due, at most `limit`: each one whose call is on and whose question has no answer is leased
  * (due again LEASE_SECONDS from now) and answered to be walked; the others (answered, or the call ended) are cleared.
- * One statement: the rows are locked SKIP LOCKED, so a wait is claimed by one process only.
+ * One statement: the rows are locked SKIP LOCKED, so a wait is claimed by one process only. It also reads when the
+ * earliest wait not yet due falls due (one row with no wait when none was claimed).
  */
-async function claimDueWaits(services: AppServices, limit: number): Promise<ClaimedWait[]> {
-  return poolSql(services.sql)<ClaimedWait>(
+async function claimDueWaits(services: AppServices, limit: number): Promise<Claim> {
+  const rows = await poolSql(services.sql)<Partial<ClaimedWait> & { nextDueInMs: number | null }>(
     {
       name: 'telnyx_question_waits_claim',
       text: `WITH due AS (
@@ -85,17 +110,26 @@ async function claimDueWaits(services: AppServices, limit: number): Promise<Clai
                  FROM "CallQuestionWait" w JOIN "Call" c ON c.id = w."callId"
                 WHERE w."dueAt" <= ${NOW_UTC}
                 ORDER BY w."dueAt" LIMIT $1
-                  FOR UPDATE OF w SKIP LOCKED)
-             UPDATE "CallQuestionWait" w
-                SET "dueAt" = CASE WHEN due.unanswered THEN ${NOW_UTC} + make_interval(secs => $2) END
-               FROM due, "Call" c
-              WHERE w."callId" = due."callId" AND c.id = w."callId"
-             RETURNING w."callId"::text AS "callId", w.step, due.unanswered, c."attemptId",
-                       c."carrierConnectionId"::text AS "connectionId", c."providerCallId" AS "callControlId"`,
+                  FOR UPDATE OF w SKIP LOCKED),
+             claimed AS (
+               UPDATE "CallQuestionWait" w
+                  SET "dueAt" = CASE WHEN due.unanswered THEN ${NOW_UTC} + make_interval(secs => $2) END
+                 FROM due, "Call" c
+                WHERE w."callId" = due."callId" AND c.id = w."callId"
+               RETURNING w."callId"::text AS "callId", w.step, due.unanswered, c."attemptId",
+                         c."carrierConnectionId"::text AS "connectionId", c."providerCallId" AS "callControlId"),
+             next AS (
+               SELECT (EXTRACT(EPOCH FROM min("dueAt") - ${NOW_UTC}) * 1000)::float8 AS "nextDueInMs"
+                 FROM "CallQuestionWait" WHERE "dueAt" > ${NOW_UTC})
+             SELECT claimed.*, next."nextDueInMs" FROM next LEFT JOIN claimed ON true`,
     },
     limit,
     LEASE_SECONDS,
   );
+  return {
+    waits: rows.filter((row): row is ClaimedWait & { nextDueInMs: number | null } => row.callId != null),
+    nextDueInMs: rows[0]?.nextDueInMs ?? null,
+  };
 }
 
 /** The claimed wait has been walked: cleared, unless a later question's wait has replaced it meanwhile. */
@@ -139,24 +173,35 @@ export interface QuestionWaitSweep {
   sweepOnce(): Promise<number>;
   start(): void;
   stop(): Promise<void>;
+  /** How many claims (the sweep's one query per pass) it has run: none while it sleeps. */
+  readonly claims: number;
 }
 
 /**
- * The sweep every API process runs (api/main.ts), every `intervalMs` (default 500: a question's timeout is kept to
- * within half a second). Processes share the work through claimDueWaits; none holds a timer of its own.
+ * The sweep every API process runs (api/main.ts). It sleeps until the earliest wait falls due (read with each claim),
+ * is woken by the waits this process arms, and looks again at most every `idlePollMs` (default IDLE_POLL_MS) for the
+ * waits armed by other processes: idle, one query per idle poll. Processes share the work through claimDueWaits; a
+ * wait's time is kept in the database, so any process may walk it.
  */
 export function createQuestionWaitSweep(
   services: AppServices,
-  { intervalMs = 500 }: { intervalMs?: number } = {},
+  { idlePollMs = IDLE_POLL_MS }: { idlePollMs?: number } = {},
 ): QuestionWaitSweep {
   let timer: NodeJS.Timeout | undefined;
-  let sweeping: Promise<unknown> = Promise.resolve();
+  /** When the timer fires (performance.now()); Infinity: no timer. */
+  let timerAt = Infinity;
+  let sweeping: Promise<unknown> | null = null;
+  /** The earliest wake asked for while a pass ran: it is kept when the pass sets the next timer. */
+  let wakeAt = Infinity;
   let stopped = false;
+  let claims = 0;
 
-  async function sweepOnce(): Promise<number> {
-    const claimed = await claimDueWaits(services, SWEEP_BATCH);
+  /** Claims the waits past due and walks each unanswered one. */
+  async function sweep(): Promise<{ claimed: number; nextDueInMs: number | null }> {
+    claims++;
+    const { waits, nextDueInMs } = await claimDueWaits(services, SWEEP_BATCH);
     await Promise.all(
-      claimed
+      waits
         .filter((wait) => wait.unanswered)
         .map((wait) =>
           walkUnanswered(services, wait).catch((error: unknown) =>
@@ -167,27 +212,62 @@ export function createQuestionWaitSweep(
           ),
         ),
     );
-    return claimed.length;
+    return { claimed: waits.length, nextDueInMs };
   }
 
-  function schedule(delayMs: number) {
+  /** One pass; answers in how long the next one is due: at once after a full batch, else at the next due wait. */
+  async function pass(): Promise<number> {
+    const { claimed, nextDueInMs } = await sweep();
+    if (claimed === SWEEP_BATCH) return 0;
+    return Math.min(idlePollMs, nextDueInMs ?? Infinity);
+  }
+
+  /** Sweeps at `at` (performance.now()) unless a pass is already due sooner. */
+  function sweepAt(at: number) {
     if (stopped) return;
-    timer = setTimeout(() => {
-      sweeping = sweepOnce()
-        .then((count) => schedule(count === SWEEP_BATCH ? 0 : intervalMs))
-        // PostgreSQL away: the waits stay, and the next pass tries again.
-        .catch(() => schedule(intervalMs));
-    }, delayMs);
+    if (sweeping) {
+      wakeAt = Math.min(wakeAt, at);
+      return;
+    }
+    if (at >= timerAt) return;
+    clearTimeout(timer);
+    timerAt = at;
+    timer = setTimeout(run, Math.max(0, Math.ceil(at - performance.now())));
     timer.unref();
   }
 
+  function run() {
+    timer = undefined;
+    timerAt = Infinity;
+    sweeping = pass()
+      // PostgreSQL away: the waits stay, and a later pass tries again.
+      .catch(() => Math.min(idlePollMs, RETRY_MS))
+      .then((nextInMs) => {
+        sweeping = null;
+        const at = Math.min(performance.now() + nextInMs, wakeAt);
+        wakeAt = Infinity;
+        sweepAt(at);
+      });
+  }
+
+  const wake = (inMs: number) => sweepAt(performance.now() + inMs);
+
   return {
-    sweepOnce,
-    start: () => schedule(0),
+    sweepOnce: async () => (await sweep()).claimed,
+    start() {
+      let sweeps = sweepsOf.get(services);
+      if (!sweeps) sweepsOf.set(services, (sweeps = new Set()));
+      sweeps.add(wake);
+      sweepAt(performance.now());
+    },
     async stop() {
       stopped = true;
+      sweepsOf.get(services)?.delete(wake);
       clearTimeout(timer);
-      await sweeping.catch(() => undefined);
+      await sweeping?.catch(() => undefined);
+    },
+    get claims() {
+      return claims;
     },
   };
 }

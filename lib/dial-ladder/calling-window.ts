@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { formatterFor } from '../zoned-formatters';
 
 const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 24-hour');
 
@@ -20,20 +21,16 @@ export type CallingWindow = z.infer<typeof callingWindowSchema>;
 export const DEFAULT_CALLING_WINDOW: CallingWindow = { start: '09:00', end: '20:00', days: [1, 2, 3, 4, 5, 6] };
 
 const WEEKDAY: Record<string, number> = { Mon: 1, Tue: 2, Wed: 3, Thu: 4, Fri: 5, Sat: 6, Sun: 7 };
-const formatters = new Map<string, Intl.DateTimeFormat>();
+/** The weekday and the 24-hour clock to the minute. */
+const WEEKDAY_AND_CLOCK: Intl.DateTimeFormatOptions = {
+  weekday: 'short',
+  hour: '2-digit',
+  minute: '2-digit',
+  hourCycle: 'h23',
+};
 
 function localTime(instant: Date, timeZone: string): { weekday: number; clock: string } {
-  let formatter = formatters.get(timeZone);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      weekday: 'short',
-      hour: '2-digit',
-      minute: '2-digit',
-      hourCycle: 'h23',
-    });
-    formatters.set(timeZone, formatter);
-  }
+  const formatter = formatterFor(timeZone, WEEKDAY_AND_CLOCK);
   const parts = Object.fromEntries(formatter.formatToParts(instant).map((part) => [part.type, part.value]));
   return { weekday: WEEKDAY[parts.weekday!]!, clock: `${parts.hour}:${parts.minute}` };
 }

@@ -1,3 +1,5 @@
+import { formatterFor } from '../zoned-formatters';
+
 /** A calendar day on a local clock. */
 export interface LocalDate {
   year: number;
@@ -8,30 +10,21 @@ export interface LocalDate {
 
 const MINUTE = 60_000;
 const DAY = 24 * 60 * MINUTE;
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-function formatterOf(timeZone: string): Intl.DateTimeFormat {
-  let formatter = formatters.get(timeZone);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone,
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      hourCycle: 'h23',
-    });
-    formatters.set(timeZone, formatter);
-  }
-  return formatter;
-}
+/** Every field of the wall clock, to the second. */
+const WALL_CLOCK: Intl.DateTimeFormatOptions = {
+  year: 'numeric',
+  month: 'numeric',
+  day: 'numeric',
+  hour: 'numeric',
+  minute: 'numeric',
+  second: 'numeric',
+  hourCycle: 'h23',
+};
 
 /** The local wall clock at an instant, written as if it were UTC (whole seconds): offsets are differences of these. */
 function wallClockOf(instantMs: number, timeZone: string): number {
   const parts = Object.fromEntries(
-    formatterOf(timeZone)
+    formatterFor(timeZone, WALL_CLOCK)
       .formatToParts(new Date(instantMs))
       .map((part) => [part.type, Number(part.value)]),
   );

@@ -428,28 +428,9 @@ export function createCallRunner(options: CallRunnerOptions) {
         return;
       }
       case 'speech':
-        state.lastActivityMs = atMs;
-        if (state.transcription)
-          webhook(
-            row,
-            effects,
-            'call.transcription',
-            atMs,
-            { transcription_data: { confidence: item.confidence, is_final: true, transcript: item.text } },
-            { parties: false },
-          );
-        return;
       case 'interim':
         state.lastActivityMs = atMs;
-        if (state.transcription)
-          webhook(
-            row,
-            effects,
-            'call.transcription',
-            atMs,
-            { transcription_data: { is_final: false, transcript: item.text } },
-            { parties: false },
-          );
+        if (state.transcription) transcription(row, effects, atMs, item);
         return;
       case 'gather-end': {
         const listening = state.listening;
@@ -468,6 +449,23 @@ export function createCallRunner(options: CallRunnerOptions) {
         return;
       }
     }
+  }
+
+  /**
+   * The call.transcription webhook of what the callee said: final (the speech result, with its confidence) or
+   * interim (a partial result while the callee is still speaking).
+   */
+  function transcription(
+    row: TelnyxTwinCall,
+    effects: Effects,
+    atMs: number,
+    heard: Extract<Agenda, { kind: 'speech' | 'interim' }>,
+  ) {
+    const transcriptionData =
+      heard.kind === 'speech'
+        ? { confidence: heard.confidence, is_final: true, transcript: heard.text }
+        : { is_final: false, transcript: heard.text };
+    webhook(row, effects, 'call.transcription', atMs, { transcription_data: transcriptionData }, { parties: false });
   }
 
   /** A command the REST API queued, taken at atMs (when it was accepted, or the call's clock if later). */

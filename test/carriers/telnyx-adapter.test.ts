@@ -17,23 +17,26 @@ import { TELNYX_SPEAK_VOICES } from '../../lib/carriers/telnyx/telnyx-voices';
 import { TELNYX_TWIN_API_KEY, TELNYX_TWIN_PRIVATE_KEY, TELNYX_TWIN_PUBLIC_KEY } from '../../lib/carriers/twin';
 import type { Transcript } from '../../lib/calls/transcript';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
-import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { VOICES } from '../../lib/voices/voices';
 import { publicKeyBase64, signingKey, telnyxSignatureHeaders } from '../../simulators/telnyx-twin/signature';
 import { TWIN_TIMES } from '../../simulators/twilio-twin/plan';
-import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
+import { checkedFetch, startTestApi, type RunningApi, type TestApiDependencies } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
 import {
+  connectCallers,
   expectAnsweredWalk,
   expectThreeRungLadder,
+  insertShoeShopAgent,
   recordDialingCall,
   said,
+  startCarrierPath,
+  startedAgentCampaign,
   withIntelligence as withIntelligenceOf,
 } from '../support/carrier-calls';
 import { carrierDescription } from '../support/carrier-openapi';
 import { useTestDatabase } from '../support/database';
-import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
+import { QUICK_LADDER } from '../support/ladders';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { startRecordingProxy } from '../support/recording-proxy';
 import { startTcpProxy } from '../support/tcp-proxy';
@@ -45,7 +48,7 @@ import {
   TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
 } from '../support/telnyx-twin';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient, type TestTemporal } from '../support/temporal';
+import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
@@ -75,25 +78,19 @@ const ACCOUNT_B = {
 type Account = typeof ACCOUNT_A;
 
 /** An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the rest). */
-async function startPath(
+const startPath = (
   taskQueue: string,
   publicBaseUrl?: string,
-  questions?: Pick<Parameters<typeof startTestApi>[0], 'telnyxAnswerTimeoutMs' | 'sweepQuestionWaits'>,
-) {
-  const path: TestTemporal = { ...temporal, taskQueue };
-  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl, ...questions });
-  await startTestWorker(path.taskQueue, {
-    db,
-    calls: createConnectionCarrier({
-      db,
-      keyring,
-      fallback: simulated.client,
-      publicBaseUrl: publicBaseUrl ?? api.baseUrl,
-    }),
-    statusCallbackBaseUrl: api.baseUrl,
+  questions?: Pick<TestApiDependencies, 'telnyxAnswerTimeoutMs' | 'sweepQuestionWaits'>,
+) =>
+  startCarrierPath(db, {
+    url,
+    temporal: { ...temporal, taskQueue },
+    keyring,
+    fallback: simulated.client,
+    publicBaseUrl,
+    api: questions,
   });
-  return { api, temporal: path };
-}
 const main = await startPath(temporal.taskQueue);
 const api = main.api;
 
@@ -102,18 +99,22 @@ const nextCaller = () => `+1415557${String(1000 + numberSeq++).slice(-4)}`;
 
 async function telnyxWorkspace(account: Account, baseUrl = `${recorder.url}/v2`) {
   const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
-  const connection = await connectCarrier(db, keyring, {
-    workspaceId: owner.workspaceId,
-    provider: 'telnyx-twin',
-    baseUrl,
-    account: {
-      family: 'telnyx',
-      connectionId: account.connectionId,
-      secrets: { apiKey: account.apiKey, publicKey: account.publicKey },
-    },
-  });
   const caller = nextCaller();
-  await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+  const connection = await connectCallers(
+    db,
+    keyring,
+    {
+      workspaceId: owner.workspaceId,
+      provider: 'telnyx-twin',
+      baseUrl,
+      account: {
+        family: 'telnyx',
+        connectionId: account.connectionId,
+        secrets: { apiKey: account.apiKey, publicKey: account.publicKey },
+      },
+    },
+    caller,
+  );
   return { owner, connection, caller, account };
 }
 
@@ -138,43 +139,19 @@ async function runningCampaign(
   side: { owner: TestWorkspace; caller: string },
   options: { ladder?: DialLadder; questions?: string[]; voicemailMessage?: string | null; via?: RunningApi } = {},
 ) {
-  const agent = await db.agent.create({
-    data: {
-      workspaceId: side.owner.workspaceId,
-      name: 'Shoes',
-      language: 'en-US',
-      voiceId: 'espeak-ng/en-us',
-      script: {
-        openingLine: 'Hello {{name}}, this is the shoe shop.',
-        questions: options.questions ?? [],
-        closing: 'Thank you, goodbye.',
-      },
-      extractionFields: [
-        { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
-        { name: 'pairs', type: 'number', description: '' },
-      ],
-      voicemailMessage: options.voicemailMessage ?? null,
-      ...(side.owner.workspaceId === A.owner.workspaceId && {
-        dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
-      }),
-    },
+  const agent = await insertShoeShopAgent(db, side.owner.workspaceId, {
+    questions: options.questions ?? [],
+    voicemailMessage: options.voicemailMessage ?? null,
+    ...(side.owner.workspaceId === A.owner.workspaceId && {
+      dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
+    }),
   });
-  const campaign = await db.campaign.create({
-    data: {
-      workspaceId: side.owner.workspaceId,
-      name: 'Telnyx',
-      acceptsLeadPush: true,
-      dialLadder: options.ladder ?? SINGLE_ATTEMPT,
-      callingWindow: ALWAYS_OPEN,
-      callerNumbers: [side.caller],
-      agentId: agent.id,
-    },
+  return startedAgentCampaign(db, options.via ?? api, side.owner, {
+    name: 'Telnyx',
+    caller: side.caller,
+    agentId: agent.id,
+    ladder: options.ladder,
   });
-  const via = options.via ?? api;
-  expect((await via.request('POST', `/campaigns/${campaign.id}/start`, { key: side.owner.key, body: {} })).status).toBe(
-    200,
-  );
-  return campaign;
 }
 
 const pushLead = (owner: TestWorkspace, campaignId: string, phone: string, path = main) =>
@@ -389,11 +366,21 @@ describe("the agent's script walk on Call Control", () => {
 describe('a question nobody answers', () => {
   // Two API processes that time questions, both sweeping (the main API does not: its 6 s outlast the first twin's
   // people). The wait is 1 s on the slow twin: its people begin answering 60 ms after a question, their first word
-  // heard 40 ms later, and hang up after 3-3.9 s of silence.
+  // heard 40 ms later, and hang up after 3-3.9 s of silence. The API that receives the webhooks sweeps as in
+  // production (woken by the waits it arms); the other looks every 10 ms, to race it for each wait.
   const ANSWER_TIMEOUT_MS = 1_000;
-  const questionTimers = { telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS, sweepQuestionWaits: { intervalMs: 10 } };
-  const timed = startPath(uniqueTaskQueue('telnyx-question-waits'), undefined, questionTimers);
-  const otherSweeper = startTestApi({ db, url, temporal, carrierKeyring: keyring, ...questionTimers });
+  const timed = startPath(uniqueTaskQueue('telnyx-question-waits'), undefined, {
+    telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS,
+    sweepQuestionWaits: {},
+  });
+  const otherSweeper = startTestApi({
+    db,
+    url,
+    temporal,
+    carrierKeyring: keyring,
+    telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS,
+    sweepQuestionWaits: { idlePollMs: 10 },
+  });
 
   /** The speak commands the adapter sent on a call with that command_id (a question said twice would be sent twice). */
   const speaksSent = (callControlId: string, commandId: string) =>

@@ -10,57 +10,34 @@
 // CALL_END_DEADLINE_SECONDS) ends those calls.
 import { describe, expect, it } from 'vitest';
 import { ensureTelnyxTwinConnection } from '../../lib/carriers/twin';
-import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
-import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { freePort } from '../../scripts/stack/child-process';
-import { carrierCrashBench, sleep, startTwinProcess } from '../support/carrier-crash';
-import { useTestDatabase } from '../support/database';
+import { carrierCrashFile, sleep } from '../support/carrier-crash';
 import { killWorker } from '../support/worker-process';
-import { createTestWorkspace } from '../support/workspace';
 
-const { db, url } = await useTestDatabase();
-const SECRETS_KEYS = newKeyringEntry('k1');
-const keyring = keyringSchema.parse(SECRETS_KEYS);
-const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
-const twinPort = await freePort();
-const twinUrl = `http://127.0.0.1:${twinPort}`;
-const connection = await ensureTelnyxTwinConnection(db, keyring, owner.workspaceId, `${twinUrl}/v2`);
+/** Twin time at a tenth, as the Twilio twin's in twilio-crash (the same plan of who answers and when). */
+const TIME_SCALE = '0.1';
 const caller = '+14155579100';
-await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
-const bench = await carrierCrashBench({
-  db,
-  url,
-  secretsKeys: SECRETS_KEYS,
-  owner,
-  connectionId: connection.id,
+const crashFile = await carrierCrashFile({
   caller,
-  twinCallsTo: async (phone) =>
+  connect: (db, keyring, workspaceId, twinUrl) => ensureTelnyxTwinConnection(db, keyring, workspaceId, `${twinUrl}/v2`),
+  twinCallsTo: async (db, phone) =>
     (await db.telnyxTwinCall.findMany({ where: { to: phone, from: caller } })).map((call) => ({
       id: call.callControlId,
       status: call.status,
       ended: call.status === 'hangup' && call.endTime !== null,
       endedAt: call.endTime,
     })),
+  // The Telnyx twin as its own process: npm run telnyx-twin.
+  twin: {
+    name: 'telnyx twin',
+    entry: 'simulators/telnyx-twin/main.ts',
+    env: (port, delivery) => ({
+      TELNYX_TWIN_PORT: String(port),
+      TELNYX_TWIN_TIME_SCALE: TIME_SCALE,
+      TELNYX_TWIN_WEBHOOK_DELIVERY: delivery,
+    }),
+  },
 });
-
-/** Twin time at a tenth, as the Twilio twin's in twilio-crash (the same plan of who answers and when). */
-const TIME_SCALE = '0.1';
-
-/** The Telnyx twin as its own process (npm run telnyx-twin) on the connection's port, with the development account. */
-const startTwin = (delivery: 'until-answered' | 'once') => () =>
-  startTwinProcess('telnyx twin', 'simulators/telnyx-twin/main.ts', twinUrl, {
-    DATABASE_URL: url,
-    TELNYX_TWIN_PORT: String(twinPort),
-    TELNYX_TWIN_TIME_SCALE: TIME_SCALE,
-    TELNYX_TWIN_WEBHOOK_DELIVERY: delivery,
-  });
-
-function telnyxStack(name: string, options: { delivery?: 'until-answered' | 'once'; deadlineSeconds?: number }) {
-  return bench.stack(name, {
-    startTwin: startTwin(options.delivery ?? 'until-answered'),
-    deadlineSeconds: options.deadlineSeconds,
-  });
-}
+const { db, bench, startTwin, stack: telnyxStack } = crashFile;
 
 /**
  * Who ended the call on the twin (its log's hang-up): `agent` when the product hung up after the closing, `twin` when the

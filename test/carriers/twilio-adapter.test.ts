@@ -18,14 +18,20 @@ import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { checkedFetch, startTestApi, type RunningApi } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
-import { expectThreeRungLadder, recordDialingCall } from '../support/carrier-calls';
+import {
+  connectCallers,
+  expectThreeRungLadder,
+  recordDialingCall,
+  startCarrierPath,
+  startedAgentCampaign,
+} from '../support/carrier-calls';
 import { carrierDescription, type OperationRef } from '../support/carrier-openapi';
 import { useTestDatabase } from '../support/database';
-import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
+import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
 import { pushLeadWithWorkflow, startedLeadWorkflow } from '../support/lead-workflows';
 import { startRecordingProxy } from '../support/recording-proxy';
 import { startTcpProxy } from '../support/tcp-proxy';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient, type TestTemporal } from '../support/temporal';
+import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { startProductStandIn, startTestTwilioTwin } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
@@ -63,22 +69,15 @@ const recorder = await startRecordingProxy(twin.baseUrl);
 const simulated = await startTestCarrier(db);
 
 /** An API and a worker on a task queue of their own, dialing through carrier connections (and the simulated carrier for the rest). */
-async function startPath(taskQueue: string, publicBaseUrl?: string) {
-  const path: TestTemporal = { ...temporal, taskQueue };
-  const api = await startTestApi({ db, url, temporal: path, carrierKeyring: keyring, publicBaseUrl });
-  await startTestWorker(path.taskQueue, {
-    db,
-    calls: createConnectionCarrier({
-      db,
-      keyring,
-      fallback: simulated.client,
-      publicBaseUrl: publicBaseUrl ?? api.baseUrl,
-    }),
-    statusCallbackBaseUrl: api.baseUrl,
+const startPath = (taskQueue: string, publicBaseUrl?: string) =>
+  startCarrierPath(db, {
+    url,
+    temporal: { ...temporal, taskQueue },
+    keyring,
+    fallback: simulated.client,
+    publicBaseUrl,
     statusCallbackEvents: ['ringing', 'in-progress'],
   });
-  return { api, temporal: path };
-}
 const main = await startPath(temporal.taskQueue);
 const api = main.api;
 
@@ -91,21 +90,25 @@ async function twilioWorkspace(
   baseUrl = recorder.url,
 ) {
   const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
-  const connection = await connectCarrier(db, keyring, {
-    workspaceId: owner.workspaceId,
-    provider: 'twilio-twin',
-    baseUrl,
-    account: account.apiKey
-      ? {
-          family: 'twilio',
-          accountSid: account.sid,
-          apiKeySid: account.apiKey.sid,
-          secrets: { apiKeySecret: account.apiKey.secret, authToken: account.authToken },
-        }
-      : { family: 'twilio', accountSid: account.sid, secrets: { authToken: account.authToken } },
-  });
   const caller = nextCaller();
-  await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
+  const connection = await connectCallers(
+    db,
+    keyring,
+    {
+      workspaceId: owner.workspaceId,
+      provider: 'twilio-twin',
+      baseUrl,
+      account: account.apiKey
+        ? {
+            family: 'twilio',
+            accountSid: account.sid,
+            apiKeySid: account.apiKey.sid,
+            secrets: { apiKeySecret: account.apiKey.secret, authToken: account.authToken },
+          }
+        : { family: 'twilio', accountSid: account.sid, secrets: { authToken: account.authToken } },
+    },
+    caller,
+  );
   return { owner, connection, caller };
 }
 
@@ -132,20 +135,12 @@ async function runningCampaign(
       },
     },
   });
-  const campaign = await db.campaign.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      name: 'Twilio',
-      acceptsLeadPush: true,
-      dialLadder: options.ladder ?? SINGLE_ATTEMPT,
-      callingWindow: ALWAYS_OPEN,
-      callerNumbers: [caller],
-      agentId: agent.id,
-    },
+  return startedAgentCampaign(db, options.via ?? api, owner, {
+    name: 'Twilio',
+    caller,
+    agentId: agent.id,
+    ladder: options.ladder,
   });
-  const via = options.via ?? api;
-  expect((await via.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
-  return campaign;
 }
 
 const pushLead = (owner: TestWorkspace, campaignId: string, phone: string, path = main) =>

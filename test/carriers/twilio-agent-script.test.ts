@@ -1,24 +1,29 @@
 // The agent's script walk on Twilio calls and the voicemail drop (docs/features/carriers.md#the-script-walk), end to
 // end on the real servers: the API, a worker, Temporal and PostgreSQL, and the Twilio twin as the carrier. The twin's
 // personas say what the lead answers; its call log is what each side really said.
-import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
-import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { NO_ANSWER_TEXT } from '../../lib/carriers/twilio/twiml';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
 import type { Transcript } from '../../lib/calls/transcript';
 import { speakingMs } from '../../simulators/twilio-twin/plan';
-import { checkedFetch, startTestApi } from '../support/api';
-import { insertDialingCall } from '../support/calls';
-import { expectAnsweredWalk, said, withIntelligence as withIntelligenceOf } from '../support/carrier-calls';
+import { checkedFetch } from '../support/api';
+import {
+  answeredTwilioCall,
+  calledLead,
+  type CarrierPath,
+  expectAnsweredWalk,
+  insertShoeShopAgent,
+  said,
+  startCarrierPath,
+  startedAgentCampaign,
+  withIntelligence as withIntelligenceOf,
+} from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
-import { startedLeadWorkflow } from '../support/lead-workflows';
 import { listenOnLoopback } from '../support/http-receiver';
-import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
+import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { scriptPersona, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
@@ -26,6 +31,7 @@ import { createTestWorkspace } from '../support/workspace';
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const { keyring, twin, simulated, api } = await startTwilioTwinStack({ db, url, temporal });
+const main: CarrierPath = { api, temporal };
 
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
 const caller = '+14155569001';
@@ -47,53 +53,17 @@ async function campaignWithAgent(
   voicemailMessage: string | null = null,
   { questions = QUESTIONS, via = api }: { questions?: string[]; via?: typeof api } = {},
 ) {
-  const agent = await db.agent.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      name: 'Shoes',
-      language: 'en-US',
-      voiceId: 'espeak-ng/en-us',
-      script: {
-        openingLine: 'Hello {{name}}, this is the shoe shop.',
-        questions,
-        closing: 'Thank you, goodbye.',
-      },
-      extractionFields: [
-        { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
-        { name: 'pairs', type: 'number', description: '' },
-      ],
-      voicemailMessage,
-      dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
-    },
+  const agent = await insertShoeShopAgent(db, owner.workspaceId, {
+    questions,
+    voicemailMessage,
+    dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
   });
-  const campaign = await db.campaign.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      name: 'Script walk',
-      acceptsLeadPush: true,
-      dialLadder: SINGLE_ATTEMPT,
-      callingWindow: ALWAYS_OPEN,
-      callerNumbers: [caller],
-      agentId: agent.id,
-    },
-  });
-  expect((await via.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
-  return campaign;
+  return startedAgentCampaign(db, via, owner, { name: 'Script walk', caller, agentId: agent.id });
 }
 
 /** Pushes a lead, waits for its ladder to finish, and answers its one call. */
-async function callLead(campaignId: string, phone: string, via = { api, temporal }) {
-  const idempotencyKey = randomUUID();
-  const response = await via.api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-    key: owner.key,
-    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
-  });
-  expect(response.status).toBe(202);
-  const { leadId } = (await response.json()) as { leadId: string };
-  const result = await (await startedLeadWorkflow(via.temporal.client, campaignId, idempotencyKey)).result();
-  const call = await db.call.findFirstOrThrow({ where: { leadId } });
-  return { result, call };
-}
+const callLead = (campaignId: string, phone: string, via: CarrierPath = main) =>
+  calledLead(db, via, owner, campaignId, phone);
 
 const withIntelligence = (callId: string) => withIntelligenceOf(db, callId);
 
@@ -268,21 +238,8 @@ describe('replayed, late and out-of-order steps of the walk', () => {
   /** A call of the shoe agent's campaign on the connection, answered, as the dial leaves it: its steps posted by hand. */
   async function answeredCall(phone: string) {
     const campaign = await campaignWithAgent('Hi {{name}}, please call us back.');
-    const dialing = await insertDialingCall(db, owner, campaign.id);
-    await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone } });
-    const callSid = `CA${randomUUID().replaceAll('-', '')}`;
-    const call = await db.call.update({
-      where: { id: dialing.id },
-      data: {
-        provider: 'twilio-twin',
-        carrierConnectionId: connection.id,
-        providerCallId: callSid,
-        carrierStatus: 'in-progress',
-        fromNumber: caller,
-        toNumber: phone,
-        agentId: campaign.agentId,
-      },
-    });
+    const call = await answeredTwilioCall(db, { owner, connection, caller }, campaign, phone);
+    const callSid = call.providerCallId!;
     const base = new URL(
       twilioCallbackUrl(api.baseUrl, 'twiml', { connectionId: connection.id, attemptId: call.attemptId }),
     ).pathname;
@@ -410,22 +367,18 @@ describe('replayed, late and out-of-order steps of the walk', () => {
     });
     const proxyUrl = `http://127.0.0.1:${await listenOnLoopback(proxy)}`;
     const replayed = { ...temporal, taskQueue: uniqueTaskQueue('script-replays') };
-    const replayedApi = await startTestApi({
-      db,
+    const replayedPath = await startCarrierPath(db, {
       url,
       temporal: replayed,
-      carrierKeyring: keyring,
+      keyring,
+      fallback: simulated.client,
       publicBaseUrl: proxyUrl,
     });
+    const replayedApi = replayedPath.api;
     apiBaseUrl = replayedApi.baseUrl;
-    await startTestWorker(replayed.taskQueue, {
-      db,
-      calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: proxyUrl }),
-      statusCallbackBaseUrl: replayedApi.baseUrl,
-    });
     const campaign = await campaignWithAgent(null, { via: replayedApi });
     await scriptPersona(twin.baseUrl, { number: '+14155569121', answers: ['Crimson, please.', 'Four pairs.'] });
-    const { result, call } = await callLead(campaign.id, '+14155569121', { api: replayedApi, temporal: replayed });
+    const { result, call } = await callLead(campaign.id, '+14155569121', replayedPath);
     expect(result).toMatchObject({ outcome: 'answered' });
     // The answer and both Gather actions went through twice at once; both actions came after a late replay.
     expect(duplicates).toBe(3);
@@ -459,7 +412,7 @@ describe('replayed, late and out-of-order steps of the walk', () => {
       questions: MACHINE_SCRIPT,
       via: replayedApi,
     });
-    const voicemail = await callLead(machine.id, '+14155569127', { api: replayedApi, temporal: replayed });
+    const voicemail = await callLead(machine.id, '+14155569127', replayedPath);
     expect(voicemail.result).toMatchObject({ outcome: 'voicemail_left' });
     expect(detectionDuplicates).toBeGreaterThanOrEqual(1);
     const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: voicemail.call.providerCallId! } });

@@ -9,11 +9,16 @@ import { TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { twilioRelayUrl } from '../../lib/carriers/twilio/twilio-urls';
 import { messageText } from '../../lib/conversation-relay/frames';
 import type { Transcript } from '../../lib/calls/transcript';
-import { insertDialingCall } from '../support/calls';
-import { expectAnsweredWalk, said, withIntelligence as withIntelligenceOf } from '../support/carrier-calls';
+import {
+  answeredTwilioCall,
+  calledLead,
+  expectAnsweredWalk,
+  insertShoeShopAgent,
+  said,
+  startedAgentCampaign,
+  withIntelligence as withIntelligenceOf,
+} from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
-import { startedLeadWorkflow } from '../support/lead-workflows';
 import { useTemporalClient } from '../support/temporal';
 import { scriptPersona, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
@@ -33,46 +38,11 @@ const OPENING = 'Hello Ana, this is the shoe shop.';
 const CLOSING = 'Thank you, goodbye.';
 
 async function campaignWithAgent() {
-  const agent = await db.agent.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      name: 'Shoes',
-      language: 'en-US',
-      voiceId: 'espeak-ng/en-us',
-      script: { openingLine: 'Hello {{name}}, this is the shoe shop.', questions: QUESTIONS, closing: CLOSING },
-      extractionFields: [
-        { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
-        { name: 'pairs', type: 'number', description: '' },
-      ],
-    },
-  });
-  const campaign = await db.campaign.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      name: 'Relay',
-      acceptsLeadPush: true,
-      dialLadder: SINGLE_ATTEMPT,
-      callingWindow: ALWAYS_OPEN,
-      callerNumbers: [caller],
-      agentId: agent.id,
-    },
-  });
-  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
-  return campaign;
+  const agent = await insertShoeShopAgent(db, owner.workspaceId, { questions: QUESTIONS });
+  return startedAgentCampaign(db, api, owner, { name: 'Relay', caller, agentId: agent.id });
 }
 
-async function callLead(campaignId: string, phone: string) {
-  const idempotencyKey = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-    key: owner.key,
-    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
-  });
-  expect(response.status).toBe(202);
-  const { leadId } = (await response.json()) as { leadId: string };
-  const result = await (await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey)).result();
-  const call = await db.call.findFirstOrThrow({ where: { leadId } });
-  return { result, call, leadId };
-}
+const callLead = (campaignId: string, phone: string) => calledLead(db, { api, temporal }, owner, campaignId, phone);
 
 const lines = (turns: { speaker: string; text: string }[]) => turns.map((turn) => `${turn.speaker}: ${turn.text}`);
 const turnsOf = (callId: string) =>
@@ -84,20 +54,7 @@ const turnsOf = (callId: string) =>
  */
 async function answeredCallOnTheTwin(phone: string) {
   const campaign = await campaignWithAgent();
-  const dialing = await insertDialingCall(db, owner, campaign.id);
-  await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone } });
-  return db.call.update({
-    where: { id: dialing.id },
-    data: {
-      provider: 'twilio-twin',
-      carrierConnectionId: connection.id,
-      providerCallId: `CA${randomUUID().replaceAll('-', '')}`,
-      carrierStatus: 'in-progress',
-      fromNumber: caller,
-      toNumber: phone,
-      agentId: campaign.agentId,
-    },
-  });
+  return answeredTwilioCall(db, { owner, connection, caller }, campaign, phone);
 }
 
 /** Opens a socket as Twilio would (signed with `token`; null: unsigned): the handshake's status, and the socket if open. */

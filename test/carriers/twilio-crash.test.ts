@@ -8,69 +8,46 @@
 // CALL_END_DEADLINE_SECONDS) ends those calls.
 import { describe, expect, it } from 'vitest';
 import { connectCarrier } from '../../lib/carriers/connections';
-import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
-import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
-import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { freePort } from '../../scripts/stack/child-process';
-import { carrierCrashBench, person, sleep, startTwinProcess } from '../support/carrier-crash';
-import { useTestDatabase } from '../support/database';
+import { TWILIO_TWIN_ACCOUNT } from '../support/carrier-calls';
+import { carrierCrashFile, person, sleep } from '../support/carrier-crash';
 import { killWorker } from '../support/worker-process';
-import { createTestWorkspace } from '../support/workspace';
-
-const { db, url } = await useTestDatabase();
-const SECRETS_KEYS = newKeyringEntry('k1');
-const keyring = keyringSchema.parse(SECRETS_KEYS);
-const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
-const twinPort = await freePort();
-const twinUrl = `http://127.0.0.1:${twinPort}`;
-const connection = await connectCarrier(db, keyring, {
-  workspaceId: owner.workspaceId,
-  provider: 'twilio-twin',
-  baseUrl: twinUrl,
-  account: { family: 'twilio', accountSid: TWILIO_TWIN_ACCOUNT_SID, secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN } },
-});
-const caller = '+14155579000';
-await assignPhoneNumber(db, owner.workspaceId, caller, undefined, connection.id);
-const TWILIO_ENDED = ['completed', 'busy', 'no-answer', 'failed', 'canceled'];
-const bench = await carrierCrashBench({
-  db,
-  url,
-  secretsKeys: SECRETS_KEYS,
-  owner,
-  connectionId: connection.id,
-  caller,
-  twinCallsTo: async (phone) =>
-    (await db.twilioTwinCall.findMany({ where: { to: phone, from: caller } })).map((call) => ({
-      id: call.sid,
-      status: call.status,
-      ended: TWILIO_ENDED.includes(call.status),
-      endedAt: call.endTime,
-    })),
-});
 
 /**
  * Twin time at a tenth: ringing 0.1 s after the dial, a person answers 0.5 s later and the script walk (opening line,
  * two questions and their answers, the closing) lasts some 2 s; busy after 0.2 s of ringing, no answer after 6 s.
  */
 const TIME_SCALE = '0.1';
-
-/** The Twilio twin as its own process (npm run twilio-twin) on the connection's port, with the development account. */
-const startTwin = (delivery: 'until-answered' | 'once') => () =>
-  startTwinProcess('twilio twin', 'simulators/twilio-twin/main.ts', twinUrl, {
-    DATABASE_URL: url,
-    TWILIO_TWIN_PORT: String(twinPort),
-    TWILIO_TWIN_TIME_SCALE: TIME_SCALE,
-    TWILIO_TWIN_CALLBACK_DELIVERY: delivery,
-  });
-
-/** A whole stack for one test: the twin, the API and the worker, each a process of its own. */
-function twilioStack(name: string, options: { delivery?: 'until-answered' | 'once'; deadlineSeconds?: number }) {
-  return bench.stack(name, {
-    startTwin: startTwin(options.delivery ?? 'until-answered'),
-    deadlineSeconds: options.deadlineSeconds,
-    workerEnv: { TELEPHONY_STATUS_CALLBACK_EVENTS: 'ringing,in-progress' },
-  });
-}
+const caller = '+14155579000';
+const TWILIO_ENDED = ['completed', 'busy', 'no-answer', 'failed', 'canceled'];
+const crashFile = await carrierCrashFile({
+  caller,
+  connect: (db, keyring, workspaceId, twinUrl) =>
+    connectCarrier(db, keyring, {
+      workspaceId,
+      provider: 'twilio-twin',
+      baseUrl: twinUrl,
+      account: TWILIO_TWIN_ACCOUNT,
+    }),
+  twinCallsTo: async (db, phone) =>
+    (await db.twilioTwinCall.findMany({ where: { to: phone, from: caller } })).map((call) => ({
+      id: call.sid,
+      status: call.status,
+      ended: TWILIO_ENDED.includes(call.status),
+      endedAt: call.endTime,
+    })),
+  // The Twilio twin as its own process: npm run twilio-twin.
+  twin: {
+    name: 'twilio twin',
+    entry: 'simulators/twilio-twin/main.ts',
+    env: (port, delivery) => ({
+      TWILIO_TWIN_PORT: String(port),
+      TWILIO_TWIN_TIME_SCALE: TIME_SCALE,
+      TWILIO_TWIN_CALLBACK_DELIVERY: delivery,
+    }),
+  },
+  workerEnv: { TELEPHONY_STATUS_CALLBACK_EVENTS: 'ringing,in-progress' },
+});
+const { db, bench, startTwin, stack: twilioStack } = crashFile;
 
 describe('the Twilio path with a process killed with SIGKILL mid-call', () => {
   it('the worker: calls ring and talk on without it, the next worker finishes every lead, one Twilio call per attempt', async () => {

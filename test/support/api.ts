@@ -52,9 +52,9 @@ export interface TestApiDependencies extends Omit<
   trustProxy?: boolean;
   /**
    * Run the sweep of Telnyx questions nobody answered, as every production API process does
-   * (api/carriers/telnyx-question-waits.ts); off by default.
+   * (api/carriers/telnyx-question-waits.ts), with its idle poll (the production one unless given); off by default.
    */
-  sweepQuestionWaits?: { intervalMs: number };
+  sweepQuestionWaits?: { idlePollMs?: number };
   /** Run the lead dispatcher's sweep, as every production API process does (off by default: tests that share a database must not start each other's leads). */
   sweepLeads?: { staleAfterMs: number };
   /**

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CallEvent } from '../../lib/calls/call-event';
 import type { Database } from '../../lib/database';
+import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { TestTemporal } from './temporal';
 import type { TestWorkspace } from './workspace';
 
 /** A lead of the campaign, written as a push records it; `details` sets or overrides any column (phone, status...). */
@@ -91,3 +93,41 @@ export function callEventFor(
     ...extra,
   };
 }
+
+/**
+ * A test call of the agent recorded as POST /calls/test records it (dialing, on the simulated carrier unless told), its
+ * workflow not started yet and no hold taken; `details` sets or overrides any column (provider, connection, caller,
+ * test lead...). `db` may be a transaction.
+ */
+export async function insertTestCall(
+  db: Pick<Database, 'call'>,
+  call: { workspaceId: string; agentId: string; to: string },
+  details: Record<string, unknown> = {},
+) {
+  const callId = randomUUID();
+  await db.call.create({
+    data: {
+      id: callId,
+      workspaceId: call.workspaceId,
+      kind: 'test',
+      toNumber: call.to,
+      attempt: 1,
+      attemptId: `test:${callId}`,
+      provider: 'simulated',
+      status: 'dialing',
+      startedAt: new Date(),
+      workflowId: testCallWorkflowId(callId),
+      agentId: call.agentId,
+      ...details,
+    },
+  });
+  return callId;
+}
+
+/** Starts a recorded test call's workflow, as the API does once it has recorded the call. */
+export const startTestCallWorkflow = (temporal: TestTemporal, callId: string) =>
+  temporal.client.workflow.start('testCallWorkflow', {
+    workflowId: testCallWorkflowId(callId),
+    taskQueue: temporal.taskQueue,
+    args: [{ callId }],
+  });

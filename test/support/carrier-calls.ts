@@ -1,11 +1,187 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
+import type { Prisma } from '../../generated/prisma/client';
 import type { Transcript } from '../../lib/calls/transcript';
+import type { Carrier } from '../../lib/calls/carrier';
+import type { SubscribableProgressState } from '../../lib/calls/call-states';
+import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
+import { connectCarrier, type CarrierAccount, type CarrierConnectRequest } from '../../lib/carriers/connections';
+import {
+  TELNYX_TWIN_API_KEY,
+  TELNYX_TWIN_CONNECTION_ID,
+  TELNYX_TWIN_PUBLIC_KEY,
+  TWILIO_TWIN_ACCOUNT_SID,
+  TWILIO_TWIN_AUTH_TOKEN,
+} from '../../lib/carriers/twin';
 import type { Database } from '../../lib/database';
+import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import type { Keyring } from '../../lib/secrets/keyring';
+import { insertAgent } from './agents';
+import { startTestApi, type RunningApi, type TestApiDependencies } from './api';
+import { insertDialingCall } from './calls';
+import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './ladders';
+import { pushLeadWithWorkflow } from './lead-workflows';
+import { startTestWorker, type TestTemporal } from './temporal';
 import { until } from './until';
 import type { TestWorkspace } from './workspace';
 
 /** What the carrier adapters' tests (test/carriers/twilio-*.test.ts, telnyx-*.test.ts) share about calls and leads. */
+
+/** An API and a worker on a task queue, as the carrier tests run them. */
+export interface CarrierPath {
+  api: RunningApi;
+  temporal: TestTemporal;
+}
+
+/**
+ * An API and a worker on `temporal`'s task queue, the worker dialing through the carrier connections (`fallback`, the
+ * simulated carrier, for a number bound to none). The carriers reach the API at `publicBaseUrl`, its own address unless
+ * given (a proxy in front of it); `api` adds to the API's dependencies, `statusCallbackEvents` to the worker's.
+ */
+export async function startCarrierPath(
+  db: Database,
+  options: {
+    url: string;
+    temporal: TestTemporal;
+    keyring: Keyring;
+    fallback: Carrier;
+    publicBaseUrl?: string;
+    api?: Partial<TestApiDependencies>;
+    statusCallbackEvents?: readonly SubscribableProgressState[];
+  },
+): Promise<CarrierPath> {
+  const { url, temporal, keyring, publicBaseUrl } = options;
+  const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring, publicBaseUrl, ...options.api });
+  await startTestWorker(temporal.taskQueue, {
+    db,
+    calls: createConnectionCarrier({
+      db,
+      keyring,
+      fallback: options.fallback,
+      publicBaseUrl: publicBaseUrl ?? api.baseUrl,
+    }),
+    statusCallbackBaseUrl: api.baseUrl,
+    ...(options.statusCallbackEvents && { statusCallbackEvents: options.statusCallbackEvents }),
+  });
+  return { api, temporal };
+}
+
+/** The Twilio twin's development account (lib/carriers/twin.ts), as a connection holds it. */
+export const TWILIO_TWIN_ACCOUNT: CarrierAccount = {
+  family: 'twilio',
+  accountSid: TWILIO_TWIN_ACCOUNT_SID,
+  secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN },
+};
+
+/** The Telnyx twin's development account (lib/carriers/twin.ts), as a connection holds it. */
+export const TELNYX_TWIN_ACCOUNT: CarrierAccount = {
+  family: 'telnyx',
+  connectionId: TELNYX_TWIN_CONNECTION_ID,
+  secrets: { apiKey: TELNYX_TWIN_API_KEY, publicKey: TELNYX_TWIN_PUBLIC_KEY },
+};
+
+/** A carrier connection of the request's workspace, with each of `callers` bound to it (their calls go through it). */
+export async function connectCallers(
+  db: Database,
+  keyring: Keyring,
+  request: CarrierConnectRequest,
+  ...callers: string[]
+) {
+  const connection = await connectCarrier(db, keyring, request);
+  for (const caller of callers) await assignPhoneNumber(db, request.workspaceId, caller, undefined, connection.id);
+  return connection;
+}
+
+export const SHOE_SHOP_OPENING = 'Hello {{name}}, this is the shoe shop.';
+export const SHOE_SHOP_CLOSING = 'Thank you, goodbye.';
+
+/**
+ * The shoe shop's agent of the script-walk tests: its opening line, `questions` and closing, the colour and the number
+ * of pairs extracted; any other column given.
+ */
+export function insertShoeShopAgent(
+  db: Database,
+  workspaceId: string,
+  { questions, ...columns }: { questions: string[] } & Partial<Prisma.AgentUncheckedCreateInput>,
+) {
+  return insertAgent(db, workspaceId, {
+    name: 'Shoes',
+    script: { openingLine: SHOE_SHOP_OPENING, questions, closing: SHOE_SHOP_CLOSING },
+    extractionFields: [
+      { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
+      { name: 'pairs', type: 'number', description: '' },
+    ],
+    ...columns,
+  });
+}
+
+/**
+ * A campaign of the agent taking pushed leads, calling from `caller` at any hour (one attempt unless a ladder is
+ * given), started through `via`.
+ */
+export async function startedAgentCampaign(
+  db: Database,
+  via: RunningApi,
+  owner: TestWorkspace,
+  campaign: { name: string; caller: string; agentId: string; ladder?: DialLadder },
+) {
+  const created = await db.campaign.create({
+    data: {
+      workspaceId: owner.workspaceId,
+      name: campaign.name,
+      acceptsLeadPush: true,
+      dialLadder: campaign.ladder ?? SINGLE_ATTEMPT,
+      callingWindow: ALWAYS_OPEN,
+      callerNumbers: [campaign.caller],
+      agentId: campaign.agentId,
+    },
+  });
+  expect((await via.request('POST', `/campaigns/${created.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  return created;
+}
+
+/** Pushes a lead (Ana at `phone`) through the path's API, waits for its ladder to finish, and reads its one call. */
+export async function calledLead(
+  db: Database,
+  path: CarrierPath,
+  owner: Pick<TestWorkspace, 'key'>,
+  campaignId: string,
+  phone: string,
+) {
+  const { leadId, handle } = await pushLeadWithWorkflow(path.api, owner.key, path.temporal.client, campaignId, phone, {
+    name: 'Ana',
+  });
+  const result = await handle.result();
+  const call = await db.call.findFirstOrThrow({ where: { leadId } });
+  return { result, call, leadId };
+}
+
+/**
+ * A call of the agent's campaign to Ana at `phone`, answered on a Twilio twin connection as the dial leaves it, for its
+ * steps posted by hand: its CallSid one the twin does not know.
+ */
+export async function answeredTwilioCall(
+  db: Database,
+  side: { owner: TestWorkspace; connection: { id: string }; caller: string },
+  campaign: { id: string; agentId: string | null },
+  phone: string,
+) {
+  const dialing = await insertDialingCall(db, side.owner, campaign.id);
+  await db.lead.update({ where: { id: dialing.leadId! }, data: { name: 'Ana', phone } });
+  return db.call.update({
+    where: { id: dialing.id },
+    data: {
+      provider: 'twilio-twin',
+      carrierConnectionId: side.connection.id,
+      providerCallId: `CA${randomUUID().replaceAll('-', '')}`,
+      carrierStatus: 'in-progress',
+      fromNumber: side.caller,
+      toNumber: phone,
+      agentId: campaign.agentId,
+    },
+  });
+}
 
 /**
  * A call recorded as dialing on a connection, as the ladder leaves it after the dial, for callbacks and webhooks sent

@@ -1,16 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Database } from '../../lib/database';
+import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { keyringSchema, newKeyringEntry, type Keyring } from '../../lib/secrets/keyring';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
 import { insertAgent } from './agents';
 import { checkedFetch } from './api';
+import { useTestDatabase } from './database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './ladders';
 import { leadResult } from './lead-workflows';
 import { startEntryPoint, type TestProcess } from './processes';
 import { uniqueTaskQueue, useTemporalClient, type TestTemporal } from './temporal';
 import { until } from './until';
 import { workerProcesses } from './worker-process';
-import type { TestWorkspace } from './workspace';
+import { createTestWorkspace, type TestWorkspace } from './workspace';
 
 /**
  * What the carrier crash tests (test/carriers/twilio-crash.test.ts, telnyx-crash.test.ts) share: ten leads of a
@@ -66,6 +69,59 @@ export async function startTwinProcess(
   const twin = startEntryPoint(entry, env, { output: 'ignore' });
   await waitFor(name, () => fetch(`${twinUrl}/control/calls/none/log`), 30_000, twin.exited);
   return twin;
+}
+
+/** How a twin delivers its callbacks or webhooks: again until the product answers 2xx, or each once (as Twilio does). */
+export type TwinDelivery = 'until-answered' | 'once';
+
+/**
+ * What a carrier's crash test file sets up before its tests: its database, a workspace whose caller number is bound to
+ * a connection (`connect`) to the carrier's twin on a free port, the bench on them, and the twin's process (`twin`: its
+ * name, entry point and environment on that port with that delivery) to start in each test's stack, with the API and
+ * the worker (`workerEnv` added to the worker's environment).
+ */
+export async function carrierCrashFile(carrier: {
+  caller: string;
+  connect(db: Database, keyring: Keyring, workspaceId: string, twinUrl: string): Promise<{ id: string }>;
+  /** The twin's own record of the calls from the caller to `phone`. */
+  twinCallsTo(db: Database, phone: string): Promise<TwinCallRow[]>;
+  twin: { name: string; entry: string; env(port: number, delivery: TwinDelivery): Record<string, string> };
+  workerEnv?: Record<string, string>;
+}) {
+  const { db, url } = await useTestDatabase();
+  const secretsKeys = newKeyringEntry('k1');
+  const keyring = keyringSchema.parse(secretsKeys);
+  const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
+  const twinPort = await freePort();
+  const twinUrl = `http://127.0.0.1:${twinPort}`;
+  const connection = await carrier.connect(db, keyring, owner.workspaceId, twinUrl);
+  await assignPhoneNumber(db, owner.workspaceId, carrier.caller, undefined, connection.id);
+  const bench = await carrierCrashBench({
+    db,
+    url,
+    secretsKeys,
+    owner,
+    connectionId: connection.id,
+    caller: carrier.caller,
+    twinCallsTo: (phone) => carrier.twinCallsTo(db, phone),
+  });
+
+  /** The twin as its own process (its npm script) on the connection's port, with the development account. */
+  const startTwin = (delivery: TwinDelivery) => () =>
+    startTwinProcess(carrier.twin.name, carrier.twin.entry, twinUrl, {
+      DATABASE_URL: url,
+      ...carrier.twin.env(twinPort, delivery),
+    });
+
+  /** A whole stack for one test: the twin, the API and the worker, each a process of its own. */
+  const stack = (name: string, options: { delivery?: TwinDelivery; deadlineSeconds?: number }) =>
+    bench.stack(name, {
+      startTwin: startTwin(options.delivery ?? 'until-answered'),
+      deadlineSeconds: options.deadlineSeconds,
+      workerEnv: carrier.workerEnv,
+    });
+
+  return { db, bench, startTwin, stack };
 }
 
 export async function carrierCrashBench(setup: CarrierCrashSetup) {

@@ -1,12 +1,10 @@
-import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier } from '../../lib/carriers/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Database } from '../../lib/database';
-import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry, type Keyring } from '../../lib/secrets/keyring';
-import { startTestApi, type TestApiDependencies } from './api';
+import type { TestApiDependencies } from './api';
 import { startTestCarrier } from './carrier';
-import { startTestWorker, type useTemporalClient } from './temporal';
+import { connectCallers, startCarrierPath, TWILIO_TWIN_ACCOUNT } from './carrier-calls';
+import type { useTemporalClient } from './temporal';
 import { startTestTwilioTwin } from './twilio-twin';
 
 /**
@@ -23,29 +21,21 @@ export async function startTwilioTwinStack(
     accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
   });
   const simulated = await startTestCarrier(db);
-  const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring, ...apiOptions });
-  await startTestWorker(temporal.taskQueue, {
-    db,
-    calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl }),
-    statusCallbackBaseUrl: api.baseUrl,
-  });
+  const { api } = await startCarrierPath(db, { url, temporal, keyring, fallback: simulated.client, api: apiOptions });
   return { keyring, twin, simulated, api };
 }
 
 /** The workspace's connection to the twin's account, with `caller` assigned to it. */
-export async function connectTwinCaller(
+export const connectTwinCaller = (
   db: Database,
   keyring: Keyring,
   twinBaseUrl: string,
   workspaceId: string,
   caller: string,
-) {
-  const connection = await connectCarrier(db, keyring, {
-    workspaceId,
-    provider: 'twilio-twin',
-    baseUrl: twinBaseUrl,
-    account: { family: 'twilio', accountSid: TWILIO_TWIN_ACCOUNT_SID, secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN } },
-  });
-  await assignPhoneNumber(db, workspaceId, caller, undefined, connection.id);
-  return connection;
-}
+) =>
+  connectCallers(
+    db,
+    keyring,
+    { workspaceId, provider: 'twilio-twin', baseUrl: twinBaseUrl, account: TWILIO_TWIN_ACCOUNT },
+    caller,
+  );

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { NativeConnection } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
 import { afterAll, describe, expect, inject, it } from 'vitest';
@@ -21,6 +20,7 @@ import {
   unreachableTemporal,
   useTemporalClient,
 } from '../support/temporal';
+import { insertTestCall } from '../support/calls';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -131,30 +131,15 @@ describe('test calls are billed', () => {
 
 /** A test call recorded as the API records it, with its hold, its workflow not started yet. */
 async function recordedTestCall(workspace: TestWorkspace & { agentId: string }, to: string) {
-  const callId = randomUUID();
-  await db.$transaction(async (tx) => {
-    await tx.call.create({
-      data: {
-        id: callId,
-        workspaceId: workspace.workspaceId,
-        kind: 'test',
-        toNumber: to,
-        attempt: 1,
-        attemptId: `test:${callId}`,
-        provider: 'simulated',
-        status: 'dialing',
-        startedAt: new Date(),
-        workflowId: testCallWorkflowId(callId),
-        agentId: workspace.agentId,
-      },
-    });
+  return db.$transaction(async (tx) => {
+    const callId = await insertTestCall(tx, { workspaceId: workspace.workspaceId, agentId: workspace.agentId, to });
     await holdTestCall(
       prismaSql(tx),
       { workspaceId: workspace.workspaceId, callId, longestCallMs: 30 * 60_000 },
       { type: 'api_key', id: workspace.keyId },
     );
+    return callId;
   });
-  return callId;
 }
 
 describe('test call billing in the workflow', () => {

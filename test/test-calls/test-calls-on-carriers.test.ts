@@ -2,25 +2,26 @@
 // "Which carrier"), end to end on the real servers: the API, a worker, Temporal and PostgreSQL, the Twilio and Telnyx
 // twins as the carriers, and the simulated carrier for a number bound to no connection. The twins' own tables and
 // call logs say what was really placed and said.
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
-import {
-  TELNYX_TWIN_API_KEY,
-  TELNYX_TWIN_PUBLIC_KEY,
-  TWILIO_TWIN_ACCOUNT_SID,
-  TWILIO_TWIN_AUTH_TOKEN,
-} from '../../lib/carriers/twin';
+import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Transcript } from '../../lib/calls/transcript';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { TestCallResult } from '../../lib/test-calls/test-call';
-import { startTestApi } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
-import { expectAnsweredWalk, said, withIntelligence } from '../support/carrier-calls';
+import {
+  connectCallers,
+  expectAnsweredWalk,
+  insertShoeShopAgent,
+  said,
+  startCarrierPath,
+  TELNYX_TWIN_ACCOUNT,
+  TWILIO_TWIN_ACCOUNT,
+  withIntelligence,
+} from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
 import {
   scriptTelnyxPersona,
@@ -29,9 +30,10 @@ import {
   TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
 } from '../support/telnyx-twin';
-import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { insertTestCall, startTestCallWorkflow as startTestCallWorkflowOf } from '../support/calls';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -61,54 +63,37 @@ const telnyxTwin = await startTestTelnyxTwin(db, { timeScale: 0.05 });
 const simulated = await startTestCarrier(db);
 /** Where the webhooks of a dial whose answer is lost go: never to the product. */
 const lostWebhooks = await startWebhookReceiver();
-const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring });
-await startTestWorker(temporal.taskQueue, {
-  db,
-  calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl }),
-  statusCallbackBaseUrl: api.baseUrl,
-});
+const { api } = await startCarrierPath(db, { url, temporal, keyring, fallback: simulated.client });
 
 const tester = await createTestWorkspace(db, { scopes: ['calls.test', 'calls.view'] });
 await grantCredits(db, tester.workspaceId, 1_000);
-const twilioConnection = await connectCarrier(db, keyring, {
-  workspaceId: tester.workspaceId,
-  provider: 'twilio-twin',
-  baseUrl: twilioTwin.baseUrl,
-  account: { family: 'twilio', accountSid: TWILIO_TWIN_ACCOUNT_SID, secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN } },
-});
-const telnyxConnection = await connectCarrier(db, keyring, {
-  workspaceId: tester.workspaceId,
-  provider: 'telnyx-twin',
-  baseUrl: telnyxTwin.baseUrl,
-  account: {
-    family: 'telnyx',
-    connectionId: TELNYX_TWIN_CONNECTION_ID,
-    secrets: { apiKey: TELNYX_TWIN_API_KEY, publicKey: TELNYX_TWIN_PUBLIC_KEY },
+const twilioConnection = await connectCallers(
+  db,
+  keyring,
+  {
+    workspaceId: tester.workspaceId,
+    provider: 'twilio-twin',
+    baseUrl: twilioTwin.baseUrl,
+    account: TWILIO_TWIN_ACCOUNT,
   },
-});
-await assignPhoneNumber(db, tester.workspaceId, twilioCaller, undefined, twilioConnection.id);
-await assignPhoneNumber(db, tester.workspaceId, refusedCaller, undefined, twilioConnection.id);
-await assignPhoneNumber(db, tester.workspaceId, telnyxCaller, undefined, telnyxConnection.id);
+  twilioCaller,
+  refusedCaller,
+);
+const telnyxConnection = await connectCallers(
+  db,
+  keyring,
+  {
+    workspaceId: tester.workspaceId,
+    provider: 'telnyx-twin',
+    baseUrl: telnyxTwin.baseUrl,
+    account: TELNYX_TWIN_ACCOUNT,
+  },
+  telnyxCaller,
+);
 await assignPhoneNumber(db, tester.workspaceId, unboundCaller);
 
 const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
-const agent = await db.agent.create({
-  data: {
-    workspaceId: tester.workspaceId,
-    name: 'Shoes',
-    language: 'en-US',
-    voiceId: 'espeak-ng/en-us',
-    script: {
-      openingLine: 'Hello {{name}}, this is the shoe shop.',
-      questions: QUESTIONS,
-      closing: 'Thank you, goodbye.',
-    },
-    extractionFields: [
-      { name: 'colour', type: 'enum', description: '', allowedValues: ['red', 'navy', 'green'] },
-      { name: 'pairs', type: 'number', description: '' },
-    ],
-  },
-});
+const agent = await insertShoeShopAgent(db, tester.workspaceId, { questions: QUESTIONS });
 const ANSWERS = [
   { speech: "I'd like navy, please.", confidence: 0.93 },
   { speech: '3 pairs.', confidence: 0.88 },
@@ -156,35 +141,19 @@ async function expectHoldVoided(callId: string) {
 }
 
 /** A test call recorded as the API records it on the connection, its workflow not started yet (no hold: billed nothing). */
-async function recordedTestCall(to: string, from: string, connection: { id: string; provider: string }) {
-  const callId = randomUUID();
-  await db.call.create({
-    data: {
-      id: callId,
-      workspaceId: tester.workspaceId,
-      kind: 'test',
-      toNumber: to,
+const recordedTestCall = (to: string, from: string, connection: { id: string; provider: string }) =>
+  insertTestCall(
+    db,
+    { workspaceId: tester.workspaceId, agentId: agent.id, to },
+    {
       testLead: { name: 'Ana', fields: {} },
-      attempt: 1,
-      attemptId: `test:${callId}`,
       provider: connection.provider,
       carrierConnectionId: connection.id,
-      status: 'dialing',
-      startedAt: new Date(),
-      workflowId: testCallWorkflowId(callId),
-      agentId: agent.id,
       fromNumber: from,
     },
-  });
-  return callId;
-}
+  );
 
-const startTestCallWorkflow = (callId: string) =>
-  temporal.client.workflow.start('testCallWorkflow', {
-    workflowId: testCallWorkflowId(callId),
-    taskQueue: temporal.taskQueue,
-    args: [{ callId }],
-  });
+const startTestCallWorkflow = (callId: string) => startTestCallWorkflowOf(temporal, callId);
 
 /** What would show a call was placed anywhere: the twins' and the simulated carrier's own tables. */
 const placedTo = async (to: string) => ({

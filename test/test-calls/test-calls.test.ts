@@ -11,6 +11,7 @@ import { useTestDatabase } from '../support/database';
 import { startLossyCarrierPath } from '../support/lossy-carrier';
 import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
+import { insertTestCall, startTestCallWorkflow as startTestCallWorkflowOf } from '../support/calls';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -105,32 +106,10 @@ const placedSoFar = async () => ({
 });
 
 /** A test call recorded as the API records it, its workflow not started yet. */
-async function recordedTestCall(to: string, provider = 'simulated') {
-  const callId = randomUUID();
-  await db.call.create({
-    data: {
-      id: callId,
-      workspaceId: tester.workspaceId,
-      kind: 'test',
-      toNumber: to,
-      attempt: 1,
-      attemptId: `test:${callId}`,
-      provider,
-      status: 'dialing',
-      startedAt: new Date(),
-      workflowId: testCallWorkflowId(callId),
-      agentId: agent.id,
-    },
-  });
-  return callId;
-}
+const recordedTestCall = (to: string, provider = 'simulated') =>
+  insertTestCall(db, { workspaceId: tester.workspaceId, agentId: agent.id, to }, { provider });
 
-const startTestCallWorkflow = (callId: string) =>
-  temporal.client.workflow.start('testCallWorkflow', {
-    workflowId: testCallWorkflowId(callId),
-    taskQueue: temporal.taskQueue,
-    args: [{ callId }],
-  });
+const startTestCallWorkflow = (callId: string) => startTestCallWorkflowOf(temporal, callId);
 
 describe('POST /calls/test', () => {
   it('places an answered call with the agent, readable at once and afterwards with its transcript and intelligence', async () => {
