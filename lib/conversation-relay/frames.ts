@@ -61,8 +61,14 @@ export type InboundFrame = z.infer<typeof inboundFrameSchema>;
 
 // ---- From the application to Twilio.
 
-/** Twilio's interruptible values (a boolean is read as any / none). */
-const interruptible = z.union([z.boolean(), z.enum(['none', 'dtmf', 'speech', 'any'])]);
+/**
+ * Whether the caller may cut what the agent says (Twilio's interruptible values: a boolean is read as any / none) and
+ * whether it may cut what was said before it (preemptible): the same two fields on every spoken frame.
+ */
+const cuttable = {
+  interruptible: z.union([z.boolean(), z.enum(['none', 'dtmf', 'speech', 'any'])]).optional(),
+  preemptible: z.boolean().optional(),
+};
 
 /** A token of text to speak; `last: true` ends the agent's turn (the talk cycle). */
 export const textFrameSchema = z.object({
@@ -70,8 +76,7 @@ export const textFrameSchema = z.object({
   token: z.string(),
   last: z.boolean(),
   lang: z.string().optional(),
-  interruptible: interruptible.optional(),
-  preemptible: z.boolean().optional(),
+  ...cuttable,
 });
 
 /** An audio file to play. */
@@ -79,8 +84,7 @@ export const playFrameSchema = z.object({
   type: z.literal('play'),
   source: z.string().url(),
   loop: z.number().int().min(0).optional(),
-  interruptible: interruptible.optional(),
-  preemptible: z.boolean().optional(),
+  ...cuttable,
 });
 
 /** Digits to send on the call (0-9, w for a half-second wait, *, #). */
