@@ -68,6 +68,18 @@ async function claimConversation(services: AppServices, callId: string): Promise
   return claimed ?? null;
 }
 
+/** The call was redirected to its voicemail step (a machine answered: Call.voicemailRedirectAt). */
+async function redirectedToVoicemail(services: AppServices, callId: string): Promise<boolean> {
+  const [row] = await poolSql(services.sql)<{ redirected: boolean }>(
+    {
+      name: 'relay_call_redirected',
+      text: `SELECT "voicemailRedirectAt" IS NOT NULL AS redirected FROM "Call" WHERE id = $1::uuid`,
+    },
+    callId,
+  );
+  return row?.redirected ?? false;
+}
+
 /** Runs one conversation on an accepted socket. */
 function converse(
   ws: WebSocket,
@@ -155,10 +167,19 @@ function converse(
     listen();
     if (ended || !call.providerCallId) return;
     // Dropped: the call is hung up, once (this socket is the call's only one); its end is Twilio's completed callback.
+    // Not when a machine's voicemail step took the call over (the detection's redirect ends the session): that
+    // document says the message and hangs up.
     ended = true;
-    createTwilioCalls(connection, { publicBaseUrl: services.publicBaseUrl! })
-      .hangup(call.providerCallId, 'in-progress')
-      .catch((error: unknown) => log.error({ err: error, callId: call.id }, 'relay: hanging up a dropped call failed'));
+    const providerCallId = call.providerCallId;
+    void (async () => {
+      if (await redirectedToVoicemail(services, call.id)) return;
+      await createTwilioCalls(connection, { publicBaseUrl: services.publicBaseUrl! }).hangup(
+        providerCallId,
+        'in-progress',
+      );
+    })().catch((error: unknown) =>
+      log.error({ err: error, callId: call.id }, 'relay: hanging up a dropped call failed'),
+    );
   });
 }
 

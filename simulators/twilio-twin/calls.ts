@@ -428,9 +428,10 @@ export function createCallRunner(options: CallRunnerOptions) {
         }
         // The twin opens no media stream: the callee talks as long as an answered call to the number lasts, then hangs up.
         effects.log.push({ atMs, speaker: 'agent', kind: 'connect', text: verb.noun });
-        const hangsUpAt = atMs + connectedTalkMs(row.to);
         state.program!.index = program.verbs.length;
-        return end(row, effects, hangsUpAt, 'completed', 200);
+        // The callee hangs up when its talk is over; meanwhile an asynchronous detection still reports, and a redirect
+        // (a machine's voicemail step) still takes the call over.
+        return next(atMs + connectedTalkMs(row.to), { kind: 'end', status: 'completed', sipResponseCode: 200 });
       }
       case 'Unsupported':
         effects.log.push({ atMs, speaker: 'twin', kind: 'unsupported', text: verb.name });

@@ -7,46 +7,12 @@
 // sent once), the callbacks sent while the API is down are lost, and reconciliation (the adapter's lookup, past
 // CALL_END_DEADLINE_SECONDS) ends those calls.
 import { describe, expect, it } from 'vitest';
-import { connectCarrier } from '../../lib/carriers/connections';
-import { TWILIO_TWIN_ACCOUNT } from '../support/carrier-calls';
-import { carrierCrashFile, person, sleep } from '../support/carrier-crash';
+import { person, sleep } from '../support/carrier-crash';
+import { twilioCrashFile } from '../support/twilio-crash';
 import { killWorker } from '../support/worker-process';
 
-/**
- * Twin time at a tenth: ringing 0.1 s after the dial, a person answers 0.5 s later and the script walk (opening line,
- * two questions and their answers, the closing) lasts some 2 s; busy after 0.2 s of ringing, no answer after 6 s.
- */
-const TIME_SCALE = '0.1';
 const caller = '+14155579000';
-const TWILIO_ENDED = ['completed', 'busy', 'no-answer', 'failed', 'canceled'];
-const crashFile = await carrierCrashFile({
-  caller,
-  connect: (db, keyring, workspaceId, twinUrl) =>
-    connectCarrier(db, keyring, {
-      workspaceId,
-      provider: 'twilio-twin',
-      baseUrl: twinUrl,
-      account: TWILIO_TWIN_ACCOUNT,
-    }),
-  twinCallsTo: async (db, phone) =>
-    (await db.twilioTwinCall.findMany({ where: { to: phone, from: caller } })).map((call) => ({
-      id: call.sid,
-      status: call.status,
-      ended: TWILIO_ENDED.includes(call.status),
-      endedAt: call.endTime,
-    })),
-  // The Twilio twin as its own process: npm run twilio-twin.
-  twin: {
-    name: 'twilio twin',
-    entry: 'simulators/twilio-twin/main.ts',
-    env: (port, delivery) => ({
-      TWILIO_TWIN_PORT: String(port),
-      TWILIO_TWIN_TIME_SCALE: TIME_SCALE,
-      TWILIO_TWIN_CALLBACK_DELIVERY: delivery,
-    }),
-  },
-  workerEnv: { TELEPHONY_STATUS_CALLBACK_EVENTS: 'ringing,in-progress' },
-});
+const crashFile = await twilioCrashFile(caller);
 const { db, bench, startTwin, stack: twilioStack } = crashFile;
 
 describe('the Twilio path with a process killed with SIGKILL mid-call', () => {

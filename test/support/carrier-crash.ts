@@ -87,6 +87,8 @@ export async function carrierCrashFile(carrier: {
   twinCallsTo(db: Database, phone: string): Promise<TwinCallRow[]>;
   twin: { name: string; entry: string; env(port: number, delivery: TwinDelivery): Record<string, string> };
   workerEnv?: Record<string, string>;
+  /** Added to the API's environment (e.g. CONVERSATION_ENGINE=relay). */
+  apiEnv?: Record<string, string>;
 }) {
   const { db, url } = await useTestDatabase();
   const secretsKeys = newKeyringEntry('k1');
@@ -119,6 +121,7 @@ export async function carrierCrashFile(carrier: {
       startTwin: startTwin(options.delivery ?? 'until-answered'),
       deadlineSeconds: options.deadlineSeconds,
       workerEnv: carrier.workerEnv,
+      apiEnv: carrier.apiEnv,
     });
 
   return { db, bench, startTwin, stack };
@@ -137,7 +140,7 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
   });
 
   /** The production API (api/main.ts): the carrier's receiver at PUBLIC_BASE_URL; also takes the pushes. */
-  function apiProcesses(temporal: TestTemporal, port: number) {
+  function apiProcesses(temporal: TestTemporal, port: number, env: Record<string, string> = {}) {
     const baseUrl = `http://127.0.0.1:${port}`;
     return async (): Promise<TestProcess> => {
       const api = startEntryPoint(
@@ -149,6 +152,7 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
           TEMPORAL_TASK_QUEUE: temporal.taskQueue,
           SECRETS_KEYS: secretsKeys,
           PUBLIC_BASE_URL: baseUrl,
+          ...env,
         },
         { output: 'ignore' },
       );
@@ -163,13 +167,18 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
    */
   async function stack(
     name: string,
-    options: { startTwin: () => Promise<TestProcess>; deadlineSeconds?: number; workerEnv?: Record<string, string> },
+    options: {
+      startTwin: () => Promise<TestProcess>;
+      deadlineSeconds?: number;
+      workerEnv?: Record<string, string>;
+      apiEnv?: Record<string, string>;
+    },
   ) {
     const temporal = await useTemporalClient(uniqueTaskQueue(name));
     const twin = await options.startTwin();
     const apiPort = await freePort();
     const apiUrl = `http://127.0.0.1:${apiPort}`;
-    const startApi = apiProcesses(temporal, apiPort);
+    const startApi = apiProcesses(temporal, apiPort, options.apiEnv);
     const api = await startApi();
     const startWorker = workerProcesses({
       databaseUrl: url,

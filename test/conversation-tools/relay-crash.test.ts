@@ -1,0 +1,42 @@
+// ConversationRelay conversations across crashes (issue 30): the leads of test/carriers/twilio-crash.test.ts, their
+// answered calls held on the API's relay socket by the script engine (CONVERSATION_ENGINE=relay), while the worker or
+// the API is killed with SIGKILL and started again. Every process is the production entry point. Whatever dies, every
+// lead finishes, the twin placed exactly one call per attempt, every line is given back and no lead is left waiting.
+import { describe, expect, it } from 'vitest';
+import { sleep } from '../support/carrier-crash';
+import { twilioCrashFile } from '../support/twilio-crash';
+import { killWorker } from '../support/worker-process';
+
+const caller = '+14155579100';
+const { db, bench, stack: relayStack } = await twilioCrashFile(caller, { CONVERSATION_ENGINE: 'relay' });
+
+describe('ConversationRelay conversations with a process killed with SIGKILL mid-conversation', () => {
+  it('the worker: conversations go on in the API without it, the next worker finishes every lead, one call per attempt', async () => {
+    const stack = await relayStack('relay-crash-worker', {});
+    const { campaignId, leads } = await bench.campaignWithLeads(stack.apiUrl, 'Relay, worker crash');
+    await bench.midCall(campaignId, leads);
+    await killWorker(stack.worker);
+    await sleep(1_500);
+    stack.startWorker();
+    const { stored } = await bench.expectEveryLeadFinished(stack.temporal, campaignId, leads);
+    await bench.expectScriptedOutcomes(stored);
+    expect(await db.call.count({ where: { campaignId, relaySocketAt: { not: null } } })).toBeGreaterThan(0);
+    expect(await bench.reconciledEvents(campaignId)).toHaveLength(0);
+  }, 180_000);
+
+  it("the API: its sockets die with it; each conversation cut ends its call once (the twin's caller hangs up at the document's end), the next API takes the callbacks and every lead finishes", async () => {
+    const stack = await relayStack('relay-crash-api', {});
+    const { campaignId, leads } = await bench.campaignWithLeads(stack.apiUrl, 'Relay, API crash');
+    await bench.midCall(campaignId, leads);
+    await stack.api.kill();
+    await sleep(1_500);
+    await stack.startApi();
+    const { stored } = await bench.expectEveryLeadFinished(stack.temporal, campaignId, leads);
+    await bench.expectWalksPrefixes(stored);
+    // No call was ever placed twice, and no call's conversation had a second socket.
+    for (const lead of stored)
+      for (const call of lead.calls)
+        expect(await db.call.count({ where: { attemptId: call.attemptId } }), call.attemptId).toBe(1);
+    expect(await db.twilioTwinCallback.count({ where: { deliveredAt: null, call: { from: caller } } })).toBe(0);
+  }, 180_000);
+});
