@@ -9,7 +9,6 @@
 import { describe, expect, it } from 'vitest';
 import { person, sleep } from '../support/carrier-crash';
 import { twilioCrashFile } from '../support/twilio-crash';
-import { killWorker } from '../support/worker-process';
 
 const caller = '+14155579000';
 const crashFile = await twilioCrashFile(caller);
@@ -18,15 +17,7 @@ const { db, bench, startTwin, stack: twilioStack } = crashFile;
 describe('the Twilio path with a process killed with SIGKILL mid-call', () => {
   it('the worker: calls ring and talk on without it, the next worker finishes every lead, one Twilio call per attempt', async () => {
     const stack = await twilioStack('twilio-crash-worker', {});
-    const { campaignId, leads } = await bench.campaignWithLeads(stack.apiUrl, 'Twilio, worker crash');
-    await bench.midCall(campaignId, leads);
-    await killWorker(stack.worker);
-    // Calls go on at the twin meanwhile: their callbacks and script steps reach the API, whatever runs the workflows.
-    await sleep(1_500);
-    stack.startWorker();
-    const { stored } = await bench.expectEveryLeadFinished(stack.temporal, campaignId, leads);
-    await bench.expectScriptedOutcomes(stored);
-    expect(await bench.reconciledEvents(campaignId)).toHaveLength(0);
+    await bench.expectWorkerCrashSurvived(stack, 'Twilio, worker crash');
   }, 180_000);
 
   it("the API: the twin retries its callbacks until the next API answers; a script step it could not fetch ends that call (Twilio's 11200), failed when it was the answer's (nobody heard the agent) and called again", async () => {

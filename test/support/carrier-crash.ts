@@ -1,3 +1,4 @@
+import { killWorker } from './worker-process';
 import { randomUUID } from 'node:crypto';
 import { expect } from 'vitest';
 import type { Database } from '../../lib/database';
@@ -402,9 +403,32 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
     return { reconciled, lags: `${Math.min(...lags)}-${Math.max(...lags)} ms` };
   }
 
+  /**
+   * The worker killed mid-call and started again 1.5 s later, in a stack of its own: every lead finishes with its
+   * scripted outcome, and no call needed the lookup. Answers when every lead had finished, from the kill.
+   */
+  async function expectWorkerCrashSurvived(
+    testStack: Awaited<ReturnType<typeof stack>>,
+    campaignName: string,
+  ): Promise<{ campaignId: string; finishedAfterMs: number }> {
+    const { campaignId, leads } = await campaignWithLeads(testStack.apiUrl, campaignName);
+    await midCall(campaignId, leads);
+    await killWorker(testStack.worker);
+    const killedAt = Date.now();
+    // Calls go on at the twin meanwhile: their callbacks (webhooks) and script steps reach the API.
+    await sleep(1_500);
+    testStack.startWorker();
+    const { stored } = await expectEveryLeadFinished(testStack.temporal, campaignId, leads);
+    const finishedAfterMs = Date.now() - killedAt;
+    await expectScriptedOutcomes(stored);
+    expect(await reconciledEvents(campaignId)).toHaveLength(0);
+    return { campaignId, finishedAfterMs };
+  }
+
   return {
     agent,
     stack,
+    expectWorkerCrashSurvived,
     campaignWithLeads,
     midCall,
     expectEveryLeadFinished,
