@@ -99,6 +99,9 @@ describe("the agent's conversation over ConversationRelay", () => {
     // On the line: the relay, the greeting and each turn once, in order, then Twilio's hang-up at the document's end.
     const log = await twinLog(twin.baseUrl, call.providerCallId!);
     expect(log.log.find((entry) => entry.kind === 'connect')).toMatchObject({ text: 'ConversationRelay' });
+    // The agent's voice as ConversationRelay's (ttsProvider Amazon): the Polly voice it says <Say> with, neural.
+    for (const say of log.log.filter((entry) => entry.kind === 'say'))
+      expect(say).toMatchObject({ voice: 'Joanna-Neural', language: 'en-US' });
     expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual([
       OPENING,
       ...QUESTIONS,

@@ -1,16 +1,11 @@
+import { carrierVoices } from '../polly-voices';
+
 /**
  * The agent's voice (lib/voices/voices.ts) as Telnyx's `speak` `voice` (docs/features/carriers.md#voices-on-telnyx):
  * Amazon Polly's neural voices as Telnyx names them, `AWS.Polly.<VoiceId>-Neural` (the same Polly voices the Twilio
  * adapter says with, so an agent sounds alike on both carriers), with the voice's own language.
  */
-export const TELNYX_SPEAK_VOICES: Readonly<Record<string, { voice: string; language: string }>> = {
-  'espeak-ng/en-us': { voice: 'AWS.Polly.Joanna-Neural', language: 'en-US' },
-  'espeak-ng/en-gb': { voice: 'AWS.Polly.Amy-Neural', language: 'en-GB' },
-  'espeak-ng/es': { voice: 'AWS.Polly.Lucia-Neural', language: 'es-ES' },
-  'espeak-ng/de': { voice: 'AWS.Polly.Vicki-Neural', language: 'de-DE' },
-  'espeak-ng/fr Amélie': { voice: 'AWS.Polly.Lea-Neural', language: 'fr-FR' },
-  'simulated/studio': { voice: 'AWS.Polly.Joanna-Neural', language: 'en-US' },
-};
+export const TELNYX_SPEAK_VOICES = carrierVoices((voice) => `AWS.Polly.${voice.neural}-Neural`);
 
 /** Telnyx's voice when the table does not know the agent's: its default female voice, in the agent's language. */
 export const TELNYX_DEFAULT_VOICE = 'female';

@@ -8,7 +8,7 @@ import {
   type ScriptTurn,
 } from '../script-walk';
 import { RELAY_ATTEMPT_PARAMETER } from '../../conversation-relay/frames';
-import { twilioSayVoiceOf } from './twilio-voices';
+import { twilioRelayVoiceOf, twilioSayVoiceOf } from './twilio-voices';
 
 export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../script-walk';
 
@@ -114,6 +114,7 @@ export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): 
     welcomeGreeting: relayWelcomeGreeting(call, options.welcomeGreeting) || undefined,
     language: agent.language,
     hints: twilioHints(agent.hints ?? []) || undefined,
+    ...twilioRelayVoiceOf(agent.voiceId),
   });
   const parameter = attributes({ name: RELAY_ATTEMPT_PARAMETER, value: options.attemptId });
   const connect = attributes({ action: options.endedUrl, method: 'POST' });
