@@ -5,6 +5,7 @@ import type { WhatsAppSender } from '../lib/whatsapp/sender';
 import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { CarrierBreakerRule } from '../lib/dial-ladder/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/calls/call-states';
+import type { CallIntelligenceModel } from '../lib/call-intelligence/extraction';
 
 /** What the main worker's activity factories are built over: wired by the worker (worker/create-worker.ts), by tests with their own. */
 export interface ActivityDependencies {
@@ -24,6 +25,11 @@ export interface ActivityDependencies {
   temporal: Client;
   /** How long an order notification's delay minute lasts (activities/commerce/order-notifications.ts); tests only. */
   orderNotificationMinuteMs?: number;
+  /**
+   * The model that extracts and evaluates answered calls (INTELLIGENCE_PROVIDER, lib/providers.ts); unset: the embedded
+   * rules (docs/features/call-intelligence.md).
+   */
+  callIntelligenceModel?: CallIntelligenceModel;
   /** The campaigns' carrier breaker; default lib/dial-ladder/dial-ladder/carrier-breaker.ts (tests may narrow it). */
   carrierBreaker?: CarrierBreakerRule;
 }

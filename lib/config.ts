@@ -233,6 +233,24 @@ export const configVariables = z.object({
    * abandoned; the agent apologises and the conversation ends.
    */
   DIALOGUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
+  /**
+   * Who fills an answered call's extraction fields and evaluates it (docs/features/call-intelligence.md): rule-based,
+   * the embedded rules (no model); openai-compatible, a chat model behind any OpenAI-compatible chat completions
+   * endpoint (structured outputs), falling back to the rules for a call it fails; openai-twin, the same through the
+   * OpenAI twin, recorded under the twin's name so that its results never pass for a model's.
+   */
+  INTELLIGENCE_PROVIDER: z.enum(['rule-based', 'openai-compatible', 'openai-twin']).default('rule-based'),
+  /** openai-compatible, openai-twin: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */
+  INTELLIGENCE_BASE_URL: z.string().url().optional(),
+  /** openai-compatible, openai-twin: the model name sent with every request. */
+  INTELLIGENCE_MODEL: z.string().min(1).optional(),
+  /** openai-compatible, openai-twin: the bearer key, if the endpoint needs one. Never logged. */
+  INTELLIGENCE_API_KEY: z.string().min(1).optional(),
+  /**
+   * openai-compatible, openai-twin: a request that has not answered in full within this is abandoned and the call gets
+   * the rules' result. Below the activity's own 2 minutes (workflows/call-intelligence/call-intelligence.ts).
+   */
+  INTELLIGENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(100_000).default(30_000),
 });
 
 /** Variables another one requires (`when` says when): each missing one is named. */
@@ -246,6 +264,11 @@ const REQUIRED_WHEN = [
     when: (variables: z.infer<typeof configVariables>) => variables.DIALOGUE_PROVIDER === 'openai-compatible',
     names: ['DIALOGUE_BASE_URL', 'DIALOGUE_MODEL'],
     message: 'is required when DIALOGUE_PROVIDER is openai-compatible',
+  },
+  {
+    when: (variables: z.infer<typeof configVariables>) => variables.INTELLIGENCE_PROVIDER !== 'rule-based',
+    names: ['INTELLIGENCE_BASE_URL', 'INTELLIGENCE_MODEL'],
+    message: 'is required when INTELLIGENCE_PROVIDER is openai-compatible or openai-twin',
   },
 ] as const;
 

@@ -123,6 +123,7 @@ export function secretsOfConfig(config: {
   WHATSAPP_VERIFY_TOKEN?: string;
   CHAT_API_KEY?: string;
   DIALOGUE_API_KEY?: string;
+  INTELLIGENCE_API_KEY?: string;
   DATABASE_URL?: string;
   SECRETS_KEYS?: { encoded: readonly string[] };
 }): Array<string | undefined> {
@@ -133,6 +134,7 @@ export function secretsOfConfig(config: {
     config.WHATSAPP_VERIFY_TOKEN,
     config.CHAT_API_KEY,
     config.DIALOGUE_API_KEY,
+    config.INTELLIGENCE_API_KEY,
     databasePassword,
     ...(config.SECRETS_KEYS?.encoded ?? []),
   ];

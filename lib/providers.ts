@@ -1,8 +1,10 @@
 // The one place a provider port (lib/<feature>/: Carrier, WhatsAppSender, WhatsAppProvider, ChatProvider,
-// Translator, SpeechSynthesizer) is bound to its implementation as the config names it. The API's and the
+// Translator, SpeechSynthesizer, CallIntelligenceModel) is bound to its implementation as the config names it. The API's and the
 // workers' entry points (api/main.ts, worker/main.ts) build their providers here and hand them down. A dialogue engine
 // is made per conversation, from its context and the DIALOGUE_* settings: lib/dialogue/create-engine.ts.
 import type { Config } from './config';
+import type { CallIntelligenceModel } from './call-intelligence/extraction';
+import { createModelIntelligence } from './call-intelligence/model-intelligence';
 import { createBuiltinAnalyst } from './chat/builtin-analyst';
 import { createOpenAiCompatibleChat } from './chat/openai-compatible';
 import type { ChatProvider } from './chat/provider';
@@ -66,6 +68,30 @@ export function chatProviderFromConfig(config: ChatConfig): ChatProvider {
     model: config.CHAT_MODEL!,
     apiKey: config.CHAT_API_KEY,
     timeoutMs: config.CHAT_TIMEOUT_MS,
+  });
+}
+
+type IntelligenceConfig = Pick<
+  Config,
+  | 'INTELLIGENCE_PROVIDER'
+  | 'INTELLIGENCE_BASE_URL'
+  | 'INTELLIGENCE_MODEL'
+  | 'INTELLIGENCE_API_KEY'
+  | 'INTELLIGENCE_TIMEOUT_MS'
+>;
+
+/**
+ * The model call intelligence asks (docs/features/call-intelligence.md#by-a-model), or undefined for rule-based (the
+ * embedded rules alone). The config already requires INTELLIGENCE_BASE_URL and INTELLIGENCE_MODEL for a model.
+ */
+export function callIntelligenceModelFromConfig(config: IntelligenceConfig): CallIntelligenceModel | undefined {
+  if (config.INTELLIGENCE_PROVIDER === 'rule-based') return undefined;
+  return createModelIntelligence({
+    name: config.INTELLIGENCE_PROVIDER,
+    baseURL: config.INTELLIGENCE_BASE_URL!,
+    model: config.INTELLIGENCE_MODEL!,
+    apiKey: config.INTELLIGENCE_API_KEY,
+    timeoutMs: config.INTELLIGENCE_TIMEOUT_MS,
   });
 }
 

@@ -2,6 +2,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../lib/config';
 import { secretsOfConfig } from '../lib/log';
+import { callIntelligenceModelFromConfig } from '../lib/providers';
 import { runTestProcess } from './support/processes';
 
 const base = { DATABASE_URL: 'postgresql://user@127.0.0.1:5432/app' };
@@ -107,6 +108,45 @@ describe('configuration', () => {
     );
     // The chat's rule still holds beside it.
     expect(() => parseConfig({ ...base, CHAT_PROVIDER: 'openai-compatible' })).toThrow(/^config: CHAT_BASE_URL/);
+  });
+
+  it('reads call intelligence: rule-based by default; a model needs INTELLIGENCE_BASE_URL and INTELLIGENCE_MODEL', () => {
+    expect(parseConfig(base)).toMatchObject({ INTELLIGENCE_PROVIDER: 'rule-based', INTELLIGENCE_TIMEOUT_MS: 30_000 });
+    expect(callIntelligenceModelFromConfig(parseConfig(base))).toBeUndefined();
+    for (const provider of ['openai-compatible', 'openai-twin']) {
+      const model = { ...base, INTELLIGENCE_PROVIDER: provider };
+      expect(() => parseConfig(model)).toThrow(/^config: INTELLIGENCE_BASE_URL is required but not set$/);
+      expect(() => parseConfig({ ...model, INTELLIGENCE_BASE_URL: 'http://127.0.0.1:3500/v1' })).toThrow(
+        /^config: INTELLIGENCE_MODEL is required but not set$/,
+      );
+      const config = parseConfig({
+        ...model,
+        INTELLIGENCE_BASE_URL: 'http://127.0.0.1:3500/v1',
+        INTELLIGENCE_MODEL: 'gpt-twin',
+        INTELLIGENCE_API_KEY: 'sk-intelligence-key-0123456789',
+        INTELLIGENCE_TIMEOUT_MS: '2500',
+      });
+      expect(config).toMatchObject({ INTELLIGENCE_MODEL: 'gpt-twin', INTELLIGENCE_TIMEOUT_MS: 2_500 });
+      // The provider is recorded under its name: a twin's results never pass for a model's.
+      expect(callIntelligenceModelFromConfig(config)?.name).toBe(provider);
+      // Its key is one of the secrets no log line may hold.
+      expect(secretsOfConfig(config)).toContain('sk-intelligence-key-0123456789');
+    }
+    expect(() => parseConfig({ ...base, INTELLIGENCE_PROVIDER: 'gpt' })).toThrow(
+      /^config: INTELLIGENCE_PROVIDER is invalid/,
+    );
+    expect(() => parseConfig({ ...base, INTELLIGENCE_BASE_URL: 'not a url' })).toThrow(
+      /^config: INTELLIGENCE_BASE_URL is invalid/,
+    );
+    // Below the activity's 2 minutes, so that the fallback always has time to run.
+    for (const value of ['50', '100001', 'soon'])
+      expect(() => parseConfig({ ...base, INTELLIGENCE_TIMEOUT_MS: value }), value).toThrow(
+        /^config: INTELLIGENCE_TIMEOUT_MS is invalid/,
+      );
+    // The other providers' rules still hold beside it.
+    expect(() => parseConfig({ ...base, DIALOGUE_PROVIDER: 'openai-compatible' })).toThrow(
+      /^config: DIALOGUE_BASE_URL/,
+    );
   });
 
   it('names the variable that is missing or wrong', () => {

@@ -96,6 +96,7 @@ describe('structured logs', () => {
       service: 'logs-test',
       secrets: secretsOfConfig({
         CHAT_API_KEY,
+        INTELLIGENCE_API_KEY: 'intelligence-model-key-31',
         SIMULATED_CARRIER_SIGNING_SECRET: 'carrier-signing-secret-42',
         DATABASE_URL: 'postgresql://app:db-password-77@localhost/app',
       }),
@@ -108,10 +109,17 @@ describe('structured logs', () => {
         endpoint: { secret: WEBHOOK_SECRET, url: 'https://receiver.example/hook' },
         workflowId: 'lead-x',
       },
-      `chat model answered 401 for ${CHAT_API_KEY}; carrier secret carrier-signing-secret-42; db db-password-77`,
+      `chat model answered 401 for ${CHAT_API_KEY}; intelligence intelligence-model-key-31; carrier secret carrier-signing-secret-42; db db-password-77`,
     );
     const text = raw.join('');
-    for (const secret of [owner.key, WEBHOOK_SECRET, CHAT_API_KEY, 'carrier-signing-secret-42', 'db-password-77'])
+    for (const secret of [
+      owner.key,
+      WEBHOOK_SECRET,
+      CHAT_API_KEY,
+      'intelligence-model-key-31',
+      'carrier-signing-secret-42',
+      'db-password-77',
+    ])
       expect(text).not.toContain(secret);
     expect(lines).toHaveLength(1);
     expect(lines[0]).toMatchObject({

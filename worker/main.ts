@@ -9,7 +9,12 @@ import { startTracing } from '../lib/tracing';
 import { registerWorkerGauges } from './product-metrics';
 import { installWorkerRuntime } from './runtime-telemetry';
 import { createDatabase } from '../lib/database';
-import { createCarrier, createWhatsAppProvider, createWhatsAppSender } from '../lib/providers';
+import {
+  callIntelligenceModelFromConfig,
+  createCarrier,
+  createWhatsAppProvider,
+  createWhatsAppSender,
+} from '../lib/providers';
 import { createWorker } from './create-worker';
 import { createSpeechWorker } from './create-speech-worker';
 import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
@@ -72,6 +77,7 @@ const worker = await createWorker({
     whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db),
     whatsappProvider: createWhatsAppProvider(config),
     statusCallbackEvents: config.TELEPHONY_STATUS_CALLBACK_EVENTS,
+    callIntelligenceModel: callIntelligenceModelFromConfig(config),
     temporal,
   },
 });

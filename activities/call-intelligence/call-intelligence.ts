@@ -1,13 +1,24 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { Prisma } from '../../generated/prisma/client';
-import { evaluateCall } from '../../lib/call-intelligence/call-evaluation';
-import { callIntelligenceSchema, type CallIntelligence } from '../../lib/call-intelligence/call-intelligence';
+import { evaluateCall, type CallEvaluation } from '../../lib/call-intelligence/call-evaluation';
+import {
+  callIntelligenceSchema,
+  type CallIntelligence,
+  type IntelligenceFallback,
+} from '../../lib/call-intelligence/call-intelligence';
 import { transcriptSchema, type Transcript } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Database } from '../../lib/database';
 import type { Carrier } from '../../lib/calls/carrier';
-import type { Extraction, ExtractionFieldSpec, ExtractionProvider } from '../../lib/call-intelligence/extraction';
+import type {
+  CallIntelligenceModel,
+  Extraction,
+  ExtractionFieldSpec,
+  ExtractionProvider,
+} from '../../lib/call-intelligence/extraction';
+import { ModelIntelligenceFailure } from '../../lib/call-intelligence/model-intelligence';
 import { ruleBasedExtraction } from '../../lib/call-intelligence/rule-based-extraction';
+import { log } from '../../lib/log';
 import { knownRedactions } from '../../lib/compliance/compliance-store';
 import { redactTurns } from '../../lib/compliance/redaction';
 
@@ -17,7 +28,24 @@ export interface CallIntelligenceDependencies {
   calls: Carrier;
   /** Fills the agent's extraction fields; default the embedded `rule-based` extractor. */
   extraction?: ExtractionProvider;
+  /**
+   * A model that extracts and evaluates (INTELLIGENCE_PROVIDER openai-compatible or openai-twin); unset: the rules
+   * alone. A call it fails for gets the rules' result, recorded with the reason.
+   */
+  callIntelligenceModel?: CallIntelligenceModel;
 }
+
+/** What extractCallFields answers the workflow, and storeCallIntelligence is given back (recorded in the history once). */
+export interface ExtractedIntelligence {
+  extraction: Extraction;
+  provider: string;
+  /** The model's evaluation; absent: storeCallIntelligence evaluates by the rules. */
+  evaluation?: CallEvaluation;
+  /** The model failed and the rules filled the call. */
+  fallback?: IntelligenceFallback;
+}
+
+type AgentScript = { openingLine: string; questions: readonly string[]; closing: string } | null;
 
 const failure = (type: ErrorCode, message: string, nonRetryable: boolean) =>
   ApplicationFailure.create({ type, message, nonRetryable });
@@ -27,6 +55,7 @@ export function createCallIntelligenceActivities({
   db,
   calls,
   extraction = ruleBasedExtraction,
+  callIntelligenceModel,
 }: CallIntelligenceDependencies) {
   async function loadCall(callId: string) {
     const call = await db.call.findUnique({ where: { id: callId }, include: { lead: true } });
@@ -75,27 +104,55 @@ export function createCallIntelligenceActivities({
       return { turns: parsed.length };
     },
 
-    /** The agent's extraction fields filled from the transcript by the extraction provider (which may be a model: its own retries). */
-    async extractCallFields({ callId }: { callId: string }): Promise<{ extraction: Extraction; provider: string }> {
+    /**
+     * The agent's extraction fields filled from the transcript: by the model when one is configured (with its
+     * evaluation), else by the extraction provider. A model that fails (timeout, HTTP error, an answer that does not
+     * validate) is not retried: the rules fill the call, and the fallback says why. The answer is the activity's
+     * result, recorded once in the workflow's history, so that storeCallIntelligence stores it as it was.
+     */
+    async extractCallFields({ callId }: { callId: string }): Promise<ExtractedIntelligence> {
       const call = await loadCall(callId);
       const transcript = storedTranscript(callId, call.transcript);
       const agent = await agentOf(call);
       const fields = (agent?.extractionFields ?? []) as unknown as ExtractionFieldSpec[];
-      const values = await extraction.extract({ fields, transcript, language: agent?.language ?? 'en' });
-      return { extraction: values, provider: extraction.name };
+      const request = { fields, transcript, language: agent?.language ?? 'en' };
+      let fallback: IntelligenceFallback | undefined;
+      if (callIntelligenceModel)
+        try {
+          const analysis = await callIntelligenceModel.analyse({
+            ...request,
+            script: (agent?.script ?? null) as AgentScript,
+            answeredBy: call.answeredBy,
+            durationMs: call.durationMs,
+          });
+          return { ...analysis, provider: callIntelligenceModel.name };
+        } catch (error) {
+          fallback =
+            error instanceof ModelIntelligenceFailure
+              ? { from: callIntelligenceModel.name, reason: error.reason, detail: error.detail }
+              : { from: callIntelligenceModel.name, reason: 'error', detail: 'the model provider failed' };
+          if (!(error instanceof ModelIntelligenceFailure))
+            log.error({ err: error, callId }, 'call intelligence: the model provider threw');
+          log.warn({ callId, ...fallback }, 'call intelligence: the model failed; the rules fill this call');
+        }
+      const values = await extraction.extract(request);
+      return { extraction: values, provider: extraction.name, ...(fallback && { fallback }) };
     },
 
-    /** Evaluates the call (lib/call-intelligence/call-evaluation.ts) and stores the intelligence on the call; a repeat writes the same. */
+    /**
+     * Stores the intelligence on the call: the model's evaluation when extractCallFields had one, else the rules'
+     * (lib/call-intelligence/call-evaluation.ts); a repeat writes the same.
+     */
     async storeCallIntelligence({
       callId,
       extraction: values,
       provider,
+      evaluation: modelEvaluation,
+      fallback,
       computedAt,
       jobId,
-    }: {
+    }: ExtractedIntelligence & {
       callId: string;
-      extraction: Extraction;
-      provider: string;
       /** The workflow's time, so that a retried activity stores the same value. */
       computedAt: string;
       /** The workflow computing it, so that a re-run's caller can tell its result is in. */
@@ -105,18 +162,21 @@ export function createCallIntelligenceActivities({
       const transcript = storedTranscript(callId, call.transcript);
       const agent = await agentOf(call);
       const fields = (agent?.extractionFields ?? []) as unknown as ExtractionFieldSpec[];
-      const evaluation = evaluateCall({
-        script: (agent?.script ?? null) as Parameters<typeof evaluateCall>[0]['script'],
-        fieldNames: fields.map((field) => field.name),
-        transcript,
-        extracted: Object.fromEntries(Object.entries(values).map(([name, value]) => [name, value.value])),
-        answeredBy: call.answeredBy,
-        durationMs: call.durationMs,
-      });
+      const evaluation =
+        modelEvaluation ??
+        evaluateCall({
+          script: (agent?.script ?? null) as AgentScript,
+          fieldNames: fields.map((field) => field.name),
+          transcript,
+          extracted: Object.fromEntries(Object.entries(values).map(([name, value]) => [name, value.value])),
+          answeredBy: call.answeredBy,
+          durationMs: call.durationMs,
+        });
       const intelligence: CallIntelligence = callIntelligenceSchema.parse({
         extraction: values,
         evaluation,
         provider,
+        ...(fallback && { fallback }),
         computedAt,
         jobId,
       });

@@ -27,12 +27,37 @@ export const callEvaluationSchema = z.object({
   ),
 });
 
+/** Set when a model was configured but the rules filled this call: which model, and why (docs/features/call-intelligence.md#by-a-model). */
+export const intelligenceFallbackSchema = z
+  .object({
+    from: z.string().describe('The provider that failed: openai-compatible or openai-twin.'),
+    reason: z
+      .enum(['timeout', 'http_error', 'unreachable', 'invalid_output', 'error'])
+      .describe(
+        'timeout: no answer within INTELLIGENCE_TIMEOUT_MS; http_error: the endpoint answered an error status; unreachable: ' +
+          'no connection; invalid_output: an answer that is not JSON, does not match the schema, was cut short or refused; ' +
+          'error: the provider failed otherwise.',
+      ),
+    detail: z
+      .string()
+      .describe('A short account (an HTTP status, where the answer broke the schema); never the answer itself.'),
+  })
+  .describe('Only when the model failed for this call and the rule-based provider filled it instead.');
+
+export type IntelligenceFallback = z.infer<typeof intelligenceFallbackSchema>;
+
 export const callIntelligenceSchema = z.object({
   extraction: z
     .record(z.string(), extractedValueSchema)
     .describe("Each of the agent's extraction fields by name, as the provider filled it."),
   evaluation: callEvaluationSchema,
-  provider: z.string().describe('The extraction provider (rule-based: the embedded one).'),
+  provider: z
+    .string()
+    .describe(
+      'Who filled the extraction and the evaluation: rule-based (the embedded rules), openai-compatible (a model), ' +
+        'openai-twin (the OpenAI twin).',
+    ),
+  fallback: intelligenceFallbackSchema.optional(),
   computedAt: z.iso.datetime().describe('When this intelligence was computed; a re-run replaces it.'),
   jobId: z
     .string()

@@ -1,4 +1,5 @@
 import type { Transcript } from '../calls/transcript';
+import type { CallEvaluation } from './call-evaluation';
 
 /**
  * Call intelligence's extraction: the agent's extraction fields filled from a call's transcript. Shaped
@@ -36,4 +37,28 @@ export interface ExtractedValue {
   confidence: number;
   /** The lead's words the value was read from, or null. */
   evidence: string | null;
+}
+
+/**
+ * A model that fills the fields and evaluates the call in one answer (lib/call-intelligence/model-intelligence.ts,
+ * INTELLIGENCE_PROVIDER). It throws when it has no usable answer; the activity then falls back to the rules.
+ */
+export interface CallIntelligenceModel {
+  /** Recorded on the call's intelligence as `provider`: openai-compatible, or openai-twin through the twin. */
+  readonly name: string;
+  analyse(request: CallAnalysisRequest): Promise<CallAnalysis>;
+}
+
+export interface CallAnalysisRequest extends ExtractionRequest {
+  /** The agent's script (what the evaluation checks), or null for a call without one. */
+  script: { openingLine: string; questions: readonly string[]; closing: string } | null;
+  /** human, machine or unknown (null). */
+  answeredBy: string | null;
+  /** The talk time. */
+  durationMs: number | null;
+}
+
+export interface CallAnalysis {
+  extraction: Extraction;
+  evaluation: CallEvaluation;
 }

@@ -1,4 +1,3 @@
-import OpenAI from 'openai';
 import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionFunctionTool,
@@ -8,6 +7,7 @@ import type {
 import { filled } from '../calls/simulated-conversation';
 import { disclosureOf } from '../carriers/script-walk';
 import { log } from '../log';
+import { ModelTimeout, modelFailureOf, openAiClient } from '../openai-client';
 import type { ConversationTurn, DialogueContext, DialogueEngine, KnowledgePassage } from './engine';
 import { scriptGreeting } from './script-engine';
 import { DIALOGUE_TOOL_DEFINITIONS, isDialogueToolName, type DialogueToolResult } from './tools';
@@ -96,8 +96,6 @@ interface ToolCallDraft {
   arguments: string;
 }
 
-class ModelTimeout extends Error {}
-
 /** Parsed tool arguments, or null when they are not a JSON object. */
 function argumentsOf(text: string): Record<string, unknown> | null {
   try {
@@ -108,26 +106,12 @@ function argumentsOf(text: string): Record<string, unknown> | null {
   }
 }
 
-/** How a failure is logged: its kind and HTTP status, never a header, a key or a request. */
-function failureOf(error: unknown): Record<string, unknown> {
-  if (error instanceof ModelTimeout) return { failure: 'timeout' };
-  if (error instanceof OpenAI.APIError)
-    return { failure: error.constructor.name, status: error.status ?? null, code: error.code ?? null };
-  return { failure: error instanceof Error ? error.constructor.name : typeof error };
-}
-
 /**
  * The model engine of one conversation. `context.record` stores each turn once per step and part: step 0 the start,
  * step n the lead's n-th utterance (part 0 the lead, then the agent's words and the tools in order).
  */
 export function createModelEngine(context: DialogueContext, options: ModelEngineOptions): DialogueEngine {
-  const client = new OpenAI({
-    baseURL: options.baseURL,
-    // An endpoint without keys (a local server) still gets a bearer header: the SDK insists on one.
-    apiKey: options.apiKey ?? 'no-key',
-    maxRetries: 0,
-    timeout: options.timeoutMs,
-  });
+  const client = openAiClient(options);
   const maxToolRounds = options.maxToolRounds ?? 3;
   const language = context.call.agent?.language;
   const history: ChatCompletionMessageParam[] = [];
@@ -150,7 +134,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
     try {
       return await context.knowledge(text);
     } catch (error) {
-      log.warn({ ...failureOf(error) }, 'dialogue model: knowledge search failed, answering without passages');
+      log.warn({ ...modelFailureOf(error) }, 'dialogue model: knowledge search failed, answering without passages');
       return [];
     }
   }
@@ -293,7 +277,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
           );
         } catch (error) {
           open = false;
-          log.warn({ ...failureOf(error) }, 'dialogue model: the model failed; the agent apologises and ends');
+          log.warn({ ...modelFailureOf(error) }, 'dialogue model: the model failed; the agent apologises and ends');
           const apology = apologyFor(language);
           const said = partial ? `${partial} ${apology}` : apology;
           const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: said };
@@ -385,7 +369,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
           text = completion.choices[0]?.message.content ?? '';
         } catch (error) {
           log.warn(
-            { ...failureOf(timeout.aborted ? new ModelTimeout() : error) },
+            { ...modelFailureOf(timeout.aborted ? new ModelTimeout() : error) },
             'dialogue model: the opening failed; the agent apologises and ends',
           );
           text = apologyFor(language);

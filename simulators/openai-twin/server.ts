@@ -4,6 +4,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { z } from 'zod';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { fragmentsOf, textOf, twinReply, wordsOf, type TwinMessage, type TwinReply, type TwinToolCall } from './model';
+import { offSchema, strictSchemaProblem, structuredAnswer } from './structured';
 
 /**
  * The OpenAI twin (docs/features/model-engine.md#the-openai-twin): a local server that speaks OpenAI's chat completions
@@ -32,6 +33,12 @@ export const scriptedReplySchema = z.object({
   hang: z.boolean().default(false),
   /** This reply's first-token delay, in place of the twin's. */
   firstTokenMs: z.number().int().min(0).optional(),
+  /**
+   * A structured-output request (response_format json_schema) only: the rules' answer broken on purpose. truncated: cut
+   * in the middle, with finish_reason length (a model that ran out of tokens); off_schema: valid JSON that breaks the
+   * schema (its first number written as a string).
+   */
+  malformed: z.enum(['truncated', 'off_schema']).optional(),
 });
 export type ScriptedReply = z.infer<typeof scriptedReplySchema>;
 
@@ -79,6 +86,34 @@ class OpenAiError extends Error {
 const invalid = (message: string, param: string | null = null, code: string | null = null) =>
   new OpenAiError(400, message, 'invalid_request_error', param, code);
 
+const SCHEMA_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/** The structured output a request asks for (response_format json_schema), or null for text; OpenAI's 400 for a bad one. */
+function responseFormatOf(format: unknown): { name: string; schema: unknown } | null {
+  if (format == null) return null;
+  if (!isObject(format)) throw invalid("Invalid type for 'response_format': expected an object.", 'response_format');
+  if (format.type === 'text') return null;
+  if (format.type === 'json_object')
+    throw invalid('The twin answers json_schema response formats only, not json_object.', 'response_format.type');
+  if (format.type !== 'json_schema')
+    throw invalid(
+      `Invalid value: '${String(format.type)}'. Supported values are: 'text', 'json_object' and 'json_schema'.`,
+      'response_format.type',
+    );
+  const spec = format.json_schema;
+  if (!isObject(spec))
+    throw invalid("Missing required parameter: 'response_format.json_schema'.", 'response_format.json_schema');
+  if (typeof spec.name !== 'string' || !SCHEMA_NAME.test(spec.name))
+    throw invalid("Invalid 'response_format.json_schema.name'.", 'response_format.json_schema.name');
+  if (spec.schema !== undefined && !isObject(spec.schema))
+    throw invalid("Invalid type for 'response_format.json_schema.schema'.", 'response_format.json_schema.schema');
+  if (spec.strict === true) {
+    const problem = strictSchemaProblem(spec.schema);
+    if (problem) throw invalid(`Invalid schema for response_format '${spec.name}': ${problem}`, 'response_format');
+  }
+  return { name: spec.name, schema: spec.schema ?? { type: 'object', properties: {} } };
+}
+
 const ROLES = new Set(['system', 'developer', 'user', 'assistant', 'tool', 'function']);
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -88,7 +123,13 @@ type Body = Record<string, unknown>;
 const isObject = (value: unknown): value is Body => !!value && typeof value === 'object' && !Array.isArray(value);
 
 /** The request body as the twin accepts it, or OpenAI's 400 naming the first fault. */
-function checkedBody(body: unknown): { model: string; messages: TwinMessage[]; offered: Set<string>; body: Body } {
+function checkedBody(body: unknown): {
+  model: string;
+  messages: TwinMessage[];
+  offered: Set<string>;
+  structured: { name: string; schema: unknown } | null;
+  body: Body;
+} {
   if (!isObject(body)) throw invalid('We could not parse the JSON body of your request.');
   if (typeof body.model !== 'string' || !body.model) throw invalid("Missing required parameter: 'model'.", 'model');
   if (!Array.isArray(body.messages) || body.messages.length === 0)
@@ -150,7 +191,25 @@ function checkedBody(body: unknown): { model: string; messages: TwinMessage[]; o
   if (body.stream_options != null && body.stream !== true)
     throw invalid('The stream_options parameter is only allowed when stream is enabled.', 'stream_options');
   if (body.n != null && body.n !== 1) throw invalid('The twin answers one choice only (n = 1).', 'n');
-  return { model: body.model, messages: body.messages as TwinMessage[], offered, body };
+  const structured = responseFormatOf(body.response_format);
+  return { model: body.model, messages: body.messages as TwinMessage[], offered, structured, body };
+}
+
+/**
+ * The answer to a structured-output request: the schema filled by the twin's rules (structured.ts), as JSON text; or,
+ * as a test asks, that answer cut short (finish_reason length) or made to break the schema.
+ */
+function structuredReply(
+  schema: unknown,
+  messages: readonly TwinMessage[],
+  malformed: ScriptedReply['malformed'],
+): TwinReply & { finishReason?: 'length' } {
+  const answer = structuredAnswer(schema, messages);
+  if (malformed === 'off_schema') return { content: JSON.stringify(offSchema(answer)), toolCalls: [] };
+  const text = JSON.stringify(answer);
+  if (malformed === 'truncated')
+    return { content: text.slice(0, Math.floor(text.length / 2)), toolCalls: [], finishReason: 'length' };
+  return { content: text, toolCalls: [] };
 }
 
 const countWords = (text: string) => text.split(/\s+/).filter(Boolean).length;
@@ -201,7 +260,7 @@ export function createOpenAiTwin(options: OpenAiTwinOptions): OpenAiTwin {
   app.post('/v1/chat/completions', (req: Request, res: Response, next: NextFunction) => {
     (async () => {
       authorise(req);
-      const { model, messages, offered, body } = checkedBody(req.body);
+      const { model, messages, offered, structured, body } = checkedBody(req.body);
       const received: ReceivedCompletion = { body: structuredClone(body), cutOff: false };
       requests.push(received);
       let finished = false;
@@ -220,14 +279,17 @@ export function createOpenAiTwin(options: OpenAiTwinOptions): OpenAiTwin {
           script.status >= 500 ? 'The server had an error while processing your request.' : 'Scripted error.',
           script.status >= 500 ? 'server_error' : 'invalid_request_error',
         );
-      const reply: TwinReply = script ?? twinReply(messages, offered);
+      const reply: TwinReply & { finishReason?: 'length' } =
+        structured && !script?.content
+          ? structuredReply(structured.schema, messages, script?.malformed)
+          : (script ?? twinReply(messages, offered));
       const id = `chatcmpl-${randomBytes(12).toString('base64url')}`;
       const created = Math.floor(Date.now() / 1000);
       const toolCalls = reply.toolCalls.map((toolCall: TwinToolCall) => ({
         id: `call_${randomBytes(12).toString('base64url')}`,
         ...toolCall,
       }));
-      const finishReason = toolCalls.length ? 'tool_calls' : 'stop';
+      const finishReason = reply.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop');
       const promptTokens = messages.reduce((sum, message) => sum + countWords(textOf(message.content)), 0);
       const completionTokens =
         countWords(reply.content) + toolCalls.reduce((sum, toolCall) => sum + countWords(toolCall.arguments) + 1, 0);

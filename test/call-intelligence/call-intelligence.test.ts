@@ -8,6 +8,7 @@ import { transcriptSchema } from '../../lib/calls/transcript';
 import { VOICES } from '../../lib/voices/voices';
 import { callIntelligenceWorkflowId } from '../../lib/temporal/workflow-ids';
 import { insertAgent } from '../support/agents';
+import { SALES_FIELDS, SALES_LEAD, SALES_SCRIPT } from '../support/call-intelligence';
 import { startTestApi } from '../support/api';
 import { insertAnsweredCall } from '../support/calls';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
@@ -29,23 +30,9 @@ const owner = await createTestWorkspace(db, {
 const reader = await createTestWorkspace(db, { scopes: ['calls.view'] });
 const stranger = await createTestWorkspace(db, { scopes: ['calls.view', 'calls.edit'] });
 
-const SCRIPT = {
-  openingLine: 'Hi {{name}}, this is Ana from Acme.',
-  questions: [
-    'How many seats do you need?',
-    'Are you the budget owner?',
-    'Which plan suits you?',
-    'When can we start?',
-  ],
-  closing: 'Thanks, goodbye.',
-};
-const FIELDS = [
-  { name: 'seats', type: 'number', description: '' },
-  { name: 'budget_owner', type: 'boolean', description: '' },
-  { name: 'plan', type: 'enum', description: '', allowedValues: ['starter', 'growth'] },
-  { name: 'start_date', type: 'date', description: '' },
-];
-const LEAD = { name: 'Maria', fields: { seats: 25, budget_owner: true, plan: 'growth', start_date: '2027-01-15' } };
+const SCRIPT = SALES_SCRIPT;
+const FIELDS = SALES_FIELDS;
+const LEAD = SALES_LEAD;
 
 async function createAgent(workspace: TestWorkspace, extractionFields: object[] = FIELDS) {
   return insertAgent(db, workspace.workspaceId, {

@@ -1,8 +1,10 @@
 // The OpenAI twin (simulators/openai-twin/, docs/features/model-engine.md#the-openai-twin): its answers and the SDK's
 // requests held to OpenAI's published description (vendor/openapi/openai/), its errors, its rules and its controls.
 import { beforeEach, describe, expect, it } from 'vitest';
+import { createModelIntelligence } from '../../lib/call-intelligence/model-intelligence';
 import { createModelEngine } from '../../lib/dialogue/model-engine';
 import { TWIN_REPLIES, twinReply, type TwinMessage } from '../../simulators/openai-twin/model';
+import { structuredAnswer } from '../../simulators/openai-twin/structured';
 import { carrierDescription, expectValidDescription } from '../support/carrier-openapi';
 import { OPENAI_TWIN_API_KEY, collect, recordingContext, startOpenAiTwin } from '../support/openai-twin';
 
@@ -296,5 +298,178 @@ describe("the twin's test controls", () => {
     const listed = (await control('requests')).body.requests as Array<{ body: unknown; cutOff: boolean }>;
     expect(listed).toHaveLength(1);
     expect(listed[0]).toMatchObject({ body: { model: 'm' }, cutOff: false });
+  });
+});
+
+describe('structured outputs (response_format json_schema)', () => {
+  const FIELDS = [
+    { name: 'seats', type: 'number' },
+    { name: 'plan', type: 'enum', allowedValues: ['starter', 'growth'] },
+    { name: 'start_date', type: 'date' },
+  ];
+  const TRANSCRIPT = [
+    { speaker: 'agent' as const, text: 'Hi, this is Ana.', offsetMs: 0 },
+    { speaker: 'lead' as const, text: 'Hello.', offsetMs: 2_000 },
+    { speaker: 'agent' as const, text: 'How many seats do you need?', offsetMs: 4_000 },
+    { speaker: 'lead' as const, text: 'About 1,200.', offsetMs: 6_000 },
+    { speaker: 'agent' as const, text: 'Which plan suits you?', offsetMs: 8_000 },
+    { speaker: 'lead' as const, text: 'The growth one.', offsetMs: 10_000 },
+    { speaker: 'agent' as const, text: 'When can we start?', offsetMs: 12_000 },
+    { speaker: 'lead' as const, text: 'March 5, 2026.', offsetMs: 14_000 },
+  ];
+  const analyse = () =>
+    createModelIntelligence({
+      name: 'openai-twin',
+      baseURL,
+      apiKey: OPENAI_TWIN_API_KEY,
+      model: 'gpt-twin',
+      timeoutMs: 5_000,
+    }).analyse({
+      fields: FIELDS,
+      transcript: TRANSCRIPT,
+      language: 'en-US',
+      script: null,
+      answeredBy: 'human',
+      durationMs: 20_000,
+    });
+
+  it("holds call intelligence's request and the twin's answer to the description, streamed or not", async () => {
+    const analysis = await analyse();
+    expect(analysis.extraction).toEqual({
+      seats: { value: 1200, confidence: 0.9, evidence: 'About 1,200.' },
+      plan: { value: 'growth', confidence: 0.9, evidence: 'The growth one.' },
+      start_date: { value: '2026-03-05', confidence: 0.9, evidence: 'March 5, 2026.' },
+    });
+    expect(analysis.evaluation.score).toBe(100);
+    const sent = twin.requests[0]!.body;
+    expect(openai.requestProblems(CREATE, { contentType: 'application/json', body: sent })).toEqual([]);
+    // The checker can fail: a json_schema format without its json_schema.
+    expect(
+      openai.requestProblems(CREATE, {
+        contentType: 'application/json',
+        body: { ...sent, response_format: { type: 'json_schema' } },
+      }).length,
+    ).toBeGreaterThan(0);
+
+    const whole = await post(sent);
+    const completion = JSON.parse(whole.text) as Record<string, any>;
+    expect(openai.responseProblems(CREATE, { status: 200, contentType: whole.contentType, body: completion })).toEqual(
+      [],
+    );
+    expect(completion.choices[0]).toMatchObject({ finish_reason: 'stop', message: { refusal: null } });
+    const streamed = await post({ ...sent, stream: true });
+    const chunks = eventsOf(streamed.text).slice(0, -1) as Array<Record<string, any>>;
+    for (const chunk of chunks)
+      expect(openai.responseProblems(CREATE, { status: 200, contentType: 'text/event-stream', body: chunk })).toEqual(
+        [],
+      );
+    const content = chunks.map((chunk) => chunk.choices[0].delta.content ?? '').join('');
+    expect(JSON.parse(content)).toEqual(JSON.parse(completion.choices[0].message.content));
+  });
+
+  it("refuses a schema strict mode refuses, and a format it does not answer, in OpenAI's error shape", async () => {
+    const messages = [{ role: 'user', content: 'lead: hi' }];
+    const schema = {
+      type: 'object',
+      properties: { a: { type: 'object', properties: { b: { type: 'string' } }, required: ['b'] } },
+      required: ['a'],
+      additionalProperties: false,
+    };
+    const format = (json_schema: unknown) => ({
+      model: 'm',
+      messages,
+      response_format: { type: 'json_schema', json_schema },
+    });
+    const open = await post(format({ name: 'x', strict: true, schema }));
+    expect(open.status).toBe(400);
+    expect(errorProblems(JSON.parse(open.text))).toEqual([]);
+    expect(JSON.parse(open.text).error).toMatchObject({
+      param: 'response_format',
+      message: expect.stringContaining("In context=('properties', 'a'), 'additionalProperties' is required"),
+    });
+    const closed = {
+      ...schema,
+      properties: { a: { ...schema.properties.a, additionalProperties: false, required: [] } },
+    };
+    const missing = await post(format({ name: 'x', strict: true, schema: closed }));
+    expect(JSON.parse(missing.text).error.message).toContain("Missing 'b'");
+    // Not strict: taken as it is.
+    expect((await post(format({ name: 'x', schema }))).status).toBe(200);
+    expect((await post(format({ name: 'no spaces', strict: true, schema }))).status).toBe(400);
+    const jsonObject = await post({ model: 'm', messages, response_format: { type: 'json_object' } });
+    expect(jsonObject.status).toBe(400);
+    expect(JSON.parse(jsonObject.text).error.param).toBe('response_format.type');
+  });
+
+  it('answers broken on purpose when a test asks: cut short (finish_reason length) or off the schema', async () => {
+    await analyse();
+    const sent = twin.requests[0]!.body;
+    const control = (replies: unknown) =>
+      fetch(`${baseURL.replace(/\/v1$/, '')}/control/replies`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(replies),
+      });
+    expect((await control([{ malformed: 'truncated' }, { malformed: 'off_schema' }])).status).toBe(200);
+    expect((await control([{ malformed: 'invalid' }])).status).toBe(400);
+    const cut = JSON.parse((await post(sent)).text) as Record<string, any>;
+    expect(cut.choices[0].finish_reason).toBe('length');
+    expect(() => JSON.parse(cut.choices[0].message.content as string)).toThrow();
+    const off = JSON.parse((await post(sent)).text) as Record<string, any>;
+    expect(off.choices[0].finish_reason).toBe('stop');
+    expect(JSON.parse(off.choices[0].message.content as string).extraction.seats.value).toBe('1200');
+    await expect(analyse()).resolves.toMatchObject({ extraction: { seats: { value: 1200 } } });
+  });
+
+  it('fills any schema by its own rules, from the `speaker: words` lines of the last user message', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        owner: {
+          type: 'object',
+          properties: {
+            value: { type: ['boolean', 'null'] },
+            confidence: { type: 'number' },
+            evidence: { type: 'string' },
+          },
+        },
+        budget: { type: 'object', properties: { value: { anyOf: [{ type: 'integer' }, { type: 'null' }] } } },
+        company: { type: 'object', properties: { value: { type: 'string' } } },
+        rating: {
+          type: 'object',
+          properties: { points: { type: 'integer', minimum: 1, maximum: 7 }, why: { type: 'string' } },
+        },
+        tags: { type: 'array', items: { type: 'string' } },
+        mood: { type: 'string', enum: ['calm', 'angry'] },
+      },
+    };
+    const messages = (user: string): TwinMessage[] => [
+      { role: 'system', content: 'agent: not a transcript line of the user message' },
+      { role: 'user', content: user },
+    ];
+    const transcript = [
+      '[0:00] agent: Hello!',
+      '[0:02] lead: Hi.',
+      '[0:04] agent: Are you the owner of the account?',
+      '[0:06] lead (heard with confidence 0.8): No, my wife is.',
+      '[0:08] agent: What is your budget?',
+      '[0:09] tool: transfer_to_human {} -> ok: Transferring.',
+      '[0:10] lead: I am not sure.',
+    ].join('\n');
+    expect(structuredAnswer(schema, messages(transcript))).toEqual({
+      owner: { value: false, confidence: 0.9, evidence: 'No, my wife is.' },
+      // A tool line ends the agent's question: nobody answered it.
+      budget: { value: null },
+      // Not nullable, and no question asks for it: a value all the same.
+      company: { value: "The OpenAI twin's value of company." },
+      rating: { points: 7, why: "The OpenAI twin's why of rating." },
+      tags: [],
+      mood: 'calm',
+    });
+    // No words of the lead: nothing read, the smallest points.
+    expect(structuredAnswer(schema, messages('agent: Hello?'))).toMatchObject({
+      owner: { value: null, confidence: 0, evidence: null },
+      rating: { points: 1 },
+    });
   });
 });

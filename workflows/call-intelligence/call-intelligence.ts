@@ -41,12 +41,13 @@ export async function callIntelligenceWorkflow({ callId }: CallIntelligenceInput
     if (refusalOf(error)?.type === ErrorCode.call_has_no_transcript) return { status: 'no_transcript' };
     throw error;
   }
-  const { extraction, provider } = await extractCallFields({ callId });
+  // What was extracted (with a model's evaluation, or the reason the rules stood in) goes to the store as it was
+  // recorded: the same activities in the same order as before, so older histories replay unchanged.
+  const extracted = await extractCallFields({ callId });
   const computedAt = new Date().toISOString();
   const { score } = await storeCallIntelligence({
+    ...extracted,
     callId,
-    extraction,
-    provider,
     computedAt,
     jobId: workflowInfo().workflowId,
   });
