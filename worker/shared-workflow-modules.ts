@@ -20,6 +20,8 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   'campaigns/campaign-transitions',
   'exports/export-jobs',
   'calls/call-aftermath',
+  'calls/call-outcomes',
+  'dial-ladder/ladder-rules',
   'journeys/awaiting',
   'journeys/conditions',
   'journeys/node-data',

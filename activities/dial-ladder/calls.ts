@@ -11,11 +11,11 @@ import {
   DEFAULT_DIAL_LADDER,
   dialLadderSchema,
   outcomesSettledAtEnd,
-  withEveryOutcomeRule,
   type DialLadder,
 } from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
 import type { ActivityDependencies } from '../dependencies';
+import { withEveryOutcomeRule } from '../../lib/dial-ladder/ladder-rules';
 import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
 import { isTerminalCallState } from '../../lib/calls/call-states';

@@ -1,16 +1,12 @@
 import { z } from 'zod';
 import { CALL_OUTCOMES, type CallOutcome } from '../calls/call-outcomes';
 import { hasAftermath } from '../calls/call-aftermath';
+import { OPTIONAL_OUTCOMES, withEveryOutcomeRule } from './ladder-rules';
 
-/**
- * Outcomes a ladder may leave out: voicemail_left (it then follows voicemail) and the conversation tools' outcomes
- * (their defaults: DEFAULT_TOOL_OUTCOME_RULES).
- */
-const OPTIONAL_OUTCOMES: readonly CallOutcome[] = ['voicemail_left', 'opted_out', 'callback_requested', 'transferred'];
 /** Outcomes every ladder gives a rule for. */
 const RULED_OUTCOMES = CALL_OUTCOMES.filter(
   (outcome): outcome is Exclude<CallOutcome, 'voicemail_left' | 'opted_out' | 'callback_requested' | 'transferred'> =>
-    !OPTIONAL_OUTCOMES.includes(outcome),
+    !(OPTIONAL_OUTCOMES as readonly CallOutcome[]).includes(outcome),
 );
 
 /** What an attempt's outcome does to the ladder: end it, or move to the next rung after its delay. */
@@ -55,46 +51,6 @@ export const dialLadderSchema = z.object({
 });
 
 export type DialLadder = z.infer<typeof dialLadderSchema>;
-
-/**
- * The ladder as the lead workflow reads it (activities/dial-ladder/calls.ts): voicemail_left, which ladders made
- * before it existed (and bodies that leave it out) do not give, follows the ladder's voicemail rule.
- */
-export const withEveryOutcomeRule = (
-  ladder: DialLadder,
-): DialLadder & { outcomes: Record<CallOutcome, LadderRule> } => ({
-  ...ladder,
-  outcomes: {
-    ...ladder.outcomes,
-    voicemail_left: ladder.outcomes.voicemail_left ?? ladder.outcomes.voicemail,
-    opted_out: 'end',
-    callback_requested: ladder.outcomes.callback_requested ?? 'next',
-    transferred: ladder.outcomes.transferred ?? 'end',
-  },
-});
-
-export type LadderRule = z.infer<typeof ladderRuleSchema>;
-
-/**
- * What the ladder does after attempt `attempt` (1-based) ended with `outcome`: over, or the next attempt after
- * delayMs. A callback the lead asked for (callback_requested with its time, callbackAt) is the next attempt at that time
- * instead of the next rung's delay, and is honoured once past the last rung (docs/features/conversation-tools.md).
- * Workflow-safe: no I/O; `nowMs` is the workflow's clock. Ladders recorded before the tools' outcomes existed get their
- * rules from withEveryOutcomeRule, and never saw these outcomes.
- */
-export function afterAttempt(
-  ladder: DialLadder,
-  attempt: number,
-  outcome: CallOutcome,
-  callbackAt: string | null | undefined,
-  nowMs: number,
-): { over: boolean; delayMs: number } {
-  const rule = withEveryOutcomeRule(ladder).outcomes[outcome];
-  const nextRung = ladder.rungs[attempt];
-  if (outcome === 'callback_requested' && rule === 'next' && callbackAt)
-    return { over: attempt > ladder.rungs.length, delayMs: Math.max(0, Date.parse(callbackAt) - nowMs) };
-  return { over: rule === 'end' || nextRung === undefined, delayMs: nextRung ? nextRung.delaySeconds * 1000 : 0 };
-}
 
 /**
  * Now, +2 hours, +1 day. Answered and invalid numbers end the ladder; every other outcome moves on, a voicemail left

@@ -1,7 +1,7 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isPickedUp, isToolOutcome, type CallOutcome } from '../../lib/calls/call-outcomes';
-import { withEveryOutcomeRule } from '../../lib/dial-ladder/dial-ladder';
+import { withEveryOutcomeRule } from '../../lib/dial-ladder/ladder-rules';
 import { hasAftermath } from '../../lib/calls/call-aftermath';
 import type { PlaceCallInput, PlacedCall } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';

@@ -1,7 +1,7 @@
 import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isPickedUp, type CallOutcome } from '../../lib/calls/call-outcomes';
-import { afterAttempt } from '../../lib/dial-ladder/dial-ladder';
+import { afterAttempt } from '../../lib/dial-ladder/ladder-rules';
 import type { AttemptStep, LeadPlan } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
 import { campaignChangedSignal, leadStateQuery, lineGrantedSignal } from '../../lib/temporal/messages';
