@@ -142,7 +142,11 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
         lines.push({ atMs: at, speaker: 'agent', text: until });
         at += speakingMs(until);
         ws.send(
-          JSON.stringify({ type: 'interrupt', utteranceUntilInterrupt: until, durationUntilInterruptMs: speakingMs(until) }),
+          JSON.stringify({
+            type: 'interrupt',
+            utteranceUntilInterrupt: until,
+            durationUntilInterruptMs: speakingMs(until),
+          }),
         );
         const heard = caller.answer(index, said);
         if (!heard) return;
