@@ -1,6 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 
-const percentile = (sorted: number[], p: number) =>
+/** The p-quantile (0 to 1) of ascending values, to 2 decimals. */
+export const percentile = (sorted: number[], p: number) =>
   Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))]!.toFixed(2));
 
 /** µs per call of `operation`, over `count` calls after a warm-up of a tenth as many. */
@@ -106,4 +107,21 @@ export function cpuSecondsBetween(
     groups[group] = Number(((groups[group] ?? 0) + used).toFixed(2));
   }
   return groups;
+}
+
+/**
+ * CPU seconds the live threads of a process have run, to the nanosecond (/proc/<pid>/task/<tid>/schedstat), where
+ * /proc/<pid>/stat counts 10 ms ticks: for small figures (an idle process, a few turns). A thread that has ended
+ * takes its time with it: for processes whose threads live as long as they do (a Node process's).
+ */
+export function liveThreadsCpuSeconds(pid: number): number {
+  let nanoseconds = 0;
+  for (const task of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      nanoseconds += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, 'utf8').split(' ')[0]);
+    } catch {
+      // The thread ended between the listing and the read.
+    }
+  }
+  return nanoseconds / 1e9;
 }
