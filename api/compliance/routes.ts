@@ -45,7 +45,7 @@ export const complianceRoutes = [
   defineRoute({
     method: 'get',
     path: '/v1/compliance',
-    access: { permission: 'workspace.view' },
+    access: { permission: 'calls.view' },
     summary:
       "The workspace's compliance settings (docs/features/compliance.md): the disclosure said before the agent's first message, and the redaction rules applied to transcripts. Never set: no disclosure, every rule off.",
     tags,
@@ -55,11 +55,11 @@ export const complianceRoutes = [
   defineRoute({
     method: 'put',
     path: '/v1/compliance',
-    // Workspace settings: workspace.edit, a scope a key can never hold, so only a key issued without scopes (every
-    // /v1 endpoint) may change them; a scoped key gets 403 forbidden naming workspace.edit.
-    access: { permission: 'workspace.edit' },
+    // What is said and stored on the workspace's calls: the calls area (calls.edit), which a key can hold;
+    // workspace.edit is a scope a key can never hold (spec section 5).
+    access: { permission: 'calls.edit' },
     summary:
-      'Replace the compliance settings whole. Needs workspace.edit, which a scoped key can never hold: a key issued without scopes sets them. They apply from the next call answered and the next transcript turn stored; what is stored is not rewritten.',
+      'Replace the compliance settings whole (calls.edit). They apply from the next call answered and the next transcript turn stored; what is stored is not rewritten.',
     tags,
     body: z.strictObject({ disclosure, redaction }),
     responses: { 200: { description: 'The settings as stored.', schema: complianceSchema } },

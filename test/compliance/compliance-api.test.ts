@@ -79,25 +79,27 @@ describe('/v1/compliance', () => {
     expect(await call('PUT', full.key, { ...SETTINGS, disclosure: 'x'.repeat(500) })).toMatchObject({ status: 200 });
   });
 
-  it('needs workspace.view to read; a scoped key can never change them (workspace.edit)', async () => {
-    const viewer = await createTestWorkspace(db, { scopes: ['workspace.view'] });
-    const editorTry = await createTestWorkspace(db, { scopes: ['workspace.view', 'workspace.edit'] });
-    const stranger = await createTestWorkspace(db, { scopes: ['agents.edit'] });
+  it('needs calls.view to read and calls.edit to change them', async () => {
+    const viewer = await createTestWorkspace(db, { scopes: ['calls.view'] });
+    const editor = await createTestWorkspace(db, { scopes: ['calls.edit'] });
+    const stranger = await createTestWorkspace(db, { scopes: ['agents.edit', 'workspace.view'] });
     expect((await call('GET', viewer.key)).status).toBe(200);
+    expect((await call('GET', editor.key)).status).toBe(200);
     expect(await call('GET', stranger.key)).toEqual({
       status: 403,
-      body: { error: 'forbidden', requiredPermission: 'workspace.view' },
+      body: { error: 'forbidden', requiredPermission: 'calls.view' },
     });
-    for (const key of [viewer.key, editorTry.key])
+    for (const key of [viewer.key, stranger.key])
       expect(await call('PUT', key, SETTINGS)).toEqual({
         status: 403,
-        body: { error: 'forbidden', requiredPermission: 'workspace.edit' },
+        body: { error: 'forbidden', requiredPermission: 'calls.edit' },
       });
     expect(
       await db.complianceSettings.count({
-        where: { workspaceId: { in: [viewer.workspaceId, editorTry.workspaceId] } },
+        where: { workspaceId: { in: [viewer.workspaceId, stranger.workspaceId] } },
       }),
     ).toBe(0);
+    expect((await call('PUT', editor.key, SETTINGS)).status).toBe(200);
     expect((await api.request('GET', '/v1/compliance')).status).toBe(401);
   });
 });
