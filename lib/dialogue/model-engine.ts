@@ -5,10 +5,17 @@ import type {
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import { filled } from '../calls/simulated-conversation';
-import { disclosureOf } from '../carriers/script-walk';
+import { disclosureOf, NO_ANSWER_TEXT } from '../carriers/script-walk';
 import { log } from '../log';
 import { ModelTimeout, modelFailureOf, openAiClient } from '../openai-client';
-import type { ConversationTurn, DialogueContext, DialogueEngine, KnowledgePassage } from './engine';
+import {
+  tokensOf,
+  type ConversationTurn,
+  type DialogueContext,
+  type DialogueEngine,
+  type KnowledgePassage,
+} from './engine';
+import { silenceLine } from './silence';
 import { scriptGreeting } from './script-engine';
 import { DIALOGUE_TOOL_DEFINITIONS, isDialogueToolName, type DialogueToolResult } from './tools';
 
@@ -117,6 +124,8 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
   const history: ChatCompletionMessageParam[] = [];
   let ended = false;
   let step = 0;
+  /** Silences in a row since the lead last spoke (onSilence). */
+  let silences = 0;
   /** The agent parts of the last reply (what an interruption trims). */
   let lastReply: AgentPart[] = [];
   /** The request running now, and what the lead had heard when it was interrupted. */
@@ -387,9 +396,26 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
       return text;
     },
 
+    async *onSilence() {
+      // Not the model's to decide: the same words as the script engine's, stored and shown to the model as said.
+      if (ended) return;
+      step += 1;
+      silences += 1;
+      const line = silenceLine(language, silences);
+      lastReply = [];
+      history.push({ role: 'user', content: NO_ANSWER_TEXT }, { role: 'assistant', content: line.text });
+      await record([
+        { step, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null },
+        { step, part: 1, speaker: 'agent', text: line.text, confidence: null },
+      ]);
+      if (line.ends) ended = true;
+      yield* tokensOf(line.text);
+    },
+
     async *onPrompt(text: string) {
       if (ended) return;
       step += 1;
+      silences = 0;
       latestLeadWords = text;
       lastReply = [];
       const leadStored = Promise.resolve(record([{ step, part: 0, speaker: 'lead', text, confidence: null }]));

@@ -2,6 +2,7 @@ import { filled } from '../calls/simulated-conversation';
 import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from '../carriers/script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
+import { silenceLine } from './silence';
 import type { DialogueToolCall, DialogueToolResult } from './tools';
 import { ruleLanguageOf, type RuleLanguage } from './utterance';
 
@@ -34,8 +35,6 @@ const LINES: Record<
     callbackBooked: (at: string) => string;
     transferring: string;
     nobodyToTransfer: string;
-    stillThere: string;
-    silentGoodbye: string;
   }
 > = {
   en: {
@@ -44,8 +43,6 @@ const LINES: Record<
     callbackBooked: (at) => `Of course. We'll call you back on ${at}. Goodbye.`,
     transferring: 'Of course, let me put you through to a colleague. One moment, please.',
     nobodyToTransfer: "I'm sorry, nobody can take the call right now. Would you like us to call you back later?",
-    stillThere: 'Are you still there?',
-    silentGoodbye: "It seems this isn't a good time. We'll try another time. Goodbye.",
   },
   es: {
     optedOut: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
@@ -53,8 +50,6 @@ const LINES: Record<
     callbackBooked: (at) => `Por supuesto. Le llamaremos el ${at}. Adiós.`,
     transferring: 'Por supuesto, le paso con un compañero. Un momento, por favor.',
     nobodyToTransfer: 'Lo siento, ahora mismo no hay nadie disponible. ¿Quiere que le llamemos más tarde?',
-    stillThere: '¿Sigue ahí?',
-    silentGoodbye: 'Parece que no es un buen momento. Lo intentaremos en otra ocasión. Adiós.',
   },
 };
 
@@ -201,15 +196,13 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       const step = ++utterances;
       silences += 1;
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null };
-      if (silences >= 2) {
+      const line = silenceLine(agent.language, silences);
+      if (line.ends) {
         ended = true;
-        return yield* say([leadTurn, agentTurn(step, 1, lines.silentGoodbye)], lines.silentGoodbye);
+        return yield* say([leadTurn, agentTurn(step, 1, line.text)], line.text);
       }
-      const words = [lines.stillThere, asking].filter((text): text is string => !!text).join(' ');
-      yield* say(
-        [leadTurn, agentTurn(step, 1, lines.stillThere), ...(asking ? [agentTurn(step, 2, asking)] : [])],
-        words,
-      );
+      const words = [line.text, asking].filter((text): text is string => !!text).join(' ');
+      yield* say([leadTurn, agentTurn(step, 1, line.text), ...(asking ? [agentTurn(step, 2, asking)] : [])], words);
     },
     async onInterrupt(heardUntil: string) {
       // What the lead heard of the agent's last answer: the turns wholly said stay, the one cut short is trimmed to

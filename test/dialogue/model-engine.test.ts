@@ -106,6 +106,36 @@ describe('the model engine: streaming', () => {
   });
 });
 
+describe('the model engine: silence', () => {
+  it('asks whether the lead is still there, then says goodbye and ends; the model sees the silence; speaking resets it', async () => {
+    const context = recordingContext({ firstMessage: 'Hi, this is Acme Solar.' });
+    const engine = createModelEngine(context, options());
+    await engine.start();
+    expect((await collect(engine.onSilence!())).join('')).toBe('Are you still there?');
+    expect(engine.ended).toBe(false);
+    // A word of the lead's between two silences: the next silence is a first one again.
+    await collect(engine.onPrompt('Sorry, yes, go on.'));
+    expect(engine.ended).toBe(false);
+    const lastRequest = twin.requests.length - 1;
+    expect(messagesOf(lastRequest).slice(-3)).toEqual([
+      { role: 'user', content: '(no answer)' },
+      { role: 'assistant', content: 'Are you still there?' },
+      { role: 'user', content: 'Sorry, yes, go on.' },
+    ]);
+    expect((await collect(engine.onSilence!())).join('')).toBe('Are you still there?');
+    expect((await collect(engine.onSilence!())).join('')).toBe(
+      "It seems this isn't a good time. We'll try another time. Goodbye.",
+    );
+    expect(engine.ended).toBe(true);
+    expect(context.turns.filter((turn) => turn.speaker === 'lead').map((turn) => turn.text)).toEqual([
+      '(no answer)',
+      'Sorry, yes, go on.',
+      '(no answer)',
+      '(no answer)',
+    ]);
+  });
+});
+
 describe('the model engine: tools', () => {
   it.each([
     {
