@@ -1,7 +1,6 @@
 // The conversation's tools (docs/features/conversation-tools.md) used by the script engine on real calls: the API
 // (CONVERSATION_ENGINE=relay), a worker, Temporal and PostgreSQL, and the Twilio twin as the carrier, whose personas
 // say what makes each tool run.
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier } from '../../lib/carriers/connections';
@@ -18,7 +17,7 @@ import { withIntelligence } from '../support/carrier-calls';
 import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
-import { startedLeadWorkflow } from '../support/lead-workflows';
+import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
@@ -80,15 +79,12 @@ async function campaignWith(options: { transferNumber?: string; ladder?: DialLad
   return campaign;
 }
 
+/** Ana's lead pushed through the API, with its workflow once it exists. */
 async function pushAna(campaignId: string, phone: string) {
-  const idempotencyKey = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-    key: owner.key,
-    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
+  const { leadId, handle } = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaignId, phone, {
+    name: 'Ana',
   });
-  expect(response.status).toBe(202);
-  const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, workflow: await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey) };
+  return { leadId, workflow: handle };
 }
 
 async function callAna(campaignId: string, phone: string) {

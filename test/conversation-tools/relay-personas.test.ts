@@ -1,7 +1,6 @@
 // What the Twilio twin's callers do to a ConversationRelay conversation (docs/features/conversation-relay.md): speak
 // over the agent, stay silent, hang up halfway; and the same call held by a model (the OpenAI twin) with the agent's
 // knowledge and the tools. Real servers: the API, a worker, Temporal, PostgreSQL, the Twilio and OpenAI twins.
-import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier } from '../../lib/carriers/connections';
@@ -14,7 +13,7 @@ import { withIntelligence } from '../support/carrier-calls';
 import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
-import { startedLeadWorkflow } from '../support/lead-workflows';
+import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { OPENAI_TWIN_API_KEY, startOpenAiTwin } from '../support/openai-twin';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
@@ -105,15 +104,12 @@ async function campaignWith(agent: { instructions?: string; documents?: { title:
   return campaign;
 }
 
+/** Ana's lead pushed through the API, with its workflow once it exists. */
 async function pushAna(campaignId: string, phone: string) {
-  const idempotencyKey = randomUUID();
-  const response = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
-    key: owner.key,
-    body: { lead: { phone, name: 'Ana' }, idempotencyKey },
+  const { leadId, handle } = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaignId, phone, {
+    name: 'Ana',
   });
-  expect(response.status).toBe(202);
-  const { leadId } = (await response.json()) as { leadId: string };
-  return { leadId, workflow: await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey) };
+  return { leadId, workflow: handle };
 }
 
 async function callAna(campaignId: string, phone: string) {
