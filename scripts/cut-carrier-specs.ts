@@ -74,6 +74,11 @@ export const CUTS: Record<string, Cut> = {
       ['post', '/calls/{call_control_id}/actions/transcription_start'],
       ['post', '/calls/{call_control_id}/actions/transcription_stop'],
       ['post', '/calls/{call_control_id}/actions/gather_using_speak'],
+      // ConversationRelay on Call Control (docs/features/conversation-relay.md#telnyx), and the transfer of a
+      // conversation to a human (docs/features/conversation-tools.md#transfer_to_human).
+      ['post', '/calls/{call_control_id}/actions/conversation_relay_start'],
+      ['post', '/calls/{call_control_id}/actions/conversation_relay_stop'],
+      ['post', '/calls/{call_control_id}/actions/transfer'],
     ],
     // The Call Control webhooks of an outbound call's life and of answering-machine detection.
     webhooks: [
@@ -88,6 +93,8 @@ export const CUTS: Record<string, Cut> = {
       'callSpeakEnded',
       'transcription',
       'callGatherEnded',
+      'callConversationEnded',
+      'callBridged',
     ],
     licenceFile: 'LICENSE',
   },

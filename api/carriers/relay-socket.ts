@@ -1,10 +1,20 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { OpenedCarrierConnection } from '../../lib/carriers/connections';
+import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
+import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
+import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
+import { isTelnyxRelayToken, TELNYX_RELAY_TOKEN_PARAMETER } from '../../lib/carriers/telnyx/telnyx-urls';
 import { publicUrlOf, TWILIO_SIGNATURE_HEADER } from '../../lib/carriers/twilio/twilio-callbacks';
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
-import { messageText, parseInboundFrame, type OutboundFrame } from '../../lib/conversation-relay/frames';
+import {
+  messageText,
+  parseInboundFrame,
+  type OutboundFrame,
+  type SetupFrame,
+} from '../../lib/conversation-relay/frames';
 import { ANSWER_TIMEOUT_SECONDS } from '../../lib/carriers/script-walk';
 import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
 import type { DialogueEngine } from '../../lib/dialogue/engine';
@@ -18,17 +28,77 @@ import { scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from '
 import { signedTwilioConnection } from './twilio-callbacks';
 
 /**
- * A call's ConversationRelay socket (docs/features/conversation-relay.md): Twilio opens it when the call's TwiML says
- * <Connect><ConversationRelay url=".../relay">; the script engine (lib/dialogue/script-engine.ts) runs the dialogue.
- * The handshake is refused with a bare HTTP status, and nothing changes, unless:
- * - Twilio signed it (X-Twilio-Signature over the ws(s):// URL as called, no form) with the auth token of the live
- *   Twilio connection its path names (401);
+ * A call's ConversationRelay socket (docs/features/conversation-relay.md): the carrier opens it once the call is handed
+ * to ConversationRelay (Twilio: <Connect><ConversationRelay url=".../relay">; Telnyx: conversation_relay_start with
+ * url ".../relay?token=..."); the dialogue engine (lib/dialogue/create-engine.ts) runs the conversation. Both carriers
+ * speak the same frames. The handshake is refused with a bare HTTP status, and nothing changes, unless:
+ * - the carrier's proof is right for the live connection of that carrier its path names (401): Twilio's
+ *   X-Twilio-Signature over the ws(s):// URL as called, no form, with the account's auth token; Telnyx signs nothing,
+ *   so its URL's token (lib/carriers/telnyx/telnyx-urls.ts telnyxRelayToken, keyed by the connection's API key);
  * - the call of the attempt its path names was placed through that connection and is still on (404);
  * - the call has had no socket before (409): one conversation per call, claimed in the database, from any process.
  * A socket that closes before the engine said `end` is a dropped conversation: the call is hung up through its
- * connection (never dialed again), and its end comes from Twilio's completed status callback as usual.
+ * connection (never dialed again), and its end comes from the carrier's own end of the call as usual.
  */
-const RELAY_PATH = /^\/telephony\/twilio\/([^/?]+)\/calls\/([^/?]+)\/relay(?:\?.*)?$/;
+const RELAY_PATH = /^\/telephony\/(twilio|telnyx)\/([^/?]+)\/calls\/([^/?]+)\/relay(?:\?.*)?$/;
+
+/** What differs between the carriers on a relay socket. */
+interface RelayCarrier {
+  /** The live connection of this carrier the path names, when the handshake proves it is the carrier's; else null. */
+  authenticate(
+    services: AppServices,
+    req: IncomingMessage,
+    call: { connectionId: string; attemptId: string },
+  ): Promise<OpenedCarrierConnection | null>;
+  /** The carrier's id of the call a setup names (Twilio's CallSid, Telnyx's call_control_id). */
+  callIdOf(setup: SetupFrame): string | undefined;
+  /** Whether the `end` frame carries the handoff (Twilio hands it to <Connect>'s action; Telnyx reads the call). */
+  handoffInEnd: boolean;
+  /** Hangs up a dropped conversation's call through its connection. */
+  hangup(services: AppServices, connection: OpenedCarrierConnection, providerCallId: string): Promise<void>;
+}
+
+const RELAY_CARRIERS: Record<'twilio' | 'telnyx', RelayCarrier> = {
+  twilio: {
+    async authenticate(services, req, { connectionId }) {
+      const url = publicUrlOf(services.publicBaseUrl!.replace(/^http/, 'ws'), req.url!);
+      const signature = req.headers[TWILIO_SIGNATURE_HEADER.toLowerCase()];
+      return signedTwilioConnection(
+        services,
+        connectionId,
+        typeof signature === 'string' ? signature : undefined,
+        url,
+        {},
+      );
+    },
+    callIdOf: (setup) => setup.callSid,
+    handoffInEnd: true,
+    hangup: (services, connection, providerCallId) =>
+      createTwilioCalls(connection as TwilioConnection, { publicBaseUrl: services.publicBaseUrl! }).hangup(
+        providerCallId,
+        'in-progress',
+      ),
+  },
+  telnyx: {
+    async authenticate(services, req, call) {
+      const token = new URL(req.url!, 'ws://relay').searchParams.get(TELNYX_RELAY_TOKEN_PARAMETER);
+      if (!services.carrierKeyring || !token) return null;
+      return verifiedConnection(
+        openedConnectionsOf(services.db, services.carrierKeyring),
+        call.connectionId,
+        async (opened) =>
+          (opened.provider === 'telnyx' || opened.provider === 'telnyx-twin') &&
+          isTelnyxRelayToken((opened as TelnyxConnection).secrets.apiKey, call, token),
+      );
+    },
+    callIdOf: (setup) => (typeof setup.callControlId === 'string' ? setup.callControlId : setup.callSid),
+    handoffInEnd: false,
+    hangup: (services, connection, providerCallId) =>
+      createTelnyxCalls(connection as TelnyxConnection, { publicBaseUrl: services.publicBaseUrl! }).hangup(
+        providerCallId,
+      ),
+  },
+};
 
 /** A word of the agent's, as long as it takes to say at 150 words a minute. */
 const SPOKEN_WORD_MS = 400;
@@ -58,7 +128,7 @@ interface RelayCall {
 async function claimConversation(services: AppServices, callId: string): Promise<RelayCall | null> {
   const [claimed] = await poolSql(services.sql)<RelayCall>(
     {
-      name: 'twilio_call_claim_relay',
+      name: 'relay_call_claim',
       text: `UPDATE "Call" SET "relaySocketAt" = (now() AT TIME ZONE 'UTC')
               WHERE id = $1::uuid AND status = 'dialing' AND "relaySocketAt" IS NULL
              RETURNING id::text, "providerCallId"`,
@@ -84,7 +154,8 @@ async function redirectedToVoicemail(services: AppServices, callId: string): Pro
 function converse(
   ws: WebSocket,
   services: AppServices,
-  connection: TwilioConnection,
+  carrier: RelayCarrier,
+  connection: OpenedCarrierConnection,
   call: RelayCall,
   engine: DialogueEngine,
   conversation: Conversation,
@@ -118,10 +189,11 @@ function converse(
     }
     if (engine.ended && !ended) {
       ended = true;
-      // A transfer's handoff goes to <Connect>'s action (api/conversation-tools/twilio-transfer.ts), which dials.
+      // Twilio: a transfer's handoff goes to <Connect>'s action (api/conversation-tools/twilio-transfer.ts), which
+      // dials. Telnyx: call.conversation.ended, and the call's own mark (api/conversation-tools/telnyx-transfer.ts).
       send({
         type: 'end',
-        ...(conversation.handoff && { handoffData: JSON.stringify(conversation.handoff) }),
+        ...(carrier.handoffInEnd && conversation.handoff && { handoffData: JSON.stringify(conversation.handoff) }),
       });
     }
   };
@@ -138,12 +210,12 @@ function converse(
     if (frame && frame.type !== 'error' && frame.type !== 'setup') listen();
     turn = turn
       .then(async () => {
-        if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not one of Twilio’s, ignored');
+        if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not the carrier’s, ignored');
         switch (frame.type) {
           case 'setup': {
-            // The session must be this call's: a setup naming another CallSid is not this call's conversation (a
-            // bug or a replay). The socket is closed unheard, which ends the call as a dropped conversation does.
-            if (call.providerCallId && frame.callSid !== call.providerCallId) {
+            // The session must be this call's: a setup naming another call is not this call's conversation (a bug
+            // or a replay). The socket is closed unheard, which ends the call as a dropped conversation does.
+            if (call.providerCallId && carrier.callIdOf(frame) !== call.providerCallId) {
               log.warn({ callId: call.id }, 'relay: a setup for another call; closing its socket');
               return ws.close(POLICY_VIOLATION, 'setup names another call');
             }
@@ -158,7 +230,7 @@ function converse(
           case 'dtmf':
             return;
           case 'error':
-            return log.warn({ callId: call.id, description: frame.description }, 'relay: Twilio reported an error');
+            return log.warn({ callId: call.id, description: frame.description }, 'relay: the carrier reported an error');
         }
       })
       .catch(failed);
@@ -166,17 +238,14 @@ function converse(
   ws.on('close', () => {
     listen();
     if (ended || !call.providerCallId) return;
-    // Dropped: the call is hung up, once (this socket is the call's only one); its end is Twilio's completed callback.
+    // Dropped: the call is hung up, once (this socket is the call's only one); its end is the carrier's own.
     // Not when a machine's voicemail step took the call over (the detection's redirect ends the session): that
     // document says the message and hangs up.
     ended = true;
     const providerCallId = call.providerCallId;
     void (async () => {
       if (await redirectedToVoicemail(services, call.id)) return;
-      await createTwilioCalls(connection, { publicBaseUrl: services.publicBaseUrl! }).hangup(
-        providerCallId,
-        'in-progress',
-      );
+      await carrier.hangup(services, connection, providerCallId);
     })().catch((error: unknown) =>
       log.error({ err: error, callId: call.id }, 'relay: hanging up a dropped call failed'),
     );
@@ -190,16 +259,9 @@ export function attachConversationRelay(server: Server, services: AppServices) {
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
     const path = RELAY_PATH.exec(req.url ?? '');
     if (!path || !services.publicBaseUrl) return refuse(socket, 404);
-    const [connectionId, attemptId] = [decodeURIComponent(path[1]!), decodeURIComponent(path[2]!)];
-    const url = publicUrlOf(services.publicBaseUrl.replace(/^http/, 'ws'), req.url!);
-    const signature = req.headers[TWILIO_SIGNATURE_HEADER.toLowerCase()];
-    const connection = await signedTwilioConnection(
-      services,
-      connectionId,
-      typeof signature === 'string' ? signature : undefined,
-      url,
-      {},
-    );
+    const carrier = RELAY_CARRIERS[path[1] as 'twilio' | 'telnyx'];
+    const [connectionId, attemptId] = [decodeURIComponent(path[2]!), decodeURIComponent(path[3]!)];
+    const connection = await carrier.authenticate(services, req, { connectionId, attemptId });
     if (!connection) return refuse(socket, 401);
     let row;
     try {
@@ -234,7 +296,9 @@ export function attachConversationRelay(server: Server, services: AppServices) {
       },
       services.dialogue,
     );
-    sockets.handleUpgrade(req, socket, head, (ws) => converse(ws, services, connection, call, engine, conversation));
+    sockets.handleUpgrade(req, socket, head, (ws) =>
+      converse(ws, services, carrier, connection, call, engine, conversation),
+    );
   }
 
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {

@@ -1,8 +1,11 @@
 import { openedConnectionsOf } from '../../lib/carriers/opened-connections';
-import { scriptStepOf, type ScriptRequest } from '../../lib/carriers/script-walk';
+import { relayWelcomeGreeting, scriptStepOf, type ScriptRequest } from '../../lib/carriers/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
 import { telnyxHints, telnyxSpeaksOf } from '../../lib/carriers/telnyx/telnyx-script';
+import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
+import { telnyxSpeakVoiceOf } from '../../lib/carriers/telnyx/telnyx-voices';
+import { scriptGreeting } from '../../lib/dialogue/script-engine';
 import type { AppServices } from '../app-services';
 import { scriptCallOfRow, storeScriptTurns, type ScriptCallRow } from './script-calls';
 
@@ -54,4 +57,31 @@ export async function walkTelnyxStep(
   for (const speak of speaks) if (!(await calls.speak(callControlId, speak))) return stored;
   if (hangUpNow) await calls.hangup(callControlId);
   return stored;
+}
+
+/**
+ * A person answered a call of an agent with CONVERSATION_ENGINE=relay (docs/features/conversation-relay.md#telnyx): the
+ * call is handed to ConversationRelay (conversation_relay_start, once per call by its command_id), with the disclosure
+ * and the opening line as its greeting, the agent's voice and language, its dictionaries' terms as hints, and the URL
+ * of the call's socket with its token; the conversation then runs on that socket (api/carriers/relay-socket.ts), which
+ * stores its turns. Answers whether the call was still on.
+ */
+export async function startTelnyxRelay(
+  services: AppServices,
+  connection: TelnyxConnection,
+  call: ScriptCallRow,
+  attemptId: string,
+  callControlId: string,
+): Promise<boolean> {
+  const scriptCall = scriptCallOfRow(call);
+  const agent = scriptCall.agent!;
+  const publicBaseUrl = services.publicBaseUrl!;
+  return createTelnyxCalls(connection, { publicBaseUrl }).startConversationRelay(callControlId, {
+    url: telnyxRelayUrl(publicBaseUrl, { connectionId: connection.id, attemptId }, connection.secrets.apiKey),
+    greeting: relayWelcomeGreeting(scriptCall, scriptGreeting(scriptCall)),
+    voice: telnyxSpeakVoiceOf(agent.voiceId, agent.language).voice,
+    language: agent.language,
+    hints: telnyxHints(agent.hints ?? []),
+    attemptId,
+  });
 }

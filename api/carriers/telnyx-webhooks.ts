@@ -8,6 +8,7 @@ import { decodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import {
   answeredByEventOfTelnyx,
   callEventOfTelnyx,
+  TELNYX_CONVERSATION_ENDED,
   TELNYX_DETECTION_ENDED,
   TELNYX_GREETING_ENDED,
   type TelnyxWebhook,
@@ -20,7 +21,8 @@ import { receiveCallEvent } from '../calls/telephony-events';
 import { rawBodyOf } from '../http/register-routes';
 import { scriptCallOf } from './script-calls';
 import { armQuestionWait } from './telnyx-question-waits';
-import { walkTelnyxStep } from './telnyx-walk';
+import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
+import { telnyxConversationEnded, telnyxHumanLegWebhook } from '../conversation-tools/telnyx-transfer';
 
 /** The connection whose public key verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TelnyxConnection>();
@@ -82,7 +84,10 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  *   result: the lead has begun to answer, and the question's wait goes on from now;
  * - call.speak.ended of a question: the wait for its answer begins (api/carriers/telnyx-question-waits.ts: unanswered
  *   past ANSWER_TIMEOUT_SECONDS, the walk goes on with "(no answer)");
- * - call.speak.ended of the step's last line when it ends the call: the hang-up.
+ * - call.speak.ended of the step's last line when it ends the call: the hang-up;
+ * - with CONVERSATION_ENGINE=relay, a person answering starts ConversationRelay instead of the walk, and
+ *   call.conversation.ended transfers the call (transfer_to_human) or hangs it up; the webhooks of the human's leg a
+ *   transfer dialed (client_state `human`) say whether the human answered (api/conversation-tools/telnyx-transfer.ts).
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
  */
 export async function receiveTelnyxWebhook(
@@ -102,6 +107,12 @@ export async function receiveTelnyxWebhook(
   const live = call.status === 'dialing';
   const step = (request: ScriptRequest) =>
     walkTelnyxStep(services, connection, call, attemptId, callControlId, request);
+  // The human's leg a transfer dialed: its own call, never the lead's progress (docs: transfer_to_human).
+  if (state?.step === 'human')
+    return {
+      received: true,
+      applied: await telnyxHumanLegWebhook(services, connection, attemptId, type, payload.hangup_cause),
+    };
 
   const answeredAt = type === 'call.hangup' ? await answeredAtOf(services, connection.provider, callControlId) : null;
   const event = callEventOfTelnyx(webhook, attemptId, answeredAt);
@@ -112,10 +123,21 @@ export async function receiveTelnyxWebhook(
     const result = await applyAnsweredBy(poolSql(services.sql), connection.provider, detected, connection.id);
     if (!result.found) throw new Refusal(ErrorCode.unknown_call);
     if (live && TELNYX_GREETING_ENDED.has(type)) await step({ kind: 'voicemail' });
-    else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine')
-      await step({ kind: 'answer' });
+    else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine') {
+      // The conversation on ConversationRelay (docs/features/conversation-relay.md#telnyx), or the script walk.
+      if (services.conversationEngine === 'relay' && call.agent)
+        await startTelnyxRelay(services, connection, call, attemptId, callControlId);
+      else await step({ kind: 'answer' });
+    }
     return { received: true, applied: result.applied };
   }
+
+  // The conversation is over (the engine's `end`, or its socket closed): the transfer it asked for, or the hang-up.
+  if (type === TELNYX_CONVERSATION_ENDED)
+    return {
+      received: true,
+      applied: live && (await telnyxConversationEnded(services, connection, attemptId, callControlId)),
+    };
 
   const question = typeof state?.step === 'number' ? state.step : null;
   const asked = question !== null && question >= 1 && question <= (call.agent?.script.questions.length ?? 0);

@@ -83,6 +83,12 @@ export async function requestTransfer(sql: RunSql, callId: string): Promise<bool
 /** A call whose conversation ended, as its transfer needs it (found by attempt and connection, as every carrier route). */
 export interface TransferCallRow {
   id: string;
+  /** dialing while the call is on. */
+  status: string;
+  /** The carrier's id of the lead's call (Telnyx: its call_control_id, which the human's leg's webhooks do not carry). */
+  providerCallId: string | null;
+  /** What the tools marked so far (transferred once the human answered). */
+  conversationOutcome: string | null;
   transferRequestedAt: Date | null;
   fromNumber: string | null;
   transferNumber: string | null;
@@ -98,7 +104,8 @@ export async function transferCallOf(
   const [row] = await sql<TransferCallRow>(
     {
       name: 'conversation_tool_transfer_call',
-      text: `SELECT c.id::text, c."transferRequestedAt", c."fromNumber", a."transferNumber", a."voiceId", a.language
+      text: `SELECT c.id::text, c.status, c."providerCallId", c."conversationOutcome", c."transferRequestedAt", c."fromNumber",
+                    a."transferNumber", a."voiceId", a.language
                FROM "Call" c LEFT JOIN "Agent" a ON a.id = c."agentId"
               WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,
     },

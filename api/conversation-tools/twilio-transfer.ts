@@ -2,13 +2,13 @@ import type { Request } from 'express';
 import { z } from 'zod';
 import { hangupTwiml, sayThenHangupTwiml, transferTwiml } from '../../lib/carriers/twilio/twiml';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
-import { ruleLanguageOf } from '../../lib/dialogue/utterance';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { verifiedConnectionOf } from '../carriers/twilio-callbacks';
 import { markConversationOutcome, transferCallOf } from './conversation-tool-store';
+import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from './transfer';
 
 /**
  * transfer_to_human on Twilio (docs/features/conversation-tools.md#transfer_to_human). The tool marks the call
@@ -19,14 +19,6 @@ import { markConversationOutcome, transferCallOf } from './conversation-tool-sto
  * the ladder's next rung calls again (or the ladder ends, past its last rung).
  */
 
-/** How long the human's phone rings before the transfer counts as not answered. */
-export const TRANSFER_RING_SECONDS = 20;
-
-/** What the lead hears when nobody took the transfer, in the languages the dialogue rules read (others: English). */
-const NOBODY_ANSWERED = {
-  en: "I'm sorry, nobody could take your call right now. We'll call you back. Goodbye.",
-  es: 'Lo siento, ahora mismo nadie ha podido atender su llamada. Le volveremos a llamar. Adiós.',
-};
 
 /** <Connect action>'s request when a ConversationRelay session ends (Twilio sends more, kept as sent). */
 export const relayEndedRequestSchema = z.looseObject({
@@ -79,5 +71,5 @@ export async function twilioTransferEnded(
   }
   await markConversationOutcome(sql, call.id, 'callback_requested', { callbackAt: null });
   const language = call.language ?? 'en';
-  return sayThenHangupTwiml(NOBODY_ANSWERED[ruleLanguageOf(language)], call.voiceId ?? '', language);
+  return sayThenHangupTwiml(nobodyAnsweredLine(language), call.voiceId ?? '', language);
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { relayWelcomeGreeting } from '../../lib/carriers/twilio/twiml';
+import { relayWelcomeGreeting } from '../../lib/carriers/script-walk';
 import { messageText } from '../../lib/conversation-relay/frames';
 import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
 import { tokensOf } from '../../lib/dialogue/engine';

@@ -30,6 +30,15 @@ export function disclosureOf(call: ScriptCall): string {
 }
 
 /**
+ * What ConversationRelay says first, on either carrier (Twilio's welcomeGreeting, Telnyx's greeting): the workspace's
+ * disclosure, then the greeting (the opening line), as one text. The disclosure is step 0's first line and turn, so an
+ * engine leaves it out of the words it sends, as it leaves out the opening line.
+ */
+export function relayWelcomeGreeting(call: ScriptCall, greeting: string): string {
+  return [disclosureOf(call), greeting].filter((text) => text !== '').join(' ');
+}
+
+/**
  * Which step of the walk:
  * - `answer`: a person answered: the opening line and the first question;
  * - `step`: what the lead answered question `step` (`heard`: the recognised text and its confidence; null when nothing

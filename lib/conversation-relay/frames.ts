@@ -1,9 +1,11 @@
 import { z } from 'zod';
 
 /**
- * Twilio ConversationRelay's WebSocket messages, both directions (docs/features/conversation-relay.md#the-protocol), as
- * Twilio documents them: https://www.twilio.com/docs/voice/conversationrelay/websocket-messages. Every message is one
- * JSON text frame with a `type`. Fields Twilio may add are kept (loose objects); what the product reads is checked.
+ * ConversationRelay's WebSocket messages, both directions (docs/features/conversation-relay.md#the-protocol), as Twilio
+ * documents them (https://www.twilio.com/docs/voice/conversationrelay/websocket-messages) and Telnyx documents the
+ * same frames (https://developers.telnyx.com/api-reference/websockets/conversationrelay-websocket-channel). Every
+ * message is one JSON text frame with a `type`. Fields a carrier may add are kept (loose objects); what the product
+ * reads is checked.
  */
 
 // ---- From Twilio (the carrier) to the application.
@@ -13,6 +15,8 @@ export const setupFrameSchema = z.looseObject({
   type: z.literal('setup'),
   sessionId: z.string(),
   callSid: z.string(),
+  /** Telnyx's: the call_control_id (its callSid is the same). */
+  callControlId: z.string().optional(),
   accountSid: z.string().optional(),
   parentCallSid: z.string().optional(),
   from: z.string(),

@@ -15,6 +15,33 @@ export const TELNYX_MACHINE_DETECTION = 'greeting_end';
 /** The command_id of the product's hang-up of a call: sent twice (a retry, a stop and the script's end), done once. */
 export const HANGUP_COMMAND_ID = 'hangup';
 
+/** The command_ids of a call's one conversation and its one transfer: commanded again, done once. */
+export const CONVERSATION_RELAY_COMMAND_ID = 'conversation-relay';
+export const TRANSFER_COMMAND_ID = 'transfer';
+
+/** What a call's ConversationRelay session is started with (docs/features/conversation-relay.md#telnyx). */
+export interface TelnyxRelayStart {
+  /** ws(s)://.../relay?token=... (telnyx-urls.ts telnyxRelayUrl). */
+  url: string;
+  /** Said by Telnyx when the session starts: the disclosure and the opening line. */
+  greeting: string;
+  language: string;
+  voice: string;
+  hints: string[];
+  attemptId: string;
+}
+
+/** A transfer of the call to a human (docs/features/conversation-tools.md#transfer_to_human). */
+export interface TelnyxTransfer {
+  to: string;
+  from: string | null;
+  timeoutSecs: number;
+  /** Where the human's leg's webhooks go: the call's own webhook URL. */
+  webhookUrl: string;
+  /** The human's leg's client_state (`human`), telling its webhooks from the lead's. */
+  targetLegClientState: string;
+}
+
 /**
  * What a request to Telnyx failed with, and nothing more: Telnyx's answer (its HTTP status, its first error's code), or
  * the network's. The SDK's own errors are not let through, so that nothing of the request (its Bearer key) can reach a
@@ -180,6 +207,47 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
           language: speak.language as never,
           command_id: speak.commandId,
           ...(speak.clientState && { client_state: speak.clientState }),
+        }),
+      );
+    },
+
+    /**
+     * Hands the answered call to ConversationRelay (actions/conversation_relay_start, CallStartConversationRelay):
+     * Telnyx says the greeting, opens the socket and carries the conversation as text; call.conversation.ended tells
+     * when the session is over. Once per call (its command_id). False when the call has ended.
+     */
+    startConversationRelay(callControlId: string, relay: TelnyxRelayStart): Promise<boolean> {
+      return command(() =>
+        client.calls.actions.startConversationRelay(callControlId, {
+          url: relay.url,
+          ...(relay.greeting && { greeting: relay.greeting }),
+          language: relay.language,
+          voice: relay.voice,
+          transcription_engine: 'Google',
+          transcription_engine_config: { hints: relay.hints },
+          interruptible: 'speech',
+          custom_parameters: { attemptId: relay.attemptId },
+          command_id: CONVERSATION_RELAY_COMMAND_ID,
+        }),
+      );
+    },
+
+    /**
+     * Dials the human and bridges the lead to them (actions/transfer, TransferCall), ringing at most timeoutSecs: the
+     * human's leg's webhooks (call.answered, or call.hangup when nobody answered) come to the call's webhook URL with
+     * the `human` client_state; an unanswered transfer leaves the lead's call on. Once per call (its command_id).
+     * False when the call has ended.
+     */
+    transfer(callControlId: string, transfer: TelnyxTransfer): Promise<boolean> {
+      return command(() =>
+        client.calls.actions.transfer(callControlId, {
+          to: transfer.to,
+          ...(transfer.from && { from: transfer.from }),
+          timeout_secs: transfer.timeoutSecs,
+          webhook_url: transfer.webhookUrl,
+          webhook_url_method: 'POST',
+          target_leg_client_state: transfer.targetLegClientState,
+          command_id: TRANSFER_COMMAND_ID,
         }),
       );
     },

@@ -19,13 +19,14 @@ export interface TelnyxSpeak {
 
 /**
  * What a call's client_state says: its attempt, and for the walk's commands the step their webhooks belong to (a
- * question's number: the transcription after it is that question's answer; `end`: hang up once said). The dial's is
+ * question's number: the transcription after it is that question's answer; `end`: hang up once said; `human`: the
+ * webhooks of the human's leg a transfer dialed, docs/features/conversation-tools.md#transfer_to_human). The dial's is
  * base64 of the attempt id alone; a command's is base64 of `{"a": attemptId, "s": step}` (Telnyx carries a command's
  * client_state on its own webhooks and every later one).
  */
 export interface TelnyxClientState {
   attemptId: string;
-  step?: number | 'end';
+  step?: number | 'end' | 'human';
 }
 
 export function encodeClientState(state: TelnyxClientState): string {
@@ -40,7 +41,10 @@ export function decodeClientState(clientState: string | null | undefined): Telny
   if (text.startsWith('{')) {
     try {
       const { a, s } = JSON.parse(text) as { a?: unknown; s?: unknown };
-      if (typeof a === 'string' && (s === 'end' || (typeof s === 'number' && Number.isInteger(s) && s >= 0)))
+      if (
+        typeof a === 'string' &&
+        (s === 'end' || s === 'human' || (typeof s === 'number' && Number.isInteger(s) && s >= 0))
+      )
         return { attemptId: a, step: s };
     } catch {
       // Not the product's JSON: read as an attempt id below.

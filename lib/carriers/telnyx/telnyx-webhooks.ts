@@ -61,6 +61,9 @@ export function callEventOfTelnyx(
   return { ...base, status, reason, durationMs: status === 'completed' ? durationMs : null, occurredAt };
 }
 
+/** The end of a call's ConversationRelay session (docs/features/conversation-relay.md#telnyx). */
+export const TELNYX_CONVERSATION_ENDED = 'call.conversation.ended';
+
 /** Detection's webhooks: who answered (detection.ended), and that a machine's greeting ended (greeting.ended). */
 export const TELNYX_DETECTION_ENDED = new Set(['call.machine.detection.ended', 'call.machine.premium.detection.ended']);
 export const TELNYX_GREETING_ENDED = new Set(['call.machine.greeting.ended', 'call.machine.premium.greeting.ended']);

@@ -1,6 +1,6 @@
 import {
   ANSWER_TIMEOUT_SECONDS,
-  disclosureOf,
+  relayWelcomeGreeting,
   scriptStepOf,
   speechHints,
   type ScriptCall,
@@ -90,14 +90,6 @@ export interface RelayTwimlOptions {
   endedUrl: string;
 }
 
-/**
- * What ConversationRelay says first: the workspace's disclosure, then the greeting (the opening line), as one text.
- * The disclosure is step 0's first line and turn (lib/carriers/script-walk.ts), so an engine leaves it out of the
- * words it sends, as it leaves out the opening line.
- */
-export function relayWelcomeGreeting(call: ScriptCall, greeting: string): string {
-  return [disclosureOf(call), greeting].filter((text) => text !== '').join(' ');
-}
 
 /**
  * The answered call handed to ConversationRelay (docs/features/conversation-relay.md): `<Connect>` with
