@@ -77,7 +77,6 @@ export const CUTS: Record<string, Cut> = {
       // ConversationRelay on Call Control (docs/features/conversation-relay.md#telnyx), and the transfer of a
       // conversation to a human (docs/features/conversation-tools.md#transfer_to_human).
       ['post', '/calls/{call_control_id}/actions/conversation_relay_start'],
-      ['post', '/calls/{call_control_id}/actions/conversation_relay_stop'],
       ['post', '/calls/{call_control_id}/actions/transfer'],
     ],
     // The Call Control webhooks of an outbound call's life and of answering-machine detection.

@@ -230,7 +230,10 @@ function converse(
           case 'dtmf':
             return;
           case 'error':
-            return log.warn({ callId: call.id, description: frame.description }, 'relay: the carrier reported an error');
+            return log.warn(
+              { callId: call.id, description: frame.description },
+              'relay: the carrier reported an error',
+            );
         }
       })
       .catch(failed);

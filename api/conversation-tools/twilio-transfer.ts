@@ -19,7 +19,6 @@ import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from './transfer';
  * the ladder's next rung calls again (or the ladder ends, past its last rung).
  */
 
-
 /** <Connect action>'s request when a ConversationRelay session ends (Twilio sends more, kept as sent). */
 export const relayEndedRequestSchema = z.looseObject({
   CallSid: z.string().max(100).optional(),

@@ -4,8 +4,9 @@ import type { Database } from '../../lib/database';
 import type { JsonHttp } from '../../lib/http/json-http';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { simulatedTalkMs } from '../carrier/timeline';
-import { personaAnswer, type PersonaScript } from '../twilio-twin/persona';
+import { personaAnswer, relayPersonaAnswer, type PersonaScript } from '../twilio-twin/persona';
 import { TWIN_TIMES, detection, dialPlan, machineGreeting, speakingMs, type AnsweredBy } from '../twilio-twin/plan';
+import { relayConversation, type RelaySettings } from '../twilio-twin/relay';
 import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
 import { telnyxSignatureHeaders } from './signature';
 
@@ -13,8 +14,8 @@ import { telnyxSignatureHeaders } from './signature';
  * A call's life on the Telnyx twin (docs/features/carriers.md#the-telnyx-twin), kept in its row so that a twin killed
  * mid-call goes on with it. Call Control has no document to obey: the call rings, is answered or not by its number's
  * last digit (the Twilio twin's plan, simulators/twilio-twin/plan.ts, read through `timeout_secs`), and then does what
- * the commands the REST API queued in `row.commands` say (speak, transcription, a DTMF gather, hangup), each answered
- * by its webhooks. Its timed events wait in an agenda; one loop per live call takes the earliest, or the next command,
+ * the commands the REST API queued in `row.commands` say (speak, transcription, a DTMF gather, ConversationRelay, a
+ * transfer, hangup), each answered by its webhooks. Its timed events wait in an agenda; one loop per live call takes the earliest, or the next command,
  * and writes it with the webhooks it owes in one transaction. Times are simulated ms from the dial.
  */
 
@@ -34,7 +35,14 @@ export interface DialRequest {
 /** A command the REST API accepted (row.commands), taken by the call's loop in order. */
 export interface QueuedCommand {
   seq: number;
-  name: 'speak' | 'gather_using_speak' | 'transcription_start' | 'transcription_stop' | 'hangup';
+  name:
+    | 'speak'
+    | 'gather_using_speak'
+    | 'transcription_start'
+    | 'transcription_stop'
+    | 'conversation_relay_start'
+    | 'transfer'
+    | 'hangup';
   commandId: string | null;
   clientState: string | null;
   /** When it was accepted (ms since the epoch). */
@@ -49,13 +57,34 @@ export interface QueuedCommand {
     timeoutMillis?: number;
     validDigits?: string;
     maximumDigits?: number;
+    /** conversation_relay_start's. */
+    url?: string;
+    greeting?: string | null;
+    parameters?: Record<string, string>;
+    /** transfer's. */
+    to?: string;
+    from?: string | null;
+    timeoutSecs?: number;
+    webhookUrl?: string | null;
+    targetLegClientState?: string | null;
   };
 }
 
 export interface LogEntry {
   atMs: number;
   speaker: 'agent' | 'callee' | 'twin';
-  kind: 'say' | 'gather' | 'speech' | 'silence' | 'dtmf' | 'greeting' | 'hangup' | 'amd' | 'transcription';
+  kind:
+    | 'say'
+    | 'gather'
+    | 'speech'
+    | 'silence'
+    | 'dtmf'
+    | 'greeting'
+    | 'hangup'
+    | 'amd'
+    | 'transcription'
+    | 'relay'
+    | 'transfer';
   text?: string;
   voice?: string | null;
   language?: string | null;
@@ -70,7 +99,9 @@ type Agenda =
   | { kind: 'audio-end' }
   | { kind: 'speech'; text: string; confidence: number }
   | { kind: 'interim'; text: string }
-  | { kind: 'gather-end'; status: 'valid' | 'timeout'; digits: string };
+  | { kind: 'gather-end'; status: 'valid' | 'timeout'; digits: string }
+  | { kind: 'transfer-answer' }
+  | { kind: 'transfer-end'; cause: HangupCause; sip: string };
 
 type HangupCause =
   'normal_clearing' | 'originator_cancel' | 'timeout' | 'time_limit' | 'user_busy' | 'not_found' | 'unspecified';
@@ -95,6 +126,17 @@ export interface CallState {
   /** A gather that has played its prompt and waits for digits. */
   listening: { clientState: string | null } | null;
   transcription: { hints: string[]; language: string | null; interimResults?: boolean } | null;
+  /** A ConversationRelay session started and not yet held (the call's loop holds it to its end). */
+  relay?: { settings: RelaySettings; atMs: number } | null;
+  /** The human's leg of a transfer: ringing (answeredAtMs null), then bridged to the callee until either hangs up. */
+  transfer?: {
+    callControlId: string;
+    to: string;
+    from: string;
+    webhookUrl: string;
+    clientState: string | null;
+    answeredAtMs: number | null;
+  } | null;
   /** Answers the persona has given (or not): its next answer is its turns-th. */
   turns: number;
   /** The last moment anyone spoke: the callee hangs up when nothing has happened for the number's talk time. */
@@ -193,7 +235,8 @@ interface Effects {
   state: CallState;
   data: Prisma.TelnyxTwinCallUpdateInput;
   log: LogEntry[];
-  webhooks: Record<string, unknown>[];
+  /** The webhooks owed, each to its URL (null: the dial's webhook_url). */
+  webhooks: { url: string | null; event: Record<string, unknown> }[];
 }
 
 const ENDED = 'hangup';
@@ -243,20 +286,55 @@ export function createCallRunner(options: CallRunnerOptions) {
         ? options.clientState
         : ((effects.data.clientState as string | null | undefined) ?? row.clientState);
     effects.webhooks.push({
-      data: {
-        event_type: eventType,
-        id: randomUUID(),
-        occurred_at: wallAt(row, atMs).toISOString(),
-        payload: {
-          call_control_id: row.callControlId,
-          call_leg_id: row.callLegId,
-          call_session_id: row.callSessionId,
-          ...(clientState && { client_state: clientState }),
-          connection_id: row.connectionId,
-          ...(options.parties !== false && { from: row.from, to: row.to }),
-          ...members,
+      url: null,
+      event: {
+        data: {
+          event_type: eventType,
+          id: randomUUID(),
+          occurred_at: wallAt(row, atMs).toISOString(),
+          payload: {
+            call_control_id: row.callControlId,
+            call_leg_id: row.callLegId,
+            call_session_id: row.callSessionId,
+            ...(clientState && { client_state: clientState }),
+            connection_id: row.connectionId,
+            ...(options.parties !== false && { from: row.from, to: row.to }),
+            ...members,
+          },
+          record_type: 'event',
         },
-        record_type: 'event',
+      },
+    });
+  }
+
+  /** A webhook of the human's leg a transfer dialed: its own ids and client_state, to the transfer's webhook_url. */
+  function legWebhook(
+    row: TelnyxTwinCall,
+    effects: Effects,
+    eventType: string,
+    atMs: number,
+    members: Record<string, unknown>,
+  ) {
+    const leg = effects.state.transfer!;
+    effects.webhooks.push({
+      url: leg.webhookUrl,
+      event: {
+        data: {
+          event_type: eventType,
+          id: randomUUID(),
+          occurred_at: wallAt(row, atMs).toISOString(),
+          payload: {
+            call_control_id: leg.callControlId,
+            call_leg_id: leg.callControlId.replace(/^v3:/, ''),
+            call_session_id: row.callSessionId,
+            ...(leg.clientState && { client_state: leg.clientState }),
+            connection_id: row.connectionId,
+            from: leg.from,
+            to: leg.to,
+            ...members,
+          },
+          record_type: 'event',
+        },
       },
     });
   }
@@ -299,9 +377,22 @@ export function createCallRunner(options: CallRunnerOptions) {
       webhook(row, effects, 'call.speak.ended', atMs, { status: 'call_hangup' }, { parties: false });
     if (state.playing?.kind === 'gather' || state.listening)
       webhook(row, effects, 'call.gather.ended', atMs, { digits: '', status: 'call_hangup' });
+    // The human's leg ends with the call: hung up after talking, or cancelled while it rang.
+    if (state.transfer) {
+      const bridged = state.transfer.answeredAtMs !== null;
+      legWebhook(row, effects, 'call.hangup', atMs, {
+        hangup_cause: bridged ? 'normal_clearing' : 'originator_cancel',
+        hangup_source: bridged ? source : 'caller',
+        sip_hangup_cause: bridged ? '200' : '487',
+        start_time: row.createdAt.toISOString(),
+        state: 'hangup',
+      });
+      state.transfer = null;
+    }
     state.playing = null;
     state.queue = [];
     state.listening = null;
+    state.relay = null;
     state.agenda = [];
     state.clockMs = atMs;
     const durationSec = state.answer ? Math.ceil((atMs - state.answer.atMs) / 1_000) : null;
@@ -432,6 +523,43 @@ export function createCallRunner(options: CallRunnerOptions) {
         state.lastActivityMs = atMs;
         if (state.transcription) transcription(row, effects, atMs, item);
         return;
+      case 'transfer-answer': {
+        // The human answered: both legs are bridged, and talk for as long as an answered call to the number lasts.
+        const leg = state.transfer;
+        if (!leg) return;
+        leg.answeredAtMs = atMs;
+        state.lastActivityMs = atMs;
+        effects.log.push({ atMs, speaker: 'twin', kind: 'transfer', text: `answered by ${leg.to}; bridged` });
+        legWebhook(row, effects, 'call.answered', atMs, {
+          start_time: wallAt(row, atMs).toISOString(),
+          state: 'answered',
+        });
+        legWebhook(row, effects, 'call.bridged', atMs, {});
+        webhook(row, effects, 'call.bridged', atMs, {});
+        schedule(state, atMs + simulatedTalkMs(leg.to), {
+          kind: 'end',
+          cause: 'normal_clearing',
+          sip: '200',
+          source: 'callee',
+        });
+        return;
+      }
+      case 'transfer-end': {
+        // Nobody answered the human's leg: it hangs up, and the callee's call stays on for further commands.
+        const leg = state.transfer;
+        if (!leg) return;
+        state.lastActivityMs = atMs;
+        effects.log.push({ atMs, speaker: 'twin', kind: 'transfer', text: `${leg.to}: ${item.cause}` });
+        legWebhook(row, effects, 'call.hangup', atMs, {
+          hangup_cause: item.cause,
+          hangup_source: 'callee',
+          sip_hangup_cause: item.sip,
+          start_time: wallAt(row, atMs).toISOString(),
+          state: 'hangup',
+        });
+        state.transfer = null;
+        return;
+      }
       case 'gather-end': {
         const listening = state.listening;
         state.listening = null;
@@ -493,6 +621,44 @@ export function createCallRunner(options: CallRunnerOptions) {
         state.transcription = null;
         effects.log.push({ atMs, speaker: 'twin', kind: 'transcription', text: 'stopped' });
         return;
+      case 'conversation_relay_start':
+        // What plays stops: the session has the call (held by the call's loop, relaySession).
+        state.playing = null;
+        state.queue = [];
+        state.agenda = state.agenda.filter((entry) => entry.item.kind !== 'audio-end');
+        state.relay = {
+          atMs,
+          settings: {
+            url: params.url!,
+            welcomeGreeting: params.greeting ?? null,
+            language: params.language ?? 'en',
+            voice: params.voice ?? null,
+            hints: params.hints ?? [],
+            parameters: params.parameters ?? {},
+          },
+        };
+        effects.log.push({ atMs, speaker: 'twin', kind: 'relay', text: `started: ${params.url!.split('?')[0]}` });
+        return;
+      case 'transfer': {
+        const to = params.to!;
+        const plan = dialPlan(to, params.timeoutSecs ?? 30);
+        state.transfer = {
+          callControlId: `v3:${randomUUID()}`,
+          to,
+          from: params.from ?? row.from,
+          webhookUrl: params.webhookUrl ?? (row.request as unknown as DialRequest).webhookUrl,
+          clientState: params.targetLegClientState ?? null,
+          answeredAtMs: null,
+        };
+        effects.log.push({ atMs, speaker: 'twin', kind: 'transfer', text: `dialing ${to}` });
+        legWebhook(row, effects, 'call.initiated', atMs, { direction: 'outgoing', state: 'bridging' });
+        if (plan.answer) schedule(state, atMs + plan.answer.atMs, { kind: 'transfer-answer' });
+        else {
+          const ended = unansweredEnd(plan.end!.sipResponseCode) as Extract<Agenda, { kind: 'end' }>;
+          schedule(state, atMs + plan.end!.atMs, { kind: 'transfer-end', cause: ended.cause, sip: ended.sip });
+        }
+        return;
+      }
       case 'speak':
       case 'gather_using_speak':
         state.queue.push({
@@ -533,12 +699,12 @@ export function createCallRunner(options: CallRunnerOptions) {
         },
       }),
       db.telnyxTwinWebhook.createMany({
-        data: effects.webhooks.map((event, index) => ({
+        data: effects.webhooks.map((webhook, index) => ({
           callControlId: row.callControlId,
           seq: first + index,
-          url: request.webhookUrl,
+          url: webhook.url ?? request.webhookUrl,
           method: 'POST',
-          event: event as Prisma.InputJsonValue,
+          event: webhook.event as Prisma.InputJsonValue,
         })),
       }),
     ]);
@@ -560,6 +726,7 @@ export function createCallRunner(options: CallRunnerOptions) {
     const quiet =
       !state.playing &&
       !state.listening &&
+      !state.transfer &&
       !state.agenda.some((entry) => entry.item.kind === 'speech' || entry.item.kind === 'interim');
     return [
       {
@@ -577,6 +744,74 @@ export function createCallRunner(options: CallRunnerOptions) {
     ];
   }
 
+  /**
+   * A ConversationRelay session (docs/features/conversation-relay.md#the-telnyx-twin), held to its end by the call's
+   * loop: the twin opens the URL conversation_relay_start gave (Telnyx signs nothing: the URL carries the
+   * application's own proof), sends `setup` with the call's ids, then the persona's answers as `prompt`s. However it
+   * ends, call.conversation.ended follows (reason customer_disconnect when the application closed the socket without
+   * `end`) and the call stays on for the application's next command (a transfer, a hang-up), unless the callee hung
+   * up. A twin stopped mid-session loses it; the session starts again when the twin resumes the call, as a new socket.
+   */
+  async function relaySession(row: TelnyxTwinCall, effects: Effects) {
+    const { state } = effects;
+    const { settings, atMs: startedAt } = state.relay!;
+    state.relay = null;
+    const persona = row.persona as PersonaScript | null;
+    const request = row.request as unknown as DialRequest;
+    const atMs = Math.max(state.clockMs, startedAt);
+    const sessionId = randomUUID();
+    const outcome = await relayConversation({
+      settings,
+      headers: {},
+      sessionId,
+      setup: {
+        accountSid: row.account,
+        callSid: row.callControlId,
+        callControlId: row.callControlId,
+        callSessionId: row.callSessionId,
+        callLegId: row.callLegId,
+        from: row.from,
+        to: row.to,
+        direction: 'outbound',
+        callerName: '',
+        callStatus: 'active',
+      },
+      answer: (index, said) => relayPersonaAnswer(row.to, persona, index, said, settings.hints),
+      dropsAt: persona?.relayDropsAt ?? null,
+      interruptsAt: persona?.relayInterruptsAt ?? null,
+      hangsUpAt: persona?.relayHangsUpAt ?? null,
+      atMs,
+      timeScale,
+      signal: AbortSignal.any([runtime.signal, AbortSignal.timeout(request.timeLimitSecs * 1_000 * timeScale)]),
+    });
+    for (const line of outcome.lines)
+      effects.log.push({
+        atMs: line.atMs,
+        speaker: line.speaker,
+        kind: line.speaker === 'agent' ? 'say' : 'speech',
+        text: line.text,
+        ...(line.speaker === 'agent' ? { voice: settings.voice } : { confidence: line.confidence }),
+        language: settings.language,
+      });
+    const at = outcome.endedAtMs;
+    state.clockMs = Math.max(state.clockMs, at);
+    state.lastActivityMs = at;
+    const how =
+      outcome.how === 'refused'
+        ? `refused (HTTP ${outcome.status ?? 'none'})`
+        : outcome.how === 'end'
+          ? 'ended'
+          : outcome.how;
+    effects.log.push({ atMs: at, speaker: 'twin', kind: 'relay', text: how });
+    webhook(row, effects, 'call.conversation.ended', at, {
+      conversation_id: sessionId,
+      duration_sec: Math.round((at - atMs) / 1_000),
+      reason: outcome.how === 'closed' ? 'customer_disconnect' : null,
+      calling_party_type: 'pstn',
+    });
+    if (outcome.how === 'hungup') end(row, effects, at, 'normal_clearing', '200', 'callee');
+  }
+
   async function run(id: string, control: CallLoopControl) {
     let row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
     while (row && !runtime.signal.aborted) {
@@ -586,6 +821,13 @@ export function createCallRunner(options: CallRunnerOptions) {
         continue;
       }
       if (row.status === ENDED) return;
+      if ((row.state as unknown as CallState).relay) {
+        const effects = effectsOf(row);
+        await relaySession(row, effects);
+        if (runtime.signal.aborted) return;
+        row = await commit(row, effects);
+        continue;
+      }
       const state = row.state as unknown as CallState;
       const commands = row.commands as unknown as QueuedCommand[];
       const pending = commands.find((queued) => queued.seq >= state.commandsTaken);

@@ -295,6 +295,56 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       },
     },
     transcription_stop: { needsAnswer: true, read: () => ({}) },
+    conversation_relay_start: {
+      needsAnswer: true,
+      read: (body) => {
+        // The URL as `url`, `conversation_relay_url` or `conversation_relay_settings.url`, the first of them given.
+        const settings = (body.conversation_relay_settings ?? {}) as Body;
+        const url = text(body, 'url') ?? text(body, 'conversation_relay_url') ?? text(settings, 'url');
+        if (!url) throw TELNYX_ERRORS.missing('url');
+        if (!/^wss?:\/\//.test(url)) throw TELNYX_ERRORS.invalid('url', 'url must start with ws:// or wss://');
+        const config = (body.transcription_engine_config ?? {}) as Body;
+        const hints = config.hints;
+        if (hints !== undefined && (!Array.isArray(hints) || hints.some((hint) => typeof hint !== 'string')))
+          throw TELNYX_ERRORS.invalid('transcription_engine_config/hints', 'hints must be an array of strings');
+        const custom = body.custom_parameters ?? {};
+        if (typeof custom !== 'object' || custom === null || Array.isArray(custom))
+          throw TELNYX_ERRORS.invalid('custom_parameters', 'custom_parameters must be an object');
+        return {
+          url,
+          greeting: text(body, 'greeting') ?? null,
+          voice: text(body, 'voice'),
+          language: text(body, 'language') ?? null,
+          hints: (hints as string[] | undefined) ?? [],
+          parameters: Object.fromEntries(Object.entries(custom).map(([name, value]) => [name, String(value)])),
+        };
+      },
+    },
+    transfer: {
+      needsAnswer: true,
+      read: (body) => {
+        const to = text(body, 'to', true)!;
+        if (!E164.test(to) && !to.startsWith('sip:')) throw TELNYX_ERRORS.notE164('to');
+        const from = text(body, 'from');
+        if (from !== undefined && !E164.test(from)) throw TELNYX_ERRORS.notE164('from');
+        const webhookUrl = text(body, 'webhook_url');
+        if (webhookUrl !== undefined && !isHttpUrl(webhookUrl))
+          throw TELNYX_ERRORS.invalid('webhook_url', 'webhook_url must be a valid URL');
+        const target = text(body, 'target_leg_client_state');
+        if (target !== undefined && !BASE64.test(target))
+          throw TELNYX_ERRORS.invalid(
+            'target_leg_client_state',
+            'target_leg_client_state must be a valid Base-64 encoded string.',
+          );
+        return {
+          to,
+          from: from ?? null,
+          timeoutSecs: integer(body, 'timeout_secs', 30, 5, 600),
+          webhookUrl: webhookUrl ?? null,
+          targetLegClientState: target ?? null,
+        };
+      },
+    },
   };
 
   app.post(

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { TwilioTwinCall } from '../../generated/prisma/client';
 import type { Database } from '../../lib/database';
 import type { JsonHttp } from '../../lib/http/json-http';
@@ -591,7 +592,11 @@ export function createCallRunner(options: CallRunnerOptions) {
     const request = row.request as unknown as CallRequest;
     const outcome = await relayConversation({
       settings: relay,
-      authToken: options.authTokenOf(row.accountSid) ?? '',
+      headers: {
+        [TWILIO_SIGNATURE_HEADER]: twilioSignature(options.authTokenOf(row.accountSid) ?? '', relay.url),
+        'User-Agent': 'Twilio',
+      },
+      sessionId: `VX${randomUUID().replaceAll('-', '')}`,
       setup: {
         accountSid: row.accountSid,
         callSid: row.sid,

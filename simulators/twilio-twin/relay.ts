@@ -1,13 +1,12 @@
-import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
 import { messageText, type SetupFrame } from '../../lib/conversation-relay/frames';
 import { TWIN_TIMES, speakingMs } from './plan';
 import type { SpeechAnswer } from './persona';
-import { TWILIO_SIGNATURE_HEADER, twilioSignature } from './signature';
 
 /**
- * The twin as ConversationRelay's caller side (docs/features/conversation-relay.md#the-twin): it opens the call's socket
- * signed as Twilio signs it (X-Twilio-Signature over the ws(s):// URL, no form), sends `setup`, then after each turn of
+ * A twin as ConversationRelay's caller side (docs/features/conversation-relay.md#the-twin), the Twilio twin's and the
+ * Telnyx twin's (both carriers speak the same frames): it opens the call's socket with the carrier's headers (Twilio's
+ * X-Twilio-Signature; Telnyx signs nothing, its URL carries the product's token), sends `setup`, then after each turn of
  * the agent's (`text` tokens up to `last: true`) says the persona's next answer as one `prompt` with `last: true`,
  * once the agent's words would have been spoken. The session ends when the application sends `end`, or closes.
  */
@@ -48,7 +47,10 @@ export interface RelayOutcome {
 
 export interface RelayCaller {
   settings: RelaySettings;
-  authToken: string;
+  /** The handshake's headers, as the carrier sends them. */
+  headers: Record<string, string>;
+  /** The session's id, in the carrier's format. */
+  sessionId: string;
   setup: Omit<SetupFrame, 'type' | 'sessionId' | 'customParameters'>;
   /** The persona's answer to the agent's `index`-th turn (0-based), or null: silent (no prompt is sent). */
   answer: (index: number, said: string) => SpeechAnswer | null;
@@ -72,14 +74,12 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
     at += speakingMs(settings.welcomeGreeting);
   }
   return new Promise((resolve) => {
-    const ws = new WebSocket(settings.url, {
-      headers: { [TWILIO_SIGNATURE_HEADER]: twilioSignature(caller.authToken, settings.url), 'User-Agent': 'Twilio' },
-    });
+    const ws = new WebSocket(settings.url, { headers: caller.headers });
     let tokens = '';
     let turns = 0;
     let answering: NodeJS.Timeout | null = null;
     let done = false;
-    const sessionId = `VX${randomUUID().replaceAll('-', '')}`;
+    const sessionId = caller.sessionId;
     let handoffData: string | undefined;
     const finish = (how: RelayOutcome['how'], status?: number) => {
       if (done) return;

@@ -90,7 +90,6 @@ export interface RelayTwimlOptions {
   endedUrl: string;
 }
 
-
 /**
  * The answered call handed to ConversationRelay (docs/features/conversation-relay.md): `<Connect>` with
  * `<ConversationRelay>` opening the call's socket, the agent's language and dictionaries as hints (the agent's voice is
