@@ -16,6 +16,7 @@ import express from 'express';
 import { registerRoutes } from '../api/http/register-routes';
 import { telephonyEventRoutes } from '../api/calls/telephony-events-routes';
 import { twilioRoutes } from '../api/carriers/twilio-routes';
+import { attachConversationRelay } from '../api/carriers/relay-socket';
 import { createConnectionCarrier } from '../lib/carriers/connection-carrier';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../lib/carriers/twin';
 import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
@@ -79,6 +80,8 @@ try {
     whatsapp: { appSecret },
     carrierKeyring: keyring,
     publicBaseUrl: '',
+    // Set for each scenario: relay for those whose calls hold their conversation over ConversationRelay.
+    conversationEngine: undefined as 'relay' | undefined,
   };
   registerRoutes(
     events,
@@ -90,6 +93,8 @@ try {
   const statusCallbackBaseUrl = `http://127.0.0.1:${(eventServer.address() as AddressInfo).port}`;
   // What Twilio's requests are signed over: the endpoint app's own address.
   services.publicBaseUrl = statusCallbackBaseUrl;
+  // The calls' ConversationRelay sockets, on the same server (the relay's handshakes are its only upgrades).
+  const relay = attachConversationRelay(eventServer, services as unknown as AppServices);
   const whatsappServer = createSimulatedWhatsAppProvider({
     db,
     appSecret,
@@ -150,6 +155,7 @@ try {
         : !existsSync(path.join(projectRoot, 'test/histories', `${scenario.name}.json`)),
     );
     for (const scenario of chosen) {
+      services.conversationEngine = scenario.conversationEngine;
       const workflowId = await scenario.run({ db, client, taskQueue, whatsappProvider, twilio: { twinUrl, keyring } });
       // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
       const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [
@@ -173,6 +179,7 @@ try {
   speechWorker.shutdown();
   await Promise.all([exportWorkerRun, speechWorkerRun]);
   await carrier.close();
+  relay.close();
   await twin.close();
   await whatsappServer.close();
   await new Promise((resolve) => eventServer.close(resolve));

@@ -21,6 +21,14 @@ function loadHistory(file: string) {
   return JSON.parse(readFileSync(path.join(historiesDir, file), 'utf8')) as { events: Array<Record<string, any>> };
 }
 
+/** The payloads of the callEnded signals a history holds (EndedCall), in order. */
+function callsEnded(history: { events: Array<Record<string, any>> }) {
+  return history.events
+    .map((event) => event.workflowExecutionSignaledEventAttributes)
+    .filter((signal) => signal?.signalName === 'callEnded')
+    .map((signal) => JSON.parse(Buffer.from(signal.input.payloads[0].data, 'base64').toString('utf8')));
+}
+
 /** The history with its events numbered 1, 2, … again (after one was taken out). */
 function renumbered(history: { events: Array<Record<string, any>> }) {
   history.events.forEach((event, index) => (event.eventId = String(index + 1)));
@@ -74,13 +82,54 @@ describe('recorded workflow histories', () => {
   });
 
   it('holds runs of the lean ladder on the Twilio path (the twin): the script walk answered, a voicemail left', () => {
-    const ended = (file: string) =>
-      loadHistory(file)
-        .events.map((event) => event.workflowExecutionSignaledEventAttributes)
-        .filter((signal) => signal?.signalName === 'callEnded')
-        .map((signal) => JSON.parse(Buffer.from(signal.input.payloads[0].data, 'base64').toString('utf8')).outcome);
+    const ended = (file: string) => callsEnded(loadHistory(file)).map((call) => call.outcome);
     expect(ended('lead-ladder-twilio-script-walk.json')).toEqual(['answered']);
     expect(ended('lead-ladder-twilio-voicemail-left.json')).toEqual(['voicemail_left']);
+  });
+
+  it('holds runs of the lean ladders after a conversation tool ended the call: a callback at its booked time, an opt-out, a transfer', () => {
+    const typeOf = (file: string) =>
+      loadHistory(file).events[0]!.workflowExecutionStartedEventAttributes.workflowType.name;
+    const ended = (file: string) => callsEnded(loadHistory(file)).map((call) => call.outcome);
+    expect(typeOf('lead-ladder-twilio-callback-at-booked-time.json')).toBe('leadLadderWorkflow');
+    for (const file of [
+      'lead-ladder-v2-twilio-callback-at-booked-time.json',
+      'lead-ladder-v2-twilio-opted-out.json',
+      'lead-ladder-v2-twilio-transferred.json',
+    ])
+      expect(typeOf(file), file).toBe('leadLadderWorkflowV2');
+    expect(ended('lead-ladder-v2-twilio-opted-out.json')).toEqual(['opted_out']);
+    expect(ended('lead-ladder-v2-twilio-transferred.json')).toEqual(['transferred']);
+    for (const file of [
+      'lead-ladder-v2-twilio-callback-at-booked-time.json',
+      'lead-ladder-twilio-callback-at-booked-time.json',
+    ]) {
+      const { events } = loadHistory(file);
+      // A one-rung ladder: the callback is a second attempt past its last rung, which the lead answers.
+      expect(ended(file), file).toEqual(['callback_requested', 'answered']);
+      const [{ callbackAt }] = callsEnded({ events });
+      // The wait after the first call's end is a timer that fires at the time booked.
+      const signalled = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes);
+      const timer = events.slice(signalled).find((event) => event.timerStartedEventAttributes)!;
+      const firesAt =
+        Date.parse(timer.eventTime) + parseFloat(timer.timerStartedEventAttributes.startToFireTimeout) * 1000;
+      expect(Math.abs(firesAt - Date.parse(callbackAt)), file).toBeLessThan(1_000);
+      expect(events.at(-1)!.workflowExecutionCompletedEventAttributes, file).toBeDefined();
+    }
+  });
+
+  it('fails with a determinism violation when a booked callback no longer gives its lead the next attempt', async () => {
+    const history = loadHistory('lead-ladder-v2-twilio-callback-at-booked-time.json');
+    // As if the call had ended callback_requested without a time: on a one-rung ladder that ends the run, where the
+    // recorded run waited for the time booked and called again.
+    const signal = history.events.find(
+      (event) => event.workflowExecutionSignaledEventAttributes?.signalName === 'callEnded',
+    )!.workflowExecutionSignaledEventAttributes;
+    const { callbackAt, ...withoutTime } = callsEnded(history)[0];
+    expect(callbackAt).toBeDefined();
+    signal.input.payloads[0].data = Buffer.from(JSON.stringify(withoutTime)).toString('base64');
+    const [result] = await replay([{ workflowId: 'altered-callback', history }]);
+    expect(result?.error).toBeInstanceOf(DeterminismViolationError);
   });
 
   it('replays runs of its successor (leadLadderWorkflowV2), a busy last rung ended by the call end alone', () => {

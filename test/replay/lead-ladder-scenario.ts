@@ -90,7 +90,7 @@ export async function storeLead(
 }
 
 /** The lean ladder's types: the first (9d6d50d), and its successor that lets a call's end settle its lead. */
-type LadderType = 'leadLadderWorkflow' | 'leadLadderWorkflowV2';
+export type LadderType = 'leadLadderWorkflow' | 'leadLadderWorkflowV2';
 
 /** Starts a stored lead's lean ladder as lib/temporal/start-lead-workflow.ts does (a lead given a line at once). */
 export function startLadder(

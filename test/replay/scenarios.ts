@@ -26,6 +26,7 @@ import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
 import { leadLadderScenarios } from './lead-ladder-scenario';
 import { twilioScenarios } from './twilio-scenario';
+import { conversationToolScenarios } from './conversation-tools-scenario';
 import type { Keyring } from '../../lib/secrets/keyring';
 import { billedTestCallScenario, testCallScenario, voidedTestCallScenario } from './test-call-scenario';
 import http from 'node:http';
@@ -37,6 +38,11 @@ import type { AddressInfo } from 'node:net';
  */
 export interface ReplayScenario {
   name: string;
+  /**
+   * The recording API's conversation engine for this scenario (AppServices.conversationEngine): relay holds its
+   * Twilio calls over ConversationRelay, where the conversation tools run; the script walk's Gathers otherwise.
+   */
+  conversationEngine?: 'relay';
   run(context: ScenarioContext): Promise<string>;
 }
 
@@ -391,4 +397,7 @@ export const replayScenarios: ReplayScenario[] = [
   journeyToTheEnd('journey-call-branch-webhook-wait-lean-ladder', 'journey-to-the-end-lean-ladder'),
   // The lean ladder on the Twilio path (issue 29): the script walk answered, and a voicemail left.
   ...twilioScenarios,
+  // The conversation tools' outcomes over ConversationRelay (issue 30): a callback at its booked time, an opt-out, a
+  // transfer.
+  ...conversationToolScenarios,
 ];

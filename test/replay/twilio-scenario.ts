@@ -1,7 +1,9 @@
 import type { Client } from '@temporalio/client';
+import type { Prisma } from '../../generated/prisma/client';
 import { connectCarrier } from '../../lib/carriers/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Database } from '../../lib/database';
+import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import type { Keyring } from '../../lib/secrets/keyring';
@@ -16,7 +18,7 @@ import { startLadder, storeLead } from './lead-ladder-scenario';
  * the twin and those routes in process).
  */
 
-interface ScenarioContext {
+export interface ScenarioContext {
   db: Database;
   client: Client;
   taskQueue: string;
@@ -24,12 +26,60 @@ interface ScenarioContext {
   twilio?: { twinUrl: string; keyring: Keyring };
 }
 
-interface ReplayScenario {
+export interface ReplayScenario {
   name: string;
+  /** relay: the recording API holds the scenario's calls over ConversationRelay (test/replay/scenarios.ts). */
+  conversationEngine?: 'relay';
   run(context: ScenarioContext): Promise<string>;
 }
 
 const QUESTIONS = ['Which colour would you like?', 'How many pairs would you like?'];
+
+/** What a Twilio scenario's campaign is made of: its caller number, its agent's columns, its ladder. */
+export interface TwilioCampaignOptions {
+  caller: string;
+  agent: Partial<Prisma.AgentUncheckedCreateInput>;
+  dialLadder: DialLadder;
+}
+
+/**
+ * A running campaign of a new workspace connected to the Twilio twin: its caller number bound to the connection, its
+ * agent and ladder as given, always open.
+ */
+export async function twilioCampaign(
+  db: Database,
+  twilio: NonNullable<ScenarioContext['twilio']>,
+  name: string,
+  { caller, agent: columns, dialLadder }: TwilioCampaignOptions,
+) {
+  const { id: workspaceId } = await createWorkspace(db, `Replay ${name}`, {});
+  await addMember(db, workspaceId, `${name}@replay.localhost`, 'owner');
+  const connection = await connectCarrier(db, twilio.keyring, {
+    workspaceId,
+    provider: 'twilio-twin',
+    baseUrl: twilio.twinUrl,
+    account: {
+      family: 'twilio',
+      accountSid: TWILIO_TWIN_ACCOUNT_SID,
+      secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN },
+    },
+  });
+  await assignPhoneNumber(db, workspaceId, caller, undefined, connection.id);
+  const agent = await insertAgent(db, workspaceId, { name, ...columns });
+  const campaign = await db.campaign.create({
+    data: {
+      workspaceId,
+      name,
+      acceptsLeadPush: true,
+      status: 'RUNNING',
+      dialLadder,
+      callingWindow: ALWAYS_OPEN,
+      callerNumbers: [caller],
+      agentId: agent.id,
+    },
+  });
+  return { campaign, connection };
+}
 
 function twilioScenario(
   name: string,
@@ -45,35 +95,17 @@ function twilioScenario(
     name,
     async run({ db, client, taskQueue, twilio }) {
       if (!twilio) throw new Error(`${name} runs on the Twilio twin (scripts/record-histories.ts)`);
-      const { id: workspaceId } = await createWorkspace(db, `Replay ${name}`, {});
-      await addMember(db, workspaceId, `${name}@replay.localhost`, 'owner');
-      const connection = await connectCarrier(db, twilio.keyring, {
-        workspaceId,
-        provider: 'twilio-twin',
-        baseUrl: twilio.twinUrl,
-        account: {
-          family: 'twilio',
-          accountSid: TWILIO_TWIN_ACCOUNT_SID,
-          secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN },
+      const { campaign, connection } = await twilioCampaign(db, twilio, name, {
+        caller,
+        agent: {
+          script: {
+            openingLine: 'Hello, this is the shoe shop.',
+            questions: QUESTIONS,
+            closing: 'Thank you, goodbye.',
+          },
+          voicemailMessage,
         },
-      });
-      await assignPhoneNumber(db, workspaceId, caller, undefined, connection.id);
-      const agent = await insertAgent(db, workspaceId, {
-        name,
-        script: { openingLine: 'Hello, this is the shoe shop.', questions: QUESTIONS, closing: 'Thank you, goodbye.' },
-        voicemailMessage,
-      });
-      const campaign = await db.campaign.create({
-        data: {
-          workspaceId,
-          name,
-          acceptsLeadPush: true,
-          status: 'RUNNING',
-          dialLadder: SINGLE_ATTEMPT,
-          callingWindow: ALWAYS_OPEN,
-          callerNumbers: [caller],
-          agentId: agent.id,
-        },
+        dialLadder: SINGLE_ATTEMPT,
       });
       const lead = await storeLead(db, campaign, name, phone);
       const handle = await startLadder({ db, client, taskQueue }, lead);
