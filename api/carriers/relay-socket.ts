@@ -3,7 +3,6 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { OpenedCarrierConnection } from '../../lib/carriers/connections';
 import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
-import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
 import { isTelnyxRelayToken, TELNYX_RELAY_TOKEN_PARAMETER } from '../../lib/carriers/telnyx/telnyx-urls';
 import { publicUrlOf, TWILIO_SIGNATURE_HEADER } from '../../lib/carriers/twilio/twilio-callbacks';
@@ -54,8 +53,12 @@ interface RelayCarrier {
   callIdOf(setup: SetupFrame): string | undefined;
   /** Whether the `end` frame carries the handoff (Twilio hands it to <Connect>'s action; Telnyx reads the call). */
   handoffInEnd: boolean;
-  /** Hangs up a dropped conversation's call through its connection. */
-  hangup(services: AppServices, connection: OpenedCarrierConnection, providerCallId: string): Promise<void>;
+  /**
+   * Hangs up a dropped conversation's call through its connection. Absent for Telnyx: Call Control keeps the call up
+   * after a session and says it ended (call.conversation.ended, also when the socket closed or the process holding it
+   * died), and that webhook hangs the call up (api/conversation-tools/telnyx-transfer.ts): one hang-up, from any process.
+   */
+  hangup?(services: AppServices, connection: OpenedCarrierConnection, providerCallId: string): Promise<void>;
 }
 
 const RELAY_CARRIERS: Record<'twilio' | 'telnyx', RelayCarrier> = {
@@ -93,10 +96,6 @@ const RELAY_CARRIERS: Record<'twilio' | 'telnyx', RelayCarrier> = {
     },
     callIdOf: (setup) => (typeof setup.callControlId === 'string' ? setup.callControlId : setup.callSid),
     handoffInEnd: false,
-    hangup: (services, connection, providerCallId) =>
-      createTelnyxCalls(connection as TelnyxConnection, { publicBaseUrl: services.publicBaseUrl! }).hangup(
-        providerCallId,
-      ),
   },
 };
 
@@ -240,7 +239,7 @@ function converse(
   });
   ws.on('close', () => {
     listen();
-    if (ended || !call.providerCallId) return;
+    if (ended || !call.providerCallId || !carrier.hangup) return;
     // Dropped: the call is hung up, once (this socket is the call's only one); its end is the carrier's own.
     // Not when a machine's voicemail step took the call over (the detection's redirect ends the session): that
     // document says the message and hangs up.
@@ -248,7 +247,7 @@ function converse(
     const providerCallId = call.providerCallId;
     void (async () => {
       if (await redirectedToVoicemail(services, call.id)) return;
-      await carrier.hangup(services, connection, providerCallId);
+      await carrier.hangup!(services, connection, providerCallId);
     })().catch((error: unknown) =>
       log.error({ err: error, callId: call.id }, 'relay: hanging up a dropped call failed'),
     );

@@ -104,14 +104,13 @@ function accessRefusals(route: RouteDefinition): ErrorCode[] {
 
 /** Error codes by status that every route of its kind answers: the door, validation, failures. */
 function sharedErrors(route: RouteDefinition): Array<[number, ErrorCode]> {
+  // Any route may find PostgreSQL unreachable (or its pool exhausted past its wait), public ones too: a carrier's
+  // callback is then answered 503 and sent again by the carrier.
+  // (A route whose 503 is an answer of its own, GET /health's, declares that instead.)
   const errors: Array<[number, ErrorCode]> = [[500, ErrorCode.internal_error]];
+  if (!route.responses?.[503]) errors.push([503, ErrorCode.database_unavailable]);
   if (!('public' in route.access)) {
-    errors.push(
-      [401, ErrorCode.unauthorized],
-      [401, ErrorCode.invalid_api_key],
-      [429, ErrorCode.rate_limited],
-      [503, ErrorCode.database_unavailable],
-    );
+    errors.push([401, ErrorCode.unauthorized], [401, ErrorCode.invalid_api_key], [429, ErrorCode.rate_limited]);
     for (const code of accessRefusals(route)) errors.push([403, code]);
   }
   // Path parameters and query are checked on every route that has them (api/http/register-routes.ts).

@@ -56,8 +56,9 @@ const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const keyring = keyringSchema.parse(newKeyringEntry('k1'));
 
-// Twin time: a 60 s ring timeout 1.2 s, a person's 30 s of patience 0.6 s, a spoken word 8 ms.
-const twin = await startTestTelnyxTwin(db, { timeScale: 0.02 });
+// Twin time: a 60 s ring timeout 2.4 s, a person's 30 s of patience 1.2 s, a spoken word 16 ms. At half this scale a
+// loaded machine's API sometimes commanded the answer's first words after the callee had hung up, in silence.
+const twin = await startTestTelnyxTwin(db, { timeScale: 0.04 });
 /** Everything the adapter sends to Telnyx, as sent, on its way to the twin. */
 const recorder = await startRecordingProxy(new URL(twin.baseUrl).origin);
 const simulated = await startTestCarrier(db);
