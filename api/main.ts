@@ -118,7 +118,7 @@ const trimTimer = setInterval(() => void trimLogs(), API_LOG_TRIM_INTERVAL_MS).u
 stop.defer('api log trim', () => clearInterval(trimTimer));
 
 const server = app.listen(config.PORT, config.HOST, () => {
-  log.info({ url: `http://${config.HOST}:${config.PORT}` }, 'API listening');
+  log.info({ url: `http://${config.HOST}:${config.PORT}`, dialogue: config.DIALOGUE_PROVIDER }, 'API listening');
 });
 // Takes no new connection; the requests in flight get half the grace period to be answered, then are cut.
 stop.defer('http server', () => stopHttpServer(server, config.SHUTDOWN_GRACE_MS / 2));

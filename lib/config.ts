@@ -219,25 +219,27 @@ export const configVariables = z.object({
   /**
    * Who decides a relay conversation's words (docs/features/model-engine.md): script, the agent's script walk; or
    * openai-compatible, a chat model behind any OpenAI-compatible chat completions endpoint, for agents that have
-   * instructions (the others keep the script).
+   * instructions (the others keep the script); openai-twin, the same through the OpenAI twin, named so in the logs so
+   * that its words never pass for a model's (`npm start`'s default: docs/features/model-engine.md#in-the-development-stack).
    */
-  DIALOGUE_PROVIDER: z.enum(['script', 'openai-compatible']).default('script'),
-  /** openai-compatible: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */
+  DIALOGUE_PROVIDER: z.enum(['script', 'openai-compatible', 'openai-twin']).default('script'),
+  /** openai-compatible, openai-twin: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */
   DIALOGUE_BASE_URL: z.string().url().optional(),
-  /** openai-compatible: the model name sent with every request. */
+  /** openai-compatible, openai-twin: the model name sent with every request. */
   DIALOGUE_MODEL: z.string().min(1).optional(),
-  /** openai-compatible: the bearer key, if the endpoint needs one. Never logged. */
+  /** openai-compatible, openai-twin: the bearer key, if the endpoint needs one. Never logged. */
   DIALOGUE_API_KEY: z.string().min(1).optional(),
   /**
-   * openai-compatible: a model request that sends nothing for this long (no answer, or no chunk since the last) is
-   * abandoned; the agent apologises and the conversation ends.
+   * openai-compatible, openai-twin: a model request that sends nothing for this long (no answer, or no chunk since the
+   * last) is abandoned; the agent apologises and the conversation ends.
    */
   DIALOGUE_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /**
    * Who fills an answered call's extraction fields and evaluates it (docs/features/call-intelligence.md): rule-based,
    * the embedded rules (no model); openai-compatible, a chat model behind any OpenAI-compatible chat completions
    * endpoint (structured outputs), falling back to the rules for a call it fails; openai-twin, the same through the
-   * OpenAI twin, recorded under the twin's name so that its results never pass for a model's.
+   * OpenAI twin, recorded under the twin's name so that its results never pass for a model's (`npm start`'s default:
+   * docs/features/model-engine.md#in-the-development-stack).
    */
   INTELLIGENCE_PROVIDER: z.enum(['rule-based', 'openai-compatible', 'openai-twin']).default('rule-based'),
   /** openai-compatible, openai-twin: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */
@@ -261,9 +263,9 @@ const REQUIRED_WHEN = [
     message: 'is required when CHAT_PROVIDER is openai-compatible',
   },
   {
-    when: (variables: z.infer<typeof configVariables>) => variables.DIALOGUE_PROVIDER === 'openai-compatible',
+    when: (variables: z.infer<typeof configVariables>) => variables.DIALOGUE_PROVIDER !== 'script',
     names: ['DIALOGUE_BASE_URL', 'DIALOGUE_MODEL'],
-    message: 'is required when DIALOGUE_PROVIDER is openai-compatible',
+    message: 'is required when DIALOGUE_PROVIDER is openai-compatible or openai-twin',
   },
   {
     when: (variables: z.infer<typeof configVariables>) => variables.INTELLIGENCE_PROVIDER !== 'rule-based',

@@ -103,6 +103,12 @@ describe('configuration', () => {
     // Its key is one of the secrets no log line may hold.
     expect(secretsOfConfig(config)).toContain('sk-dialogue-key-0123456789');
     expect(() => parseConfig({ ...base, DIALOGUE_PROVIDER: 'gpt' })).toThrow(/^config: DIALOGUE_PROVIDER is invalid/);
+    // The same through the OpenAI twin (npm start's default), under its own name.
+    const twin = { ...base, DIALOGUE_PROVIDER: 'openai-twin' };
+    expect(() => parseConfig(twin)).toThrow(/^config: DIALOGUE_BASE_URL is required but not set$/);
+    expect(
+      parseConfig({ ...twin, DIALOGUE_BASE_URL: 'http://127.0.0.1:3500/v1', DIALOGUE_MODEL: 'openai-twin-rules' }),
+    ).toMatchObject({ DIALOGUE_PROVIDER: 'openai-twin' });
     expect(() => parseConfig({ ...base, DIALOGUE_TIMEOUT_MS: '50' })).toThrow(
       /^config: DIALOGUE_TIMEOUT_MS is invalid/,
     );

@@ -3,7 +3,20 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { TEST_SESSION_PROTOCOL } from '../api/test-sessions/session-socket';
+import { callIntelligenceModelFromConfig } from '../lib/providers';
+import { parseConfig } from '../lib/config';
+import { messageText } from '../lib/conversation-relay/frames';
+import { createDatabase } from '../lib/database';
+import { dialogueEngineKind } from '../lib/dialogue/create-engine';
+import { grantCredits } from '../lib/door/workspace-admin';
+import { serverFrameSchema } from '../lib/test-sessions/frames';
 import { freePort, isPortFree } from '../scripts/stack/child-process';
+import { openAiTwinUse, pointModelsAtOpenAiTwin } from '../scripts/stack/openai-twin-defaults';
+import { OPENAI_TWIN_API_KEY, OPENAI_TWIN_MODEL } from '../simulators/openai-twin/config';
+import { TWIN_REPLIES } from '../simulators/openai-twin/model';
+import { insertAgent } from './support/agents';
 import { atTestEnd, startTestProcess } from './support/processes';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
@@ -36,6 +49,7 @@ async function startDevStack() {
     SIMULATED_WHATSAPP_PORT: await freePort(),
     TWILIO_TWIN_PORT: await freePort(),
     TELNYX_TWIN_PORT: await freePort(),
+    OPENAI_TWIN_PORT: await freePort(),
   };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -44,6 +58,8 @@ async function startDevStack() {
   };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
+  // No model of the caller's: the stack's defaults.
+  for (const name of Object.keys(env)) if (/^(DIALOGUE|INTELLIGENCE)_/.test(name)) delete env[name];
   // Its own process group, as in a terminal: Ctrl-C sends SIGINT to the whole group. Killed, group and all,
   // when the test finishes (test/support/processes.ts).
   const started = startTestProcess('dev-stack', process.execPath, ['--import', 'tsx', 'scripts/stack/dev-stack.ts'], {
@@ -55,6 +71,132 @@ async function startDevStack() {
   await eventually(() => started.output().includes('Stack is up') || !started.running, 90_000);
   return { stack, ports, dataDir, exited, output: started.output };
 }
+
+/** The agent's first words in a web test session, over its socket (closed then). */
+function firstWordsOfSession(sessionUrl: string, token: string): Promise<string> {
+  const ws = new WebSocket(sessionUrl, [TEST_SESSION_PROTOCOL, token]);
+  let words = '';
+  return new Promise<string>((resolve, reject) => {
+    ws.on('message', (data) => {
+      const frame = serverFrameSchema.parse(JSON.parse(messageText(data)));
+      if (frame.type === 'token') words += frame.token;
+      else if (frame.type === 'turn_end') resolve(words.trim());
+      else reject(new Error(`the session answered ${JSON.stringify(frame)}`));
+    });
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`handshake answered ${res.statusCode}`)));
+    ws.once('error', reject);
+  }).finally(() => ws.close());
+}
+
+/**
+ * The OpenAI twin runs, and the API and the worker were given it under its own name: the API's and the worker's start
+ * lines say openai-twin, and an agent with instructions talks through it in a test session of the dev workspace.
+ */
+async function throughTheOpenAiTwin(ports: Record<string, number>, dataDir: string, key: string, output: () => string) {
+  const twinUrl = `http://127.0.0.1:${ports.OPENAI_TWIN_PORT}`;
+  expect(output()).toContain(
+    `OpenAI twin    ${twinUrl}/v1 (rules, not a model, recorded as openai-twin: the dialogue of agents with instructions and call intelligence)`,
+  );
+  expect(output()).toMatch(/\[api\] \{.*"dialogue":"openai-twin".*"msg":"API listening"/);
+  const workerUp = /\[worker\] \{.*"intelligence":"openai-twin".*"msg":"worker polling task queue"/;
+  await eventually(() => workerUp.test(output()), 30_000);
+  expect(output()).toMatch(workerUp);
+
+  const { databaseUrl } = JSON.parse(readFileSync(path.join(dataDir, 'dev-stack.json'), 'utf8')) as {
+    databaseUrl: string;
+  };
+  const workspaceId = /Workspace +([0-9a-f-]{36})/.exec(output())![1]!;
+  const db = createDatabase(databaseUrl, { poolSize: 1 });
+  let agentId: string;
+  try {
+    await grantCredits(db, workspaceId, 1);
+    ({ id: agentId } = await insertAgent(db, workspaceId, { instructions: 'You sell shoes.' }));
+  } finally {
+    await db.$disconnect();
+  }
+  const created = await fetch(`http://127.0.0.1:${ports.PORT}/v1/test-sessions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ agentId, lead: { name: 'Ana', phone: '+14155550100' } }),
+  });
+  expect(created.status).toBe(201);
+  const session = (await created.json()) as { url: string; token: string };
+  // No first message: the model opens; the twin's rules answer it.
+  expect(await firstWordsOfSession(session.url, session.token)).toContain(TWIN_REPLIES.opening);
+  const { requests } = (await (await fetch(`${twinUrl}/control/requests`)).json()) as {
+    requests: Array<{ body: { model: string } }>;
+  };
+  expect(requests.map((request) => request.body.model)).toEqual([OPENAI_TWIN_MODEL]);
+}
+
+describe("npm start's model settings (scripts/stack/openai-twin-defaults.ts)", () => {
+  const twin = { baseURL: 'http://127.0.0.1:3500/v1', apiKey: OPENAI_TWIN_API_KEY };
+  const base = { DATABASE_URL: 'postgres://u:p@127.0.0.1:5432/db' };
+
+  it('points the dialogue and call intelligence at the twin, under its own name, when the operator set neither', () => {
+    const env: NodeJS.ProcessEnv = { ...base };
+    expect(pointModelsAtOpenAiTwin(env, twin)).toEqual(['DIALOGUE', 'INTELLIGENCE']);
+    const config = parseConfig(env);
+    expect(config).toMatchObject({
+      DIALOGUE_PROVIDER: 'openai-twin',
+      DIALOGUE_BASE_URL: twin.baseURL,
+      DIALOGUE_MODEL: OPENAI_TWIN_MODEL,
+      DIALOGUE_API_KEY: OPENAI_TWIN_API_KEY,
+      INTELLIGENCE_PROVIDER: 'openai-twin',
+      INTELLIGENCE_BASE_URL: twin.baseURL,
+      INTELLIGENCE_MODEL: OPENAI_TWIN_MODEL,
+      INTELLIGENCE_API_KEY: OPENAI_TWIN_API_KEY,
+    });
+    // The API's engine for an agent with instructions is the model's; the worker's model is recorded as the twin.
+    expect(dialogueEngineKind({ instructions: 'Sell shoes.' }, config)).toBe('model');
+    expect(dialogueEngineKind({ instructions: null }, config)).toBe('script');
+    expect(callIntelligenceModelFromConfig(config)?.name).toBe('openai-twin');
+    expect(openAiTwinUse(['DIALOGUE', 'INTELLIGENCE'])).toBe(
+      'rules, not a model, recorded as openai-twin: the dialogue of agents with instructions and call intelligence',
+    );
+  });
+
+  it('leaves an area the operator configured as set: a real endpoint wins, and so does a provider that asks no model', () => {
+    const real = {
+      DIALOGUE_PROVIDER: 'openai-compatible',
+      DIALOGUE_BASE_URL: 'https://api.openai.com/v1',
+      DIALOGUE_MODEL: 'gpt-4o-mini',
+      DIALOGUE_API_KEY: 'sk-real-key-0123456789',
+    };
+    const env: NodeJS.ProcessEnv = { ...base, ...real };
+    expect(pointModelsAtOpenAiTwin(env, twin)).toEqual(['INTELLIGENCE']);
+    expect(env).toMatchObject({ ...real, INTELLIGENCE_PROVIDER: 'openai-twin', INTELLIGENCE_BASE_URL: twin.baseURL });
+    expect(openAiTwinUse(['INTELLIGENCE'])).toBe(
+      'rules, not a model, recorded as openai-twin: call intelligence; DIALOGUE_* as configured',
+    );
+
+    const own = { DIALOGUE_PROVIDER: 'script', INTELLIGENCE_PROVIDER: 'rule-based' };
+    const none: NodeJS.ProcessEnv = { ...base, ...own };
+    expect(pointModelsAtOpenAiTwin(none, twin)).toEqual([]);
+    expect(none).toEqual({ ...base, ...own });
+    expect(openAiTwinUse([])).toBe('unused; DIALOGUE_* and INTELLIGENCE_* as configured');
+
+    // An endpoint of the operator's, whatever the provider (a twin of their own included), is theirs.
+    const theirs = { INTELLIGENCE_PROVIDER: 'openai-twin', INTELLIGENCE_BASE_URL: 'http://10.0.0.5:3500/v1' };
+    const twinOfTheirs: NodeJS.ProcessEnv = { ...base, DIALOGUE_BASE_URL: 'https://api.openai.com/v1', ...theirs };
+    expect(pointModelsAtOpenAiTwin(twinOfTheirs, twin)).toEqual([]);
+  });
+
+  it('gives openai-twin without a base URL the embedded twin, its model kept, and never the twin a real key', () => {
+    const env: NodeJS.ProcessEnv = {
+      ...base,
+      INTELLIGENCE_PROVIDER: 'openai-twin',
+      INTELLIGENCE_MODEL: 'my-model',
+      DIALOGUE_API_KEY: 'sk-real-key-0123456789',
+    };
+    expect(pointModelsAtOpenAiTwin(env, twin)).toEqual(['DIALOGUE', 'INTELLIGENCE']);
+    expect(parseConfig(env)).toMatchObject({
+      INTELLIGENCE_BASE_URL: twin.baseURL,
+      INTELLIGENCE_MODEL: 'my-model',
+      DIALOGUE_API_KEY: OPENAI_TWIN_API_KEY,
+    });
+  });
+});
 
 describe('npm start (scripts/stack/dev-stack.ts)', () => {
   it('brings up PostgreSQL, Temporal, migrations, the dev key, API, worker and export worker, and Ctrl-C leaves nothing running', async () => {
@@ -84,6 +226,7 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
       expect(output()).toMatch(
         /Telnyx twin +http:\/\/127\.0\.0\.1:\d+\/v2 .*connection [0-9a-f-]{36}, "Development Telnyx twin"/,
       );
+      await throughTheOpenAiTwin(ports, dataDir, key, output);
       expect(processesInGroup(stack.pid!).length).toBeGreaterThanOrEqual(5);
     } finally {
       process.kill(-stack.pid!, 'SIGINT');

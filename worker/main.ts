@@ -103,6 +103,7 @@ log.info(
     workflowStackTraces: config.WORKFLOW_STACK_TRACES,
     speechTaskQueue: config.SPEECH_TASK_QUEUE,
     speechSlots: config.SPEECH_ANALYSIS_SLOTS,
+    intelligence: config.INTELLIGENCE_PROVIDER,
   },
   'worker polling task queue',
 );

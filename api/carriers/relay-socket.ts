@@ -21,7 +21,7 @@ import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
-import { searchAgentKnowledge } from '../../lib/knowledge/knowledge-store';
+import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { createCallTools } from '../conversation-tools/conversation-tools';
 import { scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
 import { signedTwilioConnection } from './twilio-callbacks';
@@ -285,14 +285,7 @@ export function attachConversationRelay(server: Server, services: AppServices) {
           callId: row.id,
           onTransfer: (summary) => (conversation.handoff = { reason: 'transfer', summary }),
         }),
-        knowledge: (query) =>
-          row.agent
-            ? searchAgentKnowledge(poolSql(services.sql), {
-                agentId: row.agent.id,
-                query,
-                language: row.agent.language,
-              })
-            : Promise.resolve([]),
+        knowledge: conversationKnowledge(poolSql(services.sql), row.agent ?? null),
         record: (turns) => storeScriptTurns(services, row.id, turns, false),
         trim: (step, part, text) => trimAgentTurn(services, row.id, { step, part, text }),
       },

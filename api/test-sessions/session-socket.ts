@@ -7,7 +7,7 @@ import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
 import { tokensOf } from '../../lib/dialogue/engine';
 import { scriptGreeting } from '../../lib/dialogue/script-engine';
 import type { ScriptCall } from '../../lib/carriers/script-walk';
-import { searchAgentKnowledge } from '../../lib/knowledge/knowledge-store';
+import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { log } from '../../lib/log';
 import { poolSql, type RunSql } from '../../lib/run-sql';
 import { parseClientFrame, type ServerFrame } from '../../lib/test-sessions/frames';
@@ -119,8 +119,7 @@ function converse(
             ok: result.ok,
           }),
       }),
-      knowledge: (query) =>
-        searchAgentKnowledge(sql, { agentId: session.agent.id, query, language: session.agent.language }),
+      knowledge: conversationKnowledge(sql, session.agent),
       record: (turns) => storeSessionTurns(sql, session, turns),
       trim: (step, part, text) => trimSessionTurn(sql, session.id, { step, part, text }),
     },

@@ -8,23 +8,27 @@ export type DialogueConfig = Pick<
   'DIALOGUE_PROVIDER' | 'DIALOGUE_BASE_URL' | 'DIALOGUE_MODEL' | 'DIALOGUE_API_KEY' | 'DIALOGUE_TIMEOUT_MS'
 >;
 
-/** Which engine a conversation gets: the model's when DIALOGUE_PROVIDER is openai-compatible and the agent has instructions. */
+/**
+ * Which engine a conversation gets: the model's when DIALOGUE_PROVIDER names a model (openai-compatible, or
+ * openai-twin) and the agent has instructions.
+ */
 export function dialogueEngineKind(
   context: Pick<DialogueContext, 'instructions'>,
   config: Pick<DialogueConfig, 'DIALOGUE_PROVIDER'>,
 ): 'model' | 'script' {
-  return config.DIALOGUE_PROVIDER === 'openai-compatible' && !!context.instructions?.trim() ? 'model' : 'script';
+  return config.DIALOGUE_PROVIDER !== 'script' && !!context.instructions?.trim() ? 'model' : 'script';
 }
 
 /**
  * The dialogue engine of one conversation, as the config names it (docs/features/model-engine.md#choosing-the-engine):
- * the model engine for an agent with instructions when DIALOGUE_PROVIDER is openai-compatible (the config already
- * requires DIALOGUE_BASE_URL and DIALOGUE_MODEL then); otherwise the script engine, which has no use for the
- * context's tools, knowledge or instructions.
+ * the model engine for an agent with instructions when DIALOGUE_PROVIDER is openai-compatible or openai-twin (the
+ * config already requires DIALOGUE_BASE_URL and DIALOGUE_MODEL then); otherwise the script engine, which has no use
+ * for the context's tools, knowledge or instructions.
  */
 export function createDialogueEngine(context: DialogueContext, config: DialogueConfig): DialogueEngine {
-  if (dialogueEngineKind(context, config) === 'model')
+  if (config.DIALOGUE_PROVIDER !== 'script' && dialogueEngineKind(context, config) === 'model')
     return createModelEngine(context, {
+      provider: config.DIALOGUE_PROVIDER,
       baseURL: config.DIALOGUE_BASE_URL!,
       model: config.DIALOGUE_MODEL!,
       apiKey: config.DIALOGUE_API_KEY,

@@ -25,6 +25,8 @@ import { DIALOGUE_TOOL_DEFINITIONS, isDialogueToolName, type DialogueToolResult 
  * key differ between production and the tests (the OpenAI twin, simulators/openai-twin/).
  */
 export interface ModelEngineOptions {
+  /** Named in the engine's log lines: openai-compatible, or openai-twin through the twin (default openai-compatible). */
+  provider?: 'openai-compatible' | 'openai-twin';
   /** e.g. https://api.openai.com/v1: requests go to <baseURL>/chat/completions. */
   baseURL: string;
   model: string;
@@ -119,6 +121,7 @@ function argumentsOf(text: string): Record<string, unknown> | null {
  */
 export function createModelEngine(context: DialogueContext, options: ModelEngineOptions): DialogueEngine {
   const client = openAiClient(options);
+  const provider = options.provider ?? 'openai-compatible';
   const maxToolRounds = options.maxToolRounds ?? 3;
   const language = context.call.agent?.language;
   const history: ChatCompletionMessageParam[] = [];
@@ -286,7 +289,10 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
           );
         } catch (error) {
           open = false;
-          log.warn({ ...modelFailureOf(error) }, 'dialogue model: the model failed; the agent apologises and ends');
+          log.warn(
+            { provider, ...modelFailureOf(error) },
+            'dialogue model: the model failed; the agent apologises and ends',
+          );
           const apology = apologyFor(language);
           const said = partial ? `${partial} ${apology}` : apology;
           const message: ChatCompletionAssistantMessageParam = { role: 'assistant', content: said };
@@ -378,7 +384,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
           text = completion.choices[0]?.message.content ?? '';
         } catch (error) {
           log.warn(
-            { ...modelFailureOf(timeout.aborted ? new ModelTimeout() : error) },
+            { provider, ...modelFailureOf(timeout.aborted ? new ModelTimeout() : error) },
             'dialogue model: the opening failed; the agent apologises and ends',
           );
           text = apologyFor(language);

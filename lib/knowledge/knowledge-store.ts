@@ -5,7 +5,7 @@ import type { RunSql } from '../run-sql';
  * Knowledge search during a call (docs/features/knowledge-search.md): the passages of the agent's linked documents
  * that best answer what the lead said, by PostgreSQL full-text search. The passages and their vectors are written by
  * the database with their document (trigger "KnowledgeDocument_passages", migration knowledge_passages_compliance);
- * this module only reads them, in one statement per turn.
+ * this module only reads them, in one statement per turn, and none for an agent without documents (conversationKnowledge).
  */
 
 /** The text search configurations the passages are indexed under, by a language tag's primary subtag. */
@@ -96,4 +96,37 @@ export async function searchAgentKnowledge(sql: RunSql, search: KnowledgeSearch)
   if (!text) return [];
   const limit = Math.min(Math.max(Math.trunc(search.limit ?? 3), 1), MAX_PASSAGES);
   return sql<KnowledgePassage>(STATEMENTS[searchConfigurationOf(search.language)], search.agentId, text, limit);
+}
+
+/** Whether any document the agent uses has a passage: the one question an agent without documents costs a conversation. */
+const HAS_PASSAGES = {
+  name: 'knowledge_agent_has_passages',
+  text: `SELECT EXISTS (
+           SELECT 1 FROM "AgentDocument" ad JOIN "KnowledgePassage" p ON p."documentId" = ad."documentId"
+            WHERE ad."agentId" = $1::uuid) AS "hasPassages"`,
+};
+
+/**
+ * The knowledge search of one conversation (`DialogueContext.knowledge`, docs/features/knowledge-search.md#during-a-conversation):
+ * whether the agent has any passage is asked once, at the conversation's first search; an agent without (or no agent)
+ * then costs no query at all for the rest of it. A document linked during the conversation is searched from the next
+ * one. A failed question is asked again at the next search.
+ */
+export function conversationKnowledge(
+  sql: RunSql,
+  agent: { id: string; language: string } | null,
+): (query: string) => Promise<KnowledgePassage[]> {
+  let hasPassages: Promise<boolean> | undefined;
+  const asked = (agentId: string) =>
+    (hasPassages ??= sql<{ hasPassages: boolean }>(HAS_PASSAGES, agentId).then(
+      ([row]) => row?.hasPassages ?? false,
+      (error: unknown) => {
+        hasPassages = undefined;
+        throw error;
+      },
+    ));
+  return async (query) => {
+    if (!agent || !searchTextOf(query) || !(await asked(agent.id))) return [];
+    return searchAgentKnowledge(sql, { agentId: agent.id, query, language: agent.language });
+  };
 }

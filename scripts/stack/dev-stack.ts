@@ -1,5 +1,6 @@
 // `npm start`: PostgreSQL and Temporal (embedded unless DATABASE_URL / TEMPORAL_ADDRESS are set),
-// migrations, the development workspace, then the API, the worker and the export worker. Ctrl-C stops all of it.
+// migrations, the development workspace, the simulators and twins (the carriers', WhatsApp's, OpenAI's), then the API,
+// the worker and the export worker. Ctrl-C stops all of it.
 // `npm run start:cluster` (WORKSPACE_STACK=cluster): the production shape instead: the real Temporal server on a
 // PostgreSQL cluster of its own with TEMPORAL_HISTORY_SHARDS shards and its Web UI server, two API processes
 // behind the one API port and two workers
@@ -12,9 +13,11 @@ import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
 import { ensureTelnyxTwinConnection, ensureTwilioTwinConnection, TELNYX_TWIN_LABEL } from '../../lib/carriers/twin';
+import { loadOpenAiTwinConfigOrExit } from '../../simulators/openai-twin/config';
 import { loadTelnyxTwinConfigOrExit } from '../../simulators/telnyx-twin/config';
 import { loadTwinConfigOrExit } from '../../simulators/twilio-twin/config';
 import { migrateDeploy } from './migrate';
+import { openAiTwinUse, pointModelsAtOpenAiTwin } from './openai-twin-defaults';
 import { devApiKeyPath, devDataDir, devStackStatePath, projectRoot } from './paths';
 import { ensureDatabase, startEmbeddedPostgres } from './postgres';
 import { startEmbeddedTemporal } from './temporal';
@@ -182,6 +185,14 @@ async function main() {
   env.TELNYX_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_TELEPHONY_TIME_SCALE);
   const telnyxTwin = loadTelnyxTwinConfigOrExit(env);
   const telnyxTwinUrl = `http://${telnyxTwin.TELNYX_TWIN_HOST}:${telnyxTwin.TELNYX_TWIN_PORT}/v2`;
+  // The OpenAI twin: the model of the dialogue engine and of call intelligence, under the provider name openai-twin,
+  // unless DIALOGUE_* or INTELLIGENCE_* name a model endpoint of the operator's (docs/features/model-engine.md#in-the-development-stack).
+  const openAiTwin = loadOpenAiTwinConfigOrExit(env);
+  const openAiTwinUrl = `http://${openAiTwin.OPENAI_TWIN_HOST}:${openAiTwin.OPENAI_TWIN_PORT}/v1`;
+  const pointedAtOpenAiTwin = pointModelsAtOpenAiTwin(env, {
+    baseURL: openAiTwinUrl,
+    apiKey: openAiTwin.OPENAI_TWIN_API_KEYS[0]!,
+  });
   const config = parseConfig(env);
   // The development workspace calls through the local Twilio twin, its numbers bound to it; it has a connection to
   // the Telnyx twin too, to which a number is moved with `number assign --carrier-connection`.
@@ -205,6 +216,7 @@ async function main() {
   await requireFreePort(config.SIMULATED_WHATSAPP_PORT, 'the simulated WhatsApp provider');
   await requireFreePort(twin.TWILIO_TWIN_PORT, 'the Twilio twin');
   await requireFreePort(telnyxTwin.TELNYX_TWIN_PORT, 'the Telnyx twin');
+  await requireFreePort(openAiTwin.OPENAI_TWIN_PORT, 'the OpenAI twin');
   const nodeArgs = ['--import', 'tsx'];
   watch(
     startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/carrier/main.ts'], {
@@ -220,6 +232,12 @@ async function main() {
   );
   watch(
     startProcess('telnyx-twin', process.execPath, [...nodeArgs, 'simulators/telnyx-twin/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
+  watch(
+    startProcess('openai-twin', process.execPath, [...nodeArgs, 'simulators/openai-twin/main.ts'], {
       cwd: projectRoot,
       env,
     }),
@@ -289,6 +307,7 @@ async function main() {
       `  Temporal UI    ${config.TEMPORAL_UI_URL}`,
       `  Carrier        ${twinUrl} (the Twilio twin, time scale ${twin.TWILIO_TWIN_TIME_SCALE}: the development workspace's numbers); ${config.SIMULATED_CARRIER_URL} (simulated: numbers bound to no connection)`,
       `  Telnyx twin    ${telnyxTwinUrl} (time scale ${telnyxTwin.TELNYX_TWIN_TIME_SCALE}; connection ${telnyxConnectionId}, "${TELNYX_TWIN_LABEL}": number assign --carrier-connection ${telnyxConnectionId} to call through it)`,
+      `  OpenAI twin    ${openAiTwinUrl} (${openAiTwinUse(pointedAtOpenAiTwin)})`,
       `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (simulated, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL})`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,

@@ -7,6 +7,9 @@ import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
  */
 export const OPENAI_TWIN_API_KEY = 'sk-openai-twin-not-a-real-secret';
 
+/** The model name the development stack sends the twin (which answers any): its rules, not a model of OpenAI's. */
+export const OPENAI_TWIN_MODEL = 'openai-twin-rules';
+
 /** The OpenAI twin's settings (docs/features/model-engine.md#running-the-openai-twin). */
 export const openAiTwinConfigSchema = z.object({
   OPENAI_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3500),

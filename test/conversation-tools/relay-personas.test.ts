@@ -14,7 +14,7 @@ import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
-import { OPENAI_TWIN_API_KEY, startOpenAiTwin } from '../support/openai-twin';
+import { startOpenAiTwin, twinDialogue } from '../support/openai-twin';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
@@ -36,13 +36,7 @@ const api = await startTestApi({
   carrierKeyring: keyring,
   conversationEngine: 'relay',
   relaySilenceMs: 300,
-  dialogue: {
-    DIALOGUE_PROVIDER: 'openai-compatible',
-    DIALOGUE_BASE_URL: model.baseURL,
-    DIALOGUE_MODEL: 'twin-model',
-    DIALOGUE_API_KEY: OPENAI_TWIN_API_KEY,
-    DIALOGUE_TIMEOUT_MS: 10_000,
-  },
+  dialogue: twinDialogue(model.baseURL),
 });
 await startTestWorker(temporal.taskQueue, {
   db,

@@ -348,7 +348,9 @@ describe('the model engine: failures', () => {
       expect(await engine.start()).toBe(MODEL_FAILURE_APOLOGY.es);
       expect(engine.ended).toBe(true);
       expect(agentTurns(context, 0)).toEqual(['Hi Ada!', MODEL_FAILURE_APOLOGY.es]);
-      expect(capture.lines).toMatchObject([{ failure: 'AuthenticationError', status: 401 }]);
+      expect(capture.lines).toMatchObject([
+        { provider: 'openai-compatible', failure: 'AuthenticationError', status: 401 },
+      ]);
       expect(capture.raw.join('')).not.toContain('sk-wrong-key-0123456789');
     } finally {
       capture.stop();
@@ -376,5 +378,22 @@ describe('choosing the engine', () => {
     const modelled = recordingContext();
     expect(await createDialogueEngine(modelled, config).start()).toBe(TWIN_REPLIES.opening);
     expect(twin.requests).toHaveLength(1);
+  });
+
+  it("the model under openai-twin too, its log lines naming the twin (npm start's default)", async () => {
+    const throughTwin = { ...config, DIALOGUE_PROVIDER: 'openai-twin' as const };
+    expect(dialogueEngineKind({ instructions: 'Sell.' }, throughTwin)).toBe('model');
+    expect(dialogueEngineKind({ instructions: null }, throughTwin)).toBe('script');
+    const capture = captureLogLines('warn');
+    try {
+      const engine = createDialogueEngine(recordingContext(), {
+        ...throughTwin,
+        DIALOGUE_API_KEY: 'sk-wrong-key-0123',
+      });
+      expect(await engine.start()).toBe(MODEL_FAILURE_APOLOGY.en);
+      expect(capture.lines).toMatchObject([{ provider: 'openai-twin', failure: 'AuthenticationError' }]);
+    } finally {
+      capture.stop();
+    }
   });
 });

@@ -1,7 +1,13 @@
 // Knowledge search during a call (docs/features/knowledge-search.md): the passages the database writes with each
 // document, and searchAgentKnowledge over the agent's linked documents, on a real PostgreSQL.
 import { describe, expect, it } from 'vitest';
-import { searchAgentKnowledge, searchConfigurationOf, searchTextOf } from '../../lib/knowledge/knowledge-store';
+import {
+  conversationKnowledge,
+  searchAgentKnowledge,
+  searchConfigurationOf,
+  searchTextOf,
+} from '../../lib/knowledge/knowledge-store';
+import type { RunSql, SqlStatement } from '../../lib/run-sql';
 import { insertAgent } from '../support/agents';
 import { useTestDatabase } from '../support/database';
 import { createTestWorkspace } from '../support/workspace';
@@ -156,5 +162,68 @@ describe('searchAgentKnowledge', () => {
     expect(searchTextOf('"ship" -to Canada, or Mexico?')).toBe('ship or to or Canada or Mexico');
     expect(searchConfigurationOf('es-419')).toBe('spanish');
     expect(searchConfigurationOf('pt-BR')).toBe('simple');
+  });
+});
+
+describe("conversationKnowledge: one conversation's search", () => {
+  /** db.sql, with the name of every statement it runs noted: the queries a conversation costs, counted. */
+  function countingSql() {
+    const statements: string[] = [];
+    const sql: RunSql = <Row>(statement: SqlStatement, ...values: unknown[]) => {
+      statements.push(typeof statement === 'string' ? statement : statement.name);
+      return db.sql<Row>(statement, ...values);
+    };
+    const searches = () => statements.filter((name) => name.startsWith('knowledge_search_')).length;
+    return { sql, statements, searches };
+  }
+
+  it('asks once whether an agent without documents has passages, then searches nothing for the rest of the conversation', async () => {
+    const agent = await agentUsing([]);
+    const counted = countingSql();
+    const knowledge = conversationKnowledge(counted.sql, agent);
+    for (const query of ['Do you ship to Canada?', 'Can I return shoes?', 'How do I clean leather shoes?'])
+      expect(await knowledge(query)).toEqual([]);
+    expect(counted.searches()).toBe(0);
+    expect(counted.statements).toEqual(['knowledge_agent_has_passages']);
+  });
+
+  it('costs no query at all for nothing said, nor for a conversation without an agent', async () => {
+    const agent = await agentUsing([shipping.id]);
+    const counted = countingSql();
+    expect(await conversationKnowledge(counted.sql, agent)(' ?! ')).toEqual([]);
+    expect(await conversationKnowledge(counted.sql, null)('Do you ship to Canada?')).toEqual([]);
+    expect(counted.statements).toEqual([]);
+  });
+
+  it('searches every utterance of an agent with documents, after the one question', async () => {
+    const agent = await agentUsing([shipping.id, returns.id]);
+    const counted = countingSql();
+    const knowledge = conversationKnowledge(counted.sql, agent);
+    expect(await knowledge('Um, do you guys ship to Canada?')).toEqual([
+      { documentId: shipping.id, title: 'Shipping', text: SHIPPING },
+    ]);
+    expect((await knowledge('can I get my money refunded')).map((passage) => passage.title)).toEqual(['Returns']);
+    expect(counted.searches()).toBe(2);
+    expect(counted.statements.filter((name) => name === 'knowledge_agent_has_passages')).toHaveLength(1);
+  });
+
+  it('sees a document linked during the conversation from the next conversation on', async () => {
+    const agent = await agentUsing([]);
+    const knowledge = conversationKnowledge(db.sql, agent);
+    expect(await knowledge('how do I clean leather shoes')).toEqual([]);
+    await db.agentDocument.create({ data: { agentId: agent.id, documentId: care.id } });
+    expect(await knowledge('how do I clean leather shoes')).toEqual([]);
+    const next = conversationKnowledge(db.sql, agent);
+    expect((await next('how do I clean leather shoes')).map((passage) => passage.title)).toEqual(['Shoe care']);
+  });
+
+  it('asks again at the next search when the question failed', async () => {
+    const agent = await agentUsing([shipping.id]);
+    let failures = 1;
+    const flaky: RunSql = <Row>(statement: SqlStatement, ...values: unknown[]) =>
+      failures-- > 0 ? Promise.reject(new Error('connection lost')) : db.sql<Row>(statement, ...values);
+    const knowledge = conversationKnowledge(flaky, agent);
+    await expect(knowledge('Do you ship to Canada?')).rejects.toThrow('connection lost');
+    expect((await knowledge('Do you ship to Canada?')).map((passage) => passage.title)).toEqual(['Shipping']);
   });
 });

@@ -2,6 +2,7 @@
 // (docs/features/model-engine.md).
 import { afterAll } from 'vitest';
 import type { ScriptCall } from '../../lib/carriers/script-walk';
+import type { DialogueConfig } from '../../lib/dialogue/create-engine';
 import type { ConversationTurn, DialogueContext, KnowledgePassage } from '../../lib/dialogue/engine';
 import type { DialogueToolCall, DialogueToolResult } from '../../lib/dialogue/tools';
 import { OPENAI_TWIN_API_KEY } from '../../simulators/openai-twin/config';
@@ -16,6 +17,15 @@ export async function startOpenAiTwin(): Promise<{ twin: OpenAiTwin; baseURL: st
   afterAll(() => twin.close());
   return { twin, baseURL };
 }
+
+/** An API's dialogue settings (startTestApi's `dialogue`): agents with instructions talk through the twin at baseURL. */
+export const twinDialogue = (baseURL: string): DialogueConfig => ({
+  DIALOGUE_PROVIDER: 'openai-compatible',
+  DIALOGUE_BASE_URL: baseURL,
+  DIALOGUE_MODEL: 'twin-model',
+  DIALOGUE_API_KEY: OPENAI_TWIN_API_KEY,
+  DIALOGUE_TIMEOUT_MS: 10_000,
+});
 
 export const agentCall = (overrides: Partial<NonNullable<ScriptCall['agent']>> = {}): ScriptCall => ({
   agent: {

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { HOLD_SETTLERS, HOLD_SWEEP_ACTOR } from '../../lib/credits/abandoned-holds';
 import { prismaCreditStore, type LedgerEntry } from '../../lib/credits/ledger-store';
@@ -8,9 +8,11 @@ import { messageText } from '../../lib/conversation-relay/frames';
 import { serverFrameSchema, type ServerFrame } from '../../lib/test-sessions/frames';
 import { sweepTestSessions } from '../../api/test-sessions/session-billing';
 import { TEST_SESSION_PROTOCOL } from '../../api/test-sessions/session-socket';
+import { TWIN_REPLIES } from '../../simulators/openai-twin/model';
 import { insertAgent } from '../support/agents';
 import { startTestApi, type RunningApi } from '../support/api';
 import { useTestDatabase } from '../support/database';
+import { startOpenAiTwin, twinDialogue } from '../support/openai-twin';
 import { unreachableTemporal, uniqueTaskQueue } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
@@ -27,6 +29,16 @@ const short = await startTestApi({
   url,
   temporal,
   testSessions: { sweepEveryMs: 0, idleMs: 60_000, maxLengthMs: 300 },
+});
+
+// An API whose agents with instructions talk through a model: the OpenAI twin.
+const model = await startOpenAiTwin();
+const modelled = await startTestApi({
+  db,
+  url,
+  temporal,
+  testSessions: { sweepEveryMs: 0 },
+  dialogue: twinDialogue(model.baseURL),
 });
 
 const QUESTIONS = ['What colour do you like?', 'How many pairs?'];
@@ -244,6 +256,73 @@ describe('web test sessions: the conversation', () => {
     expect((await sessionOf(workspace, created.id)).transcript.filter((turn) => turn.speaker === 'lead')).toEqual([
       { speaker: 'lead', text: 'Blue.', offsetMs: expect.any(Number) },
     ]);
+  });
+});
+
+describe('web test sessions with a model: the knowledge search', () => {
+  const SHIPPING = 'We ship to the United States, Canada and Mexico within two business days.';
+
+  /** A workspace whose agent has instructions (the model engine) and these knowledge documents. */
+  async function modelledWorkspace(documents: Array<{ title: string; content: string }>): Promise<Workspace> {
+    const workspace = await workspaceWith();
+    const agent = await insertAgent(db, workspace.workspaceId, { instructions: 'You sell shoes.' });
+    const base = await db.knowledgeBase.create({ data: { workspaceId: workspace.workspaceId, name: 'Shop' } });
+    for (const document of documents) {
+      const row = await db.knowledgeDocument.create({
+        data: {
+          workspaceId: workspace.workspaceId,
+          knowledgeBaseId: base.id,
+          format: 'text',
+          charCount: document.content.length,
+          ...document,
+        },
+      });
+      await db.agentDocument.create({ data: { agentId: agent.id, documentId: row.id } });
+    }
+    return { ...workspace, agentId: agent.id };
+  }
+
+  /** The lead's messages, each answered; the agent's words, and the knowledge statements the API ran meanwhile. */
+  async function talk(workspace: Workspace, messages: string[]) {
+    const query = vi.spyOn(modelled.services.sql, 'query');
+    try {
+      const created = await createSession(workspace, {}, modelled);
+      const client = await connect(created, created.token);
+      expect((await client.turn()).words).toContain(TWIN_REPLIES.opening);
+      const answers: string[] = [];
+      for (const text of messages) {
+        client.send({ type: 'message', text });
+        answers.push((await client.turn()).words);
+      }
+      client.send({ type: 'end' });
+      expect(await client.next()).toMatchObject({ type: 'ended', reason: 'client_ended' });
+      // A named statement (pg's QueryConfig) has its name; a text none.
+      const names = query.mock.calls.map(([statement]) => (statement as unknown as { name?: string }).name ?? '');
+      return {
+        answers,
+        searches: names.filter((name) => name.startsWith('knowledge_search_')).length,
+        questions: names.filter((name) => name === 'knowledge_agent_has_passages').length,
+      };
+    } finally {
+      query.mockRestore();
+    }
+  }
+
+  const QUESTIONS_ASKED = ['Do you ship to Canada?', 'How fast do you ship?', 'Is shipping to Mexico possible?'];
+
+  it('an agent without documents: one question for the whole session, and no search of what the lead says', async () => {
+    const { answers, searches, questions } = await talk(await modelledWorkspace([]), QUESTIONS_ASKED);
+    expect(answers).toEqual(QUESTIONS_ASKED.map(() => TWIN_REPLIES.acknowledgement));
+    expect(searches).toBe(0);
+    expect(questions).toBe(1);
+  });
+
+  it("an agent with documents: each of the lead's messages searched, the passage reaching the model", async () => {
+    const workspace = await modelledWorkspace([{ title: 'Shipping', content: SHIPPING }]);
+    const { answers, searches, questions } = await talk(workspace, QUESTIONS_ASKED);
+    expect(answers).toEqual(QUESTIONS_ASKED.map(() => TWIN_REPLIES.knowledge(SHIPPING)));
+    expect(searches).toBe(QUESTIONS_ASKED.length);
+    expect(questions).toBe(1);
   });
 });
 
