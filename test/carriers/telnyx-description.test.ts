@@ -83,17 +83,21 @@ describe("Telnyx's vendored description", () => {
       'GET /texml/Accounts/{account_sid}/Calls GetTexmlCalls',
       'GET /texml/Accounts/{account_sid}/Calls/{call_sid} GetTexmlCall',
       'POST /calls DialCall',
+      'POST /calls/{call_control_id}/actions/conversation_relay_start CallStartConversationRelay',
       'POST /calls/{call_control_id}/actions/gather_using_speak GatherUsingSpeak',
       'POST /calls/{call_control_id}/actions/hangup HangupCall',
       'POST /calls/{call_control_id}/actions/speak SpeakCall',
       'POST /calls/{call_control_id}/actions/transcription_start StartCallTranscription',
       'POST /calls/{call_control_id}/actions/transcription_stop StopCallTranscription',
+      'POST /calls/{call_control_id}/actions/transfer TransferCall',
       'POST /texml/Accounts/{account_sid}/Calls InitiateTexmlCall',
       'POST /texml/Accounts/{account_sid}/Calls/{call_sid} UpdateTexmlCall',
     ]);
     // Call Control's webhooks are described; TeXML's status callbacks (form-encoded, Twilio-style) are not.
     expect(Object.keys(document.webhooks)).toEqual([
       'callAnswered',
+      'callBridged',
+      'callConversationEnded',
       'callGatherEnded',
       'callHangup',
       'callInitiated',
