@@ -7,7 +7,7 @@ import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import type { RetryBackoff } from '../../lib/http/post-until-answered';
-import { type PersonaScript } from '../twilio-twin/persona';
+import { personaOf, type PersonaScript } from '../twilio-twin/persona';
 import {
   AMD_MODES,
   createCallRunner,
@@ -215,7 +215,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
             createdAt: now,
             updatedAt: now,
             request: request as unknown as Prisma.InputJsonValue,
-            persona: (personas.get(to) ?? undefined) as Prisma.InputJsonValue | undefined,
+            persona: (personaOf(personas, to) ?? undefined) as Prisma.InputJsonValue | undefined,
             state: state as unknown as Prisma.InputJsonValue,
             webhooks: { create: { seq: 0, url: webhookUrl, method: 'POST', event: initiated } },
           },

@@ -41,6 +41,26 @@ export const personaScriptSchema = z.object({
 });
 export type PersonaScript = z.infer<typeof personaScriptSchema>;
 
+/**
+ * The personas the twins play without a script (docs/features/conversation-relay.md#personas), chosen by the number: a
+ * number whose last four digits are 07TD (+1 415 555 07TD, say) plays persona T, D still deciding who answers and how
+ * (0-4 a person, as every twin number). Deterministic: the same number always plays the same caller.
+ */
+export const BUILT_IN_PERSONAS: Record<string, { name: string; script: PersonaScript }> = {
+  '1': { name: 'asks to be called back tomorrow at 3 pm', script: { answers: ['Call me back tomorrow at 3 pm.'] } },
+  '2': { name: 'says "stop calling me"', script: { answers: ['Please stop calling me.'] } },
+  '3': { name: 'asks for a person', script: { answers: ['Can I talk to a real person?'] } },
+  '4': { name: "speaks over the agent's first words, then answers", script: { answers: [], relayInterruptsAt: 0 } },
+  '5': { name: 'stays silent', script: { answers: [null, null, null, null] } },
+  '6': { name: "hangs up halfway (at the agent's second turn)", script: { answers: [], relayHangsUpAt: 1 } },
+};
+
+/** The persona a call to `number` plays: the one a test scripted for it, else its built-in one, else none (the default). */
+export function personaOf(scripted: ReadonlyMap<string, PersonaScript>, number: string): PersonaScript | null {
+  const chosen = /55507(\d)\d$/.exec(number);
+  return scripted.get(number) ?? (chosen ? (BUILT_IN_PERSONAS[chosen[1]!]?.script ?? null) : null);
+}
+
 const YES_NO = /^(is|are|am|do|does|did|can|could|would|will|have|has|had|shall|should|may|was|were)\b/i;
 
 /**

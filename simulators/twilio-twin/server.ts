@@ -10,7 +10,7 @@ import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { createCallRunner, initialState, isEnded, type CallRequest, type LogEntry, type Redirect } from './calls';
 import { twilioTwinCallStore } from './call-store';
 import { TWILIO_ERRORS, TwilioRestError } from './errors';
-import { type PersonaScript } from './persona';
+import { personaOf, type PersonaScript } from './persona';
 import { callResource, rfc2822 } from './resource';
 import type { HttpMethod } from './twiml';
 
@@ -243,7 +243,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
         from,
         createdAt: now,
         request,
-        persona: personas.get(to) ?? null,
+        persona: personaOf(personas, to),
         state,
         initiated: initiated
           ? {

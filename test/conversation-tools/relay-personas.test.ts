@@ -136,6 +136,13 @@ describe('callers on a ConversationRelay call', () => {
     ]);
   });
 
+  it('a number of the personas range plays its caller without a script: +1 415 555 0720 says "stop calling me"', async () => {
+    const campaign = await campaignWith();
+    const { result, transcript } = await callAna(campaign.id, '+14155550720');
+    expect(result).toMatchObject({ outcome: 'opted_out', attempts: 1 });
+    expect(lines(transcript)).toContain('lead: Please stop calling me.');
+  });
+
   it('a silent caller: asked again once, then the agent says goodbye and the call ends answered, once', async () => {
     const phone = '+14155569512';
     const campaign = await campaignWith();

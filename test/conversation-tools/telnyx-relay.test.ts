@@ -9,6 +9,7 @@ import { createServer } from 'node:http';
 import WebSocket, { WebSocketServer } from 'ws';
 import { describe, expect, it } from 'vitest';
 import type { Transcript } from '../../lib/calls/transcript';
+import { NO_ANSWER_TEXT } from '../../lib/carriers/script-walk';
 import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { TELNYX_TWIN_API_KEY } from '../../lib/carriers/twin';
 import { messageText } from '../../lib/conversation-relay/frames';
@@ -321,6 +322,45 @@ describe("the agent's conversation over Telnyx's ConversationRelay", () => {
     expect(await closed).toBe(1008);
     expect(await db.callTurn.count({ where: { callId: call.id } })).toBe(0);
     expect((await openSocket(target)).status).toBe(409);
+  });
+});
+
+describe('the personas the twins play by the number (+1 AAA 555 07TD)', () => {
+  it('each plays its caller without a script: a callback, an opt-out, a person, an interruption, silence, a hang-up halfway', async () => {
+    const campaign = await campaignWith({ transferNumber: '+14155550100' });
+    const expected: Record<string, string> = {
+      '+14155550710': 'callback_requested',
+      '+14155550720': 'opted_out',
+      '+14155550730': 'transferred',
+      '+14155550740': 'answered',
+      '+14155550750': 'answered',
+      '+14155550760': 'answered',
+    };
+    const pushed = await Promise.all(
+      Object.keys(expected).map(async (phone) => ({ phone, ...(await pushLead(campaign.id, phone)) })),
+    );
+    const ended = await Promise.all(
+      pushed.map(({ leadId }) =>
+        until(
+          () => db.call.findFirst({ where: { leadId, status: 'ended' } }),
+          (found) => found !== null,
+          60_000,
+        ),
+      ),
+    );
+    expect(Object.fromEntries(pushed.map(({ phone }, index) => [phone, ended[index]!.outcome]))).toEqual(expected);
+    const transcripts = await Promise.all(ended.map((call) => transcriptOf(call!.id)));
+    const byPhone = Object.fromEntries(pushed.map(({ phone }, index) => [phone, transcripts[index]!]));
+    // The interruption: the first question was cut halfway, and only what was said is in the transcript.
+    expect(byPhone['+14155550740']![1]).toMatchObject({ speaker: 'agent', text: 'What colour would you' });
+    // Silence: nobody said anything; each silence is the lead's "(no answer)".
+    const silent = byPhone['+14155550750']!.filter((turn) => turn.speaker === 'lead');
+    expect(silent.length).toBeGreaterThan(0);
+    expect(new Set(silent.map((turn) => turn.text))).toEqual(new Set([NO_ANSWER_TEXT]));
+    // The hang-up at the agent's second turn: one answer, no closing.
+    expect(byPhone['+14155550760']!.filter((turn) => turn.speaker === 'lead')).toHaveLength(1);
+    expect(byPhone['+14155550760']!.at(-1)!.text).toBe(QUESTIONS[1]);
+    for (const { handle } of pushed) await handle.terminate('the test is over').catch(() => undefined);
   });
 });
 
