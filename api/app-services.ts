@@ -60,8 +60,8 @@ export interface AppServices {
    */
   telnyxAnswerTimeoutMs?: number;
   /**
-   * How an answered Twilio call's agent talks (CONVERSATION_ENGINE): gather (unset), the script walk's speech Gathers;
-   * relay, <Connect><ConversationRelay> to the call's socket (api/carriers/relay-socket.ts).
+   * How an answered Twilio or Telnyx call's agent talks (CONVERSATION_ENGINE): gather (unset), the script walk; relay,
+   * ConversationRelay to the call's socket (api/carriers/relay-socket.ts).
    */
   conversationEngine?: 'gather' | 'relay';
   /**
