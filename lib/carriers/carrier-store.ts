@@ -3,6 +3,7 @@ import type { Database } from '../database';
 import type { RunSql } from '../run-sql';
 import { isUuid } from '../uuid';
 import type { Envelope } from '../secrets/envelope';
+import { envelopeColumns, envelopeFromColumns, WIPED_ENVELOPE } from '../secrets/sealed-rows';
 
 /** A connection row as the store reads it: identifiers in clear, the envelope sealed (null once removed). */
 export interface CarrierConnectionRow {
@@ -39,20 +40,7 @@ export type NewCarrierConnectionRow = Pick<
   | 'authTokenSet'
 > & { envelope: Envelope };
 
-const envelopeColumns = (envelope: Envelope) => ({
-  secretKeyId: envelope.keyId,
-  secretNonce: Buffer.from(envelope.nonce).toString('base64'),
-  secretCiphertext: Buffer.from(envelope.ciphertext).toString('base64'),
-});
-
-export const envelopeOf = (row: CarrierConnectionRow): Envelope | null =>
-  row.secretKeyId && row.secretNonce && row.secretCiphertext
-    ? {
-        keyId: row.secretKeyId,
-        nonce: Buffer.from(row.secretNonce, 'base64'),
-        ciphertext: Buffer.from(row.secretCiphertext, 'base64'),
-      }
-    : null;
+export const envelopeOf = (row: CarrierConnectionRow): Envelope | null => envelopeFromColumns(row);
 
 export function insertCarrierConnection(db: Database, row: NewCarrierConnectionRow): Promise<CarrierConnectionRow> {
   const { envelope, ...identifiers } = row;
@@ -116,7 +104,7 @@ export async function numbersBoundTo(tx: Prisma.TransactionClient, connectionId:
 export async function markRemoved(tx: Prisma.TransactionClient, id: string): Promise<void> {
   await tx.carrierConnection.update({
     where: { id },
-    data: { deletedAt: new Date(), secretKeyId: null, secretNonce: null, secretCiphertext: null, authTokenSet: false },
+    data: { deletedAt: new Date(), ...WIPED_ENVELOPE, authTokenSet: false },
   });
 }
 

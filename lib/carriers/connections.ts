@@ -6,7 +6,8 @@ import { NotFoundError } from '../door/workspace-admin';
 import { ErrorCode } from '../error-codes';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { Refusal } from '../refusal';
-import { EnvelopeError, open, reseal, seal, type Envelope } from '../secrets/envelope';
+import { EnvelopeError, open, seal, type Envelope } from '../secrets/envelope';
+import { rekeyRows, type RekeyReport, type SealedRowKind } from '../secrets/sealed-rows';
 import type { Keyring } from '../secrets/keyring';
 import {
   connectionOfNumber,
@@ -338,36 +339,16 @@ export async function rotateCarrierSecrets(
   });
 }
 
-/**
- * Moves every live connection's envelope to the ring's current key (after a new key was put first), one
- * connection per transaction. Those that do not open (their key already dropped from the ring, or damaged)
- * are left as they are and named; the others are moved all the same.
- */
-export async function rekeyCarrierConnections(
-  db: Database,
-  keyring: Keyring,
-): Promise<{ keyId: string; rekeyed: string[]; unreadable: Array<{ id: string; reason: string }> }> {
-  const rekeyed: string[] = [];
-  const unreadable: Array<{ id: string; reason: string }> = [];
-  for (const id of await connectionsNotUnder(db, keyring.currentKeyId)) {
-    await db.$transaction(async (tx) => {
-      const row = await lockLiveCarrierConnection(tx, id, 'update');
-      // Removed meanwhile, or rotated (sealed under the current key) meanwhile: nothing to move.
-      const envelope = row && envelopeOf(row);
-      if (!row || !envelope || envelope.keyId === keyring.currentKeyId) return;
-      let moved: Envelope;
-      try {
-        moved = reseal(keyring, envelope, additionalDataOf(row));
-      } catch (error) {
-        unreadable.push({ id, reason: (error as Error).message });
-        return;
-      }
-      await replaceEnvelope(tx, row.id, moved);
-      rekeyed.push(id);
-    });
-  }
-  return { keyId: keyring.currentKeyId, rekeyed, unreadable };
-}
+/** `carrier rekey`: every live connection's envelope moved to the ring's current key (lib/secrets/sealed-rows.ts). */
+export const carrierConnectionRows: SealedRowKind<CarrierConnectionRow> = {
+  idsNotUnder: connectionsNotUnder,
+  lockLive: (tx, id) => lockLiveCarrierConnection(tx, id, 'update'),
+  additionalDataOf,
+  replaceEnvelope: (tx, id, envelope) => replaceEnvelope(tx, id, envelope),
+};
+
+export const rekeyCarrierConnections = (db: Database, keyring: Keyring): Promise<RekeyReport> =>
+  rekeyRows(db, keyring, carrierConnectionRows);
 
 /**
  * Connects, once, the account `request` describes under its label (the development twin of `npm start`): the

@@ -1,0 +1,82 @@
+import type { Prisma } from '../../generated/prisma/client';
+import type { Database } from '../database';
+import { reseal, type Envelope } from './envelope';
+import type { Keyring } from './keyring';
+
+/**
+ * Every table that holds a customer's secret (carrier, WhatsApp, sheet and store connections) keeps its envelope in
+ * the same three columns: the key's id in clear (what `rekey` looks for), the nonce and the ciphertext in base64.
+ */
+export interface EnvelopeColumns {
+  secretKeyId: string | null;
+  secretNonce: string | null;
+  secretCiphertext: string | null;
+}
+
+export const envelopeColumns = (envelope: Envelope): EnvelopeColumns => ({
+  secretKeyId: envelope.keyId,
+  secretNonce: Buffer.from(envelope.nonce).toString('base64'),
+  secretCiphertext: Buffer.from(envelope.ciphertext).toString('base64'),
+});
+
+/** The envelope a row holds; null once its secrets were wiped (a removed connection). */
+export const envelopeFromColumns = (row: EnvelopeColumns): Envelope | null =>
+  row.secretKeyId && row.secretNonce && row.secretCiphertext
+    ? {
+        keyId: row.secretKeyId,
+        nonce: Buffer.from(row.secretNonce, 'base64'),
+        ciphertext: Buffer.from(row.secretCiphertext, 'base64'),
+      }
+    : null;
+
+/** The columns that wipe a row's secrets (removal): a removed account's secrets are not kept. */
+export const WIPED_ENVELOPE: EnvelopeColumns = { secretKeyId: null, secretNonce: null, secretCiphertext: null };
+
+/** One kind of sealed row, as its feature's store file reaches it: what `rekeyRows` needs and nothing else. */
+export interface SealedRowKind<Row extends EnvelopeColumns & { id: string }> {
+  /** Ids of the live rows whose envelope is not under `keyId`. */
+  idsNotUnder(db: Database, keyId: string): Promise<string[]>;
+  /** The live row, locked FOR UPDATE until the transaction ends; null once removed. */
+  lockLive(tx: Prisma.TransactionClient, id: string): Promise<Row | null>;
+  /** The additional data the row's envelope is sealed with (its identity: a copied envelope does not open). */
+  additionalDataOf(row: Row): string;
+  replaceEnvelope(tx: Prisma.TransactionClient, id: string, envelope: Envelope): Promise<void>;
+}
+
+export interface RekeyReport {
+  keyId: string;
+  rekeyed: string[];
+  unreadable: Array<{ id: string; reason: string }>;
+}
+
+/**
+ * Moves every live row's envelope to the ring's current key (after a new key was put first), one row per transaction.
+ * Those that do not open (their key already dropped from the ring, or damaged) are left as they are and named; the
+ * others are moved all the same.
+ */
+export async function rekeyRows<Row extends EnvelopeColumns & { id: string }>(
+  db: Database,
+  keyring: Keyring,
+  kind: SealedRowKind<Row>,
+): Promise<RekeyReport> {
+  const rekeyed: string[] = [];
+  const unreadable: Array<{ id: string; reason: string }> = [];
+  for (const id of await kind.idsNotUnder(db, keyring.currentKeyId)) {
+    await db.$transaction(async (tx) => {
+      const row = await kind.lockLive(tx, id);
+      // Removed meanwhile, or rotated (sealed under the current key) meanwhile: nothing to move.
+      const envelope = row && envelopeFromColumns(row);
+      if (!row || !envelope || envelope.keyId === keyring.currentKeyId) return;
+      let moved: Envelope;
+      try {
+        moved = reseal(keyring, envelope, kind.additionalDataOf(row));
+      } catch (error) {
+        unreadable.push({ id, reason: (error as Error).message });
+        return;
+      }
+      await kind.replaceEnvelope(tx, row.id, moved);
+      rekeyed.push(id);
+    });
+  }
+  return { keyId: keyring.currentKeyId, rekeyed, unreadable };
+}
