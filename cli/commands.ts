@@ -35,6 +35,7 @@ import {
   familyOf,
   listCarrierConnections,
   rekeyCarrierConnections,
+  carrierConnectionRows,
   removeCarrierConnection,
   rotateCarrierSecrets,
   telnyxConnectionIdSchema,
@@ -45,6 +46,7 @@ import {
 } from '../lib/carriers/connections';
 import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
 import { resolveKeyring } from './secrets-keys';
+import { rekeyRows, type RekeyReport, type SealedRowKind } from '../lib/secrets/sealed-rows';
 
 export class UsageError extends Error {}
 
@@ -298,18 +300,47 @@ export const adminCommands: Record<string, Command> = {
   },
   'carrier rekey': async (db, raw) => {
     parseFlags({}, raw);
-    const { keyId, rekeyed, unreadable } = await rekeyCarrierConnections(db, resolveKeyring());
-    if (unreadable.length > 0)
-      throw new StateConflict(
-        `rekeyed ${rekeyed.length} connection(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
-      );
-    return { keyId, rekeyed };
+    return rekeyAnswer('connection', await rekeyCarrierConnections(db, resolveKeyring()));
+  },
+  'secrets rekey': async (db, raw) => {
+    parseFlags({}, raw);
+    const keyring = resolveKeyring();
+    const rekeyed: Record<string, string[]> = {};
+    const unreadable: RekeyReport['unreadable'] = [];
+    for (const [name, kind] of Object.entries(SEALED_ROW_KINDS)) {
+      const report = await rekeyRows(db, keyring, kind);
+      rekeyed[name] = report.rekeyed;
+      unreadable.push(...report.unreadable);
+    }
+    const moved = Object.values(rekeyed).flat();
+    return { ...rekeyAnswer('row', { keyId: keyring.currentKeyId, rekeyed: moved, unreadable }), rekeyed };
   },
   'carrier remove': async (db, raw) => {
     const flags = parseFlags({ connection: uuid }, raw);
     return removeCarrierConnection(db, flags.connection);
   },
 };
+
+/**
+ * Every table that holds a customer's secret, by the name `secrets rekey` answers it under: what a new key of
+ * SECRETS_KEYS must be moved over (docs/providers.md#rotating-the-key-ring).
+ */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each kind has its own row type; rekeyRows only reads the envelope columns and id
+const SEALED_ROW_KINDS: Record<string, SealedRowKind<any>> = {
+  carrierConnections: carrierConnectionRows,
+};
+
+/**
+ * What a rekey answers: the key and the rows moved; refused (exit 1) when some could not be opened, which are named
+ * and left as they are while the others are moved all the same.
+ */
+function rekeyAnswer(what: string, { keyId, rekeyed, unreadable }: RekeyReport): { keyId: string; rekeyed: string[] } {
+  if (unreadable.length > 0)
+    throw new StateConflict(
+      `rekeyed ${rekeyed.length} ${what}(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
+    );
+  return { keyId, rekeyed };
+}
 
 /**
  * A secret's three flags: `--NAME value` (lands in shell history and `ps`), `--NAME-stdin` (the first line of

@@ -1,0 +1,58 @@
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openCarrierConnection } from '../../lib/carriers/connections';
+import { EnvelopeError } from '../../lib/secrets/envelope';
+import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
+import { runAdminCliWith } from '../support/admin-cli';
+import { useTestDatabase } from '../support/database';
+
+const { db, url } = await useTestDatabase();
+const [k0, k1, k2] = ['k0', 'k1', 'k2'].map((id) => newKeyringEntry(id));
+const noDevStack = mkdtempSync(path.join(os.tmpdir(), 'secrets-rekey-'));
+const admin = (keys: string, ...args: string[]) =>
+  runAdminCliWith({ env: { WORKSPACE_DATA_DIR: noDevStack, SECRETS_KEYS: keys } }, url, ...args);
+async function adminJson(keys: string, ...args: string[]) {
+  const result = await admin(keys, ...args);
+  expect(result.stderr).toBe('');
+  expect(result.code).toBe(0);
+  return JSON.parse(result.stdout) as Record<string, any>;
+}
+const TOKEN = 'tok3n-that-must-never-be-shown-0';
+const connectTwilio = (keys: string, workspaceId: string) =>
+  adminJson(
+    keys,
+    ...['carrier', 'connect', '--workspace', workspaceId, '--provider', 'twilio'],
+    ...['--account-sid', `AC${'0123456789abcdef'.repeat(2)}`, '--auth-token', TOKEN],
+  );
+
+describe('npm run admin: secrets rekey moves every sealed row of every provider to the current key', () => {
+  it('moves what opens, names what does not, and answers by kind of row', async () => {
+    const workspace = await adminJson(k1, 'workspace', 'create', '--name', 'Rekey');
+    const underK1 = await connectTwilio(k1, workspace.id);
+    const alsoUnderK1 = await connectTwilio(k1, workspace.id);
+
+    const moved = await adminJson(`${k2},${k1}`, 'secrets', 'rekey');
+    expect(moved.keyId).toBe('k2');
+    expect(moved.rekeyed.carrierConnections).toEqual(expect.arrayContaining([underK1.id, alsoUnderK1.id]));
+    // k1 may now leave the ring: the rows open under k2 alone, and no longer under k1 alone.
+    expect((await openCarrierConnection(db, keyringSchema.parse(k2), underK1.id))?.secrets).toEqual({
+      authToken: TOKEN,
+    });
+    await expect(openCarrierConnection(db, keyringSchema.parse(k1), underK1.id)).rejects.toThrow(EnvelopeError);
+    // Nothing left to move: a second run moves nothing.
+    expect((await adminJson(`${k2},${k1}`, 'secrets', 'rekey')).rekeyed.carrierConnections).toEqual([]);
+
+    // A row sealed under a key already dropped from the ring is named and left; the others move all the same.
+    const lost = await connectTwilio(k0, workspace.id);
+    const fresh = await connectTwilio(k1, workspace.id);
+    const partial = await admin(k2 + ',' + k1, 'secrets', 'rekey');
+    expect(partial.code).toBe(1);
+    expect(partial.stderr).toContain(lost.id);
+    expect(partial.stderr).toMatch(/rekeyed 1 row\(s\) to key "k2"; 1 could not be opened/);
+    expect(partial.stderr + partial.stdout).not.toContain(TOKEN);
+    expect((await db.carrierConnection.findUniqueOrThrow({ where: { id: fresh.id } })).secretKeyId).toBe('k2');
+    expect((await db.carrierConnection.findUniqueOrThrow({ where: { id: lost.id } })).secretKeyId).toBe('k0');
+  });
+});
