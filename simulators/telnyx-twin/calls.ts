@@ -8,6 +8,7 @@ import { personaAnswer, relayPersonaAnswer, type PersonaScript } from '../twilio
 import { TWIN_TIMES, detection, dialPlan, machineGreeting, speakingMs, type AnsweredBy } from '../twilio-twin/plan';
 import { relayConversation, type RelaySettings } from '../twilio-twin/relay';
 import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
+import { eventOf } from './events';
 import { telnyxSignatureHeaders } from './signature';
 
 /**
@@ -287,23 +288,15 @@ export function createCallRunner(options: CallRunnerOptions) {
         : ((effects.data.clientState as string | null | undefined) ?? row.clientState);
     effects.webhooks.push({
       url: null,
-      event: {
-        data: {
-          event_type: eventType,
-          id: randomUUID(),
-          occurred_at: wallAt(row, atMs).toISOString(),
-          payload: {
-            call_control_id: row.callControlId,
-            call_leg_id: row.callLegId,
-            call_session_id: row.callSessionId,
-            ...(clientState && { client_state: clientState }),
-            connection_id: row.connectionId,
-            ...(options.parties !== false && { from: row.from, to: row.to }),
-            ...members,
-          },
-          record_type: 'event',
-        },
-      },
+      event: eventOf(eventType, wallAt(row, atMs), {
+        call_control_id: row.callControlId,
+        call_leg_id: row.callLegId,
+        call_session_id: row.callSessionId,
+        ...(clientState && { client_state: clientState }),
+        connection_id: row.connectionId,
+        ...(options.parties !== false && { from: row.from, to: row.to }),
+        ...members,
+      }),
     });
   }
 
@@ -318,24 +311,16 @@ export function createCallRunner(options: CallRunnerOptions) {
     const leg = effects.state.transfer!;
     effects.webhooks.push({
       url: leg.webhookUrl,
-      event: {
-        data: {
-          event_type: eventType,
-          id: randomUUID(),
-          occurred_at: wallAt(row, atMs).toISOString(),
-          payload: {
-            call_control_id: leg.callControlId,
-            call_leg_id: leg.callControlId.replace(/^v3:/, ''),
-            call_session_id: row.callSessionId,
-            ...(leg.clientState && { client_state: leg.clientState }),
-            connection_id: row.connectionId,
-            from: leg.from,
-            to: leg.to,
-            ...members,
-          },
-          record_type: 'event',
-        },
-      },
+      event: eventOf(eventType, wallAt(row, atMs), {
+        call_control_id: leg.callControlId,
+        call_leg_id: leg.callControlId.replace(/^v3:/, ''),
+        call_session_id: row.callSessionId,
+        ...(leg.clientState && { client_state: leg.clientState }),
+        connection_id: row.connectionId,
+        from: leg.from,
+        to: leg.to,
+        ...members,
+      }),
     });
   }
 

@@ -19,6 +19,7 @@ import {
 } from './calls';
 import type { TelnyxTwinAccount } from './config';
 import { TELNYX_ERRORS, TelnyxApiError } from './errors';
+import { eventOf } from './events';
 import { signingKey } from './signature';
 
 /**
@@ -177,26 +178,18 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       const now = new Date();
       const id = `v3:${randomBytes(30).toString('base64url')}`;
       const state: CallState = initialState(request, to);
-      const initiated = {
-        data: {
-          event_type: 'call.initiated',
-          id: randomUUID(),
-          occurred_at: now.toISOString(),
-          payload: {
-            call_control_id: id,
-            call_leg_id: randomUUID(),
-            call_session_id: randomUUID(),
-            ...(clientState && { client_state: clientState }),
-            connection_id: connectionId,
-            direction: 'outgoing',
-            from,
-            start_time: now.toISOString(),
-            state: 'bridging',
-            to,
-          },
-          record_type: 'event',
-        },
-      };
+      const initiated = eventOf('call.initiated', now, {
+        call_control_id: id,
+        call_leg_id: randomUUID(),
+        call_session_id: randomUUID(),
+        ...(clientState && { client_state: clientState }),
+        connection_id: connectionId,
+        direction: 'outgoing',
+        from,
+        start_time: now.toISOString(),
+        state: 'bridging',
+        to,
+      });
       let row: TelnyxTwinCall;
       try {
         // The call.initiated webhook is owed from the start: it is written with the call, as its webhook 0.

@@ -9,7 +9,9 @@ import { runAdminCliWith } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 
 const { db, url } = await useTestDatabase();
-const [k0, k1, k2] = ['k0', 'k1', 'k2'].map((id) => newKeyringEntry(id));
+const k0 = newKeyringEntry('k0');
+const k1 = newKeyringEntry('k1');
+const k2 = newKeyringEntry('k2');
 const noDevStack = mkdtempSync(path.join(os.tmpdir(), 'secrets-rekey-'));
 const admin = (keys: string, ...args: string[]) =>
   runAdminCliWith({ env: { WORKSPACE_DATA_DIR: noDevStack, SECRETS_KEYS: keys } }, url, ...args);
