@@ -61,7 +61,11 @@ export function createCrmImportActivities({ db, secretsKeyring, crmImportPageSiz
         page = await readCustomersPage(connection, row.cursor, pageSize);
       } catch (error) {
         if (error instanceof AdminAccessRefused)
-          throw ApplicationFailure.create({ message: error.message, type: ErrorCode.provider_error, nonRetryable: true });
+          throw ApplicationFailure.create({
+            message: error.message,
+            type: ErrorCode.provider_error,
+            nonRetryable: true,
+          });
         throw error;
       }
       if (page.kind === 'throttled') {
@@ -70,7 +74,11 @@ export function createCrmImportActivities({ db, secretsKeyring, crmImportPageSiz
           data: { throttledWaits: { increment: 1 }, updatedAt: new Date() },
         });
         const requested = page.cost?.requestedQueryCost ?? pageSize;
-        return { done: false, status: 'running', waitMs: Math.max(throttleWaitMs(page.cost, requested), MIN_THROTTLED_WAIT_MS) };
+        return {
+          done: false,
+          status: 'running',
+          waitMs: Math.max(throttleWaitMs(page.cost, requested), MIN_THROTTLED_WAIT_MS),
+        };
       }
       const applied = await applyPage(db, row, page.customers, page.hasNextPage ? page.endCursor : null);
       // The next page asks for as much as this one: wait until the bucket holds it.
@@ -126,7 +134,11 @@ async function applyPage(
     for (const customer of customers) {
       const verdict = customerVerdict(customer);
       if (verdict.import)
-        eligible.push({ customerId: customer.id, phone: verdict.phone, name: customer.displayName.trim().slice(0, 200) || null });
+        eligible.push({
+          customerId: customer.id,
+          phone: verdict.phone,
+          name: customer.displayName.trim().slice(0, 200) || null,
+        });
       else addSkipped(skipped, verdict.reason);
     }
     let added = 0;

@@ -22,9 +22,12 @@ const crmImportSchema = z.object({
     .record(z.string(), z.number().int())
     .describe(
       'Customers not imported, by reason: no_phone, invalid_phone (not a valid E.164 number), duplicate (already imported ' +
-        "into this campaign, or a phone the list holds already), or the SMS marketing state when it is not SUBSCRIBED (NOT_SUBSCRIBED, PENDING, UNSUBSCRIBED, REDACTED, ...).",
+        'into this campaign, or a phone the list holds already), or the SMS marketing state when it is not SUBSCRIBED (NOT_SUBSCRIBED, PENDING, UNSUBSCRIBED, REDACTED, ...).',
     ),
-  throttledWaits: z.number().int().describe("Waits for the store's cost bucket (a THROTTLED answer, or too few points left)."),
+  throttledWaits: z
+    .number()
+    .int()
+    .describe("Waits for the store's cost bucket (a THROTTLED answer, or too few points left)."),
   error: z.string().nullable().describe('failed: why; else null.'),
   createdAt: z.string().describe('ISO 8601 date-time.'),
   updatedAt: z.string().describe('ISO 8601 date-time.'),
@@ -63,7 +66,7 @@ export const campaignCrmImportRoutes = [
       ...contactsAddedAnswer.responses,
       202: {
         description:
-          'The connection holds an Admin API token: the import, started (a durable job reading the store\'s customers page by page); ' +
+          "The connection holds an Admin API token: the import, started (a durable job reading the store's customers page by page); " +
           'follow it at GET /campaigns/{id}/crm-imports/{importId} (the Location header).',
         schema: z.object({ import: crmImportSchema }),
         headers: ['Location'],

@@ -81,7 +81,8 @@ export async function importContactsFromCrm(
     }));
   if (!connection)
     throw invalid(['connectionId'], 'no CRM connection of this workspace has this id', input.connectionId);
-  if (connection.secretKeyId) return { import: await startAdminImport(services, principal, campaign.id, connection, input) };
+  if (connection.secretKeyId)
+    return { import: await startAdminImport(services, principal, campaign.id, connection, input) };
   const customers = await customersOf(services, { ...input, connectionId: connection.id });
   if (customers.length > MAX_CONTACTS)
     throw invalid(

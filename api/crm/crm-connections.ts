@@ -42,7 +42,10 @@ export async function getCrmConnection(services: AppServices, principal: Princip
 /** Gone from the API, its receiver answering 404 from then on; its orders and deliveries are kept, its Admin API token wiped. */
 export async function deleteCrmConnection(services: AppServices, principal: Principal, id: string) {
   await findOwnedConnection(services, principal, id);
-  await services.db.crmConnection.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: new Date(), ...WIPED_ENVELOPE } });
+  await services.db.crmConnection.updateMany({
+    where: { id, deletedAt: null },
+    data: { deletedAt: new Date(), ...WIPED_ENVELOPE },
+  });
 }
 
 /** The connection's latest deliveries (at most CRM_DELIVERIES_KEPT), newest first, as shapes: never a value. */

@@ -85,7 +85,13 @@ export async function setCrmAdminToken(db: Database, keyring: Keyring, request: 
         adminTokenSetAt,
       },
     });
-    return { id: row.id, provider: request.provider, keyId: envelope.keyId, rotated, setAt: adminTokenSetAt.toISOString() };
+    return {
+      id: row.id,
+      provider: request.provider,
+      keyId: envelope.keyId,
+      rotated,
+      setAt: adminTokenSetAt.toISOString(),
+    };
   });
 }
 

@@ -47,7 +47,13 @@ export interface QueryCost {
 }
 
 export type CustomersPage =
-  | { kind: 'page'; customers: ShopifyCustomer[]; hasNextPage: boolean; endCursor: string | null; cost: QueryCost | null }
+  | {
+      kind: 'page';
+      customers: ShopifyCustomer[];
+      hasNextPage: boolean;
+      endCursor: string | null;
+      cost: QueryCost | null;
+    }
   /** Shopify answered THROTTLED: nothing read; wait (throttleWaitMs) and ask again. */
   | { kind: 'throttled'; cost: QueryCost | null };
 
@@ -133,6 +139,9 @@ export function customerVerdict(customer: ShopifyCustomer): CustomerVerdict {
   const phone = number.phoneNumber.trim().startsWith('+') ? normalizeE164(number.phoneNumber) : null;
   if (!phone) return { import: false, reason: 'invalid_phone' };
   if (number.marketingState !== IMPORTED_MARKETING_STATE)
-    return { import: false, reason: /^[A-Z_]{1,40}$/.test(number.marketingState) ? number.marketingState : 'unknown_state' };
+    return {
+      import: false,
+      reason: /^[A-Z_]{1,40}$/.test(number.marketingState) ? number.marketingState : 'unknown_state',
+    };
   return { import: true, phone };
 }
