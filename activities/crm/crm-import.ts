@@ -12,6 +12,7 @@ import {
   type ShopifyCustomer,
 } from '../../lib/crm/shopify-admin';
 import type { Keyring } from '../../lib/secrets/keyring';
+import { heartbeatIfInActivity } from '../dial-ladder/calls';
 
 export interface CrmImportDependencies {
   db: Database;
@@ -25,6 +26,7 @@ export interface CrmImportDependencies {
 const MIN_THROTTLED_WAIT_MS = 100;
 
 type Skipped = Record<string, number>;
+
 
 const addSkipped = (into: Skipped, reason: string, count = 1) => {
   if (count > 0) into[reason] = (into[reason] ?? 0) + count;
@@ -56,6 +58,7 @@ export function createCrmImportActivities({ db, secretsKeyring, crmImportPageSiz
         await finish(importId, 'failed', 'the connection was deleted or no longer holds an Admin API token');
         return { done: true, status: 'failed', waitMs: 0 };
       }
+      heartbeatIfInActivity();
       let page;
       try {
         page = await readCustomersPage(connection, row.cursor, pageSize);
@@ -80,6 +83,7 @@ export function createCrmImportActivities({ db, secretsKeyring, crmImportPageSiz
           waitMs: Math.max(throttleWaitMs(page.cost, requested), MIN_THROTTLED_WAIT_MS),
         };
       }
+      heartbeatIfInActivity();
       const applied = await applyPage(db, row, page.customers, page.hasNextPage ? page.endCursor : null);
       // The next page asks for as much as this one: wait until the bucket holds it.
       const waitMs = applied.done || !page.cost ? 0 : throttleWaitMs(page.cost, page.cost.requestedQueryCost);

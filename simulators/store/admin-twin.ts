@@ -212,7 +212,14 @@ export function createStoreAdminTwin(options: StoreAdminTwinOptions) {
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '1mb' }));
+  // TEST CONTROL routes, not Shopify's: what the twin answered, and a shop's bucket emptied (another app of the store
+  // spending its points), so the next queries are THROTTLED until it refills.
   app.get('/control/stats', (_req, res) => res.json(stats));
+  app.post('/control/shops/:shop/drain', (req, res) => {
+    const bucket = bucketOf(String(req.params.shop));
+    bucket.available = 0;
+    res.json({ shop: req.params.shop, currentlyAvailable: 0 });
+  });
   app.post(ADMIN_GRAPHQL_PATH, (req: Request, res: Response) => {
     stats.requests++;
     const token = req.header('X-Shopify-Access-Token');

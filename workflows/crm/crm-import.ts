@@ -3,9 +3,10 @@ import type { CrmImportActivities } from '../../activities/crm/crm-import';
 import type { CrmImportWorkflowInput, CrmImportWorkflowResult } from '../../lib/crm/crm-import';
 import { storeAdminPage, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 
-/** A page is one Admin API request and one transaction. */
+/** A page is one Admin API request and one transaction; it heartbeats, so a worker lost mid-page is noticed in 10 s. */
 const { importCrmPage } = proxyActivities<CrmImportActivities>({
   startToCloseTimeout: '2 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: storeAdminPage,
 });
 const { failCrmImport } = proxyActivities<CrmImportActivities>({
