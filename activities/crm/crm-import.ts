@@ -27,7 +27,6 @@ const MIN_THROTTLED_WAIT_MS = 100;
 
 type Skipped = Record<string, number>;
 
-
 const addSkipped = (into: Skipped, reason: string, count = 1) => {
   if (count > 0) into[reason] = (into[reason] ?? 0) + count;
 };

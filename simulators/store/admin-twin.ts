@@ -54,7 +54,7 @@ export interface StoreAdminTwinOptions {
   bucketSize?: number;
   /** Points restored per second (Shopify: 50 for a standard plan). */
   restoreRate?: number;
-  /** The largest cost one query may ask for (Shopify: 1000). */
+  /** The largest cost one query may ask for (Shopify: 1000; scaled down with the bucket in tests). */
   maxQueryCost?: number;
   now?: () => number;
 }
@@ -123,14 +123,14 @@ function connectionNodeCost(
     const fields = connection.getFields();
     if (name === 'nodes') {
       const node = getNamedType(fields.nodes!.type) as GraphQLObjectType;
-      perNode = Math.max(perNode, 1 + selectionCost(schema, node, selection.selectionSet, variables));
+      perNode += 1 + selectionCost(schema, node, selection.selectionSet, variables);
     } else if (name === 'edges') {
       const edge = getNamedType(fields.edges!.type) as GraphQLObjectType;
       const nodeSelection = selection.selectionSet?.selections.find(
         (inner): inner is FieldNode => inner.kind === Kind.FIELD && inner.name.value === 'node',
       );
       const node = getNamedType(edge.getFields().node!.type) as GraphQLObjectType;
-      perNode = Math.max(perNode, 1 + selectionCost(schema, node, nodeSelection?.selectionSet, variables));
+      perNode += 1 + selectionCost(schema, node, nodeSelection?.selectionSet, variables);
     }
   }
   return perNode;
