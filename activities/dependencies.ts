@@ -37,4 +37,6 @@ export interface ActivityDependencies {
   secretsKeyring?: Keyring;
   /** Customers per Admin API page (default 250, Shopify's maximum); tests take smaller pages. */
   crmImportPageSize?: number;
+  /** The most customers one CRM import lists (default 10,000); tests lower it. */
+  crmImportMaxImported?: number;
 }

@@ -12,6 +12,7 @@ import {
   type ShopifyCustomer,
 } from '../../lib/crm/shopify-admin';
 import type { Keyring } from '../../lib/secrets/keyring';
+import { MAX_CONTACTS } from '../../lib/campaigns/contact-limits';
 import { heartbeatIfInActivity } from '../dial-ladder/calls';
 
 export interface CrmImportDependencies {
@@ -20,6 +21,8 @@ export interface CrmImportDependencies {
   secretsKeyring?: Keyring;
   /** Customers per page (default CUSTOMERS_PAGE_SIZE, Shopify's maximum); tests may take smaller pages. */
   crmImportPageSize?: number;
+  /** The most customers one import lists (default MAX_CONTACTS, spec 8's contacts of one request); tests lower it. */
+  crmImportMaxImported?: number;
 }
 
 /** Shortest wait after a THROTTLED answer, whatever the cost extension says. */
@@ -38,8 +41,14 @@ const addSkipped = (into: Skipped, reason: string, count = 1) => {
  * replayed page (a worker lost after the commit) finds the cursor moved and applies nothing; and every imported
  * customer holds a (campaign, customer) row, so no customer is listed twice by any import of the campaign.
  */
-export function createCrmImportActivities({ db, secretsKeyring, crmImportPageSize }: CrmImportDependencies) {
+export function createCrmImportActivities({
+  db,
+  secretsKeyring,
+  crmImportPageSize,
+  crmImportMaxImported,
+}: CrmImportDependencies) {
   const pageSize = crmImportPageSize ?? CUSTOMERS_PAGE_SIZE;
+  const maxImported = crmImportMaxImported ?? MAX_CONTACTS;
 
   async function finish(importId: string, status: 'completed' | 'failed', error: string | null) {
     await db.crmImport.updateMany({
@@ -83,7 +92,7 @@ export function createCrmImportActivities({ db, secretsKeyring, crmImportPageSiz
         };
       }
       heartbeatIfInActivity();
-      const applied = await applyPage(db, row, page.customers, page.hasNextPage ? page.endCursor : null);
+      const applied = await applyPage(db, row, page.customers, page.hasNextPage ? page.endCursor : null, maxImported);
       // The next page asks for as much as this one: wait until the bucket holds it.
       const waitMs = applied.done || !page.cost ? 0 : throttleWaitMs(page.cost, page.cost.requestedQueryCost);
       if (waitMs > 0)
@@ -112,10 +121,12 @@ async function applyPage(
   row: ImportRow,
   customers: readonly ShopifyCustomer[],
   nextCursor: string | null,
+  maxImported: number,
 ): Promise<Omit<CrmImportStep, 'waitMs'>> {
   return db.$transaction(async (tx) => {
-    const [locked] = await tx.$queryRaw<Array<{ status: string; cursor: string | null; skipped: Skipped }>>`
-      SELECT status, cursor, skipped FROM "CrmImport" WHERE id = ${row.id}::uuid FOR UPDATE`;
+    const [locked] = await tx.$queryRaw<
+      Array<{ status: string; cursor: string | null; skipped: Skipped; imported: number }>
+    >`SELECT status, cursor, skipped, imported FROM "CrmImport" WHERE id = ${row.id}::uuid FOR UPDATE`;
     if (!locked || locked.status !== 'running') return { done: true, status: locked?.status ?? 'gone' };
     if (locked.cursor !== row.cursor) return { done: false, status: 'running' };
     const [campaign] = await tx.$queryRaw<Array<{ status: string }>>`
@@ -136,7 +147,8 @@ async function applyPage(
     const eligible: Array<{ customerId: string; phone: string; name: string | null }> = [];
     for (const customer of customers) {
       const verdict = customerVerdict(customer);
-      if (verdict.import)
+      if (verdict.import && eligible.length >= maxImported - locked.imported) addSkipped(skipped, 'limit_reached');
+      else if (verdict.import)
         eligible.push({
           customerId: customer.id,
           phone: verdict.phone,

@@ -21,7 +21,7 @@ const crmImportSchema = z.object({
   skipped: z
     .record(z.string(), z.number().int())
     .describe(
-      'Customers not imported, by reason: no_phone, invalid_phone (not a valid E.164 number), duplicate (already imported ' +
+      'Customers not imported, by reason: no_phone, invalid_phone (not a valid E.164 number), limit_reached (the import listed 10,000 already), duplicate (already imported ' +
         'into this campaign, or a phone the list holds already), or the SMS marketing state when it is not SUBSCRIBED (NOT_SUBSCRIBED, PENDING, UNSUBSCRIBED, REDACTED, ...).',
     ),
   throttledWaits: z
