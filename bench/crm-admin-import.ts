@@ -13,6 +13,7 @@ import { benchMachine, writeBenchResults } from './results-files';
 import { setCrmAdminToken } from '../lib/crm/admin-token';
 import { connectCrm } from '../lib/crm/connections';
 import { CUSTOMERS_PAGE_SIZE, readCustomersPage } from '../lib/crm/shopify-admin';
+import type { CrmImportWorkflowResult } from '../lib/crm/crm-import';
 import { createDatabase } from '../lib/database';
 import { addMember, createWorkspace } from '../lib/door/workspace-admin';
 import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
@@ -93,7 +94,7 @@ try {
     });
     const startedAt = performance.now();
     await startCrmImportWorkflow(client, taskQueue, importId, { campaignId: campaign.id, workspaceId });
-    const result = await client.workflow.getHandle(crmImportWorkflowId(importId)).result();
+    const result = (await client.workflow.getHandle(crmImportWorkflowId(importId)).result()) as CrmImportWorkflowResult;
     const seconds = (performance.now() - startedAt) / 1000;
     const row = await db.crmImport.findUniqueOrThrow({ where: { id: importId } });
     const listed = await db.campaignContact.count({ where: { campaignId: campaign.id } });
