@@ -6,6 +6,7 @@ import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { CarrierBreakerRule } from '../lib/dial-ladder/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/calls/call-states';
 import type { CallIntelligenceModel } from '../lib/call-intelligence/extraction';
+import type { Keyring } from '../lib/secrets/keyring';
 
 /** What the main worker's activity factories are built over: wired by the worker (worker/create-worker.ts), by tests with their own. */
 export interface ActivityDependencies {
@@ -32,4 +33,10 @@ export interface ActivityDependencies {
   callIntelligenceModel?: CallIntelligenceModel;
   /** The campaigns' carrier breaker; default lib/dial-ladder/dial-ladder/carrier-breaker.ts (tests may narrow it). */
   carrierBreaker?: CarrierBreakerRule;
+  /** SECRETS_KEYS: opens the store connections' Admin API tokens (CRM imports); unset: such an import fails. */
+  secretsKeyring?: Keyring;
+  /** Customers per Admin API page (default 250, Shopify's maximum); tests take smaller pages. */
+  crmImportPageSize?: number;
+  /** The most customers one CRM import lists (default 10,000); tests lower it. */
+  crmImportMaxImported?: number;
 }

@@ -12,6 +12,7 @@ import { createWhatsAppLeadActivities } from './whatsapp/whatsapp-leads';
 import { createWhatsAppJourneyActivities } from './whatsapp/whatsapp-journeys';
 import { createOrderNotificationActivities } from './commerce/order-notifications';
 import { createCrmDeliveryActivities } from './crm/crm-deliveries';
+import { createCrmImportActivities } from './crm/crm-import';
 
 export type { ActivityDependencies } from './dependencies';
 
@@ -35,6 +36,7 @@ export function createActivities(dependencies: ActivityDependencies) {
     ...createWhatsAppJourneyActivities(dependencies),
     ...createOrderNotificationActivities(dependencies),
     ...createCrmDeliveryActivities(dependencies),
+    ...createCrmImportActivities(dependencies),
   };
 }
 

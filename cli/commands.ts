@@ -26,6 +26,14 @@ import { publishJourney, saveJourney, journeyView } from '../api/journeys/journe
 import { configVariables } from '../lib/config';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { connectCrm, crmWebhookUrl } from '../lib/crm/connections';
+import {
+  CRM_ADMIN_PROVIDERS,
+  adminBaseUrlSchema,
+  adminTokenSchema,
+  listCrmConnectionsForOperator,
+  rekeyCrmAdminTokens,
+  setCrmAdminToken,
+} from '../lib/crm/admin-token';
 import { CRM_CONNECTION_KINDS, shopDomainSchema } from '../lib/crm/shopify-webhook';
 import {
   CARRIER_PROVIDERS,
@@ -209,6 +217,39 @@ export const adminCommands: Record<string, Command> = {
     const publicBaseUrl = configVariables.shape.PUBLIC_BASE_URL.parse(process.env.PUBLIC_BASE_URL);
     return { id, webhookUrl: crmWebhookUrl(publicBaseUrl, id) };
   },
+  'crm admin-token': async (db, raw) => {
+    const flags = parseFlags(
+      {
+        connection: uuid,
+        provider: z.enum(CRM_ADMIN_PROVIDERS).default('shopify'),
+        'base-url': adminBaseUrlSchema.optional(),
+        ...secretFlags('token'),
+      },
+      raw,
+    );
+    const token = secretReader(flags, adminTokenSchema).read('token', true)!;
+    return asUsageOfState(() =>
+      setCrmAdminToken(db, resolveKeyring(), {
+        connectionId: flags.connection,
+        token,
+        provider: flags.provider,
+        baseUrl: flags['base-url'],
+      }),
+    );
+  },
+  'crm list': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid }, raw);
+    return { connections: await listCrmConnectionsForOperator(db, flags.workspace) };
+  },
+  'crm rekey': async (db, raw) => {
+    parseFlags({}, raw);
+    const { keyId, rekeyed, unreadable } = await rekeyCrmAdminTokens(db, resolveKeyring());
+    if (unreadable.length > 0)
+      throw new StateConflict(
+        `rekeyed ${rekeyed.length} connection(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
+      );
+    return { keyId, rekeyed };
+  },
   'carrier connect': async (db, raw) => {
     const flags = parseFlags(
       {
@@ -360,7 +401,7 @@ function secretFlags<Name extends string>(name: Name) {
 }
 
 /** Reads each secret from the one source its flags name; validated like a secret given inline. */
-function secretReader(flags: Record<string, unknown>) {
+function secretReader(flags: Record<string, unknown>, schema: z.ZodType<string> = carrierSecretSchema) {
   const sources = (name: string) => [name, `${name}-stdin`, `${name}-env`].filter((flag) => flags[flag] !== undefined);
   const fromStdin = Object.keys(flags).filter((flag) => flag.endsWith('-stdin') && flags[flag] === true);
   if (fromStdin.length > 1) throw new UsageError(`--${fromStdin[1]}: standard input holds one secret only`);
@@ -381,7 +422,7 @@ function secretReader(flags: Record<string, unknown>) {
         throw new UsageError(
           `--${source}: ${source.endsWith('-stdin') ? 'standard input is empty' : `${String(flags[source])} is not set`}`,
         );
-      const parsed = carrierSecretSchema.safeParse(value);
+      const parsed = schema.safeParse(value);
       if (!parsed.success) throw new UsageError(`--${source}: ${parsed.error.issues[0]!.message}`);
       return parsed.data;
     },
@@ -402,7 +443,7 @@ async function asUsageOfState<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {
-    if (error instanceof StateConflict && /^a (Twilio|\S+ connection)/.test(error.message))
+    if (error instanceof StateConflict && /^a (Twilio|\S+ connection|shopify-twin token)/.test(error.message))
       throw new UsageError(error.message);
     throw error;
   }

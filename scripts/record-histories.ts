@@ -21,6 +21,7 @@ import { createConnectionCarrier } from '../lib/carriers/connection-carrier';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../lib/carriers/twin';
 import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { createTwilioTwin } from '../simulators/twilio-twin/server';
+import { createStoreAdminTwin, twinCustomers } from '../simulators/store/admin-twin';
 import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
 import { createSimulatedWhatsAppClient } from '../lib/whatsapp/simulated-provider-client';
 import { createSimulatedWhatsAppProvider } from '../simulators/whatsapp/server';
@@ -70,6 +71,16 @@ try {
     retry: { firstMs: 50, maxMs: 1_000 },
   });
   const twinUrl = await twin.listen(0);
+  // The store twin's Admin API: 25 customers read 10 a page from a 30-point bucket (a page asks for 22), so the
+  // workflow waits for it between pages.
+  const store = { shopDomain: 'replay-store.myshopify.com', accessToken: 'shpat_replay_store_token', keyring };
+  const storeTwin = createStoreAdminTwin({
+    shops: [{ shopDomain: store.shopDomain, accessToken: store.accessToken, customers: twinCustomers(25) }],
+    bucketSize: 30,
+    restoreRate: 100,
+    maxQueryCost: 30,
+  });
+  const storeTwinUrl = await storeTwin.listen(0);
   const services = {
     db,
     sql,
@@ -123,6 +134,8 @@ try {
       temporal: client,
       // An order notification's delay minute lasts 50 ms, so that its durable timer is recorded quickly.
       orderNotificationMinuteMs: 50,
+      secretsKeyring: keyring,
+      crmImportPageSize: 10,
     },
   });
   // Export jobs send their activities to the export queue, as in production.
@@ -156,7 +169,14 @@ try {
     );
     for (const scenario of chosen) {
       services.conversationEngine = scenario.conversationEngine;
-      const workflowId = await scenario.run({ db, client, taskQueue, whatsappProvider, twilio: { twinUrl, keyring } });
+      const workflowId = await scenario.run({
+        db,
+        client,
+        taskQueue,
+        whatsappProvider,
+        twilio: { twinUrl, keyring },
+        store: { ...store, twinUrl: storeTwinUrl },
+      });
       // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
       const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [
         'workflow',
@@ -181,6 +201,7 @@ try {
   await carrier.close();
   relay.close();
   await twin.close();
+  await storeTwin.close();
   await whatsappServer.close();
   await new Promise((resolve) => eventServer.close(resolve));
   await connection.close();

@@ -79,6 +79,7 @@ const worker = await createWorker({
     statusCallbackEvents: config.TELEPHONY_STATUS_CALLBACK_EVENTS,
     callIntelligenceModel: callIntelligenceModelFromConfig(config),
     temporal,
+    secretsKeyring: config.SECRETS_KEYS,
   },
 });
 const speechWorker = await createSpeechWorker({

@@ -12,5 +12,6 @@ export { speechAnalysisWorkflow } from './speech/speech-analysis';
 export { whatsAppMessageWorkflow } from './whatsapp/whatsapp-message';
 export { leadMessageWorkflow } from './whatsapp/lead-message';
 export { crmDeliveryWorkflow } from './crm/crm-delivery';
+export { crmImportWorkflow } from './crm/crm-import';
 export { orderNotificationWorkflow } from './commerce/order-notification';
 export { liveSheetWorkflow } from './sheets/live-sheet';

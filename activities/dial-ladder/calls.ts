@@ -123,7 +123,7 @@ function runningTaskQueue(): string | null {
   }
 }
 
-function heartbeatIfInActivity(): void {
+export function heartbeatIfInActivity(): void {
   try {
     Context.current().heartbeat();
   } catch {

@@ -6,8 +6,7 @@ import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
 
-/** The most contacts one request adds (spec section 8). */
-export const MAX_CONTACTS = 10_000;
+export { MAX_CONTACTS } from '../../lib/campaigns/contact-limits';
 
 /** One contact of POST /campaigns/{id}/contacts; customers imported from a CRM connection are checked by it too. */
 export const contactInputSchema = z.object({

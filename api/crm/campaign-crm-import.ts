@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ZodError, z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
@@ -6,6 +7,8 @@ import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
 import { MAX_CONTACTS, addContacts, contactInputSchema } from '../campaign-data/contacts';
 import type { AppServices } from '../app-services';
+import { forbidden } from '../../lib/refusal';
+import { startCrmImportWorkflow } from '../../lib/temporal/crm';
 
 export interface CrmImportInput {
   connectionId: string;
@@ -74,10 +77,12 @@ export async function importContactsFromCrm(
     isUuid(input.connectionId) &&
     (await services.db.crmConnection.findFirst({
       where: { id: input.connectionId, workspaceId: principal.workspaceId, deletedAt: null },
-      select: { id: true },
+      select: { id: true, secretKeyId: true, adminProvider: true },
     }));
   if (!connection)
     throw invalid(['connectionId'], 'no CRM connection of this workspace has this id', input.connectionId);
+  if (connection.secretKeyId)
+    return { import: await startAdminImport(services, principal, campaign.id, connection, input) };
   const customers = await customersOf(services, { ...input, connectionId: connection.id });
   if (customers.length > MAX_CONTACTS)
     throw invalid(
@@ -98,4 +103,103 @@ export async function importContactsFromCrm(
     })),
   );
   return addContacts(services, principal, campaignId, contacts);
+}
+
+/** What the API shows of an Admin API import (GET /campaigns/{id}/crm-imports/{importId}). */
+export function crmImportView(row: {
+  id: string;
+  campaignId: string;
+  connectionId: string;
+  provider: string;
+  status: string;
+  pages: number;
+  customersRead: number;
+  imported: number;
+  skipped: unknown;
+  throttledWaits: number;
+  error: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  finishedAt: Date | null;
+}) {
+  const skipped = row.skipped as Record<string, number>;
+  return {
+    id: row.id,
+    campaignId: row.campaignId,
+    connectionId: row.connectionId,
+    provider: row.provider,
+    status: row.status,
+    pages: row.pages,
+    customersRead: row.customersRead,
+    imported: row.imported,
+    skippedTotal: Object.values(skipped).reduce((sum, count) => sum + count, 0),
+    skipped,
+    throttledWaits: row.throttledWaits,
+    error: row.error,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+    finishedAt: row.finishedAt?.toISOString() ?? null,
+  };
+}
+
+/**
+ * A connection holding an Admin API token: the store's customers are read through the Admin API by a durable
+ * workflow (workflows/crm/crm-import.ts); the answer is the import, followed at GET /campaigns/{id}/crm-imports/{importId}.
+ * The order filters (since, financialStatus, attributed) are about webhook orders: refused here.
+ */
+async function startAdminImport(
+  services: AppServices,
+  principal: Principal,
+  campaignId: string,
+  connection: { id: string; adminProvider: string | null },
+  input: CrmImportInput,
+) {
+  const filter = (['since', 'financialStatus', 'attributed'] as const).find((name) => input[name] !== undefined);
+  if (filter)
+    throw invalid(
+      [filter],
+      'a connection with an Admin API token imports every customer whose SMS marketing state is SUBSCRIBED: the order filters do not apply',
+      input[filter],
+    );
+  const row = await services.db.crmImport.create({
+    data: {
+      id: randomUUID(),
+      workspaceId: principal.workspaceId,
+      campaignId,
+      connectionId: connection.id,
+      provider: connection.adminProvider ?? 'shopify',
+    },
+  });
+  try {
+    await startCrmImportWorkflow(services.temporal, services.taskQueue, row.id, {
+      campaignId,
+      workspaceId: principal.workspaceId,
+    });
+  } catch (error) {
+    // No workflow, no import: the caller is told to try again (503) and finds no orphan in the list.
+    await services.db.crmImport.delete({ where: { id: row.id } }).catch(() => undefined);
+    throw error;
+  }
+  return crmImportView(row);
+}
+
+/** The campaign's Admin API imports, newest first. */
+export async function listCrmImports(services: AppServices, principal: Principal, campaignId: string) {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const rows = await services.db.crmImport.findMany({
+    where: { campaignId: campaign.id },
+    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+    take: 100,
+  });
+  return { imports: rows.map(crmImportView) };
+}
+
+/** One import of the campaign; an unknown id, or another campaign's, is 403 forbidden. */
+export async function findCrmImport(services: AppServices, principal: Principal, campaignId: string, importId: string) {
+  const campaign = await findOwnedCampaign(services, principal, campaignId);
+  const row = isUuid(importId)
+    ? await services.db.crmImport.findFirst({ where: { id: importId, campaignId: campaign.id } })
+    : null;
+  if (!row) throw forbidden();
+  return crmImportView(row);
 }

@@ -4,6 +4,7 @@ import type { PayloadShape } from '../../lib/crm/payload-shape';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
+import { WIPED_ENVELOPE } from '../../lib/secrets/sealed-rows';
 
 /** What the API shows of a connection: never its secret. */
 const CONNECTION_FIELDS = { id: true, kind: true, shopDomain: true, createdAt: true } as const;
@@ -38,10 +39,13 @@ export async function getCrmConnection(services: AppServices, principal: Princip
   return connectionView(await findOwnedConnection(services, principal, id));
 }
 
-/** Gone from the API, its receiver answering 404 from then on; its orders and deliveries are kept. */
+/** Gone from the API, its receiver answering 404 from then on; its orders and deliveries are kept, its Admin API token wiped. */
 export async function deleteCrmConnection(services: AppServices, principal: Principal, id: string) {
   await findOwnedConnection(services, principal, id);
-  await services.db.crmConnection.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: new Date() } });
+  await services.db.crmConnection.updateMany({
+    where: { id, deletedAt: null },
+    data: { deletedAt: new Date(), ...WIPED_ENVELOPE },
+  });
 }
 
 /** The connection's latest deliveries (at most CRM_DELIVERIES_KEPT), newest first, as shapes: never a value. */

@@ -44,6 +44,19 @@ export const storeDeliveryApplied: RetryPolicy = {
 };
 
 /**
+ * One page of a store's customers read through the Admin API and applied (activities/crm/crm-import.ts): 10 tries,
+ * 1 s doubling to a minute apart (about 8 minutes); a store that refuses the token (provider_error) stops at once.
+ * Throttling is not a failure: the workflow waits it out with a timer.
+ */
+export const storeAdminPage: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '1 minute',
+  maximumAttempts: 10,
+  nonRetryableErrorTypes: [ErrorCode.provider_error],
+};
+
+/**
  * Short steps around one call (the dial, its reconciliation, its billing and aftermath): 20 tries, 1 s doubling
  * to a minute apart (about 17 minutes in all).
  */

@@ -3,6 +3,7 @@ import type { CampaignStatus } from '../campaigns/campaign-transitions';
 import type { CampaignWorkflowInput } from '../campaigns/campaign-workflow';
 import type { OrderNotificationInput, OrderNotificationResult } from '../commerce/order-notification';
 import type { CrmDeliveryInput, CrmDeliveryResult } from '../crm/crm-delivery';
+import type { CrmImportWorkflowInput, CrmImportWorkflowResult } from '../crm/crm-import';
 import type { ContactEnrollmentInput, ContactEnrollmentResult } from '../dial-ladder/contact-enrollment';
 import type { LeadDialInput, LeadDialResult } from '../dial-ladder/lead-state';
 import type { ExportJobInput, ExportStatus } from '../exports/export-jobs';
@@ -37,6 +38,7 @@ export interface WorkflowContracts {
   whatsAppMessageWorkflow: (input: WhatsAppMessageInput) => Promise<WhatsAppMessageResult>;
   leadMessageWorkflow: (input: LeadMessageInput) => Promise<LeadMessageResult>;
   crmDeliveryWorkflow: (input: CrmDeliveryInput) => Promise<CrmDeliveryResult>;
+  crmImportWorkflow: (input: CrmImportWorkflowInput) => Promise<CrmImportWorkflowResult>;
   orderNotificationWorkflow: (input: OrderNotificationInput) => Promise<OrderNotificationResult>;
   liveSheetWorkflow: (input: LiveSheetInput) => Promise<void>;
 }
@@ -60,6 +62,7 @@ export const WORKFLOW_TYPES = Object.keys({
   whatsAppMessageWorkflow: true,
   leadMessageWorkflow: true,
   crmDeliveryWorkflow: true,
+  crmImportWorkflow: true,
   orderNotificationWorkflow: true,
   liveSheetWorkflow: true,
 } satisfies Record<WorkflowType, true>) as readonly WorkflowType[];

@@ -72,6 +72,11 @@ export function crmDeliveryWorkflowId(deliveryId: string): string {
   return `crm-delivery-${deliveryId}`;
 }
 
+/** One Admin API import of a store's customers into a campaign (POST /campaigns/{id}/import-from-crm with a token). */
+export function crmImportWorkflowId(importId: string): string {
+  return `crm-import-${importId}`;
+}
+
 /** One order notification: a rule's message for one order, waiting out the rule's delay. */
 export function orderNotificationWorkflowId(ruleId: string, orderId: string): string {
   return `order-notification-${ruleId}-${orderId}`;

@@ -21,6 +21,7 @@ import { exportJobScenario } from './export-job-scenario';
 import { liveSheetScenario } from './live-sheet-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
 import { cancelledOrderNotificationScenario, crmDeliveryScenario, orderNotificationScenario } from './crm-scenario';
+import { crmImportScenario, type StoreTwinContext } from './crm-import-scenario';
 import { journeyWhatsAppScenario, leadMessageScenario, whatsAppMessageScenario } from './whatsapp-scenario';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
@@ -54,6 +55,8 @@ interface ScenarioContext {
   whatsappProvider?: WhatsAppProvider;
   /** The Twilio twin and the key ring of its connections, for the Twilio scenarios. */
   twilio?: { twinUrl: string; keyring: Keyring };
+  /** The store twin's Admin API and the key ring of the connections' tokens, for the CRM import scenario. */
+  store?: StoreTwinContext;
 }
 
 async function campaignFor(db: Database, name: string, status: 'DRAFT' | 'RUNNING') {
@@ -400,4 +403,6 @@ export const replayScenarios: ReplayScenario[] = [
   // The conversation tools' outcomes over ConversationRelay (issue 30): a callback at its booked time, an opt-out, a
   // transfer.
   ...conversationToolScenarios,
+  // The Shopify Admin import (issue 31): a store's customers read page by page through the store twin.
+  crmImportScenario,
 ];
