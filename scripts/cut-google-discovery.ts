@@ -111,7 +111,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
       `commit: ${commit} (${commitDate})`,
       `blob: ${blob}`,
       `sha256: ${sha256} (${source.length} bytes)`,
-      `revision: ${String(document.revision)} (the document's own)`,
+      `revision: ${document.revision as string} (the document's own)`,
       `subset: ${DISCOVERY_OUTPUT}, ${Buffer.byteLength(text)} bytes: the methods ${USED_METHODS.join(', ')},`,
       '  every schema they reach through $ref, and the document members (rootUrl, parameters, auth, ...) unchanged',
       'licence: the repository LICENSE (Apache 2.0), copied beside this file',
