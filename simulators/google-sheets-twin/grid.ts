@@ -104,7 +104,7 @@ export const cellCount = (spreadsheet: TwinSpreadsheet) =>
 
 /** The tab's values, as values.get answers them: trailing empty rows and cells dropped. */
 export function tabValues(tab: Tab): Cell[][] {
-  const rows = tab.rows.map((row) => {
+  const rows = Array.from(tab.rows, (row) => {
     const cells = [...(row ?? [])];
     while (cells.length && cells.at(-1) === undefined) cells.pop();
     return Array.from(cells, (cell) => cell ?? '');

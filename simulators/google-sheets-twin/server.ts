@@ -325,7 +325,7 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
   api.use((req: Request, res: Response, next: NextFunction) => {
     try {
       const account = caller(req);
-      const match = /^\/v4\/spreadsheets\/([^/:]+)(.*)$/.exec(req.path);
+      const match = /^\/spreadsheets\/([^/:]+)(.*)$/.exec(req.path);
       if (!match) throw GOOGLE_ERRORS.notFound();
       const [, id, rest] = match as unknown as [string, string, string];
       const route = `${req.method} ${rest.replace(/^\/values\/[^/]+:clear$/, '/values/{range}:clear')}`;
@@ -411,7 +411,7 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
     return { spreadsheetId: spreadsheet.spreadsheetId, clearedRange: clear(spreadsheet, ranges[0]!) };
   }
 
-  app.use(api);
+  app.use('/v4', api);
 
   // TEST CONTROL routes, not Google's.
   const control = express.Router();
