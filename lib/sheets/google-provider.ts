@@ -126,9 +126,9 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
     }
   }
 
-  private asError(error: unknown): unknown {
+  private asError(error: unknown): Error {
     const failure = failureOf(error);
-    if (!failure) return error;
+    if (!failure) return error instanceof Error ? error : new Error(String(error));
     const hint =
       failure.status === 403 || failure.status === 404
         ? ` (is the spreadsheet shared with ${this.options.key.client_email} as an editor?)`
@@ -142,9 +142,12 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
 
   /** Reads the spreadsheet's tabs (a read: not under the write pace) and keeps their grids. */
   private async readGrids(spreadsheetId: string): Promise<sheets_v4.Schema$Sheet[]> {
-    const { data } = await this.api.spreadsheets
-      .get({ spreadsheetId, fields: 'sheets.properties' }, { retry: false })
-      .catch((error: unknown) => Promise.reject(this.asError(error)));
+    let data: sheets_v4.Schema$Spreadsheet;
+    try {
+      ({ data } = await this.api.spreadsheets.get({ spreadsheetId, fields: 'sheets.properties' }, { retry: false }));
+    } catch (error) {
+      throw this.asError(error);
+    }
     for (const tab of data.sheets ?? []) {
       const properties = tab.properties!;
       this.grids.set(`${spreadsheetId}\n${properties.title}`, {
