@@ -128,7 +128,14 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
 
   private asError(error: unknown): Error {
     const failure = failureOf(error);
-    if (!failure) return error instanceof Error ? error : new Error(String(error));
+    // No answer (the connection cut, a timeout): retryable, and told in one line. The client's own error carries the
+    // request (the rows written) and would land whole in the activity's failure.
+    if (!failure)
+      return new GoogleSheetsError(
+        0,
+        `Google Sheets did not answer: ${(error instanceof Error ? error.message : String(error)).split('\n')[0]}`,
+        true,
+      );
     const hint =
       failure.status === 403 || failure.status === 404
         ? ` (is the spreadsheet shared with ${this.options.key.client_email} as an editor?)`

@@ -64,6 +64,8 @@ const faultsSchema = z.strictObject({
   quotaEvery: z.number().int().min(1).nullable().optional(),
   /** With them, Retry-After in seconds (Google sends none; absent: none). */
   retryAfterSeconds: z.number().int().min(0).max(60).nullable().optional(),
+  /** Every n-th accepted values.batchUpdate is applied and its answer lost (the connection cut): a write whose caller cannot know it landed. */
+  dropAnswerEvery: z.number().int().min(1).nullable().optional(),
 });
 
 export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
@@ -83,6 +85,7 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
   const recent = new Map<string, number[]>();
   let faults: z.infer<typeof faultsSchema> = {};
   let writeAttempts = 0;
+  let valueWrites = 0;
   let server: Server | undefined;
 
   const app = express();
@@ -361,8 +364,13 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
       if (WRITE_METHODS.has(method)) admitWrite(account, record);
       try {
         checkBody(methodId, body);
-        res.json(answerWrite(spreadsheet, method, body, record.ranges));
+        const answer = answerWrite(spreadsheet, method, body, record.ranges);
         writes.push({ ...record, at: Date.now(), account: account.clientEmail, outcome: 'accepted' });
+        if (method === 'values.batchUpdate' && faults.dropAnswerEvery && ++valueWrites % faults.dropAnswerEvery === 0) {
+          req.socket.destroy();
+          return;
+        }
+        res.json(answer);
       } catch (error) {
         writes.push({ ...record, at: Date.now(), account: account.clientEmail, outcome: 'invalid' });
         throw error;
@@ -473,6 +481,7 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
     if (!body.success) return void res.status(400).json({ error: 'invalid_body', issues: body.error.issues });
     faults = body.data;
     writeAttempts = 0;
+    valueWrites = 0;
     res.json(faults);
   });
   app.use('/control', control);
