@@ -50,9 +50,10 @@ function failureOf(error: unknown): { status: number; message: string; retryAfte
   const status = failure.status ?? failure.response?.status;
   if (typeof status !== 'number') return null;
   const headers = failure.response?.headers;
+  // The client's Headers (node-fetch's, or the platform's) or a plain object.
   const retryAfter =
-    headers instanceof Headers
-      ? headers.get('retry-after')
+    typeof (headers as { get?: unknown } | undefined)?.get === 'function'
+      ? (headers as { get(name: string): string | null }).get('retry-after')
       : (headers as Record<string, string> | undefined)?.['retry-after'];
   const seconds = retryAfter === null || retryAfter === undefined ? NaN : Number(retryAfter);
   return {
