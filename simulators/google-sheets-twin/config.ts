@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
 
-/** The twin's settings (docs/features/sheets.md#running-it). */
+/** The twin's settings (docs/features/sheets.md#the-google-sheets-twin). */
 export const twinConfigSchema = z.object({
   GOOGLE_SHEETS_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3700),
   GOOGLE_SHEETS_TWIN_HOST: z.string().default('127.0.0.1'),
