@@ -107,12 +107,15 @@ export function startBenchExportWorker(env: {
   temporalAddress: string;
   taskQueue: string;
   exportDir: string;
+  /** More settings of the process (SECRETS_KEYS, SHEETS_GOOGLE_WRITES_PER_MINUTE, ...). */
+  extra?: Record<string, string>;
 }): BenchProcess {
   return startBenchProcess('worker/export-worker.ts', {
     DATABASE_URL: env.databaseUrl,
     TEMPORAL_ADDRESS: env.temporalAddress,
     TEMPORAL_TASK_QUEUE: env.taskQueue,
     EXPORT_DIR: env.exportDir,
+    ...env.extra,
   });
 }
 

@@ -3,10 +3,13 @@
 import { createDatabase } from '../lib/database';
 import { parseArgv } from './argv';
 import { resolveDatabaseUrl } from './database-url';
-import { adminCommands, UsageError } from './commands';
+import { adminCommands as coreCommands, UsageError } from './commands';
+import { sheetsCommands } from './sheets-commands';
 import { NotFoundError } from '../lib/door/workspace-admin';
 import { ConflictError } from '../lib/phone-numbers/phone-numbers';
 import { ConfigError } from '../lib/config';
+
+const adminCommands = { ...coreCommands, ...sheetsCommands };
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgv(argv);

@@ -88,7 +88,7 @@ const workspaceSettings = {
   'chat-message-cap': z.coerce.number().int().positive().max(1_000_000).optional(),
 };
 
-function parseFlags<T extends z.ZodRawShape>(shape: T, flags: Flags): z.infer<z.ZodObject<T>> {
+export function parseFlags<T extends z.ZodRawShape>(shape: T, flags: Flags): z.infer<z.ZodObject<T>> {
   const result = z.strictObject(shape).safeParse(flags);
   if (result.success) return result.data;
   const issue = result.error.issues[0]!;
@@ -439,7 +439,7 @@ function required<Flags extends Record<string, unknown>, Name extends keyof Flag
 }
 
 /** A connection refused for what it holds (a Twilio key SID without its secret, a twin without its URL) is bad input. */
-async function asUsageOfState<T>(action: () => Promise<T>): Promise<T> {
+export async function asUsageOfState<T>(action: () => Promise<T>): Promise<T> {
   try {
     return await action();
   } catch (error) {

@@ -141,6 +141,13 @@ export const configVariables = z.object({
     .min(1)
     .max(24 * 30)
     .default(24),
+  /**
+   * Live sheets on Google (docs/features/sheets.md#quota): write requests per minute per service account, shared by
+   * every export worker through PostgreSQL. Google allows 60 per minute per user per project; 54 leaves room.
+   */
+  SHEETS_GOOGLE_WRITES_PER_MINUTE: z.coerce.number().int().min(1).max(6_000).default(54),
+  /** Writes a service account may make at once after a pause: at most burst + the per-minute pace in any minute. */
+  SHEETS_GOOGLE_WRITE_BURST: z.coerce.number().int().min(1).max(600).default(5),
   /** API logs of a campaign are kept this long. */
   API_LOG_RETENTION_DAYS: z.coerce.number().int().min(1).max(3650).default(30),
   /**

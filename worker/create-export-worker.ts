@@ -1,6 +1,6 @@
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createExportActivities, type ExportActivityDependencies } from '../activities/exports/exports';
-import { createSheetActivities } from '../activities/sheets/sheets';
+import { createSheetActivities, type SheetActivityDependencies } from '../activities/sheets/sheets';
 import { LocalSpreadsheetProvider, localSheetsDir } from '../lib/sheets/local-provider';
 import { workerStopTimes } from '../lib/shutdown';
 import type { Tracing } from '../lib/tracing';
@@ -25,6 +25,8 @@ export interface ExportWorkerSetup {
   /** EXPORT_TASK_QUEUE: where export job workflows send their activities. */
   taskQueue: string;
   dependencies: ExportActivityDependencies;
+  /** Live sheets on Google: the key ring (SECRETS_KEYS) and the write pace (docs/features/sheets.md#quota). */
+  sheets?: SheetActivityDependencies['google'];
   /** Where the activities' spans go (lib/tracing.ts); unset: no activity interceptors. */
   tracing?: Pick<Tracing, 'spanProcessor' | 'resource'>;
   /** SHUTDOWN_GRACE_MS of the process: its drain stays inside it (lib/shutdown.ts); unset, no force time. */
@@ -46,6 +48,7 @@ export async function createExportWorker(setup: ExportWorkerSetup): Promise<Work
       ...createSheetActivities({
         sql: setup.dependencies.sql,
         provider: new LocalSpreadsheetProvider(localSheetsDir(setup.dependencies.exportDir)),
+        google: setup.sheets,
       }),
     },
     // Activity-only: the activity interceptors, no workflow sinks.

@@ -33,6 +33,10 @@ const worker = await createExportWorker({
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.EXPORT_TASK_QUEUE,
   dependencies: { sql, exportDir: path.resolve(config.EXPORT_DIR) },
+  sheets: {
+    keyring: config.SECRETS_KEYS,
+    pace: { writesPerMinute: config.SHEETS_GOOGLE_WRITES_PER_MINUTE, burst: config.SHEETS_GOOGLE_WRITE_BURST },
+  },
   tracing,
   graceMs: config.SHUTDOWN_GRACE_MS,
 });

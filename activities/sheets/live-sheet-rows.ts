@@ -7,6 +7,10 @@ import type { Queryable } from '../../lib/sql-pool';
 /** What the sheet activities read of a LiveSheet row. */
 export interface LiveSheetState {
   campaignId: string;
+  /** local, google or google-twin (LiveSheet.provider). */
+  provider: string;
+  /** google and google-twin: the service account connection that writes. */
+  connectionId: string | null;
   spreadsheetId: string;
   columns: SheetColumn[];
   intervalSeconds: number;
@@ -36,7 +40,7 @@ export function liveSheetRows(sql: Queryable) {
       const {
         rows: [sheet],
       } = await sql.query<LiveSheetState>(
-        `SELECT "campaignId", "spreadsheetId", columns, "intervalSeconds", cursor, "syncNumber",
+        `SELECT "campaignId", provider, "connectionId"::text, "spreadsheetId", columns, "intervalSeconds", cursor, "syncNumber",
            ${iso('"syncUntil"')} AS "syncUntil", "syncRowsWritten", "rowCount", "publishedAt"
          FROM "LiveSheet" WHERE id = $1::uuid`,
         [sheetId],

@@ -1,5 +1,10 @@
 import { Context, heartbeat } from '@temporalio/activity';
+import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode } from '../../lib/error-codes';
+import type { Keyring } from '../../lib/secrets/keyring';
+import { openSheetConnection } from '../../lib/sheets/connections';
+import { GoogleSheetsError, GoogleSpreadsheetProvider } from '../../lib/sheets/google-provider';
+import { DEFAULT_WRITE_PACE, sheetWriteLimiter, type WritePace } from '../../lib/sheets/quota';
 import { rowRange } from '../../lib/sheets/a1';
 import { SHEET_TAB, sheetCells } from '../../lib/sheets/columns';
 import type { SpreadsheetProvider } from '../../lib/sheets/provider';
@@ -38,6 +43,25 @@ export interface SheetActivityDependencies {
   pageRows?: number;
   /** Default SHEET_SETTLE_MS. */
   settleMs?: number;
+  /**
+   * Sheets attached to a Google spreadsheet (provider google or google-twin): the key ring their connection's key is
+   * sealed with (SECRETS_KEYS), the write pace per service account, and the 429 backoff (default QUOTA_BACKOFF).
+   */
+  google?: { keyring?: Keyring; pace?: WritePace; backoff?: { firstMs: number; maxMs: number; attempts: number } };
+}
+
+/** A failure no retry mends (the spreadsheet not shared, gone; the connection removed): the sync is marked failed. */
+const lasting = (message: string) =>
+  ApplicationFailure.create({ type: ErrorCode.sheet_sync_failed, message, nonRetryable: true });
+
+/** Google's lasting refusals become non-retryable failures; 429 after every attempt and 5xx are retried by Temporal. */
+async function asActivityFailure<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof GoogleSheetsError && !error.retryable) throw lasting(error.message);
+    throw error;
+  }
 }
 
 function throwIfCancelled() {
@@ -54,13 +78,40 @@ export function createSheetActivities({
   provider,
   pageRows = SHEET_PAGE_ROWS,
   settleMs = SHEET_SETTLE_MS,
+  google,
 }: SheetActivityDependencies) {
   const sheets = liveSheetRows(sql);
+  const limiter = sheetWriteLimiter(sql, google?.pace ?? DEFAULT_WRITE_PACE);
+  const local = provider;
+
+  /** The sheet's provider: the local one, or its Google spreadsheet through its connection (opened afresh). */
+  async function providerOf(sheet: Pick<LiveSheetState, 'provider' | 'connectionId'>): Promise<SpreadsheetProvider> {
+    if (sheet.provider === 'local') return local;
+    if (!google?.keyring)
+      throw lasting('SECRETS_KEYS is not set on the export worker: a Google sheet connection cannot be opened');
+    const connection = sheet.connectionId ? await openSheetConnection(sql, google.keyring, sheet.connectionId) : null;
+    if (!connection) throw lasting(`the sheet's Google connection ${sheet.connectionId} is removed; attach another`);
+    return new GoogleSpreadsheetProvider({
+      name: connection.provider,
+      key: connection.key,
+      rootUrl: connection.rootUrl,
+      limiter,
+      backoff: google.backoff,
+      // Waiting for the account's turn or after a 429 is progress: the heartbeat timeout is 20 s.
+      onWait: () => heartbeat(),
+    });
+  }
   const locked = <T>(sheetId: string, work: () => Promise<T>) =>
     withActivityLock(sql, `sheet:${sheetId}`, ErrorCode.sheet_sync_failed, work);
 
   /** Writes one page at the rows its leads hold (assigning rows to new leads), then moves the cursor past it. */
-  async function writePage(sheetId: string, sheet: LiveSheetState, page: SheetPageRow[], cursor: SheetCursor) {
+  async function writePage(
+    provider: SpreadsheetProvider,
+    sheetId: string,
+    sheet: LiveSheetState,
+    page: SheetPageRow[],
+    cursor: SheetCursor,
+  ) {
     const { rows, rowCount } = await sheets.positions(
       sheetId,
       page.map((row) => row.leadId),
@@ -85,66 +136,72 @@ export function createSheetActivities({
      * the sync's number, and gets counts back: the cursor lives in PostgreSQL, never in its history.
      */
     async syncSheetChunk({ sheetId, syncNumber }: { sheetId: string; syncNumber: number }): Promise<SheetSyncProgress> {
-      return locked(sheetId, async () => {
-        await sheets.begin(sheetId, syncNumber, settleMs);
-        let sheet = await sheets.load(sheetId);
-        if (sheet.cursor === null) {
-          await provider.create({ key: sheet.spreadsheetId, title: `Campaign ${sheet.campaignId}`, tab: SHEET_TAB });
-          await provider.batchUpdateValues(sheet.spreadsheetId, [
-            { range: rowRange(SHEET_TAB, 1, sheet.columns.length), values: [[...sheet.columns]] },
-          ]);
-          const cursor: SheetCursor = { phase: 'full', afterLeadId: null, watermark: sheet.syncUntil! };
-          await sheets.setCursor(sheetId, cursor);
-          sheet = { ...sheet, cursor };
-        }
-        const started = Date.now();
-        let cursor = sheet.cursor!;
-        let rowsWritten = sheet.syncRowsWritten;
-        let rowCount = sheet.rowCount;
-        for (;;) {
-          throwIfCancelled();
-          const page =
-            cursor.phase === 'full'
-              ? await readFullPage(sql, sheet.campaignId, cursor.afterLeadId, pageRows)
-              : await readChangesPage(sql, sheet.campaignId, cursor, sheet.syncUntil!, pageRows);
-          const last = page.at(-1);
-          if (last) {
-            const next: SheetCursor =
-              cursor.phase === 'full'
-                ? { ...cursor, afterLeadId: last.leadId }
-                : { phase: 'changes', changedAt: last.changedAt, leadId: last.leadId };
-            rowCount = await writePage(sheetId, sheet, page, next);
-            cursor = next;
-            rowsWritten += page.length;
-            heartbeat({ rowsWritten, cursor });
-          }
-          if (page.length < pageRows && cursor.phase === 'full') {
-            // Every lead is in the sheet as of the watermark; changes after it come next.
-            cursor = { phase: 'changes', changedAt: cursor.watermark, leadId: LAST_UUID };
+      return locked(sheetId, () =>
+        asActivityFailure(async () => {
+          await sheets.begin(sheetId, syncNumber, settleMs);
+          let sheet = await sheets.load(sheetId);
+          const provider = await providerOf(sheet);
+          if (sheet.cursor === null) {
+            await provider.create({ key: sheet.spreadsheetId, title: `Campaign ${sheet.campaignId}`, tab: SHEET_TAB });
+            await provider.batchUpdateValues(sheet.spreadsheetId, [
+              { range: rowRange(SHEET_TAB, 1, sheet.columns.length), values: [[...sheet.columns]] },
+            ]);
+            const cursor: SheetCursor = { phase: 'full', afterLeadId: null, watermark: sheet.syncUntil! };
             await sheets.setCursor(sheetId, cursor);
-            continue;
+            sheet = { ...sheet, cursor };
           }
-          if (page.length < pageRows) {
-            const publish = rowsWritten > 0 || sheet.publishedAt === null;
-            if (publish) await provider.flush(sheet.spreadsheetId);
-            await sheets.finish(sheetId, publish);
-            const finished = await sheets.load(sheetId);
-            return { rowsWritten, rowCount, done: true, intervalSeconds: finished.intervalSeconds };
+          const started = Date.now();
+          let cursor = sheet.cursor!;
+          let rowsWritten = sheet.syncRowsWritten;
+          let rowCount = sheet.rowCount;
+          for (;;) {
+            throwIfCancelled();
+            const page =
+              cursor.phase === 'full'
+                ? await readFullPage(sql, sheet.campaignId, cursor.afterLeadId, pageRows)
+                : await readChangesPage(sql, sheet.campaignId, cursor, sheet.syncUntil!, pageRows);
+            const last = page.at(-1);
+            if (last) {
+              const next: SheetCursor =
+                cursor.phase === 'full'
+                  ? { ...cursor, afterLeadId: last.leadId }
+                  : { phase: 'changes', changedAt: last.changedAt, leadId: last.leadId };
+              rowCount = await writePage(provider, sheetId, sheet, page, next);
+              cursor = next;
+              rowsWritten += page.length;
+              heartbeat({ rowsWritten, cursor });
+            }
+            if (page.length < pageRows && cursor.phase === 'full') {
+              // Every lead is in the sheet as of the watermark; changes after it come next.
+              cursor = { phase: 'changes', changedAt: cursor.watermark, leadId: LAST_UUID };
+              await sheets.setCursor(sheetId, cursor);
+              continue;
+            }
+            if (page.length < pageRows) {
+              const publish = rowsWritten > 0 || sheet.publishedAt === null;
+              if (publish) await provider.flush(sheet.spreadsheetId);
+              await sheets.finish(sheetId, publish);
+              const finished = await sheets.load(sheetId);
+              return { rowsWritten, rowCount, done: true, intervalSeconds: finished.intervalSeconds };
+            }
+            if (Date.now() - started >= CHUNK_BUDGET_MS)
+              return { rowsWritten, rowCount, done: false, intervalSeconds: sheet.intervalSeconds };
           }
-          if (Date.now() - started >= CHUNK_BUDGET_MS)
-            return { rowsWritten, rowCount, done: false, intervalSeconds: sheet.intervalSeconds };
-        }
-      });
+        }),
+      );
     },
 
     /** A rebuild: the spreadsheet emptied and the positions forgotten; the next sync writes it from scratch. */
     async resetSheet({ sheetId }: { sheetId: string }): Promise<void> {
-      await locked(sheetId, async () => {
-        const sheet = await sheets.load(sheetId);
-        await sheets.reset(sheetId);
-        await provider.create({ key: sheet.spreadsheetId, title: `Campaign ${sheet.campaignId}`, tab: SHEET_TAB });
-        await provider.clearValues(sheet.spreadsheetId, `${SHEET_TAB}!A1:ZZ`);
-      });
+      await locked(sheetId, () =>
+        asActivityFailure(async () => {
+          const sheet = await sheets.load(sheetId);
+          const provider = await providerOf(sheet);
+          await sheets.reset(sheetId);
+          await provider.create({ key: sheet.spreadsheetId, title: `Campaign ${sheet.campaignId}`, tab: SHEET_TAB });
+          await provider.clearValues(sheet.spreadsheetId, `${SHEET_TAB}!A1:ZZ`);
+        }),
+      );
     },
 
     async failSheetSync({ sheetId, reason }: { sheetId: string; reason: string }): Promise<void> {
@@ -153,7 +210,9 @@ export function createSheetActivities({
 
     /** The sheet was deleted: its spreadsheet goes too, once no chunk is writing to it. */
     async removeSheetFiles({ sheetId, spreadsheetId }: { sheetId: string; spreadsheetId: string }): Promise<void> {
-      await locked(sheetId, () => provider.delete(spreadsheetId));
+      // The local files, if any (a sheet attached to Google once was local under this id); a Google spreadsheet is the
+      // customer's and is left as it is.
+      await locked(sheetId, () => local.delete(spreadsheetId));
     },
   };
 }

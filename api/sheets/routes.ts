@@ -35,7 +35,11 @@ const intervalSeconds = z
 const sheetSchema = z.object({
   id: z.string().uuid(),
   campaignId: z.string().uuid(),
-  provider: z.string().describe("local: a spreadsheet file on the service's own volume (no Google Sheets)."),
+  provider: z
+    .string()
+    .describe(
+      "local: a spreadsheet file on the service's own volume, downloadable here; google: a customer's Google spreadsheet an operator attached (no download here: read it in Google Sheets); google-twin: the same through the local Google Sheets twin.",
+    ),
   columns: z.array(z.enum(SHEET_COLUMNS)),
   intervalSeconds: z.number().int(),
   status: z
@@ -65,7 +69,9 @@ const sheetSchema = z.object({
   downloadUrls: z
     .object({ csv: z.string(), xlsx: z.string() })
     .nullable()
-    .describe('Where to download the sheet, once a sync has published it; null before.'),
+    .describe(
+      'Where to download the sheet (local provider), once a sync has published it; null before, and for a Google sheet.',
+    ),
   createdAt: z.string(),
   updatedAt: z.string(),
 });

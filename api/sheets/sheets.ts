@@ -42,7 +42,11 @@ export function sheetView(sheet: LiveSheet) {
     lastSyncRowsWritten: sheet.lastSyncRowsWritten,
     rowsWrittenTotal: Number(sheet.rowsWrittenTotal),
     error: sheet.error,
-    downloadUrls: sheet.publishedAt ? { csv: `${download}?format=csv`, xlsx: `${download}?format=xlsx` } : null,
+    // A Google sheet is read in Google Sheets: only the local provider publishes files here.
+    downloadUrls:
+      sheet.provider === 'local' && sheet.publishedAt
+        ? { csv: `${download}?format=csv`, xlsx: `${download}?format=xlsx` }
+        : null,
     createdAt: sheet.createdAt.toISOString(),
     updatedAt: sheet.updatedAt.toISOString(),
   };
@@ -173,6 +177,8 @@ export async function sheetFile(
   format: ExportFormat,
 ): Promise<ExportFile & { size: number }> {
   const sheet = await findOwnedSheet(services, principal, campaignId);
+  if (sheet.provider !== 'local')
+    throw new Refusal(ErrorCode.sheet_not_ready, { status: sheet.status, provider: sheet.provider });
   const provider = new LocalSpreadsheetProvider(localSheetsDir(services.exports.dir));
   const file = await provider.download(sheet.spreadsheetId, format);
   if (!file) throw new Refusal(ErrorCode.sheet_not_ready, { status: sheet.status });

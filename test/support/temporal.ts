@@ -5,7 +5,7 @@ import { afterAll, inject } from 'vitest';
 import type { ActivityDependencies } from '../../activities';
 import type { SqlPool } from '../../lib/sql-pool';
 import { freePort } from '../../scripts/stack/child-process';
-import { createExportWorker } from '../../worker/create-export-worker';
+import { createExportWorker, type ExportWorkerSetup } from '../../worker/create-export-worker';
 import { createWorker } from '../../worker/create-worker';
 import { createSpeechWorker } from '../../worker/create-speech-worker';
 import type { SpeechActivityDependencies } from '../../activities/speech/speech-analysis';
@@ -99,7 +99,11 @@ export async function startTestWorker(
  */
 export async function startTestExportWorker(
   taskQueue: string,
-  { sql, exportDir = defaultTestExportDir }: { sql: SqlPool; exportDir?: string },
+  {
+    sql,
+    exportDir = defaultTestExportDir,
+    sheets,
+  }: { sql: SqlPool; exportDir?: string; sheets?: ExportWorkerSetup['sheets'] },
   address = inject('stack').temporalAddress,
 ): Promise<RunningWorker> {
   quietRuntime();
@@ -109,6 +113,7 @@ export async function startTestExportWorker(
     namespace: 'default',
     taskQueue,
     dependencies: { sql, exportDir },
+    sheets,
   });
   return runUntilStopped(worker, () => connection.close());
 }
