@@ -45,6 +45,17 @@ import {
 } from '../lib/carriers/connections';
 import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
 import { resolveKeyring } from './secrets-keys';
+import type { RekeyReport } from '../lib/secrets/sealed-rows';
+import {
+  WHATSAPP_CONNECTION_PROVIDERS,
+  connectWhatsApp,
+  graphBaseUrlSchema,
+  listWhatsAppConnections,
+  metaIdSchema,
+  rekeyWhatsAppConnections,
+  removeWhatsAppConnection,
+  rotateWhatsAppToken,
+} from '../lib/whatsapp/connections';
 
 export class UsageError extends Error {}
 
@@ -184,14 +195,68 @@ export const adminCommands: Record<string, Command> = {
     return releasePhoneNumber(db, flags.e164);
   },
   'whatsapp sender connect': async (db, raw) => {
-    const flags = parseFlags({ workspace: uuid, e164: phoneNumber, 'display-name': text.max(200).optional() }, raw);
+    const flags = parseFlags(
+      {
+        workspace: uuid,
+        e164: phoneNumber,
+        'display-name': text.max(200).optional(),
+        connection: uuid.optional(),
+      },
+      raw,
+    );
     const provider = configVariables.shape.WHATSAPP_PROVIDER.parse(process.env.WHATSAPP_PROVIDER);
     return connectWhatsAppSender(db, {
       workspaceId: flags.workspace,
       e164: flags.e164,
       displayName: flags['display-name'],
       provider,
+      connectionId: flags.connection,
     });
+  },
+  'whatsapp connect': async (db, raw) => {
+    const flags = parseFlags(
+      {
+        workspace: uuid,
+        provider: z.enum(WHATSAPP_CONNECTION_PROVIDERS),
+        label: text.max(200).optional(),
+        'base-url': graphBaseUrlSchema.optional(),
+        'phone-number-id': metaIdSchema,
+        'business-account-id': metaIdSchema,
+        'display-number': text.max(40),
+        ...secretFlags('access-token'),
+      },
+      raw,
+    );
+    const accessToken = secretReader(flags).read('access-token', true)!;
+    return asUsageOfState(() =>
+      connectWhatsApp(db, resolveKeyring(), {
+        workspaceId: flags.workspace,
+        provider: flags.provider,
+        label: flags.label,
+        baseUrl: flags['base-url'],
+        phoneNumberId: flags['phone-number-id'],
+        businessAccountId: flags['business-account-id'],
+        displayPhoneNumber: flags['display-number'],
+        accessToken,
+      }),
+    );
+  },
+  'whatsapp list': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid }, raw);
+    return { connections: await listWhatsAppConnections(db, flags.workspace) };
+  },
+  'whatsapp rotate': async (db, raw) => {
+    const flags = parseFlags({ connection: uuid, ...secretFlags('access-token') }, raw);
+    const accessToken = secretReader(flags).read('access-token', true)!;
+    return rotateWhatsAppToken(db, resolveKeyring(), flags.connection, accessToken);
+  },
+  'whatsapp rekey': async (db, raw) => {
+    parseFlags({}, raw);
+    return rekeyAnswer(await rekeyWhatsAppConnections(db, resolveKeyring()));
+  },
+  'whatsapp remove': async (db, raw) => {
+    const flags = parseFlags({ connection: uuid }, raw);
+    return removeWhatsAppConnection(db, flags.connection);
   },
   'crm connect': async (db, raw) => {
     const flags = parseFlags(
@@ -298,18 +363,22 @@ export const adminCommands: Record<string, Command> = {
   },
   'carrier rekey': async (db, raw) => {
     parseFlags({}, raw);
-    const { keyId, rekeyed, unreadable } = await rekeyCarrierConnections(db, resolveKeyring());
-    if (unreadable.length > 0)
-      throw new StateConflict(
-        `rekeyed ${rekeyed.length} connection(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
-      );
-    return { keyId, rekeyed };
+    return rekeyAnswer(await rekeyCarrierConnections(db, resolveKeyring()));
   },
   'carrier remove': async (db, raw) => {
     const flags = parseFlags({ connection: uuid }, raw);
     return removeCarrierConnection(db, flags.connection);
   },
 };
+
+/** A rekey's answer: the rows moved, or a refusal naming those that could not be opened (the others moved all the same). */
+function rekeyAnswer({ keyId, rekeyed, unreadable }: RekeyReport): Record<string, unknown> {
+  if (unreadable.length > 0)
+    throw new StateConflict(
+      `rekeyed ${rekeyed.length} connection(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
+    );
+  return { keyId, rekeyed };
+}
 
 /**
  * A secret's three flags: `--NAME value` (lands in shell history and `ps`), `--NAME-stdin` (the first line of
