@@ -37,7 +37,7 @@ import { createDatabase, type Database } from '../lib/database';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { createSimulatedWhatsAppClient } from '../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from '../lib/whatsapp/graph-client';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 1000);
 const SEND_CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 64);
@@ -200,12 +200,10 @@ try {
   // A phone_number_id as the platform's (15 digits), of no sender of ours.
   const rawNumber = `9${String(randomInt(10 ** 13, 10 ** 14))}`;
   const raw = await measure(LEADS, SEND_CONCURRENCY, async (index) => {
-    const clientKey = randomUUID();
     await providerClient.sendMessage({
       phoneNumberId: rawNumber,
       to: recipient(1, index),
-      clientKey,
-      callbackData: clientKey,
+      callbackData: randomUUID(),
       message: { type: 'template', template: { name: TEMPLATE.name, language: 'en_US', parameters: ['Lead'] } },
     });
   });

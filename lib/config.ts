@@ -80,6 +80,17 @@ export const configVariables = z.object({
   WHATSAPP_APP_SECRET: z.string().min(16).optional(),
   /** The token the provider's subscription check (GET /whatsapp/webhook, hub.verify_token) must present. Unset: every check refused. */
   WHATSAPP_VERIFY_TOKEN: z.string().min(8).optional(),
+  /**
+   * A send whose answer was lost (ambiguous) and whose status never came is resent, at most once, after this many
+   * seconds, and only when a later message of the same number has had a status; otherwise it is marked unknown
+   * (docs/features/whatsapp.md#no-message-twice).
+   */
+  WHATSAPP_RESEND_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(900),
   /** The simulated carrier's REST API (npm run simulated-carrier), which the worker dials through. */
   SIMULATED_CARRIER_URL: z.string().url().default('http://127.0.0.1:3100'),
   /** Port and interface the simulated carrier process listens on. */

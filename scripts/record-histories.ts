@@ -22,7 +22,7 @@ import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../lib/carriers
 import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { createTwilioTwin } from '../simulators/twilio-twin/server';
 import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
-import { createSimulatedWhatsAppClient } from '../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from '../lib/whatsapp/graph-client';
 import { createSimulatedWhatsAppProvider } from '../simulators/whatsapp/server';
 import type { AppServices } from '../api/app-services';
 import { createSimulatedCarrierClient } from '../lib/calls/simulated-carrier-client';

@@ -9,7 +9,7 @@ import {
   type WhatsAppSendRequest,
 } from '../../lib/whatsapp/provider';
 import { whatsAppWebhookSchema } from '../../lib/whatsapp/webhook';
-import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { templateReviewSteps } from '../../simulators/whatsapp/rules';
 import { createSimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
 import { useTestDatabase } from '../support/database';

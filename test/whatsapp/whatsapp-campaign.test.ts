@@ -12,7 +12,7 @@ import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../suppor
 import { workerProcesses } from '../support/worker-process';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 import { freePort } from '../../scripts/stack/child-process';
-import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('whatsapp-campaign'));

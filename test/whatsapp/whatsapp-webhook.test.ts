@@ -688,7 +688,6 @@ describe('with the simulated provider over HTTP', async () => {
       await whatsapp.client.sendMessage({
         phoneNumberId: sender.phoneNumberId,
         to: `+1650555010${lastDigit}`,
-        clientKey: message.id,
         callbackData: message.id,
         message: { type: 'template', template: { name: approvedName, language: 'en_US', parameters: ['Ada'] } },
       });
