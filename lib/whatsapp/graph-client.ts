@@ -74,7 +74,8 @@ export function createGraphWhatsAppClient({ baseUrl, accessToken, name = 'simula
               type: 'template',
               template: {
                 name: message.template.name,
-                language: { code: message.template.language },
+                // Meta's description requires the policy; `deterministic` is its only value.
+                language: { policy: 'deterministic', code: message.template.language },
                 ...(message.template.parameters.length && {
                   components: [
                     { type: 'body', parameters: message.template.parameters.map((text) => ({ type: 'text', text })) },

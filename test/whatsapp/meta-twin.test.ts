@@ -100,7 +100,14 @@ describe('the twin and the Graph client', () => {
     expect(sends).toHaveLength(1);
     const [exchange] = sends;
     const url = exchange!.path.replace(/^\/v23\.0/, '/v23.0');
-    expect(meta.requestProblems(SEND, { url, headers: HEADERS, body: exchange!.body })).toEqual([]);
+    // Meta documents biz_opaque_callback_data (the messages reference) but its published description omits it: the one
+    // member the checker is told of, and only that one.
+    const { biz_opaque_callback_data: callbackData, ...described } = exchange!.body as Record<string, unknown>;
+    expect(callbackData).toBe(id);
+    expect(meta.requestProblems(SEND, { url, headers: HEADERS, body: described })).toEqual([]);
+    expect(meta.requestProblems(SEND, { url, headers: HEADERS, body: exchange!.body })).toContain(
+      'body/biz_opaque_callback_data is not declared',
+    );
     expect(meta.responseProblems(SEND, { status: exchange!.status, body: exchange!.answer })).toEqual([]);
     // The checker can fail: a send without its product.
     expect(
@@ -160,10 +167,13 @@ describe('the twin and the Graph client', () => {
         message: { type: 'template', template: { name: 'order_shipped', language: 'en_US', parameters: ['a', 'b'] } },
       });
       await until(
-        async () => payloads.length,
+        async () => payloads.filter((payload) => JSON.stringify(payload).includes('callback-1')).length,
         (count) => count >= 2,
       );
-      for (const payload of payloads) {
+      // The twin resumes every delivery of the shared database on start: only this send's statuses are looked at.
+      const ours = payloads.filter((payload) => JSON.stringify(payload).includes('callback-1'));
+      expect(ours.length).toBeGreaterThanOrEqual(2);
+      for (const payload of ours) {
         expect(meta.requestProblems(WEBHOOK, { body: payload })).toEqual([]);
         const entry = (payload as any).entry[0];
         expect(entry.id).toBe(setup.account.businessAccountId);
