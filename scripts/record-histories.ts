@@ -120,6 +120,8 @@ try {
       statusCallbackBaseUrl,
       whatsapp: createSimulatedWhatsApp(db),
       whatsappProvider,
+      // An ambiguous send is resolved a second on, so that the resend window is recorded quickly.
+      whatsappResendAfterMs: 1_000,
       temporal: client,
       // An order notification's delay minute lasts 50 ms, so that its durable timer is recorded quickly.
       orderNotificationMinuteMs: 50,
@@ -156,7 +158,14 @@ try {
     );
     for (const scenario of chosen) {
       services.conversationEngine = scenario.conversationEngine;
-      const workflowId = await scenario.run({ db, client, taskQueue, whatsappProvider, twilio: { twinUrl, keyring } });
+      const workflowId = await scenario.run({
+        db,
+        client,
+        taskQueue,
+        whatsappProvider,
+        whatsappFaults: (faults) => whatsappServer.setFaults(faults),
+        twilio: { twinUrl, keyring },
+      });
       // The Temporal CLI writes the canonical proto3 JSON form, the one the Web UI downloads.
       const history = execFileSync(process.env.TEMPORAL_CLI_PATH!, [
         'workflow',

@@ -531,13 +531,13 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       if (account && !number) throw notOurs(phoneNumberId, 'post');
       // Meta has no idempotency key: the twin takes every send as a new message.
       const clientKey = (!twin && req.get(IDEMPOTENCY_HEADER)) || randomUUID();
-      const n = twin ? ++sends : 0;
-      if (twin && everyNth(faults.dropRequestRate, n)) {
+      const n = ++sends;
+      if (everyNth(faults.dropRequestRate, n)) {
         // Lost on the way: never processed, the connection reset.
         req.socket.destroy();
         return;
       }
-      if (twin && faults.refuse && faults.refuse.count > 0) {
+      if (faults.refuse && faults.refuse.count > 0) {
         faults.refuse.count -= 1;
         throw faults.refuse.code === WHATSAPP_ERROR.pairRateLimited
           ? new GraphError(
@@ -586,7 +586,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         createdAt: new Date(),
       });
       deliverMessage(row);
-      if (twin && everyNth(faults.dropAnswerRate, n)) {
+      if (everyNth(faults.dropAnswerRate, n)) {
         // Processed, its webhooks on their way, but the answer lost: the connection reset.
         req.socket.destroy();
         return;
