@@ -164,7 +164,8 @@ export const journeyWhatsAppScenario = {
 
 /** Until the message's send is ambiguous (its answer lost), then the provider answers again. */
 async function untilAmbiguous(context: WhatsAppScenarioContext, db: Database, where: { leadId?: string; id?: string }) {
-  for (let tries = 0; tries < 400; tries++) {
+  // A minute at most: the worker's first workflow task may wait for its bundle to load.
+  for (let tries = 0; tries < 2_400; tries++) {
     const row = await db.whatsAppMessage.findFirst({ where });
     if (row?.handOver === 'ambiguous') {
       context.whatsappFaults!({});
