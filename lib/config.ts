@@ -31,6 +31,15 @@ export const defaultSpeechTaskQueue = (taskQueue: string) => `${taskQueue}-speec
 export const DEFAULT_WORKFLOW_STACK_TRACES: 'on' | 'off' = 'off';
 
 /** The variables one by one, before the values that depend on others are resolved. */
+/** The Meta twin's accounts (META_TWIN_ACCOUNTS). */
+const metaTwinAccountsSchema = z.array(
+  z.object({
+    accessToken: z.string().min(8),
+    businessAccountId: z.string().regex(/^\d{5,32}$/),
+    phoneNumbers: z.array(z.object({ id: z.string().regex(/^\d{5,32}$/), displayPhoneNumber: z.string().min(1) })),
+  }),
+);
+
 export const configVariables = z.object({
   DATABASE_URL: z.string().url().startsWith('postgres'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -71,6 +80,33 @@ export const configVariables = z.object({
   SIMULATED_WHATSAPP_HOST: z.string().default('127.0.0.1'),
   /** Simulated WhatsApp time: 1 is real time, 0.001 makes a 2 s template review take 2 ms (the 24-hour window is not scaled). */
   SIMULATED_WHATSAPP_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
+  /**
+   * The simulated provider as Meta's twin (docs/features/whatsapp.md#the-meta-twin): a JSON array of
+   * `{ accessToken, businessAccountId, phoneNumbers: [{ id, displayPhoneNumber }] }`. Unset: the embedded simulated
+   * provider. Holds tokens: never logged.
+   */
+  META_TWIN_ACCOUNTS: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined) return undefined;
+      const parsed = metaTwinAccountsSchema.safeParse(
+        (() => {
+          try {
+            return JSON.parse(value) as unknown;
+          } catch {
+            return null;
+          }
+        })(),
+      );
+      if (parsed.success) return parsed.data;
+      context.addIssue({
+        code: 'custom',
+        message:
+          'must be a JSON array of { accessToken, businessAccountId, phoneNumbers: [{ id, displayPhoneNumber }] }',
+      });
+      return z.NEVER;
+    }),
   /** Where the simulated provider posts its webhooks (the app's webhook subscription, as set in Meta's app dashboard). */
   SIMULATED_WHATSAPP_WEBHOOK_URL: z.string().url().default('http://127.0.0.1:3000/whatsapp/webhook'),
   /**
