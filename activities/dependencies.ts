@@ -22,6 +22,8 @@ export interface ActivityDependencies {
   whatsapp: WhatsAppSender;
   /** The WhatsApp Business provider messages go through (docs/features/whatsapp.md); unset: sending fails. */
   whatsappProvider?: WhatsAppProvider;
+  /** WHATSAPP_RESEND_AFTER_SECONDS in ms: when an ambiguous send is resolved (default 900 s). */
+  whatsappResendAfterMs?: number;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
   /** How long an order notification's delay minute lasts (activities/commerce/order-notifications.ts); tests only. */

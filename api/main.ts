@@ -87,7 +87,7 @@ const services: AppServices = {
     sox: { soxPath: config.SOX_PATH, timeoutMs: SPEECH_DECODE_TIMEOUT_MS },
   },
   whatsapp: {
-    provider: createWhatsAppProvider(config),
+    provider: createWhatsAppProvider(config, db),
     appSecret: config.WHATSAPP_APP_SECRET,
     verifyToken: config.WHATSAPP_VERIFY_TOKEN,
   },

@@ -1,6 +1,8 @@
 // `npm run bench:whatsapp-campaign`: messages per second through a WHATSAPP campaign end to end, next
-// to raw sends straight to the simulated provider, in one run on one PostgreSQL and one Temporal dev
-// server. Writes bench/results/whatsapp-campaign.{json,md}.
+// to raw sends straight to the provider, in one run on one PostgreSQL and one Temporal dev server, through
+// Meta's twin (the simulated provider process with META_TWIN_ACCOUNTS: the Bearer token on every request, the
+// senders bound to meta-twin connections whose token is sealed with SECRETS_KEYS, each send tried once).
+// Writes bench/results/whatsapp-campaign.{json,md}.
 //
 // The production entry points, each its own process: the API (api/main.ts), the worker (worker/main.ts)
 // and the simulated WhatsApp provider (simulators/whatsapp/main.ts), which POSTs its signed status
@@ -37,7 +39,9 @@ import { createDatabase, type Database } from '../lib/database';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { createSimulatedWhatsAppClient } from '../lib/whatsapp/simulated-provider-client';
+import { createGraphWhatsAppClient } from '../lib/whatsapp/graph-client';
+import { connectWhatsApp } from '../lib/whatsapp/connections';
+import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 1000);
 const SEND_CONCURRENCY = Number(process.env.BENCH_SEND_CONCURRENCY ?? 64);
@@ -48,7 +52,20 @@ const BINDING_PACE = Number(process.env.BENCH_BINDING_PACE ?? 4);
 const BINDING_LEADS = Number(process.env.BENCH_BINDING_LEADS ?? 100);
 const TIME_SCALE = Number(process.env.BENCH_TIME_SCALE ?? 0.01);
 const APP_SECRET = `bench-${randomUUID()}`;
-const TEMPLATE = { name: 'order_update', body: 'Hi {{1}}, your order ships today.', category: 'utility' };
+const TEMPLATE = {
+  name: 'order_update',
+  body: 'Hi {{1}}, your order ships today.',
+  category: 'utility',
+  examples: ['Ada'],
+};
+/** Meta's twin: one system user's account, its Business Account and a number per phase (1: the raw sends). */
+const metaId = () => `${randomInt(1, 10)}${String(randomInt(10 ** 13, 10 ** 14))}`;
+const SECRETS_KEYS = newKeyringEntry('bench');
+const TWIN_ACCOUNT = {
+  accessToken: `EAAB${randomUUID().replace(/-/g, '')}`,
+  businessAccountId: metaId(),
+  phoneNumbers: [1, 2, 3, 4].map((phase) => ({ id: metaId(), displayPhoneNumber: `1415555${phase}000` })),
+};
 const FINISHED = ['completed', 'failed', 'cancelled'] as const;
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 const seconds = (ms: number) => Number((ms / 1000).toFixed(2));
@@ -103,6 +120,7 @@ try {
     SIMULATED_WHATSAPP_PORT: String(providerPort),
     SIMULATED_WHATSAPP_WEBHOOK_URL: `${apiUrl}/whatsapp/webhook`,
     SIMULATED_WHATSAPP_TIME_SCALE: String(TIME_SCALE),
+    META_TWIN_ACCOUNTS: JSON.stringify([TWIN_ACCOUNT]),
   });
   const api = startBenchProcess('api/main.ts', {
     DATABASE_URL: databaseUrl,
@@ -111,14 +129,15 @@ try {
     PORT: String(apiPort),
     SIMULATED_WHATSAPP_URL: providerUrl,
     WHATSAPP_APP_SECRET: APP_SECRET,
+    SECRETS_KEYS,
     EXPORT_DIR: path.join(os.tmpdir(), `bench-whatsapp-exports-${process.pid}`),
   });
   const worker = startBenchWorker(
     { databaseUrl, temporalAddress: stack.temporalAddress, taskQueue, bundlePath: stack.workflowBundlePath },
-    { SIMULATED_WHATSAPP_URL: providerUrl },
+    { SIMULATED_WHATSAPP_URL: providerUrl, SECRETS_KEYS },
   );
   started.push(provider, api, worker);
-  await provider.printed('simulated whatsapp provider listening');
+  await provider.printed('(Meta twin) listening');
   await apiHealthy(apiUrl);
   await worker.printed('worker polling');
   const client = createJsonPoster(apiUrl, { authorization: `Bearer ${key}` }, 4);
@@ -157,7 +176,22 @@ try {
     [3, DEFAULT_PACE],
     [4, BINDING_PACE],
   ] as const) {
-    const { id } = await connectWhatsAppSender(db, { workspaceId, e164: `+1415555${phase}000`, provider: 'simulated' });
+    const number = TWIN_ACCOUNT.phoneNumbers[phase - 1]!;
+    const connection = await connectWhatsApp(db, keyringSchema.parse(SECRETS_KEYS), {
+      workspaceId,
+      provider: 'meta-twin',
+      phoneNumberId: number.id,
+      businessAccountId: TWIN_ACCOUNT.businessAccountId,
+      displayPhoneNumber: number.displayPhoneNumber,
+      baseUrl: providerUrl,
+      accessToken: TWIN_ACCOUNT.accessToken,
+    });
+    const { id } = await connectWhatsAppSender(db, {
+      workspaceId,
+      e164: `+1415555${phase}000`,
+      provider: 'simulated',
+      connectionId: connection.id,
+    });
     senders[phase] = await db.whatsAppSender.update({
       where: { id },
       data: { messagesPerSecond, dailyRecipientLimit: Math.max(1000, LEADS) },
@@ -196,16 +230,18 @@ try {
   );
 
   // 1. Raw sends straight to the provider, from a number that is no sender of ours.
-  const providerClient = createSimulatedWhatsAppClient({ baseUrl: providerUrl });
-  // A phone_number_id as the platform's (15 digits), of no sender of ours.
-  const rawNumber = `9${String(randomInt(10 ** 13, 10 ** 14))}`;
+  const providerClient = createGraphWhatsAppClient({
+    baseUrl: providerUrl,
+    accessToken: TWIN_ACCOUNT.accessToken,
+    name: 'meta-twin',
+  });
+  // The account's number of no sender of ours (their webhooks are answered 200 and ignored).
+  const rawNumber = TWIN_ACCOUNT.phoneNumbers[0]!.id;
   const raw = await measure(LEADS, SEND_CONCURRENCY, async (index) => {
-    const clientKey = randomUUID();
     await providerClient.sendMessage({
       phoneNumberId: rawNumber,
       to: recipient(1, index),
-      clientKey,
-      callbackData: clientKey,
+      callbackData: randomUUID(),
       message: { type: 'template', template: { name: TEMPLATE.name, language: 'en_US', parameters: ['Lead'] } },
     });
   });
@@ -292,7 +328,7 @@ try {
                 extract(epoch FROM e."receivedAt" - l."createdAt") AS delivered,
                 extract(epoch FROM l."updatedAt" - l."createdAt") AS finished
            FROM "Lead" l JOIN "WhatsAppMessage" m ON m."leadId" = l.id
-           JOIN "SimulatedWhatsAppMessage" p ON p."clientKey" = m.id::text
+           JOIN "SimulatedWhatsAppMessage" p ON p.payload->>'callbackData' = m.id::text
            LEFT JOIN "WhatsAppWebhookEvent" e ON e."eventKey" = 'status:' || m."providerMessageId" || ':delivered'
           WHERE l."campaignId" = $1::uuid)
        SELECT ${['recorded', 'handed', 'delivered', 'finished']

@@ -43,7 +43,6 @@ import {
   familyOf,
   listCarrierConnections,
   rekeyCarrierConnections,
-  carrierConnectionRows,
   removeCarrierConnection,
   rotateCarrierSecrets,
   telnyxConnectionIdSchema,
@@ -54,7 +53,18 @@ import {
 } from '../lib/carriers/connections';
 import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
 import { resolveKeyring } from './secrets-keys';
-import { rekeyRows, type RekeyReport, type SealedRowKind } from '../lib/secrets/sealed-rows';
+import { rekeyRows, type RekeyReport } from '../lib/secrets/sealed-rows';
+import { rekeyAnswer, SEALED_ROW_KINDS } from './rekey';
+import {
+  WHATSAPP_CONNECTION_PROVIDERS,
+  connectWhatsApp,
+  graphBaseUrlSchema,
+  listWhatsAppConnections,
+  metaIdSchema,
+  rekeyWhatsAppConnections,
+  removeWhatsAppConnection,
+  rotateWhatsAppToken,
+} from '../lib/whatsapp/connections';
 
 export class UsageError extends Error {}
 
@@ -194,14 +204,68 @@ export const adminCommands: Record<string, Command> = {
     return releasePhoneNumber(db, flags.e164);
   },
   'whatsapp sender connect': async (db, raw) => {
-    const flags = parseFlags({ workspace: uuid, e164: phoneNumber, 'display-name': text.max(200).optional() }, raw);
+    const flags = parseFlags(
+      {
+        workspace: uuid,
+        e164: phoneNumber,
+        'display-name': text.max(200).optional(),
+        connection: uuid.optional(),
+      },
+      raw,
+    );
     const provider = configVariables.shape.WHATSAPP_PROVIDER.parse(process.env.WHATSAPP_PROVIDER);
     return connectWhatsAppSender(db, {
       workspaceId: flags.workspace,
       e164: flags.e164,
       displayName: flags['display-name'],
       provider,
+      connectionId: flags.connection,
     });
+  },
+  'whatsapp connect': async (db, raw) => {
+    const flags = parseFlags(
+      {
+        workspace: uuid,
+        provider: z.enum(WHATSAPP_CONNECTION_PROVIDERS),
+        label: text.max(200).optional(),
+        'base-url': graphBaseUrlSchema.optional(),
+        'phone-number-id': metaIdSchema,
+        'business-account-id': metaIdSchema,
+        'display-number': text.max(40),
+        ...secretFlags('access-token'),
+      },
+      raw,
+    );
+    const accessToken = secretReader(flags).read('access-token', true)!;
+    return asUsageOfState(() =>
+      connectWhatsApp(db, resolveKeyring(), {
+        workspaceId: flags.workspace,
+        provider: flags.provider,
+        label: flags.label,
+        baseUrl: flags['base-url'],
+        phoneNumberId: flags['phone-number-id'],
+        businessAccountId: flags['business-account-id'],
+        displayPhoneNumber: flags['display-number'],
+        accessToken,
+      }),
+    );
+  },
+  'whatsapp list': async (db, raw) => {
+    const flags = parseFlags({ workspace: uuid }, raw);
+    return { connections: await listWhatsAppConnections(db, flags.workspace) };
+  },
+  'whatsapp rotate': async (db, raw) => {
+    const flags = parseFlags({ connection: uuid, ...secretFlags('access-token') }, raw);
+    const accessToken = secretReader(flags).read('access-token', true)!;
+    return rotateWhatsAppToken(db, resolveKeyring(), flags.connection, accessToken);
+  },
+  'whatsapp rekey': async (db, raw) => {
+    parseFlags({}, raw);
+    return rekeyAnswer('connection', await rekeyWhatsAppConnections(db, resolveKeyring()));
+  },
+  'whatsapp remove': async (db, raw) => {
+    const flags = parseFlags({ connection: uuid }, raw);
+    return removeWhatsAppConnection(db, flags.connection);
   },
   'crm connect': async (db, raw) => {
     const flags = parseFlags(
@@ -243,12 +307,7 @@ export const adminCommands: Record<string, Command> = {
   },
   'crm rekey': async (db, raw) => {
     parseFlags({}, raw);
-    const { keyId, rekeyed, unreadable } = await rekeyCrmAdminTokens(db, resolveKeyring());
-    if (unreadable.length > 0)
-      throw new StateConflict(
-        `rekeyed ${rekeyed.length} connection(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
-      );
-    return { keyId, rekeyed };
+    return rekeyAnswer('connection', await rekeyCrmAdminTokens(db, resolveKeyring()));
   },
   'carrier connect': async (db, raw) => {
     const flags = parseFlags(
@@ -361,27 +420,6 @@ export const adminCommands: Record<string, Command> = {
     return removeCarrierConnection(db, flags.connection);
   },
 };
-
-/**
- * Every table that holds a customer's secret, by the name `secrets rekey` answers it under: what a new key of
- * SECRETS_KEYS must be moved over (docs/providers.md#rotating-the-key-ring).
- */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- each kind has its own row type; rekeyRows only reads the envelope columns and id
-const SEALED_ROW_KINDS: Record<string, SealedRowKind<any>> = {
-  carrierConnections: carrierConnectionRows,
-};
-
-/**
- * What a rekey answers: the key and the rows moved; refused (exit 1) when some could not be opened, which are named
- * and left as they are while the others are moved all the same.
- */
-function rekeyAnswer(what: string, { keyId, rekeyed, unreadable }: RekeyReport): { keyId: string; rekeyed: string[] } {
-  if (unreadable.length > 0)
-    throw new StateConflict(
-      `rekeyed ${rekeyed.length} ${what}(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
-    );
-  return { keyId, rekeyed };
-}
 
 /**
  * A secret's three flags: `--NAME value` (lands in shell history and `ps`), `--NAME-stdin` (the first line of

@@ -15,6 +15,7 @@ import {
   spreadsheetIdSchema,
 } from '../lib/sheets/connections';
 import { asUsageOfState, parseFlags, UsageError } from './commands';
+import { rekeyAnswer } from './rekey';
 import { resolveKeyring } from './secrets-keys';
 
 type Flags = Record<string, string | boolean | undefined>;
@@ -98,12 +99,7 @@ export const sheetsCommands: Record<string, Command> = {
   },
   'sheets rekey': async (db, raw) => {
     parseFlags({}, raw);
-    const { keyId, rekeyed, unreadable } = await rekeySheetConnections(db, resolveKeyring());
-    if (unreadable.length > 0)
-      throw new StateConflict(
-        `rekeyed ${rekeyed.length} connection(s) to key "${keyId}"; ${unreadable.length} could not be opened and were left as they are: ${unreadable.map(({ id, reason }) => `${id} (${reason})`).join('; ')}`,
-      );
-    return { keyId, rekeyed };
+    return rekeyAnswer('connection', await rekeySheetConnections(db, resolveKeyring()));
   },
   'sheets remove': async (db, raw) => {
     const flags = parseFlags({ connection: uuid }, raw);

@@ -31,6 +31,15 @@ export const defaultSpeechTaskQueue = (taskQueue: string) => `${taskQueue}-speec
 export const DEFAULT_WORKFLOW_STACK_TRACES: 'on' | 'off' = 'off';
 
 /** The variables one by one, before the values that depend on others are resolved. */
+/** The Meta twin's accounts (META_TWIN_ACCOUNTS). */
+const metaTwinAccountsSchema = z.array(
+  z.object({
+    accessToken: z.string().min(8),
+    businessAccountId: z.string().regex(/^\d{5,32}$/),
+    phoneNumbers: z.array(z.object({ id: z.string().regex(/^\d{5,32}$/), displayPhoneNumber: z.string().min(1) })),
+  }),
+);
+
 export const configVariables = z.object({
   DATABASE_URL: z.string().url().startsWith('postgres'),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
@@ -71,6 +80,33 @@ export const configVariables = z.object({
   SIMULATED_WHATSAPP_HOST: z.string().default('127.0.0.1'),
   /** Simulated WhatsApp time: 1 is real time, 0.001 makes a 2 s template review take 2 ms (the 24-hour window is not scaled). */
   SIMULATED_WHATSAPP_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
+  /**
+   * The simulated provider as Meta's twin (docs/features/whatsapp.md#the-meta-twin): a JSON array of
+   * `{ accessToken, businessAccountId, phoneNumbers: [{ id, displayPhoneNumber }] }`. Unset: the embedded simulated
+   * provider. Holds tokens: never logged.
+   */
+  META_TWIN_ACCOUNTS: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined) return undefined;
+      const parsed = metaTwinAccountsSchema.safeParse(
+        (() => {
+          try {
+            return JSON.parse(value) as unknown;
+          } catch {
+            return null;
+          }
+        })(),
+      );
+      if (parsed.success) return parsed.data;
+      context.addIssue({
+        code: 'custom',
+        message:
+          'must be a JSON array of { accessToken, businessAccountId, phoneNumbers: [{ id, displayPhoneNumber }] }',
+      });
+      return z.NEVER;
+    }),
   /** Where the simulated provider posts its webhooks (the app's webhook subscription, as set in Meta's app dashboard). */
   SIMULATED_WHATSAPP_WEBHOOK_URL: z.string().url().default('http://127.0.0.1:3000/whatsapp/webhook'),
   /**
@@ -80,6 +116,17 @@ export const configVariables = z.object({
   WHATSAPP_APP_SECRET: z.string().min(16).optional(),
   /** The token the provider's subscription check (GET /whatsapp/webhook, hub.verify_token) must present. Unset: every check refused. */
   WHATSAPP_VERIFY_TOKEN: z.string().min(8).optional(),
+  /**
+   * A send whose answer was lost (ambiguous) and whose status never came is resent, at most once, after this many
+   * seconds, and only when a later message of the same number has had a status; otherwise it is marked unknown
+   * (docs/features/whatsapp.md#no-message-twice).
+   */
+  WHATSAPP_RESEND_AFTER_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(7 * 24 * 3600)
+    .default(900),
   /** The simulated carrier's REST API (npm run simulated-carrier), which the worker dials through. */
   SIMULATED_CARRIER_URL: z.string().url().default('http://127.0.0.1:3100'),
   /** Port and interface the simulated carrier process listens on. */

@@ -126,6 +126,7 @@ export function secretsOfConfig(config: {
   INTELLIGENCE_API_KEY?: string;
   DATABASE_URL?: string;
   SECRETS_KEYS?: { encoded: readonly string[] };
+  META_TWIN_ACCOUNTS?: ReadonlyArray<{ accessToken: string }>;
 }): Array<string | undefined> {
   const databasePassword = config.DATABASE_URL ? safePasswordOf(config.DATABASE_URL) : undefined;
   return [
@@ -137,6 +138,7 @@ export function secretsOfConfig(config: {
     config.INTELLIGENCE_API_KEY,
     databasePassword,
     ...(config.SECRETS_KEYS?.encoded ?? []),
+    ...(config.META_TWIN_ACCOUNTS ?? []).map((account) => account.accessToken),
   ];
 }
 

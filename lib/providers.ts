@@ -19,7 +19,8 @@ import { createConnectionCarrier } from './carriers/connection-carrier';
 import { createSimulatedWhatsApp } from './whatsapp/simulated-whatsapp';
 import type { WhatsAppSender } from './whatsapp/sender';
 import type { WhatsAppProvider } from './whatsapp/provider';
-import { createSimulatedWhatsAppClient } from './whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from './whatsapp/graph-client';
+import { createConnectionWhatsAppProvider } from './whatsapp/connection-provider';
 
 /**
  * The carrier calls are placed through: a call whose caller number is bound to a carrier connection goes through
@@ -50,11 +51,15 @@ export function createWhatsAppSender(provider: Config['WHATSAPP_PROVIDER'], db: 
 
 /** The WhatsApp Business provider senders, templates and messages go through: the simulated one's Graph-API-shaped HTTP API (npm run simulated-whatsapp). */
 export function createWhatsAppProvider(
-  config: Pick<Config, 'WHATSAPP_PROVIDER' | 'SIMULATED_WHATSAPP_URL'>,
+  config: Pick<Config, 'WHATSAPP_PROVIDER' | 'SIMULATED_WHATSAPP_URL' | 'SECRETS_KEYS'>,
+  db?: Database,
 ): WhatsAppProvider {
   switch (config.WHATSAPP_PROVIDER) {
-    case 'simulated':
-      return createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL });
+    case 'simulated': {
+      const fallback = createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL });
+      // Senders bound to a Meta connection (meta, meta-twin) send through its Graph client and token.
+      return db ? createConnectionWhatsAppProvider({ db, keyring: config.SECRETS_KEYS, fallback }) : fallback;
+    }
   }
 }
 

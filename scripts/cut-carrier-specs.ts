@@ -97,6 +97,22 @@ export const CUTS: Record<string, Cut> = {
     ],
     licenceFile: 'LICENSE',
   },
+  // Not a carrier: Meta's WhatsApp Cloud API (Graph API v23.0), what the WhatsApp Graph client and the Meta twin speak
+  // (docs/features/whatsapp.md#metas-cloud-api), held to its description with the same checker.
+  'meta-whatsapp': {
+    repository: 'facebook/openapi',
+    paths: ['business-messaging-api_v23.0.yaml'],
+    output: 'business-messaging-api_v23.0.whatsapp.json',
+    operations: [
+      ['post', '/{Version}/{Phone-Number-ID}/messages'],
+      ['post', '/{Version}/{WABA-ID}/message_templates'],
+      ['get', '/{Version}/{TEMPLATE_ID}'],
+      ['post', '/whatsapp/webhooks'],
+    ],
+    webhooks: [],
+    licenceFile: 'LICENSE',
+    usedBy: 'the WhatsApp Graph client and the Meta twin use',
+  },
   // Not a carrier: the chat completions API the model dialogue engine speaks (docs/features/model-engine.md), held
   // to its description the same way, with the same checker.
   openai: {
@@ -293,7 +309,7 @@ function main(argv: string[]) {
   const [carrier, gitDir, start = 'HEAD'] = argv;
   const cut = carrier ? CUTS[carrier] : undefined;
   if (!cut || !gitDir) {
-    console.error('usage: tsx scripts/cut-carrier-specs.ts <twilio|telnyx|openai> <git-dir> [<commit>]');
+    console.error('usage: tsx scripts/cut-carrier-specs.ts <twilio|telnyx|openai|meta-whatsapp> <git-dir> [<commit>]');
     process.exit(2);
   }
   const startCommit = git(gitDir, 'rev-parse', `${start}^{commit}`).toString().trim();

@@ -23,7 +23,7 @@ import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { createTwilioTwin } from '../simulators/twilio-twin/server';
 import { createStoreAdminTwin, twinCustomers } from '../simulators/store/admin-twin';
 import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
-import { createSimulatedWhatsAppClient } from '../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from '../lib/whatsapp/graph-client';
 import { createSimulatedWhatsAppProvider } from '../simulators/whatsapp/server';
 import type { AppServices } from '../api/app-services';
 import { createSimulatedCarrierClient } from '../lib/calls/simulated-carrier-client';
@@ -131,6 +131,8 @@ try {
       statusCallbackBaseUrl,
       whatsapp: createSimulatedWhatsApp(db),
       whatsappProvider,
+      // An ambiguous send is resolved a second on, so that the resend window is recorded quickly.
+      whatsappResendAfterMs: 1_000,
       temporal: client,
       // An order notification's delay minute lasts 50 ms, so that its durable timer is recorded quickly.
       orderNotificationMinuteMs: 50,
@@ -174,6 +176,7 @@ try {
         client,
         taskQueue,
         whatsappProvider,
+        whatsappFaults: (faults) => whatsappServer.setFaults(faults),
         twilio: { twinUrl, keyring },
         store: { ...store, twinUrl: storeTwinUrl },
       });

@@ -51,12 +51,14 @@ export function createWhatsAppLeadActivities({ db }: { db: Database }) {
      * pacing): one message every 1/messagesPerSecond s per sender (a slot taken by advancing the sender's nextSendAt in
      * one statement, so every worker shares one schedule), and no more distinct recipients of business-initiated
      * messages in 24 hours than the sender's dailyRecipientLimit: past it, the wait lasts until the oldest of them
-     * leaves the 24 hours. Answers how long to wait before sending (0: now).
+     * leaves the 24 hours; and a number backing off after Meta's 130429/131056 (backoffUntil) books after it. Answers
+     * how long to wait before sending (0: now).
      */
     async reserveSenderSlot({ senderId, to }: { senderId: string; to: string }): Promise<{ waitMs: number }> {
       const [slot] = await db.$queryRaw<Array<{ waitMs: number }>>`
         UPDATE "WhatsAppSender"
-           SET "nextSendAt" = GREATEST(COALESCE("nextSendAt", now() AT TIME ZONE 'UTC'), now() AT TIME ZONE 'UTC')
+           SET "nextSendAt" = GREATEST(COALESCE("nextSendAt", now() AT TIME ZONE 'UTC'), now() AT TIME ZONE 'UTC',
+                                       COALESCE("backoffUntil", now() AT TIME ZONE 'UTC'))
                               + make_interval(secs => 1.0 / "messagesPerSecond")
          WHERE id = ${senderId}::uuid
      RETURNING GREATEST(0, EXTRACT(EPOCH FROM ("nextSendAt" - make_interval(secs => 1.0 / "messagesPerSecond")

@@ -4,7 +4,13 @@ import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-st
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
 import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
-import { WhatsAppProviderError, type WhatsAppProvider, type WhatsAppSendRequest } from '../../lib/whatsapp/provider';
+import { AmbiguousSendError } from '../../lib/whatsapp/graph-client';
+import {
+  WHATSAPP_ERROR,
+  WhatsAppProviderError,
+  type WhatsAppProvider,
+  type WhatsAppSendRequest,
+} from '../../lib/whatsapp/provider';
 
 /** The actor of the entries a message's workflow writes. */
 const WHATSAPP_BILLING_ACTOR: CreditActor = { type: 'system', id: 'whatsAppMessageWorkflow' };
@@ -13,11 +19,33 @@ const WHATSAPP_BILLING_ACTOR: CreditActor = { type: 'system', id: 'whatsAppMessa
 const isRefusal = (error: WhatsAppProviderError) =>
   error.httpStatus >= 400 && error.httpStatus < 500 && error.httpStatus !== 429;
 
+/** Meta's throughput (130429) and pair-rate (131056) refusals: the number waits, then the send is tried again. */
+const BACKOFF_MS: Readonly<Record<number, number>> = {
+  [WHATSAPP_ERROR.rateLimited]: 1_000,
+  // Meta's pair rate: about one message every 6 seconds from a number to the same recipient.
+  [WHATSAPP_ERROR.pairRateLimited]: 6_000,
+};
+
+/** A send not taken for throughput: retried after the sender's backoff (the workflow's retry policy, this delay). */
+const backoffFailure = (message: string, delayMs: number) =>
+  ApplicationFailure.create({ type: 'whatsapp_sender_backoff', message, nextRetryDelay: delayMs });
+
 export interface WhatsAppMessageDependencies {
   db: Database;
   /** The provider messages go through; unset, sending fails (a worker configured without one). */
   whatsappProvider?: WhatsAppProvider;
+  /** WHATSAPP_RESEND_AFTER_SECONDS in ms (default 900 s). */
+  whatsappResendAfterMs?: number;
 }
+
+/**
+ * A hand-over: the provider's id (answered), or ambiguous (the answer was lost: resolved by the status webhook,
+ * resolveAmbiguousSend after resendAfterMs).
+ */
+export type HandOver =
+  { providerMessageId: string | null; ambiguous?: false } | { ambiguous: true; resendAfterMs: number };
+
+type MessageRow = NonNullable<Awaited<ReturnType<Database['whatsAppMessage']['findUnique']>>>;
 
 /**
  * The activities of one outbound WhatsApp message (workflows/whatsapp/whatsapp-message.ts). The message is
@@ -25,58 +53,184 @@ export interface WhatsAppMessageDependencies {
  * starts; these hand it to the provider at most once and settle a refusal. Statuses after that arrive
  * as the provider's webhooks (api/whatsapp/whatsapp-webhook.ts), which post or void the hold.
  */
-export function createWhatsAppMessageActivities({ db, whatsappProvider }: WhatsAppMessageDependencies) {
+export function createWhatsAppMessageActivities({
+  db,
+  whatsappProvider,
+  whatsappResendAfterMs = 900_000,
+}: WhatsAppMessageDependencies) {
+  const ambiguous = { ambiguous: true as const, resendAfterMs: whatsappResendAfterMs };
+
+  /** Voids a message's hold (idempotent: a hold settled meanwhile is left as it is). */
+  async function voidHold(messageId: string, workspaceId: string) {
+    try {
+      await settleWhatsAppMessageHold(
+        prismaCreditStore(db),
+        { workspaceId, messageId, delivered: false },
+        WHATSAPP_BILLING_ACTOR,
+      );
+    } catch (error) {
+      if (!(error instanceof HoldAlreadySettledError)) throw error;
+    }
+  }
+
+  /** The send request of a message, as the provider is given it. */
+  async function requestOf(message: MessageRow): Promise<WhatsAppSendRequest> {
+    const [sender, conversation, template] = await Promise.all([
+      db.whatsAppSender.findUniqueOrThrow({ where: { id: message.senderId } }),
+      db.whatsAppConversation.findUniqueOrThrow({ where: { id: message.conversationId } }),
+      message.templateId ? db.whatsAppTemplate.findUnique({ where: { id: message.templateId } }) : null,
+    ]);
+    return {
+      phoneNumberId: sender.phoneNumberId,
+      to: conversation.contactE164,
+      callbackData: message.id,
+      message:
+        message.type === 'template' && template
+          ? {
+              type: 'template',
+              template: {
+                name: template.name,
+                language: template.language,
+                parameters: (message.parameters as string[] | null) ?? [],
+              },
+            }
+          : { type: 'text', text: message.body },
+    };
+  }
+
+  /**
+   * Tries the message's send number `attempt` (1, or 2 for the one resend), once: the attempt is claimed in the
+   * database before the request goes, so a retried activity (a worker killed mid-request) never sends it again but
+   * finds it ambiguous. A throughput refusal (130429, 131056) was not taken: the claim is given back, the sender
+   * backs off (WhatsAppSender.backoffUntil, shared by every worker) and the activity is retried after it. A refusal
+   * fails for good; an unreachable provider (nothing sent) is retried.
+   */
+  async function tryOnce(message: MessageRow, attempt: 1 | 2): Promise<HandOver> {
+    if (!whatsappProvider) throw new Error('this worker has no WhatsApp provider');
+    const sender = await db.whatsAppSender.findUniqueOrThrow({
+      where: { id: message.senderId },
+      select: { backoffUntil: true },
+    });
+    const waitMs = (sender.backoffUntil?.getTime() ?? 0) - Date.now();
+    if (waitMs > 0) throw backoffFailure('the sender is backing off', waitMs);
+    const claimed = await db.whatsAppMessage.updateMany({
+      where: { id: message.id, sendAttempts: attempt - 1, providerMessageId: null },
+      data: { sendAttempts: attempt },
+    });
+    if (claimed.count === 0) {
+      // Tried before by an activity that never came back: its answer is lost.
+      await markAmbiguous(message.id);
+      return ambiguous;
+    }
+    const request = await requestOf(message);
+    const giveBack = () =>
+      db.whatsAppMessage.updateMany({
+        where: { id: message.id, sendAttempts: attempt, providerMessageId: null },
+        data: { sendAttempts: attempt - 1 },
+      });
+    try {
+      const { messageId: providerMessageId } = await whatsappProvider.sendMessage(request);
+      await db.whatsAppMessage.updateMany({
+        where: { id: message.id },
+        data: {
+          providerMessageId,
+          handOver: attempt === 1 ? 'answered' : 'resent',
+        },
+      });
+      return { providerMessageId };
+    } catch (error) {
+      if (error instanceof AmbiguousSendError) {
+        await markAmbiguous(message.id);
+        return ambiguous;
+      }
+      if (error instanceof WhatsAppProviderError && BACKOFF_MS[error.code] !== undefined) {
+        await giveBack();
+        const delayMs = BACKOFF_MS[error.code]!;
+        await db.$executeRaw`
+          UPDATE "WhatsAppSender"
+             SET "backoffUntil" = GREATEST(COALESCE("backoffUntil", now() AT TIME ZONE 'UTC'), now() AT TIME ZONE 'UTC')
+                                  + make_interval(secs => ${delayMs / 1000})
+           WHERE id = ${message.senderId}::uuid`;
+        throw backoffFailure(error.message, delayMs);
+      }
+      if (error instanceof WhatsAppProviderError && isRefusal(error))
+        throw ApplicationFailure.create({
+          type: ErrorCode.provider_error,
+          message: error.message,
+          details: [{ code: error.code, title: error.title, httpStatus: error.httpStatus }],
+          nonRetryable: true,
+        });
+      // Not reached (refused connection, unknown host): nothing was sent; the activity's retry tries again.
+      await giveBack();
+      throw error;
+    }
+  }
+
+  const markAmbiguous = (messageId: string) =>
+    db.whatsAppMessage.updateMany({
+      where: { id: messageId, providerMessageId: null },
+      data: { handOver: 'ambiguous', ambiguousAt: new Date() },
+    });
+
   return {
     /**
-     * Hands the message to the provider with its id as the client key (a retry answers the first send)
-     * and as the callback data the provider echoes in its status webhooks, and records the provider's id.
-     * A message already handed over, failed, or gone is left as it is. A refusal by the provider (its 4xx
-     * other than throughput) fails for good with the platform's code; anything else is retried.
+     * Hands the message to the provider, once (docs/features/whatsapp.md#no-message-twice), with its id as the
+     * callback data the provider echoes in its status webhooks, and records the provider's id. A message already
+     * handed over, failed, or gone is left as it is; one whose answer was lost is answered ambiguous.
      */
-    async sendWhatsAppMessage({ messageId }: { messageId: string }): Promise<{ providerMessageId: string | null }> {
-      if (!whatsappProvider) throw new Error('this worker has no WhatsApp provider');
+    async sendWhatsAppMessage({ messageId }: { messageId: string }): Promise<HandOver> {
       const message = await db.whatsAppMessage.findUnique({ where: { id: messageId } });
       if (!message || message.status === 'failed' || message.providerMessageId)
         return { providerMessageId: message?.providerMessageId ?? null };
-      const [sender, conversation, template] = await Promise.all([
-        db.whatsAppSender.findUniqueOrThrow({ where: { id: message.senderId } }),
-        db.whatsAppConversation.findUniqueOrThrow({ where: { id: message.conversationId } }),
-        message.templateId ? db.whatsAppTemplate.findUnique({ where: { id: message.templateId } }) : null,
-      ]);
-      const request: WhatsAppSendRequest = {
-        phoneNumberId: sender.phoneNumberId,
-        to: conversation.contactE164,
-        clientKey: message.id,
-        callbackData: message.id,
-        message:
-          message.type === 'template' && template
-            ? {
-                type: 'template',
-                template: {
-                  name: template.name,
-                  language: template.language,
-                  parameters: (message.parameters as string[] | null) ?? [],
-                },
-              }
-            : { type: 'text', text: message.body },
-      };
-      try {
-        const { messageId: providerMessageId } = await whatsappProvider.sendMessage(request);
+      if (message.handOver === 'ambiguous' || message.handOver === 'unknown') return ambiguous;
+      return tryOnce(message, 1);
+    },
+
+    /**
+     * An ambiguous send, resendAfterMs later: resolved when a status came (the webhook recorded the provider's id
+     * from its biz_opaque_callback_data: sent); else resent once when a later message of the same number has had a
+     * status (the webhooks reach us, so this one's silence means Meta never took it); else marked unknown (never sent
+     * twice) and its hold voided.
+     */
+    async resolveAmbiguousSend({
+      messageId,
+    }: {
+      messageId: string;
+    }): Promise<'sent' | 'resent' | 'unknown' | 'failed'> {
+      const message = await db.whatsAppMessage.findUniqueOrThrow({ where: { id: messageId } });
+      if (message.status === 'failed') return 'failed';
+      if (message.providerMessageId || message.status !== 'accepted') {
         await db.whatsAppMessage.updateMany({
-          where: { id: messageId, providerMessageId: null },
-          data: { providerMessageId },
+          where: { id: messageId, handOver: 'ambiguous' },
+          data: { handOver: 'answered' },
         });
-        return { providerMessageId };
-      } catch (error) {
-        if (error instanceof WhatsAppProviderError && isRefusal(error))
-          throw ApplicationFailure.create({
-            type: ErrorCode.provider_error,
-            message: error.message,
-            details: [{ code: error.code, title: error.title, httpStatus: error.httpStatus }],
-            nonRetryable: true,
-          });
-        throw error;
+        return 'sent';
       }
+      if (message.handOver === 'unknown') return 'unknown';
+      const since = message.ambiguousAt ?? message.createdAt;
+      const proof = await db.whatsAppMessage.findFirst({
+        where: {
+          senderId: message.senderId,
+          direction: 'outbound',
+          id: { not: message.id },
+          createdAt: { gt: since },
+          OR: [{ sentAt: { not: null } }, { deliveredAt: { not: null } }, { failedAt: { not: null } }],
+          providerMessageId: { not: null },
+        },
+        select: { id: true },
+      });
+      if (proof && message.sendAttempts < 2) {
+        const resent = await tryOnce(message, 2);
+        if (!resent.ambiguous) return 'resent';
+      }
+      await db.whatsAppMessage.updateMany({
+        where: { id: messageId, providerMessageId: null, status: 'accepted' },
+        data: { handOver: 'unknown' },
+      });
+      const settled = await db.whatsAppMessage.findUniqueOrThrow({ where: { id: messageId } });
+      if (settled.handOver !== 'unknown') return 'sent';
+      await voidHold(messageId, settled.workspaceId);
+      return 'unknown';
     },
 
     /** Marks a message the provider refused failed, with its code and title, unless a webhook moved it on meanwhile. */
@@ -99,15 +253,7 @@ export function createWhatsAppMessageActivities({ db, whatsappProvider }: WhatsA
         select: { workspaceId: true, status: true },
       });
       if (!message || message.status !== 'failed') return;
-      try {
-        await settleWhatsAppMessageHold(
-          prismaCreditStore(db),
-          { workspaceId: message.workspaceId, messageId, delivered: false },
-          WHATSAPP_BILLING_ACTOR,
-        );
-      } catch (error) {
-        if (!(error instanceof HoldAlreadySettledError)) throw error;
-      }
+      await voidHold(messageId, message.workspaceId);
     },
   };
 }

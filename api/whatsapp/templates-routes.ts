@@ -31,22 +31,40 @@ const templateBody = z
       'no leading zeros, every number from 1 to n used (each as often as wanted, in any order); any other {{...}}, or a stray {{ or }}, is refused.',
   );
 
-const newTemplateSchema = z.strictObject({
-  name: z
-    .string()
-    .min(1)
-    .max(TEMPLATE_LIMITS.nameLength)
-    .regex(TEMPLATE_NAME, 'lowercase letters, digits and underscores only')
-    .describe(
-      `The platform's rule: lowercase letters, digits and underscores, 1 to ${TEMPLATE_LIMITS.nameLength} characters. Unique with language in the workspace.`,
-    ),
-  language: z
-    .string()
-    .regex(TEMPLATE_LANGUAGE, 'a language code of the platform such as en or en_US')
-    .describe("The platform's language code: en, en_US, pt_BR, ..."),
-  category: z.enum(CATEGORIES).describe('Which prices its messages (docs/features/credits.md).'),
-  body: templateBody,
-});
+const newTemplateSchema = z
+  .strictObject({
+    name: z
+      .string()
+      .min(1)
+      .max(TEMPLATE_LIMITS.nameLength)
+      .regex(TEMPLATE_NAME, 'lowercase letters, digits and underscores only')
+      .describe(
+        `The platform's rule: lowercase letters, digits and underscores, 1 to ${TEMPLATE_LIMITS.nameLength} characters. Unique with language in the workspace.`,
+      ),
+    language: z
+      .string()
+      .regex(TEMPLATE_LANGUAGE, 'a language code of the platform such as en or en_US')
+      .describe("The platform's language code: en, en_US, pt_BR, ..."),
+    category: z.enum(CATEGORIES).describe('Which prices its messages (docs/features/credits.md).'),
+    body: templateBody,
+    examples: z
+      .array(z.string().min(1).max(1024))
+      .max(100)
+      .optional()
+      .describe(
+        "One sample value per variable, in order ({{1}} first), sent to the provider as the body's `example` (Meta requires them for a body with variables and refuses the template without them). Exactly variableCount values when given.",
+      ),
+  })
+  .superRefine((template, context) => {
+    if (template.examples === undefined) return;
+    const { variableCount } = checkTemplateBody(template.body);
+    if (template.examples.length !== variableCount)
+      context.addIssue({
+        code: 'custom',
+        path: ['examples'],
+        message: `${variableCount} example value(s) expected, one per variable {{1}}..{{${variableCount}}}`,
+      });
+  });
 
 const templateSchema = z.object({
   id: z.string().uuid(),

@@ -19,6 +19,8 @@ export interface NewWhatsAppTemplate {
   category: WhatsAppTemplateCategory;
   /** Checked by the route (lib/whatsapp/template-rules.ts): numbered variables {{1}}..{{n}}. */
   body: string;
+  /** One sample value per variable (Meta's `example`), checked by the route; forwarded, not stored. */
+  examples?: string[];
 }
 
 /** The provider senders and templates go through; AppServices.whatsapp.provider, set where the app is built. */
@@ -26,6 +28,12 @@ export function whatsAppProviderOf(services: AppServices): WhatsAppProvider {
   const provider = services.whatsapp?.provider;
   if (!provider) throw new Error('no WhatsApp provider is configured (AppServices.whatsapp.provider)');
   return provider;
+}
+
+/** The provider a Business Account's templates are recorded under: its Meta connection's (meta, meta-twin), if any. */
+async function providerOfAccount(provider: WhatsAppProvider, businessAccountId: string): Promise<string | undefined> {
+  const routing = provider as WhatsAppProvider & { providerOfAccount?: (id: string) => Promise<string> };
+  return routing.providerOfAccount?.(businessAccountId);
 }
 
 /**
@@ -69,8 +77,10 @@ export async function createWhatsAppTemplate(services: AppServices, principal: P
   const { variableCount } = checkTemplateBody(input.body);
   let template: WhatsAppTemplate;
   try {
+    const { examples: _examples, ...stored } = input;
+    const providerName = (await providerOfAccount(provider, businessAccountId)) ?? provider.name;
     template = await services.db.whatsAppTemplate.create({
-      data: { ...input, workspaceId, variableCount, provider: provider.name },
+      data: { ...stored, workspaceId, variableCount, provider: providerName },
     });
   } catch (error) {
     if (isUniqueViolation(error))
@@ -123,7 +133,8 @@ export async function syncWhatsAppTemplateStatus(services: AppServices, principa
   const providerTemplateId = template.providerTemplateId;
   if (!providerTemplateId) return template;
   const provider = whatsAppProviderOf(services);
-  const review = await askWhatsAppProvider(() => provider.getTemplate(providerTemplateId));
+  const businessAccountId = await businessAccountOf(services, principal.workspaceId).catch(() => undefined);
+  const review = await askWhatsAppProvider(() => provider.getTemplate(providerTemplateId, businessAccountId));
   const changed =
     review.status !== template.status ||
     review.rejectedReason !== template.rejectedReason ||

@@ -86,7 +86,7 @@ export async function receiveWhatsAppWebhook(
   nowMs = Date.now(),
 ): Promise<WebhookOutcome> {
   if (isStaleWhatsAppWebhook(webhook, nowMs)) throw new Refusal(ErrorCode.invalid_signature);
-  const provider = webhookProviderOf(services);
+  const configured = webhookProviderOf(services);
   const sql = poolSql(services.sql);
   const outcome: WebhookOutcome = { received: true, applied: 0, ignored: 0 };
   let retry = false;
@@ -99,6 +99,8 @@ export async function receiveWhatsAppWebhook(
       retry = await ours();
   };
   for (const entry of webhook.entry) {
+    // Meta names the WhatsApp Business Account in entry.id: a connected account's own provider (meta, meta-twin).
+    const provider = (await sql<{ provider: string }>(CONNECTION_PROVIDER_SQL, entry.id))[0]?.provider ?? configured;
     const accountIsOurs = () => exists(sql, SENDER_OF_ACCOUNT_SQL, provider, entry.id);
     for (const change of entry.changes) {
       if (change.field === 'messages') {
@@ -148,6 +150,7 @@ export async function receiveWhatsAppWebhook(
   return outcome;
 }
 
+const CONNECTION_PROVIDER_SQL = `SELECT provider FROM "WhatsAppConnection" WHERE "businessAccountId" = $1 AND "deletedAt" IS NULL ORDER BY "createdAt" LIMIT 1`;
 const SENDER_OF_NUMBER_SQL = `SELECT 1 FROM "WhatsAppSender" WHERE provider = $1 AND "phoneNumberId" = $2 LIMIT 1`;
 const SENDER_OF_ACCOUNT_SQL = `SELECT 1 FROM "WhatsAppSender" WHERE provider = $1 AND "businessAccountId" = $2 LIMIT 1`;
 const exists = async (sql: RunSql, text: string, ...values: unknown[]) => (await sql(text, ...values)).length > 0;

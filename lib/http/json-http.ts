@@ -29,10 +29,17 @@ export interface JsonHttpRequest {
  * generators: fetch (undici) spends several times the CPU per request, which on a small machine is
  * taken from the servers it talks to. Answers the status and the body's text; never throws on a status.
  */
-export function createJsonHttp({ sockets }: { sockets: number }) {
+export function createJsonHttp({
+  sockets,
+  idleMs,
+}: {
+  sockets: number;
+  /** Idle sockets closed after this long (default: kept). */ idleMs?: number;
+}) {
+  const idle = idleMs === undefined ? {} : { timeout: idleMs };
   const agents = {
-    'http:': new http.Agent({ keepAlive: true, maxSockets: sockets }),
-    'https:': new https.Agent({ keepAlive: true, maxSockets: sockets }),
+    'http:': new http.Agent({ keepAlive: true, maxSockets: sockets, ...idle }),
+    'https:': new https.Agent({ keepAlive: true, maxSockets: sockets, ...idle }),
   };
   const send = (method: string, url: string, options: JsonHttpRequest = {}) =>
     new Promise<JsonHttpResponse>((resolve, reject) => {

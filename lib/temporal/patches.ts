@@ -302,6 +302,37 @@ export const PATCHES = {
       'Keep: a campaign run started before it may wait for its next transition without bound, and no count of the ' +
       'open runs in production is at hand here.',
   },
+  whatsappHandOverOnce: {
+    id: 'whatsapp-hand-over-once',
+    workflow: 'whatsAppMessageWorkflow',
+    since: { commit: 'e49fada', date: '2026-11-28' },
+    change:
+      'A send whose answer was lost (ambiguous: timeout, reset, a 5xx without a message id) is not retried: the run ' +
+      'waits WHATSAPP_RESEND_AFTER_SECONDS, then resolveAmbiguousSend (sent when its status came, one resend when a ' +
+      'later message of the number had a status, else unknown).',
+    status: 'patched',
+    recordedIn: ['whatsapp-hand-over-once'],
+    oldPathIn: [],
+    notReachedIn: ['whatsapp-message-handed-over'],
+    longestRun: 'about a day: a send is retried while the provider is down for about a day (providerForADay)',
+    retireWhen: stillOpen('whatsAppMessageWorkflow', 'e49fada'),
+    decision: 'Keep until the runs of the release before it have ended (a day).',
+  },
+  leadMessageHandOverOnce: {
+    id: 'lead-message-hand-over-once',
+    workflow: 'leadMessageWorkflow',
+    since: { commit: 'e49fada', date: '2026-11-28' },
+    change:
+      "A lead's send whose answer was lost is not retried: the lead waits for its message's status, at most " +
+      'WHATSAPP_RESEND_AFTER_SECONDS, then resolveAmbiguousSend (sent, resent once, or unknown).',
+    status: 'patched',
+    recordedIn: ['lead-message-hand-over-once'],
+    oldPathIn: [],
+    notReachedIn: ['lead-message-delivered'],
+    longestRun: LEAD_DIAL_LIFETIME,
+    retireWhen: stillOpen('leadMessageWorkflow', 'e49fada'),
+    decision: 'Keep: lead runs started before it may still be open (a paused campaign holds its leads for months).',
+  },
 } as const satisfies Record<string, RegisteredPatch>;
 
 /** Every registered patch, in the register's order. */

@@ -14,7 +14,15 @@ export type LeadMessageRefusal =
 
 /** How a WHATSAPP lead ended: its message's last status, or why none was sent. */
 export type LeadMessageOutcome =
-  'delivered' | 'read' | 'failed' | 'undelivered' | 'campaign_stopped' | 'no_calling_window' | LeadMessageRefusal;
+  | 'delivered'
+  | 'read'
+  | 'failed'
+  | 'undelivered'
+  /** The send's answer was lost and nothing resolved it: never sent twice (docs/features/whatsapp.md#no-message-twice). */
+  | 'unknown'
+  | 'campaign_stopped'
+  | 'no_calling_window'
+  | LeadMessageRefusal;
 
 export interface LeadMessageResult {
   status: 'completed' | 'failed' | 'cancelled';

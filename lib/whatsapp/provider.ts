@@ -9,8 +9,8 @@ export interface WhatsAppProvider {
   /** Recorded with every sender, template and message: a simulated one never passes for a real one. */
   readonly name: string;
   /**
-   * POST /{phone-number-id}/messages. `clientKey` makes a retried send answer the first message (the
-   * simulated provider keeps it; for Meta's API the caller records the wamid before retrying).
+   * POST /{phone-number-id}/messages, tried once: Meta has no idempotency key, so a send whose answer was lost
+   * (AmbiguousSendError, lib/whatsapp/graph-client.ts) is resolved by its status webhook, never retried blindly.
    * A refusal is a WhatsAppProviderError with the platform's code (131047 outside the window, 132001
    * unknown template, 132015/132016 template paused/disabled, 130429 throughput exceeded, ...).
    */
@@ -18,7 +18,7 @@ export interface WhatsAppProvider {
   /** POST /{whatsapp-business-account-id}/message_templates: submitted for review, PENDING. */
   submitTemplate(request: WhatsAppTemplateSubmission): Promise<{ id: string; status: WhatsAppTemplateStatus }>;
   /** GET /{template-id}?fields=status,rejected_reason,quality_score: the provider's current review. */
-  getTemplate(templateId: string): Promise<WhatsAppTemplateReview>;
+  getTemplate(templateId: string, businessAccountId?: string): Promise<WhatsAppTemplateReview>;
 }
 
 export type WhatsAppTemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
@@ -30,7 +30,6 @@ export interface WhatsAppSendRequest {
   phoneNumberId: string;
   /** The recipient, E.164. */
   to: string;
-  clientKey: string;
   /**
    * Echoed in the message's status webhooks (Cloud API: biz_opaque_callback_data): the service's own
    * message id, so a status that arrives before the provider's id is recorded still finds its message.
@@ -48,6 +47,8 @@ export interface WhatsAppTemplateSubmission {
   category: WhatsAppTemplateCategory;
   /** With numbered variables {{1}}, {{2}}, ... */
   body: string;
+  /** One sample value per variable, in order ({{1}} first): Meta requires them for a body with variables. */
+  examples?: string[];
 }
 
 export interface WhatsAppTemplateReview {
@@ -69,6 +70,8 @@ export const WHATSAPP_ERROR = {
   templateDisabled: 132016,
   /** Throughput exceeded for the number. */
   rateLimited: 130429,
+  /** Pair rate limit: too many messages from this number to the same recipient in a short time. */
+  pairRateLimited: 131056,
 } as const;
 
 /** A refusal by the provider, with its error code and title (and the HTTP status it answered). */

@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Database } from '../database';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { NotFoundError } from '../door/workspace-admin';
+import { liveWhatsAppConnectionOf } from './connections';
 
 /** A numeric id as the platform's are (phone_number_id, WhatsApp Business Account id): 15 digits. */
 export const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
@@ -11,8 +12,14 @@ export interface SenderConnection {
   /** Normalised E.164 (lib/phone.ts). */
   e164: string;
   displayName?: string;
-  /** WHATSAPP_PROVIDER: the provider the number is connected through. */
+  /** WHATSAPP_PROVIDER: the provider the number is connected through (a connection's own provider wins). */
   provider: string;
+  /**
+   * A Meta Cloud API connection of the workspace (lib/whatsapp/connections.ts): the sender takes its real
+   * phone_number_id and WhatsApp Business Account id and its provider (meta, meta-twin), and sends with its token.
+   * Unset: the embedded simulated provider, with ids of its own.
+   */
+  connectionId?: string;
 }
 
 /**
@@ -26,7 +33,8 @@ export interface SenderConnection {
  * (ConflictError) until it is disconnected there. Connects of one number take turns on an advisory lock.
  */
 export async function connectWhatsAppSender(db: Database, connection: SenderConnection): Promise<{ id: string }> {
-  const { workspaceId, e164, provider } = connection;
+  const { workspaceId, e164 } = connection;
+  let { provider } = connection;
   const workspace = await db.workspace.findFirst({ where: { id: workspaceId, deletedAt: null }, select: { id: true } });
   if (!workspace) throw new NotFoundError(`workspace ${workspaceId} not found`);
   const displayName = connection.displayName === undefined ? {} : { displayName: connection.displayName };
@@ -40,15 +48,42 @@ export async function connectWhatsAppSender(db: Database, connection: SenderConn
       throw new ConflictError(
         `${e164} is a connected WhatsApp sender of workspace ${elsewhere.workspaceId}; disconnect it there first (DELETE /whatsapp/senders/{id})`,
       );
+    const bound = connection.connectionId
+      ? await liveWhatsAppConnectionOf(tx, workspaceId, connection.connectionId)
+      : null;
+    if (connection.connectionId && !bound)
+      throw new NotFoundError(`no live whatsapp connection ${connection.connectionId} in workspace ${workspaceId}`);
+    if (bound) provider = bound.provider;
+    const ids = bound
+      ? {
+          provider,
+          connectionId: bound.id,
+          phoneNumberId: bound.phoneNumberId,
+          businessAccountId: bound.businessAccountId,
+        }
+      : {};
     const held = await tx.whatsAppSender.findUnique({ where: { workspaceId_e164: { workspaceId, e164 } } });
     if (held) {
       const reconnect =
         held.status === 'CONNECTED'
           ? {}
           : { status: 'CONNECTED' as const, connectedAt: new Date(), disconnectedAt: null };
-      await tx.whatsAppSender.update({ where: { id: held.id }, data: { ...reconnect, ...displayName } });
+      await tx.whatsAppSender.update({ where: { id: held.id }, data: { ...reconnect, ...displayName, ...ids } });
       return { id: held.id };
     }
+    if (bound)
+      return tx.whatsAppSender.create({
+        data: {
+          workspaceId,
+          e164,
+          ...displayName,
+          provider: bound.provider,
+          connectionId: bound.id,
+          phoneNumberId: bound.phoneNumberId,
+          businessAccountId: bound.businessAccountId,
+        },
+        select: { id: true },
+      });
     const account = await tx.whatsAppSender.findFirst({
       where: { workspaceId, provider },
       orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],

@@ -20,10 +20,12 @@ const provider = createSimulatedWhatsAppProvider({
   appSecret: config.WHATSAPP_APP_SECRET,
   webhookUrl: config.SIMULATED_WHATSAPP_WEBHOOK_URL,
   timeScale: config.SIMULATED_WHATSAPP_TIME_SCALE,
+  // META_TWIN_ACCOUNTS set: Meta's twin (the Bearer token required, the WABA in entry.id, examples required).
+  ...(config.META_TWIN_ACCOUNTS && { accounts: config.META_TWIN_ACCOUNTS }),
 });
 // Stops delivering webhooks (those left are delivered by the next start) and closes the server.
 stop.defer('simulated whatsapp provider', () => provider.close());
 const url = await provider.listen(config.SIMULATED_WHATSAPP_PORT, config.SIMULATED_WHATSAPP_HOST);
 console.log(
-  `simulated whatsapp provider listening on ${url}, webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL} (time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE})`,
+  `simulated whatsapp provider${config.META_TWIN_ACCOUNTS ? ' (Meta twin)' : ''} listening on ${url}, webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL} (time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE})`,
 );

@@ -41,12 +41,59 @@ export interface SimulatedWhatsAppProviderOptions {
    * Counted in memory: a restarted provider starts afresh.
    */
   messagesPerSecond?: number;
+  /**
+   * The Meta twin (docs/features/whatsapp.md#the-meta-twin): the system users' accounts it knows. Given, every Graph
+   * request must carry `Authorization: Bearer <token>` of the account that owns the number or Business Account it
+   * names (401 OAuthException code 190 without a known token; 400 code 100 subcode 33 for another account's object),
+   * no Idempotency-Key is honoured, webhooks name the Business Account in entry.id and the number's display number,
+   * and a template whose body has variables must carry its `example` values. Unset: the embedded simulated provider
+   * (any id, no token, the Idempotency-Key kept).
+   */
+  accounts?: MetaTwinAccount[];
+}
+
+/** A system user's account on the Meta twin: its token, its WhatsApp Business Account and the account's numbers. */
+export interface MetaTwinAccount {
+  accessToken: string;
+  businessAccountId: string;
+  phoneNumbers: { id: string; displayPhoneNumber: string }[];
+}
+
+/**
+ * Faults the twin is told to make (tests, the bench; also POST /control/faults): of the sends, every
+ * 1/dropAnswerRate-th is processed but its answer lost (the connection reset), every 1/dropRequestRate-th is lost
+ * before it is processed; the next `refuse.count` sends are refused with Meta's 130429 (throughput) or 131056 (pair
+ * rate). Deterministic counters, not chance: 0.05 drops exactly every 20th.
+ */
+export interface MetaTwinFaults {
+  dropAnswerRate?: number;
+  dropRequestRate?: number;
+  refuse?: { code: 130429 | 131056; count: number };
+}
+
+/** What the twin was asked and answered, for the conformance tests (the Authorization header is never kept). */
+export interface MetaTwinExchange {
+  method: string;
+  path: string;
+  body: unknown;
+  status: number;
+  answer: unknown;
 }
 
 export interface SimulatedWhatsAppProvider {
   listen(port: number, host?: string): Promise<string>;
   /** Stops delivering and closes the server; what is left to deliver is delivered by the next start. */
   close(): Promise<void>;
+  /** The Meta twin's faults, replaced (an empty object: none). */
+  setFaults(faults: MetaTwinFaults): void;
+  /** Adds an account, or replaces the one of its Business Account (a rotated token: the old one stops working). */
+  putAccount(account: MetaTwinAccount): void;
+  /** Messages the twin took for a recipient (E.164 or wa_id): what reached them, however often it was asked. */
+  deliveriesTo(recipient: string): Promise<number>;
+  /** The Graph requests answered, oldest first (twin mode; bounded to the last 5,000). */
+  readonly exchanges: MetaTwinExchange[];
+  /** Meta's subscription check: GET webhookUrl?hub.mode=subscribe&hub.verify_token&hub.challenge; true when echoed. */
+  verifySubscription(verifyToken: string): Promise<boolean>;
 }
 
 /** The header a send names its client key in: a second send with the key answers the first message. */
@@ -64,7 +111,8 @@ class GraphError extends Error {
     readonly httpStatus = 400,
     readonly subcode?: number,
   ) {
-    super(`(#${code}) ${title}`);
+    // Graph's own errors (an access token refused) carry their message without the "(#code)" prefix.
+    super(code === 190 ? title : `(#${code}) ${title}`);
   }
 }
 
@@ -137,6 +185,37 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   const deliveries = new Map<string, Promise<void>>();
   /** Per phone-number-id: when its sends of the last second were taken (messagesPerSecond). */
   const recentSends = new Map<string, number[]>();
+  const twin = options.accounts !== undefined;
+  const accounts = new Map<string, MetaTwinAccount>((options.accounts ?? []).map((a) => [a.businessAccountId, a]));
+  let faults: MetaTwinFaults = {};
+  let sends = 0;
+  const exchanges: MetaTwinExchange[] = [];
+
+  /** The account of the request's Bearer token: 401 code 190 without one the twin knows. */
+  function accountOf(req: Request): MetaTwinAccount | undefined {
+    if (!twin) return undefined;
+    const token = /^Bearer\s+(\S+)$/.exec(req.get('authorization') ?? '')?.[1];
+    const account = token ? [...accounts.values()].find((a) => a.accessToken === token) : undefined;
+    if (!account)
+      throw new GraphError(190, 'Invalid OAuth access token - Cannot parse access token', 'OAuthException', 401);
+    return account;
+  }
+  const notOurs = (id: string, method: string) =>
+    invalidParameter(
+      `Unsupported ${method} request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+      33,
+    );
+  /** The Business Account and display number of a twin's number (for the webhooks' entry.id and metadata). */
+  const twinNumberOf = (phoneNumberId: string) => {
+    for (const account of accounts.values()) {
+      const number = account.phoneNumbers.find((candidate) => candidate.id === phoneNumberId);
+      if (number)
+        return { businessAccountId: account.businessAccountId, displayPhoneNumber: number.displayPhoneNumber };
+    }
+    return {};
+  };
+  /** Every 1/rate-th send (rate 0.05: the 20th, 40th, ...). */
+  const everyNth = (rate: number | undefined, n: number) => !!rate && rate > 0 && n % Math.round(1 / rate) === 0;
 
   function takeThroughput(phoneNumberId: string) {
     if (options.messagesPerSecond === undefined) return;
@@ -161,8 +240,8 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
    * The simulator keeps no registry of numbers (any phone-number-id is taken), so a messages webhook names
    * the phone-number-id as its display number and as its entry id (Meta: the number's digits, the WABA id).
    */
-  const metadataOf = (phoneNumberId: string) => ({
-    display_phone_number: phoneNumberId,
+  const metadataOf = (phoneNumberId: string, displayPhoneNumber?: string | null) => ({
+    display_phone_number: displayPhoneNumber ?? phoneNumberId,
     phone_number_id: phoneNumberId,
   });
 
@@ -173,10 +252,17 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       callbackData?: string | null;
       text?: string;
       name?: string | null;
+      businessAccountId?: string | null;
+      displayPhoneNumber?: string | null;
     };
+    // Meta names the WhatsApp Business Account in entry.id (the simulated provider, knowing none, the number).
+    const entryId = payload.businessAccountId ?? row.phoneNumberId;
     return (row.plan as unknown as PlanStep[]).map((step) => {
       const dueAt = start + step.atMs * timeScale;
-      const base = { messaging_product: 'whatsapp', metadata: metadataOf(row.phoneNumberId) };
+      const base = {
+        messaging_product: 'whatsapp',
+        metadata: metadataOf(row.phoneNumberId, payload.displayPhoneNumber),
+      };
       if (step.kind === 'inbound') {
         const value = {
           ...base,
@@ -185,7 +271,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
             { from: row.to, id: row.id, timestamp: unixSeconds(dueAt), type: 'text', text: { body: payload.text } },
           ],
         };
-        return { dueAt, body: envelope(row.phoneNumberId, 'messages', value, dueAt) };
+        return { dueAt, body: envelope(entryId, 'messages', value, dueAt) };
       }
       const category = payload.category ?? 'service';
       const status = {
@@ -208,7 +294,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
           ],
         }),
       };
-      return { dueAt, body: envelope(row.phoneNumberId, 'messages', { ...base, statuses: [status] }, dueAt) };
+      return { dueAt, body: envelope(entryId, 'messages', { ...base, statuses: [status] }, dueAt) };
     });
   }
 
@@ -337,7 +423,10 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   }
 
   /** The template a send names, or the platform's refusal: unknown or not (yet) approved, paused, disabled, or parameters that do not match. */
-  async function sendableTemplate(message: Extract<SendBody, { type: 'template' }>): Promise<TemplateRow> {
+  async function sendableTemplate(
+    message: Extract<SendBody, { type: 'template' }>,
+    account: MetaTwinAccount | undefined,
+  ): Promise<TemplateRow> {
     const { name, language, components = [] } = message.template;
     const given = components
       .filter((component) => component.type.toLowerCase() === 'body')
@@ -345,7 +434,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     // No registry of numbers: the template is looked for by name and language in every account, the first
     // submitted (the one reviewed first) among those with as many variables as parameters given.
     const candidates = await db.simulatedWhatsAppTemplate.findMany({
-      where: { name, language: language.code },
+      where: { name, language: language.code, ...(account && { businessAccountId: account.businessAccountId }) },
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });
     const notFound = new GraphError(
@@ -392,6 +481,23 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '1mb' }));
+  if (twin)
+    app.use((req, res, next) => {
+      // What was asked and answered, for the conformance tests; never the Authorization header.
+      if (req.path.startsWith('/control/') || req.path.startsWith('/simulator/')) return next();
+      const json = res.json.bind(res);
+      res.json = (answer: unknown) => {
+        exchanges.push({ method: req.method, path: req.originalUrl, body: req.body, status: res.statusCode, answer });
+        if (exchanges.length > 5_000) exchanges.splice(0, exchanges.length - 5_000);
+        return json(answer);
+      };
+      next();
+    });
+  // The twin's TEST CONTROL route, not Meta's: the faults it makes (MetaTwinFaults).
+  app.post('/control/faults', (req, res) => {
+    faults = (req.body ?? {}) as MetaTwinFaults;
+    res.json(faults);
+  });
   const route =
     (handler: (req: Request, res: Response) => Promise<void>) =>
     (req: Request, res: Response, next: (error: unknown) => void) => {
@@ -420,8 +526,32 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     '/:version/:phoneNumberId/messages',
     graphRoute(async (req, res) => {
       const phoneNumberId = String(req.params.phoneNumberId);
-      const clientKey = req.get(IDEMPOTENCY_HEADER) ?? randomUUID();
-      const existing = await db.simulatedWhatsAppMessage.findUnique({ where: { clientKey } });
+      const account = accountOf(req);
+      const number = account?.phoneNumbers.find((candidate) => candidate.id === phoneNumberId);
+      if (account && !number) throw notOurs(phoneNumberId, 'post');
+      // Meta has no idempotency key: the twin takes every send as a new message.
+      const clientKey = (!twin && req.get(IDEMPOTENCY_HEADER)) || randomUUID();
+      const n = ++sends;
+      if (everyNth(faults.dropRequestRate, n)) {
+        // Lost on the way: never processed, the connection reset.
+        req.socket.destroy();
+        return;
+      }
+      if (faults.refuse && faults.refuse.count > 0) {
+        faults.refuse.count -= 1;
+        throw faults.refuse.code === WHATSAPP_ERROR.pairRateLimited
+          ? new GraphError(
+              WHATSAPP_ERROR.pairRateLimited,
+              'Spam Rate limit hit',
+              'Message failed to send because there are restrictions on how many messages can be sent from this phone number to the same user in a short period of time.',
+            )
+          : new GraphError(
+              WHATSAPP_ERROR.rateLimited,
+              'Rate limit hit',
+              'Message failed to send because there were too many messages sent from this phone number in a short period of time.',
+            );
+      }
+      const existing = twin ? null : await db.simulatedWhatsAppMessage.findUnique({ where: { clientKey } });
       if (existing) {
         const input = (req.body as { to?: unknown } | undefined)?.to;
         res.json(sendAnswer(typeof input === 'string' ? input : existing.to, existing));
@@ -430,7 +560,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       const body = parsed(sendSchema, req.body);
       const to = waId(body.to);
       let category = 'service';
-      if (body.type === 'template') category = (await sendableTemplate(body)).category.toLowerCase();
+      if (body.type === 'template') category = (await sendableTemplate(body, account)).category.toLowerCase();
       else if (!(await windowIsOpen(phoneNumberId, to)))
         throw new GraphError(
           WHATSAPP_ERROR.reEngagement,
@@ -444,12 +574,23 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         to,
         direction: 'outbound',
         type: body.type,
-        payload: json({ request: body, category, callbackData: body.biz_opaque_callback_data ?? null }),
+        payload: json({
+          request: body,
+          category,
+          callbackData: body.biz_opaque_callback_data ?? null,
+          businessAccountId: account?.businessAccountId ?? null,
+          displayPhoneNumber: number?.displayPhoneNumber ?? null,
+        }),
         plan: json(messagePlan(to)),
         webhookUrl,
         createdAt: new Date(),
       });
       deliverMessage(row);
+      if (everyNth(faults.dropAnswerRate, n)) {
+        // Processed, its webhooks on their way, but the answer lost: the connection reset.
+        req.socket.destroy();
+        return;
+      }
       res.json(sendAnswer(body.to, row));
     }),
   );
@@ -457,10 +598,28 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   app.post(
     '/:version/:businessAccountId/message_templates',
     graphRoute(async (req, res) => {
+      const account = accountOf(req);
+      if (account && account.businessAccountId !== String(req.params.businessAccountId))
+        throw notOurs(String(req.params.businessAccountId), 'post');
       const submission = parsed(submissionSchema, req.body);
-      const body = submission.components.find((component) => component.type.toUpperCase() === 'BODY')!.text ?? '';
+      const bodyComponent = submission.components.find((component) => component.type.toUpperCase() === 'BODY')!;
+      const body = bodyComponent.text ?? '';
       if (!body.length || body.length > 1024)
         throw invalidParameter('components: BODY text must be 1 to 1024 characters');
+      if (twin) {
+        // Meta: a body with variables needs sample values, one per variable ({{1}} first), in example.body_text.
+        const { variableCount } = checkTemplateBody(body);
+        const samples = (bodyComponent.example as { body_text?: unknown } | undefined)?.body_text;
+        const given = Array.isArray(samples) && Array.isArray(samples[0]) ? (samples[0] as unknown[]) : [];
+        if (variableCount > 0 && (given.length !== variableCount || !given.every((v) => typeof v === 'string' && v)))
+          throw new GraphError(
+            100,
+            'Invalid parameter',
+            `components: BODY has ${variableCount} variable(s) and needs as many sample values in example.body_text`,
+            400,
+            2388043,
+          );
+      }
       let row: TemplateRow;
       try {
         row = await db.simulatedWhatsAppTemplate.create({
@@ -492,7 +651,9 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     '/:version/:templateId',
     graphRoute(async (req, res) => {
       const id = String(req.params.templateId);
-      const row = await db.simulatedWhatsAppTemplate.findUnique({ where: { id } });
+      const account = accountOf(req);
+      const found = await db.simulatedWhatsAppTemplate.findUnique({ where: { id } });
+      const row = account && found?.businessAccountId !== account.businessAccountId ? null : found;
       if (!row)
         throw invalidParameter(
           `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
@@ -525,7 +686,11 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
           to: waId(inbound.from),
           direction: 'inbound',
           type: 'text',
-          payload: { text: inbound.text, name: inbound.name ?? null },
+          payload: {
+            text: inbound.text,
+            name: inbound.name ?? null,
+            ...twinNumberOf(inbound.phoneNumberId),
+          },
           plan: json([{ atMs: 0, kind: 'inbound' } satisfies PlanStep]),
           webhookUrl,
           createdAt: new Date(),
@@ -550,7 +715,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         type: 'OAuthException',
         code: graph.code,
         ...(graph.subcode !== undefined && { error_subcode: graph.subcode }),
-        error_data: { messaging_product: 'whatsapp', details: graph.details },
+        ...(graph.code !== 190 && { error_data: { messaging_product: 'whatsapp', details: graph.details } }),
         fbtrace_id: randomBytes(12).toString('base64url'),
       },
     });
@@ -559,6 +724,27 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   let server: Server | undefined;
   let closed: Promise<void> | undefined;
   return {
+    exchanges,
+    setFaults(next) {
+      faults = { ...next, ...(next.refuse && { refuse: { ...next.refuse } }) };
+    },
+    putAccount(account) {
+      accounts.set(account.businessAccountId, account);
+    },
+    async deliveriesTo(recipient) {
+      return db.simulatedWhatsAppMessage.count({ where: { to: waId(recipient), direction: 'outbound' } });
+    },
+    async verifySubscription(verifyToken) {
+      const challenge = randomBytes(8).toString('hex');
+      const target = new URL(webhookUrl);
+      target.search = new URLSearchParams({
+        'hub.mode': 'subscribe',
+        'hub.verify_token': verifyToken,
+        'hub.challenge': challenge,
+      }).toString();
+      const answer = await http.request('GET', target.toString(), { timeoutMs: 10_000 });
+      return answer.status === 200 && answer.text === challenge;
+    },
     async listen(port, host = '127.0.0.1') {
       const listening = await listenHttp(app, port, host);
       server = listening.server;

@@ -22,7 +22,14 @@ import { liveSheetScenario } from './live-sheet-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
 import { cancelledOrderNotificationScenario, crmDeliveryScenario, orderNotificationScenario } from './crm-scenario';
 import { crmImportScenario, type StoreTwinContext } from './crm-import-scenario';
-import { journeyWhatsAppScenario, leadMessageScenario, whatsAppMessageScenario } from './whatsapp-scenario';
+import type { MetaTwinFaults } from '../../simulators/whatsapp/server';
+import {
+  journeyWhatsAppScenario,
+  leadMessageHandOverOnceScenario,
+  leadMessageScenario,
+  whatsAppHandOverOnceScenario,
+  whatsAppMessageScenario,
+} from './whatsapp-scenario';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { completedSpeechAnalysisScenario, failedSpeechAnalysisScenario } from './speech-analysis-scenario';
 import { leadLadderScenarios } from './lead-ladder-scenario';
@@ -53,6 +60,8 @@ interface ScenarioContext {
   taskQueue: string;
   /** The simulated WhatsApp provider, for the WhatsApp scenarios. */
   whatsappProvider?: WhatsAppProvider;
+  /** Tells it which faults to make (a lost answer). */
+  whatsappFaults?: (faults: MetaTwinFaults) => void;
   /** The Twilio twin and the key ring of its connections, for the Twilio scenarios. */
   twilio?: { twinUrl: string; keyring: Keyring };
   /** The store twin's Admin API and the key ring of the connections' tokens, for the CRM import scenario. */
@@ -389,6 +398,8 @@ export const replayScenarios: ReplayScenario[] = [
   failedSpeechAnalysisScenario,
   whatsAppMessageScenario,
   leadMessageScenario,
+  whatsAppHandOverOnceScenario,
+  leadMessageHandOverOnceScenario,
   journeyWhatsAppScenario,
   // The store's side (issue 17): a webhook's delivery, an order's notification sent and one skipped.
   crmDeliveryScenario,

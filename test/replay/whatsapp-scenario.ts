@@ -7,6 +7,7 @@ import { sendWhatsAppMessage } from '../../api/whatsapp/whatsapp-sending';
 import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
+import type { MetaTwinFaults } from '../../simulators/whatsapp/server';
 import { journeyRunWorkflowId, leadWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
 import { addMember, createWorkspace, grantCredits } from '../../lib/door/workspace-admin';
 import type { journeyRunWorkflow } from '../../workflows/journeys/journey-run';
@@ -19,6 +20,8 @@ export interface WhatsAppScenarioContext {
   taskQueue: string;
   /** The simulated provider the recording runs with (its webhooks reach the recording's API endpoint). */
   whatsappProvider?: WhatsAppProvider;
+  /** Tells the simulated provider which faults to make (simulators/whatsapp/server.ts, MetaTwinFaults). */
+  whatsappFaults?: (faults: MetaTwinFaults) => void;
 }
 
 const ALWAYS = { start: '00:00', end: '24:00', days: [1, 2, 3, 4, 5, 6, 7] };
@@ -45,6 +48,7 @@ export async function messagingWorkspace(
     language: 'en_US',
     category: 'utility',
     body: 'Hi {{1}}, your order {{2}} has shipped.',
+    examples: ['Ana', 'A-17'],
   });
   for (let tries = 0; tries < 200; tries++) {
     const row = await db.whatsAppTemplate.findUniqueOrThrow({ where: { id: template.id } });
@@ -153,6 +157,88 @@ export const journeyWhatsAppScenario = {
       taskQueue,
       args: [{ runId }],
     });
+    await handle.result();
+    return workflowId;
+  },
+};
+
+/** Until the message's send is ambiguous (its answer lost), then the provider answers again. */
+async function untilAmbiguous(context: WhatsAppScenarioContext, db: Database, where: { leadId?: string; id?: string }) {
+  // A minute at most: the worker's first workflow task may wait for its bundle to load.
+  for (let tries = 0; tries < 2_400; tries++) {
+    const row = await db.whatsAppMessage.findFirst({ where });
+    if (row?.handOver === 'ambiguous') {
+      context.whatsappFaults!({});
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error('the send never became ambiguous');
+}
+
+/**
+ * POST /whatsapp/messages whose send's answer is lost (since patched 'whatsapp-hand-over-once'): the run waits the
+ * resend window, then resolves it as sent by the status its callback data brought.
+ */
+export const whatsAppHandOverOnceScenario = {
+  name: 'whatsapp-hand-over-once',
+  async run(context: WhatsAppScenarioContext): Promise<string> {
+    if (!context.whatsappFaults) throw new Error('recorded with a provider that can lose answers');
+    const { services, principal, senderId, templateId } = await messagingWorkspace(context, '+14155557004');
+    context.whatsappFaults({ dropAnswerRate: 1 });
+    const { message } = await sendWhatsAppMessage(
+      services,
+      principal,
+      { senderId, to: '+14155557131', template: { id: templateId, variables: ['Ana', 'A-17'] } },
+      undefined,
+    );
+    await untilAmbiguous(context, context.db, { id: message.id });
+    const workflowId = whatsAppMessageWorkflowId(message.id);
+    await context.client.workflow.getHandle(workflowId).result();
+    return workflowId;
+  },
+};
+
+/** A lead whose send's answer is lost (since patched 'lead-message-hand-over-once'): its status decides it. */
+export const leadMessageHandOverOnceScenario = {
+  name: 'lead-message-hand-over-once',
+  async run(context: WhatsAppScenarioContext): Promise<string> {
+    if (!context.whatsappFaults) throw new Error('recorded with a provider that can lose answers');
+    const { db, client, taskQueue } = context;
+    const { workspaceId, senderId, templateId } = await messagingWorkspace(context, '+14155557005');
+    const campaign = await db.campaign.create({
+      data: { workspaceId, name: 'Replay WhatsApp', channel: 'WHATSAPP', acceptsLeadPush: true, status: 'RUNNING' },
+    });
+    await db.whatsAppCampaignSettings.create({
+      data: {
+        campaignId: campaign.id,
+        senderId,
+        templateId,
+        variables: { '1': { field: 'name', fallback: 'there' }, '2': { value: 'A-17' } },
+        sendingWindow: ALWAYS,
+      },
+    });
+    const key = 'replay-lead-lost-answer';
+    const workflowId = leadWorkflowId(campaign.id, key);
+    const lead = await db.lead.create({
+      data: {
+        workspaceId,
+        campaignId: campaign.id,
+        idempotencyKey: key,
+        phone: '+14155557137',
+        name: 'Ana',
+        workflowId,
+        requestId: randomUUID(),
+      },
+    });
+    context.whatsappFaults({ dropAnswerRate: 1 });
+    const handle = await client.workflow.start<typeof leadMessageWorkflow>('leadMessageWorkflow', {
+      workflowId,
+      taskQueue,
+      searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [workspaceId] },
+      args: [{ leadId: lead.id }],
+    });
+    await untilAmbiguous(context, db, { leadId: lead.id });
     await handle.result();
     return workflowId;
   },

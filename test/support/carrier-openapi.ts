@@ -15,7 +15,7 @@ import { projectRoot } from '../../scripts/stack/paths';
 
 export type Carrier = 'twilio' | 'telnyx';
 /** The descriptions vendored under vendor/openapi/: the carriers', and OpenAI's chat completions (the model engine's). */
-export type Described = Carrier | 'openai';
+export type Described = Carrier | 'openai' | 'meta-whatsapp';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };

@@ -2,7 +2,7 @@ import { expect } from 'vitest';
 import { freePort } from '../../scripts/stack/child-process';
 import type { Database } from '../../lib/database';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
-import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { startTestApi, type RunningApi } from './api';
 import { carrierDependencies, startTestCarrier } from './carrier';
 import type { TestTemporal } from './temporal';

@@ -1,7 +1,7 @@
 import { afterAll } from 'vitest';
 import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
-import { createSimulatedWhatsAppClient, simulateInboundMessage } from '../../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient, simulateInboundMessage } from '../../lib/whatsapp/graph-client';
 import { createSimulatedWhatsAppProvider, type SimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
 
 /** What the test APIs check simulated WhatsApp webhooks against and the test providers sign with. */

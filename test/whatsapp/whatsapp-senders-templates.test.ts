@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../../scripts/stack/child-process';
-import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/simulated-provider-client';
+import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { runAdminCli } from '../support/admin-cli';
 import { startTestApi } from '../support/api';
 import { useTestDatabase } from '../support/database';

@@ -154,7 +154,9 @@ describe('template messages', () => {
     expect(await again.json()).toMatchObject({ message: { id: message.id }, deduplicated: true });
     await settledTo(message.id, 'read');
     expect(await db.whatsAppMessage.count({ where: { workspaceId: workspace.workspaceId } })).toBe(1);
-    expect(await db.simulatedWhatsAppMessage.count({ where: { clientKey: message.id } })).toBe(1);
+    expect(
+      await db.simulatedWhatsAppMessage.count({ where: { payload: { path: ['callbackData'], equals: message.id } } }),
+    ).toBe(1);
     expect(await balanceOf(workspace)).toBe('0.9800');
   });
 

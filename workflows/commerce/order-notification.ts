@@ -30,5 +30,5 @@ export async function orderNotificationWorkflow(input: OrderNotificationInput): 
   });
   return sent.status === 'handed_over'
     ? { status: 'handed_over', messageId }
-    : { status: 'failed', messageId, errorCode: sent.errorCode };
+    : { status: 'failed', messageId, errorCode: sent.status === 'failed' ? sent.errorCode : null };
 }

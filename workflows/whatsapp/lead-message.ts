@@ -1,5 +1,6 @@
-import { condition, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { condition, patched, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
+import { PATCHES } from '../../lib/temporal/patches';
 import { refusalOf } from '../../lib/temporal/refusal';
 import { leadMessageSteps, providerForADay } from '../../lib/temporal/retry-policies';
 import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
@@ -101,8 +102,9 @@ export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise
   if ('refused' in recorded)
     return finish(recorded.refused === 'do_not_call' ? 'cancelled' : 'failed', recorded.refused);
   state.messageId = recorded.messageId;
+  let handOver;
   try {
-    await sendWhatsAppMessage({ messageId: recorded.messageId });
+    handOver = await sendWhatsAppMessage({ messageId: recorded.messageId });
   } catch (error) {
     const detail = refusalOf(error)?.detail as { code?: number; title?: string } | undefined;
     await local.failWhatsAppMessage({
@@ -114,6 +116,15 @@ export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise
     return finish('failed', 'failed');
   }
   state.phase = 'awaiting_delivery';
+  if (handOver.ambiguous && patched(PATCHES.leadMessageHandOverOnce.id)) {
+    // The answer was lost: no blind retry (docs/features/whatsapp.md#no-message-twice). Its status resolves it.
+    await condition(() => DECIDED.has(state.messageStatus ?? ''), handOver.resendAfterMs);
+    if (!DECIDED.has(state.messageStatus ?? '')) {
+      const outcome = await local.resolveAmbiguousSend({ messageId: recorded.messageId });
+      if (outcome === 'unknown') return finish('failed', 'unknown');
+      if (outcome === 'failed') return finish('failed', 'failed');
+    }
+  }
   state.messageStatus ??= await local.leadMessageStatus({ messageId: recorded.messageId });
   if (!DECIDED.has(state.messageStatus ?? '')) {
     await condition(() => DECIDED.has(state.messageStatus ?? ''), DELIVERY_WAIT_MS);

@@ -1,5 +1,6 @@
-import { CancellationScope, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, patched, proxyActivities, sleep } from '@temporalio/workflow';
 import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
+import { PATCHES } from '../../lib/temporal/patches';
 import { refusalOf } from '../../lib/temporal/refusal';
 import { providerForADay, untilDatabaseAnswers } from '../../lib/temporal/retry-policies';
 import type { WhatsAppMessageInput, WhatsAppMessageResult } from '../../lib/whatsapp/whatsapp-message';
@@ -13,10 +14,11 @@ const { sendWhatsAppMessage } = proxyActivities<WhatsAppMessageActivities>({
   startToCloseTimeout: '30 seconds',
   retry: providerForADay,
 });
-const { failWhatsAppMessage, voidWhatsAppMessageHold } = proxyActivities<WhatsAppMessageActivities>({
-  startToCloseTimeout: '30 seconds',
-  retry: untilDatabaseAnswers,
-});
+const { failWhatsAppMessage, voidWhatsAppMessageHold, resolveAmbiguousSend } =
+  proxyActivities<WhatsAppMessageActivities>({
+    startToCloseTimeout: '30 seconds',
+    retry: untilDatabaseAnswers,
+  });
 
 /** The platform's error code and title of a refusal (an ActivityFailure over the activity's ApplicationFailure). */
 function platformErrorOf(error: unknown): { errorCode: number | null; errorTitle: string } {
@@ -36,8 +38,16 @@ function platformErrorOf(error: unknown): { errorCode: number | null; errorTitle
  */
 export async function whatsAppMessageWorkflow({ messageId }: WhatsAppMessageInput): Promise<WhatsAppMessageResult> {
   try {
-    const { providerMessageId } = await sendWhatsAppMessage({ messageId });
-    return { status: 'handed_over', providerMessageId };
+    const handOver = await sendWhatsAppMessage({ messageId });
+    if (!handOver.ambiguous) return { status: 'handed_over', providerMessageId: handOver.providerMessageId };
+    // The answer was lost: no blind retry. Its status webhook resolves it; else one resend at most, or unknown.
+    if (patched(PATCHES.whatsappHandOverOnce.id)) {
+      await sleep(handOver.resendAfterMs);
+      const outcome = await resolveAmbiguousSend({ messageId });
+      if (outcome === 'unknown') return { status: 'unknown' };
+      if (outcome === 'failed') return { status: 'failed', errorCode: null };
+    }
+    return { status: 'handed_over', providerMessageId: null };
   } catch (error) {
     const refusal = platformErrorOf(error);
     await CancellationScope.nonCancellable(async () => {
