@@ -15,8 +15,9 @@ export interface ValueRange {
  * is a thin client: `batchUpdateValues` is spreadsheets.values.batchUpdate, `appendValues`
  * spreadsheets.values.append, `clearValues` spreadsheets.values.clear, `create` spreadsheets.create,
  * `delete` Drive's files.delete and `download` Drive's files.export. Every call is asynchronous, as
- * the real one is. Only the `local` provider exists (lib/sheets/local-provider.ts): no Google
- * provider is implemented, and nothing here talks to Google.
+ * the real one is. Two exist: `local` (lib/sheets/local-provider.ts, files on this machine) and `google`
+ * (lib/sheets/google-provider.ts, a customer's Google spreadsheet through @googleapis/sheets, also `google-twin`
+ * against the local twin); activities/sheets/sheets.ts picks a sheet's by its LiveSheet.provider.
  *
  * The sync writes only through batchUpdateValues, at rows it assigned and stored: writing the same
  * page twice overwrites the same cells. appendValues (values.append) is part of the shape, but is not
@@ -25,7 +26,10 @@ export interface ValueRange {
 export interface SpreadsheetProvider {
   /** Stored on the sheet (LiveSheet.provider) and shown by the API. */
   readonly name: string;
-  /** Creates the spreadsheet with one tab; creating one that exists changes nothing. Returns its id. */
+  /**
+   * Makes the spreadsheet ready with its tab; again changes nothing. Returns its id. local: creates it under `key`;
+   * google: `key` is the id Google assigned (attached), checked reachable, the tab added if missing.
+   */
   create(request: { key: string; title: string; tab: string }): Promise<{ spreadsheetId: string }>;
   batchUpdateValues(spreadsheetId: string, data: ValueRange[]): Promise<{ totalUpdatedRows: number }>;
   appendValues(spreadsheetId: string, range: string, values: ExportCell[][]): Promise<{ updatedRange: string }>;

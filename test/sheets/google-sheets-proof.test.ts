@@ -14,6 +14,7 @@ import { busiestWindow, startGoogleSheetsTwin } from '../support/google-sheets-t
 import { insertLeads, settle, sheetClient } from '../support/sheets';
 import { startTestExportWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
+import { until } from '../support/until';
 
 // The twin's quota, a minute compressed to 3 s: 12 writes per account per 3 s window (Google: 60 per 60 s). The
 // product's pace, in the same proportion as its default (54 a minute, burst 5, against 60): 180 a minute (9 per 3 s)
@@ -40,7 +41,7 @@ const owner = await createTestWorkspace(db, {
 const sheets = sheetClient(api, owner.key);
 
 /** A campaign with a live sheet attached to a spreadsheet of the twin shared with the account, and `leads` leads. */
-async function attachedCampaign(connectionId: string, email: string, leads: number) {
+async function attachedCampaign(connectionId: string, email: string, leads: number, sharedWith = [email]) {
   const campaign = await db.campaign.create({ data: { workspaceId: owner.workspaceId, name: 'Google sheet' } });
   const created = await api.request('POST', sheets.path(campaign.id), {
     key: owner.key,
@@ -48,7 +49,7 @@ async function attachedCampaign(connectionId: string, email: string, leads: numb
   });
   expect(created.status).toBe(201);
   await sheets.synced(campaign.id, 0);
-  const spreadsheetId = await twin.spreadsheet([email]);
+  const spreadsheetId = await twin.spreadsheet(sharedWith);
   const attached = await attachSpreadsheet(db, { campaignId: campaign.id, connectionId, spreadsheetId });
   expect(attached).toMatchObject({ provider: 'google-twin', spreadsheetId, serviceAccountEmail: email });
   await insertLeads(db, campaign, leads);
@@ -133,6 +134,26 @@ describe('a live sheet on Google, through the twin', () => {
     console.log(
       `google twin proof: ${writes.length} write requests (${outcomes.accepted?.length} accepted, ${outcomes.injected?.length} injected 429s) ` +
         `in ${elapsedMs} ms; busiest ${QUOTA.quotaWindowMs} ms window: ${busiest} of ${QUOTA.writesPerWindow}`,
+    );
+  });
+
+  it('fails the sync at once, naming the account to share with, when the spreadsheet is not shared with it', async () => {
+    const key = await twin.serviceAccount('not-shared@customer-project.iam.gserviceaccount.com');
+    const connection = await connectSheets(db, keyring, {
+      workspaceId: owner.workspaceId,
+      provider: 'google-twin',
+      baseUrl: twin.rootUrl,
+      keyJson: JSON.stringify(key),
+    });
+    const { campaign } = await attachedCampaign(connection.id, key.client_email, 3, ['someone-else@example.com']);
+    await settle();
+    const before = await syncNow(campaign.id);
+    const failed = await until(
+      () => sheets.read(campaign.id),
+      (sheet) => sheet.progress.syncNumber > before && sheet.status === 'failed',
+    );
+    expect((failed as unknown as { error: string }).error).toMatch(
+      /403: The caller does not have permission.*shared with not-shared@customer-project\.iam\.gserviceaccount\.com/,
     );
   });
 });
