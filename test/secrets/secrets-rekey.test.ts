@@ -34,10 +34,25 @@ describe('npm run admin: secrets rekey moves every sealed row of every provider 
     const workspace = await adminJson(k1, 'workspace', 'create', '--name', 'Rekey');
     const underK1 = await connectTwilio(k1, workspace.id);
     const alsoUnderK1 = await connectTwilio(k1, workspace.id);
+    const whatsapp = await adminJson(
+      k1,
+      ...['whatsapp', 'connect', '--workspace', workspace.id, '--provider', 'meta-twin'],
+      ...['--base-url', 'http://127.0.0.1:9', '--phone-number-id', '1234567890', '--business-account-id', '987654321'],
+      ...['--display-number', '15551234567', '--access-token', TOKEN],
+    );
 
     const moved = await adminJson(`${k2},${k1}`, 'secrets', 'rekey');
     expect(moved.keyId).toBe('k2');
     expect(moved.rekeyed.carrierConnections).toEqual(expect.arrayContaining([underK1.id, alsoUnderK1.id]));
+    // Every kind of sealed row is named in the answer, each with what it moved.
+    expect(Object.keys(moved.rekeyed).sort()).toEqual([
+      'carrierConnections',
+      'crmAdminTokens',
+      'sheetConnections',
+      'whatsappConnections',
+    ]);
+    expect(moved.rekeyed.whatsappConnections).toEqual([whatsapp.id]);
+    expect((await db.whatsAppConnection.findUniqueOrThrow({ where: { id: whatsapp.id } })).secretKeyId).toBe('k2');
     // k1 may now leave the ring: the rows open under k2 alone, and no longer under k1 alone.
     expect((await openCarrierConnection(db, keyringSchema.parse(k2), underK1.id))?.secrets).toEqual({
       authToken: TOKEN,
