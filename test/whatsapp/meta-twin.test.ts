@@ -3,6 +3,7 @@
 // examples, the resend rule (no message twice) and the per-sender backoff.
 import { describe, expect, it } from 'vitest';
 import { grantCredits } from '../../lib/door/workspace-admin';
+import { captureLogLines } from '../../lib/log';
 import { createGraphWhatsAppClient, AmbiguousSendError } from '../../lib/whatsapp/graph-client';
 import { listWhatsAppConnections, rotateWhatsAppToken } from '../../lib/whatsapp/connections';
 import { WhatsAppProviderError } from '../../lib/whatsapp/provider';
@@ -289,6 +290,32 @@ describe('the twin and the Graph client', () => {
   it('answers the subscription check (hub.challenge) through the API', async () => {
     expect(await twin.verifySubscription('twin-verify-token')).toBe(true);
     expect(await twin.verifySubscription('not-the-verify-token')).toBe(false);
+  });
+});
+
+describe('the token, never logged', () => {
+  it('writes no log line holding it while sending, losing an answer, and being refused', async () => {
+    const capture = captureLogLines('trace');
+    try {
+      const setup = await setUp();
+      twin.setFaults({ dropAnswerRate: 1 });
+      const id = await send(setup, recipient());
+      await until(
+        () => messageRow(id),
+        (row) => row.handOver !== null,
+      );
+      twin.setFaults({});
+      // The twin stops knowing the token (revoked): the API's template submission is refused 401 and logged.
+      twin.putAccount({ ...setup.account, accessToken: 'EAATsomeOtherTokenNow' });
+      const refused = await twinTemplate(api, setup.workspace, { name: 'after_revoke', body: 'Hello' });
+      expect(refused.status).toBe(502);
+      expect(refused.body).toMatchObject({ upstreamStatus: 401 });
+      expect(capture.raw.length).toBeGreaterThan(0);
+      expect(capture.raw.filter((line) => line.includes(setup.account.accessToken))).toEqual([]);
+      expect(capture.raw.some((line) => line.includes('the WhatsApp provider failed'))).toBe(true);
+    } finally {
+      capture.stop();
+    }
   });
 });
 
