@@ -40,7 +40,11 @@ const SCOPES = ['whatsapp.edit', 'whatsapp.send', 'whatsapp.view', 'billing.view
 let numbers = 0;
 const senderNumber = () => `+1415556${String(1000 + numbers++).padStart(4, '0')}`;
 let recipients = 0;
-const recipient = () => `+1650557${String(1000 + recipients++).padStart(4, '0')}`;
+/** A new recipient, its last digit 0 to 7: the twin fails those ending in 8 or 9 (undeliverable). */
+const recipient = () => {
+  const n = recipients++;
+  return `+1650557${String(100 + Math.floor(n / 8)).padStart(3, '0')}${n % 8}`;
+};
 
 async function setUp() {
   const workspace = await createTestWorkspace(db, { scopes: SCOPES });
