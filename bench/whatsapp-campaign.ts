@@ -412,7 +412,7 @@ try {
     `# WhatsApp campaign benchmark (${result.measuredAt})`,
     '',
     ...(process.env.BENCH_NOTE ? [`**${process.env.BENCH_NOTE}**`, ''] : []),
-    `${LEADS} template messages, three ways in one run on one PostgreSQL and one Temporal dev server (${result.setup.temporal}); the API, the worker and the simulated WhatsApp provider each their own process (time scale ${TIME_SCALE}: delivered ${result.setup.deliveredAfterSendMs} ms after the provider took the message); ${result.machine.cpus} CPUs shared by everything (load average at the end ${loadAverage}); Node ${process.version}.`,
+    `${LEADS} template messages, three ways in one run on one PostgreSQL and one Temporal dev server (${result.setup.temporal}); the API, the worker and Meta's twin (the simulated WhatsApp provider with META_TWIN_ACCOUNTS: the Bearer token on every request, senders on meta-twin connections) each their own process (time scale ${TIME_SCALE}: delivered ${result.setup.deliveredAfterSendMs} ms after the provider took the message); ${result.machine.cpus} CPUs shared by everything (load average at the end ${loadAverage}); Node ${process.version}.`,
     '',
     '| path | messages | messages/s | seconds | |',
     '|-|-|-|-|-|',

@@ -3,6 +3,7 @@
 // examples, the resend rule (no message twice) and the per-sender backoff.
 import { describe, expect, it } from 'vitest';
 import { grantCredits } from '../../lib/door/workspace-admin';
+import { captureLogLines } from '../../lib/log';
 import { createGraphWhatsAppClient, AmbiguousSendError } from '../../lib/whatsapp/graph-client';
 import { listWhatsAppConnections, rotateWhatsAppToken } from '../../lib/whatsapp/connections';
 import { WhatsAppProviderError } from '../../lib/whatsapp/provider';
@@ -39,7 +40,11 @@ const SCOPES = ['whatsapp.edit', 'whatsapp.send', 'whatsapp.view', 'billing.view
 let numbers = 0;
 const senderNumber = () => `+1415556${String(1000 + numbers++).padStart(4, '0')}`;
 let recipients = 0;
-const recipient = () => `+1650557${String(1000 + recipients++).padStart(4, '0')}`;
+/** A new recipient, its last digit 0 to 7: the twin fails those ending in 8 or 9 (undeliverable). */
+const recipient = () => {
+  const n = recipients++;
+  return `+1650557${String(100 + Math.floor(n / 8)).padStart(3, '0')}${n % 8}`;
+};
 
 async function setUp() {
   const workspace = await createTestWorkspace(db, { scopes: SCOPES });
@@ -289,6 +294,31 @@ describe('the twin and the Graph client', () => {
   it('answers the subscription check (hub.challenge) through the API', async () => {
     expect(await twin.verifySubscription('twin-verify-token')).toBe(true);
     expect(await twin.verifySubscription('not-the-verify-token')).toBe(false);
+  });
+});
+
+describe('the token, never logged', () => {
+  it('writes no log line holding it while sending and being refused', async () => {
+    // At info, the level the processes run at by default.
+    const capture = captureLogLines('info');
+    try {
+      const setup = await setUp();
+      const id = await send(setup, recipient());
+      await until(
+        () => messageRow(id),
+        (row) => row.status === 'delivered' || row.status === 'read',
+      );
+      // The twin stops knowing the token (revoked): the API's template submission is refused 401 and logged.
+      twin.putAccount({ ...setup.account, accessToken: 'EAATsomeOtherTokenNow' });
+      const refused = await twinTemplate(api, setup.workspace, { name: 'after_revoke', body: 'Hello' });
+      expect(refused.status).toBe(502);
+      expect(refused.body).toMatchObject({ upstreamStatus: 401 });
+      expect(capture.raw.length).toBeGreaterThan(0);
+      expect(capture.raw.filter((line) => line.includes(setup.account.accessToken))).toEqual([]);
+      expect(capture.raw.some((line) => line.includes('the WhatsApp provider failed'))).toBe(true);
+    } finally {
+      capture.stop();
+    }
   });
 });
 

@@ -31,7 +31,7 @@ const TOKEN = 'EAABsystemUserTokenThatMustNeverBeShown0123';
 const connect = (workspaceId: string, ...more: string[]) => [
   ...['whatsapp', 'connect', '--workspace', workspaceId, '--provider', 'meta'],
   ...['--phone-number-id', '106540352242922', '--business-account-id', '102290129340398'],
-  ...['--display-number', '15550783881', ...more],
+  ...['--display-number', '14155550183', ...more],
 ];
 
 describe('npm run admin: whatsapp connect, list, rotate, rekey, remove; whatsapp sender connect --connection', () => {
@@ -45,7 +45,7 @@ describe('npm run admin: whatsapp connect, list, rotate, rekey, remove; whatsapp
       provider: 'meta',
       phoneNumberId: '106540352242922',
       businessAccountId: '102290129340398',
-      displayPhoneNumber: '15550783881',
+      displayPhoneNumber: '14155550183',
       baseUrl: null,
       keyId: 'k1',
     });
@@ -69,7 +69,7 @@ describe('npm run admin: whatsapp connect, list, rotate, rekey, remove; whatsapp
     expect(twinWithoutUrl.stderr + twinWithoutUrl.stdout).not.toContain(TOKEN);
 
     const sender = await adminJson([
-      ...['whatsapp', 'sender', 'connect', '--workspace', workspace.id, '--e164', '+15550783881'],
+      ...['whatsapp', 'sender', 'connect', '--workspace', workspace.id, '--e164', '+14155550183'],
       ...['--connection', connection.id],
     ]);
     expect(await db.whatsAppSender.findUniqueOrThrow({ where: { id: sender.id } })).toMatchObject({
