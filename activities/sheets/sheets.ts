@@ -2,7 +2,7 @@ import { Context, heartbeat } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Keyring } from '../../lib/secrets/keyring';
-import { openSheetConnection } from '../../lib/sheets/connections';
+import { openSheetConnection } from '../../lib/sheets/opened-connection';
 import { GoogleSheetsError, GoogleSpreadsheetProvider } from '../../lib/sheets/google-provider';
 import { DEFAULT_WRITE_PACE, sheetWriteLimiter, type WritePace } from '../../lib/sheets/quota';
 import { rowRange } from '../../lib/sheets/a1';

@@ -4,28 +4,21 @@ import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
 import { NotFoundError } from '../door/workspace-admin';
 import { ConflictError } from '../phone-numbers/phone-numbers';
-import { open, seal, type Envelope } from '../secrets/envelope';
+import { seal, type Envelope } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {
   envelopeColumns,
-  envelopeFromColumns,
   rekeyRows,
   WIPED_ENVELOPE,
-  type EnvelopeColumns,
   type RekeyReport,
   type SealedRowKind,
 } from '../secrets/sealed-rows';
-import type { Queryable } from '../sql-pool';
 import { isUuid } from '../uuid';
-import { GOOGLE_SHEETS_ROOT_URL, parseServiceAccountKey, type ServiceAccountKey } from './service-account-key';
+import { parseServiceAccountKey, type ServiceAccountKey } from './service-account-key';
+import { additionalDataOf, type SheetConnectionRow, type SheetProvider } from './opened-connection';
 
-/**
- * Google service accounts connected to a workspace for live sheets (docs/features/sheets.md#the-google-provider): the
- * account's e-mail in clear (the customer shares a spreadsheet with it), its JSON key sealed with the key ring as
- * carrier connections' secrets are. `google-twin` is the same code against the local twin, recorded under its name.
- */
-export const SHEET_PROVIDERS = ['google', 'google-twin'] as const;
-export type SheetProvider = (typeof SHEET_PROVIDERS)[number];
+export { openSheetConnection, SHEET_PROVIDERS } from './opened-connection';
+export type { OpenedSheetConnection, SheetConnectionRow, SheetProvider } from './opened-connection';
 
 export const sheetBaseUrlSchema = z
   .string()
@@ -41,18 +34,6 @@ export const spreadsheetIdSchema = z
   .transform((value) => /\/spreadsheets\/d\/([A-Za-z0-9_-]+)/.exec(value)?.[1] ?? value)
   .pipe(z.string().regex(/^[A-Za-z0-9_-]{20,100}$/, 'must be a Google spreadsheet id (or its address)'));
 
-export interface SheetConnectionRow extends EnvelopeColumns {
-  id: string;
-  workspaceId: string;
-  provider: string;
-  label: string;
-  serviceAccountEmail: string;
-  baseUrl: string | null;
-  createdAt: Date;
-  rotatedAt: Date | null;
-  deletedAt: Date | null;
-}
-
 /** A connection as it may be shown: never the key, not even a part of it. */
 export type SheetConnectionView = {
   id: string;
@@ -66,18 +47,6 @@ export type SheetConnectionView = {
   createdAt: string;
   rotatedAt: string | null;
 };
-
-/** A connection opened for the provider: where to send requests and the key in clear. */
-export interface OpenedSheetConnection {
-  id: string;
-  workspaceId: string;
-  provider: SheetProvider;
-  rootUrl: string;
-  key: ServiceAccountKey;
-}
-
-const additionalDataOf = (row: { workspaceId: string; id: string }) =>
-  `sheet-connection:v1:${row.workspaceId}:${row.id}`;
 
 export const sheetConnectionView = (row: SheetConnectionRow): SheetConnectionView => ({
   id: row.id,
@@ -202,31 +171,6 @@ export async function removeSheetConnection(db: Database, connectionId: string):
     await tx.sheetConnection.update({ where: { id: row.id }, data: { deletedAt: new Date(), ...WIPED_ENVELOPE } });
     return { id: row.id };
   });
-}
-
-/** A live connection opened for the provider (plain pg: the export worker carries no Prisma). Null: unknown or removed. */
-export async function openSheetConnection(
-  sql: Queryable,
-  keyring: Keyring,
-  id: string,
-): Promise<OpenedSheetConnection | null> {
-  if (!isUuid(id)) return null;
-  const {
-    rows: [row],
-  } = await sql.query<SheetConnectionRow>(
-    `SELECT id::text, "workspaceId"::text, provider, "baseUrl", "secretKeyId", "secretNonce", "secretCiphertext"
-       FROM "SheetConnection" WHERE id = $1::uuid AND "deletedAt" IS NULL`,
-    [id],
-  );
-  const envelope = row && envelopeFromColumns(row);
-  if (!row || !envelope) return null;
-  return {
-    id: row.id,
-    workspaceId: row.workspaceId,
-    provider: row.provider as SheetProvider,
-    rootUrl: row.baseUrl ?? GOOGLE_SHEETS_ROOT_URL,
-    key: parseServiceAccountKey(open(keyring, envelope, additionalDataOf(row))),
-  };
 }
 
 /** The sheet's advisory lock, as its chunks take it (activities/exports/export-lock.ts): waited for here. */
