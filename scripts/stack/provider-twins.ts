@@ -193,20 +193,7 @@ export async function ensureShopifyTwinConnection(
       shopDomain: shop.shopDomain,
       secret: SHOPIFY_TWIN_WEBHOOK_SECRET,
     }));
-  const row = await db.crmConnection.findUniqueOrThrow({
-    where: { id },
-    select: {
-      id: true,
-      workspaceId: true,
-      shopDomain: true,
-      adminProvider: true,
-      adminBaseUrl: true,
-      adminTokenSetAt: true,
-      secretKeyId: true,
-      secretNonce: true,
-      secretCiphertext: true,
-    },
-  });
+  const row = (await db.$transaction((tx) => crmAdminTokenRows.lockLive(tx, id)))!;
   const current = currentSecret(keyring, crmAdminTokenRows, row);
   const kept = current === shop.accessToken && row.adminProvider === 'shopify-twin' && row.adminBaseUrl === baseUrl;
   if (!kept)
