@@ -3,17 +3,26 @@ import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import pg from 'pg';
 import WebSocket from 'ws';
 import { TEST_SESSION_PROTOCOL } from '../api/test-sessions/session-socket';
 import { callIntelligenceModelFromConfig } from '../lib/providers';
 import { parseConfig } from '../lib/config';
 import { messageText } from '../lib/conversation-relay/frames';
+import { listCrmConnectionsForOperator, openCrmAdminConnection } from '../lib/crm/admin-token';
+import { readCustomersPage } from '../lib/crm/shopify-admin';
 import { createDatabase } from '../lib/database';
 import { dialogueEngineKind } from '../lib/dialogue/create-engine';
 import { grantCredits } from '../lib/door/workspace-admin';
+import { keyringSchema } from '../lib/secrets/keyring';
+import { listSheetConnections, openSheetConnection } from '../lib/sheets/connections';
+import { GoogleSpreadsheetProvider } from '../lib/sheets/google-provider';
 import { serverFrameSchema } from '../lib/test-sessions/frames';
+import { GRAPH_API_VERSION } from '../lib/whatsapp/graph-client';
+import { listWhatsAppConnections, openWhatsAppConnection } from '../lib/whatsapp/connections';
 import { freePort, isPortFree } from '../scripts/stack/child-process';
 import { openAiTwinUse, pointModelsAtOpenAiTwin } from '../scripts/stack/openai-twin-defaults';
+import { GOOGLE_TWIN_DEV_ACCOUNT_EMAIL, META_TWIN_DEV_ACCOUNT } from '../scripts/stack/provider-twins';
 import { OPENAI_TWIN_API_KEY, OPENAI_TWIN_MODEL } from '../simulators/openai-twin/config';
 import { TWIN_REPLIES } from '../simulators/openai-twin/model';
 import { insertAgent } from './support/agents';
@@ -50,6 +59,8 @@ async function startDevStack() {
     TWILIO_TWIN_PORT: await freePort(),
     TELNYX_TWIN_PORT: await freePort(),
     OPENAI_TWIN_PORT: await freePort(),
+    GOOGLE_SHEETS_TWIN_PORT: await freePort(),
+    STORE_TWIN_PORT: await freePort(),
   };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -58,6 +69,9 @@ async function startDevStack() {
   };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
+  // The stack's own twin accounts and shops.
+  for (const name of ['META_TWIN_ACCOUNTS', 'GOOGLE_SHEETS_TWIN_ACCOUNTS', 'STORE_TWIN_SHOPS', 'SECRETS_KEYS'])
+    delete env[name];
   // No model of the caller's: the stack's defaults.
   for (const name of Object.keys(env)) if (/^(DIALOGUE|INTELLIGENCE)_/.test(name)) delete env[name];
   // Its own process group, as in a terminal: Ctrl-C sends SIGINT to the whole group. Killed, group and all,
@@ -127,6 +141,90 @@ async function throughTheOpenAiTwin(ports: Record<string, number>, dataDir: stri
     requests: Array<{ body: { model: string } }>;
   };
   expect(requests.map((request) => request.body.model)).toEqual([OPENAI_TWIN_MODEL]);
+}
+
+/**
+ * The provider twins of issue 31 run, and the development workspace's connections to them work with what they hold:
+ * the meta-twin connection's token is one Meta's twin accepts (and a request without it is refused as Meta would), its
+ * sender is bound to it; the google-twin connection's key gets a token from the Sheets twin and writes a spreadsheet
+ * shared with its e-mail; the store connection's shopify-twin token reads the store twin's customers. No secret is
+ * in the stack's output.
+ */
+async function throughTheProviderTwins(ports: Record<string, number>, dataDir: string, output: () => string) {
+  const { databaseUrl } = JSON.parse(readFileSync(path.join(dataDir, 'dev-stack.json'), 'utf8')) as {
+    databaseUrl: string;
+  };
+  const keyring = keyringSchema.parse(readFileSync(path.join(dataDir, 'secrets-keys'), 'utf8').trim());
+  const workspaceId = /Workspace +([0-9a-f-]{36})/.exec(output())![1]!;
+  const whatsappUrl = `http://127.0.0.1:${ports.SIMULATED_WHATSAPP_PORT}`;
+  const sheetsUrl = `http://127.0.0.1:${ports.GOOGLE_SHEETS_TWIN_PORT}`;
+  const storeUrl = `http://127.0.0.1:${ports.STORE_TWIN_PORT}`;
+  const db = createDatabase(databaseUrl, { poolSize: 1 });
+  const sql = new pg.Pool({ connectionString: databaseUrl, max: 1 });
+  try {
+    // Meta's twin: no token, 401 code 190; the connection's token, taken (an unknown object: 400 code 100).
+    const [whatsapp, ...moreWhatsApp] = await listWhatsAppConnections(db, workspaceId);
+    expect(moreWhatsApp).toEqual([]);
+    expect(whatsapp).toMatchObject({ provider: 'meta-twin', baseUrl: whatsappUrl, keyId: expect.any(String) });
+    const meta = (await openWhatsAppConnection(db, keyring, whatsapp!.id))!;
+    const graph = (token?: string) =>
+      fetch(`${whatsappUrl}/${GRAPH_API_VERSION}/${meta.phoneNumberId}`, {
+        headers: token ? { authorization: `Bearer ${token}` } : {},
+      });
+    const refused = await graph();
+    expect(refused.status).toBe(401);
+    expect(await refused.json()).toMatchObject({ error: { code: 190, type: 'OAuthException' } });
+    const taken = await graph(meta.accessToken);
+    expect(await taken.json()).toMatchObject({ error: { code: 100 } });
+    expect(taken.status).toBe(400);
+    const sender = await db.whatsAppSender.findFirstOrThrow({ where: { workspaceId, connectionId: whatsapp!.id } });
+    expect(sender).toMatchObject({ status: 'CONNECTED', provider: 'meta-twin', phoneNumberId: meta.phoneNumberId });
+    expect(output()).toContain(`connection ${whatsapp!.id}, "Development Meta twin", sender ${sender.e164}`);
+
+    // The Google Sheets twin: the provider writes, with the connection's key, a spreadsheet shared with its e-mail.
+    const [sheets, ...moreSheets] = await listSheetConnections(db, workspaceId);
+    expect(moreSheets).toEqual([]);
+    expect(sheets).toMatchObject({
+      provider: 'google-twin',
+      serviceAccountEmail: GOOGLE_TWIN_DEV_ACCOUNT_EMAIL,
+      baseUrl: `${sheetsUrl}/`,
+    });
+    const opened = (await openSheetConnection(sql, keyring, sheets!.id))!;
+    const made = await fetch(`${sheetsUrl}/control/spreadsheets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ sharedWith: [GOOGLE_TWIN_DEV_ACCOUNT_EMAIL] }),
+    });
+    const { spreadsheetId } = (await made.json()) as { spreadsheetId: string };
+    const provider = new GoogleSpreadsheetProvider({
+      name: 'google-twin',
+      key: opened.key,
+      rootUrl: opened.rootUrl,
+      limiter: { reserve: () => Promise.resolve(0) },
+    });
+    await provider.create({ key: spreadsheetId, title: 'Leads', tab: 'Leads' });
+    expect(await provider.batchUpdateValues(spreadsheetId, [{ range: 'Leads!A1:B1', values: [['Ana', 1]] }])).toEqual({
+      totalUpdatedRows: 1,
+    });
+    expect(output()).toContain(`connection ${sheets!.id}, service account ${GOOGLE_TWIN_DEV_ACCOUNT_EMAIL}`);
+
+    // The store twin: the store connection's Admin API token reads the first page of its development shop.
+    const [store, ...moreStores] = await listCrmConnectionsForOperator(db, workspaceId);
+    expect(moreStores).toEqual([]);
+    expect(store).toMatchObject({ adminToken: true, adminProvider: 'shopify-twin', adminBaseUrl: storeUrl });
+    const admin = (await openCrmAdminConnection(db, keyring, store!.id))!;
+    const page = await readCustomersPage(admin, null, 5);
+    expect(page).toMatchObject({ kind: 'page', hasNextPage: true });
+    expect(page.kind === 'page' && page.customers).toHaveLength(5);
+    expect(output()).toContain(`store connection ${store!.id}, ${store!.shopDomain}`);
+
+    for (const secret of [meta.accessToken, opened.key.private_key.split('\n')[1]!, admin.accessToken])
+      expect(output()).not.toContain(secret);
+    expect(meta.accessToken).toBe(META_TWIN_DEV_ACCOUNT.accessToken);
+  } finally {
+    await sql.end();
+    await db.$disconnect();
+  }
 }
 
 describe("npm start's model settings (scripts/stack/openai-twin-defaults.ts)", () => {
@@ -227,6 +325,7 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
         /Telnyx twin +http:\/\/127\.0\.0\.1:\d+\/v2 .*connection [0-9a-f-]{36}, "Development Telnyx twin"/,
       );
       await throughTheOpenAiTwin(ports, dataDir, key, output);
+      await throughTheProviderTwins(ports, dataDir, output);
       expect(processesInGroup(stack.pid!).length).toBeGreaterThanOrEqual(5);
     } finally {
       process.kill(-stack.pid!, 'SIGINT');

@@ -1,5 +1,6 @@
 // `npm start`: PostgreSQL and Temporal (embedded unless DATABASE_URL / TEMPORAL_ADDRESS are set),
-// migrations, the development workspace, the simulators and twins (the carriers', WhatsApp's, OpenAI's), then the API,
+// migrations, the development workspace, the simulators and twins (the carriers', Meta's WhatsApp, OpenAI's, Google
+// Sheets', the store's Admin API), then the API,
 // the worker and the export worker. Ctrl-C stops all of it.
 // `npm run start:cluster` (WORKSPACE_STACK=cluster): the production shape instead: the real Temporal server on a
 // PostgreSQL cluster of its own with TEMPORAL_HISTORY_SHARDS shards and its Web UI server, two API processes
@@ -13,11 +14,20 @@ import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
 import { ensureTelnyxTwinConnection, ensureTwilioTwinConnection, TELNYX_TWIN_LABEL } from '../../lib/carriers/twin';
+import { loadTwinConfigOrExit as loadGoogleSheetsTwinConfigOrExit } from '../../simulators/google-sheets-twin/config';
 import { loadOpenAiTwinConfigOrExit } from '../../simulators/openai-twin/config';
+import { loadStoreTwinConfigOrExit } from '../../simulators/store/admin-twin-config';
 import { loadTelnyxTwinConfigOrExit } from '../../simulators/telnyx-twin/config';
 import { loadTwinConfigOrExit } from '../../simulators/twilio-twin/config';
 import { migrateDeploy } from './migrate';
 import { openAiTwinUse, pointModelsAtOpenAiTwin } from './openai-twin-defaults';
+import {
+  ensureGoogleTwinConnection,
+  ensureGoogleTwinDevKey,
+  ensureMetaTwinConnection,
+  ensureShopifyTwinConnection,
+  META_TWIN_DEV_ACCOUNT,
+} from './provider-twins';
 import { devApiKeyPath, devDataDir, devStackStatePath, projectRoot } from './paths';
 import { ensureDatabase, startEmbeddedPostgres } from './postgres';
 import { startEmbeddedTemporal } from './temporal';
@@ -193,11 +203,31 @@ async function main() {
     baseURL: openAiTwinUrl,
     apiKey: openAiTwin.OPENAI_TWIN_API_KEYS[0]!,
   });
+  // The simulated WhatsApp process runs as Meta's twin, knowing the development account (unless the operator gave it
+  // accounts: then their first is the one connected); the Google Sheets twin knows the development service account
+  // (its key made once, in .data) besides any given; the store twin's Admin API serves its shops (the first connected).
+  env.META_TWIN_ACCOUNTS ??= JSON.stringify([META_TWIN_DEV_ACCOUNT]);
+  const sheetsTwinPreliminary = loadGoogleSheetsTwinConfigOrExit(env);
+  const sheetsTwinUrl = `http://${sheetsTwinPreliminary.GOOGLE_SHEETS_TWIN_HOST}:${sheetsTwinPreliminary.GOOGLE_SHEETS_TWIN_PORT}`;
+  const googleDevKey = ensureGoogleTwinDevKey(sheetsTwinUrl);
+  env.GOOGLE_SHEETS_TWIN_ACCOUNTS = JSON.stringify([
+    ...sheetsTwinPreliminary.GOOGLE_SHEETS_TWIN_ACCOUNTS.filter(
+      (account) => account.clientEmail !== googleDevKey.account.clientEmail,
+    ),
+    googleDevKey.account,
+  ]);
+  const sheetsTwin = loadGoogleSheetsTwinConfigOrExit(env);
+  const storeTwin = loadStoreTwinConfigOrExit(env);
+  const storeTwinUrl = `http://${storeTwin.STORE_TWIN_HOST}:${storeTwin.STORE_TWIN_PORT}`;
   const config = parseConfig(env);
+  const metaAccount = config.META_TWIN_ACCOUNTS![0]!;
   // The development workspace calls through the local Twilio twin, its numbers bound to it; it has a connection to
   // the Telnyx twin too, to which a number is moved with `number assign --carrier-connection`.
   const twinDb = createDatabase(config.DATABASE_URL, { poolSize: 1 });
   let telnyxConnectionId: string;
+  let meta: Awaited<ReturnType<typeof ensureMetaTwinConnection>>;
+  let sheetsConnectionId: string;
+  let storeConnectionId: string;
   try {
     await ensureTwilioTwinConnection(twinDb, config.SECRETS_KEYS!, workspaceId, twinUrl);
     ({ id: telnyxConnectionId } = await ensureTelnyxTwinConnection(
@@ -205,6 +235,29 @@ async function main() {
       config.SECRETS_KEYS!,
       workspaceId,
       telnyxTwinUrl,
+    ));
+    // And it has a WhatsApp sender bound to a meta-twin connection, a google-twin sheets connection and a store
+    // connection whose Admin API token is the store twin's (docs/operations.md#run-it).
+    meta = await ensureMetaTwinConnection(
+      twinDb,
+      config.SECRETS_KEYS!,
+      workspaceId,
+      config.SIMULATED_WHATSAPP_URL!,
+      metaAccount,
+    );
+    ({ id: sheetsConnectionId } = await ensureGoogleTwinConnection(
+      twinDb,
+      config.SECRETS_KEYS!,
+      workspaceId,
+      `${sheetsTwinUrl}/`,
+      googleDevKey.keyJson,
+    ));
+    ({ id: storeConnectionId } = await ensureShopifyTwinConnection(
+      twinDb,
+      config.SECRETS_KEYS!,
+      workspaceId,
+      storeTwinUrl,
+      storeTwin.STORE_TWIN_SHOPS[0]!,
     ));
   } finally {
     await twinDb.$disconnect();
@@ -217,6 +270,8 @@ async function main() {
   await requireFreePort(twin.TWILIO_TWIN_PORT, 'the Twilio twin');
   await requireFreePort(telnyxTwin.TELNYX_TWIN_PORT, 'the Telnyx twin');
   await requireFreePort(openAiTwin.OPENAI_TWIN_PORT, 'the OpenAI twin');
+  await requireFreePort(sheetsTwin.GOOGLE_SHEETS_TWIN_PORT, 'the Google Sheets twin');
+  await requireFreePort(storeTwin.STORE_TWIN_PORT, 'the store twin');
   const nodeArgs = ['--import', 'tsx'];
   watch(
     startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/carrier/main.ts'], {
@@ -238,6 +293,18 @@ async function main() {
   );
   watch(
     startProcess('openai-twin', process.execPath, [...nodeArgs, 'simulators/openai-twin/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
+  watch(
+    startProcess('google-sheets-twin', process.execPath, [...nodeArgs, 'simulators/google-sheets-twin/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
+  watch(
+    startProcess('store-twin', process.execPath, [...nodeArgs, 'simulators/store/admin-twin-main.ts'], {
       cwd: projectRoot,
       env,
     }),
@@ -308,7 +375,9 @@ async function main() {
       `  Carrier        ${twinUrl} (the Twilio twin, time scale ${twin.TWILIO_TWIN_TIME_SCALE}: the development workspace's numbers); ${config.SIMULATED_CARRIER_URL} (simulated: numbers bound to no connection)`,
       `  Telnyx twin    ${telnyxTwinUrl} (time scale ${telnyxTwin.TELNYX_TWIN_TIME_SCALE}; connection ${telnyxConnectionId}, "${TELNYX_TWIN_LABEL}": number assign --carrier-connection ${telnyxConnectionId} to call through it)`,
       `  OpenAI twin    ${openAiTwinUrl} (${openAiTwinUse(pointedAtOpenAiTwin)})`,
-      `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (simulated, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL})`,
+      `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (Meta's twin, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL}; connection ${meta.connection.id}, "${meta.connection.label}", sender ${meta.e164})`,
+      `  Sheets twin    ${sheetsTwinUrl} (Google Sheets v4, ${sheetsTwin.GOOGLE_SHEETS_TWIN_WRITES_PER_WINDOW} writes per ${sheetsTwin.GOOGLE_SHEETS_TWIN_QUOTA_WINDOW_MS} ms; connection ${sheetsConnectionId}, service account ${googleDevKey.account.clientEmail}: sheet attach --connection ${sheetsConnectionId})`,
+      `  Store twin     ${storeTwinUrl} (Shopify Admin GraphQL; store connection ${storeConnectionId}, ${storeTwin.STORE_TWIN_SHOPS[0]!.shopDomain}, Admin API token shopify-twin)`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,
       `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost; carrier: the Twilio twin at ${twinUrl})`,

@@ -21,3 +21,5 @@ export const devApiKeyPath = path.join(devDataDir, 'dev-api-key');
  * SECRETS_KEYS is not set: mode 600, beside the database whose carrier secrets it seals (docs/features/carriers.md).
  */
 export const devSecretsKeysPath = path.join(devDataDir, 'secrets-keys');
+/** The private key of the Google Sheets twin's development service account (never a key Google issued), mode 600. */
+export const devGoogleTwinKeyPath = path.join(devDataDir, 'google-twin-dev-key.pem');

@@ -14,7 +14,7 @@ const shopsSchema = z
   .min(1);
 
 export const storeTwinConfigSchema = z.object({
-  STORE_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3400),
+  STORE_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3600),
   STORE_TWIN_HOST: z.string().default('127.0.0.1'),
   /** JSON: [{ shopDomain, accessToken, customers }]; default: one development shop of 1,000 customers. */
   STORE_TWIN_SHOPS: jsonSetting(shopsSchema, () => [
