@@ -12,6 +12,7 @@ import { signWhatsAppWebhook } from '../../lib/whatsapp/webhook';
 import { carrierDescription, expectValidDescription } from '../support/carrier-openapi';
 import { startTestCarrier, carrierDependencies } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
+import { journey, runningJourneyCampaign } from '../support/journeys';
 import { connectTwinSender, startMetaTwinStack, twinTemplate } from '../support/meta-twin';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
@@ -37,7 +38,7 @@ const SUBMIT = { method: 'post', path: '/{Version}/{WABA-ID}/message_templates' 
 const WEBHOOK = { method: 'post', path: '/whatsapp/webhooks' };
 /** The headers every Graph request carries (the token's value is never recorded by the twin). */
 const HEADERS = { authorization: 'Bearer EAATwinTokenRedacted', 'content-type': 'application/json' };
-const SCOPES = ['whatsapp.edit', 'whatsapp.send', 'whatsapp.view', 'billing.view'];
+const SCOPES = ['whatsapp.edit', 'whatsapp.send', 'whatsapp.view', 'billing.view', 'campaigns.edit'];
 let numbers = 0;
 const senderNumber = () => `+1415556${String(1000 + numbers++).padStart(4, '0')}`;
 let recipients = 0;
@@ -439,10 +440,63 @@ describe('no message twice (the resend rule)', () => {
     );
     expect(unknown).toMatchObject({ status: 'accepted', sendAttempts: 1, providerMessageId: null });
     expect(await twin.deliveriesTo(to)).toBe(0);
-    const holds = await db.creditLedgerEntry.findMany({
-      where: { workspaceId: setup.workspace.workspaceId, kind: 'hold' },
+    // The hold is voided just after the message is marked unknown.
+    await until(
+      () => db.creditLedgerEntry.findMany({ where: { workspaceId: setup.workspace.workspaceId, kind: 'hold' } }),
+      (holds) => holds.length > 0 && holds.every((hold) => hold.status !== 'pending'),
+    );
+  });
+
+  it("a journey's ambiguous send: the run goes on, and the message's workflow ends it unknown, its hold voided", async () => {
+    const setup = await setUp();
+    const notifying = journey(
+      [
+        { id: 'start', type: 'start', data: { fields: [{ name: 'order', type: 'string' }] } },
+        {
+          id: 'notify',
+          type: 'whatsapp',
+          data: { templateName: 'order_shipped', language: 'en_US', parameters: ['{{start.name}}', 'A-9'] },
+        },
+        { id: 'end', type: 'end' },
+      ],
+      [
+        ['start', 'notify'],
+        ['notify', 'end'],
+      ],
+    );
+    const { campaign } = await runningJourneyCampaign(db, setup.workspace.workspaceId, notifying);
+    const to = recipient();
+    twin.setFaults({ dropRequestRate: 1 });
+    const pushed = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
+      key: setup.workspace.key,
+      body: { idempotencyKey: `lead-${to}`, lead: { phone: to, name: 'Ana', fields: { order: 'A-9' } } },
     });
-    expect(holds.filter((hold) => hold.status === 'pending')).toHaveLength(0);
+    expect(pushed.status).toBe(202);
+    const { leadId } = (await pushed.json()) as { leadId: string };
+    const run = await until(
+      () => db.journeyRun.findUnique({ where: { id: leadId } }),
+      (found) => found?.status === 'completed',
+    );
+    twin.setFaults({});
+    const output = (run!.variables as Record<string, { messageId: string; status: string }>).notify!;
+    expect(output.status).toBe('sent');
+    const unknown = await until(
+      () => messageRow(output.messageId),
+      (row) => row.handOver === 'unknown',
+      RESEND_AFTER_MS * 10,
+    );
+    expect(unknown).toMatchObject({
+      status: 'accepted',
+      sendAttempts: 1,
+      providerMessageId: null,
+      journeyRunId: leadId,
+    });
+    expect(await twin.deliveriesTo(to)).toBe(0);
+    // The hold is voided just after the message is marked unknown.
+    await until(
+      () => db.creditLedgerEntry.findMany({ where: { referenceId: output.messageId, kind: 'hold' } }),
+      (holds) => holds.length === 1 && holds[0]!.status === 'voided',
+    );
   });
 
   it('the client calls a lost answer ambiguous, and a refused connection not', async () => {
