@@ -12,7 +12,7 @@ import { signWhatsAppWebhook } from '../../lib/whatsapp/webhook';
 import { carrierDescription, expectValidDescription } from '../support/carrier-openapi';
 import { startTestCarrier, carrierDependencies } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
-import { journey, runningJourneyCampaign } from '../support/journeys';
+import { notifyingJourney, runningJourneyCampaign } from '../support/journeys';
 import { connectTwinSender, startMetaTwinStack, twinTemplate } from '../support/meta-twin';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
@@ -449,21 +449,9 @@ describe('no message twice (the resend rule)', () => {
 
   it("a journey's ambiguous send: the run goes on, and the message's workflow ends it unknown, its hold voided", async () => {
     const setup = await setUp();
-    const notifying = journey(
-      [
-        { id: 'start', type: 'start', data: { fields: [{ name: 'order', type: 'string' }] } },
-        {
-          id: 'notify',
-          type: 'whatsapp',
-          data: { templateName: 'order_shipped', language: 'en_US', parameters: ['{{start.name}}', 'A-9'] },
-        },
-        { id: 'end', type: 'end' },
-      ],
-      [
-        ['start', 'notify'],
-        ['notify', 'end'],
-      ],
-    );
+    const notifying = notifyingJourney('order_shipped', ['{{start.name}}', 'A-9'], {
+      fields: [{ name: 'order', type: 'string' }],
+    });
     const { campaign } = await runningJourneyCampaign(db, setup.workspace.workspaceId, notifying);
     const to = recipient();
     twin.setFaults({ dropRequestRate: 1 });
