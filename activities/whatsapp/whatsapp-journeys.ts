@@ -1,6 +1,9 @@
+import { Context } from '@temporalio/activity';
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
+import { startWhatsAppMessage } from '../../lib/temporal/whatsapp';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
 import { createWhatsAppMessageActivities, type WhatsAppMessageDependencies } from './whatsapp-messages';
 
@@ -28,10 +31,12 @@ export interface JourneyWhatsAppResult {
  * and language. The message is recorded under the visit's key with its price held, then handed to the provider; its
  * statuses and billing follow by webhook. The node answers `failed` (and the run goes on) when no message could go: no
  * connected sender, no APPROVED template of that name, a number on the Do-Not-Call list, a balance short of the price,
- * or the provider's refusal.
+ * or the provider's refusal. A send whose answer was lost is answered `sent` too, and handed to the message's own
+ * workflow (workflows/whatsapp/whatsapp-message.ts), which applies the resend rule: resolved by its status, else
+ * resent once, else marked unknown with its hold voided (docs/features/whatsapp.md#no-message-twice).
  */
-export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDependencies) {
-  const { db } = dependencies;
+export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDependencies & { temporal: Client }) {
+  const { db, temporal } = dependencies;
   const messages = createWhatsAppMessageActivities(dependencies);
   const idempotencyKeyOf = (messageKey: string) => `journey:${messageKey}`;
 
@@ -96,7 +101,13 @@ export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDep
       const messageId = await recordNodeMessage({ ...input, to: input.to });
       if (!messageId) return { messageId: '', status: 'failed' };
       try {
-        await messages.sendWhatsAppMessage({ messageId });
+        const handOver = await messages.sendWhatsAppMessage({ messageId });
+        // The run does not wait: the message's workflow resolves it (started once; a retry finds it started).
+        if (handOver.ambiguous)
+          await startWhatsAppMessage(temporal, Context.current().info.taskQueue, {
+            id: messageId,
+            workspaceId: input.workspaceId,
+          });
       } catch (error) {
         if (!(error instanceof ApplicationFailure && error.nonRetryable)) throw error;
         const detail = error.details?.[0] as { code?: number; title?: string } | undefined;

@@ -119,8 +119,7 @@ export function createWhatsAppMessageActivities({
     });
     if (claimed.count === 0) {
       // Tried before by an activity that never came back: its answer is lost.
-      await markAmbiguous(message.id);
-      return ambiguous;
+      return answerLost(message.id, attempt);
     }
     const request = await requestOf(message);
     const giveBack = () =>
@@ -139,10 +138,7 @@ export function createWhatsAppMessageActivities({
       });
       return { providerMessageId };
     } catch (error) {
-      if (error instanceof AmbiguousSendError) {
-        await markAmbiguous(message.id);
-        return ambiguous;
-      }
+      if (error instanceof AmbiguousSendError) return answerLost(message.id, attempt);
       if (error instanceof WhatsAppProviderError && BACKOFF_MS[error.code] !== undefined) {
         await giveBack();
         const delayMs = BACKOFF_MS[error.code]!;
@@ -166,11 +162,27 @@ export function createWhatsAppMessageActivities({
     }
   }
 
-  const markAmbiguous = (messageId: string) =>
-    db.whatsAppMessage.updateMany({
+  /**
+   * A send of `attempt` whose answer is lost: ambiguous (resolved later), unless its status already came. Meta's `sent`
+   * webhook often overtakes a lost answer (a timeout is 10 s, `sent` takes about one): it recorded the provider's id by
+   * its callback data, so the send is handed over, recorded as such, and nothing waits for a status that came.
+   */
+  async function answerLost(messageId: string, attempt: 1 | 2): Promise<HandOver> {
+    const marked = await db.whatsAppMessage.updateMany({
       where: { id: messageId, providerMessageId: null },
       data: { handOver: 'ambiguous', ambiguousAt: new Date() },
     });
+    if (marked.count > 0) return ambiguous;
+    await db.whatsAppMessage.updateMany({
+      where: { id: messageId, OR: [{ handOver: null }, { handOver: 'ambiguous' }] },
+      data: { handOver: attempt === 1 ? 'answered' : 'resent' },
+    });
+    const message = await db.whatsAppMessage.findUniqueOrThrow({
+      where: { id: messageId },
+      select: { providerMessageId: true },
+    });
+    return { providerMessageId: message.providerMessageId };
+  }
 
   return {
     /**
@@ -180,6 +192,12 @@ export function createWhatsAppMessageActivities({
      */
     async sendWhatsAppMessage({ messageId }: { messageId: string }): Promise<HandOver> {
       const message = await db.whatsAppMessage.findUnique({ where: { id: messageId } });
+      if (message?.providerMessageId && message.handOver === null)
+        // Sent by an activity that never came back, and its status came since: handed over.
+        await db.whatsAppMessage.updateMany({
+          where: { id: messageId, handOver: null },
+          data: { handOver: 'answered' },
+        });
       if (!message || message.status === 'failed' || message.providerMessageId)
         return { providerMessageId: message?.providerMessageId ?? null };
       if (message.handOver === 'ambiguous' || message.handOver === 'unknown') return ambiguous;
@@ -201,7 +219,7 @@ export function createWhatsAppMessageActivities({
       if (message.status === 'failed') return 'failed';
       if (message.providerMessageId || message.status !== 'accepted') {
         await db.whatsAppMessage.updateMany({
-          where: { id: messageId, handOver: 'ambiguous' },
+          where: { id: messageId, OR: [{ handOver: 'ambiguous' }, { handOver: null }] },
           data: { handOver: 'answered' },
         });
         return 'sent';

@@ -170,7 +170,8 @@ const at = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
  * One status in one statement: the outbound message of the sender (by phone_number_id) found by the
  * provider's id, or by the callback data the send gave (its own id) while the provider's id is not
  * recorded yet; the event recorded once per (provider, status:<wamid>:<status>); the message moved only
- * forward (lib/whatsapp/message-status.ts), with the status's time and, failed, errors[0].
+ * forward (lib/whatsapp/message-status.ts), with the status's time and, failed, errors[0]. A send whose answer was
+ * lost (handOver ambiguous) found by its callback data is resolved by it: handed over (answered, or resent).
  */
 const APPLY_STATUS_SQL = `
   WITH message AS (
@@ -190,6 +191,9 @@ const APPLY_STATUS_SQL = `
     UPDATE "WhatsAppMessage" m
        SET status = $4::"WhatsAppMessageStatus",
            "providerMessageId" = coalesce(m."providerMessageId", $3),
+           "handOver" = CASE WHEN m."providerMessageId" IS NULL AND m."handOver" = 'ambiguous'
+                             THEN CASE WHEN m."sendAttempts" >= 2 THEN 'resent' ELSE 'answered' END
+                             ELSE m."handOver" END,
            "sentAt" = CASE WHEN $4::text = 'sent' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."sentAt" END,
            "deliveredAt" = CASE WHEN $4::text = 'delivered' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."deliveredAt" END,
            "readAt" = CASE WHEN $4::text = 'read' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."readAt" END,

@@ -63,10 +63,12 @@ export interface MetaTwinAccount {
  * Faults the twin is told to make (tests, the bench; also POST /control/faults): of the sends, every
  * 1/dropAnswerRate-th is processed but its answer lost (the connection reset), every 1/dropRequestRate-th is lost
  * before it is processed; the next `refuse.count` sends are refused with Meta's 130429 (throughput) or 131056 (pair
- * rate). Deterministic counters, not chance: 0.05 drops exactly every 20th.
+ * rate). Deterministic counters, not chance: 0.05 drops exactly every 20th. With statusBeforeLostAnswer, a send whose
+ * answer is dropped loses it only once its first status webhook was answered (Meta's `sent` overtaking a lost answer).
  */
 export interface MetaTwinFaults {
   dropAnswerRate?: number;
+  statusBeforeLostAnswer?: boolean;
   dropRequestRate?: number;
   refuse?: { code: 130429 | 131056; count: number };
 }
@@ -378,9 +380,12 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     deliveries.set(key, done);
   }
 
+  /** Sends whose lost answer waits for their first status webhook to be answered (statusBeforeLostAnswer). */
+  const firstStatusAnswered = new Map<string, () => void>();
   const deliverMessage = (row: MessageRow) =>
     startDelivery(row.id, messageWebhooks(row), row.eventsDelivered, async (eventsDelivered) => {
       await db.simulatedWhatsAppMessage.update({ where: { id: row.id }, data: { eventsDelivered } });
+      firstStatusAnswered.get(row.id)?.();
     });
 
   const deliverTemplate = (row: TemplateRow) =>
@@ -585,9 +590,18 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         webhookUrl,
         createdAt: new Date(),
       });
+      const loseAnswer = everyNth(faults.dropAnswerRate, n);
+      const statusFirst =
+        loseAnswer && faults.statusBeforeLostAnswer
+          ? new Promise<void>((resolve) => {
+              firstStatusAnswered.set(row.id, resolve);
+              setTimeout(resolve, 10_000).unref();
+            }).finally(() => firstStatusAnswered.delete(row.id))
+          : null;
       deliverMessage(row);
-      if (everyNth(faults.dropAnswerRate, n)) {
-        // Processed, its webhooks on their way, but the answer lost: the connection reset.
+      if (loseAnswer) {
+        // Processed, its webhooks on their way, but the answer lost: the connection reset (after the first status).
+        await statusFirst;
         req.socket.destroy();
         return;
       }

@@ -12,7 +12,7 @@ import { journeyRunWorkflowId, leadWorkflowId, whatsAppMessageWorkflowId } from 
 import { addMember, createWorkspace, grantCredits } from '../../lib/door/workspace-admin';
 import type { journeyRunWorkflow } from '../../workflows/journeys/journey-run';
 import type { leadMessageWorkflow } from '../../workflows/whatsapp/lead-message';
-import { journey, publishedJourney } from '../support/journeys';
+import { notifyingJourney, publishedJourney } from '../support/journeys';
 
 export interface WhatsAppScenarioContext {
   db: Database;
@@ -123,21 +123,7 @@ export const journeyWhatsAppScenario = {
   async run(context: WhatsAppScenarioContext): Promise<string> {
     const { db, client, taskQueue } = context;
     const { workspaceId } = await messagingWorkspace(context, '+14155557003');
-    const definition = journey(
-      [
-        { id: 'start', type: 'start', data: {} },
-        {
-          id: 'notify',
-          type: 'whatsapp',
-          data: { templateName: 'order_update', language: 'en_US', parameters: ['{{start.name}}', 'A-17'] },
-        },
-        { id: 'end', type: 'end' },
-      ],
-      [
-        ['start', 'notify'],
-        ['notify', 'end'],
-      ],
-    );
+    const definition = notifyingJourney('order_update', ['{{start.name}}', 'A-17']);
     const published = await publishedJourney(db, workspaceId, definition);
     const runId = randomUUID();
     const workflowId = journeyRunWorkflowId(runId);

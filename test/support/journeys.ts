@@ -22,6 +22,20 @@ export function journey(
   };
 }
 
+/** start → a whatsapp node `notify` sending this template (en_US) with these parameters → end. */
+export const notifyingJourney = (templateName: string, parameters: string[], start: Record<string, unknown> = {}) =>
+  journey(
+    [
+      { id: 'start', type: 'start', data: start },
+      { id: 'notify', type: 'whatsapp', data: { templateName, language: 'en_US', parameters } },
+      { id: 'end', type: 'end' },
+    ],
+    [
+      ['start', 'notify'],
+      ['notify', 'end'],
+    ],
+  );
+
 /** Saves a journey and publishes its first revision, as an operator does with the CLI. */
 export async function publishedJourney(
   db: Database,

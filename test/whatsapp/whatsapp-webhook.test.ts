@@ -351,6 +351,29 @@ describe('message statuses', () => {
     expect(stored).toMatchObject({ status: 'sent', providerMessageId: wamid });
   });
 
+  it('resolves a send whose answer was lost (ambiguous) by its status: answered, or resent after the one resend', async () => {
+    // A campaign's lead skips resolveAmbiguousSend when the status came within the resend window: the status settles it.
+    for (const [sendAttempts, handOver] of [
+      [1, 'answered'],
+      [2, 'resent'],
+    ] as const) {
+      const { sender, message, wamid } = await seedMessage({ withProviderId: false });
+      await db.whatsAppMessage.update({
+        where: { id: message.id },
+        data: { handOver: 'ambiguous', ambiguousAt: new Date(), sendAttempts },
+      });
+      const sent = status(wamid, 'sent', nowSeconds(), { biz_opaque_callback_data: message.id });
+      expect((await postOk(statusesPayload(sender.phoneNumberId, [sent]))).applied).toBe(1);
+      const stored = await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } });
+      expect(stored).toMatchObject({ status: 'sent', providerMessageId: wamid, handOver });
+    }
+    // One never ambiguous (answered, or an old message) keeps its hand-over as it was.
+    const { sender, message, wamid } = await seedMessage({ withProviderId: false });
+    const sent = status(wamid, 'sent', nowSeconds(), { biz_opaque_callback_data: message.id });
+    await postOk(statusesPayload(sender.phoneNumberId, [sent]));
+    expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).handOver).toBeNull();
+  });
+
   it('asks for a retry (404) of a recent status of an unknown message of its number, and applies it once recorded', async () => {
     const { sender, message, wamid } = await seedMessage();
     const events = await eventCount();
