@@ -1,37 +1,14 @@
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { carrierConnectionForCaller } from '../../lib/carriers/connections';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { runAdminCliWith } from '../support/admin-cli';
+import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 
 const { db, url } = await useTestDatabase();
 const k1 = newKeyringEntry('k1');
 const k2 = newKeyringEntry('k2');
 // No development key ring to fall back on: the CLI sees only the SECRETS_KEYS each call gives it.
-const noDevStack = mkdtempSync(path.join(os.tmpdir(), 'carrier-cli-'));
-const admin = (args: string[], options: { keys?: string | null; env?: Record<string, string>; input?: string } = {}) =>
-  runAdminCliWith(
-    {
-      env: {
-        WORKSPACE_DATA_DIR: noDevStack,
-        SECRETS_KEYS: options.keys === null ? undefined : (options.keys ?? k1),
-        ...options.env,
-      },
-      input: options.input,
-    },
-    url,
-    ...args,
-  );
-
-async function adminJson(args: string[], options?: Parameters<typeof admin>[1]) {
-  const result = await admin(args, options);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout) as Record<string, any>;
-}
+const { admin, adminJson } = sealingAdminCli(url, k1);
 
 const SID = `AC${'0123456789abcdef'.repeat(2)}`;
 const TOKEN = 'tok3n-that-must-never-be-shown-0';

@@ -1,26 +1,17 @@
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCarrierConnection } from '../../lib/carriers/connections';
 import { EnvelopeError } from '../../lib/secrets/envelope';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { runAdminCliWith } from '../support/admin-cli';
+import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 
 const { db, url } = await useTestDatabase();
 const k0 = newKeyringEntry('k0');
 const k1 = newKeyringEntry('k1');
 const k2 = newKeyringEntry('k2');
-const noDevStack = mkdtempSync(path.join(os.tmpdir(), 'secrets-rekey-'));
-const admin = (keys: string, ...args: string[]) =>
-  runAdminCliWith({ env: { WORKSPACE_DATA_DIR: noDevStack, SECRETS_KEYS: keys } }, url, ...args);
-async function adminJson(keys: string, ...args: string[]) {
-  const result = await admin(keys, ...args);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout) as Record<string, any>;
-}
+const cli = sealingAdminCli(url, k1);
+const admin = (keys: string, ...args: string[]) => cli.admin(args, { keys });
+const adminJson = (keys: string, ...args: string[]) => cli.adminJson(args, { keys });
 const TOKEN = 'tok3n-that-must-never-be-shown-0';
 const connectTwilio = (keys: string, workspaceId: string) =>
   adminJson(

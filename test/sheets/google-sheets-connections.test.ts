@@ -1,8 +1,7 @@
 // Google service account connections for live sheets (docs/features/sheets.md#connecting): the operator CLI's
 // `sheets connect|list|rotate|rekey|remove` and `sheet attach|detach`, the key sealed and never shown, and the write
 // pace every worker shares through PostgreSQL.
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
@@ -10,26 +9,14 @@ import { openSheetConnection } from '../../lib/sheets/connections';
 import { sheetWriteLimiter } from '../../lib/sheets/quota';
 import { createSqlPool } from '../../lib/sql-pool';
 import { createServiceAccountKey } from '../../simulators/google-sheets-twin/oauth';
-import { runAdminCliWith } from '../support/admin-cli';
+import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 
 const { db, url } = await useTestDatabase();
 const sql = createSqlPool(url);
 const k1 = newKeyringEntry('k1');
 const k2 = newKeyringEntry('k2');
-const dir = mkdtempSync(path.join(os.tmpdir(), 'sheets-cli-'));
-const admin = (args: string[], options: { keys?: string; input?: string; env?: Record<string, string> } = {}) =>
-  runAdminCliWith(
-    { env: { WORKSPACE_DATA_DIR: dir, SECRETS_KEYS: options.keys ?? k1, ...options.env }, input: options.input },
-    url,
-    ...args,
-  );
-async function adminJson(args: string[], options?: Parameters<typeof admin>[1]) {
-  const result = await admin(args, options);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout) as Record<string, any>;
-}
+const { admin, adminJson, dataDir: dir } = sealingAdminCli(url, k1);
 
 /** A service account key as Google's console downloads it, written to a file. */
 function keyFile(clientEmail: string, name: string) {

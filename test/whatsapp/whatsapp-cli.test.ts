@@ -1,31 +1,15 @@
 // `npm run admin -- whatsapp connect|list|rotate|rekey|remove` and `whatsapp sender connect --connection`
 // (docs/features/whatsapp.md#metas-cloud-api): Meta's ids in clear, the token sealed and never shown.
-import { mkdtempSync } from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openWhatsAppConnection } from '../../lib/whatsapp/connections';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { runAdminCliWith } from '../support/admin-cli';
+import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 
 const { db, url } = await useTestDatabase();
 const k1 = newKeyringEntry('k1');
 const k2 = newKeyringEntry('k2');
-const noDevStack = mkdtempSync(path.join(os.tmpdir(), 'whatsapp-cli-'));
-const admin = (args: string[], options: { keys?: string; input?: string; env?: Record<string, string> } = {}) =>
-  runAdminCliWith(
-    { env: { WORKSPACE_DATA_DIR: noDevStack, SECRETS_KEYS: options.keys ?? k1, ...options.env }, input: options.input },
-    url,
-    ...args,
-  );
-
-async function adminJson(args: string[], options?: Parameters<typeof admin>[1]) {
-  const result = await admin(args, options);
-  expect(result.stderr).toBe('');
-  expect(result.code).toBe(0);
-  return JSON.parse(result.stdout) as Record<string, any>;
-}
+const { admin, adminJson } = sealingAdminCli(url, k1);
 
 const TOKEN = 'EAABsystemUserTokenThatMustNeverBeShown0123';
 const connect = (workspaceId: string, ...more: string[]) => [
