@@ -94,6 +94,8 @@ export interface SimulatedWhatsAppProvider {
   deliveriesTo(recipient: string): Promise<number>;
   /** The Graph requests answered, oldest first (twin mode; bounded to the last 5,000). */
   readonly exchanges: MetaTwinExchange[];
+  /** Sends taken whose answer the `dropAnswerRate` fault lost (the connection reset). */
+  readonly answersLost: number;
   /** Meta's subscription check: GET webhookUrl?hub.mode=subscribe&hub.verify_token&hub.challenge; true when echoed. */
   verifySubscription(verifyToken: string): Promise<boolean>;
 }
@@ -191,6 +193,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   const accounts = new Map<string, MetaTwinAccount>((options.accounts ?? []).map((a) => [a.businessAccountId, a]));
   let faults: MetaTwinFaults = {};
   let sends = 0;
+  let answersLost = 0;
   const exchanges: MetaTwinExchange[] = [];
 
   /** The account of the request's Bearer token: 401 code 190 without one the twin knows. */
@@ -600,6 +603,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
           : null;
       deliverMessage(row);
       if (loseAnswer) {
+        answersLost += 1;
         // Processed, its webhooks on their way, but the answer lost: the connection reset (after the first status).
         await statusFirst;
         req.socket.destroy();
@@ -739,6 +743,9 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   let closed: Promise<void> | undefined;
   return {
     exchanges,
+    get answersLost() {
+      return answersLost;
+    },
     setFaults(next) {
       faults = { ...next, ...(next.refuse && { refuse: { ...next.refuse } }) };
     },
