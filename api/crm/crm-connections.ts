@@ -6,16 +6,34 @@ import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { WIPED_ENVELOPE } from '../../lib/secrets/sealed-rows';
 
-/** What the API shows of a connection: never its secret. */
-const CONNECTION_FIELDS = { id: true, kind: true, shopDomain: true, createdAt: true } as const;
+/** What the API shows of a connection: never its secret, nor its Admin API token (only whether it holds one). */
+const CONNECTION_FIELDS = {
+  id: true,
+  kind: true,
+  shopDomain: true,
+  createdAt: true,
+  adminProvider: true,
+  adminTokenSetAt: true,
+} as const;
 
-function connectionView(connection: { id: string; kind: string; shopDomain: string; createdAt: Date }) {
+function connectionView(connection: {
+  id: string;
+  kind: string;
+  shopDomain: string;
+  createdAt: Date;
+  adminProvider: string | null;
+  adminTokenSetAt: Date | null;
+}) {
   return {
     id: connection.id,
     kind: connection.kind,
     shopDomain: connection.shopDomain,
     webhookPath: crmWebhookPath(connection.id),
     createdAt: connection.createdAt.toISOString(),
+    adminApi:
+      connection.adminProvider && connection.adminTokenSetAt
+        ? { provider: connection.adminProvider, tokenSetAt: connection.adminTokenSetAt.toISOString() }
+        : null,
   };
 }
 

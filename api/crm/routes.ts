@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { CRM_ADMIN_PROVIDERS } from '../../lib/crm/admin-token';
 import { CRM_DELIVERIES_KEPT } from '../../lib/crm/deliveries';
 import { SHAPE_MAX_DEPTH, SHAPE_MAX_KEYS } from '../../lib/crm/payload-shape';
 import { ErrorCode } from '../../lib/error-codes';
@@ -14,6 +15,18 @@ const connectionSchema = z.object({
     .string()
     .describe("The connection's public receiver, under the API's public address: /crm/connections/{id}/webhooks."),
   createdAt: z.string().describe('ISO 8601 date-time.'),
+  adminApi: z
+    .object({
+      provider: z
+        .enum(CRM_ADMIN_PROVIDERS)
+        .describe("shopify: the store's own Admin API; shopify-twin: the store twin (tests, development)."),
+      tokenSetAt: z.string().describe('ISO 8601 date-time: when the operator last set or rotated the token.'),
+    })
+    .nullable()
+    .describe(
+      'Whether the connection holds an Admin API access token (set by the operator, `crm admin-token`; never shown): ' +
+        "then import-from-crm reads the store's customers through it. null: imports read the orders that arrived by webhook.",
+    ),
 });
 
 const shapeSchema = z

@@ -64,11 +64,14 @@ export interface MetaTwinAccount {
  * 1/dropAnswerRate-th is processed but its answer lost (the connection reset), every 1/dropRequestRate-th is lost
  * before it is processed; the next `refuse.count` sends are refused with Meta's 130429 (throughput) or 131056 (pair
  * rate). Deterministic counters, not chance: 0.05 drops exactly every 20th. With statusBeforeLostAnswer, a send whose
- * answer is dropped loses it only once its first status webhook was answered (Meta's `sent` overtaking a lost answer).
+ * answer is dropped loses it only once its first status webhook was answered (Meta's `sent` overtaking a lost answer);
+ * with statusesAfterLostAnswerMs, its webhooks start that long after the answer was lost (the sender sees the loss
+ * first). Neither: the two race, as they do at Meta.
  */
 export interface MetaTwinFaults {
   dropAnswerRate?: number;
   statusBeforeLostAnswer?: boolean;
+  statusesAfterLostAnswerMs?: number;
   dropRequestRate?: number;
   refuse?: { code: 130429 | 131056; count: number };
 }
@@ -601,7 +604,9 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
               setTimeout(resolve, 10_000).unref();
             }).finally(() => firstStatusAnswered.delete(row.id))
           : null;
-      deliverMessage(row);
+      const holdStatusesMs = loseAnswer && !statusFirst ? faults.statusesAfterLostAnswerMs : undefined;
+      if (holdStatusesMs) setTimeout(() => deliverMessage(row), holdStatusesMs).unref();
+      else deliverMessage(row);
       if (loseAnswer) {
         answersLost += 1;
         // Processed, its webhooks on their way, but the answer lost: the connection reset (after the first status).

@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
+import { setCrmAdminToken } from '../../lib/crm/admin-token';
 import { connectCrm } from '../../lib/crm/connections';
+import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { startStalledCrmDeliveries, trimCrmDeliveries } from '../../lib/crm/deliveries';
 import { payloadShape, SHAPE_MAX_DEPTH, SHAPE_MAX_KEYS } from '../../lib/crm/payload-shape';
 import { signShopifyWebhook } from '../../lib/crm/shopify-webhook';
@@ -356,11 +358,22 @@ describe('connections: the CLI and the API', () => {
       shopDomain: first.shop,
       webhookPath: `/crm/connections/${first.id}/webhooks`,
       createdAt: expect.any(String),
+      adminApi: null,
     });
     expect(JSON.stringify(items)).not.toContain(SECRET);
+    // With an Admin API token: which provider and since when, never the token.
+    const token = 'shpat_listed_never_shown_0123456789';
+    const set = await setCrmAdminToken(db, keyringSchema.parse(newKeyringEntry('k1')), {
+      connectionId: first.id,
+      token,
+      provider: 'shopify',
+    });
     const one = await api.request('GET', `/crm/connections/${first.id}`, { key: owner.key });
     expect(one.status).toBe(200);
-    expect(JSON.stringify(await one.json())).not.toContain(SECRET);
+    const shown = (await one.json()) as Record<string, unknown>;
+    expect(shown.adminApi).toEqual({ provider: 'shopify', tokenSetAt: set.setAt });
+    expect(JSON.stringify(shown)).not.toContain(SECRET);
+    expect(JSON.stringify(shown)).not.toContain(token);
     expect((await api.request('DELETE', `/crm/connections/${first.id}`, { key: owner.key })).status).toBe(204);
     expect((await api.request('GET', `/crm/connections/${first.id}`, { key: owner.key })).status).toBe(403);
     const after = (await (await api.request('GET', '/crm/connections', { key: owner.key })).json()) as Array<{

@@ -75,45 +75,57 @@ export const whatsAppMessageScenario = {
   },
 };
 
+/** A RUNNING WHATSAPP campaign of a new messaging workspace and one lead of it, its lead workflow not started. */
+async function whatsAppCampaignLead(
+  context: WhatsAppScenarioContext,
+  senderNumber: string,
+  lead: { idempotencyKey: string; phone: string },
+) {
+  const { db } = context;
+  const { workspaceId, senderId, templateId } = await messagingWorkspace(context, senderNumber);
+  const campaign = await db.campaign.create({
+    data: { workspaceId, name: 'Replay WhatsApp', channel: 'WHATSAPP', acceptsLeadPush: true, status: 'RUNNING' },
+  });
+  await db.whatsAppCampaignSettings.create({
+    data: {
+      campaignId: campaign.id,
+      senderId,
+      templateId,
+      variables: { '1': { field: 'name', fallback: 'there' }, '2': { value: 'A-17' } },
+      sendingWindow: ALWAYS,
+    },
+  });
+  const workflowId = leadWorkflowId(campaign.id, lead.idempotencyKey);
+  const { id: leadId } = await db.lead.create({
+    data: {
+      workspaceId,
+      campaignId: campaign.id,
+      ...lead,
+      name: 'Ana',
+      workflowId,
+      requestId: randomUUID(),
+    },
+  });
+  const start = () =>
+    context.client.workflow.start<typeof leadMessageWorkflow>('leadMessageWorkflow', {
+      workflowId,
+      taskQueue: context.taskQueue,
+      searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [workspaceId] },
+      args: [{ leadId }],
+    });
+  return { workflowId, leadId, start };
+}
+
 /** A WHATSAPP campaign's lead: paced, its message recorded and handed over, delivered by webhook, finished. */
 export const leadMessageScenario = {
   name: 'lead-message-delivered',
   async run(context: WhatsAppScenarioContext): Promise<string> {
-    const { db, client, taskQueue } = context;
-    const { workspaceId, senderId, templateId } = await messagingWorkspace(context, '+14155557002');
-    const campaign = await db.campaign.create({
-      data: { workspaceId, name: 'Replay WhatsApp', channel: 'WHATSAPP', acceptsLeadPush: true, status: 'RUNNING' },
+    const lead = await whatsAppCampaignLead(context, '+14155557002', {
+      idempotencyKey: 'replay-lead',
+      phone: '+14155557117', // the simulated provider: sent, delivered, never read
     });
-    await db.whatsAppCampaignSettings.create({
-      data: {
-        campaignId: campaign.id,
-        senderId,
-        templateId,
-        variables: { '1': { field: 'name', fallback: 'there' }, '2': { value: 'A-17' } },
-        sendingWindow: ALWAYS,
-      },
-    });
-    const key = 'replay-lead';
-    const workflowId = leadWorkflowId(campaign.id, key);
-    const lead = await db.lead.create({
-      data: {
-        workspaceId,
-        campaignId: campaign.id,
-        idempotencyKey: key,
-        phone: '+14155557117', // the simulated provider: sent, delivered, never read
-        name: 'Ana',
-        workflowId,
-        requestId: randomUUID(),
-      },
-    });
-    const handle = await client.workflow.start<typeof leadMessageWorkflow>('leadMessageWorkflow', {
-      workflowId,
-      taskQueue,
-      searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [workspaceId] },
-      args: [{ leadId: lead.id }],
-    });
-    await handle.result();
-    return workflowId;
+    await (await lead.start()).result();
+    return lead.workflowId;
   },
 };
 
@@ -171,7 +183,7 @@ export const whatsAppHandOverOnceScenario = {
   async run(context: WhatsAppScenarioContext): Promise<string> {
     if (!context.whatsappFaults) throw new Error('recorded with a provider that can lose answers');
     const { services, principal, senderId, templateId } = await messagingWorkspace(context, '+14155557004');
-    context.whatsappFaults({ dropAnswerRate: 1 });
+    context.whatsappFaults({ dropAnswerRate: 1, statusesAfterLostAnswerMs: 500 });
     const { message } = await sendWhatsAppMessage(
       services,
       principal,
@@ -190,42 +202,14 @@ export const leadMessageHandOverOnceScenario = {
   name: 'lead-message-hand-over-once',
   async run(context: WhatsAppScenarioContext): Promise<string> {
     if (!context.whatsappFaults) throw new Error('recorded with a provider that can lose answers');
-    const { db, client, taskQueue } = context;
-    const { workspaceId, senderId, templateId } = await messagingWorkspace(context, '+14155557005');
-    const campaign = await db.campaign.create({
-      data: { workspaceId, name: 'Replay WhatsApp', channel: 'WHATSAPP', acceptsLeadPush: true, status: 'RUNNING' },
+    const lead = await whatsAppCampaignLead(context, '+14155557005', {
+      idempotencyKey: 'replay-lead-lost-answer',
+      phone: '+14155557137',
     });
-    await db.whatsAppCampaignSettings.create({
-      data: {
-        campaignId: campaign.id,
-        senderId,
-        templateId,
-        variables: { '1': { field: 'name', fallback: 'there' }, '2': { value: 'A-17' } },
-        sendingWindow: ALWAYS,
-      },
-    });
-    const key = 'replay-lead-lost-answer';
-    const workflowId = leadWorkflowId(campaign.id, key);
-    const lead = await db.lead.create({
-      data: {
-        workspaceId,
-        campaignId: campaign.id,
-        idempotencyKey: key,
-        phone: '+14155557137',
-        name: 'Ana',
-        workflowId,
-        requestId: randomUUID(),
-      },
-    });
-    context.whatsappFaults({ dropAnswerRate: 1 });
-    const handle = await client.workflow.start<typeof leadMessageWorkflow>('leadMessageWorkflow', {
-      workflowId,
-      taskQueue,
-      searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [workspaceId] },
-      args: [{ leadId: lead.id }],
-    });
-    await untilAmbiguous(context, db, { leadId: lead.id });
+    context.whatsappFaults({ dropAnswerRate: 1, statusesAfterLostAnswerMs: 500 });
+    const handle = await lead.start();
+    await untilAmbiguous(context, context.db, { leadId: lead.leadId });
     await handle.result();
-    return workflowId;
+    return lead.workflowId;
   },
 };

@@ -62,13 +62,14 @@ export function exportWorkerProcesses(setup: {
  * What a crash test stands on (test/worker-crash.test.ts, test/credits/credits-crash.test.ts): the file's database,
  * its task queue, the API, the simulated carrier over HTTP in this process (calls ring 60 ms and talk
  * 300-390 ms, so a worker dies while calls ring, talk and end), a workspace with `scopes`, and the
- * production worker as processes of their own polling that queue. Call it at the top of the file.
+ * production worker as processes of their own polling that queue (`carrierTimeScale`: a slower carrier, for tests
+ * that need calls spread apart). Call it at the top of the file.
  */
-export async function crashTestStack(name: string, scopes: string[]) {
+export async function crashTestStack(name: string, scopes: string[], options: { carrierTimeScale?: number } = {}) {
   const { db, url } = await useTestDatabase();
   const temporal = await useTemporalClient(uniqueTaskQueue(name));
   const api = await startTestApi({ db, url, temporal });
-  const carrier = await startTestCarrier(db, { timeScale: 0.01 });
+  const carrier = await startTestCarrier(db, { timeScale: options.carrierTimeScale ?? 0.01 });
   const owner = await createTestWorkspace(db, { scopes });
   const startWorkerProcess = workerProcesses({
     databaseUrl: url,
