@@ -25,7 +25,8 @@ const TOKEN = 'shpat_twin_0123456789abcdef';
 const twin = createStoreAdminTwin({
   shops: [{ shopDomain: SHOP, accessToken: TOKEN, customers: twinCustomers(45) }],
   bucketSize: 100,
-  restoreRate: 1000,
+  // Slow enough that a drained bucket stays short of a page (22 points) for 440 ms, however loaded the machine.
+  restoreRate: 50,
   maxQueryCost: 100,
 });
 const baseUrl = await twin.listen();
@@ -97,7 +98,7 @@ describe('the store twin', () => {
       // 2 points for the connection and 2 a customer (the Customer and its phone number object).
       expect(page.cost).toMatchObject({
         requestedQueryCost: 22,
-        throttleStatus: { maximumAvailable: 100, restoreRate: 1000 },
+        throttleStatus: { maximumAvailable: 100, restoreRate: 50 },
       });
       expect(page.cost!.actualQueryCost).toBe(2 + page.customers.length * 2);
       if (!page.hasNextPage) break;

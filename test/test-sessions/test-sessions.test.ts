@@ -385,12 +385,14 @@ describe('web test sessions: tools act on nothing real', () => {
     const created = await createSession(workspace); // +1 415: America/Los_Angeles
     const client = await connect(created, created.token);
     await client.turn();
-    client.send({ type: 'message', text: 'Call me back tomorrow at 3 pm.' });
+    // A Wednesday: inside the default calling window (Monday to Saturday, 9:00 to 20:00) whatever today is, where
+    // "tomorrow" is a Sunday once a week and the callback then moves to Monday morning.
+    client.send({ type: 'message', text: 'Call me back on Wednesday at 3 pm.' });
     const { frames, words } = await client.turn();
     expect(frames).toHaveLength(1);
     expect(frames[0]).toMatchObject({ type: 'tool', name: 'schedule_callback', ok: true });
     const result = (frames[0] as { result: string }).result;
-    expect(result).toMatch(/^Callback booked for .*3:00\s?PM \(America\/Los_Angeles\)/);
+    expect(result).toMatch(/^Callback booked for Wednesday, .*3:00\s?PM \(America\/Los_Angeles\)\./);
     expect(result).toContain('A test session: no attempt was booked.');
     expect(words).toMatch(/We'll call you back on .*3:00\s?PM/);
     expect(await client.next()).toEqual({ type: 'ended', reason: 'agent_ended', outcome: 'callback_requested' });
