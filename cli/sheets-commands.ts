@@ -10,10 +10,10 @@ import {
   rekeySheetConnections,
   removeSheetConnection,
   rotateSheetKey,
-  SHEET_PROVIDERS,
   sheetBaseUrlSchema,
   spreadsheetIdSchema,
 } from '../lib/sheets/connections';
+import { SHEET_PROVIDERS } from '../lib/sheets/opened-connection';
 import { asUsageOfState, parseFlags, UsageError } from './commands';
 import { rekeyAnswer } from './rekey';
 import { resolveKeyring } from './secrets-keys';

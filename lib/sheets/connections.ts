@@ -17,9 +17,6 @@ import { isUuid } from '../uuid';
 import { parseServiceAccountKey, type ServiceAccountKey } from './service-account-key';
 import { additionalDataOf, type SheetConnectionRow, type SheetProvider } from './opened-connection';
 
-export { openSheetConnection, SHEET_PROVIDERS } from './opened-connection';
-export type { OpenedSheetConnection, SheetConnectionRow, SheetProvider } from './opened-connection';
-
 export const sheetBaseUrlSchema = z
   .string()
   .trim()

@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { openSheetConnection } from '../../lib/sheets/connections';
+import { openSheetConnection } from '../../lib/sheets/opened-connection';
 import { sheetWriteLimiter } from '../../lib/sheets/quota';
 import { createSqlPool } from '../../lib/sql-pool';
 import { createServiceAccountKey } from '../../simulators/google-sheets-twin/oauth';
