@@ -190,10 +190,10 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
       carrierUrl: carrier.baseUrl,
       apiUrl: crashApi.baseUrl,
       whatsappUrl: stack.baseUrl,
-      // The worker opens the connection's token with the ring. An ambiguous send waits 30 s for its status (900 s in
-      // production): on a loaded machine the twin's webhooks can lag some seconds behind its sends, and a send whose
-      // status has not come by then is marked unknown. Each status comes here, so no lead waits that long.
-      env: { SECRETS_KEYS: stack.secretsKeys, WHATSAPP_RESEND_AFTER_SECONDS: '30' },
+      // The worker opens the connection's token with the ring. An ambiguous send waits 120 s for its status (900 s in
+      // production): on a loaded machine the twin's webhooks were seen to lag more than 30 s behind its sends, and a
+      // send whose status has not come by then is marked unknown. Each status comes here, so no lead waits that long.
+      env: { SECRETS_KEYS: stack.secretsKeys, WHATSAPP_RESEND_AFTER_SECONDS: '120' },
     });
     const workspace = await createTestWorkspace(db, { scopes: SCOPES });
     await grantCredits(db, workspace.workspaceId, 100);
