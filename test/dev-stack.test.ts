@@ -27,7 +27,7 @@ import { GOOGLE_TWIN_DEV_ACCOUNT_EMAIL, META_TWIN_DEV_ACCOUNT } from '../scripts
 import { OPENAI_TWIN_API_KEY, OPENAI_TWIN_MODEL } from '../simulators/openai-twin/config';
 import { TWIN_REPLIES } from '../simulators/openai-twin/model';
 import { insertAgent } from './support/agents';
-import { atTestEnd, startTestProcess } from './support/processes';
+import { atTestEnd, startTestProcess, type TestProcess } from './support/processes';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
@@ -40,13 +40,41 @@ function processesInGroup(groupId: number): string[] {
   });
 }
 
+/** A failure of the test with the end of what the stack printed, which says why it stopped if it did. */
+function withStackOutput(error: unknown, output: string): unknown {
+  if (error instanceof Error)
+    error.message += `\n--- npm start printed (its last 6,000 characters) ---\n${output.slice(-6000)}`;
+  return error;
+}
+
 async function eventually(check: () => boolean | Promise<boolean>, timeoutMs: number) {
   const deadline = Date.now() + timeoutMs;
   while (!(await check()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
+/**
+ * A port the test picked free (scripts/stack/child-process.ts freePort) may be taken by another test file's process
+ * before the stack binds it: the stack then refuses to start, naming the port. Only that is tried again.
+ */
+const PORT_TAKEN = /port \d+ for .* is taken|EADDRINUSE/;
+
 /** `npm start` minus the installs, on free ports with its data in a temporary folder. */
-async function startDevStack() {
+async function startDevStack(): Promise<DevStack> {
+  const started = await startDevStackOnce();
+  if (started.process.running || !PORT_TAKEN.test(started.output())) return started;
+  return startDevStackOnce();
+}
+
+interface DevStack {
+  process: TestProcess;
+  stack: TestProcess['child'];
+  ports: Record<string, number>;
+  dataDir: string;
+  exited: Promise<number | null>;
+  output: () => string;
+}
+
+async function startDevStackOnce(): Promise<DevStack> {
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dev-stack-test-'));
   chmodSync(dataDir, 0o711);
   atTestEnd(() => rmSync(dataDir, { recursive: true, force: true }));
@@ -84,7 +112,7 @@ async function startDevStack() {
   const stack = started.child;
   const exited = started.exited.then(({ code }) => code);
   await eventually(() => started.output().includes('Stack is up') || !started.running, 90_000);
-  return { stack, ports, dataDir, exited, output: started.output };
+  return { process: started, stack, ports, dataDir, exited, output: started.output };
 }
 
 /** The agent's first words in a web test session, over its socket (closed then). */
@@ -299,7 +327,7 @@ describe("npm start's model settings (scripts/stack/openai-twin-defaults.ts)", (
 
 describe('npm start (scripts/stack/dev-stack.ts)', () => {
   it('brings up PostgreSQL, Temporal, migrations, the dev key, API, worker and export worker, and Ctrl-C leaves nothing running', async () => {
-    const { stack, ports, dataDir, exited, output } = await startDevStack();
+    const { process: started, stack, ports, dataDir, exited, output } = await startDevStack();
     try {
       expect(output()).toContain('Stack is up');
       const key = readFileSync(path.join(dataDir, 'dev-api-key'), 'utf8').trim();
@@ -328,8 +356,11 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
       await throughTheOpenAiTwin(ports, dataDir, key, output);
       await throughTheProviderTwins(ports, dataDir, output);
       expect(processesInGroup(stack.pid!).length).toBeGreaterThanOrEqual(5);
+    } catch (error) {
+      throw withStackOutput(error, output());
     } finally {
-      process.kill(-stack.pid!, 'SIGINT');
+      // Ctrl-C, if the stack is still up: one that stopped on its own has failed the test above, with its words.
+      if (started.running) process.kill(-stack.pid!, 'SIGINT');
     }
     expect(await exited).toBe(0);
     expect(processesInGroup(stack.pid!)).toEqual([]);
