@@ -208,7 +208,8 @@ export function createWhatsAppMessageActivities({
      * An ambiguous send, resendAfterMs later: resolved when a status came (the webhook recorded the provider's id
      * from its biz_opaque_callback_data: sent); else resent once when a later message of the same number has had a
      * status (the webhooks reach us, so this one's silence means Meta never took it); else marked unknown (never sent
-     * twice) and its hold voided.
+     * twice). Its hold stays pending: a status that comes later settles it as for any message (delivered: charged
+     * once), and the hold sweep voids it when the platform's 30 days are over (settleWhatsAppMessageHoldOf).
      */
     async resolveAmbiguousSend({
       messageId,
@@ -246,9 +247,7 @@ export function createWhatsAppMessageActivities({
         data: { handOver: 'unknown' },
       });
       const settled = await db.whatsAppMessage.findUniqueOrThrow({ where: { id: messageId } });
-      if (settled.handOver !== 'unknown') return 'sent';
-      await voidHold(messageId, settled.workspaceId);
-      return 'unknown';
+      return settled.handOver === 'unknown' ? 'unknown' : 'sent';
     },
 
     /** Marks a message the provider refused failed, with its code and title, unless a webhook moved it on meanwhile. */

@@ -171,7 +171,8 @@ const at = (unixSeconds: number) => new Date(unixSeconds * 1000).toISOString();
  * provider's id, or by the callback data the send gave (its own id) while the provider's id is not
  * recorded yet; the event recorded once per (provider, status:<wamid>:<status>); the message moved only
  * forward (lib/whatsapp/message-status.ts), with the status's time and, failed, errors[0]. A send whose answer was
- * lost (handOver ambiguous) found by its callback data is resolved by it: handed over (answered, or resent).
+ * lost (handOver ambiguous, or unknown once its resend window ended without a status) found by its callback data is
+ * resolved by it: handed over (answered, or resent).
  */
 const APPLY_STATUS_SQL = `
   WITH message AS (
@@ -191,7 +192,7 @@ const APPLY_STATUS_SQL = `
     UPDATE "WhatsAppMessage" m
        SET status = $4::"WhatsAppMessageStatus",
            "providerMessageId" = coalesce(m."providerMessageId", $3),
-           "handOver" = CASE WHEN m."providerMessageId" IS NULL AND m."handOver" = 'ambiguous'
+           "handOver" = CASE WHEN m."providerMessageId" IS NULL AND m."handOver" IN ('ambiguous', 'unknown')
                              THEN CASE WHEN m."sendAttempts" >= 2 THEN 'resent' ELSE 'answered' END
                              ELSE m."handOver" END,
            "sentAt" = CASE WHEN $4::text = 'sent' THEN $7::timestamptz AT TIME ZONE 'UTC' ELSE m."sentAt" END,

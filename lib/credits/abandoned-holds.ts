@@ -75,6 +75,21 @@ export const settleSpeechCallHold: HoldSettler = async (store, hold, actor) => {
  */
 export const WHATSAPP_DELIVERY_TTL_MS = 30 * 24 * 60 * 60_000;
 
+/** A message the provider may yet deliver: its hold waits (settleWhatsAppMessageHoldOf, UNDECIDED_WHATSAPP_HOLD_SQL). */
+const UNDECIDED_WHATSAPP_STATUSES: readonly string[] = ['accepted', 'sent'];
+
+/**
+ * The sweep's test of a pending hold for a WhatsApp message still undecided within the platform's 30 days
+ * ($3: that long ago): the sweep passes over it, so that however many wait (phones off for days, sends marked
+ * unknown), they never fill its page and starve the holds it is there for. The CASE keeps the uuid cast to the
+ * references that are message ids, and lets the lookup use the message's primary key; a hold of no reference
+ * (null) is not one of them (IS NOT DISTINCT FROM: never null, so NOT keeps it).
+ */
+const UNDECIDED_WHATSAPP_HOLD_SQL = `("CreditLedgerEntry"."referenceType" IS NOT DISTINCT FROM '${WHATSAPP_MESSAGE_REFERENCE}' AND "CreditLedgerEntry"."createdAt" >= $3::timestamptz AT TIME ZONE 'UTC'
+  AND EXISTS (SELECT 1 FROM "WhatsAppMessage" m
+               WHERE m.id = CASE WHEN "CreditLedgerEntry"."referenceType" = '${WHATSAPP_MESSAGE_REFERENCE}' THEN "CreditLedgerEntry"."referenceId"::uuid END
+                 AND m.status::text IN (${UNDECIDED_WHATSAPP_STATUSES.map((status) => `'${status}'`).join(', ')})))`;
+
 /**
  * A WhatsApp message's hold (referenceType whatsapp_message): the message as its webhooks left it
  * decides. Delivered or read: posted; failed, or gone: voided; still accepted or sent: left pending until
@@ -88,7 +103,7 @@ export const settleWhatsAppMessageHoldOf: HoldSettler = async (store, hold, acto
     ),
   );
   const delivered = message?.status === 'delivered' || message?.status === 'read';
-  const undecided = message?.status === 'accepted' || message?.status === 'sent';
+  const undecided = UNDECIDED_WHATSAPP_STATUSES.includes(message?.status ?? '');
   if (undecided && Date.now() - new Date(hold.createdAt).getTime() < WHATSAPP_DELIVERY_TTL_MS) return null;
   return settleWhatsAppMessageHold(
     store,
@@ -149,9 +164,11 @@ export async function settleAbandonedHolds(
     sql<LedgerRow>(
       `SELECT ${LEDGER_COLUMNS} FROM "CreditLedgerEntry"
        WHERE status = 'pending' AND kind = 'hold' AND "createdAt" < $1::timestamptz AT TIME ZONE 'UTC'
+         AND NOT ${UNDECIDED_WHATSAPP_HOLD_SQL}
        ORDER BY "createdAt" LIMIT $2`,
       olderThan.toISOString(),
       limit,
+      new Date(Date.now() - WHATSAPP_DELIVERY_TTL_MS).toISOString(),
     ),
   );
   const settled = { posted: 0, voided: 0 };

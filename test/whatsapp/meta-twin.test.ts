@@ -1,7 +1,11 @@
 // The WhatsApp channel through Meta's Cloud API, against the Meta twin (simulators/whatsapp in twin mode,
 // docs/features/whatsapp.md#metas-cloud-api): the token on every request, the vendored description, template
 // examples, the resend rule (no message twice) and the per-sender backoff.
-import { describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it, vi } from 'vitest';
+import { settleAbandonedHolds, WHATSAPP_DELIVERY_TTL_MS } from '../../lib/credits/abandoned-holds';
+import { hold } from '../../lib/credits/holds';
+import { prismaCreditStore } from '../../lib/credits/ledger-store';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import { captureLogLines } from '../../lib/log';
 import { createGraphWhatsAppClient, AmbiguousSendError } from '../../lib/whatsapp/graph-client';
@@ -71,6 +75,12 @@ async function send(setup: Awaited<ReturnType<typeof setUp>>, to: string) {
 }
 
 const messageRow = (id: string) => db.whatsAppMessage.findUniqueOrThrow({ where: { id } });
+const holdOf = (messageId: string) =>
+  db.creditLedgerEntry.findFirstOrThrow({ where: { referenceId: messageId, kind: 'hold' } });
+const holdStatusOf = async (messageId: string) => (await holdOf(messageId)).status;
+/** The charges of a message: its hold posted (one, when it was delivered). */
+const chargesOf = async (messageId: string) =>
+  db.creditLedgerEntry.findMany({ where: { holdId: (await holdOf(messageId)).id, kind: 'whatsapp_message' } });
 
 describe("Meta's vendored description", () => {
   it('is the published OpenAPI 3.1 description cut to the operations used, with its provenance', async () => {
@@ -430,7 +440,7 @@ describe('no message twice (the resend rule)', () => {
     expect(await twin.deliveriesTo(lostTo)).toBe(1);
   });
 
-  it('without a later status it is marked unknown, never sent twice, and its hold voided', async () => {
+  it('without a later status it is marked unknown, never sent twice; its hold waits out the 30 days, then is voided', async () => {
     const setup = await setUp();
     const to = recipient();
     twin.setFaults({ dropRequestRate: 1 });
@@ -447,14 +457,68 @@ describe('no message twice (the resend rule)', () => {
     );
     expect(unknown).toMatchObject({ status: 'accepted', sendAttempts: 1, providerMessageId: null });
     expect(await twin.deliveriesTo(to)).toBe(0);
-    // The hold is voided just after the message is marked unknown.
-    await until(
-      () => db.creditLedgerEntry.findMany({ where: { workspaceId: setup.workspace.workspaceId, kind: 'hold' } }),
-      (holds) => holds.length > 0 && holds.every((hold) => hold.status !== 'pending'),
-    );
+    // A status may still come (a late webhook): the hold stays pending, and the sweep leaves it so within the 30 days.
+    const held = await db.creditLedgerEntry.findFirstOrThrow({ where: { referenceId: id, kind: 'hold' } });
+    expect(held.status).toBe('pending');
+    const store = prismaCreditStore(db);
+    // However many such holds wait, the sweep passes over them: a later abandoned hold is settled on a page of one.
+    const abandoned = await hold(store, {
+      workspaceId: setup.workspace.workspaceId,
+      heldFor: 'recording_analysis',
+      amount: '0.5000',
+      reference: { type: 'speech_analysis', id: randomUUID() },
+      actor: { type: 'system', id: 'meta-twin-test' },
+      idempotencyKey: `abandoned-after-${id}`,
+    });
+    await settleAbandonedHolds(store, new Date(Date.now() + 1_000), { limit: 1 });
+    expect(await holdStatusOf(id)).toBe('pending');
+    const settled = await db.creditLedgerEntry.findUniqueOrThrow({ where: { id: abandoned.entry.id } });
+    expect(settled.status).toBe('voided');
+    // Past the platform's time to live it can no longer be delivered: voided, nothing charged. (The ledger is
+    // append-only, so the sweep's clock moves, not the hold.)
+    vi.useFakeTimers({ toFake: ['Date'], now: Date.now() + WHATSAPP_DELIVERY_TTL_MS + 60_000 });
+    try {
+      await settleAbandonedHolds(store, new Date());
+    } finally {
+      vi.useRealTimers();
+    }
+    expect(await holdStatusOf(id)).toBe('voided');
+    expect(await chargesOf(id)).toEqual([]);
   });
 
-  it("a journey's ambiguous send: the run goes on, and the message's workflow ends it unknown, its hold voided", async () => {
+  it('a status that comes after it was marked unknown hands it over, and delivered charges it once', async () => {
+    const setup = await setUp();
+    const to = recipient();
+    // Taken by the twin, its answer lost, its statuses late: later than the resend window.
+    twin.setFaults({ dropAnswerRate: 1, statusesAfterLostAnswerMs: RESEND_AFTER_MS * 3 });
+    const id = await send(setup, to);
+    const unknown = await until(
+      () => messageRow(id),
+      (row) => row.handOver === 'unknown',
+      RESEND_AFTER_MS * 10,
+    );
+    twin.setFaults({});
+    expect(unknown).toMatchObject({ status: 'accepted', sendAttempts: 1, providerMessageId: null });
+    expect(await holdStatusOf(id)).toBe('pending');
+    const delivered = await until(
+      () => messageRow(id),
+      (row) => row.status === 'delivered' || row.status === 'read',
+      RESEND_AFTER_MS * 10,
+    );
+    expect(delivered).toMatchObject({ handOver: 'answered', sendAttempts: 1, providerMessageId: expect.any(String) });
+    expect(await twin.deliveriesTo(to)).toBe(1);
+    expect(await holdStatusOf(id)).toBe('posted');
+    expect(await chargesOf(id)).toHaveLength(1);
+    // Its read status, a duplicate, and the sweep change nothing.
+    await until(
+      () => messageRow(id),
+      (row) => row.status === 'read',
+    );
+    await settleAbandonedHolds(prismaCreditStore(db), new Date(Date.now() + 1_000));
+    expect(await chargesOf(id)).toHaveLength(1);
+  });
+
+  it("a journey's ambiguous send: the run goes on, and the message's workflow ends it unknown, its hold pending", async () => {
     const setup = await setUp();
     const notifying = notifyingJourney('order_shipped', ['{{start.name}}', 'A-9'], {
       fields: [{ name: 'order', type: 'string' }],
@@ -487,11 +551,10 @@ describe('no message twice (the resend rule)', () => {
       journeyRunId: leadId,
     });
     expect(await twin.deliveriesTo(to)).toBe(0);
-    // The hold is voided just after the message is marked unknown.
-    await until(
-      () => db.creditLedgerEntry.findMany({ where: { referenceId: output.messageId, kind: 'hold' } }),
-      (holds) => holds.length === 1 && holds[0]!.status === 'voided',
-    );
+    // Its hold waits for a late status (or the platform's 30 days), as a campaign's does.
+    const workflow = temporal.client.workflow.getHandle(whatsAppMessageWorkflowId(output.messageId));
+    expect(await workflow.result()).toEqual({ status: 'unknown' });
+    expect(await holdStatusOf(output.messageId)).toBe('pending');
   });
 
   it('the client calls a lost answer ambiguous, and a refused connection not', async () => {
