@@ -20,6 +20,7 @@ const HAND_WRITTEN_INDEXES = [
   'CrmWebhookDelivery_received_idx',
   'LineQueue_granted_idx',
   'Lead_undispatched_idx',
+  'CreditLedgerEntry_abandoned_idx',
 ];
 const withoutHandWrittenIndexDrops = (sql: string) =>
   sql

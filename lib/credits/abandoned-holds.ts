@@ -75,20 +75,8 @@ export const settleSpeechCallHold: HoldSettler = async (store, hold, actor) => {
  */
 export const WHATSAPP_DELIVERY_TTL_MS = 30 * 24 * 60 * 60_000;
 
-/** A message the provider may yet deliver: its hold waits (settleWhatsAppMessageHoldOf, UNDECIDED_WHATSAPP_HOLD_SQL). */
+/** A message the provider may yet deliver: its hold waits (settleWhatsAppMessageHoldOf). */
 const UNDECIDED_WHATSAPP_STATUSES: readonly string[] = ['accepted', 'sent'];
-
-/**
- * The sweep's test of a pending hold for a WhatsApp message still undecided within the platform's 30 days
- * ($3: that long ago): the sweep passes over it, so that however many wait (phones off for days, sends marked
- * unknown), they never fill its page and starve the holds it is there for. The CASE keeps the uuid cast to the
- * references that are message ids, and lets the lookup use the message's primary key; a hold of no reference
- * (null) is not one of them (IS NOT DISTINCT FROM: never null, so NOT keeps it).
- */
-const UNDECIDED_WHATSAPP_HOLD_SQL = `("CreditLedgerEntry"."referenceType" IS NOT DISTINCT FROM '${WHATSAPP_MESSAGE_REFERENCE}' AND "CreditLedgerEntry"."createdAt" >= $3::timestamptz AT TIME ZONE 'UTC'
-  AND EXISTS (SELECT 1 FROM "WhatsAppMessage" m
-               WHERE m.id = CASE WHEN "CreditLedgerEntry"."referenceType" = '${WHATSAPP_MESSAGE_REFERENCE}' THEN "CreditLedgerEntry"."referenceId"::uuid END
-                 AND m.status::text IN (${UNDECIDED_WHATSAPP_STATUSES.map((status) => `'${status}'`).join(', ')})))`;
 
 /**
  * A WhatsApp message's hold (referenceType whatsapp_message): the message as its webhooks left it
@@ -148,10 +136,34 @@ export const HOLD_SETTLERS: Readonly<Record<string, HoldSettler>> = {
 export const ABANDONED_HOLD_AGE_MS = 2 * 60 * 60_000;
 
 /**
+ * The page of the sweep ($1: taken before, $2: how many, $3: the platform's 30 days ago), oldest first, in two parts
+ * that each read an index in the order of the page, so that a run costs what it settles, not what waits:
+ * - every hold but a WhatsApp message's, through the partial index CreditLedgerEntry_abandoned_idx (only such holds
+ *   still pending: the operations in flight, and the abandoned ones);
+ * - a WhatsApp message's only once the platform's 30 days are over (CreditLedgerEntry_status_createdAt_idx, from the
+ *   oldest pending entry on). Before that its webhooks settle it (Meta retries them until answered, and the answer
+ *   waits for the settling) or its workflow does (a refusal voids it); however many wait for a status (phones off for
+ *   days, sends marked unknown), they are not read, and cannot fill the page and starve the other holds.
+ */
+export const ABANDONED_HOLDS_SQL = `
+  SELECT ${LEDGER_COLUMNS} FROM (
+    (SELECT * FROM "CreditLedgerEntry"
+      WHERE status = 'pending' AND kind = 'hold' AND "referenceType" IS DISTINCT FROM '${WHATSAPP_MESSAGE_REFERENCE}'
+        AND "createdAt" < $1::timestamptz AT TIME ZONE 'UTC'
+      ORDER BY "createdAt" LIMIT $2)
+    UNION ALL
+    (SELECT * FROM "CreditLedgerEntry"
+      WHERE status = 'pending' AND kind = 'hold' AND "referenceType" = '${WHATSAPP_MESSAGE_REFERENCE}'
+        AND "createdAt" < least($1::timestamptz, $3::timestamptz) AT TIME ZONE 'UTC'
+      ORDER BY "createdAt" LIMIT $2)
+  ) AS "CreditLedgerEntry"
+  ORDER BY "createdAt" LIMIT $2`;
+
+/**
  * The sweep of holds whose operation died without settling them (a worker killed between the hold and
  * the post, a workflow terminated by an operator, a start lost after the hold was taken): every hold
- * still pending that was taken before `olderThan` is settled by its settler (HOLD_SETTLERS), else
- * voided. Safe to run anywhere and at once in several workers: settling is idempotent and a hold
+ * still pending that was taken before `olderThan` (a WhatsApp message's: once the platform's 30 days are over too,
+ * ABANDONED_HOLDS_SQL) is settled by its settler (HOLD_SETTLERS), else voided. Safe to run anywhere and at once in several workers: settling is idempotent and a hold
  * settled meanwhile is skipped. Answers how many it posted and voided; `limit` per run.
  */
 export async function settleAbandonedHolds(
@@ -162,10 +174,7 @@ export async function settleAbandonedHolds(
   const { limit = 500, settlers = HOLD_SETTLERS, actor = HOLD_SWEEP_ACTOR } = options;
   const rows = await store.transaction((sql) =>
     sql<LedgerRow>(
-      `SELECT ${LEDGER_COLUMNS} FROM "CreditLedgerEntry"
-       WHERE status = 'pending' AND kind = 'hold' AND "createdAt" < $1::timestamptz AT TIME ZONE 'UTC'
-         AND NOT ${UNDECIDED_WHATSAPP_HOLD_SQL}
-       ORDER BY "createdAt" LIMIT $2`,
+      ABANDONED_HOLDS_SQL,
       olderThan.toISOString(),
       limit,
       new Date(Date.now() - WHATSAPP_DELIVERY_TTL_MS).toISOString(),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { settleAbandonedHolds } from '../../lib/credits/abandoned-holds';
+import { ABANDONED_HOLDS_SQL, settleAbandonedHolds, WHATSAPP_DELIVERY_TTL_MS } from '../../lib/credits/abandoned-holds';
 import { HoldAlreadySettledError, InsufficientCreditsError } from '../../lib/credits/credit-errors';
 import { debit } from '../../lib/credits/debit';
 import { hold, postHold, voidHold } from '../../lib/credits/holds';
@@ -303,6 +303,24 @@ describe('GET /credits/balance and GET /credits/ledger', () => {
 });
 
 describe('the sweep of abandoned holds', () => {
+  it("reads its page from indexes, never a whole table, and no WhatsApp hold inside the platform's 30 days", async () => {
+    const plan = await db.$transaction(async (tx) => {
+      // Sequential scans made the last resort: a plan that still reads a table whole has no index to use.
+      await tx.$executeRawUnsafe('SET LOCAL enable_seqscan = off');
+      const rows = await tx.$queryRawUnsafe<Array<{ 'QUERY PLAN': string }>>(
+        `EXPLAIN ${ABANDONED_HOLDS_SQL}`,
+        new Date().toISOString(),
+        500,
+        new Date(Date.now() - WHATSAPP_DELIVERY_TTL_MS).toISOString(),
+      );
+      return rows.map((row) => row['QUERY PLAN']).join('\n');
+    });
+    expect(plan).not.toContain('Seq Scan');
+    // Every hold but a WhatsApp message's from the partial index that holds only those; WhatsApp's from the oldest.
+    expect(plan).toContain('CreditLedgerEntry_abandoned_idx');
+    expect(plan).toContain('CreditLedgerEntry_status_createdAt_idx');
+  });
+
   it('settles pending holds older than asked by what became of their operation, and only those', async () => {
     const { workspaceId } = await createTestWorkspace(db);
     await grantCredits(db, workspaceId, 10);
