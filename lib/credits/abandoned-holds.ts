@@ -163,8 +163,9 @@ export const ABANDONED_HOLDS_SQL = `
  * The sweep of holds whose operation died without settling them (a worker killed between the hold and
  * the post, a workflow terminated by an operator, a start lost after the hold was taken): every hold
  * still pending that was taken before `olderThan` (a WhatsApp message's: once the platform's 30 days are over too,
- * ABANDONED_HOLDS_SQL) is settled by its settler (HOLD_SETTLERS), else voided. Safe to run anywhere and at once in several workers: settling is idempotent and a hold
- * settled meanwhile is skipped. Answers how many it posted and voided; `limit` per run.
+ * ABANDONED_HOLDS_SQL) is settled by its settler (HOLD_SETTLERS), else voided. Safe to run anywhere and at once in
+ * several workers: settling is idempotent and a hold settled meanwhile is skipped. Answers how many it posted and
+ * voided; `limit` per run.
  */
 export async function settleAbandonedHolds(
   store: CreditStore,
