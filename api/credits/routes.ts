@@ -35,7 +35,11 @@ const ledgerQuery = z
   .object({
     ...cursorQuery(50, 200),
     kind: z.enum(CREDIT_KINDS).optional().describe('Only entries of this kind.'),
-    from: storableInstantSchema.optional().describe('Only entries made at or after this instant (ISO 8601).'),
+    from: storableInstantSchema
+      .optional()
+      .describe(
+        'Only entries made at or after this instant (RFC 3339, with seconds and offset: 2026-11-01T00:00:00Z).',
+      ),
     to: storableInstantSchema.optional().describe('Only entries made before this instant (exclusive).'),
   })
   .refine((query) => !query.from || !query.to || Date.parse(query.from) < Date.parse(query.to), {

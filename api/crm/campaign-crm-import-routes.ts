@@ -50,7 +50,9 @@ export const campaignCrmImportRoutes = [
       connectionId: z.string().describe('A CRM connection of the workspace (GET /crm/connections).'),
       since: storableInstantSchema
         .optional()
-        .describe('Only orders placed at or after this instant (ISO 8601 with offset, e.g. 2026-11-01T00:00:00Z).'),
+        .describe(
+          'Only orders placed at or after this instant (RFC 3339, with seconds and offset: 2026-11-01T00:00:00Z).',
+        ),
       financialStatus: z
         .string()
         .min(1)

@@ -32,7 +32,9 @@ const exportBody = z
       ),
     from: storableInstantSchema
       .optional()
-      .describe('Only calls started at or after this instant (ISO 8601). Default: the first call.'),
+      .describe(
+        'Only calls started at or after this instant (RFC 3339, with seconds and offset: 2026-11-01T00:00:00Z). Default: the first call.',
+      ),
     to: storableInstantSchema
       .optional()
       .describe(

@@ -74,9 +74,17 @@ export const refuseUndecodablePath: RequestHandler = (req, _res, next) => {
 
 /**
  * An ISO 8601 instant with its offset, in the years PostgreSQL can store as written back (0001 to 9999 in
- * UTC): "0000-12-31T23:00:00-01:00" is a valid ISO string whose year 0 PostgreSQL refuses.
+ * UTC): "0000-12-31T23:00:00-01:00" is a valid ISO string whose year 0 PostgreSQL refuses. With its seconds, as the
+ * OpenAPI description's `format: date-time` (RFC 3339) requires: zod's datetime also takes "2026-01-01T00:00Z", which
+ * a client reading the description would not expect to be taken (the fuzzer sent one).
  */
-export const storableInstantSchema = z.iso.datetime({ offset: true }).refine((value) => {
-  const year = new Date(value).getUTCFullYear();
-  return year >= 1 && year <= 9999;
-}, 'must fall in the years 0001 to 9999 (UTC)');
+export const storableInstantSchema = z.iso
+  .datetime({ offset: true })
+  .refine(
+    (value) => /T\d{2}:\d{2}:\d{2}/.test(value),
+    'must give the seconds (RFC 3339 date-time), e.g. 2026-01-01T00:00:00Z',
+  )
+  .refine((value) => {
+    const year = new Date(value).getUTCFullYear();
+    return year >= 1 && year <= 9999;
+  }, 'must fall in the years 0001 to 9999 (UTC)');
