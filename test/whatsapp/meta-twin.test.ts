@@ -507,6 +507,11 @@ describe('no message twice (the resend rule)', () => {
     );
     expect(delivered).toMatchObject({ handOver: 'answered', sendAttempts: 1, providerMessageId: expect.any(String) });
     expect(await twin.deliveriesTo(to)).toBe(1);
+    // The webhook settles the hold once the status is committed, in a statement of its own.
+    await until(
+      () => holdStatusOf(id),
+      (status) => status !== 'pending',
+    );
     expect(await holdStatusOf(id)).toBe('posted');
     expect(await chargesOf(id)).toHaveLength(1);
     // Its read status, a duplicate, and the sweep change nothing.
