@@ -8,7 +8,8 @@ export interface LoadRun {
   p99Ms: number;
 }
 
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+/** The middle value (the upper one of an even count). */
+export const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 
 /**
  * Two variants measured in the same run: one warm-up run of each (JIT, pools), then `rounds` rounds that

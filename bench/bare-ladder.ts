@@ -10,6 +10,7 @@
 // Per lead: CPU of each side's processes (and the Temporal server's, apart), history events, visibility writes
 // (a start, each UpsertWorkflowSearchAttributes, a close) and workflow tasks, from the fetched histories of
 // every workflow the round ran. Writes bench/results/bare-ladder.{json,md}.
+import { median } from './alternating-rounds';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -176,7 +177,6 @@ try {
 
   const sum = (record: Record<string, number>, keys: string[]) =>
     keys.reduce((total, key) => total + (record[key] ?? 0), 0);
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const bareOwn = ['bare side (worker, receiver)', 'simulated carrier'];
   const productionOwn = ['worker', 'API', 'simulated carrier'];
   const summary = (

@@ -12,6 +12,7 @@
 // have given to waiting holds: a full page of them starved every other hold. Durable PostgreSQL. Writes
 // bench/results/hold-sweep.json and .md.
 import os from 'node:os';
+import { median } from './alternating-rounds';
 import { startBenchPostgres } from './bench-postgres';
 import { benchMachine, writeBenchResults } from './results-files';
 import { settleAbandonedHolds } from '../lib/credits/abandoned-holds';
@@ -26,10 +27,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const PAGE = 500;
 const actor: CreditActor = { type: 'system', id: 'bench-hold-sweep' };
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  return Number(sorted[Math.floor(sorted.length / 2)]!.toFixed(2));
-};
+const medianMs = (values: number[]) => Number(median(values).toFixed(2));
 
 const bench = await startBenchPostgres('bench-hold-sweep-');
 try {
@@ -131,9 +129,9 @@ try {
       waiting: level,
       idle,
       work,
-      idleMedianMs: median(idle),
-      workMedianMs: median(work),
-      workPerHoldMs: Number((median(work) / WORK).toFixed(3)),
+      idleMedianMs: medianMs(idle),
+      workMedianMs: medianMs(work),
+      workPerHoldMs: Number((medianMs(work) / WORK).toFixed(3)),
       settledAll,
       waitingLeftPending: pending!.waiting,
       otherLeftPending: pending!.other,

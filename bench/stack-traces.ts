@@ -1,6 +1,7 @@
 // `npm run bench:stack-traces`: the CPU the workflow thread spends per one-call lead on the production path
 // (bench/production-leads.ts) with the SDK's per-promise stack capture as it is, and without, alternating
 // rounds in one run on the same stack. Writes bench/results/stack-traces.{json,md}.
+import { median } from './alternating-rounds';
 import os from 'node:os';
 import { startBenchStack } from './bench-process';
 import { startProductionSide, type ProductionRun } from './production-leads';
@@ -54,7 +55,6 @@ try {
     }
   }
   await side.stop();
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const perLeadMs = (seconds: number) => Number(((seconds * 1000) / LEADS).toFixed(3));
   const results = VARIANTS.map((variant) => {
     const variantRuns = runs.get(variant.name)!;

@@ -3,6 +3,7 @@
 // use), the dev server on a SQLite file (what `npm start` uses), and the production-shaped cluster on PostgreSQL
 // (`npm run start:cluster`) with 1 and with 4 history shards. Rounds rotate which server goes first, so a drift of
 // the shared machine weighs on all. No worker polls: a start is the server persisting a new workflow.
+import { median } from './alternating-rounds';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -67,7 +68,6 @@ try {
       console.error(`round ${round + 1}, ${servers[index]!.name}: ${JSON.stringify(runs[index]!.at(-1))}`);
     }
   }
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const results = servers.map(({ name }, index) => ({
     server: name,
     startsPerSecond: median(runs[index]!.map((run) => run.perSecond)),

@@ -9,6 +9,7 @@
 // path at most 1.1x the simulated one, for the product's processes: what a customer runs. The carrier's CPU is shown
 // but not weighed: in production Twilio runs it, and neither the twin nor the simulated carrier ships.
 // Writes bench/results/twilio-twin-ladder.{json,md}.
+import { median } from './alternating-rounds';
 import os from 'node:os';
 import { mkdtempSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -76,7 +77,6 @@ try {
     }
   }
 
-  const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
   const perLeadMs = (seconds: number) => Number(((seconds * 1000) / LEADS).toFixed(2));
   const summary = (carrier: BenchCarrierPath) => {
     const ofRuns = (pick: (run: ProductionRun) => number) => perLeadMs(median(runs[carrier].map(pick)));

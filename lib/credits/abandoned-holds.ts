@@ -75,9 +75,6 @@ export const settleSpeechCallHold: HoldSettler = async (store, hold, actor) => {
  */
 export const WHATSAPP_DELIVERY_TTL_MS = 30 * 24 * 60 * 60_000;
 
-/** A message the provider may yet deliver: its hold waits (settleWhatsAppMessageHoldOf). */
-const UNDECIDED_WHATSAPP_STATUSES: readonly string[] = ['accepted', 'sent'];
-
 /**
  * A WhatsApp message's hold (referenceType whatsapp_message): the message as its webhooks left it
  * decides. Delivered or read: posted; failed, or gone: voided; still accepted or sent: left pending until
@@ -91,7 +88,7 @@ export const settleWhatsAppMessageHoldOf: HoldSettler = async (store, hold, acto
     ),
   );
   const delivered = message?.status === 'delivered' || message?.status === 'read';
-  const undecided = UNDECIDED_WHATSAPP_STATUSES.includes(message?.status ?? '');
+  const undecided = message?.status === 'accepted' || message?.status === 'sent';
   if (undecided && Date.now() - new Date(hold.createdAt).getTime() < WHATSAPP_DELIVERY_TTL_MS) return null;
   return settleWhatsAppMessageHold(
     store,
