@@ -16,6 +16,10 @@ export default defineConfig({
       WORKER_METRICS_PORT: 'off',
       WORKER_SDK_METRICS_PORT: 'off',
       EXPORT_WORKER_SDK_METRICS_PORT: 'off',
+      // The receivers of journey and result webhooks listen on loopback, over http (lib/http/egress.ts
+      // LOOPBACK_ALLOWANCES); a test of the production guard builds its own.
+      EGRESS_ALLOW_HTTP: 'true',
+      EGRESS_ALLOW_ADDRESSES: '127.0.0.0/8,::1/128',
     },
     testTimeout: 60_000,
     hookTimeout: 120_000,

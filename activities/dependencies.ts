@@ -7,6 +7,7 @@ import type { CarrierBreakerRule } from '../lib/dial-ladder/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/calls/call-states';
 import type { CallIntelligenceModel } from '../lib/call-intelligence/extraction';
 import type { Keyring } from '../lib/secrets/keyring';
+import type { Egress } from '../lib/http/egress';
 
 /** What the main worker's activity factories are built over: wired by the worker (worker/create-worker.ts), by tests with their own. */
 export interface ActivityDependencies {
@@ -35,6 +36,11 @@ export interface ActivityDependencies {
   callIntelligenceModel?: CallIntelligenceModel;
   /** The campaigns' carrier breaker; default lib/dial-ladder/dial-ladder/carrier-breaker.ts (tests may narrow it). */
   carrierBreaker?: CarrierBreakerRule;
+  /**
+   * The one way out for URLs tenant data can touch: journey and result webhooks (lib/http/egress.ts). Unset: the
+   * production guard, with no allowances (no http://, no loopback or private address).
+   */
+  egress?: Egress;
   /** SECRETS_KEYS: opens the store connections' Admin API tokens (CRM imports); unset: such an import fails. */
   secretsKeyring?: Keyring;
   /** Customers per Admin API page (default 250, Shopify's maximum); tests take smaller pages. */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './calls/call-states';
 import { LOG_LEVELS } from './log';
 import { keyringSchema } from './secrets/keyring';
+import { isAddressOrRange, type EgressSettings } from './http/egress';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
 /**
@@ -176,6 +177,25 @@ export const configVariables = z.object({
     )
     .pipe(z.array(z.enum(SUBSCRIBABLE_PROGRESS_STATES)).transform((states) => [...new Set(states)])),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  /**
+   * Journey and result webhooks may go to plain http:// URLs (development, tests, twins); off: https only
+   * (docs/egress.md). Off in production.
+   */
+  EGRESS_ALLOW_HTTP: booleanFlag.default(false),
+  /**
+   * Addresses or CIDR ranges, comma-separated, that journey and result webhooks may reach although loopback,
+   * private or otherwise special (docs/egress.md): the test stack's receivers on 127.0.0.0/8. Empty in production.
+   */
+  EGRESS_ALLOW_ADDRESSES: z
+    .string()
+    .default('')
+    .transform((list) =>
+      list
+        .split(',')
+        .map((item) => item.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.string().refine(isAddressOrRange, 'an IP address or a CIDR range such as 127.0.0.0/8'))),
   TRUST_PROXY: booleanFlag.default(false),
   /** Where export jobs write their files: a volume the API and the workers share. */
   EXPORT_DIR: z.string().min(1).default('.data/exports'),
@@ -386,6 +406,18 @@ export function loadStopConfigOrExit(env: NodeJS.ProcessEnv = process.env): Read
  */
 export function parseSecretsKeys(env: NodeJS.ProcessEnv = process.env) {
   return parseWith(configVariables.pick({ SECRETS_KEYS: true }), env).SECRETS_KEYS;
+}
+
+/** The egress guard's allowances alone (lib/http/egress.ts), for tests that build activities outside the worker. */
+export function parseEgressSettings(env: NodeJS.ProcessEnv = process.env): EgressSettings {
+  return egressSettings(
+    parseWith(configVariables.pick({ EGRESS_ALLOW_HTTP: true, EGRESS_ALLOW_ADDRESSES: true }), env),
+  );
+}
+
+/** The egress guard's allowances from a parsed configuration. */
+export function egressSettings(config: Pick<Config, 'EGRESS_ALLOW_HTTP' | 'EGRESS_ALLOW_ADDRESSES'>): EgressSettings {
+  return { allowHttp: config.EGRESS_ALLOW_HTTP, allowAddresses: config.EGRESS_ALLOW_ADDRESSES };
 }
 
 function orExit<Parsed>(parse: () => Parsed): Parsed {

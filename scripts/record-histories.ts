@@ -37,6 +37,7 @@ import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { replayScenarios } from '../test/replay/scenarios';
 import { createExportWorker } from '../worker/create-export-worker';
+import { createEgress, LOOPBACK_ALLOWANCES } from '../lib/http/egress';
 import { createWorker } from '../worker/create-worker';
 import { startTestStack } from './stack/ephemeral-stack';
 import { projectRoot } from './stack/paths';
@@ -137,6 +138,8 @@ try {
       // An order notification's delay minute lasts 50 ms, so that its durable timer is recorded quickly.
       orderNotificationMinuteMs: 50,
       secretsKeyring: keyring,
+      // The journey scenarios' webhook receivers listen on loopback (test/replay/scenarios.ts).
+      egress: createEgress(LOOPBACK_ALLOWANCES),
       crmImportPageSize: 10,
     },
   });

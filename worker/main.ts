@@ -2,7 +2,8 @@ import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection } from '@temporalio/worker';
 import { collectDefaultMetrics, register } from 'prom-client';
-import { loadConfigOrExit } from '../lib/config';
+import { egressSettings, loadConfigOrExit } from '../lib/config';
+import { createEgress } from '../lib/http/egress';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
 import { serveMetrics } from '../lib/metrics/endpoint';
 import { startTracing } from '../lib/tracing';
@@ -81,6 +82,7 @@ const worker = await createWorker({
     callIntelligenceModel: callIntelligenceModelFromConfig(config),
     temporal,
     secretsKeyring: config.SECRETS_KEYS,
+    egress: createEgress(egressSettings(config)),
   },
 });
 const speechWorker = await createSpeechWorker({

@@ -26,6 +26,7 @@ export const SHARED_WORKFLOW_MODULES: readonly string[] = [
   'journeys/conditions',
   'journeys/node-data',
   'journeys/render',
+  'journeys/render-json',
   'journeys/run-statuses',
   'temporal/patches',
   'temporal/refusal',

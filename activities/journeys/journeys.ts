@@ -6,6 +6,7 @@ import type { RecordedRecovery } from '../../lib/journeys/awaiting';
 import type { JourneyDefinition } from '../../lib/journeys/definition';
 import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
 import type { ActivityDependencies } from '../dependencies';
+import { createEgress, EgressError } from '../../lib/http/egress';
 import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 
 export interface JourneyTrigger {
@@ -49,8 +50,6 @@ export interface WebhookRequest {
   body?: string;
 }
 
-const WEBHOOK_TIMEOUT_MS = 10_000;
-
 function runNotFound(runId: string) {
   return ApplicationFailure.create({
     type: ErrorCode.journey_run_not_found,
@@ -59,7 +58,7 @@ function runNotFound(runId: string) {
   });
 }
 
-export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) {
+export function createJourneyActivities({ db, whatsapp, egress = createEgress() }: ActivityDependencies) {
   return {
     /** The revision the run was enrolled into, and what it started with. */
     async loadJourneyRun({ runId }: { runId: string }): Promise<LoadedJourneyRun> {
@@ -137,23 +136,20 @@ export function createJourneyActivities({ db, whatsapp }: ActivityDependencies) 
       headers,
       body,
     }: WebhookRequest): Promise<{ status: number; body: unknown }> {
-      let response: Response;
+      let response: { status: number; text: string };
       try {
-        response = await fetch(url, {
-          method,
-          headers,
-          body: method === 'GET' ? undefined : body,
-          signal: AbortSignal.timeout(WEBHOOK_TIMEOUT_MS),
-          redirect: 'manual',
-        });
+        response = await egress.request(url, { method, headers, body: method === 'GET' ? undefined : body });
       } catch (error) {
+        // The guard's word only ("refused", "timed out", "too large"), retried alike: a refused address and a
+        // closed port must look the same to the tenant who reads awaiting.reason (docs/egress.md).
+        if (!(error instanceof EgressError)) throw error;
         throw ApplicationFailure.create({
           type: ErrorCode.journey_webhook_failed,
-          message: `${method} ${url}: ${(error as Error).message}`,
+          message: `${method} ${url}: ${error.failure}`,
         });
       }
-      const text = await response.text();
-      if (!response.ok) {
+      const { text } = response;
+      if (response.status < 200 || response.status > 299) {
         const final =
           response.status >= 400 && response.status < 500 && response.status !== 408 && response.status !== 429;
         throw ApplicationFailure.create({

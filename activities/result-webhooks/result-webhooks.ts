@@ -13,6 +13,7 @@ import { generateDeliveryId, signWebhook } from '../../lib/result-webhooks/resul
 import { startWebhookDelivery } from '../../lib/temporal/result-webhooks';
 import type { LeadDialResult } from '../../lib/dial-ladder/lead-state';
 import type { ActivityDependencies } from '../dependencies';
+import { createEgress, EgressError } from '../../lib/http/egress';
 
 export const LEAD_FINISHED = 'lead.finished';
 
@@ -44,12 +45,10 @@ export interface LeadFinishedEvent {
 
 export type DeliveryResult = { done: true; status: 'delivered' | 'failed' };
 
+/** The guard's word ("refused", "timed out", "too large"): lastError is the tenant's to read, so it names nothing reached. */
 function describeFailure(error: unknown): string {
-  if (error instanceof DOMException && error.name === 'TimeoutError')
-    return `no answer within ${DELIVERY_TIMEOUT_MS / 1000} s`;
-  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
-  const message = cause?.code ?? cause?.message ?? (error instanceof Error ? error.message : String(error));
-  return message.slice(0, MAX_ERROR_LENGTH);
+  if (error instanceof EgressError) return error.failure;
+  throw error;
 }
 
 type FinishedLead = {
@@ -59,7 +58,7 @@ type FinishedLead = {
   calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: Date }>;
 };
 
-export function createResultWebhookActivities({ db, temporal }: ActivityDependencies) {
+export function createResultWebhookActivities({ db, temporal, egress = createEgress() }: ActivityDependencies) {
   /**
    * The event's data: the lead's status, the outcome and attempts its workflow gave (else what its row
    * tells), and its calls; a WHATSAPP campaign's lead adds its message (docs/features/result-webhooks.md).
@@ -179,7 +178,7 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
       let statusCode: number | null = null;
       let failure: string | null = null;
       try {
-        const response = await fetch(delivery.endpoint.url, {
+        const response = await egress.request(delivery.endpoint.url, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',
@@ -188,11 +187,10 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
             'webhook-signature': signWebhook(delivery.endpoint.secret, delivery.id, timestamp, body),
           },
           body,
-          redirect: 'manual',
-          signal: AbortSignal.timeout(DELIVERY_TIMEOUT_MS),
+          readBody: false,
+          timeoutMs: DELIVERY_TIMEOUT_MS,
         });
         statusCode = response.status;
-        await response.body?.cancel().catch(() => undefined);
         if (statusCode < 200 || statusCode > 299) failure = `HTTP ${statusCode}`;
       } catch (error) {
         failure = describeFailure(error);

@@ -168,7 +168,8 @@ const headerName = z.string().regex(/^[!#$%&'*+.^_`|~0-9A-Za-z-]{1,100}$/, 'an H
 
 const webhookDataSchema = z
   .object({
-    // Checked again once rendered; a URL may start with a reference, e.g. {{start.fields.callbackUrl}}.
+    // validateJourney refuses a reference in the scheme or host when a definition is saved; the schema still lets one
+    // through so that runs in flight, which parse their nodes again, keep replaying. Checked again once rendered.
     url: template('Where to send the request; must render to an http(s) URL.').regex(
       /^(https?:\/\/|\{\{)/i,
       'must start with http:// or https:// (or a {{reference}} rendering to such a URL)',

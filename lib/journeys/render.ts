@@ -30,7 +30,8 @@ export function renderTemplate(template: string, variables: Record<string, unkno
   return template.replace(REFERENCE, (_raw, path: string) => renderValue(resolvePath(variables, path)));
 }
 
-function renderValue(value: unknown): string {
+/** A value as text in a template: nothing for a missing one, JSON for objects and arrays. */
+export function renderValue(value: unknown): string {
   if (value === undefined || value === null) return '';
   if (typeof value === 'object') return JSON.stringify(value);
   return String(value as string | number | boolean | bigint);

@@ -66,9 +66,21 @@ function nodeProblems(definition: JourneyDefinition): string[] {
       problems.push(
         ...parsed.issues.map((issue) => `node "${node.id}" (${node.type}): ${issuePath(issue)}: ${issue.message}`),
       );
+    else if (node.type === 'webhook' && !WEBHOOK_URL_START.test((parsed.data as { url: string }).url))
+      problems.push(`node "${node.id}" (webhook): data.url: ${WEBHOOK_URL_RULE}`);
   }
   return problems;
 }
+
+/**
+ * A webhook's scheme and host are the journey's own, never a lead's: a reference there would let lead data choose
+ * what the worker reaches (docs/egress.md). A literal scheme, then a literal authority up to the path, query,
+ * fragment or end; references stay allowed after it (https://crm.example.com/leads/{{start.fields.crmId}}). Checked
+ * when a definition is saved or published, not in the node's schema: the runs in flight parse their nodes again.
+ */
+const WEBHOOK_URL_START = /^https?:\/\/[^/?#{}\s]+(?:[/?#]|$)/i;
+const WEBHOOK_URL_RULE =
+  'must start with http:// or https:// and a host written out, without {{references}} (a reference may go in the path or query)';
 
 function issuePath(issue: z.core.$ZodIssue): string {
   return issue.path.reduce<string>(

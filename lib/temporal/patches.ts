@@ -227,6 +227,31 @@ export const PATCHES = {
       `${JOURNEY_KEEP} No committed history stands in the way of retiring it, nor covers its new branch: a ` +
       'history of a call node naming an agent would.',
   },
+  journeyJsonBody: {
+    id: 'journey-json-body',
+    workflow: 'journeyRunWorkflow',
+    since: { commit: '783a385', date: '2026-12-07' },
+    change:
+      "A webhook node's JSON body (lib/journeys/render-json.ts isJsonBody) renders each value as JSON: escaped inside " +
+      'a JSON string, as a JSON value elsewhere, so that lead data cannot add keys (asked only for a JSON body).',
+    status: 'patched',
+    recordedIn: [],
+    oldPathIn: [],
+    // The new branch changes only the body an activity is given, never a command: no committed history takes it
+    // apart, and none records its marker (histories recorded before it never asked it).
+    notReachedIn: [
+      'journey-call-branch-webhook-wait',
+      'journey-call-branch-webhook-wait-lean-ladder',
+      'journey-recovered-by-signal',
+      'journey-review-decided-by-update',
+      'journey-whatsapp-node-channel',
+    ],
+    longestRun: JOURNEY_RUN_LIFETIME,
+    retireWhen: stillOpen('journeyRunWorkflow', '783a385'),
+    decision:
+      `${JOURNEY_KEEP} No committed history stands in the way of retiring it: the two with a JSON body replay ` +
+      'either branch (a body is not a command replay compares).',
+  },
   whatsappNodeProvider: {
     id: 'whatsapp-node-provider',
     workflow: 'journeyRunWorkflow',

@@ -174,7 +174,7 @@ describe('valid journeys', () => {
             onPlan('n2'),
             node('n3', 'call'),
             node('n4', 'webhook', {
-              url: '{{start.fields.callbackUrl}}',
+              url: 'https://crm.example.com/callbacks/{{start.fields.callbackId}}?plan={{start.fields.plan}}',
               body: '{"outcome":"{{n3.outcome?}}","attempts":"{{ n3.attempts? }}"}',
             }),
             branch('n5', [['called', 'n3.outcome?', 'in', ['answered']]], 'not_called'),
@@ -361,6 +361,30 @@ describe('graph rules', () => {
       'node "n2" (whatsapp): data.templateName: Invalid input: expected string, received undefined',
       'node "n2" (whatsapp): data: Unrecognized key: "colour"',
     ]);
+  });
+
+  it('a webhook URL whose scheme or host is a reference (lead data would choose what the worker reaches)', () => {
+    const hook = (url: string) =>
+      problems([START, node('n2', 'webhook', { url }), END('n3')], [edge('n1', 'n2'), edge('n2', 'n3')]);
+    const refused = [
+      'node "n2" (webhook): data.url: must start with http:// or https:// and a host written out, without {{references}} (a reference may go in the path or query)',
+    ];
+    for (const url of [
+      '{{start.fields.callbackUrl}}',
+      'https://{{start.fields.host}}/hook',
+      'https://{{start.fields.plan}}.example.com/',
+      'https://crm.example.com:{{start.fields.plan}}/',
+      'https://user@{{start.fields.plan}}/',
+      'https://',
+    ])
+      expect(hook(url), url).toEqual(refused);
+    for (const url of [
+      'https://crm.example.com/leads/{{start.fields.plan}}',
+      'http://crm.example.com?plan={{start.fields.plan}}',
+      'https://crm.example.com',
+      'HTTPS://CRM.EXAMPLE.COM#{{start.fields.plan}}',
+    ])
+      expect(hook(url), url).toEqual([]);
   });
 
   it('known node types', () => {

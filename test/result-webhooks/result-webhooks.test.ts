@@ -16,6 +16,7 @@ import { createTestWorkspace } from '../support/workspace';
 import { leadResult } from '../support/lead-workflows';
 import { startReceiver, type ReceivedRequest } from '../support/http-receiver';
 import { until } from '../support/until';
+import { testEgress } from '../support/egress';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -65,6 +66,7 @@ const activities = createResultWebhookActivities({
   ...carrier,
   whatsapp: createSimulatedWhatsApp(db),
   temporal: temporal.client,
+  egress: testEgress(),
 });
 const activityEnvironment = () => new MockActivityEnvironment({ taskQueue: temporal.taskQueue });
 

@@ -11,6 +11,7 @@ import { createSpeechWorker } from '../../worker/create-speech-worker';
 import type { SpeechActivityDependencies } from '../../activities/speech/speech-analysis';
 import { createSimulatedWhatsApp } from '../../lib/whatsapp/simulated-whatsapp';
 import { defaultTestExportDir } from './export-dir';
+import { testEgress } from './egress';
 
 let runtimeInstalled = false;
 export function quietRuntime() {
@@ -76,6 +77,7 @@ export async function startTestWorker(
   const clientConnection = await Connection.connect({ address });
   const dependencies: ActivityDependencies = {
     whatsapp: createSimulatedWhatsApp(activityDependencies.db),
+    egress: testEgress(),
     ...activityDependencies,
     temporal: new Client({ connection: clientConnection }),
   };

@@ -13,6 +13,7 @@ import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+import { testEgress } from '../support/egress';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('whatsapp-results'));
@@ -34,6 +35,7 @@ const activities = createResultWebhookActivities({
   ...carrierDependencies(await startTestCarrier(db), api),
   whatsapp: createSimulatedWhatsApp(db),
   temporal: temporal.client,
+  egress: testEgress(),
 });
 const activityEnvironment = () => new MockActivityEnvironment({ taskQueue: temporal.taskQueue });
 

@@ -25,6 +25,7 @@ import type {
   RecoveryDecision,
 } from '../../lib/journeys/run-state';
 import { renderTemplate } from '../../lib/journeys/render';
+import { isJsonBody, renderJsonTemplate } from '../../lib/journeys/render-json';
 import { leadDialWorkflow } from '../dial-ladder/lead-dial';
 import { leadLadderWorkflow } from '../dial-ladder/lead-ladder';
 import type { LeadOutcome } from '../../lib/dial-ladder/lead-state';
@@ -269,12 +270,15 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
         const headers = Object.fromEntries(
           Object.entries(data.headers ?? {}).map(([name, value]) => [name, render(value)]),
         );
-        return callJourneyWebhook({
-          url,
-          method: data.method,
-          headers,
-          body: data.body === undefined ? undefined : render(data.body),
-        });
+        // Since 'journey-json-body' a JSON body gets its values as JSON (lead data cannot add keys); runs that
+        // rendered one before replay the plain text they sent.
+        const body =
+          data.body === undefined
+            ? undefined
+            : isJsonBody(data.headers, data.body) && patched(PATCHES.journeyJsonBody.id)
+              ? renderJsonTemplate(data.body, state.variables)
+              : render(data.body);
+        return callJourneyWebhook({ url, method: data.method, headers, body });
       }
       case 'review': {
         const data = parsed.data as { instructions: string };
