@@ -186,7 +186,7 @@ const echo = await serve(PUBLIC, (request, response) => {
   request.on('end', () =>
     response
       .writeHead(201)
-      .end(`${request.method} ${request.headers['x-tag']} ${Buffer.concat(chunks).toString('utf8')}`),
+      .end(`${request.method} ${String(request.headers['x-tag'])} ${Buffer.concat(chunks).toString('utf8')}`),
   );
 });
 describe('what the guard lets through, it pins, bounds and does not redirect', () => {
