@@ -195,7 +195,8 @@ export const configVariables = z.object({
         .map((item) => item.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.string().refine(isAddressOrRange, 'an IP address or a CIDR range such as 127.0.0.0/8'))),
+    // Refined as a whole, so that an error names the variable rather than one of its entries.
+    .refine((list) => list.every(isAddressOrRange), 'an IP address or a CIDR range such as 127.0.0.0/8'),
   TRUST_PROXY: booleanFlag.default(false),
   /** Where export jobs write their files: a volume the API and the workers share. */
   EXPORT_DIR: z.string().min(1).default('.data/exports'),

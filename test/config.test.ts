@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { parseConfig } from '../lib/config';
+import { egressSettings, parseConfig } from '../lib/config';
 import { secretsOfConfig } from '../lib/log';
 import { callIntelligenceModelFromConfig } from '../lib/providers';
 import { runTestProcess } from './support/processes';
@@ -44,6 +44,19 @@ describe('configuration', () => {
     expect(() => parseConfig({ ...base, TELEPHONY_STATUS_CALLBACK_EVENTS: 'queued' })).toThrow(
       /^config: TELEPHONY_STATUS_CALLBACK_EVENTS/,
     );
+  });
+
+  it('reads the egress allowances: none by default (https only, no special address), a bad range naming the variable', () => {
+    expect(egressSettings(parseConfig(base))).toEqual({ allowHttp: false, allowAddresses: [] });
+    expect(
+      egressSettings(
+        parseConfig({ ...base, EGRESS_ALLOW_HTTP: 'true', EGRESS_ALLOW_ADDRESSES: ' 127.0.0.0/8, ::1/128 ,10.1.2.3' }),
+      ),
+    ).toEqual({ allowHttp: true, allowAddresses: ['127.0.0.0/8', '::1/128', '10.1.2.3'] });
+    expect(() => parseConfig({ ...base, EGRESS_ALLOW_ADDRESSES: '127.0.0.0/33' })).toThrow(
+      'config: EGRESS_ALLOW_ADDRESSES is invalid: an IP address or a CIDR range such as 127.0.0.0/8',
+    );
+    expect(() => parseConfig({ ...base, EGRESS_ALLOW_ADDRESSES: 'localhost' })).toThrow(/EGRESS_ALLOW_ADDRESSES/);
   });
 
   it('derives the export task queue from the task queue unless EXPORT_TASK_QUEUE is set', () => {

@@ -7,6 +7,7 @@ import type { JourneyDefinition } from '../../lib/journeys/definition';
 import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
 import type { ActivityDependencies } from '../dependencies';
 import { createEgress, EgressError } from '../../lib/http/egress';
+import { isJsonBody } from '../../lib/journeys/render-json';
 import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 
 export interface JourneyTrigger {
@@ -48,6 +49,15 @@ export interface WebhookRequest {
   method: string;
   headers: Record<string, string>;
   body?: string;
+}
+
+/**
+ * A body without a Content-Type header gets one: application/json for a JSON body (as the workflow decided to render
+ * it), else text/plain;charset=UTF-8, what fetch sent before the egress guard replaced it.
+ */
+function withContentType(headers: Record<string, string>, body: string | undefined): Record<string, string> {
+  if (body === undefined || Object.keys(headers).some((name) => name.toLowerCase() === 'content-type')) return headers;
+  return { ...headers, 'content-type': isJsonBody(headers, body) ? 'application/json' : 'text/plain;charset=UTF-8' };
 }
 
 function runNotFound(runId: string) {
@@ -138,7 +148,8 @@ export function createJourneyActivities({ db, whatsapp, egress = createEgress() 
     }: WebhookRequest): Promise<{ status: number; body: unknown }> {
       let response: { status: number; text: string };
       try {
-        response = await egress.request(url, { method, headers, body: method === 'GET' ? undefined : body });
+        const sent = method === 'GET' ? undefined : body;
+        response = await egress.request(url, { method, headers: withContentType(headers, sent), body: sent });
       } catch (error) {
         // The guard's word only ("refused", "timed out", "too large"), retried alike: a refused address and a
         // closed port must look the same to the tenant who reads awaiting.reason (docs/egress.md).

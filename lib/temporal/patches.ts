@@ -230,7 +230,7 @@ export const PATCHES = {
   journeyJsonBody: {
     id: 'journey-json-body',
     workflow: 'journeyRunWorkflow',
-    since: { commit: '783a385', date: '2026-12-07' },
+    since: { commit: '48bd1d6', date: '2026-12-07' },
     change:
       "A webhook node's JSON body (lib/journeys/render-json.ts isJsonBody) renders each value as JSON: escaped inside " +
       'a JSON string, as a JSON value elsewhere, so that lead data cannot add keys (asked only for a JSON body).',
@@ -247,7 +247,7 @@ export const PATCHES = {
       'journey-whatsapp-node-channel',
     ],
     longestRun: JOURNEY_RUN_LIFETIME,
-    retireWhen: stillOpen('journeyRunWorkflow', '783a385'),
+    retireWhen: stillOpen('journeyRunWorkflow', '48bd1d6'),
     decision:
       `${JOURNEY_KEEP} No committed history stands in the way of retiring it: the two with a JSON body replay ` +
       'either branch (a body is not a command replay compares).',

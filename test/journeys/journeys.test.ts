@@ -195,6 +195,7 @@ describe('a journey run walks the graph', () => {
     });
     expect(receiver.received).toHaveLength(1);
     expect(JSON.parse(receiver.received[0]!.body)).toEqual({ plan: 'pro', outcome: 'answered' });
+    expect(receiver.received[0]!.headers['content-type']).toBe('application/json');
     expect(await db.call.count({ where: { leadId: pushed.body.leadId } })).toBe(1);
     expect((await db.lead.findUniqueOrThrow({ where: { id: pushed.body.leadId } })).status).toBe('completed');
 
@@ -202,6 +203,35 @@ describe('a journey run walks the graph', () => {
     const missed = await pushLead(campaign.id, '+14155550125', { plan: 'basic' });
     expect((await runIn(published.id, missed.body.leadId, 'completed')).currentNodeId).toBe('gaveUp');
     expect(receiver.received).toHaveLength(1);
+  });
+
+  it('renders lead data into a JSON body as values: a field trying to add keys stays one string', async () => {
+    const receiver = await startReceiver(() => ({ status: 200, json: { ok: true } }));
+    const definition = journey(
+      [
+        { id: 'start', type: 'start', data: { fields: [{ name: 'company', type: 'string' }] } },
+        {
+          id: 'notify',
+          type: 'webhook',
+          data: {
+            url: `${receiver.url}/{{start.fields.company}}`,
+            body: '{"company":"{{start.fields.company}}","n":{{start.fields.n?}} }',
+          },
+        },
+        { id: 'done', type: 'end' },
+      ],
+      [
+        ['start', 'notify'],
+        ['notify', 'done'],
+      ],
+    );
+    const { published, campaign } = await journeyCampaign(definition);
+    const company = 'Acme", "admin": true, "x": "';
+    const pushed = await pushLead(campaign.id, '+14155550126', { company, n: 7 });
+    await runIn(published.id, pushed.body.leadId, 'completed');
+    expect(receiver.received).toHaveLength(1);
+    expect(JSON.parse(receiver.received[0]!.body)).toEqual({ company, n: 7 });
+    expect(receiver.received[0]!.headers['content-type']).toBe('application/json');
   });
 
   it("places a call node's calls with the agent it names; publishing needs it to be a live agent of the workspace, and it cannot be deleted while the campaign runs", async () => {
