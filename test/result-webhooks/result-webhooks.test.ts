@@ -17,6 +17,7 @@ import { leadResult } from '../support/lead-workflows';
 import { startReceiver, type ReceivedRequest } from '../support/http-receiver';
 import { until } from '../support/until';
 import { testEgress } from '../support/egress';
+import { createEgress } from '../../lib/http/egress';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -424,5 +425,42 @@ describe('npm run admin -- webhook create', () => {
     expect(result.stdout).toBe('');
     expect(result.stderr.trim().split('\n')).toHaveLength(1);
     expect(result.stderr).toMatch(/workspace .* not found/);
+  });
+});
+
+describe('a delivery through the egress guard', () => {
+  it('records only "refused" for an endpoint on the inside, and never reaches it', async () => {
+    // As in production, but for plain http: no loopback allowance.
+    const guarded = createResultWebhookActivities({
+      db,
+      ...carrier,
+      whatsapp: createSimulatedWhatsApp(db),
+      temporal: temporal.client,
+      egress: createEgress({ allowHttp: true }),
+    });
+    const owner = await createTestWorkspace(db);
+    const receiver = await startReceiver(() => 200);
+    const endpoint = await createResultWebhookEndpoint(db, owner.workspaceId, { url: receiver.url });
+    const delivery = await db.resultWebhookDelivery.create({
+      data: {
+        id: `msg_${randomUUID()}`,
+        workspaceId: owner.workspaceId,
+        endpointId: endpoint.id,
+        eventKey: 'inside',
+        eventType: 'lead.finished',
+        payload: {},
+      },
+    });
+    await expect(activityEnvironment().run(guarded.deliverWebhook, { deliveryId: delivery.id })).rejects.toMatchObject({
+      type: 'webhook_delivery_failed',
+      message: `delivery ${delivery.id}: refused`,
+    });
+    expect(await db.resultWebhookDelivery.findUniqueOrThrow({ where: { id: delivery.id } })).toMatchObject({
+      status: 'pending',
+      attempts: 1,
+      lastStatusCode: null,
+      lastError: 'refused',
+    });
+    expect(receiver.received).toEqual([]);
   });
 });
