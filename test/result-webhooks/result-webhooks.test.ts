@@ -69,6 +69,24 @@ const activities = createResultWebhookActivities({
   temporal: temporal.client,
   egress: testEgress(),
 });
+/** A lead.finished delivery row of an endpoint, as enqueueLeadFinished makes one, with what a test gives. */
+const deliveryRow = (
+  workspaceId: string,
+  endpointId: string,
+  eventKey: string,
+  state: { attempts?: number; lastError?: string } = {},
+) =>
+  db.resultWebhookDelivery.create({
+    data: {
+      id: `msg_${randomUUID()}`,
+      workspaceId,
+      endpointId,
+      eventKey,
+      eventType: 'lead.finished',
+      payload: {},
+      ...state,
+    },
+  });
 const activityEnvironment = () => new MockActivityEnvironment({ taskQueue: temporal.taskQueue });
 
 describe('lead.finished result webhooks', () => {
@@ -202,18 +220,7 @@ describe('lead.finished result webhooks', () => {
     expect(receiver.received).toHaveLength(1);
 
     // What the workflow calls once the 26 hours of retries are spent.
-    const spent = await db.resultWebhookDelivery.create({
-      data: {
-        id: `msg_${randomUUID()}`,
-        workspaceId: owner.workspaceId,
-        endpointId: endpoint.id,
-        eventKey: 'spent',
-        eventType: 'lead.finished',
-        payload: {},
-        attempts: 35,
-        lastError: 'HTTP 500',
-      },
-    });
+    const spent = await deliveryRow(owner.workspaceId, endpoint.id, 'spent', { attempts: 35, lastError: 'HTTP 500' });
     await activityEnvironment().run(activities.giveUpWebhook, {
       deliveryId: spent.id,
       reason: 'gave up: retries spent',
@@ -441,16 +448,7 @@ describe('a delivery through the egress guard', () => {
     const owner = await createTestWorkspace(db);
     const receiver = await startReceiver(() => 200);
     const endpoint = await createResultWebhookEndpoint(db, owner.workspaceId, { url: receiver.url });
-    const delivery = await db.resultWebhookDelivery.create({
-      data: {
-        id: `msg_${randomUUID()}`,
-        workspaceId: owner.workspaceId,
-        endpointId: endpoint.id,
-        eventKey: 'inside',
-        eventType: 'lead.finished',
-        payload: {},
-      },
-    });
+    const delivery = await deliveryRow(owner.workspaceId, endpoint.id, 'inside');
     await expect(activityEnvironment().run(guarded.deliverWebhook, { deliveryId: delivery.id })).rejects.toMatchObject({
       type: 'webhook_delivery_failed',
       message: `delivery ${delivery.id}: refused`,
