@@ -136,45 +136,79 @@ function longestCardSpanEnd({ groupStart, doubledEven, doubledOdd }: LuhnSums, s
  */
 const EMAIL_LOCAL_MAX = 64;
 const EMAIL_LOCAL_CHAR = /^[\p{L}\p{N}._%+-]$/u;
+const WORD_CHAR = /^[\p{L}\p{N}]$/u;
 /** What follows the `@` of a written address, read where it starts (sticky). */
 const EMAIL_DOMAIN = /[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/uy;
-const EMAIL_SPOKEN =
-  /(?<![\p{L}\p{N}])[\p{L}\p{N}._%+-]{1,64} at [\p{L}\p{N}-]+(?: dot [\p{L}\p{N}-]+)* dot (?:com|net|org|edu|gov|io|co|uk|us|es|mx|de|fr|info|biz)(?![\p{L}\p{N}])/giu;
+/** The ` at ` of a spoken address, and what follows it (sticky). */
+const EMAIL_SPOKEN_AT = / at /gi;
+const EMAIL_SPOKEN_DOMAIN =
+  /[\p{L}\p{N}-]+(?: dot [\p{L}\p{N}-]+)* dot (?:com|net|org|edu|gov|io|co|uk|us|es|mx|de|fr|info|biz)(?![\p{L}\p{N}])/iuy;
 
 /**
- * Written addresses masked, as `text.replace(/[\p{L}\p{N}._%+-]{1,64}@<EMAIL_DOMAIN>/gu, label)` would, in linear
- * time: from each `@` in turn, its local part is read backwards (at most 64 characters, none before the end of the
- * last address masked) and its domain forwards. Each character is read a bounded number of times: a domain stops at
- * the next `@`, a local part at the one before.
+ * Addresses masked, as `text.replace(pattern, label)` would with the pattern `<local part>{1,64}<separator><domain>`
+ * (written: `/[\p{L}\p{N}._%+-]{1,64}@<EMAIL_DOMAIN>/gu`; spoken: the same local part, not after a letter or a digit,
+ * then ` at ` and EMAIL_SPOKEN_DOMAIN), in linear time: from each separator in turn, its local part is read backwards
+ * (at most 64 characters, none before the end of the last address masked) and its domain forwards. A local part
+ * stops at the separator before; a domain at the next `@`, or at the next ` at ` (a spoken domain's words alternate
+ * with `dot`, so one that reads on past an ` at ` is no longer one when read from that ` at `).
  */
-function maskWrittenEmails(text: string): string {
+function maskEmails(
+  text: string,
+  separator: RegExp,
+  domain: RegExp,
+  startOk: (text: string, start: number) => boolean,
+): string {
   const parts: string[] = [];
   let done = 0;
-  for (let at = text.indexOf('@'); at !== -1; at = text.indexOf('@', at + 1)) {
-    const start = localPartStart(text, at, done);
+  for (separator.lastIndex = 0; ;) {
+    const found = separator.exec(text);
+    if (!found) break;
+    const at = found.index;
+    separator.lastIndex = at + 1;
+    const start = localPartStart(text, at, done, startOk);
     if (start === at) continue;
-    EMAIL_DOMAIN.lastIndex = at + 1;
-    if (!EMAIL_DOMAIN.test(text)) continue;
+    domain.lastIndex = at + found[0].length;
+    if (!domain.test(text)) continue;
     parts.push(text.slice(done, start), REDACTION_LABELS.email_address);
-    done = EMAIL_DOMAIN.lastIndex;
-    at = done - 1;
+    done = separator.lastIndex = domain.lastIndex;
   }
   parts.push(text.slice(done));
   return parts.join('');
 }
 
-/** Where the local part before `at` starts: back over at most 64 of its characters (code points), not before `floor`. */
-function localPartStart(text: string, at: number, floor: number): number {
-  let start = at;
+const EMAIL_WRITTEN_AT = /@/g;
+
+/**
+ * Where the local part before `end` starts: the earliest place, back over at most 64 of its characters (code points)
+ * and not before `floor`, where a local part may start (`startOk`); `end` when none.
+ */
+function localPartStart(
+  text: string,
+  end: number,
+  floor: number,
+  startOk: (text: string, start: number) => boolean,
+): number {
+  let earliest = end;
+  let start = end;
   for (let count = 0; count < EMAIL_LOCAL_MAX && start > floor; count++) {
-    const single = start - 1;
-    const pair = single > floor && /[\udc00-\udfff]/.test(text[single]!) && /[\ud800-\udbff]/.test(text[single - 1]!);
-    const from = pair ? single - 1 : single;
+    const from = codePointStart(text, start, floor);
     if (!EMAIL_LOCAL_CHAR.test(text.slice(from, start))) break;
     start = from;
+    if (startOk(text, start)) earliest = start;
   }
-  return start;
+  return earliest;
 }
+
+/** Where the code point that ends at `end` starts (two code units for a surrogate pair), not before `floor`. */
+function codePointStart(text: string, end: number, floor: number): number {
+  const single = end - 1;
+  const pair = single > floor && /[\udc00-\udfff]/.test(text[single]!) && /[\ud800-\udbff]/.test(text[single - 1]!);
+  return pair ? single - 1 : single;
+}
+
+/** A spoken address's local part starts where no letter or digit is before it (the pattern's lookbehind). */
+const notAfterWordChar = (text: string, start: number) =>
+  start === 0 || !WORD_CHAR.test(text.slice(codePointStart(text, start, 0), start));
 
 /** An IBAN: country, check digits, then 11 to 30 letters or digits, in groups of four or not; mod-97 checked. */
 const IBAN = /(?<![\p{L}\p{N}])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?(?![\p{L}\p{N}])/gu;
@@ -186,7 +220,13 @@ const IBAN = /(?<![\p{L}\p{N}])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-
 const US_SSN = /(?<![\p{L}\p{N}])(?!000|666|9\d\d)\d{3}([- ]?)(?!00)\d{2}\1(?!0000)\d{4}(?![\p{L}\p{N}])/gu;
 
 const RULES: Record<RedactionRule, (text: string) => string> = {
-  email_address: (text) => maskWrittenEmails(text).replace(EMAIL_SPOKEN, REDACTION_LABELS.email_address),
+  email_address: (text) =>
+    maskEmails(
+      maskEmails(text, EMAIL_WRITTEN_AT, EMAIL_DOMAIN, () => true),
+      EMAIL_SPOKEN_AT,
+      EMAIL_SPOKEN_DOMAIN,
+      notAfterWordChar,
+    ),
   iban: (text) => text.replace(IBAN, (found) => (passesIbanCheck(found) ? REDACTION_LABELS.iban : found)),
   card_number: (text) => text.replace(DIGIT_RUN, maskCardsInRun),
   us_ssn: (text) => text.replace(US_SSN, REDACTION_LABELS.us_ssn),
