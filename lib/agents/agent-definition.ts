@@ -11,6 +11,11 @@ export const AGENT_LIMITS = {
   nameChars: 200,
   languageChars: 35,
   lineChars: 1000,
+  /**
+   * `{{` in one script line (docs/hostile-input.md): a line names a few of the lead's values; each placeholder is a
+   * gap the call evaluation's line matching (saysLine) skips words over.
+   */
+  placeholdersPerLine: 20,
   /** A model's instructions (docs/features/conversation-relay.md): a prompt of a few pages at most. */
   instructionsChars: 20_000,
   questions: 50,
@@ -51,7 +56,15 @@ export const voiceIdSchema = z
   .enum(VOICES.map((voice) => voice.id) as [string, ...string[]], { error: 'no voice of GET /voices has this id' })
   .describe('A voice id of GET /voices.');
 
-const line = (min: number) => z.string().trim().min(min).max(AGENT_LIMITS.lineChars);
+const line = (min: number) =>
+  z
+    .string()
+    .trim()
+    .min(min)
+    .max(AGENT_LIMITS.lineChars)
+    .refine((text) => text.split('{{').length - 1 <= AGENT_LIMITS.placeholdersPerLine, {
+      message: `at most ${AGENT_LIMITS.placeholdersPerLine} {{placeholders}} in a line`,
+    });
 
 export const scriptSchema = z
   .strictObject({
@@ -63,7 +76,9 @@ export const scriptSchema = z
       .describe(`The questions the agent asks, in order (at most ${AGENT_LIMITS.questions}).`),
     closing: line(0).default('').describe('What the agent says last ("" for nothing).'),
   })
-  .describe('The script the agent follows. Texts are trimmed; each is at most 1000 characters.');
+  .describe(
+    `The script the agent follows. Texts are trimmed; each is at most ${AGENT_LIMITS.lineChars} characters with at most ${AGENT_LIMITS.placeholdersPerLine} {{placeholders}}.`,
+  );
 
 export const EXTRACTION_FIELD_TYPES = ['string', 'number', 'boolean', 'enum', 'date'] as const;
 

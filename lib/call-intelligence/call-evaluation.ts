@@ -42,8 +42,12 @@ export interface EvaluationInput {
 }
 
 export function evaluateCall(input: EvaluationInput): CallEvaluation {
-  const agentTurns = input.transcript.filter((turn) => turn.speaker === 'agent').map((turn) => turn.text);
-  const said = (line: string) => agentTurns.some((turn) => saysLine(turn, line));
+  // Each turn's words are read once, not once per script line.
+  const agentTurns = input.transcript.filter((turn) => turn.speaker === 'agent').map((turn) => words(turn.text));
+  const said = (line: string) => {
+    const segments = literalSegments(line);
+    return agentTurns.some((turn) => saysSegments(turn, segments));
+  };
   const reasons: EvaluationReason[] = [
     rule(
       'answered_by_human',
@@ -90,19 +94,65 @@ function shareRule(name: EvaluationRule, done: number, total: number, what: stri
 }
 
 /**
- * Whether an agent's turn says a script line (words are letters and digits only, so plain in a pattern): the same words in order, ignoring case, punctuation and
- * spacing, a {{variable}} of the line standing for any words (the lead's value it was filled with).
+ * Whether an agent's turn says a script line: the same words in order, ignoring case, punctuation and spacing, a
+ * {{variable}} of the line standing for any words (the lead's value it was filled with). Linear in the turn and the
+ * line (docs/hostile-input.md): the line's literal segments are found in order, each at its earliest place after the
+ * one before (the earliest end leaves the most room for the rest, so a match is found when one exists), by a
+ * Knuth-Morris-Pratt search over words: no backtracking pattern, whatever the tenant wrote.
  */
 export function saysLine(turn: string, line: string): boolean {
-  const pattern = line
-    .split(/\{\{[^}]*\}\}/)
-    .map((part) =>
-      words(part)
-        .map((word) => ` ${word}`)
-        .join(''),
-    )
-    .join('(?: [\\p{L}\\p{N}]+)*');
-  return new RegExp(`${pattern} `, 'u').test(` ${words(turn).join(' ')} `);
+  return saysSegments(words(turn), literalSegments(line));
+}
+
+function saysSegments(said: readonly string[], segments: readonly (readonly string[])[]): boolean {
+  let from = 0;
+  for (const segment of segments) {
+    const at = indexOfWords(said, segment, from);
+    if (at === -1) return false;
+    from = at + segment.length;
+  }
+  return true;
 }
 
 const words = (text: string) => text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+
+/**
+ * The words of a line between its {{placeholders}} (what `line.split(/\{\{[^}]*\}\}/)` gives, in one pass: a
+ * placeholder is `{{`, then no `}`, then `}}`). A `{{` whose first `}` is not doubled opens no placeholder, and
+ * neither does any `{{` before that `}`, so the search goes on after it.
+ */
+function literalSegments(line: string): string[][] {
+  const segments: string[][] = [];
+  let segmentStart = 0;
+  let from = 0;
+  for (;;) {
+    const open = line.indexOf('{{', from);
+    if (open === -1) break;
+    const close = line.indexOf('}', open + 2);
+    if (close === -1) break;
+    if (line[close + 1] === '}') {
+      segments.push(words(line.slice(segmentStart, open)));
+      segmentStart = close + 2;
+      from = close + 2;
+    } else from = close + 1;
+  }
+  segments.push(words(line.slice(segmentStart)));
+  return segments;
+}
+
+/** The first index at or after `from` where `needle` occurs in `haystack` as consecutive words, or -1 (KMP). */
+function indexOfWords(haystack: readonly string[], needle: readonly string[], from: number): number {
+  if (needle.length === 0) return from;
+  const fallback = new Array<number>(needle.length).fill(0);
+  for (let index = 1, matched = 0; index < needle.length; index++) {
+    while (matched > 0 && needle[index] !== needle[matched]) matched = fallback[matched - 1]!;
+    if (needle[index] === needle[matched]) matched++;
+    fallback[index] = matched;
+  }
+  for (let index = from, matched = 0; index < haystack.length; index++) {
+    while (matched > 0 && haystack[index] !== needle[matched]) matched = fallback[matched - 1]!;
+    if (haystack[index] === needle[matched]) matched++;
+    if (matched === needle.length) return index - needle.length + 1;
+  }
+  return -1;
+}

@@ -112,16 +112,35 @@ function readBoolean(answer: string): boolean | null {
   return null;
 }
 
-/** The allowed value said earliest, as a whole phrase ignoring case; the longer on a tie. Answered as listed. */
+/**
+ * How much of an answer an enum's values are looked for in (docs/hostile-input.md): a search for a value ignoring
+ * case may compare most of the value at each place (`aaa…b` in `aaaa…`), so 100 values of 200 characters cost
+ * 20,000 comparisons a character read. A lead's answer naming one of them says it long before this.
+ */
+export const ENUM_ANSWER_CHARS = 4000;
+
+/**
+ * The allowed value said earliest in the answer's first ENUM_ANSWER_CHARS characters, as a whole phrase ignoring
+ * case; the longer on a tie. Answered as listed.
+ */
 function readEnum(answer: string, allowedValues: readonly string[]): string | null {
+  const read = answer.slice(0, ENUM_ANSWER_CHARS);
   let best: { value: string; at: number } | null = null;
   for (const value of allowedValues) {
-    const match = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'iu').exec(answer);
-    if (match && (!best || match.index < best.at || (match.index === best.at && value.length > best.value.length)))
+    const match = new RegExp(`(?<![\\p{L}\\p{N}])${escapeRegExp(value)}(?![\\p{L}\\p{N}])`, 'iu').exec(read);
+    if (
+      !match ||
+      (match.index + match[0].length === read.length && WORD_CHAR.test(answer.slice(read.length, read.length + 2)))
+    )
+      continue; // a value cut off where the answer was clipped, the rest of its word beyond: not said whole
+    if (!best || match.index < best.at || (match.index === best.at && value.length > best.value.length))
       best = { value, at: match.index };
   }
   return best?.value ?? null;
 }
+
+/** The text starts with a letter or a digit (what the enum pattern's lookahead refuses after a value). */
+const WORD_CHAR = /^[\p{L}\p{N}]/u;
 
 const MONTH = `(${MONTHS.join('|')})`;
 
@@ -147,12 +166,18 @@ const STRING_LEAD_INS =
   /^(?:(?:yes|yeah|sure|well|okay|ok)[,.]?\s+)?(?:it'?s|it is|that would be|that'?s|that is|i'?d say|i think it'?s|my [\p{L} ]{1,40}? is|we are|we're|i am|i'm)\s+/iu;
 
 function readString(answer: string): string | null {
-  const value = answer
-    .trim()
-    .replace(STRING_LEAD_INS, '')
-    .replace(/[.!?]+$/, '')
-    .trim();
+  const value = withoutEndPunctuation(answer.trim().replace(STRING_LEAD_INS, '')).trim();
   return value === '' ? null : value;
+}
+
+/**
+ * The text without its closing run of `.`, `!` and `?`, scanned from the end: `/[.!?]+$/` tried each start in a
+ * long run of them not at the end, to the end of the run: quadratic (docs/hostile-input.md).
+ */
+function withoutEndPunctuation(text: string): string {
+  let end = text.length;
+  while (end > 0 && '.!?'.includes(text[end - 1]!)) end--;
+  return text.slice(0, end);
 }
 
 function escapeRegExp(text: string): string {

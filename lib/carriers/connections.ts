@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Database } from '../database';
 import { ConfigError } from '../config';
+import { baseUrlSchema } from '../http/base-url';
 import { NotFoundError } from '../door/workspace-admin';
 import { ErrorCode } from '../error-codes';
 import { ConflictError } from '../phone-numbers/phone-numbers';
@@ -69,12 +70,7 @@ export const telnyxConnectionIdSchema = z
   .string()
   .trim()
   .regex(/^[A-Za-z0-9_-]{1,128}$/, 'must be 1 to 128 of A-Z a-z 0-9 _ -');
-export const carrierBaseUrlSchema = z
-  .string()
-  .trim()
-  .url()
-  .refine((value) => /^https?:\/\//.test(value), 'must be an http(s) URL')
-  .transform((value) => value.replace(/\/+$/, ''));
+export const carrierBaseUrlSchema = baseUrlSchema;
 
 /**
  * The sealed material. Twilio: the auth token; or the API key's secret, which places the calls, with the account's auth

@@ -61,21 +61,17 @@ const DIGIT_RUN = /(?<![\p{L}\p{N}])\d+(?:[ -]\d+)*(?![\p{L}\p{N}])/gu;
  * Card numbers in a run of digit groups: the longest span of whole groups, leftmost first, holding 13 to 19 digits
  * that pass Luhn's check, so that a card number said with its expiry or a reference next to it is still found
  * ("4111 1111 1111 1111 12 27"). A span failing the check is left alone (an order number, a tracking code).
+ * O(groups * 19) (docs/hostile-input.md): a group holds at least one digit, so a span of at most 19 digits holds at
+ * most 19 groups; only those spans are tried, each checked in constant time from running sums.
  */
 function maskCardsInRun(run: string): string {
   const groups = run.split(/([ -])/); // groups at even indexes, separators between them
   const digitGroups = groups.filter((_, index) => index % 2 === 0);
+  const luhn = luhnSums(digitGroups);
   const masked: string[] = [];
   let index = 0;
   while (index < digitGroups.length) {
-    let end = -1;
-    for (let last = digitGroups.length; last > index; last--) {
-      const digits = digitGroups.slice(index, last).join('');
-      if (digits.length >= CARD_MIN_DIGITS && digits.length <= CARD_MAX_DIGITS && passesLuhn(digits)) {
-        end = last;
-        break;
-      }
-    }
+    const end = longestCardSpanEnd(luhn, index);
     if (end === -1) {
       masked.push(digitGroups[index]!, index + 1 < digitGroups.length ? groups[index * 2 + 1]! : '');
       index += 1;
@@ -87,10 +83,132 @@ function maskCardsInRun(run: string): string {
   return masked.join('');
 }
 
-/** An address as written (`ana.lopez+shop@example.co.uk`) or as a recogniser writes it spoken (`ana at example dot com`). */
-const EMAIL_WRITTEN = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
-const EMAIL_SPOKEN =
-  /(?<![\p{L}\p{N}])[\p{L}\p{N}._%+-]+ at [\p{L}\p{N}-]+(?: dot [\p{L}\p{N}-]+)* dot (?:com|net|org|edu|gov|io|co|uk|us|es|mx|de|fr|info|biz)(?![\p{L}\p{N}])/giu;
+/**
+ * Running sums over the digits of a run, for Luhn's check of any span of its groups in constant time: a digit is
+ * doubled when its distance from the span's last digit is odd, so by the parity of its index in the run against the
+ * last digit's. `doubledEven[k]`: the sum of digits 0..k-1 with those at even indexes doubled (Luhn's way: 2d, less 9
+ * above 9), `doubledOdd[k]` the same with those at odd indexes doubled. `groupStart[g]`: the index of group g's first
+ * digit.
+ */
+interface LuhnSums {
+  groupStart: Int32Array;
+  doubledEven: Int32Array;
+  doubledOdd: Int32Array;
+}
+
+function luhnSums(digitGroups: readonly string[]): LuhnSums {
+  const groupStart = new Int32Array(digitGroups.length + 1);
+  digitGroups.forEach((group, index) => (groupStart[index + 1] = groupStart[index]! + group.length));
+  const total = groupStart[digitGroups.length]!;
+  const doubledEven = new Int32Array(total + 1);
+  const doubledOdd = new Int32Array(total + 1);
+  let at = 0;
+  for (const group of digitGroups)
+    for (let index = 0; index < group.length; index++, at++) {
+      const digit = group.charCodeAt(index) - 48;
+      const doubled = digit * 2 > 9 ? digit * 2 - 9 : digit * 2;
+      doubledEven[at + 1] = doubledEven[at]! + (at % 2 === 0 ? doubled : digit);
+      doubledOdd[at + 1] = doubledOdd[at]! + (at % 2 === 1 ? doubled : digit);
+    }
+  return { groupStart, doubledEven, doubledOdd };
+}
+
+/** The end (exclusive) of the longest span of groups from `start` that is a card number, or -1. */
+function longestCardSpanEnd({ groupStart, doubledEven, doubledOdd }: LuhnSums, start: number): number {
+  const groups = groupStart.length - 1;
+  const first = groupStart[start]!;
+  let last = start;
+  while (last < groups && groupStart[last + 1]! - first <= CARD_MAX_DIGITS) last++;
+  for (; last > start && groupStart[last]! - first >= CARD_MIN_DIGITS; last--) {
+    const end = groupStart[last]!;
+    // The span's last digit (index end - 1) is not doubled; those at the other parity are.
+    const sums = (end - 1) % 2 === 0 ? doubledOdd : doubledEven;
+    if ((sums[end]! - sums[first]!) % 10 === 0) return last;
+  }
+  return -1;
+}
+
+/**
+ * An address as written (`ana.lopez+shop@example.co.uk`) or as a recogniser writes it spoken (`ana at example dot com`).
+ * The local part is at most 64 characters (RFC 5321's limit, 4.5.3.1.1): unbounded, every start in a long run of
+ * its characters scanned the whole run again, quadratic in the text (docs/hostile-input.md). Of a longer local part
+ * (no address), the 64 characters before the `@` are masked.
+ */
+const EMAIL_LOCAL_MAX = 64;
+const EMAIL_LOCAL_CHAR = /^[\p{L}\p{N}._%+-]$/u;
+const WORD_CHAR = /^[\p{L}\p{N}]$/u;
+/** What follows the `@` of a written address, read where it starts (sticky). */
+const EMAIL_DOMAIN = /[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/uy;
+/** The ` at ` of a spoken address, and what follows it (sticky). */
+const EMAIL_SPOKEN_AT = / at /gi;
+const EMAIL_SPOKEN_DOMAIN =
+  /[\p{L}\p{N}-]+(?: dot [\p{L}\p{N}-]+)* dot (?:com|net|org|edu|gov|io|co|uk|us|es|mx|de|fr|info|biz)(?![\p{L}\p{N}])/iuy;
+
+/**
+ * Addresses masked, as `text.replace(pattern, label)` would with the pattern `<local part>{1,64}<separator><domain>`
+ * (written: `/[\p{L}\p{N}._%+-]{1,64}@<EMAIL_DOMAIN>/gu`; spoken: the same local part, not after a letter or a digit,
+ * then ` at ` and EMAIL_SPOKEN_DOMAIN), in linear time: from each separator in turn, its local part is read backwards
+ * (at most 64 characters, none before the end of the last address masked) and its domain forwards. A local part
+ * stops at the separator before; a domain at the next `@`, or at the next ` at ` (a spoken domain's words alternate
+ * with `dot`, so one that reads on past an ` at ` is no longer one when read from that ` at `).
+ */
+function maskEmails(
+  text: string,
+  separator: RegExp,
+  domain: RegExp,
+  startOk: (text: string, start: number) => boolean,
+): string {
+  const parts: string[] = [];
+  let done = 0;
+  for (separator.lastIndex = 0; ;) {
+    const found = separator.exec(text);
+    if (!found) break;
+    const at = found.index;
+    separator.lastIndex = at + 1;
+    const start = localPartStart(text, at, done, startOk);
+    if (start === at) continue;
+    domain.lastIndex = at + found[0].length;
+    if (!domain.test(text)) continue;
+    parts.push(text.slice(done, start), REDACTION_LABELS.email_address);
+    done = separator.lastIndex = domain.lastIndex;
+  }
+  parts.push(text.slice(done));
+  return parts.join('');
+}
+
+const EMAIL_WRITTEN_AT = /@/g;
+
+/**
+ * Where the local part before `end` starts: the earliest place, back over at most 64 of its characters (code points)
+ * and not before `floor`, where a local part may start (`startOk`); `end` when none.
+ */
+function localPartStart(
+  text: string,
+  end: number,
+  floor: number,
+  startOk: (text: string, start: number) => boolean,
+): number {
+  let earliest = end;
+  let start = end;
+  for (let count = 0; count < EMAIL_LOCAL_MAX && start > floor; count++) {
+    const from = codePointStart(text, start, floor);
+    if (!EMAIL_LOCAL_CHAR.test(text.slice(from, start))) break;
+    start = from;
+    if (startOk(text, start)) earliest = start;
+  }
+  return earliest;
+}
+
+/** Where the code point that ends at `end` starts (two code units for a surrogate pair), not before `floor`. */
+function codePointStart(text: string, end: number, floor: number): number {
+  const single = end - 1;
+  const pair = single > floor && /[\udc00-\udfff]/.test(text[single]!) && /[\ud800-\udbff]/.test(text[single - 1]!);
+  return pair ? single - 1 : single;
+}
+
+/** A spoken address's local part starts where no letter or digit is before it (the pattern's lookbehind). */
+const notAfterWordChar = (text: string, start: number) =>
+  start === 0 || !WORD_CHAR.test(text.slice(codePointStart(text, start, 0), start));
 
 /** An IBAN: country, check digits, then 11 to 30 letters or digits, in groups of four or not; mod-97 checked. */
 const IBAN = /(?<![\p{L}\p{N}])[A-Za-z]{2}\d{2}(?: ?[A-Za-z0-9]{4}){2,7}(?: ?[A-Za-z0-9]{1,3})?(?![\p{L}\p{N}])/gu;
@@ -103,7 +221,12 @@ const US_SSN = /(?<![\p{L}\p{N}])(?!000|666|9\d\d)\d{3}([- ]?)(?!00)\d{2}\1(?!00
 
 const RULES: Record<RedactionRule, (text: string) => string> = {
   email_address: (text) =>
-    text.replace(EMAIL_WRITTEN, REDACTION_LABELS.email_address).replace(EMAIL_SPOKEN, REDACTION_LABELS.email_address),
+    maskEmails(
+      maskEmails(text, EMAIL_WRITTEN_AT, EMAIL_DOMAIN, () => true),
+      EMAIL_SPOKEN_AT,
+      EMAIL_SPOKEN_DOMAIN,
+      notAfterWordChar,
+    ),
   iban: (text) => text.replace(IBAN, (found) => (passesIbanCheck(found) ? REDACTION_LABELS.iban : found)),
   card_number: (text) => text.replace(DIGIT_RUN, maskCardsInRun),
   us_ssn: (text) => text.replace(US_SSN, REDACTION_LABELS.us_ssn),

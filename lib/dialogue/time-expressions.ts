@@ -214,7 +214,8 @@ const ES_RULES: TimeRule[] = [
   { pattern: /\b(?:al )?mediodia\b/g, read: () => ({ clock: { hour: 12, minute: 0 } }) },
 ];
 
-const RULES: Record<RuleLanguage, readonly TimeRule[]> = { en: EN_RULES, es: ES_RULES };
+/** Exported for the hostile-input suite's reference (test/hostile/dialogue.test.ts). */
+export const TIME_RULES: Record<RuleLanguage, readonly TimeRule[]> = { en: EN_RULES, es: ES_RULES };
 
 /** Stands for text a rule has read, so that no later rule reads it again; not a word character, so \b still holds. */
 const READ = '#';
@@ -226,18 +227,39 @@ const READ = '#';
 export function findTimeExpression(text: string, language: RuleLanguage): TimeExpression | null {
   let unread = text;
   const found: { start: number; end: number; slots: Slots }[] = [];
-  for (const rule of RULES[language]) {
+  for (const rule of TIME_RULES[language]) {
+    // A rule's readings are all of the text as the earlier rules left it; they are marked read at once after, in one
+    // pass (marking each as it was found copied the text once a reading: quadratic, docs/hostile-input.md).
+    const read: [number, number][] = [];
     for (const match of unread.matchAll(rule.pattern)) {
       const slots = rule.read(match.groups ?? {});
       if (!slots) continue;
       const start = match.index;
       const end = start + match[0].length;
       found.push({ start, end, slots });
-      unread = unread.slice(0, start) + READ.repeat(end - start) + unread.slice(end);
+      read.push([start, end]);
     }
+    if (read.length > 0) unread = markedRead(unread, read);
   }
   if (found.length === 0) return null;
   found.sort((a, b) => a.start - b.start);
-  const slots = found.reduce<Slots>((said, reading) => ({ ...said, ...reading.slots }), {});
-  return { ...slots, span: [found[0]!.start, Math.max(...found.map((reading) => reading.end))] };
+  const slots: Slots = {};
+  let end = 0;
+  for (const reading of found) {
+    Object.assign(slots, reading.slots);
+    end = Math.max(end, reading.end);
+  }
+  return { ...slots, span: [found[0]!.start, end] };
+}
+
+/** The text with each span (in order, not overlapping) replaced by as many READ characters. */
+function markedRead(text: string, spans: readonly [number, number][]): string {
+  const parts: string[] = [];
+  let from = 0;
+  for (const [start, end] of spans) {
+    parts.push(text.slice(from, start), READ.repeat(end - start));
+    from = end;
+  }
+  parts.push(text.slice(from));
+  return parts.join('');
 }

@@ -10,8 +10,10 @@ export interface TemplateReference {
   raw: string;
 }
 
-// A third brace on either side makes the text ambiguous, so it is left alone rather than guessed at.
-const REFERENCE = new RegExp(`(?<!\\{)\\{\\{\\s*(${VARIABLE_PATH_SOURCE})\\s*(\\?)?\\s*\\}\\}(?!\\})`, 'g');
+// A third brace on either side makes the text ambiguous, so it is left alone rather than guessed at. The spaces
+// around the `?` are one run unless a `?` splits them (`\s*(\?)?\s*` could split a long run of spaces between its two
+// halves in every way before failing: quadratic, docs/hostile-input.md).
+const REFERENCE = new RegExp(`(?<!\\{)\\{\\{\\s*(${VARIABLE_PATH_SOURCE})\\s*(?:(\\?)\\s*)?\\}\\}(?!\\})`, 'g');
 
 export function parseReferences(template: string): TemplateReference[] {
   return [...template.matchAll(REFERENCE)].map((match) => ({

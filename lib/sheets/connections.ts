@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
+import { baseUrlSchema } from '../http/base-url';
 import { NotFoundError } from '../door/workspace-admin';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { seal, type Envelope } from '../secrets/envelope';
@@ -17,12 +18,7 @@ import { isUuid } from '../uuid';
 import { parseServiceAccountKey, type ServiceAccountKey } from './service-account-key';
 import { additionalDataOf, type SheetConnectionRow, type SheetProvider } from './opened-connection';
 
-export const sheetBaseUrlSchema = z
-  .string()
-  .trim()
-  .url()
-  .refine((value) => /^https?:\/\//.test(value), 'must be an http(s) URL')
-  .transform((value) => value.replace(/\/*$/, '/'));
+export const sheetBaseUrlSchema = baseUrlSchema.transform((value) => `${value}/`);
 
 /** A spreadsheet id as Google assigns them, or the spreadsheet's address (…/spreadsheets/d/<id>/edit), which holds it. */
 export const spreadsheetIdSchema = z

@@ -187,6 +187,8 @@ describe('agents', () => {
       [{ script: { openingLine: '' } }, ['script', 'openingLine']],
       [{ script: { openingLine: 'Hi', questions: Array(51).fill('Why?') } }, ['script', 'questions']],
       [{ script: { openingLine: 'Hi', closing: 'x'.repeat(1001) } }, ['script', 'closing']],
+      // 21 placeholders: one over the cap (docs/hostile-input.md).
+      [{ script: { openingLine: 'Hi', questions: ['{{a}} '.repeat(21)] } }, ['script', 'questions', '0']],
       [{ extractionFields: [field({ name: '1st' })] }, ['extractionFields', '0', 'name']],
       [{ extractionFields: [field({ type: 'enum' })] }, ['extractionFields', '0', 'allowedValues']],
       [{ extractionFields: [field({ type: 'enum', allowedValues: [] })] }, ['extractionFields', '0', 'allowedValues']],

@@ -1,0 +1,17 @@
+// Word lists read from tenant text (docs/hostile-input.md): a knowledge search's query (lib/knowledge/knowledge-store.ts
+// searchTextOf) and a dictionary's terms (lib/dictionaries/dictionary-terms.ts): single passes, linear already.
+import { describe, expect, it } from 'vitest';
+import { normaliseTerms } from '../../lib/dictionaries/dictionary-terms';
+import { searchTextOf } from '../../lib/knowledge/knowledge-store';
+import { UNCAPPED_CHARS, WORST_CASE_BUDGET_MS, bestTimeMs, repeatedTo } from '../support/hostile-budget';
+
+describe('word lists at 64 KiB', () => {
+  for (const unit of ['a ', 'or ', '-', ' \t\n', 'é'])
+    it(`"${unit}" over and over`, () => {
+      const text = repeatedTo(unit, UNCAPPED_CHARS);
+      expect(bestTimeMs(() => searchTextOf(text))).toBeLessThan(WORST_CASE_BUDGET_MS);
+      const { problems } = normaliseTerms([text]);
+      expect(problems.length).toBeGreaterThan(0); // longer than a term may be, whitespace or not
+      expect(bestTimeMs(() => normaliseTerms([text, text]))).toBeLessThan(WORST_CASE_BUDGET_MS);
+    });
+});
