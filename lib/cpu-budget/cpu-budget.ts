@@ -41,7 +41,7 @@ export interface CpuBudget {
 }
 
 /** The defaults of WORKER_CPU_THREADS and WORKER_CPU_BUDGET_MS (lib/config.ts). */
-export const CPU_BUDGET_DEFAULTS: CpuBudgetOptions = { threads: 2, budgetMs: 1000 };
+export const CPU_BUDGET_DEFAULTS: CpuBudgetOptions = { threads: 1, budgetMs: 1000 };
 
 // From the sources (tsx, vitest) the thread is a .ts file that Node loads through tsx; from the build (dist/) the
 // compiled .js beside this one (tsconfig.build.json lists it: nothing imports it).
