@@ -6,6 +6,7 @@ import type { WhatsAppProvider } from '../lib/whatsapp/provider';
 import type { CarrierBreakerRule } from '../lib/dial-ladder/carrier-breaker';
 import type { SubscribableProgressState } from '../lib/calls/call-states';
 import type { CallIntelligenceModel } from '../lib/call-intelligence/extraction';
+import type { CpuBudget } from '../lib/cpu-budget/cpu-budget';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { Egress } from '../lib/http/egress';
 
@@ -34,6 +35,11 @@ export interface ActivityDependencies {
    * rules (docs/features/call-intelligence.md).
    */
   callIntelligenceModel?: CallIntelligenceModel;
+  /**
+   * The threads CPU steps over tenant text run in, within a time budget (WORKER_CPU_BUDGET_MS, WORKER_CPU_THREADS;
+   * docs/cpu-budget.md); unset: the process's shared ones with the default settings.
+   */
+  cpuBudget?: CpuBudget;
   /** The campaigns' carrier breaker; default lib/dial-ladder/dial-ladder/carrier-breaker.ts (tests may narrow it). */
   carrierBreaker?: CarrierBreakerRule;
   /**

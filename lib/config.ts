@@ -3,6 +3,7 @@ import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './
 import { LOG_LEVELS } from './log';
 import { keyringSchema } from './secrets/keyring';
 import { isAddressOrRange, type EgressSettings } from './http/egress';
+import { CPU_BUDGET_DEFAULTS } from './cpu-budget/cpu-budget';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
 /**
@@ -225,6 +226,13 @@ export const configVariables = z.object({
    * from the heap, and 10,000 journey runs waiting on timers ran the workflow thread out of heap.
    */
   WORKER_MAX_CACHED_WORKFLOWS: z.coerce.number().int().min(0).max(100_000).optional(),
+  /**
+   * Worker: how long one CPU step over tenant text (the rules' call intelligence, a fetched transcript's redaction) may
+   * run in its thread before the thread is terminated and the step fails for good (lib/cpu-budget, docs/cpu-budget.md).
+   */
+  WORKER_CPU_BUDGET_MS: z.coerce.number().int().min(50).max(60_000).default(CPU_BUDGET_DEFAULTS.budgetMs),
+  /** Worker: the threads those steps run in at most (lib/cpu-budget, docs/cpu-budget.md). */
+  WORKER_CPU_THREADS: z.coerce.number().int().min(1).max(16).default(CPU_BUDGET_DEFAULTS.threads),
   /**
    * `on`: the SDK captures a stack for every promise a workflow creates, for the Web UI's Stack Trace tab (the
    * `__stack_trace` query). `off` (default): it captures none, a third less CPU on the workflow thread

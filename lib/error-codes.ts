@@ -51,6 +51,9 @@ export const ErrorCode = {
   background_audio_limit_reached: 'background_audio_limit_reached',
   // Calls: 409 when extraction, evaluation or translation is asked of a call that has no transcript.
   call_has_no_transcript: 'call_has_no_transcript',
+  // A CPU step over tenant text (the rules' call intelligence, a fetched transcript's redaction) past its time budget
+  // in its worker thread (lib/cpu-budget, docs/cpu-budget.md): a Temporal failure type only, never retried.
+  cpu_budget_exceeded: 'cpu_budget_exceeded',
   // Transcript translation: 422 when no installed translator pair goes from the source to the target language.
   translation_pair_unsupported: 'translation_pair_unsupported',
   // Calls: 409 when a call holds as many reported issues as it may (POST /calls/{id}/issues).

@@ -24,6 +24,7 @@ import { startHoldSweep } from './hold-sweep';
 import { startCrmDeliverySweep } from './crm-delivery-sweep';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 import { handleStopSignals, workerStopTimes } from '../lib/shutdown';
+import { createCpuBudget } from '../lib/cpu-budget/cpu-budget';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'worker', secrets: secretsOfConfig(config) });
@@ -80,6 +81,7 @@ const worker = await createWorker({
     whatsappResendAfterMs: config.WHATSAPP_RESEND_AFTER_SECONDS * 1000,
     statusCallbackEvents: config.TELEPHONY_STATUS_CALLBACK_EVENTS,
     callIntelligenceModel: callIntelligenceModelFromConfig(config),
+    cpuBudget: createCpuBudget({ threads: config.WORKER_CPU_THREADS, budgetMs: config.WORKER_CPU_BUDGET_MS }),
     temporal,
     secretsKeyring: config.SECRETS_KEYS,
     egress: createEgress(egressSettings(config)),

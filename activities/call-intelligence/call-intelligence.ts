@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
 import { Prisma } from '../../generated/prisma/client';
-import { evaluateCall, type CallEvaluation } from '../../lib/call-intelligence/call-evaluation';
+import type { CallEvaluation } from '../../lib/call-intelligence/call-evaluation';
 import {
   callIntelligenceSchema,
   type CallIntelligence,
@@ -20,7 +20,8 @@ import { ModelIntelligenceFailure } from '../../lib/call-intelligence/model-inte
 import { ruleBasedExtraction } from '../../lib/call-intelligence/rule-based-extraction';
 import { log } from '../../lib/log';
 import { knownRedactions } from '../../lib/compliance/compliance-store';
-import { redactTurns } from '../../lib/compliance/redaction';
+import { CpuBudgetExceeded, sharedCpuBudget, type CpuBudget } from '../../lib/cpu-budget/cpu-budget';
+import type { CpuTaskInput, CpuTaskName, CpuTaskOutput } from '../../lib/cpu-budget/tasks';
 
 export interface CallIntelligenceDependencies {
   db: Database;
@@ -33,6 +34,11 @@ export interface CallIntelligenceDependencies {
    * alone. A call it fails for gets the rules' result, recorded with the reason.
    */
   callIntelligenceModel?: CallIntelligenceModel;
+  /**
+   * The threads the rules and the redaction of a fetched transcript run in, within a time budget (docs/cpu-budget.md);
+   * default the process's shared ones with the default settings.
+   */
+  cpuBudget?: CpuBudget;
 }
 
 /** What extractCallFields answers the workflow, and storeCallIntelligence is given back (recorded in the history once). */
@@ -56,7 +62,27 @@ export function createCallIntelligenceActivities({
   calls,
   extraction = ruleBasedExtraction,
   callIntelligenceModel,
+  cpuBudget = sharedCpuBudget(),
 }: CallIntelligenceDependencies) {
+  /**
+   * A step over the call's text in a CPU budget thread. Past its budget the call's data is too costly for the rules,
+   * now and at every retry: a non-retryable cpu_budget_exceeded, so the job ends and the call keeps no intelligence
+   * (null, as for a call not computed) instead of moving from worker to worker.
+   */
+  async function withinBudget<Name extends CpuTaskName>(
+    callId: string,
+    task: Name,
+    input: CpuTaskInput<Name>,
+  ): Promise<CpuTaskOutput<Name>> {
+    try {
+      return await cpuBudget.run(task, input);
+    } catch (error) {
+      if (!(error instanceof CpuBudgetExceeded)) throw error;
+      log.warn({ callId, task, budgetMs: error.budgetMs }, 'call intelligence: a step overran its CPU budget');
+      throw failure(ErrorCode.cpu_budget_exceeded, `call ${callId}: ${error.message}`, true);
+    }
+  }
+
   async function loadCall(callId: string) {
     const call = await db.call.findUnique({ where: { id: callId }, include: { lead: true } });
     if (!call) throw failure(ErrorCode.call_not_found, `no call ${callId}`, true);
@@ -93,8 +119,9 @@ export function createCallIntelligenceActivities({
         where: { workspaceId: call.workspaceId },
         select: { redactions: true },
       });
-      const parsed = redactTurns(transcriptSchema.parse(transcript), {
-        redactions: knownRedactions(settings?.redactions),
+      const parsed = await withinBudget(callId, 'redactTurns', {
+        turns: transcriptSchema.parse(transcript),
+        settings: { redactions: knownRedactions(settings?.redactions) },
       });
       // Only where none is stored: a transcript written meanwhile (the carrier's own path) stays.
       await db.call.updateMany({
@@ -135,7 +162,11 @@ export function createCallIntelligenceActivities({
             log.error({ err: error, callId }, 'call intelligence: the model provider threw');
           log.warn({ callId, ...fallback }, 'call intelligence: the model failed; the rules fill this call');
         }
-      const values = await extraction.extract(request);
+      // The embedded rules run in a budget thread; another provider (a model's client) does its own I/O here.
+      const values =
+        extraction === ruleBasedExtraction
+          ? await withinBudget(callId, 'extractByRules', { fields, transcript })
+          : await extraction.extract(request);
       return { extraction: values, provider: extraction.name, ...(fallback && { fallback }) };
     },
 
@@ -164,14 +195,14 @@ export function createCallIntelligenceActivities({
       const fields = (agent?.extractionFields ?? []) as unknown as ExtractionFieldSpec[];
       const evaluation =
         modelEvaluation ??
-        evaluateCall({
+        (await withinBudget(callId, 'evaluateCall', {
           script: (agent?.script ?? null) as AgentScript,
           fieldNames: fields.map((field) => field.name),
           transcript,
           extracted: Object.fromEntries(Object.entries(values).map(([name, value]) => [name, value.value])),
           answeredBy: call.answeredBy,
           durationMs: call.durationMs,
-        });
+        }));
       const intelligence: CallIntelligence = callIntelligenceSchema.parse({
         extraction: values,
         evaluation,

@@ -52,6 +52,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number | null>> = {
   background_audio_slug_taken: 409,
   background_audio_limit_reached: 409,
   call_has_no_transcript: 409,
+  cpu_budget_exceeded: null,
   translation_pair_unsupported: 422,
   call_issue_limit_reached: 409,
   invalid_signature: 401,

@@ -90,12 +90,33 @@ export const untilCarrierHasTranscript: RetryPolicy = {
   maximumAttempts: 6,
 };
 
+/**
+ * What no retry of a call intelligence step can change: the call is gone, has no transcript, or its text overran the
+ * CPU budget of the rules (docs/cpu-budget.md). The activities throw these non-retryable already; listed here too, so
+ * that a thrower that forgets stays bounded.
+ */
+const callIntelligenceRefusals = [
+  ErrorCode.call_not_found,
+  ErrorCode.call_has_no_transcript,
+  ErrorCode.cpu_budget_exceeded,
+];
+
 /** A model-backed extractor may fail for a while: 10 tries, 2 s doubling to a minute apart. */
 export const callFieldsExtracted: RetryPolicy = {
   initialInterval: '2 seconds',
   backoffCoefficient: 2,
   maximumInterval: '1 minute',
   maximumAttempts: 10,
+  nonRetryableErrorTypes: callIntelligenceRefusals,
+};
+
+/**
+ * A call's intelligence evaluated by the rules (in a CPU budget thread) and written: as untilDatabaseAnswers, so a
+ * database outage only delays it, but a refusal of the call's data stops at once.
+ */
+export const callIntelligenceStored: RetryPolicy = {
+  ...untilDatabaseAnswers,
+  nonRetryableErrorTypes: callIntelligenceRefusals,
 };
 
 /** A journey node's side effect (a webhook, a message): 5 tries, then the run asks an operator (needs_recovery). */

@@ -1,3 +1,5 @@
+import { simulatedConversation } from '../../lib/calls/simulated-conversation';
+
 // The agent and lead of the call intelligence tests (docs/features/call-intelligence.md): a sales script whose
 // questions ask for the agent's four extraction fields, one of each type but string, and a lead with a value for each.
 
@@ -23,3 +25,13 @@ export const SALES_LEAD = {
   name: 'Maria',
   fields: { seats: 25, budget_owner: true, plan: 'growth', start_date: '2027-01-15' },
 };
+
+/** The simulated conversation of SALES_SCRIPT with SALES_LEAD, answered by a person, 41 s long. */
+export const salesConversation = () =>
+  simulatedConversation({
+    agent: { script: SALES_SCRIPT, extractionFields: SALES_FIELDS, language: 'en-US' },
+    lead: SALES_LEAD,
+    answeredBy: 'human',
+    durationMs: 41_000,
+    seed: 'seed-1',
+  });

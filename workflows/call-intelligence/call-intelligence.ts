@@ -5,8 +5,8 @@ import { ErrorCode } from '../../lib/error-codes';
 import { refusalOf } from '../../lib/temporal/refusal';
 import {
   callFieldsExtracted,
+  callIntelligenceStored,
   untilCarrierHasTranscript,
-  untilDatabaseAnswers,
 } from '../../lib/temporal/retry-policies';
 
 /**
@@ -22,9 +22,10 @@ const { extractCallFields } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '2 minutes',
   retry: callFieldsExtracted,
 });
+/** The rules' evaluation runs in a CPU budget thread (docs/cpu-budget.md): past its budget the job fails at once. */
 const { storeCallIntelligence } = proxyActivities<CallIntelligenceActivities>({
   startToCloseTimeout: '30 seconds',
-  retry: untilDatabaseAnswers,
+  retry: callIntelligenceStored,
 });
 
 /**
