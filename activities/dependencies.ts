@@ -1,4 +1,5 @@
 import type { Client } from '@temporalio/client';
+import type { AmbiguousResendRule } from '../lib/whatsapp/ambiguous-resend';
 import type { Database } from '../lib/database';
 import type { Carrier } from '../lib/calls/carrier';
 import type { WhatsAppSender } from '../lib/whatsapp/sender';
@@ -26,6 +27,8 @@ export interface ActivityDependencies {
   whatsappProvider?: WhatsAppProvider;
   /** WHATSAPP_RESEND_AFTER_SECONDS in ms: when an ambiguous send is resolved (default 900 s). */
   whatsappResendAfterMs?: number;
+  /** WHATSAPP_AMBIGUOUS_RESEND: whether such a send is ever resent (default never). */
+  whatsappAmbiguousResend?: AmbiguousResendRule;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
   /** How long an order notification's delay minute lasts (activities/commerce/order-notifications.ts); tests only. */

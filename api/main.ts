@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { collectDefaultMetrics, register } from 'prom-client';
-import { loadConfigOrExit } from '../lib/config';
+import { databaseTimeoutsOf, loadConfigOrExit } from '../lib/config';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
 import { serveMetrics } from '../lib/metrics/endpoint';
 import { startTracing } from '../lib/tracing';
@@ -31,9 +31,9 @@ configureLogging({ level: config.LOG_LEVEL, service: 'api', secrets: secretsOfCo
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
 const tracing = startTracing(config, 'workspace-api');
 stop.defer('tracing', () => tracing.shutdown());
-const db = createDatabase(config.DATABASE_URL);
+const db = createDatabase(config.DATABASE_URL, { timeouts: databaseTimeoutsOf(config) });
 stop.defer('database', () => db.$disconnect());
-const sql = createSqlPool(config.DATABASE_URL);
+const sql = createSqlPool(config.DATABASE_URL, undefined, databaseTimeoutsOf(config));
 stop.defer('database pool', () => sql.end());
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
 const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });

@@ -4,6 +4,8 @@ import { LOG_LEVELS } from './log';
 import { keyringSchema } from './secrets/keyring';
 import { isAddressOrRange, type EgressSettings } from './http/egress';
 import { CPU_BUDGET_DEFAULTS } from './cpu-budget/cpu-budget';
+import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from './sql-pool';
+import { AMBIGUOUS_RESEND_RULES } from './whatsapp/ambiguous-resend';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
 /**
@@ -44,6 +46,22 @@ const metaTwinAccountsSchema = z.array(
 
 export const configVariables = z.object({
   DATABASE_URL: z.string().url().startsWith('postgres'),
+  /**
+   * PostgreSQL's deadlines on every pool's connections (lib/sql-pool.ts DatabaseTimeouts; 0 turns one off): a statement
+   * running longer is cancelled; a session idle inside a transaction longer is ended, and its locks released.
+   */
+  DATABASE_STATEMENT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3_600_000)
+    .default(DEFAULT_DATABASE_TIMEOUTS.statementTimeoutMs),
+  DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(3_600_000)
+    .default(DEFAULT_DATABASE_TIMEOUTS.idleInTransactionTimeoutMs),
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().default('127.0.0.1'),
   TEMPORAL_ADDRESS: z.string().min(1).default('127.0.0.1:7233'),
@@ -119,9 +137,8 @@ export const configVariables = z.object({
   /** The token the provider's subscription check (GET /whatsapp/webhook, hub.verify_token) must present. Unset: every check refused. */
   WHATSAPP_VERIFY_TOKEN: z.string().min(8).optional(),
   /**
-   * A send whose answer was lost (ambiguous) and whose status never came is resent, at most once, after this many
-   * seconds, and only when a later message of the same number has had a status; otherwise it is marked unknown
-   * (docs/features/whatsapp.md#no-message-twice).
+   * A send whose answer was lost (ambiguous) is resolved after this many seconds: sent if its status came, else marked
+   * unknown, or resent once under WHATSAPP_AMBIGUOUS_RESEND=after-later-status (docs/features/whatsapp.md#no-message-twice).
    */
   WHATSAPP_RESEND_AFTER_SECONDS: z.coerce
     .number()
@@ -129,6 +146,11 @@ export const configVariables = z.object({
     .min(1)
     .max(7 * 24 * 3600)
     .default(900),
+  /**
+   * Whether an ambiguous send whose status never came is ever resent (lib/whatsapp/ambiguous-resend.ts): `never` (the
+   * default: marked unknown) or `after-later-status` (the older rule, which may send a message twice).
+   */
+  WHATSAPP_AMBIGUOUS_RESEND: z.enum(AMBIGUOUS_RESEND_RULES).default('never'),
   /** The simulated carrier's REST API (npm run simulated-carrier), which the worker dials through. */
   SIMULATED_CARRIER_URL: z.string().url().default('http://127.0.0.1:3100'),
   /** Port and interface the simulated carrier process listens on. */
@@ -392,6 +414,14 @@ function parseWith<Schema extends z.ZodType<object>>(
 }
 
 /** Parses the environment once. The first bad variable is named in a one-line message. */
+/** The database deadlines of the configuration, as every pool takes them (createSqlPool, createDatabase). */
+export const databaseTimeoutsOf = (
+  config: Pick<Config, 'DATABASE_STATEMENT_TIMEOUT_MS' | 'DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS'>,
+): DatabaseTimeouts => ({
+  statementTimeoutMs: config.DATABASE_STATEMENT_TIMEOUT_MS,
+  idleInTransactionTimeoutMs: config.DATABASE_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+});
+
 export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return parseWith(configSchema, env);
 }

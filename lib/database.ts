@@ -1,7 +1,7 @@
 import { PrismaPg } from '@prisma/adapter-pg';
 import { PrismaClient } from '../generated/prisma/client';
 import { poolSql, type RunSql } from './run-sql';
-import { createSqlPool } from './sql-pool';
+import { createSqlPool, type DatabaseTimeouts } from './sql-pool';
 
 export type Database = PrismaClient & {
   /**
@@ -20,10 +20,12 @@ export function createDatabase(
      * wait longer: a twin that fails a create under a burst of calls answers 500 where the carrier it imitates would not.
      */
     transactionMaxWaitMs?: number;
+    /** PostgreSQL's statement and idle-in-transaction deadlines; default DEFAULT_DATABASE_TIMEOUTS (lib/sql-pool.ts). */
+    timeouts?: DatabaseTimeouts;
   } = {},
 ): Database {
   // Fail fast when PostgreSQL is unreachable so requests answer 503 instead of hanging (createSqlPool's timeout).
-  const pool = createSqlPool(databaseUrl, options.poolSize ?? 10);
+  const pool = createSqlPool(databaseUrl, options.poolSize ?? 10, options.timeouts);
   // One pool for both: Prisma's statements and the raw ones share its connections, and $disconnect ends it.
   const adapter = new PrismaPg(pool, { disposeExternalPool: true });
   const transactionOptions = options.transactionMaxWaitMs ? { maxWait: options.transactionMaxWaitMs } : undefined;

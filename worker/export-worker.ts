@@ -3,7 +3,7 @@
 // process carries neither a workflow sandbox nor Prisma (docs/features/exports.md#the-export-worker).
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
-import { loadConfigOrExit } from '../lib/config';
+import { databaseTimeoutsOf, loadConfigOrExit } from '../lib/config';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
 import { startTracing } from '../lib/tracing';
 import { installWorkerRuntime } from './runtime-telemetry';
@@ -24,7 +24,7 @@ installWorkerRuntime({
 });
 const tracing = startTracing(config, 'workspace-export-worker');
 stop.defer('tracing', () => tracing.shutdown());
-const sql = createSqlPool(config.DATABASE_URL, EXPORT_WORKER_CONNECTIONS);
+const sql = createSqlPool(config.DATABASE_URL, EXPORT_WORKER_CONNECTIONS, databaseTimeoutsOf(config));
 stop.defer('database pool', () => sql.end());
 const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
 stop.defer('temporal worker connection', () => connection.close());

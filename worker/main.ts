@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection } from '@temporalio/worker';
 import { collectDefaultMetrics, register } from 'prom-client';
-import { egressSettings, loadConfigOrExit } from '../lib/config';
+import { databaseTimeoutsOf, egressSettings, loadConfigOrExit } from '../lib/config';
 import { createEgress } from '../lib/http/egress';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
 import { serveMetrics } from '../lib/metrics/endpoint';
@@ -39,7 +39,7 @@ installWorkerRuntime({
       ? null
       : { host: config.METRICS_HOST, port: config.WORKER_SDK_METRICS_PORT },
 });
-const db = createDatabase(config.DATABASE_URL);
+const db = createDatabase(config.DATABASE_URL, { timeouts: databaseTimeoutsOf(config) });
 stop.defer('database', () => db.$disconnect());
 collectDefaultMetrics({ register });
 registerWorkerGauges(register, db);
@@ -79,6 +79,7 @@ const worker = await createWorker({
     whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db),
     whatsappProvider: createWhatsAppProvider(config, db),
     whatsappResendAfterMs: config.WHATSAPP_RESEND_AFTER_SECONDS * 1000,
+    whatsappAmbiguousResend: config.WHATSAPP_AMBIGUOUS_RESEND,
     statusCallbackEvents: config.TELEPHONY_STATUS_CALLBACK_EVENTS,
     callIntelligenceModel: callIntelligenceModelFromConfig(config),
     cpuBudget: createCpuBudget({ threads: config.WORKER_CPU_THREADS, budgetMs: config.WORKER_CPU_BUDGET_MS }),

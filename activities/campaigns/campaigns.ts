@@ -3,6 +3,7 @@ import { ApplicationFailure } from '@temporalio/common';
 import { handOutFreeLines, NOW_UTC } from '../../lib/calls/call-lines';
 import { handOverLines, wakeStoppedLeads } from '../../lib/temporal/line-queue';
 import { prismaSql } from '../../lib/run-sql';
+import { OPEN_LEAD_STATUSES } from '../../lib/leads/lead-final-status';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import type { CampaignStatus } from '../../lib/campaigns/campaign-transitions';
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
@@ -73,7 +74,8 @@ export function createCampaignActivities(dependencies: ActivityDependencies) {
           });
         if (status === 'STOPPED') {
           await tx.lead.updateMany({
-            where: { campaignId, status: { in: ['queued', 'dialing'] } },
+            // Only leads still open (the one rule, lib/leads/lead-final-status.ts): a finished lead keeps its status.
+            where: { campaignId, status: { in: [...OPEN_LEAD_STATUSES] } },
             data: { status: 'cancelled', waitingFor: null, nextAttemptAt: null },
           });
           // Its line queue is no more: its leads end when woken (notifyCampaignLeads), and lines handed out return.

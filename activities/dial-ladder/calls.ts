@@ -37,6 +37,7 @@ import { createCarrierDialing, type DialedCall, type PlacedCall } from '../calls
 import { createCarrierBreaker } from './carrier-breaker';
 import { CarrierRefusedNumberError, CarrierRefusedSetupError, type CarrierDialRequest } from '../../lib/calls/carrier';
 import type { LeadFinishedInput } from '../result-webhooks/result-webhooks';
+import { finishLeadOnce, type LeadFinalStatus } from '../../lib/leads/lead-final-status';
 
 type LeadFinishedOutcome = LeadFinishedInput['outcome'];
 
@@ -130,8 +131,6 @@ export function heartbeatIfInActivity(): void {
     // Not in an activity: nothing to report to.
   }
 }
-
-export type LeadFinalStatus = 'completed' | 'failed' | 'cancelled';
 
 function leadNotFound(leadId: string) {
   return ApplicationFailure.create({
@@ -317,16 +316,9 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       if (ended && hasAftermath(ended.outcome)) await aftermath.afterCallEnded({ callId: ended.callId });
       if (finished) {
         if (callKey !== undefined) return;
-        const [lead] = await db.sql<{ hasEndpoint: boolean }>(
-          {
-            name: 'lead_finished',
-            text: `UPDATE "Lead" l SET status = $2::"LeadStatus", "waitingFor" = NULL, "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
-                    WHERE l.id = $1::uuid
-                   RETURNING EXISTS (SELECT 1 FROM "ResultWebhookEndpoint" e WHERE e."workspaceId" = l."workspaceId" AND e."deletedAt" IS NULL) AS "hasEndpoint"`,
-          },
-          leadId,
-          finished.status,
-        );
+        // A lead final already (a stop cancelled it while this call was being hung up) keeps its status; its
+        // lead.finished, owed all the same, reports that first status (lib/leads/lead-final-status.ts).
+        const lead = await finishLeadOnce(db.sql, leadId, finished.status);
         if (!lead) throw leadNotFound(leadId);
         if (lead.hasEndpoint)
           await webhooks.enqueueLeadFinished({
@@ -418,7 +410,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     },
 
     async finishLead({ leadId, status }: { leadId: string; status: LeadFinalStatus }): Promise<void> {
-      await db.lead.update({ where: { id: leadId }, data: { status } });
+      if (!(await finishLeadOnce(db.sql, leadId, status))) throw leadNotFound(leadId);
     },
 
     async campaignStatusOfLead({ leadId }: { leadId: string }): Promise<string> {

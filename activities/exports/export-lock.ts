@@ -30,6 +30,11 @@ export async function withActivityLock<T>(
   let broken: Error | undefined;
   try {
     await client.query('BEGIN');
+    // This transaction idles while `work` runs, for as long as an export takes: the pool's idle-in-transaction
+    // deadline (lib/sql-pool.ts) would end it under a healthy attempt. A stuck attempt is ended by Temporal instead (its
+    // heartbeat timeout cancels it; the Google client's timeout and the cancellation signal end a hung request), and
+    // the ROLLBACK below releases the lock.
+    await client.query('SET LOCAL idle_in_transaction_session_timeout = 0');
     const {
       rows: [row],
     } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_xact_lock(hashtextextended($1, 0)) AS locked', [

@@ -4,6 +4,7 @@ import { nextAllowedInstant } from '../../lib/dial-ladder/calling-window';
 import { ErrorCode } from '../../lib/error-codes';
 import type { RecordedRecovery } from '../../lib/journeys/awaiting';
 import type { JourneyDefinition } from '../../lib/journeys/definition';
+import { finishLeadOnce } from '../../lib/leads/lead-final-status';
 import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
 import type { ActivityDependencies } from '../dependencies';
 import { createEgress, EgressError } from '../../lib/http/egress';
@@ -101,8 +102,8 @@ export function createJourneyActivities({ db, whatsapp, egress = createEgress() 
         },
         select: { leadId: true },
       });
-      if (final && run.leadId)
-        await db.lead.update({ where: { id: run.leadId }, data: { status: status as FinalRunStatus } });
+      // Through the one rule: a lead final already (its campaign stopped) keeps its first final status.
+      if (final && run.leadId) await finishLeadOnce(db.sql, run.leadId, status as FinalRunStatus);
     },
 
     async recordJourneyDecision(decision: DecisionRecord): Promise<void> {

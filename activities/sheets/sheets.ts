@@ -45,9 +45,15 @@ export interface SheetActivityDependencies {
   settleMs?: number;
   /**
    * Sheets attached to a Google spreadsheet (provider google or google-twin): the key ring their connection's key is
-   * sealed with (SECRETS_KEYS), the write pace per service account, and the 429 backoff (default QUOTA_BACKOFF).
+   * sealed with (SECRETS_KEYS), the write pace per service account, the 429 backoff (default QUOTA_BACKOFF), and one
+   * request's timeout (default GOOGLE_SHEETS_TIMEOUT_MS; tests shorten it).
    */
-  google?: { keyring?: Keyring; pace?: WritePace; backoff?: { firstMs: number; maxMs: number; attempts: number } };
+  google?: {
+    keyring?: Keyring;
+    pace?: WritePace;
+    backoff?: { firstMs: number; maxMs: number; attempts: number };
+    timeoutMs?: number;
+  };
 }
 
 /** A failure no retry mends (the spreadsheet not shared, gone; the connection removed): the sync is marked failed. */
@@ -99,6 +105,10 @@ export function createSheetActivities({
       backoff: google.backoff,
       // Waiting for the account's turn or after a 429 is progress: the heartbeat timeout is 20 s.
       onWait: () => heartbeat(),
+      // A request that hangs fails after its timeout, or at once when Temporal cancels the attempt (a heartbeat
+      // missed): the sheet's lock and its connection are given back either way (withActivityLock's ROLLBACK).
+      signal: Context.current().cancellationSignal,
+      ...(google.timeoutMs !== undefined && { timeoutMs: google.timeoutMs }),
     });
   }
   const locked = <T>(sheetId: string, work: () => Promise<T>) =>

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/common';
+import type { AmbiguousResendRule } from '../../lib/whatsapp/ambiguous-resend';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
@@ -36,6 +37,8 @@ export interface WhatsAppMessageDependencies {
   whatsappProvider?: WhatsAppProvider;
   /** WHATSAPP_RESEND_AFTER_SECONDS in ms (default 900 s). */
   whatsappResendAfterMs?: number;
+  /** WHATSAPP_AMBIGUOUS_RESEND: whether an ambiguous send is ever resent (default never). */
+  whatsappAmbiguousResend?: AmbiguousResendRule;
 }
 
 /**
@@ -57,6 +60,7 @@ export function createWhatsAppMessageActivities({
   db,
   whatsappProvider,
   whatsappResendAfterMs = 900_000,
+  whatsappAmbiguousResend = 'never',
 }: WhatsAppMessageDependencies) {
   const ambiguous = { ambiguous: true as const, resendAfterMs: whatsappResendAfterMs };
 
@@ -206,9 +210,10 @@ export function createWhatsAppMessageActivities({
 
     /**
      * An ambiguous send, resendAfterMs later: resolved when a status came (the webhook recorded the provider's id
-     * from its biz_opaque_callback_data: sent); else resent once when a later message of the same number has had a
-     * status (the webhooks reach us, so this one's silence means Meta never took it); else marked unknown (never sent
-     * twice). Its hold stays pending: a status that comes later settles it as for any message (delivered: charged
+     * from its biz_opaque_callback_data: sent); else marked unknown (never sent twice). Only under the opt-in rule
+     * (WHATSAPP_AMBIGUOUS_RESEND=after-later-status) is it first resent once when a later message of the same number
+     * has had a status: statuses are not ordered across messages, so that does not prove Meta never took this one,
+     * and the resend may be a duplicate (docs/features/whatsapp.md#no-message-twice states the bound). Its hold stays pending: a status that comes later settles it as for any message (delivered: charged
      * once), and the hold sweep voids it when the platform's 30 days are over (settleWhatsAppMessageHoldOf).
      */
     async resolveAmbiguousSend({
@@ -227,17 +232,19 @@ export function createWhatsAppMessageActivities({
       }
       if (message.handOver === 'unknown') return 'unknown';
       const since = message.ambiguousAt ?? message.createdAt;
-      const proof = await db.whatsAppMessage.findFirst({
-        where: {
-          senderId: message.senderId,
-          direction: 'outbound',
-          id: { not: message.id },
-          createdAt: { gt: since },
-          OR: [{ sentAt: { not: null } }, { deliveredAt: { not: null } }, { failedAt: { not: null } }],
-          providerMessageId: { not: null },
-        },
-        select: { id: true },
-      });
+      const proof =
+        whatsappAmbiguousResend === 'after-later-status' &&
+        (await db.whatsAppMessage.findFirst({
+          where: {
+            senderId: message.senderId,
+            direction: 'outbound',
+            id: { not: message.id },
+            createdAt: { gt: since },
+            OR: [{ sentAt: { not: null } }, { deliveredAt: { not: null } }, { failedAt: { not: null } }],
+            providerMessageId: { not: null },
+          },
+          select: { id: true },
+        }));
       if (proof && message.sendAttempts < 2) {
         const resent = await tryOnce(message, 2);
         if (!resent.ambiguous) return 'resent';

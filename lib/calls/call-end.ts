@@ -2,6 +2,7 @@ import { endCall, HAND_OVER_LINES_CTES, NOW_UTC, type GrantedLine } from './call
 import { PICKED_UP_OUTCOMES, sqlOutcomeList, type CallOutcome } from './call-outcomes';
 import type { Database } from '../database';
 import type { RunSql } from '../run-sql';
+import { LEAD_STATUS_OPEN_SQL } from '../leads/lead-final-status';
 import type { CallEvent } from './call-event';
 import { CARRIER_CALL_STATES, callStateRank, isTerminalCallState, type CarrierCallState } from './call-states';
 import type { EndedCall } from './ended-call';
@@ -194,11 +195,11 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
     SELECT * FROM moved WHERE moved.status = 'ended'
   ), settled_leads AS (
     -- As the lead's workflow would settle it (activities/dial-ladder/calls.ts settleLead): a call ends once, so
-    -- a lead is settled here once.
+    -- a lead is settled here once, and never over a final status (a stop's cancelled, written before its hangup).
     UPDATE "Lead" l
        SET status = (CASE WHEN ended.outcome IN ${sqlOutcomeList(PICKED_UP_OUTCOMES)} THEN 'completed' ELSE 'failed' END)::"LeadStatus",
            "waitingFor" = NULL, "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC}
-      FROM ended WHERE l.id = ended."leadId" AND ended."leadSettledAt" IS NOT NULL
+      FROM ended WHERE l.id = ended."leadId" AND ended."leadSettledAt" IS NOT NULL AND ${LEAD_STATUS_OPEN_SQL('l')}
   ), freeing AS (
     SELECT ended."campaignId" AS campaign_id, count(*)::int AS freed, min(ended.ord) AS ord
       FROM ended WHERE ended."campaignId" IS NOT NULL

@@ -1,5 +1,6 @@
 import type { Database } from '../database';
 import type { RunSql } from '../run-sql';
+import { LEAD_STATUS_OPEN_SQL } from '../leads/lead-final-status';
 import { callsPlaced } from '../metrics/calls';
 import { isUuid } from '../uuid';
 import { callerConnectionSql } from '../carriers/carrier-store';
@@ -148,7 +149,7 @@ export async function takeLine(
       ON CONFLICT ("attemptId") DO NOTHING
     ), lead_state AS (
       UPDATE "Lead" l
-         SET status = CASE WHEN EXISTS (SELECT 1 FROM call) THEN 'dialing'::"LeadStatus" ELSE l.status END,
+         SET status = CASE WHEN EXISTS (SELECT 1 FROM call) AND ${LEAD_STATUS_OPEN_SQL('l')} THEN 'dialing'::"LeadStatus" ELSE l.status END,
              "waitingFor" = CASE WHEN EXISTS (SELECT 1 FROM call) OR blocked.yes OR campaign.status = 'STOPPED' THEN NULL
                                  WHEN campaign.status = 'RUNNING' THEN 'line' ELSE 'campaign' END,
              "nextAttemptAt" = NULL, "updatedAt" = ${NOW_UTC},
@@ -214,7 +215,8 @@ export async function resumeOrWithdraw(
     ), freeing AS (
       SELECT "campaignId" AS campaign_id, 1 AS freed FROM withdrawn
     ), ${HAND_OVER_LINES_CTES}, queued AS (
-      UPDATE "Lead" l SET status = 'queued', "updatedAt" = ${NOW_UTC} FROM withdrawn WHERE l.id = $1::uuid
+      -- A call withdrawn by a pause or a stop: a lead the stop cancelled keeps its final status.
+      UPDATE "Lead" l SET status = 'queued', "updatedAt" = ${NOW_UTC} FROM withdrawn WHERE l.id = $1::uuid AND ${LEAD_STATUS_OPEN_SQL('l')}
     )
     SELECT campaign.status, lead.phone, ${GRANTED_JSON} FROM lead, campaign`,
     attempt.leadId,

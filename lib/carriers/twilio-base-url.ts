@@ -7,6 +7,13 @@ import type RequestClient from 'twilio/lib/base/RequestClient';
 const DEFAULT_TIMEOUT_MS = 30_000;
 
 /**
+ * The most of an answer's body read: Twilio's largest answers the product asks for are a page of calls (50 resources
+ * of about 2 KB each, ~100 KB). An answer past 1 MiB is not Twilio's, or not one we can use: the request is cut and
+ * fails, instead of its body filling the process's memory.
+ */
+export const TWILIO_BODY_CAP_BYTES = 1024 * 1024;
+
+/**
  * Sockets kept open to each host between requests. A dialer sends bursts of creates: the SDK's own agent keeps 5
  * free sockets a host and closes the rest after each burst, so the next burst pays new connections (and TLS
  * handshakes) again.
@@ -52,11 +59,16 @@ function formOf(values: object): string {
 export class BaseUrlRequestClient extends twilio.RequestClient {
   private readonly base: URL;
   private readonly timeoutMs: number;
+  private readonly bodyCapBytes: number;
 
-  constructor(baseUrl: string, options?: ConstructorParameters<typeof twilio.RequestClient>[0]) {
+  constructor(
+    baseUrl: string,
+    options?: ConstructorParameters<typeof twilio.RequestClient>[0] & { bodyCapBytes?: number },
+  ) {
     super(options);
     this.base = new URL(baseUrl.replace(/\/+$/, ''));
     this.timeoutMs = options?.timeout ?? DEFAULT_TIMEOUT_MS;
+    this.bodyCapBytes = options?.bodyCapBytes ?? TWILIO_BODY_CAP_BYTES;
   }
 
   override async request<TData>(opts: RequestClient.RequestOptions<TData>) {
@@ -77,7 +89,14 @@ export class BaseUrlRequestClient extends twilio.RequestClient {
     if (opts.data && headers['Content-Type'] === 'application/x-www-form-urlencoded') body = formOf(opts.data);
     else if (opts.data && headers['Content-Type'] === 'application/json') body = JSON.stringify(opts.data);
     if (body !== undefined) headers['Content-Length'] = String(Buffer.byteLength(body));
-    return await send<TData>(url, opts.method.toUpperCase(), headers, body, opts.timeout ?? this.timeoutMs);
+    return await send<TData>(
+      url,
+      opts.method.toUpperCase(),
+      headers,
+      body,
+      opts.timeout ?? this.timeoutMs,
+      this.bodyCapBytes,
+    );
   }
 }
 
@@ -88,13 +107,24 @@ function send<TData>(
   headers: Record<string, string>,
   body: string | undefined,
   timeoutMs: number,
+  bodyCapBytes: number,
 ) {
   const transport = url.protocol === 'https:' ? https : http;
   const agent = agents[url.protocol as keyof typeof agents];
   return new Promise<{ statusCode: number; body: TData; headers: http.IncomingHttpHeaders }>((resolve, reject) => {
     const request = transport.request(url, { method, headers, agent }, (response) => {
       const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
+      let bytes = 0;
+      response.on('data', (chunk: Buffer) => {
+        bytes += chunk.length;
+        if (bytes > bodyCapBytes) {
+          request.destroy(
+            Object.assign(new Error(`the answer from ${url.host} exceeds ${bodyCapBytes} bytes`), { code: 'EBODYCAP' }),
+          );
+          return;
+        }
+        chunks.push(chunk);
+      });
       response.on('error', reject);
       response.on('end', () =>
         resolve({

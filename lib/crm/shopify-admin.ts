@@ -71,24 +71,38 @@ export function throttleWaitMs(cost: QueryCost | null, requestedQueryCost: numbe
   return Math.ceil(((requestedQueryCost - currentlyAvailable) / Math.max(restoreRate, 0.001)) * 1000);
 }
 
-/** Requests to https://{shop} go to the twin's base URL instead (shopify-twin); a real store keeps its address. */
-function fetchFor(connection: OpenedAdminConnection): typeof fetch {
-  if (connection.provider !== 'shopify-twin' || !connection.baseUrl) return fetch;
+/**
+ * One Admin API request (a page of at most 250 customers or orders) answers within seconds; past 30 s the store (or
+ * the path to it) is taken as hung: the request is aborted and fails, and the import's activity is retried instead of
+ * waiting for as long as the socket stays open.
+ */
+export const SHOPIFY_ADMIN_TIMEOUT_MS = 30_000;
+
+/**
+ * Every request with its deadline (SHOPIFY_ADMIN_TIMEOUT_MS, joined to any signal of the caller's); requests to
+ * https://{shop} go to the twin's base URL instead (shopify-twin), a real store keeps its address.
+ */
+function fetchFor(connection: OpenedAdminConnection, timeoutMs: number): typeof fetch {
   const storeOrigin = `https://${connection.shopDomain}`;
-  const base = connection.baseUrl.replace(/\/+$/, '');
+  const base =
+    connection.provider === 'shopify-twin' && connection.baseUrl ? connection.baseUrl.replace(/\/+$/, '') : null;
   return (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    return fetch(url.startsWith(storeOrigin) ? base + url.slice(storeOrigin.length) : url, init);
+    const deadline = AbortSignal.timeout(timeoutMs);
+    return fetch(base && url.startsWith(storeOrigin) ? base + url.slice(storeOrigin.length) : url, {
+      ...init,
+      signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline,
+    });
   };
 }
 
-export function shopifyAdminClient(connection: OpenedAdminConnection) {
+export function shopifyAdminClient(connection: OpenedAdminConnection, timeoutMs = SHOPIFY_ADMIN_TIMEOUT_MS) {
   return createAdminApiClient({
     storeDomain: connection.shopDomain,
     apiVersion: SHOPIFY_ADMIN_API_VERSION,
     accessToken: connection.accessToken,
     retries: 0,
-    customFetchApi: fetchFor(connection),
+    customFetchApi: fetchFor(connection, timeoutMs),
     // The client warns on the console about versions it no longer lists; the version is pinned on purpose.
     logger: () => undefined,
   });
@@ -104,8 +118,9 @@ export async function readCustomersPage(
   connection: OpenedAdminConnection,
   after: string | null,
   first = CUSTOMERS_PAGE_SIZE,
+  timeoutMs = SHOPIFY_ADMIN_TIMEOUT_MS,
 ): Promise<CustomersPage> {
-  const client = shopifyAdminClient(connection);
+  const client = shopifyAdminClient(connection, timeoutMs);
   const answer = await client.request<{
     customers: { nodes: ShopifyCustomer[]; pageInfo: { hasNextPage: boolean; endCursor: string | null } };
   }>(CUSTOMERS_QUERY, { variables: { first, after } });

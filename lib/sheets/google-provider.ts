@@ -30,7 +30,18 @@ export interface GoogleSpreadsheetOptions {
   /** Called while waiting (for the pace or a backoff), at least every 5 s: the activity heartbeats there. */
   onWait?: () => void;
   backoff?: { firstMs: number; maxMs: number; attempts: number };
+  /** How long one request (the token's included) may take before it fails, retryable; default GOOGLE_SHEETS_TIMEOUT_MS. */
+  timeoutMs?: number;
+  /** The activity's cancellation: a request in flight is aborted at once, and no other is sent. */
+  signal?: AbortSignal;
 }
+
+/**
+ * One request to Google (a write of up to a page of rows, a token) answers in well under a second; 30 s is a hung
+ * connection. Past it the request is aborted and fails retryable, so that the activity gives back the sheet's lock
+ * and its connection instead of holding them for as long as the socket stays open (docs/features/sheets.md).
+ */
+export const GOOGLE_SHEETS_TIMEOUT_MS = 30_000;
 
 interface TabGrid {
   sheetId: number;
@@ -100,12 +111,31 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
         },
       });
     }
+    // The token request too: the same deadline and the same cancellation as the API's, as the auth client's own
+    // defaults (its requests take no per-call options), and no retry of its own.
+    jwt.transporter.defaults = {
+      ...jwt.transporter.defaults,
+      timeout: this.timeoutMs,
+      retry: false,
+      ...(options.signal && { signal: options.signal }),
+    };
     this.api = sheets({ version: 'v4', auth: jwt, rootUrl: options.rootUrl });
+  }
+
+  private get timeoutMs() {
+    return this.options.timeoutMs ?? GOOGLE_SHEETS_TIMEOUT_MS;
+  }
+
+  /** Every call's options: no retry of the client's own (write() decides), the deadline and the cancellation. */
+  private get callOptions() {
+    this.options.signal?.throwIfAborted();
+    return { retry: false, timeout: this.timeoutMs, ...(this.options.signal && { signal: this.options.signal }) };
   }
 
   private async wait(ms: number) {
     for (let left = ms; left > 0; left -= 5_000) {
       this.options.onWait?.();
+      this.options.signal?.throwIfAborted();
       await sleep(Math.min(left, 5_000));
     }
   }
@@ -128,6 +158,8 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
   }
 
   private asError(error: unknown): Error {
+    // Cancelled (the activity's heartbeat timed out, or it was cancelled): the cancellation, not a Google failure.
+    if (this.options.signal?.aborted) return this.options.signal.reason as Error;
     const failure = failureOf(error);
     // No answer (the connection cut, a timeout): retryable, and told in one line. The client's own error carries the
     // request (the rows written) and would land whole in the activity's failure.
@@ -152,7 +184,7 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
   private async readGrids(spreadsheetId: string): Promise<sheets_v4.Schema$Sheet[]> {
     let data: sheets_v4.Schema$Spreadsheet;
     try {
-      ({ data } = await this.api.spreadsheets.get({ spreadsheetId, fields: 'sheets.properties' }, { retry: false }));
+      ({ data } = await this.api.spreadsheets.get({ spreadsheetId, fields: 'sheets.properties' }, this.callOptions));
     } catch (error) {
       throw this.asError(error);
     }
@@ -182,7 +214,7 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
       await this.write(() =>
         this.api.spreadsheets.batchUpdate(
           { spreadsheetId: key, requestBody: { requests: [{ addSheet: { properties: { title: tab } } }] } },
-          { retry: false },
+          this.callOptions,
         ),
       );
       await this.readGrids(key);
@@ -214,7 +246,7 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
             ],
           },
         },
-        { retry: false },
+        this.callOptions,
       ),
     );
     Object.assign(grid, { rowCount, columnCount });
@@ -241,7 +273,7 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
               data: data.map(({ range, values }) => ({ range, majorDimension: 'ROWS', values: values.map(rawRow) })),
             },
           },
-          { retry: false },
+          this.callOptions,
         ),
       );
     for (const [tab, need] of byTab) await this.ensureGrid(spreadsheetId, tab, need.rows, need.columns);
@@ -270,7 +302,7 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
     await this.write(() =>
       this.api.spreadsheets.values.clear(
         { spreadsheetId, range: whole ? target.tab : range, requestBody: {} },
-        { retry: false },
+        this.callOptions,
       ),
     );
   }

@@ -557,6 +557,45 @@ describe('a campaign on a twilio-twin connection', () => {
     expect(statusSent(byLead.get(talking.leadId)!.providerCallId!)).toEqual(['completed']);
     expect(statusSent(byLead.get(ringing.leadId)!.providerCallId!)).toEqual(['canceled']);
     for (const call of calls) expect(call.hangupRequestedAt).not.toBeNull();
+    // The workflow's own view says completed; the lead keeps the stop's cancelled (a final status never changes).
+    expect((await db.lead.findUniqueOrThrow({ where: { id: talking.leadId } })).status).toBe('cancelled');
+  });
+
+  it('hangs up a call that talks while its recorded status lags (no in-progress callback yet): canceled, then completed', async () => {
+    const campaign = await runningCampaign(A, {
+      ladder: QUICK_LADDER,
+      openingLine: Array(50).fill('this line goes on and on').join(', '),
+    });
+    const talking = await pushLead(A.owner, campaign.id, '+14155550112');
+    const { providerCallId } = await until(
+      () => db.call.findFirst({ where: { leadId: talking.leadId } }),
+      (call) => call?.providerCallId != null,
+    ).then((call) => call!);
+    const callSid = providerCallId!;
+    await until(
+      () => twin.client.calls(callSid).fetch(),
+      (call) => call.status === 'in-progress',
+    );
+    const calls = createTwilioCalls(
+      {
+        id: A.connection.id,
+        workspaceId: A.owner.workspaceId,
+        label: 'twin',
+        provider: 'twilio-twin',
+        baseUrl: recorder.url,
+        accountSid: ACCOUNT_A.sid,
+        apiKeySid: null,
+        secrets: { authToken: ACCOUNT_A.authToken },
+      },
+      { publicBaseUrl: api.baseUrl },
+    );
+    // As a stop whose record still says ringing: Twilio leaves the call alone on canceled, and answers it in progress.
+    await calls.hangup(callSid, 'ringing');
+    expect((await twin.client.calls(callSid).fetch()).status).toBe('completed');
+    const sent = recorder.exchanges
+      .filter((exchange) => exchange.method === 'POST' && exchange.url.includes(`/Calls/${callSid}.json`))
+      .map((exchange) => new URLSearchParams(exchange.body).get('Status'));
+    expect(sent).toEqual(['canceled', 'completed']);
   });
 });
 

@@ -1,3 +1,4 @@
+import net from 'node:net';
 import { parse, validate } from 'graphql';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { OpenedAdminConnection } from '../../lib/crm/admin-token';
@@ -170,5 +171,32 @@ describe('which customers are imported', () => {
     expect(customerVerdict(customer(null))).toEqual({ import: false, reason: 'no_phone' });
     for (const phoneNumber of ['415-555-0101', '+10005550000', ''])
       expect(customerVerdict(customer({ phoneNumber, marketingState: 'SUBSCRIBED' })).import).toBe(false);
+  });
+});
+
+describe('a store that never answers', () => {
+  it('fails the page within the Admin API timeout instead of waiting for as long as the socket stays open', async () => {
+    const sockets = new Set<net.Socket>();
+    const hung = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('close', () => sockets.delete(socket));
+    });
+    await new Promise<void>((resolve) => hung.listen(0, '127.0.0.1', resolve));
+    try {
+      const started = Date.now();
+      const failed = await readCustomersPage(
+        { ...connection(), baseUrl: `http://127.0.0.1:${(hung.address() as net.AddressInfo).port}` },
+        null,
+        10,
+        300,
+      ).catch((error: unknown) => error);
+      expect(failed).toBeInstanceOf(Error);
+      expect(failed).not.toBeInstanceOf(AdminAccessRefused);
+      // The budget: the 300 ms timeout and a generous margin for a loaded machine; before, it waited without end.
+      expect(Date.now() - started).toBeLessThan(5_000);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      hung.close();
+    }
   });
 });

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { takeLine } from '../../lib/calls/call-lines';
 import { applyCallEvent } from '../../lib/calls/call-end';
 import { DEFAULT_DIAL_LADDER, outcomesSettledAtEnd } from '../../lib/dial-ladder/dial-ladder';
 import { startTestApi } from '../support/api';
@@ -10,6 +9,7 @@ import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
+import { takeFirstLine } from '../support/calls';
 
 /*
  * leadLadderWorkflowV2 (docs/features/dial-ladder.md#the-lean-ladder): a call whose end leaves its ladder nothing to do
@@ -38,30 +38,8 @@ async function campaignOf(owner: { workspaceId: string }, dialLadder = SINGLE_AT
 }
 
 /** A lead of a new campaign of the workspace, its first attempt dialing with settlesLeadOn. */
-async function dialingLead(owner: { workspaceId: string }, settlesLeadOn?: string[]) {
-  const campaign = await campaignOf(owner);
-  const lead = await db.lead.create({
-    data: {
-      workspaceId: owner.workspaceId,
-      campaignId: campaign.id,
-      idempotencyKey: randomUUID(),
-      phone: '+14155550125',
-      workflowId: `settled-${randomUUID()}`,
-      requestId: randomUUID(),
-    },
-  });
-  const attemptId = `${lead.id}:1`;
-  const decision = await takeLine(db.sql, {
-    leadId: lead.id,
-    attempt: 1,
-    attemptId,
-    provider: 'simulated',
-    workflowId: lead.workflowId,
-    settlesLeadOn,
-  });
-  expect(decision?.verdict).toBe('started');
-  return { lead, attemptId };
-}
+const dialingLead = async (owner: { workspaceId: string }, settlesLeadOn?: string[]) =>
+  takeFirstLine(db, owner, (await campaignOf(owner)).id, settlesLeadOn);
 
 const ended = (attemptId: string, status: 'busy' | 'no-answer', eventId = randomUUID()) =>
   applyCallEvent(db.sql, 'simulated', {

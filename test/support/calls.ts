@@ -4,6 +4,7 @@ import type { Database } from '../../lib/database';
 import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { TestTemporal } from './temporal';
 import type { TestWorkspace } from './workspace';
+import { takeLine } from '../../lib/calls/call-lines';
 
 /** A lead of the campaign, written as a push records it; `details` sets or overrides any column (phone, status...). */
 export async function insertLead(
@@ -74,6 +75,30 @@ export async function insertDialingCall(db: Database, owner: Pick<TestWorkspace,
       workflowId: `lead-${leadId}`,
     },
   });
+}
+
+/**
+ * A lead of the (running) campaign whose first attempt took its line through takeLine, as the ladder's dial does before
+ * the carrier is asked: its call dialing without the carrier's id, with settlesLeadOn if given.
+ */
+export async function takeFirstLine(
+  db: Database,
+  owner: Pick<TestWorkspace, 'workspaceId'>,
+  campaignId: string,
+  settlesLeadOn?: string[],
+) {
+  const leadId = await insertLead(db, owner, campaignId, { phone: '+14155550125' });
+  const attemptId = `${leadId}:1`;
+  const decision = await takeLine(db.sql, {
+    leadId,
+    attempt: 1,
+    attemptId,
+    provider: 'simulated',
+    workflowId: `lead-${leadId}`,
+    settlesLeadOn,
+  });
+  if (decision?.verdict !== 'started') throw new Error(`the first attempt was not started: ${decision?.verdict}`);
+  return { lead: { id: leadId }, attemptId };
 }
 
 /** A carrier's status event of the call, as the simulated carrier sends it (its id: `<providerCallId>:<status>`). */

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, inject } from 'vitest';
 import { createDatabase, type Database } from '../../lib/database';
 import { runStatement } from '../../lib/pg-statement';
+import type { Queryable } from '../../lib/sql-pool';
 
 /** How long a test file's end waits for its database to be dropped. */
 const DROP_WAIT_MS = 60_000;
@@ -39,4 +40,13 @@ export async function useTestDatabase(): Promise<TestDatabase> {
     clearTimeout(timer);
   });
   return { url: url.toString(), db };
+}
+
+/** Whether another session could take the advisory lock `name` (as withActivityLock names them) now; gives it back. */
+export async function advisoryLockIsFree(pool: Queryable, name: string): Promise<boolean> {
+  const {
+    rows: [row],
+  } = await pool.query<{ free: boolean }>('SELECT pg_try_advisory_lock(hashtextextended($1, 0)) AS free', [name]);
+  if (row!.free) await pool.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [name]);
+  return row!.free;
 }

@@ -20,6 +20,7 @@ import { notifyingJourney, runningJourneyCampaign } from '../support/journeys';
 import { connectTwinSender, startMetaTwinStack, twinTemplate } from '../support/meta-twin';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
+import { createWhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
 import { TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -416,7 +417,7 @@ describe('no message twice (the resend rule)', () => {
     expect(await twin.deliveriesTo(to)).toBe(1);
   });
 
-  it('a send lost before the twin took it is resent once when a later message of the number had a status', async () => {
+  it('a send lost before the twin took it stays unknown by default, even when a later message of the number had a status; the opt-in rule resends it once', async () => {
     const setup = await setUp();
     const lostTo = recipient();
     twin.setFaults({ dropRequestRate: 1 });
@@ -431,6 +432,23 @@ describe('no message twice (the resend rule)', () => {
       () => messageRow(proof),
       (row) => row.status === 'delivered' || row.status === 'read',
     );
+    // Statuses are not ordered across messages: the later one's proves nothing about this one, which is never resent.
+    const unknown = await until(
+      () => messageRow(lost),
+      (row) => row.handOver === 'unknown',
+      RESEND_AFTER_MS * 10,
+    );
+    expect(unknown).toMatchObject({ status: 'accepted', sendAttempts: 1, providerMessageId: null });
+    expect(await twin.deliveriesTo(lostTo)).toBe(0);
+
+    // WHATSAPP_AMBIGUOUS_RESEND=after-later-status, the older rule, as its resolve finds the same message.
+    await db.whatsAppMessage.update({ where: { id: lost }, data: { handOver: 'ambiguous' } });
+    const optedIn = createWhatsAppMessageActivities({
+      db,
+      whatsappProvider: stack.provider,
+      whatsappAmbiguousResend: 'after-later-status',
+    });
+    expect(await optedIn.resolveAmbiguousSend({ messageId: lost })).toBe('resent');
     const resent = await until(
       () => messageRow(lost),
       (row) => row.status === 'delivered' || row.status === 'read',

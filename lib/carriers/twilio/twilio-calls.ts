@@ -234,19 +234,32 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
 
     /**
      * Ends the call (POST .../Calls/{Sid}.json): Status=canceled while it is queued or ringing, completed once
-     * answered. Twilio refuses the one that no longer fits (the call moved on since it was last heard of): the call
-     * is then read and, if still live, ended with the other; one already ended is left as it is.
+     * answered. The recorded state may lag (a late or lost answered callback, or TELEPHONY_STATUS_CALLBACK_EVENTS
+     * without in-progress), and Twilio leaves an in-progress call alone on canceled and answers 200: so the call's
+     * status in the answer is read, and a call that is live with another status than the one sent (answered meanwhile)
+     * is ended with that one. Twilio refuses the status that no longer fits with a 4xx: the call is then read instead.
+     * One already ended is left as it is.
      */
     async hangup(callSid: string, knownState: string | null): Promise<void> {
-      const statusFor = (state: string | null) => (state === 'in-progress' ? 'completed' : 'canceled');
-      try {
-        await twilioRequest(() => client.calls(callSid).update({ status: statusFor(knownState) }));
-      } catch (error) {
-        const status = restStatusOf(error);
-        if (status === undefined || status >= 500) throw error;
-        const now = await fetchCall(callSid, '');
-        if (!now || isTerminalCallState(now.status)) return;
-        await twilioRequest(() => client.calls(callSid).update({ status: statusFor(now.status) }));
+      const statusFor = (state: string | null): 'completed' | 'canceled' =>
+        state === 'in-progress' ? 'completed' : 'canceled';
+      /** Sends the status; answers the call's state after it (null: Twilio does not know the call). */
+      const send = async (status: 'completed' | 'canceled') => {
+        try {
+          const answer = await twilioRequest(() => client.calls(callSid).update({ status }));
+          return carrierStateOfTwilio(answer.status as TwilioCallStatus);
+        } catch (error) {
+          const refused = restStatusOf(error);
+          if (refused === undefined || refused >= 500) throw error;
+          return (await fetchCall(callSid, ''))?.status ?? null;
+        }
+      };
+      let sent = statusFor(knownState);
+      // Twice at most: canceled then completed (a call answered meanwhile), or the reverse (a call not yet answered).
+      for (let tries = 0; tries < 2; tries++) {
+        const now = await send(sent);
+        if (now === null || isTerminalCallState(now) || statusFor(now) === sent) return;
+        sent = statusFor(now);
       }
     },
 
