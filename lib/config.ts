@@ -176,6 +176,10 @@ export const configVariables = z.object({
     )
     .pipe(z.array(z.enum(SUBSCRIBABLE_PROGRESS_STATES)).transform((states) => [...new Set(states)])),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().positive().default(120),
+  /** Requests a minute one address may send to the signed public webhooks (api/door/webhook-door.ts). */
+  WEBHOOK_RATE_LIMIT_PER_IP: z.coerce.number().int().positive().max(100_000).default(1200),
+  /** Requests a minute to one connection's signed public webhooks, from every address together. */
+  WEBHOOK_RATE_LIMIT_PER_CONNECTION: z.coerce.number().int().positive().max(100_000).default(6000),
   TRUST_PROXY: booleanFlag.default(false),
   /** Where export jobs write their files: a volume the API and the workers share. */
   EXPORT_DIR: z.string().min(1).default('.data/exports'),

@@ -10,6 +10,7 @@ import {
   type LeadMessageView,
 } from '../../lib/whatsapp/lead-message-result';
 import { generateDeliveryId, signWebhook } from '../../lib/result-webhooks/result-webhooks';
+import { ENDPOINT_SECRET_COLUMNS, openEndpointSecret } from '../../lib/result-webhooks/endpoint-secrets';
 import { startWebhookDelivery } from '../../lib/temporal/result-webhooks';
 import type { LeadDialResult } from '../../lib/dial-ladder/lead-state';
 import type { ActivityDependencies } from '../dependencies';
@@ -59,7 +60,7 @@ type FinishedLead = {
   calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: Date }>;
 };
 
-export function createResultWebhookActivities({ db, temporal }: ActivityDependencies) {
+export function createResultWebhookActivities({ db, temporal, secretsKeyring }: ActivityDependencies) {
   /**
    * The event's data: the lead's status, the outcome and attempts its workflow gave (else what its row
    * tells), and its calls; a WHATSAPP campaign's lead adds its message (docs/features/result-webhooks.md).
@@ -155,7 +156,7 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
     async deliverWebhook({ deliveryId }: { deliveryId: string }): Promise<DeliveryResult> {
       const delivery = await db.resultWebhookDelivery.findUnique({
         where: { id: deliveryId },
-        include: { endpoint: { select: { url: true, secret: true, deletedAt: true } } },
+        include: { endpoint: { select: { ...ENDPOINT_SECRET_COLUMNS, deletedAt: true } } },
       });
       if (!delivery) {
         throw ApplicationFailure.create({
@@ -174,6 +175,8 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
         return { done: true, status: 'failed' };
       }
 
+      // Opened for this attempt only (SECRETS_KEYS); a missing key ring fails the attempt, retried like any other.
+      const secret = openEndpointSecret(secretsKeyring, delivery.endpoint);
       const body = JSON.stringify(delivery.payload);
       const timestamp = Math.floor(Date.now() / 1000);
       let statusCode: number | null = null;
@@ -185,7 +188,7 @@ export function createResultWebhookActivities({ db, temporal }: ActivityDependen
             'content-type': 'application/json',
             'webhook-id': delivery.id,
             'webhook-timestamp': String(timestamp),
-            'webhook-signature': signWebhook(delivery.endpoint.secret, delivery.id, timestamp, body),
+            'webhook-signature': signWebhook(secret, delivery.id, timestamp, body),
           },
           body,
           redirect: 'manual',

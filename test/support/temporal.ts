@@ -1,3 +1,4 @@
+import { TEST_KEYRING } from './keyring';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
@@ -76,6 +77,7 @@ export async function startTestWorker(
   const clientConnection = await Connection.connect({ address });
   const dependencies: ActivityDependencies = {
     whatsapp: createSimulatedWhatsApp(activityDependencies.db),
+    secretsKeyring: TEST_KEYRING,
     ...activityDependencies,
     temporal: new Client({ connection: clientConnection }),
   };
