@@ -53,6 +53,14 @@ export const sealWebhookSecret = (
   secret: string,
 ) => webhookSecretColumns(seal(keyring, secret, webhookSecretAdditionalData(row)));
 
+/** What a removed connection keeps of its webhook secret: nothing, sealed or clear. */
+export const WIPED_WEBHOOK_SECRET = {
+  secret: null,
+  webhookSecretKeyId: null,
+  webhookSecretNonce: null,
+  webhookSecretCiphertext: null,
+} as const;
+
 /** The columns webhookSecretOf reads (prisma select). */
 export const WEBHOOK_SECRET_COLUMNS = {
   id: true,

@@ -135,6 +135,12 @@ describe('POST /crm/connections/{id}/webhooks: signatures and shops', () => {
     expect(removed.status).toBe(204);
     const after = await deliver(target, order());
     expect(after.status).toBe(404);
+    // Removed, its signing secret is not kept, sealed or clear.
+    expect(await db.crmConnection.findUniqueOrThrow({ where: { id: target.id } })).toMatchObject({
+      secret: null,
+      webhookSecretKeyId: null,
+      webhookSecretCiphertext: null,
+    });
     expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(0);
   });
 

@@ -279,7 +279,13 @@ describe('result webhook endpoints and deliveries over the API', () => {
     const deleted = await api.request('DELETE', `/result-webhooks/${first.id}`, { key: owner.key });
     expect(deleted.status).toBe(204);
     expect(await deleted.text()).toBe('');
-    expect((await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: first.id } })).deletedAt).not.toBeNull();
+    // Removed, its secret is not kept, sealed or clear.
+    expect(await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: first.id } })).toMatchObject({
+      deletedAt: expect.any(Date),
+      secret: null,
+      secretKeyId: null,
+      secretCiphertext: null,
+    });
     expect((await api.request('DELETE', `/result-webhooks/${first.id}`, { key: owner.key })).status).toBe(403);
     const after = (await (await api.request('GET', '/result-webhooks', { key: owner.key })).json()) as Array<{
       id: string;
