@@ -50,7 +50,10 @@ export interface ActivityDependencies {
    * production guard, with no allowances (no http://, no loopback or private address).
    */
   egress?: Egress;
-  /** SECRETS_KEYS: opens the store connections' Admin API tokens (CRM imports); unset: such an import fails. */
+  /**
+   * SECRETS_KEYS: opens the store connections' Admin API tokens (CRM imports) and the result webhook endpoints' signing
+   * secrets; unset: such an import fails, and a delivery's attempts fail until it is set.
+   */
   secretsKeyring?: Keyring;
   /** Customers per Admin API page (default 250, Shopify's maximum); tests take smaller pages. */
   crmImportPageSize?: number;

@@ -11,6 +11,7 @@ import type { LeadDispatcher } from '../lib/temporal/lead-dispatch';
 import type { StartQueue } from '../lib/temporal/start-queue';
 import type { VoicePreviews } from '../lib/voices/previews';
 import type { Keyring } from '../lib/secrets/keyring';
+import type { WebhookRateLimits } from './door/webhook-door';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -26,6 +27,8 @@ export interface AppServices {
   startsAfterAnswer: StartQueue;
   /** Requests per rolling minute per key where the workspace sets no limit of its own. */
   defaultRateLimitPerMinute: number;
+  /** Requests a minute per address and per connection to the signed public webhooks; unset: the defaults (api/door/webhook-door.ts). */
+  webhookRateLimits?: WebhookRateLimits;
   /**
    * Calls exports: the volume shared with the export workers (EXPORT_DIR), the most rows answered inline
    * (EXPORT_INLINE_MAX_ROWS), how long a finished file is kept (EXPORT_RETENTION_HOURS, in seconds
@@ -44,8 +47,9 @@ export interface AppServices {
    */
   telephonySigningSecrets?: Readonly<Record<string, string>>;
   /**
-   * The key ring carrier connections are sealed with (SECRETS_KEYS): a Twilio callback is checked with its
-   * connection's auth token, opened for the check only. Unset: every Twilio callback is refused.
+   * The key ring every connection's secrets are sealed with (SECRETS_KEYS): a Twilio callback is checked with its
+   * connection's auth token, a store's webhook with its connection's signing secret, each opened for the check only.
+   * Unset: every Twilio callback, and every store webhook of a connection whose secret is sealed, is refused.
    */
   carrierKeyring?: Keyring;
   /**

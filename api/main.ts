@@ -77,6 +77,10 @@ const services: AppServices = {
   leadDispatcher,
   startsAfterAnswer,
   defaultRateLimitPerMinute: config.RATE_LIMIT_PER_MINUTE,
+  webhookRateLimits: {
+    perAddress: config.WEBHOOK_RATE_LIMIT_PER_IP,
+    perConnection: config.WEBHOOK_RATE_LIMIT_PER_CONNECTION,
+  },
   exports,
   voicePreviews: voicePreviewsFromConfig(config),
   backgroundAudio: backgroundAudioFromConfig(config),

@@ -12,6 +12,9 @@ import type { Database } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { freePort } from '../scripts/stack/child-process';
 
+/** A bench's load comes from one address: measured without the public webhooks' per-address limit. */
+const BENCH_WEBHOOK_RATE_LIMITS = { perAddress: 100_000, perConnection: 100_000 };
+
 /**
  * The API's services for benches that run the app in their own process on a real PostgreSQL and need
  * no Temporal: the client points at a free port nothing listens on (connected lazily, never used).
@@ -27,6 +30,7 @@ export async function benchAppServices(db: Database, databaseUrl: string, extra:
     temporalConnection,
     taskQueue: 'bench',
     defaultRateLimitPerMinute: 120,
+    webhookRateLimits: BENCH_WEBHOOK_RATE_LIMITS,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
     startsAfterAnswer: createStartQueue(),
     exports: {
@@ -56,6 +60,7 @@ export function benchTemporalServices(
   return {
     ...setup,
     defaultRateLimitPerMinute: 120,
+    webhookRateLimits: BENCH_WEBHOOK_RATE_LIMITS,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),
     startsAfterAnswer: createStartQueue(),
   };

@@ -80,7 +80,7 @@ try {
   }
 
   async function importRun(shop: (typeof shops)[number], baseUrl: string) {
-    const { id: connectionId } = await connectCrm(db, {
+    const { id: connectionId } = await connectCrm(db, keyring, {
       workspaceId,
       kind: 'shopify',
       shopDomain: shop.shopDomain,

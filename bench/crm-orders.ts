@@ -30,6 +30,7 @@ import { startBenchStack, startBenchWorker } from './bench-process';
 import { runLoadProcess } from './load-process';
 import { writeBenchResults } from './results-files';
 import { createApp } from '../api/app';
+import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { registerRoutes } from '../api/http/register-routes';
 import { defineRoute } from '../api/http/route';
 import { crmRoutes } from '../api/crm/routes';
@@ -55,7 +56,14 @@ try {
   const db = createDatabase(databaseUrl, { poolSize: 10 });
   const { id: workspaceId } = await createWorkspace(db, 'Bench', {});
   await addMember(db, workspaceId, 'bench@bench.localhost', 'owner');
-  const { id: connectionId } = await connectCrm(db, { workspaceId, kind: 'shopify', shopDomain: SHOP, secret: SECRET });
+  // The API opens the connection's sealed webhook secret with the same ring (its SECRETS_KEYS).
+  const keyring = keyringSchema.parse(newKeyringEntry('bench'));
+  const { id: connectionId } = await connectCrm(db, keyring, {
+    workspaceId,
+    kind: 'shopify',
+    shopDomain: SHOP,
+    secret: SECRET,
+  });
 
   // The worker that runs the deliveries' workflows, its own process as deployed.
   const taskQueue = `bench-crm-${randomUUID()}`;
@@ -72,7 +80,12 @@ try {
   // registered the same way ahead of them.
   const temporalConnection = Connection.lazy({ address: stack.temporalAddress });
   const temporal = new Client({ connection: temporalConnection });
-  const { services, close } = await benchAppServices(db, databaseUrl, { temporal, temporalConnection, taskQueue });
+  const { services, close } = await benchAppServices(db, databaseUrl, {
+    temporal,
+    temporalConnection,
+    taskQueue,
+    carrierKeyring: keyring,
+  });
   const receiverRoute = crmRoutes.find((route) => route.path === '/crm/connections/{id}/webhooks')!;
   const bareRoute = defineRoute({
     method: 'post',

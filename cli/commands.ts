@@ -183,7 +183,10 @@ export const adminCommands: Record<string, Command> = {
       },
       raw,
     );
-    return createResultWebhookEndpoint(db, flags.workspace, { url: flags.url, description: flags.description });
+    return createResultWebhookEndpoint(db, resolveKeyring(), flags.workspace, {
+      url: flags.url,
+      description: flags.description,
+    });
   },
   'number assign': async (db, raw) => {
     const flags = parseFlags(
@@ -272,7 +275,7 @@ export const adminCommands: Record<string, Command> = {
       { workspace: uuid, kind: z.enum(CRM_CONNECTION_KINDS), shop: shopDomainSchema, secret: text.max(500) },
       raw,
     );
-    const { id } = await connectCrm(db, {
+    const { id } = await connectCrm(db, resolveKeyring(), {
       workspaceId: flags.workspace,
       kind: flags.kind,
       shopDomain: flags.shop,

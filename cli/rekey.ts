@@ -1,5 +1,7 @@
 import { carrierConnectionRows } from '../lib/carriers/connections';
 import { crmAdminTokenRows } from '../lib/crm/admin-token';
+import { crmWebhookSecretRows } from '../lib/crm/webhook-secret';
+import { resultWebhookEndpointRows } from '../lib/result-webhooks/endpoint-secrets';
 import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
 import type { RekeyReport, SealedRowKind } from '../lib/secrets/sealed-rows';
 import { sheetConnectionRows } from '../lib/sheets/connections';
@@ -15,6 +17,9 @@ export const SEALED_ROW_KINDS: Record<string, SealedRowKind<any>> = {
   whatsappConnections: whatsappConnectionRows,
   sheetConnections: sheetConnectionRows,
   crmAdminTokens: crmAdminTokenRows,
+  // These two were kept in clear before: a rekey seals those first (sealClearRows), then moves the others.
+  crmWebhookSecrets: crmWebhookSecretRows,
+  resultWebhookEndpoints: resultWebhookEndpointRows,
 };
 
 /**

@@ -220,6 +220,10 @@ export const configVariables = z.object({
     )
     // Refined as a whole, so that an error names the variable rather than one of its entries.
     .refine((list) => list.every(isAddressOrRange), 'an IP address or a CIDR range such as 127.0.0.0/8'),
+  /** Requests a minute one address may send to the signed public webhooks (api/door/webhook-door.ts). */
+  WEBHOOK_RATE_LIMIT_PER_IP: z.coerce.number().int().positive().max(100_000).default(1200),
+  /** Requests a minute to one connection's signed public webhooks, from every address together. */
+  WEBHOOK_RATE_LIMIT_PER_CONNECTION: z.coerce.number().int().positive().max(100_000).default(6000),
   TRUST_PROXY: booleanFlag.default(false),
   /** Where export jobs write their files: a volume the API and the workers share. */
   EXPORT_DIR: z.string().min(1).default('.data/exports'),

@@ -10,6 +10,7 @@ import {
   type LeadMessageView,
 } from '../../lib/whatsapp/lead-message-result';
 import { generateDeliveryId, signWebhook } from '../../lib/result-webhooks/result-webhooks';
+import { ENDPOINT_SECRET_COLUMNS, openEndpointSecret } from '../../lib/result-webhooks/endpoint-secrets';
 import { startWebhookDelivery } from '../../lib/temporal/result-webhooks';
 import type { LeadDialResult } from '../../lib/dial-ladder/lead-state';
 import type { ActivityDependencies } from '../dependencies';
@@ -58,7 +59,12 @@ type FinishedLead = {
   calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: Date }>;
 };
 
-export function createResultWebhookActivities({ db, temporal, egress = createEgress() }: ActivityDependencies) {
+export function createResultWebhookActivities({
+  db,
+  temporal,
+  secretsKeyring,
+  egress = createEgress(),
+}: ActivityDependencies) {
   /**
    * The event's data: the lead's status, the outcome and attempts its workflow gave (else what its row
    * tells), and its calls; a WHATSAPP campaign's lead adds its message (docs/features/result-webhooks.md).
@@ -154,7 +160,7 @@ export function createResultWebhookActivities({ db, temporal, egress = createEgr
     async deliverWebhook({ deliveryId }: { deliveryId: string }): Promise<DeliveryResult> {
       const delivery = await db.resultWebhookDelivery.findUnique({
         where: { id: deliveryId },
-        include: { endpoint: { select: { url: true, secret: true, deletedAt: true } } },
+        include: { endpoint: { select: { ...ENDPOINT_SECRET_COLUMNS, deletedAt: true } } },
       });
       if (!delivery) {
         throw ApplicationFailure.create({
@@ -173,6 +179,8 @@ export function createResultWebhookActivities({ db, temporal, egress = createEgr
         return { done: true, status: 'failed' };
       }
 
+      // Opened for this attempt only (SECRETS_KEYS); a missing key ring fails the attempt, retried like any other.
+      const secret = openEndpointSecret(secretsKeyring, delivery.endpoint);
       const body = JSON.stringify(delivery.payload);
       const timestamp = Math.floor(Date.now() / 1000);
       let statusCode: number | null = null;
@@ -184,7 +192,7 @@ export function createResultWebhookActivities({ db, temporal, egress = createEgr
             'content-type': 'application/json',
             'webhook-id': delivery.id,
             'webhook-timestamp': String(timestamp),
-            'webhook-signature': signWebhook(delivery.endpoint.secret, delivery.id, timestamp, body),
+            'webhook-signature': signWebhook(secret, delivery.id, timestamp, body),
           },
           body,
           readBody: false,

@@ -5,6 +5,7 @@ import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { WIPED_ENVELOPE } from '../../lib/secrets/sealed-rows';
+import { WIPED_WEBHOOK_SECRET } from '../../lib/crm/webhook-secret';
 
 /** What the API shows of a connection: never its secret, nor its Admin API token (only whether it holds one). */
 const CONNECTION_FIELDS = {
@@ -57,12 +58,15 @@ export async function getCrmConnection(services: AppServices, principal: Princip
   return connectionView(await findOwnedConnection(services, principal, id));
 }
 
-/** Gone from the API, its receiver answering 404 from then on; its orders and deliveries are kept, its Admin API token wiped. */
+/**
+ * Gone from the API, its receiver answering 404 from then on; its orders and deliveries are kept, its Admin API token
+ * and its webhook signing secret wiped (a removed connection's secrets are not kept).
+ */
 export async function deleteCrmConnection(services: AppServices, principal: Principal, id: string) {
   await findOwnedConnection(services, principal, id);
   await services.db.crmConnection.updateMany({
     where: { id, deletedAt: null },
-    data: { deletedAt: new Date(), ...WIPED_ENVELOPE },
+    data: { deletedAt: new Date(), ...WIPED_ENVELOPE, ...WIPED_WEBHOOK_SECRET },
   });
 }
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { Request } from 'express';
 import { Prisma } from '../../generated/prisma/client';
 import { startCrmDeliveryWorkflow } from '../../lib/temporal/crm';
-import { NO_PAYLOAD_SHAPE, payloadShape } from '../../lib/crm/payload-shape';
+import { payloadShape } from '../../lib/crm/payload-shape';
+import { WEBHOOK_SECRET_COLUMNS, webhookSecretOf } from '../../lib/crm/webhook-secret';
 import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-webhook';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
@@ -24,32 +25,20 @@ const HEADER_MAX = 200;
 const header = (req: Request, name: string) => req.get(name)?.trim().slice(0, HEADER_MAX) || undefined;
 
 /**
- * Before the body is validated: the connection in the path must be live (else 404 not_found, nothing
- * stored), X-Shopify-Hmac-Sha256 must sign the raw body with its secret and X-Shopify-Shop-Domain must
- * name its shop. Otherwise 401 invalid_signature, and all that is stored is a `rejected` delivery: the
- * topic as given, the shape of nothing ({ type: 'none' }), no event id, no payload.
+ * Before the body is parsed: the connection in the path must be live (else 404 not_found), X-Shopify-Hmac-Sha256 must
+ * sign the raw body with its secret (opened from its envelope for this check only) and X-Shopify-Shop-Domain must name
+ * its shop. Otherwise 401 invalid_signature. Nothing is written either way: an unsigned flood leaves no row.
  */
-export async function assertSignedByShop(req: Request, { db }: AppServices): Promise<void> {
+export async function assertSignedByShop(req: Request, { db, carrierKeyring }: AppServices): Promise<void> {
   const id = String(req.params.id);
   const connection = isUuid(id)
-    ? await db.crmConnection.findFirst({
-        where: { id, deletedAt: null },
-        select: { id: true, workspaceId: true, shopDomain: true, secret: true },
-      })
+    ? await db.crmConnection.findFirst({ where: { id, deletedAt: null }, select: WEBHOOK_SECRET_COLUMNS })
     : null;
   if (!connection) throw new Refusal(ErrorCode.not_found, { detail: 'no such CRM connection' });
-  const signed = verifyShopifySignature(rawBodyOf(req), req.get(SHOPIFY_HEADERS.hmac), connection.secret);
-  if (!signed || header(req, SHOPIFY_HEADERS.shopDomain)?.toLowerCase() !== connection.shopDomain) {
-    await db.crmWebhookDelivery.create({
-      data: {
-        connectionId: connection.id,
-        status: 'rejected',
-        topic: header(req, SHOPIFY_HEADERS.topic) ?? '',
-        shape: NO_PAYLOAD_SHAPE,
-      },
-    });
+  const secret = webhookSecretOf(carrierKeyring, connection);
+  const signed = secret !== null && verifyShopifySignature(rawBodyOf(req), req.get(SHOPIFY_HEADERS.hmac), secret);
+  if (!signed || header(req, SHOPIFY_HEADERS.shopDomain)?.toLowerCase() !== connection.shopDomain)
     throw new Refusal(ErrorCode.invalid_signature);
-  }
   verified.set(req, { id: connection.id, workspaceId: connection.workspaceId });
 }
 

@@ -46,7 +46,7 @@ const deliverySchema = z.object({
     .enum(['received', 'processed', 'ignored', 'failed', 'rejected'])
     .describe(
       'received: stored, being processed; processed: its order applied; ignored: a topic that is not an order; ' +
-        'failed: could not be applied (processingError); rejected: bad or missing signature, or another shop.',
+        'failed: could not be applied (processingError); rejected: an unsigned delivery an earlier version recorded (none is recorded now).',
     ),
   topic: z.string().describe('X-Shopify-Topic as given (empty when absent).'),
   processingError: z.string().nullable().describe('failed: why; else null.'),
@@ -127,8 +127,8 @@ export const crmRoutes = [
       {
         name: 'X-Shopify-Hmac-Sha256',
         description:
-          "base64 HMAC-SHA256 of the raw body with the connection's secret, checked (timing-safely) before the body is validated. " +
-          'Wrong or missing: 401 invalid_signature, and only a rejected delivery (topic, no payload) is kept.',
+          "base64 HMAC-SHA256 of the raw body with the connection's secret, checked (timing-safely) before the body is parsed. " +
+          'Wrong or missing: 401 invalid_signature, and nothing is kept.',
       },
       { name: 'X-Shopify-Shop-Domain', description: "Must be the connection's shop, else 401 invalid_signature." },
       { name: 'X-Shopify-Topic', description: 'orders/create, orders/updated, orders/cancelled; others are ignored.' },
@@ -140,6 +140,9 @@ export const crmRoutes = [
     ],
     body: z.record(z.string(), z.unknown()).describe("The store's payload (a Shopify order for the order topics)."),
     beforeValidation: assertSignedByShop,
+    // A store's order (its line items, addresses, notes) is the size its customer made it: held to the API's 1 MB,
+    // like any body, but read as bytes and verified before anything parses it.
+    webhookBodyLimitBytes: 1024 * 1024,
     responses: {
       200: {
         description: 'Stored (or already stored): its processing follows.',

@@ -9,14 +9,14 @@ import { Refusal } from '../../lib/refusal';
 import type { Principal } from './principal';
 import {
   FAILED_AUTH_LIMIT_PER_IP,
-  RATE_LIMIT_WINDOW_SECONDS,
+  RATE_LIMIT_WINDOW_MS,
   rateLimitStateOf,
   setRateLimitHeaders,
-  type RateLimitState,
+  takeFromBucket,
+  rateLimited,
 } from './rate-limit';
 
 const BEARER = /^Bearer[ \t]+(.*)$/i;
-const WINDOW_MS = RATE_LIMIT_WINDOW_SECONDS * 1000;
 
 interface DoorRow {
   key_id: string;
@@ -53,7 +53,7 @@ export async function authenticate(
   } = await sql.query<DoorRow>({
     name: 'door_admit',
     text: 'SELECT * FROM door_admit($1, $2, $3)',
-    values: [hashApiKeySecret(secret), defaultLimit, WINDOW_MS],
+    values: [hashApiKeySecret(secret), defaultLimit, RATE_LIMIT_WINDOW_MS],
   });
   if (!row) return failAuthentication(sql, req, res, ErrorCode.invalid_api_key);
   const rate = rateLimitStateOf(row.rate_limit, row);
@@ -81,23 +81,7 @@ export async function authenticate(
 
 /** A failed authentication counts against the client's address; past the limit it gets 429. */
 async function failAuthentication(sql: SqlPool, req: Request, res: Response, code: ErrorCode): Promise<never> {
-  const {
-    rows: [row],
-  } = await sql.query<{ allowed: boolean; remaining: number; reset_ms: number }>({
-    name: 'rate_limit_take',
-    text: 'SELECT * FROM rate_limit_take($1, $2, $3)',
-    values: [`ip:${req.ip ?? 'unknown'}`, FAILED_AUTH_LIMIT_PER_IP, WINDOW_MS],
-  });
-  const rate = rateLimitStateOf(FAILED_AUTH_LIMIT_PER_IP, row!);
-  setRateLimitHeaders(res, rate);
+  const rate = await takeFromBucket(sql, res, `ip:${req.ip ?? 'unknown'}`, FAILED_AUTH_LIMIT_PER_IP);
   if (!rate.allowed) throw rateLimited(res, rate);
   throw new Refusal(code);
-}
-
-function rateLimited(res: Response, rate: RateLimitState): Refusal {
-  return new Refusal(
-    ErrorCode.rate_limited,
-    { requestId: res.locals.requestId as string },
-    { retryAfterSeconds: Math.max(rate.resetSeconds, 1) },
-  );
 }

@@ -11,6 +11,8 @@ import { log } from '../../lib/log';
 interface BodyParserError {
   type?: string;
   status?: number;
+  /** The cap a body went over (entity.too.large), in bytes. */
+  limit?: number;
 }
 
 /** Why body-parser refused a body, for each of its 4xx refusals other than the size (413). */
@@ -47,7 +49,14 @@ function toErrorResponse(error: unknown, validationStatus: number) {
   }
   const parserError = error as BodyParserError;
   if (parserError.type === 'entity.too.large') {
-    return { status: 413, body: { error: ErrorCode.internal_error, detail: 'request body is over 1 MB' }, headers: {} };
+    // The API's bodies are held to 1 MB; a signed public webhook's to its own smaller cap (api/http/register-routes.ts).
+    const over =
+      parserError.limit === undefined || parserError.limit >= 1024 * 1024 ? '1 MB' : `${parserError.limit} bytes`;
+    return {
+      status: 413,
+      body: { error: ErrorCode.internal_error, detail: `request body is over ${over}` },
+      headers: {},
+    };
   }
   const unreadable = parserError.type ? UNREADABLE_BODY[parserError.type] : undefined;
   if (unreadable) return { status: 400, body: { error: ErrorCode.internal_error, detail: unreadable }, headers: {} };

@@ -77,10 +77,22 @@ export interface RouteDefinition<
    * authenticates its body (a carrier's signed status event) refuses an unsigned one before judging it.
    */
   beforeValidation?: (req: Request, services: AppServices) => void | Promise<void>;
+  /**
+   * A public route with `beforeValidation` is a signed webhook (api/door/webhook-door.ts): its body is read as bytes up
+   * to this many (unless set: WEBHOOK_BODY_LIMIT_BYTES, 64 KiB), over it 413 before anything is parsed.
+   */
+  webhookBodyLimitBytes?: number;
   /** Error codes the handler itself can answer, by status (the door, validation and failures are added for every route). */
   errors?: Partial<Record<number, readonly ErrorCode[]>>;
   handler: (context: RouteContext<z.infer<Body>, z.infer<Params>, z.infer<Query>>) => Promise<Reply>;
 }
+
+/**
+ * A public route with a signature to check (a carrier's, Meta's or a store's webhook): its door throttles it by address
+ * and connection (api/door/webhook-door.ts), its body is read raw and checked before it is parsed.
+ */
+export const isSignedWebhook = (route: Pick<RouteDefinition, 'access' | 'beforeValidation'>): boolean =>
+  'public' in route.access && route.beforeValidation !== undefined;
 
 export function defineRoute<Body extends z.ZodType, Params extends z.ZodType, Query extends z.ZodType>(
   route: RouteDefinition<Body, Params, Query>,

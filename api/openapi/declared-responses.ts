@@ -1,6 +1,6 @@
 import { ErrorCode } from '../../lib/error-codes';
 import { isPublicPath } from '../door/access';
-import type { ResponseDeclaration, RouteDefinition } from '../http/route';
+import { isSignedWebhook, type ResponseDeclaration, type RouteDefinition } from '../http/route';
 import { errorBodyFor } from './error-schema';
 
 /** One answer a route can give: its declaration, and for an error answer the codes it can carry. */
@@ -25,7 +25,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   plan_required: 'the workspace plan lacks `requiredPlan`',
   feature_not_enabled: 'the workspace lacks `requiredFeature`',
   rate_limited:
-    "over the key's rate limit (or, unauthenticated, the address's failed-authentication limit); `Retry-After` (always, with this code) and `requestId`",
+    "over the key's rate limit (or, unauthenticated, the address's failed-authentication limit; a signed public webhook: its address's or its connection's limit); `Retry-After` (always, with this code) and `requestId`",
   database_unavailable: 'PostgreSQL cannot be reached; retry after `Retry-After`',
   temporal_unavailable: 'Temporal cannot be reached; nothing was changed; retry after `Retry-After`',
   voice_not_found: 'no voice with this id is available to the workspace (GET /voices lists them)',
@@ -66,7 +66,7 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
 
 const INTERNAL_ERROR_BY_STATUS: Record<number, string> = {
   400: 'the body is not valid JSON',
-  413: 'the body is over 1 MB',
+  413: 'the body is over 1 MB (a signed public webhook: over its own cap, 64 KiB unless its route says more), refused before it is parsed',
   500: 'an unexpected failure; nothing of the cause is told',
   503: 'the lead could not be stored: resend with the same key (`retryable`)',
 };
@@ -109,6 +109,8 @@ function sharedErrors(route: RouteDefinition): Array<[number, ErrorCode]> {
   // (A route whose 503 is an answer of its own, GET /health's, declares that instead.)
   const errors: Array<[number, ErrorCode]> = [[500, ErrorCode.internal_error]];
   if (!route.responses?.[503]) errors.push([503, ErrorCode.database_unavailable]);
+  // A signed public webhook is throttled by address and by connection before its body is read.
+  if (isSignedWebhook(route)) errors.push([429, ErrorCode.rate_limited]);
   if (!('public' in route.access)) {
     errors.push([401, ErrorCode.unauthorized], [401, ErrorCode.invalid_api_key], [429, ErrorCode.rate_limited]);
     for (const code of accessRefusals(route)) errors.push([403, code]);

@@ -4,6 +4,7 @@ import { forbidden } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
 import { isUuid } from '../../lib/uuid';
+import { WIPED_ENVELOPE } from '../../lib/secrets/sealed-rows';
 
 /** The workspace's live endpoints, newest first. The secret is never read here. */
 export async function listResultWebhookEndpoints({ db }: AppServices, principal: Principal) {
@@ -36,7 +37,8 @@ export async function deleteResultWebhookEndpoint(
   const { count } = isUuid(id)
     ? await db.resultWebhookEndpoint.updateMany({
         where: { id, workspaceId: principal.workspaceId, deletedAt: null },
-        data: { deletedAt: new Date() },
+        // A removed endpoint never signs again: its secret is not kept.
+        data: { deletedAt: new Date(), secret: null, ...WIPED_ENVELOPE },
       })
     : { count: 0 };
   if (count === 0) throw forbidden();

@@ -59,6 +59,9 @@ export const whatsAppWebhookRoutes = [
     ],
     body: whatsAppWebhookSchema,
     beforeValidation: assertSignedByWhatsApp,
+    // Meta batches many events (and an inbound message's text) into one body: held to the API's 1 MB, like any body,
+    // but read as bytes and verified before anything parses it.
+    webhookBodyLimitBytes: 1024 * 1024,
     responses: {
       200: {
         description: 'Every event of the body is recorded (or was already): the changes are committed.',

@@ -25,6 +25,7 @@ import {
   updateBaseUrl,
   type CarrierConnectionRow,
 } from './carrier-store';
+import { realBaseUrlRefusal } from '../provider-base-urls';
 
 /**
  * Carrier accounts connected to a workspace (docs/features/carriers.md). A twin provider speaks its carrier's
@@ -149,12 +150,20 @@ function checkAccount(provider: CarrierProvider, account: CarrierAccount, baseUr
     throw new ConflictError(`a ${provider} connection takes ${familyOf(provider)} credentials, not ${account.family}`);
   if (!DEFAULT_BASE_URLS[provider] && !baseUrl)
     throw new ConflictError(`a ${provider} connection needs the base URL of its twin`);
+  checkRealBaseUrl(provider, baseUrl);
   if (account.family === 'twilio' && !!account.apiKeySid !== 'apiKeySecret' in account.secrets)
     throw new ConflictError('a Twilio API key SID goes with its secret, an auth token without one');
   if (account.family === 'twilio' && !account.secrets.authToken)
     throw new ConflictError(
       "a Twilio connection needs the account's auth token, with an API key pair too: Twilio signs its callbacks with it, and a callback that cannot be verified is refused",
     );
+}
+
+/** A real carrier's base URL is https on its own hosts (lib/provider-base-urls.ts); a twin's is any http(s) URL. */
+function checkRealBaseUrl(provider: CarrierProvider, baseUrl: string | null | undefined): void {
+  if (!baseUrl || (provider !== 'twilio' && provider !== 'telnyx')) return;
+  const refusal = realBaseUrlRefusal(provider, baseUrl);
+  if (refusal) throw new ConflictError(refusal);
 }
 
 /** Whether Twilio secrets hold the auth token (the column that lets `carrier list` say so without opening them). */
@@ -362,6 +371,7 @@ export async function ensureCarrierConnection(
   return db.$transaction(async (tx) => {
     const row = (await lockLiveCarrierConnection(tx, existing.id, 'update'))!;
     const baseUrl = request.baseUrl ?? null;
+    checkRealBaseUrl(request.provider, baseUrl);
     if (row.baseUrl !== baseUrl) await updateBaseUrl(tx, row.id, baseUrl);
     let current: string | null = null;
     try {

@@ -62,8 +62,10 @@ export interface OrderWebhookInput {
  * orders/cancelled upsert the order by (connectionId, externalOrderId = String(id)): the first of them to arrive
  * creates it (and its attribution, fixed from then on: lib/commerce/attribution.ts); a later one replaces the store's
  * fields unless its updated_at is older than the one last applied (a stale webhook changes nothing, except that a
- * cancellation it carries is still recorded when none is: Shopify never un-cancels an order). orders/cancelled records
- * cancelled_at (its updated_at when absent) and the financial status it gives. Any other topic changes nothing:
+ * cancellation it carries is still recorded when none is: Shopify never un-cancels an order). A cancellation is taken
+ * only from a body carrying cancelled_at: Shopify signs the body, not the X-Shopify-Topic header, so an orders/create
+ * body replayed under orders/cancelled must not cancel anything. orders/cancelled records the financial status it
+ * gives like any update. Any other topic changes nothing:
  * { orderId: null, created: false }. A payload that is not an order throws an Error saying which fields are wrong, for
  * the caller to record as the processing error. Idempotent: the same webhook applied twice leaves the order as once.
  */
@@ -83,7 +85,7 @@ export async function applyOrderWebhook(
   });
   if (!connection) throw new Error(`connection ${input.connectionId} is not one of workspace ${input.workspaceId}`);
 
-  const order = orderFields(parsed.data, input.topic);
+  const order = orderFields(parsed.data);
   const key = { connectionId: input.connectionId, externalOrderId: parsed.data.id };
   const existing = await db.commerceOrder.findUnique({
     where: { connectionId_externalOrderId: key },
@@ -118,9 +120,9 @@ export async function applyOrderWebhook(
 type OrderFields = ReturnType<typeof orderFields>;
 
 /** The store's fields of the order, as stored (attribution aside). */
-function orderFields(payload: ShopifyOrder, topic: string) {
-  const cancelledAt =
-    payload.cancelled_at ?? (topic === 'orders/cancelled' ? (payload.updated_at ?? payload.created_at) : null);
+function orderFields(payload: ShopifyOrder) {
+  // From the signed body only, never from the topic header (see applyOrderWebhook).
+  const cancelledAt = payload.cancelled_at ?? null;
   return {
     orderNumber: storable(
       payload.name?.trim() || (payload.order_number != null ? `#${payload.order_number}` : payload.id),

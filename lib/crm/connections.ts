@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import type { Database } from '../database';
+import type { Keyring } from '../secrets/keyring';
+import { sealWebhookSecret } from './webhook-secret';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { NotFoundError } from '../door/workspace-admin';
 import type { CrmConnectionKind } from './shopify-webhook';
@@ -15,7 +18,7 @@ export interface CrmConnectionRequest {
   kind: CrmConnectionKind;
   /** Already validated and lower-cased (shopDomainSchema). */
   shopDomain: string;
-  /** The store's webhook signing secret, stored as given; never printed back, never logged. */
+  /** The store's webhook signing secret, sealed with the key ring (webhook-secret.ts); never printed back, never logged. */
   secret: string;
 }
 
@@ -25,7 +28,11 @@ export interface CrmConnectionRequest {
  * is connected (here or elsewhere) is refused (ConflictError) until that connection is deleted
  * (DELETE /crm/connections/{id}). Connects of one shop take turns on an advisory lock.
  */
-export async function connectCrm(db: Database, request: CrmConnectionRequest): Promise<{ id: string }> {
+export async function connectCrm(
+  db: Database,
+  keyring: Keyring,
+  request: CrmConnectionRequest,
+): Promise<{ id: string }> {
   const { workspaceId, kind, shopDomain, secret } = request;
   const workspace = await db.workspace.findFirst({ where: { id: workspaceId, deletedAt: null }, select: { id: true } });
   if (!workspace) throw new NotFoundError(`workspace ${workspaceId} not found`);
@@ -39,6 +46,8 @@ export async function connectCrm(db: Database, request: CrmConnectionRequest): P
       throw new ConflictError(
         `${shopDomain} is already connected (connection ${live.id} of workspace ${live.workspaceId}); delete it first (DELETE /crm/connections/{id})`,
       );
-    return tx.crmConnection.create({ data: { workspaceId, kind, shopDomain, secret }, select: { id: true } });
+    const id = randomUUID();
+    const sealed = sealWebhookSecret(keyring, { workspaceId, id, kind, shopDomain }, secret);
+    return tx.crmConnection.create({ data: { id, workspaceId, kind, shopDomain, ...sealed }, select: { id: true } });
   });
 }

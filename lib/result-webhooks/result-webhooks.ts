@@ -1,12 +1,15 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from '../database';
 import { NotFoundError } from '../door/workspace-admin';
+import type { Keyring } from '../secrets/keyring';
+import { sealEndpointSecret } from './endpoint-secrets';
 
 /**
  * Result webhooks follow Standard Webhooks (https://www.standardwebhooks.com): a secret `whsec_<base64
  * of 32 random bytes>`, and on every attempt the headers webhook-id, webhook-timestamp (Unix seconds)
  * and webhook-signature `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` keyed with the secret's
- * decoded bytes. The secret is stored as issued (it must be, to sign) and shown once, when created.
+ * decoded bytes. The secret is kept sealed with the key ring (it must be kept, to sign: endpoint-secrets.ts) and shown
+ * once, when created.
  */
 const SECRET_PREFIX = 'whsec_';
 
@@ -34,9 +37,10 @@ export function signWebhook(secret: string, id: string, timestamp: number, body:
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
-/** Creates an endpoint for a workspace; the secret is returned this once. */
+/** Creates an endpoint for a workspace, its secret sealed under the ring's current key; the secret is returned this once. */
 export async function createResultWebhookEndpoint(
   db: Database,
+  keyring: Keyring,
   workspaceId: string,
   input: { url: string; description?: string },
 ): Promise<{ id: string; secret: string }> {
@@ -44,9 +48,16 @@ export async function createResultWebhookEndpoint(
   const workspace = await db.workspace.findFirst({ where: { id: workspaceId, deletedAt: null }, select: { id: true } });
   if (!workspace) throw new NotFoundError(`workspace ${workspaceId} not found`);
   const secret = generateWebhookSecret();
-  const endpoint = await db.resultWebhookEndpoint.create({
-    data: { workspaceId, url: input.url, description: input.description ?? null, secret },
+  const id = randomUUID();
+  await db.resultWebhookEndpoint.create({
+    data: {
+      id,
+      workspaceId,
+      url: input.url,
+      description: input.description ?? null,
+      ...sealEndpointSecret(keyring, { workspaceId, id, url: input.url }, secret),
+    },
     select: { id: true },
   });
-  return { id: endpoint.id, secret };
+  return { id, secret };
 }

@@ -1,6 +1,6 @@
 import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
-import { reseal, type Envelope } from './envelope';
+import { reseal, seal, type Envelope } from './envelope';
 import type { Keyring } from './keyring';
 
 /**
@@ -43,6 +43,23 @@ export interface SealedRowKind<Row extends EnvelopeColumns & { id: string }> {
   replaceEnvelope(tx: Prisma.TransactionClient, id: string, envelope: Envelope): Promise<void>;
 }
 
+/**
+ * A kind whose rows were once kept in clear (result webhook endpoints', store webhooks' signing secrets): the rows still
+ * holding a clear secret are sealed, and their clear column emptied, by the same `rekey` (sealClearRows).
+ */
+export interface ClearSecretRowKind<Row extends EnvelopeColumns & { id: string }> extends SealedRowKind<Row> {
+  /** Ids of the live rows whose secret is still in clear. */
+  idsInClear(db: Database): Promise<string[]>;
+  /** The clear secret of a locked row; null once sealed. */
+  clearSecretOf(row: Row): string | null;
+  /** Stores the envelope and empties the clear column, in the one statement. */
+  replaceClear(tx: Prisma.TransactionClient, id: string, envelope: Envelope): Promise<void>;
+}
+
+const holdsClearSecrets = <Row extends EnvelopeColumns & { id: string }>(
+  kind: SealedRowKind<Row>,
+): kind is ClearSecretRowKind<Row> => 'idsInClear' in kind;
+
 export interface RekeyReport {
   keyId: string;
   rekeyed: string[];
@@ -59,7 +76,7 @@ export async function rekeyRows<Row extends EnvelopeColumns & { id: string }>(
   keyring: Keyring,
   kind: SealedRowKind<Row>,
 ): Promise<RekeyReport> {
-  const rekeyed: string[] = [];
+  const rekeyed: string[] = holdsClearSecrets(kind) ? await sealClearRows(db, keyring, kind) : [];
   const unreadable: Array<{ id: string; reason: string }> = [];
   for (const id of await kind.idsNotUnder(db, keyring.currentKeyId)) {
     await db.$transaction(async (tx) => {
@@ -79,4 +96,27 @@ export async function rekeyRows<Row extends EnvelopeColumns & { id: string }>(
     });
   }
   return { keyId: keyring.currentKeyId, rekeyed, unreadable };
+}
+
+/**
+ * Seals every live row's secret still kept in clear under the ring's current key and empties its clear column, one row
+ * per transaction (what `secrets rekey` does first): the ids sealed.
+ */
+export async function sealClearRows<Row extends EnvelopeColumns & { id: string }>(
+  db: Database,
+  keyring: Keyring,
+  kind: ClearSecretRowKind<Row>,
+): Promise<string[]> {
+  const sealed: string[] = [];
+  for (const id of await kind.idsInClear(db)) {
+    await db.$transaction(async (tx) => {
+      const row = await kind.lockLive(tx, id);
+      const clear = row && kind.clearSecretOf(row);
+      // Removed, or sealed, meanwhile.
+      if (!row || clear === null) return;
+      await kind.replaceClear(tx, row.id, seal(keyring, clear, kind.additionalDataOf(row)));
+      sealed.push(id);
+    });
+  }
+  return sealed;
 }

@@ -15,8 +15,9 @@ import {
   type SealedRowKind,
 } from '../secrets/sealed-rows';
 import { isUuid } from '../uuid';
-import { parseServiceAccountKey, type ServiceAccountKey } from './service-account-key';
+import { GOOGLE_TOKEN_URL, parseServiceAccountKey, type ServiceAccountKey } from './service-account-key';
 import { additionalDataOf, type SheetConnectionRow, type SheetProvider } from './opened-connection';
+import { realBaseUrlRefusal } from '../provider-base-urls';
 
 export const sheetBaseUrlSchema = baseUrlSchema.transform((value) => `${value}/`);
 
@@ -71,6 +72,20 @@ function keyOf(text: string): ServiceAccountKey {
   }
 }
 
+/**
+ * A real Google connection's base URL is https on Google's own hosts, and its key's token_uri is Google's token
+ * endpoint: a key is JSON the customer hands over, and the JWT client posts a signed assertion to its token_uri.
+ */
+function checkRealGoogle(provider: SheetProvider, baseUrl: string | undefined, tokenUri: string): void {
+  if (provider !== 'google') return;
+  const refusal = baseUrl ? realBaseUrlRefusal('google', baseUrl) : null;
+  if (refusal) throw new ConflictError(refusal);
+  if (tokenUri !== GOOGLE_TOKEN_URL)
+    throw new ConflictError(
+      `a google connection's key must have token_uri ${GOOGLE_TOKEN_URL}, Google's token endpoint`,
+    );
+}
+
 /** Connects a service account: its e-mail in clear, its JSON key sealed under the ring's current key, bound to the row. */
 export async function connectSheets(
   db: Database,
@@ -80,6 +95,7 @@ export async function connectSheets(
   const key = keyOf(request.keyJson);
   if (request.provider === 'google-twin' && !request.baseUrl)
     throw new ConflictError('a google-twin connection needs the base URL of its twin');
+  checkRealGoogle(request.provider, request.baseUrl, key.token_uri);
   const workspace = await db.workspace.findFirst({
     where: { id: request.workspaceId, deletedAt: null },
     select: { id: true },
@@ -124,6 +140,7 @@ export async function rotateSheetKey(
       throw new ConflictError(
         `the key is of ${key.client_email}, not of ${row.serviceAccountEmail}: another account is another connection (sheets connect)`,
       );
+    checkRealGoogle(row.provider as SheetProvider, row.baseUrl ?? undefined, key.token_uri);
     const envelope = seal(keyring, JSON.stringify(key), additionalDataOf(row));
     const rotatedAt = new Date();
     await tx.sheetConnection.update({ where: { id: row.id }, data: { ...envelopeColumns(envelope), rotatedAt } });

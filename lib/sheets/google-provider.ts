@@ -101,8 +101,9 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
       keyId: key.private_key_id,
       scopes: [SHEETS_SCOPE],
     });
-    // The client asks Google's token endpoint whatever the key says; the key's token_uri is honoured here.
-    if (key.token_uri !== GOOGLE_TOKEN_URL) {
+    // The client asks Google's token endpoint whatever the key says; a twin key's token_uri is honoured here (the twin's
+    // own token endpoint). A real connection's is pinned to Google's: never followed wherever a key points.
+    if (options.name === 'google-twin' && key.token_uri !== GOOGLE_TOKEN_URL) {
       const tokenUri = new URL(key.token_uri);
       jwt.transporter.interceptors.request.add({
         resolved: (request) => {

@@ -16,6 +16,7 @@ import {
 } from '../secrets/sealed-rows';
 import { isUuid } from '../uuid';
 import { carrierBaseUrlSchema } from '../carriers/connections';
+import { realBaseUrlRefusal } from '../provider-base-urls';
 
 /**
  * Meta WhatsApp Cloud API accounts connected to a workspace (docs/features/whatsapp.md#metas-cloud-api): the number's
@@ -121,6 +122,8 @@ export async function connectWhatsApp(
 ): Promise<WhatsAppConnectionView> {
   if (request.provider === 'meta-twin' && !request.baseUrl)
     throw new ConflictError('a meta-twin connection needs the base URL of its twin');
+  const refusal = request.provider === 'meta' && request.baseUrl && realBaseUrlRefusal('meta', request.baseUrl);
+  if (refusal) throw new ConflictError(refusal);
   const workspace = await db.workspace.findFirst({
     where: { id: request.workspaceId, deletedAt: null },
     select: { id: true },

@@ -187,7 +187,7 @@ export async function ensureShopifyTwinConnection(
   });
   const { id } =
     live ??
-    (await connectCrm(db, {
+    (await connectCrm(db, keyring, {
       workspaceId,
       kind: 'shopify',
       shopDomain: shop.shopDomain,

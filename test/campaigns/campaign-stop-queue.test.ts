@@ -15,6 +15,7 @@ import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 import { transitionCampaign } from '../support/campaign-transition';
+import { TEST_KEYRING } from '../support/keyring';
 
 /*
  * A stop of a campaign whose leads wait in its line queue (docs/features/dial-ladder.md#lines-handed-out): the leads
@@ -86,7 +87,7 @@ describe('a stop of a campaign with leads queued by their push', () => {
   it('ends the never-started leads cancelled without a workflow, and sends each one lead.finished', async () => {
     const workspace = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
     const receiver = await startReceiver(() => 200);
-    const endpoint = await createResultWebhookEndpoint(db, workspace.workspaceId, { url: receiver.url });
+    const endpoint = await createResultWebhookEndpoint(db, TEST_KEYRING, workspace.workspaceId, { url: receiver.url });
     const { campaign, waiting } = await queuedCampaign(workspace);
     await stop(workspace, campaign.id);
 

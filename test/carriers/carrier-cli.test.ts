@@ -69,14 +69,14 @@ describe('npm run admin: carrier connect, list, rotate, rekey, remove; number as
         publicKey,
         '--api-key-stdin',
         '--base-url',
-        'https://api.telnyx.example/v2/',
+        'https://api.telnyx.com/v2/',
       ],
       { input: 'KEY_from_standard_input\n' },
     );
     expect(telnyx).toMatchObject({
       provider: 'telnyx',
       connectionId: '1494404757140276705',
-      baseUrl: 'https://api.telnyx.example/v2',
+      baseUrl: 'https://api.telnyx.com/v2',
     });
 
     const list = await admin(['carrier', 'list', '--workspace', workspace.id], { keys: null });

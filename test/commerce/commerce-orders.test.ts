@@ -266,6 +266,22 @@ describe('applyOrderWebhook: orders from the store', () => {
     });
   });
 
+  it('takes a cancellation only from a body carrying cancelled_at: an orders/create body under orders/cancelled cancels nothing', async () => {
+    // Shopify signs the body, not X-Shopify-Topic: a captured orders/create body replayed under orders/cancelled.
+    const payload = shopifyOrder({ cancelled_at: null });
+    const { orderId } = await apply(payload);
+    expect(await apply(payload, 'orders/cancelled')).toEqual({ orderId, created: false });
+    expect(await apply({ ...payload, updated_at: new Date().toISOString() }, 'orders/cancelled')).toEqual({
+      orderId,
+      created: false,
+    });
+    expect(await db.commerceOrder.findUniqueOrThrow({ where: { id: orderId! } })).toMatchObject({ cancelledAt: null });
+    // First seen under orders/cancelled, without cancelled_at: created, not cancelled.
+    const fresh = shopifyOrder({ cancelled_at: null });
+    const { orderId: freshId } = await apply(fresh, 'orders/cancelled');
+    expect(await db.commerceOrder.findUniqueOrThrow({ where: { id: freshId! } })).toMatchObject({ cancelledAt: null });
+  });
+
   it('throws a clear error for a payload that is not an order, and stores nothing', async () => {
     const before = await db.commerceOrder.count();
     const product = { id: 632910392, title: 'IPod Nano - 8GB', body_html: '<p>It is the small iPod</p>', variants: [] };

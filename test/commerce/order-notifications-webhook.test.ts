@@ -7,6 +7,7 @@ import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
 import { createTestWorkspace } from '../support/workspace';
+import { TEST_KEYRING } from '../support/keyring';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -26,7 +27,7 @@ describe('a store order arriving by webhook', () => {
     expect(template.status).toBe('APPROVED');
     const shop = 'bright-notify.myshopify.com';
     const secret = 'shpss_order_notifications_test';
-    const { id: connectionId } = await connectCrm(db, {
+    const { id: connectionId } = await connectCrm(db, TEST_KEYRING, {
       workspaceId: workspace.workspaceId,
       kind: 'shopify',
       shopDomain: shop,

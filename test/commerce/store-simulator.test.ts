@@ -10,6 +10,7 @@ import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 import { execTestProcess } from '../support/processes';
+import { TEST_KEYRING } from '../support/keyring';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -58,7 +59,7 @@ describe('the store simulator', () => {
     const workspace = await createTestWorkspace(db, { scopes: ['sales.view'] });
     const campaign = await db.campaign.create({ data: { workspaceId: workspace.workspaceId, name: 'Launch' } });
     const shop = `sim-${Date.now().toString(36)}.myshopify.com`;
-    const { id } = await connectCrm(db, {
+    const { id } = await connectCrm(db, TEST_KEYRING, {
       workspaceId: workspace.workspaceId,
       kind: 'shopify',
       shopDomain: shop,

@@ -6,13 +6,15 @@ import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { startStalledCrmDeliveries, trimCrmDeliveries } from '../../lib/crm/deliveries';
 import { payloadShape, SHAPE_MAX_DEPTH, SHAPE_MAX_KEYS } from '../../lib/crm/payload-shape';
 import { signShopifyWebhook } from '../../lib/crm/shopify-webhook';
-import { runAdminCli } from '../support/admin-cli';
+import { sealingAdminCli } from '../support/admin-cli';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { TEST_KEYRING, TEST_SECRETS_KEYS } from '../support/keyring';
+import { WEBHOOK_SECRET_COLUMNS, webhookSecretOf } from '../../lib/crm/webhook-secret';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -27,7 +29,7 @@ let shops = 0;
 const newShop = () => `shop-${Date.now().toString(36)}-${shops++}.myshopify.com`;
 
 async function connection(workspaceId = owner.workspaceId, shop = newShop()) {
-  const { id } = await connectCrm(db, { workspaceId, kind: 'shopify', shopDomain: shop, secret: SECRET });
+  const { id } = await connectCrm(db, TEST_KEYRING, { workspaceId, kind: 'shopify', shopDomain: shop, secret: SECRET });
   return { id, shop };
 }
 
@@ -107,7 +109,7 @@ describe('POST /crm/connections/{id}/webhooks: signatures and shops', () => {
     expect(orders[0]).toMatchObject({ externalOrderId: String(payload.id), totalPrice: '49.90' });
   });
 
-  it("refuses a bad, a missing or another secret's signature, and another shop: 401, only a rejected summary kept", async () => {
+  it("refuses a bad, a missing or another secret's signature, and another shop: 401, nothing kept", async () => {
     const target = await connection();
     const payload = order();
     const refusals = [
@@ -120,16 +122,8 @@ describe('POST /crm/connections/{id}/webhooks: signatures and shops', () => {
       expect(response.status).toBe(401);
       expect(await response.json()).toEqual({ error: 'invalid_signature' });
     }
-    const listed = await deliveries(target.id);
-    expect(listed.map((delivery) => [delivery.status, delivery.topic])).toEqual([
-      ['rejected', 'orders/create'],
-      ['rejected', 'orders/cancelled'],
-      ['rejected', 'orders/updated'],
-      ['rejected', 'orders/create'],
-    ]);
-    for (const delivery of listed) expect(delivery.shape).toEqual({ type: 'none' });
-    const stored = await db.crmWebhookDelivery.findMany({ where: { connectionId: target.id } });
-    expect(stored.every((row) => row.payload === null && row.eventId === null)).toBe(true);
+    expect(await deliveries(target.id)).toEqual([]);
+    expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(0);
     expect(await db.commerceOrder.count({ where: { connectionId: target.id } })).toBe(0);
   });
 
@@ -141,6 +135,12 @@ describe('POST /crm/connections/{id}/webhooks: signatures and shops', () => {
     expect(removed.status).toBe(204);
     const after = await deliver(target, order());
     expect(after.status).toBe(404);
+    // Removed, its signing secret is not kept, sealed or clear.
+    expect(await db.crmConnection.findUniqueOrThrow({ where: { id: target.id } })).toMatchObject({
+      secret: null,
+      webhookSecretKeyId: null,
+      webhookSecretCiphertext: null,
+    });
     expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(0);
   });
 
@@ -211,6 +211,131 @@ describe('POST /crm/connections/{id}/webhooks: signatures and shops', () => {
     expect((await db.crmWebhookDelivery.findUniqueOrThrow({ where: { id: deliveryId } })).status).toBe('received');
     expect(await startStalledCrmDeliveries(db, temporal.client, temporal.taskQueue, 0)).toBeGreaterThanOrEqual(1);
     expect((await settled(target.id, deliveryId)).status).toBe('processed');
+  });
+});
+
+describe('public webhooks: throttled, verified before they are parsed', () => {
+  const unsigned = (target: { id: string; shop: string }, on = api) =>
+    on.request('POST', `/crm/connections/${target.id}/webhooks`, {
+      body: JSON.stringify(order()),
+      headers: { 'x-shopify-topic': 'orders/cancelled', 'x-shopify-shop-domain': target.shop },
+    });
+
+  it('answers an unsigned flood from one address 401, then 429 with Retry-After, and writes no row', async () => {
+    const PER_ADDRESS = 5;
+    const throttled = await startTestApi({
+      db,
+      url,
+      temporal,
+      webhookRateLimits: { perAddress: PER_ADDRESS, perConnection: 10_000 },
+    });
+    const target = await connection();
+    const statuses: number[] = [];
+    let last: Response | undefined;
+    // The address's bucket may already hold this file's earlier requests: the flood meets the limit by PER_ADDRESS + 1.
+    for (let sent = 0; sent <= PER_ADDRESS; sent++) {
+      last = await unsigned(target, throttled);
+      statuses.push(last.status);
+    }
+    expect(
+      statuses.every((status) => status === 401 || status === 429),
+      statuses.join(),
+    ).toBe(true);
+    expect(last!.status).toBe(429);
+    expect(await last!.json()).toMatchObject({ error: 'rate_limited' });
+    expect(Number(last!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(0);
+  });
+
+  it("stops a flood spread over addresses at the connection's share: 429 past it, no row", async () => {
+    const PER_CONNECTION = 3;
+    const throttled = await startTestApi({
+      db,
+      url,
+      temporal,
+      webhookRateLimits: { perAddress: 10_000, perConnection: PER_CONNECTION },
+    });
+    const target = await connection();
+    const statuses: number[] = [];
+    for (let sent = 0; sent <= PER_CONNECTION; sent++) statuses.push((await unsigned(target, throttled)).status);
+    expect(statuses).toEqual([...Array<number>(PER_CONNECTION).fill(401), 429]);
+    // Another connection's share is its own.
+    expect((await unsigned(await connection(), throttled)).status).toBe(401);
+    expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(0);
+  });
+
+  it('checks the signature before it parses: an unsigned body that is not JSON is 401, not 400', async () => {
+    const target = await connection();
+    const response = await api.request('POST', `/crm/connections/${target.id}/webhooks`, {
+      body: '{"not json',
+      headers: { 'x-shopify-topic': 'orders/create', 'x-shopify-shop-domain': target.shop },
+    });
+    expect(response.status).toBe(401);
+    // Signed, the same body is parsed, and refused as not JSON; nothing is written either way.
+    const signed = await api.request('POST', `/crm/connections/${target.id}/webhooks`, {
+      body: '{"not json',
+      headers: {
+        'x-shopify-hmac-sha256': signShopifyWebhook('{"not json', SECRET),
+        'x-shopify-topic': 'orders/create',
+        'x-shopify-shop-domain': target.shop,
+      },
+    });
+    expect(signed.status).toBe(400);
+    expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(0);
+  });
+
+  it('refuses a body over the cap (413) before reading it as JSON, signed or not, and writes no row', async () => {
+    const target = await connection();
+    const CAP = 1024 * 1024;
+    // Not JSON at all: a 413 rather than a 400 shows nothing parsed it.
+    const over = 'x'.repeat(CAP + 1);
+    for (const signature of [undefined, signShopifyWebhook(over, SECRET)]) {
+      const headers: Record<string, string> = {
+        'x-shopify-topic': 'orders/create',
+        'x-shopify-shop-domain': target.shop,
+      };
+      if (signature) headers['x-shopify-hmac-sha256'] = signature;
+      const response = await api.request('POST', `/crm/connections/${target.id}/webhooks`, { body: over, headers });
+      expect(response.status).toBe(413);
+      expect(await response.json()).toEqual({ error: 'internal_error', detail: 'request body is over 1 MB' });
+    }
+    expect(await db.crmWebhookDelivery.count({ where: { connectionId: target.id } })).toBe(0);
+
+    // A carrier's status event is held to 64 KiB.
+    const event = 'x'.repeat(64 * 1024 + 1);
+    const carrier = await api.request('POST', '/telephony/simulated/events', { body: event });
+    expect(carrier.status).toBe(413);
+    expect(await carrier.json()).toEqual({ error: 'internal_error', detail: 'request body is over 65536 bytes' });
+    // Under it, unsigned and not JSON: 401, not 400.
+    expect((await api.request('POST', '/telephony/simulated/events', { body: '{"not json' })).status).toBe(401);
+  });
+
+  it('records no cancellation from a signed orders/create body replayed under orders/cancelled', async () => {
+    const target = await connection();
+    const payload = order({ cancelled_at: null });
+    const created = (await (await deliver(target, payload, { topic: 'orders/create' })).json()) as {
+      deliveryId: string;
+    };
+    expect((await settled(target.id, created.deliveryId)).status).toBe('processed');
+    // The same signed body, captured and sent again under another topic (Shopify signs the body, not the topic).
+    const replayed = await deliver(target, payload, { topic: 'orders/cancelled' });
+    expect(replayed.status).toBe(200);
+    const { deliveryId } = (await replayed.json()) as { deliveryId: string };
+    expect((await settled(target.id, deliveryId)).status).toBe('processed');
+    const [stored] = await db.commerceOrder.findMany({ where: { connectionId: target.id } });
+    expect(stored!.cancelledAt).toBeNull();
+    // A signed body carrying cancelled_at is a cancellation.
+    const cancelledAt = new Date().toISOString();
+    const cancel = (await (
+      await deliver(
+        target,
+        { ...payload, cancelled_at: cancelledAt, updated_at: cancelledAt },
+        { topic: 'orders/cancelled' },
+      )
+    ).json()) as { deliveryId: string };
+    expect((await settled(target.id, cancel.deliveryId)).status).toBe('processed');
+    const [cancelled] = await db.commerceOrder.findMany({ where: { connectionId: target.id } });
+    expect(cancelled!.cancelledAt).toEqual(new Date(cancelledAt));
   });
 });
 
@@ -293,20 +418,9 @@ describe('delivery shapes', () => {
 });
 
 describe('connections: the CLI and the API', () => {
+  const cli = sealingAdminCli(url, TEST_SECRETS_KEYS);
   const connectCli = (workspaceId: string, shop: string, secret: string) =>
-    runAdminCli(
-      url,
-      'crm',
-      'connect',
-      '--workspace',
-      workspaceId,
-      '--kind',
-      'shopify',
-      '--shop',
-      shop,
-      '--secret',
-      secret,
-    );
+    cli.admin(['crm', 'connect', '--workspace', workspaceId, '--kind', 'shopify', '--shop', shop, '--secret', secret]);
 
   it('connects a shop with the CLI, printing its id and receiver; never the secret', async () => {
     const shop = newShop();
@@ -318,7 +432,17 @@ describe('connections: the CLI and the API', () => {
     expect(Object.keys(printed).sort()).toEqual(['id', 'webhookUrl']);
     expect(printed.webhookUrl).toBe(`http://127.0.0.1:3000/crm/connections/${printed.id}/webhooks`);
     expect(result.stdout).not.toContain(secret);
-    expect((await db.crmConnection.findUniqueOrThrow({ where: { id: printed.id } })).secret).toBe(secret);
+    // Sealed with the key ring: no clear copy in the row, an envelope that opens to it for this connection only.
+    const stored = await db.crmConnection.findUniqueOrThrow({ where: { id: printed.id } });
+    expect(stored).toMatchObject({ secret: null, webhookSecretKeyId: 'test-ring' });
+    expect(JSON.stringify(stored)).not.toContain(secret);
+    const sealed = await db.crmConnection.findUniqueOrThrow({
+      where: { id: printed.id },
+      select: WEBHOOK_SECRET_COLUMNS,
+    });
+    expect(webhookSecretOf(TEST_KEYRING, sealed)).toBe(secret);
+    expect(webhookSecretOf(TEST_KEYRING, { ...sealed, shopDomain: 'another.myshopify.com' })).toBeNull();
+    expect(webhookSecretOf(undefined, sealed)).toBeNull();
 
     // The printed receiver (on this API) takes deliveries signed with the secret.
     const path = new URL(printed.webhookUrl).pathname;

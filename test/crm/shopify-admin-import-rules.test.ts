@@ -36,7 +36,7 @@ const twinUrl = await twin.listen();
 afterAll(() => twin.close());
 
 async function importOf(shop: (typeof shops)[number], campaign: { status?: 'DRAFT' | 'RUNNING' }, token?: string) {
-  const { id: connectionId } = await connectCrm(db, {
+  const { id: connectionId } = await connectCrm(db, keyring, {
     workspaceId: owner.workspaceId,
     kind: 'shopify',
     shopDomain: shop.shopDomain,

@@ -34,7 +34,7 @@ export const crmImportScenario = {
     const { id: workspaceId } = await createWorkspace(db, 'Replay store import', {});
     await addMember(db, workspaceId, 'store-import@replay.localhost', 'owner');
     const campaign = await db.campaign.create({ data: { workspaceId, name: 'Store customers' } });
-    const { id: connectionId } = await connectCrm(db, {
+    const { id: connectionId } = await connectCrm(db, store.keyring, {
       workspaceId,
       kind: 'shopify',
       shopDomain: store.shopDomain,

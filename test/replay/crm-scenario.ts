@@ -8,6 +8,7 @@ import { shopifyOrderPayload } from '../../lib/crm/shopify-order-fixture';
 import { crmDeliveryWorkflowId, orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { orderNotificationWorkflow } from '../../workflows/commerce/order-notification';
 import { messagingWorkspace, type WhatsAppScenarioContext } from './whatsapp-scenario';
+import { TEST_KEYRING } from '../support/keyring';
 
 /**
  * A connected store with one order-notification rule, and an orders/create delivery stored as the receiver
@@ -22,7 +23,7 @@ async function deliveredOrder(
 ) {
   const { db, client, taskQueue } = context;
   const { services, principal, workspaceId, templateId } = await messagingWorkspace(context, e164);
-  const { id: connectionId } = await connectCrm(db, {
+  const { id: connectionId } = await connectCrm(db, TEST_KEYRING, {
     workspaceId,
     kind: 'shopify',
     shopDomain: `replay-${randomUUID().slice(0, 8)}.myshopify.com`,

@@ -8,7 +8,7 @@ import { webhookDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
 import { createApiKey, createWorkspace } from '../../lib/door/workspace-admin';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
-import { runAdminCli } from '../support/admin-cli';
+import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
@@ -18,6 +18,8 @@ import { startReceiver, type ReceivedRequest } from '../support/http-receiver';
 import { until } from '../support/until';
 import { testEgress } from '../support/egress';
 import { createEgress } from '../../lib/http/egress';
+import { TEST_KEYRING, TEST_SECRETS_KEYS } from '../support/keyring';
+import { ENDPOINT_SECRET_COLUMNS, openEndpointSecret } from '../../lib/result-webhooks/endpoint-secrets';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -93,11 +95,13 @@ describe('lead.finished result webhooks', () => {
   it('sends one signed event per live endpoint when a lead finishes, and retries a failed attempt under the same webhook-id', async () => {
     const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
     const receiver = await startReceiver((n) => (n === 1 ? 500 : 200));
-    const endpoint = await createResultWebhookEndpoint(db, owner.workspaceId, { url: receiver.url });
-    const deleted = await createResultWebhookEndpoint(db, owner.workspaceId, { url: `${receiver.url}/deleted` });
+    const endpoint = await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, { url: receiver.url });
+    const deleted = await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, {
+      url: `${receiver.url}/deleted`,
+    });
     await db.resultWebhookEndpoint.update({ where: { id: deleted.id }, data: { deletedAt: new Date() } });
     const elsewhere = await createTestWorkspace(db);
-    await createResultWebhookEndpoint(db, elsewhere.workspaceId, { url: `${receiver.url}/elsewhere` });
+    await createResultWebhookEndpoint(db, TEST_KEYRING, elsewhere.workspaceId, { url: `${receiver.url}/elsewhere` });
     const campaign = await leadCampaign(owner.workspaceId);
 
     const pushed = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
@@ -173,7 +177,7 @@ describe('lead.finished result webhooks', () => {
   it('makes no second event when the enqueueing activity runs again', async () => {
     const { workspaceId } = await createTestWorkspace(db);
     const receiver = await startReceiver(() => 204);
-    await createResultWebhookEndpoint(db, workspaceId, { url: receiver.url });
+    await createResultWebhookEndpoint(db, TEST_KEYRING, workspaceId, { url: receiver.url });
     const lead = await finishedLead(workspaceId);
 
     expect(await activityEnvironment().run(activities.enqueueLeadFinished, busyLead(lead.id))).toEqual({
@@ -200,7 +204,7 @@ describe('lead.finished result webhooks', () => {
   it('ends a delivery failed when its endpoint is deleted while it is being retried, and when the retries are spent', async () => {
     const owner = await createTestWorkspace(db, { scopes: ['result_webhooks.delete'] });
     const receiver = await startReceiver(() => 503);
-    const endpoint = await createResultWebhookEndpoint(db, owner.workspaceId, { url: receiver.url });
+    const endpoint = await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, { url: receiver.url });
     const lead = await finishedLead(owner.workspaceId);
     await activityEnvironment().run(activities.enqueueLeadFinished, { leadId: lead.id });
 
@@ -237,12 +241,16 @@ describe('result webhook endpoints and deliveries over the API', () => {
     const owner = await createTestWorkspace(db, { scopes: ['result_webhooks.delete'] });
     const viewerKey = (await createApiKey(db, owner.memberId, { scopes: ['result_webhooks.view'] })).key;
     const other = await createTestWorkspace(db, { scopes: ['result_webhooks.delete'] });
-    const first = await createResultWebhookEndpoint(db, owner.workspaceId, {
+    const first = await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, {
       url: 'https://hooks.example.com/a',
       description: 'CRM',
     });
-    const second = await createResultWebhookEndpoint(db, owner.workspaceId, { url: 'https://hooks.example.com/b' });
-    const foreign = await createResultWebhookEndpoint(db, other.workspaceId, { url: 'https://hooks.example.com/c' });
+    const second = await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, {
+      url: 'https://hooks.example.com/b',
+    });
+    const foreign = await createResultWebhookEndpoint(db, TEST_KEYRING, other.workspaceId, {
+      url: 'https://hooks.example.com/c',
+    });
 
     const listed = await api.request('GET', '/result-webhooks', { key: viewerKey });
     expect(listed.status).toBe(200);
@@ -281,7 +289,13 @@ describe('result webhook endpoints and deliveries over the API', () => {
     const deleted = await api.request('DELETE', `/result-webhooks/${first.id}`, { key: owner.key });
     expect(deleted.status).toBe(204);
     expect(await deleted.text()).toBe('');
-    expect((await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: first.id } })).deletedAt).not.toBeNull();
+    // Removed, its secret is not kept, sealed or clear.
+    expect(await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: first.id } })).toMatchObject({
+      deletedAt: expect.any(Date),
+      secret: null,
+      secretKeyId: null,
+      secretCiphertext: null,
+    });
     expect((await api.request('DELETE', `/result-webhooks/${first.id}`, { key: owner.key })).status).toBe(403);
     const after = (await (await api.request('GET', '/result-webhooks', { key: owner.key })).json()) as Array<{
       id: string;
@@ -292,8 +306,10 @@ describe('result webhook endpoints and deliveries over the API', () => {
   it('pages deliveries newest first by an opaque cursor, and refuses a bad limit or cursor with 400 invalid_body', async () => {
     const owner = await createTestWorkspace(db, { scopes: ['result_webhooks.view'] });
     const other = await createTestWorkspace(db);
-    const endpoint = await createResultWebhookEndpoint(db, owner.workspaceId, { url: 'https://hooks.example.com/d' });
-    const foreignEndpoint = await createResultWebhookEndpoint(db, other.workspaceId, {
+    const endpoint = await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, {
+      url: 'https://hooks.example.com/d',
+    });
+    const foreignEndpoint = await createResultWebhookEndpoint(db, TEST_KEYRING, other.workspaceId, {
       url: 'https://hooks.example.com/e',
     });
     const prefix = `msg_page${randomUUID().slice(0, 8)}`;
@@ -372,7 +388,8 @@ describe('result webhook endpoints and deliveries over the API', () => {
 });
 
 describe('npm run admin -- webhook create', () => {
-  const admin = (...args: string[]) => runAdminCli(url, ...args);
+  const cli = sealingAdminCli(url, TEST_SECRETS_KEYS);
+  const admin = (...args: string[]) => cli.admin(args);
 
   it('creates an endpoint and prints its id and its secret, this once', async () => {
     const { id: workspaceId } = await createWorkspace(db, 'CLI hooks', {});
@@ -394,13 +411,26 @@ describe('npm run admin -- webhook create', () => {
     expect(Object.keys(printed).sort()).toEqual(['id', 'secret']);
     expect(printed.secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(Buffer.from(printed.secret.slice('whsec_'.length), 'base64')).toHaveLength(32);
-    expect(await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: printed.id } })).toMatchObject({
+    const stored = await db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: printed.id } });
+    expect(stored).toMatchObject({
       workspaceId,
       url: 'https://hooks.example.com/results',
       description: 'Results',
-      secret: printed.secret,
+      secret: null,
+      secretKeyId: 'test-ring',
       deletedAt: null,
     });
+    // Sealed: nothing of the row shows the secret, its envelope opens to it, and only as this endpoint's.
+    expect(JSON.stringify(stored)).not.toContain(printed.secret.slice('whsec_'.length, 20));
+    const row = await db.resultWebhookEndpoint.findUniqueOrThrow({
+      where: { id: printed.id },
+      select: ENDPOINT_SECRET_COLUMNS,
+    });
+    expect(openEndpointSecret(TEST_KEYRING, row)).toBe(printed.secret);
+    expect(() => openEndpointSecret(TEST_KEYRING, { ...row, url: 'https://elsewhere.example.com/' })).toThrow(
+      /fails authentication/,
+    );
+    expect(() => openEndpointSecret(undefined, row)).toThrow(/SECRETS_KEYS is required/);
   });
 
   it.each([
@@ -444,10 +474,11 @@ describe('a delivery through the egress guard', () => {
       whatsapp: createSimulatedWhatsApp(db),
       temporal: temporal.client,
       egress: createEgress({ allowHttp: true }),
+      secretsKeyring: TEST_KEYRING,
     });
     const owner = await createTestWorkspace(db);
     const receiver = await startReceiver(() => 200);
-    const endpoint = await createResultWebhookEndpoint(db, owner.workspaceId, { url: receiver.url });
+    const endpoint = await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, { url: receiver.url });
     const delivery = await deliveryRow(owner.workspaceId, endpoint.id, 'inside');
     await expect(activityEnvironment().run(guarded.deliverWebhook, { deliveryId: delivery.id })).rejects.toMatchObject({
       type: 'webhook_delivery_failed',

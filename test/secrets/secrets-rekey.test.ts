@@ -4,6 +4,8 @@ import { EnvelopeError } from '../../lib/secrets/envelope';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
+import { WEBHOOK_SECRET_COLUMNS, webhookSecretOf } from '../../lib/crm/webhook-secret';
+import { ENDPOINT_SECRET_COLUMNS, openEndpointSecret } from '../../lib/result-webhooks/endpoint-secrets';
 
 const { db, url } = await useTestDatabase();
 const k0 = newKeyringEntry('k0');
@@ -39,6 +41,8 @@ describe('npm run admin: secrets rekey moves every sealed row of every provider 
     expect(Object.keys(moved.rekeyed).sort()).toEqual([
       'carrierConnections',
       'crmAdminTokens',
+      'crmWebhookSecrets',
+      'resultWebhookEndpoints',
       'sheetConnections',
       'whatsappConnections',
     ]);
@@ -62,5 +66,61 @@ describe('npm run admin: secrets rekey moves every sealed row of every provider 
     expect(partial.stderr + partial.stdout).not.toContain(TOKEN);
     expect((await db.carrierConnection.findUniqueOrThrow({ where: { id: fresh.id } })).secretKeyId).toBe('k2');
     expect((await db.carrierConnection.findUniqueOrThrow({ where: { id: lost.id } })).secretKeyId).toBe('k0');
+  });
+
+  it('seals the secrets once kept in clear (result webhook endpoints, store webhooks), emptying the clear column', async () => {
+    const workspace = await adminJson(k1, 'workspace', 'create', '--name', 'Clear secrets');
+    // Rows as the versions before sealing wrote them: the secret in clear, no envelope.
+    const ENDPOINT_SECRET = 'whsec_c2VjcmV0LWtlcHQtaW4tY2xlYXItYmVmb3JlLXNlYWxpbmc=';
+    const STORE_SECRET = 'shpss_kept_in_clear_before_sealing';
+    const endpoint = await db.resultWebhookEndpoint.create({
+      data: { workspaceId: workspace.id, url: 'https://hooks.example.com/clear', secret: ENDPOINT_SECRET },
+    });
+    const removed = await db.resultWebhookEndpoint.create({
+      data: { workspaceId: workspace.id, url: 'https://hooks.example.com/gone', secret: ENDPOINT_SECRET },
+    });
+    await db.resultWebhookEndpoint.update({ where: { id: removed.id }, data: { deletedAt: new Date() } });
+    const store = await db.crmConnection.create({
+      data: {
+        workspaceId: workspace.id,
+        kind: 'shopify',
+        shopDomain: 'clear-secret.myshopify.com',
+        secret: STORE_SECRET,
+      },
+    });
+    // Until the rekey, the clear value still serves (nothing breaks between the deploy and the run).
+    const endpointRow = () =>
+      db.resultWebhookEndpoint.findUniqueOrThrow({ where: { id: endpoint.id }, select: ENDPOINT_SECRET_COLUMNS });
+    const storeRow = () =>
+      db.crmConnection.findUniqueOrThrow({ where: { id: store.id }, select: WEBHOOK_SECRET_COLUMNS });
+    expect(openEndpointSecret(undefined, await endpointRow())).toBe(ENDPOINT_SECRET);
+    expect(webhookSecretOf(undefined, await storeRow())).toBe(STORE_SECRET);
+
+    // Every key the file's rows may be under is in the ring (the test before leaves one under k0): the run exits 0.
+    const ring = `${k1},${k2},${k0}`;
+    const result = await admin(ring, 'secrets', 'rekey');
+    expect(result.code).toBe(0);
+    expect(result.stdout + result.stderr).not.toContain(ENDPOINT_SECRET);
+    expect(result.stdout + result.stderr).not.toContain(STORE_SECRET);
+    const answer = JSON.parse(result.stdout) as { rekeyed: Record<string, string[]> };
+    expect(answer.rekeyed.resultWebhookEndpoints).toEqual([endpoint.id]);
+    expect(answer.rekeyed.crmWebhookSecrets).toContain(store.id);
+
+    // Sealed under k1, the clear column empty, and the envelope opens to the same secret for this row only.
+    const sealedEndpoint = await endpointRow();
+    expect(sealedEndpoint).toMatchObject({ secret: null, secretKeyId: 'k1' });
+    expect(openEndpointSecret(keyringSchema.parse(k1), sealedEndpoint)).toBe(ENDPOINT_SECRET);
+    const sealedStore = await storeRow();
+    expect(sealedStore).toMatchObject({ secret: null, webhookSecretKeyId: 'k1' });
+    expect(webhookSecretOf(keyringSchema.parse(k1), sealedStore)).toBe(STORE_SECRET);
+    expect(webhookSecretOf(keyringSchema.parse(k1), { ...sealedStore, workspaceId: removed.id })).toBeNull();
+
+    // A second run finds nothing in clear; a new key moves them like any sealed row.
+    const again = await adminJson(ring, 'secrets', 'rekey');
+    expect(again.rekeyed.resultWebhookEndpoints).toEqual([]);
+    const moved = await adminJson(`${k2},${k1},${k0}`, 'secrets', 'rekey');
+    expect(moved.rekeyed.resultWebhookEndpoints).toEqual([endpoint.id]);
+    expect(openEndpointSecret(keyringSchema.parse(k2), await endpointRow())).toBe(ENDPOINT_SECRET);
+    expect(webhookSecretOf(keyringSchema.parse(k2), await storeRow())).toBe(STORE_SECRET);
   });
 });

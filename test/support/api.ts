@@ -21,6 +21,7 @@ import { EXPORT_PAGE_ROWS } from '../../api/exports/exports';
 import { TEST_CARRIER_SIGNING_SECRET } from './carrier';
 import { defaultTestExportDir } from './export-dir';
 import { responseProblems } from './response-check';
+import { TEST_KEYRING } from './keyring';
 
 export interface RunningApi {
   baseUrl: string;
@@ -94,6 +95,9 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     leadDispatcher,
     startsAfterAnswer,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
+    // Every test request comes from 127.0.0.1, and a test's carrier posts all its calls' events: the production limits
+    // (api/door/webhook-door.ts) would throttle a busy test. The tests of the limits give their own.
+    webhookRateLimits: dependencies.webhookRateLimits ?? { perAddress: 100_000, perConnection: 100_000 },
     exports: {
       dir: defaultTestExportDir,
       inlineMaxRows: 5000,
@@ -105,7 +109,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     voicePreviews: dependencies.voicePreviews,
     backgroundAudio: dependencies.backgroundAudio,
     telephonySigningSecrets: dependencies.telephonySigningSecrets ?? { simulated: TEST_CARRIER_SIGNING_SECRET },
-    carrierKeyring: dependencies.carrierKeyring,
+    carrierKeyring: dependencies.carrierKeyring ?? TEST_KEYRING,
     publicBaseUrl: dependencies.publicBaseUrl,
     translator: dependencies.translator,
     speech: dependencies.speech,

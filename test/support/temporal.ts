@@ -1,3 +1,4 @@
+import { TEST_KEYRING } from './keyring';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
@@ -78,6 +79,7 @@ export async function startTestWorker(
   const dependencies: ActivityDependencies = {
     whatsapp: createSimulatedWhatsApp(activityDependencies.db),
     egress: testEgress(),
+    secretsKeyring: TEST_KEYRING,
     ...activityDependencies,
     temporal: new Client({ connection: clientConnection }),
   };

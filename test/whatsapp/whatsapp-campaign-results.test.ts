@@ -14,6 +14,7 @@ import { until } from '../support/until';
 import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 import { testEgress } from '../support/egress';
+import { TEST_KEYRING } from '../support/keyring';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('whatsapp-results'));
@@ -316,7 +317,7 @@ describe('lead.finished events of a WHATSAPP campaign', () => {
 
   it('carries the outcome its workflow gave and its message; without a message, null', async () => {
     const receiver = await startReceiver(() => 204);
-    await createResultWebhookEndpoint(db, workspace.workspaceId, { url: receiver.url });
+    await createResultWebhookEndpoint(db, TEST_KEYRING, workspace.workspaceId, { url: receiver.url });
 
     await enqueue({ leadId: read.lead.id, outcome: 'delivered', attempts: 1 });
     expect(await eventOf(read.lead.id)).toEqual({
@@ -365,7 +366,7 @@ describe('a WHATSAPP campaign run to its end', () => {
     const owner = await createTestWorkspace(db, { scopes: SCOPES });
     await grantCredits(db, owner.workspaceId, 100);
     const receiver = await startReceiver(() => 204);
-    await createResultWebhookEndpoint(db, owner.workspaceId, { url: receiver.url });
+    await createResultWebhookEndpoint(db, TEST_KEYRING, owner.workspaceId, { url: receiver.url });
     const runSender = await connectedSender(db, owner, senderNumber());
     const template = await reviewedTemplate(api, owner, { name: 'results_notice', body: 'Your order shipped.' });
     expect(template.status).toBe('APPROVED');

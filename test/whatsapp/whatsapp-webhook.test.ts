@@ -169,9 +169,9 @@ describe('POST /whatsapp/webhook signatures', () => {
     }
     // Signed right, but the API has no app secret.
     expect((await post(payload, { via: unconfiguredApi })).status).toBe(401);
-    // A body that is not JSON is refused as the JSON reader finds it, before any route code (400): nothing read either.
+    // A body that is not JSON, unsigned: its signature is checked on the raw bytes before anything parses them (401).
     const garbage = await api.request('POST', '/whatsapp/webhook', { body: 'not json' });
-    expect(garbage.status).toBe(400);
+    expect(garbage.status).toBe(401);
     expect((await db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } })).status).toBe('accepted');
     expect(await eventCount()).toBe(events);
     expect((await ledgerOf(message.id)).map((entry) => entry.status)).toEqual(['pending']);

@@ -1,0 +1,141 @@
+import type { Database } from '../database';
+import { open, seal, type Envelope } from '../secrets/envelope';
+import type { Keyring } from '../secrets/keyring';
+import {
+  envelopeColumns,
+  envelopeFromColumns,
+  type ClearSecretRowKind,
+  type EnvelopeColumns,
+} from '../secrets/sealed-rows';
+import { isUuid } from '../uuid';
+
+/*
+ * A store connection's webhook signing secret (docs/features/commerce.md#connections-and-the-stores-webhooks): it must
+ * be kept to verify every delivery's HMAC, so it is sealed with the key ring in the connection's webhookSecret* columns
+ * (the secret* ones hold the Admin API token: admin-token.ts), opened only to check a signature, never shown after
+ * `crm connect` prints nothing of it, never logged.
+ */
+
+/** The webhookSecret* columns, named as every sealed row's (sealed-rows.ts). */
+export interface WebhookSecretRow extends EnvelopeColumns {
+  id: string;
+  workspaceId: string;
+  kind: string;
+  shopDomain: string;
+  /** Only a connection made before secrets were sealed, until `secrets rekey` seals it. */
+  secret: string | null;
+}
+
+/**
+ * What the envelope is bound to: the connection, its workspace, its provider and the shop it receives for. An envelope
+ * copied to another connection, or to one whose shop was changed in the table, does not open.
+ */
+export const webhookSecretAdditionalData = (row: {
+  workspaceId: string;
+  id: string;
+  kind: string;
+  shopDomain: string;
+}) => `crm-connection-webhook-secret:v2:${JSON.stringify([row.workspaceId, row.id, row.kind, row.shopDomain])}`;
+
+/** An envelope as the webhookSecret* columns hold it. */
+function webhookSecretColumns(envelope: Envelope) {
+  const { secretKeyId, secretNonce, secretCiphertext } = envelopeColumns(envelope);
+  return {
+    webhookSecretKeyId: secretKeyId,
+    webhookSecretNonce: secretNonce,
+    webhookSecretCiphertext: secretCiphertext,
+  };
+}
+
+export const sealWebhookSecret = (
+  keyring: Keyring,
+  row: { workspaceId: string; id: string; kind: string; shopDomain: string },
+  secret: string,
+) => webhookSecretColumns(seal(keyring, secret, webhookSecretAdditionalData(row)));
+
+/** What a removed connection keeps of its webhook secret: nothing, sealed or clear. */
+export const WIPED_WEBHOOK_SECRET = {
+  secret: null,
+  webhookSecretKeyId: null,
+  webhookSecretNonce: null,
+  webhookSecretCiphertext: null,
+} as const;
+
+/** The columns webhookSecretOf reads (prisma select). */
+export const WEBHOOK_SECRET_COLUMNS = {
+  id: true,
+  workspaceId: true,
+  kind: true,
+  shopDomain: true,
+  secret: true,
+  webhookSecretKeyId: true,
+  webhookSecretNonce: true,
+  webhookSecretCiphertext: true,
+} as const;
+
+interface StoredWebhookSecret {
+  id: string;
+  workspaceId: string;
+  kind: string;
+  shopDomain: string;
+  secret: string | null;
+  webhookSecretKeyId: string | null;
+  webhookSecretNonce: string | null;
+  webhookSecretCiphertext: string | null;
+}
+
+/**
+ * The connection's signing secret in clear, to verify one delivery: opened from its envelope, or as kept by a connection
+ * made before secrets were sealed (until `secrets rekey` seals it). Null when it cannot be had: no key ring, or an
+ * envelope that does not open (every delivery is then refused 401, nothing written).
+ */
+export function webhookSecretOf(keyring: Keyring | undefined, row: StoredWebhookSecret): string | null {
+  const envelope = envelopeFromColumns({
+    secretKeyId: row.webhookSecretKeyId,
+    secretNonce: row.webhookSecretNonce,
+    secretCiphertext: row.webhookSecretCiphertext,
+  });
+  if (!envelope) return row.secret;
+  if (!keyring) return null;
+  try {
+    return open(keyring, envelope, webhookSecretAdditionalData(row));
+  } catch {
+    return null;
+  }
+}
+
+/** `secrets rekey`: the connections' webhook secrets sealed (those still in clear) and moved to the ring's current key. */
+export const crmWebhookSecretRows: ClearSecretRowKind<WebhookSecretRow> = {
+  async idsNotUnder(db: Database, keyId: string) {
+    const rows = await db.crmConnection.findMany({
+      where: { deletedAt: null, webhookSecretKeyId: { not: null }, NOT: { webhookSecretKeyId: keyId } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
+    return rows.map((row) => row.id);
+  },
+  async idsInClear(db: Database) {
+    const rows = await db.crmConnection.findMany({
+      where: { deletedAt: null, secret: { not: null } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
+    return rows.map((row) => row.id);
+  },
+  async lockLive(tx, id) {
+    if (!isUuid(id)) return null;
+    const rows = await tx.$queryRaw<WebhookSecretRow[]>`
+      SELECT id, "workspaceId", kind, "shopDomain", secret, "webhookSecretKeyId" AS "secretKeyId",
+             "webhookSecretNonce" AS "secretNonce", "webhookSecretCiphertext" AS "secretCiphertext"
+        FROM "CrmConnection" WHERE id = ${id}::uuid AND "deletedAt" IS NULL FOR UPDATE`;
+    return rows[0] ?? null;
+  },
+  clearSecretOf: (row) => row.secret,
+  additionalDataOf: webhookSecretAdditionalData,
+  async replaceEnvelope(tx, id, envelope) {
+    await tx.crmConnection.update({ where: { id }, data: webhookSecretColumns(envelope) });
+  },
+  async replaceClear(tx, id, envelope) {
+    await tx.crmConnection.update({ where: { id }, data: { ...webhookSecretColumns(envelope), secret: null } });
+  },
+};

@@ -1,0 +1,101 @@
+import type { Database } from '../database';
+import { ConflictError } from '../phone-numbers/phone-numbers';
+import { open, seal } from '../secrets/envelope';
+import type { Keyring } from '../secrets/keyring';
+import {
+  envelopeColumns,
+  envelopeFromColumns,
+  type ClearSecretRowKind,
+  type EnvelopeColumns,
+} from '../secrets/sealed-rows';
+import { isUuid } from '../uuid';
+
+/*
+ * A result webhook endpoint's signing secret (docs/features/result-webhooks.md), sealed with the key ring like every
+ * connection's secret: never kept in clear, opened only to sign an attempt, never logged or answered after the one time
+ * `webhook create` prints it.
+ */
+
+export interface EndpointSecretRow extends EnvelopeColumns {
+  id: string;
+  workspaceId: string;
+  url: string;
+  /** Only an endpoint made before secrets were sealed, until `secrets rekey` seals it. */
+  secret: string | null;
+}
+
+/**
+ * What the envelope is bound to: the endpoint, its workspace, what it is and the address it signs for. An envelope
+ * copied to another endpoint, or to one whose URL was changed in the table, does not open.
+ */
+export const endpointSecretAdditionalData = (row: { workspaceId: string; id: string; url: string }) =>
+  `result-webhook-endpoint:v2:${JSON.stringify([row.workspaceId, row.id, 'result-webhook', row.url])}`;
+
+export const sealEndpointSecret = (
+  keyring: Keyring,
+  row: { workspaceId: string; id: string; url: string },
+  secret: string,
+): EnvelopeColumns => envelopeColumns(seal(keyring, secret, endpointSecretAdditionalData(row)));
+
+/**
+ * The endpoint's secret in clear, to sign with: opened from its envelope (SECRETS_KEYS must be set), or, for an endpoint
+ * made before secrets were sealed and not yet moved by `secrets rekey`, as it was kept.
+ */
+export function openEndpointSecret(keyring: Keyring | undefined, row: EndpointSecretRow): string {
+  const envelope = envelopeFromColumns(row);
+  if (!envelope) {
+    if (row.secret !== null) return row.secret;
+    throw new ConflictError(`result webhook endpoint ${row.id} holds no secret`);
+  }
+  if (!keyring)
+    throw new ConflictError(
+      'config: SECRETS_KEYS is required but not set (result webhook secrets are sealed with it; docs/providers.md)',
+    );
+  return open(keyring, envelope, endpointSecretAdditionalData(row));
+}
+
+/** The columns openEndpointSecret reads. */
+export const ENDPOINT_SECRET_COLUMNS = {
+  id: true,
+  workspaceId: true,
+  url: true,
+  secret: true,
+  secretKeyId: true,
+  secretNonce: true,
+  secretCiphertext: true,
+} as const;
+
+/** `secrets rekey`: endpoints' secrets sealed (those still in clear) and moved to the ring's current key. */
+export const resultWebhookEndpointRows: ClearSecretRowKind<EndpointSecretRow> = {
+  async idsNotUnder(db: Database, keyId: string) {
+    const rows = await db.resultWebhookEndpoint.findMany({
+      where: { deletedAt: null, secretKeyId: { not: null }, NOT: { secretKeyId: keyId } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
+    return rows.map((row) => row.id);
+  },
+  async idsInClear(db: Database) {
+    const rows = await db.resultWebhookEndpoint.findMany({
+      where: { deletedAt: null, secret: { not: null } },
+      select: { id: true },
+      orderBy: { id: 'asc' },
+    });
+    return rows.map((row) => row.id);
+  },
+  async lockLive(tx, id) {
+    if (!isUuid(id)) return null;
+    const rows = await tx.$queryRaw<EndpointSecretRow[]>`
+      SELECT id, "workspaceId", url, secret, "secretKeyId", "secretNonce", "secretCiphertext"
+        FROM "ResultWebhookEndpoint" WHERE id = ${id}::uuid AND "deletedAt" IS NULL FOR UPDATE`;
+    return rows[0] ?? null;
+  },
+  clearSecretOf: (row) => row.secret,
+  additionalDataOf: endpointSecretAdditionalData,
+  async replaceEnvelope(tx, id, envelope) {
+    await tx.resultWebhookEndpoint.update({ where: { id }, data: envelopeColumns(envelope) });
+  },
+  async replaceClear(tx, id, envelope) {
+    await tx.resultWebhookEndpoint.update({ where: { id }, data: { ...envelopeColumns(envelope), secret: null } });
+  },
+};
