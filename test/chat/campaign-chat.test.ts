@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { percent } from '../../lib/chat/builtin-analyst';
 import { createOpenAiCompatibleChat } from '../../lib/chat/openai-compatible';
+import { MODEL_BOUNDS_DEFAULTS } from '../../lib/openai-client';
 import { updateWorkspace } from '../../lib/door/workspace-admin';
 import { startTestApi, type RunningApi } from '../support/api';
 import { finishStream, sendDelta, startChatModelServer } from '../support/chat-model-server';
@@ -379,7 +380,8 @@ describe('the OpenAI-compatible adapter', () => {
     const request = model.requests.at(-1)!;
     expect(request.path).toBe('/v1/chat/completions');
     expect(request.authorization).toBe('Bearer sk-test-model-key');
-    expect(request.body).toMatchObject({ model: 'test-model', stream: true });
+    // Every answer bounded (MODEL_MAX_TOKENS_CHAT's default here).
+    expect(request.body).toMatchObject({ model: 'test-model', stream: true, max_tokens: MODEL_BOUNDS_DEFAULTS.chatMaxTokens });
     const [system, ...conversation] = request.body.messages;
     expect(system!.role).toBe('system');
     const facts = JSON.parse(system!.content.slice(system!.content.indexOf('{'))) as Record<
