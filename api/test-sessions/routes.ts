@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { transcriptTurnSchema } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
@@ -22,8 +23,7 @@ const createBodySchema = z.strictObject({
       phone: e164PhoneSchema
         .optional()
         .describe("The lead's number (E.164): schedule_callback reads times in its time zone (none: UTC)."),
-      fields: z
-        .record(z.string(), z.unknown())
+      fields: leadFieldsSchema
         .default({})
         .describe("The lead's fields the agent's script reads, as a pushed lead's fields."),
     })
