@@ -24,6 +24,7 @@ import {
   type TestSessionOutcome,
 } from '../../lib/test-sessions/test-session-store';
 import type { AppServices } from '../app-services';
+import { coveredSessionMinutes } from '../../lib/credits/test-session-billing';
 import { claimSession, storeSessionTurns, touchSession, trimSessionTurn, type ClaimedSession } from './session-store';
 import { endAndBillSession, sweepTestSessions } from './session-billing';
 import { createSessionTools } from './session-tools';
@@ -59,6 +60,13 @@ const TOUCH_EVERY_MS = 5_000;
 type SessionTurnKind = 'start' | 'message' | 'interrupt' | 'end';
 type SessionTurn = QueuedTurn<SessionTurnKind> & { text: string };
 
+/** What the agent says when the minutes the session's hold covers run out (by language; others: English). */
+const TIME_UP_LINES: Record<string, string> = {
+  en: "I'm sorry, the time for this test is up. Goodbye.",
+  es: 'Lo siento, el tiempo de esta prueba se ha agotado. Adiós.',
+};
+const timeUpLine = (language: string) => TIME_UP_LINES[language.split('-')[0]!.toLowerCase()] ?? TIME_UP_LINES.en!;
+
 /** WebSocket close codes (RFC 6455). */
 const NORMAL_CLOSURE = 1000;
 const GOING_AWAY = 1001;
@@ -66,6 +74,8 @@ const GOING_AWAY = 1001;
 export interface TestSessionSocketOptions {
   idleMs?: number;
   maxLengthMs?: number;
+  /** A billed minute's length when the hold's covered minutes are counted (default 60 s; tests shorten it). */
+  minuteMs?: number;
   /** How often this process sweeps sessions nobody holds (sweepTestSessions); 0: never. */
   sweepEveryMs?: number;
 }
@@ -105,7 +115,7 @@ function converse(
   ws: WebSocket,
   services: AppServices,
   session: ClaimedSession,
-  options: { idleMs: number; maxLengthMs: number },
+  options: { idleMs: number; maxLengthMs: number; minuteMs?: number },
 ) {
   const sql: RunSql = poolSql(services.sql);
   const send = (frame: ServerFrame) => {
@@ -141,7 +151,21 @@ function converse(
 
   let ending: Promise<void> | null = null;
   let idle: NodeJS.Timeout | undefined;
-  const longest = setTimeout(() => void end('max_length'), options.maxLengthMs);
+  // The session's maximum length, or the minutes its hold covers if fewer: then the agent's closing line, and the end.
+  const covered = session.heldCredits === null ? null : coveredSessionMinutes(session.heldCredits);
+  const outOfMinutes = covered !== null && covered * 60_000 < options.maxLengthMs;
+  const longest = setTimeout(
+    () => {
+      if (ending) return;
+      if (outOfMinutes) {
+        // Out of paid minutes, not out of length: the agent says so (a running reply is cut; `ending` stops it).
+        for (const token of tokensOf(timeUpLine(session.agent.language))) send({ type: 'token', token });
+        send({ type: 'turn_end' });
+      }
+      void end('max_length');
+    },
+    outOfMinutes ? covered * (options.minuteMs ?? 60_000) : options.maxLengthMs,
+  );
   const stillIdle = () => {
     clearTimeout(idle);
     idle = setTimeout(() => void end('idle_timeout'), options.idleMs);
@@ -256,6 +280,7 @@ export function attachTestSessionSockets(
   const settings = {
     idleMs: options.idleMs ?? TEST_SESSION_IDLE_MS,
     maxLengthMs: options.maxLengthMs ?? TEST_SESSION_MAX_LENGTH_MS,
+    minuteMs: options.minuteMs,
   };
   const sweepEveryMs = options.sweepEveryMs ?? TEST_SESSION_SWEEP_EVERY_MS;
   const sweep =

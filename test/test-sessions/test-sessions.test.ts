@@ -8,6 +8,7 @@ import { messageText } from '../../lib/conversation-relay/frames';
 import { serverFrameSchema, type ServerFrame } from '../../lib/test-sessions/frames';
 import { sweepTestSessions } from '../../api/test-sessions/session-billing';
 import { TEST_SESSION_PROTOCOL } from '../../api/test-sessions/session-socket';
+import { MAX_OPEN_TEST_SESSIONS } from '../../api/test-sessions/test-sessions';
 import { SOCKET_FRAME_LIMITS } from '../../lib/conversation-relay/turn-queue';
 import { TWIN_REPLIES } from '../../simulators/openai-twin/model';
 import { insertAgent } from '../support/agents';
@@ -30,6 +31,14 @@ const short = await startTestApi({
   url,
   temporal,
   testSessions: { sweepEveryMs: 0, idleMs: 60_000, maxLengthMs: 300 },
+});
+
+// An API whose billed minute lasts 300 ms: a session's hold covers its minutes within a test.
+const paced = await startTestApi({
+  db,
+  url,
+  temporal,
+  testSessions: { sweepEveryMs: 0, idleMs: 60_000, minuteMs: 300 },
 });
 
 // An API whose agents with instructions talk through a model: the OpenAI twin.
@@ -403,6 +412,53 @@ describe('web test sessions: their limits', () => {
       'hold_release',
       'test_call',
     ]);
+  });
+
+  it('refuses one session more than a workspace may have open with 429 rate_limited, nothing recorded; an ended one frees its place', async () => {
+    const workspace = await workspaceWith({ credits: 10 });
+    const open = [];
+    for (let i = 0; i < MAX_OPEN_TEST_SESSIONS; i += 1) open.push(await createSession(workspace));
+    const over = await api.request('POST', '/v1/test-sessions', {
+      key: workspace.key,
+      body: { agentId: workspace.agentId },
+    });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('60');
+    expect(await over.json()).toMatchObject({
+      error: 'rate_limited',
+      detail: expect.stringContaining('5 test sessions'),
+    });
+    expect(await db.testSession.count({ where: { workspaceId: workspace.workspaceId } })).toBe(MAX_OPEN_TEST_SESSIONS);
+    const client = await connect(open[0]!, open[0]!.token);
+    await client.turn();
+    client.send({ type: 'end' });
+    expect(await client.next()).toMatchObject({ type: 'ended', reason: 'client_ended' });
+    await createSession(workspace);
+  });
+
+  it('ends a session with a closing line when the minutes its hold covers run out, charging no more than it held', async () => {
+    // 0.2 credits: a hold of two minutes (0.1 each), on an API whose billed minute is 300 ms: 600 ms of talk.
+    const workspace = await workspaceWith({ credits: 0.2 });
+    const created = await createSession(workspace, {}, paced);
+    const client = await connect(created, created.token);
+    await client.turn();
+    expect((await client.turn()).words).toBe("I'm sorry, the time for this test is up. Goodbye.");
+    expect(await client.next()).toEqual({ type: 'ended', reason: 'max_length', outcome: 'incomplete' });
+    expect((await sessionOf(workspace, created.id)).endReason).toBe('max_length');
+    expect(await entriesOf(workspace, created.id)).toEqual([
+      ['hold', 'posted', '-0.2000'],
+      ['hold_release', 'posted', '0.2000'],
+      ['test_call', 'posted', '-0.1000'],
+    ]);
+    // A hold covering the whole maximum length: not cut at the paced minutes (the first turn, then a reply).
+    const rich = await workspaceWith({ credits: 10 });
+    const long = await createSession(rich, {}, paced);
+    const talker = await connect(long, long.token);
+    await talker.turn();
+    talker.send({ type: 'message', text: 'Blue.' });
+    expect((await talker.turn()).words).toBe('How many pairs?');
+    talker.send({ type: 'end' });
+    expect(await talker.next()).toMatchObject({ type: 'ended', reason: 'client_ended' });
   });
 
   it('ends a session at its maximum length, billed', async () => {
