@@ -58,6 +58,20 @@ async function answeredCallOnTheTwin(phone: string) {
   return answeredTwilioCall(db, { owner, connection, caller }, campaign, phone);
 }
 
+/** Sends the `setup` Twilio opens a session with, for the call `to` a lead from the caller. */
+function sendSetup(ws: WebSocket, setup: { sessionId: string; callSid: string | null; to: string; attemptId: string }) {
+  const { attemptId, ...frame } = setup;
+  ws.send(
+    JSON.stringify({
+      type: 'setup',
+      ...frame,
+      from: caller,
+      direction: 'outbound-api',
+      customParameters: { attemptId },
+    }),
+  );
+}
+
 /** Opens a socket as Twilio would (signed with `token`; null: unsigned): the handshake's status, and the socket if open. */
 function openSocket(target: string, token: string | null): Promise<{ status: number; ws: WebSocket | null }> {
   return new Promise((resolve) => {
@@ -154,17 +168,12 @@ describe("the agent's conversation over ConversationRelay", () => {
     expect((await openSocket(target, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(409);
     const texts: string[] = [];
     first.ws!.on('message', (data) => texts.push(String((JSON.parse(messageText(data)) as { token?: string }).token)));
-    first.ws!.send(
-      JSON.stringify({
-        type: 'setup',
-        sessionId: 'VX1',
-        callSid: call.providerCallId,
-        from: caller,
-        to: '+14155569313',
-        direction: 'outbound-api',
-        customParameters: { attemptId: call.attemptId },
-      }),
-    );
+    sendSetup(first.ws!, {
+      sessionId: 'VX1',
+      callSid: call.providerCallId,
+      to: '+14155569313',
+      attemptId: call.attemptId,
+    });
     await until(
       async () => texts.includes(''),
       (done) => done,
@@ -184,17 +193,12 @@ describe("the agent's conversation over ConversationRelay", () => {
     const texts: string[] = [];
     opened.ws!.on('message', (data) => texts.push(messageText(data)));
     const closed = new Promise<number>((resolve) => opened.ws!.once('close', (code) => resolve(code)));
-    opened.ws!.send(
-      JSON.stringify({
-        type: 'setup',
-        sessionId: 'VX2',
-        callSid: `CA${randomUUID().replaceAll('-', '')}`,
-        from: caller,
-        to: '+14155569314',
-        direction: 'outbound-api',
-        customParameters: { attemptId: call.attemptId },
-      }),
-    );
+    sendSetup(opened.ws!, {
+      sessionId: 'VX2',
+      callSid: `CA${randomUUID().replaceAll('-', '')}`,
+      to: '+14155569314',
+      attemptId: call.attemptId,
+    });
     expect(await closed).toBe(1008);
     expect(texts).toEqual([]);
     expect(await turnsOf(call.id)).toEqual([]);
@@ -212,17 +216,7 @@ describe("the agent's conversation over ConversationRelay", () => {
       if (frame.type === 'text' && frame.last) lastTokens.push('turn');
     });
     const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
-    ws.send(
-      JSON.stringify({
-        type: 'setup',
-        sessionId: 'VX3',
-        callSid: call.providerCallId,
-        from: caller,
-        to: '+14155569315',
-        direction: 'outbound-api',
-        customParameters: { attemptId: call.attemptId },
-      }),
-    );
+    sendSetup(ws, { sessionId: 'VX3', callSid: call.providerCallId, to: '+14155569315', attemptId: call.attemptId });
     await until(
       async () => lastTokens.length,
       (turns) => turns >= 1,
