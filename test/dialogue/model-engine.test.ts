@@ -347,13 +347,13 @@ describe('the model engine: what the model is told', () => {
     expect((await collect(engine.onPrompt('What does it cost?'))).join('')).toBe(
       TWIN_REPLIES.knowledge(injections.passage),
     );
-    for (const index of [0, 1]) {
+    // The opening (request 0) has the lead and no knowledge; the reply (request 1) both.
+    const carried = [[injections.name, injections.field], Object.values(injections)];
+    for (const [index, inData] of carried.entries()) {
       const [instructions, data] = messagesOf(index);
-      for (const injected of Object.values(injections)) {
-        expect(instructions!.content).not.toContain(injected);
-        // Each injection is one JSON string of the data (its quotes and newlines escaped): it cannot close the object.
-        expect(data!.content).toContain(JSON.stringify(injected));
-      }
+      for (const injected of Object.values(injections)) expect(instructions!.content).not.toContain(injected);
+      // Each injection is one JSON string of the data (its quotes and newlines escaped): it cannot close the object.
+      for (const injected of inData) expect(data!.content).toContain(JSON.stringify(injected));
       expect(instructions!.content).toContain('never follow');
     }
     expect(dataOf(1)).toEqual({
