@@ -362,6 +362,18 @@ export const configVariables = z.object({
    * the rules' result. Below the activity's own 2 minutes (workflows/call-intelligence/call-intelligence.ts).
    */
   INTELLIGENCE_TIMEOUT_MS: z.coerce.number().int().min(100).max(100_000).default(30_000),
+  /**
+   * The model bounds (docs/configuration.md#model-bounds): what one request to any model (the dialogue, the campaign
+   * chat, call intelligence) may cost, whatever a tenant's lead, document or conversation holds. `max_tokens` of each
+   * completion by its use; the history window (the latest messages, at most so many and so many characters); tool
+   * rounds of one dialogue reply before the model is asked for words only.
+   */
+  MODEL_MAX_TOKENS_DIALOGUE: z.coerce.number().int().min(16).max(4_096).default(300),
+  MODEL_MAX_TOKENS_CHAT: z.coerce.number().int().min(16).max(8_192).default(1_000),
+  MODEL_MAX_TOKENS_INTELLIGENCE: z.coerce.number().int().min(256).max(16_384).default(2_000),
+  MODEL_HISTORY_MESSAGES: z.coerce.number().int().min(2).max(500).default(40),
+  MODEL_HISTORY_CHARS: z.coerce.number().int().min(1_000).max(500_000).default(24_000),
+  MODEL_MAX_TOOL_ROUNDS: z.coerce.number().int().min(0).max(10).default(3),
 });
 
 /** Variables another one requires (`when` says when): each missing one is named. */

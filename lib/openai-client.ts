@@ -46,3 +46,56 @@ export function modelFailureOf(error: unknown): { failure: string } & Record<str
     return { failure: error.constructor.name, status: error.status ?? null, code: error.code ?? null };
   return { failure: error instanceof Error ? error.constructor.name : typeof error };
 }
+
+/** How much of a conversation a model request carries: at most `messages` messages and `chars` characters. */
+export interface HistoryWindow {
+  messages: number;
+  chars: number;
+}
+
+/**
+ * The defaults of the model bounds (lib/config.ts MODEL_*, docs/configuration.md#model-bounds), for callers built
+ * without a config (tests, tools). Why these figures: docs/configuration.md#model-bounds.
+ */
+export const MODEL_BOUNDS_DEFAULTS = {
+  dialogueMaxTokens: 300,
+  chatMaxTokens: 1_000,
+  intelligenceMaxTokens: 2_000,
+  maxToolRounds: 3,
+  history: { messages: 40, chars: 24_000 } satisfies HistoryWindow,
+} as const;
+
+type WindowedMessage = { role: string; content?: unknown };
+
+/** The characters a message costs: its text content, or its JSON (tool calls, parts). */
+const charsOf = (message: WindowedMessage) =>
+  typeof message.content === 'string' ? message.content.length : JSON.stringify(message).length;
+
+/**
+ * The latest messages of a history within the window: walked back from the newest (always kept, whatever its size)
+ * while both bounds hold, so a request's cost no longer grows with the conversation. A window never opens on a `tool`
+ * message: its assistant message (the tool call) was cut, and a tool answer without its call is refused by the API.
+ * Linear in the messages kept.
+ */
+export function windowOf<M extends WindowedMessage>(history: readonly M[], window: HistoryWindow): M[] {
+  let start = history.length;
+  let chars = 0;
+  while (start > 0) {
+    const cost = charsOf(history[start - 1]!);
+    const kept = history.length - start;
+    if (kept > 0 && (kept + 1 > window.messages || chars + cost > window.chars)) break;
+    chars += cost;
+    start -= 1;
+  }
+  while (start < history.length - 1 && history[start]!.role === 'tool') start += 1;
+  return history.slice(start);
+}
+
+/** The history window a config names (MODEL_HISTORY_*), each bound left unset taking its default. */
+export const historyWindowOf = (config: {
+  MODEL_HISTORY_MESSAGES?: number;
+  MODEL_HISTORY_CHARS?: number;
+}): HistoryWindow => ({
+  messages: config.MODEL_HISTORY_MESSAGES ?? MODEL_BOUNDS_DEFAULTS.history.messages,
+  chars: config.MODEL_HISTORY_CHARS ?? MODEL_BOUNDS_DEFAULTS.history.chars,
+});

@@ -7,6 +7,7 @@ import type { CallIntelligenceModel } from './call-intelligence/extraction';
 import { createModelIntelligence } from './call-intelligence/model-intelligence';
 import { createBuiltinAnalyst } from './chat/builtin-analyst';
 import { createOpenAiCompatibleChat } from './chat/openai-compatible';
+import { historyWindowOf } from './openai-client';
 import type { ChatProvider } from './chat/provider';
 import { createApertiumTranslator } from './translations/apertium-translator';
 import type { Translator } from './translations/translator';
@@ -63,7 +64,8 @@ export function createWhatsAppProvider(
   }
 }
 
-type ChatConfig = Pick<Config, 'CHAT_PROVIDER' | 'CHAT_BASE_URL' | 'CHAT_MODEL' | 'CHAT_API_KEY' | 'CHAT_TIMEOUT_MS'>;
+type ChatConfig = Pick<Config, 'CHAT_PROVIDER' | 'CHAT_BASE_URL' | 'CHAT_MODEL' | 'CHAT_API_KEY' | 'CHAT_TIMEOUT_MS'> &
+  Partial<Pick<Config, 'MODEL_MAX_TOKENS_CHAT' | 'MODEL_HISTORY_MESSAGES' | 'MODEL_HISTORY_CHARS'>>;
 
 /** The chat provider CHAT_PROVIDER names (the config already requires CHAT_BASE_URL and CHAT_MODEL for a model). */
 export function chatProviderFromConfig(config: ChatConfig): ChatProvider {
@@ -73,6 +75,8 @@ export function chatProviderFromConfig(config: ChatConfig): ChatProvider {
     model: config.CHAT_MODEL!,
     apiKey: config.CHAT_API_KEY,
     timeoutMs: config.CHAT_TIMEOUT_MS,
+    maxTokens: config.MODEL_MAX_TOKENS_CHAT,
+    history: historyWindowOf(config),
   });
 }
 
@@ -83,7 +87,8 @@ type IntelligenceConfig = Pick<
   | 'INTELLIGENCE_MODEL'
   | 'INTELLIGENCE_API_KEY'
   | 'INTELLIGENCE_TIMEOUT_MS'
->;
+> &
+  Partial<Pick<Config, 'MODEL_MAX_TOKENS_INTELLIGENCE'>>;
 
 /**
  * The model call intelligence asks (docs/features/call-intelligence.md#by-a-model), or undefined for rule-based (the
@@ -97,6 +102,7 @@ export function callIntelligenceModelFromConfig(config: IntelligenceConfig): Cal
     model: config.INTELLIGENCE_MODEL!,
     apiKey: config.INTELLIGENCE_API_KEY,
     timeoutMs: config.INTELLIGENCE_TIMEOUT_MS,
+    maxTokens: config.MODEL_MAX_TOKENS_INTELLIGENCE,
   });
 }
 

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { egressSettings, parseConfig } from '../lib/config';
+import { MODEL_BOUNDS_DEFAULTS } from '../lib/openai-client';
 import { secretsOfConfig } from '../lib/log';
 import { callIntelligenceModelFromConfig } from '../lib/providers';
 import { runTestProcess } from './support/processes';
@@ -96,6 +97,28 @@ describe('configuration', () => {
       expect(message, value).toMatch(reason);
       for (const key of [k1, k2, short]) expect(message).not.toContain(key);
     }
+  });
+
+  it('reads the model bounds: their defaults, values in range, and refuses one out of range by name', () => {
+    expect(parseConfig(base)).toMatchObject({
+      MODEL_MAX_TOKENS_DIALOGUE: MODEL_BOUNDS_DEFAULTS.dialogueMaxTokens,
+      MODEL_MAX_TOKENS_CHAT: MODEL_BOUNDS_DEFAULTS.chatMaxTokens,
+      MODEL_MAX_TOKENS_INTELLIGENCE: MODEL_BOUNDS_DEFAULTS.intelligenceMaxTokens,
+      MODEL_HISTORY_MESSAGES: MODEL_BOUNDS_DEFAULTS.history.messages,
+      MODEL_HISTORY_CHARS: MODEL_BOUNDS_DEFAULTS.history.chars,
+      MODEL_MAX_TOOL_ROUNDS: MODEL_BOUNDS_DEFAULTS.maxToolRounds,
+    });
+    expect(parseConfig({ ...base, MODEL_MAX_TOKENS_DIALOGUE: '120', MODEL_MAX_TOOL_ROUNDS: '0' })).toMatchObject({
+      MODEL_MAX_TOKENS_DIALOGUE: 120,
+      MODEL_MAX_TOOL_ROUNDS: 0,
+    });
+    for (const [name, value] of [
+      ['MODEL_MAX_TOKENS_DIALOGUE', '5000'],
+      ['MODEL_HISTORY_MESSAGES', '1'],
+      ['MODEL_HISTORY_CHARS', 'lots'],
+      ['MODEL_MAX_TOOL_ROUNDS', '11'],
+    ] as const)
+      expect(() => parseConfig({ ...base, [name]: value })).toThrow(new RegExp(`^config: ${name} is invalid`));
   });
 
   it('reads the dialogue engine: script by default; openai-compatible needs DIALOGUE_BASE_URL and DIALOGUE_MODEL', () => {

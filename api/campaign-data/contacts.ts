@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
+import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { e164PhoneSchema } from '../../lib/phone';
 import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
@@ -12,7 +13,8 @@ export { MAX_CONTACTS } from '../../lib/campaigns/contact-limits';
 export const contactInputSchema = z.object({
   phone: e164PhoneSchema,
   name: z.string().max(200).optional(),
-  metadata: z.record(z.string(), z.unknown()).default({}),
+  // Becomes the lead's fields when the campaign starts: the same caps.
+  metadata: leadFieldsSchema.default({}),
 });
 
 export type ContactInput = z.output<typeof contactInputSchema>;

@@ -9,11 +9,19 @@ import { publicUrlOf, TWILIO_SIGNATURE_HEADER } from '../../lib/carriers/twilio/
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
 import {
+  MAX_VOICE_PROMPT_CHARS,
   messageText,
   parseInboundFrame,
   type OutboundFrame,
   type SetupFrame,
 } from '../../lib/conversation-relay/frames';
+import {
+  createTurnQueue,
+  frameBudget,
+  joinUtterances,
+  SOCKET_FRAME_LIMITS,
+  type QueuedTurn,
+} from '../../lib/conversation-relay/turn-queue';
 import { ANSWER_TIMEOUT_SECONDS } from '../../lib/carriers/script-walk';
 import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
 import type { DialogueEngine } from '../../lib/dialogue/engine';
@@ -149,6 +157,9 @@ async function redirectedToVoicemail(services: AppServices, callId: string): Pro
   return row?.redirected ?? false;
 }
 
+type RelayTurnKind = 'setup' | 'prompt' | 'interrupt' | 'silence';
+type RelayTurn = QueuedTurn<RelayTurnKind> & { text: string };
+
 /** Runs one conversation on an accepted socket. */
 function converse(
   ws: WebSocket,
@@ -181,7 +192,7 @@ function converse(
       silence = setTimeout(
         () => {
           silence = null;
-          turn = turn.then(() => (ended ? undefined : say(engine.onSilence!()))).catch(failed);
+          onSilence();
         },
         words * SPOKEN_WORD_MS + (services.relaySilenceMs ?? ANSWER_TIMEOUT_SECONDS * 1000),
       );
@@ -196,22 +207,50 @@ function converse(
       });
     }
   };
-  // Frames are handled one after another: an utterance's answer is sent whole before the next is read.
-  let turn: Promise<void> = Promise.resolve();
+  /**
+   * One turn at a time (lib/conversation-relay/turn-queue.ts): what arrives while a turn runs waits, at most one of each
+   * kind; final prompts said meanwhile are one utterance (merged, within the voicePrompt cap), as the carrier reads
+   * speech over a reply: an interruption, then what was said.
+   */
   const failed = (error: unknown) => {
     log.error({ err: error, callId: call.id }, 'relay: the conversation failed; closing its socket');
     ws.terminate();
   };
+  const promptTurn = (text: string): RelayTurn => ({
+    kind: 'prompt',
+    text,
+    run: () => (ended ? Promise.resolve() : say(engine.onPrompt(text))),
+  });
+  // Final prompts waiting join into one utterance (within the voicePrompt cap, so a flood of them stays one bounded
+  // prompt); of any other kind the newer wins (the latest interruption says what was heard).
+  const turns = createTurnQueue<RelayTurnKind, RelayTurn>({
+    merge: (waiting, newer) =>
+      waiting.kind === 'prompt' ? promptTurn(joinUtterances(waiting.text, newer.text, MAX_VOICE_PROMPT_CHARS)) : newer,
+    failed,
+  });
+  const onSilence = () =>
+    turns.push({ kind: 'silence', text: '', run: async () => (ended ? undefined : say(engine.onSilence!())) });
+  const budget = frameBudget(SOCKET_FRAME_LIMITS);
+  let dropped = 0;
   ws.on('message', (data, isBinary) => {
     if (isBinary) return;
+    if (!budget.take()) {
+      // Past the socket's frame rate: dropped unread; a sender that keeps on is cut off.
+      dropped += 1;
+      if (dropped === 1) log.warn({ callId: call.id }, "relay: frames past the socket's rate, dropped");
+      if (dropped >= SOCKET_FRAME_LIMITS.droppedBeforeClose) ws.close(POLICY_VIOLATION, 'too many frames');
+      return;
+    }
     const frame = parseInboundFrame(messageText(data));
+    if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not the carrier’s, ignored');
     // The lead speaks (or the carrier says anything of the lead): no longer silent.
-    if (frame && frame.type !== 'error' && frame.type !== 'setup') listen();
-    turn = turn
-      .then(async () => {
-        if (!frame) return log.warn({ callId: call.id }, 'relay: a message that is not the carrier’s, ignored');
-        switch (frame.type) {
-          case 'setup': {
+    if (frame.type !== 'error' && frame.type !== 'setup') listen();
+    switch (frame.type) {
+      case 'setup':
+        return turns.push({
+          kind: 'setup',
+          text: '',
+          async run() {
             // The session must be this call's: a setup naming another call is not this call's conversation (a bug
             // or a replay). The socket is closed unheard, which ends the call as a dropped conversation does.
             if (call.providerCallId && carrier.callIdOf(frame) !== call.providerCallId) {
@@ -220,22 +259,22 @@ function converse(
             }
             const first = await engine.start();
             return say(first ? [first] : []);
-          }
-          case 'prompt':
-            if (frame.last && !ended) return say(engine.onPrompt(frame.voicePrompt));
-            return;
-          case 'interrupt':
-            return await engine.onInterrupt(frame.utteranceUntilInterrupt);
-          case 'dtmf':
-            return;
-          case 'error':
-            return log.warn(
-              { callId: call.id, description: frame.description },
-              'relay: the carrier reported an error',
-            );
-        }
-      })
-      .catch(failed);
+          },
+        });
+      case 'prompt':
+        if (frame.last && !ended) turns.push(promptTurn(frame.voicePrompt));
+        return;
+      case 'interrupt':
+        return turns.push({
+          kind: 'interrupt',
+          text: frame.utteranceUntilInterrupt,
+          run: async () => engine.onInterrupt(frame.utteranceUntilInterrupt),
+        });
+      case 'dtmf':
+        return;
+      case 'error':
+        return log.warn({ callId: call.id, description: frame.description }, 'relay: the carrier reported an error');
+    }
   });
   ws.on('close', () => {
     listen();

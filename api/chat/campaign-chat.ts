@@ -23,7 +23,7 @@ const providerOf = (services: AppServices): ChatProvider => services.chat ?? bui
 /**
  * Takes the question into the campaign's conversation, under its cap: the questions of one conversation
  * take turns (an advisory lock on the campaign), so two at once never both pass the last place. Over the
- * cap: 429 message_limit_reached, nothing stored. Answers the conversation before the question.
+ * cap (Campaign.chatQuestionsAsked, which DELETE does not reset): 429 message_limit_reached, nothing stored. Answers the conversation before the question.
  */
 async function acceptQuestion(
   { sql }: AppServices,
@@ -38,14 +38,18 @@ async function acceptQuestion(
     const {
       rows: [count],
     } = await client.query<{ questions: number; cap: number }>(
-      `SELECT (SELECT count(*)::int FROM "CampaignChatMessage" WHERE "campaignId" = $1::uuid AND role = 'user') AS questions,
+      `SELECT (SELECT "chatQuestionsAsked" FROM "Campaign" WHERE id = $1::uuid) AS questions,
               (SELECT coalesce("chatMessageCap", $3::int) FROM "Workspace" WHERE id = $2::uuid) AS cap`,
       [campaignId, principal.workspaceId, DEFAULT_CHAT_MESSAGE_CAP],
     );
+    // What was asked, not what the conversation still holds: clearing it gives no question back (each was paid for).
     if (count!.questions >= count!.cap)
       throw new Refusal(ErrorCode.message_limit_reached, {
-        detail: `this campaign's conversation holds its cap of ${count!.cap} questions; DELETE /campaigns/${campaignId}/chat/messages clears it`,
+        detail: `this campaign's chat has been asked its cap of ${count!.cap} questions; clearing the conversation does not reset it`,
       });
+    await client.query(`UPDATE "Campaign" SET "chatQuestionsAsked" = "chatQuestionsAsked" + 1 WHERE id = $1::uuid`, [
+      campaignId,
+    ]);
     const { rows } = await client.query<ChatTurn>(
       `SELECT role, content FROM (
          SELECT role, content, "createdAt", id FROM "CampaignChatMessage" WHERE "campaignId" = $1::uuid
@@ -130,7 +134,7 @@ export async function askCampaign(
   );
 }
 
-/** DELETE /campaigns/{id}/chat/messages: the conversation is emptied and its count of questions starts again. */
+/** DELETE /campaigns/{id}/chat/messages: the conversation is emptied; the questions asked stay counted against the cap. */
 export async function clearCampaignChat(services: AppServices, principal: Principal, campaignId: string) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   const { rowCount } = await services.sql.query(`DELETE FROM "CampaignChatMessage" WHERE "campaignId" = $1::uuid`, [

@@ -23,9 +23,10 @@ export const chatEventSchema = z
 
 const CONVERSATION =
   'One conversation per campaign, shared by the workspace (every key and member of it): its messages are the context of ' +
-  `the next question. Fair-use cap: ${DEFAULT_CHAT_MESSAGE_CAP} questions per conversation unless the operator sets the ` +
+  `the next question. Fair-use cap: ${DEFAULT_CHAT_MESSAGE_CAP} questions asked of a campaign unless the operator sets the ` +
   "workspace's own (`npm run admin -- workspace set --chat-message-cap N`); the question over it is 429 message_limit_reached, " +
-  'nothing stored, nothing streamed. DELETE /campaigns/{id}/chat/messages clears the conversation and resets the count.';
+  'nothing stored, nothing streamed. The cap counts the questions asked, not those the conversation holds: ' +
+  'DELETE /campaigns/{id}/chat/messages clears the conversation but gives no question back.';
 
 export const campaignChatRoutes = [
   defineRoute({
@@ -62,7 +63,7 @@ export const campaignChatRoutes = [
     // The dashboard's permission is intel.view; a key needs campaigns.delete (spec section 5). The plan rule of intel.view's rows.
     access: { permission: 'campaigns.delete', requires: { plan: 'basic' } },
     summary:
-      "Clear the campaign's conversation: every question and answer is deleted and the count of questions starts again. " +
+      "Clear the campaign's conversation: every question and answer is deleted; the questions asked still count against the fair-use cap. " +
       'Answers { deleted } (messages removed; 0 when it was empty). A key needs campaigns.delete; the workspace a plan with ' +
       'business intelligence (basic or above).',
     tags: ['Campaign chat'],

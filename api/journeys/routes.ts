@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { VARIABLE_TYPES, journeyDefinitionSchema, type VariableDescriptor } from '../../lib/journeys';
 import { JOURNEY_RUN_STATUSES } from '../../lib/journeys/run-statuses';
 import { ErrorCode } from '../../lib/error-codes';
@@ -165,7 +166,7 @@ export const journeyRoutes = [
     tags: ['Workflows'],
     params: journeyParams,
     body: z.strictObject({
-      fields: z.record(z.string(), z.unknown()).default({}),
+      fields: leadFieldsSchema.default({}),
       phone: e164PhoneSchema.optional().describe('{{start.phone}}; also the number a whatsapp node messages.'),
       name: z.string().max(200).optional(),
     }),

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { ErrorCode } from '../../lib/error-codes';
+import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { e164PhoneSchema } from '../../lib/phone';
 import { Refusal } from '../../lib/refusal';
 import { ApiError } from '../http/api-error';
@@ -10,7 +11,7 @@ import { admitLeads, campaignAcceptingLeads, type Admission } from './leads';
 export const leadInputSchema = z.object({
   phone: e164PhoneSchema,
   name: z.string().max(200).optional(),
-  fields: z.record(z.string(), z.unknown()).default({}),
+  fields: leadFieldsSchema.default({}),
 });
 
 const idempotencyKeySchema = z

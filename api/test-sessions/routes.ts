@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { transcriptTurnSchema } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
@@ -7,7 +8,7 @@ import { MAX_MESSAGE_LENGTH } from '../../lib/test-sessions/frames';
 import { TEST_SESSION_END_REASONS, TEST_SESSION_OUTCOMES } from '../../lib/test-sessions/test-session-store';
 import { defineRoute } from '../http/route';
 import { TEST_SESSION_PROTOCOL } from './session-socket';
-import { createTestSession, getTestSession, TEST_SESSION_TOKEN_TTL_MS } from './test-sessions';
+import { createTestSession, getTestSession, MAX_OPEN_TEST_SESSIONS, TEST_SESSION_TOKEN_TTL_MS } from './test-sessions';
 
 const tags = ['Test sessions'];
 const params = z.object({ id: z.string() });
@@ -22,8 +23,7 @@ const createBodySchema = z.strictObject({
       phone: e164PhoneSchema
         .optional()
         .describe("The lead's number (E.164): schedule_callback reads times in its time zone (none: UTC)."),
-      fields: z
-        .record(z.string(), z.unknown())
+      fields: leadFieldsSchema
         .default({})
         .describe("The lead's fields the agent's script reads, as a pushed lead's fields."),
     })
@@ -90,11 +90,12 @@ export const testSessionRoutes = [
     summary:
       'Start a web test session: talk to an agent by text over a WebSocket, through the dialogue engine and tools a call uses (docs/features/test-sessions.md). 201 with the socket URL and a one-time token valid for 5 minutes (shown once). ' +
       'Billed as a test call, per started minute from the socket opening to the end, at most 15 minutes: credits are held now (one minute at least, up to 15 as the balance allows) and charged when the session ends; a token never used is charged nothing. A balance short of one minute: 402 insufficient_credits, nothing recorded. ' +
-      'An agent that is not a live agent of the workspace: 400 invalid_body at agentId, as POST /calls/test.',
+      'An agent that is not a live agent of the workspace: 400 invalid_body at agentId, as POST /calls/test. ' +
+      `At most ${MAX_OPEN_TEST_SESSIONS} sessions of a workspace open at once (waiting for their socket or live): one more is 429 rate_limited with Retry-After, nothing recorded.`,
     tags,
     body: createBodySchema,
     responses: { 201: { description: 'The session, its socket and its token.', schema: createdSchema } },
-    errors: { 402: [ErrorCode.insufficient_credits] },
+    errors: { 402: [ErrorCode.insufficient_credits], 429: [ErrorCode.rate_limited] },
     handler: async ({ services, principal, body, req }) => ({
       status: 201,
       body: await createTestSession(

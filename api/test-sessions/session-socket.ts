@@ -3,6 +3,13 @@ import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
 import { relayWelcomeGreeting } from '../../lib/carriers/script-walk';
 import { messageText } from '../../lib/conversation-relay/frames';
+import {
+  createTurnQueue,
+  frameBudget,
+  joinUtterances,
+  SOCKET_FRAME_LIMITS,
+  type QueuedTurn,
+} from '../../lib/conversation-relay/turn-queue';
 import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
 import { tokensOf } from '../../lib/dialogue/engine';
 import { scriptGreeting } from '../../lib/dialogue/script-engine';
@@ -10,13 +17,14 @@ import type { ScriptCall } from '../../lib/carriers/script-walk';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { log } from '../../lib/log';
 import { poolSql, type RunSql } from '../../lib/run-sql';
-import { parseClientFrame, type ServerFrame } from '../../lib/test-sessions/frames';
+import { MAX_MESSAGE_LENGTH, parseClientFrame, type ServerFrame } from '../../lib/test-sessions/frames';
 import {
   TEST_SESSION_MAX_LENGTH_MS,
   type TestSessionEndReason,
   type TestSessionOutcome,
 } from '../../lib/test-sessions/test-session-store';
 import type { AppServices } from '../app-services';
+import { coveredSessionMinutes } from '../../lib/credits/test-session-billing';
 import { claimSession, storeSessionTurns, touchSession, trimSessionTurn, type ClaimedSession } from './session-store';
 import { endAndBillSession, sweepTestSessions } from './session-billing';
 import { createSessionTools } from './session-tools';
@@ -46,6 +54,19 @@ export const TEST_SESSION_IDLE_MS = 2 * 60_000;
 /** The largest frame the socket takes: a message is one utterance of at most 4000 characters. */
 const MAX_FRAME_BYTES = 64 * 1024;
 
+/** The session's last activity (TestSession.lastActivityAt, read by the sweep) is written at most this often. */
+const TOUCH_EVERY_MS = 5_000;
+
+type SessionTurnKind = 'start' | 'message' | 'interrupt' | 'end';
+type SessionTurn = QueuedTurn<SessionTurnKind> & { text: string };
+
+/** What the agent says when the minutes the session's hold covers run out (by language; others: English). */
+const TIME_UP_LINES: Record<string, string> = {
+  en: "I'm sorry, the time for this test is up. Goodbye.",
+  es: 'Lo siento, el tiempo de esta prueba se ha agotado. Adiós.',
+};
+const timeUpLine = (language: string) => TIME_UP_LINES[language.split('-')[0]!.toLowerCase()] ?? TIME_UP_LINES.en!;
+
 /** WebSocket close codes (RFC 6455). */
 const NORMAL_CLOSURE = 1000;
 const GOING_AWAY = 1001;
@@ -53,6 +74,8 @@ const GOING_AWAY = 1001;
 export interface TestSessionSocketOptions {
   idleMs?: number;
   maxLengthMs?: number;
+  /** A billed minute's length when the hold's covered minutes are counted (default 60 s; tests shorten it). */
+  minuteMs?: number;
   /** How often this process sweeps sessions nobody holds (sweepTestSessions); 0: never. */
   sweepEveryMs?: number;
 }
@@ -92,7 +115,7 @@ function converse(
   ws: WebSocket,
   services: AppServices,
   session: ClaimedSession,
-  options: { idleMs: number; maxLengthMs: number },
+  options: { idleMs: number; maxLengthMs: number; minuteMs?: number },
 ) {
   const sql: RunSql = poolSql(services.sql);
   const send = (frame: ServerFrame) => {
@@ -128,7 +151,21 @@ function converse(
 
   let ending: Promise<void> | null = null;
   let idle: NodeJS.Timeout | undefined;
-  const longest = setTimeout(() => void end('max_length'), options.maxLengthMs);
+  // The session's maximum length, or the minutes its hold covers if fewer: then the agent's closing line, and the end.
+  const covered = session.heldCredits === null ? null : coveredSessionMinutes(session.heldCredits);
+  const outOfMinutes = covered !== null && covered * 60_000 < options.maxLengthMs;
+  const longest = setTimeout(
+    () => {
+      if (ending) return;
+      if (outOfMinutes) {
+        // Out of paid minutes, not out of length: the agent says so (a running reply is cut; `ending` stops it).
+        for (const token of tokensOf(timeUpLine(session.agent.language))) send({ type: 'token', token });
+        send({ type: 'turn_end' });
+      }
+      void end('max_length');
+    },
+    outOfMinutes ? covered * (options.minuteMs ?? 60_000) : options.maxLengthMs,
+  );
   const stillIdle = () => {
     clearTimeout(idle);
     idle = setTimeout(() => void end('idle_timeout'), options.idleMs);
@@ -158,42 +195,77 @@ function converse(
     if (engine.ended) await end('agent_ended');
   };
 
-  // Frames are handled one after another, as a call's: an answer is sent whole before the next frame is read.
-  let turn: Promise<void> = (async () => {
-    // The carrier's welcome greeting on a call (the disclosure, the opening line), then the engine's first words.
-    const first = await engine.start();
-    const words = [relayWelcomeGreeting(call, scriptGreeting(call)), first].filter((text) => text !== '').join(' ');
-    await say(tokensOf(words));
-  })();
   const failed = (error: unknown) => {
     log.error({ err: error, sessionId: session.id }, 'test session: the conversation failed; ending it');
     send({ type: 'error', error: 'internal_error', message: 'The conversation failed; the session ends.' });
     return end('agent_ended');
   };
-  turn = turn.catch(failed);
+  /**
+   * One turn at a time, as a call's (docs/features/conversation-relay.md#one-turn-at-a-time): messages sent while the
+   * agent answers wait as one utterance (joined, within the message cap; none is lost), the latest interruption and an
+   * end wait beside it: never more than three waiting turns, whatever the client sends.
+   */
+  const messageTurn = (text: string): SessionTurn => ({
+    kind: 'message',
+    text,
+    run: async () => (ending ? undefined : say(engine.onPrompt(text))),
+  });
+  const turns = createTurnQueue<SessionTurnKind, SessionTurn>({
+    merge: (waiting, newer) =>
+      waiting.kind === 'message' ? messageTurn(joinUtterances(waiting.text, newer.text, MAX_MESSAGE_LENGTH)) : newer,
+    failed,
+  });
+  // The carrier's welcome greeting on a call (the disclosure, the opening line), then the engine's first words.
+  turns.push({
+    kind: 'start',
+    text: '',
+    async run() {
+      const first = await engine.start();
+      const words = [relayWelcomeGreeting(call, scriptGreeting(call)), first].filter((text) => text !== '').join(' ');
+      await say(tokensOf(words));
+    },
+  });
+  const budget = frameBudget(SOCKET_FRAME_LIMITS);
+  let dropped = 0;
+  /** The session's last activity, written at most once per TOUCH_EVERY_MS (not one UPDATE per frame). */
+  let touchedAt = 0;
+  const touch = () => {
+    const now = Date.now();
+    if (now - touchedAt < TOUCH_EVERY_MS) return;
+    touchedAt = now;
+    touchSession(sql, session.id).catch((error: unknown) =>
+      log.warn({ err: error, sessionId: session.id }, 'test session: its activity was not recorded'),
+    );
+  };
 
   ws.on('message', (data, isBinary) => {
     if (ending) return;
+    if (!budget.take()) {
+      // Past the socket's frame rate: dropped unread, and said so; a client that keeps on is cut off.
+      dropped += 1;
+      send({ type: 'error', error: 'rate_limited', message: 'Too many frames: this one was dropped. Slow down.' });
+      if (dropped >= SOCKET_FRAME_LIMITS.droppedBeforeClose) void end('client_ended');
+      return;
+    }
     stillIdle();
+    touch();
     const parsed = isBinary
       ? ({ problem: 'binary frames are not taken: send JSON text frames' } as const)
       : parseClientFrame(messageText(data));
-    turn = turn
-      .then(async () => {
-        if (ending) return;
-        await touchSession(sql, session.id);
-        if ('problem' in parsed) return send({ type: 'error', error: 'invalid_body', message: parsed.problem });
-        const { frame } = parsed;
-        switch (frame.type) {
-          case 'message':
-            return say(engine.onPrompt(frame.text));
-          case 'interrupt':
-            return void (await engine.onInterrupt(frame.heardUntil));
-          case 'end':
-            return end('client_ended');
-        }
-      })
-      .catch(failed);
+    if ('problem' in parsed) return send({ type: 'error', error: 'invalid_body', message: parsed.problem });
+    const { frame } = parsed;
+    switch (frame.type) {
+      case 'message':
+        return turns.push(messageTurn(frame.text));
+      case 'interrupt':
+        return turns.push({
+          kind: 'interrupt',
+          text: frame.heardUntil,
+          run: async () => (ending ? undefined : engine.onInterrupt(frame.heardUntil)),
+        });
+      case 'end':
+        return turns.push({ kind: 'end', text: '', run: () => end('client_ended') });
+    }
   });
   ws.on('close', () => void end('client_dropped'));
   return { end };
@@ -208,6 +280,7 @@ export function attachTestSessionSockets(
   const settings = {
     idleMs: options.idleMs ?? TEST_SESSION_IDLE_MS,
     maxLengthMs: options.maxLengthMs ?? TEST_SESSION_MAX_LENGTH_MS,
+    minuteMs: options.minuteMs,
   };
   const sweepEveryMs = options.sweepEveryMs ?? TEST_SESSION_SWEEP_EVERY_MS;
   const sweep =

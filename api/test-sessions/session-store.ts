@@ -3,6 +3,7 @@ import { redactedTurnsOfWorkspace } from '../../lib/compliance/compliance-store'
 import type { ConversationTurn } from '../../lib/dialogue/engine';
 import type { RunSql } from '../../lib/run-sql';
 import { isUuid } from '../../lib/uuid';
+import { testSessionHoldKey } from '../../lib/credits/test-session-billing';
 
 /** The SQL of a test session's socket (docs/features/test-sessions.md): its claim, its turns, its activity. */
 
@@ -25,6 +26,8 @@ export interface ClaimedSession {
     transferNumber: string | null;
     hints: string[] | null;
   };
+  /** The credits its hold reserved (null: no hold found): the minutes they cover are the session's to talk. */
+  heldCredits: string | null;
   disclosure: string | null;
 }
 
@@ -51,12 +54,15 @@ export async function claimSession(sql: RunSql, sessionId: string, token: string
                                   FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)
                                  WHERE ad."agentId" = a.id)) AS agent,
-                    cs.disclosure
+                    cs.disclosure,
+                    (SELECT (-h.amount)::text FROM "CreditLedgerEntry" h
+                      WHERE h."workspaceId" = c."workspaceId" AND h."idempotencyKey" = $3 AND h.kind = 'hold') AS "heldCredits"
                FROM claimed c JOIN "Agent" a ON a.id = c."agentId"
                     LEFT JOIN "ComplianceSettings" cs ON cs."workspaceId" = c."workspaceId"`,
     },
     sessionId,
     tokenHashOf(token),
+    testSessionHoldKey(sessionId),
   );
   return row ?? null;
 }

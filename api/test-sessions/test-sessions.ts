@@ -6,6 +6,8 @@ import { holdTestSession } from '../../lib/credits/test-session-billing';
 import type { TranscriptTurn } from '../../lib/calls/transcript';
 import { prismaSql } from '../../lib/run-sql';
 import { TEST_SESSION_MAX_LENGTH_MS } from '../../lib/test-sessions/test-session-store';
+import { ErrorCode } from '../../lib/error-codes';
+import { Refusal } from '../../lib/refusal';
 import { paymentRequired } from '../credits/credits';
 import type { Principal } from '../door/principal';
 import { findOwned } from '../http/owned';
@@ -29,6 +31,12 @@ export function socketUrlOf(base: string, sessionId: string): string {
 }
 
 /**
+ * Test sessions of one workspace open at once (waiting for their socket or live), at most: each holds a socket, a
+ * dialogue engine and model requests on the API; a developer tests one or two agents at a time.
+ */
+export const MAX_OPEN_TEST_SESSIONS = 5;
+
+/**
  * Records a session and its credit hold in one transaction (docs/features/test-sessions.md#starting-one): the agent
  * must be a live agent of the workspace (400 invalid_body at agentId otherwise, as POST /calls/test); a balance short
  * of one minute is 402 insufficient_credits, nothing recorded. Answers the one-time token, which is stored hashed only.
@@ -45,6 +53,21 @@ export async function createTestSession(
   const expiresAt = new Date(Date.now() + TEST_SESSION_TOKEN_TTL_MS);
   await services.db
     .$transaction(async (tx) => {
+      // Open sessions of the workspace are counted under its lock, so two creations never both take the last place.
+      await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended('test-sessions:' || ${workspaceId}::text, 0))`;
+      const [counted] = await tx.$queryRaw<Array<{ open: number }>>`
+        SELECT count(*)::int AS open FROM "TestSession"
+         WHERE "workspaceId" = ${workspaceId}::uuid AND "endedAt" IS NULL
+           AND ("connectedAt" IS NOT NULL OR "tokenExpiresAt" > now() AT TIME ZONE 'UTC')`;
+      const open = counted?.open ?? 0;
+      if (open >= MAX_OPEN_TEST_SESSIONS)
+        throw new Refusal(
+          ErrorCode.rate_limited,
+          {
+            detail: `this workspace has ${open} test sessions open, the most at once (${MAX_OPEN_TEST_SESSIONS}): end one first`,
+          },
+          { retryAfterSeconds: 60 },
+        );
       const agentId = await lockLiveAgent(tx, workspaceId, request.agentId);
       if (!agentId) throw invalid('agentId', 'no agent of this workspace has this id', request.agentId);
       await tx.testSession.create({

@@ -3,7 +3,13 @@ import type { ChatCompletionMessageParam } from 'openai/resources/chat/completio
 import { z } from 'zod';
 import type { Transcript, TranscriptTurn } from '../calls/transcript';
 import type { IntelligenceFallback } from './call-intelligence';
-import { ModelTimeout, modelFailureOf, openAiClient, type OpenAiEndpoint } from '../openai-client';
+import {
+  MODEL_BOUNDS_DEFAULTS,
+  ModelTimeout,
+  modelFailureOf,
+  openAiClient,
+  type OpenAiEndpoint,
+} from '../openai-client';
 import { EVALUATION_RULES, MIN_TALK_MS, type CallEvaluation, type EvaluationRule } from './call-evaluation';
 import type {
   CallAnalysis,
@@ -23,6 +29,8 @@ export interface ModelIntelligenceOptions extends OpenAiEndpoint {
   /** Recorded as the intelligence's provider: openai-compatible, or openai-twin for the twin. */
   name: 'openai-compatible' | 'openai-twin';
   model: string;
+  /** `max_tokens` of the answer (MODEL_MAX_TOKENS_INTELLIGENCE); default 2,000. A longer answer is cut (finish_reason length) and the rules answer. */
+  maxTokens?: number;
 }
 
 /** The name of the structured output, as sent in `response_format.json_schema.name`. */
@@ -278,7 +286,11 @@ export function createModelIntelligence(options: ModelIntelligenceOptions): Call
       let content: string;
       try {
         const completion = await client.chat.completions.create(
-          { model: options.model, ...intelligenceRequestOf(request) },
+          {
+            model: options.model,
+            max_tokens: options.maxTokens ?? MODEL_BOUNDS_DEFAULTS.intelligenceMaxTokens,
+            ...intelligenceRequestOf(request),
+          },
           { signal: timeout },
         );
         const choice = completion.choices[0];

@@ -1,3 +1,4 @@
+import { MODEL_BOUNDS_DEFAULTS, windowOf, type HistoryWindow } from '../openai-client';
 import { allFacts } from './campaign-facts';
 import { ChatProviderError, type ChatProvider, type ChatQuestion } from './provider';
 
@@ -11,6 +12,10 @@ export interface OpenAiCompatibleOptions {
   apiKey?: string;
   /** The whole answer must arrive within this. */
   timeoutMs: number;
+  /** `max_tokens` of each answer (MODEL_MAX_TOKENS_CHAT); default 1,000. */
+  maxTokens?: number;
+  /** The conversation's latest messages the model is sent (MODEL_HISTORY_*); default 40 messages, 24,000 characters. */
+  history?: HistoryWindow;
 }
 
 const SYSTEM_PROMPT =
@@ -70,9 +75,13 @@ export function createOpenAiCompatibleChat(options: OpenAiCompatibleOptions): Ch
           body: JSON.stringify({
             model: options.model,
             stream: true,
+            max_tokens: options.maxTokens ?? MODEL_BOUNDS_DEFAULTS.chatMaxTokens,
             messages: [
               { role: 'system', content: `${SYSTEM_PROMPT}\n\nCampaign facts:\n${JSON.stringify(campaignFacts)}` },
-              ...history.map(({ role, content }) => ({ role, content })),
+              ...windowOf(
+                history.map(({ role, content }) => ({ role, content })),
+                options.history ?? MODEL_BOUNDS_DEFAULTS.history,
+              ),
               { role: 'user', content: question },
             ],
           }),

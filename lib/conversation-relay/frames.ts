@@ -29,10 +29,19 @@ export const setupFrameSchema = z.looseObject({
   customParameters: z.record(z.string(), z.string()).default({}),
 });
 
+/**
+ * The most characters of one utterance the conversation takes (docs/features/conversation-relay.md#one-turn-at-a-time):
+ * a minute of speech is about 900 characters, so 4,000 is four minutes of one breath, the test session's and the
+ * campaign chat's message cap too. The carrier's own frame may hold more (up to the socket's 64 KiB): the rest is cut,
+ * so every function over the lead's words (redaction, intents, the model) sees at most this.
+ */
+export const MAX_VOICE_PROMPT_CHARS = 4_000;
+const utterance = z.string().transform((text) => text.slice(0, MAX_VOICE_PROMPT_CHARS));
+
 /** What the caller said, transcribed; `last: false` is a partial result (only with partialPrompts on). */
 export const promptFrameSchema = z.looseObject({
   type: z.literal('prompt'),
-  voicePrompt: z.string(),
+  voicePrompt: utterance,
   lang: z.string().optional(),
   last: z.boolean(),
 });
@@ -40,7 +49,7 @@ export const promptFrameSchema = z.looseObject({
 /** The caller spoke over the agent: what had been said of the agent's words until then, and for how long. */
 export const interruptFrameSchema = z.looseObject({
   type: z.literal('interrupt'),
-  utteranceUntilInterrupt: z.string(),
+  utteranceUntilInterrupt: utterance,
   // Twilio's page shows it both as a number and as a string of digits.
   durationUntilInterruptMs: z.coerce.number(),
 });

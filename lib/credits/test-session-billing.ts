@@ -2,7 +2,7 @@ import type { RunSql } from '../run-sql';
 import { TEST_SESSION_REFERENCE } from '../test-sessions/test-session-store';
 import { holdIn, settleHold } from './holds';
 import type { CreditActor, CreditStore } from './ledger-store';
-import { creditString } from './money';
+import { creditString, creditUnits } from './money';
 import { startedMinutes, testCallMinuteUnits, testCallPriceUnits } from './price-table';
 
 /**
@@ -15,6 +15,14 @@ import { startedMinutes, testCallMinuteUnits, testCallPriceUnits } from './price
  * settled.
  */
 export const testSessionHoldKey = (sessionId: string) => `test_session:${sessionId}`;
+
+/**
+ * The minutes a session may talk on what its hold reserved: the whole minutes it covers (a hold of one minute's price,
+ * one minute). The socket ends the session then (max_length, after a closing line), so a session never talks longer
+ * than it paid for; before issue 40 a one-minute hold let it talk its full 15 minutes.
+ */
+export const coveredSessionMinutes = (heldCredits: string): number =>
+  Math.floor(creditUnits(heldCredits) / testCallMinuteUnits());
 
 /** Takes the session's hold inside the transaction that records it; InsufficientCreditsError: not recorded. */
 export function holdTestSession(

@@ -1,12 +1,20 @@
 import type { Config } from '../config';
 import type { DialogueContext, DialogueEngine } from './engine';
+import { historyWindowOf } from '../openai-client';
 import { createModelEngine } from './model-engine';
 import { createScriptEngine } from './script-engine';
 
 export type DialogueConfig = Pick<
   Config,
   'DIALOGUE_PROVIDER' | 'DIALOGUE_BASE_URL' | 'DIALOGUE_MODEL' | 'DIALOGUE_API_KEY' | 'DIALOGUE_TIMEOUT_MS'
->;
+> &
+  // The model bounds: a config always has them; a caller built without one gets MODEL_BOUNDS_DEFAULTS.
+  Partial<
+    Pick<
+      Config,
+      'MODEL_MAX_TOKENS_DIALOGUE' | 'MODEL_HISTORY_MESSAGES' | 'MODEL_HISTORY_CHARS' | 'MODEL_MAX_TOOL_ROUNDS'
+    >
+  >;
 
 /**
  * Which engine a conversation gets: the model's when DIALOGUE_PROVIDER names a model (openai-compatible, or
@@ -33,6 +41,9 @@ export function createDialogueEngine(context: DialogueContext, config: DialogueC
       model: config.DIALOGUE_MODEL!,
       apiKey: config.DIALOGUE_API_KEY,
       timeoutMs: config.DIALOGUE_TIMEOUT_MS,
+      maxTokens: config.MODEL_MAX_TOKENS_DIALOGUE,
+      maxToolRounds: config.MODEL_MAX_TOOL_ROUNDS,
+      history: historyWindowOf(config),
     });
   return createScriptEngine(context);
 }

@@ -54,10 +54,22 @@ const normalised = (text: string) =>
     .replace(/[\u0300-\u036f]/g, '')
     .replace(/[\u2018\u2019]/g, "'");
 
-/** The first knowledge passage of the system message (`<passage ...>text</passage>`), or null. */
+/**
+ * The first knowledge passage of a system message: `<passage ...>text</passage>`, or a data message's (a heading
+ * line, then a JSON object whose `knowledge` is a list of `{ title, text }`); else null.
+ */
 export function firstPassage(system: string): string | null {
   const match = /<passage\b[^>]*>([\s\S]*?)<\/passage>/.exec(system);
-  return match ? match[1]!.trim() : null;
+  if (match) return match[1]!.trim();
+  const json = system.slice(system.indexOf('\n') + 1);
+  if (!json.startsWith('{')) return null;
+  try {
+    const knowledge = (JSON.parse(json) as { knowledge?: Array<{ text?: unknown }> }).knowledge;
+    const text = Array.isArray(knowledge) ? knowledge[0]?.text : undefined;
+    return typeof text === 'string' && text.trim() ? text.trim() : null;
+  } catch {
+    return null;
+  }
 }
 
 export const TWIN_REPLIES = {
@@ -123,8 +135,9 @@ export function twinReply(messages: readonly TwinMessage[], offered: ReadonlySet
       ? (tool('end_call', { reason: 'the lead said goodbye' }, TWIN_REPLIES.goodbye) ?? say(TWIN_REPLIES.goodbye))
       : null);
   if (reply) return reply;
-  const system = messages.find((message) => message.role === 'system' || message.role === 'developer');
-  const passage = system ? firstPassage(textOf(system.content)) : null;
+  let passage: string | null = null;
+  for (const message of messages)
+    if (message.role === 'system' || message.role === 'developer') passage ??= firstPassage(textOf(message.content));
   return say(passage ? TWIN_REPLIES.knowledge(passage) : TWIN_REPLIES.acknowledgement);
 }
 

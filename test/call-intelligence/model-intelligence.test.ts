@@ -16,6 +16,7 @@ import { extractByRules } from '../../lib/call-intelligence/rule-based-extractio
 import { simulatedConversation } from '../../lib/calls/simulated-conversation';
 import type { Transcript } from '../../lib/calls/transcript';
 import { parseConfig } from '../../lib/config';
+import { MODEL_BOUNDS_DEFAULTS } from '../../lib/openai-client';
 import { callIntelligenceModelFromConfig } from '../../lib/providers';
 import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
 import { VOICES } from '../../lib/voices/voices';
@@ -145,6 +146,8 @@ describe('call intelligence by the model, over the OpenAI twin', () => {
       openai.requestProblems({ method: 'post', path: '/chat/completions' }, { contentType: 'application/json', body }),
     ).toEqual([]);
     expect(body.model).toBe('gpt-twin');
+    // The answer is bounded (MODEL_MAX_TOKENS_INTELLIGENCE's default here).
+    expect(body.max_tokens).toBe(MODEL_BOUNDS_DEFAULTS.intelligenceMaxTokens);
     expect(body.response_format).toMatchObject({
       type: 'json_schema',
       json_schema: { name: 'call_intelligence', strict: true },

@@ -7,7 +7,8 @@ import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { twilioRelayUrl } from '../../lib/carriers/twilio/twilio-urls';
-import { messageText } from '../../lib/conversation-relay/frames';
+import { MAX_VOICE_PROMPT_CHARS, messageText } from '../../lib/conversation-relay/frames';
+import { SOCKET_FRAME_LIMITS } from '../../lib/conversation-relay/turn-queue';
 import type { Transcript } from '../../lib/calls/transcript';
 import {
   answeredTwilioCall,
@@ -55,6 +56,20 @@ const turnsOf = (callId: string) =>
 async function answeredCallOnTheTwin(phone: string) {
   const campaign = await campaignWithAgent();
   return answeredTwilioCall(db, { owner, connection, caller }, campaign, phone);
+}
+
+/** Sends the `setup` Twilio opens a session with, for the call `to` a lead from the caller. */
+function sendSetup(ws: WebSocket, setup: { sessionId: string; callSid: string | null; to: string; attemptId: string }) {
+  const { attemptId, ...frame } = setup;
+  ws.send(
+    JSON.stringify({
+      type: 'setup',
+      ...frame,
+      from: caller,
+      direction: 'outbound-api',
+      customParameters: { attemptId },
+    }),
+  );
 }
 
 /** Opens a socket as Twilio would (signed with `token`; null: unsigned): the handshake's status, and the socket if open. */
@@ -153,17 +168,12 @@ describe("the agent's conversation over ConversationRelay", () => {
     expect((await openSocket(target, TWILIO_TWIN_AUTH_TOKEN)).status).toBe(409);
     const texts: string[] = [];
     first.ws!.on('message', (data) => texts.push(String((JSON.parse(messageText(data)) as { token?: string }).token)));
-    first.ws!.send(
-      JSON.stringify({
-        type: 'setup',
-        sessionId: 'VX1',
-        callSid: call.providerCallId,
-        from: caller,
-        to: '+14155569313',
-        direction: 'outbound-api',
-        customParameters: { attemptId: call.attemptId },
-      }),
-    );
+    sendSetup(first.ws!, {
+      sessionId: 'VX1',
+      callSid: call.providerCallId,
+      to: '+14155569313',
+      attemptId: call.attemptId,
+    });
     await until(
       async () => texts.includes(''),
       (done) => done,
@@ -183,20 +193,47 @@ describe("the agent's conversation over ConversationRelay", () => {
     const texts: string[] = [];
     opened.ws!.on('message', (data) => texts.push(messageText(data)));
     const closed = new Promise<number>((resolve) => opened.ws!.once('close', (code) => resolve(code)));
-    opened.ws!.send(
-      JSON.stringify({
-        type: 'setup',
-        sessionId: 'VX2',
-        callSid: `CA${randomUUID().replaceAll('-', '')}`,
-        from: caller,
-        to: '+14155569314',
-        direction: 'outbound-api',
-        customParameters: { attemptId: call.attemptId },
-      }),
-    );
+    sendSetup(opened.ws!, {
+      sessionId: 'VX2',
+      callSid: `CA${randomUUID().replaceAll('-', '')}`,
+      to: '+14155569314',
+      attemptId: call.attemptId,
+    });
     expect(await closed).toBe(1008);
     expect(texts).toEqual([]);
     expect(await turnsOf(call.id)).toEqual([]);
+  });
+
+  it('bounds a socket that floods: prompts sent during a turn are one utterance, frames past the budget are dropped, and a sender that keeps on is closed (1008)', async () => {
+    const call = await answeredCallOnTheTwin('+14155569315');
+    const target = twilioRelayUrl(api.baseUrl, { connectionId: connection.id, attemptId: call.attemptId });
+    const opened = await openSocket(target, TWILIO_TWIN_AUTH_TOKEN);
+    expect(opened.status).toBe(101);
+    const ws = opened.ws!;
+    const lastTokens: string[] = [];
+    ws.on('message', (data) => {
+      const frame = JSON.parse(messageText(data)) as { type: string; last?: boolean };
+      if (frame.type === 'text' && frame.last) lastTokens.push('turn');
+    });
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    sendSetup(ws, { sessionId: 'VX3', callSid: call.providerCallId, to: '+14155569315', attemptId: call.attemptId });
+    await until(
+      async () => lastTokens.length,
+      (turns) => turns >= 1,
+    );
+    // Far more than the budget, each a final prompt at the 4,000-character cap and over it.
+    const sent = SOCKET_FRAME_LIMITS.burst + SOCKET_FRAME_LIMITS.droppedBeforeClose + 50;
+    const prompt = JSON.stringify({ type: 'prompt', voicePrompt: 'red '.repeat(2_000), last: true });
+    for (let i = 0; i < sent; i += 1) ws.send(prompt);
+    expect(await closed).toBe(1008);
+    const leadTurns = await until(
+      async () => (await turnsOf(call.id)).filter((turn) => turn.speaker === 'lead'),
+      (turns) => turns.length >= 1,
+    );
+    // At most the budget's frames were read, and those said during a turn joined: far fewer lead turns than frames.
+    expect(leadTurns.length).toBeGreaterThanOrEqual(1);
+    expect(leadTurns.length).toBeLessThan(SOCKET_FRAME_LIMITS.burst);
+    for (const turn of leadTurns) expect(turn.text.length).toBeLessThanOrEqual(MAX_VOICE_PROMPT_CHARS);
   });
 
   it('hangs up a call whose socket dropped, through its connection; the lead is not dialed again', async () => {

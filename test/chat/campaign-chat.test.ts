@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { percent } from '../../lib/chat/builtin-analyst';
 import { createOpenAiCompatibleChat } from '../../lib/chat/openai-compatible';
+import { MODEL_BOUNDS_DEFAULTS } from '../../lib/openai-client';
 import { updateWorkspace } from '../../lib/door/workspace-admin';
 import { startTestApi, type RunningApi } from '../support/api';
 import { finishStream, sendDelta, startChatModelServer } from '../support/chat-model-server';
@@ -261,7 +262,7 @@ describe('the message', () => {
 });
 
 describe('the fair-use cap', () => {
-  it('refuses the question over the workspace cap with 429 message_limit_reached until DELETE clears the conversation', async () => {
+  it('refuses the question over the workspace cap with 429 message_limit_reached, and clearing the conversation gives no question back', async () => {
     const capped = await createTestWorkspace(db, {
       settings: { plan: 'ai' },
       scopes: ['intel.view', 'campaigns.delete'],
@@ -282,6 +283,13 @@ describe('the fair-use cap', () => {
     expect(cleared.status).toBe(200);
     expect(await cleared.json()).toEqual({ deleted: 4 });
     expect(await messagesOf(campaign.id)).toEqual([]);
+    // The cap counts what was asked: the cleared conversation still refuses the third question, and stores nothing.
+    const afterClear = await api.request('POST', path, { key: capped.key, body: { message: 'Once more?' } });
+    expect(afterClear.status).toBe(429);
+    expect(((await afterClear.json()) as { error: string }).error).toBe('message_limit_reached');
+    expect(await messagesOf(campaign.id)).toEqual([]);
+    // The operator raising the workspace's cap is what lets it ask again.
+    await updateWorkspace(db, capped.workspaceId, { chatMessageCap: 3 });
     expect((await api.request('POST', path, { key: capped.key, body: { message: 'Once more?' } })).status).toBe(200);
   });
 });
@@ -379,7 +387,12 @@ describe('the OpenAI-compatible adapter', () => {
     const request = model.requests.at(-1)!;
     expect(request.path).toBe('/v1/chat/completions');
     expect(request.authorization).toBe('Bearer sk-test-model-key');
-    expect(request.body).toMatchObject({ model: 'test-model', stream: true });
+    // Every answer bounded (MODEL_MAX_TOKENS_CHAT's default here).
+    expect(request.body).toMatchObject({
+      model: 'test-model',
+      stream: true,
+      max_tokens: MODEL_BOUNDS_DEFAULTS.chatMaxTokens,
+    });
     const [system, ...conversation] = request.body.messages;
     expect(system!.role).toBe('system');
     const facts = JSON.parse(system!.content.slice(system!.content.indexOf('{'))) as Record<

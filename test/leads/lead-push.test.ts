@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { LEAD_FIELD_LIMITS } from '../../lib/campaigns/lead-fields';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
@@ -117,6 +118,51 @@ describe('POST /v1/campaigns/{campaignId}/leads', () => {
     expect(response.status).toBe(422);
     expect(await response.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: ['lead', 'phone'] }] });
     expect(await db.lead.count({ where: { campaignId: campaign.id } })).toBe(0);
+  });
+
+  it('takes fields at each cap and refuses them past it (keys, key length, bytes as JSON) with 422 invalid_body, storing nothing', async () => {
+    const campaign = await createLeadCampaign();
+    const many = (count: number) => Object.fromEntries(Array.from({ length: count }, (_, i) => [`k${i}`, i]));
+    // {"a":"…"} is 8 bytes around the value; é is 2 bytes in UTF-8: the cap is on bytes, not characters.
+    const sized = (bytes: number) => ({ a: 'é'.repeat(Math.floor((bytes - 8) / 2)) + 'x'.repeat((bytes - 8) % 2) });
+    expect(Buffer.byteLength(JSON.stringify(sized(LEAD_FIELD_LIMITS.bytes)))).toBe(LEAD_FIELD_LIMITS.bytes);
+    const atCaps = [
+      many(LEAD_FIELD_LIMITS.keys),
+      { ['k'.repeat(LEAD_FIELD_LIMITS.keyLength)]: 1 },
+      sized(LEAD_FIELD_LIMITS.bytes),
+    ];
+    for (const [index, fields] of atCaps.entries()) {
+      const response = await push(campaign.id, {
+        lead: { phone: '+14155550140', fields },
+        idempotencyKey: `at-${index}`,
+      });
+      expect(response.status, `fields at cap ${index}`).toBe(202);
+    }
+    const pastCaps = [
+      { fields: many(LEAD_FIELD_LIMITS.keys + 1), message: /at most 50 keys \(it has 51\)/ },
+      { fields: { ['k'.repeat(LEAD_FIELD_LIMITS.keyLength + 1)]: 1 }, message: /at most 64 characters \(one has 65\)/ },
+      { fields: sized(LEAD_FIELD_LIMITS.bytes + 1), message: /at most 4096 bytes as JSON \(it is 4097\)/ },
+    ];
+    for (const [index, { fields, message }] of pastCaps.entries()) {
+      const response = await push(campaign.id, {
+        lead: { phone: '+14155550141', fields },
+        idempotencyKey: `past-${index}`,
+      });
+      expect(response.status).toBe(422);
+      expect(await response.json()).toMatchObject({
+        error: 'invalid_body',
+        issues: [{ path: ['lead', 'fields'], message: expect.stringMatching(message) }],
+      });
+    }
+    // A batch rejects that lead alone.
+    const batch = await pushBatch(campaign.id, [
+      { lead: { phone: '+14155550142', fields: many(51) }, idempotencyKey: 'batch-past' },
+      { lead: { phone: '+14155550143', fields: many(50) }, idempotencyKey: 'batch-at' },
+    ]);
+    const results = ((await batch.json()) as { results: Array<Record<string, unknown>> }).results;
+    expect(results.map((result) => result.status)).toEqual(['rejected', 'queued']);
+    expect(results[0]).toMatchObject({ error: 'invalid_body', issues: [{ path: ['lead', 'fields'] }] });
+    expect(await db.lead.count({ where: { campaignId: campaign.id } })).toBe(atCaps.length + 1);
   });
 
   it('refuses a campaign that takes no pushes, or is stopped, with 409', async () => {

@@ -8,6 +8,8 @@ import { messageText } from '../../lib/conversation-relay/frames';
 import { serverFrameSchema, type ServerFrame } from '../../lib/test-sessions/frames';
 import { sweepTestSessions } from '../../api/test-sessions/session-billing';
 import { TEST_SESSION_PROTOCOL } from '../../api/test-sessions/session-socket';
+import { MAX_OPEN_TEST_SESSIONS } from '../../api/test-sessions/test-sessions';
+import { SOCKET_FRAME_LIMITS } from '../../lib/conversation-relay/turn-queue';
 import { TWIN_REPLIES } from '../../simulators/openai-twin/model';
 import { insertAgent } from '../support/agents';
 import { startTestApi, type RunningApi } from '../support/api';
@@ -29,6 +31,14 @@ const short = await startTestApi({
   url,
   temporal,
   testSessions: { sweepEveryMs: 0, idleMs: 60_000, maxLengthMs: 300 },
+});
+
+// An API whose billed minute lasts 300 ms: a session's hold covers its minutes within a test.
+const paced = await startTestApi({
+  db,
+  url,
+  temporal,
+  testSessions: { sweepEveryMs: 0, idleMs: 60_000, minuteMs: 300 },
 });
 
 // An API whose agents with instructions talk through a model: the OpenAI twin.
@@ -326,6 +336,69 @@ describe('web test sessions with a model: the knowledge search', () => {
   });
 });
 
+describe('web test sessions: one turn at a time', () => {
+  it('keeps messages sent while the agent answers as one utterance, answered once; the activity is not one UPDATE per frame', async () => {
+    const workspace = await workspaceWith();
+    const agent = await insertAgent(db, workspace.workspaceId, { instructions: 'You sell shoes.' });
+    const query = vi.spyOn(modelled.services.sql, 'query');
+    try {
+      const created = await createSession({ ...workspace, agentId: agent.id }, {}, modelled);
+      const client = await connect(created, created.token);
+      expect((await client.turn()).words).toContain(TWIN_REPLIES.opening);
+      const requestsBefore = model.twin.requests.length;
+      // The next answer is held by the twin after two words: a turn is running.
+      model.twin.script({ content: 'one two three four', holdAfterWords: 2 });
+      client.send({ type: 'message', text: 'First.' });
+      await until(
+        () => Promise.resolve(model.twin.held),
+        (held) => held === 1,
+      );
+      const flood = Array.from({ length: 20 }, (_, i) => `m${i + 1}`);
+      for (const text of flood) client.send({ type: 'message', text });
+      // An error frame is answered at once, in order: every message before it has been read (and is waiting).
+      client.send('not json');
+      let heard = await client.next();
+      while (heard.type === 'token') heard = await client.next();
+      expect(heard).toMatchObject({ type: 'error', error: 'invalid_body' });
+      expect(model.twin.release()).toBe(1);
+      await client.turn();
+      // The twenty waited as one utterance: one more request, one answer.
+      expect((await client.turn()).words).toBe(TWIN_REPLIES.acknowledgement);
+      client.send({ type: 'end' });
+      expect(await client.next()).toMatchObject({ type: 'ended', reason: 'client_ended' });
+      expect(model.twin.requests.length - requestsBefore).toBe(2);
+      const sent = model.twin.requests.at(-1)!.body.messages as Array<{ role: string; content: string }>;
+      expect(sent.at(-1)).toEqual({ role: 'user', content: flood.join(' ') });
+      const lead = (await sessionOf(workspace, created.id)).transcript.filter((turn) => turn.speaker === 'lead');
+      expect(lead.map((turn) => turn.text)).toEqual(['First.', flood.join(' ')]);
+      // 23 frames within seconds: the session's activity written once, not once a frame.
+      const names = query.mock.calls.map(([statement]) => (statement as unknown as { name?: string }).name ?? '');
+      expect(names.filter((name) => name === 'test_session_touch')).toHaveLength(1);
+    } finally {
+      query.mockRestore();
+    }
+  });
+
+  it("drops frames past the socket's rate with a rate_limited error frame, and closes a client that keeps on", async () => {
+    const workspace = await workspaceWith();
+    const created = await createSession(workspace);
+    const client = await connect(created, created.token);
+    await client.turn();
+    for (let i = 0; i < SOCKET_FRAME_LIMITS.burst + 20; i += 1) client.send('not json');
+    const errors: string[] = [];
+    for (let i = 0; i < SOCKET_FRAME_LIMITS.burst + 20; i += 1) {
+      const frame = await client.next();
+      if (frame.type === 'error') errors.push(frame.error);
+    }
+    // The burst is read (each answered invalid_body); what comes faster than the rate is dropped and said so.
+    expect(errors.filter((error) => error === 'invalid_body').length).toBeGreaterThanOrEqual(SOCKET_FRAME_LIMITS.burst);
+    expect(errors.filter((error) => error === 'rate_limited').length).toBeGreaterThanOrEqual(1);
+    for (let i = 0; i < SOCKET_FRAME_LIMITS.droppedBeforeClose; i += 1) client.send('not json');
+    expect(await client.closed).toBe(1000);
+    expect(await sessionOf(workspace, created.id)).toMatchObject({ status: 'ended', endReason: 'client_ended' });
+  });
+});
+
 describe('web test sessions: their limits', () => {
   it('ends a silent session idle_timeout, billed', async () => {
     const workspace = await workspaceWith();
@@ -339,6 +412,53 @@ describe('web test sessions: their limits', () => {
       'hold_release',
       'test_call',
     ]);
+  });
+
+  it('refuses one session more than a workspace may have open with 429 rate_limited, nothing recorded; an ended one frees its place', async () => {
+    const workspace = await workspaceWith({ credits: 10 });
+    const open = [];
+    for (let i = 0; i < MAX_OPEN_TEST_SESSIONS; i += 1) open.push(await createSession(workspace));
+    const over = await api.request('POST', '/v1/test-sessions', {
+      key: workspace.key,
+      body: { agentId: workspace.agentId },
+    });
+    expect(over.status).toBe(429);
+    expect(over.headers.get('retry-after')).toBe('60');
+    expect(await over.json()).toMatchObject({
+      error: 'rate_limited',
+      detail: expect.stringContaining('5 test sessions'),
+    });
+    expect(await db.testSession.count({ where: { workspaceId: workspace.workspaceId } })).toBe(MAX_OPEN_TEST_SESSIONS);
+    const client = await connect(open[0]!, open[0]!.token);
+    await client.turn();
+    client.send({ type: 'end' });
+    expect(await client.next()).toMatchObject({ type: 'ended', reason: 'client_ended' });
+    await createSession(workspace);
+  });
+
+  it('ends a session with a closing line when the minutes its hold covers run out, charging no more than it held', async () => {
+    // 0.2 credits: a hold of two minutes (0.1 each), on an API whose billed minute is 300 ms: 600 ms of talk.
+    const workspace = await workspaceWith({ credits: 0.2 });
+    const created = await createSession(workspace, {}, paced);
+    const client = await connect(created, created.token);
+    await client.turn();
+    expect((await client.turn()).words).toBe("I'm sorry, the time for this test is up. Goodbye.");
+    expect(await client.next()).toEqual({ type: 'ended', reason: 'max_length', outcome: 'incomplete' });
+    expect((await sessionOf(workspace, created.id)).endReason).toBe('max_length');
+    expect(await entriesOf(workspace, created.id)).toEqual([
+      ['hold', 'posted', '-0.2000'],
+      ['hold_release', 'posted', '0.2000'],
+      ['test_call', 'posted', '-0.1000'],
+    ]);
+    // A hold covering the whole maximum length: not cut at the paced minutes (the first turn, then a reply).
+    const rich = await workspaceWith({ credits: 10 });
+    const long = await createSession(rich, {}, paced);
+    const talker = await connect(long, long.token);
+    await talker.turn();
+    talker.send({ type: 'message', text: 'Blue.' });
+    expect((await talker.turn()).words).toBe('How many pairs?');
+    talker.send({ type: 'end' });
+    expect(await talker.next()).toMatchObject({ type: 'ended', reason: 'client_ended' });
   });
 
   it('ends a session at its maximum length, billed', async () => {
