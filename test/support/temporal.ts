@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import { afterAll, inject } from 'vitest';
 import type { ActivityDependencies } from '../../activities';
@@ -35,14 +36,18 @@ export async function unreachableTemporal(taskQueue: string): Promise<TestTempor
   return { client: new Client({ connection }), connection, taskQueue };
 }
 
-/** A client and a task queue of their own for one test file. */
+/**
+ * A client and a task queue of their own for one test file. `dataConverter`: the payload codec, as the product's
+ * processes build it from SECRETS_KEYS (lib/temporal/connection.ts); the worker of the file must be given the same.
+ */
 export async function useTemporalClient(
   taskQueue = uniqueTaskQueue(),
   address = inject('stack').temporalAddress,
+  dataConverter?: DataConverter,
 ): Promise<TestTemporal> {
   const connection = await Connection.connect({ address });
   afterAll(() => connection.close());
-  return { client: new Client({ connection }), connection, taskQueue };
+  return { client: new Client({ connection, dataConverter }), connection, taskQueue };
 }
 
 export interface RunningWorker {
@@ -71,19 +76,21 @@ export async function startTestWorker(
   activityDependencies: Omit<ActivityDependencies, 'temporal' | 'whatsapp'> &
     Partial<Pick<ActivityDependencies, 'whatsapp'>>,
   address = inject('stack').temporalAddress,
+  dataConverter?: DataConverter,
 ): Promise<RunningWorker> {
   quietRuntime();
   const clientConnection = await Connection.connect({ address });
   const dependencies: ActivityDependencies = {
     whatsapp: createSimulatedWhatsApp(activityDependencies.db),
     ...activityDependencies,
-    temporal: new Client({ connection: clientConnection }),
+    temporal: new Client({ connection: clientConnection, dataConverter }),
   };
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     connection,
     namespace: 'default',
     taskQueue,
+    dataConverter,
     dependencies,
     workflowBundlePath: inject('stack').workflowBundlePath,
   });
