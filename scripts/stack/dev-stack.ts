@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseConfig, ConfigError } from '../../lib/config';
+import { parseConfig, ConfigError, configVariables } from '../../lib/config';
 import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
@@ -123,6 +123,11 @@ async function main() {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Carrier secrets are sealed with it: the CLI, the API and the workers all get it (docs/features/carriers.md).
   env.SECRETS_KEYS = ensureDevKeyring(env);
+  // Temporal payloads are sealed with it too; the embedded Web UI decodes them through the API's codec server, whose
+  // token is made for this run unless one is set (docs/temporal-ui.md#the-codec-server).
+  env.TEMPORAL_CODEC_TOKEN ??= randomBytes(32).toString('hex');
+  const apiAddress = configVariables.pick({ HOST: true, PORT: true }).parse(env);
+  const uiCodecEndpoint = `http://${apiAddress.HOST}:${apiAddress.PORT}/codec/${env.TEMPORAL_CODEC_TOKEN}`;
 
   // PostgreSQL (then migrations and the dev workspace) and Temporal come up side by side.
   const database = (async () => {
@@ -167,6 +172,7 @@ async function main() {
       uiPort,
       dbFile: path.join(devDataDir, 'temporal', 'dev.db'),
       quiet: true,
+      uiCodecEndpoint,
     });
     watch(temporal.process);
     env.TEMPORAL_ADDRESS = temporal.address;
