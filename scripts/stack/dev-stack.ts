@@ -74,7 +74,7 @@ function historyShards(): number {
 }
 
 /** The cluster's Temporal: the real server on a PostgreSQL cluster of its own, its Web UI when it was built. */
-async function startClusterTemporal(port: number, uiPort: number) {
+async function startClusterTemporal(port: number, uiPort: number, uiCodecEndpoint: string) {
   const shards = historyShards();
   const postgresPort = envPort('EMBEDDED_TEMPORAL_POSTGRES_PORT', 54330);
   await requireFreePort(postgresPort, "Temporal's PostgreSQL");
@@ -97,7 +97,7 @@ async function startClusterTemporal(port: number, uiPort: number) {
     rootDir: path.join(devDataDir, 'temporal'),
     historyShards: shards,
     ports,
-    ...(uiServerPath && { ui: { serverPath: uiServerPath, port: uiPort } }),
+    ...(uiServerPath && { ui: { serverPath: uiServerPath, port: uiPort, codecEndpoint: uiCodecEndpoint } }),
   });
   // Stopped before its PostgreSQL (stops run in reverse).
   stops.push(() => temporal.stop());
@@ -161,7 +161,7 @@ async function main() {
     await requireFreePort(uiPort, 'the Temporal Web UI');
     mkdirSync(path.join(devDataDir, 'temporal'), { recursive: true });
     if (clusterShape) {
-      const cluster = await startClusterTemporal(port, uiPort);
+      const cluster = await startClusterTemporal(port, uiPort, uiCodecEndpoint);
       env.TEMPORAL_ADDRESS = cluster.address;
       env.TEMPORAL_UI_URL = cluster.uiUrl ?? 'http://127.0.0.1/the-web-ui-server-was-not-built';
       return;
