@@ -61,6 +61,11 @@ export const configVariables = z.object({
   TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
   // ---- Reaching a secured Temporal, and the payload codec's server (docs/cluster.md#a-secured-temporal,
   // docs/temporal-ui.md#encrypted-payloads). Every Client and Worker is built from these (lib/temporal/connection.ts).
+  /**
+   * Whether payloads are sealed with SECRETS_KEYS (docs/temporal-ui.md#encrypted-payloads). false: written in plain
+   * text, sealed ones still decoded: the first step of turning the codec on across processes of mixed versions.
+   */
+  TEMPORAL_PAYLOAD_ENCRYPTION: booleanFlag.default(true),
   /** TLS to Temporal with the system's CAs; implied by any other TEMPORAL_TLS_* setting or TEMPORAL_API_KEY. */
   TEMPORAL_TLS: booleanFlag.default(false),
   /** The CA that signed the server's certificate, PEM text or a file (one of the two); unset: the system's CAs. */

@@ -13,7 +13,7 @@ import { EncryptionCodec, temporalDataConverter } from '../lib/temporal/payload-
 import { freePort } from '../scripts/stack/child-process';
 import { ownTemporalServer } from '../scripts/stack/test-temporal';
 import { useChromium } from './support/browser';
-import { until } from './support/until';
+import { untilServing } from './support/until';
 
 /*
  * docs/temporal-ui.md#the-codec-server, as an operator sees it: a run's input sealed by the codec, shown decoded in
@@ -49,14 +49,7 @@ const codecServer = codecApp.listen(codecPort, '127.0.0.1');
 afterAll(() => new Promise<void>((resolve) => codecServer.close(() => resolve())));
 await new Promise<void>((resolve) => codecServer.once('listening', resolve));
 expect((codecServer.address() as AddressInfo).port).toBe(codecPort);
-await until(
-  () =>
-    fetch(ui).then(
-      (response) => response.ok,
-      () => false,
-    ),
-  Boolean,
-);
+await untilServing(ui);
 
 const connection = await Connection.connect({ address: server.address });
 afterAll(() => connection.close());

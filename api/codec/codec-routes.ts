@@ -1,4 +1,4 @@
-import express, { Router, type ErrorRequestHandler, type RequestHandler } from 'express';
+import express, { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { ErrorCode } from '../../lib/error-codes';
@@ -25,8 +25,11 @@ export interface CodecServerOptions {
   corsCredentials: boolean;
 }
 
-/** Caps: the UI decodes one event's payloads per request; a history's largest payload is Temporal's 2 MB blob limit. */
-export const CODEC_MAX_BODY_BYTES = 4 * 1024 * 1024;
+/**
+ * Caps: the UI decodes one event's payloads per request, and this product's payloads are a few KB (a journey's
+ * definition the largest): the API's own 1 MB body cap, answered by the app's error handler, holds them.
+ */
+export const CODEC_MAX_BODY_BYTES = 1024 * 1024;
 export const CODEC_MAX_PAYLOADS = 1_000;
 const MAX_METADATA_ENTRIES = 32;
 const MAX_METADATA_KEY_CHARS = 256;
@@ -115,16 +118,9 @@ export function codecRouter(options: CodecServerOptions): Router {
     router.post(`/${operation}`, authorize(false), json, handle(operation));
     router.post(`/:token/${operation}`, authorize(true), json, handle(operation));
   }
-  router.use(tooLarge);
   return router;
 }
 
 function undecodable(error: PayloadDecodeError): Refusal {
   return new Refusal(ErrorCode.invalid_body, { issues: [{ path: ['payloads'], message: error.message }] });
 }
-
-/** The app's error handler names its own 1 MB body cap: the codec's larger one is answered here. */
-const tooLarge: ErrorRequestHandler = (error, _req, res, next) => {
-  if ((error as { type?: string }).type !== 'entity.too.large') return next(error);
-  res.status(413).json({ error: ErrorCode.internal_error, detail: 'request body is over 4 MB' });
-};

@@ -90,12 +90,14 @@ export function temporalConnectionOptions(
 }
 
 /** What every Client and Worker of a configured process is built with: its connection and its payload codec. */
-export function temporalSetupOfConfig(config: TemporalConnectionSettings & Pick<Config, 'SECRETS_KEYS'>): {
+export function temporalSetupOfConfig(
+  config: TemporalConnectionSettings & Pick<Config, 'SECRETS_KEYS' | 'TEMPORAL_PAYLOAD_ENCRYPTION'>,
+): {
   connectionOptions: TemporalConnectionOptions;
   dataConverter: DataConverter;
 } {
   return {
     connectionOptions: temporalConnectionOptions(config),
-    dataConverter: temporalDataConverter(config.SECRETS_KEYS),
+    dataConverter: temporalDataConverter(config.SECRETS_KEYS, { seal: config.TEMPORAL_PAYLOAD_ENCRYPTION }),
   };
 }

@@ -24,10 +24,14 @@ const ENCRYPTED_ENCODING_BYTES = Buffer.from(ENCRYPTED_ENCODING, 'utf8');
 export class PayloadDecodeError extends Error {}
 
 export class EncryptionCodec implements PayloadCodec {
-  constructor(private readonly keyring: Keyring) {}
+  /** `seal: false` (TEMPORAL_PAYLOAD_ENCRYPTION=false): encode leaves payloads as they are, decode still opens. */
+  constructor(
+    private readonly keyring: Keyring,
+    private readonly options: { seal: boolean } = { seal: true },
+  ) {}
 
   async encode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => this.encodeOne(payload));
+    return this.options.seal ? payloads.map((payload) => this.encodeOne(payload)) : payloads;
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
@@ -79,6 +83,6 @@ export function isEncrypted(payload: Payload): boolean {
  * The data converter every Client and Worker of this product is built with: the codec under the key ring, or, with no
  * ring (SECRETS_KEYS unset: a deployment that seals nothing), the SDK's default, payloads in plain text.
  */
-export function temporalDataConverter(keyring: Keyring | undefined): DataConverter {
-  return keyring ? { payloadCodecs: [new EncryptionCodec(keyring)] } : {};
+export function temporalDataConverter(keyring: Keyring | undefined, { seal = true } = {}): DataConverter {
+  return keyring ? { payloadCodecs: [new EncryptionCodec(keyring, { seal })] } : {};
 }

@@ -78,11 +78,17 @@ describe('reaching a secured Temporal (lib/temporal/connection.ts)', () => {
     );
   });
 
-  it('gives every process its connection options and the codec of SECRETS_KEYS together', () => {
+  it('gives every process its connection options and the codec of SECRETS_KEYS together', async () => {
     const config = parseConfig({ ...base, TEMPORAL_API_KEY: 'cloud-key', SECRETS_KEYS: newKeyringEntry('k1') });
     const setup = temporalSetupOfConfig(config);
     expect(setup.connectionOptions.apiKey).toBe('cloud-key');
     expect(setup.dataConverter.payloadCodecs).toEqual([expect.any(EncryptionCodec)]);
     expect(temporalSetupOfConfig(parseConfig(base)).dataConverter).toEqual({});
+    const decodeOnly = temporalSetupOfConfig(
+      parseConfig({ ...base, SECRETS_KEYS: newKeyringEntry('k1'), TEMPORAL_PAYLOAD_ENCRYPTION: 'false' }),
+    );
+    const plain = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"+14155550123"') };
+    expect(await decodeOnly.dataConverter.payloadCodecs![0]!.encode([plain])).toEqual([plain]);
+    expect(await setup.dataConverter.payloadCodecs![0]!.encode([plain])).not.toEqual([plain]);
   });
 });

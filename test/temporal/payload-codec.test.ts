@@ -89,6 +89,14 @@ describe('the Temporal payload codec (lib/temporal/payload-codec.ts)', () => {
     expect(await decodeError(codec, { ...sealed!, data: data.subarray(0, 20) })).toContain('fails authentication');
   });
 
+  it('with sealing off (TEMPORAL_PAYLOAD_ENCRYPTION=false) writes plain payloads and still opens sealed ones', async () => {
+    const [sealed] = await new EncryptionCodec(ringOld).encode([payload]);
+    const decodeOnly = new EncryptionCodec(ringOld, { seal: false });
+    expect(await decodeOnly.encode([payload])).toEqual([payload]);
+    const [opened] = await decodeOnly.decode([sealed!]);
+    expect(defaultPayloadConverter.fromPayload(opened!)).toEqual(lead);
+  });
+
   it('is off, payloads in plain text, only without a key ring', () => {
     expect(temporalDataConverter(undefined)).toEqual({});
     expect(temporalDataConverter(ringOld).payloadCodecs).toEqual([expect.any(EncryptionCodec)]);
