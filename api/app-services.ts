@@ -12,6 +12,7 @@ import type { StartQueue } from '../lib/temporal/start-queue';
 import type { VoicePreviews } from '../lib/voices/previews';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { WebhookRateLimits } from './door/webhook-door';
+import type { CodecServerOptions } from './codec/codec-routes';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -39,6 +40,8 @@ export interface AppServices {
   exports: { dir: string; inlineMaxRows: number; retentionSeconds: number; pageRows: number; taskQueue?: string };
   /** Voice previews (GET /voices/{id}/preview); unset: built from the environment (defaultVoicePreviews). */
   voicePreviews?: VoicePreviews;
+  /** The Temporal payload codec server under /codec (TEMPORAL_CODEC_TOKEN); unset: no codec routes. */
+  codecServer?: CodecServerOptions;
   /** sox and the platform's background audio files; unset: from the environment (BACKGROUND_AUDIO_DIR, SOX_PATH). */
   backgroundAudio?: BackgroundAudioTools;
   /**

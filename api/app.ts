@@ -7,6 +7,7 @@ import { observeRequests } from './http/observe-requests';
 import { allowHeader, matchRoute, type RouteDefinition } from './http/route';
 import { refuseUndecodablePath } from './http/storable-input';
 import { routes } from './routes';
+import { codecRouter } from './codec/codec-routes';
 import { logCampaignRequests } from './campaign-data/api-logs';
 import type { AppServices } from './app-services';
 
@@ -30,6 +31,8 @@ export function createApp(services: AppServices, options: AppOptions = {}): Expr
   app.use(assignRequestId);
   app.use(observeRequests);
   app.use(refuseUndecodablePath);
+  // The Web UI's codec server: an operator's token, not a workspace's key, so it is not behind the door.
+  if (services.codecServer) app.use('/codec', codecRouter(services.codecServer));
   // Ahead of the routes, so that requests the door refuses are logged against their campaign too.
   logCampaignRequests(app, services.sql);
   if (options.benchRoutes) registerRoutes(app, options.benchRoutes, services, routeDoor);

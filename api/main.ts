@@ -11,6 +11,8 @@ import { createDatabase } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { createApp } from './app';
 import { createLeadDispatcher } from '../lib/temporal/lead-dispatch';
+import { temporalSetupOfConfig } from '../lib/temporal/connection';
+import { EncryptionCodec } from '../lib/temporal/payload-codec';
 import { createStartQueue } from '../lib/temporal/start-queue';
 import { EXPORT_PAGE_ROWS } from './exports/exports';
 import { trimApiLogs } from './campaign-data/api-logs';
@@ -36,7 +38,9 @@ stop.defer('database', () => db.$disconnect());
 const sql = createSqlPool(config.DATABASE_URL, undefined, databaseTimeoutsOf(config));
 stop.defer('database pool', () => sql.end());
 // Lazy: the API starts, and /health reports it, while Temporal is still coming up or is down.
-const temporalConnection = Connection.lazy({ address: config.TEMPORAL_ADDRESS });
+// TLS, mTLS or an API key as configured; every payload sealed by the codec under SECRETS_KEYS (lib/temporal/connection.ts).
+const temporalSetup = temporalSetupOfConfig(config);
+const temporalConnection = Connection.lazy(temporalSetup.connectionOptions);
 stop.defer('temporal connection', () => temporalConnection.close());
 // When traced, the interceptor carries the request's span into every workflow the API starts or signals. Untraced, it
 // would only build no-op spans and empty headers for each start and signal: about 4 % of the API's CPU per lead
@@ -44,6 +48,7 @@ stop.defer('temporal connection', () => temporalConnection.close());
 const temporal = new Client({
   connection: temporalConnection,
   namespace: config.TEMPORAL_NAMESPACE,
+  dataConverter: temporalSetup.dataConverter,
   interceptors: tracing.exporting ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : {},
 });
 collectDefaultMetrics({ register });
@@ -100,6 +105,15 @@ const services: AppServices = {
   dialogue: config,
   relaySilenceMs: config.RELAY_SILENCE_TIMEOUT_MS,
   carrierKeyring: config.SECRETS_KEYS,
+  ...(config.TEMPORAL_CODEC_TOKEN &&
+    config.SECRETS_KEYS && {
+      codecServer: {
+        codec: new EncryptionCodec(config.SECRETS_KEYS),
+        token: config.TEMPORAL_CODEC_TOKEN,
+        corsOrigin: config.TEMPORAL_CODEC_CORS_ORIGIN ?? new URL(config.TEMPORAL_UI_URL).origin,
+        corsCredentials: config.TEMPORAL_CODEC_CORS_CREDENTIALS,
+      },
+    }),
   publicBaseUrl: config.PUBLIC_BASE_URL,
   telephonySigningSecrets: {
     ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),

@@ -79,6 +79,36 @@ export const configVariables = z.object({
   /** The embedded recogniser's CLI (Debian's pocketsphinx): a name on PATH or a path. */
   POCKETSPHINX_PATH: z.string().min(1).default('pocketsphinx_continuous'),
   TEMPORAL_UI_URL: z.string().url().default('http://127.0.0.1:8233'),
+  // ---- Reaching a secured Temporal, and the payload codec's server (docs/cluster.md#a-secured-temporal,
+  // docs/temporal-ui.md#encrypted-payloads). Every Client and Worker is built from these (lib/temporal/connection.ts).
+  /**
+   * Whether payloads are sealed with SECRETS_KEYS (docs/temporal-ui.md#encrypted-payloads). false: written in plain
+   * text, sealed ones still decoded: the first step of turning the codec on across processes of mixed versions.
+   */
+  TEMPORAL_PAYLOAD_ENCRYPTION: booleanFlag.default(true),
+  /** TLS to Temporal with the system's CAs; implied by any other TEMPORAL_TLS_* setting or TEMPORAL_API_KEY. */
+  TEMPORAL_TLS: booleanFlag.default(false),
+  /** The CA that signed the server's certificate, PEM text or a file (one of the two); unset: the system's CAs. */
+  TEMPORAL_TLS_SERVER_CA: z.string().min(1).optional(),
+  TEMPORAL_TLS_SERVER_CA_FILE: z.string().min(1).optional(),
+  /** The name the server's certificate is checked against (SNI), when it is not TEMPORAL_ADDRESS's host. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** mTLS: this client's certificate and private key, PEM text or files, both or neither. The key is never logged. */
+  TEMPORAL_TLS_CLIENT_CERT: z.string().min(1).optional(),
+  TEMPORAL_TLS_CLIENT_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_CLIENT_KEY: z.string().min(1).optional(),
+  TEMPORAL_TLS_CLIENT_KEY_FILE: z.string().min(1).optional(),
+  /** Temporal Cloud's API key (sent as a bearer token, over TLS). Never logged. */
+  TEMPORAL_API_KEY: z.string().min(1).optional(),
+  /**
+   * The operator token of the codec server (POST /codec/decode, /codec/encode on the API): at least 32 characters.
+   * Unset: the API serves no codec routes.  Never logged.
+   */
+  TEMPORAL_CODEC_TOKEN: z.string().min(32).max(512).optional(),
+  /** The browser origin allowed to call the codec routes (the Web UI's); unset: TEMPORAL_UI_URL's origin. */
+  TEMPORAL_CODEC_CORS_ORIGIN: z.string().url().optional(),
+  /** Whether browsers may send cookies to the codec routes (the UI's "include cross-origin credentials"). */
+  TEMPORAL_CODEC_CORS_CREDENTIALS: booleanFlag.default(false),
   /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   TELEPHONY_PROVIDER: z.enum(['simulated']).default('simulated'),
@@ -392,6 +422,11 @@ const REQUIRED_WHEN = [
     when: (variables: z.infer<typeof configVariables>) => variables.INTELLIGENCE_PROVIDER !== 'rule-based',
     names: ['INTELLIGENCE_BASE_URL', 'INTELLIGENCE_MODEL'],
     message: 'is required when INTELLIGENCE_PROVIDER is openai-compatible or openai-twin',
+  },
+  {
+    when: (variables: z.infer<typeof configVariables>) => variables.TEMPORAL_CODEC_TOKEN !== undefined,
+    names: ['SECRETS_KEYS'],
+    message: 'is required when TEMPORAL_CODEC_TOKEN is set (the codec server decodes with its keys)',
   },
 ] as const;
 

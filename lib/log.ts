@@ -127,6 +127,9 @@ export function secretsOfConfig(config: {
   DATABASE_URL?: string;
   SECRETS_KEYS?: { encoded: readonly string[] };
   META_TWIN_ACCOUNTS?: ReadonlyArray<{ accessToken: string }>;
+  TEMPORAL_API_KEY?: string;
+  TEMPORAL_TLS_CLIENT_KEY?: string;
+  TEMPORAL_CODEC_TOKEN?: string;
 }): Array<string | undefined> {
   const databasePassword = config.DATABASE_URL ? safePasswordOf(config.DATABASE_URL) : undefined;
   return [
@@ -139,6 +142,9 @@ export function secretsOfConfig(config: {
     databasePassword,
     ...(config.SECRETS_KEYS?.encoded ?? []),
     ...(config.META_TWIN_ACCOUNTS ?? []).map((account) => account.accessToken),
+    config.TEMPORAL_API_KEY,
+    config.TEMPORAL_TLS_CLIENT_KEY,
+    config.TEMPORAL_CODEC_TOKEN,
   ];
 }
 

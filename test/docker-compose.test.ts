@@ -109,6 +109,9 @@ function environmentOf(name: string): Record<string, string | undefined> {
   );
 }
 
+// What an operator sets SECRETS_KEYS to: a key ring entry, not any string.
+const STAND_IN_KEYRING = `k1:${Buffer.alloc(32, 7).toString('base64')}`;
+
 /** Compose-style interpolation with placeholders: ${VAR:-default} gives the default, other forms a stand-in. */
 function interpolate(value: string): string {
   return value
@@ -116,6 +119,7 @@ function interpolate(value: string): string {
     .map((part) =>
       part
         .replace(/\$\{[A-Za-z_][A-Za-z0-9_]*:?-([^}]*)\}/g, '$1')
+        .replace(/\$\{SECRETS_KEYS(:?[?+][^}]*)?\}/g, STAND_IN_KEYRING)
         // Long enough for a secret the schema requires at least 16 characters of.
         .replace(/\$\{?[A-Za-z_][A-Za-z0-9_]*(:?[?+][^}]*)?\}?/g, 'placeholder-from-the-environment'),
     )
@@ -249,6 +253,26 @@ describe('docker-compose.yml', () => {
       expect(graceMs + 1_000, name).toBeLessThanOrEqual(stopTimeoutMs(service(name).stop_grace_period));
     }
     expect(configVariables.shape.SHUTDOWN_GRACE_MS.parse(environmentOf('worker').SHUTDOWN_GRACE_MS)).toBe(50_000);
+  });
+
+  it('publishes the Web UI, which can signal and terminate any run, on the loopback interface only', () => {
+    const published = Object.entries(compose.services).flatMap(([name, entry]) =>
+      ((entry as { ports?: unknown[] }).ports ?? []).map((port) => [name, String(port)] as const),
+    );
+    expect(published.map(([name]) => name).sort()).toEqual(['api', 'temporal-ui']);
+    for (const [name, port] of published)
+      if (name !== 'api') expect(port, `${name} publishes ${port}`).toMatch(/^127\.0\.0\.1:/);
+    // The API is the one public door: carriers and stores post to it.
+    expect(published.find(([name]) => name === 'api')![1]).toBe('3000:3000');
+  });
+
+  it("seals Temporal payloads with one key ring in the API and both workers, and gives the UI the API's codec server", () => {
+    for (const name of runtimeServices)
+      expect(environmentOf(name).SECRETS_KEYS, name).toBe('${SECRETS_KEYS:?set SECRETS_KEYS}');
+    expect(environmentOf('api').TEMPORAL_CODEC_TOKEN).toMatch(/^\$\{TEMPORAL_CODEC_TOKEN:\?/);
+    expect(environmentOf('temporal-ui').TEMPORAL_CODEC_ENDPOINT).toMatch(
+      /\/codec\/\$\{TEMPORAL_CODEC_TOKEN:\?[^}]*\}$/,
+    );
   });
 
   it('points api and the workers at the temporal service', () => {

@@ -13,7 +13,7 @@ import { useTestDatabase } from './support/database';
 import { startReceiver } from './support/http-receiver';
 import { journey, runningJourneyCampaign } from './support/journeys';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from './support/temporal';
-import { until } from './support/until';
+import { until, untilServing } from './support/until';
 import { createTestWorkspace } from './support/workspace';
 
 /*
@@ -32,14 +32,7 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 const ui = server.uiUrl!;
-await until(
-  () =>
-    fetch(ui).then(
-      (response) => response.ok,
-      () => false,
-    ),
-  Boolean,
-);
+await untilServing(ui);
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue(), server.address);

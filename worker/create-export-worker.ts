@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createExportActivities, type ExportActivityDependencies } from '../activities/exports/exports';
 import { createSheetActivities, type SheetActivityDependencies } from '../activities/sheets/sheets';
@@ -20,6 +21,8 @@ export const EXPORT_WORKER_CONNECTIONS = 2 * EXPORT_ACTIVITY_SLOTS;
 const EXPORT_SHUTDOWN_GRACE_MS = 10_000;
 
 export interface ExportWorkerSetup {
+  /** The payload codec under SECRETS_KEYS (lib/temporal/connection.ts temporalSetupOfConfig); unset: plain payloads. */
+  dataConverter?: DataConverter;
   connection: NativeConnection;
   namespace: string;
   /** EXPORT_TASK_QUEUE: where export job workflows send their activities. */
@@ -42,6 +45,7 @@ export async function createExportWorker(setup: ExportWorkerSetup): Promise<Work
     connection: setup.connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
+    dataConverter: setup.dataConverter,
     // Live sheets page through campaigns and write files as exports do: same worker, same volume.
     activities: {
       ...createExportActivities(setup.dependencies),

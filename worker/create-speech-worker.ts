@@ -1,8 +1,11 @@
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
 import { workerStopTimes } from '../lib/shutdown';
 
 export interface SpeechWorkerSetup {
+  /** The payload codec under SECRETS_KEYS (lib/temporal/connection.ts temporalSetupOfConfig); unset: plain payloads. */
+  dataConverter?: DataConverter;
   connection: NativeConnection;
   namespace: string;
   /** SPEECH_TASK_QUEUE: where analysis workflows send their activities. */
@@ -27,6 +30,7 @@ export function createSpeechWorker(setup: SpeechWorkerSetup): Promise<Worker> {
     connection: setup.connection,
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
+    dataConverter: setup.dataConverter,
     activities: createSpeechActivities(setup.dependencies),
     maxConcurrentActivityTaskExecutions: setup.slots,
     // The bookkeeping activities (mark failed, bill) share the slots; an analysis cut short by shutdown

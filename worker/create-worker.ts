@@ -1,3 +1,4 @@
+import type { DataConverter } from '@temporalio/common';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -15,6 +16,8 @@ const ownFile = fileURLToPath(import.meta.url);
 export const workflowsPath = path.resolve(path.dirname(ownFile), '../workflows', `index${path.extname(ownFile)}`);
 
 export interface WorkerSetup {
+  /** The payload codec under SECRETS_KEYS (lib/temporal/connection.ts temporalSetupOfConfig); unset: plain payloads. */
+  dataConverter?: DataConverter;
   connection: NativeConnection;
   namespace: string;
   taskQueue: string;
@@ -39,6 +42,7 @@ export async function createWorker(setup: WorkerSetup): Promise<Worker> {
       connection: setup.connection,
       namespace: setup.namespace,
       taskQueue: setup.taskQueue,
+      dataConverter: setup.dataConverter,
       activities: createActivities(setup.dependencies),
       // A prebuilt bundle has the shared modules in it already, and the tracing workflow interceptors when it
       // is the traced one (bundle-workflows.ts).

@@ -10,6 +10,7 @@ import { installWorkerRuntime } from './runtime-telemetry';
 import { createSqlPool } from '../lib/sql-pool';
 import { createExportWorker, EXPORT_WORKER_CONNECTIONS } from './create-export-worker';
 import { handleStopSignals } from '../lib/shutdown';
+import { temporalSetupOfConfig } from '../lib/temporal/connection';
 
 const config = loadConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'export-worker', secrets: secretsOfConfig(config) });
@@ -26,12 +27,14 @@ const tracing = startTracing(config, 'workspace-export-worker');
 stop.defer('tracing', () => tracing.shutdown());
 const sql = createSqlPool(config.DATABASE_URL, EXPORT_WORKER_CONNECTIONS, databaseTimeoutsOf(config));
 stop.defer('database pool', () => sql.end());
-const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+const temporalSetup = temporalSetupOfConfig(config);
+const connection = await NativeConnection.connect(temporalSetup.connectionOptions);
 stop.defer('temporal worker connection', () => connection.close());
 const worker = await createExportWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.EXPORT_TASK_QUEUE,
+  dataConverter: temporalSetup.dataConverter,
   dependencies: { sql, exportDir: path.resolve(config.EXPORT_DIR) },
   sheets: {
     keyring: config.SECRETS_KEYS,

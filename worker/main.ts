@@ -17,6 +17,7 @@ import {
   createWhatsAppSender,
 } from '../lib/providers';
 import { createWorker } from './create-worker';
+import { temporalSetupOfConfig } from '../lib/temporal/connection';
 import { createSpeechWorker } from './create-speech-worker';
 import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
 import { SPEECH_DECODE_TIMEOUT_MS, SPEECH_LIMITS } from '../lib/speech/limits';
@@ -48,15 +49,18 @@ const metrics =
     ? null
     : await serveMetrics(register, { host: config.METRICS_HOST, port: config.WORKER_METRICS_PORT, name: 'worker' });
 stop.defer('metrics endpoint', () => metrics?.close());
-const connection = await NativeConnection.connect({ address: config.TEMPORAL_ADDRESS });
+// TLS, mTLS or an API key as configured; every payload sealed by the codec under SECRETS_KEYS (lib/temporal/connection.ts).
+const temporalSetup = temporalSetupOfConfig(config);
+const connection = await NativeConnection.connect(temporalSetup.connectionOptions);
 stop.defer('temporal worker connection', () => connection.close());
-const clientConnection = await Connection.connect({ address: config.TEMPORAL_ADDRESS });
+const clientConnection = await Connection.connect(temporalSetup.connectionOptions);
 stop.defer('temporal client connection', () => clientConnection.close());
 // When traced, workflows the activities start or signal (a campaign waking its leads) continue the activity's trace;
 // untraced, as in the API, the interceptor would only build no-op spans.
 const temporal = new Client({
   connection: clientConnection,
   namespace: config.TEMPORAL_NAMESPACE,
+  dataConverter: temporalSetup.dataConverter,
   interceptors: tracing.exporting ? { workflow: [new OpenTelemetryWorkflowClientInterceptor()] } : {},
 });
 const maxCachedWorkflows = config.WORKER_MAX_CACHED_WORKFLOWS ?? cachedWorkflowsForThisProcess();
@@ -64,6 +68,7 @@ const worker = await createWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.TEMPORAL_TASK_QUEUE,
+  dataConverter: temporalSetup.dataConverter,
   workflowBundlePath: config.WORKFLOW_BUNDLE_PATH,
   options: { maxCachedWorkflows, ...workerStopTimes(config.SHUTDOWN_GRACE_MS) },
   // Untraced unless an OTLP endpoint is set: then the worker loads the bundle with the tracing interceptors.
@@ -92,6 +97,7 @@ const speechWorker = await createSpeechWorker({
   connection,
   namespace: config.TEMPORAL_NAMESPACE,
   taskQueue: config.SPEECH_TASK_QUEUE,
+  dataConverter: temporalSetup.dataConverter,
   slots: config.SPEECH_ANALYSIS_SLOTS,
   graceMs: config.SHUTDOWN_GRACE_MS,
   dependencies: {

@@ -12,7 +12,7 @@ export interface Envelope {
   ciphertext: Uint8Array;
 }
 
-const NONCE_BYTES = 12;
+export const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
 
 /**
@@ -34,28 +34,40 @@ export class EnvelopeError extends Error {
 
 /** Seals `plaintext` under the ring's current key, bound to `additionalData`. */
 export function seal(keyring: Keyring, plaintext: string, additionalData: string): Envelope {
-  const keyId = keyring.currentKeyId;
-  const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', keyring.keys.get(keyId)!, nonce, { authTagLength: TAG_BYTES });
-  cipher.setAAD(Buffer.from(additionalData, 'utf8'));
-  const ciphertext = Buffer.concat([cipher.update(plaintext, 'utf8'), cipher.final(), cipher.getAuthTag()]);
-  return { keyId, nonce, ciphertext };
+  return sealBytes(keyring, Buffer.from(plaintext, 'utf8'), Buffer.from(additionalData, 'utf8'));
 }
 
 /** The plaintext of an envelope sealed with `additionalData`; EnvelopeError when it does not open. */
 export function open(keyring: Keyring, envelope: Envelope, additionalData: string): string {
+  return openBytes(keyring, envelope, Buffer.from(additionalData, 'utf8')).toString('utf8');
+}
+
+/** seal over bytes: the Temporal payload codec (lib/temporal/payload-codec.ts) seals serialized payloads. */
+export function sealBytes(keyring: Keyring, plaintext: Uint8Array, additionalData: Uint8Array): Envelope {
+  const keyId = keyring.currentKeyId;
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', keyring.keys.get(keyId)!, nonce, { authTagLength: TAG_BYTES });
+  cipher.setAAD(additionalData);
+  const ciphertext = Buffer.concat([cipher.update(plaintext), cipher.final(), cipher.getAuthTag()]);
+  return { keyId, nonce, ciphertext };
+}
+
+/** open over bytes; EnvelopeError when the key is not in the ring or the envelope fails authentication. */
+export function openBytes(keyring: Keyring, envelope: Envelope, additionalData: Uint8Array): Buffer {
   const key = keyring.keys.get(envelope.keyId);
   if (!key) throw new EnvelopeError('unknown_key', envelope.keyId);
-  const sealed = Buffer.from(envelope.ciphertext);
+  const sealed = Buffer.from(
+    envelope.ciphertext.buffer,
+    envelope.ciphertext.byteOffset,
+    envelope.ciphertext.byteLength,
+  );
   if (envelope.nonce.length !== NONCE_BYTES || sealed.length < TAG_BYTES)
     throw new EnvelopeError('not_authentic', envelope.keyId);
   const decipher = createDecipheriv('aes-256-gcm', key, envelope.nonce, { authTagLength: TAG_BYTES });
-  decipher.setAAD(Buffer.from(additionalData, 'utf8'));
+  decipher.setAAD(additionalData);
   decipher.setAuthTag(sealed.subarray(sealed.length - TAG_BYTES));
   try {
-    return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES)), decipher.final()]).toString(
-      'utf8',
-    );
+    return Buffer.concat([decipher.update(sealed.subarray(0, sealed.length - TAG_BYTES)), decipher.final()]);
   } catch {
     throw new EnvelopeError('not_authentic', envelope.keyId);
   }

@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseConfig, ConfigError } from '../../lib/config';
+import { parseConfig, ConfigError, configVariables } from '../../lib/config';
 import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
@@ -74,7 +74,7 @@ function historyShards(): number {
 }
 
 /** The cluster's Temporal: the real server on a PostgreSQL cluster of its own, its Web UI when it was built. */
-async function startClusterTemporal(port: number, uiPort: number) {
+async function startClusterTemporal(port: number, uiPort: number, uiCodecEndpoint: string) {
   const shards = historyShards();
   const postgresPort = envPort('EMBEDDED_TEMPORAL_POSTGRES_PORT', 54330);
   await requireFreePort(postgresPort, "Temporal's PostgreSQL");
@@ -97,7 +97,7 @@ async function startClusterTemporal(port: number, uiPort: number) {
     rootDir: path.join(devDataDir, 'temporal'),
     historyShards: shards,
     ports,
-    ...(uiServerPath && { ui: { serverPath: uiServerPath, port: uiPort } }),
+    ...(uiServerPath && { ui: { serverPath: uiServerPath, port: uiPort, codecEndpoint: uiCodecEndpoint } }),
   });
   // Stopped before its PostgreSQL (stops run in reverse).
   stops.push(() => temporal.stop());
@@ -123,6 +123,11 @@ async function main() {
   const env: NodeJS.ProcessEnv = { ...process.env };
   // Carrier secrets are sealed with it: the CLI, the API and the workers all get it (docs/features/carriers.md).
   env.SECRETS_KEYS = ensureDevKeyring(env);
+  // Temporal payloads are sealed with it too; the embedded Web UI decodes them through the API's codec server, whose
+  // token is made for this run unless one is set (docs/temporal-ui.md#the-codec-server).
+  env.TEMPORAL_CODEC_TOKEN ??= randomBytes(32).toString('hex');
+  const apiAddress = configVariables.pick({ HOST: true, PORT: true }).parse(env);
+  const uiCodecEndpoint = `http://${apiAddress.HOST}:${apiAddress.PORT}/codec/${env.TEMPORAL_CODEC_TOKEN}`;
 
   // PostgreSQL (then migrations and the dev workspace) and Temporal come up side by side.
   const database = (async () => {
@@ -156,7 +161,7 @@ async function main() {
     await requireFreePort(uiPort, 'the Temporal Web UI');
     mkdirSync(path.join(devDataDir, 'temporal'), { recursive: true });
     if (clusterShape) {
-      const cluster = await startClusterTemporal(port, uiPort);
+      const cluster = await startClusterTemporal(port, uiPort, uiCodecEndpoint);
       env.TEMPORAL_ADDRESS = cluster.address;
       env.TEMPORAL_UI_URL = cluster.uiUrl ?? 'http://127.0.0.1/the-web-ui-server-was-not-built';
       return;
@@ -167,6 +172,7 @@ async function main() {
       uiPort,
       dbFile: path.join(devDataDir, 'temporal', 'dev.db'),
       quiet: true,
+      uiCodecEndpoint,
     });
     watch(temporal.process);
     env.TEMPORAL_ADDRESS = temporal.address;

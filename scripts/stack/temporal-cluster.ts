@@ -76,7 +76,7 @@ export interface TemporalClusterOptions {
   historyShards: number;
   ports: ClusterPorts;
   /** The Web UI server (github.com/temporalio/ui-server) and its port; absent: headless. */
-  ui?: { serverPath: string; port: number };
+  ui?: { serverPath: string; port: number; codecEndpoint?: string };
 }
 
 export interface TemporalCluster extends EmbeddedTemporal {

@@ -16,6 +16,8 @@ export async function startTemporalUi(options: {
   rootDir: string;
   /** The Temporal frontend's gRPC address. */
   address: string;
+  /** Where the browser decodes sealed payloads (docs/temporal-ui.md#the-codec-server); unset: no codec. */
+  codecEndpoint?: string;
 }): Promise<TemporalUi> {
   const configDir = path.join(options.rootDir, 'ui-config');
   mkdirSync(configDir, { recursive: true });
@@ -30,6 +32,7 @@ export async function startTemporalUi(options: {
     refreshInterval: '1m',
     cors: { cookieInsecure: true, allowOrigins: [] },
     auth: { enabled: false },
+    ...(options.codecEndpoint && { codec: { endpoint: options.codecEndpoint } }),
   };
   // YAML is a superset of JSON; the UI server reads base.yaml, then the environment's file.
   writeFileSync(path.join(configDir, 'base.yaml'), JSON.stringify(config, null, 2));

@@ -18,6 +18,8 @@ export interface EmbeddedTemporalOptions {
   /** null: in memory, lost when the server stops (tests). */
   dbFile: string | null;
   quiet?: boolean;
+  /** Where the Web UI's browser decodes sealed payloads (docs/temporal-ui.md#the-codec-server); unset: no codec. */
+  uiCodecEndpoint?: string;
 }
 
 export interface EmbeddedTemporal {
@@ -43,6 +45,7 @@ export async function startEmbeddedTemporal(options: EmbeddedTemporalOptions): P
     'error',
     ...SEARCH_ATTRIBUTES.flatMap((attribute) => ['--search-attribute', attribute]),
     ...(options.uiPort === null ? ['--headless'] : ['--ui-port', String(options.uiPort)]),
+    ...(options.uiPort !== null && options.uiCodecEndpoint ? ['--ui-codec-endpoint', options.uiCodecEndpoint] : []),
     ...(options.dbFile === null ? [] : ['--db-filename', options.dbFile]),
   ];
   const server = startProcess('temporal', options.cliPath, args, { quiet: options.quiet });

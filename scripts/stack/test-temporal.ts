@@ -68,7 +68,7 @@ export interface OwnTemporalServer {
 export async function ownTemporalServer(
   kind: TestTemporalKind,
   dataDir: string,
-  { ui = false }: { ui?: boolean } = {},
+  { ui = false, uiCodecEndpoint }: { ui?: boolean; uiCodecEndpoint?: string } = {},
 ): Promise<OwnTemporalServer> {
   mkdirSync(dataDir, { recursive: true });
   let start: () => Promise<{ address: string; uiUrl: string | null; stop(): Promise<void>; kill(): Promise<void> }>;
@@ -79,6 +79,7 @@ export async function ownTemporalServer(
       uiPort: ui ? await freePort() : null,
       dbFile: path.join(dataDir, 'temporal.db'),
       quiet: true,
+      uiCodecEndpoint,
     };
     start = async () => {
       const server = await startEmbeddedTemporal(options);
@@ -94,7 +95,13 @@ export async function ownTemporalServer(
       rootDir: dataDir,
       historyShards: kind.historyShards,
       ports: await freeClusterPorts(),
-      ...(ui && { ui: { serverPath: requiredPath('TEMPORAL_UI_SERVER_PATH'), port: await freePort() } }),
+      ...(ui && {
+        ui: {
+          serverPath: requiredPath('TEMPORAL_UI_SERVER_PATH'),
+          port: await freePort(),
+          codecEndpoint: uiCodecEndpoint,
+        },
+      }),
     };
     start = () => startTemporalCluster(options);
   }

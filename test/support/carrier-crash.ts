@@ -13,7 +13,7 @@ import { leadResult } from './lead-workflows';
 import { startEntryPoint, type TestProcess } from './processes';
 import { uniqueTaskQueue, useTemporalClient, type TestTemporal } from './temporal';
 import { until } from './until';
-import { workerProcesses } from './worker-process';
+import { PLAIN_TEST_PAYLOADS, workerProcesses } from './worker-process';
 import { createTestWorkspace, type TestWorkspace } from './workspace';
 
 /**
@@ -151,6 +151,8 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
           PORT: String(port),
           TEMPORAL_ADDRESS: temporal.connection.options.address,
           TEMPORAL_TASK_QUEUE: temporal.taskQueue,
+          // Plain payloads, as the test's own client reads them.
+          ...PLAIN_TEST_PAYLOADS,
           SECRETS_KEYS: secretsKeys,
           PUBLIC_BASE_URL: baseUrl,
           ...env,

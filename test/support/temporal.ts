@@ -1,6 +1,7 @@
 import { TEST_KEYRING } from './keyring';
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime, DefaultLogger, type Worker } from '@temporalio/worker';
 import { afterAll, inject } from 'vitest';
 import type { ActivityDependencies } from '../../activities';
@@ -37,14 +38,18 @@ export async function unreachableTemporal(taskQueue: string): Promise<TestTempor
   return { client: new Client({ connection }), connection, taskQueue };
 }
 
-/** A client and a task queue of their own for one test file. */
+/**
+ * A client and a task queue of their own for one test file. `dataConverter`: the payload codec, as the product's
+ * processes build it from SECRETS_KEYS (lib/temporal/connection.ts); the worker of the file must be given the same.
+ */
 export async function useTemporalClient(
   taskQueue = uniqueTaskQueue(),
   address = inject('stack').temporalAddress,
+  dataConverter?: DataConverter,
 ): Promise<TestTemporal> {
   const connection = await Connection.connect({ address });
   afterAll(() => connection.close());
-  return { client: new Client({ connection }), connection, taskQueue };
+  return { client: new Client({ connection, dataConverter }), connection, taskQueue };
 }
 
 export interface RunningWorker {
@@ -73,6 +78,7 @@ export async function startTestWorker(
   activityDependencies: Omit<ActivityDependencies, 'temporal' | 'whatsapp'> &
     Partial<Pick<ActivityDependencies, 'whatsapp'>>,
   address = inject('stack').temporalAddress,
+  dataConverter?: DataConverter,
 ): Promise<RunningWorker> {
   quietRuntime();
   const clientConnection = await Connection.connect({ address });
@@ -81,13 +87,14 @@ export async function startTestWorker(
     egress: testEgress(),
     secretsKeyring: TEST_KEYRING,
     ...activityDependencies,
-    temporal: new Client({ connection: clientConnection }),
+    temporal: new Client({ connection: clientConnection, dataConverter }),
   };
   const connection = await NativeConnection.connect({ address });
   const worker = await createWorker({
     connection,
     namespace: 'default',
     taskQueue,
+    dataConverter,
     dependencies,
     workflowBundlePath: inject('stack').workflowBundlePath,
   });

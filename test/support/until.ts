@@ -9,3 +9,15 @@ export async function until<T>(read: () => Promise<T>, done: (value: T) => boole
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
 }
+
+/** Waits until `url` answers a GET with a 2xx (a server the test started, coming up). */
+export async function untilServing(url: string): Promise<void> {
+  await until(
+    () =>
+      fetch(url).then(
+        (response) => response.ok,
+        () => false,
+      ),
+    Boolean,
+  );
+}

@@ -14,8 +14,19 @@ import { createTestWorkspace } from './workspace';
  */
 function entryPointProcesses(entry: string, env: () => Record<string, string>): () => ChildProcess {
   return () =>
-    startEntryPoint(entry, { TEMPORAL_ADDRESS: inject('stack').temporalAddress, ...env() }, { output: 'ignore' }).child;
+    startEntryPoint(
+      entry,
+      { TEMPORAL_ADDRESS: inject('stack').temporalAddress, ...PLAIN_TEST_PAYLOADS, ...env() },
+      { output: 'ignore' },
+    ).child;
 }
+
+/**
+ * The payloads of a test's processes: written in plain text even when the test
+ * gives SECRETS_KEYS (for carrier secrets), since the test file's own client reads their runs without the codec.
+ * Sealed payloads still decode (TEMPORAL_PAYLOAD_ENCRYPTION=false); test/temporal/ covers the codec itself.
+ */
+export const PLAIN_TEST_PAYLOADS = { TEMPORAL_PAYLOAD_ENCRYPTION: 'false' } as const;
 
 /**
  * The production worker entry point (worker/main.ts): it polls the task queue given, over the test file's
