@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { ApplicationFailure, type RetryPolicy } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
 import {
@@ -5,8 +6,14 @@ import {
   HoldNotFoundError,
   InsufficientCreditsError,
 } from '../lib/credits/credit-errors';
+import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
+import { createWhatsAppMessageActivities } from '../activities/whatsapp/whatsapp-messages';
 import { rowNotFound } from '../lib/temporal/refusal';
 import * as policies from '../lib/temporal/retry-policies';
+import { useTestDatabase } from './support/database';
+import { createTestWorkspace } from './support/workspace';
+
+const { db } = await useTestDatabase();
 
 // Issue 40: an activity over tenant data must not retry a failure no retry can change (docs/cpu-budget.md#retry-policies-over-tenant-data).
 // Temporal matches nonRetryableErrorTypes against an ApplicationFailure's type; an error thrown as it is becomes one
@@ -36,5 +43,24 @@ describe('retry policies over tenant data', () => {
       expect(policy.nonRetryableErrorTypes, name).toEqual(expect.arrayContaining([...policies.tenantDataRefusals]));
     for (const [name, policy] of named)
       expect(policy.nonRetryableErrorTypes ?? [], name).not.toContain('PrismaClientKnownRequestError');
+  });
+
+  it('an activity on untilDatabaseAnswers over a row that is gone fails for good; a database failure is retried', async () => {
+    const { workspaceId } = await createTestWorkspace(db);
+    const stops = (error: unknown) => {
+      const failure = ApplicationFailure.fromError(error);
+      return failure.nonRetryable || policies.untilDatabaseAnswers.nonRetryableErrorTypes!.includes(failure.type!);
+    };
+    // A WhatsApp message deleted meanwhile (its findUniqueOrThrow was retried for ever).
+    const messages = createWhatsAppMessageActivities({ db });
+    const gone = await messages.resolveAmbiguousSend({ messageId: randomUUID() }).catch((error: unknown) => error);
+    expect(gone).toMatchObject({ type: 'not_found', nonRetryable: true });
+    // An analysis whose hold the ledger does not have: nothing to settle, done (settleHold), never retried.
+    const speech = createSpeechActivities({ db } as SpeechActivityDependencies);
+    await expect(speech.billSpeechCall({ speechCallId: randomUUID(), workspaceId })).resolves.toBeUndefined();
+    expect(stops(gone)).toBe(true);
+    // A ledger refusal thrown as it is stops by the policy's list.
+    expect(stops(new HoldNotFoundError(workspaceId, 'key'))).toBe(true);
+    expect(stops(new Error('connection terminated'))).toBe(false);
   });
 });
