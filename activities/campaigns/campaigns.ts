@@ -9,6 +9,7 @@ import type { CampaignStatus } from '../../lib/campaigns/campaign-transitions';
 import type { CampaignStatusReason } from '../../lib/dial-ladder/carrier-breaker';
 import { Prisma } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
+import { rowNotFound } from '../../lib/temporal/refusal';
 import { signalCampaignChanged } from '../../lib/temporal/campaigns';
 import type { ActivityDependencies } from '../dependencies';
 import { hangUpCampaignCalls } from '../calls/call-hangup';
@@ -116,10 +117,12 @@ export function createCampaignActivities(dependencies: ActivityDependencies) {
      * so that each ends. Returns how many were signalled.
      */
     async notifyCampaignLeads({ campaignId }: { campaignId: string }): Promise<number> {
-      const { status, workspaceId } = await db.campaign.findUniqueOrThrow({
+      const campaign = await db.campaign.findUnique({
         where: { id: campaignId },
         select: { status: true, workspaceId: true },
       });
+      if (!campaign) throw rowNotFound(`campaign ${campaignId}`);
+      const { status, workspaceId } = campaign;
       if (status === 'RUNNING')
         await handOverLines(
           prismaSql(db),

@@ -10,7 +10,7 @@ import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
 import { settleSpeechAnalysisHold } from '../../lib/credits/speech-billing';
 import type { Database } from '../../lib/database';
-import { ErrorCode } from '../../lib/error-codes';
+import { rowNotFound } from '../../lib/temporal/refusal';
 import { analyseRecording } from '../../lib/speech/analyse-recording';
 import type { SpeechLimits } from '../../lib/speech/limits';
 import { scorecardSchema } from '../../lib/speech/scorecard';
@@ -30,12 +30,7 @@ const SPEECH_BILLING_ACTOR: CreditActor = { type: 'system', id: 'speechAnalysisW
 /** While the recogniser runs, the activity says it is alive this often (its heartbeat timeout is longer). */
 const HEARTBEAT_EVERY_MS = 5_000;
 
-const notFound = (speechCallId: string) =>
-  ApplicationFailure.create({
-    type: ErrorCode.not_found,
-    message: `no recording analysis ${speechCallId}`,
-    nonRetryable: true,
-  });
+const notFound = (speechCallId: string) => rowNotFound(`recording analysis ${speechCallId}`);
 
 /**
  * The activities of a recording's analysis (workflows/speech/speech-analysis.ts), run by the speech workers on

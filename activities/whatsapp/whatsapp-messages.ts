@@ -5,6 +5,7 @@ import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-st
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
 import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
+import { rowNotFound } from '../../lib/temporal/refusal';
 import { AmbiguousSendError } from '../../lib/whatsapp/graph-client';
 import {
   WHATSAPP_ERROR,
@@ -221,7 +222,8 @@ export function createWhatsAppMessageActivities({
     }: {
       messageId: string;
     }): Promise<'sent' | 'resent' | 'unknown' | 'failed'> {
-      const message = await db.whatsAppMessage.findUniqueOrThrow({ where: { id: messageId } });
+      const message = await db.whatsAppMessage.findUnique({ where: { id: messageId } });
+      if (!message) throw rowNotFound(`WhatsApp message ${messageId}`);
       if (message.status === 'failed') return 'failed';
       if (message.providerMessageId || message.status !== 'accepted') {
         await db.whatsAppMessage.updateMany({
@@ -253,7 +255,8 @@ export function createWhatsAppMessageActivities({
         where: { id: messageId, providerMessageId: null, status: 'accepted' },
         data: { handOver: 'unknown' },
       });
-      const settled = await db.whatsAppMessage.findUniqueOrThrow({ where: { id: messageId } });
+      const settled = await db.whatsAppMessage.findUnique({ where: { id: messageId } });
+      if (!settled) throw rowNotFound(`WhatsApp message ${messageId}`);
       return settled.handOver === 'unknown' ? 'unknown' : 'sent';
     },
 

@@ -1,4 +1,5 @@
 import { ActivityFailure, ApplicationFailure } from '@temporalio/common';
+import { ErrorCode } from '../error-codes';
 
 /** What an activity refused with: its ApplicationFailure's type, message and first detail. */
 export interface ActivityRefusal {
@@ -20,3 +21,10 @@ export function refusalOf(error: unknown): ActivityRefusal | undefined {
   if (!(failure instanceof ApplicationFailure)) return undefined;
   return { type: failure.type ?? null, message: failure.message, detail: failure.details?.[0] };
 }
+
+/**
+ * What an activity throws when a row its run names is gone (deleted meanwhile, or its workspace removed): not_found,
+ * non-retryable, as no later attempt finds it again (tenantDataRefusals, lib/temporal/retry-policies.ts).
+ */
+export const rowNotFound = (what: string) =>
+  ApplicationFailure.create({ type: ErrorCode.not_found, message: `${what} not found`, nonRetryable: true });

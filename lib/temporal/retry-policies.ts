@@ -10,19 +10,37 @@ import { ErrorCode } from '../error-codes';
  */
 
 /**
+ * Failures over tenant data that no retry can change, whoever throws them (docs/cpu-budget.md#retry-policies-over-tenant-data):
+ * the row a run names is gone (not_found), the ledger has no such hold or workspace, or refuses the amount
+ * (lib/credits/credit-errors.ts; an error thrown as it is reaches Temporal typed by its class name, checked by
+ * test/retry-policies.test.ts), a value out of range (RangeError). Every policy retried without a maximum lists them:
+ * a poison task must not move from worker to worker for ever. A database or network failure is none of these and
+ * stays retried.
+ */
+export const tenantDataRefusals: readonly string[] = [
+  ErrorCode.not_found,
+  'HoldNotFoundError',
+  'CreditWorkspaceNotFoundError',
+  'InsufficientCreditsError',
+  'RangeError',
+];
+
+/**
  * Short, idempotent bookkeeping against PostgreSQL (a status written, a hold voided, a file removed): retried
- * without limit, 1 s doubling to a minute apart, so a database outage only delays the run.
+ * without limit, 1 s doubling to a minute apart, so a database outage only delays the run; a refusal of the
+ * tenant's data (tenantDataRefusals) stops at once.
  */
 export const untilDatabaseAnswers: RetryPolicy = {
   initialInterval: '1 second',
   backoffCoefficient: 2,
   maximumInterval: '1 minute',
+  nonRetryableErrorTypes: [...tenantDataRefusals],
 };
 
-/** A journey run's own bookkeeping: as untilDatabaseAnswers, but a run whose row is gone stops at once. */
+/** A journey run's own bookkeeping: as untilDatabaseAnswers, and a run whose row is gone stops at once. */
 export const journeyRunBookkeeping: RetryPolicy = {
   ...untilDatabaseAnswers,
-  nonRetryableErrorTypes: [ErrorCode.journey_run_not_found],
+  nonRetryableErrorTypes: [...tenantDataRefusals, ErrorCode.journey_run_not_found],
 };
 
 /**
@@ -33,6 +51,7 @@ export const campaignTransition: RetryPolicy = {
   initialInterval: '1 second',
   backoffCoefficient: 2,
   maximumInterval: '30 seconds',
+  nonRetryableErrorTypes: [...tenantDataRefusals],
 };
 
 /** A store's webhook delivery applied: 4 tries over about 4 s, then the delivery is marked failed. */
@@ -116,7 +135,7 @@ export const callFieldsExtracted: RetryPolicy = {
  */
 export const callIntelligenceStored: RetryPolicy = {
   ...untilDatabaseAnswers,
-  nonRetryableErrorTypes: callIntelligenceRefusals,
+  nonRetryableErrorTypes: [...tenantDataRefusals, ...callIntelligenceRefusals],
 };
 
 /** A journey node's side effect (a webhook, a message): 5 tries, then the run asks an operator (needs_recovery). */
@@ -185,4 +204,5 @@ export const receiverForADay: RetryPolicy = {
   initialInterval: '5 seconds',
   backoffCoefficient: 2,
   maximumInterval: '1 hour',
+  nonRetryableErrorTypes: [...tenantDataRefusals],
 };

@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { simulatedConversation } from '../../lib/calls/simulated-conversation';
+import { grantCredits } from '../../lib/door/workspace-admin';
+import { MAX_MESSAGE_LENGTH } from '../../lib/test-sessions/frames';
 import { insertAgent } from '../support/agents';
 import { startTestApi } from '../support/api';
 import { insertAnsweredCall } from '../support/calls';
@@ -10,6 +12,7 @@ import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { leadResult } from '../support/lead-workflows';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
+import { connectTestSession } from '../support/test-sessions';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -21,7 +24,9 @@ const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
 const carrier = await startTestCarrier(db, { timeScale: 0.004 });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
-const attacker = await createTestWorkspace(db, { scopes: ['calls.view', 'calls.edit'] });
+const attacker = await createTestWorkspace(db, { scopes: ['calls.view', 'calls.edit', 'calls.test'] });
+// Test sessions hold credits (at most 15 minutes each): enough for every session of the flood.
+await grantCredits(db, attacker.workspaceId, 100_000);
 const neighbour = await createTestWorkspace(db, { scopes: ['campaigns.view', 'campaigns.edit'] });
 
 const LEADS = 200;
@@ -43,6 +48,21 @@ const HOSTILE_SCRIPT = {
   openingLine: `${Array.from({ length: 64 }, (_, index) => `word${index}`).join(' ')}.`,
   questions: ['{{a}} {{b}} {{c}} {{d}} {{e}} {{f}} zebra?'],
   closing: 'Bye.',
+};
+
+/**
+ * A's test-session message at the cap: digit groups `1 1 1 …` (2,000 groups), the worst case of the card-number rule
+ * (every run of 13 to 19 groups is a candidate; all ones never pass the Luhn check, so none is cut short by a match).
+ * Redacting it took 9.9 s with the old cubic code, on the API's event loop (docs/hostile-input.md).
+ */
+const DIGIT_GROUPS = Array.from({ length: (MAX_MESSAGE_LENGTH + 1) / 2 }, () => '1').join(' ');
+/** A card number that passes the Luhn check: the first message of each session, to show the rule is on. */
+const CARD = '4111 1111 1111 1111';
+/** The flooding sessions' agent: plain questions, so that each session takes many messages before it ends. */
+const SESSION_SCRIPT = {
+  openingLine: 'Hello, this is the shoe shop.',
+  questions: Array.from({ length: 8 }, (_, index) => `Question ${index + 1}?`),
+  closing: 'Goodbye.',
 };
 
 const p99 = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.ceil(samples.length * 0.99) - 1]!;
@@ -108,10 +128,49 @@ async function neighbourCampaign(name: string) {
 }
 
 /**
+ * One of A's test sessions driven to its end: the card first, then a message of DIGIT_GROUPS after each of the
+ * agent's turns until the agent ends it (or `stopped()`, then the client ends it). The messages it sent.
+ */
+async function floodedSession(agentId: string, stopped: () => boolean): Promise<number> {
+  const response = await api.request('POST', '/v1/test-sessions', {
+    key: attacker.key,
+    body: { agentId, lead: { name: 'Ana', phone: '+14155550100' } },
+  });
+  expect(response.status, 'a test session of A created').toBe(201);
+  const created = (await response.json()) as { url: string; token: string };
+  const client = await connectTestSession(created.url, created.token);
+  let sent = 0;
+  for (;;) {
+    const frame = await client.next();
+    expect(frame.type, "a frame of A's session (never an error)").not.toBe('error');
+    if (frame.type === 'ended') break;
+    if (frame.type !== 'turn_end') continue;
+    if (stopped()) {
+      client.send({ type: 'end' });
+      continue;
+    }
+    client.send({ type: 'message', text: sent === 0 ? CARD : DIGIT_GROUPS });
+    sent += 1;
+  }
+  await client.closed;
+  return sent;
+}
+
+/**
  * A's floods until `stop()`: a re-run of the hostile call's intelligence every 500 ms (each a full budget of CPU in a
- * thread), and unsigned requests to the public webhooks back to back.
+ * thread), test sessions one after another whose every message is DIGIT_GROUPS at the cap (the card-number rule on),
+ * and unsigned requests to the public webhooks back to back.
  */
 async function attack() {
+  const put = await api.request('PUT', '/v1/compliance', {
+    key: attacker.key,
+    body: {
+      disclosure: null,
+      redaction: { cardNumbers: true, emailAddresses: false, usSocialSecurityNumbers: false, ibans: false },
+    },
+  });
+  expect(put.status, "A's card-number rule switched on").toBe(200);
+  const sessionAgent = await insertAgent(db, attacker.workspaceId, { name: 'Sessions', script: SESSION_SCRIPT });
   const agent = await insertAgent(db, attacker.workspaceId, { name: 'Hostile', script: HOSTILE_SCRIPT });
   const call = await insertAnsweredCall(db, attacker, {
     agentId: agent.id,
@@ -148,12 +207,16 @@ async function attack() {
       webhookStatuses.set(response.status, (webhookStatuses.get(response.status) ?? 0) + 1);
     }
   };
-  const running = Promise.all([rerun(), flood(0)]);
+  const sessionMessages: number[] = [];
+  const sessions = async () => {
+    while (!stopped) sessionMessages.push(await floodedSession(sessionAgent.id, () => stopped));
+  };
+  const running = Promise.all([rerun(), flood(0), sessions()]);
   return {
     async stop() {
       stopped = true;
       await running;
-      return { jobIds, webhookStatuses };
+      return { jobIds, webhookStatuses, sessionMessages };
     },
   };
 }
@@ -172,7 +235,7 @@ describe('a noisy neighbour', () => {
     const loud = await neighbourCampaign('Under attack');
     const attackP99 = await neighbourP99(loud.id);
     const attackMs = await loud.finished();
-    const { jobIds, webhookStatuses } = await attacking.stop();
+    const { jobIds, webhookStatuses, sessionMessages } = await attacking.stop();
     pauses.disable();
     const maxPauseMs = pauses.max / 1e6;
 
@@ -180,6 +243,7 @@ describe('a noisy neighbour', () => {
       `noisy neighbour: B's p99 quiet ${quietP99.toFixed(1)} ms, under attack ${attackP99.toFixed(1)} ms; ` +
         `B's ${LEADS} leads in ${(quietMs / 1000).toFixed(1)} s quiet, ${(attackMs / 1000).toFixed(1)} s under attack; ` +
         `the worker's longest pause ${maxPauseMs.toFixed(0)} ms; A's intelligence jobs ${jobIds.length}; ` +
+        `A's test sessions ${sessionMessages.length}, messages ${sessionMessages.reduce((sum, sent) => sum + sent, 0)}; ` +
         `webhook answers ${JSON.stringify(Object.fromEntries(webhookStatuses))}`,
     );
     expect(attackP99, `B's p99 under attack (quiet ${quietP99.toFixed(1)} ms)`).toBeLessThanOrEqual(
@@ -189,6 +253,20 @@ describe('a noisy neighbour', () => {
     // The floods were refused, none with a server error.
     expect([...webhookStatuses.keys()].filter((status) => status >= 500)).toEqual([]);
     expect(jobIds.length).toBeGreaterThan(3);
+    // A's sessions flooded digit groups at the cap, redacted by the card-number rule as they were stored.
+    expect(sessionMessages.reduce((sum, sent) => sum + sent, 0)).toBeGreaterThan(10);
+    const sessions = await db.testSession.findMany({
+      where: { workspaceId: attacker.workspaceId },
+      include: { turns: { where: { speaker: 'lead' } } },
+    });
+    expect(sessions.length).toBe(sessionMessages.length);
+    const leadTurns = sessions.flatMap((session) => session.turns.map((turn) => turn.text));
+    expect(leadTurns.filter((text) => text === DIGIT_GROUPS).length, 'the flood stored').toBeGreaterThan(10);
+    expect(
+      leadTurns.filter((text) => text.includes(CARD)),
+      'a card number stored unredacted',
+    ).toEqual([]);
+    expect(leadTurns.filter((text) => text.includes('[card number]')).length, 'cards redacted').toBeGreaterThan(0);
     // Every job of A's ended (computed, or failed over its budget), none still retried from worker to worker.
     const statuses = await until(
       () =>

@@ -4,8 +4,6 @@ import { HOLD_SETTLERS, HOLD_SWEEP_ACTOR } from '../../lib/credits/abandoned-hol
 import { prismaCreditStore, type LedgerEntry } from '../../lib/credits/ledger-store';
 import { testSessionHoldKey } from '../../lib/credits/test-session-billing';
 import { grantCredits } from '../../lib/door/workspace-admin';
-import { messageText } from '../../lib/conversation-relay/frames';
-import { serverFrameSchema, type ServerFrame } from '../../lib/test-sessions/frames';
 import { sweepTestSessions } from '../../api/test-sessions/session-billing';
 import { TEST_SESSION_PROTOCOL } from '../../api/test-sessions/session-socket';
 import { MAX_OPEN_TEST_SESSIONS } from '../../api/test-sessions/test-sessions';
@@ -16,6 +14,7 @@ import { startTestApi, type RunningApi } from '../support/api';
 import { useTestDatabase } from '../support/database';
 import { startOpenAiTwin, twinDialogue } from '../support/openai-twin';
 import { unreachableTemporal, uniqueTaskQueue } from '../support/temporal';
+import { connectTestSession } from '../support/test-sessions';
 import { until } from '../support/until';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
@@ -83,54 +82,7 @@ async function createSession(workspace: Workspace, lead: Record<string, unknown>
   return (await response.json()) as Created;
 }
 
-/** A client of the socket: every frame it hears, checked against the protocol, in order. */
-interface Client {
-  ws: WebSocket;
-  next(): Promise<ServerFrame>;
-  /** The agent's words up to turn_end, and the frames heard on the way. */
-  turn(): Promise<{ words: string; frames: ServerFrame[] }>;
-  send(frame: unknown): void;
-  closed: Promise<number>;
-}
-
-function connect(created: Pick<Created, 'url'>, token: string): Promise<Client> {
-  const ws = new WebSocket(created.url, [TEST_SESSION_PROTOCOL, token]);
-  const heard: ServerFrame[] = [];
-  const waiting: Array<(frame: ServerFrame) => void> = [];
-  ws.on('message', (data) => {
-    const frame = serverFrameSchema.parse(JSON.parse(messageText(data)));
-    const waiter = waiting.shift();
-    if (waiter) waiter(frame);
-    else heard.push(frame);
-  });
-  const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
-  const next = () =>
-    heard.length ? Promise.resolve(heard.shift()!) : new Promise<ServerFrame>((resolve) => waiting.push(resolve));
-  const client: Client = {
-    ws,
-    next,
-    async turn() {
-      const frames: ServerFrame[] = [];
-      let words = '';
-      for (;;) {
-        const frame = await next();
-        if (frame.type === 'turn_end') return { words: words.trim(), frames };
-        if (frame.type === 'token') words += frame.token;
-        else frames.push(frame);
-      }
-    },
-    send: (frame) => ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame)),
-    closed,
-  };
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => {
-      expect(ws.protocol).toBe(TEST_SESSION_PROTOCOL);
-      resolve(client);
-    });
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`handshake answered ${res.statusCode}`)));
-    ws.once('error', reject);
-  });
-}
+const connect = (created: Pick<Created, 'url'>, token: string) => connectTestSession(created.url, token);
 
 /** A handshake that must be refused: its status and body. */
 function refusedHandshake(sessionUrl: string, protocols: string[]): Promise<{ status: number; body: unknown }> {
