@@ -109,9 +109,9 @@ export async function markRemoved(tx: Prisma.TransactionClient, id: string): Pro
 }
 
 /** Ids of the live connections whose envelope is not under `keyId`, for `carrier rekey`. */
-export async function connectionsNotUnder(db: Database, keyId: string): Promise<string[]> {
+export async function connectionsNotUnder(db: Database, keyId: string | null): Promise<string[]> {
   const rows = await db.carrierConnection.findMany({
-    where: { deletedAt: null, NOT: { secretKeyId: keyId } },
+    where: { deletedAt: null, secretKeyId: keyId === null ? { not: null } : { not: keyId } },
     select: { id: true },
     orderBy: { createdAt: 'asc' },
   });

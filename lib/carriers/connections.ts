@@ -7,8 +7,9 @@ import { NotFoundError } from '../door/workspace-admin';
 import { ErrorCode } from '../error-codes';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { Refusal } from '../refusal';
-import { EnvelopeError, open, seal, type Envelope } from '../secrets/envelope';
-import { rekeyRows, type RekeyReport, type SealedRowKind } from '../secrets/sealed-rows';
+import { boundAdditionalData, rowOnlyAdditionalData } from '../secrets/binding';
+import { EnvelopeError, seal, type Envelope } from '../secrets/envelope';
+import { openSealedRow, rekeyRows, type RekeyReport, type SealedRowKind } from '../secrets/sealed-rows';
 import type { Keyring } from '../secrets/keyring';
 import {
   connectionOfNumber,
@@ -130,11 +131,15 @@ export type OpenedCarrierConnection = {
 );
 
 /**
- * The additional data an envelope is sealed with: the row it belongs to. An envelope copied to another
- * connection, or to another workspace's, fails authentication.
+ * The additional data an envelope is sealed with (lib/secrets/binding.ts): the row, its workspace, its provider and its
+ * base URL. An envelope copied to another connection, or left on a row whose provider or base URL was changed in the
+ * table, fails authentication; ensureCarrierConnection, which changes the base URL, seals again.
  */
-const additionalDataOf = (row: { workspaceId: string; id: string }) =>
-  `carrier-connection:v1:${row.workspaceId}:${row.id}`;
+const additionalDataOf = (row: { workspaceId: string; id: string; provider: string; baseUrl: string | null }) =>
+  boundAdditionalData({ kind: 'carrier-connection', ...row, address: row.baseUrl });
+/** What rows were sealed with before their binding (until `secrets rekey` moves them). */
+const legacyAdditionalDataOf = (row: { workspaceId: string; id: string }) =>
+  rowOnlyAdditionalData('carrier-connection', row);
 
 /** The key ring from the configuration, or the refusal naming the variable that is missing. */
 export function requireKeyring(keyring: Keyring | undefined): Keyring {
@@ -195,7 +200,11 @@ export async function connectCarrier(
     connectionRef: account.family === 'telnyx' ? account.connectionId : null,
     baseUrl: baseUrl ?? null,
     authTokenSet: authTokenSetOf(account.secrets),
-    envelope: seal(keyring, JSON.stringify(account.secrets), additionalDataOf({ workspaceId, id })),
+    envelope: seal(
+      keyring,
+      JSON.stringify(account.secrets),
+      additionalDataOf({ workspaceId, id, provider, baseUrl: baseUrl ?? null }),
+    ),
   });
   return viewOf(created);
 }
@@ -234,10 +243,12 @@ function secretsOf(keyring: Keyring, row: CarrierConnectionRow, envelope: Envelo
   // By ring: what one ring opens, another (without the key that sealed it) must fail to.
   let opened = openedSecrets.get(keyring);
   if (!opened) openedSecrets.set(keyring, (opened = new Map<string, TwilioSecrets | TelnyxSecrets>()));
-  const key = `${row.id}:${row.workspaceId}:${row.secretKeyId}:${row.secretNonce}:${row.secretCiphertext}`;
+  // By binding too: a row whose base URL was changed in the table is opened (and refused) afresh.
+  const key = `${additionalDataOf(row)}:${row.secretKeyId}:${row.secretNonce}:${row.secretCiphertext}`;
   const known = opened.get(key);
   if (known) return known;
-  const secrets = JSON.parse(open(keyring, envelope, additionalDataOf(row))) as TwilioSecrets | TelnyxSecrets;
+  const secrets = JSON.parse(openSealedRow(keyring, carrierConnectionRows, row, envelope)) as
+    TwilioSecrets | TelnyxSecrets;
   if (opened.size >= OPENED_SECRETS_MAX) opened.clear();
   opened.set(key, secrets);
   return secrets;
@@ -349,6 +360,7 @@ export const carrierConnectionRows: SealedRowKind<CarrierConnectionRow> = {
   idsNotUnder: connectionsNotUnder,
   lockLive: (tx, id) => lockLiveCarrierConnection(tx, id, 'update'),
   additionalDataOf,
+  legacyAdditionalDataOf,
   replaceEnvelope: (tx, id, envelope) => replaceEnvelope(tx, id, envelope),
 };
 
@@ -358,7 +370,8 @@ export const rekeyCarrierConnections = (db: Database, keyring: Keyring): Promise
 /**
  * Connects, once, the account `request` describes under its label (the development twin of `npm start`): the
  * workspace's live connection of that provider and label is kept, its base URL brought up to date, and its
- * secrets sealed again when they differ or no longer open (the development key ring made anew).
+ * secrets sealed again when they differ, no longer open (the development key ring made anew), or the base URL moved
+ * (the envelope is bound to it), in the same transaction.
  */
 export async function ensureCarrierConnection(
   db: Database,
@@ -372,19 +385,27 @@ export async function ensureCarrierConnection(
     const row = (await lockLiveCarrierConnection(tx, existing.id, 'update'))!;
     const baseUrl = request.baseUrl ?? null;
     checkRealBaseUrl(request.provider, baseUrl);
-    if (row.baseUrl !== baseUrl) await updateBaseUrl(tx, row.id, baseUrl);
     let current: string | null = null;
     try {
       current = JSON.stringify(openRow(keyring, row).secrets);
     } catch (error) {
       if (!(error instanceof EnvelopeError)) throw error;
     }
-    if (current === wanted) return viewOf({ ...row, baseUrl });
-    const envelope = seal(keyring, wanted, additionalDataOf(row));
-    const rotatedAt = new Date();
-    const authTokenSet = authTokenSetOf(request.account.secrets);
+    const moved = row.baseUrl !== baseUrl;
+    if (moved) await updateBaseUrl(tx, row.id, baseUrl);
+    if (current === wanted && !moved) return viewOf(row);
+    const envelope = seal(keyring, wanted, additionalDataOf({ ...row, baseUrl }));
+    // Only new secrets are a rotation; the same ones sealed again for the moved base URL are not.
+    const rotatedAt = current !== wanted ? new Date() : undefined;
+    const authTokenSet = rotatedAt && authTokenSetOf(request.account.secrets);
     await replaceEnvelope(tx, row.id, envelope, rotatedAt, authTokenSet);
-    return viewOf({ ...row, baseUrl, secretKeyId: envelope.keyId, rotatedAt, authTokenSet });
+    return viewOf({
+      ...row,
+      baseUrl,
+      secretKeyId: envelope.keyId,
+      rotatedAt: rotatedAt ?? row.rotatedAt,
+      authTokenSet: authTokenSet ?? row.authTokenSet,
+    });
   });
 }
 

@@ -2,11 +2,13 @@ import { z } from 'zod';
 import type { Database } from '../database';
 import { NotFoundError } from '../door/workspace-admin';
 import { ConflictError } from '../phone-numbers/phone-numbers';
-import { open, seal } from '../secrets/envelope';
+import { boundAdditionalData, rowOnlyAdditionalData } from '../secrets/binding';
+import { seal } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {
   envelopeColumns,
   envelopeFromColumns,
+  openSealedRow,
   rekeyRows,
   type EnvelopeColumns,
   type RekeyReport,
@@ -45,9 +47,30 @@ interface AdminTokenRow extends EnvelopeColumns {
   adminTokenSetAt: Date | null;
 }
 
-/** The row an envelope belongs to: a token copied to another connection (or workspace) does not open. */
-const additionalDataOf = (row: { workspaceId: string; id: string }) =>
-  `crm-connection-admin-token:v1:${row.workspaceId}:${row.id}`;
+type Bound = {
+  workspaceId: string;
+  id: string;
+  shopDomain: string;
+  adminProvider: string | null;
+  adminBaseUrl: string | null;
+};
+
+/**
+ * What the envelope is bound to (lib/secrets/binding.ts): the connection, its workspace, its provider and where the
+ * token is sent (the twin's base URL, or the store itself). A token copied to another connection, or left on one whose
+ * provider, base URL or shop was changed in the table, does not open; `crm admin-token`, which sets them, seals anew.
+ */
+const additionalDataOf = (row: Bound) =>
+  boundAdditionalData({
+    kind: 'crm-connection-admin-token',
+    workspaceId: row.workspaceId,
+    id: row.id,
+    provider: row.adminProvider ?? 'shopify',
+    address: row.adminBaseUrl ?? `https://${row.shopDomain}`,
+  });
+/** What tokens were sealed with before their binding (until `secrets rekey` moves them). */
+const legacyAdditionalDataOf = (row: { workspaceId: string; id: string }) =>
+  rowOnlyAdditionalData('crm-connection-admin-token', row);
 
 async function lockLive(tx: Parameters<SealedRowKind<AdminTokenRow>['lockLive']>[0], id: string) {
   if (!isUuid(id)) return null;
@@ -73,7 +96,13 @@ export async function setCrmAdminToken(db: Database, keyring: Keyring, request: 
   return db.$transaction(async (tx) => {
     const row = await lockLive(tx, request.connectionId);
     if (!row) throw new NotFoundError(`no live CRM connection has id ${request.connectionId}`);
-    const envelope = seal(keyring, request.token, additionalDataOf(row));
+    const adminBaseUrl = request.baseUrl ?? null;
+    // Sealed for the provider and URL it is set with, not those the row held.
+    const envelope = seal(
+      keyring,
+      request.token,
+      additionalDataOf({ ...row, adminProvider: request.provider, adminBaseUrl }),
+    );
     const adminTokenSetAt = new Date();
     const rotated = row.secretKeyId !== null;
     await tx.crmConnection.update({
@@ -81,7 +110,7 @@ export async function setCrmAdminToken(db: Database, keyring: Keyring, request: 
       data: {
         ...envelopeColumns(envelope),
         adminProvider: request.provider,
-        adminBaseUrl: request.baseUrl ?? null,
+        adminBaseUrl,
         adminTokenSetAt,
       },
     });
@@ -163,7 +192,7 @@ export async function openCrmAdminConnection(
     shopDomain: row.shopDomain,
     provider: (row.adminProvider ?? 'shopify') as CrmAdminProvider,
     baseUrl: row.adminBaseUrl,
-    accessToken: open(keyring, envelope, additionalDataOf(row)),
+    accessToken: openSealedRow(keyring, crmAdminTokenRows, { ...row, adminTokenSetAt: null }, envelope),
   };
 }
 
@@ -177,7 +206,7 @@ export async function crmConnectionHasAdminToken(db: Database, connectionId: str
 export const crmAdminTokenRows: SealedRowKind<AdminTokenRow> = {
   async idsNotUnder(db, keyId) {
     const rows = await db.crmConnection.findMany({
-      where: { deletedAt: null, secretKeyId: { not: null }, NOT: { secretKeyId: keyId } },
+      where: { deletedAt: null, secretKeyId: keyId === null ? { not: null } : { not: keyId } },
       select: { id: true },
       orderBy: { id: 'asc' },
     });
@@ -185,6 +214,7 @@ export const crmAdminTokenRows: SealedRowKind<AdminTokenRow> = {
   },
   lockLive,
   additionalDataOf,
+  legacyAdditionalDataOf,
   async replaceEnvelope(tx, id, envelope) {
     await tx.crmConnection.update({ where: { id }, data: envelopeColumns(envelope) });
   },

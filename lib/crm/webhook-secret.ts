@@ -1,4 +1,5 @@
 import type { Database } from '../database';
+import { boundAdditionalData } from '../secrets/binding';
 import { open, seal, type Envelope } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {
@@ -35,7 +36,14 @@ export const webhookSecretAdditionalData = (row: {
   id: string;
   kind: string;
   shopDomain: string;
-}) => `crm-connection-webhook-secret:v2:${JSON.stringify([row.workspaceId, row.id, row.kind, row.shopDomain])}`;
+}) =>
+  boundAdditionalData({
+    kind: 'crm-connection-webhook-secret',
+    workspaceId: row.workspaceId,
+    id: row.id,
+    provider: row.kind,
+    address: row.shopDomain,
+  });
 
 /** An envelope as the webhookSecret* columns hold it. */
 function webhookSecretColumns(envelope: Envelope) {
@@ -106,9 +114,9 @@ export function webhookSecretOf(keyring: Keyring | undefined, row: StoredWebhook
 
 /** `secrets rekey`: the connections' webhook secrets sealed (those still in clear) and moved to the ring's current key. */
 export const crmWebhookSecretRows: ClearSecretRowKind<WebhookSecretRow> = {
-  async idsNotUnder(db: Database, keyId: string) {
+  async idsNotUnder(db: Database, keyId: string | null) {
     const rows = await db.crmConnection.findMany({
-      where: { deletedAt: null, webhookSecretKeyId: { not: null }, NOT: { webhookSecretKeyId: keyId } },
+      where: { deletedAt: null, webhookSecretKeyId: keyId === null ? { not: null } : { not: keyId } },
       select: { id: true },
       orderBy: { id: 'asc' },
     });

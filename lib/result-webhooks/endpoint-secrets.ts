@@ -1,5 +1,6 @@
 import type { Database } from '../database';
 import { ConflictError } from '../phone-numbers/phone-numbers';
+import { boundAdditionalData } from '../secrets/binding';
 import { open, seal } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {
@@ -29,7 +30,13 @@ export interface EndpointSecretRow extends EnvelopeColumns {
  * copied to another endpoint, or to one whose URL was changed in the table, does not open.
  */
 export const endpointSecretAdditionalData = (row: { workspaceId: string; id: string; url: string }) =>
-  `result-webhook-endpoint:v2:${JSON.stringify([row.workspaceId, row.id, 'result-webhook', row.url])}`;
+  boundAdditionalData({
+    kind: 'result-webhook-endpoint',
+    workspaceId: row.workspaceId,
+    id: row.id,
+    provider: 'result-webhook',
+    address: row.url,
+  });
 
 export const sealEndpointSecret = (
   keyring: Keyring,
@@ -67,9 +74,9 @@ export const ENDPOINT_SECRET_COLUMNS = {
 
 /** `secrets rekey`: endpoints' secrets sealed (those still in clear) and moved to the ring's current key. */
 export const resultWebhookEndpointRows: ClearSecretRowKind<EndpointSecretRow> = {
-  async idsNotUnder(db: Database, keyId: string) {
+  async idsNotUnder(db: Database, keyId: string | null) {
     const rows = await db.resultWebhookEndpoint.findMany({
-      where: { deletedAt: null, secretKeyId: { not: null }, NOT: { secretKeyId: keyId } },
+      where: { deletedAt: null, secretKeyId: keyId === null ? { not: null } : { not: keyId } },
       select: { id: true },
       orderBy: { id: 'asc' },
     });

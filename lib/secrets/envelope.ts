@@ -27,7 +27,7 @@ export class EnvelopeError extends Error {
     super(
       reason === 'unknown_key'
         ? `the secret is sealed under key "${keyId}", which SECRETS_KEYS does not hold`
-        : `the secret sealed under key "${keyId}" fails authentication (tampered, or not this row's)`,
+        : `the secret sealed under key "${keyId}" fails authentication (tampered, or not this row's: sealed for another row, workspace, provider or base URL)`,
     );
   }
 }
@@ -71,10 +71,4 @@ export function openBytes(keyring: Keyring, envelope: Envelope, additionalData: 
   } catch {
     throw new EnvelopeError('not_authentic', envelope.keyId);
   }
-}
-
-/** The envelope under the ring's current key (itself when it is already there): `carrier rekey`. */
-export function reseal(keyring: Keyring, envelope: Envelope, additionalData: string): Envelope {
-  if (envelope.keyId === keyring.currentKeyId) return envelope;
-  return seal(keyring, open(keyring, envelope, additionalData), additionalData);
 }

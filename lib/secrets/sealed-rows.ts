@@ -1,6 +1,7 @@
 import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
-import { reseal, seal, type Envelope } from './envelope';
+import { openBound, resealBound } from './binding';
+import { seal, type Envelope } from './envelope';
 import type { Keyring } from './keyring';
 
 /**
@@ -34,12 +35,17 @@ export const WIPED_ENVELOPE: EnvelopeColumns = { secretKeyId: null, secretNonce:
 
 /** One kind of sealed row, as its feature's store file reaches it: what `rekeyRows` needs and nothing else. */
 export interface SealedRowKind<Row extends EnvelopeColumns & { id: string }> {
-  /** Ids of the live rows whose envelope is not under `keyId`. */
-  idsNotUnder(db: Database, keyId: string): Promise<string[]>;
+  /** Ids of the live sealed rows whose envelope is not under `keyId`; null: every live sealed row. */
+  idsNotUnder(db: Database, keyId: string | null): Promise<string[]>;
   /** The live row, locked FOR UPDATE until the transaction ends; null once removed. */
   lockLive(tx: Prisma.TransactionClient, id: string): Promise<Row | null>;
   /** The additional data the row's envelope is sealed with (its identity: a copied envelope does not open). */
   additionalDataOf(row: Row): string;
+  /**
+   * The kinds sealed before their binding (lib/secrets/binding.ts): the additional data a row may still be sealed with,
+   * opened as well until `secrets rekey` re-seals it under additionalDataOf.
+   */
+  legacyAdditionalDataOf?(row: Row): string;
   replaceEnvelope(tx: Prisma.TransactionClient, id: string, envelope: Envelope): Promise<void>;
 }
 
@@ -66,10 +72,21 @@ export interface RekeyReport {
   unreadable: Array<{ id: string; reason: string }>;
 }
 
+/** The secret a row holds, opened under its binding (or the additional data of before, for a row not yet moved). */
+export function openSealedRow<Row extends EnvelopeColumns & { id: string }>(
+  keyring: Keyring,
+  kind: SealedRowKind<Row>,
+  row: Row,
+  envelope: Envelope,
+): string {
+  return openBound(keyring, envelope, kind.additionalDataOf(row), kind.legacyAdditionalDataOf?.(row));
+}
+
 /**
- * Moves every live row's envelope to the ring's current key (after a new key was put first), one row per transaction.
- * Those that do not open (their key already dropped from the ring, or damaged) are left as they are and named; the
- * others are moved all the same.
+ * Moves every live row's envelope to the ring's current key (after a new key was put first), and a row still sealed
+ * under the additional data of before its binding to its binding, one row per transaction. Those that do not open
+ * (their key already dropped from the ring, damaged, or their provider or base URL changed in the table) are left as
+ * they are and named; the others are moved all the same.
  */
 export async function rekeyRows<Row extends EnvelopeColumns & { id: string }>(
   db: Database,
@@ -78,19 +95,22 @@ export async function rekeyRows<Row extends EnvelopeColumns & { id: string }>(
 ): Promise<RekeyReport> {
   const rekeyed: string[] = holdsClearSecrets(kind) ? await sealClearRows(db, keyring, kind) : [];
   const unreadable: Array<{ id: string; reason: string }> = [];
-  for (const id of await kind.idsNotUnder(db, keyring.currentKeyId)) {
+  // A kind with rows of before its binding: every row is looked at (only opening one tells under which it is sealed).
+  const legacy = kind.legacyAdditionalDataOf !== undefined;
+  for (const id of await kind.idsNotUnder(db, legacy ? null : keyring.currentKeyId)) {
     await db.$transaction(async (tx) => {
       const row = await kind.lockLive(tx, id);
       // Removed meanwhile, or rotated (sealed under the current key) meanwhile: nothing to move.
       const envelope = row && envelopeFromColumns(row);
-      if (!row || !envelope || envelope.keyId === keyring.currentKeyId) return;
-      let moved: Envelope;
+      if (!row || !envelope || (!legacy && envelope.keyId === keyring.currentKeyId)) return;
+      let moved: Envelope | null;
       try {
-        moved = reseal(keyring, envelope, kind.additionalDataOf(row));
+        moved = resealBound(keyring, envelope, kind.additionalDataOf(row), kind.legacyAdditionalDataOf?.(row));
       } catch (error) {
         unreadable.push({ id, reason: (error as Error).message });
         return;
       }
+      if (!moved) return;
       await kind.replaceEnvelope(tx, row.id, moved);
       rekeyed.push(id);
     });

@@ -16,7 +16,12 @@ import {
 } from '../secrets/sealed-rows';
 import { isUuid } from '../uuid';
 import { GOOGLE_TOKEN_URL, parseServiceAccountKey, type ServiceAccountKey } from './service-account-key';
-import { additionalDataOf, type SheetConnectionRow, type SheetProvider } from './opened-connection';
+import {
+  additionalDataOf,
+  legacyAdditionalDataOf,
+  type SheetConnectionRow,
+  type SheetProvider,
+} from './opened-connection';
 import { realBaseUrlRefusal } from '../provider-base-urls';
 
 export const sheetBaseUrlSchema = baseUrlSchema.transform((value) => `${value}/`);
@@ -102,7 +107,16 @@ export async function connectSheets(
   });
   if (!workspace) throw new NotFoundError(`workspace ${request.workspaceId} not found`);
   const id = randomUUID();
-  const envelope = seal(keyring, JSON.stringify(key), additionalDataOf({ workspaceId: request.workspaceId, id }));
+  const envelope = seal(
+    keyring,
+    JSON.stringify(key),
+    additionalDataOf({
+      workspaceId: request.workspaceId,
+      id,
+      provider: request.provider,
+      baseUrl: request.baseUrl ?? null,
+    }),
+  );
   const row = await db.sheetConnection.create({
     data: {
       id,
@@ -152,7 +166,7 @@ export async function rotateSheetKey(
 export const sheetConnectionRows: SealedRowKind<SheetConnectionRow> = {
   async idsNotUnder(db, keyId) {
     const rows = await db.sheetConnection.findMany({
-      where: { deletedAt: null, NOT: { secretKeyId: keyId } },
+      where: { deletedAt: null, secretKeyId: keyId === null ? { not: null } : { not: keyId } },
       select: { id: true },
       orderBy: { createdAt: 'asc' },
     });
@@ -160,6 +174,7 @@ export const sheetConnectionRows: SealedRowKind<SheetConnectionRow> = {
   },
   lockLive: (tx, id) => lockLive(tx, id),
   additionalDataOf,
+  legacyAdditionalDataOf,
   async replaceEnvelope(tx, id, envelope: Envelope) {
     await tx.sheetConnection.update({ where: { id }, data: envelopeColumns(envelope) });
   },

@@ -1,4 +1,4 @@
-import { open } from '../secrets/envelope';
+import { boundAdditionalData, openBound, rowOnlyAdditionalData } from '../secrets/binding';
 import type { Keyring } from '../secrets/keyring';
 import { envelopeFromColumns, type EnvelopeColumns } from '../secrets/sealed-rows';
 import type { Queryable } from '../sql-pool';
@@ -37,8 +37,15 @@ export interface OpenedSheetConnection {
   key: ServiceAccountKey;
 }
 
-export const additionalDataOf = (row: { workspaceId: string; id: string }) =>
-  `sheet-connection:v1:${row.workspaceId}:${row.id}`;
+/**
+ * What the envelope is bound to (lib/secrets/binding.ts): the row, its workspace, its provider and its base URL. A
+ * copied envelope, or one left on a row whose provider or base URL was changed in the table, fails authentication.
+ */
+export const additionalDataOf = (row: { workspaceId: string; id: string; provider: string; baseUrl: string | null }) =>
+  boundAdditionalData({ kind: 'sheet-connection', ...row, address: row.baseUrl });
+/** What rows were sealed with before their binding (until `secrets rekey` moves them). */
+export const legacyAdditionalDataOf = (row: { workspaceId: string; id: string }) =>
+  rowOnlyAdditionalData('sheet-connection', row);
 
 /** A live connection opened for the provider (plain pg: the export worker carries no Prisma). Null: unknown or removed. */
 export async function openSheetConnection(
@@ -61,6 +68,6 @@ export async function openSheetConnection(
     workspaceId: row.workspaceId,
     provider: row.provider as SheetProvider,
     rootUrl: row.baseUrl ?? GOOGLE_SHEETS_ROOT_URL,
-    key: parseServiceAccountKey(open(keyring, envelope, additionalDataOf(row))),
+    key: parseServiceAccountKey(openBound(keyring, envelope, additionalDataOf(row), legacyAdditionalDataOf(row))),
   };
 }

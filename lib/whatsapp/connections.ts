@@ -4,7 +4,8 @@ import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
 import { NotFoundError } from '../door/workspace-admin';
 import { ConflictError } from '../phone-numbers/phone-numbers';
-import { open, seal, type Envelope } from '../secrets/envelope';
+import { boundAdditionalData, rowOnlyAdditionalData } from '../secrets/binding';
+import { seal, type Envelope } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {
   envelopeColumns,
@@ -12,6 +13,7 @@ import {
   rekeyRows,
   WIPED_ENVELOPE,
   type RekeyReport,
+  openSealedRow,
   type SealedRowKind,
 } from '../secrets/sealed-rows';
 import { isUuid } from '../uuid';
@@ -93,9 +95,16 @@ export interface OpenedWhatsAppConnection {
   accessToken: string;
 }
 
-/** The row the envelope belongs to: a copied envelope fails authentication. */
-const additionalDataOf = (row: { workspaceId: string; id: string }) =>
-  `whatsapp-connection:v1:${row.workspaceId}:${row.id}`;
+/**
+ * What the envelope is bound to (lib/secrets/binding.ts): the row, its workspace, its provider and its base URL. A
+ * copied envelope, or one left on a row whose provider or base URL was changed in the table, fails authentication.
+ */
+type Bound = { workspaceId: string; id: string; provider: string; baseUrl: string | null };
+const additionalDataOf = (row: Bound) =>
+  boundAdditionalData({ kind: 'whatsapp-connection', ...row, address: row.baseUrl });
+/** What rows were sealed with before their binding (until `secrets rekey` moves them). */
+const legacyAdditionalDataOf = (row: { workspaceId: string; id: string }) =>
+  rowOnlyAdditionalData('whatsapp-connection', row);
 
 const viewOf = (row: WhatsAppConnectionRow): WhatsAppConnectionView => ({
   id: row.id,
@@ -111,7 +120,7 @@ const viewOf = (row: WhatsAppConnectionRow): WhatsAppConnectionView => ({
   rotatedAt: row.rotatedAt?.toISOString() ?? null,
 });
 
-const sealToken = (keyring: Keyring, token: string, row: { workspaceId: string; id: string }) =>
+const sealToken = (keyring: Keyring, token: string, row: Bound) =>
   seal(keyring, JSON.stringify({ accessToken: token }), additionalDataOf(row));
 
 /** Connects a Meta account's number to a workspace: ids in clear, the token sealed under the ring's current key. */
@@ -140,7 +149,14 @@ export async function connectWhatsApp(
       businessAccountId: request.businessAccountId,
       displayPhoneNumber: request.displayPhoneNumber,
       baseUrl: request.baseUrl ?? null,
-      ...envelopeColumns(sealToken(keyring, request.accessToken, { workspaceId: request.workspaceId, id })),
+      ...envelopeColumns(
+        sealToken(keyring, request.accessToken, {
+          workspaceId: request.workspaceId,
+          id,
+          provider: request.provider,
+          baseUrl: request.baseUrl ?? null,
+        }),
+      ),
     },
   });
   return viewOf(row);
@@ -166,7 +182,9 @@ async function lockLive(tx: Prisma.TransactionClient, id: string): Promise<Whats
 function openRow(keyring: Keyring, row: WhatsAppConnectionRow): OpenedWhatsAppConnection {
   const envelope = envelopeFromColumns(row);
   if (!envelope) throw new Error(`whatsapp connection ${row.id} holds no secret material`);
-  const { accessToken } = JSON.parse(open(keyring, envelope, additionalDataOf(row))) as { accessToken: string };
+  const { accessToken } = JSON.parse(openSealedRow(keyring, whatsappConnectionRows, row, envelope)) as {
+    accessToken: string;
+  };
   return {
     id: row.id,
     workspaceId: row.workspaceId,
@@ -210,7 +228,7 @@ export async function rotateWhatsAppToken(
 export const whatsappConnectionRows: SealedRowKind<WhatsAppConnectionRow> = {
   async idsNotUnder(db, keyId) {
     const rows = await db.whatsAppConnection.findMany({
-      where: { deletedAt: null, NOT: { secretKeyId: keyId } },
+      where: { deletedAt: null, secretKeyId: keyId === null ? { not: null } : { not: keyId } },
       select: { id: true },
       orderBy: { createdAt: 'asc' },
     });
@@ -218,6 +236,7 @@ export const whatsappConnectionRows: SealedRowKind<WhatsAppConnectionRow> = {
   },
   lockLive,
   additionalDataOf,
+  legacyAdditionalDataOf,
   async replaceEnvelope(tx, id, envelope: Envelope) {
     await tx.whatsAppConnection.update({ where: { id }, data: envelopeColumns(envelope) });
   },

@@ -11,9 +11,14 @@ import {
   type SheetConnectionView,
 } from '../../lib/sheets/connections';
 import { parseServiceAccountKey } from '../../lib/sheets/service-account-key';
-import { EnvelopeError, open } from '../../lib/secrets/envelope';
+import { EnvelopeError } from '../../lib/secrets/envelope';
 import type { Keyring } from '../../lib/secrets/keyring';
-import { envelopeFromColumns, type EnvelopeColumns, type SealedRowKind } from '../../lib/secrets/sealed-rows';
+import {
+  envelopeFromColumns,
+  openSealedRow,
+  type EnvelopeColumns,
+  type SealedRowKind,
+} from '../../lib/secrets/sealed-rows';
 import {
   connectWhatsApp,
   listWhatsAppConnections,
@@ -27,7 +32,8 @@ import { devGoogleTwinKeyPath } from './paths';
 /*
  * What `npm start` gives the development workspace of the provider twins of issue 31 (docs/operations.md#run-it), as
  * lib/carriers/twin.ts does for the carrier twins: each connection made once (found again by its provider and label),
- * its base URL brought up to date and its secret resealed when it differs from the one wanted; kept otherwise.
+ * its base URL brought up to date and its secret resealed when it differs from the one wanted or the base URL moved (the
+ * envelope is bound to it: lib/secrets/binding.ts); kept otherwise.
  */
 
 /**
@@ -58,7 +64,7 @@ function currentSecret<Row extends EnvelopeColumns & { id: string }>(
   const envelope = envelopeFromColumns(row);
   if (!envelope) return null;
   try {
-    return open(keyring, envelope, kind.additionalDataOf(row));
+    return openSealedRow(keyring, kind, row, envelope);
   } catch (error) {
     if (error instanceof EnvelopeError) return null;
     throw error;
@@ -98,11 +104,12 @@ export async function ensureMetaTwinConnection(
     });
   } else {
     const changed = (Object.keys(ids) as Array<keyof typeof ids>).some((name) => existing[name] !== ids[name]);
-    if (changed) await db.whatsAppConnection.update({ where: { id: existing.id }, data: ids });
+    // Opened before the base URL moves: the envelope is bound to the one it was sealed for.
     const current = currentSecret(keyring, whatsappConnectionRows, existing);
     const token = current === null ? null : (JSON.parse(current) as { accessToken?: string }).accessToken;
+    if (changed) await db.whatsAppConnection.update({ where: { id: existing.id }, data: ids });
     connection =
-      token === account.accessToken
+      token === account.accessToken && existing.baseUrl === baseUrl
         ? (await listWhatsAppConnections(db, workspaceId)).find((live) => live.id === existing.id)!
         : await rotateWhatsAppToken(db, keyring, existing.id, account.accessToken);
   }
@@ -162,11 +169,11 @@ export async function ensureGoogleTwinConnection(
       baseUrl: rootUrl,
       keyJson,
     });
+  // Opened before the base URL moves (the envelope is bound to it); a moved one is sealed again (rotateSheetKey).
+  const current = currentSecret(keyring, sheetConnectionRows, existing);
   if (existing.baseUrl !== rootUrl)
     await db.sheetConnection.update({ where: { id: existing.id }, data: { baseUrl: rootUrl } });
-  const current = currentSecret(keyring, sheetConnectionRows, existing);
-  if (current === JSON.stringify(parseServiceAccountKey(keyJson)))
-    return sheetConnectionView({ ...existing, baseUrl: rootUrl });
+  else if (current === JSON.stringify(parseServiceAccountKey(keyJson))) return sheetConnectionView(existing);
   return rotateSheetKey(db, keyring, existing.id, keyJson);
 }
 

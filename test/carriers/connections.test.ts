@@ -208,5 +208,24 @@ describe('carrier connections (lib/carriers/connections.ts)', () => {
     );
     const third = await ensureTwilioTwinConnection(db, ringK2, workspaceId, 'http://127.0.0.1:3999');
     expect(third.connection.rotatedAt).toBe(second.connection.rotatedAt);
+
+    // The twin moved, the ring kept: the same secrets sealed again for the new base URL (bound to it), no rotation.
+    const movedTwin = await ensureTwilioTwinConnection(db, ringK2, workspaceId, 'http://127.0.0.1:3998');
+    expect(movedTwin.connection).toMatchObject({
+      baseUrl: 'http://127.0.0.1:3998',
+      rotatedAt: second.connection.rotatedAt,
+    });
+    expect(await carrierConnectionForCaller(db, ringK2, { workspaceId, e164: unbound })).toMatchObject({
+      baseUrl: 'http://127.0.0.1:3998',
+      secrets: { authToken: TWILIO_TWIN_AUTH_TOKEN },
+    });
+    // Moved behind the product's back: the credentials do not open for the new address.
+    await db.carrierConnection.update({
+      where: { id: first.connection.id },
+      data: { baseUrl: 'http://127.0.0.1:3997' },
+    });
+    await expect(carrierConnectionForCaller(db, ringK2, { workspaceId, e164: unbound })).rejects.toThrow(
+      /fails authentication .*provider or base URL/,
+    );
   });
 });

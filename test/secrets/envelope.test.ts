@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { EnvelopeError, open, reseal, seal, type Envelope } from '../../lib/secrets/envelope';
+import { boundAdditionalData, openBound, resealBound, rowOnlyAdditionalData } from '../../lib/secrets/binding';
+import { EnvelopeError, open, seal, type Envelope } from '../../lib/secrets/envelope';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 
 const k1 = newKeyringEntry('k1');
@@ -67,10 +68,49 @@ describe('secrets at rest: AES-256-GCM envelopes (lib/secrets/)', () => {
     const underK1 = seal(ringK1, 'token-under-k1', aad);
     expect(open(ringK2K1, underK1, aad)).toBe('token-under-k1');
     expect(seal(ringK2K1, 'new', aad).keyId).toBe('k2');
-    const moved = reseal(ringK2K1, underK1, aad);
+    const moved = resealBound(ringK2K1, underK1, aad)!;
     expect(moved.keyId).toBe('k2');
     expect(open(ringK2, moved, aad)).toBe('token-under-k1');
-    expect(reseal(ringK2K1, moved, aad)).toBe(moved);
-    expect(refusal(() => reseal(ringK2K1, underK1, 'other-row')).reason).toBe('not_authentic');
+    expect(resealBound(ringK2K1, moved, aad)).toBeNull();
+    expect(refusal(() => resealBound(ringK2K1, underK1, 'other-row')).reason).toBe('not_authentic');
+  });
+
+  describe('the binding (row, workspace, provider, base URL)', () => {
+    const row = { kind: 'carrier-connection', workspaceId: 'workspace-a', id: 'connection-a' };
+    const bound = { ...row, provider: 'twilio-twin', address: 'http://127.0.0.1:4010' };
+    const SECRET = 'secret-that-must-never-be-shown';
+
+    it('opens only under the same provider and address: a moved base URL, or provider, does not open, the secret unnamed', () => {
+      const envelope = seal(ringK1, SECRET, boundAdditionalData(bound));
+      expect(openBound(ringK1, envelope, boundAdditionalData(bound))).toBe(SECRET);
+      for (const moved of [
+        { ...bound, address: 'http://169.254.169.254' },
+        { ...bound, address: null },
+        { ...bound, provider: 'twilio' },
+        { ...bound, workspaceId: 'workspace-b' },
+        // JSON: a value cannot spill into its neighbour.
+        { ...bound, provider: 'twilio-twin","http://127.0.0.1:4010', address: '' },
+      ]) {
+        const error = refusal(() =>
+          openBound(ringK1, envelope, boundAdditionalData(moved), rowOnlyAdditionalData(row.kind, row)),
+        );
+        expect(error.reason).toBe('not_authentic');
+        expect(error.message).toMatch(/fails authentication .*provider or base URL/);
+        expect(error.message).not.toContain(SECRET);
+      }
+    });
+
+    it('opens an envelope sealed before the binding under its row-only data, and resealBound moves it to the binding', () => {
+      const legacy = rowOnlyAdditionalData(row.kind, row);
+      expect(legacy).toBe(aad);
+      const old = seal(ringK1, SECRET, legacy);
+      expect(refusal(() => openBound(ringK1, old, boundAdditionalData(bound))).reason).toBe('not_authentic');
+      expect(openBound(ringK1, old, boundAdditionalData(bound), legacy)).toBe(SECRET);
+      // Under the current key already: moved all the same, since it is not under its binding.
+      const moved = resealBound(ringK1, old, boundAdditionalData(bound), legacy)!;
+      expect(open(ringK1, moved, boundAdditionalData(bound))).toBe(SECRET);
+      expect(refusal(() => open(ringK1, moved, legacy)).reason).toBe('not_authentic');
+      expect(resealBound(ringK1, moved, boundAdditionalData(bound), legacy)).toBeNull();
+    });
   });
 });

@@ -6,6 +6,18 @@ import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 import { WEBHOOK_SECRET_COLUMNS, webhookSecretOf } from '../../lib/crm/webhook-secret';
 import { ENDPOINT_SECRET_COLUMNS, openEndpointSecret } from '../../lib/result-webhooks/endpoint-secrets';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openCrmAdminConnection } from '../../lib/crm/admin-token';
+import { rowOnlyAdditionalData } from '../../lib/secrets/binding';
+import { open, seal } from '../../lib/secrets/envelope';
+import { envelopeColumns, envelopeFromColumns } from '../../lib/secrets/sealed-rows';
+import { connectSheets } from '../../lib/sheets/connections';
+import { openSheetConnection } from '../../lib/sheets/opened-connection';
+import { openWhatsAppConnection } from '../../lib/whatsapp/connections';
+import { ensureGoogleTwinDevKey } from '../../scripts/stack/provider-twins';
+import { createSqlPool } from '../../lib/sql-pool';
 
 const { db, url } = await useTestDatabase();
 const k0 = newKeyringEntry('k0');
@@ -122,5 +134,125 @@ describe('npm run admin: secrets rekey moves every sealed row of every provider 
     expect(moved.rekeyed.resultWebhookEndpoints).toEqual([endpoint.id]);
     expect(openEndpointSecret(keyringSchema.parse(k2), await endpointRow())).toBe(ENDPOINT_SECRET);
     expect(webhookSecretOf(keyringSchema.parse(k2), await storeRow())).toBe(STORE_SECRET);
+  });
+
+  it('binds every sealed row to its provider and base URL: rows sealed before open and are moved by the rekey; a moved base URL does not open', async () => {
+    const ring = keyringSchema.parse(k1);
+    const workspace = await adminJson(k1, 'workspace', 'create', '--name', 'Bound secrets');
+    const carrier = await connectTwilio(k1, workspace.id);
+    const whatsapp = await adminJson(
+      k1,
+      ...['whatsapp', 'connect', '--workspace', workspace.id, '--provider', 'meta-twin'],
+      ...['--base-url', 'http://127.0.0.1:9', '--phone-number-id', '1234567891', '--business-account-id', '987654321'],
+      ...['--display-number', '15551234568', '--access-token', TOKEN],
+    );
+    const { keyJson } = ensureGoogleTwinDevKey(
+      'http://127.0.0.1:9',
+      path.join(mkdtempSync(path.join(os.tmpdir(), 'bound-')), 'key.pem'),
+    );
+    const sheet = await connectSheets(db, ring, {
+      workspaceId: workspace.id,
+      provider: 'google-twin',
+      baseUrl: 'http://127.0.0.1:9/',
+      keyJson,
+    });
+    const store = await db.crmConnection.create({
+      data: { workspaceId: workspace.id, kind: 'shopify', shopDomain: 'bound-secrets.myshopify.com' },
+    });
+    const sql = createSqlPool(url);
+    const opened = {
+      carrier: async () => (await openCarrierConnection(db, ring, carrier.id))!.secrets,
+      whatsapp: async () => (await openWhatsAppConnection(db, ring, whatsapp.id))!.accessToken,
+      sheet: async () => (await openSheetConnection(sql, ring, sheet.id))!.key.client_email,
+      store: async () => (await openCrmAdminConnection(db, ring, store.id))!.accessToken,
+    };
+    try {
+      // Each as the versions before the binding sealed it: under the row and workspace only.
+      const legacy = (kind: string, id: string, secret: string) =>
+        envelopeColumns(seal(ring, secret, rowOnlyAdditionalData(kind, { workspaceId: workspace.id, id })));
+      await db.carrierConnection.update({
+        where: { id: carrier.id },
+        data: legacy('carrier-connection', carrier.id, JSON.stringify({ authToken: TOKEN })),
+      });
+      await db.whatsAppConnection.update({
+        where: { id: whatsapp.id },
+        data: legacy('whatsapp-connection', whatsapp.id, JSON.stringify({ accessToken: TOKEN })),
+      });
+      const key = (await openSheetConnection(sql, ring, sheet.id))!.key;
+      await db.sheetConnection.update({
+        where: { id: sheet.id },
+        data: legacy('sheet-connection', sheet.id, JSON.stringify(key)),
+      });
+      await db.crmConnection.update({
+        where: { id: store.id },
+        data: { ...legacy('crm-connection-admin-token', store.id, TOKEN), adminProvider: 'shopify' },
+      });
+      const legacyOpens = async () => {
+        const rows = [
+          ['carrier-connection', await db.carrierConnection.findUniqueOrThrow({ where: { id: carrier.id } })],
+          ['whatsapp-connection', await db.whatsAppConnection.findUniqueOrThrow({ where: { id: whatsapp.id } })],
+          ['sheet-connection', await db.sheetConnection.findUniqueOrThrow({ where: { id: sheet.id } })],
+          ['crm-connection-admin-token', await db.crmConnection.findUniqueOrThrow({ where: { id: store.id } })],
+        ] as const;
+        return rows.map(([kind, row]) => {
+          try {
+            open(ring, envelopeFromColumns(row)!, rowOnlyAdditionalData(kind, row));
+            return true;
+          } catch {
+            return false;
+          }
+        });
+      };
+      expect(await legacyOpens()).toEqual([true, true, true, true]);
+      // Until the rekey, they open as they were sealed.
+      expect(await opened.carrier()).toEqual({ authToken: TOKEN });
+      expect(await opened.whatsapp()).toBe(TOKEN);
+      expect(await opened.sheet()).toBe(key.client_email);
+      expect(await opened.store()).toBe(TOKEN);
+
+      // Under the current key already, yet moved: sealed anew under their binding.
+      const everyKey = `${k1},${k2},${k0}`;
+      const moved = await adminJson(everyKey, 'secrets', 'rekey');
+      expect(moved.rekeyed.carrierConnections).toContain(carrier.id);
+      expect(moved.rekeyed.whatsappConnections).toContain(whatsapp.id);
+      expect(moved.rekeyed.sheetConnections).toContain(sheet.id);
+      expect(moved.rekeyed.crmAdminTokens).toContain(store.id);
+      expect(await legacyOpens()).toEqual([false, false, false, false]);
+      expect(await opened.carrier()).toEqual({ authToken: TOKEN });
+      expect(await opened.whatsapp()).toBe(TOKEN);
+      expect(await opened.sheet()).toBe(key.client_email);
+      expect(await opened.store()).toBe(TOKEN);
+      const again = await adminJson(everyKey, 'secrets', 'rekey');
+      for (const [kind, id] of [
+        ['carrierConnections', carrier.id],
+        ['whatsappConnections', whatsapp.id],
+        ['sheetConnections', sheet.id],
+        ['crmAdminTokens', store.id],
+      ])
+        expect(again.rekeyed[kind]).not.toContain(id);
+
+      // A base URL (or provider) changed in the table behind the product's back: the credentials do not open there.
+      const elsewhere = 'http://169.254.169.254';
+      await db.carrierConnection.update({ where: { id: carrier.id }, data: { baseUrl: elsewhere } });
+      await db.whatsAppConnection.update({ where: { id: whatsapp.id }, data: { provider: 'meta' } });
+      await db.sheetConnection.update({ where: { id: sheet.id }, data: { baseUrl: `${elsewhere}/` } });
+      await db.crmConnection.update({ where: { id: store.id }, data: { adminBaseUrl: elsewhere } });
+      for (const attempt of Object.values(opened)) {
+        const error = await attempt().then(
+          () => null,
+          (refused: unknown) => refused,
+        );
+        expect(error).toBeInstanceOf(EnvelopeError);
+        expect((error as Error).message).toMatch(/fails authentication .*provider or base URL/);
+        expect((error as Error).message).not.toContain(TOKEN);
+      }
+      // Nor does the rekey move them: named, left as they are, the secret never printed.
+      const refused = await admin(everyKey, 'secrets', 'rekey');
+      expect(refused.code).toBe(1);
+      for (const id of [carrier.id, whatsapp.id, sheet.id, store.id]) expect(refused.stderr).toContain(id);
+      expect(refused.stdout + refused.stderr).not.toContain(TOKEN);
+    } finally {
+      await sql.end();
+    }
   });
 });
