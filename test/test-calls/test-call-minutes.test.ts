@@ -9,8 +9,9 @@ import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { TestCallResult } from '../../lib/test-calls/test-call';
 import { testCallEntries } from '../support/calls';
 import { startTestCarrier } from '../support/carrier';
-import { insertShoeShopAgent, startCarrierPath } from '../support/carrier-calls';
+import { connectCallers, insertShoeShopAgent, startCarrierPath, TELNYX_TWIN_ACCOUNT } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
+import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller } from '../support/twilio-twin-stack';
@@ -24,6 +25,7 @@ const keyring = keyringSchema.parse(newKeyringEntry('k1'));
 // is said with room to spare on a loaded machine. The relay socket counts minutes on the same scale.
 const TIME_SCALE = 0.1;
 const twin = await startTestTwilioTwin(db, { timeScale: TIME_SCALE });
+const telnyxTwin = await startTestTelnyxTwin(db, { timeScale: TIME_SCALE });
 const simulated = await startTestCarrier(db);
 const { api } = await startCarrierPath(db, {
   url,
@@ -112,5 +114,46 @@ describe('a test call is as long as its hold covers', () => {
     const [hold, , charge] = await entriesOf(callId);
     expect(hold).toEqual(['hold', 'posted', '-0.3000']);
     expect(charge).toEqual(['test_call', 'posted', (-0.1 * Math.ceil(result.durationMs! / 60_000)).toFixed(4)]);
+  });
+});
+
+describe('on Telnyx', () => {
+  it('held for two minutes: dialed with time_limit_secs 120, says the closing line before it and ends', async () => {
+    const tester = await createTestWorkspace(db, { scopes: ['calls.test', 'calls.view'] });
+    await grantCredits(db, tester.workspaceId, 0.2);
+    const caller = '+14155587003';
+    await connectCallers(
+      db,
+      keyring,
+      {
+        workspaceId: tester.workspaceId,
+        provider: 'telnyx-twin',
+        baseUrl: telnyxTwin.baseUrl,
+        account: TELNYX_TWIN_ACCOUNT,
+      },
+      caller,
+    );
+    const agent = await insertShoeShopAgent(db, tester.workspaceId, { questions: QUESTIONS });
+    const to = '+14155587301';
+    // Silent after the first question: without the closing line the call would wait for the carrier's limit.
+    await scriptTelnyxPersona(telnyxTwin.baseUrl, { number: to, answers: [null] });
+    const response = await api.request('POST', '/calls/test', {
+      key: tester.key,
+      body: { agentId: agent.id, to, from: caller, lead: { name: 'Ana', fields: {} } },
+    });
+    expect(response.status).toBe(202);
+    const { callId } = (await response.json()) as { callId: string };
+    const result = (await temporal.client.workflow.getHandle(testCallWorkflowId(callId)).result()) as TestCallResult;
+    expect(result).toMatchObject({ callId, outcome: 'answered' });
+    expect(result.durationMs).toBeLessThanOrEqual(120_000);
+    const call = await db.call.findUniqueOrThrow({ where: { id: callId } });
+    const twinCall = await db.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId: call.providerCallId! } });
+    expect((twinCall.request as { timeLimitSecs: number }).timeLimitSecs).toBe(120);
+    const log = await telnyxTwinLog(telnyxTwin.baseUrl, call.providerCallId!);
+    const agentSaid = log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text);
+    expect(agentSaid.at(-1)).toBe(TIME_UP_LINE);
+    const charged = (await testCallEntries(db, callId)).find(([kind]) => kind === 'test_call');
+    // Never more than the hold.
+    expect(Number(charged![2])).toBeGreaterThanOrEqual(-0.2);
   });
 });
