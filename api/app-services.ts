@@ -81,6 +81,11 @@ export interface AppServices {
    * again (RELAY_SILENCE_TIMEOUT_MS; unset: ANSWER_TIMEOUT_SECONDS): docs/features/conversation-relay.md#silence.
    */
   relaySilenceMs?: number;
+  /**
+   * A billed minute's length when a test call's relay socket times the closing line by the minutes its hold covers
+   * (api/carriers/relay-socket.ts TIME_UP_LEAD_MS): 60 s; tests shorten it to their carrier twin's time scale.
+   */
+  relayMinuteMs?: number;
   /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

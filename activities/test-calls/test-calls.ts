@@ -4,7 +4,8 @@ import { CarrierRefusedNumberError, CarrierRefusedSetupError } from '../../lib/c
 import { CarrierConnectionRemovedError } from '../../lib/carriers/connection-carrier';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { prismaCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
-import { settleTestCallHold } from '../../lib/credits/test-call-billing';
+import { settleTestCallHold, testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
+import { prismaSql } from '../../lib/run-sql';
 import { ErrorCode } from '../../lib/error-codes';
 import type { TestCallInput, TestCallResult } from '../../lib/test-calls/test-call';
 import { endCall } from '../../lib/calls/call-lines';
@@ -40,7 +41,8 @@ export function createTestCallActivities(dependencies: ActivityDependencies) {
      * Places the test call through the carrier, at most once, and answers its call id at once. A retry
      * that finds the carrier already knows the attempt records its id instead of dialing again. The
      * Do-Not-Call list is read immediately before dialing (the API refused a listed number already; this
-     * catches one listed since): such a call ends do_not_call, never dialed.
+     * catches one listed since): such a call ends do_not_call, never dialed. The carrier is given the minutes the
+     * call's hold covers as its time limit (docs/features/test-calls.md#length).
      */
     async dialTestCall({ callId }: TestCallInput): Promise<DialedCall> {
       const call = await db.call.findFirst({ where: { id: callId, kind: 'test' } });
@@ -74,7 +76,13 @@ export function createTestCallActivities(dependencies: ActivityDependencies) {
         // provider, which its callbacks are matched by.
         if (call.carrierConnectionId === null && call.provider !== calls.name)
           await db.call.updateMany({ where: { id: call.id, providerCallId: null }, data: { provider: calls.name } });
-        const { providerCallId } = await calls.dial(await dialRequest(call.attemptId, to));
+        // The carrier ends the call when the minutes its hold covers run out: it never talks longer than it paid for.
+        // Read here, not handed in by the workflow: the hold is the truth, and the workflow's histories are unchanged.
+        const timeLimitMs = await testCallTimeLimitMs(prismaSql(db), {
+          workspaceId: call.workspaceId,
+          callId: call.id,
+        });
+        const { providerCallId } = await calls.dial({ ...(await dialRequest(call.attemptId, to)), timeLimitMs });
         await recordProviderCallId(call.attemptId, providerCallId);
         return dialed(call.id, call.attemptId);
       } catch (error) {

@@ -23,6 +23,8 @@ import {
   type QueuedTurn,
 } from '../../lib/conversation-relay/turn-queue';
 import { ANSWER_TIMEOUT_SECONDS } from '../../lib/carriers/script-walk';
+import { timeUpLine } from '../../lib/conversation-relay/time-up';
+import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
 import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
 import type { DialogueEngine } from '../../lib/dialogue/engine';
 import { log } from '../../lib/log';
@@ -110,6 +112,13 @@ const RELAY_CARRIERS: Record<'twilio' | 'telnyx', RelayCarrier> = {
 /** A word of the agent's, as long as it takes to say at 150 words a minute. */
 const SPOKEN_WORD_MS = 400;
 
+/**
+ * How long before a test call's time limit (the minutes its hold covers, which the carrier was dialed with) the agent
+ * says the closing line and ends the conversation: the line's ten words take 4 s at 150 a minute, and the socket opens
+ * a moment after the answer the carrier counts the limit from. Real time, scaled as a minute is (relayMinuteMs).
+ */
+export const TIME_UP_LEAD_MS = 10_000;
+
 /** WebSocket close code 1008 (RFC 6455): a message that breaks the protocol's rules. */
 const POLICY_VIOLATION = 1008;
 
@@ -129,6 +138,8 @@ interface Conversation {
 interface RelayCall {
   id: string;
   providerCallId: string | null;
+  workspaceId: string;
+  kind: string;
 }
 
 /** Marks the call's socket taken, if the call is on and had none: the one conversation of the call. */
@@ -138,7 +149,7 @@ async function claimConversation(services: AppServices, callId: string): Promise
       name: 'relay_call_claim',
       text: `UPDATE "Call" SET "relaySocketAt" = (now() AT TIME ZONE 'UTC')
               WHERE id = $1::uuid AND status = 'dialing' AND "relaySocketAt" IS NULL
-             RETURNING id::text, "providerCallId"`,
+             RETURNING id::text, "providerCallId", "workspaceId"::text, kind::text`,
     },
     callId,
   );
@@ -169,8 +180,11 @@ function converse(
   call: RelayCall,
   engine: DialogueEngine,
   conversation: Conversation,
+  timeUp: { limitMs: number; language: string } | null,
 ) {
   let ended = false;
+  /** The time was up: the closing line was said, a reply still running says no more. */
+  let cut = false;
   const send = (frame: OutboundFrame) => ws.send(JSON.stringify(frame));
   /** The lead's silence after the agent's last words (docs/features/conversation-relay.md#silence). */
   let silence: NodeJS.Timeout | null = null;
@@ -182,9 +196,11 @@ function converse(
     listen();
     let words = 0;
     for await (const token of tokens) {
+      if (cut) return;
       words += token.trim() === '' ? 0 : 1;
       send({ type: 'text', token, last: false });
     }
+    if (cut) return;
     send({ type: 'text', token: '', last: true });
     if (!engine.ended && engine.onSilence && ws.readyState === ws.OPEN) {
       // Twilio tells nothing of when its voice has finished: the words are timed at 150 a minute, then the lead has
@@ -230,6 +246,23 @@ function converse(
   });
   const onSilence = () =>
     turns.push({ kind: 'silence', text: '', run: async () => (ended ? undefined : say(engine.onSilence!())) });
+  // A test call out of the minutes its hold covers: the closing line (cutting a reply being said), then `end`, shortly
+  // before the carrier's own time limit ends the call (docs/features/test-calls.md#length).
+  const minuteScale = (services.relayMinuteMs ?? 60_000) / 60_000;
+  const closing =
+    timeUp &&
+    setTimeout(
+      () => {
+        if (ended || ws.readyState !== ws.OPEN) return;
+        ended = true;
+        cut = true;
+        listen();
+        send({ type: 'text', token: timeUpLine(timeUp.language), last: false });
+        send({ type: 'text', token: '', last: true });
+        send({ type: 'end' });
+      },
+      Math.max(0, timeUp.limitMs - TIME_UP_LEAD_MS) * minuteScale,
+    );
   const budget = frameBudget(SOCKET_FRAME_LIMITS);
   let dropped = 0;
   ws.on('message', (data, isBinary) => {
@@ -278,6 +311,7 @@ function converse(
   });
   ws.on('close', () => {
     listen();
+    if (closing) clearTimeout(closing);
     if (ended || !call.providerCallId || !carrier.hangup) return;
     // Dropped: the call is hung up, once (this socket is the call's only one); its end is the carrier's own.
     // Not when a machine's voicemail step took the call over (the detection's redirect ends the session): that
@@ -313,6 +347,12 @@ export function attachConversationRelay(server: Server, services: AppServices) {
     }
     const call = await claimConversation(services, row.id);
     if (!call) return refuse(socket, 409);
+    // A test call talks the minutes its hold covers (the limit it was dialed with); a campaign's call, its length.
+    const limitMs =
+      call.kind === 'test'
+        ? await testCallTimeLimitMs(poolSql(services.sql), { workspaceId: call.workspaceId, callId: call.id })
+        : undefined;
+    const timeUp = limitMs === undefined ? null : { limitMs, language: row.agent?.language ?? 'en' };
     const conversation: Conversation = { handoff: null };
     const engine = configuredDialogueEngine(
       {
@@ -331,7 +371,7 @@ export function attachConversationRelay(server: Server, services: AppServices) {
       services.dialogue,
     );
     sockets.handleUpgrade(req, socket, head, (ws) =>
-      converse(ws, services, carrier, connection, call, engine, conversation),
+      converse(ws, services, carrier, connection, call, engine, conversation, timeUp),
     );
   }
 

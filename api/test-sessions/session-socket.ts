@@ -25,6 +25,7 @@ import {
 } from '../../lib/test-sessions/test-session-store';
 import type { AppServices } from '../app-services';
 import { coveredSessionMinutes } from '../../lib/credits/test-session-billing';
+import { timeUpLine } from '../../lib/conversation-relay/time-up';
 import { claimSession, storeSessionTurns, touchSession, trimSessionTurn, type ClaimedSession } from './session-store';
 import { endAndBillSession, sweepTestSessions } from './session-billing';
 import { createSessionTools } from './session-tools';
@@ -59,13 +60,6 @@ const TOUCH_EVERY_MS = 5_000;
 
 type SessionTurnKind = 'start' | 'message' | 'interrupt' | 'end';
 type SessionTurn = QueuedTurn<SessionTurnKind> & { text: string };
-
-/** What the agent says when the minutes the session's hold covers run out (by language; others: English). */
-const TIME_UP_LINES: Record<string, string> = {
-  en: "I'm sorry, the time for this test is up. Goodbye.",
-  es: 'Lo siento, el tiempo de esta prueba se ha agotado. Adiós.',
-};
-const timeUpLine = (language: string) => TIME_UP_LINES[language.split('-')[0]!.toLowerCase()] ?? TIME_UP_LINES.en!;
 
 /** WebSocket close codes (RFC 6455). */
 const NORMAL_CLOSURE = 1000;

@@ -42,6 +42,12 @@ export interface CarrierDialRequest {
    * StatusCallbackEvent); absent: every state.
    */
   statusCallbackEvents?: CarrierProgressState[];
+  /**
+   * The longest the call may talk, counted from its answer, after which the carrier ends it (Twilio's timeLimit,
+   * Telnyx's time_limit_secs, the simulated carrier's hangup): a test call's is the minutes its credit hold covers
+   * (lib/credits/test-call-billing.ts testCallTimeLimitMs). Absent: the longest call (MAX_CALL_LENGTH_MS).
+   */
+  timeLimitMs?: number;
 }
 
 export interface CarrierAgent {

@@ -2,7 +2,8 @@ import type { RunSql } from '../run-sql';
 import { TEST_SESSION_REFERENCE } from '../test-sessions/test-session-store';
 import { holdIn, settleHold } from './holds';
 import type { CreditActor, CreditStore } from './ledger-store';
-import { creditString, creditUnits } from './money';
+import { creditString } from './money';
+import { coveredMinutes } from './test-call-billing';
 import { startedMinutes, testCallMinuteUnits, testCallPriceUnits } from './price-table';
 
 /**
@@ -21,8 +22,7 @@ export const testSessionHoldKey = (sessionId: string) => `test_session:${session
  * one minute). The socket ends the session then (max_length, after a closing line), so a session never talks longer
  * than it paid for; before issue 40 a one-minute hold let it talk its full 15 minutes.
  */
-export const coveredSessionMinutes = (heldCredits: string): number =>
-  Math.floor(creditUnits(heldCredits) / testCallMinuteUnits());
+export const coveredSessionMinutes = coveredMinutes;
 
 /** Takes the session's hold inside the transaction that records it; InsufficientCreditsError: not recorded. */
 export function holdTestSession(

@@ -156,3 +156,12 @@ export const startTestCallWorkflow = (temporal: TestTemporal, callId: string) =>
     taskQueue: temporal.taskQueue,
     args: [{ callId }],
   });
+
+/** A test call's ledger entries (its hold, release and charge): [kind, status, amount], the hold first. */
+export async function testCallEntries(db: Database, callId: string) {
+  const entries = await db.creditLedgerEntry.findMany({ where: { referenceId: callId } });
+  const order = ['hold', 'hold_release', 'test_call'];
+  return entries
+    .sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind))
+    .map((entry) => [entry.kind, entry.status, entry.amount.toFixed(4)]);
+}

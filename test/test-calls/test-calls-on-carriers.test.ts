@@ -33,7 +33,7 @@ import {
 import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
-import { insertTestCall, startTestCallWorkflow as startTestCallWorkflowOf } from '../support/calls';
+import { insertTestCall, startTestCallWorkflow as startTestCallWorkflowOf, testCallEntries } from '../support/calls';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -116,13 +116,7 @@ const resultOf = (callId: string) =>
   temporal.client.workflow.getHandle(testCallWorkflowId(callId)).result() as Promise<TestCallResult>;
 
 /** The call's ledger entries: [kind, status, amount], the hold first. */
-async function entriesOf(callId: string) {
-  const entries = await db.creditLedgerEntry.findMany({ where: { referenceId: callId } });
-  const order = ['hold', 'hold_release', 'test_call'];
-  return entries
-    .sort((a, b) => order.indexOf(a.kind) - order.indexOf(b.kind))
-    .map((entry) => [entry.kind, entry.status, entry.amount.toFixed(4)]);
-}
+const entriesOf = (callId: string) => testCallEntries(db, callId);
 
 /** Billed as any test call (docs/features/credits.md): the hold posted, then 0.1 a started minute of talk. */
 async function expectBilledByMinutes(callId: string, durationMs: number) {

@@ -144,8 +144,9 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
             client_state: encodeClientState({ attemptId: request.attemptId }),
             command_id: request.attemptId,
             timeout_secs: RING_TIMEOUT_MS / 1000,
-            // Telnyx ends the call itself at the product's longest call, as the lead's deadline assumes.
-            time_limit_secs: MAX_CALL_LENGTH_MS / 1000,
+            // Telnyx ends the call itself at the product's longest call, as the lead's deadline assumes, or sooner at
+            // the limit the request carries (a test call: the minutes its hold covers; Telnyx takes 30 s at least).
+            time_limit_secs: Math.max(30, Math.ceil((request.timeLimitMs ?? MAX_CALL_LENGTH_MS) / 1000)),
             answering_machine_detection: TELNYX_MACHINE_DETECTION,
           }),
         );

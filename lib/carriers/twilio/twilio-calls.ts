@@ -169,8 +169,9 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
               'completed',
             ],
             timeout: RING_TIMEOUT_MS / 1000,
-            // Twilio ends the call itself at the product's longest call, as the lead's deadline assumes.
-            timeLimit: MAX_CALL_LENGTH_MS / 1000,
+            // Twilio ends the call itself at the product's longest call, as the lead's deadline assumes, or sooner at
+            // the limit the request carries (a test call: the minutes its hold covers).
+            timeLimit: Math.ceil((request.timeLimitMs ?? MAX_CALL_LENGTH_MS) / 1000),
             machineDetection: MACHINE_DETECTION,
             asyncAmd: 'true',
             asyncAmdStatusCallback: urlOf('amd', request.attemptId),
