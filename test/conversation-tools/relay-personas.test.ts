@@ -199,8 +199,10 @@ describe('callers on a ConversationRelay call', () => {
       (found) => found !== null,
       30_000,
     );
-    await workflow.terminate('the test is over');
+    // The lead's workflow starts the call's intelligence after the call ends (afterCallEnded): terminated before
+    // that, no intelligence would ever come. So it is ended once the intelligence is there.
     const call = await withIntelligence(db, ended!.id);
+    await workflow.terminate('the test is over');
     const transcript = call.transcript as Transcript;
     expect(call.outcome).toBe('callback_requested');
     expect(call.callbackAt).not.toBeNull();
