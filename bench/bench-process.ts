@@ -48,7 +48,9 @@ export function startBenchProcess(
   const child = spawn(node, [...nodeArgs, ...(compiled ? [] : ['--import', 'tsx']), entry], {
     cwd,
     // info: the benches wait for the processes' start lines ("worker polling task queue"), JSON lines at info.
-    env: { ...process.env, LOG_LEVEL: 'info', ...env },
+    // Payloads plain (TEMPORAL_PAYLOAD_ENCRYPTION=false; still decoded if sealed): the benches read their runs with
+    // plain clients, as the tests do (test/support/worker-process.ts). The codec's own cost is bench/temporal-codec.ts's.
+    env: { ...process.env, LOG_LEVEL: 'info', TEMPORAL_PAYLOAD_ENCRYPTION: 'false', ...env },
     stdio: ['ignore', output, output],
   });
   let stopped = false;
