@@ -6,12 +6,13 @@ import {
   whatsAppWebhookSchema,
 } from '../../lib/whatsapp/webhook';
 import { defineRoute } from '../http/route';
+import { textOfAtMost } from '../http/storable-input';
 import { assertSignedByWhatsApp, receiveWhatsAppWebhook, subscriptionChallenge } from './whatsapp-webhook';
 
 const subscriptionQuery = z.object({
-  'hub.mode': z.string().max(40).optional().describe('subscribe'),
-  'hub.verify_token': z.string().max(1000).optional().describe('The verify token this API is configured with.'),
-  'hub.challenge': z.string().max(1000).optional().describe('Answered back as it is when the token is right.'),
+  'hub.mode': textOfAtMost(40).optional().describe('subscribe'),
+  'hub.verify_token': textOfAtMost(1000).optional().describe('The verify token this API is configured with.'),
+  'hub.challenge': textOfAtMost(1000).optional().describe('Answered back as it is when the token is right.'),
 });
 
 export const whatsAppWebhookRoutes = [

@@ -145,6 +145,15 @@ describe('GET /whatsapp/webhook (the subscription check)', () => {
       expect(await response.json()).toEqual({ error: 'forbidden' });
     }
   });
+
+  it("counts a value's characters as the OpenAPI description does (code points): 40 emoji are a mode, 41 are refused 400", async () => {
+    const mode = (count: number) => encodeURIComponent('\u{1F3FB}'.repeat(count));
+    const allowed = await check(`hub.mode=${mode(40)}&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=1`);
+    expect(allowed.status).toBe(403); // a schema-valid mode, only not "subscribe"
+    const tooLong = await check(`hub.mode=${mode(41)}&hub.verify_token=${VERIFY_TOKEN}&hub.challenge=1`);
+    expect(tooLong.status).toBe(400);
+    expect(await tooLong.json()).toMatchObject({ error: 'invalid_body', issues: [{ path: ['hub.mode'] }] });
+  });
 });
 
 describe('POST /whatsapp/webhook signatures', () => {
