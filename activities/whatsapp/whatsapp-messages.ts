@@ -118,6 +118,9 @@ export function createWhatsAppMessageActivities({
     });
     const waitMs = (sender.backoffUntil?.getTime() ?? 0) - Date.now();
     if (waitMs > 0) throw backoffFailure('the sender is backing off', waitMs);
+    // Everything but the request itself is done before the claim: a worker killed after its claim and before its
+    // request left leaves a send that is answered unknown, never resent, so that gap is kept to the claim's commit.
+    const send = await whatsappProvider.prepareSend(await requestOf(message));
     const claimed = await db.whatsAppMessage.updateMany({
       where: { id: message.id, sendAttempts: attempt - 1, providerMessageId: null },
       data: { sendAttempts: attempt },
@@ -126,14 +129,13 @@ export function createWhatsAppMessageActivities({
       // Tried before by an activity that never came back: its answer is lost.
       return answerLost(message.id, attempt);
     }
-    const request = await requestOf(message);
     const giveBack = () =>
       db.whatsAppMessage.updateMany({
         where: { id: message.id, sendAttempts: attempt, providerMessageId: null },
         data: { sendAttempts: attempt - 1 },
       });
     try {
-      const { messageId: providerMessageId } = await whatsappProvider.sendMessage(request);
+      const { messageId: providerMessageId } = await send();
       await db.whatsAppMessage.updateMany({
         where: { id: message.id },
         data: {

@@ -64,6 +64,10 @@ export function createConnectionWhatsAppProvider({
     async sendMessage(request) {
       return (await byNumber(request.phoneNumberId)).sendMessage(request);
     },
+    async prepareSend(request) {
+      const provider = await byNumber(request.phoneNumberId);
+      return () => provider.sendMessage(request);
+    },
     async submitTemplate(submission) {
       return (await byAccount(submission.businessAccountId)).submitTemplate(submission);
     },

@@ -104,6 +104,7 @@ export function createGraphWhatsAppClient({ baseUrl, accessToken, name = 'simula
       if (!id) throw new AmbiguousSendError('an answer without a message id');
       return { messageId: id };
     },
+    prepareSend: (request) => Promise.resolve(() => provider.sendMessage(request)),
     async submitTemplate({ businessAccountId, name: templateName, language, category, body, examples }) {
       const answer = await call<{ id: string; status: WhatsAppTemplateStatus }>(
         'POST',

@@ -15,6 +15,12 @@ export interface WhatsAppProvider {
    * unknown template, 132015/132016 template paused/disabled, 130429 throughput exceeded, ...).
    */
   sendMessage(request: WhatsAppSendRequest): Promise<{ messageId: string }>;
+  /**
+   * Everything a send needs but the request itself (the sender's connection, its token opened), done ahead: the
+   * returned function only sends. The service claims a send between the two, so a worker killed after its claim
+   * has, as nearly as it can, already put the request on the wire (docs/features/whatsapp.md#no-message-twice).
+   */
+  prepareSend(request: WhatsAppSendRequest): Promise<() => Promise<{ messageId: string }>>;
   /** POST /{whatsapp-business-account-id}/message_templates: submitted for review, PENDING. */
   submitTemplate(request: WhatsAppTemplateSubmission): Promise<{ id: string; status: WhatsAppTemplateStatus }>;
   /** GET /{template-id}?fields=status,rejected_reason,quality_score: the provider's current review. */

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { ErrorCode } from '../../lib/error-codes';
 import { leadMessageStateQuery } from '../../lib/temporal/messages';
 import { grantCredits } from '../../lib/door/workspace-admin';
+import { creditUnits } from '../../lib/credits/money';
+import { PRICE_TABLE } from '../../lib/credits/price-table';
 import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
@@ -267,36 +269,53 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
       where: { campaignId },
       select: { id: true, leadId: true, status: true, handOver: true, ambiguousAt: true },
     });
-    // One message per lead, and the twin reached each lead once: answers lost, a worker killed, nothing sent twice.
+    // One message per lead, and the twin reached no lead twice: answers lost, a worker killed, nothing sent twice.
     expect(messages).toHaveLength(1000);
     expect(new Set(messages.map((message) => message.leadId)).size).toBe(1000);
-    const deliveries = await Promise.all(phones.map((phone) => stack.twin.deliveriesTo(phone)));
-    expect(deliveries.filter((count) => count !== 1)).toEqual([]);
+    const deliveries = new Map(
+      await Promise.all(phones.map(async (phone) => [phone, await stack.twin.deliveriesTo(phone)] as const)),
+    );
+    expect([...deliveries.values()].filter((count) => count > 1)).toEqual([]);
+    // A send claimed by the killed worker whose request had not left yet is indistinguishable from one whose answer
+    // was lost: it is never resent, and no status ever comes, so it ends unknown (its lead failed, its hold pending).
+    // Such a lead is the only one the twin never reached, and the claim is the request's last step, so there are few.
+    const phoneOfLead = new Map(leads.map((lead) => [lead.id, lead.phone]));
+    const unknown = messages.filter((message) => message.handOver === 'unknown');
+    const neverReached = phones.filter((phone) => deliveries.get(phone) === 0);
+    expect(unknown.map((message) => phoneOfLead.get(message.leadId ?? '')).sort()).toEqual(neverReached.sort());
+    expect(unknown.every((message) => message.ambiguousAt !== null && message.status === 'accepted')).toBe(true);
+    expect(unknown.length).toBeLessThanOrEqual(10);
     // Every 20th answer was lost. Such a send is ambiguous until its status comes, unless its status overtook the lost
     // answer (then it is handed over at once): how many of each depends on timing, the sum on the twin.
     expect(stack.twin.answersLost).toBeGreaterThanOrEqual(50);
     const ambiguous = messages.filter((message) => message.ambiguousAt !== null);
     expect(ambiguous.length).toBeGreaterThan(0);
-    expect(ambiguous.length).toBeLessThanOrEqual(stack.twin.answersLost);
+    expect(ambiguous.length - unknown.length).toBeLessThanOrEqual(stack.twin.answersLost);
     console.log(
-      `campaign via the Meta twin: ${stack.twin.answersLost} answers lost, ${ambiguous.length} of 1,000 sends ambiguous`,
+      `campaign via the Meta twin: ${stack.twin.answersLost} answers lost, ${ambiguous.length} of 1,000 sends ` +
+        `ambiguous, ${unknown.length} claimed by the killed worker before their request left (unknown)`,
     );
-    expect(messages.filter((message) => message.handOver === 'unknown')).toEqual([]);
     expect(await db.whatsAppSender.count({ where: { id: sender.id, provider: 'meta-twin' } })).toBe(1);
-    // Last digits 8 and 9 fail (200 leads); the rest are delivered or read.
+    // Last digits 8 and 9 fail (200 leads); the rest the twin reached are delivered or read.
+    const failsAtMeta = (phone: string) => phone.endsWith('8') || phone.endsWith('9');
+    const deliverable = phones.filter((phone) => deliveries.get(phone) === 1 && !failsAtMeta(phone)).length;
     const delivered = messages.filter((message) => message.status === 'delivered' || message.status === 'read');
-    expect(delivered).toHaveLength(800);
-    expect(leads.filter((lead) => lead.status === 'completed')).toHaveLength(800);
-    expect(leads.filter((lead) => lead.status === 'failed')).toHaveLength(200);
-    // Each delivered message charged once; every hold settled; the ledger sums to the balance.
+    expect(delivered).toHaveLength(deliverable);
+    expect(deliverable).toBeGreaterThanOrEqual(790);
+    expect(leads.filter((lead) => lead.status === 'completed')).toHaveLength(deliverable);
+    expect(leads.filter((lead) => lead.status === 'failed')).toHaveLength(1000 - deliverable);
+    // Each delivered message charged once; every hold settled but the unknown ones' (left to a late status or the
+    // 30-day sweep); the ledger sums to the balance.
     const entries = await db.creditLedgerEntry.findMany({ where: { workspaceId: workspace.workspaceId } });
-    expect(entries.filter((entry) => entry.kind === 'whatsapp_message')).toHaveLength(800);
-    expect(entries.filter((entry) => entry.kind === 'hold' && entry.status === 'pending')).toHaveLength(0);
+    expect(entries.filter((entry) => entry.kind === 'whatsapp_message')).toHaveLength(deliverable);
+    expect(entries.filter((entry) => entry.kind === 'hold' && entry.status === 'pending')).toHaveLength(unknown.length);
     const sum = entries.reduce((total, entry) => total + Math.round(Number(entry.amount) * 10_000), 0);
     const { balance } = (await call(workspace, 'GET', '/credits/balance', undefined, crashApi)).body as {
       balance: string;
     };
     expect(sum).toBe(Math.round(Number(balance) * 10_000));
-    expect(balance).toBe('84.0000');
+    // A utility template's price a message: charged when delivered, held while unknown.
+    const price = creditUnits(PRICE_TABLE.whatsapp_message.price.utility);
+    expect(Math.round(Number(balance) * 10_000)).toBe(creditUnits('100') - price * (deliverable + unknown.length));
   }, 480_000);
 });
