@@ -1,14 +1,7 @@
-import type { Database } from '../database';
 import { boundAdditionalData } from '../secrets/binding';
 import { open, seal, type Envelope } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
-import {
-  envelopeColumns,
-  envelopeFromColumns,
-  type ClearSecretRowKind,
-  type EnvelopeColumns,
-} from '../secrets/sealed-rows';
-import { isUuid } from '../uuid';
+import { clearSecretRowKind, envelopeColumns, envelopeFromColumns, type EnvelopeColumns } from '../secrets/sealed-rows';
 
 /*
  * A store connection's webhook signing secret (docs/features/commerce.md#connections-and-the-stores-webhooks): it must
@@ -113,37 +106,14 @@ export function webhookSecretOf(keyring: Keyring | undefined, row: StoredWebhook
 }
 
 /** `secrets rekey`: the connections' webhook secrets sealed (those still in clear) and moved to the ring's current key. */
-export const crmWebhookSecretRows: ClearSecretRowKind<WebhookSecretRow> = {
-  async idsNotUnder(db: Database, keyId: string | null) {
-    const rows = await db.crmConnection.findMany({
-      where: { deletedAt: null, webhookSecretKeyId: keyId === null ? { not: null } : { not: keyId } },
-      select: { id: true },
-      orderBy: { id: 'asc' },
-    });
-    return rows.map((row) => row.id);
+export const crmWebhookSecretRows = clearSecretRowKind<WebhookSecretRow>({
+  table: 'CrmConnection',
+  columns: {
+    keyId: 'webhookSecretKeyId',
+    nonce: 'webhookSecretNonce',
+    ciphertext: 'webhookSecretCiphertext',
+    clear: 'secret',
   },
-  async idsInClear(db: Database) {
-    const rows = await db.crmConnection.findMany({
-      where: { deletedAt: null, secret: { not: null } },
-      select: { id: true },
-      orderBy: { id: 'asc' },
-    });
-    return rows.map((row) => row.id);
-  },
-  async lockLive(tx, id) {
-    if (!isUuid(id)) return null;
-    const rows = await tx.$queryRaw<WebhookSecretRow[]>`
-      SELECT id, "workspaceId", kind, "shopDomain", secret, "webhookSecretKeyId" AS "secretKeyId",
-             "webhookSecretNonce" AS "secretNonce", "webhookSecretCiphertext" AS "secretCiphertext"
-        FROM "CrmConnection" WHERE id = ${id}::uuid AND "deletedAt" IS NULL FOR UPDATE`;
-    return rows[0] ?? null;
-  },
-  clearSecretOf: (row) => row.secret,
+  bindingColumns: ['kind', 'shopDomain'],
   additionalDataOf: webhookSecretAdditionalData,
-  async replaceEnvelope(tx, id, envelope) {
-    await tx.crmConnection.update({ where: { id }, data: webhookSecretColumns(envelope) });
-  },
-  async replaceClear(tx, id, envelope) {
-    await tx.crmConnection.update({ where: { id }, data: { ...webhookSecretColumns(envelope), secret: null } });
-  },
-};
+});

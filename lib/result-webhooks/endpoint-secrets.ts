@@ -1,15 +1,8 @@
-import type { Database } from '../database';
 import { ConflictError } from '../phone-numbers/phone-numbers';
 import { boundAdditionalData } from '../secrets/binding';
 import { open, seal } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
-import {
-  envelopeColumns,
-  envelopeFromColumns,
-  type ClearSecretRowKind,
-  type EnvelopeColumns,
-} from '../secrets/sealed-rows';
-import { isUuid } from '../uuid';
+import { clearSecretRowKind, envelopeColumns, envelopeFromColumns, type EnvelopeColumns } from '../secrets/sealed-rows';
 
 /*
  * A result webhook endpoint's signing secret (docs/features/result-webhooks.md), sealed with the key ring like every
@@ -73,36 +66,9 @@ export const ENDPOINT_SECRET_COLUMNS = {
 } as const;
 
 /** `secrets rekey`: endpoints' secrets sealed (those still in clear) and moved to the ring's current key. */
-export const resultWebhookEndpointRows: ClearSecretRowKind<EndpointSecretRow> = {
-  async idsNotUnder(db: Database, keyId: string | null) {
-    const rows = await db.resultWebhookEndpoint.findMany({
-      where: { deletedAt: null, secretKeyId: keyId === null ? { not: null } : { not: keyId } },
-      select: { id: true },
-      orderBy: { id: 'asc' },
-    });
-    return rows.map((row) => row.id);
-  },
-  async idsInClear(db: Database) {
-    const rows = await db.resultWebhookEndpoint.findMany({
-      where: { deletedAt: null, secret: { not: null } },
-      select: { id: true },
-      orderBy: { id: 'asc' },
-    });
-    return rows.map((row) => row.id);
-  },
-  async lockLive(tx, id) {
-    if (!isUuid(id)) return null;
-    const rows = await tx.$queryRaw<EndpointSecretRow[]>`
-      SELECT id, "workspaceId", url, secret, "secretKeyId", "secretNonce", "secretCiphertext"
-        FROM "ResultWebhookEndpoint" WHERE id = ${id}::uuid AND "deletedAt" IS NULL FOR UPDATE`;
-    return rows[0] ?? null;
-  },
-  clearSecretOf: (row) => row.secret,
+export const resultWebhookEndpointRows = clearSecretRowKind<EndpointSecretRow>({
+  table: 'ResultWebhookEndpoint',
+  columns: { keyId: 'secretKeyId', nonce: 'secretNonce', ciphertext: 'secretCiphertext', clear: 'secret' },
+  bindingColumns: ['url'],
   additionalDataOf: endpointSecretAdditionalData,
-  async replaceEnvelope(tx, id, envelope) {
-    await tx.resultWebhookEndpoint.update({ where: { id }, data: envelopeColumns(envelope) });
-  },
-  async replaceClear(tx, id, envelope) {
-    await tx.resultWebhookEndpoint.update({ where: { id }, data: { ...envelopeColumns(envelope), secret: null } });
-  },
-};
+});

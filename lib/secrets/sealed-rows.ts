@@ -1,5 +1,6 @@
-import type { Prisma } from '../../generated/prisma/client';
+import { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
+import { isUuid } from '../uuid';
 import { openBound, resealBound } from './binding';
 import { seal, type Envelope } from './envelope';
 import type { Keyring } from './keyring';
@@ -60,6 +61,68 @@ export interface ClearSecretRowKind<Row extends EnvelopeColumns & { id: string }
   clearSecretOf(row: Row): string | null;
   /** Stores the envelope and empties the clear column, in the one statement. */
   replaceClear(tx: Prisma.TransactionClient, id: string, envelope: Envelope): Promise<void>;
+}
+
+/**
+ * Where a kind whose rows were once kept in clear keeps its secret: a table with `id`, `workspaceId` and `deletedAt`,
+ * an envelope's three columns and the clear one. Names are the schema's, written here, never a tenant's.
+ */
+export interface ClearSecretTable<Row extends EnvelopeColumns & { id: string }> {
+  /** The table's name in the schema (quoted in SQL). */
+  table: string;
+  /** The envelope's columns (keyId, nonce, ciphertext) and the clear secret's column. */
+  columns: { keyId: string; nonce: string; ciphertext: string; clear: string };
+  /** The row's other columns its binding reads (Row's fields of the same names). */
+  bindingColumns: readonly string[];
+  additionalDataOf(row: Row): string;
+}
+
+const quoted = (name: string) => Prisma.raw(`"${name}"`);
+
+/** The ClearSecretRowKind of such a table: the same statements for every one, over its own names. */
+export function clearSecretRowKind<Row extends EnvelopeColumns & { id: string; secret: string | null }>(
+  where: ClearSecretTable<Row>,
+): ClearSecretRowKind<Row> {
+  const table = quoted(where.table);
+  const { keyId, nonce, ciphertext, clear } = where.columns;
+  const columnsOf = (envelope: Envelope) => {
+    const sealed = envelopeColumns(envelope);
+    return Prisma.sql`${quoted(keyId)} = ${sealed.secretKeyId}, ${quoted(nonce)} = ${sealed.secretNonce},
+                      ${quoted(ciphertext)} = ${sealed.secretCiphertext}`;
+  };
+  const ids = async (db: Database, condition: Prisma.Sql) =>
+    (
+      await db.$queryRaw<Array<{ id: string }>>`
+        SELECT id::text AS id FROM ${table} WHERE "deletedAt" IS NULL AND ${condition} ORDER BY id`
+    ).map((row) => row.id);
+  return {
+    idsNotUnder: (db, underKeyId) =>
+      ids(
+        db,
+        underKeyId === null
+          ? Prisma.sql`${quoted(keyId)} IS NOT NULL`
+          : Prisma.sql`${quoted(keyId)} IS NOT NULL AND ${quoted(keyId)} <> ${underKeyId}`,
+      ),
+    idsInClear: (db) => ids(db, Prisma.sql`${quoted(clear)} IS NOT NULL`),
+    async lockLive(tx, id) {
+      if (!isUuid(id)) return null;
+      const rows = await tx.$queryRaw<Row[]>`
+        SELECT id::text AS id, "workspaceId"::text AS "workspaceId",
+               ${Prisma.join(where.bindingColumns.map(quoted))}, ${quoted(clear)} AS secret,
+               ${quoted(keyId)} AS "secretKeyId", ${quoted(nonce)} AS "secretNonce",
+               ${quoted(ciphertext)} AS "secretCiphertext"
+          FROM ${table} WHERE id = ${id}::uuid AND "deletedAt" IS NULL FOR UPDATE`;
+      return rows[0] ?? null;
+    },
+    clearSecretOf: (row) => row.secret,
+    additionalDataOf: (row) => where.additionalDataOf(row),
+    async replaceEnvelope(tx, id, envelope) {
+      await tx.$executeRaw`UPDATE ${table} SET ${columnsOf(envelope)} WHERE id = ${id}::uuid`;
+    },
+    async replaceClear(tx, id, envelope) {
+      await tx.$executeRaw`UPDATE ${table} SET ${columnsOf(envelope)}, ${quoted(clear)} = NULL WHERE id = ${id}::uuid`;
+    },
+  };
 }
 
 const holdsClearSecrets = <Row extends EnvelopeColumns & { id: string }>(
