@@ -5,8 +5,7 @@ import { parseArgv } from './argv';
 import { resolveDatabaseUrl } from './database-url';
 import { adminCommands as coreCommands, UsageError } from './commands';
 import { sheetsCommands } from './sheets-commands';
-import { NotFoundError } from '../lib/door/workspace-admin';
-import { ConflictError } from '../lib/phone-numbers/phone-numbers';
+import { ConflictError, NotFoundError } from '../lib/operator-refusals';
 import { ConfigError } from '../lib/config';
 
 const adminCommands = { ...coreCommands, ...sheetsCommands };

@@ -51,7 +51,7 @@ import {
   twilioApiKeySidSchema,
   type CarrierAccount,
 } from '../lib/carriers/connections';
-import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
+import { ConflictError as StateConflict } from '../lib/operator-refusals';
 import { resolveKeyring } from './secrets-keys';
 import { rekeyRows, type RekeyReport } from '../lib/secrets/sealed-rows';
 import { rekeyAnswer, SEALED_ROW_KINDS } from './rekey';

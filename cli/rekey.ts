@@ -2,7 +2,7 @@ import { carrierConnectionRows } from '../lib/carriers/connections';
 import { crmAdminTokenRows } from '../lib/crm/admin-token';
 import { crmWebhookSecretRows } from '../lib/crm/webhook-secret';
 import { resultWebhookEndpointRows } from '../lib/result-webhooks/endpoint-secrets';
-import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
+import { ConflictError as StateConflict } from '../lib/operator-refusals';
 import type { RekeyReport, SealedRowKind } from '../lib/secrets/sealed-rows';
 import { sheetConnectionRows } from '../lib/sheets/connections';
 import { whatsappConnectionRows } from '../lib/whatsapp/connections';

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import type { Database } from '../lib/database';
-import { ConflictError as StateConflict } from '../lib/phone-numbers/phone-numbers';
+import { ConflictError as StateConflict } from '../lib/operator-refusals';
 import {
   attachSpreadsheet,
   connectSheets,

@@ -1,7 +1,6 @@
 import { z } from 'zod';
 import type { Database } from '../database';
-import { NotFoundError } from '../door/workspace-admin';
-import { ConflictError } from '../phone-numbers/phone-numbers';
+import { ConflictError, NotFoundError } from '../operator-refusals';
 import { boundAdditionalData, rowOnlyAdditionalData } from '../secrets/binding';
 import { seal } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';

@@ -2,8 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Database } from '../database';
 import type { Keyring } from '../secrets/keyring';
 import { sealWebhookSecret } from './webhook-secret';
-import { ConflictError } from '../phone-numbers/phone-numbers';
-import { NotFoundError } from '../door/workspace-admin';
+import { ConflictError, NotFoundError } from '../operator-refusals';
 import type { CrmConnectionKind } from './shopify-webhook';
 
 /** The path of a connection's public receiver (POST), under the API's public address. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Database } from '../database';
 import { CreditWorkspaceNotFoundError } from '../credits/credit-errors';
+import { NotFoundError } from '../operator-refusals';
 import { credit } from '../credits/debit';
 import { prismaCreditStore } from '../credits/ledger-store';
 import { CREDIT_SCALE, creditString } from '../credits/money';
@@ -12,8 +13,6 @@ export type Plan = 'none' | 'basic' | 'ai';
 export type WorkspaceStatus = 'approved' | 'pending_approval' | 'suspended';
 export type MemberStatus = 'active' | 'suspended' | 'removed';
 export const FEATURES = ['workflows', 'd2c'] as const;
-
-export class NotFoundError extends Error {}
 
 export interface WorkspaceSettings {
   plan?: Plan;

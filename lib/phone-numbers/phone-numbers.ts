@@ -2,7 +2,7 @@ import { geocoder } from 'libphonenumber-geo-carrier';
 import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { isUniqueViolation } from '../prisma-errors';
 import type { Database } from '../database';
-import { NotFoundError } from '../door/workspace-admin';
+import { ConflictError, NotFoundError } from '../operator-refusals';
 import { lockLiveCarrierConnection } from '../carriers/carrier-store';
 
 export const PHONE_CAPABILITIES = ['voice', 'whatsapp'] as const;
@@ -12,9 +12,6 @@ export type PhoneCapabilities = Record<PhoneCapability, boolean>;
 
 /** Without --capabilities a number places and takes calls only: WhatsApp needs a sender of its own. */
 export const DEFAULT_CAPABILITIES: readonly PhoneCapability[] = ['voice'];
-
-/** A refusal of the operator CLI for the state things are in (exit 1), not for its input. */
-export class ConflictError extends Error {}
 
 export function capabilitiesOf(list: readonly PhoneCapability[]): PhoneCapabilities {
   return { voice: list.includes('voice'), whatsapp: list.includes('whatsapp') };

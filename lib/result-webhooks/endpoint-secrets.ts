@@ -1,4 +1,4 @@
-import { ConflictError } from '../phone-numbers/phone-numbers';
+import { ConflictError } from '../operator-refusals';
 import { boundAdditionalData } from '../secrets/binding';
 import { open, seal } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';

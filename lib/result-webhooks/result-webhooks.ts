@@ -1,6 +1,6 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import type { Database } from '../database';
-import { NotFoundError } from '../door/workspace-admin';
+import { NotFoundError } from '../operator-refusals';
 import type { Keyring } from '../secrets/keyring';
 import { sealEndpointSecret } from './endpoint-secrets';
 

@@ -3,8 +3,7 @@ import { z } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
 import { baseUrlSchema } from '../http/base-url';
-import { NotFoundError } from '../door/workspace-admin';
-import { ConflictError } from '../phone-numbers/phone-numbers';
+import { ConflictError, NotFoundError } from '../operator-refusals';
 import { seal, type Envelope } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
 import {

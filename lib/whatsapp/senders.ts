@@ -1,7 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Database } from '../database';
-import { ConflictError } from '../phone-numbers/phone-numbers';
-import { NotFoundError } from '../door/workspace-admin';
+import { ConflictError, NotFoundError } from '../operator-refusals';
 import { liveWhatsAppConnectionOf } from './connections';
 
 /** A numeric id as the platform's are (phone_number_id, WhatsApp Business Account id): 15 digits. */
