@@ -6,7 +6,7 @@ import { resolveDatabaseUrl } from './database-url';
 import { adminCommands as coreCommands, UsageError } from './commands';
 import { sheetsCommands } from './sheets-commands';
 import { ConflictError, NotFoundError } from '../lib/operator-refusals';
-import { ConfigError } from '../lib/config';
+import { ConfigError } from '../lib/config-error';
 
 const adminCommands = { ...coreCommands, ...sheetsCommands };
 

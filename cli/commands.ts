@@ -50,7 +50,7 @@ import {
   twilioAccountSidSchema,
   twilioApiKeySidSchema,
   type CarrierAccount,
-} from '../lib/carriers/connections';
+} from '../lib/carrier-connections/connections';
 import { ConflictError as StateConflict } from '../lib/operator-refusals';
 import { resolveKeyring } from './secrets-keys';
 import { rekeyRows, type RekeyReport } from '../lib/secrets/sealed-rows';

@@ -1,4 +1,4 @@
-import { carrierConnectionRows } from '../lib/carriers/connections';
+import { carrierConnectionRows } from '../lib/carrier-connections/connections';
 import { crmAdminTokenRows } from '../lib/crm/admin-token';
 import { crmWebhookSecretRows } from '../lib/crm/webhook-secret';
 import { resultWebhookEndpointRows } from '../lib/result-webhooks/endpoint-secrets';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { parseSecretsKeys } from '../lib/config';
-import { requireKeyring } from '../lib/carriers/connections';
+import { requireKeyring } from '../lib/carrier-connections/connections';
 import type { Keyring } from '../lib/secrets/keyring';
 import { devSecretsKeysPath } from '../scripts/stack/paths';
 

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './calls/call-states';
+import { ConfigError } from './config-error';
 import { LOG_LEVELS } from './log';
 import { keyringSchema } from './secrets/keyring';
 import { isAddressOrRange, type EgressSettings } from './http/egress';
@@ -447,8 +448,6 @@ export const configSchema = configVariables
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
 
-export class ConfigError extends Error {}
-
 function parseWith<Schema extends z.ZodType<object>>(
   schema: Schema,
   env: NodeJS.ProcessEnv,
@@ -492,7 +491,7 @@ export function loadStopConfigOrExit(env: NodeJS.ProcessEnv = process.env): Read
 
 /**
  * SECRETS_KEYS alone, for a process that reads or writes sealed secrets and needs nothing else of the
- * configuration (the operator CLI). Unset: undefined (lib/carriers/connections.ts requireKeyring refuses).
+ * configuration (the operator CLI). Unset: undefined (lib/carrier-connections/connections.ts requireKeyring refuses).
  */
 export function parseSecretsKeys(env: NodeJS.ProcessEnv = process.env) {
   return parseWith(configVariables.pick({ SECRETS_KEYS: true }), env).SECRETS_KEYS;

@@ -22,7 +22,7 @@ const SECRET_FIELDS = [
   'verifyToken',
   'password',
   'token',
-  // Carrier connections (lib/carriers/connections.ts): their secret material by its own names.
+  // Carrier connections (lib/carrier-connections/connections.ts): their secret material by its own names.
   'authToken',
   'apiKeySecret',
   'secrets',

@@ -14,7 +14,7 @@ import type { Translator } from './translations/translator';
 import { createEspeakNgSynthesizer } from './voices/espeak-ng-speech';
 import type { SpeechSynthesizer } from './voices/speech';
 import type { Database } from './database';
-import { createSimulatedCarrierClient } from './calls/simulated-carrier-client';
+import { createSimulatedCarrierClient } from './simulated-carrier/client';
 import type { Carrier } from './calls/carrier';
 import { createConnectionCarrier } from './carriers/connection-carrier';
 import { createSimulatedWhatsApp } from './whatsapp/simulated-whatsapp';

@@ -26,7 +26,7 @@ import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
 import { createSimulatedWhatsAppClient } from '../lib/whatsapp/graph-client';
 import { createSimulatedWhatsAppProvider } from '../simulators/whatsapp/server';
 import type { AppServices } from '../api/app-services';
-import { createSimulatedCarrierClient } from '../lib/calls/simulated-carrier-client';
+import { createSimulatedCarrierClient } from '../lib/simulated-carrier/client';
 import { createSimulatedCarrier } from '../simulators/carrier/server';
 import { createSimulatedWhatsApp } from '../lib/whatsapp/simulated-whatsapp';
 import { defaultExportTaskQueue, defaultSpeechTaskQueue } from '../lib/config';

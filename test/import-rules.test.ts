@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectEslint } from './support/project-eslint';
-import { importCycles, importGraph, upwardArrows } from './support/import-graph';
+import { folderCycles, importCycles, importGraph, upwardArrows } from './support/import-graph';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const SOURCE_FOLDERS = [
@@ -231,6 +231,28 @@ describe('import cycles, type-only imports included', () => {
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('loops between the feature folders of lib/ and api/, type-only imports included', () => {
+  it('there are none: each folder can be read after the folders it imports', () => {
+    const graph = importGraph(projectRoot, ['lib', 'api']);
+    expect(folderCycles(graph, 'lib')).toEqual([]);
+    expect(folderCycles(graph, 'api')).toEqual([]);
+  });
+
+  it('are found between folders even when no file loop exists, and a file right under the top counts as its own', () => {
+    const graph = new Map([
+      ['lib/calls/a.ts', ['lib/carriers/b.ts']],
+      ['lib/carriers/b.ts', []],
+      ['lib/carriers/c.ts', ['lib/config.ts']],
+      ['lib/config.ts', ['lib/calls/d.ts']],
+      ['lib/calls/d.ts', []],
+      ['lib/leaf/e.ts', ['lib/calls/a.ts']],
+      ['api/x/f.ts', ['lib/leaf/e.ts']],
+    ]);
+    expect(folderCycles(graph, 'lib')).toEqual([['lib/calls', 'lib/carriers', 'lib/config.ts']]);
+    expect(folderCycles(graph, 'api')).toEqual([]);
   });
 });
 

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import net from 'node:net';
 import { describe, expect, inject, it } from 'vitest';
 import { freePort, waitFor } from '../scripts/stack/child-process';
-import { createSimulatedCarrierClient } from '../lib/calls/simulated-carrier-client';
+import { createSimulatedCarrierClient } from '../lib/simulated-carrier/client';
 import { startTestApi } from './support/api';
 import { startTestCarrier, TEST_CARRIER_SIGNING_SECRET } from './support/carrier';
 import { useTestDatabase } from './support/database';

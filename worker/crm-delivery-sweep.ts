@@ -1,7 +1,23 @@
 import type { Client } from '@temporalio/client';
-import { CRM_DELIVERY_SWEEP_AGE_MS, startStalledCrmDeliveries, trimCrmDeliveries } from '../lib/crm/deliveries';
+import { CRM_DELIVERY_SWEEP_AGE_MS, stalledCrmDeliveryIds, trimCrmDeliveries } from '../lib/crm/deliveries';
+import { startCrmDeliveryWorkflow } from '../lib/temporal/crm';
 import type { Database } from '../lib/database';
 import { startPeriodicSweep } from './periodic-sweep';
+
+/**
+ * Starts the workflows of the deliveries still `received` older than `ageMs`; answers how many it started (or found
+ * started).
+ */
+export async function startStalledCrmDeliveries(
+  db: Database,
+  temporal: Client,
+  taskQueue: string,
+  ageMs = CRM_DELIVERY_SWEEP_AGE_MS,
+): Promise<number> {
+  const stalled = await stalledCrmDeliveryIds(db, ageMs);
+  for (const id of stalled) await startCrmDeliveryWorkflow(temporal, taskQueue, id, 10_000);
+  return stalled.length;
+}
 
 /** How often each worker looks for store deliveries whose processing never started. */
 export const CRM_DELIVERY_SWEEP_EVERY_MS = 15_000;

@@ -8,7 +8,7 @@ import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from './campaigns';
 import type { AppServices } from '../app-services';
-import { assertWhatsAppCampaignConfigured } from '../whatsapp/whatsapp-campaigns';
+import { assertWhatsAppCampaignConfigured } from '../../lib/whatsapp/campaign-settings';
 
 /**
  * Sends a start, pause, resume or stop to the campaign's workflow as an Update (starting the workflow
@@ -25,7 +25,7 @@ export async function transitionCampaign(
   if (campaign.channel === 'EMAIL' && (action === 'start' || action === 'resume'))
     throw new Refusal(ErrorCode.api_key_not_allowed);
   if (campaign.channel === 'WHATSAPP' && campaign.kind !== 'JOURNEY' && (action === 'start' || action === 'resume'))
-    await assertWhatsAppCampaignConfigured(services, campaign.id);
+    await assertWhatsAppCampaignConfigured(services.db, campaign.id);
   try {
     // Bounded: while Temporal is unreachable the caller gets 503 temporal_unavailable, not a hung request.
     await transitionCampaignWorkflow(

@@ -1,8 +1,8 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import type { OpenedCarrierConnection } from '../../lib/carriers/connections';
-import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
+import type { OpenedCarrierConnection } from '../../lib/carrier-connections/connections';
+import { openedConnectionsOf, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
 import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
 import { isTelnyxRelayToken, TELNYX_RELAY_TOKEN_PARAMETER } from '../../lib/carriers/telnyx/telnyx-urls';
 import { publicUrlOf, TWILIO_SIGNATURE_HEADER } from '../../lib/carriers/twilio/twilio-callbacks';
@@ -66,7 +66,7 @@ interface RelayCarrier {
   /**
    * Hangs up a dropped conversation's call through its connection. Absent for Telnyx: Call Control keeps the call up
    * after a session and says it ended (call.conversation.ended, also when the socket closed or the process holding it
-   * died), and that webhook hangs the call up (api/conversation-tools/telnyx-transfer.ts): one hang-up, from any process.
+   * died), and that webhook hangs the call up (api/carriers/telnyx-transfer.ts): one hang-up, from any process.
    */
   hangup?(services: AppServices, connection: OpenedCarrierConnection, providerCallId: string): Promise<void>;
 }
@@ -215,8 +215,8 @@ function converse(
     }
     if (engine.ended && !ended) {
       ended = true;
-      // Twilio: a transfer's handoff goes to <Connect>'s action (api/conversation-tools/twilio-transfer.ts), which
-      // dials. Telnyx: call.conversation.ended, and the call's own mark (api/conversation-tools/telnyx-transfer.ts).
+      // Twilio: a transfer's handoff goes to <Connect>'s action (api/carriers/twilio-transfer.ts), which
+      // dials. Telnyx: call.conversation.ended, and the call's own mark (api/carriers/telnyx-transfer.ts).
       send({
         type: 'end',
         ...(carrier.handoffInEnd && conversation.handoff && { handoffData: JSON.stringify(conversation.handoff) }),

@@ -1,4 +1,4 @@
-import { openedConnectionsOf } from '../../lib/carriers/opened-connections';
+import { openedConnectionsOf } from '../../lib/carrier-connections/opened-connections';
 import { relayWelcomeGreeting, scriptStepOf, type ScriptRequest } from '../../lib/carriers/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
@@ -11,7 +11,7 @@ import { scriptCallOfRow, storeScriptTurns, type ScriptCallRow } from './script-
 
 /**
  * The live Telnyx connection of that id (a `telnyx` or `telnyx-twin` one), opened with the key ring, as this process
- * keeps it (lib/carriers/opened-connections.ts); null when it is unknown, removed, another carrier's, or the API has no
+ * keeps it (lib/carrier-connections/opened-connections.ts); null when it is unknown, removed, another carrier's, or the API has no
  * key ring or PUBLIC_BASE_URL.
  */
 export async function openTelnyxConnection(services: AppServices, id: string): Promise<TelnyxConnection | null> {

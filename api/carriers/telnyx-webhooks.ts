@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
-import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
+import { openedConnectionsOf, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
 import type { ScriptRequest } from '../../lib/carriers/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { telnyxClientOf, type TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
@@ -22,7 +22,7 @@ import { rawBodyOf } from '../http/register-routes';
 import { scriptCallOf } from './script-calls';
 import { armQuestionWait } from './telnyx-question-waits';
 import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
-import { telnyxConversationEnded, telnyxHumanLegWebhook } from '../conversation-tools/telnyx-transfer';
+import { telnyxConversationEnded, telnyxHumanLegWebhook } from './telnyx-transfer';
 
 /** The connection whose public key verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TelnyxConnection>();
@@ -87,7 +87,7 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  * - call.speak.ended of the step's last line when it ends the call: the hang-up;
  * - with CONVERSATION_ENGINE=relay, a person answering starts ConversationRelay instead of the walk, and
  *   call.conversation.ended transfers the call (transfer_to_human) or hangs it up; the webhooks of the human's leg a
- *   transfer dialed (client_state `human`) say whether the human answered (api/conversation-tools/telnyx-transfer.ts).
+ *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts).
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
  */
 export async function receiveTelnyxWebhook(

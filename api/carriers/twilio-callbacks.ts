@@ -1,8 +1,8 @@
 import type { Request } from 'express';
 import { z } from 'zod';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
-import type { OpenedCarrierConnection } from '../../lib/carriers/connections';
-import { openedConnectionsOf, verifiedConnection } from '../../lib/carriers/opened-connections';
+import type { OpenedCarrierConnection } from '../../lib/carrier-connections/connections';
+import { openedConnectionsOf, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
 import {
   answeredByEventOfTwilio,
   callEventOfTwilio,
@@ -35,7 +35,7 @@ const isTwilio = (connection: OpenedCarrierConnection): connection is TwilioConn
  * names, over the public URL it called (PUBLIC_BASE_URL + the path and query as received) and its form. An unknown or
  * removed connection, another carrier's, one without an auth token (an API key connection made before the token was
  * asked for), a missing or wrong signature: all the same 401, before the body is judged, and nothing changes. The
- * connection is the one this process keeps (opened within the last seconds, lib/carriers/opened-connections.ts), read
+ * connection is the one this process keeps (opened within the last seconds, lib/carrier-connections/opened-connections.ts), read
  * again when its kept token refuses the signature.
  */
 export async function assertSignedByTwilio(req: Request, services: AppServices): Promise<void> {

@@ -20,7 +20,7 @@ import {
   transferEndedRequestSchema,
   twilioRelayEnded,
   twilioTransferEnded,
-} from '../conversation-tools/twilio-transfer';
+} from './twilio-transfer';
 
 const params = z.object({
   connectionId: z

@@ -3,7 +3,7 @@ import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import { MAX_CALL_LENGTH_MS } from '../../lib/calls/call-deadline';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
-import { callerConnection } from '../../lib/carriers/carrier-store';
+import { callerConnection } from '../../lib/carrier-connections/carrier-store';
 import { voidHold } from '../../lib/credits/holds';
 import { prismaCreditStore } from '../../lib/credits/ledger-store';
 import { holdTestCall, testCallHoldKey } from '../../lib/credits/test-call-billing';

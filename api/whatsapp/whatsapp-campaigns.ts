@@ -91,15 +91,3 @@ export async function getWhatsAppCampaign(services: AppServices, principal: Prin
     throw new Refusal(ErrorCode.not_found, { detail: 'the campaign has no WhatsApp messaging yet (PUT it)' });
   return viewOf(stored);
 }
-
-/** Refuses to start or resume a WHATSAPP campaign whose messaging was never set (409 whatsapp_campaign_not_configured). */
-export async function assertWhatsAppCampaignConfigured(services: AppServices, campaignId: string) {
-  const stored = await services.db.whatsAppCampaignSettings.findUnique({
-    where: { campaignId },
-    select: { campaignId: true },
-  });
-  if (!stored)
-    throw new Refusal(ErrorCode.whatsapp_campaign_not_configured, {
-      detail: 'set its sender, template and variables with PUT /whatsapp/campaigns/{id} first',
-    });
-}

@@ -3,7 +3,7 @@ import type { RunSql } from '../run-sql';
 import { LEAD_STATUS_OPEN_SQL } from '../leads/lead-final-status';
 import { callsPlaced } from '../metrics/calls';
 import { isUuid } from '../uuid';
-import { callerConnectionSql } from '../carriers/carrier-store';
+import { callerConnectionSql } from '../carrier-connections/carrier-store';
 
 /**
  * A campaign's lines: Campaign.callsInFlight counts its calls recorded as dialing. Each function here

@@ -2,8 +2,8 @@ import type { TranscriptTurn } from '../calls/transcript';
 import type { Carrier, CarrierCallSnapshot } from '../calls/carrier';
 import type { Database } from '../database';
 import type { Keyring } from '../secrets/keyring';
-import { CARRIER_PROVIDERS, requireKeyring, type OpenedCarrierConnection } from './connections';
-import { openedConnectionsOf } from './opened-connections';
+import { CARRIER_PROVIDERS, requireKeyring, type OpenedCarrierConnection } from '../carrier-connections/connections';
+import { openedConnectionsOf } from '../carrier-connections/opened-connections';
 import type { CarrierCallState } from '../calls/call-states';
 import { createTelnyxCalls } from './telnyx/telnyx-calls';
 import type { TelnyxConnection } from './telnyx/telnyx-client';
@@ -71,12 +71,12 @@ export function createConnectionCarrier({
    * The adapter of the connection's carrier, by its provider: Twilio's (twilio, twilio-twin) or Telnyx's (telnyx,
    * telnyx-twin). A twin's connection differs from the real one by its base URL and credentials only. Each adapter is
    * kept while its connection reads the same, so that its SDK client and that client's kept-alive HTTP connections
-   * serve the next call too: keyed by the opened secrets (one object per envelope, lib/carriers/connections.ts), a
+   * serve the next call too: keyed by the opened secrets (one object per envelope, lib/carrier-connections/connections.ts), a
    * rotated or re-keyed connection gets a new one, as does a new base URL.
    */
   const adapters = new WeakMap<object, { baseUrl: string; calls: ConnectionCalls }>();
   const callsOf = async (connectionId: string): Promise<ConnectionCalls> => {
-    // Kept for a few seconds (lib/carriers/opened-connections.ts): a removed connection still places nothing more, as
+    // Kept for a few seconds (lib/carrier-connections/opened-connections.ts): a removed connection still places nothing more, as
     // taking a line reads its liveness in the same statement that records the call (lib/calls/call-lines.ts).
     const { connection } = await openedConnectionsOf(db, requireKeyring(keyring)).get(connectionId);
     if (!connection) throw new CarrierConnectionRemovedError(connectionId);

@@ -1,4 +1,4 @@
-import { filled } from '../calls/simulated-conversation';
+import { filled } from '../lead-placeholders';
 
 /**
  * The agent's script walk as both carriers run it (docs/features/carriers.md#the-script-walk): what the agent says at

@@ -1,7 +1,7 @@
 import type { Database } from '../database';
 import type { Keyring } from '../secrets/keyring';
-import { bindUnboundNumbers } from './carrier-store';
-import { ensureCarrierConnection, type CarrierConnectionView } from './connections';
+import { bindUnboundNumbers } from '../carrier-connections/carrier-store';
+import { ensureCarrierConnection, type CarrierConnectionView } from '../carrier-connections/connections';
 
 /**
  * The credentials of the development workspace's connection to the local Twilio twin (docs/features/carriers.md#the-development-twin).

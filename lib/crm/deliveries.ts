@@ -1,6 +1,4 @@
-import type { Client } from '@temporalio/client';
 import type { Database } from '../database';
-import { startCrmDeliveryWorkflow } from '../temporal/crm';
 
 /**
  * Deliveries kept per connection (GET /crm/connections/{id}/deliveries lists them, newest first): the
@@ -26,22 +24,15 @@ export async function trimCrmDeliveries(db: Database): Promise<number> {
 }
 
 /**
- * Starts the workflows of deliveries still `received` older than `ageMs` (Temporal could not be reached
- * when they arrived, or their start was lost): the worker's sweep (worker/crm-delivery-sweep.ts).
- * Answers how many it started (or found started).
+ * The deliveries still `received` older than `ageMs` (Temporal could not be reached when they arrived, or their start
+ * was lost), oldest first, at most 500: what the worker's sweep starts again (worker/crm-delivery-sweep.ts).
  */
-export async function startStalledCrmDeliveries(
-  db: Database,
-  temporal: Client,
-  taskQueue: string,
-  ageMs = CRM_DELIVERY_SWEEP_AGE_MS,
-): Promise<number> {
+export async function stalledCrmDeliveryIds(db: Database, ageMs = CRM_DELIVERY_SWEEP_AGE_MS): Promise<string[]> {
   const stalled = await db.crmWebhookDelivery.findMany({
     where: { status: 'received', receivedAt: { lt: new Date(Date.now() - ageMs) } },
     orderBy: [{ receivedAt: 'asc' }, { id: 'asc' }],
     take: 500,
     select: { id: true },
   });
-  for (const { id } of stalled) await startCrmDeliveryWorkflow(temporal, taskQueue, id, 10_000);
-  return stalled.length;
+  return stalled.map(({ id }) => id);
 }

@@ -1,20 +1,24 @@
-import type { Config } from '../config';
 import type { DialogueContext, DialogueEngine } from './engine';
 import { historyWindowOf } from '../openai-client';
 import { createModelEngine } from './model-engine';
 import { createScriptEngine } from './script-engine';
 
-export type DialogueConfig = Pick<
-  Config,
-  'DIALOGUE_PROVIDER' | 'DIALOGUE_BASE_URL' | 'DIALOGUE_MODEL' | 'DIALOGUE_API_KEY' | 'DIALOGUE_TIMEOUT_MS'
-> &
+/**
+ * The settings of the dialogue engines (lib/config.ts parses them: DIALOGUE_*, MODEL_*), written out here so the
+ * engines do not import the schema of every setting.
+ */
+export interface DialogueConfig {
+  DIALOGUE_PROVIDER: 'script' | 'openai-compatible' | 'openai-twin';
+  DIALOGUE_BASE_URL?: string;
+  DIALOGUE_MODEL?: string;
+  DIALOGUE_API_KEY?: string;
+  DIALOGUE_TIMEOUT_MS: number;
   // The model bounds: a config always has them; a caller built without one gets MODEL_BOUNDS_DEFAULTS.
-  Partial<
-    Pick<
-      Config,
-      'MODEL_MAX_TOKENS_DIALOGUE' | 'MODEL_HISTORY_MESSAGES' | 'MODEL_HISTORY_CHARS' | 'MODEL_MAX_TOOL_ROUNDS'
-    >
-  >;
+  MODEL_MAX_TOKENS_DIALOGUE?: number;
+  MODEL_HISTORY_MESSAGES?: number;
+  MODEL_HISTORY_CHARS?: number;
+  MODEL_MAX_TOOL_ROUNDS?: number;
+}
 
 /**
  * Which engine a conversation gets: the model's when DIALOGUE_PROVIDER names a model (openai-compatible, or

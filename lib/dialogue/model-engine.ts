@@ -4,7 +4,7 @@ import type {
   ChatCompletionMessageParam,
   ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
-import { filled } from '../calls/simulated-conversation';
+import { filled } from '../lead-placeholders';
 import { disclosureOf, NO_ANSWER_TEXT } from '../carriers/script-walk';
 import { log } from '../log';
 import {

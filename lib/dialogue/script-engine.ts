@@ -1,4 +1,4 @@
-import { filled } from '../calls/simulated-conversation';
+import { filled } from '../lead-placeholders';
 import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from '../carriers/script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';

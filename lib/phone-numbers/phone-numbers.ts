@@ -3,7 +3,7 @@ import { parsePhoneNumberFromString } from 'libphonenumber-js/max';
 import { isUniqueViolation } from '../prisma-errors';
 import type { Database } from '../database';
 import { ConflictError, NotFoundError } from '../operator-refusals';
-import { lockLiveCarrierConnection } from '../carriers/carrier-store';
+import { lockLiveCarrierConnection } from '../carrier-connections/carrier-store';
 
 export const PHONE_CAPABILITIES = ['voice', 'whatsapp'] as const;
 export type PhoneCapability = (typeof PHONE_CAPABILITIES)[number];

@@ -1,4 +1,7 @@
 import { z } from 'zod';
+import type { Database } from '../database';
+import { ErrorCode } from '../error-codes';
+import { Refusal } from '../refusal';
 import { callingWindowSchema } from '../dial-ladder/calling-window';
 
 /**
@@ -54,4 +57,16 @@ function textOf(value: unknown): string | undefined {
   if (typeof value === 'string') return value.trim() === '' ? undefined : value;
   if (typeof value === 'number' || typeof value === 'boolean') return String(value);
   return undefined;
+}
+
+/** Refuses to start or resume a WHATSAPP campaign whose messaging was never set (409 whatsapp_campaign_not_configured). */
+export async function assertWhatsAppCampaignConfigured(db: Database, campaignId: string) {
+  const stored = await db.whatsAppCampaignSettings.findUnique({
+    where: { campaignId },
+    select: { campaignId: true },
+  });
+  if (!stored)
+    throw new Refusal(ErrorCode.whatsapp_campaign_not_configured, {
+      detail: 'set its sender, template and variables with PUT /whatsapp/campaigns/{id} first',
+    });
 }

@@ -16,7 +16,7 @@ import {
   type SealedRowKind,
 } from '../secrets/sealed-rows';
 import { isUuid } from '../uuid';
-import { carrierBaseUrlSchema } from '../carriers/connections';
+import { carrierBaseUrlSchema } from '../carrier-connections/connections';
 import { realBaseUrlRefusal } from '../provider-base-urls';
 
 /**

@@ -9,7 +9,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { parseConfig, ConfigError, configVariables } from '../../lib/config';
+import { parseConfig, configVariables } from '../../lib/config';
+import { ConfigError } from '../../lib/config-error';
 import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CarrierCallSnapshot } from '../../lib/calls/carrier';
-import { simulatedConversation } from '../../lib/calls/simulated-conversation';
+import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
 import type { CallEvent } from '../../lib/calls/call-event';
 import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/calls/call-states';
 import { SIGNATURE_HEADER, signEvent } from '../../lib/calls/signature';

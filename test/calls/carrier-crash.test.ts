@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { Database } from '../../lib/database';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
-import { createSimulatedCarrierClient } from '../../lib/calls/simulated-carrier-client';
+import { createSimulatedCarrierClient } from '../../lib/simulated-carrier/client';
 import { startTestApi, type RunningApi } from '../support/api';
 import { TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
 import { useTestDatabase } from '../support/database';

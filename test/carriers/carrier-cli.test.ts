@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { carrierConnectionForCaller } from '../../lib/carriers/connections';
+import { carrierConnectionForCaller } from '../../lib/carrier-connections/connections';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';

@@ -7,8 +7,8 @@ import { randomUUID } from 'node:crypto';
 import { inspect } from 'node:util';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
-import { OPENED_CONNECTION_TTL_MS } from '../../lib/carriers/opened-connections';
+import { connectCarrier, removeCarrierConnection } from '../../lib/carrier-connections/connections';
+import { OPENED_CONNECTION_TTL_MS } from '../../lib/carrier-connections/opened-connections';
 import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
 import { NO_ANSWER_TEXT } from '../../lib/carriers/script-walk';
 import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
@@ -576,7 +576,7 @@ describe('webhooks', () => {
     const body = webhookBody('call.initiated', 'v3:gone', 'x:1');
     expect((await postWebhook(path, body, { key: ACCOUNT_A.key })).status).toBe(404);
     await removeCarrierConnection(db, gone.id);
-    // The API keeps an opened connection for OPENED_CONNECTION_TTL_MS (lib/carriers/opened-connections.ts).
+    // The API keeps an opened connection for OPENED_CONNECTION_TTL_MS (lib/carrier-connections/opened-connections.ts).
     await until(
       async () => (await postWebhook(path, body, { key: ACCOUNT_A.key })).status,
       (status) => status === 401,

@@ -8,8 +8,12 @@ import { inspect } from 'node:util';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier, removeCarrierConnection, rotateCarrierSecrets } from '../../lib/carriers/connections';
-import { OPENED_CONNECTION_TTL_MS } from '../../lib/carriers/opened-connections';
+import {
+  connectCarrier,
+  removeCarrierConnection,
+  rotateCarrierSecrets,
+} from '../../lib/carrier-connections/connections';
+import { OPENED_CONNECTION_TTL_MS } from '../../lib/carrier-connections/opened-connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { AmbiguousAttemptError, createTwilioCalls, TwilioRequestError } from '../../lib/carriers/twilio/twilio-calls';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
@@ -652,7 +656,7 @@ describe("Twilio's callbacks on the API", () => {
     const form = statusForm(`CA${'1'.repeat(32)}`, 'ringing', 1);
     expect((await postForm(path, form, { token: ACCOUNT_A.authToken })).status).toBe(404);
     await removeCarrierConnection(db, gone.id);
-    // The API keeps an opened connection for OPENED_CONNECTION_TTL_MS (lib/carriers/opened-connections.ts).
+    // The API keeps an opened connection for OPENED_CONNECTION_TTL_MS (lib/carrier-connections/opened-connections.ts).
     const removedAt = Date.now();
     await until(
       async () => (await postForm(path, form, { token: ACCOUNT_A.authToken })).status,

@@ -3,7 +3,7 @@
 // say what makes each tool run.
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier } from '../../lib/carriers/connections';
+import { connectCarrier } from '../../lib/carrier-connections/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Transcript } from '../../lib/calls/transcript';
 import type { CallingWindow } from '../../lib/dial-ladder/calling-window';

@@ -3,7 +3,7 @@
 // knowledge and the tools. Real servers: the API, a worker, Temporal, PostgreSQL, the Twilio and OpenAI twins.
 import { describe, expect, it } from 'vitest';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier } from '../../lib/carriers/connections';
+import { connectCarrier } from '../../lib/carrier-connections/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Transcript } from '../../lib/calls/transcript';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';

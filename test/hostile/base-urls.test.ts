@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { BASE_URL_MAX_CHARS, baseUrlSchema, withoutTrailingSlashes } from '../../lib/http/base-url';
-import { carrierBaseUrlSchema } from '../../lib/carriers/connections';
+import { carrierBaseUrlSchema } from '../../lib/carrier-connections/connections';
 import { sheetBaseUrlSchema } from '../../lib/sheets/connections';
 import { UNCAPPED_CHARS, WORST_CASE_BUDGET_MS, bestTimeMs, repeatedTo } from '../support/hostile-budget';
 

@@ -1,10 +1,10 @@
 // Templates (docs/hostile-input.md): a journey's templates (lib/journeys/render.ts) and the agent's lines filled
-// with a lead's values (lib/calls/simulated-conversation.ts filled), linear in the template.
+// with a lead's values (lib/simulated-carrier/conversation.ts filled), linear in the template.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { VARIABLE_PATH_SOURCE } from '../../lib/journeys/descriptor';
 import { parseReferences, renderTemplate } from '../../lib/journeys/render';
-import { filled } from '../../lib/calls/simulated-conversation';
+import { filled } from '../../lib/lead-placeholders';
 import { UNCAPPED_CHARS, WORST_CASE_BUDGET_MS, bestTimeMs, repeatedTo } from '../support/hostile-budget';
 
 /** The replaced pattern: two `\s*` around an optional `?` split a run of spaces every way before failing. */

@@ -1,6 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Prisma } from '../../generated/prisma/client';
-import { connectCarrier } from '../../lib/carriers/connections';
+import { connectCarrier } from '../../lib/carrier-connections/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Database } from '../../lib/database';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { connectCarrier } from '../../lib/carriers/connections';
+import { connectCarrier } from '../../lib/carrier-connections/connections';
 import { realBaseUrlRefusal } from '../../lib/provider-base-urls';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { connectSheets } from '../../lib/sheets/connections';

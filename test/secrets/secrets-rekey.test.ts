@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { openCarrierConnection } from '../../lib/carriers/connections';
+import { openCarrierConnection } from '../../lib/carrier-connections/connections';
 import { EnvelopeError } from '../../lib/secrets/envelope';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { sealingAdminCli } from '../support/admin-cli';

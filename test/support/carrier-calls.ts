@@ -5,7 +5,11 @@ import type { Transcript } from '../../lib/calls/transcript';
 import type { Carrier } from '../../lib/calls/carrier';
 import type { SubscribableProgressState } from '../../lib/calls/call-states';
 import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { connectCarrier, type CarrierAccount, type CarrierConnectRequest } from '../../lib/carriers/connections';
+import {
+  connectCarrier,
+  type CarrierAccount,
+  type CarrierConnectRequest,
+} from '../../lib/carrier-connections/connections';
 import {
   TELNYX_TWIN_API_KEY,
   TELNYX_TWIN_CONNECTION_ID,

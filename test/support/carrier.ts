@@ -3,7 +3,7 @@ import type { Carrier } from '../../lib/calls/carrier';
 import type { Database } from '../../lib/database';
 import type { CallEvent } from '../../lib/calls/call-event';
 import type { SubscribableProgressState } from '../../lib/calls/call-states';
-import { createSimulatedCarrierClient } from '../../lib/calls/simulated-carrier-client';
+import { createSimulatedCarrierClient } from '../../lib/simulated-carrier/client';
 import { createSimulatedCarrier, type SimulatedCarrier } from '../../simulators/carrier/server';
 
 /** What the test APIs check simulated events against (startTestApi) and the test carriers sign with. */

@@ -47,6 +47,33 @@ export function importCycles(graph: Map<string, string[]>): string[][] {
     .map((component) => component.sort());
 }
 
+/**
+ * The loops between the folders directly under `top` (lib/, api/): a file `top/x/…` stands for its folder `top/x`, a
+ * file right under `top` for itself. Each loop's folders, sorted; none means the folders can be read floor by floor.
+ */
+export function folderCycles(graph: Map<string, string[]>, top: string): string[][] {
+  const unitOf = (file: string) => {
+    const parts = file.split(/[\\/]/);
+    return parts.length > 2 ? `${parts[0]}/${parts[1]}` : parts.join('/');
+  };
+  const inside = (file: string) => file.split(/[\\/]/)[0] === top;
+  const edges = new Map<string, Set<string>>();
+  for (const [file, targets] of graph) {
+    if (!inside(file)) continue;
+    const from = unitOf(file);
+    if (!edges.has(from)) edges.set(from, new Set());
+    for (const target of targets.filter(inside)) {
+      const to = unitOf(target);
+      if (!edges.has(to)) edges.set(to, new Set());
+      if (to !== from) edges.get(from)!.add(to);
+    }
+  }
+  const successors = new Map([...edges].sort().map(([unit, next]) => [unit, [...next].sort()]));
+  return stronglyConnectedComponents(successors)
+    .filter((component) => component.length > 1)
+    .map((component) => component.sort());
+}
+
 /** The specifiers of `import('…')` anywhere in the file. */
 function dynamicImports(source: ts.SourceFile): ts.Expression[] {
   const found: ts.Expression[] = [];

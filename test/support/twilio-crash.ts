@@ -1,4 +1,4 @@
-import { connectCarrier } from '../../lib/carriers/connections';
+import { connectCarrier } from '../../lib/carrier-connections/connections';
 import { TWILIO_TWIN_ACCOUNT } from './carrier-calls';
 import { carrierCrashFile } from './carrier-crash';
 

@@ -3,7 +3,7 @@
 // twins as the carriers, and the simulated carrier for a number bound to no connection. The twins' own tables and
 // call logs say what was really placed and said.
 import { describe, expect, it } from 'vitest';
-import { connectCarrier, removeCarrierConnection } from '../../lib/carriers/connections';
+import { connectCarrier, removeCarrierConnection } from '../../lib/carrier-connections/connections';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Transcript } from '../../lib/calls/transcript';
 import { grantCredits } from '../../lib/door/workspace-admin';

@@ -1,5 +1,5 @@
 import Telnyx from 'telnyx';
-import type { OpenedCarrierConnection } from '../connections';
+import type { OpenedCarrierConnection } from '../../carrier-connections/connections';
 
 export type TelnyxConnection = Extract<OpenedCarrierConnection, { provider: 'telnyx' | 'telnyx-twin' }>;
 

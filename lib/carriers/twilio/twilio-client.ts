@@ -1,5 +1,5 @@
 import type twilio from 'twilio';
-import type { OpenedCarrierConnection } from '../connections';
+import type { OpenedCarrierConnection } from '../../carrier-connections/connections';
 import { twilioClientAt } from '../twilio-base-url';
 
 export type TwilioConnection = Extract<OpenedCarrierConnection, { provider: 'twilio' | 'twilio-twin' }>;

@@ -13,7 +13,7 @@ export interface CarrierConnectionRow {
   label: string;
   accountSid: string | null;
   apiKeySid: string | null;
-  /** Twilio: the envelope holds the account's auth token (lib/carriers/connections.ts). */
+  /** Twilio: the envelope holds the account's auth token (lib/carrier-connections/connections.ts). */
   authTokenSet: boolean;
   connectionRef: string | null;
   baseUrl: string | null;
@@ -120,7 +120,7 @@ export async function connectionsNotUnder(db: Database, keyId: string | null): P
 
 /**
  * A live connection by id: one round trip on the pool, a named statement (what every dial and carrier request opens
- * when its process does not keep it, lib/carriers/opened-connections.ts).
+ * when its process does not keep it, lib/carrier-connections/opened-connections.ts).
  */
 export async function liveConnection(db: Database, id: string): Promise<CarrierConnectionRow | null> {
   if (!isUuid(id)) return null;

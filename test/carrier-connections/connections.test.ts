@@ -5,7 +5,7 @@ import {
   listCarrierConnections,
   rekeyCarrierConnections,
   rotateCarrierSecrets,
-} from '../../lib/carriers/connections';
+} from '../../lib/carrier-connections/connections';
 import { ensureTwilioTwinConnection, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { createWorkspace } from '../../lib/door/workspace-admin';
 import { captureLogLines, log } from '../../lib/log';
@@ -51,7 +51,7 @@ async function refusalOf(action: () => Promise<unknown>): Promise<Refusal> {
   throw new Error(`expected a Refusal, got ${String(error)}`);
 }
 
-describe('carrier connections (lib/carriers/connections.ts)', () => {
+describe('carrier connections (lib/carrier-connections/connections.ts)', () => {
   it('stores no plaintext secret: the raw row holds neither the token nor its hex, and answers the connection opened for its number', async () => {
     const { id: workspaceId } = await createWorkspace(db, 'Sealed', {});
     const authToken = 'c0ffee00c0ffee00c0ffee00c0ffee00';

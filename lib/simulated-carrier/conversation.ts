@@ -1,4 +1,5 @@
-import type { Transcript, TranscriptTurn } from './transcript';
+import type { Transcript, TranscriptTurn } from '../calls/transcript';
+import { fieldValue, filled } from '../lead-placeholders';
 import { matchFieldsToQuestions } from '../call-intelligence/field-questions';
 import { leadingIsoDate, spokenDate } from '../call-intelligence/spoken-values';
 
@@ -171,29 +172,8 @@ function leadValue(
   }
 }
 
-function fieldValue(name: string, fields: Record<string, unknown>): unknown {
-  if (Object.hasOwn(fields, name)) return fields[name];
-  const key = Object.keys(fields).find((candidate) => candidate.toLowerCase() === name.toLowerCase());
-  return key === undefined ? undefined : fields[key];
-}
-
 function dayOf2026(index: number): string {
   return new Date(Date.UTC(2026, 0, 1 + index)).toISOString().slice(0, 10);
-}
-
-/**
- * {{name}} is the lead's name and {{x}} the lead's field x (spaces inside the braces allowed); a
- * variable the lead has no value for says nothing, and the spaces it leaves are tidied.
- */
-export function filled(text: string, lead: SimulatedConversationInput['lead']): string {
-  return text
-    .replace(/\{\{\s*([A-Za-z_][A-Za-z0-9_.]*)\s*\}\}/g, (_match, name: string) => {
-      const value = name === 'name' ? lead.name : fieldValue(name, lead.fields);
-      return typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
-    })
-    .replace(/[ \t]{2,}/g, ' ')
-    .replace(/ ([,.!?;:])/g, '$1')
-    .trim();
 }
 
 /**

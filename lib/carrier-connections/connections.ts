@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import type { Database } from '../database';
-import { ConfigError } from '../config';
+import { ConfigError } from '../config-error';
 import { baseUrlSchema } from '../http/base-url';
 import { ConflictError, NotFoundError } from '../operator-refusals';
 import { ErrorCode } from '../error-codes';
@@ -300,7 +300,7 @@ export async function carrierConnectionForCaller(
 /**
  * A live connection by id, opened: what a call recorded on it (Call.carrierConnectionId) is placed, looked up and hung
  * up through, and what its callbacks are checked with. Null when unknown or removed (a removed one's secrets are gone).
- * Processes keep what they open for a few seconds (lib/carriers/opened-connections.ts).
+ * Processes keep what they open for a few seconds (lib/carrier-connections/opened-connections.ts).
  */
 export async function openCarrierConnection(
   db: Database,

@@ -6,9 +6,9 @@ import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
-import { verifiedConnectionOf } from '../carriers/twilio-callbacks';
-import { markConversationOutcome, transferCallOf } from './conversation-tool-store';
-import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from './transfer';
+import { verifiedConnectionOf } from './twilio-callbacks';
+import { markConversationOutcome, transferCallOf } from '../conversation-tools/conversation-tool-store';
+import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from '../conversation-tools/transfer';
 
 /**
  * transfer_to_human on Twilio (docs/features/conversation-tools.md#transfer_to_human). The tool marks the call

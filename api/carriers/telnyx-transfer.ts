@@ -7,8 +7,8 @@ import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
-import { markConversationOutcome, transferCallOf } from './conversation-tool-store';
-import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from './transfer';
+import { markConversationOutcome, transferCallOf } from '../conversation-tools/conversation-tool-store';
+import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from '../conversation-tools/transfer';
 
 /**
  * transfer_to_human on Telnyx (docs/features/conversation-tools.md#transfer_to_human). Call Control keeps the call up

@@ -1,7 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { connectCarrier, removeCarrierConnection, rotateCarrierSecrets } from '../../lib/carriers/connections';
-import { createOpenedConnections, verifiedConnection } from '../../lib/carriers/opened-connections';
+import {
+  connectCarrier,
+  removeCarrierConnection,
+  rotateCarrierSecrets,
+} from '../../lib/carrier-connections/connections';
+import { createOpenedConnections, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
 import { createWorkspace } from '../../lib/door/workspace-admin';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { useTestDatabase } from '../support/database';

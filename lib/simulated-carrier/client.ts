@@ -1,5 +1,5 @@
-import type { Carrier, CarrierCallSnapshot, CarrierDialRequest } from './carrier';
-import type { Transcript } from './transcript';
+import type { Carrier, CarrierCallSnapshot, CarrierDialRequest } from '../calls/carrier';
+import type { Transcript } from '../calls/transcript';
 import { createJsonHttp, type JsonHttpResponse } from '../http/json-http';
 
 /** Sockets kept open to the carrier: a worker's dials at once (its activity slots) need no more. */
