@@ -82,10 +82,11 @@ export interface AppServices {
    */
   relaySilenceMs?: number;
   /**
-   * A billed minute's length when a test call's relay socket times the closing line by the minutes its hold covers
-   * (api/carriers/relay-socket.ts TIME_UP_LEAD_MS): 60 s; tests shorten it to their carrier twin's time scale.
+   * A billed minute's length when a test call's time-up line is timed by the minutes its hold covers (the relay
+   * socket's, api/carriers/relay-socket.ts TIME_UP_LEAD_MS; the script walk's, api/carriers/script-calls.ts
+   * paidTimeLeftMs): 60 s; tests shorten it to their carrier twin's time scale.
    */
-  relayMinuteMs?: number;
+  testMinuteMs?: number;
   /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

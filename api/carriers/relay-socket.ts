@@ -115,7 +115,7 @@ const SPOKEN_WORD_MS = 400;
 /**
  * How long before a test call's time limit (the minutes its hold covers, which the carrier was dialed with) the agent
  * says the closing line and ends the conversation: the line's ten words take 4 s at 150 a minute, and the socket opens
- * a moment after the answer the carrier counts the limit from. Real time, scaled as a minute is (relayMinuteMs).
+ * a moment after the answer the carrier counts the limit from. Real time, scaled as a minute is (testMinuteMs).
  */
 export const TIME_UP_LEAD_MS = 10_000;
 
@@ -248,7 +248,7 @@ function converse(
     turns.push({ kind: 'silence', text: '', run: async () => (ended ? undefined : say(engine.onSilence!())) });
   // A test call out of the minutes its hold covers: the closing line (cutting a reply being said), then `end`, shortly
   // before the carrier's own time limit ends the call (docs/features/test-calls.md#length).
-  const minuteScale = (services.relayMinuteMs ?? 60_000) / 60_000;
+  const minuteScale = (services.testMinuteMs ?? 60_000) / 60_000;
   const closing =
     timeUp &&
     setTimeout(

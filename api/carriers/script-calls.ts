@@ -3,6 +3,7 @@ import { redactedTurnsOfCall } from '../../lib/compliance/compliance-store';
 import type { ConversationTurn } from '../../lib/dialogue/engine';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
+import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 
@@ -15,6 +16,9 @@ import type { AppServices } from '../app-services';
 /** A call's row as the script walk reads it. */
 export interface ScriptCallRow {
   id: string;
+  workspaceId: string;
+  /** campaign or test: a test call talks only the minutes its hold covers (paidTimeLeftMs). */
+  kind: string;
   status: string;
   voicemailLeftAt: Date | null;
   agent:
@@ -46,7 +50,7 @@ export async function scriptCallOf(
   const [call] = await poolSql(services.sql)<ScriptCallRow>(
     {
       name: 'carrier_script_call',
-      text: `SELECT c.id::text, c.status, c."voicemailLeftAt",
+      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, c.status, c."voicemailLeftAt",
                     CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('id', a.id, 'language', a.language, 'voiceId', a."voiceId",
                       'script', a.script, 'voicemailMessage', a."voicemailMessage",
                       'instructions', a.instructions, 'firstMessage', a."firstMessage",
@@ -81,6 +85,33 @@ export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
     disclosure: call.disclosure,
   };
 }
+
+/**
+ * How much of a test call's paid time is left (docs/features/test-calls.md#length), in the call's time: the minutes its
+ * hold covers (the limit it was dialed with) less the time since the answer, counted from the carrier's in-progress
+ * event or the call's first stored turn (the answer step's), whichever is earlier, on the database's clock; nothing
+ * of either yet: the answer is now. Null: no paid limit (a campaign's call, a test call recorded before billing).
+ * Real time is scaled as a minute is (testMinuteMs: tests on a fast carrier twin).
+ */
+export async function paidTimeLeftMs(services: AppServices, call: ScriptCallRow): Promise<number | null> {
+  if (call.kind !== 'test') return null;
+  const sql = poolSql(services.sql);
+  const limitMs = await testCallTimeLimitMs(sql, { workspaceId: call.workspaceId, callId: call.id });
+  if (limitMs === undefined) return null;
+  const [row] = await sql<{ elapsedMs: number | null }>(
+    {
+      name: 'carrier_call_talk_elapsed',
+      text: `SELECT greatest(0, extract(epoch FROM (now() AT TIME ZONE 'UTC') - least(
+                 (SELECT min(e."occurredAt") FROM "CallEvent" e WHERE e."callId" = $1::uuid AND e.status = 'in-progress'),
+                 (SELECT min(t."createdAt") FROM "CallTurn" t WHERE t."callId" = $1::uuid))) * 1000)::float8 AS "elapsedMs"`,
+    },
+    call.id,
+  );
+  return limitMs - (row?.elapsedMs ?? 0) / minuteScaleOf(services);
+}
+
+/** Real time per call time: 1, or less on a fast carrier twin (testMinuteMs). */
+export const minuteScaleOf = (services: AppServices) => (services.testMinuteMs ?? 60_000) / 60_000;
 
 /**
  * Stores a step's turns once per call, step and part, redacted first by the rules of the call's workspace

@@ -1,11 +1,10 @@
 import { NOW_UTC } from '../../lib/calls/call-lines';
-import { ANSWER_TIMEOUT_SECONDS } from '../../lib/carriers/script-walk';
 import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { scriptCallOf } from './script-calls';
-import { openTelnyxConnection, walkTelnyxStep } from './telnyx-walk';
+import { answerTimeoutMsOf, openTelnyxConnection, walkTelnyxStep } from './telnyx-walk';
 
 /**
  * A question nobody answers on Telnyx (docs/features/carriers.md#a-question-nobody-answers-on-telnyx). Twilio's Gather
@@ -39,10 +38,6 @@ const RETRY_MS = 1_000;
 
 /** The sweeps running on each process's services, woken by the waits armed there (armQuestionWait). */
 const sweepsOf = new WeakMap<AppServices, Set<(inMs: number) => void>>();
-
-/** The wait for an answer, unless the services say otherwise (tests on a fast twin): Twilio's Gather timeout. */
-export const answerTimeoutMsOf = (services: AppServices) =>
-  services.telnyxAnswerTimeoutMs ?? ANSWER_TIMEOUT_SECONDS * 1_000;
 
 /**
  * Question `step` of the call has been said: its answer is awaited until the timeout from now. Only forward: a wait

@@ -1,5 +1,11 @@
 import { openedConnectionsOf } from '../../lib/carrier-connections/opened-connections';
-import { relayWelcomeGreeting, scriptStepOf, type ScriptRequest } from '../../lib/carriers/script-walk';
+import { stepWithinPaidTime } from '../../lib/carriers/paid-time';
+import {
+  ANSWER_TIMEOUT_SECONDS,
+  relayWelcomeGreeting,
+  scriptStepOf,
+  type ScriptRequest,
+} from '../../lib/carriers/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
 import { telnyxHints, telnyxSpeaksOf } from '../../lib/carriers/telnyx/telnyx-script';
@@ -7,7 +13,7 @@ import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { telnyxSpeakVoiceOf } from '../../lib/carriers/telnyx/telnyx-voices';
 import { scriptGreeting } from '../../lib/dialogue/script-engine';
 import type { AppServices } from '../app-services';
-import { scriptCallOfRow, storeScriptTurns, type ScriptCallRow } from './script-calls';
+import { minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns, type ScriptCallRow } from './script-calls';
 
 /**
  * The live Telnyx connection of that id (a `telnyx` or `telnyx-twin` one), opened with the key ring, as this process
@@ -25,13 +31,20 @@ export async function openTelnyxConnection(services: AppServices, id: string): P
 }
 
 /**
+ * The wait for an answer (api/carriers/telnyx-question-waits.ts), unless the services say otherwise (tests on a fast
+ * twin): Twilio's Gather timeout.
+ */
+export const answerTimeoutMsOf = (services: AppServices) =>
+  services.telnyxAnswerTimeoutMs ?? ANSWER_TIMEOUT_SECONDS * 1_000;
+
+/**
  * One step of the agent's script walk on the call (lib/carriers/script-walk.ts): its turns stored once per call, step
  * and part (the voicemail message marking the call voicemailLeftAt), then its commands through the connection:
  * transcription started with the first question (hints from the agent's dictionaries), each line and question spoken
  * (command_ids per step and place: a step commanded again is said once), or the hang-up when the step says nothing and
- * ends the call. A command Telnyx refuses because the call has ended is dropped; any other failure throws, so that the
- * step is commanded again (Telnyx's retry of the webhook, or the question sweep's next pass). Answers whether turns
- * were stored.
+ * ends the call; a test call's step that its paid time left cannot hold is the time-up line instead. A command Telnyx
+ * refuses because the call has ended is dropped; any other failure throws, so that the step is commanded again
+ * (Telnyx's retry of the webhook, or the question sweep's next pass). Answers whether turns were stored.
  */
 export async function walkTelnyxStep(
   services: AppServices,
@@ -42,7 +55,14 @@ export async function walkTelnyxStep(
   request: ScriptRequest,
 ): Promise<boolean> {
   const scriptCall = scriptCallOfRow(call);
-  const step = scriptStepOf(scriptCall, request);
+  // A test call's paid time (lib/carriers/paid-time.ts): a step that does not fit, its question's whole wait included
+  // (armed later, by the question sweep), is the time-up line, then the hang-up once it is said. Not the voicemail.
+  const step = stepWithinPaidTime(scriptStepOf(scriptCall, request), {
+    leftMs: request.kind === 'voicemail' ? null : await paidTimeLeftMs(services, call),
+    language: scriptCall.agent?.language ?? 'en',
+    answerWaitSec: answerTimeoutMsOf(services) / minuteScaleOf(services) / 1_000,
+    clipWait: false,
+  });
   const stored = await storeScriptTurns(
     services,
     call.id,

@@ -22,7 +22,7 @@ import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
-import { scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { paidTimeLeftMs, scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
 
 /** The connection whose auth token verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TwilioConnection>();
@@ -229,6 +229,7 @@ export async function twilioCallTwiml(
       twimlUrl: twilioCallbackUrl(services.publicBaseUrl!, 'twiml', { connectionId: connection.id, attemptId }),
     },
     request,
+    await paidTimeLeftMs(services, call),
   );
   await storeScriptTurns(services, call.id, turns, request.kind === 'voicemail' && turns.length > 0);
   return twiml;

@@ -119,7 +119,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     conversationEngine: dependencies.conversationEngine,
     dialogue: dependencies.dialogue,
     relaySilenceMs: dependencies.relaySilenceMs,
-    relayMinuteMs: dependencies.relayMinuteMs,
+    testMinuteMs: dependencies.testMinuteMs,
     codecServer: dependencies.codecServer,
   };
   const server = createApp(services, { trustProxy: dependencies.trustProxy }).listen(0, '127.0.0.1');

@@ -33,7 +33,7 @@ const { api } = await startCarrierPath(db, {
   keyring,
   fallback: simulated.client,
   // No silence turn within a test: the silent caller below hears nothing more until the time is up.
-  api: { conversationEngine: 'relay', relayMinuteMs: 60_000 * TIME_SCALE, relaySilenceMs: 60_000 },
+  api: { conversationEngine: 'relay', testMinuteMs: 60_000 * TIME_SCALE, relaySilenceMs: 60_000 },
 });
 
 const callers = ['+14155587001', '+14155587002'];

@@ -8,6 +8,7 @@ import {
   type ScriptTurn,
 } from '../script-walk';
 import { RELAY_ATTEMPT_PARAMETER } from '../../conversation-relay/frames';
+import { stepWithinPaidTime } from '../paid-time';
 import { twilioRelayVoiceOf, twilioSayVoiceOf } from './twilio-voices';
 
 export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../script-walk';
@@ -53,15 +54,24 @@ export function twilioHints(terms: readonly string[]): string {
  * the transcript that step makes: the step's lines as `<Say>`, its question inside `<Gather input="speech">` whose
  * action is the next step (actionOnEmptyResult, so that silence reaches it too), or `<Hangup/>` after the lines.
  * Every `<Say>` has the agent's voice mapped to Twilio's (lib/carriers/twilio/twilio-voices.ts); a Gather listens in
- * the agent's language, with the agent's dictionaries as hints. Pure, as the walk is.
+ * the agent's language, with the agent's dictionaries as hints. `paidLeftMs`: a test call's paid time left (null: no
+ * limit). Pure, as the walk is.
  */
 export function twimlOfCall(
   call: TwimlCall,
   request: TwimlRequest = { kind: 'answer' },
+  paidLeftMs: number | null = null,
 ): { twiml: string; turns: ScriptTurn[] } {
   const agent = call.agent;
-  const { step, turns, lines, question } = scriptStepOf(call, request);
-  if (!agent) return { twiml: document('<Hangup/>'), turns };
+  if (!agent) return { twiml: document('<Hangup/>'), turns: scriptStepOf(call, request).turns };
+  // A test call's paid time (lib/carriers/paid-time.ts): a step that does not fit is the time-up line and the hang-up;
+  // a question's Gather waits no longer than the time left. Not the voicemail step: a machine is not told.
+  const { step, turns, lines, question, answerWaitSec } = stepWithinPaidTime(scriptStepOf(call, request), {
+    leftMs: request.kind === 'voicemail' ? null : paidLeftMs,
+    language: agent.language,
+    answerWaitSec: GATHER_TIMEOUT_SECONDS,
+    clipWait: true,
+  });
   const voice = twilioSayVoiceOf(agent.voiceId, agent.language);
   const say = (text: string) => (text ? `<Say${attributes(voice)}>${escapeXml(text)}</Say>` : '');
   const body = lines.map(say).join('');
@@ -72,7 +82,7 @@ export function twimlOfCall(
     method: 'POST',
     language: agent.language,
     hints: twilioHints(agent.hints ?? []) || undefined,
-    timeout: String(GATHER_TIMEOUT_SECONDS),
+    timeout: String(answerWaitSec),
     speechTimeout: GATHER_SPEECH_TIMEOUT,
     actionOnEmptyResult: 'true',
   });
