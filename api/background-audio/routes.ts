@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { UPLOAD_LIMITS } from '../../lib/background-audio/uploads';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
@@ -29,15 +30,15 @@ const assetSchema = z.object({
 const newAssetSchema = z.strictObject({
   slug: z
     .string()
-    .max(64)
+    .check(atMostCodePoints(64))
     .regex(/^[a-z0-9]+(?:-[a-z0-9]+)*$/, 'lowercase letters and digits in words joined by single hyphens')
     .describe(
       "Unique in the workspace, platform assets' slugs included (409 background_audio_slug_taken): lowercase letters and digits, words joined by `-`, at most 64.",
     ),
-  label: z.string().trim().min(1).max(100).describe('What people see: 1 to 100 characters.'),
+  label: z.string().trim().min(1).check(atMostCodePoints(100)).describe('What people see: 1 to 100 characters.'),
   audio: z
     .base64()
-    .max(UPLOAD_LIMITS.maxBase64Chars)
+    .check(atMostCodePoints(UPLOAD_LIMITS.maxBase64Chars))
     .describe(
       `The audio file in base64: WAV, MP3, Ogg Vorbis or FLAC (told by its content, not a name), at most ${UPLOAD_LIMITS.maxBytes} bytes (${UPLOAD_LIMITS.maxBase64Chars} characters), playing ${UPLOAD_LIMITS.minSecs} to ${UPLOAD_LIMITS.maxSecs} s. It is decoded with sox: what does not decode is refused (400 invalid_body, issue at audio).`,
     ),

@@ -5,6 +5,7 @@ import {
   CALL_ISSUE_LIMITS,
   CATEGORIES_NEEDING_A_NOTE,
 } from '../../lib/calls/issue-categories';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { callIntelligenceSchema } from '../../lib/call-intelligence/call-intelligence';
 import { transcriptSchema } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
@@ -73,7 +74,7 @@ const newIssueSchema = z
     category: z.enum(CALL_ISSUE_CATEGORY_NAMES).describe(CATEGORY_LIST),
     note: z
       .string()
-      .refine((note) => [...note].length <= noteLength, `at most ${noteLength} characters`)
+      .check(atMostCodePoints(noteLength))
       .default('')
       .describe(
         `What went wrong, at most ${noteLength} characters (code points), stored as sent; "" (the default) for none. ` +

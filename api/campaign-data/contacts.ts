@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { e164PhoneSchema } from '../../lib/phone';
@@ -12,7 +13,7 @@ export { MAX_CONTACTS } from '../../lib/campaigns/contact-limits';
 /** One contact of POST /campaigns/{id}/contacts; customers imported from a CRM connection are checked by it too. */
 export const contactInputSchema = z.object({
   phone: e164PhoneSchema,
-  name: z.string().max(200).optional(),
+  name: z.string().check(atMostCodePoints(200)).optional(),
   // Becomes the lead's fields when the campaign starts: the same caps.
   metadata: leadFieldsSchema.default({}),
 });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { callingWindowSchema } from '../../lib/dial-ladder/calling-window';
 import { dialLadderSchema } from '../../lib/dial-ladder/dial-ladder';
 import { ErrorCode } from '../../lib/error-codes';
@@ -11,7 +12,7 @@ import { campaignView, createCampaign, findOwnedCampaign, listCampaigns, updateC
 
 /** Settings a campaign is created with and can change while it is not stopped. */
 const campaignSettings = {
-  name: z.string().trim().min(1).max(200),
+  name: z.string().trim().min(1).check(atMostCodePoints(200)),
   acceptsLeadPush: z
     .boolean()
     .describe('A standing API campaign: accepts POST /v1/campaigns/{id}/leads (while not stopped).'),

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
 import type { OpenedCarrierConnection } from '../../lib/carrier-connections/connections';
 import { openedConnectionsOf, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
@@ -166,10 +167,18 @@ export async function receiveTwilioAmd(
 
 /** What a TwiML request says besides its call (Twilio sends more, kept as sent). */
 export const twilioTwimlRequestSchema = z.looseObject({
-  CallSid: z.string().max(100).optional(),
-  AnsweredBy: z.string().max(100).optional().describe('With synchronous detection: who answered.'),
-  SpeechResult: z.string().max(10_000).optional().describe("On a Gather's action: what the lead said."),
-  Confidence: z.string().max(40).optional().describe("On a Gather's action: the recognition's confidence, 0 to 1."),
+  CallSid: z.string().check(atMostCodePoints(100)).optional(),
+  AnsweredBy: z.string().check(atMostCodePoints(100)).optional().describe('With synchronous detection: who answered.'),
+  SpeechResult: z
+    .string()
+    .check(atMostCodePoints(10_000))
+    .optional()
+    .describe("On a Gather's action: what the lead said."),
+  Confidence: z
+    .string()
+    .check(atMostCodePoints(40))
+    .optional()
+    .describe("On a Gather's action: the recognition's confidence, 0 to 1."),
 });
 export type TwilioTwimlRequest = z.infer<typeof twilioTwimlRequestSchema>;
 

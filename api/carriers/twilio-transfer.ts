@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { hangupTwiml, sayThenHangupTwiml, transferTwiml } from '../../lib/carriers/twilio/twiml';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
 import { ErrorCode } from '../../lib/error-codes';
@@ -21,19 +22,27 @@ import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from '../conversation-tools
 
 /** <Connect action>'s request when a ConversationRelay session ends (Twilio sends more, kept as sent). */
 export const relayEndedRequestSchema = z.looseObject({
-  CallSid: z.string().max(100).optional(),
-  SessionId: z.string().max(100).optional(),
-  SessionStatus: z.string().max(40).optional().describe('ended (the application sent end), completed, or failed.'),
-  SessionDuration: z.string().max(40).optional(),
-  HandoffData: z.string().max(10_000).optional().describe("The end message's handoffData."),
+  CallSid: z.string().check(atMostCodePoints(100)).optional(),
+  SessionId: z.string().check(atMostCodePoints(100)).optional(),
+  SessionStatus: z
+    .string()
+    .check(atMostCodePoints(40))
+    .optional()
+    .describe('ended (the application sent end), completed, or failed.'),
+  SessionDuration: z.string().check(atMostCodePoints(40)).optional(),
+  HandoffData: z.string().check(atMostCodePoints(10_000)).optional().describe("The end message's handoffData."),
 });
 
 /** <Dial action>'s request (Twilio sends more, kept as sent). */
 export const transferEndedRequestSchema = z.looseObject({
-  CallSid: z.string().max(100).optional(),
-  DialCallStatus: z.string().max(40).optional().describe('completed, busy, no-answer, failed or canceled.'),
-  DialCallSid: z.string().max(100).optional(),
-  DialCallDuration: z.string().max(40).optional(),
+  CallSid: z.string().check(atMostCodePoints(100)).optional(),
+  DialCallStatus: z
+    .string()
+    .check(atMostCodePoints(40))
+    .optional()
+    .describe('completed, busy, no-answer, failed or canceled.'),
+  DialCallSid: z.string().check(atMostCodePoints(100)).optional(),
+  DialCallDuration: z.string().check(atMostCodePoints(40)).optional(),
 });
 
 async function callOf(services: AppServices, req: Request, attemptId: string) {

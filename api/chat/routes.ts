@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
 import { NDJSON_MEDIA_TYPE } from '../http/ndjson';
@@ -46,7 +47,7 @@ export const campaignChatRoutes = [
     tags: ['Campaign chat'],
     params: campaignParams,
     body: z.strictObject({
-      message: z.string().min(1).max(4000).describe('The question, 1 to 4000 characters.'),
+      message: z.string().min(1).check(atMostCodePoints(4000)).describe('The question, 1 to 4000 characters.'),
     }),
     responses: {
       200: { description: 'The answer as NDJSON events.', schema: chatEventSchema, contentType: NDJSON_MEDIA_TYPE },

@@ -1,5 +1,6 @@
 import express, { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
@@ -41,7 +42,7 @@ const codecBody = z.object({
     .array(
       z.object({
         metadata: z
-          .record(z.string().max(MAX_METADATA_KEY_CHARS), base64)
+          .record(z.string().check(atMostCodePoints(MAX_METADATA_KEY_CHARS)), base64)
           .refine((metadata) => Object.keys(metadata).length <= MAX_METADATA_ENTRIES, {
             message: `at most ${MAX_METADATA_ENTRIES} metadata entries`,
           })

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { defineRoute } from '../http/route';
 import { REDACTION_SWITCHES, getCompliance, putCompliance } from './compliance';
 
@@ -11,7 +12,7 @@ const disclosure = z
   .string()
   .trim()
   .min(1)
-  .max(MAX_DISCLOSURE_CHARACTERS)
+  .check(atMostCodePoints(MAX_DISCLOSURE_CHARACTERS))
   .refine((text) => !/\p{Cc}/u.test(text.replace(/[\n\t]/g, ' ')), 'must not hold control characters')
   .nullable()
   .describe(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { defineRoute } from '../http/route';
 import { storableInstantSchema } from '../http/storable-input';
 import { findCrmImport, importContactsFromCrm, listCrmImports } from './campaign-crm-import';
@@ -56,7 +57,7 @@ export const campaignCrmImportRoutes = [
       financialStatus: z
         .string()
         .min(1)
-        .max(100)
+        .check(atMostCodePoints(100))
         .optional()
         .describe('Only orders of this financial status, as the store writes it (paid, pending, refunded, ...).'),
       attributed: z

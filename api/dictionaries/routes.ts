@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { DICTIONARY_LIMITS, normaliseTerms } from '../../lib/dictionaries/dictionary-terms';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
@@ -36,18 +37,18 @@ const dictionarySettings = {
     .string()
     .trim()
     .min(1)
-    .max(nameLength)
+    .check(atMostCodePoints(nameLength))
     .describe(`Trimmed, 1 to ${nameLength} characters; need not be unique.`),
   description: z
     .string()
     .trim()
-    .max(descriptionLength)
+    .check(atMostCodePoints(descriptionLength))
     .describe(`Trimmed, at most ${descriptionLength} characters; "" (the default) for none.`),
   terms: termsSchema,
   externalId: z
     .string()
     .min(1)
-    .max(externalIdLength)
+    .check(atMostCodePoints(externalIdLength))
     .nullable()
     .describe(
       `The caller's own id for this dictionary, 1 to ${externalIdLength} characters, kept exactly as given; unique in the workspace ` +

@@ -1,8 +1,9 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 
 /** An idempotency key, in a header or a body: 1 to 255 characters. */
-const idempotencyKeySchema = z.string().min(1).max(255);
+const idempotencyKeySchema = z.string().min(1).check(atMostCodePoints(255));
 
 /** The Idempotency-Key header of a route where it is optional: undefined without one; 400 when it is not 1 to 255 characters. */
 export function optionalIdempotencyKey(req: Request): string | undefined {

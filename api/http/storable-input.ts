@@ -88,14 +88,3 @@ export const storableInstantSchema = z.iso
     const year = new Date(value).getUTCFullYear();
     return year >= 1 && year <= 9999;
   }, 'must fall in the years 0001 to 9999 (UTC)');
-
-/**
- * A string of at most `max` characters counted as JSON Schema counts them (Unicode code points: an emoji once), and
- * described so (maxLength). zod's own max counts UTF-16 code units, so an emoji-rich value the OpenAPI description
- * allows would be refused (the fuzzer found it on GET /whatsapp/webhook).
- */
-export const textOfAtMost = (max: number) =>
-  z
-    .string()
-    .refine((text) => text.length <= max || [...text].length <= max, `at most ${max} characters`)
-    .meta({ maxLength: max });

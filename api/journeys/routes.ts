@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { VARIABLE_TYPES, journeyDefinitionSchema, type VariableDescriptor } from '../../lib/journeys';
 import { JOURNEY_RUN_STATUSES } from '../../lib/journeys/run-statuses';
@@ -168,7 +169,7 @@ export const journeyRoutes = [
     body: z.strictObject({
       fields: leadFieldsSchema.default({}),
       phone: e164PhoneSchema.optional().describe('{{start.phone}}; also the number a whatsapp node messages.'),
-      name: z.string().max(200).optional(),
+      name: z.string().check(atMostCodePoints(200)).optional(),
     }),
     responses: { 201: { description: 'Started.', schema: runSchema } },
     errors: { 409: [ErrorCode.workflow_not_published], 503: [ErrorCode.temporal_unavailable] },
@@ -226,7 +227,7 @@ export const journeyRoutes = [
         .describe(
           "skip: the node's output, read by later nodes as {{<nodeId>.…}}. A review node's: { decision: approved|rejected, note }.",
         ),
-      note: z.string().max(2000).optional(),
+      note: z.string().check(atMostCodePoints(2000)).optional(),
     }),
     responses: { 200: { description: 'The run after the decision.', schema: runSchema } },
     errors: { 409: [ErrorCode.run_not_awaiting_decision], 503: [ErrorCode.temporal_unavailable] },

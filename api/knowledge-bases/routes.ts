@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
 import {
@@ -7,7 +8,6 @@ import {
   MAX_DOCUMENTS_PER_KNOWLEDGE_BASE,
   MAX_KNOWLEDGE_BASES_PER_WORKSPACE,
   addDocument,
-  charCountOf,
   createKnowledgeBase,
   deleteDocument,
   deleteKnowledgeBase,
@@ -24,8 +24,17 @@ const EDIT = { permission: 'chatbots.edit' } as const;
 const tags = ['Knowledge bases'];
 
 const knowledgeBaseFields = {
-  name: z.string().trim().min(1).max(200).describe('What the knowledge base is about, 1 to 200 characters.'),
-  description: z.string().trim().max(2000).describe('Free text, up to 2,000 characters; "" when none.'),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .check(atMostCodePoints(200))
+    .describe('What the knowledge base is about, 1 to 200 characters.'),
+  description: z
+    .string()
+    .trim()
+    .check(atMostCodePoints(2000))
+    .describe('Free text, up to 2,000 characters; "" when none.'),
 };
 
 const createdAt = z.string().describe('ISO 8601 instant it was created.');
@@ -55,17 +64,14 @@ const documentSchema = documentSummarySchema.extend({
 });
 
 const newDocumentSchema = z.strictObject({
-  title: z.string().trim().min(1).max(300).describe('1 to 300 characters.'),
+  title: z.string().trim().min(1).check(atMostCodePoints(300)).describe('1 to 300 characters.'),
   format: z
     .enum(DOCUMENT_FORMATS)
     .describe('`text` or `markdown`. PDF is not accepted (docs/features/knowledge-bases.md).'),
   content: z
     .string()
     .refine((text) => text.trim().length > 0, 'must hold some text')
-    .refine(
-      (text) => charCountOf(text) <= MAX_DOCUMENT_CHARACTERS,
-      `must be at most ${MAX_DOCUMENT_CHARACTERS} characters (Unicode code points)`,
-    )
+    .check(atMostCodePoints(MAX_DOCUMENT_CHARACTERS))
     .describe(
       `The document, stored exactly as sent: 1 to ${MAX_DOCUMENT_CHARACTERS} Unicode code points, not only whitespace (NUL and unpaired surrogates are refused, as everywhere).`,
     ),

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { e164PhoneSchema } from '../../lib/phone';
@@ -10,14 +11,14 @@ import { admitLeads, campaignAcceptingLeads, type Admission } from './leads';
 
 export const leadInputSchema = z.object({
   phone: e164PhoneSchema,
-  name: z.string().max(200).optional(),
+  name: z.string().check(atMostCodePoints(200)).optional(),
   fields: leadFieldsSchema.default({}),
 });
 
 const idempotencyKeySchema = z
   .string()
   .min(1)
-  .max(255)
+  .check(atMostCodePoints(255))
   .describe('The only deduplication key: the same key never dials twice; a new key dials the same phone again.');
 
 export const leadPushBodySchema = z.object({

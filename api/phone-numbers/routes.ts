@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { defineRoute } from '../http/route';
 import { listPhoneNumbers, routeInboundCalls } from './phone-numbers';
 
@@ -58,7 +59,7 @@ export const phoneNumberRoutes = [
     body: z.strictObject({
       inboundAgentId: z
         .string()
-        .max(200)
+        .check(atMostCodePoints(200))
         .nullable()
         .describe('An agent id of GET /agents (not deleted) to answer inbound calls; null: no agent.'),
     }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atLeastCodePoints, atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { scorecardSchema } from '../../lib/speech/scorecard';
 import { offsetQuery } from '../http/pagination';
@@ -90,7 +91,7 @@ const uploadSchema = z.strictObject({
   audio: z
     .base64()
     .min(1)
-    .max(SPEECH_UPLOAD_LIMITS.maxBase64Chars)
+    .check(atMostCodePoints(SPEECH_UPLOAD_LIMITS.maxBase64Chars))
     .describe(
       `The recording in base64: WAV, MP3, Ogg Vorbis or FLAC (told by its content), at most ${SPEECH_UPLOAD_LIMITS.maxBytes} bytes (${SPEECH_UPLOAD_LIMITS.maxBase64Chars} characters: the body is JSON of at most 1 MB), playing at most ${SPEECH_UPLOAD_LIMITS.maxSecs} s. All of it is decoded before it is taken: what does not decode is 422 recording_not_audio, what plays longer 422 recording_too_long; neither is charged.`,
     ),
@@ -99,11 +100,10 @@ const uploadSchema = z.strictObject({
     .uuid()
     .optional()
     .describe("The rep speaking (GET /speech/reps); another workspace's or unknown: 400."),
-  title: z.string().trim().min(1).max(200).optional(),
+  title: z.string().trim().min(1).check(atMostCodePoints(200)).optional(),
   language: z
     .string()
-    .min(2)
-    .max(35)
+    .check(atLeastCodePoints(2), atMostCodePoints(35))
     .regex(/^[A-Za-z]{2,8}(-[A-Za-z0-9]{1,8})*$/, 'a BCP 47 language tag')
     .default('en-US')
     .describe(

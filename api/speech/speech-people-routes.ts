@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { scorecardSchema } from '../../lib/speech/scorecard';
 import { defineRoute } from '../http/route';
@@ -48,7 +49,12 @@ function strictly<T extends z.ZodType>(schema: T): T {
 const EMAIL_ADDRESS =
   /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
-const teamName = z.string().trim().min(1).max(100).describe('Trimmed, 1 to 100 characters; unique in the workspace.');
+const teamName = z
+  .string()
+  .trim()
+  .min(1)
+  .check(atMostCodePoints(100))
+  .describe('Trimmed, 1 to 100 characters; unique in the workspace.');
 const teamBody = z.strictObject({ name: teamName });
 const teamSchema = z.object({
   id: z.string().uuid(),
@@ -58,10 +64,15 @@ const teamSchema = z.object({
 });
 
 const repSettings = {
-  name: z.string().trim().min(1).max(200).describe('Trimmed, 1 to 200 characters; need not be unique.'),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .check(atMostCodePoints(200))
+    .describe('Trimmed, 1 to 200 characters; need not be unique.'),
   email: z
     .string()
-    .max(254)
+    .check(atMostCodePoints(254))
     .regex(EMAIL_ADDRESS, 'a valid email address')
     .nullable()
     .describe(

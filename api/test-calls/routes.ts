@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
@@ -26,7 +27,7 @@ const testCallBodySchema = z.strictObject({
     ),
   lead: z
     .strictObject({
-      name: z.string().max(200).optional().describe('How the agent addresses the person called.'),
+      name: z.string().check(atMostCodePoints(200)).optional().describe('How the agent addresses the person called.'),
       fields: leadFieldsSchema
         .default({})
         .describe("The lead's fields the agent's script and extraction read, as a pushed lead's fields."),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { leadFieldsSchema } from '../../lib/campaigns/lead-fields';
 import { transcriptTurnSchema } from '../../lib/calls/transcript';
 import { ErrorCode } from '../../lib/error-codes';
@@ -19,7 +20,7 @@ const createBodySchema = z.strictObject({
     .describe('A live agent of the workspace (GET /agents): it holds the conversation, with its script and tools.'),
   lead: z
     .strictObject({
-      name: z.string().max(200).optional().describe('How the agent addresses the lead ({{name}}).'),
+      name: z.string().check(atMostCodePoints(200)).optional().describe('How the agent addresses the lead ({{name}}).'),
       phone: e164PhoneSchema
         .optional()
         .describe("The lead's number (E.164): schedule_callback reads times in its time zone (none: UTC)."),

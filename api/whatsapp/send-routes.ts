@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { e164PhoneSchema } from '../../lib/phone';
 import { optionalIdempotencyKey } from '../http/idempotency-key';
@@ -14,7 +15,7 @@ const sendSchema = z
       .strictObject({
         id: z.string().uuid().describe('An APPROVED template of the workspace (GET /whatsapp/templates).'),
         variables: z
-          .array(z.string().min(1).max(1024))
+          .array(z.string().min(1).check(atMostCodePoints(1024)))
           .max(100)
           .default([])
           .describe("The values of its variables, {{1}} first: exactly the template's variableCount."),
@@ -24,9 +25,14 @@ const sendSchema = z
     text: z
       .string()
       .min(1)
+      // UTF-16 code units, not code points (atMostCodePoints): the text goes to Meta as it is, whose documented
+      // "4096 characters" the WhatsApp twin (simulators/whatsapp/server.ts) counts in UTF-16 units; counting code
+      // points would take 4096 emoji (8192 units) that Meta may refuse after the send was charged and claimed.
       .max(4096)
       .optional()
-      .describe("Free-form text: only within 24 hours of the contact's last message to this sender."),
+      .describe(
+        "Free-form text: only within 24 hours of the contact's last message to this sender. At most 4096 UTF-16 code units, as Meta counts them: an emoji or other character beyond U+FFFF counts 2.",
+      ),
   })
   .refine((body) => (body.template === undefined) !== (body.text === undefined), {
     message: 'give exactly one of template and text',

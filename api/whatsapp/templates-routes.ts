@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import {
   checkTemplateBody,
@@ -22,12 +23,15 @@ const STATUSES = ['PENDING', 'APPROVED', 'REJECTED', 'PAUSED', 'DISABLED'] as co
 const templateBody = z
   .string()
   .min(1)
+  // UTF-16 code units, not code points (atMostCodePoints): the body goes to Meta as it is, whose documented
+  // "1024 characters" the WhatsApp twin (simulators/whatsapp/server.ts) counts in UTF-16 units; counting code points
+  // would take a body of 1024 emoji that Meta may refuse.
   .max(TEMPLATE_LIMITS.bodyLength)
   .superRefine((body, context) => {
     for (const message of checkTemplateBody(body).problems) context.addIssue({ code: 'custom', message, input: body });
   })
   .describe(
-    `1 to ${TEMPLATE_LIMITS.bodyLength} characters. Variables are numbered {{1}}, {{2}}, ... {{n}}: no spaces inside the braces, ` +
+    `1 to ${TEMPLATE_LIMITS.bodyLength} UTF-16 code units, as Meta counts them (an emoji or other character beyond U+FFFF counts 2). Variables are numbered {{1}}, {{2}}, ... {{n}}: no spaces inside the braces, ` +
       'no leading zeros, every number from 1 to n used (each as often as wanted, in any order); any other {{...}}, or a stray {{ or }}, is refused.',
   );
 
@@ -36,7 +40,7 @@ const newTemplateSchema = z
     name: z
       .string()
       .min(1)
-      .max(TEMPLATE_LIMITS.nameLength)
+      .check(atMostCodePoints(TEMPLATE_LIMITS.nameLength))
       .regex(TEMPLATE_NAME, 'lowercase letters, digits and underscores only')
       .describe(
         `The platform's rule: lowercase letters, digits and underscores, 1 to ${TEMPLATE_LIMITS.nameLength} characters. Unique with language in the workspace.`,
@@ -48,7 +52,7 @@ const newTemplateSchema = z
     category: z.enum(CATEGORIES).describe('Which prices its messages (docs/features/credits.md).'),
     body: templateBody,
     examples: z
-      .array(z.string().min(1).max(1024))
+      .array(z.string().min(1).check(atMostCodePoints(1024)))
       .max(100)
       .optional()
       .describe(

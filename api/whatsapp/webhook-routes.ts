@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import {
   WHATSAPP_UNKNOWN_RETRY_SECONDS,
@@ -6,13 +7,20 @@ import {
   whatsAppWebhookSchema,
 } from '../../lib/whatsapp/webhook';
 import { defineRoute } from '../http/route';
-import { textOfAtMost } from '../http/storable-input';
 import { assertSignedByWhatsApp, receiveWhatsAppWebhook, subscriptionChallenge } from './whatsapp-webhook';
 
 const subscriptionQuery = z.object({
-  'hub.mode': textOfAtMost(40).optional().describe('subscribe'),
-  'hub.verify_token': textOfAtMost(1000).optional().describe('The verify token this API is configured with.'),
-  'hub.challenge': textOfAtMost(1000).optional().describe('Answered back as it is when the token is right.'),
+  'hub.mode': z.string().check(atMostCodePoints(40)).optional().describe('subscribe'),
+  'hub.verify_token': z
+    .string()
+    .check(atMostCodePoints(1000))
+    .optional()
+    .describe('The verify token this API is configured with.'),
+  'hub.challenge': z
+    .string()
+    .check(atMostCodePoints(1000))
+    .optional()
+    .describe('Answered back as it is when the token is right.'),
 });
 
 export const whatsAppWebhookRoutes = [

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atLeastCodePoints, atMostCodePoints } from '../code-point-length';
 import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
 import { VOICES } from '../voices/voices';
 import { e164PhoneSchema } from '../phone';
@@ -38,8 +39,7 @@ const isGuid = (id: string) => z.guid().safeParse(id).success;
 /** A BCP 47 tag, stored in its canonical form (en-us -> en-US). */
 export const languageSchema = z
   .string()
-  .min(2)
-  .max(AGENT_LIMITS.languageChars)
+  .check(atLeastCodePoints(2), atMostCodePoints(AGENT_LIMITS.languageChars))
   .refine((tag) => canonicalLanguage(tag) !== null, { message: 'not a well-formed BCP 47 language tag (e.g. en-US)' })
   .transform((tag) => canonicalLanguage(tag)!)
   .describe('BCP 47 tag of the language the agent speaks (e.g. en-US); stored in its canonical form.');
@@ -60,8 +60,7 @@ const line = (min: number) =>
   z
     .string()
     .trim()
-    .min(min)
-    .max(AGENT_LIMITS.lineChars)
+    .check(atLeastCodePoints(min), atMostCodePoints(AGENT_LIMITS.lineChars))
     .refine((text) => text.split('{{').length - 1 <= AGENT_LIMITS.placeholdersPerLine, {
       message: `at most ${AGENT_LIMITS.placeholdersPerLine} {{placeholders}} in a line`,
     });
@@ -87,7 +86,7 @@ const extractionFieldSchema = z
     name: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'an identifier: a letter or _, then letters, digits or _')
-      .max(AGENT_LIMITS.fieldNameChars)
+      .check(atMostCodePoints(AGENT_LIMITS.fieldNameChars))
       .describe(
         'Identifier-like (letters, digits, _; not starting with a digit), unique within the agent ignoring case.',
       ),
@@ -95,11 +94,11 @@ const extractionFieldSchema = z
     description: z
       .string()
       .trim()
-      .max(AGENT_LIMITS.fieldDescriptionChars)
+      .check(atMostCodePoints(AGENT_LIMITS.fieldDescriptionChars))
       .default('')
       .describe('What the field holds, as the agent is told.'),
     allowedValues: z
-      .array(z.string().trim().min(1).max(AGENT_LIMITS.allowedValueChars))
+      .array(z.string().trim().min(1).check(atMostCodePoints(AGENT_LIMITS.allowedValueChars)))
       .min(1)
       .max(AGENT_LIMITS.allowedValues)
       .optional()
@@ -157,7 +156,7 @@ export const documentIdsSchema = uniqueIds(AGENT_LIMITS.documents).describe(
 export const backgroundAudioIdSchema = z
   .string()
   .min(1)
-  .max(200)
+  .check(atMostCodePoints(200))
   // An upload's id as PostgreSQL prints it, so that the stored id compares equal to the row's.
   .transform((id) => (isGuid(id) ? id.toLowerCase() : id))
   .nullable()
@@ -166,7 +165,7 @@ export const backgroundAudioIdSchema = z
   );
 
 /** A text setting of an agent: trimmed, 1 to `maxChars` characters, or null. */
-const optionalText = (maxChars: number) => z.string().trim().min(1).max(maxChars).nullable();
+const optionalText = (maxChars: number) => z.string().trim().min(1).check(atMostCodePoints(maxChars)).nullable();
 
 export const voicemailMessageSchema = optionalText(AGENT_LIMITS.lineChars).describe(
   'What the agent leaves on an answering machine after its beep ({{name}} and {{<lead field>}} filled, as in the ' +
@@ -200,7 +199,12 @@ export function backgroundAudioReference(id: string): { platform: true } | { upl
 
 /** Settings an agent is created with; PATCH takes any of them, each replaced whole. */
 export const agentSettings = {
-  name: z.string().trim().min(1).max(AGENT_LIMITS.nameChars).describe('1 to 200 characters once trimmed.'),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .check(atMostCodePoints(AGENT_LIMITS.nameChars))
+    .describe('1 to 200 characters once trimmed.'),
   language: languageSchema,
   voiceId: voiceIdSchema,
   script: scriptSchema,

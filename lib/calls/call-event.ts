@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import { CARRIER_CALL_STATES } from './call-states';
 
 /**
@@ -6,12 +7,20 @@ import { CARRIER_CALL_STATES } from './call-states';
  * carrier sends exactly this; an adapter of a real carrier maps its own callback to it).
  */
 export const callEventSchema = z.object({
-  eventId: z.string().min(1).max(200).describe("The carrier's id of this event: a second delivery changes nothing."),
-  providerCallId: z.string().min(1).max(200).describe("The carrier's id of the call, as dial answered it."),
+  eventId: z
+    .string()
+    .min(1)
+    .check(atMostCodePoints(200))
+    .describe("The carrier's id of this event: a second delivery changes nothing."),
+  providerCallId: z
+    .string()
+    .min(1)
+    .check(atMostCodePoints(200))
+    .describe("The carrier's id of the call, as dial answered it."),
   attemptId: z
     .string()
     .min(1)
-    .max(200)
+    .check(atMostCodePoints(200))
     .optional()
     .describe('The attempt id the call was dialed with (the call is found by it until the dial has answered).'),
   status: z.enum(CARRIER_CALL_STATES).describe('The state the event reports (a call never moves backwards).'),
@@ -23,7 +32,7 @@ export const callEventSchema = z.object({
   durationMs: z.number().int().min(0).nullable().optional().describe('Talk time, on a terminal event.'),
   reason: z
     .string()
-    .max(200)
+    .check(atMostCodePoints(200))
     .nullable()
     .optional()
     .describe('Why a call failed; invalid_number maps to the outcome invalid_number.'),

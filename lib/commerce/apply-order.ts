@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import type { Database } from '../database';
 import { normalizeE164 } from '../phone';
 import { isUniqueViolation } from '../prisma-errors';
@@ -31,8 +32,8 @@ const shopifyOrderSchema = z.object({
   id: z.union([z.number().int().nonnegative(), z.string().regex(/^\d{1,20}$/)]).transform(String),
   name: text,
   order_number: z.number().int().nullish(),
-  currency: z.string().trim().min(1).max(16),
-  total_price: z.string().trim().min(1).max(64),
+  currency: z.string().trim().min(1).check(atMostCodePoints(16)),
+  total_price: z.string().trim().min(1).check(atMostCodePoints(64)),
   financial_status: text,
   fulfillment_status: text,
   created_at: storeTime,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atLeastCodePoints, atMostCodePoints } from '../code-point-length';
 import type { Database } from '../database';
 import { ConflictError, NotFoundError } from '../operator-refusals';
 import { boundAdditionalData, rowOnlyAdditionalData } from '../secrets/binding';
@@ -28,8 +29,7 @@ export type CrmAdminProvider = (typeof CRM_ADMIN_PROVIDERS)[number];
 /** An Admin API access token as Shopify issues them (shpat_..., shpca_..., ...): printable, no whitespace. */
 export const adminTokenSchema = z
   .string()
-  .min(8, 'must be an Admin API access token')
-  .max(500)
+  .check(atLeastCodePoints(8, 'must be an Admin API access token'), atMostCodePoints(500))
   .regex(/^[\x21-\x7e]+$/, 'must be an Admin API access token (printable characters, no spaces)');
 
 export const adminBaseUrlSchema = z

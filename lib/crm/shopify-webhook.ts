@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import { sameDigest } from '../timing-safe';
 
 /**
@@ -26,7 +27,7 @@ export const shopDomainSchema = z
   .string()
   .trim()
   .toLowerCase()
-  .max(255)
+  .check(atMostCodePoints(255))
   .regex(/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/, 'must be a shop domain, <name>.myshopify.com');
 
 /** The header value for this very body: base64 of its HMAC-SHA256 with the secret. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 
 /**
  * A base URL a workspace gives for an outside service (a carrier's, a sheet provider's), checked and stored
@@ -10,7 +11,7 @@ export const BASE_URL_MAX_CHARS = 2048;
 export const baseUrlSchema = z
   .string()
   .trim()
-  .max(BASE_URL_MAX_CHARS)
+  .check(atMostCodePoints(BASE_URL_MAX_CHARS))
   .url()
   .refine((value) => /^https?:\/\//.test(value), 'must be an http(s) URL')
   .transform(withoutTrailingSlashes);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import { CALL_OUTCOMES } from '../calls/call-outcomes';
 import { descriptor, type VariableDescriptor } from './descriptor';
 import {
@@ -46,7 +47,7 @@ export const MAX_EDGES = 400;
 const nodeIdSchema = z
   .string()
   .min(1)
-  .max(64)
+  .check(atMostCodePoints(64))
   .regex(/^[A-Za-z][A-Za-z0-9_-]*$/, 'a letter, then letters, digits, "_" or "-"');
 
 /**
@@ -64,7 +65,7 @@ export const journeyDefinitionSchema: z.ZodType<JourneyDefinition> = z.object({
         type: z
           .string()
           .min(1)
-          .max(64)
+          .check(atMostCodePoints(64))
           .describe(`One of ${NODE_TYPES.join(', ')}.`),
         position: z
           .object({ x: z.number(), y: z.number() })
@@ -76,13 +77,13 @@ export const journeyDefinitionSchema: z.ZodType<JourneyDefinition> = z.object({
   edges: z
     .array(
       z.object({
-        id: z.string().min(1).max(200),
-        source: z.string().min(1).max(64),
-        target: z.string().min(1).max(64),
+        id: z.string().min(1).check(atMostCodePoints(200)),
+        source: z.string().min(1).check(atMostCodePoints(64)),
+        target: z.string().min(1).check(atMostCodePoints(64)),
         sourceHandle: z
           .string()
           .min(1)
-          .max(64)
+          .check(atMostCodePoints(64))
           .optional()
           .describe('On edges leaving a branch node: the rule handle (or default handle) the edge belongs to.'),
       }),

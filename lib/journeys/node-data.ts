@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import { VARIABLE_PATH_SOURCE } from './descriptor';
 
 // The schemas of each node type's data, apart from the rest of the journey definition so that journey
@@ -19,11 +20,12 @@ export const NODE_TYPES = [
 ] as const;
 export type NodeType = (typeof NODE_TYPES)[number];
 
-const template = (what: string) => z.string().max(10_000).describe(`${what} May contain {{variable}} references.`);
+const template = (what: string) =>
+  z.string().check(atMostCodePoints(10_000)).describe(`${what} May contain {{variable}} references.`);
 const identifier = z
   .string()
   .min(1)
-  .max(64)
+  .check(atMostCodePoints(64))
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a letter or "_", then letters, digits or "_"');
 const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM, 24-hour');
 
@@ -54,7 +56,7 @@ const startDataSchema = z
           .object({
             name: identifier.describe('Read as {{start.fields.<name>}}.'),
             type: z.enum(LEAD_FIELD_TYPES),
-            description: z.string().max(500).optional(),
+            description: z.string().check(atMostCodePoints(500)).optional(),
             required: z.boolean().optional().describe('A lead without this field is refused.'),
           })
           .strict(),
@@ -73,7 +75,7 @@ const endDataSchema = z
     outcome: z
       .string()
       .min(1)
-      .max(64)
+      .check(atMostCodePoints(64))
       .optional()
       .describe('Label recorded on the run when it ends here, e.g. "converted".'),
   })
@@ -84,7 +86,7 @@ const callDataSchema = z
     agentId: z
       .string()
       .min(1)
-      .max(200)
+      .check(atMostCodePoints(200))
       .optional()
       .describe("The AI agent placing the call; the campaign's agent when absent."),
     message: template('Opening line or extra instructions for the agent.').optional(),
@@ -93,7 +95,11 @@ const callDataSchema = z
 
 const whatsappDataSchema = z
   .object({
-    templateName: z.string().min(1).max(512).describe('Name of an approved WhatsApp message template.'),
+    templateName: z
+      .string()
+      .min(1)
+      .check(atMostCodePoints(512))
+      .describe('Name of an approved WhatsApp message template.'),
     language: z
       .string()
       .regex(/^[a-z]{2,3}(_[A-Z]{2})?$/, 'a language code such as en or pt_BR')
@@ -118,12 +124,23 @@ const conditionSchema = z
       .describe(
         'Path of the variable tested, without braces; a trailing "?" allows reading one set on some paths only.',
       ),
-    operator: z.string().min(1).max(32).describe("Which operators apply depends on the variable's type."),
-    value: z.union([z.string().max(1000), z.number(), z.boolean(), z.array(z.string().max(1000)).max(100)]).optional(),
+    operator: z
+      .string()
+      .min(1)
+      .check(atMostCodePoints(32))
+      .describe("Which operators apply depends on the variable's type."),
+    value: z
+      .union([
+        z.string().check(atMostCodePoints(1000)),
+        z.number(),
+        z.boolean(),
+        z.array(z.string().check(atMostCodePoints(1000))).max(100),
+      ])
+      .optional(),
   })
   .strict();
 
-const handle = z.string().min(1).max(64);
+const handle = z.string().min(1).check(atMostCodePoints(64));
 
 const branchDataSchema = z
   .object({
@@ -182,7 +199,11 @@ const webhookDataSchema = z
 
 const reviewDataSchema = z
   .object({
-    instructions: z.string().min(1).max(2000).describe('What the reviewer should check before deciding.'),
+    instructions: z
+      .string()
+      .min(1)
+      .check(atMostCodePoints(2000))
+      .describe('What the reviewer should check before deciding.'),
   })
   .strict();
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import { normaliseWords } from './words';
 
 const term = (max: number) =>
@@ -6,7 +7,7 @@ const term = (max: number) =>
     .string()
     .trim()
     .min(1)
-    .max(max)
+    .check(atMostCodePoints(max))
     .refine((text) => normaliseWords(text).length > 0, 'must contain a letter or a digit');
 
 /**

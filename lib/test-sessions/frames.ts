@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import { DIALOGUE_TOOL_NAMES } from '../dialogue/tools';
 import { TEST_SESSION_END_REASONS, TEST_SESSION_OUTCOMES } from './test-session-store';
 
@@ -21,13 +22,13 @@ const storableText = (schema: z.ZodString) =>
 /** What the lead says: one complete utterance. */
 export const messageFrameSchema = z.strictObject({
   type: z.literal('message'),
-  text: storableText(z.string().trim().min(1).max(MAX_MESSAGE_LENGTH)),
+  text: storableText(z.string().trim().min(1).check(atMostCodePoints(MAX_MESSAGE_LENGTH))),
 });
 
 /** The lead spoke over the agent, who had said `heardUntil` of its last answer (optional: a text client rarely does). */
 export const interruptFrameSchema = z.strictObject({
   type: z.literal('interrupt'),
-  heardUntil: storableText(z.string().max(MAX_MESSAGE_LENGTH)),
+  heardUntil: storableText(z.string().check(atMostCodePoints(MAX_MESSAGE_LENGTH))),
 });
 
 /** The developer ends the session. */

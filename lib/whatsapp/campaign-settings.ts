@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import type { Database } from '../database';
 import { ErrorCode } from '../error-codes';
 import { Refusal } from '../refusal';
@@ -11,10 +12,19 @@ import { callingWindowSchema } from '../dial-ladder/calling-window';
  */
 export const templateVariableSourceSchema = z.union([
   z.strictObject({
-    field: z.string().min(1).max(100).describe("The lead's field: name, phone, or one of its fields."),
-    fallback: z.string().min(1).max(1024).optional().describe('Used when the lead lacks the field.'),
+    field: z
+      .string()
+      .min(1)
+      .check(atMostCodePoints(100))
+      .describe("The lead's field: name, phone, or one of its fields."),
+    fallback: z
+      .string()
+      .min(1)
+      .check(atMostCodePoints(1024))
+      .optional()
+      .describe('Used when the lead lacks the field.'),
   }),
-  z.strictObject({ value: z.string().min(1).max(1024).describe('The same text for every lead.') }),
+  z.strictObject({ value: z.string().min(1).check(atMostCodePoints(1024)).describe('The same text for every lead.') }),
 ]);
 
 /** A WHATSAPP campaign's messaging as stored (WhatsAppCampaignSettings): PUT /whatsapp/campaigns/{id}. */

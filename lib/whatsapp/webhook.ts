@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { z } from 'zod';
+import { atMostCodePoints } from '../code-point-length';
 import { sameHexDigest } from '../timing-safe';
 
 /**
@@ -52,24 +53,24 @@ const unixSeconds = z
 
 const providerError = z.object({
   code: z.number().int(),
-  title: z.string().max(500).optional(),
-  message: z.string().max(2000).optional(),
-  error_data: z.object({ details: z.string().max(2000).optional() }).optional(),
+  title: z.string().check(atMostCodePoints(500)).optional(),
+  message: z.string().check(atMostCodePoints(2000)).optional(),
+  error_data: z.object({ details: z.string().check(atMostCodePoints(2000)).optional() }).optional(),
 });
 
 /** One status of an outbound message (value.statuses[]). */
 export const whatsAppStatusSchema = z.object({
-  id: z.string().min(1).max(200).describe('The message id (wamid...) the send answered.'),
+  id: z.string().min(1).check(atMostCodePoints(200)).describe('The message id (wamid...) the send answered.'),
   status: z
     .string()
     .min(1)
-    .max(40)
+    .check(atMostCodePoints(40))
     .describe('sent, delivered, read or failed (another value is recorded and changes nothing).'),
   timestamp: unixSeconds.describe('When the status was reached, unix seconds.'),
-  recipient_id: z.string().max(40).optional(),
+  recipient_id: z.string().check(atMostCodePoints(40)).optional(),
   biz_opaque_callback_data: z
     .string()
-    .max(512)
+    .check(atMostCodePoints(512))
     .optional()
     .describe(
       "What the send gave to echo: the service's own message id, which finds a message whose wamid is not recorded yet.",
@@ -83,35 +84,35 @@ export const whatsAppInboundMessageSchema = z.object({
     .string()
     .regex(/^\d{6,15}$/)
     .describe("The contact's number, digits without +."),
-  id: z.string().min(1).max(200).describe('The message id (wamid...).'),
+  id: z.string().min(1).check(atMostCodePoints(200)).describe('The message id (wamid...).'),
   timestamp: unixSeconds.describe('When the contact sent it, unix seconds.'),
-  type: z.string().min(1).max(40).describe('text, image, button, interactive, ...'),
-  text: z.object({ body: z.string().max(4096) }).optional(),
-  button: z.object({ text: z.string().max(4096).optional() }).optional(),
+  type: z.string().min(1).check(atMostCodePoints(40)).describe('text, image, button, interactive, ...'),
+  text: z.object({ body: z.string().check(atMostCodePoints(4096)) }).optional(),
+  button: z.object({ text: z.string().check(atMostCodePoints(4096)).optional() }).optional(),
   interactive: z
     .object({
-      button_reply: z.object({ title: z.string().max(4096).optional() }).optional(),
-      list_reply: z.object({ title: z.string().max(4096).optional() }).optional(),
+      button_reply: z.object({ title: z.string().check(atMostCodePoints(4096)).optional() }).optional(),
+      list_reply: z.object({ title: z.string().check(atMostCodePoints(4096)).optional() }).optional(),
     })
     .optional(),
-  image: z.object({ caption: z.string().max(4096).optional() }).optional(),
-  video: z.object({ caption: z.string().max(4096).optional() }).optional(),
-  document: z.object({ caption: z.string().max(4096).optional() }).optional(),
+  image: z.object({ caption: z.string().check(atMostCodePoints(4096)).optional() }).optional(),
+  video: z.object({ caption: z.string().check(atMostCodePoints(4096)).optional() }).optional(),
+  document: z.object({ caption: z.string().check(atMostCodePoints(4096)).optional() }).optional(),
 });
 
 const messagesChange = z.object({
   field: z.literal('messages'),
   value: z.object({
-    messaging_product: z.string().max(40).optional(),
+    messaging_product: z.string().check(atMostCodePoints(40)).optional(),
     metadata: z.object({
-      display_phone_number: z.string().max(40).optional(),
-      phone_number_id: z.string().min(1).max(200).describe("The sender's phone_number_id."),
+      display_phone_number: z.string().check(atMostCodePoints(40)).optional(),
+      phone_number_id: z.string().min(1).check(atMostCodePoints(200)).describe("The sender's phone_number_id."),
     }),
     contacts: z
       .array(
         z.object({
-          wa_id: z.string().max(40).optional(),
-          profile: z.object({ name: z.string().max(500).optional() }).optional(),
+          wa_id: z.string().check(atMostCodePoints(40)).optional(),
+          profile: z.object({ name: z.string().check(atMostCodePoints(500)).optional() }).optional(),
         }),
       )
       .max(1000)
@@ -122,7 +123,7 @@ const messagesChange = z.object({
 });
 
 /** Meta's ids are numbers in JSON; kept as their decimal string. */
-const templateId = z.union([z.string().min(1).max(200), z.number().int()]).transform(String);
+const templateId = z.union([z.string().min(1).check(atMostCodePoints(200)), z.number().int()]).transform(String);
 
 const templateStatusChange = z.object({
   field: z.literal('message_template_status_update'),
@@ -130,14 +131,19 @@ const templateStatusChange = z.object({
     event: z
       .string()
       .min(1)
-      .max(60)
+      .check(atMostCodePoints(60))
       .describe(
         'APPROVED, REJECTED, PAUSED, DISABLED or PENDING; others (PENDING_DELETION, FLAGGED, ...) change nothing.',
       ),
     message_template_id: templateId,
-    message_template_name: z.string().max(512).optional(),
-    message_template_language: z.string().max(20).optional(),
-    reason: z.string().max(1000).nullable().optional().describe('REJECTED: why (INVALID_FORMAT, ...).'),
+    message_template_name: z.string().check(atMostCodePoints(512)).optional(),
+    message_template_language: z.string().check(atMostCodePoints(20)).optional(),
+    reason: z
+      .string()
+      .check(atMostCodePoints(1000))
+      .nullable()
+      .optional()
+      .describe('REJECTED: why (INVALID_FORMAT, ...).'),
   }),
 });
 
@@ -145,10 +151,10 @@ const templateQualityChange = z.object({
   field: z.literal('message_template_quality_update'),
   value: z.object({
     message_template_id: templateId,
-    previous_quality_score: z.string().max(40).optional(),
-    new_quality_score: z.string().min(1).max(40).describe('GREEN, YELLOW, RED or UNKNOWN.'),
-    message_template_name: z.string().max(512).optional(),
-    message_template_language: z.string().max(20).optional(),
+    previous_quality_score: z.string().check(atMostCodePoints(40)).optional(),
+    new_quality_score: z.string().min(1).check(atMostCodePoints(40)).describe('GREEN, YELLOW, RED or UNKNOWN.'),
+    message_template_name: z.string().check(atMostCodePoints(512)).optional(),
+    message_template_language: z.string().check(atMostCodePoints(20)).optional(),
   }),
 });
 
@@ -162,7 +168,7 @@ const otherChange = z.object({
   field: z
     .string()
     .min(1)
-    .max(200)
+    .check(atMostCodePoints(200))
     .refine((field) => !(APPLIED_WHATSAPP_FIELDS as readonly string[]).includes(field), 'a field of its own shape')
     .describe('Any other subscribed field: recorded and ignored.'),
   value: z.unknown(),
@@ -173,7 +179,7 @@ export const whatsAppWebhookSchema = z.object({
   entry: z
     .array(
       z.object({
-        id: z.string().min(1).max(200).describe('The WhatsApp Business Account id.'),
+        id: z.string().min(1).check(atMostCodePoints(200)).describe('The WhatsApp Business Account id.'),
         time: z.number().int().min(0).optional().describe('When the change happened, unix seconds (template events).'),
         changes: z.array(z.union([messagesChange, templateStatusChange, templateQualityChange, otherChange])).max(1000),
       }),

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { atMostCodePoints } from '../../code-point-length';
 import type { AnsweredByEvent } from '../../calls/call-end';
 import type { CallEvent } from '../../calls/call-event';
 import { answeredByOfTelnyx, endOfTelnyxHangup } from './telnyx-states';
@@ -10,19 +11,23 @@ export const TELNYX_TIMESTAMP_HEADER = 'telnyx-timestamp';
 /** What the product reads of a Call Control webhook; Telnyx sends more (kept as sent). */
 export const telnyxWebhookSchema = z.looseObject({
   data: z.looseObject({
-    event_type: z.string().min(1).max(100).describe('call.initiated, call.answered, call.hangup, ...'),
-    id: z.string().min(1).max(200).describe("The event's id: a copy delivered again has the same."),
-    occurred_at: z.string().max(100).optional(),
+    event_type: z
+      .string()
+      .min(1)
+      .check(atMostCodePoints(100))
+      .describe('call.initiated, call.answered, call.hangup, ...'),
+    id: z.string().min(1).check(atMostCodePoints(200)).describe("The event's id: a copy delivered again has the same."),
+    occurred_at: z.string().check(atMostCodePoints(100)).optional(),
     payload: z.looseObject({
-      call_control_id: z.string().min(1).max(400),
-      client_state: z.string().max(4000).nullish(),
-      hangup_cause: z.string().max(100).optional(),
-      sip_hangup_cause: z.string().max(20).optional(),
-      result: z.string().max(100).optional().describe("Answering-machine detection's result."),
-      status: z.string().max(100).optional(),
+      call_control_id: z.string().min(1).check(atMostCodePoints(400)),
+      client_state: z.string().check(atMostCodePoints(4000)).nullish(),
+      hangup_cause: z.string().check(atMostCodePoints(100)).optional(),
+      sip_hangup_cause: z.string().check(atMostCodePoints(20)).optional(),
+      result: z.string().check(atMostCodePoints(100)).optional().describe("Answering-machine detection's result."),
+      status: z.string().check(atMostCodePoints(100)).optional(),
       transcription_data: z
         .looseObject({
-          transcript: z.string().max(10_000),
+          transcript: z.string().check(atMostCodePoints(10_000)),
           confidence: z.number().optional(),
           is_final: z.boolean().optional(),
         })

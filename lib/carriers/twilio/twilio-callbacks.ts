@@ -1,6 +1,7 @@
 import { timingSafeEqual } from 'node:crypto';
 import twilio from 'twilio';
 import { z } from 'zod';
+import { atMostCodePoints } from '../../code-point-length';
 import type { AnsweredByEvent } from '../../calls/call-end';
 import type { CallEvent } from '../../calls/call-event';
 import { isTerminalCallState } from '../../calls/call-states';
@@ -56,22 +57,22 @@ export const twilioStatusCallbackSchema = z.looseObject({
     .regex(/^\d{1,9}$/)
     .optional()
     .describe("The order of this callback among the call's."),
-  Timestamp: z.string().max(100).optional().describe('When the state changed (RFC 2822).'),
+  Timestamp: z.string().check(atMostCodePoints(100)).optional().describe('When the state changed (RFC 2822).'),
   CallDuration: z
     .string()
     .regex(/^\d{1,9}$/)
     .optional()
     .describe('Seconds of talk, on the end.'),
-  AnsweredBy: z.string().max(100).optional(),
-  SipResponseCode: z.string().max(10).optional(),
+  AnsweredBy: z.string().check(atMostCodePoints(100)).optional(),
+  SipResponseCode: z.string().check(atMostCodePoints(10)).optional(),
 });
 export type TwilioStatusCallback = z.infer<typeof twilioStatusCallbackSchema>;
 
 /** The asynchronous answering-machine detection's callback (AsyncAmdStatusCallback). */
 export const twilioAmdCallbackSchema = z.looseObject({
   CallSid: sid,
-  AnsweredBy: z.enum(TWILIO_ANSWERED_BY).or(z.string().max(100)),
-  MachineDetectionDuration: z.string().max(20).optional(),
+  AnsweredBy: z.enum(TWILIO_ANSWERED_BY).or(z.string().check(atMostCodePoints(100))),
+  MachineDetectionDuration: z.string().check(atMostCodePoints(20)).optional(),
 });
 export type TwilioAmdCallback = z.infer<typeof twilioAmdCallbackSchema>;
 
