@@ -70,6 +70,8 @@ export class BaseUrlRequestClient extends twilio.RequestClient {
     this.base = new URL(baseUrl.replace(/\/+$/, ''));
     this.timeoutMs = options?.timeout ?? DEFAULT_TIMEOUT_MS;
     this.bodyCapBytes = options?.bodyCapBytes ?? TWILIO_BODY_CAP_BYTES;
+    // The SDK's own client (sending when HTTP_PROXY or TWILIO_CA_BUNDLE is set) is capped too, by axios's own option.
+    this.axios.defaults.maxContentLength = this.bodyCapBytes;
   }
 
   override async request<TData>(opts: RequestClient.RequestOptions<TData>) {
