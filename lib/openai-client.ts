@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { cappedFetch } from './http/capped-fetch';
 
 /**
  * The official `openai` SDK as this product uses it for any OpenAI-compatible chat completions endpoint: the model
@@ -16,6 +17,17 @@ export interface OpenAiEndpoint {
 }
 
 /**
+ * The most of a model's answer read, streamed or not. Its largest legitimate answer is MODEL_MAX_TOKENS_CHAT's most,
+ * 8,192 tokens, streamed: each token an event repeating its JSON framing, some 200 bytes, about 1.6 MB (16,384 tokens
+ * of call intelligence, not streamed, are well under 1 MB). 4 MiB leaves twice that; an answer past it is a broken or
+ * hostile endpoint: it is cut and the request fails (`EBODYCAP`) instead of filling the process's memory.
+ */
+export const MODEL_BODY_CAP_BYTES = 4 * 1024 * 1024;
+
+/** `fetch` of every model request: capped at MODEL_BODY_CAP_BYTES, a streamed answer still streaming. */
+export const modelFetch = cappedFetch(MODEL_BODY_CAP_BYTES);
+
+/**
  * A client of the endpoint with the SDK's retries off (`maxRetries: 0`): each caller decides what a failure costs (the
  * dialogue engine apologises at once; call intelligence falls back to its rules).
  */
@@ -26,6 +38,7 @@ export function openAiClient(endpoint: OpenAiEndpoint): OpenAI {
     apiKey: endpoint.apiKey ?? 'no-key',
     maxRetries: 0,
     timeout: endpoint.timeoutMs,
+    fetch: modelFetch,
   });
 }
 

@@ -2,6 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import twilio from 'twilio';
 import type RequestClient from 'twilio/lib/base/RequestClient';
+import { bodyCapError, declaredOverCap, PROVIDER_BODY_CAP_BYTES } from '../http/capped-fetch';
 
 /** The SDK's default request timeout (RequestClient's DEFAULT_TIMEOUT). */
 const DEFAULT_TIMEOUT_MS = 30_000;
@@ -11,7 +12,7 @@ const DEFAULT_TIMEOUT_MS = 30_000;
  * of about 2 KB each, ~100 KB). An answer past 1 MiB is not Twilio's, or not one we can use: the request is cut and
  * fails, instead of its body filling the process's memory.
  */
-export const TWILIO_BODY_CAP_BYTES = 1024 * 1024;
+export const TWILIO_BODY_CAP_BYTES = PROVIDER_BODY_CAP_BYTES;
 
 /**
  * Sockets kept open to each host between requests. A dialer sends bursts of creates: the SDK's own agent keeps 5
@@ -69,6 +70,8 @@ export class BaseUrlRequestClient extends twilio.RequestClient {
     this.base = new URL(baseUrl.replace(/\/+$/, ''));
     this.timeoutMs = options?.timeout ?? DEFAULT_TIMEOUT_MS;
     this.bodyCapBytes = options?.bodyCapBytes ?? TWILIO_BODY_CAP_BYTES;
+    // The SDK's own client (sending when HTTP_PROXY or TWILIO_CA_BUNDLE is set) is capped too, by axios's own option.
+    this.axios.defaults.maxContentLength = this.bodyCapBytes;
   }
 
   override async request<TData>(opts: RequestClient.RequestOptions<TData>) {
@@ -115,14 +118,11 @@ function send<TData>(
     const request = transport.request(url, { method, headers, agent }, (response) => {
       const chunks: Buffer[] = [];
       let bytes = 0;
+      const capped = () => request.destroy(bodyCapError(url.host, bodyCapBytes));
+      if (declaredOverCap(response.headers['content-length'], bodyCapBytes)) return capped();
       response.on('data', (chunk: Buffer) => {
         bytes += chunk.length;
-        if (bytes > bodyCapBytes) {
-          request.destroy(
-            Object.assign(new Error(`the answer from ${url.host} exceeds ${bodyCapBytes} bytes`), { code: 'EBODYCAP' }),
-          );
-          return;
-        }
+        if (bytes > bodyCapBytes) return capped();
         chunks.push(chunk);
       });
       response.on('error', reject);

@@ -1,4 +1,4 @@
-import { MODEL_BOUNDS_DEFAULTS, windowOf, type HistoryWindow } from '../openai-client';
+import { MODEL_BOUNDS_DEFAULTS, modelFetch, windowOf, type HistoryWindow } from '../openai-client';
 import { allFacts } from './campaign-facts';
 import { ChatProviderError, type ChatProvider, type ChatQuestion } from './provider';
 
@@ -65,7 +65,7 @@ export function createOpenAiCompatibleChat(options: OpenAiCompatibleOptions): Ch
       const timeout = AbortSignal.timeout(options.timeoutMs);
       let response: Response;
       try {
-        response = await fetch(url, {
+        response = await modelFetch(url, {
           method: 'POST',
           headers: {
             'content-type': 'application/json',

@@ -1,4 +1,5 @@
 import { createAdminApiClient } from '@shopify/admin-api-client';
+import { cappedFetch } from '../http/capped-fetch';
 import { normalizeE164 } from '../phone';
 import type { OpenedAdminConnection } from './admin-token';
 
@@ -79,30 +80,44 @@ export function throttleWaitMs(cost: QueryCost | null, requestedQueryCost: numbe
 export const SHOPIFY_ADMIN_TIMEOUT_MS = 30_000;
 
 /**
- * Every request with its deadline (SHOPIFY_ADMIN_TIMEOUT_MS, joined to any signal of the caller's); requests to
- * https://{shop} go to the twin's base URL instead (shopify-twin), a real store keeps its address.
+ * The most of an Admin API answer read. The largest the product asks for is a page of 250 customers (CUSTOMERS_QUERY:
+ * an id, a name and a phone each, some 300 bytes, about 75 KB with GraphQL's framing); a store's names can be long and
+ * the query may grow fields, so 8 MiB leaves a hundredfold room. Past it the request fails (`EBODYCAP`) and the import's
+ * activity fails, instead of a broken store or twin filling the worker's memory.
  */
-function fetchFor(connection: OpenedAdminConnection, timeoutMs: number): typeof fetch {
+export const SHOPIFY_ADMIN_BODY_CAP_BYTES = 8 * 1024 * 1024;
+
+/**
+ * Every request with its deadline (SHOPIFY_ADMIN_TIMEOUT_MS, joined to any signal of the caller's); requests to
+ * https://{shop} go to the twin's base URL instead (shopify-twin), a real store keeps its address. Answers are capped
+ * (SHOPIFY_ADMIN_BODY_CAP_BYTES).
+ */
+function fetchFor(connection: OpenedAdminConnection, timeoutMs: number, capBytes: number): typeof fetch {
   const storeOrigin = `https://${connection.shopDomain}`;
   const base =
     connection.provider === 'shopify-twin' && connection.baseUrl ? connection.baseUrl.replace(/\/+$/, '') : null;
+  const capped = cappedFetch(capBytes);
   return (input, init) => {
     const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
     const deadline = AbortSignal.timeout(timeoutMs);
-    return fetch(base && url.startsWith(storeOrigin) ? base + url.slice(storeOrigin.length) : url, {
+    return capped(base && url.startsWith(storeOrigin) ? base + url.slice(storeOrigin.length) : url, {
       ...init,
       signal: init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline,
     });
   };
 }
 
-export function shopifyAdminClient(connection: OpenedAdminConnection, timeoutMs = SHOPIFY_ADMIN_TIMEOUT_MS) {
+export function shopifyAdminClient(
+  connection: OpenedAdminConnection,
+  timeoutMs = SHOPIFY_ADMIN_TIMEOUT_MS,
+  capBytes = SHOPIFY_ADMIN_BODY_CAP_BYTES,
+) {
   return createAdminApiClient({
     storeDomain: connection.shopDomain,
     apiVersion: SHOPIFY_ADMIN_API_VERSION,
     accessToken: connection.accessToken,
     retries: 0,
-    customFetchApi: fetchFor(connection, timeoutMs),
+    customFetchApi: fetchFor(connection, timeoutMs, capBytes),
     // The client warns on the console about versions it no longer lists; the version is pinned on purpose.
     logger: () => undefined,
   });

@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import { bodyCapError, declaredOverCap } from './capped-fetch';
 
 export interface JsonHttpResponse {
   status: number;
@@ -32,9 +33,16 @@ export interface JsonHttpRequest {
 export function createJsonHttp({
   sockets,
   idleMs,
+  maxResponseBytes,
 }: {
   sockets: number;
   /** Idle sockets closed after this long (default: kept). */ idleMs?: number;
+  /**
+   * The most of an answer's body read (default: no cap, for our own processes): past it, or when its Content-Length
+   * says more, the socket is destroyed and the request fails with `EBODYCAP` (lib/http/capped-fetch.ts). A provider's
+   * client sets it, so that an endless answer cannot fill the process's memory.
+   */
+  maxResponseBytes?: number;
 }) {
   const idle = idleMs === undefined ? {} : { timeout: idleMs };
   const agents = {
@@ -64,7 +72,15 @@ export function createJsonHttp({
         },
         (response) => {
           const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          let bytes = 0;
+          const capped = () => request.destroy(bodyCapError(target.host, maxResponseBytes!));
+          if (maxResponseBytes !== undefined && declaredOverCap(response.headers['content-length'], maxResponseBytes))
+            return capped();
+          response.on('data', (chunk: Buffer) => {
+            bytes += chunk.length;
+            if (maxResponseBytes !== undefined && bytes > maxResponseBytes) return capped();
+            chunks.push(chunk);
+          });
           response.on('end', () => {
             clearTimeout(deadline);
             resolve({ status: response.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') });

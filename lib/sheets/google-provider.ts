@@ -1,5 +1,6 @@
 import { auth, sheets, type sheets_v4 } from '@googleapis/sheets';
 import type { ExportCell } from '../exports/export-rows';
+import { cappedFetch } from '../http/capped-fetch';
 import { parseRange } from './a1';
 import type { SpreadsheetProvider, ValueRange } from './provider';
 import type { SheetWriteLimiter } from './quota';
@@ -42,6 +43,20 @@ export interface GoogleSpreadsheetOptions {
  * and its connection instead of holding them for as long as the socket stays open (docs/features/sheets.md).
  */
 export const GOOGLE_SHEETS_TIMEOUT_MS = 30_000;
+
+/**
+ * The most of a Google answer read. The provider never reads cell values: its answers are a token (about 1 KB), the
+ * tabs' properties (some 300 bytes a tab, at most a few hundred tabs) and the summaries of its writes (a few hundred
+ * bytes a range). 1 MiB is ten times the largest; past it the request fails (`EBODYCAP`, retryable like any answer that
+ * did not come) instead of filling the worker's memory.
+ */
+export const GOOGLE_SHEETS_BODY_CAP_BYTES = 1024 * 1024;
+
+/**
+ * Every request's `fetch` (the API's and the token's): the platform's, capped. gaxios would otherwise load node-fetch
+ * and read an answer whole (its maxContentLength checks a declared Content-Length only).
+ */
+const sheetsFetch = cappedFetch(GOOGLE_SHEETS_BODY_CAP_BYTES);
 
 interface TabGrid {
   sheetId: number;
@@ -118,6 +133,7 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
       ...jwt.transporter.defaults,
       timeout: this.timeoutMs,
       retry: false,
+      fetchImplementation: sheetsFetch,
       ...(options.signal && { signal: options.signal }),
     };
     this.api = sheets({ version: 'v4', auth: jwt, rootUrl: options.rootUrl });
@@ -127,10 +143,15 @@ export class GoogleSpreadsheetProvider implements SpreadsheetProvider {
     return this.options.timeoutMs ?? GOOGLE_SHEETS_TIMEOUT_MS;
   }
 
-  /** Every call's options: no retry of the client's own (write() decides), the deadline and the cancellation. */
+  /** Every call's options: no retry of the client's own (write() decides), the deadline, the cap and the cancellation. */
   private get callOptions() {
     this.options.signal?.throwIfAborted();
-    return { retry: false, timeout: this.timeoutMs, ...(this.options.signal && { signal: this.options.signal }) };
+    return {
+      retry: false,
+      timeout: this.timeoutMs,
+      fetchImplementation: sheetsFetch,
+      ...(this.options.signal && { signal: this.options.signal }),
+    };
   }
 
   private async wait(ms: number) {

@@ -1,3 +1,4 @@
+import { PROVIDER_BODY_CAP_BYTES } from '../http/capped-fetch';
 import { createJsonHttp, type JsonHttpResponse } from '../http/json-http';
 import {
   WhatsAppProviderError,
@@ -18,6 +19,12 @@ const PROVIDER_SOCKETS = 64;
 const IDLE_SOCKET_MS = 4_000;
 /** A send's answer is waited for this long; past it the send is ambiguous (docs/features/whatsapp.md#no-message-twice). */
 const GRAPH_TIMEOUT_MS = 10_000;
+
+/**
+ * The most of a Graph answer read: a send's answer is a message id, a template's a few KB of components; past 1 MiB
+ * the socket is destroyed and the request fails (`EBODYCAP`), instead of an endless answer filling the memory.
+ */
+export const GRAPH_BODY_CAP_BYTES = PROVIDER_BODY_CAP_BYTES;
 
 /** Errors of a request that never reached the provider: nothing was sent. */
 const NOT_REACHED = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH']);
@@ -54,7 +61,11 @@ export interface GraphClientOptions {
  * Meta, the Meta twin and the embedded simulated provider: only the base URL and the token differ.
  */
 export function createGraphWhatsAppClient({ baseUrl, accessToken, name = 'simulated' }: GraphClientOptions) {
-  const http = createJsonHttp({ sockets: PROVIDER_SOCKETS, idleMs: IDLE_SOCKET_MS });
+  const http = createJsonHttp({
+    sockets: PROVIDER_SOCKETS,
+    idleMs: IDLE_SOCKET_MS,
+    maxResponseBytes: GRAPH_BODY_CAP_BYTES,
+  });
   const authorization: Record<string, string> = accessToken ? { authorization: `Bearer ${accessToken}` } : {};
   const call = async <T>(method: string, path: string, body?: unknown) => {
     const url = `${baseUrl}/${GRAPH_API_VERSION}${path}`;

@@ -12,6 +12,8 @@ let answered = 0;
 const server = http.createServer((request, response) => {
   answered++;
   if (request.url?.includes('/Hung')) return; // Never a byte back.
+  // Far past the cap, but with an end: a client without its cap reads it whole and its test fails on the answer.
+  if (request.url?.includes('/Long')) return void response.end(Buffer.alloc(4 * 1024 * 1024, 'a'));
   response.writeHead(200, { 'Content-Type': 'application/json' });
   // An endless answer: a chunk every tick until the client hangs up.
   const chunk = Buffer.alloc(64 * 1024, 'a');
@@ -52,5 +54,13 @@ describe("the Twilio client's HTTP", () => {
     expect((failed as Error).message).toMatch(/exceeds 262144 bytes/);
     const capped = await get(new BaseUrlRequestClient(baseUrl), 'Calls.json');
     expect(capped).toMatchObject({ code: 'EBODYCAP' });
+  });
+
+  it("caps the SDK's own client as well (it sends when HTTP_PROXY or TWILIO_CA_BUNDLE is set)", async () => {
+    const client = new BaseUrlRequestClient(baseUrl, { bodyCapBytes: 256 * 1024 });
+    const failed = await client.axios
+      .get(`${baseUrl}/2010-04-01/Accounts/AC0/Long.json`)
+      .catch((error: unknown) => error);
+    expect((failed as Error).message).toMatch(/maxContentLength size of 262144 exceeded/);
   });
 });
