@@ -12,7 +12,7 @@ import { markConversationOutcome, requestTransfer, toolCallOf, type ToolCallRow 
  *   to the campaign's calling window's next opening when outside it; the call ends callback_requested and the lead's
  *   next attempt is then (the ladder, which still checks the window and the Do-Not-Call list when it dials);
  * - transfer_to_human: the conversation ends handing the call to the agent's transfer number (`onTransfer`); the call
- *   ends transferred when the human answers (api/carriers/twilio-transfer.ts).
+ *   ends transferred when the human answers (api/conversation-tools/twilio-transfer.ts).
  * A test call's tools act on the test call only: opt_out lists no number.
  */
 export interface CallToolsOptions {
