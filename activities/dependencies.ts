@@ -43,7 +43,7 @@ export interface ActivityDependencies {
    * docs/cpu-budget.md); unset: the process's shared ones with the default settings.
    */
   cpuBudget?: CpuBudget;
-  /** The campaigns' carrier breaker; default lib/dial-ladder/dial-ladder/carrier-breaker.ts (tests may narrow it). */
+  /** The campaigns' carrier breaker; default lib/dial-ladder/carrier-breaker.ts (tests may narrow it). */
   carrierBreaker?: CarrierBreakerRule;
   /**
    * The one way out for URLs tenant data can touch: journey and result webhooks (lib/http/egress.ts). Unset: the

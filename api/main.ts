@@ -44,7 +44,7 @@ const temporalConnection = Connection.lazy(temporalSetup.connectionOptions);
 stop.defer('temporal connection', () => temporalConnection.close());
 // When traced, the interceptor carries the request's span into every workflow the API starts or signals. Untraced, it
 // would only build no-op spans and empty headers for each start and signal: about 4 % of the API's CPU per lead
-// (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder), and the worker loads no tracing interceptors to read them.
+// (docs/benchmarks/bare-ladder.md), and the worker loads no tracing interceptors to read them.
 const temporal = new Client({
   connection: temporalConnection,
   namespace: config.TEMPORAL_NAMESPACE,

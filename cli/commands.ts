@@ -426,7 +426,7 @@ export const adminCommands: Record<string, Command> = {
 
 /**
  * A secret's three flags: `--NAME value` (lands in shell history and `ps`), `--NAME-stdin` (the first line of
- * standard input), `--NAME-env VAR` (an environment variable's value). docs/features/carriers.md#connecting-a-carrier.
+ * standard input), `--NAME-env VAR` (an environment variable's value). docs/features/carriers/connections.md#connecting-a-carrier.
  */
 function secretFlags<Name extends string>(name: Name) {
   return {

@@ -132,7 +132,7 @@ export const configVariables = z.object({
   /** Simulated WhatsApp time: 1 is real time, 0.001 makes a 2 s template review take 2 ms (the 24-hour window is not scaled). */
   SIMULATED_WHATSAPP_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
   /**
-   * The simulated provider as Meta's twin (docs/features/whatsapp.md#the-meta-twin): a JSON array of
+   * The simulated provider as Meta's twin (docs/features/whatsapp/meta-cloud-api.md#the-meta-twin): a JSON array of
    * `{ accessToken, businessAccountId, phoneNumbers: [{ id, displayPhoneNumber }] }`. Unset: the embedded simulated
    * provider. Holds tokens: never logged.
    */
@@ -169,7 +169,7 @@ export const configVariables = z.object({
   WHATSAPP_VERIFY_TOKEN: z.string().min(8).optional(),
   /**
    * A send whose answer was lost (ambiguous) is resolved after this many seconds: sent if its status came, else marked
-   * unknown, or resent once under WHATSAPP_AMBIGUOUS_RESEND=after-later-status (docs/features/whatsapp.md#no-message-twice).
+   * unknown, or resent once under WHATSAPP_AMBIGUOUS_RESEND=after-later-status (docs/features/whatsapp/sending.md#no-message-twice).
    */
   WHATSAPP_RESEND_AFTER_SECONDS: z.coerce
     .number()
@@ -194,7 +194,7 @@ export const configVariables = z.object({
   SIMULATED_CARRIER_SIGNING_SECRET: z.string().min(16).optional(),
   /**
    * The key ring secrets at rest are sealed with (carrier connections' tokens): `id:base64key,...`, 32-byte
-   * keys, the first the current one (docs/features/carriers.md#the-key-ring). Unset: what reads or writes a
+   * keys, the first the current one (docs/features/carriers/connections.md#the-key-ring). Unset: what reads or writes a
    * carrier connection's secret refuses to, naming this variable; `npm start` sets a key of its own
    * (.data/secrets-keys). Never logged.
    */
@@ -208,7 +208,7 @@ export const configVariables = z.object({
    * proxy's address, with any path prefix it strips). The CLI's `crm connect` prints the connection's receiver as
    * <this>/crm/connections/{id}/webhooks; a Twilio call's callback and TwiML URLs are <this>/telephony/twilio/...,
    * and their X-Twilio-Signature is checked against <this> + the path and query as received
-   * (docs/features/carriers.md#twilio-callbacks). The worker and the API must be given the same value.
+   * (docs/features/carriers/twilio.md#twilio-callbacks). The worker and the API must be given the same value.
    */
   PUBLIC_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
   /**
@@ -481,7 +481,7 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   return orExit(() => parseConfig(env));
 }
 
-/** The stop settings alone, for a process that needs nothing else of the configuration (scripts/store-simulator.ts). */
+/** The stop settings alone, for a process that needs nothing else of the configuration (simulators/store/main.ts). */
 export const stopConfigSchema = configVariables.pick({ SHUTDOWN_GRACE_MS: true });
 
 /** loadConfigOrExit for the stop settings alone. */

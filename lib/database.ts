@@ -6,7 +6,7 @@ import { createSqlPool, type DatabaseTimeouts } from './sql-pool';
 export type Database = PrismaClient & {
   /**
    * The client's own pg pool, without Prisma's query layer: for a hot path's statements, which Prisma's client
-   * would cost more CPU each than PostgreSQL spends on them (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder).
+   * would cost more CPU each than PostgreSQL spends on them (docs/benchmarks/bare-ladder.md).
    */
   readonly sql: RunSql;
 };

@@ -27,6 +27,29 @@ const APPLIED_MIGRATIONS_AS_WRITTEN = [
   'prisma/migrations/20261125145018_live_sheets/migration.sql',
 ];
 
+/**
+ * Applied migrations (as written, above) that cite a section since moved to a page of its own when a long page was
+ * split: each citation and where its section is now. The test holds the new address to a page and heading that exist.
+ */
+const MOVED_SINCE_APPLIED: { file: string; page: string; anchor: string; now: string }[] = [
+  {
+    file: 'prisma/migrations/20261127130500_call_progress_heap_only/migration.sql',
+    page: 'docs/benchmarks.md',
+    anchor: 'intake-npm-run-benchintake',
+    now: 'docs/benchmarks/intake.md#b-carrier-events-group-commit-and-heap-only-progress-branch-intake-events',
+  },
+  {
+    file: 'prisma/migrations/20261127175419_carrier_connection_auth_token_set/migration.sql',
+    page: 'docs/features/carriers.md',
+    anchor: 'callbacks-of-an-api-key-connection',
+    now: 'docs/features/carriers/twilio.md#callbacks-of-an-api-key-connection',
+  },
+];
+const movedCitation = (problem: { file: string; message: string }) =>
+  MOVED_SINCE_APPLIED.some(
+    ({ file, page, anchor }) => problem.file === file && problem.message.startsWith(`${page}#${anchor}: `),
+  );
+
 /** Every markdown page of docs/, repo-root relative. */
 function docsPages(): string[] {
   const walk = (dir: string): string[] =>
@@ -62,9 +85,21 @@ describe('citations of the manual in the repository', () => {
 
   it('cites only pages that exist, and anchors that are headings of them; no README section by its title', () => {
     const unexcused = problems.filter(
-      (problem) => !(APPLIED_MIGRATIONS_AS_WRITTEN.includes(problem.file) && problem.message.startsWith(OLD_STYLE)),
+      (problem) =>
+        !(APPLIED_MIGRATIONS_AS_WRITTEN.includes(problem.file) && problem.message.startsWith(OLD_STYLE)) &&
+        !movedCitation(problem),
     );
     expect(formatProblems(unexcused)).toEqual([]);
+  });
+
+  it('excuses citations of moved sections in applied migrations only while broken, and their sections exist', () => {
+    for (const { file, page, anchor, now } of MOVED_SINCE_APPLIED) {
+      expect(problems.filter((problem) => problem.file === file).map((problem) => problem.message)).toEqual([
+        expect.stringContaining(`${page}#${anchor}: `),
+      ]);
+      const [newPage, newAnchor] = now.split('#');
+      expect(githubAnchors(readFileSync(path.join(projectRoot, newPage!), 'utf8'))).toContain(newAnchor);
+    }
   });
 
   it('excuses only applied migrations that still cite the old way (drop one from the list once it does not)', () => {

@@ -1,7 +1,7 @@
 // The SDK's per-promise stack capture in the workflow thread, and the switch that leaves it out
 // (WORKFLOW_STACK_TRACES, docs/temporal-ui.md#the-stack-trace-tab).
 //
-// @temporalio/worker 1.24 installs a V8 promise hook in its workflow thread (lib/workflow/vm-shared.js
+// @temporalio/worker 1.24 installs a V8 promise hook in its workflow thread (@temporalio/worker/lib/workflow/vm-shared.js
 // GlobalHandlers.setPromiseHook) that, for every promise a workflow creates, compiles two small functions in
 // the workflow's context, builds an Error and formats its source-mapped stack, and keeps it for the
 // `__stack_trace` and `__enhanced_stack_trace` queries (the Web UI's "Stack Trace" tab). It has no option to turn

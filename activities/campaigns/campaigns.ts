@@ -56,7 +56,7 @@ export function createCampaignActivities(dependencies: ActivityDependencies) {
       statusReason?: CampaignStatusReason;
     }): Promise<void> {
       await db.$transaction(async (tx) => {
-        // updatedAt moves too: the carrier breaker's window starts again here (lib/dial-ladder/dial-ladder/carrier-breaker.ts).
+        // updatedAt moves too: the carrier breaker's window starts again here (lib/dial-ladder/carrier-breaker.ts).
         const campaign = await tx.campaign.update({
           where: { id: campaignId },
           data: { status, statusReason: statusReason ?? Prisma.DbNull },

@@ -246,7 +246,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
 
   // The lean ladder's statements run on the database's pg pool (Database.sql), named so that each connection parses
   // and plans them once: through Prisma's query layer they had been about a quarter of the worker's CPU per lead
-  // (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder).
+  // (docs/benchmarks/bare-ladder.md).
   const activities = {
     /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
     async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {

@@ -15,7 +15,7 @@ import { requestCampaignPause } from '../../lib/temporal/campaigns';
 export interface CarrierBreakerDependencies {
   db: Database;
   temporal: Client;
-  /** The campaign carrier breaker's rule; default lib/dial-ladder/dial-ladder/carrier-breaker.ts. */
+  /** The campaign carrier breaker's rule; default lib/dial-ladder/carrier-breaker.ts. */
   carrierBreaker?: CarrierBreakerRule;
 }
 

@@ -25,7 +25,7 @@ export interface JourneyWhatsAppResult {
 }
 
 /**
- * A journey's whatsapp node on the WhatsApp channel (docs/features/whatsapp.md, "A journey's whatsapp node"): the same
+ * A journey's whatsapp node on the WhatsApp channel (docs/features/whatsapp/campaigns.md): the same
  * provider, billing and statuses as POST /whatsapp/messages. The sender is the run's campaign's (PUT
  * /whatsapp/campaigns/{id}) or else the workspace's first connected one; the template is the workspace's of that name
  * and language. The message is recorded under the visit's key with its price held, then handed to the provider; its
@@ -33,7 +33,7 @@ export interface JourneyWhatsAppResult {
  * connected sender, no APPROVED template of that name, a number on the Do-Not-Call list, a balance short of the price,
  * or the provider's refusal. A send whose answer was lost is answered `sent` too, and handed to the message's own
  * workflow (workflows/whatsapp/whatsapp-message.ts), which applies the resend rule: resolved by its status, else
- * resent once, else marked unknown with its hold voided (docs/features/whatsapp.md#no-message-twice).
+ * resent once, else marked unknown with its hold voided (docs/features/whatsapp/sending.md#no-message-twice).
  */
 export function createWhatsAppJourneyActivities(dependencies: WhatsAppMessageDependencies & { temporal: Client }) {
   const { db, temporal } = dependencies;

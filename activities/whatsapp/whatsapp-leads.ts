@@ -47,7 +47,7 @@ export function createWhatsAppLeadActivities({ db }: { db: Database }) {
     },
 
     /**
-     * The lead's turn on its sender, paced as the platform requires (docs/features/whatsapp.md, "WHATSAPP campaigns",
+     * The lead's turn on its sender, paced as the platform requires (docs/features/whatsapp/campaigns.md,
      * pacing): one message every 1/messagesPerSecond s per sender (a slot taken by advancing the sender's nextSendAt in
      * one statement, so every worker shares one schedule), and no more distinct recipients of business-initiated
      * messages in 24 hours than the sender's dailyRecipientLimit: past it, the wait lasts until the oldest of them

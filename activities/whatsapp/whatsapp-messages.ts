@@ -193,7 +193,7 @@ export function createWhatsAppMessageActivities({
 
   return {
     /**
-     * Hands the message to the provider, once (docs/features/whatsapp.md#no-message-twice), with its id as the
+     * Hands the message to the provider, once (docs/features/whatsapp/sending.md#no-message-twice), with its id as the
      * callback data the provider echoes in its status webhooks, and records the provider's id. A message already
      * handed over, failed, or gone is left as it is; one whose answer was lost is answered ambiguous.
      */
@@ -216,7 +216,7 @@ export function createWhatsAppMessageActivities({
      * from its biz_opaque_callback_data: sent); else marked unknown (never sent twice). Only under the opt-in rule
      * (WHATSAPP_AMBIGUOUS_RESEND=after-later-status) is it first resent once when a later message of the same number
      * has had a status: statuses are not ordered across messages, so that does not prove Meta never took this one,
-     * and the resend may be a duplicate (docs/features/whatsapp.md#no-message-twice states the bound). Its hold stays pending: a status that comes later settles it as for any message (delivered: charged
+     * and the resend may be a duplicate (docs/features/whatsapp/sending.md#no-message-twice states the bound). Its hold stays pending: a status that comes later settles it as for any message (delivered: charged
      * once), and the hold sweep voids it when the platform's 30 days are over (settleWhatsAppMessageHoldOf).
      */
     async resolveAmbiguousSend({

@@ -39,7 +39,7 @@ const HANDED_OVER = `(m."providerMessageId" IS NOT NULL OR m.status IN ('sent', 
 
 /**
  * A WHATSAPP campaign's KPIs come from its leads' template messages
- * (docs/features/whatsapp.md#whatsapp-campaigns-results-result-webhooks-and-kpis): attempted is messaged (the provider
+ * (docs/features/whatsapp/campaigns.md#whatsapp-campaigns-results-result-webhooks-and-kpis): attempted is messaged (the provider
  * took the message), reached is delivered (or read), picked up is read; nothing is re-engaged (a lead gets one message,
  * never a second) and messages have no duration.
  */

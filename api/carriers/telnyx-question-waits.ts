@@ -7,7 +7,7 @@ import { scriptCallOf } from './script-calls';
 import { answerTimeoutMsOf, openTelnyxConnection, walkTelnyxStep } from './telnyx-walk';
 
 /**
- * A question nobody answers on Telnyx (docs/features/carriers.md#a-question-nobody-answers-on-telnyx). Twilio's Gather
+ * A question nobody answers on Telnyx (docs/features/carriers/telnyx.md#a-question-nobody-answers-on-telnyx). Twilio's Gather
  * times out by itself and posts its action with nothing heard; Call Control's transcription has no timeout and Telnyx
  * no timer, so the product keeps one, in the database: a question's `call.speak.ended` arms its wait ("CallQuestionWait",
  * due ANSWER_TIMEOUT_SECONDS later), and a sweep that every API process runs claims the waits past due whose question

@@ -9,7 +9,7 @@ import {
 import { defineRoute } from '../http/route';
 import { assertSignedByTelnyx, receiveTelnyxWebhook } from './telnyx-webhooks';
 
-/** Telnyx's webhooks of a call placed through a Telnyx connection (docs/features/carriers.md#telnyx-webhooks). */
+/** Telnyx's webhooks of a call placed through a Telnyx connection (docs/features/carriers/telnyx.md#telnyx-webhooks). */
 export const telnyxRoutes = [
   defineRoute({
     method: 'post',

@@ -73,7 +73,7 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
 }
 
 /**
- * A Call Control webhook of the call the URL names (docs/features/carriers.md#telnyx-webhooks), once its signature is
+ * A Call Control webhook of the call the URL names (docs/features/carriers/telnyx.md#telnyx-webhooks), once its signature is
  * verified and the call is known to be placed through that very connection (404 unknown_call otherwise, and for a
  * client_state naming another attempt):
  * - call.initiated, call.answered, call.hangup: the product's carrier event (api/calls/telephony-events.ts), once per

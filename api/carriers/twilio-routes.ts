@@ -63,7 +63,7 @@ function sendTwiml(res: Response, twiml: string) {
   return { status: 200 as const };
 }
 
-/** Twilio's requests for a call placed through a Twilio connection (docs/features/carriers.md#twilio-callbacks). */
+/** Twilio's requests for a call placed through a Twilio connection (docs/features/carriers/twilio.md#twilio-callbacks). */
 export const twilioRoutes = [
   defineRoute({
     method: 'post',
@@ -123,7 +123,7 @@ export const twilioRoutes = [
     method: 'post',
     path: `${TWILIO_CALL_ROUTE}/twiml/{step}`,
     summary:
-      "A step of the agent's script walk (docs/features/carriers.md#the-script-walk): the action of question {step}'s " +
+      "A step of the agent's script walk (docs/features/carriers/twilio.md#the-script-walk): the action of question {step}'s " +
       'speech Gather, with the SpeechResult and Confidence Twilio heard (none: the lead said nothing), stored once per ' +
       'call and step as a turn of the transcript; answers the next question, or the closing and <Hangup/>. {step} ' +
       "voicemail: the machine's greeting has ended (the detection's redirect): the voicemail message, then <Hangup/>. " +

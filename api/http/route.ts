@@ -156,7 +156,7 @@ const segmentCount = (path: string) =>
  * The routes of a table that may match a path, in table order: those with as many segments (pathPattern matches no
  * other), and any template that ends with a slash, which is always tested. Every request is matched once or twice
  * (register-routes.ts, app.ts): testing each of the table's 150-odd patterns had been most of matchRoute's cost,
- * per request (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder). Cached by table and segment count.
+ * per request (docs/benchmarks/bare-ladder.md). Cached by table and segment count.
  */
 const candidateTables = new WeakMap<readonly RouteDefinition[], Map<number, readonly RouteDefinition[]>>();
 function candidatesOf(routes: readonly RouteDefinition[], pathname: string): readonly RouteDefinition[] {

@@ -34,7 +34,7 @@ type LeadWithCalls = Prisma.LeadGetPayload<{ include: typeof leadInclude }>;
 
 /**
  * A lead's result: where it stands, how its last attempt ended, and every call it made. A WHATSAPP
- * campaign's lead (docs/features/whatsapp.md#whatsapp-campaigns-results-result-webhooks-and-kpis) has no calls: its
+ * campaign's lead (docs/features/whatsapp/campaigns.md#whatsapp-campaigns-results-result-webhooks-and-kpis) has no calls: its
  * outcome is its message's, attempts 1 once its message is recorded, and `message` its one message (null until
  * recorded, or never sent). `waiting` is what a dial-ladder lead between attempts waits for
  * (docs/features/dial-ladder.md#what-a-lead-waits-for), with its place in the line queue from `positions`.

@@ -38,7 +38,7 @@ async function whatsAppCampaign(services: AppServices, principal: Principal, cam
 }
 
 /**
- * Sets a WHATSAPP campaign's messaging (docs/features/whatsapp.md, "WHATSAPP campaigns"): a connected sender and an
+ * Sets a WHATSAPP campaign's messaging (docs/features/whatsapp/campaigns.md): a connected sender and an
  * APPROVED template of the workspace, a source for each of the template's variables {{1}}..{{n}} (no
  * more, no fewer), and the sending window. Leads already sent keep their message; leads not yet sent
  * use the new settings. A STOPPED campaign's settings no longer change anything: 409

@@ -43,7 +43,7 @@ async function approvedTemplate(
 }
 
 /**
- * Sends one message from a sender of the workspace (docs/features/whatsapp.md, "Sending"): a template message
+ * Sends one message from a sender of the workspace (docs/features/whatsapp/sending.md): a template message
  * (APPROVED, with its variables) at any time, or free-form text only inside the customer-service window
  * the contact's last inbound message opened (else 409 whatsapp_window_closed, the platform's 131047).
  * Recorded with its price held (402 insufficient_credits: nothing recorded), then handed to the provider

@@ -78,7 +78,7 @@ export interface WebhookOutcome {
  * retry horizon): 401 invalid_signature, nothing changed. An event naming a message or template not
  * known (yet) of a number or Business Account of ours, younger than WHATSAPP_UNKNOWN_RETRY_SECONDS:
  * 404 unknown_whatsapp_target after the rest is applied, so that the provider retries the body.
- * docs/features/whatsapp.md#whatsapp-the-providers-webhooks.
+ * docs/features/whatsapp/webhooks.md.
  */
 export async function receiveWhatsAppWebhook(
   services: AppServices,

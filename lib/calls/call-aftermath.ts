@@ -11,7 +11,7 @@ export const CONVERSATION_OUTCOMES: readonly CallOutcome[] = REACHING_OUTCOMES;
 export const CARRIER_FAILURE_OUTCOMES: readonly CallOutcome[] = ['failed'];
 
 /**
- * Whether an ended call has an aftermath (activities/dial-ladder/calls/call-aftermath.ts): call intelligence for a
+ * Whether an ended call has an aftermath (activities/calls/call-aftermath.ts): call intelligence for a
  * conversation, a look at its campaign's carrier breaker for a failure at the carrier. A busy or
  * unanswered call has none, and its workflow asks for nothing. Workflow-safe: no I/O.
  */

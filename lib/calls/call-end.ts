@@ -20,7 +20,7 @@ import { callsPlaced } from '../metrics/calls';
  * something for a call with an agent on a carrier that walks the script from the answer (Twilio's TwiML:
  * walksFromAnswer, ANSWER_NEVER_SERVED_SQL): completed with nobody known to have answered is then failed, not
  * answered, since nobody heard the agent (Twilio's error 11200, the TwiML request failed:
- * docs/features/carriers.md#outcomes-twilios-words-in-the-products). A human or a machine detected keeps its outcome.
+ * docs/features/carriers/twilio.md#outcomes-twilios-words-in-the-products). A human or a machine detected keeps its outcome.
  */
 export function outcomeOfTerminalState(
   status: CarrierCallState,
@@ -228,7 +228,7 @@ const APPLY_EVENTS_SQL = (endsCalls: boolean) => `
 
 /**
  * Named: on a pg pool each connection parses and plans a statement once, then only binds and executes it
- * (bench/intake.ts (b), docs/benchmarks.md#intake-npm-run-benchintake: the parse and plan of this CTE had been redone
+ * (bench/intake.ts (b), docs/benchmarks/intake.md: the parse and plan of this CTE had been redone
  * at every event). One statement serves every batch size: the events travel as one JSON parameter. A batch with no
  * terminal event ends no call and frees no line: its statement leaves out the line hand-over, whose dozen plan
  * nodes every execution would start and stop for nothing.

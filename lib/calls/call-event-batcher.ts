@@ -25,7 +25,7 @@ export interface CallEventBatcherOptions {
   maxInFlight?: number;
 }
 
-/** The defaults, as measured by bench/intake.ts (b) (docs/benchmarks.md#intake-npm-run-benchintake). */
+/** The defaults, as measured by bench/intake.ts (b) (docs/benchmarks/intake.md). */
 export const CALL_EVENT_BATCH = { maxBatch: 50, maxInFlight: 1 } as const;
 
 interface Waiting {

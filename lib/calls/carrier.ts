@@ -83,7 +83,7 @@ export class CarrierRefusedNumberError extends Error {
 }
 
 /**
- * What the carrier refused of the workspace's setup rather than of the lead (docs/features/carriers.md#refusals-at-the-dial):
+ * What the carrier refused of the workspace's setup rather than of the lead (docs/features/carriers/twilio.md#refusals-at-the-dial):
  * - caller_number_refused: the caller number (Twilio's 21210 "'From' phone number not verified", 21212);
  * - carrier_account_refused: the account itself (its credentials refused, 20003; not active, 20005; a trial account
  *   that may call only verified numbers, 21219);

@@ -144,7 +144,7 @@ const legacyAdditionalDataOf = (row: { workspaceId: string; id: string }) =>
 export function requireKeyring(keyring: Keyring | undefined): Keyring {
   if (!keyring)
     throw new ConfigError(
-      'config: SECRETS_KEYS is required but not set (carrier connections are sealed with it; docs/features/carriers.md#the-key-ring)',
+      'config: SECRETS_KEYS is required but not set (carrier connections are sealed with it; docs/features/carriers/connections.md#the-key-ring)',
     );
   return keyring;
 }

@@ -5,7 +5,7 @@ import { openCarrierConnection, type OpenedCarrierConnection } from './connectio
 /**
  * How long a process keeps a carrier connection it opened before reading it again. Every dial, status callback, TwiML
  * request and webhook needs its connection; at a few hundred a second a read each was the largest cost the carrier
- * path added (docs/benchmarks.md, "Carriers: the Twilio path").
+ * path added (docs/benchmarks/twilio-path.md).
  */
 export const OPENED_CONNECTION_TTL_MS = 5_000;
 
@@ -20,8 +20,7 @@ export interface KeptConnection {
 
 /**
  * The live carrier connections one process uses, opened (their secrets decrypted), each kept for
- * OPENED_CONNECTION_TTL_MS after it was read. What that allows, and why it is safe (docs/features/carriers.md, "What a
- * process keeps"):
+ * OPENED_CONNECTION_TTL_MS after it was read. What that allows, and why it is safe (docs/features/carriers/connections.md#what-a-process-keeps):
  * - a rotation: a request the kept secrets refuse (a signature by the new auth token or key) reads the connection
  *   again at once (`reread`), so the new secret is never refused; the old one is still accepted for up to the TTL, as
  *   carriers themselves keep a rotated secret valid for a while;

@@ -108,7 +108,7 @@ export function createConnectionCarrier({
     return {
       dial: (request) => calls.dial(request),
       // Call Control cannot list calls: an attempt without its call_control_id is dialed again with the same
-      // command_id, which Telnyx ignores (docs/features/carriers.md#a-telnyx-dial-whose-answer-is-lost).
+      // command_id, which Telnyx ignores (docs/features/carriers/telnyx.md#a-telnyx-dial-whose-answer-is-lost).
       lookup: async (call) =>
         call.providerCallId
           ? calls.fetch(call.providerCallId, call.attemptId, call.carrierStatus as CarrierCallState | null)

@@ -1,6 +1,6 @@
 /**
  * The catalogue's voices (lib/voices/voices.ts) as Amazon Polly voices, which both carriers speak with
- * (docs/features/carriers.md#voices-on-twilio): `standard`, the name Twilio's <Say> takes (`Polly.<Name>`); `neural`,
+ * (docs/features/carriers/twilio.md#voices-on-twilio): `standard`, the name Twilio's <Say> takes (`Polly.<Name>`); `neural`,
  * its neural voice (Telnyx's `AWS.Polly.<Name>-Neural`, ConversationRelay's Amazon `<Name>-Neural`): the same voice,
  * except French, whose Céline has no neural voice (Léa). Each speaks its own language.
  */

@@ -1,7 +1,7 @@
 import { filled } from '../lead-placeholders';
 
 /**
- * The agent's script walk as both carriers run it (docs/features/carriers.md#the-script-walk): what the agent says at
+ * The agent's script walk as both carriers run it (docs/features/carriers/twilio.md#the-script-walk): what the agent says at
  * each step of a call and the transcript turns the step makes. Twilio renders a step as TwiML
  * (lib/carriers/twilio/twiml.ts), Telnyx as Call Control commands (lib/carriers/telnyx/telnyx-script.ts); the walk
  * itself, its steps, its turns and its "(no answer)", is this one.

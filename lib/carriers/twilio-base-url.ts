@@ -53,7 +53,7 @@ function formOf(values: object): string {
  * SDK makes next_page_uri absolute on its own domain and asks this client for it.
  *
  * It sends on node:http(s) with kept-alive sockets rather than through the SDK's axios client, which cost the dialer
- * about 1.5 ms of CPU a request (docs/benchmarks.md, "Carriers: the Twilio path"). Where the SDK's client reads the
+ * about 1.5 ms of CPU a request (docs/benchmarks/twilio-path.md). Where the SDK's client reads the
  * environment for what this one does not do (HTTP_PROXY, TWILIO_CA_BUNDLE), the SDK's client sends instead.
  * Redirects are not followed (the SDK asks for none on the requests the product makes).
  */

@@ -4,7 +4,7 @@ import { bindUnboundNumbers } from '../carrier-connections/carrier-store';
 import { ensureCarrierConnection, type CarrierConnectionView } from '../carrier-connections/connections';
 
 /**
- * The credentials of the development workspace's connection to the local Twilio twin (docs/features/carriers.md#the-development-twin).
+ * The credentials of the development workspace's connection to the local Twilio twin (docs/features/carriers/connections.md#the-development-twin).
  * Fake by design and public: the twin accepts them, Twilio never would (no account has this SID).
  */
 export const TWILIO_TWIN_ACCOUNT_SID = 'ACdeadbeefdeadbeefdeadbeefdeadbeef';
@@ -12,7 +12,7 @@ export const TWILIO_TWIN_AUTH_TOKEN = 'twin-auth-token-not-a-real-secret';
 export const TWILIO_TWIN_LABEL = 'Development Twilio twin';
 
 /**
- * The development account of the local Telnyx twin (simulators/telnyx-twin/, docs/features/carriers.md#the-telnyx-twin):
+ * The development account of the local Telnyx twin (simulators/telnyx-twin/, docs/features/carriers/twins.md#the-telnyx-twin):
  * an API key, a Call Control connection (application) id, and the Ed25519 key pair its webhooks are signed with. A
  * `telnyx-twin` connection stores the API key and the public key (base64 of its 32 bytes, as Telnyx's portal shows
  * it); the twin signs with the private key (base64 of its 32-byte seed). Fake and public like the Twilio twin's: the

@@ -23,7 +23,7 @@ export const DEFAULT_CARRIER_BREAKER: CarrierBreakerRule = Object.freeze({
 });
 
 export const CARRIER_FAILURES_REASON = 'carrier_failures';
-/** The carrier refused the campaign's caller number at a dial (Twilio's 21210): docs/features/carriers.md#twilio. */
+/** The carrier refused the campaign's caller number at a dial (Twilio's 21210): docs/features/carriers/twilio.md. */
 export const CALLER_NUMBER_REFUSED_REASON = 'caller_number_refused';
 /** The carrier refused the account itself at a dial (Twilio's 20003, 20005, 21219). */
 export const CARRIER_ACCOUNT_REFUSED_REASON = 'carrier_account_refused';

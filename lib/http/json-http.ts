@@ -19,7 +19,7 @@ export interface JsonHttpRequest {
   /**
    * The request fails (the socket destroyed) when no whole answer came within this many ms. A plain timer, cleared
    * with the answer: AbortSignal.timeout's signal, its listeners on the request and its socket cost a dial of the
-   * worker's hot path several times as much (docs/benchmarks.md#bare-ladder-npm-run-benchbare-ladder).
+   * worker's hot path several times as much (docs/benchmarks/bare-ladder.md).
    */
   timeoutMs?: number;
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 
 /**
- * The keys secrets at rest are sealed with (SECRETS_KEYS, docs/features/carriers.md#the-key-ring):
+ * The keys secrets at rest are sealed with (SECRETS_KEYS, docs/features/carriers/connections.md#the-key-ring):
  * `id:base64,id:base64`, the first the current one. Every envelope records the id of its key, so a key
  * stays in the ring, after the current one, until `carrier rekey` has moved every envelope off it.
  */

@@ -80,7 +80,7 @@ export function createLeadDispatcher(options: LeadDispatcherOptions): LeadDispat
   // Started here and not yet marked: the sweep leaves them alone too. Without this, a lead whose start had
   // waited past staleAfterMs was started a second time by the sweep between its start and its mark (Temporal
   // refuses it, after doing most of a start's work), and the sweep's row locks held the marks back meanwhile:
-  // under load it fed on itself (bench/intake.ts (a), docs/benchmarks.md#intake-npm-run-benchintake).
+  // under load it fed on itself (bench/intake.ts (a), docs/benchmarks/intake.md).
   const unmarked = new Set<string>();
   let flushing: Promise<void> | null = null;
   const flushStarted = async () => {

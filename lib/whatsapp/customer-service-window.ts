@@ -1,7 +1,7 @@
 /**
  * The customer-service window of the WhatsApp Business Platform: for 24 hours after the contact's last
  * inbound message, the business may send free-form messages; outside it, only templates (the platform's
- * 131047 re-engagement error). docs/features/whatsapp.md, "Sending".
+ * 131047 re-engagement error). docs/features/whatsapp/sending.md.
  */
 export const CUSTOMER_SERVICE_WINDOW_MS = 24 * 60 * 60 * 1000;
 

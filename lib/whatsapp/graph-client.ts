@@ -17,7 +17,7 @@ const PROVIDER_SOCKETS = 64;
  * connections on its side, and a socket kept forever would be reused after the peer dropped it.
  */
 const IDLE_SOCKET_MS = 4_000;
-/** A send's answer is waited for this long; past it the send is ambiguous (docs/features/whatsapp.md#no-message-twice). */
+/** A send's answer is waited for this long; past it the send is ambiguous (docs/features/whatsapp/sending.md#no-message-twice). */
 const GRAPH_TIMEOUT_MS = 10_000;
 
 /**
@@ -35,7 +35,7 @@ interface GraphErrorBody {
 
 /**
  * A send whose answer never came (a timeout, a reset connection, a 5xx or an answer without a message id): Meta may
- * have taken it. Never retried blindly: the message's workflow resolves it (docs/features/whatsapp.md#no-message-twice).
+ * have taken it. Never retried blindly: the message's workflow resolves it (docs/features/whatsapp/sending.md#no-message-twice).
  */
 export class AmbiguousSendError extends Error {
   constructor(readonly reason: string) {

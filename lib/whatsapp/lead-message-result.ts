@@ -3,7 +3,7 @@ import type { Database } from '../database';
 
 /**
  * A WHATSAPP campaign's lead in its result (GET /v1/results, GET /campaigns/{id}/leads) and in its
- * lead.finished event (docs/features/whatsapp.md#whatsapp-campaigns-results-result-webhooks-and-kpis, "Result
+ * lead.finished event (docs/features/whatsapp/campaigns.md#whatsapp-campaigns-results-result-webhooks-and-kpis, "Result
  * webhooks"): its one template message where a voice lead has calls.
  */
 export const LEAD_MESSAGE_FIELDS = {

@@ -18,7 +18,7 @@ export type LeadMessageOutcome =
   | 'read'
   | 'failed'
   | 'undelivered'
-  /** The send's answer was lost and nothing resolved it: never sent twice (docs/features/whatsapp.md#no-message-twice). */
+  /** The send's answer was lost and nothing resolved it: never sent twice (docs/features/whatsapp/sending.md#no-message-twice). */
   | 'unknown'
   | 'campaign_stopped'
   | 'no_calling_window'

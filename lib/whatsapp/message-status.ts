@@ -1,5 +1,5 @@
 /**
- * The statuses of an outbound WhatsApp message (docs/features/whatsapp.md#whatsapp-the-providers-webhooks, "Statuses"):
+ * The statuses of an outbound WhatsApp message (docs/features/whatsapp/webhooks.md, "Statuses"):
  * recorded `accepted` before the provider has it, then as its webhooks report: sent -> delivered -> read, or failed
  * (with the provider's error code) from accepted, sent or delivered, never after read. A message only moves forward: a
  * status that ranks at or below its present one changes nothing (a late "sent" after "delivered", a duplicate,

@@ -28,7 +28,7 @@ export interface OutboundMessage {
 
 /**
  * Records an outbound message in the contact's conversation with the sender (made on the first message)
- * and holds its price, in the caller's transaction (docs/features/whatsapp.md, "Sending"): accepted, not yet handed to
+ * and holds its price, in the caller's transaction (docs/features/whatsapp/sending.md): accepted, not yet handed to
  * the provider. InsufficientCreditsError: nothing recorded. The caller then starts its workflow
  * (workflows/whatsapp/whatsapp-message.ts, id from lib/temporal/workflow-ids.ts).
  */

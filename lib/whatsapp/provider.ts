@@ -18,7 +18,7 @@ export interface WhatsAppProvider {
   /**
    * Everything a send needs but the request itself (the sender's connection, its token opened), done ahead: the
    * returned function only sends. The service claims a send between the two, so a worker killed after its claim
-   * has, as nearly as it can, already put the request on the wire (docs/features/whatsapp.md#no-message-twice).
+   * has, as nearly as it can, already put the request on the wire (docs/features/whatsapp/sending.md#no-message-twice).
    */
   prepareSend(request: WhatsAppSendRequest): Promise<() => Promise<{ messageId: string }>>;
   /** POST /{whatsapp-business-account-id}/message_templates: submitted for review, PENDING. */

@@ -1,6 +1,6 @@
 /**
  * What a new WhatsApp message template must be, as Meta's WhatsApp Business Platform states it
- * (docs/features/whatsapp.md#whatsapp-senders-templates-conversations-and-the-message-list, "Templates"): a name of
+ * (docs/features/whatsapp/senders-templates.md, "Templates"): a name of
  * lowercase letters, digits and underscores; a language code such as en or en_US; a body of 1 to 1024 characters whose
  * variables are numbered {{1}}, {{2}}, ... {{n}}. (lib/whatsapp/template-body.ts fills a stored body's variables.)
  */

@@ -8,7 +8,7 @@ import { sameHexDigest } from '../timing-safe';
  * `{ object: 'whatsapp_business_account', entry: [{ id, time?, changes: [{ field, value }] }] }`, signed
  * by `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`. The simulated
  * provider signs with signWhatsAppWebhook; the API checks with verifyWhatsAppSignature before it reads
- * the body. docs/features/whatsapp.md#whatsapp-the-providers-webhooks.
+ * the body. docs/features/whatsapp/webhooks.md.
  */
 export const WHATSAPP_SIGNATURE_HEADER = 'x-hub-signature-256';
 

@@ -11,5 +11,5 @@ export interface WhatsAppMessageInput {
 export type WhatsAppMessageResult =
   | { status: 'handed_over'; providerMessageId: string | null }
   | { status: 'failed'; errorCode: number | null }
-  /** The send's answer was lost and nothing resolved it (docs/features/whatsapp.md#no-message-twice): never sent twice. */
+  /** The send's answer was lost and nothing resolved it (docs/features/whatsapp/sending.md#no-message-twice): never sent twice. */
   | { status: 'unknown' };

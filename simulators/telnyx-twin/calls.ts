@@ -12,7 +12,7 @@ import { eventOf } from './events';
 import { telnyxSignatureHeaders } from './signature';
 
 /**
- * A call's life on the Telnyx twin (docs/features/carriers.md#the-telnyx-twin), kept in its row so that a twin killed
+ * A call's life on the Telnyx twin (docs/features/carriers/twins.md#the-telnyx-twin), kept in its row so that a twin killed
  * mid-call goes on with it. Call Control has no document to obey: the call rings, is answered or not by its number's
  * last digit (the Twilio twin's plan, simulators/twilio-twin/plan.ts, read through `timeout_secs`), and then does what
  * the commands the REST API queued in `row.commands` say (speak, transcription, a DTMF gather, ConversationRelay, a

@@ -3,7 +3,7 @@ import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
 import { TELNYX_TWIN_API_KEY, TELNYX_TWIN_CONNECTION_ID, TELNYX_TWIN_PRIVATE_KEY } from '../../lib/carriers/twin';
 
 /**
- * The Telnyx twin's own settings (docs/features/carriers.md#running-the-telnyx-twin), beside the shared ones it reads
+ * The Telnyx twin's own settings (docs/features/carriers/twins.md#running-the-telnyx-twin), beside the shared ones it reads
  * from lib/config.ts (DATABASE_URL, LOG_LEVEL, SHUTDOWN_GRACE_MS).
  */
 export const telnyxTwinAccountSchema = z.object({

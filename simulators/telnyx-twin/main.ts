@@ -1,5 +1,5 @@
 // `npm run telnyx-twin`: the local twin of Telnyx's Call Control as its own process
-// (docs/features/carriers.md#the-telnyx-twin).
+// (docs/features/carriers/twins.md#the-telnyx-twin).
 import { loadConfigOrExit } from '../../lib/config';
 import { configureLogging, secretsOfConfig } from '../../lib/log';
 import { createDatabase } from '../../lib/database';

@@ -23,7 +23,7 @@ import { eventOf } from './events';
 import { signingKey } from './signature';
 
 /**
- * The Telnyx twin (docs/features/carriers.md#the-telnyx-twin): a local server that speaks Telnyx's Call Control (API
+ * The Telnyx twin (docs/features/carriers/twins.md#the-telnyx-twin): a local server that speaks Telnyx's Call Control (API
  * v2: JSON, `Authorization: Bearer <API key>`, Telnyx's error bodies, Ed25519-signed webhooks), so that the official
  * `telnyx` package dials on it with only its baseURL and API key changed. The calls themselves run in calls.ts; TEST
  * CONTROL routes (not Telnyx's) under /control.

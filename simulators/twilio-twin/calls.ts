@@ -23,7 +23,7 @@ import { TWILIO_SIGNATURE_HEADER, twilioSignature } from './signature';
 import { parseTwiml, TwimlError, type HttpMethod, type PromptVerb, type Verb } from './twiml';
 
 /**
- * A call's life on the twin (docs/features/carriers.md#the-twilio-twin), kept in its row so that a twin killed mid-call
+ * A call's life on the twin (docs/features/carriers/twins.md#the-twilio-twin), kept in its row so that a twin killed mid-call
  * goes on with it: the step due next and when, the TwiML being obeyed and where, detection, and the counters of its
  * callbacks. One loop per live call takes its steps in order; each step is written, with the callbacks it owes, in one
  * transaction before the next is taken, so a restart redoes at most the step in flight (a TwiML request may then be

@@ -3,7 +3,7 @@ import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 
 /**
- * The twin's own settings (docs/features/carriers.md#running-it), beside the shared ones it reads from
+ * The twin's own settings (docs/features/carriers/twins.md#running-it), beside the shared ones it reads from
  * lib/config.ts (DATABASE_URL, LOG_LEVEL, SHUTDOWN_GRACE_MS).
  */
 const accountsSchema = z

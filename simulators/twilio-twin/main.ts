@@ -1,5 +1,5 @@
 // `npm run twilio-twin`: the local twin of Twilio's Programmable Voice as its own process
-// (docs/features/carriers.md#the-twilio-twin).
+// (docs/features/carriers/twins.md#the-twilio-twin).
 import { loadConfigOrExit } from '../../lib/config';
 import { configureLogging, secretsOfConfig } from '../../lib/log';
 import { createDatabase } from '../../lib/database';

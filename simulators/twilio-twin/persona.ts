@@ -3,7 +3,7 @@ import { ACKNOWLEDGEMENTS, seededPicker } from '../../lib/simulated-carrier/conv
 import { ANSWERED_BY } from './plan';
 
 /**
- * Who answers the twin's calls (docs/features/carriers.md#the-twilio-twin). By default a pure function of the number and
+ * Who answers the twin's calls (docs/features/carriers/twins.md#the-twilio-twin). By default a pure function of the number and
  * the question, so that a test knows in advance what the person will say to each <Gather> (like the simulated
  * conversation's answers, lib/simulated-carrier/conversation.ts, whose seeded picker it shares). A test can script a
  * number instead (POST /control/personas): its answers in the order its Gathers come, and what detection finds.

@@ -15,7 +15,7 @@ import { callResource, rfc2822 } from './resource';
 import type { HttpMethod } from './twiml';
 
 /**
- * The Twilio twin (docs/features/carriers.md#the-twilio-twin): a local server that speaks Twilio's Programmable Voice
+ * The Twilio twin (docs/features/carriers/twins.md#the-twilio-twin): a local server that speaks Twilio's Programmable Voice
  * protocol, so that the official `twilio` package places calls on it with only its base URL and credentials changed.
  * REST (form-encoded, HTTP Basic auth, Twilio's JSON errors) under /2010-04-01; the calls themselves run in
  * calls.ts; TEST CONTROL routes (not Twilio's) under /control.

@@ -2,7 +2,7 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser';
 import type { RelaySettings } from './relay';
 
 /**
- * The TwiML the twin obeys (docs/features/carriers.md#the-twilio-twin), read into plain data: a call's program is kept
+ * The TwiML the twin obeys (docs/features/carriers/twins.md#the-twilio-twin), read into plain data: a call's program is kept
  * in its row as these verbs, so a restarted twin goes on where it was. Attributes keep Twilio's defaults
  * (https://www.twilio.com/docs/voice/twiml).
  */

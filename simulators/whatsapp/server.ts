@@ -42,7 +42,7 @@ export interface SimulatedWhatsAppProviderOptions {
    */
   messagesPerSecond?: number;
   /**
-   * The Meta twin (docs/features/whatsapp.md#the-meta-twin): the system users' accounts it knows. Given, every Graph
+   * The Meta twin (docs/features/whatsapp/meta-cloud-api.md#the-meta-twin): the system users' accounts it knows. Given, every Graph
    * request must carry `Authorization: Bearer <token>` of the account that owns the number or Business Account it
    * names (401 OAuthException code 190 without a known token; 400 code 100 subcode 33 for another account's object),
    * no Idempotency-Key is honoured, webhooks name the Business Account in entry.id and the number's display number,

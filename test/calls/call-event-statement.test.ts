@@ -3,7 +3,7 @@ import { applyCallEvent } from '../../lib/calls/call-end';
 import { poolSql, prismaSql } from '../../lib/run-sql';
 
 // The event endpoint runs applyCallEvent on a pg pool with a named statement (parsed and planned once per
-// connection: docs/benchmarks.md#intake-npm-run-benchintake); Prisma, which reconciliation uses, gets its text.
+// connection: docs/benchmarks/intake.md); Prisma, which reconciliation uses, gets its text.
 describe('the call event statement', () => {
   const event = {
     eventId: 'e1',

@@ -1,4 +1,4 @@
-// The carriers' signatures as their official SDKs check them (docs/features/carriers.md#conformance): Twilio's
+// The carriers' signatures as their official SDKs check them (docs/features/carriers/conformance.md): Twilio's
 // published request-validation example through `twilio`'s validateRequest, and a Telnyx Ed25519 webhook signed
 // here with node:crypto, verified by the `telnyx` SDK.
 import { generateKeyPairSync, sign } from 'node:crypto';

@@ -1,4 +1,4 @@
-// The Telnyx adapter end to end (docs/features/carriers.md#telnyx), on the real servers: the API, a worker, Temporal and
+// The Telnyx adapter end to end (docs/features/carriers/telnyx.md), on the real servers: the API, a worker, Temporal and
 // PostgreSQL, and the Telnyx twin (simulators/telnyx-twin/) as the carrier. Leads of campaigns whose caller number is
 // bound to a telnyx-twin connection are dialed through the official SDK on Call Control; the twin's Ed25519-signed
 // webhooks come back to the API, which walks the agent's script with speak and transcription commands. Every request

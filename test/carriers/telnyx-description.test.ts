@@ -1,6 +1,6 @@
 // Telnyx's published OpenAPI description (vendor/openapi/telnyx/): TeXML calls and Call Control's dial and hang-up,
 // with the Call Control webhooks of a call, and the checker the adapter and twin tests hold them to
-// (docs/features/carriers.md#conformance).
+// (docs/features/carriers/conformance.md).
 import { describe, expect, it } from 'vitest';
 import { carrierDescription, expectValidDescription, ownExampleProblems } from '../support/carrier-openapi';
 import { TELNYX_CALL_CONTROL_ID, telnyxCallEvent, telnyxHangupEvent } from '../support/telnyx-events';

@@ -1,4 +1,4 @@
-// The Telnyx adapter's pure parts (docs/features/carriers.md#telnyx): the mapping of Call Control's webhooks to the
+// The Telnyx adapter's pure parts (docs/features/carriers/telnyx.md): the mapping of Call Control's webhooks to the
 // product's carrier events and outcomes, client_state, and a script step as speak commands. The whole path against
 // the twin is in telnyx-adapter.test.ts.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The Twilio adapter end to end (docs/features/carriers.md#twilio), on the real servers: the API, a worker, Temporal
+// The Twilio adapter end to end (docs/features/carriers/twilio.md), on the real servers: the API, a worker, Temporal
 // and PostgreSQL, and the Twilio twin (simulators/twilio-twin/) as the carrier. Leads of campaigns whose caller number
 // is bound to a twilio-twin connection are dialed through the official SDK; the twin's signed callbacks and TwiML
 // requests come back to the API. Every request the adapter sends passes through a recording proxy and is checked

@@ -1,4 +1,4 @@
-// The agent's script walk on Twilio calls and the voicemail drop (docs/features/carriers.md#the-script-walk), end to
+// The agent's script walk on Twilio calls and the voicemail drop (docs/features/carriers/twilio.md#the-script-walk), end to
 // end on the real servers: the API, a worker, Temporal and PostgreSQL, and the Twilio twin as the carrier. The twin's
 // personas say what the lead answers; its call log is what each side really said.
 import http from 'node:http';

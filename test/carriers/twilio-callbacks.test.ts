@@ -1,4 +1,4 @@
-// The Twilio adapter's pure parts (docs/features/carriers.md#twilio): the signature check against the public URL,
+// The Twilio adapter's pure parts (docs/features/carriers/twilio.md): the signature check against the public URL,
 // the mapping of Twilio's callbacks to the product's carrier events, the callback URLs and the TwiML seam. The whole path against the twin is in twilio-adapter.test.ts.
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 // Twilio's published OpenAPI description (vendor/openapi/twilio/), and the checker the adapter and twin tests hold
-// their requests and answers to (docs/features/carriers.md#conformance).
+// their requests and answers to (docs/features/carriers/conformance.md).
 import { describe, expect, it } from 'vitest';
 import {
   CarrierDescription,

@@ -12,7 +12,7 @@ import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startLadder, storeLead } from './lead-ladder-scenario';
 
 /*
- * The lean ladder (leadLadderWorkflow) on the Twilio path (docs/features/carriers.md#twilio): a lead of a campaign
+ * The lean ladder (leadLadderWorkflow) on the Twilio path (docs/features/carriers/twilio.md): a lead of a campaign
  * whose caller number is bound to a twilio-twin connection, dialed through the official SDK on the Twilio twin, its
  * callbacks and the script walk's TwiML requests answered by the API's Twilio routes (scripts/record-histories.ts runs
  * the twin and those routes in process).

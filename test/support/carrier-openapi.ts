@@ -1,4 +1,4 @@
-// Conformance to the carriers' published OpenAPI descriptions (docs/features/carriers.md#conformance): the subsets
+// Conformance to the carriers' published OpenAPI descriptions (docs/features/carriers/conformance.md): the subsets
 // vendored under vendor/openapi/ by scripts/cut-carrier-specs.ts, checked with the JSON Schema validator the tests
 // already use (ajv, with ajv-formats). Like test/support/response-check.ts for this API's own answers, every check
 // answers a list of problems, empty when what was sent is what the description allows.

@@ -1,5 +1,5 @@
 // Telnyx Call Control webhook deliveries as its description shows them (vendor/openapi/telnyx/), for the tests of
-// docs/features/carriers.md#conformance.
+// docs/features/carriers/conformance.md.
 
 export const TELNYX_CALL_CONTROL_ID = 'v3:MdI91X4lWFEs7IgbBEOT9M4AigoY08M0WWZFISt1Yw2axZ_IiE4pqg';
 

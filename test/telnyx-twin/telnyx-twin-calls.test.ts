@@ -1,7 +1,7 @@
 // The Telnyx twin's Call Control driven through the official `telnyx` SDK: the dial and its Ed25519-signed webhooks
 // (verified by the SDK), each last digit, the conversation commands with the persona's answers, answering-machine
 // detection, hang-up, command_id idempotency, Telnyx's errors, and conformance to the vendored description
-// (docs/features/carriers.md#the-telnyx-twin).
+// (docs/features/carriers/twins.md#the-telnyx-twin).
 import { beforeAll, describe, expect, it } from 'vitest';
 import Telnyx from 'telnyx';
 import type { Database } from '../../lib/database';

@@ -1,5 +1,5 @@
 // The Telnyx twin stopped mid-call and started again on its database goes on with the call: its queued speech, the
-// persona's answer, its end and the webhooks it owes (docs/features/carriers.md#the-telnyx-twin).
+// persona's answer, its end and the webhooks it owes (docs/features/carriers/twins.md#the-telnyx-twin).
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/database';
 import { until } from '../support/until';

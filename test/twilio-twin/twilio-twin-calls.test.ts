@@ -1,6 +1,6 @@
 // A call's life on the Twilio twin, driven through the official `twilio` SDK: signed status callbacks, the outcome of
 // each last digit, TwiML obeyed with the persona's answers, answering-machine detection, hang-up and redirect
-// (docs/features/carriers.md#the-twilio-twin).
+// (docs/features/carriers/twins.md#the-twilio-twin).
 import { beforeAll, describe, expect, it } from 'vitest';
 import { defaultAnswer } from '../../simulators/twilio-twin/persona';
 import { useTestDatabase } from '../support/database';

@@ -1,5 +1,5 @@
 // The Twilio twin's REST side through the official `twilio` SDK, and every answer checked against Twilio's vendored
-// description (docs/features/carriers.md#the-twilio-twin).
+// description (docs/features/carriers/twins.md#the-twilio-twin).
 import twilio from 'twilio';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';

@@ -1,5 +1,5 @@
 // The Twilio twin stopped mid-call and started again on its database goes on with the call: its program, its clock
-// and the callbacks it owes (docs/features/carriers.md#the-twilio-twin).
+// and the callbacks it owes (docs/features/carriers/twins.md#the-twilio-twin).
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/database';
 import { until } from '../support/until';

@@ -1,5 +1,5 @@
 // The WhatsApp channel through Meta's Cloud API, against the Meta twin (simulators/whatsapp in twin mode,
-// docs/features/whatsapp.md#metas-cloud-api): the token on every request, the vendored description, template
+// docs/features/whatsapp/meta-cloud-api.md): the token on every request, the vendored description, template
 // examples, the resend rule (no message twice) and the per-sender backoff.
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it, vi } from 'vitest';

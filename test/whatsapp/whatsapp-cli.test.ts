@@ -1,5 +1,5 @@
 // `npm run admin -- whatsapp connect|list|rotate|rekey|remove` and `whatsapp sender connect --connection`
-// (docs/features/whatsapp.md#metas-cloud-api): Meta's ids in clear, the token sealed and never shown.
+// (docs/features/whatsapp/meta-cloud-api.md): Meta's ids in clear, the token sealed and never shown.
 import { describe, expect, it } from 'vitest';
 import { openWhatsAppConnection } from '../../lib/whatsapp/connections';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';

@@ -35,7 +35,7 @@ export const DELIVERY_WAIT_MS = 24 * 60 * 60_000;
 const DECIDED = new Set(['delivered', 'read', 'failed']);
 
 /**
- * One lead of a WHATSAPP campaign (docs/features/whatsapp.md, "WHATSAPP campaigns"): when the campaign runs and the
+ * One lead of a WHATSAPP campaign (docs/features/whatsapp/campaigns.md): when the campaign runs and the
  * sending window is open in the lead's local time, the lead takes its turn on the sender (paced), its one
  * template message is recorded with its price held, then handed to the provider; the lead ends when the
  * message is delivered (completed), fails, or is not delivered within DELIVERY_WAIT_MS. Paused: it holds
@@ -117,7 +117,7 @@ export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise
   }
   state.phase = 'awaiting_delivery';
   if (handOver.ambiguous && patched(PATCHES.leadMessageHandOverOnce.id)) {
-    // The answer was lost: no blind retry (docs/features/whatsapp.md#no-message-twice). Its status resolves it.
+    // The answer was lost: no blind retry (docs/features/whatsapp/sending.md#no-message-twice). Its status resolves it.
     await condition(() => DECIDED.has(state.messageStatus ?? ''), handOver.resendAfterMs);
     if (!DECIDED.has(state.messageStatus ?? '')) {
       const outcome = await local.resolveAmbiguousSend({ messageId: recorded.messageId });

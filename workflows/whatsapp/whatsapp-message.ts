@@ -31,7 +31,7 @@ function platformErrorOf(error: unknown): { errorCode: number | null; errorTitle
 }
 
 /**
- * One outbound WhatsApp message (docs/features/whatsapp.md, "Sending"): recorded, checked and held for by its sender
+ * One outbound WhatsApp message (docs/features/whatsapp/sending.md): recorded, checked and held for by its sender
  * (the API or a campaign's lead) before this starts; handed to the provider at most once. What happens next (sent,
  * delivered, read, failed) arrives as the provider's webhooks, which settle the hold. A message the provider refuses,
  * or that cannot be handed over within its retries, is marked failed with the platform's code and its hold voided.

@@ -104,7 +104,7 @@ const refusesNumber = (error: TelnyxRequestError) =>
   error.status === 422 && (error.code === '10016' || error.pointer === '/to') && error.pointer !== '/from';
 
 /**
- * One Telnyx account's calls, through the official SDK on Call Control (docs/features/carriers.md#telnyx). Built per
+ * One Telnyx account's calls, through the official SDK on Call Control (docs/features/carriers/telnyx.md). Built per
  * operation from the call's connection, opened in the worker (dial, lookup, hang-up) or the API (the script walk's
  * commands); nothing is kept between calls.
  */

@@ -11,7 +11,7 @@ export interface TelnyxSpeak {
 }
 
 /**
- * The agent's script walk on Call Control (docs/features/carriers.md#the-script-walk-on-telnyx): a step of the walk
+ * The agent's script walk on Call Control (docs/features/carriers/telnyx.md#the-script-walk-on-telnyx): a step of the walk
  * (lib/carriers/script-walk.ts) as the speak commands that say it. Call Control has no document for the call to obey:
  * the product commands each step as the webhooks tell what happened (a person answered, the lead's answer was
  * transcribed, the closing was said), and the client_state of each command says which step its webhooks belong to.

@@ -3,7 +3,7 @@ import { failureReasonOfSip } from '../sip';
 
 /**
  * Telnyx's words for how a call ended and who answered it, and what they are in the product
- * (docs/features/carriers.md#outcomes-telnyxs-words-in-the-products): the carrier states of lib/calls/call-states.ts,
+ * (docs/features/carriers/telnyx.md#outcomes-telnyxs-words-in-the-products): the carrier states of lib/calls/call-states.ts,
  * from which lib/calls/call-end.ts derives the outcome, as for Twilio's.
  */
 

@@ -1,7 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /**
- * The product's URL Telnyx sends a call's webhooks to (docs/features/carriers.md#telnyx-webhooks): the dial's
+ * The product's URL Telnyx sends a call's webhooks to (docs/features/carriers/telnyx.md#telnyx-webhooks): the dial's
  * `webhook_url`. The connection and the attempt are in the path: the connection picks the public key the signature is
  * checked with, and the attempt is the call's even before Telnyx's call_control_id is bound to it.
  */

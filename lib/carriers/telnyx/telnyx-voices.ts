@@ -1,7 +1,7 @@
 import { carrierVoices } from '../polly-voices';
 
 /**
- * The agent's voice (lib/voices/voices.ts) as Telnyx's `speak` `voice` (docs/features/carriers.md#voices-on-telnyx):
+ * The agent's voice (lib/voices/voices.ts) as Telnyx's `speak` `voice` (docs/features/carriers/telnyx.md#voices-on-telnyx):
  * Amazon Polly's neural voices as Telnyx names them, `AWS.Polly.<VoiceId>-Neural` (the same Polly voices the Twilio
  * adapter says with, so an agent sounds alike on both carriers), with the voice's own language.
  */

@@ -31,7 +31,7 @@ export function publicUrlOf(publicBaseUrl: string, originalUrl: string): string 
  * which also tries the URL with and without its default port, as Twilio may sign either (several HMACs: the common
  * case pays one). Twilio signs with the account's auth token, never with an API key's secret: a connection made with an
  * API key pair holds the auth token for this check alone; one made before it was asked for has none, and its
- * callbacks cannot be verified (docs/features/carriers.md#twilio-callbacks).
+ * callbacks cannot be verified (docs/features/carriers/twilio.md#twilio-callbacks).
  */
 export function signedByTwilio(
   authToken: string | null,

@@ -25,7 +25,7 @@ const INVALID_NUMBER_CODES: ReadonlySet<unknown> = new Set([21211, 21214, 21217]
 
 /**
  * Twilio's refusals at a create of the workspace's setup, not of the lead: every lead (to that destination) would meet
- * them, so they are thrown as CarrierRefusedSetupError and pause the campaign (docs/features/carriers.md#refusals-at-the-dial).
+ * them, so they are thrown as CarrierRefusedSetupError and pause the campaign (docs/features/carriers/twilio.md#refusals-at-the-dial).
  * Any other refusal is thrown as it is and retried (and counted by the carrier breaker).
  */
 const SETUP_REFUSALS: ReadonlyMap<unknown, CarrierSetupRefusal> = new Map<unknown, CarrierSetupRefusal>([
@@ -121,7 +121,7 @@ function snapshotOf(
 }
 
 /**
- * One Twilio account's calls, through the official SDK (docs/features/carriers.md#twilio). Built per call from the
+ * One Twilio account's calls, through the official SDK (docs/features/carriers/twilio.md). Built per call from the
  * call's connection, opened in the worker; nothing is kept between calls.
  */
 export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl }: { publicBaseUrl: string }) {
@@ -147,7 +147,7 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
      * asks (TELEPHONY_STATUS_CALLBACK_EVENTS). Not initiated: it is Twilio's queued-to-dialed step, which this answer
      * already tells (the call records queued with its CallSid), so it would cost every call a callback, a signature
      * check and a write for nothing, as queued would on any carrier (lib/calls/call-states.ts). A lost answer is found
-     * by listing, or bound by the next callback (docs/features/carriers.md#a-dial-whose-answer-is-lost).
+     * by listing, or bound by the next callback (docs/features/carriers/twilio.md#a-dial-whose-answer-is-lost).
      */
     async dial(request: CarrierDialRequest): Promise<{ providerCallId: string }> {
       const from = request.from;

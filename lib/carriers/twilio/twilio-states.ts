@@ -3,7 +3,7 @@ import type { CarrierCallState } from '../../calls/call-states';
 
 /**
  * Twilio's words for a call's state and who answered it, and what they are in the product
- * (docs/features/carriers.md#outcomes-twilios-words-in-the-products): the carrier states of
+ * (docs/features/carriers/twilio.md#outcomes-twilios-words-in-the-products): the carrier states of
  * lib/calls/call-states.ts, from which lib/calls/call-end.ts derives the outcome.
  */
 export const TWILIO_CALL_STATUSES = [

@@ -1,5 +1,5 @@
 /**
- * The product's URLs Twilio calls for one call (docs/features/carriers.md#twilio-callbacks). The connection and the
+ * The product's URLs Twilio calls for one call (docs/features/carriers/twilio.md#twilio-callbacks). The connection and the
  * attempt are in the path, never read from the body: the connection picks the auth token the signature is checked
  * with, and the attempt lets the first callback bind Twilio's CallSid to the attempt even when the dial's own answer
  * was lost.

@@ -2,7 +2,7 @@ import { carrierVoices, POLLY_VOICES } from '../polly-voices';
 
 /**
  * The agent's voice (lib/voices/voices.ts) as Twilio's <Say voice="..." language="...">
- * (docs/features/carriers.md#voices-on-twilio). Twilio speaks with Amazon Polly and Google voices named `Polly.<Name>`
+ * (docs/features/carriers/twilio.md#voices-on-twilio). Twilio speaks with Amazon Polly and Google voices named `Polly.<Name>`
  * and `Google.<locale>-<model>-<letter>`; a voice speaks its own language, and Twilio refuses a voice with a language
  * it does not speak, so `language` is the voice's, not the agent's (the Gather listens in the agent's).
  */
