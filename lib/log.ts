@@ -74,9 +74,6 @@ export function addLogContext(fields: LogContext): void {
   if (store) Object.assign(store, fields);
 }
 
-/** The current context's ids (a copy). */
-export const currentLogContext = (): LogContext => ({ ...logContext.getStore() });
-
 /**
  * The process's one logger: JSON lines with time, level, service and msg, and the context of the work a
  * line is about (requestId, workspaceId, campaignId, workflowId) from the context it is written in

@@ -149,5 +149,3 @@ export function createWhatsAppLeadActivities({ db }: { db: Database }) {
     },
   };
 }
-
-export type WhatsAppLeadActivities = ReturnType<typeof createWhatsAppLeadActivities>;

@@ -49,12 +49,6 @@ export function unstorableIssues(input: unknown, prefix: PropertyKey[] = []): Is
   return issues;
 }
 
-/** Refuses input PostgreSQL could not store, as a validation failure (invalid_body) naming each field. */
-export function assertStorable(input: unknown): void {
-  const issues = unstorableIssues(input);
-  if (issues.length) throw new z.ZodError(issues);
-}
-
 /**
  * A path that is not valid percent-encoded UTF-8 cannot name anything: refused as invalid input before
  * routing, instead of failing where a path parameter is decoded.

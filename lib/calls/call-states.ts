@@ -39,14 +39,6 @@ export type SubscribableProgressState = (typeof SUBSCRIBABLE_PROGRESS_STATES)[nu
  */
 export const DEFAULT_STATUS_CALLBACK_EVENTS: readonly SubscribableProgressState[] = ['in-progress'];
 
-export const TERMINAL_CALL_STATES: readonly CarrierCallState[] = [
-  'completed',
-  'busy',
-  'no-answer',
-  'failed',
-  'canceled',
-];
-
 const RANK: Record<CarrierCallState, number> = {
   queued: 1,
   ringing: 2,

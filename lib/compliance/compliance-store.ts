@@ -11,8 +11,6 @@ export interface ComplianceSettings extends RedactionSettings {
   disclosure: string | null;
 }
 
-export const NO_COMPLIANCE: ComplianceSettings = { disclosure: null, redactions: [] };
-
 /** Only the rules this code knows, in their order (a stored value is never trusted to be one). */
 export const knownRedactions = (stored: readonly string[] | null | undefined): RedactionRule[] =>
   REDACTION_RULES.filter((rule) => stored?.includes(rule));

@@ -195,12 +195,6 @@ export async function openCrmAdminConnection(
   };
 }
 
-/** Whether a connection holds a token (what decides how `import-from-crm` reads customers). */
-export async function crmConnectionHasAdminToken(db: Database, connectionId: string): Promise<boolean> {
-  const row = await db.crmConnection.findUnique({ where: { id: connectionId }, select: { secretKeyId: true } });
-  return !!row?.secretKeyId;
-}
-
 /** `crm rekey` (and the combined `secrets rekey`): the connections' tokens moved to the ring's current key. */
 export const crmAdminTokenRows: SealedRowKind<AdminTokenRow> = {
   async idsNotUnder(db, keyId) {

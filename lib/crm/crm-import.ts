@@ -16,6 +16,3 @@ export interface CrmImportStep {
   /** How long to wait before the next page: the cost bucket refilling, or a THROTTLED answer. */
   waitMs: number;
 }
-
-/** Reasons a customer read is not imported (besides the SMS marketing states other than SUBSCRIBED). */
-export const CRM_SKIP_REASONS = ['no_phone', 'invalid_phone', 'duplicate'] as const;

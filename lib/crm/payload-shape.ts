@@ -20,9 +20,6 @@ export type PayloadShape =
 export const SHAPE_MAX_DEPTH = 6;
 export const SHAPE_MAX_KEYS = 100;
 
-/** The shape of nothing read: what a rejected delivery keeps. */
-export const NO_PAYLOAD_SHAPE: PayloadShape = { type: 'none' };
-
 export function payloadShape(value: unknown, depth = 0): PayloadShape {
   if (value === null || value === undefined) return { type: 'null' };
   if (typeof value === 'string') return { type: 'string' };

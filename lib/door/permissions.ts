@@ -71,7 +71,6 @@ export const NEVER_HOLDABLE_SCOPES = [
 ] as const;
 
 export const PERMISSION_CATALOG: readonly string[] = [...HOLDABLE_SCOPES, ...NEVER_HOLDABLE_SCOPES];
-export type Permission = string;
 
 const INCLUDED: Readonly<Record<string, readonly string[]>> = {
   'calls.test': ['calls.view', 'agents.view'],

@@ -38,7 +38,3 @@ export const ROLE_PERMISSIONS: Readonly<Record<Role, ReadonlySet<string>>> = Obj
   manager: withIncludedPermissions([...views, ...MANAGER_EXTRA]),
   viewer: withIncludedPermissions(views),
 });
-
-export function isRole(value: string): value is Role {
-  return (ROLES as readonly string[]).includes(value);
-}

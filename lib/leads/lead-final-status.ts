@@ -22,9 +22,6 @@ export const OPEN_LEAD_STATUSES = ['queued', 'dialing'] as const;
 export const LEAD_STATUS_OPEN_SQL = (alias: string) =>
   `${alias}.status IN (${OPEN_LEAD_STATUSES.map((status) => `'${status}'`).join(', ')})`;
 
-export const isFinalLeadStatus = (status: string): status is LeadFinalStatus =>
-  (FINAL_LEAD_STATUSES as readonly string[]).includes(status);
-
 /**
  * Finishes a lead with status unless it is final already, in one statement. Answers null for no such lead; else
  * whether this call wrote the status, and whether its workspace has a live result webhook endpoint: a lead.finished is

@@ -40,4 +40,3 @@ export const scorecardSchema = z.object({
 });
 
 export type Scorecard = z.output<typeof scorecardSchema>;
-export type ScorecardInput = z.input<typeof scorecardSchema>;

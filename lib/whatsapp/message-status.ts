@@ -16,10 +16,6 @@ const RANK: Record<OutboundMessageStatus, number> = { accepted: 1, sent: 2, deli
 
 export const messageStatusRank = (status: OutboundMessageStatus): number => RANK[status];
 
-/** Whether a message in `current` moves to `next` (forward only; failed never after read). */
-export const messageStatusMoves = (current: OutboundMessageStatus, next: OutboundMessageStatus): boolean =>
-  RANK[next] > RANK[current];
-
 export const isReportedMessageStatus = (status: string): status is ReportedMessageStatus =>
   (REPORTED_MESSAGE_STATUSES as readonly string[]).includes(status);
 

@@ -281,5 +281,3 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
     },
   };
 }
-
-export type TelnyxCalls = ReturnType<typeof createTelnyxCalls>;

@@ -281,5 +281,3 @@ export function createTwilioCalls(connection: TwilioConnection, { publicBaseUrl 
     },
   };
 }
-
-export type TwilioCalls = ReturnType<typeof createTwilioCalls>;
