@@ -1,5 +1,5 @@
 import { Gauge, type Registry } from 'prom-client';
-import { NOW_UTC } from '../lib/calls/call-lines';
+import { NOW_UTC } from '../lib/sql-clock';
 import type { Database } from '../lib/database';
 import { readOncePerScrape } from '../lib/metrics/scrape-once';
 

@@ -1,6 +1,7 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import { handOutFreeLines, NOW_UTC } from '../../lib/calls/call-lines';
+import { handOutFreeLines } from '../../lib/calls/call-lines';
+import { NOW_UTC } from '../../lib/sql-clock';
 import { handOverLines, wakeStoppedLeads } from '../../lib/temporal/line-queue';
 import { prismaSql } from '../../lib/run-sql';
 import { OPEN_LEAD_STATUSES } from '../../lib/leads/lead-final-status';

@@ -20,14 +20,8 @@ import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
 import { isTerminalCallState } from '../../lib/calls/call-states';
 import type { EndedCall } from '../../lib/calls/ended-call';
-import {
-  endCall,
-  leaveLineQueue,
-  NOW_UTC,
-  resumeOrWithdraw,
-  takeLine,
-  type GrantedLine,
-} from '../../lib/calls/call-lines';
+import { endCall, leaveLineQueue, resumeOrWithdraw, takeLine, type GrantedLine } from '../../lib/calls/call-lines';
+import { NOW_UTC } from '../../lib/sql-clock';
 import { hasAftermath } from '../../lib/calls/call-aftermath';
 import { handOverLines } from '../../lib/temporal/line-queue';
 import { createCallAftermathActivities } from '../calls/call-aftermath';

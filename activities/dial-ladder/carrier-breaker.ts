@@ -9,7 +9,7 @@ import {
   type CarrierBreakerRule,
 } from '../../lib/dial-ladder/carrier-breaker';
 import type { Database } from '../../lib/database';
-import { NOW_UTC } from '../../lib/calls/call-lines';
+import { NOW_UTC } from '../../lib/sql-clock';
 import { requestCampaignPause } from '../../lib/temporal/campaigns';
 
 export interface CarrierBreakerDependencies {

@@ -1,6 +1,6 @@
 import { Counter, Gauge, Histogram, register, type Registry } from 'prom-client';
 import type { SqlPool } from '../../lib/sql-pool';
-import { NOW_UTC } from '../../lib/calls/call-lines';
+import { NOW_UTC } from '../../lib/sql-clock';
 import { UNDISPATCHED_LEAD_SQL } from '../../lib/temporal/lead-dispatch';
 import { readOncePerScrape } from '../../lib/metrics/scrape-once';
 

@@ -2,7 +2,7 @@ import type { PoolClient } from 'pg';
 import type { Campaign } from '../../generated/prisma/client';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
-import { NOW_UTC } from '../../lib/calls/call-lines';
+import { NOW_UTC } from '../../lib/sql-clock';
 import type { Principal } from '../door/principal';
 import type { LeadRow, LeadToAdmit } from './admission';
 

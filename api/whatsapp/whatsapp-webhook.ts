@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request } from 'express';
-import { NOW_UTC } from '../../lib/calls/call-lines';
+import { NOW_UTC } from '../../lib/sql-clock';
 import { HoldAlreadySettledError } from '../../lib/credits/credit-errors';
 import { poolCreditStore, type CreditActor } from '../../lib/credits/ledger-store';
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';

@@ -1,4 +1,5 @@
-import { endCall, HAND_OVER_LINES_CTES, NOW_UTC, type GrantedLine } from './call-lines';
+import { endCall, HAND_OVER_LINES_CTES, type GrantedLine } from './call-lines';
+import { NOW_UTC } from '../sql-clock';
 import { PICKED_UP_OUTCOMES, sqlOutcomeList, type CallOutcome } from './call-outcomes';
 import type { Database } from '../database';
 import type { RunSql } from '../run-sql';

@@ -3,6 +3,7 @@ import type { RunSql } from '../run-sql';
 import { LEAD_STATUS_OPEN_SQL } from '../leads/lead-final-status';
 import { callsPlaced } from '../metrics/calls';
 import { isUuid } from '../uuid';
+import { NOW_UTC } from '../sql-clock';
 import { callerConnectionSql } from '../carrier-connections/carrier-store';
 
 /**
@@ -56,9 +57,6 @@ export interface AttemptDecision {
   /** verdict started: the call's id and what its dial request needs. */
   call: ({ id: string } & DialRequestRow) | null;
 }
-
-/** Now, as the UTC wall-clock time the call columns (timestamp without time zone) hold. */
-export const NOW_UTC = `(now() AT TIME ZONE 'UTC')`;
 
 /**
  * Decides whether an attempt may start and, if so, records its call as dialing on a line, all in one statement

@@ -3,7 +3,8 @@ import { LEAD_WORKFLOW_KIND_SQL } from '../campaigns/lead-workflow-kind';
 import { startLeadWorkflow, type StoredLead } from './start-lead-workflow';
 import type { SqlPool } from '../sql-pool';
 import { createStartQueue } from './start-queue';
-import { handOutFreeLines, NOW_UTC, type GrantedLine } from '../calls/call-lines';
+import { handOutFreeLines, type GrantedLine } from '../calls/call-lines';
+import { NOW_UTC } from '../sql-clock';
 import { handOverLines } from './line-queue';
 import { poolSql } from '../run-sql';
 
