@@ -1,4 +1,4 @@
-import { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '../../generated/prisma/client';
 import type { Database } from '../database';
 import { isUuid } from '../uuid';
 import { openBound, resealBound } from './binding';
@@ -77,50 +77,68 @@ export interface ClearSecretTable<Row extends EnvelopeColumns & { id: string }> 
   additionalDataOf(row: Row): string;
 }
 
-const quoted = (name: string) => Prisma.raw(`"${name}"`);
+/** A schema name as SQL: the names are the schema's, written in code, never a tenant's. */
+const quoted = (name: string) => `"${name.replaceAll('"', '""')}"`;
 
-/** The ClearSecretRowKind of such a table: the same statements for every one, over its own names. */
+/**
+ * The ClearSecretRowKind of such a table: the same statements for every one, over its own names. Written with
+ * positional parameters ($queryRawUnsafe) rather than Prisma.sql, so that this module loads no Prisma runtime (the
+ * export worker reads sealed rows without Prisma: test/exports/export-worker.test.ts).
+ */
 export function clearSecretRowKind<Row extends EnvelopeColumns & { id: string; secret: string | null }>(
   where: ClearSecretTable<Row>,
 ): ClearSecretRowKind<Row> {
   const table = quoted(where.table);
-  const { keyId, nonce, ciphertext, clear } = where.columns;
-  const columnsOf = (envelope: Envelope) => {
+  const [keyId, nonce, ciphertext, clear] = [
+    where.columns.keyId,
+    where.columns.nonce,
+    where.columns.ciphertext,
+    where.columns.clear,
+  ].map(quoted) as [string, string, string, string];
+  const setEnvelope = `${keyId} = $2, ${nonce} = $3, ${ciphertext} = $4`;
+  const envelopeValues = (envelope: Envelope) => {
     const sealed = envelopeColumns(envelope);
-    return Prisma.sql`${quoted(keyId)} = ${sealed.secretKeyId}, ${quoted(nonce)} = ${sealed.secretNonce},
-                      ${quoted(ciphertext)} = ${sealed.secretCiphertext}`;
+    return [sealed.secretKeyId, sealed.secretNonce, sealed.secretCiphertext];
   };
-  const ids = async (db: Database, condition: Prisma.Sql) =>
+  const ids = async (db: Database, condition: string, ...values: unknown[]) =>
     (
-      await db.$queryRaw<Array<{ id: string }>>`
-        SELECT id::text AS id FROM ${table} WHERE "deletedAt" IS NULL AND ${condition} ORDER BY id`
+      await db.$queryRawUnsafe<Array<{ id: string }>>(
+        `SELECT id::text AS id FROM ${table} WHERE "deletedAt" IS NULL AND ${condition} ORDER BY id`,
+        ...values,
+      )
     ).map((row) => row.id);
   return {
     idsNotUnder: (db, underKeyId) =>
-      ids(
-        db,
-        underKeyId === null
-          ? Prisma.sql`${quoted(keyId)} IS NOT NULL`
-          : Prisma.sql`${quoted(keyId)} IS NOT NULL AND ${quoted(keyId)} <> ${underKeyId}`,
-      ),
-    idsInClear: (db) => ids(db, Prisma.sql`${quoted(clear)} IS NOT NULL`),
+      underKeyId === null
+        ? ids(db, `${keyId} IS NOT NULL`)
+        : ids(db, `${keyId} IS NOT NULL AND ${keyId} <> $1`, underKeyId),
+    idsInClear: (db) => ids(db, `${clear} IS NOT NULL`),
     async lockLive(tx, id) {
       if (!isUuid(id)) return null;
-      const rows = await tx.$queryRaw<Row[]>`
-        SELECT id::text AS id, "workspaceId"::text AS "workspaceId",
-               ${Prisma.join(where.bindingColumns.map(quoted))}, ${quoted(clear)} AS secret,
-               ${quoted(keyId)} AS "secretKeyId", ${quoted(nonce)} AS "secretNonce",
-               ${quoted(ciphertext)} AS "secretCiphertext"
-          FROM ${table} WHERE id = ${id}::uuid AND "deletedAt" IS NULL FOR UPDATE`;
+      const rows = await tx.$queryRawUnsafe<Row[]>(
+        `SELECT id::text AS id, "workspaceId"::text AS "workspaceId", ${where.bindingColumns.map(quoted).join(', ')},
+                ${clear} AS secret, ${keyId} AS "secretKeyId", ${nonce} AS "secretNonce",
+                ${ciphertext} AS "secretCiphertext"
+           FROM ${table} WHERE id = $1::uuid AND "deletedAt" IS NULL FOR UPDATE`,
+        id,
+      );
       return rows[0] ?? null;
     },
     clearSecretOf: (row) => row.secret,
     additionalDataOf: (row) => where.additionalDataOf(row),
     async replaceEnvelope(tx, id, envelope) {
-      await tx.$executeRaw`UPDATE ${table} SET ${columnsOf(envelope)} WHERE id = ${id}::uuid`;
+      await tx.$executeRawUnsafe(
+        `UPDATE ${table} SET ${setEnvelope} WHERE id = $1::uuid`,
+        id,
+        ...envelopeValues(envelope),
+      );
     },
     async replaceClear(tx, id, envelope) {
-      await tx.$executeRaw`UPDATE ${table} SET ${columnsOf(envelope)}, ${quoted(clear)} = NULL WHERE id = ${id}::uuid`;
+      await tx.$executeRawUnsafe(
+        `UPDATE ${table} SET ${setEnvelope}, ${clear} = NULL WHERE id = $1::uuid`,
+        id,
+        ...envelopeValues(envelope),
+      );
     },
   };
 }
