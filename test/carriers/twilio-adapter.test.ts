@@ -521,22 +521,30 @@ describe('a campaign on a twilio-twin connection', () => {
   });
 
   it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {
-    // An opening line of about 250 words: some 2 s of twin time on the line.
-    const campaign = await runningCampaign(A, {
+    // The ringing call must still ring when the stop's hangup reaches the twin: this file's twin gives up ringing after
+    // 1.2 s, which a loaded machine outlasted between the two calls' states and the stop (CI saw no-answer). A twin of
+    // its own, five times slower: 6 s of ringing, and an opening line of about 250 words some 10 s on the line.
+    const slow = await startTestTwilioTwin(db, {
+      timeScale: 0.1,
+      accounts: [{ sid: ACCOUNT_A.sid, authToken: ACCOUNT_A.authToken }],
+    });
+    const slowRecorder = await startRecordingProxy(slow.baseUrl);
+    const workspace = await twilioWorkspace(ACCOUNT_A, slowRecorder.url);
+    const campaign = await runningCampaign(workspace, {
       ladder: QUICK_LADDER,
       openingLine: Array(50).fill('this line goes on and on').join(', '),
     });
-    const talking = await pushLead(A.owner, campaign.id, '+14155550111');
-    const ringing = await pushLead(A.owner, campaign.id, '+14155550116');
+    const talking = await pushLead(workspace.owner, campaign.id, '+14155550111');
+    const ringing = await pushLead(workspace.owner, campaign.id, '+14155550116');
     await until(
       () => db.call.findMany({ where: { leadId: { in: [talking.leadId, ringing.leadId] } } }),
       (calls) =>
         calls.find((call) => call.leadId === talking.leadId)?.carrierStatus === 'in-progress' &&
         calls.find((call) => call.leadId === ringing.leadId)?.carrierStatus === 'ringing',
     );
-    expect((await api.request('POST', `/campaigns/${campaign.id}/stop`, { key: A.owner.key, body: {} })).status).toBe(
-      200,
-    );
+    expect(
+      (await api.request('POST', `/campaigns/${campaign.id}/stop`, { key: workspace.owner.key, body: {} })).status,
+    ).toBe(200);
     expect(await talking.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
     expect(await ringing.handle.result()).toMatchObject({ status: 'cancelled', outcome: 'campaign_stopped' });
     const calls = await db.call.findMany({ where: { campaignId: campaign.id } });
@@ -551,7 +559,7 @@ describe('a campaign on a twilio-twin connection', () => {
       carrierStatus: 'canceled',
       outcome: 'no_answer',
     });
-    const updates = recorder.exchanges.filter(
+    const updates = slowRecorder.exchanges.filter(
       (exchange) => exchange.method === 'POST' && /\/Calls\/CA\w+\.json$/.test(exchange.url),
     );
     const statusSent = (sid: string) =>
