@@ -1,14 +1,14 @@
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
-import { isPickedUp, isToolOutcome, type CallOutcome } from '../../lib/calls/call-outcomes';
-import { withEveryOutcomeRule } from '../../lib/dial-ladder/ladder-rules';
-import { hasAftermath } from '../../lib/calls/call-aftermath';
-import type { PlaceCallInput, PlacedCall } from '../../activities/dial-ladder/calls';
-import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
-import { campaignChangedSignal, leadStateQuery } from '../../lib/temporal/messages';
-import { leadDialSteps } from '../../lib/temporal/retry-policies';
-import { PATCHES } from '../../lib/temporal/patches';
-import type { LeadDialInput, LeadDialResult, LeadPhase, LeadState } from '../../lib/dial-ladder/lead-state';
+import type { Activities } from '../../../activities';
+import { isPickedUp, isToolOutcome, type CallOutcome } from '../../../lib/calls/call-outcomes';
+import { withEveryOutcomeRule } from '../../../lib/dial-ladder/ladder-rules';
+import { hasAftermath } from '../../../lib/calls/call-aftermath';
+import type { PlaceCallInput, PlacedCall } from '../../../activities/dial-ladder/calls';
+import { awaitCallEnd, receiveEndedCalls } from '../../calls/call-on-carrier';
+import { campaignChangedSignal, leadStateQuery } from '../../../lib/temporal/messages';
+import { leadDialSteps } from '../../../lib/temporal/retry-policies';
+import { PATCHES } from '../../../lib/temporal/patches';
+import type { LeadDialInput, LeadDialResult, LeadPhase, LeadState } from '../../../lib/dial-ladder/lead-state';
 
 // The call: a short activity. Should the worker running one die, the missing heartbeat lets Temporal
 // retry it on another worker after 10 s instead of waiting out the whole start-to-close timeout.
