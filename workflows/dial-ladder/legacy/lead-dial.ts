@@ -1,3 +1,16 @@
+/*
+ * LEGACY: leadDialWorkflow, the first CLASSIC ladder. No new run starts it: a new CLASSIC lead runs
+ * leadLadderWorkflowV2 and a journey's call node leadLadderWorkflow (workflows/dial-ladder/lead-ladder.ts).
+ * What still needs it: runs started before the lean ladder (9d6d50d, 2026-11-27) that are still open (a lead held
+ * by a paused campaign may stay open for months), journey runs that started it as their call node's child before
+ * the call-node-lean-ladder patch (they replay that child), its 17 committed lead-dial-* histories (test/histories/)
+ * and its six patches (lib/temporal/patches.ts: result-webhooks ... dial-in-workflow-task).
+ * When it may go (docs/patch-register.md#replaced-workflow-types): once
+ *   temporal workflow count --query "WorkflowType='leadDialWorkflow' AND ExecutionStatus='Running'"
+ * answers 0, it leaves workflows/index.ts with its patches and histories; journeyRunWorkflow names it until the
+ * call-node-lean-ladder patch retires (its retireWhen in lib/temporal/patches.ts).
+ * Change nothing here but imports: every command it gives is in committed histories that must keep replaying.
+ */
 import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../../activities';
 import { isPickedUp, isToolOutcome, type CallOutcome } from '../../../lib/calls/call-outcomes';
