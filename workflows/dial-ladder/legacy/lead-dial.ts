@@ -11,17 +11,18 @@
  * call-node-lean-ladder patch retires (its retireWhen in lib/temporal/patches.ts).
  * Change nothing here but imports: every command it gives is in committed histories that must keep replaying.
  */
-import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../../activities';
 import { isPickedUp, isToolOutcome, type CallOutcome } from '../../../lib/calls/call-outcomes';
 import { withEveryOutcomeRule } from '../../../lib/dial-ladder/ladder-rules';
 import { hasAftermath } from '../../../lib/calls/call-aftermath';
 import type { PlaceCallInput, PlacedCall } from '../../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../../calls/call-on-carrier';
-import { campaignChangedSignal, leadStateQuery } from '../../../lib/temporal/messages';
+import { leadStateQuery } from '../../../lib/temporal/messages';
+import { receiveCampaignChanges } from '../../campaigns/campaign-hold';
 import { leadDialSteps } from '../../../lib/temporal/retry-policies';
 import { PATCHES } from '../../../lib/temporal/patches';
-import type { LeadDialInput, LeadDialResult, LeadPhase, LeadState } from '../../../lib/dial-ladder/lead-state';
+import type { LeadDialInput, LeadDialResult, LeadState } from '../../../lib/dial-ladder/lead-state';
 
 // The call: a short activity. Should the worker running one die, the missing heartbeat lets Temporal
 // retry it on another worker after 10 s instead of waiting out the whole start-to-close timeout.
@@ -63,11 +64,8 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
   const { placeCall, reconcileCall } = remote;
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
-  let campaignChanged = false;
   setHandler(leadStateQuery, () => state);
-  setHandler(campaignChangedSignal, () => {
-    campaignChanged = true;
-  });
+  const campaign = receiveCampaignChanges(state, () => campaignStatusOfLead({ leadId }));
   const endedCalls = receiveEndedCalls();
 
   /**
@@ -101,18 +99,6 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
       ...(callKey !== undefined && lastCall && { lastCall }),
     };
   };
-  /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
-  const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {
-    const wakeAt = Date.now() + ms;
-    Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
-    while (Date.now() < wakeAt) {
-      campaignChanged = false;
-      if (!(await condition(() => campaignChanged, wakeAt - Date.now()))) break;
-      if ((await campaignStatusOfLead({ leadId })) === 'STOPPED') return false;
-    }
-    state.nextWakeAt = null;
-    return true;
-  };
   const stopped = () => {
     state.lastOutcome = 'campaign_stopped';
     return finish('cancelled');
@@ -122,7 +108,11 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
   let capacityRetryMs = CAPACITY_RETRY_FIRST_MS;
   for (const [index, rung] of plan.ladder.rungs.entries()) {
     state.attempt = index + 1;
-    if (index > 0 && rung.delaySeconds > 0 && !(await wait('waiting_for_rung', rung.delaySeconds * 1000)))
+    if (
+      index > 0 &&
+      rung.delaySeconds > 0 &&
+      !(await campaign.waitUnlessStopped('waiting_for_rung', rung.delaySeconds * 1000))
+    )
       return stopped();
     for (;;) {
       const slot = await nextCallingSlot(plan);
@@ -132,7 +122,7 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
         return finish('failed');
       }
       if (slot.waitMs > 0) {
-        if (!(await wait('waiting_for_window', slot.waitMs))) return stopped();
+        if (!(await campaign.waitUnlessStopped('waiting_for_window', slot.waitMs))) return stopped();
         continue;
       }
       state.phase = 'dialing';
@@ -149,16 +139,15 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
         : await placeCall(attemptInput);
       if (call.outcome === 'campaign_stopped') return stopped();
       if (call.outcome === 'campaign_at_capacity') {
-        if (!(await wait('waiting_for_line', capacityRetryMs))) return stopped();
+        if (!(await campaign.waitUnlessStopped('waiting_for_line', capacityRetryMs))) return stopped();
         capacityRetryMs = Math.min(capacityRetryMs * 2, CAPACITY_RETRY_MAX_MS);
         continue;
       }
       capacityRetryMs = CAPACITY_RETRY_FIRST_MS;
       if (call.outcome === 'campaign_on_hold') {
         // Not started yet, or paused: hold here, then look at the window again.
-        campaignChanged = false;
-        Object.assign(state, { phase: 'waiting_for_campaign', nextWakeAt: null });
-        await condition(() => campaignChanged, CAMPAIGN_RECHECK_MS);
+        campaign.forgetChanges();
+        await campaign.hold('waiting_for_campaign', CAMPAIGN_RECHECK_MS);
         continue;
       }
       state.lastOutcome = call.outcome;
