@@ -353,7 +353,7 @@ export const PATCHES = {
     status: 'patched',
     recordedIn: ['lead-message-hand-over-once'],
     oldPathIn: [],
-    notReachedIn: ['lead-message-delivered'],
+    notReachedIn: ['lead-message-delivered', 'lead-message-held-by-campaign-signals'],
     longestRun: LEAD_DIAL_LIFETIME,
     retireWhen: stillOpen('leadMessageWorkflow', 'e49fada'),
     decision: 'Keep: lead runs started before it may still be open (a paused campaign holds its leads for months).',

@@ -26,6 +26,7 @@ import type { MetaTwinFaults } from '../../simulators/whatsapp/server';
 import {
   journeyWhatsAppScenario,
   leadMessageHandOverOnceScenario,
+  leadMessageHeldScenario,
   leadMessageScenario,
   whatsAppHandOverOnceScenario,
   whatsAppMessageScenario,
@@ -398,6 +399,8 @@ export const replayScenarios: ReplayScenario[] = [
   failedSpeechAnalysisScenario,
   whatsAppMessageScenario,
   leadMessageScenario,
+  // The WHATSAPP lead's hold woken by campaignChanged (the campaign's hold made one helper).
+  leadMessageHeldScenario,
   whatsAppHandOverOnceScenario,
   leadMessageHandOverOnceScenario,
   journeyWhatsAppScenario,
