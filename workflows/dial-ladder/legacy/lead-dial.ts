@@ -3,13 +3,14 @@
  * leadLadderWorkflowV2 and a journey's call node leadLadderWorkflow (workflows/dial-ladder/lead-ladder.ts).
  * What still needs it: runs started before the lean ladder (9d6d50d, 2026-11-27) that are still open (a lead held
  * by a paused campaign may stay open for months), journey runs that started it as their call node's child before
- * the call-node-lean-ladder patch (they replay that child), its 17 committed lead-dial-* histories (test/histories/)
+ * the call-node-lean-ladder patch (they replay that child), its 18 committed lead-dial-* histories (test/histories/)
  * and its six patches (lib/temporal/patches.ts: result-webhooks ... dial-in-workflow-task).
  * When it may go (docs/patch-register.md#replaced-workflow-types): once
  *   temporal workflow count --query "WorkflowType='leadDialWorkflow' AND ExecutionStatus='Running'"
  * answers 0, it leaves workflows/index.ts with its patches and histories; journeyRunWorkflow names it until the
  * call-node-lean-ladder patch retires (its retireWhen in lib/temporal/patches.ts).
- * Change nothing here but imports: every command it gives is in committed histories that must keep replaying.
+ * Change nothing here that changes a command it gives: its commands are in committed histories that must keep
+ * replaying (its hold moved to workflows/campaigns/campaign-hold.ts with the same commands).
  */
 import { patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../../activities';
