@@ -2,6 +2,7 @@ import type { ActivityDependencies } from './dependencies';
 import { createJourneyActivities } from './journeys/journeys';
 import { createEnrollmentActivities } from './dial-ladder/enrollment';
 import { createCallActivities } from './dial-ladder/calls';
+import { createLeadActivities } from './leads/leads';
 import { createCampaignActivities } from './campaigns/campaigns';
 import { createResultWebhookActivities } from './result-webhooks/result-webhooks';
 import { createCallIntelligenceActivities } from './call-intelligence/call-intelligence';
@@ -24,6 +25,7 @@ export type { ActivityDependencies } from './dependencies';
 export function createActivities(dependencies: ActivityDependencies) {
   return {
     ...createCallActivities(dependencies),
+    ...createLeadActivities(dependencies),
     ...createCampaignActivities(dependencies),
     ...createResultWebhookActivities(dependencies),
     ...createJourneyActivities(dependencies),

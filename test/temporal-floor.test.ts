@@ -61,9 +61,9 @@ describe('Temporal as a client lives in lib/temporal/ (eslint.config.js)', () =>
 
   it('lets lib/temporal/ import nothing from workflows/, not even types: the contracts are in lib/', async () => {
     const workflowType =
-      "import type { leadDialWorkflow } from '../../workflows/dial-ladder/lead-dial';\nexport type X = typeof leadDialWorkflow;\n";
+      "import type { leadDialWorkflow } from '../../workflows/dial-ladder/legacy/lead-dial';\nexport type X = typeof leadDialWorkflow;\n";
     const stateType =
-      "import type { LeadState } from '../../workflows/dial-ladder/lead-dial';\nexport type X = LeadState;\n";
+      "import type { LeadState } from '../../workflows/dial-ladder/legacy/lead-dial';\nexport type X = LeadState;\n";
     const activityType = "import type { Activities } from '../../activities';\nexport type X = Activities;\n";
     expect((await lintAt('lib/temporal/example.ts', workflowType)).map(({ ruleId }) => ruleId)).toContain(RESTRICTED);
     for (const code of [stateType, activityType])

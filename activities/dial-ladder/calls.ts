@@ -1,11 +1,6 @@
 import { Context } from '@temporalio/activity';
 import { ApplicationFailure } from '@temporalio/common';
-import {
-  callingWindowSchema,
-  DEFAULT_CALLING_WINDOW,
-  nextAllowedInstant,
-  type CallingWindow,
-} from '../../lib/dial-ladder/calling-window';
+import { callingWindowSchema, DEFAULT_CALLING_WINDOW, type CallingWindow } from '../../lib/dial-ladder/calling-window';
 import type { CallOutcome } from '../../lib/calls/call-outcomes';
 import {
   DEFAULT_DIAL_LADDER,
@@ -32,6 +27,7 @@ import { createCarrierBreaker } from './carrier-breaker';
 import { CarrierRefusedNumberError, CarrierRefusedSetupError, type CarrierDialRequest } from '../../lib/calls/carrier';
 import type { LeadFinishedInput } from '../result-webhooks/result-webhooks';
 import { finishLeadOnce, type LeadFinalStatus } from '../../lib/leads/lead-final-status';
+import { leadNotFound, nextCallingSlot } from '../leads/leads';
 
 type LeadFinishedOutcome = LeadFinishedInput['outcome'];
 
@@ -124,14 +120,6 @@ export function heartbeatIfInActivity(): void {
   } catch {
     // Not in an activity: nothing to report to.
   }
-}
-
-function leadNotFound(leadId: string) {
-  return ApplicationFailure.create({
-    type: ErrorCode.lead_not_found,
-    message: `lead ${leadId} not found`,
-    nonRetryable: true,
-  });
 }
 
 export function createCallActivities(dependencies: ActivityDependencies) {
@@ -259,16 +247,6 @@ export function createCallActivities(dependencies: ActivityDependencies) {
       };
     },
 
-    /** How long to wait, from now, for the calling window to open in the lead's time zones. */
-    async nextCallingSlot({
-      window,
-      timeZones,
-    }: Pick<LeadPlan, 'window' | 'timeZones'>): Promise<{ waitMs: number; at: string } | null> {
-      const now = new Date();
-      const next = nextAllowedInstant(now, window, timeZones);
-      return next && { waitMs: Math.max(next.getTime() - now.getTime(), 0), at: next.toISOString() };
-    },
-
     /**
      * Places one attempt's call through the carrier, at most once, and answers its call id at once: the
      * call's end arrives later as the carrier's terminal event (callEndedSignal). The run of leadDialWorkflow that
@@ -288,7 +266,7 @@ export function createCallActivities(dependencies: ActivityDependencies) {
     async attemptCall(input: AttemptCallInput): Promise<{ step: AttemptStep; plan?: LeadPlan }> {
       const plan = input.plan ?? (await activities.prepareLead({ leadId: input.leadId }));
       const answer = (step: AttemptStep) => ({ step, ...(input.plan === undefined && { plan }) });
-      const slot = await activities.nextCallingSlot(plan);
+      const slot = await nextCallingSlot(plan);
       if (slot === null || slot.waitMs > 0) {
         const waiting = slot
           ? { waitingFor: 'calling_window', nextAttemptAt: slot.at }
@@ -401,19 +379,6 @@ export function createCallActivities(dependencies: ActivityDependencies) {
         }
         await new Promise((resolve) => setTimeout(resolve, pastDeadlineMs > 0 ? placed.recheckMs / 10 : 200));
       }
-    },
-
-    async finishLead({ leadId, status }: { leadId: string; status: LeadFinalStatus }): Promise<void> {
-      if (!(await finishLeadOnce(db.sql, leadId, status))) throw leadNotFound(leadId);
-    },
-
-    async campaignStatusOfLead({ leadId }: { leadId: string }): Promise<string> {
-      const lead = await db.lead.findUnique({
-        where: { id: leadId },
-        select: { campaign: { select: { status: true } } },
-      });
-      if (!lead) throw leadNotFound(leadId);
-      return lead.campaign.status;
     },
   };
   return activities;

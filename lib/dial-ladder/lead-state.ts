@@ -1,7 +1,7 @@
 import type { CallOutcome } from '../calls/call-outcomes';
 
 /*
- * What leadDialWorkflow (workflows/dial-ladder/lead-dial.ts) is started with, what it answers and what its
+ * What leadDialWorkflow (workflows/dial-ladder/legacy/lead-dial.ts) is started with, what it answers and what its
  * leadState query tells: types only, so that whoever starts or queries it (lib/temporal/) loads no workflow code.
  */
 

@@ -81,6 +81,8 @@ const AFTERMATH_WHEN_NEEDED_HISTORIES = [
 const DIAL_IN_WORKFLOW_TASK_HISTORIES = [
   'lead-dial-answered-dial-in-workflow-task',
   'lead-dial-busy-full-ladder-dial-in-workflow-task',
+  // Recorded since, with every patch's marker: the campaign's hold woken by campaignChanged.
+  'lead-dial-held-by-campaign-signals',
 ];
 
 /** Every lead-dial history recorded once local bookkeeping (and the result webhooks before it) had landed. */
@@ -353,7 +355,7 @@ export const PATCHES = {
     status: 'patched',
     recordedIn: ['lead-message-hand-over-once'],
     oldPathIn: [],
-    notReachedIn: ['lead-message-delivered'],
+    notReachedIn: ['lead-message-delivered', 'lead-message-held-by-campaign-signals'],
     longestRun: LEAD_DIAL_LIFETIME,
     retireWhen: stillOpen('leadMessageWorkflow', 'e49fada'),
     decision: 'Keep: lead runs started before it may still be open (a paused campaign holds its leads for months).',

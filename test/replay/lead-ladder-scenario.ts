@@ -9,7 +9,7 @@ import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { WithStartWorkflowOperation, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { Database } from '../../lib/database';
 import type { CampaignAction, CampaignStatus } from '../../lib/campaigns/campaign-transitions';
-import { campaignTransitionUpdate, leadStateQuery } from '../../lib/temporal/messages';
+import { campaignChangedSignal, campaignTransitionUpdate, leadStateQuery } from '../../lib/temporal/messages';
 import { campaignWorkflowId, leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
 
@@ -231,6 +231,39 @@ const pausedThenResumed: ReplayScenario = {
   },
 };
 
+/**
+ * The campaign's hold woken by campaignChanged itself (workflows/campaigns/campaign-hold.ts), which no other history
+ * holds: a signal during a rung's delay (the lead asks its campaign's status, RUNNING, and waits on), then, paused, the
+ * attempt on hold woken by a signal (it attempts again, still on hold), and the resume, which hands it a line. Recorded
+ * on the code before the hold was one helper (each ladder's own copy), so its replay shows the helper gives the same
+ * commands.
+ */
+const heldByCampaignSignals: ReplayScenario = {
+  name: 'lead-ladder-v2-held-by-campaign-signals',
+  async run(context) {
+    const campaign = await campaignFor(context.db, 'lead-ladder-v2-held', 'DRAFT', {
+      // A delay long enough for the signal and the pause to come during it, on a loaded machine too.
+      dialLadder: { ...QUICK_LADDER, rungs: [{ delaySeconds: 0 }, { delaySeconds: 10 }, { delaySeconds: 1 }] },
+    });
+    await transition(context, campaign, 'start');
+    const lead = await storeLead(context.db, campaign, 'held', '+14155550125');
+    const handle = await startLadder(context, lead, undefined, 'leadLadderWorkflowV2');
+    const phaseIs = async (phase: string) => {
+      while ((await handle.query(leadStateQuery)).phase !== phase) await sleep(50);
+    };
+    await phaseIs('waiting_for_rung');
+    await handle.signal(campaignChangedSignal);
+    await transition(context, { ...campaign, status: 'RUNNING' }, 'pause');
+    await phaseIs('waiting_for_campaign');
+    await handle.signal(campaignChangedSignal);
+    await sleep(500);
+    await phaseIs('waiting_for_campaign');
+    await transition(context, { ...campaign, status: 'RUNNING' }, 'resume');
+    await handle.result();
+    return handle.workflowId;
+  },
+};
+
 export const leadLadderScenarios: ReplayScenario[] = [
   // The simulated carrier: the last digit scripts the outcome (simulators/carrier/timeline.ts).
   ladderScenario('lead-ladder-answered', '+14155550120'),
@@ -246,4 +279,5 @@ export const leadLadderScenarios: ReplayScenario[] = [
   ladderScenario('lead-ladder-v2-busy-settled-at-end', '+14155550125', false, 'leadLadderWorkflowV2', SINGLE_ATTEMPT),
   ladderScenario('lead-ladder-v2-busy-full-ladder', '+14155550125', false, 'leadLadderWorkflowV2'),
   ladderScenario('lead-ladder-v2-answered', '+14155550120', false, 'leadLadderWorkflowV2'),
+  heldByCampaignSignals,
 ];

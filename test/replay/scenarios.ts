@@ -7,6 +7,7 @@ import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
 import type { contactEnrollmentWorkflow } from '../../workflows/dial-ladder/contact-enrollment';
 import {
   campaignTransitionUpdate,
+  campaignChangedSignal,
   journeyRunStateQuery,
   leadStateQuery,
   recoverSignal,
@@ -26,6 +27,7 @@ import type { MetaTwinFaults } from '../../simulators/whatsapp/server';
 import {
   journeyWhatsAppScenario,
   leadMessageHandOverOnceScenario,
+  leadMessageHeldScenario,
   leadMessageScenario,
   whatsAppHandOverOnceScenario,
   whatsAppMessageScenario,
@@ -141,6 +143,44 @@ const pausedThenResumed = (name: string): ReplayScenario => ({
     return handle.workflowId;
   },
 });
+
+/**
+ * Held by its campaign and woken by campaignChanged itself (workflows/campaigns/campaign-hold.ts), which the other
+ * lead-dial histories never are: a signal during a rung's delay (the lead asks its campaign's status, RUNNING, and
+ * waits on), then, paused, a signal to the attempt on hold (it tries again, still on hold), and the resume with its
+ * signal. Recorded on leadDialWorkflow's own copy of the hold, before the helper, so its replay shows the helper gives
+ * the same commands.
+ */
+const leadDialHeldByCampaignSignals: ReplayScenario = {
+  name: 'lead-dial-held-by-campaign-signals',
+  async run(context) {
+    const campaign = await campaignFor(context.db, 'lead-dial-held', 'DRAFT');
+    // A second rung long enough for the signal and the pause to come during it, on a loaded machine too.
+    await context.db.campaign.update({
+      where: { id: campaign.id },
+      data: {
+        dialLadder: { ...QUICK_LADDER, rungs: [{ delaySeconds: 0 }, { delaySeconds: 10 }, { delaySeconds: 1 }] },
+      },
+    });
+    await transition(context, campaign, 'start');
+    const handle = await startLead(context, campaign, 'held', '+14155550125');
+    const phaseIs = async (phase: string) => {
+      while ((await handle.query(leadStateQuery)).phase !== phase) await new Promise((r) => setTimeout(r, 50));
+    };
+    await phaseIs('waiting_for_rung');
+    await handle.signal(campaignChangedSignal);
+    await transition(context, campaign, 'pause');
+    await phaseIs('waiting_for_campaign');
+    await handle.signal(campaignChangedSignal);
+    await new Promise((r) => setTimeout(r, 500));
+    await phaseIs('waiting_for_campaign');
+    await transition(context, campaign, 'resume');
+    // These leads carry no CampaignId, so the campaign's own signal misses them: it is sent here.
+    await handle.signal(campaignChangedSignal);
+    await handle.result();
+    return handle.workflowId;
+  },
+};
 
 /** A running campaign's calling list of three contacts, enrolled as leads until none is left. */
 const contactsEnrolled: ReplayScenario = {
@@ -381,6 +421,8 @@ export const replayScenarios: ReplayScenario[] = [
   // Held by a pause between rungs (these leads carry no CampaignId, so the campaign's signal misses them:
   // the lead finds the resume by its own five-minute look; recording takes that long).
   pausedThenResumed('lead-dial-paused-then-resumed-async-carrier'),
+  // Woken by campaignChanged in a rung's delay and on hold (the campaign's hold made one helper).
+  leadDialHeldByCampaignSignals,
   campaignLifecycle('campaign-start-pause-resume-stop'),
   campaignLifecycle('campaign-start-pause-resume-stop-answer-first'),
   journeyToTheEnd('journey-call-branch-webhook-wait', 'journey-to-the-end'),
@@ -398,6 +440,8 @@ export const replayScenarios: ReplayScenario[] = [
   failedSpeechAnalysisScenario,
   whatsAppMessageScenario,
   leadMessageScenario,
+  // The WHATSAPP lead's hold woken by campaignChanged (the campaign's hold made one helper).
+  leadMessageHeldScenario,
   whatsAppHandOverOnceScenario,
   leadMessageHandOverOnceScenario,
   journeyWhatsAppScenario,

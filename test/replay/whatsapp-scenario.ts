@@ -9,6 +9,7 @@ import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
 import type { MetaTwinFaults } from '../../simulators/whatsapp/server';
 import { journeyRunWorkflowId, leadWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
+import { campaignChangedSignal, leadMessageStateQuery } from '../../lib/temporal/messages';
 import { addMember, createWorkspace, grantCredits } from '../../lib/door/workspace-admin';
 import type { journeyRunWorkflow } from '../../workflows/journeys/journey-run';
 import type { leadMessageWorkflow } from '../../workflows/whatsapp/lead-message';
@@ -75,16 +76,17 @@ export const whatsAppMessageScenario = {
   },
 };
 
-/** A RUNNING WHATSAPP campaign of a new messaging workspace and one lead of it, its lead workflow not started. */
+/** A WHATSAPP campaign (RUNNING unless said) of a new messaging workspace and one lead of it, its workflow not started. */
 async function whatsAppCampaignLead(
   context: WhatsAppScenarioContext,
   senderNumber: string,
   lead: { idempotencyKey: string; phone: string },
+  status: 'RUNNING' | 'PAUSED' = 'RUNNING',
 ) {
   const { db } = context;
   const { workspaceId, senderId, templateId } = await messagingWorkspace(context, senderNumber);
   const campaign = await db.campaign.create({
-    data: { workspaceId, name: 'Replay WhatsApp', channel: 'WHATSAPP', acceptsLeadPush: true, status: 'RUNNING' },
+    data: { workspaceId, name: 'Replay WhatsApp', channel: 'WHATSAPP', acceptsLeadPush: true, status },
   });
   await db.whatsAppCampaignSettings.create({
     data: {
@@ -113,7 +115,7 @@ async function whatsAppCampaignLead(
       searchAttributes: { CampaignId: [campaign.id], WorkspaceId: [workspaceId] },
       args: [{ leadId }],
     });
-  return { workflowId, leadId, start };
+  return { workflowId, leadId, campaignId: campaign.id, start };
 }
 
 /** A WHATSAPP campaign's lead: paced, its message recorded and handed over, delivered by webhook, finished. */
@@ -125,6 +127,37 @@ export const leadMessageScenario = {
       phone: '+14155557117', // the simulated provider: sent, delivered, never read
     });
     await (await lead.start()).result();
+    return lead.workflowId;
+  },
+};
+
+/**
+ * A WHATSAPP lead held by its paused campaign and woken by campaignChanged (workflows/campaigns/campaign-hold.ts): a
+ * signal while still paused (it asks the status and holds again), then the campaign running and a signal (it sends).
+ * Recorded on the code before the hold was one helper (the workflow's own copy), so its replay shows the helper gives
+ * the same commands.
+ */
+export const leadMessageHeldScenario = {
+  name: 'lead-message-held-by-campaign-signals',
+  async run(context: WhatsAppScenarioContext): Promise<string> {
+    const lead = await whatsAppCampaignLead(
+      context,
+      '+14155557003',
+      { idempotencyKey: 'replay-held-lead', phone: '+14155557117' },
+      'PAUSED',
+    );
+    const handle = await lead.start();
+    const phaseIs = async (phase: string) => {
+      while ((await handle.query(leadMessageStateQuery)).phase !== phase)
+        await new Promise((resolve) => setTimeout(resolve, 50));
+    };
+    await phaseIs('waiting_for_campaign');
+    await handle.signal(campaignChangedSignal);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    await phaseIs('waiting_for_campaign');
+    await context.db.campaign.update({ where: { id: lead.campaignId }, data: { status: 'RUNNING' } });
+    await handle.signal(campaignChangedSignal);
+    await handle.result();
     return lead.workflowId;
   },
 };

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { WorkflowNotFoundError, type Client, type WorkflowHandle } from '@temporalio/client';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
-import type { leadDialWorkflow } from '../../workflows/dial-ladder/lead-dial';
+import type { leadDialWorkflow } from '../../workflows/dial-ladder/legacy/lead-dial';
 import type { RunningApi } from './api';
 
 /**

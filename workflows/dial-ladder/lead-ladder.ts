@@ -1,12 +1,13 @@
-import { condition, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isPickedUp, type CallOutcome } from '../../lib/calls/call-outcomes';
 import { afterAttempt } from '../../lib/dial-ladder/ladder-rules';
 import type { AttemptStep, LeadPlan } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
-import { campaignChangedSignal, leadStateQuery, lineGrantedSignal } from '../../lib/temporal/messages';
+import { leadStateQuery, lineGrantedSignal } from '../../lib/temporal/messages';
+import { receiveCampaignChanges } from '../campaigns/campaign-hold';
 import { leadDialSteps } from '../../lib/temporal/retry-policies';
-import type { LeadDialInput, LeadDialResult, LeadPhase, LeadState } from '../../lib/dial-ladder/lead-state';
+import type { LeadDialInput, LeadDialResult, LeadState } from '../../lib/dial-ladder/lead-state';
 
 // Reconciliation asks the carrier, which may be slow: an activity of its own, retried by Temporal.
 const { reconcileCall } = proxyActivities<Activities>({
@@ -63,12 +64,9 @@ async function runLeadLadder(
 ): Promise<LeadDialResult> {
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
-  let campaignChanged = false;
   let lineGranted = false;
   setHandler(leadStateQuery, () => state);
-  setHandler(campaignChangedSignal, () => {
-    campaignChanged = true;
-  });
+  const campaign = receiveCampaignChanges(state, () => campaignStatusOfLead({ leadId }));
   setHandler(lineGrantedSignal, () => {
     lineGranted = true;
   });
@@ -94,25 +92,14 @@ async function runLeadLadder(
     await settleLead({ leadId, ...(callKey !== undefined && { callKey }), finished: finished(status) });
     return result(status);
   };
-  /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
-  const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {
-    const wakeAt = Date.now() + ms;
-    Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
-    while (Date.now() < wakeAt) {
-      campaignChanged = false;
-      if (!(await condition(() => campaignChanged, wakeAt - Date.now()))) break;
-      if ((await campaignStatusOfLead({ leadId })) === 'STOPPED') return false;
-    }
-    state.nextWakeAt = null;
-    return true;
-  };
 
   let plan: LeadPlan | undefined;
   /** The delay of the rung about to be attempted (after the first). */
   let rungDelayMs = 0;
   for (let attempt = 1; ; attempt++) {
     state.attempt = attempt;
-    if (rungDelayMs > 0 && !(await wait('waiting_for_rung', rungDelayMs))) return end('campaign_stopped', 'cancelled');
+    if (rungDelayMs > 0 && !(await campaign.waitUnlessStopped('waiting_for_rung', rungDelayMs)))
+      return end('campaign_stopped', 'cancelled');
     const input = {
       leadId,
       attempt,
@@ -124,21 +111,22 @@ async function runLeadLadder(
     for (;;) {
       state.phase = 'dialing';
       lineGranted = false;
-      campaignChanged = false;
+      campaign.forgetChanges();
       const answer = await attemptCall({ ...input, ...(plan && { plan }) });
       plan ??= answer.plan;
       step = answer.step;
       if (step.outcome === 'window_closed') {
-        if (!(await wait('waiting_for_window', step.waitMs))) return end('campaign_stopped', 'cancelled');
+        if (!(await campaign.waitUnlessStopped('waiting_for_window', step.waitMs)))
+          return end('campaign_stopped', 'cancelled');
         continue;
       }
       if (step.outcome === 'queued' || step.outcome === 'campaign_on_hold') {
-        // A signal that came while attemptCall ran counts: it was reset before.
-        Object.assign(state, {
-          phase: step.outcome === 'queued' ? 'waiting_for_line' : 'waiting_for_campaign',
-          nextWakeAt: null,
-        });
-        await condition(() => lineGranted || campaignChanged, QUEUED_RECHECK_MS);
+        // A signal that came while attemptCall ran counts: it was forgotten before.
+        await campaign.hold(
+          step.outcome === 'queued' ? 'waiting_for_line' : 'waiting_for_campaign',
+          QUEUED_RECHECK_MS,
+          () => lineGranted,
+        );
         continue;
       }
       break;

@@ -26,7 +26,7 @@ import type {
 } from '../../lib/journeys/run-state';
 import { renderTemplate } from '../../lib/journeys/render';
 import { isJsonBody, renderJsonTemplate } from '../../lib/journeys/render-json';
-import { leadDialWorkflow } from '../dial-ladder/lead-dial';
+import { leadDialWorkflow } from '../dial-ladder/legacy/lead-dial';
 import { leadLadderWorkflow } from '../dial-ladder/lead-ladder';
 import type { LeadOutcome } from '../../lib/dial-ladder/lead-state';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../../lib/temporal/messages';

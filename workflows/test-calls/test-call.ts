@@ -6,7 +6,7 @@ import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
 import { callSteps } from '../../lib/temporal/retry-policies';
 import { PATCHES } from '../../lib/temporal/patches';
 
-// As the lead's call (workflows/dial-ladder/lead-dial.ts): short activities, retried; a dead worker's missing
+// As the lead's call (workflows/dial-ladder/legacy/lead-dial.ts): short activities, retried; a dead worker's missing
 // heartbeat hands one to another worker after 10 s.
 const { dialTestCall, reconcileCall, afterCallEnded, billTestCall } = proxyActivities<Activities>({
   startToCloseTimeout: '1 minute',

@@ -3,7 +3,8 @@ import type { Activities } from '../../activities';
 import { PATCHES } from '../../lib/temporal/patches';
 import { refusalOf } from '../../lib/temporal/refusal';
 import { leadMessageSteps, providerForADay } from '../../lib/temporal/retry-policies';
-import { campaignChangedSignal, leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
+import { leadMessageStateQuery, whatsAppMessageStatusSignal } from '../../lib/temporal/messages';
+import { receiveCampaignChanges } from '../campaigns/campaign-hold';
 import type {
   LeadMessageInput,
   LeadMessageOutcome,
@@ -43,11 +44,8 @@ const DECIDED = new Set(['delivered', 'read', 'failed']);
  */
 export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise<LeadMessageResult> {
   const state: LeadMessageState = { phase: 'preparing', messageId: null, messageStatus: null, nextWakeAt: null };
-  let campaignChanged = false;
   setHandler(leadMessageStateQuery, () => state);
-  setHandler(campaignChangedSignal, () => {
-    campaignChanged = true;
-  });
+  const campaign = receiveCampaignChanges(state, () => local.campaignStatusOfLead({ leadId }));
   setHandler(whatsAppMessageStatusSignal, ({ messageId, status }) => {
     if (messageId === state.messageId) state.messageStatus = status;
   });
@@ -61,40 +59,28 @@ export async function leadMessageWorkflow({ leadId }: LeadMessageInput): Promise
     Object.assign(state, { phase: 'finished', nextWakeAt: null });
     return { status, outcome, messageId: state.messageId };
   };
-  /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
-  const wait = async (phase: LeadMessageState['phase'], ms: number): Promise<boolean> => {
-    const wakeAt = Date.now() + ms;
-    Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
-    while (Date.now() < wakeAt) {
-      campaignChanged = false;
-      if (!(await condition(() => campaignChanged, wakeAt - Date.now()))) break;
-      if ((await local.campaignStatusOfLead({ leadId })) === 'STOPPED') return false;
-    }
-    state.nextWakeAt = null;
-    return true;
-  };
 
   const plan = await local.prepareMessageLead({ leadId });
   for (;;) {
     const campaignStatus = await local.campaignStatusOfLead({ leadId });
     if (campaignStatus === 'STOPPED') return finish('cancelled', 'campaign_stopped');
     if (campaignStatus !== 'RUNNING') {
-      campaignChanged = false;
-      Object.assign(state, { phase: 'waiting_for_campaign', nextWakeAt: null });
-      await condition(() => campaignChanged, CAMPAIGN_RECHECK_MS);
+      campaign.forgetChanges();
+      await campaign.hold('waiting_for_campaign', CAMPAIGN_RECHECK_MS);
       continue;
     }
     const slot = await local.nextCallingSlot({ window: plan.window, timeZones: plan.timeZones });
     if (slot === null) return finish('failed', 'no_calling_window');
     if (slot.waitMs > 0) {
-      if (!(await wait('waiting_for_window', slot.waitMs))) return finish('cancelled', 'campaign_stopped');
+      if (!(await campaign.waitUnlessStopped('waiting_for_window', slot.waitMs)))
+        return finish('cancelled', 'campaign_stopped');
       continue;
     }
     break;
   }
   const { phone } = await local.leadPhone({ leadId });
   const turn = await local.reserveSenderSlot({ senderId: plan.senderId, to: phone });
-  if (turn.waitMs > 0 && !(await wait('waiting_for_sender', turn.waitMs)))
+  if (turn.waitMs > 0 && !(await campaign.waitUnlessStopped('waiting_for_sender', turn.waitMs)))
     return finish('cancelled', 'campaign_stopped');
 
   state.phase = 'sending';

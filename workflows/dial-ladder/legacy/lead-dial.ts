@@ -1,14 +1,29 @@
-import { condition, patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { Activities } from '../../activities';
-import { isPickedUp, isToolOutcome, type CallOutcome } from '../../lib/calls/call-outcomes';
-import { withEveryOutcomeRule } from '../../lib/dial-ladder/ladder-rules';
-import { hasAftermath } from '../../lib/calls/call-aftermath';
-import type { PlaceCallInput, PlacedCall } from '../../activities/dial-ladder/calls';
-import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
-import { campaignChangedSignal, leadStateQuery } from '../../lib/temporal/messages';
-import { leadDialSteps } from '../../lib/temporal/retry-policies';
-import { PATCHES } from '../../lib/temporal/patches';
-import type { LeadDialInput, LeadDialResult, LeadPhase, LeadState } from '../../lib/dial-ladder/lead-state';
+/*
+ * LEGACY: leadDialWorkflow, the first CLASSIC ladder. No new run starts it: a new CLASSIC lead runs
+ * leadLadderWorkflowV2 and a journey's call node leadLadderWorkflow (workflows/dial-ladder/lead-ladder.ts).
+ * What still needs it: runs started before the lean ladder (9d6d50d, 2026-11-27) that are still open (a lead held
+ * by a paused campaign may stay open for months), journey runs that started it as their call node's child before
+ * the call-node-lean-ladder patch (they replay that child), its 18 committed lead-dial-* histories (test/histories/)
+ * and its six patches (lib/temporal/patches.ts: result-webhooks ... dial-in-workflow-task).
+ * When it may go (docs/patch-register.md#replaced-workflow-types): once
+ *   temporal workflow count --query "WorkflowType='leadDialWorkflow' AND ExecutionStatus='Running'"
+ * answers 0, it leaves workflows/index.ts with its patches and histories; journeyRunWorkflow names it until the
+ * call-node-lean-ladder patch retires (its retireWhen in lib/temporal/patches.ts).
+ * Change nothing here that changes a command it gives: its commands are in committed histories that must keep
+ * replaying (its hold moved to workflows/campaigns/campaign-hold.ts with the same commands).
+ */
+import { patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { Activities } from '../../../activities';
+import { isPickedUp, isToolOutcome, type CallOutcome } from '../../../lib/calls/call-outcomes';
+import { withEveryOutcomeRule } from '../../../lib/dial-ladder/ladder-rules';
+import { hasAftermath } from '../../../lib/calls/call-aftermath';
+import type { PlaceCallInput, PlacedCall } from '../../../activities/dial-ladder/calls';
+import { awaitCallEnd, receiveEndedCalls } from '../../calls/call-on-carrier';
+import { leadStateQuery } from '../../../lib/temporal/messages';
+import { receiveCampaignChanges } from '../../campaigns/campaign-hold';
+import { leadDialSteps } from '../../../lib/temporal/retry-policies';
+import { PATCHES } from '../../../lib/temporal/patches';
+import type { LeadDialInput, LeadDialResult, LeadState } from '../../../lib/dial-ladder/lead-state';
 
 // The call: a short activity. Should the worker running one die, the missing heartbeat lets Temporal
 // retry it on another worker after 10 s instead of waiting out the whole start-to-close timeout.
@@ -50,11 +65,8 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
   const { placeCall, reconcileCall } = remote;
   const state: LeadState = { phase: 'preparing', attempt: 0, lastOutcome: null, nextWakeAt: null };
   let lastCall: LeadDialResult['lastCall'];
-  let campaignChanged = false;
   setHandler(leadStateQuery, () => state);
-  setHandler(campaignChangedSignal, () => {
-    campaignChanged = true;
-  });
+  const campaign = receiveCampaignChanges(state, () => campaignStatusOfLead({ leadId }));
   const endedCalls = receiveEndedCalls();
 
   /**
@@ -88,18 +100,6 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
       ...(callKey !== undefined && lastCall && { lastCall }),
     };
   };
-  /** Waits ms, or until the campaign changes; false when the campaign was stopped meanwhile. */
-  const wait = async (phase: LeadPhase, ms: number): Promise<boolean> => {
-    const wakeAt = Date.now() + ms;
-    Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
-    while (Date.now() < wakeAt) {
-      campaignChanged = false;
-      if (!(await condition(() => campaignChanged, wakeAt - Date.now()))) break;
-      if ((await campaignStatusOfLead({ leadId })) === 'STOPPED') return false;
-    }
-    state.nextWakeAt = null;
-    return true;
-  };
   const stopped = () => {
     state.lastOutcome = 'campaign_stopped';
     return finish('cancelled');
@@ -109,7 +109,11 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
   let capacityRetryMs = CAPACITY_RETRY_FIRST_MS;
   for (const [index, rung] of plan.ladder.rungs.entries()) {
     state.attempt = index + 1;
-    if (index > 0 && rung.delaySeconds > 0 && !(await wait('waiting_for_rung', rung.delaySeconds * 1000)))
+    if (
+      index > 0 &&
+      rung.delaySeconds > 0 &&
+      !(await campaign.waitUnlessStopped('waiting_for_rung', rung.delaySeconds * 1000))
+    )
       return stopped();
     for (;;) {
       const slot = await nextCallingSlot(plan);
@@ -119,7 +123,7 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
         return finish('failed');
       }
       if (slot.waitMs > 0) {
-        if (!(await wait('waiting_for_window', slot.waitMs))) return stopped();
+        if (!(await campaign.waitUnlessStopped('waiting_for_window', slot.waitMs))) return stopped();
         continue;
       }
       state.phase = 'dialing';
@@ -136,16 +140,15 @@ export async function leadDialWorkflow({ leadId, callKey, agentId }: LeadDialInp
         : await placeCall(attemptInput);
       if (call.outcome === 'campaign_stopped') return stopped();
       if (call.outcome === 'campaign_at_capacity') {
-        if (!(await wait('waiting_for_line', capacityRetryMs))) return stopped();
+        if (!(await campaign.waitUnlessStopped('waiting_for_line', capacityRetryMs))) return stopped();
         capacityRetryMs = Math.min(capacityRetryMs * 2, CAPACITY_RETRY_MAX_MS);
         continue;
       }
       capacityRetryMs = CAPACITY_RETRY_FIRST_MS;
       if (call.outcome === 'campaign_on_hold') {
         // Not started yet, or paused: hold here, then look at the window again.
-        campaignChanged = false;
-        Object.assign(state, { phase: 'waiting_for_campaign', nextWakeAt: null });
-        await condition(() => campaignChanged, CAMPAIGN_RECHECK_MS);
+        campaign.forgetChanges();
+        await campaign.hold('waiting_for_campaign', CAMPAIGN_RECHECK_MS);
         continue;
       }
       state.lastOutcome = call.outcome;
