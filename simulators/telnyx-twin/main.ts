@@ -1,13 +1,13 @@
 // `npm run telnyx-twin`: the local twin of Telnyx's Call Control as its own process
 // (docs/features/carriers.md#the-telnyx-twin).
-import { loadConfigOrExit } from '../../lib/config';
 import { configureLogging, secretsOfConfig } from '../../lib/log';
+import { twinDatabaseProcessSettingsOrExit } from '../twin-common/config';
 import { createDatabase } from '../../lib/database';
 import { handleStopSignals } from '../../lib/shutdown';
 import { loadTelnyxTwinConfigOrExit } from './config';
 import { createTelnyxTwin } from './server';
 
-const config = loadConfigOrExit();
+const config = twinDatabaseProcessSettingsOrExit();
 const twinConfig = loadTelnyxTwinConfigOrExit();
 const secrets = twinConfig.TELNYX_TWIN_ACCOUNTS.flatMap((account) => [...account.apiKeys, account.signingKey]);
 configureLogging({

@@ -1,13 +1,13 @@
 // `npm run twilio-twin`: the local twin of Twilio's Programmable Voice as its own process
 // (docs/features/carriers.md#the-twilio-twin).
-import { loadConfigOrExit } from '../../lib/config';
 import { configureLogging, secretsOfConfig } from '../../lib/log';
+import { twinDatabaseProcessSettingsOrExit } from '../twin-common/config';
 import { createDatabase } from '../../lib/database';
 import { handleStopSignals } from '../../lib/shutdown';
 import { loadTwinConfigOrExit } from './config';
 import { createTwilioTwin } from './server';
 
-const config = loadConfigOrExit();
+const config = twinDatabaseProcessSettingsOrExit();
 const twinConfig = loadTwinConfigOrExit();
 const tokens = twinConfig.TWILIO_TWIN_ACCOUNTS.flatMap((account) => [
   account.authToken,
