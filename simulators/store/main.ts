@@ -1,5 +1,5 @@
 import { parseArgs } from 'node:util';
-import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
+import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from './shopify-orders';
 import { handleStopSignals } from '../../lib/shutdown';
 import { twinProcessSettingsOrExit } from '../twin-common/config';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { SHOPIFY_HEADERS, signShopifyWebhook } from './shopify-webhook';
+import { SHOPIFY_HEADERS, signShopifyWebhook } from '../../lib/crm/shopify-webhook';
 
 /**
  * Realistic Shopify order webhooks for the store simulator (simulators/store/main.ts), tests and the
