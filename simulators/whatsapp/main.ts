@@ -1,15 +1,11 @@
 // `npm run simulated-whatsapp`: the simulated WhatsApp provider as its own process (notes "The simulated WhatsApp provider").
-import { loadConfigOrExit } from '../../lib/config';
 import { configureLogging, secretsOfConfig } from '../../lib/log';
 import { createDatabase } from '../../lib/database';
+import { loadSimulatedWhatsAppConfigOrExit } from './config';
 import { createSimulatedWhatsAppProvider } from './server';
 import { handleStopSignals } from '../../lib/shutdown';
 
-const config = loadConfigOrExit();
-if (!config.WHATSAPP_APP_SECRET) {
-  process.stderr.write('config: WHATSAPP_APP_SECRET is required by the simulated WhatsApp provider\n');
-  process.exit(78);
-}
+const config = loadSimulatedWhatsAppConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'simulated-whatsapp', secrets: secretsOfConfig(config) });
 // SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });

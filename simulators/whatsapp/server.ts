@@ -1,7 +1,4 @@
-import { CUSTOMER_SERVICE_WINDOW_MS } from '../../lib/whatsapp/customer-service-window';
-import { platformId } from '../../lib/whatsapp/senders';
-import { checkTemplateBody } from '../../lib/whatsapp/template-rules';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
@@ -9,10 +6,48 @@ import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
-import { isUniqueViolation } from '../../lib/prisma-errors';
-import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
-import { signWhatsAppWebhook, WHATSAPP_SIGNATURE_HEADER } from '../../lib/whatsapp/webhook';
-import { messagePlan, templateReviewSteps, templateStateAfter, waId, type PlanStep, type TemplateStep } from './rules';
+import {
+  META_ERROR,
+  messagePlan,
+  templateReviewSteps,
+  templateStateAfter,
+  waId,
+  type PlanStep,
+  type TemplateStep,
+} from './rules';
+
+/*
+ * What the provider knows of Meta's platform it knows from Meta's documentation, not from the product (lib/whatsapp/),
+ * so that a product misreading Meta meets what Meta would do.
+ */
+
+/**
+ * Meta's webhook signature (https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads):
+ * X-Hub-Signature-256 is `sha256=` and the hex HMAC-SHA256 of the raw body, keyed with the app secret.
+ */
+const SIGNATURE_HEADER = 'X-Hub-Signature-256';
+const signatureOf = (body: string, appSecret: string) =>
+  `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`;
+
+/**
+ * The customer service window (https://developers.facebook.com/docs/whatsapp/cloud-api/guides/send-messages#customer-service-windows):
+ * for 24 hours after the user's last message, the business may send any message; after it, only a template
+ * (131047 re-engagement).
+ */
+const CUSTOMER_SERVICE_WINDOW_MS = 24 * 60 * 60 * 1_000;
+
+/** A numeric id as the platform gives them (template, phone number, WhatsApp Business Account): 15 digits. */
+const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
+
+/**
+ * How many parameters a template body takes: its variables are numbered {{1}}, {{2}}, … {{n}} (Meta's message
+ * templates guide), and a send gives one parameter per distinct number.
+ */
+const variableCountOf = (body: string) => new Set([...body.matchAll(/\{\{(\d+)\}\}/g)].map((match) => match[1])).size;
+
+/** A write refused by a unique index (PostgreSQL 23505, which Prisma reports as P2002): a concurrent twin of the row. */
+const isUniqueViolation = (error: unknown) =>
+  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';
 
 /**
  * The `simulated` WhatsApp provider: a participant of its own over HTTP, speaking the subset of Meta's
@@ -231,7 +266,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     const recent = (recentSends.get(phoneNumberId) ?? []).filter((at) => at > now - 1_000);
     if (recent.length >= options.messagesPerSecond)
       throw new GraphError(
-        WHATSAPP_ERROR.rateLimited,
+        META_ERROR.rateLimited,
         'Rate limit hit',
         `Cloud API message throughput has been reached: ${options.messagesPerSecond} messages per second from this number`,
       );
@@ -355,7 +390,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       }
       posted ||= await postUntilAnswered(http, webhookUrl, {
         rawBody: body,
-        headers: () => ({ [WHATSAPP_SIGNATURE_HEADER]: signWhatsAppWebhook(body, appSecret) }),
+        headers: () => ({ [SIGNATURE_HEADER]: signatureOf(body, appSecret) }),
         retry,
         signal: stopping.signal,
       });
@@ -449,23 +484,23 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
     });
     const notFound = new GraphError(
-      WHATSAPP_ERROR.templateNotFound,
+      META_ERROR.templateNotFound,
       'Template name does not exist in the translation',
       `template name (${name}) does not exist in ${language.code} or is not approved`,
     );
     if (!candidates.length) throw notFound;
-    const template = candidates.find((row) => checkTemplateBody(row.body).variableCount === given);
+    const template = candidates.find((row) => variableCountOf(row.body) === given);
     if (!template)
       throw new GraphError(
         132000,
         'Number of parameters does not match the expected number of params',
-        `body: number of localizable_params (${given}) does not match the expected number of params (${checkTemplateBody(candidates[0]!.body).variableCount})`,
+        `body: number of localizable_params (${given}) does not match the expected number of params (${variableCountOf(candidates[0]!.body)})`,
       );
     const { status } = templateStateOf(template);
     if (status === 'PAUSED')
-      throw new GraphError(WHATSAPP_ERROR.templatePaused, 'Template is Paused', `template ${name} is paused`);
+      throw new GraphError(META_ERROR.templatePaused, 'Template is Paused', `template ${name} is paused`);
     if (status === 'DISABLED')
-      throw new GraphError(WHATSAPP_ERROR.templateDisabled, 'Template is Disabled', `template ${name} is disabled`);
+      throw new GraphError(META_ERROR.templateDisabled, 'Template is Disabled', `template ${name} is disabled`);
     if (status !== 'APPROVED') throw notFound;
     return template;
   }
@@ -550,14 +585,14 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       }
       if (faults.refuse && faults.refuse.count > 0) {
         faults.refuse.count -= 1;
-        throw faults.refuse.code === WHATSAPP_ERROR.pairRateLimited
+        throw faults.refuse.code === META_ERROR.pairRateLimited
           ? new GraphError(
-              WHATSAPP_ERROR.pairRateLimited,
+              META_ERROR.pairRateLimited,
               'Spam Rate limit hit',
               'Message failed to send because there are restrictions on how many messages can be sent from this phone number to the same user in a short period of time.',
             )
           : new GraphError(
-              WHATSAPP_ERROR.rateLimited,
+              META_ERROR.rateLimited,
               'Rate limit hit',
               'Message failed to send because there were too many messages sent from this phone number in a short period of time.',
             );
@@ -574,7 +609,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       if (body.type === 'template') category = (await sendableTemplate(body, account)).category.toLowerCase();
       else if (!(await windowIsOpen(phoneNumberId, to)))
         throw new GraphError(
-          WHATSAPP_ERROR.reEngagement,
+          META_ERROR.reEngagement,
           'Re-engagement message',
           'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
         );
@@ -631,7 +666,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         throw invalidParameter('components: BODY text must be 1 to 1024 characters');
       if (twin) {
         // Meta: a body with variables needs sample values, one per variable ({{1}} first), in example.body_text.
-        const { variableCount } = checkTemplateBody(body);
+        const variableCount = variableCountOf(body);
         const samples = (bodyComponent.example as { body_text?: unknown } | undefined)?.body_text;
         const given = Array.isArray(samples) && Array.isArray(samples[0]) ? (samples[0] as unknown[]) : [];
         if (variableCount > 0 && (given.length !== variableCount || !given.every((v) => typeof v === 'string' && v)))
