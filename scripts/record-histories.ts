@@ -108,7 +108,7 @@ try {
   // The calls' ConversationRelay sockets, on the same server (the relay's handshakes are its only upgrades).
   const relay = attachConversationRelay(eventServer, services as unknown as AppServices);
   const whatsappServer = createSimulatedWhatsAppProvider({
-    db,
+    sql: db.sql,
     appSecret,
     webhookUrl: `${statusCallbackBaseUrl}/whatsapp/webhook`,
     timeScale: 0.001,

@@ -2,7 +2,6 @@ import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
@@ -15,6 +14,8 @@ import {
   type PlanStep,
   type TemplateStep,
 } from './rules';
+import { isUniqueViolation, type TwinSql } from '../twin-common/sql';
+import { ensureMetaTwinTables, metaTwinStore, type MessageRow, type TemplateRow } from './store';
 
 /*
  * What the provider knows of Meta's platform it knows from Meta's documentation, not from the product (lib/whatsapp/),
@@ -45,23 +46,20 @@ const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => 
  */
 const variableCountOf = (body: string) => new Set([...body.matchAll(/\{\{(\d+)\}\}/g)].map((match) => match[1])).size;
 
-/** A write refused by a unique index (PostgreSQL 23505, which Prisma reports as P2002): a concurrent twin of the row. */
-const isUniqueViolation = (error: unknown) =>
-  typeof error === 'object' && error !== null && (error as { code?: unknown }).code === 'P2002';
-
 /**
  * The `simulated` WhatsApp provider: a participant of its own over HTTP, speaking the subset of Meta's
  * WhatsApp Cloud API (Graph API) the service uses. It takes sends (POST /{version}/{phone-number-id}/messages)
  * and template submissions (POST /{version}/{waba-id}/message_templates, GET /{version}/{template-id}),
- * decides reviews and delivery outcomes by the rules of rules.ts, keeps its own durable record (tables
- * SimulatedWhatsAppMessage and SimulatedWhatsAppTemplate), and POSTs Meta-shaped webhooks signed with the
+ * decides reviews and delivery outcomes by the rules of rules.ts, keeps its own durable record (its own schema,
+ * meta_twin: store.ts), and POSTs Meta-shaped webhooks signed with the
  * app secret (X-Hub-Signature-256) to the app's webhook URL, each retried with backoff until answered
  * 2xx, in order per message and per template, going on after a restart. Nothing leaves the machine.
  *
  * The simulator's own (not Meta's) operator/test hook: POST /simulator/inbound makes a contact write.
  */
 export interface SimulatedWhatsAppProviderOptions {
-  db: Database;
+  /** Runs its SQL on the database its own schema (`meta_twin`, store.ts) is made in at listen. */
+  sql: TwinSql;
   /** Signs every webhook (HMAC-SHA256 of the raw body); never logged. */
   appSecret: string;
   /** The app's webhook subscription: where every webhook goes (pending ones too, after a restart). */
@@ -204,9 +202,6 @@ const inboundSchema = z.object({
   name: z.string().min(1).max(256).optional(),
 });
 
-type MessageRow = Awaited<ReturnType<Database['simulatedWhatsAppMessage']['findUniqueOrThrow']>>;
-type TemplateRow = Awaited<ReturnType<Database['simulatedWhatsAppTemplate']['findUniqueOrThrow']>>;
-
 /** One webhook of a message's or template's sequence: when it is due and what it says. */
 interface Outgoing {
   dueAt: number;
@@ -215,10 +210,10 @@ interface Outgoing {
 
 /** A numeric id as the platform's are: 15 digits (below 2^53, so it survives JSON numbers). */
 const unixSeconds = (ms: number) => String(Math.floor(ms / 1000));
-const json = (value: unknown) => value as object;
 
 export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProviderOptions): SimulatedWhatsAppProvider {
-  const { db, appSecret, webhookUrl } = options;
+  const { appSecret, webhookUrl } = options;
+  const store = metaTwinStore(options.sql);
   const timeScale = options.timeScale ?? 1;
   const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
   const stopping = new AbortController();
@@ -425,46 +420,33 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   const firstStatusAnswered = new Map<string, () => void>();
   const deliverMessage = (row: MessageRow) =>
     startDelivery(row.id, messageWebhooks(row), row.eventsDelivered, async (eventsDelivered) => {
-      await db.simulatedWhatsAppMessage.update({ where: { id: row.id }, data: { eventsDelivered } });
+      await store.setMessageEventsDelivered(row.id, eventsDelivered);
       firstStatusAnswered.get(row.id)?.();
     });
 
   const deliverTemplate = (row: TemplateRow) =>
     startDelivery(row.id, templateWebhooks(row), row.eventsDelivered, async (eventsDelivered) => {
       const state = templateStateAfter(templateSteps(row).slice(0, eventsDelivered));
-      await db.simulatedWhatsAppTemplate.update({
-        where: { id: row.id },
-        data: {
-          eventsDelivered,
-          status: state.status,
-          rejectedReason: state.rejectedReason,
-          qualityScore: state.quality,
-        },
+      await store.setTemplateReview(row.id, {
+        eventsDelivered,
+        status: state.status,
+        rejectedReason: state.rejectedReason,
+        qualityScore: state.quality,
       });
     });
 
   async function resumeDeliveries() {
-    const messages = await db.$queryRawUnsafe<{ id: string }[]>(
-      `SELECT id FROM "SimulatedWhatsAppMessage" WHERE "eventsDelivered" < jsonb_array_length(plan)`,
-    );
-    for (const row of await db.simulatedWhatsAppMessage.findMany({ where: { id: { in: messages.map((m) => m.id) } } }))
-      deliverMessage(row);
-    // A review has at most 4 webhooks (rules.ts); startDelivery passes over a template with none left.
-    const templates = await db.simulatedWhatsAppTemplate.findMany({ where: { eventsDelivered: { lt: 4 } } });
-    for (const row of templates) deliverTemplate(row);
+    for (const row of await store.messagesOwingWebhooks()) deliverMessage(row);
+    for (const row of await store.templatesOwingWebhooks()) deliverTemplate(row);
   }
 
   /** Records a message once per client key; a second send with the key (even a concurrent one) reads the first. */
-  async function recordMessage(
-    data: Omit<Parameters<Database['simulatedWhatsAppMessage']['create']>[0]['data'], 'id'>,
-  ) {
+  async function recordMessage(data: Omit<MessageRow, 'id' | 'eventsDelivered'>): Promise<MessageRow> {
     try {
-      return await db.simulatedWhatsAppMessage.create({
-        data: { id: `wamid.${randomBytes(27).toString('base64url')}`, ...data },
-      });
+      return await store.insertMessage({ id: `wamid.${randomBytes(27).toString('base64url')}`, ...data });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      return db.simulatedWhatsAppMessage.findUniqueOrThrow({ where: { clientKey: data.clientKey } });
+      return (await store.messageByClientKey(data.clientKey))!;
     }
   }
 
@@ -479,10 +461,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       .reduce((count, component) => count + (component.parameters?.length ?? 0), 0);
     // No registry of numbers: the template is looked for by name and language in every account, the first
     // submitted (the one reviewed first) among those with as many variables as parameters given.
-    const candidates = await db.simulatedWhatsAppTemplate.findMany({
-      where: { name, language: language.code, ...(account && { businessAccountId: account.businessAccountId }) },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
+    const candidates = await store.templatesNamed(name, language.code, account?.businessAccountId ?? null);
     const notFound = new GraphError(
       META_ERROR.templateNotFound,
       'Template name does not exist in the translation',
@@ -506,16 +485,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   }
 
   async function windowIsOpen(phoneNumberId: string, contact: string) {
-    const inbound = await db.simulatedWhatsAppMessage.findFirst({
-      where: {
-        phoneNumberId,
-        to: contact,
-        direction: 'inbound',
-        createdAt: { gt: new Date(Date.now() - CUSTOMER_SERVICE_WINDOW_MS) },
-      },
-      select: { id: true },
-    });
-    return inbound !== null;
+    return store.inboundSince(phoneNumberId, contact, new Date(Date.now() - CUSTOMER_SERVICE_WINDOW_MS));
   }
 
   const sendAnswer = (input: string, row: MessageRow) => ({
@@ -597,7 +567,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
               'Message failed to send because there were too many messages sent from this phone number in a short period of time.',
             );
       }
-      const existing = twin ? null : await db.simulatedWhatsAppMessage.findUnique({ where: { clientKey } });
+      const existing = twin ? null : await store.messageByClientKey(clientKey);
       if (existing) {
         const input = (req.body as { to?: unknown } | undefined)?.to;
         res.json(sendAnswer(typeof input === 'string' ? input : existing.to, existing));
@@ -620,14 +590,14 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         to,
         direction: 'outbound',
         type: body.type,
-        payload: json({
+        payload: {
           request: body,
           category,
           callbackData: body.biz_opaque_callback_data ?? null,
           businessAccountId: account?.businessAccountId ?? null,
           displayPhoneNumber: number?.displayPhoneNumber ?? null,
-        }),
-        plan: json(messagePlan(to)),
+        },
+        plan: messagePlan(to),
         webhookUrl,
         createdAt: new Date(),
       });
@@ -680,18 +650,16 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       }
       let row: TemplateRow;
       try {
-        row = await db.simulatedWhatsAppTemplate.create({
-          data: {
-            id: platformId(),
-            businessAccountId: String(req.params.businessAccountId),
-            name: submission.name,
-            language: submission.language,
-            category: submission.category,
-            body,
-            status: 'PENDING',
-            webhookUrl,
-            createdAt: new Date(),
-          },
+        row = await store.insertTemplate({
+          id: platformId(),
+          businessAccountId: String(req.params.businessAccountId),
+          name: submission.name,
+          language: submission.language,
+          category: submission.category,
+          body,
+          status: 'PENDING',
+          webhookUrl,
+          createdAt: new Date(),
         });
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
@@ -710,7 +678,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     graphRoute(async (req, res) => {
       const id = String(req.params.templateId);
       const account = accountOf(req);
-      const found = await db.simulatedWhatsAppTemplate.findUnique({ where: { id } });
+      const found = await store.templateById(id);
       const row = account && found?.businessAccountId !== account.businessAccountId ? null : found;
       if (!row)
         throw invalidParameter(
@@ -736,23 +704,21 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     route(async (req, res) => {
       const inbound = parsed(inboundSchema, req.body);
       const id = `wamid.${randomBytes(27).toString('base64url')}`;
-      const row = await db.simulatedWhatsAppMessage.create({
-        data: {
-          id,
-          phoneNumberId: inbound.phoneNumberId,
-          clientKey: `inbound:${id}`,
-          to: waId(inbound.from),
-          direction: 'inbound',
-          type: 'text',
-          payload: {
-            text: inbound.text,
-            name: inbound.name ?? null,
-            ...twinNumberOf(inbound.phoneNumberId),
-          },
-          plan: json([{ atMs: 0, kind: 'inbound' } satisfies PlanStep]),
-          webhookUrl,
-          createdAt: new Date(),
+      const row = await store.insertMessage({
+        id,
+        phoneNumberId: inbound.phoneNumberId,
+        clientKey: `inbound:${id}`,
+        to: waId(inbound.from),
+        direction: 'inbound',
+        type: 'text',
+        payload: {
+          text: inbound.text,
+          name: inbound.name ?? null,
+          ...twinNumberOf(inbound.phoneNumberId),
         },
+        plan: [{ atMs: 0, kind: 'inbound' } satisfies PlanStep],
+        webhookUrl,
+        createdAt: new Date(),
       });
       deliverMessage(row);
       res.json({ id: row.id, timestamp: unixSeconds(row.createdAt.getTime()) });
@@ -793,7 +759,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       accounts.set(account.businessAccountId, account);
     },
     async deliveriesTo(recipient) {
-      return db.simulatedWhatsAppMessage.count({ where: { to: waId(recipient), direction: 'outbound' } });
+      return store.outboundCountTo(waId(recipient));
     },
     async verifySubscription(verifyToken) {
       const challenge = randomBytes(8).toString('hex');
@@ -807,6 +773,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       return answer.status === 200 && answer.text === challenge;
     },
     async listen(port, host = '127.0.0.1') {
+      await ensureMetaTwinTables(options.sql);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
       await resumeDeliveries();
