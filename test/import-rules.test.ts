@@ -263,8 +263,9 @@ describe('arrows that run back up', () => {
  * it catches the product misreading the provider (issue 41, docs/providers.md). Shared infrastructure is all it takes.
  */
 /**
- * Until the carrier twins keep their tables in schemas of their own, as the WhatsApp provider does (simulators/whatsapp/
- * store.ts): the product's Prisma client, its generated types and SQL pools are how they keep their state today.
+ * Until the Telnyx twin and the simulated carrier keep their tables in schemas of their own, as the WhatsApp provider
+ * and the Twilio twin do (simulators/whatsapp/store.ts, simulators/twilio-twin/call-store.ts): the product's Prisma
+ * client, its generated types and SQL pools are how they keep their state today.
  */
 const PRODUCT_DATABASE = ['lib/database.ts', 'generated/prisma/client.ts', 'lib/run-sql.ts', 'lib/sql-pool.ts'];
 
@@ -278,7 +279,6 @@ const SIMULATOR_RULES: StrangerRules = {
     'lib/http/post-until-answered.ts',
   ],
   allowedUnder: {
-    'simulators/twilio-twin/': PRODUCT_DATABASE,
     'simulators/telnyx-twin/': PRODUCT_DATABASE,
     // The simulated carrier is no provider's twin: it speaks the product's own carrier protocol (lib/calls/carrier.ts).
     'simulators/carrier/': [

@@ -13,7 +13,7 @@ import { connectCallers, insertShoeShopAgent, startCarrierPath, TELNYX_TWIN_ACCO
 import { useTestDatabase } from '../support/database';
 import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -74,7 +74,7 @@ async function placed(
   const { callId } = (await response.json()) as { callId: string };
   const result = (await temporal.client.workflow.getHandle(testCallWorkflowId(callId)).result()) as TestCallResult;
   const call = await db.call.findUniqueOrThrow({ where: { id: callId } });
-  const twinCall = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call.providerCallId! } });
+  const twinCall = await twilioTwinRecord(db).call(call.providerCallId!);
   const log = await twinLog(twin.baseUrl, call.providerCallId!);
   const agentSaid = log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text);
   return { callId, result, timeLimitSec: (twinCall.request as { timeLimitSec: number }).timeLimitSec, agentSaid };
