@@ -11,7 +11,7 @@ import { testCallEntries } from '../support/calls';
 import { startTestCarrier } from '../support/carrier';
 import { connectCallers, insertShoeShopAgent, startCarrierPath, TELNYX_TWIN_ACCOUNT } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog } from '../support/telnyx-twin';
+import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog, telnyxTwinRecord } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller } from '../support/twilio-twin-stack';
@@ -147,7 +147,7 @@ describe('on Telnyx', () => {
     expect(result).toMatchObject({ callId, outcome: 'answered' });
     expect(result.durationMs).toBeLessThanOrEqual(120_000);
     const call = await db.call.findUniqueOrThrow({ where: { id: callId } });
-    const twinCall = await db.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId: call.providerCallId! } });
+    const twinCall = await telnyxTwinRecord(db).call(call.providerCallId!);
     expect((twinCall.request as { timeLimitSecs: number }).timeLimitSecs).toBe(120);
     const log = await telnyxTwinLog(telnyxTwin.baseUrl, call.providerCallId!);
     const agentSaid = log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text);

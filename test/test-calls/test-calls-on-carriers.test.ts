@@ -25,10 +25,11 @@ import {
 import { useTestDatabase } from '../support/database';
 import {
   scriptTelnyxPersona,
-  startWebhookReceiver,
   startTestTelnyxTwin,
+  startWebhookReceiver,
   TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
+  telnyxTwinRecord,
 } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
@@ -152,7 +153,7 @@ const startTestCallWorkflow = (callId: string) => startTestCallWorkflowOf(tempor
 /** What would show a call was placed anywhere: the twins' and the simulated carrier's own tables. */
 const placedTo = async (to: string) => ({
   twilio: await twilioTwinRecord(db).count('"to" = $1', to),
-  telnyx: await db.telnyxTwinCall.count({ where: { to } }),
+  telnyx: await telnyxTwinRecord(db).count('"to" = $1', to),
   simulated: await db.simulatedProviderCall.count({ where: { to } }),
 });
 
@@ -214,7 +215,7 @@ describe('a test call from a number bound to a carrier connection', () => {
       outcome: 'answered',
       carrierStatus: 'completed',
     });
-    const twinCalls = await db.telnyxTwinCall.findMany({ where: { to } });
+    const twinCalls = await telnyxTwinRecord(db).calls('"to" = $1', to);
     expect(twinCalls.map((twinCall) => [twinCall.callControlId, twinCall.from, twinCall.commandId])).toEqual([
       [call.providerCallId, telnyxCaller, call.attemptId],
     ]);
