@@ -194,7 +194,7 @@ export function telnyxTwinCallStore(sql: TwinSql) {
       const [row] = await sql<TelnyxTwinCall>(
         `WITH updated AS (
            UPDATE ${CALLS} SET ${[...sets, 'state = $3::jsonb', 'log = $4::jsonb', '"updatedAt" = now()'].join(', ')}
-            WHERE "callControlId" = $1
+            WHERE "callControlId" = $1 AND $2::jsonb IS NOT NULL -- $2 typed even when the step patches no column
            RETURNING *
          ), owed AS (
            INSERT INTO ${WEBHOOKS} ("callControlId", seq, url, method, event)
