@@ -36,6 +36,7 @@ import { measure } from './measure';
 import { benchMachine, writeBenchResults } from './results-files';
 import { whatsAppLedgerCheck } from './whatsapp-ledger';
 import { createDatabase, type Database } from '../lib/database';
+import { META_TWIN_TABLES } from '../simulators/whatsapp/store';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 import { freePort, waitFor } from '../scripts/stack/child-process';
@@ -77,10 +78,10 @@ const recipient = (phase: number, index: number) =>
 /** The most messages the provider took from a number in any one second (a window starting at each send). */
 async function peakPerSecond(db: Database, phoneNumberId: string): Promise<number> {
   const [row] = await db.$queryRawUnsafe<Array<{ peak: number | null }>>(
-    `SELECT max((SELECT count(*) FROM "SimulatedWhatsAppMessage" n
+    `SELECT max((SELECT count(*) FROM ${META_TWIN_TABLES.message} n
                   WHERE n."phoneNumberId" = m."phoneNumberId" AND n."createdAt" >= m."createdAt"
                     AND n."createdAt" < m."createdAt" + interval '1 second'))::int AS peak
-       FROM "SimulatedWhatsAppMessage" m WHERE m."phoneNumberId" = $1`,
+       FROM ${META_TWIN_TABLES.message} m WHERE m."phoneNumberId" = $1`,
     phoneNumberId,
   );
   return row?.peak ?? 0;
@@ -92,7 +93,7 @@ async function providerDrained(db: Database) {
     'the simulated provider to deliver its webhooks',
     async () => {
       const [row] = await db.$queryRawUnsafe<Array<{ left: number }>>(
-        `SELECT count(*)::int AS left FROM "SimulatedWhatsAppMessage" WHERE "eventsDelivered" < jsonb_array_length(plan)`,
+        `SELECT count(*)::int AS left FROM ${META_TWIN_TABLES.message} WHERE "eventsDelivered" < jsonb_array_length(plan)`,
       );
       if (row!.left) throw new Error(`${row!.left} messages with webhooks left`);
     },
@@ -248,7 +249,12 @@ try {
   const rawSends = {
     ...raw,
     seconds: seconds((LEADS / raw.perSecond) * 1000),
-    providerRecorded: await db.simulatedWhatsAppMessage.count({ where: { phoneNumberId: rawNumber } }),
+    providerRecorded: (
+      await db.sql<{ count: number }>(
+        `SELECT count(*)::int AS count FROM ${META_TWIN_TABLES.message} WHERE "phoneNumberId" = $1`,
+        rawNumber,
+      )
+    )[0]!.count,
   };
   console.error('raw sends', JSON.stringify(rawSends));
   await providerDrained(db);
@@ -313,9 +319,9 @@ try {
               (SELECT count(*) FROM "WhatsAppMessage" WHERE "campaignId" = $1::uuid)::int AS messages,
               (SELECT count(*) FROM "Lead" l WHERE l."campaignId" = $1::uuid
                   AND (SELECT count(*) FROM "WhatsAppMessage" m WHERE m."leadId" = l.id) <> 1)::int AS "leadsWithoutOneMessage",
-              (SELECT count(*) FROM "SimulatedWhatsAppMessage" WHERE "phoneNumberId" = $2)::int AS "handedToProvider",
-              (SELECT count(DISTINCT "to") FROM "SimulatedWhatsAppMessage" WHERE "phoneNumberId" = $2)::int AS "providerRecipients",
-              (SELECT extract(epoch FROM max("createdAt") - min("createdAt")) FROM "SimulatedWhatsAppMessage" WHERE "phoneNumberId" = $2)::float AS "firstToLastSendSeconds"`,
+              (SELECT count(*) FROM ${META_TWIN_TABLES.message} WHERE "phoneNumberId" = $2)::int AS "handedToProvider",
+              (SELECT count(DISTINCT "to") FROM ${META_TWIN_TABLES.message} WHERE "phoneNumberId" = $2)::int AS "providerRecipients",
+              (SELECT extract(epoch FROM max("createdAt") - min("createdAt")) FROM ${META_TWIN_TABLES.message} WHERE "phoneNumberId" = $2)::float AS "firstToLastSendSeconds"`,
       campaignId,
       sender.phoneNumberId,
     );
@@ -328,7 +334,7 @@ try {
                 extract(epoch FROM e."receivedAt" - l."createdAt") AS delivered,
                 extract(epoch FROM l."updatedAt" - l."createdAt") AS finished
            FROM "Lead" l JOIN "WhatsAppMessage" m ON m."leadId" = l.id
-           JOIN "SimulatedWhatsAppMessage" p ON p.payload->>'callbackData' = m.id::text
+           JOIN ${META_TWIN_TABLES.message} p ON p.payload->>'callbackData' = m.id::text
            LEFT JOIN "WhatsAppWebhookEvent" e ON e."eventKey" = 'status:' || m."providerMessageId" || ':delivered'
           WHERE l."campaignId" = $1::uuid)
        SELECT ${['recorded', 'handed', 'delivered', 'finished']

@@ -66,7 +66,7 @@ try {
   // ring, and the API's Twilio routes (callbacks, the script walk's TwiML) on the same endpoint app.
   const keyring = keyringSchema.parse(newKeyringEntry('record'));
   const twin = createTwilioTwin({
-    db,
+    sql: db.sql,
     accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
     timeScale: 0.01,
     retry: { firstMs: 50, maxMs: 1_000 },
@@ -108,7 +108,7 @@ try {
   // The calls' ConversationRelay sockets, on the same server (the relay's handshakes are its only upgrades).
   const relay = attachConversationRelay(eventServer, services as unknown as AppServices);
   const whatsappServer = createSimulatedWhatsAppProvider({
-    db,
+    sql: db.sql,
     appSecret,
     webhookUrl: `${statusCallbackBaseUrl}/whatsapp/webhook`,
     timeScale: 0.001,

@@ -1,9 +1,20 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { projectEslint } from './support/project-eslint';
-import { folderCycles, importCycles, importGraph, upwardArrows } from './support/import-graph';
+import {
+  folderCycles,
+  importCycles,
+  importGraph,
+  strangerImports,
+  upwardArrows,
+  type StrangerRules,
+} from './support/import-graph';
+import * as productTwinAccounts from '../lib/carriers/twin';
+import { DEVELOPMENT_TWILIO_ACCOUNT } from '../simulators/twilio-twin/config';
+import { DEVELOPMENT_TELNYX_ACCOUNT } from '../simulators/telnyx-twin/config';
+import { publicKeyBase64, signingKey } from '../simulators/telnyx-twin/signature';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const SOURCE_FOLDERS = [
@@ -273,5 +284,97 @@ describe('arrows that run back up', () => {
       'api/leads/b.ts -> activities/calls/a.ts',
       'lib/c.ts -> workflows/d.ts',
     ]);
+  });
+});
+
+/**
+ * A twin stands for a provider: it encodes what the provider documents and none of the product's reading of it, so that
+ * it catches the product misreading the provider (issue 41, docs/providers.md). Shared infrastructure is all it takes.
+ */
+/**
+ * Until the simulated carrier keeps its calls in a schema of its own, as the twins do (simulators/whatsapp/store.ts,
+ * simulators/twilio-twin/call-store.ts, simulators/telnyx-twin/call-store.ts): the product's Prisma client, its
+ * generated types and SQL pools are how it keeps them today.
+ */
+const PRODUCT_DATABASE = ['lib/database.ts', 'generated/prisma/client.ts', 'lib/run-sql.ts', 'lib/sql-pool.ts'];
+
+const SIMULATOR_RULES: StrangerRules = {
+  folder: 'simulators',
+  allowed: [
+    'lib/log.ts',
+    'lib/shutdown.ts',
+    'lib/http/listen.ts',
+    'lib/http/json-http.ts',
+    'lib/http/post-until-answered.ts',
+  ],
+  allowedUnder: {
+    // The simulated carrier is no provider's twin: it speaks the product's own carrier protocol (lib/calls/carrier.ts).
+    'simulators/carrier/': [
+      'lib/calls/carrier.ts',
+      'lib/calls/call-event.ts',
+      'lib/calls/call-states.ts',
+      'lib/calls/signature.ts',
+      'lib/simulated-carrier/conversation.ts',
+      ...PRODUCT_DATABASE,
+    ],
+  },
+};
+
+describe('the twins are strangers to the product', () => {
+  it('no file under simulators/ reaches the product beyond shared infrastructure (the carrier: its protocol)', () => {
+    expect(strangerImports(importGraph(projectRoot, ['simulators']), SIMULATOR_RULES)).toEqual([]);
+  });
+
+  it('are caught importing a rule of the product, directly or through another simulator, and the carrier its protocol only', () => {
+    const graph = new Map([
+      ['simulators/meta-twin/server.ts', ['lib/whatsapp/webhook.ts', 'lib/log.ts', 'simulators/twin-common/a.ts']],
+      ['simulators/twin-common/a.ts', ['lib/config.ts', 'lib/http/listen.ts']],
+      ['simulators/telnyx-twin/calls.ts', ['simulators/carrier/server.ts']],
+      ['simulators/carrier/server.ts', ['lib/calls/carrier.ts', 'lib/carriers/twilio/twilio-states.ts']],
+      ['lib/whatsapp/webhook.ts', ['lib/config.ts']],
+    ]);
+    expect(strangerImports(graph, SIMULATOR_RULES)).toEqual([
+      'simulators/carrier/server.ts -> lib/carriers/twilio/twilio-states.ts',
+      'simulators/meta-twin/server.ts -> lib/whatsapp/webhook.ts',
+      'simulators/meta-twin/server.ts -> lib/config.ts (through simulators/twin-common/a.ts)',
+      'simulators/telnyx-twin/calls.ts -> lib/calls/carrier.ts (through simulators/carrier/server.ts)',
+      'simulators/telnyx-twin/calls.ts -> lib/carriers/twilio/twilio-states.ts (through simulators/carrier/server.ts)',
+      'simulators/twin-common/a.ts -> lib/config.ts',
+    ]);
+  });
+
+  it('finds a real file importing the product, type-only and dynamic imports included', () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'stranger-twins-'));
+    try {
+      const files: Record<string, string> = {
+        'lib/whatsapp/provider.ts':
+          'export const WHATSAPP_ERROR = { undeliverable: 131026 };\nexport type Rating = string;\n',
+        'lib/log.ts': 'export const log = console;\n',
+        'simulators/meta-twin/rules.ts':
+          "import type { Rating } from '../../lib/whatsapp/provider';\nimport { log } from '../../lib/log';\nexport const r: Rating = 'GREEN';\nexport const l = log;\n",
+        'simulators/meta-twin/server.ts':
+          "export const codes = async () => (await import('../../lib/whatsapp/provider')).WHATSAPP_ERROR;\n",
+      };
+      for (const [name, code] of Object.entries(files)) {
+        mkdirSync(path.dirname(path.join(dir, name)), { recursive: true });
+        writeFileSync(path.join(dir, name), code);
+      }
+      expect(strangerImports(importGraph(dir, ['simulators']), SIMULATOR_RULES)).toEqual([
+        'simulators/meta-twin/rules.ts -> lib/whatsapp/provider.ts',
+        'simulators/meta-twin/server.ts -> lib/whatsapp/provider.ts',
+      ]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("the product's development connections hold the twins' own development accounts", () => {
+    expect(productTwinAccounts.TWILIO_TWIN_ACCOUNT_SID).toBe(DEVELOPMENT_TWILIO_ACCOUNT.sid);
+    expect(productTwinAccounts.TWILIO_TWIN_AUTH_TOKEN).toBe(DEVELOPMENT_TWILIO_ACCOUNT.authToken);
+    expect([productTwinAccounts.TELNYX_TWIN_API_KEY]).toEqual(DEVELOPMENT_TELNYX_ACCOUNT.apiKeys);
+    expect([{ id: productTwinAccounts.TELNYX_TWIN_CONNECTION_ID }]).toEqual(DEVELOPMENT_TELNYX_ACCOUNT.connections);
+    expect(productTwinAccounts.TELNYX_TWIN_PUBLIC_KEY).toBe(
+      publicKeyBase64(signingKey(DEVELOPMENT_TELNYX_ACCOUNT.signingKey)),
+    );
   });
 });

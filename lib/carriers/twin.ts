@@ -5,7 +5,9 @@ import { ensureCarrierConnection, type CarrierConnectionView } from '../carrier-
 
 /**
  * The credentials of the development workspace's connection to the local Twilio twin (docs/features/carriers/connections.md#the-development-twin).
- * Fake by design and public: the twin accepts them, Twilio never would (no account has this SID).
+ * Fake by design and public: the twin accepts them, Twilio never would (no account has this SID). The twins keep their
+ * own record of their development accounts (simulators/twilio-twin/config.ts, simulators/telnyx-twin/config.ts), as a
+ * provider keeps its accounts; test/import-rules.test.ts holds these equal to them.
  */
 export const TWILIO_TWIN_ACCOUNT_SID = 'ACdeadbeefdeadbeefdeadbeefdeadbeef';
 export const TWILIO_TWIN_AUTH_TOKEN = 'twin-auth-token-not-a-real-secret';

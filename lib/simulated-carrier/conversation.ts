@@ -197,8 +197,8 @@ export interface Picker {
 }
 
 /**
- * Choices drawn from the seed by FNV-1a over seed and purpose: the same seed makes the same call (and the Twilio
- * twin's personas, simulators/twilio-twin/persona.ts, the same answer to the same question).
+ * Choices drawn from the seed by FNV-1a over seed and purpose: the same seed makes the same call. (The twins' personas
+ * draw the same way with a picker of their own, simulators/twin-common/seeded-picker.ts: a twin imports no product code.)
  */
 export function seededPicker(seed: string): Picker {
   const index = (purpose: string, size: number) => (size <= 0 ? 0 : fnv1a(`${seed}\u0000${purpose}`) % size);

@@ -1,17 +1,13 @@
 // `npm run simulated-carrier`: the simulated carrier as its own process (docs/features/calls.md#the-simulated-carrier).
-import { loadConfigOrExit } from '../../lib/config';
 import { configureLogging, secretsOfConfig } from '../../lib/log';
 import { createDatabase } from '../../lib/database';
 import { poolSql } from '../../lib/run-sql';
 import { createSqlPool } from '../../lib/sql-pool';
+import { loadSimulatedCarrierConfigOrExit } from './config';
 import { createSimulatedCarrier } from './server';
 import { handleStopSignals } from '../../lib/shutdown';
 
-const config = loadConfigOrExit();
-if (!config.SIMULATED_CARRIER_SIGNING_SECRET) {
-  process.stderr.write('config: SIMULATED_CARRIER_SIGNING_SECRET is required by the simulated carrier\n');
-  process.exit(78);
-}
+const config = loadSimulatedCarrierConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'simulated-carrier', secrets: secretsOfConfig(config) });
 // SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });

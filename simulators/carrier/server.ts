@@ -20,6 +20,12 @@ import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './ti
  * event delivery go on after a restart), and POSTs each call's signed status events to the call's
  * statusCallbackUrl at the times its timeline says (timeline.ts, multiplied by the time scale),
  * retrying with exponential backoff until answered 2xx, as carriers do. No call leaves the machine.
+ *
+ * It is not a twin of any provider: it speaks the product's OWN carrier protocol (lib/calls/carrier.ts), so it imports
+ * that protocol from the product and nothing else of its rules: the call snapshot and event (carrier.ts,
+ * call-event.ts), the call states (call-states.ts), the event signature (signature.ts) and the transcript it makes up
+ * for an answered call (lib/simulated-carrier/conversation.ts). test/import-rules.test.ts lists these by name; the
+ * twins may import none of them.
  */
 export interface SimulatedCarrierOptions {
   db: Database;

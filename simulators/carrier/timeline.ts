@@ -1,5 +1,12 @@
-import type { CallOutcome } from '../../lib/calls/call-outcomes';
-import type { CarrierCallState } from '../../lib/calls/call-states';
+/**
+ * What the number does, in the simulator's own words: the twins (simulators/twilio-twin/plan.ts,
+ * simulators/telnyx-twin/) read these rules too, so they name nothing of the product's.
+ */
+export type SimulatedOutcome = 'answered' | 'busy' | 'no_answer' | 'voicemail' | 'failed' | 'invalid_number';
+
+/** A call's states as the simulated carrier reports them (the product's carrier protocol, lib/calls/call-states.ts). */
+export type SimulatedCallStatus =
+  'queued' | 'ringing' | 'in-progress' | 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
 
 /**
  * What the simulated carrier does with a number: a pure function of its digits, so tests and demos can
@@ -24,7 +31,7 @@ export const SIMULATED_TIMES = {
   talkPerUnitMs: 1_000,
 } as const;
 
-const OUTCOME_BY_LAST_DIGIT: readonly CallOutcome[] = [
+const OUTCOME_BY_LAST_DIGIT: readonly SimulatedOutcome[] = [
   'answered',
   'answered',
   'answered',
@@ -37,7 +44,7 @@ const OUTCOME_BY_LAST_DIGIT: readonly CallOutcome[] = [
   'invalid_number',
 ];
 
-export function simulatedOutcomeFor(phone: string): CallOutcome {
+export function simulatedOutcomeFor(phone: string): SimulatedOutcome {
   const lastDigit = Number(phone.replace(/\D/g, '').at(-1) ?? 0);
   return OUTCOME_BY_LAST_DIGIT[lastDigit]!;
 }
@@ -49,7 +56,7 @@ export function simulatedTalkMs(phone: string): number {
 }
 
 export interface TimelineEvent {
-  status: CarrierCallState;
+  status: SimulatedCallStatus;
   /** Real (simulated) milliseconds after the dial. */
   atMs: number;
   answeredBy: 'human' | 'machine' | null;
@@ -64,7 +71,7 @@ export interface TimelineEvent {
 export function simulatedTimeline(to: string, hangupAtMs: number | null = null): TimelineEvent[] {
   const outcome = simulatedOutcomeFor(to);
   const { queuedMs, answerAfterMs, busyAfterMs, ringTimeoutMs, failAfterMs } = SIMULATED_TIMES;
-  const event = (status: CarrierCallState, atMs: number, extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
+  const event = (status: SimulatedCallStatus, atMs: number, extra: Partial<TimelineEvent> = {}): TimelineEvent => ({
     status,
     atMs,
     answeredBy: null,

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { columnIndex, columnLetters } from '../../lib/sheets/a1';
 import { GOOGLE_ERRORS } from './errors';
 
 /** What a cell holds after a RAW write: a string, a number or a boolean; undefined: empty. */
@@ -52,6 +51,23 @@ export interface GridRange {
 }
 
 const CELL = /^([A-Z]+)?(\d+)?$/;
+
+/**
+ * A1 notation's columns as Google's Sheets API documents them (https://developers.google.com/workspace/sheets/api/guides/concepts#cell):
+ * A to Z, then AA to AZ, BA… ZZ, AAA…: bijective base 26, A being 1. The twin's own reading, not the product's
+ * (lib/sheets/a1.ts), so that a product misnumbering columns writes where Google would, and the test sees it.
+ */
+function columnIndex(letters: string): number {
+  return [...letters].reduce((number, letter) => number * 26 + (letter.charCodeAt(0) - 'A'.charCodeAt(0) + 1), 0) - 1;
+}
+
+/** The letters of the 0-based column `index` (0: A, 25: Z, 26: AA). */
+function columnLetters(index: number): string {
+  let letters = '';
+  for (let number = index + 1; number > 0; number = Math.floor((number - 1) / 26))
+    letters = String.fromCharCode('A'.charCodeAt(0) + ((number - 1) % 26)) + letters;
+  return letters;
+}
 
 /** Parses `Tab`, `'Tab'!A1`, `Tab!A1:C3`, `Tab!A2:C` and `Tab!A:C`; a range without a tab is on the first tab. */
 export function resolveRange(spreadsheet: TwinSpreadsheet, range: string): GridRange {

@@ -1,12 +1,12 @@
 // `npm run openai-twin`: the local twin of OpenAI's chat completions as its own process
 // (docs/features/model-engine.md#running-the-openai-twin). It needs no database: its model is rules, its state a test's
 // scripted replies.
-import { loadStopConfigOrExit } from '../../lib/config';
 import { handleStopSignals } from '../../lib/shutdown';
+import { twinProcessSettingsOrExit } from '../twin-common/config';
 import { loadOpenAiTwinConfigOrExit } from './config';
 import { createOpenAiTwin } from './server';
 
-const stopConfig = loadStopConfigOrExit();
+const stopConfig = twinProcessSettingsOrExit();
 const twinConfig = loadOpenAiTwinConfigOrExit();
 // SIGTERM/SIGINT run the steps deferred below within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: stopConfig.SHUTDOWN_GRACE_MS });

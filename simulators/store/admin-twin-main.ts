@@ -1,11 +1,11 @@
 // `npm run store-twin`: the store twin's Admin GraphQL API as its own process (docs/features/crm.md#the-store-twin).
-import { loadStopConfigOrExit } from '../../lib/config';
 import { handleStopSignals } from '../../lib/shutdown';
+import { twinProcessSettingsOrExit } from '../twin-common/config';
 import { createStoreAdminTwin, twinCustomers } from './admin-twin';
 import { loadStoreTwinConfigOrExit } from './admin-twin-config';
 
 const settings = loadStoreTwinConfigOrExit();
-const stop = handleStopSignals({ graceMs: loadStopConfigOrExit().SHUTDOWN_GRACE_MS });
+const stop = handleStopSignals({ graceMs: twinProcessSettingsOrExit().SHUTDOWN_GRACE_MS });
 const twin = createStoreAdminTwin({
   shops: settings.STORE_TWIN_SHOPS.map((shop) => ({ ...shop, customers: twinCustomers(shop.customers) })),
   bucketSize: settings.STORE_TWIN_BUCKET_SIZE,

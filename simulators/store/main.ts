@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
-import { loadStopConfigOrExit } from '../../lib/config';
-import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
+import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from './shopify-orders';
 import { handleStopSignals } from '../../lib/shutdown';
+import { twinProcessSettingsOrExit } from '../twin-common/config';
 
 /*
  * A Shopify store sending orders/create webhooks to a connection's receiver
@@ -58,7 +58,7 @@ function options() {
   };
 }
 
-const stop = handleStopSignals({ graceMs: loadStopConfigOrExit().SHUTDOWN_GRACE_MS });
+const stop = handleStopSignals({ graceMs: twinProcessSettingsOrExit().SHUTDOWN_GRACE_MS });
 
 async function main() {
   const settings = options();

@@ -1,6 +1,4 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
-import type { Prisma, TelnyxTwinCall } from '../../generated/prisma/client';
-import type { Database } from '../../lib/database';
 import type { JsonHttp } from '../../lib/http/json-http';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { simulatedTalkMs } from '../carrier/timeline';
@@ -8,6 +6,8 @@ import { personaAnswer, relayPersonaAnswer, type PersonaScript } from '../twilio
 import { TWIN_TIMES, detection, dialPlan, machineGreeting, speakingMs, type AnsweredBy } from '../twilio-twin/plan';
 import { relayConversation, type RelaySettings } from '../twilio-twin/relay';
 import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
+import { telnyxTwinCallStore, type CallPatch, type TelnyxTwinCall } from './call-store';
+import type { TwinSql } from '../twin-common/sql';
 import { eventOf } from './events';
 import { telnyxSignatureHeaders } from './signature';
 
@@ -17,7 +17,7 @@ import { telnyxSignatureHeaders } from './signature';
  * last digit (the Twilio twin's plan, simulators/twilio-twin/plan.ts, read through `timeout_secs`), and then does what
  * the commands the REST API queued in `row.commands` say (speak, transcription, a DTMF gather, ConversationRelay, a
  * transfer, hangup), each answered by its webhooks. Its timed events wait in an agenda; one loop per live call takes the earliest, or the next command,
- * and writes it with the webhooks it owes in one transaction. Times are simulated ms from the dial.
+ * and writes it with the webhooks it owes in one statement. Times are simulated ms from the dial.
  */
 
 export const AMD_MODES = ['premium', 'detect', 'detect_beep', 'detect_words', 'greeting_end', 'disabled'] as const;
@@ -223,7 +223,7 @@ function amdEvents(
 const DTMF = /^[0-9*#A-D]+$/;
 
 export interface CallRunnerOptions {
-  db: Database;
+  sql: TwinSql;
   http: JsonHttp;
   timeScale: number;
   /** The key an account's webhooks are signed with. */
@@ -234,7 +234,7 @@ export interface CallRunnerOptions {
 
 interface Effects {
   state: CallState;
-  data: Prisma.TelnyxTwinCallUpdateInput;
+  data: CallPatch;
   log: LogEntry[];
   /** The webhooks owed, each to its URL (null: the dial's webhook_url). */
   webhooks: { url: string | null; event: Record<string, unknown> }[];
@@ -243,7 +243,8 @@ interface Effects {
 const ENDED = 'hangup';
 
 export function createCallRunner(options: CallRunnerOptions) {
-  const { db, http, timeScale } = options;
+  const { http, timeScale } = options;
+  const store = telnyxTwinCallStore(options.sql);
   const runtime = createTwinRuntime({ name: 'telnyx twin', retry: options.retry, delivery: options.delivery });
 
   const wallAt = (row: TelnyxTwinCall, atMs: number) => new Date(row.createdAt.getTime() + atMs * timeScale);
@@ -251,8 +252,7 @@ export function createCallRunner(options: CallRunnerOptions) {
 
   function deliver(id: string, account: string) {
     runtime.deliver(id, {
-      owed: () =>
-        db.telnyxTwinWebhook.findMany({ where: { callControlId: id, deliveredAt: null }, orderBy: { seq: 'asc' } }),
+      owed: () => store.owed(id),
       send: async (webhook, _attempt, signal) => {
         const key = options.signingKeyOf(account);
         if (!key) throw new Error(`no signing key for account ${account}`);
@@ -265,11 +265,7 @@ export function createCallRunner(options: CallRunnerOptions) {
         });
         return response.status >= 200 && response.status <= 299;
       },
-      delivered: (webhook) =>
-        db.telnyxTwinWebhook.update({
-          where: { callControlId_seq: { callControlId: id, seq: webhook.seq } },
-          data: { deliveredAt: new Date() },
-        }),
+      delivered: (webhook) => store.delivered(id, webhook.seq),
     });
   }
 
@@ -673,28 +669,19 @@ export function createCallRunner(options: CallRunnerOptions) {
     const first = state.webhookSeq;
     state.webhookSeq += effects.webhooks.length;
     const request = row.request as unknown as DialRequest;
-    const [updated] = await db.$transaction([
-      db.telnyxTwinCall.update({
-        where: { callControlId: row.callControlId },
-        data: {
-          ...effects.data,
-          state: state as unknown as Prisma.InputJsonValue,
-          log: log as unknown as Prisma.InputJsonValue,
-          updatedAt: new Date(),
-        },
-      }),
-      db.telnyxTwinWebhook.createMany({
-        data: effects.webhooks.map((webhook, index) => ({
-          callControlId: row.callControlId,
-          seq: first + index,
-          url: webhook.url ?? request.webhookUrl,
-          method: 'POST',
-          event: webhook.event as Prisma.InputJsonValue,
-        })),
-      }),
-    ]);
+    const updated = await store.commit(row.callControlId, {
+      patch: effects.data,
+      state,
+      log,
+      webhooks: effects.webhooks.map((webhook, index) => ({
+        seq: first + index,
+        url: webhook.url ?? request.webhookUrl,
+        method: 'POST',
+        event: webhook.event,
+      })),
+    });
     if (effects.webhooks.length > 0) deliver(row.callControlId, row.account);
-    return updated!;
+    return updated;
   }
 
   const effectsOf = (row: TelnyxTwinCall): Effects => ({
@@ -798,11 +785,11 @@ export function createCallRunner(options: CallRunnerOptions) {
   }
 
   async function run(id: string, control: CallLoopControl) {
-    let row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+    let row = await store.read(id);
     while (row && !runtime.signal.aborted) {
       if (control.woken) {
         control.woken = false;
-        row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+        row = await store.read(id);
         continue;
       }
       if (row.status === ENDED) return;
@@ -861,17 +848,8 @@ export function createCallRunner(options: CallRunnerOptions) {
     virtualNow,
     /** Picks up, after a restart, every call still on and every webhook not yet delivered. */
     async resume() {
-      const live = await db.telnyxTwinCall.findMany({
-        where: { status: { not: ENDED } },
-        select: { callControlId: true },
-      });
-      for (const { callControlId } of live) start(callControlId);
-      const owed = await db.telnyxTwinWebhook.findMany({
-        where: { deliveredAt: null },
-        distinct: ['callControlId'],
-        select: { callControlId: true, call: { select: { account: true } } },
-      });
-      for (const webhook of owed) deliver(webhook.callControlId, webhook.call.account);
+      for (const callControlId of await store.live(ENDED)) start(callControlId);
+      for (const { callControlId, account } of await store.owing()) deliver(callControlId, account);
     },
     close: () => runtime.close(),
   };

@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
-import { TELNYX_TWIN_API_KEY, TELNYX_TWIN_CONNECTION_ID, TELNYX_TWIN_PRIVATE_KEY } from '../../lib/carriers/twin';
 
 /**
- * The Telnyx twin's own settings (docs/features/carriers/twins.md#running-the-telnyx-twin), beside the shared ones it reads
- * from lib/config.ts (DATABASE_URL, LOG_LEVEL, SHUTDOWN_GRACE_MS).
+ * The Telnyx twin's own settings (docs/features/carriers/twins.md#running-the-telnyx-twin), beside the process settings
+ * every twin reads (simulators/twin-common/config.ts: DATABASE_URL, LOG_LEVEL, SHUTDOWN_GRACE_MS).
  */
 export const telnyxTwinAccountSchema = z.object({
   /** The account's name in the twin (its calls are its own). */
@@ -18,11 +17,17 @@ export const telnyxTwinAccountSchema = z.object({
 });
 export type TelnyxTwinAccount = z.infer<typeof telnyxTwinAccountSchema>;
 
+/**
+ * The twin's development account: fake and public, accepted by the twin, never by Telnyx; a webhook signed with its key
+ * proves nothing outside development. The twin's own record of it; the product's development connection holds the
+ * API key, the connection id and the public key of this seed on its side (lib/carriers/twin.ts), and
+ * test/import-rules.test.ts holds the two equal.
+ */
 export const DEVELOPMENT_TELNYX_ACCOUNT: TelnyxTwinAccount = {
   id: 'development',
-  apiKeys: [TELNYX_TWIN_API_KEY],
-  connections: [{ id: TELNYX_TWIN_CONNECTION_ID }],
-  signingKey: TELNYX_TWIN_PRIVATE_KEY,
+  apiKeys: ['KEYtelnyxtwin_not_a_real_secret_0123456789'],
+  connections: [{ id: '1700000000000000001' }],
+  signingKey: 'LdK0H5qsjxD0RKKOHGz0kqLqqMJh2iECdTTb5PZ58uU=',
 };
 
 export const telnyxTwinConfigSchema = z.object({
@@ -30,7 +35,7 @@ export const telnyxTwinConfigSchema = z.object({
   TELNYX_TWIN_HOST: z.string().default('127.0.0.1'),
   /** 1: real time; 0.01: a 40 s call lasts 0.4 s. */
   TELNYX_TWIN_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
-  /** JSON: [{ id, apiKeys, connections: [{ id, webhookUrl }], signingKey }]; default: lib/carriers/twin.ts's account. */
+  /** JSON: [{ id, apiKeys, connections: [{ id, webhookUrl }], signingKey }]; default: DEVELOPMENT_TELNYX_ACCOUNT. */
   TELNYX_TWIN_ACCOUNTS: jsonSetting(z.array(telnyxTwinAccountSchema).min(1), () => [DEVELOPMENT_TELNYX_ACCOUNT]),
   /** until-answered: webhooks retried until answered 2xx (at least once); once: one attempt each. */
   TELNYX_TWIN_WEBHOOK_DELIVERY: z.enum(['until-answered', 'once']).default('until-answered'),

@@ -1,13 +1,13 @@
 // `npm run telnyx-twin`: the local twin of Telnyx's Call Control as its own process
 // (docs/features/carriers/twins.md#the-telnyx-twin).
-import { loadConfigOrExit } from '../../lib/config';
-import { configureLogging, secretsOfConfig } from '../../lib/log';
-import { createDatabase } from '../../lib/database';
+import { configureLogging, log, secretsOfConfig } from '../../lib/log';
+import { twinDatabaseProcessSettingsOrExit } from '../twin-common/config';
+import { twinPool } from '../twin-common/sql';
 import { handleStopSignals } from '../../lib/shutdown';
 import { loadTelnyxTwinConfigOrExit } from './config';
 import { createTelnyxTwin } from './server';
 
-const config = loadConfigOrExit();
+const config = twinDatabaseProcessSettingsOrExit();
 const twinConfig = loadTelnyxTwinConfigOrExit();
 const secrets = twinConfig.TELNYX_TWIN_ACCOUNTS.flatMap((account) => [...account.apiKeys, account.signingKey]);
 configureLogging({
@@ -17,10 +17,15 @@ configureLogging({
 });
 // SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
-const db = createDatabase(config.DATABASE_URL);
-stop.defer('database', () => db.$disconnect());
+// Its own pool on the database, for its own schema (call-store.ts): nothing of the product's database client.
+const { pool, sql } = twinPool(config.DATABASE_URL, {
+  size: 10,
+  connectionTimeoutMs: 15_000,
+  onIdleError: (error) => log.warn({ err: error }, 'telnyx twin: an idle database connection failed'),
+});
+stop.defer('database', () => pool.end());
 const twin = createTelnyxTwin({
-  db,
+  sql,
   accounts: twinConfig.TELNYX_TWIN_ACCOUNTS,
   timeScale: twinConfig.TELNYX_TWIN_TIME_SCALE,
   webhookDelivery: twinConfig.TELNYX_TWIN_WEBHOOK_DELIVERY,

@@ -2,8 +2,8 @@ import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
 import { addTwinControlRoutes, E164 } from '../twin-common/control-routes';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { Prisma, type TelnyxTwinCall } from '../../generated/prisma/client';
-import type { Database } from '../../lib/database';
+import { isUniqueViolation, type TwinSql } from '../twin-common/sql';
+import { ensureTelnyxTwinTables, telnyxTwinCallStore, type TelnyxTwinCall } from './call-store';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import type { RetryBackoff } from '../../lib/http/post-until-answered';
@@ -29,7 +29,8 @@ import { signingKey } from './signature';
  * CONTROL routes (not Telnyx's) under /control.
  */
 export interface TelnyxTwinOptions {
-  db: Database;
+  /** Runs its SQL on the database its own schema (`telnyx_twin`, call-store.ts) is made in at listen. */
+  sql: TwinSql;
   accounts: readonly TelnyxTwinAccount[];
   /** 1: real time; 0.001: a 40 s call lasts 40 ms. */
   timeScale: number;
@@ -98,11 +99,12 @@ function callResource(row: TelnyxTwinCall) {
 }
 
 export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
-  const { db } = options;
+  const { sql } = options;
+  const store = telnyxTwinCallStore(sql);
   const keys = new Map(options.accounts.map((account) => [account.id, signingKey(account.signingKey)]));
   const http = createJsonHttp({ sockets: 64 });
   const runner = createCallRunner({
-    db,
+    sql,
     http,
     timeScale: options.timeScale,
     signingKeyOf: (account) => keys.get(account),
@@ -139,7 +141,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
   /** The call of the path, of the key's account. */
   async function callOf(req: Request, res: Response): Promise<TelnyxTwinCall> {
     const id = String(req.params.id);
-    const row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+    const row = await store.read(id);
     if (!row || row.account !== accountOf(res).id) throw TELNYX_ERRORS.notFound(`Call ${id}`);
     return row;
   }
@@ -193,8 +195,8 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       let row: TelnyxTwinCall;
       try {
         // The call.initiated webhook is owed from the start: it is written with the call, as its webhook 0.
-        row = await db.telnyxTwinCall.create({
-          data: {
+        row = await store.create(
+          {
             callControlId: id,
             callLegId: initiated.data.payload.call_leg_id,
             callSessionId: initiated.data.payload.call_session_id,
@@ -206,19 +208,16 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
             status: 'dialing',
             clientState,
             createdAt: now,
-            updatedAt: now,
-            request: request as unknown as Prisma.InputJsonValue,
-            persona: (personaOf(personas, to) ?? undefined) as Prisma.InputJsonValue | undefined,
-            state: state as unknown as Prisma.InputJsonValue,
-            webhooks: { create: { seq: 0, url: webhookUrl, method: 'POST', event: initiated } },
+            request,
+            persona: personaOf(personas, to),
+            state,
           },
-        });
+          { url: webhookUrl, method: 'POST', event: initiated },
+        );
       } catch (error) {
         // A dial sent again with a command_id already used: Telnyx ignores it; the twin answers the call it placed.
-        if (!(error instanceof Prisma.PrismaClientKnownRequestError && error.code === 'P2002')) throw error;
-        row = await db.telnyxTwinCall.findUniqueOrThrow({
-          where: { account_commandId: { account: account.id, commandId: commandId! } },
-        });
+        if (!isUniqueViolation(error)) throw error;
+        row = (await store.byCommandId(account.id, commandId!))!;
         res.json({ data: { ...callResource(row), is_alive: false } });
         return;
       }
@@ -351,14 +350,14 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       const params = spec.read(body);
       const clientState = clientStateOf(body);
       const commandId = text(body, 'command_id') ?? null;
-      await db.$transaction(async (tx) => {
-        // One command at a time per call: the duplicate check and the queue are read and written under its lock.
-        await tx.$queryRaw`SELECT 1 FROM "TelnyxTwinCall" WHERE "callControlId" = ${found.callControlId} FOR UPDATE`;
-        const row = await tx.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId: found.callControlId } });
-        const commands = row.commands as unknown as QueuedCommand[];
+      // One command at a time per call: the duplicate check and the queue are decided on the queue as read, and the
+      // queue written only if no other command was queued since (else read again and decide again).
+      for (;;) {
+        const row = (await store.read(found.callControlId))!;
+        const commands = row.commands as QueuedCommand[];
         // Telnyx ignores a command whose command_id the call has seen: answered as accepted, not done again.
-        if (commandId && commands.some((queued) => queued.commandId === commandId)) return;
-        const state = row.state as unknown as CallState;
+        if (commandId && commands.some((queued) => queued.commandId === commandId)) break;
+        const state = row.state as CallState;
         const hangingUp = commands.some((queued) => queued.name === 'hangup' && queued.seq >= state.commandsTaken);
         if (row.status === 'hangup' || hangingUp) throw TELNYX_ERRORS.ended();
         if (spec.needsAnswer && row.status !== 'answered') throw TELNYX_ERRORS.notAnswered();
@@ -371,11 +370,8 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
           at: Date.now(),
           params,
         };
-        await tx.telnyxTwinCall.update({
-          where: { callControlId: row.callControlId },
-          data: { commands: [...commands, queued] as unknown as Prisma.InputJsonValue },
-        });
-      });
+        if (await store.queueCommands(row.callControlId, commands.length, [...commands, queued])) break;
+      }
       runner.wake(found.callControlId);
       res.json({ data: { result: 'ok' } });
     }),
@@ -386,7 +382,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
   // ---- TEST CONTROL, not Telnyx's: personas and the twin's own record of what was said.
 
   addTwinControlRoutes(app, personas, async (id) => {
-    const row = await db.telnyxTwinCall.findUnique({ where: { callControlId: id } });
+    const row = await store.read(id);
     return (
       row && {
         callControlId: row.callControlId,
@@ -419,6 +415,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
   let server: Server | undefined;
   return {
     async listen(port, host = '127.0.0.1') {
+      await ensureTelnyxTwinTables(sql);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
       await runner.resume();

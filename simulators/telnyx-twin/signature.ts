@@ -4,7 +4,7 @@ import { createPrivateKey, createPublicKey, sign, type KeyObject } from 'node:cr
 export const TELNYX_SIGNATURE_HEADER = 'telnyx-signature-ed25519';
 export const TELNYX_TIMESTAMP_HEADER = 'telnyx-timestamp';
 
-/** An Ed25519 private key from its 32-byte seed in base64 (lib/carriers/twin.ts's TELNYX_TWIN_PRIVATE_KEY). */
+/** An Ed25519 private key from its 32-byte seed in base64 (an account's signingKey: config.ts's DEVELOPMENT_TELNYX_ACCOUNT). */
 export function signingKey(seedBase64: string): KeyObject {
   const seed = Buffer.from(seedBase64, 'base64');
   if (seed.length !== 32) throw new Error('an Ed25519 seed is 32 bytes');

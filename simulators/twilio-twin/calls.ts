@@ -1,6 +1,4 @@
 import { randomUUID } from 'node:crypto';
-import type { TwilioTwinCall } from '../../generated/prisma/client';
-import type { Database } from '../../lib/database';
 import type { JsonHttp } from '../../lib/http/json-http';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
@@ -17,7 +15,8 @@ import {
   type AnsweredBy,
   type TerminalStatus,
 } from './plan';
-import { twilioTwinCallStore, type CallPatch } from './call-store';
+import { twilioTwinCallStore, type CallPatch, type TwilioTwinCall } from './call-store';
+import type { TwinSql } from '../twin-common/sql';
 import { rfc2822 } from './resource';
 import { TWILIO_SIGNATURE_HEADER, twilioSignature } from './signature';
 import { parseTwiml, TwimlError, type HttpMethod, type PromptVerb, type Verb } from './twiml';
@@ -151,7 +150,7 @@ export function initialState(request: CallRequest, to: string): CallState {
 }
 
 export interface CallRunnerOptions {
-  db: Database;
+  sql: TwinSql;
   http: JsonHttp;
   timeScale: number;
   /** The auth token of an account: what its callbacks and TwiML requests are signed with. */
@@ -183,8 +182,8 @@ const legSid = (parent: string, index: number) =>
   `CA${(parent.slice(2, 30) + index.toString(16).padStart(4, '0')).slice(0, 32)}`;
 
 export function createCallRunner(options: CallRunnerOptions) {
-  const { db, http, timeScale } = options;
-  const store = twilioTwinCallStore(db);
+  const { sql, http, timeScale } = options;
+  const store = twilioTwinCallStore(sql);
   const runtime = createTwinRuntime({
     name: 'twilio twin',
     retry: options.retry,
@@ -800,17 +799,8 @@ export function createCallRunner(options: CallRunnerOptions) {
     deliver,
     /** Picks up, after a restart, every call still on and every callback not yet delivered. */
     async resume() {
-      const live = await db.twilioTwinCall.findMany({
-        where: { status: { notIn: [...TERMINAL] } },
-        select: { sid: true },
-      });
-      for (const { sid } of live) start(sid);
-      const owed = await db.twilioTwinCallback.findMany({
-        where: { deliveredAt: null },
-        distinct: ['callSid'],
-        select: { callSid: true, call: { select: { accountSid: true } } },
-      });
-      for (const callback of owed) deliver(callback.callSid, callback.call.accountSid);
+      for (const sid of await store.live([...TERMINAL])) start(sid);
+      for (const { callSid, accountSid } of await store.owing()) deliver(callSid, accountSid);
     },
     close: () => runtime.close(),
   };

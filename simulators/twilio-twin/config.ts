@@ -1,10 +1,19 @@
 import { z } from 'zod';
 import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
-import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 
 /**
- * The twin's own settings (docs/features/carriers/twins.md#running-it), beside the shared ones it reads from
- * lib/config.ts (DATABASE_URL, LOG_LEVEL, SHUTDOWN_GRACE_MS).
+ * The twin's development account: fake and public, accepted by the twin, never by Twilio (no account has this SID).
+ * The twin's own record of it, as Twilio keeps its accounts; the product's development connection holds the same
+ * credentials on its side (lib/carriers/twin.ts), and test/import-rules.test.ts holds the two equal.
+ */
+export const DEVELOPMENT_TWILIO_ACCOUNT = {
+  sid: 'ACdeadbeefdeadbeefdeadbeefdeadbeef',
+  authToken: 'twin-auth-token-not-a-real-secret',
+} as const;
+
+/**
+ * The twin's own settings (docs/features/carriers/twins.md#running-it), beside the process settings every twin reads
+ * (simulators/twin-common/config.ts: DATABASE_URL, LOG_LEVEL, SHUTDOWN_GRACE_MS).
  */
 const accountsSchema = z
   .array(
@@ -27,10 +36,8 @@ export const twinConfigSchema = z.object({
   TWILIO_TWIN_HOST: z.string().default('127.0.0.1'),
   /** 1: real time; 0.01: a 40 s call lasts 0.4 s. */
   TWILIO_TWIN_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
-  /** JSON: [{ sid, authToken, apiKeys: [{ sid, secret }] }]; default: the development account of lib/carriers/twin.ts. */
-  TWILIO_TWIN_ACCOUNTS: jsonSetting(accountsSchema, () => [
-    { sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN, apiKeys: [] },
-  ]),
+  /** JSON: [{ sid, authToken, apiKeys: [{ sid, secret }] }]; default: DEVELOPMENT_TWILIO_ACCOUNT. */
+  TWILIO_TWIN_ACCOUNTS: jsonSetting(accountsSchema, () => [{ ...DEVELOPMENT_TWILIO_ACCOUNT, apiKeys: [] }]),
   /** until-answered: callbacks retried until answered 2xx (at least once); once: one attempt each, Twilio's default. */
   TWILIO_TWIN_CALLBACK_DELIVERY: z.enum(['until-answered', 'once']).default('until-answered'),
 });

@@ -1,13 +1,13 @@
 // `npm run twilio-twin`: the local twin of Twilio's Programmable Voice as its own process
 // (docs/features/carriers/twins.md#the-twilio-twin).
-import { loadConfigOrExit } from '../../lib/config';
-import { configureLogging, secretsOfConfig } from '../../lib/log';
-import { createDatabase } from '../../lib/database';
+import { configureLogging, log, secretsOfConfig } from '../../lib/log';
+import { twinDatabaseProcessSettingsOrExit } from '../twin-common/config';
+import { twinPool } from '../twin-common/sql';
 import { handleStopSignals } from '../../lib/shutdown';
 import { loadTwinConfigOrExit } from './config';
 import { createTwilioTwin } from './server';
 
-const config = loadConfigOrExit();
+const config = twinDatabaseProcessSettingsOrExit();
 const twinConfig = loadTwinConfigOrExit();
 const tokens = twinConfig.TWILIO_TWIN_ACCOUNTS.flatMap((account) => [
   account.authToken,
@@ -20,12 +20,17 @@ configureLogging({
 });
 // SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
-// Every call's loop and every REST request take a transaction: a burst of calls waits for a connection rather than
-// failing (a 500 Twilio would not answer).
-const db = createDatabase(config.DATABASE_URL, { poolSize: 20, transactionMaxWaitMs: 15_000 });
-stop.defer('database', () => db.$disconnect());
+// Its own pool on the database, for its own schema (call-store.ts): nothing of the product's database client. Every
+// call's step and every REST request takes a connection, waiting up to 15 s for one: a burst of calls waits rather
+// than failing (a 500 Twilio would not answer).
+const { pool, sql } = twinPool(config.DATABASE_URL, {
+  size: 20,
+  connectionTimeoutMs: 15_000,
+  onIdleError: (error) => log.warn({ err: error }, 'twilio twin: an idle database connection failed'),
+});
+stop.defer('database', () => pool.end());
 const twin = createTwilioTwin({
-  db,
+  sql,
   accounts: twinConfig.TWILIO_TWIN_ACCOUNTS,
   timeScale: twinConfig.TWILIO_TWIN_TIME_SCALE,
   callbackDelivery: twinConfig.TWILIO_TWIN_CALLBACK_DELIVERY,

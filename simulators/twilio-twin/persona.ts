@@ -1,12 +1,12 @@
 import { z } from 'zod';
-import { ACKNOWLEDGEMENTS, seededPicker } from '../../lib/simulated-carrier/conversation';
+import { seededPicker } from '../twin-common/seeded-picker';
 import { ANSWERED_BY } from './plan';
 
 /**
  * Who answers the twin's calls (docs/features/carriers/twins.md#the-twilio-twin). By default a pure function of the number and
- * the question, so that a test knows in advance what the person will say to each <Gather> (like the simulated
- * conversation's answers, lib/simulated-carrier/conversation.ts, whose seeded picker it shares). A test can script a
- * number instead (POST /control/personas): its answers in the order its Gathers come, and what detection finds.
+ * the question, so that a test knows in advance what the person will say to each <Gather> (drawn like the simulated
+ * conversation's answers, by a seeded picker: simulators/twin-common/seeded-picker.ts). A test can script a number
+ * instead (POST /control/personas): its answers in the order its Gathers come, and what detection finds.
  */
 export interface SpeechAnswer {
   speech: string;
@@ -60,6 +60,9 @@ export function personaOf(scripted: ReadonlyMap<string, PersonaScript>, number: 
   const chosen = /55507(\d)\d$/.exec(number);
   return scripted.get(number) ?? (chosen ? (BUILT_IN_PERSONAS[chosen[1]!]?.script ?? null) : null);
 }
+
+/** What the default person says to a Gather that is neither a question with hints nor a yes/no question. */
+const ACKNOWLEDGEMENTS = ['Sure.', 'Okay, go on.', 'I see.', 'That makes sense.'];
 
 const YES_NO = /^(is|are|am|do|does|did|can|could|would|will|have|has|had|shall|should|may|was|were)\b/i;
 

@@ -1,4 +1,3 @@
-import { TWILIO_ANSWERED_BY, type TwilioAnsweredBy } from '../../lib/carriers/twilio/twilio-states';
 import { SIMULATED_TIMES, simulatedOutcomeFor, simulatedTalkMs } from '../carrier/timeline';
 
 /**
@@ -28,9 +27,21 @@ export const TWIN_TIMES = {
   endSilenceMs: 5_000,
 } as const;
 
-/** Twilio's AnsweredBy values (https://www.twilio.com/docs/voice/answering-machine-detection): one list, the adapter's. */
-export const ANSWERED_BY = TWILIO_ANSWERED_BY;
-export type AnsweredBy = TwilioAnsweredBy;
+/**
+ * Twilio's AnsweredBy values, as its answering-machine detection page lists them
+ * (https://www.twilio.com/docs/voice/answering-machine-detection): the twin's own list, not the adapter's, so that an
+ * adapter that misreads one is caught by the twin sending it.
+ */
+export const ANSWERED_BY = [
+  'human',
+  'machine_start',
+  'machine_end_beep',
+  'machine_end_silence',
+  'machine_end_other',
+  'fax',
+  'unknown',
+] as const;
+export type AnsweredBy = (typeof ANSWERED_BY)[number];
 
 export type TerminalStatus = 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
 

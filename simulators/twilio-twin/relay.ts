@@ -1,5 +1,4 @@
 import WebSocket from 'ws';
-import { messageText, type SetupFrame } from '../../lib/conversation-relay/frames';
 import { TWIN_TIMES, speakingMs } from './plan';
 import type { SpeechAnswer } from './persona';
 
@@ -10,6 +9,48 @@ import type { SpeechAnswer } from './persona';
  * the agent's (`text` tokens up to `last: true`) says the persona's next answer as one `prompt` with `last: true`,
  * once the agent's words would have been spoken. The session ends when the application sends `end`, or closes.
  */
+/**
+ * ConversationRelay's `setup` message as Twilio documents it
+ * (https://www.twilio.com/docs/voice/conversationrelay/websocket-messages#setup-message): sent once, right after the
+ * socket opens. The twin's own reading of the page, not the product's schema (lib/conversation-relay/frames.ts), so
+ * that a product misreading a field meets what Twilio sends. Telnyx sends the same message with ids of its own
+ * (callControlId, callSessionId, callLegId), hence the open index.
+ */
+export interface SetupMessage {
+  type: 'setup';
+  sessionId: string;
+  callSid: string;
+  accountSid?: string;
+  parentCallSid?: string;
+  from: string;
+  to: string;
+  forwardedFrom?: string;
+  callerName?: string;
+  direction: string;
+  callType?: string;
+  callStatus?: string;
+  customParameters: Record<string, string>;
+  [field: string]: unknown;
+}
+
+/**
+ * The application's messages the caller side acts on, as Twilio documents them: `text` (a token of the agent's words;
+ * `last: true` ends its turn) and `end` (the session is over; handoffData, a string, goes to the <Connect> action).
+ * play, sendDigits and language change nothing the twin's caller hears in words, so they are read and let pass.
+ */
+interface ApplicationMessage {
+  type?: string;
+  token?: string;
+  last?: boolean;
+  handoffData?: unknown;
+}
+
+/** A WebSocket message's text: each ConversationRelay message is one JSON text frame. */
+function frameText(data: WebSocket.RawData): string {
+  if (Array.isArray(data)) return Buffer.concat(data).toString('utf8');
+  return (Buffer.isBuffer(data) ? data : Buffer.from(data)).toString('utf8');
+}
+
 export interface RelaySettings {
   url: string;
   welcomeGreeting: string | null;
@@ -51,7 +92,7 @@ export interface RelayCaller {
   headers: Record<string, string>;
   /** The session's id, in the carrier's format. */
   sessionId: string;
-  setup: Omit<SetupFrame, 'type' | 'sessionId' | 'customParameters'>;
+  setup: Omit<SetupMessage, 'type' | 'sessionId' | 'customParameters'>;
   /** The persona's answer to the agent's `index`-th turn (0-based), or null: silent (no prompt is sent). */
   answer: (index: number, said: string) => SpeechAnswer | null;
   /** Cut the socket, instead of answering, at the agent's turn of this index. */
@@ -117,9 +158,9 @@ export function relayConversation(caller: RelayCaller): Promise<RelayOutcome> {
     );
     ws.on('close', () => finish('closed'));
     ws.on('message', (data) => {
-      let frame: { type?: string; token?: string; last?: boolean; handoffData?: unknown };
+      let frame: ApplicationMessage;
       try {
-        frame = JSON.parse(messageText(data)) as typeof frame;
+        frame = JSON.parse(frameText(data)) as ApplicationMessage;
       } catch {
         return;
       }

@@ -1,4 +1,4 @@
-import type { TwilioTwinCall } from '../../generated/prisma/client';
+import type { TwilioTwinCall } from './call-store';
 
 /** Twilio's dates: RFC 2822 in UTC, `Tue, 31 Aug 2010 20:36:28 +0000`. */
 export const rfc2822 = (date: Date) => date.toUTCString().replace('GMT', '+0000');

@@ -2,13 +2,18 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Server } from 'node:http';
 import { addTwinControlRoutes, E164 } from '../twin-common/control-routes';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import type { Prisma, TwilioTwinCall } from '../../generated/prisma/client';
-import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { createCallRunner, initialState, isEnded, type CallRequest, type LogEntry, type Redirect } from './calls';
-import { twilioTwinCallStore } from './call-store';
+import {
+  ensureTwilioTwinTables,
+  twilioTwinCallStore,
+  type CallFilter,
+  type TimeRange,
+  type TwilioTwinCall,
+} from './call-store';
+import type { TwinSql } from '../twin-common/sql';
 import { TWILIO_ERRORS, TwilioRestError } from './errors';
 import { personaOf, type PersonaScript } from './persona';
 import { callResource, rfc2822 } from './resource';
@@ -38,7 +43,8 @@ export interface TwinAccount {
 }
 
 export interface TwilioTwinOptions {
-  db: Database;
+  /** Runs its SQL on the database its own schema (`twilio_twin`, call-store.ts) is made in at listen. */
+  sql: TwinSql;
   accounts: readonly TwinAccount[];
   /** 1: real time; 0.001: a 40 s call lasts 40 ms. */
   timeScale: number;
@@ -154,11 +160,11 @@ function dateFilter(value: string): { from: Date; to: Date; instant: boolean } |
 }
 
 export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
-  const { db } = options;
+  const { sql } = options;
   const accounts = new Map(options.accounts.map((account) => [account.sid, account]));
   const http = createJsonHttp({ sockets: 64 });
   const runner = createCallRunner({
-    db,
+    sql,
     http,
     timeScale: options.timeScale,
     authTokenOf: (sid) => accounts.get(sid)?.authToken,
@@ -168,7 +174,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   });
   /** TEST CONTROL: the scripted persona of each number (in memory; a call keeps the script it was dialed with). */
   const personas = new Map<string, PersonaScript>();
-  const store = twilioTwinCallStore(db);
+  const store = twilioTwinCallStore(sql);
 
   const app = express();
   app.disable('x-powered-by');
@@ -213,7 +219,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   /** Waits (briefly) until the call's loop has taken the hangup just asked for, so that the answer shows its end. */
   async function settled(sid: string): Promise<TwilioTwinCall> {
     for (let waited = 0; ; waited += 10) {
-      const row = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid } });
+      const row = (await store.read(sid))!;
       if (isEnded(row.status) || waited >= 2_000) return row;
       await sleep(10, AbortSignal.timeout(1_000));
     }
@@ -279,7 +285,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
       const accountSid = String(req.params.AccountSid);
       const pageSize = integer(query.PageSize, 'PageSize', 50, 1, 1_000);
       const page = integer(query.Page, 'Page', 0, 0, Number.MAX_SAFE_INTEGER);
-      const where: Prisma.TwilioTwinCallWhereInput = { accountSid };
+      const where: CallFilter = { accountSid };
       if (query.To) where.to = query.To;
       if (query.From) where.from = query.From;
       if (query.Status) {
@@ -288,8 +294,8 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
         where.status = query.Status;
       }
       // Only calls this twin placed, which have no parent: a ParentCallSid filter finds none.
-      if (query.ParentCallSid) where.sid = '';
-      const ranges: Prisma.DateTimeNullableFilter[] = [];
+      if (query.ParentCallSid) where.none = true;
+      const ranges: TimeRange[] = [];
       for (const [field, name] of [
         ['startTime', 'StartTime'],
         ['endTime', 'EndTime'],
@@ -299,7 +305,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
           [`${name}<`, 'before'],
           [`${name}>`, 'after'],
         ];
-        const range: Prisma.DateTimeNullableFilter = {};
+        const range: TimeRange = {};
         for (const [parameter, kind] of filters) {
           const value = query[parameter];
           if (value === undefined) continue;
@@ -319,29 +325,18 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
         }
       }
       const token = query.PageToken ?? '';
-      const descending: Prisma.TwilioTwinCallOrderByWithRelationInput[] = [{ createdAt: 'desc' }, { sid: 'desc' }];
       let calls: TwilioTwinCall[];
       let hasNext: boolean;
       if (/^PBCA[0-9a-f]{32}$/.test(token)) {
         // The page before the one that began with this call: read backwards from it.
-        calls = (
-          await db.twilioTwinCall.findMany({
-            where,
-            orderBy: [{ createdAt: 'asc' }, { sid: 'asc' }],
-            cursor: { sid: token.slice(2) },
-            skip: 1,
-            take: pageSize,
-          })
-        ).reverse();
+        calls = await store.list(where, { before: token.slice(2), take: pageSize });
         hasNext = true;
       } else {
         const after = /^PACA[0-9a-f]{32}$/.test(token) ? token.slice(2) : null;
-        const found = await db.twilioTwinCall.findMany({
+        const found = await store.list(
           where,
-          orderBy: descending,
-          ...(after ? { cursor: { sid: after }, skip: 1 } : { skip: page * pageSize }),
-          take: pageSize + 1,
-        });
+          after ? { after, take: pageSize + 1 } : { skip: page * pageSize, take: pageSize + 1 },
+        );
         hasNext = found.length > pageSize;
         calls = found.slice(0, pageSize);
       }
@@ -394,7 +389,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
       if (statusCallback && !isHttpUrl(statusCallback)) throw TWILIO_ERRORS.invalidStatusCallback(statusCallback);
       if ((url || twiml) && isEnded(row.status)) throw TWILIO_ERRORS.notInProgress();
       const method = httpMethod(one(form, 'Method'), 'Method');
-      const data: Prisma.TwilioTwinCallUpdateInput = {};
+      const data: { request?: CallRequest; redirect?: Redirect; hangupRequestedAt?: Date } = {};
       if (statusCallback || one(form, 'StatusCallbackMethod')) {
         const request = row.request as unknown as CallRequest;
         data.request = {
@@ -404,14 +399,14 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
             one(form, 'StatusCallbackMethod') ?? request.statusCallbackMethod,
             'StatusCallbackMethod',
           ),
-        } as unknown as Prisma.InputJsonValue;
+        };
       }
       if (url || twiml) {
         const before = row.redirect as Redirect | null;
         data.redirect = {
           seq: (before?.seq ?? 0) + 1,
           ...(twiml ? { twiml } : { url: url!, method }),
-        } as unknown as Prisma.InputJsonValue;
+        } as Redirect;
       }
       // canceled ends a call still queued or ringing and leaves one in progress alone; completed ends either.
       const hangsUp =
@@ -421,13 +416,9 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
         res.json(callResource(row));
         return;
       }
-      await db.twilioTwinCall.update({ where: { sid: row.sid }, data });
+      await store.update(row.sid, data);
       runner.wake(row.sid);
-      res.json(
-        callResource(
-          hangsUp ? await settled(row.sid) : await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: row.sid } }),
-        ),
-      );
+      res.json(callResource(hangsUp ? await settled(row.sid) : (await store.read(row.sid))!));
     }),
   );
 
@@ -436,7 +427,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   // ---- TEST CONTROL, not Twilio's: personas and the twin's own record of what was said.
 
   addTwinControlRoutes(app, personas, async (sid) => {
-    const row = await db.twilioTwinCall.findUnique({ where: { sid } });
+    const row = await store.read(sid);
     return (
       row && {
         sid: row.sid,
@@ -459,6 +450,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   let server: Server | undefined;
   return {
     async listen(port, host = '127.0.0.1') {
+      await ensureTwilioTwinTables(sql);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
       await runner.resume();

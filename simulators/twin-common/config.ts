@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LOG_LEVELS } from '../../lib/log';
 
 /**
  * A setting holding JSON that `schema` checks (a twin's accounts); unset, `fallback()`. A fault names where in the
@@ -34,3 +35,27 @@ export function twinSettingsOrExit<T extends z.ZodTypeAny>(schema: T, env: NodeJ
   for (const issue of parsed.error.issues) process.stderr.write(`config: ${issue.path.join('.')}: ${issue.message}\n`);
   process.exit(78);
 }
+
+/**
+ * What every twin process reads beside its own settings, under the names the rest of the stack uses, parsed here and
+ * not by the product's lib/config.ts: a twin must not fail, or change, because the product's settings did. The
+ * bounds are the product's (docs/operations-stopping.md, lib/log.ts) so one environment serves both.
+ */
+export const twinProcessSchema = z.object({
+  /** How long the process takes, at most, from SIGTERM or SIGINT until it has exited (lib/shutdown.ts). */
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(100).max(3_600_000).default(8_000),
+  LOG_LEVEL: z.enum(LOG_LEVELS).default('info'),
+});
+
+/** The process settings of a twin that keeps its state in PostgreSQL. */
+export const twinDatabaseProcessSchema = twinProcessSchema.extend({
+  DATABASE_URL: z.string().url().startsWith('postgres'),
+});
+
+/** twinProcessSchema from the environment, or exit 78 naming the fault. */
+export const twinProcessSettingsOrExit = (env: NodeJS.ProcessEnv = process.env) =>
+  twinSettingsOrExit(twinProcessSchema, env);
+
+/** twinDatabaseProcessSchema from the environment, or exit 78 naming the fault. */
+export const twinDatabaseProcessSettingsOrExit = (env: NodeJS.ProcessEnv = process.env) =>
+  twinSettingsOrExit(twinDatabaseProcessSchema, env);

@@ -1,22 +1,23 @@
 // `npm run simulated-whatsapp`: the simulated WhatsApp provider as its own process (notes "The simulated WhatsApp provider").
-import { loadConfigOrExit } from '../../lib/config';
-import { configureLogging, secretsOfConfig } from '../../lib/log';
-import { createDatabase } from '../../lib/database';
+import { configureLogging, log, secretsOfConfig } from '../../lib/log';
+import { twinPool } from '../twin-common/sql';
+import { loadSimulatedWhatsAppConfigOrExit } from './config';
 import { createSimulatedWhatsAppProvider } from './server';
 import { handleStopSignals } from '../../lib/shutdown';
 
-const config = loadConfigOrExit();
-if (!config.WHATSAPP_APP_SECRET) {
-  process.stderr.write('config: WHATSAPP_APP_SECRET is required by the simulated WhatsApp provider\n');
-  process.exit(78);
-}
+const config = loadSimulatedWhatsAppConfigOrExit();
 configureLogging({ level: config.LOG_LEVEL, service: 'simulated-whatsapp', secrets: secretsOfConfig(config) });
 // SIGTERM/SIGINT run the steps deferred below, the last first, within SHUTDOWN_GRACE_MS (docs/operations-stopping.md).
 const stop = handleStopSignals({ graceMs: config.SHUTDOWN_GRACE_MS });
-const db = createDatabase(config.DATABASE_URL);
-stop.defer('database', () => db.$disconnect());
+// Its own pool on the database, for its own schema (store.ts): nothing of the product's database client.
+const { pool, sql } = twinPool(config.DATABASE_URL, {
+  size: 10,
+  connectionTimeoutMs: 3_000,
+  onIdleError: (error) => log.warn({ err: error }, 'simulated whatsapp: an idle database connection failed'),
+});
+stop.defer('database', () => pool.end());
 const provider = createSimulatedWhatsAppProvider({
-  db,
+  sql,
   appSecret: config.WHATSAPP_APP_SECRET,
   webhookUrl: config.SIMULATED_WHATSAPP_WEBHOOK_URL,
   timeScale: config.SIMULATED_WHATSAPP_TIME_SCALE,

@@ -1,5 +1,30 @@
-import type { WhatsAppQualityRating, WhatsAppTemplateStatus } from '../../lib/whatsapp/provider';
-import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
+/**
+ * The Cloud API's error codes the provider answers or reports, as Meta lists them
+ * (https://developers.facebook.com/docs/whatsapp/cloud-api/support/error-codes): the provider's own list, not the
+ * product's (lib/whatsapp/provider.ts), so that a product reading a code wrongly meets the code Meta sends.
+ */
+export const META_ERROR = {
+  /** Re-engagement message: more than 24 hours since the recipient last replied; only a template may go. */
+  reEngagement: 131047,
+  /** Message undeliverable (not a WhatsApp user, blocked, …). */
+  undeliverable: 131026,
+  /** Template name does not exist in the translation (or is not approved). */
+  templateNotFound: 132001,
+  /** Template is paused (its quality dropped). */
+  templatePaused: 132015,
+  /** Template is disabled (paused too many times). */
+  templateDisabled: 132016,
+  /** Cloud API throughput reached for the business phone number. */
+  rateLimited: 130429,
+  /** Spam rate limit hit: too many messages from this number to the same user in a short time (pair rate limit). */
+  pairRateLimited: 131056,
+} as const;
+
+/** A template's status as the message_template_status_update webhook and the template's `status` field carry it. */
+export type TemplateStatus = 'PENDING' | 'APPROVED' | 'REJECTED' | 'PAUSED' | 'DISABLED';
+
+/** A template's quality score, as the message_template_quality_update webhook carries it. */
+export type QualityRating = 'GREEN' | 'YELLOW' | 'RED' | 'UNKNOWN';
 
 /**
  * What the simulated WhatsApp provider decides, as pure functions, so tests and demos can script every
@@ -32,8 +57,8 @@ export const REJECTED_REASON = 'INVALID_FORMAT';
 
 /** One thing that happens to a template, each posted as one webhook. */
 export type TemplateStep =
-  | { atMs: number; kind: 'status'; status: WhatsAppTemplateStatus; reason: string | null }
-  | { atMs: number; kind: 'quality'; previous: WhatsAppQualityRating; quality: WhatsAppQualityRating };
+  | { atMs: number; kind: 'status'; status: TemplateStatus; reason: string | null }
+  | { atMs: number; kind: 'quality'; previous: QualityRating; quality: QualityRating };
 
 export function templateReviewSteps(name: string): TemplateStep[] {
   const { reviewMs, qualityDropMs } = SIMULATED_WHATSAPP_TIMES;
@@ -55,9 +80,9 @@ export function templateReviewSteps(name: string): TemplateStep[] {
 }
 
 export interface TemplateState {
-  status: WhatsAppTemplateStatus;
+  status: TemplateStatus;
   rejectedReason: string | null;
-  quality: WhatsAppQualityRating;
+  quality: QualityRating;
 }
 
 /** Where the steps that are due leave the template: PENDING with quality UNKNOWN before any. */
@@ -76,7 +101,7 @@ export type PlanStep =
   | { atMs: number; kind: 'status'; status: MessageStatus; error?: { code: number; title: string } }
   | { atMs: number; kind: 'inbound' };
 
-export const UNDELIVERABLE = { code: WHATSAPP_ERROR.undeliverable, title: 'Message undeliverable' } as const;
+export const UNDELIVERABLE = { code: META_ERROR.undeliverable, title: 'Message undeliverable' } as const;
 
 /** Digits only: how the platform writes a WhatsApp id (wa_id, recipient_id, from). */
 export const waId = (phone: string) => phone.replace(/\D/g, '');

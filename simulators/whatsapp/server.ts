@@ -1,32 +1,65 @@
-import { CUSTOMER_SERVICE_WINDOW_MS } from '../../lib/whatsapp/customer-service-window';
-import { platformId } from '../../lib/whatsapp/senders';
-import { checkTemplateBody } from '../../lib/whatsapp/template-rules';
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { Database } from '../../lib/database';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
-import { isUniqueViolation } from '../../lib/prisma-errors';
-import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
-import { signWhatsAppWebhook, WHATSAPP_SIGNATURE_HEADER } from '../../lib/whatsapp/webhook';
-import { messagePlan, templateReviewSteps, templateStateAfter, waId, type PlanStep, type TemplateStep } from './rules';
+import {
+  META_ERROR,
+  messagePlan,
+  templateReviewSteps,
+  templateStateAfter,
+  waId,
+  type PlanStep,
+  type TemplateStep,
+} from './rules';
+import { isUniqueViolation, type TwinSql } from '../twin-common/sql';
+import { ensureMetaTwinTables, metaTwinStore, type MessageRow, type TemplateRow } from './store';
+
+/*
+ * What the provider knows of Meta's platform it knows from Meta's documentation, not from the product (lib/whatsapp/),
+ * so that a product misreading Meta meets what Meta would do.
+ */
+
+/**
+ * Meta's webhook signature (https://developers.facebook.com/docs/graph-api/webhooks/getting-started#validate-payloads):
+ * X-Hub-Signature-256 is `sha256=` and the hex HMAC-SHA256 of the raw body, keyed with the app secret.
+ */
+const SIGNATURE_HEADER = 'X-Hub-Signature-256';
+const signatureOf = (body: string, appSecret: string) =>
+  `sha256=${createHmac('sha256', appSecret).update(body).digest('hex')}`;
+
+/**
+ * The customer service window (https://developers.facebook.com/docs/whatsapp/cloud-api/guides/send-messages#customer-service-windows):
+ * for 24 hours after the user's last message, the business may send any message; after it, only a template
+ * (131047 re-engagement).
+ */
+const CUSTOMER_SERVICE_WINDOW_MS = 24 * 60 * 60 * 1_000;
+
+/** A numeric id as the platform gives them (template, phone number, WhatsApp Business Account): 15 digits. */
+const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
+
+/**
+ * How many parameters a template body takes: its variables are numbered {{1}}, {{2}}, … {{n}} (Meta's message
+ * templates guide), and a send gives one parameter per distinct number.
+ */
+const variableCountOf = (body: string) => new Set([...body.matchAll(/\{\{(\d+)\}\}/g)].map((match) => match[1])).size;
 
 /**
  * The `simulated` WhatsApp provider: a participant of its own over HTTP, speaking the subset of Meta's
  * WhatsApp Cloud API (Graph API) the service uses. It takes sends (POST /{version}/{phone-number-id}/messages)
  * and template submissions (POST /{version}/{waba-id}/message_templates, GET /{version}/{template-id}),
- * decides reviews and delivery outcomes by the rules of rules.ts, keeps its own durable record (tables
- * SimulatedWhatsAppMessage and SimulatedWhatsAppTemplate), and POSTs Meta-shaped webhooks signed with the
+ * decides reviews and delivery outcomes by the rules of rules.ts, keeps its own durable record (its own schema,
+ * meta_twin: store.ts), and POSTs Meta-shaped webhooks signed with the
  * app secret (X-Hub-Signature-256) to the app's webhook URL, each retried with backoff until answered
  * 2xx, in order per message and per template, going on after a restart. Nothing leaves the machine.
  *
  * The simulator's own (not Meta's) operator/test hook: POST /simulator/inbound makes a contact write.
  */
 export interface SimulatedWhatsAppProviderOptions {
-  db: Database;
+  /** Runs its SQL on the database its own schema (`meta_twin`, store.ts) is made in at listen. */
+  sql: TwinSql;
   /** Signs every webhook (HMAC-SHA256 of the raw body); never logged. */
   appSecret: string;
   /** The app's webhook subscription: where every webhook goes (pending ones too, after a restart). */
@@ -169,9 +202,6 @@ const inboundSchema = z.object({
   name: z.string().min(1).max(256).optional(),
 });
 
-type MessageRow = Awaited<ReturnType<Database['simulatedWhatsAppMessage']['findUniqueOrThrow']>>;
-type TemplateRow = Awaited<ReturnType<Database['simulatedWhatsAppTemplate']['findUniqueOrThrow']>>;
-
 /** One webhook of a message's or template's sequence: when it is due and what it says. */
 interface Outgoing {
   dueAt: number;
@@ -180,10 +210,10 @@ interface Outgoing {
 
 /** A numeric id as the platform's are: 15 digits (below 2^53, so it survives JSON numbers). */
 const unixSeconds = (ms: number) => String(Math.floor(ms / 1000));
-const json = (value: unknown) => value as object;
 
 export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProviderOptions): SimulatedWhatsAppProvider {
-  const { db, appSecret, webhookUrl } = options;
+  const { appSecret, webhookUrl } = options;
+  const store = metaTwinStore(options.sql);
   const timeScale = options.timeScale ?? 1;
   const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
   const stopping = new AbortController();
@@ -231,7 +261,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     const recent = (recentSends.get(phoneNumberId) ?? []).filter((at) => at > now - 1_000);
     if (recent.length >= options.messagesPerSecond)
       throw new GraphError(
-        WHATSAPP_ERROR.rateLimited,
+        META_ERROR.rateLimited,
         'Rate limit hit',
         `Cloud API message throughput has been reached: ${options.messagesPerSecond} messages per second from this number`,
       );
@@ -355,7 +385,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       }
       posted ||= await postUntilAnswered(http, webhookUrl, {
         rawBody: body,
-        headers: () => ({ [WHATSAPP_SIGNATURE_HEADER]: signWhatsAppWebhook(body, appSecret) }),
+        headers: () => ({ [SIGNATURE_HEADER]: signatureOf(body, appSecret) }),
         retry,
         signal: stopping.signal,
       });
@@ -390,46 +420,33 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
   const firstStatusAnswered = new Map<string, () => void>();
   const deliverMessage = (row: MessageRow) =>
     startDelivery(row.id, messageWebhooks(row), row.eventsDelivered, async (eventsDelivered) => {
-      await db.simulatedWhatsAppMessage.update({ where: { id: row.id }, data: { eventsDelivered } });
+      await store.setMessageEventsDelivered(row.id, eventsDelivered);
       firstStatusAnswered.get(row.id)?.();
     });
 
   const deliverTemplate = (row: TemplateRow) =>
     startDelivery(row.id, templateWebhooks(row), row.eventsDelivered, async (eventsDelivered) => {
       const state = templateStateAfter(templateSteps(row).slice(0, eventsDelivered));
-      await db.simulatedWhatsAppTemplate.update({
-        where: { id: row.id },
-        data: {
-          eventsDelivered,
-          status: state.status,
-          rejectedReason: state.rejectedReason,
-          qualityScore: state.quality,
-        },
+      await store.setTemplateReview(row.id, {
+        eventsDelivered,
+        status: state.status,
+        rejectedReason: state.rejectedReason,
+        qualityScore: state.quality,
       });
     });
 
   async function resumeDeliveries() {
-    const messages = await db.$queryRawUnsafe<{ id: string }[]>(
-      `SELECT id FROM "SimulatedWhatsAppMessage" WHERE "eventsDelivered" < jsonb_array_length(plan)`,
-    );
-    for (const row of await db.simulatedWhatsAppMessage.findMany({ where: { id: { in: messages.map((m) => m.id) } } }))
-      deliverMessage(row);
-    // A review has at most 4 webhooks (rules.ts); startDelivery passes over a template with none left.
-    const templates = await db.simulatedWhatsAppTemplate.findMany({ where: { eventsDelivered: { lt: 4 } } });
-    for (const row of templates) deliverTemplate(row);
+    for (const row of await store.messagesOwingWebhooks()) deliverMessage(row);
+    for (const row of await store.templatesOwingWebhooks()) deliverTemplate(row);
   }
 
   /** Records a message once per client key; a second send with the key (even a concurrent one) reads the first. */
-  async function recordMessage(
-    data: Omit<Parameters<Database['simulatedWhatsAppMessage']['create']>[0]['data'], 'id'>,
-  ) {
+  async function recordMessage(data: Omit<MessageRow, 'id' | 'eventsDelivered'>): Promise<MessageRow> {
     try {
-      return await db.simulatedWhatsAppMessage.create({
-        data: { id: `wamid.${randomBytes(27).toString('base64url')}`, ...data },
-      });
+      return await store.insertMessage({ id: `wamid.${randomBytes(27).toString('base64url')}`, ...data });
     } catch (error) {
       if (!isUniqueViolation(error)) throw error;
-      return db.simulatedWhatsAppMessage.findUniqueOrThrow({ where: { clientKey: data.clientKey } });
+      return (await store.messageByClientKey(data.clientKey))!;
     }
   }
 
@@ -444,43 +461,31 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       .reduce((count, component) => count + (component.parameters?.length ?? 0), 0);
     // No registry of numbers: the template is looked for by name and language in every account, the first
     // submitted (the one reviewed first) among those with as many variables as parameters given.
-    const candidates = await db.simulatedWhatsAppTemplate.findMany({
-      where: { name, language: language.code, ...(account && { businessAccountId: account.businessAccountId }) },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    });
+    const candidates = await store.templatesNamed(name, language.code, account?.businessAccountId ?? null);
     const notFound = new GraphError(
-      WHATSAPP_ERROR.templateNotFound,
+      META_ERROR.templateNotFound,
       'Template name does not exist in the translation',
       `template name (${name}) does not exist in ${language.code} or is not approved`,
     );
     if (!candidates.length) throw notFound;
-    const template = candidates.find((row) => checkTemplateBody(row.body).variableCount === given);
+    const template = candidates.find((row) => variableCountOf(row.body) === given);
     if (!template)
       throw new GraphError(
         132000,
         'Number of parameters does not match the expected number of params',
-        `body: number of localizable_params (${given}) does not match the expected number of params (${checkTemplateBody(candidates[0]!.body).variableCount})`,
+        `body: number of localizable_params (${given}) does not match the expected number of params (${variableCountOf(candidates[0]!.body)})`,
       );
     const { status } = templateStateOf(template);
     if (status === 'PAUSED')
-      throw new GraphError(WHATSAPP_ERROR.templatePaused, 'Template is Paused', `template ${name} is paused`);
+      throw new GraphError(META_ERROR.templatePaused, 'Template is Paused', `template ${name} is paused`);
     if (status === 'DISABLED')
-      throw new GraphError(WHATSAPP_ERROR.templateDisabled, 'Template is Disabled', `template ${name} is disabled`);
+      throw new GraphError(META_ERROR.templateDisabled, 'Template is Disabled', `template ${name} is disabled`);
     if (status !== 'APPROVED') throw notFound;
     return template;
   }
 
   async function windowIsOpen(phoneNumberId: string, contact: string) {
-    const inbound = await db.simulatedWhatsAppMessage.findFirst({
-      where: {
-        phoneNumberId,
-        to: contact,
-        direction: 'inbound',
-        createdAt: { gt: new Date(Date.now() - CUSTOMER_SERVICE_WINDOW_MS) },
-      },
-      select: { id: true },
-    });
-    return inbound !== null;
+    return store.inboundSince(phoneNumberId, contact, new Date(Date.now() - CUSTOMER_SERVICE_WINDOW_MS));
   }
 
   const sendAnswer = (input: string, row: MessageRow) => ({
@@ -550,19 +555,19 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       }
       if (faults.refuse && faults.refuse.count > 0) {
         faults.refuse.count -= 1;
-        throw faults.refuse.code === WHATSAPP_ERROR.pairRateLimited
+        throw faults.refuse.code === META_ERROR.pairRateLimited
           ? new GraphError(
-              WHATSAPP_ERROR.pairRateLimited,
+              META_ERROR.pairRateLimited,
               'Spam Rate limit hit',
               'Message failed to send because there are restrictions on how many messages can be sent from this phone number to the same user in a short period of time.',
             )
           : new GraphError(
-              WHATSAPP_ERROR.rateLimited,
+              META_ERROR.rateLimited,
               'Rate limit hit',
               'Message failed to send because there were too many messages sent from this phone number in a short period of time.',
             );
       }
-      const existing = twin ? null : await db.simulatedWhatsAppMessage.findUnique({ where: { clientKey } });
+      const existing = twin ? null : await store.messageByClientKey(clientKey);
       if (existing) {
         const input = (req.body as { to?: unknown } | undefined)?.to;
         res.json(sendAnswer(typeof input === 'string' ? input : existing.to, existing));
@@ -574,7 +579,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       if (body.type === 'template') category = (await sendableTemplate(body, account)).category.toLowerCase();
       else if (!(await windowIsOpen(phoneNumberId, to)))
         throw new GraphError(
-          WHATSAPP_ERROR.reEngagement,
+          META_ERROR.reEngagement,
           'Re-engagement message',
           'Message failed to send because more than 24 hours have passed since the customer last replied to this number.',
         );
@@ -585,14 +590,14 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         to,
         direction: 'outbound',
         type: body.type,
-        payload: json({
+        payload: {
           request: body,
           category,
           callbackData: body.biz_opaque_callback_data ?? null,
           businessAccountId: account?.businessAccountId ?? null,
           displayPhoneNumber: number?.displayPhoneNumber ?? null,
-        }),
-        plan: json(messagePlan(to)),
+        },
+        plan: messagePlan(to),
         webhookUrl,
         createdAt: new Date(),
       });
@@ -631,7 +636,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         throw invalidParameter('components: BODY text must be 1 to 1024 characters');
       if (twin) {
         // Meta: a body with variables needs sample values, one per variable ({{1}} first), in example.body_text.
-        const { variableCount } = checkTemplateBody(body);
+        const variableCount = variableCountOf(body);
         const samples = (bodyComponent.example as { body_text?: unknown } | undefined)?.body_text;
         const given = Array.isArray(samples) && Array.isArray(samples[0]) ? (samples[0] as unknown[]) : [];
         if (variableCount > 0 && (given.length !== variableCount || !given.every((v) => typeof v === 'string' && v)))
@@ -645,18 +650,16 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       }
       let row: TemplateRow;
       try {
-        row = await db.simulatedWhatsAppTemplate.create({
-          data: {
-            id: platformId(),
-            businessAccountId: String(req.params.businessAccountId),
-            name: submission.name,
-            language: submission.language,
-            category: submission.category,
-            body,
-            status: 'PENDING',
-            webhookUrl,
-            createdAt: new Date(),
-          },
+        row = await store.insertTemplate({
+          id: platformId(),
+          businessAccountId: String(req.params.businessAccountId),
+          name: submission.name,
+          language: submission.language,
+          category: submission.category,
+          body,
+          status: 'PENDING',
+          webhookUrl,
+          createdAt: new Date(),
         });
       } catch (error) {
         if (!isUniqueViolation(error)) throw error;
@@ -675,7 +678,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     graphRoute(async (req, res) => {
       const id = String(req.params.templateId);
       const account = accountOf(req);
-      const found = await db.simulatedWhatsAppTemplate.findUnique({ where: { id } });
+      const found = await store.templateById(id);
       const row = account && found?.businessAccountId !== account.businessAccountId ? null : found;
       if (!row)
         throw invalidParameter(
@@ -701,23 +704,21 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
     route(async (req, res) => {
       const inbound = parsed(inboundSchema, req.body);
       const id = `wamid.${randomBytes(27).toString('base64url')}`;
-      const row = await db.simulatedWhatsAppMessage.create({
-        data: {
-          id,
-          phoneNumberId: inbound.phoneNumberId,
-          clientKey: `inbound:${id}`,
-          to: waId(inbound.from),
-          direction: 'inbound',
-          type: 'text',
-          payload: {
-            text: inbound.text,
-            name: inbound.name ?? null,
-            ...twinNumberOf(inbound.phoneNumberId),
-          },
-          plan: json([{ atMs: 0, kind: 'inbound' } satisfies PlanStep]),
-          webhookUrl,
-          createdAt: new Date(),
+      const row = await store.insertMessage({
+        id,
+        phoneNumberId: inbound.phoneNumberId,
+        clientKey: `inbound:${id}`,
+        to: waId(inbound.from),
+        direction: 'inbound',
+        type: 'text',
+        payload: {
+          text: inbound.text,
+          name: inbound.name ?? null,
+          ...twinNumberOf(inbound.phoneNumberId),
         },
+        plan: [{ atMs: 0, kind: 'inbound' } satisfies PlanStep],
+        webhookUrl,
+        createdAt: new Date(),
       });
       deliverMessage(row);
       res.json({ id: row.id, timestamp: unixSeconds(row.createdAt.getTime()) });
@@ -758,7 +759,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       accounts.set(account.businessAccountId, account);
     },
     async deliveriesTo(recipient) {
-      return db.simulatedWhatsAppMessage.count({ where: { to: waId(recipient), direction: 'outbound' } });
+      return store.outboundCountTo(waId(recipient));
     },
     async verifySubscription(verifyToken) {
       const challenge = randomBytes(8).toString('hex');
@@ -772,6 +773,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       return answer.status === 200 && answer.text === challenge;
     },
     async listen(port, host = '127.0.0.1') {
+      await ensureMetaTwinTables(options.sql);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
       await resumeDeliveries();

@@ -41,12 +41,13 @@ import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { startRecordingProxy } from '../support/recording-proxy';
 import { startTcpProxy } from '../support/tcp-proxy';
 import {
-  OTHER_ACCOUNT,
   operationOf,
+  OTHER_ACCOUNT,
   scriptTelnyxPersona,
   startTestTelnyxTwin,
   TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
+  telnyxTwinRecord,
 } from '../support/telnyx-twin';
 import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
@@ -159,7 +160,7 @@ const pushLead = (owner: TestWorkspace, campaignId: string, phone: string, path 
   pushLeadWithWorkflow(path.api, owner.key, path.temporal.client, campaignId, phone, { name: 'Ana' });
 
 /** The calls the twin placed to a number (its own table). */
-const twinCallsTo = (to: string) => db.telnyxTwinCall.findMany({ where: { to } });
+const twinCallsTo = (to: string) => telnyxTwinRecord(db).calls('"to" = $1', to);
 
 /** The dials the adapter sent for a number, as the twin received them. */
 const dialsTo = (to: string) =>

@@ -11,6 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { ensureTelnyxTwinConnection } from '../../lib/carriers/twin';
 import { carrierCrashFile, sleep } from '../support/carrier-crash';
+import { telnyxTwinRecord } from '../support/telnyx-twin';
 
 /** Twin time at a tenth, as the Twilio twin's in twilio-crash (the same plan of who answers and when). */
 const TIME_SCALE = '0.1';
@@ -19,7 +20,7 @@ const crashFile = await carrierCrashFile({
   caller,
   connect: (db, keyring, workspaceId, twinUrl) => ensureTelnyxTwinConnection(db, keyring, workspaceId, `${twinUrl}/v2`),
   twinCallsTo: async (db, phone) =>
-    (await db.telnyxTwinCall.findMany({ where: { to: phone, from: caller } })).map((call) => ({
+    (await telnyxTwinRecord(db).calls('"to" = $1 AND "from" = $2', phone, caller)).map((call) => ({
       id: call.callControlId,
       status: call.status,
       ended: call.status === 'hangup' && call.endTime !== null,
@@ -43,7 +44,7 @@ const { db, bench, startTwin, stack: telnyxStack } = crashFile;
  * person did, left in silence longer than their talk time (30-39 s, 3-3.9 s here: the number's tens digit).
  */
 async function hungUpBy(callControlId: string) {
-  const row = await db.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId } });
+  const row = await telnyxTwinRecord(db).call(callControlId);
   const hangup = (row.log as Array<{ speaker: string; kind: string; text?: string }>).find(
     (entry) => entry.kind === 'hangup',
   );
@@ -63,7 +64,7 @@ async function expectWalksCutOnlyBySilence(stored: Parameters<typeof bench.expec
 }
 
 /** Webhooks the twin still owes the product, for the calls from the campaign's caller. */
-const undelivered = () => db.telnyxTwinWebhook.count({ where: { deliveredAt: null, call: { from: caller } } });
+const undelivered = () => telnyxTwinRecord(db).webhooksOwedFrom(caller);
 
 describe('the Telnyx path with a process killed with SIGKILL mid-call', () => {
   it('the worker: calls ring and talk on without it, the next worker finishes every lead, one Telnyx call per attempt', async () => {
@@ -122,9 +123,7 @@ describe('the Telnyx path with a process killed with SIGKILL mid-call', () => {
     // The webhooks sent into the outage were not sent again: the calls they would have ended were ended by the lookup.
     const { reconciled, lags } = await bench.expectReconciledEnds(campaignId);
     for (const event of reconciled) {
-      const onTwin = await db.telnyxTwinCall.findUniqueOrThrow({
-        where: { callControlId: event.call.providerCallId! },
-      });
+      const onTwin = await telnyxTwinRecord(db).call(event.call.providerCallId!);
       // Telnyx's status tells only alive or not, and the talk time: answered is completed, else no-answer.
       expect(event.call.carrierStatus).toBe(onTwin.durationSec === null ? 'no-answer' : 'completed');
     }

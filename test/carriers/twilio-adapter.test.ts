@@ -36,7 +36,7 @@ import { pushLeadWithWorkflow, startedLeadWorkflow } from '../support/lead-workf
 import { startRecordingProxy } from '../support/recording-proxy';
 import { startTcpProxy } from '../support/tcp-proxy';
 import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
-import { startProductStandIn, startTestTwilioTwin } from '../support/twilio-twin';
+import { startProductStandIn, startTestTwilioTwin, twilioTwinRecord } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
@@ -511,13 +511,13 @@ describe('a campaign on a twilio-twin connection', () => {
     expect(createsTo(to)[0]).toEqual([401, 20003]);
     expect(await db.carrierDialRefusal.count({ where: { campaignId: campaign.id } })).toBe(0);
     // The twin's own table (every account's calls).
-    expect(await db.twilioTwinCall.count({ where: { to } })).toBe(0);
+    expect(await twilioTwinRecord(db).count('"to" = $1', to)).toBe(0);
     await rotateCarrierSecrets(db, keyring, side.connection.id, { apiKeySecret: ACCOUNT_K.apiKey.secret });
     expect(
       (await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: side.owner.key, body: {} })).status,
     ).toBe(200);
     expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
-    expect(await db.twilioTwinCall.count({ where: { to } })).toBe(1);
+    expect(await twilioTwinRecord(db).count('"to" = $1', to)).toBe(1);
   });
 
   it('stop hangs up through the SDK a call that talks (Status=completed) and one that rings (Status=canceled)', async () => {
@@ -839,7 +839,7 @@ describe("Twilio's callbacks on the API", () => {
         outcome: 'answered',
       });
       // Placed with its own account on the twin, and only its own callbacks applied to it.
-      const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call!.providerCallId! } });
+      const onTwin = await twilioTwinRecord(db).call(call!.providerCallId!);
       expect(onTwin).toMatchObject({ accountSid: account.sid, to, from: side.caller });
       const events = await db.callEvent.findMany({ where: { callId: call!.id } });
       expect(events.length).toBeGreaterThan(0);

@@ -24,7 +24,7 @@ import {
 import { useTestDatabase } from '../support/database';
 import { listenOnLoopback } from '../support/http-receiver';
 import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
-import { scriptPersona, twinLog } from '../support/twilio-twin';
+import { scriptPersona, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -415,7 +415,7 @@ describe('replayed, late and out-of-order steps of the walk', () => {
     const voicemail = await callLead(machine.id, '+14155569127', replayedPath);
     expect(voicemail.result).toMatchObject({ outcome: 'voicemail_left' });
     expect(detectionDuplicates).toBeGreaterThanOrEqual(1);
-    const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: voicemail.call.providerCallId! } });
+    const onTwin = await twilioTwinRecord(db).call(voicemail.call.providerCallId!);
     expect(onTwin.redirect).toMatchObject({ seq: 1 });
     const machineLog = await twinLog(twin.baseUrl, voicemail.call.providerCallId!);
     expect(machineLog.log.filter((entry) => entry.kind === 'redirect')).toHaveLength(1);

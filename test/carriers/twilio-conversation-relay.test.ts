@@ -21,7 +21,7 @@ import {
 } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';
-import { scriptPersona, twinLog } from '../support/twilio-twin';
+import { scriptPersona, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
@@ -127,7 +127,7 @@ describe("the agent's conversation over ConversationRelay", () => {
     );
     expect(log.log.some((entry) => entry.kind === 'error')).toBe(false);
     expect(log.status).toBe('completed');
-    const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call.providerCallId! } });
+    const onTwin = await twilioTwinRecord(db).call(call.providerCallId!);
     expect(onTwin.hangupRequestedAt).toBeNull();
     const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
     expect(intelligence.extraction.colour!.value).toBe('navy');
@@ -242,7 +242,7 @@ describe("the agent's conversation over ConversationRelay", () => {
     await scriptPersona(twin.baseUrl, { number: '+14155569314', answers: ['Navy.', 'Two.'], relayDropsAt: 1 });
     const { result, call, leadId } = await callLead(campaign.id, '+14155569314');
     expect(result).toMatchObject({ outcome: 'answered' });
-    const onTwin = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call.providerCallId! } });
+    const onTwin = await twilioTwinRecord(db).call(call.providerCallId!);
     // Hung up by the product's REST request, not by the twin's silence running out.
     expect(onTwin.hangupRequestedAt).not.toBeNull();
     expect(onTwin.status).toBe('completed');
@@ -255,6 +255,6 @@ describe("the agent's conversation over ConversationRelay", () => {
       `agent: ${QUESTIONS[1]}`,
     ]);
     expect(await db.call.count({ where: { leadId } })).toBe(1);
-    expect(await db.twilioTwinCall.count({ where: { to: '+14155569314' } })).toBe(1);
+    expect(await twilioTwinRecord(db).count(`"to" = '+14155569314'`)).toBe(1);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectCrm, crmWebhookPath } from '../../lib/crm/connections';
-import { shopifyOrderPayload, signedShopifyWebhook } from '../../lib/crm/shopify-order-fixture';
+import { shopifyOrderPayload, signedShopifyWebhook } from '../../simulators/store/shopify-orders';
 import { verifyShopifySignature } from '../../lib/crm/shopify-webhook';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';

@@ -5,6 +5,7 @@
 import { describe, expect, it } from 'vitest';
 import { sleep } from '../support/carrier-crash';
 import { twilioCrashFile } from '../support/twilio-crash';
+import { twilioTwinRecord } from '../support/twilio-twin';
 
 const caller = '+14155579100';
 const { db, bench, stack: relayStack } = await twilioCrashFile(caller, { CONVERSATION_ENGINE: 'relay' });
@@ -29,6 +30,6 @@ describe('ConversationRelay conversations with a process killed with SIGKILL mid
     for (const lead of stored)
       for (const call of lead.calls)
         expect(await db.call.count({ where: { attemptId: call.attemptId } }), call.attemptId).toBe(1);
-    expect(await db.twilioTwinCallback.count({ where: { deliveredAt: null, call: { from: caller } } })).toBe(0);
+    expect(await twilioTwinRecord(db).callbacksOwedFrom(caller)).toBe(0);
   }, 180_000);
 });

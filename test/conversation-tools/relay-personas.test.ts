@@ -16,7 +16,7 @@ import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { startOpenAiTwin, twinDialogue } from '../support/openai-twin';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -176,7 +176,7 @@ describe('callers on a ConversationRelay call', () => {
     ]);
     const log = await twinLog(twin.baseUrl, call.providerCallId!);
     expect(log.log.filter((entry) => entry.kind === 'hangup').map((entry) => entry.speaker)).toEqual(['callee']);
-    expect(await db.twilioTwinCall.count({ where: { to: phone } })).toBe(1);
+    expect(await twilioTwinRecord(db).count('"to" = $1', phone)).toBe(1);
   });
 
   it("an agent with instructions is held by the model: it answers from the agent's documents and books a callback with its tool", async () => {

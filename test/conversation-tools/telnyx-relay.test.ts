@@ -38,6 +38,7 @@ import {
   startWebhookReceiver,
   TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
+  telnyxTwinRecord,
 } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
@@ -266,7 +267,7 @@ describe("the agent's conversation over Telnyx's ConversationRelay", () => {
       expect.objectContaining({ speaker: 'agent', text: 'normal_clearing' }),
     ]);
     expect(await db.call.count({ where: { leadId } })).toBe(1);
-    expect(await db.telnyxTwinCall.count({ where: { to: phone } })).toBe(1);
+    expect(await telnyxTwinRecord(db).count('"to" = $1', phone)).toBe(1);
   });
 
   it("refuses a handshake without the call's token, with another call's or connection's token (nothing changes), then takes one socket per call", async () => {

@@ -34,7 +34,7 @@ export async function startMetaTwinStack(db: Database, url: string, temporal: Te
     whatsapp: { provider, appSecret: TEST_WHATSAPP_APP_SECRET, verifyToken: 'twin-verify-token' },
   });
   const twin = createSimulatedWhatsAppProvider({
-    db,
+    sql: db.sql,
     appSecret: TEST_WHATSAPP_APP_SECRET,
     webhookUrl: `${api.baseUrl}/whatsapp/webhook`,
     timeScale: TEST_WHATSAPP_TIME_SCALE,

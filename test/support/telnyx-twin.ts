@@ -5,6 +5,7 @@ import type { Database } from '../../lib/database';
 import { TELNYX_TWIN_API_KEY, TELNYX_TWIN_CONNECTION_ID, TELNYX_TWIN_PUBLIC_KEY } from '../../lib/carriers/twin';
 import { DEVELOPMENT_TELNYX_ACCOUNT } from '../../simulators/telnyx-twin/config';
 import { createTelnyxTwin, type TelnyxTwinOptions } from '../../simulators/telnyx-twin/server';
+import { TELNYX_TWIN_TABLES, type TelnyxTwinCall } from '../../simulators/telnyx-twin/call-store';
 import { carrierDescription, type OperationRef } from './carrier-openapi';
 import { listenOnLoopback } from './http-receiver';
 import { until } from './until';
@@ -37,7 +38,7 @@ export function operationOf(method: string, url: string): OperationRef {
  */
 export async function startTestTelnyxTwin(db: Database, options: Partial<TelnyxTwinOptions> & { port?: number } = {}) {
   const twin = createTelnyxTwin({
-    db,
+    sql: db.sql,
     accounts: [DEVELOPMENT_TELNYX_ACCOUNT, OTHER_ACCOUNT],
     timeScale: 0.002,
     retry: { firstMs: 20, maxMs: 200 },
@@ -214,3 +215,36 @@ export async function scriptTelnyxPersona(baseUrl: string, script: Record<string
 }
 
 export const clientState = (text: string) => Buffer.from(text).toString('base64');
+
+/**
+ * The twin's own record (simulators/telnyx-twin/call-store.ts: its schema `telnyx_twin`, not the product's), as the
+ * tests read it: a call by call_control_id, the calls a condition holds for (on the calls' columns, $1… its values),
+ * their count, and the webhooks still owed for the calls from a number.
+ */
+export const telnyxTwinRecord = (db: Pick<Database, 'sql'>) => ({
+  async call(callControlId: string): Promise<TelnyxTwinCall> {
+    const [row] = await db.sql<TelnyxTwinCall>(
+      `SELECT * FROM ${TELNYX_TWIN_TABLES.calls} WHERE "callControlId" = $1`,
+      callControlId,
+    );
+    if (!row) throw new Error(`the Telnyx twin holds no call ${callControlId}`);
+    return row;
+  },
+  calls: (condition: string, ...values: unknown[]) =>
+    db.sql<TelnyxTwinCall>(`SELECT * FROM ${TELNYX_TWIN_TABLES.calls} WHERE ${condition}`, ...values),
+  async count(condition: string, ...values: unknown[]): Promise<number> {
+    const [row] = await db.sql<{ count: number }>(
+      `SELECT count(*)::int AS count FROM ${TELNYX_TWIN_TABLES.calls} WHERE ${condition}`,
+      ...values,
+    );
+    return row!.count;
+  },
+  async webhooksOwedFrom(from: string): Promise<number> {
+    const [row] = await db.sql<{ count: number }>(
+      `SELECT count(*)::int AS count FROM ${TELNYX_TWIN_TABLES.webhooks} w
+         JOIN ${TELNYX_TWIN_TABLES.calls} c USING ("callControlId") WHERE w."deliveredAt" IS NULL AND c."from" = $1`,
+      from,
+    );
+    return row!.count;
+  },
+});

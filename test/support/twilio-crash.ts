@@ -1,6 +1,7 @@
 import { connectCarrier } from '../../lib/carrier-connections/connections';
 import { TWILIO_TWIN_ACCOUNT } from './carrier-calls';
 import { carrierCrashFile } from './carrier-crash';
+import { twilioTwinRecord } from './twilio-twin';
 
 /**
  * Twin time at a tenth: ringing 0.1 s after the dial, a person answers 0.5 s later and the script walk (opening line,
@@ -25,7 +26,7 @@ export function twilioCrashFile(caller: string, apiEnv: Record<string, string> =
         account: TWILIO_TWIN_ACCOUNT,
       }),
     twinCallsTo: async (db, phone) =>
-      (await db.twilioTwinCall.findMany({ where: { to: phone, from: caller } })).map((call) => ({
+      (await twilioTwinRecord(db).calls('"to" = $1 AND "from" = $2', phone, caller)).map((call) => ({
         id: call.sid,
         status: call.status,
         ended: TWILIO_ENDED.includes(call.status),

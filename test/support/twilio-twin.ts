@@ -6,6 +6,7 @@ import type { Database } from '../../lib/database';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { twilioClientAt } from '../../lib/carriers/twilio-base-url';
 import { createTwilioTwin, type TwilioTwinOptions } from '../../simulators/twilio-twin/server';
+import { TWILIO_TWIN_TABLES, type TwilioTwinCall } from '../../simulators/twilio-twin/call-store';
 import { carrierDescription, type OperationRef } from './carrier-openapi';
 import { listenOnLoopback } from './http-receiver';
 import { until } from './until';
@@ -19,7 +20,7 @@ export const TWIN_API_KEY = { sid: 'SK0123456789abcdef0123456789abcdef', secret:
  */
 export async function startTestTwilioTwin(db: Database, options: Partial<TwilioTwinOptions> & { port?: number } = {}) {
   const twin = createTwilioTwin({
-    db,
+    sql: db.sql,
     accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN, apiKeys: [TWIN_API_KEY] }],
     timeScale: 0.002,
     retry: { firstMs: 20, maxMs: 200 },
@@ -184,3 +185,33 @@ export function twilioErrorProblems(body: unknown): string[] {
     ? []
     : (validateError.errors ?? []).map((error) => `${error.instancePath} ${error.message}`);
 }
+
+/**
+ * The twin's own record (simulators/twilio-twin/call-store.ts: its schema `twilio_twin`, not the product's), as the
+ * tests read it: a call by sid, the calls a condition holds for (on the calls' columns, $1… its values), their count,
+ * and the callbacks still owed for the calls from a number.
+ */
+export const twilioTwinRecord = (db: Pick<Database, 'sql'>) => ({
+  async call(sid: string): Promise<TwilioTwinCall> {
+    const [row] = await db.sql<TwilioTwinCall>(`SELECT * FROM ${TWILIO_TWIN_TABLES.calls} WHERE sid = $1`, sid);
+    if (!row) throw new Error(`the Twilio twin holds no call ${sid}`);
+    return row;
+  },
+  calls: (condition: string, ...values: unknown[]) =>
+    db.sql<TwilioTwinCall>(`SELECT * FROM ${TWILIO_TWIN_TABLES.calls} WHERE ${condition}`, ...values),
+  async count(condition: string, ...values: unknown[]): Promise<number> {
+    const [row] = await db.sql<{ count: number }>(
+      `SELECT count(*)::int AS count FROM ${TWILIO_TWIN_TABLES.calls} WHERE ${condition}`,
+      ...values,
+    );
+    return row!.count;
+  },
+  async callbacksOwedFrom(from: string): Promise<number> {
+    const [row] = await db.sql<{ count: number }>(
+      `SELECT count(*)::int AS count FROM ${TWILIO_TWIN_TABLES.callbacks} b
+         JOIN ${TWILIO_TWIN_TABLES.calls} c ON c.sid = b."callSid" WHERE b."deliveredAt" IS NULL AND c."from" = $1`,
+      from,
+    );
+    return row!.count;
+  },
+});

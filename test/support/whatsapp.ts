@@ -3,6 +3,7 @@ import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { createSimulatedWhatsAppClient, simulateInboundMessage } from '../../lib/whatsapp/graph-client';
 import { createSimulatedWhatsAppProvider, type SimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
+import { META_TWIN_TABLES, type MessageRow, type TemplateRow } from '../../simulators/whatsapp/store';
 
 /** What the test APIs check simulated WhatsApp webhooks against and the test providers sign with. */
 export const TEST_WHATSAPP_APP_SECRET = 'test-simulated-whatsapp-app-secret';
@@ -28,7 +29,7 @@ export async function startTestWhatsApp(
   options: { webhookUrl: string; appSecret?: string; timeScale?: number; port?: number; messagesPerSecond?: number },
 ): Promise<TestWhatsApp> {
   const server = createSimulatedWhatsAppProvider({
-    db,
+    sql: db.sql,
     appSecret: options.appSecret ?? TEST_WHATSAPP_APP_SECRET,
     webhookUrl: options.webhookUrl,
     timeScale: options.timeScale ?? TEST_WHATSAPP_TIME_SCALE,
@@ -45,3 +46,35 @@ export async function startTestWhatsApp(
       simulateInboundMessage(baseUrl, { phoneNumberId, from, text, ...(name && { name }) }),
   };
 }
+
+/**
+ * The provider's own record (simulators/whatsapp/store.ts: its schema `meta_twin`, not the product's), as the tests
+ * read and age it: one row by id, or how many rows a condition holds for.
+ */
+export const providerRecord = (db: Pick<Database, 'sql'>) => ({
+  async message(id: string): Promise<MessageRow> {
+    const [row] = await db.sql<MessageRow>(`SELECT * FROM ${META_TWIN_TABLES.message} WHERE id = $1`, id);
+    if (!row) throw new Error(`the provider holds no message ${id}`);
+    return row;
+  },
+  async template(id: string): Promise<TemplateRow> {
+    const [row] = await db.sql<TemplateRow>(`SELECT * FROM ${META_TWIN_TABLES.template} WHERE id = $1`, id);
+    if (!row) throw new Error(`the provider holds no template ${id}`);
+    return row;
+  },
+  async count(table: keyof typeof META_TWIN_TABLES, condition = 'true', ...values: unknown[]): Promise<number> {
+    const [row] = await db.sql<{ count: number }>(
+      `SELECT count(*)::int AS count FROM ${META_TWIN_TABLES[table]} WHERE ${condition}`,
+      ...values,
+    );
+    return row!.count;
+  },
+  /** The condition's messages moved back in time: how a test lets the 24-hour window close. */
+  async ageMessages(byMs: number, condition: string, ...values: unknown[]): Promise<void> {
+    await db.sql(
+      `UPDATE ${META_TWIN_TABLES.message} SET "createdAt" = "createdAt" - make_interval(secs => $1::float8 / 1000) WHERE ${condition}`,
+      byMs,
+      ...values,
+    );
+  },
+});

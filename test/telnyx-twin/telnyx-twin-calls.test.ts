@@ -8,14 +8,15 @@ import type { Database } from '../../lib/database';
 import { useTestDatabase } from '../support/database';
 import { until } from '../support/until';
 import {
-  OTHER_ACCOUNT,
-  TELNYX_TWIN_CONNECTION_ID,
   clientState,
   exchangeProblems,
+  OTHER_ACCOUNT,
   scriptTelnyxPersona,
   startTestTelnyxTwin,
   startWebhookReceiver,
+  TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
+  telnyxTwinRecord,
   untilHungUp,
 } from '../support/telnyx-twin';
 
@@ -318,7 +319,7 @@ describe('command_id', () => {
     const first = await dial('+14155550390', { command_id: 'attempt-42' });
     const again = await dial('+14155550390', { command_id: 'attempt-42' });
     expect(again).toBe(first);
-    expect(await db.telnyxTwinCall.count({ where: { commandId: 'attempt-42' } })).toBe(1);
+    expect(await telnyxTwinRecord(db).count(`"commandId" = 'attempt-42'`)).toBe(1);
     const other = await dial('+14155550390', { command_id: 'attempt-43' });
     expect(other).not.toBe(first);
     const webhooks = await untilHungUp(receiver, first);
@@ -370,7 +371,7 @@ describe("Telnyx's errors", () => {
       expect(bad.status).toBe(422);
       expect(bad.error.errors[0]).toMatchObject({ code, source: { pointer } });
     }
-    expect(await db.telnyxTwinCall.count({ where: { to: '+14155550396' } })).toBe(0);
+    expect(await telnyxTwinRecord(db).count(`"to" = '+14155550396'`)).toBe(0);
   });
 });
 

@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/database';
 import { until } from '../support/until';
 import {
-  TELNYX_TWIN_CONNECTION_ID,
   startTestTelnyxTwin,
   startWebhookReceiver,
+  TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
+  telnyxTwinRecord,
   untilHungUp,
 } from '../support/telnyx-twin';
 
@@ -47,7 +48,7 @@ describe('a Telnyx twin restarted mid-call', () => {
     );
     await first.close();
     const stoppedAt = Date.now();
-    expect((await db.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId: id } })).status).toBe('answered');
+    expect((await telnyxTwinRecord(db).call(id)).status).toBe('answered');
     await new Promise((resolve) => setTimeout(resolve, 200));
     receiver.control.refuse = false;
 

@@ -11,9 +11,9 @@ import { testCallEntries } from '../support/calls';
 import { startTestCarrier } from '../support/carrier';
 import { connectCallers, insertShoeShopAgent, startCarrierPath, TELNYX_TWIN_ACCOUNT } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog } from '../support/telnyx-twin';
+import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog, telnyxTwinRecord } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -74,7 +74,7 @@ async function placed(
   const { callId } = (await response.json()) as { callId: string };
   const result = (await temporal.client.workflow.getHandle(testCallWorkflowId(callId)).result()) as TestCallResult;
   const call = await db.call.findUniqueOrThrow({ where: { id: callId } });
-  const twinCall = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call.providerCallId! } });
+  const twinCall = await twilioTwinRecord(db).call(call.providerCallId!);
   const log = await twinLog(twin.baseUrl, call.providerCallId!);
   const agentSaid = log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text);
   return { callId, result, timeLimitSec: (twinCall.request as { timeLimitSec: number }).timeLimitSec, agentSaid };
@@ -147,7 +147,7 @@ describe('on Telnyx', () => {
     expect(result).toMatchObject({ callId, outcome: 'answered' });
     expect(result.durationMs).toBeLessThanOrEqual(120_000);
     const call = await db.call.findUniqueOrThrow({ where: { id: callId } });
-    const twinCall = await db.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId: call.providerCallId! } });
+    const twinCall = await telnyxTwinRecord(db).call(call.providerCallId!);
     expect((twinCall.request as { timeLimitSecs: number }).timeLimitSecs).toBe(120);
     const log = await telnyxTwinLog(telnyxTwin.baseUrl, call.providerCallId!);
     const agentSaid = log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text);

@@ -11,9 +11,9 @@ import { testCallEntries } from '../support/calls';
 import { startTestCarrier } from '../support/carrier';
 import { connectCallers, insertShoeShopAgent, startCarrierPath, TELNYX_TWIN_ACCOUNT } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog } from '../support/telnyx-twin';
+import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog, telnyxTwinRecord } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -81,7 +81,7 @@ describe('a test call on the script walk, held for one minute', () => {
     await scriptPersona(twin.baseUrl, { number: to, answers: ANSWERS });
 
     const { callId, result, providerCallId, turns, entries } = await placedTestCall(tester.key, agent.id, to, caller);
-    const twinCall = await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: providerCallId } });
+    const twinCall = await twilioTwinRecord(db).call(providerCallId);
     expect((twinCall.request as { timeLimitSec: number }).timeLimitSec).toBe(60);
     expect(result).toMatchObject({ callId, outcome: 'answered' });
     const { log, durationSec } = await twinLog(twin.baseUrl, providerCallId);
@@ -122,7 +122,7 @@ describe('a test call on the script walk, held for one minute', () => {
     await scriptTelnyxPersona(telnyxTwin.baseUrl, { number: to, answers: ANSWERS });
 
     const { callId, result, providerCallId, turns, entries } = await placedTestCall(tester.key, agent.id, to, caller);
-    const twinCall = await db.telnyxTwinCall.findUniqueOrThrow({ where: { callControlId: providerCallId } });
+    const twinCall = await telnyxTwinRecord(db).call(providerCallId);
     expect((twinCall.request as { timeLimitSecs: number }).timeLimitSecs).toBe(60);
     expect(result).toMatchObject({ callId, outcome: 'answered' });
     const { log, hangupCause, durationSec } = await telnyxTwinLog(telnyxTwin.baseUrl, providerCallId);

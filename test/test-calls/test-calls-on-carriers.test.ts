@@ -25,14 +25,15 @@ import {
 import { useTestDatabase } from '../support/database';
 import {
   scriptTelnyxPersona,
-  startWebhookReceiver,
   startTestTelnyxTwin,
+  startWebhookReceiver,
   TELNYX_TWIN_CONNECTION_ID,
   telnyxTwinLog,
+  telnyxTwinRecord,
 } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
+import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { insertTestCall, startTestCallWorkflow as startTestCallWorkflowOf, testCallEntries } from '../support/calls';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -151,8 +152,8 @@ const startTestCallWorkflow = (callId: string) => startTestCallWorkflowOf(tempor
 
 /** What would show a call was placed anywhere: the twins' and the simulated carrier's own tables. */
 const placedTo = async (to: string) => ({
-  twilio: await db.twilioTwinCall.count({ where: { to } }),
-  telnyx: await db.telnyxTwinCall.count({ where: { to } }),
+  twilio: await twilioTwinRecord(db).count('"to" = $1', to),
+  telnyx: await telnyxTwinRecord(db).count('"to" = $1', to),
   simulated: await db.simulatedProviderCall.count({ where: { to } }),
 });
 
@@ -175,7 +176,7 @@ describe('a test call from a number bound to a carrier connection', () => {
       answeredBy: 'human',
     });
     // The twin's own table: exactly this one call, from the caller number, the call's CallSid.
-    const twinCalls = await db.twilioTwinCall.findMany({ where: { to } });
+    const twinCalls = await twilioTwinRecord(db).calls('"to" = $1', to);
     expect(twinCalls.map((twinCall) => [twinCall.sid, twinCall.from, twinCall.status])).toEqual([
       [call.providerCallId, twilioCaller, 'completed'],
     ]);
@@ -214,7 +215,7 @@ describe('a test call from a number bound to a carrier connection', () => {
       outcome: 'answered',
       carrierStatus: 'completed',
     });
-    const twinCalls = await db.telnyxTwinCall.findMany({ where: { to } });
+    const twinCalls = await telnyxTwinRecord(db).calls('"to" = $1', to);
     expect(twinCalls.map((twinCall) => [twinCall.callControlId, twinCall.from, twinCall.commandId])).toEqual([
       [call.providerCallId, telnyxCaller, call.attemptId],
     ]);

@@ -8,13 +8,14 @@ import { twilioSignature } from '../../simulators/twilio-twin/signature';
 import { useTestDatabase } from '../support/database';
 import { carrierDescription } from '../support/carrier-openapi';
 import {
-  TWIN_API_KEY,
   conformingAnswer,
   ended,
   startProductStandIn,
   startTestTwilioTwin,
-  twiml,
   twilioErrorProblems,
+  twilioTwinRecord,
+  twiml,
+  TWIN_API_KEY,
 } from '../support/twilio-twin';
 
 const CALLS = { method: 'post', path: '/2010-04-01/Accounts/{AccountSid}/Calls.json' };
@@ -193,7 +194,7 @@ describe('the twin through the twilio SDK', () => {
         status: 400,
       },
     });
-    expect(await db.twilioTwinCall.count({ where: { accountSid: GEO_ACCOUNT.sid, to: '+33142685300' } })).toBe(0);
+    expect(await twilioTwinRecord(db).count(`"accountSid" = $1 AND "to" = '+33142685300'`, GEO_ACCOUNT.sid)).toBe(0);
     for (const to of ['+14155550109', '+442071838759']) expect((await create(to)).status).toBe(201);
     // The development account has no Geo Permissions set: any destination.
     expect(

@@ -3,7 +3,14 @@
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/database';
 import { until } from '../support/until';
-import { ended, startProductStandIn, startTestTwilioTwin, twiml, twinLog } from '../support/twilio-twin';
+import {
+  ended,
+  startProductStandIn,
+  startTestTwilioTwin,
+  twilioTwinRecord,
+  twiml,
+  twinLog,
+} from '../support/twilio-twin';
 
 describe('a twin restarted mid-call', () => {
   it('carries the call on: the rest of its TwiML, its end and its callbacks, a duplicate recognisable by CallSid and SequenceNumber', async () => {
@@ -34,7 +41,7 @@ describe('a twin restarted mid-call', () => {
     );
     await first.close();
     const stoppedAt = Date.now();
-    expect((await db.twilioTwinCall.findUniqueOrThrow({ where: { sid: call.sid } })).status).toBe('in-progress');
+    expect((await twilioTwinRecord(db).call(call.sid)).status).toBe('in-progress');
     await new Promise((resolve) => setTimeout(resolve, 150));
     refuse = false;
 

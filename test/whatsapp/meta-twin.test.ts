@@ -165,7 +165,7 @@ describe('the twin and the Graph client', () => {
     const port = (receiver.address() as { port: number }).port;
     const { createSimulatedWhatsAppProvider } = await import('../../simulators/whatsapp/server');
     const own = createSimulatedWhatsAppProvider({
-      db,
+      sql: db.sql,
       appSecret: TEST_WHATSAPP_APP_SECRET,
       webhookUrl: `http://127.0.0.1:${port}/hook`,
       timeScale: 0.001,

@@ -13,7 +13,7 @@ import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { templateReviewSteps } from '../../simulators/whatsapp/rules';
 import { createSimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
 import { useTestDatabase } from '../support/database';
-import { startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
+import { providerRecord, startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -197,7 +197,7 @@ describe('the simulated WhatsApp provider', () => {
     expect(update!.entry.id).toBe(WABA);
     expect(update!.value).toMatchObject({ message_template_name: rejected.name, message_template_language: 'en_US' });
     await eventually(async () =>
-      expect(await db.simulatedWhatsAppTemplate.findUniqueOrThrow({ where: { id: paused.id } })).toMatchObject({
+      expect(await providerRecord(db).template(paused.id)).toMatchObject({
         status: 'PAUSED',
         qualityScore: 'RED',
         eventsDelivered: 4,
@@ -246,7 +246,7 @@ describe('the simulated WhatsApp provider', () => {
     const { messageId } = await client.sendMessage(templateMessage(to, approved.name));
     expect(messageId).toMatch(/^wamid\./);
     // Refusals record nothing: one message to this number.
-    expect(await db.simulatedWhatsAppMessage.count({ where: { to: '15550100003' } })).toBe(1);
+    expect(await providerRecord(db).count('message', `"to" = '15550100003'`)).toBe(1);
   });
 
   it("answers in Meta's shapes: the send's contacts and message id, a refusal's error object", async () => {
@@ -403,7 +403,7 @@ describe('the simulated WhatsApp provider', () => {
       }).then(async (response) => ((await response.json()) as { messages: { id: string }[] }).messages[0]!.id);
     const first = await post();
     expect(await post()).toBe(first);
-    expect(await db.simulatedWhatsAppMessage.count({ where: { clientKey: key } })).toBe(1);
+    expect(await providerRecord(db).count('message', `"clientKey" = $1`, key)).toBe(1);
     // The client: two sends are two messages.
     const one = await client.sendMessage(templateMessage('+15550300001', approved.name));
     const two = await client.sendMessage(templateMessage('+15550300001', approved.name));
@@ -445,10 +445,7 @@ describe('the simulated WhatsApp provider', () => {
     // The window is the number's: another number of the business has none with this contact.
     expect((await refusal(client.sendMessage(text('120000000000002')))).code).toBe(WHATSAPP_ERROR.reEngagement);
     // 25 hours later the window is closed again.
-    await db.simulatedWhatsAppMessage.update({
-      where: { id: inbound.id },
-      data: { createdAt: new Date(Date.now() - 25 * 60 * 60 * 1000) },
-    });
+    await providerRecord(db).ageMessages(25 * 60 * 60 * 1000, 'id = $2', inbound.id);
     expect((await refusal(client.sendMessage(text()))).code).toBe(WHATSAPP_ERROR.reEngagement);
   });
 
@@ -495,7 +492,7 @@ describe('the simulated WhatsApp provider across a restart', () => {
     const down = restartReceiver;
     down.answer = () => 503;
     const options = {
-      db: own.db,
+      sql: own.db.sql,
       appSecret: TEST_WHATSAPP_APP_SECRET,
       webhookUrl: down.url,
       timeScale: 0.001,
@@ -518,7 +515,7 @@ describe('the simulated WhatsApp provider across a restart', () => {
       expect(down.requests.filter((request) => request.raw.includes(messageId)).length).toBeGreaterThan(1),
     );
     await first.close();
-    expect(await own.db.simulatedWhatsAppMessage.findUniqueOrThrow({ where: { id: messageId } })).toMatchObject({
+    expect(await providerRecord(own.db).message(messageId)).toMatchObject({
       eventsDelivered: 0,
     });
 
@@ -527,7 +524,7 @@ describe('the simulated WhatsApp provider across a restart', () => {
     await second.listen(0);
     try {
       await eventually(async () =>
-        expect(await own.db.simulatedWhatsAppMessage.findUniqueOrThrow({ where: { id: messageId } })).toMatchObject({
+        expect(await providerRecord(own.db).message(messageId)).toMatchObject({
           eventsDelivered: 3,
         }),
       );
@@ -537,7 +534,7 @@ describe('the simulated WhatsApp provider across a restart', () => {
         .map((status) => status.status);
       expect(statuses).toEqual(['sent', 'delivered', 'read']);
       await eventually(async () =>
-        expect(await own.db.simulatedWhatsAppTemplate.findUniqueOrThrow({ where: { id: template.id } })).toMatchObject({
+        expect(await providerRecord(own.db).template(template.id)).toMatchObject({
           status: 'APPROVED',
           qualityScore: 'GREEN',
           eventsDelivered: 2,

@@ -7,7 +7,8 @@ import { startTestApi } from '../support/api';
 import { useTestDatabase } from '../support/database';
 import { startReceiver } from '../support/http-receiver';
 import { useTemporalClient } from '../support/temporal';
-import { startTestWhatsApp } from '../support/whatsapp';
+import { providerRecord, startTestWhatsApp } from '../support/whatsapp';
+import { META_TWIN_TABLES, type TemplateRow } from '../../simulators/whatsapp/store';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -25,7 +26,7 @@ const unreachable = await startTestApi({
   whatsapp: { provider: createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${await freePort()}` }) },
 });
 /** Templates the provider holds (submitted to it). */
-const submitted = () => db.simulatedWhatsAppTemplate.count();
+const submitted = () => providerRecord(db).count('template');
 const ALL_SCOPES = ['whatsapp.edit', 'whatsapp.delete'];
 const owner = await createTestWorkspace(db, { scopes: ALL_SCOPES });
 const other = await createTestWorkspace(db, { scopes: ALL_SCOPES });
@@ -278,7 +279,10 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
     });
     const created = await create(template());
     expect(created.status, JSON.stringify(created.body)).toBe(201);
-    const submission = await db.simulatedWhatsAppTemplate.findFirstOrThrow({ where: { name: 'order_shipped' } });
+    const [submission] = await db.sql<TemplateRow>(
+      `SELECT * FROM ${META_TWIN_TABLES.template} WHERE name = 'order_shipped' LIMIT 1`,
+    );
+    if (!submission) throw new Error('the provider holds no template order_shipped');
     expect(submission).toMatchObject({
       businessAccountId: sender.businessAccountId,
       language: 'en_US',

@@ -3,6 +3,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import { useTestDatabase } from '../support/database';
+import { providerRecord } from '../support/whatsapp';
 import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
@@ -96,7 +97,7 @@ describe('template messages', () => {
     ]);
     expect(await balanceOf(workspace)).toBe('0.9800');
     // What the provider was asked: the template by name and language, the variables in order.
-    const asked = await db.simulatedWhatsAppMessage.findFirstOrThrow({ where: { id: read.providerMessageId! } });
+    const asked = await providerRecord(db).message(read.providerMessageId!);
     expect(JSON.stringify(asked.payload)).toContain('A-17');
   });
 
@@ -154,9 +155,7 @@ describe('template messages', () => {
     expect(await again.json()).toMatchObject({ message: { id: message.id }, deduplicated: true });
     await settledTo(message.id, 'read');
     expect(await db.whatsAppMessage.count({ where: { workspaceId: workspace.workspaceId } })).toBe(1);
-    expect(
-      await db.simulatedWhatsAppMessage.count({ where: { payload: { path: ['callbackData'], equals: message.id } } }),
-    ).toBe(1);
+    expect(await providerRecord(db).count('message', `payload->>'callbackData' = $1`, message.id)).toBe(1);
     expect(await balanceOf(workspace)).toBe('0.9800');
   });
 
@@ -241,10 +240,11 @@ describe('free-form text and the 24-hour window', () => {
     );
     // The service still believes the window open; the provider knows better (its own record of the reply,
     // moved back a day): it refuses with 131047, and the message's workflow fails it.
-    await db.simulatedWhatsAppMessage.updateMany({
-      where: { direction: 'inbound', phoneNumberId: sender.phoneNumberId },
-      data: { createdAt: new Date(Date.now() - 25 * 60 * 60_000) },
-    });
+    await providerRecord(db).ageMessages(
+      25 * 60 * 60_000,
+      `direction = 'inbound' AND "phoneNumberId" = $2`,
+      sender.phoneNumberId,
+    );
     expect(conversation).not.toBeNull();
     const message = await sent(workspace, { senderId: sender.id, to: contact, text: 'Still there?' });
     const result = await temporal.client.workflow.getHandle(whatsAppMessageWorkflowId(message.id)).result();

@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import { SHOPIFY_HEADERS, signShopifyWebhook } from './shopify-webhook';
+import { createHmac, randomUUID } from 'node:crypto';
 
 /**
  * Realistic Shopify order webhooks for the store simulator (simulators/store/main.ts), tests and the
@@ -8,6 +7,13 @@ import { SHOPIFY_HEADERS, signShopifyWebhook } from './shopify-webhook';
  * campaign in its landing site's UTM parameters as the service's links do (lib/commerce/attribution.ts):
  * `utm_source=outbound-ai&utm_medium=whatsapp&utm_campaign=<campaignId>`.
  */
+
+/**
+ * How Shopify signs a webhook (https://shopify.dev/docs/apps/build/webhooks/subscribe/https#step-5-verify-the-webhook):
+ * X-Shopify-Hmac-SHA256 is the base64 HMAC-SHA256 of the raw body, keyed with the app's (here the connection's)
+ * secret. The simulator's own reading of the page, not the product's verifier's (lib/crm/shopify-webhook.ts).
+ */
+const signed = (rawBody: string, secret: string) => createHmac('sha256', secret).update(rawBody).digest('base64');
 
 /** The Admin API version the simulated shop's webhooks are written in. */
 export const SHOPIFY_API_VERSION = '2025-10';
@@ -150,11 +156,12 @@ export function signedShopifyWebhook(input: {
     eventId,
     headers: {
       'content-type': 'application/json',
-      [SHOPIFY_HEADERS.topic]: input.topic ?? 'orders/create',
-      [SHOPIFY_HEADERS.hmac]: signShopifyWebhook(body, input.secret),
-      [SHOPIFY_HEADERS.shopDomain]: input.shop,
-      [SHOPIFY_HEADERS.eventId]: eventId,
-      [SHOPIFY_HEADERS.webhookId]: randomUUID(),
+      // The headers Shopify sends with every webhook (same page): topic, signature, shop, event and webhook ids.
+      'x-shopify-topic': input.topic ?? 'orders/create',
+      'x-shopify-hmac-sha256': signed(body, input.secret),
+      'x-shopify-shop-domain': input.shop,
+      'x-shopify-event-id': eventId,
+      'x-shopify-webhook-id': randomUUID(),
       'x-shopify-api-version': SHOPIFY_API_VERSION,
       'x-shopify-triggered-at': new Date().toISOString(),
     },
