@@ -5,7 +5,7 @@
 // Writes bench/results/whatsapp-campaign.{json,md}.
 //
 // The production entry points, each its own process: the API (api/main.ts), the worker (worker/main.ts)
-// and the simulated WhatsApp provider (simulators/whatsapp/main.ts), which POSTs its signed status
+// and the simulated WhatsApp provider (simulators/meta-twin/main.ts), which POSTs its signed status
 // webhooks to the API's /whatsapp/webhook; its time scale BENCH_TIME_SCALE (default 0.01: a message is
 // sent 10 ms, delivered 30 ms and read 80 ms after the provider took it).
 //
@@ -36,7 +36,7 @@ import { measure } from './measure';
 import { benchMachine, writeBenchResults } from './results-files';
 import { whatsAppLedgerCheck } from './whatsapp-ledger';
 import { createDatabase, type Database } from '../lib/database';
-import { META_TWIN_TABLES } from '../simulators/whatsapp/store';
+import { META_TWIN_TABLES } from '../simulators/meta-twin/store';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { addMember, createApiKey, createWorkspace, grantCredits } from '../lib/door/workspace-admin';
 import { freePort, waitFor } from '../scripts/stack/child-process';
@@ -115,7 +115,7 @@ try {
   const providerUrl = `http://127.0.0.1:${providerPort}`;
   const apiUrl = `http://127.0.0.1:${apiPort}`;
   const taskQueue = `bench-whatsapp-${randomUUID()}`;
-  const provider = startBenchProcess('simulators/whatsapp/main.ts', {
+  const provider = startBenchProcess('simulators/meta-twin/main.ts', {
     DATABASE_URL: databaseUrl,
     WHATSAPP_APP_SECRET: APP_SECRET,
     SIMULATED_WHATSAPP_PORT: String(providerPort),
@@ -398,7 +398,7 @@ try {
       temporal: `dev server of ${path.basename(path.dirname(temporalCli)) || 'the Temporal CLI'} (in memory, SQLite), started by scripts/stack/ephemeral-stack.ts`,
       postgres: 'embedded, not durable (the test stack: fsync off)',
       processes:
-        'api/main.ts, worker/main.ts, simulators/whatsapp/main.ts, each its own process; this process pushes and polls',
+        'api/main.ts, worker/main.ts, simulators/meta-twin/main.ts, each its own process; this process pushes and polls',
     },
     rawSends,
     campaign: fast,

@@ -1,6 +1,6 @@
 /**
  * A Meta-shaped webhook body with one status of one outbound message, as the simulated provider posts
- * them (simulators/whatsapp/server.ts): for the WhatsApp webhook bench and its load generator.
+ * them (simulators/meta-twin/server.ts): for the WhatsApp webhook bench and its load generator.
  */
 export const statusWebhook = (
   account: { phoneNumberId: string; businessAccountId: string },

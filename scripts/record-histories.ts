@@ -24,7 +24,7 @@ import { createTwilioTwin } from '../simulators/twilio-twin/server';
 import { createStoreAdminTwin, twinCustomers } from '../simulators/store/admin-twin';
 import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
 import { createSimulatedWhatsAppClient } from '../lib/whatsapp/graph-client';
-import { createSimulatedWhatsAppProvider } from '../simulators/whatsapp/server';
+import { createSimulatedWhatsAppProvider } from '../simulators/meta-twin/server';
 import type { AppServices } from '../api/app-services';
 import { createSimulatedCarrierClient } from '../lib/simulated-carrier/client';
 import { createSimulatedCarrier } from '../simulators/carrier/server';

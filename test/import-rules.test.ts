@@ -292,7 +292,7 @@ describe('arrows that run back up', () => {
  * it catches the product misreading the provider (issue 41, docs/providers.md). Shared infrastructure is all it takes.
  */
 /**
- * Until the simulated carrier keeps its calls in a schema of its own, as the twins do (simulators/whatsapp/store.ts,
+ * Until the simulated carrier keeps its calls in a schema of its own, as the twins do (simulators/meta-twin/store.ts,
  * simulators/twilio-twin/call-store.ts, simulators/telnyx-twin/call-store.ts): the product's Prisma client, its
  * generated types and SQL pools are how it keeps them today.
  */

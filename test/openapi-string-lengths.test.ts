@@ -11,7 +11,7 @@ const ASTRAL = '😀';
 
 /**
  * Caps kept in UTF-16 code units on purpose, and why: each protects a limit Meta counts so (as the WhatsApp twin,
- * simulators/whatsapp/server.ts, models it), and its description says so. Anything else counts code points.
+ * simulators/meta-twin/server.ts, models it), and its description says so. Anything else counts code points.
  */
 const UTF16_CAPS: Record<string, string> = {
   'POST /whatsapp/messages body.text': "sent to Meta as it is; Meta's 4096 is counted in UTF-16 units",

@@ -221,7 +221,7 @@ describe('with its database gone or black-holed, SIGTERM stops', () => {
       const deps = await dependencies();
       const port = await freePort();
       const webhooks = await startReceiver(() => 200);
-      const provider = start('simulators/whatsapp/main.ts', {
+      const provider = start('simulators/meta-twin/main.ts', {
         DATABASE_URL: deps.env.DATABASE_URL,
         SIMULATED_WHATSAPP_PORT: String(port),
         SIMULATED_WHATSAPP_WEBHOOK_URL: webhooks.url,

@@ -26,7 +26,7 @@ const sendSchema = z
       .string()
       .min(1)
       // UTF-16 code units, not code points (atMostCodePoints): the text goes to Meta as it is, whose documented
-      // "4096 characters" the WhatsApp twin (simulators/whatsapp/server.ts) counts in UTF-16 units; counting code
+      // "4096 characters" the WhatsApp twin (simulators/meta-twin/server.ts) counts in UTF-16 units; counting code
       // points would take 4096 emoji (8192 units) that Meta may refuse after the send was charged and claimed.
       .max(4096)
       .optional()

@@ -24,7 +24,7 @@ const templateBody = z
   .string()
   .min(1)
   // UTF-16 code units, not code points (atMostCodePoints): the body goes to Meta as it is, whose documented
-  // "1024 characters" the WhatsApp twin (simulators/whatsapp/server.ts) counts in UTF-16 units; counting code points
+  // "1024 characters" the WhatsApp twin (simulators/meta-twin/server.ts) counts in UTF-16 units; counting code points
   // would take a body of 1024 emoji that Meta may refuse.
   .max(TEMPLATE_LIMITS.bodyLength)
   .superRefine((body, context) => {

@@ -23,7 +23,7 @@ import { realBaseUrlRefusal } from '../provider-base-urls';
  * Meta WhatsApp Cloud API accounts connected to a workspace (docs/features/whatsapp/meta-cloud-api.md): the number's
  * real ids (phone_number_id, WhatsApp Business Account id, display number) in clear, the system user's access token
  * sealed with the key ring exactly as carrier connections are (lib/secrets/sealed-rows.ts). `meta-twin` speaks the same
- * Graph API from a local process (simulators/whatsapp/): what goes through it is recorded under that name.
+ * Graph API from a local process (simulators/meta-twin/): what goes through it is recorded under that name.
  */
 export const WHATSAPP_CONNECTION_PROVIDERS = ['meta', 'meta-twin'] as const;
 export type WhatsAppConnectionProvider = (typeof WHATSAPP_CONNECTION_PROVIDERS)[number];

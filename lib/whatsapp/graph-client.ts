@@ -146,7 +146,7 @@ export function createGraphWhatsAppClient({ baseUrl, accessToken, name = 'simula
   return provider;
 }
 
-/** The embedded simulated provider (simulators/whatsapp): the Graph client without a token. */
+/** The embedded simulated provider (simulators/meta-twin): the Graph client without a token. */
 export const createSimulatedWhatsAppClient = ({ baseUrl }: { baseUrl: string }) =>
   createGraphWhatsAppClient({ baseUrl });
 

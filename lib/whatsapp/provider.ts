@@ -3,7 +3,7 @@
  * of it. Answers are asynchronous as the platform's are: a send is taken (a message id) and its
  * statuses (sent, delivered, read, failed) arrive later as signed webhooks (lib/whatsapp/webhook.ts),
  * as do template reviews and inbound messages. The embedded default is `simulated`
- * (simulators/whatsapp), a participant of its own over HTTP; Meta's Cloud API plugs in here.
+ * (simulators/meta-twin), a participant of its own over HTTP; Meta's Cloud API plugs in here.
  */
 export interface WhatsAppProvider {
   /** Recorded with every sender, template and message: a simulated one never passes for a real one. */

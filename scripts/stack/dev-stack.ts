@@ -317,7 +317,7 @@ async function main() {
     }),
   );
   watch(
-    startProcess('simulated-whatsapp', process.execPath, [...nodeArgs, 'simulators/whatsapp/main.ts'], {
+    startProcess('simulated-whatsapp', process.execPath, [...nodeArgs, 'simulators/meta-twin/main.ts'], {
       cwd: projectRoot,
       env,
     }),

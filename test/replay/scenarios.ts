@@ -23,7 +23,7 @@ import { liveSheetScenario } from './live-sheet-scenario';
 import { callIntelligenceScenario } from './call-intelligence-scenario';
 import { cancelledOrderNotificationScenario, crmDeliveryScenario, orderNotificationScenario } from './crm-scenario';
 import { crmImportScenario, type StoreTwinContext } from './crm-import-scenario';
-import type { MetaTwinFaults } from '../../simulators/whatsapp/server';
+import type { MetaTwinFaults } from '../../simulators/meta-twin/server';
 import {
   journeyWhatsAppScenario,
   leadMessageHandOverOnceScenario,

@@ -7,7 +7,7 @@ import { sendWhatsAppMessage } from '../../api/whatsapp/whatsapp-sending';
 import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
-import type { MetaTwinFaults } from '../../simulators/whatsapp/server';
+import type { MetaTwinFaults } from '../../simulators/meta-twin/server';
 import { journeyRunWorkflowId, leadWorkflowId, whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
 import { campaignChangedSignal, leadMessageStateQuery } from '../../lib/temporal/messages';
 import { addMember, createWorkspace, grantCredits } from '../../lib/door/workspace-admin';
@@ -21,7 +21,7 @@ export interface WhatsAppScenarioContext {
   taskQueue: string;
   /** The simulated provider the recording runs with (its webhooks reach the recording's API endpoint). */
   whatsappProvider?: WhatsAppProvider;
-  /** Tells the simulated provider which faults to make (simulators/whatsapp/server.ts, MetaTwinFaults). */
+  /** Tells the simulated provider which faults to make (simulators/meta-twin/server.ts, MetaTwinFaults). */
   whatsappFaults?: (faults: MetaTwinFaults) => void;
 }
 

@@ -6,7 +6,7 @@ import { connectWhatsApp } from '../../lib/whatsapp/connections';
 import { createConnectionWhatsAppProvider } from '../../lib/whatsapp/connection-provider';
 import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
-import { createSimulatedWhatsAppProvider, type MetaTwinAccount } from '../../simulators/whatsapp/server';
+import { createSimulatedWhatsAppProvider, type MetaTwinAccount } from '../../simulators/meta-twin/server';
 import { startTestApi, type RunningApi } from './api';
 import type { TestTemporal } from './temporal';
 import { TEST_WHATSAPP_APP_SECRET, TEST_WHATSAPP_TIME_SCALE } from './whatsapp';
@@ -18,7 +18,7 @@ export const metaId = (prefix: string) =>
   `${prefix}${String(Date.now()).slice(-8)}${String(Math.floor(Math.random() * 1e6)).padStart(6, '0')}`.slice(0, 15);
 
 /**
- * The Meta twin (simulators/whatsapp in twin mode) over the test file's database, an API whose provider routes
+ * The Meta twin (simulators/meta-twin in twin mode) over the test file's database, an API whose provider routes
  * connected senders to it (lib/whatsapp/connection-provider.ts), and the key ring their tokens are sealed with.
  */
 export async function startMetaTwinStack(db: Database, url: string, temporal: TestTemporal) {

@@ -2,8 +2,8 @@ import { afterAll } from 'vitest';
 import type { Database } from '../../lib/database';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { createSimulatedWhatsAppClient, simulateInboundMessage } from '../../lib/whatsapp/graph-client';
-import { createSimulatedWhatsAppProvider, type SimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
-import { META_TWIN_TABLES, type MessageRow, type TemplateRow } from '../../simulators/whatsapp/store';
+import { createSimulatedWhatsAppProvider, type SimulatedWhatsAppProvider } from '../../simulators/meta-twin/server';
+import { META_TWIN_TABLES, type MessageRow, type TemplateRow } from '../../simulators/meta-twin/store';
 
 /** What the test APIs check simulated WhatsApp webhooks against and the test providers sign with. */
 export const TEST_WHATSAPP_APP_SECRET = 'test-simulated-whatsapp-app-secret';
@@ -48,7 +48,7 @@ export async function startTestWhatsApp(
 }
 
 /**
- * The provider's own record (simulators/whatsapp/store.ts: its schema `meta_twin`, not the product's), as the tests
+ * The provider's own record (simulators/meta-twin/store.ts: its schema `meta_twin`, not the product's), as the tests
  * read and age it: one row by id, or how many rows a condition holds for.
  */
 export const providerRecord = (db: Pick<Database, 'sql'>) => ({

@@ -1,4 +1,4 @@
-// The WhatsApp channel through Meta's Cloud API, against the Meta twin (simulators/whatsapp in twin mode,
+// The WhatsApp channel through Meta's Cloud API, against the Meta twin (simulators/meta-twin in twin mode,
 // docs/features/whatsapp/meta-cloud-api.md): the token on every request, the vendored description, template
 // examples, the resend rule (no message twice) and the per-sender backoff.
 import { randomUUID } from 'node:crypto';
@@ -163,7 +163,7 @@ describe('the twin and the Graph client', () => {
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     const port = (receiver.address() as { port: number }).port;
-    const { createSimulatedWhatsAppProvider } = await import('../../simulators/whatsapp/server');
+    const { createSimulatedWhatsAppProvider } = await import('../../simulators/meta-twin/server');
     const own = createSimulatedWhatsAppProvider({
       sql: db.sql,
       appSecret: TEST_WHATSAPP_APP_SECRET,

@@ -10,8 +10,8 @@ import {
 } from '../../lib/whatsapp/provider';
 import { whatsAppWebhookSchema } from '../../lib/whatsapp/webhook';
 import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
-import { templateReviewSteps } from '../../simulators/whatsapp/rules';
-import { createSimulatedWhatsAppProvider } from '../../simulators/whatsapp/server';
+import { templateReviewSteps } from '../../simulators/meta-twin/rules';
+import { createSimulatedWhatsAppProvider } from '../../simulators/meta-twin/server';
 import { useTestDatabase } from '../support/database';
 import { providerRecord, startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
 

@@ -8,7 +8,7 @@ import { useTestDatabase } from '../support/database';
 import { startReceiver } from '../support/http-receiver';
 import { useTemporalClient } from '../support/temporal';
 import { providerRecord, startTestWhatsApp } from '../support/whatsapp';
-import { META_TWIN_TABLES, type TemplateRow } from '../../simulators/whatsapp/store';
+import { META_TWIN_TABLES, type TemplateRow } from '../../simulators/meta-twin/store';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -390,7 +390,7 @@ describe('WhatsApp templates: submitted for review, listed, synced, deleted', ()
   it("sync-status stores the provider's review (status, reason, quality); statusUpdatedAt moves only on a change", async () => {
     const sync = (id: string, through = api) =>
       call<TemplateBody & ErrorBody>('POST', `/whatsapp/templates/${id}/sync-status`, owner, undefined, through);
-    // The simulated provider's rules (simulators/whatsapp/rules.ts), at the tests' time scale:
+    // The simulated provider's rules (simulators/meta-twin/rules.ts), at the tests' time scale:
     // approved after 2 ms; a name with "reject" rejected; with "pause" approved, then RED and PAUSED after 7 ms.
     const approvedOne = (await create(template({ name: 'to_approve' }))).body;
     const rejectedOne = (await create(template({ name: 'to_reject' }))).body;
