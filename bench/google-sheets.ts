@@ -16,7 +16,7 @@ import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-
 import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { attachSpreadsheet, connectSheets } from '../lib/sheets/connections';
 import { createSqlPool } from '../lib/sql-pool';
-import { createGoogleSheetsTwin, type TwinWrite } from '../simulators/google-sheets-twin/server';
+import { createGoogleSheetsTwin, type TwinWrite } from '../simulators/google-twin/server';
 import { benchExports, benchTemporalServices, serveBenchApp } from './bench-app-services';
 import { startBenchExportWorker, startBenchStack, startBenchWorker } from './bench-process';
 import { writeBenchResults } from './results-files';

@@ -15,7 +15,7 @@ import { createDatabase } from '../../lib/database';
 import { freePort, isPortFree, startProcess, waitFor, type ManagedProcess } from './child-process';
 import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
 import { ensureTelnyxTwinConnection, ensureTwilioTwinConnection, TELNYX_TWIN_LABEL } from '../../lib/carriers/twin';
-import { loadTwinConfigOrExit as loadGoogleSheetsTwinConfigOrExit } from '../../simulators/google-sheets-twin/config';
+import { loadTwinConfigOrExit as loadGoogleSheetsTwinConfigOrExit } from '../../simulators/google-twin/config';
 import { loadOpenAiTwinConfigOrExit } from '../../simulators/openai-twin/config';
 import { loadStoreTwinConfigOrExit } from '../../simulators/store/admin-twin-config';
 import { loadTelnyxTwinConfigOrExit } from '../../simulators/telnyx-twin/config';
@@ -305,7 +305,7 @@ async function main() {
     }),
   );
   watch(
-    startProcess('google-sheets-twin', process.execPath, [...nodeArgs, 'simulators/google-sheets-twin/main.ts'], {
+    startProcess('google-sheets-twin', process.execPath, [...nodeArgs, 'simulators/google-twin/main.ts'], {
       cwd: projectRoot,
       env,
     }),

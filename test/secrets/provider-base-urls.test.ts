@@ -5,7 +5,7 @@ import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { connectSheets } from '../../lib/sheets/connections';
 import { GOOGLE_TOKEN_URL } from '../../lib/sheets/service-account-key';
 import { connectWhatsApp } from '../../lib/whatsapp/connections';
-import { createServiceAccountKey } from '../../simulators/google-sheets-twin/oauth';
+import { createServiceAccountKey } from '../../simulators/google-twin/oauth';
 import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 import { createTestWorkspace } from '../support/workspace';

@@ -8,7 +8,7 @@ import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { openSheetConnection } from '../../lib/sheets/opened-connection';
 import { sheetWriteLimiter } from '../../lib/sheets/quota';
 import { createSqlPool } from '../../lib/sql-pool';
-import { createServiceAccountKey } from '../../simulators/google-sheets-twin/oauth';
+import { createServiceAccountKey } from '../../simulators/google-twin/oauth';
 import { sealingAdminCli } from '../support/admin-cli';
 import { useTestDatabase } from '../support/database';
 

@@ -9,7 +9,7 @@ import { createSqlPool } from '../../lib/sql-pool';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
-import type { TwinWrite } from '../../simulators/google-sheets-twin/server';
+import type { TwinWrite } from '../../simulators/google-twin/server';
 import { busiestWindow, startGoogleSheetsTwin } from '../support/google-sheets-twin';
 import { insertLeads, settle, sheetClient } from '../support/sheets';
 import { startTestExportWorker, startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';

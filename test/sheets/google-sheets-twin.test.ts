@@ -13,7 +13,7 @@ import {
   schemaProblems,
   sheetsDiscovery,
   type DiscoveryMethod,
-} from '../../simulators/google-sheets-twin/discovery';
+} from '../../simulators/google-twin/discovery';
 import { startGoogleSheetsTwin, type TwinKey } from '../support/google-sheets-twin';
 import { startRecordingProxy, type RecordedExchange } from '../support/recording-proxy';
 

@@ -2,7 +2,7 @@ import {
   createGoogleSheetsTwin,
   type GoogleSheetsTwinOptions,
   type TwinWrite,
-} from '../../simulators/google-sheets-twin/server';
+} from '../../simulators/google-twin/server';
 import { afterAll } from 'vitest';
 
 /** A service account key as the twin issues it (the shape the Google Cloud console downloads). */
