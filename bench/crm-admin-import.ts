@@ -19,7 +19,7 @@ import { addMember, createWorkspace } from '../lib/door/workspace-admin';
 import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { startCrmImportWorkflow } from '../lib/temporal/crm';
 import { crmImportWorkflowId } from '../lib/temporal/workflow-ids';
-import { createStoreAdminTwin, twinCustomers } from '../simulators/store/admin-twin';
+import { createStoreAdminTwin, twinCustomers } from '../simulators/shopify-twin/admin-twin';
 
 const CUSTOMERS = Number(process.env.BENCH_CUSTOMERS ?? 10_000);
 const RESTORE_RATE = Number(process.env.BENCH_RESTORE_RATE ?? 500);

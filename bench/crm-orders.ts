@@ -7,7 +7,7 @@
 // (scripts/stack/ephemeral-stack.ts), the worker its own process (worker/main.ts), the load generated in
 // its own process (bench/load-shopify-orders.ts), which signs every body as Shopify does.
 //
-// - webhook: each request a new order (simulators/store/shopify-orders.ts, a fresh event id), to the
+// - webhook: each request a new order (simulators/shopify-twin/shopify-orders.ts, a fresh event id), to the
 //   receiver of a connection made with connectCrm. After each run the bench waits for every order answered
 //   to be queryable (the worker's backlog drained, so it weighs on no later run), then reads each order's
 //   createdAt: time to queryable = createdAt - the epoch ms at which the load generator got its answer.

@@ -1,6 +1,6 @@
 // Load generator of Shopify orders/create webhooks, run as its own process (as bench/load.ts) so it does
 // not share the event loop of the server it measures; it signs every body as Shopify does
-// (simulators/store/shopify-orders.ts: X-Shopify-Hmac-Sha256 with the connection's secret, a fresh
+// (simulators/shopify-twin/shopify-orders.ts: X-Shopify-Hmac-Sha256 with the connection's secret, a fresh
 // X-Shopify-Event-Id each), the HMAC being the load's CPU, not the server's.
 // Usage: node --import tsx bench/load-shopify-orders.ts <receiver url> <shop domain> <first seq> <connections> <seconds>
 // Each request is the next order (seq first, first + 1, ...: a new order id each). BENCH_SHOPIFY_SECRET is
@@ -8,7 +8,7 @@
 // Prints one JSON object: { requests, errors, rps, p50Ms, p90Ms, p99Ms, ordersSent, answeredAt }, where
 // answeredAt lists [seq, epoch ms at which its 200 answer arrived] (the start of its time to queryable).
 import { createJsonHttp } from '../lib/http/json-http';
-import { shopifyOrderPayload, signedShopifyWebhook } from '../simulators/store/shopify-orders';
+import { shopifyOrderPayload, signedShopifyWebhook } from '../simulators/shopify-twin/shopify-orders';
 import { runLoad } from './load-loop';
 
 const [url, shop, firstArg, connectionsArg, secondsArg] = process.argv.slice(2);

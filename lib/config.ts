@@ -481,7 +481,7 @@ export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   return orExit(() => parseConfig(env));
 }
 
-/** The stop settings alone, for a process that needs nothing else of the configuration (simulators/store/main.ts). */
+/** The stop settings alone, for a process that needs nothing else of the configuration (simulators/shopify-twin/main.ts). */
 export const stopConfigSchema = configVariables.pick({ SHUTDOWN_GRACE_MS: true });
 
 /** loadConfigOrExit for the stop settings alone. */

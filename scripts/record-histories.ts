@@ -21,7 +21,7 @@ import { createConnectionCarrier } from '../lib/carriers/connection-carrier';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../lib/carriers/twin';
 import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { createTwilioTwin } from '../simulators/twilio-twin/server';
-import { createStoreAdminTwin, twinCustomers } from '../simulators/store/admin-twin';
+import { createStoreAdminTwin, twinCustomers } from '../simulators/shopify-twin/admin-twin';
 import { whatsAppWebhookRoutes } from '../api/whatsapp/webhook-routes';
 import { createSimulatedWhatsAppClient } from '../lib/whatsapp/graph-client';
 import { createSimulatedWhatsAppProvider } from '../simulators/meta-twin/server';

@@ -252,7 +252,7 @@ describe('the store simulator on SIGTERM', () => {
   /** The store simulator sending `orders` orders, four at a time, to receiverUrl. */
   const startStoreSimulator = (receiverUrl: string, orders: number) =>
     startEntryPoint(
-      'simulators/store/main.ts',
+      'simulators/shopify-twin/main.ts',
       { SHUTDOWN_GRACE_MS: String(GRACE_MS) },
       { args: ['--url', receiverUrl, '--shop', 'stop.myshopify.com', '--secret', 'S', '--orders', String(orders)] },
     );

@@ -17,7 +17,7 @@ import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
 import { ensureTelnyxTwinConnection, ensureTwilioTwinConnection, TELNYX_TWIN_LABEL } from '../../lib/carriers/twin';
 import { loadTwinConfigOrExit as loadGoogleSheetsTwinConfigOrExit } from '../../simulators/google-twin/config';
 import { loadOpenAiTwinConfigOrExit } from '../../simulators/openai-twin/config';
-import { loadStoreTwinConfigOrExit } from '../../simulators/store/admin-twin-config';
+import { loadStoreTwinConfigOrExit } from '../../simulators/shopify-twin/admin-twin-config';
 import { loadTelnyxTwinConfigOrExit } from '../../simulators/telnyx-twin/config';
 import { loadTwinConfigOrExit } from '../../simulators/twilio-twin/config';
 import { migrateDeploy } from './migrate';
@@ -311,7 +311,7 @@ async function main() {
     }),
   );
   watch(
-    startProcess('store-twin', process.execPath, [...nodeArgs, 'simulators/store/admin-twin-main.ts'], {
+    startProcess('store-twin', process.execPath, [...nodeArgs, 'simulators/shopify-twin/admin-twin-main.ts'], {
       cwd: projectRoot,
       env,
     }),

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { connectCrm } from '../../lib/crm/connections';
-import { postShopifyWebhook, shopifyOrderPayload, signedShopifyWebhook } from '../../simulators/store/shopify-orders';
+import {
+  postShopifyWebhook,
+  shopifyOrderPayload,
+  signedShopifyWebhook,
+} from '../../simulators/shopify-twin/shopify-orders';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';

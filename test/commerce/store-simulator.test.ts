@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { connectCrm, crmWebhookPath } from '../../lib/crm/connections';
-import { shopifyOrderPayload, signedShopifyWebhook } from '../../simulators/store/shopify-orders';
+import { shopifyOrderPayload, signedShopifyWebhook } from '../../simulators/shopify-twin/shopify-orders';
 import { verifyShopifySignature } from '../../lib/crm/shopify-webhook';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
@@ -18,7 +18,9 @@ const api = await startTestApi({ db, url, temporal });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(await startTestCarrier(db), api) });
 
 const simulator = (args: string[]) =>
-  execTestProcess(process.execPath, ['--import', 'tsx', 'simulators/store/main.ts', ...args], { cwd: process.cwd() });
+  execTestProcess(process.execPath, ['--import', 'tsx', 'simulators/shopify-twin/main.ts', ...args], {
+    cwd: process.cwd(),
+  });
 
 interface Summary {
   sent: number;

@@ -5,7 +5,7 @@ import { setCrmAdminToken } from '../../lib/crm/admin-token';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { startCrmImportWorkflow } from '../../lib/temporal/crm';
 import { crmImportWorkflowId } from '../../lib/temporal/workflow-ids';
-import { createStoreAdminTwin, twinCustomers } from '../../simulators/store/admin-twin';
+import { createStoreAdminTwin, twinCustomers } from '../../simulators/shopify-twin/admin-twin';
 import { startTestApi } from '../support/api';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openCrmAdminConnection } from '../../lib/crm/admin-token';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { createStoreAdminTwin, twinCustomers } from '../../simulators/store/admin-twin';
+import { createStoreAdminTwin, twinCustomers } from '../../simulators/shopify-twin/admin-twin';
 import { runAdminCliWith } from '../support/admin-cli';
 import { startTestApi } from '../support/api';
 import { startTestCarrier } from '../support/carrier';
@@ -98,7 +98,7 @@ async function startImport(campaignId: string, connectionId: string) {
 }
 
 // Of every 20 twin customers: 12 imported; one each NOT_SUBSCRIBED, PENDING, UNSUBSCRIBED, REDACTED, no phone and a
-// phone already listed; two invalid phones (simulators/store/admin-twin.ts twinCustomers).
+// phone already listed; two invalid phones (simulators/shopify-twin/admin-twin.ts twinCustomers).
 const SKIPPED_BY_STATE = { NOT_SUBSCRIBED: 250, PENDING: 250, UNSUBSCRIBED: 250, REDACTED: 250, no_phone: 250 };
 
 describe('a Shopify Admin import through the store twin', () => {

@@ -17,7 +17,7 @@ import {
   createStoreAdminTwin,
   loadAdminSchema,
   twinCustomers,
-} from '../../simulators/store/admin-twin';
+} from '../../simulators/shopify-twin/admin-twin';
 
 // The store twin's Admin API against Shopify's vendored schema, and the product's client against the twin: the same
 // code that reads a real store (lib/crm/shopify-admin.ts), only the base URL differs.

@@ -4,7 +4,7 @@ import { replaceOrderNotificationRules } from '../../api/commerce/order-notifica
 import { connectCrm } from '../../lib/crm/connections';
 import { startCrmDeliveryWorkflow } from '../../lib/temporal/crm';
 import { payloadShape } from '../../lib/crm/payload-shape';
-import { shopifyOrderPayload } from '../../simulators/store/shopify-orders';
+import { shopifyOrderPayload } from '../../simulators/shopify-twin/shopify-orders';
 import { crmDeliveryWorkflowId, orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { orderNotificationWorkflow } from '../../workflows/commerce/order-notification';
 import { messagingWorkspace, type WhatsAppScenarioContext } from './whatsapp-scenario';

@@ -7,7 +7,7 @@ const shopsSchema = z
     z.object({
       shopDomain: z.string().regex(/^[a-z0-9][a-z0-9-]*\.myshopify\.com$/),
       accessToken: z.string().min(8),
-      /** How many customers the shop has (simulators/store/admin-twin.ts twinCustomers). */
+      /** How many customers the shop has (simulators/shopify-twin/admin-twin.ts twinCustomers). */
       customers: z.number().int().min(0).max(1_000_000),
     }),
   )

@@ -1,7 +1,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 
 /**
- * Realistic Shopify order webhooks for the store simulator (simulators/store/main.ts), tests and the
+ * Realistic Shopify order webhooks for the store simulator (simulators/shopify-twin/main.ts), tests and the
  * bench: the REST Order resource as orders/create carries it (trimmed to what a small shop sends), and the
  * headers Shopify sends with it, signed with the connection's secret. An attributed order carries the
  * campaign in its landing site's UTM parameters as the service's links do (lib/commerce/attribution.ts):
