@@ -5,7 +5,7 @@
 #   docker run ... outbound-workspace-backend                                       -> API on 0.0.0.0:3000
 #   docker run ... outbound-workspace-backend node dist/worker/main.js              -> worker
 #   docker run ... outbound-workspace-backend node dist/worker/export-worker.js     -> export worker
-#   docker run ... outbound-workspace-backend node dist/simulators/carrier/main.js -> simulated carrier
+#   docker run ... outbound-workspace-backend node dist/simulators/simulated-carrier/main.js -> simulated carrier
 #   docker run ... outbound-workspace-backend npx prisma migrate deploy             -> migrations
 #   docker run ... outbound-workspace-backend node dist/cli/admin.js workspace ...  -> operator CLI
 

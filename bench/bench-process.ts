@@ -157,12 +157,12 @@ export async function startBenchStack(database: string) {
 }
 
 /**
- * The simulated carrier (simulators/carrier/main.ts) in its own process on a free port, signing its
+ * The simulated carrier (simulators/simulated-carrier/main.ts) in its own process on a free port, signing its
  * events with signingSecret, its time scaled by timeScale; resolves once it listens.
  */
 export async function startBenchCarrier(databaseUrl: string, signingSecret: string, timeScale: number) {
   const port = await freePort();
-  const carrier = startBenchProcess('simulators/carrier/main.ts', {
+  const carrier = startBenchProcess('simulators/simulated-carrier/main.ts', {
     DATABASE_URL: databaseUrl,
     SIMULATED_CARRIER_PORT: String(port),
     SIMULATED_CARRIER_SIGNING_SECRET: signingSecret,

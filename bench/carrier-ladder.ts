@@ -36,7 +36,7 @@ import { projectRoot } from '../scripts/stack/paths';
 
 const LEADS = Number(process.env.BENCH_LEADS ?? 10_000);
 const BASELINE_COMMIT = process.env.BENCH_BASELINE_COMMIT ?? '52248cb';
-/** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (simulators/carrier/timeline.ts). */
+/** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (simulators/simulated-carrier/timeline.ts). */
 const TIME_SCALE = 1 / 3;
 const SIGNING_SECRET = `bench-${randomUUID()}`;
 const SAMPLE_MS = 250;

@@ -18,7 +18,7 @@ import { keyringSchema, newKeyringEntry } from '../lib/secrets/keyring';
 import { addMember, createApiKey, createWorkspace } from '../lib/door/workspace-admin';
 import { freePort } from '../scripts/stack/child-process';
 
-/** Last digit 0: answered by a human; second-to-last 0: talks the shortest, 30 s (simulators/carrier/timeline.ts). */
+/** Last digit 0: answered by a human; second-to-last 0: talks the shortest, 30 s (simulators/simulated-carrier/timeline.ts). */
 export const ANSWERED_PHONE = '+14155550100';
 /** Busy at once on the simulated carrier: a call with no aftermath (no call intelligence), the bare ladder's shape. */
 export const BUSY_PHONE_NO_AFTERMATH = '+14155550105';

@@ -39,7 +39,7 @@ const WITH_DEV_SERVER = process.env.BENCH_SCALE_DEV_SERVER !== '0';
 /** The results' file name under bench/results/ (a partial run kept beside the full one). */
 const RESULTS_NAME = process.env.BENCH_SCALE_RESULTS ?? 'scale';
 const CONCURRENCY = 20;
-/** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (simulators/carrier/timeline.ts). */
+/** A busy call's timeline is queued 0 s, ringing 1 s, busy 3 s (simulators/simulated-carrier/timeline.ts). */
 const TIME_SCALE = 1 / 3;
 const SIGNING_SECRET = `bench-${randomUUID()}`;
 /** Each process's metrics endpoints on ports of their own: two workers on one machine must not collide. */

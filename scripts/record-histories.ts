@@ -27,7 +27,7 @@ import { createSimulatedWhatsAppClient } from '../lib/whatsapp/graph-client';
 import { createSimulatedWhatsAppProvider } from '../simulators/meta-twin/server';
 import type { AppServices } from '../api/app-services';
 import { createSimulatedCarrierClient } from '../lib/simulated-carrier/client';
-import { createSimulatedCarrier } from '../simulators/carrier/server';
+import { createSimulatedCarrier } from '../simulators/simulated-carrier/server';
 import { createSimulatedWhatsApp } from '../lib/whatsapp/simulated-whatsapp';
 import { defaultExportTaskQueue, defaultSpeechTaskQueue } from '../lib/config';
 import { SPEECH_DECODE_TIMEOUT_MS, SPEECH_LIMITS } from '../lib/speech/limits';

@@ -95,7 +95,7 @@ describe('the compiled build', () => {
     const carrierPort = await freePort();
     const signingSecret = { SIMULATED_CARRIER_SIGNING_SECRET: 'compiled-build-test-signing-secret' };
     const api = startCompiled('api/main.js', { PORT: String(port), ...signingSecret });
-    startCompiled('simulators/carrier/main.js', {
+    startCompiled('simulators/simulated-carrier/main.js', {
       SIMULATED_CARRIER_PORT: String(carrierPort),
       SIMULATED_TELEPHONY_TIME_SCALE: '0.001',
       ...signingSecret,

@@ -309,7 +309,7 @@ const SIMULATOR_RULES: StrangerRules = {
   ],
   allowedUnder: {
     // The simulated carrier is no provider's twin: it speaks the product's own carrier protocol (lib/calls/carrier.ts).
-    'simulators/carrier/': [
+    'simulators/simulated-carrier/': [
       'lib/calls/carrier.ts',
       'lib/calls/call-event.ts',
       'lib/calls/call-states.ts',
@@ -329,16 +329,16 @@ describe('the twins are strangers to the product', () => {
     const graph = new Map([
       ['simulators/meta-twin/server.ts', ['lib/whatsapp/webhook.ts', 'lib/log.ts', 'simulators/twin-common/a.ts']],
       ['simulators/twin-common/a.ts', ['lib/config.ts', 'lib/http/listen.ts']],
-      ['simulators/telnyx-twin/calls.ts', ['simulators/carrier/server.ts']],
-      ['simulators/carrier/server.ts', ['lib/calls/carrier.ts', 'lib/carriers/twilio/twilio-states.ts']],
+      ['simulators/telnyx-twin/calls.ts', ['simulators/simulated-carrier/server.ts']],
+      ['simulators/simulated-carrier/server.ts', ['lib/calls/carrier.ts', 'lib/carriers/twilio/twilio-states.ts']],
       ['lib/whatsapp/webhook.ts', ['lib/config.ts']],
     ]);
     expect(strangerImports(graph, SIMULATOR_RULES)).toEqual([
-      'simulators/carrier/server.ts -> lib/carriers/twilio/twilio-states.ts',
       'simulators/meta-twin/server.ts -> lib/whatsapp/webhook.ts',
       'simulators/meta-twin/server.ts -> lib/config.ts (through simulators/twin-common/a.ts)',
-      'simulators/telnyx-twin/calls.ts -> lib/calls/carrier.ts (through simulators/carrier/server.ts)',
-      'simulators/telnyx-twin/calls.ts -> lib/carriers/twilio/twilio-states.ts (through simulators/carrier/server.ts)',
+      'simulators/simulated-carrier/server.ts -> lib/carriers/twilio/twilio-states.ts',
+      'simulators/telnyx-twin/calls.ts -> lib/calls/carrier.ts (through simulators/simulated-carrier/server.ts)',
+      'simulators/telnyx-twin/calls.ts -> lib/carriers/twilio/twilio-states.ts (through simulators/simulated-carrier/server.ts)',
       'simulators/twin-common/a.ts -> lib/config.ts',
     ]);
   });

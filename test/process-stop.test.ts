@@ -190,7 +190,7 @@ describe('with its database gone or black-holed, SIGTERM stops', () => {
     async (outage) => {
       const deps = await dependencies();
       const port = await freePort();
-      const carrier = start('simulators/carrier/main.ts', {
+      const carrier = start('simulators/simulated-carrier/main.ts', {
         DATABASE_URL: deps.env.DATABASE_URL,
         SIMULATED_CARRIER_PORT: String(port),
         SIMULATED_CARRIER_SIGNING_SECRET: TEST_CARRIER_SIGNING_SECRET,

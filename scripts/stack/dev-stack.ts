@@ -281,7 +281,7 @@ async function main() {
   await requireFreePort(storeTwin.STORE_TWIN_PORT, 'the store twin');
   const nodeArgs = ['--import', 'tsx'];
   watch(
-    startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/carrier/main.ts'], {
+    startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/simulated-carrier/main.ts'], {
       cwd: projectRoot,
       env,
     }),

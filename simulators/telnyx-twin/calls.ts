@@ -1,7 +1,7 @@
 import { randomUUID, type KeyObject } from 'node:crypto';
 import type { JsonHttp } from '../../lib/http/json-http';
 import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
-import { simulatedTalkMs } from '../carrier/timeline';
+import { simulatedTalkMs } from '../simulated-carrier/timeline';
 import { personaAnswer, relayPersonaAnswer, type PersonaScript } from '../twilio-twin/persona';
 import { TWIN_TIMES, detection, dialPlan, machineGreeting, speakingMs, type AnsweredBy } from '../twilio-twin/plan';
 import { relayConversation, type RelaySettings } from '../twilio-twin/relay';

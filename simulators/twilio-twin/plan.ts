@@ -1,8 +1,8 @@
-import { SIMULATED_TIMES, simulatedOutcomeFor, simulatedTalkMs } from '../carrier/timeline';
+import { SIMULATED_TIMES, simulatedOutcomeFor, simulatedTalkMs } from '../simulated-carrier/timeline';
 
 /**
  * What a number does when the twin dials it, and how long things take: the simulated carrier's rules by the number's
- * last digit (simulators/carrier/timeline.ts: 0-4 a human, 5 busy, 6 no answer, 7 a machine, 8 failed, 9 invalid),
+ * last digit (simulators/simulated-carrier/timeline.ts: 0-4 a human, 5 busy, 6 no answer, 7 a machine, 8 failed, 9 invalid),
  * read through Twilio's own ring Timeout. Every time here is simulated time, in ms from the dial; the twin multiplies
  * them by its time scale. Pure functions: the same number always does the same thing.
  */

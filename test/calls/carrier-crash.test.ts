@@ -30,7 +30,7 @@ async function startProcess(entry: string, port: number, env: NodeJS.ProcessEnv,
 /** The simulated carrier process (npm run simulated-carrier): a call rings 60 ms and talks 300-390 ms. */
 const startCarrierProcess = (port: number) =>
   startProcess(
-    'simulators/carrier/main.ts',
+    'simulators/simulated-carrier/main.ts',
     port,
     {
       SIMULATED_CARRIER_PORT: String(port),

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { CallEvent } from '../../lib/calls/call-event';
 import { isTerminalCallState } from '../../lib/calls/call-states';
-import { SIMULATED_TIMES } from '../../simulators/carrier/timeline';
+import { SIMULATED_TIMES } from '../../simulators/simulated-carrier/timeline';
 import { startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { startReceiver } from '../support/http-receiver';
 import { until } from '../support/until';
 
 /*
- * The simulated carrier's hangup against its own delivery loop (simulators/carrier/server.ts). A hangup that
+ * The simulated carrier's hangup against its own delivery loop (simulators/simulated-carrier/server.ts). A hangup that
  * lands while the loop takes the call's next step once lost the call's end: the loop took a step the hangup had
  * cut, and the canceled event it was owed had no place left in its timeline, so the call stayed live for the
  * receiver until its deadline (found as a stop test that hung 1 run in about 40 under load).

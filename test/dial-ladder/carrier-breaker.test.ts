@@ -15,7 +15,7 @@ import { createTestWorkspace } from '../support/workspace';
 import { transitionCampaign } from '../support/campaign-transition';
 
 // Real servers: PostgreSQL, Temporal, the API, a worker, and the simulated carrier over HTTP. Its
-// numbers decide the call (simulators/carrier/timeline.ts): last digit 0-4 answered, 5 busy,
+// numbers decide the call (simulators/simulated-carrier/timeline.ts): last digit 0-4 answered, 5 busy,
 // 6 no answer, 7 voicemail, 8 failed at the carrier.
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();

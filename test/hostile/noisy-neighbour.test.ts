@@ -100,7 +100,7 @@ async function neighbourCampaign(name: string) {
       key: neighbour.key,
       body: {
         leads: keys.slice(from, from + 100).map((idempotencyKey, offset) => ({
-          // Ending 0-4: answered by a person (simulators/carrier/timeline.ts).
+          // Ending 0-4: answered by a person (simulators/simulated-carrier/timeline.ts).
           lead: { phone: `+1415555${String(from + offset).padStart(3, '0')}${(from + offset) % 5}` },
           idempotencyKey,
         })),

@@ -265,7 +265,7 @@ const heldByCampaignSignals: ReplayScenario = {
 };
 
 export const leadLadderScenarios: ReplayScenario[] = [
-  // The simulated carrier: the last digit scripts the outcome (simulators/carrier/timeline.ts).
+  // The simulated carrier: the last digit scripts the outcome (simulators/simulated-carrier/timeline.ts).
   ladderScenario('lead-ladder-answered', '+14155550120'),
   // Three busy attempts with their rung delays.
   ladderScenario('lead-ladder-busy-full-ladder', '+14155550125'),

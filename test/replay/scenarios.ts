@@ -392,7 +392,7 @@ const journeyReviewedByUpdate: ReplayScenario = {
 };
 
 export const replayScenarios: ReplayScenario[] = [
-  // The simulated carrier: the last digit scripts the outcome (see simulators/carrier/timeline.ts).
+  // The simulated carrier: the last digit scripts the outcome (see simulators/simulated-carrier/timeline.ts).
   leadDialScenario('lead-dial-answered', '+14155550120'),
   // The full ladder: three busy attempts with their rung delays.
   leadDialScenario('lead-dial-busy-full-ladder', '+14155550125'),

@@ -4,7 +4,7 @@ import type { Database } from '../../lib/database';
 import type { CallEvent } from '../../lib/calls/call-event';
 import type { SubscribableProgressState } from '../../lib/calls/call-states';
 import { createSimulatedCarrierClient } from '../../lib/simulated-carrier/client';
-import { createSimulatedCarrier, type SimulatedCarrier } from '../../simulators/carrier/server';
+import { createSimulatedCarrier, type SimulatedCarrier } from '../../simulators/simulated-carrier/server';
 
 /** What the test APIs check simulated events against (startTestApi) and the test carriers sign with. */
 export const TEST_CARRIER_SIGNING_SECRET = 'test-simulated-carrier-signing-secret';

@@ -139,7 +139,7 @@ export interface StrangerRules {
   folder: string;
   /** What any of its files may reach outside it: shared infrastructure, no rule of the product's. */
   allowed: readonly string[];
-  /** What the files under a subfolder may reach besides (`simulators/carrier/`: the product's own carrier protocol). */
+  /** What the files under a subfolder may reach besides (`simulators/simulated-carrier/`: the product's own carrier protocol). */
   allowedUnder: Readonly<Record<string, readonly string[]>>;
 }
 
