@@ -1,4 +1,6 @@
-// `npm run simulated-whatsapp`: the simulated WhatsApp provider as its own process (notes "The simulated WhatsApp provider").
+// `npm run simulated-whatsapp`: Meta's WhatsApp Cloud API twin (server.ts says why one server is both) as its own
+// process: the simulated WhatsApp provider, or the Meta twin when META_TWIN_ACCOUNTS is set
+// (docs/features/whatsapp/simulated-provider.md).
 import { configureLogging, log, secretsOfConfig } from '../../lib/log';
 import { twinPool } from '../twin-common/sql';
 import { loadSimulatedWhatsAppConfigOrExit } from './config';

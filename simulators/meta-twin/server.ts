@@ -1,3 +1,7 @@
+// Meta's WhatsApp Cloud API twin, hence the folder's name, meta-twin. The same server is also the embedded `simulated`
+// WhatsApp provider: without `accounts` it asks for no token and its messages record the provider `simulated`
+// (docs/features/whatsapp/simulated-provider.md); given `accounts` it is the Meta twin, provider `meta-twin`
+// (docs/features/whatsapp/meta-cloud-api.md#the-meta-twin). One folder, two names, because it is one server.
 import { createHmac, randomBytes, randomInt, randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
