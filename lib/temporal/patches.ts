@@ -324,7 +324,7 @@ export const PATCHES = {
   callNodeLadderV2: {
     id: 'call-node-ladder-v2',
     workflow: 'journeyRunWorkflow',
-    since: { commit: 'e688ec9', date: '2026-12-07' },
+    since: { commit: '669c2bd', date: '2026-12-07' },
     change:
       "A call node's child is the current ladder (leadLadderWorkflowV2) instead of the lean ladder (leadLadderWorkflow): " +
       'the same commands for a call node (attemptCall ignores settleAtEnd with a callKey, its calls never settle the ' +
@@ -335,7 +335,7 @@ export const PATCHES = {
     oldPathIn: ['journey-call-branch-webhook-wait', 'journey-call-branch-webhook-wait-lean-ladder'],
     notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update', 'journey-whatsapp-node-channel'],
     longestRun: JOURNEY_RUN_LIFETIME,
-    retireWhen: stillOpen('journeyRunWorkflow', 'e688ec9'),
+    retireWhen: stillOpen('journeyRunWorkflow', '669c2bd'),
     decision: JOURNEY_KEEP,
   },
   campaignAnswerBeforeWaking: {
