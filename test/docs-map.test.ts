@@ -1,7 +1,7 @@
 // The map is true: docs/architecture.md names every workflow type the worker registers, the one a new lead of each
-// kind starts, every simulator and every feature folder; no docs page and no code comment names a repo path that does
-// not exist or a workflow type that no workflow exports; no docs page is longer than 500 lines. And the checker can
-// fail, on fixtures.
+// kind starts and the one a journey's call node starts, every simulator and every feature folder; no docs page and no
+// code comment names a repo path that does not exist or a workflow type that no workflow exports; no docs page is
+// longer than 500 lines. And the checker can fail, on fixtures.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,6 +53,15 @@ describe('docs/architecture.md', () => {
     expect(architecture).toMatch(new RegExp(`new CLASSIC lead[^.]*\`${classic}\``));
     expect(architecture).toMatch(/new WHATSAPP lead[^.]*`leadMessageWorkflow`/);
     expect(architecture).toMatch(/new JOURNEY lead[^.]*`journeyRunWorkflow`/);
+  });
+
+  it("says which workflow type a journey's call node starts, as workflows/journeys/journey-run.ts starts it", () => {
+    // The newest patch is asked first: the type its branch gives is the one a new run starts.
+    const callNodeChild = /const ladder = patched\(PATCHES\.\w+\.id\)\s*\?\s*(\w+)/.exec(
+      read('workflows/journeys/journey-run.ts'),
+    )?.[1];
+    expect(callNodeChild).toBeDefined();
+    expect(architecture).toMatch(new RegExp(`journey's call node runs[^.]*\`${callNodeChild}\``));
   });
 
   it('names every simulator and every folder of api/, workflows/, activities/ and lib/', () => {

@@ -150,6 +150,23 @@ describe('recorded workflow histories', () => {
     expect(markers('lead-ladder-v2-busy-full-ladder.json')).toBe(5);
   });
 
+  it("replays a journey's call node on each ladder it has started: the first, the lean one, the current one", () => {
+    const childOf = (file: string) =>
+      loadHistory(file)
+        .events.map((event) => event.startChildWorkflowExecutionInitiatedEventAttributes?.workflowType.name)
+        .filter(Boolean);
+    expect(childOf('journey-call-branch-webhook-wait.json')).toEqual(['leadDialWorkflow']);
+    expect(childOf('journey-call-branch-webhook-wait-lean-ladder.json')).toEqual(['leadLadderWorkflow']);
+    // Since call-node-ladder-v2, asked before call-node-lean-ladder: a new run records that one marker alone.
+    expect(childOf('journey-call-branch-webhook-wait-ladder-v2.json')).toEqual(['leadLadderWorkflowV2']);
+    const patchMarkers = loadHistory('journey-call-branch-webhook-wait-ladder-v2.json')
+      .events.map((event) => event.markerRecordedEventAttributes)
+      .filter((marker) => marker?.markerName === 'core_patch')
+      .map((marker) => JSON.parse(Buffer.from(marker.details['patch-data'].payloads[0].data, 'base64').toString()).id);
+    expect(patchMarkers).toContain('call-node-ladder-v2');
+    expect(patchMarkers).not.toContain('call-node-lean-ladder');
+  });
+
   it('fails with a determinism violation when a lean ladder no longer waits in the queue as recorded', async () => {
     const history = loadHistory('lead-ladder-queued-then-granted.json');
     // As if the ladder had dialed without the line handed to it: the queued wait's timer never started.

@@ -1,6 +1,7 @@
 // Entry point of the workflow bundle: every workflow type the worker registers.
 export { leadDialWorkflow } from './dial-ladder/legacy/lead-dial';
-export { leadLadderWorkflow, leadLadderWorkflowV2 } from './dial-ladder/lead-ladder';
+export { leadLadderWorkflow } from './dial-ladder/legacy/lead-ladder';
+export { leadLadderWorkflowV2 } from './dial-ladder/lead-ladder';
 export { campaignWorkflow } from './campaigns/campaign';
 export { webhookDeliveryWorkflow } from './result-webhooks/webhook-delivery';
 export { journeyRunWorkflow } from './journeys/journey-run';

@@ -200,7 +200,11 @@ export const PATCHES = {
     since: { commit: 'e1e6e5e', date: '2026-11-22' },
     change: 'The run upserts the JourneyNodeId search attribute at every node.',
     status: 'patched',
-    recordedIn: ['journey-whatsapp-node-channel', 'journey-call-branch-webhook-wait-lean-ladder'],
+    recordedIn: [
+      'journey-whatsapp-node-channel',
+      'journey-call-branch-webhook-wait-lean-ladder',
+      'journey-call-branch-webhook-wait-ladder-v2',
+    ],
     oldPathIn: ['journey-call-branch-webhook-wait', 'journey-recovered-by-signal', 'journey-review-decided-by-update'],
     notReachedIn: [],
     longestRun: JOURNEY_RUN_LIFETIME,
@@ -219,6 +223,7 @@ export const PATCHES = {
     notReachedIn: [
       'journey-call-branch-webhook-wait',
       'journey-call-branch-webhook-wait-lean-ladder',
+      'journey-call-branch-webhook-wait-ladder-v2',
       'journey-recovered-by-signal',
       'journey-review-decided-by-update',
       'journey-whatsapp-node-channel',
@@ -237,10 +242,11 @@ export const PATCHES = {
       "A webhook node's JSON body (lib/journeys/render-json.ts isJsonBody) renders each value as JSON: escaped inside " +
       'a JSON string, as a JSON value elsewhere, so that lead data cannot add keys (asked only for a JSON body).',
     status: 'patched',
-    recordedIn: [],
+    // Recorded since, with call-node-ladder-v2: its webhook node's body is JSON.
+    recordedIn: ['journey-call-branch-webhook-wait-ladder-v2'],
     oldPathIn: [],
     // The new branch changes only the body an activity is given, never a command: no committed history takes it
-    // apart, and none records its marker (histories recorded before it never asked it).
+    // apart, and those recorded before it never asked it.
     notReachedIn: [
       'journey-call-branch-webhook-wait',
       'journey-call-branch-webhook-wait-lean-ladder',
@@ -251,8 +257,8 @@ export const PATCHES = {
     longestRun: JOURNEY_RUN_LIFETIME,
     retireWhen: stillOpen('journeyRunWorkflow', '48bd1d6'),
     decision:
-      `${JOURNEY_KEEP} No committed history stands in the way of retiring it: the two with a JSON body replay ` +
-      'either branch (a body is not a command replay compares).',
+      `${JOURNEY_KEEP} No committed history stands in the way of retiring it: the two recorded before it with a JSON ` +
+      'body replay either branch (a body is not a command replay compares).',
   },
   whatsappNodeProvider: {
     id: 'whatsapp-node-provider',
@@ -262,7 +268,11 @@ export const PATCHES = {
       'A whatsapp node sends on the WhatsApp channel (sendJourneyWhatsApp: its provider, billing and statuses) ' +
       'instead of the embedded sender (sendWhatsAppTemplate).',
     status: 'patched',
-    recordedIn: ['journey-whatsapp-node-channel', 'journey-call-branch-webhook-wait-lean-ladder'],
+    recordedIn: [
+      'journey-whatsapp-node-channel',
+      'journey-call-branch-webhook-wait-lean-ladder',
+      'journey-call-branch-webhook-wait-ladder-v2',
+    ],
     oldPathIn: ['journey-call-branch-webhook-wait'],
     notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update'],
     longestRun: JOURNEY_RUN_LIFETIME,
@@ -300,9 +310,32 @@ export const PATCHES = {
     status: 'patched',
     recordedIn: ['journey-call-branch-webhook-wait-lean-ladder'],
     oldPathIn: ['journey-call-branch-webhook-wait'],
-    notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update', 'journey-whatsapp-node-channel'],
+    notReachedIn: [
+      'journey-recovered-by-signal',
+      'journey-review-decided-by-update',
+      'journey-whatsapp-node-channel',
+      // Asked only when call-node-ladder-v2 answers false: a run that records that marker never asks this one.
+      'journey-call-branch-webhook-wait-ladder-v2',
+    ],
     longestRun: JOURNEY_RUN_LIFETIME,
     retireWhen: stillOpen('journeyRunWorkflow', '9d6d50d'),
+    decision: JOURNEY_KEEP,
+  },
+  callNodeLadderV2: {
+    id: 'call-node-ladder-v2',
+    workflow: 'journeyRunWorkflow',
+    since: { commit: '669c2bd', date: '2026-12-07' },
+    change:
+      "A call node's child is the current ladder (leadLadderWorkflowV2) instead of the lean ladder (leadLadderWorkflow): " +
+      'the same commands for a call node (attemptCall ignores settleAtEnd with a callKey, its calls never settle the ' +
+      'lead), so that no new run starts leadLadderWorkflow. Asked before call-node-lean-ladder: a new run records ' +
+      'this marker alone.',
+    status: 'patched',
+    recordedIn: ['journey-call-branch-webhook-wait-ladder-v2'],
+    oldPathIn: ['journey-call-branch-webhook-wait', 'journey-call-branch-webhook-wait-lean-ladder'],
+    notReachedIn: ['journey-recovered-by-signal', 'journey-review-decided-by-update', 'journey-whatsapp-node-channel'],
+    longestRun: JOURNEY_RUN_LIFETIME,
+    retireWhen: stillOpen('journeyRunWorkflow', '669c2bd'),
     decision: JOURNEY_KEEP,
   },
   campaignAnswerBeforeWaking: {

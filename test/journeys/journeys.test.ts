@@ -198,6 +198,9 @@ describe('a journey run walks the graph', () => {
     expect(receiver.received[0]!.headers['content-type']).toBe('application/json');
     expect(await db.call.count({ where: { leadId: pushed.body.leadId } })).toBe(1);
     expect((await db.lead.findUniqueOrThrow({ where: { id: pushed.body.leadId } })).status).toBe('completed');
+    // The call node's child is the current ladder (patch call-node-ladder-v2); a lead run's id is its lead's.
+    const child = await temporal.client.workflow.getHandle(`journey-${pushed.body.leadId}-call-call1-1`).describe();
+    expect(child.type).toBe('leadLadderWorkflowV2');
 
     // A number that is not answered takes the other branch.
     const missed = await pushLead(campaign.id, '+14155550125', { plan: 'basic' });

@@ -4,7 +4,7 @@ import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { prismaSql } from '../../lib/run-sql';
 import { handOverLines } from '../../lib/temporal/line-queue';
-import type { leadLadderWorkflow } from '../../workflows/dial-ladder/lead-ladder';
+import type { leadLadderWorkflow } from '../../workflows/dial-ladder/legacy/lead-ladder';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { WithStartWorkflowOperation, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
 import type { Database } from '../../lib/database';
@@ -43,8 +43,8 @@ function transition(
 }
 
 /*
- * The lean ladder (workflows/dial-ladder/lead-ladder.ts, leadLadderWorkflow), which every new CLASSIC lead runs since
- * 9d6d50d: its runs as the lead dispatcher starts them (with the campaign's search attributes), through the
+ * The lean ladder (workflows/dial-ladder/legacy/lead-ladder.ts, leadLadderWorkflow), which every new CLASSIC lead ran
+ * from 9d6d50d: its runs as the lead dispatcher starts them (with the campaign's search attributes), through the
  * asynchronous carrier (the simulated carrier over HTTP, its terminal event signalled by the event endpoint).
  */
 

@@ -453,6 +453,8 @@ export const replayScenarios: ReplayScenario[] = [
   ...leadLadderScenarios,
   // A journey's call node since patch 'call-node-lean-ladder': its child is the lean ladder.
   journeyToTheEnd('journey-call-branch-webhook-wait-lean-ladder', 'journey-to-the-end-lean-ladder'),
+  // Since patch 'call-node-ladder-v2': the child is the current ladder (leadLadderWorkflowV2), its commands the same.
+  journeyToTheEnd('journey-call-branch-webhook-wait-ladder-v2', 'journey-to-the-end-ladder-v2'),
   // The lean ladder on the Twilio path (issue 29): the script walk answered, and a voicemail left.
   ...twilioScenarios,
   // The conversation tools' outcomes over ConversationRelay (issue 30): a callback at its booked time, an opt-out, a

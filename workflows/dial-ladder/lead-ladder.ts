@@ -34,31 +34,23 @@ const { attemptCall, settleLead, campaignStatusOfLead } = proxyLocalActivities<A
 const QUEUED_RECHECK_MS = 60 * 60_000;
 
 /**
- * One lead on the CLASSIC dial ladder, lean (docs/features/dial-ladder.md#the-lean-ladder): the same ladder as
- * leadDialWorkflow, which it replaces for new leads, without patches and with two local activities per attempt.
- * Each rung waits its delay, then for the calling window in the lead's local time (durable timers), then for a line
- * of its campaign in the line queue, woken when one is handed to it, then places one call and waits for its end;
- * the outcome's rule ends the ladder or moves on. A stopped campaign ends it cancelled, even in the middle of a wait.
- * Replaced for new leads by leadLadderWorkflowV2 (docs/patch-register.md); runs in flight continue on it, and a
- * journey's call node still runs it as its child.
- */
-export async function leadLadderWorkflow(input: LeadDialInput): Promise<LeadDialResult> {
-  return runLeadLadder(input, false);
-}
-
-/**
  * The lean ladder with one local activity per call where the call's end leaves it nothing to do: it asks that the
  * call's end settle the lead (attemptCall's settleAtEnd: on the outcomes that end the ladder and have no aftermath,
  * the statement that ends the call finishes the lead, lib/calls/call-end.ts), and when the end says it did
- * (EndedCall.leadSettled), it ends without settleLead. Everything else as leadLadderWorkflow, which it succeeds for
- * new leads: a new workflow type, not a patch, so that its runs record no marker and no search attribute.
+ * (EndedCall.leadSettled), it ends without settleLead. Everything else as leadLadderWorkflow
+ * (workflows/dial-ladder/legacy/lead-ladder.ts), which it succeeds for new leads and for a journey's call node (whose
+ * calls never settle their lead: its commands are the lean ladder's): a new workflow type, not a patch, so that its
+ * runs record no marker and no search attribute.
  */
 export async function leadLadderWorkflowV2(input: LeadDialInput): Promise<LeadDialResult> {
   return runLeadLadder(input, true);
 }
 
-/** Both lean ladders; settleAtEnd: leadLadderWorkflowV2's, whose commands differ only by the settleLead it leaves out. */
-async function runLeadLadder(
+/**
+ * Both lean ladders: leadLadderWorkflowV2 (settleAtEnd) and the legacy leadLadderWorkflow, whose commands differ only
+ * by the settleLead the former leaves out. Both types' committed histories replay this code.
+ */
+export async function runLeadLadder(
   { leadId, callKey, agentId }: LeadDialInput,
   settleAtEnd: boolean,
 ): Promise<LeadDialResult> {

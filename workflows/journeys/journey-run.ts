@@ -27,7 +27,8 @@ import type {
 import { renderTemplate } from '../../lib/journeys/render';
 import { isJsonBody, renderJsonTemplate } from '../../lib/journeys/render-json';
 import { leadDialWorkflow } from '../dial-ladder/legacy/lead-dial';
-import { leadLadderWorkflow } from '../dial-ladder/lead-ladder';
+import { leadLadderWorkflow } from '../dial-ladder/legacy/lead-ladder';
+import { leadLadderWorkflowV2 } from '../dial-ladder/lead-ladder';
 import type { LeadOutcome } from '../../lib/dial-ladder/lead-state';
 import { journeyRunStateQuery, recoverSignal, recoverUpdate } from '../../lib/temporal/messages';
 import { journeyNodeThenOperator, journeyRunBookkeeping } from '../../lib/temporal/retry-policies';
@@ -188,8 +189,15 @@ export async function journeyRunWorkflow({ runId }: JourneyRunInput): Promise<Jo
             message: 'a run started by hand has no lead to call',
             nonRetryable: true,
           });
-        // Since 'call-node-lean-ladder' the child is the lean ladder; a run recorded before replays its older child.
-        const ladder = patched(PATCHES.callNodeLeanLadder.id) ? leadLadderWorkflow : leadDialWorkflow;
+        // Since 'call-node-ladder-v2' the child is the current ladder, which gives a call node the same commands as
+        // the lean ladder did (its calls never settle their lead); since 'call-node-lean-ladder' it was the lean
+        // ladder. Asked newest first, so that a new run records one marker; a run recorded before replays its older
+        // child (workflows/dial-ladder/legacy/).
+        const ladder = patched(PATCHES.callNodeLadderV2.id)
+          ? leadLadderWorkflowV2
+          : patched(PATCHES.callNodeLeanLadder.id)
+            ? leadLadderWorkflow
+            : leadDialWorkflow;
         const result = await executeChild(ladder, {
           workflowId: `journey-${runId}-call-${node.id}-${visit}`,
           // The node's own agent, if it names one (published only when it is an agent of the workspace).

@@ -1,6 +1,6 @@
 /*
- * LEGACY: leadDialWorkflow, the first CLASSIC ladder. No new run starts it: a new CLASSIC lead runs
- * leadLadderWorkflowV2 and a journey's call node leadLadderWorkflow (workflows/dial-ladder/lead-ladder.ts).
+ * LEGACY: leadDialWorkflow, the first CLASSIC ladder. No new run starts it: a new CLASSIC lead and a journey's call
+ * node run leadLadderWorkflowV2 (workflows/dial-ladder/lead-ladder.ts).
  * What still needs it: runs started before the lean ladder (9d6d50d, 2026-11-27) that are still open (a lead held
  * by a paused campaign may stay open for months), journey runs that started it as their call node's child before
  * the call-node-lean-ladder patch (they replay that child), its 18 committed lead-dial-* histories (test/histories/)
