@@ -35,6 +35,9 @@ const $AtMostCodePoints = z.core.$constructor<MaxLengthCheck>('AtMostCodePoints'
   z.core.$ZodCheckMaxLength.init(inst, def);
   inst._zod.check = (payload) => {
     const input = payload.value;
+    // zod runs a length check on anything with a length, an array too, even after the string type was refused: only
+    // a string is counted (the type's issue already says what is wrong with the rest).
+    if (typeof input !== 'string') return;
     // At most `maximum` units is at most `maximum` code points: only a longer text is counted.
     if (input.length <= def.maximum || countCodePoints(input, def.maximum) <= def.maximum) return;
     payload.issues.push({
@@ -53,6 +56,9 @@ const $AtLeastCodePoints = z.core.$constructor<MinLengthCheck>('AtLeastCodePoint
   z.core.$ZodCheckMinLength.init(inst, def);
   inst._zod.check = (payload) => {
     const input = payload.value;
+    // zod runs a length check on anything with a length, an array too, even after the string type was refused: only
+    // a string is counted (the type's issue already says what is wrong with the rest).
+    if (typeof input !== 'string') return;
     // Fewer units than `minimum` is fewer code points: only a text long enough in units is counted.
     if (input.length >= def.minimum && countCodePoints(input, def.minimum) >= def.minimum) return;
     payload.issues.push({
@@ -71,6 +77,9 @@ const $ExactlyCodePoints = z.core.$constructor<LengthEqualsCheck>('ExactlyCodePo
   z.core.$ZodCheckLengthEquals.init(inst, def);
   inst._zod.check = (payload) => {
     const input = payload.value;
+    // zod runs a length check on anything with a length, an array too, even after the string type was refused: only
+    // a string is counted (the type's issue already says what is wrong with the rest).
+    if (typeof input !== 'string') return;
     const count = countCodePoints(input, def.length);
     if (count === def.length) return;
     const tooBig = count > def.length;

@@ -78,6 +78,25 @@ describe("the routes' string caps count what the OpenAPI description's maxLength
     );
   });
 
+  it('refuses what is not a string at every capped string, as invalid input, never by throwing (the fuzzer sent [null, null])', () => {
+    const capped = distinctSchemas(sites).filter((site) => {
+      const { maxLength, minLength } = publishedBounds(site.schema);
+      return maxLength !== undefined || (minLength ?? 0) > 0;
+    });
+    const notStrings: unknown[] = [[null, null], ['a', 'b', 'c'], Array(5000).fill(0), 12, { length: 3 }, true];
+    const problems = capped.flatMap((site) =>
+      notStrings.flatMap((value) => {
+        try {
+          const result = z.safeParse(site.schema, value);
+          return result.success && value !== undefined ? [`${site.where}: takes ${JSON.stringify(value)}`] : [];
+        } catch (error) {
+          return [`${site.where}: throws ${(error as Error).message} on ${JSON.stringify(value).slice(0, 40)}`];
+        }
+      }),
+    );
+    expect(problems).toEqual([]);
+  });
+
   it("catches zod's own UTF-16 .max, .min and .length, and takes the code-point checks in any chain", () => {
     expect(lengthProblems(z.string().max(3))).toEqual([expect.stringContaining('refuses 3 astral')]);
     expect(lengthProblems(z.string().min(2))).toEqual([expect.stringContaining('takes 1 astral')]);
