@@ -6,22 +6,26 @@ set -euo pipefail
 source "$(dirname "$0")/lib/ensure-tools.sh"
 # First: everything after, npm and npx included, runs on the Node.js .nvmrc pins (docs/runtime.md).
 ensure_node
-ensure_node_modules
 if [ "${1:-}" = --cluster ]; then
   export WORKSPACE_STACK=cluster
   # State of its own, beside (not inside) the dev server's: .data/cluster/.
   export WORKSPACE_DATA_DIR="${WORKSPACE_DATA_DIR:-$PROJECT_ROOT/.data/cluster}"
+  ensure_node_modules
   if [ -z "${TEMPORAL_ADDRESS:-}" ]; then
     ensure_temporal_server
     ensure_temporal_ui || log "the Temporal Web UI server could not be built: the cluster runs without its UI"
   fi
-elif [ -z "${TEMPORAL_ADDRESS:-}" ]; then
-  ensure_temporal_cli
+  install_missing_debian_packages "${STACK_PACKAGE_CHECKS[@]}"
+  [ -n "${DATABASE_URL:-}" ] || ensure_postgres
+  ensure_platform_audio
+elif [ -n "${TEMPORAL_ADDRESS:-}" ]; then
+  side_by_side ensure_node_modules "install_missing_debian_packages ${STACK_PACKAGE_CHECKS[*]}"
+  ensure_node_modules
+  [ -n "${DATABASE_URL:-}" ] || ensure_postgres
+  ensure_platform_audio
+else
+  # On a fresh machine: node modules, the Temporal CLI and Debian's packages side by side (docs/operations.md#run-it).
+  ensure_dev_stack_tools
 fi
-[ -n "${DATABASE_URL:-}" ] || ensure_postgres
-ensure_media_tools
-ensure_translation_tools
-ensure_speech_tools
-ensure_platform_audio
 cd "$PROJECT_ROOT"
 exec node --import tsx scripts/stack/dev-stack.ts

@@ -260,84 +260,75 @@ ensure_temporal_ui() {
     mv "$dir/server" "$TEMPORAL_UI_SERVER_PATH"
 }
 
-ensure_postgres() {
-  local bindir
-  bindir="$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)"
-  if [ -z "$bindir" ]; then
-    if [ "$(id -u)" != 0 ]; then
-      log "PostgreSQL server binaries not found: install Debian's postgresql package, or set DATABASE_URL"
-      return 1
-    fi
-    log "installing PostgreSQL from Debian's packages"
-    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null) || return 1
-    bindir="$(ls -d /usr/lib/postgresql/*/bin | sort -V | tail -n 1)"
-  fi
-  export PG_BIN_DIR="$bindir"
-}
+# Each *_packages_missing prints the Debian packages its feature lacks (nothing when all are there), so that one
+# apt-get installs them all (install_missing_debian_packages): apt holds one lock, and each apt-get update costs seconds.
+postgres_bin_dir() { ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1; }
+postgres_packages_missing() { [ -n "$(postgres_bin_dir)" ] || echo postgresql; }
+# `npm start` with DATABASE_URL set uses that database: no server of its own.
+dev_postgres_packages_missing() { [ -n "${DATABASE_URL:-}" ] || postgres_packages_missing; }
 
-# The browser tests (GET /docs, the runbook walked in the Temporal Web UI) drive Debian's chromium
-# through playwright-core. Not being root is no reason to stop the other tests: those tests then fail
-# with a message saying what is missing.
-ensure_chromium() {
-  if [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; then return 0; fi
-  if [ -x /usr/bin/chromium ]; then return 0; fi
-  if [ "$(id -u)" != 0 ]; then
-    log "chromium not found: the browser tests will fail; install Debian's chromium package or set CHROMIUM_PATH"
-    return 0
-  fi
-  log "installing chromium from Debian's packages (the browser tests drive it)"
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || return 1
-}
-
-# Installs Debian packages for a feature when root; otherwise says what is missing and goes on (the
-# feature then fails with its own documented error). $1: the feature, $2: what fails without them, then
-# the packages.
-install_feature_packages() {
-  local feature="$1" without="$2"
-  shift 2
-  if [ "$(id -u)" != 0 ]; then
-    log "$feature: $without; install Debian's $* packages"
-    return 0
-  fi
-  log "installing $* from Debian's packages ($feature)"
-  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null) ||
-    return 1
+# The browser tests (GET /docs, the runbook walked in the Temporal Web UI) drive Debian's chromium through
+# playwright-core.
+chromium_packages_missing() {
+  { [ -n "${CHROMIUM_PATH:-}" ] && [ -x "$CHROMIUM_PATH" ]; } || [ -x /usr/bin/chromium ] || echo chromium
 }
 
 # Voice previews: espeak-ng speaks, lame encodes the MP3; sox measures audio (tests, background audio).
-# Installed like PostgreSQL: from Debian's packages, when missing and root.
-ensure_media_tools() {
+media_packages_missing() {
   local missing=() tool
   for tool in espeak-ng lame sox; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
   # sox reads MP3 only with its MP3 format package (a recommendation, not a dependency, of sox).
-  command -v sox >/dev/null 2>&1 && ! sox -h 2>/dev/null | grep -q ' mp3 ' && missing+=(libsox-fmt-mp3)
-  [ "${#missing[@]}" = 0 ] && return 0
-  install_feature_packages "voice previews" "without ${missing[*]}, voice previews answer 502 provider_error" \
-    espeak-ng lame sox libsox-fmt-mp3
+  { ! command -v sox >/dev/null 2>&1 || ! sox -h 2>/dev/null | grep -q ' mp3 '; } && missing+=(libsox-fmt-mp3)
+  echo "${missing[@]}"
 }
 
-# Transcript translation: Debian's apertium and its language pairs (the data packages TRANSLATION_PACKAGES
-# names; at least English <-> Spanish). The API reads the pairs from what is installed (`apertium -l`).
-# Installed like PostgreSQL: from Debian's packages, when missing and root.
+# Transcript translation: Debian's apertium and its language pairs (at least English <-> Spanish). The API reads the
+# pairs from what is installed (`apertium -l`).
 TRANSLATION_PACKAGES=(apertium apertium-eng-spa)
-ensure_translation_tools() {
+translation_packages_missing() {
   # Not grep -q: it would exit at the match, apertium would die of SIGPIPE, and pipefail (the callers'
   # set -o pipefail) would call the pair missing, so every run reinstalled it.
   if command -v apertium >/dev/null 2>&1 && apertium -l 2>/dev/null | grep -x '[[:space:]]*eng-spa' >/dev/null; then return 0; fi
-  install_feature_packages "transcript translation" \
-    "without apertium or its English-Spanish pair, transcript translation answers 502 provider_error or 422" \
-    "${TRANSLATION_PACKAGES[@]}"
+  echo "${TRANSLATION_PACKAGES[@]}"
 }
 
 # Speech analysis of uploaded recordings: Debian's pocketsphinx (the recogniser's CLI, pocketsphinx_continuous)
 # and pocketsphinx-en-us (its US English acoustic model, language model and dictionary; lib/speech reads their
-# paths from the package's file list). Installed like PostgreSQL: from Debian's packages, when missing and root.
+# paths from the package's file list).
 SPEECH_PACKAGES=(pocketsphinx pocketsphinx-en-us)
-ensure_speech_tools() {
+speech_packages_missing() {
   if command -v pocketsphinx_continuous >/dev/null 2>&1 &&
     dpkg-query -L pocketsphinx-en-us 2>/dev/null | grep '/en-us\.lm\.bin$' >/dev/null; then return 0; fi
-  install_feature_packages "speech analysis" "without pocketsphinx or its US English model, speech analysis fails" \
-    "${SPEECH_PACKAGES[@]}"
+  echo "${SPEECH_PACKAGES[@]}"
+}
+
+# Installs, in one apt-get, the packages the *_packages_missing functions named as arguments print. Not root: says
+# what is missing and goes on (each feature then fails with its own documented error; PostgreSQL fails below).
+install_missing_debian_packages() {
+  local packages=() check
+  for check in "$@"; do
+    # shellcheck disable=SC2207 # package names have no spaces
+    packages+=($("$check"))
+  done
+  [ "${#packages[@]}" = 0 ] && return 0
+  if [ "$(id -u)" != 0 ]; then
+    log "not root: install Debian's ${packages[*]} packages (without them: PostgreSQL needs DATABASE_URL, voice previews and transcript translation answer 502 provider_error, speech analysis fails, the browser tests fail)"
+    return 0
+  fi
+  log "installing ${packages[*]} from Debian's packages (one apt-get)"
+  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${packages[@]}" >/dev/null)
+}
+
+# The Debian packages of the stack: what `npm start` needs, and the browser the tests add.
+STACK_PACKAGE_CHECKS=(dev_postgres_packages_missing media_packages_missing translation_packages_missing speech_packages_missing)
+TEST_PACKAGE_CHECKS=(postgres_packages_missing media_packages_missing translation_packages_missing speech_packages_missing
+  chromium_packages_missing)
+
+ensure_postgres() {
+  install_missing_debian_packages postgres_packages_missing || return 1
+  PG_BIN_DIR="$(postgres_bin_dir)"
+  [ -n "$PG_BIN_DIR" ] || { log "PostgreSQL server binaries not found: install Debian's postgresql package, or set DATABASE_URL"; return 1; }
+  export PG_BIN_DIR
 }
 
 # The platform's background audio loops, made with sox in BACKGROUND_AUDIO_DIR (default .data/background-audio)
@@ -347,9 +338,29 @@ ensure_platform_audio() {
     log "the platform's background audio could not be made now (is sox installed?); the API will try on first use"
 }
 
-# Everything a script that starts the ephemeral stack needs (tests, history recording).
+# Runs each command given (one word or a quoted command line) at the same time, in subshells, and fails with the
+# first failure once all have ended: what one sets up (node modules, the Temporal CLI, Debian's packages) the others do
+# not need, and each mostly waits on the network. Exports do not come back from the subshells: the ensure_* functions
+# run again after it, on their fast paths.
+side_by_side() {
+  local pids=() command pid status=0
+  for command in "$@"; do
+    (eval "$command") &
+    pids+=($!)
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || status=$?; done
+  return "$status"
+}
+
+# Everything a script that starts the ephemeral stack needs (tests, history recording): the slow installs side by
+# side, then each ensure_* on its fast path for what it exports.
 ensure_stack_tools() {
-  ensure_node && ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_chromium && ensure_media_tools &&
-    ensure_translation_tools && ensure_speech_tools &&
-    ensure_platform_audio && cd "$PROJECT_ROOT"
+  ensure_node && side_by_side ensure_node_modules ensure_temporal_cli "install_missing_debian_packages ${TEST_PACKAGE_CHECKS[*]}" &&
+    ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_platform_audio && cd "$PROJECT_ROOT"
+}
+
+# What `npm start` needs, side by side the same way (without the browser the tests drive).
+ensure_dev_stack_tools() {
+  ensure_node && side_by_side ensure_node_modules ensure_temporal_cli "install_missing_debian_packages ${STACK_PACKAGE_CHECKS[*]}" &&
+    ensure_node_modules && ensure_temporal_cli && { [ -n "${DATABASE_URL:-}" ] || ensure_postgres; } && ensure_platform_audio && cd "$PROJECT_ROOT"
 }
