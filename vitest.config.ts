@@ -1,4 +1,5 @@
 import { defineConfig } from 'vitest/config';
+import { SlowestFirstSequencer } from './test/setup/slowest-first';
 
 export default defineConfig({
   test: {
@@ -8,7 +9,11 @@ export default defineConfig({
     setupFiles: ['test/setup/processes.ts'],
     // The Temporal worker's native bridge belongs in a process of its own, not a worker thread.
     pool: 'forks',
-    maxWorkers: 2,
+    // Three files at once on two CPUs: most of the long files wait (on processes they killed and started again, on
+    // calls played at a tenth of real time, on timers), so a third keeps the CPUs busy while they do (docs/testing.md#where-the-time-goes).
+    maxWorkers: 3,
+    // The slowest files first (test/setup/file-seconds.json), so that none starts last and runs alone.
+    sequence: { sequencer: SlowestFirstSequencer },
     // Processes the tests start (workers, the API, the compiled build) inherit these: no metrics port is
     // bound unless a test asks for one, so parallel processes never contend for 9464-9467.
     env: {
