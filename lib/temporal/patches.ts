@@ -90,7 +90,7 @@ function retired<const Facts extends Omit<RegisteredPatch, 'decision'> & { statu
     decision:
       `Retired on 2026-12-07 (issue 41): ${why} Next, its deprecatePatch call may go once no ${facts.workflow} ` +
       `started before the release that retired it is open, with ${facts.recordedIn.join(' and ')} recorded again ` +
-      'first (they hold its marker as patched()).',
+      `first (${facts.recordedIn.length === 1 ? 'it holds' : 'they hold'} its marker as patched()).`,
   };
 }
 
@@ -457,7 +457,8 @@ export const PATCHES = {
         'transition: without bound',
       retireWhen: stillOpen('campaignWorkflow', '19f4bc2'),
     },
-    'a campaign run started before it may wait for its next transition without bound (a paused campaign waits for months, and a run continues as new with the branch it started on)',
+    'a campaign run started before it may wait for its next transition without bound (a paused campaign waits ' +
+      'for months; only its continue-as-new, after 2,000 events, starts a run that has never taken the old branch)',
   ),
   whatsappHandOverOnce: retired(
     {
@@ -497,8 +498,9 @@ export const PATCHES = {
       retireWhen: stillOpen('leadMessageWorkflow', 'e49fada'),
     },
     LEAD_RUNS_UNBOUNDED,
-    'Only a send answered ambiguously by a worker without the patch takes the old branch, and its run ends within a ' +
-      'day of it (DELIVERY_WAIT_MS), but the count by start time cannot tell such a run from a lead still held.',
+    'Only a run whose ambiguous answer a worker without the patch handled took the old branch, and it ended within ' +
+      'a day (DELIVERY_WAIT_MS); but the count by start time cannot tell it from a lead held since before the ' +
+      'release, which takes the new branch when it sends, so the count decides.',
   ),
 } as const satisfies Record<string, RegisteredPatch>;
 
