@@ -128,6 +128,21 @@ describe('the patch register (lib/temporal/patches.ts)', () => {
     }
   });
 
+  it('says why each patch stays (the count that would retire it, the histories retired with it) or when it went', () => {
+    for (const patch of REGISTERED_PATCHES) {
+      if (patch.status === 'deprecated') {
+        expect(patch.decision, patch.id).toMatch(/^Retired on \d{4}-\d{2}-\d{2} /);
+        continue;
+      }
+      expect(patch.decision, patch.id).toMatch(/^Keep: /);
+      expect(patch.decision, patch.id).toContain(
+        `temporal workflow count --query "WorkflowType='${patch.workflow}' AND ExecutionStatus='Running' AND ` +
+          `StartTime < '<the release carrying ${patch.since.commit}>'"`,
+      );
+      for (const history of patch.oldPathIn) expect(patch.decision, `${patch.id}: ${history}`).toContain(history);
+    }
+  });
+
   it('is listed in docs/patch-register.md, each patch with its workflow, commit and status', () => {
     const page = readFileSync(path.join(root, 'docs/patch-register.md'), 'utf8');
     for (const patch of REGISTERED_PATCHES)

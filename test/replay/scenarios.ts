@@ -38,7 +38,7 @@ import { leadLadderScenarios } from './lead-ladder-scenario';
 import { twilioScenarios } from './twilio-scenario';
 import { conversationToolScenarios } from './conversation-tools-scenario';
 import type { Keyring } from '../../lib/secrets/keyring';
-import { billedTestCallScenario, testCallScenario, voidedTestCallScenario } from './test-call-scenario';
+import { billedTestCallScenario, voidedTestCallScenario } from './test-call-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -433,7 +433,6 @@ export const replayScenarios: ReplayScenario[] = [
   liveSheetScenario,
   // Call intelligence of a call with a stored transcript (workflows/call-intelligence/call-intelligence.ts).
   callIntelligenceScenario,
-  testCallScenario,
   billedTestCallScenario,
   voidedTestCallScenario,
   completedSpeechAnalysisScenario,

@@ -40,9 +40,10 @@ const testCallTo = (name: string, to: string) => ({
   },
 });
 
-/** Recorded before billing (patched 'test-call-billing'): it replays on the unbilled path. */
-export const testCallScenario = testCallTo('test-call-answered', '+14155550120');
-/** Billing: the hold posted by the call's started minute, before its intelligence. */
+/**
+ * Billing (patch 'test-call-billing', retired: test-call-answered, recorded before it, went with its old branch): the
+ * hold posted by the call's started minute, before its intelligence.
+ */
 export const billedTestCallScenario = testCallTo('test-call-billed-answered', '+14155550120');
 /** Billing: a busy number, never connected, its hold voided. */
 export const voidedTestCallScenario = testCallTo('test-call-billed-busy', '+14155550125');

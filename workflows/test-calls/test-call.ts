@@ -1,4 +1,4 @@
-import { CancellationScope, patched, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, deprecatePatch, proxyActivities } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import type { TestCallInput, TestCallResult } from '../../lib/test-calls/test-call';
 import type { EndedCall } from '../../lib/calls/ended-call';
@@ -40,8 +40,9 @@ async function placeAndAwait(
  * call's outcome. Should the call fail for good, its hold is voided before the workflow fails.
  */
 export async function testCallWorkflow({ callId }: TestCallInput): Promise<TestCallResult> {
-  // Histories from before billing (the hold, and billing before the call intelligence) replay unbilled.
-  if (!patched(PATCHES.testCallBilling.id)) return testCallBeforeBilling({ callId });
+  // Retired (docs/patch-register.md#retiring-a-patch): no run that took the unbilled path is open. The call stays
+  // while runs that recorded the marker may be open, as a run that recorded it replays only with a call for its id.
+  deprecatePatch(PATCHES.testCallBilling.id);
   const endedCalls = receiveEndedCalls();
   let placed: { result: TestCallResult; dialed: boolean };
   try {
@@ -54,14 +55,4 @@ export async function testCallWorkflow({ callId }: TestCallInput): Promise<TestC
   // As a lead's call: an answered or voicemail call gets its transcript and call intelligence (no campaign: no breaker).
   if (placed.dialed) await afterCallEnded({ callId });
   return placed.result;
-}
-
-/** The workflow as it ran before billing (billTestCall was a no-op then), for the histories recorded with it. */
-async function testCallBeforeBilling({ callId }: TestCallInput): Promise<TestCallResult> {
-  const endedCalls = receiveEndedCalls();
-  const { result, dialed } = await placeAndAwait(callId, endedCalls);
-  if (!dialed) return result;
-  await afterCallEnded({ callId });
-  await billTestCall(result);
-  return result;
 }

@@ -1,4 +1,4 @@
-import { CancellationScope, patched, proxyActivities, sleep } from '@temporalio/workflow';
+import { CancellationScope, deprecatePatch, proxyActivities, sleep } from '@temporalio/workflow';
 import type { WhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
 import { PATCHES } from '../../lib/temporal/patches';
 import { refusalOf } from '../../lib/temporal/refusal';
@@ -41,12 +41,12 @@ export async function whatsAppMessageWorkflow({ messageId }: WhatsAppMessageInpu
     const handOver = await sendWhatsAppMessage({ messageId });
     if (!handOver.ambiguous) return { status: 'handed_over', providerMessageId: handOver.providerMessageId };
     // The answer was lost: no blind retry. Its status webhook resolves it; else one resend at most, or unknown.
-    if (patched(PATCHES.whatsappHandOverOnce.id)) {
-      await sleep(handOver.resendAfterMs);
-      const outcome = await resolveAmbiguousSend({ messageId });
-      if (outcome === 'unknown') return { status: 'unknown' };
-      if (outcome === 'failed') return { status: 'failed', errorCode: null };
-    }
+    // The patch is retired (docs/patch-register.md#retiring-a-patch); runs that recorded its marker replay on this call.
+    deprecatePatch(PATCHES.whatsappHandOverOnce.id);
+    await sleep(handOver.resendAfterMs);
+    const outcome = await resolveAmbiguousSend({ messageId });
+    if (outcome === 'unknown') return { status: 'unknown' };
+    if (outcome === 'failed') return { status: 'failed', errorCode: null };
     return { status: 'handed_over', providerMessageId: null };
   } catch (error) {
     const refusal = platformErrorOf(error);
