@@ -6,9 +6,8 @@ source "$(dirname "$0")/lib/ensure-tools.sh"
 # First: everything after, npm and npx included, runs on the Node.js .nvmrc pins (docs/runtime.md).
 ensure_node
 ensure_stack_tools
-npx tsc --noEmit
-npx prettier --check . --log-level warn
-npx eslint .
+# The three static checks side by side (each prints only what it refuses; the run fails if any does).
+side_by_side "npx tsc --noEmit" "npx prettier --check . --log-level warn" "npx eslint ."
 rm -f .test-results/vitest.json .test-results/vitest-cluster.json
 # Every process this run starts carries the marker; after each stage, one still alive fails the run, named, and is
 # killed (scripts/leftover-processes.ts, docs/operations-stopping.md).
