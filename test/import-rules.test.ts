@@ -295,6 +295,7 @@ const SIMULATOR_RULES: StrangerRules = {
   folder: 'simulators',
   allowed: [
     'lib/log.ts',
+    'lib/renamed-settings.ts',
     'lib/shutdown.ts',
     'lib/http/listen.ts',
     'lib/http/json-http.ts',
