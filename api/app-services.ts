@@ -87,7 +87,7 @@ export interface AppServices {
    * paidTimeLeftMs): 60 s; tests shorten it to their carrier twin's time scale.
    */
   testMinuteMs?: number;
-  /** The carrier the workers dial through (TELEPHONY_PROVIDER): a test call is recorded for it. Unset: simulated. */
+  /** The carrier the workers dial through (FALLBACK_CARRIER, for a number bound to no connection): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**
    * Recording analyses (POST /speech/calls): the speech workers' task queue (SPEECH_TASK_QUEUE; unset:

@@ -100,7 +100,7 @@ const services: AppServices = {
     appSecret: config.WHATSAPP_APP_SECRET,
     verifyToken: config.WHATSAPP_VERIFY_TOKEN,
   },
-  telephonyProvider: config.TELEPHONY_PROVIDER,
+  telephonyProvider: config.FALLBACK_CARRIER,
   conversationEngine: config.CONVERSATION_ENGINE,
   dialogue: config,
   relaySilenceMs: config.RELAY_SILENCE_TIMEOUT_MS,

@@ -166,7 +166,7 @@ export async function startBenchCarrier(databaseUrl: string, signingSecret: stri
     DATABASE_URL: databaseUrl,
     SIMULATED_CARRIER_PORT: String(port),
     SIMULATED_CARRIER_SIGNING_SECRET: signingSecret,
-    SIMULATED_TELEPHONY_TIME_SCALE: String(timeScale),
+    SIMULATED_CARRIER_TIME_SCALE: String(timeScale),
   });
   await carrier.printed('simulated carrier listening');
   return { carrier, url: `http://127.0.0.1:${port}` };

@@ -9,7 +9,7 @@
 //    There a busy call's outcome is known the moment the provider is asked.
 //  - asynchronous: this checkout's API, worker and simulated carrier, each its own process; the worker
 //    dials the carrier over HTTP, the carrier POSTs signed events to the API, the API signals the lead.
-//    SIMULATED_TELEPHONY_TIME_SCALE=1/3: a busy call rings from 0.33 s and is busy 1 s after the dial.
+//    SIMULATED_CARRIER_TIME_SCALE=1/3: a busy call rings from 0.33 s and is busy 1 s after the dial.
 //
 // BENCH_LEADS leads (default 10,000), pushed in batches of 100. Both databases are migrated with this
 // checkout's migrations: the baseline's are a prefix of them, and the one migration added since only adds

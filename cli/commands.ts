@@ -23,7 +23,7 @@ import { readFileSync } from 'node:fs';
 import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journeys';
 import { Refusal } from '../lib/refusal';
 import { publishJourney, saveJourney, journeyView } from '../api/journeys/journeys';
-import { configVariables } from '../lib/config';
+import { configVariables, parseFallbackWhatsAppProvider } from '../lib/config';
 import { connectWhatsAppSender } from '../lib/whatsapp/senders';
 import { connectCrm, crmWebhookUrl } from '../lib/crm/connections';
 import {
@@ -216,7 +216,7 @@ export const adminCommands: Record<string, Command> = {
       },
       raw,
     );
-    const provider = configVariables.shape.WHATSAPP_PROVIDER.parse(process.env.WHATSAPP_PROVIDER);
+    const provider = parseFallbackWhatsAppProvider();
     return connectWhatsAppSender(db, {
       workspaceId: flags.workspace,
       e164: flags.e164,

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './calls/call-states';
 import { ConfigError } from './config-error';
 import { LOG_LEVELS } from './log';
+import { withRenamedSettings, type SettingRenames } from './renamed-settings';
 import { keyringSchema } from './secrets/keyring';
 import { isAddressOrRange, type EgressSettings } from './http/egress';
 import { CPU_BUDGET_DEFAULTS } from './cpu-budget/cpu-budget';
@@ -112,7 +113,11 @@ export const configVariables = z.object({
   TEMPORAL_CODEC_CORS_CREDENTIALS: booleanFlag.default(false),
   /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
-  TELEPHONY_PROVIDER: z.enum(['simulated']).default('simulated'),
+  /**
+   * The carrier a call goes through when its caller number is bound to no carrier connection of its workspace
+   * (lib/providers.ts createCarrier): simulated, the simulated carrier's REST API. Formerly TELEPHONY_PROVIDER.
+   */
+  FALLBACK_CARRIER: z.enum(['simulated']).default('simulated'),
   /**
    * How an answered Twilio call's agent talks (docs/features/conversation-relay.md): gather, the script walk's speech
    * Gathers; relay, a ConversationRelay socket to the API run by the dialogue engine.
@@ -123,7 +128,11 @@ export const configVariables = z.object({
    * the agent asks again (docs/features/conversation-relay.md#silence); unset: the script walk's answer timeout, 6 s.
    */
   RELAY_SILENCE_TIMEOUT_MS: z.coerce.number().int().min(200).max(60_000).optional(),
-  WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
+  /**
+   * The WhatsApp provider a sender goes through when it is bound to no Meta connection (lib/providers.ts
+   * createWhatsAppProvider): simulated, the simulated provider's Graph-API-shaped HTTP API. Formerly WHATSAPP_PROVIDER.
+   */
+  FALLBACK_WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
   /** The simulated WhatsApp provider's Graph-API-shaped HTTP API (npm run simulated-whatsapp), which senders go through. */
   SIMULATED_WHATSAPP_URL: z.string().url().default('http://127.0.0.1:3200'),
   /** Port and interface the simulated WhatsApp provider process listens on. */
@@ -199,8 +208,11 @@ export const configVariables = z.object({
    * (.data/secrets-keys). Never logged.
    */
   SECRETS_KEYS: keyringSchema.optional(),
-  /** Simulated time: 1 is real time, 0.001 makes a 40 s call last 40 ms (tests, benches). */
-  SIMULATED_TELEPHONY_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
+  /**
+   * The simulated carrier's time: 1 is real time, 0.001 makes a 40 s call last 40 ms (tests, benches); `npm start`
+   * runs the carrier twins at the same pace. Formerly SIMULATED_TELEPHONY_TIME_SCALE.
+   */
+  SIMULATED_CARRIER_TIME_SCALE: z.coerce.number().positive().max(100).default(1),
   /** Where carriers POST status events: the API's address as the carrier reaches it (+ /telephony/{provider}/events). */
   TELEPHONY_CALLBACK_BASE_URL: z.string().url().default('http://127.0.0.1:3000'),
   /**
@@ -431,20 +443,33 @@ const REQUIRED_WHEN = [
   },
 ] as const;
 
-/** Resolved here, once, so the API that routes export activities and the workers that poll for them see one value. */
-export const configSchema = configVariables
-  .superRefine((variables, context) => {
-    for (const rule of REQUIRED_WHEN) {
-      if (!rule.when(variables)) continue;
-      for (const name of rule.names)
-        if (!variables[name]) context.addIssue({ code: 'custom', path: [name], message: rule.message });
-    }
-  })
-  .transform((variables) => ({
-    ...variables,
-    EXPORT_TASK_QUEUE: variables.EXPORT_TASK_QUEUE ?? defaultExportTaskQueue(variables.TEMPORAL_TASK_QUEUE),
-    SPEECH_TASK_QUEUE: variables.SPEECH_TASK_QUEUE ?? defaultSpeechTaskQueue(variables.TEMPORAL_TASK_QUEUE),
-  }));
+/** Settings renamed to say what they select: { new name: old name }, the old one read for one deprecation period. */
+export const CONFIG_RENAMES: SettingRenames = {
+  FALLBACK_CARRIER: 'TELEPHONY_PROVIDER',
+  FALLBACK_WHATSAPP_PROVIDER: 'WHATSAPP_PROVIDER',
+  SIMULATED_CARRIER_TIME_SCALE: 'SIMULATED_TELEPHONY_TIME_SCALE',
+};
+
+/**
+ * The configuration, parsed once. Renamed settings are read under their old names too (CONFIG_RENAMES). Queues are
+ * resolved here, once, so the API that routes export activities and the workers that poll for them see one value.
+ */
+export const configSchema = withRenamedSettings(
+  CONFIG_RENAMES,
+  configVariables
+    .superRefine((variables, context) => {
+      for (const rule of REQUIRED_WHEN) {
+        if (!rule.when(variables)) continue;
+        for (const name of rule.names)
+          if (!variables[name]) context.addIssue({ code: 'custom', path: [name], message: rule.message });
+      }
+    })
+    .transform((variables) => ({
+      ...variables,
+      EXPORT_TASK_QUEUE: variables.EXPORT_TASK_QUEUE ?? defaultExportTaskQueue(variables.TEMPORAL_TASK_QUEUE),
+      SPEECH_TASK_QUEUE: variables.SPEECH_TASK_QUEUE ?? defaultSpeechTaskQueue(variables.TEMPORAL_TASK_QUEUE),
+    })),
+);
 
 export type Config = Readonly<z.infer<typeof configSchema>>;
 
@@ -456,7 +481,8 @@ function parseWith<Schema extends z.ZodType<object>>(
   if (!result.success) {
     const issue = result.error.issues[0]!;
     const variable = issue.path.join('.') || 'environment';
-    const value = env[variable];
+    // A renamed setting given under its old name is named as the new one: its value is the old name's.
+    const value = env[variable] ?? env[CONFIG_RENAMES[variable] ?? ''];
     const detail = value === undefined ? 'is required but not set' : `is invalid: ${issue.message}`;
     throw new ConfigError(`config: ${variable} ${detail}`);
   }
@@ -479,6 +505,12 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Config {
 /** For process entry points: a bad environment stops the process with one line naming the variable. */
 export function loadConfigOrExit(env: NodeJS.ProcessEnv = process.env): Config {
   return orExit(() => parseConfig(env));
+}
+
+/** The fallback WhatsApp provider alone (under its old name too), for the operator CLI's sender connect. */
+export function parseFallbackWhatsAppProvider(env: NodeJS.ProcessEnv = process.env) {
+  const schema = configVariables.pick({ FALLBACK_WHATSAPP_PROVIDER: true });
+  return parseWith(withRenamedSettings(CONFIG_RENAMES, schema), env).FALLBACK_WHATSAPP_PROVIDER;
 }
 
 /** The stop settings alone, for a process that needs nothing else of the configuration (simulators/shopify-twin/main.ts). */

@@ -29,10 +29,10 @@ import { createConnectionWhatsAppProvider } from './whatsapp/connection-provider
  * simulated carrier's REST API (npm run simulated-carrier).
  */
 export function createCarrier(
-  config: Pick<Config, 'TELEPHONY_PROVIDER' | 'SIMULATED_CARRIER_URL' | 'SECRETS_KEYS' | 'PUBLIC_BASE_URL'>,
+  config: Pick<Config, 'FALLBACK_CARRIER' | 'SIMULATED_CARRIER_URL' | 'SECRETS_KEYS' | 'PUBLIC_BASE_URL'>,
   db: Database,
 ): Carrier {
-  switch (config.TELEPHONY_PROVIDER) {
+  switch (config.FALLBACK_CARRIER) {
     case 'simulated':
       return createConnectionCarrier({
         db,
@@ -43,7 +43,7 @@ export function createCarrier(
   }
 }
 
-export function createWhatsAppSender(provider: Config['WHATSAPP_PROVIDER'], db: Database): WhatsAppSender {
+export function createWhatsAppSender(provider: Config['FALLBACK_WHATSAPP_PROVIDER'], db: Database): WhatsAppSender {
   switch (provider) {
     case 'simulated':
       return createSimulatedWhatsApp(db);
@@ -52,10 +52,10 @@ export function createWhatsAppSender(provider: Config['WHATSAPP_PROVIDER'], db: 
 
 /** The WhatsApp Business provider senders, templates and messages go through: the simulated one's Graph-API-shaped HTTP API (npm run simulated-whatsapp). */
 export function createWhatsAppProvider(
-  config: Pick<Config, 'WHATSAPP_PROVIDER' | 'SIMULATED_WHATSAPP_URL' | 'SECRETS_KEYS'>,
+  config: Pick<Config, 'FALLBACK_WHATSAPP_PROVIDER' | 'SIMULATED_WHATSAPP_URL' | 'SECRETS_KEYS'>,
   db?: Database,
 ): WhatsAppProvider {
-  switch (config.WHATSAPP_PROVIDER) {
+  switch (config.FALLBACK_WHATSAPP_PROVIDER) {
     case 'simulated': {
       const fallback = createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL });
       // Senders bound to a Meta connection (meta, meta-twin) send through its Graph client and token.

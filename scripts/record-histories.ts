@@ -57,7 +57,12 @@ try {
   // The carrier path: the simulated carrier over HTTP (a 40 s call lasts 40 ms), and the API's event
   // endpoint alone, which its signed events reach.
   const signingSecret = randomBytes(24).toString('hex');
-  const carrier = createSimulatedCarrier({ db, signingSecret, timeScale: 0.001, retry: { firstMs: 50, maxMs: 1_000 } });
+  const carrier = createSimulatedCarrier({
+    sql: db.sql,
+    signingSecret,
+    timeScale: 0.001,
+    retry: { firstMs: 50, maxMs: 1_000 },
+  });
   const carrierUrl = await carrier.listen(0);
   const events = express();
   // The WhatsApp channel: the simulated provider over HTTP, its signed webhooks to the same endpoint app.

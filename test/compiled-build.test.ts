@@ -97,7 +97,7 @@ describe('the compiled build', () => {
     const api = startCompiled('api/main.js', { PORT: String(port), ...signingSecret });
     startCompiled('simulators/simulated-carrier/main.js', {
       SIMULATED_CARRIER_PORT: String(carrierPort),
-      SIMULATED_TELEPHONY_TIME_SCALE: '0.001',
+      SIMULATED_CARRIER_TIME_SCALE: '0.001',
       ...signingSecret,
     });
     const worker = startCompiled('worker/main.js', {

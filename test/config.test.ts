@@ -14,7 +14,7 @@ describe('configuration', () => {
     expect(config).toMatchObject({
       PORT: 3000,
       TEMPORAL_ADDRESS: '127.0.0.1:7233',
-      TELEPHONY_PROVIDER: 'simulated',
+      FALLBACK_CARRIER: 'simulated',
       TRUST_PROXY: false,
     });
     expect(Object.isFrozen(config)).toBe(true);
@@ -194,9 +194,7 @@ describe('configuration', () => {
   it('names the variable that is missing or wrong', () => {
     expect(() => parseConfig({})).toThrow('config: DATABASE_URL is required but not set');
     expect(() => parseConfig({ ...base, PORT: 'eighty' })).toThrow(/^config: PORT is invalid/);
-    expect(() => parseConfig({ ...base, TELEPHONY_PROVIDER: 'twilio' })).toThrow(
-      /^config: TELEPHONY_PROVIDER is invalid/,
-    );
+    expect(() => parseConfig({ ...base, FALLBACK_CARRIER: 'twilio' })).toThrow(/^config: FALLBACK_CARRIER is invalid/);
   });
 
   it('stops a process with one line naming the variable', async () => {

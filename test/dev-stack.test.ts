@@ -88,8 +88,8 @@ async function startDevStackOnce(): Promise<DevStack> {
     TWILIO_TWIN_PORT: await freePort(),
     TELNYX_TWIN_PORT: await freePort(),
     OPENAI_TWIN_PORT: await freePort(),
-    GOOGLE_SHEETS_TWIN_PORT: await freePort(),
-    STORE_TWIN_PORT: await freePort(),
+    GOOGLE_TWIN_PORT: await freePort(),
+    SHOPIFY_TWIN_PORT: await freePort(),
   };
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -99,7 +99,7 @@ async function startDevStackOnce(): Promise<DevStack> {
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   // The stack's own twin accounts and shops.
-  for (const name of ['META_TWIN_ACCOUNTS', 'GOOGLE_SHEETS_TWIN_ACCOUNTS', 'STORE_TWIN_SHOPS', 'SECRETS_KEYS'])
+  for (const name of ['META_TWIN_ACCOUNTS', 'GOOGLE_TWIN_ACCOUNTS', 'SHOPIFY_TWIN_SHOPS', 'SECRETS_KEYS'])
     delete env[name];
   // No model of the caller's: the stack's defaults.
   for (const name of Object.keys(env)) if (/^(DIALOGUE|INTELLIGENCE)_/.test(name)) delete env[name];
@@ -186,8 +186,8 @@ async function throughTheProviderTwins(ports: Record<string, number>, dataDir: s
   const keyring = keyringSchema.parse(readFileSync(path.join(dataDir, 'secrets-keys'), 'utf8').trim());
   const workspaceId = /Workspace +([0-9a-f-]{36})/.exec(output())![1]!;
   const whatsappUrl = `http://127.0.0.1:${ports.SIMULATED_WHATSAPP_PORT}`;
-  const sheetsUrl = `http://127.0.0.1:${ports.GOOGLE_SHEETS_TWIN_PORT}`;
-  const storeUrl = `http://127.0.0.1:${ports.STORE_TWIN_PORT}`;
+  const sheetsUrl = `http://127.0.0.1:${ports.GOOGLE_TWIN_PORT}`;
+  const storeUrl = `http://127.0.0.1:${ports.SHOPIFY_TWIN_PORT}`;
   const db = createDatabase(databaseUrl, { poolSize: 1 });
   const sql = new pg.Pool({ connectionString: databaseUrl, max: 1 });
   try {

@@ -9,7 +9,7 @@ import { ensureDatabase, startEmbeddedPostgres } from '../scripts/stack/postgres
 import { freePort, waitFor } from '../scripts/stack/child-process';
 import { ownTemporalServer } from '../scripts/stack/test-temporal';
 import { checkedFetch, startTestApi, type RunningApi } from './support/api';
-import { carrierDependencies, startTestCarrier } from './support/carrier';
+import { carrierDependencies, simulatedCarrierRecord, startTestCarrier } from './support/carrier';
 import { useTestDatabase } from './support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { atTestEnd, startEntryPoint } from './support/processes';
@@ -66,7 +66,7 @@ async function expectEveryAttemptOnce(campaignId: string, leads: number, { db }:
     expect(lead.calls.map((call) => call.attempt).sort()).toEqual([1, 2, 3]);
   }
   const attemptIds = rows.flatMap((lead) => lead.calls.map((call) => call.attemptId));
-  expect(await db.simulatedProviderCall.count({ where: { attemptId: { in: attemptIds } } })).toBe(leads * 3);
+  expect(await simulatedCarrierRecord(db).count('"attemptId" = ANY($1)', attemptIds)).toBe(leads * 3);
 }
 
 /** The production API entry point in its own process. */

@@ -291,17 +291,11 @@ describe('arrows that run back up', () => {
  * A twin stands for a provider: it encodes what the provider documents and none of the product's reading of it, so that
  * it catches the product misreading the provider (issue 41, docs/providers.md). Shared infrastructure is all it takes.
  */
-/**
- * Until the simulated carrier keeps its calls in a schema of its own, as the twins do (simulators/meta-twin/store.ts,
- * simulators/twilio-twin/call-store.ts, simulators/telnyx-twin/call-store.ts): the product's Prisma client, its
- * generated types and SQL pools are how it keeps them today.
- */
-const PRODUCT_DATABASE = ['lib/database.ts', 'generated/prisma/client.ts', 'lib/run-sql.ts', 'lib/sql-pool.ts'];
-
 const SIMULATOR_RULES: StrangerRules = {
   folder: 'simulators',
   allowed: [
     'lib/log.ts',
+    'lib/renamed-settings.ts',
     'lib/shutdown.ts',
     'lib/http/listen.ts',
     'lib/http/json-http.ts',
@@ -315,7 +309,6 @@ const SIMULATOR_RULES: StrangerRules = {
       'lib/calls/call-states.ts',
       'lib/calls/signature.ts',
       'lib/simulated-carrier/conversation.ts',
-      ...PRODUCT_DATABASE,
     ],
   },
 };

@@ -195,7 +195,7 @@ describe('with its database gone or black-holed, SIGTERM stops', () => {
         SIMULATED_CARRIER_PORT: String(port),
         SIMULATED_CARRIER_SIGNING_SECRET: TEST_CARRIER_SIGNING_SECRET,
         // Calls ring 3 s and talk about 30 s: their status events are still to be delivered.
-        SIMULATED_TELEPHONY_TIME_SCALE: '1',
+        SIMULATED_CARRIER_TIME_SCALE: '1',
       });
       await waitForOutput(carrier, 'simulated carrier listening');
       const events = await startReceiver(() => 200);

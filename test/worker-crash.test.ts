@@ -4,6 +4,7 @@ import type { DialLadder } from '../lib/dial-ladder/dial-ladder';
 import { crashTestStack, killWorker } from './support/worker-process';
 import { ALWAYS_OPEN, QUICK_LADDER } from './support/ladders';
 import { leadResult } from './support/lead-workflows';
+import { simulatedCarrierRecord } from './support/carrier';
 import { startReceiver } from './support/http-receiver';
 import { journey, publishedJourney } from './support/journeys';
 
@@ -67,9 +68,10 @@ describe('a worker killed with SIGKILL in the middle of ladders', () => {
     // Every line was given back, and the carrier was asked exactly once per attempt.
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
     expect(
-      await db.simulatedProviderCall.count({
-        where: { attemptId: { in: leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)) } },
-      }),
+      await simulatedCarrierRecord(db).count(
+        '"attemptId" = ANY($1)',
+        leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)),
+      ),
     ).toBe(totalCalls);
   }, 90_000);
 

@@ -81,7 +81,7 @@ const worker = await createWorker({
     ...(config.CALL_END_DEADLINE_SECONDS !== undefined && {
       callEndDeadlineMs: config.CALL_END_DEADLINE_SECONDS * 1000,
     }),
-    whatsapp: createWhatsAppSender(config.WHATSAPP_PROVIDER, db),
+    whatsapp: createWhatsAppSender(config.FALLBACK_WHATSAPP_PROVIDER, db),
     whatsappProvider: createWhatsAppProvider(config, db),
     whatsappResendAfterMs: config.WHATSAPP_RESEND_AFTER_SECONDS * 1000,
     whatsappAmbiguousResend: config.WHATSAPP_AMBIGUOUS_RESEND,
@@ -111,7 +111,7 @@ log.info(
   {
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     temporalAddress: config.TEMPORAL_ADDRESS,
-    telephony: config.TELEPHONY_PROVIDER,
+    telephony: config.FALLBACK_CARRIER,
     maxCachedWorkflows,
     workflowStackTraces: config.WORKFLOW_STACK_TRACES,
     speechTaskQueue: config.SPEECH_TASK_QUEUE,

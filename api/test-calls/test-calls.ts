@@ -25,8 +25,8 @@ export interface TestCallRequest {
   lead?: { name?: string; fields: Record<string, unknown> };
 }
 
-/** The carrier test calls are recorded for when the services name none: the one TELEPHONY_PROVIDER there is. */
-const DEFAULT_TELEPHONY_PROVIDER = 'simulated';
+/** The carrier test calls are recorded for when the services name none: the one FALLBACK_CARRIER there is. */
+const DEFAULT_FALLBACK_CARRIER = 'simulated';
 
 const invalid = (path: string, message: string, input: unknown) =>
   new ZodError([{ code: 'custom', path: [path], message, input }]);
@@ -99,7 +99,7 @@ export async function placeTestCall(
             },
             attempt: 1,
             attemptId,
-            provider: connection?.provider ?? services.telephonyProvider ?? DEFAULT_TELEPHONY_PROVIDER,
+            provider: connection?.provider ?? services.telephonyProvider ?? DEFAULT_FALLBACK_CARRIER,
             carrierConnectionId: connection?.id ?? null,
             status: 'dialing',
             startedAt: new Date(),

@@ -11,7 +11,11 @@ const senderSchema = z.object({
   id: z.string().uuid(),
   e164: z.string().describe('The WhatsApp number in E.164 form, unique in the workspace.'),
   displayName: z.string().nullable().describe('The display name set when it was connected; null: none.'),
-  provider: z.string().describe('The WhatsApp provider it is connected through (WHATSAPP_PROVIDER, e.g. simulated).'),
+  provider: z
+    .string()
+    .describe(
+      'The WhatsApp provider it is connected through (FALLBACK_WHATSAPP_PROVIDER, e.g. simulated, or that of its Meta connection).',
+    ),
   phoneNumberId: z.string().describe("The provider's id of the number (Cloud API phone_number_id)."),
   businessAccountId: z
     .string()

@@ -11,7 +11,7 @@ export interface SenderConnection {
   /** Normalised E.164 (lib/phone.ts). */
   e164: string;
   displayName?: string;
-  /** WHATSAPP_PROVIDER: the provider the number is connected through (a connection's own provider wins). */
+  /** FALLBACK_WHATSAPP_PROVIDER: the provider the number is connected through (a connection's own provider wins). */
   provider: string;
   /**
    * A Meta Cloud API connection of the workspace (lib/whatsapp/connections.ts): the sender takes its real

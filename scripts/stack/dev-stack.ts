@@ -17,7 +17,7 @@ import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
 import { ensureTelnyxTwinConnection, ensureTwilioTwinConnection, TELNYX_TWIN_LABEL } from '../../lib/carriers/twin';
 import { loadTwinConfigOrExit as loadGoogleSheetsTwinConfigOrExit } from '../../simulators/google-twin/config';
 import { loadOpenAiTwinConfigOrExit } from '../../simulators/openai-twin/config';
-import { loadStoreTwinConfigOrExit } from '../../simulators/shopify-twin/admin-twin-config';
+import { loadShopifyTwinConfigOrExit } from '../../simulators/shopify-twin/admin-twin-config';
 import { loadTelnyxTwinConfigOrExit } from '../../simulators/telnyx-twin/config';
 import { loadTwinConfigOrExit } from '../../simulators/twilio-twin/config';
 import { migrateDeploy } from './migrate';
@@ -195,11 +195,11 @@ async function main() {
   // The Twilio twin runs as its own process at the simulated carrier's pace; its callbacks and TwiML requests go to
   // this API, whose public address (PUBLIC_BASE_URL, which the signatures cover) is its local one here.
   env.PUBLIC_BASE_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}`;
-  env.TWILIO_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_TELEPHONY_TIME_SCALE);
+  env.TWILIO_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_CARRIER_TIME_SCALE);
   const twin = loadTwinConfigOrExit(env);
   const twinUrl = `http://${twin.TWILIO_TWIN_HOST}:${twin.TWILIO_TWIN_PORT}`;
   // The Telnyx twin likewise, at the same pace; its webhooks go to this API's route of each call.
-  env.TELNYX_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_TELEPHONY_TIME_SCALE);
+  env.TELNYX_TWIN_TIME_SCALE ??= String(preliminary.SIMULATED_CARRIER_TIME_SCALE);
   const telnyxTwin = loadTelnyxTwinConfigOrExit(env);
   const telnyxTwinUrl = `http://${telnyxTwin.TELNYX_TWIN_HOST}:${telnyxTwin.TELNYX_TWIN_PORT}/v2`;
   // The OpenAI twin: the model of the dialogue engine and of call intelligence, under the provider name openai-twin,
@@ -215,17 +215,19 @@ async function main() {
   // (its key made once, in .data) besides any given; the store twin's Admin API serves its shops (the first connected).
   env.META_TWIN_ACCOUNTS ??= JSON.stringify([META_TWIN_DEV_ACCOUNT]);
   const sheetsTwinPreliminary = loadGoogleSheetsTwinConfigOrExit(env);
-  const sheetsTwinUrl = `http://${sheetsTwinPreliminary.GOOGLE_SHEETS_TWIN_HOST}:${sheetsTwinPreliminary.GOOGLE_SHEETS_TWIN_PORT}`;
+  const sheetsTwinUrl = `http://${sheetsTwinPreliminary.GOOGLE_TWIN_HOST}:${sheetsTwinPreliminary.GOOGLE_TWIN_PORT}`;
   const googleDevKey = ensureGoogleTwinDevKey(sheetsTwinUrl);
-  env.GOOGLE_SHEETS_TWIN_ACCOUNTS = JSON.stringify([
-    ...sheetsTwinPreliminary.GOOGLE_SHEETS_TWIN_ACCOUNTS.filter(
+  env.GOOGLE_TWIN_ACCOUNTS = JSON.stringify([
+    ...sheetsTwinPreliminary.GOOGLE_TWIN_ACCOUNTS.filter(
       (account) => account.clientEmail !== googleDevKey.account.clientEmail,
     ),
     googleDevKey.account,
   ]);
+  // Read under its old name too (simulators/google-twin/config.ts), merged above: the twin is given the new name alone.
+  delete env.GOOGLE_SHEETS_TWIN_ACCOUNTS;
   const sheetsTwin = loadGoogleSheetsTwinConfigOrExit(env);
-  const storeTwin = loadStoreTwinConfigOrExit(env);
-  const storeTwinUrl = `http://${storeTwin.STORE_TWIN_HOST}:${storeTwin.STORE_TWIN_PORT}`;
+  const storeTwin = loadShopifyTwinConfigOrExit(env);
+  const storeTwinUrl = `http://${storeTwin.SHOPIFY_TWIN_HOST}:${storeTwin.SHOPIFY_TWIN_PORT}`;
   const config = parseConfig(env);
   const metaAccount = config.META_TWIN_ACCOUNTS![0]!;
   // The development workspace calls through the local Twilio twin, its numbers bound to it; it has a connection to
@@ -264,7 +266,7 @@ async function main() {
       config.SECRETS_KEYS!,
       workspaceId,
       storeTwinUrl,
-      storeTwin.STORE_TWIN_SHOPS[0]!,
+      storeTwin.SHOPIFY_TWIN_SHOPS[0]!,
     ));
   } finally {
     await twinDb.$disconnect();
@@ -277,8 +279,8 @@ async function main() {
   await requireFreePort(twin.TWILIO_TWIN_PORT, 'the Twilio twin');
   await requireFreePort(telnyxTwin.TELNYX_TWIN_PORT, 'the Telnyx twin');
   await requireFreePort(openAiTwin.OPENAI_TWIN_PORT, 'the OpenAI twin');
-  await requireFreePort(sheetsTwin.GOOGLE_SHEETS_TWIN_PORT, 'the Google Sheets twin');
-  await requireFreePort(storeTwin.STORE_TWIN_PORT, 'the store twin');
+  await requireFreePort(sheetsTwin.GOOGLE_TWIN_PORT, 'the Google Sheets twin');
+  await requireFreePort(storeTwin.SHOPIFY_TWIN_PORT, 'the store twin');
   const nodeArgs = ['--import', 'tsx'];
   watch(
     startProcess('simulated-carrier', process.execPath, [...nodeArgs, 'simulators/simulated-carrier/main.ts'], {
@@ -383,8 +385,8 @@ async function main() {
       `  Telnyx twin    ${telnyxTwinUrl} (time scale ${telnyxTwin.TELNYX_TWIN_TIME_SCALE}; connection ${telnyxConnectionId}, "${TELNYX_TWIN_LABEL}": number assign --carrier-connection ${telnyxConnectionId} to call through it)`,
       `  OpenAI twin    ${openAiTwinUrl} (${openAiTwinUse(pointedAtOpenAiTwin)})`,
       `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (Meta's twin, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL}; connection ${meta.connection.id}, "${meta.connection.label}", sender ${meta.e164})`,
-      `  Sheets twin    ${sheetsTwinUrl} (Google Sheets v4, ${sheetsTwin.GOOGLE_SHEETS_TWIN_WRITES_PER_WINDOW} writes per ${sheetsTwin.GOOGLE_SHEETS_TWIN_QUOTA_WINDOW_MS} ms; connection ${sheetsConnectionId}, service account ${googleDevKey.account.clientEmail}: sheet attach --connection ${sheetsConnectionId})`,
-      `  Store twin     ${storeTwinUrl} (Shopify Admin GraphQL; store connection ${storeConnectionId}, ${storeTwin.STORE_TWIN_SHOPS[0]!.shopDomain}, Admin API token shopify-twin)`,
+      `  Sheets twin    ${sheetsTwinUrl} (Google Sheets v4, ${sheetsTwin.GOOGLE_TWIN_WRITES_PER_WINDOW} writes per ${sheetsTwin.GOOGLE_TWIN_QUOTA_WINDOW_MS} ms; connection ${sheetsConnectionId}, service account ${googleDevKey.account.clientEmail}: sheet attach --connection ${sheetsConnectionId})`,
+      `  Store twin     ${storeTwinUrl} (Shopify Admin GraphQL; store connection ${storeConnectionId}, ${storeTwin.SHOPIFY_TWIN_SHOPS[0]!.shopDomain}, Admin API token shopify-twin)`,
       `  Temporal       ${config.TEMPORAL_ADDRESS} (namespace ${config.TEMPORAL_NAMESPACE}, task queues ${config.TEMPORAL_TASK_QUEUE} and ${config.EXPORT_TASK_QUEUE})`,
       `  Database       ${config.DATABASE_URL}`,
       `  Workspace      ${workspaceId} ("Development workspace", owner owner@dev.localhost; carrier: the Twilio twin at ${twinUrl})`,

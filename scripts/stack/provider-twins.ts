@@ -126,7 +126,7 @@ export async function ensureMetaTwinConnection(
 /**
  * The development service account's key: an RSA key made on the first start and kept (mode 600) beside the dev key
  * ring, never a key Google issued. Answers its JSON (token_uri: the twin's token endpoint) and the public half the
- * twin is given (GOOGLE_SHEETS_TWIN_ACCOUNTS).
+ * twin is given (GOOGLE_TWIN_ACCOUNTS).
  */
 export function ensureGoogleTwinDevKey(twinUrl: string, keyPath = devGoogleTwinKeyPath) {
   let privateKeyPem = existsSync(keyPath) ? readFileSync(keyPath, 'utf8') : '';

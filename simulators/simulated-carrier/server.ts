@@ -7,17 +7,17 @@ import { simulatedConversation } from '../../lib/simulated-carrier/conversation'
 import type { CallEvent } from '../../lib/calls/call-event';
 import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/calls/call-states';
 import { SIGNATURE_HEADER, signEvent } from '../../lib/calls/signature';
-import type { Database } from '../../lib/database';
-import { prismaSql, type RunSql } from '../../lib/run-sql';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
+import type { TwinSql } from '../twin-common/sql';
+import { ensureSimulatedCarrierTables, simulatedCarrierStore, type SimulatedCarrierCall } from './call-store';
 import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './timeline';
 
 /**
  * The `simulated` carrier: a carrier of its own, spoken to over HTTP like a real one. It accepts dials
- * (POST /calls), keeps its own durable record of each call (table SimulatedProviderCall, so lookup and
- * event delivery go on after a restart), and POSTs each call's signed status events to the call's
+ * (POST /calls), keeps its own durable record of each call (in a schema of its own, call-store.ts, so
+ * lookup and event delivery go on after a restart), and POSTs each call's signed status events to the call's
  * statusCallbackUrl at the times its timeline says (timeline.ts, multiplied by the time scale),
  * retrying with exponential backoff until answered 2xx, as carriers do. No call leaves the machine.
  *
@@ -28,15 +28,11 @@ import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './ti
  * twins may import none of them.
  */
 export interface SimulatedCarrierOptions {
-  db: Database;
-  /**
-   * Where its hot statements run (a dial recorded, a delivery written down): the process's own pg pool
-   * (main.ts); default: through db.
-   */
-  sql?: RunSql;
+  /** How it reaches its own tables (call-store.ts): the process's own pool (main.ts), or a test's. */
+  sql: TwinSql;
   /** Signs every event (HMAC-SHA256, lib/calls/signature.ts); never logged. */
   signingSecret: string;
-  /** 1: real time; 0.001: a 40 s call lasts 40 ms (SIMULATED_TELEPHONY_TIME_SCALE). */
+  /** 1: real time; 0.001: a 40 s call lasts 40 ms (SIMULATED_CARRIER_TIME_SCALE). */
   timeScale: number;
   /** Backoff of an event the receiver did not answer 2xx: first delay, doubling up to the most. */
   retry?: RetryBackoff;
@@ -78,14 +74,14 @@ interface Delivery {
   hangupAt: Date | null;
 }
 
-type CallRow = Awaited<ReturnType<Database['simulatedProviderCall']['findUniqueOrThrow']>>;
+type CallRow = SimulatedCarrierCall;
 
 /** Sockets kept open to receivers of events: as many events in flight at once. */
 const EVENT_SOCKETS = 64;
 
 export function createSimulatedCarrier(options: SimulatedCarrierOptions): SimulatedCarrier {
-  const { db, timeScale } = options;
-  const sql = options.sql ?? prismaSql(db);
+  const { sql, timeScale } = options;
+  const store = simulatedCarrierStore(sql);
   const retry = options.retry ?? { firstMs: 500, maxMs: 30_000 };
   const stopping = new AbortController();
   const http = createJsonHttp({ sockets: EVENT_SOCKETS });
@@ -112,7 +108,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
 
   /** Whether the dial asked to be told of this step: a terminal one always, a progress one if subscribed (none named: all). */
   const subscribes = (row: CallRow, step: TimelineEvent) => {
-    const subscribed = row.statusCallbackEvents as string[] | null;
+    const subscribed = row.statusCallbackEvents;
     return isTerminalCallState(step.status) || !subscribed || subscribed.includes(step.status);
   };
 
@@ -154,7 +150,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
       try {
         if (delivery.changed) {
           delivery.changed = false;
-          const reread = await db.simulatedProviderCall.findUnique({ where: { providerCallId: row.providerCallId } });
+          const reread = await store.byProviderCallId(row.providerCallId);
           if (!reread) return;
           row = reread;
         }
@@ -171,12 +167,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
         if (isTerminalCallState(step.status)) live.delete(row.providerCallId);
         if (subscribes(row, step) && (options.sendsEvent?.(event) ?? true)) await post(row.statusCallbackUrl, event);
         if (stopping.signal.aborted) return;
-        if (next + 1 === timeline.length)
-          await sql(
-            `UPDATE "SimulatedProviderCall" SET "eventsDelivered" = $2 WHERE "providerCallId" = $1`,
-            row.providerCallId,
-            next + 1,
-          );
+        if (next + 1 === timeline.length) await store.setEventsDelivered(row.providerCallId, next + 1);
         next += 1;
         delay = retry.firstMs;
       } catch {
@@ -186,40 +177,19 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
     }
   }
 
-  /**
-   * The dial recorded once per attempt id, in one statement (a second dial of the attempt inserts nothing
-   * and reads the first); the row as the rest of the carrier reads it.
-   */
-  async function recordDial(dial: z.infer<typeof dialSchema>): Promise<CallRow> {
-    const json = (value: unknown) => (value === undefined ? null : JSON.stringify(value));
-    const [row] = await sql<CallRow>(
-      `WITH created AS (
-         INSERT INTO "SimulatedProviderCall" ("attemptId", "providerCallId", "to", "fromNumber", outcome, "durationMs",
-                                              "statusCallbackUrl", agent, lead, "statusCallbackEvents", "createdAt")
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, now() AT TIME ZONE 'UTC')
-         ON CONFLICT ("attemptId") DO NOTHING
-         RETURNING *
-       ), call AS (
-         SELECT * FROM created UNION ALL SELECT * FROM "SimulatedProviderCall" WHERE "attemptId" = $1 AND NOT EXISTS (SELECT 1 FROM created)
-       )
-       SELECT "attemptId", "providerCallId", "to", outcome, "durationMs", "createdAt" AT TIME ZONE 'UTC' AS "createdAt",
-              "statusCallbackUrl", "fromNumber", agent, lead, "eventsDelivered", "hangupAt" AT TIME ZONE 'UTC' AS "hangupAt",
-              "statusCallbackEvents"
-         FROM call`,
-      dial.attemptId,
-      `sim_${createHash('sha256').update(dial.attemptId).digest('hex').slice(0, 24)}`,
-      dial.to,
-      dial.from ?? null,
-      simulatedOutcomeFor(dial.to),
-      simulatedTimeline(dial.to).at(-1)!.durationMs ?? 0,
-      dial.statusCallbackUrl,
-      json(dial.agent),
-      json(dial.lead),
-      json(dial.statusCallbackEvents),
-    );
-    // A concurrent dial of the same attempt committed it after this statement's snapshot: read it now.
-    return row ?? (await db.simulatedProviderCall.findUniqueOrThrow({ where: { attemptId: dial.attemptId } }));
-  }
+  const recordDial = (dial: z.infer<typeof dialSchema>): Promise<CallRow> =>
+    store.recordDial({
+      attemptId: dial.attemptId,
+      providerCallId: `sim_${createHash('sha256').update(dial.attemptId).digest('hex').slice(0, 24)}`,
+      to: dial.to,
+      fromNumber: dial.from ?? null,
+      outcome: simulatedOutcomeFor(dial.to),
+      durationMs: simulatedTimeline(dial.to).at(-1)!.durationMs ?? 0,
+      statusCallbackUrl: dial.statusCallbackUrl,
+      agent: dial.agent,
+      lead: dial.lead,
+      statusCallbackEvents: dial.statusCallbackEvents,
+    });
 
   function startDelivery(row: CallRow) {
     if (deliveries.has(row.providerCallId) || stopping.signal.aborted) return;
@@ -246,17 +216,14 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   }
 
   async function resumeDeliveries() {
-    const pending = await db.simulatedProviderCall.findMany({
-      where: { statusCallbackUrl: { not: null }, eventsDelivered: { lt: 5 } },
-    });
-    for (const row of pending) if (row.eventsDelivered < timelineOf(row).length) startDelivery(row);
+    for (const row of await store.owingEvents()) if (row.eventsDelivered < timelineOf(row).length) startDelivery(row);
   }
 
   const app = express();
   app.disable('x-powered-by');
   app.use(express.json({ limit: '1mb' }));
   const found = async (req: Request, res: Response): Promise<CallRow | null> => {
-    const row = await db.simulatedProviderCall.findUnique({ where: { providerCallId: String(req.params.id) } });
+    const row = await store.byProviderCallId(String(req.params.id));
     if (!row) res.status(404).json({ error: 'call_not_found' });
     return row;
   };
@@ -296,9 +263,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   app.get(
     '/calls',
     route(async (req, res) => {
-      const row = await db.simulatedProviderCall.findUnique({
-        where: { attemptId: typeof req.query.attemptId === 'string' ? req.query.attemptId : '' },
-      });
+      const row = await store.byAttemptId(typeof req.query.attemptId === 'string' ? req.query.attemptId : '');
       if (row) res.json(snapshotOf(row));
       else res.status(404).json({ error: 'call_not_found' });
     }),
@@ -326,14 +291,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
           delivery.hangupAt = hangupAt;
           delivery.wake();
         }
-        await db.simulatedProviderCall.updateMany({
-          where: { providerCallId: row.providerCallId, hangupAt: null },
-          data: { hangupAt },
-        });
-        const updated = await db.simulatedProviderCall.findUniqueOrThrow({
-          where: { providerCallId: row.providerCallId },
-        });
-        res.json(snapshotOf(updated));
+        res.json(snapshotOf((await store.hangUp(row.providerCallId, hangupAt)) ?? row));
         return;
       }
       res.json(snapshotOf(row));
@@ -369,6 +327,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
       return live.size;
     },
     async listen(port, host = '127.0.0.1') {
+      await ensureSimulatedCarrierTables(sql);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
       await resumeDeliveries();

@@ -5,7 +5,7 @@ import type { Database } from '../../lib/database';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
 import { createSimulatedCarrierClient } from '../../lib/simulated-carrier/client';
 import { startTestApi, type RunningApi } from '../support/api';
-import { TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
+import { simulatedCarrierRecord, TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
 import { leadResult } from '../support/lead-workflows';
@@ -35,7 +35,7 @@ const startCarrierProcess = (port: number) =>
     {
       SIMULATED_CARRIER_PORT: String(port),
       SIMULATED_CARRIER_SIGNING_SECRET: TEST_CARRIER_SIGNING_SECRET,
-      SIMULATED_TELEPHONY_TIME_SCALE: '0.01',
+      SIMULATED_CARRIER_TIME_SCALE: '0.01',
     },
     '/calls?attemptId=probe',
   );
@@ -89,9 +89,10 @@ async function expectEveryLeadFinishedOnce(
   expect(totalCalls).toBe(results.reduce((total, result) => total + result.attempts, 0));
   // The carrier placed exactly one call per attempt, and every line was given back.
   expect(
-    await store.simulatedProviderCall.count({
-      where: { attemptId: { in: leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)) } },
-    }),
+    await simulatedCarrierRecord(store).count(
+      '"attemptId" = ANY($1)',
+      leads.flatMap((lead) => lead.calls.map((call) => call.attemptId)),
+    ),
   ).toBe(totalCalls);
   expect((await store.campaign.findUniqueOrThrow({ where: { id: campaignId } })).callsInFlight).toBe(0);
 }

@@ -5,7 +5,13 @@ import type { CallEvent } from '../../lib/calls/call-event';
 import { CARRIER_PROGRESS_STATES } from '../../lib/calls/call-states';
 import { startTestApi } from '../support/api';
 import { callEventFor, insertDialingCall } from '../support/calls';
-import { carrierDependencies, startTestCarrier, TEST_CARRIER_SIGNING_SECRET } from '../support/carrier';
+import {
+  carrierDependencies,
+  simulatedCarrierRecord,
+  startTestCarrier,
+  TEST_CARRIER_SIGNING_SECRET,
+} from '../support/carrier';
+import { SIMULATED_CARRIER_TABLES } from '../../simulators/simulated-carrier/call-store';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { startedLeadWorkflow } from '../support/lead-workflows';
@@ -227,9 +233,9 @@ describe('the asynchronous carrier path', () => {
     const events = await db.callEvent.findMany({ where: { callId: call.id }, orderBy: { occurredAt: 'asc' } });
     // The dial subscribes to ringing and in-progress here (its own answer says queued); the end is always sent.
     expect(events.map((event) => event.status)).toEqual(['ringing', 'in-progress', 'completed']);
-    expect(
-      await db.simulatedProviderCall.findUniqueOrThrow({ where: { providerCallId: call.providerCallId! } }),
-    ).toMatchObject({ statusCallbackEvents: ['ringing', 'in-progress'] });
+    expect(await simulatedCarrierRecord(db).call('"providerCallId" = $1', call.providerCallId!)).toMatchObject({
+      statusCallbackEvents: ['ringing', 'in-progress'],
+    });
   });
 
   it('stop hangs up a call while it talks and while it rings; their canceled events end them', async () => {
@@ -340,9 +346,7 @@ describe('the asynchronous carrier path', () => {
     // nothing then); it never ended by itself.
     expect(CARRIER_PROGRESS_STATES).toContain(call.carrierStatus);
     expect(call.hangupRequestedAt).not.toBeNull();
-    expect(
-      (await db.simulatedProviderCall.findUniqueOrThrow({ where: { attemptId: call.attemptId } })).hangupAt,
-    ).not.toBeNull();
+    expect((await simulatedCarrierRecord(db).call('"attemptId" = $1', call.attemptId)).hangupAt).not.toBeNull();
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   });
 
@@ -351,10 +355,10 @@ describe('the asynchronous carrier path', () => {
     const { leadId, handle } = await pushLead(campaign.id, '+14155550123', lossyApi);
     // The carrier forgets the call (as if its records were lost) while it is being waited for.
     const recorded = await until(
-      () => db.simulatedProviderCall.findFirst({ where: { attemptId: { startsWith: leadId } } }),
-      (row) => row !== null,
+      async () => (await simulatedCarrierRecord(db).calls(`"attemptId" LIKE $1 || '%'`, leadId))[0],
+      (row) => row !== undefined,
     );
-    await db.simulatedProviderCall.delete({ where: { attemptId: recorded!.attemptId } });
+    await db.sql(`DELETE FROM ${SIMULATED_CARRIER_TABLES.calls} WHERE "attemptId" = $1`, recorded!.attemptId);
     expect(await handle.result()).toEqual({ status: 'failed', outcome: 'failed', attempts: 1 });
     expect(await db.call.findFirstOrThrow({ where: { leadId } })).toMatchObject({ status: 'ended', outcome: 'failed' });
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import type { CallEvent } from '../../lib/calls/call-event';
 import { isTerminalCallState } from '../../lib/calls/call-states';
 import { SIMULATED_TIMES } from '../../simulators/simulated-carrier/timeline';
-import { startTestCarrier } from '../support/carrier';
+import { SIMULATED_CARRIER_TABLES } from '../../simulators/simulated-carrier/call-store';
+import { simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { startReceiver } from '../support/http-receiver';
 import { until } from '../support/until';
@@ -38,7 +39,7 @@ async function dial() {
     statusCallbackUrl: receiver.url,
     statusCallbackEvents: ['in-progress'],
   });
-  const { createdAt } = await db.simulatedProviderCall.findUniqueOrThrow({ where: { providerCallId } });
+  const { createdAt } = await simulatedCarrierRecord(db).call('"providerCallId" = $1', providerCallId);
   return { providerCallId, ringsAt: createdAt.getTime() + SIMULATED_TIMES.queuedMs * TIME_SCALE };
 }
 
@@ -64,7 +65,10 @@ describe('the simulated carrier hangs up', () => {
     // The call's row held locked across the moment it starts to ring: the hangup is asked before, and its write waits
     // until the delivery loop has passed that moment.
     const { hangup } = await db.$transaction(async (tx) => {
-      await tx.$queryRaw`SELECT 1 FROM "SimulatedProviderCall" WHERE "providerCallId" = ${providerCallId} FOR UPDATE`;
+      await tx.$queryRawUnsafe(
+        `SELECT 1 FROM ${SIMULATED_CARRIER_TABLES.calls} WHERE "providerCallId" = $1 FOR UPDATE`,
+        providerCallId,
+      );
       const asked = carrier.client.hangup(providerCallId);
       await sleep(ringsAt + 40 - Date.now());
       return { hangup: asked };

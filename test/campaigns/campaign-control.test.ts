@@ -6,7 +6,7 @@ import type { campaignWorkflow } from '../../workflows/campaigns/campaign';
 import type { LeadState } from '../../lib/dial-ladder/lead-state';
 import { campaignStatusQuery, campaignTransitionUpdate, leadStateQuery } from '../../lib/temporal/messages';
 import { startTestApi } from '../support/api';
-import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { carrierDependencies, simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
 import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
@@ -125,7 +125,7 @@ describe('campaign control', () => {
     expect(await handle.result()).toEqual({ status: 'failed', outcome: 'busy', attempts: 3 });
     const calls = await db.call.findMany({ where: { leadId }, orderBy: { attempt: 'asc' } });
     expect(calls.map((call) => call.attempt)).toEqual([1, 2, 3]);
-    expect(await db.simulatedProviderCall.count({ where: { attemptId: { startsWith: leadId } } })).toBe(3);
+    expect(await simulatedCarrierRecord(db).count(`"attemptId" LIKE $1 || '%'`, leadId)).toBe(3);
   });
 
   it('stop cancels queued retries: a lead waiting for its next rung ends at once, cancelled', async () => {

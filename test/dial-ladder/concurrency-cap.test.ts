@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { endCall, resumeOrWithdraw, takeLine } from '../../lib/calls/call-lines';
 import { startTestApi } from '../support/api';
-import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { carrierDependencies, simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
@@ -88,13 +88,10 @@ describe('the concurrency cap of a campaign', () => {
     expect(results.every((result) => result.status === 'completed' && result.attempts === 1)).toBe(true);
     expect(loadCarrier.server.maxLiveCalls).toBe(5);
     expect(
-      await db.simulatedProviderCall.count({
-        where: {
-          attemptId: {
-            in: (await db.call.findMany({ where: { campaignId: campaign.id } })).map((call) => call.attemptId),
-          },
-        },
-      }),
+      await simulatedCarrierRecord(db).count(
+        '"attemptId" = ANY($1)',
+        (await db.call.findMany({ where: { campaignId: campaign.id } })).map((call) => call.attemptId),
+      ),
     ).toBe(40);
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
   }, 180_000);

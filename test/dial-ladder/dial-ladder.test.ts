@@ -6,7 +6,7 @@ import { nextAllowedInstant, type CallingWindow } from '../../lib/dial-ladder/ca
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { leadStateQuery } from '../../lib/temporal/messages';
 import { startTestApi } from '../support/api';
-import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { carrierDependencies, simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
@@ -63,7 +63,7 @@ describe('the CLASSIC dial ladder', () => {
     // The rung delay (1 s) lies between attempts.
     expect(placed[1]!.startedAt.getTime() - placed[0]!.endedAt!.getTime()).toBeGreaterThanOrEqual(900);
     expect((await db.lead.findUniqueOrThrow({ where: { id: leadId } })).status).toBe('failed');
-    expect(await db.simulatedProviderCall.count({ where: { attemptId: { startsWith: leadId } } })).toBe(3);
+    expect(await simulatedCarrierRecord(db).count(`"attemptId" LIKE $1 || '%'`, leadId)).toBe(3);
   });
 
   it('ends at once on an answer or an invalid number, and moves on after voicemail, no answer and failure', async () => {
@@ -183,7 +183,7 @@ describe('placing a call survives a crash between dialing and recording', () => 
       () => db.call.findUniqueOrThrow({ where: { attemptId } }),
       (call) => call.status === 'ended',
     );
-    expect(await db.simulatedProviderCall.count({ where: { attemptId } })).toBe(1);
+    expect(await simulatedCarrierRecord(db).count('"attemptId" = $1', attemptId)).toBe(1);
     // Dialed without statusCallbackEvents: the carrier reports every state, queued too.
     const reported = await db.callEvent.findMany({ where: { call: { attemptId } }, orderBy: { occurredAt: 'asc' } });
     expect(reported.map((event) => event.status)).toEqual(['queued', 'ringing', 'in-progress', 'completed']);

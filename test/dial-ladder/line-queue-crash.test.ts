@@ -3,7 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { freePort, waitFor } from '../../scripts/stack/child-process';
 import { checkedFetch, startTestApi } from '../support/api';
-import { startTestCarrier, TEST_CARRIER_SIGNING_SECRET, type TestCarrier } from '../support/carrier';
+import {
+  simulatedCarrierRecord,
+  startTestCarrier,
+  TEST_CARRIER_SIGNING_SECRET,
+  type TestCarrier,
+} from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, QUICK_LADDER } from '../support/ladders';
 import { leadResult } from '../support/lead-workflows';
@@ -99,7 +104,7 @@ async function expectEveryLeadDialedOnce(
   }
   // The carrier's own records: one call per attempt, none for an attempt the database does not know.
   const leadIds = new Set(stored.map((lead) => lead.id));
-  const placed = (await db.simulatedProviderCall.findMany({ select: { attemptId: true } }))
+  const placed = (await simulatedCarrierRecord(db).calls())
     .map((call) => call.attemptId)
     .filter((attemptId) => leadIds.has(attemptId.split(':')[0]!));
   expect(placed.sort()).toEqual(stored.flatMap((lead) => lead.calls.map((call) => call.attemptId)).sort());

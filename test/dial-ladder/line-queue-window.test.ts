@@ -5,7 +5,7 @@ import { nextAllowedInstant, type CallingWindow } from '../../lib/dial-ladder/ca
 import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 import { leadWorkflowId } from '../../lib/temporal/workflow-ids';
 import { startTestApi } from '../support/api';
-import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { carrierDependencies, simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { SINGLE_ATTEMPT } from '../support/ladders';
 import { leadResult } from '../support/lead-workflows';
@@ -97,9 +97,8 @@ describe('leads pushed before the calling window opens', () => {
     expect((await db.campaign.findUniqueOrThrow({ where: { id: campaign.id } })).callsInFlight).toBe(0);
     const leadIds = waiting.map((lead) => lead.id);
     const placedOnCarrier = async () =>
-      (await db.simulatedProviderCall.findMany({ select: { attemptId: true } })).filter((call) =>
-        leadIds.includes(call.attemptId.split(':')[0]!),
-      ).length;
+      (await simulatedCarrierRecord(db).calls()).filter((call) => leadIds.includes(call.attemptId.split(':')[0]!))
+        .length;
     expect(await db.call.count({ where: { campaignId: campaign.id } })).toBe(0);
     expect(await placedOnCarrier()).toBe(0);
     // Still nothing dialed shortly before the opening.

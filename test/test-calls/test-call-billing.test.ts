@@ -11,7 +11,7 @@ import { createSimulatedWhatsApp } from '../../lib/whatsapp/simulated-whatsapp';
 import { createWorker } from '../../worker/create-worker';
 import { insertAgent } from '../support/agents';
 import { startTestApi } from '../support/api';
-import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { carrierDependencies, simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import {
   quietRuntime,
@@ -103,7 +103,7 @@ describe('test calls are billed', () => {
 
   it('refuses a call with 402 insufficient_credits when the balance does not cover one minute: nothing placed', async () => {
     const workspace = await billedWorkspace(0.05);
-    const dialedBefore = await db.simulatedProviderCall.count();
+    const dialedBefore = await simulatedCarrierRecord(db).count();
     const response = await place(workspace, '+14155550130');
     expect(response.status).toBe(402);
     expect(await response.json()).toEqual({ error: 'insufficient_credits', balance: '0.0500', required: '0.1000' });
@@ -115,7 +115,7 @@ describe('test calls are billed', () => {
     expect(await refused.json()).toEqual({ error: 'insufficient_credits', balance: '0.0000', required: '0.1000' });
     // Give the carrier a moment: nothing is dialed.
     await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(await db.simulatedProviderCall.count()).toBe(dialedBefore);
+    expect(await simulatedCarrierRecord(db).count()).toBe(dialedBefore);
   });
 
   it('gives the hold back when the call cannot be started (Temporal unreachable: 503)', async () => {

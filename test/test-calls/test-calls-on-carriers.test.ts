@@ -11,7 +11,7 @@ import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { testCallWorkflowId } from '../../lib/temporal/workflow-ids';
 import type { TestCallResult } from '../../lib/test-calls/test-call';
-import { startTestCarrier } from '../support/carrier';
+import { simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import {
   connectCallers,
   expectAnsweredWalk,
@@ -154,7 +154,7 @@ const startTestCallWorkflow = (callId: string) => startTestCallWorkflowOf(tempor
 const placedTo = async (to: string) => ({
   twilio: await twilioTwinRecord(db).count('"to" = $1', to),
   telnyx: await telnyxTwinRecord(db).count('"to" = $1', to),
-  simulated: await db.simulatedProviderCall.count({ where: { to } }),
+  simulated: await simulatedCarrierRecord(db).count('"to" = $1', to),
 });
 
 describe('a test call from a number bound to a carrier connection', () => {

@@ -6,7 +6,7 @@ import { VOICES } from '../../lib/voices/voices';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import { insertAgent } from '../support/agents';
 import { startTestApi } from '../support/api';
-import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { carrierDependencies, simulatedCarrierRecord, startTestCarrier } from '../support/carrier';
 import { useTestDatabase } from '../support/database';
 import { startLossyCarrierPath } from '../support/lossy-carrier';
 import { startTestWorker, unreachableTemporal, useTemporalClient } from '../support/temporal';
@@ -102,7 +102,7 @@ const getCall = async (callId: string, key = tester.key) => {
 /** What would show that something was placed: calls recorded, and calls the carrier took. */
 const placedSoFar = async () => ({
   calls: await db.call.count({ where: { kind: 'test' } }),
-  dialed: await db.simulatedProviderCall.count({ where: { attemptId: { startsWith: 'test:' } } }),
+  dialed: await simulatedCarrierRecord(db).count(`"attemptId" LIKE 'test:%'`),
 });
 
 /** A test call recorded as the API records it, its workflow not started yet. */
@@ -141,9 +141,9 @@ describe('POST /calls/test', () => {
     // The default subscription (TELEPHONY_STATUS_CALLBACK_EVENTS unset): the answer and the end, no ringing.
     const events = await db.callEvent.findMany({ where: { callId }, orderBy: { occurredAt: 'asc' } });
     expect(events.map((event) => event.status)).toEqual(['in-progress', 'completed']);
-    expect(
-      await db.simulatedProviderCall.findUniqueOrThrow({ where: { providerCallId: recorded.providerCallId! } }),
-    ).toMatchObject({ statusCallbackEvents: ['in-progress'] });
+    expect(await simulatedCarrierRecord(db).call('"providerCallId" = $1', recorded.providerCallId!)).toMatchObject({
+      statusCallbackEvents: ['in-progress'],
+    });
     const withIntelligence = await until(
       () => getCall(callId),
       (call) => call.intelligence !== null,
