@@ -21,7 +21,7 @@ export interface DatabaseTimeouts {
  * contact enrollment, the retention sweeps; exports and sheets read pages of at most a few thousand rows. 60 s leaves
  * them a wide margin and still ends a runaway statement. A transaction's statements follow each other in
  * milliseconds; one that idles for 60 s holds its locks for a caller that is gone or stuck. The advisory locks of
- * exports and sheets idle on purpose and turn the latter off for their own transaction (activities/exports/export-lock.ts).
+ * exports and sheets idle on purpose and turn the latter off for their own transaction (lib/exports/export-lock.ts).
  */
 export const DEFAULT_DATABASE_TIMEOUTS: DatabaseTimeouts = {
   statementTimeoutMs: 60_000,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withActivityLock } from '../activities/exports/export-lock';
+import { withActivityLock } from '../lib/exports/export-lock';
 import { parseConfig, databaseTimeoutsOf } from '../lib/config';
 import { createDatabase } from '../lib/database';
 import { ErrorCode } from '../lib/error-codes';

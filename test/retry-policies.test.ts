@@ -7,7 +7,7 @@ import {
   InsufficientCreditsError,
 } from '../lib/credits/credit-errors';
 import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
-import { createWhatsAppMessageActivities } from '../activities/whatsapp/whatsapp-messages';
+import { resolveAmbiguousSend } from '../activities/whatsapp/whatsapp-messages';
 import { rowNotFound } from '../lib/temporal/refusal';
 import * as policies from '../lib/temporal/retry-policies';
 import { useTestDatabase } from './support/database';
@@ -52,8 +52,7 @@ describe('retry policies over tenant data', () => {
       return failure.nonRetryable || policies.untilDatabaseAnswers.nonRetryableErrorTypes!.includes(failure.type!);
     };
     // A WhatsApp message deleted meanwhile (its findUniqueOrThrow was retried for ever).
-    const messages = createWhatsAppMessageActivities({ db });
-    const gone = await messages.resolveAmbiguousSend({ messageId: randomUUID() }).catch((error: unknown) => error);
+    const gone = await resolveAmbiguousSend({ db }, { messageId: randomUUID() }).catch((error: unknown) => error);
     expect(gone).toMatchObject({ type: 'not_found', nonRetryable: true });
     // An analysis whose hold the ledger does not have: nothing to settle, done (settleHold), never retried.
     const speech = createSpeechActivities({ db } as SpeechActivityDependencies);

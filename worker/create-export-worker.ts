@@ -1,7 +1,22 @@
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createExportActivities, type ExportActivityDependencies } from '../activities/exports/exports';
-import { createSheetActivities, type SheetActivityDependencies } from '../activities/sheets/sheets';
+import { bindActivities } from '../activities/bind-activities';
+import {
+  beginExport,
+  completeExport,
+  expireExport,
+  failExport,
+  packageExportXlsx,
+  writeExportChunk,
+  type ExportActivityDependencies,
+} from '../activities/exports/exports';
+import {
+  failSheetSync,
+  removeSheetFiles,
+  resetSheet,
+  syncSheetChunk,
+  type SheetActivityDependencies,
+} from '../activities/sheets/sheets';
 import { LocalSpreadsheetProvider, localSheetsDir } from '../lib/sheets/local-provider';
 import { workerStopTimes } from '../lib/shutdown';
 import type { Tracing } from '../lib/tracing';
@@ -46,14 +61,25 @@ export async function createExportWorker(setup: ExportWorkerSetup): Promise<Work
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     dataConverter: setup.dataConverter,
-    // Live sheets page through campaigns and write files as exports do: same worker, same volume.
+    // The export worker's one place that binds its activities, by the names Temporal registers them under. Live sheets
+    // page through campaigns and write files as exports do: same worker, same volume.
     activities: {
-      ...createExportActivities(setup.dependencies),
-      ...createSheetActivities({
-        sql: setup.dependencies.sql,
-        provider: new LocalSpreadsheetProvider(localSheetsDir(setup.dependencies.exportDir)),
-        google: setup.sheets,
+      ...bindActivities(setup.dependencies, {
+        beginExport,
+        writeExportChunk,
+        packageExportXlsx,
+        completeExport,
+        failExport,
+        expireExport,
       }),
+      ...bindActivities(
+        {
+          sql: setup.dependencies.sql,
+          provider: new LocalSpreadsheetProvider(localSheetsDir(setup.dependencies.exportDir)),
+          google: setup.sheets,
+        },
+        { syncSheetChunk, resetSheet, failSheetSync, removeSheetFiles },
+      ),
     },
     // Activity-only: the activity interceptors, no workflow sinks.
     ...(setup.tracing && { interceptors: tracingWorkerOptions(setup.tracing).interceptors }),

@@ -6,6 +6,7 @@ import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/ou
 import type { OrderNotificationInput, OrderNotificationSkip } from '../../lib/commerce/order-notification';
 import { startOrderNotification } from '../../lib/temporal/commerce';
 import { whatsAppMessageWorkflowId } from '../../lib/temporal/workflow-ids';
+import type { BoundActivities } from '../bind-activities';
 
 export interface OrderNotificationDependencies {
   db: Database;
@@ -30,115 +31,125 @@ const MINUTE_MS = 60_000;
  */
 export const orderNotificationKey = ({ ruleId, orderId }: OrderNotificationInput) => `order:${ruleId}:${orderId}`;
 
-/**
+/*
  * The activities of order notifications (workflows/commerce/order-notification.ts): starting one notification per
  * enabled rule when an order arrives, and at the end of its delay deciding whether it still sends, then
  * recording its WhatsApp message with the price held. The message's own workflow hands it to the provider.
  */
-export function createOrderNotificationActivities({
-  db,
-  temporal,
-  orderNotificationMinuteMs = MINUTE_MS,
-}: OrderNotificationDependencies) {
-  /** The checks at the end of the delay, then the message recorded with its hold; or why nothing goes. */
-  async function recordNotification(
-    input: OrderNotificationInput,
-  ): Promise<{ messageId: string } | { skipped: OrderNotificationSkip }> {
-    const [rule, order] = await Promise.all([
-      db.orderNotificationRule.findUnique({ where: { id: input.ruleId } }),
-      db.commerceOrder.findUnique({ where: { id: input.orderId } }),
-    ]);
-    if (!rule) return { skipped: 'rule_gone' };
-    if (!rule.enabled) return { skipped: 'rule_disabled' };
-    if (!order) return { skipped: 'order_gone' };
-    if (order.cancelledAt) return { skipped: 'order_cancelled' };
-    if (!order.customerPhone) return { skipped: 'no_customer_phone' };
-    const { workspaceId, customerPhone } = order;
-    const [template, sender, listed] = await Promise.all([
-      db.whatsAppTemplate.findFirst({ where: { id: rule.templateId, workspaceId } }),
-      db.whatsAppSender.findFirst({
-        where: { workspaceId, status: 'CONNECTED' },
-        orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
-      }),
-      db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId, phone: customerPhone } } }),
-    ]);
-    if (template?.status !== 'APPROVED') return { skipped: 'template_not_approved' };
-    const parameters = presetParameters(rule.presetId, template.variableCount, order);
-    if (!parameters) return { skipped: 'preset_mismatch' };
-    if (!sender) return { skipped: 'no_connected_sender' };
-    if (listed) return { skipped: 'do_not_call' };
-    const recorded = await recordTemplateMessageOnce(
-      db,
-      {
-        workspaceId,
-        senderId: sender.id,
-        to: customerPhone,
-        template,
-        parameters,
-        idempotencyKey: orderNotificationKey(input),
-      },
-      { type: 'system', id: 'orderNotificationWorkflow' },
-    );
-    return 'messageId' in recorded ? recorded : { skipped: recorded.refused };
-  }
 
-  /** The message of this rule and order: recorded earlier (a retry), or now; or why none goes. */
-  async function recordOnce(workspaceId: string | null, input: OrderNotificationInput) {
-    const earlier = workspaceId && (await messageIdByKey(db, workspaceId, orderNotificationKey(input)));
-    return earlier ? { messageId: earlier } : recordNotification(input);
-  }
-
-  return {
-    /**
-     * Starts one orderNotificationWorkflow per enabled ORDER_PLACED rule of the order's connection (ids
-     * from orderNotificationWorkflowId; one already started, running or finished, is left alone). A
-     * cancelled order, or one of a removed connection, starts none.
-     */
-    async scheduleOrderNotifications({ orderId }: { orderId: string }): Promise<{ ruleIds: string[] }> {
-      const order = await db.commerceOrder.findUnique({
-        where: { id: orderId },
-        select: { id: true, workspaceId: true, connectionId: true, cancelledAt: true },
-      });
-      if (!order || order.cancelledAt) return { ruleIds: [] };
-      const connection = await db.crmConnection.findFirst({
-        where: { id: order.connectionId, deletedAt: null },
-        select: { id: true },
-      });
-      if (!connection) return { ruleIds: [] };
-      const rules = await db.orderNotificationRule.findMany({
-        where: { connectionId: connection.id, enabled: true, trigger: 'ORDER_PLACED' },
-        orderBy: { position: 'asc' },
-        select: { id: true },
-      });
-      const { taskQueue } = activityInfo();
-      await Promise.all(
-        rules.map(({ id: ruleId }) =>
-          startOrderNotification(temporal, taskQueue, { ruleId, orderId: order.id }, order.workspaceId),
-        ),
-      );
-      return { ruleIds: rules.map((rule) => rule.id) };
+/** The checks at the end of the delay, then the message recorded with its hold; or why nothing goes. */
+async function recordNotification(
+  db: Database,
+  input: OrderNotificationInput,
+): Promise<{ messageId: string } | { skipped: OrderNotificationSkip }> {
+  const [rule, order] = await Promise.all([
+    db.orderNotificationRule.findUnique({ where: { id: input.ruleId } }),
+    db.commerceOrder.findUnique({ where: { id: input.orderId } }),
+  ]);
+  if (!rule) return { skipped: 'rule_gone' };
+  if (!rule.enabled) return { skipped: 'rule_disabled' };
+  if (!order) return { skipped: 'order_gone' };
+  if (order.cancelledAt) return { skipped: 'order_cancelled' };
+  if (!order.customerPhone) return { skipped: 'no_customer_phone' };
+  const { workspaceId, customerPhone } = order;
+  const [template, sender, listed] = await Promise.all([
+    db.whatsAppTemplate.findFirst({ where: { id: rule.templateId, workspaceId } }),
+    db.whatsAppSender.findFirst({
+      where: { workspaceId, status: 'CONNECTED' },
+      orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
+    }),
+    db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId, phone: customerPhone } } }),
+  ]);
+  if (template?.status !== 'APPROVED') return { skipped: 'template_not_approved' };
+  const parameters = presetParameters(rule.presetId, template.variableCount, order);
+  if (!parameters) return { skipped: 'preset_mismatch' };
+  if (!sender) return { skipped: 'no_connected_sender' };
+  if (listed) return { skipped: 'do_not_call' };
+  const recorded = await recordTemplateMessageOnce(
+    db,
+    {
+      workspaceId,
+      senderId: sender.id,
+      to: customerPhone,
+      template,
+      parameters,
+      idempotencyKey: orderNotificationKey(input),
     },
-
-    /** How long the notification waits: its rule's delay (a rule gone already: no wait, it ends at once). */
-    async orderNotificationDelay({ ruleId }: { ruleId: string }): Promise<{ delayMs: number }> {
-      const rule = await db.orderNotificationRule.findUnique({ where: { id: ruleId }, select: { delayMinutes: true } });
-      return { delayMs: (rule?.delayMinutes ?? 0) * orderNotificationMinuteMs };
-    },
-
-    /**
-     * At the end of the delay: the message already recorded for this rule and order (a retry), or the checks
-     * (the rule still there and enabled, the order there, not cancelled and with a phone, the template still
-     * APPROVED and fillable by the preset, a connected sender, the phone not on the Do-Not-Call list) and the
-     * message recorded under `order:<ruleId>:<orderId>` with its price held; else why nothing goes.
-     */
-    async prepareOrderNotification(input: OrderNotificationInput): Promise<PreparedOrderNotification> {
-      const order = await db.commerceOrder.findUnique({ where: { id: input.orderId }, select: { workspaceId: true } });
-      const prepared = await recordOnce(order?.workspaceId ?? null, input);
-      return 'skipped' in prepared
-        ? prepared
-        : { messageId: prepared.messageId, messageWorkflowId: whatsAppMessageWorkflowId(prepared.messageId) };
-    },
-  };
+    { type: 'system', id: 'orderNotificationWorkflow' },
+  );
+  return 'messageId' in recorded ? recorded : { skipped: recorded.refused };
 }
 
-export type OrderNotificationActivities = ReturnType<typeof createOrderNotificationActivities>;
+/** The message of this rule and order: recorded earlier (a retry), or now; or why none goes. */
+async function recordOnce(db: Database, workspaceId: string | null, input: OrderNotificationInput) {
+  const earlier = workspaceId && (await messageIdByKey(db, workspaceId, orderNotificationKey(input)));
+  return earlier ? { messageId: earlier } : recordNotification(db, input);
+}
+
+/**
+ * Starts one orderNotificationWorkflow per enabled ORDER_PLACED rule of the order's connection (ids
+ * from orderNotificationWorkflowId; one already started, running or finished, is left alone). A
+ * cancelled order, or one of a removed connection, starts none.
+ */
+export async function scheduleOrderNotifications(
+  { db, temporal }: Pick<OrderNotificationDependencies, 'db' | 'temporal'>,
+  { orderId }: { orderId: string },
+): Promise<{ ruleIds: string[] }> {
+  const order = await db.commerceOrder.findUnique({
+    where: { id: orderId },
+    select: { id: true, workspaceId: true, connectionId: true, cancelledAt: true },
+  });
+  if (!order || order.cancelledAt) return { ruleIds: [] };
+  const connection = await db.crmConnection.findFirst({
+    where: { id: order.connectionId, deletedAt: null },
+    select: { id: true },
+  });
+  if (!connection) return { ruleIds: [] };
+  const rules = await db.orderNotificationRule.findMany({
+    where: { connectionId: connection.id, enabled: true, trigger: 'ORDER_PLACED' },
+    orderBy: { position: 'asc' },
+    select: { id: true },
+  });
+  const { taskQueue } = activityInfo();
+  await Promise.all(
+    rules.map(({ id: ruleId }) =>
+      startOrderNotification(temporal, taskQueue, { ruleId, orderId: order.id }, order.workspaceId),
+    ),
+  );
+  return { ruleIds: rules.map((rule) => rule.id) };
+}
+
+/** How long the notification waits: its rule's delay (a rule gone already: no wait, it ends at once). */
+export async function orderNotificationDelay(
+  {
+    db,
+    orderNotificationMinuteMs = MINUTE_MS,
+  }: Pick<OrderNotificationDependencies, 'db' | 'orderNotificationMinuteMs'>,
+  { ruleId }: { ruleId: string },
+): Promise<{ delayMs: number }> {
+  const rule = await db.orderNotificationRule.findUnique({ where: { id: ruleId }, select: { delayMinutes: true } });
+  return { delayMs: (rule?.delayMinutes ?? 0) * orderNotificationMinuteMs };
+}
+
+/**
+ * At the end of the delay: the message already recorded for this rule and order (a retry), or the checks
+ * (the rule still there and enabled, the order there, not cancelled and with a phone, the template still
+ * APPROVED and fillable by the preset, a connected sender, the phone not on the Do-Not-Call list) and the
+ * message recorded under `order:<ruleId>:<orderId>` with its price held; else why nothing goes.
+ */
+export async function prepareOrderNotification(
+  { db }: Pick<OrderNotificationDependencies, 'db'>,
+  input: OrderNotificationInput,
+): Promise<PreparedOrderNotification> {
+  const order = await db.commerceOrder.findUnique({ where: { id: input.orderId }, select: { workspaceId: true } });
+  const prepared = await recordOnce(db, order?.workspaceId ?? null, input);
+  return 'skipped' in prepared
+    ? prepared
+    : { messageId: prepared.messageId, messageWorkflowId: whatsAppMessageWorkflowId(prepared.messageId) };
+}
+
+export type OrderNotificationActivities = BoundActivities<{
+  scheduleOrderNotifications: typeof scheduleOrderNotifications;
+  orderNotificationDelay: typeof orderNotificationDelay;
+  prepareOrderNotification: typeof prepareOrderNotification;
+}>;

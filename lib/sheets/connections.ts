@@ -197,7 +197,7 @@ export async function removeSheetConnection(db: Database, connectionId: string):
   });
 }
 
-/** The sheet's advisory lock, as its chunks take it (activities/exports/export-lock.ts): waited for here. */
+/** The sheet's advisory lock, as its chunks take it (lib/exports/export-lock.ts): waited for here. */
 const lockSheet = (tx: Prisma.TransactionClient, sheetId: string) =>
   tx.$executeRawUnsafe(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, `sheet:${sheetId}`);
 

@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { WorkflowExecutionAlreadyStartedError, WorkflowIdReusePolicy } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createOrderNotificationActivities } from '../../activities/commerce/order-notifications';
+import { bindActivities } from '../../activities/bind-activities';
+import { prepareOrderNotification, scheduleOrderNotifications } from '../../activities/commerce/order-notifications';
 import { orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import type { OrderNotificationResult } from '../../lib/commerce/order-notification';
@@ -25,7 +26,10 @@ await startTestWorker(temporal.taskQueue, {
   whatsappProvider: whatsapp.client,
   orderNotificationMinuteMs: MINUTE_MS,
 });
-const activities = createOrderNotificationActivities({ db, temporal: temporal.client });
+const activities = bindActivities(
+  { db, temporal: temporal.client },
+  { scheduleOrderNotifications, prepareOrderNotification },
+);
 
 /** Phones ending in 1: the simulated provider delivers and reads their messages (its rules by last digit). */
 let phoneCount = 0;

@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedWhatsApp } from '../../lib/whatsapp/simulated-whatsapp';
-import { createResultWebhookActivities } from '../../activities/result-webhooks/result-webhooks';
+import { createActivities } from '../../activities';
 import { createResultWebhookEndpoint } from '../../lib/result-webhooks/result-webhooks';
 import { webhookDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
 import { createApiKey, createWorkspace } from '../../lib/door/workspace-admin';
@@ -64,7 +64,7 @@ async function finishedLead(workspaceId: string) {
 }
 
 /** The activities as the worker has them, run outside a worker: the activity context names the test's task queue. */
-const activities = createResultWebhookActivities({
+const activities = createActivities({
   db,
   ...carrier,
   whatsapp: createSimulatedWhatsApp(db),
@@ -468,7 +468,7 @@ describe('npm run admin -- webhook create', () => {
 describe('a delivery through the egress guard', () => {
   it('records only "refused" for an endpoint on the inside, and never reaches it', async () => {
     // As in production, but for plain http: no loopback allowance.
-    const guarded = createResultWebhookActivities({
+    const guarded = createActivities({
       db,
       ...carrier,
       whatsapp: createSimulatedWhatsApp(db),

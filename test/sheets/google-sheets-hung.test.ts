@@ -1,7 +1,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import net from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
-import { withActivityLock } from '../../activities/exports/export-lock';
+import { withActivityLock } from '../../lib/exports/export-lock';
 import { ErrorCode } from '../../lib/error-codes';
 import { GoogleSheetsError, GoogleSpreadsheetProvider } from '../../lib/sheets/google-provider';
 import { parseServiceAccountKey } from '../../lib/sheets/service-account-key';

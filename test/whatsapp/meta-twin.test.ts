@@ -20,7 +20,7 @@ import { notifyingJourney, runningJourneyCampaign } from '../support/journeys';
 import { connectTwinSender, startMetaTwinStack, twinTemplate } from '../support/meta-twin';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
-import { createWhatsAppMessageActivities } from '../../activities/whatsapp/whatsapp-messages';
+import { resolveAmbiguousSend } from '../../activities/whatsapp/whatsapp-messages';
 import { TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -443,12 +443,8 @@ describe('no message twice (the resend rule)', () => {
 
     // WHATSAPP_AMBIGUOUS_RESEND=after-later-status, the older rule, as its resolve finds the same message.
     await db.whatsAppMessage.update({ where: { id: lost }, data: { handOver: 'ambiguous' } });
-    const optedIn = createWhatsAppMessageActivities({
-      db,
-      whatsappProvider: stack.provider,
-      whatsappAmbiguousResend: 'after-later-status',
-    });
-    expect(await optedIn.resolveAmbiguousSend({ messageId: lost })).toBe('resent');
+    const optedIn = { db, whatsappProvider: stack.provider, whatsappAmbiguousResend: 'after-later-status' as const };
+    expect(await resolveAmbiguousSend(optedIn, { messageId: lost })).toBe('resent');
     const resent = await until(
       () => messageRow(lost),
       (row) => row.status === 'delivered' || row.status === 'read',

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { createSimulatedWhatsApp } from '../../lib/whatsapp/simulated-whatsapp';
-import { createResultWebhookActivities } from '../../activities/result-webhooks/result-webhooks';
+import { createActivities } from '../../activities';
 import type { Prisma, WhatsAppMessageStatus } from '../../generated/prisma/client';
 import { createResultWebhookEndpoint } from '../../lib/result-webhooks/result-webhooks';
 import { grantCredits } from '../../lib/door/workspace-admin';
@@ -30,8 +30,8 @@ async function get(workspace: TestWorkspace, path: string) {
   return (await response.json()) as any;
 }
 
-/** The result-webhook activities as the worker has them, run outside a worker on the test's task queue. */
-const activities = createResultWebhookActivities({
+/** The worker's activities (createActivities), run outside a worker on the test's task queue. */
+const activities = createActivities({
   db,
   ...carrierDependencies(await startTestCarrier(db), api),
   whatsapp: createSimulatedWhatsApp(db),

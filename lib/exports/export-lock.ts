@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/common';
-import { ErrorCode } from '../../lib/error-codes';
-import type { SqlPool } from '../../lib/sql-pool';
+import { ErrorCode } from '../error-codes';
+import type { SqlPool } from '../sql-pool';
 
 /**
  * Runs `work` while holding a PostgreSQL advisory lock on the export. An attempt that Temporal gave up
