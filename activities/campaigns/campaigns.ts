@@ -20,7 +20,8 @@ import {
   stoppedLeadsPage,
   takeBackGrantedLines,
 } from '../../lib/campaigns/campaign-store';
-// The result webhooks' factory until their activities are named functions too (activities-b).
+// enqueueLeadFinished is still a method of the result webhooks' factory, built where it is used: it keeps no state
+// across calls that this needs.
 import { createResultWebhookActivities } from '../result-webhooks/result-webhooks';
 
 /** Stopped leads read, woken and settled at a time by notifyCampaignLeads; its progress is heartbeated after each. */

@@ -20,7 +20,8 @@ import { endCall, leaveLineQueue, resumeOrWithdraw, takeLine, type GrantedLine }
 import { hasAftermath } from '../../lib/calls/call-aftermath';
 import { handOverLines } from '../../lib/temporal/line-queue';
 import { afterCallEnded } from '../calls/call-aftermath';
-// The result webhooks' factory until their activities are named functions too (activities-b).
+// enqueueLeadFinished is still a method of the result webhooks' factory, built where it is used: it keeps no state
+// across calls that this needs.
 import { createResultWebhookActivities } from '../result-webhooks/result-webhooks';
 import { hangUpCalls } from '../calls/call-hangup';
 import {
