@@ -11,7 +11,7 @@ import type { CpuBudget } from '../lib/cpu-budget/cpu-budget';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { Egress } from '../lib/http/egress';
 
-/** What the main worker's activity factories are built over: wired by the worker (worker/create-worker.ts), by tests with their own. */
+/** What the main worker's activities run over: wired by the worker (worker/create-worker.ts), by tests with their own. */
 export interface ActivityDependencies {
   db: Database;
   /** The carrier calls are placed through (lib/calls/carrier.ts). */

@@ -6,7 +6,7 @@ import {
   HoldNotFoundError,
   InsufficientCreditsError,
 } from '../lib/credits/credit-errors';
-import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
+import { billSpeechCall } from '../activities/speech/speech-analysis';
 import { resolveAmbiguousSend } from '../activities/whatsapp/whatsapp-messages';
 import { rowNotFound } from '../lib/temporal/refusal';
 import * as policies from '../lib/temporal/retry-policies';
@@ -55,8 +55,7 @@ describe('retry policies over tenant data', () => {
     const gone = await resolveAmbiguousSend({ db }, { messageId: randomUUID() }).catch((error: unknown) => error);
     expect(gone).toMatchObject({ type: 'not_found', nonRetryable: true });
     // An analysis whose hold the ledger does not have: nothing to settle, done (settleHold), never retried.
-    const speech = createSpeechActivities({ db } as SpeechActivityDependencies);
-    await expect(speech.billSpeechCall({ speechCallId: randomUUID(), workspaceId })).resolves.toBeUndefined();
+    await expect(billSpeechCall({ db }, { speechCallId: randomUUID(), workspaceId })).resolves.toBeUndefined();
     expect(stops(gone)).toBe(true);
     // A ledger refusal thrown as it is stops by the policy's list.
     expect(stops(new HoldNotFoundError(workspaceId, 'key'))).toBe(true);

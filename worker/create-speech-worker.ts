@@ -1,6 +1,7 @@
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { createSpeechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
+import { bindActivities } from '../activities/bind-activities';
+import { speechActivities, type SpeechActivityDependencies } from '../activities/speech/speech-analysis';
 import { workerStopTimes } from '../lib/shutdown';
 
 export interface SpeechWorkerSetup {
@@ -31,7 +32,7 @@ export function createSpeechWorker(setup: SpeechWorkerSetup): Promise<Worker> {
     namespace: setup.namespace,
     taskQueue: setup.taskQueue,
     dataConverter: setup.dataConverter,
-    activities: createSpeechActivities(setup.dependencies),
+    activities: bindActivities(setup.dependencies, speechActivities),
     maxConcurrentActivityTaskExecutions: setup.slots,
     // The bookkeeping activities (mark failed, bill) share the slots; an analysis cut short by shutdown
     // is retried by another worker from the start, as its heartbeat stops.

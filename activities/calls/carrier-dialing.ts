@@ -8,6 +8,8 @@ import type { ActivityDependencies } from '../dependencies';
 import type { CarrierAgent, CarrierDialRequest } from '../../lib/calls/carrier';
 import { DEFAULT_STATUS_CALLBACK_EVENTS } from '../../lib/calls/call-states';
 import type { DialRequestRow } from '../../lib/calls/call-lines';
+import { readDialRequestRow, recordProviderCallIdOnce } from '../../lib/calls/call-store';
+import { prismaSql } from '../../lib/run-sql';
 
 /**
  * do_not_call: the number is on the workspace's list. campaign_on_hold: the campaign is not running
@@ -49,17 +51,60 @@ function leadOfCall(call: {
  * a test call (activities/test-calls/test-calls.ts) alike: the dial request, the carrier's id recorded once, and the
  * deadline the waiting workflow is given.
  */
-export function createCarrierDialing({
-  db,
-  calls,
-  statusCallbackBaseUrl,
-  callEndDeadlineMs = DEFAULT_CALL_END_DEADLINE_MS,
-  statusCallbackEvents,
-}: Pick<
+export type CarrierDialingDependencies = Pick<
   ActivityDependencies,
   'db' | 'calls' | 'statusCallbackBaseUrl' | 'callEndDeadlineMs' | 'statusCallbackEvents'
->) {
-  const dialRequestOf = (attemptId: string, to: string, call: DialRequestRow): CarrierDialRequest => ({
+>;
+
+/** The call the carrier took, with the deadline its waiting workflow is given. */
+export function dialed(
+  { callEndDeadlineMs = DEFAULT_CALL_END_DEADLINE_MS }: Pick<CarrierDialingDependencies, 'callEndDeadlineMs'>,
+  callId: string,
+  attemptId: string,
+): CallOnTheLine {
+  return {
+    outcome: 'dialed',
+    callId,
+    attemptId,
+    deadlineMs: callEndDeadlineMs,
+    recheckMs: Math.min(RECHECK_AFTER_DEADLINE_MS, callEndDeadlineMs),
+    rechecks: RECHECKS_AFTER_DEADLINE,
+  };
+}
+
+/**
+ * The carrier's id recorded once, and the call's campaign's status after that (lib/calls/call-store.ts
+ * recordProviderCallIdOnce: a stop being committed is seen, one that comes after finds the id).
+ */
+export async function recordProviderCallId(
+  { db }: Pick<CarrierDialingDependencies, 'db'>,
+  attemptId: string,
+  providerCallId: string,
+): Promise<{ id: string; campaignId: string | null; campaignStatus: string | null }> {
+  const call = await recordProviderCallIdOnce(db.sql, attemptId, providerCallId);
+  if (!call) throw new Error(`call of attempt ${attemptId} not found`);
+  return call;
+}
+
+/** What the carrier is told: the numbers, the agent and the lead for the conversation, where to report. One statement. */
+export async function dialRequest(
+  dependencies: CarrierDialingDependencies,
+  attemptId: string,
+  to: string,
+): Promise<CarrierDialRequest> {
+  const call = await readDialRequestRow(prismaSql(dependencies.db), attemptId);
+  if (!call) throw new Error(`call of attempt ${attemptId} not found`);
+  return dialRequestOf(dependencies, attemptId, to, call);
+}
+
+/** The dial request of a call whose row was read with its decision (lib/calls/call-lines.ts takeLine). */
+export function dialRequestOf(
+  { calls, statusCallbackBaseUrl, statusCallbackEvents }: CarrierDialingDependencies,
+  attemptId: string,
+  to: string,
+  call: DialRequestRow,
+): CarrierDialRequest {
+  return {
     attemptId,
     from: call.fromNumber,
     to,
@@ -79,58 +124,5 @@ export function createCarrierDialing({
     }),
     statusCallbackUrl: `${statusCallbackBaseUrl}/telephony/${encodeURIComponent(calls.name)}/events`,
     statusCallbackEvents: [...(statusCallbackEvents ?? DEFAULT_STATUS_CALLBACK_EVENTS)],
-  });
-  return {
-    dialed: (callId: string, attemptId: string): CallOnTheLine => ({
-      outcome: 'dialed',
-      callId,
-      attemptId,
-      deadlineMs: callEndDeadlineMs,
-      recheckMs: Math.min(RECHECK_AFTER_DEADLINE_MS, callEndDeadlineMs),
-      rechecks: RECHECKS_AFTER_DEADLINE,
-    }),
-    /**
-     * The carrier's id recorded once, and the call's campaign's status as it is after that, in one statement: the
-     * campaign row is read FOR SHARE, so a stop being committed is waited for and seen (the dialer hangs the call
-     * up), and a stop that comes after waits for this commit and finds the id to hang up itself.
-     */
-    recordProviderCallId: async (
-      attemptId: string,
-      providerCallId: string,
-    ): Promise<{ id: string; campaignId: string | null; campaignStatus: string | null }> => {
-      const [call] = await db.sql<{ id: string; campaignId: string | null; campaignStatus: string | null }>(
-        // The dial's answer means the carrier has queued the call (no queued event is subscribed to). Named: a
-        // statement of every dial, parsed and planned once per connection of the pool.
-        {
-          name: 'record_provider_call_id',
-          text: `WITH campaign AS (
-           SELECT k.id, k.status::text AS status FROM "Campaign" k
-            WHERE k.id = (SELECT "campaignId" FROM "Call" WHERE "attemptId" = $1) FOR SHARE
-         )
-         UPDATE "Call" c SET "providerCallId" = coalesce(c."providerCallId", $2),
-                "carrierStatus" = CASE WHEN c.status = 'dialing' AND c."providerCallId" IS NULL THEN coalesce(c."carrierStatus", 'queued') ELSE c."carrierStatus" END
-          WHERE c."attemptId" = $1
-         RETURNING c.id::text, c."campaignId"::text, (SELECT status FROM campaign) AS "campaignStatus"`,
-        },
-        attemptId,
-        providerCallId,
-      );
-      if (!call) throw new Error(`call of attempt ${attemptId} not found`);
-      return call;
-    },
-    /** What the carrier is told: the numbers, the agent and the lead for the conversation, where to report. One statement. */
-    dialRequest: async (attemptId: string, to: string): Promise<CarrierDialRequest> => {
-      const [call] = await db.$queryRawUnsafe<DialRequestRow[]>(
-        `SELECT c."fromNumber", c."carrierConnectionId"::text AS "carrierConnectionId", c."testLead", l.id IS NOT NULL AS "hasLead", l.name AS "leadName", l.fields AS "leadFields",
-                a.id::text AS "agentId", a.language, a."voiceId", a.script, a."extractionFields"
-           FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
-          WHERE c."attemptId" = $1`,
-        attemptId,
-      );
-      if (!call) throw new Error(`call of attempt ${attemptId} not found`);
-      return dialRequestOf(attemptId, to, call);
-    },
-    /** The dial request of a call whose row was read with its decision (lib/calls/call-lines.ts takeLine). */
-    dialRequestOf,
   };
 }

@@ -12,18 +12,27 @@ import { ErrorCode } from '../../lib/error-codes';
 import type { ActivityDependencies } from '../dependencies';
 import { withEveryOutcomeRule } from '../../lib/dial-ladder/ladder-rules';
 import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
+import { markLeadWaitingForRung, readLeadPlan } from '../../lib/dial-ladder/dial-ladder-store';
 import { applyCallEvent, endLostCall } from '../../lib/calls/call-end';
 import { isTerminalCallState } from '../../lib/calls/call-states';
 import type { EndedCall } from '../../lib/calls/ended-call';
 import { endCall, leaveLineQueue, resumeOrWithdraw, takeLine, type GrantedLine } from '../../lib/calls/call-lines';
-import { NOW_UTC } from '../../lib/sql-clock';
 import { hasAftermath } from '../../lib/calls/call-aftermath';
 import { handOverLines } from '../../lib/temporal/line-queue';
-import { createCallAftermathActivities } from '../calls/call-aftermath';
-import { createResultWebhookActivities } from '../result-webhooks/result-webhooks';
+import { afterCallEnded } from '../calls/call-aftermath';
+// enqueueLeadFinished is still a method of the result webhooks' factory, built where it is used: it keeps no state
+// across calls that this needs.
+import { enqueueLeadFinished } from '../result-webhooks/result-webhooks';
 import { hangUpCalls } from '../calls/call-hangup';
-import { createCarrierDialing, type DialedCall, type PlacedCall } from '../calls/carrier-dialing';
-import { createCarrierBreaker } from './carrier-breaker';
+import {
+  dialed,
+  dialRequest,
+  dialRequestOf,
+  recordProviderCallId,
+  type DialedCall,
+  type PlacedCall,
+} from '../calls/carrier-dialing';
+import { considerCarrierBreaker, pauseForRefusedSetup, recordDialRefusal } from './carrier-breaker';
 import { CarrierRefusedNumberError, CarrierRefusedSetupError, type CarrierDialRequest } from '../../lib/calls/carrier';
 import type { LeadFinishedInput } from '../result-webhooks/result-webhooks';
 import { finishLeadOnce, type LeadFinalStatus } from '../../lib/leads/lead-final-status';
@@ -122,264 +131,262 @@ export function heartbeatIfInActivity(): void {
   }
 }
 
-export function createCallActivities(dependencies: ActivityDependencies) {
+/** What a lead's attempt is placed, reconciled and settled with. */
+export type CallDependencies = Pick<
+  ActivityDependencies,
+  | 'db'
+  | 'calls'
+  | 'temporal'
+  | 'statusCallbackBaseUrl'
+  | 'callEndDeadlineMs'
+  | 'statusCallbackEvents'
+  | 'carrierBreaker'
+>;
+
+/** Wakes whoever lines were handed to (outside an activity, as some tests call these, the sweep does it). */
+async function handOver({ db, temporal }: Pick<CallDependencies, 'db' | 'temporal'>, granted: readonly GrantedLine[]) {
+  const taskQueue = runningTaskQueue();
+  if (granted.length && taskQueue) await handOverLines(db.sql, temporal, granted, taskQueue);
+}
+
+/**
+ * A dial the carrier refused (it threw: 5xx, unreachable) is recorded for the campaign's breaker,
+ * which looks at its window, and thrown on for Temporal to retry. Once the breaker has paused the
+ * campaign, that retry withdraws the call (resumeOrWithdraw) and gives its line back. A refused setup
+ * (the caller number, the account, the destination: CarrierRefusedSetupError) pauses the campaign at once (its
+ * reason names the number), and the retry withdraws the call the same way: the lead keeps its attempt for after
+ * the resume.
+ */
+async function dialOrRecordRefusal(dependencies: CallDependencies, attemptId: string, request: CarrierDialRequest) {
   const { db, calls } = dependencies;
-  const { dialed, recordProviderCallId, dialRequest, dialRequestOf } = createCarrierDialing(dependencies);
-  const hangUp = (inProgress: Array<{ attemptId: string; providerCallId: string }>) =>
-    hangUpCalls(db, calls, inProgress);
-  const { considerCarrierBreaker, recordDialRefusal, pauseForRefusedSetup } = createCarrierBreaker(dependencies);
-  /**
-   * A dial the carrier refused (it threw: 5xx, unreachable) is recorded for the campaign's breaker,
-   * which looks at its window, and thrown on for Temporal to retry. Once the breaker has paused the
-   * campaign, that retry withdraws the call (resumeOrWithdraw) and gives its line back. A refused setup
-   * (the caller number, the account, the destination: CarrierRefusedSetupError) pauses the campaign at once (its
-   * reason names the number), and the retry withdraws the call the same way: the lead keeps its attempt for after
-   * the resume.
-   */
-  const dialOrRecordRefusal = async (attemptId: string, request: CarrierDialRequest) => {
-    try {
-      return await calls.dial(request);
-    } catch (error) {
-      // The number refused, not the carrier: nothing for the breaker.
-      if (error instanceof CarrierRefusedNumberError) throw error;
-      const { campaignId } = await db.call.findUniqueOrThrow({ where: { attemptId }, select: { campaignId: true } });
-      if (error instanceof CarrierRefusedSetupError) {
-        if (campaignId !== null) await pauseForRefusedSetup(campaignId, error);
-        throw error;
-      }
-      if (campaignId !== null) {
-        await recordDialRefusal(campaignId, attemptId, error);
-        await considerCarrierBreaker(campaignId);
-      }
+  try {
+    return await calls.dial(request);
+  } catch (error) {
+    // The number refused, not the carrier: nothing for the breaker.
+    if (error instanceof CarrierRefusedNumberError) throw error;
+    const { campaignId } = await db.call.findUniqueOrThrow({ where: { attemptId }, select: { campaignId: true } });
+    if (error instanceof CarrierRefusedSetupError) {
+      if (campaignId !== null) await pauseForRefusedSetup(dependencies, campaignId, error);
       throw error;
     }
-  };
-  const aftermath = createCallAftermathActivities(dependencies);
-  const webhooks = createResultWebhookActivities(dependencies);
-  /** Wakes whoever lines were handed to (outside an activity, as some tests call these, the sweep does it). */
-  const handOver = async (granted: readonly GrantedLine[]) => {
-    const taskQueue = runningTaskQueue();
-    if (granted.length && taskQueue) await handOverLines(db.sql, dependencies.temporal, granted, taskQueue);
-  };
-
-  /**
-   * One attempt's line and dial, at most once. The Do-Not-Call list is read in the same statement that decides the
-   * line. The call is recorded as dialing, with its line and the waiting workflow's id, before the carrier is asked;
-   * a retry that finds it recorded asks the carrier what became of the attempt instead of dialing again.
-   */
-  const dialAttempt = async (
-    { leadId, attempt, callKey, agentId }: PlaceCallInput,
-    settlesLeadOn?: readonly CallOutcome[],
-  ): Promise<DialedCall | { outcome: 'queued' }> => {
-    const attemptId = attemptIdOf({ leadId, attempt, callKey });
-    const decision = await takeLine(db.sql, {
-      leadId,
-      attempt,
-      attemptId,
-      provider: calls.name,
-      workflowId: runningWorkflowId(),
-      agentId,
-      settlesLeadOn,
-    });
-    if (!decision) throw leadNotFound(leadId);
-    let request: CarrierDialRequest;
-    const recorded = decision.recorded;
-    if (recorded) {
-      if (recorded.status === 'ended')
-        return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
-      if (recorded.providerCallId) return dialed(recorded.id, attemptId);
-      const known = await calls.lookup({ attemptId });
-      if (known) {
-        await recordProviderCallId(attemptId, known.providerCallId);
-        return dialed(recorded.id, attemptId);
-      }
-      const resumed = await resumeOrWithdraw(db, { leadId, attemptId });
-      if (!resumed) throw leadNotFound(leadId);
-      await handOver(resumed.handedOver);
-      // Withdrawn (the campaign is not running): the attempt asks again, as if never decided, and so takes its
-      // place in the line queue to be handed a line once the campaign runs.
-      if (resumed.verdict === 'campaign_on_hold')
-        return dialAttempt({ leadId, attempt, callKey, agentId }, settlesLeadOn);
-      if (resumed.verdict !== 'started') return { outcome: resumed.verdict } as PlacedCall;
-      request = await dialRequest(attemptId, resumed.phone);
-    } else {
-      // A number on the Do-Not-Call list gives back a line handed to it in the queue.
-      if (decision.verdict === 'do_not_call' && decision.granted)
-        await handOver(await leaveLineQueue(db.sql, attemptId));
-      if (decision.verdict === 'queued') return { outcome: 'queued' };
-      if (decision.verdict !== 'started' || !decision.call) return { outcome: decision.verdict } as PlacedCall;
-      request = dialRequestOf(attemptId, decision.phone, decision.call);
+    if (campaignId !== null) {
+      await recordDialRefusal(dependencies, campaignId, attemptId, error);
+      await considerCarrierBreaker(dependencies, campaignId);
     }
-    let providerCallId: string;
-    try {
-      ({ providerCallId } = await dialOrRecordRefusal(attemptId, request));
-    } catch (error) {
-      if (!(error instanceof CarrierRefusedNumberError)) throw error;
-      // No call was placed and none will be: the attempt ends as a call to a number that does not exist.
-      const ended = await endCall(db, attemptId, { providerCallId: null, outcome: 'invalid_number', durationMs: null });
-      await handOver(ended.handedOver);
-      return { outcome: 'invalid_number', callId: ended.id, durationMs: null };
-    }
-    const call = await recordProviderCallId(attemptId, providerCallId);
-    // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
-    if (call.campaignStatus === 'STOPPED') await hangUp([{ attemptId, providerCallId }]);
-    return dialed(call.id, attemptId);
-  };
+    throw error;
+  }
+}
 
-  // The lean ladder's statements run on the database's pg pool (Database.sql), named so that each connection parses
-  // and plans them once: through Prisma's query layer they had been about a quarter of the worker's CPU per lead
-  // (docs/benchmarks/bare-ladder.md).
-  const activities = {
-    /** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
-    async prepareLead({ leadId }: { leadId: string }): Promise<LeadPlan> {
-      const [lead] = await db.sql<{ phone: string; dialLadder: unknown; callingWindow: unknown }>(
-        {
-          name: 'lead_plan',
-          text: `SELECT l.phone, c."dialLadder", c."callingWindow" FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId" WHERE l.id = $1::uuid`,
-        },
+/**
+ * One attempt's line and dial, at most once. The Do-Not-Call list is read in the same statement that decides the
+ * line. The call is recorded as dialing, with its line and the waiting workflow's id, before the carrier is asked;
+ * a retry that finds it recorded asks the carrier what became of the attempt instead of dialing again.
+ */
+async function dialAttempt(
+  dependencies: CallDependencies,
+  { leadId, attempt, callKey, agentId }: PlaceCallInput,
+  settlesLeadOn?: readonly CallOutcome[],
+): Promise<DialedCall | { outcome: 'queued' }> {
+  const { db, calls } = dependencies;
+  const attemptId = attemptIdOf({ leadId, attempt, callKey });
+  const decision = await takeLine(db.sql, {
+    leadId,
+    attempt,
+    attemptId,
+    provider: calls.name,
+    workflowId: runningWorkflowId(),
+    agentId,
+    settlesLeadOn,
+  });
+  if (!decision) throw leadNotFound(leadId);
+  let request: CarrierDialRequest;
+  const recorded = decision.recorded;
+  if (recorded) {
+    if (recorded.status === 'ended')
+      return { outcome: recorded.outcome as CallOutcome, callId: recorded.id, durationMs: recorded.durationMs };
+    if (recorded.providerCallId) return dialed(dependencies, recorded.id, attemptId);
+    const known = await calls.lookup({ attemptId });
+    if (known) {
+      await recordProviderCallId(dependencies, attemptId, known.providerCallId);
+      return dialed(dependencies, recorded.id, attemptId);
+    }
+    const resumed = await resumeOrWithdraw(db, { leadId, attemptId });
+    if (!resumed) throw leadNotFound(leadId);
+    await handOver(dependencies, resumed.handedOver);
+    // Withdrawn (the campaign is not running): the attempt asks again, as if never decided, and so takes its
+    // place in the line queue to be handed a line once the campaign runs.
+    if (resumed.verdict === 'campaign_on_hold')
+      return dialAttempt(dependencies, { leadId, attempt, callKey, agentId }, settlesLeadOn);
+    if (resumed.verdict !== 'started') return { outcome: resumed.verdict } as PlacedCall;
+    request = await dialRequest(dependencies, attemptId, resumed.phone);
+  } else {
+    // A number on the Do-Not-Call list gives back a line handed to it in the queue.
+    if (decision.verdict === 'do_not_call' && decision.granted)
+      await handOver(dependencies, await leaveLineQueue(db.sql, attemptId));
+    if (decision.verdict === 'queued') return { outcome: 'queued' };
+    if (decision.verdict !== 'started' || !decision.call) return { outcome: decision.verdict } as PlacedCall;
+    request = dialRequestOf(dependencies, attemptId, decision.phone, decision.call);
+  }
+  let providerCallId: string;
+  try {
+    ({ providerCallId } = await dialOrRecordRefusal(dependencies, attemptId, request));
+  } catch (error) {
+    if (!(error instanceof CarrierRefusedNumberError)) throw error;
+    // No call was placed and none will be: the attempt ends as a call to a number that does not exist.
+    const ended = await endCall(db, attemptId, { providerCallId: null, outcome: 'invalid_number', durationMs: null });
+    await handOver(dependencies, ended.handedOver);
+    return { outcome: 'invalid_number', callId: ended.id, durationMs: null };
+  }
+  const call = await recordProviderCallId(dependencies, attemptId, providerCallId);
+  // The campaign was stopped while the carrier was being asked: its stop found no carrier id to hang up.
+  if (call.campaignStatus === 'STOPPED') await hangUpCalls(db, calls, [{ attemptId, providerCallId }]);
+  return dialed(dependencies, call.id, attemptId);
+}
+
+/** The campaign's ladder and window as they are when the lead starts, and the lead's time zones. */
+export async function prepareLead(
+  { db }: Pick<CallDependencies, 'db'>,
+  { leadId }: { leadId: string },
+): Promise<LeadPlan> {
+  const lead = await readLeadPlan(db.sql, leadId);
+  if (!lead) throw leadNotFound(leadId);
+  return {
+    ladder: lead.dialLadder ? withEveryOutcomeRule(dialLadderSchema.parse(lead.dialLadder)) : DEFAULT_DIAL_LADDER,
+    window: lead.callingWindow ? callingWindowSchema.parse(lead.callingWindow) : DEFAULT_CALLING_WINDOW,
+    timeZones: timeZonesOf(lead.phone),
+  };
+}
+
+/**
+ * Places one attempt's call through the carrier, at most once, and answers its call id at once: the
+ * call's end arrives later as the carrier's terminal event (callEndedSignal). The run of leadDialWorkflow that
+ * finds no line polls again (campaign_at_capacity); its place in the line queue is kept meanwhile.
+ */
+export async function dialCall(dependencies: CallDependencies, input: PlaceCallInput): Promise<DialedCall> {
+  const step = await dialAttempt(dependencies, input);
+  return step.outcome === 'queued' ? { outcome: 'campaign_at_capacity' } : step;
+}
+
+/**
+ * One attempt of the lean ladder (leadLadderWorkflow), in one local activity: the lead's plan (read on its
+ * first attempt), its calling window, then its line (or its place in the queue) and the dial, two statements
+ * (lib/calls/call-lines.ts takeLine, then the carrier's id recorded). Outside the window, a line handed to the
+ * attempt goes to the next in the queue, and the lead says when it will try again.
+ */
+export async function attemptCall(
+  dependencies: CallDependencies,
+  input: AttemptCallInput,
+): Promise<{ step: AttemptStep; plan?: LeadPlan }> {
+  const plan = input.plan ?? (await prepareLead(dependencies, { leadId: input.leadId }));
+  const answer = (step: AttemptStep) => ({ step, ...(input.plan === undefined && { plan }) });
+  const slot = await nextCallingSlot(dependencies, plan);
+  if (slot === null || slot.waitMs > 0) {
+    const waiting = slot
+      ? { waitingFor: 'calling_window', nextAttemptAt: slot.at }
+      : { waitingFor: null, nextAttemptAt: null };
+    await handOver(
+      dependencies,
+      await leaveLineQueue(dependencies.db.sql, attemptIdOf(input), { leadId: input.leadId, ...waiting }),
+    );
+    return answer(slot ? { outcome: 'window_closed', waitMs: slot.waitMs } : { outcome: 'no_calling_window' });
+  }
+  const settlesLeadOn =
+    input.settleAtEnd && input.callKey === undefined ? outcomesSettledAtEnd(plan.ladder, input.attempt) : undefined;
+  return answer(await dialAttempt(dependencies, input, settlesLeadOn));
+}
+
+/**
+ * Settles an attempt of the lean ladder in one local activity: the ended call's aftermath when it has one
+ * (call intelligence, the carrier breaker); then the lead finished (its status, and its result webhook events
+ * only when its workspace has an endpoint), or waiting for its next rung.
+ */
+export async function settleLead(
+  dependencies: ActivityDependencies,
+  { leadId, callKey, ended, finished, nextAttemptAt }: SettleLeadInput,
+): Promise<void> {
+  const { db } = dependencies;
+  if (ended && hasAftermath(ended.outcome)) await afterCallEnded(dependencies, { callId: ended.callId });
+  if (finished) {
+    if (callKey !== undefined) return;
+    // A lead final already (a stop cancelled it while this call was being hung up) keeps its status; its
+    // lead.finished, owed all the same, reports that first status (lib/leads/lead-final-status.ts).
+    const lead = await finishLeadOnce(db.sql, leadId, finished.status);
+    if (!lead) throw leadNotFound(leadId);
+    if (lead.hasEndpoint)
+      await enqueueLeadFinished(dependencies, {
         leadId,
-      );
-      if (!lead) throw leadNotFound(leadId);
-      return {
-        ladder: lead.dialLadder ? withEveryOutcomeRule(dialLadderSchema.parse(lead.dialLadder)) : DEFAULT_DIAL_LADDER,
-        window: lead.callingWindow ? callingWindowSchema.parse(lead.callingWindow) : DEFAULT_CALLING_WINDOW,
-        timeZones: timeZonesOf(lead.phone),
-      };
-    },
+        outcome: finished.outcome as LeadFinishedOutcome,
+        attempts: finished.attempts,
+      });
+  } else if (nextAttemptAt !== undefined) await markLeadWaitingForRung(db.sql, leadId, nextAttemptAt);
+}
 
-    /**
-     * Places one attempt's call through the carrier, at most once, and answers its call id at once: the
-     * call's end arrives later as the carrier's terminal event (callEndedSignal). The run of leadDialWorkflow that
-     * finds no line polls again (campaign_at_capacity); its place in the line queue is kept meanwhile.
-     */
-    async dialCall(input: PlaceCallInput): Promise<DialedCall> {
-      const step = await dialAttempt(input);
-      return step.outcome === 'queued' ? { outcome: 'campaign_at_capacity' } : step;
-    },
-
-    /**
-     * One attempt of the lean ladder (leadLadderWorkflow), in one local activity: the lead's plan (read on its
-     * first attempt), its calling window, then its line (or its place in the queue) and the dial, two statements
-     * (lib/calls/call-lines.ts takeLine, then the carrier's id recorded). Outside the window, a line handed to the
-     * attempt goes to the next in the queue, and the lead says when it will try again.
-     */
-    async attemptCall(input: AttemptCallInput): Promise<{ step: AttemptStep; plan?: LeadPlan }> {
-      const plan = input.plan ?? (await activities.prepareLead({ leadId: input.leadId }));
-      const answer = (step: AttemptStep) => ({ step, ...(input.plan === undefined && { plan }) });
-      const slot = await nextCallingSlot(plan);
-      if (slot === null || slot.waitMs > 0) {
-        const waiting = slot
-          ? { waitingFor: 'calling_window', nextAttemptAt: slot.at }
-          : { waitingFor: null, nextAttemptAt: null };
-        await handOver(await leaveLineQueue(db.sql, attemptIdOf(input), { leadId: input.leadId, ...waiting }));
-        return answer(slot ? { outcome: 'window_closed', waitMs: slot.waitMs } : { outcome: 'no_calling_window' });
-      }
-      const settlesLeadOn =
-        input.settleAtEnd && input.callKey === undefined ? outcomesSettledAtEnd(plan.ladder, input.attempt) : undefined;
-      return answer(await dialAttempt(input, settlesLeadOn));
-    },
-
-    /**
-     * Settles an attempt of the lean ladder in one local activity: the ended call's aftermath when it has one
-     * (call intelligence, the carrier breaker); then the lead finished (its status, and its result webhook events
-     * only when its workspace has an endpoint), or waiting for its next rung.
-     */
-    async settleLead({ leadId, callKey, ended, finished, nextAttemptAt }: SettleLeadInput): Promise<void> {
-      if (ended && hasAftermath(ended.outcome)) await aftermath.afterCallEnded({ callId: ended.callId });
-      if (finished) {
-        if (callKey !== undefined) return;
-        // A lead final already (a stop cancelled it while this call was being hung up) keeps its status; its
-        // lead.finished, owed all the same, reports that first status (lib/leads/lead-final-status.ts).
-        const lead = await finishLeadOnce(db.sql, leadId, finished.status);
-        if (!lead) throw leadNotFound(leadId);
-        if (lead.hasEndpoint)
-          await webhooks.enqueueLeadFinished({
-            leadId,
-            outcome: finished.outcome as LeadFinishedOutcome,
-            attempts: finished.attempts,
-          });
-      } else if (nextAttemptAt !== undefined)
-        await db.sql(
-          {
-            name: 'lead_waits_for_rung',
-            text: `UPDATE "Lead" SET "waitingFor" = 'rung', "nextAttemptAt" = $2::timestamptz AT TIME ZONE 'UTC', "updatedAt" = ${NOW_UTC} WHERE id = $1::uuid`,
-          },
-          leadId,
-          nextAttemptAt,
-        );
-    },
-
-    /**
-     * Past the deadline without a terminal event: what the carrier knows now. An ended call is ended
-     * through the same code as the event endpoint; one still on is left to wait (unless giveUp); one the
-     * carrier does not know, or still on when giving up (hung up then), ends failed: lost.
-     */
-    async reconcileCall({
+/**
+ * Past the deadline without a terminal event: what the carrier knows now. An ended call is ended
+ * through the same code as the event endpoint; one still on is left to wait (unless giveUp); one the
+ * carrier does not know, or still on when giving up (hung up then), ends failed: lost.
+ */
+export async function reconcileCall(
+  dependencies: Pick<CallDependencies, 'db' | 'calls' | 'temporal'>,
+  { attemptId, giveUp }: { attemptId: string; giveUp: boolean },
+): Promise<{ ended: EndedCall | null }> {
+  const { db, calls } = dependencies;
+  const call = await db.call.findUnique({ where: { attemptId } });
+  if (!call) throw callNotFound(attemptId);
+  if (call.status === 'ended')
+    return {
+      ended: {
+        attemptId,
+        callId: call.id,
+        outcome: call.outcome as CallOutcome,
+        durationMs: call.durationMs,
+        ...(call.callbackAt && { callbackAt: call.callbackAt.toISOString() }),
+      },
+    };
+  const known = await calls.lookup(call.providerCallId ? { providerCallId: call.providerCallId } : { attemptId });
+  if (known && isTerminalCallState(known.status)) {
+    // The call's own provider: a call on a carrier connection records the connection's (twilio, twilio-twin).
+    const result = await applyCallEvent(db.sql, call.provider, {
+      eventId: `lookup:${known.providerCallId}:${known.status}`,
+      providerCallId: known.providerCallId,
       attemptId,
-      giveUp,
-    }: {
-      attemptId: string;
-      giveUp: boolean;
-    }): Promise<{ ended: EndedCall | null }> {
-      const call = await db.call.findUnique({ where: { attemptId } });
-      if (!call) throw callNotFound(attemptId);
-      if (call.status === 'ended')
-        return {
-          ended: {
-            attemptId,
-            callId: call.id,
-            outcome: call.outcome as CallOutcome,
-            durationMs: call.durationMs,
-            ...(call.callbackAt && { callbackAt: call.callbackAt.toISOString() }),
-          },
-        };
-      const known = await calls.lookup(call.providerCallId ? { providerCallId: call.providerCallId } : { attemptId });
-      if (known && isTerminalCallState(known.status)) {
-        // The call's own provider: a call on a carrier connection records the connection's (twilio, twilio-twin).
-        const result = await applyCallEvent(db.sql, call.provider, {
-          eventId: `lookup:${known.providerCallId}:${known.status}`,
-          providerCallId: known.providerCallId,
-          attemptId,
-          status: known.status,
-          answeredBy: known.answeredBy,
-          durationMs: known.durationMs,
-          reason: known.reason ?? null,
-          occurredAt: new Date().toISOString(),
-        });
-        if (result.found) await handOver(result.handedOver);
-        if (result.found && result.ended) return { ended: result.ended };
-      }
-      if (known && !giveUp) return { ended: null };
-      if (known) await hangUp([{ attemptId, providerCallId: known.providerCallId }]);
-      const lost = await endLostCall(db, attemptId);
-      await handOver(lost.handedOver);
-      return { ended: lost.ended };
-    },
+      status: known.status,
+      answeredBy: known.answeredBy,
+      durationMs: known.durationMs,
+      reason: known.reason ?? null,
+      occurredAt: new Date().toISOString(),
+    });
+    if (result.found) await handOver(dependencies, result.handedOver);
+    if (result.found && result.ended) return { ended: result.ended };
+  }
+  if (known && !giveUp) return { ended: null };
+  if (known) await hangUpCalls(db, calls, [{ attemptId, providerCallId: known.providerCallId }]);
+  const lost = await endLostCall(db, attemptId);
+  await handOver(dependencies, lost.handedOver);
+  return { ended: lost.ended };
+}
 
-    /**
-     * The synchronous placeCall of runs recorded before the asynchronous carrier path (patched
-     * 'async-carrier'): it dials as dialCall does, then waits, heartbeating, until the call has ended.
-     * Its attempts (each a minute at most) add up to the same deadline as the workflow's wait: counted
-     * from the call's start, past it the carrier is asked (reconcileCall) at every look, and given up
-     * once the rechecks' time has passed too.
-     */
-    async placeCall(input: PlaceCallInput): Promise<PlacedCall> {
-      const placed = await activities.dialCall(input);
-      if (placed.outcome !== 'dialed') return placed;
-      for (;;) {
-        heartbeatIfInActivity();
-        const call = await db.call.findUniqueOrThrow({ where: { id: placed.callId } });
-        if (call.status === 'ended')
-          return { outcome: call.outcome as CallOutcome, callId: call.id, durationMs: call.durationMs };
-        const pastDeadlineMs = Date.now() - call.startedAt.getTime() - placed.deadlineMs;
-        if (pastDeadlineMs > 0) {
-          const giveUp = pastDeadlineMs >= placed.rechecks * placed.recheckMs;
-          const { ended } = await activities.reconcileCall({ attemptId: placed.attemptId, giveUp });
-          if (ended) return { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
-        }
-        await new Promise((resolve) => setTimeout(resolve, pastDeadlineMs > 0 ? placed.recheckMs / 10 : 200));
-      }
-    },
-  };
-  return activities;
+/**
+ * The synchronous placeCall of runs recorded before the asynchronous carrier path (patched
+ * 'async-carrier'): it dials as dialCall does, then waits, heartbeating, until the call has ended.
+ * Its attempts (each a minute at most) add up to the same deadline as the workflow's wait: counted
+ * from the call's start, past it the carrier is asked (reconcileCall) at every look, and given up
+ * once the rechecks' time has passed too.
+ */
+export async function placeCall(dependencies: CallDependencies, input: PlaceCallInput): Promise<PlacedCall> {
+  const placed = await dialCall(dependencies, input);
+  if (placed.outcome !== 'dialed') return placed;
+  for (;;) {
+    heartbeatIfInActivity();
+    const call = await dependencies.db.call.findUniqueOrThrow({ where: { id: placed.callId } });
+    if (call.status === 'ended')
+      return { outcome: call.outcome as CallOutcome, callId: call.id, durationMs: call.durationMs };
+    const pastDeadlineMs = Date.now() - call.startedAt.getTime() - placed.deadlineMs;
+    if (pastDeadlineMs > 0) {
+      const giveUp = pastDeadlineMs >= placed.rechecks * placed.recheckMs;
+      const { ended } = await reconcileCall(dependencies, { attemptId: placed.attemptId, giveUp });
+      if (ended) return { outcome: ended.outcome, callId: ended.callId, durationMs: ended.durationMs };
+    }
+    await new Promise((resolve) => setTimeout(resolve, pastDeadlineMs > 0 ? placed.recheckMs / 10 : 200));
+  }
 }

@@ -13,45 +13,43 @@ export function leadNotFound(leadId: string) {
   });
 }
 
+/*
+ * What every lead's workflow asks of its lead, whatever it runs: the ladders (workflows/dial-ladder/), the WHATSAPP
+ * lead (workflows/whatsapp/lead-message.ts) and a journey run (workflows/journeys/journey-run.ts). Registered by
+ * name: the names are in committed histories, never rename one.
+ */
+
 /**
  * How long to wait, from now, for the calling window to open in every one of the lead's time zones (the sending
- * window of a WHATSAPP lead); null when it never opens in all of them at once. No I/O: the dial ladder's
- * attemptCall asks it too (activities/dial-ladder/calls.ts).
+ * window of a WHATSAPP lead); null when it never opens in all of them at once. No I/O, no dependencies: the dial
+ * ladder's attemptCall asks it too (activities/dial-ladder/calls.ts).
  */
-export async function nextCallingSlot({
-  window,
-  timeZones,
-}: {
-  window: CallingWindow;
-  timeZones: string[];
-}): Promise<{ waitMs: number; at: string } | null> {
+export async function nextCallingSlot(
+  _dependencies: unknown,
+  { window, timeZones }: { window: CallingWindow; timeZones: string[] },
+): Promise<{ waitMs: number; at: string } | null> {
   const now = new Date();
   const next = nextAllowedInstant(now, window, timeZones);
   return next && { waitMs: Math.max(next.getTime() - now.getTime(), 0), at: next.toISOString() };
 }
 
-/**
- * What every lead's workflow asks of its lead, whatever it runs: the ladders (workflows/dial-ladder/), the WHATSAPP
- * lead (workflows/whatsapp/lead-message.ts) and a journey run (workflows/journeys/journey-run.ts). Registered by
- * name: the names are in committed histories, never rename one.
- */
-export function createLeadActivities({ db }: ActivityDependencies) {
-  return {
-    nextCallingSlot,
+/** The lead's final status, unless it has one already (lib/leads/lead-final-status.ts). */
+export async function finishLead(
+  { db }: Pick<ActivityDependencies, 'db'>,
+  { leadId, status }: { leadId: string; status: LeadFinalStatus },
+): Promise<void> {
+  if (!(await finishLeadOnce(db.sql, leadId, status))) throw leadNotFound(leadId);
+}
 
-    /** The lead's final status, unless it has one already (lib/leads/lead-final-status.ts). */
-    async finishLead({ leadId, status }: { leadId: string; status: LeadFinalStatus }): Promise<void> {
-      if (!(await finishLeadOnce(db.sql, leadId, status))) throw leadNotFound(leadId);
-    },
-
-    /** The lead's campaign's status now (a lead waiting asks it when campaignChanged wakes it). */
-    async campaignStatusOfLead({ leadId }: { leadId: string }): Promise<string> {
-      const lead = await db.lead.findUnique({
-        where: { id: leadId },
-        select: { campaign: { select: { status: true } } },
-      });
-      if (!lead) throw leadNotFound(leadId);
-      return lead.campaign.status;
-    },
-  };
+/** The lead's campaign's status now (a lead waiting asks it when campaignChanged wakes it). */
+export async function campaignStatusOfLead(
+  { db }: Pick<ActivityDependencies, 'db'>,
+  { leadId }: { leadId: string },
+): Promise<string> {
+  const lead = await db.lead.findUnique({
+    where: { id: leadId },
+    select: { campaign: { select: { status: true } } },
+  });
+  if (!lead) throw leadNotFound(leadId);
+  return lead.campaign.status;
 }

@@ -14,9 +14,8 @@ import { ENDPOINT_SECRET_COLUMNS, openEndpointSecret } from '../../lib/result-we
 import { startWebhookDelivery } from '../../lib/temporal/result-webhooks';
 import type { LeadDialResult } from '../../lib/dial-ladder/lead-state';
 import type { ActivityDependencies } from '../dependencies';
-import { createEgress, EgressError, type Egress } from '../../lib/http/egress';
+import { EgressError, type Egress } from '../../lib/http/egress';
 import type { Database } from '../../lib/database';
-import { bindActivities } from '../bind-activities';
 
 export const LEAD_FINISHED = 'lead.finished';
 
@@ -244,13 +243,4 @@ export async function giveUpWebhook(
     where: { id: deliveryId, status: 'pending' },
     data: { status: 'failed', lastError: lastError.slice(0, MAX_ERROR_LENGTH * 2) },
   });
-}
-
-/**
- * The three bound over the caller's dependencies, with an egress guard of their own when the caller gives none. Only
- * for the dial ladder's and the campaigns' activities that still call these as a factory's methods
- * (activities/dial-ladder/calls.ts, activities/campaigns/campaigns.ts), until those are named functions too.
- */
-export function createResultWebhookActivities({ egress = createEgress(), ...dependencies }: ActivityDependencies) {
-  return bindActivities({ ...dependencies, egress }, { enqueueLeadFinished, deliverWebhook, giveUpWebhook });
 }

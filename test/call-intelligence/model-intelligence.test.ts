@@ -2,7 +2,11 @@
 // INTELLIGENCE_PROVIDER openai-twin against the OpenAI twin (real PostgreSQL, Temporal, API and simulated carrier), its
 // fallback to the rules, and the validation of the model's answer.
 import { beforeEach, describe, expect, it } from 'vitest';
-import { createCallIntelligenceActivities } from '../../activities/call-intelligence/call-intelligence';
+import {
+  extractCallFields,
+  storeCallIntelligence,
+  type CallIntelligenceDependencies,
+} from '../../activities/call-intelligence/call-intelligence';
 import { EVALUATION_RULES, evaluateCall } from '../../lib/call-intelligence/call-evaluation';
 import { callIntelligenceSchema, type CallIntelligence } from '../../lib/call-intelligence/call-intelligence';
 import {
@@ -312,7 +316,7 @@ describe("the model's answer", () => {
 describe('the store', () => {
   it("writes the model's result once: a repeat of the activity with the same input writes the same", async () => {
     const call = await answeredCall();
-    const activities = createCallIntelligenceActivities({
+    const dependencies: CallIntelligenceDependencies = {
       db,
       calls: carrier.client,
       callIntelligenceModel: createModelIntelligence({
@@ -322,15 +326,15 @@ describe('the store', () => {
         apiKey: OPENAI_TWIN_API_KEY,
         timeoutMs: TIMEOUT_MS,
       }),
-    });
-    const extracted = await activities.extractCallFields({ callId: call.id });
+    };
+    const extracted = await extractCallFields(dependencies, { callId: call.id });
     expect(extracted).toMatchObject({ provider: 'openai-compatible', evaluation: { score: 100 } });
     const input = { ...extracted, callId: call.id, computedAt: '2026-11-23T01:00:00.000Z', jobId: 'job-1' };
-    await activities.storeCallIntelligence(input);
+    await storeCallIntelligence(dependencies, input);
     const first = await stored(call.id);
     // The twin would now answer otherwise: the store does not ask it again.
     twin.script({ malformed: 'off_schema' });
-    await activities.storeCallIntelligence(input);
+    await storeCallIntelligence(dependencies, input);
     expect(await stored(call.id)).toEqual(first);
     expect(twin.requests).toHaveLength(1);
     expect(first).toMatchObject({ provider: 'openai-compatible', evaluation: { score: 100 } });

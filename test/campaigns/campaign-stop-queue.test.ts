@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createCampaignActivities } from '../../activities/campaigns/campaigns';
+import { createActivities } from '../../activities';
 import { createResultWebhookEndpoint } from '../../lib/result-webhooks/result-webhooks';
 import { campaignWorkflowId } from '../../lib/temporal/workflow-ids';
 import { createSimulatedWhatsApp } from '../../lib/whatsapp/simulated-whatsapp';
@@ -142,7 +142,7 @@ describe('a stop of a campaign with leads queued by their push', () => {
 });
 
 describe('the wake-ups of a stop', () => {
-  const activities = createCampaignActivities({
+  const activities = createActivities({
     db,
     ...carrier,
     whatsapp: createSimulatedWhatsApp(db),

@@ -1,6 +1,6 @@
 import { WorkflowNotFoundError } from '@temporalio/client';
 import { describe, expect, it } from 'vitest';
-import { createCarrierBreaker } from '../../activities/dial-ladder/carrier-breaker';
+import { recordDialRefusal } from '../../activities/dial-ladder/carrier-breaker';
 import { DEFAULT_CARRIER_BREAKER } from '../../lib/dial-ladder/carrier-breaker';
 import { callIntelligenceWorkflowId, campaignWorkflowId } from '../../lib/temporal/workflow-ids';
 import { leadStateQuery } from '../../lib/temporal/messages';
@@ -188,8 +188,7 @@ describe('the carrier circuit breaker', () => {
         { campaignId: other.id, attemptId: 'other:1', error: '503', at: windowAgo(60_000) },
       ],
     });
-    const { recordDialRefusal } = createCarrierBreaker({ db, temporal: temporal.client });
-    await recordDialRefusal(campaign.id, 'new:1', new Error('simulated carrier: POST /calls answered 503'));
+    await recordDialRefusal({ db }, campaign.id, 'new:1', new Error('simulated carrier: POST /calls answered 503'));
     const kept = await db.carrierDialRefusal.findMany({
       where: { campaignId: { in: [campaign.id, other.id] } },
       select: { attemptId: true },
