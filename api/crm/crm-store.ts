@@ -67,3 +67,69 @@ export async function deliveryOfEvent(db: Db, connectionId: string, eventId: str
     select: { id: true, status: true },
   });
 }
+
+export interface CustomerRow {
+  phone: string;
+  name: string;
+  orders: number;
+  /** ISO 8601, UTC. */
+  lastOrderAt: string;
+}
+
+/**
+ * The customers of a connection's orders matching the filters: one per distinct customer phone (orders
+ * without a phone and cancelled orders are left out), named as on their latest order, first customer
+ * first, at most `limit`.
+ */
+export async function customersOfOrders(
+  sql: AppServices['sql'],
+  input: { connectionId: string; since?: string; financialStatus?: string; attributed?: boolean },
+  limit: number,
+): Promise<CustomerRow[]> {
+  const { rows } = await sql.query<CustomerRow>(
+    `SELECT "customerPhone" AS phone,
+            (array_agg("customerName" ORDER BY "placedAt" DESC, id))[1] AS name,
+            count(*)::int AS orders,
+            to_char(max("placedAt"), 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastOrderAt"
+       FROM "CommerceOrder"
+      WHERE "connectionId" = $1::uuid AND "customerPhone" IS NOT NULL AND "cancelledAt" IS NULL
+        AND ($2::timestamptz IS NULL OR "placedAt" >= ($2::timestamptz AT TIME ZONE 'UTC'))
+        AND ($3::text IS NULL OR "financialStatus" = $3::text)
+        AND ($4::boolean IS NULL OR "attributedToService" = $4::boolean)
+      GROUP BY "customerPhone"
+      ORDER BY min("placedAt"), "customerPhone"
+      LIMIT ${limit}`,
+    [input.connectionId, input.since ?? null, input.financialStatus ?? null, input.attributed ?? null],
+  );
+  return rows;
+}
+
+/** A live connection of the workspace, with what tells how it imports (an Admin API token or its orders), or null. */
+export async function importingConnection(db: Db, workspaceId: string, id: string) {
+  return db.crmConnection.findFirst({
+    where: { id, workspaceId, deletedAt: null },
+    select: { id: true, secretKeyId: true, adminProvider: true },
+  });
+}
+
+export async function insertCrmImport(db: Db, data: Prisma.CrmImportUncheckedCreateInput) {
+  return db.crmImport.create({ data });
+}
+
+/** An import whose workflow never started goes; failing to delete it is no failure (the caller is told to try again). */
+export async function deleteUnstartedCrmImport(db: Db, id: string): Promise<void> {
+  await db.crmImport.delete({ where: { id } }).catch(() => undefined);
+}
+
+/** The campaign's latest `take` imports, newest first. */
+export async function latestImportsOfCampaign(db: Db, campaignId: string, take: number) {
+  return db.crmImport.findMany({
+    where: { campaignId },
+    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
+    take,
+  });
+}
+
+export async function importOfCampaign(db: Db, campaignId: string, id: string) {
+  return db.crmImport.findFirst({ where: { id, campaignId } });
+}
