@@ -64,7 +64,7 @@ describe('the layering of the folders (eslint.config.js)', () => {
     for (const source of [
       "import type { LeadState } from '../workflows/lead-dial';\nexport type X = LeadState;\n",
       "import type { Activities } from '../../activities';\nexport type X = Activities;\n",
-      "import { upsertLeads } from '../../api/leads/lead-rows';\nexport const x = upsertLeads;\n",
+      "import { upsertLeads } from '../../api/leads/lead-store';\nexport const x = upsertLeads;\n",
     ])
       expect(await ruleIdsOf('lib/journeys/example.ts', source)).toContain(RESTRICTED);
     expect(

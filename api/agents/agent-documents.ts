@@ -4,16 +4,11 @@ import { missingRowIssues } from './agent-references';
 import { findOwnedAgent, lockOwnedAgent } from './agents';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
+import { documentIdWhere, linkedDocumentsOf, replaceDocumentLinks, unlinkDocument } from './agent-store';
 
 /** The documents an agent uses, as linked (oldest link first). */
 async function linkedDocuments(db: AppServices['db'], agentId: string) {
-  const links = await db.agentDocument.findMany({
-    where: { agentId },
-    include: {
-      document: { select: { id: true, knowledgeBaseId: true, title: true, format: true, charCount: true } },
-    },
-    orderBy: [{ linkedAt: 'asc' }, { documentId: 'asc' }],
-  });
+  const links = await linkedDocumentsOf(db, agentId);
   return links.map(({ document, linkedAt }) => ({ ...document, linkedAt: linkedAt.toISOString() }));
 }
 
@@ -45,12 +40,7 @@ export async function replaceAgentDocuments(
       'document',
     );
     if (issues.length) throw new ZodError(issues);
-    await tx.agentDocument.deleteMany({ where: { agentId: locked.id, documentId: { notIn: documentIds } } });
-    await tx.agentDocument.createMany({
-      data: documentIds.map((documentId) => ({ agentId: locked.id, documentId })),
-      skipDuplicates: true,
-    });
-    await tx.agent.update({ where: { id: locked.id }, data: { updatedAt: new Date() } });
+    await replaceDocumentLinks(tx, locked.id, documentIds);
     return locked;
   });
   return linkedDocuments(services.db, agent.id);
@@ -67,11 +57,6 @@ export async function unlinkAgentDocument(
   documentId: string,
 ) {
   const agent = await findOwnedAgent(services, principal, agentId);
-  const document = await findOwned(principal, documentId, (where) =>
-    services.db.knowledgeDocument.findFirst({ where, select: { id: true } }),
-  );
-  const { count } = await services.db.agentDocument.deleteMany({
-    where: { agentId: agent.id, documentId: document.id },
-  });
-  if (count) await services.db.agent.update({ where: { id: agent.id }, data: { updatedAt: new Date() } });
+  const document = await findOwned(principal, documentId, (where) => documentIdWhere(services.db, where));
+  await unlinkDocument(services.db, agent.id, document.id);
 }

@@ -1,30 +1,9 @@
 import { ZodError, type z } from 'zod';
-import { Prisma } from '../../generated/prisma/client';
+import type { Prisma } from '../../generated/prisma/client';
 import { backgroundAudioReference } from '../../lib/agents/agent-definition';
+import { lockedRowsOf, type ReferencedTable } from './agent-store';
 
 type Issue = z.core.$ZodIssue;
-
-/** Tables whose rows an agent names, each row carrying its workspaceId. */
-type ReferencedTable = 'Dictionary' | 'KnowledgeDocument' | 'BackgroundAudio';
-
-/**
- * The ids of `ids` that are rows of the workspace, locked FOR KEY SHARE until the transaction ends: a
- * concurrent delete of one waits for the write that names it (and its cascade then removes the link), or
- * has already happened and the row is not found. Ids are lower-case UUIDs (the schemas make them so).
- */
-export async function lockedRowsOf(
-  tx: Prisma.TransactionClient,
-  table: ReferencedTable,
-  workspaceId: string,
-  ids: readonly string[],
-): Promise<Set<string>> {
-  if (!ids.length) return new Set();
-  const rows = await tx.$queryRaw<Array<{ id: string }>>`
-    SELECT id::text AS id FROM ${Prisma.raw(`"${table}"`)}
-     WHERE id = ANY(${[...ids]}::uuid[]) AND "workspaceId" = ${workspaceId}::uuid
-       FOR KEY SHARE`;
-  return new Set(rows.map((row) => row.id));
-}
 
 /** One issue per id that is not a row of the workspace, at its index: 400 invalid_body names each. */
 export async function missingRowIssues(

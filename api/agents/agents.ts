@@ -1,4 +1,3 @@
-import { Prisma } from '../../generated/prisma/client';
 import {
   AGENT_LIMITS,
   type AgentScript,
@@ -13,14 +12,19 @@ import { checkAgentReferences } from './agent-references';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
-
-/** What the view of an agent reads besides its row: its dictionaries in order, its documents as linked. */
-const AGENT_LINKS = {
-  dictionaries: { select: { dictionaryId: true }, orderBy: { position: 'asc' } },
-  documents: { select: { documentId: true }, orderBy: [{ linkedAt: 'asc' }, { documentId: 'asc' }] },
-} satisfies Prisma.AgentInclude;
-
-type AgentWithLinks = Prisma.AgentGetPayload<{ include: typeof AGENT_LINKS }>;
+import {
+  insertAgent,
+  liveAgentCount,
+  liveAgentsOfWorkspace,
+  liveAgentWhere,
+  liveAgentWithLinksWhere,
+  lockLiveAgentRow,
+  markAgentDeleted,
+  updateAgentRow,
+  usersOfAgent,
+  type AgentWithLinks,
+} from './agent-store';
+import type { Prisma } from '../../generated/prisma/client';
 
 export function agentView(agent: AgentWithLinks) {
   return {
@@ -43,25 +47,17 @@ export function agentView(agent: AgentWithLinks) {
 }
 
 export async function listAgents({ db }: AppServices, principal: Principal) {
-  const agents = await db.agent.findMany({
-    where: { workspaceId: principal.workspaceId, deletedAt: null },
-    include: AGENT_LINKS,
-    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
-  });
+  const agents = await liveAgentsOfWorkspace(db, principal.workspaceId);
   return agents.map(agentView);
 }
 
 /** A live agent of the caller's workspace; unknown, deleted and another workspace's are the same 403. */
 export async function findOwnedAgent({ db }: AppServices, principal: Principal, id: string) {
-  return findOwned(principal, id, (where) => db.agent.findFirst({ where: { ...where, deletedAt: null } }));
+  return findOwned(principal, id, (where) => liveAgentWhere(db, where));
 }
 
 export async function getAgent({ db }: AppServices, principal: Principal, id: string) {
-  return agentView(
-    await findOwned(principal, id, (where) =>
-      db.agent.findFirst({ where: { ...where, deletedAt: null }, include: AGENT_LINKS }),
-    ),
-  );
+  return agentView(await findOwned(principal, id, (where) => liveAgentWithLinksWhere(db, where)));
 }
 
 /**
@@ -70,17 +66,8 @@ export async function getAgent({ db }: AppServices, principal: Principal, id: st
  * (lib/agents/agent-lock.ts) before it reads what uses the agent.
  */
 export async function lockOwnedAgent(tx: Prisma.TransactionClient, principal: Principal, id: string) {
-  return findOwned(principal, id, async (where) => {
-    const rows = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT id::text AS id FROM "Agent"
-       WHERE id = ${where.id}::uuid AND "workspaceId" = ${where.workspaceId}::uuid AND "deletedAt" IS NULL
-         FOR UPDATE`;
-    return rows[0];
-  });
+  return findOwned(principal, id, (where) => lockLiveAgentRow(tx, where));
 }
-
-const dictionaryLinks = (dictionaryIds: readonly string[]) =>
-  dictionaryIds.map((dictionaryId, position) => ({ dictionaryId, position }));
 
 /** The agent's row and its dictionaries in one transaction, after checking and locking what it names. */
 export async function createAgent({ db }: AppServices, principal: Principal, input: NewAgent) {
@@ -91,15 +78,11 @@ export async function createAgent({ db }: AppServices, principal: Principal, inp
     noun: 'agents',
     limit: AGENT_LIMITS.agentsPerWorkspace,
     code: ErrorCode.agent_limit_reached,
-    // Deleted agents are kept (deletedAt) but hold no place.
-    count: (tx: Prisma.TransactionClient) => tx.agent.count({ where: { workspaceId, deletedAt: null } }),
+    count: (tx: Prisma.TransactionClient) => liveAgentCount(tx, workspaceId),
   };
   const agent = await createWithinQuota(db, quota, async (tx) => {
     await checkAgentReferences(tx, workspaceId, input);
-    return tx.agent.create({
-      data: { ...settings, workspaceId, dictionaries: { create: dictionaryLinks(dictionaryIds) } },
-      include: AGENT_LINKS,
-    });
+    return insertAgent(tx, workspaceId, settings, dictionaryIds);
   });
   return agentView(agent);
 }
@@ -110,18 +93,7 @@ export async function updateAgent({ db }: AppServices, principal: Principal, id:
   const agent = await db.$transaction(async (tx) => {
     const locked = await lockOwnedAgent(tx, principal, id);
     await checkAgentReferences(tx, principal.workspaceId, update);
-    if (dictionaryIds) {
-      await tx.agentDictionary.deleteMany({ where: { agentId: locked.id } });
-      await tx.agentDictionary.createMany({
-        data: dictionaryLinks(dictionaryIds).map((link) => ({ ...link, agentId: locked.id })),
-      });
-    }
-    // updatedAt set even when only the dictionaries changed (the row itself would not be written).
-    return tx.agent.update({
-      where: { id: locked.id },
-      data: { ...settings, updatedAt: new Date() },
-      include: AGENT_LINKS,
-    });
+    return updateAgentRow(tx, locked.id, settings, dictionaryIds);
   });
   return agentView(agent);
 }
@@ -137,31 +109,9 @@ export async function deleteAgent({ db }: AppServices, principal: Principal, id:
   const { workspaceId } = principal;
   await db.$transaction(async (tx) => {
     const agent = await lockOwnedAgent(tx, principal, id);
-    const ownAgent = await tx.campaign.findMany({
-      where: { workspaceId, agentId: agent.id, status: { in: ['RUNNING', 'PAUSED'] }, deletedAt: null },
-      select: { id: true },
-    });
-    // JOURNEY campaigns whose published journey has a call node naming the agent.
-    const callNodes = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT c.id::text AS id
-        FROM "Campaign" c
-        JOIN "Workflow" j ON j.id = c."workflowId"
-        JOIN "WorkflowRevision" r ON r."workflowId" = j.id AND r.revision = j."publishedRevision"
-       WHERE c."workspaceId" = ${workspaceId}::uuid AND c.status::text IN ('RUNNING', 'PAUSED') AND c."deletedAt" IS NULL
-         AND r.definition -> 'nodes' @> ${JSON.stringify([{ type: 'call', data: { agentId: agent.id } }])}::jsonb`;
-    const campaigns = [...new Set([...ownAgent, ...callNodes].map((campaign) => campaign.id))]
-      .sort()
-      .map((campaignId) => ({ id: campaignId }));
-    const numbers = await tx.phoneNumber.findMany({
-      where: { workspaceId, inboundAgentId: agent.id },
-      select: { id: true },
-      orderBy: { id: 'asc' },
-    });
-    if (campaigns.length || numbers.length)
-      throw new Refusal(ErrorCode.agent_in_use, {
-        campaignIds: campaigns.map((campaign) => campaign.id),
-        phoneNumberIds: numbers.map((number) => number.id),
-      });
-    await tx.agent.update({ where: { id: agent.id }, data: { deletedAt: new Date() } });
+    const { campaignIds, phoneNumberIds } = await usersOfAgent(tx, workspaceId, agent.id);
+    if (campaignIds.length || phoneNumberIds.length)
+      throw new Refusal(ErrorCode.agent_in_use, { campaignIds, phoneNumberIds });
+    await markAgentDeleted(tx, agent.id);
   });
 }

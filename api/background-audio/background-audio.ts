@@ -17,6 +17,14 @@ import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
+import {
+  deleteUpload,
+  insertUpload,
+  uploadAudioWhere,
+  uploadCount,
+  uploadIdWhere,
+  uploadsOfWorkspace,
+} from './background-audio-store';
 
 /** The spec's background audio asset (section 2). */
 export interface BackgroundAudioAsset {
@@ -69,11 +77,7 @@ export async function listBackgroundAudio(
         isPlatform: true,
       })),
     ),
-    services.db.backgroundAudio.findMany({
-      where: { workspaceId: principal.workspaceId },
-      select: { id: true, slug: true, label: true, durationSecs: true },
-      orderBy: [{ createdAt: 'asc' }, { id: 'asc' }],
-    }),
+    uploadsOfWorkspace(services.db, principal.workspaceId),
   ]);
   return [...platform, ...uploads.map((upload) => ({ ...upload, isPlatform: false }))].map(
     ({ id, slug, label, isPlatform, durationSecs }) => ({
@@ -119,21 +123,18 @@ export async function uploadBackgroundAudio(
         noun: 'uploads',
         limit: UPLOAD_LIMITS.perWorkspace,
         code: ErrorCode.background_audio_limit_reached,
-        count: (tx) => tx.backgroundAudio.count({ where: { workspaceId } }),
+        count: (tx) => uploadCount(tx, workspaceId),
       },
       (tx) =>
-        tx.backgroundAudio.create({
-          data: {
-            workspaceId,
-            slug: upload.slug,
-            label: upload.label,
-            durationSecs: measured.durationSecs,
-            mediaType: measured.mediaType,
-            byteSize: upload.audio.length,
-            sha256: createHash('sha256').update(upload.audio).digest('hex'),
-            audio: new Uint8Array(upload.audio),
-          },
-          select: { id: true, slug: true, label: true, durationSecs: true },
+        insertUpload(tx, {
+          workspaceId,
+          slug: upload.slug,
+          label: upload.label,
+          durationSecs: measured.durationSecs,
+          mediaType: measured.mediaType,
+          byteSize: upload.audio.length,
+          sha256: createHash('sha256').update(upload.audio).digest('hex'),
+          audio: new Uint8Array(upload.audio),
         }),
     );
     return { ...stored, isPlatform: false };
@@ -149,21 +150,10 @@ export async function uploadBackgroundAudio(
  * not an upload of the caller's workspace.
  */
 export async function deleteBackgroundAudio(services: AppServices, principal: Principal, id: string): Promise<void> {
-  const owned = await findOwned(principal, id, (where) =>
-    services.db.backgroundAudio.findFirst({ where, select: { id: true } }),
-  );
-  const workspaceId = principal.workspaceId;
-  // The row goes first: its delete waits for any agent write that holds it FOR KEY SHARE (an agent being
-  // set to it, api/agents/agent-references.ts) and then sees that agent in the UPDATE (read committed);
-  // an agent write after it finds no row and is refused. deleteMany: a concurrent delete between the read
-  // and this transaction leaves it gone, as asked (204 both).
-  await services.db.$transaction([
-    services.db.backgroundAudio.deleteMany({ where: { id: owned.id, workspaceId } }),
-    services.db.agent.updateMany({
-      where: { workspaceId, backgroundAudioId: owned.id },
-      data: { backgroundAudioId: null },
-    }),
-  ]);
+  const owned = await findOwned(principal, id, (where) => uploadIdWhere(services.db, where));
+  // The row goes first, then its agents are set to none (background-audio-store.ts deleteUpload): 204 both when a
+  // concurrent delete got there first.
+  await deleteUpload(services.db, principal.workspaceId, owned.id);
 }
 
 /** The audio of a platform asset (made now if its file is missing) or of one of the workspace's uploads. */
@@ -175,8 +165,6 @@ export async function backgroundAudioContent(
   const platform = findPlatformBackgroundAudio(id);
   if (platform)
     return { mediaType: PLATFORM_AUDIO_MEDIA_TYPE, file: (await toolsOf(services).platform.fileOf(platform)).path };
-  const upload = await findOwned(principal, id, (where) =>
-    services.db.backgroundAudio.findFirst({ where, select: { audio: true, mediaType: true } }),
-  );
+  const upload = await findOwned(principal, id, (where) => uploadAudioWhere(services.db, where));
   return { mediaType: upload.mediaType, bytes: upload.audio };
 }

@@ -5,6 +5,7 @@ import { Refusal } from '../../lib/refusal';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
+import { callTranscriptWhere } from './call-intelligence-store';
 
 /**
  * Starts a re-run of a call's extraction and evaluation (workflows/call-intelligence/call-intelligence.ts) and answers its
@@ -12,9 +13,7 @@ import { findOwned } from '../http/owned';
  * intelligence.jobId equal to it. A call without a transcript has nothing to extract from: 409.
  */
 export async function rerunCallIntelligence(services: AppServices, principal: Principal, callId: string) {
-  const call = await findOwned(principal, callId, (where) =>
-    services.db.call.findFirst({ where, select: { id: true, transcript: true } }),
-  );
+  const call = await findOwned(principal, callId, (where) => callTranscriptWhere(services.db, where));
   if (!Array.isArray(call.transcript) || call.transcript.length === 0)
     throw new Refusal(ErrorCode.call_has_no_transcript);
   const requestedAt = new Date().toISOString();

@@ -6,9 +6,7 @@ import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { workspaceCallView } from '../leads/results';
 import { createWithinQuota } from '../campaigns/workspace-quota';
-
-/** Issues in the order they were reported (the id breaks ties of one instant). */
-const oldestFirst = [{ createdAt: 'asc' }, { id: 'asc' }] as const;
+import { callIdWhere, callWithDetailsWhere, insertCallIssue, issueCountOfCall, issuesOfCall } from './call-store';
 
 function issueView(issue: CallIssue) {
   return {
@@ -22,16 +20,7 @@ function issueView(issue: CallIssue) {
 
 /** A call of the caller's workspace (403 forbidden for any other id), as GET /calls lists it plus its details. */
 export async function getCall({ db }: AppServices, principal: Principal, callId: string) {
-  const call = await findOwned(principal, callId, (where) =>
-    db.call.findFirst({
-      where,
-      include: {
-        lead: { select: { phone: true } },
-        translations: { select: { language: true, provider: true, createdAt: true }, orderBy: { language: 'asc' } },
-        issues: { orderBy: [...oldestFirst] },
-      },
-    }),
-  );
+  const call = await findOwned(principal, callId, (where) => callWithDetailsWhere(db, where));
   return {
     ...workspaceCallView(call),
     carrierStatus: call.carrierStatus,
@@ -51,11 +40,11 @@ export async function getCall({ db }: AppServices, principal: Principal, callId:
 }
 
 const findOwnedCallId = ({ db }: AppServices, principal: Principal, callId: string) =>
-  findOwned(principal, callId, (where) => db.call.findFirst({ where, select: { id: true } }));
+  findOwned(principal, callId, (where) => callIdWhere(db, where));
 
 export async function listCallIssues(services: AppServices, principal: Principal, callId: string) {
   const call = await findOwnedCallId(services, principal, callId);
-  const issues = await services.db.callIssue.findMany({ where: { callId: call.id }, orderBy: [...oldestFirst] });
+  const issues = await issuesOfCall(services.db, call.id);
   return issues.map(issueView);
 }
 
@@ -80,19 +69,17 @@ export async function reportCallIssue(
       noun: 'call issues',
       limit,
       code: ErrorCode.call_issue_limit_reached,
-      count: (tx) => tx.callIssue.count({ where: { callId: call.id } }),
+      count: (tx) => issueCountOfCall(tx, call.id),
       detail: `a call holds at most ${limit} issues; this one holds as many`,
     },
     (tx) =>
-      tx.callIssue.create({
-        data: {
-          workspaceId: principal.workspaceId,
-          callId: call.id,
-          category: input.category,
-          note: input.note,
-          reportedByKeyId: principal.keyId,
-          reportedByMemberId: principal.memberId,
-        },
+      insertCallIssue(tx, {
+        workspaceId: principal.workspaceId,
+        callId: call.id,
+        category: input.category,
+        note: input.note,
+        reportedByKeyId: principal.keyId,
+        reportedByMemberId: principal.memberId,
       }),
   );
   return issueView(issue);

@@ -1,6 +1,6 @@
 import type { Express, RequestHandler } from 'express';
 import type { Principal } from '../door/principal';
-import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
+import { cursorPage, type CursorPosition } from '../http/pagination';
 import { expressPath } from '../http/route';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
@@ -8,6 +8,12 @@ import type { AppServices } from '../app-services';
 import type { SqlPool } from '../../lib/sql-pool';
 import { addLogContext } from '../../lib/log';
 import type { RequestContext } from '../http/observe-requests';
+import {
+  apiLogsOfCampaignPage,
+  deleteApiLogsOlderThan,
+  insertApiLogLines,
+  type ApiLogLine,
+} from './campaign-data-store';
 
 /** Paths under which a request is about one campaign. */
 export const CAMPAIGN_PATH_PREFIXES = [
@@ -23,17 +29,6 @@ export function campaignParamOf(path: string): 'id' | 'campaignId' | null {
   return null;
 }
 
-interface ApiLogLine {
-  workspaceId: string;
-  campaignId: string;
-  method: string;
-  path: string;
-  status: number;
-  keyId: string;
-  requestId: string;
-  answeredAt: Date;
-}
-
 const MAX_LINES_PER_INSERT = 1000;
 
 /**
@@ -47,30 +42,7 @@ export function createApiLogRecorder(sql: SqlPool) {
   const writeQueued = async () => {
     while (queued.length) {
       const lines = queued.splice(0, MAX_LINES_PER_INSERT);
-      await sql
-        .query({
-          name: 'record_api_logs',
-          // A campaign outside the caller's workspace, or none, gets no log line.
-          // createdAt is each request's own answer time, not the statement's: the lines of one INSERT would otherwise
-          // share one time and list in id order, not in the order the requests were answered.
-          text: `INSERT INTO "ApiLog" (id, "workspaceId", "campaignId", method, path, status, "keyId", "requestId", "createdAt")
-               SELECT gen_random_uuid(), l.workspace_id, l.campaign_id, l.method, l.path, l.status, l.key_id, l.request_id,
-                      l.answered_at AT TIME ZONE 'UTC'
-                 FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::int[], $6::uuid[], $7::uuid[], $8::timestamptz[])
-                   AS l(workspace_id, campaign_id, method, path, status, key_id, request_id, answered_at)
-                WHERE EXISTS (SELECT 1 FROM "Campaign" c WHERE c.id = l.campaign_id AND c."workspaceId" = l.workspace_id)`,
-          values: [
-            lines.map((line) => line.workspaceId),
-            lines.map((line) => line.campaignId),
-            lines.map((line) => line.method),
-            lines.map((line) => line.path),
-            lines.map((line) => line.status),
-            lines.map((line) => line.keyId),
-            lines.map((line) => line.requestId),
-            lines.map((line) => line.answeredAt),
-          ],
-        })
-        .catch(() => undefined);
+      await insertApiLogLines(sql, lines).catch(() => undefined);
     }
   };
   return {
@@ -130,14 +102,7 @@ export async function listApiLogs(
   query: { limit: number; cursor?: CursorPosition },
 ) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const [rows, total] = await Promise.all([
-    services.db.apiLog.findMany({
-      where: { campaignId: campaign.id, ...afterCursor(query.cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: query.limit + 1,
-    }),
-    services.db.apiLog.count({ where: { campaignId: campaign.id } }),
-  ]);
+  const { rows, total } = await apiLogsOfCampaignPage(services.db, campaign.id, query);
   return {
     ...cursorPage(rows, query.limit, (row) => ({
       id: row.id,
@@ -154,8 +119,5 @@ export async function listApiLogs(
 
 /** Deletes API logs older than the retention; every API process runs it now and then. */
 export async function trimApiLogs({ sql }: Pick<AppServices, 'sql'>, retentionDays: number): Promise<number> {
-  const { rowCount } = await sql.query('DELETE FROM "ApiLog" WHERE "createdAt" < now() - make_interval(days => $1)', [
-    retentionDays,
-  ]);
-  return rowCount ?? 0;
+  return deleteApiLogsOlderThan(sql, retentionDays);
 }

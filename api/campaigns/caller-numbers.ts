@@ -2,6 +2,7 @@ import { ZodError } from 'zod';
 import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
+import { phoneNumbersOfWorkspace } from './campaign-store';
 
 /**
  * A campaign places calls only from numbers of its own workspace that take calls: each of callerNumbers
@@ -15,10 +16,7 @@ export async function checkCallerNumbers(
   callerNumbers: readonly string[] | undefined,
 ): Promise<void> {
   if (!callerNumbers?.length) return;
-  const owned = await db.phoneNumber.findMany({
-    where: { workspaceId: principal.workspaceId, e164: { in: [...callerNumbers] } },
-    select: { e164: true, capabilities: true },
-  });
+  const owned = await phoneNumbersOfWorkspace(db, principal.workspaceId, callerNumbers);
   const takesCalls = new Map(owned.map((number) => [number.e164, storedCapabilities(number.capabilities).voice]));
   const issues = callerNumbers.flatMap((e164, index) => {
     const voice = takesCalls.get(e164);

@@ -7,6 +7,7 @@ import { refusalOf } from '../../lib/temporal/refusal';
 import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from './campaigns';
+import { campaignRow, hideCampaign } from './campaign-store';
 import type { AppServices } from '../app-services';
 import { assertWhatsAppCampaignConfigured } from '../../lib/whatsapp/campaign-settings';
 
@@ -52,7 +53,7 @@ export async function transitionCampaign(
       id: campaign.id,
       workspaceId: principal.workspaceId,
     });
-  return services.db.campaign.findUniqueOrThrow({ where: { id: campaign.id } });
+  return campaignRow(services.db, campaign.id);
 }
 
 /** Stops the campaign (through its workflow, like POST /stop) unless it is stopped, then hides it. */
@@ -60,8 +61,5 @@ export async function deleteCampaign(services: AppServices, principal: Principal
   const campaign = await findOwnedCampaign(services, principal, id);
   if (campaign.status !== 'STOPPED') await transitionCampaign(services, principal, campaign.id, 'stop');
   // Stopped: its queued retries are cancelled and enrollment ends; its calling list goes with it.
-  await services.db.$transaction([
-    services.db.campaignContact.deleteMany({ where: { campaignId: campaign.id } }),
-    services.db.campaign.update({ where: { id: campaign.id }, data: { deletedAt: new Date() } }),
-  ]);
+  await hideCampaign(services.db, campaign.id);
 }

@@ -14,6 +14,13 @@ import type { AppServices } from '../app-services';
 import { writeNamingAgent } from './campaign-agents';
 import { checkCallerNumbers } from './caller-numbers';
 import { isUuid } from '../../lib/uuid';
+import {
+  campaignsOfWorkspace,
+  insertCampaign,
+  journeyIdOfWorkspace,
+  ownedCampaignRow,
+  updateCampaignRow,
+} from './campaign-store';
 
 export interface CampaignSettings {
   name?: string;
@@ -50,14 +57,12 @@ export async function createCampaign({ db }: AppServices, principal: Principal, 
   await checkJourneySettings(db, principal, input.kind, input.workflowId);
   await checkCallerNumbers(db, principal, input.callerNumbers);
   return writeNamingAgent(db, principal, input.agentId, (tx) =>
-    tx.campaign.create({
-      data: {
-        ...storable(input),
-        name: input.name,
-        kind: input.kind,
-        channel: input.channel,
-        workspaceId: principal.workspaceId,
-      },
+    insertCampaign(tx, {
+      ...storable(input),
+      name: input.name,
+      kind: input.kind,
+      channel: input.channel,
+      workspaceId: principal.workspaceId,
     }),
   );
 }
@@ -74,7 +79,7 @@ export async function updateCampaign(
     await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
   await checkCallerNumbers(services.db, principal, settings.callerNumbers);
   const updated = await writeNamingAgent(services.db, principal, settings.agentId, (tx) =>
-    tx.campaign.update({ where: { id: campaign.id }, data: storable(settings) }),
+    updateCampaignRow(tx, campaign.id, storable(settings)),
   );
   // A raised cap frees lines: they go to the first of the line queue at once (docs/features/dial-ladder.md#lines-handed-out).
   if (settings.maxConcurrentCalls !== undefined && settings.maxConcurrentCalls > campaign.maxConcurrentCalls)
@@ -109,17 +114,12 @@ async function checkJourneySettings(
     return;
   }
   if (!journeyId) throw invalid('a JOURNEY campaign names the workflow its leads are enrolled into');
-  const journey = isUuid(journeyId)
-    ? await db.journey.findFirst({ where: { id: journeyId, workspaceId: principal.workspaceId }, select: { id: true } })
-    : null;
+  const journey = isUuid(journeyId) ? await journeyIdOfWorkspace(db, principal.workspaceId, journeyId) : null;
   if (!journey) throw invalid('no workflow of this workspace has this id');
 }
 
 export async function listCampaigns({ db }: AppServices, principal: Principal): Promise<Campaign[]> {
-  return db.campaign.findMany({
-    where: { workspaceId: principal.workspaceId, deletedAt: null },
-    orderBy: { createdAt: 'desc' },
-  });
+  return campaignsOfWorkspace(db, principal.workspaceId);
 }
 
 /**
@@ -127,17 +127,7 @@ export async function listCampaigns({ db }: AppServices, principal: Principal): 
  * 403 forbidden from the same single query, so neither the body nor the timing tells them apart.
  */
 export async function findOwnedCampaign({ sql }: AppServices, principal: Principal, id: string): Promise<Campaign> {
-  // A prepared statement on the plain pool: every lead push reads its campaign (measured in bench/leads.ts).
-  const campaign = isUuid(id)
-    ? (
-        await sql.query<Campaign>({
-          name: 'find_owned_campaign',
-          // Prisma's field names: the column "workflowId" (the API's name) is the field journeyId.
-          text: 'SELECT c.*, c."workflowId" AS "journeyId" FROM "Campaign" c WHERE c.id = $1::uuid AND c."workspaceId" = $2::uuid AND c."deletedAt" IS NULL',
-          values: [id, principal.workspaceId],
-        })
-      ).rows[0]
-    : undefined;
+  const campaign = isUuid(id) ? await ownedCampaignRow(sql, principal.workspaceId, id) : undefined;
   if (!campaign) throw forbidden();
   return campaign;
 }

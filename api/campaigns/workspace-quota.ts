@@ -2,6 +2,7 @@ import type { Prisma } from '../../generated/prisma/client';
 import type { ErrorCode } from '../../lib/error-codes';
 import type { Database } from '../../lib/database';
 import { Refusal } from '../../lib/refusal';
+import { lockQuota } from './campaign-store';
 
 export interface WorkspaceQuota {
   workspaceId: string;
@@ -28,7 +29,7 @@ export async function createWithinQuota<Row>(
   create: (tx: Prisma.TransactionClient) => Promise<Row>,
 ): Promise<Row> {
   return db.$transaction(async (tx) => {
-    await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${`${quota.noun}:${quota.holderId ?? quota.workspaceId}`}, 0))`;
+    await lockQuota(tx, `${quota.noun}:${quota.holderId ?? quota.workspaceId}`);
     if ((await quota.count(tx)) >= quota.limit)
       throw new Refusal(quota.code, {
         detail: quota.detail ?? `a workspace holds at most ${quota.limit} ${quota.noun}; delete one first`,

@@ -34,6 +34,7 @@ import type { AppServices } from '../app-services';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { createCallTools } from '../conversation-tools/conversation-tools';
 import { scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
+import { claimRelayCall, isRedirectedToVoicemail, type RelayCall } from './carrier-call-store';
 import { signedTwilioConnection } from './twilio-callbacks';
 
 /**
@@ -135,37 +136,14 @@ interface Conversation {
   handoff: { reason: 'transfer'; summary: string | null } | null;
 }
 
-interface RelayCall {
-  id: string;
-  providerCallId: string | null;
-  workspaceId: string;
-  kind: string;
-}
-
 /** Marks the call's socket taken, if the call is on and had none: the one conversation of the call. */
 async function claimConversation(services: AppServices, callId: string): Promise<RelayCall | null> {
-  const [claimed] = await poolSql(services.sql)<RelayCall>(
-    {
-      name: 'relay_call_claim',
-      text: `UPDATE "Call" SET "relaySocketAt" = (now() AT TIME ZONE 'UTC')
-              WHERE id = $1::uuid AND status = 'dialing' AND "relaySocketAt" IS NULL
-             RETURNING id::text, "providerCallId", "workspaceId"::text, kind::text`,
-    },
-    callId,
-  );
-  return claimed ?? null;
+  return claimRelayCall(poolSql(services.sql), callId);
 }
 
 /** The call was redirected to its voicemail step (a machine answered: Call.voicemailRedirectAt). */
 async function redirectedToVoicemail(services: AppServices, callId: string): Promise<boolean> {
-  const [row] = await poolSql(services.sql)<{ redirected: boolean }>(
-    {
-      name: 'relay_call_redirected',
-      text: `SELECT "voicemailRedirectAt" IS NOT NULL AS redirected FROM "Call" WHERE id = $1::uuid`,
-    },
-    callId,
-  );
-  return row?.redirected ?? false;
+  return isRedirectedToVoicemail(poolSql(services.sql), callId);
 }
 
 type RelayTurnKind = 'setup' | 'prompt' | 'interrupt' | 'silence';

@@ -6,36 +6,19 @@ import { Refusal } from '../../lib/refusal';
 import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
+import {
+  insertScriptTurns,
+  scriptCallRow,
+  talkElapsedMs,
+  trimAgentTurnRow,
+  type ScriptCallRow,
+} from './carrier-call-store';
 
 /**
  * What the carriers' routes share about the call a request names (docs/features/carriers.md): that it was placed
  * through the connection that signed the request, its agent and lead for the script walk, and the turns a step of the
  * walk stores. Twilio's routes (twilio-callbacks.ts) and Telnyx's (telnyx-webhooks.ts) both read and write through here.
  */
-
-/** A call's row as the script walk reads it. */
-export interface ScriptCallRow {
-  id: string;
-  workspaceId: string;
-  /** campaign or test: a test call talks only the minutes its hold covers (paidTimeLeftMs). */
-  kind: string;
-  status: string;
-  voicemailLeftAt: Date | null;
-  agent:
-    | (NonNullable<ScriptCall['agent']> & {
-        hints: string[] | null;
-        id: string;
-        /** For a conversation's engine (docs/features/conversation-relay.md): a model's prompt, the first words. */
-        instructions: string | null;
-        firstMessage: string | null;
-      })
-    | null;
-  leadName: string | null;
-  leadFields: unknown;
-  testLead: unknown;
-  /** The workspace's disclosure (docs/features/compliance.md#disclosure); null: none. */
-  disclosure: string | null;
-}
 
 /**
  * The call of the attempt, placed through that very connection, with its agent (its dictionaries' terms as hints) and
@@ -47,25 +30,7 @@ export async function scriptCallOf(
   attemptId: string,
   connectionId: string,
 ): Promise<ScriptCallRow> {
-  const [call] = await poolSql(services.sql)<ScriptCallRow>(
-    {
-      name: 'carrier_script_call',
-      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, c.status, c."voicemailLeftAt",
-                    CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('id', a.id, 'language', a.language, 'voiceId', a."voiceId",
-                      'script', a.script, 'voicemailMessage', a."voicemailMessage",
-                      'instructions', a.instructions, 'firstMessage', a."firstMessage",
-                      'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
-                                  FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
-                                       unnest(d.terms) WITH ORDINALITY AS t(term, ord)
-                                 WHERE ad."agentId" = a.id)) END AS agent,
-                    l.name AS "leadName", l.fields AS "leadFields", c."testLead", cs.disclosure
-               FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
-                    LEFT JOIN "ComplianceSettings" cs ON cs."workspaceId" = c."workspaceId"
-              WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,
-    },
-    attemptId,
-    connectionId,
-  );
+  const call = await scriptCallRow(poolSql(services.sql), attemptId, connectionId);
   if (!call) throw new Refusal(ErrorCode.unknown_call);
   return call;
 }
@@ -98,16 +63,8 @@ export async function paidTimeLeftMs(services: AppServices, call: ScriptCallRow)
   const sql = poolSql(services.sql);
   const limitMs = await testCallTimeLimitMs(sql, { workspaceId: call.workspaceId, callId: call.id });
   if (limitMs === undefined) return null;
-  const [row] = await sql<{ elapsedMs: number | null }>(
-    {
-      name: 'carrier_call_talk_elapsed',
-      text: `SELECT greatest(0, extract(epoch FROM (now() AT TIME ZONE 'UTC') - least(
-                 (SELECT min(e."occurredAt") FROM "CallEvent" e WHERE e."callId" = $1::uuid AND e.status = 'in-progress'),
-                 (SELECT min(t."createdAt") FROM "CallTurn" t WHERE t."callId" = $1::uuid))) * 1000)::float8 AS "elapsedMs"`,
-    },
-    call.id,
-  );
-  return limitMs - (row?.elapsedMs ?? 0) / minuteScaleOf(services);
+  const elapsedMs = await talkElapsedMs(sql, call.id);
+  return limitMs - (elapsedMs ?? 0) / minuteScaleOf(services);
 }
 
 /** Real time per call time: 1, or less on a fast carrier twin (testMinuteMs). */
@@ -125,30 +82,12 @@ export async function storeScriptTurns(
   turns: readonly ConversationTurn[],
   leftMessage: boolean,
 ): Promise<boolean> {
-  const [row] = await poolSql(services.sql)<{ stored: number }>(
-    {
-      name: 'carrier_script_turns',
-      text: `WITH now AS (SELECT (now() AT TIME ZONE 'UTC') AS at),
-                  base AS (SELECT min("createdAt") AS at FROM "CallTurn" WHERE "callId" = $1::uuid),
-                  stored AS (
-               INSERT INTO "CallTurn" ("callId", step, part, speaker, text, confidence, tool, "offsetMs", "createdAt")
-               SELECT $1::uuid, t.step, t.part, t.speaker, t.text, t.confidence, t.tool,
-                      greatest(0, round(extract(epoch FROM now.at - coalesce(base.at, now.at)) * 1000))::int, now.at
-                 FROM jsonb_to_recordset($2::jsonb) AS t(step int, part int, speaker text, text text, confidence float8, tool jsonb),
-                      now, base
-               ON CONFLICT ("callId", step, part) DO NOTHING
-               RETURNING 1),
-                  marked AS (
-             UPDATE "Call" SET "voicemailLeftAt" = (SELECT at FROM now)
-              WHERE $3::boolean AND id = $1::uuid AND "voicemailLeftAt" IS NULL
-              RETURNING 1)
-             SELECT (SELECT count(*) FROM stored)::int AS stored`,
-    },
+  return insertScriptTurns(
+    poolSql(services.sql),
     callId,
-    JSON.stringify(await redactedTurnsOfCall(poolSql(services.sql), callId, turns)),
+    await redactedTurnsOfCall(poolSql(services.sql), callId, turns),
     leftMessage,
   );
-  return (row?.stored ?? 0) > 0;
 }
 
 /**
@@ -160,17 +99,5 @@ export async function trimAgentTurn(
   callId: string,
   turn: { step: number; part: number; text: string },
 ): Promise<void> {
-  await poolSql(services.sql)(
-    {
-      name: 'carrier_trim_turn',
-      text: `WITH trimmed AS (
-               UPDATE "CallTurn" SET text = $4 WHERE "callId" = $1::uuid AND step = $2 AND part = $3 AND speaker = 'agent' AND $4 <> ''
-             )
-             DELETE FROM "CallTurn" WHERE "callId" = $1::uuid AND step = $2 AND part = $3 AND speaker = 'agent' AND $4 = ''`,
-    },
-    callId,
-    turn.step,
-    turn.part,
-    turn.text,
-  );
+  await trimAgentTurnRow(poolSql(services.sql), callId, turn);
 }

@@ -1,9 +1,15 @@
-import { NOW_UTC } from '../../lib/sql-clock';
 import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { scriptCallOf } from './script-calls';
+import {
+  armQuestionWaitRow,
+  claimDueQuestionWaits,
+  releaseQuestionWait,
+  type Claim,
+  type ClaimedWait,
+} from './carrier-call-store';
 import { answerTimeoutMsOf, openTelnyxConnection, walkTelnyxStep } from './telnyx-walk';
 
 /**
@@ -48,95 +54,20 @@ const sweepsOf = new WeakMap<AppServices, Set<(inMs: number) => void>>();
  */
 export async function armQuestionWait(services: AppServices, callId: string, step: number): Promise<boolean> {
   const timeoutMs = answerTimeoutMsOf(services);
-  const rows = await poolSql(services.sql)<{ step: number }>(
-    {
-      name: 'telnyx_question_wait_arm',
-      text: `INSERT INTO "CallQuestionWait" ("callId", step, "dueAt")
-             SELECT $1::uuid, $2, ${NOW_UTC} + make_interval(secs => $3)
-              WHERE NOT EXISTS (SELECT 1 FROM "CallTurn" t WHERE t."callId" = $1::uuid AND t.step = $2 AND t.part = 0)
-             ON CONFLICT ("callId") DO UPDATE
-                SET step = EXCLUDED.step,
-                    "dueAt" = greatest(CASE WHEN "CallQuestionWait".step = EXCLUDED.step THEN "CallQuestionWait"."dueAt" END,
-                                       EXCLUDED."dueAt")
-              WHERE "CallQuestionWait".step < EXCLUDED.step
-                 OR ("CallQuestionWait".step = EXCLUDED.step AND "CallQuestionWait"."dueAt" IS NOT NULL)
-             RETURNING step`,
-    },
-    callId,
-    step,
-    timeoutMs / 1_000,
-  );
+  const armed = await armQuestionWaitRow(poolSql(services.sql), callId, step, timeoutMs / 1_000);
   // Armed or moved: due the timeout from now (a moved wait is due no earlier). This process's sweep wakes then.
-  if (rows.length > 0) for (const wake of sweepsOf.get(services) ?? []) wake(timeoutMs);
-  return rows.length > 0;
+  if (armed) for (const wake of sweepsOf.get(services) ?? []) wake(timeoutMs);
+  return armed;
 }
 
-interface ClaimedWait {
-  callId: string;
-  step: number;
-  /** The call is on and the question has no answer: to walk. Otherwise the wait was just cleared. */
-  unanswered: boolean;
-  attemptId: string;
-  connectionId: string | null;
-  callControlId: string | null;
-}
-
-interface Claim {
-  waits: ClaimedWait[];
-  /** In how long the next wait not yet due falls due, on the database's clock; null: none is armed. */
-  nextDueInMs: number | null;
-}
-
-/**
- * Claims the waits past due, at most `limit`: each one whose call is on and whose question has no answer is leased
- * (due again LEASE_SECONDS from now) and answered to be walked; the others (answered, or the call ended) are cleared.
- * One statement: the rows are locked SKIP LOCKED, so a wait is claimed by one process only. It also reads when the
- * earliest wait not yet due falls due (one row with no wait when none was claimed).
- */
+/** Claims the waits past due, at most `limit`, each leased LEASE_SECONDS (claimDueQuestionWaits). */
 async function claimDueWaits(services: AppServices, limit: number): Promise<Claim> {
-  const rows = await poolSql(services.sql)<Partial<ClaimedWait> & { nextDueInMs: number | null }>(
-    {
-      name: 'telnyx_question_waits_claim',
-      text: `WITH due AS (
-               SELECT w."callId",
-                      c.status = 'dialing' AND NOT EXISTS (
-                        SELECT 1 FROM "CallTurn" t WHERE t."callId" = w."callId" AND t.step = w.step AND t.part = 0
-                      ) AS unanswered
-                 FROM "CallQuestionWait" w JOIN "Call" c ON c.id = w."callId"
-                WHERE w."dueAt" <= ${NOW_UTC}
-                ORDER BY w."dueAt" LIMIT $1
-                  FOR UPDATE OF w SKIP LOCKED),
-             claimed AS (
-               UPDATE "CallQuestionWait" w
-                  SET "dueAt" = CASE WHEN due.unanswered THEN ${NOW_UTC} + make_interval(secs => $2) END
-                 FROM due, "Call" c
-                WHERE w."callId" = due."callId" AND c.id = w."callId"
-               RETURNING w."callId"::text AS "callId", w.step, due.unanswered, c."attemptId",
-                         c."carrierConnectionId"::text AS "connectionId", c."providerCallId" AS "callControlId"),
-             next AS (
-               SELECT (EXTRACT(EPOCH FROM min("dueAt") - ${NOW_UTC}) * 1000)::float8 AS "nextDueInMs"
-                 FROM "CallQuestionWait" WHERE "dueAt" > ${NOW_UTC})
-             SELECT claimed.*, next."nextDueInMs" FROM next LEFT JOIN claimed ON true`,
-    },
-    limit,
-    LEASE_SECONDS,
-  );
-  return {
-    waits: rows.filter((row): row is ClaimedWait & { nextDueInMs: number | null } => row.callId != null),
-    nextDueInMs: rows[0]?.nextDueInMs ?? null,
-  };
+  return claimDueQuestionWaits(poolSql(services.sql), limit, LEASE_SECONDS);
 }
 
 /** The claimed wait has been walked: cleared, unless a later question's wait has replaced it meanwhile. */
 async function releaseWait(services: AppServices, callId: string, step: number): Promise<void> {
-  await poolSql(services.sql)(
-    {
-      name: 'telnyx_question_wait_release',
-      text: `UPDATE "CallQuestionWait" SET "dueAt" = NULL WHERE "callId" = $1::uuid AND step = $2`,
-    },
-    callId,
-    step,
-  );
+  await releaseQuestionWait(poolSql(services.sql), callId, step);
 }
 
 /**

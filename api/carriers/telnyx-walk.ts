@@ -13,7 +13,8 @@ import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { telnyxSpeakVoiceOf } from '../../lib/carriers/telnyx/telnyx-voices';
 import { scriptGreeting } from '../../lib/dialogue/script-engine';
 import type { AppServices } from '../app-services';
-import { minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns, type ScriptCallRow } from './script-calls';
+import { minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import type { ScriptCallRow } from './carrier-call-store';
 
 /**
  * The live Telnyx connection of that id (a `telnyx` or `telnyx-twin` one), opened with the key ring, as this process

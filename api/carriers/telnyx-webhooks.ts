@@ -20,6 +20,7 @@ import type { AppServices } from '../app-services';
 import { receiveCallEvent } from '../calls/telephony-events';
 import { rawBodyOf } from '../http/register-routes';
 import { scriptCallOf } from './script-calls';
+import { callEventAt } from './carrier-call-store';
 import { armQuestionWait } from './telnyx-question-waits';
 import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
 import { telnyxConversationEnded, telnyxHumanLegWebhook } from './telnyx-transfer';
@@ -61,15 +62,7 @@ export async function assertSignedByTelnyx(req: Request, services: AppServices):
 
 /** When the call was answered, by its call.answered event (recorded once per call): the talk time's start. */
 async function answeredAtOf(services: AppServices, provider: string, callControlId: string): Promise<Date | null> {
-  const [row] = await poolSql(services.sql)<{ at: Date }>(
-    {
-      name: 'telnyx_call_answered_at',
-      text: `SELECT ("occurredAt" AT TIME ZONE 'UTC') AS at FROM "CallEvent" WHERE provider = $1 AND "eventId" = $2`,
-    },
-    provider,
-    `${callControlId}:call.answered`,
-  );
-  return row?.at ?? null;
+  return callEventAt(poolSql(services.sql), provider, `${callControlId}:call.answered`);
 }
 
 /**

@@ -24,6 +24,7 @@ import { poolSql } from '../../lib/run-sql';
 import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
 import { paidTimeLeftMs, scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { clearVoicemailRedirect, markVoicemailRedirect } from './carrier-call-store';
 
 /** The connection whose auth token verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TwilioConnection>();
@@ -133,17 +134,7 @@ export async function receiveTwilioAmd(
   if (MACHINE_MESSAGE_END.has(form.AnsweredBy)) {
     // Marked redirected in the statement that finds the call still on: of two deliveries of this callback at once,
     // one redirects.
-    const [live] = await poolSql(services.sql)<{ id: string }>(
-      {
-        name: 'twilio_call_awaiting_voicemail',
-        text: `UPDATE "Call" SET "voicemailRedirectAt" = (now() AT TIME ZONE 'UTC')
-                WHERE "attemptId" = $1 AND "carrierConnectionId" = $2::uuid
-                  AND status = 'dialing' AND "voicemailLeftAt" IS NULL AND "voicemailRedirectAt" IS NULL
-               RETURNING id::text`,
-      },
-      attemptId,
-      connection.id,
-    );
+    const live = await markVoicemailRedirect(poolSql(services.sql), attemptId, connection.id);
     if (live)
       try {
         await createTwilioCalls(connection, { publicBaseUrl: services.publicBaseUrl! }).redirect(
@@ -152,13 +143,7 @@ export async function receiveTwilioAmd(
         );
       } catch (error) {
         // Not redirected: Twilio's retry of the callback is to redirect again.
-        await poolSql(services.sql)(
-          {
-            name: 'twilio_call_voicemail_redirect_failed',
-            text: `UPDATE "Call" SET "voicemailRedirectAt" = NULL WHERE id = $1::uuid`,
-          },
-          live.id,
-        );
+        await clearVoicemailRedirect(poolSql(services.sql), live.id);
         throw error;
       }
   }

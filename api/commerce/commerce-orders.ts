@@ -1,6 +1,7 @@
 import type { CommerceOrder } from '../../generated/prisma/client';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
+import { ordersOfWorkspacePage } from './commerce-store';
 
 export interface CommerceOrderQuery {
   page: number;
@@ -30,18 +31,6 @@ export function commerceOrderView(order: CommerceOrder) {
 
 /** The workspace's orders, newest placed first (placedAt, then id, descending), one page of them and their total. */
 export async function listCommerceOrders({ db }: AppServices, principal: Principal, query: CommerceOrderQuery) {
-  const where = {
-    workspaceId: principal.workspaceId,
-    ...(query.attributed === undefined ? {} : { attributedToService: query.attributed }),
-  };
-  const [rows, total] = await Promise.all([
-    db.commerceOrder.findMany({
-      where,
-      orderBy: [{ placedAt: 'desc' }, { id: 'desc' }],
-      skip: (query.page - 1) * query.limit,
-      take: query.limit,
-    }),
-    db.commerceOrder.count({ where }),
-  ]);
+  const { rows, total } = await ordersOfWorkspacePage(db, principal.workspaceId, query);
   return { items: rows.map(commerceOrderView), total };
 }

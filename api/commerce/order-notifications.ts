@@ -8,6 +8,12 @@ import {
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwnedConnection } from '../crm/crm-connections';
+import {
+  replaceRulesOfConnection,
+  rulesAndOrderVolume,
+  templateStatuses,
+  templateVariableCounts,
+} from './commerce-store';
 
 export interface OrderNotificationRuleInput {
   templateId: string;
@@ -23,16 +29,15 @@ const DAY_MS = 24 * 60 * 60 * 1000;
  * deleted since: DELETED, unknown), and the connection's orders placed in the last RECENT_ORDER_VOLUME_DAYS days.
  */
 async function rulesAnswer({ db }: AppServices, connectionId: string) {
-  const [rules, recentOrderVolume] = await Promise.all([
-    db.orderNotificationRule.findMany({ where: { connectionId }, orderBy: { position: 'asc' } }),
-    db.commerceOrder.count({
-      where: { connectionId, placedAt: { gte: new Date(Date.now() - RECENT_ORDER_VOLUME_DAYS * DAY_MS) } },
-    }),
-  ]);
-  const templates = await db.whatsAppTemplate.findMany({
-    where: { id: { in: rules.map((rule) => rule.templateId) } },
-    select: { id: true, status: true, category: true },
-  });
+  const { rules, recentOrderVolume } = await rulesAndOrderVolume(
+    db,
+    connectionId,
+    new Date(Date.now() - RECENT_ORDER_VOLUME_DAYS * DAY_MS),
+  );
+  const templates = await templateStatuses(
+    db,
+    rules.map((rule) => rule.templateId),
+  );
   const templateOf = new Map(templates.map((template) => [template.id, template]));
   return {
     rules: rules.map((rule) => {
@@ -71,10 +76,11 @@ export async function replaceOrderNotificationRules(
   rules: readonly OrderNotificationRuleInput[],
 ) {
   const connection = await findOwnedConnection(services, principal, connectionId);
-  const templates = await services.db.whatsAppTemplate.findMany({
-    where: { workspaceId: principal.workspaceId, id: { in: rules.map((rule) => rule.templateId) } },
-    select: { id: true, variableCount: true },
-  });
+  const templates = await templateVariableCounts(
+    services.db,
+    principal.workspaceId,
+    rules.map((rule) => rule.templateId),
+  );
   const templateOf = new Map(templates.map((template) => [template.id, template]));
   const issues = rules.flatMap((rule, index) => {
     const template = templateOf.get(rule.templateId);
@@ -99,17 +105,6 @@ export async function replaceOrderNotificationRules(
     return [];
   });
   if (issues.length) throw new ZodError(issues);
-  await services.db.$transaction(async (tx) => {
-    await tx.$queryRaw`SELECT id FROM "CrmConnection" WHERE id = ${connection.id}::uuid FOR UPDATE`;
-    await tx.orderNotificationRule.deleteMany({ where: { connectionId: connection.id } });
-    await tx.orderNotificationRule.createMany({
-      data: rules.map((rule, position) => ({
-        connectionId: connection.id,
-        position,
-        trigger: 'ORDER_PLACED',
-        ...rule,
-      })),
-    });
-  });
+  await replaceRulesOfConnection(services.db, connection.id, rules);
   return rulesAnswer(services, connection.id);
 }

@@ -2,6 +2,7 @@ import { knownRedactions } from '../../lib/compliance/compliance-store';
 import type { RedactionRule } from '../../lib/compliance/redaction';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
+import { complianceSettingsOf, upsertComplianceSettings } from './compliance-store';
 
 /** The redaction switches of the API, each with its rule (lib/compliance/redaction.ts). */
 export const REDACTION_SWITCHES = {
@@ -30,7 +31,7 @@ function complianceView(row: { disclosure: string | null; redactions: string[]; 
 }
 
 export async function getCompliance({ db }: AppServices, principal: Principal) {
-  return complianceView(await db.complianceSettings.findUnique({ where: { workspaceId: principal.workspaceId } }));
+  return complianceView(await complianceSettingsOf(db, principal.workspaceId));
 }
 
 /** Replaces the workspace's settings whole; they apply from the next turn stored and the next call answered. */
@@ -41,11 +42,5 @@ export async function putCompliance({ db }: AppServices, principal: Principal, i
       .filter(([name]) => input.redaction[name as keyof RedactionSwitches])
       .map(([, rule]) => rule),
   };
-  return complianceView(
-    await db.complianceSettings.upsert({
-      where: { workspaceId: principal.workspaceId },
-      create: { workspaceId: principal.workspaceId, ...data },
-      update: data,
-    }),
-  );
+  return complianceView(await upsertComplianceSettings(db, principal.workspaceId, data));
 }

@@ -5,8 +5,9 @@ import { normalisedCredits } from '../../lib/credits/money';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
-import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
+import { cursorPage, type CursorPosition } from '../http/pagination';
 import type { AppServices } from '../app-services';
+import { balanceAndPendingHolds, ledgerPage } from './credit-store';
 
 /** A refusal of the credit functions as the API answers it: 402 insufficient_credits with balance and required. */
 export function paymentRequired(error: unknown): unknown {
@@ -16,12 +17,8 @@ export function paymentRequired(error: unknown): unknown {
 
 /** The balance (spendable now: holds are already taken out of it) and what pending holds reserve. */
 export async function creditBalance(services: AppServices, principal: Principal) {
-  const [row] = await services.db.$queryRaw<Array<{ balance: string; pendingHolds: string }>>`
-    SELECT w."creditBalance"::text AS balance,
-      COALESCE((SELECT -sum(amount) FROM "CreditLedgerEntry"
-        WHERE "workspaceId" = w.id AND kind = 'hold' AND status = 'pending'), 0)::text AS "pendingHolds"
-    FROM "Workspace" w WHERE w.id = ${principal.workspaceId}::uuid`;
-  return { balance: normalisedCredits(row!.balance), pendingHolds: normalisedCredits(row!.pendingHolds) };
+  const row = await balanceAndPendingHolds(services.db, principal.workspaceId);
+  return { balance: normalisedCredits(row.balance), pendingHolds: normalisedCredits(row.pendingHolds) };
 }
 
 export interface LedgerQuery {
@@ -60,13 +57,6 @@ export async function listLedger(services: AppServices, principal: Principal, qu
       createdAt: { ...(query.from && { gte: new Date(query.from) }), ...(query.to && { lt: new Date(query.to) }) },
     }),
   };
-  const [rows, totalCount] = await Promise.all([
-    services.db.creditLedgerEntry.findMany({
-      where: { ...where, ...afterCursor(query.cursor) },
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: query.limit + 1,
-    }),
-    services.db.creditLedgerEntry.count({ where }),
-  ]);
+  const { rows, totalCount } = await ledgerPage(services.db, where, query);
   return { ...cursorPage(rows, query.limit, entryView), totalCount };
 }

@@ -9,6 +9,14 @@ import { MAX_CONTACTS, addContacts, contactInputSchema } from '../campaign-data/
 import type { AppServices } from '../app-services';
 import { forbidden } from '../../lib/refusal';
 import { startCrmImportWorkflow } from '../../lib/temporal/crm';
+import {
+  customersOfOrders,
+  deleteUnstartedCrmImport,
+  importingConnection,
+  importOfCampaign,
+  insertCrmImport,
+  latestImportsOfCampaign,
+} from './crm-store';
 
 export interface CrmImportInput {
   connectionId: string;
@@ -23,37 +31,8 @@ export interface CrmImportInput {
 const invalid = (path: string[], message: string, input: unknown) =>
   new ZodError([{ code: 'custom', path, message, input }]);
 
-interface CustomerRow {
-  phone: string;
-  name: string;
-  orders: number;
-  /** ISO 8601, UTC. */
-  lastOrderAt: string;
-}
-
-/**
- * The customers of a connection's orders matching the filters: one per distinct customer phone (orders
- * without a phone and cancelled orders are left out), named as on their latest order, first customer
- * first. One more than MAX_CONTACTS is read, to refuse an import too large to add at once.
- */
-async function customersOf({ sql }: AppServices, input: CrmImportInput): Promise<CustomerRow[]> {
-  const { rows } = await sql.query<CustomerRow>(
-    `SELECT "customerPhone" AS phone,
-            (array_agg("customerName" ORDER BY "placedAt" DESC, id))[1] AS name,
-            count(*)::int AS orders,
-            to_char(max("placedAt"), 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') AS "lastOrderAt"
-       FROM "CommerceOrder"
-      WHERE "connectionId" = $1::uuid AND "customerPhone" IS NOT NULL AND "cancelledAt" IS NULL
-        AND ($2::timestamptz IS NULL OR "placedAt" >= ($2::timestamptz AT TIME ZONE 'UTC'))
-        AND ($3::text IS NULL OR "financialStatus" = $3::text)
-        AND ($4::boolean IS NULL OR "attributedToService" = $4::boolean)
-      GROUP BY "customerPhone"
-      ORDER BY min("placedAt"), "customerPhone"
-      LIMIT ${MAX_CONTACTS + 1}`,
-    [input.connectionId, input.since ?? null, input.financialStatus ?? null, input.attributed ?? null],
-  );
-  return rows;
-}
+/** The customers of the connection's orders matching the filters, at most one more than MAX_CONTACTS. */
+const customersOf = ({ sql }: AppServices, input: CrmImportInput) => customersOfOrders(sql, input, MAX_CONTACTS + 1);
 
 /**
  * POST /campaigns/{id}/import-from-crm (docs/features/crm.md): the connection's
@@ -74,11 +53,7 @@ export async function importContactsFromCrm(
   // addContacts decides under the campaign's lock; this only spares reading the orders of a campaign already started.
   if (campaign.status !== 'DRAFT') throw new Refusal(ErrorCode.campaign_not_draft, { status: campaign.status });
   const connection =
-    isUuid(input.connectionId) &&
-    (await services.db.crmConnection.findFirst({
-      where: { id: input.connectionId, workspaceId: principal.workspaceId, deletedAt: null },
-      select: { id: true, secretKeyId: true, adminProvider: true },
-    }));
+    isUuid(input.connectionId) && (await importingConnection(services.db, principal.workspaceId, input.connectionId));
   if (!connection)
     throw invalid(['connectionId'], 'no CRM connection of this workspace has this id', input.connectionId);
   if (connection.secretKeyId)
@@ -161,14 +136,12 @@ async function startAdminImport(
       'a connection with an Admin API token imports every customer whose SMS marketing state is SUBSCRIBED: the order filters do not apply',
       input[filter],
     );
-  const row = await services.db.crmImport.create({
-    data: {
-      id: randomUUID(),
-      workspaceId: principal.workspaceId,
-      campaignId,
-      connectionId: connection.id,
-      provider: connection.adminProvider ?? 'shopify',
-    },
+  const row = await insertCrmImport(services.db, {
+    id: randomUUID(),
+    workspaceId: principal.workspaceId,
+    campaignId,
+    connectionId: connection.id,
+    provider: connection.adminProvider ?? 'shopify',
   });
   try {
     await startCrmImportWorkflow(services.temporal, services.taskQueue, row.id, {
@@ -177,7 +150,7 @@ async function startAdminImport(
     });
   } catch (error) {
     // No workflow, no import: the caller is told to try again (503) and finds no orphan in the list.
-    await services.db.crmImport.delete({ where: { id: row.id } }).catch(() => undefined);
+    await deleteUnstartedCrmImport(services.db, row.id);
     throw error;
   }
   return crmImportView(row);
@@ -186,20 +159,14 @@ async function startAdminImport(
 /** The campaign's Admin API imports, newest first. */
 export async function listCrmImports(services: AppServices, principal: Principal, campaignId: string) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const rows = await services.db.crmImport.findMany({
-    where: { campaignId: campaign.id },
-    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
-    take: 100,
-  });
+  const rows = await latestImportsOfCampaign(services.db, campaign.id, 100);
   return { imports: rows.map(crmImportView) };
 }
 
 /** One import of the campaign; an unknown id, or another campaign's, is 403 forbidden. */
 export async function findCrmImport(services: AppServices, principal: Principal, campaignId: string, importId: string) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const row = isUuid(importId)
-    ? await services.db.crmImport.findFirst({ where: { id: importId, campaignId: campaign.id } })
-    : null;
+  const row = isUuid(importId) ? await importOfCampaign(services.db, campaign.id, importId) : null;
   if (!row) throw forbidden();
   return crmImportView(row);
 }

@@ -4,18 +4,12 @@ import type { PayloadShape } from '../../lib/crm/payload-shape';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
-import { WIPED_ENVELOPE } from '../../lib/secrets/sealed-rows';
-import { WIPED_WEBHOOK_SECRET } from '../../lib/crm/webhook-secret';
-
-/** What the API shows of a connection: never its secret, nor its Admin API token (only whether it holds one). */
-const CONNECTION_FIELDS = {
-  id: true,
-  kind: true,
-  shopDomain: true,
-  createdAt: true,
-  adminProvider: true,
-  adminTokenSetAt: true,
-} as const;
+import {
+  latestDeliveriesOf,
+  liveConnectionsOfWorkspace,
+  liveConnectionWhere,
+  markConnectionDeleted,
+} from './crm-store';
 
 function connectionView(connection: {
   id: string;
@@ -40,19 +34,13 @@ function connectionView(connection: {
 
 /** The workspace's live connections, all at once, newest first. */
 export async function listCrmConnections({ db }: AppServices, principal: Principal) {
-  const connections = await db.crmConnection.findMany({
-    where: { workspaceId: principal.workspaceId, deletedAt: null },
-    select: CONNECTION_FIELDS,
-    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
-  });
+  const connections = await liveConnectionsOfWorkspace(db, principal.workspaceId);
   return connections.map(connectionView);
 }
 
 /** A live connection of the caller's workspace; unknown, deleted and another workspace's are the same 403. */
 export const findOwnedConnection = ({ db }: AppServices, principal: Principal, id: string) =>
-  findOwned(principal, id, (where) =>
-    db.crmConnection.findFirst({ where: { ...where, deletedAt: null }, select: CONNECTION_FIELDS }),
-  );
+  findOwned(principal, id, (where) => liveConnectionWhere(db, where));
 
 export async function getCrmConnection(services: AppServices, principal: Principal, id: string) {
   return connectionView(await findOwnedConnection(services, principal, id));
@@ -64,21 +52,13 @@ export async function getCrmConnection(services: AppServices, principal: Princip
  */
 export async function deleteCrmConnection(services: AppServices, principal: Principal, id: string) {
   await findOwnedConnection(services, principal, id);
-  await services.db.crmConnection.updateMany({
-    where: { id, deletedAt: null },
-    data: { deletedAt: new Date(), ...WIPED_ENVELOPE, ...WIPED_WEBHOOK_SECRET },
-  });
+  await markConnectionDeleted(services.db, id);
 }
 
 /** The connection's latest deliveries (at most CRM_DELIVERIES_KEPT), newest first, as shapes: never a value. */
 export async function listCrmDeliveries(services: AppServices, principal: Principal, id: string) {
   await findOwnedConnection(services, principal, id);
-  const deliveries = await services.db.crmWebhookDelivery.findMany({
-    where: { connectionId: id },
-    orderBy: [{ receivedAt: 'desc' }, { id: 'desc' }],
-    take: CRM_DELIVERIES_KEPT,
-    select: { id: true, receivedAt: true, status: true, topic: true, processingError: true, shape: true },
-  });
+  const deliveries = await latestDeliveriesOf(services.db, id, CRM_DELIVERIES_KEPT);
   return {
     deliveries: deliveries.map((delivery) => ({
       ...delivery,

@@ -3,7 +3,7 @@ import type { Request } from 'express';
 import { Prisma } from '../../generated/prisma/client';
 import { startCrmDeliveryWorkflow } from '../../lib/temporal/crm';
 import { payloadShape } from '../../lib/crm/payload-shape';
-import { WEBHOOK_SECRET_COLUMNS, webhookSecretOf } from '../../lib/crm/webhook-secret';
+import { webhookSecretOf } from '../../lib/crm/webhook-secret';
 import { SHOPIFY_HEADERS, verifyShopifySignature } from '../../lib/crm/shopify-webhook';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
@@ -11,6 +11,7 @@ import { rawBodyOf } from '../http/register-routes';
 import { crmDeliveryWorkflowId } from '../../lib/temporal/workflow-ids';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
+import { deliveryOfEvent, insertDeliveryOnce, liveConnectionSecret } from './crm-store';
 
 interface VerifiedConnection {
   id: string;
@@ -31,9 +32,7 @@ const header = (req: Request, name: string) => req.get(name)?.trim().slice(0, HE
  */
 export async function assertSignedByShop(req: Request, { db, carrierKeyring }: AppServices): Promise<void> {
   const id = String(req.params.id);
-  const connection = isUuid(id)
-    ? await db.crmConnection.findFirst({ where: { id, deletedAt: null }, select: WEBHOOK_SECRET_COLUMNS })
-    : null;
+  const connection = isUuid(id) ? await liveConnectionSecret(db, id) : null;
   if (!connection) throw new Refusal(ErrorCode.not_found, { detail: 'no such CRM connection' });
   const secret = webhookSecretOf(carrierKeyring, connection);
   const signed = secret !== null && verifyShopifySignature(rawBodyOf(req), req.get(SHOPIFY_HEADERS.hmac), secret);
@@ -66,25 +65,17 @@ export async function receiveCrmWebhook(
   const { db } = services;
   const eventId = header(req, SHOPIFY_HEADERS.eventId) ?? header(req, SHOPIFY_HEADERS.webhookId) ?? null;
   const id = randomUUID();
-  const { count } = await db.crmWebhookDelivery.createMany({
-    data: [
-      {
-        id,
-        connectionId: connection.id,
-        status: 'received',
-        topic: header(req, SHOPIFY_HEADERS.topic) ?? '',
-        eventId,
-        shape: payloadShape(payload) as Prisma.InputJsonValue,
-        payload: payload as Prisma.InputJsonValue,
-      },
-    ],
-    skipDuplicates: true,
+  const inserted = await insertDeliveryOnce(db, {
+    id,
+    connectionId: connection.id,
+    status: 'received',
+    topic: header(req, SHOPIFY_HEADERS.topic) ?? '',
+    eventId,
+    shape: payloadShape(payload) as Prisma.InputJsonValue,
+    payload: payload as Prisma.InputJsonValue,
   });
-  if (count === 0) {
-    const first = await db.crmWebhookDelivery.findUniqueOrThrow({
-      where: { connectionId_eventId: { connectionId: connection.id, eventId: eventId! } },
-      select: { id: true, status: true },
-    });
+  if (!inserted) {
+    const first = await deliveryOfEvent(db, connection.id, eventId!);
     // The first one still waits (Temporal was down): its start is tried again, which is idempotent.
     if (first.status === 'received') startSoon(services, first.id);
     return { received: true, deliveryId: first.id, duplicate: true };

@@ -7,6 +7,14 @@ import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
+import {
+  deleteDictionaryWhere,
+  dictionariesOfWorkspace,
+  dictionaryCount,
+  dictionaryWhere,
+  insertDictionary,
+  updateDictionaryWhere,
+} from './dictionary-store';
 
 /** What a caller sets. Terms arrive normalised and deduplicated (lib/dictionaries/dictionary-terms.ts, applied by the route's schema). */
 export interface DictionarySettings {
@@ -68,22 +76,19 @@ export async function createDictionary({ db }: AppServices, principal: Principal
         noun: 'dictionaries',
         limit: DICTIONARY_LIMITS.dictionariesPerWorkspace,
         code: ErrorCode.dictionary_limit_reached,
-        count: (tx) => tx.dictionary.count({ where: { workspaceId } }),
+        count: (tx) => dictionaryCount(tx, workspaceId),
       },
-      (tx) => tx.dictionary.create({ data: { ...storable(input), name: input.name, workspaceId } }),
+      (tx) => insertDictionary(tx, { ...storable(input), name: input.name, workspaceId }),
     ),
   );
 }
 
 export async function listDictionaries({ db }: AppServices, principal: Principal): Promise<Dictionary[]> {
-  return db.dictionary.findMany({
-    where: { workspaceId: principal.workspaceId },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  });
+  return dictionariesOfWorkspace(db, principal.workspaceId);
 }
 
 export async function findOwnedDictionary({ db }: AppServices, principal: Principal, id: string) {
-  return findOwned(principal, id, (where) => db.dictionary.findFirst({ where }));
+  return findOwned(principal, id, (where) => dictionaryWhere(db, where));
 }
 
 /** One statement: the workspace is in its WHERE clause, so another workspace's dictionary is never touched. */
@@ -94,13 +99,13 @@ export async function updateDictionary(
   settings: DictionarySettings,
 ) {
   return claimingExternalId(() =>
-    findOwned(principal, id, (where) => unlessMissing(db.dictionary.update({ where, data: storable(settings) }))),
+    findOwned(principal, id, (where) => unlessMissing(updateDictionaryWhere(db, where, storable(settings)))),
   );
 }
 
 /** A hard delete: the AgentDictionary rows go with it (ON DELETE CASCADE), so no agent uses it any more. */
 export async function deleteDictionary({ db }: AppServices, principal: Principal, id: string): Promise<void> {
-  await findOwned(principal, id, (where) => unlessMissing(db.dictionary.delete({ where })));
+  await findOwned(principal, id, (where) => unlessMissing(deleteDictionaryWhere(db, where)));
 }
 
 /** Exactly the spec's dictionary object (section 2). */

@@ -3,10 +3,10 @@ import { hashApiKeySecret } from '../../lib/door/api-key-secret';
 import type { SqlPool } from '../../lib/sql-pool';
 import { ErrorCode } from '../../lib/error-codes';
 import { isHoldableScope, withIncludedPermissions } from '../../lib/door/permissions';
-import { ROLE_PERMISSIONS, type Role } from '../../lib/door/roles';
-import type { Plan } from '../../lib/door/workspace-admin';
+import { ROLE_PERMISSIONS } from '../../lib/door/roles';
 import { Refusal } from '../../lib/refusal';
 import type { Principal } from './principal';
+import { admitKey } from './door-store';
 import {
   FAILED_AUTH_LIMIT_PER_IP,
   RATE_LIMIT_WINDOW_MS,
@@ -17,23 +17,6 @@ import {
 } from './rate-limit';
 
 const BEARER = /^Bearer[ \t]+(.*)$/i;
-
-interface DoorRow {
-  key_id: string;
-  workspace_id: string;
-  member_id: string;
-  scoped: boolean;
-  scopes: string[];
-  member_role: Role;
-  member_status: string;
-  workspace_status: string;
-  plan: Plan;
-  features: string[];
-  rate_limit: number;
-  allowed: boolean;
-  remaining: number;
-  reset_ms: number;
-}
 
 /**
  * The door of every authenticated request. One round trip reads the key, its member and workspace as
@@ -48,13 +31,7 @@ export async function authenticate(
 ): Promise<Principal> {
   const secret = BEARER.exec(req.get('authorization') ?? '')?.[1]?.trim();
   if (!secret) return failAuthentication(sql, req, res, ErrorCode.unauthorized);
-  const {
-    rows: [row],
-  } = await sql.query<DoorRow>({
-    name: 'door_admit',
-    text: 'SELECT * FROM door_admit($1, $2, $3)',
-    values: [hashApiKeySecret(secret), defaultLimit, RATE_LIMIT_WINDOW_MS],
-  });
+  const row = await admitKey(sql, hashApiKeySecret(secret), defaultLimit, RATE_LIMIT_WINDOW_MS);
   if (!row) return failAuthentication(sql, req, res, ErrorCode.invalid_api_key);
   const rate = rateLimitStateOf(row.rate_limit, row);
   setRateLimitHeaders(res, rate);

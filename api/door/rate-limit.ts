@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import type { SqlPool } from '../../lib/sql-pool';
+import { takeFromBucketRow } from './door-store';
 
 export const RATE_LIMIT_WINDOW_SECONDS = 60;
 export const RATE_LIMIT_WINDOW_MS = RATE_LIMIT_WINDOW_SECONDS * 1000;
@@ -33,14 +34,8 @@ export async function takeFromBucket(
   bucket: string,
   limit: number,
 ): Promise<RateLimitState> {
-  const {
-    rows: [row],
-  } = await sql.query<{ allowed: boolean; remaining: number; reset_ms: number }>({
-    name: 'rate_limit_take',
-    text: 'SELECT * FROM rate_limit_take($1, $2, $3)',
-    values: [bucket, limit, RATE_LIMIT_WINDOW_MS],
-  });
-  const rate = rateLimitStateOf(limit, row!);
+  const row = await takeFromBucketRow(sql, bucket, limit, RATE_LIMIT_WINDOW_MS);
+  const rate = rateLimitStateOf(limit, row);
   setRateLimitHeaders(res, rate);
   return rate;
 }

@@ -28,6 +28,7 @@ import { Refusal, forbidden } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
+import { deleteUnstartedExportJob, exportJobOfCampaign, insertExportJob } from './export-store';
 
 /**
  * The most rows per keyset page, inline and in jobs; a job's pages shrink further for wide rows
@@ -128,15 +129,13 @@ export async function createExport(
   if (totalRows <= services.exports.inlineMaxRows)
     return { file: inlineFile(services, scope, request.format, request.columns, now) };
 
-  const job = await services.db.exportJob.create({
-    data: {
-      id: randomUUID(),
-      workspaceId: principal.workspaceId,
-      campaignId: campaign.id,
-      format: request.format,
-      options: { ...options },
-      totalRows,
-    },
+  const job = await insertExportJob(services.db, {
+    id: randomUUID(),
+    workspaceId: principal.workspaceId,
+    campaignId: campaign.id,
+    format: request.format,
+    options: { ...options },
+    totalRows,
   });
   try {
     await startExportJob(
@@ -152,7 +151,7 @@ export async function createExport(
     );
   } catch (error) {
     // No workflow, no job: the caller is told to try again (503) and finds no orphan in the list.
-    await services.db.exportJob.delete({ where: { id: job.id } }).catch(() => undefined);
+    await deleteUnstartedExportJob(services.db, job.id);
     throw error;
   }
   return { job: exportJobView(job) };
@@ -165,9 +164,7 @@ async function findOwnedJob(
   exportId: string,
 ): Promise<ExportJob> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const job = isUuid(exportId)
-    ? await services.db.exportJob.findFirst({ where: { id: exportId, campaignId: campaign.id } })
-    : null;
+  const job = isUuid(exportId) ? await exportJobOfCampaign(services.db, campaign.id, exportId) : null;
   if (!job) throw forbidden();
   return job;
 }

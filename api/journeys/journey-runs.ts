@@ -19,6 +19,15 @@ import { Refusal, forbidden } from '../../lib/refusal';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { findOwnedJourney } from './journeys';
+import {
+  deleteJourneyRun,
+  insertJourneyRun,
+  revisionDefinitions,
+  runOfJourney,
+  runsOfJourneyPage,
+  runWithDecisions,
+  savedJourneyRevision,
+} from './journey-store';
 
 type RunWithDecisions = JourneyRun & { decisions: JourneyDecision[] };
 type RunRow = JourneyRun & { decisions?: JourneyDecision[] };
@@ -62,13 +71,7 @@ function runView(run: RunRow, awaiting: AwaitedDecision | null, live: JourneyRun
  */
 async function rowViews(db: AppServices['db'], runs: RunRow[]) {
   const waiting = runs.filter((run) => run.recovery !== null);
-  const revisions =
-    waiting.length === 0
-      ? []
-      : await db.journeyRevision.findMany({
-          where: { OR: waiting.map(({ journeyId, revision }) => ({ journeyId, revision })) },
-          select: { journeyId: true, revision: true, definition: true },
-        });
+  const revisions = waiting.length === 0 ? [] : await revisionDefinitions(db, waiting);
   const definitionOf = (run: RunRow) =>
     revisions.find(({ journeyId, revision }) => journeyId === run.journeyId && revision === run.revision)
       ?.definition as JourneyDefinition | undefined;
@@ -84,16 +87,7 @@ export async function listRuns(
   query: { status?: JourneyRunStatus; limit: number; offset: number },
 ) {
   await findOwnedJourney(db, principal.workspaceId, journeyId);
-  const where = { journeyId, workspaceId: principal.workspaceId, ...(query.status && { status: query.status }) };
-  const [runs, total] = await Promise.all([
-    db.journeyRun.findMany({
-      where,
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      take: query.limit,
-      skip: query.offset,
-    }),
-    db.journeyRun.count({ where }),
-  ]);
+  const { runs, total } = await runsOfJourneyPage(db, principal.workspaceId, journeyId, query);
   return { runs: await rowViews(db, runs), total };
 }
 
@@ -104,12 +98,7 @@ async function findOwnedRun(
   runId: string,
 ): Promise<RunWithDecisions> {
   const run =
-    isUuid(runId) && isUuid(journeyId)
-      ? await db.journeyRun.findFirst({
-          where: { id: runId, journeyId, workspaceId: principal.workspaceId },
-          include: { decisions: { orderBy: { createdAt: 'asc' } } },
-        })
-      : null;
+    isUuid(runId) && isUuid(journeyId) ? await runOfJourney(db, principal.workspaceId, journeyId, runId) : null;
   if (!run) throw forbidden();
   return run;
 }
@@ -136,21 +125,17 @@ export async function startRunByHand(
   const journey = await findOwnedJourney(services.db, principal.workspaceId, journeyId);
   if (!journey.publishedRevision)
     throw new Refusal(ErrorCode.workflow_not_published, { detail: 'publish a revision first' });
-  const revision = await services.db.journeyRevision.findUniqueOrThrow({
-    where: { journeyId_revision: { journeyId, revision: journey.publishedRevision } },
-  });
+  const revision = await savedJourneyRevision(services.db, journeyId, journey.publishedRevision);
   checkRequiredFields(revision.definition as unknown as JourneyDefinition, trigger.fields);
   const id = randomUUID();
-  const run = await services.db.journeyRun.create({
-    data: {
-      id,
-      workspaceId: principal.workspaceId,
-      journeyId,
-      revision: journey.publishedRevision,
-      temporalWorkflowId: journeyRunWorkflowId(id),
-      trigger: { phone: trigger.phone ?? null, name: trigger.name ?? null, fields: trigger.fields } as object,
-      startedBy: `key:${principal.keyId}`,
-    },
+  const run = await insertJourneyRun(services.db, {
+    id,
+    workspaceId: principal.workspaceId,
+    journeyId,
+    revision: journey.publishedRevision,
+    temporalWorkflowId: journeyRunWorkflowId(id),
+    trigger: { phone: trigger.phone ?? null, name: trigger.name ?? null, fields: trigger.fields } as object,
+    startedBy: `key:${principal.keyId}`,
   });
   try {
     await startJourneyRun(services.temporal, services.taskQueue, {
@@ -160,7 +145,7 @@ export async function startRunByHand(
     });
   } catch (error) {
     // Not started: the caller is told (503) and nothing is left behind.
-    await services.db.journeyRun.delete({ where: { id } });
+    await deleteJourneyRun(services.db, id);
     throw error;
   }
   return runView(run, null);
@@ -217,10 +202,7 @@ export async function recoverRun(
       decidedBy: `member:${principal.memberId} key:${principal.keyId}`,
       via: 'api',
     });
-    const updated = await services.db.journeyRun.findUniqueOrThrow({
-      where: { id: run.id },
-      include: { decisions: { orderBy: { createdAt: 'asc' } } },
-    });
+    const updated = await runWithDecisions(services.db, run.id);
     // The Update answers once the decision is taken, maybe before the row says so: the state is newer.
     return runView(updated, state.awaiting, state.endedAt ? null : state);
   } catch (error) {

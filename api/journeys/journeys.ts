@@ -4,6 +4,14 @@ import { ErrorCode } from '../../lib/error-codes';
 import { buildCatalog, validateJourney, type JourneyDefinition, type VariableCatalog } from '../../lib/journeys';
 import { Refusal, forbidden } from '../../lib/refusal';
 import { isUuid } from '../../lib/uuid';
+import {
+  journeyOfWorkspace,
+  journeyRevisionOf,
+  journeysOfWorkspace,
+  liveAgentIds,
+  markJourneyPublished,
+  saveJourneyRevision,
+} from './journey-store';
 
 /** A definition whose graph breaks a rule: 422 workflow_invalid (the spec's code), details naming the nodes. */
 function journeyInvalid(details: string[]) {
@@ -19,13 +27,13 @@ export function variableCatalog(definition: JourneyDefinition): VariableCatalog 
 
 /** A journey of the workspace; an unknown id and another workspace's both answer 403 forbidden, as for campaigns. */
 export async function findOwnedJourney(db: Database, workspaceId: string, id: string): Promise<Journey> {
-  const journey = isUuid(id) ? await db.journey.findFirst({ where: { id, workspaceId } }) : null;
+  const journey = isUuid(id) ? await journeyOfWorkspace(db, workspaceId, id) : null;
   if (!journey) throw forbidden();
   return journey;
 }
 
 export function listJourneys(db: Database, workspaceId: string): Promise<Journey[]> {
-  return db.journey.findMany({ where: { workspaceId }, orderBy: { createdAt: 'asc' } });
+  return journeysOfWorkspace(db, workspaceId);
 }
 
 /**
@@ -38,30 +46,9 @@ export async function saveJourney(
   workspaceId: string,
   input: { id?: string; name?: string; definition: JourneyDefinition },
 ): Promise<Journey> {
-  return db.$transaction(async (tx) => {
-    if (!input.id) {
-      const created = await tx.journey.create({
-        data: { workspaceId, name: input.name ?? 'Untitled journey', definition: input.definition as object },
-      });
-      await tx.journeyRevision.create({
-        data: { journeyId: created.id, revision: 1, definition: input.definition as object },
-      });
-      return created;
-    }
-    // The row lock orders concurrent saves: each gets its own revision number.
-    const [current] = await tx.$queryRaw<
-      { revision: number }[]
-    >`SELECT revision FROM "Workflow" WHERE id = ${input.id}::uuid AND "workspaceId" = ${workspaceId}::uuid FOR UPDATE`;
-    if (!current) throw forbidden();
-    const revision = current.revision + 1;
-    await tx.journeyRevision.create({
-      data: { journeyId: input.id, revision, definition: input.definition as object },
-    });
-    return tx.journey.update({
-      where: { id: input.id },
-      data: { revision, definition: input.definition as object, ...(input.name && { name: input.name }) },
-    });
-  });
+  const saved = await saveJourneyRevision(db, workspaceId, input);
+  if (!saved) throw forbidden();
+  return saved;
 }
 
 /**
@@ -78,11 +65,7 @@ async function unknownAgentProblems(
     return typeof agentId === 'string' ? [{ nodeId: node.id, agentId }] : [];
   });
   if (!named.length) return [];
-  const live = await db.agent.findMany({
-    where: { id: { in: named.map((node) => node.agentId).filter(isUuid) }, workspaceId, deletedAt: null },
-    select: { id: true },
-  });
-  const liveIds = new Set(live.map((agent) => agent.id));
+  const liveIds = await liveAgentIds(db, workspaceId, named.map((node) => node.agentId).filter(isUuid));
   return named
     .filter((node) => !liveIds.has(node.agentId))
     .map((node) => `node "${node.nodeId}": agentId "${node.agentId}" is not an agent of this workspace`);
@@ -97,15 +80,13 @@ export async function publishJourney(
 ): Promise<Journey> {
   const journey = await findOwnedJourney(db, workspaceId, id);
   const chosen = revision ?? journey.revision;
-  const saved = await db.journeyRevision.findUnique({
-    where: { journeyId_revision: { journeyId: id, revision: chosen } },
-  });
+  const saved = await journeyRevisionOf(db, id, chosen);
   if (!saved) throw new Refusal(ErrorCode.not_found, { detail: `revision ${chosen} does not exist` });
   const definition = saved.definition as unknown as JourneyDefinition;
   const details = validateJourney(definition);
   if (!details.length) details.push(...(await unknownAgentProblems(db, workspaceId, definition)));
   if (details.length) throw journeyInvalid(details);
-  return db.journey.update({ where: { id }, data: { status: 'PUBLISHED', publishedRevision: chosen } });
+  return markJourneyPublished(db, id, chosen);
 }
 
 /** The spec's workflow object, plus the revision JOURNEY campaigns run. */

@@ -5,6 +5,20 @@ import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { createWithinQuota } from '../campaigns/workspace-quota';
+import {
+  deleteKnowledgeBaseRow,
+  deleteKnowledgeDocumentRow,
+  documentCountOf,
+  documentOfBaseWhere,
+  documentSummariesOf,
+  insertKnowledgeBase,
+  insertKnowledgeDocument,
+  knowledgeBaseCount,
+  knowledgeBasesOfWorkspace,
+  knowledgeBaseWhere,
+  lockKnowledgeBase,
+  updateKnowledgeBaseRow,
+} from './knowledge-base-store';
 
 /** Knowledge bases a workspace may hold: each is listed whole (unpaginated), so the list stays small. */
 export const MAX_KNOWLEDGE_BASES_PER_WORKSPACE = 100;
@@ -39,8 +53,6 @@ export function charCountOf(text: string): number {
   return count;
 }
 
-const withDocumentCount = { _count: { select: { documents: true } } } as const;
-
 function baseView(base: KnowledgeBase & { _count: { documents: number } }) {
   const { _count, workspaceId: _workspace, ...fields } = base;
   return { ...fields, documentCount: _count.documents };
@@ -52,16 +64,12 @@ function documentView<Document extends DocumentSummary>(document: Document) {
 }
 
 export async function listKnowledgeBases({ db }: AppServices, principal: Principal) {
-  const bases = await db.knowledgeBase.findMany({
-    where: { workspaceId: principal.workspaceId },
-    include: withDocumentCount,
-    orderBy: [{ createdAt: 'desc' }, { id: 'asc' }],
-  });
+  const bases = await knowledgeBasesOfWorkspace(db, principal.workspaceId);
   return bases.map(baseView);
 }
 
 function findOwnedBase({ db }: AppServices, principal: Principal, id: string) {
-  return findOwned(principal, id, (where) => db.knowledgeBase.findFirst({ where, include: withDocumentCount }));
+  return findOwned(principal, id, (where) => knowledgeBaseWhere(db, where));
 }
 
 export async function getKnowledgeBase(services: AppServices, principal: Principal, id: string) {
@@ -78,9 +86,9 @@ export async function createKnowledgeBase({ db }: AppServices, principal: Princi
       noun: 'knowledge bases',
       limit: MAX_KNOWLEDGE_BASES_PER_WORKSPACE,
       code: ErrorCode.knowledge_base_limit_reached,
-      count: (tx) => tx.knowledgeBase.count({ where: { workspaceId } }),
+      count: (tx) => knowledgeBaseCount(tx, workspaceId),
     },
-    (tx) => tx.knowledgeBase.create({ data: { ...input, workspaceId }, include: withDocumentCount }),
+    (tx) => insertKnowledgeBase(tx, workspaceId, input),
   );
   return baseView(base);
 }
@@ -92,21 +100,17 @@ export async function updateKnowledgeBase(
   input: Partial<KnowledgeBaseInput>,
 ) {
   const base = await findOwnedBase(services, principal, id);
-  return baseView(
-    await services.db.knowledgeBase.update({ where: { id: base.id }, data: input, include: withDocumentCount }),
-  );
+  return baseView(await updateKnowledgeBaseRow(services.db, base.id, input));
 }
 
 /** Its documents go with it, and every agent stops using them in the same statement (foreign keys cascade). */
 export async function deleteKnowledgeBase(services: AppServices, principal: Principal, id: string) {
   const base = await findOwnedBase(services, principal, id);
-  await services.db.knowledgeBase.deleteMany({ where: { id: base.id, workspaceId: principal.workspaceId } });
+  await deleteKnowledgeBaseRow(services.db, principal.workspaceId, base.id);
 }
 
 function listDocumentsOf({ db }: AppServices, knowledgeBaseId: string) {
-  return db.knowledgeDocument
-    .findMany({ where: { knowledgeBaseId }, omit: { content: true }, orderBy: [{ createdAt: 'desc' }, { id: 'asc' }] })
-    .then((documents) => documents.map(documentView));
+  return documentSummariesOf(db, knowledgeBaseId).then((documents) => documents.map(documentView));
 }
 
 export async function listDocuments(services: AppServices, principal: Principal, knowledgeBaseId: string) {
@@ -124,19 +128,16 @@ export async function addDocument(
   const document = await db.$transaction(async (tx) => {
     // The base's row lock serialises additions to it (the limit holds under concurrency) and keeps it from
     // being deleted meanwhile; another workspace's base, or none, is the same 403 as everywhere.
-    const locked = await findOwned(principal, knowledgeBaseId, async (where) => {
-      const rows = await tx.$queryRaw<{ id: string }[]>`
-        SELECT id FROM "KnowledgeBase" WHERE id = ${where.id}::uuid AND "workspaceId" = ${where.workspaceId}::uuid FOR UPDATE`;
-      return rows[0];
-    });
-    if (
-      (await tx.knowledgeDocument.count({ where: { knowledgeBaseId: locked.id } })) >= MAX_DOCUMENTS_PER_KNOWLEDGE_BASE
-    )
+    const locked = await findOwned(principal, knowledgeBaseId, (where) => lockKnowledgeBase(tx, where));
+    if ((await documentCountOf(tx, locked.id)) >= MAX_DOCUMENTS_PER_KNOWLEDGE_BASE)
       throw new Refusal(ErrorCode.document_limit_reached, {
         detail: `the knowledge base already holds ${MAX_DOCUMENTS_PER_KNOWLEDGE_BASE} documents, the most it may hold`,
       });
-    return tx.knowledgeDocument.create({
-      data: { ...input, charCount: charCountOf(input.content), workspaceId, knowledgeBaseId: locked.id },
+    return insertKnowledgeDocument(tx, {
+      ...input,
+      charCount: charCountOf(input.content),
+      workspaceId,
+      knowledgeBaseId: locked.id,
     });
   });
   return documentView(document);
@@ -150,9 +151,7 @@ async function findOwnedDocument(
   documentId: string,
 ) {
   const base = await findOwnedBase(services, principal, knowledgeBaseId);
-  return findOwned(principal, documentId, (where) =>
-    services.db.knowledgeDocument.findFirst({ where: { ...where, knowledgeBaseId: base.id } }),
-  );
+  return findOwned(principal, documentId, (where) => documentOfBaseWhere(services.db, where, base.id));
 }
 
 export async function getDocument(
@@ -172,5 +171,5 @@ export async function deleteDocument(
   documentId: string,
 ) {
   const document = await findOwnedDocument(services, principal, knowledgeBaseId, documentId);
-  await services.db.knowledgeDocument.deleteMany({ where: { id: document.id, workspaceId: principal.workspaceId } });
+  await deleteKnowledgeDocumentRow(services.db, principal.workspaceId, document.id);
 }

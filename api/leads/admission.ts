@@ -1,7 +1,7 @@
 import type { ErrorCode } from '../../lib/error-codes';
 
 // The shapes of lead intake, shared by the CLASSIC (leads.ts) and JOURNEY (journey-intake.ts) paths and the
-// rows both write (lead-rows.ts): in a module of their own, so that none of the three imports another in a loop.
+// rows both write (lead-store.ts): in a module of their own, so that none of the three imports another in a loop.
 
 export interface LeadInput {
   phone: string;

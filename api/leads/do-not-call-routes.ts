@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { e164PhoneSchema } from '../../lib/phone';
 import { defineRoute } from '../http/route';
+import { insertDoNotCallNumbers } from './lead-store';
 
 const addNumbersSchema = z.object({
   phones: z.array(e164PhoneSchema).min(1).max(10_000),
@@ -23,11 +24,8 @@ export const doNotCallRoutes = [
     },
     handler: async ({ services, principal, body }) => {
       const phones = [...new Set(body.phones)];
-      const { count } = await services.db.doNotCall.createMany({
-        data: phones.map((phone) => ({ workspaceId: principal.workspaceId, phone })),
-        skipDuplicates: true,
-      });
-      return { status: 200, body: { added: count, total: phones.length } };
+      const added = await insertDoNotCallNumbers(services.db, principal.workspaceId, phones);
+      return { status: 200, body: { added, total: phones.length } };
     },
   }),
 ];

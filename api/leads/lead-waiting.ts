@@ -1,5 +1,6 @@
 import type { AppServices } from '../app-services';
 import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
+import { linePositionsOfLeads } from './lead-store';
 
 /**
  * What a CLASSIC lead between attempts waits for, as its ladder records it in "Lead"."waitingFor"
@@ -55,11 +56,8 @@ export function leadWaitingView(lead: WaitingLead, positions: ReadonlyMap<string
 }
 
 /**
- * The place in its campaign's line queue of each of these leads that waits for a line, in one query
- * whatever the number of leads: 1 + the entries of the same campaign not yet granted a line with a
- * smaller seq. Each campaign's waiting entries are ranked once, and only up to the deepest entry asked
- * about (the index LineQueue(campaignId, seq)), so a lead near the head costs little however long the
- * queue. A lead whose entry was granted a line (it is about to dial) or is gone has no place.
+ * The place in its campaign's line queue of each of these leads that waits for a line (linePositionsOfLeads), in one
+ * query whatever the number of leads.
  */
 export async function linePositions(
   db: AppServices['db'],
@@ -67,19 +65,5 @@ export async function linePositions(
 ): Promise<Map<string, number>> {
   const ids = leads.filter((lead) => shownWait(lead) === 'line').map((lead) => lead.id);
   if (!ids.length) return new Map();
-  const rows = await db.$queryRaw<Array<{ leadId: string; position: number }>>`
-    WITH asked AS (
-      SELECT "leadId", "campaignId", seq FROM "LineQueue"
-       WHERE "leadId" = ANY(${ids}::uuid[]) AND "grantedAt" IS NULL
-    ), ranked AS (
-      SELECT q.seq, row_number() OVER (PARTITION BY q."campaignId" ORDER BY q.seq) AS position
-        FROM "LineQueue" q
-        JOIN (SELECT "campaignId", max(seq) AS deepest FROM asked GROUP BY "campaignId") d
-          ON d."campaignId" = q."campaignId" AND q.seq <= d.deepest
-       WHERE q."grantedAt" IS NULL
-    )
-    SELECT a."leadId"::text AS "leadId", min(r.position)::int AS position
-      FROM asked a JOIN ranked r ON r.seq = a.seq
-     GROUP BY a."leadId"`;
-  return new Map(rows.map((row) => [row.leadId, row.position]));
+  return linePositionsOfLeads(db, ids);
 }

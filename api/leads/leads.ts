@@ -7,7 +7,7 @@ import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
 import { storeJourneyLeads } from './journey-intake';
-import { upsertLeads } from './lead-rows';
+import { upsertLeads } from './lead-store';
 import type { Admission, LeadToAdmit, StoredLeads } from './admission';
 import { log } from '../../lib/log';
 import { handOutFreeLines, type GrantedLine } from '../../lib/calls/call-lines';

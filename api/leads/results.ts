@@ -1,4 +1,4 @@
-import type { Call, Prisma } from '../../generated/prisma/client';
+import type { Call } from '../../generated/prisma/client';
 import { callIntelligenceSchema } from '../../lib/call-intelligence/call-intelligence';
 import {
   leadMessageOutcome,
@@ -7,30 +7,20 @@ import {
   type LeadMessageRow,
 } from '../../lib/whatsapp/lead-message-result';
 import { forbidden } from '../../lib/refusal';
-import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
+import { cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 import { leadWaitingView, linePositions } from './lead-waiting';
-
-const callSelect = {
-  attempt: true,
-  status: true,
-  outcome: true,
-  durationMs: true,
-  startedAt: true,
-  endedAt: true,
-  provider: true,
-} as const;
-
-const leadInclude = {
-  calls: { select: callSelect },
-  campaign: { select: { kind: true, channel: true } },
-} as const;
-
-type LeadWithCalls = Prisma.LeadGetPayload<{ include: typeof leadInclude }>;
+import {
+  callsOfWorkspacePage,
+  leadOfWorkspace,
+  leadsOfCampaignPage,
+  leadsOfWorkspacePage,
+  type LeadWithCalls,
+} from './lead-store';
 
 /**
  * A lead's result: where it stands, how its last attempt ended, and every call it made. A WHATSAPP
@@ -94,9 +84,7 @@ async function leadResultViews(db: AppServices['db'], leads: LeadWithCalls[]) {
 }
 
 export async function findLeadResult({ db }: AppServices, principal: Principal, leadId: string) {
-  const lead = isUuid(leadId)
-    ? await db.lead.findFirst({ where: { id: leadId, workspaceId: principal.workspaceId }, include: leadInclude })
-    : null;
+  const lead = isUuid(leadId) ? await leadOfWorkspace(db, principal.workspaceId, leadId) : null;
   if (!lead) throw forbidden();
   return (await leadResultViews(db, [lead]))(lead);
 }
@@ -106,16 +94,7 @@ export async function listLeadResults(
   principal: Principal,
   query: { limit: number; cursor?: CursorPosition; campaignId?: string },
 ) {
-  const rows = await db.lead.findMany({
-    where: {
-      workspaceId: principal.workspaceId,
-      ...(query.campaignId ? { campaignId: query.campaignId } : {}),
-      ...afterCursor(query.cursor),
-    },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: query.limit + 1,
-    include: leadInclude,
-  });
+  const rows = await leadsOfWorkspacePage(db, principal.workspaceId, query);
   return cursorPage(rows, query.limit, await leadResultViews(db, rows.slice(0, query.limit)));
 }
 
@@ -124,17 +103,7 @@ export async function listCalls(
   principal: Principal,
   query: { limit: number; offset: number; campaignId?: string },
 ) {
-  const where = { workspaceId: principal.workspaceId, ...(query.campaignId ? { campaignId: query.campaignId } : {}) };
-  const [rows, total] = await Promise.all([
-    db.call.findMany({
-      where,
-      orderBy: [{ startedAt: 'desc' }, { id: 'desc' }],
-      skip: query.offset,
-      take: query.limit,
-      include: { lead: { select: { phone: true } } },
-    }),
-    db.call.count({ where }),
-  ]);
+  const { rows, total } = await callsOfWorkspacePage(db, principal.workspaceId, query);
   return { total, items: rows.map(workspaceCallView) };
 }
 
@@ -183,17 +152,7 @@ export async function listCampaignLeads(
   query: { limit: number; offset: number },
 ) {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const where = { campaignId: campaign.id };
-  const [rows, total] = await Promise.all([
-    services.db.lead.findMany({
-      where,
-      orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-      skip: query.offset,
-      take: query.limit,
-      include: leadInclude,
-    }),
-    services.db.lead.count({ where }),
-  ]);
+  const { rows, total } = await leadsOfCampaignPage(services.db, campaign.id, query);
   return { items: rows.map(await leadResultViews(services.db, rows)), total };
 }
 

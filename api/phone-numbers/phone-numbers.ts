@@ -1,12 +1,12 @@
 import { ZodError } from 'zod';
 import type { PhoneNumber } from '../../generated/prisma/client';
-import { lockLiveAgent } from '../../lib/agents/agent-lock';
 import { isInboundReady, type InboundAgent } from '../../lib/agents/inbound-readiness';
 import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
 import type { Principal } from '../door/principal';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
+import { agentsOfWorkspace, phoneNumbersOfWorkspace, phoneNumberWhere, routeNumberToAgent } from './phone-number-store';
 
 type RoutedAgent = InboundAgent & { id: string; name: string };
 
@@ -14,12 +14,7 @@ type RoutedAgent = InboundAgent & { id: string; name: string };
 async function agentsById({ db }: AppServices, principal: Principal, ids: readonly (string | null)[]) {
   // A uuid column: an id that is not a UUID names no agent (and must not reach the query).
   const wanted = [...new Set(ids.filter((id): id is string => id !== null && isUuid(id)))];
-  const agents: RoutedAgent[] = wanted.length
-    ? await db.agent.findMany({
-        where: { id: { in: wanted }, workspaceId: principal.workspaceId },
-        select: { id: true, name: true, voiceId: true, script: true, deletedAt: true },
-      })
-    : [];
+  const agents: RoutedAgent[] = wanted.length ? await agentsOfWorkspace(db, principal.workspaceId, wanted) : [];
   return new Map(agents.map((agent) => [agent.id, agent]));
 }
 
@@ -39,10 +34,7 @@ export function phoneNumberView(number: PhoneNumber, agent: RoutedAgent | undefi
 }
 
 export async function listPhoneNumbers(services: AppServices, principal: Principal) {
-  const numbers = await services.db.phoneNumber.findMany({
-    where: { workspaceId: principal.workspaceId },
-    orderBy: { e164: 'asc' },
-  });
+  const numbers = await phoneNumbersOfWorkspace(services.db, principal.workspaceId);
   const agents = await agentsById(
     services,
     principal,
@@ -62,19 +54,17 @@ export async function routeInboundCalls(
   id: string,
   inboundAgentId: string | null,
 ) {
-  const number = await findOwned(principal, id, (where) => services.db.phoneNumber.findFirst({ where }));
-  const routed = await services.db.$transaction(async (tx) => {
-    if (inboundAgentId !== null && !(await lockLiveAgent(tx, principal.workspaceId, inboundAgentId)))
-      throw new ZodError([
-        {
-          code: 'custom',
-          path: ['inboundAgentId'],
-          message: 'no agent of this workspace has this id',
-          input: inboundAgentId,
-        },
-      ]);
-    return tx.phoneNumber.update({ where: { id: number.id }, data: { inboundAgentId } });
-  });
+  const number = await findOwned(principal, id, (where) => phoneNumberWhere(services.db, where));
+  const routed = await routeNumberToAgent(services.db, principal.workspaceId, number.id, inboundAgentId);
+  if (!routed)
+    throw new ZodError([
+      {
+        code: 'custom',
+        path: ['inboundAgentId'],
+        message: 'no agent of this workspace has this id',
+        input: inboundAgentId,
+      },
+    ]);
   const agents = await agentsById(services, principal, [routed.inboundAgentId]);
   return phoneNumberView(routed, agents.get(routed.inboundAgentId ?? ''));
 }

@@ -2,17 +2,13 @@ import type { ResultWebhookDelivery, ResultWebhookEndpoint } from '../../generat
 import type { Principal } from '../door/principal';
 import { forbidden } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
-import { afterCursor, cursorPage, type CursorPosition } from '../http/pagination';
+import { cursorPage, type CursorPosition } from '../http/pagination';
 import { isUuid } from '../../lib/uuid';
-import { WIPED_ENVELOPE } from '../../lib/secrets/sealed-rows';
+import { deliveriesOfWorkspacePage, liveEndpointsOfWorkspace, markEndpointDeleted } from './result-webhook-store';
 
 /** The workspace's live endpoints, newest first. The secret is never read here. */
 export async function listResultWebhookEndpoints({ db }: AppServices, principal: Principal) {
-  return db.resultWebhookEndpoint.findMany({
-    where: { workspaceId: principal.workspaceId, deletedAt: null },
-    select: { id: true, url: true, description: true, createdAt: true },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  });
+  return liveEndpointsOfWorkspace(db, principal.workspaceId);
 }
 
 export function endpointView(endpoint: Pick<ResultWebhookEndpoint, 'id' | 'url' | 'description' | 'createdAt'>) {
@@ -34,14 +30,9 @@ export async function deleteResultWebhookEndpoint(
   principal: Principal,
   id: string,
 ): Promise<void> {
-  const { count } = isUuid(id)
-    ? await db.resultWebhookEndpoint.updateMany({
-        where: { id, workspaceId: principal.workspaceId, deletedAt: null },
-        // A removed endpoint never signs again: its secret is not kept.
-        data: { deletedAt: new Date(), secret: null, ...WIPED_ENVELOPE },
-      })
-    : { count: 0 };
-  if (count === 0) throw forbidden();
+  // A removed endpoint never signs again: its secret is not kept.
+  const removed = isUuid(id) && (await markEndpointDeleted(db, principal.workspaceId, id));
+  if (!removed) throw forbidden();
 }
 
 /**
@@ -53,11 +44,7 @@ export async function listResultWebhookDeliveries(
   principal: Principal,
   page: { limit: number; cursor?: CursorPosition },
 ) {
-  const rows = await db.resultWebhookDelivery.findMany({
-    where: { workspaceId: principal.workspaceId, ...afterCursor(page.cursor) },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: page.limit + 1,
-  });
+  const rows = await deliveriesOfWorkspacePage(db, principal.workspaceId, page);
   return cursorPage(rows, page.limit, deliveryView);
 }
 

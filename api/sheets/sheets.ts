@@ -14,6 +14,7 @@ import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { ExportFile } from '../exports/exports';
 import type { AppServices } from '../app-services';
+import { deleteSheetRow, insertSheet, sheetOfCampaign, updateSheetSettings } from './sheet-store';
 
 export interface SheetSettings {
   columns: SheetColumn[];
@@ -65,7 +66,7 @@ function workflowInput(services: AppServices, sheet: LiveSheet): LiveSheetInput 
 
 async function findOwnedSheet(services: AppServices, principal: Principal, campaignId: string): Promise<LiveSheet> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
-  const sheet = await services.db.liveSheet.findUnique({ where: { campaignId: campaign.id } });
+  const sheet = await sheetOfCampaign(services.db, campaign.id);
   if (!sheet) throw new Refusal(ErrorCode.sheet_not_found);
   return sheet;
 }
@@ -82,30 +83,26 @@ export async function createSheet(
 ): Promise<SheetView> {
   const campaign = await findOwnedCampaign(services, principal, campaignId);
   const id = randomUUID();
-  const sheet = await services.db.liveSheet
-    .create({
-      data: {
-        id,
-        workspaceId: principal.workspaceId,
-        campaignId: campaign.id,
-        provider: 'local',
-        // The local provider names a spreadsheet by the key it is created with.
-        spreadsheetId: id,
-        columns: settings.columns,
-        intervalSeconds: settings.intervalSeconds,
-      },
-    })
-    .catch((error: unknown) => {
-      if (isUniqueViolation(error)) throw new Refusal(ErrorCode.sheet_exists);
-      throw error;
-    });
+  const sheet = await insertSheet(services.db, {
+    id,
+    workspaceId: principal.workspaceId,
+    campaignId: campaign.id,
+    provider: 'local',
+    // The local provider names a spreadsheet by the key it is created with.
+    spreadsheetId: id,
+    columns: settings.columns,
+    intervalSeconds: settings.intervalSeconds,
+  }).catch((error: unknown) => {
+    if (isUniqueViolation(error)) throw new Refusal(ErrorCode.sheet_exists);
+    throw error;
+  });
   try {
     await startLiveSheet(services.temporal, services.taskQueue, workflowInput(services, sheet), {
       campaignId: campaign.id,
       workspaceId: principal.workspaceId,
     });
   } catch (error) {
-    await services.db.liveSheet.delete({ where: { id: sheet.id } }).catch(() => undefined);
+    await deleteSheetRow(services.db, sheet.id).catch(() => undefined);
     throw error;
   }
   return sheetView(sheet);
@@ -146,12 +143,9 @@ export async function updateSheet(
 ): Promise<SheetView> {
   const sheet = await findOwnedSheet(services, principal, campaignId);
   const columnsChanged = patch.columns !== undefined && JSON.stringify(patch.columns) !== JSON.stringify(sheet.columns);
-  const updated = await services.db.liveSheet.update({
-    where: { id: sheet.id },
-    data: {
-      ...(patch.columns && { columns: patch.columns }),
-      ...(patch.intervalSeconds && { intervalSeconds: patch.intervalSeconds }),
-    },
+  const updated = await updateSheetSettings(services.db, sheet.id, {
+    ...(patch.columns && { columns: patch.columns }),
+    ...(patch.intervalSeconds && { intervalSeconds: patch.intervalSeconds }),
   });
   if (columnsChanged) await tellWorkflow(services, updated, 'rebuild');
   else if (patch.intervalSeconds !== undefined) await tellWorkflow(services, updated, 'sync');
@@ -165,7 +159,7 @@ export async function updateSheet(
  */
 export async function deleteSheet(services: AppServices, principal: Principal, campaignId: string): Promise<void> {
   const sheet = await findOwnedSheet(services, principal, campaignId);
-  await services.db.liveSheet.delete({ where: { id: sheet.id } });
+  await deleteSheetRow(services.db, sheet.id);
   await cancelLiveSheet(services.temporal, sheet.id).catch(() => undefined);
 }
 

@@ -17,6 +17,14 @@ import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
 import { paymentRequired } from '../credits/credits';
 import type { AppServices } from '../app-services';
+import {
+  callOfAttempt,
+  deleteUndialedCall,
+  insertCallOnce,
+  isOnDoNotCall,
+  numbersOfWorkspace,
+  recordedCallOfAttempt,
+} from './test-call-store';
 
 export interface TestCallRequest {
   agentId: string;
@@ -33,11 +41,7 @@ const invalid = (path: string, message: string, input: unknown) =>
 
 /** The caller number: the one asked for, if it is a voice number of the workspace; else the first voice number, or null. */
 async function callerNumber(tx: Prisma.TransactionClient, workspaceId: string, from: string | undefined) {
-  const numbers = await tx.phoneNumber.findMany({
-    where: { workspaceId, ...(from !== undefined && { e164: from }) },
-    orderBy: [{ assignedAt: 'asc' }, { id: 'asc' }],
-    select: { e164: true, capabilities: true },
-  });
+  const numbers = await numbersOfWorkspace(tx, workspaceId, from);
   const voice = numbers.find((number) => storedCapabilities(number.capabilities).voice);
   if (from === undefined) return voice?.e164 ?? null;
   if (voice) return voice.e164;
@@ -70,15 +74,12 @@ export async function placeTestCall(
   const attemptId = testCallAttemptId(workspaceId, idempotencyKey, newId);
   const recorded = await db
     .$transaction(async (tx) => {
-      const earlier = await tx.call.findUnique({ where: { attemptId }, select: { id: true, workflowId: true } });
+      const earlier = await callOfAttempt(tx, attemptId);
       if (earlier) return { ...earlier, deduplicated: true };
       const agentId = await lockLiveAgent(tx, workspaceId, request.agentId);
       if (!agentId) throw invalid('agentId', 'no agent of this workspace has this id', request.agentId);
       const fromNumber = await callerNumber(tx, workspaceId, request.from);
-      const listed = await tx.doNotCall.findUnique({
-        where: { workspaceId_phone: { workspaceId, phone: request.to } },
-      });
-      if (listed)
+      if (await isOnDoNotCall(tx, workspaceId, request.to))
         throw new Refusal(ErrorCode.number_on_do_not_call, {
           detail: `${request.to} is on the workspace's Do-Not-Call list`,
         });
@@ -86,31 +87,26 @@ export async function placeTestCall(
       // As a campaign's call from the number (takeLine): through its live carrier connection, recording the
       // connection's provider; a number bound to none, through the carrier the services name (the simulated one).
       const connection = fromNumber === null ? null : await callerConnection(prismaSql(tx), workspaceId, fromNumber);
-      const rows = await tx.call.createMany({
-        data: [
-          {
-            id: newId,
-            workspaceId,
-            kind: 'test',
-            toNumber: request.to,
-            testLead: {
-              name: request.lead?.name ?? null,
-              fields: (request.lead?.fields ?? {}) as Prisma.InputJsonValue,
-            },
-            attempt: 1,
-            attemptId,
-            provider: connection?.provider ?? services.telephonyProvider ?? DEFAULT_FALLBACK_CARRIER,
-            carrierConnectionId: connection?.id ?? null,
-            status: 'dialing',
-            startedAt: new Date(),
-            workflowId,
-            agentId,
-            fromNumber,
-          },
-        ],
-        skipDuplicates: true,
+      const inserted = await insertCallOnce(tx, {
+        id: newId,
+        workspaceId,
+        kind: 'test',
+        toNumber: request.to,
+        testLead: {
+          name: request.lead?.name ?? null,
+          fields: (request.lead?.fields ?? {}) as Prisma.InputJsonValue,
+        },
+        attempt: 1,
+        attemptId,
+        provider: connection?.provider ?? services.telephonyProvider ?? DEFAULT_FALLBACK_CARRIER,
+        carrierConnectionId: connection?.id ?? null,
+        status: 'dialing',
+        startedAt: new Date(),
+        workflowId,
+        agentId,
+        fromNumber,
       });
-      if (rows.count === 1) {
+      if (inserted) {
         // Billed (docs/features/credits.md): the hold is taken with the call, before it is dialed; a balance short
         // of one minute refuses the call (402) and the transaction records nothing.
         await holdTestCall(
@@ -121,7 +117,7 @@ export async function placeTestCall(
         return { id: newId, workflowId, deduplicated: false };
       }
       // The same key, concurrently: the other request recorded the call.
-      const other = await tx.call.findUniqueOrThrow({ where: { attemptId }, select: { id: true, workflowId: true } });
+      const other = await recordedCallOfAttempt(tx, attemptId);
       return { ...other, deduplicated: true };
     })
     .catch((error: unknown) => {
@@ -134,7 +130,7 @@ export async function placeTestCall(
   } catch (error) {
     // Never started, never dialed: withdrawn, so a call without a workflow is not left dialing.
     if (!recorded.deduplicated) {
-      await db.call.deleteMany({ where: { id: recorded.id, status: 'dialing', providerCallId: null } });
+      await deleteUndialedCall(db, recorded.id);
       // Its hold goes back; should that fail too, the sweep of abandoned holds voids it
       // (docs/features/credits.md, "The sweep").
       await voidHold(prismaCreditStore(db), {

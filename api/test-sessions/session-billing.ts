@@ -10,6 +10,7 @@ import {
   type TestSessionEndReason,
 } from '../../lib/test-sessions/test-session-store';
 import type { AppServices } from '../app-services';
+import { unheldSessions } from './session-store';
 
 /** The actor of the entries a session's end writes. */
 export const TEST_SESSION_BILLING_ACTOR: CreditActor = { type: 'system', id: 'test-session' };
@@ -53,18 +54,7 @@ export async function sweepTestSessions(
   options: { silentForMs: number; limit?: number },
 ): Promise<number> {
   const sql = poolSql(services.sql);
-  const rows = await sql<{ id: string; workspaceId: string; connected: boolean }>(
-    {
-      name: 'test_session_sweep',
-      text: `SELECT id::text, "workspaceId"::text, "connectedAt" IS NOT NULL AS connected FROM "TestSession"
-              WHERE "endedAt" IS NULL
-                AND (("connectedAt" IS NULL AND "tokenExpiresAt" < now() AT TIME ZONE 'UTC')
-                  OR "lastActivityAt" < (now() AT TIME ZONE 'UTC') - $1 * interval '1 millisecond')
-              ORDER BY "createdAt" LIMIT $2`,
-    },
-    options.silentForMs,
-    options.limit ?? 100,
-  );
+  const rows = await unheldSessions(sql, options.silentForMs, options.limit ?? 100);
   let ended = 0;
   for (const row of rows) {
     try {

@@ -2,10 +2,16 @@ import { createHash } from 'node:crypto';
 import { redactedTurnsOfWorkspace } from '../../lib/compliance/compliance-store';
 import type { ConversationTurn } from '../../lib/dialogue/engine';
 import type { RunSql } from '../../lib/run-sql';
+import type { TestSessionOutcome } from '../../lib/test-sessions/test-session-store';
+import type { Prisma } from '../../generated/prisma/client';
+import type { AppServices } from '../app-services';
 import { isUuid } from '../../lib/uuid';
 import { testSessionHoldKey } from '../../lib/credits/test-session-billing';
 
-/** The SQL of a test session's socket (docs/features/test-sessions.md): its claim, its turns, its activity. */
+/**
+ * The test sessions' SQL (docs/features/test-sessions.md): a session's creation and transcript, its socket's claim,
+ * turns and activity, its tools' outcome and the sweep of sessions nobody holds.
+ */
 
 /** The stored form of a session token: its sha256, hex. */
 export const tokenHashOf = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
@@ -124,4 +130,65 @@ export async function touchSession(sql: RunSql, sessionId: string): Promise<void
     },
     sessionId,
   );
+}
+
+/** Marks the session's outcome while it is on (a tool after its end changes nothing): answers whether it was on. */
+export async function markSessionOutcome(
+  sql: RunSql,
+  sessionId: string,
+  outcome: TestSessionOutcome,
+): Promise<boolean> {
+  const rows = await sql(
+    {
+      name: 'test_session_tool_outcome',
+      text: `UPDATE "TestSession" SET outcome = $2 WHERE id = $1::uuid AND "endedAt" IS NULL RETURNING 1`,
+    },
+    sessionId,
+    outcome,
+  );
+  return rows.length > 0;
+}
+
+/**
+ * Sessions nobody holds any more, oldest first, at most `limit`: a token never used and expired, or a connected
+ * session silent for longer than `silentForMs`.
+ */
+export async function unheldSessions(sql: RunSql, silentForMs: number, limit: number) {
+  return sql<{ id: string; workspaceId: string; connected: boolean }>(
+    {
+      name: 'test_session_sweep',
+      text: `SELECT id::text, "workspaceId"::text, "connectedAt" IS NOT NULL AS connected FROM "TestSession"
+              WHERE "endedAt" IS NULL
+                AND (("connectedAt" IS NULL AND "tokenExpiresAt" < now() AT TIME ZONE 'UTC')
+                  OR "lastActivityAt" < (now() AT TIME ZONE 'UTC') - $1 * interval '1 millisecond')
+              ORDER BY "createdAt" LIMIT $2`,
+    },
+    silentForMs,
+    limit,
+  );
+}
+
+/**
+ * Takes the workspace's test-session lock for the transaction, then counts its open sessions (connected, or with a
+ * token still valid): two creations never both take the last place.
+ */
+export async function lockedOpenSessionCount(tx: Prisma.TransactionClient, workspaceId: string): Promise<number> {
+  await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended('test-sessions:' || ${workspaceId}::text, 0))`;
+  const [counted] = await tx.$queryRaw<Array<{ open: number }>>`
+        SELECT count(*)::int AS open FROM "TestSession"
+         WHERE "workspaceId" = ${workspaceId}::uuid AND "endedAt" IS NULL
+           AND ("connectedAt" IS NOT NULL OR "tokenExpiresAt" > now() AT TIME ZONE 'UTC')`;
+  return counted?.open ?? 0;
+}
+
+export async function insertTestSession(tx: Prisma.TransactionClient, data: Prisma.TestSessionUncheckedCreateInput) {
+  await tx.testSession.create({ data });
+}
+
+/** The session with its transcript in order; `where` is findOwned's (api/http/owned.ts). */
+export async function sessionWithTurnsWhere(db: AppServices['db'], where: { id: string; workspaceId: string }) {
+  return db.testSession.findFirst({
+    where,
+    include: { turns: { orderBy: [{ step: 'asc' }, { part: 'asc' }] } },
+  });
 }

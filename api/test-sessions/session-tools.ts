@@ -2,7 +2,7 @@ import { callbackBookedResult, callbackData, resolveCallback } from '../../lib/d
 import type { DialogueToolCall, DialogueToolResult, DialogueTools } from '../../lib/dialogue/tools';
 import { log } from '../../lib/log';
 import type { RunSql } from '../../lib/run-sql';
-import type { TestSessionOutcome } from '../../lib/test-sessions/test-session-store';
+import { markSessionOutcome } from './session-store';
 
 /**
  * The four tools of a web test session (docs/features/test-sessions.md#tools): they resolve and report as a call's do
@@ -31,19 +31,6 @@ const result = (ok: boolean, text: string, endsConversation: boolean): DialogueT
 
 const SESSION_OVER = 'The session is over.';
 
-/** Marks the session's outcome while it is on (a tool after its end changes nothing): answers whether it was on. */
-async function markOutcome(sql: RunSql, sessionId: string, outcome: TestSessionOutcome): Promise<boolean> {
-  const rows = await sql(
-    {
-      name: 'test_session_tool_outcome',
-      text: `UPDATE "TestSession" SET outcome = $2 WHERE id = $1::uuid AND "endedAt" IS NULL RETURNING 1`,
-    },
-    sessionId,
-    outcome,
-  );
-  return rows.length > 0;
-}
-
 export function createSessionTools(options: SessionToolsOptions): DialogueTools {
   const now = options.now ?? (() => new Date());
   const { sql, sessionId } = options;
@@ -53,7 +40,7 @@ export function createSessionTools(options: SessionToolsOptions): DialogueTools 
     end_call: () => Promise.resolve(result(true, 'The call ends after your words.', true)),
 
     async opt_out() {
-      if (!(await markOutcome(sql, sessionId, 'opted_out'))) return result(false, SESSION_OVER, true);
+      if (!(await markSessionOutcome(sql, sessionId, 'opted_out'))) return result(false, SESSION_OVER, true);
       return result(
         true,
         `A test session: ${number} would be put on the do-not-call list; no number was listed.`,
@@ -70,7 +57,7 @@ export function createSessionTools(options: SessionToolsOptions): DialogueTools 
         now: now(),
       });
       if (!booked.ok) return result(false, booked.result, false);
-      if (!(await markOutcome(sql, sessionId, 'callback_requested'))) return result(false, SESSION_OVER, true);
+      if (!(await markSessionOutcome(sql, sessionId, 'callback_requested'))) return result(false, SESSION_OVER, true);
       return {
         ...result(true, `${callbackBookedResult(booked)} A test session: no attempt was booked.`, true),
         data: callbackData(booked),
@@ -80,7 +67,7 @@ export function createSessionTools(options: SessionToolsOptions): DialogueTools 
     async transfer_to_human() {
       if (!options.transferNumber)
         return result(false, 'No human can take this call: offer to have someone call back instead.', false);
-      if (!(await markOutcome(sql, sessionId, 'transferred'))) return result(false, SESSION_OVER, true);
+      if (!(await markSessionOutcome(sql, sessionId, 'transferred'))) return result(false, SESSION_OVER, true);
       return result(
         true,
         `A test session: the call would be transferred to ${options.transferNumber} after your words; nothing was dialed.`,

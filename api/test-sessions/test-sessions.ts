@@ -12,7 +12,7 @@ import { paymentRequired } from '../credits/credits';
 import type { Principal } from '../door/principal';
 import { findOwned } from '../http/owned';
 import type { AppServices } from '../app-services';
-import { tokenHashOf } from './session-store';
+import { insertTestSession, lockedOpenSessionCount, sessionWithTurnsWhere, tokenHashOf } from './session-store';
 
 /** How long a session's token opens its socket: long enough to hand it to a browser, short enough not to linger. */
 export const TEST_SESSION_TOKEN_TTL_MS = 5 * 60_000;
@@ -54,12 +54,7 @@ export async function createTestSession(
   await services.db
     .$transaction(async (tx) => {
       // Open sessions of the workspace are counted under its lock, so two creations never both take the last place.
-      await tx.$queryRaw`SELECT 1 AS locked FROM pg_advisory_xact_lock(hashtextextended('test-sessions:' || ${workspaceId}::text, 0))`;
-      const [counted] = await tx.$queryRaw<Array<{ open: number }>>`
-        SELECT count(*)::int AS open FROM "TestSession"
-         WHERE "workspaceId" = ${workspaceId}::uuid AND "endedAt" IS NULL
-           AND ("connectedAt" IS NOT NULL OR "tokenExpiresAt" > now() AT TIME ZONE 'UTC')`;
-      const open = counted?.open ?? 0;
+      const open = await lockedOpenSessionCount(tx, workspaceId);
       if (open >= MAX_OPEN_TEST_SESSIONS)
         throw new Refusal(
           ErrorCode.rate_limited,
@@ -70,20 +65,18 @@ export async function createTestSession(
         );
       const agentId = await lockLiveAgent(tx, workspaceId, request.agentId);
       if (!agentId) throw invalid('agentId', 'no agent of this workspace has this id', request.agentId);
-      await tx.testSession.create({
-        data: {
-          id,
-          workspaceId,
-          agentId,
-          keyId: principal.keyId,
-          lead: {
-            name: request.lead?.name ?? null,
-            phone: request.lead?.phone ?? null,
-            fields: (request.lead?.fields ?? {}) as Prisma.InputJsonValue,
-          },
-          tokenHash: tokenHashOf(token),
-          tokenExpiresAt: expiresAt,
+      await insertTestSession(tx, {
+        id,
+        workspaceId,
+        agentId,
+        keyId: principal.keyId,
+        lead: {
+          name: request.lead?.name ?? null,
+          phone: request.lead?.phone ?? null,
+          fields: (request.lead?.fields ?? {}) as Prisma.InputJsonValue,
         },
+        tokenHash: tokenHashOf(token),
+        tokenExpiresAt: expiresAt,
       });
       // Billed as a test call (lib/credits/test-session-billing.ts): the hold is taken with the session.
       await holdTestSession(
@@ -108,12 +101,7 @@ function statusOf(session: { connectedAt: Date | null; endedAt: Date | null }) {
 
 /** A session of the caller's workspace with its transcript (403 forbidden for any other id, as every route). */
 export async function getTestSession(services: AppServices, principal: Principal, id: string) {
-  const session = await findOwned(principal, id, (where) =>
-    services.db.testSession.findFirst({
-      where,
-      include: { turns: { orderBy: [{ step: 'asc' }, { part: 'asc' }] } },
-    }),
-  );
+  const session = await findOwned(principal, id, (where) => sessionWithTurnsWhere(services.db, where));
   const lead = session.lead as { name: string | null; phone: string | null; fields: Record<string, unknown> };
   return {
     id: session.id,

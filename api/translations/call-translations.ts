@@ -10,6 +10,7 @@ import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { log } from '../../lib/log';
+import { agentLanguage, callTranscriptWhere, insertTranslationOnce, storedTranslation } from './translation-store';
 
 /** When neither the request nor the call's agent names the transcript's language. */
 export const DEFAULT_SOURCE_LANGUAGE = 'en';
@@ -55,11 +56,8 @@ export async function translateCallTranscript(
   request: TranslationRequest,
 ) {
   const { db } = services;
-  const call = await findOwned(principal, callId, (where) =>
-    db.call.findFirst({ where, select: { id: true, transcript: true, agentId: true } }),
-  );
-  const stored = (language: string) =>
-    db.callTranslation.findUnique({ where: { callId_language: { callId: call.id, language } } });
+  const call = await findOwned(principal, callId, (where) => callTranscriptWhere(db, where));
+  const stored = (language: string) => storedTranslation(db, call.id, language);
 
   const asked = await stored(request.language);
   if (asked) return translationView(asked);
@@ -87,9 +85,12 @@ export async function translateCallTranscript(
   const turns = transcript.map((turn, index) => ({ ...turn, text: texts[index]! }));
   // A concurrent request for the same language may have stored its translation first: that one is kept
   // and answered to both, so every answer for (call, language) is the stored one.
-  await db.callTranslation.createMany({
-    data: [{ callId: call.id, language: pair.to, sourceLanguage: pair.from, provider: pair.provider, turns }],
-    skipDuplicates: true,
+  await insertTranslationOnce(db, {
+    callId: call.id,
+    language: pair.to,
+    sourceLanguage: pair.from,
+    provider: pair.provider,
+    turns,
   });
   return translationView((await stored(pair.to))!);
 }
@@ -107,7 +108,7 @@ function transcriptOf(call: { id: string; transcript: unknown }): Transcript {
 
 /** The language the call's agent speaks (deleted agents keep theirs), else the default. */
 async function agentLanguageOf({ db }: AppServices, agentId: string | null): Promise<string> {
-  const agent = agentId ? await db.agent.findUnique({ where: { id: agentId }, select: { language: true } }) : null;
+  const agent = agentId ? await agentLanguage(db, agentId) : null;
   return agent?.language ?? DEFAULT_SOURCE_LANGUAGE;
 }
 

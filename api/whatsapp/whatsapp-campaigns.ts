@@ -7,6 +7,12 @@ import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
 import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
+import {
+  upsertWhatsAppCampaignSettings,
+  whatsAppCampaignSettingsOf,
+  whatsAppSenderWhere,
+  whatsAppTemplateWhere,
+} from './whatsapp-store';
 
 const invalid = (path: Array<string | number>, message: string, input: unknown) =>
   new ZodError([{ code: 'custom', path, message, input }]);
@@ -53,8 +59,8 @@ export async function putWhatsAppCampaign(
   const campaign = await whatsAppCampaign(services, principal, campaignId);
   const { workspaceId } = principal;
   const [sender, template] = await Promise.all([
-    services.db.whatsAppSender.findFirst({ where: { id: input.senderId, workspaceId } }),
-    services.db.whatsAppTemplate.findFirst({ where: { id: input.templateId, workspaceId } }),
+    whatsAppSenderWhere(services.db, { id: input.senderId, workspaceId }),
+    whatsAppTemplateWhere(services.db, { id: input.templateId, workspaceId }),
   ]);
   assertSenderSendable(sender, input.senderId, ['senderId']);
   assertTemplateSendable(template, input.templateId, ['templateId']);
@@ -75,18 +81,14 @@ export async function putWhatsAppCampaign(
     variables: input.variables as Prisma.InputJsonValue,
     sendingWindow: input.sendingWindow as Prisma.InputJsonValue,
   };
-  const stored = await services.db.whatsAppCampaignSettings.upsert({
-    where: { campaignId: campaign.id },
-    create: { campaignId: campaign.id, ...data },
-    update: data,
-  });
+  const stored = await upsertWhatsAppCampaignSettings(services.db, campaign.id, data);
   return viewOf(stored);
 }
 
 /** A WHATSAPP campaign's messaging; never set: 404 not_found. */
 export async function getWhatsAppCampaign(services: AppServices, principal: Principal, campaignId: string) {
   const campaign = await whatsAppCampaign(services, principal, campaignId);
-  const stored = await services.db.whatsAppCampaignSettings.findUnique({ where: { campaignId: campaign.id } });
+  const stored = await whatsAppCampaignSettingsOf(services.db, campaign.id);
   if (!stored)
     throw new Refusal(ErrorCode.not_found, { detail: 'the campaign has no WhatsApp messaging yet (PUT it)' });
   return viewOf(stored);

@@ -4,6 +4,12 @@ import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { whatsAppMessageView } from './whatsapp-message-view';
+import {
+  conversationsOfInboxPage,
+  latestMessagesOfWorkspace,
+  setConversationArchived,
+  whatsAppConversationWhere,
+} from './whatsapp-store';
 
 /** GET /whatsapp/messages answers at most this many: the latest (spec 4.1, a fixed-size recent list). */
 export const LATEST_WHATSAPP_MESSAGES = 200;
@@ -17,26 +23,13 @@ export interface ConversationQuery {
 
 /** The workspace's conversations of one inbox (archived or not), latest activity first, a page and the total. */
 export async function listWhatsAppConversations({ db }: AppServices, principal: Principal, query: ConversationQuery) {
-  const where = {
-    workspaceId: principal.workspaceId,
-    archived: query.archived,
-    ...(query.senderId ? { senderId: query.senderId } : {}),
-  };
-  const [rows, total] = await Promise.all([
-    db.whatsAppConversation.findMany({
-      where,
-      orderBy: [{ lastMessageAt: 'desc' }, { id: 'desc' }],
-      skip: query.offset,
-      take: query.limit,
-    }),
-    db.whatsAppConversation.count({ where }),
-  ]);
+  const { rows, total } = await conversationsOfInboxPage(db, principal.workspaceId, query);
   const now = new Date();
   return { items: rows.map((row) => whatsAppConversationView(row, now)), total };
 }
 
 export async function findOwnedWhatsAppConversation({ db }: AppServices, principal: Principal, id: string) {
-  return findOwned(principal, id, (where) => db.whatsAppConversation.findFirst({ where }));
+  return findOwned(principal, id, (where) => whatsAppConversationWhere(db, where));
 }
 
 /**
@@ -51,10 +44,7 @@ export async function setWhatsAppConversationArchived(
 ) {
   const conversation = await findOwnedWhatsAppConversation(services, principal, id);
   if (conversation.archived === archived) return conversation;
-  const [updated] = await services.db.whatsAppConversation.updateManyAndReturn({
-    where: { id, workspaceId: principal.workspaceId },
-    data: { archived, archivedAt: archived ? new Date() : null },
-  });
+  const updated = await setConversationArchived(services.db, principal.workspaceId, id, archived);
   return findOwned(principal, id, async () => updated);
 }
 
@@ -67,11 +57,7 @@ export interface MessageQuery {
 
 /** The latest LATEST_WHATSAPP_MESSAGES messages of the workspace matching the filters, newest first. */
 export async function latestWhatsAppMessages({ db }: AppServices, principal: Principal, query: MessageQuery) {
-  const rows = await db.whatsAppMessage.findMany({
-    where: { workspaceId: principal.workspaceId, ...query },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-    take: LATEST_WHATSAPP_MESSAGES,
-  });
+  const rows = await latestMessagesOfWorkspace(db, principal.workspaceId, query, LATEST_WHATSAPP_MESSAGES);
   return rows.map(whatsAppMessageView);
 }
 

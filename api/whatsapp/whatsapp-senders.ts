@@ -2,17 +2,15 @@ import type { WhatsAppSender } from '../../generated/prisma/client';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
+import { disconnectConnectedSender, whatsAppSenderWhere, whatsAppSendersOfWorkspace } from './whatsapp-store';
 
 /** Every sender of the workspace, connected or not (a disconnected one is kept for its history), by number. */
 export async function listWhatsAppSenders({ db }: AppServices, principal: Principal): Promise<WhatsAppSender[]> {
-  return db.whatsAppSender.findMany({
-    where: { workspaceId: principal.workspaceId },
-    orderBy: [{ e164: 'asc' }, { id: 'asc' }],
-  });
+  return whatsAppSendersOfWorkspace(db, principal.workspaceId);
 }
 
 export async function findOwnedWhatsAppSender({ db }: AppServices, principal: Principal, id: string) {
-  return findOwned(principal, id, (where) => db.whatsAppSender.findFirst({ where }));
+  return findOwned(principal, id, (where) => whatsAppSenderWhere(db, where));
 }
 
 /**
@@ -22,10 +20,7 @@ export async function findOwnedWhatsAppSender({ db }: AppServices, principal: Pr
  */
 export async function disconnectWhatsAppSender(services: AppServices, principal: Principal, id: string): Promise<void> {
   await findOwnedWhatsAppSender(services, principal, id);
-  await services.db.whatsAppSender.updateMany({
-    where: { id, workspaceId: principal.workspaceId, status: 'CONNECTED' },
-    data: { status: 'DISCONNECTED', disconnectedAt: new Date() },
-  });
+  await disconnectConnectedSender(services.db, principal.workspaceId, id);
 }
 
 /** The sender as GET /whatsapp/senders answers it. */

@@ -14,6 +14,13 @@ import { paymentRequired } from '../credits/credits';
 import type { AppServices } from '../app-services';
 import { whatsAppMessageView } from './whatsapp-message-view';
 import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
+import {
+  conversationLastInbound,
+  deleteUnsentMessage,
+  messageOfIdempotencyKey,
+  whatsAppSenderWhere,
+  whatsAppTemplateWhere,
+} from './whatsapp-store';
 
 export interface SendRequest {
   senderId: string;
@@ -31,7 +38,7 @@ async function approvedTemplate(
   workspaceId: string,
   template: { id: string; variables: string[] },
 ) {
-  const row = await services.db.whatsAppTemplate.findFirst({ where: { id: template.id, workspaceId } });
+  const row = await whatsAppTemplateWhere(services.db, { id: template.id, workspaceId });
   assertTemplateSendable(row, template.id, ['template', 'id']);
   if (template.variables.length !== row.variableCount)
     throw invalid(
@@ -58,19 +65,14 @@ export async function sendWhatsAppMessage(
   const { db, temporal, taskQueue } = services;
   const { workspaceId } = principal;
   if (idempotencyKey !== undefined) {
-    const earlier = await db.whatsAppMessage.findUnique({
-      where: { workspaceId_idempotencyKey: { workspaceId, idempotencyKey } },
-    });
+    const earlier = await messageOfIdempotencyKey(db, workspaceId, idempotencyKey);
     if (earlier) return { message: whatsAppMessageView(earlier), deduplicated: true };
   }
-  const sender = await db.whatsAppSender.findFirst({ where: { id: request.senderId, workspaceId } });
+  const sender = await whatsAppSenderWhere(db, { id: request.senderId, workspaceId });
   assertSenderSendable(sender, request.senderId, ['senderId']);
   const template = request.template ? await approvedTemplate(services, workspaceId, request.template) : null;
   if (!template) {
-    const conversation = await db.whatsAppConversation.findUnique({
-      where: { senderId_contactE164: { senderId: sender.id, contactE164: request.to } },
-      select: { lastInboundAt: true },
-    });
+    const conversation = await conversationLastInbound(db, sender.id, request.to);
     const window = customerServiceWindow(conversation?.lastInboundAt ?? null);
     if (!window.open)
       throw new Refusal(ErrorCode.whatsapp_window_closed, {
@@ -103,9 +105,7 @@ export async function sendWhatsAppMessage(
     .catch(async (error: unknown) => {
       // The same key, concurrently: the other request recorded the message.
       if (idempotencyKey !== undefined) {
-        const other = await db.whatsAppMessage.findUnique({
-          where: { workspaceId_idempotencyKey: { workspaceId, idempotencyKey } },
-        });
+        const other = await messageOfIdempotencyKey(db, workspaceId, idempotencyKey);
         if (other) return other;
       }
       throw paymentRequired(error);
@@ -123,9 +123,7 @@ export async function sendWhatsAppMessage(
 }
 
 async function withdraw(services: AppServices, principal: Principal, messageId: string) {
-  await services.db.whatsAppMessage.deleteMany({
-    where: { id: messageId, status: 'accepted', providerMessageId: null },
-  });
+  await deleteUnsentMessage(services.db, messageId);
   await settleWhatsAppMessageHold(
     prismaCreditStore(services.db),
     { workspaceId: principal.workspaceId, messageId, delivered: false },

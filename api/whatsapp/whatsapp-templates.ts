@@ -12,6 +12,16 @@ import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { log } from '../../lib/log';
+import {
+  deleteUnsubmittedTemplate,
+  deleteWhatsAppTemplateWhere,
+  earliestConnectedSender,
+  insertWhatsAppTemplate,
+  markTemplateSubmitted,
+  storeTemplateReview,
+  whatsAppTemplatesOfWorkspace,
+  whatsAppTemplateWhere,
+} from './whatsapp-store';
 
 export interface NewWhatsAppTemplate {
   name: string;
@@ -53,11 +63,7 @@ export async function askWhatsAppProvider<Result>(work: () => Promise<Result>): 
 
 /** The WhatsApp Business Account of the workspace: its earliest connected sender's (templates belong to it). */
 async function businessAccountOf({ db }: AppServices, workspaceId: string) {
-  const sender = await db.whatsAppSender.findFirst({
-    where: { workspaceId, status: 'CONNECTED' },
-    orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
-    select: { businessAccountId: true },
-  });
+  const sender = await earliestConnectedSender(db, workspaceId);
   if (!sender)
     throw new Refusal(ErrorCode.whatsapp_sender_required, {
       detail: 'connect a WhatsApp sender first: templates belong to its WhatsApp Business Account',
@@ -79,8 +85,11 @@ export async function createWhatsAppTemplate(services: AppServices, principal: P
   try {
     const { examples: _examples, ...stored } = input;
     const providerName = (await providerOfAccount(provider, businessAccountId)) ?? provider.name;
-    template = await services.db.whatsAppTemplate.create({
-      data: { ...stored, workspaceId, variableCount, provider: providerName },
+    template = await insertWhatsAppTemplate(services.db, {
+      ...stored,
+      workspaceId,
+      variableCount,
+      provider: providerName,
     });
   } catch (error) {
     if (isUniqueViolation(error))
@@ -91,12 +100,9 @@ export async function createWhatsAppTemplate(services: AppServices, principal: P
   }
   try {
     const submitted = await askWhatsAppProvider(() => provider.submitTemplate({ businessAccountId, ...input }));
-    return await services.db.whatsAppTemplate.update({
-      where: { id: template.id },
-      data: { providerTemplateId: submitted.id, status: submitted.status },
-    });
+    return await markTemplateSubmitted(services.db, template.id, submitted);
   } catch (error) {
-    await services.db.whatsAppTemplate.deleteMany({ where: { id: template.id, providerTemplateId: null } });
+    await deleteUnsubmittedTemplate(services.db, template.id);
     throw error;
   }
 }
@@ -106,21 +112,16 @@ export async function listWhatsAppTemplates(
   principal: Principal,
   query: { status?: WhatsAppTemplateStatus },
 ): Promise<WhatsAppTemplate[]> {
-  return db.whatsAppTemplate.findMany({
-    where: { workspaceId: principal.workspaceId, ...(query.status ? { status: query.status } : {}) },
-    orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
-  });
+  return whatsAppTemplatesOfWorkspace(db, principal.workspaceId, query);
 }
 
 export async function findOwnedWhatsAppTemplate({ db }: AppServices, principal: Principal, id: string) {
-  return findOwned(principal, id, (where) => db.whatsAppTemplate.findFirst({ where }));
+  return findOwned(principal, id, (where) => whatsAppTemplateWhere(db, where));
 }
 
 /** Deleted here for good; messages sent with it keep its id (templateId) and their text. */
 export async function deleteWhatsAppTemplate({ db }: AppServices, principal: Principal, id: string): Promise<void> {
-  await findOwned(principal, id, async (where) =>
-    (await db.whatsAppTemplate.deleteMany({ where })).count > 0 ? true : null,
-  );
+  await findOwned(principal, id, async (where) => ((await deleteWhatsAppTemplateWhere(db, where)) ? true : null));
 }
 
 /**
@@ -140,15 +141,7 @@ export async function syncWhatsAppTemplateStatus(services: AppServices, principa
     review.rejectedReason !== template.rejectedReason ||
     review.qualityRating !== template.qualityRating;
   if (!changed) return template;
-  const updated = await services.db.whatsAppTemplate.updateManyAndReturn({
-    where: { id: template.id, workspaceId: principal.workspaceId },
-    data: {
-      status: review.status,
-      rejectedReason: review.rejectedReason,
-      qualityRating: review.qualityRating,
-      statusUpdatedAt: new Date(),
-    },
-  });
+  const updated = await storeTemplateReview(services.db, principal.workspaceId, template.id, review);
   // Deleted while the provider was asked: the same 403 as any template that is not there.
   return findOwned(principal, id, async () => updated[0]);
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { upsertLeads } from '../../api/leads/lead-rows';
+import { upsertLeads } from '../../api/leads/lead-store';
 import type { Principal } from '../../api/door/principal';
 import { createSqlPool } from '../../lib/sql-pool';
 import { startTestApi } from '../support/api';
@@ -13,7 +13,7 @@ import { createTestWorkspace } from '../support/workspace';
 import { afterAll } from 'vitest';
 
 /*
- * A push commits its leads and their places in the line queue in one statement (api/leads/lead-rows.ts
+ * A push commits its leads and their places in the line queue in one statement (api/leads/lead-store.ts
  * upsertLeads), then hands the campaign's free lines to the queue in another (api/leads/leads.ts handOutLinesOnPush).
  * Should the API die between the two, or the second fail (it is caught and logged), the leads are queued, lines are
  * free, and no workflow runs yet: a lead queued by its push gets its workflow with its line. On an idle campaign no

@@ -162,7 +162,7 @@ const queuedThenGranted: ReplayScenario = {
   },
 };
 
-/** A lead queued by its push (api/leads/lead-rows.ts), its line's holder, and its place in the queue. */
+/** A lead queued by its push (api/leads/lead-store.ts), its line's holder, and its place in the queue. */
 async function queuedByPush(context: ScenarioContext, name: string) {
   const campaign = await campaignFor(context.db, name, 'RUNNING', {
     dialLadder: SINGLE_ATTEMPT,
