@@ -161,7 +161,9 @@ describe('the wake-ups of a stop', () => {
         callingWindow: ALWAYS_OPEN,
       },
     });
-    // Cancelled by the stop before the outbox started their workflows: each may have one, so each is woken.
+    // Cancelled by the stop: each may have a workflow, so each is woken (signal-with-start). Marked started, as the
+    // outbox marks a lead it started, so that this file's quick sweep (staleAfterMs 500) leaves them to the stop: it
+    // had started the first two itself whenever the test took longer than half a second to get to them.
     const leads = await Promise.all(
       Array.from({ length: 4 }, () =>
         db.lead.create({
@@ -172,6 +174,7 @@ describe('the wake-ups of a stop', () => {
             phone: '+14155550100',
             status: 'cancelled',
             workflowId: `stopped-${randomUUID()}`,
+            workflowStartedAt: new Date(),
             requestId: randomUUID(),
           },
         }),
