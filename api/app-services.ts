@@ -1,4 +1,4 @@
-import type { DialogueConfig } from '../lib/dialogue/create-engine';
+import type { DialogueConfig } from '../lib/conversation/create-engine';
 import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../lib/database';
 import type { SqlPool } from '../lib/sql-pool';
@@ -72,13 +72,13 @@ export interface AppServices {
    */
   conversationEngine?: 'gather' | 'relay';
   /**
-   * Which dialogue engine holds a ConversationRelay conversation (DIALOGUE_*, lib/dialogue/create-engine.ts): unset, the
+   * Which dialogue engine holds a ConversationRelay conversation (DIALOGUE_*, lib/conversation/create-engine.ts): unset, the
    * script engine for every agent.
    */
   dialogue?: DialogueConfig;
   /**
    * How long a conversation waits for the lead after the agent's words would have been said before the agent speaks
-   * again (RELAY_SILENCE_TIMEOUT_MS; unset: ANSWER_TIMEOUT_SECONDS): docs/features/conversation-relay.md#silence.
+   * again (RELAY_SILENCE_TIMEOUT_MS; unset: ANSWER_TIMEOUT_SECONDS): docs/features/conversation/relay.md#silence.
    */
   relaySilenceMs?: number;
   /**

@@ -140,7 +140,7 @@ const server = app.listen(config.PORT, config.HOST, () => {
 });
 // Takes no new connection; the requests in flight get half the grace period to be answered, then are cut.
 stop.defer('http server', () => stopHttpServer(server, config.SHUTDOWN_GRACE_MS / 2));
-// Calls' ConversationRelay sockets (docs/features/conversation-relay.md); cut first when stopping: a cut one is a dropped
+// Calls' ConversationRelay sockets (docs/features/conversation/relay.md); cut first when stopping: a cut one is a dropped
 // conversation, its call hung up.
 const upgrades = routeUpgrades(server);
 // Web test sessions (docs/features/test-sessions.md): ended as api_stopping, recorded and billed, before the database

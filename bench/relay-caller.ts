@@ -5,7 +5,7 @@
 import WebSocket from 'ws';
 import { TWILIO_TWIN_AUTH_TOKEN } from '../lib/carriers/twin';
 import { twilioRelayUrl } from '../lib/carriers/twilio/twilio-urls';
-import { messageText } from '../lib/conversation-relay/frames';
+import { messageText } from '../lib/carriers/twilio/conversation-relay/frames';
 import { TWILIO_SIGNATURE_HEADER, twilioSignature } from '../simulators/twilio-twin/signature';
 
 /** A dialing call of an agent, placed through a Twilio connection: what its socket and setup name. */

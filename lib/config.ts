@@ -119,13 +119,13 @@ export const configVariables = z.object({
    */
   FALLBACK_CARRIER: z.enum(['simulated']).default('simulated'),
   /**
-   * How an answered Twilio call's agent talks (docs/features/conversation-relay.md): gather, the script walk's speech
+   * How an answered Twilio call's agent talks (docs/features/conversation/relay.md): gather, the script walk's speech
    * Gathers; relay, a ConversationRelay socket to the API run by the dialogue engine.
    */
   CONVERSATION_ENGINE: z.enum(['gather', 'relay']).default('gather'),
   /**
    * How long a ConversationRelay conversation waits for the lead after the agent's words would have been said, before
-   * the agent asks again (docs/features/conversation-relay.md#silence); unset: the script walk's answer timeout, 6 s.
+   * the agent asks again (docs/features/conversation/relay.md#silence); unset: the script walk's answer timeout, 6 s.
    */
   RELAY_SILENCE_TIMEOUT_MS: z.coerce.number().int().min(200).max(60_000).optional(),
   /**
@@ -369,10 +369,10 @@ export const configVariables = z.object({
   /** openai-compatible: an answer that takes longer is abandoned (a final error event). */
   CHAT_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(120_000),
   /**
-   * Who decides a relay conversation's words (docs/features/model-engine.md): script, the agent's script walk; or
+   * Who decides a relay conversation's words (docs/features/conversation/model-engine.md): script, the agent's script walk; or
    * openai-compatible, a chat model behind any OpenAI-compatible chat completions endpoint, for agents that have
    * instructions (the others keep the script); openai-twin, the same through the OpenAI twin, named so in the logs so
-   * that its words never pass for a model's (`npm start`'s default: docs/features/model-engine.md#in-the-development-stack).
+   * that its words never pass for a model's (`npm start`'s default: docs/features/conversation/model-engine.md#in-the-development-stack).
    */
   DIALOGUE_PROVIDER: z.enum(['script', 'openai-compatible', 'openai-twin']).default('script'),
   /** openai-compatible, openai-twin: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */
@@ -391,7 +391,7 @@ export const configVariables = z.object({
    * the embedded rules (no model); openai-compatible, a chat model behind any OpenAI-compatible chat completions
    * endpoint (structured outputs), falling back to the rules for a call it fails; openai-twin, the same through the
    * OpenAI twin, recorded under the twin's name so that its results never pass for a model's (`npm start`'s default:
-   * docs/features/model-engine.md#in-the-development-stack).
+   * docs/features/conversation/model-engine.md#in-the-development-stack).
    */
   INTELLIGENCE_PROVIDER: z.enum(['rule-based', 'openai-compatible', 'openai-twin']).default('rule-based'),
   /** openai-compatible, openai-twin: the API's base URL, e.g. https://api.openai.com/v1 (POST <this>/chat/completions). */

@@ -3,7 +3,7 @@ import { cappedFetch } from './http/capped-fetch';
 
 /**
  * The official `openai` SDK as this product uses it for any OpenAI-compatible chat completions endpoint: the model
- * dialogue engine (lib/dialogue/model-engine.ts, DIALOGUE_*) and call intelligence's model
+ * dialogue engine (lib/conversation/model-engine.ts, DIALOGUE_*) and call intelligence's model
  * (lib/call-intelligence/model-intelligence.ts, INTELLIGENCE_*). Only the base URL and the key differ between
  * production and the tests (the OpenAI twin, simulators/openai-twin/).
  */

@@ -1,7 +1,7 @@
 // The one place a provider port (lib/<feature>/: Carrier, WhatsAppSender, WhatsAppProvider, ChatProvider,
 // Translator, SpeechSynthesizer, CallIntelligenceModel) is bound to its implementation as the config names it. The API's and the
 // workers' entry points (api/main.ts, worker/main.ts) build their providers here and hand them down. A dialogue engine
-// is made per conversation, from its context and the DIALOGUE_* settings: lib/dialogue/create-engine.ts.
+// is made per conversation, from its context and the DIALOGUE_* settings: lib/conversation/create-engine.ts.
 import type { Config } from './config';
 import type { CallIntelligenceModel } from './call-intelligence/extraction';
 import { createModelIntelligence } from './call-intelligence/model-intelligence';

@@ -1,5 +1,5 @@
 /**
- * One cache of `Intl.DateTimeFormat` for every reader of local clocks (lib/dialogue/zoned-time.ts,
+ * One cache of `Intl.DateTimeFormat` for every reader of local clocks (lib/conversation/zoned-time.ts,
  * lib/dial-ladder/calling-window.ts): building one costs far more than formatting with it, and the dial ladder's
  * window search formats thousands of instants per lead. The locale is fixed (en-US: ASCII digits, English weekday
  * names): callers read the parts by type, never the formatted string.

@@ -74,8 +74,8 @@ export const CUTS: Record<string, Cut> = {
       ['post', '/calls/{call_control_id}/actions/transcription_start'],
       ['post', '/calls/{call_control_id}/actions/transcription_stop'],
       ['post', '/calls/{call_control_id}/actions/gather_using_speak'],
-      // ConversationRelay on Call Control (docs/features/conversation-relay.md#telnyx), and the transfer of a
-      // conversation to a human (docs/features/conversation-tools.md#transfer_to_human).
+      // ConversationRelay on Call Control (docs/features/conversation/relay.md#telnyx), and the transfer of a
+      // conversation to a human (docs/features/conversation/tools.md#transfer_to_human).
       ['post', '/calls/{call_control_id}/actions/conversation_relay_start'],
       ['post', '/calls/{call_control_id}/actions/transfer'],
     ],
@@ -113,7 +113,7 @@ export const CUTS: Record<string, Cut> = {
     licenceFile: 'LICENSE',
     usedBy: 'the WhatsApp Graph client and the Meta twin use',
   },
-  // Not a carrier: the chat completions API the model dialogue engine speaks (docs/features/model-engine.md), held
+  // Not a carrier: the chat completions API the model dialogue engine speaks (docs/features/conversation/model-engine.md), held
   // to its description the same way, with the same checker.
   openai: {
     repository: 'openai/openai-openapi',

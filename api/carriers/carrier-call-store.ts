@@ -1,5 +1,5 @@
 import { NOW_UTC } from '../../lib/sql-clock';
-import type { ScriptCall } from '../../lib/carriers/script-walk';
+import type { ScriptCall } from '../../lib/conversation/script-walk';
 import type { RunSql } from '../../lib/run-sql';
 
 /**
@@ -20,7 +20,7 @@ export interface ScriptCallRow {
     | (NonNullable<ScriptCall['agent']> & {
         hints: string[] | null;
         id: string;
-        /** For a conversation's engine (docs/features/conversation-relay.md): a model's prompt, the first words. */
+        /** For a conversation's engine (docs/features/conversation/relay.md): a model's prompt, the first words. */
         instructions: string | null;
         firstMessage: string | null;
       })

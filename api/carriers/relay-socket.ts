@@ -14,33 +14,33 @@ import {
   parseInboundFrame,
   type OutboundFrame,
   type SetupFrame,
-} from '../../lib/conversation-relay/frames';
+} from '../../lib/carriers/twilio/conversation-relay/frames';
 import {
   createTurnQueue,
   frameBudget,
   joinUtterances,
   SOCKET_FRAME_LIMITS,
   type QueuedTurn,
-} from '../../lib/conversation-relay/turn-queue';
-import { ANSWER_TIMEOUT_SECONDS } from '../../lib/carriers/script-walk';
-import { timeUpLine } from '../../lib/conversation-relay/time-up';
+} from '../../lib/carriers/twilio/conversation-relay/turn-queue';
+import { ANSWER_TIMEOUT_SECONDS } from '../../lib/conversation/script-walk';
+import { timeUpLine } from '../../lib/conversation/time-up';
 import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
-import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
-import type { DialogueEngine } from '../../lib/dialogue/engine';
+import { configuredDialogueEngine } from '../../lib/conversation/create-engine';
+import type { DialogueEngine } from '../../lib/conversation/engine';
 import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
-import { createCallTools } from '../conversation-tools/conversation-tools';
+import { createCallTools } from '../conversation/conversation-tools';
 import { scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
 import { claimRelayCall, isRedirectedToVoicemail, type RelayCall } from './carrier-call-store';
 import { signedTwilioConnection } from './twilio-callbacks';
 
 /**
- * A call's ConversationRelay socket (docs/features/conversation-relay.md): the carrier opens it once the call is handed
+ * A call's ConversationRelay socket (docs/features/conversation/relay.md): the carrier opens it once the call is handed
  * to ConversationRelay (Twilio: <Connect><ConversationRelay url=".../relay">; Telnyx: conversation_relay_start with
- * url ".../relay?token=..."); the dialogue engine (lib/dialogue/create-engine.ts) runs the conversation. Both carriers
+ * url ".../relay?token=..."); the dialogue engine (lib/conversation/create-engine.ts) runs the conversation. Both carriers
  * speak the same frames. The handshake is refused with a bare HTTP status, and nothing changes, unless:
  * - the carrier's proof is right for the live connection of that carrier its path names (401): Twilio's
  *   X-Twilio-Signature over the ws(s):// URL as called, no form, with the account's auth token; Telnyx signs nothing,
@@ -164,7 +164,7 @@ function converse(
   /** The time was up: the closing line was said, a reply still running says no more. */
   let cut = false;
   const send = (frame: OutboundFrame) => ws.send(JSON.stringify(frame));
-  /** The lead's silence after the agent's last words (docs/features/conversation-relay.md#silence). */
+  /** The lead's silence after the agent's last words (docs/features/conversation/relay.md#silence). */
   let silence: NodeJS.Timeout | null = null;
   const listen = () => {
     if (silence) clearTimeout(silence);
@@ -202,7 +202,7 @@ function converse(
     }
   };
   /**
-   * One turn at a time (lib/conversation-relay/turn-queue.ts): what arrives while a turn runs waits, at most one of each
+   * One turn at a time (lib/carriers/twilio/conversation-relay/turn-queue.ts): what arrives while a turn runs waits, at most one of each
    * kind; final prompts said meanwhile are one utterance (merged, within the voicePrompt cap), as the carrier reads
    * speech over a reply: an interruption, then what was said.
    */

@@ -1,6 +1,6 @@
-import type { ScriptCall } from '../../lib/carriers/script-walk';
+import type { ScriptCall } from '../../lib/conversation/script-walk';
 import { redactedTurnsOfCall } from '../../lib/compliance/compliance-store';
-import type { ConversationTurn } from '../../lib/dialogue/engine';
+import type { ConversationTurn } from '../../lib/conversation/engine';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
@@ -91,7 +91,7 @@ export async function storeScriptTurns(
 }
 
 /**
- * An interrupted answer (docs/features/conversation-relay.md#the-script-engine): the agent turn becomes what the lead heard
+ * An interrupted answer (docs/features/conversation/relay.md#the-script-engine): the agent turn becomes what the lead heard
  * of it; a turn the lead heard nothing of (text empty) is removed.
  */
 export async function trimAgentTurn(

@@ -7,11 +7,11 @@ import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
-import { markConversationOutcome, transferCallOf } from '../conversation-tools/conversation-tool-store';
-import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from '../conversation-tools/transfer';
+import { markConversationOutcome, transferCallOf } from '../conversation/conversation-tool-store';
+import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from '../conversation/transfer';
 
 /**
- * transfer_to_human on Telnyx (docs/features/conversation-tools.md#transfer_to_human). Call Control keeps the call up
+ * transfer_to_human on Telnyx (docs/features/conversation/tools.md#transfer_to_human). Call Control keeps the call up
  * when its ConversationRelay session ends and says so with call.conversation.ended; the product then transfers it to
  * the agent's transfer number when the tool asked for one (Call.transferRequestedAt), else hangs it up. The transfer
  * dials the human, ringing TRANSFER_RING_SECONDS, and bridges the lead to them when they answer; the human's leg's

@@ -5,13 +5,13 @@ import {
   relayWelcomeGreeting,
   scriptStepOf,
   type ScriptRequest,
-} from '../../lib/carriers/script-walk';
+} from '../../lib/conversation/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import type { TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
 import { telnyxHints, telnyxSpeaksOf } from '../../lib/carriers/telnyx/telnyx-script';
 import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { telnyxSpeakVoiceOf } from '../../lib/carriers/telnyx/telnyx-voices';
-import { scriptGreeting } from '../../lib/dialogue/script-engine';
+import { scriptGreeting } from '../../lib/conversation/script-engine';
 import type { AppServices } from '../app-services';
 import { minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns } from './script-calls';
 import type { ScriptCallRow } from './carrier-call-store';
@@ -39,7 +39,7 @@ export const answerTimeoutMsOf = (services: AppServices) =>
   services.telnyxAnswerTimeoutMs ?? ANSWER_TIMEOUT_SECONDS * 1_000;
 
 /**
- * One step of the agent's script walk on the call (lib/carriers/script-walk.ts): its turns stored once per call, step
+ * One step of the agent's script walk on the call (lib/conversation/script-walk.ts): its turns stored once per call, step
  * and part (the voicemail message marking the call voicemailLeftAt), then its commands through the connection:
  * transcription started with the first question (hints from the agent's dictionaries), each line and question spoken
  * (command_ids per step and place: a step commanded again is said once), or the hang-up when the step says nothing and
@@ -81,7 +81,7 @@ export async function walkTelnyxStep(
 }
 
 /**
- * A person answered a call of an agent with CONVERSATION_ENGINE=relay (docs/features/conversation-relay.md#telnyx): the
+ * A person answered a call of an agent with CONVERSATION_ENGINE=relay (docs/features/conversation/relay.md#telnyx): the
  * call is handed to ConversationRelay (conversation_relay_start, once per call by its command_id), with the disclosure
  * and the opening line as its greeting, the agent's voice and language, its dictionaries' terms as hints, and the URL
  * of the call's socket with its token; the conversation then runs on that socket (api/carriers/relay-socket.ts), which

@@ -1,7 +1,7 @@
 import type { Request } from 'express';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
 import { openedConnectionsOf, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
-import type { ScriptRequest } from '../../lib/carriers/script-walk';
+import type { ScriptRequest } from '../../lib/conversation/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { telnyxClientOf, type TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
 import { decodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
@@ -117,7 +117,7 @@ export async function receiveTelnyxWebhook(
     if (!result.found) throw new Refusal(ErrorCode.unknown_call);
     if (live && TELNYX_GREETING_ENDED.has(type)) await step({ kind: 'voicemail' });
     else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine') {
-      // The conversation on ConversationRelay (docs/features/conversation-relay.md#telnyx), or the script walk.
+      // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
       if (services.conversationEngine === 'relay' && call.agent)
         await startTelnyxRelay(services, connection, call, attemptId, callControlId);
       else await step({ kind: 'answer' });

@@ -14,7 +14,7 @@ import {
   type TwilioStatusCallback,
 } from '../../lib/carriers/twilio/twilio-callbacks';
 import { relayTwimlOfCall, twimlOfCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
-import { scriptGreeting } from '../../lib/dialogue/script-engine';
+import { scriptGreeting } from '../../lib/conversation/script-engine';
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
 import { twilioCallbackUrl, twilioRelayUrl } from '../../lib/carriers/twilio/twilio-urls';

@@ -151,7 +151,7 @@ export const twilioRoutes = [
     method: 'post',
     path: `${TWILIO_CALL_ROUTE}/relay-ended`,
     summary:
-      "<Connect>'s action once the call's ConversationRelay conversation ends (docs/features/conversation-tools.md): " +
+      "<Connect>'s action once the call's ConversationRelay conversation ends (docs/features/conversation/tools.md): " +
       "a <Dial> of the agent's transfer number when transfer_to_human asked for it, else <Hangup/>. Public: " +
       'authenticated by X-Twilio-Signature. Changes nothing: a repeated request answers the same.',
     ...twimlRoute,
@@ -164,7 +164,7 @@ export const twilioRoutes = [
     method: 'post',
     path: `${TWILIO_CALL_ROUTE}/transfer-ended`,
     summary:
-      "The transfer <Dial>'s action (docs/features/conversation-tools.md#transfer_to_human): DialCallStatus completed " +
+      "The transfer <Dial>'s action (docs/features/conversation/tools.md#transfer_to_human): DialCallStatus completed " +
       'ends the call transferred (<Hangup/>); otherwise the lead is told nobody could take the call and the call ends ' +
       "callback_requested, for the ladder's next rung. Public: authenticated by X-Twilio-Signature.",
     ...twimlRoute,

@@ -8,11 +8,11 @@ import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { verifiedConnectionOf } from './twilio-callbacks';
-import { markConversationOutcome, transferCallOf } from '../conversation-tools/conversation-tool-store';
-import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from '../conversation-tools/transfer';
+import { markConversationOutcome, transferCallOf } from '../conversation/conversation-tool-store';
+import { nobodyAnsweredLine, TRANSFER_RING_SECONDS } from '../conversation/transfer';
 
 /**
- * transfer_to_human on Twilio (docs/features/conversation-tools.md#transfer_to_human). The tool marks the call
+ * transfer_to_human on Twilio (docs/features/conversation/tools.md#transfer_to_human). The tool marks the call
  * (Call.transferRequestedAt) and the conversation ends with `end`; Twilio then asks <Connect>'s action what to do:
  * <Dial> of the agent's transfer number, ringing TRANSFER_RING_SECONDS, or hang up when no transfer was asked. The
  * <Dial>'s action tells how it went: answered (DialCallStatus completed), the call ends transferred; busy, no answer or

@@ -1,19 +1,19 @@
 import type { IncomingMessage, Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
-import { relayWelcomeGreeting } from '../../lib/carriers/script-walk';
-import { messageText } from '../../lib/conversation-relay/frames';
+import { relayWelcomeGreeting } from '../../lib/conversation/script-walk';
+import { messageText } from '../../lib/carriers/twilio/conversation-relay/frames';
 import {
   createTurnQueue,
   frameBudget,
   joinUtterances,
   SOCKET_FRAME_LIMITS,
   type QueuedTurn,
-} from '../../lib/conversation-relay/turn-queue';
-import { configuredDialogueEngine } from '../../lib/dialogue/create-engine';
-import { tokensOf } from '../../lib/dialogue/engine';
-import { scriptGreeting } from '../../lib/dialogue/script-engine';
-import type { ScriptCall } from '../../lib/carriers/script-walk';
+} from '../../lib/carriers/twilio/conversation-relay/turn-queue';
+import { configuredDialogueEngine } from '../../lib/conversation/create-engine';
+import { tokensOf } from '../../lib/conversation/engine';
+import { scriptGreeting } from '../../lib/conversation/script-engine';
+import type { ScriptCall } from '../../lib/conversation/script-walk';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { log } from '../../lib/log';
 import { poolSql, type RunSql } from '../../lib/run-sql';
@@ -25,7 +25,7 @@ import {
 } from '../../lib/test-sessions/test-session-store';
 import type { AppServices } from '../app-services';
 import { coveredSessionMinutes } from '../../lib/credits/test-session-billing';
-import { timeUpLine } from '../../lib/conversation-relay/time-up';
+import { timeUpLine } from '../../lib/conversation/time-up';
 import { claimSession, storeSessionTurns, touchSession, trimSessionTurn, type ClaimedSession } from './session-store';
 import { endAndBillSession, sweepTestSessions } from './session-billing';
 import { createSessionTools } from './session-tools';
@@ -195,7 +195,7 @@ function converse(
     return end('agent_ended');
   };
   /**
-   * One turn at a time, as a call's (docs/features/conversation-relay.md#one-turn-at-a-time): messages sent while the
+   * One turn at a time, as a call's (docs/features/conversation/relay.md#one-turn-at-a-time): messages sent while the
    * agent answers wait as one utterance (joined, within the message cap; none is lost), the latest interruption and an
    * end wait beside it: never more than three waiting turns, whatever the client sends.
    */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { redactedTurnsOfWorkspace } from '../../lib/compliance/compliance-store';
-import type { ConversationTurn } from '../../lib/dialogue/engine';
+import type { ConversationTurn } from '../../lib/conversation/engine';
 import type { RunSql } from '../../lib/run-sql';
 import type { TestSessionOutcome } from '../../lib/test-sessions/test-session-store';
 import type { Prisma } from '../../generated/prisma/client';

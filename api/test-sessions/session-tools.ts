@@ -1,12 +1,12 @@
-import { callbackBookedResult, callbackData, resolveCallback } from '../../lib/dialogue/callback-booking';
-import type { DialogueToolCall, DialogueToolResult, DialogueTools } from '../../lib/dialogue/tools';
+import { callbackBookedResult, callbackData, resolveCallback } from '../../lib/conversation/callback-booking';
+import type { DialogueToolCall, DialogueToolResult, DialogueTools } from '../../lib/conversation/tools';
 import { log } from '../../lib/log';
 import type { RunSql } from '../../lib/run-sql';
 import { markSessionOutcome } from './session-store';
 
 /**
  * The four tools of a web test session (docs/features/test-sessions.md#tools): they resolve and report as a call's do
- * (api/conversation-tools/conversation-tools.ts, sharing its callback reading, lib/dialogue/callback-booking.ts), but
+ * (api/conversation/conversation-tools.ts, sharing its callback reading, lib/conversation/callback-booking.ts), but
  * act on nothing outside the session: no number is put on the Do-Not-Call list, no attempt is booked, no transfer is
  * dialed. Each says what would have happened, and marks the session's outcome (TestSession.outcome) as the call's
  * would be marked. `onRun` hears every use (the socket's `tool` frame).

@@ -17,7 +17,7 @@ export const AGENT_LIMITS = {
    * gap the call evaluation's line matching (saysLine) skips words over.
    */
   placeholdersPerLine: 20,
-  /** A model's instructions (docs/features/conversation-relay.md): a prompt of a few pages at most. */
+  /** A model's instructions (docs/features/conversation/relay.md): a prompt of a few pages at most. */
   instructionsChars: 20_000,
   questions: 50,
   extractionFields: 50,

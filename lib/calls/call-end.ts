@@ -103,7 +103,7 @@ const BASE_TERMINAL_OUTCOME_SQL = `(CASE coalesce(last_applied."answeredBy", c."
 /**
  * The outcome a terminal event gives its call c (in APPLY_EVENTS_SQL's update, where last_applied and input join it).
  * An answered call whose conversation's tools gave it an outcome (Call.conversationOutcome: opted_out,
- * callback_requested, transferred; docs/features/conversation-tools.md) ends with that one.
+ * callback_requested, transferred; docs/features/conversation/tools.md) ends with that one.
  */
 const TERMINAL_OUTCOME_SQL = `(CASE WHEN c."conversationOutcome" IS NOT NULL AND ${BASE_TERMINAL_OUTCOME_SQL} = 'answered'
                                  THEN c."conversationOutcome" ELSE ${BASE_TERMINAL_OUTCOME_SQL} END)`;

@@ -2,7 +2,7 @@
  * How a call attempt ended, as every telephony provider reports it. voicemail_left: a machine answered and the
  * agent's voicemail message was said after its beep (docs/features/carriers/twilio.md#voicemail-drop); plain voicemail: a
  * machine answered and no message was left. The last three are answered calls a tool of the conversation decided
- * (docs/features/conversation-tools.md): the lead opted out, asked to be called back, or was handed to a human.
+ * (docs/features/conversation/tools.md): the lead opted out, asked to be called back, or was handed to a human.
  */
 export const CALL_OUTCOMES = [
   'answered',

@@ -9,7 +9,7 @@ export const transcriptTurnSchema = z.object({
     .enum(['agent', 'lead', 'tool'])
     .describe(
       'agent: the AI calling agent; lead: the person called; tool: a tool the agent used during the call ' +
-        '(docs/features/conversation-tools.md), its name in text.',
+        '(docs/features/conversation/tools.md), its name in text.',
     ),
   text: z.string(),
   offsetMs: z.number().int().min(0).describe('Milliseconds from the answer to the start of the turn.'),

@@ -189,7 +189,7 @@ export function createConnectionCarrier({
         call.attemptId,
       );
       if (turns.length === 0) return null;
-      // A tool the agent used (docs/features/conversation-tools.md) is a turn of its own: its name, arguments, result.
+      // A tool the agent used (docs/features/conversation/tools.md) is a turn of its own: its name, arguments, result.
       return turns.map(({ speaker, text, confidence, offsetMs, tool }) => ({
         speaker,
         text,

@@ -1,10 +1,10 @@
-import { timeUpLine } from '../conversation-relay/time-up';
-import type { ScriptStep, ScriptTurn } from './script-walk';
+import { timeUpLine } from '../conversation/time-up';
+import type { ScriptStep, ScriptTurn } from '../conversation/script-walk';
 
 /**
  * A test call walked without the relay (the script walk, docs/features/test-calls.md#length) within the minutes its
  * credit hold covers: each step is judged, when the carrier asks for it, by the paid time left, so the lead hears the
- * time-up line (lib/conversation-relay/time-up.ts) and the call is hung up before the carrier's own time limit cuts it
+ * time-up line (lib/conversation/time-up.ts) and the call is hung up before the carrier's own time limit cuts it
  * mid-sentence. The carrier's limit stays the backstop. Pure: the routes read the time left (api/carriers/script-calls.ts
  * paidTimeLeftMs).
  */
@@ -62,7 +62,7 @@ export function stepWithinPaidTime(
     };
   const line = timeUpLine(options.language);
   const heard = step.turns.filter((turn) => turn.speaker === 'lead');
-  // Numbered as the walk numbers an agent's line (lib/carriers/script-walk.ts): after the turns before it.
+  // Numbered as the walk numbers an agent's line (lib/conversation/script-walk.ts): after the turns before it.
   const said: ScriptTurn = { step: step.step, part: heard.length + 1, speaker: 'agent', text: line, confidence: null };
   return { step: step.step, turns: [...heard, said], lines: [line], question: null, answerWaitSec, timeUp: true };
 }

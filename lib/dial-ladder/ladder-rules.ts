@@ -38,7 +38,7 @@ export const withEveryOutcomeRule = <Ladder extends RuledLadder>(
 /**
  * What the ladder does after attempt `attempt` (1-based) ended with `outcome`: over, or the next attempt after
  * delayMs. A callback the lead asked for (callback_requested with its time, callbackAt) is the next attempt at that time
- * instead of the next rung's delay, and is honoured once past the last rung (docs/features/conversation-tools.md).
+ * instead of the next rung's delay, and is honoured once past the last rung (docs/features/conversation/tools.md).
  * Workflow-safe: no I/O; `nowMs` is the workflow's clock. Ladders recorded before the tools' outcomes existed get their
  * rules from withEveryOutcomeRule, and never saw these outcomes.
  */

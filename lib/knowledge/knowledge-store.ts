@@ -1,4 +1,4 @@
-import type { KnowledgePassage } from '../dialogue/engine';
+import type { KnowledgePassage } from '../conversation/engine';
 import type { RunSql } from '../run-sql';
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { atMostCodePoints } from '../code-point-length';
-import { DIALOGUE_TOOL_NAMES } from '../dialogue/tools';
+import { DIALOGUE_TOOL_NAMES } from '../conversation/tools';
 import { TEST_SESSION_END_REASONS, TEST_SESSION_OUTCOMES } from './test-session-store';
 
 /**

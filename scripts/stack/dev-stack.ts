@@ -203,7 +203,7 @@ async function main() {
   const telnyxTwin = loadTelnyxTwinConfigOrExit(env);
   const telnyxTwinUrl = `http://${telnyxTwin.TELNYX_TWIN_HOST}:${telnyxTwin.TELNYX_TWIN_PORT}/v2`;
   // The OpenAI twin: the model of the dialogue engine and of call intelligence, under the provider name openai-twin,
-  // unless DIALOGUE_* or INTELLIGENCE_* name a model endpoint of the operator's (docs/features/model-engine.md#in-the-development-stack).
+  // unless DIALOGUE_* or INTELLIGENCE_* name a model endpoint of the operator's (docs/features/conversation/model-engine.md#in-the-development-stack).
   const openAiTwin = loadOpenAiTwinConfigOrExit(env);
   const openAiTwinUrl = `http://${openAiTwin.OPENAI_TWIN_HOST}:${openAiTwin.OPENAI_TWIN_PORT}/v1`;
   const pointedAtOpenAiTwin = pointModelsAtOpenAiTwin(env, {

@@ -5,7 +5,7 @@ export const MODEL_AREAS = ['DIALOGUE', 'INTELLIGENCE'] as const;
 export type ModelArea = (typeof MODEL_AREAS)[number];
 
 /**
- * `npm start`'s model settings (docs/features/model-engine.md#in-the-development-stack): each area's `<area>_PROVIDER`
+ * `npm start`'s model settings (docs/features/conversation/model-engine.md#in-the-development-stack): each area's `<area>_PROVIDER`
  * becomes `openai-twin`, its `<area>_BASE_URL` and `<area>_API_KEY` the embedded OpenAI twin's (a key set for a real
  * endpoint is never sent to the twin) and its `<area>_MODEL` the twin's unless set, unless the operator configured the
  * area: an endpoint of their own (`<area>_BASE_URL`: the real one wins), or another provider (`openai-compatible`,

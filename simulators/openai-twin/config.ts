@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
 
 /**
- * The key the development stack gives the model engine for the OpenAI twin (docs/features/model-engine.md). Fake by
+ * The key the development stack gives the model engine for the OpenAI twin (docs/features/conversation/model-engine.md). Fake by
  * design and public: the twin accepts it, OpenAI never would.
  */
 export const OPENAI_TWIN_API_KEY = 'sk-openai-twin-not-a-real-secret';
@@ -10,7 +10,7 @@ export const OPENAI_TWIN_API_KEY = 'sk-openai-twin-not-a-real-secret';
 /** The model name the development stack sends the twin (which answers any): its rules, not a model of OpenAI's. */
 export const OPENAI_TWIN_MODEL = 'openai-twin-rules';
 
-/** The OpenAI twin's settings (docs/features/model-engine.md#running-the-openai-twin). */
+/** The OpenAI twin's settings (docs/features/conversation/model-engine.md#running-the-openai-twin). */
 export const openAiTwinConfigSchema = z.object({
   OPENAI_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3500),
   OPENAI_TWIN_HOST: z.string().default('127.0.0.1'),

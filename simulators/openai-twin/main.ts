@@ -1,5 +1,5 @@
 // `npm run openai-twin`: the local twin of OpenAI's chat completions as its own process
-// (docs/features/model-engine.md#running-the-openai-twin). It needs no database: its model is rules, its state a test's
+// (docs/features/conversation/model-engine.md#running-the-openai-twin). It needs no database: its model is rules, its state a test's
 // scripted replies.
 import { handleStopSignals } from '../../lib/shutdown';
 import { twinProcessSettingsOrExit } from '../twin-common/config';

@@ -1,6 +1,6 @@
 /**
- * The OpenAI twin's "model" (docs/features/model-engine.md#the-twins-model): deterministic rules over the request's
- * messages, its own, independent of the product's dialogue rules (lib/dialogue/ is not imported: the twin plays the
+ * The OpenAI twin's "model" (docs/features/conversation/model-engine.md#the-twins-model): deterministic rules over the request's
+ * messages, its own, independent of the product's dialogue rules (lib/conversation/ is not imported: the twin plays the
  * provider, and a shared rule would hide a fault on either side).
  */
 

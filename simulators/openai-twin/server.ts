@@ -7,7 +7,7 @@ import { fragmentsOf, textOf, twinReply, wordsOf, type TwinMessage, type TwinRep
 import { offSchema, strictSchemaProblem, structuredAnswer } from './structured';
 
 /**
- * The OpenAI twin (docs/features/model-engine.md#the-openai-twin): a local server that speaks OpenAI's chat completions
+ * The OpenAI twin (docs/features/conversation/model-engine.md#the-openai-twin): a local server that speaks OpenAI's chat completions
  * (`POST /v1/chat/completions`, `Authorization: Bearer <key>`, OpenAI's error bodies, server-sent `chat.completion.chunk`
  * events ending `data: [DONE]`, or one `chat.completion`), so that the official `openai` package talks to it with only
  * its baseURL and API key changed. Its model is model.ts's rules. TEST CONTROL routes (not OpenAI's) under /control.

@@ -1,5 +1,5 @@
 /**
- * The OpenAI twin's structured outputs (docs/features/model-engine.md#structured-outputs): `response_format` of type
+ * The OpenAI twin's structured outputs (docs/features/conversation/model-engine.md#structured-outputs): `response_format` of type
  * `json_schema`. The request's schema is held to strict mode's rules as OpenAI states them, and answered with a JSON
  * value that fills the schema by deterministic rules of the twin's own, read from a transcript in the user message
  * (`speaker: words` lines). Nothing of the product is imported: the twin plays the provider, and a shared rule would

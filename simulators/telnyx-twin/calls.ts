@@ -717,7 +717,7 @@ export function createCallRunner(options: CallRunnerOptions) {
   }
 
   /**
-   * A ConversationRelay session (docs/features/conversation-relay.md#the-telnyx-twin), held to its end by the call's
+   * A ConversationRelay session (docs/features/conversation/relay.md#the-telnyx-twin), held to its end by the call's
    * loop: the twin opens the URL conversation_relay_start gave (Telnyx signs nothing: the URL carries the
    * application's own proof), sends `setup` with the call's ids, then the persona's answers as `prompt`s. However it
    * ends, call.conversation.ended follows (reason customer_disconnect when the application closed the socket without

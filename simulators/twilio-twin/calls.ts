@@ -573,7 +573,7 @@ export function createCallRunner(options: CallRunnerOptions) {
   }
 
   /**
-   * A ConversationRelay session (docs/features/conversation-relay.md#the-twin), held to its end within the step: the
+   * A ConversationRelay session (docs/features/conversation/relay.md#the-twin), held to its end within the step: the
    * agent's turns are said, the persona's answers heard. After `end`, or the application's close, the document goes on
    * after <Connect> (its end: Twilio hangs up). After the twin cut the socket the line stays open, silent, for as long
    * as an answered call to the number lasts, unless the application hangs up first. A refused handshake is Twilio's

@@ -42,7 +42,7 @@ export const personaScriptSchema = z.object({
 export type PersonaScript = z.infer<typeof personaScriptSchema>;
 
 /**
- * The personas the twins play without a script (docs/features/conversation-relay.md#personas), chosen by the number: a
+ * The personas the twins play without a script (docs/features/conversation/relay.md#personas), chosen by the number: a
  * number whose last four digits are 07TD (+1 415 555 07TD, say) plays persona T, D still deciding who answers and how
  * (0-4 a person, as every twin number). Deterministic: the same number always plays the same caller.
  */

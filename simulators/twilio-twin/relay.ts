@@ -3,7 +3,7 @@ import { TWIN_TIMES, speakingMs } from './plan';
 import type { SpeechAnswer } from './persona';
 
 /**
- * A twin as ConversationRelay's caller side (docs/features/conversation-relay.md#the-twin), the Twilio twin's and the
+ * A twin as ConversationRelay's caller side (docs/features/conversation/relay.md#the-twin), the Twilio twin's and the
  * Telnyx twin's (both carriers speak the same frames): it opens the call's socket with the carrier's headers (Twilio's
  * X-Twilio-Signature; Telnyx signs nothing, its URL carries the product's token), sends `setup`, then after each turn of
  * the agent's (`text` tokens up to `last: true`) says the persona's next answer as one `prompt` with `last: true`,
@@ -12,7 +12,7 @@ import type { SpeechAnswer } from './persona';
 /**
  * ConversationRelay's `setup` message as Twilio documents it
  * (https://www.twilio.com/docs/voice/conversationrelay/websocket-messages#setup-message): sent once, right after the
- * socket opens. The twin's own reading of the page, not the product's schema (lib/conversation-relay/frames.ts), so
+ * socket opens. The twin's own reading of the page, not the product's schema (lib/carriers/twilio/conversation-relay/frames.ts), so
  * that a product misreading a field meets what Twilio sends. Telnyx sends the same message with ids of its own
  * (callControlId, callSessionId, callLegId), hence the open index.
  */

@@ -37,7 +37,7 @@ export type Verb =
       action: string | null;
       method: HttpMethod;
       noun: string;
-      /** <ConversationRelay>'s settings (docs/features/conversation-relay.md#the-twin); null for another noun. */
+      /** <ConversationRelay>'s settings (docs/features/conversation/relay.md#the-twin); null for another noun. */
       relay: RelaySettings | null;
     }
   /** Valid TwiML the twin does not act on (Record, Enqueue, Sms...): skipped, and named in the call's log. */

@@ -3,7 +3,7 @@
 // test/test-calls/test-call-walk-time-up.test.ts.
 import { describe, expect, it } from 'vitest';
 import { MIN_ANSWER_WAIT_SECONDS, spokenMs, stepWithinPaidTime, TIME_UP_MARGIN_MS } from '../../lib/carriers/paid-time';
-import { scriptStepOf, type ScriptCall } from '../../lib/carriers/script-walk';
+import { scriptStepOf, type ScriptCall } from '../../lib/conversation/script-walk';
 import { twimlOfCall } from '../../lib/carriers/twilio/twiml';
 
 const TIME_UP_EN = "I'm sorry, the time for this test is up. Goodbye.";

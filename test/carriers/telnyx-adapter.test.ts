@@ -10,7 +10,7 @@ import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carrier-connections/connections';
 import { OPENED_CONNECTION_TTL_MS } from '../../lib/carrier-connections/opened-connections';
 import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
-import { NO_ANSWER_TEXT } from '../../lib/carriers/script-walk';
+import { NO_ANSWER_TEXT } from '../../lib/conversation/script-walk';
 import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { TELNYX_SPEAK_VOICES } from '../../lib/carriers/telnyx/telnyx-voices';

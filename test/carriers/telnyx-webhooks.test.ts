@@ -3,7 +3,7 @@
 // the twin is in telnyx-adapter.test.ts.
 import { describe, expect, it } from 'vitest';
 import { outcomeOfTerminalState } from '../../lib/calls/call-end';
-import { scriptStepOf, VOICEMAIL_STEP } from '../../lib/carriers/script-walk';
+import { scriptStepOf, VOICEMAIL_STEP } from '../../lib/conversation/script-walk';
 import { decodeClientState, encodeClientState, telnyxSpeaksOf } from '../../lib/carriers/telnyx/telnyx-script';
 import { answeredByOfTelnyx, endOfTelnyxHangup, TELNYX_HANGUP_CAUSES } from '../../lib/carriers/telnyx/telnyx-states';
 import {

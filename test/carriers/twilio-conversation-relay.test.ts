@@ -1,4 +1,4 @@
-// The agent's conversation over Twilio's ConversationRelay (docs/features/conversation-relay.md), end to end on the
+// The agent's conversation over Twilio's ConversationRelay (docs/features/conversation/relay.md), end to end on the
 // real servers: the API (CONVERSATION_ENGINE=relay) with its WebSocket, a worker, Temporal and PostgreSQL, and the
 // Twilio twin as the carrier, which opens the call's socket and plays the caller.
 import { randomUUID } from 'node:crypto';
@@ -7,8 +7,8 @@ import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
 import { TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { twilioRelayUrl } from '../../lib/carriers/twilio/twilio-urls';
-import { MAX_VOICE_PROMPT_CHARS, messageText } from '../../lib/conversation-relay/frames';
-import { SOCKET_FRAME_LIMITS } from '../../lib/conversation-relay/turn-queue';
+import { MAX_VOICE_PROMPT_CHARS, messageText } from '../../lib/carriers/twilio/conversation-relay/frames';
+import { SOCKET_FRAME_LIMITS } from '../../lib/carriers/twilio/conversation-relay/turn-queue';
 import type { Transcript } from '../../lib/calls/transcript';
 import {
   answeredTwilioCall,

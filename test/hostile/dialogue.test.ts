@@ -1,12 +1,12 @@
-// Intent and time recognition (lib/dialogue/intents.ts, lib/dialogue/time-expressions.ts, docs/hostile-input.md):
+// Intent and time recognition (lib/conversation/intents.ts, lib/conversation/time-expressions.ts, docs/hostile-input.md):
 // linear in what the lead said, and the same readings as before the rewrite of how read text is marked.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { recogniseIntent } from '../../lib/dialogue/intents';
-import { TIME_RULES, findTimeExpression, type TimeExpression } from '../../lib/dialogue/time-expressions';
+import { recogniseIntent } from '../../lib/conversation/intents';
+import { TIME_RULES, findTimeExpression, type TimeExpression } from '../../lib/conversation/time-expressions';
 
 type Slots = Omit<TimeExpression, 'span'>;
-import { normaliseUtterance, type RuleLanguage } from '../../lib/dialogue/utterance';
+import { normaliseUtterance, type RuleLanguage } from '../../lib/conversation/utterance';
 import { UNCAPPED_CHARS, WORST_CASE_BUDGET_MS, bestTimeMs, repeatedTo } from '../support/hostile-budget';
 
 /** What each language's rules read most of: a reading every few characters, each once marked read. */

@@ -1,8 +1,8 @@
-// The OpenAI twin (simulators/openai-twin/, docs/features/model-engine.md#the-openai-twin): its answers and the SDK's
+// The OpenAI twin (simulators/openai-twin/, docs/features/conversation/model-engine.md#the-openai-twin): its answers and the SDK's
 // requests held to OpenAI's published description (vendor/openapi/openai/), its errors, its rules and its controls.
 import { beforeEach, describe, expect, it } from 'vitest';
 import { createModelIntelligence } from '../../lib/call-intelligence/model-intelligence';
-import { createModelEngine } from '../../lib/dialogue/model-engine';
+import { createModelEngine } from '../../lib/conversation/model-engine';
 import { TWIN_REPLIES, twinReply, type TwinMessage } from '../../simulators/openai-twin/model';
 import { structuredAnswer } from '../../simulators/openai-twin/structured';
 import { carrierDescription, expectValidDescription } from '../support/carrier-openapi';

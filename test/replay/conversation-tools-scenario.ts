@@ -6,7 +6,7 @@ import { startLadder, storeLead, type LadderType } from './lead-ladder-scenario'
 import { twilioCampaign, type ReplayScenario, type ScenarioContext } from './twilio-scenario';
 
 /*
- * The lean ladder after a call the conversation's tools ended (docs/features/conversation-tools.md): a lead of a
+ * The lean ladder after a call the conversation's tools ended (docs/features/conversation/tools.md): a lead of a
  * campaign bound to the Twilio twin, the call held over ConversationRelay (the recording API's CONVERSATION_ENGINE is
  * relay for these scenarios), the script engine running the tool the twin's persona asks for. The outcome comes from
  * the product's own code: the tool marks the call, the statement that ends it gives it the outcome (and the callback's

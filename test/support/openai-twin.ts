@@ -1,10 +1,10 @@
 // The OpenAI twin in the test process, and a dialogue context that keeps what an engine stores in memory
-// (docs/features/model-engine.md).
+// (docs/features/conversation/model-engine.md).
 import { afterAll } from 'vitest';
-import type { ScriptCall } from '../../lib/carriers/script-walk';
-import type { DialogueConfig } from '../../lib/dialogue/create-engine';
-import type { ConversationTurn, DialogueContext, KnowledgePassage } from '../../lib/dialogue/engine';
-import type { DialogueToolCall, DialogueToolResult } from '../../lib/dialogue/tools';
+import type { ScriptCall } from '../../lib/conversation/script-walk';
+import type { DialogueConfig } from '../../lib/conversation/create-engine';
+import type { ConversationTurn, DialogueContext, KnowledgePassage } from '../../lib/conversation/engine';
+import type { DialogueToolCall, DialogueToolResult } from '../../lib/conversation/tools';
 import { OPENAI_TWIN_API_KEY } from '../../simulators/openai-twin/config';
 import { createOpenAiTwin, type OpenAiTwin } from '../../simulators/openai-twin/server';
 

@@ -1,7 +1,7 @@
 import { expect } from 'vitest';
 import WebSocket from 'ws';
 import { TEST_SESSION_PROTOCOL } from '../../api/test-sessions/session-socket';
-import { messageText } from '../../lib/conversation-relay/frames';
+import { messageText } from '../../lib/carriers/twilio/conversation-relay/frames';
 import { serverFrameSchema, type ServerFrame } from '../../lib/test-sessions/frames';
 
 /** A client of the socket: every frame it hears, checked against the protocol, in order. */

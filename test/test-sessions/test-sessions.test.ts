@@ -7,7 +7,7 @@ import { grantCredits } from '../../lib/door/workspace-admin';
 import { sweepTestSessions } from '../../api/test-sessions/session-billing';
 import { TEST_SESSION_PROTOCOL } from '../../api/test-sessions/session-socket';
 import { MAX_OPEN_TEST_SESSIONS } from '../../api/test-sessions/test-sessions';
-import { SOCKET_FRAME_LIMITS } from '../../lib/conversation-relay/turn-queue';
+import { SOCKET_FRAME_LIMITS } from '../../lib/carriers/twilio/conversation-relay/turn-queue';
 import { TWIN_REPLIES } from '../../simulators/openai-twin/model';
 import { insertAgent } from '../support/agents';
 import { startTestApi, type RunningApi } from '../support/api';

@@ -19,7 +19,7 @@ export const HANGUP_COMMAND_ID = 'hangup';
 export const CONVERSATION_RELAY_COMMAND_ID = 'conversation-relay';
 export const TRANSFER_COMMAND_ID = 'transfer';
 
-/** What a call's ConversationRelay session is started with (docs/features/conversation-relay.md#telnyx). */
+/** What a call's ConversationRelay session is started with (docs/features/conversation/relay.md#telnyx). */
 export interface TelnyxRelayStart {
   /** ws(s)://.../relay?token=... (telnyx-urls.ts telnyxRelayUrl). */
   url: string;
@@ -31,7 +31,7 @@ export interface TelnyxRelayStart {
   attemptId: string;
 }
 
-/** A transfer of the call to a human (docs/features/conversation-tools.md#transfer_to_human). */
+/** A transfer of the call to a human (docs/features/conversation/tools.md#transfer_to_human). */
 export interface TelnyxTransfer {
   to: string;
   from: string | null;

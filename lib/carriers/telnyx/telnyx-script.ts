@@ -1,4 +1,4 @@
-import { speechHints, type ScriptCall, type ScriptStep } from '../script-walk';
+import { speechHints, type ScriptCall, type ScriptStep } from '../../conversation/script-walk';
 import { telnyxSpeakVoiceOf } from './telnyx-voices';
 
 /** What a speak says and how: built here, sent by the adapter (lib/carriers/telnyx/telnyx-calls.ts). */
@@ -12,7 +12,7 @@ export interface TelnyxSpeak {
 
 /**
  * The agent's script walk on Call Control (docs/features/carriers/telnyx.md#the-script-walk-on-telnyx): a step of the walk
- * (lib/carriers/script-walk.ts) as the speak commands that say it. Call Control has no document for the call to obey:
+ * (lib/conversation/script-walk.ts) as the speak commands that say it. Call Control has no document for the call to obey:
  * the product commands each step as the webhooks tell what happened (a person answered, the lead's answer was
  * transcribed, the closing was said), and the client_state of each command says which step its webhooks belong to.
  */
@@ -20,7 +20,7 @@ export interface TelnyxSpeak {
 /**
  * What a call's client_state says: its attempt, and for the walk's commands the step their webhooks belong to (a
  * question's number: the transcription after it is that question's answer; `end`: hang up once said; `human`: the
- * webhooks of the human's leg a transfer dialed, docs/features/conversation-tools.md#transfer_to_human). The dial's is
+ * webhooks of the human's leg a transfer dialed, docs/features/conversation/tools.md#transfer_to_human). The dial's is
  * base64 of the attempt id alone; a command's is base64 of `{"a": attemptId, "s": step}` (Telnyx carries a command's
  * client_state on its own webhooks and every later one).
  */

@@ -20,7 +20,7 @@ export function telnyxWebhookUrl(publicBaseUrl: string, call: { connectionId: st
 export const TELNYX_RELAY_TOKEN_PARAMETER = 'token';
 
 /**
- * The token of a call's ConversationRelay socket (docs/features/conversation-relay.md#telnyx): Telnyx signs nothing
+ * The token of a call's ConversationRelay socket (docs/features/conversation/relay.md#telnyx): Telnyx signs nothing
  * when it opens the socket, so the URL the product hands it in conversation_relay_start (a Bearer-authenticated command
  * over TLS) carries the proof: HMAC-SHA256, keyed by the connection's API key, over the connection and the attempt,
  * base64url. Only the product and that Telnyx account know the key; the token opens that one call's socket, once.

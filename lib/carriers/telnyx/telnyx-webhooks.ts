@@ -66,7 +66,7 @@ export function callEventOfTelnyx(
   return { ...base, status, reason, durationMs: status === 'completed' ? durationMs : null, occurredAt };
 }
 
-/** The end of a call's ConversationRelay session (docs/features/conversation-relay.md#telnyx). */
+/** The end of a call's ConversationRelay session (docs/features/conversation/relay.md#telnyx). */
 export const TELNYX_CONVERSATION_ENDED = 'call.conversation.ended';
 
 /** Detection's webhooks: who answered (detection.ended), and that a machine's greeting ended (greeting.ended). */

@@ -26,7 +26,7 @@ export function twilioCallbackUrl(
 }
 
 /**
- * The call's ConversationRelay socket (docs/features/conversation-relay.md): the relay route of the call on the
+ * The call's ConversationRelay socket (docs/features/conversation/relay.md): the relay route of the call on the
  * WebSocket scheme of PUBLIC_BASE_URL (https: wss://, http: ws://, a local twin's). Twilio signs the handshake over
  * this URL as called.
  */

@@ -18,7 +18,7 @@ export function twilioSayVoiceOf(voiceId: string, agentLanguage: string): { voic
 }
 
 /**
- * The agent's voice on ConversationRelay (docs/features/conversation-relay.md#voices): `ttsProvider="Amazon"` and the
+ * The agent's voice on ConversationRelay (docs/features/conversation/relay.md#voices): `ttsProvider="Amazon"` and the
  * Polly neural voice ConversationRelay names `<Name>-Neural`, in the voice's language, so that an agent sounds as it
  * does in <Say> and on Telnyx. An unknown voice gets no attributes: ConversationRelay's default voice of the language.
  */

@@ -6,15 +6,15 @@ import {
   type ScriptCall,
   type ScriptRequest,
   type ScriptTurn,
-} from '../script-walk';
-import { RELAY_ATTEMPT_PARAMETER } from '../../conversation-relay/frames';
+} from '../../conversation/script-walk';
+import { RELAY_ATTEMPT_PARAMETER } from './conversation-relay/frames';
 import { stepWithinPaidTime } from '../paid-time';
 import { twilioRelayVoiceOf, twilioSayVoiceOf } from './twilio-voices';
 
-export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../script-walk';
+export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../../conversation/script-walk';
 
 /**
- * What a call's TwiML is built from: the call's agent and lead (lib/carriers/script-walk.ts), and the public URL of
+ * What a call's TwiML is built from: the call's agent and lead (lib/conversation/script-walk.ts), and the public URL of
  * the call's TwiML route (its steps' URLs are under it). Read by api/carriers/twilio-callbacks.ts for the call the
  * request's URL names.
  */
@@ -50,7 +50,7 @@ export function twilioHints(terms: readonly string[]): string {
 }
 
 /**
- * The TwiML Twilio obeys for one step of the script walk (lib/carriers/script-walk.ts, the seam), and the turns of
+ * The TwiML Twilio obeys for one step of the script walk (lib/conversation/script-walk.ts, the seam), and the turns of
  * the transcript that step makes: the step's lines as `<Say>`, its question inside `<Gather input="speech">` whose
  * action is the next step (actionOnEmptyResult, so that silence reaches it too), or `<Hangup/>` after the lines.
  * Every `<Say>` has the agent's voice mapped to Twilio's (lib/carriers/twilio/twilio-voices.ts); a Gather listens in
@@ -101,7 +101,7 @@ export interface RelayTwimlOptions {
 }
 
 /**
- * The answered call handed to ConversationRelay (docs/features/conversation-relay.md): `<Connect>` with
+ * The answered call handed to ConversationRelay (docs/features/conversation/relay.md): `<Connect>` with
  * `<ConversationRelay>` opening the call's socket, the agent's language and dictionaries as hints (the agent's voice is
  * not mapped to ConversationRelay's voices yet: Twilio's default voice of the language speaks), the opening
  * line as the welcome greeting (after the workspace's disclosure, docs/features/compliance.md#disclosure), and the attempt as a `<Parameter>` (repeated in the setup message). When the session
@@ -125,7 +125,7 @@ export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): 
 }
 
 /**
- * A call handed to a human (docs/features/conversation-tools.md#transfer_to_human): <Dial> of the agent's transfer
+ * A call handed to a human (docs/features/conversation/tools.md#transfer_to_human): <Dial> of the agent's transfer
  * number from the call's own caller number, ringing at most `timeoutSec`, whose action tells how it went. Cold: the
  * human hears the lead at once (the summary is in the transcript's tool turn).
  */

@@ -1,0 +1,219 @@
+import { filled } from '../lead-placeholders';
+import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from './script-walk';
+import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
+import { recogniseIntent } from './intents';
+import { silenceLine } from './silence';
+import type { DialogueToolCall, DialogueToolResult } from './tools';
+import { ruleLanguageOf, type RuleLanguage } from './utterance';
+
+/**
+ * The dialogue engine that needs no model (docs/features/conversation/relay.md#the-script-engine): the agent's script
+ * walk (lib/conversation/script-walk.ts, the same steps and turns as the speech Gathers make) over a conversation, with the
+ * dialogue rules (lib/conversation/intents.ts) deciding when a tool runs instead of the next question:
+ * - an opt-out: opt_out, an apology and goodbye, the end;
+ * - a callback with a time ("tomorrow at three"): schedule_callback, the time confirmed, the end; without a time
+ *   ("call me later"), or one the rules cannot read: the agent asks when, and the question asked before waits;
+ * - a request for a person: transfer_to_human, said, and the conversation ends handing the call on; an agent without a
+ *   transfer number offers a callback instead, and the question asked before waits;
+ * - anything else: the answer to the question asked last, then the next question, or the closing and the end.
+ * The carrier says the opening line as its welcome greeting; at the start the engine asks question 1 (or says the
+ * agent's first message, when it has one, before it). Turns are stored per utterance: step n is the lead's n-th
+ * utterance (part 0 the lead, then the tool and the agent's lines), step 0 the start.
+ */
+
+/** What the carrier says when the conversation opens: the agent's opening line, the lead's fields filled. */
+export function scriptGreeting(call: ScriptCall): string {
+  return call.agent ? filled(call.agent.script.openingLine, call.lead) : '';
+}
+
+/** The engine's own lines around its tools, in the languages the dialogue rules read (the others: English). */
+const LINES: Record<
+  RuleLanguage,
+  {
+    optedOut: string;
+    askWhen: string;
+    callbackBooked: (at: string) => string;
+    transferring: string;
+    nobodyToTransfer: string;
+  }
+> = {
+  en: {
+    optedOut: "I'm sorry to have bothered you. We won't call you again. Goodbye.",
+    askWhen: 'Of course. When would be a good time to call you back?',
+    callbackBooked: (at) => `Of course. We'll call you back on ${at}. Goodbye.`,
+    transferring: 'Of course, let me put you through to a colleague. One moment, please.',
+    nobodyToTransfer: "I'm sorry, nobody can take the call right now. Would you like us to call you back later?",
+  },
+  es: {
+    optedOut: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
+    askWhen: 'Por supuesto. ¿Cuándo le viene bien que le llamemos?',
+    callbackBooked: (at) => `Por supuesto. Le llamaremos el ${at}. Adiós.`,
+    transferring: 'Por supuesto, le paso con un compañero. Un momento, por favor.',
+    nobodyToTransfer: 'Lo siento, ahora mismo no hay nadie disponible. ¿Quiere que le llamemos más tarde?',
+  },
+};
+
+export function createScriptEngine(context: DialogueContext): DialogueEngine {
+  const { call } = context;
+  const agent = call.agent;
+  const lines = LINES[ruleLanguageOf(agent?.language ?? 'en')];
+  const greeting = scriptGreeting(call);
+  /** Said by the carrier as its welcome greeting (lib/carriers/twilio/twiml.ts relayWelcomeGreeting): the workspace's
+   * disclosure and the opening line, step 0's first lines; the engine never says them again. */
+  const welcomed = new Set([disclosureOf(call), greeting].filter((text) => text !== ''));
+  /** The script's question answered next (1-based); its step in the walk. */
+  let question = 0;
+  /** The lead's utterances so far: the step their turns are stored under. */
+  let utterances = 0;
+  let ended = !agent;
+  /** The script's question asked last (asked again after a silence), and the silences since the lead last spoke. */
+  let asking: string | null = null;
+  let silences = 0;
+  /** The agent's turns of its last answer, in order, for an interruption to trim. */
+  let lastSaid: { step: number; part: number; text: string }[] = [];
+
+  /** The words of a script step still to say (the welcome greeting's, said by the carrier, left out of step 0). */
+  const wordsOf = (step: ScriptStep) =>
+    [...step.lines.filter((line) => !(step.step === 0 && welcomed.has(line))), step.question]
+      .filter((text): text is string => !!text)
+      .join(' ');
+
+  /** Stores the turns (the agent's remembered for trimming) and answers the agent's words, as tokens. */
+  async function* say(turns: ConversationTurn[], words: string): AsyncGenerator<string, void, undefined> {
+    lastSaid = agentTurnsSaid(turns);
+    // Stored while the words go out; the answer is not held up by the write.
+    const stored = Promise.resolve(context.record(turns));
+    stored.catch(() => undefined); // awaited below, after the words
+    yield* tokensOf(words);
+    await stored;
+  }
+
+  async function useTool(
+    step: number,
+    leadTurn: ConversationTurn,
+    toolCall: DialogueToolCall,
+  ): Promise<{ turns: ConversationTurn[]; result: DialogueToolResult }> {
+    const result = await context.tools.run(toolCall);
+    const toolTurn: ConversationTurn = {
+      step,
+      part: 1,
+      speaker: 'tool',
+      text: toolCall.name,
+      confidence: null,
+      tool: { name: toolCall.name, arguments: toolCall.arguments, result: result.result, ok: result.ok },
+    };
+    return { turns: [leadTurn, toolTurn], result };
+  }
+
+  /** The agent's turns of an answer the engine itself says (not the welcome greeting's), for an interruption to trim. */
+  const agentTurnsSaid = (turns: readonly ConversationTurn[]) =>
+    turns
+      .filter((turn) => turn.speaker === 'agent' && !(turn.step === 0 && welcomed.has(turn.text)))
+      .map(({ step, part, text }) => ({ step, part, text }));
+
+  const agentTurn = (step: number, part: number, text: string): ConversationTurn => ({
+    step,
+    part,
+    speaker: 'agent',
+    text,
+    confidence: null,
+  });
+
+  return {
+    get ended() {
+      return ended;
+    },
+    async start() {
+      if (!agent) return '';
+      const first = scriptStepOf(call, { kind: 'answer' });
+      question = 1;
+      const words = [context.firstMessage, wordsOf(first)].filter((text): text is string => !!text).join(' ');
+      const turns: ConversationTurn[] = first.turns.map((turn) => ({ ...turn, step: 0 }));
+      if (context.firstMessage) {
+        // After the welcome greeting's turns (the disclosure, the opening line), before the first question.
+        const after = turns.filter((turn) => turn.speaker === 'agent' && welcomed.has(turn.text)).length;
+        const firstPart = turns[0]?.part ?? 0;
+        turns.splice(after, 0, agentTurn(0, 0, context.firstMessage));
+        turns.forEach((turn, index) => (turn.part = firstPart + index));
+      }
+      ended = first.question === null;
+      asking = first.question;
+      lastSaid = agentTurnsSaid(turns);
+      await context.record(turns);
+      return words;
+    },
+    async *onPrompt(text: string) {
+      if (ended || !agent) return;
+      const step = ++utterances;
+      silences = 0;
+      const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text, confidence: null };
+      const intent = recogniseIntent(text, agent.language);
+
+      if (intent.kind === 'opt_out') {
+        const { turns, result } = await useTool(step, leadTurn, { name: 'opt_out', arguments: {} });
+        ended = result.endsConversation;
+        return yield* say([...turns, agentTurn(step, 2, lines.optedOut)], lines.optedOut);
+      }
+      if (intent.kind === 'callback') {
+        if (intent.timePhrase !== null) {
+          const { turns, result } = await useTool(step, leadTurn, {
+            name: 'schedule_callback',
+            arguments: { when: text },
+          });
+          if (result.ok) {
+            ended = result.endsConversation;
+            const words = lines.callbackBooked(result.data?.localTime ?? '');
+            return yield* say([...turns, agentTurn(step, 2, words)], words);
+          }
+          return yield* say([...turns, agentTurn(step, 2, lines.askWhen)], lines.askWhen);
+        }
+        return yield* say([leadTurn, agentTurn(step, 1, lines.askWhen)], lines.askWhen);
+      }
+      if (intent.kind === 'wants_person') {
+        const { turns, result } = await useTool(step, leadTurn, {
+          name: 'transfer_to_human',
+          arguments: { summary: `${call.lead.name ?? 'The lead'} asked to speak to a person: "${text}"` },
+        });
+        ended = result.endsConversation;
+        const words = result.ok ? lines.transferring : lines.nobodyToTransfer;
+        return yield* say([...turns, agentTurn(step, 2, words)], words);
+      }
+
+      // The answer to the question asked last: the script's next step, its turns under this utterance's step.
+      const next = scriptStepOf(call, { kind: 'step', step: question, heard: { text, confidence: null } });
+      question += 1;
+      ended = next.question === null;
+      asking = next.question;
+      yield* say(
+        next.turns.map((turn) => ({ ...turn, step })),
+        wordsOf(next),
+      );
+    },
+    async *onSilence() {
+      // Silence once: are you still there, and the question again; twice in a row: goodbye, and the end. Stored as the
+      // Gather walk stores a question nobody answered: the lead's turn "(no answer)".
+      if (ended || !agent) return;
+      const step = ++utterances;
+      silences += 1;
+      const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null };
+      const line = silenceLine(agent.language, silences);
+      if (line.ends) {
+        ended = true;
+        return yield* say([leadTurn, agentTurn(step, 1, line.text)], line.text);
+      }
+      const words = [line.text, asking].filter((text): text is string => !!text).join(' ');
+      yield* say([leadTurn, agentTurn(step, 1, line.text), ...(asking ? [agentTurn(step, 2, asking)] : [])], words);
+    },
+    async onInterrupt(heardUntil: string) {
+      // What the lead heard of the agent's last answer: the turns wholly said stay, the one cut short is trimmed to
+      // what was said of it, the ones never reached are removed (trimmed to nothing).
+      let heard = heardUntil.trim();
+      for (const turn of lastSaid) {
+        const kept = heard.length >= turn.text.length ? turn.text : heard;
+        heard = heard.slice(turn.text.length).trim();
+        if (kept !== turn.text) await context.trim(turn.step, turn.part, kept);
+      }
+      lastSaid = [];
+    },
+  };
+}
