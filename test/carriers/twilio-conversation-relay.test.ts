@@ -134,7 +134,7 @@ describe("the agent's conversation over ConversationRelay", () => {
     expect(intelligence.extraction.pairs!.value).toBe(3);
   });
 
-  it('ends the conversation politely when the lead asks not to be called: opt_out (test/conversation-tools)', async () => {
+  it('ends the conversation politely when the lead asks not to be called: opt_out (test/conversation/)', async () => {
     const campaign = await campaignWithAgent();
     await scriptPersona(twin.baseUrl, { number: '+14155569312', answers: ['Stop calling me.', 'Two.'] });
     const { result, call } = await callLead(campaign.id, '+14155569312');
