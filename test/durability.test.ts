@@ -140,14 +140,18 @@ describe('accepted leads survive their dependencies going away', () => {
     atTestEnd(() => rmSync(dataDir, { recursive: true, force: true }));
     // The same kind of server the suites run on (the dev server, or the cluster under `npm run test:cluster`).
     const server = await ownTemporalServer(inject('stack').temporal, dataDir);
-    atTestEnd(() => server.stop());
     const temporal = await useTemporalClient(undefined, server.address);
     const api = await startTestApi({ db, url, temporal });
-    await startTestWorker(
+    const worker = await startTestWorker(
       temporal.taskQueue,
       { db, ...carrierDependencies(await startTestCarrier(db), api) },
       server.address,
     );
+    // The worker before its server: left polling a stopped server, it went on retrying in this process.
+    atTestEnd(async () => {
+      await worker.stop();
+      await server.stop();
+    });
 
     const { campaignId, keys } = await busyLeads(api, 10);
     while ((await db.call.count({ where: { campaignId } })) < 10) await sleep(50);
