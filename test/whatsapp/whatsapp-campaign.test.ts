@@ -241,7 +241,8 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
     await until(
       () => db.whatsAppMessage.count({ where: { campaignId } }),
       (count) => count >= 250,
-      120_000,
+      // Generous: a machine as loaded as a CI runner sharing its CPUs sent 92 in the 120 s this waited before.
+      300_000,
     );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
@@ -249,7 +250,7 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
     expect(atCrash).toBeLessThan(1000);
     startWorker();
 
-    const leads = await finished(campaignId, 1000, 300_000).catch(async (error: unknown) => {
+    const leads = await finished(campaignId, 1000, 480_000).catch(async (error: unknown) => {
       const stuck = await db.lead.findMany({ where: { campaignId, status: { in: ['queued', 'dialing'] } } });
       console.log(
         'STUCK',
@@ -317,5 +318,5 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
     // A utility template's price a message: charged when delivered, held while unknown.
     const price = creditUnits(PRICE_TABLE.whatsapp_message.price.utility);
     expect(Math.round(Number(balance) * 10_000)).toBe(creditUnits('100') - price * (deliverable + unknown.length));
-  }, 480_000);
+  }, 900_000);
 });
