@@ -16,6 +16,13 @@ if [ "${CLUSTER_TESTS:-}" != 0 ] && [ "$#" = 0 ]; then
     >.test-results/cluster-build.log 2>&1 &
   cluster_build=$!
 fi
+# And the fuzz stage's Schemathesis, installed with pip meanwhile (network more than CPU).
+fuzz_tools=""
+if [ "${FUZZ_SECONDS:-}" != 0 ]; then
+  mkdir -p .test-results
+  (bash -c 'source scripts/lib/ensure-tools.sh && ensure_schemathesis') >.test-results/fuzz-tools.log 2>&1 &
+  fuzz_tools=$!
+fi
 # The three static checks side by side (each prints only what it refuses; the run fails if any does).
 side_by_side "npx tsc --noEmit" "npx prettier --check . --log-level warn" "npx eslint ."
 rm -f .test-results/vitest.json .test-results/vitest-cluster.json
@@ -37,5 +44,8 @@ if [ "${CLUSTER_TESTS:-}" != 0 ] && [ "$#" = 0 ]; then
   wait "$cluster_build" || log "the background build of the cluster's Temporal server failed (.test-results/cluster-build.log); the stage tries again"
   stage "the cluster suites" bash "$(dirname "$0")/test-cluster.sh"
 fi
-if [ "${FUZZ_SECONDS:-}" != 0 ]; then stage "the fuzz run" env FUZZ_SECONDS="${FUZZ_SECONDS:-120}" bash "$(dirname "$0")/fuzz.sh"; fi
+if [ "${FUZZ_SECONDS:-}" != 0 ]; then
+  wait "$fuzz_tools" || log "the background install of Schemathesis failed (.test-results/fuzz-tools.log); the stage tries again"
+  stage "the fuzz run" env FUZZ_SECONDS="${FUZZ_SECONDS:-120}" bash "$(dirname "$0")/fuzz.sh"
+fi
 node -e 'for (const [name, file] of [["dev server", "vitest.json"], ["cluster", "vitest-cluster.json"]]) { let r; try { r = require(`./.test-results/${file}`); } catch { continue; } console.log(`${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`); }'

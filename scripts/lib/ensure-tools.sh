@@ -364,3 +364,20 @@ ensure_dev_stack_tools() {
   ensure_node && side_by_side ensure_node_modules ensure_temporal_cli "install_missing_debian_packages ${STACK_PACKAGE_CHECKS[*]}" &&
     ensure_node_modules && ensure_temporal_cli && { [ -n "${DATABASE_URL:-}" ] || ensure_postgres; } && ensure_platform_audio && cd "$PROJECT_ROOT"
 }
+
+# The fuzzer (scripts/fuzz.sh): Schemathesis and what it installs, pinned in scripts/fuzz/requirements.txt, in a
+# virtualenv under .tools/ made once.
+ensure_schemathesis() {
+  local venv="$PROJECT_ROOT/.tools/schemathesis-venv" requirements="$PROJECT_ROOT/scripts/fuzz/requirements.txt"
+  # The venv is remade whenever the pins change.
+  if [ -x "$venv/bin/st" ] && cmp -s "$requirements" "$venv/requirements.txt"; then return 0; fi
+  if ! command -v python3 >/dev/null 2>&1; then
+    log "python3 is missing: install Python 3.10 or later (with its venv module) to run the fuzzer"
+    return 1
+  fi
+  log "installing Schemathesis into .tools/schemathesis-venv (first run only)"
+  rm -rf "$venv"
+  python3 -m venv "$venv" || { log "python3 -m venv failed: install the venv module (Debian: python3-venv)"; return 1; }
+  "$venv/bin/pip" install --quiet --disable-pip-version-check --no-input --requirement "$requirements" || return 1
+  cp "$requirements" "$venv/requirements.txt"
+}
