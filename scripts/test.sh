@@ -37,15 +37,32 @@ stage() {
   [ "$status" = 0 ] || exit "$status"
 }
 stage "vitest run" npx vitest run "$@"
-# The durability and journey suites again on the production-shaped cluster
-# (docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster); CLUSTER_TESTS=0 leaves them out.
-# The first run builds the Temporal server with Go (above, beside vitest).
+# After vitest, two stages side by side: the durability and journey suites again on the production-shaped cluster
+# (docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster; CLUSTER_TESTS=0 leaves them out),
+# and the fuzzer, which runs for a fixed FUZZ_SECONDS (FUZZ_SECONDS=0 leaves it out): its minutes cost no more beside
+# the cluster suites than after them. The fuzzer's output goes to .test-results/fuzz.log and is printed whole when it
+# ends, so the two do not interleave. No process of either may outlive both (one leftover check after them).
+cluster_stage=""
 if [ "${CLUSTER_TESTS:-}" != 0 ] && [ "$#" = 0 ]; then
+  # The first run builds the Temporal server with Go (above, beside vitest).
   wait "$cluster_build" || log "the background build of the cluster's Temporal server failed (.test-results/cluster-build.log); the stage tries again"
-  stage "the cluster suites" bash "$(dirname "$0")/test-cluster.sh"
+  bash "$(dirname "$0")/test-cluster.sh" &
+  cluster_stage=$!
 fi
+fuzz_stage=""
 if [ "${FUZZ_SECONDS:-}" != 0 ]; then
   wait "$fuzz_tools" || log "the background install of Schemathesis failed (.test-results/fuzz-tools.log); the stage tries again"
-  stage "the fuzz run" env FUZZ_SECONDS="${FUZZ_SECONDS:-120}" bash "$(dirname "$0")/fuzz.sh"
+  env FUZZ_SECONDS="${FUZZ_SECONDS:-120}" bash "$(dirname "$0")/fuzz.sh" >.test-results/fuzz.log 2>&1 &
+  fuzz_stage=$!
 fi
+after_vitest=0
+if [ -n "$cluster_stage" ]; then wait "$cluster_stage" || { after_vitest=$?; log "the cluster suites failed"; }; fi
+if [ -n "$fuzz_stage" ]; then
+  fuzz_status=0
+  wait "$fuzz_stage" || fuzz_status=$?
+  cat .test-results/fuzz.log
+  [ "$fuzz_status" = 0 ] || { after_vitest=$fuzz_status; log "the fuzz run failed"; }
+fi
+status_was() { return "$1"; }
+if [ -n "$cluster_stage$fuzz_stage" ]; then stage "the cluster suites and the fuzz run" status_was "$after_vitest"; fi
 node -e 'for (const [name, file] of [["dev server", "vitest.json"], ["cluster", "vitest-cluster.json"]]) { let r; try { r = require(`./.test-results/${file}`); } catch { continue; } console.log(`${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`); }'
