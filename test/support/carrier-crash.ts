@@ -1,6 +1,6 @@
 import { killWorker } from './worker-process';
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
+import { expect, TestRunner } from 'vitest';
 import type { Database } from '../../lib/database';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import { keyringSchema, newKeyringEntry, type Keyring } from '../../lib/secrets/keyring';
@@ -10,7 +10,7 @@ import { checkedFetch } from './api';
 import { useTestDatabase } from './database';
 import { ALWAYS_OPEN, QUICK_LADDER } from './ladders';
 import { leadResult } from './lead-workflows';
-import { startEntryPoint, type TestProcess } from './processes';
+import { forTheFile, startEntryPoint, type TestProcess } from './processes';
 import { uniqueTaskQueue, useTemporalClient, type TestTemporal } from './temporal';
 import { until } from './until';
 import { PLAIN_TEST_PAYLOADS, workerProcesses } from './worker-process';
@@ -116,7 +116,7 @@ export async function carrierCrashFile(carrier: {
       ...carrier.twin.env(twinPort, delivery),
     });
 
-  /** A whole stack for one test: the twin, the API and the worker, each a process of its own. */
+  /** A whole stack (bench.stack): the twin, the API and the worker, each a process of its own. */
   const stack = (name: string, options: { delivery?: TwinDelivery; deadlineSeconds?: number }) =>
     bench.stack(name, {
       startTwin: startTwin(options.delivery ?? 'until-answered'),
@@ -125,7 +125,7 @@ export async function carrierCrashFile(carrier: {
       apiEnv: carrier.apiEnv,
     });
 
-  return { db, bench, startTwin, stack };
+  return { db, bench, stack };
 }
 
 export async function carrierCrashBench(setup: CarrierCrashSetup) {
@@ -165,8 +165,10 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
   }
 
   /**
-   * A whole stack for one test: the twin (`startTwin`), the API and the worker, each a process of its own; the worker
-   * with `deadlineSeconds` as its CALL_END_DEADLINE_SECONDS when given (the setting itself: no test-only code).
+   * A whole stack: the twin (`startTwin`), the API and the worker, each a process of its own, started side by side; the
+   * worker with `deadlineSeconds` as its CALL_END_DEADLINE_SECONDS when given (the setting itself: no test-only code).
+   * Started while the file is collected, it is the file's (`shared`): its restarts (a crash's) live on to the next test.
+   * Each restart replaces the stack's process of that kind.
    */
   async function stack(
     name: string,
@@ -177,12 +179,11 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
       apiEnv?: Record<string, string>;
     },
   ) {
+    const restarted = TestRunner.getCurrentTest() ? <T>(start: () => T) => start() : forTheFile;
     const temporal = await useTemporalClient(uniqueTaskQueue(name));
-    const twin = await options.startTwin();
     const apiPort = await freePort();
     const apiUrl = `http://127.0.0.1:${apiPort}`;
     const startApi = apiProcesses(temporal, apiPort, options.apiEnv);
-    const api = await startApi();
     const startWorker = workerProcesses({
       databaseUrl: url,
       taskQueue: temporal.taskQueue,
@@ -197,7 +198,28 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
       },
     });
     const worker = startWorker();
-    return { temporal, twin, api, apiUrl, startApi, startWorker, worker };
+    const [twin, api] = await Promise.all([options.startTwin(), startApi()]);
+    const running = {
+      temporal,
+      twin,
+      api,
+      apiUrl,
+      worker,
+      async restartApi() {
+        running.api = await restarted(startApi);
+      },
+      restartWorker() {
+        running.worker = restarted(startWorker);
+      },
+      async restartTwin() {
+        running.twin = await restarted(options.startTwin);
+      },
+      /** Kills its processes (a shared stack's, for a test that needs the twin's port). */
+      async stop() {
+        await Promise.all([running.twin.kill(), running.api.kill(), killWorker(running.worker)]);
+      },
+    };
+    return running;
   }
 
   let numberBlock = 0;
@@ -406,7 +428,7 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
   }
 
   /**
-   * The worker killed mid-call and started again 1.5 s later, in a stack of its own: every lead finishes with its
+   * The worker killed mid-call and started again 1.5 s later, in the stack given: every lead finishes with its
    * scripted outcome, and no call needed the lookup. Answers when every lead had finished, from the kill.
    */
   async function expectWorkerCrashSurvived(
@@ -419,7 +441,7 @@ export async function carrierCrashBench(setup: CarrierCrashSetup) {
     const killedAt = Date.now();
     // Calls go on at the twin meanwhile: their callbacks (webhooks) and script steps reach the API.
     await sleep(1_500);
-    testStack.startWorker();
+    testStack.restartWorker();
     const { stored } = await expectEveryLeadFinished(testStack.temporal, campaignId, leads);
     const finishedAfterMs = Date.now() - killedAt;
     await expectScriptedOutcomes(stored);

@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, onTestFinished, TestRunner } from 'vitest';
@@ -5,7 +6,8 @@ import { afterAll, onTestFinished, TestRunner } from 'vitest';
 /*
  * Every process a test starts goes through here (docs/operations-stopping.md, "Tests"), so that the test that
  * started it stops it whatever its outcome:
- *  - started inside a test, it is killed when that test finishes (onTestFinished);
+ *  - started inside a test, it is killed when that test finishes (onTestFinished), unless started through
+ *    forTheFile (a shared stack's process started again by a test): then as below;
  *  - started while the file is collected or in a hook, when the file (or describe block) is done. vitest
  *    silently drops an afterAll registered once the file has been collected (inside a test or a hook), so
  *    the afterAll of test/setup/processes.ts, which every file has, runs whichever of those is left.
@@ -57,6 +59,16 @@ const live = new Set<TestProcess>();
 /** Cleanups of what was started outside any test, run by test/setup/processes.ts at the end of the file. */
 const atFileEnd: Array<() => unknown> = [];
 
+const untilFileEnd = new AsyncLocalStorage<true>();
+
+/**
+ * Runs `start` with what it starts (processes, cleanups) kept until the end of the file, even inside a test: a process
+ * started again in a test (a crash's restart) for a stack the file's tests share.
+ */
+export function forTheFile<T>(start: () => T): T {
+  return untilFileEnd.run(true, start);
+}
+
 /**
  * Runs `cleanup` when the current test finishes, or, outside a test, when the file is done (also when this is
  * called from a hook, where vitest's own afterAll would be dropped).
@@ -64,7 +76,7 @@ const atFileEnd: Array<() => unknown> = [];
 export function atTestEnd(cleanup: () => unknown): void {
   let done: Promise<unknown> | undefined;
   const once = () => (done ??= Promise.resolve().then(cleanup));
-  if (TestRunner.getCurrentTest()) {
+  if (TestRunner.getCurrentTest() && !untilFileEnd.getStore()) {
     onTestFinished(async () => void (await once()));
     return;
   }
