@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import WebSocket from 'ws';
 import { TEST_SESSION_PROTOCOL } from '../api/test-sessions/session-socket';
@@ -27,7 +27,7 @@ import { GOOGLE_TWIN_DEV_ACCOUNT_EMAIL, META_TWIN_DEV_ACCOUNT } from '../scripts
 import { OPENAI_TWIN_API_KEY, OPENAI_TWIN_MODEL } from '../simulators/openai-twin/config';
 import { TWIN_REPLIES } from '../simulators/openai-twin/model';
 import { insertAgent } from './support/agents';
-import { atTestEnd, startTestProcess, type TestProcess } from './support/processes';
+import { startTestProcess, type TestProcess } from './support/processes';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 
@@ -74,10 +74,16 @@ interface DevStack {
   output: () => string;
 }
 
+/**
+ * The data folder of every stack of the file: the first start is a cold one (a new cluster, every migration, the dev
+ * workspace and its key made), a later one finds them, as a second `npm start` does, and skips seconds of CPU. Killing
+ * a stack outright does not need a cold one.
+ */
+const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dev-stack-test-'));
+chmodSync(dataDir, 0o711);
+afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+
 async function startDevStackOnce(): Promise<DevStack> {
-  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'dev-stack-test-'));
-  chmodSync(dataDir, 0o711);
-  atTestEnd(() => rmSync(dataDir, { recursive: true, force: true }));
   const ports = {
     PORT: await freePort(),
     EMBEDDED_POSTGRES_PORT: await freePort(),
