@@ -132,8 +132,13 @@ describe('a running WHATSAPP campaign', () => {
       (message) => message.leadId === leads.find((lead) => lead.phone === '+14155554017')!.id,
     )!;
     expect(fallback.body).toBe('Hi there, delivery is on us.');
-    // Charged for the two delivered (0.0200 each, utility), the undeliverable one's hold voided.
-    const balance = (await call(workspace, 'GET', '/credits/balance')).body;
+    // Charged for the two delivered (0.0200 each, utility), the undeliverable one's hold voided. The webhook commits a
+    // status before it settles the hold, and a lead may end on the committed status in between: waited for, not read
+    // once (a loaded run read 0.0200 still held).
+    const balance = await until(
+      async () => (await call(workspace, 'GET', '/credits/balance')).body,
+      (body) => body.pendingHolds === '0.0000',
+    );
     expect(balance).toEqual({ balance: '99.9600', pendingHolds: '0.0000' });
   });
 
@@ -300,7 +305,8 @@ describe(`a WHATSAPP campaign of ${CRASH_LEADS} leads through the Meta twin, 5 %
     expect(unknown.length).toBeLessThanOrEqual(MOST_UNKNOWN);
     // Every 20th answer was lost. Such a send is ambiguous until its status comes, unless its status overtook the lost
     // answer (then it is handed over at once): how many of each depends on timing, the sum on the twin.
-    expect(stack.twin.answersLost).toBeGreaterThanOrEqual(CRASH_LEADS / 20);
+    // Of the sends that reached it: a lead the killed worker claimed but never sent is no send of the twin's.
+    expect(stack.twin.answersLost).toBeGreaterThanOrEqual(Math.floor((CRASH_LEADS - neverReached.length) / 20));
     const ambiguous = messages.filter((message) => message.ambiguousAt !== null);
     expect(ambiguous.length).toBeGreaterThan(0);
     expect(ambiguous.length - unknown.length).toBeLessThanOrEqual(stack.twin.answersLost);
@@ -319,6 +325,12 @@ describe(`a WHATSAPP campaign of ${CRASH_LEADS} leads through the Meta twin, 5 %
     expect(leads.filter((lead) => lead.status === 'failed')).toHaveLength(CRASH_LEADS - deliverable);
     // Each delivered message charged once; every hold settled but the unknown ones' (left to a late status or the
     // 30-day sweep); the ledger sums to the balance.
+    // A lead may end on its committed status before the webhook settles the hold: the last holds are waited for.
+    await until(
+      () =>
+        db.creditLedgerEntry.count({ where: { workspaceId: workspace.workspaceId, kind: 'hold', status: 'pending' } }),
+      (pending) => pending <= unknown.length,
+    );
     const entries = await db.creditLedgerEntry.findMany({ where: { workspaceId: workspace.workspaceId } });
     expect(entries.filter((entry) => entry.kind === 'whatsapp_message')).toHaveLength(deliverable);
     expect(entries.filter((entry) => entry.kind === 'hold' && entry.status === 'pending')).toHaveLength(unknown.length);
