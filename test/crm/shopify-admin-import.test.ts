@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openCrmAdminConnection } from '../../lib/crm/admin-token';
+import { CUSTOMERS_PAGE_SIZE } from '../../lib/crm/shopify-admin';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { createStoreAdminTwin, twinCustomers } from '../../simulators/shopify-twin/admin-twin';
 import { runAdminCliWith } from '../support/admin-cli';
@@ -13,7 +14,7 @@ import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { killWorker, workerProcesses } from '../support/worker-process';
 import { createTestWorkspace } from '../support/workspace';
 
-// The proof of docs/features/crm.md#importing-through-the-admin-api: a store of 5,000 customers read through the store
+// The proof of docs/features/crm.md#importing-through-the-admin-api: a store of 2,000 customers read through the store
 // twin's Admin API by the production worker (worker/main.ts as a process), throttled by the twin's cost bucket and by
 // THROTTLED answers, the worker killed mid-import and another started: each eligible customer listed once, every other
 // counted under its reason.
@@ -27,12 +28,16 @@ const k2 = newKeyringEntry('k2');
 
 const SHOP = 'crash-test.myshopify.com';
 const TOKEN = 'shpat_crash_test_token_never_shown_42';
-const CUSTOMERS = 5_000;
-// A bucket of Shopify's size restoring 5 times faster (250 points a second), so 20 pages of 250 take about a minute.
+// 8 pages of 250: enough for a drained bucket, a THROTTLED answer and a worker killed with pages still to read, and
+// every one of the twin's 20 kinds of customer 100 times.
+const CUSTOMERS = 2_000;
+const PAGES = CUSTOMERS / CUSTOMERS_PAGE_SIZE;
+// A bucket of Shopify's size restoring 10 times faster (500 points a second): a page (502 points) waits about a
+// second for it, so the import is paced by the bucket yet reads its 8 pages in seconds.
 const twin = createStoreAdminTwin({
   shops: [{ shopDomain: SHOP, accessToken: TOKEN, customers: twinCustomers(CUSTOMERS) }],
   bucketSize: 1000,
-  restoreRate: 250,
+  restoreRate: 500,
 });
 const twinUrl = await twin.listen();
 afterAll(() => twin.close());
@@ -99,7 +104,9 @@ async function startImport(campaignId: string, connectionId: string) {
 
 // Of every 20 twin customers: 12 imported; one each NOT_SUBSCRIBED, PENDING, UNSUBSCRIBED, REDACTED, no phone and a
 // phone already listed; two invalid phones (simulators/shopify-twin/admin-twin.ts twinCustomers).
-const SKIPPED_BY_STATE = { NOT_SUBSCRIBED: 250, PENDING: 250, UNSUBSCRIBED: 250, REDACTED: 250, no_phone: 250 };
+const EACH = CUSTOMERS / 20;
+const IMPORTED = 12 * EACH;
+const SKIPPED_BY_STATE = { NOT_SUBSCRIBED: EACH, PENDING: EACH, UNSUBSCRIBED: EACH, REDACTED: EACH, no_phone: EACH };
 
 describe('a Shopify Admin import through the store twin', () => {
   it('sets the token from stdin, never shows it, and lists and re-keys it', async () => {
@@ -186,15 +193,17 @@ describe('a Shopify Admin import through the store twin', () => {
     const first = startWorker();
     const importId = await startImport(campaign.id, connection.id);
     // Another app of the store spends the bucket, again as soon as it refills, until the import's next query is
-    // THROTTLED: drained once, a slow machine's next query could come after the refill (4 s) and never be.
-    await until(campaign.id, importId, (view) => view.pages >= 3);
+    // THROTTLED: drained once, a slow machine's next query could come after the refill (1 s) and never be. Between
+    // drains 100 ms apart it regains some 50 points, far from a page's 502.
+    await until(campaign.id, importId, (view) => view.pages >= 2);
     const drainDeadline = Date.now() + 120_000;
     while (twin.stats.throttled === 0) {
       if (Date.now() > drainDeadline) throw new Error('the import was not THROTTLED within 120 s of a drained bucket');
       await fetch(`${twinUrl}/control/shops/${SHOP}/drain`, { method: 'POST' });
       await sleep(100);
     }
-    await until(campaign.id, importId, (view) => view.pages >= 6);
+    // Killed with 5 pages (about 5 s of refills) still to read.
+    await until(campaign.id, importId, (view) => view.pages >= 3);
     await killWorker(first);
     const atCrash = await importView(campaign.id, importId);
     expect(atCrash.status).toBe('running');
@@ -203,11 +212,11 @@ describe('a Shopify Admin import through the store twin', () => {
     const done = await until(campaign.id, importId, (view) => view.status === 'completed');
     expect(done).toMatchObject({
       provider: 'shopify-twin',
-      pages: 20,
+      pages: PAGES,
       customersRead: CUSTOMERS,
-      imported: 3_000,
-      skipped: { ...SKIPPED_BY_STATE, invalid_phone: 500, duplicate: 250 },
-      skippedTotal: 2_000,
+      imported: IMPORTED,
+      skipped: { ...SKIPPED_BY_STATE, invalid_phone: 2 * EACH, duplicate: EACH },
+      skippedTotal: CUSTOMERS - IMPORTED,
       error: null,
     });
     expect(done.throttledWaits).toBeGreaterThan(0);
@@ -219,7 +228,7 @@ describe('a Shopify Admin import through the store twin', () => {
              count(DISTINCT c.metadata->>'customerId')::int AS customers
         FROM "CampaignContact" cc JOIN "Contact" c ON c.id = cc."contactId"
        WHERE cc."campaignId" = ${campaign.id}::uuid`;
-    expect(listed).toEqual([{ contacts: 3_000, phones: 3_000, customers: 3_000 }]);
+    expect(listed).toEqual([{ contacts: IMPORTED, phones: IMPORTED, customers: IMPORTED }]);
     const sample = await db.contact.findFirstOrThrow({
       where: { workspaceId: owner.workspaceId, phone: '+14155550000' },
     });
@@ -234,9 +243,9 @@ describe('a Shopify Admin import through the store twin', () => {
     expect(second).toMatchObject({
       imported: 0,
       customersRead: CUSTOMERS,
-      skipped: { ...SKIPPED_BY_STATE, invalid_phone: 500, duplicate: 3_250 },
+      skipped: { ...SKIPPED_BY_STATE, invalid_phone: 2 * EACH, duplicate: IMPORTED + EACH },
     });
-    expect(await db.campaignContact.count({ where: { campaignId: campaign.id } })).toBe(3_000);
+    expect(await db.campaignContact.count({ where: { campaignId: campaign.id } })).toBe(IMPORTED);
 
     const list = await api.request('GET', `/campaigns/${campaign.id}/crm-imports`, { key: owner.key });
     const { imports } = (await list.json()) as { imports: ImportView[] };

@@ -132,8 +132,13 @@ describe('a running WHATSAPP campaign', () => {
       (message) => message.leadId === leads.find((lead) => lead.phone === '+14155554017')!.id,
     )!;
     expect(fallback.body).toBe('Hi there, delivery is on us.');
-    // Charged for the two delivered (0.0200 each, utility), the undeliverable one's hold voided.
-    const balance = (await call(workspace, 'GET', '/credits/balance')).body;
+    // Charged for the two delivered (0.0200 each, utility), the undeliverable one's hold voided. The webhook commits a
+    // status before it settles the hold, and a lead may end on the committed status in between: waited for, not read
+    // once (a loaded run read 0.0200 still held).
+    const balance = await until(
+      async () => (await call(workspace, 'GET', '/credits/balance')).body,
+      (body) => body.pendingHolds === '0.0000',
+    );
     expect(balance).toEqual({ balance: '99.9600', pendingHolds: '0.0000' });
   });
 
@@ -178,7 +183,16 @@ describe('a running WHATSAPP campaign', () => {
   });
 });
 
-describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send answers lost and a worker killed with SIGKILL in the middle', () => {
+// Enough leads for every claim of the crash test, few enough to finish in seconds: 10 answers lost (every 20th send),
+// 40 that fail at Meta (phones ending 8 or 9), the worker killed a quarter of the way, with leads still in flight. The
+// pace at scale (10,000 leads at >= 80 msg/s) is a benchmark's to show (docs/benchmarks/whatsapp.md), not a test's.
+const CRASH_LEADS = 200;
+const SENT_BEFORE_KILL = CRASH_LEADS / 4;
+// Sends the killed worker claimed before their request left: a handful whatever the campaign's size (as many as it
+// had in flight), which is why the bound does not scale with CRASH_LEADS.
+const MOST_UNKNOWN = 10;
+
+describe(`a WHATSAPP campaign of ${CRASH_LEADS} leads through the Meta twin, 5 % of send answers lost and a worker killed with SIGKILL in the middle`, () => {
   it('sends exactly one message per lead and charges each delivered one once', async () => {
     // Its own API, Meta twin and worker processes: the production worker entry point, killed and started again.
     const queue = uniqueTaskQueue('whatsapp-crash');
@@ -236,21 +250,24 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
       () => db.campaign.findUniqueOrThrow({ where: { id: campaignId } }),
       (campaign) => campaign.status === 'RUNNING',
     );
-    const phones = Array.from({ length: 1000 }, (_, index) => `+1415555${String(5000 + index).padStart(4, '0')}`);
+    const phones = Array.from(
+      { length: CRASH_LEADS },
+      (_, index) => `+1415555${String(5000 + index).padStart(4, '0')}`,
+    );
     await push(workspace, campaignId, phones, crashApi);
     await until(
       () => db.whatsAppMessage.count({ where: { campaignId } }),
-      (count) => count >= 250,
-      // Generous: a machine as loaded as a CI runner sharing its CPUs sent 92 in the 120 s this waited before.
+      (count) => count >= SENT_BEFORE_KILL,
+      // Generous: a machine as loaded as a CI runner sharing its CPUs sent 92 in 120 s.
       300_000,
     );
     first.kill('SIGKILL');
     await new Promise((resolve) => first.once('exit', resolve));
     const atCrash = await db.whatsAppMessage.count({ where: { campaignId } });
-    expect(atCrash).toBeLessThan(1000);
+    expect(atCrash).toBeLessThan(CRASH_LEADS);
     startWorker();
 
-    const leads = await finished(campaignId, 1000, 480_000).catch(async (error: unknown) => {
+    const leads = await finished(campaignId, CRASH_LEADS, 480_000).catch(async (error: unknown) => {
       const stuck = await db.lead.findMany({ where: { campaignId, status: { in: ['queued', 'dialing'] } } });
       console.log(
         'STUCK',
@@ -271,8 +288,8 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
       select: { id: true, leadId: true, status: true, handOver: true, ambiguousAt: true },
     });
     // One message per lead, and the twin reached no lead twice: answers lost, a worker killed, nothing sent twice.
-    expect(messages).toHaveLength(1000);
-    expect(new Set(messages.map((message) => message.leadId)).size).toBe(1000);
+    expect(messages).toHaveLength(CRASH_LEADS);
+    expect(new Set(messages.map((message) => message.leadId)).size).toBe(CRASH_LEADS);
     const deliveries = new Map(
       await Promise.all(phones.map(async (phone) => [phone, await stack.twin.deliveriesTo(phone)] as const)),
     );
@@ -285,28 +302,35 @@ describe('a WHATSAPP campaign of 1,000 leads through the Meta twin, 5 % of send 
     const neverReached = phones.filter((phone) => deliveries.get(phone) === 0);
     expect(unknown.map((message) => phoneOfLead.get(message.leadId ?? '')).sort()).toEqual(neverReached.sort());
     expect(unknown.every((message) => message.ambiguousAt !== null && message.status === 'accepted')).toBe(true);
-    expect(unknown.length).toBeLessThanOrEqual(10);
+    expect(unknown.length).toBeLessThanOrEqual(MOST_UNKNOWN);
     // Every 20th answer was lost. Such a send is ambiguous until its status comes, unless its status overtook the lost
     // answer (then it is handed over at once): how many of each depends on timing, the sum on the twin.
-    expect(stack.twin.answersLost).toBeGreaterThanOrEqual(50);
+    // Of the sends that reached it: a lead the killed worker claimed but never sent is no send of the twin's.
+    expect(stack.twin.answersLost).toBeGreaterThanOrEqual(Math.floor((CRASH_LEADS - neverReached.length) / 20));
     const ambiguous = messages.filter((message) => message.ambiguousAt !== null);
     expect(ambiguous.length).toBeGreaterThan(0);
     expect(ambiguous.length - unknown.length).toBeLessThanOrEqual(stack.twin.answersLost);
     console.log(
-      `campaign via the Meta twin: ${stack.twin.answersLost} answers lost, ${ambiguous.length} of 1,000 sends ` +
+      `campaign via the Meta twin: ${stack.twin.answersLost} answers lost, ${ambiguous.length} of ${CRASH_LEADS} sends ` +
         `ambiguous, ${unknown.length} claimed by the killed worker before their request left (unknown)`,
     );
     expect(await db.whatsAppSender.count({ where: { id: sender.id, provider: 'meta-twin' } })).toBe(1);
-    // Last digits 8 and 9 fail (200 leads); the rest the twin reached are delivered or read.
+    // Last digits 8 and 9 fail (a fifth of the leads); the rest the twin reached are delivered or read.
     const failsAtMeta = (phone: string) => phone.endsWith('8') || phone.endsWith('9');
     const deliverable = phones.filter((phone) => deliveries.get(phone) === 1 && !failsAtMeta(phone)).length;
     const delivered = messages.filter((message) => message.status === 'delivered' || message.status === 'read');
     expect(delivered).toHaveLength(deliverable);
-    expect(deliverable).toBeGreaterThanOrEqual(790);
+    expect(deliverable).toBeGreaterThanOrEqual((CRASH_LEADS * 4) / 5 - MOST_UNKNOWN);
     expect(leads.filter((lead) => lead.status === 'completed')).toHaveLength(deliverable);
-    expect(leads.filter((lead) => lead.status === 'failed')).toHaveLength(1000 - deliverable);
+    expect(leads.filter((lead) => lead.status === 'failed')).toHaveLength(CRASH_LEADS - deliverable);
     // Each delivered message charged once; every hold settled but the unknown ones' (left to a late status or the
     // 30-day sweep); the ledger sums to the balance.
+    // A lead may end on its committed status before the webhook settles the hold: the last holds are waited for.
+    await until(
+      () =>
+        db.creditLedgerEntry.count({ where: { workspaceId: workspace.workspaceId, kind: 'hold', status: 'pending' } }),
+      (pending) => pending <= unknown.length,
+    );
     const entries = await db.creditLedgerEntry.findMany({ where: { workspaceId: workspace.workspaceId } });
     expect(entries.filter((entry) => entry.kind === 'whatsapp_message')).toHaveLength(deliverable);
     expect(entries.filter((entry) => entry.kind === 'hold' && entry.status === 'pending')).toHaveLength(unknown.length);
