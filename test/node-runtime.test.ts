@@ -285,7 +285,7 @@ describe('ensure_node_modules', () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).toContain('they were installed with node v18.0.0');
     expect(setup.calls().filter((call) => call.startsWith('npm'))).toEqual([
-      'npm ci --no-audit --no-fund --loglevel=error',
+      'npm ci --prefer-offline --no-audit --no-fund --loglevel=error',
     ]);
     expect(readFileSync(path.join(project, 'node_modules/.installed-with-node'), 'utf8')).toBe(`v20.20.2 ${machine}\n`);
   });
