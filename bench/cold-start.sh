@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# `bash bench/cold-start.sh [runs] [branch]`: how long `npm start` takes on a fresh machine, from the command to
-# /health answering 200 (README.md#run-it states the result). Each run: a fresh clone of the branch (default: the
-# current one, as committed) in a new temporary folder (mode 755), so no node_modules, no .tools, no .data; npm's
+# `npm run bench:cold-start -- [runs] [commit]`: how long `npm start` takes on a fresh machine, from the command to
+# /health answering 200 (README.md#run-it states the result). Each run: a fresh clone at the commit (default: HEAD,
+# as committed) in a new temporary folder (mode 755), so no node_modules, no .tools, no .data; npm's
 # and pip's caches pointed at empty folders; the machine's own node first on PATH (the pinned one is fetched as on
 # a fresh machine). Debian packages already installed system-wide stay installed (the one apt-get is then skipped).
 # Every port the stack opens is a free one, so another stack on the machine does not disturb it. The [setup] lines
@@ -10,9 +10,9 @@
 set -euo pipefail
 runs="${1:-1}"
 repo="$(cd "$(dirname "$0")/.." && pwd)"
-branch="${2:-$(git -C "$repo" rev-parse --abbrev-ref HEAD)}"
-# The pinned node of this checkout off PATH: the fresh machine has only its own.
-PATH="$(tr ':' '\n' <<<"$PATH" | grep -v '/\.tools/' | paste -sd: -)"
+commit="$(git -C "$repo" rev-parse --verify "${2:-HEAD}^{commit}")"
+# The pinned node and the node_modules/.bin of this checkout off PATH: the fresh machine has only its own node.
+PATH="$(tr ':' '\n' <<<"$PATH" | grep -v '/\.tools/\|/node_modules/\.bin' | paste -sd: -)"
 export PATH
 
 free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
@@ -20,7 +20,8 @@ free_port() { python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1
 for run in $(seq 1 "$runs"); do
   scratch="$(mktemp -d)"
   chmod 755 "$scratch"
-  git clone --quiet --no-hardlinks --branch "$branch" "$repo" "$scratch/clone"
+  git clone --quiet --no-hardlinks --no-checkout "$repo" "$scratch/clone"
+  git -C "$scratch/clone" checkout --quiet --detach "$commit"
   port="$(free_port)"
   log="$scratch/start.log"
   started="$(date +%s.%N)"
@@ -48,7 +49,7 @@ for run in $(seq 1 "$runs"); do
   wait "$pid" 2>/dev/null || true
   sleep 2
   cat "$log"
-  printf 'run %s: %s after %.1f s\n' "$run" "$status" "$elapsed"
+  printf 'run %s (%s): %s after %.1f s, load average %s\n' "$run" "${commit:0:7}" "$status" "$elapsed" "$(cut -d' ' -f1-3 /proc/loadavg)"
   left="$(ps -eo pid=,args= | grep -F "$scratch/clone" | grep -v grep || true)"
   [ -z "$left" ] || { echo "left running:"; echo "$left"; }
   rm -rf "$scratch"

@@ -158,7 +158,8 @@ ensure_node_modules() {
     # tarball's integrity), which makes the reinstall with the devDependencies after a start mostly local.
     (cd "$PROJECT_ROOT" && npm ci ${omit[@]+"${omit[@]}"} --prefer-offline --no-audit --no-fund --loglevel=error) || return 1
     echo "$current" >"$node_marker"
-    if [ "${#omit[@]}" != 0 ]; then : >"$without_dev_marker"; fi
+    # (npm ci empties node_modules first, so a full install has no marker left anyway.)
+    if [ "${#omit[@]}" != 0 ]; then : >"$without_dev_marker"; else rm -f "$without_dev_marker"; fi
   fi
 }
 
