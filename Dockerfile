@@ -34,8 +34,8 @@ COPY . .
 RUN --mount=type=cache,target=/root/.npm npm ci
 # dist/: the API, the workers, the CLI and the generated Prisma client as ES modules, and dist/workflow-bundle.js
 # (and dist/workflow-bundle.traced.js, loaded instead when tracing is on), which the worker loads instead of
-# bundling workflows/ at start. Then the dev dependencies (tsx, TypeScript,
-# vitest, ...) are removed from node_modules.
+# bundling workflows/ at start. Then the dev dependencies (TypeScript,
+# vitest, ...) are removed from node_modules. tsx stays (a dependency, since `npm start` runs on it), unused here.
 RUN npm run build \
  && npm prune --omit=dev
 

@@ -285,7 +285,7 @@ describe('ensure_node_modules', () => {
     expect(result.status, result.stderr).toBe(0);
     expect(result.stderr).toContain('they were installed with node v18.0.0');
     expect(setup.calls().filter((call) => call.startsWith('npm'))).toEqual([
-      'npm ci --no-audit --no-fund --loglevel=error',
+      'npm ci --prefer-offline --no-audit --no-fund --loglevel=error',
     ]);
     expect(readFileSync(path.join(project, 'node_modules/.installed-with-node'), 'utf8')).toBe(`v20.20.2 ${machine}\n`);
   });
@@ -299,6 +299,28 @@ describe('ensure_node_modules', () => {
   it('does nothing when the same node installed them', () => {
     const setup = installedProject(`v20.20.2 ${machine}`);
     expect(setup.bash('ensure_node_modules').status).toBe(0);
+    expect(setup.calls().filter((call) => call.startsWith('npm'))).toEqual([]);
+  });
+
+  it('npm start installs without the devDependencies; the tests then install again with them', () => {
+    const setup = installedProject(null);
+    const withoutDev = path.join(project, 'node_modules/.installed-without-dev');
+    expect(setup.bash('ensure_node_modules --omit-dev').status).toBe(0);
+    expect(existsSync(withoutDev)).toBe(true);
+    expect(setup.bash('ensure_node_modules --omit-dev').status).toBe(0);
+    const result = setup.bash('ensure_node_modules');
+    expect(result.status, result.stderr).toBe(0);
+    expect(result.stderr).toContain('with the devDependencies');
+    expect(existsSync(withoutDev)).toBe(false);
+    expect(setup.calls().filter((call) => call.startsWith('npm'))).toEqual([
+      'npm ci --omit=dev --prefer-offline --no-audit --no-fund --loglevel=error',
+      'npm ci --prefer-offline --no-audit --no-fund --loglevel=error',
+    ]);
+  });
+
+  it('npm start keeps an install that has the devDependencies', () => {
+    const setup = installedProject(`v20.20.2 ${machine}`);
+    expect(setup.bash('ensure_node_modules --omit-dev').status).toBe(0);
     expect(setup.calls().filter((call) => call.startsWith('npm'))).toEqual([]);
   });
 });

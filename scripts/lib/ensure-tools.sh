@@ -130,25 +130,36 @@ ensure_node() {
   export NODE="$dir/bin/node" npm_node_execpath="$dir/bin/node"
 }
 
+# `ensure_node_modules --omit-dev` (npm start): the dependencies the stack runs on, without the devDependencies
+# (the checkers and the test tools: about 120 packages fewer to fetch on a fresh machine). Without it (tests,
+# with-tools.sh, fuzz.sh, .ci/run): all of them, installing again when a start left the devDependencies out.
 ensure_node_modules() {
   # package-lock.json newer than the install marker means dependencies changed since the last install. The node
   # that installed them is recorded too: another version means native modules built for another ABI (and an
   # install that npm checked against other engines), so they are installed again.
   local marker="$PROJECT_ROOT/node_modules/.package-lock.json" node_marker="$PROJECT_ROOT/node_modules/.installed-with-node"
+  local without_dev_marker="$PROJECT_ROOT/node_modules/.installed-without-dev" omit=()
   local installed_with current
+  if [ "${1:-}" = --omit-dev ]; then omit=(--omit=dev); fi
   current="$(node --version) $(uname -sm)"
   installed_with="$(cat "$node_marker" 2>/dev/null || true)"
   if [ ! -f "$marker" ] || [ "$PROJECT_ROOT/package-lock.json" -nt "$marker" ] || [ ! -d "$PROJECT_ROOT/generated/prisma" ] ||
-    [ "$installed_with" != "$current" ]; then
+    [ "$installed_with" != "$current" ] || { [ "${#omit[@]}" = 0 ] && [ -f "$without_dev_marker" ]; }; then
     # Exactly the lockfile's tree, or a refusal if package.json and the lockfile disagree. The lockfile
     # also lists the platform packages this registry does not serve (`npm run lockfile:complete`).
     if [ -n "$installed_with" ] && [ "$installed_with" != "$current" ]; then
       log "installing node modules (npm ci): they were installed with node $installed_with, this is $current"
+    elif [ -f "$marker" ] && [ "${#omit[@]}" = 0 ] && [ -f "$without_dev_marker" ]; then
+      log "installing node modules with the devDependencies (npm ci): npm start installed them without"
     else
-      log "installing node modules (npm ci)"
+      log "installing node modules (npm ci${omit[*]:+ ${omit[*]}})"
     fi
-    (cd "$PROJECT_ROOT" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+    # --prefer-offline: what npm's cache holds is not revalidated with the registry (the lockfile pins each
+    # tarball's integrity), which makes the reinstall with the devDependencies after a start mostly local.
+    (cd "$PROJECT_ROOT" && npm ci ${omit[@]+"${omit[@]}"} --prefer-offline --no-audit --no-fund --loglevel=error) || return 1
     echo "$current" >"$node_marker"
+    # (npm ci empties node_modules first, so a full install has no marker left anyway.)
+    if [ "${#omit[@]}" != 0 ]; then : >"$without_dev_marker"; else rm -f "$without_dev_marker"; fi
   fi
 }
 
@@ -359,10 +370,12 @@ ensure_stack_tools() {
     ensure_node_modules && ensure_temporal_cli && ensure_postgres && ensure_platform_audio && cd "$PROJECT_ROOT"
 }
 
-# What `npm start` needs, side by side the same way (without the browser the tests drive).
+# What `npm start` needs (without the devDependencies and the browser the tests drive), side by side the same way;
+# the Temporal CLI and Debian's packages do not wait for the pinned Node.js either (only npm ci runs on it).
 ensure_dev_stack_tools() {
-  ensure_node && side_by_side ensure_node_modules ensure_temporal_cli "install_missing_debian_packages ${STACK_PACKAGE_CHECKS[*]}" &&
-    ensure_node_modules && ensure_temporal_cli && { [ -n "${DATABASE_URL:-}" ] || ensure_postgres; } && ensure_platform_audio && cd "$PROJECT_ROOT"
+  side_by_side "ensure_node && ensure_node_modules --omit-dev" ensure_temporal_cli \
+    "install_missing_debian_packages ${STACK_PACKAGE_CHECKS[*]}" &&
+    ensure_node && ensure_node_modules --omit-dev && ensure_temporal_cli && { [ -n "${DATABASE_URL:-}" ] || ensure_postgres; } && ensure_platform_audio && cd "$PROJECT_ROOT"
 }
 
 # The fuzzer (scripts/fuzz.sh): Schemathesis and what it installs, pinned in scripts/fuzz/requirements.txt, in a
