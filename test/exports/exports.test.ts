@@ -581,10 +581,18 @@ describe('an export job and an export worker killed with SIGKILL', () => {
     const job = await startedJob(campaign.id, {}, crashApi);
     expect(job.totalRows).toBe(60_000);
 
-    // Killed once it has written a few pages and long before the end.
+    // Killed once it has written a few pages, long before the end, with a checkpoint on the server (the chunk's first
+    // heartbeat: a loaded worker may write pages before it reaches Temporal) and rows written past it.
+    const handle = temporal.client.workflow.getHandle(exportJobWorkflowId(job.id));
+    const heartbeatRows = async () => {
+      const [chunk] = (await handle.describe()).raw.pendingActivities ?? [];
+      const details = chunk?.heartbeatDetails?.payloads?.[0]?.data;
+      return details ? (JSON.parse(Buffer.from(details).toString()) as { rows: number }).rows : 0;
+    };
+    const checkpointed = await until(heartbeatRows, (rows) => rows > 0, 60_000);
     const atKill = await until(
       () => db.exportJob.findUniqueOrThrow({ where: { id: job.id } }),
-      (row) => row.rowsWritten >= 1_000,
+      (row) => row.rowsWritten >= Math.max(1_000, checkpointed + 1),
       60_000,
     );
     first.kill('SIGKILL');
@@ -596,7 +604,6 @@ describe('an export job and an export worker killed with SIGKILL', () => {
     expect(notReady.status).toBe(409);
     expect(await notReady.json()).toMatchObject({ error: 'export_not_ready', status: 'running' });
     // While no export worker runs it, Temporal holds the chunk's last heartbeat: the checkpoint the retry resumes from.
-    const handle = temporal.client.workflow.getHandle(exportJobWorkflowId(job.id));
     const [pending] = (await handle.describe()).raw.pendingActivities ?? [];
     expect(pending?.activityType?.name).toBe('writeExportChunk');
     const checkpoint = JSON.parse(Buffer.from(pending!.heartbeatDetails!.payloads![0]!.data!).toString()) as {
