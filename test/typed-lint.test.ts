@@ -11,7 +11,8 @@ async function typedRuleIdsOf(code: string) {
   return result!.messages.map((message) => message.ruleId);
 }
 
-describe('type-aware lint', () => {
+// The first lint builds the project's whole type program: minutes on a loaded runner, not seconds.
+describe('type-aware lint', { timeout: 240_000 }, () => {
   it('refuses a promise that nobody awaits or handles', async () => {
     const rules = await typedRuleIdsOf(
       'export async function send(): Promise<void> {}\nexport function caller() {\n  send();\n}\n',

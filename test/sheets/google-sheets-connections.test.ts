@@ -32,141 +32,197 @@ function keyFile(clientEmail: string, name: string) {
 
 const SPREADSHEET = '1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms';
 
-describe('npm run admin: sheets connect, list, rotate, rekey, remove; sheet attach, detach', () => {
-  it('connects a service account with its key sealed, attaches a spreadsheet to a live sheet, and never shows the key', async () => {
-    const workspace = await adminJson(['workspace', 'create', '--name', 'Sheets']);
-    const email = 'live-sheets@customer-project.iam.gserviceaccount.com';
-    const first = keyFile(email, 'first');
-    const connected = await admin([
-      'sheets',
-      'connect',
-      '--workspace',
-      workspace.id,
-      '--provider',
-      'google',
-      '--key-file',
-      first.file,
-      '--label',
-      'Customer',
-    ]);
-    expect(connected.code).toBe(0);
-    expect(connected.stdout + connected.stderr).not.toContain('PRIVATE KEY');
-    const connection = JSON.parse(connected.stdout) as Record<string, any>;
-    expect(connection).toMatchObject({
-      provider: 'google',
-      label: 'Customer',
-      serviceAccountEmail: email,
-      baseUrl: null,
-      keyId: 'k1',
-      rotatedAt: null,
-    });
-    const stored = JSON.stringify(await db.$queryRaw`SELECT row_to_json(s)::text FROM "SheetConnection" s`);
-    expect(stored).not.toContain(first.key.private_key.split('\n')[1]!);
-    expect(stored).not.toContain(first.key.private_key_id);
-    // Opened with the ring, the key is the one given; with another ring, it does not open.
-    const opened = await openSheetConnection(sql, keyringSchema.parse(k1), connection.id as string);
-    expect(opened).toMatchObject({
-      provider: 'google',
-      rootUrl: 'https://sheets.googleapis.com/',
-      key: { private_key: first.key.private_key },
-    });
-    await expect(openSheetConnection(sql, keyringSchema.parse(k2), connection.id as string)).rejects.toThrow();
+// Each step is an admin CLI process of its own (a tsx start each): a loaded runner takes minutes for the lot.
+describe(
+  'npm run admin: sheets connect, list, rotate, rekey, remove; sheet attach, detach',
+  { timeout: 240_000 },
+  () => {
+    it('connects a service account with its key sealed, attaches a spreadsheet to a live sheet, and never shows the key', async () => {
+      const workspace = await adminJson(['workspace', 'create', '--name', 'Sheets']);
+      const email = 'live-sheets@customer-project.iam.gserviceaccount.com';
+      const first = keyFile(email, 'first');
+      const connected = await admin([
+        'sheets',
+        'connect',
+        '--workspace',
+        workspace.id,
+        '--provider',
+        'google',
+        '--key-file',
+        first.file,
+        '--label',
+        'Customer',
+      ]);
+      expect(connected.code).toBe(0);
+      expect(connected.stdout + connected.stderr).not.toContain('PRIVATE KEY');
+      const connection = JSON.parse(connected.stdout) as Record<string, any>;
+      expect(connection).toMatchObject({
+        provider: 'google',
+        label: 'Customer',
+        serviceAccountEmail: email,
+        baseUrl: null,
+        keyId: 'k1',
+        rotatedAt: null,
+      });
+      const stored = JSON.stringify(await db.$queryRaw`SELECT row_to_json(s)::text FROM "SheetConnection" s`);
+      expect(stored).not.toContain(first.key.private_key.split('\n')[1]!);
+      expect(stored).not.toContain(first.key.private_key_id);
+      // Opened with the ring, the key is the one given; with another ring, it does not open.
+      const opened = await openSheetConnection(sql, keyringSchema.parse(k1), connection.id as string);
+      expect(opened).toMatchObject({
+        provider: 'google',
+        rootUrl: 'https://sheets.googleapis.com/',
+        key: { private_key: first.key.private_key },
+      });
+      await expect(openSheetConnection(sql, keyringSchema.parse(k2), connection.id as string)).rejects.toThrow();
 
-    // Listed without the key; from standard input as well as a file.
-    const listed = await admin(['sheets', 'list', '--workspace', workspace.id]);
-    expect(listed.stdout).not.toContain('PRIVATE KEY');
-    expect(JSON.parse(listed.stdout).connections).toEqual([connection]);
-    const viaStdin = await adminJson(
-      [
+      // Listed without the key; from standard input as well as a file.
+      const listed = await admin(['sheets', 'list', '--workspace', workspace.id]);
+      expect(listed.stdout).not.toContain('PRIVATE KEY');
+      expect(JSON.parse(listed.stdout).connections).toEqual([connection]);
+      const viaStdin = await adminJson(
+        [
+          'sheets',
+          'connect',
+          '--workspace',
+          workspace.id,
+          '--provider',
+          'google-twin',
+          '--base-url',
+          'http://127.0.0.1:3700',
+          '--key-stdin',
+        ],
+        {
+          input: JSON.stringify(keyFile('twin@twin-project.iam.gserviceaccount.com', 'twin').key),
+        },
+      );
+      expect(viaStdin).toMatchObject({ provider: 'google-twin', baseUrl: 'http://127.0.0.1:3700/' });
+
+      // Bad input is a usage error (64) that never repeats the key.
+      const notJson = await admin(
+        ['sheets', 'connect', '--workspace', workspace.id, '--provider', 'google', '--key-stdin'],
+        { input: 'secret-not-json' },
+      );
+      expect([notJson.code, notJson.stderr.trim()]).toEqual([64, 'the service account key is not JSON']);
+      const twinWithoutUrl = await admin([
         'sheets',
         'connect',
         '--workspace',
         workspace.id,
         '--provider',
         'google-twin',
-        '--base-url',
-        'http://127.0.0.1:3700',
-        '--key-stdin',
-      ],
-      {
-        input: JSON.stringify(keyFile('twin@twin-project.iam.gserviceaccount.com', 'twin').key),
-      },
-    );
-    expect(viaStdin).toMatchObject({ provider: 'google-twin', baseUrl: 'http://127.0.0.1:3700/' });
+        '--key-file',
+        first.file,
+      ]);
+      expect([twinWithoutUrl.code, twinWithoutUrl.stderr]).toEqual([64, expect.stringContaining('needs the base URL')]);
+      const onTheLine = await admin([
+        'sheets',
+        'connect',
+        '--workspace',
+        workspace.id,
+        '--provider',
+        'google',
+        '--key',
+        '{}',
+      ]);
+      expect(onTheLine.code).toBe(64);
 
-    // Bad input is a usage error (64) that never repeats the key.
-    const notJson = await admin(
-      ['sheets', 'connect', '--workspace', workspace.id, '--provider', 'google', '--key-stdin'],
-      { input: 'secret-not-json' },
-    );
-    expect([notJson.code, notJson.stderr.trim()]).toEqual([64, 'the service account key is not JSON']);
-    const twinWithoutUrl = await admin([
-      'sheets',
-      'connect',
-      '--workspace',
-      workspace.id,
-      '--provider',
-      'google-twin',
-      '--key-file',
-      first.file,
-    ]);
-    expect([twinWithoutUrl.code, twinWithoutUrl.stderr]).toEqual([64, expect.stringContaining('needs the base URL')]);
-    const onTheLine = await admin([
-      'sheets',
-      'connect',
-      '--workspace',
-      workspace.id,
-      '--provider',
-      'google',
-      '--key',
-      '{}',
-    ]);
-    expect(onTheLine.code).toBe(64);
+      // Rotation: a new key of the same account; another account's key is refused.
+      const rotated = await adminJson([
+        'sheets',
+        'rotate',
+        '--connection',
+        connection.id,
+        '--key-file',
+        keyFile(email, 'second').file,
+      ]);
+      expect(rotated.rotatedAt).toEqual(expect.any(String));
+      const foreign = await admin([
+        'sheets',
+        'rotate',
+        '--connection',
+        connection.id,
+        '--key-file',
+        keyFile('other@x.iam.gserviceaccount.com', 'other').file,
+      ]);
+      expect([foreign.code, foreign.stderr]).toEqual([
+        64,
+        expect.stringContaining('another account is another connection'),
+      ]);
 
-    // Rotation: a new key of the same account; another account's key is refused.
-    const rotated = await adminJson([
-      'sheets',
-      'rotate',
-      '--connection',
-      connection.id,
-      '--key-file',
-      keyFile(email, 'second').file,
-    ]);
-    expect(rotated.rotatedAt).toEqual(expect.any(String));
-    const foreign = await admin([
-      'sheets',
-      'rotate',
-      '--connection',
-      connection.id,
-      '--key-file',
-      keyFile('other@x.iam.gserviceaccount.com', 'other').file,
-    ]);
-    expect([foreign.code, foreign.stderr]).toEqual([
-      64,
-      expect.stringContaining('another account is another connection'),
-    ]);
+      // Rekey: every live connection moved to the ring's new first key.
+      const rekeyed = await adminJson(['sheets', 'rekey'], { keys: `${k2},${k1}` });
+      expect(rekeyed).toEqual({ keyId: 'k2', rekeyed: expect.arrayContaining([connection.id]) });
+      expect(await openSheetConnection(sql, keyringSchema.parse(k2), connection.id as string)).not.toBeNull();
 
-    // Rekey: every live connection moved to the ring's new first key.
-    const rekeyed = await adminJson(['sheets', 'rekey'], { keys: `${k2},${k1}` });
-    expect(rekeyed).toEqual({ keyId: 'k2', rekeyed: expect.arrayContaining([connection.id]) });
-    expect(await openSheetConnection(sql, keyringSchema.parse(k2), connection.id as string)).not.toBeNull();
-
-    // Attach a customer's spreadsheet (by its address) to a campaign's live sheet; removal is refused while attached.
-    const campaign = await db.campaign.create({ data: { workspaceId: workspace.id, name: 'Attached' } });
-    const sheetId = crypto.randomUUID();
-    await db.liveSheet.create({
-      data: {
-        id: sheetId,
-        workspaceId: workspace.id,
-        campaignId: campaign.id,
-        spreadsheetId: sheetId,
-        columns: ['leadId'],
-        intervalSeconds: 300,
-      },
-    });
-    await db.liveSheetRow.create({ data: { sheetId, leadId: crypto.randomUUID(), row: 2 } });
-    const attached = await adminJson(
-      [
+      // Attach a customer's spreadsheet (by its address) to a campaign's live sheet; removal is refused while attached.
+      const campaign = await db.campaign.create({ data: { workspaceId: workspace.id, name: 'Attached' } });
+      const sheetId = crypto.randomUUID();
+      await db.liveSheet.create({
+        data: {
+          id: sheetId,
+          workspaceId: workspace.id,
+          campaignId: campaign.id,
+          spreadsheetId: sheetId,
+          columns: ['leadId'],
+          intervalSeconds: 300,
+        },
+      });
+      await db.liveSheetRow.create({ data: { sheetId, leadId: crypto.randomUUID(), row: 2 } });
+      const attached = await adminJson(
+        [
+          'sheet',
+          'attach',
+          '--campaign',
+          campaign.id,
+          '--connection',
+          connection.id,
+          '--spreadsheet',
+          `https://docs.google.com/spreadsheets/d/${SPREADSHEET}/edit#gid=0`,
+        ],
+        { keys: `${k2},${k1}` },
+      );
+      expect(attached).toMatchObject({
+        sheetId,
+        provider: 'google',
+        spreadsheetId: SPREADSHEET,
+        serviceAccountEmail: email,
+      });
+      expect(await db.liveSheet.findUnique({ where: { id: sheetId } })).toMatchObject({
+        provider: 'google',
+        connectionId: connection.id,
+        spreadsheetId: SPREADSHEET,
+        cursor: null,
+        rowCount: 0,
+        status: 'rebuilding',
+      });
+      expect(await db.liveSheetRow.count({ where: { sheetId } })).toBe(0);
+      const inUse = await admin(['sheets', 'remove', '--connection', connection.id]);
+      expect([inUse.code, inUse.stderr]).toEqual([1, expect.stringContaining('detach them first')]);
+      const otherWorkspace = await adminJson(['workspace', 'create', '--name', 'Someone else']);
+      const strangerKey = keyFile('stranger@x.iam.gserviceaccount.com', 'stranger');
+      const stranger = await adminJson([
+        'sheets',
+        'connect',
+        '--workspace',
+        otherWorkspace.id,
+        '--provider',
+        'google',
+        '--key-file',
+        strangerKey.file,
+      ]);
+      const crossed = await admin([
+        'sheet',
+        'attach',
+        '--campaign',
+        campaign.id,
+        '--connection',
+        stranger.id,
+        '--spreadsheet',
+        SPREADSHEET,
+      ]);
+      expect(crossed.code).toBe(1);
+      const badId = await admin([
         'sheet',
         'attach',
         '--campaign',
@@ -174,78 +230,27 @@ describe('npm run admin: sheets connect, list, rotate, rekey, remove; sheet atta
         '--connection',
         connection.id,
         '--spreadsheet',
-        `https://docs.google.com/spreadsheets/d/${SPREADSHEET}/edit#gid=0`,
-      ],
-      { keys: `${k2},${k1}` },
-    );
-    expect(attached).toMatchObject({
-      sheetId,
-      provider: 'google',
-      spreadsheetId: SPREADSHEET,
-      serviceAccountEmail: email,
-    });
-    expect(await db.liveSheet.findUnique({ where: { id: sheetId } })).toMatchObject({
-      provider: 'google',
-      connectionId: connection.id,
-      spreadsheetId: SPREADSHEET,
-      cursor: null,
-      rowCount: 0,
-      status: 'rebuilding',
-    });
-    expect(await db.liveSheetRow.count({ where: { sheetId } })).toBe(0);
-    const inUse = await admin(['sheets', 'remove', '--connection', connection.id]);
-    expect([inUse.code, inUse.stderr]).toEqual([1, expect.stringContaining('detach them first')]);
-    const otherWorkspace = await adminJson(['workspace', 'create', '--name', 'Someone else']);
-    const strangerKey = keyFile('stranger@x.iam.gserviceaccount.com', 'stranger');
-    const stranger = await adminJson([
-      'sheets',
-      'connect',
-      '--workspace',
-      otherWorkspace.id,
-      '--provider',
-      'google',
-      '--key-file',
-      strangerKey.file,
-    ]);
-    const crossed = await admin([
-      'sheet',
-      'attach',
-      '--campaign',
-      campaign.id,
-      '--connection',
-      stranger.id,
-      '--spreadsheet',
-      SPREADSHEET,
-    ]);
-    expect(crossed.code).toBe(1);
-    const badId = await admin([
-      'sheet',
-      'attach',
-      '--campaign',
-      campaign.id,
-      '--connection',
-      connection.id,
-      '--spreadsheet',
-      'x/y',
-    ]);
-    expect(badId.code).toBe(64);
+        'x/y',
+      ]);
+      expect(badId.code).toBe(64);
 
-    // Detach: back to the local provider; then the connection can go, its key wiped.
-    expect(await adminJson(['sheet', 'detach', '--campaign', campaign.id])).toEqual({ sheetId, provider: 'local' });
-    expect(await db.liveSheet.findUnique({ where: { id: sheetId } })).toMatchObject({
-      provider: 'local',
-      connectionId: null,
-      spreadsheetId: sheetId,
+      // Detach: back to the local provider; then the connection can go, its key wiped.
+      expect(await adminJson(['sheet', 'detach', '--campaign', campaign.id])).toEqual({ sheetId, provider: 'local' });
+      expect(await db.liveSheet.findUnique({ where: { id: sheetId } })).toMatchObject({
+        provider: 'local',
+        connectionId: null,
+        spreadsheetId: sheetId,
+      });
+      expect(await adminJson(['sheets', 'remove', '--connection', connection.id])).toEqual({ id: connection.id });
+      expect(await db.sheetConnection.findUnique({ where: { id: connection.id } })).toMatchObject({
+        secretCiphertext: null,
+        secretKeyId: null,
+        deletedAt: expect.any(Date),
+      });
+      expect(await openSheetConnection(sql, keyringSchema.parse(k2), connection.id as string)).toBeNull();
     });
-    expect(await adminJson(['sheets', 'remove', '--connection', connection.id])).toEqual({ id: connection.id });
-    expect(await db.sheetConnection.findUnique({ where: { id: connection.id } })).toMatchObject({
-      secretCiphertext: null,
-      secretKeyId: null,
-      deletedAt: expect.any(Date),
-    });
-    expect(await openSheetConnection(sql, keyringSchema.parse(k2), connection.id as string)).toBeNull();
-  });
-});
+  },
+);
 
 describe('the write pace per service account, in PostgreSQL', () => {
   it('spaces the writes of every worker by 60 s / writesPerMinute after the burst, per account', async () => {
