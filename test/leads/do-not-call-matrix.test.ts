@@ -3,8 +3,6 @@
 // WhatsApp twin as the provider (its contacts reply). Every way a number is listed, with its provenance; then every
 // send path, call and WhatsApp, refusing or skipping a listed number; and a lead that opts out between two attempts.
 import { describe, expect, it } from 'vitest';
-import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
-import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import type { Transcript } from '../../lib/calls/transcript';
 import type { OrderNotificationResult } from '../../lib/commerce/order-notification';
 import { DEFAULT_DIAL_LADDER } from '../../lib/dial-ladder/dial-ladder';
@@ -12,18 +10,15 @@ import { grantCredits } from '../../lib/door/workspace-admin';
 import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
 import { orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
 import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
-import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { freePort } from '../../scripts/stack/child-process';
-import { startTestApi } from '../support/api';
-import { startTestCarrier } from '../support/carrier';
 import { insertShoeShopAgent, said, startedAgentCampaign, withIntelligence } from '../support/carrier-calls';
 import { insertAnsweredCall } from '../support/calls';
 import { useTestDatabase } from '../support/database';
 import { journey, runningJourneyCampaign } from '../support/journeys';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
-import { startTestWorker, useTemporalClient } from '../support/temporal';
-import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
-import { connectTwinCaller } from '../support/twilio-twin-stack';
+import { useTemporalClient } from '../support/temporal';
+import { scriptPersona, twinLog } from '../support/twilio-twin';
+import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { until } from '../support/until';
 import { providerRecord, startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
 import { connectedSender, reviewedTemplate } from '../support/whatsapp-stack';
@@ -31,32 +26,15 @@ import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const keyring = keyringSchema.parse(newKeyringEntry('k1'));
-const twin = await startTestTwilioTwin(db, {
-  timeScale: 0.02,
-  accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN }],
-});
-const simulated = await startTestCarrier(db);
 const whatsappPort = await freePort();
+const whatsappClient = createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${whatsappPort}` });
 // The script walk (speech Gathers) explicitly: the engine the opt-out must be heard on without a dialogue engine.
-const api = await startTestApi({
-  db,
-  url,
-  temporal,
-  carrierKeyring: keyring,
-  conversationEngine: 'gather',
-  whatsapp: {
-    provider: createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${whatsappPort}` }),
-    appSecret: TEST_WHATSAPP_APP_SECRET,
-  },
-});
+const { keyring, twin, api } = await startTwilioTwinStack(
+  { db, url, temporal },
+  { conversationEngine: 'gather', whatsapp: { provider: whatsappClient, appSecret: TEST_WHATSAPP_APP_SECRET } },
+  { whatsappProvider: whatsappClient },
+);
 const whatsapp = await startTestWhatsApp(db, { webhookUrl: `${api.baseUrl}/whatsapp/webhook`, port: whatsappPort });
-await startTestWorker(temporal.taskQueue, {
-  db,
-  calls: createConnectionCarrier({ db, keyring, fallback: simulated.client, publicBaseUrl: api.baseUrl }),
-  statusCallbackBaseUrl: api.baseUrl,
-  whatsappProvider: whatsapp.client,
-});
 
 const owner = await createTestWorkspace(db, {
   scopes: [
