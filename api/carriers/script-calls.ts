@@ -104,13 +104,16 @@ export async function trimAgentTurn(
 }
 
 /**
- * A step of the walk whose answer asks not to be called again (heardOptOut; the step says the opted-out line and
- * hangs up): the call ends opted_out and its number joins the workspace's Do-Not-Call list (source spoken_opt_out,
- * this call), as the opt_out tool does on a dialogue engine (docs/features/conversation/tools.md). A test call lists
- * no number, as that tool does not. A replayed step changes nothing more: the call is listed once, and only while it
- * is on.
+ * The person asked not to be called again (docs/features/leads.md#the-do-not-call-list): the call ends opted_out and
+ * its number joins the workspace's Do-Not-Call list (source spoken_opt_out, this call), as the opt_out tool does
+ * (docs/features/conversation/tools.md). A test call lists no number, as that tool does not. Only while the call is
+ * on; a repeat lists nothing twice.
  */
-export async function endWalkOnOptOut(services: AppServices, call: ScriptCallRow, request: ScriptRequest) {
-  if (!heardOptOut(request)) return;
+export async function markSpokenOptOut(services: AppServices, call: { id: string; kind: string }): Promise<void> {
   await markConversationOutcome(poolSql(services.sql), call.id, 'opted_out', { doNotCall: call.kind !== 'test' });
+}
+
+/** A step of the walk whose answer asks not to be called again (heardOptOut: it says the opted-out line and hangs up). */
+export async function endWalkOnOptOut(services: AppServices, call: ScriptCallRow, request: ScriptRequest) {
+  if (heardOptOut(request)) await markSpokenOptOut(services, call);
 }
