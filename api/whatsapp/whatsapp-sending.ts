@@ -53,8 +53,9 @@ async function approvedTemplate(
 
 /**
  * Sends one message from a sender of the workspace (docs/features/whatsapp/sending.md): never to a number on the
- * workspace's Do-Not-Call list (409 number_on_do_not_call); a template message (APPROVED, with its variables) at any time, or free-form text only inside the customer-service window
- * the contact's last inbound message opened (else 409 whatsapp_window_closed, the platform's 131047).
+ * workspace's Do-Not-Call list (409 number_on_do_not_call); a template message (APPROVED, with its variables) at any
+ * time, or free-form text only inside the customer-service window the contact's last inbound message opened (else 409
+ * whatsapp_window_closed, the platform's 131047).
  * Recorded with its price held (402 insufficient_credits: nothing recorded), then handed to the provider
  * by its workflow; 202 with the message, accepted. An Idempotency-Key answers the message first sent with it.
  */
