@@ -64,7 +64,8 @@ export const ErrorCode = {
   // WhatsApp webhooks (POST /whatsapp/webhook): 401 invalid_signature (unsigned, badly signed or stale), and 404 when a recent
   // event names a message or template of this service's number or Business Account not recorded yet (the provider retries).
   unknown_whatsapp_target: 'unknown_whatsapp_target',
-  // Test calls (POST /calls/test): 409 when the number to call is on the workspace's Do-Not-Call list.
+  // Test calls (POST /calls/test) and WhatsApp sends (POST /whatsapp/messages): 409 when the number to call or message is
+  // on the workspace's Do-Not-Call list.
   number_on_do_not_call: 'number_on_do_not_call',
   // Speech analysis (lib/speech, docs/features/speech.md): a recording that does not decode as audio, a file over
   // the size limit, audio over the length limit; a language the recogniser has no model for.

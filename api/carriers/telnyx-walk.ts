@@ -13,7 +13,7 @@ import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { telnyxSpeakVoiceOf } from '../../lib/carriers/telnyx/telnyx-voices';
 import { scriptGreeting } from '../../lib/conversation/script-engine';
 import type { AppServices } from '../app-services';
-import { minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { endWalkOnOptOut, minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns } from './script-calls';
 import type { ScriptCallRow } from './carrier-call-store';
 
 /**
@@ -70,6 +70,7 @@ export async function walkTelnyxStep(
     step.turns,
     request.kind === 'voicemail' && step.turns.length > 0,
   );
+  await endWalkOnOptOut(services, call, request);
   const calls = createTelnyxCalls(connection, { publicBaseUrl: services.publicBaseUrl! });
   const agent = scriptCall.agent;
   if (agent && request.kind === 'answer' && step.question !== null)

@@ -23,7 +23,7 @@ import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
-import { paidTimeLeftMs, scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { endWalkOnOptOut, paidTimeLeftMs, scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
 import { clearVoicemailRedirect, markVoicemailRedirect } from './carrier-call-store';
 
 /** The connection whose auth token verified a request, for its handler (the path named it; the body never does). */
@@ -226,5 +226,6 @@ export async function twilioCallTwiml(
     await paidTimeLeftMs(services, call),
   );
   await storeScriptTurns(services, call.id, turns, request.kind === 'voicemail' && turns.length > 0);
+  await endWalkOnOptOut(services, call, request);
   return twiml;
 }

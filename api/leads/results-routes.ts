@@ -66,7 +66,7 @@ export const leadResultSchema = z.object({
     .string()
     .nullable()
     .describe(
-      "The last attempt's outcome (a call's). A WHATSAPP campaign's lead: its message's, as the message stands now: delivered, read, failed, or undelivered (its lead finished while it was still accepted or sent); null while the lead waits, or when no message was sent (the lead's lead.finished event names why).",
+      "The last attempt's outcome (a call's); opted_out also for a lead its number's opt-out ended before its next attempt (the number was put on the Do-Not-Call list meanwhile: GET /do-not-call/{phone} says how). A WHATSAPP campaign's lead: its message's, as the message stands now: delivered, read, failed, or undelivered (its lead finished while it was still accepted or sent); null while the lead waits, or when no message was sent (the lead's lead.finished event names why).",
     ),
   attempts: z.number().int().describe('Calls made; a WHATSAPP lead: 1 once its message is recorded, else 0.'),
   calls: z.array(callView).describe('The calls, by attempt; always empty for a WHATSAPP lead.'),

@@ -17,6 +17,7 @@ import { leadWaitingView, linePositions } from './lead-waiting';
 import {
   callsOfWorkspacePage,
   leadOfWorkspace,
+  leadsEndedByOptOut,
   leadsOfCampaignPage,
   leadsOfWorkspacePage,
   type LeadWithCalls,
@@ -33,6 +34,7 @@ export function leadResultView(
   lead: LeadWithCalls,
   messages: ReadonlyMap<string, LeadMessageRow>,
   positions: ReadonlyMap<string, number>,
+  optedOut: ReadonlySet<string> = new Set(),
 ) {
   const calls = [...lead.calls].sort((a, b) => a.attempt - b.attempt);
   const result = {
@@ -43,7 +45,8 @@ export function leadResultView(
     name: lead.name,
     status: lead.status,
     waiting: leadWaitingView(lead, positions),
-    outcome: calls.at(-1)?.outcome ?? null,
+    // A lead ended by its number's opt-out before its next attempt has no call saying it: its result does.
+    outcome: optedOut.has(lead.id) ? 'opted_out' : (calls.at(-1)?.outcome ?? null),
     attempts: calls.length,
     calls: calls.map((call) => ({
       attempt: call.attempt,
@@ -73,14 +76,18 @@ export function leadResultView(
  */
 async function leadResultViews(db: AppServices['db'], leads: LeadWithCalls[]) {
   const messaged = leads.filter((lead) => leadWorkflowKind(lead.campaign) === 'WHATSAPP');
-  const [messages, positions] = await Promise.all([
+  const [messages, positions, optedOut] = await Promise.all([
     leadMessages(
       db,
       messaged.map((lead) => lead.id),
     ),
     linePositions(db, leads),
+    leadsEndedByOptOut(
+      db,
+      leads.filter((lead) => lead.status === 'cancelled').map((lead) => lead.id),
+    ),
   ]);
-  return (lead: LeadWithCalls) => leadResultView(lead, messages, positions);
+  return (lead: LeadWithCalls) => leadResultView(lead, messages, positions, optedOut);
 }
 
 export async function findLeadResult({ db }: AppServices, principal: Principal, leadId: string) {

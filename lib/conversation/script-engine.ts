@@ -1,5 +1,12 @@
 import { filled } from '../lead-placeholders';
-import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from './script-walk';
+import {
+  disclosureOf,
+  NO_ANSWER_TEXT,
+  OPTED_OUT_LINES,
+  scriptStepOf,
+  type ScriptCall,
+  type ScriptStep,
+} from './script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
 import { silenceLine } from './silence';
@@ -38,14 +45,14 @@ const LINES: Record<
   }
 > = {
   en: {
-    optedOut: "I'm sorry to have bothered you. We won't call you again. Goodbye.",
+    optedOut: OPTED_OUT_LINES.en,
     askWhen: 'Of course. When would be a good time to call you back?',
     callbackBooked: (at) => `Of course. We'll call you back on ${at}. Goodbye.`,
     transferring: 'Of course, let me put you through to a colleague. One moment, please.',
     nobodyToTransfer: "I'm sorry, nobody can take the call right now. Would you like us to call you back later?",
   },
   es: {
-    optedOut: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
+    optedOut: OPTED_OUT_LINES.es,
     askWhen: 'Por supuesto. ¿Cuándo le viene bien que le llamemos?',
     callbackBooked: (at) => `Por supuesto. Le llamaremos el ${at}. Adiós.`,
     transferring: 'Por supuesto, le paso con un compañero. Un momento, por favor.',

@@ -10,7 +10,7 @@ import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carrier-connections/connections';
 import { OPENED_CONNECTION_TTL_MS } from '../../lib/carrier-connections/opened-connections';
 import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
-import { NO_ANSWER_TEXT } from '../../lib/conversation/script-walk';
+import { NO_ANSWER_TEXT, OPTED_OUT_LINES } from '../../lib/conversation/script-walk';
 import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { TELNYX_SPEAK_VOICES } from '../../lib/carriers/telnyx/telnyx-voices';
@@ -321,6 +321,29 @@ describe("the agent's script walk on Call Control", () => {
     const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
     expect(intelligence.extraction.colour!.value).toBe('navy');
     expect(intelligence.extraction.pairs!.value).toBe(3);
+  });
+
+  it('hears an opt-out in any language the rules know: the opted-out line, the hang-up, opted_out, the number listed', async () => {
+    const phone = '+14155570202';
+    const campaign = await runningCampaign(A, { questions: QUESTIONS });
+    await scriptTelnyxPersona(twin.baseUrl, {
+      number: phone,
+      answers: ['No me vuelva a llamar, por favor.', '3 pairs.'],
+    });
+    const lead = await pushLead(A.owner, campaign.id, phone);
+    expect(await lead.handle.result()).toMatchObject({ status: 'completed', outcome: 'opted_out', attempts: 1 });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    expect(call.outcome).toBe('opted_out');
+    expect(
+      await db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: A.owner.workspaceId, phone } } }),
+    ).toMatchObject({ source: 'spoken_opt_out', callId: call.id });
+    const transcript = (await withIntelligence(call.id)).transcript as Transcript;
+    // An English agent: it answers in English, and asks nothing more.
+    expect(said(transcript, 'agent')).toEqual(['Hello Ana, this is the shoe shop.', QUESTIONS[0], OPTED_OUT_LINES.en]);
+    const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual(
+      said(transcript, 'agent'),
+    );
   });
 
   it("leaves the agent's message after a machine's greeting, then hangs up: voicemail_left", async () => {

@@ -119,7 +119,8 @@ function leadDialScenario(name: string, phone: string, onDoNotCallList = false):
     name,
     async run(context) {
       const campaign = await campaignFor(context.db, name, 'RUNNING');
-      if (onDoNotCallList) await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone } });
+      if (onDoNotCallList)
+        await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone, source: 'api' } });
       const handle = await startLead(context, campaign, name, phone);
       await handle.result();
       return handle.workflowId;
