@@ -6,6 +6,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { customerServiceWindow } from '../../lib/whatsapp/customer-service-window';
 import { recordOutboundMessage } from '../../lib/whatsapp/outbound-message';
 import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
+import { assertSenderConnected } from '../../lib/whatsapp/simulator-stand-in';
 import { renderTemplateBody } from '../../lib/whatsapp/template-body';
 import { startWhatsAppMessage } from '../../lib/temporal/whatsapp';
 import type { Principal } from '../door/principal';
@@ -70,6 +71,7 @@ export async function sendWhatsAppMessage(
   }
   const sender = await whatsAppSenderWhere(db, { id: request.senderId, workspaceId });
   assertSenderSendable(sender, request.senderId, ['senderId']);
+  await assertSenderConnected(db, services.simulators, sender);
   const template = request.template ? await approvedTemplate(services, workspaceId, request.template) : null;
   if (!template) {
     const conversation = await conversationLastInbound(db, sender.id, request.to);
