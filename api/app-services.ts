@@ -13,7 +13,7 @@ import type { VoicePreviews } from '../lib/voices/previews';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { WebhookRateLimits } from './door/webhook-door';
 import type { CodecServerOptions } from './codec/codec-routes';
-import type { SimulatorsSetting } from '../lib/config';
+import type { SimulatorsSetting } from '../lib/simulators';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {

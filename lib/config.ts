@@ -8,6 +8,7 @@ import { isAddressOrRange, type EgressSettings } from './http/egress';
 import { CPU_BUDGET_DEFAULTS } from './cpu-budget/cpu-budget';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from './sql-pool';
 import { AMBIGUOUS_RESEND_RULES } from './whatsapp/ambiguous-resend';
+import { SIMULATOR_SETTINGS } from './simulators';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
 /**
@@ -35,14 +36,6 @@ export const defaultSpeechTaskQueue = (taskQueue: string) => `${taskQueue}-speec
 
 /** WORKFLOW_STACK_TRACES unset, and a worker created without saying (worker/create-worker.ts). */
 export const DEFAULT_WORKFLOW_STACK_TRACES: 'on' | 'off' = 'off';
-
-/**
- * SIMULATORS: whether the simulated carrier and WhatsApp provider may stand in (docs/configuration.md#simulators):
- * disabled (production), enabled (development: their calls and messages free), billed (the tests: charged as a real
- * provider's are, so that billing is exercised through them).
- */
-export const SIMULATOR_SETTINGS = ['disabled', 'enabled', 'billed'] as const;
-export type SimulatorsSetting = (typeof SIMULATOR_SETTINGS)[number];
 
 /** The variables one by one, before the values that depend on others are resolved. */
 /** The Meta twin's accounts (META_TWIN_ACCOUNTS). */

@@ -122,6 +122,10 @@ export async function placeTestCall(
         fromNumber,
       });
       if (inserted) {
+        // Free where simulators are enabled for development and the simulated carrier places it
+        // (docs/configuration.md#simulators): no hold, so nothing is charged and it talks up to the longest call.
+        if (connection === null && services.simulators === 'enabled')
+          return { id: newId, workflowId, deduplicated: false };
         // Billed (docs/features/credits.md): the hold is taken with the call, before it is dialed; a balance short
         // of one minute refuses the call (402) and the transaction records nothing.
         await holdTestCall(

@@ -102,6 +102,7 @@ export async function sendWhatsAppMessage(
           idempotencyKey: idempotencyKey ?? null,
         },
         { type: 'api_key', id: principal.keyId },
+        services.simulators,
       ),
     )
     .catch(async (error: unknown) => {

@@ -1,4 +1,4 @@
-import type { SimulatorsSetting } from '../config';
+import type { SimulatorsSetting } from '../simulators';
 import { ErrorCode } from '../error-codes';
 import { Refusal } from '../refusal';
 import type { RunSql } from '../run-sql';

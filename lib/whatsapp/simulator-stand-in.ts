@@ -1,5 +1,5 @@
 import type { Prisma } from '../../generated/prisma/client';
-import type { SimulatorsSetting } from '../config';
+import type { SimulatorsSetting } from '../simulators';
 import { ErrorCode } from '../error-codes';
 import { Refusal } from '../refusal';
 import { liveWhatsAppConnectionOf } from './connections';
@@ -31,8 +31,34 @@ export async function assertSenderConnected(
   sender: SenderBinding,
 ): Promise<void> {
   if (simulators !== 'disabled') return;
-  const live = sender.connectionId ? await liveWhatsAppConnectionOf(db, sender.workspaceId, sender.connectionId) : null;
-  if (!live) throw unboundSenderRefusal(sender);
+  if (!(await boundToLiveConnection(db, sender))) throw unboundSenderRefusal(sender);
+}
+
+/** Whether a live Meta connection of its workspace carries the sender's messages (else only a simulator could). */
+async function boundToLiveConnection(
+  db: Prisma.TransactionClient,
+  sender: Pick<SenderBinding, 'workspaceId' | 'connectionId'>,
+): Promise<boolean> {
+  if (!sender.connectionId) return false;
+  return (await liveWhatsAppConnectionOf(db, sender.workspaceId, sender.connectionId)) !== null;
+}
+
+/**
+ * Whether a message of the sender is free: SIMULATORS enabled (development) and the sender carried by the simulated
+ * provider, bound to no live Meta connection (docs/configuration.md#simulators). Disabled, such a message is refused
+ * before; billed (the tests), it is charged as a real one.
+ */
+export async function isFreeSimulatedMessage(
+  db: Prisma.TransactionClient,
+  simulators: SimulatorsSetting,
+  senderId: string,
+): Promise<boolean> {
+  if (simulators !== 'enabled') return false;
+  const sender = await db.whatsAppSender.findUnique({
+    where: { id: senderId },
+    select: { workspaceId: true, connectionId: true },
+  });
+  return sender !== null && !(await boundToLiveConnection(db, sender));
 }
 
 /** assertSenderConnected of a WHATSAPP campaign's sender (its messaging, PUT /whatsapp/campaigns/{id}); none set: nothing. */
