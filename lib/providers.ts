@@ -23,7 +23,7 @@ import type { WhatsAppSender } from './whatsapp/sender';
 import type { WhatsAppProvider } from './whatsapp/provider';
 import { createSimulatedWhatsAppClient } from './whatsapp/graph-client';
 import { createConnectionWhatsAppProvider } from './whatsapp/connection-provider';
-import { createUnboundWhatsAppProvider } from './whatsapp/unbound-provider';
+import { createUnboundWhatsAppProvider, createUnboundWhatsAppSender } from './whatsapp/unbound-provider';
 
 /**
  * The carrier calls are placed through: a call whose caller number is bound to a carrier connection goes through
@@ -55,8 +55,13 @@ function fallbackCarrier(config: Pick<Config, 'SIMULATORS' | 'FALLBACK_CARRIER' 
   }
 }
 
-export function createWhatsAppSender(provider: Config['FALLBACK_WHATSAPP_PROVIDER'], db: Database): WhatsAppSender {
-  switch (provider) {
+/** The embedded sender of old journey runs (lib/whatsapp/simulated-whatsapp.ts), where SIMULATORS allows it. */
+export function createWhatsAppSender(
+  config: Pick<Config, 'SIMULATORS' | 'FALLBACK_WHATSAPP_PROVIDER'>,
+  db: Database,
+): WhatsAppSender {
+  if (config.SIMULATORS === 'disabled') return createUnboundWhatsAppSender();
+  switch (config.FALLBACK_WHATSAPP_PROVIDER) {
     case 'simulated':
       return createSimulatedWhatsApp(db);
   }

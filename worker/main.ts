@@ -81,7 +81,7 @@ const worker = await createWorker({
     ...(config.CALL_END_DEADLINE_SECONDS !== undefined && {
       callEndDeadlineMs: config.CALL_END_DEADLINE_SECONDS * 1000,
     }),
-    whatsapp: createWhatsAppSender(config.FALLBACK_WHATSAPP_PROVIDER, db),
+    whatsapp: createWhatsAppSender(config, db),
     whatsappProvider: createWhatsAppProvider(config, db),
     simulators: config.SIMULATORS,
     whatsappResendAfterMs: config.WHATSAPP_RESEND_AFTER_SECONDS * 1000,

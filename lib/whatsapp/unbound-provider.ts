@@ -1,4 +1,5 @@
 import { WhatsAppProviderError, type WhatsAppProvider } from './provider';
+import type { WhatsAppSender } from './sender';
 
 /** The provider name of the refusing fallback: nothing carries what it is asked. */
 export const UNBOUND_WHATSAPP_PROVIDER = 'unbound';
@@ -33,5 +34,16 @@ export function createUnboundWhatsAppProvider(): WhatsAppProvider {
     submitTemplate: (submission) =>
       Promise.reject(refused(`the WhatsApp Business Account ${submission.businessAccountId}`)),
     getTemplate: (templateId) => Promise.reject(refused(`the template ${templateId}'s account`)),
+  };
+}
+
+/**
+ * The embedded sender of journey runs recorded before patch whatsapp-node-provider (lib/whatsapp/simulated-whatsapp.ts)
+ * while SIMULATORS is disabled: such a run's message node is answered failed, never simulated.
+ */
+export function createUnboundWhatsAppSender(): WhatsAppSender {
+  return {
+    name: UNBOUND_WHATSAPP_PROVIDER,
+    sendTemplate: (message) => Promise.resolve({ messageId: `unbound:${message.messageKey}`, status: 'failed' }),
   };
 }

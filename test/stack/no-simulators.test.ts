@@ -9,10 +9,14 @@ import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { parseConfig } from '../../lib/config';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
-import { createCarrier, createWhatsAppProvider } from '../../lib/providers';
+import { createCarrier, createWhatsAppProvider, createWhatsAppSender } from '../../lib/providers';
 import { WhatsAppProviderError } from '../../lib/whatsapp/provider';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
-import { createUnboundWhatsAppProvider, NO_WHATSAPP_CONNECTION_CODE } from '../../lib/whatsapp/unbound-provider';
+import {
+  createUnboundWhatsAppProvider,
+  NO_WHATSAPP_CONNECTION_CODE,
+  UNBOUND_WHATSAPP_PROVIDER,
+} from '../../lib/whatsapp/unbound-provider';
 import { insertAgent } from '../support/agents';
 import { connectCallers, TWILIO_TWIN_ACCOUNT } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
@@ -304,5 +308,19 @@ describe('the providers a production worker and API are built with (lib/provider
     });
     await expect(sent).rejects.toBeInstanceOf(WhatsAppProviderError);
     await expect(sent).rejects.toMatchObject({ code: NO_WHATSAPP_CONNECTION_CODE, httpStatus: 409 });
+  });
+
+  it('answers failed, never simulated, the message node of a journey run older than its provider', async () => {
+    const sender = createWhatsAppSender(production, db);
+    expect(sender.name).toBe(UNBOUND_WHATSAPP_PROVIDER);
+    const sent = await sender.sendTemplate({
+      messageKey: 'old-run:1',
+      workspaceId: (await createTestWorkspace(db)).workspaceId,
+      to: '+14155550150',
+      templateName: 'hello',
+      language: 'en_US',
+      parameters: [],
+    });
+    expect(sent.status).toBe('failed');
   });
 });
