@@ -249,6 +249,22 @@ describe('WhatsApp with simulators disabled', () => {
     expect(sent.status).not.toBe('failed');
   });
 
+  it('refuses a template of a Business Account only an unbound sender has, naming the sender', async () => {
+    const owner = await createTestWorkspace(db, { scopes: SCOPES });
+    const { id } = await connectWhatsAppSender(db, {
+      workspaceId: owner.workspaceId,
+      e164: nextNumber(),
+      provider: 'simulated',
+    });
+    const created = await api.request('POST', '/whatsapp/templates', {
+      key: owner.key,
+      body: { name: 'unbound_hello', language: 'en_US', category: 'utility', body: 'Hello' },
+    });
+    expect(created.status).toBe(409);
+    expect(await json(created)).toMatchObject({ error: 'no_whatsapp_connection', senderId: id });
+    expect(await db.whatsAppTemplate.count({ where: { workspaceId: owner.workspaceId } })).toBe(0);
+  });
+
   it("refuses an unbound sender as a campaign's messaging and at the campaign's start", async () => {
     const { owner, unboundSender, boundSender, templateId, campaign } = await whatsAppSetUp();
     const put = (senderId: string) =>
