@@ -13,6 +13,7 @@ import type { VoicePreviews } from '../lib/voices/previews';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { WebhookRateLimits } from './door/webhook-door';
 import type { CodecServerOptions } from './codec/codec-routes';
+import type { SimulatorsSetting } from '../lib/simulators';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -87,6 +88,12 @@ export interface AppServices {
    * paidTimeLeftMs): 60 s; tests shorten it to their carrier twin's time scale.
    */
   testMinuteMs?: number;
+  /**
+   * SIMULATORS (docs/configuration.md#simulators): disabled, a caller number bound to no carrier connection and a
+   * WhatsApp sender bound to no Meta connection are refused at the request that would use them; enabled or billed,
+   * the simulated carrier and WhatsApp provider stand in for them (free when enabled).
+   */
+  simulators: SimulatorsSetting;
   /** The carrier the workers dial through (FALLBACK_CARRIER, for a number bound to no connection): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

@@ -93,6 +93,9 @@ export const ErrorCode = {
   // Carrier connections (docs/features/carriers.md): a call from a number bound to no live carrier connection of its
   // workspace (409 where an API answers it; the adapters' failure type).
   no_carrier_connection: 'no_carrier_connection',
+  // WhatsApp: while SIMULATORS is disabled (docs/configuration.md#simulators), a send, a campaign's messaging or its
+  // start from a sender bound to no live Meta connection (409): only the simulated provider could carry it.
+  no_whatsapp_connection: 'no_whatsapp_connection',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

@@ -8,6 +8,7 @@ import { poolSql } from '../../lib/run-sql';
 import { customerServiceWindow } from '../../lib/whatsapp/customer-service-window';
 import { recordOutboundMessage } from '../../lib/whatsapp/outbound-message';
 import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
+import { assertSenderConnected } from '../../lib/whatsapp/simulator-stand-in';
 import { renderTemplateBody } from '../../lib/whatsapp/template-body';
 import { startWhatsAppMessage } from '../../lib/temporal/whatsapp';
 import type { Principal } from '../door/principal';
@@ -78,6 +79,7 @@ export async function sendWhatsAppMessage(
     throw new Refusal(ErrorCode.number_on_do_not_call, {
       detail: `${request.to} is on the workspace's Do-Not-Call list: no message is sent to it`,
     });
+  await assertSenderConnected(db, services.simulators, sender);
   const template = request.template ? await approvedTemplate(services, workspaceId, request.template) : null;
   if (!template) {
     const conversation = await conversationLastInbound(db, sender.id, request.to);
@@ -108,6 +110,7 @@ export async function sendWhatsAppMessage(
           idempotencyKey: idempotencyKey ?? null,
         },
         { type: 'api_key', id: principal.keyId },
+        services.simulators,
       ),
     )
     .catch(async (error: unknown) => {

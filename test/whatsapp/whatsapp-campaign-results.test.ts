@@ -191,6 +191,8 @@ describe('GET /campaigns/{id}/kpis of a WHATSAPP campaign', () => {
       // ...105 waits for its delivery, but a lead never gets a second message.
       reengaging: 0,
       triggered: 9,
+      // Its sender is bound to no Meta connection: the simulated provider took every message.
+      simulatedPlaced: 6,
       pausedReason: null,
     });
   });
@@ -454,6 +456,7 @@ describe('a WHATSAPP campaign run to its end', () => {
       failed: 2,
       reengaging: 0,
       triggered: 3,
+      simulatedPlaced: 2,
       pausedReason: null,
     });
   });
