@@ -1,7 +1,9 @@
 import { filled } from '../lead-placeholders';
+import { log } from '../log';
 import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from './script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
+import { asksSomething, spokenAnswerOf } from './knowledge-answer';
 import { silenceLine } from './silence';
 import type { DialogueToolCall, DialogueToolResult } from './tools';
 import { ruleLanguageOf, type RuleLanguage } from './utterance';
@@ -15,6 +17,12 @@ import { ruleLanguageOf, type RuleLanguage } from './utterance';
  *   ("call me later"), or one the rules cannot read: the agent asks when, and the question asked before waits;
  * - a request for a person: transfer_to_human, said, and the conversation ends handing the call on; an agent without a
  *   transfer number offers a callback instead, and the question asked before waits;
+ * - a question the script does not cover ("do you ship to Canada?"): the best passage of the agent's knowledge,
+ *   shortened to a sentence or two (lib/conversation/knowledge-answer.ts), then the question asked last again; with no
+ *   passage, the agent says it cannot answer and offers a person (transfer_to_human, when the agent has a transfer
+ *   number) or else a callback;
+ * - after an offer (a person, a callback): yes takes it (the transfer, or the agent asks when), no goes back to the
+ *   question asked last; anything else is read as if no offer had been made;
  * - anything else: the answer to the question asked last, then the next question, or the closing and the end.
  * The carrier says the opening line as its welcome greeting; at the start the engine asks question 1 (or says the
  * agent's first message, when it has one, before it). Turns are stored per utterance: step n is the lead's n-th
@@ -35,6 +43,10 @@ const LINES: Record<
     callbackBooked: (at: string) => string;
     transferring: string;
     nobodyToTransfer: string;
+    cannotAnswer: string;
+    offerPerson: string;
+    offerCallback: string;
+    noProblem: string;
   }
 > = {
   en: {
@@ -43,6 +55,10 @@ const LINES: Record<
     callbackBooked: (at) => `Of course. We'll call you back on ${at}. Goodbye.`,
     transferring: 'Of course, let me put you through to a colleague. One moment, please.',
     nobodyToTransfer: "I'm sorry, nobody can take the call right now. Would you like us to call you back later?",
+    cannotAnswer: "I'm sorry, I don't have that information.",
+    offerPerson: 'Would you like me to put you through to a colleague?',
+    offerCallback: 'Would you like someone to call you back about it?',
+    noProblem: 'No problem.',
   },
   es: {
     optedOut: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
@@ -50,6 +66,10 @@ const LINES: Record<
     callbackBooked: (at) => `Por supuesto. Le llamaremos el ${at}. Adiós.`,
     transferring: 'Por supuesto, le paso con un compañero. Un momento, por favor.',
     nobodyToTransfer: 'Lo siento, ahora mismo no hay nadie disponible. ¿Quiere que le llamemos más tarde?',
+    cannotAnswer: 'Lo siento, no tengo esa información.',
+    offerPerson: '¿Quiere que le pase con un compañero?',
+    offerCallback: '¿Quiere que alguien le llame para contárselo?',
+    noProblem: 'De acuerdo.',
   },
 };
 
@@ -71,6 +91,9 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
   let silences = 0;
   /** The agent's turns of its last answer, in order, for an interruption to trim. */
   let lastSaid: { step: number; part: number; text: string }[] = [];
+  /** What the agent offered in its last answer, for the lead's yes or no: a person (a transfer) or a callback. */
+  let offered: 'person' | 'callback' | null = null;
+  const canTransfer = !!agent?.transferNumber;
 
   /** The words of a script step still to say (the welcome greeting's, said by the carrier, left out of step 0). */
   const wordsOf = (step: ScriptStep) =>
@@ -111,6 +134,16 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       .filter((turn) => turn.speaker === 'agent' && !(turn.step === 0 && welcomed.has(turn.text)))
       .map(({ step, part, text }) => ({ step, part, text }));
 
+  /** The best passage of the agent's knowledge for a question, as said (null: none, or the search failed). */
+  async function knowledgeAnswer(question: string): Promise<string | null> {
+    const passages = await context.knowledge(question).catch((error: unknown) => {
+      log.warn({ err: error }, 'script engine: knowledge search failed, answering without passages');
+      return [];
+    });
+    const best = passages[0];
+    return (best && spokenAnswerOf(best, question)) || null;
+  }
+
   const agentTurn = (step: number, part: number, text: string): ConversationTurn => ({
     step,
     part,
@@ -148,6 +181,8 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       silences = 0;
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text, confidence: null };
       const intent = recogniseIntent(text, agent.language);
+      const offer = offered;
+      offered = null;
 
       if (intent.kind === 'opt_out') {
         const { turns, result } = await useTool(step, leadTurn, { name: 'opt_out', arguments: {} });
@@ -169,14 +204,32 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
         }
         return yield* say([leadTurn, agentTurn(step, 1, lines.askWhen)], lines.askWhen);
       }
-      if (intent.kind === 'wants_person') {
+      if (intent.kind === 'wants_person' || (offer === 'person' && intent.kind === 'yes')) {
         const { turns, result } = await useTool(step, leadTurn, {
           name: 'transfer_to_human',
           arguments: { summary: `${call.lead.name ?? 'The lead'} asked to speak to a person: "${text}"` },
         });
         ended = result.endsConversation;
+        if (!result.ok && !ended) offered = 'callback';
         const words = result.ok ? lines.transferring : lines.nobodyToTransfer;
         return yield* say([...turns, agentTurn(step, 2, words)], words);
+      }
+      if (offer === 'callback' && intent.kind === 'yes')
+        return yield* say([leadTurn, agentTurn(step, 1, lines.askWhen)], lines.askWhen);
+      if (offer !== null && intent.kind === 'no') {
+        // Back to the script: the question asked last still waits for its answer.
+        const words = [lines.noProblem, asking].filter((line): line is string => !!line);
+        return yield* say([leadTurn, ...words.map((line, index) => agentTurn(step, index + 1, line))], words.join(' '));
+      }
+      if (asksSomething(text, agent.language)) {
+        // A question the script does not cover: the agent's knowledge answers it, then the script goes on where it was.
+        const answer = await knowledgeAnswer(text);
+        const words = answer
+          ? [answer, asking]
+          : [lines.cannotAnswer, canTransfer ? lines.offerPerson : lines.offerCallback];
+        if (!answer) offered = canTransfer ? 'person' : 'callback';
+        const said = words.filter((line): line is string => !!line);
+        return yield* say([leadTurn, ...said.map((line, index) => agentTurn(step, index + 1, line))], said.join(' '));
       }
 
       // The answer to the question asked last: the script's next step, its turns under this utterance's step.
@@ -195,6 +248,7 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       if (ended || !agent) return;
       const step = ++utterances;
       silences += 1;
+      offered = null; // the question asked last is asked again: a yes now answers it
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null };
       const line = silenceLine(agent.language, silences);
       if (line.ends) {
