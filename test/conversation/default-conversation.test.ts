@@ -67,8 +67,11 @@ const DELIVERY =
   'We ship from Lisbon. Orders to Canada arrive within five working days, shipped by courier.\n\n' +
   'Tracking is sent by email.';
 
-/** The shoe shop's agent as POST /agents makes it with its defaults, with a transfer number and a delivery document. */
-async function defaultAgent() {
+/**
+ * The shoe shop's agent as POST /agents makes it with its defaults (and `settings`), with a transfer number and a
+ * delivery document.
+ */
+async function shoeShopAgent(settings: Record<string, unknown> = {}) {
   const created = await api.request('POST', '/agents', {
     key: owner.key,
     body: {
@@ -77,11 +80,12 @@ async function defaultAgent() {
       voiceId: 'espeak-ng/en-us',
       script: { openingLine: 'Hello {{name}}, this is the shoe shop.', questions: QUESTIONS, closing: CLOSING },
       transferNumber: TRANSFER_NUMBER,
+      ...settings,
     },
   });
   const agent = (await created.json()) as { id: string; conversationEngine: string };
   expect(created.status, JSON.stringify(agent)).toBe(201);
-  expect(agent.conversationEngine).toBe('relay');
+  expect(agent.conversationEngine).toBe(settings.conversationEngine ?? 'relay');
   const base = await db.knowledgeBase.create({ data: { workspaceId: owner.workspaceId, name: 'Shop' } });
   const document = await db.knowledgeDocument.create({
     data: {
@@ -97,7 +101,9 @@ async function defaultAgent() {
   return agent;
 }
 
-const agent = await defaultAgent();
+const agent = await shoeShopAgent();
+/** An agent kept on the script walk (its conversationEngine gather), on the same deployment. */
+const walkingAgent = await shoeShopAgent({ conversationEngine: 'gather' });
 
 const lines = (transcript: Transcript) => transcript.map((turn) => `${turn.speaker}: ${turn.text}`);
 
@@ -113,6 +119,9 @@ const CARRIERS = [
         .filter((entry) => entry.kind === 'dial')
         .map((entry) => entry.text),
     transferred: [TRANSFER_NUMBER, `${TRANSFER_NUMBER}: completed`],
+    /** Whether the call was handed to ConversationRelay (TwiML's <Connect>). */
+    relayed: async (providerCallId: string) =>
+      (await twinLog(twilioTwin.baseUrl, providerCallId)).log.some((entry) => entry.kind === 'connect'),
   },
   {
     name: 'Telnyx',
@@ -124,24 +133,28 @@ const CARRIERS = [
         .filter((entry) => entry.kind === ('transfer' as string))
         .map((entry) => entry.text),
     transferred: [`dialing ${TRANSFER_NUMBER}`, `answered by ${TRANSFER_NUMBER}; bridged`],
+    /** Whether the call was handed to ConversationRelay (conversation_relay_start). */
+    relayed: async (providerCallId: string) =>
+      (await telnyxTwinLog(telnyxTwin.baseUrl, providerCallId)).log.some((entry) => entry.kind === ('relay' as string)),
   },
 ];
 
-/** A campaign of the agent on each carrier's caller number. */
+/** A campaign of each agent on each carrier's caller number, by carrier and agent id. */
 const campaignIds = new Map<string, string>();
-for (const carrier of CARRIERS) {
-  const campaign = await startedAgentCampaign(db, api, owner, {
-    name: `Default conversation on ${carrier.name}`,
-    caller: carrier.caller,
-    agentId: agent.id,
-  });
-  campaignIds.set(carrier.name, campaign.id);
-}
+for (const carrier of CARRIERS)
+  for (const { id } of [agent, walkingAgent]) {
+    const campaign = await startedAgentCampaign(db, api, owner, {
+      name: `Default conversation on ${carrier.name}`,
+      caller: carrier.caller,
+      agentId: id,
+    });
+    campaignIds.set(`${carrier.name} ${id}`, campaign.id);
+  }
 
 describe.each(CARRIERS)('a default-configured agent on $name', (carrier) => {
   /** Ana at `phone` pushed, and her first call once it has ended and its intelligence is stored. */
-  async function callAna(phone: string) {
-    const campaignId = campaignIds.get(carrier.name)!;
+  async function callAna(phone: string, agentId = agent.id) {
+    const campaignId = campaignIds.get(`${carrier.name} ${agentId}`)!;
     const { leadId, handle } = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaignId, phone, {
       name: 'Ana',
     });
@@ -171,6 +184,7 @@ describe.each(CARRIERS)('a default-configured agent on $name', (carrier) => {
       'lead: Two pairs.',
       `agent: ${CLOSING}`,
     ]);
+    expect(await carrier.relayed(call.providerCallId!)).toBe(true);
   });
 
   it('books the callback the lead asks for', async () => {
@@ -205,5 +219,23 @@ describe.each(CARRIERS)('a default-configured agent on $name', (carrier) => {
       'agent: Of course, let me put you through to a colleague. One moment, please.',
     ]);
     expect(await carrier.transfers(call.providerCallId!)).toEqual(carrier.transferred);
+  });
+
+  it("walks the script on the carrier's own speech recognition for an agent that asks for gather", async () => {
+    const phone = `${carrier.prefix}4`;
+    await carrier.persona(phone, ['Navy, please.', 'Two pairs.']);
+    const { call, transcript, workflow } = await callAna(phone, walkingAgent.id);
+    expect(await workflow.result()).toMatchObject({ status: 'completed', outcome: 'answered', attempts: 1 });
+    expect(lines(transcript)).toEqual([
+      `agent: ${OPENING}`,
+      `agent: ${QUESTIONS[0]}`,
+      'lead: Navy, please.',
+      `agent: ${QUESTIONS[1]}`,
+      'lead: Two pairs.',
+      `agent: ${CLOSING}`,
+    ]);
+    expect(await carrier.relayed(call.providerCallId!)).toBe(false);
+    // The carrier's recogniser's confidence, which ConversationRelay does not send.
+    expect(transcript.filter((turn) => turn.speaker === 'lead').every((turn) => turn.confidence != null)).toBe(true);
   });
 });
