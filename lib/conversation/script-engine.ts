@@ -93,6 +93,8 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
   let lastSaid: { step: number; part: number; text: string }[] = [];
   /** What the agent offered in its last answer, for the lead's yes or no: a person (a transfer) or a callback. */
   let offered: 'person' | 'callback' | null = null;
+  /** The question the agent could not answer, for the colleague a transfer reaches (its summary). */
+  let unanswered: string | null = null;
   const canTransfer = !!agent?.transferNumber;
 
   /** The words of a script step still to say (the welcome greeting's, said by the carrier, left out of step 0). */
@@ -152,6 +154,12 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
     confidence: null,
   });
 
+  /** The lead's turn, then the agent's lines (the empty ones left out), stored and said. */
+  const answerWith = (leadTurn: ConversationTurn, said: readonly (string | null)[]) => {
+    const spoken = said.filter((line): line is string => !!line);
+    return say([leadTurn, ...spoken.map((line, index) => agentTurn(leadTurn.step, index + 1, line))], spoken.join(' '));
+  };
+
   return {
     get ended() {
       return ended;
@@ -182,7 +190,8 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text, confidence: null };
       const intent = recogniseIntent(text, agent.language);
       const offer = offered;
-      offered = null;
+      const couldNotAnswer = unanswered;
+      offered = unanswered = null;
 
       if (intent.kind === 'opt_out') {
         const { turns, result } = await useTool(step, leadTurn, { name: 'opt_out', arguments: {} });
@@ -202,34 +211,30 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
           }
           return yield* say([...turns, agentTurn(step, 2, lines.askWhen)], lines.askWhen);
         }
-        return yield* say([leadTurn, agentTurn(step, 1, lines.askWhen)], lines.askWhen);
+        return yield* answerWith(leadTurn, [lines.askWhen]);
       }
       if (intent.kind === 'wants_person' || (offer === 'person' && intent.kind === 'yes')) {
-        const { turns, result } = await useTool(step, leadTurn, {
-          name: 'transfer_to_human',
-          arguments: { summary: `${call.lead.name ?? 'The lead'} asked to speak to a person: "${text}"` },
-        });
+        const who = call.lead.name ?? 'The lead';
+        const summary =
+          intent.kind === 'wants_person' || couldNotAnswer === null
+            ? `${who} asked to speak to a person: "${text}"`
+            : `${who} asked what the agent could not answer: "${couldNotAnswer}"`;
+        const { turns, result } = await useTool(step, leadTurn, { name: 'transfer_to_human', arguments: { summary } });
         ended = result.endsConversation;
         if (!result.ok && !ended) offered = 'callback';
         const words = result.ok ? lines.transferring : lines.nobodyToTransfer;
         return yield* say([...turns, agentTurn(step, 2, words)], words);
       }
-      if (offer === 'callback' && intent.kind === 'yes')
-        return yield* say([leadTurn, agentTurn(step, 1, lines.askWhen)], lines.askWhen);
-      if (offer !== null && intent.kind === 'no') {
-        // Back to the script: the question asked last still waits for its answer.
-        const words = [lines.noProblem, asking].filter((line): line is string => !!line);
-        return yield* say([leadTurn, ...words.map((line, index) => agentTurn(step, index + 1, line))], words.join(' '));
-      }
+      if (offer === 'callback' && intent.kind === 'yes') return yield* answerWith(leadTurn, [lines.askWhen]);
+      // No to an offer: back to the script, whose question asked last still waits for its answer.
+      if (offer !== null && intent.kind === 'no') return yield* answerWith(leadTurn, [lines.noProblem, asking]);
       if (asksSomething(text, agent.language)) {
         // A question the script does not cover: the agent's knowledge answers it, then the script goes on where it was.
         const answer = await knowledgeAnswer(text);
-        const words = answer
-          ? [answer, asking]
-          : [lines.cannotAnswer, canTransfer ? lines.offerPerson : lines.offerCallback];
-        if (!answer) offered = canTransfer ? 'person' : 'callback';
-        const said = words.filter((line): line is string => !!line);
-        return yield* say([leadTurn, ...said.map((line, index) => agentTurn(step, index + 1, line))], said.join(' '));
+        if (answer) return yield* answerWith(leadTurn, [answer, asking]);
+        offered = canTransfer ? 'person' : 'callback';
+        unanswered = text;
+        return yield* answerWith(leadTurn, [lines.cannotAnswer, canTransfer ? lines.offerPerson : lines.offerCallback]);
       }
 
       // The answer to the question asked last: the script's next step, its turns under this utterance's step.
@@ -248,7 +253,7 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       if (ended || !agent) return;
       const step = ++utterances;
       silences += 1;
-      offered = null; // the question asked last is asked again: a yes now answers it
+      offered = unanswered = null; // the question asked last is asked again: a yes now answers it
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null };
       const line = silenceLine(agent.language, silences);
       if (line.ends) {

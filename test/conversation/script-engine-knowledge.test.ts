@@ -128,7 +128,13 @@ describe("the script engine's questions and offers", () => {
       "I'm sorry, I don't have that information. Would you like me to put you through to a colleague?",
     );
     expect(await say('Yes.')).toBe('Of course, let me put you through to a colleague. One moment, please.');
-    expect(context.toolCalls.map((call) => call.name)).toEqual(['transfer_to_human']);
+    // The colleague is told what the lead asked.
+    expect(context.toolCalls).toEqual([
+      {
+        name: 'transfer_to_human',
+        arguments: { summary: 'Ada asked what the agent could not answer: "What does a pair cost?"' },
+      },
+    ]);
     expect(engine.ended).toBe(true);
   });
 
