@@ -36,6 +36,61 @@ export function asksSomething(utterance: string, language: string): boolean {
   return QUESTION_OPENINGS[ruleLanguageOf(language)].test(normaliseUtterance(utterance));
 }
 
+/** What a lead says to hear the agent's last words again, normalised, by rule language. */
+const REPEAT_REQUESTS: Record<RuleLanguage, ReadonlySet<string>> = {
+  en: new Set([
+    'what',
+    'huh',
+    'sorry',
+    'sorry what',
+    'pardon',
+    'pardon me',
+    'excuse me',
+    'come again',
+    'say again',
+    'say that again',
+    'what did you say',
+    'i didnt hear you',
+    'i didnt catch that',
+    'repeat',
+    'repeat that',
+    'repeat that please',
+    'can you repeat that',
+    'could you repeat that',
+    'can you say that again',
+    'could you say that again',
+  ]),
+  es: new Set([
+    'que',
+    'como',
+    'perdon',
+    'disculpe',
+    'como dice',
+    'que dice',
+    'repita',
+    'repitame',
+    'me lo repite',
+    'puede repetir',
+    'puede repetirlo',
+    'no le he oido',
+    'no le oi',
+  ]),
+};
+
+/**
+ * Whether the lead only asked to hear the agent again ("sorry?", "could you repeat that?", "¿cómo?"): the whole
+ * utterance, normalised and without "please"/"por favor", is one of the phrases of its rule language, or one after
+ * "sorry"/"perdón" ("sorry, I didn't catch that").
+ */
+export function asksToRepeat(utterance: string, language: string): boolean {
+  const text = normaliseUtterance(utterance)
+    .replace(/\b(?:please|por favor)\b/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  const phrases = REPEAT_REQUESTS[ruleLanguageOf(language)];
+  return phrases.has(text) || phrases.has(text.replace(/^(?:sorry|perdon|disculpe) /, ''));
+}
+
 /** The words of a text worth matching, normalised, each once (short words say little about the subject). */
 const contentWords = (text: string) =>
   new Set(

@@ -3,7 +3,7 @@ import { log } from '../log';
 import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from './script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
-import { asksSomething, spokenAnswerOf } from './knowledge-answer';
+import { asksSomething, asksToRepeat, spokenAnswerOf } from './knowledge-answer';
 import { silenceLine } from './silence';
 import type { DialogueToolCall, DialogueToolResult } from './tools';
 import { ruleLanguageOf, type RuleLanguage } from './utterance';
@@ -23,6 +23,7 @@ import { ruleLanguageOf, type RuleLanguage } from './utterance';
  *   number) or else a callback;
  * - after an offer (a person, a callback): yes takes it (the transfer, or the agent asks when), no goes back to the
  *   question asked last; anything else is read as if no offer had been made;
+ * - "sorry?", "could you repeat that?": the agent's last words again;
  * - anything else: the answer to the question asked last, then the next question, or the closing and the end.
  * The carrier says the opening line as its welcome greeting; at the start the engine asks question 1 (or says the
  * agent's first message, when it has one, before it). Turns are stored per utterance: step n is the lead's n-th
@@ -228,6 +229,12 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       if (offer === 'callback' && intent.kind === 'yes') return yield* answerWith(leadTurn, [lines.askWhen]);
       // No to an offer: back to the script, whose question asked last still waits for its answer.
       if (offer !== null && intent.kind === 'no') return yield* answerWith(leadTurn, [lines.noProblem, asking]);
+      if (asksToRepeat(text, agent.language)) {
+        // "Sorry?": the agent's last words again (or the question asked last), any offer in them still standing.
+        [offered, unanswered] = [offer, couldNotAnswer];
+        const last = lastSaid.map((turn) => turn.text).filter((line) => line !== '');
+        return yield* answerWith(leadTurn, last.length > 0 ? last : [asking]);
+      }
       if (asksSomething(text, agent.language)) {
         // A question the script does not cover: the agent's knowledge answers it, then the script goes on where it was.
         const answer = await knowledgeAnswer(text);

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import type { KnowledgePassage } from '../../lib/conversation/engine';
 import {
   asksSomething,
+  asksToRepeat,
   MAX_PASSAGE_CHARS_READ,
   MAX_SPOKEN_ANSWER_CHARS,
   spokenAnswerOf,
@@ -66,6 +67,23 @@ describe('asksSomething', () => {
     ['Rojo, por favor.', 'es-ES'],
     ['Sí, claro.', 'es-ES'],
   ])('%s (%s) asks nothing', (utterance, language) => expect(asksSomething(utterance, language)).toBe(false));
+});
+
+describe('asksToRepeat', () => {
+  it.each([
+    ['Sorry?', 'en-US'],
+    ['What?', 'en-US'],
+    ['Could you repeat that, please?', 'en-GB'],
+    ["Sorry, I didn't catch that.", 'en-US'],
+    ['¿Cómo?', 'es-ES'],
+    ['¿Me lo repite, por favor?', 'es-MX'],
+  ])('%s (%s) asks to hear it again', (utterance, language) => expect(asksToRepeat(utterance, language)).toBe(true));
+
+  it.each([
+    ['What does it cost?', 'en-US'],
+    ['Sorry, red.', 'en-US'],
+    ['¿Qué precio tiene?', 'es-ES'],
+  ])('%s (%s) does not', (utterance, language) => expect(asksToRepeat(utterance, language)).toBe(false));
 });
 
 describe('spokenAnswerOf', () => {
@@ -146,6 +164,18 @@ describe("the script engine's questions and offers", () => {
     await say('Is there a discount?');
     expect(await say('Two pairs.')).toBe('Thanks, bye.');
     expect(context.toolCalls).toEqual([]);
+  });
+
+  it('"sorry?" hears the last words again, an offer in them still standing', async () => {
+    const { context, say } = await conversation({ transferNumber: '+14155550100' });
+    expect(await say('Sorry?')).toBe(QUESTIONS[0]);
+    const offer = "I'm sorry, I don't have that information. Would you like me to put you through to a colleague?";
+    expect(await say('What does a pair cost?')).toBe(offer);
+    expect(await say('Could you repeat that?')).toBe(offer);
+    expect(await say('Yes.')).toBe('Of course, let me put you through to a colleague. One moment, please.');
+    expect(context.toolCalls.map((call) => call.arguments)).toEqual([
+      { summary: 'Ada asked what the agent could not answer: "What does a pair cost?"' },
+    ]);
   });
 
   it('a transfer nobody can take offers a callback, which yes takes', async () => {

@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { recogniseIntent } from '../../lib/conversation/intents';
-import { asksSomething, spokenAnswerOf } from '../../lib/conversation/knowledge-answer';
+import { asksSomething, asksToRepeat, spokenAnswerOf } from '../../lib/conversation/knowledge-answer';
 import { TIME_RULES, findTimeExpression, type TimeExpression } from '../../lib/conversation/time-expressions';
 
 type Slots = Omit<TimeExpression, 'span'>;
@@ -35,7 +35,7 @@ describe('recogniseIntent and findTimeExpression at 64 KiB', () => {
     });
 });
 
-describe('asksSomething and spokenAnswerOf at 64 KiB', () => {
+describe('asksSomething, asksToRepeat and spokenAnswerOf at 64 KiB', () => {
   for (const [language, unit] of [
     ['en', 'so '],
     ['en', 'so well um '],
@@ -45,6 +45,7 @@ describe('asksSomething and spokenAnswerOf at 64 KiB', () => {
     it(`"${unit}" over and over (${language})`, () => {
       const utterance = repeatedTo(unit, UNCAPPED_CHARS);
       expect(bestTimeMs(() => asksSomething(utterance, language))).toBeLessThan(WORST_CASE_BUDGET_MS);
+      expect(bestTimeMs(() => asksToRepeat(utterance, language))).toBeLessThan(WORST_CASE_BUDGET_MS);
     });
 
   it('a passage and a question of 64 KiB each: the passage read to its first 4,000 characters', () => {
