@@ -1,3 +1,4 @@
+import type { ConversationEngine } from '../lib/conversation/conversation-engine';
 import type { DialogueConfig } from '../lib/conversation/create-engine';
 import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../lib/database';
@@ -68,10 +69,11 @@ export interface AppServices {
    */
   telnyxAnswerTimeoutMs?: number;
   /**
-   * How an answered Twilio or Telnyx call's agent talks (CONVERSATION_ENGINE): gather (unset), the script walk; relay,
-   * ConversationRelay to the call's socket (api/carriers/relay-socket.ts).
+   * How an answered Twilio or Telnyx call's agent talks (CONVERSATION_ENGINE, lib/conversation/conversation-engine.ts):
+   * relay (unset), ConversationRelay to the call's socket (api/carriers/relay-socket.ts); gather, the script walk for
+   * every agent. An agent may ask for gather alone (its conversationEngine).
    */
-  conversationEngine?: 'gather' | 'relay';
+  conversationEngine?: ConversationEngine;
   /**
    * Which dialogue engine holds a ConversationRelay conversation (DIALOGUE_*, lib/conversation/create-engine.ts): unset, the
    * script engine for every agent.

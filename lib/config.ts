@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './calls/call-states';
 import { ConfigError } from './config-error';
+import { CONVERSATION_ENGINES } from './conversation/conversation-engine';
 import { LOG_LEVELS } from './log';
 import { withRenamedSettings, type SettingRenames } from './renamed-settings';
 import { keyringSchema } from './secrets/keyring';
@@ -129,10 +130,11 @@ export const configVariables = z.object({
    */
   FALLBACK_CARRIER: z.enum(['simulated']).default('simulated'),
   /**
-   * How an answered Twilio call's agent talks (docs/features/conversation/relay.md): gather, the script walk's speech
-   * Gathers; relay, a ConversationRelay socket to the API run by the dialogue engine.
+   * How an answered Twilio or Telnyx call's agent talks (lib/conversation/conversation-engine.ts): relay (the default),
+   * a ConversationRelay socket to the API run by the dialogue engine; gather, the script walk's speech Gathers for
+   * every agent (a fallback: an agent may also ask for it alone).
    */
-  CONVERSATION_ENGINE: z.enum(['gather', 'relay']).default('gather'),
+  CONVERSATION_ENGINE: z.enum(CONVERSATION_ENGINES).default('relay'),
   /**
    * How long a ConversationRelay conversation waits for the lead after the agent's words would have been said, before
    * the agent asks again (docs/features/conversation/relay.md#silence); unset: the script walk's answer timeout, 6 s.

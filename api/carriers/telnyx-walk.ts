@@ -82,7 +82,7 @@ export async function walkTelnyxStep(
 }
 
 /**
- * A person answered a call of an agent with CONVERSATION_ENGINE=relay (docs/features/conversation/relay.md#telnyx): the
+ * A person answered a call of an agent on the dialogue engine (docs/features/conversation/relay.md#telnyx): the
  * call is handed to ConversationRelay (conversation_relay_start, once per call by its command_id), with the disclosure
  * and the opening line as its greeting, the agent's voice and language, its dictionaries' terms as hints, and the URL
  * of the call's socket with its token; the conversation then runs on that socket (api/carriers/relay-socket.ts), which

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
 import { openedConnectionsOf, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
+import { callConversationEngine } from '../../lib/conversation/conversation-engine';
 import type { ScriptRequest } from '../../lib/conversation/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { telnyxClientOf, type TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
@@ -78,7 +79,8 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  * - call.speak.ended of a question: the wait for its answer begins (api/carriers/telnyx-question-waits.ts: unanswered
  *   past ANSWER_TIMEOUT_SECONDS, the walk goes on with "(no answer)");
  * - call.speak.ended of the step's last line when it ends the call: the hang-up;
- * - with CONVERSATION_ENGINE=relay, a person answering starts ConversationRelay instead of the walk, and
+ * - on the dialogue engine (lib/conversation/conversation-engine.ts: the default, unless the deployment or the agent
+ *   asks for the gather walk), a person answering starts ConversationRelay instead of the walk, and
  *   call.conversation.ended transfers the call (transfer_to_human) or hangs it up; the webhooks of the human's leg a
  *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts).
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
@@ -118,7 +120,7 @@ export async function receiveTelnyxWebhook(
     if (live && TELNYX_GREETING_ENDED.has(type)) await step({ kind: 'voicemail' });
     else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine') {
       // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
-      if (services.conversationEngine === 'relay' && call.agent)
+      if (call.agent && callConversationEngine(services.conversationEngine, call.agent) === 'relay')
         await startTelnyxRelay(services, connection, call, attemptId, callControlId);
       else await step({ kind: 'answer' });
     }

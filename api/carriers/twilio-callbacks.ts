@@ -14,6 +14,7 @@ import {
   type TwilioStatusCallback,
 } from '../../lib/carriers/twilio/twilio-callbacks';
 import { relayTwimlOfCall, twimlOfCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
+import { callConversationEngine } from '../../lib/conversation/conversation-engine';
 import { scriptGreeting } from '../../lib/conversation/script-engine';
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
@@ -207,7 +208,11 @@ export async function twilioCallTwiml(
                 ? { text: form.SpeechResult, confidence: confidenceOf(form.Confidence) }
                 : null,
           };
-  if (services.conversationEngine === 'relay' && request.kind === 'answer' && call.agent) {
+  if (
+    request.kind === 'answer' &&
+    call.agent &&
+    callConversationEngine(services.conversationEngine, call.agent) === 'relay'
+  ) {
     // The conversation runs on the call's socket (api/carriers/relay-socket.ts), which stores its turns.
     const scriptCall = scriptCallOfRow(call);
     return relayTwimlOfCall(scriptCall, {

@@ -17,6 +17,8 @@ export interface ScriptCall {
     voicemailMessage?: string | null;
     /** Speech-recognition hints: the terms of the agent's dictionaries, in order. */
     hints?: string[];
+    /** Where transfer_to_human hands a call; null or absent: the agent cannot transfer (a dialogue engine offers a callback). */
+    transferNumber?: string | null;
   } | null;
   lead: { name: string | null; fields: Record<string, unknown> };
   /**

@@ -79,7 +79,10 @@ const ACCOUNT_B = {
 };
 type Account = typeof ACCOUNT_A;
 
-/** An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the rest). */
+/**
+ * An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the
+ * rest); the API on the script walk (CONVERSATION_ENGINE=gather), whose speak and transcription commands these tests read.
+ */
 const startPath = (
   taskQueue: string,
   publicBaseUrl?: string,
@@ -91,7 +94,7 @@ const startPath = (
     keyring,
     fallback: simulated.client,
     publicBaseUrl,
-    api: questions,
+    api: { conversationEngine: 'gather', ...questions },
   });
 const main = await startPath(temporal.taskQueue);
 const api = main.api;
@@ -405,6 +408,7 @@ describe('a question nobody answers', () => {
     carrierKeyring: keyring,
     telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS,
     sweepQuestionWaits: { idlePollMs: 10 },
+    conversationEngine: 'gather',
   });
 
   /** The speak commands the adapter sent on a call with that command_id (a question said twice would be sent twice). */
