@@ -31,6 +31,7 @@ import { voiceRoutes } from './voices/routes';
 import { telephonyEventRoutes } from './calls/telephony-events-routes';
 import { telnyxRoutes } from './carriers/telnyx-routes';
 import { twilioRoutes } from './carriers/twilio-routes';
+import { twilioInboundRoutes } from './carriers/twilio-inbound';
 import { whatsAppWebhookRoutes } from './whatsapp/webhook-routes';
 import { testCallRoutes } from './test-calls/routes';
 import { testSessionRoutes } from './test-sessions/routes';
@@ -48,6 +49,7 @@ export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
   ...telephonyEventRoutes,
   ...twilioRoutes,
+  ...twilioInboundRoutes,
   ...telnyxRoutes,
   ...whatsAppWebhookRoutes,
   ...openApiRoutes(() => routes),

@@ -19,6 +19,7 @@ import {
   countryOf,
   releasePhoneNumber,
 } from '../lib/phone-numbers/phone-numbers';
+import { pointNumberAtProduct } from '../lib/phone-numbers/inbound-routing';
 import { readFileSync } from 'node:fs';
 import { journeyDefinitionSchema, validateJourney, type JourneyDefinition } from '../lib/journeys';
 import { Refusal } from '../lib/refusal';
@@ -200,7 +201,13 @@ export const adminCommands: Record<string, Command> = {
     );
     const carrierConnectionId = flags['carrier-connection'];
     const { id } = await assignPhoneNumber(db, flags.workspace, flags.e164, flags.capabilities, carrierConnectionId);
-    return carrierConnectionId ? { id, carrierConnectionId } : { id };
+    if (!carrierConnectionId) return { id };
+    // Bound to a carrier: a number that routes to an inbound agent is pointed at the product there
+    // (docs/features/carriers/inbound.md#pointing-the-number), and the answer says whether the carrier confirmed it.
+    const publicBaseUrl = configVariables.shape.PUBLIC_BASE_URL.safeParse(process.env.PUBLIC_BASE_URL).data;
+    const pointing = await pointNumberAtProduct({ db, keyring: resolveKeyring(), publicBaseUrl }, id);
+    if (!pointing.confirmed && pointing.reason === 'no_inbound_agent') return { id, carrierConnectionId };
+    return { id, carrierConnectionId, inboundRouting: pointing.confirmed ? 'confirmed' : pointing.reason };
   },
   'number release': async (db, raw) => {
     const flags = parseFlags({ e164: e164PhoneSchema }, raw);

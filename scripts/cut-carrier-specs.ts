@@ -49,6 +49,11 @@ export const CUTS: Record<string, Cut> = {
       ['get', '/2010-04-01/Accounts/{AccountSid}/Calls.json'],
       ['get', '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json'],
       ['post', '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json'],
+      // Inbound calls: the account's numbers listed by PhoneNumber, and one pointed at the product (VoiceUrl,
+      // StatusCallback): docs/features/carriers/inbound.md.
+      ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json'],
+      ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
+      ['post', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
     ],
     webhooks: [],
     licenceFile: 'LICENSE',

@@ -29,7 +29,7 @@ const params = z.object({
   attemptId: z.string().describe('The attempt the call was dialed for (the dial put it in the URL).'),
 });
 
-const signatureHeader = [
+export const signatureHeader = [
   {
     name: TWILIO_SIGNATURE_HEADER,
     description:
@@ -58,7 +58,7 @@ const twimlRoute = {
 };
 
 /** Written here: the route table answers JSON otherwise. */
-function sendTwiml(res: Response, twiml: string) {
+export function sendTwiml(res: Response, twiml: string) {
   res.status(200).type('text/xml').send(twiml);
   return { status: 200 as const };
 }
