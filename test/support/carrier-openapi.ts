@@ -67,8 +67,10 @@ const CARRIER_FORMATS: Record<string, Format> = {
   endpoint: true,
   'phone-number': true,
   twiml: true,
-  // Applies to objects (Twilio's subresource_uris), which string formats never check.
+  // Applies to objects (Twilio's subresource_uris, an IncomingPhoneNumber's capabilities), which string formats never
+  // check.
   'uri-map': true,
+  'phone-number-capabilities': true,
   // Telnyx writes `format: integer` on some integers; the type already says it.
   integer: { type: 'number', validate: (value: number) => Number.isInteger(value) },
   // OpenAI's: a Unix time in whole seconds (`created`).
