@@ -3,7 +3,6 @@
 // product through the official SDK (IncomingPhoneNumbers, checked against Twilio's description); the twin then places
 // calls to it on request, from an unknown number and from a lead whose ladder is waiting for its next rung.
 import { describe, expect, it } from 'vitest';
-import type { Transcript } from '../../lib/calls/transcript';
 import { DEFAULT_DIAL_LADDER } from '../../lib/dial-ladder/dial-ladder';
 import { TWILIO_TWIN_ACCOUNT_SID } from '../../lib/carriers/twin';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
@@ -14,6 +13,7 @@ import { useTemporalClient } from '../support/temporal';
 import { conformingAnswer, twilioTwinRecord } from '../support/twilio-twin';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { until } from '../support/until';
+import { agentLines, inboundCalls } from '../support/inbound-calls';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -28,48 +28,12 @@ const number = '+14155569101';
 const connection = await connectTwinCaller(db, keyring, twin.baseUrl, owner.workspaceId, number);
 const agent = await insertShoeShopAgent(db, owner.workspaceId, { questions: ['What colour would you like?'] });
 
-async function control(path: string, body: unknown) {
-  const response = await fetch(`${twin.baseUrl}/control/${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
-/** The account holds the number at the twin, as buying it at Twilio would. */
-const ownedByTheAccount = (phoneNumber: string) => control('incoming-numbers', { phoneNumber });
-
-async function numberView(e164: string) {
-  const response = await api.request('GET', '/phone-numbers', { key: owner.key });
-  const { items } = (await response.json()) as { items: { id: string; e164: string; inboundReady: boolean }[] };
-  return items.find((item) => item.e164 === e164)!;
-}
-
-async function routeTo(e164: string, inboundAgentId: string | null) {
-  const { id } = await numberView(e164);
-  const response = await api.request('PATCH', `/phone-numbers/${id}`, { key: owner.key, body: { inboundAgentId } });
-  expect(response.status).toBe(200);
-  return (await response.json()) as { inboundReady: boolean; inboundAgentId: string | null };
-}
-
-/** A person at `from` calls `to` at the twin; answers the CallSid. */
-async function personCalls(from: string, to: string): Promise<string> {
-  const placed = await control('incoming-calls', { from, to });
-  expect(placed.status).toBe(201);
-  return placed.body.sid as string;
-}
-
-/** The product's record of the call the twin placed, once it has ended and has its intelligence. */
-const endedCallOf = (sid: string) =>
-  until(
-    () => db.call.findFirst({ where: { providerCallId: sid } }),
-    (call) => call !== null && call.status === 'ended' && call.intelligence !== null,
-    60_000,
-  ).then((call) => call!);
-
-const agentLines = (transcript: unknown) =>
-  (transcript as Transcript).filter((turn) => turn.speaker === 'agent').map((turn) => turn.text);
+const { ownedByTheAccount, numberView, routeTo, personCalls, endedCallOf } = inboundCalls({
+  db,
+  api,
+  twinBaseUrl: twin.baseUrl,
+  key: owner.key,
+});
 
 describe('pointing a number at the product', () => {
   it('setting the inbound agent updates the number at Twilio through the SDK; inboundReady only once Twilio confirms', async () => {
