@@ -30,6 +30,7 @@ import { phoneNumberRoutes } from './phone-numbers/routes';
 import { voiceRoutes } from './voices/routes';
 import { telephonyEventRoutes } from './calls/telephony-events-routes';
 import { telnyxRoutes } from './carriers/telnyx-routes';
+import { telnyxInboundRoutes } from './carriers/telnyx-inbound';
 import { twilioRoutes } from './carriers/twilio-routes';
 import { twilioInboundRoutes } from './carriers/twilio-inbound';
 import { whatsAppWebhookRoutes } from './whatsapp/webhook-routes';
@@ -51,6 +52,7 @@ export const routes: readonly RouteDefinition[] = [
   ...twilioRoutes,
   ...twilioInboundRoutes,
   ...telnyxRoutes,
+  ...telnyxInboundRoutes,
   ...whatsAppWebhookRoutes,
   ...openApiRoutes(() => routes),
   ...docsRoutes,

@@ -154,3 +154,22 @@ export async function endedInboundCall(
   );
   return row;
 }
+
+/** The attempt id of the call recorded for the carrier's call id on the connection; null: none. */
+export async function recordedInboundAttempt(
+  sql: RunSql,
+  call: { connectionId: string; provider: string; providerCallId: string },
+): Promise<string | null> {
+  const [row] = await sql<{ attemptId: string }>(
+    {
+      name: 'inbound_call_attempt',
+      text: `SELECT "attemptId" FROM "Call"
+              WHERE provider = $2 AND "providerCallId" = $3 AND "carrierConnectionId" = $1::uuid AND direction = 'inbound'
+              LIMIT 1`,
+    },
+    call.connectionId,
+    call.provider,
+    call.providerCallId,
+  );
+  return row?.attemptId ?? null;
+}

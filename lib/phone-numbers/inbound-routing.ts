@@ -3,6 +3,8 @@ import type { Keyring } from '../secrets/keyring';
 import { familyOf, openCarrierConnection } from '../carrier-connections/connections';
 import { pointTwilioNumber } from '../carriers/twilio/twilio-numbers';
 import type { TwilioConnection } from '../carriers/twilio/twilio-client';
+import { pointTelnyxNumber } from '../carriers/telnyx/telnyx-numbers';
+import type { TelnyxConnection } from '../carriers/telnyx/telnyx-client';
 import { log } from '../log';
 
 /**
@@ -27,8 +29,7 @@ export type InboundPointingRefusal =
   | 'not_configured'
   | 'number_not_in_account'
   | 'not_confirmed'
-  | 'carrier_unavailable'
-  | 'carrier_not_supported';
+  | 'carrier_unavailable';
 
 export type InboundPointing = { confirmed: true } | { confirmed: false; reason: InboundPointingRefusal };
 
@@ -73,9 +74,11 @@ async function askCarrier(
   if (!keyring || !publicBaseUrl) return { confirmed: false, reason: 'not_configured' };
   const connection = await openCarrierConnection(db, keyring, number.carrierConnectionId);
   if (!connection) return { confirmed: false, reason: 'no_carrier_connection' };
-  if (familyOf(connection.provider) !== 'twilio') return { confirmed: false, reason: 'carrier_not_supported' };
   try {
-    const answer = await pointTwilioNumber(connection as TwilioConnection, number.e164, publicBaseUrl);
+    const answer =
+      familyOf(connection.provider) === 'twilio'
+        ? await pointTwilioNumber(connection as TwilioConnection, number.e164, publicBaseUrl)
+        : await pointTelnyxNumber(connection as TelnyxConnection, number.e164, publicBaseUrl);
     return answer.confirmed
       ? { confirmed: true, connectionId: connection.id, carrierRef: answer.carrierRef }
       : { confirmed: false, reason: answer.reason };
