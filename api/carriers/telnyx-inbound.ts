@@ -4,12 +4,8 @@ import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { TELNYX_INBOUND_ROUTE } from '../../lib/carriers/telnyx/telnyx-urls';
-import {
-  TELNYX_SIGNATURE_HEADER,
-  TELNYX_TIMESTAMP_HEADER,
-  telnyxWebhookSchema,
-  type TelnyxWebhook,
-} from '../../lib/carriers/telnyx/telnyx-webhooks';
+import { telnyxWebhookSchema, type TelnyxWebhook } from '../../lib/carriers/telnyx/telnyx-webhooks';
+import { telnyxSignatureHeaders } from './telnyx-routes';
 import { poolSql } from '../../lib/run-sql';
 import { defineRoute } from '../http/route';
 import type { AppServices } from '../app-services';
@@ -86,13 +82,7 @@ export const telnyxInboundRoutes = [
         .string()
         .describe('The carrier connection the number is bound to: its public key checks the signature.'),
     }),
-    headerParameters: [
-      {
-        name: TELNYX_SIGNATURE_HEADER,
-        description: "base64 Ed25519 signature, by the connection's Telnyx account, of `<telnyx-timestamp>|<body>`.",
-      },
-      { name: TELNYX_TIMESTAMP_HEADER, description: 'Unix seconds when Telnyx signed; more than 300 s away: refused.' },
-    ],
+    headerParameters: telnyxSignatureHeaders,
     body: inboundWebhookSchema,
     beforeValidation: assertSignedByTelnyx,
     responses: {

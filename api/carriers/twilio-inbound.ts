@@ -3,18 +3,14 @@ import { z } from 'zod';
 import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
-import {
-  callEventOfTwilio,
-  twilioStatusCallbackSchema,
-  type TwilioStatusCallback,
-} from '../../lib/carriers/twilio/twilio-callbacks';
+import { callEventOfTwilio, type TwilioStatusCallback } from '../../lib/carriers/twilio/twilio-callbacks';
 import { TWILIO_INBOUND_ROUTE } from '../../lib/carriers/twilio/twilio-urls';
 import { receiveCallEvent } from '../calls/telephony-events';
 import { defineRoute, FORM_MEDIA_TYPE } from '../http/route';
 import type { AppServices } from '../app-services';
 import { afterInboundEvent, recordInboundCall } from './inbound-calls';
 import { assertSignedByTwilio, twilioCallTwiml, verifiedConnectionOf } from './twilio-callbacks';
-import { sendTwiml, signatureHeader } from './twilio-routes';
+import { sendTwiml, signatureHeader, statusCallbackRoute } from './twilio-routes';
 
 /**
  * The routes a number of a Twilio connection is pointed at (docs/features/carriers/inbound.md): its VoiceUrl, asked when a
@@ -110,20 +106,8 @@ export const twilioInboundRoutes = [
       "as any call's status callback; a call that had a conversation gets its call intelligence. A call the product " +
       'never recorded (hung up on: its number routes to no agent) is received and applied to nothing. Public: ' +
       'authenticated by X-Twilio-Signature. Idempotent by CallSid and SequenceNumber.',
-    access: { public: true },
-    tags: ['Telephony'],
+    ...statusCallbackRoute,
     params,
-    headerParameters: signatureHeader,
-    body: twilioStatusCallbackSchema,
-    bodyMediaType: FORM_MEDIA_TYPE,
-    beforeValidation: assertSignedByTwilio,
-    responses: {
-      200: {
-        description: 'The callback is recorded (or was already).',
-        schema: z.object({ received: z.literal(true), applied: z.boolean() }),
-      },
-    },
-    errors,
     handler: async ({ services, req, body }) => ({
       status: 200,
       body: await receiveInboundStatus(services, req, body),

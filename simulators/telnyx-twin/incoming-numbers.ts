@@ -136,13 +136,14 @@ export function addIncomingNumberRoutes({ app, sql, accounts, personas, calls, r
 
   async function numberOf(req: Request, res: Response): Promise<PhoneNumberRow> {
     const [row] = await sql<PhoneNumberRow>(`SELECT * FROM ${NUMBERS} WHERE id = $1`, String(req.params.id));
-    if (!row || row.account !== accountOf(res).id) throw TELNYX_ERRORS.notFound(`Phone number ${req.params.id}`);
+    if (!row || row.account !== accountOf(res).id)
+      throw TELNYX_ERRORS.notFound(`Phone number ${String(req.params.id)}`);
     return row;
   }
   async function applicationOf(req: Request, res: Response): Promise<ApplicationRow> {
     const [row] = await sql<ApplicationRow>(`SELECT * FROM ${APPLICATIONS} WHERE id = $1`, String(req.params.id));
     if (!row || row.account !== accountOf(res).id)
-      throw TELNYX_ERRORS.notFound(`Call control application ${req.params.id}`);
+      throw TELNYX_ERRORS.notFound(`Call control application ${String(req.params.id)}`);
     return row;
   }
 

@@ -3,7 +3,6 @@
 // connection's Call Control application and points the application's webhook URL at the product through the official
 // SDK (checked against Telnyx's description); the twin then announces calls to the number, which the product answers.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DIAL_LADDER } from '../../lib/dial-ladder/dial-ladder';
 import { TELNYX_TWIN_CONNECTION_ID } from '../../lib/carriers/twin';
 import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
 import { startTestCarrier } from '../support/carrier';
@@ -12,15 +11,12 @@ import {
   insertShoeShopAgent,
   SHOE_SHOP_CLOSING,
   startCarrierPath,
-  startedAgentCampaign,
   TELNYX_TWIN_ACCOUNT,
 } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { agentLines, inboundCalls, leadLines } from '../support/inbound-calls';
-import { pushLeadWithWorkflow } from '../support/lead-workflows';
+import { agentLines, inboundCalls, leadWaitingForItsSecondRung, leadLines } from '../support/inbound-calls';
 import { useTemporalClient } from '../support/temporal';
 import { exchangeProblems, startTestTelnyxTwin } from '../support/telnyx-twin';
-import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -98,21 +94,12 @@ describe('inbound calls on Telnyx', () => {
   it('a lead returning a missed call mid-ladder is reached by it, and its ladder dials no more', async () => {
     await ownedByTheAccount(number);
     await routeTo(number, agent.id);
-    const campaign = await startedAgentCampaign(db, api, owner, {
-      name: 'Missed calls on Telnyx',
-      caller: number,
-      agentId: agent.id,
-      ladder: { rungs: [{ delaySeconds: 0 }, { delaySeconds: 20 }], outcomes: DEFAULT_DIAL_LADDER.outcomes },
-    });
-    const leadPhone = '+14155562246';
-    const { leadId, handle } = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaign.id, leadPhone, {
-      name: 'Ana',
-    });
-    await until(
-      () => db.lead.findUniqueOrThrow({ where: { id: leadId } }),
-      (lead) => lead.waitingFor === 'rung',
-      60_000,
+    // Last digit 6: the twin's number that does not answer.
+    const { leadId, handle } = await leadWaitingForItsSecondRung(
+      { db, api, temporal, owner },
+      { number, agentId: agent.id, phone: '+14155562246' },
     );
+    const leadPhone = '+14155562246';
     const call = await endedCallOf(await personCalls(leadPhone, number));
     expect(call).toMatchObject({ kind: 'campaign', direction: 'inbound', leadId, attemptId: `${leadId}:2` });
     expect(agentLines(call.transcript)[0]).toBe('Hello Ana, this is the shoe shop.');

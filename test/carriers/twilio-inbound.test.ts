@@ -3,17 +3,15 @@
 // product through the official SDK (IncomingPhoneNumbers, checked against Twilio's description); the twin then places
 // calls to it on request, from an unknown number and from a lead whose ladder is waiting for its next rung.
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DIAL_LADDER } from '../../lib/dial-ladder/dial-ladder';
 import { TWILIO_TWIN_ACCOUNT_SID } from '../../lib/carriers/twin';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
-import { insertShoeShopAgent, SHOE_SHOP_CLOSING, startedAgentCampaign } from '../support/carrier-calls';
+import { insertShoeShopAgent, SHOE_SHOP_CLOSING } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { useTemporalClient } from '../support/temporal';
 import { conformingAnswer, twilioTwinRecord } from '../support/twilio-twin';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { until } from '../support/until';
-import { agentLines, inboundCalls } from '../support/inbound-calls';
+import { agentLines, inboundCalls, leadWaitingForItsSecondRung } from '../support/inbound-calls';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -126,22 +124,12 @@ describe('inbound calls', () => {
     await ownedByTheAccount(number);
     await routeTo(number, agent.id);
     // A long second rung: the lead waits for it when it calls back.
-    const campaign = await startedAgentCampaign(db, api, owner, {
-      name: 'Missed calls',
-      caller: number,
-      agentId: agent.id,
-      ladder: { rungs: [{ delaySeconds: 0 }, { delaySeconds: 20 }], outcomes: DEFAULT_DIAL_LADDER.outcomes },
-    });
     // Last digit 6: the twin's number that does not answer.
-    const leadPhone = '+14155562226';
-    const { leadId, handle } = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaign.id, leadPhone, {
-      name: 'Ana',
-    });
-    await until(
-      () => db.lead.findUniqueOrThrow({ where: { id: leadId } }),
-      (lead) => lead.waitingFor === 'rung',
-      60_000,
+    const { campaign, leadId, handle } = await leadWaitingForItsSecondRung(
+      { db, api, temporal, owner },
+      { number, agentId: agent.id, phone: '+14155562226' },
     );
+    const leadPhone = '+14155562226';
     const sid = await personCalls(leadPhone, number);
     const call = await endedCallOf(sid);
     expect(call).toMatchObject({

@@ -1,8 +1,13 @@
 import { expect } from 'vitest';
 import type { Transcript } from '../../lib/calls/transcript';
 import type { Database } from '../../lib/database';
+import { DEFAULT_DIAL_LADDER } from '../../lib/dial-ladder/dial-ladder';
 import type { RunningApi } from './api';
+import { startedAgentCampaign } from './carrier-calls';
+import { pushLeadWithWorkflow } from './lead-workflows';
+import type { TestTemporal } from './temporal';
 import { until } from './until';
+import type { TestWorkspace } from './workspace';
 
 /**
  * What the inbound-call tests do (docs/features/carriers/inbound.md): give a number to the carrier twin's account, route
@@ -65,3 +70,28 @@ export const agentLines = (transcript: unknown) =>
   (transcript as Transcript).filter((turn) => turn.speaker === 'agent').map((turn) => turn.text);
 export const leadLines = (transcript: unknown) =>
   (transcript as Transcript).filter((turn) => turn.speaker === 'lead').map((turn) => turn.text);
+
+/**
+ * Ana, a lead of a campaign calling from `number` with a long second rung, whose first call (to `phone`, a twin number
+ * that does not answer) has ended: her ladder waits for its second rung when she calls back.
+ */
+export async function leadWaitingForItsSecondRung(
+  { db, api, temporal, owner }: { db: Database; api: RunningApi; temporal: TestTemporal; owner: TestWorkspace },
+  { number, agentId, phone }: { number: string; agentId: string; phone: string },
+) {
+  const campaign = await startedAgentCampaign(db, api, owner, {
+    name: 'Missed calls',
+    caller: number,
+    agentId,
+    ladder: { rungs: [{ delaySeconds: 0 }, { delaySeconds: 20 }], outcomes: DEFAULT_DIAL_LADDER.outcomes },
+  });
+  const { leadId, handle } = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaign.id, phone, {
+    name: 'Ana',
+  });
+  await until(
+    () => db.lead.findUniqueOrThrow({ where: { id: leadId } }),
+    (lead) => lead.waitingFor === 'rung',
+    60_000,
+  );
+  return { campaign, leadId, handle };
+}
