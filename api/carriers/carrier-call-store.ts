@@ -15,6 +15,8 @@ export interface ScriptCallRow {
   workspaceId: string;
   /** campaign or test: a test call talks only the minutes its hold covers (paidTimeLeftMs). */
   kind: string;
+  /** outbound, or inbound: a person called a number of the workspace (docs/features/carriers/inbound.md). */
+  direction: string;
   status: string;
   voicemailLeftAt: Date | null;
   agent:
@@ -40,7 +42,7 @@ export async function scriptCallRow(sql: RunSql, attemptId: string, connectionId
   const [call] = await sql<ScriptCallRow>(
     {
       name: 'carrier_script_call',
-      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, c.status, c."voicemailLeftAt",
+      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, c.direction, c.status, c."voicemailLeftAt",
                     CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('id', a.id, 'language', a.language, 'voiceId', a."voiceId",
                       'script', a.script, 'voicemailMessage', a."voicemailMessage",
                       'instructions', a.instructions, 'firstMessage', a."firstMessage",

@@ -25,6 +25,7 @@ import { callEventAt } from './carrier-call-store';
 import { armQuestionWait } from './telnyx-question-waits';
 import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
 import { telnyxConversationEnded, telnyxHumanLegWebhook } from './telnyx-transfer';
+import { afterInboundEvent } from './inbound-calls';
 
 /** The connection whose public key verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TelnyxConnection>();
@@ -61,6 +62,13 @@ export async function assertSignedByTelnyx(req: Request, services: AppServices):
   verified.set(req, telnyx as TelnyxConnection);
 }
 
+/** The verified connection of the request (assertSignedByTelnyx runs before every handler). */
+export function verifiedTelnyxConnectionOf(req: Request): TelnyxConnection {
+  const connection = verified.get(req);
+  if (!connection) throw new Refusal(ErrorCode.invalid_signature);
+  return connection;
+}
+
 /** When the call was answered, by its call.answered event (recorded once per call): the talk time's start. */
 async function answeredAtOf(services: AppServices, provider: string, callControlId: string): Promise<Date | null> {
   return callEventAt(poolSql(services.sql), provider, `${callControlId}:call.answered`);
@@ -91,9 +99,7 @@ export async function receiveTelnyxWebhook(
   attemptId: string,
   webhook: TelnyxWebhook,
 ): Promise<{ received: true; applied: boolean }> {
-  const connection = verified.get(req);
-  // assertSignedByTelnyx runs before the handler: a request without it never reaches here.
-  if (!connection) throw new Refusal(ErrorCode.invalid_signature);
+  const connection = verifiedTelnyxConnectionOf(req);
   const call = await scriptCallOf(services, attemptId, connection.id);
   const { event_type: type, payload } = webhook.data;
   const state = decodeClientState(payload.client_state);
@@ -109,8 +115,29 @@ export async function receiveTelnyxWebhook(
       applied: await telnyxHumanLegWebhook(services, connection, attemptId, type, payload.hangup_cause),
     };
 
+  /** A person is on the line: the conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk. */
+  // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
+  const converse = async () => {
+    if (call.agent && callConversationEngine(services.conversationEngine, call.agent) === 'relay')
+      await startTelnyxRelay(services, connection, call, attemptId, callControlId);
+    else await step({ kind: 'answer' });
+  };
+
   const answeredAt = type === 'call.hangup' ? await answeredAtOf(services, connection.provider, callControlId) : null;
   const event = callEventOfTelnyx(webhook, attemptId, answeredAt);
+  if (event && call.direction === 'inbound') {
+    // An inbound call (docs/features/carriers/inbound.md): no detection runs, the caller is a person, so the answer
+    // starts the conversation; its end starts its call intelligence, as no workflow waits for it.
+    const received = await receiveCallEvent(services, connection.provider, event, connection.id);
+    if (type === 'call.answered' && live) await converse();
+    if (type === 'call.hangup')
+      await afterInboundEvent(services, {
+        connectionId: connection.id,
+        provider: connection.provider,
+        providerCallId: callControlId,
+      });
+    return received;
+  }
   if (event) return receiveCallEvent(services, connection.provider, event, connection.id);
 
   if (TELNYX_DETECTION_ENDED.has(type) || TELNYX_GREETING_ENDED.has(type)) {
@@ -118,12 +145,7 @@ export async function receiveTelnyxWebhook(
     const result = await applyAnsweredBy(poolSql(services.sql), connection.provider, detected, connection.id);
     if (!result.found) throw new Refusal(ErrorCode.unknown_call);
     if (live && TELNYX_GREETING_ENDED.has(type)) await step({ kind: 'voicemail' });
-    else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine') {
-      // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
-      if (call.agent && callConversationEngine(services.conversationEngine, call.agent) === 'relay')
-        await startTelnyxRelay(services, connection, call, attemptId, callControlId);
-      else await step({ kind: 'answer' });
-    }
+    else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine') await converse();
     return { received: true, applied: result.applied };
   }
 

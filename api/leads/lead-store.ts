@@ -188,6 +188,7 @@ export async function insertPushedLeadRuns(
 
 const callSelect = {
   attempt: true,
+  direction: true,
   status: true,
   outcome: true,
   durationMs: true,

@@ -50,6 +50,7 @@ export function leadResultView(
     attempts: calls.length,
     calls: calls.map((call) => ({
       attempt: call.attempt,
+      direction: call.direction as 'outbound' | 'inbound',
       status: call.status,
       outcome: call.outcome,
       durationMs: call.durationMs,
@@ -114,9 +115,17 @@ export async function listCalls(
   return { total, items: rows.map(workspaceCallView) };
 }
 
-/** Every call has one: a test call records it, a lead's call recorded before toNumber existed reads its lead's. */
-function dialedNumber(call: { toNumber: string | null; lead: { phone: string } | null }): string {
-  const phone = call.toNumber ?? call.lead?.phone;
+/**
+ * The person's number: an inbound call's caller (fromNumber); else the number dialed, which every call has: a test call
+ * records it, a lead's call recorded before toNumber existed reads its lead's.
+ */
+function personNumber(call: {
+  direction: string;
+  fromNumber: string | null;
+  toNumber: string | null;
+  lead: { phone: string } | null;
+}): string {
+  const phone = (call.direction === 'inbound' ? call.fromNumber : null) ?? call.toNumber ?? call.lead?.phone;
   if (phone === undefined) throw new Error(`call without a number (neither toNumber nor a lead)`);
   return phone;
 }
@@ -125,10 +134,11 @@ function dialedNumber(call: { toNumber: string | null; lead: { phone: string } |
 export function workspaceCallView(call: Call & { lead: { phone: string } | null }) {
   return {
     id: call.id,
-    kind: call.kind as 'campaign' | 'test',
+    kind: call.kind as 'campaign' | 'test' | 'inbound',
+    direction: call.direction as 'outbound' | 'inbound',
     campaignId: call.campaignId,
     leadId: call.leadId,
-    phone: dialedNumber(call),
+    phone: personNumber(call),
     attempt: call.attempt,
     provider: call.provider,
     status: call.status,
