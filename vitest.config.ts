@@ -29,6 +29,10 @@ export default defineConfig({
       // LOOPBACK_ALLOWANCES); a test of the production guard builds its own.
       EGRESS_ALLOW_HTTP: 'true',
       EGRESS_ALLOW_ADDRESSES: '127.0.0.0/8,::1/128',
+      // The simulated carrier and WhatsApp provider stand in for numbers and senders bound to no connection, charged as
+      // real providers are so that billing is exercised through them (docs/configuration.md#simulators); the tests of
+      // the production default (disabled) set their own.
+      SIMULATORS: 'billed',
     },
     testTimeout: 60_000,
     hookTimeout: 120_000,

@@ -10,6 +10,7 @@ import type { CallIntelligenceModel } from '../lib/call-intelligence/extraction'
 import type { CpuBudget } from '../lib/cpu-budget/cpu-budget';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { Egress } from '../lib/http/egress';
+import type { SimulatorsSetting } from '../lib/simulators';
 
 /** What the main worker's activities run over: wired by the worker (worker/create-worker.ts), by tests with their own. */
 export interface ActivityDependencies {
@@ -29,6 +30,11 @@ export interface ActivityDependencies {
   whatsappResendAfterMs?: number;
   /** WHATSAPP_AMBIGUOUS_RESEND: whether such a send is ever resent (default never). */
   whatsappAmbiguousResend?: AmbiguousResendRule;
+  /**
+   * SIMULATORS (docs/configuration.md#simulators): enabled, a message the simulated provider carries holds no credits;
+   * unset: billed, as the tests' workers are.
+   */
+  simulators?: SimulatorsSetting;
   /** To signal other workflows (a campaign wakes its leads). */
   temporal: Client;
   /** How long an order notification's delay minute lasts (activities/commerce/order-notifications.ts); tests only. */

@@ -1,3 +1,4 @@
+import type { ConversationEngine } from '../lib/conversation/conversation-engine';
 import type { DialogueConfig } from '../lib/conversation/create-engine';
 import type { Client, Connection } from '@temporalio/client';
 import type { Database } from '../lib/database';
@@ -13,6 +14,7 @@ import type { VoicePreviews } from '../lib/voices/previews';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { WebhookRateLimits } from './door/webhook-door';
 import type { CodecServerOptions } from './codec/codec-routes';
+import type { SimulatorsSetting } from '../lib/simulators';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -67,10 +69,11 @@ export interface AppServices {
    */
   telnyxAnswerTimeoutMs?: number;
   /**
-   * How an answered Twilio or Telnyx call's agent talks (CONVERSATION_ENGINE): gather (unset), the script walk; relay,
-   * ConversationRelay to the call's socket (api/carriers/relay-socket.ts).
+   * How an answered Twilio or Telnyx call's agent talks (CONVERSATION_ENGINE, lib/conversation/conversation-engine.ts):
+   * relay (unset), ConversationRelay to the call's socket (api/carriers/relay-socket.ts); gather, the script walk for
+   * every agent. An agent may ask for gather alone (its conversationEngine).
    */
-  conversationEngine?: 'gather' | 'relay';
+  conversationEngine?: ConversationEngine;
   /**
    * Which dialogue engine holds a ConversationRelay conversation (DIALOGUE_*, lib/conversation/create-engine.ts): unset, the
    * script engine for every agent.
@@ -87,6 +90,12 @@ export interface AppServices {
    * paidTimeLeftMs): 60 s; tests shorten it to their carrier twin's time scale.
    */
   testMinuteMs?: number;
+  /**
+   * SIMULATORS (docs/configuration.md#simulators): disabled, a caller number bound to no carrier connection and a
+   * WhatsApp sender bound to no Meta connection are refused at the request that would use them; enabled or billed,
+   * the simulated carrier and WhatsApp provider stand in for them (free when enabled).
+   */
+  simulators: SimulatorsSetting;
   /** The carrier the workers dial through (FALLBACK_CARRIER, for a number bound to no connection): a test call is recorded for it. Unset: simulated. */
   telephonyProvider?: string;
   /**

@@ -100,6 +100,7 @@ const services: AppServices = {
     appSecret: config.WHATSAPP_APP_SECRET,
     verifyToken: config.WHATSAPP_VERIFY_TOKEN,
   },
+  simulators: config.SIMULATORS,
   telephonyProvider: config.FALLBACK_CARRIER,
   conversationEngine: config.CONVERSATION_ENGINE,
   dialogue: config,
@@ -116,7 +117,9 @@ const services: AppServices = {
     }),
   publicBaseUrl: config.PUBLIC_BASE_URL,
   telephonySigningSecrets: {
-    ...(config.SIMULATED_CARRIER_SIGNING_SECRET && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
+    // Disabled simulators post no events: any that claims to come from one is refused.
+    ...(config.SIMULATED_CARRIER_SIGNING_SECRET &&
+      config.SIMULATORS !== 'disabled' && { simulated: config.SIMULATED_CARRIER_SIGNING_SECRET }),
   },
 };
 const app = createApp(services, { trustProxy: config.TRUST_PROXY });

@@ -30,7 +30,9 @@ import { phoneNumberRoutes } from './phone-numbers/routes';
 import { voiceRoutes } from './voices/routes';
 import { telephonyEventRoutes } from './calls/telephony-events-routes';
 import { telnyxRoutes } from './carriers/telnyx-routes';
+import { telnyxInboundRoutes } from './carriers/telnyx-inbound';
 import { twilioRoutes } from './carriers/twilio-routes';
+import { twilioInboundRoutes } from './carriers/twilio-inbound';
 import { whatsAppWebhookRoutes } from './whatsapp/webhook-routes';
 import { testCallRoutes } from './test-calls/routes';
 import { testSessionRoutes } from './test-sessions/routes';
@@ -48,7 +50,9 @@ export const routes: readonly RouteDefinition[] = [
   ...healthRoutes,
   ...telephonyEventRoutes,
   ...twilioRoutes,
+  ...twilioInboundRoutes,
   ...telnyxRoutes,
+  ...telnyxInboundRoutes,
   ...whatsAppWebhookRoutes,
   ...openApiRoutes(() => routes),
   ...docsRoutes,

@@ -12,6 +12,9 @@ import type { Database } from '../lib/database';
 import { createSqlPool } from '../lib/sql-pool';
 import { freePort } from '../scripts/stack/child-process';
 
+/** Benches run on the simulators, charged as real providers are: as the tests do (docs/configuration.md#simulators). */
+const BENCH_SIMULATORS: AppServices['simulators'] = 'billed';
+
 /** A bench's load comes from one address: measured without the public webhooks' per-address limit. */
 const BENCH_WEBHOOK_RATE_LIMITS = { perAddress: 100_000, perConnection: 100_000 };
 
@@ -29,6 +32,7 @@ export async function benchAppServices(db: Database, databaseUrl: string, extra:
     temporal,
     temporalConnection,
     taskQueue: 'bench',
+    simulators: BENCH_SIMULATORS,
     defaultRateLimitPerMinute: 120,
     webhookRateLimits: BENCH_WEBHOOK_RATE_LIMITS,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue: 'bench' }),
@@ -59,6 +63,7 @@ export function benchTemporalServices(
   const { sql, temporal, taskQueue } = setup;
   return {
     ...setup,
+    simulators: BENCH_SIMULATORS,
     defaultRateLimitPerMinute: 120,
     webhookRateLimits: BENCH_WEBHOOK_RATE_LIMITS,
     leadDispatcher: createLeadDispatcher({ sql, temporal, taskQueue }),

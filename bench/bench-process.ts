@@ -50,7 +50,9 @@ export function startBenchProcess(
     // info: the benches wait for the processes' start lines ("worker polling task queue"), JSON lines at info.
     // Payloads plain (TEMPORAL_PAYLOAD_ENCRYPTION=false; still decoded if sealed): the benches read their runs with
     // plain clients, as the tests do (test/support/worker-process.ts). The codec's own cost is bench/temporal-codec.ts's.
-    env: { ...process.env, LOG_LEVEL: 'info', TEMPORAL_PAYLOAD_ENCRYPTION: 'false', ...env },
+    // SIMULATORS billed: the benches dial and send through the simulators, charged as the tests do
+    // (docs/configuration.md#simulators), unless the environment or the bench says otherwise.
+    env: { SIMULATORS: 'billed', ...process.env, LOG_LEVEL: 'info', TEMPORAL_PAYLOAD_ENCRYPTION: 'false', ...env },
     stdio: ['ignore', output, output],
   });
   let stopped = false;

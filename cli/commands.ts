@@ -200,7 +200,15 @@ export const adminCommands: Record<string, Command> = {
     );
     const carrierConnectionId = flags['carrier-connection'];
     const { id } = await assignPhoneNumber(db, flags.workspace, flags.e164, flags.capabilities, carrierConnectionId);
-    return carrierConnectionId ? { id, carrierConnectionId } : { id };
+    if (!carrierConnectionId) return { id };
+    // Bound to a carrier: a number that routes to an inbound agent is pointed at the product there
+    // (docs/features/carriers/inbound.md#pointing-the-number), and the answer says whether the carrier confirmed it.
+    const publicBaseUrl = configVariables.shape.PUBLIC_BASE_URL.safeParse(process.env.PUBLIC_BASE_URL).data;
+    // Imported here: it loads the carriers' SDKs, which no other command needs (each command is a process of its own).
+    const { pointNumberAtProduct } = await import('../lib/phone-numbers/inbound-routing');
+    const pointing = await pointNumberAtProduct({ db, keyring: resolveKeyring(), publicBaseUrl }, id);
+    if (!pointing.confirmed && pointing.reason === 'no_inbound_agent') return { id, carrierConnectionId };
+    return { id, carrierConnectionId, inboundRouting: pointing.confirmed ? 'confirmed' : pointing.reason };
   },
   'number release': async (db, raw) => {
     const flags = parseFlags({ e164: e164PhoneSchema }, raw);

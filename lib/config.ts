@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { DEFAULT_STATUS_CALLBACK_EVENTS, SUBSCRIBABLE_PROGRESS_STATES } from './calls/call-states';
 import { ConfigError } from './config-error';
+import { CONVERSATION_ENGINES } from './conversation/conversation-engine';
 import { LOG_LEVELS } from './log';
 import { withRenamedSettings, type SettingRenames } from './renamed-settings';
 import { keyringSchema } from './secrets/keyring';
@@ -8,6 +9,7 @@ import { isAddressOrRange, type EgressSettings } from './http/egress';
 import { CPU_BUDGET_DEFAULTS } from './cpu-budget/cpu-budget';
 import { DEFAULT_DATABASE_TIMEOUTS, type DatabaseTimeouts } from './sql-pool';
 import { AMBIGUOUS_RESEND_RULES } from './whatsapp/ambiguous-resend';
+import { SIMULATOR_SETTINGS } from './simulators';
 
 // z.coerce.boolean() turns the string "false" into true, so booleans are parsed by name.
 /**
@@ -114,15 +116,25 @@ export const configVariables = z.object({
   /** Ahead-of-time workflow bundle (npm run build:workflows); unset: the worker bundles at start. */
   WORKFLOW_BUNDLE_PATH: z.string().min(1).optional(),
   /**
+   * Whether the simulated carrier and the simulated WhatsApp provider stand in for a number or sender bound to no
+   * connection (docs/configuration.md#simulators): `disabled` (the default, production) refuses such a number or sender
+   * at the request that would use it, and the worker never dials or sends through a simulator; `enabled` (`npm start`'s
+   * development stack) lets them stand in, their calls and messages free and marked `simulated`; `billed` (the tests)
+   * lets them stand in, charged as a real provider's are.
+   */
+  SIMULATORS: z.enum(SIMULATOR_SETTINGS).default('disabled'),
+  /**
    * The carrier a call goes through when its caller number is bound to no carrier connection of its workspace
-   * (lib/providers.ts createCarrier): simulated, the simulated carrier's REST API. Formerly TELEPHONY_PROVIDER.
+   * (lib/providers.ts createCarrier), when SIMULATORS is enabled: simulated, the simulated carrier's REST API. Formerly
+   * TELEPHONY_PROVIDER.
    */
   FALLBACK_CARRIER: z.enum(['simulated']).default('simulated'),
   /**
-   * How an answered Twilio call's agent talks (docs/features/conversation/relay.md): gather, the script walk's speech
-   * Gathers; relay, a ConversationRelay socket to the API run by the dialogue engine.
+   * How an answered Twilio or Telnyx call's agent talks (lib/conversation/conversation-engine.ts): relay (the default),
+   * a ConversationRelay socket to the API run by the dialogue engine; gather, the script walk's speech Gathers for
+   * every agent (a fallback: an agent may also ask for it alone).
    */
-  CONVERSATION_ENGINE: z.enum(['gather', 'relay']).default('gather'),
+  CONVERSATION_ENGINE: z.enum(CONVERSATION_ENGINES).default('relay'),
   /**
    * How long a ConversationRelay conversation waits for the lead after the agent's words would have been said, before
    * the agent asks again (docs/features/conversation/relay.md#silence); unset: the script walk's answer timeout, 6 s.
@@ -130,7 +142,8 @@ export const configVariables = z.object({
   RELAY_SILENCE_TIMEOUT_MS: z.coerce.number().int().min(200).max(60_000).optional(),
   /**
    * The WhatsApp provider a sender goes through when it is bound to no Meta connection (lib/providers.ts
-   * createWhatsAppProvider): simulated, the simulated provider's Graph-API-shaped HTTP API. Formerly WHATSAPP_PROVIDER.
+   * createWhatsAppProvider), when SIMULATORS is enabled: simulated, the simulated provider's Graph-API-shaped HTTP API.
+   * Formerly WHATSAPP_PROVIDER.
    */
   FALLBACK_WHATSAPP_PROVIDER: z.enum(['simulated']).default('simulated'),
   /** The simulated WhatsApp provider's Graph-API-shaped HTTP API (npm run simulated-whatsapp), which senders go through. */
@@ -200,7 +213,11 @@ export const configVariables = z.object({
    * The secret the simulated carrier signs its status events with and the API checks them against
    * (POST /telephony/simulated/events). Unset: the API refuses every simulated event. Never logged.
    */
-  SIMULATED_CARRIER_SIGNING_SECRET: z.string().min(16).optional(),
+  SIMULATED_CARRIER_SIGNING_SECRET: z.preprocess(
+    // Empty is unset: docker-compose.yml passes it through as '' when the dev profile's simulators are not run.
+    (value) => (value === '' ? undefined : value),
+    z.string().min(16).optional(),
+  ),
   /**
    * The key ring secrets at rest are sealed with (carrier connections' tokens): `id:base64key,...`, 32-byte
    * keys, the first the current one (docs/features/carriers/connections.md#the-key-ring). Unset: what reads or writes a

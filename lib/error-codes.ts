@@ -64,7 +64,8 @@ export const ErrorCode = {
   // WhatsApp webhooks (POST /whatsapp/webhook): 401 invalid_signature (unsigned, badly signed or stale), and 404 when a recent
   // event names a message or template of this service's number or Business Account not recorded yet (the provider retries).
   unknown_whatsapp_target: 'unknown_whatsapp_target',
-  // Test calls (POST /calls/test): 409 when the number to call is on the workspace's Do-Not-Call list.
+  // Test calls (POST /calls/test) and WhatsApp sends (POST /whatsapp/messages): 409 when the number to call or message is
+  // on the workspace's Do-Not-Call list.
   number_on_do_not_call: 'number_on_do_not_call',
   // Speech analysis (lib/speech, docs/features/speech.md): a recording that does not decode as audio, a file over
   // the size limit, audio over the length limit; a language the recogniser has no model for.
@@ -92,6 +93,9 @@ export const ErrorCode = {
   // Carrier connections (docs/features/carriers.md): a call from a number bound to no live carrier connection of its
   // workspace (409 where an API answers it; the adapters' failure type).
   no_carrier_connection: 'no_carrier_connection',
+  // WhatsApp: while SIMULATORS is disabled (docs/configuration.md#simulators), a send, a campaign's messaging or its
+  // start from a sender bound to no live Meta connection (409): only the simulated provider could carry it.
+  no_whatsapp_connection: 'no_whatsapp_connection',
   // Failure types of activities (Temporal ApplicationFailure.type).
   lead_not_found: 'lead_not_found',
   webhook_delivery_failed: 'webhook_delivery_failed',

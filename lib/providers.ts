@@ -17,50 +17,76 @@ import type { Database } from './database';
 import { createSimulatedCarrierClient } from './simulated-carrier/client';
 import type { Carrier } from './calls/carrier';
 import { createConnectionCarrier } from './carriers/connection-carrier';
+import { createUnboundCarrier } from './carriers/unbound-carrier';
 import { createSimulatedWhatsApp } from './whatsapp/simulated-whatsapp';
 import type { WhatsAppSender } from './whatsapp/sender';
 import type { WhatsAppProvider } from './whatsapp/provider';
 import { createSimulatedWhatsAppClient } from './whatsapp/graph-client';
 import { createConnectionWhatsAppProvider } from './whatsapp/connection-provider';
+import { createUnboundWhatsAppProvider, createUnboundWhatsAppSender } from './whatsapp/unbound-provider';
 
 /**
  * The carrier calls are placed through: a call whose caller number is bound to a carrier connection goes through
- * that account's adapter (lib/carriers/connection-carrier.ts: Twilio, or its twin); any other call through the
- * simulated carrier's REST API (npm run simulated-carrier).
+ * that account's adapter (lib/carriers/connection-carrier.ts: Twilio, Telnyx, or their twins); any other call through
+ * the simulated carrier's REST API (npm run simulated-carrier) when SIMULATORS allows, else it is refused
+ * (lib/carriers/unbound-carrier.ts).
  */
 export function createCarrier(
-  config: Pick<Config, 'FALLBACK_CARRIER' | 'SIMULATED_CARRIER_URL' | 'SECRETS_KEYS' | 'PUBLIC_BASE_URL'>,
+  config: Pick<
+    Config,
+    'SIMULATORS' | 'FALLBACK_CARRIER' | 'SIMULATED_CARRIER_URL' | 'SECRETS_KEYS' | 'PUBLIC_BASE_URL'
+  >,
   db: Database,
 ): Carrier {
+  return createConnectionCarrier({
+    db,
+    keyring: config.SECRETS_KEYS,
+    fallback: fallbackCarrier(config),
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+  });
+}
+
+/** What places a call from a number bound to no connection: the simulated carrier when SIMULATORS allows, else nothing. */
+function fallbackCarrier(config: Pick<Config, 'SIMULATORS' | 'FALLBACK_CARRIER' | 'SIMULATED_CARRIER_URL'>): Carrier {
+  if (config.SIMULATORS === 'disabled') return createUnboundCarrier();
   switch (config.FALLBACK_CARRIER) {
     case 'simulated':
-      return createConnectionCarrier({
-        db,
-        keyring: config.SECRETS_KEYS,
-        fallback: createSimulatedCarrierClient({ baseUrl: config.SIMULATED_CARRIER_URL }),
-        publicBaseUrl: config.PUBLIC_BASE_URL,
-      });
+      return createSimulatedCarrierClient({ baseUrl: config.SIMULATED_CARRIER_URL });
   }
 }
 
-export function createWhatsAppSender(provider: Config['FALLBACK_WHATSAPP_PROVIDER'], db: Database): WhatsAppSender {
-  switch (provider) {
+/** The embedded sender of old journey runs (lib/whatsapp/simulated-whatsapp.ts), where SIMULATORS allows it. */
+export function createWhatsAppSender(
+  config: Pick<Config, 'SIMULATORS' | 'FALLBACK_WHATSAPP_PROVIDER'>,
+  db: Database,
+): WhatsAppSender {
+  if (config.SIMULATORS === 'disabled') return createUnboundWhatsAppSender();
+  switch (config.FALLBACK_WHATSAPP_PROVIDER) {
     case 'simulated':
       return createSimulatedWhatsApp(db);
   }
 }
 
-/** The WhatsApp Business provider senders, templates and messages go through: the simulated one's Graph-API-shaped HTTP API (npm run simulated-whatsapp). */
+/**
+ * The WhatsApp Business provider senders, templates and messages go through: a sender bound to a Meta connection
+ * (meta, meta-twin) through its Graph client and token; any other through the simulated one's Graph-API-shaped HTTP
+ * API (npm run simulated-whatsapp) when SIMULATORS allows, else refused (lib/whatsapp/unbound-provider.ts).
+ */
 export function createWhatsAppProvider(
-  config: Pick<Config, 'FALLBACK_WHATSAPP_PROVIDER' | 'SIMULATED_WHATSAPP_URL' | 'SECRETS_KEYS'>,
+  config: Pick<Config, 'SIMULATORS' | 'FALLBACK_WHATSAPP_PROVIDER' | 'SIMULATED_WHATSAPP_URL' | 'SECRETS_KEYS'>,
   db?: Database,
 ): WhatsAppProvider {
+  const fallback = fallbackWhatsAppProvider(config);
+  return db ? createConnectionWhatsAppProvider({ db, keyring: config.SECRETS_KEYS, fallback }) : fallback;
+}
+
+function fallbackWhatsAppProvider(
+  config: Pick<Config, 'SIMULATORS' | 'FALLBACK_WHATSAPP_PROVIDER' | 'SIMULATED_WHATSAPP_URL'>,
+): WhatsAppProvider {
+  if (config.SIMULATORS === 'disabled') return createUnboundWhatsAppProvider();
   switch (config.FALLBACK_WHATSAPP_PROVIDER) {
-    case 'simulated': {
-      const fallback = createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL });
-      // Senders bound to a Meta connection (meta, meta-twin) send through its Graph client and token.
-      return db ? createConnectionWhatsAppProvider({ db, keyring: config.SECRETS_KEYS, fallback }) : fallback;
-    }
+    case 'simulated':
+      return createSimulatedWhatsAppClient({ baseUrl: config.SIMULATED_WHATSAPP_URL });
   }
 }
 

@@ -49,6 +49,11 @@ export const CUTS: Record<string, Cut> = {
       ['get', '/2010-04-01/Accounts/{AccountSid}/Calls.json'],
       ['get', '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json'],
       ['post', '/2010-04-01/Accounts/{AccountSid}/Calls/{Sid}.json'],
+      // Inbound calls: the account's numbers listed by PhoneNumber, and one pointed at the product (VoiceUrl,
+      // StatusCallback): docs/features/carriers/inbound.md.
+      ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json'],
+      ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
+      ['post', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
     ],
     webhooks: [],
     licenceFile: 'LICENSE',
@@ -78,6 +83,13 @@ export const CUTS: Record<string, Cut> = {
       // conversation to a human (docs/features/conversation/tools.md#transfer_to_human).
       ['post', '/calls/{call_control_id}/actions/conversation_relay_start'],
       ['post', '/calls/{call_control_id}/actions/transfer'],
+      // Inbound calls (docs/features/carriers/inbound.md): the account's numbers listed by number and put on the
+      // connection's Call Control application, whose webhook URL is pointed at the product; a call to one answered.
+      ['get', '/phone_numbers'],
+      ['patch', '/phone_numbers/{id}'],
+      ['get', '/call_control_applications/{id}'],
+      ['patch', '/call_control_applications/{id}'],
+      ['post', '/calls/{call_control_id}/actions/answer'],
     ],
     // The Call Control webhooks of an outbound call's life and of answering-machine detection.
     webhooks: [

@@ -8,6 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import type { ConversationEngine } from '../lib/conversation/conversation-engine';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
 import { randomBytes } from 'node:crypto';
@@ -97,8 +98,9 @@ try {
     whatsapp: { appSecret },
     carrierKeyring: keyring,
     publicBaseUrl: '',
-    // Set for each scenario: relay for those whose calls hold their conversation over ConversationRelay.
-    conversationEngine: undefined as 'relay' | undefined,
+    // Set for each scenario: relay for those whose calls hold their conversation over ConversationRelay, else gather
+    // (the script walk the other scenarios were recorded with).
+    conversationEngine: 'gather' as ConversationEngine,
   };
   registerRoutes(
     events,
@@ -178,7 +180,7 @@ try {
         : !existsSync(path.join(projectRoot, 'test/histories', `${scenario.name}.json`)),
     );
     for (const scenario of chosen) {
-      services.conversationEngine = scenario.conversationEngine;
+      services.conversationEngine = scenario.conversationEngine ?? 'gather';
       const workflowId = await scenario.run({
         db,
         client,

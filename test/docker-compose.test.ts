@@ -28,6 +28,7 @@ interface Service {
   depends_on?: string[] | Record<string, { condition?: string }>;
   volumes?: string[];
   stop_grace_period?: string;
+  profiles?: string[];
 }
 interface ComposeFile {
   services: Record<string, Service>;
@@ -253,6 +254,23 @@ describe('docker-compose.yml', () => {
       expect(graceMs + 1_000, name).toBeLessThanOrEqual(stopTimeoutMs(service(name).stop_grace_period));
     }
     expect(configVariables.shape.SHUTDOWN_GRACE_MS.parse(environmentOf('worker').SHUTDOWN_GRACE_MS)).toBe(50_000);
+  });
+
+  it('runs no simulator unless the dev profile is chosen, and refuses unbound numbers and senders by default', () => {
+    const simulatorServices = Object.entries(compose.services)
+      .filter(([, entry]) => /dist\/simulators\//.test(commandText(entry)))
+      .map(([name]) => name);
+    expect(simulatorServices.sort()).toEqual(['simulated-carrier', 'simulated-whatsapp']);
+    for (const name of simulatorServices) expect(service(name).profiles, name).toEqual(['dev']);
+    for (const name of Object.keys(compose.services).filter((each) => !simulatorServices.includes(each)))
+      expect(service(name).profiles, `${name} runs without a profile`).toBeUndefined();
+    for (const name of ['api', 'worker']) {
+      const value = environmentOf(name).SIMULATORS;
+      expect(value, `${name}: SIMULATORS`).toBe('${SIMULATORS:-disabled}');
+      expect(configVariables.shape.SIMULATORS.parse(interpolate(value!)), name).toBe('disabled');
+    }
+    // Unset, as in production, it is disabled too.
+    expect(configVariables.shape.SIMULATORS.parse(undefined)).toBe('disabled');
   });
 
   it('publishes the Web UI, which can signal and terminate any run, on the loopback interface only', () => {

@@ -100,14 +100,20 @@ describe('GET /v1/openapi.json', () => {
     for (const action of ['start', 'pause', 'resume', 'stop']) {
       expect(codesOf(`/campaigns/{id}/${action}`, 'post', 409)).toEqual(
         action === 'start' || action === 'resume'
-          ? ['invalid_campaign_transition', 'agent_deleted', 'whatsapp_campaign_not_configured']
+          ? [
+              'invalid_campaign_transition',
+              'agent_deleted',
+              'whatsapp_campaign_not_configured',
+              'no_carrier_connection',
+              'no_whatsapp_connection',
+            ]
           : ['invalid_campaign_transition'],
       );
       expect(codesOf(`/campaigns/{id}/${action}`, 'post', 503)).toEqual(
         expect.arrayContaining(['database_unavailable', 'temporal_unavailable']),
       );
     }
-    expect(codesOf('/campaigns/{id}', 'patch', 409)).toEqual(['campaign_stopped']);
+    expect(codesOf('/campaigns/{id}', 'patch', 409)).toEqual(['campaign_stopped', 'no_carrier_connection']);
     expect(codesOf('/v1/campaigns/{campaignId}/leads/batch', 'post', 409)).toEqual([
       'campaign_not_accepting_leads',
       'workflow_not_published',

@@ -81,8 +81,9 @@ const worker = await createWorker({
     ...(config.CALL_END_DEADLINE_SECONDS !== undefined && {
       callEndDeadlineMs: config.CALL_END_DEADLINE_SECONDS * 1000,
     }),
-    whatsapp: createWhatsAppSender(config.FALLBACK_WHATSAPP_PROVIDER, db),
+    whatsapp: createWhatsAppSender(config, db),
     whatsappProvider: createWhatsAppProvider(config, db),
+    simulators: config.SIMULATORS,
     whatsappResendAfterMs: config.WHATSAPP_RESEND_AFTER_SECONDS * 1000,
     whatsappAmbiguousResend: config.WHATSAPP_AMBIGUOUS_RESEND,
     statusCallbackEvents: config.TELEPHONY_STATUS_CALLBACK_EVENTS,
@@ -112,6 +113,7 @@ log.info(
     taskQueue: config.TEMPORAL_TASK_QUEUE,
     temporalAddress: config.TEMPORAL_ADDRESS,
     telephony: config.FALLBACK_CARRIER,
+    simulators: config.SIMULATORS,
     maxCachedWorkflows,
     workflowStackTraces: config.WORKFLOW_STACK_TRACES,
     speechTaskQueue: config.SPEECH_TASK_QUEUE,

@@ -18,6 +18,7 @@ import type {
 } from '../../lib/call-intelligence/extraction';
 import { ModelIntelligenceFailure } from '../../lib/call-intelligence/model-intelligence';
 import { ruleBasedExtraction } from '../../lib/call-intelligence/rule-based-extraction';
+import { listOnDoNotCall } from '../../lib/leads/do-not-call';
 import { log } from '../../lib/log';
 import { knownRedactions } from '../../lib/compliance/compliance-store';
 import { CpuBudgetExceeded, sharedCpuBudget, type CpuBudget } from '../../lib/cpu-budget/cpu-budget';
@@ -176,7 +177,8 @@ export async function extractCallFields(
 
 /**
  * Stores the intelligence on the call: the model's evaluation when extractCallFields had one, else the rules'
- * (lib/call-intelligence/call-evaluation.ts); a repeat writes the same.
+ * (lib/call-intelligence/call-evaluation.ts), and the opt-out rule's finding (lib/call-intelligence/opt-out.ts), which
+ * lists a campaign call's number on the workspace's Do-Not-Call list; a repeat writes the same.
  */
 export async function storeCallIntelligence(
   dependencies: Pick<CallIntelligenceDependencies, 'db' | 'cpuBudget'>,
@@ -210,15 +212,26 @@ export async function storeCallIntelligence(
       answeredBy: call.answeredBy,
       durationMs: call.durationMs,
     }));
+  const optOut = await withinBudget(dependencies, callId, 'optOutHeard', { transcript });
   const intelligence: CallIntelligence = callIntelligenceSchema.parse({
     extraction: values,
     evaluation,
     provider,
     ...(fallback && { fallback }),
+    ...(optOut && { optOut }),
     computedAt,
     jobId,
   });
   await dependencies.db.call.update({ where: { id: callId }, data: { intelligence } });
+  // The opt-out rule lists a campaign call's number; a test call's is never listed (as its opt_out tool lists none).
+  const phone = call.toNumber ?? call.lead?.phone ?? null;
+  if (optOut && call.kind !== 'test' && phone)
+    await listOnDoNotCall(dependencies.db.sql, {
+      workspaceId: call.workspaceId,
+      phone,
+      source: 'call_intelligence',
+      callId,
+    });
   return { score: evaluation.score };
 }
 

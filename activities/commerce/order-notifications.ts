@@ -1,6 +1,7 @@
 import { activityInfo } from '@temporalio/activity';
 import type { Client } from '@temporalio/client';
 import type { Database } from '../../lib/database';
+import type { SimulatorsSetting } from '../../lib/simulators';
 import { presetParameters } from '../../lib/commerce/order-notification-presets';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
 import type { OrderNotificationInput, OrderNotificationSkip } from '../../lib/commerce/order-notification';
@@ -10,6 +11,8 @@ import type { BoundActivities } from '../bind-activities';
 
 export interface OrderNotificationDependencies {
   db: Database;
+  /** SIMULATORS: enabled, a message the simulated provider carries holds no credits (unset: billed). */
+  simulators?: SimulatorsSetting;
   /** To start the notifications' workflows. */
   temporal: Client;
   /**
@@ -41,6 +44,7 @@ export const orderNotificationKey = ({ ruleId, orderId }: OrderNotificationInput
 async function recordNotification(
   db: Database,
   input: OrderNotificationInput,
+  simulators: SimulatorsSetting,
 ): Promise<{ messageId: string } | { skipped: OrderNotificationSkip }> {
   const [rule, order] = await Promise.all([
     db.orderNotificationRule.findUnique({ where: { id: input.ruleId } }),
@@ -76,14 +80,20 @@ async function recordNotification(
       idempotencyKey: orderNotificationKey(input),
     },
     { type: 'system', id: 'orderNotificationWorkflow' },
+    simulators,
   );
   return 'messageId' in recorded ? recorded : { skipped: recorded.refused };
 }
 
 /** The message of this rule and order: recorded earlier (a retry), or now; or why none goes. */
-async function recordOnce(db: Database, workspaceId: string | null, input: OrderNotificationInput) {
+async function recordOnce(
+  db: Database,
+  workspaceId: string | null,
+  input: OrderNotificationInput,
+  simulators: SimulatorsSetting,
+) {
   const earlier = workspaceId && (await messageIdByKey(db, workspaceId, orderNotificationKey(input)));
-  return earlier ? { messageId: earlier } : recordNotification(db, input);
+  return earlier ? { messageId: earlier } : recordNotification(db, input, simulators);
 }
 
 /**
@@ -138,11 +148,11 @@ export async function orderNotificationDelay(
  * message recorded under `order:<ruleId>:<orderId>` with its price held; else why nothing goes.
  */
 export async function prepareOrderNotification(
-  { db }: Pick<OrderNotificationDependencies, 'db'>,
+  { db, simulators = 'billed' }: Pick<OrderNotificationDependencies, 'db' | 'simulators'>,
   input: OrderNotificationInput,
 ): Promise<PreparedOrderNotification> {
   const order = await db.commerceOrder.findUnique({ where: { id: input.orderId }, select: { workspaceId: true } });
-  const prepared = await recordOnce(db, order?.workspaceId ?? null, input);
+  const prepared = await recordOnce(db, order?.workspaceId ?? null, input, simulators);
   return 'skipped' in prepared
     ? prepared
     : { messageId: prepared.messageId, messageWorkflowId: whatsAppMessageWorkflowId(prepared.messageId) };

@@ -4,6 +4,7 @@ import { nextAllowedInstant } from '../../lib/dial-ladder/calling-window';
 import { ErrorCode } from '../../lib/error-codes';
 import type { RecordedRecovery } from '../../lib/journeys/awaiting';
 import type { JourneyDefinition } from '../../lib/journeys/definition';
+import { isOnDoNotCall } from '../../lib/leads/do-not-call';
 import { finishLeadOnce } from '../../lib/leads/lead-final-status';
 import { isFinalRunStatus, type FinalRunStatus, type JourneyRunStatus } from '../../lib/journeys/run-statuses';
 import type { ActivityDependencies } from '../dependencies';
@@ -186,8 +187,13 @@ export async function callJourneyWebhook(
   return { status: response.status, body: parsed };
 }
 
+/**
+ * The whatsapp node of runs recorded before patch whatsapp-node-provider: the embedded sender. Never to a number on
+ * the workspace's Do-Not-Call list (docs/features/leads.md#the-do-not-call-list): a non-retryable
+ * number_on_do_not_call, nothing sent.
+ */
 export async function sendWhatsAppTemplate(
-  { whatsapp }: Pick<ActivityDependencies, 'whatsapp'>,
+  { whatsapp, db }: Pick<ActivityDependencies, 'whatsapp' | 'db'>,
   message: {
     messageKey: string;
     workspaceId: string;
@@ -201,6 +207,12 @@ export async function sendWhatsAppTemplate(
     throw ApplicationFailure.create({
       type: ErrorCode.journey_call_without_lead,
       message: 'the run has no phone number to message',
+      nonRetryable: true,
+    });
+  if (await isOnDoNotCall(db.sql, message.workspaceId, message.to))
+    throw ApplicationFailure.create({
+      type: ErrorCode.number_on_do_not_call,
+      message: `${message.to} is on the workspace's Do-Not-Call list`,
       nonRetryable: true,
     });
   return whatsapp.sendTemplate({ ...message, to: message.to });

@@ -5,6 +5,7 @@ import type { Database } from '../../lib/database';
 import { ErrorCode } from '../../lib/error-codes';
 import { startWhatsAppMessage } from '../../lib/temporal/whatsapp';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
+import type { SimulatorsSetting } from '../../lib/simulators';
 import {
   failWhatsAppMessage,
   sendWhatsAppMessage,
@@ -42,7 +43,11 @@ async function senderOf(db: Database, workspaceId: string, campaignId: string | 
 }
 
 /** Records the node's message (or finds it, on a retry) with its hold; null when none can go. */
-async function recordNodeMessage(db: Database, input: JourneyWhatsAppInput & { to: string }): Promise<string | null> {
+async function recordNodeMessage(
+  db: Database,
+  input: JourneyWhatsAppInput & { to: string },
+  simulators: SimulatorsSetting,
+): Promise<string | null> {
   const idempotencyKey = idempotencyKeyOf(input.messageKey);
   const earlier = await messageIdByKey(db, input.workspaceId, idempotencyKey);
   if (earlier) return earlier;
@@ -77,6 +82,7 @@ async function recordNodeMessage(db: Database, input: JourneyWhatsAppInput & { t
       journeyRunId: input.runId,
     },
     { type: 'system', id: 'journeyRunWorkflow' },
+    simulators,
   );
   return 'messageId' in recorded ? recorded.messageId : null;
 }
@@ -93,7 +99,7 @@ async function recordNodeMessage(db: Database, input: JourneyWhatsAppInput & { t
  * resent once, else marked unknown with its hold voided (docs/features/whatsapp/sending.md#no-message-twice).
  */
 export async function sendJourneyWhatsApp(
-  dependencies: WhatsAppMessageDependencies & { temporal: Client },
+  dependencies: WhatsAppMessageDependencies & { temporal: Client; simulators?: SimulatorsSetting },
   input: JourneyWhatsAppInput,
 ): Promise<JourneyWhatsAppResult> {
   const { db, temporal } = dependencies;
@@ -103,7 +109,7 @@ export async function sendJourneyWhatsApp(
       message: 'the run has no phone number to message',
       nonRetryable: true,
     });
-  const messageId = await recordNodeMessage(db, { ...input, to: input.to });
+  const messageId = await recordNodeMessage(db, { ...input, to: input.to }, dependencies.simulators ?? 'billed');
   if (!messageId) return { messageId: '', status: 'failed' };
   try {
     const handOver = await sendWhatsAppMessage(dependencies, { messageId });

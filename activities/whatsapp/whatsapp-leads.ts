@@ -6,6 +6,7 @@ import { recipientLimitWait, takeSenderSlot } from '../../lib/whatsapp/whatsapp-
 
 import { fillTemplateVariables, whatsAppCampaignSettingsSchema } from '../../lib/whatsapp/campaign-settings';
 import { messageIdByKey, recordTemplateMessageOnce } from '../../lib/whatsapp/outbound-message';
+import type { SimulatorsSetting } from '../../lib/simulators';
 import type { LeadMessageRefusal } from '../../lib/whatsapp/lead-message-state';
 import { timeZonesOf } from '../../lib/dial-ladder/phone-time-zones';
 
@@ -73,7 +74,7 @@ export async function reserveSenderSlot(
  * APPROVED, a variable the lead cannot fill, a balance short of the price.
  */
 export async function recordLeadMessage(
-  { db }: { db: Database },
+  { db, simulators = 'billed' }: { db: Database; simulators?: SimulatorsSetting },
   {
     leadId,
   }: {
@@ -122,6 +123,7 @@ export async function recordLeadMessage(
       leadId: lead.id,
     },
     { type: 'system', id: 'leadMessageWorkflow' },
+    simulators,
   );
 }
 

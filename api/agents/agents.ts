@@ -40,6 +40,7 @@ export function agentView(agent: AgentWithLinks) {
     instructions: agent.instructions,
     firstMessage: agent.firstMessage,
     transferNumber: agent.transferNumber,
+    conversationEngine: agent.conversationEngine,
     documentIds: agent.documents.map((link) => link.documentId),
     createdAt: agent.createdAt.toISOString(),
     updatedAt: agent.updatedAt.toISOString(),

@@ -5,6 +5,7 @@ import {
   documentIdsSchema,
   newAgentSchema,
 } from '../../lib/agents/agent-definition';
+import { CONVERSATION_ENGINES } from '../../lib/conversation/conversation-engine';
 import { ErrorCode } from '../../lib/error-codes';
 import { defineRoute } from '../http/route';
 import { listAgentDocuments, replaceAgentDocuments, unlinkAgentDocument } from './agent-documents';
@@ -39,6 +40,12 @@ export const agentSchema = z.object({
   instructions: z.string().nullable().describe("A model's instructions (its prompt); null: the script engine."),
   firstMessage: z.string().nullable().describe('Said first in a conversation, after the opening line; null: none.'),
   transferNumber: z.string().nullable().describe('Where transfer_to_human hands a call (E.164); null: no transfer.'),
+  conversationEngine: z
+    .enum(CONVERSATION_ENGINES)
+    .describe(
+      "How the agent's answered carrier calls talk: relay, the dialogue engine over ConversationRelay (the default); " +
+        "gather, the script walk on the carrier's speech recognition (also for every agent when the deployment says gather).",
+    ),
   documentIds: z
     .array(z.string())
     .describe(

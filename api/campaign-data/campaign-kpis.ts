@@ -13,6 +13,9 @@ interface KpiSources {
   attempts: string;
 }
 
+/** What a simulator's calls and its senders record as their provider (docs/configuration.md#simulators). */
+const SIMULATED = 'simulated';
+
 /** Reached: picked up by a person or a machine; picked up: a person talked with the agent (lib/calls/call-outcomes.ts). */
 const REACHED = sqlOutcomeList(REACHING_OUTCOMES);
 const PICKED_UP = sqlOutcomeList(PICKED_UP_OUTCOMES);
@@ -30,7 +33,8 @@ const CALL_SOURCES: KpiSources = {
          WHERE l."campaignId" = $1::uuid
          GROUP BY l.id`,
   attempts: `
-        SELECT count(*)::int AS placed, avg("durationMs") FILTER (WHERE outcome IN ${PICKED_UP}) AS avg_duration
+        SELECT count(*)::int AS placed, avg("durationMs") FILTER (WHERE outcome IN ${PICKED_UP}) AS avg_duration,
+               count(*) FILTER (WHERE provider = '${SIMULATED}')::int AS simulated
           FROM "Call" WHERE "campaignId" = $1::uuid`,
 };
 
@@ -55,8 +59,9 @@ const MESSAGE_SOURCES: KpiSources = {
          WHERE l."campaignId" = $1::uuid
          GROUP BY l.id`,
   attempts: `
-        SELECT count(*)::int AS placed, NULL::float8 AS avg_duration
-          FROM "WhatsAppMessage" m
+        SELECT count(*)::int AS placed, NULL::float8 AS avg_duration,
+               count(*) FILTER (WHERE s.provider = '${SIMULATED}')::int AS simulated
+          FROM "WhatsAppMessage" m JOIN "WhatsAppSender" s ON s.id = m."senderId"
          WHERE m."campaignId" = $1::uuid AND m."leadId" IS NOT NULL AND m.direction = 'outbound' AND ${HANDED_OVER}`,
 };
 
@@ -94,7 +99,8 @@ export async function kpisOfCampaign(services: AppServices, campaign: Campaign) 
         (SELECT count(*) FROM lead WHERE status = 'completed')::int AS completed,
         (SELECT count(*) FROM lead WHERE status IN ('failed', 'cancelled'))::int AS failed,
         (SELECT count(*) FROM lead WHERE reengaging)::int AS reengaging,
-        (SELECT count(*) FROM lead WHERE "contactId" IS NULL)::int AS triggered`,
+        (SELECT count(*) FROM lead WHERE "contactId" IS NULL)::int AS triggered,
+        (SELECT simulated FROM calls) AS "simulatedPlaced"`,
     values: [campaign.id],
   });
   const kpis = row as Record<
@@ -108,7 +114,8 @@ export async function kpisOfCampaign(services: AppServices, campaign: Campaign) 
     | 'completed'
     | 'failed'
     | 'reengaging'
-    | 'triggered',
+    | 'triggered'
+    | 'simulatedPlaced',
     number
   >;
   const rate = (part: number) => (kpis.dialedContacts ? Number((part / kpis.dialedContacts).toFixed(4)) : 0);
@@ -126,6 +133,7 @@ export async function kpisOfCampaign(services: AppServices, campaign: Campaign) 
     failed: kpis.failed,
     reengaging: kpis.reengaging,
     triggered: kpis.triggered,
+    simulatedPlaced: kpis.simulatedPlaced,
     pausedReason:
       campaign.status === 'PAUSED' ? ((campaign.statusReason as CampaignStatusReason | null) ?? null) : null,
   };

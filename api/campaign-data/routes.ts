@@ -58,6 +58,9 @@ const kpiSchema = z.object({
     'Leads not finished that were already called at least once: waiting for, or on, a later rung. WHATSAPP: always 0 (a lead gets one message, never a second).',
   ),
   triggered: count('Leads that entered through the API (lead push), as opposed to the calling list.'),
+  simulatedPlaced: count(
+    'Of placed, those a simulator carried (provider simulated: a caller number bound to no carrier connection, where the deployment enables simulators, docs/configuration.md#simulators): no real call was placed, their outcomes and transcripts are invented. WHATSAPP: messages of a sender bound to no Meta connection, carried by the simulated provider. 0 in production.',
+  ),
   pausedReason: campaignStatusReasonSchema
     .nullable()
     .describe(

@@ -1,5 +1,7 @@
 import { ZodError } from 'zod';
+import { assertCallerNumbersConnected } from '../../lib/carrier-connections/simulator-stand-in';
 import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
+import { prismaSql } from '../../lib/run-sql';
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { phoneNumbersOfWorkspace } from './campaign-store';
@@ -8,10 +10,11 @@ import { phoneNumbersOfWorkspace } from './campaign-store';
  * A campaign places calls only from numbers of its own workspace that take calls: each of callerNumbers
  * (already E.164) must be assigned to the caller's workspace with voice capability. Otherwise the body is
  * refused as invalid_body, with one issue per number naming its index; another workspace's number and a
- * number nobody holds get the same message, so nothing leaks about other workspaces.
+ * number nobody holds get the same message, so nothing leaks about other workspaces. While SIMULATORS is disabled, each
+ * must also be bound to a live carrier connection (409 no_carrier_connection naming the first that is not).
  */
 export async function checkCallerNumbers(
-  db: AppServices['db'],
+  { db, simulators }: Pick<AppServices, 'db' | 'simulators'>,
   principal: Principal,
   callerNumbers: readonly string[] | undefined,
 ): Promise<void> {
@@ -28,4 +31,6 @@ export async function checkCallerNumbers(
     return [{ code: 'custom' as const, path: ['callerNumbers', index], message, input: e164 }];
   });
   if (issues.length) throw new ZodError(issues);
+  // Numbers of the workspace that take calls, but through what? Without simulators, a carrier connection's only.
+  await assertCallerNumbersConnected(prismaSql(db), simulators, principal.workspaceId, callerNumbers);
 }

@@ -10,6 +10,10 @@ import { findOwnedCampaign } from './campaigns';
 import { campaignRow, hideCampaign } from './campaign-store';
 import type { AppServices } from '../app-services';
 import { assertWhatsAppCampaignConfigured } from '../../lib/whatsapp/campaign-settings';
+import { assertCampaignSenderConnected } from '../../lib/whatsapp/simulator-stand-in';
+import { assertCallerNumbersConnected, unboundCallerRefusal } from '../../lib/carrier-connections/simulator-stand-in';
+import { prismaSql } from '../../lib/run-sql';
+import type { Campaign } from '../../generated/prisma/client';
 
 /**
  * Sends a start, pause, resume or stop to the campaign's workflow as an Update (starting the workflow
@@ -27,6 +31,7 @@ export async function transitionCampaign(
     throw new Refusal(ErrorCode.api_key_not_allowed);
   if (campaign.channel === 'WHATSAPP' && campaign.kind !== 'JOURNEY' && (action === 'start' || action === 'resume'))
     await assertWhatsAppCampaignConfigured(services.db, campaign.id);
+  if (action === 'start' || action === 'resume') await assertStandInsNotNeeded(services, campaign);
   try {
     // Bounded: while Temporal is unreachable the caller gets 503 temporal_unavailable, not a hung request.
     await transitionCampaignWorkflow(
@@ -62,4 +67,25 @@ export async function deleteCampaign(services: AppServices, principal: Principal
   if (campaign.status !== 'STOPPED') await transitionCampaign(services, principal, campaign.id, 'stop');
   // Stopped: its queued retries are cancelled and enrollment ends; its calling list goes with it.
   await hideCampaign(services.db, campaign.id);
+}
+
+/**
+ * While SIMULATORS is disabled (docs/configuration.md#simulators), a campaign starts or resumes only if what it
+ * would call or message from is carried by a real connection: a VOICE campaign's caller numbers (a CLASSIC one needs
+ * one at least: without it the call would go to the simulated carrier), a CLASSIC WHATSAPP campaign's sender. A
+ * JOURNEY's call or message nodes meet the same refusal at the worker (lib/providers.ts).
+ */
+async function assertStandInsNotNeeded(services: AppServices, campaign: Campaign): Promise<void> {
+  if (services.simulators !== 'disabled') return;
+  if (campaign.channel === 'VOICE') {
+    if (campaign.kind === 'CLASSIC' && campaign.callerNumbers.length === 0) throw unboundCallerRefusal(null);
+    await assertCallerNumbersConnected(
+      prismaSql(services.db),
+      services.simulators,
+      campaign.workspaceId,
+      campaign.callerNumbers,
+    );
+  }
+  if (campaign.channel === 'WHATSAPP' && campaign.kind === 'CLASSIC')
+    await assertCampaignSenderConnected(services.db, services.simulators, campaign.id);
 }

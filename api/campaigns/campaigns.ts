@@ -52,10 +52,11 @@ function storable(settings: CampaignSettings) {
   };
 }
 
-export async function createCampaign({ db }: AppServices, principal: Principal, input: NewCampaign) {
+export async function createCampaign(services: AppServices, principal: Principal, input: NewCampaign) {
+  const { db } = services;
   if (input.channel === 'EMAIL') throw new Refusal(ErrorCode.api_key_not_allowed);
   await checkJourneySettings(db, principal, input.kind, input.workflowId);
-  await checkCallerNumbers(db, principal, input.callerNumbers);
+  await checkCallerNumbers(services, principal, input.callerNumbers);
   return writeNamingAgent(db, principal, input.agentId, (tx) =>
     insertCampaign(tx, {
       ...storable(input),
@@ -77,7 +78,7 @@ export async function updateCampaign(
   if (campaign.status === 'STOPPED') throw new Refusal(ErrorCode.campaign_stopped);
   if (settings.workflowId !== undefined)
     await checkJourneySettings(services.db, principal, campaign.kind, settings.workflowId);
-  await checkCallerNumbers(services.db, principal, settings.callerNumbers);
+  await checkCallerNumbers(services, principal, settings.callerNumbers);
   const updated = await writeNamingAgent(services.db, principal, settings.agentId, (tx) =>
     updateCampaignRow(tx, campaign.id, storable(settings)),
   );

@@ -37,7 +37,7 @@ const campaignSettings = {
     .array(e164PhoneSchema)
     .max(100)
     .describe(
-      'E.164 numbers calls are placed from: each must be a number of GET /phone-numbers with voice capability (400 invalid_body naming callerNumbers.<index> otherwise).',
+      'E.164 numbers calls are placed from: each must be a number of GET /phone-numbers with voice capability (400 invalid_body naming callerNumbers.<index> otherwise), and, while simulators are disabled (SIMULATORS, the production default), bound to a carrier connection (409 no_carrier_connection naming the first that is not).',
     ),
   maxConcurrentCalls: z.number().int().min(1).max(1000).describe('Calls of this campaign in flight at once, at most.'),
   // A uuid, or the id would reach a uuid column and fail there.
@@ -115,7 +115,7 @@ export const campaignRoutes = [
     tags: ['Campaigns'],
     body: newCampaignSchema,
     responses: { 201: { description: 'Created.', schema: campaignSchema } },
-    errors: { 403: [ErrorCode.api_key_not_allowed] },
+    errors: { 403: [ErrorCode.api_key_not_allowed], 409: [ErrorCode.no_carrier_connection] },
     handler: async ({ services, principal, body }) => ({
       status: 201,
       body: campaignView(await createCampaign(services, principal, body)),
@@ -144,7 +144,7 @@ export const campaignRoutes = [
     params: campaignParams,
     body: campaignUpdateSchema,
     responses: { 200: { description: 'The campaign.', schema: campaignSchema } },
-    errors: { 409: [ErrorCode.campaign_stopped] },
+    errors: { 409: [ErrorCode.campaign_stopped, ErrorCode.no_carrier_connection] },
     handler: async ({ services, principal, params, body }) => ({
       status: 200,
       body: campaignView(await updateCampaign(services, principal, params.id, body)),
@@ -186,7 +186,8 @@ export const campaignRoutes = [
       summary:
         `${action[0]!.toUpperCase()}${action.slice(1)} the campaign: a Temporal Update of the campaign's workflow, answered once accepted. ` +
         'start DRAFT->RUNNING, pause RUNNING->PAUSED, resume PAUSED->RUNNING, stop DRAFT|RUNNING|PAUSED->STOPPED; anything else is 409 invalid_campaign_transition with from and action. ' +
-        'Keys may not start or resume EMAIL campaigns (403 api_key_not_allowed). A WHATSAPP campaign starts or resumes only once its messaging is set (PUT /whatsapp/campaigns/{id}; else 409 whatsapp_campaign_not_configured).',
+        'Keys may not start or resume EMAIL campaigns (403 api_key_not_allowed). A WHATSAPP campaign starts or resumes only once its messaging is set (PUT /whatsapp/campaigns/{id}; else 409 whatsapp_campaign_not_configured). ' +
+        'While simulators are disabled (SIMULATORS, the production default), a VOICE campaign starts or resumes only with caller numbers each bound to a carrier connection (409 no_carrier_connection naming the first that is not, or e164 null when a CLASSIC campaign has none), a WHATSAPP one only with a sender bound to a Meta connection (409 no_whatsapp_connection).',
       tags: ['Campaigns'],
       params: campaignParams,
       responses: { 200: { description: 'The campaign after the transition.', schema: campaignSchema } },
@@ -198,6 +199,8 @@ export const campaignRoutes = [
                 ErrorCode.invalid_campaign_transition,
                 ErrorCode.agent_deleted,
                 ErrorCode.whatsapp_campaign_not_configured,
+                ErrorCode.no_carrier_connection,
+                ErrorCode.no_whatsapp_connection,
               ]
             : [ErrorCode.invalid_campaign_transition],
         503: [ErrorCode.temporal_unavailable],

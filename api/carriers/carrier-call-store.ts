@@ -1,4 +1,5 @@
 import { NOW_UTC } from '../../lib/sql-clock';
+import type { ConversationEngine } from '../../lib/conversation/conversation-engine';
 import type { ScriptCall } from '../../lib/conversation/script-walk';
 import type { RunSql } from '../../lib/run-sql';
 
@@ -14,6 +15,8 @@ export interface ScriptCallRow {
   workspaceId: string;
   /** campaign or test: a test call talks only the minutes its hold covers (paidTimeLeftMs). */
   kind: string;
+  /** outbound, or inbound: a person called a number of the workspace (docs/features/carriers/inbound.md). */
+  direction: string;
   status: string;
   voicemailLeftAt: Date | null;
   agent:
@@ -23,6 +26,8 @@ export interface ScriptCallRow {
         /** For a conversation's engine (docs/features/conversation/relay.md): a model's prompt, the first words. */
         instructions: string | null;
         firstMessage: string | null;
+        /** The agent's own choice of engine (lib/conversation/conversation-engine.ts). */
+        conversationEngine: ConversationEngine;
       })
     | null;
   leadName: string | null;
@@ -37,10 +42,11 @@ export async function scriptCallRow(sql: RunSql, attemptId: string, connectionId
   const [call] = await sql<ScriptCallRow>(
     {
       name: 'carrier_script_call',
-      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, c.status, c."voicemailLeftAt",
+      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, c.direction, c.status, c."voicemailLeftAt",
                     CASE WHEN a.id IS NULL THEN NULL ELSE json_build_object('id', a.id, 'language', a.language, 'voiceId', a."voiceId",
                       'script', a.script, 'voicemailMessage', a."voicemailMessage",
                       'instructions', a.instructions, 'firstMessage', a."firstMessage",
+                      'transferNumber', a."transferNumber", 'conversationEngine', a."conversationEngine",
                       'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
                                   FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)

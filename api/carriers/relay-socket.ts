@@ -33,7 +33,8 @@ import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { createCallTools } from '../conversation/conversation-tools';
-import { scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
+import { saysOptOut } from '../../lib/conversation/intents';
+import { markSpokenOptOut, scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
 import { claimRelayCall, isRedirectedToVoicemail, type RelayCall } from './carrier-call-store';
 import { signedTwilioConnection } from './twilio-callbacks';
 
@@ -213,7 +214,13 @@ function converse(
   const promptTurn = (text: string): RelayTurn => ({
     kind: 'prompt',
     text,
-    run: () => (ended ? Promise.resolve() : say(engine.onPrompt(text))),
+    run: async () => {
+      if (ended) return;
+      // An opt-out is acted on whatever the engine makes of it (a model may not call opt_out): the call ends
+      // opted_out and its number is listed before the engine answers (docs/features/leads.md#the-do-not-call-list).
+      if (saysOptOut(text)) await markSpokenOptOut(services, call);
+      await say(engine.onPrompt(text));
+    },
   });
   // Final prompts waiting join into one utterance (within the voicePrompt cap, so a flood of them stays one bounded
   // prompt); of any other kind the newer wins (the latest interruption says what was heard).

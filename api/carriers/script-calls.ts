@@ -1,4 +1,4 @@
-import type { ScriptCall } from '../../lib/conversation/script-walk';
+import { heardOptOut, type ScriptCall, type ScriptRequest } from '../../lib/conversation/script-walk';
 import { redactedTurnsOfCall } from '../../lib/compliance/compliance-store';
 import type { ConversationTurn } from '../../lib/conversation/engine';
 import { ErrorCode } from '../../lib/error-codes';
@@ -6,6 +6,7 @@ import { Refusal } from '../../lib/refusal';
 import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
+import { markConversationOutcome } from '../conversation/conversation-tool-store';
 import {
   insertScriptTurns,
   scriptCallRow,
@@ -100,4 +101,19 @@ export async function trimAgentTurn(
   turn: { step: number; part: number; text: string },
 ): Promise<void> {
   await trimAgentTurnRow(poolSql(services.sql), callId, turn);
+}
+
+/**
+ * The person asked not to be called again (docs/features/leads.md#the-do-not-call-list): the call ends opted_out and
+ * its number joins the workspace's Do-Not-Call list (source spoken_opt_out, this call), as the opt_out tool does
+ * (docs/features/conversation/tools.md). A test call lists no number, as that tool does not. Only while the call is
+ * on; a repeat lists nothing twice.
+ */
+export async function markSpokenOptOut(services: AppServices, call: { id: string; kind: string }): Promise<void> {
+  await markConversationOutcome(poolSql(services.sql), call.id, 'opted_out', { doNotCall: call.kind !== 'test' });
+}
+
+/** A step of the walk whose answer asks not to be called again (heardOptOut: it says the opted-out line and hangs up). */
+export async function endWalkOnOptOut(services: AppServices, call: ScriptCallRow, request: ScriptRequest) {
+  if (heardOptOut(request)) await markSpokenOptOut(services, call);
 }

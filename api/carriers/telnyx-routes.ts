@@ -9,6 +9,15 @@ import {
 import { defineRoute } from '../http/route';
 import { assertSignedByTelnyx, receiveTelnyxWebhook } from './telnyx-webhooks';
 
+/** The headers every Telnyx webhook is signed with, as the OpenAPI description shows them. */
+export const telnyxSignatureHeaders = [
+  {
+    name: TELNYX_SIGNATURE_HEADER,
+    description: "base64 Ed25519 signature, by the connection's Telnyx account, of `<telnyx-timestamp>|<body>`.",
+  },
+  { name: TELNYX_TIMESTAMP_HEADER, description: 'Unix seconds when Telnyx signed; more than 300 s away: refused.' },
+];
+
 /** Telnyx's webhooks of a call placed through a Telnyx connection (docs/features/carriers/telnyx.md#telnyx-webhooks). */
 export const telnyxRoutes = [
   defineRoute({
@@ -28,13 +37,7 @@ export const telnyxRoutes = [
         .describe('The carrier connection the call was placed through: its public key checks the signature.'),
       attemptId: z.string().describe('The attempt the call was dialed for (the dial put it in the URL).'),
     }),
-    headerParameters: [
-      {
-        name: TELNYX_SIGNATURE_HEADER,
-        description: "base64 Ed25519 signature, by the connection's Telnyx account, of `<telnyx-timestamp>|<body>`.",
-      },
-      { name: TELNYX_TIMESTAMP_HEADER, description: 'Unix seconds when Telnyx signed; more than 300 s away: refused.' },
-    ],
+    headerParameters: telnyxSignatureHeaders,
     body: telnyxWebhookSchema,
     beforeValidation: assertSignedByTelnyx,
     responses: {

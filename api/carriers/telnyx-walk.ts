@@ -13,7 +13,7 @@ import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { telnyxSpeakVoiceOf } from '../../lib/carriers/telnyx/telnyx-voices';
 import { scriptGreeting } from '../../lib/conversation/script-engine';
 import type { AppServices } from '../app-services';
-import { minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { endWalkOnOptOut, minuteScaleOf, paidTimeLeftMs, scriptCallOfRow, storeScriptTurns } from './script-calls';
 import type { ScriptCallRow } from './carrier-call-store';
 
 /**
@@ -70,6 +70,7 @@ export async function walkTelnyxStep(
     step.turns,
     request.kind === 'voicemail' && step.turns.length > 0,
   );
+  await endWalkOnOptOut(services, call, request);
   const calls = createTelnyxCalls(connection, { publicBaseUrl: services.publicBaseUrl! });
   const agent = scriptCall.agent;
   if (agent && request.kind === 'answer' && step.question !== null)
@@ -81,7 +82,7 @@ export async function walkTelnyxStep(
 }
 
 /**
- * A person answered a call of an agent with CONVERSATION_ENGINE=relay (docs/features/conversation/relay.md#telnyx): the
+ * A person answered a call of an agent on the dialogue engine (docs/features/conversation/relay.md#telnyx): the
  * call is handed to ConversationRelay (conversation_relay_start, once per call by its command_id), with the disclosure
  * and the opening line as its greeting, the agent's voice and language, its dictionaries' terms as hints, and the URL
  * of the call's socket with its token; the conversation then runs on that socket (api/carriers/relay-socket.ts), which

@@ -1,6 +1,7 @@
 import type { Request } from 'express';
 import { applyAnsweredBy } from '../../lib/calls/call-end';
 import { openedConnectionsOf, verifiedConnection } from '../../lib/carrier-connections/opened-connections';
+import { callConversationEngine } from '../../lib/conversation/conversation-engine';
 import type { ScriptRequest } from '../../lib/conversation/script-walk';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { telnyxClientOf, type TelnyxConnection } from '../../lib/carriers/telnyx/telnyx-client';
@@ -24,6 +25,7 @@ import { callEventAt } from './carrier-call-store';
 import { armQuestionWait } from './telnyx-question-waits';
 import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
 import { telnyxConversationEnded, telnyxHumanLegWebhook } from './telnyx-transfer';
+import { afterInboundEvent } from './inbound-calls';
 
 /** The connection whose public key verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TelnyxConnection>();
@@ -60,6 +62,13 @@ export async function assertSignedByTelnyx(req: Request, services: AppServices):
   verified.set(req, telnyx as TelnyxConnection);
 }
 
+/** The verified connection of the request (assertSignedByTelnyx runs before every handler). */
+export function verifiedTelnyxConnectionOf(req: Request): TelnyxConnection {
+  const connection = verified.get(req);
+  if (!connection) throw new Refusal(ErrorCode.invalid_signature);
+  return connection;
+}
+
 /** When the call was answered, by its call.answered event (recorded once per call): the talk time's start. */
 async function answeredAtOf(services: AppServices, provider: string, callControlId: string): Promise<Date | null> {
   return callEventAt(poolSql(services.sql), provider, `${callControlId}:call.answered`);
@@ -78,7 +87,8 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  * - call.speak.ended of a question: the wait for its answer begins (api/carriers/telnyx-question-waits.ts: unanswered
  *   past ANSWER_TIMEOUT_SECONDS, the walk goes on with "(no answer)");
  * - call.speak.ended of the step's last line when it ends the call: the hang-up;
- * - with CONVERSATION_ENGINE=relay, a person answering starts ConversationRelay instead of the walk, and
+ * - on the dialogue engine (lib/conversation/conversation-engine.ts: the default, unless the deployment or the agent
+ *   asks for the gather walk), a person answering starts ConversationRelay instead of the walk, and
  *   call.conversation.ended transfers the call (transfer_to_human) or hangs it up; the webhooks of the human's leg a
  *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts).
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
@@ -89,9 +99,7 @@ export async function receiveTelnyxWebhook(
   attemptId: string,
   webhook: TelnyxWebhook,
 ): Promise<{ received: true; applied: boolean }> {
-  const connection = verified.get(req);
-  // assertSignedByTelnyx runs before the handler: a request without it never reaches here.
-  if (!connection) throw new Refusal(ErrorCode.invalid_signature);
+  const connection = verifiedTelnyxConnectionOf(req);
   const call = await scriptCallOf(services, attemptId, connection.id);
   const { event_type: type, payload } = webhook.data;
   const state = decodeClientState(payload.client_state);
@@ -107,8 +115,29 @@ export async function receiveTelnyxWebhook(
       applied: await telnyxHumanLegWebhook(services, connection, attemptId, type, payload.hangup_cause),
     };
 
+  /** A person is on the line: the conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk. */
+  // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
+  const converse = async () => {
+    if (call.agent && callConversationEngine(services.conversationEngine, call.agent) === 'relay')
+      await startTelnyxRelay(services, connection, call, attemptId, callControlId);
+    else await step({ kind: 'answer' });
+  };
+
   const answeredAt = type === 'call.hangup' ? await answeredAtOf(services, connection.provider, callControlId) : null;
   const event = callEventOfTelnyx(webhook, attemptId, answeredAt);
+  if (event && call.direction === 'inbound') {
+    // An inbound call (docs/features/carriers/inbound.md): no detection runs, the caller is a person, so the answer
+    // starts the conversation; its end starts its call intelligence, as no workflow waits for it.
+    const received = await receiveCallEvent(services, connection.provider, event, connection.id);
+    if (type === 'call.answered' && live) await converse();
+    if (type === 'call.hangup')
+      await afterInboundEvent(services, {
+        connectionId: connection.id,
+        provider: connection.provider,
+        providerCallId: callControlId,
+      });
+    return received;
+  }
   if (event) return receiveCallEvent(services, connection.provider, event, connection.id);
 
   if (TELNYX_DETECTION_ENDED.has(type) || TELNYX_GREETING_ENDED.has(type)) {
@@ -116,12 +145,7 @@ export async function receiveTelnyxWebhook(
     const result = await applyAnsweredBy(poolSql(services.sql), connection.provider, detected, connection.id);
     if (!result.found) throw new Refusal(ErrorCode.unknown_call);
     if (live && TELNYX_GREETING_ENDED.has(type)) await step({ kind: 'voicemail' });
-    else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine') {
-      // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
-      if (services.conversationEngine === 'relay' && call.agent)
-        await startTelnyxRelay(services, connection, call, attemptId, callControlId);
-      else await step({ kind: 'answer' });
-    }
+    else if (live && TELNYX_DETECTION_ENDED.has(type) && detected.answeredBy !== 'machine') await converse();
     return { received: true, applied: result.applied };
   }
 

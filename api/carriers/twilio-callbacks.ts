@@ -14,6 +14,7 @@ import {
   type TwilioStatusCallback,
 } from '../../lib/carriers/twilio/twilio-callbacks';
 import { relayTwimlOfCall, twimlOfCall, type TwimlRequest } from '../../lib/carriers/twilio/twiml';
+import { callConversationEngine } from '../../lib/conversation/conversation-engine';
 import { scriptGreeting } from '../../lib/conversation/script-engine';
 import { createTwilioCalls } from '../../lib/carriers/twilio/twilio-calls';
 import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
@@ -23,7 +24,7 @@ import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
-import { paidTimeLeftMs, scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
+import { endWalkOnOptOut, paidTimeLeftMs, scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
 import { clearVoicemailRedirect, markVoicemailRedirect } from './carrier-call-store';
 
 /** The connection whose auth token verified a request, for its handler (the path named it; the body never does). */
@@ -207,7 +208,11 @@ export async function twilioCallTwiml(
                 ? { text: form.SpeechResult, confidence: confidenceOf(form.Confidence) }
                 : null,
           };
-  if (services.conversationEngine === 'relay' && request.kind === 'answer' && call.agent) {
+  if (
+    request.kind === 'answer' &&
+    call.agent &&
+    callConversationEngine(services.conversationEngine, call.agent) === 'relay'
+  ) {
     // The conversation runs on the call's socket (api/carriers/relay-socket.ts), which stores its turns.
     const scriptCall = scriptCallOfRow(call);
     return relayTwimlOfCall(scriptCall, {
@@ -226,5 +231,6 @@ export async function twilioCallTwiml(
     await paidTimeLeftMs(services, call),
   );
   await storeScriptTurns(services, call.id, turns, request.kind === 'voicemail' && turns.length > 0);
+  await endWalkOnOptOut(services, call, request);
   return twiml;
 }

@@ -29,7 +29,7 @@ const params = z.object({
   attemptId: z.string().describe('The attempt the call was dialed for (the dial put it in the URL).'),
 });
 
-const signatureHeader = [
+export const signatureHeader = [
   {
     name: TWILIO_SIGNATURE_HEADER,
     description:
@@ -45,6 +45,20 @@ const received = z.object({
 
 const errors = { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_call] };
 
+/** What the routes of Twilio's status callbacks share (a call's, a number's): public, signed, the callback's form. */
+export const statusCallbackRoute = {
+  access: { public: true as const },
+  tags: ['Telephony'],
+  headerParameters: signatureHeader,
+  body: twilioStatusCallbackSchema,
+  bodyMediaType: FORM_MEDIA_TYPE as typeof FORM_MEDIA_TYPE,
+  beforeValidation: assertSignedByTwilio,
+  responses: {
+    200: { description: 'The callback is recorded (or was already): the change is committed.', schema: received },
+  },
+  errors,
+};
+
 /** What the TwiML routes (the answer and the script walk's steps) share: signed like the callbacks, a form in, TwiML out. */
 const twimlRoute = {
   access: { public: true as const },
@@ -58,7 +72,7 @@ const twimlRoute = {
 };
 
 /** Written here: the route table answers JSON otherwise. */
-function sendTwiml(res: Response, twiml: string) {
+export function sendTwiml(res: Response, twiml: string) {
   res.status(200).type('text/xml').send(twiml);
   return { status: 200 as const };
 }
@@ -68,20 +82,11 @@ export const twilioRoutes = [
   defineRoute({
     method: 'post',
     path: `${TWILIO_CALL_ROUTE}/status`,
-    access: { public: true },
     summary:
       "Twilio's status callback of a call (StatusCallback: initiated, ringing, answered, completed), form-encoded. " +
       'Public: authenticated by X-Twilio-Signature. Idempotent by CallSid and SequenceNumber; a call never moves backwards.',
-    tags: ['Telephony'],
+    ...statusCallbackRoute,
     params,
-    headerParameters: signatureHeader,
-    body: twilioStatusCallbackSchema,
-    bodyMediaType: FORM_MEDIA_TYPE,
-    beforeValidation: assertSignedByTwilio,
-    responses: {
-      200: { description: 'The callback is recorded (or was already): the change is committed.', schema: received },
-    },
-    errors,
     handler: async ({ services, req, params, body }) => ({
       status: 200,
       body: await receiveTwilioStatus(services, req, params.attemptId, body),

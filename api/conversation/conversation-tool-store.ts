@@ -1,3 +1,4 @@
+import { NOW_UTC } from '../../lib/sql-clock';
 import type { ToolOutcome } from '../../lib/calls/call-outcomes';
 import type { RunSql } from '../../lib/run-sql';
 
@@ -36,8 +37,8 @@ export async function toolCallOf(sql: RunSql, callId: string): Promise<ToolCallR
 
 /**
  * The call's outcome becomes `outcome` when it ends answered (callbackAt: when the lead asked to be called back), and
- * with opted_out the number joins its workspace's Do-Not-Call list, in the same statement: at once, for every later
- * push and every attempt not yet dialed. Answers whether the call was still on.
+ * with opted_out the number joins its workspace's Do-Not-Call list (source spoken_opt_out, this call), in the same
+ * statement: at once, for every later push and every attempt not yet dialed. Answers whether the call was still on.
  */
 export async function markConversationOutcome(
   sql: RunSql,
@@ -51,10 +52,11 @@ export async function markConversationOutcome(
       text: `WITH marked AS (
                UPDATE "Call" c SET "conversationOutcome" = $2, "callbackAt" = $3::timestamptz AT TIME ZONE 'UTC'
                 WHERE c.id = $1::uuid AND c.status = 'dialing'
-                RETURNING c."workspaceId", coalesce(c."toNumber", (SELECT l.phone FROM "Lead" l WHERE l.id = c."leadId")) AS "toNumber"
+                RETURNING c.id, c."workspaceId", coalesce(c."toNumber", (SELECT l.phone FROM "Lead" l WHERE l.id = c."leadId")) AS "toNumber"
              ), listed AS (
-               INSERT INTO "DoNotCall" ("workspaceId", phone)
-               SELECT "workspaceId", "toNumber" FROM marked WHERE $4::boolean AND "toNumber" IS NOT NULL
+               INSERT INTO "DoNotCall" ("workspaceId", phone, source, "callId", "createdAt")
+               SELECT "workspaceId", "toNumber", 'spoken_opt_out', id, ${NOW_UTC} FROM marked
+                WHERE $4::boolean AND "toNumber" IS NOT NULL
                ON CONFLICT DO NOTHING
              )
              SELECT EXISTS (SELECT 1 FROM marked) AS marked`,

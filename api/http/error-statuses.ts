@@ -76,6 +76,7 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number | null>> = {
   whatsapp_template_not_approved: 409,
   whatsapp_sender_disconnected: 409,
   no_carrier_connection: 409,
+  no_whatsapp_connection: 409,
   lead_not_found: null,
   webhook_delivery_failed: null,
   journey_run_not_found: null,

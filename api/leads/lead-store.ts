@@ -70,13 +70,27 @@ export async function upsertLeads(
   return rows;
 }
 
-/** The numbers new to the workspace's Do-Not-Call list are added; answers how many. */
+/** The numbers new to the workspace's Do-Not-Call list are added, listed by the API; answers how many. */
 export async function insertDoNotCallNumbers(db: Db, workspaceId: string, phones: readonly string[]): Promise<number> {
   const { count } = await db.doNotCall.createMany({
-    data: phones.map((phone) => ({ workspaceId, phone })),
+    data: phones.map((phone) => ({ workspaceId, phone, source: 'api' })),
     skipDuplicates: true,
   });
   return count;
+}
+
+/**
+ * Which of these leads were ended by an opt-out (docs/features/leads.md#the-do-not-call-list): cancelled, their number
+ * listed on their workspace's Do-Not-Call list before they were finished (a lead's final status is written once, with
+ * its updatedAt). One query whatever the number of leads.
+ */
+export async function leadsEndedByOptOut(db: Db, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db.$queryRaw<Array<{ id: string }>>`
+    SELECT l.id::text FROM "Lead" l
+      JOIN "DoNotCall" d ON d."workspaceId" = l."workspaceId" AND d.phone = l.phone
+     WHERE l.id = ANY(${ids}::uuid[]) AND l.status = 'cancelled' AND d."createdAt" <= l."updatedAt"`;
+  return new Set(rows.map((row) => row.id));
 }
 
 /**
@@ -174,6 +188,7 @@ export async function insertPushedLeadRuns(
 
 const callSelect = {
   attempt: true,
+  direction: true,
   status: true,
   outcome: true,
   durationMs: true,

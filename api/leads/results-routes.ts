@@ -8,6 +8,11 @@ import { WAITING_FOR } from './lead-waiting';
 
 const callView = z.object({
   attempt: z.number().int(),
+  direction: z
+    .enum(['outbound', 'inbound'])
+    .describe(
+      'outbound: the product dialed; inbound: the person called a number of the workspace, answered by its inbound agent (docs/features/carriers/inbound.md).',
+    ),
   status: z.string(),
   outcome: z.string().nullable(),
   durationMs: z.number().int().nullable(),
@@ -66,7 +71,7 @@ export const leadResultSchema = z.object({
     .string()
     .nullable()
     .describe(
-      "The last attempt's outcome (a call's). A WHATSAPP campaign's lead: its message's, as the message stands now: delivered, read, failed, or undelivered (its lead finished while it was still accepted or sent); null while the lead waits, or when no message was sent (the lead's lead.finished event names why).",
+      "The last attempt's outcome (a call's); opted_out also for a lead its number's opt-out ended before its next attempt (the number was put on the Do-Not-Call list meanwhile: GET /do-not-call/{phone} says how). A WHATSAPP campaign's lead: its message's, as the message stands now: delivered, read, failed, or undelivered (its lead finished while it was still accepted or sent); null while the lead waits, or when no message was sent (the lead's lead.finished event names why).",
     ),
   attempts: z.number().int().describe('Calls made; a WHATSAPP lead: 1 once its message is recorded, else 0.'),
   calls: z.array(callView).describe('The calls, by attempt; always empty for a WHATSAPP lead.'),
@@ -83,11 +88,18 @@ export const leadResultSchema = z.object({
 export const workspaceCallSchema = callView.extend({
   id: z.string(),
   kind: z
-    .enum(['campaign', 'test'])
-    .describe("campaign: a lead's attempt on a campaign; test: a test call (POST /calls/test), outside any campaign."),
-  campaignId: z.string().nullable().describe('The campaign the call was placed for; null for a test call.'),
-  leadId: z.string().nullable().describe('The lead called; null for a test call.'),
-  phone: z.string().describe('The number called (E.164).'),
+    .enum(['campaign', 'test', 'inbound'])
+    .describe(
+      "campaign: a lead's call on a campaign (an attempt, or the lead calling in); test: a test call (POST /calls/test), outside any campaign; inbound: a call in from a number no lead of the workspace has (docs/features/carriers/inbound.md).",
+    ),
+  campaignId: z
+    .string()
+    .nullable()
+    .describe(
+      "The campaign the call was placed for (an inbound call: its lead's); null for a test call and kind inbound.",
+    ),
+  leadId: z.string().nullable().describe('The lead called, or who called in; null for a test call and kind inbound.'),
+  phone: z.string().describe("The person's number (E.164): the number called, or for an inbound call the caller's."),
   evaluationScore: z
     .number()
     .int()

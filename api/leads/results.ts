@@ -17,6 +17,7 @@ import { leadWaitingView, linePositions } from './lead-waiting';
 import {
   callsOfWorkspacePage,
   leadOfWorkspace,
+  leadsEndedByOptOut,
   leadsOfCampaignPage,
   leadsOfWorkspacePage,
   type LeadWithCalls,
@@ -33,6 +34,7 @@ export function leadResultView(
   lead: LeadWithCalls,
   messages: ReadonlyMap<string, LeadMessageRow>,
   positions: ReadonlyMap<string, number>,
+  optedOut: ReadonlySet<string> = new Set(),
 ) {
   const calls = [...lead.calls].sort((a, b) => a.attempt - b.attempt);
   const result = {
@@ -43,10 +45,12 @@ export function leadResultView(
     name: lead.name,
     status: lead.status,
     waiting: leadWaitingView(lead, positions),
-    outcome: calls.at(-1)?.outcome ?? null,
+    // A lead ended by its number's opt-out before its next attempt has no call saying it: its result does.
+    outcome: optedOut.has(lead.id) ? 'opted_out' : (calls.at(-1)?.outcome ?? null),
     attempts: calls.length,
     calls: calls.map((call) => ({
       attempt: call.attempt,
+      direction: call.direction as 'outbound' | 'inbound',
       status: call.status,
       outcome: call.outcome,
       durationMs: call.durationMs,
@@ -73,14 +77,18 @@ export function leadResultView(
  */
 async function leadResultViews(db: AppServices['db'], leads: LeadWithCalls[]) {
   const messaged = leads.filter((lead) => leadWorkflowKind(lead.campaign) === 'WHATSAPP');
-  const [messages, positions] = await Promise.all([
+  const [messages, positions, optedOut] = await Promise.all([
     leadMessages(
       db,
       messaged.map((lead) => lead.id),
     ),
     linePositions(db, leads),
+    leadsEndedByOptOut(
+      db,
+      leads.filter((lead) => lead.status === 'cancelled').map((lead) => lead.id),
+    ),
   ]);
-  return (lead: LeadWithCalls) => leadResultView(lead, messages, positions);
+  return (lead: LeadWithCalls) => leadResultView(lead, messages, positions, optedOut);
 }
 
 export async function findLeadResult({ db }: AppServices, principal: Principal, leadId: string) {
@@ -107,9 +115,17 @@ export async function listCalls(
   return { total, items: rows.map(workspaceCallView) };
 }
 
-/** Every call has one: a test call records it, a lead's call recorded before toNumber existed reads its lead's. */
-function dialedNumber(call: { toNumber: string | null; lead: { phone: string } | null }): string {
-  const phone = call.toNumber ?? call.lead?.phone;
+/**
+ * The person's number: an inbound call's caller (fromNumber); else the number dialed, which every call has: a test call
+ * records it, a lead's call recorded before toNumber existed reads its lead's.
+ */
+function personNumber(call: {
+  direction: string;
+  fromNumber: string | null;
+  toNumber: string | null;
+  lead: { phone: string } | null;
+}): string {
+  const phone = (call.direction === 'inbound' ? call.fromNumber : null) ?? call.toNumber ?? call.lead?.phone;
   if (phone === undefined) throw new Error(`call without a number (neither toNumber nor a lead)`);
   return phone;
 }
@@ -118,10 +134,11 @@ function dialedNumber(call: { toNumber: string | null; lead: { phone: string } |
 export function workspaceCallView(call: Call & { lead: { phone: string } | null }) {
   return {
     id: call.id,
-    kind: call.kind as 'campaign' | 'test',
+    kind: call.kind as 'campaign' | 'test' | 'inbound',
+    direction: call.direction as 'outbound' | 'inbound',
     campaignId: call.campaignId,
     leadId: call.leadId,
-    phone: dialedNumber(call),
+    phone: personNumber(call),
     attempt: call.attempt,
     provider: call.provider,
     status: call.status,

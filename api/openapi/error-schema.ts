@@ -93,6 +93,14 @@ export const errorBodySchema = z.strictObject({
     .string()
     .optional()
     .describe("whatsapp_template_not_approved: the template's status (PENDING, REJECTED, PAUSED, DISABLED)."),
+  e164: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      "no_carrier_connection: the caller number bound to no carrier connection (null: none was given); no_whatsapp_connection: the sender's number.",
+    ),
+  senderId: z.string().optional().describe('no_whatsapp_connection: the sender bound to no Meta connection.'),
   maxSecs: z.number().optional().describe('recording_too_long: the longest recording taken, in seconds.'),
   language: z.string().optional().describe('speech_language_unsupported: the language asked for.'),
   supported: z

@@ -2,6 +2,7 @@ import { ZodError } from 'zod';
 import type { PhoneNumber } from '../../generated/prisma/client';
 import { isInboundReady, type InboundAgent } from '../../lib/agents/inbound-readiness';
 import { storedCapabilities } from '../../lib/phone-numbers/phone-numbers';
+import { pointNumberAtProduct } from '../../lib/phone-numbers/inbound-routing';
 import type { Principal } from '../door/principal';
 import { isUuid } from '../../lib/uuid';
 import type { AppServices } from '../app-services';
@@ -18,6 +19,10 @@ async function agentsById({ db }: AppServices, principal: Principal, ids: readon
   return new Map(agents.map((agent) => [agent.id, agent]));
 }
 
+/** The carrier confirmed the number's calls come to the product, through the connection it is bound to now. */
+const isRoutedToProduct = (number: PhoneNumber) =>
+  number.inboundRoutedConnectionId !== null && number.inboundRoutedConnectionId === number.carrierConnectionId;
+
 export function phoneNumberView(number: PhoneNumber, agent: RoutedAgent | undefined) {
   const capabilities = storedCapabilities(number.capabilities);
   return {
@@ -29,7 +34,7 @@ export function phoneNumberView(number: PhoneNumber, agent: RoutedAgent | undefi
     assignedAt: number.assignedAt.toISOString(),
     inboundAgentId: number.inboundAgentId,
     inboundAgentName: agent?.name ?? null,
-    inboundReady: isInboundReady(capabilities, agent),
+    inboundReady: isInboundReady(capabilities, agent, isRoutedToProduct(number)),
   };
 }
 
@@ -65,6 +70,16 @@ export async function routeInboundCalls(
         input: inboundAgentId,
       },
     ]);
-  const agents = await agentsById(services, principal, [routed.inboundAgentId]);
-  return phoneNumberView(routed, agents.get(routed.inboundAgentId ?? ''));
+  // Setting an agent points the number at the product at its carrier (again: a retry after a carrier's failure), and
+  // inboundReady says whether the carrier confirmed it. Removing the agent leaves the carrier as it is: the product
+  // then answers the number's calls with a hang-up (api/carriers/twilio-inbound.ts).
+  if (routed.inboundAgentId !== null)
+    await pointNumberAtProduct(
+      { db: services.db, keyring: services.carrierKeyring, publicBaseUrl: services.publicBaseUrl },
+      routed.id,
+    );
+  const pointed =
+    (await phoneNumberWhere(services.db, { id: routed.id, workspaceId: principal.workspaceId })) ?? routed;
+  const agents = await agentsById(services, principal, [pointed.inboundAgentId]);
+  return phoneNumberView(pointed, agents.get(pointed.inboundAgentId ?? ''));
 }

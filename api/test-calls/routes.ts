@@ -55,7 +55,7 @@ export const testCallRoutes = [
     path: '/calls/test',
     access: { permission: 'calls.test' },
     summary:
-      'Place one test call with an agent to a number, outside any campaign (no campaign line is taken), exactly as a campaign call from the caller number goes: through the carrier connection (Twilio or Telnyx) that number is bound to, the agent walking its script when a person answers; a number bound to no connection, through the simulated carrier. 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
+      'Place one test call with an agent to a number, outside any campaign (no campaign line is taken), exactly as a campaign call from the caller number goes: through the carrier connection (Twilio or Telnyx) that number is bound to, the agent walking its script when a person answers; a number bound to no connection, through the simulated carrier where simulators are enabled (SIMULATORS); where they are disabled (the production default) the caller is the number asked for (from) or the first voice number bound to a carrier connection, and a number bound to none, or no bound number at all, is 409 no_carrier_connection naming it (e164, null when none was asked for), nothing placed. 202 with the call id at once; the call is then read with GET /calls/{id} and listed by GET /calls with kind test. ' +
       "A dial refused for good ends the call at once, never retried and not billed: a number the carrier refuses as invalid_number, a caller number the carrier refuses (not the account's) or a connection removed since the call was placed as failed. " +
       'Billed per started minute of talk (docs/features/credits.md): credits are held when the call is placed (one minute at least, up to the longest call as the balance allows), charged by started minutes when it ends, released when it never connected. A balance short of one minute: 402 insufficient_credits with balance and required, nothing placed. ' +
       'An optional Idempotency-Key header makes a retried request answer the call it placed (200, deduplicated) instead of placing a second. ' +
@@ -78,7 +78,7 @@ export const testCallRoutes = [
     },
     errors: {
       402: [ErrorCode.insufficient_credits],
-      409: [ErrorCode.number_on_do_not_call],
+      409: [ErrorCode.number_on_do_not_call, ErrorCode.no_carrier_connection],
       503: [ErrorCode.temporal_unavailable],
     },
     handler: async ({ services, principal, body, req }) => {

@@ -3,7 +3,8 @@ import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import { MAX_CALL_LENGTH_MS } from '../../lib/calls/call-deadline';
 import { lockLiveAgent } from '../../lib/agents/agent-lock';
-import { callerConnection } from '../../lib/carrier-connections/carrier-store';
+import { callerConnection, unboundNumbers } from '../../lib/carrier-connections/carrier-store';
+import { unboundCallerRefusal } from '../../lib/carrier-connections/simulator-stand-in';
 import { voidHold } from '../../lib/credits/holds';
 import { prismaCreditStore } from '../../lib/credits/ledger-store';
 import { holdTestCall, testCallHoldKey } from '../../lib/credits/test-call-billing';
@@ -39,19 +40,33 @@ const DEFAULT_FALLBACK_CARRIER = 'simulated';
 const invalid = (path: string, message: string, input: unknown) =>
   new ZodError([{ code: 'custom', path: [path], message, input }]);
 
-/** The caller number: the one asked for, if it is a voice number of the workspace; else the first voice number, or null. */
-async function callerNumber(tx: Prisma.TransactionClient, workspaceId: string, from: string | undefined) {
+/**
+ * The caller number: the one asked for, if it is a voice number of the workspace; else the first voice number, or
+ * null. While SIMULATORS is disabled (docs/configuration.md#simulators), only a number bound to a carrier connection:
+ * the first such voice number when none is asked for, and 409 no_carrier_connection when there is none, or when the one
+ * asked for is bound to none.
+ */
+async function callerNumber(
+  tx: Prisma.TransactionClient,
+  simulators: AppServices['simulators'],
+  workspaceId: string,
+  from: string | undefined,
+) {
   const numbers = await numbersOfWorkspace(tx, workspaceId, from);
-  const voice = numbers.find((number) => storedCapabilities(number.capabilities).voice);
-  if (from === undefined) return voice?.e164 ?? null;
-  if (voice) return voice.e164;
-  throw invalid(
-    'from',
-    numbers.length
-      ? `${from} has no voice capability: calls cannot be placed from it`
-      : `${from} is not a phone number of this workspace (GET /phone-numbers)`,
-    from,
-  );
+  const voice = numbers.filter((number) => storedCapabilities(number.capabilities).voice).map(({ e164 }) => e164);
+  if (from !== undefined && voice.length === 0)
+    throw invalid(
+      'from',
+      numbers.length
+        ? `${from} has no voice capability: calls cannot be placed from it`
+        : `${from} is not a phone number of this workspace (GET /phone-numbers)`,
+      from,
+    );
+  if (simulators !== 'disabled') return voice[0] ?? null;
+  const unbound = new Set(await unboundNumbers(prismaSql(tx), workspaceId, voice));
+  const bound = voice.find((e164) => !unbound.has(e164));
+  if (bound === undefined) throw unboundCallerRefusal(from ?? null);
+  return bound;
 }
 
 /**
@@ -78,7 +93,7 @@ export async function placeTestCall(
       if (earlier) return { ...earlier, deduplicated: true };
       const agentId = await lockLiveAgent(tx, workspaceId, request.agentId);
       if (!agentId) throw invalid('agentId', 'no agent of this workspace has this id', request.agentId);
-      const fromNumber = await callerNumber(tx, workspaceId, request.from);
+      const fromNumber = await callerNumber(tx, services.simulators, workspaceId, request.from);
       if (await isOnDoNotCall(tx, workspaceId, request.to))
         throw new Refusal(ErrorCode.number_on_do_not_call, {
           detail: `${request.to} is on the workspace's Do-Not-Call list`,
@@ -107,6 +122,10 @@ export async function placeTestCall(
         fromNumber,
       });
       if (inserted) {
+        // Free where simulators are enabled for development and the simulated carrier places it
+        // (docs/configuration.md#simulators): no hold, so nothing is charged and it talks up to the longest call.
+        if (connection === null && services.simulators === 'enabled')
+          return { id: newId, workflowId, deduplicated: false };
         // Billed (docs/features/credits.md): the hold is taken with the call, before it is dialed; a balance short
         // of one minute refuses the call (402) and the transaction records nothing.
         await holdTestCall(

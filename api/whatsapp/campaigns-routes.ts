@@ -31,7 +31,7 @@ export const whatsAppCampaignRoutes = [
     access: { permission: 'campaigns.edit' },
     summary:
       "Set a WHATSAPP-channel campaign's messaging: the sender, the APPROVED template, where each template variable comes from, and the sending window. Starting the campaign then sends one template message per lead (pushed leads and the calling list alike), paced per sender and billed per message (docs/features/whatsapp.md). " +
-      'Leads already messaged keep their message. Another channel: 409 campaign_not_whatsapp; a disconnected sender or a template not APPROVED: 409.',
+      'Leads already messaged keep their message. Another channel: 409 campaign_not_whatsapp; a disconnected sender or a template not APPROVED: 409; a sender bound to no Meta connection while simulators are disabled (SIMULATORS): 409 no_whatsapp_connection.',
     tags,
     params,
     body: bodySchema,
@@ -41,6 +41,7 @@ export const whatsAppCampaignRoutes = [
         ErrorCode.campaign_not_whatsapp,
         ErrorCode.whatsapp_sender_disconnected,
         ErrorCode.whatsapp_template_not_approved,
+        ErrorCode.no_whatsapp_connection,
       ],
     },
     handler: async ({ services, principal, params, body }) => ({

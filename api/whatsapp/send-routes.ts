@@ -48,9 +48,10 @@ export const whatsAppSendRoutes = [
     path: '/whatsapp/messages',
     access: { permission: 'whatsapp.send' },
     summary:
-      "Send one WhatsApp message from a sender of the workspace, billed per message by its category (docs/features/credits.md): a template message (APPROVED; 409 whatsapp_template_not_approved otherwise) at any time, or free-form text only within the 24-hour customer-service window the contact's last message opened (409 whatsapp_window_closed, the platform's 131047 re-engagement error, otherwise). " +
+      "Send one WhatsApp message from a sender of the workspace, billed per message by its category (docs/features/credits.md), never to a number on the workspace's Do-Not-Call list (409 number_on_do_not_call: nothing recorded, held or sent): a template message (APPROVED; 409 whatsapp_template_not_approved otherwise) at any time, or free-form text only within the 24-hour customer-service window the contact's last message opened (409 whatsapp_window_closed, the platform's 131047 re-engagement error, otherwise). " +
       "The price is held (402 insufficient_credits: nothing sent), the message handed to the provider by a durable job: 202 with the message, accepted. Its statuses (sent, delivered, read, failed) follow by the provider's webhooks; the hold is charged when it is delivered and released when it fails. " +
-      'An optional Idempotency-Key header makes a retried request answer the message it sent (200, deduplicated).',
+      'An optional Idempotency-Key header makes a retried request answer the message it sent (200, deduplicated). ' +
+      'A sender bound to no Meta connection while simulators are disabled (SIMULATORS, the production default): 409 no_whatsapp_connection naming it.',
     tags: ['WhatsApp'],
     body: sendSchema,
     headerParameters: [
@@ -73,6 +74,8 @@ export const whatsAppSendRoutes = [
         ErrorCode.whatsapp_window_closed,
         ErrorCode.whatsapp_template_not_approved,
         ErrorCode.whatsapp_sender_disconnected,
+        ErrorCode.number_on_do_not_call,
+        ErrorCode.no_whatsapp_connection,
       ],
       503: [ErrorCode.temporal_unavailable],
     },

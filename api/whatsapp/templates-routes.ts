@@ -115,11 +115,14 @@ export const whatsAppTemplateRoutes = [
     path: '/whatsapp/templates',
     access: { permission: 'whatsapp.edit' },
     summary:
-      "Create a template and submit it to the provider for review, under the workspace's WhatsApp Business Account (that of its earliest connected sender): stored PENDING; the review arrives by the provider's webhook or POST /whatsapp/templates/{id}/sync-status. Nothing is stored when the provider refuses or fails (502).",
+      "Create a template and submit it to the provider for review, under the workspace's WhatsApp Business Account (that of its earliest connected sender): stored PENDING; the review arrives by the provider's webhook or POST /whatsapp/templates/{id}/sync-status. Nothing is stored when the provider refuses or fails (502). While simulators are disabled (SIMULATORS, the production default), that sender must be bound to a Meta connection: 409 no_whatsapp_connection naming it otherwise.",
     tags,
     body: newTemplateSchema,
     responses: { 201: { description: 'Created, PENDING.', schema: templateSchema } },
-    errors: { 409: [ErrorCode.whatsapp_sender_required, ErrorCode.whatsapp_template_exists], ...providerFailure },
+    errors: {
+      409: [ErrorCode.whatsapp_sender_required, ErrorCode.whatsapp_template_exists, ErrorCode.no_whatsapp_connection],
+      ...providerFailure,
+    },
     handler: async ({ services, principal, body }) => ({
       status: 201,
       body: whatsAppTemplateView(await createWhatsAppTemplate(services, principal, body)),

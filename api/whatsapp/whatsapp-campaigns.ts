@@ -2,6 +2,7 @@ import { ZodError } from 'zod';
 import type { Prisma } from '../../generated/prisma/client';
 import { ErrorCode } from '../../lib/error-codes';
 import type { WhatsAppCampaignSettingsInput } from '../../lib/whatsapp/campaign-settings';
+import { assertSenderConnected } from '../../lib/whatsapp/simulator-stand-in';
 import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
@@ -63,6 +64,7 @@ export async function putWhatsAppCampaign(
     whatsAppTemplateWhere(services.db, { id: input.templateId, workspaceId }),
   ]);
   assertSenderSendable(sender, input.senderId, ['senderId']);
+  await assertSenderConnected(services.db, services.simulators, sender);
   assertTemplateSendable(template, input.templateId, ['templateId']);
   const { variableCount } = template;
   const expected = Array.from({ length: variableCount }, (_, index) => String(index + 1));

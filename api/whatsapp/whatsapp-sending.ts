@@ -3,9 +3,12 @@ import { ZodError } from 'zod';
 import { prismaCreditStore } from '../../lib/credits/ledger-store';
 import { settleWhatsAppMessageHold } from '../../lib/credits/whatsapp-billing';
 import { ErrorCode } from '../../lib/error-codes';
+import { isOnDoNotCall } from '../../lib/leads/do-not-call';
+import { poolSql } from '../../lib/run-sql';
 import { customerServiceWindow } from '../../lib/whatsapp/customer-service-window';
 import { recordOutboundMessage } from '../../lib/whatsapp/outbound-message';
 import { WHATSAPP_ERROR } from '../../lib/whatsapp/provider';
+import { assertSenderConnected } from '../../lib/whatsapp/simulator-stand-in';
 import { renderTemplateBody } from '../../lib/whatsapp/template-body';
 import { startWhatsAppMessage } from '../../lib/temporal/whatsapp';
 import type { Principal } from '../door/principal';
@@ -50,9 +53,10 @@ async function approvedTemplate(
 }
 
 /**
- * Sends one message from a sender of the workspace (docs/features/whatsapp/sending.md): a template message
- * (APPROVED, with its variables) at any time, or free-form text only inside the customer-service window
- * the contact's last inbound message opened (else 409 whatsapp_window_closed, the platform's 131047).
+ * Sends one message from a sender of the workspace (docs/features/whatsapp/sending.md): never to a number on the
+ * workspace's Do-Not-Call list (409 number_on_do_not_call); a template message (APPROVED, with its variables) at any
+ * time, or free-form text only inside the customer-service window the contact's last inbound message opened (else 409
+ * whatsapp_window_closed, the platform's 131047).
  * Recorded with its price held (402 insufficient_credits: nothing recorded), then handed to the provider
  * by its workflow; 202 with the message, accepted. An Idempotency-Key answers the message first sent with it.
  */
@@ -70,6 +74,12 @@ export async function sendWhatsAppMessage(
   }
   const sender = await whatsAppSenderWhere(db, { id: request.senderId, workspaceId });
   assertSenderSendable(sender, request.senderId, ['senderId']);
+  // The contact asked not to be contacted (docs/features/leads.md#the-do-not-call-list): nothing recorded or held.
+  if (await isOnDoNotCall(poolSql(services.sql), workspaceId, request.to))
+    throw new Refusal(ErrorCode.number_on_do_not_call, {
+      detail: `${request.to} is on the workspace's Do-Not-Call list: no message is sent to it`,
+    });
+  await assertSenderConnected(db, services.simulators, sender);
   const template = request.template ? await approvedTemplate(services, workspaceId, request.template) : null;
   if (!template) {
     const conversation = await conversationLastInbound(db, sender.id, request.to);
@@ -100,6 +110,7 @@ export async function sendWhatsAppMessage(
           idempotencyKey: idempotencyKey ?? null,
         },
         { type: 'api_key', id: principal.keyId },
+        services.simulators,
       ),
     )
     .catch(async (error: unknown) => {

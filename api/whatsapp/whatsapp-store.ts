@@ -40,7 +40,7 @@ export async function earliestConnectedSender(db: Db, workspaceId: string) {
   return db.whatsAppSender.findFirst({
     where: { workspaceId, status: 'CONNECTED' },
     orderBy: [{ connectedAt: 'asc' }, { id: 'asc' }],
-    select: { businessAccountId: true },
+    select: { id: true, workspaceId: true, e164: true, connectionId: true, businessAccountId: true },
   });
 }
 

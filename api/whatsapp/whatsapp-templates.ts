@@ -11,6 +11,7 @@ import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
+import { assertSenderConnected } from '../../lib/whatsapp/simulator-stand-in';
 import { log } from '../../lib/log';
 import {
   deleteUnsubmittedTemplate,
@@ -61,13 +62,18 @@ export async function askWhatsAppProvider<Result>(work: () => Promise<Result>): 
   }
 }
 
-/** The WhatsApp Business Account of the workspace: its earliest connected sender's (templates belong to it). */
-async function businessAccountOf({ db }: AppServices, workspaceId: string) {
+/**
+ * The WhatsApp Business Account of the workspace: its earliest connected sender's (templates belong to it). While
+ * simulators are disabled, that sender must be bound to a Meta connection (409 no_whatsapp_connection naming it):
+ * nothing else would review the template but the simulated provider.
+ */
+async function businessAccountOf({ db, simulators }: AppServices, workspaceId: string) {
   const sender = await earliestConnectedSender(db, workspaceId);
   if (!sender)
     throw new Refusal(ErrorCode.whatsapp_sender_required, {
       detail: 'connect a WhatsApp sender first: templates belong to its WhatsApp Business Account',
     });
+  await assertSenderConnected(db, simulators, sender);
   return sender.businessAccountId;
 }
 

@@ -119,7 +119,9 @@ export async function applyMessageStatus(sql: RunSql, event: MessageStatusToAppl
  * One inbound message in one statement: recorded once per (provider, message:<wamid>); the contact's
  * conversation created or updated (its name, lastInboundAt, which opens the customer-service window,
  * and lastMessageAt, never moved back), unarchived when the message is newer than its archiving, as
- * inboxes do; the message inserted, received, at the time the contact sent it.
+ * inboxes do; the message inserted, received, at the time the contact sent it; an opt-out reply
+ * (lib/whatsapp/opt-out-reply.ts) lists the contact's number on the workspace's Do-Not-Call list, source whatsapp_reply
+ * with this message, in the same statement (a redelivered webhook lists nothing twice).
  */
 const APPLY_INBOUND_SQL = `
   WITH sender AS (
@@ -148,7 +150,11 @@ const APPLY_INBOUND_SQL = `
            $6::timestamptz AT TIME ZONE 'UTC'
       FROM conversation c
     ON CONFLICT ("senderId", "providerMessageId") DO NOTHING
-    RETURNING id
+    RETURNING id, "workspaceId"
+  ), opted_out AS (
+    INSERT INTO "DoNotCall" ("workspaceId", phone, source, "messageId", "createdAt")
+    SELECT "workspaceId", $4, 'whatsapp_reply', id, ${NOW_UTC} FROM inserted WHERE $10::boolean
+    ON CONFLICT DO NOTHING
   )
   SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
 
@@ -163,6 +169,8 @@ export interface InboundMessageToApply {
   type: string;
   body: string | null;
   providerMessageId: string;
+  /** The message asks not to be messaged again (lib/whatsapp/opt-out-reply.ts). */
+  optOut: boolean;
 }
 
 /** Answers whether the message was inserted. */
@@ -178,6 +186,7 @@ export async function applyInbound(sql: RunSql, message: InboundMessageToApply):
     message.type,
     message.body,
     message.providerMessageId,
+    message.optOut,
   );
   return (row?.inserted ?? 0) > 0;
 }

@@ -9,6 +9,7 @@ import { poolSql, type RunSql } from '../../lib/run-sql';
 import { sameSecret } from '../../lib/timing-safe';
 import { billingOutcome, isReportedMessageStatus, messageStatusRank } from '../../lib/whatsapp/message-status';
 import type { WhatsAppTemplateStatus } from '../../lib/whatsapp/provider';
+import { isOptOutReply } from '../../lib/whatsapp/opt-out-reply';
 import {
   inboundMessageBody,
   isStaleWhatsAppWebhook,
@@ -249,6 +250,7 @@ async function applyInboundMessage(
     type: message.type,
     body: inboundMessageBody(message),
     providerMessageId: message.id,
+    optOut: isOptOutReply(message),
   });
 }
 

@@ -3,6 +3,7 @@ import { atLeastCodePoints, atMostCodePoints } from '../code-point-length';
 import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
 import { VOICES } from '../voices/voices';
 import { e164PhoneSchema } from '../phone';
+import { CONVERSATION_ENGINES } from '../conversation/conversation-engine';
 
 /**
  * Limits of an agent's settings (docs/features/agents.md): generous for a phone script, small enough to keep a row
@@ -191,6 +192,17 @@ export const transferNumberSchema = e164PhoneSchema
       'transfer and offers a callback instead.',
   );
 
+export const conversationEngineSchema = z
+  .enum(CONVERSATION_ENGINES)
+  .describe(
+    "How the agent's answered Twilio and Telnyx calls talk (docs/features/agents.md#conversation-engine). relay " +
+      "(the default): the dialogue engine over the carrier's ConversationRelay, as in a web test session: the " +
+      'script (or the model, with instructions and a model configured), answers from the knowledge documents, ' +
+      "callbacks, transfers and opt-outs. gather: the script walk on the carrier's own speech recognition, each " +
+      'question asked and its answer heard, nothing more (a fallback; a deployment may also ask for it for every ' +
+      'agent, CONVERSATION_ENGINE=gather, which then wins).',
+  );
+
 /** A platform asset, or else an upload id to look up in the workspace; null: neither can it be. */
 export function backgroundAudioReference(id: string): { platform: true } | { uploadId: string } | null {
   if (findPlatformBackgroundAudio(id)) return { platform: true };
@@ -215,6 +227,7 @@ export const agentSettings = {
   instructions: instructionsSchema,
   firstMessage: firstMessageSchema,
   transferNumber: transferNumberSchema,
+  conversationEngine: conversationEngineSchema,
 };
 
 export const newAgentSchema = z.strictObject({
@@ -226,6 +239,7 @@ export const newAgentSchema = z.strictObject({
   instructions: agentSettings.instructions.default(null),
   firstMessage: agentSettings.firstMessage.default(null),
   transferNumber: agentSettings.transferNumber.default(null),
+  conversationEngine: agentSettings.conversationEngine.default('relay'),
 });
 
 export const agentUpdateSchema = z

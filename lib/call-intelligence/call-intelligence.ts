@@ -58,6 +58,12 @@ export const callIntelligenceSchema = z.object({
         'openai-twin (the OpenAI twin).',
     ),
   fallback: intelligenceFallbackSchema.optional(),
+  optOut: z
+    .object({ evidence: z.string().describe("The lead's words that asked not to be called again.") })
+    .optional()
+    .describe(
+      "Only when the lead asked not to be called again (docs/features/call-intelligence.md#the-opt-out-rule): a campaign call's number is then on the workspace's Do-Not-Call list (source call_intelligence, unless it was listed before).",
+    ),
   computedAt: z.iso.datetime().describe('When this intelligence was computed; a re-run replaces it.'),
   jobId: z
     .string()

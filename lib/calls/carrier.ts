@@ -88,9 +88,12 @@ export class CarrierRefusedNumberError extends Error {
  * - carrier_account_refused: the account itself (its credentials refused, 20003; not active, 20005; a trial account
  *   that may call only verified numbers, 21219);
  * - destination_not_permitted: the account may not call the lead's destination (21215, the country's Geo Permissions
- *   not enabled; 21216, blocked by Twilio), which every lead to it would meet.
+ *   not enabled; 21216, blocked by Twilio), which every lead to it would meet;
+ * - no_carrier_connection: not a carrier's word but the product's: the caller number is bound to no carrier connection
+ *   and SIMULATORS is disabled, so nothing would place the call (lib/carriers/unbound-carrier.ts).
  */
-export type CarrierSetupRefusal = 'caller_number_refused' | 'carrier_account_refused' | 'destination_not_permitted';
+export type CarrierSetupRefusal =
+  'caller_number_refused' | 'carrier_account_refused' | 'destination_not_permitted' | 'no_carrier_connection';
 
 /**
  * The carrier refused the workspace's setup when asked to dial (CarrierSetupRefusal): not the lead's number, so the lead

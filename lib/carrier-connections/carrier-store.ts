@@ -182,6 +182,18 @@ export async function callerConnection(
   return row ?? null;
 }
 
+/** Of the given numbers, those bound to no live carrier connection of the workspace (or not the workspace's), in order. */
+export async function unboundNumbers(sql: RunSql, workspaceId: string, e164s: readonly string[]): Promise<string[]> {
+  if (e164s.length === 0) return [];
+  const bound = await sql<{ e164: string }>(
+    `SELECT p.e164 FROM (${callerConnectionSql('p.e164', '$1::uuid', 'ANY($2::text[])')}) p`,
+    workspaceId,
+    [...e164s],
+  );
+  const boundSet = new Set(bound.map((row) => row.e164));
+  return e164s.filter((e164) => !boundSet.has(e164));
+}
+
 /** The workspace's live connection of this provider and label, oldest first (ensureCarrierConnection). */
 export function liveConnectionByLabel(
   db: Database,

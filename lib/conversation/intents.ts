@@ -257,6 +257,17 @@ function yesOrNo(text: string, language: RuleLanguage): 'yes' | 'no' | null {
   return yes.has(said) ? 'yes' : no.has(said) ? 'no' : null;
 }
 
+const saysOptOutIn = (normalised: string) =>
+  RULE_LANGUAGES.some((known) => saysAny(normalised, VOCABULARIES[known].optOut));
+
+/**
+ * Whether an utterance asks not to be contacted again, in any language the rules know (recogniseIntent's first rule,
+ * docs/features/conversation/rules.md#intents): what every engine and the call intelligence read an opt-out with.
+ */
+export function saysOptOut(utterance: string): boolean {
+  return saysOptOutIn(normaliseUtterance(utterance));
+}
+
 /**
  * The lead's intent in an utterance, in the agent's language (a BCP 47 tag; English rules for languages without
  * their own). Precedence, first that applies: an opt-out in any language the rules know (a request not to be called
@@ -267,7 +278,7 @@ export function recogniseIntent(utterance: string, language: string): Intent {
   const text = normaliseUtterance(utterance);
   const rules = ruleLanguageOf(language);
   const vocabulary = VOCABULARIES[rules];
-  if (RULE_LANGUAGES.some((known) => saysAny(text, VOCABULARIES[known].optOut))) return { kind: 'opt_out' };
+  if (saysOptOutIn(text)) return { kind: 'opt_out' };
   if (saysAny(text, vocabulary.wantsPerson)) return { kind: 'wants_person' };
   const time = findTimeExpression(text, rules);
   const timePhrase = time ? text.slice(...time.span) : null;

@@ -1,7 +1,16 @@
 import { filled } from '../lead-placeholders';
-import { disclosureOf, NO_ANSWER_TEXT, scriptStepOf, type ScriptCall, type ScriptStep } from './script-walk';
+import { log } from '../log';
+import {
+  disclosureOf,
+  NO_ANSWER_TEXT,
+  OPTED_OUT_LINES,
+  scriptStepOf,
+  type ScriptCall,
+  type ScriptStep,
+} from './script-walk';
 import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEngine } from './engine';
 import { recogniseIntent } from './intents';
+import { asksSomething, asksToRepeat, spokenAnswerOf } from './knowledge-answer';
 import { silenceLine } from './silence';
 import type { DialogueToolCall, DialogueToolResult } from './tools';
 import { ruleLanguageOf, type RuleLanguage } from './utterance';
@@ -15,6 +24,13 @@ import { ruleLanguageOf, type RuleLanguage } from './utterance';
  *   ("call me later"), or one the rules cannot read: the agent asks when, and the question asked before waits;
  * - a request for a person: transfer_to_human, said, and the conversation ends handing the call on; an agent without a
  *   transfer number offers a callback instead, and the question asked before waits;
+ * - a question the script does not cover ("do you ship to Canada?"): the best passage of the agent's knowledge,
+ *   shortened to a sentence or two (lib/conversation/knowledge-answer.ts), then the question asked last again; with no
+ *   passage, the agent says it cannot answer and offers a person (transfer_to_human, when the agent has a transfer
+ *   number) or else a callback;
+ * - after an offer (a person, a callback): yes takes it (the transfer, or the agent asks when), no goes back to the
+ *   question asked last; anything else is read as if no offer had been made;
+ * - "sorry?", "could you repeat that?": the agent's last words again;
  * - anything else: the answer to the question asked last, then the next question, or the closing and the end.
  * The carrier says the opening line as its welcome greeting; at the start the engine asks question 1 (or says the
  * agent's first message, when it has one, before it). Turns are stored per utterance: step n is the lead's n-th
@@ -35,21 +51,33 @@ const LINES: Record<
     callbackBooked: (at: string) => string;
     transferring: string;
     nobodyToTransfer: string;
+    cannotAnswer: string;
+    offerPerson: string;
+    offerCallback: string;
+    noProblem: string;
   }
 > = {
   en: {
-    optedOut: "I'm sorry to have bothered you. We won't call you again. Goodbye.",
+    optedOut: OPTED_OUT_LINES.en,
     askWhen: 'Of course. When would be a good time to call you back?',
     callbackBooked: (at) => `Of course. We'll call you back on ${at}. Goodbye.`,
     transferring: 'Of course, let me put you through to a colleague. One moment, please.',
     nobodyToTransfer: "I'm sorry, nobody can take the call right now. Would you like us to call you back later?",
+    cannotAnswer: "I'm sorry, I don't have that information.",
+    offerPerson: 'Would you like me to put you through to a colleague?',
+    offerCallback: 'Would you like someone to call you back about it?',
+    noProblem: 'No problem.',
   },
   es: {
-    optedOut: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
+    optedOut: OPTED_OUT_LINES.es,
     askWhen: 'Por supuesto. ¿Cuándo le viene bien que le llamemos?',
     callbackBooked: (at) => `Por supuesto. Le llamaremos el ${at}. Adiós.`,
     transferring: 'Por supuesto, le paso con un compañero. Un momento, por favor.',
     nobodyToTransfer: 'Lo siento, ahora mismo no hay nadie disponible. ¿Quiere que le llamemos más tarde?',
+    cannotAnswer: 'Lo siento, no tengo esa información.',
+    offerPerson: '¿Quiere que le pase con un compañero?',
+    offerCallback: '¿Quiere que alguien le llame para contárselo?',
+    noProblem: 'De acuerdo.',
   },
 };
 
@@ -71,6 +99,11 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
   let silences = 0;
   /** The agent's turns of its last answer, in order, for an interruption to trim. */
   let lastSaid: { step: number; part: number; text: string }[] = [];
+  /** What the agent offered in its last answer, for the lead's yes or no: a person (a transfer) or a callback. */
+  let offered: 'person' | 'callback' | null = null;
+  /** The question the agent could not answer, for the colleague a transfer reaches (its summary). */
+  let unanswered: string | null = null;
+  const canTransfer = !!agent?.transferNumber;
 
   /** The words of a script step still to say (the welcome greeting's, said by the carrier, left out of step 0). */
   const wordsOf = (step: ScriptStep) =>
@@ -111,6 +144,16 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       .filter((turn) => turn.speaker === 'agent' && !(turn.step === 0 && welcomed.has(turn.text)))
       .map(({ step, part, text }) => ({ step, part, text }));
 
+  /** The best passage of the agent's knowledge for a question, as said (null: none, or the search failed). */
+  async function knowledgeAnswer(question: string): Promise<string | null> {
+    const passages = await context.knowledge(question).catch((error: unknown) => {
+      log.warn({ err: error }, 'script engine: knowledge search failed, answering without passages');
+      return [];
+    });
+    const best = passages[0];
+    return (best && spokenAnswerOf(best, question)) || null;
+  }
+
   const agentTurn = (step: number, part: number, text: string): ConversationTurn => ({
     step,
     part,
@@ -118,6 +161,12 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
     text,
     confidence: null,
   });
+
+  /** The lead's turn, then the agent's lines (the empty ones left out), stored and said. */
+  const answerWith = (leadTurn: ConversationTurn, said: readonly (string | null)[]) => {
+    const spoken = said.filter((line): line is string => !!line);
+    return say([leadTurn, ...spoken.map((line, index) => agentTurn(leadTurn.step, index + 1, line))], spoken.join(' '));
+  };
 
   return {
     get ended() {
@@ -148,6 +197,9 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       silences = 0;
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text, confidence: null };
       const intent = recogniseIntent(text, agent.language);
+      const offer = offered;
+      const couldNotAnswer = unanswered;
+      offered = unanswered = null;
 
       if (intent.kind === 'opt_out') {
         const { turns, result } = await useTool(step, leadTurn, { name: 'opt_out', arguments: {} });
@@ -167,16 +219,36 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
           }
           return yield* say([...turns, agentTurn(step, 2, lines.askWhen)], lines.askWhen);
         }
-        return yield* say([leadTurn, agentTurn(step, 1, lines.askWhen)], lines.askWhen);
+        return yield* answerWith(leadTurn, [lines.askWhen]);
       }
-      if (intent.kind === 'wants_person') {
-        const { turns, result } = await useTool(step, leadTurn, {
-          name: 'transfer_to_human',
-          arguments: { summary: `${call.lead.name ?? 'The lead'} asked to speak to a person: "${text}"` },
-        });
+      if (intent.kind === 'wants_person' || (offer === 'person' && intent.kind === 'yes')) {
+        const who = call.lead.name ?? 'The lead';
+        const summary =
+          intent.kind === 'wants_person' || couldNotAnswer === null
+            ? `${who} asked to speak to a person: "${text}"`
+            : `${who} asked what the agent could not answer: "${couldNotAnswer}"`;
+        const { turns, result } = await useTool(step, leadTurn, { name: 'transfer_to_human', arguments: { summary } });
         ended = result.endsConversation;
+        if (!result.ok && !ended) offered = 'callback';
         const words = result.ok ? lines.transferring : lines.nobodyToTransfer;
         return yield* say([...turns, agentTurn(step, 2, words)], words);
+      }
+      if (offer === 'callback' && intent.kind === 'yes') return yield* answerWith(leadTurn, [lines.askWhen]);
+      // No to an offer: back to the script, whose question asked last still waits for its answer.
+      if (offer !== null && intent.kind === 'no') return yield* answerWith(leadTurn, [lines.noProblem, asking]);
+      if (asksToRepeat(text, agent.language)) {
+        // "Sorry?": the agent's last words again (or the question asked last), any offer in them still standing.
+        [offered, unanswered] = [offer, couldNotAnswer];
+        const last = lastSaid.map((turn) => turn.text).filter((line) => line !== '');
+        return yield* answerWith(leadTurn, last.length > 0 ? last : [asking]);
+      }
+      if (asksSomething(text, agent.language)) {
+        // A question the script does not cover: the agent's knowledge answers it, then the script goes on where it was.
+        const answer = await knowledgeAnswer(text);
+        if (answer) return yield* answerWith(leadTurn, [answer, asking]);
+        offered = canTransfer ? 'person' : 'callback';
+        unanswered = text;
+        return yield* answerWith(leadTurn, [lines.cannotAnswer, canTransfer ? lines.offerPerson : lines.offerCallback]);
       }
 
       // The answer to the question asked last: the script's next step, its turns under this utterance's step.
@@ -195,6 +267,7 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       if (ended || !agent) return;
       const step = ++utterances;
       silences += 1;
+      offered = unanswered = null; // the question asked last is asked again: a yes now answers it
       const leadTurn: ConversationTurn = { step, part: 0, speaker: 'lead', text: NO_ANSWER_TEXT, confidence: null };
       const line = silenceLine(agent.language, silences);
       if (line.ends) {

@@ -1,4 +1,6 @@
 import { filled } from '../lead-placeholders';
+import { saysOptOut } from './intents';
+import { ruleLanguageOf, type RuleLanguage } from './utterance';
 
 /**
  * The agent's script walk as both carriers run it (docs/features/carriers/twilio.md#the-script-walk): what the agent says at
@@ -15,6 +17,8 @@ export interface ScriptCall {
     voicemailMessage?: string | null;
     /** Speech-recognition hints: the terms of the agent's dictionaries, in order. */
     hints?: string[];
+    /** Where transfer_to_human hands a call; null or absent: the agent cannot transfer (a dialogue engine offers a callback). */
+    transferNumber?: string | null;
   } | null;
   lead: { name: string | null; fields: Record<string, unknown> };
   /**
@@ -61,6 +65,25 @@ export interface ScriptTurn {
   confidence: number | null;
 }
 
+/**
+ * What the agent says to a person who asks not to be called again, before it hangs up (every engine says it: the
+ * script engine after its opt_out tool, the walk in place of the next question), in the languages the dialogue rules
+ * read; any other language: English.
+ */
+export const OPTED_OUT_LINES: Record<RuleLanguage, string> = {
+  en: "I'm sorry to have bothered you. We won't call you again. Goodbye.",
+  es: 'Disculpe la molestia. No le volveremos a llamar. Adiós.',
+};
+
+/**
+ * Whether the lead's answer in this step of the walk asks not to be called again (lib/conversation/intents.ts
+ * saysOptOut: in any language the rules know). The carriers' routes then end the call opted_out and list the number
+ * (docs/features/carriers/twilio.md#the-script-walk).
+ */
+export function heardOptOut(request: ScriptRequest): boolean {
+  return request.kind === 'step' && request.heard !== null && saysOptOut(request.heard.text);
+}
+
 /** The step the voicemail message is stored under: after every question's (at most 50). */
 export const VOICEMAIL_STEP = 1000;
 
@@ -91,7 +114,9 @@ export interface ScriptStep {
  *   then hang up);
  * - step n: the lead's answer to question n (`(no answer)` when nothing was heard), then question n + 1, or after the
  *   last one the closing and hang up;
- * - voicemail: the agent's voicemail message, then hang up (no message: hang up).
+ * - voicemail: the agent's voicemail message, then hang up (no message: hang up);
+ * - an answer that asks not to be called again (heardOptOut): the opted-out line, then hang up, whatever questions
+ *   are left.
  * The lead's `{{fields}}` are filled. No agent: hang up at once. A free-form conversation with a language model
  * replaces the questions' walk here, as a step made from what was heard.
  */
@@ -124,6 +149,10 @@ export function scriptStepOf(call: ScriptCall, request: ScriptRequest): ScriptSt
       text: request.heard?.text.trim() || NO_ANSWER_TEXT,
       confidence: request.heard?.text.trim() ? request.heard.confidence : null,
     });
+  if (heardOptOut(request)) {
+    lines.push(says(OPTED_OUT_LINES[ruleLanguageOf(agent.language)]));
+    return { step, turns, lines, question: null };
+  }
   const question = agent.script.questions[step];
   if (question !== undefined) return { step, turns, lines, question: says(fill(question)) };
   const closing = says(fill(agent.script.closing));

@@ -1,5 +1,6 @@
 import { evaluateCall, type CallEvaluation, type EvaluationInput } from '../call-intelligence/call-evaluation';
 import type { Extraction, ExtractionFieldSpec } from '../call-intelligence/extraction';
+import { optOutHeard } from '../call-intelligence/opt-out';
 import { extractByRules } from '../call-intelligence/rule-based-extraction';
 import type { Transcript } from '../calls/transcript';
 import { redactTurns, type RedactionSettings } from '../compliance/redaction';
@@ -15,6 +16,8 @@ export const CPU_TASKS = {
   /** The rules' extraction (lib/call-intelligence/rule-based-extraction.ts). */
   extractByRules: ({ fields, transcript }: { fields: ExtractionFieldSpec[]; transcript: Transcript }): Extraction =>
     extractByRules(fields, transcript),
+  /** The call intelligence's opt-out rule (lib/call-intelligence/opt-out.ts): the lead's first turn asking not to be called. */
+  optOutHeard: ({ transcript }: { transcript: Transcript }): { evidence: string } | null => optOutHeard(transcript),
   /** A fetched transcript redacted by the workspace's rules (lib/compliance/redaction.ts). */
   redactTurns: ({ turns, settings }: { turns: Transcript; settings: RedactionSettings }): Transcript =>
     redactTurns(turns, settings),

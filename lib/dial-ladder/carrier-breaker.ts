@@ -29,6 +29,8 @@ export const CALLER_NUMBER_REFUSED_REASON = 'caller_number_refused';
 export const CARRIER_ACCOUNT_REFUSED_REASON = 'carrier_account_refused';
 /** The carrier refused to call the lead's destination from this account (Twilio's 21215, 21216). */
 export const DESTINATION_NOT_PERMITTED_REASON = 'destination_not_permitted';
+/** The caller number is bound to no carrier connection and simulators are disabled (docs/configuration.md#simulators). */
+export const NO_CARRIER_CONNECTION_REASON = 'no_carrier_connection';
 
 /** Campaign.statusReason: why the service itself changed the campaign's status. */
 export const campaignStatusReasonSchema = z
@@ -39,13 +41,15 @@ export const campaignStatusReasonSchema = z
         CALLER_NUMBER_REFUSED_REASON,
         CARRIER_ACCOUNT_REFUSED_REASON,
         DESTINATION_NOT_PERMITTED_REASON,
+        NO_CARRIER_CONNECTION_REASON,
       ])
       .describe(
         'carrier_failures: paused by the carrier circuit breaker. caller_number_refused: paused because the carrier ' +
           "refused the campaign's caller number at a dial (not the account's, or not verified on it). " +
           'carrier_account_refused: the carrier refused the account at a dial (its credentials, an inactive or trial ' +
           'account). destination_not_permitted: the account may not call the destination of a lead (a country not ' +
-          'enabled, a blocked destination).',
+          'enabled, a blocked destination). no_carrier_connection: the caller number is bound to no carrier connection ' +
+          'and simulators are disabled (SIMULATORS), so no call could be placed from it.',
       ),
     detail: z
       .string()
@@ -85,6 +89,8 @@ const SETUP_REFUSALS: Record<CarrierRefusedSetupError['refusal'], (number: strin
       `The carrier refused the account of the caller number ${from} at a dial (${said}). Fix the account (its credentials: carrier rotate; its status or trial restrictions: at the carrier)`,
     destination_not_permitted: (to, said) =>
       `The carrier account may not call ${to} (${said}). Enable that destination for the account (Twilio: Voice Geographic Permissions), or remove the campaign's leads to it`,
+    no_carrier_connection: (from, said) =>
+      `No call can be placed from ${from} (${said}). Bind it to a carrier connection (number assign --carrier-connection), or give the campaign a bound caller number`,
   };
 
 /** The reason a campaign is paused when the carrier refuses its setup (caller number, account, destination) at a dial. */

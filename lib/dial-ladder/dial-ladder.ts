@@ -76,8 +76,10 @@ export const DEFAULT_DIAL_LADDER: DialLadder = {
  * answered completes it, anything else fails it.
  */
 export const outcomesSettledAtEnd = (ladder: DialLadder, attempt: number): CallOutcome[] =>
+  outcomesEndingLadder(ladder, attempt).filter((outcome) => !hasAftermath(outcome));
+
+/** The outcomes of attempt `attempt` (1-based) that end the ladder: its rule says end, or no rung follows. */
+export const outcomesEndingLadder = (ladder: DialLadder, attempt: number): CallOutcome[] =>
   CALL_OUTCOMES.filter(
-    (outcome) =>
-      !hasAftermath(outcome) &&
-      (ladder.rungs[attempt] === undefined || withEveryOutcomeRule(ladder).outcomes[outcome] === 'end'),
+    (outcome) => ladder.rungs[attempt] === undefined || withEveryOutcomeRule(ladder).outcomes[outcome] === 'end',
   );

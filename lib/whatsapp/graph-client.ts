@@ -166,12 +166,14 @@ function refusal(method: string, path: string, response: JsonHttpResponse): Erro
 
 /**
  * The simulator's own hook, not Meta's API (POST /simulator/inbound): the contact `from` writes `text` to
- * the number, which opens its 24-hour window and posts a `messages` webhook. For tests and an operator's
- * "make a contact reply". Answers the inbound message's wamid.
+ * the number (or taps a template's quick-reply `button`), which opens its 24-hour window and posts a `messages`
+ * webhook. For tests and an operator's "make a contact reply". Answers the inbound message's wamid.
  */
 export async function simulateInboundMessage(
   baseUrl: string,
-  inbound: { phoneNumberId: string; from: string; text: string; name?: string },
+  inbound: { phoneNumberId: string; from: string; name?: string } & (
+    { text: string } | { button: { text: string; payload?: string; context?: string } }
+  ),
 ): Promise<{ id: string }> {
   const http = createJsonHttp({ sockets: 1 });
   try {

@@ -6,6 +6,8 @@ import type { CreditActor } from '../credits/ledger-store';
 import type { Database } from '../database';
 import { prismaSql } from '../run-sql';
 import { renderTemplateBody } from './template-body';
+import type { SimulatorsSetting } from '../simulators';
+import { isFreeSimulatedMessage } from './simulator-stand-in';
 
 export interface OutboundMessage {
   id: string;
@@ -30,12 +32,14 @@ export interface OutboundMessage {
  * Records an outbound message in the contact's conversation with the sender (made on the first message)
  * and holds its price, in the caller's transaction (docs/features/whatsapp/sending.md): accepted, not yet handed to
  * the provider. InsufficientCreditsError: nothing recorded. The caller then starts its workflow
- * (workflows/whatsapp/whatsapp-message.ts, id from lib/temporal/workflow-ids.ts).
+ * (workflows/whatsapp/whatsapp-message.ts, id from lib/temporal/workflow-ids.ts). Where SIMULATORS is enabled
+ * (development), a message the simulated provider carries holds nothing: it is never charged.
  */
 export async function recordOutboundMessage(
   tx: Prisma.TransactionClient,
   message: OutboundMessage,
   actor: CreditActor,
+  simulators: SimulatorsSetting,
 ) {
   const conversation = await tx.whatsAppConversation.upsert({
     where: { senderId_contactE164: { senderId: message.senderId, contactE164: message.to } },
@@ -62,11 +66,12 @@ export async function recordOutboundMessage(
       journeyRunId: message.journeyRunId ?? null,
     },
   });
-  await holdWhatsAppMessage(
-    prismaSql(tx),
-    { workspaceId: message.workspaceId, messageId: message.id, category: message.category },
-    actor,
-  );
+  if (!(await isFreeSimulatedMessage(tx, simulators, message.senderId)))
+    await holdWhatsAppMessage(
+      prismaSql(tx),
+      { workspaceId: message.workspaceId, messageId: message.id, category: message.category },
+      actor,
+    );
   return row;
 }
 
@@ -103,6 +108,7 @@ export async function recordTemplateMessageOnce(
   db: Database,
   { template, ...message }: TemplateMessage,
   actor: CreditActor,
+  simulators: SimulatorsSetting,
 ): Promise<{ messageId: string } | { refused: 'insufficient_credits' }> {
   const id = randomUUID();
   try {
@@ -118,6 +124,7 @@ export async function recordTemplateMessageOnce(
           body: renderTemplateBody(template.body, message.parameters),
         },
         actor,
+        simulators,
       ),
     );
     return { messageId: id };

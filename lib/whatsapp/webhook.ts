@@ -88,7 +88,16 @@ export const whatsAppInboundMessageSchema = z.object({
   timestamp: unixSeconds.describe('When the contact sent it, unix seconds.'),
   type: z.string().min(1).check(atMostCodePoints(40)).describe('text, image, button, interactive, ...'),
   text: z.object({ body: z.string().check(atMostCodePoints(4096)) }).optional(),
-  button: z.object({ text: z.string().check(atMostCodePoints(4096)).optional() }).optional(),
+  button: z
+    .object({
+      text: z.string().check(atMostCodePoints(4096)).optional(),
+      payload: z
+        .string()
+        .check(atMostCodePoints(4096))
+        .optional()
+        .describe("A template quick-reply button's payload (Meta's marketing opt-out button: its text)."),
+    })
+    .optional(),
   interactive: z
     .object({
       button_reply: z.object({ title: z.string().check(atMostCodePoints(4096)).optional() }).optional(),

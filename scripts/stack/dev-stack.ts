@@ -181,6 +181,9 @@ async function main() {
   })();
   const [{ workspaceId, apiKey }] = await Promise.all([database, temporalServer]);
 
+  // Development: the simulated carrier and WhatsApp provider stand in for numbers and senders bound to no connection,
+  // their calls and messages free and marked simulated (docs/configuration.md#simulators); production's default refuses them.
+  env.SIMULATORS ??= 'enabled';
   // The simulated carrier runs as its own process; it and the API share a signing secret made for this run
   // unless one is set, the worker dials it, and its events go to this API.
   env.SIMULATED_CARRIER_SIGNING_SECRET ??= randomBytes(32).toString('hex');

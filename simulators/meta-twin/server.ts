@@ -199,12 +199,29 @@ const submissionSchema = z.object({
     }),
 });
 
-const inboundSchema = z.object({
-  phoneNumberId: z.string().min(1).max(64),
-  from: z.string().regex(/^\+?\d{6,15}$/),
-  text: z.string().min(1).max(4096),
-  name: z.string().min(1).max(256).optional(),
-});
+/**
+ * A contact's text, or its tap on a template's quick-reply button: Meta's webhook then has type `button` with the
+ * button's `text` and `payload` (the payload the template defined, else its text: Meta's marketing opt-out button's
+ * is "Stop promotions"), and the template message it answers as `context`.
+ */
+const inboundSchema = z
+  .object({
+    phoneNumberId: z.string().min(1).max(64),
+    from: z.string().regex(/^\+?\d{6,15}$/),
+    text: z.string().min(1).max(4096).optional(),
+    button: z
+      .object({
+        text: z.string().min(1).max(256),
+        payload: z.string().min(1).max(4096).optional(),
+        /** The wamid of the template message whose button was tapped. */
+        context: z.string().min(1).max(256).optional(),
+      })
+      .optional(),
+    name: z.string().min(1).max(256).optional(),
+  })
+  .refine((inbound) => (inbound.text === undefined) !== (inbound.button === undefined), {
+    message: 'give exactly one of text and button',
+  });
 
 /** One webhook of a message's or template's sequence: when it is due and what it says. */
 interface Outgoing {
@@ -293,6 +310,7 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
       category?: string;
       callbackData?: string | null;
       text?: string;
+      button?: { text: string; payload?: string; context?: string } | null;
       name?: string | null;
       businessAccountId?: string | null;
       displayPhoneNumber?: string | null;
@@ -310,7 +328,16 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
           ...base,
           contacts: [{ profile: { name: payload.name ?? row.to }, wa_id: row.to }],
           messages: [
-            { from: row.to, id: row.id, timestamp: unixSeconds(dueAt), type: 'text', text: { body: payload.text } },
+            payload.button
+              ? {
+                  from: row.to,
+                  id: row.id,
+                  timestamp: unixSeconds(dueAt),
+                  type: 'button',
+                  button: { text: payload.button.text, payload: payload.button.payload ?? payload.button.text },
+                  ...(payload.button.context && { context: { from: row.phoneNumberId, id: payload.button.context } }),
+                }
+              : { from: row.to, id: row.id, timestamp: unixSeconds(dueAt), type: 'text', text: { body: payload.text } },
           ],
         };
         return { dueAt, body: envelope(entryId, 'messages', value, dueAt) };
@@ -714,9 +741,10 @@ export function createSimulatedWhatsAppProvider(options: SimulatedWhatsAppProvid
         clientKey: `inbound:${id}`,
         to: waId(inbound.from),
         direction: 'inbound',
-        type: 'text',
+        type: inbound.button ? 'button' : 'text',
         payload: {
-          text: inbound.text,
+          text: inbound.text ?? null,
+          button: inbound.button ?? null,
           name: inbound.name ?? null,
           ...twinNumberOf(inbound.phoneNumberId),
         },

@@ -7,7 +7,13 @@ import type { TwinSql } from '../twin-common/sql';
  * (ensureTelnyxTwinTables), idempotently.
  */
 export const TELNYX_TWIN_SCHEMA = 'telnyx_twin';
-export const TELNYX_TWIN_TABLES = { calls: `${TELNYX_TWIN_SCHEMA}.calls`, webhooks: `${TELNYX_TWIN_SCHEMA}.webhooks` };
+export const TELNYX_TWIN_TABLES = {
+  calls: `${TELNYX_TWIN_SCHEMA}.calls`,
+  webhooks: `${TELNYX_TWIN_SCHEMA}.webhooks`,
+  /** The accounts' numbers and Call Control applications (incoming-numbers.ts): where an incoming call is announced. */
+  phoneNumbers: `${TELNYX_TWIN_SCHEMA}.phone_numbers`,
+  applications: `${TELNYX_TWIN_SCHEMA}.applications`,
+};
 const { calls: CALLS, webhooks: WEBHOOKS } = TELNYX_TWIN_TABLES;
 
 /** A call the twin placed with Call Control's dial. */
@@ -109,6 +115,22 @@ CREATE TABLE IF NOT EXISTS ${WEBHOOKS} (
   event jsonb NOT NULL,
   "deliveredAt" timestamptz,
   PRIMARY KEY ("callControlId", seq)
+);
+CREATE TABLE IF NOT EXISTS ${TELNYX_TWIN_TABLES.phoneNumbers} (
+  id text PRIMARY KEY,
+  account text NOT NULL,
+  "phoneNumber" text NOT NULL UNIQUE,
+  "connectionId" text,
+  "createdAt" timestamptz NOT NULL DEFAULT now(),
+  "updatedAt" timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE IF NOT EXISTS ${TELNYX_TWIN_TABLES.applications} (
+  id text PRIMARY KEY,
+  account text NOT NULL,
+  "applicationName" text NOT NULL,
+  "webhookEventUrl" text,
+  "createdAt" timestamptz NOT NULL DEFAULT now(),
+  "updatedAt" timestamptz NOT NULL DEFAULT now()
 );
 COMMIT;`;
 

@@ -31,12 +31,22 @@ export interface DialRequest {
   amd: AmdMode;
   /** answering_machine_detection_config.total_analysis_time_millis (default 3500). */
   amdTotalAnalysisMs: number;
+  /**
+   * incoming: a person called a number of the account (POST /control/incoming-calls): the call waits, parked, for the
+   * application's `answer`; the person is the `from`. Absent: a dial.
+   */
+  direction?: 'incoming';
 }
+
+/** The number of the person on the call (who answers a dial, who called in): personas play it. */
+export const personNumber = (row: TelnyxTwinCall) =>
+  (row.request as DialRequest).direction === 'incoming' ? row.from : row.to;
 
 /** A command the REST API accepted (row.commands), taken by the call's loop in order. */
 export interface QueuedCommand {
   seq: number;
   name:
+    | 'answer'
     | 'speak'
     | 'gather_using_speak'
     | 'transcription_start'
@@ -144,15 +154,20 @@ export interface CallState {
   lastActivityMs: number;
   commandsTaken: number;
   webhookSeq: number;
+  /** Where the call's webhooks go from now on: an incoming call's `answer` names its own (absent: the request's). */
+  webhookUrl?: string | null;
 }
 
 export function initialState(request: DialRequest, to: string): CallState {
   const plan = dialPlan(to, request.timeoutSecs);
   const end = plan.end;
   const agenda: CallState['agenda'] =
-    plan.ringingAtMs !== null
-      ? [{ atMs: plan.ringingAtMs, item: { kind: 'ringing' } }]
-      : [{ atMs: end!.atMs, item: unansweredEnd(end!.sipResponseCode) }];
+    // An incoming call waits for the application's answer (or hang-up): nothing happens by itself.
+    request.direction === 'incoming'
+      ? []
+      : plan.ringingAtMs !== null
+        ? [{ atMs: plan.ringingAtMs, item: { kind: 'ringing' } }]
+        : [{ atMs: end!.atMs, item: unansweredEnd(end!.sipResponseCode) }];
   return {
     clockMs: 0,
     agenda,
@@ -393,7 +408,7 @@ export function createCallRunner(options: CallRunnerOptions) {
     const { state } = effects;
     if (state.answer?.by !== 'human' || !state.transcription || !question.includes('?')) return;
     const heard = personaAnswer(
-      row.to,
+      personNumber(row),
       row.persona as PersonaScript | null,
       state.turns++,
       question,
@@ -475,7 +490,7 @@ export function createCallRunner(options: CallRunnerOptions) {
           state.listening = { clientState: audio.clientState };
           const scripted =
             state.answer?.by === 'human'
-              ? personaAnswer(row.to, row.persona as PersonaScript | null, state.turns++, audio.text, [])
+              ? personaAnswer(personNumber(row), row.persona as PersonaScript | null, state.turns++, audio.text, [])
               : null;
           const gather = audio.gather!;
           const keys = scripted && DTMF.test(scripted.speech) ? scripted.speech : null;
@@ -586,6 +601,14 @@ export function createCallRunner(options: CallRunnerOptions) {
     const clientState = queued.clientState ?? (effects.data.clientState as string | undefined) ?? row.clientState;
     const { params } = queued;
     switch (queued.name) {
+      case 'answer':
+        // The application takes the incoming call: its webhooks go to the URL the answer named from now on.
+        state.answer = { atMs, by: 'human' };
+        state.lastActivityMs = atMs;
+        if (params.webhookUrl) state.webhookUrl = params.webhookUrl;
+        Object.assign(effects.data, { status: 'answered', answeredAt: wallAt(row, atMs) });
+        webhook(row, effects, 'call.answered', atMs, { start_time: row.createdAt.toISOString(), state: 'answered' });
+        return;
       case 'hangup':
         return state.answer
           ? end(row, effects, atMs, 'normal_clearing', '200', 'caller')
@@ -675,7 +698,7 @@ export function createCallRunner(options: CallRunnerOptions) {
       log,
       webhooks: effects.webhooks.map((webhook, index) => ({
         seq: first + index,
-        url: webhook.url ?? request.webhookUrl,
+        url: webhook.url ?? state.webhookUrl ?? request.webhookUrl,
         method: 'POST',
         event: webhook.event,
       })),
@@ -708,7 +731,7 @@ export function createCallRunner(options: CallRunnerOptions) {
       ...(quiet
         ? [
             {
-              atMs: state.lastActivityMs + simulatedTalkMs(row.to),
+              atMs: state.lastActivityMs + simulatedTalkMs(personNumber(row)),
               item: { kind: 'end', cause: 'normal_clearing', sip: '200', source: 'callee' } as Agenda,
             },
           ]
@@ -744,11 +767,11 @@ export function createCallRunner(options: CallRunnerOptions) {
         callLegId: row.callLegId,
         from: row.from,
         to: row.to,
-        direction: 'outbound',
+        direction: request.direction === 'incoming' ? 'inbound' : 'outbound',
         callerName: '',
         callStatus: 'active',
       },
-      answer: (index, said) => relayPersonaAnswer(row.to, persona, index, said, settings.hints),
+      answer: (index, said) => relayPersonaAnswer(personNumber(row), persona, index, said, settings.hints),
       dropsAt: persona?.relayDropsAt ?? null,
       interruptsAt: persona?.relayInterruptsAt ?? null,
       hangsUpAt: persona?.relayHangsUpAt ?? null,

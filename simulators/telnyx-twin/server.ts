@@ -21,6 +21,7 @@ import type { TelnyxTwinAccount } from './config';
 import { TELNYX_ERRORS, TelnyxApiError } from './errors';
 import { eventOf } from './events';
 import { signingKey } from './signature';
+import { addIncomingNumberRoutes, ensureApplications } from './incoming-numbers';
 
 /**
  * The Telnyx twin (docs/features/carriers/twins.md#the-telnyx-twin): a local server that speaks Telnyx's Call Control (API
@@ -241,6 +242,21 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     { needsAnswer: boolean; read: (body: Body) => QueuedCommand['params']; check?: (state: CallState) => void }
   > = {
     hangup: { needsAnswer: false, read: () => ({}) },
+    // An incoming call, parked: the application takes it, and names where its webhooks go from now on.
+    answer: {
+      needsAnswer: false,
+      read: (body) => {
+        const webhookUrl = text(body, 'webhook_url');
+        if (webhookUrl !== undefined && !isHttpUrl(webhookUrl))
+          throw TELNYX_ERRORS.invalid('webhook_url', 'webhook_url must be a valid URL');
+        const method = text(body, 'webhook_url_method');
+        if (method !== undefined && method !== 'POST') throw TELNYX_ERRORS.enumerated('webhook_url_method', ['POST']);
+        return { webhookUrl: webhookUrl ?? null };
+      },
+      check: (state) => {
+        if (state.answer) throw TELNYX_ERRORS.invalid('call_control_id', 'The call has already been answered.');
+      },
+    },
     speak: {
       needsAnswer: true,
       read: (body) => ({
@@ -377,6 +393,8 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     }),
   );
 
+  addIncomingNumberRoutes({ app, sql, accounts: options.accounts, personas, calls: store, runner, route });
+
   app.use('/v2', (req, res) => fail(res, TELNYX_ERRORS.notFound(`The path ${req.originalUrl.split('?')[0]}`)));
 
   // ---- TEST CONTROL, not Telnyx's: personas and the twin's own record of what was said.
@@ -416,6 +434,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
   return {
     async listen(port, host = '127.0.0.1') {
       await ensureTelnyxTwinTables(sql);
+      await ensureApplications(sql, options.accounts);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
       await runner.resume();

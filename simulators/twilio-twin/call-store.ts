@@ -10,6 +10,8 @@ export const TWILIO_TWIN_SCHEMA = 'twilio_twin';
 export const TWILIO_TWIN_TABLES = {
   calls: `${TWILIO_TWIN_SCHEMA}.calls`,
   callbacks: `${TWILIO_TWIN_SCHEMA}.callbacks`,
+  /** The accounts' phone numbers (incoming-numbers.ts): where an inbound call's TwiML is asked. */
+  incomingNumbers: `${TWILIO_TWIN_SCHEMA}.incoming_numbers`,
 };
 const { calls: CALLS, callbacks: CALLBACKS } = TWILIO_TWIN_TABLES;
 
@@ -80,6 +82,18 @@ CREATE TABLE IF NOT EXISTS ${CALLBACKS} (
   "deliveredAt" timestamptz,
   PRIMARY KEY ("callSid", seq)
 );
+CREATE TABLE IF NOT EXISTS ${TWILIO_TWIN_TABLES.incomingNumbers} (
+  sid text PRIMARY KEY,
+  "accountSid" text NOT NULL,
+  "phoneNumber" text NOT NULL UNIQUE,
+  "friendlyName" text NOT NULL,
+  "voiceUrl" text,
+  "voiceMethod" text NOT NULL DEFAULT 'POST',
+  "statusCallback" text,
+  "statusCallbackMethod" text NOT NULL DEFAULT 'POST',
+  "createdAt" timestamptz NOT NULL DEFAULT now(),
+  "updatedAt" timestamptz NOT NULL DEFAULT now()
+);
 COMMIT;`;
 
 export async function ensureTwilioTwinTables(sql: TwinSql): Promise<void> {
@@ -139,6 +153,8 @@ export interface NewCall {
   /** The callback owed from the start (initiated), written with the call. */
   initiated: Omit<OwedCallback, 'seq'> | null;
 }
+
+export type TwilioTwinCallStore = ReturnType<typeof twilioTwinCallStore>;
 
 export function twilioTwinCallStore(sql: TwinSql) {
   return {

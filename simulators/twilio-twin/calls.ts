@@ -17,7 +17,7 @@ import {
 } from './plan';
 import { twilioTwinCallStore, type CallPatch, type TwilioTwinCall } from './call-store';
 import type { TwinSql } from '../twin-common/sql';
-import { rfc2822 } from './resource';
+import { directionOf, rfc2822 } from './resource';
 import { TWILIO_SIGNATURE_HEADER, twilioSignature } from './signature';
 import { parseTwiml, TwimlError, type HttpMethod, type PromptVerb, type Verb } from './twiml';
 
@@ -45,7 +45,16 @@ export interface CallRequest {
   asyncAmdStatusCallback: string | null;
   asyncAmdStatusCallbackMethod: HttpMethod;
   timeLimitSec: number;
+  /**
+   * inbound: a person called one of the account's numbers (POST /control/incoming-calls): the TwiML is the number's
+   * VoiceUrl, the person is the From. Absent: outbound-api, a call the REST API created.
+   */
+  direction?: 'inbound';
 }
+
+/** The number of the person on the call (who answers an outbound call, who called in): personas play it. */
+export const personNumber = (row: TwilioTwinCall) =>
+  (row.request as unknown as CallRequest).direction === 'inbound' ? row.from : row.to;
 
 export interface LogEntry {
   /** Simulated ms from the dial. */
@@ -75,6 +84,8 @@ export interface LogEntry {
 
 type Step =
   | { kind: 'ringing' }
+  /** An inbound call: the twin takes it at once for the account, and asks the number's VoiceUrl what to do. */
+  | { kind: 'pickup' }
   | { kind: 'answer' }
   | { kind: 'end'; status: TerminalStatus; sipResponseCode: number }
   /** Synchronous detection has finished: the call's TwiML is asked for, with AnsweredBy. */
@@ -131,12 +142,14 @@ export function initialState(request: CallRequest, to: string): CallState {
   return {
     clockMs: 0,
     next:
-      plan.ringingAtMs !== null
-        ? { atMs: plan.ringingAtMs, step: { kind: 'ringing' } }
-        : {
-            atMs: plan.end!.atMs,
-            step: { kind: 'end', status: plan.end!.status, sipResponseCode: plan.end!.sipResponseCode },
-          },
+      request.direction === 'inbound'
+        ? { atMs: 0, step: { kind: 'pickup' } }
+        : plan.ringingAtMs !== null
+          ? { atMs: plan.ringingAtMs, step: { kind: 'ringing' } }
+          : {
+              atMs: plan.end!.atMs,
+              step: { kind: 'end', status: plan.end!.status, sipResponseCode: plan.end!.sipResponseCode },
+            },
     answer: null,
     amd: null,
     program: null,
@@ -171,7 +184,7 @@ function callParams(row: TwilioTwinCall, callStatus: string): Record<string, str
     CallStatus: callStatus,
     Called: row.to,
     Caller: row.from,
-    Direction: 'outbound-api',
+    Direction: directionOf(row.request),
     From: row.from,
     To: row.to,
   };
@@ -355,7 +368,7 @@ export function createCallRunner(options: CallRunnerOptions) {
         const asked = prompts(row, effects, verb.prompts, atMs);
         const listens = verb.input.includes('speech') && state.answer?.by === 'human';
         const heard = listens
-          ? personaAnswer(row.to, row.persona as PersonaScript | null, state.gathers, question, verb.hints)
+          ? personaAnswer(personNumber(row), row.persona as PersonaScript | null, state.gathers, question, verb.hints)
           : null;
         state.gathers += 1;
         const action = verb.action ?? program.url;
@@ -431,7 +444,11 @@ export function createCallRunner(options: CallRunnerOptions) {
         state.program!.index = program.verbs.length;
         // The callee hangs up when its talk is over; meanwhile an asynchronous detection still reports, and a redirect
         // (a machine's voicemail step) still takes the call over.
-        return next(atMs + connectedTalkMs(row.to), { kind: 'end', status: 'completed', sipResponseCode: 200 });
+        return next(atMs + connectedTalkMs(personNumber(row)), {
+          kind: 'end',
+          status: 'completed',
+          sipResponseCode: 200,
+        });
       }
       case 'Unsupported':
         effects.log.push({ atMs, speaker: 'twin', kind: 'unsupported', text: verb.name });
@@ -527,6 +544,12 @@ export function createCallRunner(options: CallRunnerOptions) {
             };
         break;
       }
+      case 'pickup':
+        // The person is on the line from the start: a human, whom no detection is asked about.
+        state.answer = { atMs, by: 'human' };
+        effects.data.status = 'in-progress';
+        state.next = { atMs, step: documentStep(row, state) };
+        break;
       case 'answer': {
         const plan = dialPlan(row.to, request.timeoutSec);
         state.answer = { atMs, by: plan.answer!.by };
@@ -601,11 +624,11 @@ export function createCallRunner(options: CallRunnerOptions) {
         callSid: row.sid,
         from: row.from,
         to: row.to,
-        direction: 'outbound-api',
+        direction: directionOf(request),
         callType: 'PSTN',
         callStatus: 'IN-PROGRESS',
       },
-      answer: (index, said) => relayPersonaAnswer(row.to, persona, index, said, relay.hints),
+      answer: (index, said) => relayPersonaAnswer(personNumber(row), persona, index, said, relay.hints),
       dropsAt: persona?.relayDropsAt ?? null,
       interruptsAt: persona?.relayInterruptsAt ?? null,
       hangsUpAt: persona?.relayHangsUpAt ?? null,
@@ -652,7 +675,7 @@ export function createCallRunner(options: CallRunnerOptions) {
     if (outcome.how === 'dropped') {
       effects.log.push({ atMs: at, speaker: 'twin', kind: 'connect', text: 'ConversationRelay socket dropped' });
       state.program!.index = state.program!.verbs.length;
-      state.next = { atMs: at + connectedTalkMs(row.to), step: { kind: 'verb' } };
+      state.next = { atMs: at + connectedTalkMs(personNumber(row)), step: { kind: 'verb' } };
       return;
     }
     // <Connect action>: Twilio asks the action what to do after the session (ended: the application sent `end`;

@@ -27,6 +27,8 @@ const accountsSchema = z
       callerIds: z.array(z.string().regex(/^\+[1-9]\d{1,14}$/)).optional(),
       /** The To prefixes the account's Geo Permissions allow (+1, +44); absent: any (a create to another: 21215). */
       geoPermissions: z.array(z.string().regex(/^\+[1-9]\d{0,14}$/)).optional(),
+      /** The account's phone numbers (IncomingPhoneNumbers): inbound calls to them ask their VoiceUrl. */
+      incomingNumbers: z.array(z.string().regex(/^\+[1-9]\d{1,14}$/)).optional(),
     }),
   )
   .min(1);

@@ -1,5 +1,9 @@
 import type { TwilioTwinCall } from './call-store';
 
+/** Twilio's Direction of a call, from what the twin keeps of its request (calls.ts CallRequest.direction). */
+export const directionOf = (request: unknown): 'inbound' | 'outbound-api' =>
+  (request as { direction?: string } | null)?.direction === 'inbound' ? 'inbound' : 'outbound-api';
+
 /** Twilio's dates: RFC 2822 in UTC, `Tue, 31 Aug 2010 20:36:28 +0000`. */
 export const rfc2822 = (date: Date) => date.toUTCString().replace('GMT', '+0000');
 
@@ -33,7 +37,7 @@ export function callResource(row: TwilioTwinCall) {
     caller_name: null,
     date_created: rfc2822(row.createdAt),
     date_updated: rfc2822(row.updatedAt),
-    direction: 'outbound-api',
+    direction: directionOf(row.request),
     // Empty for calls still on, busy, failed or unanswered, as Twilio's; the seconds from the answer once it ended.
     duration: row.durationSec === null ? null : String(row.durationSec),
     end_time: row.endTime ? rfc2822(row.endTime) : null,

@@ -18,6 +18,7 @@ import { TWILIO_ERRORS, TwilioRestError } from './errors';
 import { personaOf, type PersonaScript } from './persona';
 import { callResource, rfc2822 } from './resource';
 import type { HttpMethod } from './twiml';
+import { addIncomingNumberRoutes, incomingNumberStore } from './incoming-numbers';
 
 /**
  * The Twilio twin (docs/features/carriers/twins.md#the-twilio-twin): a local server that speaks Twilio's Programmable Voice
@@ -40,6 +41,8 @@ export interface TwinAccount {
    * another To is refused with Twilio's 21215. Absent: any.
    */
   geoPermissions?: string[];
+  /** The account's phone numbers (IncomingPhoneNumbers), given to it at start: inbound calls reach them. */
+  incomingNumbers?: string[];
 }
 
 export interface TwilioTwinOptions {
@@ -422,6 +425,17 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
     }),
   );
 
+  addIncomingNumberRoutes({
+    app,
+    sql,
+    accountPath,
+    accountSids: options.accounts.map((account) => account.sid),
+    personas,
+    calls: store,
+    runner,
+    route,
+  });
+
   app.use('/2010-04-01', (req, res) => fail(res, TWILIO_ERRORS.notFound(req.originalUrl.split('?')[0]!)));
 
   // ---- TEST CONTROL, not Twilio's: personas and the twin's own record of what was said.
@@ -451,6 +465,9 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   return {
     async listen(port, host = '127.0.0.1') {
       await ensureTwilioTwinTables(sql);
+      const numbers = incomingNumberStore(sql);
+      for (const account of options.accounts)
+        for (const number of account.incomingNumbers ?? []) await numbers.add(account.sid, number);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
       await runner.resume();

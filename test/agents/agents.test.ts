@@ -101,6 +101,7 @@ describe('agents', () => {
       instructions: null,
       firstMessage: null,
       transferNumber: null,
+      conversationEngine: 'relay',
       documentIds: [],
       createdAt: expect.any(String),
       updatedAt: expect.any(String),
@@ -174,6 +175,14 @@ describe('agents', () => {
     });
   });
 
+  it('keeps an agent on the dialogue engine unless it asks for the script walk (conversationEngine gather)', async () => {
+    const agent = await createAgent({ conversationEngine: 'gather' });
+    expect(agent).toMatchObject({ conversationEngine: 'gather' });
+    const back = await call('PATCH', `/agents/${agent.id}`, { conversationEngine: 'relay' });
+    expect(back.body).toMatchObject({ conversationEngine: 'relay' });
+    expect((await db.agent.findUniqueOrThrow({ where: { id: agent.id } })).conversationEngine).toBe('relay');
+  });
+
   it('refuses invalid settings with invalid_body naming the field, and creates or changes nothing', async () => {
     const foreignDictionary = await dictionary(stranger.workspaceId);
     const foreignUpload = await upload(stranger.workspaceId);
@@ -205,6 +214,7 @@ describe('agents', () => {
       [{ transferNumber: '555-0100' }, ['transferNumber']],
       [{ instructions: 'x'.repeat(20_001) }, ['instructions']],
       [{ firstMessage: '   ' }, ['firstMessage']],
+      [{ conversationEngine: 'model' }, ['conversationEngine']],
     ];
     const before = await db.agent.count();
     for (const [overrides, path] of cases) {

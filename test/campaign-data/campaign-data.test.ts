@@ -254,6 +254,8 @@ describe('campaign read models', () => {
       failed: 3,
       reengaging: 0,
       triggered: 1,
+      // Every call of this file goes through the simulated carrier (docs/configuration.md#simulators).
+      simulatedPlaced: 8,
       pausedReason: null,
     });
   }, 90_000);

@@ -10,7 +10,7 @@ import { createConnectionCarrier } from '../../lib/carriers/connection-carrier';
 import { connectCarrier, removeCarrierConnection } from '../../lib/carrier-connections/connections';
 import { OPENED_CONNECTION_TTL_MS } from '../../lib/carrier-connections/opened-connections';
 import { createTelnyxCalls, TelnyxRequestError } from '../../lib/carriers/telnyx/telnyx-calls';
-import { NO_ANSWER_TEXT } from '../../lib/conversation/script-walk';
+import { NO_ANSWER_TEXT, OPTED_OUT_LINES } from '../../lib/conversation/script-walk';
 import { encodeClientState } from '../../lib/carriers/telnyx/telnyx-script';
 import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { TELNYX_SPEAK_VOICES } from '../../lib/carriers/telnyx/telnyx-voices';
@@ -79,7 +79,10 @@ const ACCOUNT_B = {
 };
 type Account = typeof ACCOUNT_A;
 
-/** An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the rest). */
+/**
+ * An API and a worker on a task queue of their own, dialing through carrier connections (the simulated carrier for the
+ * rest); the API on the script walk (CONVERSATION_ENGINE=gather), whose speak and transcription commands these tests read.
+ */
 const startPath = (
   taskQueue: string,
   publicBaseUrl?: string,
@@ -91,7 +94,7 @@ const startPath = (
     keyring,
     fallback: simulated.client,
     publicBaseUrl,
-    api: questions,
+    api: { conversationEngine: 'gather', ...questions },
   });
 const main = await startPath(temporal.taskQueue);
 const api = main.api;
@@ -323,6 +326,29 @@ describe("the agent's script walk on Call Control", () => {
     expect(intelligence.extraction.pairs!.value).toBe(3);
   });
 
+  it('hears an opt-out in any language the rules know: the opted-out line, the hang-up, opted_out, the number listed', async () => {
+    const phone = '+14155570202';
+    const campaign = await runningCampaign(A, { questions: QUESTIONS });
+    await scriptTelnyxPersona(twin.baseUrl, {
+      number: phone,
+      answers: ['No me vuelva a llamar, por favor.', '3 pairs.'],
+    });
+    const lead = await pushLead(A.owner, campaign.id, phone);
+    expect(await lead.handle.result()).toMatchObject({ status: 'completed', outcome: 'opted_out', attempts: 1 });
+    const call = await db.call.findFirstOrThrow({ where: { leadId: lead.leadId } });
+    expect(call.outcome).toBe('opted_out');
+    expect(
+      await db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: A.owner.workspaceId, phone } } }),
+    ).toMatchObject({ source: 'spoken_opt_out', callId: call.id });
+    const transcript = (await withIntelligence(call.id)).transcript as Transcript;
+    // An English agent: it answers in English, and asks nothing more.
+    expect(said(transcript, 'agent')).toEqual(['Hello Ana, this is the shoe shop.', QUESTIONS[0], OPTED_OUT_LINES.en]);
+    const log = await telnyxTwinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => entry.text)).toEqual(
+      said(transcript, 'agent'),
+    );
+  });
+
   it("leaves the agent's message after a machine's greeting, then hangs up: voicemail_left", async () => {
     const message = 'Hi {{name}}, this is the shoe shop: please call us back.';
     const campaign = await runningCampaign(A, { questions: QUESTIONS, voicemailMessage: message });
@@ -382,6 +408,7 @@ describe('a question nobody answers', () => {
     carrierKeyring: keyring,
     telnyxAnswerTimeoutMs: ANSWER_TIMEOUT_MS,
     sweepQuestionWaits: { idlePollMs: 10 },
+    conversationEngine: 'gather',
   });
 
   /** The speak commands the adapter sent on a call with that command_id (a question said twice would be sent twice). */

@@ -36,6 +36,8 @@ const crashFile = await carrierCrashFile({
       TELNYX_TWIN_WEBHOOK_DELIVERY: delivery,
     }),
   },
+  // The script walk's speak and transcription commands (CONVERSATION_ENGINE=gather), which these tests crash through.
+  apiEnv: { CONVERSATION_ENGINE: 'gather' },
 });
 const { db, bench, stack: telnyxStack } = crashFile;
 /**

@@ -75,14 +75,19 @@ describe("Telnyx's vendored description", () => {
     expect(Object.keys(document.components.securitySchemes)).toEqual(['bearerAuth']);
     const operations = Object.entries<Record<string, any>>(document.paths).flatMap(([template, item]) =>
       Object.keys(item)
-        .filter((key) => ['get', 'post'].includes(key))
+        .filter((key) => ['get', 'post', 'patch'].includes(key))
         .map((method) => `${method.toUpperCase()} ${template} ${item[method].operationId}`),
     );
     expect(operations.sort()).toEqual([
+      'GET /call_control_applications/{id} RetrieveCallControlApplication',
       'GET /calls/{call_control_id} RetrieveCallStatus',
+      'GET /phone_numbers ListPhoneNumbers',
       'GET /texml/Accounts/{account_sid}/Calls GetTexmlCalls',
       'GET /texml/Accounts/{account_sid}/Calls/{call_sid} GetTexmlCall',
+      'PATCH /call_control_applications/{id} UpdateCallControlApplication',
+      'PATCH /phone_numbers/{id} UpdatePhoneNumber',
       'POST /calls DialCall',
+      'POST /calls/{call_control_id}/actions/answer AnswerCall',
       'POST /calls/{call_control_id}/actions/conversation_relay_start CallStartConversationRelay',
       'POST /calls/{call_control_id}/actions/gather_using_speak GatherUsingSpeak',
       'POST /calls/{call_control_id}/actions/hangup HangupCall',

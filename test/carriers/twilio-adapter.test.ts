@@ -72,7 +72,10 @@ const twin = await startTestTwilioTwin(db, {
 const recorder = await startRecordingProxy(twin.baseUrl);
 const simulated = await startTestCarrier(db);
 
-/** An API and a worker on a task queue of their own, dialing through carrier connections (and the simulated carrier for the rest). */
+/**
+ * An API and a worker on a task queue of their own, dialing through carrier connections (and the simulated carrier for
+ * the rest); the API on the script walk's speech Gathers (CONVERSATION_ENGINE=gather), whose TwiML these tests read.
+ */
 const startPath = (taskQueue: string, publicBaseUrl?: string) =>
   startCarrierPath(db, {
     url,
@@ -81,6 +84,7 @@ const startPath = (taskQueue: string, publicBaseUrl?: string) =>
     fallback: simulated.client,
     publicBaseUrl,
     statusCallbackEvents: ['ringing', 'in-progress'],
+    api: { conversationEngine: 'gather' },
   });
 const main = await startPath(temporal.taskQueue);
 const api = main.api;
@@ -883,6 +887,7 @@ describe("Twilio's callbacks on the API", () => {
       temporal,
       carrierKeyring: keyring,
       publicBaseUrl: `http://127.0.0.1:${proxy.port}/`,
+      conversationEngine: 'gather',
     });
     apiPort = Number(new URL(behind.baseUrl).port);
     const { callSid, path } = await dialingCallOn(A);

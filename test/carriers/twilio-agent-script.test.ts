@@ -30,7 +30,11 @@ import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const { keyring, twin, simulated, api } = await startTwilioTwinStack({ db, url, temporal });
+// The script walk's speech Gathers (CONVERSATION_ENGINE=gather), the fallback these tests are about.
+const { keyring, twin, simulated, api } = await startTwilioTwinStack(
+  { db, url, temporal },
+  { conversationEngine: 'gather' },
+);
 const main: CarrierPath = { api, temporal };
 
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
@@ -373,6 +377,7 @@ describe('replayed, late and out-of-order steps of the walk', () => {
       keyring,
       fallback: simulated.client,
       publicBaseUrl: proxyUrl,
+      api: { conversationEngine: 'gather' },
     });
     const replayedApi = replayedPath.api;
     apiBaseUrl = replayedApi.baseUrl;

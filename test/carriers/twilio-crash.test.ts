@@ -12,7 +12,8 @@ import { twilioCrashFile } from '../support/twilio-crash';
 import { twilioTwinRecord } from '../support/twilio-twin';
 
 const caller = '+14155579000';
-const crashFile = await twilioCrashFile(caller);
+// The script walk's speech Gathers (CONVERSATION_ENGINE=gather); the dialogue engine's: test/conversation/relay-crash.test.ts.
+const crashFile = await twilioCrashFile(caller, { CONVERSATION_ENGINE: 'gather' });
 const { db, bench, stack: twilioStack } = crashFile;
 /**
  * The stack of the three tests whose twin delivers until answered, started with the file: each test kills one of its

@@ -85,7 +85,13 @@ describe("Twilio's vendored description", () => {
     const document = twilio.document as Record<string, any>;
     expect(document.servers).toEqual([{ url: 'https://api.twilio.com' }]);
     expect(document.components.securitySchemes).toEqual({ accountSid_authToken: { scheme: 'basic', type: 'http' } });
-    expect(Object.keys(document.paths)).toEqual([CALLS.path, CALL_FETCH.path]);
+    expect(Object.keys(document.paths)).toEqual([
+      CALLS.path,
+      CALL_FETCH.path,
+      // A number pointed at the product (docs/features/carriers/inbound.md#pointing-the-number).
+      '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json',
+      '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json',
+    ]);
     expect(Object.keys(document.paths[CALLS.path]).filter((key) => key === 'get' || key === 'post')).toEqual([
       'post',
       'get',
@@ -97,6 +103,9 @@ describe("Twilio's vendored description", () => {
       '#/components/schemas/api.v2010.account.call',
       '#/components/schemas/call_enum_status',
       '#/components/schemas/call_enum_update_status',
+      '#/components/schemas/api.v2010.account.incoming_phone_number',
+      '#/components/schemas/incoming_phone_number_enum_emergency_status',
+      '#/components/schemas/incoming_phone_number_enum_voice_receive_mode',
     ]);
   });
 
@@ -129,6 +138,20 @@ describe("Twilio's vendored description", () => {
         'body/TranscriptionConfiguration is not declared',
       ],
       [`POST ${CALL_UPDATE.path} request update`]: ['body/StatusCallbackUrl is not declared'],
+      // Its IncomingPhoneNumber examples answer "" for an application SID not set, where Twilio answers null.
+      ...Object.fromEntries(
+        [
+          ['GET /2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json 200 readFull', 'incoming_phone_numbers/0/'],
+          ['GET /2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json 200 fetch', ''],
+          ['POST /2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json 200 update', ''],
+        ].map(([example, at]) => [
+          example,
+          ['sms_application_sid', 'voice_application_sid'].flatMap((field) => [
+            `body/${at}${field} must NOT have fewer than 34 characters`,
+            `body/${at}${field} must match pattern "^AP[0-9a-fA-F]{32}$"`,
+          ]),
+        ]),
+      ),
     });
   });
 

@@ -16,7 +16,8 @@ import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal });
+// The disclosure on the script walk's speech Gathers (CONVERSATION_ENGINE=gather), whose TwiML these tests read.
+const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal }, { conversationEngine: 'gather' });
 
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view'] });
 // A second key of the owner issued without scopes: every /v1 endpoint, PUT /v1/compliance included.

@@ -105,9 +105,10 @@ describe('the conversation tools, run by the script engine on a Twilio call', ()
     expect(result).toMatchObject({ status: 'completed', outcome: 'opted_out', attempts: 1 });
     expect(calls).toHaveLength(1);
     expect(calls[0]!.outcome).toBe('opted_out');
+    // Listed by the tool, with its provenance (docs/features/leads.md#the-do-not-call-list).
     expect(
       await db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: owner.workspaceId, phone } } }),
-    ).not.toBeNull();
+    ).toMatchObject({ source: 'spoken_opt_out', callId: calls[0]!.id, messageId: null });
     expect((await db.lead.findUniqueOrThrow({ where: { id: leadId } })).status).toBe('completed');
     const transcript = (await withIntelligence(db, calls[0]!.id)).transcript as Transcript;
     expect(transcript.map((turn) => `${turn.speaker}: ${turn.text}`)).toEqual([

@@ -171,9 +171,10 @@ describe("the agent's conversation over Telnyx's ConversationRelay", () => {
     const { result, call } = await callLead(campaign.id, phone);
     expect(result).toMatchObject({ status: 'completed', outcome: 'opted_out' });
     expect(call.outcome).toBe('opted_out');
+    // Listed by the tool, with its provenance (docs/features/leads.md#the-do-not-call-list).
     expect(
       await db.doNotCall.findUnique({ where: { workspaceId_phone: { workspaceId: owner.workspaceId, phone } } }),
-    ).not.toBeNull();
+    ).toMatchObject({ source: 'spoken_opt_out', callId: call.id, messageId: null });
     expect((await transcriptOf(call.id)).filter((turn) => turn.speaker === 'tool').map((turn) => turn.text)).toEqual([
       'opt_out',
     ]);

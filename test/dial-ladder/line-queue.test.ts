@@ -138,7 +138,7 @@ describe('the line queue, statement by statement', () => {
     // A call nobody accounts for ends failed, and its line goes to the first in the queue.
     expect(grantedLeads((await endLostCall(db, `${calling.id}:1`)).handedOver)).toEqual([blocked.id]);
     // That number went on the list meanwhile: the attempt is refused and hands the line on.
-    await db.doNotCall.create({ data: { workspaceId: owner.workspaceId, phone: blocked.phone } });
+    await db.doNotCall.create({ data: { workspaceId: owner.workspaceId, phone: blocked.phone, source: 'api' } });
     expect(await attempt(blocked)).toMatchObject({ verdict: 'do_not_call', granted: true });
     expect(grantedLeads(await leaveLineQueue(sql, `${blocked.id}:1`))).toEqual([outsideWindow.id]);
     // Its window closed before it dialed: it leaves the queue, says when it tries again, and hands the line on.

@@ -3,6 +3,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { recogniseIntent } from '../../lib/conversation/intents';
+import { asksSomething, asksToRepeat, spokenAnswerOf } from '../../lib/conversation/knowledge-answer';
 import { TIME_RULES, findTimeExpression, type TimeExpression } from '../../lib/conversation/time-expressions';
 
 type Slots = Omit<TimeExpression, 'span'>;
@@ -32,6 +33,28 @@ describe('recogniseIntent and findTimeExpression at 64 KiB', () => {
       const text = normaliseUtterance(utterance);
       expect(bestTimeMs(() => findTimeExpression(text, language))).toBeLessThan(WORST_CASE_BUDGET_MS);
     });
+});
+
+describe('asksSomething, asksToRepeat and spokenAnswerOf at 64 KiB', () => {
+  for (const [language, unit] of [
+    ['en', 'so '],
+    ['en', 'so well um '],
+    ['es', 'y pero '],
+    ['en', 'what '],
+  ] as const)
+    it(`"${unit}" over and over (${language})`, () => {
+      const utterance = repeatedTo(unit, UNCAPPED_CHARS);
+      expect(bestTimeMs(() => asksSomething(utterance, language))).toBeLessThan(WORST_CASE_BUDGET_MS);
+      expect(bestTimeMs(() => asksToRepeat(utterance, language))).toBeLessThan(WORST_CASE_BUDGET_MS);
+    });
+
+  it('a passage and a question of 64 KiB each: the passage read to its first 4,000 characters', () => {
+    const question = repeatedTo('delivery canada ', UNCAPPED_CHARS);
+    for (const unit of ['a. ', 'delivery ', 'x', '!?'])
+      expect(bestTimeMs(() => spokenAnswerOf({ text: repeatedTo(unit, UNCAPPED_CHARS) }, question))).toBeLessThan(
+        WORST_CASE_BUDGET_MS,
+      );
+  });
 });
 
 /** The replaced loop: the text copied again for every reading marked read (quadratic in readings). */

@@ -42,4 +42,31 @@ describe('the rule of a call kind (trigger call_kind_rule)', () => {
       leadId: call.leadId,
     });
   });
+
+  it('keeps an inbound call from an unknown number with neither campaign nor lead, inbound, and its caller', async () => {
+    const inbound = await db.call.create({
+      data: {
+        workspaceId: owner.workspaceId,
+        kind: 'inbound',
+        direction: 'inbound',
+        fromNumber: '+14155550111',
+        toNumber: '+14155550100',
+        attempt: 1,
+        attemptId: 'inbound:CA0123',
+        provider: 'simulated',
+        status: 'dialing',
+        startedAt: new Date(),
+      },
+    });
+    await expect(db.call.update({ where: { id: inbound.id }, data: { fromNumber: null } })).rejects.toThrow(
+      /rule of its kind/,
+    );
+    await expect(db.call.update({ where: { id: inbound.id }, data: { direction: 'outbound' } })).rejects.toThrow(
+      /rule of its kind/,
+    );
+    const campaignCall = await insertAnsweredCall(db, owner);
+    await expect(db.call.update({ where: { id: inbound.id }, data: { leadId: campaignCall.leadId } })).rejects.toThrow(
+      /rule of its kind/,
+    );
+  });
 });

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { assignPhoneNumber, type PhoneCapability } from '../../lib/phone-numbers/phone-numbers';
+import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
+import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
+import { connectCallers, TWILIO_TWIN_ACCOUNT } from '../support/carrier-calls';
+import { startTestTwilioTwin } from '../support/twilio-twin';
 import { runAdminCli } from '../support/admin-cli';
 import { insertAgent } from '../support/agents';
 import { startTestApi } from '../support/api';
@@ -10,13 +14,31 @@ import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const api = await startTestApi({ db, url, temporal });
+const keyring = keyringSchema.parse(newKeyringEntry('k1'));
+const api = await startTestApi({ db, url, temporal, carrierKeyring: keyring });
 
 const owner = await createTestWorkspace(db, {
   scopes: ['phone_numbers.edit', 'campaigns.edit', 'campaigns.view'],
 });
 const viewer = await createTestWorkspace(db, { scopes: ['phone_numbers.view'] });
 const stranger = await createTestWorkspace(db, { scopes: ['phone_numbers.edit', 'campaigns.edit'] });
+
+/**
+ * The numbers whose routing can be ready: the Twilio twin's account holds them, and they are bound to the owner's
+ * connection to it, so that setting an agent points them at the product there (docs/features/carriers/inbound.md).
+ */
+const CARRIER_NUMBERS = ['+16175550100', '+16175550101', '+16175550102'];
+const twin = await startTestTwilioTwin(db, {
+  accounts: [{ sid: TWILIO_TWIN_ACCOUNT_SID, authToken: TWILIO_TWIN_AUTH_TOKEN, incomingNumbers: CARRIER_NUMBERS }],
+});
+const connection = await connectCallers(db, keyring, {
+  workspaceId: owner.workspaceId,
+  provider: 'twilio-twin',
+  baseUrl: twin.baseUrl,
+  account: TWILIO_TWIN_ACCOUNT,
+});
+const carrierNumber = (e164: string, capabilities?: PhoneCapability[]) =>
+  assignPhoneNumber(db, owner.workspaceId, e164, capabilities, connection.id);
 
 const admin = (...args: string[]) => runAdminCli(url, ...args);
 async function adminJson(...args: string[]) {
@@ -224,7 +246,7 @@ describe('GET /phone-numbers', () => {
 
 describe('PATCH /phone-numbers/{id}: inbound routing', () => {
   it('routes to an agent of the workspace; inboundAgentName follows the agent; null unroutes', async () => {
-    const { id } = await assignPhoneNumber(db, owner.workspaceId, '+16175550100');
+    const { id } = await carrierNumber('+16175550100');
     const agent = await createAgent(owner.workspaceId, { name: 'Front desk' });
 
     const routed = await route(id, agent.id);
@@ -253,9 +275,9 @@ describe('PATCH /phone-numbers/{id}: inbound routing', () => {
     expect((await db.phoneNumber.findUniqueOrThrow({ where: { id } })).inboundAgentId).toBeNull();
   });
 
-  it('is ready only with a voice number and an agent with a catalogue voice and an opening line', async () => {
-    const voiceNumber = (await assignPhoneNumber(db, owner.workspaceId, '+16175550101')).id;
-    const whatsappOnly = (await assignPhoneNumber(db, owner.workspaceId, '+16175550102', ['whatsapp'])).id;
+  it('is ready only with a voice number its carrier sends to the product and an agent with a catalogue voice and an opening line', async () => {
+    const voiceNumber = (await carrierNumber('+16175550101')).id;
+    const whatsappOnly = (await carrierNumber('+16175550102', ['whatsapp'])).id;
     const ready = await createAgent(owner.workspaceId);
     const unknownVoice = await createAgent(owner.workspaceId, { voiceId: 'espeak-ng/klingon' });
     const silent = await createAgent(owner.workspaceId, { script: { ...READY_SCRIPT, openingLine: '  ' } });
@@ -263,6 +285,9 @@ describe('PATCH /phone-numbers/{id}: inbound routing', () => {
 
     expect((await route(voiceNumber, ready.id)).body.inboundReady).toBe(true);
     expect((await route(whatsappOnly, ready.id)).body.inboundReady).toBe(false);
+    // Bound to no carrier (the simulated carrier takes no inbound calls): nothing sends its calls to the product.
+    const unbound = (await assignPhoneNumber(db, owner.workspaceId, '+16175550109')).id;
+    expect((await route(unbound, ready.id)).body).toMatchObject({ inboundAgentId: ready.id, inboundReady: false });
     for (const agent of [unknownVoice, silent, noScript]) {
       const answer = await route(voiceNumber, agent.id);
       expect(answer.status).toBe(200);

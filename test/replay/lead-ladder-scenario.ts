@@ -120,7 +120,8 @@ function ladderScenario(
     name,
     async run(context) {
       const campaign = await campaignFor(context.db, name, 'RUNNING', { ...(dialLadder && { dialLadder }) });
-      if (onDoNotCallList) await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone } });
+      if (onDoNotCallList)
+        await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone, source: 'api' } });
       const handle = await startLadder(context, await storeLead(context.db, campaign, name, phone), undefined, type);
       await handle.result();
       return handle.workflowId;

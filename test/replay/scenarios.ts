@@ -50,7 +50,8 @@ export interface ReplayScenario {
   name: string;
   /**
    * The recording API's conversation engine for this scenario (AppServices.conversationEngine): relay holds its
-   * Twilio calls over ConversationRelay, where the conversation tools run; the script walk's Gathers otherwise.
+   * Twilio calls over ConversationRelay, where the conversation tools run; unset, the script walk's Gathers, as the
+   * scenarios recorded before the dialogue engine became the product's default were.
    */
   conversationEngine?: 'relay';
   run(context: ScenarioContext): Promise<string>;
@@ -119,7 +120,8 @@ function leadDialScenario(name: string, phone: string, onDoNotCallList = false):
     name,
     async run(context) {
       const campaign = await campaignFor(context.db, name, 'RUNNING');
-      if (onDoNotCallList) await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone } });
+      if (onDoNotCallList)
+        await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone, source: 'api' } });
       const handle = await startLead(context, campaign, name, phone);
       await handle.result();
       return handle.workflowId;

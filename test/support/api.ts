@@ -45,6 +45,7 @@ export interface TestApiDependencies extends Omit<
   | 'leadDispatcher'
   | 'startsAfterAnswer'
   | 'exports'
+  | 'simulators'
 > {
   /** The database the API's door reads (the same one as db). */
   url: string;
@@ -64,6 +65,11 @@ export interface TestApiDependencies extends Omit<
    * the task queue.
    */
   exports?: Partial<AppServices['exports']>;
+  /**
+   * SIMULATORS: the tests enable the simulated carrier and WhatsApp provider, charged as real providers are (billed),
+   * unless they test another setting (the production default, disabled: test/stack/no-simulators.test.ts).
+   */
+  simulators?: AppServices['simulators'];
   /** Web test sessions' timeouts and sweep (api/test-sessions/session-socket.ts); the production ones by default. */
   testSessions?: TestSessionSocketOptions;
 }
@@ -95,6 +101,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     leadDispatcher,
     startsAfterAnswer,
     defaultRateLimitPerMinute: dependencies.defaultRateLimitPerMinute ?? 120,
+    simulators: dependencies.simulators ?? 'billed',
     // Every test request comes from 127.0.0.1, and a test's carrier posts all its calls' events: the production limits
     // (api/door/webhook-door.ts) would throttle a busy test. The tests of the limits give their own.
     webhookRateLimits: dependencies.webhookRateLimits ?? { perAddress: 100_000, perConnection: 100_000 },

@@ -21,6 +21,7 @@ import type { Database } from '../../lib/database';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
 import type { Keyring } from '../../lib/secrets/keyring';
+import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { insertAgent } from './agents';
 import { startTestApi, type RunningApi, type TestApiDependencies } from './api';
 import { insertDialingCall } from './calls';
@@ -41,7 +42,8 @@ export interface CarrierPath {
 /**
  * An API and a worker on `temporal`'s task queue, the worker dialing through the carrier connections (`fallback`, the
  * simulated carrier, for a number bound to none). The carriers reach the API at `publicBaseUrl`, its own address unless
- * given (a proxy in front of it); `api` adds to the API's dependencies, `statusCallbackEvents` to the worker's.
+ * given (a proxy in front of it); `api` adds to the API's dependencies, `statusCallbackEvents` and `whatsappProvider`
+ * to the worker's.
  */
 export async function startCarrierPath(
   db: Database,
@@ -53,6 +55,8 @@ export async function startCarrierPath(
     publicBaseUrl?: string;
     api?: Partial<TestApiDependencies>;
     statusCallbackEvents?: readonly SubscribableProgressState[];
+    /** The provider the worker sends WhatsApp messages through (none: the worker sends none). */
+    whatsappProvider?: WhatsAppProvider;
   },
 ): Promise<CarrierPath> {
   const { url, temporal, keyring, publicBaseUrl } = options;
@@ -67,6 +71,7 @@ export async function startCarrierPath(
     }),
     statusCallbackBaseUrl: api.baseUrl,
     ...(options.statusCallbackEvents && { statusCallbackEvents: options.statusCallbackEvents }),
+    ...(options.whatsappProvider && { whatsappProvider: options.whatsappProvider }),
   });
   return { api, temporal };
 }

@@ -88,7 +88,7 @@ export async function carrierCrashFile(carrier: {
   twinCallsTo(db: Database, phone: string): Promise<TwinCallRow[]>;
   twin: { name: string; entry: string; env(port: number, delivery: TwinDelivery): Record<string, string> };
   workerEnv?: Record<string, string>;
-  /** Added to the API's environment (e.g. CONVERSATION_ENGINE=relay). */
+  /** Added to the API's environment (e.g. CONVERSATION_ENGINE=gather). */
   apiEnv?: Record<string, string>;
 }) {
   const { db, url } = await useTestDatabase();

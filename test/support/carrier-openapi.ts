@@ -62,18 +62,43 @@ const CARRIER_FORMATS: Record<string, Format> = {
   'date-time-rfc-2822':
     /^(?:(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun), )?\d{1,2} (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d{2}:\d{2}(?::\d{2})? (?:[+-]\d{4}|GMT|UT)$/,
   'http-method': /^(?:GET|POST|PUT|PATCH|DELETE|HEAD|OPTIONS)$/,
+  // An http(s) URL. ajv-formats' `url` refuses loopback and private hosts, which every URL of the product the tests
+  // hand a twin is (a Call Control application's webhook_event_url).
+  url: (value: string) => /^https?:\/\//.test(value) && URL.canParse(value),
   currency: /^[A-Z]{3}$/,
   // A phone number, a SIP address or a client identifier: what Twilio accepts here is not a fixed syntax.
   endpoint: true,
   'phone-number': true,
   twiml: true,
-  // Applies to objects (Twilio's subresource_uris), which string formats never check.
+  // Applies to objects (Twilio's subresource_uris, an IncomingPhoneNumber's capabilities), which string formats never
+  // check.
   'uri-map': true,
+  'phone-number-capabilities': true,
   // Telnyx writes `format: integer` on some integers; the type already says it.
   integer: { type: 'number', validate: (value: number) => Number.isInteger(value) },
   // OpenAI's: a Unix time in whole seconds (`created`).
   unixtime: { type: 'number', validate: (value: number) => Number.isInteger(value) && value >= 0 },
 };
+
+/**
+ * A query's `name[member]` values read as the members of the declared parameter `name` (an object: deepObject style).
+ * Telnyx's consolidated filters (`filter` of ListPhoneNumbers) say "deepObject style" in their description but declare
+ * no `style`, and its SDK sends `filter[phone_number]`: read as such, each member checked by the parameter's schema.
+ */
+function deepObjectsFolded(
+  query: Record<string, unknown>,
+  declared: readonly { name: string }[],
+): Record<string, unknown> {
+  const folded: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(query)) {
+    const member = /^([^[\]]+)\[([^[\]]+)\]$/.exec(key);
+    if (member && declared.some((parameter) => parameter.name === member[1])) {
+      const object = (folded[member[1]!] ??= {}) as Record<string, unknown>;
+      object[member[2]!] = value;
+    } else folded[key] = value;
+  }
+  return folded;
+}
 
 /**
  * OpenAPI 3.1 has no `nullable` (its schemas are JSON Schema 2020-12), yet OpenAI's 3.1 description keeps 3.0's
@@ -305,7 +330,7 @@ export class CarrierDescription {
     const declared = this.parameters(ref);
     for (const place of withPath ? (['path', 'query', 'header'] as const) : (['query', 'header'] as const)) {
       const ofPlace = declared.filter((parameter) => parameter.in === place);
-      const values = given[place];
+      const values = place === 'query' ? deepObjectsFolded(given.query, ofPlace) : given[place];
       const lookup = (name: string) =>
         place === 'header'
           ? Object.entries(values).find(([key]) => key.toLowerCase() === name.toLowerCase())?.[1]

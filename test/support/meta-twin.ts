@@ -7,7 +7,8 @@ import { createConnectionWhatsAppProvider } from '../../lib/whatsapp/connection-
 import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
 import { createSimulatedWhatsAppProvider, type MetaTwinAccount } from '../../simulators/meta-twin/server';
-import { startTestApi, type RunningApi } from './api';
+import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
+import { startTestApi, type RunningApi, type TestApiDependencies } from './api';
 import type { TestTemporal } from './temporal';
 import { TEST_WHATSAPP_APP_SECRET, TEST_WHATSAPP_TIME_SCALE } from './whatsapp';
 import type { TestWorkspace } from './workspace';
@@ -21,17 +22,28 @@ export const metaId = (prefix: string) =>
  * The Meta twin (simulators/meta-twin in twin mode) over the test file's database, an API whose provider routes
  * connected senders to it (lib/whatsapp/connection-provider.ts), and the key ring their tokens are sealed with.
  */
-export async function startMetaTwinStack(db: Database, url: string, temporal: TestTemporal) {
+export async function startMetaTwinStack(
+  db: Database,
+  url: string,
+  temporal: TestTemporal,
+  options: {
+    /** What carries a sender bound to no connection: by default the twin's embedded simulated provider. */
+    fallback?: WhatsAppProvider;
+    /** More of the API's dependencies (SIMULATORS, a carrier's key ring...). */
+    api?: Partial<TestApiDependencies>;
+  } = {},
+) {
   const secretsKeys = newKeyringEntry('k1');
   const keyring: Keyring = keyringSchema.parse(secretsKeys);
   const port = await freePort();
-  const fallback = createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${port}` });
+  const fallback = options.fallback ?? createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${port}` });
   const provider = createConnectionWhatsAppProvider({ db, keyring, fallback });
   const api = await startTestApi({
     db,
     url,
     temporal,
     whatsapp: { provider, appSecret: TEST_WHATSAPP_APP_SECRET, verifyToken: 'twin-verify-token' },
+    ...options.api,
   });
   const twin = createSimulatedWhatsAppProvider({
     sql: db.sql,

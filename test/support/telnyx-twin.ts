@@ -26,6 +26,10 @@ export interface SdkExchange {
 export function operationOf(method: string, url: string): OperationRef {
   const path = new URL(url).pathname.replace(/^\/v2/, '');
   if (path === '/calls') return { method: method.toLowerCase(), path: '/calls' };
+  if (path === '/phone_numbers') return { method: 'get', path: '/phone_numbers' };
+  if (/^\/phone_numbers\/[^/]+$/.test(path)) return { method: method.toLowerCase(), path: '/phone_numbers/{id}' };
+  if (/^\/call_control_applications\/[^/]+$/.test(path))
+    return { method: method.toLowerCase(), path: '/call_control_applications/{id}' };
   const action = /^\/calls\/[^/]+\/actions\/([a-z_]+)$/.exec(path);
   if (action) return { method: 'post', path: `/calls/{call_control_id}/actions/${action[1]}` };
   return { method: method.toLowerCase(), path: '/calls/{call_control_id}' };

@@ -1,6 +1,7 @@
 import { expect } from 'vitest';
 import { freePort } from '../../scripts/stack/child-process';
 import type { Database } from '../../lib/database';
+import type { SimulatorsSetting } from '../../lib/simulators';
 import { connectWhatsAppSender } from '../../lib/whatsapp/senders';
 import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { startTestApi, type RunningApi } from './api';
@@ -26,7 +27,11 @@ export async function startWhatsAppStack(
   db: Database,
   url: string,
   temporal: TestTemporal,
-  options: { worker?: boolean } = {},
+  options: {
+    worker?: boolean;
+    /** SIMULATORS of the API and the worker; the tests' billed by default (docs/configuration.md#simulators). */
+    simulators?: SimulatorsSetting;
+  } = {},
 ): Promise<WhatsAppStack> {
   const port = await freePort();
   const provider = createSimulatedWhatsAppClient({ baseUrl: `http://127.0.0.1:${port}` });
@@ -35,6 +40,7 @@ export async function startWhatsAppStack(
     url,
     temporal,
     whatsapp: { provider, appSecret: TEST_WHATSAPP_APP_SECRET },
+    simulators: options.simulators,
   });
   const whatsapp = await startTestWhatsApp(db, { webhookUrl: `${api.baseUrl}/whatsapp/webhook`, port });
   if (options.worker ?? true) {
@@ -43,6 +49,7 @@ export async function startWhatsAppStack(
       db,
       ...carrierDependencies(carrier, api),
       whatsappProvider: whatsapp.client,
+      simulators: options.simulators,
     });
   }
   return { api, whatsapp };

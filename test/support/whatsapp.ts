@@ -17,6 +17,8 @@ export interface TestWhatsApp {
   baseUrl: string;
   /** The contact `from` writes `text` to the number (POST /simulator/inbound): answers the inbound wamid. */
   reply(phoneNumberId: string, from: string, text: string, name?: string): Promise<{ id: string }>;
+  /** The contact `from` taps a template's quick-reply button (Meta's `button` message): answers the inbound wamid. */
+  tapButton(phoneNumberId: string, from: string, button: { text: string; payload?: string }): Promise<{ id: string }>;
 }
 
 /**
@@ -44,6 +46,7 @@ export async function startTestWhatsApp(
     baseUrl,
     reply: (phoneNumberId, from, text, name) =>
       simulateInboundMessage(baseUrl, { phoneNumberId, from, text, ...(name && { name }) }),
+    tapButton: (phoneNumberId, from, button) => simulateInboundMessage(baseUrl, { phoneNumberId, from, button }),
   };
 }
 

@@ -146,7 +146,7 @@ describe('test call billing in the workflow', () => {
   it('voids the hold of a number put on the Do-Not-Call list after the call was taken', async () => {
     const workspace = await billedWorkspace(1);
     const callId = await recordedTestCall(workspace, '+14155550140');
-    await db.doNotCall.create({ data: { workspaceId: workspace.workspaceId, phone: '+14155550140' } });
+    await db.doNotCall.create({ data: { workspaceId: workspace.workspaceId, phone: '+14155550140', source: 'api' } });
     await temporal.client.workflow.start('testCallWorkflow', {
       workflowId: testCallWorkflowId(callId),
       taskQueue: temporal.taskQueue,

@@ -32,8 +32,13 @@ const { api } = await startCarrierPath(db, {
   temporal,
   keyring,
   fallback: simulated.client,
-  // The script walk (no conversationEngine); Telnyx's 6 s question wait on the twins' scale.
-  api: { testMinuteMs: 60_000 * TIME_SCALE, telnyxAnswerTimeoutMs: 6_000 * TIME_SCALE, sweepQuestionWaits: {} },
+  // The script walk (CONVERSATION_ENGINE=gather); Telnyx's 6 s question wait on the twins' scale.
+  api: {
+    conversationEngine: 'gather',
+    testMinuteMs: 60_000 * TIME_SCALE,
+    telnyxAnswerTimeoutMs: 6_000 * TIME_SCALE,
+    sweepQuestionWaits: {},
+  },
 });
 
 const TIME_UP_LINE = "I'm sorry, the time for this test is up. Goodbye.";

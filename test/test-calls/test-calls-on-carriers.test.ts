@@ -64,7 +64,15 @@ const telnyxTwin = await startTestTelnyxTwin(db, { timeScale: 0.05 });
 const simulated = await startTestCarrier(db);
 /** Where the webhooks of a dial whose answer is lost go: never to the product. */
 const lostWebhooks = await startWebhookReceiver();
-const { api } = await startCarrierPath(db, { url, temporal, keyring, fallback: simulated.client });
+// The script walk (CONVERSATION_ENGINE=gather), whose commands these tests read; the dialogue engine's test calls:
+// test/test-calls/test-call-minutes.test.ts.
+const { api } = await startCarrierPath(db, {
+  url,
+  temporal,
+  keyring,
+  fallback: simulated.client,
+  api: { conversationEngine: 'gather' },
+});
 
 const tester = await createTestWorkspace(db, { scopes: ['calls.test', 'calls.view'] });
 await grantCredits(db, tester.workspaceId, 1_000);

@@ -231,7 +231,7 @@ describe('POST /calls/test', () => {
   });
 
   it('refuses a number on the Do-Not-Call list with 409, and places nothing', async () => {
-    await db.doNotCall.create({ data: { workspaceId: tester.workspaceId, phone: '+14155550140' } });
+    await db.doNotCall.create({ data: { workspaceId: tester.workspaceId, phone: '+14155550140', source: 'api' } });
     const before = await placedSoFar();
     const response = await placeTestCall({ agentId: agent.id, to: '+14155550140' });
     expect(response.status).toBe(409);
@@ -277,7 +277,7 @@ describe('POST /calls/test', () => {
   it('ends a call whose number was listed after the API took it do_not_call, never dialed', async () => {
     const callId = await recordedTestCall('+14155550141');
     // The number goes on the list after the API recorded the call, before its workflow dials.
-    await db.doNotCall.create({ data: { workspaceId: tester.workspaceId, phone: '+14155550141' } });
+    await db.doNotCall.create({ data: { workspaceId: tester.workspaceId, phone: '+14155550141', source: 'api' } });
     const before = await placedSoFar();
     await startTestCallWorkflow(callId);
     expect(await resultOf(callId)).toEqual({ callId, outcome: 'do_not_call', durationMs: null });

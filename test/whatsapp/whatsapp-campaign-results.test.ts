@@ -191,6 +191,8 @@ describe('GET /campaigns/{id}/kpis of a WHATSAPP campaign', () => {
       // ...105 waits for its delivery, but a lead never gets a second message.
       reengaging: 0,
       triggered: 9,
+      // Its sender is bound to no Meta connection: the simulated provider took every message.
+      simulatedPlaced: 6,
       pausedReason: null,
     });
   });
@@ -386,7 +388,7 @@ describe('a WHATSAPP campaign run to its end', () => {
     });
     expect(put.status).toBe(200);
     expect((await api.request('POST', `/campaigns/${runId}/start`, { key: owner.key })).status).toBe(200);
-    await db.doNotCall.create({ data: { workspaceId: owner.workspaceId, phone: '+14155556206' } });
+    await db.doNotCall.create({ data: { workspaceId: owner.workspaceId, phone: '+14155556206', source: 'api' } });
     // The simulated provider: ...7 delivered (never read), ...8 sent then failed (131026); ...6 is on the Do-Not-Call list.
     const phones = ['+14155556207', '+14155556218', '+14155556206'];
     const pushed = await api.request('POST', `/v1/campaigns/${runId}/leads/batch`, {
@@ -454,6 +456,7 @@ describe('a WHATSAPP campaign run to its end', () => {
       failed: 2,
       reengaging: 0,
       triggered: 3,
+      simulatedPlaced: 2,
       pausedReason: null,
     });
   });

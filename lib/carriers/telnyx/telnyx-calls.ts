@@ -87,7 +87,7 @@ function requestErrorOf(error: unknown): TelnyxRequestError {
 }
 
 /** One request to Telnyx; a failure rethrown as a TelnyxRequestError (no request, no key in it). */
-async function telnyxRequest<T>(request: () => Promise<T>): Promise<T> {
+export async function telnyxRequest<T>(request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (error) {
@@ -189,6 +189,22 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
         durationMs: !data.is_alive && answered ? data.call_duration! * 1000 : null,
         reason: null,
       };
+    },
+
+    /**
+     * Answers a call placed to one of the account's numbers (actions/answer, AnswerCall: docs/features/carriers/inbound.md),
+     * naming the call's own webhook URL and client_state, as a dial does, so that its later webhooks reach the call's
+     * route; its command_id is the attempt, so that an answer sent again is done once. False: the caller hung up first.
+     */
+    async answer(callControlId: string, attemptId: string): Promise<boolean> {
+      return command(() =>
+        client.calls.actions.answer(callControlId, {
+          command_id: `answer:${attemptId}`,
+          client_state: encodeClientState({ attemptId }),
+          webhook_url: telnyxWebhookUrl(publicBaseUrl, { connectionId: connection.id, attemptId }),
+          webhook_url_method: 'POST',
+        }),
+      );
     },
 
     /**

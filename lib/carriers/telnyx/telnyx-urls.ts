@@ -53,3 +53,13 @@ export function telnyxRelayUrl(
   const base = publicBaseUrl.replace(/\/+$/, '').replace(/^http/, 'ws');
   return `${base}${callPath(call)}/relay?${TELNYX_RELAY_TOKEN_PARAMETER}=${telnyxRelayToken(apiKey, call)}`;
 }
+
+/**
+ * The route the connection's Call Control application sends its webhooks to (docs/features/carriers/inbound.md): the
+ * events of calls placed to its numbers, until the product answers one and names the call's own webhook URL.
+ */
+export const TELNYX_INBOUND_ROUTE = '/telephony/telnyx/{connectionId}/inbound';
+
+export function telnyxInboundUrl(publicBaseUrl: string, connectionId: string): string {
+  return `${publicBaseUrl.replace(/\/+$/, '')}${TELNYX_INBOUND_ROUTE.replace('{connectionId}', encodeURIComponent(connectionId))}`;
+}

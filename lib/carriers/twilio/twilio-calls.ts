@@ -93,7 +93,7 @@ function requestErrorOf(error: unknown): TwilioRequestError {
 }
 
 /** One request to Twilio; a failure rethrown as a TwilioRequestError (no request, no credentials in it). */
-async function twilioRequest<T>(request: () => Promise<T>): Promise<T> {
+export async function twilioRequest<T>(request: () => Promise<T>): Promise<T> {
   try {
     return await request();
   } catch (error) {

@@ -33,3 +33,15 @@ export function twilioCallbackUrl(
 export function twilioRelayUrl(publicBaseUrl: string, call: { connectionId: string; attemptId: string }): string {
   return twilioCallbackUrl(publicBaseUrl, 'relay', call).replace(/^http/, 'ws');
 }
+
+/**
+ * The routes a number of a Twilio connection is pointed at (docs/features/carriers/inbound.md#pointing-the-number): its
+ * VoiceUrl (`voice`: the TwiML of a call a person places to it) and its StatusCallback (`status`). The connection is
+ * in the path: its auth token checks the signature; the call is found by the CallSid Twilio sends.
+ */
+export const TWILIO_INBOUND_ROUTE = '/telephony/twilio/{connectionId}/inbound';
+
+export function twilioInboundUrl(publicBaseUrl: string, kind: 'voice' | 'status', connectionId: string): string {
+  const path = TWILIO_INBOUND_ROUTE.replace('{connectionId}', encodeURIComponent(connectionId));
+  return `${publicBaseUrl.replace(/\/+$/, '')}${path}/${kind}`;
+}
