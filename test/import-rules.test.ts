@@ -308,7 +308,11 @@ const SIMULATOR_RULES: StrangerRules = {
       'lib/calls/call-event.ts',
       'lib/calls/call-states.ts',
       'lib/calls/signature.ts',
-      'lib/simulated-carrier/conversation.ts',
+      // What its made-up conversation (conversation.ts) reads the agent's script with.
+      'lib/lead-placeholders.ts',
+      'lib/call-intelligence/field-questions.ts',
+      'lib/call-intelligence/spoken-values.ts',
+      'lib/calls/transcript.ts',
     ],
   },
 };

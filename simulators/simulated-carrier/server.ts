@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
 import type { CarrierCallSnapshot } from '../../lib/calls/carrier';
-import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
+import { simulatedConversation } from './conversation';
 import type { CallEvent } from '../../lib/calls/call-event';
 import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/calls/call-states';
 import { SIGNATURE_HEADER, signEvent } from '../../lib/calls/signature';
@@ -24,7 +24,7 @@ import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './ti
  * It is not a twin of any provider: it speaks the product's OWN carrier protocol (lib/calls/carrier.ts), so it imports
  * that protocol from the product and nothing else of its rules: the call snapshot and event (carrier.ts,
  * call-event.ts), the call states (call-states.ts), the event signature (signature.ts) and the transcript it makes up
- * for an answered call (lib/simulated-carrier/conversation.ts). test/import-rules.test.ts lists these by name; the
+ * for an answered call (conversation.ts, with the product's template filler and field rules). test/import-rules.test.ts lists these by name; the
  * twins may import none of them.
  */
 export interface SimulatedCarrierOptions {

@@ -1,7 +1,7 @@
 /**
  * Choices drawn from a seed by FNV-1a over seed and purpose: the same seed makes the same choice, so a twin's person
  * gives the same answer to the same question on every run (simulators/twilio-twin/persona.ts). The twins' own: the
- * product's simulated conversation (lib/simulated-carrier/conversation.ts) draws the same way, but a twin shares none of
+ * product's simulated conversation (simulators/simulated-carrier/conversation.ts) draws the same way, but a twin shares none of
  * the product's code.
  */
 export interface SeededPicker {

@@ -1,7 +1,7 @@
-import type { Transcript, TranscriptTurn } from '../calls/transcript';
-import { fieldValue, filled } from '../lead-placeholders';
-import { matchFieldsToQuestions } from '../call-intelligence/field-questions';
-import { leadingIsoDate, spokenDate } from '../call-intelligence/spoken-values';
+import type { Transcript, TranscriptTurn } from '../../lib/calls/transcript';
+import { fieldValue, filled } from '../../lib/lead-placeholders';
+import { matchFieldsToQuestions } from '../../lib/call-intelligence/field-questions';
+import { leadingIsoDate, spokenDate } from '../../lib/call-intelligence/spoken-values';
 
 /**
  * The conversation of a simulated call (docs/features/call-intelligence.md, "Simulated conversations"): a pure,
