@@ -57,16 +57,13 @@ export interface CallSnapshot {
   reason: string | null;
 }
 
-/** One status event, POSTed to the dial's statusCallbackUrl (the product's /telephony/{provider}/events). */
-export interface CallEvent {
+/**
+ * One status event, POSTed to the dial's statusCallbackUrl (the product's /telephony/{provider}/events): the call as it
+ * was when it reached the event's state, with the event's id and time.
+ */
+export interface CallEvent extends CallSnapshot {
   /** `<providerCallId>:<status>`: the same on every delivery of one event. */
   eventId: string;
-  providerCallId: string;
-  attemptId: string;
-  status: CallState;
-  answeredBy: 'human' | 'machine' | null;
-  durationMs: number | null;
-  reason: string | null;
   /** ISO 8601: when the call reached the state. */
   occurredAt: string;
 }
