@@ -15,6 +15,10 @@ import * as productTwinAccounts from '../lib/carriers/twin';
 import { DEVELOPMENT_TWILIO_ACCOUNT } from '../simulators/twilio-twin/config';
 import { DEVELOPMENT_TELNYX_ACCOUNT } from '../simulators/telnyx-twin/config';
 import { publicKeyBase64, signingKey } from '../simulators/telnyx-twin/signature';
+import * as simulatedCarrierProtocol from '../simulators/simulated-carrier/protocol';
+import { callEventSchema } from '../lib/calls/call-event';
+import { CARRIER_CALL_STATES, CARRIER_PROGRESS_STATES, isTerminalCallState } from '../lib/calls/call-states';
+import { SIGNATURE_HEADER, verifyEventSignature } from '../lib/calls/signature';
 
 const projectRoot = path.resolve(import.meta.dirname, '..');
 const SOURCE_FOLDERS = [
@@ -290,6 +294,8 @@ describe('arrows that run back up', () => {
 /**
  * A twin stands for a provider: it encodes what the provider documents and none of the product's reading of it, so that
  * it catches the product misreading the provider (issue 41, docs/providers.md). Shared infrastructure is all it takes.
+ * The simulated carrier too: its protocol is the product's own, but it keeps its own copy (protocol.ts), so that a
+ * product misreading its own page is caught.
  */
 const SIMULATOR_RULES: StrangerRules = {
   folder: 'simulators',
@@ -301,37 +307,30 @@ const SIMULATOR_RULES: StrangerRules = {
     'lib/http/json-http.ts',
     'lib/http/post-until-answered.ts',
   ],
-  allowedUnder: {
-    // The simulated carrier is no provider's twin: it speaks the product's own carrier protocol (lib/calls/carrier.ts).
-    'simulators/simulated-carrier/': [
-      'lib/calls/carrier.ts',
-      'lib/calls/call-event.ts',
-      'lib/calls/call-states.ts',
-      'lib/calls/signature.ts',
-      'lib/simulated-carrier/conversation.ts',
-    ],
-  },
 };
 
 describe('the twins are strangers to the product', () => {
-  it('no file under simulators/ reaches the product beyond shared infrastructure (the carrier: its protocol)', () => {
+  it('no file under simulators/ reaches the product beyond shared infrastructure, the simulated carrier included', () => {
     expect(strangerImports(importGraph(projectRoot, ['simulators']), SIMULATOR_RULES)).toEqual([]);
   });
 
-  it('are caught importing a rule of the product, directly or through another simulator, and the carrier its protocol only', () => {
+  it('are caught importing a rule of the product, directly or through another simulator, the simulated carrier too', () => {
     const graph = new Map([
       ['simulators/meta-twin/server.ts', ['lib/whatsapp/webhook.ts', 'lib/log.ts', 'simulators/twin-common/a.ts']],
       ['simulators/twin-common/a.ts', ['lib/config.ts', 'lib/http/listen.ts']],
-      ['simulators/telnyx-twin/calls.ts', ['simulators/simulated-carrier/server.ts']],
-      ['simulators/simulated-carrier/server.ts', ['lib/calls/carrier.ts', 'lib/carriers/twilio/twilio-states.ts']],
+      ['simulators/telnyx-twin/calls.ts', ['simulators/simulated-carrier/timeline.ts']],
+      ['simulators/simulated-carrier/timeline.ts', ['lib/calls/call-states.ts']],
+      ['simulators/simulated-carrier/server.ts', ['lib/calls/signature.ts', 'lib/http/json-http.ts']],
+      ['simulators/simulated-carrier/conversation.ts', ['lib/lead-placeholders.ts']],
       ['lib/whatsapp/webhook.ts', ['lib/config.ts']],
     ]);
     expect(strangerImports(graph, SIMULATOR_RULES)).toEqual([
       'simulators/meta-twin/server.ts -> lib/whatsapp/webhook.ts',
       'simulators/meta-twin/server.ts -> lib/config.ts (through simulators/twin-common/a.ts)',
-      'simulators/simulated-carrier/server.ts -> lib/carriers/twilio/twilio-states.ts',
-      'simulators/telnyx-twin/calls.ts -> lib/calls/carrier.ts (through simulators/simulated-carrier/server.ts)',
-      'simulators/telnyx-twin/calls.ts -> lib/carriers/twilio/twilio-states.ts (through simulators/simulated-carrier/server.ts)',
+      'simulators/simulated-carrier/conversation.ts -> lib/lead-placeholders.ts',
+      'simulators/simulated-carrier/server.ts -> lib/calls/signature.ts',
+      'simulators/simulated-carrier/timeline.ts -> lib/calls/call-states.ts',
+      'simulators/telnyx-twin/calls.ts -> lib/calls/call-states.ts (through simulators/simulated-carrier/timeline.ts)',
       'simulators/twin-common/a.ts -> lib/config.ts',
     ]);
   });
@@ -369,5 +368,27 @@ describe('the twins are strangers to the product', () => {
     expect(productTwinAccounts.TELNYX_TWIN_PUBLIC_KEY).toBe(
       publicKeyBase64(signingKey(DEVELOPMENT_TELNYX_ACCOUNT.signingKey)),
     );
+  });
+
+  it("the simulated carrier's own copy of its protocol says what the product's says (docs/features/calls.md)", () => {
+    const carrier = simulatedCarrierProtocol;
+    expect(carrier.CALL_STATES).toEqual(CARRIER_CALL_STATES);
+    expect(carrier.PROGRESS_STATES).toEqual(CARRIER_PROGRESS_STATES);
+    for (const state of carrier.CALL_STATES)
+      expect(carrier.isTerminalCallState(state), state).toBe(isTerminalCallState(state));
+    const event: simulatedCarrierProtocol.CallEvent = {
+      eventId: 'sim_1:completed',
+      providerCallId: 'sim_1',
+      attemptId: 'attempt-1',
+      status: 'completed',
+      answeredBy: 'human',
+      durationMs: 30_000,
+      reason: null,
+      occurredAt: '2026-03-05T10:00:00.000Z',
+    };
+    expect(callEventSchema.parse(event)).toEqual(event);
+    const body = JSON.stringify({ ...event, reason: 'ñ, a non-ASCII body' });
+    expect(carrier.SIGNATURE_HEADER).toBe(SIGNATURE_HEADER);
+    expect(verifyEventSignature('secret', Buffer.from(body), carrier.signEvent('secret', body))).toBe(true);
   });
 });

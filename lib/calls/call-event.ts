@@ -4,7 +4,8 @@ import { CARRIER_CALL_STATES } from './call-states';
 
 /**
  * One status event of a call, as a carrier POSTs it to /telephony/{provider}/events (the simulated
- * carrier sends exactly this; an adapter of a real carrier maps its own callback to it).
+ * carrier sends exactly this, from its own copy of the shape, simulators/simulated-carrier/protocol.ts; an adapter of
+ * a real carrier maps its own callback to it).
  */
 export const callEventSchema = z.object({
   eventId: z

@@ -1,7 +1,9 @@
 /**
  * The states a carrier reports for a call, in the words carriers use (Twilio's CallStatus): queued,
  * ringing, in-progress, then one terminal state. A call only ever moves forward: an event whose state
- * ranks at or below the call's present one changes nothing (a late "ringing" after "completed").
+ * ranks at or below the call's present one changes nothing (a late "ringing" after "completed"). The simulated carrier
+ * keeps its own copy of these states (simulators/simulated-carrier/protocol.ts): the same list twice on purpose, so
+ * that the product misreading its own protocol fails against a stranger.
  */
 export const CARRIER_CALL_STATES = [
   'queued',

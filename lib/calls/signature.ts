@@ -6,7 +6,8 @@ import { sameHexDigest } from '../timing-safe';
  * header `Telephony-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">` with the
  * provider's secret. Several v1 values may be listed (a secret being rotated); one must match. An event
  * signed more than SIGNATURE_TOLERANCE_SECONDS away from the receiver's clock is refused, so a captured
- * event cannot be replayed later.
+ * event cannot be replayed later. The simulated carrier signs with its own copy of this scheme
+ * (simulators/simulated-carrier/protocol.ts), on purpose: a stranger that reads the same page.
  */
 export const SIGNATURE_HEADER = 'telephony-signature';
 export const SIGNATURE_TOLERANCE_SECONDS = 300;

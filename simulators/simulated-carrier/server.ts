@@ -2,11 +2,16 @@ import { createHash } from 'node:crypto';
 import type { Server } from 'node:http';
 import express, { type Request, type Response } from 'express';
 import { z } from 'zod';
-import type { CarrierCallSnapshot } from '../../lib/calls/carrier';
-import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
-import type { CallEvent } from '../../lib/calls/call-event';
-import { CARRIER_PROGRESS_STATES, isTerminalCallState } from '../../lib/calls/call-states';
-import { SIGNATURE_HEADER, signEvent } from '../../lib/calls/signature';
+import { simulatedConversation } from './conversation';
+import {
+  dialSchema,
+  isTerminalCallState,
+  signEvent,
+  SIGNATURE_HEADER,
+  type CallEvent,
+  type CallSnapshot,
+  type Dial,
+} from './protocol';
 import { createJsonHttp } from '../../lib/http/json-http';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { postUntilAnswered, sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
@@ -21,16 +26,16 @@ import { simulatedOutcomeFor, simulatedTimeline, type TimelineEvent } from './ti
  * statusCallbackUrl at the times its timeline says (timeline.ts, multiplied by the time scale),
  * retrying with exponential backoff until answered 2xx, as carriers do. No call leaves the machine.
  *
- * It is not a twin of any provider: it speaks the product's OWN carrier protocol (lib/calls/carrier.ts), so it imports
- * that protocol from the product and nothing else of its rules: the call snapshot and event (carrier.ts,
- * call-event.ts), the call states (call-states.ts), the event signature (signature.ts) and the transcript it makes up
- * for an answered call (lib/simulated-carrier/conversation.ts). test/import-rules.test.ts lists these by name; the
- * twins may import none of them.
+ * It is not a twin of any provider: it speaks the product's OWN carrier protocol (docs/features/calls.md), but as a
+ * stranger, like the twins: it holds its own copy of that protocol (protocol.ts: the dial, the call, the events, the
+ * states, the signature) and of how it reads the agent's script (agent-script.ts, for the transcript it makes up,
+ * conversation.ts), and imports nothing of the product's rules (test/import-rules.test.ts), so a product misreading
+ * its own protocol is caught here.
  */
 export interface SimulatedCarrierOptions {
   /** How it reaches its own tables (call-store.ts): the process's own pool (main.ts), or a test's. */
   sql: TwinSql;
-  /** Signs every event (HMAC-SHA256, lib/calls/signature.ts); never logged. */
+  /** Signs every event (HMAC-SHA256, protocol.ts); never logged. */
   signingSecret: string;
   /** 1: real time; 0.001: a 40 s call lasts 40 ms (SIMULATED_CARRIER_TIME_SCALE). */
   timeScale: number;
@@ -48,16 +53,6 @@ export interface SimulatedCarrier {
   /** Stops delivering and closes the server; what is left to deliver is delivered by the next start. */
   close(): Promise<void>;
 }
-
-const dialSchema = z.object({
-  attemptId: z.string().min(1).max(300),
-  from: z.string().max(40).nullable().optional(),
-  to: z.string().min(1).max(40),
-  agent: z.unknown().optional(),
-  lead: z.unknown().optional(),
-  statusCallbackUrl: z.string().url(),
-  statusCallbackEvents: z.array(z.enum(CARRIER_PROGRESS_STATES)).optional(),
-});
 
 /** A call's delivery loop: wake() after a hangup makes it read the call again and look at its new timeline. */
 interface Delivery {
@@ -113,7 +108,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
   };
 
   /** What the carrier knows of the call now: the latest state of its timeline that is due. */
-  function snapshotOf(row: CallRow): CarrierCallSnapshot {
+  function snapshotOf(row: CallRow): CallSnapshot {
     const now = Date.now();
     const due = timelineOf(row).filter((step) => dueAt(row, step) <= now);
     const current = due.at(-1) ?? { status: 'queued' as const, answeredBy: null, durationMs: null };
@@ -177,7 +172,7 @@ export function createSimulatedCarrier(options: SimulatedCarrierOptions): Simula
     }
   }
 
-  const recordDial = (dial: z.infer<typeof dialSchema>): Promise<CallRow> =>
+  const recordDial = (dial: Dial): Promise<CallRow> =>
     store.recordDial({
       attemptId: dial.attemptId,
       providerCallId: `sim_${createHash('sha256').update(dial.attemptId).digest('hex').slice(0, 24)}`,

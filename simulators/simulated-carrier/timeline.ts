@@ -1,12 +1,13 @@
+import type { CallState } from './protocol';
+
 /**
  * What the number does, in the simulator's own words: the twins (simulators/twilio-twin/plan.ts,
  * simulators/telnyx-twin/) read these rules too, so they name nothing of the product's.
  */
 export type SimulatedOutcome = 'answered' | 'busy' | 'no_answer' | 'voicemail' | 'failed' | 'invalid_number';
 
-/** A call's states as the simulated carrier reports them (the product's carrier protocol, lib/calls/call-states.ts). */
-export type SimulatedCallStatus =
-  'queued' | 'ringing' | 'in-progress' | 'completed' | 'busy' | 'no-answer' | 'failed' | 'canceled';
+/** A call's states as the simulated carrier reports them (its protocol, protocol.ts). */
+export type SimulatedCallStatus = CallState;
 
 /**
  * What the simulated carrier does with a number: a pure function of its digits, so tests and demos can

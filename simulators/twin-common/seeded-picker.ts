@@ -1,8 +1,8 @@
 /**
  * Choices drawn from a seed by FNV-1a over seed and purpose: the same seed makes the same choice, so a twin's person
- * gives the same answer to the same question on every run (simulators/twilio-twin/persona.ts). The twins' own: the
- * product's simulated conversation (lib/simulated-carrier/conversation.ts) draws the same way, but a twin shares none of
- * the product's code.
+ * gives the same answer to the same question on every run (simulators/twilio-twin/persona.ts), and the simulated
+ * carrier's conversation the same transcript for the same call (simulators/simulated-carrier/conversation.ts). The
+ * simulators' own: they share none of the product's code.
  */
 export interface SeededPicker {
   <T>(purpose: string, choices: readonly T[]): T;

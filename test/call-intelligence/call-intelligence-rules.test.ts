@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest';
 import { extractByRules } from '../../lib/call-intelligence/rule-based-extraction';
 import { EVALUATION_RULES, evaluateCall, saysLine } from '../../lib/call-intelligence/call-evaluation';
 import { fieldWords, matchFieldsToQuestions } from '../../lib/call-intelligence/field-questions';
-import { simulatedConversation, type SimulatedConversationAgent } from '../../lib/simulated-carrier/conversation';
+import {
+  simulatedConversation,
+  type SimulatedConversationAgent,
+} from '../../simulators/simulated-carrier/conversation';
 import { transcriptSchema, type Transcript } from '../../lib/calls/transcript';
 
 const AGENT: SimulatedConversationAgent = {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import { describe, expect, it } from 'vitest';
 import { callIntelligenceSchema, type CallIntelligence } from '../../lib/call-intelligence/call-intelligence';
-import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
+import { simulatedConversation } from '../../simulators/simulated-carrier/conversation';
 import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
 import { transcriptSchema } from '../../lib/calls/transcript';
 import { VOICES } from '../../lib/voices/voices';

@@ -17,7 +17,7 @@ import {
   transcriptLine,
 } from '../../lib/call-intelligence/model-intelligence';
 import { extractByRules } from '../../lib/call-intelligence/rule-based-extraction';
-import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
+import { simulatedConversation } from '../../simulators/simulated-carrier/conversation';
 import type { Transcript } from '../../lib/calls/transcript';
 import { parseConfig } from '../../lib/config';
 import { MODEL_BOUNDS_DEFAULTS } from '../../lib/openai-client';

@@ -8,6 +8,7 @@ import { orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import type { OrderNotificationResult } from '../../lib/commerce/order-notification';
 import { carrierDependencies, startTestCarrier } from '../support/carrier';
+import { insertPaidOrder } from '../support/commerce-orders';
 import { useTestDatabase } from '../support/database';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
@@ -45,21 +46,8 @@ async function orderOf(
   connection: { id: string; workspaceId: string },
   fields: { customerPhone?: string | null; placedAt?: Date } = {},
 ) {
-  return db.commerceOrder.create({
-    data: {
-      workspaceId: connection.workspaceId,
-      connectionId: connection.id,
-      externalOrderId: randomUUID(),
-      orderNumber: '#1001',
-      currency: 'EUR',
-      totalPrice: '49.90',
-      financialStatus: 'paid',
-      fulfillmentStatus: 'unfulfilled',
-      customerName: 'Ana Lima',
-      customerPhone: fields.customerPhone === undefined ? nextPhone() : fields.customerPhone,
-      placedAt: fields.placedAt ?? new Date(),
-    },
-  });
+  const customerPhone = fields.customerPhone === undefined ? nextPhone() : fields.customerPhone;
+  return insertPaidOrder(db, connection, { customerPhone, placedAt: fields.placedAt });
 }
 
 /** A workspace able to notify: credits, a connected sender, an APPROVED 3-variable template, a connection. */

@@ -6,58 +6,24 @@
 // PostgreSQL, and the Twilio and Telnyx twins as the carriers and the callers.
 import { describe, expect, it } from 'vitest';
 import type { Transcript } from '../../lib/calls/transcript';
-import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { startTestCarrier } from '../support/carrier';
-import {
-  connectCallers,
-  startCarrierPath,
-  startedAgentCampaign,
-  TELNYX_TWIN_ACCOUNT,
-  TWILIO_TWIN_ACCOUNT,
-  withIntelligence,
-} from '../support/carrier-calls';
+import { startCarrierCallStack, startedAgentCampaign, withIntelligence } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { scriptTelnyxPersona, startTestTelnyxTwin, telnyxTwinLog } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
-import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const keyring = keyringSchema.parse(newKeyringEntry('k1'));
 const twilioTwin = await startTestTwilioTwin(db, { timeScale: 0.02 });
 const telnyxTwin = await startTestTelnyxTwin(db, { timeScale: 0.04 });
-const simulated = await startTestCarrier(db);
 // The product's defaults: no conversationEngine, no dialogue settings.
-const { api } = await startCarrierPath(db, { url, temporal, keyring, fallback: simulated.client });
-
-const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
+const { api, owner, connectTwin } = await startCarrierCallStack(db, { url, temporal });
 const TWILIO_CALLER = '+14155569601';
 const TELNYX_CALLER = '+14155569701';
-await connectCallers(
-  db,
-  keyring,
-  {
-    workspaceId: owner.workspaceId,
-    provider: 'twilio-twin',
-    baseUrl: twilioTwin.baseUrl,
-    account: TWILIO_TWIN_ACCOUNT,
-  },
-  TWILIO_CALLER,
-);
-await connectCallers(
-  db,
-  keyring,
-  {
-    workspaceId: owner.workspaceId,
-    provider: 'telnyx-twin',
-    baseUrl: telnyxTwin.baseUrl,
-    account: TELNYX_TWIN_ACCOUNT,
-  },
-  TELNYX_CALLER,
-);
+await connectTwin('twilio-twin', twilioTwin.baseUrl, TWILIO_CALLER);
+await connectTwin('telnyx-twin', telnyxTwin.baseUrl, TELNYX_CALLER);
 
 const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
 const OPENING = 'Hello Ana, this is the shoe shop.';

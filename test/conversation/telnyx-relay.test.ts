@@ -13,16 +13,12 @@ import { NO_ANSWER_TEXT } from '../../lib/conversation/script-walk';
 import { telnyxRelayUrl } from '../../lib/carriers/telnyx/telnyx-urls';
 import { TELNYX_TWIN_API_KEY } from '../../lib/carriers/twin';
 import { messageText } from '../../lib/carriers/twilio/conversation-relay/frames';
-import { keyringSchema, newKeyringEntry } from '../../lib/secrets/keyring';
-import { startTestCarrier } from '../support/carrier';
 import {
   calledLead,
-  connectCallers,
   insertShoeShopAgent,
   recordDialingCall,
-  startCarrierPath,
+  startCarrierCallStack,
   startedAgentCampaign,
-  TELNYX_TWIN_ACCOUNT,
   withIntelligence,
 } from '../support/carrier-calls';
 import { carrierDescription } from '../support/carrier-openapi';
@@ -42,37 +38,20 @@ import {
 } from '../support/telnyx-twin';
 import { useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
-import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const keyring = keyringSchema.parse(newKeyringEntry('k1'));
 // Twin time: a spoken word 16 ms, a person's 30 s of patience 1.2 s (less, on a loaded machine, left the callee
 // hanging up before the API's first command reached the twin).
 const twin = await startTestTelnyxTwin(db, { timeScale: 0.04 });
 const recorder = await startRecordingProxy(new URL(twin.baseUrl).origin);
-const simulated = await startTestCarrier(db);
-const { api } = await startCarrierPath(db, {
+const { api, owner, connectTwin } = await startCarrierCallStack(db, {
   url,
   temporal,
-  keyring,
-  fallback: simulated.client,
   api: { conversationEngine: 'relay' },
 });
-
-const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
 const caller = '+14155569501';
-const connection = await connectCallers(
-  db,
-  keyring,
-  {
-    workspaceId: owner.workspaceId,
-    provider: 'telnyx-twin',
-    baseUrl: `${recorder.url}/v2`,
-    account: TELNYX_TWIN_ACCOUNT,
-  },
-  caller,
-);
+const connection = await connectTwin('telnyx-twin', `${recorder.url}/v2`, caller);
 
 const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
 const OPENING = 'Hello Ana, this is the shoe shop.';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
+import { simulatedConversation } from '../../simulators/simulated-carrier/conversation';
 import { grantCredits } from '../../lib/door/workspace-admin';
 import { MAX_MESSAGE_LENGTH } from '../../lib/test-sessions/frames';
 import { insertAgent } from '../support/agents';

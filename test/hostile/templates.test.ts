@@ -1,5 +1,5 @@
 // Templates (docs/hostile-input.md): a journey's templates (lib/journeys/render.ts) and the agent's lines filled
-// with a lead's values (lib/simulated-carrier/conversation.ts filled), linear in the template.
+// with a lead's values (lib/lead-placeholders.ts filled), linear in the template.
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { VARIABLE_PATH_SOURCE } from '../../lib/journeys/descriptor';

@@ -13,6 +13,7 @@ import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { freePort } from '../../scripts/stack/child-process';
 import { insertShoeShopAgent, said, startedAgentCampaign, withIntelligence } from '../support/carrier-calls';
 import { insertAnsweredCall } from '../support/calls';
+import { insertPaidOrder } from '../support/commerce-orders';
 import { useTestDatabase } from '../support/database';
 import { journey, runningJourneyCampaign } from '../support/journeys';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
@@ -270,21 +271,7 @@ describe('every send path checks the list first', () => {
     });
     expect(rules.status).toBe(200);
     const ruleId = ((await rules.json()) as { rules: Array<{ id: string }> }).rules[0]!.id;
-    const order = await db.commerceOrder.create({
-      data: {
-        workspaceId: owner.workspaceId,
-        connectionId: connection.id,
-        externalOrderId: 'optout-1',
-        orderNumber: '#1001',
-        currency: 'EUR',
-        totalPrice: '49.90',
-        financialStatus: 'paid',
-        fulfillmentStatus: 'unfulfilled',
-        customerName: 'Ana Lima',
-        customerPhone: phone,
-        placedAt: new Date(),
-      },
-    });
+    const order = await insertPaidOrder(db, connection, { customerPhone: phone });
     const handle = await temporal.client.workflow.start('orderNotificationWorkflow', {
       workflowId: orderNotificationWorkflowId(ruleId, order.id),
       taskQueue: temporal.taskQueue,

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Client } from '@temporalio/client';
-import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
+import { simulatedConversation } from '../../simulators/simulated-carrier/conversation';
 import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
 import type { Database } from '../../lib/database';
 import { VOICES } from '../../lib/voices/voices';

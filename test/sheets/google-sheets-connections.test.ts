@@ -32,6 +32,35 @@ function keyFile(clientEmail: string, name: string) {
 
 const SPREADSHEET = '1BxiMVs0XRA5nFMdKvBdBZjgmUUqptlbs74OgvE2upms';
 
+/** The CLI's words of the steps below: `sheets connect` (its key as the options after say), `sheets rotate`, `sheet attach`. */
+const sheetsConnect = (workspaceId: string, provider: string, ...options: string[]) => [
+  'sheets',
+  'connect',
+  '--workspace',
+  workspaceId,
+  '--provider',
+  provider,
+  ...options,
+];
+const sheetsRotate = (connectionId: string, keyFile: string) => [
+  'sheets',
+  'rotate',
+  '--connection',
+  connectionId,
+  '--key-file',
+  keyFile,
+];
+const sheetAttach = (campaignId: string, connectionId: string, spreadsheet: string) => [
+  'sheet',
+  'attach',
+  '--campaign',
+  campaignId,
+  '--connection',
+  connectionId,
+  '--spreadsheet',
+  spreadsheet,
+];
+
 // Each step is an admin CLI process of its own (a tsx start each): a loaded runner takes minutes for the lot.
 describe(
   'npm run admin: sheets connect, list, rotate, rekey, remove; sheet attach, detach',
@@ -41,18 +70,9 @@ describe(
       const workspace = await adminJson(['workspace', 'create', '--name', 'Sheets']);
       const email = 'live-sheets@customer-project.iam.gserviceaccount.com';
       const first = keyFile(email, 'first');
-      const connected = await admin([
-        'sheets',
-        'connect',
-        '--workspace',
-        workspace.id,
-        '--provider',
-        'google',
-        '--key-file',
-        first.file,
-        '--label',
-        'Customer',
-      ]);
+      const connected = await admin(
+        sheetsConnect(workspace.id, 'google', '--key-file', first.file, '--label', 'Customer'),
+      );
       expect(connected.code).toBe(0);
       expect(connected.stdout + connected.stderr).not.toContain('PRIVATE KEY');
       const connection = JSON.parse(connected.stdout) as Record<string, any>;
@@ -81,17 +101,7 @@ describe(
       expect(listed.stdout).not.toContain('PRIVATE KEY');
       expect(JSON.parse(listed.stdout).connections).toEqual([connection]);
       const viaStdin = await adminJson(
-        [
-          'sheets',
-          'connect',
-          '--workspace',
-          workspace.id,
-          '--provider',
-          'google-twin',
-          '--base-url',
-          'http://127.0.0.1:3700',
-          '--key-stdin',
-        ],
+        sheetsConnect(workspace.id, 'google-twin', '--base-url', 'http://127.0.0.1:3700', '--key-stdin'),
         {
           input: JSON.stringify(keyFile('twin@twin-project.iam.gserviceaccount.com', 'twin').key),
         },
@@ -99,52 +109,19 @@ describe(
       expect(viaStdin).toMatchObject({ provider: 'google-twin', baseUrl: 'http://127.0.0.1:3700/' });
 
       // Bad input is a usage error (64) that never repeats the key.
-      const notJson = await admin(
-        ['sheets', 'connect', '--workspace', workspace.id, '--provider', 'google', '--key-stdin'],
-        { input: 'secret-not-json' },
-      );
+      const notJson = await admin(sheetsConnect(workspace.id, 'google', '--key-stdin'), { input: 'secret-not-json' });
       expect([notJson.code, notJson.stderr.trim()]).toEqual([64, 'the service account key is not JSON']);
-      const twinWithoutUrl = await admin([
-        'sheets',
-        'connect',
-        '--workspace',
-        workspace.id,
-        '--provider',
-        'google-twin',
-        '--key-file',
-        first.file,
-      ]);
+      const twinWithoutUrl = await admin(sheetsConnect(workspace.id, 'google-twin', '--key-file', first.file));
       expect([twinWithoutUrl.code, twinWithoutUrl.stderr]).toEqual([64, expect.stringContaining('needs the base URL')]);
-      const onTheLine = await admin([
-        'sheets',
-        'connect',
-        '--workspace',
-        workspace.id,
-        '--provider',
-        'google',
-        '--key',
-        '{}',
-      ]);
+      const onTheLine = await admin(sheetsConnect(workspace.id, 'google', '--key', '{}'));
       expect(onTheLine.code).toBe(64);
 
       // Rotation: a new key of the same account; another account's key is refused.
-      const rotated = await adminJson([
-        'sheets',
-        'rotate',
-        '--connection',
-        connection.id,
-        '--key-file',
-        keyFile(email, 'second').file,
-      ]);
+      const rotated = await adminJson(sheetsRotate(connection.id, keyFile(email, 'second').file));
       expect(rotated.rotatedAt).toEqual(expect.any(String));
-      const foreign = await admin([
-        'sheets',
-        'rotate',
-        '--connection',
-        connection.id,
-        '--key-file',
-        keyFile('other@x.iam.gserviceaccount.com', 'other').file,
-      ]);
+      const foreign = await admin(
+        sheetsRotate(connection.id, keyFile('other@x.iam.gserviceaccount.com', 'other').file),
+      );
       expect([foreign.code, foreign.stderr]).toEqual([
         64,
         expect.stringContaining('another account is another connection'),
@@ -170,16 +147,7 @@ describe(
       });
       await db.liveSheetRow.create({ data: { sheetId, leadId: crypto.randomUUID(), row: 2 } });
       const attached = await adminJson(
-        [
-          'sheet',
-          'attach',
-          '--campaign',
-          campaign.id,
-          '--connection',
-          connection.id,
-          '--spreadsheet',
-          `https://docs.google.com/spreadsheets/d/${SPREADSHEET}/edit#gid=0`,
-        ],
+        sheetAttach(campaign.id, connection.id, `https://docs.google.com/spreadsheets/d/${SPREADSHEET}/edit#gid=0`),
         { keys: `${k2},${k1}` },
       );
       expect(attached).toMatchObject({
@@ -201,37 +169,10 @@ describe(
       expect([inUse.code, inUse.stderr]).toEqual([1, expect.stringContaining('detach them first')]);
       const otherWorkspace = await adminJson(['workspace', 'create', '--name', 'Someone else']);
       const strangerKey = keyFile('stranger@x.iam.gserviceaccount.com', 'stranger');
-      const stranger = await adminJson([
-        'sheets',
-        'connect',
-        '--workspace',
-        otherWorkspace.id,
-        '--provider',
-        'google',
-        '--key-file',
-        strangerKey.file,
-      ]);
-      const crossed = await admin([
-        'sheet',
-        'attach',
-        '--campaign',
-        campaign.id,
-        '--connection',
-        stranger.id,
-        '--spreadsheet',
-        SPREADSHEET,
-      ]);
+      const stranger = await adminJson(sheetsConnect(otherWorkspace.id, 'google', '--key-file', strangerKey.file));
+      const crossed = await admin(sheetAttach(campaign.id, stranger.id, SPREADSHEET));
       expect(crossed.code).toBe(1);
-      const badId = await admin([
-        'sheet',
-        'attach',
-        '--campaign',
-        campaign.id,
-        '--connection',
-        connection.id,
-        '--spreadsheet',
-        'x/y',
-      ]);
+      const badId = await admin(sheetAttach(campaign.id, connection.id, 'x/y'));
       expect(badId.code).toBe(64);
 
       // Detach: back to the local provider; then the connection can go, its key wiped.

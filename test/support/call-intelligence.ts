@@ -1,4 +1,4 @@
-import { simulatedConversation } from '../../lib/simulated-carrier/conversation';
+import { simulatedConversation } from '../../simulators/simulated-carrier/conversation';
 
 // The agent and lead of the call intelligence tests (docs/features/call-intelligence.md): a sales script whose
 // questions ask for the agent's four extraction fields, one of each type but string, and a lead with a value for each.

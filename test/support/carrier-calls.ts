@@ -20,16 +20,17 @@ import {
 import type { Database } from '../../lib/database';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
-import type { Keyring } from '../../lib/secrets/keyring';
+import { keyringSchema, newKeyringEntry, type Keyring } from '../../lib/secrets/keyring';
 import type { WhatsAppProvider } from '../../lib/whatsapp/provider';
 import { insertAgent } from './agents';
 import { startTestApi, type RunningApi, type TestApiDependencies } from './api';
 import { insertDialingCall } from './calls';
+import { startTestCarrier } from './carrier';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from './ladders';
 import { pushLeadWithWorkflow } from './lead-workflows';
 import { startTestWorker, type TestTemporal } from './temporal';
 import { until } from './until';
-import type { TestWorkspace } from './workspace';
+import { createTestWorkspace, type TestWorkspace } from './workspace';
 
 /** What the carrier adapters' tests (test/carriers/twilio-*.test.ts, telnyx-*.test.ts) share about calls and leads. */
 
@@ -100,6 +101,35 @@ export async function connectCallers(
   const connection = await connectCarrier(db, keyring, request);
   for (const caller of callers) await assignPhoneNumber(db, request.workspaceId, caller, undefined, connection.id);
   return connection;
+}
+
+/**
+ * A carrier test file's servers but its twins, and the workspace that calls: a key ring, the simulated carrier as the
+ * fallback, the API and a worker dialing through the workspace's connections (startCarrierPath, `api` adding to the
+ * API's dependencies), a workspace that may edit agents and campaigns, and `connectTwin`, which connects it to a
+ * twin's development account at `baseUrl` (the twin's, or a recording proxy's in front of it) with `caller` bound to it.
+ */
+export async function startCarrierCallStack(
+  db: Database,
+  options: { url: string; temporal: TestTemporal; api?: Partial<TestApiDependencies> },
+) {
+  const keyring = keyringSchema.parse(newKeyringEntry('k1'));
+  const simulated = await startTestCarrier(db);
+  const { api } = await startCarrierPath(db, { ...options, keyring, fallback: simulated.client });
+  const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
+  const connectTwin = (provider: 'twilio-twin' | 'telnyx-twin', baseUrl: string, caller: string) =>
+    connectCallers(
+      db,
+      keyring,
+      {
+        workspaceId: owner.workspaceId,
+        provider,
+        baseUrl,
+        account: provider === 'twilio-twin' ? TWILIO_TWIN_ACCOUNT : TELNYX_TWIN_ACCOUNT,
+      },
+      caller,
+    );
+  return { api, owner, connectTwin };
 }
 
 export const SHOE_SHOP_OPENING = 'Hello {{name}}, this is the shoe shop.';

@@ -139,26 +139,18 @@ export interface StrangerRules {
   folder: string;
   /** What any of its files may reach outside it: shared infrastructure, no rule of the product's. */
   allowed: readonly string[];
-  /** What the files under a subfolder may reach besides (`simulators/simulated-carrier/`: the product's own carrier protocol). */
-  allowedUnder: Readonly<Record<string, readonly string[]>>;
 }
 
 /**
  * The files outside `folder` that a file of it reaches and may not, followed through the folder's own files (a twin
  * importing another simulator's file reaches what that file imports): `file -> target`, with `(through …)` when
- * the target is imported by another file of the folder (the one named). A file that reaches an allowedUnder target
- * through a file of that subfolder is held to its own rules, not the subfolder's.
+ * the target is imported by another file of the folder (the one named).
  */
 export function strangerImports(graph: Map<string, string[]>, rules: StrangerRules): string[] {
   const inFolder = (file: string) => file.startsWith(`${rules.folder}/`);
   const found: string[] = [];
   for (const file of [...graph.keys()].filter(inFolder).sort()) {
-    const allowed = new Set([
-      ...rules.allowed,
-      ...Object.entries(rules.allowedUnder)
-        .filter(([under]) => file.startsWith(under))
-        .flatMap(([, targets]) => targets),
-    ]);
+    const allowed = new Set(rules.allowed);
     const seen = new Set([file]);
     const queue = [file];
     for (let at = queue.shift(); at; at = queue.shift())

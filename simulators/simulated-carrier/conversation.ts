@@ -1,7 +1,6 @@
-import type { Transcript, TranscriptTurn } from '../calls/transcript';
-import { fieldValue, filled } from '../lead-placeholders';
-import { matchFieldsToQuestions } from '../call-intelligence/field-questions';
-import { leadingIsoDate, spokenDate } from '../call-intelligence/spoken-values';
+import { seededPicker, type SeededPicker as Picker } from '../twin-common/seeded-picker';
+import { fieldValue, filled, leadingIsoDate, questionOfEachField, spokenDate } from './agent-script';
+import type { TranscriptTurn } from './protocol';
 
 /**
  * The conversation of a simulated call (docs/features/call-intelligence.md, "Simulated conversations"): a pure,
@@ -25,7 +24,7 @@ export interface SimulatedConversationAgent {
 
 type Line = Omit<TranscriptTurn, 'offsetMs'>;
 
-export function simulatedConversation(input: SimulatedConversationInput): Transcript {
+export function simulatedConversation(input: SimulatedConversationInput): TranscriptTurn[] {
   const pick = seededPicker(input.seed);
   const lines =
     input.answeredBy === 'machine'
@@ -43,7 +42,7 @@ function conversation(
 ): Line[] {
   const say = (text: string): Line => ({ speaker: 'agent', text: filled(text, lead) });
   const questions = agent.script.questions.map((question) => filled(question, lead));
-  const askedBy = matchFieldsToQuestions(
+  const askedBy = questionOfEachField(
     agent.extractionFields.map((field) => field.name),
     questions,
   );
@@ -180,7 +179,7 @@ function dayOf2026(index: number): string {
  * Turn i starts after the turns before it, each taking a share of durationMs in proportion to its
  * length in characters plus 20 (a pause), so that longer turns take longer; the first starts at 0.
  */
-function withOffsets(lines: Line[], durationMs: number): Transcript {
+function withOffsets(lines: Line[], durationMs: number): TranscriptTurn[] {
   const weights = lines.map((line) => line.text.length + 20);
   const total = weights.reduce((sum, weight) => sum + weight, 0);
   let before = 0;
@@ -189,28 +188,4 @@ function withOffsets(lines: Line[], durationMs: number): Transcript {
     before += weights[index]!;
     return { ...line, offsetMs };
   });
-}
-
-export interface Picker {
-  <T>(purpose: string, choices: readonly T[]): T;
-  index(purpose: string, size: number): number;
-}
-
-/**
- * Choices drawn from the seed by FNV-1a over seed and purpose: the same seed makes the same call. (The twins' personas
- * draw the same way with a picker of their own, simulators/twin-common/seeded-picker.ts: a twin imports no product code.)
- */
-export function seededPicker(seed: string): Picker {
-  const index = (purpose: string, size: number) => (size <= 0 ? 0 : fnv1a(`${seed}\u0000${purpose}`) % size);
-  const pick = <T>(purpose: string, choices: readonly T[]): T => choices[index(purpose, choices.length)]!;
-  return Object.assign(pick, { index });
-}
-
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return hash;
 }
