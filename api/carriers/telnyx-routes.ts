@@ -75,12 +75,18 @@ export const telnyxRoutes = [
       audio: z
         .string()
         .check(atMostCodePoints(100))
+        .default('')
         .describe('The asset the agent had when the conversation started (an id of GET /background-audio).'),
       expires: z
         .string()
         .check(atMostCodePoints(20))
+        .default('')
         .describe('Unix seconds after which the URL opens nothing (401 invalid_signature).'),
-      token: z.string().check(atMostCodePoints(100)).describe('The signature of the URL (base64url).'),
+      token: z
+        .string()
+        .check(atMostCodePoints(100))
+        .default('')
+        .describe('The signature of the URL (base64url). Each of the three missing or wrong: 401 invalid_signature.'),
     }),
     responses: {
       200: { description: 'The audio file (binary).', contentType: ['audio/mpeg', 'audio/wav'], schema: z.string() },
