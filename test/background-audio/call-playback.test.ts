@@ -147,10 +147,19 @@ describe("the agent's background audio on a Telnyx call", () => {
     const expires = Number(audioUrl.searchParams.get('expires'));
     expect(expires * 1000).toBeGreaterThan(Date.now() + 25 * 60_000);
     expect(expires * 1000).toBeLessThan(Date.now() + 32 * 60_000);
-    // Every request the adapter sent is one Telnyx describes.
-    expect(exchangeProblems(twin.exchanges.filter((exchange) => exchange.url.includes(call.providerCallId!)))).toEqual(
-      [],
-    );
+    // Every request the adapter sent for the call, and the twin's answer, is as Telnyx describes them.
+    const sent = recorder.exchanges
+      .filter((exchange) => exchange.url.includes(call.providerCallId!))
+      .map((exchange) => ({
+        method: exchange.method,
+        url: `${recorder.url}${exchange.url}`,
+        requestBody: exchange.body || undefined,
+        status: exchange.status,
+        contentType: exchange.responseContentType ?? undefined,
+        responseBody: exchange.responseBody ? (JSON.parse(exchange.responseBody) as unknown) : undefined,
+      }));
+    expect(sent.map((exchange) => exchange.status)).toEqual([200, 200, 200]);
+    expect(exchangeProblems(sent)).toEqual([]);
 
     // The twin fetched the URL and played what came, mixed over the relay's speech, until the hang-up.
     const lines = await playbackLines(call.providerCallId!);
