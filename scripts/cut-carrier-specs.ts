@@ -90,6 +90,9 @@ export const CUTS: Record<string, Cut> = {
       ['get', '/call_control_applications/{id}'],
       ['patch', '/call_control_applications/{id}'],
       ['post', '/calls/{call_control_id}/actions/answer'],
+      // Background audio under the agent's voice (docs/features/background-audio.md#on-a-call): a looped playback,
+      // overlaid, of an audio URL.
+      ['post', '/calls/{call_control_id}/actions/playback_start'],
     ],
     // The Call Control webhooks of an outbound call's life and of answering-machine detection.
     webhooks: [
@@ -106,6 +109,8 @@ export const CUTS: Record<string, Cut> = {
       'callGatherEnded',
       'callConversationEnded',
       'callBridged',
+      'callPlaybackStarted',
+      'callPlaybackEnded',
     ],
     licenceFile: 'LICENSE',
   },

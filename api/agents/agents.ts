@@ -5,6 +5,7 @@ import {
   type ExtractionField,
   type NewAgent,
 } from '../../lib/agents/agent-definition';
+import { backgroundAudioPlaybackOf } from '../../lib/background-audio/carrier-playback';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
@@ -36,6 +37,7 @@ export function agentView(agent: AgentWithLinks) {
     extractionFields: agent.extractionFields as ExtractionField[],
     dictionaryIds: agent.dictionaries.map((link) => link.dictionaryId),
     backgroundAudioId: agent.backgroundAudioId,
+    backgroundAudioPlayback: backgroundAudioPlaybackOf(agent.backgroundAudioId),
     voicemailMessage: agent.voicemailMessage,
     instructions: agent.instructions,
     firstMessage: agent.firstMessage,

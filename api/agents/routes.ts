@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { BACKGROUND_AUDIO_PLAYBACK } from '../../lib/background-audio/carrier-playback';
 import {
   EXTRACTION_FIELD_TYPES,
   agentUpdateSchema,
@@ -31,6 +32,23 @@ export const agentSchema = z.object({
     .describe('What the agent fills from a conversation.'),
   dictionaryIds: z.array(z.string()).describe('Dictionaries the agent uses, in order.'),
   backgroundAudioId: z.string().nullable().describe('A background audio asset id; null: silence.'),
+  backgroundAudioPlayback: z
+    .object({
+      telnyx: z
+        .literal(BACKGROUND_AUDIO_PLAYBACK.telnyx)
+        .describe(
+          "played: looped under the call's conversation, from its start to the hang-up (playback_start, overlay).",
+        ),
+      twilio: z
+        .literal(BACKGROUND_AUDIO_PLAYBACK.twilio)
+        .describe(
+          "not_supported: Twilio's ConversationRelay cannot mix audio under its speech, so Twilio calls are placed without it.",
+        ),
+    })
+    .nullable()
+    .describe(
+      'Read-only: where backgroundAudioId is played, per carrier (docs/features/background-audio.md#on-a-call); null when the agent has none. Simulated calls play no audio.',
+    ),
   voicemailMessage: z
     .string()
     .nullable()

@@ -5,6 +5,7 @@ import { simulatedTalkMs } from '../simulated-carrier/timeline';
 import { personaAnswer, relayPersonaAnswer, type PersonaScript } from '../twilio-twin/persona';
 import { TWIN_TIMES, detection, dialPlan, machineGreeting, speakingMs, type AnsweredBy } from '../twilio-twin/plan';
 import { relayConversation, type RelaySettings } from '../twilio-twin/relay';
+import type { PlaybackRequest } from './playback';
 import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
 import { telnyxTwinCallStore, type CallPatch, type TelnyxTwinCall } from './call-store';
 import type { TwinSql } from '../twin-common/sql';
@@ -53,6 +54,7 @@ export interface QueuedCommand {
     | 'transcription_stop'
     | 'conversation_relay_start'
     | 'transfer'
+    | 'playback_start'
     | 'hangup';
   commandId: string | null;
   clientState: string | null;
@@ -78,6 +80,8 @@ export interface QueuedCommand {
     timeoutSecs?: number;
     webhookUrl?: string | null;
     targetLegClientState?: string | null;
+    /** playback_start's, its audio fetched (playback.ts). */
+    playback?: PlaybackRequest;
   };
 }
 
@@ -95,7 +99,8 @@ export interface LogEntry {
     | 'amd'
     | 'transcription'
     | 'relay'
-    | 'transfer';
+    | 'transfer'
+    | 'playback';
   text?: string;
   voice?: string | null;
   language?: string | null;
@@ -137,6 +142,8 @@ export interface CallState {
   /** A gather that has played its prompt and waits for digits. */
   listening: { clientState: string | null } | null;
   transcription: { hints: string[]; language: string | null; interimResults?: boolean } | null;
+  /** The playbacks playing, each until its call ends (loops are not timed: docs/features/carriers/twins.md). */
+  playbacks?: { url: string; overlay: boolean; clientState: string | null }[];
   /** A ConversationRelay session started and not yet held (the call's loop holds it to its end). */
   relay?: { settings: RelaySettings; atMs: number } | null;
   /** The human's leg of a transfer: ringing (answeredAtMs null), then bridged to the callee until either hangs up. */
@@ -369,6 +376,16 @@ export function createCallRunner(options: CallRunnerOptions) {
   ) {
     const { state } = effects;
     // What was playing or listening ends with the call.
+    for (const playback of state.playbacks ?? [])
+      webhook(
+        row,
+        effects,
+        'call.playback.ended',
+        atMs,
+        { media_url: playback.url, overlay: playback.overlay, status: 'call_hangup' },
+        { parties: false, clientState: playback.clientState },
+      );
+    state.playbacks = [];
     if (state.playing?.kind === 'speak')
       webhook(row, effects, 'call.speak.ended', atMs, { status: 'call_hangup' }, { parties: false });
     if (state.playing?.kind === 'gather' || state.listening)
@@ -663,6 +680,37 @@ export function createCallRunner(options: CallRunnerOptions) {
         }
         return;
       }
+      case 'playback_start': {
+        const playback = params.playback!;
+        const fetched = playback.fetched!;
+        const members = { media_url: playback.audioUrl, overlay: playback.overlay };
+        const said = `${playback.audioUrl.split('?')[0]} overlay=${playback.overlay} loop=${playback.loop} target_legs=${playback.targetLegs} audio_type=${playback.audioType}`;
+        if (!fetched.playable) {
+          effects.log.push({ atMs, speaker: 'twin', kind: 'playback', text: `failed: ${said}: ${fetched.detail}` });
+          webhook(
+            row,
+            effects,
+            'call.playback.ended',
+            atMs,
+            {
+              ...members,
+              status: fetched.status === null || fetched.status >= 400 ? 'file_not_found' : 'failed',
+              status_detail: fetched.detail,
+            },
+            { parties: false, clientState },
+          );
+          return;
+        }
+        (state.playbacks ??= []).push({ url: playback.audioUrl, overlay: playback.overlay, clientState });
+        effects.log.push({
+          atMs,
+          speaker: 'agent',
+          kind: 'playback',
+          text: `started: ${said} bytes=${fetched.bytes} sha256=${fetched.sha256}`,
+        });
+        webhook(row, effects, 'call.playback.started', atMs, members, { parties: false, clientState });
+        return;
+      }
       case 'speak':
       case 'gather_using_speak':
         state.queue.push({
@@ -817,6 +865,18 @@ export function createCallRunner(options: CallRunnerOptions) {
       }
       if (row.status === ENDED) return;
       if ((row.state as unknown as CallState).relay) {
+        const relayState = row.state as unknown as CallState;
+        const next = (row.commands as unknown as QueuedCommand[]).find(
+          (queued) => queued.seq >= relayState.commandsTaken,
+        );
+        // A playback commanded as the session starts plays under it: taken before the session holds the loop.
+        if (next?.name === 'playback_start') {
+          const effects = effectsOf(row);
+          const at = Math.max(relayState.clockMs, (next.at - row.createdAt.getTime()) / timeScale);
+          command(row, effects, at, next);
+          row = await commit(row, effects);
+          continue;
+        }
         const effects = effectsOf(row);
         await relaySession(row, effects);
         if (runtime.signal.aborted) return;

@@ -22,6 +22,7 @@ import { TELNYX_ERRORS, TelnyxApiError } from './errors';
 import { eventOf } from './events';
 import { signingKey } from './signature';
 import { addIncomingNumberRoutes, ensureApplications } from './incoming-numbers';
+import { assertSomethingPlays, fetchPlaybackAudio, readPlaybackStart } from './playback';
 
 /**
  * The Telnyx twin (docs/features/carriers/twins.md#the-telnyx-twin): a local server that speaks Telnyx's Call Control (API
@@ -45,6 +46,14 @@ export interface TelnyxTwin {
   listen(port: number, host?: string): Promise<string>;
   close(): Promise<void>;
 }
+
+/** The commands that make audio on the call (a playback queued behind one of them overlays it). */
+const AUDIBLE = new Set<QueuedCommand['name']>([
+  'speak',
+  'gather_using_speak',
+  'conversation_relay_start',
+  'playback_start',
+]);
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -239,7 +248,13 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
   /** The commands: checked, then queued on the call's row unless their command_id was seen on the call. */
   const COMMANDS: Record<
     string,
-    { needsAnswer: boolean; read: (body: Body) => QueuedCommand['params']; check?: (state: CallState) => void }
+    {
+      needsAnswer: boolean;
+      read: (body: Body) => QueuedCommand['params'];
+      check?: (state: CallState, ahead: QueuedCommand[], params: QueuedCommand['params']) => void;
+      /** What the command needs from elsewhere before it is queued (a playback's audio, fetched). */
+      prepare?: (params: QueuedCommand['params']) => Promise<QueuedCommand['params']>;
+    }
   > = {
     hangup: { needsAnswer: false, read: () => ({}) },
     // An incoming call, parked: the application takes it, and names where its webhooks go from now on.
@@ -328,6 +343,26 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         };
       },
     },
+    // Play audio URL (docs/features/carriers/twins.md#the-telnyx-twin): the audio is fetched before the command is
+    // queued, so that the call's loop knows what it plays (simulators/telnyx-twin/playback.ts).
+    playback_start: {
+      needsAnswer: true,
+      read: (body) => ({ playback: readPlaybackStart(body) }),
+      check: (state, ahead, params) =>
+        assertSomethingPlays(
+          Boolean(
+            state.playing ||
+            state.queue.length ||
+            state.relay ||
+            (state.playbacks ?? []).length ||
+            ahead.some((queued) => AUDIBLE.has(queued.name)),
+          ),
+          params.playback!,
+        ),
+      prepare: async (params) => ({
+        playback: { ...params.playback!, fetched: await fetchPlaybackAudio(params.playback!) },
+      }),
+    },
     transfer: {
       needsAnswer: true,
       read: (body) => {
@@ -363,7 +398,8 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       const found = await callOf(req, res);
       if (!spec) throw TELNYX_ERRORS.notFound(`Command ${action}`);
       const body = (req.body ?? {}) as Body;
-      const params = spec.read(body);
+      let params = spec.read(body);
+      let prepared = !spec.prepare;
       const clientState = clientStateOf(body);
       const commandId = text(body, 'command_id') ?? null;
       // One command at a time per call: the duplicate check and the queue are decided on the queue as read, and the
@@ -377,7 +413,14 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         const hangingUp = commands.some((queued) => queued.name === 'hangup' && queued.seq >= state.commandsTaken);
         if (row.status === 'hangup' || hangingUp) throw TELNYX_ERRORS.ended();
         if (spec.needsAnswer && row.status !== 'answered') throw TELNYX_ERRORS.notAnswered();
-        spec.check?.(state);
+        const ahead = commands.filter((queued) => queued.seq >= state.commandsTaken);
+        // A prepared command is judged as it was accepted, before what it prepared (a playback: when it was asked for).
+        if (!prepared || !spec.prepare) spec.check?.(state, ahead, params);
+        if (!prepared) {
+          params = await spec.prepare!(params);
+          prepared = true;
+          continue;
+        }
         const queued: QueuedCommand = {
           seq: commands.length,
           name: action as QueuedCommand['name'],

@@ -97,6 +97,7 @@ describe('agents', () => {
       extractionFields: [],
       dictionaryIds: [],
       backgroundAudioId: null,
+      backgroundAudioPlayback: null,
       voicemailMessage: null,
       instructions: null,
       firstMessage: null,
@@ -135,6 +136,8 @@ describe('agents', () => {
       extractionFields,
       dictionaryIds: [second!.id, first!.id],
       backgroundAudioId: 'platform-soft-rain',
+      // Where it is played (docs/features/background-audio.md#on-a-call): under Telnyx calls, not Twilio's.
+      backgroundAudioPlayback: { telnyx: 'played', twilio: 'not_supported' },
     });
     const patched = await call('PATCH', `/agents/${agent.id}`, {
       dictionaryIds: [first!.id],

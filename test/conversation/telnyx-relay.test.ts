@@ -28,6 +28,7 @@ import { QUICK_LADDER } from '../support/ladders';
 import { pushLeadWithWorkflow } from '../support/lead-workflows';
 import { startRecordingProxy } from '../support/recording-proxy';
 import {
+  callControlCommands,
   operationOf,
   scriptTelnyxPersona,
   startTestTelnyxTwin,
@@ -81,15 +82,7 @@ const lines = (transcript: Transcript) => transcript.map((turn) => `${turn.speak
 const transcriptOf = async (callId: string) => (await withIntelligence(db, callId)).transcript as Transcript;
 
 /** The requests the adapter sent for a call, as Telnyx's operations ("post /calls/{call_control_id}/actions/..."). */
-const commandsTo = (callControlId: string) =>
-  recorder.exchanges
-    .filter(
-      (exchange) => exchange.url.includes(encodeURIComponent(callControlId)) || exchange.url.includes(callControlId),
-    )
-    .map((exchange) => ({
-      action: /\/actions\/([a-z_]+)$/.exec(exchange.url)?.[1] ?? exchange.method,
-      body: exchange.body ? (JSON.parse(exchange.body) as Record<string, unknown>) : undefined,
-    }));
+const commandsTo = (callControlId: string) => callControlCommands(recorder.exchanges, callControlId);
 
 /** Opens a socket as Telnyx would (no signature: the URL's token is the proof): the handshake's status, and the socket. */
 function openSocket(target: string): Promise<{ status: number; ws: WebSocket | null }> {

@@ -8,6 +8,7 @@ import { createTelnyxTwin, type TelnyxTwinOptions } from '../../simulators/telny
 import { TELNYX_TWIN_TABLES, type TelnyxTwinCall } from '../../simulators/telnyx-twin/call-store';
 import { carrierDescription, type OperationRef } from './carrier-openapi';
 import { listenOnLoopback } from './http-receiver';
+import type { RecordedExchange } from './recording-proxy';
 import { until } from './until';
 
 export { TELNYX_TWIN_CONNECTION_ID };
@@ -252,3 +253,17 @@ export const telnyxTwinRecord = (db: Pick<Database, 'sql'>) => ({
     return row!.count;
   },
 });
+
+/**
+ * The Call Control requests a recording proxy in front of the twin saw for a call: each as its action
+ * ("conversation_relay_start", "hangup"...; else the method) and its JSON body.
+ */
+export const callControlCommands = (exchanges: readonly RecordedExchange[], callControlId: string) =>
+  exchanges
+    .filter(
+      (exchange) => exchange.url.includes(encodeURIComponent(callControlId)) || exchange.url.includes(callControlId),
+    )
+    .map((exchange) => ({
+      action: /\/actions\/([a-z_]+)$/.exec(exchange.url)?.[1] ?? exchange.method,
+      body: exchange.body ? (JSON.parse(exchange.body) as Record<string, unknown>) : undefined,
+    }));

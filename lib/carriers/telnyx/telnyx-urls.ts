@@ -63,3 +63,46 @@ export const TELNYX_INBOUND_ROUTE = '/telephony/telnyx/{connectionId}/inbound';
 export function telnyxInboundUrl(publicBaseUrl: string, connectionId: string): string {
   return `${publicBaseUrl.replace(/\/+$/, '')}${TELNYX_INBOUND_ROUTE.replace('{connectionId}', encodeURIComponent(connectionId))}`;
 }
+
+/**
+ * The route Telnyx fetches a call's background audio from (docs/features/background-audio.md#on-a-call): public,
+ * because Telnyx fetches a playback's `audio_url` with no credentials; the query's token is the proof.
+ */
+export const TELNYX_BACKGROUND_AUDIO_ROUTE = '/telephony/telnyx/{connectionId}/calls/{attemptId}/background-audio';
+
+/** What a background audio URL names and until when it opens (Unix seconds). */
+export interface BackgroundAudioGrant {
+  connectionId: string;
+  attemptId: string;
+  /** The asset (a platform id or an upload's UUID) the agent had when the call was answered. */
+  audioId: string;
+  expiresAt: number;
+}
+
+/**
+ * The token of a background audio URL: HMAC-SHA256, keyed by the connection's API key (as the relay's token), over the
+ * connection, the attempt, the asset and the expiry, base64url. A URL opens that one asset for that one call until
+ * then: changing any of them (another asset, a later expiry) makes another token.
+ */
+export function telnyxBackgroundAudioToken(apiKey: string, grant: BackgroundAudioGrant): string {
+  return createHmac('sha256', apiKey)
+    .update(`background-audio\n${grant.connectionId}\n${grant.attemptId}\n${grant.audioId}\n${grant.expiresAt}`)
+    .digest('base64url');
+}
+
+/** Whether a request's token is the grant's (compared in constant time); the expiry is judged by the caller. */
+export function isTelnyxBackgroundAudioToken(apiKey: string, grant: BackgroundAudioGrant, token: string): boolean {
+  const expected = Buffer.from(telnyxBackgroundAudioToken(apiKey, grant));
+  const given = Buffer.from(token);
+  return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** The signed, expiring URL of the call's background audio: the route with `audio`, `expires` and `token`. */
+export function telnyxBackgroundAudioUrl(publicBaseUrl: string, grant: BackgroundAudioGrant, apiKey: string): string {
+  const query = new URLSearchParams({
+    audio: grant.audioId,
+    expires: String(grant.expiresAt),
+    token: telnyxBackgroundAudioToken(apiKey, grant),
+  });
+  return `${publicBaseUrl.replace(/\/+$/, '')}${callPath(grant)}/background-audio?${query.toString()}`;
+}
