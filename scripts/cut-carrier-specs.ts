@@ -54,6 +54,10 @@ export const CUTS: Record<string, Cut> = {
       ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json'],
       ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
       ['post', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
+      // Recordings (docs/features/recordings.md): one started on an answered call, read, and deleted at retention.
+      ['post', '/2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}/Recordings.json'],
+      ['get', '/2010-04-01/Accounts/{AccountSid}/Recordings/{Sid}.json'],
+      ['delete', '/2010-04-01/Accounts/{AccountSid}/Recordings/{Sid}.json'],
     ],
     webhooks: [],
     licenceFile: 'LICENSE',
@@ -90,6 +94,10 @@ export const CUTS: Record<string, Cut> = {
       ['get', '/call_control_applications/{id}'],
       ['patch', '/call_control_applications/{id}'],
       ['post', '/calls/{call_control_id}/actions/answer'],
+      // Recordings (docs/features/recordings.md): started on an answered call, read, and deleted at retention.
+      ['post', '/calls/{call_control_id}/actions/record_start'],
+      ['get', '/recordings/{recording_id}'],
+      ['delete', '/recordings/{recording_id}'],
     ],
     // The Call Control webhooks of an outbound call's life and of answering-machine detection.
     webhooks: [
@@ -106,6 +114,7 @@ export const CUTS: Record<string, Cut> = {
       'callGatherEnded',
       'callConversationEnded',
       'callBridged',
+      'callRecordingSaved',
     ],
     licenceFile: 'LICENSE',
   },
