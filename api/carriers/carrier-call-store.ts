@@ -37,6 +37,8 @@ export interface ScriptCallRow {
   disclosure: string | null;
   /** Whether the workspace records its calls (docs/features/recordings.md): the disclosure then announces it. */
   recordingEnabled: boolean;
+  /** The call's carrier (twilio, twilio-twin, telnyx, telnyx-twin). */
+  provider: string;
   /** The carrier's id of the call (Twilio's CallSid); null until the carrier gave it. */
   providerCallId: string | null;
 }
@@ -56,7 +58,7 @@ export async function scriptCallRow(sql: RunSql, attemptId: string, connectionId
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)
                                  WHERE ad."agentId" = a.id)) END AS agent,
                     l.name AS "leadName", l.fields AS "leadFields", c."testLead", cs.disclosure,
-                    coalesce(cs."recordingEnabled", false) AS "recordingEnabled", c."providerCallId"
+                    coalesce(cs."recordingEnabled", false) AS "recordingEnabled", c."providerCallId", c.provider
                FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
                     LEFT JOIN "ComplianceSettings" cs ON cs."workspaceId" = c."workspaceId"
               WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,

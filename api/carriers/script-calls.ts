@@ -5,7 +5,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
 import { poolSql } from '../../lib/run-sql';
-import { spokenDisclosure } from '../../lib/recordings/recording-notice';
+import { recordsCallsOn, spokenDisclosure } from '../../lib/recordings/recording-notice';
 import type { AppServices } from '../app-services';
 import { markConversationOutcome } from '../conversation/conversation-tool-store';
 import {
@@ -49,7 +49,11 @@ export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
       name: call.leadName ?? testLead?.name ?? null,
       fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
     },
-    disclosure: spokenDisclosure(call.disclosure, call.recordingEnabled, call.agent?.language),
+    disclosure: spokenDisclosure(
+      call.disclosure,
+      call.recordingEnabled && recordsCallsOn(call.provider),
+      call.agent?.language,
+    ),
   };
 }
 
