@@ -16,6 +16,7 @@ import { deleteExpiredRecordings } from '../../lib/recordings/recording-retentio
 import { RECORDING_NOTICES } from '../../lib/recordings/recording-notice';
 import { prismaSql } from '../../lib/run-sql';
 import { checkedFetch } from '../support/api';
+import { insertShoeShopAgent, startedAgentCampaign } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startedLeadWorkflow } from '../support/lead-workflows';
@@ -27,7 +28,8 @@ import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
-const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal }, { conversationEngine: 'gather' });
+// The deployment's default engine (ConversationRelay); the first agent keeps the Gather walk, whose TwiML is read here.
+const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal });
 
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'calls.view'] });
 // The owner's key issued without scopes: every /v1 endpoint, PUT /v1/compliance included.
@@ -45,6 +47,7 @@ const agent = await db.agent.create({
     language: 'en-US',
     voiceId: 'espeak-ng/en-us',
     script: { openingLine: 'Hello {{name}}, this is the shoe shop.', questions: QUESTIONS, closing: 'Goodbye.' },
+    conversationEngine: 'gather',
   },
 });
 const campaign = await db.campaign.create({
@@ -60,16 +63,16 @@ const campaign = await db.campaign.create({
 });
 expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
 
-/** A lead called to its end (answered: the number's last digit 1), and its call. */
-async function calledLead(phone: string) {
+/** A lead of `campaignId` called to its end (answered: the number's last digit 1), and its call. */
+async function calledLead(phone: string, campaignId = campaign.id) {
   const idempotencyKey = randomUUID();
-  const pushed = await api.request('POST', `/v1/campaigns/${campaign.id}/leads`, {
+  const pushed = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
     key: owner.key,
     body: { lead: { phone, name: 'Ana' }, idempotencyKey },
   });
   expect(pushed.status).toBe(202);
   const { leadId } = (await pushed.json()) as { leadId: string };
-  await (await startedLeadWorkflow(temporal.client, campaign.id, idempotencyKey)).result();
+  await (await startedLeadWorkflow(temporal.client, campaignId, idempotencyKey)).result();
   return db.call.findFirstOrThrow({ where: { leadId } });
 }
 
@@ -207,9 +210,38 @@ describe('call recordings on Twilio', () => {
     expect((await deleteExpiredRecordings(sql, open, { now: new Date(Date.now() + 31 * day) })).deleted).toBe(0);
   });
 
+  it('records a conversation on ConversationRelay too: the welcome greeting says the notice, the recording holds the talk', async () => {
+    // Recording is on (the test before). An agent on the deployment's engine: the conversation runs on the relay socket.
+    const relayAgent = await insertShoeShopAgent(db, owner.workspaceId, { questions: QUESTIONS });
+    const relayCampaign = await startedAgentCampaign(db, api, owner, {
+      name: 'Relay recordings',
+      caller,
+      agentId: relayAgent.id,
+    });
+    const call = await calledLead('+14155579231', relayCampaign.id);
+    expect(call.outcome).toBe('answered');
+    expect(call.relaySocketAt).not.toBeNull();
+    const log = (await twinLog(twin.baseUrl, call.providerCallId!)).log;
+    expect(log.find((entry) => entry.kind === 'say')?.text).toContain(`${DISCLOSURE} ${RECORDING_NOTICES.en}`);
+    expect(log.some((entry) => entry.kind === 'connect')).toBe(true);
+    const detail = await until(
+      () => callDetail(call.id),
+      (seen) => seen.recording?.status === 'completed',
+    ).catch(() => {
+      throw new Error("the relay call's recording never completed");
+    });
+    expect(detail.recording!.durationSec).toBeGreaterThan(2);
+    const heard = await recordingOf(call.id);
+    expect(heard.status).toBe(200);
+    const info = soxInfo(new Uint8Array(await heard.arrayBuffer()));
+    expect(info).toMatchObject({ channels: 2 });
+    expect(info.seconds).toBeGreaterThan(2);
+    expect(info.maximum).toBeGreaterThan(0.05);
+  });
+
   it('refuses a forged recording callback: unsigned, or signed with another auth token; nothing changes', async () => {
     const call = await db.call.findFirstOrThrow({
-      where: { workspaceId: owner.workspaceId, recording: { isNot: null } },
+      where: { workspaceId: owner.workspaceId, recording: { status: 'deleted' } },
       include: { recording: true },
     });
     const callbackUrl = twilioCallbackUrl(api.baseUrl, 'recording', {
