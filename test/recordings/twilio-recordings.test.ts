@@ -17,6 +17,7 @@ import { RECORDING_NOTICES } from '../../lib/recordings/recording-notice';
 import { prismaSql } from '../../lib/run-sql';
 import { checkedFetch } from '../support/api';
 import { insertShoeShopAgent, startedAgentCampaign } from '../support/carrier-calls';
+import { inboundCalls } from '../support/inbound-calls';
 import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startedLeadWorkflow } from '../support/lead-workflows';
@@ -31,7 +32,9 @@ const temporal = await useTemporalClient();
 // The deployment's default engine (ConversationRelay); the first agent keeps the Gather walk, whose TwiML is read here.
 const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal });
 
-const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'calls.view'] });
+const owner = await createTestWorkspace(db, {
+  scopes: ['campaigns.edit', 'campaigns.view', 'calls.view', 'phone_numbers.edit'],
+});
 // The owner's key issued without scopes: every /v1 endpoint, PUT /v1/compliance included.
 const { key: fullKey } = await createApiKey(db, owner.memberId);
 const caller = '+14155579201';
@@ -237,6 +240,30 @@ describe('call recordings on Twilio', () => {
     expect(info).toMatchObject({ channels: 2 });
     expect(info.seconds).toBeGreaterThan(2);
     expect(info.maximum).toBeGreaterThan(0.05);
+  });
+
+  it("records an inbound call too, answered by the number's agent", async () => {
+    const { ownedByTheAccount, routeTo, personCalls, endedCallOf } = inboundCalls({
+      db,
+      api,
+      twinBaseUrl: twin.baseUrl,
+      key: owner.key,
+    });
+    await ownedByTheAccount(caller);
+    expect(await routeTo(caller, agent.id)).toMatchObject({ inboundReady: true });
+    const call = await endedCallOf(await personCalls('+14155579241', caller));
+    expect(call).toMatchObject({ direction: 'inbound', outcome: 'answered' });
+    const says = (await twinLog(twin.baseUrl, call.providerCallId!)).log.filter((entry) => entry.kind === 'say');
+    expect(says[0]?.text).toBe(`${DISCLOSURE} ${RECORDING_NOTICES.en}`);
+    await until(
+      () => callDetail(call.id),
+      (seen) => seen.recording?.status === 'completed',
+    ).catch(() => {
+      throw new Error("the inbound call's recording never completed");
+    });
+    const heard = await recordingOf(call.id);
+    expect(heard.status).toBe(200);
+    expect(soxInfo(new Uint8Array(await heard.arrayBuffer())).seconds).toBeGreaterThan(2);
   });
 
   it('refuses a forged recording callback: unsigned, or signed with another auth token; nothing changes', async () => {

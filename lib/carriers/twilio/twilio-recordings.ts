@@ -49,15 +49,21 @@ export function createTwilioRecordings(connection: TwilioConnection) {
           ? [connection.apiKeySid!, connection.secrets.apiKeySecret]
           : [accountSid, connection.secrets.authToken];
       let response: Response;
+      // Only the wait for the answer's headers is bounded: the audio then streams for as long as it lasts.
+      const waiting = new AbortController();
+      const timer = setTimeout(() => waiting.abort(), MEDIA_HEADERS_TIMEOUT_MS);
       try {
         response = await fetch(url, {
           headers: { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
+          // Twilio may redirect to the file's storage: fetch drops the Authorization header on another origin.
           redirect: 'follow',
-          signal: AbortSignal.timeout(MEDIA_HEADERS_TIMEOUT_MS),
+          signal: waiting.signal,
         });
       } catch (error) {
         // fetch's error names the URL at most, never the header: rethrown without its cause all the same.
         throw new TwilioRequestError(`Twilio recording media: ${(error as Error).message}`, undefined, 'ECONNECT');
+      } finally {
+        clearTimeout(timer);
       }
       if (response.status === 404) return null;
       if (!response.ok || !response.body)
