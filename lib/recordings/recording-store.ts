@@ -76,7 +76,8 @@ export async function markRecordingFailed(sql: RunSql, callId: string): Promise<
  * The carrier's word on a recording of a call placed through `connectionId`: completed (with its duration and
  * channels), absent (nothing was recorded) or failed. The call is the one the callback's URL names, of that very connection: a callback signed by
  * one account about another connection's call changes nothing (answers false). Once: a recording already completed,
- * absent or deleted is left as it is.
+ * absent or deleted is left as it is. One marked failed by the product (its start's answer was lost or refused) is
+ * taken: the carrier made it after all, and the retention must find it to delete it.
  */
 export async function applyRecordingStatus(
   sql: RunSql,
@@ -98,7 +99,7 @@ export async function applyRecordingStatus(
                   applied AS (
              UPDATE "CallRecording" r SET "carrierRecordingId" = $3, status = $4::text, "durationSec" = $5::int, channels = $6::int,
                     "completedAt" = CASE WHEN $4::text = 'completed' THEN now() AT TIME ZONE 'UTC' END
-               FROM call WHERE $7::boolean AND r."callId" = call.id AND r.status IN ('starting', 'in-progress')
+               FROM call WHERE $7::boolean AND r."callId" = call.id AND r.status IN ('starting', 'in-progress', 'failed')
                 AND (r."carrierRecordingId" IS NULL OR r."carrierRecordingId" = $3)
              RETURNING 1)
              SELECT EXISTS (SELECT 1 FROM call JOIN "CallRecording" r ON r."callId" = call.id) AS found,
