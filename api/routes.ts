@@ -3,6 +3,7 @@ import { agentRoutes } from './agents/routes';
 import { backgroundAudioRoutes } from './background-audio/routes';
 import { callRoutes } from './calls/routes';
 import { complianceRoutes } from './compliance/routes';
+import { recordingRoutes } from './recordings/routes';
 import { callTranslationRoutes } from './translations/routes';
 import { callIntelligenceRoutes } from './call-intelligence/routes';
 import { campaignRoutes } from './campaigns/routes';
@@ -65,6 +66,7 @@ export const routes: readonly RouteDefinition[] = [
   ...leadRoutes,
   ...resultRoutes,
   ...callRoutes,
+  ...recordingRoutes,
   ...testCallRoutes,
   ...testSessionRoutes,
   ...callTranslationRoutes,

@@ -115,6 +115,11 @@ export const ErrorCode = {
   sheet_not_found: 'sheet_not_found',
   sheet_not_ready: 'sheet_not_ready',
   sheet_sync_failed: 'sheet_sync_failed',
+  // Call recordings (GET /calls/{id}/recording, docs/features/recordings.md): 404 a call never recorded, 409 while the
+  // carrier is still recording it, 410 once deleted (its retention, or at the carrier).
+  call_has_no_recording: 'call_has_no_recording',
+  recording_not_ready: 'recording_not_ready',
+  recording_deleted: 'recording_deleted',
 } as const;
 
 export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];

@@ -54,6 +54,10 @@ export const CUTS: Record<string, Cut> = {
       ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json'],
       ['get', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
       ['post', '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json'],
+      // Recordings (docs/features/recordings.md): one started on an answered call, read, and deleted at retention.
+      ['post', '/2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}/Recordings.json'],
+      ['get', '/2010-04-01/Accounts/{AccountSid}/Recordings/{Sid}.json'],
+      ['delete', '/2010-04-01/Accounts/{AccountSid}/Recordings/{Sid}.json'],
     ],
     webhooks: [],
     licenceFile: 'LICENSE',
@@ -93,6 +97,12 @@ export const CUTS: Record<string, Cut> = {
       // Background audio under the agent's voice (docs/features/background-audio.md#on-a-call): a looped playback,
       // overlaid, of an audio URL.
       ['post', '/calls/{call_control_id}/actions/playback_start'],
+      // Recordings (docs/features/recordings.md): started on an answered call, found by the call (Telnyx answers
+      // no recording id to record_start nor in call.recording.saved), read, and deleted at retention.
+      ['post', '/calls/{call_control_id}/actions/record_start'],
+      ['get', '/recordings'],
+      ['get', '/recordings/{recording_id}'],
+      ['delete', '/recordings/{recording_id}'],
     ],
     // The Call Control webhooks of an outbound call's life and of answering-machine detection.
     webhooks: [
@@ -111,6 +121,7 @@ export const CUTS: Record<string, Cut> = {
       'callBridged',
       'callPlaybackStarted',
       'callPlaybackEnded',
+      'callRecordingSaved',
     ],
     licenceFile: 'LICENSE',
   },

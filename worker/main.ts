@@ -23,6 +23,7 @@ import { PocketsphinxTranscriber } from '../lib/speech/pocketsphinx';
 import { SPEECH_DECODE_TIMEOUT_MS, SPEECH_LIMITS } from '../lib/speech/limits';
 import { startHoldSweep } from './hold-sweep';
 import { startCrmDeliverySweep } from './crm-delivery-sweep';
+import { startRecordingRetentionSweep } from './recording-retention-sweep';
 import { cachedWorkflowsForThisProcess } from './workflow-cache-size';
 import { handleStopSignals, workerStopTimes } from '../lib/shutdown';
 import { createCpuBudget } from '../lib/cpu-budget/cpu-budget';
@@ -132,6 +133,9 @@ stop.defer('temporal workers', async () => {
 stop.defer('hold sweep', startHoldSweep(db));
 // Store deliveries whose processing could not start when they arrived (docs/features/commerce.md#connections-and-the-stores-webhooks).
 stop.defer('crm delivery sweep', startCrmDeliverySweep(db, temporal, config.TEMPORAL_TASK_QUEUE));
+// Call recordings past their workspace's retention are deleted, at the carrier too (docs/features/recordings.md#retention).
+// Without SECRETS_KEYS no carrier connection can be opened, so none has recorded a call.
+if (config.SECRETS_KEYS) stop.defer('recording retention sweep', startRecordingRetentionSweep(db, config.SECRETS_KEYS));
 // A worker that stops on its own (a fatal error) takes the process down the same way.
 running.then(
   () => stop.stop('the temporal workers stopped'),

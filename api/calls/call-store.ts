@@ -17,6 +17,7 @@ export async function callWithDetailsWhere(db: Db, where: OwnedWhere) {
       lead: { select: { phone: true } },
       translations: { select: { language: true, provider: true, createdAt: true }, orderBy: { language: 'asc' } },
       issues: { orderBy: [...oldestFirst] },
+      recording: { select: { status: true, durationSec: true, channels: true, deletedAt: true } },
     },
   });
 }

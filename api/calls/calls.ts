@@ -36,6 +36,13 @@ export async function getCall({ db }: AppServices, principal: Principal, callId:
       createdAt: translation.createdAt.toISOString(),
     })),
     issues: call.issues.map(issueView),
+    recording: call.recording && {
+      // starting is the product's own moment before the carrier's answer: in progress, to the caller.
+      status: call.recording.status === 'starting' ? 'in-progress' : call.recording.status,
+      durationSec: call.recording.durationSec,
+      channels: call.recording.channels,
+      deletedAt: call.recording.deletedAt?.toISOString() ?? null,
+    },
   };
 }
 

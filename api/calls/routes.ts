@@ -67,6 +67,21 @@ const callDetailSchema = workspaceCallSchema.extend({
     )
     .describe('The translations of the transcript available (POST /calls/{id}/transcript-translation), by language.'),
   issues: z.array(callIssueSchema).describe('Problems reported with the call (POST /calls/{id}/issues), oldest first.'),
+  recording: z
+    .object({
+      status: z
+        .enum(['in-progress', 'completed', 'absent', 'failed', 'deleted'])
+        .describe(
+          'in-progress: the carrier is recording; completed: GET /calls/{id}/recording streams it; absent or failed: the carrier made none; deleted: past its retention (or gone at the carrier).',
+        ),
+      durationSec: z.number().int().nullable().describe('Seconds recorded, once completed.'),
+      channels: z.number().int().nullable().describe('1 (mono) or 2 (each party on its own channel), once completed.'),
+      deletedAt: z.string().nullable().describe('ISO 8601 instant of its deletion; null while it exists.'),
+    })
+    .nullable()
+    .describe(
+      "The call's recording (docs/features/recordings.md); null: not recorded (the workspace was not recording calls when it was answered, or it never was).",
+    ),
 });
 
 const newIssueSchema = z

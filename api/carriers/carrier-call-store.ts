@@ -37,6 +37,12 @@ export interface ScriptCallRow {
   testLead: unknown;
   /** The workspace's disclosure (docs/features/compliance.md#disclosure); null: none. */
   disclosure: string | null;
+  /** Whether the workspace records its calls (docs/features/recordings.md): the disclosure then announces it. */
+  recordingEnabled: boolean;
+  /** The call's carrier (twilio, twilio-twin, telnyx, telnyx-twin). */
+  provider: string;
+  /** The carrier's id of the call (Twilio's CallSid); null until the carrier gave it. */
+  providerCallId: string | null;
 }
 
 /** The call of the attempt, placed through that very connection, with its agent and lead; undefined: none. */
@@ -54,7 +60,8 @@ export async function scriptCallRow(sql: RunSql, attemptId: string, connectionId
                                   FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)
                                  WHERE ad."agentId" = a.id)) END AS agent,
-                    l.name AS "leadName", l.fields AS "leadFields", c."testLead", cs.disclosure
+                    l.name AS "leadName", l.fields AS "leadFields", c."testLead", cs.disclosure,
+                    coalesce(cs."recordingEnabled", false) AS "recordingEnabled", c."providerCallId", c.provider
                FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
                     LEFT JOIN "ComplianceSettings" cs ON cs."workspaceId" = c."workspaceId"
               WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,

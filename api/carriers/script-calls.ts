@@ -5,6 +5,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import { Refusal } from '../../lib/refusal';
 import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
 import { poolSql } from '../../lib/run-sql';
+import { recordsCallsOn, spokenDisclosure } from '../../lib/recordings/recording-notice';
 import type { AppServices } from '../app-services';
 import { markConversationOutcome } from '../conversation/conversation-tool-store';
 import {
@@ -38,7 +39,7 @@ export async function scriptCallOf(
 
 /**
  * The walk's view of the call: its agent (hints never null), its lead (a test call's from its request) and its
- * workspace's disclosure.
+ * workspace's disclosure, with the recording notice when the workspace records calls (docs/features/recordings.md).
  */
 export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
   const testLead = call.testLead as { name?: string | null; fields?: Record<string, unknown> } | null;
@@ -48,7 +49,11 @@ export function scriptCallOfRow(call: ScriptCallRow): ScriptCall {
       name: call.leadName ?? testLead?.name ?? null,
       fields: ((call.leadFields ?? testLead?.fields) as Record<string, unknown> | null) ?? {},
     },
-    disclosure: call.disclosure,
+    disclosure: spokenDisclosure(
+      call.disclosure,
+      call.recordingEnabled && recordsCallsOn(call.provider),
+      call.agent?.language,
+    ),
   };
 }
 

@@ -26,6 +26,8 @@ import { receiveCallEvent } from '../calls/telephony-events';
 import type { AppServices } from '../app-services';
 import { endWalkOnOptOut, paidTimeLeftMs, scriptCallOf, scriptCallOfRow, storeScriptTurns } from './script-calls';
 import { clearVoicemailRedirect, markVoicemailRedirect } from './carrier-call-store';
+import { startTwilioRecording } from './twilio-recordings';
+import { recordsCallsOn } from '../../lib/recordings/recording-notice';
 
 /** The connection whose auth token verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TwilioConnection>();
@@ -208,6 +210,9 @@ export async function twilioCallTwiml(
                 ? { text: form.SpeechResult, confidence: confidenceOf(form.Confidence) }
                 : null,
           };
+  // Recorded from the answer, before the conversation the TwiML runs (docs/features/recordings.md#twilio).
+  if (request.kind === 'answer' && call.recordingEnabled && recordsCallsOn(call.provider))
+    await startTwilioRecording(services, connection, call, form.CallSid, attemptId);
   if (
     request.kind === 'answer' &&
     call.agent &&

@@ -46,7 +46,8 @@ async function inboundTwiml(services: AppServices, req: Request, form: InboundVo
     to: form.To,
   });
   if (!recorded) return HANG_UP;
-  return twilioCallTwiml(services, req, recorded.attemptId, { kind: 'answer' }, {});
+  // The CallSid: a workspace that records calls records this one from here (docs/features/recordings.md#twilio).
+  return twilioCallTwiml(services, req, recorded.attemptId, { kind: 'answer' }, { CallSid: form.CallSid });
 }
 
 /** A status callback of an inbound call, applied as any call's (found by its CallSid), then its aftermath. */

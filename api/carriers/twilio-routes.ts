@@ -4,6 +4,7 @@ import { ErrorCode } from '../../lib/error-codes';
 import {
   TWILIO_SIGNATURE_HEADER,
   twilioAmdCallbackSchema,
+  twilioRecordingCallbackSchema,
   twilioStatusCallbackSchema,
 } from '../../lib/carriers/twilio/twilio-callbacks';
 import { TWILIO_CALL_ROUTE } from '../../lib/carriers/twilio/twilio-urls';
@@ -14,7 +15,9 @@ import {
   receiveTwilioStatus,
   twilioCallTwiml,
   twilioTwimlRequestSchema,
+  verifiedConnectionOf,
 } from './twilio-callbacks';
+import { receiveTwilioRecording } from './twilio-recordings';
 import {
   relayEndedRequestSchema,
   transferEndedRequestSchema,
@@ -110,6 +113,27 @@ export const twilioRoutes = [
     handler: async ({ services, req, params, body }) => ({
       status: 200,
       body: await receiveTwilioAmd(services, req, params.attemptId, body),
+    }),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/recording`,
+    access: { public: true },
+    summary:
+      "Twilio's recording status callback of a call the product records (RecordingStatusCallback, " +
+      'docs/features/recordings.md#twilio), form-encoded: completed (with RecordingDuration and RecordingChannels), ' +
+      'absent or failed. Public: authenticated by X-Twilio-Signature. Once: a repeated callback changes nothing.',
+    tags: ['Telephony'],
+    params,
+    headerParameters: signatureHeader,
+    body: twilioRecordingCallbackSchema,
+    bodyMediaType: FORM_MEDIA_TYPE,
+    beforeValidation: assertSignedByTwilio,
+    responses: { 200: { description: 'The recording status is recorded (or was already).', schema: received } },
+    errors,
+    handler: async ({ services, req, params, body }) => ({
+      status: 200,
+      body: await receiveTwilioRecording(services, verifiedConnectionOf(req), params.attemptId, body),
     }),
   }),
   defineRoute({

@@ -14,7 +14,12 @@ export async function complianceSettingsOf(db: Db, workspaceId: string) {
 export async function upsertComplianceSettings(
   db: Db,
   workspaceId: string,
-  data: { disclosure: string | null; redactions: string[] },
+  data: {
+    disclosure: string | null;
+    redactions: string[];
+    recordingEnabled: boolean;
+    recordingRetentionDays: number | null;
+  },
 ) {
   return db.complianceSettings.upsert({
     where: { workspaceId },

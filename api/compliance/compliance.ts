@@ -17,15 +17,25 @@ export type RedactionSwitches = Record<keyof typeof REDACTION_SWITCHES, boolean>
 export interface ComplianceInput {
   disclosure: string | null;
   redaction: RedactionSwitches;
+  recording: { enabled: boolean; retentionDays: number | null };
 }
 
-function complianceView(row: { disclosure: string | null; redactions: string[]; updatedAt: Date } | null) {
+function complianceView(
+  row: {
+    disclosure: string | null;
+    redactions: string[];
+    recordingEnabled: boolean;
+    recordingRetentionDays: number | null;
+    updatedAt: Date;
+  } | null,
+) {
   const on = knownRedactions(row?.redactions);
   return {
     disclosure: row?.disclosure ?? null,
     redaction: Object.fromEntries(
       Object.entries(REDACTION_SWITCHES).map(([name, rule]) => [name, on.includes(rule)]),
     ) as RedactionSwitches,
+    recording: { enabled: row?.recordingEnabled ?? false, retentionDays: row?.recordingRetentionDays ?? null },
     updatedAt: row ? row.updatedAt.toISOString() : null,
   };
 }
@@ -41,6 +51,8 @@ export async function putCompliance({ db }: AppServices, principal: Principal, i
     redactions: Object.entries(REDACTION_SWITCHES)
       .filter(([name]) => input.redaction[name as keyof RedactionSwitches])
       .map(([, rule]) => rule),
+    recordingEnabled: input.recording.enabled,
+    recordingRetentionDays: input.recording.retentionDays,
   };
   return complianceView(await upsertComplianceSettings(db, principal.workspaceId, data));
 }

@@ -92,6 +92,9 @@ export const ERROR_STATUS: Readonly<Record<ErrorCode, number | null>> = {
   sheet_not_found: 404,
   sheet_not_ready: 409,
   sheet_sync_failed: null,
+  call_has_no_recording: 404,
+  recording_not_ready: 409,
+  recording_deleted: 410,
 };
 
 /** The status a refusal of `code` is answered with on a route whose failed validation answers `validationStatus`. */

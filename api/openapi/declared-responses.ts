@@ -60,6 +60,11 @@ const MEANING: Partial<Record<ErrorCode, string>> = {
   unknown_whatsapp_target:
     "an event of the body names a message or template of this service's number or Business Account that is not recorded yet, and is recent: the rest of the body is applied; the provider retries it",
   call_issue_limit_reached: 'the call holds as many reported issues as it may, 100 (`detail`)',
+  call_has_no_recording:
+    'the call was not recorded: its workspace was not recording calls when it was answered, it was never answered, or the carrier made none (`detail`)',
+  recording_not_ready: 'the carrier is still recording the call, or has not said it is complete (`status`)',
+  recording_deleted:
+    'the recording was deleted after its retention, or the carrier no longer has it (`deletedAt`, `detail`)',
   message_limit_reached:
     "the campaign's conversation holds its cap of questions; DELETE /campaigns/{id}/chat/messages clears it (`detail`; no `Retry-After`: waiting does not lift it)",
 };

@@ -40,11 +40,16 @@ export const errorBodySchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      "campaign_not_draft: the campaign's state; run_not_running / run_not_awaiting_decision: the run's; export_not_ready: the job's.",
+      "campaign_not_draft: the campaign's state; run_not_running / run_not_awaiting_decision: the run's; export_not_ready: the job's; recording_not_ready: the recording's (starting, in-progress).",
     ),
   percent: z.number().int().optional().describe('export_not_ready: how much of the file is written (0 to 100).'),
   reason: z.string().nullable().optional().describe('export_failed: why the job failed.'),
   expiresAt: z.string().nullable().optional().describe('export_expired: when the file was deleted.'),
+  deletedAt: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('recording_deleted: when the recording was deleted; null when the carrier no longer had it.'),
   upstreamStatus: z
     .number()
     .int()

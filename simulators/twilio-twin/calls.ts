@@ -127,7 +127,7 @@ export interface Redirect {
   twiml?: string;
 }
 
-interface Callback {
+export interface Callback {
   url: string;
   method: HttpMethod;
   params: Record<string, string>;
@@ -173,6 +173,8 @@ export interface CallRunnerOptions {
   retry: RetryBackoff;
   /** How long the twin waits for a TwiML document (Twilio: 15 s). */
   fetchTimeoutMs?: number;
+  /** The recording status callbacks a call's end owes (recordings.ts), at the call's clock at its end. */
+  recordingCallbacksAtEnd?: (row: TwilioTwinCall, endMs: number) => Promise<Callback[]>;
 }
 
 /** The call's parameters, as Twilio sends them with every request about it. */
@@ -723,6 +725,14 @@ export function createCallRunner(options: CallRunnerOptions) {
   /** Commits a step: the row's new state, its log, and the callbacks it owes, in one transaction. */
   async function commit(row: TwilioTwinCall, effects: Effects): Promise<TwilioTwinCall> {
     const { state } = effects;
+    // The call's recordings finish with it: their callbacks are owed by the step that ends it, after its own.
+    if (
+      options.recordingCallbacksAtEnd &&
+      effects.data.status !== undefined &&
+      isEnded(effects.data.status) &&
+      !isEnded(row.status)
+    )
+      effects.callbacks.push(...(await options.recordingCallbacksAtEnd(row, state.clockMs)));
     let log = [...(row.log as unknown as LogEntry[]), ...effects.log];
     // A call cut short says nothing after its end.
     if (!state.next) log = log.filter((entry) => entry.atMs <= state.clockMs);

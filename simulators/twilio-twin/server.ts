@@ -19,6 +19,7 @@ import { personaOf, type PersonaScript } from './persona';
 import { callResource, rfc2822 } from './resource';
 import type { HttpMethod } from './twiml';
 import { addIncomingNumberRoutes, incomingNumberStore } from './incoming-numbers';
+import { createTwinRecordings } from './recordings';
 
 /**
  * The Twilio twin (docs/features/carriers/twins.md#the-twilio-twin): a local server that speaks Twilio's Programmable Voice
@@ -55,6 +56,8 @@ export interface TwilioTwinOptions {
   callbackDelivery?: 'until-answered' | 'once';
   retry?: RetryBackoff;
   fetchTimeoutMs?: number;
+  /** The espeak-ng program that speaks a recording's lines (twin-common/spoken-audio.ts); default: on the PATH. */
+  espeakPath?: string;
 }
 
 export interface TwilioTwin {
@@ -166,6 +169,13 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   const { sql } = options;
   const accounts = new Map(options.accounts.map((account) => [account.sid, account]));
   const http = createJsonHttp({ sockets: 64 });
+  let listeningUrl = '';
+  const recordings = createTwinRecordings({
+    sql,
+    calls: twilioTwinCallStore(sql),
+    baseUrl: () => listeningUrl,
+    espeakPath: options.espeakPath,
+  });
   const runner = createCallRunner({
     sql,
     http,
@@ -174,6 +184,7 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
     callbackDelivery: options.callbackDelivery ?? 'until-answered',
     retry: options.retry ?? { firstMs: 500, maxMs: 30_000 },
     fetchTimeoutMs: options.fetchTimeoutMs,
+    recordingCallbacksAtEnd: (row, endMs) => recordings.callbacksAtEnd(row, endMs),
   });
   /** TEST CONTROL: the scripted persona of each number (in memory; a call keeps the script it was dialed with). */
   const personas = new Map<string, PersonaScript>();
@@ -425,6 +436,8 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
     }),
   );
 
+  recordings.addRoutes(app, accountPath, route);
+
   addIncomingNumberRoutes({
     app,
     sql,
@@ -465,11 +478,13 @@ export function createTwilioTwin(options: TwilioTwinOptions): TwilioTwin {
   return {
     async listen(port, host = '127.0.0.1') {
       await ensureTwilioTwinTables(sql);
+      await recordings.ensureTable();
       const numbers = incomingNumberStore(sql);
       for (const account of options.accounts)
         for (const number of account.incomingNumbers ?? []) await numbers.add(account.sid, number);
       const listening = await listenHttp(app, port, host);
       server = listening.server;
+      listeningUrl = listening.url;
       await runner.resume();
       return listening.url;
     },

@@ -87,6 +87,7 @@ describe('GET /calls/{id}', () => {
         },
       ],
       issues: [reported.body],
+      recording: null,
     });
     expect(listed).toMatchObject({ id: answered.id, phone: '+14155550120', outcome: 'answered', durationMs: 41_000 });
   });
@@ -102,6 +103,8 @@ describe('GET /calls/{id}', () => {
       intelligence: null,
       translations: [],
       issues: [],
+      // Not recorded (docs/features/recordings.md).
+      recording: null,
     });
   });
 

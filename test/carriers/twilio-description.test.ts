@@ -88,9 +88,12 @@ describe("Twilio's vendored description", () => {
     expect(Object.keys(document.paths)).toEqual([
       CALLS.path,
       CALL_FETCH.path,
+      // Recordings (docs/features/recordings.md#twilio): started on a call, read, deleted at retention.
+      '/2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}/Recordings.json',
       // A number pointed at the product (docs/features/carriers/inbound.md#pointing-the-number).
       '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers/{Sid}.json',
       '/2010-04-01/Accounts/{AccountSid}/IncomingPhoneNumbers.json',
+      '/2010-04-01/Accounts/{AccountSid}/Recordings/{Sid}.json',
     ]);
     expect(Object.keys(document.paths[CALLS.path]).filter((key) => key === 'get' || key === 'post')).toEqual([
       'post',
@@ -103,9 +106,11 @@ describe("Twilio's vendored description", () => {
       '#/components/schemas/api.v2010.account.call',
       '#/components/schemas/call_enum_status',
       '#/components/schemas/call_enum_update_status',
+      '#/components/schemas/api.v2010.account.call.call_recording',
       '#/components/schemas/api.v2010.account.incoming_phone_number',
       '#/components/schemas/incoming_phone_number_enum_emergency_status',
       '#/components/schemas/incoming_phone_number_enum_voice_receive_mode',
+      '#/components/schemas/api.v2010.account.recording',
     ]);
   });
 
@@ -138,6 +143,17 @@ describe("Twilio's vendored description", () => {
         'body/TranscriptionConfiguration is not declared',
       ],
       [`POST ${CALL_UPDATE.path} request update`]: ['body/StatusCallbackUrl is not declared'],
+      // Its recording create examples send PlayBeep and transcription fields the description does not declare.
+      ...Object.fromEntries(
+        ['create200', 'create201'].map((example) => [
+          `POST /2010-04-01/Accounts/{AccountSid}/Calls/{CallSid}/Recordings.json request ${example}`,
+          [
+            'body/PlayBeep is not declared',
+            'body/Transcribe is not declared',
+            'body/TranscriptionConfiguration is not declared',
+          ],
+        ]),
+      ),
       // Its IncomingPhoneNumber examples answer "" for an application SID not set, where Twilio answers null.
       ...Object.fromEntries(
         [

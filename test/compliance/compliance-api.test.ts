@@ -27,7 +27,7 @@ describe('/v1/compliance', () => {
     const other = await createTestWorkspace(db);
     expect(await call('GET', full.key)).toEqual({
       status: 200,
-      body: { disclosure: null, redaction: OFF, updatedAt: null },
+      body: { disclosure: null, redaction: OFF, recording: { enabled: false, retentionDays: null }, updatedAt: null },
     });
     const put = await call('PUT', full.key, SETTINGS);
     expect(put.status).toBe(200);
@@ -44,6 +44,17 @@ describe('/v1/compliance', () => {
     // Replaced whole: the disclosure removed, the rules changed.
     const cleared = await call('PUT', full.key, { disclosure: null, redaction: { ...OFF, ibans: true } });
     expect(cleared.body).toMatchObject({ disclosure: null, redaction: { ...OFF, ibans: true } });
+
+    // Recording (docs/features/recordings.md): on with a retention, then a body without it turns it off again.
+    const recording = await call('PUT', full.key, { ...SETTINGS, recording: { enabled: true, retentionDays: 90 } });
+    expect(recording.body).toMatchObject({ recording: { enabled: true, retentionDays: 90 } });
+    expect((await call('GET', full.key)).body).toEqual(recording.body);
+    expect((await call('GET', other.key)).body).toMatchObject({ recording: { enabled: false, retentionDays: null } });
+    const kept = await call('PUT', full.key, { ...SETTINGS, recording: { enabled: true, retentionDays: null } });
+    expect(kept.body).toMatchObject({ recording: { enabled: true, retentionDays: null } });
+    expect((await call('PUT', full.key, SETTINGS)).body).toMatchObject({
+      recording: { enabled: false, retentionDays: null },
+    });
   });
 
   it('refuses bad input with 400 invalid_body and its issues, and nothing changes', async () => {
@@ -61,6 +72,12 @@ describe('/v1/compliance', () => {
       { ...SETTINGS, redaction: { cardNumbers: true } },
       { ...SETTINGS, redaction: { ...OFF, ibans: 'yes' } },
       { ...SETTINGS, extra: 1 },
+      { ...SETTINGS, recording: { enabled: true } },
+      { ...SETTINGS, recording: { enabled: 'yes', retentionDays: null } },
+      { ...SETTINGS, recording: { enabled: true, retentionDays: 0 } },
+      { ...SETTINGS, recording: { enabled: true, retentionDays: 3651 } },
+      { ...SETTINGS, recording: { enabled: true, retentionDays: 1.5 } },
+      { ...SETTINGS, recording: { enabled: true, retentionDays: null, extra: 1 } },
       [],
     ]) {
       const refused = await call('PUT', full.key, body);

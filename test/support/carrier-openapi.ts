@@ -122,6 +122,22 @@ function withNullableAsNull(value: Json): Json {
 }
 
 /**
+ * A 3.0 description's `nullable: true` without a `type` (Twilio's `encryption_details` of a recording: any value, or
+ * null), which ajv refuses to compile: read as what it says, the schema without `nullable` or null. Typed ones are left
+ * to ajv, which reads `nullable` beside a `type`.
+ */
+function withUntypedNullableAsNull(value: Json): Json {
+  if (Array.isArray(value)) return value.map(withUntypedNullableAsNull);
+  if (!value || typeof value !== 'object') return value;
+  const copy = Object.fromEntries(
+    Object.entries(value).map(([key, member]) => [key, withUntypedNullableAsNull(member)]),
+  );
+  if (copy.nullable !== true || copy.type !== undefined) return copy;
+  const { nullable: _nullable, ...schema } = copy;
+  return { anyOf: [schema, { type: 'null' }] };
+}
+
+/**
  * Where a carrier's answers, its own published examples first, differ from its description, its responses are read
  * as it writes them. Each entry says why; requests keep the description's word.
  */
@@ -139,7 +155,9 @@ export function formatsUsed(document: Json, at = '#'): Map<string, string> {
     else if (value && typeof value === 'object') {
       // A schema's `format` (not a property named "format" in a `properties` map).
       if (typeof value.format === 'string' && !where.endsWith('/properties')) found.set(value.format, where);
-      for (const [key, member] of Object.entries(value)) walk(member, `${where}/${key}`);
+      // An example is a value, not a schema: its `format` member is data (Telnyx's StartRecordingRequest: "wav").
+      for (const [key, member] of Object.entries(value))
+        if (key !== 'example' && !(key === 'examples' && !Array.isArray(member))) walk(member, `${where}/${key}`);
     }
   };
   walk(document, at);
@@ -204,7 +222,10 @@ export class CarrierDescription {
       const ajv = version.startsWith('3.1') ? new Ajv2020(options) : new Ajv(options);
       addFormats(ajv);
       for (const [name, format] of Object.entries({ ...CARRIER_FORMATS, ...formats })) ajv.addFormat(name, format);
-      ajv.addSchema(version.startsWith('3.1') ? (withNullableAsNull(document) as JsonObject) : document, this.id);
+      ajv.addSchema(
+        (version.startsWith('3.1') ? withNullableAsNull(document) : withUntypedNullableAsNull(document)) as JsonObject,
+        this.id,
+      );
       return ajv;
     };
     this.strict = make(false);

@@ -76,6 +76,28 @@ export const twilioAmdCallbackSchema = z.looseObject({
 });
 export type TwilioAmdCallback = z.infer<typeof twilioAmdCallbackSchema>;
 
+/**
+ * The recording status callback (RecordingStatusCallback, docs/features/recordings.md#twilio): what the product reads;
+ * Twilio sends more (RecordingUrl, RecordingSource, RecordingStartTime, ...), kept as sent. The media is never fetched
+ * from the RecordingUrl given here, only from the connection's own base URL by the recording's SID.
+ */
+export const twilioRecordingCallbackSchema = z.looseObject({
+  CallSid: sid,
+  RecordingSid: z.string().regex(/^RE[0-9a-fA-F]{32}$/, 'must be RE followed by 32 hexadecimal digits'),
+  RecordingStatus: z.enum(['in-progress', 'completed', 'absent', 'failed']),
+  RecordingDuration: z
+    .string()
+    .regex(/^-?\d{1,9}$/)
+    .optional()
+    .describe('Seconds recorded (-1 or absent until completed).'),
+  RecordingChannels: z
+    .string()
+    .regex(/^[12]$/)
+    .optional()
+    .describe('1 (mono) or 2 (dual).'),
+});
+export type TwilioRecordingCallback = z.infer<typeof twilioRecordingCallbackSchema>;
+
 /** Twilio's Timestamp (RFC 2822) as ISO 8601; now when absent or unreadable. */
 function occurredAtOf(timestamp: string | undefined): string {
   const at = timestamp ? new Date(timestamp) : null;

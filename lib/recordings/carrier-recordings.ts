@@ -1,0 +1,34 @@
+import type { Readable } from 'node:stream';
+import type { OpenedCarrierConnection } from '../carrier-connections/connections';
+import { createTwilioRecordings } from '../carriers/twilio/twilio-recordings';
+
+/** A recording's audio as the carrier streams it. */
+export interface RecordingMedia {
+  contentType: string;
+  /** Bytes, when the carrier says; null: streamed without a length. */
+  length: number | null;
+  body: Readable;
+}
+
+/** What the recordings feature asks of a carrier about a recording it holds (docs/features/recordings.md). */
+export interface CarrierRecordings {
+  /** The audio; null when the carrier no longer has it. */
+  media(carrierRecordingId: string): Promise<RecordingMedia | null>;
+  /** Deletes it at the carrier; one the carrier no longer has is deleted too. */
+  remove(carrierRecordingId: string): Promise<void>;
+}
+
+/** Thrown when a carrier's connection cannot do what recordings need (a carrier this product does not record on). */
+export class RecordingsUnsupportedError extends Error {
+  constructor(provider: string) {
+    super(`recordings are not supported on ${provider} connections`);
+    this.name = 'RecordingsUnsupportedError';
+  }
+}
+
+/** The recordings of the carrier account a connection opens. */
+export function carrierRecordingsOf(connection: OpenedCarrierConnection): CarrierRecordings {
+  if (connection.provider === 'twilio' || connection.provider === 'twilio-twin')
+    return createTwilioRecordings(connection);
+  throw new RecordingsUnsupportedError(connection.provider);
+}
