@@ -142,8 +142,12 @@ export interface CallState {
   /** A gather that has played its prompt and waits for digits. */
   listening: { clientState: string | null } | null;
   transcription: { hints: string[]; language: string | null; interimResults?: boolean } | null;
-  /** The playbacks playing, each until its call ends (loops are not timed: docs/features/carriers/twins.md). */
-  playbacks?: { url: string; overlay: boolean; clientState: string | null }[];
+  /**
+   * The call's audio files: an overlay=false file plays, those commanded after it wait in its queue (`waiting`), and
+   * overlays are mixed on top of it. The twin does not time a file's length, so what plays plays to the hang-up and
+   * what waits never starts (docs/features/carriers/twins.md#the-telnyx-twin).
+   */
+  playbacks?: { url: string; overlay: boolean; clientState: string | null; waiting?: boolean }[];
   /** A ConversationRelay session started and not yet held (the call's loop holds it to its end). */
   relay?: { settings: RelaySettings; atMs: number } | null;
   /** The human's leg of a transfer: ringing (answeredAtMs null), then bridged to the callee until either hangs up. */
@@ -376,7 +380,7 @@ export function createCallRunner(options: CallRunnerOptions) {
   ) {
     const { state } = effects;
     // What was playing or listening ends with the call.
-    for (const playback of state.playbacks ?? [])
+    for (const playback of (state.playbacks ?? []).filter((played) => !played.waiting))
       webhook(
         row,
         effects,
@@ -701,7 +705,14 @@ export function createCallRunner(options: CallRunnerOptions) {
           );
           return;
         }
-        (state.playbacks ??= []).push({ url: playback.audioUrl, overlay: playback.overlay, clientState });
+        const playbacks = (state.playbacks ??= []);
+        // "If multiple play audio commands are issued consecutively, the audio files will be placed in a queue".
+        const waiting = !playback.overlay && playbacks.some((played) => !played.overlay && !played.waiting);
+        playbacks.push({ url: playback.audioUrl, overlay: playback.overlay, clientState, ...(waiting && { waiting }) });
+        if (waiting) {
+          effects.log.push({ atMs, speaker: 'twin', kind: 'playback', text: `queued: ${said}` });
+          return;
+        }
         effects.log.push({
           atMs,
           speaker: 'agent',
@@ -865,18 +876,6 @@ export function createCallRunner(options: CallRunnerOptions) {
       }
       if (row.status === ENDED) return;
       if ((row.state as unknown as CallState).relay) {
-        const relayState = row.state as unknown as CallState;
-        const next = (row.commands as unknown as QueuedCommand[]).find(
-          (queued) => queued.seq >= relayState.commandsTaken,
-        );
-        // A playback commanded as the session starts plays under it: taken before the session holds the loop.
-        if (next?.name === 'playback_start') {
-          const effects = effectsOf(row);
-          const at = Math.max(relayState.clockMs, (next.at - row.createdAt.getTime()) / timeScale);
-          command(row, effects, at, next);
-          row = await commit(row, effects);
-          continue;
-        }
         const effects = effectsOf(row);
         await relaySession(row, effects);
         if (runtime.signal.aborted) return;

@@ -85,6 +85,18 @@ export const TELNYX_ERRORS = {
       title: 'Call not answered yet',
       detail: "This call can't receive this command because it has not been answered yet.",
     }),
+  /**
+   * 422, Telnyx's 90033 "Unable to execute command" (the description's title for a command the call's state refuses):
+   * an overlay with no `overlay: false` Play Audio actively playing, which StartCallPlayback's notes rule out.
+   */
+  nothingToOverlay: () =>
+    new TelnyxApiError(422, {
+      code: '90033',
+      title: 'Unable to execute command',
+      detail:
+        'A customer cannot Play Audio with overlay=true unless there is a Play Audio with overlay=false actively playing.',
+      source: at('/overlay'),
+    }),
   transcribing: () =>
     new TelnyxApiError(422, {
       code: '90054',

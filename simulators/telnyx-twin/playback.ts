@@ -151,17 +151,11 @@ export async function fetchPlaybackAudio(request: PlaybackRequest): Promise<Play
 }
 
 /**
- * The description's note on overlay: "A customer cannot Play Audio with overlay=true unless there is a Play Audio with
- * overlay=false actively playing", and the member's own words: audio "mixed on top of any other audio that is actively
- * being played back". The twin reads the second as the rule: an overlay is refused (422) unless some audio plays on
- * the call, or is queued ahead of it: a speak, a gather's prompt, a ConversationRelay session's speech, or another
- * playback. Whether Telnyx counts a ConversationRelay session's speech as such audio is not documented
- * (docs/features/background-audio.md#on-a-call).
+ * StartCallPlayback's note, as written: "A customer cannot Play Audio with `overlay=true` unless there is a Play Audio
+ * with `overlay=false` actively playing" (and the member's: "`overlay: true` will only work if there is another audio
+ * file already being played on the call"). Speech (speak, a gather's prompt, a ConversationRelay session) is not an
+ * audio file: an overlay over it alone is refused (docs/features/carriers/twins.md#the-telnyx-twin).
  */
-export function assertSomethingPlays(playing: boolean, request: PlaybackRequest): void {
-  if (request.overlay && !playing)
-    throw TELNYX_ERRORS.invalid(
-      'overlay',
-      'overlay: true will only work if there is another audio file already being played on the call.',
-    );
+export function assertFilePlays(filePlays: boolean, request: PlaybackRequest): void {
+  if (request.overlay && !filePlays) throw TELNYX_ERRORS.nothingToOverlay();
 }

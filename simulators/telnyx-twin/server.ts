@@ -22,7 +22,7 @@ import { TELNYX_ERRORS, TelnyxApiError } from './errors';
 import { eventOf } from './events';
 import { signingKey } from './signature';
 import { addIncomingNumberRoutes, ensureApplications } from './incoming-numbers';
-import { assertSomethingPlays, fetchPlaybackAudio, readPlaybackStart } from './playback';
+import { assertFilePlays, fetchPlaybackAudio, readPlaybackStart } from './playback';
 
 /**
  * The Telnyx twin (docs/features/carriers/twins.md#the-telnyx-twin): a local server that speaks Telnyx's Call Control (API
@@ -46,14 +46,6 @@ export interface TelnyxTwin {
   listen(port: number, host?: string): Promise<string>;
   close(): Promise<void>;
 }
-
-/** The commands that make audio on the call (a playback queued behind one of them overlays it). */
-const AUDIBLE = new Set<QueuedCommand['name']>([
-  'speak',
-  'gather_using_speak',
-  'conversation_relay_start',
-  'playback_start',
-]);
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
@@ -348,15 +340,16 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     playback_start: {
       needsAnswer: true,
       read: (body) => ({ playback: readPlaybackStart(body) }),
+      // An overlay needs an overlay=false file playing: one that plays, or one accepted ahead of it whose audio came.
       check: (state, ahead, params) =>
-        assertSomethingPlays(
-          Boolean(
-            state.playing ||
-            state.queue.length ||
-            state.relay ||
-            (state.playbacks ?? []).length ||
-            ahead.some((queued) => AUDIBLE.has(queued.name)),
-          ),
+        assertFilePlays(
+          (state.playbacks ?? []).some((playback) => !playback.overlay && !playback.waiting) ||
+            ahead.some(
+              (queued) =>
+                queued.name === 'playback_start' &&
+                !queued.params.playback!.overlay &&
+                queued.params.playback!.fetched?.playable === true,
+            ),
           params.playback!,
         ),
       prepare: async (params) => ({
