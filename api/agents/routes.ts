@@ -37,17 +37,17 @@ export const agentSchema = z.object({
       telnyx: z
         .literal(BACKGROUND_AUDIO_PLAYBACK.telnyx)
         .describe(
-          "played: looped under the call's conversation, from its start to the hang-up (playback_start, overlay).",
+          "not_supported: Telnyx's playback_start mixes a file only over another file playing (overlay), never under the conversation's speech; Telnyx calls are placed without it.",
         ),
       twilio: z
         .literal(BACKGROUND_AUDIO_PLAYBACK.twilio)
         .describe(
-          "not_supported: Twilio's ConversationRelay cannot mix audio under its speech, so Twilio calls are placed without it.",
+          "not_supported: Twilio's ConversationRelay plays audio in turn with its speech, never under it; Twilio calls are placed without it.",
         ),
     })
     .nullable()
     .describe(
-      'Read-only: where backgroundAudioId is played, per carrier (docs/features/background-audio.md#on-a-call); null when the agent has none. Simulated calls play no audio.',
+      "Read-only: whether backgroundAudioId is played under calls, per carrier: on neither today, as neither carrier's call protocol the product uses mixes a file under the agent's speech (docs/features/background-audio.md#on-a-call); the asset is stored, previewed and referenced only. Null when the agent has none. Simulated calls play no audio.",
     ),
   voicemailMessage: z
     .string()

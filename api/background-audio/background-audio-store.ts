@@ -50,8 +50,3 @@ export async function deleteUpload(db: Db, workspaceId: string, id: string): Pro
     }),
   ]);
 }
-
-/** The media type of one of the workspace's uploads, never its audio; null: no such upload (deleted). */
-export async function uploadMediaTypeWhere(db: Db, where: OwnedWhere): Promise<string | null> {
-  return (await db.backgroundAudio.findFirst({ where, select: { mediaType: true } }))?.mediaType ?? null;
-}

@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import { isUniqueViolation } from '../../lib/prisma-errors';
@@ -8,7 +7,6 @@ import {
   PLATFORM_AUDIO_MEDIA_TYPE,
   PLATFORM_BACKGROUND_AUDIO,
 } from '../../lib/background-audio/platform-assets';
-import { carrierPlayableAudio } from '../../lib/background-audio/carrier-playback';
 import { createPlatformAudio } from '../../lib/background-audio/platform-files';
 import type { BackgroundAudioTools } from '../../lib/background-audio/platform-files';
 import { AudioRefused, measureUpload, UPLOAD_LIMITS } from '../../lib/background-audio/uploads';
@@ -25,7 +23,6 @@ import {
   uploadAudioWhere,
   uploadCount,
   uploadIdWhere,
-  uploadMediaTypeWhere,
   uploadsOfWorkspace,
 } from './background-audio-store';
 
@@ -170,37 +167,4 @@ export async function backgroundAudioContent(
     return { mediaType: PLATFORM_AUDIO_MEDIA_TYPE, file: (await toolsOf(services).platform.fileOf(platform)).path };
   const upload = await findOwned(principal, id, (where) => uploadAudioWhere(services.db, where));
   return { mediaType: upload.mediaType, bytes: upload.audio };
-}
-
-/**
- * The media type of an asset a call of the workspace plays (docs/features/background-audio.md#on-a-call): MP3 for
- * platform assets, an upload's own; null when the upload is gone (deleted since the agent named it).
- */
-export async function callBackgroundAudioMediaType(
-  services: AppServices,
-  workspaceId: string,
-  id: string,
-): Promise<string | null> {
-  if (findPlatformBackgroundAudio(id)) return PLATFORM_AUDIO_MEDIA_TYPE;
-  return uploadMediaTypeWhere(services.db, { id, workspaceId });
-}
-
-/**
- * The audio a call of the workspace plays, as a carrier that takes MP3 and WAV only is sent it
- * (lib/background-audio/carrier-playback.ts carrierPlayableAudio): a platform file's bytes (made now if missing), an
- * upload's (Ogg and FLAC as WAV); null when the upload is gone.
- */
-export async function callBackgroundAudioContent(
-  services: AppServices,
-  workspaceId: string,
-  id: string,
-): Promise<{ mediaType: 'audio/mpeg' | 'audio/wav'; bytes: Uint8Array } | null> {
-  const tools = toolsOf(services);
-  const platform = findPlatformBackgroundAudio(id);
-  if (platform) {
-    const file = await tools.platform.fileOf(platform);
-    return { mediaType: 'audio/mpeg', bytes: new Uint8Array(await readFile(file.path)) };
-  }
-  const upload = await uploadAudioWhere(services.db, { id, workspaceId });
-  return upload && carrierPlayableAudio(tools.sox, { mediaType: upload.mediaType, bytes: upload.audio });
 }

@@ -28,8 +28,6 @@ export interface ScriptCallRow {
         firstMessage: string | null;
         /** The agent's own choice of engine (lib/conversation/conversation-engine.ts). */
         conversationEngine: ConversationEngine;
-        /** Played under the call where the carrier can (docs/features/background-audio.md#on-a-call); null: silence. */
-        backgroundAudioId: string | null;
       })
     | null;
   leadName: string | null;
@@ -55,7 +53,6 @@ export async function scriptCallRow(sql: RunSql, attemptId: string, connectionId
                       'script', a.script, 'voicemailMessage', a."voicemailMessage",
                       'instructions', a.instructions, 'firstMessage', a."firstMessage",
                       'transferNumber', a."transferNumber", 'conversationEngine', a."conversationEngine",
-                      'backgroundAudioId', a."backgroundAudioId",
                       'hints', (SELECT coalesce(array_agg(t.term ORDER BY ad.position, t.ord), '{}')
                                   FROM "AgentDictionary" ad JOIN "Dictionary" d ON d.id = ad."dictionaryId",
                                        unnest(d.terms) WITH ORDINALITY AS t(term, ord)

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
-import { TELNYX_BACKGROUND_AUDIO_ROUTE, TELNYX_CALL_ROUTE } from '../../lib/carriers/telnyx/telnyx-urls';
+import { TELNYX_CALL_ROUTE } from '../../lib/carriers/telnyx/telnyx-urls';
 import {
   TELNYX_SIGNATURE_HEADER,
   TELNYX_TIMESTAMP_HEADER,
@@ -9,7 +8,6 @@ import {
 } from '../../lib/carriers/telnyx/telnyx-webhooks';
 import { defineRoute } from '../http/route';
 import { assertSignedByTelnyx, receiveTelnyxWebhook } from './telnyx-webhooks';
-import { telnyxBackgroundAudio } from './telnyx-background-audio';
 
 /** The headers every Telnyx webhook is signed with, as the OpenAPI description shows them. */
 export const telnyxSignatureHeaders = [
@@ -56,47 +54,5 @@ export const telnyxRoutes = [
       status: 200,
       body: await receiveTelnyxWebhook(services, req, params.attemptId, body),
     }),
-  }),
-  defineRoute({
-    method: 'get',
-    path: TELNYX_BACKGROUND_AUDIO_ROUTE,
-    access: { public: true },
-    summary:
-      "The background audio of a call, for Telnyx to play under it (playback_start's audio_url: " +
-      'docs/features/background-audio.md#on-a-call): MP3 or WAV. Public, because Telnyx fetches a playback URL with ' +
-      "no credentials: the query's token (HMAC-SHA256 by the connection's API key over the connection, the call, the " +
-      'asset and the expiry) is the proof, and the URL opens that asset for that call only until `expires`.',
-    tags: ['Telephony'],
-    params: z.object({
-      connectionId: z.string().describe('The carrier connection the call was placed through: its key signed the URL.'),
-      attemptId: z.string().describe('The attempt the call was dialed for.'),
-    }),
-    query: z.object({
-      audio: z
-        .string()
-        .check(atMostCodePoints(100))
-        .default('')
-        .describe('The asset the agent had when the conversation started (an id of GET /background-audio).'),
-      expires: z
-        .string()
-        .check(atMostCodePoints(20))
-        .default('')
-        .describe('Unix seconds after which the URL opens nothing (401 invalid_signature).'),
-      token: z
-        .string()
-        .check(atMostCodePoints(100))
-        .default('')
-        .describe('The signature of the URL (base64url). Each of the three missing or wrong: 401 invalid_signature.'),
-    }),
-    responses: {
-      200: { description: 'The audio file (binary).', contentType: ['audio/mpeg', 'audio/wav'], schema: z.string() },
-    },
-    errors: { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_call, ErrorCode.not_found] },
-    handler: async ({ services, params, query, res }) => {
-      const content = await telnyxBackgroundAudio(services, { ...params, ...query });
-      res.set({ 'Content-Type': content.mediaType, 'Cache-Control': 'private, no-store' });
-      res.status(200).send(Buffer.from(content.bytes));
-      return { status: 200 };
-    },
   }),
 ];

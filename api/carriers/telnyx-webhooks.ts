@@ -24,7 +24,6 @@ import { scriptCallOf } from './script-calls';
 import { callEventAt } from './carrier-call-store';
 import { armQuestionWait } from './telnyx-question-waits';
 import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
-import { startTelnyxBackgroundAudio } from './telnyx-background-audio';
 import { telnyxConversationEnded, telnyxHumanLegWebhook } from './telnyx-transfer';
 import { afterInboundEvent } from './inbound-calls';
 
@@ -118,12 +117,10 @@ export async function receiveTelnyxWebhook(
 
   /** A person is on the line: the conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk. */
   // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
-  // The agent's background audio is then played under it, to the hang-up (docs/features/background-audio.md#on-a-call).
   const converse = async () => {
     if (call.agent && callConversationEngine(services.conversationEngine, call.agent) === 'relay')
       await startTelnyxRelay(services, connection, call, attemptId, callControlId);
     else await step({ kind: 'answer' });
-    await startTelnyxBackgroundAudio(services, connection, call, attemptId, callControlId);
   };
 
   const answeredAt = type === 'call.hangup' ? await answeredAtOf(services, connection.provider, callControlId) : null;

@@ -136,8 +136,8 @@ describe('agents', () => {
       extractionFields,
       dictionaryIds: [second!.id, first!.id],
       backgroundAudioId: 'platform-soft-rain',
-      // Where it is played (docs/features/background-audio.md#on-a-call): under Telnyx calls, not Twilio's.
-      backgroundAudioPlayback: { telnyx: 'played', twilio: 'not_supported' },
+      // Played under neither carrier's calls (docs/features/background-audio.md#on-a-call), and it says so.
+      backgroundAudioPlayback: { telnyx: 'not_supported', twilio: 'not_supported' },
     });
     const patched = await call('PATCH', `/agents/${agent.id}`, {
       dictionaryIds: [first!.id],

@@ -18,8 +18,6 @@ export const HANGUP_COMMAND_ID = 'hangup';
 /** The command_ids of a call's one conversation and its one transfer: commanded again, done once. */
 export const CONVERSATION_RELAY_COMMAND_ID = 'conversation-relay';
 export const TRANSFER_COMMAND_ID = 'transfer';
-/** The command_id of a call's background audio: started once per call, however often it is commanded. */
-export const BACKGROUND_AUDIO_COMMAND_ID = 'background-audio';
 
 /** What a call's ConversationRelay session is started with (docs/features/conversation/relay.md#telnyx). */
 export interface TelnyxRelayStart {
@@ -247,26 +245,6 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
           interruptible: 'speech',
           custom_parameters: { attemptId: relay.attemptId },
           command_id: CONVERSATION_RELAY_COMMAND_ID,
-        }),
-      );
-    },
-
-    /**
-     * Plays the agent's background audio under the call (actions/playback_start, StartCallPlayback:
-     * docs/features/background-audio.md#on-a-call): fetched by Telnyx from the signed URL, looped without end
-     * (`loop: infinity`) and mixed on top of the audio playing (`overlay: true`, which limits `target_legs` to `self`),
-     * cached by Telnyx for the loops. Once per call (its command_id). False when the call has ended.
-     */
-    startBackgroundAudio(callControlId: string, audio: { url: string; type: 'mp3' | 'wav' }): Promise<boolean> {
-      return command(() =>
-        client.calls.actions.startPlayback(callControlId, {
-          audio_url: audio.url,
-          audio_type: audio.type,
-          loop: 'infinity',
-          overlay: true,
-          target_legs: 'self',
-          cache_audio: true,
-          command_id: BACKGROUND_AUDIO_COMMAND_ID,
         }),
       );
     },
