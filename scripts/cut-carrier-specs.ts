@@ -94,8 +94,8 @@ export const CUTS: Record<string, Cut> = {
       ['get', '/call_control_applications/{id}'],
       ['patch', '/call_control_applications/{id}'],
       ['post', '/calls/{call_control_id}/actions/answer'],
-      // Background audio under the agent's voice (docs/features/background-audio.md#on-a-call): a looped playback,
-      // overlaid, of an audio URL.
+      // Play audio URL, implemented by the Telnyx twin as described: its overlay mixes a file only over another file,
+      // never under speech, which is why the product plays no background audio (docs/features/background-audio.md#on-a-call).
       ['post', '/calls/{call_control_id}/actions/playback_start'],
       // Recordings (docs/features/recordings.md): started on an answered call, found by the call (Telnyx answers
       // no recording id to record_start nor in call.recording.saved), read, and deleted at retention.
