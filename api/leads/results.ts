@@ -11,6 +11,7 @@ import { cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
+import { isSimulatedProvider } from '../../lib/simulators';
 import type { AppServices } from '../app-services';
 import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 import { leadWaitingView, linePositions } from './lead-waiting';
@@ -55,6 +56,7 @@ export function leadResultView(
       outcome: call.outcome,
       durationMs: call.durationMs,
       provider: call.provider,
+      simulated: isSimulatedProvider(call.provider),
       startedAt: call.startedAt.toISOString(),
       endedAt: call.endedAt?.toISOString() ?? null,
     })),
@@ -141,6 +143,7 @@ export function workspaceCallView(call: Call & { lead: { phone: string } | null 
     phone: personNumber(call),
     attempt: call.attempt,
     provider: call.provider,
+    simulated: isSimulatedProvider(call.provider),
     status: call.status,
     outcome: call.outcome,
     durationMs: call.durationMs,
