@@ -38,15 +38,17 @@ export async function toolCallOf(sql: RunSql, callId: string): Promise<ToolCallR
 /**
  * The call's outcome becomes `outcome` when it ends answered (callbackAt: when the lead asked to be called back), and
  * with opted_out the number joins its workspace's Do-Not-Call list (source spoken_opt_out, this call), in the same
- * statement: at once, for every later push and every attempt not yet dialed. Answers whether the call was still on.
+ * statement: at once, for every later push and every attempt not yet dialed. Answers whether the call was still on,
+ * and the number this statement listed (null: none, or listed before), whose waiting ladders are then told
+ * (lib/temporal/do-not-call.ts).
  */
 export async function markConversationOutcome(
   sql: RunSql,
   callId: string,
   outcome: ToolOutcome,
   options: { callbackAt?: Date | null; doNotCall?: boolean } = {},
-): Promise<boolean> {
-  const [row] = await sql<{ marked: boolean }>(
+): Promise<{ marked: boolean; listed: { workspaceId: string; phone: string } | null }> {
+  const [row] = await sql<{ marked: boolean; listed: { workspaceId: string; phone: string } | null }>(
     {
       name: 'conversation_tool_outcome',
       text: `WITH marked AS (
@@ -58,15 +60,16 @@ export async function markConversationOutcome(
                SELECT "workspaceId", "toNumber", 'spoken_opt_out', id, ${NOW_UTC} FROM marked
                 WHERE $4::boolean AND "toNumber" IS NOT NULL
                ON CONFLICT DO NOTHING
+               RETURNING "workspaceId"::text AS "workspaceId", phone
              )
-             SELECT EXISTS (SELECT 1 FROM marked) AS marked`,
+             SELECT EXISTS (SELECT 1 FROM marked) AS marked, (SELECT row_to_json(listed) FROM listed) AS listed`,
     },
     callId,
     outcome,
     options.callbackAt?.toISOString() ?? null,
     options.doNotCall ?? false,
   );
-  return row?.marked ?? false;
+  return { marked: row?.marked ?? false, listed: row?.listed ?? null };
 }
 
 /** transfer_to_human: the call is to be handed to the agent's transfer number when its conversation ends. */
