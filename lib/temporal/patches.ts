@@ -506,7 +506,7 @@ export const PATCHES = {
     {
       id: 'opt-out-ends-wait',
       workflow: 'leadLadderWorkflowV2',
-      since: { commit: '54d9e4f', date: '2026-12-07' },
+      since: { commit: 'c3ad764', date: '2026-12-07' },
       change:
         "numberOptedOut (the lead's number put on the Do-Not-Call list, lib/temporal/do-not-call.ts) ends a wait for the " +
         'next rung or the calling window at once (do_not_call, its result opted_out), and wakes a hold in the line ' +
@@ -526,7 +526,7 @@ export const PATCHES = {
         'lead-ladder-v2-twilio-transferred',
       ],
       longestRun: LEAD_DIAL_LIFETIME,
-      retireWhen: stillOpen('leadLadderWorkflowV2', '54d9e4f'),
+      retireWhen: stillOpen('leadLadderWorkflowV2', 'c3ad764'),
     },
     LEAD_RUNS_UNBOUNDED,
     'Its old branch is only a signal ignored: a run told while a worker without the handler ran it replays that way.',
