@@ -1,6 +1,16 @@
-import { WorkflowNotFoundError, type Client } from '@temporalio/client';
+import {
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
+  WorkflowNotFoundError,
+  type Client,
+} from '@temporalio/client';
 import type { EndedCall } from '../calls/ended-call';
 import { callEndedSignal } from './messages';
+import { startWorkflow } from './start-workflow';
+import { inboundCallWorkflowId } from './workflow-ids';
+
+/** A healthy start takes milliseconds: the carrier waits for the call's answer meanwhile. */
+const START_DEADLINE_MS = 5_000;
 
 /**
  * Tells the call's workflow (the dial ladder, a journey's call node, a test call) that it ended, once the
@@ -13,5 +23,30 @@ export async function signalCallEnded(temporal: Client, workflowId: string, ende
     await temporal.workflow.getHandle(workflowId).signal(callEndedSignal, ended);
   } catch (error) {
     if (!(error instanceof WorkflowNotFoundError)) throw error;
+  }
+}
+
+/**
+ * Starts the workflow that watches an inbound call until it ends (workflows/calls/inbound-call.ts): its end event
+ * signals it (the call records its id, inboundCallWorkflowId), and past the deadline it asks the carrier, so that a
+ * lost end callback still ends the call. Already started (the carrier asked again for the same call) is fine.
+ */
+export async function startInboundCallWorkflow(
+  temporal: Client,
+  taskQueue: string,
+  call: { attemptId: string; workspaceId: string },
+): Promise<void> {
+  try {
+    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
+      startWorkflow(temporal, 'inboundCallWorkflow', {
+        workflowId: inboundCallWorkflowId(call.attemptId),
+        taskQueue,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        searchAttributes: { WorkspaceId: [call.workspaceId] },
+        args: [{ attemptId: call.attemptId }],
+      }),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
   }
 }

@@ -1,0 +1,74 @@
+// An inbound call whose end callback is lost (docs/features/carriers/inbound.md#a-lost-end), on the real servers: the
+// API, a worker, Temporal and PostgreSQL, and the Twilio twin as the carrier, which drops the number's StatusCallback of
+// the call on request. The call's watching workflow waits for the end as an outbound call's ladder does, then asks the
+// carrier: the call ends as Twilio has it, with its aftermath. A call whose callback comes ends by it, without asking.
+import { describe, expect, it } from 'vitest';
+import { inboundCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import { insertShoeShopAgent } from '../support/carrier-calls';
+import { useTestDatabase } from '../support/database';
+import { inboundCalls } from '../support/inbound-calls';
+import { useTemporalClient } from '../support/temporal';
+import { twilioTwinRecord } from '../support/twilio-twin';
+import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
+import { until } from '../support/until';
+import { createTestWorkspace } from '../support/workspace';
+
+const { db, url } = await useTestDatabase();
+const temporal = await useTemporalClient();
+// A short deadline, as the lost-webhook tests of outbound calls have: the carrier is asked 3 s after the answer.
+const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal }, {}, { callEndDeadlineMs: 3_000 });
+const twinRecord = twilioTwinRecord(db);
+
+const owner = await createTestWorkspace(db, { scopes: ['agents.edit', 'phone_numbers.edit', 'calls.view'] });
+const number = '+14155569201';
+await connectTwinCaller(db, keyring, twin.baseUrl, owner.workspaceId, number);
+const agent = await insertShoeShopAgent(db, owner.workspaceId, { questions: ['What colour would you like?'] });
+const { control, ownedByTheAccount, routeTo, endedCallOf } = inboundCalls({
+  db,
+  api,
+  twinBaseUrl: twin.baseUrl,
+  key: owner.key,
+});
+await ownedByTheAccount(number);
+await routeTo(number, agent.id);
+
+/** A person calls the number at the twin; answers the carrier's id of the call. */
+async function personCalls(from: string, loseStatusCallback: boolean): Promise<string> {
+  const placed = await control('incoming-calls', { from, to: number, loseStatusCallback });
+  expect(placed.status).toBe(201);
+  return placed.body.sid as string;
+}
+
+/** The events applied to the call: a carrier's callback, or the lookup past the deadline (`lookup:`). */
+const eventIdsOf = async (callId: string) =>
+  (await db.callEvent.findMany({ where: { callId }, select: { eventId: true } })).map((event) => event.eventId);
+
+describe('an inbound call watched until it ends', () => {
+  it('whose end callback is lost: the carrier is asked past the deadline, the call ends as Twilio has it', async () => {
+    const sid = await personCalls('+14155561301', true);
+    const call = await endedCallOf(sid);
+    expect(call).toMatchObject({ kind: 'inbound', direction: 'inbound', status: 'ended', outcome: 'answered' });
+    expect((await twinRecord.call(sid)).status).toBe('completed');
+    // Ended by the lookup: no callback of its end ever came.
+    expect(await eventIdsOf(call.id)).toEqual([expect.stringMatching(/^lookup:/)]);
+    const watching = temporal.client.workflow.getHandle(inboundCallWorkflowId(call.attemptId));
+    expect(await watching.result()).toEqual({ callId: call.id, outcome: 'answered', durationMs: call.durationMs });
+  });
+
+  it('whose end callback comes: it ends by it, and its workflow with it, the carrier not asked', async () => {
+    const sid = await personCalls('+14155561302', false);
+    const call = await endedCallOf(sid);
+    expect(call).toMatchObject({ kind: 'inbound', status: 'ended', outcome: 'answered' });
+    const watching = temporal.client.workflow.getHandle(inboundCallWorkflowId(call.attemptId));
+    expect(await watching.result()).toMatchObject({ callId: call.id, outcome: 'answered' });
+    expect((await eventIdsOf(call.id)).some((id) => id.startsWith('lookup:'))).toBe(false);
+  });
+});
+
+// The number's calls are all watched: none is left dialing.
+it('leaves no inbound call of the number on', async () => {
+  await until(
+    () => db.call.count({ where: { toNumber: number, status: 'dialing' } }),
+    (count) => count === 0,
+  );
+});
