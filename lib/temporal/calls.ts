@@ -1,16 +1,8 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowIdReusePolicy,
-  WorkflowNotFoundError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import type { EndedCall } from '../calls/ended-call';
 import { callEndedSignal } from './messages';
-import { startWorkflow } from './start-workflow';
+import { startWorkflowOnce } from './start-workflow';
 import { inboundCallWorkflowId } from './workflow-ids';
-
-/** A healthy start takes milliseconds: the carrier waits for the call's answer meanwhile. */
-const START_DEADLINE_MS = 5_000;
 
 /**
  * Tells the call's workflow (the dial ladder, a journey's call node, a test call) that it ended, once the
@@ -36,17 +28,10 @@ export async function startInboundCallWorkflow(
   taskQueue: string,
   call: { attemptId: string; workspaceId: string },
 ): Promise<void> {
-  try {
-    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      startWorkflow(temporal, 'inboundCallWorkflow', {
-        workflowId: inboundCallWorkflowId(call.attemptId),
-        taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { WorkspaceId: [call.workspaceId] },
-        args: [{ attemptId: call.attemptId }],
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
+  await startWorkflowOnce(temporal, 'inboundCallWorkflow', {
+    workflowId: inboundCallWorkflowId(call.attemptId),
+    taskQueue,
+    workspaceId: call.workspaceId,
+    args: [{ attemptId: call.attemptId }],
+  });
 }
