@@ -20,6 +20,7 @@ import type {
 import { ModelIntelligenceFailure } from '../../lib/call-intelligence/model-intelligence';
 import { ruleBasedExtraction } from '../../lib/call-intelligence/rule-based-extraction';
 import { listOnDoNotCall } from '../../lib/leads/do-not-call';
+import { personNumberOf } from '../../lib/calls/person-number';
 import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import { log } from '../../lib/log';
 import { knownRedactions } from '../../lib/compliance/compliance-store';
@@ -228,7 +229,7 @@ export async function storeCallIntelligence(
   });
   await dependencies.db.call.update({ where: { id: callId }, data: { intelligence } });
   // The opt-out rule lists a campaign call's number; a test call's is never listed (as its opt_out tool lists none).
-  const phone = call.toNumber ?? call.lead?.phone ?? null;
+  const phone = personNumberOf(call);
   if (optOut && call.kind !== 'test' && phone) {
     const listing = { workspaceId: call.workspaceId, phone, source: 'call_intelligence', callId } as const;
     // Its leads waiting for a later attempt end now (docs/features/dial-ladder.md#an-opt-out-ends-the-wait).

@@ -1,6 +1,7 @@
 import { NOW_UTC } from '../../lib/sql-clock';
 import type { ToolOutcome } from '../../lib/calls/call-outcomes';
 import type { RunSql } from '../../lib/run-sql';
+import { personNumberSql } from '../../lib/calls/person-number';
 
 /**
  * The conversation tools' SQL (docs/features/conversation/tools.md). Every write is on a call still on (status
@@ -24,7 +25,7 @@ export async function toolCallOf(sql: RunSql, callId: string): Promise<ToolCallR
   const [row] = await sql<ToolCallRow>(
     {
       name: 'conversation_tool_call',
-      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, coalesce(c."toNumber", l.phone) AS "toNumber",
+      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, ${personNumberSql('c', 'l.phone')} AS "toNumber",
                     coalesce(a.language, 'en') AS language, a."transferNumber", k."callingWindow"
                FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
                LEFT JOIN "Campaign" k ON k.id = c."campaignId"
@@ -54,7 +55,8 @@ export async function markConversationOutcome(
       text: `WITH marked AS (
                UPDATE "Call" c SET "conversationOutcome" = $2, "callbackAt" = $3::timestamptz AT TIME ZONE 'UTC'
                 WHERE c.id = $1::uuid AND c.status = 'dialing'
-                RETURNING c.id, c."workspaceId", coalesce(c."toNumber", (SELECT l.phone FROM "Lead" l WHERE l.id = c."leadId")) AS "toNumber"
+                RETURNING c.id, c."workspaceId",
+                          ${personNumberSql('c', '(SELECT l.phone FROM "Lead" l WHERE l.id = c."leadId")')} AS "toNumber"
              ), listed AS (
                INSERT INTO "DoNotCall" ("workspaceId", phone, source, "callId", "createdAt")
                SELECT "workspaceId", "toNumber", 'spoken_opt_out', id, ${NOW_UTC} FROM marked
