@@ -365,6 +365,21 @@ describe('a lead that opts out mid-ladder', () => {
     await endedOptedOut(lead, phone);
   });
 
+  it("by the call intelligence of another campaign's call to its number: it ends at once", async () => {
+    const phone = '+14155569846';
+    const lead = await waitingForItsNextRung(phone);
+    const other = await insertAnsweredCall(db, owner, {
+      toNumber: phone,
+      transcript: [
+        { speaker: 'agent', text: 'Hello, this is the shoe shop.', offsetMs: 0 },
+        { speaker: 'lead', text: 'Please take me off your list.', offsetMs: 2_000 },
+      ],
+    });
+    await startCallIntelligence(temporal.client, temporal.taskQueue, other.id);
+    expect(await listed(phone)).toMatchObject({ source: 'call_intelligence', callId: other.id });
+    await endedOptedOut(lead, phone);
+  });
+
   it('by POST /do-not-call while its next rung is hours away: it ends at once, and the twin gets no further call', async () => {
     const phone = '+14155569836';
     const lead = await waitingForItsNextRung(phone);
