@@ -7,10 +7,10 @@ import { inboundCallWorkflowId } from '../../lib/temporal/workflow-ids';
 import { connectCallers, insertShoeShopAgent, TELNYX_TWIN_ACCOUNT } from '../support/carrier-calls';
 import { startTestTelnyxTwin } from '../support/telnyx-twin';
 import { useTestDatabase } from '../support/database';
-import { inboundCalls } from '../support/inbound-calls';
+import { inboundCalls, routedTwilioNumber } from '../support/inbound-calls';
 import { useTemporalClient } from '../support/temporal';
 import { twilioTwinRecord } from '../support/twilio-twin';
-import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
+import { startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 
@@ -20,18 +20,10 @@ const temporal = await useTemporalClient();
 const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal }, {}, { callEndDeadlineMs: 3_000 });
 const twinRecord = twilioTwinRecord(db);
 
-const owner = await createTestWorkspace(db, { scopes: ['agents.edit', 'phone_numbers.edit', 'calls.view'] });
 const number = '+14155569201';
-await connectTwinCaller(db, keyring, twin.baseUrl, owner.workspaceId, number);
-const agent = await insertShoeShopAgent(db, owner.workspaceId, { questions: ['What colour would you like?'] });
-const { control, ownedByTheAccount, routeTo, endedCallOf } = inboundCalls({
-  db,
-  api,
-  twinBaseUrl: twin.baseUrl,
-  key: owner.key,
-});
-await ownedByTheAccount(number);
-await routeTo(number, agent.id);
+const {
+  calls: { control, endedCallOf },
+} = await routedTwilioNumber({ db, api, keyring, twinBaseUrl: twin.baseUrl }, number);
 
 // The same on Telnyx: another workspace's number on a connection to the Telnyx twin.
 const telnyxTwin = await startTestTelnyxTwin(db, { timeScale: 0.04 });

@@ -2,31 +2,22 @@
 // twin: the caller's number is listed, never the workspace's own number the call came in on (an inbound call's
 // toNumber), on the script walk and by the call intelligence's rule alike.
 import { describe, expect, it } from 'vitest';
-import { insertShoeShopAgent } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
-import { inboundCalls } from '../support/inbound-calls';
+import { routedTwilioNumber } from '../support/inbound-calls';
 import { useTemporalClient } from '../support/temporal';
 import { scriptPersona } from '../support/twilio-twin';
-import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
+import { startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { until } from '../support/until';
-import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const { keyring, twin, api } = await startTwilioTwinStack({ db, url, temporal }, { conversationEngine: 'gather' });
 
-const owner = await createTestWorkspace(db, { scopes: ['agents.edit', 'phone_numbers.edit', 'calls.view'] });
 const number = '+14155569301';
-await connectTwinCaller(db, keyring, twin.baseUrl, owner.workspaceId, number);
-const agent = await insertShoeShopAgent(db, owner.workspaceId, { questions: ['What colour would you like?'] });
-const { ownedByTheAccount, routeTo, personCalls, endedCallOf } = inboundCalls({
-  db,
-  api,
-  twinBaseUrl: twin.baseUrl,
-  key: owner.key,
-});
-await ownedByTheAccount(number);
-await routeTo(number, agent.id);
+const {
+  owner,
+  calls: { personCalls, endedCallOf },
+} = await routedTwilioNumber({ db, api, keyring, twinBaseUrl: twin.baseUrl }, number);
 
 describe('an inbound caller who opts out', () => {
   it("is listed by the caller's number, with the call; the workspace's own number is not", async () => {
