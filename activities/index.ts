@@ -8,6 +8,7 @@ import { notifyCampaignLeads, setCampaignStatus } from './campaigns/campaigns';
 import { ensureCallTranscript, extractCallFields, storeCallIntelligence } from './call-intelligence/call-intelligence';
 import { billTestCall, dialTestCall } from './test-calls/test-calls';
 import { afterCallEnded } from './calls/call-aftermath';
+import { watchInboundCall } from './calls/inbound-calls';
 import {
   callJourneyWebhook,
   loadJourneyRun,
@@ -70,6 +71,8 @@ const mainWorkerActivities = {
   billTestCall,
   // What follows a call's end (activities/calls/call-aftermath.ts).
   afterCallEnded,
+  // An inbound call watched until it ends (activities/calls/inbound-calls.ts).
+  watchInboundCall,
   // Result webhooks (activities/result-webhooks/result-webhooks.ts).
   enqueueLeadFinished,
   deliverWebhook,

@@ -6,3 +6,13 @@
  */
 export const SIMULATOR_SETTINGS = ['disabled', 'enabled', 'billed'] as const;
 export type SimulatorsSetting = (typeof SIMULATOR_SETTINGS)[number];
+
+/** What a simulator's calls and its senders record as their provider: the mark of a simulated call or message. */
+export const SIMULATED_PROVIDER = 'simulated';
+
+/**
+ * Whether a call or message of this provider was simulated (docs/configuration.md#simulators): nobody was called or
+ * messaged, its outcome and words were invented. A twin's provider (`twilio-twin`, ...) is a carrier's protocol
+ * answered by a test double and is not marked: only the product's own stand-ins are.
+ */
+export const isSimulatedProvider = (provider: string): boolean => provider === SIMULATED_PROVIDER;

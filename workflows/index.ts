@@ -9,6 +9,7 @@ export { contactEnrollmentWorkflow } from './dial-ladder/contact-enrollment';
 export { exportJobWorkflow } from './exports/export-job';
 export { callIntelligenceWorkflow } from './call-intelligence/call-intelligence';
 export { testCallWorkflow } from './test-calls/test-call';
+export { inboundCallWorkflow } from './calls/inbound-call';
 export { speechAnalysisWorkflow } from './speech/speech-analysis';
 export { whatsAppMessageWorkflow } from './whatsapp/whatsapp-message';
 export { leadMessageWorkflow } from './whatsapp/lead-message';

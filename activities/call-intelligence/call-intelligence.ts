@@ -1,3 +1,4 @@
+import type { Client } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import { Prisma } from '../../generated/prisma/client';
 import type { CallEvaluation } from '../../lib/call-intelligence/call-evaluation';
@@ -19,6 +20,8 @@ import type {
 import { ModelIntelligenceFailure } from '../../lib/call-intelligence/model-intelligence';
 import { ruleBasedExtraction } from '../../lib/call-intelligence/rule-based-extraction';
 import { listOnDoNotCall } from '../../lib/leads/do-not-call';
+import { personNumberOf } from '../../lib/calls/person-number';
+import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import { log } from '../../lib/log';
 import { knownRedactions } from '../../lib/compliance/compliance-store';
 import { CpuBudgetExceeded, sharedCpuBudget, type CpuBudget } from '../../lib/cpu-budget/cpu-budget';
@@ -41,6 +44,8 @@ export interface CallIntelligenceDependencies {
    * default the process's shared ones with the default settings.
    */
   cpuBudget?: CpuBudget;
+  /** Tells the ladders of a number the opt-out rule listed (lib/temporal/do-not-call.ts); unset: none is told. */
+  temporal?: Client;
 }
 
 /** What extractCallFields answers the workflow, and storeCallIntelligence is given back (recorded in the history once). */
@@ -181,7 +186,7 @@ export async function extractCallFields(
  * lists a campaign call's number on the workspace's Do-Not-Call list; a repeat writes the same.
  */
 export async function storeCallIntelligence(
-  dependencies: Pick<CallIntelligenceDependencies, 'db' | 'cpuBudget'>,
+  dependencies: Pick<CallIntelligenceDependencies, 'db' | 'cpuBudget' | 'temporal'>,
   {
     callId,
     extraction: values,
@@ -224,14 +229,16 @@ export async function storeCallIntelligence(
   });
   await dependencies.db.call.update({ where: { id: callId }, data: { intelligence } });
   // The opt-out rule lists a campaign call's number; a test call's is never listed (as its opt_out tool lists none).
-  const phone = call.toNumber ?? call.lead?.phone ?? null;
-  if (optOut && call.kind !== 'test' && phone)
-    await listOnDoNotCall(dependencies.db.sql, {
-      workspaceId: call.workspaceId,
-      phone,
-      source: 'call_intelligence',
-      callId,
-    });
+  const phone = personNumberOf(call);
+  if (optOut && call.kind !== 'test' && phone) {
+    const listing = { workspaceId: call.workspaceId, phone, source: 'call_intelligence', callId } as const;
+    // Its leads waiting for a later attempt end now (docs/features/dial-ladder.md#an-opt-out-ends-the-wait).
+    if ((await listOnDoNotCall(dependencies.db.sql, listing)) && dependencies.temporal)
+      await tellLaddersOfOptOut(dependencies.temporal, dependencies.db.sql, {
+        workspaceId: call.workspaceId,
+        phones: [phone],
+      });
+  }
   return { score: evaluation.score };
 }
 

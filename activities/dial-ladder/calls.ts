@@ -220,9 +220,9 @@ async function dialAttempt(
     if (resumed.verdict !== 'started') return { outcome: resumed.verdict } as PlacedCall;
     request = await dialRequest(dependencies, attemptId, resumed.phone);
   } else {
-    // A number on the Do-Not-Call list gives back a line handed to it in the queue.
-    if (decision.verdict === 'do_not_call' && decision.granted)
-      await handOver(dependencies, await leaveLineQueue(db.sql, attemptId));
+    // A number on the Do-Not-Call list leaves the line queue, giving back a line handed to it there (an opt-out
+    // wakes a queued attempt before any line is: docs/features/dial-ladder.md#an-opt-out-ends-the-wait).
+    if (decision.verdict === 'do_not_call') await handOver(dependencies, await leaveLineQueue(db.sql, attemptId));
     if (decision.verdict === 'queued') return { outcome: 'queued' };
     if (decision.verdict !== 'started' || !decision.call) return { outcome: decision.verdict } as PlacedCall;
     request = dialRequestOf(dependencies, attemptId, decision.phone, decision.call);

@@ -16,6 +16,7 @@ import type { LeadDialResult } from '../../lib/dial-ladder/lead-state';
 import type { ActivityDependencies } from '../dependencies';
 import { EgressError, type Egress } from '../../lib/http/egress';
 import type { Database } from '../../lib/database';
+import { isSimulatedProvider } from '../../lib/simulators';
 
 export const LEAD_FINISHED = 'lead.finished';
 
@@ -39,7 +40,14 @@ export interface LeadFinishedEvent {
     status: string;
     outcome: string | null;
     attempts: number;
-    calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: string }>;
+    calls: Array<{
+      attempt: number;
+      outcome: string | null;
+      durationMs: number | null;
+      startedAt: string;
+      /** The simulated carrier placed it (docs/configuration.md#simulators): nobody was called. */
+      simulated: boolean;
+    }>;
     /** A WHATSAPP campaign's lead only: its one template message (null: none was sent), as its result shows it. */
     message?: LeadMessageView | null;
   };
@@ -57,7 +65,13 @@ type FinishedLead = {
   campaignId: string;
   status: string;
   campaign: { kind: 'CLASSIC' | 'JOURNEY'; channel: string };
-  calls: Array<{ attempt: number; outcome: string | null; durationMs: number | null; startedAt: Date }>;
+  calls: Array<{
+    attempt: number;
+    outcome: string | null;
+    durationMs: number | null;
+    startedAt: Date;
+    provider: string;
+  }>;
 };
 
 /** What the result webhook activities use: the egress guard is the worker's one (activities/index.ts builds it). */
@@ -86,6 +100,7 @@ async function leadFinishedData(
       outcome: call.outcome,
       durationMs: call.durationMs,
       startedAt: call.startedAt.toISOString(),
+      simulated: isSimulatedProvider(call.provider),
     })),
   };
   if (leadWorkflowKind(lead.campaign) !== 'WHATSAPP') return data;
@@ -115,7 +130,7 @@ export async function enqueueLeadFinished(
       status: true,
       campaign: { select: { kind: true, channel: true } },
       calls: {
-        select: { attempt: true, outcome: true, durationMs: true, startedAt: true },
+        select: { attempt: true, outcome: true, durationMs: true, startedAt: true, provider: true },
         orderBy: { attempt: 'asc' },
       },
     },

@@ -5,6 +5,7 @@ import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import type { AppServices } from '../app-services';
 import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
+import { SIMULATED_PROVIDER } from '../../lib/simulators';
 
 /** Per lead: whether it was attempted, reached, picked up, and is being re-engaged; and the campaign's attempts. */
 interface KpiSources {
@@ -13,8 +14,7 @@ interface KpiSources {
   attempts: string;
 }
 
-/** What a simulator's calls and its senders record as their provider (docs/configuration.md#simulators). */
-const SIMULATED = 'simulated';
+const SIMULATED = SIMULATED_PROVIDER;
 
 /** Reached: picked up by a person or a machine; picked up: a person talked with the agent (lib/calls/call-outcomes.ts). */
 const REACHED = sqlOutcomeList(REACHING_OUTCOMES);

@@ -85,6 +85,8 @@ export interface NewInboundCall {
   providerCallId: string;
   /** The outcomes on which the call's end settles its lead (Call.settlesLeadOn). */
   settlesLeadOn: readonly string[];
+  /** The workflow its end is signalled to: the one watching it (inboundCallWorkflowId). */
+  workflowId: string;
 }
 
 /**
@@ -104,10 +106,10 @@ export async function insertInboundCall(sql: RunSql, call: NewInboundCall): Prom
                INSERT INTO "Call" (id, "workspaceId", kind, direction, "campaignId", "leadId", attempt, "attemptId",
                                    provider, status, "startedAt", "agentId", "fromNumber", "toNumber",
                                    "carrierConnectionId", "providerCallId", "carrierStatus", "answeredBy",
-                                   "lastEventAt", "settlesLeadOn")
+                                   "lastEventAt", "settlesLeadOn", "workflowId")
                SELECT gen_random_uuid(), $1::uuid, $2, 'inbound', (SELECT id FROM campaign), $4::uuid, $5, $6, $7,
                       'dialing', ${NOW_UTC}, $8::uuid, $9, $10, $11::uuid, $12, 'in-progress', 'human', ${NOW_UTC},
-                      $13::text[]
+                      $13::text[], $14
                ON CONFLICT ("attemptId") DO NOTHING
                RETURNING id, "campaignId"
              ), queued AS (
@@ -131,6 +133,7 @@ export async function insertInboundCall(sql: RunSql, call: NewInboundCall): Prom
     call.connectionId,
     call.providerCallId,
     call.settlesLeadOn,
+    call.workflowId,
   );
   return row?.id ?? null;
 }

@@ -9,6 +9,9 @@ import {
 import { withEveryOutcomeRule } from '../../lib/dial-ladder/ladder-rules';
 import { poolSql } from '../../lib/run-sql';
 import { startCallIntelligence } from '../../lib/temporal/start-call-intelligence';
+import { startInboundCallWorkflow } from '../../lib/temporal/calls';
+import { inboundCallWorkflowId } from '../../lib/temporal/workflow-ids';
+import { log } from '../../lib/log';
 import type { AppServices } from '../app-services';
 import { endedInboundCall, inboundTarget, insertInboundCall, type CallerLead } from './inbound-call-store';
 
@@ -54,10 +57,33 @@ export async function recordInboundCall(
   services: AppServices,
   call: AnnouncedCall,
 ): Promise<{ attemptId: string } | null> {
+  const recorded = await recordCall(services, call);
+  if (recorded) await watchUntilItEnds(services, recorded);
+  return recorded && { attemptId: recorded.attemptId };
+}
+
+/**
+ * The call's watching workflow started (docs/features/carriers/inbound.md#a-lost-end), again when the carrier asks again
+ * (already started is fine). Temporal unreachable: the person is answered all the same, the call unwatched (its end
+ * event still ends it), and the failure logged.
+ */
+async function watchUntilItEnds(services: AppServices, call: { attemptId: string; workspaceId: string }) {
+  try {
+    await startInboundCallWorkflow(services.temporal, services.taskQueue, call);
+  } catch (error) {
+    log.error({ err: error, attemptId: call.attemptId }, 'inbound call answered unwatched: its workflow did not start');
+  }
+}
+
+async function recordCall(
+  services: AppServices,
+  call: AnnouncedCall,
+): Promise<{ attemptId: string; workspaceId: string } | null> {
   const sql = poolSql(services.sql);
   const target = await inboundTarget(sql, call);
   if (!target) return null;
-  if (target.recordedAttemptId) return { attemptId: target.recordedAttemptId };
+  const { workspaceId } = target;
+  if (target.recordedAttemptId) return { attemptId: target.recordedAttemptId, workspaceId };
   const { lead } = target;
   const common = {
     workspaceId: target.workspaceId,
@@ -70,8 +96,10 @@ export async function recordInboundCall(
   };
   const asLadderAttempt = lead?.laddered && lead.open ? ladderAttempt(lead) : null;
   if (asLadderAttempt) {
-    const id = await insertInboundCall(sql, { ...common, kind: 'campaign', ...asLadderAttempt });
-    if (id) return { attemptId: asLadderAttempt.attemptId };
+    const { attemptId } = asLadderAttempt;
+    const workflowId = inboundCallWorkflowId(attemptId);
+    const id = await insertInboundCall(sql, { ...common, kind: 'campaign', ...asLadderAttempt, workflowId });
+    if (id) return { attemptId, workspaceId };
     // The ladder recorded that attempt meanwhile (it is dialing the caller): the call is the lead's all the same.
   }
   const attemptId = ownAttemptId(call.providerCallId);
@@ -83,8 +111,9 @@ export async function recordInboundCall(
     attempt: lead ? lead.attempts + 1 : 1,
     attemptId,
     settlesLeadOn: [],
+    workflowId: inboundCallWorkflowId(attemptId),
   });
-  return { attemptId };
+  return { attemptId, workspaceId };
 }
 
 function ladderAttempt(lead: CallerLead) {

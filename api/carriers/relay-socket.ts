@@ -33,6 +33,7 @@ import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { createCallTools } from '../conversation/conversation-tools';
+import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import { saysOptOut } from '../../lib/conversation/intents';
 import { markSpokenOptOut, scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
 import { claimRelayCall, isRedirectedToVoicemail, type RelayCall } from './carrier-call-store';
@@ -347,6 +348,8 @@ export function attachConversationRelay(server: Server, services: AppServices) {
         tools: createCallTools({
           sql: poolSql(services.sql),
           callId: row.id,
+          onListed: ({ workspaceId, phone }) =>
+            tellLaddersOfOptOut(services.temporal, poolSql(services.sql), { workspaceId, phones: [phone] }),
           onTransfer: (summary) => (conversation.handoff = { reason: 'transfer', summary }),
         }),
         knowledge: conversationKnowledge(poolSql(services.sql), row.agent ?? null),

@@ -8,6 +8,7 @@ import { poolSql } from '../../lib/run-sql';
 import { recordsCallsOn, spokenDisclosure } from '../../lib/recordings/recording-notice';
 import type { AppServices } from '../app-services';
 import { markConversationOutcome } from '../conversation/conversation-tool-store';
+import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import {
   insertScriptTurns,
   scriptCallRow,
@@ -115,7 +116,11 @@ export async function trimAgentTurn(
  * on; a repeat lists nothing twice.
  */
 export async function markSpokenOptOut(services: AppServices, call: { id: string; kind: string }): Promise<void> {
-  await markConversationOutcome(poolSql(services.sql), call.id, 'opted_out', { doNotCall: call.kind !== 'test' });
+  const sql = poolSql(services.sql);
+  const { listed } = await markConversationOutcome(sql, call.id, 'opted_out', { doNotCall: call.kind !== 'test' });
+  // Its other leads waiting for a later attempt end now (docs/features/dial-ladder.md#an-opt-out-ends-the-wait).
+  if (listed)
+    await tellLaddersOfOptOut(services.temporal, sql, { workspaceId: listed.workspaceId, phones: [listed.phone] });
 }
 
 /** A step of the walk whose answer asks not to be called again (heardOptOut: it says the opted-out line and hangs up). */

@@ -67,7 +67,7 @@ export async function telnyxHumanLegWebhook(
   if (call.status !== 'dialing' || call.conversationOutcome === 'transferred') return false;
   const sql = poolSql(services.sql);
   const answered = type === 'call.answered' || (type === 'call.hangup' && hangupCause === 'normal_clearing');
-  if (answered) return markConversationOutcome(sql, call.id, 'transferred');
+  if (answered) return (await markConversationOutcome(sql, call.id, 'transferred')).marked;
   if (type !== 'call.hangup' || !call.providerCallId) return false;
   await markConversationOutcome(sql, call.id, 'callback_requested', { callbackAt: null });
   const language = call.language ?? 'en';

@@ -1,6 +1,7 @@
 import { NOW_UTC } from '../../lib/sql-clock';
 import type { ToolOutcome } from '../../lib/calls/call-outcomes';
 import type { RunSql } from '../../lib/run-sql';
+import { personNumberSql } from '../../lib/calls/person-number';
 
 /**
  * The conversation tools' SQL (docs/features/conversation/tools.md). Every write is on a call still on (status
@@ -24,7 +25,7 @@ export async function toolCallOf(sql: RunSql, callId: string): Promise<ToolCallR
   const [row] = await sql<ToolCallRow>(
     {
       name: 'conversation_tool_call',
-      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, coalesce(c."toNumber", l.phone) AS "toNumber",
+      text: `SELECT c.id::text, c."workspaceId"::text, c.kind, ${personNumberSql('c', 'l.phone')} AS "toNumber",
                     coalesce(a.language, 'en') AS language, a."transferNumber", k."callingWindow"
                FROM "Call" c LEFT JOIN "Lead" l ON l.id = c."leadId" LEFT JOIN "Agent" a ON a.id = c."agentId"
                LEFT JOIN "Campaign" k ON k.id = c."campaignId"
@@ -38,35 +39,39 @@ export async function toolCallOf(sql: RunSql, callId: string): Promise<ToolCallR
 /**
  * The call's outcome becomes `outcome` when it ends answered (callbackAt: when the lead asked to be called back), and
  * with opted_out the number joins its workspace's Do-Not-Call list (source spoken_opt_out, this call), in the same
- * statement: at once, for every later push and every attempt not yet dialed. Answers whether the call was still on.
+ * statement: at once, for every later push and every attempt not yet dialed. Answers whether the call was still on,
+ * and the number this statement listed (null: none, or listed before), whose waiting ladders are then told
+ * (lib/temporal/do-not-call.ts).
  */
 export async function markConversationOutcome(
   sql: RunSql,
   callId: string,
   outcome: ToolOutcome,
   options: { callbackAt?: Date | null; doNotCall?: boolean } = {},
-): Promise<boolean> {
-  const [row] = await sql<{ marked: boolean }>(
+): Promise<{ marked: boolean; listed: { workspaceId: string; phone: string } | null }> {
+  const [row] = await sql<{ marked: boolean; listed: { workspaceId: string; phone: string } | null }>(
     {
       name: 'conversation_tool_outcome',
       text: `WITH marked AS (
                UPDATE "Call" c SET "conversationOutcome" = $2, "callbackAt" = $3::timestamptz AT TIME ZONE 'UTC'
                 WHERE c.id = $1::uuid AND c.status = 'dialing'
-                RETURNING c.id, c."workspaceId", coalesce(c."toNumber", (SELECT l.phone FROM "Lead" l WHERE l.id = c."leadId")) AS "toNumber"
+                RETURNING c.id, c."workspaceId",
+                          ${personNumberSql('c', '(SELECT l.phone FROM "Lead" l WHERE l.id = c."leadId")')} AS "toNumber"
              ), listed AS (
                INSERT INTO "DoNotCall" ("workspaceId", phone, source, "callId", "createdAt")
                SELECT "workspaceId", "toNumber", 'spoken_opt_out', id, ${NOW_UTC} FROM marked
                 WHERE $4::boolean AND "toNumber" IS NOT NULL
                ON CONFLICT DO NOTHING
+               RETURNING "workspaceId"::text AS "workspaceId", phone
              )
-             SELECT EXISTS (SELECT 1 FROM marked) AS marked`,
+             SELECT EXISTS (SELECT 1 FROM marked) AS marked, (SELECT row_to_json(listed) FROM listed) AS listed`,
     },
     callId,
     outcome,
     options.callbackAt?.toISOString() ?? null,
     options.doNotCall ?? false,
   );
-  return row?.marked ?? false;
+  return { marked: row?.marked ?? false, listed: row?.listed ?? null };
 }
 
 /** transfer_to_human: the call is to be handed to the agent's transfer number when its conversation ends. */

@@ -18,6 +18,8 @@ import { markConversationOutcome, requestTransfer, toolCallOf, type ToolCallRow 
 export interface CallToolsOptions {
   sql: RunSql;
   callId: string;
+  /** opt_out listed this number: its other waiting ladders are told (lib/temporal/do-not-call.ts). */
+  onListed?: (listed: { workspaceId: string; phone: string }) => Promise<unknown>;
   /** The conversation is to end handing the call on: the transport's part (its `end` frame's handoffData). */
   onTransfer(summary: string | null): void;
   now?: () => Date;
@@ -45,8 +47,9 @@ export function createCallTools(options: CallToolsOptions): DialogueTools {
     async opt_out() {
       const { kind } = await call();
       const doNotCall = kind !== 'test';
-      const marked = await markConversationOutcome(options.sql, options.callId, 'opted_out', { doNotCall });
+      const { marked, listed } = await markConversationOutcome(options.sql, options.callId, 'opted_out', { doNotCall });
       if (!marked) return result(false, 'The call is over.', true);
+      if (listed) await options.onListed?.(listed);
       return result(
         true,
         doNotCall
@@ -65,7 +68,7 @@ export function createCallTools(options: CallToolsOptions): DialogueTools {
         now: now(),
       });
       if (!booked.ok) return result(false, booked.result, false);
-      const marked = await markConversationOutcome(options.sql, options.callId, 'callback_requested', {
+      const { marked } = await markConversationOutcome(options.sql, options.callId, 'callback_requested', {
         callbackAt: booked.at,
       });
       if (!marked) return result(false, 'The call is over.', true);

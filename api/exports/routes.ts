@@ -26,7 +26,7 @@ const exportBody = z
       .optional()
       .describe(
         'The columns, in the order wanted; default all of them in the order listed. One row per call: callId, leadId, phone, leadName, ' +
-          'attempt, status, outcome, durationMs, startedAt, endedAt (ISO 8601 UTC), provider, leadFields (the JSON the lead was pushed with), ' +
+          'attempt, status, outcome, durationMs, startedAt, endedAt (ISO 8601 UTC), provider, simulated (true when the simulated carrier placed the call: nobody was called, its outcome invented; else false), leadFields (the JSON the lead was pushed with), ' +
           "and the call intelligence: evaluationScore (0-100) and extractedFields (the agent's extraction fields filled from the transcript, { name: value } as JSON), empty until computed. A text cell starting with =, +, -, @, tab or carriage " +
           "return gets a leading single quote (OWASP CSV injection), in CSV and XLSX alike: phones read '+14155550120.",
       ),

@@ -6,6 +6,7 @@ import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import { defineRoute } from '../http/route';
 import { insertDoNotCallNumbers } from './lead-store';
+import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 
 const addNumbersSchema = z.object({
   phones: z.array(e164PhoneSchema).min(1).max(10_000),
@@ -36,7 +37,7 @@ export const doNotCallRoutes = [
     path: '/do-not-call',
     access: { permission: 'calls.edit' },
     summary:
-      "Add numbers to the workspace's Do-Not-Call list, read before every call attempt and every WhatsApp message. Removing a number is refused to API keys.",
+      "Add numbers to the workspace's Do-Not-Call list, read before every call attempt and every WhatsApp message. A lead of a listed number waiting for a later attempt ends at once, cancelled, its result's outcome opted_out (docs/features/dial-ladder.md#an-opt-out-ends-the-wait). Removing a number is refused to API keys.",
     tags: ['Calls'],
     body: addNumbersSchema,
     responses: {
@@ -48,6 +49,12 @@ export const doNotCallRoutes = [
     handler: async ({ services, principal, body }) => {
       const phones = [...new Set(body.phones)];
       const added = await insertDoNotCallNumbers(services.db, principal.workspaceId, phones);
+      // Their leads waiting for a later attempt end now (docs/features/dial-ladder.md#an-opt-out-ends-the-wait).
+      if (added)
+        await tellLaddersOfOptOut(services.temporal, poolSql(services.sql), {
+          workspaceId: principal.workspaceId,
+          phones,
+        });
       return { status: 200, body: { added, total: phones.length } };
     },
   }),

@@ -17,12 +17,17 @@ const callView = z.object({
   outcome: z.string().nullable(),
   durationMs: z.number().int().nullable(),
   provider: z.string().describe('simulated for the embedded telephony: no real call was placed.'),
+  simulated: z
+    .boolean()
+    .describe(
+      "true when the simulated carrier placed it (provider simulated, docs/configuration.md#simulators): nobody was called, its outcome and transcript were invented. false for every carrier connection, a twin's included.",
+    ),
   startedAt: z.string(),
   endedAt: z.string().nullable(),
 });
 
 /** A WHATSAPP campaign's lead's one template message, where a voice lead has calls. */
-export const leadMessageSchema = whatsAppMessageSchema.pick(LEAD_MESSAGE_FIELDS).extend({
+export const leadMessageSchema = whatsAppMessageSchema.pick({ ...LEAD_MESSAGE_FIELDS, simulated: true }).extend({
   status: z
     .enum(['accepted', 'sent', 'delivered', 'read', 'failed'])
     .describe(

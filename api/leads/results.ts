@@ -11,6 +11,8 @@ import { cursorPage, type CursorPosition } from '../http/pagination';
 import type { Principal } from '../door/principal';
 import { findOwnedCampaign } from '../campaigns/campaigns';
 import { isUuid } from '../../lib/uuid';
+import { isSimulatedProvider } from '../../lib/simulators';
+import { personNumberOf } from '../../lib/calls/person-number';
 import type { AppServices } from '../app-services';
 import { leadWorkflowKind } from '../../lib/campaigns/lead-workflow-kind';
 import { leadWaitingView, linePositions } from './lead-waiting';
@@ -55,6 +57,7 @@ export function leadResultView(
       outcome: call.outcome,
       durationMs: call.durationMs,
       provider: call.provider,
+      simulated: isSimulatedProvider(call.provider),
       startedAt: call.startedAt.toISOString(),
       endedAt: call.endedAt?.toISOString() ?? null,
     })),
@@ -119,14 +122,9 @@ export async function listCalls(
  * The person's number: an inbound call's caller (fromNumber); else the number dialed, which every call has: a test call
  * records it, a lead's call recorded before toNumber existed reads its lead's.
  */
-function personNumber(call: {
-  direction: string;
-  fromNumber: string | null;
-  toNumber: string | null;
-  lead: { phone: string } | null;
-}): string {
-  const phone = (call.direction === 'inbound' ? call.fromNumber : null) ?? call.toNumber ?? call.lead?.phone;
-  if (phone === undefined) throw new Error(`call without a number (neither toNumber nor a lead)`);
+function personNumber(call: Parameters<typeof personNumberOf>[0]): string {
+  const phone = personNumberOf(call);
+  if (phone === null) throw new Error(`call without a number (neither toNumber nor a lead)`);
   return phone;
 }
 
@@ -141,6 +139,7 @@ export function workspaceCallView(call: Call & { lead: { phone: string } | null 
     phone: personNumber(call),
     attempt: call.attempt,
     provider: call.provider,
+    simulated: isSimulatedProvider(call.provider),
     status: call.status,
     outcome: call.outcome,
     durationMs: call.durationMs,

@@ -3,6 +3,7 @@ import { customerServiceWindow } from '../../lib/whatsapp/customer-service-windo
 import type { Principal } from '../door/principal';
 import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
+import { simulatedSenderIds } from '../../lib/whatsapp/senders';
 import { whatsAppMessageView } from './whatsapp-message-view';
 import {
   conversationsOfInboxPage,
@@ -58,7 +59,11 @@ export interface MessageQuery {
 /** The latest LATEST_WHATSAPP_MESSAGES messages of the workspace matching the filters, newest first. */
 export async function latestWhatsAppMessages({ db }: AppServices, principal: Principal, query: MessageQuery) {
   const rows = await latestMessagesOfWorkspace(db, principal.workspaceId, query, LATEST_WHATSAPP_MESSAGES);
-  return rows.map(whatsAppMessageView);
+  const simulated = await simulatedSenderIds(
+    db,
+    rows.map((row) => row.senderId),
+  );
+  return rows.map((row) => whatsAppMessageView(row, simulated.has(row.senderId)));
 }
 
 /** The conversation as the API answers it; the customer-service window as it stands at `now`. */

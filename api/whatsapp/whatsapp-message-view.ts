@@ -34,13 +34,19 @@ export const whatsAppMessageSchema = z.object({
   deliveredAt: at('outbound: when it was reported delivered'),
   readAt: at('outbound: when it was reported read'),
   failedAt: at('outbound: when it was reported failed'),
+  simulated: z
+    .boolean()
+    .describe(
+      "true when its sender is carried by the simulated WhatsApp provider (the sender's provider simulated, docs/configuration.md#simulators): nobody was messaged and its statuses were invented. Read from the sender as it is now.",
+    ),
 });
 
 export type WhatsAppMessageView = z.infer<typeof whatsAppMessageSchema>;
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
 
-export function whatsAppMessageView(message: WhatsAppMessage): WhatsAppMessageView {
+/** `simulated`: its sender is carried by the simulated provider (lib/whatsapp/senders.ts simulatedSenderIds). */
+export function whatsAppMessageView(message: WhatsAppMessage, simulated: boolean): WhatsAppMessageView {
   return {
     id: message.id,
     conversationId: message.conversationId,
@@ -61,5 +67,6 @@ export function whatsAppMessageView(message: WhatsAppMessage): WhatsAppMessageVi
     deliveredAt: iso(message.deliveredAt),
     readAt: iso(message.readAt),
     failedAt: iso(message.failedAt),
+    simulated,
   };
 }

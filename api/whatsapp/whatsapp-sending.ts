@@ -15,6 +15,9 @@ import type { Principal } from '../door/principal';
 import { Refusal } from '../../lib/refusal';
 import { paymentRequired } from '../credits/credits';
 import type { AppServices } from '../app-services';
+import { simulatedSenderIds } from '../../lib/whatsapp/senders';
+import { isSimulatedProvider } from '../../lib/simulators';
+import type { WhatsAppMessage } from '../../generated/prisma/client';
 import { whatsAppMessageView } from './whatsapp-message-view';
 import { assertSenderSendable, assertTemplateSendable } from './whatsapp-sendable';
 import {
@@ -52,6 +55,12 @@ async function approvedTemplate(
   return row;
 }
 
+/** A message sent earlier with the same Idempotency-Key, marked by its own sender (which the request may not name). */
+async function viewOfEarlier(db: AppServices['db'], message: WhatsAppMessage) {
+  const simulated = await simulatedSenderIds(db, [message.senderId]);
+  return whatsAppMessageView(message, simulated.has(message.senderId));
+}
+
 /**
  * Sends one message from a sender of the workspace (docs/features/whatsapp/sending.md): never to a number on the
  * workspace's Do-Not-Call list (409 number_on_do_not_call); a template message (APPROVED, with its variables) at any
@@ -70,7 +79,7 @@ export async function sendWhatsAppMessage(
   const { workspaceId } = principal;
   if (idempotencyKey !== undefined) {
     const earlier = await messageOfIdempotencyKey(db, workspaceId, idempotencyKey);
-    if (earlier) return { message: whatsAppMessageView(earlier), deduplicated: true };
+    if (earlier) return { message: await viewOfEarlier(db, earlier), deduplicated: true };
   }
   const sender = await whatsAppSenderWhere(db, { id: request.senderId, workspaceId });
   assertSenderSendable(sender, request.senderId, ['senderId']);
@@ -121,7 +130,7 @@ export async function sendWhatsAppMessage(
       }
       throw paymentRequired(error);
     });
-  if (recorded.id !== id) return { message: whatsAppMessageView(recorded), deduplicated: true };
+  if (recorded.id !== id) return { message: await viewOfEarlier(db, recorded), deduplicated: true };
   try {
     // Already started is no failure (lib/temporal/whatsapp.ts).
     await startWhatsAppMessage(temporal, taskQueue, { id, workspaceId });
@@ -130,7 +139,7 @@ export async function sendWhatsAppMessage(
     await withdraw(services, principal, id);
     throw error;
   }
-  return { message: whatsAppMessageView(recorded), deduplicated: false };
+  return { message: whatsAppMessageView(recorded, isSimulatedProvider(sender.provider)), deduplicated: false };
 }
 
 async function withdraw(services: AppServices, principal: Principal, messageId: string) {

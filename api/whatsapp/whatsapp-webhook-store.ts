@@ -155,8 +155,9 @@ const APPLY_INBOUND_SQL = `
     INSERT INTO "DoNotCall" ("workspaceId", phone, source, "messageId", "createdAt")
     SELECT "workspaceId", $4, 'whatsapp_reply', id, ${NOW_UTC} FROM inserted WHERE $10::boolean
     ON CONFLICT DO NOTHING
+    RETURNING "workspaceId"
   )
-  SELECT (SELECT count(*) FROM inserted)::int AS inserted`;
+  SELECT (SELECT count(*) FROM inserted)::int AS inserted, (SELECT "workspaceId"::text FROM opted_out) AS "listedIn"`;
 
 export interface InboundMessageToApply {
   provider: string;
@@ -173,9 +174,15 @@ export interface InboundMessageToApply {
   optOut: boolean;
 }
 
-/** Answers whether the message was inserted. */
-export async function applyInbound(sql: RunSql, message: InboundMessageToApply): Promise<boolean> {
-  const [row] = await sql<{ inserted: number }>(
+/**
+ * Answers whether the message was inserted, and the workspace whose Do-Not-Call list it put the contact's number on
+ * (null: none, or listed before).
+ */
+export async function applyInbound(
+  sql: RunSql,
+  message: InboundMessageToApply,
+): Promise<{ inserted: boolean; listedIn: string | null }> {
+  const [row] = await sql<{ inserted: number; listedIn: string | null }>(
     APPLY_INBOUND_SQL,
     message.provider,
     message.phoneNumberId,
@@ -188,7 +195,7 @@ export async function applyInbound(sql: RunSql, message: InboundMessageToApply):
     message.providerMessageId,
     message.optOut,
   );
-  return (row?.inserted ?? 0) > 0;
+  return { inserted: (row?.inserted ?? 0) > 0, listedIn: row?.listedIn ?? null };
 }
 
 /**

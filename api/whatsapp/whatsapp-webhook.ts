@@ -26,6 +26,7 @@ import {
 import { Refusal } from '../../lib/refusal';
 import { rawBodyOf } from '../http/register-routes';
 import type { AppServices } from '../app-services';
+import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import { log } from '../../lib/log';
 import { isUuid } from '../../lib/uuid';
 import {
@@ -120,7 +121,7 @@ export async function receiveWhatsAppWebhook(
         for (const message of messages ?? []) {
           const name = contacts?.find((contact) => contact.wa_id === message.from)?.profile?.name ?? null;
           await count(
-            await applyInboundMessage(sql, provider, metadata.phone_number_id, message, name),
+            await applyInboundMessage(services, sql, provider, metadata.phone_number_id, message, name),
             undefined,
             numberIsOurs,
           );
@@ -234,17 +235,19 @@ async function tellLead(
 }
 
 async function applyInboundMessage(
+  services: AppServices,
   sql: RunSql,
   provider: string,
   phoneNumberId: string,
   message: WhatsAppInboundMessage,
   contactName: string | null,
 ): Promise<boolean> {
-  return applyInbound(sql, {
+  const contactE164 = `+${message.from}`;
+  const { inserted, listedIn } = await applyInbound(sql, {
     provider,
     phoneNumberId,
     eventKey: `message:${message.id}`,
-    contactE164: `+${message.from}`,
+    contactE164,
     contactName,
     time: at(message.timestamp),
     type: message.type,
@@ -252,6 +255,9 @@ async function applyInboundMessage(
     providerMessageId: message.id,
     optOut: isOptOutReply(message),
   });
+  // An opt-out reply listed the number: the workspace's ladders waiting to call it end now.
+  if (listedIn) await tellLaddersOfOptOut(services.temporal, sql, { workspaceId: listedIn, phones: [contactE164] });
+  return inserted;
 }
 
 /** The review outcomes a template takes; another event (PENDING_DELETION, FLAGGED, ...) is recorded and changes nothing. */

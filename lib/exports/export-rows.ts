@@ -1,9 +1,11 @@
+import { SIMULATED_PROVIDER } from '../simulators';
 import type { Queryable } from '../sql-pool';
 
 /**
  * The columns of a calls export, in their default order. The call intelligence (docs/features/call-intelligence.md) is
  * `evaluationScore` and `extractedFields`, the agent's extraction fields as filled from the transcript ({ name: value }
- * as JSON); `leadFields` is the JSON the lead was pushed with.
+ * as JSON); `leadFields` is the JSON the lead was pushed with; `simulated` is `true` for a call the simulated carrier
+ * placed (docs/configuration.md#simulators), else `false`.
  */
 export const EXPORT_COLUMNS = [
   'callId',
@@ -17,6 +19,7 @@ export const EXPORT_COLUMNS = [
   'startedAt',
   'endedAt',
   'provider',
+  'simulated',
   'leadFields',
   'evaluationScore',
   'extractedFields',
@@ -91,7 +94,7 @@ export async function readExportPage(
     `
     SELECT c.id::text AS "callId", c."leadId"::text AS "leadId", l.phone, l.name AS "leadName", c.attempt, c.status, c.outcome,
       c."durationMs", ${iso('c."startedAt"')} AS "startedAt", ${iso('c."endedAt"')} AS "endedAt", c.provider,
-      l.fields::text AS "leadFields", (c.intelligence #>> '{evaluation,score}')::int AS "evaluationScore",
+      (c.provider = '${SIMULATED_PROVIDER}')::text AS simulated, l.fields::text AS "leadFields", (c.intelligence #>> '{evaluation,score}')::int AS "evaluationScore",
       (SELECT jsonb_object_agg(field.key, field.value -> 'value') FROM jsonb_each(c.intelligence -> 'extraction') field)::text
         AS "extractedFields"
     FROM "Call" c JOIN "Lead" l ON l.id = c."leadId"

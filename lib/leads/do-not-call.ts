@@ -1,5 +1,6 @@
 import type { RunSql } from '../run-sql';
 import { NOW_UTC } from '../sql-clock';
+import { LEAD_STATUS_OPEN_SQL } from './lead-final-status';
 
 /**
  * The workspace's Do-Not-Call list (docs/features/leads.md#the-do-not-call-list): the numbers no call and no message
@@ -88,4 +89,37 @@ export async function doNotCallEntryOf(
     phone,
   );
   return row ? { ...row, listedAt: row.listedAt.toISOString() } : null;
+}
+
+/**
+ * The most running dial ladders one listing tells (lib/temporal/do-not-call.ts): a number is rarely on more open
+ * leads than this; those past it end at their next attempt, which reads the list first (docs/features/dial-ladder.md#an-opt-out-ends-the-wait).
+ */
+export const OPTED_OUT_LADDERS_TOLD = 1_000;
+
+/**
+ * The workflow ids of the running dial ladders of the workspace's open CLASSIC voice leads whose number is one of
+ * these (Lead(workspaceId, phone) index), at most `limit`: the leads not yet started (no workflow) find the list at
+ * their first attempt. A journey's call node and a WHATSAPP lead are not ladders of their own.
+ */
+export async function openLaddersOfNumbers(
+  sql: RunSql,
+  workspaceId: string,
+  phones: readonly string[],
+  limit: number = OPTED_OUT_LADDERS_TOLD,
+): Promise<string[]> {
+  if (!phones.length) return [];
+  const rows = await sql<{ workflowId: string }>(
+    {
+      name: 'do_not_call_open_ladders',
+      text: `SELECT l."workflowId" FROM "Lead" l JOIN "Campaign" c ON c.id = l."campaignId"
+              WHERE l."workspaceId" = $1::uuid AND l.phone = ANY($2::text[]) AND ${LEAD_STATUS_OPEN_SQL('l')}
+                AND l."workflowStartedAt" IS NOT NULL AND c.kind = 'CLASSIC' AND c.channel <> 'WHATSAPP'
+              LIMIT $3`,
+    },
+    workspaceId,
+    [...phones],
+    limit,
+  );
+  return rows.map((row) => row.workflowId);
 }

@@ -30,6 +30,12 @@ export const callEndedSignal = defineSignal<[EndedCall]>('callEnded');
  * dispatcher's sweep while the line stays unused. Also sent with start to a lead queued by its push, which has no workflow before it.
  */
 export const lineGrantedSignal = defineSignal('lineGranted');
+/**
+ * leadLadderWorkflowV2 (and leadLadderWorkflow): the lead's number was put on its workspace's Do-Not-Call list, by any
+ * source (lib/temporal/do-not-call.ts): a lead waiting for its next attempt ends at once instead of when it comes due
+ * (patch opt-out-ends-wait, docs/features/dial-ladder.md#an-opt-out-ends-the-wait).
+ */
+export const numberOptedOutSignal = defineSignal('numberOptedOut');
 
 /**
  * campaignWorkflow: start, pause, resume or stop; answered once the new status is committed. The reason

@@ -502,6 +502,35 @@ export const PATCHES = {
       'a day (DELIVERY_WAIT_MS); but the count by start time cannot tell it from a lead held since before the ' +
       'release, which takes the new branch when it sends, so the count decides.',
   ),
+  optOutEndsWait: kept(
+    {
+      id: 'opt-out-ends-wait',
+      workflow: 'leadLadderWorkflowV2',
+      since: { commit: 'c3ad764', date: '2026-12-07' },
+      change:
+        "numberOptedOut (the lead's number put on the Do-Not-Call list, lib/temporal/do-not-call.ts) ends a wait for the " +
+        'next rung or the calling window at once (do_not_call, its result opted_out), and wakes a hold in the line ' +
+        'queue to attempt, which reads the list; before, the lead ended only when its attempt came due. Asked in the ' +
+        "signal's handler, so only a run told records it (runLeadLadder: leadLadderWorkflow's runs take it too).",
+      status: 'patched',
+      recordedIn: ['lead-ladder-v2-opted-out-while-waiting'],
+      // Only a run told by numberOptedOut reaches it, and a worker without the handler ignored the signal.
+      oldPathIn: [],
+      notReachedIn: [
+        'lead-ladder-v2-answered',
+        'lead-ladder-v2-busy-full-ladder',
+        'lead-ladder-v2-busy-settled-at-end',
+        'lead-ladder-v2-held-by-campaign-signals',
+        'lead-ladder-v2-twilio-callback-at-booked-time',
+        'lead-ladder-v2-twilio-opted-out',
+        'lead-ladder-v2-twilio-transferred',
+      ],
+      longestRun: LEAD_DIAL_LIFETIME,
+      retireWhen: stillOpen('leadLadderWorkflowV2', 'c3ad764'),
+    },
+    LEAD_RUNS_UNBOUNDED,
+    'Its old branch is only a signal ignored: a run told while a worker without the handler ran it replays that way.',
+  ),
 } as const satisfies Record<string, RegisteredPatch>;
 
 /** Every registered patch, in the register's order. */

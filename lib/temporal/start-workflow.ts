@@ -1,5 +1,7 @@
 import {
   WithStartWorkflowOperation,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdReusePolicy,
   type Client,
   type WorkflowIdConflictPolicy,
   type WorkflowSignalWithStartOptions,
@@ -38,4 +40,30 @@ export function startWorkflowOperation<T extends WorkflowType>(
   options: WorkflowStartOptions<WorkflowContracts[T]> & { workflowIdConflictPolicy: WorkflowIdConflictPolicy },
 ) {
   return new WithStartWorkflowOperation<WorkflowContracts[T]>(type, options);
+}
+
+/** A healthy start takes milliseconds; one that hangs longer fails (the caller answers 503, or withdraws what it recorded). */
+const START_ONCE_DEADLINE_MS = 5_000;
+
+/**
+ * Starts a workspace's workflow once under its id (REJECT_DUPLICATE, the WorkspaceId search attribute): one already
+ * started, running or finished, is left alone (a retried request); any other failure, or none within 5 s, is thrown.
+ */
+export async function startWorkflowOnce<T extends WorkflowType>(
+  temporal: Client,
+  type: T,
+  options: WorkflowStartOptions<WorkflowContracts[T]> & { workspaceId: string },
+): Promise<void> {
+  const { workspaceId, ...start } = options;
+  try {
+    await temporal.connection.withDeadline(Date.now() + START_ONCE_DEADLINE_MS, () =>
+      startWorkflow(temporal, type, {
+        ...start,
+        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+        searchAttributes: { WorkspaceId: [workspaceId] },
+      } as WorkflowStartOptions<WorkflowContracts[T]>),
+    );
+  } catch (error) {
+    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
+  }
 }

@@ -1,15 +1,7 @@
-import {
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowIdReusePolicy,
-  WorkflowNotFoundError,
-  type Client,
-} from '@temporalio/client';
+import { WorkflowNotFoundError, type Client } from '@temporalio/client';
 import { whatsAppMessageStatusSignal } from './messages';
-import { startWorkflow } from './start-workflow';
+import { startWorkflowOnce } from './start-workflow';
 import { whatsAppMessageWorkflowId } from './workflow-ids';
-
-/** A healthy start takes milliseconds; one that hangs longer fails (503, and the message is withdrawn). */
-const START_DEADLINE_MS = 5_000;
 
 /**
  * Starts the workflow that hands one recorded outbound message to the provider (workflows/whatsapp/whatsapp-message.ts),
@@ -21,19 +13,12 @@ export async function startWhatsAppMessage(
   taskQueue: string,
   message: { id: string; workspaceId: string },
 ): Promise<void> {
-  try {
-    await temporal.connection.withDeadline(Date.now() + START_DEADLINE_MS, () =>
-      startWorkflow(temporal, 'whatsAppMessageWorkflow', {
-        workflowId: whatsAppMessageWorkflowId(message.id),
-        taskQueue,
-        workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-        searchAttributes: { WorkspaceId: [message.workspaceId] },
-        args: [{ messageId: message.id }],
-      }),
-    );
-  } catch (error) {
-    if (!(error instanceof WorkflowExecutionAlreadyStartedError)) throw error;
-  }
+  await startWorkflowOnce(temporal, 'whatsAppMessageWorkflow', {
+    workflowId: whatsAppMessageWorkflowId(message.id),
+    taskQueue,
+    workspaceId: message.workspaceId,
+    args: [{ messageId: message.id }],
+  });
 }
 
 /** The webhook does not wait longer for Temporal: the lead reads the status itself when its wait ends. */

@@ -12,6 +12,7 @@ import type { WebhookDeliveryInput, WebhookDeliveryResult } from '../result-webh
 import type { LiveSheetInput } from '../sheets/progress';
 import type { SpeechAnalysisInput, SpeechAnalysisResult } from '../speech/speech-analysis';
 import type { TestCallInput, TestCallResult } from '../test-calls/test-call';
+import type { InboundCallInput, InboundCallResult } from '../calls/inbound-call-watch';
 import type { LeadMessageInput, LeadMessageResult } from '../whatsapp/lead-message-state';
 import type { WhatsAppMessageInput, WhatsAppMessageResult } from '../whatsapp/whatsapp-message';
 
@@ -34,6 +35,7 @@ export interface WorkflowContracts {
   exportJobWorkflow: (input: ExportJobInput) => Promise<ExportStatus>;
   callIntelligenceWorkflow: (input: CallIntelligenceInput) => Promise<CallIntelligenceResult>;
   testCallWorkflow: (input: TestCallInput) => Promise<TestCallResult>;
+  inboundCallWorkflow: (input: InboundCallInput) => Promise<InboundCallResult>;
   speechAnalysisWorkflow: (input: SpeechAnalysisInput) => Promise<SpeechAnalysisResult>;
   whatsAppMessageWorkflow: (input: WhatsAppMessageInput) => Promise<WhatsAppMessageResult>;
   leadMessageWorkflow: (input: LeadMessageInput) => Promise<LeadMessageResult>;
@@ -58,6 +60,7 @@ export const WORKFLOW_TYPES = Object.keys({
   exportJobWorkflow: true,
   callIntelligenceWorkflow: true,
   testCallWorkflow: true,
+  inboundCallWorkflow: true,
   speechAnalysisWorkflow: true,
   whatsAppMessageWorkflow: true,
   leadMessageWorkflow: true,

@@ -57,6 +57,14 @@ export function testCallWorkflowId(callId: string): string {
   return `test-call-${callId}`;
 }
 
+/**
+ * One inbound call, watched until it ends (workflows/calls/inbound-call.ts): by its attempt id, unique among calls, so a
+ * carrier asking its voice URL again starts nothing twice.
+ */
+export function inboundCallWorkflowId(attemptId: string): string {
+  return `inbound-call-${attemptId}`;
+}
+
 /** The analysis of one uploaded recording (POST /speech/calls): decoded, transcribed, scored and billed. */
 export function speechAnalysisWorkflowId(speechCallId: string): string {
   return `speech-analysis-${speechCallId}`;

@@ -1,5 +1,6 @@
 import type { WhatsAppMessage } from '../../generated/prisma/client';
 import type { Database } from '../database';
+import { simulatedSenderIds } from './senders';
 
 /**
  * A WHATSAPP campaign's lead in its result (GET /v1/results, GET /campaigns/{id}/leads) and in its
@@ -19,9 +20,10 @@ export const LEAD_MESSAGE_FIELDS = {
   failedAt: true,
 } as const;
 
-const LEAD_MESSAGE_COLUMNS = { ...LEAD_MESSAGE_FIELDS, leadId: true } as const;
+const LEAD_MESSAGE_COLUMNS = { ...LEAD_MESSAGE_FIELDS, leadId: true, senderId: true } as const;
 
-export type LeadMessageRow = Pick<WhatsAppMessage, keyof typeof LEAD_MESSAGE_COLUMNS>;
+/** `simulated`: its sender is carried by the simulated provider (docs/configuration.md#simulators). */
+export type LeadMessageRow = Pick<WhatsAppMessage, keyof typeof LEAD_MESSAGE_COLUMNS> & { simulated: boolean };
 
 export interface LeadMessageView {
   id: string;
@@ -34,6 +36,7 @@ export interface LeadMessageView {
   deliveredAt: string | null;
   readAt: string | null;
   failedAt: string | null;
+  simulated: boolean;
 }
 
 const iso = (date: Date | null) => date?.toISOString() ?? null;
@@ -51,6 +54,7 @@ export function leadMessageView(message: LeadMessageRow): LeadMessageView {
     deliveredAt: iso(message.deliveredAt),
     readAt: iso(message.readAt),
     failedAt: iso(message.failedAt),
+    simulated: message.simulated,
   };
 }
 
@@ -76,6 +80,10 @@ export async function leadMessages(db: Database, leadIds: string[]): Promise<Map
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
     select: LEAD_MESSAGE_COLUMNS,
   });
+  const simulated = await simulatedSenderIds(
+    db,
+    rows.map((row) => row.senderId),
+  );
   // Oldest last, so the first message recorded for a lead wins.
-  return new Map(rows.map((row) => [row.leadId!, row]));
+  return new Map(rows.map((row) => [row.leadId!, { ...row, simulated: simulated.has(row.senderId) }]));
 }

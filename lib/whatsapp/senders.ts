@@ -2,6 +2,7 @@ import { randomInt } from 'node:crypto';
 import type { Database } from '../database';
 import { ConflictError, NotFoundError } from '../operator-refusals';
 import { liveWhatsAppConnectionOf } from './connections';
+import { SIMULATED_PROVIDER } from '../simulators';
 
 /** A numeric id as the platform's are (phone_number_id, WhatsApp Business Account id): 15 digits. */
 export const platformId = () => `${randomInt(1, 10)}${Array.from({ length: 14 }, () => randomInt(0, 10)).join('')}`;
@@ -100,4 +101,18 @@ export async function connectWhatsAppSender(db: Database, connection: SenderConn
       select: { id: true },
     });
   });
+}
+
+/**
+ * Which of these senders the simulated provider carries (provider simulated, docs/configuration.md#simulators): their
+ * messages are marked simulated. One query for a page of messages (at most its distinct senders).
+ */
+export async function simulatedSenderIds(db: Database, senderIds: readonly string[]): Promise<ReadonlySet<string>> {
+  const distinct = [...new Set(senderIds)];
+  if (!distinct.length) return new Set();
+  const rows = await db.whatsAppSender.findMany({
+    where: { id: { in: distinct }, provider: SIMULATED_PROVIDER },
+    select: { id: true },
+  });
+  return new Set(rows.map((row) => row.id));
 }

@@ -252,17 +252,25 @@ export function addIncomingNumberRoutes({ app, sql, accounts, personas, calls, r
   /**
    * A person at `from` calls `to`, a number on an application: Telnyx announces the call to the application's
    * webhook_event_url (call.initiated, direction incoming, state parked) and waits for a command (answer, hangup); the
-   * persona of `from` plays the caller. 404 when no application with a webhook URL has the number.
+   * persona of `from` plays the caller; `loseHangupWebhook` loses its end's call.hangup webhook. 404 when no
+   * application with a webhook URL has the number.
    */
   app.post(
     '/control/incoming-calls',
     route(async (req, res) => {
-      const parsed = z.strictObject({ from: z.string().regex(E164), to: z.string().regex(E164) }).safeParse(req.body);
+      const parsed = z
+        .strictObject({
+          from: z.string().regex(E164),
+          to: z.string().regex(E164),
+          /** Its call.hangup webhook is never sent: the end lost on the way. */
+          loseHangupWebhook: z.boolean().optional(),
+        })
+        .safeParse(req.body);
       if (!parsed.success) {
         res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });
         return;
       }
-      const { from, to } = parsed.data;
+      const { from, to, loseHangupWebhook = false } = parsed.data;
       const [target] = await sql<{ account: string; connectionId: string; webhookEventUrl: string | null }>(
         `SELECT n.account, n."connectionId", a."webhookEventUrl" FROM ${NUMBERS} n
            JOIN ${APPLICATIONS} a ON a.id = n."connectionId" WHERE n."phoneNumber" = $1`,
@@ -279,6 +287,7 @@ export function addIncomingNumberRoutes({ app, sql, accounts, personas, calls, r
         amd: 'disabled',
         amdTotalAnalysisMs: 3_500,
         direction: 'incoming',
+        ...(loseHangupWebhook && { loseHangupWebhook }),
       };
       const now = new Date();
       const id = `v3:${randomBytes(30).toString('base64url')}`;

@@ -161,6 +161,8 @@ const methodParameter = (form: Form, name: string): HttpMethod | undefined => {
 const incomingCallSchema = z.strictObject({
   from: z.string().regex(E164),
   to: z.string().regex(E164),
+  /** The number's StatusCallback is never sent for this call: its end callback lost on the way. */
+  loseStatusCallback: z.boolean().optional(),
 });
 const incomingNumberSchema = z.strictObject({
   accountSid: z.string().optional(),
@@ -270,7 +272,8 @@ export function addIncomingNumberRoutes({
   /**
    * A person at `from` calls `to`, a number of an account: Twilio takes the call and asks the number's VoiceUrl
    * (signed, Direction inbound) what to do, then obeys it as any call's TwiML, the persona of `from` answering its
-   * Gathers; the number's StatusCallback hears the end (Twilio's number-level callback: completed only). 404 when no
+   * Gathers; the number's StatusCallback hears the end (Twilio's number-level callback: completed only), unless
+   * `loseStatusCallback` (the end callback lost on the way: the call is still fetched as Twilio has it). 404 when no
    * account holds the number or its VoiceUrl is not set (Twilio would play its own "not configured" message).
    */
   app.post(
@@ -281,7 +284,7 @@ export function addIncomingNumberRoutes({
         res.status(400).json({ error: 'invalid_body', issues: parsed.error.issues });
         return;
       }
-      const { from, to } = parsed.data;
+      const { from, to, loseStatusCallback = false } = parsed.data;
       const number = await numbers.byNumber(to);
       if (!number?.voiceUrl) {
         res.status(404).json({ error: number ? 'voice_url_not_set' : 'number_not_found' });
@@ -291,7 +294,7 @@ export function addIncomingNumberRoutes({
         url: number.voiceUrl,
         method: number.voiceMethod,
         twiml: null,
-        statusCallback: number.statusCallback,
+        statusCallback: loseStatusCallback ? null : number.statusCallback,
         statusCallbackMethod: number.statusCallbackMethod,
         statusCallbackEvents: ['completed'],
         timeoutSec: 60,

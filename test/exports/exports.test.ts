@@ -201,11 +201,13 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
       '2026-03-01T09:00:00.000Z',
       '2026-03-01T09:00:32.000Z',
       'simulated',
+      // The simulated carrier placed it: nobody was called (docs/configuration.md#simulators).
+      'true',
       '{"note": "=1+1", "plan": "pro"}',
       '',
       '',
     ]);
-    expect(JSON.parse(rows[0]![11]!)).toEqual({ plan: 'pro', note: '=1+1' });
+    expect(JSON.parse(rows[0]![12]!)).toEqual({ plan: 'pro', note: '=1+1' });
     expect(rows[1]![3]).toBe("'+1");
     expect(rows[2]!.slice(3, 5)).toEqual([`'=HYPERLINK("http://evil.example","click")`, '2']);
     expect(rows[3]!.slice(2, 10)).toEqual([
@@ -251,6 +253,7 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
         call.startedAt.toISOString(),
         call.endedAt!.toISOString(),
         'simulated',
+        'true',
         '{"source": "-2+3"}',
         // evaluationScore and extractedFields are empty (no intelligence): a workbook row ends at its last value.
       ]),
@@ -259,6 +262,19 @@ describe('POST /campaigns/{id}/exports answered inline', () => {
     await addCall(await addLead(campaign, { name: '\tcmd' }), 1, at(30));
     const [, ...again] = await xlsxOf(await post(campaign.id, { format: 'xlsx', columns: ['leadName'] }));
     expect(again).toEqual([["'@SUM(A1:A9)"], ["'@SUM(A1:A9)"], ["'\tcmd"]]);
+  });
+
+  it("marks the simulated carrier's calls simulated, and no other (a twin's neither)", async () => {
+    const campaign = await newCampaign();
+    const simulated = await addCall(await addLead(campaign), 1, at(0));
+    const twin = await addCall(await addLead(campaign, { phone: '+14155550124' }), 1, at(1));
+    await db.call.update({ where: { id: twin.id }, data: { provider: 'twilio-twin' } });
+    const response = await post(campaign.id, { columns: ['callId', 'provider', 'simulated'] });
+    expect(await csvOf(response)).toEqual([
+      ['callId', 'provider', 'simulated'],
+      [simulated.id, 'simulated', 'true'],
+      [twin.id, 'twilio-twin', 'false'],
+    ]);
   });
 
   it('keeps to the date range: from inclusive, to exclusive, offsets honoured', async () => {

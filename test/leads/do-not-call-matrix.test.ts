@@ -11,6 +11,8 @@ import { startCallIntelligence } from '../../lib/temporal/start-call-intelligenc
 import { orderNotificationWorkflowId } from '../../lib/temporal/workflow-ids';
 import { createSimulatedWhatsAppClient } from '../../lib/whatsapp/graph-client';
 import { freePort } from '../../scripts/stack/child-process';
+import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
+import { twilioClientAt } from '../../lib/carriers/twilio-base-url';
 import { insertShoeShopAgent, said, startedAgentCampaign, withIntelligence } from '../support/carrier-calls';
 import { insertAnsweredCall } from '../support/calls';
 import { insertPaidOrder } from '../support/commerce-orders';
@@ -302,23 +304,75 @@ describe('every send path checks the list first', () => {
 });
 
 describe('a lead that opts out mid-ladder', () => {
-  it('by a WhatsApp STOP between two attempts: no further attempt, its result says opted_out', async () => {
-    // ...6: the twin's number nobody answers; the ladder's second rung waits long enough for the reply.
-    const phone = '+14155569826';
-    const campaign = await campaignOf({
-      rungs: [{ delaySeconds: 0 }, { delaySeconds: 20 }, { delaySeconds: 20 }],
-      outcomes: DEFAULT_DIAL_LADDER.outcomes,
-    });
-    const { leadId, handle } = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaign.id, phone);
+  // A rung hours away: the lead ends only if the listing tells its ladder (docs/features/dial-ladder.md#an-opt-out-ends-the-wait).
+  const HOURS_AWAY = {
+    rungs: [{ delaySeconds: 0 }, { delaySeconds: 6 * 3_600 }, { delaySeconds: 6 * 3_600 }],
+    outcomes: DEFAULT_DIAL_LADDER.outcomes,
+  };
+  const twilioTwin = twilioClientAt(twin.baseUrl, {
+    accountSid: TWILIO_TWIN_ACCOUNT_SID,
+    authToken: TWILIO_TWIN_AUTH_TOKEN,
+  });
+
+  /** A lead of a number nobody answers (...6), after its first call, waiting hours for its next rung. */
+  async function waitingForItsNextRung(phone: string) {
+    const campaign = await campaignOf(HOURS_AWAY);
+    const pushed = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaign.id, phone);
     await until(
-      () => db.lead.findUniqueOrThrow({ where: { id: leadId } }),
+      () => db.lead.findUniqueOrThrow({ where: { id: pushed.leadId } }),
       (lead) => lead.waitingFor === 'rung',
     );
-    await whatsapp.reply(sender.phoneNumberId, phone, 'stop');
-    expect(await listed(phone)).toMatchObject({ source: 'whatsapp_reply' });
+    return pushed;
+  }
+
+  /** The ladder ended at once: no further attempt, at the product or at the twin; its result says opted_out. */
+  async function endedOptedOut({ leadId, handle }: Awaited<ReturnType<typeof waitingForItsNextRung>>, phone: string) {
+    // Its row says cancelled once the ladder has ended it (not when its rung, hours away, comes due).
+    await until(
+      () => db.lead.findUniqueOrThrow({ where: { id: leadId } }),
+      (lead) => lead.status === 'cancelled',
+    );
     expect(await handle.result()).toMatchObject({ status: 'cancelled', outcome: 'do_not_call' });
     const calls = await db.call.findMany({ where: { leadId } });
     expect(calls.map((call) => call.outcome)).toEqual(['no_answer']);
-    expect(await leadResult(leadId)).toMatchObject({ status: 'cancelled', outcome: 'opted_out', attempts: 1 });
+    expect(await twilioTwin.calls.list({ to: phone })).toHaveLength(1);
+    expect(await leadResult(leadId)).toMatchObject({
+      status: 'cancelled',
+      outcome: 'opted_out',
+      attempts: 1,
+      waiting: null,
+    });
+  }
+
+  it('by a WhatsApp STOP between two attempts: it ends at once, no further attempt, its result says opted_out', async () => {
+    const phone = '+14155569826';
+    const lead = await waitingForItsNextRung(phone);
+    await whatsapp.reply(sender.phoneNumberId, phone, 'stop');
+    expect(await listed(phone)).toMatchObject({ source: 'whatsapp_reply' });
+    await endedOptedOut(lead, phone);
+  });
+
+  it("by the call intelligence of another campaign's call to its number: it ends at once", async () => {
+    const phone = '+14155569846';
+    const lead = await waitingForItsNextRung(phone);
+    const other = await insertAnsweredCall(db, owner, {
+      toNumber: phone,
+      transcript: [
+        { speaker: 'agent', text: 'Hello, this is the shoe shop.', offsetMs: 0 },
+        { speaker: 'lead', text: 'Please take me off your list.', offsetMs: 2_000 },
+      ],
+    });
+    await startCallIntelligence(temporal.client, temporal.taskQueue, other.id);
+    expect(await listed(phone)).toMatchObject({ source: 'call_intelligence', callId: other.id });
+    await endedOptedOut(lead, phone);
+  });
+
+  it('by POST /do-not-call while its next rung is hours away: it ends at once, and the twin gets no further call', async () => {
+    const phone = '+14155569836';
+    const lead = await waitingForItsNextRung(phone);
+    const added = await api.request('POST', '/do-not-call', { key: owner.key, body: { phones: [phone] } });
+    expect(added.status).toBe(200);
+    expect(await listed(phone)).toMatchObject({ source: 'api' });
+    await endedOptedOut(lead, phone);
   });
 });

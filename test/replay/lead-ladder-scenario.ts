@@ -4,6 +4,7 @@ import { addMember, createWorkspace } from '../../lib/door/workspace-admin';
 import type { DialLadder } from '../../lib/dial-ladder/dial-ladder';
 import { prismaSql } from '../../lib/run-sql';
 import { handOverLines } from '../../lib/temporal/line-queue';
+import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import type { leadLadderWorkflow } from '../../workflows/dial-ladder/legacy/lead-ladder';
 import { ALWAYS_OPEN, QUICK_LADDER, SINGLE_ATTEMPT } from '../support/ladders';
 import { WithStartWorkflowOperation, WorkflowIdReusePolicy, type Client } from '@temporalio/client';
@@ -265,6 +266,33 @@ const heldByCampaignSignals: ReplayScenario = {
   },
 };
 
+/**
+ * A lead waiting an hour for its next rung is told its number was put on the Do-Not-Call list (patch
+ * opt-out-ends-wait, lib/temporal/do-not-call.ts): it ends do_not_call at once, its rung never attempted.
+ */
+const optedOutWhileWaiting: ReplayScenario = {
+  name: 'lead-ladder-v2-opted-out-while-waiting',
+  async run(context) {
+    const campaign = await campaignFor(context.db, 'lead-ladder-v2-opted-out', 'RUNNING', {
+      dialLadder: { ...QUICK_LADDER, rungs: [{ delaySeconds: 0 }, { delaySeconds: 3_600 }] },
+    });
+    const phone = '+14155550125';
+    const lead = await storeLead(context.db, campaign, 'opted-out', phone);
+    const handle = await startLadder(context, lead, undefined, 'leadLadderWorkflowV2');
+    while ((await handle.query(leadStateQuery)).phase !== 'waiting_for_rung') await sleep(50);
+    await context.db.doNotCall.create({ data: { workspaceId: campaign.workspaceId, phone, source: 'api' } });
+    const told = await tellLaddersOfOptOut(context.client, prismaSql(context.db), {
+      workspaceId: campaign.workspaceId,
+      phones: [phone],
+    });
+    if (told !== 1) throw new Error(`${told} ladders told of the opt-out`);
+    const result = await handle.result();
+    if (result.outcome !== 'do_not_call' || result.attempts !== 2)
+      throw new Error(`the ladder ended ${JSON.stringify(result)}`);
+    return handle.workflowId;
+  },
+};
+
 export const leadLadderScenarios: ReplayScenario[] = [
   // The simulated carrier: the last digit scripts the outcome (simulators/simulated-carrier/timeline.ts).
   ladderScenario('lead-ladder-answered', '+14155550120'),
@@ -281,4 +309,5 @@ export const leadLadderScenarios: ReplayScenario[] = [
   ladderScenario('lead-ladder-v2-busy-full-ladder', '+14155550125', false, 'leadLadderWorkflowV2'),
   ladderScenario('lead-ladder-v2-answered', '+14155550120', false, 'leadLadderWorkflowV2'),
   heldByCampaignSignals,
+  optedOutWhileWaiting,
 ];

@@ -39,6 +39,7 @@ import { twilioScenarios } from './twilio-scenario';
 import { conversationToolScenarios } from './conversation-tools-scenario';
 import type { Keyring } from '../../lib/secrets/keyring';
 import { billedTestCallScenario, voidedTestCallScenario } from './test-call-scenario';
+import { inboundCallEndedByItsEvent } from './inbound-call-scenario';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -463,4 +464,6 @@ export const replayScenarios: ReplayScenario[] = [
   ...conversationToolScenarios,
   // The Shopify Admin import (issue 31): a store's customers read page by page through the store twin.
   crmImportScenario,
+  // An inbound call watched until it ends (issue 42): ended by its event.
+  inboundCallEndedByItsEvent,
 ];

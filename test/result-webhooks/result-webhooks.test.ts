@@ -163,7 +163,16 @@ describe('lead.finished result webhooks', () => {
         status: 'completed',
         outcome: 'answered',
         attempts: 1,
-        calls: [{ attempt: 1, outcome: 'answered', durationMs: 32_000, startedAt: call.startedAt.toISOString() }],
+        calls: [
+          {
+            attempt: 1,
+            outcome: 'answered',
+            durationMs: 32_000,
+            startedAt: call.startedAt.toISOString(),
+            // The simulated carrier placed it (docs/configuration.md#simulators).
+            simulated: true,
+          },
+        ],
       },
     });
   });

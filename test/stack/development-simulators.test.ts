@@ -1,7 +1,7 @@
 // A development stack (SIMULATORS enabled, as `npm start` runs it: docs/configuration.md#simulators), on the real
 // servers: the simulated carrier and the simulated WhatsApp provider stand in for a number and a sender bound to no
 // connection, their calls and messages are never charged (a workspace without credits places and sends them), and the
-// campaign's KPIs count what a simulator carried.
+// campaign's KPIs count what a simulator carried; every view of those calls and messages marks them `simulated`.
 import { describe, expect, it } from 'vitest';
 import { insertAgent } from '../support/agents';
 import { useTestDatabase } from '../support/database';
@@ -17,7 +17,21 @@ const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('dev-simulators'));
 const { api } = await startWhatsAppStack(db, url, temporal, { simulators: 'enabled' });
 
-const SCOPES = ['campaigns.edit', 'campaigns.view', 'calls.test', 'whatsapp.send', 'whatsapp.edit', 'whatsapp.view'];
+const SCOPES = [
+  'campaigns.edit',
+  'campaigns.view',
+  'calls.test',
+  'calls.view',
+  'whatsapp.send',
+  'whatsapp.edit',
+  'whatsapp.view',
+];
+
+async function getJson(key: string, path: string): Promise<any> {
+  const response = await api.request('GET', path, { key });
+  expect(response.status, path).toBe(200);
+  return response.json();
+}
 let numbers = 0;
 const nextNumber = () => `+1415557${String(1000 + numbers++).padStart(4, '0')}`;
 
@@ -47,6 +61,7 @@ describe('simulators enabled for development', () => {
     );
     expect(call).toMatchObject({ provider: 'simulated', fromNumber: caller, outcome: 'answered' });
     expect(await ledgerOf(owner.workspaceId)).toBe(0);
+    expect(await getJson(owner.key, `/calls/${callId}`)).toMatchObject({ provider: 'simulated', simulated: true });
   });
 
   it('sends a message through the simulated provider without any credit, and charges nothing', async () => {
@@ -59,12 +74,15 @@ describe('simulators enabled for development', () => {
       body: { senderId: sender.id, to: '+14155550121', template: { id: template.id, variables: ['Ada'] } },
     });
     expect(sent.status).toBe(202);
-    const { message } = (await sent.json()) as { message: { id: string } };
+    const { message } = (await sent.json()) as { message: { id: string; simulated: boolean } };
+    expect(message.simulated).toBe(true);
     await until(
       () => db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } }),
       (row) => row.status === 'delivered' || row.status === 'read',
     );
     expect(await ledgerOf(owner.workspaceId)).toBe(0);
+    const { items } = await getJson(owner.key, `/whatsapp/messages?senderId=${sender.id}`);
+    expect(items).toEqual([expect.objectContaining({ id: message.id, simulated: true })]);
   });
 
   it("takes an unbound caller number for a campaign, and counts its simulated calls in the campaign's KPIs", async () => {
@@ -92,5 +110,9 @@ describe('simulators enabled for development', () => {
       unknown
     >;
     expect(kpis).toMatchObject({ placed: 1, simulatedPlaced: 1 });
+    const result = await getJson(owner.key, `/v1/results/${lead.leadId}`);
+    expect(result.calls).toEqual([expect.objectContaining({ provider: 'simulated', simulated: true })]);
+    const calls = await getJson(owner.key, `/calls?campaignId=${id}`);
+    expect(calls.items).toEqual([expect.objectContaining({ leadId: lead.leadId, simulated: true })]);
   });
 });

@@ -150,6 +150,11 @@ describe('calls with simulators disabled', () => {
     await first.handle.result();
     const placed = await db.call.findFirstOrThrow({ where: { leadId: first.leadId } });
     expect(placed).toMatchObject({ provider: 'twilio-twin', fromNumber: bound, status: 'ended' });
+    // A twin's connection is a connection: its calls are never marked simulated (docs/configuration.md#simulators).
+    const view = await api.request('GET', `/calls/${placed.id}`, { key: owner.key });
+    expect(await json(view)).toMatchObject({ provider: 'twilio-twin', simulated: false });
+    const result = await api.request('GET', `/v1/results/${first.leadId}`, { key: owner.key });
+    expect((await json(result)).calls).toEqual([expect.objectContaining({ simulated: false })]);
 
     // Unbound behind the API's back (the API itself never unbinds a number): the worker's dial refuses it.
     await db.phoneNumber.update({ where: { e164: bound }, data: { carrierConnectionId: null } });
@@ -241,7 +246,8 @@ describe('WhatsApp with simulators disabled', () => {
 
     const accepted = await send(boundSender.id);
     expect(accepted.status).toBe(202);
-    const { message } = (await accepted.json()) as { message: { id: string } };
+    const { message } = (await accepted.json()) as { message: { id: string; simulated: boolean } };
+    expect(message.simulated).toBe(false);
     const sent = await until(
       () => db.whatsAppMessage.findUniqueOrThrow({ where: { id: message.id } }),
       (row) => row.status === 'delivered' || row.status === 'read' || row.status === 'failed',

@@ -58,6 +58,8 @@ export async function startCarrierPath(
     statusCallbackEvents?: readonly SubscribableProgressState[];
     /** The provider the worker sends WhatsApp messages through (none: the worker sends none). */
     whatsappProvider?: WhatsAppProvider;
+    /** How long the worker waits for a call's end event before asking the carrier (default: the product's). */
+    callEndDeadlineMs?: number;
   },
 ): Promise<CarrierPath> {
   const { url, temporal, keyring, publicBaseUrl } = options;
@@ -73,6 +75,7 @@ export async function startCarrierPath(
     statusCallbackBaseUrl: api.baseUrl,
     ...(options.statusCallbackEvents && { statusCallbackEvents: options.statusCallbackEvents }),
     ...(options.whatsappProvider && { whatsappProvider: options.whatsappProvider }),
+    ...(options.callEndDeadlineMs !== undefined && { callEndDeadlineMs: options.callEndDeadlineMs }),
   });
   return { api, temporal };
 }

@@ -3,11 +3,13 @@ import type { Transcript } from '../../lib/calls/transcript';
 import type { Database } from '../../lib/database';
 import { DEFAULT_DIAL_LADDER } from '../../lib/dial-ladder/dial-ladder';
 import type { RunningApi } from './api';
-import { startedAgentCampaign } from './carrier-calls';
+import type { Keyring } from '../../lib/secrets/keyring';
+import { insertShoeShopAgent, startedAgentCampaign } from './carrier-calls';
+import { connectTwinCaller } from './twilio-twin-stack';
 import { pushLeadWithWorkflow } from './lead-workflows';
 import type { TestTemporal } from './temporal';
 import { until } from './until';
-import type { TestWorkspace } from './workspace';
+import { createTestWorkspace, type TestWorkspace } from './workspace';
 
 /**
  * What the inbound-call tests do (docs/features/carriers/inbound.md): give a number to the carrier twin's account, route
@@ -94,4 +96,22 @@ export async function leadWaitingForItsSecondRung(
     60_000,
   );
   return { campaign, leadId, handle };
+}
+
+/**
+ * A workspace whose `number`, on a connection to the Twilio twin, is held by the twin's account and routed to the shoe
+ * shop's agent: a person calling it at the twin is answered by the product. Answers the workspace, its agent and the
+ * inbound-call helpers of inboundCalls.
+ */
+export async function routedTwilioNumber(
+  { db, api, keyring, twinBaseUrl }: { db: Database; api: RunningApi; keyring: Keyring; twinBaseUrl: string },
+  number: string,
+): Promise<{ owner: TestWorkspace; agentId: string; calls: ReturnType<typeof inboundCalls> }> {
+  const owner = await createTestWorkspace(db, { scopes: ['agents.edit', 'phone_numbers.edit', 'calls.view'] });
+  await connectTwinCaller(db, keyring, twinBaseUrl, owner.workspaceId, number);
+  const agent = await insertShoeShopAgent(db, owner.workspaceId, { questions: ['What colour would you like?'] });
+  const calls = inboundCalls({ db, api, twinBaseUrl, key: owner.key });
+  await calls.ownedByTheAccount(number);
+  await calls.routeTo(number, agent.id);
+  return { owner, agentId: agent.id, calls };
 }

@@ -16,7 +16,7 @@ import { startTestTwilioTwin } from './twilio-twin';
 export async function startTwilioTwinStack(
   { db, url, temporal }: { db: Database; url: string; temporal: Awaited<ReturnType<typeof useTemporalClient>> },
   apiOptions: Partial<TestApiDependencies> = {},
-  workerOptions: { whatsappProvider?: WhatsAppProvider } = {},
+  workerOptions: { whatsappProvider?: WhatsAppProvider; callEndDeadlineMs?: number } = {},
 ) {
   const keyring = keyringSchema.parse(newKeyringEntry('k1'));
   const twin = await startTestTwilioTwin(db, {

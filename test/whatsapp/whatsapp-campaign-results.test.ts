@@ -124,6 +124,8 @@ const messageView = (row: NonNullable<Awaited<ReturnType<typeof seededCampaign>>
   deliveredAt: row.deliveredAt?.toISOString() ?? null,
   readAt: row.readAt?.toISOString() ?? null,
   failedAt: row.failedAt?.toISOString() ?? null,
+  // Its sender is bound to no Meta connection: the simulated provider carries it (docs/configuration.md#simulators).
+  simulated: true,
 });
 
 const workspace = await createTestWorkspace(db, { scopes: SCOPES });

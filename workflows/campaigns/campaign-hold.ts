@@ -20,9 +20,10 @@ export interface CampaignHold<Phase extends string> {
   hold(phase: Phase, recheckMs: number, orWhen?: () => boolean): Promise<void>;
   /**
    * Waits ms (in phase, showing when it wakes), woken early by each campaignChanged to ask the campaign's status;
-   * false when the campaign was stopped meanwhile.
+   * false when the campaign was stopped meanwhile. Cut short, without asking, once orWhen() holds (the lead's number
+   * opted out: the caller reads it).
    */
-  waitUnlessStopped(phase: Phase, ms: number): Promise<boolean>;
+  waitUnlessStopped(phase: Phase, ms: number, orWhen?: () => boolean): Promise<boolean>;
 }
 
 /**
@@ -53,12 +54,13 @@ export function receiveCampaignChanges<Phase extends string>(
       Object.assign(state, { phase, nextWakeAt: null });
       await condition(() => changed || orWhen(), recheckMs);
     },
-    async waitUnlessStopped(phase, ms) {
+    async waitUnlessStopped(phase, ms, orWhen = () => false) {
       const wakeAt = Date.now() + ms;
       Object.assign(state, { phase, nextWakeAt: new Date(wakeAt).toISOString() });
-      while (Date.now() < wakeAt) {
+      while (Date.now() < wakeAt && !orWhen()) {
         changed = false;
-        if (!(await condition(() => changed, wakeAt - Date.now()))) break;
+        if (!(await condition(() => changed || orWhen(), wakeAt - Date.now()))) break;
+        if (orWhen()) break;
         if ((await campaignStatus()) === 'STOPPED') return false;
       }
       state.nextWakeAt = null;

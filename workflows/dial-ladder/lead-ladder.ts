@@ -1,10 +1,11 @@
-import { proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import { patched, proxyActivities, proxyLocalActivities, setHandler } from '@temporalio/workflow';
 import type { Activities } from '../../activities';
 import { isPickedUp, type CallOutcome } from '../../lib/calls/call-outcomes';
 import { afterAttempt } from '../../lib/dial-ladder/ladder-rules';
 import type { AttemptStep, LeadPlan } from '../../activities/dial-ladder/calls';
 import { awaitCallEnd, receiveEndedCalls } from '../calls/call-on-carrier';
-import { leadStateQuery, lineGrantedSignal } from '../../lib/temporal/messages';
+import { leadStateQuery, lineGrantedSignal, numberOptedOutSignal } from '../../lib/temporal/messages';
+import { PATCHES } from '../../lib/temporal/patches';
 import { receiveCampaignChanges } from '../campaigns/campaign-hold';
 import { leadDialSteps } from '../../lib/temporal/retry-policies';
 import type { LeadDialInput, LeadDialResult, LeadState } from '../../lib/dial-ladder/lead-state';
@@ -63,6 +64,18 @@ export async function runLeadLadder(
     lineGranted = true;
   });
   const endedCalls = receiveEndedCalls();
+  /**
+   * The lead's number was put on the Do-Not-Call list (docs/features/dial-ladder.md#an-opt-out-ends-the-wait): a wait
+   * for its next rung or its calling window ends the lead at once (do_not_call, its result opted_out) instead of when
+   * it comes due. The patch is asked only when told, so a run never told records no marker; a run whose signal a worker
+   * without the handler took replays without it.
+   */
+  let optedOut = false;
+  /** A hold in the line queue that optedOut woke went on to the attempt, which reads the list itself. */
+  let optOutHeardInQueue = false;
+  setHandler(numberOptedOutSignal, () => {
+    if (patched(PATCHES.optOutEndsWait.id)) optedOut = true;
+  });
 
   const result = (status: LeadDialResult['status']): LeadDialResult => {
     Object.assign(state, { phase: 'finished', nextWakeAt: null });
@@ -90,8 +103,9 @@ export async function runLeadLadder(
   let rungDelayMs = 0;
   for (let attempt = 1; ; attempt++) {
     state.attempt = attempt;
-    if (rungDelayMs > 0 && !(await campaign.waitUnlessStopped('waiting_for_rung', rungDelayMs)))
+    if (rungDelayMs > 0 && !(await campaign.waitUnlessStopped('waiting_for_rung', rungDelayMs, () => optedOut)))
       return end('campaign_stopped', 'cancelled');
+    if (optedOut) return end('do_not_call', 'cancelled');
     const input = {
       leadId,
       attempt,
@@ -108,17 +122,20 @@ export async function runLeadLadder(
       plan ??= answer.plan;
       step = answer.step;
       if (step.outcome === 'window_closed') {
-        if (!(await campaign.waitUnlessStopped('waiting_for_window', step.waitMs)))
+        if (!(await campaign.waitUnlessStopped('waiting_for_window', step.waitMs, () => optedOut)))
           return end('campaign_stopped', 'cancelled');
+        if (optedOut) return end('do_not_call', 'cancelled');
         continue;
       }
       if (step.outcome === 'queued' || step.outcome === 'campaign_on_hold') {
-        // A signal that came while attemptCall ran counts: it was forgotten before.
+        // A signal that came while attemptCall ran counts: it was forgotten before. An opt-out wakes the hold once:
+        // the attempt then reads the list, ends do_not_call and leaves the line queue (attemptCall).
         await campaign.hold(
           step.outcome === 'queued' ? 'waiting_for_line' : 'waiting_for_campaign',
           QUEUED_RECHECK_MS,
-          () => lineGranted,
+          () => lineGranted || (optedOut && !optOutHeardInQueue),
         );
+        optOutHeardInQueue = optedOut;
         continue;
       }
       break;
