@@ -12,6 +12,8 @@ import {
   TELNYX_CONVERSATION_ENDED,
   TELNYX_DETECTION_ENDED,
   TELNYX_GREETING_ENDED,
+  TELNYX_RECORDING_SAVED,
+  telnyxCallControlId,
   type TelnyxWebhook,
 } from '../../lib/carriers/telnyx/telnyx-webhooks';
 import { ErrorCode } from '../../lib/error-codes';
@@ -27,6 +29,7 @@ import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
 import { startTelnyxBackgroundAudio } from './telnyx-background-audio';
 import { telnyxConversationEnded, telnyxHumanLegWebhook } from './telnyx-transfer';
 import { afterInboundEvent } from './inbound-calls';
+import { receiveTelnyxRecordingSaved, startTelnyxRecording } from './telnyx-recordings';
 
 /** The connection whose public key verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TelnyxConnection>();
@@ -91,7 +94,9 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  * - on the dialogue engine (lib/conversation/conversation-engine.ts: the default, unless the deployment or the agent
  *   asks for the gather walk), a person answering starts ConversationRelay instead of the walk, and
  *   call.conversation.ended transfers the call (transfer_to_human) or hangs it up; the webhooks of the human's leg a
- *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts).
+ *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts);
+ * - a person answering starts the call's recording first when its workspace records calls, and call.recording.saved
+ *   stores it (api/carriers/telnyx-recordings.ts, docs/features/recordings.md#telnyx).
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
  */
 export async function receiveTelnyxWebhook(
@@ -105,7 +110,10 @@ export async function receiveTelnyxWebhook(
   const { event_type: type, payload } = webhook.data;
   const state = decodeClientState(payload.client_state);
   if (state && state.attemptId !== attemptId) throw new Refusal(ErrorCode.unknown_call);
-  const callControlId = payload.call_control_id;
+  // The call's recording is saved: the one webhook that does not name the call (docs/features/recordings.md#telnyx).
+  if (type === TELNYX_RECORDING_SAVED)
+    return receiveTelnyxRecordingSaved(services, connection, call, attemptId, webhook);
+  const callControlId = telnyxCallControlId(webhook);
   const live = call.status === 'dialing';
   const step = (request: ScriptRequest) =>
     walkTelnyxStep(services, connection, call, attemptId, callControlId, request);
@@ -120,6 +128,8 @@ export async function receiveTelnyxWebhook(
   // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
   // The agent's background audio is then played under it, to the hang-up (docs/features/background-audio.md#on-a-call).
   const converse = async () => {
+    // Recorded from before the conversation's first line, so that the disclosure and its recording notice are too.
+    await startTelnyxRecording(services, connection, call, attemptId, callControlId);
     if (call.agent && callConversationEngine(services.conversationEngine, call.agent) === 'relay')
       await startTelnyxRelay(services, connection, call, attemptId, callControlId);
     else await step({ kind: 'answer' });

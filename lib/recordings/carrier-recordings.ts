@@ -1,5 +1,6 @@
 import type { Readable } from 'node:stream';
 import type { OpenedCarrierConnection } from '../carrier-connections/connections';
+import { createTelnyxRecordings } from '../carriers/telnyx/telnyx-recordings';
 import { createTwilioRecordings } from '../carriers/twilio/twilio-recordings';
 
 /** A recording's audio as the carrier streams it. */
@@ -30,5 +31,7 @@ export class RecordingsUnsupportedError extends Error {
 export function carrierRecordingsOf(connection: OpenedCarrierConnection): CarrierRecordings {
   if (connection.provider === 'twilio' || connection.provider === 'twilio-twin')
     return createTwilioRecordings(connection);
+  if (connection.provider === 'telnyx' || connection.provider === 'telnyx-twin')
+    return createTelnyxRecordings(connection);
   throw new RecordingsUnsupportedError(connection.provider);
 }
