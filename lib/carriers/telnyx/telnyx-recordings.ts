@@ -1,5 +1,4 @@
-import type { RecordingMedia } from '../../recordings/carrier-recordings';
-import { fetchRecordingMedia } from '../../recordings/recording-media';
+import { fetchRecordingMedia, type RecordingMedia } from '../recording-media';
 import { telnyxClientOf, type TelnyxConnection } from './telnyx-client';
 import { telnyxRequest, TelnyxRequestError } from './telnyx-calls';
 

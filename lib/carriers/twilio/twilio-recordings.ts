@@ -1,7 +1,6 @@
 import { twilioClientOf, type TwilioConnection } from './twilio-client';
 import { twilioRequest, TwilioRequestError } from './twilio-calls';
-import type { RecordingMedia } from '../../recordings/carrier-recordings';
-import { fetchRecordingMedia } from '../../recordings/recording-media';
+import { fetchRecordingMedia, type RecordingMedia } from '../recording-media';
 
 /**
  * How each party is recorded: dual, the agent (Twilio's side) and the person each on a channel of their own, so that

@@ -1,12 +1,19 @@
 import { Readable } from 'node:stream';
 import type { ReadableStream } from 'node:stream/web';
-import type { RecordingMedia } from './carrier-recordings';
+
+/** A recording's audio as the carrier streams it (lib/recordings/carrier-recordings.ts: what the carriers answer). */
+export interface RecordingMedia {
+  contentType: string;
+  /** Bytes, when the carrier says; null: streamed without a length. */
+  length: number | null;
+  body: Readable;
+}
 
 /** How long a recording's media answer may take to begin (its headers); the audio then streams as long as it lasts. */
 const MEDIA_HEADERS_TIMEOUT_MS = 30_000;
 
 /**
- * A recording's audio at a carrier's media URL (docs/features/recordings.md#listening), streamed as the carrier sends
+ * A recording's audio at a carrier's media URL (docs/features/recordings.md#listening), shared by the carriers' recordings, streamed as the carrier sends
  * it; null when the carrier no longer has it (404). `headers` carry the carrier's credentials when its media URL asks
  * for them (Twilio's): never logged, and fetch drops them on a redirect to another origin. A failure is rethrown as
  * the carrier's error (`failed`), with no request in it.
