@@ -2,10 +2,6 @@
 // default (no record_start at the twin), on (the disclosure announces it, the twin records, GET /calls/{id}/recording
 // streams audio sox decodes), on the script walk, ConversationRelay and an inbound call; a forged call.recording.saved
 // refused, retention deleting it at the twin, and another workspace kept out.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { openCarrierConnection } from '../../lib/carrier-connections/connections';
 import { telnyxWebhookUrl } from '../../lib/carriers/telnyx/telnyx-urls';
@@ -27,11 +23,12 @@ import {
   TELNYX_TWIN_ACCOUNT,
 } from '../support/carrier-calls';
 import { useTestDatabase } from '../support/database';
+import { callRecordings, soxInfo } from '../support/recordings';
 import { inboundCalls } from '../support/inbound-calls';
 import { useTemporalClient } from '../support/temporal';
 import { OTHER_ACCOUNT, startTestTelnyxTwin, telnyxTwinLog } from '../support/telnyx-twin';
 import { until } from '../support/until';
-import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -75,13 +72,7 @@ const walkCampaign = await startedAgentCampaign(db, api, owner, { name: 'Walk', 
 const callLead = async (phone: string, campaignId = walkCampaign.id) =>
   (await calledLead(db, { api, temporal }, owner, campaignId, phone)).call;
 
-const recordingOf = (callId: string, side: TestWorkspace = owner) =>
-  api.request('GET', `/calls/${callId}/recording`, { key: side.key });
-
-const callDetail = async (callId: string) =>
-  (await (await api.request('GET', `/calls/${callId}`, { key: owner.key })).json()) as {
-    recording: { status: string; durationSec: number | null; channels: number | null; deletedAt: string | null } | null;
-  };
+const { recordingOf, callDetail } = callRecordings(api, owner);
 
 const untilCompleted = (callId: string, what: string) =>
   until(
@@ -104,17 +95,6 @@ const compliance = (recording?: { enabled: boolean; retentionDays: number | null
       ...(recording && { recording }),
     },
   });
-
-/** sox's reading of a WAV: its channels, its length in seconds and its loudest sample (0 to 1; 0: silence). */
-function soxInfo(audio: Uint8Array) {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'recording-')), 'call.wav');
-  writeFileSync(file, audio);
-  const channels = Number(execFileSync('sox', ['--i', '-c', file], { encoding: 'utf8' }).trim());
-  const seconds = Number(execFileSync('sox', ['--i', '-D', file], { encoding: 'utf8' }).trim());
-  const report = execFileSync('sh', ['-c', 'sox "$0" -n stat 2>&1', file], { encoding: 'utf8' });
-  const maximum = Number(/Maximum amplitude:\s+([\d.]+)/.exec(report)?.[1] ?? 0);
-  return { channels, seconds, maximum };
-}
 
 async function expectAudible(callId: string) {
   const heard = await recordingOf(callId);

@@ -2,13 +2,10 @@
 // every request, answer and webhook checked against Telnyx's vendored description: record_start on an answered call,
 // the signed call.recording.saved at its end, the recordings listed by call and read, their real audio at a download
 // URL that needs no key but its signature, and their deletion.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import Telnyx from 'telnyx';
 import { describe, expect, it } from 'vitest';
 import { useTestDatabase } from '../support/database';
+import { soxInfo } from '../support/recordings';
 import {
   clientState,
   exchangeProblems,
@@ -53,15 +50,6 @@ const savedOf = (legId: string) =>
   ).catch(() => {
     throw new Error('call.recording.saved never came');
   });
-
-function soxOf(audio: Buffer) {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'telnyx-twin-recording-')), 'call.wav');
-  writeFileSync(file, audio);
-  return {
-    channels: Number(execFileSync('sox', ['--i', '-c', file], { encoding: 'utf8' }).trim()),
-    seconds: Number(execFileSync('sox', ['--i', '-D', file], { encoding: 'utf8' }).trim()),
-  };
-}
 
 describe('recordings on the Telnyx twin', () => {
   it('records an answered call: the signed call.recording.saved at its end, listed by call, real audio, then deleted', async () => {
@@ -121,7 +109,7 @@ describe('recordings on the Telnyx twin', () => {
     const heard = await fetch(read.data!.download_urls!.wav!);
     expect(heard.status).toBe(200);
     expect(heard.headers.get('content-type')).toMatch(/^audio\/(x-)?wav/);
-    const sox = soxOf(Buffer.from(await heard.arrayBuffer()));
+    const sox = soxInfo(Buffer.from(await heard.arrayBuffer()));
     expect(sox.channels).toBe(2);
     expect(sox.seconds).toBeGreaterThan(2);
     const forged = new URL(read.data!.download_urls!.wav!);
