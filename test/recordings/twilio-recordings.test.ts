@@ -79,7 +79,7 @@ async function calledLead(phone: string, campaignId = campaign.id) {
 const twinRecordingsOf = (callSid: string) =>
   db.sql<{ sid: string }>(`SELECT sid FROM twilio_twin.recordings WHERE "callSid" = $1`, callSid);
 
-const { recordingOf, callDetail } = callRecordings(api, owner);
+const { recordingOf, callDetail, expectAudible } = callRecordings(api, owner);
 
 describe('call recordings on Twilio', () => {
   it('are off by default: nothing is recorded at the twin, the call has no recording and the disclosure is as set', async () => {
@@ -145,16 +145,7 @@ describe('call recordings on Twilio', () => {
     expect(detail.recording!.durationSec).toBeGreaterThan(2);
 
     // Streamed from the twin with the connection's credentials: a WAV sox decodes, two channels, seconds long, not silent.
-    const heard = await recordingOf(call.id);
-    expect(heard.status).toBe(200);
-    expect(heard.headers.get('content-type')).toMatch(/^audio\/(x-)?wav/);
-    const audio = new Uint8Array(await heard.arrayBuffer());
-    const info = soxInfo(audio);
-    expect(info.channels).toBe(2);
-    expect(info.seconds).toBeGreaterThan(2);
-    expect(info.maximum).toBeGreaterThan(0.05);
-    // Nothing of the connection's credentials in the answer.
-    expect(Buffer.from(audio).includes(Buffer.from(TWILIO_TWIN_AUTH_TOKEN))).toBe(false);
+    await expectAudible(call.id, TWILIO_TWIN_AUTH_TOKEN);
 
     // Another workspace's key cannot read it (the same 403 as an unknown call).
     const foreign = await recordingOf(call.id, stranger);

@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { expect } from 'vitest';
 import type { RunningApi } from './api';
 import type { TestWorkspace } from './workspace';
 
@@ -22,10 +23,26 @@ export function soxInfo(audio: Uint8Array, extension: 'wav' | 'mp3' = 'wav') {
 
 /** What a call's recording looks like through the API (docs/features/recordings.md#listening). */
 export function callRecordings(api: RunningApi, owner: TestWorkspace) {
+  const recordingOf = (callId: string, side: TestWorkspace = owner) =>
+    api.request('GET', `/calls/${callId}/recording`, { key: side.key });
   return {
+    /**
+     * GET /calls/{id}/recording streams real audio: a WAV sox decodes, two channels, seconds long, not silent, with
+     * nothing of the connection's `secret` (its auth token, its API key) in it.
+     */
+    async expectAudible(callId: string, secret: string) {
+      const heard = await recordingOf(callId);
+      expect(heard.status).toBe(200);
+      expect(heard.headers.get('content-type')).toMatch(/^audio\/(x-)?wav/);
+      const audio = new Uint8Array(await heard.arrayBuffer());
+      const info = soxInfo(audio);
+      expect(info.channels).toBe(2);
+      expect(info.seconds).toBeGreaterThan(2);
+      expect(info.maximum).toBeGreaterThan(0.05);
+      expect(Buffer.from(audio).includes(Buffer.from(secret))).toBe(false);
+    },
     /** GET /calls/{id}/recording with `side`'s key (the owner's unless given). */
-    recordingOf: (callId: string, side: TestWorkspace = owner) =>
-      api.request('GET', `/calls/${callId}/recording`, { key: side.key }),
+    recordingOf,
     /** GET /calls/{id}: its `recording`. */
     callDetail: async (callId: string) =>
       (await (await api.request('GET', `/calls/${callId}`, { key: owner.key })).json()) as {
