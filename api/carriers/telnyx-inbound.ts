@@ -4,7 +4,12 @@ import { atMostCodePoints } from '../../lib/code-point-length';
 import { ErrorCode } from '../../lib/error-codes';
 import { createTelnyxCalls } from '../../lib/carriers/telnyx/telnyx-calls';
 import { TELNYX_INBOUND_ROUTE } from '../../lib/carriers/telnyx/telnyx-urls';
-import { telnyxWebhookSchema, type TelnyxWebhook } from '../../lib/carriers/telnyx/telnyx-webhooks';
+import {
+  TELNYX_RECORDING_SAVED,
+  telnyxCallControlId,
+  telnyxWebhookSchema,
+  type TelnyxWebhook,
+} from '../../lib/carriers/telnyx/telnyx-webhooks';
 import { telnyxSignatureHeaders } from './telnyx-routes';
 import { poolSql } from '../../lib/run-sql';
 import { defineRoute } from '../http/route';
@@ -42,25 +47,28 @@ const notApplied = { received: true as const, applied: false };
 async function receiveInboundWebhook(services: AppServices, req: Request, webhook: InboundWebhook) {
   const connection = verifiedTelnyxConnectionOf(req);
   const { event_type: type, payload } = webhook.data;
+  // The recording of an inbound call is saved to the call's own webhook URL (its answer named it), never here.
+  if (type === TELNYX_RECORDING_SAVED) return notApplied;
+  const callControlId = telnyxCallControlId(webhook as TelnyxWebhook);
   const calls = createTelnyxCalls(connection, { publicBaseUrl: services.publicBaseUrl! });
   if (type === 'call.initiated' && payload.direction === 'incoming' && payload.from && payload.to) {
     const recorded = await recordInboundCall(services, {
       connectionId: connection.id,
       provider: connection.provider,
-      providerCallId: payload.call_control_id,
+      providerCallId: callControlId,
       from: payload.from,
       to: payload.to,
     });
     if (!recorded) {
-      await calls.hangup(payload.call_control_id);
+      await calls.hangup(callControlId);
       return notApplied;
     }
-    return { received: true as const, applied: await calls.answer(payload.call_control_id, recorded.attemptId) };
+    return { received: true as const, applied: await calls.answer(callControlId, recorded.attemptId) };
   }
   const attemptId = await recordedInboundAttempt(poolSql(services.sql), {
     connectionId: connection.id,
     provider: connection.provider,
-    providerCallId: payload.call_control_id,
+    providerCallId: callControlId,
   });
   return attemptId ? receiveTelnyxWebhook(services, req, attemptId, webhook as TelnyxWebhook) : notApplied;
 }

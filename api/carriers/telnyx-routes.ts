@@ -26,8 +26,10 @@ export const telnyxRoutes = [
     access: { public: true },
     summary:
       "Telnyx's Call Control webhooks of a call (the dial's webhook_url), JSON: call.initiated, call.answered, " +
-      'call.hangup, answering-machine detection, call.transcription and call.speak.ended, which move the call and walk ' +
-      "the agent's script (speak, transcription_start, hangup commands). Public: authenticated by the Ed25519 " +
+      'call.hangup, answering-machine detection, call.transcription, call.speak.ended and call.recording.saved, which ' +
+      "move the call, walk the agent's script (speak, transcription_start, hangup commands) and store its recording " +
+      '(found by GET /recordings: 502 provider_error while Telnyx lists none, so that Telnyx sends it again). ' +
+      'Public: authenticated by the Ed25519 ' +
       "signature with the connection's public key (the telnyx SDK's webhooks.unwrap; more than 300 s old is refused). " +
       'Idempotent by call and event type (progress) and by step (the script); a call never moves backwards.',
     tags: ['Telephony'],
@@ -49,7 +51,7 @@ export const telnyxRoutes = [
         }),
       },
     },
-    errors: { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_call] },
+    errors: { 401: [ErrorCode.invalid_signature], 404: [ErrorCode.unknown_call], 502: [ErrorCode.provider_error] },
     handler: async ({ services, req, params, body }) => ({
       status: 200,
       body: await receiveTelnyxWebhook(services, req, params.attemptId, body),

@@ -12,6 +12,8 @@ import {
   TELNYX_CONVERSATION_ENDED,
   TELNYX_DETECTION_ENDED,
   TELNYX_GREETING_ENDED,
+  TELNYX_RECORDING_SAVED,
+  telnyxCallControlId,
   type TelnyxWebhook,
 } from '../../lib/carriers/telnyx/telnyx-webhooks';
 import { ErrorCode } from '../../lib/error-codes';
@@ -26,6 +28,7 @@ import { armQuestionWait } from './telnyx-question-waits';
 import { startTelnyxRelay, walkTelnyxStep } from './telnyx-walk';
 import { telnyxConversationEnded, telnyxHumanLegWebhook } from './telnyx-transfer';
 import { afterInboundEvent } from './inbound-calls';
+import { receiveTelnyxRecordingSaved, startTelnyxRecording } from './telnyx-recordings';
 
 /** The connection whose public key verified a request, for its handler (the path named it; the body never does). */
 const verified = new WeakMap<Request, TelnyxConnection>();
@@ -90,7 +93,9 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  * - on the dialogue engine (lib/conversation/conversation-engine.ts: the default, unless the deployment or the agent
  *   asks for the gather walk), a person answering starts ConversationRelay instead of the walk, and
  *   call.conversation.ended transfers the call (transfer_to_human) or hangs it up; the webhooks of the human's leg a
- *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts).
+ *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts);
+ * - a person answering starts the call's recording first when its workspace records calls, and call.recording.saved
+ *   stores it (api/carriers/telnyx-recordings.ts, docs/features/recordings.md#telnyx).
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
  */
 export async function receiveTelnyxWebhook(
@@ -104,7 +109,10 @@ export async function receiveTelnyxWebhook(
   const { event_type: type, payload } = webhook.data;
   const state = decodeClientState(payload.client_state);
   if (state && state.attemptId !== attemptId) throw new Refusal(ErrorCode.unknown_call);
-  const callControlId = payload.call_control_id;
+  // The call's recording is saved: the one webhook that does not name the call (docs/features/recordings.md#telnyx).
+  if (type === TELNYX_RECORDING_SAVED)
+    return receiveTelnyxRecordingSaved(services, connection, call, attemptId, webhook);
+  const callControlId = telnyxCallControlId(webhook);
   const live = call.status === 'dialing';
   const step = (request: ScriptRequest) =>
     walkTelnyxStep(services, connection, call, attemptId, callControlId, request);
@@ -118,6 +126,8 @@ export async function receiveTelnyxWebhook(
   /** A person is on the line: the conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk. */
   // The conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk.
   const converse = async () => {
+    // Recorded from before the conversation's first line, so that the disclosure and its recording notice are too.
+    await startTelnyxRecording(services, connection, call, attemptId, callControlId);
     if (call.agent && callConversationEngine(services.conversationEngine, call.agent) === 'relay')
       await startTelnyxRelay(services, connection, call, attemptId, callControlId);
     else await step({ kind: 'answer' });

@@ -3,13 +3,8 @@ import type { TwilioConnection } from '../../lib/carriers/twilio/twilio-client';
 import { createTwilioRecordings } from '../../lib/carriers/twilio/twilio-recordings';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
 import { ErrorCode } from '../../lib/error-codes';
-import { log } from '../../lib/log';
-import {
-  applyRecordingStatus,
-  claimRecordingStart,
-  markRecordingFailed,
-  markRecordingStarted,
-} from '../../lib/recordings/recording-store';
+import { applyRecordingStatus } from '../../lib/recordings/recording-store';
+import { startRecordingOnce } from '../../lib/recordings/recording-start';
 import { Refusal } from '../../lib/refusal';
 import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
@@ -29,19 +24,13 @@ export async function startTwilioRecording(
   attemptId: string,
 ): Promise<void> {
   const sid = callSid ?? call.providerCallId;
-  const sql = poolSql(services.sql);
-  if (!sid || !(await claimRecordingStart(sql, call.id))) return;
-  try {
-    const recordingSid = await createTwilioRecordings(connection).start(
+  if (!sid) return;
+  await startRecordingOnce(poolSql(services.sql), call.id, 'Twilio', () =>
+    createTwilioRecordings(connection).start(
       sid,
       twilioCallbackUrl(services.publicBaseUrl!, 'recording', { connectionId: connection.id, attemptId }),
-    );
-    await markRecordingStarted(sql, call.id, recordingSid);
-  } catch (error) {
-    await markRecordingFailed(sql, call.id);
-    // TwilioRequestError: Twilio's status, code and message only, never the request or its credentials.
-    log.warn({ err: error, callId: call.id }, 'the call could not be recorded: Twilio refused the recording');
-  }
+    ),
+  );
 }
 
 /**

@@ -1,14 +1,7 @@
-import type { Readable } from 'node:stream';
+import type { RecordingMedia } from '../carriers/recording-media';
 import type { OpenedCarrierConnection } from '../carrier-connections/connections';
+import { createTelnyxRecordings } from '../carriers/telnyx/telnyx-recordings';
 import { createTwilioRecordings } from '../carriers/twilio/twilio-recordings';
-
-/** A recording's audio as the carrier streams it. */
-export interface RecordingMedia {
-  contentType: string;
-  /** Bytes, when the carrier says; null: streamed without a length. */
-  length: number | null;
-  body: Readable;
-}
 
 /** What the recordings feature asks of a carrier about a recording it holds (docs/features/recordings.md). */
 export interface CarrierRecordings {
@@ -30,5 +23,7 @@ export class RecordingsUnsupportedError extends Error {
 export function carrierRecordingsOf(connection: OpenedCarrierConnection): CarrierRecordings {
   if (connection.provider === 'twilio' || connection.provider === 'twilio-twin')
     return createTwilioRecordings(connection);
+  if (connection.provider === 'telnyx' || connection.provider === 'telnyx-twin')
+    return createTelnyxRecordings(connection);
   throw new RecordingsUnsupportedError(connection.provider);
 }

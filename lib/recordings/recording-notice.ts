@@ -4,7 +4,7 @@ import { ruleLanguageOf, type RuleLanguage } from '../conversation/utterance';
  * The carriers (connection providers) the product records calls on (docs/features/recordings.md): only their calls say
  * the recording notice, so that the notice is said exactly when the call is recorded.
  */
-export const RECORDING_PROVIDERS: readonly string[] = ['twilio', 'twilio-twin'];
+export const RECORDING_PROVIDERS: readonly string[] = ['twilio', 'twilio-twin', 'telnyx', 'telnyx-twin'];
 
 /** Whether a call of this provider is recorded while its workspace records calls. */
 export const recordsCallsOn = (provider: string): boolean => RECORDING_PROVIDERS.includes(provider);

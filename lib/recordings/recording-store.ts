@@ -47,12 +47,19 @@ export async function claimRecordingStart(sql: RunSql, callId: string): Promise<
   return rows.length > 0;
 }
 
-/** The carrier accepted the start: the recording's id is known (a callback that came first has already set it). */
-export async function markRecordingStarted(sql: RunSql, callId: string, carrierRecordingId: string): Promise<void> {
+/**
+ * The carrier accepted the start: the recording's id is known (a callback that came first has already set it), or null
+ * when the carrier gives none at the start (Telnyx: found when the recording is saved).
+ */
+export async function markRecordingStarted(
+  sql: RunSql,
+  callId: string,
+  carrierRecordingId: string | null,
+): Promise<void> {
   await sql(
     {
       name: 'recording_mark_started',
-      text: `UPDATE "CallRecording" SET "carrierRecordingId" = coalesce("carrierRecordingId", $2),
+      text: `UPDATE "CallRecording" SET "carrierRecordingId" = coalesce("carrierRecordingId", $2::text),
                     status = CASE WHEN status = 'starting' THEN 'in-progress' ELSE status END
               WHERE "callId" = $1::uuid`,
     },

@@ -57,6 +57,7 @@ export interface QueuedCommand {
     | 'conversation_relay_start'
     | 'transfer'
     | 'playback_start'
+    | 'record_start'
     | 'hangup';
   commandId: string | null;
   clientState: string | null;
@@ -84,6 +85,8 @@ export interface QueuedCommand {
     targetLegClientState?: string | null;
     /** playback_start's, its audio fetched (playback.ts). */
     playback?: PlaybackRequest;
+    /** record_start's. */
+    recording?: { format: 'wav' | 'mp3'; channels: 'single' | 'dual' };
   };
 }
 
@@ -102,7 +105,8 @@ export interface LogEntry {
     | 'transcription'
     | 'relay'
     | 'transfer'
-    | 'playback';
+    | 'playback'
+    | 'recording';
   text?: string;
   voice?: string | null;
   language?: string | null;
@@ -150,6 +154,8 @@ export interface CallState {
    * what waits never starts (docs/features/carriers/twins.md#the-telnyx-twin).
    */
   playbacks?: { url: string; overlay: boolean; clientState: string | null; waiting?: boolean }[];
+  /** The recordings record_start began (recordings.ts): each from its start to the call's end. */
+  recordings?: TwinCallRecording[];
   /** A ConversationRelay session started and not yet held (the call's loop holds it to its end). */
   relay?: { settings: RelaySettings; atMs: number } | null;
   /** The human's leg of a transfer: ringing (answeredAtMs null), then bridged to the callee until either hangs up. */
@@ -169,6 +175,17 @@ export interface CallState {
   webhookSeq: number;
   /** Where the call's webhooks go from now on: an incoming call's `answer` names its own (absent: the request's). */
   webhookUrl?: string | null;
+}
+
+/** A recording of the call (recordings.ts serves it once the call has ended and it is saved). */
+export interface TwinCallRecording {
+  id: string;
+  format: 'wav' | 'mp3';
+  channels: 'single' | 'dual';
+  /** The call's clock when it started, and when it was saved (the call's end): null while the call is on. */
+  startMs: number;
+  endMs: number | null;
+  clientState: string | null;
 }
 
 export function initialState(request: DialRequest, to: string): CallState {
@@ -258,6 +275,8 @@ export interface CallRunnerOptions {
   signingKeyOf: (account: string) => KeyObject | undefined;
   delivery: 'until-answered' | 'once';
   retry: RetryBackoff;
+  /** A saved recording's download URLs (recordings.ts), for call.recording.saved's recording_urls. */
+  recordingUrls: (recording: TwinCallRecording) => Record<string, string>;
 }
 
 interface Effects {
@@ -304,7 +323,7 @@ export function createCallRunner(options: CallRunnerOptions) {
     eventType: string,
     atMs: number,
     members: Record<string, unknown>,
-    options: { parties?: boolean; clientState?: string | null } = {},
+    options: { parties?: boolean; clientState?: string | null; callControlId?: boolean } = {},
   ) {
     if (eventType === 'call.hangup' && (row.request as DialRequest).loseHangupWebhook) return;
     const clientState =
@@ -314,7 +333,7 @@ export function createCallRunner(options: CallRunnerOptions) {
     effects.webhooks.push({
       url: null,
       event: eventOf(eventType, wallAt(row, atMs), {
-        call_control_id: row.callControlId,
+        ...(options.callControlId !== false && { call_control_id: row.callControlId }),
         call_leg_id: row.callLegId,
         call_session_id: row.callSessionId,
         ...(clientState && { client_state: clientState }),
@@ -425,6 +444,23 @@ export function createCallRunner(options: CallRunnerOptions) {
       start_time: row.createdAt.toISOString(),
       state: 'hangup',
     });
+    // Each recording is saved with the call's end; Telnyx's event names neither the recording nor the call's id.
+    for (const recording of state.recordings ?? []) {
+      recording.endMs = atMs;
+      webhook(
+        row,
+        effects,
+        'call.recording.saved',
+        atMs,
+        {
+          channels: recording.channels,
+          recording_started_at: wallAt(row, recording.startMs).toISOString(),
+          recording_ended_at: wallAt(row, atMs).toISOString(),
+          recording_urls: options.recordingUrls(recording),
+        },
+        { parties: false, clientState: recording.clientState, callControlId: false },
+      );
+    }
   }
 
   /** The person answers a question just asked while transcription runs: their words, 0.6 s after it ends. */
@@ -723,6 +759,13 @@ export function createCallRunner(options: CallRunnerOptions) {
           text: `started: ${said} bytes=${fetched.bytes} sha256=${fetched.sha256}`,
         });
         webhook(row, effects, 'call.playback.started', atMs, members, { parties: false, clientState });
+        return;
+      }
+      case 'record_start': {
+        const { format, channels } = params.recording!;
+        const recording = { id: randomUUID(), format, channels, startMs: atMs, endMs: null, clientState };
+        (state.recordings ??= []).push(recording);
+        effects.log.push({ atMs, speaker: 'twin', kind: 'recording', text: `started: ${format} ${channels}` });
         return;
       }
       case 'speak':

@@ -22,6 +22,7 @@ import { TELNYX_ERRORS, TelnyxApiError } from './errors';
 import { eventOf } from './events';
 import { signingKey } from './signature';
 import { addIncomingNumberRoutes, ensureApplications } from './incoming-numbers';
+import { createTelnyxTwinRecordings } from './recordings';
 import { assertFilePlays, fetchPlaybackAudio, readPlaybackStart } from './playback';
 
 /**
@@ -39,6 +40,8 @@ export interface TelnyxTwinOptions {
   /** 'until-answered' (default): webhooks retried with backoff until answered 2xx; 'once': one attempt each. */
   webhookDelivery?: 'until-answered' | 'once';
   retry?: RetryBackoff;
+  /** The espeak-ng program that speaks a recording's lines (twin-common/spoken-audio.ts); default: on the PATH. */
+  espeakPath?: string;
 }
 
 export interface TelnyxTwin {
@@ -105,6 +108,14 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
   const store = telnyxTwinCallStore(sql);
   const keys = new Map(options.accounts.map((account) => [account.id, signingKey(account.signingKey)]));
   const http = createJsonHttp({ sockets: 64 });
+  /** The twin's own address (http://host:port), once it listens: its recordings' download URLs point at it. */
+  let listeningUrl = '';
+  const recordings = createTelnyxTwinRecordings({
+    sql,
+    timeScale: options.timeScale,
+    baseUrl: () => listeningUrl,
+    espeakPath: options.espeakPath,
+  });
   const runner = createCallRunner({
     sql,
     http,
@@ -112,6 +123,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     signingKeyOf: (account) => keys.get(account),
     delivery: options.webhookDelivery ?? 'until-answered',
     retry: options.retry ?? { firstMs: 500, maxMs: 30_000 },
+    recordingUrls: recordings.downloadUrls,
   });
   /** TEST CONTROL: the scripted persona of each number (in memory; a call keeps the script it was dialed with). */
   const personas = new Map<string, PersonaScript>();
@@ -356,6 +368,18 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         playback: { ...params.playback!, fetched: await fetchPlaybackAudio(params.playback!) },
       }),
     },
+    // Start recording (StartCallRecord): saved at the call's end (recordings.ts).
+    record_start: {
+      needsAnswer: true,
+      read: (body) => {
+        const format = text(body, 'format', true);
+        if (format !== 'wav' && format !== 'mp3') throw TELNYX_ERRORS.enumerated('format', ['wav', 'mp3']);
+        const channels = text(body, 'channels', true);
+        if (channels !== 'single' && channels !== 'dual')
+          throw TELNYX_ERRORS.enumerated('channels', ['single', 'dual']);
+        return { recording: { format, channels } };
+      },
+    },
     transfer: {
       needsAnswer: true,
       read: (body) => {
@@ -429,6 +453,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     }),
   );
 
+  recordings.addRoutes(app, route);
   addIncomingNumberRoutes({ app, sql, accounts: options.accounts, personas, calls: store, runner, route });
 
   app.use('/v2', (req, res) => fail(res, TELNYX_ERRORS.notFound(`The path ${req.originalUrl.split('?')[0]}`)));
@@ -471,8 +496,10 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     async listen(port, host = '127.0.0.1') {
       await ensureTelnyxTwinTables(sql);
       await ensureApplications(sql, options.accounts);
+      await recordings.ensureTable();
       const listening = await listenHttp(app, port, host);
       server = listening.server;
+      listeningUrl = listening.url;
       await runner.resume();
       return `${listening.url}/v2`;
     },

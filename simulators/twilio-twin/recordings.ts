@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Express, NextFunction, Request, Response } from 'express';
-import { mp3Of, spokenWav, type SpokenLine } from '../twin-common/spoken-audio';
+import { mp3Of, recordedLinesOf, spokenWav, type LoggedLine } from '../twin-common/spoken-audio';
 import type { TwinSql } from '../twin-common/sql';
 import { TWILIO_TWIN_SCHEMA, type TwilioTwinCall, type TwilioTwinCallStore } from './call-store';
 import { TWILIO_ERRORS, TwilioRestError } from './errors';
@@ -129,23 +129,7 @@ export function createTwinRecordings(options: {
 
   /** The audio: each line of the call's log said while it was recorded, at its moment. */
   async function audio(recording: TwinRecording, call: TwilioTwinCall, durationMs: number) {
-    const log = (call.log ?? []) as { atMs: number; speaker: string; kind: string; text?: string; language?: string }[];
-    const lines: SpokenLine[] = log
-      .filter(
-        (entry) =>
-          entry.text &&
-          entry.atMs >= recording.startMs &&
-          ((entry.speaker === 'agent' && entry.kind === 'say') ||
-            (entry.speaker === 'callee' && (entry.kind === 'speech' || entry.kind === 'greeting'))),
-      )
-      .map((entry) => ({
-        atMs: entry.atMs - recording.startMs,
-        text: entry.text!,
-        // Dual: what Twilio receives (the person) on the first channel, what it plays (the agent) on the second.
-        channel: entry.speaker === 'callee' ? 0 : 1,
-        language: entry.language ?? null,
-        variant: entry.speaker === 'callee' ? 'f3' : null,
-      }));
+    const lines = recordedLinesOf((call.log ?? []) as LoggedLine[], recording.startMs);
     return spokenWav(lines, { durationMs, channels: recording.channels, espeakPath: options.espeakPath });
   }
 

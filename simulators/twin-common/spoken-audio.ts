@@ -27,6 +27,39 @@ export interface SpokenLine {
   variant?: 'f3' | null;
 }
 
+/** What a twin logs of a call (both twins' logs have these members): who said what, when. */
+export interface LoggedLine {
+  atMs: number;
+  speaker: string;
+  kind: string;
+  text?: string;
+  language?: string | null;
+}
+
+/**
+ * The lines of a call's log a recording from `startMs` to `endMs` holds: the agent's said lines and the person's speech
+ * (or a machine's greeting), each at its moment from the recording's start. Dual: the call's own leg (the person) on
+ * the first channel, what the carrier plays (the agent) on the second, as both carriers document theirs.
+ */
+export function recordedLinesOf(log: readonly LoggedLine[], startMs: number, endMs = Infinity): SpokenLine[] {
+  return log
+    .filter(
+      (entry) =>
+        entry.text &&
+        entry.atMs >= startMs &&
+        entry.atMs < endMs &&
+        ((entry.speaker === 'agent' && entry.kind === 'say') ||
+          (entry.speaker === 'callee' && (entry.kind === 'speech' || entry.kind === 'greeting'))),
+    )
+    .map((entry) => ({
+      atMs: entry.atMs - startMs,
+      text: entry.text!,
+      channel: entry.speaker === 'callee' ? 0 : 1,
+      language: entry.language ?? null,
+      variant: entry.speaker === 'callee' ? 'f3' : null,
+    }));
+}
+
 /** espeak-ng's voice name for a language tag: its lowercased tag (en-us), or its primary language (es). */
 const voiceOf = (language: string | null | undefined, variant: string | null | undefined) =>
   `${(language ?? 'en-us').toLowerCase().replace(/[^a-z-]/g, '') || 'en-us'}${variant ? `+${variant}` : ''}`;

@@ -1,10 +1,6 @@
 // Call recordings on Twilio (docs/features/recordings.md), on the real servers through the Twilio twin: off by default,
 // on (the disclosure announces it, the twin records, GET /calls/{id}/recording streams audio sox decodes), the signed
 // recording callback (forged ones refused), retention deleting it at the twin, and another workspace kept out.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import twilio from 'twilio';
 import { describe, expect, it } from 'vitest';
@@ -19,13 +15,14 @@ import { checkedFetch } from '../support/api';
 import { insertShoeShopAgent, startedAgentCampaign } from '../support/carrier-calls';
 import { inboundCalls } from '../support/inbound-calls';
 import { useTestDatabase } from '../support/database';
+import { callRecordings, soxInfo } from '../support/recordings';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { startedLeadWorkflow } from '../support/lead-workflows';
 import { useTemporalClient } from '../support/temporal';
 import { twinLog } from '../support/twilio-twin';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { until } from '../support/until';
-import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -82,25 +79,7 @@ async function calledLead(phone: string, campaignId = campaign.id) {
 const twinRecordingsOf = (callSid: string) =>
   db.sql<{ sid: string }>(`SELECT sid FROM twilio_twin.recordings WHERE "callSid" = $1`, callSid);
 
-const recordingOf = (callId: string, side: TestWorkspace = owner) =>
-  api.request('GET', `/calls/${callId}/recording`, { key: side.key });
-
-const callDetail = async (callId: string) =>
-  (await (await api.request('GET', `/calls/${callId}`, { key: owner.key })).json()) as {
-    recording: { status: string; durationSec: number | null; channels: number | null; deletedAt: string | null } | null;
-  };
-
-/** sox's reading of a WAV: its channels, its length in seconds and its loudest sample (0 to 1; 0: silence). */
-function soxInfo(audio: Uint8Array) {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'recording-')), 'call.wav');
-  writeFileSync(file, audio);
-  const channels = Number(execFileSync('sox', ['--i', '-c', file], { encoding: 'utf8' }).trim());
-  const seconds = Number(execFileSync('sox', ['--i', '-D', file], { encoding: 'utf8' }).trim());
-  // sox writes its stat to stderr.
-  const report = execFileSync('sh', ['-c', 'sox "$0" -n stat 2>&1', file], { encoding: 'utf8' });
-  const maximum = Number(/Maximum amplitude:\s+([\d.]+)/.exec(report)?.[1] ?? 0);
-  return { channels, seconds, maximum };
-}
+const { recordingOf, callDetail, expectAudible } = callRecordings(api, owner);
 
 describe('call recordings on Twilio', () => {
   it('are off by default: nothing is recorded at the twin, the call has no recording and the disclosure is as set', async () => {
@@ -166,16 +145,7 @@ describe('call recordings on Twilio', () => {
     expect(detail.recording!.durationSec).toBeGreaterThan(2);
 
     // Streamed from the twin with the connection's credentials: a WAV sox decodes, two channels, seconds long, not silent.
-    const heard = await recordingOf(call.id);
-    expect(heard.status).toBe(200);
-    expect(heard.headers.get('content-type')).toMatch(/^audio\/(x-)?wav/);
-    const audio = new Uint8Array(await heard.arrayBuffer());
-    const info = soxInfo(audio);
-    expect(info.channels).toBe(2);
-    expect(info.seconds).toBeGreaterThan(2);
-    expect(info.maximum).toBeGreaterThan(0.05);
-    // Nothing of the connection's credentials in the answer.
-    expect(Buffer.from(audio).includes(Buffer.from(TWILIO_TWIN_AUTH_TOKEN))).toBe(false);
+    await expectAudible(call.id, TWILIO_TWIN_AUTH_TOKEN);
 
     // Another workspace's key cannot read it (the same 403 as an unknown call).
     const foreign = await recordingOf(call.id, stranger);

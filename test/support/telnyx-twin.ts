@@ -31,6 +31,8 @@ export function operationOf(method: string, url: string): OperationRef {
   if (/^\/phone_numbers\/[^/]+$/.test(path)) return { method: method.toLowerCase(), path: '/phone_numbers/{id}' };
   if (/^\/call_control_applications\/[^/]+$/.test(path))
     return { method: method.toLowerCase(), path: '/call_control_applications/{id}' };
+  if (path === '/recordings') return { method: 'get', path: '/recordings' };
+  if (/^\/recordings\/[^/]+$/.test(path)) return { method: method.toLowerCase(), path: '/recordings/{recording_id}' };
   const action = /^\/calls\/[^/]+\/actions\/([a-z_]+)$/.exec(path);
   if (action) return { method: 'post', path: `/calls/{call_control_id}/actions/${action[1]}` };
   return { method: method.toLowerCase(), path: '/calls/{call_control_id}' };

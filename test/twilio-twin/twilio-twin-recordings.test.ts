@@ -1,16 +1,13 @@
 // The Twilio twin's call recordings (docs/features/carriers/twins.md#recordings) through the official `twilio` SDK,
 // every answer and the recording status callback checked against Twilio's vendored description: started on a call in
 // progress, its signed callback at the call's end, its resource, its real audio (WAV and MP3), and its deletion.
-import { execFileSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { TWILIO_TWIN_ACCOUNT_SID, TWILIO_TWIN_AUTH_TOKEN } from '../../lib/carriers/twin';
 import { carrierDescription } from '../support/carrier-openapi';
 import { listenOnLoopback } from '../support/http-receiver';
 import { useTestDatabase } from '../support/database';
+import { soxInfo } from '../support/recordings';
 import { conformingAnswer, ended, startProductStandIn, startTestTwilioTwin, twiml } from '../support/twilio-twin';
 import { until } from '../support/until';
 
@@ -70,15 +67,6 @@ const twimlServer = http.createServer((req, res) => {
 });
 const twimlBase = `http://127.0.0.1:${await listenOnLoopback(twimlServer)}`;
 
-function soxOf(audio: Buffer, extension: 'wav' | 'mp3') {
-  const file = path.join(mkdtempSync(path.join(tmpdir(), 'twin-recording-')), `call.${extension}`);
-  writeFileSync(file, audio);
-  return {
-    channels: Number(execFileSync('sox', ['--i', '-c', file], { encoding: 'utf8' }).trim()),
-    seconds: Number(execFileSync('sox', ['--i', '-D', file], { encoding: 'utf8' }).trim()),
-  };
-}
-
 describe('recordings on the Twilio twin', () => {
   it('records a call in progress: a described answer, the signed callback at its end, real audio, then deleted', async () => {
     const call = await twin.client.calls.create({
@@ -126,13 +114,13 @@ describe('recordings on the Twilio twin', () => {
     const wav = await media('.wav');
     expect(wav.status).toBe(200);
     expect(wav.headers.get('content-type')).toMatch(/^audio\/x-wav/);
-    const heard = soxOf(Buffer.from(await wav.arrayBuffer()), 'wav');
+    const heard = soxInfo(Buffer.from(await wav.arrayBuffer()), 'wav');
     expect(heard.channels).toBe(2);
     expect(heard.seconds).toBeGreaterThanOrEqual(Number(callback!.params.RecordingDuration) - 1);
     expect((await media('')).headers.get('content-type')).toMatch(/^audio\/x-wav/);
     const mp3 = await media('.mp3');
     expect(mp3.headers.get('content-type')).toMatch(/^audio\/mpeg/);
-    expect(soxOf(Buffer.from(await mp3.arrayBuffer()), 'mp3').seconds).toBeGreaterThan(2);
+    expect(soxInfo(Buffer.from(await mp3.arrayBuffer()), 'mp3').seconds).toBeGreaterThan(2);
     expect(
       (await media('.wav', `Basic ${Buffer.from(`${TWILIO_TWIN_ACCOUNT_SID}:wrong`).toString('base64')}`)).status,
     ).toBe(401);

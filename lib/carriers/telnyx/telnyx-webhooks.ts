@@ -2,11 +2,16 @@ import { z } from 'zod';
 import { atMostCodePoints } from '../../code-point-length';
 import type { AnsweredByEvent } from '../../calls/call-end';
 import type { CallEvent } from '../../calls/call-event';
+import { ErrorCode } from '../../error-codes';
+import { Refusal } from '../../refusal';
 import { answeredByOfTelnyx, endOfTelnyxHangup } from './telnyx-states';
 
 /** The headers Telnyx signs its webhooks with (API v2): Ed25519 over `${timestamp}|${body}`. */
 export const TELNYX_SIGNATURE_HEADER = 'telnyx-signature-ed25519';
 export const TELNYX_TIMESTAMP_HEADER = 'telnyx-timestamp';
+
+/** A call's recording is saved (docs/features/recordings.md#telnyx): the one event that does not name the call. */
+export const TELNYX_RECORDING_SAVED = 'call.recording.saved';
 
 /** What the product reads of a Call Control webhook; Telnyx sends more (kept as sent). */
 export const telnyxWebhookSchema = z.looseObject({
@@ -19,7 +24,12 @@ export const telnyxWebhookSchema = z.looseObject({
     id: z.string().min(1).check(atMostCodePoints(200)).describe("The event's id: a copy delivered again has the same."),
     occurred_at: z.string().check(atMostCodePoints(100)).optional(),
     payload: z.looseObject({
-      call_control_id: z.string().min(1).check(atMostCodePoints(400)),
+      call_control_id: z
+        .string()
+        .min(1)
+        .check(atMostCodePoints(400))
+        .optional()
+        .describe("The call's id: on every event but call.recording.saved, whose payload Telnyx describes without it."),
       client_state: z.string().check(atMostCodePoints(4000)).nullish(),
       hangup_cause: z.string().check(atMostCodePoints(100)).optional(),
       sip_hangup_cause: z.string().check(atMostCodePoints(20)).optional(),
@@ -32,10 +42,31 @@ export const telnyxWebhookSchema = z.looseObject({
           is_final: z.boolean().optional(),
         })
         .optional(),
+      call_leg_id: z.string().check(atMostCodePoints(400)).optional(),
+      channels: z.string().check(atMostCodePoints(20)).optional().describe("call.recording.saved's: single or dual."),
     }),
   }),
 });
 export type TelnyxWebhook = z.infer<typeof telnyxWebhookSchema>;
+
+/**
+ * The call_control_id every webhook but call.recording.saved carries: one without it is refused as the schema refuses a
+ * body (400 invalid_body), and nothing changes.
+ */
+export function telnyxCallControlId(webhook: TelnyxWebhook): string {
+  const id = webhook.data.payload.call_control_id;
+  if (!id)
+    throw new Refusal(ErrorCode.invalid_body, {
+      issues: [
+        {
+          path: ['data', 'payload', 'call_control_id'],
+          message: `required on ${webhook.data.event_type}`,
+          code: 'custom',
+        },
+      ],
+    });
+  return id;
+}
 
 /** Telnyx's occurred_at as ISO 8601; now when absent or unreadable. */
 export function occurredAtOf(webhook: TelnyxWebhook): string {
@@ -57,7 +88,8 @@ export function callEventOfTelnyx(
 ): CallEvent | null {
   const { event_type: type, payload } = webhook.data;
   const occurredAt = occurredAtOf(webhook);
-  const base = { eventId: `${payload.call_control_id}:${type}`, providerCallId: payload.call_control_id, attemptId };
+  const callControlId = telnyxCallControlId(webhook);
+  const base = { eventId: `${callControlId}:${type}`, providerCallId: callControlId, attemptId };
   if (type === 'call.initiated') return { ...base, status: 'queued', occurredAt };
   if (type === 'call.answered') return { ...base, status: 'in-progress', occurredAt };
   if (type !== 'call.hangup') return null;
@@ -81,8 +113,8 @@ export function answeredByEventOfTelnyx(webhook: TelnyxWebhook, attemptId: strin
   const { event_type: type, payload } = webhook.data;
   const greeting = TELNYX_GREETING_ENDED.has(type);
   return {
-    eventId: `${payload.call_control_id}:${greeting ? 'greeting' : 'amd'}`,
-    providerCallId: payload.call_control_id,
+    eventId: `${telnyxCallControlId(webhook)}:${greeting ? 'greeting' : 'amd'}`,
+    providerCallId: telnyxCallControlId(webhook),
     attemptId,
     answeredBy: greeting ? 'machine' : answeredByOfTelnyx(payload.result),
     occurredAt: occurredAtOf(webhook),

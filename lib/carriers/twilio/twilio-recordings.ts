@@ -1,15 +1,12 @@
-import { Readable } from 'node:stream';
 import { twilioClientOf, type TwilioConnection } from './twilio-client';
 import { twilioRequest, TwilioRequestError } from './twilio-calls';
+import { fetchRecordingMedia, type RecordingMedia } from '../recording-media';
 
 /**
  * How each party is recorded: dual, the agent (Twilio's side) and the person each on a channel of their own, so that
  * either can be listened to or analysed alone; Twilio's default is mono.
  */
 export const TWILIO_RECORDING_CHANNELS = 'dual';
-
-/** How long the media answer may take to begin (its headers); the audio itself then streams for as long as it lasts. */
-const MEDIA_HEADERS_TIMEOUT_MS = 30_000;
 
 /**
  * One Twilio account's call recordings, through the official SDK (docs/features/recordings.md#twilio), and their media
@@ -42,38 +39,18 @@ export function createTwilioRecordings(connection: TwilioConnection) {
      * The recording's audio as WAV (GET .../Recordings/{Sid}.wav), streamed as Twilio sends it; null when Twilio no
      * longer has it (404). The URL is the connection's own base URL (set by the operator), never one a callback gave.
      */
-    async media(recordingSid: string): Promise<{ contentType: string; length: number | null; body: Readable } | null> {
+    async media(recordingSid: string): Promise<RecordingMedia | null> {
       const url = `${baseUrl}/2010-04-01/Accounts/${encodeURIComponent(accountSid)}/Recordings/${encodeURIComponent(recordingSid)}.wav`;
       const [username, password] =
         'apiKeySecret' in connection.secrets
           ? [connection.apiKeySid!, connection.secrets.apiKeySecret]
           : [accountSid, connection.secrets.authToken];
-      let response: Response;
-      // Only the wait for the answer's headers is bounded: the audio then streams for as long as it lasts.
-      const waiting = new AbortController();
-      const timer = setTimeout(() => waiting.abort(), MEDIA_HEADERS_TIMEOUT_MS);
-      try {
-        response = await fetch(url, {
-          headers: { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
-          // Twilio may redirect to the file's storage: fetch drops the Authorization header on another origin.
-          redirect: 'follow',
-          signal: waiting.signal,
-        });
-      } catch (error) {
-        // fetch's error names the URL at most, never the header: rethrown without its cause all the same.
-        throw new TwilioRequestError(`Twilio recording media: ${(error as Error).message}`, undefined, 'ECONNECT');
-      } finally {
-        clearTimeout(timer);
-      }
-      if (response.status === 404) return null;
-      if (!response.ok || !response.body)
-        throw new TwilioRequestError(`Twilio recording media answered ${response.status}`, response.status, undefined);
-      const length = Number(response.headers.get('content-length'));
-      return {
-        contentType: response.headers.get('content-type') ?? 'audio/x-wav',
-        length: Number.isFinite(length) && length > 0 ? length : null,
-        body: Readable.fromWeb(response.body as import('node:stream/web').ReadableStream),
-      };
+      // Twilio may redirect to the file's storage: fetch drops the Authorization header on another origin.
+      return fetchRecordingMedia(
+        url,
+        { Authorization: `Basic ${Buffer.from(`${username}:${password}`).toString('base64')}` },
+        (message, status) => new TwilioRequestError(`Twilio ${message}`, status, status ? undefined : 'ECONNECT'),
+      );
     },
 
     /** Deletes the recording at Twilio (DELETE .../Recordings/{Sid}.json); one Twilio no longer has (404) is gone too. */
