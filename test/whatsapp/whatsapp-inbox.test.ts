@@ -303,6 +303,8 @@ describe('GET /whatsapp/messages: the latest 200, newest first, with filters', (
       deliveredAt: null,
       readAt: null,
       failedAt: row.failedAt!.toISOString(),
+      // Its sender is carried by the simulated provider: nobody was messaged (docs/configuration.md#simulators).
+      simulated: true,
     });
   });
 
