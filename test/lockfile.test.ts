@@ -10,7 +10,10 @@ type Manifest = { dependencies: Record<string, string>; devDependencies: Record<
 const read = <T>(file: string) => JSON.parse(readFileSync(path.join(projectRoot, file), 'utf8')) as T;
 const manifest = read<Manifest>('package.json');
 const lockfile = read<{
-  packages: Record<string, Partial<Manifest> & { version?: string; optionalDependencies?: Record<string, string> }>;
+  packages: Record<
+    string,
+    Partial<Manifest> & { version?: string; optionalDependencies?: Record<string, string>; hasInstallScript?: boolean }
+  >;
 }>('package-lock.json');
 
 describe('package-lock.json', () => {
@@ -22,6 +25,24 @@ describe('package-lock.json', () => {
       ([name, version]) => lockfile.packages[`node_modules/${name}`]?.version !== version,
     );
     expect(unlocked).toEqual([]);
+  });
+
+  it('has no package built against a Node ABI: the install scripts are those known to fetch or check prebuilt binaries', () => {
+    // scripts/lib/ensure-tools.sh (install_node_modules_beside_node) lets the machine's npm install the tree while the
+    // pinned Node.js is fetched, which holds only while no package compiles against the running node. A new package
+    // with an install script must be checked (is it node-gyp?) before it joins this list.
+    const withInstallScripts = Object.entries(lockfile.packages)
+      .filter(([name, entry]) => name !== '' && entry.hasInstallScript)
+      .map(([name]) => name.replace(/^.*node_modules\//, ''))
+      .sort();
+    expect(withInstallScripts).toEqual([
+      '@prisma/client',
+      '@prisma/engines',
+      '@swc/core',
+      'core-js',
+      'esbuild',
+      'prisma',
+    ]);
   });
 
   it('lists every optional platform package its entries ask for, also those this registry does not serve', () => {

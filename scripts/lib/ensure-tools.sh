@@ -136,12 +136,13 @@ ensure_node() {
 ensure_node_modules() {
   # package-lock.json newer than the install marker means dependencies changed since the last install. The node
   # that installed them is recorded too: another version means native modules built for another ABI (and an
-  # install that npm checked against other engines), so they are installed again.
+  # install that npm checked against other engines), so they are installed again. $2, when given, is the version
+  # recorded instead of the running node's (install_node_modules_beside_node).
   local marker="$PROJECT_ROOT/node_modules/.package-lock.json" node_marker="$PROJECT_ROOT/node_modules/.installed-with-node"
   local without_dev_marker="$PROJECT_ROOT/node_modules/.installed-without-dev" omit=()
   local installed_with current
   if [ "${1:-}" = --omit-dev ]; then omit=(--omit=dev); fi
-  current="$(node --version) $(uname -sm)"
+  current="${2:-$(node --version)} $(uname -sm)"
   installed_with="$(cat "$node_marker" 2>/dev/null || true)"
   if [ ! -f "$marker" ] || [ "$PROJECT_ROOT/package-lock.json" -nt "$marker" ] || [ ! -d "$PROJECT_ROOT/generated/prisma" ] ||
     [ "$installed_with" != "$current" ] || { [ "${#omit[@]}" = 0 ] && [ -f "$without_dev_marker" ]; }; then
@@ -363,6 +364,25 @@ side_by_side() {
   return "$status"
 }
 
+# The node modules installed while the pinned Node.js is still being fetched (a cold `npm start`: the fetch took about
+# 7 s before npm ci could begin): npm ci run by the machine's own node and npm (10 or newer, which read this lockfile),
+# recorded as installed for the pinned version. That is the same tree the pinned node's npm installs, because none of
+# its packages is built against a Node ABI: its native modules (the Temporal core bridge, @swc/core, esbuild, Prisma's
+# engines) are prebuilt N-API or standalone binaries, and test/lockfile.test.ts fails when a package with an install
+# script joins them. Where the pinned node is there already, or the machine has no such npm, it is ensure_node_modules
+# after ensure_node, as before.
+install_node_modules_beside_node() {
+  local pinned machine_npm_major
+  pinned="$(node_runtime_version)" || return 1
+  machine_npm_major="$(npm --version 2>/dev/null | cut -d. -f1)"
+  if [ "$(node --version 2>/dev/null)" = "v$pinned" ] || [ -x "$PROJECT_ROOT/.tools/node-v$pinned-$(node_runtime_package 2>/dev/null | sed 's/^node-//')/bin/node" ] ||
+    ! [ "${machine_npm_major:-0}" -ge 10 ] 2>/dev/null; then
+    ensure_node && ensure_node_modules "$@"
+    return
+  fi
+  ensure_node_modules "${1:-}" "v$pinned"
+}
+
 # Everything a script that starts the ephemeral stack needs (tests, history recording): the slow installs side by
 # side, then each ensure_* on its fast path for what it exports.
 ensure_stack_tools() {
@@ -373,7 +393,7 @@ ensure_stack_tools() {
 # What `npm start` needs (without the devDependencies and the browser the tests drive), side by side the same way;
 # the Temporal CLI and Debian's packages do not wait for the pinned Node.js either (only npm ci runs on it).
 ensure_dev_stack_tools() {
-  side_by_side "ensure_node && ensure_node_modules --omit-dev" ensure_temporal_cli \
+  side_by_side "ensure_node" "install_node_modules_beside_node --omit-dev" ensure_temporal_cli \
     "install_missing_debian_packages ${STACK_PACKAGE_CHECKS[*]}" &&
     ensure_node && ensure_node_modules --omit-dev && ensure_temporal_cli && { [ -n "${DATABASE_URL:-}" ] || ensure_postgres; } && ensure_platform_audio && cd "$PROJECT_ROOT"
 }

@@ -18,6 +18,7 @@ import { startedLeadWorkflow } from '../support/lead-workflows';
 import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -65,7 +66,7 @@ async function runningCampaign(via = api, dialLadder = SINGLE_ATTEMPT) {
       callingWindow: ALWAYS_OPEN,
     },
   });
-  expect((await via.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  await transitionCampaign(via, owner.key, campaign.id, 'start');
   return campaign;
 }
 
@@ -248,9 +249,7 @@ describe('the asynchronous carrier path', () => {
         calls.find((call) => call.leadId === talking.leadId)?.carrierStatus === 'in-progress' &&
         calls.find((call) => call.leadId === ringing.leadId)?.carrierStatus === 'ringing',
     );
-    expect((await api.request('POST', `/campaigns/${campaign.id}/stop`, { key: owner.key, body: {} })).status).toBe(
-      200,
-    );
+    await transitionCampaign(api, owner.key, campaign.id, 'stop');
     // Cut short after the answer, the call was answered (which ends the ladder); cut short while ringing it was
     // not answered, and the next attempt finds the campaign stopped.
     expect(await talking.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
@@ -280,9 +279,7 @@ describe('the asynchronous carrier path', () => {
       () => db.call.findFirst({ where: { leadId } }),
       (call) => call?.carrierStatus === 'ringing',
     );
-    expect((await api.request('POST', `/campaigns/${campaign.id}/pause`, { key: owner.key, body: {} })).status).toBe(
-      200,
-    );
+    await transitionCampaign(api, owner.key, campaign.id, 'pause');
     const first = await until(
       () => db.call.findFirstOrThrow({ where: { leadId } }),
       (call) => call.status === 'ended',
@@ -294,9 +291,7 @@ describe('the asynchronous carrier path', () => {
     );
     await sleep(300);
     expect(await db.call.count({ where: { leadId } })).toBe(1);
-    expect((await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: owner.key, body: {} })).status).toBe(
-      200,
-    );
+    await transitionCampaign(api, owner.key, campaign.id, 'resume');
     expect(await handle.result()).toEqual({ status: 'failed', outcome: 'no_answer', attempts: 3 });
   });
 
@@ -307,9 +302,7 @@ describe('the asynchronous carrier path', () => {
       () => db.call.findFirst({ where: { leadId } }),
       (call) => call?.carrierStatus === 'in-progress',
     );
-    expect((await api.request('POST', `/campaigns/${campaign.id}/pause`, { key: owner.key, body: {} })).status).toBe(
-      200,
-    );
+    await transitionCampaign(api, owner.key, campaign.id, 'pause');
     expect(await handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
     expect(await db.call.findFirstOrThrow({ where: { leadId } })).toMatchObject({
       carrierStatus: 'completed',

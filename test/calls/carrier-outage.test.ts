@@ -56,9 +56,7 @@ describe('a carrier outage (every dial refused)', () => {
         maxConcurrentCalls: 4,
       },
     });
-    expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(
-      200,
-    );
+    await transitionCampaign(api, owner.key, campaign.id, 'start');
     // Numbers (555-01XX, reserved for fiction) the simulated carrier answers (last digit 0): only the
     // outage fails them.
     const leads: Array<Awaited<ReturnType<typeof pushLead>>> = [];

@@ -14,6 +14,7 @@ import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 import { LEAD_LADDER_WORKFLOW } from '../../lib/temporal/workflow-contracts';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -89,7 +90,7 @@ describe('POST /campaigns/{id}/contacts', () => {
     expect(tooMany.status).toBe(400);
     expect(await db.campaignContact.count({ where: { campaignId: campaign.id } })).toBe(0);
 
-    expect((await request('POST', `/campaigns/${campaign.id}/start`, {})).status).toBe(200);
+    await transitionCampaign(api, owner.key, campaign.id, 'start');
     const started = await addContacts(campaign.id, [{ phone: '+14155550111' }]);
     expect(started.status).toBe(409);
     expect(await started.json()).toEqual({ error: 'campaign_not_draft', status: 'RUNNING' });
@@ -139,8 +140,7 @@ describe('starting a campaign with a calling list', () => {
       campaign.id,
       Array.from({ length: 30 }, (_, index) => ({ phone: phone(index), metadata: { row: index } })),
     );
-    const started = await request('POST', `/campaigns/${campaign.id}/start`, {});
-    expect(started.status).toBe(200);
+    await transitionCampaign(api, owner.key, campaign.id, 'start');
 
     // Never more than 2 × the cap enrolled ahead of the dialing.
     let mostAhead = 0;
@@ -168,7 +168,7 @@ describe('starting a campaign with a calling list', () => {
     await addContacts(enrolling.id, [{ phone: '+14155550150' }]);
     const { contactId } = await db.campaignContact.findFirstOrThrow({ where: { campaignId: enrolling.id } });
     const key = contactLeadKey(contactId);
-    expect((await request('POST', `/campaigns/${enrolling.id}/start`, {})).status).toBe(200);
+    await transitionCampaign(api, owner.key, enrolling.id, 'start');
     const enrolled = await until(
       () => db.lead.findFirst({ where: { campaignId: enrolling.id } }),
       (lead) => lead?.workflowStartedAt != null,
@@ -225,7 +225,7 @@ describe('campaign read models', () => {
       { phone: '+14155550157' },
       { phone: '+14155550169' },
     ]);
-    await request('POST', `/campaigns/${campaign.id}/start`, {});
+    await transitionCampaign(api, owner.key, campaign.id, 'start');
     // A pushed lead: answered, "triggered" through the API.
     const pushed = await request('POST', `/v1/campaigns/${campaign.id}/leads`, {
       lead: { phone: '+14155550170' },

@@ -10,6 +10,7 @@ import { createTestWorkspace } from '../support/workspace';
 import { journey } from '../support/journeys';
 import { saveJourney } from '../../api/journeys/journeys';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -94,7 +95,7 @@ describe('campaigns', () => {
       maxConcurrentCalls: 2,
     });
     expect((await request('PATCH', `/campaigns/${id}`, {})).status).toBe(400);
-    expect((await request('POST', `/campaigns/${id}/stop`, {})).status).toBe(200);
+    await transitionCampaign(api, owner.key, id, 'stop');
     const refused = await request('PATCH', `/campaigns/${id}`, { name: 'Too late' });
     expect(refused.status).toBe(409);
     expect(await refused.json()).toEqual({ error: 'campaign_stopped' });
@@ -102,7 +103,7 @@ describe('campaigns', () => {
 
   it('lists and reads only live campaigns of the workspace; delete stops the campaign first', async () => {
     const { id } = (await (await request('POST', '/campaigns', { name: 'Doomed' })).json()) as { id: string };
-    expect((await request('POST', `/campaigns/${id}/start`, {})).status).toBe(200);
+    await transitionCampaign(api, owner.key, id, 'start');
     expect((await request('DELETE', `/campaigns/${id}`)).status).toBe(204);
     expect((await db.campaign.findUniqueOrThrow({ where: { id } })).status).toBe('STOPPED');
     expect((await request('GET', `/campaigns/${id}`)).status).toBe(403);

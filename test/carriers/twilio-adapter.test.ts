@@ -39,6 +39,7 @@ import { uniqueTaskQueue, useTemporalClient } from '../support/temporal';
 import { startProductStandIn, startTestTwilioTwin, twilioTwinRecord } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -405,9 +406,7 @@ describe('a campaign on a twilio-twin connection', () => {
     expect(pushed.status).toBe(202);
     const lead = (await pushed.json()) as { leadId: string };
     await db.lead.update({ where: { id: lead.leadId }, data: { phone: '+1415' } });
-    expect((await api.request('POST', `/campaigns/${agentless.id}/start`, { key: A.owner.key, body: {} })).status).toBe(
-      200,
-    );
+    await transitionCampaign(api, A.owner.key, agentless.id, 'start');
     const handle = await startedLeadWorkflow(temporal.client, agentless.id, idempotencyKey);
     expect(await handle.result()).toMatchObject({ outcome: 'invalid_number', attempts: 1 });
     expect(await db.call.findMany({ where: { leadId: lead.leadId } })).toEqual([
@@ -467,9 +466,7 @@ describe('a campaign on a twilio-twin connection', () => {
       body: { callerNumbers: [C_OWNED] },
     });
     expect(patched.status).toBe(200);
-    expect(
-      (await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: side.owner.key, body: {} })).status,
-    ).toBe(200);
+    await transitionCampaign(api, side.owner.key, campaign.id, 'resume');
     expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
     expect(await db.call.findMany({ where: { leadId: lead.leadId } })).toEqual([
       expect.objectContaining({ attempt: 1, fromNumber: C_OWNED, outcome: 'answered' }),
@@ -517,9 +514,7 @@ describe('a campaign on a twilio-twin connection', () => {
     // The twin's own table (every account's calls).
     expect(await twilioTwinRecord(db).count('"to" = $1', to)).toBe(0);
     await rotateCarrierSecrets(db, keyring, side.connection.id, { apiKeySecret: ACCOUNT_K.apiKey.secret });
-    expect(
-      (await api.request('POST', `/campaigns/${campaign.id}/resume`, { key: side.owner.key, body: {} })).status,
-    ).toBe(200);
+    await transitionCampaign(api, side.owner.key, campaign.id, 'resume');
     expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
     expect(await twilioTwinRecord(db).count('"to" = $1', to)).toBe(1);
   });
@@ -546,9 +541,7 @@ describe('a campaign on a twilio-twin connection', () => {
         calls.find((call) => call.leadId === talking.leadId)?.carrierStatus === 'in-progress' &&
         calls.find((call) => call.leadId === ringing.leadId)?.carrierStatus === 'ringing',
     );
-    expect(
-      (await api.request('POST', `/campaigns/${campaign.id}/stop`, { key: workspace.owner.key, body: {} })).status,
-    ).toBe(200);
+    await transitionCampaign(api, workspace.owner.key, campaign.id, 'stop');
     expect(await talking.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
     expect(await ringing.handle.result()).toMatchObject({ status: 'cancelled', outcome: 'campaign_stopped' });
     const calls = await db.call.findMany({ where: { campaignId: campaign.id } });

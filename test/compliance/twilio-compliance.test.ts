@@ -13,6 +13,7 @@ import { useTemporalClient } from '../support/temporal';
 import { scriptPersona, twinLog } from '../support/twilio-twin';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -58,9 +59,7 @@ describe('compliance on a Twilio call through the Gather walk', () => {
         agentId: agent.id,
       },
     });
-    expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(
-      200,
-    );
+    await transitionCampaign(api, owner.key, campaign.id, 'start');
     const phone = '+14155579101';
     const card = '4111 1111 1111 1111';
     await scriptPersona(twin.baseUrl, {

@@ -22,6 +22,7 @@ import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -75,7 +76,7 @@ async function campaignWith(options: { transferNumber?: string; ladder?: DialLad
       agentId: agent.id,
     },
   });
-  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  await transitionCampaign(api, owner.key, campaign.id, 'start');
   return campaign;
 }
 

@@ -19,6 +19,7 @@ import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -94,7 +95,7 @@ async function campaignWith(agent: { instructions?: string; documents?: { title:
       agentId: created.id,
     },
   });
-  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  await transitionCampaign(api, owner.key, campaign.id, 'start');
   return campaign;
 }
 

@@ -36,7 +36,7 @@ async function runningCampaign(maxConcurrentCalls: number) {
       maxConcurrentCalls,
     },
   });
-  expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  await transitionCampaign(api, owner.key, campaign.id, 'start');
   return campaign;
 }
 

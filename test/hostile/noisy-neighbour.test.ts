@@ -30,12 +30,17 @@ await grantCredits(db, attacker.workspaceId, 100_000);
 const neighbour = await createTestWorkspace(db, { scopes: ['campaigns.view', 'campaigns.edit'] });
 
 /**
- * B's campaign: five waves of its 20 concurrent calls, so that it is still calling through the p99 measurement and the
- * attack (200 before: the same proof at twice the CPU).
+ * B's campaign: ten waves of its 20 concurrent calls, so that it is still calling through the quiet and the attacked
+ * blocks of the p99 measurement.
  */
-const LEADS = 100;
-/** The GET requests each p99 is read from. */
-const SAMPLES = 300;
+const LEADS = 200;
+/**
+ * B's p99 is read from ROUNDS blocks of BLOCK sequential GETs quiet and ROUNDS blocks under attack, taking turns: on
+ * a shared machine what else runs meanwhile (other test files, a busy CPU) then falls on both sides alike, where a
+ * quiet phase followed by an attacked one compared two different moments of the machine.
+ */
+const ROUNDS = 3;
+const BLOCK = 100;
 /** B's p99 under attack may be twice its quiet value, and never needs to be below this (a 3 ms quiet p99 is noise). */
 const P99_FLOOR_MS = 50;
 /**
@@ -71,17 +76,17 @@ const SESSION_SCRIPT = {
 
 const p99 = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.ceil(samples.length * 0.99) - 1]!;
 
-/** B's p99 over SAMPLES sequential GET /campaigns/{id}, in ms. */
-async function neighbourP99(campaignId: string): Promise<number> {
+/** The times of BLOCK sequential GET /campaigns/{id} of B, in ms. */
+async function neighbourLatencies(campaignId: string): Promise<number[]> {
   const samples: number[] = [];
-  for (let index = 0; index < SAMPLES; index += 1) {
+  for (let index = 0; index < BLOCK; index += 1) {
     const started = performance.now();
     const response = await api.request('GET', `/campaigns/${campaignId}`, { key: neighbour.key });
     await response.arrayBuffer();
     samples.push(performance.now() - started);
     expect(response.status).toBe(200);
   }
-  return p99(samples);
+  return samples;
 }
 
 /** B's campaign of LEADS answered leads, pushed through the API: its id and a wait for every lead's end (ms). */
@@ -161,11 +166,12 @@ async function floodedSession(agentId: string, stopped: () => boolean): Promise<
 }
 
 /**
- * A's floods until `stop()`: a re-run of the hostile call's intelligence every 500 ms (each a full budget of CPU in a
- * thread), test sessions one after another whose every message is DIGIT_GROUPS at the cap (the card-number rule on),
- * and unsigned requests to the public webhooks back to back.
+ * A's attack, set up once and flooded in phases: each `flood()` runs until its `stop()`, with a re-run of the hostile
+ * call's intelligence every 500 ms (each a full budget of CPU in a thread), test sessions one after another whose every
+ * message is DIGIT_GROUPS at the cap (the card-number rule on), and unsigned requests to the public webhooks back to
+ * back. What every phase did is summed in `done`.
  */
-async function attack() {
+async function prepareAttack() {
   const put = await api.request('PUT', '/v1/compliance', {
     key: attacker.key,
     body: {
@@ -188,65 +194,93 @@ async function attack() {
       seed: 'hostile',
     }),
   });
-  let stopped = false;
-  const jobIds: string[] = [];
-  const webhookStatuses = new Map<number, number>();
-  const rerun = async () => {
-    while (!stopped) {
-      const response = await api.request('POST', `/calls/${call.id}/intelligence`, { key: attacker.key });
-      expect(response.status).toBe(202);
-      jobIds.push(((await response.json()) as { jobId: string }).jobId);
-      await new Promise((resolve) => setTimeout(resolve, 500));
-    }
-  };
+  const done = { jobIds: [] as string[], webhookStatuses: new Map<number, number>(), sessionMessages: [] as number[] };
   const junk = JSON.stringify({ padding: 'x'.repeat(1_000) });
   const targets = ['/telephony/simulated/events', '/whatsapp/webhook', `/crm/connections/${randomUUID()}/webhooks`];
-  const flood = async (offset: number) => {
-    for (let index = offset; !stopped; index += 1) {
-      const response = await api.request('POST', targets[index % targets.length]!, {
-        body: junk,
-        headers: { 'content-type': 'application/json' },
-      });
-      await response.arrayBuffer();
-      webhookStatuses.set(response.status, (webhookStatuses.get(response.status) ?? 0) + 1);
-    }
+  /** Until every intelligence job of A has ended (computed, or failed over its budget): the names of their ends. */
+  const jobsEnded = () =>
+    until(
+      () =>
+        Promise.all(
+          done.jobIds.map(async (jobId) => (await temporal.client.workflow.getHandle(jobId).describe()).status.name),
+        ),
+      (names) => names.every((name) => name === 'COMPLETED' || name === 'FAILED'),
+      // The jobs still queued when a phase stops drain one budget (1 s) at a time on the one thread.
+      180_000,
+    ).catch((error: Error) => {
+      throw new Error(`a hostile intelligence job did not end: ${error.message}`);
+    });
+  const flood = () => {
+    let stopped = false;
+    const rerun = async () => {
+      while (!stopped) {
+        const response = await api.request('POST', `/calls/${call.id}/intelligence`, { key: attacker.key });
+        expect(response.status).toBe(202);
+        done.jobIds.push(((await response.json()) as { jobId: string }).jobId);
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+    };
+    const webhooks = async (offset: number) => {
+      for (let index = offset; !stopped; index += 1) {
+        const response = await api.request('POST', targets[index % targets.length]!, {
+          body: junk,
+          headers: { 'content-type': 'application/json' },
+        });
+        await response.arrayBuffer();
+        done.webhookStatuses.set(response.status, (done.webhookStatuses.get(response.status) ?? 0) + 1);
+      }
+    };
+    const sessions = async () => {
+      while (!stopped) done.sessionMessages.push(await floodedSession(sessionAgent.id, () => stopped));
+    };
+    const running = Promise.all([rerun(), webhooks(0), sessions()]);
+    return {
+      /** Ends the phase: its floods stopped, and the intelligence jobs it queued drained, so that none runs on. */
+      async stop() {
+        stopped = true;
+        await running;
+        await jobsEnded();
+      },
+    };
   };
-  const sessionMessages: number[] = [];
-  const sessions = async () => {
-    while (!stopped) sessionMessages.push(await floodedSession(sessionAgent.id, () => stopped));
-  };
-  const running = Promise.all([rerun(), flood(0), sessions()]);
-  return {
-    async stop() {
-      stopped = true;
-      await running;
-      return { jobIds, webhookStatuses, sessionMessages };
-    },
-  };
+  return { flood, done, jobsEnded };
 }
 
 describe('a noisy neighbour', () => {
-  it("leaves another workspace's 100-lead campaign finishing, its API p99 within twice its quiet value and the worker turning", async () => {
-    // Quiet: B's campaign alone.
-    const quiet = await neighbourCampaign('Quiet');
-    const quietP99 = await neighbourP99(quiet.id);
-    const quietMs = await quiet.finished();
-
-    // Under attack: the same campaign again while A's floods run.
-    const pauses = monitorEventLoopDelay({ resolution: 20 });
-    const attacking = await attack();
-    pauses.enable();
-    const loud = await neighbourCampaign('Under attack');
-    const attackP99 = await neighbourP99(loud.id);
-    const attackMs = await loud.finished();
-    const { jobIds, webhookStatuses, sessionMessages } = await attacking.stop();
-    pauses.disable();
-    const maxPauseMs = pauses.max / 1e6;
+  it("leaves another workspace's 200-lead campaign finishing, its API p99 within twice its quiet value and the worker turning", async () => {
+    const attack = await prepareAttack();
+    const campaign = await neighbourCampaign('Neighbour');
+    // B's latencies in blocks taking turns, quiet and under attack, while B's campaign calls.
+    const quietSamples: number[] = [];
+    const attackSamples: number[] = [];
+    // The worker's main thread's longest pause in each attacked phase: a histogram of its own per phase, since one
+    // enabled again after a quiet block counts the whole block as its first delay.
+    const pausesMs: number[] = [];
+    const underAttack = async <T>(work: () => Promise<T>): Promise<T> => {
+      const phase = attack.flood();
+      const pauses = monitorEventLoopDelay({ resolution: 20 });
+      pauses.enable();
+      const result = await work();
+      pauses.disable();
+      pausesMs.push(pauses.max / 1e6);
+      await phase.stop();
+      return result;
+    };
+    for (let round = 0; round < ROUNDS; round += 1) {
+      quietSamples.push(...(await neighbourLatencies(campaign.id)));
+      attackSamples.push(...(await underAttack(() => neighbourLatencies(campaign.id))));
+    }
+    // Under attack until B's campaign has ended: every lead called.
+    const campaignMs = await underAttack(() => campaign.finished());
+    const quietP99 = p99(quietSamples);
+    const attackP99 = p99(attackSamples);
+    const maxPauseMs = Math.max(...pausesMs);
+    const { jobIds, webhookStatuses, sessionMessages } = attack.done;
 
     console.log(
-      `noisy neighbour: B's p99 quiet ${quietP99.toFixed(1)} ms, under attack ${attackP99.toFixed(1)} ms; ` +
-        `B's ${LEADS} leads in ${(quietMs / 1000).toFixed(1)} s quiet, ${(attackMs / 1000).toFixed(1)} s under attack; ` +
-        `the worker's longest pause ${maxPauseMs.toFixed(0)} ms; A's intelligence jobs ${jobIds.length}; ` +
+      `noisy neighbour: B's p99 quiet ${quietP99.toFixed(1)} ms, under attack ${attackP99.toFixed(1)} ms ` +
+        `(${ROUNDS} blocks of ${BLOCK} each, taking turns); B's ${LEADS} leads in ${(campaignMs / 1000).toFixed(1)} s; ` +
+        `the worker's longest pause under attack ${maxPauseMs.toFixed(0)} ms; A's intelligence jobs ${jobIds.length}; ` +
         `A's test sessions ${sessionMessages.length}, messages ${sessionMessages.reduce((sum, sent) => sum + sent, 0)}; ` +
         `webhook answers ${JSON.stringify(Object.fromEntries(webhookStatuses))}`,
     );
@@ -272,17 +306,6 @@ describe('a noisy neighbour', () => {
     ).toEqual([]);
     expect(leadTurns.filter((text) => text.includes('[card number]')).length, 'cards redacted').toBeGreaterThan(0);
     // Every job of A's ended (computed, or failed over its budget), none still retried from worker to worker.
-    const statuses = await until(
-      () =>
-        Promise.all(
-          jobIds.map(async (jobId) => (await temporal.client.workflow.getHandle(jobId).describe()).status.name),
-        ),
-      (names) => names.every((name) => name === 'COMPLETED' || name === 'FAILED'),
-      // The jobs still queued when the attack stops drain one budget (1 s) at a time on the one thread.
-      180_000,
-    ).catch((error: Error) => {
-      throw new Error(`a hostile intelligence job did not end: ${error.message}`);
-    });
-    expect(statuses.length).toBe(jobIds.length);
+    expect((await attack.jobsEnded()).length).toBe(jobIds.length);
   }, 900_000);
 });

@@ -26,6 +26,7 @@ import { until } from '../support/until';
 import { providerRecord, startTestWhatsApp, TEST_WHATSAPP_APP_SECRET } from '../support/whatsapp';
 import { connectedSender, reviewedTemplate } from '../support/whatsapp-stack';
 import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -247,7 +248,7 @@ describe('every send path checks the list first', () => {
       },
     });
     expect(configured.status).toBe(200);
-    expect((await api.request('POST', `/campaigns/${campaignId}/start`, { key: owner.key })).status).toBe(200);
+    await transitionCampaign(api, owner.key, campaignId, 'start');
     const pushed = await api.request('POST', `/v1/campaigns/${campaignId}/leads`, {
       key: owner.key,
       body: { idempotencyKey: phone, lead: { phone } },

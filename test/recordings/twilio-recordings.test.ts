@@ -23,6 +23,7 @@ import { twinLog } from '../support/twilio-twin';
 import { connectTwinCaller, startTwilioTwinStack } from '../support/twilio-twin-stack';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -61,7 +62,7 @@ const campaign = await db.campaign.create({
     agentId: agent.id,
   },
 });
-expect((await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+await transitionCampaign(api, owner.key, campaign.id, 'start');
 
 /** A lead of `campaignId` called to its end (answered: the number's last digit 1), and its call. */
 async function calledLead(phone: string, campaignId = campaign.id) {

@@ -12,6 +12,7 @@ import { until } from '../support/until';
 import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../support/whatsapp-stack';
 import { createTestWorkspace } from '../support/workspace';
 import { assignPhoneNumber } from '../../lib/phone-numbers/phone-numbers';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('dev-simulators'));
@@ -102,7 +103,7 @@ describe('simulators enabled for development', () => {
     });
     expect(created.status).toBe(201);
     const { id } = (await created.json()) as { id: string };
-    expect((await api.request('POST', `/campaigns/${id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+    await transitionCampaign(api, owner.key, id, 'start');
     const lead = await pushLeadWithWorkflow(api, owner.key, temporal.client, id, '+14155550132');
     await lead.handle.result();
     const kpis = (await (await api.request('GET', `/campaigns/${id}/kpis`, { key: owner.key })).json()) as Record<

@@ -28,6 +28,7 @@ import { startTestWorker, uniqueTaskQueue, useTemporalClient } from '../support/
 import { startTestTwilioTwin } from '../support/twilio-twin';
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('no-simulators'));
@@ -144,8 +145,7 @@ describe('calls with simulators disabled', () => {
         agentId: agent.id,
       },
     });
-    const started = await api.request('POST', `/campaigns/${campaign.id}/start`, { key: owner.key, body: {} });
-    expect(started.status).toBe(200);
+    await transitionCampaign(api, owner.key, campaign.id, 'start');
     const first = await pushLeadWithWorkflow(api, owner.key, temporal.client, campaign.id, '+14155550142');
     await first.handle.result();
     const placed = await db.call.findFirstOrThrow({ where: { leadId: first.leadId } });

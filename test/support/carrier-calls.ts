@@ -31,6 +31,7 @@ import { pushLeadWithWorkflow } from './lead-workflows';
 import { startTestWorker, type TestTemporal } from './temporal';
 import { until } from './until';
 import { createTestWorkspace, type TestWorkspace } from './workspace';
+import { transitionCampaign } from './campaign-transition';
 
 /** What the carrier adapters' tests (test/carriers/twilio-*.test.ts, telnyx-*.test.ts) share about calls and leads. */
 
@@ -179,7 +180,7 @@ export async function startedAgentCampaign(
       agentId: campaign.agentId,
     },
   });
-  expect((await via.request('POST', `/campaigns/${created.id}/start`, { key: owner.key, body: {} })).status).toBe(200);
+  await transitionCampaign(via, owner.key, created.id, 'start');
   return created;
 }
 

@@ -15,6 +15,7 @@ import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../suppor
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 import { testEgress } from '../support/egress';
 import { TEST_KEYRING } from '../support/keyring';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('whatsapp-results'));
@@ -389,7 +390,7 @@ describe('a WHATSAPP campaign run to its end', () => {
       },
     });
     expect(put.status).toBe(200);
-    expect((await api.request('POST', `/campaigns/${runId}/start`, { key: owner.key })).status).toBe(200);
+    await transitionCampaign(api, owner.key, runId, 'start');
     await db.doNotCall.create({ data: { workspaceId: owner.workspaceId, phone: '+14155556206', source: 'api' } });
     // The simulated provider: ...7 delivered (never read), ...8 sent then failed (131026); ...6 is on the Do-Not-Call list.
     const phones = ['+14155556207', '+14155556218', '+14155556206'];

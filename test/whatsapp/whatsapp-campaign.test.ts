@@ -12,6 +12,7 @@ import { connectedSender, reviewedTemplate, startWhatsAppStack } from '../suppor
 import { workerProcesses } from '../support/worker-process';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 import { connectTwinSender, startMetaTwinStack, twinTemplate } from '../support/meta-twin';
+import { transitionCampaign } from '../support/campaign-transition';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient(uniqueTaskQueue('whatsapp-campaign'));
@@ -84,7 +85,7 @@ describe('PUT /whatsapp/campaigns/{id}', () => {
     expect(put.status).toBe(200);
     expect(put.body).toMatchObject({ campaignId, ...settings });
     expect((await call(workspace, 'GET', `/whatsapp/campaigns/${campaignId}`)).body).toMatchObject(settings);
-    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/start`)).status).toBe(200);
+    await transitionCampaign(api, workspace.key, campaignId, 'start');
   });
 
   it("refuses another channel, a template not APPROVED, variables that are not the template's, and keys without campaigns.edit", async () => {
@@ -116,7 +117,7 @@ describe('a running WHATSAPP campaign', () => {
   it('sends one template message per lead, billed, and ends each lead by its delivery', async () => {
     const { workspace, campaignId, settings } = await whatsAppCampaign();
     expect((await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings)).status).toBe(200);
-    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/start`)).status).toBe(200);
+    await transitionCampaign(api, workspace.key, campaignId, 'start');
     // The simulated provider: ...1 read, ...7 delivered, ...9 undeliverable.
     await push(workspace, campaignId, ['+14155554001', '+14155554017', '+14155554029']);
     const leads = await finished(campaignId, 3);
@@ -149,7 +150,7 @@ describe('a running WHATSAPP campaign', () => {
       contacts: [{ phone: '+14155554201', name: 'Rosa' }, { phone: '+14155554212' }],
     });
     expect(contacts.status).toBe(200);
-    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/start`)).status).toBe(200);
+    await transitionCampaign(api, workspace.key, campaignId, 'start');
     const leads = await finished(campaignId, 2);
     expect(leads.map((lead) => lead.status)).toEqual(['completed', 'completed']);
     const bodies = (await db.whatsAppMessage.findMany({ where: { campaignId } })).map((message) => message.body).sort();
@@ -159,19 +160,19 @@ describe('a running WHATSAPP campaign', () => {
   it('holds its leads while paused, sends them when resumed, and cancels those left when stopped', async () => {
     const { workspace, campaignId, settings } = await whatsAppCampaign();
     await call(workspace, 'PUT', `/whatsapp/campaigns/${campaignId}`, settings);
-    await call(workspace, 'POST', `/campaigns/${campaignId}/start`);
-    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/pause`)).status).toBe(200);
+    await transitionCampaign(api, workspace.key, campaignId, 'start');
+    await transitionCampaign(api, workspace.key, campaignId, 'pause');
     await push(workspace, campaignId, ['+14155554101', '+14155554112']);
     await sleep(1_500);
     expect(await db.whatsAppMessage.count({ where: { campaignId } })).toBe(0);
-    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/resume`)).status).toBe(200);
+    await transitionCampaign(api, workspace.key, campaignId, 'resume');
     await finished(campaignId, 2);
     expect(await db.whatsAppMessage.count({ where: { campaignId } })).toBe(2);
 
-    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/pause`)).status).toBe(200);
+    await transitionCampaign(api, workspace.key, campaignId, 'pause');
     await push(workspace, campaignId, ['+14155554123', '+14155554134']);
     await sleep(500);
-    expect((await call(workspace, 'POST', `/campaigns/${campaignId}/stop`)).status).toBe(200);
+    await transitionCampaign(api, workspace.key, campaignId, 'stop');
     const leads = await finished(campaignId, 4);
     expect(
       leads
