@@ -1,4 +1,4 @@
-import type { TwinSql } from '../twin-common/sql';
+import { type TwinSql, twinSchemaBatch } from '../twin-common/sql';
 
 /**
  * The WhatsApp provider's own durable record, in a PostgreSQL schema of its own (`meta_twin`), not in the product's
@@ -43,13 +43,9 @@ export interface TemplateRow {
   createdAt: Date;
 }
 
-/*
- * One simple-protocol batch (no parameters): the advisory lock makes two providers starting on one database at once
- * create the tables once; CREATE ... IF NOT EXISTS alone races on PostgreSQL's catalog.
- */
-const SCHEMA_SQL = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtext('${META_TWIN_SCHEMA}'));
-CREATE SCHEMA IF NOT EXISTS ${META_TWIN_SCHEMA};
+const SCHEMA_SQL = twinSchemaBatch(
+  META_TWIN_SCHEMA,
+  `
 CREATE TABLE IF NOT EXISTS ${META_TWIN_TABLES.message} (
   id text PRIMARY KEY,
   "phoneNumberId" text NOT NULL,
@@ -79,7 +75,8 @@ CREATE TABLE IF NOT EXISTS ${META_TWIN_TABLES.template} (
   "createdAt" timestamptz NOT NULL DEFAULT now(),
   UNIQUE ("businessAccountId", name, language)
 );
-COMMIT;`;
+`,
+);
 
 export async function ensureMetaTwinTables(sql: TwinSql): Promise<void> {
   await sql(SCHEMA_SQL);

@@ -1,4 +1,4 @@
-import type { TwinSql } from '../twin-common/sql';
+import { type TwinSql, twinSchemaBatch } from '../twin-common/sql';
 
 /**
  * The simulated carrier's own durable record, in a PostgreSQL schema of its own (`simulated_carrier`), not in the
@@ -34,13 +34,10 @@ export interface SimulatedCarrierCall {
   hangupAt: Date | null;
 }
 
-/*
- * One simple-protocol batch (no parameters): the advisory lock makes two carriers starting on one database at once
- * (or one and the migration) create the table once; CREATE ... IF NOT EXISTS alone races on PostgreSQL's catalog.
- */
-const SCHEMA_SQL = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtext('${SIMULATED_CARRIER_SCHEMA}'));
-CREATE SCHEMA IF NOT EXISTS ${SIMULATED_CARRIER_SCHEMA};
+// Its lock also serialises a carrier starting with the migration on one database.
+const SCHEMA_SQL = twinSchemaBatch(
+  SIMULATED_CARRIER_SCHEMA,
+  `
 CREATE TABLE IF NOT EXISTS ${CALLS} (
   "attemptId" text PRIMARY KEY,
   "providerCallId" text NOT NULL UNIQUE,
@@ -56,7 +53,8 @@ CREATE TABLE IF NOT EXISTS ${CALLS} (
   "statusCallbackEvents" jsonb,
   "hangupAt" timestamptz
 );
-COMMIT;`;
+`,
+);
 
 export async function ensureSimulatedCarrierTables(sql: TwinSql): Promise<void> {
   await sql(SCHEMA_SQL);

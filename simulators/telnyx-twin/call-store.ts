@@ -1,4 +1,4 @@
-import type { TwinSql } from '../twin-common/sql';
+import { type TwinSql, twinSchemaBatch } from '../twin-common/sql';
 
 /**
  * The Telnyx twin's own durable record, in a PostgreSQL schema of its own (`telnyx_twin`), not in the product's
@@ -74,13 +74,9 @@ export interface OwedWebhook {
   event: Record<string, unknown>;
 }
 
-/*
- * One simple-protocol batch (no parameters): the advisory lock makes two twins starting on one database at once create
- * the tables once; CREATE ... IF NOT EXISTS alone races on PostgreSQL's catalog.
- */
-const SCHEMA_SQL = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtext('${TELNYX_TWIN_SCHEMA}'));
-CREATE SCHEMA IF NOT EXISTS ${TELNYX_TWIN_SCHEMA};
+const SCHEMA_SQL = twinSchemaBatch(
+  TELNYX_TWIN_SCHEMA,
+  `
 CREATE TABLE IF NOT EXISTS ${CALLS} (
   "callControlId" text PRIMARY KEY,
   "callLegId" text NOT NULL,
@@ -132,7 +128,8 @@ CREATE TABLE IF NOT EXISTS ${TELNYX_TWIN_TABLES.applications} (
   "createdAt" timestamptz NOT NULL DEFAULT now(),
   "updatedAt" timestamptz NOT NULL DEFAULT now()
 );
-COMMIT;`;
+`,
+);
 
 export async function ensureTelnyxTwinTables(sql: TwinSql): Promise<void> {
   await sql(SCHEMA_SQL);

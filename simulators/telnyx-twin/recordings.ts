@@ -1,7 +1,7 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { mp3Of, recordedLinesOf, spokenWav, type LoggedLine } from '../twin-common/spoken-audio';
-import type { TwinSql } from '../twin-common/sql';
+import { type TwinSql, twinSchemaBatch } from '../twin-common/sql';
 import { TELNYX_TWIN_SCHEMA, TELNYX_TWIN_TABLES, type TelnyxTwinCall } from './call-store';
 import type { TwinCallRecording } from './calls';
 import { TELNYX_ERRORS } from './errors';
@@ -16,11 +16,13 @@ import { TELNYX_ERRORS } from './errors';
  */
 
 const DELETED = `${TELNYX_TWIN_SCHEMA}.deleted_recordings`;
-const SCHEMA_SQL = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtext('${DELETED}'));
-CREATE SCHEMA IF NOT EXISTS ${TELNYX_TWIN_SCHEMA};
+const SCHEMA_SQL = twinSchemaBatch(
+  TELNYX_TWIN_SCHEMA,
+  `
 CREATE TABLE IF NOT EXISTS ${DELETED} (id text PRIMARY KEY, account text NOT NULL, "deletedAt" timestamptz NOT NULL DEFAULT now());
-COMMIT;`;
+`,
+  DELETED,
+);
 
 /** How long a download URL opens the file: Telnyx's presigned URLs last minutes. */
 const DOWNLOAD_URL_LIFETIME_MS = 10 * 60_000;

@@ -1,4 +1,4 @@
-import type { TwinSql } from '../twin-common/sql';
+import { type TwinSql, twinSchemaBatch } from '../twin-common/sql';
 
 /**
  * The twin's own durable record, in a PostgreSQL schema of its own (`twilio_twin`), not in the product's
@@ -46,13 +46,9 @@ export interface TwilioTwinCall {
   redirect: unknown;
 }
 
-/*
- * One simple-protocol batch (no parameters): the advisory lock makes two twins starting on one database at once create
- * the tables once; CREATE ... IF NOT EXISTS alone races on PostgreSQL's catalog.
- */
-const SCHEMA_SQL = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtext('${TWILIO_TWIN_SCHEMA}'));
-CREATE SCHEMA IF NOT EXISTS ${TWILIO_TWIN_SCHEMA};
+const SCHEMA_SQL = twinSchemaBatch(
+  TWILIO_TWIN_SCHEMA,
+  `
 CREATE TABLE IF NOT EXISTS ${CALLS} (
   sid text PRIMARY KEY,
   "accountSid" text NOT NULL,
@@ -94,7 +90,8 @@ CREATE TABLE IF NOT EXISTS ${TWILIO_TWIN_TABLES.incomingNumbers} (
   "createdAt" timestamptz NOT NULL DEFAULT now(),
   "updatedAt" timestamptz NOT NULL DEFAULT now()
 );
-COMMIT;`;
+`,
+);
 
 export async function ensureTwilioTwinTables(sql: TwinSql): Promise<void> {
   await sql(SCHEMA_SQL);

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Express, NextFunction, Request, Response } from 'express';
 import { mp3Of, recordedLinesOf, spokenWav, type LoggedLine } from '../twin-common/spoken-audio';
-import type { TwinSql } from '../twin-common/sql';
+import { type TwinSql, twinSchemaBatch } from '../twin-common/sql';
 import { TWILIO_TWIN_SCHEMA, type TwilioTwinCall, type TwilioTwinCallStore } from './call-store';
 import { TWILIO_ERRORS, TwilioRestError } from './errors';
 import { rfc2822 } from './resource';
@@ -17,9 +17,9 @@ import type { HttpMethod } from './twiml';
  */
 
 const RECORDINGS = `${TWILIO_TWIN_SCHEMA}.recordings`;
-const SCHEMA_SQL = `BEGIN;
-SELECT pg_advisory_xact_lock(hashtext('${RECORDINGS}'));
-CREATE SCHEMA IF NOT EXISTS ${TWILIO_TWIN_SCHEMA};
+const SCHEMA_SQL = twinSchemaBatch(
+  TWILIO_TWIN_SCHEMA,
+  `
 CREATE TABLE IF NOT EXISTS ${RECORDINGS} (
   sid text PRIMARY KEY,
   "accountSid" text NOT NULL,
@@ -33,7 +33,9 @@ CREATE TABLE IF NOT EXISTS ${RECORDINGS} (
   "createdAt" timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX IF NOT EXISTS recordings_call_idx ON ${RECORDINGS} ("callSid");
-COMMIT;`;
+`,
+  RECORDINGS,
+);
 
 interface TwinRecording {
   sid: string;

@@ -37,3 +37,16 @@ export function twinPool(
 /** PostgreSQL's unique_violation: a concurrent write holds the value. */
 export const isUniqueViolation = (error: unknown) =>
   typeof error === 'object' && error !== null && (error as { code?: unknown }).code === '23505';
+
+/**
+ * A twin's tables made once in a schema of its own: one simple-protocol batch (no parameters) whose advisory lock makes
+ * two twins starting on one database at once create them once, since CREATE ... IF NOT EXISTS alone races on
+ * PostgreSQL's catalog. `lock` names the lock (the schema, or a table created apart from the schema's others).
+ */
+export function twinSchemaBatch(schema: string, ddl: string, lock = schema): string {
+  return `BEGIN;
+SELECT pg_advisory_xact_lock(hashtext('${lock}'));
+CREATE SCHEMA IF NOT EXISTS ${schema};
+${ddl.trim()}
+COMMIT;`;
+}
