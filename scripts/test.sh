@@ -23,12 +23,12 @@ if [ "${FUZZ_SECONDS:-}" != 0 ]; then
   (bash -c 'source scripts/lib/ensure-tools.sh && ensure_schemathesis') >.test-results/fuzz-tools.log 2>&1 &
   fuzz_tools=$!
 fi
-# The three static checks side by side (each prints only what it refuses; the run fails if any does), beside vitest at
-# the lowest CPU priority: they take a minute and a half of a busy 2-CPU machine before vitest could start, and
-# vitest's files leave a CPU idle often enough (waiting on processes, timers, calls) to absorb them. Their output goes
-# to .test-results/static-checks.log, printed when vitest has ended.
+# The three static checks side by side (each prints only what it refuses; the run fails if any does), beside the test
+# stages at a lower CPU priority (nice 10: under the tests, above the cluster build): they took a minute and a half of
+# a busy 2-CPU machine before vitest could start, and the tests leave a CPU idle often enough (waiting on processes,
+# timers, calls) to absorb them. Their output goes to .test-results/static-checks.log, printed at the end of the run.
 mkdir -p .test-results
-(nice -n 19 bash -c 'source scripts/lib/ensure-tools.sh && side_by_side "npx tsc --noEmit" "npx prettier --check . --log-level warn" "npx eslint ."') \
+(nice -n 10 bash -c 'source scripts/lib/ensure-tools.sh && side_by_side "npx tsc --noEmit" "npx prettier --check . --log-level warn" "npx eslint ."') \
   >.test-results/static-checks.log 2>&1 &
 static_checks=$!
 rm -f .test-results/vitest.json .test-results/vitest-cluster.json
@@ -43,13 +43,18 @@ stage() {
   node --import tsx scripts/leftover-processes.ts --after "$name" --kill || [ "$status" != 0 ] || status=1
   [ "$status" = 0 ] || exit "$status"
 }
+# Waited for last (static_checks_passed), so that no test stage waits on them.
+static_checks_passed() {
+  local status=0
+  wait "$static_checks" || status=$?
+  cat .test-results/static-checks.log
+  [ "$status" = 0 ] || log "the static checks (tsc, prettier, eslint) refused the code: above"
+  return "$status"
+}
 vitest_status=0
 npx vitest run "$@" || vitest_status=$?
-static_status=0
-wait "$static_checks" || static_status=$?
-cat .test-results/static-checks.log
-[ "$static_status" = 0 ] || log "the static checks (tsc, prettier, eslint) refused the code: above"
-stage "vitest run" status_was "$([ "$vitest_status" != 0 ] && echo "$vitest_status" || echo "$static_status")"
+[ "$vitest_status" = 0 ] || static_checks_passed || true
+stage "vitest run" status_was "$vitest_status"
 # After vitest, two stages side by side: the durability and journey suites again on the production-shaped cluster
 # (docs/cluster.md#production-shaped-cluster-npm-run-startcluster-npm-run-testcluster; CLUSTER_TESTS=0 leaves them out),
 # and the fuzzer, which runs for a fixed FUZZ_SECONDS (FUZZ_SECONDS=0 leaves it out): its minutes cost no more beside
@@ -76,5 +81,9 @@ if [ -n "$fuzz_stage" ]; then
   cat .test-results/fuzz.log
   [ "$fuzz_status" = 0 ] || { after_vitest=$fuzz_status; log "the fuzz run failed"; }
 fi
+[ "$after_vitest" = 0 ] || static_checks_passed || true
 if [ -n "$cluster_stage$fuzz_stage" ]; then stage "the cluster suites and the fuzz run" status_was "$after_vitest"; fi
+static_status=0
+static_checks_passed || static_status=$?
 node -e 'for (const [name, file] of [["dev server", "vitest.json"], ["cluster", "vitest-cluster.json"]]) { let r; try { r = require(`./.test-results/${file}`); } catch { continue; } console.log(`${name}: ${r.numPassedTests} passed, ${r.numFailedTests} failed, ${r.numPendingTests + r.numTodoTests} skipped`); }'
+exit "$static_status"
