@@ -18,6 +18,9 @@ import { testEgress } from '../support/egress';
 import { listenOnLoopback } from '../support/http-receiver';
 import { TEST_KEYRING, TEST_SECRETS_KEYS } from '../support/keyring';
 import { useTemporalClient } from '../support/temporal';
+import { createCallFunctions } from '../../api/conversation/conversation-functions';
+import { createModelEngine } from '../../lib/conversation/model-engine';
+import { OPENAI_TWIN_API_KEY, collect, recordingContext, startOpenAiTwin } from '../support/openai-twin';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -71,6 +74,7 @@ async function startEndpoint() {
   return { base, received };
 }
 const endpoint = await startEndpoint();
+const { twin, baseURL } = await startOpenAiTwin();
 
 const definition = (overrides: Record<string, unknown> = {}): FunctionDefinition =>
   functionDefinitionSchema.parse({
@@ -272,6 +276,103 @@ describe('custom functions', () => {
     const later = endpoint.received.filter((received) => received.path === '/book?rotation')[1]!;
     expect(verifyFunctionRequest(old!, later.headers, later.body)).toBe(false);
     expect(verifyFunctionRequest(rotated.secret, later.headers, later.body)).toBe(true);
+  });
+});
+
+describe('custom functions in a conversation with the model', () => {
+  /** An agent with the functions bound, a call of it, and a model engine over the twin whose tools are the call's. */
+  async function conversation(definitions: FunctionDefinition[]) {
+    const owner = await createTestWorkspace(db);
+    const agent = await insertAgent(db, owner.workspaceId);
+    let secret: string | undefined;
+    for (const fn of definitions) {
+      const made = await createFunction(db, TEST_KEYRING, owner.workspaceId, fn);
+      secret ??= made.signingSecret;
+      await bindFunction(db, owner.workspaceId, made.id, agent.id);
+    }
+    const call = await insertAnsweredCall(db, owner, { agentId: agent.id });
+    const context = recordingContext();
+    context.tools = { ...context.tools, functions: createCallFunctions(deps, call.id) };
+    twin.reset();
+    const engine = createModelEngine(context, {
+      baseURL,
+      apiKey: OPENAI_TWIN_API_KEY,
+      model: 'gpt-twin',
+      timeoutMs: 5_000,
+      slowLineAfterMs: 50,
+    });
+    return { call, context, engine, secret: secret! };
+  }
+  type Message = { role: string; content?: unknown; tool_calls?: Array<{ id: string }>; tool_call_id?: string };
+  const messagesOf = (index: number) => twin.requests[index]!.body.messages as Message[];
+
+  it("offers the agent's functions beside the four, says the filler line, sends the model's call signed and feeds its answer back", async () => {
+    const { call, context, engine, secret } = await conversation([
+      definition({ url: `${endpoint.base}/book?conversation`, fillerLine: 'One moment, I am booking that.' }),
+    ]);
+    twin.script(
+      { toolCalls: [{ name: 'book_table', arguments: '{"people":4}' }] },
+      { content: 'Your table is booked.' },
+    );
+    expect((await collect(engine.onPrompt('A table for four, please'))).join('')).toBe(
+      'One moment, I am booking that. Your table is booked.',
+    );
+    const offered = twin.requests[0]!.body.tools as Array<{ function: { name: string; parameters: unknown } }>;
+    expect(offered.map((tool) => tool.function.name)).toEqual([
+      'end_call',
+      'transfer_to_human',
+      'schedule_callback',
+      'opt_out',
+      'book_table',
+    ]);
+    // The model sees the schema of its own arguments; the presets are nowhere in what it is sent.
+    expect(offered[4]!.function.parameters).toEqual(definition().parameters);
+    expect(JSON.stringify(twin.requests[0]!.body)).not.toContain('lead.fields.customerId');
+    const toolCallId = messagesOf(1).find((message) => message.tool_calls)!.tool_calls![0]!.id;
+    expect(messagesOf(1).at(-1)).toEqual({
+      role: 'tool',
+      tool_call_id: toolCallId,
+      content: 'Booked table 12 for 4 people.',
+    });
+    const request = endpoint.received.find((received) => received.path === '/book?conversation')!;
+    expect(verifyFunctionRequest(secret, request.headers, request.body)).toBe(true);
+    expect(request.headers['idempotency-key']).toBe(idempotencyKeyOf(call.id, toolCallId));
+    expect(JSON.parse(request.body)).toMatchObject({ toolCallId, arguments: { people: 4 } });
+    expect(context.turns.filter((turn) => turn.step === 1).map((turn) => [turn.part, turn.speaker, turn.text])).toEqual(
+      [
+        [0, 'lead', 'A table for four, please'],
+        [1, 'agent', 'One moment, I am booking that.'],
+        [2, 'tool', 'book_table'],
+        [3, 'agent', 'Your table is booked.'],
+      ],
+    );
+    expect(await db.functionInvocation.count({ where: { callId: call.id, status: 'ok' } })).toBe(1);
+  });
+
+  it('says the slow line while the function runs, and tells the model the outcome is unknown when it times out', async () => {
+    const { call, context, engine } = await conversation([
+      definition({
+        name: 'slow_booking',
+        url: `${endpoint.base}/slow`,
+        timeoutMs: 1_000,
+        slowLine: 'Still working on it.',
+      }),
+    ]);
+    twin.script(
+      { toolCalls: [{ name: 'slow_booking', arguments: '{"people":2}' }] },
+      { content: 'I could not confirm it.' },
+    );
+    expect((await collect(engine.onPrompt('Book it'))).join('')).toBe('Still working on it. I could not confirm it.');
+    expect(String(messagesOf(1).at(-1)!.content)).toMatch(/^Outcome unknown: slow_booking did not answer within 1 s/);
+    expect(context.turns.filter((turn) => turn.step === 1).map((turn) => turn.speaker)).toEqual([
+      'lead',
+      'agent',
+      'tool',
+      'agent',
+    ]);
+    expect(await db.functionInvocation.findMany({ where: { callId: call.id }, select: { status: true } })).toEqual([
+      { status: 'timed_out' },
+    ]);
   });
 });
 
