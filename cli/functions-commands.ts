@@ -36,8 +36,8 @@ export const functionsCommands: Record<string, Command> = {
     return createFunction(db, resolveKeyring(), flags.workspace, readFunctionFile(flags.file));
   },
   'function bind': async (db, raw) => {
-    const flags = parseFlags(binding, raw);
-    return bindFunction(db, flags.workspace, flags.function, flags.agent);
+    const flags = parseFlags({ ...binding, 'after-question': z.coerce.number().int().min(1).max(50).optional() }, raw);
+    return bindFunction(db, flags.workspace, flags.function, flags.agent, flags['after-question'] ?? null);
   },
   'function unbind': async (db, raw) => {
     const flags = parseFlags(binding, raw);

@@ -11,12 +11,13 @@ export function createCallFunctions(deps: InvokeDependencies, callId: string): F
   const rows = () => (bound ??= functionsOfCall(deps.sql, callId));
   return {
     async offered() {
-      return (await rows()).map(({ name, description, parameters, fillerLine, slowLine }) => ({
+      return (await rows()).map(({ name, description, parameters, fillerLine, slowLine, afterQuestion }) => ({
         name,
         description,
         parameters,
         fillerLine,
         slowLine,
+        afterQuestion,
       }));
     },
     async run({ name, toolCallId, arguments: args }) {

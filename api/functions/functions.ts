@@ -10,7 +10,9 @@ export async function listFunctions({ db }: AppServices, principal: Principal) {
   return (await liveFunctionsOfWorkspace(db, principal.workspaceId)).map(functionView);
 }
 
-export function functionView(fn: CustomFunction & { agents: Array<{ agentId: string }> }) {
+export function functionView(
+  fn: CustomFunction & { agents: Array<{ agentId: string; afterQuestion: number | null }> },
+) {
   return {
     id: fn.id,
     name: fn.name,
@@ -22,7 +24,7 @@ export function functionView(fn: CustomFunction & { agents: Array<{ agentId: str
     timeoutMs: fn.timeoutMs,
     fillerLine: fn.fillerLine,
     slowLine: fn.slowLine,
-    agentIds: fn.agents.map((agent) => agent.agentId),
+    agents: fn.agents.map(({ agentId, afterQuestion }) => ({ id: agentId, afterQuestion })),
     createdAt: fn.createdAt.toISOString(),
   };
 }

@@ -29,7 +29,20 @@ const functionSchema = z.object({
     ),
   fillerLine: z.string().nullable().describe('Said while the request runs; null: nothing.'),
   slowLine: z.string().nullable().describe('Said if the request is slow; null: nothing.'),
-  agentIds: z.array(z.string().uuid()).describe('The agents whose conversations are offered the function.'),
+  agents: z
+    .array(
+      z.object({
+        id: z.string().uuid(),
+        afterQuestion: z
+          .number()
+          .int()
+          .nullable()
+          .describe(
+            "The script engine calls the function once the lead has answered this question of the agent's script; null: only a model calls it.",
+          ),
+      }),
+    )
+    .describe('The agents whose conversations are offered the function.'),
   createdAt: z.string(),
 });
 

@@ -23,6 +23,7 @@ import {
   type KnowledgePassage,
 } from './engine';
 import { silenceLine } from './silence';
+import { SLOW_LINE_AFTER_MS, stillRunningAfter } from './slow-line';
 import { scriptGreeting } from './script-engine';
 import {
   DIALOGUE_TOOL_DEFINITIONS,
@@ -59,12 +60,6 @@ export interface ModelEngineOptions {
   /** How long a custom function runs before its slow line is said (default SLOW_LINE_AFTER_MS). */
   slowLineAfterMs?: number;
 }
-
-/**
- * A custom function still running after this long has its slow line said (docs/features/functions.md#what-the-person-hears):
- * past the pause a person takes for thinking, well before the default timeout of 20 s.
- */
-export const SLOW_LINE_AFTER_MS = 4_000;
 
 /** A custom function as chat completions `tools` take it. */
 const functionTool = (fn: OfferedFunction): ChatCompletionFunctionTool => ({
@@ -423,17 +418,9 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
           }
           // Its part is taken once it answers: a slow line said meanwhile comes before it in the transcript.
           const running = runTool(call, { step: at, part: -1 }, offered);
-          if (fn?.slowLine) {
-            let timer: NodeJS.Timeout | undefined;
-            const slow = await Promise.race([
-              running.then(() => false),
-              new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), slowLineAfterMs))),
-            ]);
-            clearTimeout(timer);
-            if (slow) {
-              say(fn.slowLine);
-              yield `${fn.slowLine} `;
-            }
+          if (fn?.slowLine && (await stillRunningAfter(running, slowLineAfterMs))) {
+            say(fn.slowLine);
+            yield `${fn.slowLine} `;
           }
           const { turn, result } = await running;
           pending.push(Promise.resolve(record([{ ...turn, part }])));

@@ -44,6 +44,8 @@ export interface OfferedFunction {
   fillerLine: string | null;
   /** Said when the request has not answered after the engine's wait; null: nothing. */
   slowLine: string | null;
+  /** The script engine calls it once the lead has answered this question of the script (1-based); null: never. */
+  afterQuestion: number | null;
 }
 
 /** The call's custom functions: what is offered, and one call of one (sent at most once per toolCallId). */

@@ -17,6 +17,8 @@ export const FUNCTION_LIMITS = {
   descriptionLength: 1_000,
   presets: 20,
   presetLength: 500,
+  /** A preset as sent, its variables filled: a lead's field may be long, a request need not be. */
+  renderedPresetLength: 8_192,
   lineLength: 300,
   /**
    * Default 20 s (Vapi's default too): long enough for a booking system, short enough that the person on the line is
@@ -55,17 +57,18 @@ export function jsonDepth(value: unknown): number {
 
 const jsonBytes = (value: unknown) => Buffer.byteLength(JSON.stringify(value));
 
-export const functionParametersSchema = z
-  .record(z.string(), z.unknown())
-  .refine((schema) => schema.type === 'object', 'must be a JSON Schema of type "object"')
-  .refine(
-    (schema) => jsonBytes(schema) <= FUNCTION_LIMITS.parametersBytes,
-    `must be at most ${FUNCTION_LIMITS.parametersBytes} bytes as JSON`,
-  )
-  .refine(
-    (schema) => jsonDepth(schema) <= FUNCTION_LIMITS.parametersDepth,
-    `must nest at most ${FUNCTION_LIMITS.parametersDepth} levels`,
-  );
+/** Checked in this order, each only when the one before passed: a hostile depth never reaches JSON.stringify. */
+export const functionParametersSchema = z.record(z.string(), z.unknown()).superRefine((schema, context) => {
+  const problem =
+    schema.type !== 'object'
+      ? 'must be a JSON Schema of type "object"'
+      : jsonDepth(schema) > FUNCTION_LIMITS.parametersDepth
+        ? `must nest at most ${FUNCTION_LIMITS.parametersDepth} levels`
+        : jsonBytes(schema) > FUNCTION_LIMITS.parametersBytes
+          ? `must be at most ${FUNCTION_LIMITS.parametersBytes} bytes as JSON`
+          : null;
+  if (problem) context.addIssue({ code: 'custom', message: problem, input: schema });
+});
 
 const presetTemplate = z
   .string()
@@ -118,7 +121,10 @@ export interface PresetContext {
   agentId: string | null;
 }
 
-/** Each preset's template with its variables filled (one pass over each template; a missing value is ""). */
+/**
+ * Each preset's template with its variables filled (a missing value is ""), cut at renderedPresetLength: one pass over
+ * the template, stopped as soon as the cut is reached, so long fields named many times cost no more than the cut.
+ */
 export function renderPresets(presets: Record<string, string>, context: PresetContext): Record<string, string> {
   const scalar = (value: unknown) =>
     typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' ? String(value) : '';
@@ -132,10 +138,16 @@ export function renderPresets(presets: Record<string, string>, context: PresetCo
     const field = variable.slice('lead.fields.'.length);
     return Object.hasOwn(context.leadFields, field) ? scalar(context.leadFields[field]) : '';
   };
-  return Object.fromEntries(
-    Object.entries(presets).map(([name, template]) => [
-      name,
-      template.replace(PRESET_VARIABLE_PATTERN, (_match, variable: string) => valueOf(variable)),
-    ]),
-  );
+  const cap = FUNCTION_LIMITS.renderedPresetLength;
+  const render = (template: string) => {
+    let rendered = '';
+    let after = 0;
+    for (const match of template.matchAll(PRESET_VARIABLE_PATTERN)) {
+      rendered += template.slice(after, match.index) + valueOf(match[1]!);
+      after = match.index + match[0].length;
+      if (rendered.length >= cap) return rendered.slice(0, cap);
+    }
+    return (rendered + template.slice(after)).slice(0, cap);
+  };
+  return Object.fromEntries(Object.entries(presets).map(([name, template]) => [name, render(template)]));
 }

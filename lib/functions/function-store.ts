@@ -27,14 +27,15 @@ export async function liveFunctionOf(db: Database, workspaceId: string, id: stri
 }
 
 export async function liveAgentOf(db: Database, workspaceId: string, id: string) {
-  return db.agent.findFirst({ where: { id, workspaceId, deletedAt: null }, select: { id: true } });
+  return db.agent.findFirst({ where: { id, workspaceId, deletedAt: null }, select: { id: true, script: true } });
 }
 
-export async function insertBinding(db: Database, agentId: string, functionId: string) {
+/** Bound, or its binding's script step changed. */
+export async function upsertBinding(db: Database, agentId: string, functionId: string, afterQuestion: number | null) {
   await db.agentFunction.upsert({
     where: { agentId_functionId: { agentId, functionId } },
-    create: { agentId, functionId },
-    update: {},
+    create: { agentId, functionId, afterQuestion },
+    update: { afterQuestion },
   });
 }
 
@@ -47,7 +48,7 @@ export async function deleteBinding(db: Database, agentId: string, functionId: s
 export async function liveFunctionsOfWorkspace(db: Database, workspaceId: string) {
   return db.customFunction.findMany({
     where: { workspaceId, deletedAt: null },
-    include: { agents: { select: { agentId: true }, orderBy: { agentId: 'asc' } } },
+    include: { agents: { select: { agentId: true, afterQuestion: true }, orderBy: { agentId: 'asc' } } },
     orderBy: [{ createdAt: 'desc' }, { id: 'desc' }],
   });
 }
@@ -86,10 +87,12 @@ export interface BoundFunctionRow {
   timeoutMs: number;
   fillerLine: string | null;
   slowLine: string | null;
+  /** The binding's script step (null: the model's choice only). */
+  afterQuestion: number | null;
 }
 
 const BOUND_FUNCTION_COLUMNS = `f.id::text, f."workspaceId"::text AS "workspaceId", f.name, f.description, f.parameters,
-  f.presets, f.url, f.method, f."timeoutMs", f."fillerLine", f."slowLine"`;
+  f.presets, f.url, f.method, f."timeoutMs", f."fillerLine", f."slowLine", af."afterQuestion"`;
 
 /** The live functions bound to a call's agent, by name. */
 export async function functionsOfCall(sql: RunSql, callId: string): Promise<BoundFunctionRow[]> {

@@ -4,7 +4,7 @@ import type { Keyring } from '../secrets/keyring';
 import type { FunctionDefinition } from './function-definition';
 import {
   deleteBinding,
-  insertBinding,
+  upsertBinding,
   insertFunction,
   liveAgentOf,
   liveFunctionNamed,
@@ -46,13 +46,28 @@ async function functionAndAgent(db: Database, workspaceId: string, functionId: s
   ]);
   if (!fn) throw new NotFoundError(`no live function of workspace ${workspaceId} has id ${functionId}`);
   if (!agent) throw new NotFoundError(`no live agent of workspace ${workspaceId} has id ${agentId}`);
+  return agent;
 }
 
-/** The agent's conversations are offered the function from their next turn. */
-export async function bindFunction(db: Database, workspaceId: string, functionId: string, agentId: string) {
-  await functionAndAgent(db, workspaceId, functionId, agentId);
-  await insertBinding(db, agentId, functionId);
-  return { functionId, agentId, bound: true };
+/**
+ * The agent's conversations are offered the function from their next call; with `afterQuestion`, the script engine
+ * also calls it once the lead has answered that question of the agent's script (which must have it).
+ */
+export async function bindFunction(
+  db: Database,
+  workspaceId: string,
+  functionId: string,
+  agentId: string,
+  afterQuestion: number | null = null,
+) {
+  const agent = await functionAndAgent(db, workspaceId, functionId, agentId);
+  const questions = (agent.script as { questions?: unknown[] } | null)?.questions?.length ?? 0;
+  if (afterQuestion !== null && afterQuestion > questions)
+    throw new ConflictError(
+      `agent ${agentId}'s script has ${questions} question(s): there is no question ${afterQuestion}`,
+    );
+  await upsertBinding(db, agentId, functionId, afterQuestion);
+  return { functionId, agentId, bound: true, afterQuestion };
 }
 
 export async function unbindFunction(db: Database, workspaceId: string, functionId: string, agentId: string) {

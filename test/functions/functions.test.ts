@@ -20,7 +20,8 @@ import { TEST_KEYRING, TEST_SECRETS_KEYS } from '../support/keyring';
 import { useTemporalClient } from '../support/temporal';
 import { createCallFunctions } from '../../api/conversation/conversation-functions';
 import { createModelEngine } from '../../lib/conversation/model-engine';
-import { OPENAI_TWIN_API_KEY, collect, recordingContext, startOpenAiTwin } from '../support/openai-twin';
+import { createScriptEngine } from '../../lib/conversation/script-engine';
+import { OPENAI_TWIN_API_KEY, agentCall, collect, recordingContext, startOpenAiTwin } from '../support/openai-twin';
 import { createTestWorkspace } from '../support/workspace';
 
 const { db, url } = await useTestDatabase();
@@ -127,7 +128,7 @@ describe('custom functions', () => {
       expect.objectContaining({
         id: fn.id,
         name: 'book_table',
-        agentIds: [agent.id],
+        agents: [{ id: agent.id, afterQuestion: null }],
         timeoutMs: 20_000,
         method: 'POST',
       }),
@@ -373,6 +374,60 @@ describe('custom functions in a conversation with the model', () => {
     expect(await db.functionInvocation.findMany({ where: { callId: call.id }, select: { status: true } })).toEqual([
       { status: 'timed_out' },
     ]);
+  });
+});
+
+describe('custom functions in a script', () => {
+  const script = { openingLine: 'Hi {{name}}!', questions: ['How many people?', 'Which day?'], closing: 'Bye.' };
+
+  it('calls the function bound to a question once it is answered, says its answer, and never sends that step twice', async () => {
+    const owner = await createTestWorkspace(db);
+    const agent = await insertAgent(db, owner.workspaceId, { script });
+    const fn = await createFunction(
+      db,
+      TEST_KEYRING,
+      owner.workspaceId,
+      definition({ url: `${endpoint.base}/book?script`, fillerLine: 'Let me check.' }),
+    );
+    await expect(bindFunction(db, owner.workspaceId, fn.id, agent.id, 3)).rejects.toThrow(/no question 3/);
+    await bindFunction(db, owner.workspaceId, fn.id, agent.id, 1);
+    const call = await insertAnsweredCall(db, owner, { agentId: agent.id });
+    const engineOfCall = () => {
+      const context = recordingContext({ call: agentCall({ script }) });
+      context.tools = { ...context.tools, functions: createCallFunctions(deps, call.id) };
+      return { context, engine: createScriptEngine(context) };
+    };
+
+    const { context, engine } = engineOfCall();
+    expect(await engine.start()).toBe('How many people?');
+    expect((await collect(engine.onPrompt('Four of us'))).join('')).toBe(
+      'Let me check. Booked table 12 for 4 people. Which day?',
+    );
+    const sent = endpoint.received.filter((received) => received.path === '/book?script');
+    expect(sent).toHaveLength(1);
+    expect(JSON.parse(sent[0]!.body)).toMatchObject({
+      toolCallId: 'script-question-1',
+      arguments: { answer: 'Four of us' },
+      presets: { call: `call ${call.id}` },
+    });
+    expect(context.turns.filter((turn) => turn.step === 1).map((turn) => [turn.part, turn.speaker, turn.text])).toEqual(
+      [
+        [0, 'lead', 'Four of us'],
+        [1, 'agent', 'Let me check.'],
+        [2, 'tool', 'book_table'],
+        [3, 'agent', 'Booked table 12 for 4 people.'],
+        [4, 'agent', 'Which day?'],
+      ],
+    );
+
+    // The conversation taken up again from its start (a process that stopped): the step's request is not sent again.
+    const resumed = engineOfCall();
+    await resumed.engine.start();
+    expect((await collect(resumed.engine.onPrompt('Four of us'))).join('')).toBe('Let me check. Which day?');
+    expect(endpoint.received.filter((received) => received.path === '/book?script')).toHaveLength(1);
+    expect(resumed.context.turns.find((turn) => turn.speaker === 'tool')).toMatchObject({
+      tool: { ok: false, result: expect.stringMatching(/already called/) },
+    });
   });
 });
 

@@ -21,6 +21,7 @@ CREATE TABLE "CustomFunction" (
 CREATE TABLE "AgentFunction" (
     "agentId" UUID NOT NULL,
     "functionId" UUID NOT NULL,
+    "afterQuestion" INTEGER,
 
     CONSTRAINT "AgentFunction_pkey" PRIMARY KEY ("agentId","functionId")
 );
