@@ -322,7 +322,7 @@ export function createScriptEngine(
       const stepTurns = next.turns.map((turn) => ({ ...turn, step }));
       const bound = (await scriptFunctions()).filter((fn) => fn.afterQuestion === answered);
       if (bound.length === 0) return yield* say(stepTurns, wordsOf(next));
-      // The functions bound to this question run first (docs/features/functions.md#in-a-script), then the next step.
+      // The functions bound to this question run first (docs/features/functions.md#what-the-person-hears), then the next step.
       const [lead, ...rest] = stepTurns;
       const said: ConversationTurn[] = [];
       const answers: string[] = [];
