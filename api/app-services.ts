@@ -15,6 +15,7 @@ import type { Keyring } from '../lib/secrets/keyring';
 import type { WebhookRateLimits } from './door/webhook-door';
 import type { CodecServerOptions } from './codec/codec-routes';
 import type { SimulatorsSetting } from '../lib/simulators';
+import type { Egress } from '../lib/http/egress';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -57,6 +58,11 @@ export interface AppServices {
    * Unset: every Twilio callback, and every store webhook of a connection whose secret is sealed, is refused.
    */
   carrierKeyring?: Keyring;
+  /**
+   * The one way out for URLs tenant data can touch (lib/http/egress.ts): a call's custom functions
+   * (docs/features/functions.md). Unset: the production guard, without allowances.
+   */
+  egress?: Egress;
   /**
    * The API's address as carriers reach it (PUBLIC_BASE_URL): a Twilio signature covers the URL Twilio called, which
    * behind a proxy is not the one this process sees. Unset: every Twilio callback is refused.

@@ -2,7 +2,8 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { collectDefaultMetrics, register } from 'prom-client';
-import { databaseTimeoutsOf, loadConfigOrExit } from '../lib/config';
+import { databaseTimeoutsOf, egressSettings, loadConfigOrExit } from '../lib/config';
+import { createEgress } from '../lib/http/egress';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
 import { serveMetrics } from '../lib/metrics/endpoint';
 import { startTracing } from '../lib/tracing';
@@ -106,6 +107,7 @@ const services: AppServices = {
   dialogue: config,
   relaySilenceMs: config.RELAY_SILENCE_TIMEOUT_MS,
   carrierKeyring: config.SECRETS_KEYS,
+  egress: createEgress(egressSettings(config)),
   ...(config.TEMPORAL_CODEC_TOKEN &&
     config.SECRETS_KEYS && {
       codecServer: {

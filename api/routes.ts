@@ -25,6 +25,7 @@ import { openApiRoutes } from './openapi/routes';
 import { refusedToKeysRoutes } from './refused-to-keys/routes';
 import { resultRoutes } from './leads/results-routes';
 import { resultWebhookRoutes } from './result-webhooks/routes';
+import { functionRoutes } from './functions/routes';
 import { speechCallRoutes } from './speech/speech-calls-routes';
 import { speechPeopleRoutes } from './speech/speech-people-routes';
 import { phoneNumberRoutes } from './phone-numbers/routes';
@@ -73,6 +74,7 @@ export const routes: readonly RouteDefinition[] = [
   ...callIntelligenceRoutes,
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
+  ...functionRoutes,
   ...journeyRoutes,
   ...voiceRoutes,
   ...agentRoutes,

@@ -5,10 +5,11 @@ import { parseArgv } from './argv';
 import { resolveDatabaseUrl } from './database-url';
 import { adminCommands as coreCommands, UsageError } from './commands';
 import { sheetsCommands } from './sheets-commands';
+import { functionsCommands } from './functions-commands';
 import { ConflictError, NotFoundError } from '../lib/operator-refusals';
 import { ConfigError } from '../lib/config-error';
 
-const adminCommands = { ...coreCommands, ...sheetsCommands };
+const adminCommands = { ...coreCommands, ...sheetsCommands, ...functionsCommands };
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgv(argv);

@@ -1,6 +1,7 @@
 import { carrierConnectionRows } from '../lib/carrier-connections/connections';
 import { crmAdminTokenRows } from '../lib/crm/admin-token';
 import { crmWebhookSecretRows } from '../lib/crm/webhook-secret';
+import { functionSigningSecretRows } from '../lib/functions/signing-secrets';
 import { resultWebhookEndpointRows } from '../lib/result-webhooks/endpoint-secrets';
 import { ConflictError as StateConflict } from '../lib/operator-refusals';
 import type { RekeyReport, SealedRowKind } from '../lib/secrets/sealed-rows';
@@ -20,6 +21,7 @@ export const SEALED_ROW_KINDS: Record<string, SealedRowKind<any>> = {
   // These two were kept in clear before: a rekey seals those first (sealClearRows), then moves the others.
   crmWebhookSecrets: crmWebhookSecretRows,
   resultWebhookEndpoints: resultWebhookEndpointRows,
+  functionSigningSecrets: functionSigningSecretRows,
 };
 
 /**

@@ -6,6 +6,7 @@ import type { AppServices } from '../app-services';
 import { findOwned } from '../http/owned';
 import { workspaceCallView } from '../leads/results';
 import { createWithinQuota } from '../campaigns/workspace-quota';
+import { invocationsOfCall } from '../../lib/functions/function-store';
 import { callIdWhere, callWithDetailsWhere, insertCallIssue, issueCountOfCall, issuesOfCall } from './call-store';
 
 function issueView(issue: CallIssue) {
@@ -21,6 +22,7 @@ function issueView(issue: CallIssue) {
 /** A call of the caller's workspace (403 forbidden for any other id), as GET /calls lists it plus its details. */
 export async function getCall({ db }: AppServices, principal: Principal, callId: string) {
   const call = await findOwned(principal, callId, (where) => callWithDetailsWhere(db, where));
+  const functionCalls = await invocationsOfCall(db, call.id);
   return {
     ...workspaceCallView(call),
     carrierStatus: call.carrierStatus,
@@ -43,6 +45,23 @@ export async function getCall({ db }: AppServices, principal: Principal, callId:
       channels: call.recording.channels,
       deletedAt: call.recording.deletedAt?.toISOString() ?? null,
     },
+    functionCalls: functionCalls.map(invocationView),
+  };
+}
+
+function invocationView(invocation: Awaited<ReturnType<typeof invocationsOfCall>>[number]) {
+  return {
+    id: invocation.id,
+    functionId: invocation.functionId,
+    name: invocation.function.name,
+    toolCallId: invocation.toolCallId,
+    idempotencyKey: invocation.idempotencyKey,
+    arguments: invocation.arguments as Record<string, unknown>,
+    status: invocation.status as 'sending' | 'ok' | 'http_error' | 'timed_out' | 'refused' | 'too_large' | 'unknown',
+    httpStatus: invocation.httpStatus,
+    durationMs: invocation.durationMs,
+    resultBytes: invocation.resultBytes,
+    createdAt: invocation.createdAt.toISOString(),
   };
 }
 

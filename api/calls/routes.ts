@@ -34,6 +34,28 @@ const callIssueSchema = z.object({
   createdAt: z.string(),
 });
 
+const functionCallSchema = z.object({
+  id: z.string().uuid(),
+  functionId: z.string().uuid(),
+  name: z.string().describe("The function's name when it was called."),
+  toolCallId: z.string().describe("The model's tool-call id, or the script step that called it."),
+  idempotencyKey: z.string().describe('The Idempotency-Key (and webhook-id) header the endpoint received.'),
+  arguments: z.record(z.string(), z.unknown()).describe("The model's arguments as sent (never the presets)."),
+  status: z
+    .enum(['sending', 'ok', 'http_error', 'timed_out', 'refused', 'too_large', 'unknown'])
+    .describe(
+      'ok: answered 2xx; http_error: answered another status; timed_out: no answer within the timeout (the outcome is unknown to the product too); refused: not reachable (the egress guard refuses private addresses) or the connection broke; too_large: an answer over 64 KiB; sending: no answer recorded yet; unknown: the process stopped before one was.',
+    ),
+  httpStatus: z.number().int().nullable(),
+  durationMs: z.number().int().nullable(),
+  resultBytes: z
+    .number()
+    .int()
+    .nullable()
+    .describe("Bytes of the endpoint's answer (the model is given at most 2,000 characters of it)."),
+  createdAt: z.string(),
+});
+
 const callDetailSchema = workspaceCallSchema.extend({
   carrierStatus: z
     .string()
@@ -82,6 +104,9 @@ const callDetailSchema = workspaceCallSchema.extend({
     .describe(
       "The call's recording (docs/features/recordings.md); null: not recorded (the workspace was not recording calls when it was answered, or it never was).",
     ),
+  functionCalls: z
+    .array(functionCallSchema)
+    .describe('The custom functions called during the call (docs/features/functions.md), oldest first.'),
 });
 
 const newIssueSchema = z

@@ -33,6 +33,8 @@ import { poolSql } from '../../lib/run-sql';
 import type { AppServices } from '../app-services';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { createCallTools } from '../conversation/conversation-tools';
+import { createCallFunctions } from '../conversation/conversation-functions';
+import { createEgress, type Egress } from '../../lib/http/egress';
 import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import { saysOptOut } from '../../lib/conversation/intents';
 import { markSpokenOptOut, scriptCallOf, scriptCallOfRow, storeScriptTurns, trimAgentTurn } from './script-calls';
@@ -317,6 +319,9 @@ function converse(
 export function attachConversationRelay(server: Server, services: AppServices) {
   const sockets = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES });
 
+  let defaultEgress: Egress | undefined;
+  const functionEgress = () => services.egress ?? (defaultEgress ??= createEgress());
+
   async function upgrade(req: IncomingMessage, socket: Duplex, head: Buffer) {
     const path = RELAY_PATH.exec(req.url ?? '');
     if (!path || !services.publicBaseUrl) return refuse(socket, 404);
@@ -351,6 +356,10 @@ export function attachConversationRelay(server: Server, services: AppServices) {
           onListed: ({ workspaceId, phone }) =>
             tellLaddersOfOptOut(services.temporal, poolSql(services.sql), { workspaceId, phones: [phone] }),
           onTransfer: (summary) => (conversation.handoff = { reason: 'transfer', summary }),
+          functions: createCallFunctions(
+            { sql: poolSql(services.sql), egress: functionEgress(), keyring: services.carrierKeyring },
+            row.id,
+          ),
         }),
         knowledge: conversationKnowledge(poolSql(services.sql), row.agent ?? null),
         record: (turns) => storeScriptTurns(services, row.id, turns, false),

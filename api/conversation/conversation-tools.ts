@@ -1,5 +1,5 @@
 import { callbackBookedResult, callbackData, resolveCallback } from '../../lib/conversation/callback-booking';
-import type { DialogueToolCall, DialogueToolResult, DialogueTools } from '../../lib/conversation/tools';
+import type { DialogueToolCall, DialogueToolResult, DialogueTools, FunctionTools } from '../../lib/conversation/tools';
 import { log } from '../../lib/log';
 import type { RunSql } from '../../lib/run-sql';
 import { markConversationOutcome, requestTransfer, toolCallOf, type ToolCallRow } from './conversation-tool-store';
@@ -22,6 +22,8 @@ export interface CallToolsOptions {
   onListed?: (listed: { workspaceId: string; phone: string }) => Promise<unknown>;
   /** The conversation is to end handing the call on: the transport's part (its `end` frame's handoffData). */
   onTransfer(summary: string | null): void;
+  /** The agent's custom functions (api/conversation/conversation-functions.ts); absent: none is offered. */
+  functions?: FunctionTools;
   now?: () => Date;
 }
 
@@ -86,6 +88,7 @@ export function createCallTools(options: CallToolsOptions): DialogueTools {
   };
 
   return {
+    ...(options.functions && { functions: options.functions }),
     async run(toolCall) {
       try {
         return await tools[toolCall.name](toolCall.arguments);

@@ -23,8 +23,15 @@ import {
   type KnowledgePassage,
 } from './engine';
 import { silenceLine } from './silence';
+import { SLOW_LINE_AFTER_MS, stillRunningAfter } from './slow-line';
 import { scriptGreeting } from './script-engine';
-import { DIALOGUE_TOOL_DEFINITIONS, isDialogueToolName, type DialogueToolResult } from './tools';
+import {
+  DIALOGUE_TOOL_DEFINITIONS,
+  isDialogueToolName,
+  type DialogueToolName,
+  type DialogueToolResult,
+  type OfferedFunction,
+} from './tools';
 
 /**
  * The model dialogue engine (docs/features/conversation/model-engine.md): an agent with instructions talks through a chat model
@@ -50,7 +57,15 @@ export interface ModelEngineOptions {
   maxTokens?: number;
   /** What of the conversation the model is sent (MODEL_HISTORY_*): default the last 40 messages, 24,000 characters. */
   history?: HistoryWindow;
+  /** How long a custom function runs before its slow line is said (default SLOW_LINE_AFTER_MS). */
+  slowLineAfterMs?: number;
 }
+
+/** A custom function as chat completions `tools` take it. */
+const functionTool = (fn: OfferedFunction): ChatCompletionFunctionTool => ({
+  type: 'function',
+  function: { name: fn.name, description: fn.description, parameters: fn.parameters },
+});
 
 /** What the agent says when the model fails (by the agent's language's primary subtag; others: English). */
 export const MODEL_FAILURE_APOLOGY: Record<string, string> = {
@@ -176,6 +191,14 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
   let interruptedHeard: string | null = null;
 
   const record = (turns: readonly ConversationTurn[]) => context.record(turns);
+  const slowLineAfterMs = options.slowLineAfterMs ?? SLOW_LINE_AFTER_MS;
+  /** The agent's custom functions, read once (a failure to read them offers none, and the call goes on). */
+  let functions: Promise<readonly OfferedFunction[]> | undefined;
+  const offeredFunctions = () =>
+    (functions ??= (context.tools.functions?.offered() ?? Promise.resolve([])).catch((error: unknown) => {
+      log.error({ err: error }, 'dialogue model: the custom functions could not be read; none is offered');
+      return [];
+    }));
 
   async function passagesFor(text: string): Promise<readonly KnowledgePassage[]> {
     if (!text) return [];
@@ -194,6 +217,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
   async function* completion(
     messages: ChatCompletionMessageParam[],
     withTools: 'auto' | 'none',
+    tools: ChatCompletionFunctionTool[],
   ): AsyncGenerator<string, { content: string; calls: ToolCallDraft[] } | null> {
     const controller = new AbortController();
     const current = { controller, interruptedAt: null as string | null };
@@ -217,7 +241,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
           stream: true,
           messages,
           max_tokens: maxTokens,
-          tools: MODEL_TOOLS,
+          tools,
           tool_choice: withTools,
         },
         { signal: controller.signal },
@@ -262,13 +286,27 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
   async function runTool(
     draft: ToolCallDraft,
     at: { step: number; part: number },
+    offered: readonly OfferedFunction[],
   ): Promise<{ turn: ConversationTurn; result: DialogueToolResult }> {
     const parsed = argumentsOf(draft.arguments);
     let result: DialogueToolResult;
-    if (!isDialogueToolName(draft.name))
+    const fn = isDialogueToolName(draft.name) ? undefined : offered.find((candidate) => candidate.name === draft.name);
+    if (fn && parsed)
+      try {
+        const answer = await context.tools.functions!.run({
+          name: fn.name,
+          toolCallId: draft.id,
+          arguments: parsed,
+        });
+        result = { ...answer, endsConversation: false };
+      } catch (error) {
+        log.error({ err: error, tool: draft.name }, 'dialogue model: a custom function failed');
+        result = { ok: false, result: `Error: ${draft.name} failed.`, endsConversation: false };
+      }
+    else if (!isDialogueToolName(draft.name) && !fn)
       result = {
         ok: false,
-        result: `Error: there is no tool named "${draft.name}"; the tools are ${MODEL_TOOLS.map((tool) => tool.function.name).join(', ')}.`,
+        result: `Error: there is no tool named "${draft.name}"; the tools are ${[...MODEL_TOOLS.map((tool) => tool.function.name), ...offered.map((tool) => tool.name)].join(', ')}.`,
         endsConversation: false,
       };
     else if (!parsed)
@@ -279,7 +317,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
       };
     else
       try {
-        result = await context.tools.run({ name: draft.name, arguments: parsed });
+        result = await context.tools.run({ name: draft.name as DialogueToolName, arguments: parsed });
       } catch (error) {
         log.error({ err: error, tool: draft.name }, 'dialogue model: a tool failed');
         result = { ok: false, result: `Error: ${draft.name} failed.`, endsConversation: false };
@@ -315,6 +353,8 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
     let open = false;
     try {
       const passages = await passagesFor(latestLeadWords);
+      const offered = await offeredFunctions();
+      const tools = [...MODEL_TOOLS, ...offered.map(functionTool)];
       for (let round = 0; ; round += 1) {
         const preamble = preambleOf(context, passages);
         let answer: { content: string; calls: ToolCallDraft[] } | null;
@@ -323,6 +363,7 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
           answer = yield* completion(
             [...preamble, ...windowOf(history, window)],
             round < maxToolRounds ? 'auto' : 'none',
+            tools,
           );
         } catch (error) {
           open = false;
@@ -365,9 +406,25 @@ export function createModelEngine(context: DialogueContext, options: ModelEngine
         if (answer.content) speak(answer.content, message);
         if (!calls.length) return;
         for (const call of calls) {
-          const { turn, result } = await runTool(call, { step: at, part });
+          const fn = isDialogueToolName(call.name) ? undefined : offered.find((tool) => tool.name === call.name);
+          // A custom function's lines are the lead's to hear, not the model's history (a tool message follows its call).
+          const say = (line: string) => {
+            pending.push(Promise.resolve(record([{ step: at, part, speaker: 'agent', text: line, confidence: null }])));
+            part += 1;
+          };
+          if (fn?.fillerLine) {
+            say(fn.fillerLine);
+            yield `${fn.fillerLine} `;
+          }
+          // Its part is taken once it answers: a slow line said meanwhile comes before it in the transcript.
+          const running = runTool(call, { step: at, part: -1 }, offered);
+          if (fn?.slowLine && (await stillRunningAfter(running, slowLineAfterMs))) {
+            say(fn.slowLine);
+            yield `${fn.slowLine} `;
+          }
+          const { turn, result } = await running;
+          pending.push(Promise.resolve(record([{ ...turn, part }])));
           part += 1;
-          pending.push(Promise.resolve(record([turn])));
           history.push({ role: 'tool', tool_call_id: call.id, content: result.result });
           endsConversation ||= result.endsConversation;
         }

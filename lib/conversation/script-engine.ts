@@ -12,8 +12,9 @@ import { tokensOf, type ConversationTurn, type DialogueContext, type DialogueEng
 import { recogniseIntent } from './intents';
 import { asksSomething, asksToRepeat, spokenAnswerOf } from './knowledge-answer';
 import { silenceLine } from './silence';
-import type { DialogueToolCall, DialogueToolResult } from './tools';
+import type { DialogueToolCall, DialogueToolResult, OfferedFunction } from './tools';
 import { ruleLanguageOf, type RuleLanguage } from './utterance';
+import { SLOW_LINE_AFTER_MS, stillRunningAfter } from './slow-line';
 
 /**
  * The dialogue engine that needs no model (docs/features/conversation/relay.md#the-script-engine): the agent's script
@@ -81,7 +82,11 @@ const LINES: Record<
   },
 };
 
-export function createScriptEngine(context: DialogueContext): DialogueEngine {
+export function createScriptEngine(
+  context: DialogueContext,
+  options: { slowLineAfterMs?: number } = {},
+): DialogueEngine {
+  const slowLineAfterMs = options.slowLineAfterMs ?? SLOW_LINE_AFTER_MS;
   const { call } = context;
   const agent = call.agent;
   const lines = LINES[ruleLanguageOf(agent?.language ?? 'en')];
@@ -104,6 +109,16 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
   /** The question the agent could not answer, for the colleague a transfer reaches (its summary). */
   let unanswered: string | null = null;
   const canTransfer = !!agent?.transferNumber;
+  /** The agent's custom functions bound to a question of its script, read once (a failure to read them: none). */
+  let functions: Promise<readonly OfferedFunction[]> | undefined;
+  const scriptFunctions = () =>
+    (functions ??= (context.tools.functions?.offered() ?? Promise.resolve([])).then(
+      (all) => all.filter((fn) => fn.afterQuestion !== null),
+      (error: unknown) => {
+        log.error({ err: error }, 'script engine: the custom functions could not be read; none is called');
+        return [];
+      },
+    ));
 
   /** The words of a script step still to say (the welcome greeting's, said by the carrier, left out of step 0). */
   const wordsOf = (step: ScriptStep) =>
@@ -136,6 +151,53 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
       tool: { name: toolCall.name, arguments: toolCall.arguments, result: result.result, ok: result.ok },
     };
     return { turns: [leadTurn, toolTurn], result };
+  }
+
+  /**
+   * One call of a function bound to the question the lead just answered, its argument `answer` the lead's words, its
+   * tool-call id the question (so a step said again is never sent twice). Yields the filler and slow lines as they are
+   * to be said; adds to `turns` those lines, the tool's turn and, when it answered 2xx, its answer as the agent's line.
+   */
+  async function* functionCall(
+    step: number,
+    fn: OfferedFunction,
+    answer: string,
+    turns: ConversationTurn[],
+    answers: string[],
+  ): AsyncGenerator<string> {
+    const line = (text: string) => turns.push(agentTurn(step, 0, text));
+    if (fn.fillerLine) {
+      line(fn.fillerLine);
+      yield fn.fillerLine;
+    }
+    const args = { answer };
+    const running = context.tools
+      .functions!.run({
+        name: fn.name,
+        toolCallId: `script-question-${fn.afterQuestion}`,
+        arguments: args,
+      })
+      .catch((error: unknown) => {
+        log.error({ err: error, tool: fn.name }, 'script engine: a custom function failed');
+        return { ok: false, result: `Error: ${fn.name} failed.` };
+      });
+    if (fn.slowLine && (await stillRunningAfter(running, slowLineAfterMs))) {
+      line(fn.slowLine);
+      yield fn.slowLine;
+    }
+    const result = await running;
+    turns.push({
+      step,
+      part: 0,
+      speaker: 'tool',
+      text: fn.name,
+      confidence: null,
+      tool: { name: fn.name, arguments: args, result: result.result, ok: result.ok },
+    });
+    if (result.ok && result.result) {
+      line(result.result);
+      answers.push(result.result);
+    }
   }
 
   /** The agent's turns of an answer the engine itself says (not the welcome greeting's), for an interruption to trim. */
@@ -253,13 +315,20 @@ export function createScriptEngine(context: DialogueContext): DialogueEngine {
 
       // The answer to the question asked last: the script's next step, its turns under this utterance's step.
       const next = scriptStepOf(call, { kind: 'step', step: question, heard: { text, confidence: null } });
+      const answered = question;
       question += 1;
       ended = next.question === null;
       asking = next.question;
-      yield* say(
-        next.turns.map((turn) => ({ ...turn, step })),
-        wordsOf(next),
-      );
+      const stepTurns = next.turns.map((turn) => ({ ...turn, step }));
+      const bound = (await scriptFunctions()).filter((fn) => fn.afterQuestion === answered);
+      if (bound.length === 0) return yield* say(stepTurns, wordsOf(next));
+      // The functions bound to this question run first (docs/features/functions.md#what-the-person-hears), then the next step.
+      const [lead, ...rest] = stepTurns;
+      const said: ConversationTurn[] = [];
+      const answers: string[] = [];
+      for (const fn of bound) for await (const line of functionCall(step, fn, text, said, answers)) yield `${line} `;
+      const turns = [lead!, ...said, ...rest].map((turn, part) => ({ ...turn, part }));
+      yield* say(turns, [...answers, wordsOf(next)].filter(Boolean).join(' '));
     },
     async *onSilence() {
       // Silence once: are you still there, and the question again; twice in a row: goodbye, and the end. Stored as the

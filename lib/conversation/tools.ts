@@ -30,6 +30,28 @@ export interface DialogueToolResult {
 /** Runs the tools of one conversation; given to its engine by the transport. */
 export interface DialogueTools {
   run(call: DialogueToolCall): Promise<DialogueToolResult>;
+  /** The agent's custom functions (docs/features/functions.md), offered beside the four; absent: none. */
+  functions?: FunctionTools;
+}
+
+/** A custom function as a model is offered it, with what the agent says while it runs. */
+export interface OfferedFunction {
+  name: string;
+  description: string;
+  /** JSON Schema of the model's arguments (the presets are not in it: the model never sees them). */
+  parameters: Record<string, unknown>;
+  /** Said as the request leaves; null: nothing. */
+  fillerLine: string | null;
+  /** Said when the request has not answered after the engine's wait; null: nothing. */
+  slowLine: string | null;
+  /** The script engine calls it once the lead has answered this question of the script (1-based); null: never. */
+  afterQuestion: number | null;
+}
+
+/** The call's custom functions: what is offered, and one call of one (sent at most once per toolCallId). */
+export interface FunctionTools {
+  offered(): Promise<readonly OfferedFunction[]>;
+  run(call: { name: string; toolCallId: string; arguments: unknown }): Promise<{ ok: boolean; result: string }>;
 }
 
 /** JSON Schema of a tool's arguments, as chat completions' `tools[].function.parameters` take it. */

@@ -54,6 +54,7 @@ describe('npm run admin: secrets rekey moves every sealed row of every provider 
       'carrierConnections',
       'crmAdminTokens',
       'crmWebhookSecrets',
+      'functionSigningSecrets',
       'resultWebhookEndpoints',
       'sheetConnections',
       'whatsappConnections',

@@ -22,6 +22,7 @@ import { TEST_CARRIER_SIGNING_SECRET } from './carrier';
 import { defaultTestExportDir } from './export-dir';
 import { responseProblems } from './response-check';
 import { TEST_KEYRING } from './keyring';
+import { testEgress } from './egress';
 
 export interface RunningApi {
   baseUrl: string;
@@ -117,6 +118,7 @@ export async function startTestApi(dependencies: TestApiDependencies): Promise<R
     backgroundAudio: dependencies.backgroundAudio,
     telephonySigningSecrets: dependencies.telephonySigningSecrets ?? { simulated: TEST_CARRIER_SIGNING_SECRET },
     carrierKeyring: dependencies.carrierKeyring ?? TEST_KEYRING,
+    egress: dependencies.egress ?? testEgress(),
     publicBaseUrl: dependencies.publicBaseUrl,
     translator: dependencies.translator,
     speech: dependencies.speech,
