@@ -161,7 +161,7 @@ describe('the signature (SigV4)', () => {
       403,
       'MissingAuthenticationTokenException',
     ]);
-    const send = (credentials: typeof DEVELOPMENT_POLLY_CREDENTIALS, region = TWIN_REGION) =>
+    const send = (credentials: { accessKeyId: string; secretAccessKey: string }, region = TWIN_REGION) =>
       failureOf(() => twinClient(endpoint, credentials, region).send(new DescribeVoicesCommand({})));
     const unknownKey = await send({ ...DEVELOPMENT_POLLY_CREDENTIALS, accessKeyId: 'AKIAUNKNOWNKEY000000' });
     expect([unknownKey.name, unknownKey.status]).toEqual(['UnrecognizedClientException', 403]);
