@@ -370,7 +370,7 @@ export const configVariables = z.object({
   VOICE_PREVIEW_SYNTHESIZER: z.enum(['espeak-ng', 'amazon-polly', 'polly-twin']).default('espeak-ng'),
   /** amazon-polly, polly-twin: the AWS region of Polly (and of the credentials' signature). */
   POLLY_REGION: z.string().min(1).default('us-east-1'),
-  /** amazon-polly: unset, AWS's regional endpoint; polly-twin: the twin's base URL (required), e.g. http://127.0.0.1:3700. */
+  /** amazon-polly: unset, AWS's regional endpoint; polly-twin: the twin's base URL (required), e.g. http://127.0.0.1:3800. */
   POLLY_ENDPOINT: z.string().url().optional(),
   /**
    * amazon-polly, polly-twin: the deployment's access key (both or neither). Unset for amazon-polly: the AWS SDK's

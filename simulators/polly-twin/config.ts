@@ -16,7 +16,7 @@ const credentialsSchema = z
 
 /** The Polly twin's settings (docs/features/voices.md#the-polly-twin), beside SHUTDOWN_GRACE_MS and LOG_LEVEL. */
 export const pollyTwinConfigSchema = z.object({
-  POLLY_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3700),
+  POLLY_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3800),
   POLLY_TWIN_HOST: z.string().default('127.0.0.1'),
   /** The region it answers as: a request signed for another is refused, as AWS does. */
   POLLY_TWIN_REGION: z.string().min(1).default('us-east-1'),
