@@ -191,6 +191,18 @@ async function main() {
   // Likewise the simulated WhatsApp provider: it signs its webhooks to this API with an app secret made
   // for this run unless one is set, and senders go through it.
   env.WHATSAPP_APP_SECRET ??= randomBytes(32).toString('hex');
+  // The Polly twin: voice previews go through it when VOICE_PREVIEW_SYNTHESIZER is polly-twin, its endpoint and key
+  // filled in unless set; espeak-ng stays the default (docs/features/voices.md#who-synthesises-previews).
+  const pollyTwin = loadPollyTwinConfigOrExit(env);
+  const pollyTwinUrl = `http://${pollyTwin.POLLY_TWIN_HOST}:${pollyTwin.POLLY_TWIN_PORT}`;
+  if (env.VOICE_PREVIEW_SYNTHESIZER === 'polly-twin') {
+    env.POLLY_ENDPOINT ??= pollyTwinUrl;
+    env.POLLY_REGION ??= pollyTwin.POLLY_TWIN_REGION;
+    if (!env.POLLY_ACCESS_KEY_ID && !env.POLLY_SECRET_ACCESS_KEY) {
+      env.POLLY_ACCESS_KEY_ID = pollyTwin.POLLY_TWIN_CREDENTIALS[0]!.accessKeyId;
+      env.POLLY_SECRET_ACCESS_KEY = pollyTwin.POLLY_TWIN_CREDENTIALS[0]!.secretAccessKey;
+    }
+  }
   const preliminary = parseConfig(env);
   env.TELEPHONY_CALLBACK_BASE_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}`;
   env.SIMULATED_CARRIER_URL ??= `http://${preliminary.SIMULATED_CARRIER_HOST}:${preliminary.SIMULATED_CARRIER_PORT}`;
@@ -214,18 +226,6 @@ async function main() {
     baseURL: openAiTwinUrl,
     apiKey: openAiTwin.OPENAI_TWIN_API_KEYS[0]!,
   });
-  // The Polly twin: voice previews go through it when VOICE_PREVIEW_SYNTHESIZER is polly-twin, its endpoint and key
-  // filled in unless set; espeak-ng stays the default (docs/features/voices.md#who-synthesises-previews).
-  const pollyTwin = loadPollyTwinConfigOrExit(env);
-  const pollyTwinUrl = `http://${pollyTwin.POLLY_TWIN_HOST}:${pollyTwin.POLLY_TWIN_PORT}`;
-  if (env.VOICE_PREVIEW_SYNTHESIZER === 'polly-twin') {
-    env.POLLY_ENDPOINT ??= pollyTwinUrl;
-    env.POLLY_REGION ??= pollyTwin.POLLY_TWIN_REGION;
-    if (!env.POLLY_ACCESS_KEY_ID && !env.POLLY_SECRET_ACCESS_KEY) {
-      env.POLLY_ACCESS_KEY_ID = pollyTwin.POLLY_TWIN_CREDENTIALS[0]!.accessKeyId;
-      env.POLLY_SECRET_ACCESS_KEY = pollyTwin.POLLY_TWIN_CREDENTIALS[0]!.secretAccessKey;
-    }
-  }
   // The simulated WhatsApp process runs as Meta's twin, knowing the development account (unless the operator gave it
   // accounts: then their first is the one connected); the Google Sheets twin knows the development service account
   // (its key made once, in .data) besides any given; the store twin's Admin API serves its shops (the first connected).
