@@ -39,6 +39,9 @@ try {
       LAME_PATH: 'lame',
       SPEECH_TIMEOUT_MS: 10_000,
       PREVIEW_CACHE_DIR: cacheDir,
+      PREVIEW_CACHE_MAX_FILES: 500,
+      VOICE_PREVIEW_SYNTHESIZER: 'espeak-ng',
+      POLLY_REGION: 'us-east-1',
     }),
   });
 

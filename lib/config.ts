@@ -359,6 +359,25 @@ export const configVariables = z.object({
   SPEECH_TIMEOUT_MS: z.coerce.number().int().min(100).max(120_000).default(10_000),
   /** Voice previews cached by content (voice, text, synthesiser version): kept across restarts. */
   PREVIEW_CACHE_DIR: z.string().min(1).default('.data/voice-previews'),
+  /** The most preview files the cache keeps: past it, the least recently made are deleted. */
+  PREVIEW_CACHE_MAX_FILES: z.coerce.number().int().min(1).max(100_000).default(500),
+  /**
+   * Who synthesises voice previews (docs/features/voices.md#who-synthesises-previews): espeak-ng, the embedded offline
+   * synthesiser (development's default); amazon-polly, Amazon Polly through the AWS SDK, the voices calls speak with;
+   * polly-twin, the same through the Polly twin, named so in each preview's answer so that its audio never passes for
+   * Polly's. Never a fallback of one to another: a failing Polly is a 502.
+   */
+  VOICE_PREVIEW_SYNTHESIZER: z.enum(['espeak-ng', 'amazon-polly', 'polly-twin']).default('espeak-ng'),
+  /** amazon-polly, polly-twin: the AWS region of Polly (and of the credentials' signature). */
+  POLLY_REGION: z.string().min(1).default('us-east-1'),
+  /** amazon-polly: unset, AWS's regional endpoint; polly-twin: the twin's base URL (required), e.g. http://127.0.0.1:3800. */
+  POLLY_ENDPOINT: z.string().url().optional(),
+  /**
+   * amazon-polly, polly-twin: the deployment's access key (both or neither). Unset for amazon-polly: the AWS SDK's
+   * default credentials (the machine's or task's role, AWS_* variables, ~/.aws). The secret is never logged.
+   */
+  POLLY_ACCESS_KEY_ID: z.string().min(1).optional(),
+  POLLY_SECRET_ACCESS_KEY: z.string().min(1).optional(),
   /** The platform's background audio files (made at install time, or on first use) live here. */
   BACKGROUND_AUDIO_DIR: z.string().min(1).default('.data/background-audio'),
   /** sox, which makes the platform's background audio and decodes and measures uploads: a name on PATH or a path. */
@@ -452,6 +471,17 @@ const REQUIRED_WHEN = [
     when: (variables: z.infer<typeof configVariables>) => variables.INTELLIGENCE_PROVIDER !== 'rule-based',
     names: ['INTELLIGENCE_BASE_URL', 'INTELLIGENCE_MODEL'],
     message: 'is required when INTELLIGENCE_PROVIDER is openai-compatible or openai-twin',
+  },
+  {
+    when: (variables: z.infer<typeof configVariables>) => variables.VOICE_PREVIEW_SYNTHESIZER === 'polly-twin',
+    names: ['POLLY_ENDPOINT', 'POLLY_ACCESS_KEY_ID', 'POLLY_SECRET_ACCESS_KEY'],
+    message: 'is required when VOICE_PREVIEW_SYNTHESIZER is polly-twin',
+  },
+  {
+    when: (variables: z.infer<typeof configVariables>) =>
+      (variables.POLLY_ACCESS_KEY_ID === undefined) !== (variables.POLLY_SECRET_ACCESS_KEY === undefined),
+    names: ['POLLY_ACCESS_KEY_ID', 'POLLY_SECRET_ACCESS_KEY'],
+    message: 'is required with the other: a Polly access key is both or neither',
   },
   {
     when: (variables: z.infer<typeof configVariables>) => variables.TEMPORAL_CODEC_TOKEN !== undefined,

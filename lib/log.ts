@@ -127,6 +127,7 @@ export function secretsOfConfig(config: {
   TEMPORAL_API_KEY?: string;
   TEMPORAL_TLS_CLIENT_KEY?: string;
   TEMPORAL_CODEC_TOKEN?: string;
+  POLLY_SECRET_ACCESS_KEY?: string;
 }): Array<string | undefined> {
   const databasePassword = config.DATABASE_URL ? safePasswordOf(config.DATABASE_URL) : undefined;
   return [
@@ -142,6 +143,7 @@ export function secretsOfConfig(config: {
     config.TEMPORAL_API_KEY,
     config.TEMPORAL_TLS_CLIENT_KEY,
     config.TEMPORAL_CODEC_TOKEN,
+    config.POLLY_SECRET_ACCESS_KEY,
   ];
 }
 

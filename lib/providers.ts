@@ -12,6 +12,7 @@ import type { ChatProvider } from './chat/provider';
 import { createApertiumTranslator } from './translations/apertium-translator';
 import type { Translator } from './translations/translator';
 import { createEspeakNgSynthesizer } from './voices/espeak-ng-speech';
+import { createPollySynthesizer } from './voices/polly-speech';
 import type { SpeechSynthesizer } from './voices/speech';
 import type { Database } from './database';
 import { createSimulatedCarrierClient } from './simulated-carrier/client';
@@ -137,15 +138,41 @@ export function translatorFromConfig(config: Pick<Config, 'APERTIUM_BIN' | 'TRAN
   return createApertiumTranslator({ apertiumPath: config.APERTIUM_BIN, timeoutMs: config.TRANSLATION_TIMEOUT_MS });
 }
 
-/** The speech synthesizers voice previews are made with: espeak-ng (and lame) as the config names them. */
-export function speechSynthesizersFromConfig(
-  config: Pick<Config, 'ESPEAK_NG_PATH' | 'LAME_PATH' | 'SPEECH_TIMEOUT_MS'>,
-): SpeechSynthesizer[] {
-  return [
-    createEspeakNgSynthesizer({
-      espeakPath: config.ESPEAK_NG_PATH,
-      lamePath: config.LAME_PATH,
-      timeoutMs: config.SPEECH_TIMEOUT_MS,
-    }),
-  ];
+/**
+ * The speech synthesizer voice previews are made with, as VOICE_PREVIEW_SYNTHESIZER names it: espeak-ng (and lame), or
+ * Amazon Polly (amazon-polly, or polly-twin through the twin) with the deployment's credentials. One, never a fallback.
+ */
+export function previewSynthesizerFromConfig(
+  config: Pick<
+    Config,
+    | 'ESPEAK_NG_PATH'
+    | 'LAME_PATH'
+    | 'SPEECH_TIMEOUT_MS'
+    | 'VOICE_PREVIEW_SYNTHESIZER'
+    | 'POLLY_REGION'
+    | 'POLLY_ENDPOINT'
+    | 'POLLY_ACCESS_KEY_ID'
+    | 'POLLY_SECRET_ACCESS_KEY'
+  >,
+): SpeechSynthesizer {
+  switch (config.VOICE_PREVIEW_SYNTHESIZER) {
+    case 'espeak-ng':
+      return createEspeakNgSynthesizer({
+        espeakPath: config.ESPEAK_NG_PATH,
+        lamePath: config.LAME_PATH,
+        timeoutMs: config.SPEECH_TIMEOUT_MS,
+      });
+    case 'amazon-polly':
+    case 'polly-twin':
+      return createPollySynthesizer({
+        name: config.VOICE_PREVIEW_SYNTHESIZER,
+        region: config.POLLY_REGION,
+        endpoint: config.POLLY_ENDPOINT,
+        credentials:
+          config.POLLY_ACCESS_KEY_ID && config.POLLY_SECRET_ACCESS_KEY
+            ? { accessKeyId: config.POLLY_ACCESS_KEY_ID, secretAccessKey: config.POLLY_SECRET_ACCESS_KEY }
+            : undefined,
+        timeoutMs: config.SPEECH_TIMEOUT_MS,
+      });
+  }
 }

@@ -94,6 +94,7 @@ async function startDevStackOnce(): Promise<DevStack> {
     TWILIO_TWIN_PORT: await freePort(),
     TELNYX_TWIN_PORT: await freePort(),
     OPENAI_TWIN_PORT: await freePort(),
+    POLLY_TWIN_PORT: await freePort(),
     GOOGLE_TWIN_PORT: await freePort(),
     SHOPIFY_TWIN_PORT: await freePort(),
   };
@@ -101,11 +102,19 @@ async function startDevStackOnce(): Promise<DevStack> {
     ...process.env,
     WORKSPACE_DATA_DIR: dataDir,
     ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+    // Voice previews through the stack's Polly twin (its endpoint and key filled in by the stack).
+    VOICE_PREVIEW_SYNTHESIZER: 'polly-twin',
   };
   delete env.DATABASE_URL;
   delete env.TEMPORAL_ADDRESS;
   // The stack's own twin accounts and shops.
-  for (const name of ['META_TWIN_ACCOUNTS', 'GOOGLE_TWIN_ACCOUNTS', 'SHOPIFY_TWIN_SHOPS', 'SECRETS_KEYS'])
+  for (const name of [
+    'META_TWIN_ACCOUNTS',
+    'GOOGLE_TWIN_ACCOUNTS',
+    'SHOPIFY_TWIN_SHOPS',
+    'SECRETS_KEYS',
+    'POLLY_ENDPOINT',
+  ])
     delete env[name];
   // No model of the caller's: the stack's defaults.
   for (const name of Object.keys(env)) if (/^(DIALOGUE|INTELLIGENCE)_/.test(name)) delete env[name];
@@ -359,6 +368,14 @@ describe('npm start (scripts/stack/dev-stack.ts)', () => {
       expect(output()).toMatch(
         /Telnyx twin +http:\/\/127\.0\.0\.1:\d+\/v2 .*connection [0-9a-f-]{36}, "Development Telnyx twin"/,
       );
+      // A voice preview made by the Polly twin, and saying so (docs/features/voices.md#who-synthesises-previews).
+      const preview = await fetch(
+        `http://127.0.0.1:${ports.PORT}/voices/${encodeURIComponent('espeak-ng/en-us')}/preview`,
+        {
+          headers: { authorization: `Bearer ${key}` },
+        },
+      );
+      expect([preview.status, preview.headers.get('x-preview-synthesizer')]).toEqual([200, 'polly-twin']);
       await throughTheOpenAiTwin(ports, dataDir, key, output);
       await throughTheProviderTwins(ports, dataDir, output);
       expect(processesInGroup(stack.pid!).length).toBeGreaterThanOrEqual(5);

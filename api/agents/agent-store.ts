@@ -35,10 +35,13 @@ export async function liveAgentWithLinksWhere(db: Db, where: OwnedWhere): Promis
   return db.agent.findFirst({ where: { ...where, deletedAt: null }, include: AGENT_LINKS });
 }
 
-/** The live agent's row, locked FOR UPDATE until the transaction ends; undefined: none. */
-export async function lockLiveAgentRow(tx: Tx, where: OwnedWhere): Promise<{ id: string } | undefined> {
-  const rows = await tx.$queryRaw<Array<{ id: string }>>`
-      SELECT id::text AS id FROM "Agent"
+/** The live agent's row (its id, language and voice), locked FOR UPDATE until the transaction ends; undefined: none. */
+export async function lockLiveAgentRow(
+  tx: Tx,
+  where: OwnedWhere,
+): Promise<{ id: string; language: string; voiceId: string } | undefined> {
+  const rows = await tx.$queryRaw<Array<{ id: string; language: string; voiceId: string }>>`
+      SELECT id::text AS id, language, "voiceId" FROM "Agent"
        WHERE id = ${where.id}::uuid AND "workspaceId" = ${where.workspaceId}::uuid AND "deletedAt" IS NULL
          FOR UPDATE`;
   return rows[0];

@@ -4,7 +4,9 @@ import {
   type AgentUpdate,
   type ExtractionField,
   type NewAgent,
+  voiceLanguageMismatch,
 } from '../../lib/agents/agent-definition';
+import { ZodError } from 'zod';
 import { backgroundAudioPlaybackOf } from '../../lib/background-audio/carrier-playback';
 import { ErrorCode } from '../../lib/error-codes';
 import type { Principal } from '../door/principal';
@@ -95,6 +97,20 @@ export async function updateAgent({ db }: AppServices, principal: Principal, id:
   const { dictionaryIds, ...settings } = update;
   const agent = await db.$transaction(async (tx) => {
     const locked = await lockOwnedAgent(tx, principal, id);
+    // The language and the voice as they would be: a change of either must leave a voice of the agent's language.
+    if (update.language !== undefined || update.voiceId !== undefined) {
+      const voiceId = update.voiceId ?? locked.voiceId;
+      const mismatch = voiceLanguageMismatch(update.language ?? locked.language, voiceId);
+      if (mismatch)
+        throw new ZodError([
+          {
+            code: 'custom',
+            path: [update.voiceId !== undefined ? 'voiceId' : 'language'],
+            message: mismatch,
+            input: update.voiceId ?? update.language,
+          },
+        ]);
+    }
     await checkAgentReferences(tx, principal.workspaceId, update);
     return updateAgentRow(tx, locked.id, settings, dictionaryIds);
   });

@@ -86,7 +86,7 @@ const agentDocumentSchema = z.object({
 
 const agentParams = z.object({ id: z.string() });
 const INVALID_REFERENCES =
-  'A dictionary, background audio or voice that is not the workspace’s (or unknown) is 400 invalid_body naming the field; nothing changes.';
+  'A dictionary, background audio or voice that is not the workspace’s (or unknown) is 400 invalid_body naming the field; so is a voice that does not speak the agent’s language (docs/features/agents.md#voice-and-language); nothing changes.';
 
 export const agentRoutes = [
   defineRoute({

@@ -135,6 +135,12 @@ const headers = {
     required: true,
     schema: { type: 'integer', minimum: 0 },
   },
+  'X-Preview-Synthesizer': {
+    description:
+      'Who synthesised the preview: `amazon-polly` (Amazon Polly, the voices calls speak with), `polly-twin` (its local twin) or `espeak-ng` (the embedded offline synthesiser).',
+    required: true,
+    schema: { type: 'string', enum: ['amazon-polly', 'polly-twin', 'espeak-ng'] },
+  },
 };
 
 /** OpenAPI 3.1 description generated from the very route definitions and zod schemas the API validates with. */

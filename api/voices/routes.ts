@@ -21,7 +21,7 @@ const voiceSchema = z.object({
 
 const PREVIEW_SUMMARY =
   "A short MP3 of the voice saying a fixed sentence in its language (scope agents.view, on both paths: hearing a voice is part of viewing an agent's configuration). " +
-  'Made by the embedded synthesiser (espeak-ng, encoded by lame) on the first request, then served from a cache keyed by voice, text and synthesiser version, which survives restarts.';
+  'Made on the first request by the synthesiser the deployment names (VOICE_PREVIEW_SYNTHESIZER: Amazon Polly, the voices calls speak with, or the embedded espeak-ng, the offline development default), said in the X-Preview-Synthesizer header (amazon-polly, polly-twin or espeak-ng); then served from a cache keyed by voice, text and synthesiser version, which survives restarts. A failing Polly is 502, never an espeak-ng preview.';
 
 const previewRoute = (path: string): RouteDefinition =>
   defineRoute({
@@ -32,7 +32,12 @@ const previewRoute = (path: string): RouteDefinition =>
     tags: ['Voices'],
     params: z.object({ id: z.string().describe('A voice id of GET /voices, URL-encoded.') }),
     responses: {
-      200: { description: 'The preview: an MP3 (binary).', contentType: 'audio/mpeg', schema: z.string() },
+      200: {
+        description: 'The preview: an MP3 (binary); X-Preview-Synthesizer names who made it.',
+        contentType: 'audio/mpeg',
+        schema: z.string(),
+        headers: ['X-Preview-Synthesizer'],
+      },
     },
     errors: {
       404: [ErrorCode.voice_not_found],
@@ -45,7 +50,11 @@ const previewRoute = (path: string): RouteDefinition =>
         res.sendFile(
           file.path,
           {
-            headers: { 'Content-Type': 'audio/mpeg', 'Cache-Control': 'private, max-age=86400' },
+            headers: {
+              'Content-Type': 'audio/mpeg',
+              'Cache-Control': 'private, max-age=86400',
+              'X-Preview-Synthesizer': file.synthesizer,
+            },
             // Always the whole file with 200: no ranges, no conditional answers (not declared).
             acceptRanges: false,
             lastModified: false,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { atLeastCodePoints, atMostCodePoints } from '../code-point-length';
 import { findPlatformBackgroundAudio } from '../background-audio/platform-assets';
-import { VOICES } from '../voices/voices';
+import { findVoice, VOICES, voiceSpeaks } from '../voices/voices';
 import { e164PhoneSchema } from '../phone';
 import { CONVERSATION_ENGINES } from '../conversation/conversation-engine';
 
@@ -230,17 +230,32 @@ export const agentSettings = {
   conversationEngine: conversationEngineSchema,
 };
 
-export const newAgentSchema = z.strictObject({
-  ...agentSettings,
-  extractionFields: agentSettings.extractionFields.default([]),
-  dictionaryIds: agentSettings.dictionaryIds.default([]),
-  backgroundAudioId: agentSettings.backgroundAudioId.default(null),
-  voicemailMessage: agentSettings.voicemailMessage.default(null),
-  instructions: agentSettings.instructions.default(null),
-  firstMessage: agentSettings.firstMessage.default(null),
-  transferNumber: agentSettings.transferNumber.default(null),
-  conversationEngine: agentSettings.conversationEngine.default('relay'),
-});
+/**
+ * Why an agent may not speak `language` with `voiceId`, or null (docs/features/agents.md#voice-and-language): a voice
+ * speaks its own language, and carriers refuse or mispronounce another, so a mismatch is refused, never reassigned.
+ */
+export function voiceLanguageMismatch(language: string, voiceId: string): string | null {
+  const voice = findVoice(voiceId);
+  if (!voice || voiceSpeaks(voice, language)) return null;
+  return `the voice ${voiceId} speaks ${voice.language}, not the agent's language ${language}: choose a voice of GET /voices in ${language.split('-')[0]}`;
+}
+
+export const newAgentSchema = z
+  .strictObject({
+    ...agentSettings,
+    extractionFields: agentSettings.extractionFields.default([]),
+    dictionaryIds: agentSettings.dictionaryIds.default([]),
+    backgroundAudioId: agentSettings.backgroundAudioId.default(null),
+    voicemailMessage: agentSettings.voicemailMessage.default(null),
+    instructions: agentSettings.instructions.default(null),
+    firstMessage: agentSettings.firstMessage.default(null),
+    transferNumber: agentSettings.transferNumber.default(null),
+    conversationEngine: agentSettings.conversationEngine.default('relay'),
+  })
+  .superRefine((agent, ctx) => {
+    const mismatch = voiceLanguageMismatch(agent.language, agent.voiceId);
+    if (mismatch) addIssue(ctx, ['voiceId'], mismatch, agent.voiceId);
+  });
 
 export const agentUpdateSchema = z
   .strictObject(agentSettings)

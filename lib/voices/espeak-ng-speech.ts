@@ -51,6 +51,7 @@ export function createEspeakNgSynthesizer(options: EspeakNgOptions): SpeechSynth
   };
   return {
     name: 'espeak-ng',
+    engineVoiceOf: (voice) => (voice.provider === 'espeak-ng' ? voice.engineVoice : null),
     version() {
       version ??= readVersion().catch((error: unknown) => {
         version = undefined;

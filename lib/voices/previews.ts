@@ -1,7 +1,11 @@
+import type { PreviewSynthesizerName } from './speech';
+
 export interface PreviewFile {
   /** Absolute path of the MP3 in the cache. */
   path: string;
   size: number;
+  /** Who made it (the X-Preview-Synthesizer header). */
+  synthesizer: PreviewSynthesizerName;
 }
 
 /** Voice previews: synthesised once per content, then served from files that outlive the process. */

@@ -40,3 +40,13 @@ export const previewSentenceOf = (voice: Voice): string =>
   PREVIEW_SENTENCES[voice.language.split('-')[0]!] ?? PREVIEW_SENTENCES.en!;
 
 export const findVoice = (id: string): CatalogueVoice | undefined => VOICES.find((voice) => voice.id === id);
+
+/** A BCP 47 tag's language (its primary subtag, lower case): `en` of `en-GB`. */
+const primaryLanguage = (tag: string) => tag.split('-')[0]!.toLowerCase();
+
+/**
+ * Whether a voice speaks a language (docs/features/agents.md#voice-and-language): the same language, whatever the
+ * region, so an en-US agent may speak with the British voice, and a French agent may not speak with an English one.
+ */
+export const voiceSpeaks = (voice: Voice, language: string): boolean =>
+  primaryLanguage(voice.language) === primaryLanguage(language);

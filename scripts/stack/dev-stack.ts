@@ -17,6 +17,7 @@ import { ensureDevKeyring, ensureDevWorkspace } from './dev-workspace';
 import { ensureTelnyxTwinConnection, ensureTwilioTwinConnection, TELNYX_TWIN_LABEL } from '../../lib/carriers/twin';
 import { loadTwinConfigOrExit as loadGoogleSheetsTwinConfigOrExit } from '../../simulators/google-twin/config';
 import { loadOpenAiTwinConfigOrExit } from '../../simulators/openai-twin/config';
+import { loadPollyTwinConfigOrExit } from '../../simulators/polly-twin/config';
 import { loadShopifyTwinConfigOrExit } from '../../simulators/shopify-twin/admin-twin-config';
 import { loadTelnyxTwinConfigOrExit } from '../../simulators/telnyx-twin/config';
 import { loadTwinConfigOrExit } from '../../simulators/twilio-twin/config';
@@ -190,6 +191,18 @@ async function main() {
   // Likewise the simulated WhatsApp provider: it signs its webhooks to this API with an app secret made
   // for this run unless one is set, and senders go through it.
   env.WHATSAPP_APP_SECRET ??= randomBytes(32).toString('hex');
+  // The Polly twin: voice previews go through it when VOICE_PREVIEW_SYNTHESIZER is polly-twin, its endpoint and key
+  // filled in unless set; espeak-ng stays the default (docs/features/voices.md#who-synthesises-previews).
+  const pollyTwin = loadPollyTwinConfigOrExit(env);
+  const pollyTwinUrl = `http://${pollyTwin.POLLY_TWIN_HOST}:${pollyTwin.POLLY_TWIN_PORT}`;
+  if (env.VOICE_PREVIEW_SYNTHESIZER === 'polly-twin') {
+    env.POLLY_ENDPOINT ??= pollyTwinUrl;
+    env.POLLY_REGION ??= pollyTwin.POLLY_TWIN_REGION;
+    if (!env.POLLY_ACCESS_KEY_ID && !env.POLLY_SECRET_ACCESS_KEY) {
+      env.POLLY_ACCESS_KEY_ID = pollyTwin.POLLY_TWIN_CREDENTIALS[0]!.accessKeyId;
+      env.POLLY_SECRET_ACCESS_KEY = pollyTwin.POLLY_TWIN_CREDENTIALS[0]!.secretAccessKey;
+    }
+  }
   const preliminary = parseConfig(env);
   env.TELEPHONY_CALLBACK_BASE_URL ??= `http://${preliminary.HOST}:${preliminary.PORT}`;
   env.SIMULATED_CARRIER_URL ??= `http://${preliminary.SIMULATED_CARRIER_HOST}:${preliminary.SIMULATED_CARRIER_PORT}`;
@@ -282,6 +295,7 @@ async function main() {
   await requireFreePort(twin.TWILIO_TWIN_PORT, 'the Twilio twin');
   await requireFreePort(telnyxTwin.TELNYX_TWIN_PORT, 'the Telnyx twin');
   await requireFreePort(openAiTwin.OPENAI_TWIN_PORT, 'the OpenAI twin');
+  await requireFreePort(pollyTwin.POLLY_TWIN_PORT, 'the Polly twin');
   await requireFreePort(sheetsTwin.GOOGLE_TWIN_PORT, 'the Google Sheets twin');
   await requireFreePort(storeTwin.SHOPIFY_TWIN_PORT, 'the store twin');
   const nodeArgs = ['--import', 'tsx'];
@@ -305,6 +319,12 @@ async function main() {
   );
   watch(
     startProcess('openai-twin', process.execPath, [...nodeArgs, 'simulators/openai-twin/main.ts'], {
+      cwd: projectRoot,
+      env,
+    }),
+  );
+  watch(
+    startProcess('polly-twin', process.execPath, [...nodeArgs, 'simulators/polly-twin/main.ts'], {
       cwd: projectRoot,
       env,
     }),
@@ -387,6 +407,7 @@ async function main() {
       `  Carrier        ${twinUrl} (the Twilio twin, time scale ${twin.TWILIO_TWIN_TIME_SCALE}: the development workspace's numbers); ${config.SIMULATED_CARRIER_URL} (simulated: numbers bound to no connection)`,
       `  Telnyx twin    ${telnyxTwinUrl} (time scale ${telnyxTwin.TELNYX_TWIN_TIME_SCALE}; connection ${telnyxConnectionId}, "${TELNYX_TWIN_LABEL}": number assign --carrier-connection ${telnyxConnectionId} to call through it)`,
       `  OpenAI twin    ${openAiTwinUrl} (${openAiTwinUse(pointedAtOpenAiTwin)})`,
+      `  Polly twin     ${pollyTwinUrl} (Amazon Polly's speech; voice previews by ${config.VOICE_PREVIEW_SYNTHESIZER}${config.VOICE_PREVIEW_SYNTHESIZER === 'espeak-ng' ? ': VOICE_PREVIEW_SYNTHESIZER=polly-twin to hear them through the twin' : ''})`,
       `  WhatsApp       ${config.SIMULATED_WHATSAPP_URL} (Meta's twin, time scale ${config.SIMULATED_WHATSAPP_TIME_SCALE}; webhooks to ${config.SIMULATED_WHATSAPP_WEBHOOK_URL}; connection ${meta.connection.id}, "${meta.connection.label}", sender ${meta.e164})`,
       `  Sheets twin    ${sheetsTwinUrl} (Google Sheets v4, ${sheetsTwin.GOOGLE_TWIN_WRITES_PER_WINDOW} writes per ${sheetsTwin.GOOGLE_TWIN_QUOTA_WINDOW_MS} ms; connection ${sheetsConnectionId}, service account ${googleDevKey.account.clientEmail}: sheet attach --connection ${sheetsConnectionId})`,
       `  Store twin     ${storeTwinUrl} (Shopify Admin GraphQL; store connection ${storeConnectionId}, ${storeTwin.SHOPIFY_TWIN_SHOPS[0]!.shopDomain}, Admin API token shopify-twin)`,

@@ -238,6 +238,25 @@ describe('agents', () => {
     expect(issuePaths(refused.body)).toEqual([['dictionaryIds', '0']]);
     expect((await call('PATCH', `/agents/${agent.id}`, {})).status).toBe(400);
     expect((await call('GET', `/agents/${agent.id}`)).body).toEqual(agent);
+    // A voice speaks its own language (docs/features/agents.md#voice-and-language): a mismatch is refused, never
+    // reassigned; the same language in another region is not a mismatch.
+    const french = await call('POST', '/agents', { ...AGENT, language: 'fr-FR' });
+    expect([french.status, french.body.error, issuePaths(french.body)]).toEqual([400, 'invalid_body', [['voiceId']]]);
+    expect(JSON.stringify(french.body)).toContain(
+      "the voice espeak-ng/en-us speaks en-US, not the agent's language fr-FR: choose a voice of GET /voices in fr",
+    );
+    expect((await call('POST', '/agents', { ...AGENT, language: 'en-AU', voiceId: 'espeak-ng/en-gb' })).status).toBe(
+      201,
+    );
+    const toFrench = await call('PATCH', `/agents/${agent.id}`, { language: 'fr-FR' });
+    expect([toFrench.status, issuePaths(toFrench.body)]).toEqual([400, [['language']]]);
+    const toGerman = await call('PATCH', `/agents/${agent.id}`, { voiceId: 'espeak-ng/de' });
+    expect([toGerman.status, issuePaths(toGerman.body)]).toEqual([400, [['voiceId']]]);
+    const both = await call('PATCH', `/agents/${agent.id}`, { language: 'fr-FR', voiceId: 'espeak-ng/fr Amélie' });
+    expect([both.status, both.body.language, both.body.voiceId]).toEqual([200, 'fr-FR', 'espeak-ng/fr Amélie']);
+    expect((await call('PATCH', `/agents/${agent.id}`, { language: 'en-US', voiceId: 'espeak-ng/en-us' })).status).toBe(
+      200,
+    );
   });
 
   it("answers another workspace's agent, an unknown id and a deleted agent with the same bare 403", async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,6 +12,11 @@ import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';
 import { createTestWorkspace } from '../support/workspace';
 import { execTestProcess } from '../support/processes';
+import { SynthesizeSpeechCommand } from '@aws-sdk/client-polly';
+import { parseConfig } from '../../lib/config';
+import { previewSynthesizerFromConfig } from '../../lib/providers';
+import { POLLY_VOICES } from '../../lib/carriers/polly-voices';
+import { DEVELOPMENT_POLLY_CREDENTIALS, startPollyTwin, TWIN_REGION, twinClient } from '../support/polly-twin';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -25,6 +31,7 @@ function countingEspeak(espeakPath = 'espeak-ng') {
   const spoken: string[] = [];
   const synthesizer: SpeechSynthesizer = {
     name: real.name,
+    engineVoiceOf: (voice) => real.engineVoiceOf(voice),
     version: () => real.version(),
     synthesize: (engineVoice, text) => {
       spoken.push(engineVoice);
@@ -39,7 +46,7 @@ const api = await startTestApi({
   db,
   url,
   temporal,
-  voicePreviews: createVoicePreviews({ dir: cacheDir, synthesizers: [espeak.synthesizer] }),
+  voicePreviews: createVoicePreviews({ dir: cacheDir, synthesizer: espeak.synthesizer }),
 });
 const viewer = await createTestWorkspace(db, { scopes: ['agents.view'] });
 const editor = await createTestWorkspace(db, { scopes: ['agents.edit'] });
@@ -71,6 +78,7 @@ async function preview(id: string, options: { key?: string; v1?: boolean; api?: 
   return {
     status: response.status,
     type: response.headers.get('content-type'),
+    synthesizer: response.headers.get('x-preview-synthesizer'),
     body,
     error: json ? (JSON.parse(new TextDecoder().decode(body)) as Record<string, unknown>) : null,
   };
@@ -107,7 +115,11 @@ describe('voice previews', () => {
       [FRENCH, true],
     ] as const) {
       const answer = await preview(id, { v1 });
-      expect([answer.status, answer.type], `${id} v1=${v1}`).toEqual([200, 'audio/mpeg']);
+      expect([answer.status, answer.type, answer.synthesizer], `${id} v1=${v1}`).toEqual([
+        200,
+        'audio/mpeg',
+        'espeak-ng',
+      ]);
       const seconds = await durationOf(answer.body);
       expect(seconds, id).toBeGreaterThan(1);
       expect(seconds, id).toBeLessThan(15);
@@ -140,7 +152,7 @@ describe('voice previews', () => {
       db,
       url,
       temporal,
-      voicePreviews: createVoicePreviews({ dir: cacheDir, synthesizers: [restarted.synthesizer] }),
+      voicePreviews: createVoicePreviews({ dir: cacheDir, synthesizer: restarted.synthesizer }),
     });
     const afterRestart = await preview(id, { api: restartedApi });
     expect([afterRestart.status, afterRestart.type]).toEqual([200, 'audio/mpeg']);
@@ -166,7 +178,7 @@ describe('voice previews', () => {
       temporal,
       voicePreviews: createVoicePreviews({
         dir: brokenDir,
-        synthesizers: [countingEspeak('/nonexistent/espeak-ng').synthesizer],
+        synthesizer: countingEspeak('/nonexistent/espeak-ng').synthesizer,
       }),
     });
     const answer = await preview('espeak-ng/en-us', { api: missing });
@@ -179,7 +191,7 @@ describe('voice previews', () => {
       temporal,
       voicePreviews: createVoicePreviews({
         dir: brokenDir,
-        synthesizers: [countingEspeak('false').synthesizer],
+        synthesizer: countingEspeak('false').synthesizer,
       }),
     });
     const failed = await preview('espeak-ng/en-us', { api: failing, v1: true });
@@ -196,7 +208,7 @@ describe('voice previews', () => {
       temporal,
       voicePreviews: createVoicePreviews({
         dir: path.join(brokenDir, 'cache'),
-        synthesizers: [createEspeakNgSynthesizer({ espeakPath: hanging, lamePath: 'lame', timeoutMs: 500 })],
+        synthesizer: createEspeakNgSynthesizer({ espeakPath: hanging, lamePath: 'lame', timeoutMs: 500 }),
       }),
     });
     const timedOut = await preview('espeak-ng/en-gb', { api: slow });
@@ -213,5 +225,107 @@ describe('voice previews', () => {
     expect((await preview('espeak-ng/en-us', { key: unscoped.key })).error).toEqual({ error: 'api_key_not_scoped' });
     const v1 = await preview('espeak-ng/en-us', { key: unscoped.key, v1: true });
     expect([v1.status, v1.type]).toEqual([200, 'audio/mpeg']);
+  });
+});
+
+// Previews by Amazon Polly, through the Polly twin.
+const { twin, endpoint } = await startPollyTwin();
+type PollyConfig = Parameters<typeof previewSynthesizerFromConfig>[0];
+const pollyConfig = (overrides: Partial<PollyConfig> = {}): PollyConfig => ({
+  ESPEAK_NG_PATH: 'espeak-ng',
+  LAME_PATH: 'lame',
+  SPEECH_TIMEOUT_MS: 10_000,
+  VOICE_PREVIEW_SYNTHESIZER: 'polly-twin',
+  POLLY_REGION: TWIN_REGION,
+  POLLY_ENDPOINT: endpoint,
+  POLLY_ACCESS_KEY_ID: DEVELOPMENT_POLLY_CREDENTIALS.accessKeyId,
+  POLLY_SECRET_ACCESS_KEY: DEVELOPMENT_POLLY_CREDENTIALS.secretAccessKey,
+  ...overrides,
+});
+const pollyDir = mkdtempSync(path.join(os.tmpdir(), 'voice-previews-polly-'));
+afterAll(() => rmSync(pollyDir, { recursive: true, force: true }));
+const pollyApi = (dir: string, overrides: Partial<PollyConfig> = {}, maxFiles?: number) =>
+  startTestApi({
+    db,
+    url,
+    temporal,
+    voicePreviews: createVoicePreviews({
+      dir,
+      synthesizer: previewSynthesizerFromConfig(pollyConfig(overrides)),
+      maxFiles,
+    }),
+  });
+const withPolly = await pollyApi(path.join(pollyDir, 'cache'));
+const sha256 = (data: Uint8Array) => createHash('sha256').update(data).digest('hex');
+
+describe('previews by Amazon Polly (docs/features/voices.md#who-synthesises-previews), through the Polly twin', () => {
+  it("plays the Polly voice calls speak with: the twin's audio of that voice, neural, for the preview's sentence", async () => {
+    for (const id of ['espeak-ng/en-gb', FRENCH]) {
+      twin.reset();
+      const answer = await preview(id, { api: withPolly });
+      expect([answer.status, answer.type, answer.synthesizer], id).toEqual([200, 'audio/mpeg', 'polly-twin']);
+      const voice = VOICES.find((candidate) => candidate.id === id)!;
+      // The voice Telnyx and ConversationRelay speak (Amy; Léa for French: Céline has no neural voice).
+      const pollyVoice = POLLY_VOICES[id]!.neural;
+      expect(twin.syntheses.map(({ VoiceId, Engine, Text }) => ({ VoiceId, Engine, Text }))).toEqual([
+        { VoiceId: pollyVoice, Engine: 'neural', Text: previewSentenceOf(voice) },
+      ]);
+      // The same request of the twin's own, through the SDK: the same bytes.
+      const direct = await twinClient(endpoint).send(
+        new SynthesizeSpeechCommand({
+          VoiceId: pollyVoice as 'Amy',
+          Engine: 'neural',
+          OutputFormat: 'mp3',
+          SampleRate: '24000',
+          Text: previewSentenceOf(voice),
+        }),
+      );
+      const directAudio = await direct.AudioStream!.transformToByteArray();
+      expect(sha256(answer.body), id).toBe(sha256(directAudio));
+      expect(sha256(answer.body), id).toBe(twin.syntheses[0]!.audioSha256);
+      expect(await durationOf(answer.body), id).toBeGreaterThan(1);
+    }
+    // The voice of simulated calls has no audio, with Polly as with espeak-ng.
+    expect((await preview('simulated/studio', { api: withPolly })).status).toBe(501);
+  });
+
+  it('asks Polly once per voice: the second preview comes from the cache, which keeps at most PREVIEW_CACHE_MAX_FILES files', async () => {
+    twin.reset();
+    const bounded = await pollyApi(path.join(pollyDir, 'bounded'), {}, 2);
+    for (const id of ['espeak-ng/en-us', 'espeak-ng/de', 'espeak-ng/es', 'espeak-ng/es'])
+      expect((await preview(id, { api: bounded })).synthesizer, id).toBe('polly-twin');
+    expect(twin.syntheses.map((synthesis) => synthesis.VoiceId)).toEqual(['Joanna', 'Vicki', 'Lucia']);
+    const files = readdirSync(path.join(pollyDir, 'bounded'));
+    expect(files.filter((name) => name.endsWith('.mp3'))).toHaveLength(2);
+  });
+
+  it('a failing or unreachable Polly is 502 provider_error, never an espeak-ng preview in its place', async () => {
+    const dir = path.join(pollyDir, 'failing');
+    const failing = await pollyApi(dir);
+    twin.failNext(2); // the adapter's two attempts
+    const failed = await preview('espeak-ng/en-us', { api: failing });
+    expect([failed.status, failed.error]).toEqual([502, { error: 'provider_error', upstreamStatus: 500 }]);
+    const wrongKey = await pollyApi(dir, { POLLY_SECRET_ACCESS_KEY: 'not-the-twin-secret' });
+    const refused = await preview('espeak-ng/en-us', { api: wrongKey });
+    expect([refused.status, refused.error]).toEqual([502, { error: 'provider_error', upstreamStatus: 500 }]);
+    const unreachable = await pollyApi(dir, { POLLY_ENDPOINT: 'http://127.0.0.1:9' });
+    const down = await preview('espeak-ng/en-us', { api: unreachable });
+    expect([down.status, down.error]).toEqual([502, { error: 'provider_error', upstreamStatus: 503 }]);
+    expect(existsSync(dir) ? readdirSync(dir).filter((name) => name.endsWith('.mp3')) : []).toEqual([]);
+  });
+
+  it('is chosen by VOICE_PREVIEW_SYNTHESIZER; polly-twin needs its endpoint and key, a key is both or neither', () => {
+    const base = { DATABASE_URL: 'postgresql://u@localhost/db' };
+    expect(parseConfig(base).VOICE_PREVIEW_SYNTHESIZER).toBe('espeak-ng');
+    expect(() => parseConfig({ ...base, VOICE_PREVIEW_SYNTHESIZER: 'polly-twin' })).toThrow(
+      /POLLY_ENDPOINT is required/,
+    );
+    expect(() =>
+      parseConfig({ ...base, VOICE_PREVIEW_SYNTHESIZER: 'amazon-polly', POLLY_ACCESS_KEY_ID: 'AKIA' }),
+    ).toThrow(/POLLY_SECRET_ACCESS_KEY is required/);
+    expect(parseConfig({ ...base, VOICE_PREVIEW_SYNTHESIZER: 'amazon-polly' }).POLLY_REGION).toBe('us-east-1');
+    expect(previewSynthesizerFromConfig({ ...pollyConfig(), VOICE_PREVIEW_SYNTHESIZER: 'amazon-polly' }).name).toBe(
+      'amazon-polly',
+    );
   });
 });
