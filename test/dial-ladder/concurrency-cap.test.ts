@@ -19,12 +19,13 @@ const api = await startTestApi({ db, url, temporal });
  */
 const carrier = await startTestCarrier(db, { timeScale: 0.004 });
 await startTestWorker(temporal.taskQueue, { db, ...carrierDependencies(carrier, api) });
-// Load: a carrier of its own (it counts live calls across every campaign it serves), calls of 0.4-0.5 s:
+// Load: a carrier of its own (it counts live calls across every campaign it serves), calls of 1.2-1.5 s:
 // long enough that the first five dials overlap even on a loaded machine (with calls of 0.1 s a CI run
-// saw 4 live at most: every line was used, never all at once), short enough for 40 calls on 5 lines.
+// saw 4 live at most, with 0.4-0.5 s a run under a load average of 13 saw 3: every line was used, never all at
+// once), short enough for 40 calls on 5 lines.
 const loadTemporal = { ...temporal, taskQueue: uniqueTaskQueue('cap-load') };
 const loadApi = await startTestApi({ db, url, temporal: loadTemporal });
-const loadCarrier = await startTestCarrier(db, { timeScale: 0.01 });
+const loadCarrier = await startTestCarrier(db, { timeScale: 0.03 });
 await startTestWorker(loadTemporal.taskQueue, { db, ...carrierDependencies(loadCarrier, loadApi) });
 const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit'] });
 
