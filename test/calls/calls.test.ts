@@ -88,6 +88,8 @@ describe('GET /calls/{id}', () => {
       ],
       issues: [reported.body],
       recording: null,
+      // No custom function was called (docs/features/functions.md).
+      functionCalls: [],
     });
     expect(listed).toMatchObject({ id: answered.id, phone: '+14155550120', outcome: 'answered', durationMs: 41_000 });
   });
