@@ -1,4 +1,3 @@
-import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 
 interface TaskMessage {
@@ -15,7 +14,6 @@ interface TaskMessage {
 export function serveTasks(tasks: Readonly<Record<string, (input: never) => unknown>>): void {
   const port = parentPort;
   if (!port) throw new Error('a CPU budget thread runs only as a worker thread');
-  lowerThreadPriority();
   port.on('message', (message: TaskMessage | { ping: true }) => {
     if ('ping' in message) return port.postMessage({ ready: true });
     const { id, task, input } = message;
@@ -27,24 +25,4 @@ export function serveTasks(tasks: Readonly<Record<string, (input: never) => unkn
       port.postMessage({ id, ok: false, message: error instanceof Error ? error.message : String(error) });
     }
   });
-}
-
-/**
- * How nice a CPU budget thread is (0 to 19, 19 the lowest priority): a tenant's costly step then takes only the CPU
- * that the process's main threads (the API's requests, the worker's polls and heartbeats) and other processes leave,
- * so one workspace's flood of steps cannot slow another's requests on a machine with no CPU to spare.
- */
-export const CPU_BUDGET_THREAD_NICE = 19;
-
-/**
- * On Linux the nice value is a thread's own: setpriority for the calling task (pid 0) lowers this worker thread only,
- * never the process around it. Elsewhere (where it would be the whole process's) the thread keeps its priority.
- */
-function lowerThreadPriority() {
-  if (process.platform !== 'linux') return;
-  try {
-    setPriority(CPU_BUDGET_THREAD_NICE);
-  } catch {
-    // Lowering a priority is always allowed; a sandbox that forbids setpriority leaves the thread as it was.
-  }
 }

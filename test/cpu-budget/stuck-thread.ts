@@ -1,7 +1,6 @@
 // A CPU budget thread (lib/cpu-budget/serve.ts) whose every task spins until the pool terminates it, as a catastrophic
 // regular expression over a tenant's text would, and whatever the rewrite of the regular expressions makes of it;
 // `probe` answers at once, so that a test can tell a fresh thread took over.
-import { getPriority } from 'node:os';
 import { serveTasks } from '../../lib/cpu-budget/serve';
 
 const spin = (): never => {
@@ -10,11 +9,4 @@ const spin = (): never => {
   }
 };
 
-// `priority` answers the thread's own nice value (on Linux getpriority of pid 0 is the calling thread's).
-serveTasks({
-  evaluateCall: spin,
-  extractByRules: spin,
-  redactTurns: spin,
-  probe: () => 'fresh',
-  priority: () => getPriority(),
-});
+serveTasks({ evaluateCall: spin, extractByRules: spin, redactTurns: spin, probe: () => 'fresh' });
