@@ -12,15 +12,7 @@ ensure_temporal_server
 ensure_temporal_ui
 export TEST_TEMPORAL=cluster
 # test/temporal-ui-runbook.test.ts walks the runbook in the cluster's own Web UI (2.42.1, docker-compose's).
-CLUSTER_SUITES=(
-  test/worker-crash.test.ts
-  test/credits/credits-crash.test.ts
-  test/calls/carrier-crash.test.ts
-  test/durability.test.ts
-  test/journeys/journeys.test.ts
-  test/replay.test.ts
-  test/temporal-ui-runbook.test.ts
-)
+source "$(dirname "$0")/lib/cluster-suites.sh"
 # Its own JSON report: `npm test` runs this after the dev-server suites and prints both summaries.
 export VITEST_JSON=.test-results/vitest-cluster.json
 if [ "$#" -gt 0 ]; then exec npx vitest run "$@"; fi

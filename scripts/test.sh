@@ -52,7 +52,13 @@ static_checks_passed() {
   return "$status"
 }
 vitest_status=0
-npx vitest run "$@" || vitest_status=$?
+# When the cluster stage runs (below), the suites it alone runs are left out here (scripts/lib/cluster-suites.sh).
+cluster_only_excluded=()
+if [ "${CLUSTER_TESTS:-}" != 0 ] && [ "$#" = 0 ]; then
+  source "$(dirname "$0")/lib/cluster-suites.sh"
+  for suite in "${CLUSTER_ONLY_SUITES[@]}"; do cluster_only_excluded+=(--exclude "$suite"); done
+fi
+npx vitest run "${cluster_only_excluded[@]}" "$@" || vitest_status=$?
 [ "$vitest_status" = 0 ] || static_checks_passed || true
 stage "vitest run" status_was "$vitest_status"
 # After vitest, two stages side by side: the durability and journey suites again on the production-shaped cluster
