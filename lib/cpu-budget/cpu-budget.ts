@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { CpuTaskInput, CpuTaskName, CpuTaskOutput } from './tasks';
 
@@ -23,7 +24,10 @@ export class CpuBudgetExceeded extends Error {
 export interface CpuBudgetOptions {
   /** Worker threads at most (WORKER_CPU_THREADS). */
   threads: number;
-  /** How long one step may run in its thread (WORKER_CPU_BUDGET_MS), counted from when its thread takes it. */
+  /**
+   * How much CPU time one step may use in its thread (WORKER_CPU_BUDGET_MS), counted from when its thread takes it;
+   * in wall time where the kernel does not tell a thread's CPU time (not Linux).
+   */
   budgetMs: number;
   /**
    * The thread's entry: default lib/cpu-budget/thread.ts (or its build). Tests give one serving the same names with
@@ -47,6 +51,44 @@ export const CPU_BUDGET_DEFAULTS: CpuBudgetOptions = { threads: 1, budgetMs: 100
 // compiled .js beside this one (tsconfig.build.json lists it: nothing imports it).
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
 const THREAD_FILE = new URL(FROM_SOURCES ? './thread.ts' : './thread.js', import.meta.url);
+
+/**
+ * A step may wait for the CPU at most this many times its budget in wall time: its thread runs at the lowest priority
+ * (lib/cpu-budget/serve.ts), and on a machine with no CPU to spare it could otherwise wait without end. An ordinary
+ * call's steps use well under a millisecond of CPU, so they finish long before it; a tenant's runaway step is stopped
+ * by whichever comes first.
+ */
+export const WALL_CEILING_FACTOR = 10;
+
+/** How often the pool reads a running step's CPU time: a tenth of its budget, between 5 and 50 ms. */
+const pollIntervalMs = (budgetMs: number) => Math.min(50, Math.max(5, Math.floor(budgetMs / 10)));
+
+/** The CPU time (ns) thread `tid` of this process has run, from the scheduler's statistics; undefined if unreadable. */
+function threadCpuNs(tid: number): number | undefined {
+  try {
+    const ns = Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ', 1)[0]);
+    return Number.isFinite(ns) ? ns : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Calls `over` once the thread `tid` has used `budgetMs` of CPU time since now, or waited WALL_CEILING_FACTOR times
+ * that; by the wall clock alone where its CPU time cannot be read. The timer to clear when the step ends first.
+ */
+function watchBudget(tid: number | undefined, budgetMs: number, over: () => void): NodeJS.Timeout {
+  const startNs = tid === undefined ? undefined : threadCpuNs(tid);
+  if (tid === undefined || startNs === undefined) return setTimeout(over, budgetMs);
+  const startedAt = performance.now();
+  const timer = setInterval(() => {
+    const usedMs = ((threadCpuNs(tid) ?? startNs) - startNs) / 1e6;
+    if (usedMs < budgetMs && performance.now() - startedAt < budgetMs * WALL_CEILING_FACTOR) return;
+    clearInterval(timer);
+    over();
+  }, pollIntervalMs(budgetMs));
+  return timer;
+}
 
 interface Job {
   task: CpuTaskName;
@@ -92,7 +134,7 @@ export function createCpuBudget({ threads, budgetMs, threadFile = THREAD_FILE }:
     const id = (nextId += 1);
     let timer: NodeJS.Timeout | undefined;
     const settle = (reuse: boolean) => {
-      clearTimeout(timer);
+      clearInterval(timer);
       thread.off('message', onMessage);
       thread.off('error', onError);
       thread.off('exit', onExit);
@@ -101,13 +143,13 @@ export function createCpuBudget({ threads, budgetMs, threadFile = THREAD_FILE }:
       else void thread.terminate();
       pump();
     };
-    const onMessage = (reply: Reply | { ready: true }) => {
+    const onMessage = (reply: Reply | { ready: true; tid?: number }) => {
       if ('ready' in reply) {
         // The budget counts from here: loading the thread's modules is not the tenant's step.
-        timer = setTimeout(() => {
+        timer = watchBudget(reply.tid, budgetMs, () => {
           settle(false);
           job.reject(new CpuBudgetExceeded(job.task, budgetMs));
-        }, budgetMs);
+        });
         thread.postMessage({ id, task: job.task, input: job.input });
         return;
       }

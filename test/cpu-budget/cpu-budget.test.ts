@@ -1,7 +1,14 @@
+import { getPriority } from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import { evaluateCall } from '../../lib/call-intelligence/call-evaluation';
-import { CpuBudgetExceeded, createCpuBudget, type CpuBudget } from '../../lib/cpu-budget/cpu-budget';
+import {
+  CpuBudgetExceeded,
+  createCpuBudget,
+  WALL_CEILING_FACTOR,
+  type CpuBudget,
+} from '../../lib/cpu-budget/cpu-budget';
+import { CPU_BUDGET_THREAD_NICE } from '../../lib/cpu-budget/serve';
 import { redactTurns } from '../../lib/compliance/redaction';
 import { SALES_FIELDS, SALES_SCRIPT, salesConversation } from '../support/call-intelligence';
 
@@ -77,4 +84,34 @@ describe('CPU budget threads', () => {
       await budget.close();
     }
   });
+
+  it.runIf(process.platform === 'linux')(
+    "run at the lowest priority, the process's own threads untouched, so that a tenant's steps take only spare CPU",
+    async () => {
+      const budget = createCpuBudget({ threads: 1, budgetMs: 5_000, threadFile: STUCK_THREAD });
+      try {
+        expect(await budget.run('priority' as 'evaluateCall', undefined as never)).toBe(CPU_BUDGET_THREAD_NICE);
+        expect(getPriority(), "the process's main thread").toBe(0);
+      } finally {
+        await budget.close();
+      }
+    },
+  );
+
+  it.runIf(process.platform === 'linux')(
+    "count a step's own CPU time, not the time it waits, up to a wall-time ceiling",
+    async () => {
+      const budgetMs = 100;
+      const budget = createCpuBudget({ threads: 1, budgetMs, threadFile: STUCK_THREAD });
+      const wait = (ms: number) => budget.run('wait' as 'evaluateCall', ms as never);
+      try {
+        // Three budgets of waiting use next to no CPU: a step the machine kept waiting is not over its budget.
+        expect(await wait(3 * budgetMs)).toBe('woke');
+        // Past the ceiling it is stopped all the same.
+        await expect(wait(3 * WALL_CEILING_FACTOR * budgetMs)).rejects.toBeInstanceOf(CpuBudgetExceeded);
+      } finally {
+        await budget.close();
+      }
+    },
+  );
 });
