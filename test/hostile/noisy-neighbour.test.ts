@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { simulatedConversation } from '../../simulators/simulated-carrier/conversation';
 import { grantCredits } from '../../lib/door/workspace-admin';
@@ -12,13 +13,16 @@ import { useTestDatabase } from '../support/database';
 import { ALWAYS_OPEN, SINGLE_ATTEMPT } from '../support/ladders';
 import { leadResult } from '../support/lead-workflows';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
-import { connectTestSession } from '../support/test-sessions';
+import { startTestProcess } from '../support/processes';
 import { until } from '../support/until';
+import { TEST_SESSION_PROTOCOL } from '../../api/test-sessions/session-socket';
+import type { AttackDone, AttackPlan } from './attack-client';
 import { createTestWorkspace } from '../support/workspace';
 
 // Issue 40's noisy-neighbour proof (docs/cpu-budget.md): workspace A attacks, workspace B runs a CLASSIC campaign of
 // 100 leads on the simulated carrier, on the same API, worker and Temporal task queue. The API and the worker run in
-// this process, so the event loop measured here is the worker's main thread, the one that heartbeats and polls.
+// this process, so the event loop measured here is the worker's main thread, the one that heartbeats and polls; A's
+// clients run in a process of their own (test/hostile/attack-client.ts).
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
@@ -73,6 +77,9 @@ const SESSION_SCRIPT = {
   questions: Array.from({ length: 8 }, (_, index) => `Question ${index + 1}?`),
   closing: 'Goodbye.',
 };
+
+/** A's clients: test/hostile/attack-client.ts. */
+const ATTACK_CLIENT = fileURLToPath(new URL('./attack-client.ts', import.meta.url));
 
 const p99 = (samples: number[]) => [...samples].sort((a, b) => a - b)[Math.ceil(samples.length * 0.99) - 1]!;
 
@@ -137,35 +144,6 @@ async function neighbourCampaign(name: string) {
 }
 
 /**
- * One of A's test sessions driven to its end: the card first, then a message of DIGIT_GROUPS after each of the
- * agent's turns until the agent ends it (or `stopped()`, then the client ends it). The messages it sent.
- */
-async function floodedSession(agentId: string, stopped: () => boolean): Promise<number> {
-  const response = await api.request('POST', '/v1/test-sessions', {
-    key: attacker.key,
-    body: { agentId, lead: { name: 'Ana', phone: '+14155550100' } },
-  });
-  expect(response.status, 'a test session of A created').toBe(201);
-  const created = (await response.json()) as { url: string; token: string };
-  const client = await connectTestSession(created.url, created.token);
-  let sent = 0;
-  for (;;) {
-    const frame = await client.next();
-    expect(frame.type, "a frame of A's session (never an error)").not.toBe('error');
-    if (frame.type === 'ended') break;
-    if (frame.type !== 'turn_end') continue;
-    if (stopped()) {
-      client.send({ type: 'end' });
-      continue;
-    }
-    client.send({ type: 'message', text: sent === 0 ? CARD : DIGIT_GROUPS });
-    sent += 1;
-  }
-  await client.closed;
-  return sent;
-}
-
-/**
  * A's attack, set up once and flooded in phases: each `flood()` runs until its `stop()`, with a re-run of the hostile
  * call's intelligence every 500 ms (each a full budget of CPU in a thread), test sessions one after another whose every
  * message is DIGIT_GROUPS at the cap (the card-number rule on), and unsigned requests to the public webhooks back to
@@ -195,9 +173,18 @@ async function prepareAttack() {
     }),
   });
   const done = { jobIds: [] as string[], webhookStatuses: new Map<number, number>(), sessionMessages: [] as number[] };
-  const junk = JSON.stringify({ padding: 'x'.repeat(1_000) });
-  const targets = ['/telephony/simulated/events', '/whatsapp/webhook', `/crm/connections/${randomUUID()}/webhooks`];
-  /** Until every intelligence job of A has ended (computed, or failed over its budget): the names of their ends. */
+  const plan: AttackPlan = {
+    baseUrl: api.baseUrl,
+    key: attacker.key,
+    callId: call.id,
+    sessionAgentId: sessionAgent.id,
+    protocol: TEST_SESSION_PROTOCOL,
+    floodingLine: 'flooding',
+    card: CARD,
+    flood: DIGIT_GROUPS,
+    targets: ['/telephony/simulated/events', '/whatsapp/webhook', `/crm/connections/${randomUUID()}/webhooks`],
+    junk: JSON.stringify({ padding: 'x'.repeat(1_000) }),
+  };
   const jobsEnded = () =>
     until(
       () =>
@@ -210,35 +197,35 @@ async function prepareAttack() {
     ).catch((error: Error) => {
       throw new Error(`a hostile intelligence job did not end: ${error.message}`);
     });
-  const flood = () => {
-    let stopped = false;
-    const rerun = async () => {
-      while (!stopped) {
-        const response = await api.request('POST', `/calls/${call.id}/intelligence`, { key: attacker.key });
-        expect(response.status).toBe(202);
-        done.jobIds.push(((await response.json()) as { jobId: string }).jobId);
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
-    };
-    const webhooks = async (offset: number) => {
-      for (let index = offset; !stopped; index += 1) {
-        const response = await api.request('POST', targets[index % targets.length]!, {
-          body: junk,
-          headers: { 'content-type': 'application/json' },
-        });
-        await response.arrayBuffer();
-        done.webhookStatuses.set(response.status, (done.webhookStatuses.get(response.status) ?? 0) + 1);
-      }
-    };
-    const sessions = async () => {
-      while (!stopped) done.sessionMessages.push(await floodedSession(sessionAgent.id, () => stopped));
-    };
-    const running = Promise.all([rerun(), webhooks(0), sessions()]);
+  const flood = async () => {
+    // A's clients in a process of their own (test/hostile/attack-client.ts): see there.
+    const clients = startTestProcess('attack-client', process.execPath, [
+      '--import',
+      'tsx',
+      ATTACK_CLIENT,
+      JSON.stringify(plan),
+    ]);
+    await until(
+      async () => clients.output(),
+      (output) => output.includes(plan.floodingLine) || !clients.running,
+      60_000,
+    ).catch((error: Error) => {
+      throw new Error(`A's clients did not begin their floods: ${error.message}`);
+    });
+    expect(clients.running, `A's clients are flooding (their output: ${clients.output().slice(-2_000)})`).toBe(true);
     return {
       /** Ends the phase: its floods stopped, and the intelligence jobs it queued drained, so that none runs on. */
       async stop() {
-        stopped = true;
-        await running;
+        clients.send('SIGTERM');
+        const end = await clients.exited;
+        const output = clients.output();
+        expect(end.code, `A's clients ended (their output: ${output.slice(-2_000)})`).toBe(0);
+        const phase = JSON.parse(output.trim().split('\n').pop()!) as AttackDone;
+        expect(phase.problems, "what A's clients did not expect").toEqual([]);
+        done.jobIds.push(...phase.jobIds);
+        for (const [status, count] of Object.entries(phase.webhookStatuses))
+          done.webhookStatuses.set(Number(status), (done.webhookStatuses.get(Number(status)) ?? 0) + count);
+        done.sessionMessages.push(...phase.sessionMessages);
         await jobsEnded();
       },
     };
@@ -257,7 +244,7 @@ describe('a noisy neighbour', () => {
     // enabled again after a quiet block counts the whole block as its first delay.
     const pausesMs: number[] = [];
     const underAttack = async <T>(work: () => Promise<T>): Promise<T> => {
-      const phase = attack.flood();
+      const phase = await attack.flood();
       const pauses = monitorEventLoopDelay({ resolution: 20 });
       pauses.enable();
       const result = await work();
