@@ -56,6 +56,9 @@ export interface QueuedCommand {
     | 'transcription_stop'
     | 'conversation_relay_start'
     | 'transfer'
+    | 'bridge'
+    /** Not Telnyx's: the call this one was bridged to hung up, so this one is hung up too (no park_after_unbridge). */
+    | 'unbridged'
     | 'playback_start'
     | 'record_start'
     | 'hangup';
@@ -83,6 +86,9 @@ export interface QueuedCommand {
     timeoutSecs?: number;
     webhookUrl?: string | null;
     targetLegClientState?: string | null;
+    /** bridge's (and unbridged's): the other call, and its number for the log. */
+    bridgeWith?: string;
+    bridgeWithNumber?: string;
     /** playback_start's, its audio fetched (playback.ts). */
     playback?: PlaybackRequest;
     /** record_start's. */
@@ -105,6 +111,7 @@ export interface LogEntry {
     | 'transcription'
     | 'relay'
     | 'transfer'
+    | 'bridge'
     | 'playback'
     | 'recording';
   text?: string;
@@ -167,6 +174,8 @@ export interface CallState {
     clientState: string | null;
     answeredAtMs: number | null;
   } | null;
+  /** The call actions/bridge joined this one to (either was commanded): hung up when it hangs up. */
+  bridge?: { callControlId: string } | null;
   /** Answers the persona has given (or not): its next answer is its turns-th. */
   turns: number;
   /** The last moment anyone spoke: the callee hangs up when nothing has happened for the number's talk time. */
@@ -285,6 +294,8 @@ interface Effects {
   log: LogEntry[];
   /** The webhooks owed, each to its URL (null: the dial's webhook_url). */
   webhooks: { url: string | null; event: Record<string, unknown> }[];
+  /** The call bridged to this one, which this one's end hangs up (once this one's end is written). */
+  unbridge?: string;
 }
 
 const ENDED = 'hangup';
@@ -427,6 +438,11 @@ export function createCallRunner(options: CallRunnerOptions) {
         state: 'hangup',
       });
       state.transfer = null;
+    }
+    // A bridged call's other leg is hung up with it (bridge's default: no park_after_unbridge).
+    if (state.bridge) {
+      effects.unbridge = state.bridge.callControlId;
+      state.bridge = null;
     }
     state.playing = null;
     state.queue = [];
@@ -723,6 +739,17 @@ export function createCallRunner(options: CallRunnerOptions) {
         }
         return;
       }
+      case 'bridge':
+        // The two calls' audio joined (either side was commanded; both get call.bridged): they talk until one hangs up.
+        state.bridge = { callControlId: params.bridgeWith! };
+        state.lastActivityMs = atMs;
+        effects.log.push({ atMs, speaker: 'twin', kind: 'bridge', text: `bridged with ${params.bridgeWithNumber}` });
+        webhook(row, effects, 'call.bridged', atMs, {});
+        return;
+      case 'unbridged':
+        if (state.bridge?.callControlId !== params.bridgeWith) return;
+        state.bridge = null;
+        return end(row, effects, atMs, 'normal_clearing', '200', 'unknown');
       case 'playback_start': {
         const playback = params.playback!;
         const fetched = playback.fetched!;
@@ -809,6 +836,11 @@ export function createCallRunner(options: CallRunnerOptions) {
       })),
     });
     if (effects.webhooks.length > 0) deliver(row.callControlId, row.account);
+    if (effects.unbridge) {
+      const unbridged = { name: 'unbridged', commandId: null, clientState: null, at: Date.now() };
+      if (await store.appendCommand(effects.unbridge, { ...unbridged, params: { bridgeWith: row.callControlId } }))
+        wake(effects.unbridge);
+    }
     return updated;
   }
 
@@ -965,13 +997,15 @@ export function createCallRunner(options: CallRunnerOptions) {
   }
 
   const start = (id: string) => runtime.start(id, (control) => run(id, control));
+  /** A command was queued on the call: its loop reads its row again now. */
+  function wake(id: string) {
+    if (!runtime.wake(id)) start(id);
+  }
 
   return {
     start,
     /** The REST API queued a command: the call's loop reads its row again now. */
-    wake(id: string) {
-      if (!runtime.wake(id)) start(id);
-    },
+    wake,
     deliver,
     virtualNow,
     /** Picks up, after a restart, every call still on and every webhook not yet delivered. */

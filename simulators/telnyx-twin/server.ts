@@ -12,6 +12,7 @@ import {
   AMD_MODES,
   createCallRunner,
   initialState,
+  personNumber as personNumberOf,
   type CallState,
   type DialRequest,
   type LogEntry,
@@ -380,6 +381,11 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         return { recording: { format, channels } };
       },
     },
+    // Bridge calls (BridgeCall): the other call's id in `call_control_id`; both are checked live and answered below.
+    bridge: {
+      needsAnswer: true,
+      read: (body) => ({ bridgeWith: text(body, 'call_control_id', true) }),
+    },
     transfer: {
       needsAnswer: true,
       read: (body) => {
@@ -407,6 +413,19 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     },
   };
 
+  /** The call a bridge joins the commanded one to: of the same account, answered and live, not the call itself. */
+  async function bridgedCallOf(commanded: TelnyxTwinCall, otherId: string): Promise<TelnyxTwinCall> {
+    const other = await store.read(otherId);
+    if (!other || other.account !== commanded.account || other.callControlId === commanded.callControlId)
+      throw TELNYX_ERRORS.invalid(
+        'call_control_id',
+        'The call_control_id to bridge with is not a call of this account.',
+      );
+    if (other.status === 'hangup') throw TELNYX_ERRORS.ended();
+    if (other.status !== 'answered') throw TELNYX_ERRORS.notAnswered();
+    return other;
+  }
+
   app.post(
     '/v2/calls/:id/actions/:action',
     route(async (req, res) => {
@@ -416,6 +435,8 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       if (!spec) throw TELNYX_ERRORS.notFound(`Command ${action}`);
       const body = (req.body ?? {}) as Body;
       let params = spec.read(body);
+      const other = action === 'bridge' ? await bridgedCallOf(found, params.bridgeWith!) : null;
+      if (other) params = { ...params, bridgeWithNumber: personNumberOf(other) };
       let prepared = !spec.prepare;
       const clientState = clientStateOf(body);
       const commandId = text(body, 'command_id') ?? null;
@@ -446,7 +467,15 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
           at: Date.now(),
           params,
         };
-        if (await store.queueCommands(row.callControlId, commands.length, [...commands, queued])) break;
+        if (await store.queueCommands(row.callControlId, commands.length, [...commands, queued])) {
+          // The other call of a bridge is joined too (its own call.bridged), once: not for a repeated command_id.
+          if (other) {
+            const joined = { bridgeWith: found.callControlId, bridgeWithNumber: personNumberOf(found) };
+            await store.appendCommand(other.callControlId, { ...queued, commandId: null, params: joined });
+            runner.wake(other.callControlId);
+          }
+          break;
+        }
       }
       runner.wake(found.callControlId);
       res.json({ data: { result: 'ok' } });
