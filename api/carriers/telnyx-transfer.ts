@@ -68,6 +68,7 @@ export async function telnyxConversationEnded(
   try {
     await calls.dialHuman({
       attemptId,
+      leadCallControlId: callControlId,
       to: call.transferNumber,
       from: call.fromNumber ?? call.transferNumber,
       timeoutSecs: TRANSFER_RING_SECONDS,

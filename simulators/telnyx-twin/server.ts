@@ -183,12 +183,21 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       if (!(AMD_MODES as readonly string[]).includes(amd))
         throw TELNYX_ERRORS.enumerated('answering_machine_detection', AMD_MODES);
       const amdConfig = (body.answering_machine_detection_config ?? {}) as Body;
+      // link_to: the call whose session this one shares; with bridge_intent, `from` is the linked call's.
+      const linkTo = text(body, 'link_to') ?? null;
+      const bridgeIntent = body.bridge_intent === true;
+      const linked = linkTo ? await store.read(linkTo) : null;
+      if (linkTo && (!linked || linked.account !== account.id || linked.status === 'hangup'))
+        throw TELNYX_ERRORS.invalid('link_to', 'link_to must be the call_control_id of an active call.');
+      if (bridgeIntent && !linked) throw TELNYX_ERRORS.missing('link_to');
+      const callerId = linked && bridgeIntent ? linked.from : from;
       const request: DialRequest = {
         webhookUrl,
         timeoutSecs: integer(body, 'timeout_secs', 30, 5, 600),
         timeLimitSecs: integer(body, 'time_limit_secs', 14_400, 30, 14_400),
         amd: amd as DialRequest['amd'],
         amdTotalAnalysisMs: integer(amdConfig, 'total_analysis_time_millis', 3_500, 500, 60_000),
+        ...(linked && { linkTo: linked.callControlId, bridgeIntent }),
       };
       const clientState = clientStateOf(body);
       const commandId = text(body, 'command_id') ?? null;
@@ -198,11 +207,11 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       const initiated = eventOf('call.initiated', now, {
         call_control_id: id,
         call_leg_id: randomUUID(),
-        call_session_id: randomUUID(),
+        call_session_id: linked?.callSessionId ?? randomUUID(),
         ...(clientState && { client_state: clientState }),
         connection_id: connectionId,
         direction: 'outgoing',
-        from,
+        from: callerId,
         start_time: now.toISOString(),
         state: 'bridging',
         to,
@@ -219,7 +228,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
             connectionId,
             commandId,
             to,
-            from,
+            from: callerId,
             status: 'dialing',
             clientState,
             createdAt: now,
@@ -236,6 +245,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         res.json({ data: { ...callResource(row), is_alive: false } });
         return;
       }
+      if (linked && bridgeIntent) await runner.linked(linked.callControlId, id);
       // "For Dial command it will always be `false` (dialing is asynchronous)."
       res.json({ data: { ...callResource(row), is_alive: false } });
       runner.start(id);

@@ -233,7 +233,11 @@ describe('the conversation tools, run by the script engine on a Twilio call', ()
       `${transferNumber}: completed`,
     ]);
     const view = await api.request('GET', `/calls/${calls[0]!.id}`, { key: owner.key });
-    expect((await view.json()).transfer).toMatchObject({ mode: 'warm', status: 'answered', summary });
+    expect(((await view.json()) as { transfer: unknown }).transfer).toMatchObject({
+      mode: 'warm',
+      status: 'answered',
+      summary,
+    });
   });
 
   it('warm transfer_to_human, nobody answers: no summary is said, the lead hears the fallback line, the call ends callback_requested', async () => {

@@ -47,6 +47,8 @@ export interface TelnyxTransfer {
 /** A warm transfer's dial of the human (docs/features/conversation/tools.md#warm-transfer): a new call of its own. */
 export interface TelnyxHumanDial {
   attemptId: string;
+  /** The lead's call: the human's leg shares its session (link_to) and is to be bridged to it (bridge_intent). */
+  leadCallControlId: string;
   to: string;
   from: string;
   timeoutSecs: number;
@@ -284,8 +286,9 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
     },
 
     /**
-     * A warm transfer's dial of the human as a call of its own (POST /calls, DialCall, on the connection), ringing at
-     * most timeoutSecs; its webhooks (call.answered, call.speak.ended, call.hangup) come to the lead's call's webhook
+     * A warm transfer's dial of the human as a call of its own (POST /calls, DialCall, on the connection), linked to the
+     * lead's call (link_to: the same call session; bridge_intent: to be bridged to it, from its caller number), ringing
+     * at most timeoutSecs; its webhooks (call.answered, call.speak.ended, call.hangup) come to the lead's call's webhook
      * URL with the `human` client_state. Its command_id is the attempt's, so that a dial sent again (the webhook that
      * asked for it delivered again) places no second call. Answers the human's leg's call_control_id.
      */
@@ -300,6 +303,8 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
           client_state: dial.clientState,
           command_id: `${dial.attemptId}:human`,
           timeout_secs: dial.timeoutSecs,
+          link_to: dial.leadCallControlId,
+          bridge_intent: true,
         }),
       );
       return answer.data?.call_control_id ?? null;
