@@ -87,6 +87,9 @@ export const CUTS: Record<string, Cut> = {
       // conversation to a human (docs/features/conversation/tools.md#transfer_to_human).
       ['post', '/calls/{call_control_id}/actions/conversation_relay_start'],
       ['post', '/calls/{call_control_id}/actions/transfer'],
+      // A warm transfer (docs/features/conversation/tools.md#warm-transfer): the human dialed as a call of its own
+      // (POST /calls), told the summary (speak), then bridged to the lead.
+      ['post', '/calls/{call_control_id}/actions/bridge'],
       // Inbound calls (docs/features/carriers/inbound.md): the account's numbers listed by number and put on the
       // connection's Call Control application, whose webhook URL is pointed at the product; a call to one answered.
       ['get', '/phone_numbers'],

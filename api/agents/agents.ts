@@ -4,6 +4,7 @@ import {
   type AgentUpdate,
   type ExtractionField,
   type NewAgent,
+  type TransferMode,
   voiceLanguageMismatch,
 } from '../../lib/agents/agent-definition';
 import { ZodError } from 'zod';
@@ -44,6 +45,7 @@ export function agentView(agent: AgentWithLinks) {
     instructions: agent.instructions,
     firstMessage: agent.firstMessage,
     transferNumber: agent.transferNumber,
+    transferMode: agent.transferMode as TransferMode,
     conversationEngine: agent.conversationEngine,
     documentIds: agent.documents.map((link) => link.documentId),
     createdAt: agent.createdAt.toISOString(),

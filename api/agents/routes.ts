@@ -5,6 +5,7 @@ import {
   agentUpdateSchema,
   documentIdsSchema,
   newAgentSchema,
+  TRANSFER_MODES,
 } from '../../lib/agents/agent-definition';
 import { CONVERSATION_ENGINES } from '../../lib/conversation/conversation-engine';
 import { ErrorCode } from '../../lib/error-codes';
@@ -58,6 +59,11 @@ export const agentSchema = z.object({
   instructions: z.string().nullable().describe("A model's instructions (its prompt); null: the script engine."),
   firstMessage: z.string().nullable().describe('Said first in a conversation, after the opening line; null: none.'),
   transferNumber: z.string().nullable().describe('Where transfer_to_human hands a call (E.164); null: no transfer.'),
+  transferMode: z
+    .enum(TRANSFER_MODES)
+    .describe(
+      "cold: the human hears the lead at once; warm: the human's leg first hears a summary of the call, then the lead is bridged.",
+    ),
   conversationEngine: z
     .enum(CONVERSATION_ENGINES)
     .describe(

@@ -46,6 +46,12 @@ export async function getCall({ db }: AppServices, principal: Principal, callId:
       deletedAt: call.recording.deletedAt?.toISOString() ?? null,
     },
     functionCalls: functionCalls.map(invocationView),
+    transfer: call.transferRequestedAt && {
+      mode: (call.transferMode ?? 'cold') as 'cold' | 'warm',
+      status: (call.transferStatus ?? 'pending') as 'pending' | 'answered' | 'unanswered',
+      summary: call.transferSummary,
+      requestedAt: call.transferRequestedAt.toISOString(),
+    },
   };
 }
 

@@ -107,6 +107,28 @@ const callDetailSchema = workspaceCallSchema.extend({
   functionCalls: z
     .array(functionCallSchema)
     .describe('The custom functions called during the call (docs/features/functions.md), oldest first.'),
+  transfer: z
+    .object({
+      mode: z
+        .enum(['cold', 'warm'])
+        .describe("The agent's transferMode when transfer_to_human asked: warm, the human heard the summary first."),
+      status: z
+        .enum(['pending', 'answered', 'unanswered'])
+        .describe(
+          'answered: the human took the call (warm: bridged after the summary; the call ends transferred); unanswered: busy, no answer, failed, or (warm) hung up before the bridge: the lead heard that nobody could take the call (the call ends callback_requested); pending: not decided (the call ended first).',
+        ),
+      summary: z
+        .string()
+        .nullable()
+        .describe(
+          "What a warm transfer's human hears before the bridge (the model's, or composed by the script engine), at most 600 characters; null: none given.",
+        ),
+      requestedAt: z.string().describe('ISO 8601 instant transfer_to_human asked for the transfer.'),
+    })
+    .nullable()
+    .describe(
+      'The call handed to a human by transfer_to_human (docs/features/conversation/tools.md#warm-transfer); null: no transfer was asked.',
+    ),
 });
 
 const newIssueSchema = z

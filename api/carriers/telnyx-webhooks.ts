@@ -93,7 +93,8 @@ async function answeredAtOf(services: AppServices, provider: string, callControl
  * - on the dialogue engine (lib/conversation/conversation-engine.ts: the default, unless the deployment or the agent
  *   asks for the gather walk), a person answering starts ConversationRelay instead of the walk, and
  *   call.conversation.ended transfers the call (transfer_to_human) or hangs it up; the webhooks of the human's leg a
- *   transfer dialed (client_state `human`) say whether the human answered (api/carriers/telnyx-transfer.ts);
+ *   transfer dialed (client_state `human`) say whether the human answered, and a warm transfer's summary and bridge
+ *   follow them (api/carriers/telnyx-transfer.ts);
  * - a person answering starts the call's recording first when its workspace records calls, and call.recording.saved
  *   stores it (api/carriers/telnyx-recordings.ts, docs/features/recordings.md#telnyx).
  * Steps are commanded only while the call is dialing (not ended). Anything else is received and changes nothing.
@@ -120,7 +121,12 @@ export async function receiveTelnyxWebhook(
   if (state?.step === 'human')
     return {
       received: true,
-      applied: await telnyxHumanLegWebhook(services, connection, attemptId, type, payload.hangup_cause),
+      applied: await telnyxHumanLegWebhook(services, connection, attemptId, {
+        type,
+        legCallControlId: callControlId,
+        hangupCause: payload.hangup_cause,
+        speakStatus: payload.status,
+      }),
     };
 
   /** A person is on the line: the conversation on ConversationRelay (docs/features/conversation/relay.md#telnyx), or the script walk. */

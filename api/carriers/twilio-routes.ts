@@ -21,8 +21,10 @@ import { receiveTwilioRecording } from './twilio-recordings';
 import {
   relayEndedRequestSchema,
   transferEndedRequestSchema,
+  transferWhisperRequestSchema,
   twilioRelayEnded,
   twilioTransferEnded,
+  twilioTransferWhisper,
 } from './twilio-transfer';
 
 const params = z.object({
@@ -188,6 +190,20 @@ export const twilioRoutes = [
     params,
     handler: async ({ services, req, res, params }) =>
       sendTwiml(res, await twilioRelayEnded(services, req, params.attemptId)),
+  }),
+  defineRoute({
+    method: 'post',
+    path: `${TWILIO_CALL_ROUTE}/transfer-whisper`,
+    summary:
+      "A warm transfer's <Number url> (docs/features/conversation/tools.md#warm-transfer): Twilio asks it once the " +
+      'human answers, and plays its <Say> to the human alone before connecting them to the lead: the call announced ' +
+      "and its summary (transfer_to_human's). Public: authenticated by X-Twilio-Signature. Changes nothing: a " +
+      'repeated request answers the same.',
+    ...twimlRoute,
+    body: transferWhisperRequestSchema,
+    params,
+    handler: async ({ services, req, res, params }) =>
+      sendTwiml(res, await twilioTransferWhisper(services, req, params.attemptId)),
   }),
   defineRoute({
     method: 'post',

@@ -74,15 +74,40 @@ export async function markConversationOutcome(
   return { marked: row?.marked ?? false, listed: row?.listed ?? null };
 }
 
-/** transfer_to_human: the call is to be handed to the agent's transfer number when its conversation ends. */
-export async function requestTransfer(sql: RunSql, callId: string): Promise<boolean> {
+/**
+ * transfer_to_human: the call is to be handed to the agent's transfer number when its conversation ends, in the agent's
+ * transfer mode (cold or warm) as it is now, with the summary a warm transfer's human hears. The first request's
+ * mode and summary stay.
+ */
+export async function requestTransfer(sql: RunSql, callId: string, summary: string | null): Promise<boolean> {
   const rows = await sql(
     {
       name: 'conversation_tool_transfer',
-      text: `UPDATE "Call" SET "transferRequestedAt" = coalesce("transferRequestedAt", now() AT TIME ZONE 'UTC')
-              WHERE id = $1::uuid AND status = 'dialing' RETURNING 1`,
+      text: `UPDATE "Call" c SET "transferRequestedAt" = coalesce(c."transferRequestedAt", now() AT TIME ZONE 'UTC'),
+                    "transferMode" = coalesce(c."transferMode",
+                                              (SELECT a."transferMode" FROM "Agent" a WHERE a.id = c."agentId"), 'cold'),
+                    "transferSummary" = CASE WHEN c."transferRequestedAt" IS NULL THEN $2 ELSE c."transferSummary" END
+              WHERE c.id = $1::uuid AND c.status = 'dialing' RETURNING 1`,
     },
     callId,
+    summary,
+  );
+  return rows.length > 0;
+}
+
+/**
+ * How the transfer went (Call.transferStatus): answered or unanswered, decided once. Answers whether this request
+ * decided it: a webhook delivered again, or the other of two racing ones, finds it decided and commands nothing.
+ */
+export async function settleTransfer(sql: RunSql, callId: string, status: 'answered' | 'unanswered'): Promise<boolean> {
+  const rows = await sql(
+    {
+      name: 'conversation_tool_transfer_settled',
+      text: `UPDATE "Call" SET "transferStatus" = $2
+              WHERE id = $1::uuid AND status = 'dialing' AND "transferStatus" IS NULL RETURNING 1`,
+    },
+    callId,
+    status,
   );
   return rows.length > 0;
 }
@@ -97,6 +122,11 @@ export interface TransferCallRow {
   /** What the tools marked so far (transferred once the human answered). */
   conversationOutcome: string | null;
   transferRequestedAt: Date | null;
+  /** cold or warm, as the tool recorded it (null: no transfer asked). */
+  transferMode: string | null;
+  transferSummary: string | null;
+  /** answered or unanswered once decided (settleTransfer); null while it rings. */
+  transferStatus: string | null;
   fromNumber: string | null;
   transferNumber: string | null;
   voiceId: string | null;
@@ -111,7 +141,8 @@ export async function transferCallOf(
   const [row] = await sql<TransferCallRow>(
     {
       name: 'conversation_tool_transfer_call',
-      text: `SELECT c.id::text, c.status, c."providerCallId", c."conversationOutcome", c."transferRequestedAt", c."fromNumber",
+      text: `SELECT c.id::text, c.status, c."providerCallId", c."conversationOutcome", c."transferRequestedAt", c."transferMode",
+                    c."transferSummary", c."transferStatus", c."fromNumber",
                     a."transferNumber", a."voiceId", a.language
                FROM "Call" c LEFT JOIN "Agent" a ON a.id = c."agentId"
               WHERE c."attemptId" = $1 AND c."carrierConnectionId" = $2::uuid`,

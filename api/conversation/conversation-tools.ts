@@ -1,6 +1,7 @@
 import { callbackBookedResult, callbackData, resolveCallback } from '../../lib/conversation/callback-booking';
 import type { DialogueToolCall, DialogueToolResult, DialogueTools, FunctionTools } from '../../lib/conversation/tools';
 import { log } from '../../lib/log';
+import { boundedSummary } from '../../lib/conversation/transfer-summary';
 import type { RunSql } from '../../lib/run-sql';
 import { markConversationOutcome, requestTransfer, toolCallOf, type ToolCallRow } from './conversation-tool-store';
 
@@ -11,8 +12,9 @@ import { markConversationOutcome, requestTransfer, toolCallOf, type ToolCallRow 
  * - schedule_callback: the lead's words read as a time in the lead's time zone (lib/conversation/callback-time.ts), moved
  *   to the campaign's calling window's next opening when outside it; the call ends callback_requested and the lead's
  *   next attempt is then (the ladder, which still checks the window and the Do-Not-Call list when it dials);
- * - transfer_to_human: the conversation ends handing the call to the agent's transfer number (`onTransfer`); the call
- *   ends transferred when the human answers (api/carriers/twilio-transfer.ts).
+ * - transfer_to_human: the conversation ends handing the call to the agent's transfer number (`onTransfer`), cold or
+ *   warm (its summary, at most TRANSFER_SUMMARY_MAX_CHARS, recorded for the human's leg); the call ends transferred
+ *   when the human answers (api/carriers/twilio-transfer.ts, api/carriers/telnyx-transfer.ts).
  * A test call's tools act on the test call only: opt_out lists no number.
  */
 export interface CallToolsOptions {
@@ -81,8 +83,10 @@ export function createCallTools(options: CallToolsOptions): DialogueTools {
       const target = await call();
       if (!target.transferNumber)
         return result(false, 'No human can take this call: offer to have someone call back instead.', false);
-      if (!(await requestTransfer(options.sql, options.callId))) return result(false, 'The call is over.', true);
-      options.onTransfer(typeof args.summary === 'string' && args.summary.trim() ? args.summary.trim() : null);
+      const summary = typeof args.summary === 'string' ? boundedSummary(args.summary) : null;
+      if (!(await requestTransfer(options.sql, options.callId, summary)))
+        return result(false, 'The call is over.', true);
+      options.onTransfer(summary);
       return result(true, 'The call is being transferred to a colleague after your words.', true);
     },
   };

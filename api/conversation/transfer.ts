@@ -2,7 +2,7 @@ import { ruleLanguageOf } from '../../lib/conversation/utterance';
 
 /**
  * What transfer_to_human does alike on both carriers (docs/features/conversation/tools.md#transfer_to_human): how long
- * the human's phone rings, and what the lead hears when nobody answered it.
+ * the human's phone rings, what the lead hears when nobody answered it, and what a warm transfer's human hears first.
  */
 
 /** How long the human's phone rings before the transfer counts as not answered. */
@@ -15,3 +15,14 @@ const NOBODY_ANSWERED = {
 };
 
 export const nobodyAnsweredLine = (language: string) => NOBODY_ANSWERED[ruleLanguageOf(language)];
+
+/** What a warm transfer's human hears before the lead is bridged: an announcement, then the summary (if any). */
+const WHISPER = {
+  en: { intro: 'Transferred call.', none: 'No summary was given.', connecting: 'Connecting you now.' },
+  es: { intro: 'Llamada transferida.', none: 'No hay resumen.', connecting: 'Le conecto ahora.' },
+};
+
+export function whisperLine(summary: string | null, language: string): string {
+  const words = WHISPER[ruleLanguageOf(language)];
+  return `${words.intro} ${summary ?? words.none} ${words.connecting}`;
+}

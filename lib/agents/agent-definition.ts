@@ -192,6 +192,20 @@ export const transferNumberSchema = e164PhoneSchema
       'transfer and offers a callback instead.',
   );
 
+/** How transfer_to_human hands a call on (docs/features/conversation/tools.md#warm-transfer). */
+export const TRANSFER_MODES = ['cold', 'warm'] as const;
+export type TransferMode = (typeof TRANSFER_MODES)[number];
+
+export const transferModeSchema = z
+  .enum(TRANSFER_MODES)
+  .describe(
+    'How transfer_to_human hands a call to transferNumber (docs/features/conversation/tools.md#warm-transfer). cold ' +
+      "(the default): the human's phone rings and they hear the lead at once. warm: the human's leg first hears a " +
+      "summary of the call (the model's, or for the script engine one composed from the answers given, at most 600 " +
+      'characters), then the lead is bridged to them. Either way, when nobody answers (busy, no answer, failed, or ' +
+      'a warm leg hung up before the bridge) the lead hears that nobody could take the call.',
+  );
+
 export const conversationEngineSchema = z
   .enum(CONVERSATION_ENGINES)
   .describe(
@@ -227,6 +241,7 @@ export const agentSettings = {
   instructions: instructionsSchema,
   firstMessage: firstMessageSchema,
   transferNumber: transferNumberSchema,
+  transferMode: transferModeSchema,
   conversationEngine: conversationEngineSchema,
 };
 
@@ -250,6 +265,7 @@ export const newAgentSchema = z
     instructions: agentSettings.instructions.default(null),
     firstMessage: agentSettings.firstMessage.default(null),
     transferNumber: agentSettings.transferNumber.default(null),
+    transferMode: agentSettings.transferMode.default('cold'),
     conversationEngine: agentSettings.conversationEngine.default('relay'),
   })
   .superRefine((agent, ctx) => {

@@ -15,6 +15,7 @@ import { silenceLine } from './silence';
 import type { DialogueToolCall, DialogueToolResult, OfferedFunction } from './tools';
 import { ruleLanguageOf, type RuleLanguage } from './utterance';
 import { SLOW_LINE_AFTER_MS, stillRunningAfter } from './slow-line';
+import { scriptTransferSummary, type ScriptAnswer } from './transfer-summary';
 
 /**
  * The dialogue engine that needs no model (docs/features/conversation/relay.md#the-script-engine): the agent's script
@@ -109,6 +110,8 @@ export function createScriptEngine(
   /** The question the agent could not answer, for the colleague a transfer reaches (its summary). */
   let unanswered: string | null = null;
   const canTransfer = !!agent?.transferNumber;
+  /** The script's questions answered so far and the lead's answers: a warm transfer's summary tells them. */
+  const answersGiven: ScriptAnswer[] = [];
   /** The agent's custom functions bound to a question of its script, read once (a failure to read them: none). */
   let functions: Promise<readonly OfferedFunction[]> | undefined;
   const scriptFunctions = () =>
@@ -285,10 +288,11 @@ export function createScriptEngine(
       }
       if (intent.kind === 'wants_person' || (offer === 'person' && intent.kind === 'yes')) {
         const who = call.lead.name ?? 'The lead';
-        const summary =
+        const reason =
           intent.kind === 'wants_person' || couldNotAnswer === null
             ? `${who} asked to speak to a person: "${text}"`
             : `${who} asked what the agent could not answer: "${couldNotAnswer}"`;
+        const summary = scriptTransferSummary(reason, answersGiven);
         const { turns, result } = await useTool(step, leadTurn, { name: 'transfer_to_human', arguments: { summary } });
         ended = result.endsConversation;
         if (!result.ok && !ended) offered = 'callback';
@@ -316,6 +320,8 @@ export function createScriptEngine(
       // The answer to the question asked last: the script's next step, its turns under this utterance's step.
       const next = scriptStepOf(call, { kind: 'step', step: question, heard: { text, confidence: null } });
       const answered = question;
+      const asked = agent.script.questions[answered - 1];
+      if (asked) answersGiven.push({ question: filled(asked, call.lead), answer: text });
       question += 1;
       ended = next.question === null;
       asking = next.question;

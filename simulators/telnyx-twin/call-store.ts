@@ -246,6 +246,25 @@ export function telnyxTwinCallStore(sql: TwinSql) {
       return rows.length === 1;
     },
 
+    /**
+     * Appends a command to the call's queue, whatever was queued meanwhile (read again until the write holds); false
+     * when the call is not there.
+     */
+    async appendCommand(callControlId: string, command: Record<string, unknown>): Promise<boolean> {
+      for (;;) {
+        const [row] = await sql<{ commands: unknown[] }>(
+          `SELECT commands FROM ${CALLS} WHERE "callControlId" = $1`,
+          callControlId,
+        );
+        if (!row) return false;
+        const commands = row.commands;
+        if (
+          await this.queueCommands(callControlId, commands.length, [...commands, { ...command, seq: commands.length }])
+        )
+          return true;
+      }
+    },
+
     /** The call's webhooks not yet delivered, in order. */
     owed: (callControlId: string) =>
       sql<OwedWebhook>(

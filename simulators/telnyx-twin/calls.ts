@@ -37,6 +37,9 @@ export interface DialRequest {
    * application's `answer`; the person is the `from`. Absent: a dial.
    */
   direction?: 'incoming';
+  /** link_to: the call whose session this one shares (its person is on hold for it while bridge_intent). */
+  linkTo?: string | null;
+  bridgeIntent?: boolean;
   /** TEST CONTROL: the call's call.hangup webhook is never sent (lost on the way); the call is still fetched as Telnyx has it. */
   loseHangupWebhook?: boolean;
 }
@@ -56,6 +59,12 @@ export interface QueuedCommand {
     | 'transcription_stop'
     | 'conversation_relay_start'
     | 'transfer'
+    | 'bridge'
+    /** Not Telnyx's: the call this one was bridged to hung up, so this one is hung up too (no park_after_unbridge). */
+    | 'unbridged'
+    /** Not Telnyx's: a call was dialed linked to this one with bridge_intent (`linked`), or has ended unbridged. */
+    | 'linked'
+    | 'unlinked'
     | 'playback_start'
     | 'record_start'
     | 'hangup';
@@ -83,6 +92,9 @@ export interface QueuedCommand {
     timeoutSecs?: number;
     webhookUrl?: string | null;
     targetLegClientState?: string | null;
+    /** bridge's (and unbridged's): the other call, and its number for the log. */
+    bridgeWith?: string;
+    bridgeWithNumber?: string;
     /** playback_start's, its audio fetched (playback.ts). */
     playback?: PlaybackRequest;
     /** record_start's. */
@@ -105,6 +117,7 @@ export interface LogEntry {
     | 'transcription'
     | 'relay'
     | 'transfer'
+    | 'bridge'
     | 'playback'
     | 'recording';
   text?: string;
@@ -167,6 +180,13 @@ export interface CallState {
     clientState: string | null;
     answeredAtMs: number | null;
   } | null;
+  /** The call actions/bridge joined this one to (either was commanded): hung up when it hangs up. */
+  bridge?: { callControlId: string } | null;
+  /**
+   * A call dialed with link_to this one and bridge_intent, not yet bridged nor ended: the person waits for it (on
+   * hold) rather than hanging up when nothing is said.
+   */
+  linked?: string | null;
   /** Answers the persona has given (or not): its next answer is its turns-th. */
   turns: number;
   /** The last moment anyone spoke: the callee hangs up when nothing has happened for the number's talk time. */
@@ -285,6 +305,10 @@ interface Effects {
   log: LogEntry[];
   /** The webhooks owed, each to its URL (null: the dial's webhook_url). */
   webhooks: { url: string | null; event: Record<string, unknown> }[];
+  /** The call bridged to this one, which this one's end hangs up (once this one's end is written). */
+  unbridge?: string;
+  /** The call this one was dialed linked to, told that this one ended unbridged. */
+  unlink?: string;
 }
 
 const ENDED = 'hangup';
@@ -428,6 +452,12 @@ export function createCallRunner(options: CallRunnerOptions) {
       });
       state.transfer = null;
     }
+    // A bridged call's other leg is hung up with it (bridge's default: no park_after_unbridge).
+    if (state.bridge) {
+      effects.unbridge = state.bridge.callControlId;
+      state.bridge = null;
+    } else if ((row.request as DialRequest).linkTo && (row.request as DialRequest).bridgeIntent)
+      effects.unlink = (row.request as DialRequest).linkTo!;
     state.playing = null;
     state.queue = [];
     state.listening = null;
@@ -723,6 +753,26 @@ export function createCallRunner(options: CallRunnerOptions) {
         }
         return;
       }
+      case 'bridge':
+        // The two calls' audio joined (either side was commanded; both get call.bridged): they talk until one hangs up.
+        state.bridge = { callControlId: params.bridgeWith! };
+        if (state.linked === params.bridgeWith) state.linked = null;
+        state.lastActivityMs = atMs;
+        effects.log.push({ atMs, speaker: 'twin', kind: 'bridge', text: `bridged with ${params.bridgeWithNumber}` });
+        webhook(row, effects, 'call.bridged', atMs, {});
+        return;
+      case 'linked':
+        state.linked = params.bridgeWith!;
+        return;
+      case 'unlinked':
+        if (state.linked !== params.bridgeWith) return;
+        state.linked = null;
+        state.lastActivityMs = atMs;
+        return;
+      case 'unbridged':
+        if (state.bridge?.callControlId !== params.bridgeWith) return;
+        state.bridge = null;
+        return end(row, effects, atMs, 'normal_clearing', '200', 'unknown');
       case 'playback_start': {
         const playback = params.playback!;
         const fetched = playback.fetched!;
@@ -809,8 +859,23 @@ export function createCallRunner(options: CallRunnerOptions) {
       })),
     });
     if (effects.webhooks.length > 0) deliver(row.callControlId, row.account);
+    for (const [name, other] of [
+      ['unbridged', effects.unbridge],
+      ['unlinked', effects.unlink],
+    ] as const)
+      if (other && (await tellCall(other, name, row.callControlId))) wake(other);
     return updated;
   }
+
+  /** Queues one of the twin's own commands (not Telnyx's) on another call: what this call did that it hears of. */
+  const tellCall = (id: string, name: 'unbridged' | 'unlinked' | 'linked', about: string) =>
+    store.appendCommand(id, {
+      name,
+      commandId: null,
+      clientState: null,
+      at: Date.now(),
+      params: { bridgeWith: about },
+    });
 
   const effectsOf = (row: TelnyxTwinCall): Effects => ({
     state: structuredClone(row.state as unknown as CallState),
@@ -827,6 +892,7 @@ export function createCallRunner(options: CallRunnerOptions) {
       !state.playing &&
       !state.listening &&
       !state.transfer &&
+      !state.linked &&
       !state.agenda.some((entry) => entry.item.kind === 'speech' || entry.item.kind === 'interim');
     return [
       {
@@ -965,12 +1031,18 @@ export function createCallRunner(options: CallRunnerOptions) {
   }
 
   const start = (id: string) => runtime.start(id, (control) => run(id, control));
+  /** A command was queued on the call: its loop reads its row again now. */
+  function wake(id: string) {
+    if (!runtime.wake(id)) start(id);
+  }
 
   return {
     start,
     /** The REST API queued a command: the call's loop reads its row again now. */
-    wake(id: string) {
-      if (!runtime.wake(id)) start(id);
+    wake,
+    /** A call was dialed with link_to and bridge_intent: the linked call's person waits for it. */
+    async linked(linkedTo: string, dialed: string) {
+      if (await tellCall(linkedTo, 'linked', dialed)) wake(linkedTo);
     },
     deliver,
     virtualNow,

@@ -12,6 +12,7 @@ import {
   AMD_MODES,
   createCallRunner,
   initialState,
+  personNumber as personNumberOf,
   type CallState,
   type DialRequest,
   type LogEntry,
@@ -182,12 +183,21 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       if (!(AMD_MODES as readonly string[]).includes(amd))
         throw TELNYX_ERRORS.enumerated('answering_machine_detection', AMD_MODES);
       const amdConfig = (body.answering_machine_detection_config ?? {}) as Body;
+      // link_to: the call whose session this one shares; with bridge_intent, `from` is the linked call's.
+      const linkTo = text(body, 'link_to') ?? null;
+      const bridgeIntent = body.bridge_intent === true;
+      const linked = linkTo ? await store.read(linkTo) : null;
+      if (linkTo && (!linked || linked.account !== account.id || linked.status === 'hangup'))
+        throw TELNYX_ERRORS.invalid('link_to', 'link_to must be the call_control_id of an active call.');
+      if (bridgeIntent && !linked) throw TELNYX_ERRORS.missing('link_to');
+      const callerId = linked && bridgeIntent ? linked.from : from;
       const request: DialRequest = {
         webhookUrl,
         timeoutSecs: integer(body, 'timeout_secs', 30, 5, 600),
         timeLimitSecs: integer(body, 'time_limit_secs', 14_400, 30, 14_400),
         amd: amd as DialRequest['amd'],
         amdTotalAnalysisMs: integer(amdConfig, 'total_analysis_time_millis', 3_500, 500, 60_000),
+        ...(linked && { linkTo: linked.callControlId, bridgeIntent }),
       };
       const clientState = clientStateOf(body);
       const commandId = text(body, 'command_id') ?? null;
@@ -197,11 +207,11 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       const initiated = eventOf('call.initiated', now, {
         call_control_id: id,
         call_leg_id: randomUUID(),
-        call_session_id: randomUUID(),
+        call_session_id: linked?.callSessionId ?? randomUUID(),
         ...(clientState && { client_state: clientState }),
         connection_id: connectionId,
         direction: 'outgoing',
-        from,
+        from: callerId,
         start_time: now.toISOString(),
         state: 'bridging',
         to,
@@ -218,7 +228,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
             connectionId,
             commandId,
             to,
-            from,
+            from: callerId,
             status: 'dialing',
             clientState,
             createdAt: now,
@@ -235,6 +245,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         res.json({ data: { ...callResource(row), is_alive: false } });
         return;
       }
+      if (linked && bridgeIntent) await runner.linked(linked.callControlId, id);
       // "For Dial command it will always be `false` (dialing is asynchronous)."
       res.json({ data: { ...callResource(row), is_alive: false } });
       runner.start(id);
@@ -380,6 +391,11 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
         return { recording: { format, channels } };
       },
     },
+    // Bridge calls (BridgeCall): the other call's id in `call_control_id`; both are checked live and answered below.
+    bridge: {
+      needsAnswer: true,
+      read: (body) => ({ bridgeWith: text(body, 'call_control_id', true) }),
+    },
     transfer: {
       needsAnswer: true,
       read: (body) => {
@@ -407,6 +423,19 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     },
   };
 
+  /** The call a bridge joins the commanded one to: of the same account, answered and live, not the call itself. */
+  async function bridgedCallOf(commanded: TelnyxTwinCall, otherId: string): Promise<TelnyxTwinCall> {
+    const other = await store.read(otherId);
+    if (!other || other.account !== commanded.account || other.callControlId === commanded.callControlId)
+      throw TELNYX_ERRORS.invalid(
+        'call_control_id',
+        'The call_control_id to bridge with is not a call of this account.',
+      );
+    if (other.status === 'hangup') throw TELNYX_ERRORS.ended();
+    if (other.status !== 'answered') throw TELNYX_ERRORS.notAnswered();
+    return other;
+  }
+
   app.post(
     '/v2/calls/:id/actions/:action',
     route(async (req, res) => {
@@ -416,6 +445,8 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       if (!spec) throw TELNYX_ERRORS.notFound(`Command ${action}`);
       const body = (req.body ?? {}) as Body;
       let params = spec.read(body);
+      const other = action === 'bridge' ? await bridgedCallOf(found, params.bridgeWith!) : null;
+      if (other) params = { ...params, bridgeWithNumber: personNumberOf(other) };
       let prepared = !spec.prepare;
       const clientState = clientStateOf(body);
       const commandId = text(body, 'command_id') ?? null;
@@ -446,7 +477,15 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
           at: Date.now(),
           params,
         };
-        if (await store.queueCommands(row.callControlId, commands.length, [...commands, queued])) break;
+        if (await store.queueCommands(row.callControlId, commands.length, [...commands, queued])) {
+          // The other call of a bridge is joined too (its own call.bridged), once: not for a repeated command_id.
+          if (other) {
+            const joined = { bridgeWith: found.callControlId, bridgeWithNumber: personNumberOf(found) };
+            await store.appendCommand(other.callControlId, { ...queued, commandId: null, params: joined });
+            runner.wake(other.callControlId);
+          }
+          break;
+        }
       }
       runner.wake(found.callControlId);
       res.json({ data: { result: 'ok' } });

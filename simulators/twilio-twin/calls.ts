@@ -4,6 +4,7 @@ import { sleep, type RetryBackoff } from '../../lib/http/post-until-answered';
 import { createTwinRuntime, type CallLoopControl } from '../twin-common/runtime';
 import { personaAnswer, relayPersonaAnswer, type PersonaScript } from './persona';
 import { relayConversation, type RelaySettings } from './relay';
+import { simulatedTalkMs } from '../simulated-carrier/timeline';
 import {
   TWIN_TIMES,
   connectedTalkMs,
@@ -69,6 +70,8 @@ export interface LogEntry {
     | 'silence'
     | 'greeting'
     | 'dial'
+    | 'whisper'
+    | 'bridge'
     | 'connect'
     | 'hangup'
     | 'redirect'
@@ -93,6 +96,15 @@ type Step =
   | { kind: 'verb' }
   | { kind: 'fetch'; url: string; method: HttpMethod; params: Record<string, string> }
   | { kind: 'inline'; twiml: string }
+  /** A <Dial>ed <Number url> answered: its TwiML is fetched and played to the called party, then the two are bridged. */
+  | {
+      kind: 'whisper';
+      number: string;
+      legSid: string;
+      url: string;
+      method: HttpMethod;
+      action: { url: string; method: HttpMethod } | null;
+    }
   /** <Connect><ConversationRelay>: the session on the application's socket, held to its end. */
   | {
       kind: 'relay';
@@ -412,6 +424,18 @@ export function createCallRunner(options: CallRunnerOptions) {
       case 'Dial': {
         const leg = dialedLeg(verb.number, verb.timeoutSec);
         effects.log.push({ atMs, speaker: 'agent', kind: 'dial', text: verb.number });
+        const answer = dialPlan(verb.number, verb.timeoutSec).answer;
+        // <Number url>: once the called party answers, its TwiML plays to them alone, then the two are bridged.
+        if (verb.whisper && answer)
+          return next(atMs + answer.atMs, {
+            kind: 'whisper',
+            number: verb.number,
+            legSid: legSid(row.sid, program.index),
+            url: verb.whisper.url,
+            method: verb.whisper.method,
+            action: verb.action ? { url: verb.action, method: verb.method } : null,
+          });
+        if (answer) effects.log.push({ atMs: atMs + answer.atMs, speaker: 'twin', kind: 'bridge', text: verb.number });
         effects.log.push({
           atMs: atMs + leg.tookMs,
           speaker: 'twin',
@@ -594,7 +618,76 @@ export function createCallRunner(options: CallRunnerOptions) {
       case 'relay':
         await relaySession(row, effects, atMs, step.relay, step.action ?? null);
         break;
+      case 'whisper':
+        await whisper(row, effects, atMs, step);
+        break;
     }
+  }
+
+  /**
+   * A <Number url> answered (https://www.twilio.com/docs/voice/twiml/number#attributes-url): its TwiML is requested
+   * as the called party's leg (CallSid the leg's, ParentCallSid the caller's), its <Say>, <Play> and <Pause> played to
+   * the called party alone, then the two are bridged and talk as long as an answered call to the number lasts; the
+   * <Dial>'s action then has DialCallStatus completed. A document that cannot be fetched or read, or a <Hangup> in
+   * it, hangs the called party up unbridged (still completed: the leg was answered). Other verbs are skipped.
+   */
+  async function whisper(
+    row: TwilioTwinCall,
+    effects: Effects,
+    atMs: number,
+    step: Extract<Step, { kind: 'whisper' }>,
+  ) {
+    let at = atMs;
+    let bridged = true;
+    try {
+      const response = await send(
+        row.accountSid,
+        {
+          url: step.url,
+          method: step.method,
+          params: {
+            AccountSid: row.accountSid,
+            CallSid: step.legSid,
+            ParentCallSid: row.sid,
+            From: row.from,
+            To: step.number,
+            CallStatus: 'in-progress',
+            Direction: 'outbound-dial',
+          },
+        },
+        {},
+        AbortSignal.any([stopping.signal, AbortSignal.timeout(options.fetchTimeoutMs ?? 15_000)]),
+      );
+      if (response.status < 200 || response.status > 299) throw new Error(`HTTP ${response.status}`);
+      for (const verb of parseTwiml(response.text, step.url)) {
+        if (verb.verb === 'Hangup') {
+          bridged = false;
+          break;
+        }
+        if (verb.verb === 'Say') {
+          effects.log.push({ atMs: at, speaker: 'agent', kind: 'whisper', text: verb.text, voice: verb.voice });
+          at += speakingMs(verb.text) * verb.loop;
+        } else if (verb.verb === 'Play') at += TWIN_TIMES.playMs * verb.loop;
+        else if (verb.verb === 'Pause') at += verb.lengthSec * 1_000;
+        else effects.log.push({ atMs: at, speaker: 'twin', kind: 'unsupported', text: verb.verb });
+      }
+    } catch (error) {
+      if (stopping.signal.aborted) throw error;
+      effects.log.push({ atMs: at, speaker: 'twin', kind: 'error', code: 11200, url: step.url, text: String(error) });
+      bridged = false;
+    }
+    const talkMs = bridged ? simulatedTalkMs(step.number) : 0;
+    if (bridged) effects.log.push({ atMs: at, speaker: 'twin', kind: 'bridge', text: step.number });
+    const done = at + talkMs;
+    effects.log.push({ atMs: done, speaker: 'twin', kind: 'dial', text: `${step.number}: completed` });
+    const params = {
+      DialCallStatus: 'completed',
+      DialCallSid: step.legSid,
+      DialCallDuration: String(Math.round((done - atMs) / 1_000)),
+    };
+    effects.state.next = step.action
+      ? { atMs: done, step: { kind: 'fetch', url: step.action.url, method: step.action.method, params } }
+      : { atMs: done, step: { kind: 'verb' } };
   }
 
   /**

@@ -31,7 +31,18 @@ export type Verb =
     }
   | { verb: 'Redirect'; url: string; method: HttpMethod }
   | { verb: 'Hangup' }
-  | { verb: 'Dial'; number: string; action: string | null; method: HttpMethod; timeoutSec: number }
+  | {
+      verb: 'Dial';
+      number: string;
+      action: string | null;
+      method: HttpMethod;
+      timeoutSec: number;
+      /**
+       * <Number url>: TwiML run on the called party's end once they answer, before the two are connected (Twilio's
+       * whisper, https://www.twilio.com/docs/voice/twiml/number#attributes-url); absent in calls stored before it.
+       */
+      whisper?: { url: string; method: HttpMethod } | null;
+    }
   | {
       verb: 'Connect';
       action: string | null;
@@ -161,12 +172,16 @@ function verb(node: Node, base: string | null): Verb {
     case 'Dial': {
       const numberNode = childrenOf(node).find((child) => nameOf(child) === 'Number');
       const dialed = numberNode ? textOf(numberNode) : textOf(node);
+      const numberAttributes = numberNode?.[':@'] ?? {};
       return {
         verb: 'Dial',
         number: dialed,
         action: attributes.action ? resolved(attributes.action, base) : null,
         method: method(attributes.method),
         timeoutSec: number(attributes.timeout, 30),
+        whisper: numberAttributes.url
+          ? { url: resolved(numberAttributes.url, base), method: method(numberAttributes.method) }
+          : null,
       };
     }
     case 'Connect': {

@@ -102,6 +102,7 @@ describe('agents', () => {
       instructions: null,
       firstMessage: null,
       transferNumber: null,
+      transferMode: 'cold',
       conversationEngine: 'relay',
       documentIds: [],
       createdAt: expect.any(String),
@@ -176,6 +177,16 @@ describe('agents', () => {
       firstMessage: 'I am calling about your order.',
       transferNumber: null,
     });
+  });
+
+  it('transfers cold unless the agent asks for a warm transfer (transferMode warm); another mode is 400', async () => {
+    const agent = await createAgent({ transferNumber: '+14155550100' });
+    expect(agent).toMatchObject({ transferMode: 'cold' });
+    const warm = await call('PATCH', `/agents/${agent.id}`, { transferMode: 'warm' });
+    expect(warm.body).toMatchObject({ transferMode: 'warm', transferNumber: '+14155550100' });
+    const refused = await call('PATCH', `/agents/${agent.id}`, { transferMode: 'whisper' });
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ error: 'invalid_body' });
   });
 
   it('keeps an agent on the dialogue engine unless it asks for the script walk (conversationEngine gather)', async () => {

@@ -90,6 +90,8 @@ describe('GET /calls/{id}', () => {
       recording: null,
       // No custom function was called (docs/features/functions.md).
       functionCalls: [],
+      // No transfer was asked (docs/features/conversation/tools.md#warm-transfer).
+      transfer: null,
     });
     expect(listed).toMatchObject({ id: answered.id, phone: '+14155550120', outcome: 'answered', durationMs: 41_000 });
   });

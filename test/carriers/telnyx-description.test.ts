@@ -91,6 +91,7 @@ describe("Telnyx's vendored description", () => {
       'PATCH /phone_numbers/{id} UpdatePhoneNumber',
       'POST /calls DialCall',
       'POST /calls/{call_control_id}/actions/answer AnswerCall',
+      'POST /calls/{call_control_id}/actions/bridge BridgeCall',
       'POST /calls/{call_control_id}/actions/conversation_relay_start CallStartConversationRelay',
       'POST /calls/{call_control_id}/actions/gather_using_speak GatherUsingSpeak',
       'POST /calls/{call_control_id}/actions/hangup HangupCall',

@@ -39,7 +39,9 @@ await startTestWorker(temporal.taskQueue, {
   statusCallbackBaseUrl: api.baseUrl,
 });
 
-const owner = await createTestWorkspace(db, { scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit'] });
+const owner = await createTestWorkspace(db, {
+  scopes: ['campaigns.edit', 'campaigns.view', 'agents.edit', 'calls.view'],
+});
 const connection = await connectCarrier(db, keyring, {
   workspaceId: owner.workspaceId,
   provider: 'twilio-twin',
@@ -54,7 +56,12 @@ const OPENING = 'Hello Ana, this is the shoe shop.';
 /** San Francisco: America/Los_Angeles. */
 const ZONE = 'America/Los_Angeles';
 
-async function campaignWith(options: { transferNumber?: string; ladder?: DialLadder; window?: CallingWindow }) {
+async function campaignWith(options: {
+  transferNumber?: string;
+  transferMode?: 'cold' | 'warm';
+  ladder?: DialLadder;
+  window?: CallingWindow;
+}) {
   const agent = await db.agent.create({
     data: {
       workspaceId: owner.workspaceId,
@@ -63,6 +70,7 @@ async function campaignWith(options: { transferNumber?: string; ladder?: DialLad
       voiceId: 'espeak-ng/en-us',
       script: { openingLine: 'Hello {{name}}, this is the shoe shop.', questions: QUESTIONS, closing: 'Goodbye.' },
       transferNumber: options.transferNumber ?? null,
+      transferMode: options.transferMode ?? 'cold',
     },
   });
   const campaign = await db.campaign.create({
@@ -198,9 +206,57 @@ describe('the conversation tools, run by the script engine on a Twilio call', ()
       transferNumber,
       `${transferNumber}: completed`,
     ]);
+    // Cold: no <Number url>, so the human hears nothing before the lead.
+    expect(log.log.filter((entry) => entry.kind === 'whisper')).toEqual([]);
     const transcript = (await withIntelligence(db, calls[0]!.id)).transcript as Transcript;
     expect(toolTurns(transcript)[0]!.tool).toMatchObject({ name: 'transfer_to_human', ok: true });
     expect(transcript.at(-1)!.text).toBe('Of course, let me put you through to a colleague. One moment, please.');
+    expect(calls[0]).toMatchObject({ transferMode: 'cold', transferStatus: 'answered' });
+  });
+
+  it("warm transfer_to_human, the human answers: their leg hears the summary of the lead's answers (<Number url>), then the lead is bridged", async () => {
+    const phone = '+14155569423';
+    const transferNumber = '+14155550101';
+    const campaign = await campaignWith({ transferNumber, transferMode: 'warm' });
+    await scriptPersona(twin.baseUrl, { number: phone, answers: ['Red.', 'Can I talk to a real person?'] });
+    const { result, calls } = await callAna(campaign.id, phone);
+    expect(result).toMatchObject({ status: 'completed', outcome: 'transferred', attempts: 1 });
+    const summary = `Ana asked to speak to a person: "Can I talk to a real person?" Answers so far: ${QUESTIONS[0]} Red.`;
+    const { log } = await twinLog(twin.baseUrl, calls[0]!.providerCallId!);
+    const whisper = log.filter((entry) => entry.kind === 'whisper');
+    expect(whisper.map((entry) => entry.text)).toEqual([`Transferred call. ${summary} Connecting you now.`]);
+    const bridge = log.find((entry) => entry.kind === 'bridge')!;
+    expect(bridge.text).toBe(transferNumber);
+    expect(whisper[0]!.atMs).toBeLessThan(bridge.atMs);
+    expect(log.filter((entry) => entry.kind === 'dial').map((entry) => entry.text)).toEqual([
+      transferNumber,
+      `${transferNumber}: completed`,
+    ]);
+    const view = await api.request('GET', `/calls/${calls[0]!.id}`, { key: owner.key });
+    expect(((await view.json()) as { transfer: unknown }).transfer).toMatchObject({
+      mode: 'warm',
+      status: 'answered',
+      summary,
+    });
+  });
+
+  it('warm transfer_to_human, nobody answers: no summary is said, the lead hears the fallback line, the call ends callback_requested', async () => {
+    const phone = '+14155569422';
+    const transferNumber = '+14155550116';
+    const campaign = await campaignWith({ transferNumber, transferMode: 'warm' });
+    await scriptPersona(twin.baseUrl, { number: phone, answers: ['I want to speak to a human.'] });
+    const { result, calls } = await callAna(campaign.id, phone);
+    expect(result).toMatchObject({ status: 'completed', outcome: 'callback_requested', attempts: 1 });
+    const { log } = await twinLog(twin.baseUrl, calls[0]!.providerCallId!);
+    expect(log.filter((entry) => entry.kind === 'whisper' || entry.kind === 'bridge')).toEqual([]);
+    expect(log.filter((entry) => entry.kind === 'dial').map((entry) => entry.text)).toEqual([
+      transferNumber,
+      `${transferNumber}: no-answer`,
+    ]);
+    expect(log.filter((entry) => entry.kind === 'say').at(-1)!.text).toBe(
+      "I'm sorry, nobody could take your call right now. We'll call you back. Goodbye.",
+    );
+    expect(calls[0]).toMatchObject({ transferMode: 'warm', transferStatus: 'unanswered' });
   });
 
   it('transfer_to_human: nobody answers: the lead is told, the call ends callback_requested and the ladder calls again on its next rung', async () => {

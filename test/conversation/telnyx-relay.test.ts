@@ -59,11 +59,14 @@ const OPENING = 'Hello Ana, this is the shoe shop.';
 const CLOSING = 'Thank you, goodbye.';
 const NOBODY_ANSWERED = "I'm sorry, nobody could take your call right now. We'll call you back. Goodbye.";
 
-async function campaignWith(options: { transferNumber?: string; ladder?: typeof QUICK_LADDER } = {}) {
+async function campaignWith(
+  options: { transferNumber?: string; transferMode?: 'cold' | 'warm'; ladder?: typeof QUICK_LADDER } = {},
+) {
   const agent = await insertShoeShopAgent(db, owner.workspaceId, {
     questions: QUESTIONS,
     language: 'en-US',
     transferNumber: options.transferNumber ?? null,
+    transferMode: options.transferMode ?? 'cold',
   });
   return startedAgentCampaign(db, api, owner, {
     name: 'Telnyx relay',
@@ -223,6 +226,86 @@ describe("the agent's conversation over Telnyx's ConversationRelay", () => {
       `${transferNumber}: timeout`,
     ]);
     expect(log.log.filter((entry) => entry.kind === 'say').at(-1)!.text).toBe(NOBODY_ANSWERED);
+  });
+
+  /** The adapter's dial of a warm transfer's human (POST /calls to `to`), and the leg's call_control_id. */
+  const humanDialTo = (to: string) => {
+    const exchange = recorder.exchanges.find(
+      (candidate) =>
+        candidate.method === 'POST' && candidate.url.endsWith('/calls') && JSON.parse(candidate.body).to === to,
+    )!;
+    expect(exchange).toBeDefined();
+    return {
+      exchange,
+      id: (JSON.parse(exchange.responseBody) as { data: { call_control_id: string } }).data.call_control_id,
+    };
+  };
+  /** The adapter's requests and the twin's answers, as Telnyx describes them. */
+  const expectDescribed = (exchange: (typeof recorder.exchanges)[number]) => {
+    const telnyx = carrierDescription('telnyx');
+    const url = `${recorder.url}${exchange.url}`;
+    const operation = operationOf(exchange.method, url);
+    const body = JSON.parse(exchange.body) as unknown;
+    expect(telnyx.requestProblems(operation, { url, contentType: 'application/json', body })).toEqual([]);
+    const answer = {
+      status: exchange.status,
+      contentType: exchange.responseContentType ?? undefined,
+      body: exchange.responseBody,
+    };
+    expect(telnyx.responseProblems(operation, answer)).toEqual([]);
+  };
+
+  it('warm transfer_to_human, the human answers: their leg is dialed, hears the summary, then is bridged to the lead; the call ends transferred', async () => {
+    const phone = '+14155569541';
+    const transferNumber = '+14155550101';
+    const campaign = await campaignWith({ transferNumber, transferMode: 'warm' });
+    await scriptTelnyxPersona(twin.baseUrl, { number: phone, answers: ['Can I talk to a real person?'] });
+    const { result, call } = await callLead(campaign.id, phone);
+    expect(result).toMatchObject({ status: 'completed', outcome: 'transferred', attempts: 1 });
+    const human = humanDialTo(transferNumber);
+    expect(JSON.parse(human.exchange.body)).toMatchObject({
+      from: caller,
+      timeout_secs: 20,
+      command_id: `${call.attemptId}:human`,
+      link_to: call.providerCallId,
+      bridge_intent: true,
+    });
+    const whisper = `Transferred call. Ana asked to speak to a person: "Can I talk to a real person?" Connecting you now.`;
+    expect(commandsTo(human.id).map((command) => [command.action, command.body?.payload])).toEqual([
+      ['speak', whisper],
+    ]);
+    const lead = commandsTo(call.providerCallId!);
+    expect(lead.map((command) => command.action)).toEqual(['conversation_relay_start', 'bridge']);
+    expect(lead[1]!.body).toMatchObject({ call_control_id: human.id, command_id: 'bridge' });
+    // The human's leg heard the summary, and only then was bridged.
+    const { log } = await telnyxTwinLog(twin.baseUrl, human.id);
+    const said = log.find((entry) => entry.kind === 'say')!;
+    const bridged = log.find((entry) => entry.kind === ('bridge' as string))!;
+    expect(said.text).toBe(whisper);
+    expect(bridged.atMs).toBeGreaterThan(said.atMs);
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      transferMode: 'warm',
+      transferStatus: 'answered',
+    });
+    expectDescribed(human.exchange);
+    expectDescribed(recorder.exchanges.find((exchange) => exchange.url.endsWith('/actions/bridge'))!);
+  });
+
+  it('warm transfer_to_human, nobody answers: no summary is said, the lead hears the fallback line and the call ends callback_requested', async () => {
+    const phone = '+14155569542';
+    const transferNumber = '+14155550116';
+    const campaign = await campaignWith({ transferNumber, transferMode: 'warm' });
+    await scriptTelnyxPersona(twin.baseUrl, { number: phone, answers: ['I want to speak to a human.'] });
+    const { result, call } = await callLead(campaign.id, phone);
+    expect(result).toMatchObject({ status: 'completed', outcome: 'callback_requested', attempts: 1 });
+    expect(commandsTo(humanDialTo(transferNumber).id)).toEqual([]);
+    const lead = commandsTo(call.providerCallId!);
+    expect(lead.map((command) => command.action)).toEqual(['conversation_relay_start', 'speak', 'hangup']);
+    expect(lead[1]!.body).toMatchObject({ payload: NOBODY_ANSWERED, command_id: 'speak:transfer' });
+    expect(await db.call.findUniqueOrThrow({ where: { id: call.id } })).toMatchObject({
+      transferMode: 'warm',
+      transferStatus: 'unanswered',
+    });
   });
 
   it('hangs up a call whose socket dropped, through its connection; the lead is not dialed again', async () => {

@@ -3,6 +3,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { recogniseIntent } from '../../lib/conversation/intents';
+import {
+  boundedSummary,
+  scriptTransferSummary,
+  TRANSFER_SUMMARY_MAX_CHARS,
+} from '../../lib/conversation/transfer-summary';
 import { asksSomething, asksToRepeat, spokenAnswerOf } from '../../lib/conversation/knowledge-answer';
 import { TIME_RULES, findTimeExpression, type TimeExpression } from '../../lib/conversation/time-expressions';
 
@@ -54,6 +59,30 @@ describe('asksSomething, asksToRepeat and spokenAnswerOf at 64 KiB', () => {
       expect(bestTimeMs(() => spokenAnswerOf({ text: repeatedTo(unit, UNCAPPED_CHARS) }, question))).toBeLessThan(
         WORST_CASE_BUDGET_MS,
       );
+  });
+});
+
+describe("a warm transfer's summary at 64 KiB (docs/features/conversation/tools.md#warm-transfer)", () => {
+  const codePoints = (text: string | null) => [...(text ?? '')].length;
+  for (const unit of ['a ', ' ', '\u{1F600}', 'word\t\n'])
+    it(`"${JSON.stringify(unit)}" over and over, as a model's summary and as 50 answers of the script`, () => {
+      const text = repeatedTo(unit, UNCAPPED_CHARS);
+      expect(bestTimeMs(() => boundedSummary(text))).toBeLessThan(WORST_CASE_BUDGET_MS);
+      expect(codePoints(boundedSummary(text))).toBeLessThanOrEqual(TRANSFER_SUMMARY_MAX_CHARS);
+      const answers = Array.from({ length: 50 }, () => ({ question: text, answer: text }));
+      expect(bestTimeMs(() => scriptTransferSummary(text, answers))).toBeLessThan(WORST_CASE_BUDGET_MS);
+      expect(codePoints(scriptTransferSummary(text, answers))).toBeLessThanOrEqual(TRANSFER_SUMMARY_MAX_CHARS);
+    });
+
+  it('keeps a short summary whole, its whitespace runs one space, and marks a cut one', () => {
+    expect(boundedSummary('  Ana   wants\nred shoes. ')).toBe('Ana wants red shoes.');
+    expect(boundedSummary('   ')).toBeNull();
+    const cut = boundedSummary('x'.repeat(1_000))!;
+    expect(codePoints(cut)).toBe(TRANSFER_SUMMARY_MAX_CHARS);
+    expect(cut.endsWith('…')).toBe(true);
+    expect(scriptTransferSummary('Ana asked to speak to a person.', [{ question: 'Colour?', answer: 'Red.' }])).toBe(
+      'Ana asked to speak to a person. Answers so far: Colour? Red.',
+    );
   });
 });
 

@@ -339,6 +339,33 @@ describe('command_id', () => {
   });
 });
 
+describe('a warm transfer: a linked dial, then a bridge (BridgeCall)', () => {
+  it('shares the linked call’s session and from, joins two answered calls once, and hangs one up with the other', async () => {
+    const lead = await dial('+14155550392');
+    await untilEvent(lead, 'call.answered');
+    // The person on the linked call waits for it (on hold) rather than hanging up for silence.
+    const human = await dial('+14155550301', { link_to: lead, bridge_intent: true, from: '+14155550999' });
+    await untilEvent(human, 'call.answered');
+    const unknown = await apiError(
+      twin.client.calls.actions.bridge(lead, { call_control_id_to_bridge_with: 'v3:none' }),
+    );
+    expect(unknown.status).toBe(422);
+    for (let attempt = 0; attempt < 2; attempt += 1)
+      await twin.client.calls.actions.bridge(lead, { call_control_id_to_bridge_with: human, command_id: 'bridge' });
+    await untilEvent(human, 'call.bridged');
+    await twin.client.calls.actions.hangup(human, {});
+    const webhooks = await untilHungUp(receiver, lead);
+    expect(webhooks.filter((webhook) => webhook.eventType === 'call.bridged')).toHaveLength(1);
+    expect(webhooks.find((webhook) => webhook.eventType === 'call.hangup')!.payload.hangup_cause).toBe(
+      'normal_clearing',
+    );
+    const humanWebhooks = receiver.of(human);
+    expect(humanWebhooks[0]!.payload.call_session_id).toBe(webhooks[0]!.payload.call_session_id);
+    expect(humanWebhooks[0]!.payload.from).toBe(FROM);
+    expect(humanWebhooks.filter((webhook) => webhook.eventType === 'call.bridged')).toHaveLength(1);
+  });
+});
+
 describe("Telnyx's errors", () => {
   it('a bad key is 401, another account’s call or an unknown one 404, bad parameters 422, in Telnyx’s shape', async () => {
     const unauthorized = await apiError(twin.clientWith('KEY_wrong').calls.retrieveStatus('v3:nothing'));

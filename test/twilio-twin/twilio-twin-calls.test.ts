@@ -226,6 +226,26 @@ describe('TwiML', () => {
       expect.objectContaining({ kind: 'error', code: 11200 }),
     );
   });
+
+  it('a <Number url> (the whisper) is requested signed as the answered leg, said to it alone, then the two are bridged', async () => {
+    const id = 'whisper';
+    product.routes.set(`/${id}/whisper`, () => twiml('<Say>Transferred call. Ana wants red shoes.</Say>'));
+    product.routes.set(`/${id}/after-dial`, () => twiml('<Hangup/>'));
+    const call = await dial(
+      '+14155550341',
+      `<Dial action="/${id}/after-dial" timeout="20"><Number url="/${id}/whisper">+14155550302</Number></Dial>`,
+    );
+    await ended(twin.client, call.sid);
+    const [whisper] = product.at(`/${id}/whisper`);
+    expect(whisper).toMatchObject({ valid: true, method: 'POST' });
+    expect(whisper!.params).toMatchObject({ ParentCallSid: call.sid, To: '+14155550302', Direction: 'outbound-dial' });
+    const [after] = product.at(`/${id}/after-dial`);
+    expect(after!.params).toMatchObject({ DialCallStatus: 'completed', DialCallSid: whisper!.params.CallSid });
+    const { log } = await twinLog(twin.baseUrl, call.sid);
+    const said = log.find((entry) => entry.kind === 'whisper')!;
+    expect(said.text).toBe('Transferred call. Ana wants red shoes.');
+    expect(log.find((entry) => entry.kind === 'bridge')!.atMs).toBeGreaterThan(said.atMs);
+  });
 });
 
 describe('answering-machine detection', () => {

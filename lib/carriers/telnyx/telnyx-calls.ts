@@ -18,6 +18,8 @@ export const HANGUP_COMMAND_ID = 'hangup';
 /** The command_ids of a call's one conversation and its one transfer: commanded again, done once. */
 export const CONVERSATION_RELAY_COMMAND_ID = 'conversation-relay';
 export const TRANSFER_COMMAND_ID = 'transfer';
+/** A warm transfer's bridge of the lead's call to the human's leg: commanded again (a webhook redelivered), done once. */
+export const BRIDGE_COMMAND_ID = 'bridge';
 
 /** What a call's ConversationRelay session is started with (docs/features/conversation/relay.md#telnyx). */
 export interface TelnyxRelayStart {
@@ -40,6 +42,20 @@ export interface TelnyxTransfer {
   webhookUrl: string;
   /** The human's leg's client_state (`human`), telling its webhooks from the lead's. */
   targetLegClientState: string;
+}
+
+/** A warm transfer's dial of the human (docs/features/conversation/tools.md#warm-transfer): a new call of its own. */
+export interface TelnyxHumanDial {
+  attemptId: string;
+  /** The lead's call: the human's leg shares its session (link_to) and is to be bridged to it (bridge_intent). */
+  leadCallControlId: string;
+  to: string;
+  from: string;
+  timeoutSecs: number;
+  /** Where the human's leg's webhooks go: the lead's call's own webhook URL. */
+  webhookUrl: string;
+  /** The human's leg's client_state (`human`), telling its webhooks from the lead's. */
+  clientState: string;
 }
 
 /**
@@ -267,6 +283,50 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
           command_id: TRANSFER_COMMAND_ID,
         }),
       );
+    },
+
+    /**
+     * A warm transfer's dial of the human as a call of its own (POST /calls, DialCall, on the connection), linked to the
+     * lead's call (link_to: the same call session; bridge_intent: to be bridged to it, from its caller number), ringing
+     * at most timeoutSecs; its webhooks (call.answered, call.speak.ended, call.hangup) come to the lead's call's webhook
+     * URL with the `human` client_state. Its command_id is the attempt's, so that a dial sent again (the webhook that
+     * asked for it delivered again) places no second call. Answers the human's leg's call_control_id.
+     */
+    async dialHuman(dial: TelnyxHumanDial): Promise<string | null> {
+      const answer = await telnyxRequest(() =>
+        client.calls.dial({
+          connection_id: connection.connectionId,
+          to: dial.to,
+          from: dial.from,
+          webhook_url: dial.webhookUrl,
+          webhook_url_method: 'POST',
+          client_state: dial.clientState,
+          command_id: `${dial.attemptId}:human`,
+          timeout_secs: dial.timeoutSecs,
+          link_to: dial.leadCallControlId,
+          bridge_intent: true,
+        }),
+      );
+      return answer.data?.call_control_id ?? null;
+    },
+
+    /**
+     * Bridges the lead's call to the human's leg (actions/bridge, BridgeCall) once the human has heard the summary;
+     * once per call (its command_id). When either hangs up, Telnyx hangs up the other (no park_after_unbridge). False
+     * when Telnyx refuses it (a leg has ended meanwhile: the human's hang-up then tells the lead).
+     */
+    async bridge(leadCallControlId: string, humanCallControlId: string): Promise<boolean> {
+      try {
+        return await command(() =>
+          client.calls.actions.bridge(leadCallControlId, {
+            call_control_id_to_bridge_with: humanCallControlId,
+            command_id: BRIDGE_COMMAND_ID,
+          }),
+        );
+      } catch (error) {
+        if (error instanceof TelnyxRequestError && error.status === 422) return false;
+        throw error;
+      }
     },
 
     /**

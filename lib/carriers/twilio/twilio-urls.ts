@@ -8,10 +8,12 @@ export const TWILIO_CALL_ROUTE = '/telephony/twilio/{connectionId}/calls/{attemp
 
 /**
  * status, amd: callbacks; twiml: the answer's document and the script walk's steps; relay: the ConversationRelay socket;
- * relay-ended: <Connect>'s action when the conversation ends; transfer-ended: the transfer <Dial>'s action; recording:
- * the recording status callback (docs/features/recordings.md#twilio).
+ * relay-ended: <Connect>'s action when the conversation ends; transfer-ended: the transfer <Dial>'s action;
+ * transfer-whisper: a warm transfer's <Number url>, what the human hears before the bridge; recording: the recording
+ * status callback (docs/features/recordings.md#twilio).
  */
-export type TwilioCallbackKind = 'status' | 'amd' | 'twiml' | 'relay' | 'relay-ended' | 'transfer-ended' | 'recording';
+export type TwilioCallbackKind =
+  'status' | 'amd' | 'twiml' | 'relay' | 'relay-ended' | 'transfer-ended' | 'transfer-whisper' | 'recording';
 
 /** publicBaseUrl (PUBLIC_BASE_URL, as the carrier reaches the API) + the route of this kind for this call. */
 export function twilioCallbackUrl(

@@ -127,13 +127,16 @@ export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): 
 /**
  * A call handed to a human (docs/features/conversation/tools.md#transfer_to_human): <Dial> of the agent's transfer
  * number from the call's own caller number, ringing at most `timeoutSec`, whose action tells how it went. Cold: the
- * human hears the lead at once (the summary is in the transcript's tool turn).
+ * human hears the lead at once (the summary is in the transcript's tool turn). Warm (`whisperUrl`): the number as a
+ * <Number url>, whose TwiML Twilio runs on the human's leg once they answer and before the two are connected
+ * (Twilio's whisper): the summary (docs/features/conversation/tools.md#warm-transfer).
  */
 export function transferTwiml(options: {
   transferNumber: string;
   callerId: string | null;
   timeoutSec: number;
   endedUrl: string;
+  whisperUrl?: string;
 }): string {
   const dial = attributes({
     action: options.endedUrl,
@@ -141,7 +144,17 @@ export function transferTwiml(options: {
     timeout: String(options.timeoutSec),
     callerId: options.callerId ?? undefined,
   });
-  return document(`<Dial${dial}>${escapeXml(options.transferNumber)}</Dial>`);
+  const number = escapeXml(options.transferNumber);
+  const dialed = options.whisperUrl
+    ? `<Number${attributes({ url: options.whisperUrl, method: 'POST' })}>${number}</Number>`
+    : number;
+  return document(`<Dial${dial}>${dialed}</Dial>`);
+}
+
+/** Words said, in the agent's voice, and nothing after: the whisper's document ends and Twilio connects the two. */
+export function sayTwiml(text: string, voiceId: string, language: string): string {
+  const voice = twilioSayVoiceOf(voiceId, language);
+  return document(`<Say${attributes(voice)}>${escapeXml(text)}</Say>`);
 }
 
 /** Words said before hanging up (a transfer nobody answered), in the agent's voice. */
