@@ -153,8 +153,8 @@ export const CUTS: Record<string, Cut> = {
     usedBy: 'the model dialogue engine uses',
   },
   // Not a carrier: Cal.com's API v2, what the Cal.com twin serves (docs/features/calendar-twins.md#the-calcom-twin).
-  // Cal.com publishes it in its repositories as docs/api-reference/v2/openapi.json; calcom/companion (Cal.com's own,
-  // small enough to fetch) carries the same file for its CLI.
+  // Cal.com publishes it in its repositories (calcom/cal.com:docs/api-reference/v2/openapi.json); calcom/companion
+  // (Cal.com's own, small enough to fetch) carries the same file for its CLI.
   calcom: {
     repository: 'calcom/companion',
     paths: ['docs/api-reference/v2/openapi.json'],
@@ -319,7 +319,7 @@ function readme(
     '| | |',
     '|-|-|',
     `| Repository | https://github.com/${provenance.repository} |`,
-    `| File | \`${provenance.path}\` |`,
+    `| File | \`${provenance.repository}:${provenance.path}\` |`,
     `| Commit | \`${provenance.commit}\` (${provenance.commitDate}) |`,
     `| Source blob | git \`${provenance.blob}\`, sha256 \`${provenance.sha256}\`, ${provenance.sourceBytes} bytes |`,
     `| Subset | \`${cut.output}\`, ${outputBytes} bytes |`,
