@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
+import { caught } from '../twin-common/routes';
 import { DEFAULT_EVENT_TYPE, DEVELOPMENT_CALCOM_API_KEY, type TwinEventType } from './config';
 import { CalcomError } from './errors';
 import { dateInZone, isoInZone, isTimeZone } from '../twin-common/time-zones';
@@ -141,18 +142,9 @@ export function createCalcomTwin(options: CalcomTwinOptions = {}) {
     };
   }
 
-  const route =
-    (handler: (req: Request, res: Response) => void) => (req: Request, res: Response, next: NextFunction) => {
-      try {
-        handler(req, res);
-      } catch (error) {
-        next(error);
-      }
-    };
-
   app.get(
     '/v2/slots',
-    route((req, res) => {
+    caught((req, res) => {
       checkVersion(req, SLOTS_VERSION);
       if (req.get('authorization') !== undefined) authenticated(req, false);
       const query = req.query as Record<string, string | undefined>;
@@ -182,7 +174,7 @@ export function createCalcomTwin(options: CalcomTwinOptions = {}) {
 
   app.post(
     '/v2/slots/reservations',
-    route((req, res) => {
+    caught((req, res) => {
       checkVersion(req, SLOTS_VERSION);
       const signedIn = authenticated(req, false);
       const body = (req.body ?? {}) as Record<string, unknown>;
@@ -208,7 +200,7 @@ export function createCalcomTwin(options: CalcomTwinOptions = {}) {
 
   app.get(
     '/v2/slots/reservations/:uid',
-    route((req, res) => {
+    caught((req, res) => {
       checkVersion(req, SLOTS_VERSION);
       const reservation = store.reservation(String(req.params.uid));
       res.json({ status: 'success', data: reservation ? reservationOutput(reservation) : null });
@@ -217,7 +209,7 @@ export function createCalcomTwin(options: CalcomTwinOptions = {}) {
 
   app.delete(
     '/v2/slots/reservations/:uid',
-    route((req, res) => {
+    caught((req, res) => {
       checkVersion(req, SLOTS_VERSION);
       if (!store.release(String(req.params.uid)))
         throw CalcomError.notFound(`Slot with uid=${String(req.params.uid)} not found`);
@@ -227,7 +219,7 @@ export function createCalcomTwin(options: CalcomTwinOptions = {}) {
 
   app.post(
     '/v2/bookings',
-    route((req, res) => {
+    caught((req, res) => {
       checkVersion(req, BOOKINGS_VERSION);
       authenticated(req, false);
       const body = (req.body ?? {}) as Record<string, unknown>;
@@ -291,7 +283,7 @@ export function createCalcomTwin(options: CalcomTwinOptions = {}) {
 
   app.get(
     '/v2/bookings',
-    route((req, res) => {
+    caught((req, res) => {
       checkVersion(req, BOOKINGS_VERSION);
       authenticated(req, true);
       const query = req.query as Record<string, string | undefined>;
@@ -362,7 +354,7 @@ export function createCalcomTwin(options: CalcomTwinOptions = {}) {
 
   app.get(
     '/v2/bookings/:bookingUid',
-    route((req, res) => {
+    caught((req, res) => {
       checkVersion(req, BOOKINGS_VERSION);
       authenticated(req, false);
       const booking = store.booking(String(req.params.bookingUid));

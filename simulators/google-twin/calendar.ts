@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response, type Router } from 'express';
 import { z } from 'zod';
+import { caught } from '../twin-common/routes';
 import { instantOf, isoInZone, isTimeZone } from '../twin-common/time-zones';
 import { calendarDiscovery, discoveryMethod, schemaProblems } from './discovery';
 import { CALENDAR_ERRORS, CalendarApiError } from './errors';
@@ -129,18 +130,10 @@ export function createCalendarApi(caller: (req: Request) => CalendarCaller) {
   const eventOut = (event: StoredEvent) => event.resource;
 
   const api = express.Router();
-  const route =
-    (handler: (req: Request, res: Response) => void) => (req: Request, res: Response, next: NextFunction) => {
-      try {
-        handler(req, res);
-      } catch (error) {
-        next(error);
-      }
-    };
 
   api.post(
     '/freeBusy',
-    route((req, res) => {
+    caught((req, res) => {
       const who = authorize(req, 'calendar.freebusy.query');
       checkBody('calendar.freebusy.query', req.body);
       const body = req.body as { timeMin?: string; timeMax?: string; timeZone?: string; items?: { id?: string }[] };
@@ -197,7 +190,7 @@ export function createCalendarApi(caller: (req: Request) => CalendarCaller) {
 
   api.post(
     '/calendars/:calendarId/events',
-    route((req, res) => {
+    caught((req, res) => {
       const who = authorize(req, 'calendar.events.insert');
       checkBody('calendar.events.insert', req.body);
       const calendar = calendarFor(who, String(req.params.calendarId), 'writer');
@@ -250,7 +243,7 @@ export function createCalendarApi(caller: (req: Request) => CalendarCaller) {
 
   api.get(
     '/calendars/:calendarId/events/:eventId',
-    route((req, res) => {
+    caught((req, res) => {
       const who = authorize(req, 'calendar.events.get');
       const event = calendarFor(who, String(req.params.calendarId), 'reader').events.get(String(req.params.eventId));
       if (!event) throw CALENDAR_ERRORS.notFound();
@@ -260,7 +253,7 @@ export function createCalendarApi(caller: (req: Request) => CalendarCaller) {
 
   api.delete(
     '/calendars/:calendarId/events/:eventId',
-    route((req, res) => {
+    caught((req, res) => {
       const who = authorize(req, 'calendar.events.delete');
       const event = calendarFor(who, String(req.params.calendarId), 'writer').events.get(String(req.params.eventId));
       if (!event) throw CALENDAR_ERRORS.notFound();
@@ -272,7 +265,7 @@ export function createCalendarApi(caller: (req: Request) => CalendarCaller) {
 
   api.get(
     '/calendars/:calendarId/events',
-    route((req, res) => {
+    caught((req, res) => {
       const who = authorize(req, 'calendar.events.list');
       const calendar = calendarFor(who, String(req.params.calendarId), 'reader');
       const query = req.query as Record<string, string | string[] | undefined>;

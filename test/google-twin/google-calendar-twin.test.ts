@@ -1,10 +1,9 @@
 // The Google twin's Calendar API v3 (simulators/google-twin/calendar.ts, docs/features/calendar-twins.md#the-google-calendar-twin):
 // its answers and the requests it takes held to Google's discovery document (vendor/discovery/google-calendar/), the
 // scopes of each method checked on the bearer token, client-chosen event ids and their 409, freeBusy from the events.
-import { createSign } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { calendarDiscovery, discoveryMethod, schemaProblems } from '../../simulators/google-twin/discovery';
-import { startGoogleSheetsTwin, type TwinKey } from '../support/google-sheets-twin';
+import { startGoogleSheetsTwin, twinAccessToken } from '../support/google-sheets-twin';
 
 const document = calendarDiscovery();
 const twin = await startGoogleSheetsTwin();
@@ -17,34 +16,11 @@ const SCOPE = {
 };
 const HOST = 'host@example.com';
 
-/** An access token from the twin's token endpoint: a JWT bearer assertion signed with the key, as Google's clients make it. */
-async function token(scopes: string[], subject?: string, account: TwinKey = key): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const unsigned = `${part({ alg: 'RS256', typ: 'JWT' })}.${part({ iss: account.client_email, aud: account.token_uri, scope: scopes.join(' '), iat: now, exp: now + 3600, ...(subject ? { sub: subject } : {}) })}`;
-  const signature = createSign('RSA-SHA256').update(unsigned).sign(account.private_key, 'base64url');
-  const response = await fetch(account.token_uri, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
-      assertion: `${unsigned}.${signature}`,
-    }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+/** A token for these scopes from the twin's token endpoint, as the account or (subject) a delegated user. */
+const token = (scopes: string[], subject?: string) => twinAccessToken(key.token_uri, key, scopes, { subject });
 
 const eventsToken = await token([SCOPE.events, SCOPE.freeBusy]);
-await fetch(`${twin.url}/control/calendars`, {
-  method: 'POST',
-  headers: { 'content-type': 'application/json' },
-  body: JSON.stringify({
-    calendarId: HOST,
-    timeZone: 'America/New_York',
-    sharedWith: [{ email: key.client_email, role: 'writer' }],
-  }),
-});
+await twin.calendar(HOST, 'America/New_York', [{ email: key.client_email, role: 'writer' }]);
 
 async function api(method: string, path: string, body?: unknown, bearer: string | null = eventsToken) {
   const response = await fetch(`${twin.url}/calendar/v3${path}`, {
