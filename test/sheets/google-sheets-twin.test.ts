@@ -2,7 +2,7 @@
 // under vendor/discovery/google-sheets/): every request the provider sends through the official client, and every
 // answer of the twin, checked against the methods and schemas it publishes; and the twin's refusals as Google makes
 // them (docs/features/sheets.md#conformance).
-import { createHash, createSign } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { GoogleSheetsError, GoogleSpreadsheetProvider } from '../../lib/sheets/google-provider';
@@ -14,7 +14,7 @@ import {
   sheetsDiscovery,
   type DiscoveryMethod,
 } from '../../simulators/google-twin/discovery';
-import { startGoogleSheetsTwin, type TwinKey } from '../support/google-sheets-twin';
+import { startGoogleSheetsTwin, twinAccessToken, type TwinKey } from '../support/google-sheets-twin';
 import { startRecordingProxy, type RecordedExchange } from '../support/recording-proxy';
 
 const USED = [
@@ -78,29 +78,9 @@ function errorEnvelopeProblems(answer: unknown, status: number): string[] {
   return problems;
 }
 
-/** An access token of the twin, asked for as the JWT bearer grant (RFC 7523) with the account's key. */
-async function accessToken(key: TwinKey): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
-  const unsigned = `${part({ alg: 'RS256', typ: 'JWT' })}.${part({
-    iss: key.client_email,
-    scope: 'https://www.googleapis.com/auth/spreadsheets',
-    aud: 'https://oauth2.googleapis.com/token',
-    iat: now,
-    exp: now + 3600,
-  })}`;
-  const signature = createSign('RSA-SHA256').update(unsigned).sign(key.private_key, 'base64url');
-  const response = await fetch(`${twin.url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
-      assertion: `${unsigned}.${signature}`,
-    }),
-  });
-  expect(response.status).toBe(200);
-  return ((await response.json()) as { access_token: string }).access_token;
-}
+/** An access token of the twin for the Sheets scope. */
+const accessToken = (key: TwinKey) =>
+  twinAccessToken(`${twin.url}/token`, key, ['https://www.googleapis.com/auth/spreadsheets']);
 
 const call = (path: string, token: string | null, body?: unknown) =>
   fetch(`${twin.url}${path}`, {

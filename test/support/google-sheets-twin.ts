@@ -3,7 +3,8 @@ import {
   type GoogleSheetsTwinOptions,
   type TwinWrite,
 } from '../../simulators/google-twin/server';
-import { afterAll } from 'vitest';
+import { createSign } from 'node:crypto';
+import { afterAll, expect } from 'vitest';
 
 /** A service account key as the twin issues it (the shape the Google Cloud console downloads). */
 export interface TwinKey {
@@ -43,6 +44,12 @@ export async function startGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {
     /** A spreadsheet the customer made (Google assigns its id) and shared with these e-mails. */
     spreadsheet: async (sharedWith: string[], tabs?: string[]) =>
       (await post('/control/spreadsheets', { sharedWith, tabs })).spreadsheetId as string,
+    /** A calendar the customer shares with these accounts (Calendar API v3: docs/features/calendar-twins.md#credentials). */
+    calendar: (
+      calendarId: string,
+      timeZone: string,
+      sharedWith: { email: string; role: 'freeBusyReader' | 'reader' | 'writer' | 'owner' }[],
+    ) => post('/control/calendars', { calendarId, timeZone, sharedWith }),
     faults: (faults: {
       quotaEvery?: number | null;
       retryAfterSeconds?: number | null;
@@ -70,4 +77,38 @@ export function busiestWindow(writes: TwinWrite[], account: string, windowMs: nu
     most = Math.max(most, end - start + 1);
   }
   return most;
+}
+
+/**
+ * An access token of the twin, asked for as the JWT bearer grant (RFC 7523) with the account's key, as Google's
+ * clients ask: the assertion's audience Google's token URL (the twin takes it) unless given, `subject` for domain-wide
+ * delegation.
+ */
+export async function twinAccessToken(
+  tokenUrl: string,
+  key: TwinKey,
+  scopes: string[],
+  options: { audience?: string; subject?: string } = {},
+): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const unsigned = `${part({ alg: 'RS256', typ: 'JWT' })}.${part({
+    iss: key.client_email,
+    scope: scopes.join(' '),
+    aud: options.audience ?? 'https://oauth2.googleapis.com/token',
+    iat: now,
+    exp: now + 3600,
+    ...(options.subject ? { sub: options.subject } : {}),
+  })}`;
+  const signature = createSign('RSA-SHA256').update(unsigned).sign(key.private_key, 'base64url');
+  const response = await fetch(tokenUrl, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'urn:ietf:params:oauth:grant-type:jwt-bearer',
+      assertion: `${unsigned}.${signature}`,
+    }),
+  });
+  expect(response.status).toBe(200);
+  return ((await response.json()) as { access_token: string }).access_token;
 }
