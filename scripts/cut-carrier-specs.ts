@@ -152,6 +152,26 @@ export const CUTS: Record<string, Cut> = {
     licenceFile: 'LICENSE',
     usedBy: 'the model dialogue engine uses',
   },
+  // Not a carrier: Cal.com's API v2, what the Cal.com twin serves (docs/features/carriers/twins.md#the-calcom-twin).
+  // Cal.com publishes it in its repositories as docs/api-reference/v2/openapi.json; calcom/companion (Cal.com's own,
+  // small enough to fetch) carries the same file for its CLI.
+  calcom: {
+    repository: 'calcom/companion',
+    paths: ['docs/api-reference/v2/openapi.json'],
+    output: 'calcom-v2.slots-bookings.json',
+    operations: [
+      ['get', '/v2/slots'],
+      ['post', '/v2/slots/reservations'],
+      ['get', '/v2/slots/reservations/{uid}'],
+      ['delete', '/v2/slots/reservations/{uid}'],
+      ['post', '/v2/bookings'],
+      ['get', '/v2/bookings'],
+      ['get', '/v2/bookings/{bookingUid}'],
+    ],
+    webhooks: [],
+    licenceFile: 'LICENSE',
+    usedBy: 'the Cal.com twin serves',
+  },
 };
 
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
@@ -337,7 +357,9 @@ function main(argv: string[]) {
   const [carrier, gitDir, start = 'HEAD'] = argv;
   const cut = carrier ? CUTS[carrier] : undefined;
   if (!cut || !gitDir) {
-    console.error('usage: tsx scripts/cut-carrier-specs.ts <twilio|telnyx|openai|meta-whatsapp> <git-dir> [<commit>]');
+    console.error(
+      'usage: tsx scripts/cut-carrier-specs.ts <twilio|telnyx|openai|meta-whatsapp|calcom> <git-dir> [<commit>]',
+    );
     process.exit(2);
   }
   const startCommit = git(gitDir, 'rev-parse', `${start}^{commit}`).toString().trim();

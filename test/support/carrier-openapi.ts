@@ -14,8 +14,8 @@ import { CUTS } from '../../scripts/cut-carrier-specs';
 import { projectRoot } from '../../scripts/stack/paths';
 
 export type Carrier = 'twilio' | 'telnyx';
-/** The descriptions vendored under vendor/openapi/: the carriers', and OpenAI's chat completions (the model engine's). */
-export type Described = Carrier | 'openai' | 'meta-whatsapp';
+/** The descriptions vendored under vendor/openapi/: the carriers', OpenAI's chat completions (the model engine's), Meta's WhatsApp and Cal.com's v2 (its twin's). */
+export type Described = Carrier | 'openai' | 'meta-whatsapp' | 'calcom';
 
 type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
 type JsonObject = { [key: string]: Json };
