@@ -15,7 +15,7 @@ export interface Attendee {
 }
 
 /**
- * A calendar provider as the tools and the booking activity use it (docs/features/calendar.md#providers): the free
+ * A calendar provider as the tools and the booking activity use it (docs/features/calendar.md#the-connection): the free
  * slots of a range, a provider hold where it has one, the booking looked up by its key, and the booking.
  */
 export interface CalendarClient {
