@@ -5,7 +5,8 @@ import { ConflictError, NotFoundError } from '../operator-refusals';
 import { boundAdditionalData, openBound } from '../secrets/binding';
 import { seal } from '../secrets/envelope';
 import type { Keyring } from '../secrets/keyring';
-import { envelopeColumns, envelopeFromColumns } from '../secrets/sealed-rows';
+import { envelopeColumns, envelopeFromColumns, type SealedRowKind } from '../secrets/sealed-rows';
+import type { Envelope } from '../secrets/envelope';
 import { GOOGLE_TOKEN_URL, parseServiceAccountKey, type ServiceAccountKey } from '../sheets/service-account-key';
 
 /**
@@ -213,3 +214,26 @@ export async function openCalendar(
     secret: openBound(keyring, envelope, additionalDataOf(row)),
   };
 }
+
+/** `secrets rekey`: every connection's envelope moved to the ring's current key (docs/providers.md#rotating-the-key-ring). */
+export const calendarConnectionRows: SealedRowKind<CalendarConnection> = {
+  async idsNotUnder(db, keyId) {
+    const rows = await db.calendarConnection.findMany({
+      where: { secretKeyId: keyId === null ? { not: null } : { not: keyId } },
+      select: { id: true },
+      orderBy: { createdAt: 'asc' },
+    });
+    return rows.map((row) => row.id);
+  },
+  async lockLive(tx, id) {
+    const rows = await tx.$queryRawUnsafe<CalendarConnection[]>(
+      `SELECT * FROM "CalendarConnection" WHERE id = $1::uuid FOR UPDATE`,
+      id,
+    );
+    return rows[0] ?? null;
+  },
+  additionalDataOf,
+  async replaceEnvelope(tx, id, envelope: Envelope) {
+    await tx.calendarConnection.update({ where: { id }, data: envelopeColumns(envelope) });
+  },
+};

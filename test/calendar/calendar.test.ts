@@ -1,3 +1,6 @@
+import { writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { bookAppointment } from '../../activities/calendar/appointments';
 import type { Carrier } from '../../lib/calls/carrier';
@@ -15,7 +18,8 @@ import { DEVELOPMENT_CALCOM_API_KEY, startCalcomTwin } from '../support/calcom-t
 import { insertAnsweredCall } from '../support/calls';
 import { useTestDatabase } from '../support/database';
 import { testEgress } from '../support/egress';
-import { TEST_KEYRING } from '../support/keyring';
+import { TEST_KEYRING, TEST_SECRETS_KEYS } from '../support/keyring';
+import { sealingAdminCli } from '../support/admin-cli';
 import { OPENAI_TWIN_API_KEY, collect, recordingContext, startOpenAiTwin } from '../support/openai-twin';
 import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
@@ -36,6 +40,7 @@ await startTestWorker(temporal.taskQueue, {
   calendarEndpoints: endpoints,
 });
 const { twin: model, baseURL } = await startOpenAiTwin();
+const { admin, adminJson } = sealingAdminCli(url, TEST_SECRETS_KEYS);
 
 const SYDNEY_PHONE = '+61293744000';
 const LEAD_ZONE = 'Australia/Sydney';
@@ -275,5 +280,19 @@ describe('appointments booked during a call', () => {
     expect(shown).not.toContain(DEVELOPMENT_CALCOM_API_KEY);
     const disconnect = await api.request('DELETE', '/calendar/connection', { key: owner.key });
     expect(await disconnect.json()).toMatchObject({ error: 'forbidden', requiredPermission: 'calendar.edit' });
+
+    // The operator connects with the CLI, the key read from a file: never answered, never shown.
+    const editor = await createTestWorkspace(db, { scopes: ['calendar.edit'] });
+    const keyFile = path.join(os.tmpdir(), `calcom-key-${editor.workspaceId}`);
+    writeFileSync(keyFile, 'cal_live_operator_secret_key');
+    const connect = ['calendar', 'connect', '--workspace', editor.workspaceId, '--provider', 'calcom'];
+    const made = await adminJson([...connect, '--api-key-file', keyFile, '--event-type-id', '77']);
+    expect(made).toMatchObject({ provider: 'calcom', eventTypeId: 77 });
+    expect(JSON.stringify(made)).not.toContain('cal_live_operator_secret_key');
+    expect((await admin([...connect, '--event-type-id', '77'])).stderr).toMatch(/needs its API key/);
+    const shownToEditor = await (await api.request('GET', '/calendar/connection', { key: editor.key })).text();
+    expect(shownToEditor).not.toContain('cal_live_operator_secret_key');
+    expect((await api.request('DELETE', '/calendar/connection', { key: editor.key })).status).toBe(204);
+    expect(await db.calendarConnection.count({ where: { workspaceId: editor.workspaceId } })).toBe(0);
   });
 });
