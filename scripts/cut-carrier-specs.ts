@@ -152,7 +152,7 @@ export const CUTS: Record<string, Cut> = {
     licenceFile: 'LICENSE',
     usedBy: 'the model dialogue engine uses',
   },
-  // Not a carrier: Cal.com's API v2, what the Cal.com twin serves (docs/features/carriers/twins.md#the-calcom-twin).
+  // Not a carrier: Cal.com's API v2, what the Cal.com twin serves (docs/features/calendar-twins.md#the-calcom-twin).
   // Cal.com publishes it in its repositories as docs/api-reference/v2/openapi.json; calcom/companion (Cal.com's own,
   // small enough to fetch) carries the same file for its CLI.
   calcom: {

@@ -8,7 +8,6 @@ import { jsonSetting, twinSettingsOrExit } from '../twin-common/config';
 export const DEVELOPMENT_CALCOM_API_KEY = 'cal_test_calcomtwin_not_a_real_key';
 
 const WEEKDAYS = ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday', 'Saturday', 'Sunday'] as const;
-export type Weekday = (typeof WEEKDAYS)[number];
 const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, 'HH:MM');
 
 /**
@@ -54,7 +53,7 @@ export const DEFAULT_EVENT_TYPE: TwinEventType = {
   ],
 };
 
-/** The Cal.com twin's settings (docs/features/carriers/twins.md#the-calcom-twin), beside SHUTDOWN_GRACE_MS and LOG_LEVEL. */
+/** The Cal.com twin's settings (docs/features/calendar-twins.md#the-calcom-twin), beside SHUTDOWN_GRACE_MS and LOG_LEVEL. */
 export const calcomTwinConfigSchema = z.object({
   CALCOM_TWIN_PORT: z.coerce.number().int().min(0).max(65535).default(3900),
   CALCOM_TWIN_HOST: z.string().default('127.0.0.1'),

@@ -1,5 +1,5 @@
 // `npm run calcom-twin`: the local twin of Cal.com's API v2 (slots, reservations, bookings) as its own process
-// (docs/features/carriers/twins.md#the-calcom-twin). State is in memory.
+// (docs/features/calendar-twins.md#the-calcom-twin). State is in memory.
 import { configureLogging } from '../../lib/log';
 import { handleStopSignals } from '../../lib/shutdown';
 import { twinProcessSettingsOrExit } from '../twin-common/config';

@@ -3,11 +3,12 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { closeHttp, listenHttp } from '../../lib/http/listen';
 import { DEFAULT_EVENT_TYPE, DEVELOPMENT_CALCOM_API_KEY, type TwinEventType } from './config';
 import { CalcomError } from './errors';
-import { dateInZone, isoInZone, isTimeZone, MAX_SLOT_RANGE_DAYS, scheduledSlots } from './schedule';
+import { dateInZone, isoInZone, isTimeZone } from '../twin-common/time-zones';
+import { MAX_SLOT_RANGE_DAYS, scheduledSlots } from './schedule';
 import { createCalcomStore, DEFAULT_RESERVATION_MINUTES, type Reservation, type TwinBooking } from './store';
 
 /**
- * The Cal.com twin (docs/features/carriers/twins.md#the-calcom-twin): Cal.com's API v2 slots (cal-api-version
+ * The Cal.com twin (docs/features/calendar-twins.md#the-calcom-twin): Cal.com's API v2 slots (cal-api-version
  * 2024-09-04) and bookings (2024-08-13) as the vendored description (vendor/openapi/calcom/) gives them, over event
  * types whose hosts keep a weekly schedule in their own time zone. Bearer API keys (`cal_…`), Cal.com's error
  * envelope, reservations that hold a slot (5 minutes by default) and bookings that fail on a slot booked or held by

@@ -3,9 +3,10 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /**
- * Google's discovery document of the Sheets API v4, as vendored (vendor/discovery/google-sheets/, cut to the methods
- * used), and a checker of JSON values against its schemas: what the twin holds request bodies to, and what the tests
- * hold the adapter's requests and the twin's answers to (docs/features/sheets.md#conformance).
+ * Google's discovery documents of the Sheets API v4 and the Calendar API v3, as vendored (vendor/discovery/, each cut
+ * to the methods used), and a checker of JSON values against their schemas: what the twin holds request bodies to, and
+ * what the tests hold the adapters' requests and the twin's answers to (docs/features/sheets.md#conformance,
+ * docs/features/calendar-twins.md#the-google-calendar-twin).
  */
 export interface DiscoverySchema {
   id?: string;
@@ -29,6 +30,12 @@ export interface DiscoveryMethod {
   >;
   request?: { $ref: string };
   response?: { $ref: string };
+  scopes?: string[];
+}
+
+export interface DiscoveryResource {
+  methods?: Record<string, DiscoveryMethod>;
+  resources?: Record<string, DiscoveryResource>;
 }
 
 export interface DiscoveryDocument {
@@ -36,29 +43,37 @@ export interface DiscoveryDocument {
   servicePath: string;
   revision: string;
   schemas: Record<string, DiscoverySchema>;
-  resources: {
-    spreadsheets: {
-      methods: Record<string, DiscoveryMethod>;
-      resources: { values: { methods: Record<string, DiscoveryMethod> } };
-    };
-  };
+  resources: Record<string, DiscoveryResource>;
+  auth: { oauth2: { scopes: Record<string, { description: string }> } };
   'x-vendored': { repository: string; path: string; commit: string; sha256: string };
 }
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const DISCOVERY_FILE = path.join(here, '../../vendor/discovery/google-sheets/sheets.v4.used.json');
+export const CALENDAR_DISCOVERY_FILE = path.join(here, '../../vendor/discovery/google-calendar/calendar.v3.used.json');
 
-let loaded: DiscoveryDocument | undefined;
-export function sheetsDiscovery(): DiscoveryDocument {
-  return (loaded ??= JSON.parse(readFileSync(DISCOVERY_FILE, 'utf8')) as DiscoveryDocument);
+const loaded = new Map<string, DiscoveryDocument>();
+const load = (file: string) => {
+  let document = loaded.get(file);
+  if (!document) loaded.set(file, (document = JSON.parse(readFileSync(file, 'utf8')) as DiscoveryDocument));
+  return document;
+};
+export const sheetsDiscovery = () => load(DISCOVERY_FILE);
+export const calendarDiscovery = () => load(CALENDAR_DISCOVERY_FILE);
+
+function methodsOf(resources: Record<string, DiscoveryResource>): DiscoveryMethod[] {
+  return Object.values(resources).flatMap((resource) => [
+    ...Object.values(resource.methods ?? {}),
+    ...methodsOf(resource.resources ?? {}),
+  ]);
 }
 
-/** A method by its id (`sheets.spreadsheets.values.batchUpdate`). */
-export function discoveryMethod(id: string, document = sheetsDiscovery()): DiscoveryMethod {
-  const { spreadsheets } = document.resources;
-  const method = [...Object.values(spreadsheets.methods), ...Object.values(spreadsheets.resources.values.methods)].find(
-    (candidate) => candidate.id === id,
-  );
+/** A method by its id (`sheets.spreadsheets.values.batchUpdate`, `calendar.events.insert`), in the document of its API. */
+export function discoveryMethod(
+  id: string,
+  document = id.startsWith('calendar.') ? calendarDiscovery() : sheetsDiscovery(),
+): DiscoveryMethod {
+  const method = methodsOf(document.resources).find((candidate) => candidate.id === id);
   if (!method) throw new Error(`no method ${id} in the vendored discovery document`);
   return method;
 }

@@ -1,4 +1,5 @@
 import { createPublicKey, generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
+import { calendarDiscovery } from './discovery';
 
 /**
  * Google's OAuth 2.0 token endpoint for service accounts (RFC 7523, the JWT bearer grant), as the twin serves it: a
@@ -9,6 +10,8 @@ import { createPublicKey, generateKeyPairSync, randomBytes, verify, type KeyObje
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const JWT_BEARER = 'urn:ietf:params:oauth:grant-type:jwt-bearer';
 export const SHEETS_SCOPES = ['https://www.googleapis.com/auth/spreadsheets', 'https://www.googleapis.com/auth/drive'];
+/** The scopes of the Calendar API v3, as its discovery document lists them. */
+export const CALENDAR_SCOPES = Object.keys(calendarDiscovery().auth.oauth2.scopes);
 
 export interface TwinServiceAccount {
   clientEmail: string;
@@ -34,7 +37,7 @@ export function verifyAssertion(
   accounts: ReadonlyMap<string, TwinServiceAccount>,
   tokenUrls: readonly string[],
   nowSeconds = Math.floor(Date.now() / 1000),
-): { account: TwinServiceAccount; scopes: string[] } {
+): { account: TwinServiceAccount; scopes: string[]; subject?: string } {
   const parts = assertion.split('.');
   if (parts.length !== 3)
     throw new OAuthError(
@@ -42,7 +45,7 @@ export function verifyAssertion(
       'Invalid JWT: Token must be a short-lived token and in a reasonable timeframe.',
     );
   const [header, payload, signature] = parts as [string, string, string];
-  let claims: { iss?: string; aud?: string; scope?: string; exp?: number; iat?: number };
+  let claims: { iss?: string; aud?: string; scope?: string; exp?: number; iat?: number; sub?: string };
   let alg: string | undefined;
   try {
     alg = (JSON.parse(base64url(header).toString()) as { alg?: string }).alg;
@@ -66,9 +69,10 @@ export function verifyAssertion(
       'Invalid JWT: Token must be a short-lived token (60 minutes) and in a reasonable timeframe. Check your iat and exp values in the JWT claim.',
     );
   const scopes = (claims.scope ?? '').split(' ').filter(Boolean);
-  if (!scopes.some((scope) => SHEETS_SCOPES.includes(scope)))
+  if (!scopes.some((scope) => SHEETS_SCOPES.includes(scope) || CALENDAR_SCOPES.includes(scope)))
     throw new OAuthError('invalid_scope', 'Invalid OAuth scope or ID token audience provided.');
-  return { account, scopes };
+  // `sub`: domain-wide delegation, the account acting as a Workspace user (the twin does not check the admin's grant).
+  return { account, scopes, ...(claims.sub && claims.sub !== claims.iss ? { subject: claims.sub } : {}) };
 }
 
 /** An access token as Google issues them: opaque, `ya29.` and random characters. */

@@ -3,8 +3,9 @@ import type { Server } from 'node:http';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { closeHttp, listenHttp } from '../../lib/http/listen';
+import { createCalendarApi } from './calendar';
 import { discoveryMethod, schemaProblems } from './discovery';
-import { GOOGLE_ERRORS, GoogleApiError } from './errors';
+import { CALENDAR_ERRORS, GOOGLE_ERRORS, GoogleApiError } from './errors';
 import {
   a1Of,
   cellCount,
@@ -25,6 +26,7 @@ import {
   JWT_BEARER,
   newAccessToken,
   OAuthError,
+  SHEETS_SCOPES,
   verifyAssertion,
   type TwinServiceAccount,
 } from './oauth';
@@ -78,7 +80,7 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
       projectNumber: account.projectNumber ?? '100000000001',
       publicKey: createPublicKey(account.publicKeyPem),
     });
-  const tokens = new Map<string, { account: string; expiresAt: number }>();
+  const tokens = new Map<string, { account: string; expiresAt: number; scopes: string[]; subject?: string }>();
   const spreadsheets = new Map<string, TwinSpreadsheet>();
   const writes: TwinWrite[] = [];
   /** Accepted writes' times per account, oldest first, within the window. */
@@ -105,9 +107,12 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
       return;
     }
     try {
-      const { account } = verifyAssertion(form.assertion, accounts, [GOOGLE_TOKEN_URL, `${ownUrl(req)}/token`]);
+      const { account, scopes, subject } = verifyAssertion(form.assertion, accounts, [
+        GOOGLE_TOKEN_URL,
+        `${ownUrl(req)}/token`,
+      ]);
       const accessToken = newAccessToken();
-      tokens.set(accessToken, { account: account.clientEmail, expiresAt: Date.now() + 3_600_000 });
+      tokens.set(accessToken, { account: account.clientEmail, expiresAt: Date.now() + 3_600_000, scopes, subject });
       res.json({ access_token: accessToken, expires_in: 3599, token_type: 'Bearer' });
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
@@ -115,12 +120,25 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
     }
   });
 
-  function caller(req: Request): TwinServiceAccount {
+  /** The live token the request bears, or undefined. */
+  function tokenOf(req: Request) {
     const match = /^Bearer (\S+)$/.exec(req.get('authorization') ?? '');
-    const token = match && tokens.get(match[1]!);
-    if (!token || token.expiresAt < Date.now()) throw GOOGLE_ERRORS.unauthenticated();
+    const token = match ? tokens.get(match[1]!) : undefined;
+    return token && token.expiresAt >= Date.now() ? token : undefined;
+  }
+
+  function caller(req: Request): TwinServiceAccount {
+    const token = tokenOf(req);
+    if (!token) throw GOOGLE_ERRORS.unauthenticated();
+    if (!token.scopes.some((scope) => SHEETS_SCOPES.includes(scope))) throw GOOGLE_ERRORS.insufficientScopes();
     return accounts.get(token.account)!;
   }
+
+  const calendar = createCalendarApi((req) => {
+    const token = tokenOf(req);
+    if (!token) throw CALENDAR_ERRORS.unauthenticated();
+    return { email: token.subject ?? token.account, scopes: token.scopes, delegated: token.subject !== undefined };
+  });
 
   function spreadsheetFor(account: TwinServiceAccount, id: string): TwinSpreadsheet {
     const spreadsheet = spreadsheets.get(id);
@@ -420,6 +438,7 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
   }
 
   app.use('/v4', api);
+  app.use('/calendar/v3', calendar.api);
 
   // TEST CONTROL routes, not Google's.
   const control = express.Router();
@@ -484,6 +503,7 @@ export function createGoogleSheetsTwin(options: GoogleSheetsTwinOptions = {}) {
     valueWrites = 0;
     res.json(faults);
   });
+  app.use('/control/calendars', calendar.control);
   app.use('/control', control);
 
   app.use((error: unknown, _req: Request, res: Response, next: NextFunction) => {

@@ -1,4 +1,4 @@
-// The Cal.com twin (simulators/calcom-twin/, docs/features/carriers/twins.md#the-calcom-twin): its answers and the
+// The Cal.com twin (simulators/calcom-twin/, docs/features/calendar-twins.md#the-calcom-twin): its answers and the
 // requests it takes held to Cal.com's published OpenAPI description (vendor/openapi/calcom/), slots from a host's
 // weekly schedule in a caller's far zone, reservations that hold a slot against a second caller, bookings that fail
 // on a taken slot, its errors, auth and cal-api-version.

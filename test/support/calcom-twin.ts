@@ -1,4 +1,4 @@
-// The Cal.com twin in the test process (docs/features/carriers/twins.md#the-calcom-twin), and a caller of its API v2.
+// The Cal.com twin in the test process (docs/features/calendar-twins.md#the-calcom-twin), and a caller of its API v2.
 import { afterAll } from 'vitest';
 import {
   DEFAULT_EVENT_TYPE,
