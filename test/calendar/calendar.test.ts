@@ -16,6 +16,7 @@ import { startTestApi } from '../support/api';
 import { insertAgent } from '../support/agents';
 import { DEVELOPMENT_CALCOM_API_KEY, startCalcomTwin } from '../support/calcom-twin';
 import { insertAnsweredCall } from '../support/calls';
+import { startGoogleSheetsTwin } from '../support/google-sheets-twin';
 import { useTestDatabase } from '../support/database';
 import { testEgress } from '../support/egress';
 import { TEST_KEYRING, TEST_SECRETS_KEYS } from '../support/keyring';
@@ -25,12 +26,13 @@ import { startTestWorker, useTemporalClient } from '../support/temporal';
 import { createTestWorkspace, type TestWorkspace } from '../support/workspace';
 
 // One stack for the file: the API, a worker for the booking workflow, the Cal.com twin (its host in New York,
-// Monday to Friday 09:00-17:00) and the OpenAI twin; the lead is in Sydney.
+// Monday to Friday 09:00-17:00), the Google twin's Calendar API and the OpenAI twin; the lead is in Sydney.
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
 const api = await startTestApi({ db, url, temporal });
 const { twin: calcom, baseUrl: calcomUrl } = await startCalcomTwin();
-const endpoints: CalendarEndpoints = { calcomTwinUrl: calcomUrl };
+const google = await startGoogleSheetsTwin();
+const endpoints: CalendarEndpoints = { calcomTwinUrl: calcomUrl, googleCalendarTwinUrl: google.url };
 const egress = testEgress();
 await startTestWorker(temporal.taskQueue, {
   db,
@@ -237,6 +239,65 @@ describe('appointments booked during a call', () => {
     expect(await db.appointment.findMany({ where: { bookingKey: key } })).toEqual([
       expect.objectContaining({ id: retried.appointmentId, providerBookingId: retried.providerBookingId }),
     ]);
+  });
+
+  it("books on Google Calendar through a service account: the product's hold, the event's id the booking key", async () => {
+    const owner = await createTestWorkspace(db);
+    const key = await google.serviceAccount();
+    const calendarId = `sales-${owner.workspaceId}@example.com`;
+    const shared = await fetch(`${google.url}/control/calendars`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        calendarId,
+        timeZone: HOST_ZONE,
+        sharedWith: [{ email: key.client_email, role: 'writer' }],
+      }),
+    });
+    expect(shared.status).toBe(201);
+    await connectCalendar(db, TEST_KEYRING, endpoints, {
+      workspaceId: owner.workspaceId,
+      provider: 'google-calendar-twin',
+      keyJson: JSON.stringify(key),
+      calendarId,
+      hostTimeZone: HOST_ZONE,
+    });
+    const [callA, callB] = [await sydneyCall(owner), await sydneyCall(owner)];
+    const [first, second] = [toolsOf(callA.id), toolsOf(callB.id)];
+    // Google has no hold: the product's own keeps two callers checking at once apart.
+    const [a, b] = await Promise.all(
+      [first, second].map((tools) => tools.run({ name: 'check_availability', toolCallId: 'x', arguments: {} })),
+    );
+    const [startsA, startsB] = [startsOf(a!.result), startsOf(b!.result)];
+    expect(startsA).toHaveLength(3);
+    expect(startsA.filter((start) => startsB.includes(start))).toEqual([]);
+    for (const start of startsA) expect(localHour(start, HOST_ZONE)).toBeGreaterThanOrEqual(9);
+    expect((await bookConfirmed(first, startsA[0]!)).result).toMatch(/^Booked for/);
+
+    const bookingKey = bookingKeyOf(owner.workspaceId, callA.id, new Date(startsA[0]!));
+    const eventsOf = async () =>
+      (
+        (await (await fetch(`${google.url}/control/calendars/${calendarId}/events`)).json()) as {
+          events: Array<{ id: string }>;
+        }
+      ).events;
+    expect((await eventsOf()).map((event) => event.id)).toEqual([bookingKey]);
+    // Run again (a retry): the event is found by its id, not inserted twice.
+    const input = {
+      workspaceId: owner.workspaceId,
+      callId: callA.id,
+      start: startsA[0]!,
+      end: new Date(Date.parse(startsA[0]!) + 30 * 60_000).toISOString(),
+      timeZone: LEAD_ZONE,
+      reservationUid: null,
+    };
+    await db.appointment.deleteMany({ where: { bookingKey } });
+    await bookAppointment({ db, egress, secretsKeyring: TEST_KEYRING, calendarEndpoints: endpoints }, input);
+    expect(await eventsOf()).toHaveLength(1);
+    expect(await db.appointment.count({ where: { bookingKey, provider: 'google-calendar-twin' } })).toBe(1);
+    // Once booked, the time is busy: a later check offers it to nobody.
+    const later = await second.run({ name: 'check_availability', toolCallId: 'z', arguments: {} });
+    expect(startsOf(later.result)).not.toContain(startsA[0]);
   });
 
   it('lists the appointments to calendar.view, with the call, the lead and the start in both zones', async () => {
