@@ -24,8 +24,7 @@ export function egressFetch(egress: Egress): typeof fetch {
       // What fetch itself would send with a form (the token request's): the guard sends the headers as given.
       text = body.toString();
       headers['content-type'] ??= 'application/x-www-form-urlencoded;charset=UTF-8';
-    }
-    else if (body instanceof Uint8Array) text = Buffer.from(body).toString('utf8');
+    } else if (body instanceof Uint8Array) text = Buffer.from(body).toString('utf8');
     else if (body !== undefined && body !== null) throw new EgressError('refused');
     const answer = await egress.request(url, {
       method: init?.method ?? 'GET',
