@@ -178,7 +178,7 @@ describe('appointments booked during a call', () => {
     });
     expect(again.result).toMatch(/^Already booked for/);
     expect(calcom.store.bookings().filter((booking) => booking.metadata.bookingKey === key)).toHaveLength(1);
-  });
+  }, 240_000);
 
   it('gives two callers checking at once different times: one books a time, the other cannot take it', async () => {
     const owner = await calendarWorkspace();
