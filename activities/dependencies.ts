@@ -11,6 +11,7 @@ import type { CpuBudget } from '../lib/cpu-budget/cpu-budget';
 import type { Keyring } from '../lib/secrets/keyring';
 import type { Egress } from '../lib/http/egress';
 import type { SimulatorsSetting } from '../lib/simulators';
+import type { CalendarEndpoints } from '../lib/calendar/calendar-connection';
 
 /** What the main worker's activities run over: wired by the worker (worker/create-worker.ts), by tests with their own. */
 export interface ActivityDependencies {
@@ -61,6 +62,8 @@ export interface ActivityDependencies {
    * secrets; unset: such an import fails, and a delivery's attempts fail until it is set.
    */
   secretsKeyring?: Keyring;
+  /** Where the calendar twins listen (GOOGLE_CALENDAR_TWIN_URL, CALCOM_TWIN_URL); unset: no -twin connection books. */
+  calendarEndpoints?: CalendarEndpoints;
   /** Customers per Admin API page (default 250, Shopify's maximum); tests take smaller pages. */
   crmImportPageSize?: number;
   /** The most customers one CRM import lists (default 10,000); tests lower it. */

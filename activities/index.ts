@@ -39,6 +39,7 @@ import {
 } from './commerce/order-notifications';
 import { failCrmDelivery, finishCrmDelivery, processCrmDelivery } from './crm/crm-deliveries';
 import { failCrmImport, importCrmPage } from './crm/crm-import';
+import { bookAppointment } from './calendar/appointments';
 
 export type { ActivityDependencies } from './dependencies';
 
@@ -105,6 +106,8 @@ const mainWorkerActivities = {
   failCrmDelivery,
   importCrmPage,
   failCrmImport,
+  // Appointments booked during calls (activities/calendar/appointments.ts).
+  bookAppointment,
 };
 
 /**

@@ -16,6 +16,7 @@ import type { WebhookRateLimits } from './door/webhook-door';
 import type { CodecServerOptions } from './codec/codec-routes';
 import type { SimulatorsSetting } from '../lib/simulators';
 import type { Egress } from '../lib/http/egress';
+import type { CalendarEndpoints } from '../lib/calendar/calendar-connection';
 
 /** What handlers reach: the database and Temporal. Built once per process in api/main.ts. */
 export interface AppServices {
@@ -63,6 +64,8 @@ export interface AppServices {
    * (docs/features/functions.md). Unset: the production guard, without allowances.
    */
   egress?: Egress;
+  /** Where the calendar twins listen (GOOGLE_CALENDAR_TWIN_URL, CALCOM_TWIN_URL; docs/features/calendar.md#the-twins). */
+  calendarEndpoints?: CalendarEndpoints;
   /**
    * The API's address as carriers reach it (PUBLIC_BASE_URL): a Twilio signature covers the URL Twilio called, which
    * behind a proxy is not the one this process sees. Unset: every Twilio callback is refused.

@@ -2,7 +2,7 @@ import path from 'node:path';
 import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { collectDefaultMetrics, register } from 'prom-client';
-import { databaseTimeoutsOf, egressSettings, loadConfigOrExit } from '../lib/config';
+import { databaseTimeoutsOf, calendarEndpointsOf, egressSettings, loadConfigOrExit } from '../lib/config';
 import { createEgress } from '../lib/http/egress';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
 import { serveMetrics } from '../lib/metrics/endpoint';
@@ -108,6 +108,7 @@ const services: AppServices = {
   relaySilenceMs: config.RELAY_SILENCE_TIMEOUT_MS,
   carrierKeyring: config.SECRETS_KEYS,
   egress: createEgress(egressSettings(config)),
+  calendarEndpoints: calendarEndpointsOf(config),
   ...(config.TEMPORAL_CODEC_TOKEN &&
     config.SECRETS_KEYS && {
       codecServer: {

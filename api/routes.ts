@@ -26,6 +26,7 @@ import { refusedToKeysRoutes } from './refused-to-keys/routes';
 import { resultRoutes } from './leads/results-routes';
 import { resultWebhookRoutes } from './result-webhooks/routes';
 import { functionRoutes } from './functions/routes';
+import { calendarRoutes } from './calendar/routes';
 import { speechCallRoutes } from './speech/speech-calls-routes';
 import { speechPeopleRoutes } from './speech/speech-people-routes';
 import { phoneNumberRoutes } from './phone-numbers/routes';
@@ -75,6 +76,7 @@ export const routes: readonly RouteDefinition[] = [
   ...doNotCallRoutes,
   ...resultWebhookRoutes,
   ...functionRoutes,
+  ...calendarRoutes,
   ...journeyRoutes,
   ...voiceRoutes,
   ...agentRoutes,

@@ -6,10 +6,11 @@ import { resolveDatabaseUrl } from './database-url';
 import { adminCommands as coreCommands, UsageError } from './commands';
 import { sheetsCommands } from './sheets-commands';
 import { functionsCommands } from './functions-commands';
+import { calendarCommands } from './calendar-commands';
 import { ConflictError, NotFoundError } from '../lib/operator-refusals';
 import { ConfigError } from '../lib/config-error';
 
-const adminCommands = { ...coreCommands, ...sheetsCommands, ...functionsCommands };
+const adminCommands = { ...coreCommands, ...sheetsCommands, ...functionsCommands, ...calendarCommands };
 
 async function main(argv: string[]): Promise<number> {
   const { positionals, flags } = parseArgv(argv);

@@ -1,3 +1,4 @@
+import { calendarConnectionRows } from '../lib/calendar/calendar-connection';
 import { carrierConnectionRows } from '../lib/carrier-connections/connections';
 import { crmAdminTokenRows } from '../lib/crm/admin-token';
 import { crmWebhookSecretRows } from '../lib/crm/webhook-secret';
@@ -22,6 +23,7 @@ export const SEALED_ROW_KINDS: Record<string, SealedRowKind<any>> = {
   crmWebhookSecrets: crmWebhookSecretRows,
   resultWebhookEndpoints: resultWebhookEndpointRows,
   functionSigningSecrets: functionSigningSecretRows,
+  calendarConnections: calendarConnectionRows,
 };
 
 /**

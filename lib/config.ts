@@ -378,6 +378,13 @@ export const configVariables = z.object({
    */
   POLLY_ACCESS_KEY_ID: z.string().min(1).optional(),
   POLLY_SECRET_ACCESS_KEY: z.string().min(1).optional(),
+  /**
+   * The calendar twins' base URLs (docs/features/calendar.md#the-twins): a google-calendar-twin or calcom-twin calendar
+   * connection sends its requests there, recorded under the twin's name; unset: such a connection is refused. Real
+   * connections go to Google's and Cal.com's own hosts, never to a URL anyone types.
+   */
+  GOOGLE_CALENDAR_TWIN_URL: z.string().url().optional(),
+  CALCOM_TWIN_URL: z.string().url().optional(),
   /** The platform's background audio files (made at install time, or on first use) live here. */
   BACKGROUND_AUDIO_DIR: z.string().min(1).default('.data/background-audio'),
   /** sox, which makes the platform's background audio and decodes and measures uploads: a name on PATH or a path. */
@@ -586,6 +593,11 @@ export function parseEgressSettings(env: NodeJS.ProcessEnv = process.env): Egres
 /** The egress guard's allowances from a parsed configuration. */
 export function egressSettings(config: Pick<Config, 'EGRESS_ALLOW_HTTP' | 'EGRESS_ALLOW_ADDRESSES'>): EgressSettings {
   return { allowHttp: config.EGRESS_ALLOW_HTTP, allowAddresses: config.EGRESS_ALLOW_ADDRESSES };
+}
+
+/** Where the calendar twins listen (lib/calendar/calendar-connection.ts). */
+export function calendarEndpointsOf(config: Pick<Config, 'GOOGLE_CALENDAR_TWIN_URL' | 'CALCOM_TWIN_URL'>) {
+  return { googleCalendarTwinUrl: config.GOOGLE_CALENDAR_TWIN_URL, calcomTwinUrl: config.CALCOM_TWIN_URL };
 }
 
 function orExit<Parsed>(parse: () => Parsed): Parsed {

@@ -2,7 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { OpenTelemetryWorkflowClientInterceptor } from '@temporalio/interceptors-opentelemetry';
 import { NativeConnection } from '@temporalio/worker';
 import { collectDefaultMetrics, register } from 'prom-client';
-import { databaseTimeoutsOf, egressSettings, loadConfigOrExit } from '../lib/config';
+import { databaseTimeoutsOf, calendarEndpointsOf, egressSettings, loadConfigOrExit } from '../lib/config';
 import { createEgress } from '../lib/http/egress';
 import { configureLogging, log, secretsOfConfig } from '../lib/log';
 import { serveMetrics } from '../lib/metrics/endpoint';
@@ -93,6 +93,7 @@ const worker = await createWorker({
     temporal,
     secretsKeyring: config.SECRETS_KEYS,
     egress: createEgress(egressSettings(config)),
+    calendarEndpoints: calendarEndpointsOf(config),
   },
 });
 const speechWorker = await createSpeechWorker({

@@ -17,3 +17,4 @@ export { crmDeliveryWorkflow } from './crm/crm-delivery';
 export { crmImportWorkflow } from './crm/crm-import';
 export { orderNotificationWorkflow } from './commerce/order-notification';
 export { liveSheetWorkflow } from './sheets/live-sheet';
+export { appointmentBookingWorkflow } from './calendar/appointment-booking';

@@ -34,6 +34,8 @@ import type { AppServices } from '../app-services';
 import { conversationKnowledge } from '../../lib/knowledge/knowledge-store';
 import { createCallTools } from '../conversation/conversation-tools';
 import { createCallFunctions } from '../conversation/conversation-functions';
+import { createCallCalendar } from '../conversation/conversation-calendar';
+import { withCalendarTools } from '../../lib/calendar/calendar-tools';
 import { createEgress, type Egress } from '../../lib/http/egress';
 import { tellLaddersOfOptOut } from '../../lib/temporal/do-not-call';
 import { saysOptOut } from '../../lib/conversation/intents';
@@ -356,9 +358,12 @@ export function attachConversationRelay(server: Server, services: AppServices) {
           onListed: ({ workspaceId, phone }) =>
             tellLaddersOfOptOut(services.temporal, poolSql(services.sql), { workspaceId, phones: [phone] }),
           onTransfer: (summary) => (conversation.handoff = { reason: 'transfer', summary }),
-          functions: createCallFunctions(
-            { sql: poolSql(services.sql), egress: functionEgress(), keyring: services.carrierKeyring },
-            row.id,
+          functions: withCalendarTools(
+            createCallCalendar(services, functionEgress(), row.id),
+            createCallFunctions(
+              { sql: poolSql(services.sql), egress: functionEgress(), keyring: services.carrierKeyring },
+              row.id,
+            ),
           ),
         }),
         knowledge: conversationKnowledge(poolSql(services.sql), row.agent ?? null),

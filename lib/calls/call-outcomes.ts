@@ -2,7 +2,8 @@
  * How a call attempt ended, as every telephony provider reports it. voicemail_left: a machine answered and the
  * agent's voicemail message was said after its beep (docs/features/carriers/twilio.md#voicemail-drop); plain voicemail: a
  * machine answered and no message was left. The last three are answered calls a tool of the conversation decided
- * (docs/features/conversation/tools.md): the lead opted out, asked to be called back, or was handed to a human.
+ * (docs/features/conversation/tools.md): the lead opted out, asked to be called back, or was handed to a human; or
+ * booked an appointment (docs/features/calendar.md#the-outcome).
  */
 export const CALL_OUTCOMES = [
   'answered',
@@ -15,6 +16,7 @@ export const CALL_OUTCOMES = [
   'opted_out',
   'callback_requested',
   'transferred',
+  'appointment_booked',
 ] as const;
 export type CallOutcome = (typeof CALL_OUTCOMES)[number];
 
@@ -23,6 +25,7 @@ export const TOOL_OUTCOMES = [
   'opted_out',
   'callback_requested',
   'transferred',
+  'appointment_booked',
 ] as const satisfies readonly CallOutcome[];
 export type ToolOutcome = (typeof TOOL_OUTCOMES)[number];
 export const isToolOutcome = (outcome: string): outcome is ToolOutcome =>

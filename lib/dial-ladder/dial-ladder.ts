@@ -5,8 +5,12 @@ import { OPTIONAL_OUTCOMES, withEveryOutcomeRule } from './ladder-rules';
 
 /** Outcomes every ladder gives a rule for. */
 const RULED_OUTCOMES = CALL_OUTCOMES.filter(
-  (outcome): outcome is Exclude<CallOutcome, 'voicemail_left' | 'opted_out' | 'callback_requested' | 'transferred'> =>
-    !(OPTIONAL_OUTCOMES as readonly CallOutcome[]).includes(outcome),
+  (
+    outcome,
+  ): outcome is Exclude<
+    CallOutcome,
+    'voicemail_left' | 'opted_out' | 'callback_requested' | 'transferred' | 'appointment_booked'
+  > => !(OPTIONAL_OUTCOMES as readonly CallOutcome[]).includes(outcome),
 );
 
 /** What an attempt's outcome does to the ladder: end it, or move to the next rung after its delay. */
@@ -46,6 +50,10 @@ export const dialLadderSchema = z.object({
             '(inside the calling window), even after the last rung, once; without a time, the next rung. end: no callback.',
         ),
       transferred: ladderRuleSchema.optional().describe('The call was handed to a human who answered. Not given: end.'),
+      appointment_booked: z
+        .literal('end')
+        .optional()
+        .describe('The lead booked an appointment during the call (book_appointment): always end.'),
     })
     .describe('What each outcome of an attempt does: end the ladder, or move to the next rung.'),
 });

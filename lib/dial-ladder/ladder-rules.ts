@@ -10,7 +10,13 @@ interface RuledLadder {
 }
 
 /** Outcomes a ladder may leave out: voicemail_left (it follows voicemail) and the conversation tools' outcomes. */
-export const OPTIONAL_OUTCOMES = ['voicemail_left', 'opted_out', 'callback_requested', 'transferred'] as const;
+export const OPTIONAL_OUTCOMES = [
+  'voicemail_left',
+  'opted_out',
+  'callback_requested',
+  'transferred',
+  'appointment_booked',
+] as const;
 type OptionalOutcome = (typeof OPTIONAL_OUTCOMES)[number];
 
 /*
@@ -32,6 +38,8 @@ export const withEveryOutcomeRule = <Ladder extends RuledLadder>(
     opted_out: 'end',
     callback_requested: ladder.outcomes.callback_requested ?? 'next',
     transferred: ladder.outcomes.transferred ?? 'end',
+    // A lead with a booked appointment is finished: never redialed (docs/features/calendar.md#the-outcome).
+    appointment_booked: 'end',
   },
 });
 

@@ -6,8 +6,18 @@ import { isHttpUrl } from '../result-webhooks/result-webhooks';
  * (`function create`): every cap here bounds what the product later hands a model and sends to the endpoint.
  */
 
-/** The tool names a model is offered beside custom functions: a function may not take one. */
-const RESERVED_NAMES = new Set(['end_call', 'transfer_to_human', 'schedule_callback', 'opt_out']);
+/**
+ * The tool names a model is offered beside custom functions (the four, and the calendar's two:
+ * docs/features/calendar.md#the-tools): a function may not take one.
+ */
+const RESERVED_NAMES = new Set([
+  'end_call',
+  'transfer_to_human',
+  'schedule_callback',
+  'opt_out',
+  'check_availability',
+  'book_appointment',
+]);
 
 export const FUNCTION_LIMITS = {
   /** The model is offered the schema on every turn: 8 KiB keeps a few functions within a prompt's budget. */

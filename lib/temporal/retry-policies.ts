@@ -206,3 +206,16 @@ export const receiverForADay: RetryPolicy = {
   maximumInterval: '1 hour',
   nonRetryableErrorTypes: [...tenantDataRefusals],
 };
+
+/**
+ * An appointment booked at the calendar provider and recorded (activities/calendar/appointments.ts): 1 s doubling to
+ * 30 s apart, for 20 tries (some ten minutes), the booking key making every try look the booking up first; the
+ * provider's refusal of the slot (calendar_refused: taken, not bookable) is not retried.
+ */
+export const appointmentBooked: RetryPolicy = {
+  initialInterval: '1 second',
+  backoffCoefficient: 2,
+  maximumInterval: '30 seconds',
+  maximumAttempts: 20,
+  nonRetryableErrorTypes: [...tenantDataRefusals, 'calendar_refused'],
+};

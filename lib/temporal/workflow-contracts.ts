@@ -1,3 +1,4 @@
+import type { AppointmentBookingInput, AppointmentBookingResult } from '../calendar/appointment-booking';
 import type { CallIntelligenceInput, CallIntelligenceResult } from '../call-intelligence/call-intelligence';
 import type { CampaignStatus } from '../campaigns/campaign-transitions';
 import type { CampaignWorkflowInput } from '../campaigns/campaign-workflow';
@@ -43,6 +44,7 @@ export interface WorkflowContracts {
   crmImportWorkflow: (input: CrmImportWorkflowInput) => Promise<CrmImportWorkflowResult>;
   orderNotificationWorkflow: (input: OrderNotificationInput) => Promise<OrderNotificationResult>;
   liveSheetWorkflow: (input: LiveSheetInput) => Promise<void>;
+  appointmentBookingWorkflow: (input: AppointmentBookingInput) => Promise<AppointmentBookingResult>;
 }
 
 /** A workflow type's name, as Temporal records it. */
@@ -68,6 +70,7 @@ export const WORKFLOW_TYPES = Object.keys({
   crmImportWorkflow: true,
   orderNotificationWorkflow: true,
   liveSheetWorkflow: true,
+  appointmentBookingWorkflow: true,
 } satisfies Record<WorkflowType, true>) as readonly WorkflowType[];
 
 /**

@@ -39,6 +39,11 @@ export function webhookDeliveryWorkflowId(deliveryId: string): string {
   return `webhook-delivery-${deliveryId}`;
 }
 
+/** The booking of one slot for one call, by its booking key (lib/calendar/booking-key.ts): a retry finds the same run. */
+export function appointmentBookingWorkflowId(bookingKey: string): string {
+  return `appointment-booking-${bookingKey}`;
+}
+
 /** One export job; a second start of the same job is a no-op. */
 export function exportJobWorkflowId(exportId: string): string {
   return `export-${exportId}`;

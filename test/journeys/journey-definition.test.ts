@@ -185,6 +185,7 @@ describe('node data and outputs', () => {
       'opted_out',
       'callback_requested',
       'transferred',
+      'appointment_booked',
       'do_not_call',
       'cancelled',
     ]);

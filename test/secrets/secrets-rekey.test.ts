@@ -51,6 +51,7 @@ describe('npm run admin: secrets rekey moves every sealed row of every provider 
     expect(moved.rekeyed.carrierConnections).toEqual(expect.arrayContaining([underK1.id, alsoUnderK1.id]));
     // Every kind of sealed row is named in the answer, each with what it moved.
     expect(Object.keys(moved.rekeyed).sort()).toEqual([
+      'calendarConnections',
       'carrierConnections',
       'crmAdminTokens',
       'crmWebhookSecrets',
