@@ -155,8 +155,10 @@ export async function* pronouncedTokens(
   tokens: Iterable<string> | AsyncIterable<string>,
   pronunciations: Pronunciations,
 ): AsyncIterable<string> {
-  if (pronunciations.empty) return yield* tokens;
   let reply = '';
-  for await (const token of tokens) reply += token;
+  for await (const token of tokens) {
+    if (pronunciations.empty) yield token;
+    else reply += token;
+  }
   if (reply) yield spokenTextOf(spokenPiecesOf(reply, pronunciations));
 }
