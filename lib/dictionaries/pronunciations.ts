@@ -162,3 +162,17 @@ export async function* pronouncedTokens(
   }
   if (reply) yield spokenTextOf(spokenPiecesOf(reply, pronunciations));
 }
+
+/**
+ * A line as a speech path takes it: SSML content (`<sub alias>`, no `<speak>` root, escaped) when a term occurs and the
+ * voice reads SSML, the spoken forms put in the text when a term occurs and it does not, the text as written otherwise.
+ */
+export function pronouncedLine(
+  text: string,
+  pronunciations: Pronunciations,
+  voiceReadsSsml: boolean,
+): { ssml: string } | { text: string } {
+  const pieces = spokenPiecesOf(text, pronunciations);
+  if (!hasPronunciation(pieces)) return { text };
+  return voiceReadsSsml ? { ssml: ssmlOf(pieces) } : { text: spokenTextOf(pieces) };
+}

@@ -1,13 +1,6 @@
 import { speechHints, type ScriptCall, type ScriptStep } from '../../conversation/script-walk';
 import { telnyxSpeakVoiceOf } from './telnyx-voices';
-import {
-  hasPronunciation,
-  pronunciationsOf,
-  spokenPiecesOf,
-  spokenTextOf,
-  ssmlOf,
-  type Pronunciations,
-} from '../../dictionaries/pronunciations';
+import { pronouncedLine, pronunciationsOf, type Pronunciations } from '../../dictionaries/pronunciations';
 
 /** What a speak says and how: built here, sent by the adapter (lib/carriers/telnyx/telnyx-calls.ts). */
 export interface TelnyxSpeak {
@@ -79,10 +72,8 @@ export function telnyxPayloadOf(
   voice: string,
   pronunciations: Pronunciations,
 ): Pick<TelnyxSpeak, 'payload' | 'payloadType'> {
-  const pieces = spokenPiecesOf(text, pronunciations);
-  if (!hasPronunciation(pieces)) return { payload: text };
-  if (!voice.startsWith('AWS.Polly.')) return { payload: spokenTextOf(pieces) };
-  return { payload: `<speak>${ssmlOf(pieces)}</speak>`, payloadType: 'ssml' };
+  const line = pronouncedLine(text, pronunciations, voice.startsWith('AWS.Polly.'));
+  return 'ssml' in line ? { payload: `<speak>${line.ssml}</speak>`, payloadType: 'ssml' } : { payload: line.text };
 }
 
 /**

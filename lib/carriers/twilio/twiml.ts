@@ -11,14 +11,7 @@ import { RELAY_ATTEMPT_PARAMETER } from './conversation-relay/frames';
 import { stepWithinPaidTime } from '../paid-time';
 import { twilioRelayVoiceOf, twilioSayVoiceOf } from './twilio-voices';
 import { escapeXml } from '../../xml';
-import {
-  hasPronunciation,
-  pronunciationsOf,
-  spokenPiecesOf,
-  spokenTextOf,
-  ssmlOf,
-  type Pronunciations,
-} from '../../dictionaries/pronunciations';
+import { pronouncedLine, pronunciationsOf, type Pronunciations } from '../../dictionaries/pronunciations';
 
 export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../../conversation/script-walk';
 
@@ -61,9 +54,8 @@ export function twilioHints(terms: readonly string[]): string {
  * with Twilio's default voice (a voice the table does not know) the spoken forms replace the written ones as text.
  */
 function sayContent(text: string, voice: { voice?: string }, pronunciations: Pronunciations): string {
-  const pieces = spokenPiecesOf(text, pronunciations);
-  if (!hasPronunciation(pieces)) return escapeXml(text);
-  return voice.voice?.startsWith('Polly.') ? ssmlOf(pieces) : escapeXml(spokenTextOf(pieces));
+  const line = pronouncedLine(text, pronunciations, voice.voice?.startsWith('Polly.') ?? false);
+  return 'ssml' in line ? line.ssml : escapeXml(line.text);
 }
 
 /**
