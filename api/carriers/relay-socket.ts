@@ -26,6 +26,7 @@ import { ANSWER_TIMEOUT_SECONDS } from '../../lib/conversation/script-walk';
 import { timeUpLine } from '../../lib/conversation/time-up';
 import { testCallTimeLimitMs } from '../../lib/credits/test-call-billing';
 import { configuredDialogueEngine } from '../../lib/conversation/create-engine';
+import { pronouncedTokens, pronunciationsOf, type Pronunciations } from '../../lib/dictionaries/pronunciations';
 import type { DialogueEngine } from '../../lib/conversation/engine';
 import { log } from '../../lib/log';
 import { Refusal } from '../../lib/refusal';
@@ -165,6 +166,7 @@ function converse(
   engine: DialogueEngine,
   conversation: Conversation,
   timeUp: { limitMs: number; language: string } | null,
+  pronunciations: Pronunciations,
 ) {
   let ended = false;
   /** The time was up: the closing line was said, a reply still running says no more. */
@@ -176,12 +178,13 @@ function converse(
     if (silence) clearTimeout(silence);
     silence = null;
   };
-  const say = async (tokens: Iterable<string> | AsyncIterable<string>) => {
+  const say = async (reply: Iterable<string> | AsyncIterable<string>) => {
     listen();
     let words = 0;
-    for await (const token of tokens) {
+    for await (const token of pronouncedTokens(reply, pronunciations)) {
       if (cut) return;
-      words += token.trim() === '' ? 0 : 1;
+      // Words, not tokens: a reply with pronunciations comes as one token (lib/dictionaries/pronunciations.ts).
+      words += token.match(/\S+/g)?.length ?? 0;
       send({ type: 'text', token, last: false });
     }
     if (cut) return;
@@ -373,7 +376,17 @@ export function attachConversationRelay(server: Server, services: AppServices) {
       services.dialogue,
     );
     sockets.handleUpgrade(req, socket, head, (ws) =>
-      converse(ws, services, carrier, connection, call, engine, conversation, timeUp),
+      converse(
+        ws,
+        services,
+        carrier,
+        connection,
+        call,
+        engine,
+        conversation,
+        timeUp,
+        pronunciationsOf(row.agent?.hints ?? []),
+      ),
     );
   }
 

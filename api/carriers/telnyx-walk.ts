@@ -2,7 +2,7 @@ import { openedConnectionsOf } from '../../lib/carrier-connections/opened-connec
 import { stepWithinPaidTime } from '../../lib/carriers/paid-time';
 import {
   ANSWER_TIMEOUT_SECONDS,
-  relayWelcomeGreeting,
+  spokenRelayGreeting,
   scriptStepOf,
   type ScriptRequest,
 } from '../../lib/conversation/script-walk';
@@ -100,7 +100,7 @@ export async function startTelnyxRelay(
   const publicBaseUrl = services.publicBaseUrl!;
   return createTelnyxCalls(connection, { publicBaseUrl }).startConversationRelay(callControlId, {
     url: telnyxRelayUrl(publicBaseUrl, { connectionId: connection.id, attemptId }, connection.secrets.apiKey),
-    greeting: relayWelcomeGreeting(scriptCall, scriptGreeting(scriptCall)),
+    greeting: spokenRelayGreeting(scriptCall, scriptGreeting(scriptCall)),
     voice: telnyxSpeakVoiceOf(agent.voiceId, agent.language).voice,
     language: agent.language,
     hints: telnyxHints(agent.hints ?? []),

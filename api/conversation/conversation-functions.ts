@@ -7,8 +7,25 @@ import type { FunctionTools } from '../../lib/conversation/tools';
  * the engine first offers them, each call of one a signed request sent at most once per tool call.
  */
 export function createCallFunctions(deps: InvokeDependencies, callId: string): FunctionTools {
+  return boundFunctionTools(
+    () => functionsOfCall(deps.sql, callId),
+    async (fn, toolCallId, args) => {
+      const { ok, result } = await invokeFunction(deps, { callId, toolCallId, fn, arguments: args });
+      return { ok, result };
+    },
+  );
+}
+
+/**
+ * Functions read once (on their first offer) and run by `run` when the engine calls one by its name: a call's send
+ * the request (createCallFunctions), a web test session's say what would have been sent (api/test-sessions).
+ */
+export function boundFunctionTools(
+  read: () => Promise<BoundFunctionRow[]>,
+  run: (fn: BoundFunctionRow, toolCallId: string, args: unknown) => Promise<{ ok: boolean; result: string }>,
+): FunctionTools {
   let bound: Promise<BoundFunctionRow[]> | undefined;
-  const rows = () => (bound ??= functionsOfCall(deps.sql, callId));
+  const rows = () => (bound ??= read());
   return {
     async offered() {
       return (await rows()).map(({ name, description, parameters, fillerLine, slowLine, afterQuestion }) => ({
@@ -23,8 +40,7 @@ export function createCallFunctions(deps: InvokeDependencies, callId: string): F
     async run({ name, toolCallId, arguments: args }) {
       const fn = (await rows()).find((row) => row.name === name);
       if (!fn) return { ok: false, result: `Error: there is no function named "${name}".` };
-      const { ok, result } = await invokeFunction(deps, { callId, toolCallId, fn, arguments: args });
-      return { ok, result };
+      return run(fn, toolCallId, args);
     },
   };
 }

@@ -104,6 +104,9 @@ const scriptCallOf = (session: ClaimedSession): ScriptCall => ({
   disclosure: session.disclosure,
 });
 
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
 /** One session on an open socket; answers its end (for the API's stop). */
 function converse(
   ws: WebSocket,
@@ -115,6 +118,10 @@ function converse(
   const send = (frame: ServerFrame) => {
     if (ws.readyState === ws.OPEN) ws.send(JSON.stringify(frame));
   };
+  const sendTool = (
+    toolCall: { name: string; arguments: Record<string, unknown> },
+    result: { ok: boolean; result: string },
+  ) => send({ type: 'tool', name: toolCall.name, arguments: toolCall.arguments, result: result.result, ok: result.ok });
   const call = scriptCallOf(session);
   const engine = configuredDialogueEngine(
     {
@@ -127,14 +134,10 @@ function converse(
         leadPhone: session.lead.phone ?? null,
         language: session.agent.language,
         transferNumber: session.agent.transferNumber,
-        onRun: (toolCall, result) =>
-          send({
-            type: 'tool',
-            name: toolCall.name,
-            arguments: toolCall.arguments,
-            result: result.result,
-            ok: result.ok,
-          }),
+        agentId: session.agent.id,
+        onRun: (toolCall, result) => sendTool(toolCall, result),
+        onFunction: ({ name, arguments: args }, result) =>
+          sendTool({ name, arguments: isRecord(args) ? args : {} }, result),
       }),
       knowledge: conversationKnowledge(sql, session.agent),
       record: (turns) => storeSessionTurns(sql, session, turns),

@@ -3,13 +3,16 @@ import type { DialogueToolCall, DialogueToolResult, DialogueTools } from '../../
 import { log } from '../../lib/log';
 import type { RunSql } from '../../lib/run-sql';
 import { markSessionOutcome } from './session-store';
+import { boundFunctionTools } from '../conversation/conversation-functions';
+import { functionsOfAgent } from '../../lib/functions/function-store';
 
 /**
  * The four tools of a web test session (docs/features/test-sessions.md#tools): they resolve and report as a call's do
  * (api/conversation/conversation-tools.ts, sharing its callback reading, lib/conversation/callback-booking.ts), but
  * act on nothing outside the session: no number is put on the Do-Not-Call list, no attempt is booked, no transfer is
  * dialed. Each says what would have happened, and marks the session's outcome (TestSession.outcome) as the call's
- * would be marked. `onRun` hears every use (the socket's `tool` frame).
+ * would be marked. `onRun` hears every use (the socket's `tool` frame). The agent's custom functions are offered too,
+ * and none is sent (docs/features/functions.md#in-a-web-test-session).
  */
 export interface SessionToolsOptions {
   sql: RunSql;
@@ -21,6 +24,10 @@ export interface SessionToolsOptions {
   transferNumber: string | null;
   onRun?(call: DialogueToolCall, result: DialogueToolResult): void;
   now?: () => Date;
+  /** The session's agent: its custom functions are offered, and none is sent. */
+  agentId: string;
+  /** Hears every use of a custom function (the socket's `tool` frame). */
+  onFunction?(call: { name: string; arguments: unknown }, result: { ok: boolean; result: string }): void;
 }
 
 const result = (ok: boolean, text: string, endsConversation: boolean): DialogueToolResult => ({
@@ -77,6 +84,19 @@ export function createSessionTools(options: SessionToolsOptions): DialogueTools 
   };
 
   return {
+    // The agent's custom functions, offered as on a call (the model sees them, the script calls them at their question),
+    // but a session's tools act on nothing real: nothing is sent to the customer's endpoint.
+    functions: boundFunctionTools(
+      () => functionsOfAgent(sql, options.agentId),
+      (fn, _toolCallId, args) => {
+        const said = {
+          ok: true,
+          result: `A test session: ${fn.name} would be called with ${JSON.stringify(args) ?? '{}'}; no request was sent.`,
+        };
+        options.onFunction?.({ name: fn.name, arguments: args }, said);
+        return Promise.resolve(said);
+      },
+    ),
     async run(toolCall) {
       let ran: DialogueToolResult;
       try {

@@ -21,10 +21,15 @@ export const transcriptTurnSchema = z.object({
     .describe("The carrier's speech-recognition confidence of a lead's answer, when it gave one."),
   tool: z
     .object({
-      name: z.enum(['end_call', 'transfer_to_human', 'schedule_callback', 'opt_out']),
+      name: z
+        .string()
+        .describe(
+          'One of the four tools (end_call, transfer_to_human, schedule_callback, opt_out) or one of the ' +
+            "agent's custom functions (docs/features/functions.md).",
+        ),
       arguments: z
-        .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
-        .describe('What the agent passed.'),
+        .record(z.string(), z.json())
+        .describe("What the agent passed (a custom function's arguments as the model gave them, nested or not)."),
       result: z.string().describe('What the tool answered the agent.'),
       ok: z.boolean().describe('The tool did what it was asked.'),
     })

@@ -1,3 +1,4 @@
+import { writtenFormsOf } from '../dictionaries/pronunciations';
 import type {
   ChatCompletionAssistantMessageParam,
   ChatCompletionFunctionTool,
@@ -97,7 +98,9 @@ export function systemMessageOf(context: DialogueContext, passages: readonly Kno
     context.instructions ?? '',
     VOICE_RULES,
     agent ? `Speak ${agent.language} (BCP 47).` : '',
-    agent?.hints?.length ? `Spelling: when you use these terms, write them exactly so: ${agent.hints.join(', ')}.` : '',
+    agent?.hints?.length
+      ? `Spelling: when you use these terms, write them exactly so: ${writtenFormsOf(agent.hints).join(', ')}.`
+      : '',
     DATA_RULE,
     passages.length
       ? "Knowledge: the data's passages are from the agent's documents, found for what the lead just said. Answer " +

@@ -1,3 +1,4 @@
+import { parseTerm, pronunciationsOf, spokenPiecesOf, spokenTextOf } from '../dictionaries/pronunciations';
 import { filled } from '../lead-placeholders';
 import { saysOptOut } from './intents';
 import { ruleLanguageOf, type RuleLanguage } from './utterance';
@@ -34,13 +35,20 @@ export function disclosureOf(call: ScriptCall): string {
 }
 
 /**
- * What ConversationRelay says first, on either carrier (Twilio's welcomeGreeting, Telnyx's greeting): the workspace's
- * disclosure, then the greeting (the opening line), as one text. The disclosure is step 0's first line and turn, so an
- * engine leaves it out of the words it sends, as it leaves out the opening line.
+ * What ConversationRelay says first, on either carrier (Twilio's welcomeGreeting, Telnyx's greeting), and what a web test
+ * session shows first: the workspace's disclosure, then the greeting (the opening line), as one text. The disclosure is
+ * step 0's first line and turn, so an engine leaves it out of the words it sends, as it leaves out the opening line.
  */
 export function relayWelcomeGreeting(call: ScriptCall, greeting: string): string {
   return [disclosureOf(call), greeting].filter((text) => text !== '').join(' ');
 }
+
+/**
+ * The relay greeting as the carrier says it: the agent's dictionary pronunciations in their spoken forms (the greeting
+ * is a plain-text attribute: docs/features/dictionaries.md#pronunciations).
+ */
+export const spokenRelayGreeting = (call: ScriptCall, greeting: string) =>
+  spokenTextOf(spokenPiecesOf(relayWelcomeGreeting(call, greeting), pronunciationsOf(call.agent?.hints ?? [])));
 
 /**
  * Which step of the walk:
@@ -160,11 +168,14 @@ export function scriptStepOf(call: ScriptCall, request: ScriptRequest): ScriptSt
   return { step, turns, lines, question: null };
 }
 
-/** The dictionaries' terms as recognition hints: commas made spaces (both carriers' lists), blanks out, each once, at most `max`. */
+/**
+ * The dictionaries' terms as recognition hints: their written forms (a pronunciation `written => spoken` is listened
+ * for as written), commas made spaces (both carriers' lists), blanks out, each once, at most `max`.
+ */
 export function speechHints(terms: readonly string[], max: number): string[] {
   const seen = new Set<string>();
   for (const term of terms) {
-    const hint = term.replace(/,/g, ' ').replace(/\s+/g, ' ').trim();
+    const hint = parseTerm(term).written.replace(/,/g, ' ').replace(/\s+/g, ' ').trim();
     if (hint) seen.add(hint);
     if (seen.size === max) break;
   }

@@ -1,7 +1,10 @@
 /**
  * The terms of a dictionary (a pronunciation and recognition word list) as they are stored: how a term
  * is normalised, what makes a list acceptable, and what charCount counts. docs/features/dictionaries.md.
+ * A term may carry a pronunciation, `written => spoken`: lib/dictionaries/pronunciations.ts.
  */
+
+import { PRONUNCIATION_ARROW, parseTerm } from './pronunciations';
 
 /** Limits of one dictionary and of a workspace's dictionaries. Lengths are in Unicode code points. */
 export const DICTIONARY_LIMITS = {
@@ -28,10 +31,23 @@ export function codePointLength(text: string): number {
 
 /**
  * One term as stored: Unicode NFC (a composed and a decomposed "é" are the same term of one code point),
- * every run of whitespace (spaces, tabs, line breaks, no-break spaces) made one space, then trimmed.
+ * every run of whitespace (spaces, tabs, line breaks, no-break spaces) made one space, then trimmed; a pronunciation
+ * `written => spoken` (lib/dictionaries/pronunciations.ts) with one space either side of its arrow.
  */
 export function normaliseTerm(raw: string): string {
-  return raw.normalize('NFC').replace(/\s+/gu, ' ').trim();
+  const term = raw.normalize('NFC').replace(/\s+/gu, ' ').trim();
+  const { written, spoken } = parseTerm(term);
+  return spoken === null ? term : `${written} ${PRONUNCIATION_ARROW} ${spoken}`;
+}
+
+/** What is wrong with a pronunciation term's two sides; null: nothing (or not a pronunciation). */
+function pronunciationProblem(term: string): string | null {
+  const { written, spoken } = parseTerm(term);
+  if (spoken === null) return null;
+  if (!written) return `has nothing written before ${PRONUNCIATION_ARROW}`;
+  if (!spoken) return `has nothing to say after ${PRONUNCIATION_ARROW}`;
+  if (spoken.includes(PRONUNCIATION_ARROW)) return `holds ${PRONUNCIATION_ARROW} more than once`;
+  return null;
 }
 
 /** charCount of a dictionary: the sum of its stored terms' lengths in code points (separators not counted). */
@@ -61,6 +77,7 @@ export function normaliseTerms(raw: readonly string[]): { terms: string[]; probl
     else if (CONTROL.test(term)) problems.push({ index, message: 'contains a control character' });
     else if (codePointLength(term) > DICTIONARY_LIMITS.termLength)
       problems.push({ index, message: `is longer than ${DICTIONARY_LIMITS.termLength} characters once normalised` });
+    else if (pronunciationProblem(term)) problems.push({ index, message: pronunciationProblem(term)! });
     else if (!seen.has(term)) {
       seen.add(term);
       terms.push(term);

@@ -94,6 +94,21 @@ export interface BoundFunctionRow {
 const BOUND_FUNCTION_COLUMNS = `f.id::text, f."workspaceId"::text AS "workspaceId", f.name, f.description, f.parameters,
   f.presets, f.url, f.method, f."timeoutMs", f."fillerLine", f."slowLine", af."afterQuestion"`;
 
+/** The live functions bound to an agent, by name (a web test session's: it has no call). */
+export async function functionsOfAgent(sql: RunSql, agentId: string): Promise<BoundFunctionRow[]> {
+  return sql<BoundFunctionRow>(
+    {
+      name: 'functions_of_agent',
+      text: `SELECT ${BOUND_FUNCTION_COLUMNS}
+               FROM "Agent" a JOIN "AgentFunction" af ON af."agentId" = a.id
+               JOIN "CustomFunction" f ON f.id = af."functionId" AND f."deletedAt" IS NULL
+                AND f."workspaceId" = a."workspaceId"
+              WHERE a.id = $1::uuid ORDER BY f.name`,
+    },
+    agentId,
+  );
+}
+
 /** The live functions bound to a call's agent, by name. */
 export async function functionsOfCall(sql: RunSql, callId: string): Promise<BoundFunctionRow[]> {
   return sql<BoundFunctionRow>(

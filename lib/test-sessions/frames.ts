@@ -52,7 +52,9 @@ export const turnEndFrameSchema = z.object({ type: z.literal('turn_end') });
 /** A tool ran (before the agent's words about it): what it was asked and what it reported; it acted on nothing real. */
 export const toolFrameSchema = z.object({
   type: z.literal('tool'),
-  name: z.enum(DIALOGUE_TOOL_NAMES),
+  name: z
+    .union([z.enum(DIALOGUE_TOOL_NAMES), z.string()])
+    .describe("One of the four tools, or one of the agent's custom functions (docs/features/functions.md)."),
   arguments: z.record(z.string(), z.unknown()),
   result: z.string(),
   ok: z.boolean(),

@@ -4,7 +4,7 @@ import { createServer as createHttp2Server, type Http2ServerRequest, type Http2S
 import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { speechAudio } from './audio';
 import { signatureFault } from './sigv4';
-import { SsmlError, spokenTextOf } from './ssml';
+import { SsmlError, spokenTextOf } from '../twin-common/ssml';
 import { TWIN_VOICES, findTwinVoice } from './voices';
 
 /**

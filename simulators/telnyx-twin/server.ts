@@ -22,6 +22,7 @@ import type { TelnyxTwinAccount } from './config';
 import { TELNYX_ERRORS, TelnyxApiError } from './errors';
 import { eventOf } from './events';
 import { signingKey } from './signature';
+import { SsmlError, spokenTextOf } from '../twin-common/ssml';
 import { addIncomingNumberRoutes, ensureApplications } from './incoming-numbers';
 import { createTelnyxTwinRecordings } from './recordings';
 import { assertFilePlays, fetchPlaybackAudio, readPlaybackStart } from './playback';
@@ -72,6 +73,22 @@ function text(body: Body, name: string, required = false): string | undefined {
   }
   if (typeof value !== 'string') throw TELNYX_ERRORS.invalid(name, `The '${name}' parameter must be of type 'string'`);
   return value;
+}
+/**
+ * What a speak says: its `payload`, as text or, with `payload_type` `ssml`, read as the SSML of Telnyx's Polly voices
+ * (the words with a `<sub alias>` said as its alias: simulators/twin-common/ssml.ts); malformed SSML is refused.
+ */
+function spokenPayload(body: Body): string {
+  const payload = text(body, 'payload', true)!;
+  const type = text(body, 'payload_type') ?? 'text';
+  if (type === 'text') return payload;
+  if (type !== 'ssml') throw TELNYX_ERRORS.enumerated('payload_type', ['text', 'ssml']);
+  try {
+    return spokenTextOf(payload);
+  } catch (error) {
+    if (error instanceof SsmlError) throw TELNYX_ERRORS.invalid('payload', error.message);
+    throw error;
+  }
 }
 function integer(body: Body, name: string, fallback: number, min: number, max: number): number {
   const value = body[name];
@@ -290,7 +307,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
     speak: {
       needsAnswer: true,
       read: (body) => ({
-        payload: text(body, 'payload', true),
+        payload: spokenPayload(body),
         voice: text(body, 'voice', true),
         language: text(body, 'language') ?? null,
       }),
@@ -300,7 +317,7 @@ export function createTelnyxTwin(options: TelnyxTwinOptions): TelnyxTwin {
       read: (body) => {
         const minimum = integer(body, 'minimum_digits', 1, 1, 128);
         return {
-          payload: text(body, 'payload', true),
+          payload: spokenPayload(body),
           voice: text(body, 'voice', true),
           language: text(body, 'language') ?? null,
           timeoutMillis: integer(body, 'timeout_millis', 60_000, 1, 600_000),

@@ -77,9 +77,16 @@ const parser = new XMLParser({
 
 const nameOf = (node: Node) => Object.keys(node).find((key) => key !== ':@')!;
 const childrenOf = (node: Node) => (node[nameOf(node)] as Node[] | undefined) ?? [];
+/** The words a verb holds; inside `<Say>`, an SSML `<sub alias>` (Twilio's Polly voices read SSML) is said as its alias. */
 const textOf = (node: Node): string =>
   childrenOf(node)
-    .map((child) => (nameOf(child) === '#text' ? String(child['#text']) : textOf(child)))
+    .map((child) =>
+      nameOf(child) === '#text'
+        ? String(child['#text'])
+        : nameOf(child) === 'sub' && child[':@']?.alias !== undefined
+          ? child[':@'].alias
+          : textOf(child),
+    )
     .join(' ')
     .replace(/\s+/g, ' ')
     .trim();

@@ -139,16 +139,26 @@ const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs 
 const dictionary = await db.dictionary.create({
   data: { workspaceId: A.owner.workspaceId, name: 'Colours', terms: ['navy', 'crimson'], charCount: 11 },
 });
+// A pronunciation (docs/features/dictionaries.md#pronunciations): said through SSML to Telnyx's Polly voices.
+const pronounced = await db.dictionary.create({
+  data: { workspaceId: A.owner.workspaceId, name: 'Said', terms: ['shoe shop => shoo shop'], charCount: 22 },
+});
 
 async function runningCampaign(
   side: { owner: TestWorkspace; caller: string },
-  options: { ladder?: DialLadder; questions?: string[]; voicemailMessage?: string | null; via?: RunningApi } = {},
+  options: {
+    ladder?: DialLadder;
+    questions?: string[];
+    voicemailMessage?: string | null;
+    via?: RunningApi;
+    dictionaryId?: string;
+  } = {},
 ) {
   const agent = await insertShoeShopAgent(db, side.owner.workspaceId, {
     questions: options.questions ?? [],
     voicemailMessage: options.voicemailMessage ?? null,
     ...(side.owner.workspaceId === A.owner.workspaceId && {
-      dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
+      dictionaries: { create: [{ dictionaryId: options.dictionaryId ?? dictionary.id, position: 0 }] },
     }),
   });
   return startedAgentCampaign(db, options.via ?? api, side.owner, {
@@ -221,7 +231,7 @@ async function dialingCallOn(side: Side, bound = true) {
 
 describe('a campaign on a telnyx-twin connection', () => {
   it('dials a lead through the SDK on Call Control; the signed webhooks end the call answered', async () => {
-    const campaign = await runningCampaign(A);
+    const campaign = await runningCampaign(A, { dictionaryId: pronounced.id });
     const lead = await pushLead(A.owner, campaign.id, '+14155570101');
     expect(await lead.handle.result()).toEqual({ status: 'completed', outcome: 'answered', attempts: 1 });
     const [call] = await db.call.findMany({ where: { leadId: lead.leadId } });
@@ -263,10 +273,27 @@ describe('a campaign on a telnyx-twin connection', () => {
     });
     const dialExchange = recorder.exchanges.find((exchange) => exchange.body.includes('+14155570101'))!;
     expect(dialExchange.headers.authorization).toBe(`Bearer ${ACCOUNT_A.apiKey}`);
-    // The twin said the opening line and the closing in the mapped voice, and the product hung up after the closing.
+    // The twin said the opening line and the closing in the mapped voice, and the product hung up after the closing;
+    // the dictionary's pronunciation went as SSML (the twin reads the <sub>'s alias; its words are joined by spaces),
+    // the transcript keeps the written form.
     const log = await telnyxTwinLog(twin.baseUrl, call!.providerCallId!);
+    const opening = recorder.exchanges.find(
+      (exchange) => exchange.url.endsWith('/actions/speak') && exchange.body.includes('Hello Ana'),
+    );
+    expect(JSON.parse(opening!.body)).toMatchObject({
+      payload: '<speak>Hello Ana, this is the <sub alias="shoo shop">shoe shop</sub>.</speak>',
+      payload_type: 'ssml',
+    });
+    expect(
+      (
+        await db.callTurn.findFirstOrThrow({
+          where: { callId: call!.id, speaker: 'agent' },
+          orderBy: [{ step: 'asc' }, { part: 'asc' }],
+        })
+      ).text,
+    ).toBe('Hello Ana, this is the shoe shop.');
     expect(log.log.filter((entry) => entry.kind === 'say').map((entry) => [entry.text, entry.voice])).toEqual([
-      ['Hello Ana, this is the shoe shop.', 'AWS.Polly.Joanna-Neural'],
+      ['Hello Ana, this is the shoo shop .', 'AWS.Polly.Joanna-Neural'],
       ['Thank you, goodbye.', 'AWS.Polly.Joanna-Neural'],
     ]);
     expect(log.log.at(-1)).toMatchObject({ kind: 'hangup', speaker: 'agent', text: 'normal_clearing' });

@@ -43,6 +43,10 @@ const connection = await connectTwinCaller(db, keyring, twin.baseUrl, owner.work
 const dictionary = await db.dictionary.create({
   data: { workspaceId: owner.workspaceId, name: 'Colours', terms: ['navy', 'crimson'], charCount: 11 },
 });
+// A pronunciation (docs/features/dictionaries.md#pronunciations): said through SSML inside <Say>, Polly voices.
+const pronounced = await db.dictionary.create({
+  data: { workspaceId: owner.workspaceId, name: 'Said', terms: ['shoe shop => shoo shop'], charCount: 22 },
+});
 
 const QUESTIONS = ['What colour would you like for the shoes?', 'How many pairs would you like?'];
 
@@ -55,12 +59,16 @@ const MACHINE_SCRIPT = Array.from({ length: 20 }, (_, index) => `Are you still t
 
 async function campaignWithAgent(
   voicemailMessage: string | null = null,
-  { questions = QUESTIONS, via = api }: { questions?: string[]; via?: typeof api } = {},
+  {
+    questions = QUESTIONS,
+    via = api,
+    dictionaryId = dictionary.id,
+  }: { questions?: string[]; via?: typeof api; dictionaryId?: string } = {},
 ) {
   const agent = await insertShoeShopAgent(db, owner.workspaceId, {
     questions,
     voicemailMessage,
-    dictionaries: { create: [{ dictionaryId: dictionary.id, position: 0 }] },
+    dictionaries: { create: [{ dictionaryId, position: 0 }] },
   });
   return startedAgentCampaign(db, via, owner, { name: 'Script walk', caller, agentId: agent.id });
 }
@@ -119,8 +127,8 @@ describe("the agent's script walk on a Twilio call", () => {
     expect(done.outcome).toBe('answered');
   });
 
-  it('says (no answer) for a question the lead does not answer, and goes on to the next', async () => {
-    const campaign = await campaignWithAgent();
+  it('says (no answer) for a question the lead does not answer, and goes on; a pronunciation is said, not written', async () => {
+    const campaign = await campaignWithAgent(null, { dictionaryId: pronounced.id });
     await scriptPersona(twin.baseUrl, { number: '+14155569102', answers: [null, '2 pairs, please.'] });
     const { call } = await callLead(campaign.id, '+14155569102');
     const done = await withIntelligence(call.id);
@@ -131,6 +139,9 @@ describe("the agent's script walk on a Twilio call", () => {
       ...QUESTIONS,
       'Thank you, goodbye.',
     ]);
+    // The twin read the <Say>'s SSML <sub> as its alias (its words joined by spaces); it listened for the written form.
+    const log = await twinLog(twin.baseUrl, call.providerCallId!);
+    expect(log.log.find((entry) => entry.kind === 'say')!.text).toBe('Hello Ana, this is the shoo shop .');
     const intelligence = done.intelligence as { extraction: Record<string, { value: unknown }> };
     expect(intelligence.extraction.colour!.value).toBeNull();
     expect(intelligence.extraction.pairs!.value).toBe(2);

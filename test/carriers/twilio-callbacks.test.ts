@@ -15,7 +15,13 @@ import {
   TWILIO_CALL_STATUSES,
 } from '../../lib/carriers/twilio/twilio-states';
 import { twilioCallbackUrl } from '../../lib/carriers/twilio/twilio-urls';
-import { NO_ANSWER_TEXT, twilioHints, twimlOfCall, VOICEMAIL_STEP } from '../../lib/carriers/twilio/twiml';
+import {
+  NO_ANSWER_TEXT,
+  relayTwimlOfCall,
+  twilioHints,
+  twimlOfCall,
+  VOICEMAIL_STEP,
+} from '../../lib/carriers/twilio/twiml';
 import { twilioSayVoiceOf } from '../../lib/carriers/twilio/twilio-voices';
 import { VOICES } from '../../lib/voices/voices';
 import { outcomeOfTerminalState } from '../../lib/calls/call-end';
@@ -278,6 +284,23 @@ describe('twimlOfCall, the seam of what the agent says: the script walk', () => 
     }
     const { twiml } = twimlOfCall({ ...call, agent: { ...agent, voiceId: 'v1', language: 'de-DE' } });
     expect(twiml).toContain('<Say language="de-DE">Hi Ana');
+  });
+
+  it("says the dictionaries' pronunciations as SSML <sub> with a Polly voice, as text with Twilio's default; listens for the written form", () => {
+    const said = { ...agent, hints: ['Ana => Anna', 'A-7 => ay seven', 'red'] };
+    const { twiml, turns } = twimlOfCall({ ...call, agent: said });
+    expect(twiml).toContain(
+      say('Hi <sub alias="Anna">Ana</sub>, about &lt;order&gt; <sub alias="ay seven">A-7</sub> &amp; more'),
+    );
+    expect(twiml).toContain('hints="Ana, A-7, red"');
+    expect(turns[0]!.text).toBe('Hi Ana, about <order> A-7 & more'); // the transcript keeps what the agent wrote
+    const plain = twimlOfCall({ ...call, agent: { ...said, voiceId: 'v1' } }).twiml;
+    expect(plain).toContain('<Say language="en-US">Hi Anna, about &lt;order&gt; ay seven &amp; more</Say>');
+    const relay = relayTwimlOfCall(
+      { ...call, agent: said },
+      { relayUrl: 'wss://relay.example.com', attemptId: 'a:1', welcomeGreeting: 'Hi Ana.', endedUrl: URL },
+    );
+    expect(relay).toContain('welcomeGreeting="Hi Anna."');
   });
 
   it('keeps at most 500 hints', () => {

@@ -20,6 +20,11 @@ import { scriptPersona, startTestTwilioTwin, twilioTwinRecord, twinLog } from '.
 import { until } from '../support/until';
 import { createTestWorkspace } from '../support/workspace';
 import { transitionCampaign } from '../support/campaign-transition';
+import { functionDefinitionSchema } from '../../lib/functions/function-definition';
+import { bindFunction, createFunction } from '../../lib/functions/functions';
+import { idempotencyKeyOf } from '../../lib/functions/invoke-function';
+import { verifyFunctionRequest } from '../support/function-requests';
+import { startReceiver } from '../support/http-receiver';
 
 const { db, url } = await useTestDatabase();
 const temporal = await useTemporalClient();
@@ -216,5 +221,49 @@ describe('callers on a ConversationRelay call', () => {
     ]);
     // The model was asked with the agent's instructions, over the OpenAI twin's API.
     expect(model.twin.requests.some((request) => JSON.stringify(request.body).includes('You sell shoes'))).toBe(true);
+  });
+
+  it("a script's custom function on the call: the signed request, verified as the docs say, and its answer said to the caller", async () => {
+    const phone = '+14155569504';
+    const endpoint = await startReceiver(() => ({ status: 200, json: { result: 'Two pairs are held for you.' } }));
+    const campaign = await campaignWith();
+    const { id, signingSecret } = await createFunction(
+      db,
+      keyring,
+      owner.workspaceId,
+      functionDefinitionSchema.parse({
+        name: 'hold_stock',
+        description: 'Holds the pairs the lead wants.',
+        presets: { lead: '{{lead.name}}' },
+        url: endpoint.url,
+        fillerLine: 'Let me check the stock.',
+      }),
+    );
+    await bindFunction(db, owner.workspaceId, id, campaign.agentId!, 2);
+    await scriptPersona(twin.baseUrl, { number: phone, answers: ['Navy, please.', 'Two pairs.'] });
+    const { result, call, transcript } = await callAna(campaign.id, phone);
+    expect(result).toMatchObject({ outcome: 'answered' });
+    // The customer's endpoint got one request, genuine by the documented check, keyed by the call and the tool call.
+    expect(endpoint.received).toHaveLength(1);
+    const [request] = endpoint.received;
+    expect(verifyFunctionRequest(signingSecret!, request!.headers, request!.body)).toBe(true);
+    expect(request!.headers['idempotency-key']).toBe(idempotencyKeyOf(call.id, 'script-question-2'));
+    expect(JSON.parse(request!.body)).toMatchObject({
+      function: 'hold_stock',
+      call: { id: call.id },
+      arguments: { answer: 'Two pairs.' },
+      presets: { lead: 'Ana' },
+    });
+    // The caller heard the filler line and the answer on the Twilio twin; the transcript has the tool turn.
+    const heard = (await twinLog(twin.baseUrl, call.providerCallId!)).log
+      .filter((entry) => entry.speaker === 'agent')
+      .map((entry) => entry.text)
+      .join(' ');
+    expect(heard).toContain('Let me check the stock.');
+    expect(heard).toContain('Two pairs are held for you.');
+    expect(transcript.find((turn) => turn.speaker === 'tool')).toMatchObject({
+      text: 'hold_stock',
+      tool: { name: 'hold_stock', ok: true, result: 'Two pairs are held for you.' },
+    });
   });
 });

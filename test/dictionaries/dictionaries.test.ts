@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { DICTIONARY_LIMITS } from '../../lib/dictionaries/dictionary-terms';
+import { pronunciationsOf, spokenPiecesOf, spokenTextOf, ssmlOf } from '../../lib/dictionaries/pronunciations';
+import { speechHints } from '../../lib/conversation/script-walk';
 import { startTestApi } from '../support/api';
 import { useTestDatabase } from '../support/database';
 import { useTemporalClient } from '../support/temporal';
@@ -178,6 +180,42 @@ describe('dictionaries: terms', () => {
     // 9 + 9 + 4 + 19 + 7
     expect(dictionary.charCount).toBe(48);
     expect((await db.dictionary.findUniqueOrThrow({ where: { id: dictionary.id } })).charCount).toBe(48);
+  });
+
+  it('stores a pronunciation as `written => spoken`, counts it whole, and refuses one side empty or two arrows', async () => {
+    const dictionary = await created({ name: 'Said', terms: ['NASA=>nasa', '  SQL   =>  sequel ', 'Acme'] });
+    expect(dictionary.terms).toEqual(['NASA => nasa', 'SQL => sequel', 'Acme']);
+    expect(dictionary.charCount).toBe(12 + 13 + 4); // the arrow and its spaces count: the stored string's length
+    for (const [term, message] of [
+      ['=> nasa', 'nothing written before'],
+      ['NASA =>', 'nothing to say after'],
+      ['a => b => c', 'more than once'],
+    ] as const) {
+      const refused = await create({ name: 'Bad', terms: ['ok', term] });
+      expect(refused.status).toBe(400);
+      expect((refused.body as unknown as ErrorBody).issues).toEqual([
+        expect.objectContaining({ path: ['terms', '1'], message: expect.stringContaining(message) }),
+      ]);
+    }
+  });
+
+  it('finds written forms as whole tokens, case-sensitively, longest first, and renders SSML or text', () => {
+    const said = pronunciationsOf(['US => you ess', 'New York => noo york', 'New => knew', 'R&D => R and D', 'hint']);
+    const pieces = spokenPiecesOf('New  York: US, us, USA and R&D. New!', said);
+    expect(pieces).toEqual([
+      { written: 'New  York', spoken: 'noo york' },
+      { text: ': ' },
+      { written: 'US', spoken: 'you ess' },
+      { text: ', us, USA and ' },
+      { written: 'R&D', spoken: 'R and D' },
+      { text: '. ' },
+      { written: 'New', spoken: 'knew' },
+      { text: '!' },
+    ]);
+    expect(spokenTextOf(pieces)).toBe('noo york: you ess, us, USA and R and D. knew!');
+    expect(ssmlOf(spokenPiecesOf('R&D <now>', said))).toBe('<sub alias="R and D">R&amp;D</sub> &lt;now&gt;');
+    expect(spokenPiecesOf('nothing here', pronunciationsOf(['hint']))).toEqual([{ text: 'nothing here' }]);
+    expect(speechHints(['US => you ess', 'a, b', 'US'], 10)).toEqual(['US', 'a b']);
   });
 
   it('recomputes charCount when the terms change, and keeps it when they do not', async () => {

@@ -1,4 +1,3 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import { writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -16,6 +15,7 @@ import { insertAnsweredCall } from '../support/calls';
 import { useTestDatabase } from '../support/database';
 import { testEgress } from '../support/egress';
 import { listenOnLoopback } from '../support/http-receiver';
+import { verifyFunctionRequest } from '../support/function-requests';
 import { TEST_KEYRING, TEST_SECRETS_KEYS } from '../support/keyring';
 import { useTemporalClient } from '../support/temporal';
 import { createCallFunctions } from '../../api/conversation/conversation-functions';
@@ -28,26 +28,6 @@ const { db, url } = await useTestDatabase();
 const api = await startTestApi({ db, url, temporal: await useTemporalClient() });
 const { admin, adminJson } = sealingAdminCli(url, TEST_SECRETS_KEYS);
 const deps = { sql: prismaSql(db), egress: testEgress(), keyring: TEST_KEYRING };
-
-/**
- * What a customer's endpoint does, written from docs/features/functions.md#verifying-a-request: the signed content is
- * `<webhook-id>.<webhook-timestamp>.<raw body>`, HMAC-SHA256 keyed with the base64 after `whsec_`; the request is
- * genuine when any `v1,` signature of the header matches and the timestamp is within five minutes.
- */
-function verifyFunctionRequest(secret: string, headers: http.IncomingHttpHeaders, rawBody: string): boolean {
-  const id = String(headers['webhook-id']);
-  const timestamp = String(headers['webhook-timestamp']);
-  if (Math.abs(Date.now() / 1000 - Number(timestamp)) > 300) return false;
-  const key = Buffer.from(secret.split('_')[1]!, 'base64');
-  const expected = createHmac('sha256', key).update(`${id}.${timestamp}.${rawBody}`).digest();
-  return String(headers['webhook-signature'])
-    .split(' ')
-    .some((entry) => {
-      const [version, signature] = entry.split(',');
-      const given = Buffer.from(signature ?? '', 'base64');
-      return version === 'v1' && given.length === expected.length && timingSafeEqual(given, expected);
-    });
-}
 
 interface Received {
   path: string;

@@ -10,7 +10,7 @@ import {
   SynthesizeSpeechCommand,
   type SynthesizeSpeechCommandInput,
 } from '@aws-sdk/client-polly';
-import { spokenTextOf } from '../../simulators/polly-twin/ssml';
+import { spokenTextOf } from '../../simulators/twin-common/ssml';
 import { TWIN_VOICES } from '../../simulators/polly-twin/voices';
 import { smithyModel } from '../support/smithy-model';
 import { DEVELOPMENT_POLLY_CREDENTIALS, startPollyTwin, TWIN_REGION, twinClient } from '../support/polly-twin';

@@ -10,6 +10,10 @@ import { MAX_OPEN_TEST_SESSIONS } from '../../api/test-sessions/test-sessions';
 import { SOCKET_FRAME_LIMITS } from '../../lib/carriers/twilio/conversation-relay/turn-queue';
 import { TWIN_REPLIES } from '../../simulators/openai-twin/model';
 import { insertAgent } from '../support/agents';
+import { functionDefinitionSchema } from '../../lib/functions/function-definition';
+import { bindFunction, createFunction } from '../../lib/functions/functions';
+import { startReceiver } from '../support/http-receiver';
+import { TEST_KEYRING } from '../support/keyring';
 import { startTestApi, type RunningApi } from '../support/api';
 import { useTestDatabase } from '../support/database';
 import { startOpenAiTwin, twinDialogue } from '../support/openai-twin';
@@ -450,6 +454,35 @@ describe('web test sessions: tools act on nothing real', () => {
     expect(await db.doNotCall.count({ where: { workspaceId: workspace.workspaceId } })).toBe(0);
     const tool = (await sessionOf(workspace, created.id)).transcript.find((turn) => turn.speaker === 'tool');
     expect(tool).toMatchObject({ text: 'opt_out', tool: { name: 'opt_out', ok: true } });
+  });
+
+  it("offers the agent's custom function and calls it at its question as a call does, sending nothing", async () => {
+    const workspace = await workspaceWith();
+    const endpoint = await startReceiver(() => 200);
+    const { id } = await createFunction(
+      db,
+      TEST_KEYRING,
+      workspace.workspaceId,
+      functionDefinitionSchema.parse({
+        name: 'hold_stock',
+        description: 'Holds the colour the lead wants.',
+        url: endpoint.url,
+        fillerLine: 'Let me check.',
+      }),
+    );
+    await bindFunction(db, workspace.workspaceId, id, workspace.agentId, 1);
+    const created = await createSession(workspace);
+    const client = await connect(created, created.token);
+    await client.turn();
+    client.send({ type: 'message', text: 'Navy.' });
+    const { frames, words } = await client.turn();
+    const result = 'A test session: hold_stock would be called with {"answer":"Navy."}; no request was sent.';
+    expect(frames).toEqual([{ type: 'tool', name: 'hold_stock', arguments: { answer: 'Navy.' }, ok: true, result }]);
+    expect(words).toContain('Let me check.');
+    expect(words).toContain(QUESTIONS[1]);
+    expect(endpoint.received).toEqual([]);
+    client.ws.close();
+    await client.closed;
   });
 
   it("schedule_callback reads the time in the lead phone's zone and books no attempt", async () => {

@@ -236,6 +236,7 @@ export function createTelnyxCalls(connection: TelnyxConnection, { publicBaseUrl 
       return command(() =>
         client.calls.actions.speak(callControlId, {
           payload: speak.payload,
+          ...(speak.payloadType && { payload_type: speak.payloadType }),
           voice: speak.voice,
           language: speak.language as never,
           command_id: speak.commandId,

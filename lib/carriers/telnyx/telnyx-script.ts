@@ -1,9 +1,12 @@
 import { speechHints, type ScriptCall, type ScriptStep } from '../../conversation/script-walk';
 import { telnyxSpeakVoiceOf } from './telnyx-voices';
+import { pronouncedLine, pronunciationsOf, type Pronunciations } from '../../dictionaries/pronunciations';
 
 /** What a speak says and how: built here, sent by the adapter (lib/carriers/telnyx/telnyx-calls.ts). */
 export interface TelnyxSpeak {
   payload: string;
+  /** ssml: the payload is a `<speak>` document (a dictionary pronunciation in it); unset: text. */
+  payloadType?: 'ssml';
   voice: string;
   language: string;
   commandId: string;
@@ -60,6 +63,20 @@ export const MAX_TELNYX_HINTS = 500;
 export const telnyxHints = (terms: readonly string[]) => speechHints(terms, MAX_TELNYX_HINTS);
 
 /**
+ * A speak's payload with the agent's dictionary pronunciations (lib/dictionaries/pronunciations.ts): SSML
+ * (payload_type ssml, `<sub alias>` in a `<speak>` document) for Telnyx's Amazon Polly voices, which read Polly's SSML;
+ * the spoken forms put in the text for Telnyx's default voice; plain text when no term occurs.
+ */
+export function telnyxPayloadOf(
+  text: string,
+  voice: string,
+  pronunciations: Pronunciations,
+): Pick<TelnyxSpeak, 'payload' | 'payloadType'> {
+  const line = pronouncedLine(text, pronunciations, voice.startsWith('AWS.Polly.'));
+  return 'ssml' in line ? { payload: `<speak>${line.ssml}</speak>`, payloadType: 'ssml' } : { payload: line.text };
+}
+
+/**
  * The speaks of one step, in order: its lines, then its question (client_state: the question's number, so that the
  * transcription after it is stored as its answer), or, when the step ends the call, its last line marked `end` (its
  * call.speak.ended hangs up: a hangup sent at once would cut the closing off). `hangUpNow`: a step that ends the call
@@ -74,9 +91,10 @@ export function telnyxSpeaksOf(
   const agent = call.agent;
   if (!agent) return { speaks: [], hangUpNow: true };
   const voice = telnyxSpeakVoiceOf(agent.voiceId, agent.language);
+  const pronunciations = pronunciationsOf(agent.hints ?? []);
   const texts = question === null ? lines : [...lines, question];
-  const speaks = texts.map((payload, index): TelnyxSpeak => ({
-    payload,
+  const speaks = texts.map((text, index): TelnyxSpeak => ({
+    ...telnyxPayloadOf(text, voice.voice, pronunciations),
     ...voice,
     commandId: `speak:${step}:${index}`,
   }));

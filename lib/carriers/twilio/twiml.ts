@@ -1,6 +1,6 @@
 import {
   ANSWER_TIMEOUT_SECONDS,
-  relayWelcomeGreeting,
+  spokenRelayGreeting,
   scriptStepOf,
   speechHints,
   type ScriptCall,
@@ -10,6 +10,8 @@ import {
 import { RELAY_ATTEMPT_PARAMETER } from './conversation-relay/frames';
 import { stepWithinPaidTime } from '../paid-time';
 import { twilioRelayVoiceOf, twilioSayVoiceOf } from './twilio-voices';
+import { escapeXml } from '../../xml';
+import { pronouncedLine, pronunciationsOf, type Pronunciations } from '../../dictionaries/pronunciations';
 
 export { NO_ANSWER_TEXT, VOICEMAIL_STEP, type ScriptTurn } from '../../conversation/script-walk';
 
@@ -33,9 +35,6 @@ export const GATHER_SPEECH_TIMEOUT = 'auto';
 /** Twilio takes at most 500 hints; a comma separates them, so a term's own commas become spaces. */
 export const MAX_TWILIO_HINTS = 500;
 
-const escapeXml = (text: string) =>
-  text.replace(/[<>&'"]/g, (char) => ({ '<': '&lt;', '>': '&gt;', '&': '&amp;', "'": '&apos;', '"': '&quot;' })[char]!);
-
 const attributes = (values: Record<string, string | undefined>) =>
   Object.entries(values)
     .filter(([, value]) => value !== undefined && value !== '')
@@ -47,6 +46,16 @@ const document = (body: string) => `<?xml version="1.0" encoding="UTF-8"?><Respo
 /** The hints attribute: the dictionaries' terms, commas made spaces, each once, at most 500. */
 export function twilioHints(terms: readonly string[]): string {
   return speechHints(terms, MAX_TWILIO_HINTS).join(', ');
+}
+
+/**
+ * What a `<Say>` holds: the text, its dictionary pronunciations (lib/dictionaries/pronunciations.ts) as SSML
+ * `<sub alias>` elements, which Twilio takes inside `<Say>` for its Amazon Polly voices (every voice of the table);
+ * with Twilio's default voice (a voice the table does not know) the spoken forms replace the written ones as text.
+ */
+function sayContent(text: string, voice: { voice?: string }, pronunciations: Pronunciations): string {
+  const line = pronouncedLine(text, pronunciations, voice.voice?.startsWith('Polly.') ?? false);
+  return 'ssml' in line ? line.ssml : escapeXml(line.text);
 }
 
 /**
@@ -73,7 +82,9 @@ export function twimlOfCall(
     clipWait: true,
   });
   const voice = twilioSayVoiceOf(agent.voiceId, agent.language);
-  const say = (text: string) => (text ? `<Say${attributes(voice)}>${escapeXml(text)}</Say>` : '');
+  const pronunciations = pronunciationsOf(agent.hints ?? []);
+  const say = (text: string) =>
+    text ? `<Say${attributes(voice)}>${sayContent(text, voice, pronunciations)}</Say>` : '';
   const body = lines.map(say).join('');
   if (question === null) return { twiml: document(`${body}<Hangup/>`), turns };
   const gather = attributes({
@@ -112,7 +123,7 @@ export function relayTwimlOfCall(call: ScriptCall, options: RelayTwimlOptions): 
   if (!agent) return document('<Hangup/>');
   const relay = attributes({
     url: options.relayUrl,
-    welcomeGreeting: relayWelcomeGreeting(call, options.welcomeGreeting) || undefined,
+    welcomeGreeting: spokenRelayGreeting(call, options.welcomeGreeting) || undefined,
     language: agent.language,
     hints: twilioHints(agent.hints ?? []) || undefined,
     ...twilioRelayVoiceOf(agent.voiceId),

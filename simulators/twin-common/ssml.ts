@@ -1,5 +1,6 @@
 /**
- * The SSML Polly reads (docs.aws.amazon.com/polly/latest/dg/supportedtags.html), as far as the twin checks it: a
+ * The SSML Polly reads (docs.aws.amazon.com/polly/latest/dg/supportedtags.html), as far as a twin checks it (the Polly
+ * twin, and the Telnyx twin for a speak of payload_type ssml, its voices being Polly's): a
  * `<speak>` document of the tags Polly supports, well nested, attributes quoted, text escaped (`&amp;`, `&lt;`, ...).
  * What it answers is the text spoken: the words, with a `<sub alias>` said as its alias and a `<phoneme>` as its
  * pronunciation (`/ph/`), so that a test can read what a voice would say. One pass over the document: linear time.
