@@ -16,6 +16,15 @@ export async function transitionCampaign(
   for (let attempt = 0; ; attempt++) {
     const response = await api.request('POST', `/campaigns/${campaignId}/${action}`, { key, body: {} });
     if (response.status === 200) return (await response.json()) as { status: string; statusReason: unknown };
+    // Sent again after a 503 whose Update applied meanwhile: refused as from the status it asked for, which is done.
+    if (attempt > 0 && response.status === 409) {
+      const refusal = (await response.clone().json()) as { from?: string };
+      if (refusal.from === TARGET[action])
+        return (await (await api.request('GET', `/campaigns/${campaignId}`, { key })).json()) as {
+          status: string;
+          statusReason: unknown;
+        };
+    }
     if (response.status !== 503 || attempt === 5)
       throw new Error(`${action}: answered ${response.status} ${await response.text()}`);
     await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -38,12 +38,17 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
   let transitions = Promise.resolve();
   // Transitions accepted and not yet settled, their wake-ups included: the run ends or continues as new only at 0.
   let unsettled = 0;
+  // The status the accepted transitions will leave once carried out, which a new one is checked against: a pause
+  // asked for by the carrier breaker is committed to PostgreSQL (GET /campaigns/{id} answers PAUSED) before this
+  // workflow takes its activity's result, and a resume sent in between was refused as from RUNNING.
+  let acceptedStatus = status;
   setHandler(campaignStatusQuery, () => status);
   setHandler(
     campaignTransitionUpdate,
     (action, statusReason) => {
       const answerBeforeWaking = patched(PATCHES.campaignAnswerBeforeWaking.id);
       unsettled++;
+      acceptedStatus = transitionTarget(acceptedStatus, action) ?? acceptedStatus;
       const wakeLeads = async (target: CampaignStatus) => {
         if (target !== 'PAUSED') await notifyCampaignLeads({ campaignId: input.campaignId });
       };
@@ -61,13 +66,17 @@ export async function campaignWorkflow(input: CampaignWorkflowInput): Promise<Ca
         return { status };
       });
       const settled = answerBeforeWaking ? run.then(({ status: target }) => wakeLeads(target)) : run;
-      const done = () => void unsettled--;
+      // Once none is in flight, the accepted status is the status (also after a transition that failed).
+      const done = () => {
+        unsettled--;
+        if (unsettled === 0) acceptedStatus = status;
+      };
       transitions = settled.then(done, done);
       return run;
     },
     {
       validator: (action: CampaignAction, _statusReason?: CampaignStatusReason) => {
-        if (!transitionTarget(status, action)) throw invalidTransition(status, action);
+        if (!transitionTarget(acceptedStatus, action)) throw invalidTransition(acceptedStatus, action);
       },
     },
   );
