@@ -558,7 +558,7 @@ describe("branch conditions against the variable's type", () => {
 
   it("values an enum can take, and values of the operator's kind", () => {
     expect(validateJourney(withRule('n2.outcome', 'equals', 'anwsered'))).toEqual([
-      'node "n4": rule "yes": "anwsered" is not a value of n2.outcome; use one of answered, busy, no_answer, voicemail, voicemail_left, failed, invalid_number, opted_out, callback_requested, transferred, do_not_call, cancelled',
+      'node "n4": rule "yes": "anwsered" is not a value of n2.outcome; use one of answered, busy, no_answer, voicemail, voicemail_left, failed, invalid_number, opted_out, callback_requested, transferred, appointment_booked, do_not_call, cancelled',
     ]);
     expect(validateJourney(withRule('n2.attempts', 'gte', 'three'))).toEqual([
       'node "n4": rule "yes": operator "gte" needs a number as value',
